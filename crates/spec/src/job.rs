@@ -1,0 +1,662 @@
+//! The job model: what one run asked for, in layers.
+//!
+//! A job has run-level settings (duration, ramp, seed, engine, ...), a default [`Layer`] of worker and
+//! access-spec settings, optional default access specs (`[[spec]]`), and optional worker tables
+//! (`[worker.NAME]`, each with its own layer and specs). Command-line flags form a *forced* layer that
+//! wins over every table, so `iolab run job.toml --qd 16` runs every worker at depth 16.
+//!
+//! Every key has one name everywhere: `--read-pct` on the command line is `read_pct` in TOML and JSON.
+//! [`Layer::set`] and [`JobSpec::set_run`] are the single parser per key, used by the TOML reader and the
+//! CLI alike, so the two cannot disagree.
+
+use crate::error::{suggest, Place, SpecError};
+use crate::target::TargetSpec;
+use crate::units::{parse_count, parse_duration_ns, parse_percent, parse_size, BlockSizes, Dist};
+use serde::{Deserialize, Serialize};
+
+/// Keys valid only at the top level of a job file.
+pub const RUN_KEYS: &[&str] = &[
+    "name",
+    "duration",
+    "ramp",
+    "ios",
+    "bytes",
+    "seed",
+    "engine",
+    "direct",
+    "clock",
+    "workers",
+    "allow_write_device",
+    "destroy_data",
+];
+/// Keys of one worker (valid at the top level as defaults, and in `[worker.NAME]`).
+pub const WORKER_KEYS: &[&str] = &["target", "size", "offset", "length", "qd", "rate", "arrival", "data"];
+/// Keys of one access spec (valid at the top level, in `[worker.NAME]` and in `[[spec]]` tables).
+pub const SPEC_KEYS: &[&str] = &["bs", "rw", "read_pct", "random_pct", "align", "dist", "weight"];
+
+/// Largest queue depth per worker (io_uring ring entries are sized from it).
+pub const MAX_QD: u32 = 4096;
+/// Largest number of workers in one run.
+pub const MAX_WORKERS: u32 = 1024;
+
+/// Fio-style read/write pattern shorthand; sets `read_pct` and `random_pct` unless those are given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    Randread,
+    /// Random writes.
+    Randwrite,
+    /// Sequential mixed (50% reads unless `read_pct` says otherwise).
+    Rw,
+    /// Random mixed (50% reads unless `read_pct` says otherwise).
+    Randrw,
+}
+
+impl Rw {
+    /// (read %, random %) implied by the pattern.
+    pub fn implied(self) -> (f64, f64) {
+        match self {
+            Rw::Read => (100.0, 0.0),
+            Rw::Write => (0.0, 0.0),
+            Rw::Randread => (100.0, 100.0),
+            Rw::Randwrite => (0.0, 100.0),
+            Rw::Rw => (50.0, 0.0),
+            Rw::Randrw => (50.0, 100.0),
+        }
+    }
+}
+
+/// Open-loop inter-arrival times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    /// Evenly spaced arrivals (1/rate apart).
+    #[default]
+    Fixed,
+    /// Poisson arrivals: exponential gaps with mean 1/rate.
+    Poisson,
+}
+
+/// What written blocks contain.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DataPattern {
+    /// Incompressible pseudo-random bytes, altered per write so no two writes are identical.
+    #[default]
+    Random,
+    /// All zeros.
+    Zero,
+    /// `pct` percent of each 4 KiB chunk is zeros, the rest random (fio's buffer_compress_percentage).
+    Compressible {
+        /// Compressible share, 0..=100.
+        pct: u8,
+    },
+}
+
+/// Which I/O engine runs file and device targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// io_uring where the kernel allows, else sync with a one-line notice.
+    #[default]
+    Auto,
+    /// io_uring, or an error if unavailable.
+    IoUring,
+    /// pread/pwrite, one I/O at a time per worker.
+    Sync,
+}
+
+/// Which clock runs the workers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockKind {
+    /// The monotonic clock.
+    #[default]
+    Real,
+    /// Virtual time: only for emulated (`sim:`) targets; time jumps from event to event, so runs are
+    /// deterministic and take no wall time. For tests and what-if runs.
+    Virtual,
+}
+
+/// Worker and access-spec settings; every field optional so layers can be merged (later wins).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Layer {
+    /// Targets of the worker.
+    pub target: Option<Vec<TargetSpec>>,
+    /// Size of files to create (and of the region, when no `length`).
+    pub size: Option<u64>,
+    /// Start of the worker's region in each target.
+    pub offset: Option<u64>,
+    /// Length of the worker's region (default: to the end of the target).
+    pub length: Option<u64>,
+    /// Outstanding I/Os per worker.
+    pub qd: Option<u32>,
+    /// Open-loop rate in IOPS (at the top level: total, split over workers; in a worker table: that worker's).
+    pub rate: Option<f64>,
+    /// Inter-arrival law in open loop.
+    pub arrival: Option<Arrival>,
+    /// Written data.
+    pub data: Option<DataPattern>,
+    /// Block sizes.
+    pub bs: Option<BlockSizes>,
+    /// Pattern shorthand.
+    pub rw: Option<Rw>,
+    /// Share of reads, percent.
+    pub read_pct: Option<f64>,
+    /// Share of random (vs sequential) offsets, percent.
+    pub random_pct: Option<f64>,
+    /// Offset alignment of random I/O (default: the I/O's own size).
+    pub align: Option<u64>,
+    /// Spread of random offsets.
+    pub dist: Option<Dist>,
+    /// Relative weight of an access spec among the worker's specs.
+    pub weight: Option<u32>,
+}
+
+fn range_u32(place: &Place, text: &str, lo: u32, hi: u32, what: &str) -> Result<u32, SpecError> {
+    let expected = || format!("{what} from {lo} to {hi}");
+    let v: i64 = text.trim().parse().map_err(|_| SpecError::invalid(place, text, expected()))?;
+    if v < lo as i64 || v > hi as i64 {
+        return Err(SpecError::invalid(place, text, expected()));
+    }
+    Ok(v as u32)
+}
+
+fn positive_size(place: &Place, text: &str) -> Result<u64, SpecError> {
+    let v = parse_size(text).map_err(|e| SpecError::invalid(place, text, e))?;
+    if v == 0 {
+        return Err(SpecError::invalid(place, text, "a size above 0, e.g. '8G'"));
+    }
+    Ok(v)
+}
+
+fn parse_bool(place: &Place, text: &str) -> Result<bool, SpecError> {
+    match text.trim() {
+        "true" | "yes" | "1" | "on" => Ok(true),
+        "false" | "no" | "0" | "off" => Ok(false),
+        _ => Err(SpecError::invalid(place, text, "true or false")),
+    }
+}
+
+impl Layer {
+    /// Sets one worker or spec key from its text. `place` names where the text came from (for errors).
+    /// Returns `Ok(false)` when `key` is not a layer key.
+    pub fn set(&mut self, key: &str, text: &str, place: &Place) -> Result<bool, SpecError> {
+        match key {
+            "target" => {
+                let t = TargetSpec::parse(text).map_err(|e| SpecError::invalid(place, text, e))?;
+                self.target.get_or_insert_with(Vec::new).push(t);
+            }
+            "size" => self.size = Some(positive_size(place, text)?),
+            "offset" => self.offset = Some(parse_size(text).map_err(|e| SpecError::invalid(place, text, e))?),
+            "length" => self.length = Some(positive_size(place, text)?),
+            "qd" => self.qd = Some(range_u32(place, text, 1, MAX_QD, "a whole number")?),
+            "rate" => {
+                let v = parse_count(text).map_err(|e| SpecError::invalid(place, text, e))?;
+                if v <= 0.0 || v > 1e9 {
+                    return Err(SpecError::invalid(place, text, "an I/O rate above 0 and at most 1G IOPS, e.g. '5000' or '10k'"));
+                }
+                self.rate = Some(v);
+            }
+            "arrival" => {
+                self.arrival = Some(match text.trim() {
+                    "fixed" | "uniform" => Arrival::Fixed,
+                    "poisson" | "exponential" => Arrival::Poisson,
+                    _ => return Err(SpecError::invalid(place, text, "'fixed' or 'poisson'")),
+                })
+            }
+            "data" => {
+                let t = text.trim();
+                self.data = Some(match t {
+                    "random" => DataPattern::Random,
+                    "zero" | "zeros" => DataPattern::Zero,
+                    _ => match t.strip_prefix("compress:").map(parse_percent) {
+                        Some(Ok(p)) => DataPattern::Compressible { pct: p.round() as u8 },
+                        _ => {
+                            return Err(SpecError::invalid(
+                                place,
+                                text,
+                                "'random', 'zero' or 'compress:PCT' (e.g. compress:50)",
+                            ))
+                        }
+                    },
+                })
+            }
+            "bs" => self.bs = Some(BlockSizes::parse(text).map_err(|e| SpecError::invalid(place, text, e))?),
+            "rw" => {
+                self.rw = Some(match text.trim() {
+                    "read" => Rw::Read,
+                    "write" => Rw::Write,
+                    "randread" => Rw::Randread,
+                    "randwrite" => Rw::Randwrite,
+                    "rw" | "readwrite" => Rw::Rw,
+                    "randrw" => Rw::Randrw,
+                    _ => {
+                        return Err(SpecError::invalid(
+                            place,
+                            text,
+                            "one of read, write, randread, randwrite, rw, randrw",
+                        ))
+                    }
+                })
+            }
+            "read_pct" => self.read_pct = Some(parse_percent(text).map_err(|e| SpecError::invalid(place, text, e))?),
+            "random_pct" => {
+                self.random_pct = Some(parse_percent(text).map_err(|e| SpecError::invalid(place, text, e))?)
+            }
+            "align" => self.align = Some(positive_size(place, text)?),
+            "dist" => self.dist = Some(Dist::parse(text).map_err(|e| SpecError::invalid(place, text, e))?),
+            "weight" => self.weight = Some(range_u32(place, text, 0, 1_000_000, "a whole number")?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// `self` with every field that `over` sets replaced by `over`'s value.
+    pub fn merged(&self, over: &Layer) -> Layer {
+        macro_rules! pick {
+            ($($f:ident),*) => { Layer { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
+        }
+        pick!(target, size, offset, length, qd, rate, arrival, data, bs, rw, read_pct, random_pct, align, dist, weight)
+    }
+
+    /// True when no field is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Layer::default()
+    }
+}
+
+/// A named worker table: `count` identical workers with their own settings and access specs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkerSpec {
+    /// The table name (`db` in `[worker.db]`).
+    pub name: String,
+    /// How many identical workers this table makes.
+    pub count: u32,
+    /// The worker's settings.
+    pub layer: Layer,
+    /// The worker's access specs (`[[worker.NAME.spec]]`); empty = one spec from the layers.
+    pub specs: Vec<Layer>,
+}
+
+/// What one run asked for.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    /// The job file, if any.
+    pub file: Option<String>,
+    /// A name for the job.
+    pub name: Option<String>,
+    /// Measured time (after the ramp).
+    pub duration_ns: Option<u64>,
+    /// Warm-up time excluded from every statistic.
+    pub ramp_ns: Option<u64>,
+    /// Stop after this many I/Os in all (instead of a duration).
+    pub ios: Option<u64>,
+    /// Stop after this many bytes in all (instead of a duration).
+    pub bytes: Option<u64>,
+    /// Seed of every random choice.
+    pub seed: Option<u64>,
+    /// Engine for file and device targets.
+    pub engine: Option<EngineKind>,
+    /// O_DIRECT (true, the default) or the page cache.
+    pub direct: Option<bool>,
+    /// Real or virtual time.
+    pub clock: Option<ClockKind>,
+    /// Number of identical default workers (only without worker tables).
+    pub workers: Option<u32>,
+    /// Allow writes to block devices.
+    pub allow_write_device: Option<bool>,
+    /// Allow writes to devices that are mounted or carry a signature.
+    pub destroy_data: Option<bool>,
+    /// Top-level worker/spec settings (defaults for every worker).
+    pub defaults: Layer,
+    /// Top-level `[[spec]]` tables (default specs for workers that have none).
+    pub specs: Vec<Layer>,
+    /// `[worker.NAME]` tables, in file order.
+    pub worker_tables: Vec<WorkerSpec>,
+    /// Settings forced on every worker and spec (from command-line flags).
+    pub forced: Layer,
+}
+
+impl JobSpec {
+    /// Sets one run-level key from its text. Returns `Ok(false)` when `key` is not a run key.
+    pub fn set_run(&mut self, key: &str, text: &str, place: &Place) -> Result<bool, SpecError> {
+        match key {
+            "name" => self.name = Some(text.to_string()),
+            "duration" => {
+                let v = parse_duration_ns(text).map_err(|e| SpecError::invalid(place, text, e))?;
+                if v == 0 {
+                    return Err(SpecError::invalid(place, text, "a duration above 0, e.g. '30s'"));
+                }
+                self.duration_ns = Some(v)
+            }
+            "ramp" => self.ramp_ns = Some(parse_duration_ns(text).map_err(|e| SpecError::invalid(place, text, e))?),
+            "ios" => {
+                let v = parse_count(text).map_err(|e| SpecError::invalid(place, text, e))?;
+                if v < 1.0 || v.fract() != 0.0 {
+                    return Err(SpecError::invalid(place, text, "a whole number of I/Os, at least 1, e.g. '1M'"));
+                }
+                self.ios = Some(v as u64)
+            }
+            "bytes" => self.bytes = Some(positive_size(place, text)?),
+            "seed" => {
+                let t = text.trim();
+                let v = match t.strip_prefix("0x") {
+                    Some(h) => u64::from_str_radix(h, 16).ok(),
+                    None => t.parse::<u64>().ok(),
+                };
+                self.seed =
+                    Some(v.ok_or_else(|| SpecError::invalid(place, text, "a whole number from 0 to 2^64-1"))?)
+            }
+            "engine" => {
+                self.engine = Some(match text.trim() {
+                    "auto" => EngineKind::Auto,
+                    "io_uring" | "uring" => EngineKind::IoUring,
+                    "sync" | "psync" => EngineKind::Sync,
+                    _ => return Err(SpecError::invalid(place, text, "'auto', 'io_uring' or 'sync'")),
+                })
+            }
+            "direct" => self.direct = Some(parse_bool(place, text)?),
+            "clock" => {
+                self.clock = Some(match text.trim() {
+                    "real" => ClockKind::Real,
+                    "virtual" => ClockKind::Virtual,
+                    _ => return Err(SpecError::invalid(place, text, "'real' or 'virtual'")),
+                })
+            }
+            "workers" => self.workers = Some(range_u32(place, text, 1, MAX_WORKERS, "a whole number")?),
+            "allow_write_device" => self.allow_write_device = Some(parse_bool(place, text)?),
+            "destroy_data" => self.destroy_data = Some(parse_bool(place, text)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Reads a job file.
+    pub fn from_file(path: &str) -> Result<JobSpec, SpecError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io { file: path.into(), source })?;
+        JobSpec::from_toml(&text, path)
+    }
+
+    /// Parses a job file's text; `file` names it in errors.
+    pub fn from_toml(text: &str, file: &str) -> Result<JobSpec, SpecError> {
+        let table: toml::Table =
+            text.parse().map_err(|e: toml::de::Error| SpecError::Syntax { file: file.into(), message: e.to_string() })?;
+        let mut job = JobSpec { file: Some(file.to_string()), ..JobSpec::default() };
+        let top_known: Vec<&str> =
+            RUN_KEYS.iter().chain(WORKER_KEYS).chain(SPEC_KEYS).copied().chain(["spec", "worker"]).collect();
+        for (key, value) in &table {
+            let place = Place::Key { file: file.into(), table: String::new(), key: key.clone() };
+            match key.as_str() {
+                "spec" => job.specs = read_specs(value, file, "[[spec]]")?,
+                "worker" => {
+                    let workers = value.as_table().ok_or_else(|| SpecError::Conflict {
+                        place: place.clone(),
+                        message: "expected worker tables such as [worker.db]".into(),
+                    })?;
+                    for (name, w) in workers {
+                        job.worker_tables.push(read_worker(name, w, file)?);
+                    }
+                }
+                _ => {
+                    if RUN_KEYS.contains(&key.as_str()) {
+                        job.set_run(key, &scalar_text(value, &place)?, &place)?;
+                    } else if !set_layer_value(&mut job.defaults, key, value, &place)? {
+                        return Err(SpecError::UnknownKey {
+                            file: file.into(),
+                            table: String::new(),
+                            key: key.clone(),
+                            suggestion: suggest(key, &top_known).map(str::to_string),
+                        });
+                    }
+                }
+            }
+        }
+        if job.workers.is_some() && !job.worker_tables.is_empty() {
+            return Err(SpecError::Conflict {
+                place: Place::Key { file: file.into(), table: String::new(), key: "workers".into() },
+                message: "'workers' counts default workers; with [worker.NAME] tables, set 'count' inside each table".into(),
+            });
+        }
+        Ok(job)
+    }
+
+    /// Applies command-line values: run keys replace the job's, and the layer is forced on every worker and spec.
+    pub fn apply_overrides(&mut self, cli: &JobSpec) {
+        macro_rules! over {
+            ($($f:ident),*) => { $( if cli.$f.is_some() { self.$f = cli.$f.clone(); } )* };
+        }
+        over!(name, duration_ns, ramp_ns, ios, bytes, seed, engine, direct, clock, allow_write_device, destroy_data);
+        if cli.workers.is_some() {
+            if self.worker_tables.is_empty() {
+                self.workers = cli.workers;
+            } else {
+                for w in &mut self.worker_tables {
+                    w.count = cli.workers.unwrap_or(w.count);
+                }
+            }
+        }
+        self.forced = self.forced.merged(&cli.forced);
+    }
+}
+
+/// The text of a scalar TOML value, as the user wrote it (strings without quotes).
+fn scalar_text(v: &toml::Value, place: &Place) -> Result<String, SpecError> {
+    match v {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Integer(i) => Ok(i.to_string()),
+        toml::Value::Float(f) => Ok(f.to_string()),
+        toml::Value::Boolean(b) => Ok(b.to_string()),
+        other => Err(SpecError::invalid(place, other.to_string(), "a single value (string, number or boolean)")),
+    }
+}
+
+fn set_layer_value(layer: &mut Layer, key: &str, value: &toml::Value, place: &Place) -> Result<bool, SpecError> {
+    if key == "target" {
+        if let toml::Value::Array(items) = value {
+            if items.is_empty() {
+                return Err(SpecError::invalid(place, "[]", "at least one target"));
+            }
+            for item in items {
+                layer.set(key, &scalar_text(item, place)?, place)?;
+            }
+            return Ok(true);
+        }
+    }
+    if !WORKER_KEYS.contains(&key) && !SPEC_KEYS.contains(&key) {
+        return Ok(false);
+    }
+    layer.set(key, &scalar_text(value, place)?, place)
+}
+
+fn read_specs(value: &toml::Value, file: &str, table: &str) -> Result<Vec<Layer>, SpecError> {
+    let items = value.as_array().ok_or_else(|| SpecError::Conflict {
+        place: Place::Key { file: file.into(), table: String::new(), key: "spec".into() },
+        message: format!("expected an array of tables, written {table}"),
+    })?;
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let tname = format!("{table} #{}", i + 1);
+        let t = item.as_table().ok_or_else(|| SpecError::Conflict {
+            place: Place::Key { file: file.into(), table: tname.clone(), key: "spec".into() },
+            message: "expected a table of access-spec keys".into(),
+        })?;
+        let mut layer = Layer::default();
+        for (key, v) in t {
+            let place = Place::Key { file: file.into(), table: tname.clone(), key: key.clone() };
+            if !SPEC_KEYS.contains(&key.as_str()) {
+                return Err(SpecError::UnknownKey {
+                    file: file.into(),
+                    table: tname,
+                    key: key.clone(),
+                    suggestion: suggest(key, SPEC_KEYS).map(str::to_string),
+                });
+            }
+            set_layer_value(&mut layer, key, v, &place)?;
+        }
+        out.push(layer);
+    }
+    if out.len() > 100 {
+        return Err(SpecError::Conflict {
+            place: Place::Key { file: file.into(), table: table.into(), key: "spec".into() },
+            message: "at most 100 access specs per worker (Iometer's limit)".into(),
+        });
+    }
+    Ok(out)
+}
+
+fn read_worker(name: &str, value: &toml::Value, file: &str) -> Result<WorkerSpec, SpecError> {
+    let tname = format!("[worker.{name}]");
+    let t = value.as_table().ok_or_else(|| SpecError::Conflict {
+        place: Place::Key { file: file.into(), table: String::new(), key: format!("worker.{name}") },
+        message: "expected a table".into(),
+    })?;
+    let mut w = WorkerSpec { name: name.to_string(), count: 1, layer: Layer::default(), specs: Vec::new() };
+    let known: Vec<&str> = WORKER_KEYS.iter().chain(SPEC_KEYS).copied().chain(["count", "spec"]).collect();
+    for (key, v) in t {
+        let place = Place::Key { file: file.into(), table: tname.clone(), key: key.clone() };
+        match key.as_str() {
+            "count" => w.count = range_u32(&place, &scalar_text(v, &place)?, 1, MAX_WORKERS, "a whole number")?,
+            "spec" => w.specs = read_specs(v, file, &format!("[[worker.{name}.spec]]"))?,
+            _ => {
+                if !set_layer_value(&mut w.layer, key, v, &place)? {
+                    let run_key = RUN_KEYS.contains(&key.as_str());
+                    return Err(SpecError::UnknownKey {
+                        file: file.into(),
+                        table: tname,
+                        key: if run_key { format!("{key}' (a run setting: put it at the top of the file)") } else { key.clone() },
+                        suggestion: if run_key { None } else { suggest(key, &known).map(str::to_string) },
+                    });
+                }
+            }
+        }
+    }
+    Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_job_with_worker_tables_parses() {
+        let job = JobSpec::from_toml(
+            r#"
+            duration = "30s"
+            ramp = "5s"
+            seed = 7
+            target = "mem:1G"
+            [worker.db]
+            count = 4
+            qd = 16
+            [[worker.db.spec]]
+            bs = "8k"
+            read_pct = 70
+            random_pct = 100
+            weight = 3
+            [[worker.db.spec]]
+            bs = "64k"
+            rw = "read"
+            [worker.log]
+            bs = "4k"
+            rw = "write"
+            qd = 1
+            "#,
+            "j.toml",
+        )
+        .unwrap();
+        assert_eq!(job.duration_ns, Some(30_000_000_000));
+        assert_eq!(job.worker_tables.len(), 2);
+        assert_eq!(job.worker_tables[0].count, 4);
+        assert_eq!(job.worker_tables[0].specs.len(), 2);
+        assert_eq!(job.worker_tables[1].layer.rw, Some(Rw::Write));
+    }
+
+    #[test]
+    fn toml_unknown_key_suggests_the_close_one() {
+        let e = JobSpec::from_toml("read_pc = 70\n", "j.toml").unwrap_err();
+        assert_eq!(e.to_string(), "job file 'j.toml': unknown key 'read_pc'; did you mean 'read_pct'?");
+        let e = JobSpec::from_toml("[worker.a]\nqdd = 3\n", "j.toml").unwrap_err();
+        assert!(e.to_string().contains("[worker.a]: unknown key 'qdd'; did you mean 'qd'?"), "{e}");
+    }
+
+    #[test]
+    fn toml_out_of_range_value_names_key_and_table() {
+        let e = JobSpec::from_toml("[worker.db]\nqd = 0\n", "j.toml").unwrap_err();
+        assert_eq!(e.to_string(), "invalid value '0' for 'qd' in [worker.db] of job file 'j.toml': expected a whole number from 1 to 4096");
+    }
+
+    #[test]
+    fn toml_syntax_error_is_reported_with_file() {
+        let e = JobSpec::from_toml("qd = = 3", "j.toml").unwrap_err();
+        assert!(e.to_string().starts_with("job file 'j.toml' is not valid TOML"), "{e}");
+    }
+
+    #[test]
+    fn workers_count_with_worker_tables_is_conflict() {
+        assert!(JobSpec::from_toml("workers = 2\n[worker.a]\nqd = 1\n", "j.toml").is_err());
+    }
+
+    #[test]
+    fn layer_merge_prefers_the_later_layer() {
+        let flag = Place::Flag("--qd".into());
+        let mut a = Layer::default();
+        a.set("qd", "4", &flag).unwrap();
+        a.set("bs", "4k", &flag).unwrap();
+        let mut b = Layer::default();
+        b.set("qd", "32", &flag).unwrap();
+        let m = a.merged(&b);
+        assert_eq!(m.qd, Some(32));
+        assert_eq!(m.bs.unwrap().max(), 4096);
+    }
+
+    #[test]
+    fn every_layer_field_has_a_key() {
+        // Each key sets a distinct field, and the key lists cover every field: a new field without a key fails here.
+        let flag = Place::Flag("x".into());
+        let samples = [
+            ("target", "mem:1G"),
+            ("size", "1G"),
+            ("offset", "0"),
+            ("length", "1G"),
+            ("qd", "1"),
+            ("rate", "10"),
+            ("arrival", "poisson"),
+            ("data", "zero"),
+            ("bs", "4k"),
+            ("rw", "read"),
+            ("read_pct", "1"),
+            ("random_pct", "1"),
+            ("align", "4k"),
+            ("dist", "zipf:1.1"),
+            ("weight", "2"),
+        ];
+        let mut l = Layer::default();
+        for (k, v) in samples {
+            assert!(l.set(k, v, &flag).unwrap(), "{k}");
+        }
+        let json = serde_json_like_count(&l);
+        assert_eq!(json, WORKER_KEYS.len() + SPEC_KEYS.len());
+    }
+
+    fn serde_json_like_count(l: &Layer) -> usize {
+        let t = toml::Value::try_from(l).unwrap();
+        t.as_table().unwrap().len()
+    }
+
+    #[test]
+    fn run_keys_parse_and_reject_bad_values() {
+        let mut j = JobSpec::default();
+        let p = Place::Flag("--duration".into());
+        assert!(j.set_run("duration", "-5s", &p).is_err());
+        assert!(j.set_run("duration", "0", &p).is_err());
+        j.set_run("seed", "0xff", &p).unwrap();
+        assert_eq!(j.seed, Some(255));
+        assert!(j.set_run("engine", "libaio", &p).is_err());
+    }
+}

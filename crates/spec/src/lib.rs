@@ -1,0 +1,16 @@
+//! iolab-spec: what the user asked for.
+//!
+//! A [`JobSpec`] is built from a TOML job file, from command-line flags, or both (flags win). This crate
+//! parses and checks each value where it is typed, so an error can name the flag or key, quote the
+//! original text and say what was expected. It does no I/O beyond reading the job file and reads no clocks.
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod job;
+pub mod target;
+pub mod units;
+
+pub use error::{Place, SpecError};
+pub use job::*;
+pub use target::{SimSpec, TargetSpec};
+pub use units::{BlockSizeWeight, BlockSizes, Dist, Zone};

@@ -1,0 +1,178 @@
+//! Target strings: where the bytes of a run live.
+//!
+//! A target is named by one string, the same on the command line, in a job file and in the result JSON:
+//! a path (a regular file or a block device), `mem:SIZE` (an in-process RAM disk with 512-byte sectors),
+//! `null:SIZE` (completes at once, copies nothing: iolab's own overhead), or `sim:MODEL,key=value,...`
+//! (an emulated device; `sim:fixed` is a fixed-latency device with a known capacity, used by tests and
+//! what-if runs). Parsing is pure: whether a path exists is the target crate's business.
+
+use crate::units::{parse_duration_ns, parse_size};
+use serde::{Deserialize, Serialize};
+
+/// One target as the user named it, parsed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TargetSpec {
+    /// A regular file or a block device, by path.
+    Path {
+        /// The path as typed.
+        path: String,
+    },
+    /// An in-process RAM disk of `size_bytes`.
+    Mem {
+        /// Capacity in bytes.
+        size_bytes: u64,
+    },
+    /// A target that completes every I/O at once without copying.
+    Null {
+        /// Capacity in bytes (offsets are generated within it).
+        size_bytes: u64,
+    },
+    /// An emulated device.
+    Sim(SimSpec),
+}
+
+/// An emulated device model and its parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case")]
+pub enum SimSpec {
+    /// A device that serves every I/O in exactly `latency_ns`, with `servers` I/Os in service at once and
+    /// further I/Os queued FIFO inside the device. Capacity is `servers / latency` IOPS.
+    Fixed {
+        /// Service time of one I/O.
+        latency_ns: u64,
+        /// I/Os the device serves in parallel.
+        servers: u32,
+        /// Capacity in bytes.
+        size_bytes: u64,
+    },
+}
+
+/// Default capacity of `mem:`, `null:` and `sim:` targets when no size is given.
+pub const DEFAULT_VIRTUAL_SIZE: u64 = 1 << 30;
+
+impl TargetSpec {
+    /// Parses a target string. `Err` carries what was expected (the caller adds the flag or key).
+    pub fn parse(s: &str) -> Result<TargetSpec, String> {
+        let t = s.trim();
+        if t.is_empty() {
+            return Err("a path, 'mem:SIZE', 'null:SIZE' or 'sim:fixed,latency=DUR,servers=N,size=SIZE'".into());
+        }
+        if let Some(rest) = t.strip_prefix("mem:") {
+            return Ok(TargetSpec::Mem { size_bytes: virtual_size(rest, "mem")? });
+        }
+        if let Some(rest) = t.strip_prefix("null:") {
+            return Ok(TargetSpec::Null { size_bytes: virtual_size(rest, "null")? });
+        }
+        if t == "mem" || t == "null" {
+            return Ok(if t == "mem" {
+                TargetSpec::Mem { size_bytes: DEFAULT_VIRTUAL_SIZE }
+            } else {
+                TargetSpec::Null { size_bytes: DEFAULT_VIRTUAL_SIZE }
+            });
+        }
+        if let Some(rest) = t.strip_prefix("sim:") {
+            return parse_sim(rest).map(TargetSpec::Sim);
+        }
+        Ok(TargetSpec::Path { path: s.to_string() })
+    }
+
+    /// The name used in reports: the path, or the canonical form of a virtual target.
+    pub fn display_name(&self) -> String {
+        match self {
+            TargetSpec::Path { path } => path.clone(),
+            TargetSpec::Mem { size_bytes } => format!("mem:{}", crate::units::format_size(*size_bytes)),
+            TargetSpec::Null { size_bytes } => format!("null:{}", crate::units::format_size(*size_bytes)),
+            TargetSpec::Sim(SimSpec::Fixed { latency_ns, servers, size_bytes }) => format!(
+                "sim:fixed,latency={},servers={},size={}",
+                crate::units::format_duration(*latency_ns),
+                servers,
+                crate::units::format_size(*size_bytes)
+            ),
+        }
+    }
+
+    /// True for targets that live inside the iolab process (no file descriptor).
+    pub fn is_virtual(&self) -> bool {
+        !matches!(self, TargetSpec::Path { .. })
+    }
+}
+
+fn virtual_size(rest: &str, kind: &str) -> Result<u64, String> {
+    let size = parse_size(rest).map_err(|e| format!("'{kind}:SIZE' where SIZE is {e}"))?;
+    if size == 0 || size % 512 != 0 {
+        return Err(format!("'{kind}:SIZE' with SIZE a positive multiple of 512 bytes"));
+    }
+    Ok(size)
+}
+
+fn parse_sim(rest: &str) -> Result<SimSpec, String> {
+    let mut parts = rest.split(',');
+    let model = parts.next().unwrap_or("");
+    match model {
+        "fixed" => {
+            let mut latency_ns = 100_000;
+            let mut servers = 1u32;
+            let mut size_bytes = DEFAULT_VIRTUAL_SIZE;
+            for kv in parts {
+                let (k, v) = kv.split_once('=').ok_or_else(|| {
+                    format!("'key=value' in 'sim:fixed,...' but found '{kv}' (keys: latency, servers, size)")
+                })?;
+                match k {
+                    "latency" | "lat" => {
+                        latency_ns = parse_duration_ns(v).map_err(|e| format!("latency={v}: {e}"))?;
+                        if latency_ns == 0 {
+                            return Err("latency > 0 in 'sim:fixed'".into());
+                        }
+                    }
+                    "servers" => {
+                        servers = v
+                            .parse::<u32>()
+                            .ok()
+                            .filter(|n| (1..=65536).contains(n))
+                            .ok_or_else(|| format!("servers=N with N in 1..=65536, found '{v}'"))?
+                    }
+                    "size" => size_bytes = virtual_size(v, "size")?,
+                    other => {
+                        return Err(format!("one of the keys latency, servers, size in 'sim:fixed', found '{other}'"))
+                    }
+                }
+            }
+            Ok(SimSpec::Fixed { latency_ns, servers, size_bytes })
+        }
+        other => Err(format!("a known emulated device model ('fixed'), found 'sim:{other}'")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_mem_with_size_parses() {
+        assert_eq!(TargetSpec::parse("mem:4G").unwrap(), TargetSpec::Mem { size_bytes: 4 << 30 });
+    }
+
+    #[test]
+    fn target_plain_path_is_path() {
+        assert_eq!(TargetSpec::parse("/dev/nvme0n1").unwrap(), TargetSpec::Path { path: "/dev/nvme0n1".into() });
+    }
+
+    #[test]
+    fn target_sim_fixed_parses_all_keys() {
+        let t = TargetSpec::parse("sim:fixed,latency=250us,servers=4,size=64M").unwrap();
+        assert_eq!(
+            t,
+            TargetSpec::Sim(SimSpec::Fixed { latency_ns: 250_000, servers: 4, size_bytes: 64 << 20 })
+        );
+        assert_eq!(t.display_name(), "sim:fixed,latency=250us,servers=4,size=64M");
+    }
+
+    #[test]
+    fn target_mem_bad_size_is_error() {
+        assert!(TargetSpec::parse("mem:4q").is_err());
+        assert!(TargetSpec::parse("mem:0").is_err());
+        assert!(TargetSpec::parse("sim:hdd").is_err());
+        assert!(TargetSpec::parse("sim:fixed,servers=0").is_err());
+    }
+}
