@@ -151,6 +151,9 @@ mod tests {
             key: "read_pc".into(),
             suggestion: Some("read_pct".into()),
         };
-        assert_eq!(e.to_string(), "job file 'j.toml', [worker.db]: unknown key 'read_pc'; did you mean 'read_pct'?");
+        assert_eq!(
+            e.to_string(),
+            "job file 'j.toml', [worker.db]: unknown key 'read_pc'; did you mean 'read_pct'?"
+        );
     }
 }

@@ -199,7 +199,11 @@ impl Layer {
             "rate" => {
                 let v = parse_count(text).map_err(|e| SpecError::invalid(place, text, e))?;
                 if v <= 0.0 || v > 1e9 {
-                    return Err(SpecError::invalid(place, text, "an I/O rate above 0 and at most 1G IOPS, e.g. '5000' or '10k'"));
+                    return Err(SpecError::invalid(
+                        place,
+                        text,
+                        "an I/O rate above 0 and at most 1G IOPS, e.g. '5000' or '10k'",
+                    ));
                 }
                 self.rate = Some(v);
             }
@@ -245,7 +249,9 @@ impl Layer {
                     }
                 })
             }
-            "read_pct" => self.read_pct = Some(parse_percent(text).map_err(|e| SpecError::invalid(place, text, e))?),
+            "read_pct" => {
+                self.read_pct = Some(parse_percent(text).map_err(|e| SpecError::invalid(place, text, e))?)
+            }
             "random_pct" => {
                 self.random_pct = Some(parse_percent(text).map_err(|e| SpecError::invalid(place, text, e))?)
             }
@@ -262,7 +268,10 @@ impl Layer {
         macro_rules! pick {
             ($($f:ident),*) => { Layer { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
         }
-        pick!(target, size, offset, length, qd, rate, arrival, data, bs, rw, read_pct, random_pct, align, dist, weight)
+        pick!(
+            target, size, offset, length, qd, rate, arrival, data, bs, rw, read_pct, random_pct, align, dist,
+            weight
+        )
     }
 
     /// True when no field is set.
@@ -335,11 +344,17 @@ impl JobSpec {
                 }
                 self.duration_ns = Some(v)
             }
-            "ramp" => self.ramp_ns = Some(parse_duration_ns(text).map_err(|e| SpecError::invalid(place, text, e))?),
+            "ramp" => {
+                self.ramp_ns = Some(parse_duration_ns(text).map_err(|e| SpecError::invalid(place, text, e))?)
+            }
             "ios" => {
                 let v = parse_count(text).map_err(|e| SpecError::invalid(place, text, e))?;
                 if v < 1.0 || v.fract() != 0.0 {
-                    return Err(SpecError::invalid(place, text, "a whole number of I/Os, at least 1, e.g. '1M'"));
+                    return Err(SpecError::invalid(
+                        place,
+                        text,
+                        "a whole number of I/Os, at least 1, e.g. '1M'",
+                    ));
                 }
                 self.ios = Some(v as u64)
             }
@@ -379,14 +394,16 @@ impl JobSpec {
 
     /// Reads a job file.
     pub fn from_file(path: &str) -> Result<JobSpec, SpecError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io { file: path.into(), source })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| SpecError::Io { file: path.into(), source })?;
         JobSpec::from_toml(&text, path)
     }
 
     /// Parses a job file's text; `file` names it in errors.
     pub fn from_toml(text: &str, file: &str) -> Result<JobSpec, SpecError> {
-        let table: toml::Table =
-            text.parse().map_err(|e: toml::de::Error| SpecError::Syntax { file: file.into(), message: e.to_string() })?;
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| SpecError::Syntax { file: file.into(), message: e.to_string() })?;
         let mut job = JobSpec { file: Some(file.to_string()), ..JobSpec::default() };
         let top_known: Vec<&str> =
             RUN_KEYS.iter().chain(WORKER_KEYS).chain(SPEC_KEYS).copied().chain(["spec", "worker"]).collect();
@@ -431,7 +448,19 @@ impl JobSpec {
         macro_rules! over {
             ($($f:ident),*) => { $( if cli.$f.is_some() { self.$f = cli.$f.clone(); } )* };
         }
-        over!(name, duration_ns, ramp_ns, ios, bytes, seed, engine, direct, clock, allow_write_device, destroy_data);
+        over!(
+            name,
+            duration_ns,
+            ramp_ns,
+            ios,
+            bytes,
+            seed,
+            engine,
+            direct,
+            clock,
+            allow_write_device,
+            destroy_data
+        );
         if cli.workers.is_some() {
             if self.worker_tables.is_empty() {
                 self.workers = cli.workers;
@@ -452,11 +481,18 @@ fn scalar_text(v: &toml::Value, place: &Place) -> Result<String, SpecError> {
         toml::Value::Integer(i) => Ok(i.to_string()),
         toml::Value::Float(f) => Ok(f.to_string()),
         toml::Value::Boolean(b) => Ok(b.to_string()),
-        other => Err(SpecError::invalid(place, other.to_string(), "a single value (string, number or boolean)")),
+        other => {
+            Err(SpecError::invalid(place, other.to_string(), "a single value (string, number or boolean)"))
+        }
     }
 }
 
-fn set_layer_value(layer: &mut Layer, key: &str, value: &toml::Value, place: &Place) -> Result<bool, SpecError> {
+fn set_layer_value(
+    layer: &mut Layer,
+    key: &str,
+    value: &toml::Value,
+    place: &Place,
+) -> Result<bool, SpecError> {
     if key == "target" {
         if let toml::Value::Array(items) = value {
             if items.is_empty() {
@@ -521,7 +557,9 @@ fn read_worker(name: &str, value: &toml::Value, file: &str) -> Result<WorkerSpec
     for (key, v) in t {
         let place = Place::Key { file: file.into(), table: tname.clone(), key: key.clone() };
         match key.as_str() {
-            "count" => w.count = range_u32(&place, &scalar_text(v, &place)?, 1, MAX_WORKERS, "a whole number")?,
+            "count" => {
+                w.count = range_u32(&place, &scalar_text(v, &place)?, 1, MAX_WORKERS, "a whole number")?
+            }
             "spec" => w.specs = read_specs(v, file, &format!("[[worker.{name}.spec]]"))?,
             _ => {
                 if !set_layer_value(&mut w.layer, key, v, &place)? {
@@ -529,7 +567,11 @@ fn read_worker(name: &str, value: &toml::Value, file: &str) -> Result<WorkerSpec
                     return Err(SpecError::UnknownKey {
                         file: file.into(),
                         table: tname,
-                        key: if run_key { format!("{key}' (a run setting: put it at the top of the file)") } else { key.clone() },
+                        key: if run_key {
+                            format!("{key}' (a run setting: put it at the top of the file)")
+                        } else {
+                            key.clone()
+                        },
                         suggestion: if run_key { None } else { suggest(key, &known).map(str::to_string) },
                     });
                 }

@@ -56,7 +56,9 @@ impl TargetSpec {
     pub fn parse(s: &str) -> Result<TargetSpec, String> {
         let t = s.trim();
         if t.is_empty() {
-            return Err("a path, 'mem:SIZE', 'null:SIZE' or 'sim:fixed,latency=DUR,servers=N,size=SIZE'".into());
+            return Err(
+                "a path, 'mem:SIZE', 'null:SIZE' or 'sim:fixed,latency=DUR,servers=N,size=SIZE'".into()
+            );
         }
         if let Some(rest) = t.strip_prefix("mem:") {
             return Ok(TargetSpec::Mem { size_bytes: virtual_size(rest, "mem")? });
@@ -134,7 +136,9 @@ fn parse_sim(rest: &str) -> Result<SimSpec, String> {
                     }
                     "size" => size_bytes = virtual_size(v, "size")?,
                     other => {
-                        return Err(format!("one of the keys latency, servers, size in 'sim:fixed', found '{other}'"))
+                        return Err(format!(
+                            "one of the keys latency, servers, size in 'sim:fixed', found '{other}'"
+                        ))
                     }
                 }
             }
@@ -155,7 +159,10 @@ mod tests {
 
     #[test]
     fn target_plain_path_is_path() {
-        assert_eq!(TargetSpec::parse("/dev/nvme0n1").unwrap(), TargetSpec::Path { path: "/dev/nvme0n1".into() });
+        assert_eq!(
+            TargetSpec::parse("/dev/nvme0n1").unwrap(),
+            TargetSpec::Path { path: "/dev/nvme0n1".into() }
+        );
     }
 
     #[test]

@@ -86,7 +86,13 @@ pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
 
 /// Formats nanoseconds with the largest exact unit: 30_000_000_000 -> "30s", 250_000 -> "250us".
 pub fn format_duration(ns: u64) -> String {
-    for (unit, div) in [("h", 3_600_000_000_000u64), ("m", 60_000_000_000), ("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
+    for (unit, div) in [
+        ("h", 3_600_000_000_000u64),
+        ("m", 60_000_000_000),
+        ("s", 1_000_000_000),
+        ("ms", 1_000_000),
+        ("us", 1_000),
+    ] {
         if ns >= div && ns % div == 0 {
             return format!("{}{unit}", ns / div);
         }
@@ -146,7 +152,8 @@ impl BlockSizes {
         for part in s.split(':') {
             let (size, weight) = match part.split_once('/') {
                 Some((sz, w)) => {
-                    let w: u32 = w.trim().parse().map_err(|_| format!("{EXP}; weight '{w}' is not a whole number"))?;
+                    let w: u32 =
+                        w.trim().parse().map_err(|_| format!("{EXP}; weight '{w}' is not a whole number"))?;
                     (sz, w)
                 }
                 None => (part, 1),
@@ -179,7 +186,11 @@ impl BlockSizes {
         if self.0.len() == 1 {
             return format_size(self.0[0].size_bytes);
         }
-        self.0.iter().map(|b| format!("{}/{}", format_size(b.size_bytes), b.weight)).collect::<Vec<_>>().join(":")
+        self.0
+            .iter()
+            .map(|b| format!("{}/{}", format_size(b.size_bytes), b.weight))
+            .collect::<Vec<_>>()
+            .join(":")
     }
 }
 
@@ -251,7 +262,9 @@ impl Dist {
             let io: f64 = zones.iter().map(|z| z.io_pct).sum();
             let space: f64 = zones.iter().map(|z| z.space_pct).sum();
             if (io - 100.0).abs() > 0.01 || (space - 100.0).abs() > 0.01 {
-                return Err(format!("{EXP}; zone I/O shares and space shares must each sum to 100 (found {io} and {space})"));
+                return Err(format!(
+                    "{EXP}; zone I/O shares and space shares must each sum to 100 (found {io} and {space})"
+                ));
             }
             return Ok(Dist::Zones { zones });
         }

@@ -1,0 +1,143 @@
+//! The op generator: the next I/O of a worker (target, read or write, offset, length), from its access specs
+//! and its seeded stream. Called once per I/O on the hot path: no allocation, no division by zero, no panics;
+//! a spec or size with a single choice consumes no random numbers.
+
+use crate::dist::SlotSampler;
+use crate::rng::Rng;
+use crate::{Region, WorkerPlan};
+
+/// One generated I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GenOp {
+    /// Index into the worker's targets.
+    pub target: u16,
+    /// Write (true) or read.
+    pub write: bool,
+    /// Byte offset in the target.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u32,
+}
+
+#[derive(Clone, Debug)]
+struct SizeGen {
+    size: u64,
+    /// Random offsets per target: sampler over that target's slots for this size.
+    samplers: Vec<SlotSampler>,
+    align: u64,
+}
+
+#[derive(Clone, Debug)]
+struct SpecGen {
+    /// Cumulative weights of the sizes.
+    size_cum: Vec<u64>,
+    sizes: Vec<SizeGen>,
+    /// Reads if a 32-bit draw is below this; u64 so 100% is reachable.
+    read_below: u64,
+    random_below: u64,
+}
+
+/// Generates a worker's I/O.
+#[derive(Clone, Debug)]
+pub struct OpGen {
+    rng: Rng,
+    spec_cum: Vec<u64>,
+    specs: Vec<SpecGen>,
+    regions: Vec<Region>,
+    /// Next sequential offset per target, relative to the region start.
+    seq_next: Vec<u64>,
+    next_target: usize,
+}
+
+fn pct_threshold(pct: f64) -> u64 {
+    ((pct / 100.0) * (1u64 << 32) as f64).round() as u64
+}
+
+fn pick(cum: &[u64], rng: &mut Rng) -> usize {
+    if cum.len() == 1 {
+        return 0;
+    }
+    let r = rng.below(*cum.last().unwrap_or(&1));
+    cum.iter().position(|&c| r < c).unwrap_or(cum.len() - 1)
+}
+
+impl OpGen {
+    /// A generator for `worker` over its bound `regions` (one per target), with stream `rng`.
+    pub fn new(worker: &WorkerPlan, regions: &[Region], rng: Rng) -> OpGen {
+        let mut spec_cum = Vec::new();
+        let mut specs = Vec::new();
+        let mut acc = 0u64;
+        for s in &worker.specs {
+            acc += s.weight as u64;
+            spec_cum.push(acc);
+            let mut size_cum = Vec::new();
+            let mut sizes = Vec::new();
+            let mut sacc = 0u64;
+            for b in &s.bs {
+                sacc += b.weight as u64;
+                size_cum.push(sacc);
+                let align = s.align.unwrap_or(b.size_bytes).max(1);
+                let samplers = regions
+                    .iter()
+                    .map(|r| {
+                        let slots =
+                            if r.length >= b.size_bytes { (r.length - b.size_bytes) / align + 1 } else { 1 };
+                        SlotSampler::new(&s.dist, slots)
+                    })
+                    .collect();
+                sizes.push(SizeGen { size: b.size_bytes, samplers, align });
+            }
+            specs.push(SpecGen {
+                size_cum,
+                sizes,
+                read_below: pct_threshold(s.read_pct),
+                random_below: pct_threshold(s.random_pct),
+            });
+        }
+        OpGen {
+            rng,
+            spec_cum,
+            specs,
+            regions: regions.to_vec(),
+            seq_next: vec![0; regions.len()],
+            next_target: 0,
+        }
+    }
+
+    #[inline]
+    fn coin(&mut self, below: u64) -> bool {
+        if below == 0 {
+            false
+        } else if below >= 1 << 32 {
+            true
+        } else {
+            (self.rng.next_u64() >> 32) < below
+        }
+    }
+
+    /// The next I/O. Targets are used round-robin, as Iometer does.
+    #[inline]
+    pub fn next_op(&mut self) -> GenOp {
+        let t = self.next_target;
+        self.next_target = if t + 1 == self.regions.len() { 0 } else { t + 1 };
+        let si = pick(&self.spec_cum, &mut self.rng);
+        let (read_below, random_below) = (self.specs[si].read_below, self.specs[si].random_below);
+        let zi = pick(&self.specs[si].size_cum, &mut self.rng);
+        let write = !self.coin(read_below);
+        let random = self.coin(random_below);
+        let region = self.regions[t];
+        let size = &self.specs[si].sizes[zi];
+        let len = size.size;
+        let rel = if random {
+            size.samplers[t].sample(&mut self.rng) * size.align
+        } else {
+            let mut next = self.seq_next[t];
+            if next + len > region.length {
+                next = 0;
+            }
+            self.seq_next[t] = next + len;
+            next
+        };
+        GenOp { target: t as u16, write, offset: region.offset + rel, len: len as u32 }
+    }
+}

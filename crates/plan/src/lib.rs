@@ -1,0 +1,465 @@
+//! iolab-plan: from what the user asked for ([`iolab_spec::JobSpec`]) to a resolved, bounded [`Plan`].
+//!
+//! Planning is pure: layers are merged (built-in defaults, then the job's top level, the worker table, the
+//! access spec, and command-line flags), every number is checked against its limit, seeds are fixed, and the
+//! per-worker generators of offsets ([`gen::OpGen`]) and arrivals ([`arrival::Arrivals`]) are built here.
+//! Checks that need a target's size or sector size run in [`Plan::bind`], once the targets were probed.
+
+#![deny(missing_docs)]
+
+pub mod arrival;
+pub mod dist;
+pub mod gen;
+pub mod rng;
+
+use iolab_spec::{
+    Arrival, BlockSizeWeight, ClockKind, DataPattern, Dist, EngineKind, JobSpec, Layer, TargetSpec,
+};
+use serde::Serialize;
+
+/// Default measured duration when neither a duration nor an I/O or byte count is given.
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+/// Default ramp (warm-up) for duration-based runs.
+pub const DEFAULT_RAMP_NS: u64 = 1_000_000_000;
+/// Default outstanding I/Os per worker.
+pub const DEFAULT_QD: u32 = 32;
+/// Default block size.
+pub const DEFAULT_BS: u64 = 4096;
+/// Upper bound on I/O buffer memory per worker (two buffers of the largest block size per slot).
+pub const MAX_BUFFER_BYTES_PER_WORKER: u64 = 4 << 30;
+
+/// A planning error: values that are fine alone but impossible together. Exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+/// The resolved run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    /// Job name.
+    pub name: String,
+    /// Seed of every random choice (printed and stored).
+    pub seed: u64,
+    /// Measured time, when the run is duration-based.
+    pub duration_ns: Option<u64>,
+    /// Warm-up excluded from every statistic.
+    pub ramp_ns: u64,
+    /// I/O count limit (all workers).
+    pub ios: Option<u64>,
+    /// Byte limit (all workers).
+    pub bytes: Option<u64>,
+    /// Engine for file and device targets.
+    pub engine: EngineKind,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// Real or virtual time.
+    pub clock: ClockKind,
+    /// Writes to block devices allowed.
+    pub allow_write_device: bool,
+    /// Writes to mounted or signed devices allowed.
+    pub destroy_data: bool,
+    /// The distinct targets of the run.
+    pub targets: Vec<TargetPlan>,
+    /// One entry per worker thread.
+    pub workers: Vec<WorkerPlan>,
+}
+
+/// One distinct target.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetPlan {
+    /// As parsed.
+    pub spec: TargetSpec,
+    /// Display name.
+    pub name: String,
+    /// Size to create a missing file with (`size`).
+    pub create_size: Option<u64>,
+    /// Some worker reads it.
+    pub reads: bool,
+    /// Some worker writes it.
+    pub writes: bool,
+}
+
+/// One worker thread.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkerPlan {
+    /// 0-based index over all workers.
+    pub index: u32,
+    /// Table name, with an instance suffix when count > 1 (`db.2`).
+    pub name: String,
+    /// Indices into [`Plan::targets`].
+    pub targets: Vec<usize>,
+    /// Outstanding I/Os.
+    pub qd: u32,
+    /// Open-loop rate of this worker, IOPS; None = closed loop.
+    pub rate_iops: Option<f64>,
+    /// Inter-arrival law in open loop.
+    pub arrival: Arrival,
+    /// Written data.
+    pub data: DataPattern,
+    /// Region start in each target.
+    pub region_offset: u64,
+    /// Region length (None = to the end of the target).
+    pub region_length: Option<u64>,
+    /// Access specs.
+    pub specs: Vec<AccessPlan>,
+    /// This worker's share of the I/O limit.
+    pub ios: Option<u64>,
+    /// This worker's share of the byte limit.
+    pub bytes: Option<u64>,
+    /// Largest block size of any spec.
+    pub max_bs: u64,
+}
+
+/// One resolved access spec.
+#[derive(Clone, Debug, Serialize)]
+pub struct AccessPlan {
+    /// Relative weight among the worker's specs.
+    pub weight: u32,
+    /// Block sizes and their weights.
+    pub bs: Vec<BlockSizeWeight>,
+    /// Reads, percent.
+    pub read_pct: f64,
+    /// Random offsets, percent.
+    pub random_pct: f64,
+    /// Alignment of random offsets (None = each I/O's own size).
+    pub align: Option<u64>,
+    /// Spread of random offsets.
+    pub dist: Dist,
+}
+
+/// What [`Plan::bind`] needs to know about each target.
+#[derive(Clone, Copy, Debug)]
+pub struct TargetGeometry {
+    /// Usable size in bytes.
+    pub size_bytes: u64,
+    /// Offsets and lengths must be multiples of this (1 for buffered files).
+    pub block_bytes: u32,
+}
+
+/// A worker's region in one target, after binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Region {
+    /// First byte.
+    pub offset: u64,
+    /// Length in bytes.
+    pub length: u64,
+}
+
+/// The first layer (most specific first) that sets `pct` or `rw` decides; `pct` beats `rw` in one layer.
+fn resolve_pct(
+    layers: &[&Layer],
+    pct: impl Fn(&Layer) -> Option<f64>,
+    from_rw: impl Fn((f64, f64)) -> f64,
+    default: f64,
+) -> f64 {
+    for l in layers {
+        if let Some(p) = pct(l) {
+            return p;
+        }
+        if let Some(rw) = l.rw {
+            return from_rw(rw.implied());
+        }
+    }
+    default
+}
+
+impl Plan {
+    /// Resolves a job. `default_target` is used by workers with no target anywhere (the cli's scratch file).
+    pub fn from_spec(job: &JobSpec, default_target: Option<&TargetSpec>) -> Result<Plan, PlanError> {
+        let duration_ns = match (job.duration_ns, job.ios, job.bytes) {
+            (None, None, None) => Some(DEFAULT_DURATION_NS),
+            (d, _, _) => d,
+        };
+        let ramp_ns = job.ramp_ns.unwrap_or(if job.duration_ns.is_none() && duration_ns.is_some() {
+            DEFAULT_RAMP_NS
+        } else {
+            0
+        });
+        let seed = job.seed.unwrap_or_else(fresh_seed);
+        let mut plan = Plan {
+            name: job.name.clone().unwrap_or_else(|| "iolab".into()),
+            seed,
+            duration_ns,
+            ramp_ns,
+            ios: job.ios,
+            bytes: job.bytes,
+            engine: job.engine.unwrap_or_default(),
+            direct: job.direct.unwrap_or(true),
+            clock: job.clock.unwrap_or_default(),
+            allow_write_device: job.allow_write_device.unwrap_or(false),
+            destroy_data: job.destroy_data.unwrap_or(false),
+            targets: Vec::new(),
+            workers: Vec::new(),
+        };
+
+        // (table name, count, worker layer, specs)
+        let default_table = iolab_spec::WorkerSpec {
+            name: "worker".into(),
+            count: job.workers.unwrap_or(1),
+            layer: Layer::default(),
+            specs: Vec::new(),
+        };
+        let tables: Vec<&iolab_spec::WorkerSpec> = if job.worker_tables.is_empty() {
+            vec![&default_table]
+        } else {
+            job.worker_tables.iter().collect()
+        };
+        let total_workers: u64 = tables.iter().map(|t| t.count as u64).sum();
+        if total_workers > iolab_spec::MAX_WORKERS as u64 {
+            return Err(PlanError(format!(
+                "{total_workers} workers in all; at most {} ('workers' / 'count')",
+                iolab_spec::MAX_WORKERS
+            )));
+        }
+        // Rates: a forced (command-line) or top-level rate is a total split over the workers without their own.
+        let own_rate_workers: u64 = if job.forced.rate.is_some() {
+            0
+        } else {
+            tables.iter().filter(|t| t.layer.rate.is_some()).map(|t| t.count as u64).sum()
+        };
+        let shared_rate = job.forced.rate.or(job.defaults.rate);
+        let sharing = total_workers - own_rate_workers;
+
+        let mut index = 0u32;
+        for table in &tables {
+            for instance in 0..table.count {
+                let base = job.defaults.merged(&table.layer).merged(&job.forced);
+                let name = if table.count > 1 {
+                    format!("{}.{}", table.name, instance + 1)
+                } else {
+                    table.name.clone()
+                };
+                let mut targets = Vec::new();
+                let tspecs: Vec<TargetSpec> = match &base.target {
+                    Some(t) => t.clone(),
+                    None => match default_target {
+                        Some(t) => vec![t.clone()],
+                        None => return Err(PlanError(format!(
+                            "worker '{name}' has no target; give --target PATH (or 'target' in the job file)"
+                        ))),
+                    },
+                };
+                let spec_layers: Vec<Layer> = if !table.specs.is_empty() {
+                    table.specs.clone()
+                } else if !job.specs.is_empty() {
+                    job.specs.clone()
+                } else {
+                    vec![Layer::default()]
+                };
+                let mut specs = Vec::new();
+                for sl in &spec_layers {
+                    let chain: [&Layer; 4] = [&job.forced, sl, &table.layer, &job.defaults];
+                    let merged = base.merged(sl).merged(&job.forced);
+                    let read_pct = resolve_pct(&chain, |l| l.read_pct, |(r, _)| r, 100.0);
+                    let random_pct = resolve_pct(&chain, |l| l.random_pct, |(_, r)| r, 100.0);
+                    let bs = merged
+                        .bs
+                        .clone()
+                        .map(|b| b.0)
+                        .unwrap_or_else(|| vec![BlockSizeWeight { size_bytes: DEFAULT_BS, weight: 1 }]);
+                    if plan.direct && bs.iter().any(|b| b.size_bytes % 512 != 0) {
+                        return Err(PlanError(format!(
+                            "block size '{}' ('bs') is not a multiple of 512 bytes, which direct I/O needs; use a multiple of the device's sector size, or --buffered",
+                            iolab_spec::BlockSizes(bs.clone()).to_text()
+                        )));
+                    }
+                    specs.push(AccessPlan {
+                        weight: merged.weight.unwrap_or(1),
+                        bs,
+                        read_pct,
+                        random_pct,
+                        align: merged.align,
+                        dist: merged.dist.clone().unwrap_or(Dist::Uniform),
+                    });
+                }
+                if specs.iter().all(|s| s.weight == 0) {
+                    return Err(PlanError(format!("worker '{name}': every access spec has weight 0")));
+                }
+                let writes = specs.iter().any(|s| s.weight > 0 && s.read_pct < 100.0);
+                let reads = specs.iter().any(|s| s.weight > 0 && s.read_pct > 0.0);
+                let virtual_kinds: Vec<bool> = tspecs.iter().map(|t| t.is_virtual()).collect();
+                if virtual_kinds.iter().any(|v| *v) && virtual_kinds.iter().any(|v| !*v) {
+                    return Err(PlanError(format!(
+                        "worker '{name}' mixes files/devices with mem:/null:/sim: targets; give them to separate workers"
+                    )));
+                }
+                for t in &tspecs {
+                    let i = match plan.targets.iter().position(|p| &p.spec == t) {
+                        Some(i) => i,
+                        None => {
+                            plan.targets.push(TargetPlan {
+                                spec: t.clone(),
+                                name: t.display_name(),
+                                create_size: None,
+                                reads: false,
+                                writes: false,
+                            });
+                            plan.targets.len() - 1
+                        }
+                    };
+                    let tp = &mut plan.targets[i];
+                    tp.reads |= reads;
+                    tp.writes |= writes;
+                    if base.size.is_some() {
+                        tp.create_size = tp.create_size.max(base.size);
+                    }
+                    if !targets.contains(&i) {
+                        targets.push(i);
+                    }
+                }
+                let qd = base.qd.unwrap_or(DEFAULT_QD);
+                let max_bs =
+                    specs.iter().flat_map(|s| s.bs.iter().map(|b| b.size_bytes)).max().unwrap_or(DEFAULT_BS);
+                let buffer_bytes = 2 * qd as u64 * max_bs;
+                if buffer_bytes > MAX_BUFFER_BYTES_PER_WORKER {
+                    return Err(PlanError(format!(
+                        "worker '{name}': qd {qd} x block size {} needs {} of I/O buffers; at most {} per worker (lower 'qd' or 'bs')",
+                        iolab_spec::units::format_size(max_bs),
+                        iolab_spec::units::format_size(buffer_bytes),
+                        iolab_spec::units::format_size(MAX_BUFFER_BYTES_PER_WORKER)
+                    )));
+                }
+                let rate_iops = if job.forced.rate.is_none() && table.layer.rate.is_some() {
+                    table.layer.rate
+                } else {
+                    shared_rate.map(|r| r / sharing.max(1) as f64)
+                };
+                plan.workers.push(WorkerPlan {
+                    index,
+                    name,
+                    targets,
+                    qd,
+                    rate_iops,
+                    arrival: base.arrival.unwrap_or_default(),
+                    data: base.data.unwrap_or_default(),
+                    region_offset: base.offset.unwrap_or(0),
+                    region_length: base.length,
+                    specs,
+                    ios: None,
+                    bytes: None,
+                    max_bs,
+                });
+                index += 1;
+            }
+        }
+        let n = plan.workers.len() as u64;
+        for (i, w) in plan.workers.iter_mut().enumerate() {
+            let share = |total: u64| total / n + u64::from((i as u64) < total % n);
+            w.ios = plan.ios.map(share);
+            w.bytes = plan.bytes.map(share);
+        }
+        if plan.ios.is_some_and(|t| t < n) {
+            return Err(PlanError(format!("'ios' {} is fewer than the {n} workers", plan.ios.unwrap_or(0))));
+        }
+        if plan.clock == ClockKind::Virtual {
+            if let Some(t) = plan.targets.iter().find(|t| !matches!(t.spec, TargetSpec::Sim(_))) {
+                return Err(PlanError(format!(
+                    "--clock virtual needs emulated targets (sim:...), but '{}' is not one",
+                    t.name
+                )));
+            }
+        }
+        Ok(plan)
+    }
+
+    /// Checks the plan against the targets' sizes and sector sizes (indexed like [`Plan::targets`]) and returns
+    /// each worker's region in each of its targets.
+    pub fn bind(&self, geometry: &[TargetGeometry]) -> Result<Vec<Vec<Region>>, PlanError> {
+        let fmt = iolab_spec::units::format_size;
+        let mut out = Vec::new();
+        for w in &self.workers {
+            let mut regions = Vec::new();
+            for &ti in &w.targets {
+                let g = geometry[ti];
+                let t = &self.targets[ti];
+                let blk = g.block_bytes.max(1) as u64;
+                if w.region_offset >= g.size_bytes {
+                    return Err(PlanError(format!(
+                        "worker '{}': 'offset' {} is beyond the end of target '{}' ({})",
+                        w.name,
+                        fmt(w.region_offset),
+                        t.name,
+                        fmt(g.size_bytes)
+                    )));
+                }
+                let length = w.region_length.unwrap_or(g.size_bytes - w.region_offset);
+                if w.region_offset + length > g.size_bytes {
+                    return Err(PlanError(format!(
+                        "worker '{}': region {}+{} ('offset'/'length') runs past the end of target '{}' ({})",
+                        w.name,
+                        fmt(w.region_offset),
+                        fmt(length),
+                        t.name,
+                        fmt(g.size_bytes)
+                    )));
+                }
+                if w.region_offset % blk != 0 {
+                    return Err(PlanError(format!(
+                        "worker '{}': 'offset' {} is not a multiple of the {}-byte sectors of target '{}'",
+                        w.name, w.region_offset, blk, t.name
+                    )));
+                }
+                for s in &w.specs {
+                    for b in &s.bs {
+                        if b.size_bytes > length {
+                            return Err(PlanError(format!(
+                                "block size {} ('bs') is larger than target '{}' ({}{})",
+                                fmt(b.size_bytes),
+                                t.name,
+                                fmt(length),
+                                if w.region_length.is_some() || w.region_offset > 0 {
+                                    " in this worker's region"
+                                } else {
+                                    ""
+                                }
+                            )));
+                        }
+                        if b.size_bytes % blk != 0 {
+                            return Err(PlanError(format!(
+                                "block size {} ('bs') is not a multiple of the {blk}-byte logical block size of target '{}'{}",
+                                fmt(b.size_bytes),
+                                t.name,
+                                if self.direct { " (needed for direct I/O; --buffered lifts this)" } else { "" }
+                            )));
+                        }
+                    }
+                    if let Some(a) = s.align {
+                        if a % blk != 0 {
+                            return Err(PlanError(format!(
+                                "'align' {a} is not a multiple of the {blk}-byte logical block size of target '{}'",
+                                t.name
+                            )));
+                        }
+                    }
+                }
+                regions.push(Region { offset: w.region_offset, length });
+            }
+            out.push(regions);
+        }
+        Ok(out)
+    }
+
+    /// Total requested depth (sum of qd).
+    pub fn requested_depth(&self) -> u32 {
+        self.workers.iter().map(|w| w.qd).sum()
+    }
+
+    /// True when any worker runs open loop.
+    pub fn open_loop(&self) -> bool {
+        self.workers.iter().any(|w| w.rate_iops.is_some())
+    }
+}
+
+/// A seed from the OS entropy pool via std's randomly-keyed hasher, mixed with the time and pid.
+fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0),
+    );
+    h.write_u32(std::process::id());
+    h.finish() % 1_000_000_000_000 // short enough to type back
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,164 @@
+//! Plan tests: layer resolution, limits, binding, and the generator's output.
+
+use super::*;
+use crate::gen::OpGen;
+use crate::rng::Rng;
+use iolab_spec::{JobSpec, Place};
+
+fn job(toml: &str) -> JobSpec {
+    JobSpec::from_toml(toml, "t.toml").unwrap()
+}
+
+fn mem() -> TargetSpec {
+    TargetSpec::parse("mem:64M").unwrap()
+}
+
+#[test]
+fn defaults_are_randread_4k_qd32_ten_seconds_with_ramp() {
+    let p = Plan::from_spec(&JobSpec::default(), Some(&mem())).unwrap();
+    assert_eq!(p.duration_ns, Some(DEFAULT_DURATION_NS));
+    assert_eq!(p.ramp_ns, DEFAULT_RAMP_NS);
+    let w = &p.workers[0];
+    assert_eq!(w.qd, 32);
+    assert_eq!(w.specs[0].read_pct, 100.0);
+    assert_eq!(w.specs[0].random_pct, 100.0);
+    assert_eq!(w.specs[0].bs[0].size_bytes, 4096);
+    assert!(p.direct);
+}
+
+#[test]
+fn rw_shorthand_is_overridden_by_read_pct_in_the_same_layer() {
+    let p = Plan::from_spec(&job("rw = 'randrw'\nread_pct = 70\n"), Some(&mem())).unwrap();
+    assert_eq!(p.workers[0].specs[0].read_pct, 70.0);
+    assert_eq!(p.workers[0].specs[0].random_pct, 100.0);
+}
+
+#[test]
+fn more_specific_rw_beats_less_specific_read_pct() {
+    let p = Plan::from_spec(&job("read_pct = 70\n[worker.log]\nrw = 'write'\n"), Some(&mem())).unwrap();
+    assert_eq!(p.workers[0].specs[0].read_pct, 0.0);
+    assert_eq!(p.workers[0].specs[0].random_pct, 0.0);
+}
+
+#[test]
+fn cli_forced_layer_wins_over_worker_tables() {
+    let mut j = job("[worker.a]\nqd = 4\n[worker.b]\nqd = 8\n");
+    let mut cli = JobSpec::default();
+    cli.forced.set("qd", "16", &Place::Flag("--qd".into())).unwrap();
+    j.apply_overrides(&cli);
+    let p = Plan::from_spec(&j, Some(&mem())).unwrap();
+    assert!(p.workers.iter().all(|w| w.qd == 16));
+}
+
+#[test]
+fn top_level_rate_is_split_over_workers() {
+    let p = Plan::from_spec(&job("rate = 1000\nworkers = 4\n"), Some(&mem())).unwrap();
+    assert!(p.workers.iter().all(|w| w.rate_iops == Some(250.0)));
+    let p =
+        Plan::from_spec(&job("rate = 1000\n[worker.a]\ncount = 2\n[worker.log]\nrate = 50\n"), Some(&mem()))
+            .unwrap();
+    assert_eq!(p.workers[0].rate_iops, Some(500.0));
+    assert_eq!(p.workers[2].rate_iops, Some(50.0));
+}
+
+#[test]
+fn ios_limit_is_shared_exactly() {
+    let p = Plan::from_spec(&job("ios = 10\nworkers = 3\n"), Some(&mem())).unwrap();
+    let total: u64 = p.workers.iter().map(|w| w.ios.unwrap()).sum();
+    assert_eq!(total, 10);
+    assert_eq!(p.duration_ns, None);
+}
+
+#[test]
+fn missing_target_is_an_error_naming_the_flag() {
+    let e = Plan::from_spec(&JobSpec::default(), None).unwrap_err();
+    assert!(e.0.contains("--target"), "{e}");
+}
+
+#[test]
+fn direct_io_block_size_must_be_sector_multiple() {
+    let e = Plan::from_spec(&job("bs = 1000\n"), Some(&mem())).unwrap_err();
+    assert!(e.0.contains("512"), "{e}");
+    assert!(Plan::from_spec(&job("bs = 1000\ndirect = false\n"), Some(&mem())).is_ok());
+}
+
+#[test]
+fn huge_buffers_are_refused() {
+    assert!(Plan::from_spec(&job("qd = 4096\nbs = '64M'\n"), Some(&mem())).is_err());
+}
+
+#[test]
+fn virtual_clock_needs_sim_targets() {
+    assert!(Plan::from_spec(&job("clock = 'virtual'\n"), Some(&mem())).is_err());
+    let sim = TargetSpec::parse("sim:fixed").unwrap();
+    assert!(Plan::from_spec(&job("clock = 'virtual'\n"), Some(&sim)).is_ok());
+}
+
+#[test]
+fn bind_rejects_block_larger_than_target() {
+    let p = Plan::from_spec(&job("bs = '8M'\n"), Some(&mem())).unwrap();
+    let e = p.bind(&[TargetGeometry { size_bytes: 4 << 20, block_bytes: 512 }]).unwrap_err();
+    assert!(e.0.contains("larger than target"), "{e}");
+}
+
+#[test]
+fn bind_rejects_block_not_multiple_of_sector() {
+    let p = Plan::from_spec(&job("bs = '2k'\n"), Some(&mem())).unwrap();
+    let e = p.bind(&[TargetGeometry { size_bytes: 1 << 30, block_bytes: 4096 }]).unwrap_err();
+    assert!(e.0.contains("4096-byte"), "{e}");
+}
+
+#[test]
+fn generator_stays_inside_region_and_aligned() {
+    let p = Plan::from_spec(
+        &job("bs = '4k/50:64k/50'\noffset = '1M'\nlength = '8M'\nread_pct = 50\nrandom_pct = 80\n"),
+        Some(&mem()),
+    )
+    .unwrap();
+    let regions = p.bind(&[TargetGeometry { size_bytes: 64 << 20, block_bytes: 512 }]).unwrap();
+    let mut g = OpGen::new(&p.workers[0], &regions[0], Rng::new(1));
+    let (mut reads, mut n) = (0, 100_000);
+    for _ in 0..n {
+        let op = g.next_op();
+        assert!(op.offset >= 1 << 20 && op.offset + op.len as u64 <= 9 << 20, "{op:?}");
+        assert_eq!(op.offset % 512, 0);
+        reads += u32::from(!op.write);
+    }
+    n /= 100;
+    assert!((reads as i64 - 50 * n as i64).abs() < 1000, "reads {reads}");
+}
+
+#[test]
+fn generator_sequential_is_contiguous_and_wraps() {
+    let p = Plan::from_spec(&job("rw = 'read'\nbs = '4k'\n"), Some(&mem())).unwrap();
+    let regions = p.bind(&[TargetGeometry { size_bytes: 16384, block_bytes: 512 }]).unwrap();
+    let mut g = OpGen::new(&p.workers[0], &regions[0], Rng::new(1));
+    let offs: Vec<u64> = (0..6).map(|_| g.next_op().offset).collect();
+    assert_eq!(offs, vec![0, 4096, 8192, 12288, 0, 4096]);
+}
+
+#[test]
+fn generator_is_reproducible_from_the_seed() {
+    let p = Plan::from_spec(&job("seed = 99\n"), Some(&mem())).unwrap();
+    let regions = p.bind(&[TargetGeometry { size_bytes: 64 << 20, block_bytes: 512 }]).unwrap();
+    let a: Vec<_> = {
+        let mut g = OpGen::new(&p.workers[0], &regions[0], Rng::for_worker(p.seed, 0));
+        (0..50).map(|_| g.next_op()).collect()
+    };
+    let mut g = OpGen::new(&p.workers[0], &regions[0], Rng::for_worker(99, 0));
+    let b: Vec<_> = (0..50).map(|_| g.next_op()).collect();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn access_spec_weights_are_honoured() {
+    let p = Plan::from_spec(
+        &job("[[spec]]\nbs = '4k'\nweight = 3\n[[spec]]\nbs = '64k'\nweight = 1\n"),
+        Some(&mem()),
+    )
+    .unwrap();
+    let regions = p.bind(&[TargetGeometry { size_bytes: 64 << 20, block_bytes: 512 }]).unwrap();
+    let mut g = OpGen::new(&p.workers[0], &regions[0], Rng::new(4));
+    let small = (0..40_000).filter(|_| g.next_op().len == 4096).count();
+    assert!((small as i64 - 30_000).abs() < 600, "small {small}");
+}
