@@ -1,0 +1,356 @@
+//! The result document: everything one run produced, as serialised to JSON (`iolab.result/1`).
+//!
+//! The cli fills a [`RunResult`] from the engine's merged [`OpStats`], the environment probe and
+//! the warnings; the exporters in this crate only read it. Field names are the JSON keys and are
+//! described by `docs/schema/iolab.result.v1.json` (a test keeps the two in sync).
+
+use std::collections::BTreeMap;
+
+use iolab_stats::{LatSummary, OpStats, TimePoint, Warning};
+use serde::{Deserialize, Serialize};
+
+/// Schema identifier stored in [`RunResult::schema`].
+pub const SCHEMA: &str = "iolab.result/1";
+
+/// Everything one run produced.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// Version of iolab that produced the result.
+    pub iolab_version: String,
+    /// Unique id of the run (hex).
+    pub run_id: String,
+    /// Start of the run, RFC 3339 UTC.
+    pub started_at: String,
+    /// Start of the run, seconds since the Unix epoch.
+    pub started_unix_s: f64,
+    /// The run was stopped early (Ctrl-C); the numbers cover the time actually measured.
+    pub partial: bool,
+    /// Seed of every random choice (offsets, op mix, arrivals).
+    pub seed: u64,
+    /// The resolved job (plan), as the cli serialises it.
+    pub config: serde_json::Value,
+    /// Machine, engine and targets.
+    pub env: Env,
+    /// Seconds of warm-up excluded from the measurement.
+    pub ramp_s: f64,
+    /// Seconds measured.
+    pub measured_s: f64,
+    /// Totals over all workers.
+    pub total: OpSet,
+    /// Per-worker results.
+    pub workers: Vec<WorkerResult>,
+    /// CPU used by the whole process.
+    pub cpu: Cpu,
+    /// Requested and achieved queue depth.
+    pub depth: Depth,
+    /// Open-loop rate results; `None` in closed loop.
+    pub rate: Option<RateResult>,
+    /// Conditions that make the result questionable.
+    pub warnings: Vec<Warning>,
+    /// Per-interval throughput and latency.
+    pub timeseries: Vec<TimePoint>,
+    /// Failed and short I/O.
+    pub errors: ErrorSummary,
+}
+
+/// Machine, engine and targets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Env {
+    /// Host name.
+    pub hostname: String,
+    /// Kernel release (`uname -r`).
+    pub kernel: String,
+    /// CPU model name.
+    pub cpu_model: String,
+    /// Online CPUs.
+    pub cpu_count: u32,
+    /// Total RAM in bytes.
+    pub mem_total_bytes: u64,
+    /// Engine used (`io_uring`, `sync`, `null`, `sim`).
+    pub engine: String,
+    /// Engine features in use (e.g. `fixed_buffers`, `sqpoll`).
+    pub engine_features: Vec<String>,
+    /// The targets, in the order of the job.
+    pub targets: Vec<TargetEnv>,
+}
+
+/// One target as it was opened.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetEnv {
+    /// Path or name as the user typed it.
+    pub name: String,
+    /// `file`, `block_device`, `mem`, `null` or `sim`.
+    pub kind: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Filesystem type (e.g. `ext4`), when known.
+    pub fs_type: Option<String>,
+    /// Device model, when known.
+    pub device_model: Option<String>,
+    /// Opened with O_DIRECT.
+    pub direct: bool,
+    /// Logical block size in bytes.
+    pub logical_block_size: u32,
+    /// iolab created the file.
+    pub created: bool,
+    /// iolab will delete the file after the run.
+    pub scratch: bool,
+    /// Seconds spent filling the file before the run, if it was filled.
+    pub fill_s: Option<f64>,
+}
+
+/// Reads, writes and both together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpSet {
+    /// Reads.
+    pub read: OpSummary,
+    /// Writes.
+    pub write: OpSummary,
+    /// Reads and writes, with merged (never averaged) histograms.
+    pub all: OpSummary,
+}
+
+/// Counts, rates and latency digest of one op kind.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpSummary {
+    /// Completed ops (including short ones).
+    pub ops: u64,
+    /// Actual bytes transferred.
+    pub bytes: u64,
+    /// Ops per second of measured time.
+    pub iops: f64,
+    /// 10^6 bytes per second.
+    pub mb_s: f64,
+    /// 2^20 bytes per second.
+    pub mib_s: f64,
+    /// Response time (intended start -> completion); `None` without ops.
+    pub lat_ns: Option<LatSummary>,
+    /// Service time (submission -> completion); `None` without ops.
+    pub service_lat_ns: Option<LatSummary>,
+    /// Short completions.
+    pub short: u64,
+    /// Failed completions.
+    pub errors: u64,
+}
+
+impl OpSummary {
+    /// Digest of `s` over `measured_s` seconds (rates are 0 when `measured_s` is not positive).
+    pub fn from_stats(s: &OpStats, measured_s: f64) -> Self {
+        let per_s =
+            |n: u64| if measured_s.is_finite() && measured_s > 0.0 { n as f64 / measured_s } else { 0.0 };
+        Self {
+            ops: s.ops,
+            bytes: s.bytes,
+            iops: per_s(s.ops),
+            mb_s: per_s(s.bytes) / 1e6,
+            mib_s: per_s(s.bytes) / (1u64 << 20) as f64,
+            lat_ns: s.lat.summary(),
+            service_lat_ns: s.service_lat.summary(),
+            short: s.short,
+            errors: s.errors,
+        }
+    }
+
+    /// Mean number of ops in flight by Little's law: IOPS x mean service time. Service time
+    /// (submission -> completion) is used so that open-loop queueing delay, which happens
+    /// before submission, does not count as depth. Falls back to response time.
+    pub fn littles_law_depth(&self) -> f64 {
+        let lat = self.service_lat_ns.or(self.lat_ns);
+        lat.map_or(0.0, |l| self.iops * l.mean / 1e9)
+    }
+}
+
+impl OpSet {
+    /// Digests of `read`, `write` and their merge (`all`, histograms merged, never averaged).
+    pub fn from_stats(read: &OpStats, write: &OpStats, measured_s: f64) -> Self {
+        let mut all = read.clone();
+        all.merge(write);
+        Self {
+            read: OpSummary::from_stats(read, measured_s),
+            write: OpSummary::from_stats(write, measured_s),
+            all: OpSummary::from_stats(&all, measured_s),
+        }
+    }
+}
+
+/// One worker's results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkerResult {
+    /// Worker index (0-based).
+    pub index: u32,
+    /// Job name of the worker.
+    pub name: String,
+    /// Requested queue depth of this worker.
+    pub qd: u32,
+    /// Target names the worker used.
+    pub targets: Vec<String>,
+    /// Offered rate of this worker in open loop.
+    pub rate_iops: Option<f64>,
+    /// Reads.
+    pub read: OpSummary,
+    /// Writes.
+    pub write: OpSummary,
+    /// Reads and writes.
+    pub all: OpSummary,
+    /// Mean ops in flight (Little's law, [`OpSummary::littles_law_depth`] of `all`).
+    pub achieved_depth: f64,
+}
+
+/// CPU used by the whole process, including io_uring worker threads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cpu {
+    /// User CPU seconds.
+    pub user_s: f64,
+    /// System CPU seconds.
+    pub sys_s: f64,
+    /// (user + sys) / completed ops, in nanoseconds.
+    pub cpu_ns_per_io: f64,
+    /// (user + sys) / measured seconds.
+    pub cores_used: f64,
+}
+
+/// Requested and achieved queue depth.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Depth {
+    /// Sum of qd over workers.
+    pub requested: u32,
+    /// Sum over workers of IOPS x mean latency (Little's law).
+    pub achieved: f64,
+}
+
+/// Open-loop results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RateResult {
+    /// Offered arrival rate, ops per second.
+    pub offered_iops: f64,
+    /// Arrival process (`fixed`, `poisson`, ...).
+    pub arrival: String,
+    /// Achieved completion rate.
+    pub achieved_iops: f64,
+    /// Arrivals not yet submitted when the run ended.
+    pub backlog_at_end: u64,
+}
+
+/// Failed and short I/O of the run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorSummary {
+    /// Failed completions, reads and writes.
+    pub total: u64,
+    /// Reads.
+    pub read: ErrorDetail,
+    /// Writes.
+    pub write: ErrorDetail,
+}
+
+/// Failed and short I/O of one op kind.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorDetail {
+    /// Failed completions.
+    pub count: u64,
+    /// Short completions.
+    pub short: u64,
+    /// Errno name (`"EIO"`, or `"E<n>"` when unnamed) -> count.
+    pub by_errno: BTreeMap<String, u64>,
+}
+
+impl ErrorDetail {
+    /// Errors and short completions of `s`, errnos named with [`errno_name`].
+    pub fn from_stats(s: &OpStats) -> Self {
+        let mut by_errno = BTreeMap::new();
+        for (&errno, &n) in &s.errors_by_errno {
+            *by_errno.entry(errno_name(errno)).or_insert(0) += n;
+        }
+        Self { count: s.errors, short: s.short, by_errno }
+    }
+}
+
+impl ErrorSummary {
+    /// Errors of the run from the merged read and write stats.
+    pub fn from_stats(read: &OpStats, write: &OpStats) -> Self {
+        Self {
+            total: read.errors + write.errors,
+            read: ErrorDetail::from_stats(read),
+            write: ErrorDetail::from_stats(write),
+        }
+    }
+}
+
+/// Linux name of a (positive or negative) errno, `"E<n>"` when not in the small table.
+pub fn errno_name(errno: i32) -> String {
+    let errno = errno.saturating_abs();
+    let name = match errno {
+        1 => "EPERM",
+        5 => "EIO",
+        6 => "ENXIO",
+        9 => "EBADF",
+        11 => "EAGAIN",
+        12 => "ENOMEM",
+        13 => "EACCES",
+        14 => "EFAULT",
+        16 => "EBUSY",
+        19 => "ENODEV",
+        22 => "EINVAL",
+        27 => "EFBIG",
+        28 => "ENOSPC",
+        30 => "EROFS",
+        84 => "EILSEQ",
+        95 => "EOPNOTSUPP",
+        110 => "ETIMEDOUT",
+        125 => "ECANCELED",
+        _ => return format!("E{errno}"),
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errno_name_known_and_unknown() {
+        assert_eq!(errno_name(5), "EIO");
+        assert_eq!(errno_name(-28), "ENOSPC");
+        assert_eq!(errno_name(999), "E999");
+    }
+
+    #[test]
+    fn op_set_all_merges_histograms_not_averages() {
+        let (mut read, mut write) = (OpStats::new(), OpStats::new());
+        for _ in 0..99 {
+            read.record_ok(4096, 4096, 100_000, 90_000);
+        }
+        write.record_ok(4096, 4096, 10_000_000, 9_000_000);
+        write.record_ok(4096, 4096, 10_000_000, 9_000_000);
+        let set = OpSet::from_stats(&read, &write, 2.0);
+        let all = set.all.lat_ns.unwrap();
+        // 101 samples: the 99th percentile (rank 100) is a write. Percentiles are the top of
+        // their HDR sub-bucket, at most 0.1% above the sample.
+        let within = |got: u64, want: u64| got >= want && got - want <= want / 1000;
+        assert!(within(all.p99, 10_000_000), "{}", all.p99);
+        assert!(within(all.p50, 100_000), "{}", all.p50);
+        assert_eq!(all.max, 10_000_000);
+        assert_eq!(set.all.ops, 101);
+        assert_eq!(set.all.iops, 50.5);
+        assert_eq!(set.write.mb_s, 2.0 * 4096.0 / 2.0 / 1e6);
+    }
+
+    #[test]
+    fn op_summary_without_ops_has_no_latency_and_zero_rates() {
+        let s = OpSummary::from_stats(&OpStats::new(), 0.0);
+        assert_eq!((s.ops, s.iops, s.lat_ns), (0, 0.0, None));
+        assert_eq!(s.littles_law_depth(), 0.0);
+    }
+
+    #[test]
+    fn error_detail_names_errnos() {
+        let mut s = OpStats::new();
+        s.record_error(5);
+        s.record_error(-5);
+        s.record_error(4242);
+        let d = ErrorDetail::from_stats(&s);
+        assert_eq!(d.count, 3);
+        assert_eq!(d.by_errno, BTreeMap::from([("E4242".to_string(), 1), ("EIO".to_string(), 2)]));
+    }
+}

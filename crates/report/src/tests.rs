@@ -1,0 +1,374 @@
+//! Exporter tests from a fixed [`RunResult`] (hyperfine `src/export/tests.rs` style): the text
+//! summary line by line, JSON round trip, CSV shape, and the JSON Schema kept in sync with the model.
+
+use std::collections::BTreeMap;
+
+use iolab_stats::{LatSummary, TimePoint, Warning};
+
+use crate::*;
+
+fn lat(mean: f64, p50: u64, p99: u64, p999: u64, max: u64) -> LatSummary {
+    LatSummary {
+        min: p50 / 20,
+        mean,
+        stdev: mean / 3.0,
+        p50,
+        p90: (p50 + p99) / 2,
+        p95: (p50 + p99) / 2 + 1,
+        p99,
+        p999,
+        p9999: (p999 + max) / 2,
+        max,
+    }
+}
+
+fn summary(
+    ops: u64,
+    block_size_bytes: u64,
+    measured_s: f64,
+    l: LatSummary,
+    service: LatSummary,
+) -> OpSummary {
+    let bytes = ops * block_size_bytes;
+    OpSummary {
+        ops,
+        bytes,
+        iops: ops as f64 / measured_s,
+        mb_s: bytes as f64 / measured_s / 1e6,
+        mib_s: bytes as f64 / measured_s / (1u64 << 20) as f64,
+        lat_ns: Some(l),
+        service_lat_ns: Some(service),
+        short: 0,
+        errors: 0,
+    }
+}
+
+/// A closed-loop 70/30 random read/write run on one file, 4 workers x qd 32, 10 s measured.
+pub(crate) fn sample() -> RunResult {
+    let measured_s = 10.0;
+    let read_lat = lat(1_820_000.0, 1_710_000, 4_200_000, 8_100_000, 21_300_000);
+    let write_lat = lat(2_450_500.0, 2_300_000, 6_050_000, 9_990_000, 30_100_000);
+    let all_lat = lat(2_009_300.0, 1_900_000, 5_000_000, 9_000_000, 30_100_000);
+    let read = summary(700_123, 8192, measured_s, read_lat, read_lat);
+    let write = summary(300_456, 8192, measured_s, write_lat, write_lat);
+    let all = summary(1_000_579, 8192, measured_s, all_lat, all_lat);
+    let workers = (0..4u32)
+        .map(|index| WorkerResult {
+            index,
+            name: "randrw".to_string(),
+            qd: 32,
+            targets: vec!["/data/f".to_string()],
+            rate_iops: None,
+            read: read.clone(),
+            write: write.clone(),
+            all: all.clone(),
+            achieved_depth: 31.85,
+        })
+        .collect();
+    let timeseries = (0..10u64)
+        .map(|i| TimePoint {
+            t_s: i as f64,
+            interval_s: 1.0,
+            read_iops: 70_000.0 + i as f64,
+            write_iops: 30_000.0,
+            iops: 100_000.0 + i as f64,
+            mb_s: 819.2,
+            lat_mean_ns: 2_009_300.0,
+            lat_p99_ns: 5_000_000,
+        })
+        .collect();
+    RunResult {
+        schema: SCHEMA.to_string(),
+        iolab_version: "0.1.0".to_string(),
+        run_id: "3f9a2c1e77d04b1a".to_string(),
+        started_at: "2025-01-02T03:04:05Z".to_string(),
+        started_unix_s: 1_735_787_045.0,
+        partial: false,
+        seed: 1234,
+        config: serde_json::json!({ "jobs": [{ "name": "randrw", "qd": 32, "read_percent": 70 }] }),
+        env: Env {
+            hostname: "bench1".to_string(),
+            kernel: "6.8.0-45-generic".to_string(),
+            cpu_model: "AMD EPYC 7443P".to_string(),
+            cpu_count: 48,
+            mem_total_bytes: 256 << 30,
+            engine: "io_uring".to_string(),
+            engine_features: vec!["fixed_buffers".to_string()],
+            targets: vec![TargetEnv {
+                name: "/data/f".to_string(),
+                kind: "file".to_string(),
+                size_bytes: 8 << 30,
+                fs_type: Some("ext4".to_string()),
+                device_model: None,
+                direct: true,
+                logical_block_size: 512,
+                created: false,
+                scratch: false,
+                fill_s: None,
+            }],
+        },
+        ramp_s: 2.0,
+        measured_s,
+        total: OpSet { read, write, all },
+        workers,
+        cpu: Cpu { user_s: 1.23, sys_s: 4.56, cpu_ns_per_io: 5_786.6, cores_used: 0.579 },
+        depth: Depth { requested: 128, achieved: 127.4 },
+        rate: None,
+        warnings: vec![
+            Warning::HighVariability { metric: "iops".to_string(), cv: 0.153 },
+            Warning::ShortRun { measured_s: 4.0 },
+        ],
+        timeseries,
+        errors: ErrorSummary {
+            total: 0,
+            read: ErrorDetail { count: 0, short: 0, by_errno: BTreeMap::new() },
+            write: ErrorDetail { count: 0, short: 0, by_errno: BTreeMap::new() },
+        },
+    }
+}
+
+/// Open loop, reads only, with errors: exercises the service table, rate and errors lines.
+fn sample_open_loop() -> RunResult {
+    let mut r = sample();
+    let service = lat(95_000.0, 90_000, 250_000, 400_000, 1_200_000);
+    let response = lat(180_000.0, 120_000, 2_500_000, 4_000_000, 9_000_000);
+    r.total.read = summary(49_982, 4096, 10.0, response, service);
+    r.total.write = OpSummary::from_stats(&iolab_stats::OpStats::new(), 10.0);
+    r.total.all = r.total.read.clone();
+    r.total.all.errors = 3;
+    r.total.read.errors = 3;
+    r.rate = Some(RateResult {
+        offered_iops: 5_000.0,
+        arrival: "poisson".to_string(),
+        achieved_iops: 4_998.2,
+        backlog_at_end: 0,
+    });
+    r.errors.total = 3;
+    r.errors.read = ErrorDetail {
+        count: 3,
+        short: 1,
+        by_errno: BTreeMap::from([("EIO".to_string(), 2), ("ETIMEDOUT".to_string(), 1)]),
+    };
+    r.warnings = vec![Warning::Errors { count: 3 }];
+    r
+}
+
+fn lines(text: &str) -> Vec<&str> {
+    text.lines().collect()
+}
+
+#[test]
+fn render_text_closed_loop_is_aligned_summary() {
+    let text = render_text(&sample());
+    let l = lines(&text);
+    assert_eq!(l[0], "iolab 0.1.0 · run 3f9a2c1e · seed 1234 · measured 10.00 s after 2.00 s ramp");
+    assert_eq!(l[1], "target  /data/f  file, 8.00 GiB, ext4, O_DIRECT, io_uring");
+    assert_eq!(l[2], "workers 4 × qd 32 (requested depth 128, achieved 127.4)");
+    assert_eq!(l[3], "");
+    assert_eq!(l[4], "             ops       IOPS   MB/s     mean      p50      p99    p99.9      max");
+    assert_eq!(l[5], "read     700,123   70,012.3  573.5  1.82 ms  1.71 ms  4.20 ms  8.10 ms  21.3 ms");
+    assert_eq!(l[6], "write    300,456   30,045.6  246.1  2.45 ms  2.30 ms  6.05 ms  9.99 ms  30.1 ms");
+    assert_eq!(l[7], "all    1,000,579  100,057.9  819.7  2.01 ms  1.90 ms  5.00 ms  9.00 ms  30.1 ms");
+    assert_eq!(l[8], "");
+    assert_eq!(l[9], "cpu     user 1.23 s, sys 4.56 s (0.58 cores), 5.79 µs per I/O");
+    // Every table line has the same width: columns are aligned.
+    let width = |s: &str| s.chars().count();
+    assert!(l[4..8].iter().all(|line| width(line) == width(l[4])));
+    assert!(!text.contains("service"), "no service table in closed loop");
+    assert!(!text.contains("errors "), "no errors line without errors");
+}
+
+#[test]
+fn render_text_warnings_have_hints() {
+    let text = render_text(&sample());
+    let l = lines(&text);
+    let at = l.iter().position(|line| line.starts_with("warning: iops varied")).unwrap();
+    assert_eq!(l[at], "warning: iops varied a lot between intervals (coefficient of variation 15.3%)");
+    assert!(l[at + 1].starts_with("  hint: results are noisy"));
+    assert_eq!(l[at + 2], "warning: only 4.00 s were measured");
+    assert_eq!(l[at + 3], "  hint: run for at least 5 s (--runtime) for stable numbers");
+}
+
+#[test]
+fn render_text_zero_op_write_line_is_omitted() {
+    let r = sample_open_loop();
+    let text = render_text(&r);
+    assert!(text.lines().any(|line| line.starts_with("read ")));
+    assert!(text.lines().any(|line| line.starts_with("all ")));
+    assert!(!text.lines().any(|line| line.starts_with("write")), "{text}");
+}
+
+#[test]
+fn render_text_open_loop_shows_service_rate_and_errors() {
+    let text = render_text(&sample_open_loop());
+    let l = lines(&text);
+    assert_eq!(l[4], "response     ops     IOPS  MB/s    mean     p50      p99    p99.9      max");
+    assert_eq!(l[5], "read      49,982  4,998.2  20.5  180 µs  120 µs  2.50 ms  4.00 ms  9.00 ms");
+    assert_eq!(l[8], "service     mean      p50     p99   p99.9      max");
+    assert_eq!(l[9], "read     95.0 µs  90.0 µs  250 µs  400 µs  1.20 ms");
+    assert!(
+        l.contains(&"rate    offered 5,000 IOPS (poisson), achieved 4,998.2, backlog at end 0"),
+        "{text}"
+    );
+    assert!(
+        l.contains(&"errors  read 3 (EIO 2, ETIMEDOUT 1), write 0; short read 1, short write 0"),
+        "{text}"
+    );
+    assert!(l.contains(&"warning: 3 I/O errors"));
+}
+
+#[test]
+fn render_text_one_target_line_per_target_and_partial_flag() {
+    let mut r = sample();
+    let mut second = r.env.targets[0].clone();
+    second.name = "/dev/nvme0n1".to_string();
+    second.kind = "block_device".to_string();
+    second.fs_type = None;
+    second.device_model = Some("Samsung PM9A3".to_string());
+    second.size_bytes = 1_920_383_410_176;
+    r.env.targets.push(second);
+    r.partial = true;
+    r.ramp_s = 0.0;
+    let text = render_text(&r);
+    let l = lines(&text);
+    assert_eq!(l[0], "iolab 0.1.0 · run 3f9a2c1e · seed 1234 · measured 10.00 s · partial (stopped early)");
+    assert_eq!(l[1], "target  /data/f  file, 8.00 GiB, ext4, O_DIRECT, io_uring");
+    assert_eq!(l[2], "target  /dev/nvme0n1  block device, 1.75 TiB, Samsung PM9A3, O_DIRECT, io_uring");
+}
+
+#[test]
+fn json_round_trip_is_equal() {
+    for r in [sample(), sample_open_loop()] {
+        let json = to_json(&r);
+        assert_eq!(from_json(&json).unwrap(), r);
+    }
+}
+
+#[test]
+fn json_uses_snake_case_names_null_options_and_tagged_warnings() {
+    let v: serde_json::Value = serde_json::from_str(&to_json(&sample())).unwrap();
+    assert_eq!(v["schema"], "iolab.result/1");
+    assert!(v["rate"].is_null());
+    assert!(v["env"]["targets"][0]["device_model"].is_null());
+    assert_eq!(v["total"]["read"]["lat_ns"]["p999"], 8_100_000);
+    assert_eq!(v["warnings"][0]["kind"], "high_variability");
+    assert_eq!(v["warnings"][1], serde_json::json!({ "kind": "short_run", "measured_s": 4.0 }));
+}
+
+#[test]
+fn timeseries_csv_has_header_and_one_row_per_point() {
+    let csv = timeseries_csv(&sample());
+    let l = lines(&csv);
+    assert_eq!(l[0], "t_s,interval_s,read_iops,write_iops,iops,mb_s,lat_mean_ns,lat_p99_ns");
+    assert_eq!(l.len(), 1 + 10);
+    assert_eq!(l[1], "0,1,70000,30000,100000,819.2,2009300,5000000");
+    assert!(l[1..].iter().all(|row| row.split(',').count() == 8));
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON Schema drift guard: every object key the model serialises is declared in the schema, and
+// every declared property is serialised, at every level reachable from a sample.
+
+const SCHEMA_TEXT: &str = include_str!("../../../docs/schema/iolab.result.v1.json");
+
+fn resolve<'a>(schema: &'a serde_json::Value, root: &'a serde_json::Value) -> &'a serde_json::Value {
+    match schema.get("$ref").and_then(|r| r.as_str()) {
+        Some(r) => {
+            let name = r.strip_prefix("#/$defs/").expect("only local $defs references");
+            &root["$defs"][name]
+        }
+        None => schema,
+    }
+}
+
+fn check_against_schema(
+    value: &serde_json::Value,
+    schema: &serde_json::Value,
+    root: &serde_json::Value,
+    path: &str,
+) {
+    let schema = resolve(schema, root);
+    if let Some(branches) = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(|b| b.as_array()) {
+        if value.is_null() {
+            assert!(branches.iter().any(|b| b["type"] == "null"), "{path}: null not allowed");
+            return;
+        }
+        // Pick the branch whose `kind` const matches (tagged enum), else the non-null branch.
+        let branch = branches
+            .iter()
+            .map(|b| resolve(b, root))
+            .find(|b| match value.get("kind") {
+                Some(kind) => b["properties"]["kind"]["const"] == *kind,
+                None => b["type"] != "null",
+            })
+            .unwrap_or_else(|| panic!("{path}: no schema branch for {value}"));
+        return check_against_schema(value, branch, root, path);
+    }
+    if let (Some(props), Some(obj)) =
+        (schema.get("properties").and_then(|p| p.as_object()), value.as_object())
+    {
+        let declared: Vec<&String> = props.keys().collect();
+        let serialised: Vec<&String> = obj.keys().collect();
+        let mut d = declared.clone();
+        let mut s = serialised.clone();
+        d.sort();
+        s.sort();
+        assert_eq!(s, d, "{path}: serialised keys vs schema properties");
+        let required: Vec<&str> =
+            schema["required"].as_array().map_or(vec![], |r| r.iter().filter_map(|k| k.as_str()).collect());
+        for k in &declared {
+            assert!(required.contains(&k.as_str()), "{path}.{k} is not required in the schema");
+        }
+        for (k, v) in obj {
+            check_against_schema(v, &props[k], root, &format!("{path}.{k}"));
+        }
+    }
+    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
+        for (i, v) in array.iter().enumerate() {
+            check_against_schema(v, items, root, &format!("{path}[{i}]"));
+        }
+    }
+}
+
+#[test]
+fn json_schema_top_level_properties_match_serialised_keys() {
+    let schema: serde_json::Value = serde_json::from_str(SCHEMA_TEXT).unwrap();
+    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(schema["properties"]["schema"]["const"], SCHEMA);
+    let value = serde_json::to_value(sample()).unwrap();
+    let mut keys: Vec<&String> = value.as_object().unwrap().keys().collect();
+    let mut props: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+    keys.sort();
+    props.sort();
+    assert_eq!(keys, props);
+}
+
+#[test]
+fn json_schema_nested_properties_match_serialised_keys() {
+    let schema: serde_json::Value = serde_json::from_str(SCHEMA_TEXT).unwrap();
+    for r in [sample(), sample_open_loop()] {
+        let value = serde_json::to_value(&r).unwrap();
+        check_against_schema(&value, &schema, &schema, "$");
+    }
+    // Every warning kind is declared.
+    let every_kind = [
+        Warning::LowDepth { requested: 1.0, achieved: 0.5 },
+        Warning::HighVariability { metric: "iops".into(), cv: 0.2 },
+        Warning::BufferedIo,
+        Warning::PageCacheLikely { target: "f".into(), target_bytes: 1, mem_total_bytes: 2 },
+        Warning::FirstIntervalSlow { first_iops: 1.0, median_iops: 3.0 },
+        Warning::RateNotSustained { offered_iops: 2.0, achieved_iops: 1.0, backlog_at_end: 1 },
+        Warning::Errors { count: 1 },
+        Warning::ShortIo { count: 1 },
+        Warning::SyncEngineDepth { requested: 4 },
+        Warning::EngineFallback { reason: "r".into() },
+        Warning::FileHasHoles { target: "f".into() },
+        Warning::ShortRun { measured_s: 1.0 },
+        Warning::HistogramSaturated { count: 1 },
+        Warning::TmpfsTarget { target: "f".into() },
+    ];
+    let warnings = serde_json::to_value(every_kind).unwrap();
+    let branches = schema["$defs"]["Warning"]["oneOf"].as_array().unwrap();
+    assert_eq!(branches.len(), warnings.as_array().unwrap().len(), "one schema branch per warning kind");
+    check_against_schema(&warnings, &schema["properties"]["warnings"], &schema, "$.warnings");
+}

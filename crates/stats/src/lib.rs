@@ -1,0 +1,27 @@
+//! iolab-stats: the statistics stage of the pipeline (engine → **stats** → report).
+//!
+//! Pure code, no I/O and no clocks: the engine feeds it completions, the cli merges workers and
+//! derives warnings, the report serialises the results. Principles:
+//!
+//! - latency percentiles come from merged HDR histograms ([`LatencyHistogram`]), never averaged;
+//! - min, max and mean are exact (tracked beside the histogram);
+//! - bytes are what the completion transferred, short and failed I/O are counted ([`OpStats`]);
+//! - warnings are data ([`Warning`]), stored in the result and rendered by iolab-report.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod histogram;
+mod interval;
+mod op;
+mod warning;
+
+pub use histogram::{
+    HistogramDecodeError, LatSummary, LatencyHistogram, COARSE_SIGFIG, FINE_SIGFIG, LATENCY_NS_MAX,
+};
+pub use interval::{IntervalOp, IntervalStats, TimePoint, TimeSeries, DEFAULT_TIMESERIES_CAP};
+pub use op::OpStats;
+pub use warning::{
+    coefficient_of_variation, median, series_warnings, Warning, FIRST_INTERVAL_SLOW_RATIO, HIGH_CV,
+    LOW_DEPTH_RATIO, SHORT_RUN_S,
+};

@@ -1,0 +1,303 @@
+//! Warnings are data: conditions that make a result questionable, stored in the result.
+//!
+//! The cli (and [`series_warnings`] here) decide *when* to warn; every [`Warning`] is kept in the
+//! result document, exported in JSON with a `kind` tag, and rendered by iolab-report as
+//! `warning: <message>` plus a tailored `hint:` (hyperfine's `output/warnings.rs`, but as data).
+
+/// Achieved mean depth below this fraction of the requested depth raises [`Warning::LowDepth`].
+pub const LOW_DEPTH_RATIO: f64 = 0.80;
+
+/// Per-interval IOPS coefficient of variation above this raises [`Warning::HighVariability`].
+/// 10% is where run-to-run comparisons of a few percent stop being meaningful.
+pub const HIGH_CV: f64 = 0.10;
+
+/// A first interval below this fraction of the median interval raises
+/// [`Warning::FirstIntervalSlow`].
+pub const FIRST_INTERVAL_SLOW_RATIO: f64 = 0.50;
+
+/// A measurement window shorter than this (seconds) raises [`Warning::ShortRun`].
+pub const SHORT_RUN_S: f64 = 5.0;
+
+/// Coefficient of variation (population stdev / mean) of `values`.
+///
+/// `None` for fewer than 2 values, a zero or non-finite mean.
+pub fn coefficient_of_variation(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if mean == 0.0 || !mean.is_finite() {
+        return None;
+    }
+    let variance = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    Some(variance.sqrt() / mean.abs())
+}
+
+/// Median of `values` (mean of the two middle values for an even count); `None` when empty.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    Some(if sorted.len() % 2 == 0 { (sorted[mid - 1] + sorted[mid]) / 2.0 } else { sorted[mid] })
+}
+
+/// Warnings derived from the per-interval IOPS of the whole run (complete intervals only):
+/// [`Warning::HighVariability`] and [`Warning::FirstIntervalSlow`].
+pub fn series_warnings(interval_iops: &[f64]) -> Vec<Warning> {
+    let mut warnings = Vec::new();
+    if let Some(cv) = coefficient_of_variation(interval_iops) {
+        if cv > HIGH_CV {
+            warnings.push(Warning::HighVariability { metric: "iops".to_string(), cv });
+        }
+    }
+    if interval_iops.len() >= 3 {
+        if let Some(median_iops) = median(interval_iops) {
+            let first_iops = interval_iops[0];
+            if first_iops < FIRST_INTERVAL_SLOW_RATIO * median_iops {
+                warnings.push(Warning::FirstIntervalSlow { first_iops, median_iops });
+            }
+        }
+    }
+    warnings
+}
+
+/// A condition that makes a result questionable. Serialised with a `kind` tag in snake_case.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// Achieved mean depth (Little's law) is below [`LOW_DEPTH_RATIO`] of the requested depth.
+    LowDepth {
+        /// Requested depth (sum of qd over workers).
+        requested: f64,
+        /// Achieved mean depth.
+        achieved: f64,
+    },
+    /// Per-interval `metric` varies more than [`HIGH_CV`].
+    HighVariability {
+        /// What varied, e.g. "iops".
+        metric: String,
+        /// Coefficient of variation (stdev / mean).
+        cv: f64,
+    },
+    /// `--buffered`: results include the page cache.
+    BufferedIo,
+    /// Buffered reads on a target smaller than RAM: reads are probably served from memory.
+    PageCacheLikely {
+        /// Target name.
+        target: String,
+        /// Target size.
+        target_bytes: u64,
+        /// Total RAM.
+        mem_total_bytes: u64,
+    },
+    /// The first interval was much slower than the median: warm-up is in the measurement.
+    FirstIntervalSlow {
+        /// IOPS of the first interval.
+        first_iops: f64,
+        /// Median IOPS over all intervals.
+        median_iops: f64,
+    },
+    /// Open loop: the target did not keep up with the offered rate.
+    RateNotSustained {
+        /// Offered arrival rate.
+        offered_iops: f64,
+        /// Achieved completion rate.
+        achieved_iops: f64,
+        /// Arrivals not yet submitted when the run ended.
+        backlog_at_end: u64,
+    },
+    /// Some completions failed.
+    Errors {
+        /// Failed completions.
+        count: u64,
+    },
+    /// Some completions transferred fewer bytes than requested.
+    ShortIo {
+        /// Short completions.
+        count: u64,
+    },
+    /// The sync engine does one I/O at a time per worker, so qd > 1 is not honoured.
+    SyncEngineDepth {
+        /// Requested per-worker qd.
+        requested: u32,
+    },
+    /// The requested engine was unavailable and the sync engine was used.
+    EngineFallback {
+        /// Why the fallback happened.
+        reason: String,
+    },
+    /// The target file is sparse: reads of holes do not touch the device.
+    FileHasHoles {
+        /// Target name.
+        target: String,
+    },
+    /// The measurement window is shorter than [`SHORT_RUN_S`].
+    ShortRun {
+        /// Measured seconds.
+        measured_s: f64,
+    },
+    /// Some latencies exceeded the histogram range (1 h) and were binned at its top.
+    HistogramSaturated {
+        /// Saturated samples.
+        count: u64,
+    },
+    /// The target lives in tmpfs or another RAM-backed filesystem.
+    TmpfsTarget {
+        /// Target name.
+        target: String,
+    },
+}
+
+impl Warning {
+    /// One-line statement of what was observed, with the numbers.
+    pub fn message(&self) -> String {
+        match self {
+            Self::LowDepth { requested, achieved } => format!(
+                "achieved queue depth {achieved:.1} is {:.0}% of the requested {requested:.0}",
+                percent(*achieved, *requested)
+            ),
+            Self::HighVariability { metric, cv } => {
+                format!("{metric} varied a lot between intervals (coefficient of variation {:.1}%)", cv * 100.0)
+            }
+            Self::BufferedIo => "buffered I/O: results include the page cache".to_string(),
+            Self::PageCacheLikely { target, target_bytes, mem_total_bytes } => format!(
+                "'{target}' ({} MiB) is smaller than RAM ({} MiB) and I/O is buffered: reads are likely served from the page cache",
+                target_bytes / (1 << 20),
+                mem_total_bytes / (1 << 20)
+            ),
+            Self::FirstIntervalSlow { first_iops, median_iops } => format!(
+                "the first interval ({first_iops:.0} IOPS) was much slower than the median ({median_iops:.0} IOPS)"
+            ),
+            Self::RateNotSustained { offered_iops, achieved_iops, backlog_at_end } => format!(
+                "offered rate not sustained: {achieved_iops:.1} of {offered_iops:.1} IOPS achieved, {backlog_at_end} arrivals pending at the end"
+            ),
+            Self::Errors { count } => format!("{count} I/O errors"),
+            Self::ShortIo { count } => format!("{count} short reads or writes (fewer bytes than requested)"),
+            Self::SyncEngineDepth { requested } => {
+                format!("the sync engine does one I/O at a time per worker; qd {requested} is not used")
+            }
+            Self::EngineFallback { reason } => format!("io_uring unavailable, the sync engine was used: {reason}"),
+            Self::FileHasHoles { target } => format!("'{target}' has holes (sparse file)"),
+            Self::ShortRun { measured_s } => format!("only {measured_s:.2} s were measured"),
+            Self::HistogramSaturated { count } => {
+                format!("{count} latencies exceeded 1 hour and were recorded as 1 hour in the percentiles")
+            }
+            Self::TmpfsTarget { target } => format!("'{target}' is on tmpfs: this measures memory, not a device"),
+        }
+    }
+
+    /// What to do about it, when there is something to do.
+    pub fn hint(&self) -> Option<String> {
+        let hint = match self {
+            Self::LowDepth { .. } => {
+                "the workers could not keep the queue full (CPU-bound submission, or a device/engine limit); \
+                 add workers (--jobs), check CPU use, or compare with --engine=io_uring"
+            }
+            Self::HighVariability { .. } => {
+                "results are noisy: close background load, run longer (--runtime), \
+                 add --ramp to skip warm-up, or check the timeseries for periodic stalls (GC, writeback)"
+            }
+            Self::BufferedIo => "drop --buffered to measure the device with O_DIRECT",
+            Self::PageCacheLikely { .. } => "use O_DIRECT (drop --buffered) or a target larger than RAM",
+            Self::FirstIntervalSlow { .. } => "consider --ramp to exclude warm-up from the measurement",
+            Self::RateNotSustained { .. } => {
+                "the target is saturated at this rate; lower --rate or raise qd; latencies include queueing delay"
+            }
+            Self::Errors { .. } => "see the errors section (by errno); the device or filesystem may be failing",
+            Self::ShortIo { .. } => {
+                "short I/O usually means the target is smaller than the offsets used, or end of file was hit"
+            }
+            Self::SyncEngineDepth { .. } => "use --engine=io_uring for qd > 1, or add workers (--jobs) for concurrency",
+            Self::EngineFallback { .. } => {
+                "check sysctl kernel.io_uring_disabled and seccomp; or pass --engine=sync explicitly to silence this"
+            }
+            Self::FileHasHoles { .. } => "pre-fill the file (or let iolab create it) so reads reach the device",
+            Self::ShortRun { .. } => "run for at least 5 s (--runtime) for stable numbers",
+            Self::HistogramSaturated { .. } => "percentiles at the top are lower bounds; max is still exact",
+            Self::TmpfsTarget { .. } => "put the target on the device you want to measure",
+        };
+        Some(hint.to_string())
+    }
+}
+
+fn percent(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        part / whole * 100.0
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coefficient_of_variation_of_constant_series_is_zero() {
+        assert_eq!(coefficient_of_variation(&[5.0, 5.0, 5.0]), Some(0.0));
+    }
+
+    #[test]
+    fn coefficient_of_variation_uses_population_stdev() {
+        // mean 2, population stdev 1 -> 0.5
+        assert_eq!(coefficient_of_variation(&[1.0, 3.0]), Some(0.5));
+    }
+
+    #[test]
+    fn coefficient_of_variation_short_or_zero_mean_is_none() {
+        assert_eq!(coefficient_of_variation(&[]), None);
+        assert_eq!(coefficient_of_variation(&[1.0]), None);
+        assert_eq!(coefficient_of_variation(&[0.0, 0.0]), None);
+    }
+
+    #[test]
+    fn series_warnings_flags_noise_and_slow_start() {
+        let w = series_warnings(&[100.0, 1000.0, 1000.0, 1000.0, 1000.0]);
+        assert!(
+            matches!(w[0], Warning::HighVariability { ref metric, cv } if metric == "iops" && cv > HIGH_CV)
+        );
+        assert_eq!(w[1], Warning::FirstIntervalSlow { first_iops: 100.0, median_iops: 1000.0 });
+        assert!(series_warnings(&[1000.0, 1010.0, 990.0]).is_empty());
+    }
+
+    #[test]
+    fn warning_serialises_with_snake_case_kind_tag() {
+        let w = Warning::LowDepth { requested: 32.0, achieved: 12.5 };
+        let json = serde_json::to_string(&w).unwrap();
+        assert_eq!(json, r#"{"kind":"low_depth","requested":32.0,"achieved":12.5}"#);
+        assert_eq!(serde_json::from_str::<Warning>(&json).unwrap(), w);
+        assert_eq!(serde_json::to_string(&Warning::BufferedIo).unwrap(), r#"{"kind":"buffered_io"}"#);
+    }
+
+    #[test]
+    fn warning_every_kind_has_message_and_hint() {
+        let all = [
+            Warning::LowDepth { requested: 32.0, achieved: 8.0 },
+            Warning::HighVariability { metric: "iops".into(), cv: 0.2 },
+            Warning::BufferedIo,
+            Warning::PageCacheLikely { target: "f".into(), target_bytes: 1 << 30, mem_total_bytes: 16 << 30 },
+            Warning::FirstIntervalSlow { first_iops: 1.0, median_iops: 10.0 },
+            Warning::RateNotSustained { offered_iops: 10.0, achieved_iops: 5.0, backlog_at_end: 3 },
+            Warning::Errors { count: 1 },
+            Warning::ShortIo { count: 1 },
+            Warning::SyncEngineDepth { requested: 32 },
+            Warning::EngineFallback { reason: "EPERM".into() },
+            Warning::FileHasHoles { target: "f".into() },
+            Warning::ShortRun { measured_s: 1.0 },
+            Warning::HistogramSaturated { count: 1 },
+            Warning::TmpfsTarget { target: "f".into() },
+        ];
+        for w in all {
+            assert!(!w.message().is_empty());
+            assert!(w.hint().is_some_and(|h| !h.is_empty()));
+        }
+        assert_eq!(
+            Warning::LowDepth { requested: 32.0, achieved: 8.0 }.message(),
+            "achieved queue depth 8.0 is 25% of the requested 32"
+        );
+    }
+}
