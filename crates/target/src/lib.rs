@@ -1,0 +1,181 @@
+//! iolab-target: where the bytes of a run live.
+//!
+//! The engine submits ops against a target; this crate finds, checks and opens it. Targets are regular files,
+//! block devices, an in-process RAM disk (`mem:`), a target that does nothing (`null:`) and an emulated
+//! device (`sim:`, served by the sim crate; here it only has a size).
+//!
+//! The guiding rule is **never destroy data**. Opening is two-phase:
+//! - [`probe`] has no side effects at all. It says what [`open`] will find and do (create a file, extend
+//!   one) and returns every refusal up front: a missing file without `--size`, a read-only run that would
+//!   need a bigger file, a write job on a block device without `--allow-write-device`, or on one that is
+//!   mounted or carries a filesystem signature without `--destroy-data`.
+//! - [`open`] calls [`probe`] again, then opens with O_DIRECT when asked (never falling back silently),
+//!   creates and fills new files with incompressible data so that no read hits a hole, and registers scratch
+//!   files for removal at exit ([`scratch`]).
+//!
+//! An error leaves the target as it was: a half-made file is removed, a half-extended one truncated back.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod mem;
+mod open;
+pub mod scratch;
+pub mod signature;
+mod sys;
+
+pub use error::{format_bytes, TargetError};
+pub use mem::MemStore;
+pub use open::{open, probe};
+pub use scratch::{register_scratch, remove_scratch_files, ScratchGuard};
+pub use signature::{detect_signature, SIGNATURE_HEAD_BYTES};
+pub use sys::{mem_available_bytes, mem_total_bytes};
+
+use iolab_spec::TargetSpec;
+use std::fmt;
+use std::sync::Arc;
+
+/// What kind of target a spec resolved to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// A regular file.
+    File,
+    /// A block device (whole disk, partition, loop, dm, md, …).
+    BlockDevice,
+    /// An in-process RAM disk ([`MemStore`]).
+    Mem,
+    /// Completes every op at once without copying.
+    Null,
+    /// An emulated device.
+    Sim,
+}
+
+impl TargetKind {
+    /// The name used in reports: "file", "block_device", "mem", "null" or "sim".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::File => "file",
+            TargetKind::BlockDevice => "block_device",
+            TargetKind::Mem => "mem",
+            TargetKind::Null => "null",
+            TargetKind::Sim => "sim",
+        }
+    }
+}
+
+impl fmt::Display for TargetKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Everything [`probe`] and [`open`] need to know about one target of one run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpenRequest {
+    /// The target as the user named it.
+    pub spec: TargetSpec,
+    /// Open with O_DIRECT (the default). When the file system refuses, the open fails with
+    /// [`TargetError::DirectUnsupported`]; there is no silent fallback to buffered I/O.
+    pub direct: bool,
+    /// The job writes to this target: open read-write, and apply the block-device safety checks.
+    pub writes: bool,
+    /// `--size`: the size of a file to create when it is missing, or to extend an existing smaller file to
+    /// (write jobs only). An error for block devices.
+    pub create_size: Option<u64>,
+    /// iolab chose this path itself (a default run): the file is created, and removed at exit.
+    pub scratch: bool,
+    /// `--allow-write-device`: a write job may write to a block device.
+    pub allow_write_device: bool,
+    /// `--destroy-data`: write to a block device even when it is in use or carries a signature.
+    pub destroy_data: bool,
+}
+
+impl OpenRequest {
+    /// A read-only, O_DIRECT request with no `--size` and no flags: the safest defaults.
+    pub fn new(spec: TargetSpec) -> OpenRequest {
+        OpenRequest {
+            spec,
+            direct: true,
+            writes: false,
+            create_size: None,
+            scratch: false,
+            allow_write_device: false,
+            destroy_data: false,
+        }
+    }
+}
+
+/// What [`open`] will find and do, learned without side effects.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Probe {
+    /// The target name for reports ([`TargetSpec::display_name`]).
+    pub name: String,
+    /// What the target is.
+    pub kind: TargetKind,
+    /// The size ops may address: the file length (after creating or extending), the device size, or the
+    /// size given to `mem:`, `null:` or `sim:`.
+    pub size_bytes: u64,
+    /// The alignment (offset, length and buffer address) that I/O through the opened target needs.
+    /// With O_DIRECT: the device's logical block size; 4096 in a probe when the device is unknown (tmpfs,
+    /// overlay, nfs), refined by [`open`] with a test read. Buffered: 1 (the page cache accepts any I/O).
+    /// `mem:`, `null:` and `sim:`: 512.
+    pub logical_block_size: u32,
+    /// The logical block size of the device under the target as sysfs reports it, whatever the I/O mode;
+    /// `None` when there is no block device (tmpfs, network file systems, virtual targets).
+    pub device_block_size: Option<u32>,
+    /// The path exists (always true for virtual targets).
+    pub exists: bool,
+    /// [`open`] will create the file (and fill it).
+    pub will_create: bool,
+    /// [`open`] will extend the existing file to this size (and fill the new part).
+    pub will_extend_to: Option<u64>,
+    /// The file system type holding a file (or a mounted device's file system), from /proc/self/mountinfo.
+    pub fs_type: Option<String>,
+    /// Where that file system is mounted.
+    pub mount_point: Option<String>,
+    /// The model of the device under the target (sysfs `device/model`; "device-mapper NAME" and
+    /// "loop over FILE" for those stacked devices).
+    pub device_model: Option<String>,
+    /// The device is rotational (sysfs `queue/rotational`).
+    pub rotational: Option<bool>,
+    /// A file on tmpfs or ramfs: a RAM target, not a device.
+    pub tmpfs: bool,
+}
+
+/// An opened target, ready for an engine.
+#[derive(Debug)]
+pub struct OpenedTarget {
+    /// The probe, refreshed after opening: `logical_block_size` may be refined; `exists`, `will_create` and
+    /// `will_extend_to` keep describing what was found before opening (see `created` and `fill_s`).
+    pub probe: Probe,
+    /// Path targets: opened read-only or read-write as the job needs, with O_DIRECT when `direct`.
+    pub file: Option<std::fs::File>,
+    /// The file descriptor has O_DIRECT.
+    pub direct: bool,
+    /// [`open`] created the file.
+    pub created: bool,
+    /// The file is a scratch file that [`open`] created and registered for removal at exit (an existing
+    /// file is never registered, even when `req.scratch`).
+    pub scratch: bool,
+    /// Seconds spent writing data into a created or extended file.
+    pub fill_s: Option<f64>,
+    /// An existing file with holes (SEEK_HOLE): reads of holes never touch the device.
+    pub has_holes: bool,
+    /// `mem:` targets: the RAM disk.
+    pub mem: Option<Arc<MemStore>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_kind_names_match_report_strings() {
+        let kinds =
+            [TargetKind::File, TargetKind::BlockDevice, TargetKind::Mem, TargetKind::Null, TargetKind::Sim];
+        let names: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
+        assert_eq!(names, ["file", "block_device", "mem", "null", "sim"]);
+    }
+}

@@ -1,0 +1,554 @@
+//! [`probe`] and [`open`]: resolving a [`TargetSpec`] to a described, checked and opened target.
+//!
+//! `probe` only reads metadata, /proc, /sys and (for a write job on a block device) the device's first
+//! 68 KiB, so every refusal is known before anything changes. `open` then creates/extends and fills files,
+//! and opens with the flags the job needs. The order inside `open` keeps the "nothing modified on error"
+//! promise: the O_DIRECT open of an existing file happens before it is extended, and a new file is removed
+//! (or an extended one truncated back) when a later step fails.
+
+use crate::error::TargetError;
+use crate::mem::MemStore;
+use crate::scratch;
+use crate::signature::{detect_signature, SIGNATURE_HEAD_BYTES};
+use crate::sys::{self, BlockInfo, DevNum, Mount};
+use crate::{OpenRequest, OpenedTarget, Probe, TargetKind};
+use iolab_spec::{SimSpec, TargetSpec};
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, Seek, SeekFrom};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Alignment assumed for O_DIRECT when the device is unknown, before [`open`] refines it.
+const UNKNOWN_DIRECT_BLOCK_SIZE: u32 = 4096;
+
+/// Size of one fill write: large enough to stream, small enough to stop quickly on Ctrl-C.
+const FILL_CHUNK_BYTES: usize = 1 << 20;
+
+/// Block size of virtual targets.
+const VIRTUAL_BLOCK_SIZE: u32 = 512;
+
+/// Learns what [`open`] will find and do for `req`, without side effects. Returns every refusal that
+/// `open` would give (see [`TargetError`]), so a caller can check all targets before touching any.
+pub fn probe(req: &OpenRequest) -> Result<Probe, TargetError> {
+    let name = req.spec.display_name();
+    let virtual_probe = |kind, size_bytes| Probe {
+        name: name.clone(),
+        kind,
+        size_bytes,
+        logical_block_size: VIRTUAL_BLOCK_SIZE,
+        device_block_size: None,
+        exists: true,
+        will_create: false,
+        will_extend_to: None,
+        fs_type: None,
+        mount_point: None,
+        device_model: None,
+        rotational: None,
+        tmpfs: false,
+    };
+    match &req.spec {
+        TargetSpec::Mem { size_bytes } => Ok(virtual_probe(TargetKind::Mem, *size_bytes)),
+        TargetSpec::Null { size_bytes } => Ok(virtual_probe(TargetKind::Null, *size_bytes)),
+        TargetSpec::Sim(SimSpec::Fixed { size_bytes, .. }) => Ok(virtual_probe(TargetKind::Sim, *size_bytes)),
+        TargetSpec::Path { path } => probe_path(req, path),
+    }
+}
+
+/// Probes, then opens `req`'s target: creates and fills a missing file (with `--size`), extends and fills a
+/// smaller one (write jobs with `--size`), and opens it with O_DIRECT when `req.direct`.
+pub fn open(req: &OpenRequest) -> Result<OpenedTarget, TargetError> {
+    let probe = probe(req)?;
+    let mut opened = OpenedTarget {
+        probe,
+        file: None,
+        direct: false,
+        created: false,
+        scratch: false,
+        fill_s: None,
+        has_holes: false,
+        mem: None,
+    };
+    match &req.spec {
+        TargetSpec::Mem { size_bytes } => opened.mem = Some(Arc::new(MemStore::new(*size_bytes)?)),
+        TargetSpec::Null { .. } | TargetSpec::Sim(_) => {}
+        TargetSpec::Path { path } => open_path(req, path, &mut opened)?,
+    }
+    Ok(opened)
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// probe
+
+fn probe_path(req: &OpenRequest, path: &str) -> Result<Probe, TargetError> {
+    let meta = match fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return probe_new_file(req, path),
+        Err(e) => return Err(TargetError::from_io(path, "inspect", e, false)),
+    };
+    let file_type = meta.file_type();
+    if file_type.is_dir() {
+        Err(TargetError::IsDirectory { path: path.into() })
+    } else if file_type.is_file() {
+        probe_existing_file(req, path, &meta)
+    } else if file_type.is_block_device() {
+        probe_block_device(req, path, &meta)
+    } else {
+        let what = if file_type.is_char_device() {
+            "character device"
+        } else if file_type.is_fifo() {
+            "FIFO"
+        } else if file_type.is_socket() {
+            "socket"
+        } else {
+            "special file"
+        };
+        Err(TargetError::UnsupportedFileType { path: path.into(), file_type: what })
+    }
+}
+
+/// The directory a path lives in ("." for a bare file name).
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Fills the mount and device fields of `probe` for a file on the file system whose mount is `mount`.
+fn describe_fs(probe: &mut Probe, req: &OpenRequest, st_dev: u64, mount: Option<Mount>) {
+    let info = sys::block_info_for_fs(st_dev, mount.as_ref());
+    if let Some(m) = mount {
+        probe.tmpfs = m.fs_type == "tmpfs" || m.fs_type == "ramfs";
+        probe.fs_type = Some(m.fs_type);
+        probe.mount_point = Some(m.mount_point);
+    }
+    describe_device(probe, req, info.as_ref());
+}
+
+fn describe_device(probe: &mut Probe, req: &OpenRequest, info: Option<&BlockInfo>) {
+    // tmpfs and friends have no block device; their st_dev never resolves to one.
+    probe.device_block_size = info.and_then(|i| i.logical_block_size);
+    probe.device_model = info.and_then(|i| i.model.clone());
+    probe.rotational = info.and_then(|i| i.rotational);
+    probe.logical_block_size =
+        if req.direct { probe.device_block_size.unwrap_or(UNKNOWN_DIRECT_BLOCK_SIZE) } else { 1 };
+}
+
+fn empty_path_probe(req: &OpenRequest, kind: TargetKind) -> Probe {
+    Probe {
+        name: req.spec.display_name(),
+        kind,
+        size_bytes: 0,
+        logical_block_size: 1,
+        device_block_size: None,
+        exists: true,
+        will_create: false,
+        will_extend_to: None,
+        fs_type: None,
+        mount_point: None,
+        device_model: None,
+        rotational: None,
+        tmpfs: false,
+    }
+}
+
+/// Refuses writing to a read-only file system and filling more than the free space, using statvfs of `at`.
+fn check_writable_space(
+    path: &str,
+    at: &Path,
+    needed_bytes: u64,
+    mount: Option<&Mount>,
+) -> Result<(), TargetError> {
+    use nix::sys::statvfs::{statvfs, FsFlags};
+    let read_only =
+        || TargetError::ReadOnlyFs { path: path.into(), mount_point: mount.map(|m| m.mount_point.clone()) };
+    let Ok(st) = statvfs(at) else {
+        return if mount.is_some_and(|m| m.read_only) { Err(read_only()) } else { Ok(()) };
+    };
+    if st.flags().contains(FsFlags::ST_RDONLY) {
+        return Err(read_only());
+    }
+    // fsblkcnt_t and c_ulong are u32 on some 32-bit targets, u64 here.
+    #[allow(clippy::useless_conversion)]
+    let available_bytes = u64::from(st.blocks_available()).saturating_mul(u64::from(st.fragment_size()));
+    if needed_bytes > available_bytes {
+        return Err(TargetError::NoSpace {
+            path: path.into(),
+            needed_bytes,
+            available_bytes: Some(available_bytes),
+        });
+    }
+    Ok(())
+}
+
+/// Checks access(2) so permission errors come from the probe, not halfway through `open`.
+fn check_access(
+    path: &str,
+    at: &Path,
+    write: bool,
+    action: &'static str,
+    device: bool,
+) -> Result<(), TargetError> {
+    use nix::unistd::{access, AccessFlags};
+    let mode = if write { AccessFlags::R_OK | AccessFlags::W_OK } else { AccessFlags::R_OK };
+    match access(at, mode) {
+        Err(nix::errno::Errno::EROFS) => {
+            Err(TargetError::ReadOnlyFs { path: path.into(), mount_point: None })
+        }
+        Err(e @ (nix::errno::Errno::EACCES | nix::errno::Errno::EPERM)) => {
+            Err(TargetError::from_io(path, action, io::Error::from_raw_os_error(e as i32), device))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn probe_new_file(req: &OpenRequest, path: &str) -> Result<Probe, TargetError> {
+    let dir = parent_dir(Path::new(path));
+    let dir_meta = match fs::metadata(&dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(TargetError::DirectoryMissing { path: path.into(), dir: dir.display().to_string() })
+        }
+        Err(e) => return Err(TargetError::from_io(path, "inspect the directory of", e, false)),
+    };
+    if !dir_meta.is_dir() {
+        return Err(TargetError::ParentNotDirectory { path: path.into(), dir: dir.display().to_string() });
+    }
+    let Some(size_bytes) = req.create_size else { return Err(TargetError::NotFound { path: path.into() }) };
+    if size_bytes == 0 {
+        return Err(TargetError::InvalidSize { path: path.into(), size_bytes, expected: "a size above 0" });
+    }
+    let canonical_dir =
+        fs::canonicalize(&dir).map_err(|e| TargetError::from_io(path, "resolve", e, false))?;
+    let mount = sys::mount_of(&canonical_dir);
+    check_writable_space(path, &canonical_dir, size_bytes, mount.as_ref())?;
+    check_access(path, &canonical_dir, true, "create a file in the directory of", false)?;
+    let mut probe = empty_path_probe(req, TargetKind::File);
+    probe.size_bytes = size_bytes;
+    probe.exists = false;
+    probe.will_create = true;
+    describe_fs(&mut probe, req, dir_meta.dev(), mount);
+    Ok(probe)
+}
+
+fn probe_existing_file(req: &OpenRequest, path: &str, meta: &Metadata) -> Result<Probe, TargetError> {
+    let len = meta.len();
+    let mut will_extend_to = None;
+    match req.create_size {
+        None if len == 0 => return Err(TargetError::Empty { path: path.into() }),
+        Some(0) => {
+            return Err(TargetError::InvalidSize {
+                path: path.into(),
+                size_bytes: 0,
+                expected: "a size above 0",
+            })
+        }
+        Some(wanted) if wanted > len => {
+            if !req.writes {
+                return Err(TargetError::TooSmall {
+                    path: path.into(),
+                    size_bytes: len,
+                    wanted_bytes: wanted,
+                });
+            }
+            will_extend_to = Some(wanted);
+        }
+        _ => {}
+    }
+    let canonical = fs::canonicalize(path).map_err(|e| TargetError::from_io(path, "resolve", e, false))?;
+    let mount = sys::mount_of(&canonical);
+    if req.writes {
+        let needed = will_extend_to.map_or(0, |to| to - len);
+        check_writable_space(path, &canonical, needed, mount.as_ref())?;
+    }
+    let action = if req.writes { "open for writing" } else { "open for reading" };
+    check_access(path, &canonical, req.writes, action, false)?;
+    let mut probe = empty_path_probe(req, TargetKind::File);
+    probe.size_bytes = will_extend_to.unwrap_or(len);
+    probe.will_extend_to = will_extend_to;
+    describe_fs(&mut probe, req, meta.dev(), mount);
+    Ok(probe)
+}
+
+fn probe_block_device(req: &OpenRequest, path: &str, meta: &Metadata) -> Result<Probe, TargetError> {
+    // Opening read-only and seeking are side-effect free; they give the size without an ioctl.
+    let mut file = File::open(path).map_err(|e| TargetError::from_io(path, "open", e, true))?;
+    let size_bytes =
+        file.seek(SeekFrom::End(0)).map_err(|e| TargetError::from_io(path, "find the size of", e, true))?;
+    if req.create_size.is_some() {
+        return Err(TargetError::SizeOnBlockDevice { path: path.into(), size_bytes });
+    }
+    let dev = DevNum::from_dev(meta.rdev());
+    let info = sys::block_info(dev);
+    if req.writes {
+        if !req.allow_write_device {
+            return Err(TargetError::WriteDeviceNotAllowed { path: path.into() });
+        }
+        check_access(path, Path::new(path), true, "open for writing", true)?;
+        if !req.destroy_data {
+            if let Some(usage) = device_usage(path, dev, info.as_ref()) {
+                return Err(TargetError::DeviceInUse { path: path.into(), usage });
+            }
+            let head = read_head(&file)
+                .map_err(|e| TargetError::from_io(path, "read the first bytes of", e, true))?;
+            if let Some(signature) = detect_signature(&head) {
+                return Err(TargetError::DeviceSignature { path: path.into(), signature });
+            }
+        }
+    }
+    let mut probe = empty_path_probe(req, TargetKind::BlockDevice);
+    probe.size_bytes = size_bytes;
+    if let Some(m) = sys::mounts().into_iter().rev().find(|m| m.dev == dev) {
+        probe.fs_type = Some(m.fs_type);
+        probe.mount_point = Some(m.mount_point);
+    }
+    describe_device(&mut probe, req, info.as_ref());
+    Ok(probe)
+}
+
+/// Reads up to [`SIGNATURE_HEAD_BYTES`] from the start of `file` (less for a tiny device).
+fn read_head(file: &File) -> io::Result<Vec<u8>> {
+    let mut head = vec![0u8; SIGNATURE_HEAD_BYTES];
+    let mut filled = 0;
+    while filled < head.len() {
+        match file.read_at(&mut head[filled..], filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    head.truncate(filled);
+    Ok(head)
+}
+
+/// Says how the device at `path`, one of its partitions or a holder is in use (mounted, swap, held by a
+/// stacked device), or `None`.
+fn device_usage(path: &str, dev: DevNum, info: Option<&BlockInfo>) -> Option<String> {
+    let related = match info {
+        Some(info) => sys::related_devices(info),
+        None => vec![sys::Related { name: path.trim_start_matches("/dev/").into(), dev, relation: "self" }],
+    };
+    let describe = |r: &sys::Related| match r.relation {
+        "self" => format!("'{path}'"),
+        "partition" => format!("its partition '/dev/{}'", r.name),
+        _ => format!("'/dev/{}', which is stacked on it,", r.name),
+    };
+    let mounts = sys::mounts();
+    for r in &related {
+        if let Some(m) = mounts.iter().find(|m| m.dev == r.dev) {
+            return Some(format!("{} is mounted at {}", describe(r), m.mount_point));
+        }
+    }
+    let swaps = sys::swap_devices();
+    for r in &related {
+        if let Some((name, _)) = swaps.iter().find(|(_, d)| *d == r.dev) {
+            return Some(format!("{} is in use as swap ({name} in /proc/swaps)", describe(r)));
+        }
+    }
+    related.iter().find(|r| r.relation == "holder").map(|r| {
+        format!("it is held by '/dev/{}' (device-mapper, LVM, RAID or another stacked device)", r.name)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// open
+
+fn open_path(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> Result<(), TargetError> {
+    let device = opened.probe.kind == TargetKind::BlockDevice;
+    if opened.probe.will_create {
+        create_and_fill(req, path, opened)?;
+    } else {
+        let file = open_final(req, path, device, &opened.probe)?;
+        if let Some(to) = opened.probe.will_extend_to {
+            let from = fs::metadata(path).map_err(|e| TargetError::from_io(path, "inspect", e, false))?.len();
+            opened.fill_s = Some(extend_and_fill(path, from, to)?);
+        }
+        opened.file = Some(file);
+    }
+    let file = opened.file.as_ref().expect("a path target has a file once opened");
+    opened.direct = req.direct;
+    if opened.probe.kind == TargetKind::File {
+        opened.has_holes = has_holes(file, opened.probe.size_bytes);
+    }
+    if req.direct && opened.probe.device_block_size.is_none() {
+        opened.probe.logical_block_size = direct_block_size(file);
+    }
+    Ok(())
+}
+
+/// Opens the descriptor the engine will use: read-only or read-write, O_DIRECT when asked. A write job on
+/// a device without `--destroy-data` also gets O_EXCL, so the kernel refuses (EBUSY) a device that is
+/// mounted or held even when the sysfs checks missed it.
+fn open_final(req: &OpenRequest, path: &str, device: bool, probe: &Probe) -> Result<File, TargetError> {
+    let mut options = OpenOptions::new();
+    options.read(true).write(req.writes);
+    let mut flags = 0;
+    if req.direct {
+        flags |= libc::O_DIRECT;
+    }
+    if device && req.writes && !req.destroy_data {
+        flags |= libc::O_EXCL;
+    }
+    options.custom_flags(flags);
+    options.open(path).map_err(|e| match e.raw_os_error() {
+        Some(libc::EINVAL) if req.direct => {
+            TargetError::DirectUnsupported { path: path.into(), fs_type: probe.fs_type.clone(), source: e }
+        }
+        Some(libc::EBUSY) if device => TargetError::DeviceInUse {
+            path: path.into(),
+            usage: "the kernel reports it busy (it is mounted, used as swap, or part of an LVM, RAID or dm device)"
+                .into(),
+        },
+        _ => TargetError::from_io(path, if req.writes { "open for writing" } else { "open for reading" }, e, device),
+    })
+}
+
+/// Creates `path` (0644), opens the final descriptor (so an O_DIRECT refusal costs no fill), then fills it.
+/// On any error the file is removed again.
+fn create_and_fill(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> Result<(), TargetError> {
+    let size_bytes = opened.probe.size_bytes;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
+    if req.scratch {
+        // Before creating: a Ctrl-C during the fill must still remove the file.
+        scratch::register_scratch(&absolute);
+    }
+    let result = (|| {
+        let writer = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .open(path)
+            .map_err(|e| TargetError::from_io(path, "create", e, false))?;
+        let guard = RemoveOnError { path: &absolute, armed: true };
+        let file = open_final(req, path, false, &opened.probe)?;
+        let watch = req.scratch.then_some(absolute.as_path());
+        let fill_s = fill(&writer, path, 0, size_bytes, watch)?;
+        guard.disarm();
+        Ok((file, fill_s))
+    })();
+    match result {
+        Ok((file, fill_s)) => {
+            opened.file = Some(file);
+            opened.fill_s = Some(fill_s);
+            opened.created = true;
+            opened.scratch = req.scratch;
+            Ok(())
+        }
+        Err(e) => {
+            if req.scratch {
+                scratch::unregister_scratch(&absolute);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Removes a half-made file when dropped while armed.
+struct RemoveOnError<'a> {
+    path: &'a Path,
+    armed: bool,
+}
+
+impl RemoveOnError<'_> {
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for RemoveOnError<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = fs::remove_file(self.path);
+        }
+    }
+}
+
+/// Extends an existing file from `from` to `to` bytes and fills the new part; on error truncates it back.
+fn extend_and_fill(path: &str, from: u64, to: u64) -> Result<f64, TargetError> {
+    let writer = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| TargetError::from_io(path, "open for writing", e, false))?;
+    fill(&writer, path, from, to, None).inspect_err(|_| {
+        let _ = writer.set_len(from);
+    })
+}
+
+/// Allocates `[start, end)` of `file` and writes incompressible pseudo-random data over it, so that no read
+/// of the run hits a hole. Buffered 1 MiB sequential writes, then fdatasync and POSIX_FADV_DONTNEED so the
+/// page cache does not serve the run. Returns the seconds spent. `watch`: a scratch path; the fill stops
+/// with [`TargetError::Interrupted`] once it has been unregistered by [`scratch::remove_scratch_files`].
+fn fill(file: &File, path: &str, start: u64, end: u64, watch: Option<&Path>) -> Result<f64, TargetError> {
+    use nix::fcntl::{fallocate, posix_fadvise, FallocateFlags, PosixFadviseAdvice};
+    let started = Instant::now();
+    let needed_bytes = end - start;
+    let no_space = || TargetError::NoSpace { path: path.into(), needed_bytes, available_bytes: None };
+    let write_error = |e: io::Error| match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => no_space(),
+        _ => TargetError::from_io(path, "write to", e, false),
+    };
+    match fallocate(file, FallocateFlags::empty(), start as libc::off_t, needed_bytes as libc::off_t) {
+        Ok(()) => {}
+        Err(nix::errno::Errno::ENOSPC) | Err(nix::errno::Errno::EDQUOT) => return Err(no_space()),
+        // Not supported here (tmpfs before 3.5, some network file systems): set the length instead.
+        Err(_) => file.set_len(end).map_err(write_error)?,
+    }
+    let mut words = vec![0u64; FILL_CHUNK_BYTES / 8];
+    // xorshift64: fast and incompressible enough for compressing/deduplicating devices. The seed varies
+    // per run and the state runs on across chunks, so no two chunks are equal.
+    let clock_ns =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let mut state = (clock_ns ^ start ^ 0x9E37_79B9_7F4A_7C15) | 1;
+    let mut offset = start;
+    while offset < end {
+        for word in words.iter_mut() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *word = state;
+        }
+        let bytes: &[u8] = bytemuck::cast_slice(&words);
+        let n = (end - offset).min(FILL_CHUNK_BYTES as u64) as usize;
+        file.write_all_at(&bytes[..n], offset).map_err(write_error)?;
+        offset += n as u64;
+        if watch.is_some_and(|w| !scratch::is_registered(w)) {
+            return Err(TargetError::Interrupted { path: path.into() });
+        }
+    }
+    file.sync_data().map_err(write_error)?;
+    // Advice only; a failure changes nothing about the data.
+    let _ = posix_fadvise(file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED);
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// True when the file has a hole before `size_bytes` (SEEK_HOLE finds one before the end). File systems
+/// without SEEK_HOLE support report the end, i.e. no holes.
+fn has_holes(file: &File, size_bytes: u64) -> bool {
+    use nix::unistd::{lseek, Whence};
+    match lseek(file, 0, Whence::SeekHole) {
+        Ok(hole) => (hole as u64) < size_bytes,
+        Err(_) => false,
+    }
+}
+
+/// One aligned page, so a buffer for an O_DIRECT test read needs no `unsafe`.
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(4096))]
+struct Page([u8; 4096]);
+
+/// The O_DIRECT alignment of an opened file whose device is unknown: 512 when a 512-byte O_DIRECT read at
+/// offset 0 into a 4096-aligned buffer succeeds, else 4096.
+fn direct_block_size(file: &File) -> u32 {
+    let mut pages = vec![Page([0; 4096])];
+    let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut pages);
+    match file.read_at(&mut buf[..512], 0) {
+        Ok(_) => 512,
+        Err(_) => UNKNOWN_DIRECT_BLOCK_SIZE,
+    }
+}
+
+#[cfg(test)]
+mod tests;
