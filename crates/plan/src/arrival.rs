@@ -53,6 +53,15 @@ impl Arrivals {
         t
     }
 
+    /// How many arrivals are due before `t` and not yet taken (the open-loop backlog). Computed from the mean
+    /// rate, so it is exact for fixed arrivals and the expected value for Poisson ones.
+    pub fn due_before(&self, t: u64) -> u64 {
+        if self.next_ns >= t {
+            return 0;
+        }
+        ((t - self.next_ns) as f64 / self.period_ns).floor() as u64 + 1
+    }
+
     fn advance(&mut self) {
         if self.poisson {
             // Inverse transform: -ln(1-u) is Exp(1) for u in [0,1).

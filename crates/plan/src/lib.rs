@@ -170,11 +170,9 @@ impl Plan {
             (None, None, None) => Some(DEFAULT_DURATION_NS),
             (d, _, _) => d,
         };
-        let ramp_ns = job.ramp_ns.unwrap_or(if job.duration_ns.is_none() && duration_ns.is_some() {
-            DEFAULT_RAMP_NS
-        } else {
-            0
-        });
+        // Warm-up is excluded by default for timed runs (fio's default of 0 counts cold caches and ramping
+        // queues); count-limited runs measure every I/O unless a ramp is asked for.
+        let ramp_ns = job.ramp_ns.unwrap_or(if duration_ns.is_some() { DEFAULT_RAMP_NS } else { 0 });
         let seed = job.seed.unwrap_or_else(fresh_seed);
         let mut plan = Plan {
             name: job.name.clone().unwrap_or_else(|| "iolab".into()),
@@ -234,9 +232,11 @@ impl Plan {
                     Some(t) => t.clone(),
                     None => match default_target {
                         Some(t) => vec![t.clone()],
-                        None => return Err(PlanError(format!(
+                        None => {
+                            return Err(PlanError(format!(
                             "worker '{name}' has no target; give --target PATH (or 'target' in the job file)"
-                        ))),
+                        )))
+                        }
                     },
                 };
                 let spec_layers: Vec<Layer> = if !table.specs.is_empty() {

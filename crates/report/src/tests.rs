@@ -186,7 +186,7 @@ fn render_text_warnings_have_hints() {
     assert_eq!(l[at], "warning: iops varied a lot between intervals (coefficient of variation 15.3%)");
     assert!(l[at + 1].starts_with("  hint: results are noisy"));
     assert_eq!(l[at + 2], "warning: only 4.00 s were measured");
-    assert_eq!(l[at + 3], "  hint: run for at least 5 s (--runtime) for stable numbers");
+    assert_eq!(l[at + 3], "  hint: run for at least 5 s (--duration) for stable numbers");
 }
 
 #[test]

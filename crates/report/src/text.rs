@@ -164,8 +164,13 @@ fn target_description(t: &TargetEnv, engine: &str) -> String {
     if let Some(model) = &t.device_model {
         parts.push(model.clone());
     }
-    parts.push(if t.direct { "O_DIRECT".to_string() } else { "buffered".to_string() });
-    parts.push(engine.to_string());
+    let in_process = matches!(t.kind.as_str(), "mem" | "null" | "sim");
+    if in_process {
+        parts.push("in-process".to_string());
+    } else {
+        parts.push(if t.direct { "O_DIRECT".to_string() } else { "buffered".to_string() });
+        parts.push(engine.to_string());
+    }
     if t.created {
         match t.fill_s {
             Some(s) => parts.push(format!("created, filled in {s:.2} s")),

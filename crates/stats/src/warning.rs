@@ -198,7 +198,7 @@ impl Warning {
                  add workers (--jobs), check CPU use, or compare with --engine=io_uring"
             }
             Self::HighVariability { .. } => {
-                "results are noisy: close background load, run longer (--runtime), \
+                "results are noisy: close background load, run longer (--duration), \
                  add --ramp to skip warm-up, or check the timeseries for periodic stalls (GC, writeback)"
             }
             Self::BufferedIo => "drop --buffered to measure the device with O_DIRECT",
@@ -216,7 +216,7 @@ impl Warning {
                 "check sysctl kernel.io_uring_disabled and seccomp; or pass --engine=sync explicitly to silence this"
             }
             Self::FileHasHoles { .. } => "pre-fill the file (or let iolab create it) so reads reach the device",
-            Self::ShortRun { .. } => "run for at least 5 s (--runtime) for stable numbers",
+            Self::ShortRun { .. } => "run for at least 5 s (--duration) for stable numbers",
             Self::HistogramSaturated { .. } => "percentiles at the top are lower bounds; max is still exact",
             Self::TmpfsTarget { .. } => "put the target on the device you want to measure",
         };

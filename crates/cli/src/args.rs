@@ -1,0 +1,231 @@
+//! Command-line arguments (clap derive). Each option's doc comment is its one and only documentation: `--help`
+//! and the README's option table come from here. Values are kept as typed and parsed by `iolab-spec`
+//! ([`iolab_spec::Layer::set`], [`iolab_spec::JobSpec::set_run`]), the same parsers the job file uses, so
+//! an error quotes the flag and the text exactly as given.
+
+use clap::{Args, Parser, Subcommand};
+use iolab_spec::{JobSpec, Place, SpecError};
+
+/// iolab: a storage performance lab in one tool.
+#[derive(Parser, Debug)]
+#[command(name = "iolab", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a workload: workers x targets x weighted access specs (Iometer's model), closed or open loop.
+    Run(Box<RunArgs>),
+}
+
+/// `iolab run` options.
+#[derive(Args, Debug, Default)]
+pub struct RunArgs {
+    /// Job file (TOML): top-level defaults, [worker.NAME] tables, [[spec]] access specs. Flags override it.
+    pub job: Option<String>,
+
+    /// Target: a file path, a block device, mem:SIZE (in-process RAM disk), null:SIZE (no I/O: iolab's own
+    /// overhead) or sim:fixed,latency=DUR,servers=N,size=SIZE (emulated device). Repeatable. Default: a 1 GiB
+    /// scratch file in the current directory (or $IOLAB_SCRATCH_DIR), removed afterwards.
+    #[arg(long, short = 't', value_name = "TARGET")]
+    pub target: Vec<String>,
+    /// Size of a file to create if missing (filled with data before any read). A read-only run never creates a
+    /// file without it.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Start of each worker's region in its targets. Default 0.
+    #[arg(long, value_name = "SIZE")]
+    pub offset: Option<String>,
+    /// Length of each worker's region. Default: to the end of the target.
+    #[arg(long, value_name = "SIZE")]
+    pub length: Option<String>,
+
+    /// Pattern: read, write, randread, randwrite, rw, randrw (sets read and random %; --read-pct and
+    /// --random-pct win). Default randread.
+    #[arg(long, value_name = "PATTERN")]
+    pub rw: Option<String>,
+    /// Share of reads, 0-100. Default 100.
+    #[arg(long, value_name = "PCT")]
+    pub read_pct: Option<String>,
+    /// Share of random offsets (the rest sequential), 0-100. Default 100.
+    #[arg(long, value_name = "PCT")]
+    pub random_pct: Option<String>,
+    /// Block size: '4k', or a weighted split '4k/60:8k/20:64k/20'. Default 4k; at most 64M.
+    #[arg(long, value_name = "SIZE[/W:...]")]
+    pub bs: Option<String>,
+    /// Alignment of random offsets. Default: each I/O's own size.
+    #[arg(long, value_name = "SIZE")]
+    pub align: Option<String>,
+    /// Spread of random offsets: uniform, zipf:THETA, pareto:H, zones:IO%/SPACE%:... Default uniform.
+    #[arg(long, value_name = "DIST")]
+    pub dist: Option<String>,
+
+    /// Outstanding I/Os per worker, 1-4096. Default 32. Check "achieved depth" in the result: a depth the
+    /// target never reaches is not a depth you tested.
+    #[arg(long, value_name = "N", visible_alias = "io-depth")]
+    pub qd: Option<String>,
+    /// Worker threads. Default 1.
+    #[arg(long, short = 'w', value_name = "N")]
+    pub workers: Option<String>,
+    /// Open loop: total I/O rate in IOPS, split over the workers (e.g. 5000, 10k). Latency is then measured from
+    /// each I/O's scheduled start. Default: closed loop (as fast as the queue depth allows).
+    #[arg(long, value_name = "IOPS")]
+    pub rate: Option<String>,
+    /// Open-loop inter-arrival times: fixed or poisson. Default fixed.
+    #[arg(long, value_name = "LAW")]
+    pub arrival: Option<String>,
+    /// Written data: random (incompressible, default), zero, or compress:PCT.
+    #[arg(long, value_name = "DATA")]
+    pub data: Option<String>,
+
+    /// Measured time, after the ramp (e.g. 60s, 5m). Default 10s.
+    #[arg(long, short = 'd', value_name = "DUR")]
+    pub duration: Option<String>,
+    /// Warm-up before measuring, excluded from every statistic. Default 1s for timed runs, 0 otherwise.
+    #[arg(long, value_name = "DUR")]
+    pub ramp: Option<String>,
+    /// Stop after this many measured I/Os in all, instead of a duration.
+    #[arg(long, value_name = "N")]
+    pub ios: Option<String>,
+    /// Stop after this many measured bytes in all, instead of a duration.
+    #[arg(long, value_name = "SIZE")]
+    pub bytes: Option<String>,
+    /// Seed of every random choice (offsets, sizes, mixes, arrivals). Default: fresh, printed in the result.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<String>,
+
+    /// Engine for files and devices: auto (io_uring if the kernel allows, else sync with a notice),
+    /// io_uring, or sync (pread/pwrite, depth 1 per worker).
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
+    /// Use the page cache instead of O_DIRECT. Results then include cache hits; the report warns.
+    #[arg(long)]
+    pub buffered: bool,
+    /// Clock: real, or virtual (emulated sim: targets only; deterministic, takes no wall time).
+    #[arg(long, value_name = "CLOCK")]
+    pub clock: Option<String>,
+    /// Time-series interval. Default 1s.
+    #[arg(long, value_name = "DUR", default_value = "1s")]
+    pub interval: String,
+
+    /// Allow writes to a block device (its data is overwritten).
+    #[arg(long)]
+    pub allow_write_device: bool,
+    /// Also allow writes to a device that is mounted, in use, or carries a filesystem or partition signature.
+    #[arg(long)]
+    pub destroy_data: bool,
+
+    /// Write the result as JSON (schema iolab.result/1) to FILE; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Write the time series as CSV to FILE; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<String>,
+    /// Print nothing but errors (and what --json/--csv send to stdout).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Print the fully resolved job (plan, regions, engine) as JSON and exit; creates and changes nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+impl RunArgs {
+    /// The command-line part of the job: run keys and a forced layer.
+    pub fn to_overrides(&self) -> Result<JobSpec, SpecError> {
+        let mut job = JobSpec::default();
+        let layer_flags: [(&str, &str, &Option<String>); 14] = [
+            ("size", "--size", &self.size),
+            ("offset", "--offset", &self.offset),
+            ("length", "--length", &self.length),
+            ("rw", "--rw", &self.rw),
+            ("read_pct", "--read-pct", &self.read_pct),
+            ("random_pct", "--random-pct", &self.random_pct),
+            ("bs", "--bs", &self.bs),
+            ("align", "--align", &self.align),
+            ("dist", "--dist", &self.dist),
+            ("qd", "--qd", &self.qd),
+            ("rate", "--rate", &self.rate),
+            ("arrival", "--arrival", &self.arrival),
+            ("data", "--data", &self.data),
+            ("workers", "--workers", &None),
+        ];
+        for (key, flag, value) in layer_flags {
+            if let Some(v) = value {
+                job.forced.set(key, v, &Place::Flag(flag.into()))?;
+            }
+        }
+        for t in &self.target {
+            job.forced.set("target", t, &Place::Flag("--target".into()))?;
+        }
+        let run_flags: [(&str, &str, &Option<String>); 8] = [
+            ("workers", "--workers", &self.workers),
+            ("duration", "--duration", &self.duration),
+            ("ramp", "--ramp", &self.ramp),
+            ("ios", "--ios", &self.ios),
+            ("bytes", "--bytes", &self.bytes),
+            ("seed", "--seed", &self.seed),
+            ("engine", "--engine", &self.engine),
+            ("clock", "--clock", &self.clock),
+        ];
+        for (key, flag, value) in run_flags {
+            if let Some(v) = value {
+                job.set_run(key, v, &Place::Flag(flag.into()))?;
+            }
+        }
+        if self.buffered {
+            job.direct = Some(false);
+        }
+        if self.allow_write_device {
+            job.allow_write_device = Some(true);
+        }
+        if self.destroy_data {
+            job.destroy_data = Some(true);
+        }
+        Ok(job)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> RunArgs {
+        let mut v = vec!["iolab", "run"];
+        v.extend_from_slice(args);
+        match Cli::try_parse_from(v).unwrap().command {
+            Command::Run(r) => *r,
+        }
+    }
+
+    #[test]
+    fn bs_flag_error_quotes_flag_and_text() {
+        let e = parse(&["--bs", "4q"]).to_overrides().unwrap_err();
+        assert!(e.to_string().starts_with("invalid value '4q' for '--bs': expected"), "{e}");
+    }
+
+    #[test]
+    fn read_pct_above_100_is_error() {
+        let e = parse(&["--read-pct", "101"]).to_overrides().unwrap_err();
+        assert!(e.to_string().contains("'--read-pct'"), "{e}");
+    }
+
+    #[test]
+    fn unknown_flag_suggests_the_real_one() {
+        let e = Cli::try_parse_from(["iolab", "run", "--iodepth", "3"]).unwrap_err().to_string();
+        assert!(e.contains("--io-depth") || e.contains("--qd"), "{e}");
+    }
+
+    #[test]
+    fn flags_become_forced_layer_and_run_keys() {
+        let j = parse(&["--qd", "8", "--duration", "5s", "--target", "mem:1G", "--buffered"])
+            .to_overrides()
+            .unwrap();
+        assert_eq!(j.forced.qd, Some(8));
+        assert_eq!(j.duration_ns, Some(5_000_000_000));
+        assert_eq!(j.direct, Some(false));
+    }
+}

@@ -1,0 +1,47 @@
+//! iolab: a storage performance lab in one tool. This binary is glue: arguments in, `iolab-*` crates in
+//! pipeline order, messages and exit codes out.
+//!
+//! Exit codes: 0 ok; 1 the run finished but I/O errors occurred; 2 usage, configuration or environment
+//! error (nothing was created or changed); 130 interrupted twice. A closed stdout (`iolab run | head`) is 0.
+
+mod args;
+mod env;
+mod run;
+mod signals;
+
+use clap::Parser;
+
+fn main() {
+    let cli = match args::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let code = match cli.command {
+        args::Command::Run(a) => match run::run(&a) {
+            Ok(run::Outcome::Ok) => 0,
+            Ok(run::Outcome::IoErrors) => 1,
+            Err(e) => {
+                if e.chain().any(|c| {
+                    c.downcast_ref::<std::io::Error>()
+                        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+                }) {
+                    0
+                } else {
+                    eprintln!("error: {}", format_error(&e));
+                    2
+                }
+            }
+        },
+    };
+    iolab_target::remove_scratch_files();
+    std::process::exit(code);
+}
+
+/// The error chain on one line, outermost context first (hyperfine and ripgrep print `{:#}`), without the
+/// internal usage marker. Multi-line causes ("likely cause", "hint") keep their lines.
+fn format_error(e: &anyhow::Error) -> String {
+    e.chain().map(|c| c.to_string()).filter(|s| s != "usage").collect::<Vec<_>>().join(": ")
+}

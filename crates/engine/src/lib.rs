@@ -1,0 +1,124 @@
+//! iolab-engine: runs I/O. One worker thread drives one [`Engine`] with a fixed set of slots (its queue depth).
+//!
+//! The [`Engine`] contract follows fio's ioengine in Rust form, without its 29 optional hooks: ops are
+//! [`Engine::push`]ed (queued, no syscall), then [`Engine::submit_and_reap`] submits everything queued and waits
+//! for at least one completion or a deadline, in one system call where the engine allows it. The engine owns
+//! the I/O buffers (allocated and aligned once, registered with the kernel where possible) and the clock, so an
+//! emulated engine can run on virtual time. Engines:
+//!
+//! - [`uring::UringEngine`]: io_uring with registered files and buffers, SINGLE_ISSUER, COOP_TASKRUN and
+//!   DEFER_TASKRUN where the kernel has them, batched submit and reap. The crate's only `unsafe` is here.
+//! - [`sync::SyncEngine`]: pread/pwrite, one I/O at a time.
+//! - [`mem::MemEngine`]: `mem:` (copies to and from an in-process RAM disk) and `null:` (copies nothing).
+//! - [`sim::SimEngine`]: emulated devices (`sim:fixed`), on the real clock or on virtual time.
+//!
+//! [`worker::run_worker`] is the loop that generates ops, keeps slots, stamps times and records statistics.
+
+#![deny(missing_docs)]
+
+pub mod buffers;
+pub mod mem;
+pub mod sim;
+pub mod sync;
+pub mod uring;
+pub mod worker;
+
+/// One I/O handed to an engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op {
+    /// Returned unchanged in the [`Completion`]: slot index and generation.
+    pub user_data: u64,
+    /// Write (true) or read.
+    pub write: bool,
+    /// Index into the engine's targets.
+    pub target: u16,
+    /// Byte offset.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u32,
+    /// Index of the engine buffer that holds the data.
+    pub buf: u32,
+}
+
+/// One finished I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// The op's `user_data`.
+    pub user_data: u64,
+    /// Bytes transferred (>= 0) or a negated errno.
+    pub result: i32,
+}
+
+/// Engine failures (not per-I/O errors, which are [`Completion`] results).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The engine could not be set up.
+    #[error("{what}: {source}{}", hint_lines(.cause, .hint))]
+    Setup {
+        /// What failed.
+        what: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+        /// The likely cause.
+        cause: Option<String>,
+        /// What to do.
+        hint: Option<String>,
+    },
+    /// Submitting or waiting failed.
+    #[error("io_uring_enter failed: {0}")]
+    Submit(#[source] std::io::Error),
+}
+
+fn hint_lines(cause: &Option<String>, hint: &Option<String>) -> String {
+    let mut s = String::new();
+    if let Some(c) = cause {
+        s.push_str(&format!("\n  likely cause: {c}"));
+    }
+    if let Some(h) = hint {
+        s.push_str(&format!("\n  hint: {h}"));
+    }
+    s
+}
+
+/// The engine contract. Callers keep at most `slot_count` ops in flight (pushed and not yet completed).
+pub trait Engine {
+    /// Short name for reports ("io_uring", "sync", "mem", "null", "sim").
+    fn name(&self) -> &'static str;
+    /// Features in effect (ring flags, registered files and buffers, virtual time...).
+    fn features(&self) -> Vec<String>;
+    /// Nanoseconds since the run's epoch, on this engine's clock.
+    fn now_ns(&self) -> u64;
+    /// Buffer `buf` (the length of the largest block size), to fill before a write.
+    fn buffer_mut(&mut self, buf: u32) -> &mut [u8];
+    /// Queues one op. Never blocks and never fails.
+    fn push(&mut self, op: Op);
+    /// Submits queued ops and appends completions to `out`: waits for at least one while any op is in flight,
+    /// but not past `deadline_ns` (on this engine's clock) when given. With nothing in flight it waits until
+    /// the deadline.
+    fn submit_and_reap(
+        &mut self,
+        deadline_ns: Option<u64>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError>;
+}
+
+/// The monotonic clock of real engines: nanoseconds since an epoch shared by all workers of a run.
+#[derive(Clone, Copy, Debug)]
+pub struct RealClock {
+    epoch: std::time::Instant,
+}
+
+impl RealClock {
+    /// A clock counting from `epoch`.
+    pub fn new(epoch: std::time::Instant) -> RealClock {
+        RealClock { epoch }
+    }
+    /// Nanoseconds since the epoch.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+}
+
+pub use worker::{run_worker, EngineChoice, WorkerEvent, WorkerOutput, WorkerSetup};

@@ -1,0 +1,279 @@
+//! The io_uring engine.
+//!
+//! Setup asks for the cheapest ring the kernel offers and records what it got: SINGLE_ISSUER (6.0) and
+//! DEFER_TASKRUN (6.1) let the kernel skip locking and run completion work only when this thread asks for
+//! events; COOP_TASKRUN (5.19) avoids interrupting the thread. Files are registered (no per-I/O fd lookup) and
+//! every buffer is registered (no per-I/O page pinning) so reads and writes go out as READ_FIXED/WRITE_FIXED.
+//! Each of these falls back, and the fallback is listed in [`Engine::features`], so the report says exactly
+//! what ran. Submission and reaping share one `io_uring_enter` per loop of the worker.
+//!
+//! Ownership of buffers: the engine owns the [`Buffers`] slab for its whole life. A buffer is handed to the
+//! kernel when its op is pushed and returned when that op's CQE is reaped; the worker never reuses a slot
+//! (and so its buffers) before then. On drop, the engine drains in-flight ops; if the kernel still holds any
+//! after that, the slab is leaked rather than freed, so the kernel can never write into freed memory.
+
+use crate::buffers::Buffers;
+use crate::{Completion, Engine, EngineError, Op, RealClock};
+use io_uring::{opcode, types, IoUring};
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+
+/// io_uring engine state.
+pub struct UringEngine {
+    ring: IoUring,
+    buffers: Option<Buffers>,
+    files: Vec<Arc<File>>,
+    fixed_files: bool,
+    fixed_buffers: bool,
+    features: Vec<String>,
+    in_flight: u32,
+    clock: RealClock,
+}
+
+/// Whether io_uring can be set up here; the error explains why not.
+pub fn probe() -> Result<(), EngineError> {
+    IoUring::new(2).map(|_| ()).map_err(|e| setup_error("io_uring_setup failed", e))
+}
+
+fn setup_error(what: &str, e: std::io::Error) -> EngineError {
+    let (cause, hint) = match e.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) => (
+            Some(
+                "io_uring is disabled (sysctl kernel.io_uring_disabled) or blocked by seccomp (containers)"
+                    .to_string(),
+            ),
+            Some("re-run with --engine sync".to_string()),
+        ),
+        Some(libc::ENOSYS) => (
+            Some("this kernel has no io_uring (Linux 5.1 or later)".into()),
+            Some("re-run with --engine sync".into()),
+        ),
+        Some(libc::ENOMEM) => (
+            Some("locked-memory limit too low for the ring (ulimit -l)".into()),
+            Some("raise 'ulimit -l', lower --qd, or re-run with --engine sync".into()),
+        ),
+        _ => (None, Some("re-run with --engine sync".into())),
+    };
+    EngineError::Setup { what: what.to_string(), source: e, cause, hint }
+}
+
+impl UringEngine {
+    /// A ring for up to `slot_count` ops in flight over `files`, with `buffers` (registered if the kernel allows).
+    pub fn new(
+        slot_count: u32,
+        files: Vec<Arc<File>>,
+        mut buffers: Buffers,
+        clock: RealClock,
+    ) -> Result<UringEngine, EngineError> {
+        let entries = slot_count.next_power_of_two().max(8);
+        let mut features = Vec::new();
+        // Try the fastest setup first; each failure drops the newest flag.
+        let attempts: [(&str, fn(&mut io_uring::Builder)); 3] = [
+            ("single_issuer+coop_taskrun+defer_taskrun", |b| {
+                b.setup_single_issuer().setup_coop_taskrun().setup_defer_taskrun();
+            }),
+            ("single_issuer+coop_taskrun", |b| {
+                b.setup_single_issuer().setup_coop_taskrun();
+            }),
+            ("plain", |_| {}),
+        ];
+        let mut ring = None;
+        let mut last_err = None;
+        for (label, apply) in attempts {
+            let mut b = IoUring::builder();
+            apply(&mut b);
+            b.setup_cqsize(entries * 2);
+            match b.build(entries) {
+                Ok(r) => {
+                    features.push(format!("ring:{label}"));
+                    ring = Some(r);
+                    break;
+                }
+                Err(e) => last_err = Some(e),
+            }
+        }
+        let ring = match ring {
+            Some(r) => r,
+            None => {
+                return Err(setup_error(
+                    "io_uring_setup failed",
+                    last_err.unwrap_or_else(|| std::io::Error::other("unknown")),
+                ))
+            }
+        };
+        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
+        let fixed_files = ring.submitter().register_files(&fds).is_ok();
+        features.push(if fixed_files { "registered_files".into() } else { "unregistered_files".into() });
+        let iovecs: Vec<libc::iovec> = (0..buffers.count())
+            .map(|i| libc::iovec { iov_base: buffers.as_mut_ptr(i).cast(), iov_len: buffers.buffer_size() })
+            .collect();
+        // SAFETY: every iovec points into `buffers`, a heap slab that this engine owns from here on and never
+        // reallocates. It outlives the registration: the ring (and with it the registration) is dropped with the
+        // engine, and `Drop` leaks the slab instead of freeing it if the kernel may still use it.
+        let fixed_buffers = buffers.count() <= u16::MAX as u32
+            && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        features.push(if fixed_buffers {
+            "registered_buffers".into()
+        } else {
+            "unregistered_buffers".into()
+        });
+        features.push(if ring.params().is_feature_ext_arg() {
+            "ext_arg_timeouts".into()
+        } else {
+            "no_ext_arg".into()
+        });
+        Ok(UringEngine {
+            ring,
+            buffers: Some(buffers),
+            files,
+            fixed_files,
+            fixed_buffers,
+            features,
+            in_flight: 0,
+            clock,
+        })
+    }
+
+    fn buffers_mut(&mut self) -> &mut Buffers {
+        self.buffers.as_mut().expect("buffers present until drop")
+    }
+
+    fn reap_into(&mut self, out: &mut Vec<Completion>) {
+        let before = out.len();
+        for cqe in self.ring.completion() {
+            out.push(Completion { user_data: cqe.user_data(), result: cqe.result() });
+        }
+        self.in_flight -= (out.len() - before) as u32;
+    }
+}
+
+impl Engine for UringEngine {
+    fn name(&self) -> &'static str {
+        "io_uring"
+    }
+
+    fn features(&self) -> Vec<String> {
+        self.features.clone()
+    }
+
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.clock.now_ns()
+    }
+
+    fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
+        self.buffers_mut().get_mut(buf)
+    }
+
+    #[inline]
+    fn push(&mut self, op: Op) {
+        let ptr = self.buffers_mut().as_mut_ptr(op.buf);
+        let sqe = match (op.write, self.fixed_files, self.fixed_buffers) {
+            (false, true, true) => {
+                opcode::ReadFixed::new(types::Fixed(op.target as u32), ptr, op.len, op.buf as u16)
+                    .offset(op.offset)
+                    .build()
+            }
+            (true, true, true) => {
+                opcode::WriteFixed::new(types::Fixed(op.target as u32), ptr, op.len, op.buf as u16)
+                    .offset(op.offset)
+                    .build()
+            }
+            (false, true, false) => {
+                opcode::Read::new(types::Fixed(op.target as u32), ptr, op.len).offset(op.offset).build()
+            }
+            (true, true, false) => {
+                opcode::Write::new(types::Fixed(op.target as u32), ptr, op.len).offset(op.offset).build()
+            }
+            (write, false, fixed_buf) => {
+                let fd = types::Fd(self.files[op.target as usize].as_raw_fd());
+                match (write, fixed_buf) {
+                    (false, true) => {
+                        opcode::ReadFixed::new(fd, ptr, op.len, op.buf as u16).offset(op.offset).build()
+                    }
+                    (true, true) => {
+                        opcode::WriteFixed::new(fd, ptr, op.len, op.buf as u16).offset(op.offset).build()
+                    }
+                    (false, false) => opcode::Read::new(fd, ptr, op.len).offset(op.offset).build(),
+                    (true, false) => opcode::Write::new(fd, ptr, op.len).offset(op.offset).build(),
+                }
+            }
+        }
+        .user_data(op.user_data);
+        // The ring has at least as many SQ entries as slots, and every loop submits what it pushed, so the SQ
+        // cannot be full here; a full SQ means the caller broke the slot contract.
+        assert!(self.in_flight < self.ring.params().sq_entries(), "more ops in flight than slots");
+        // SAFETY: the SQE points at buffer `op.buf` of the engine-owned slab (valid until the CQE is reaped; see
+        // the module docs and `slots` in worker.rs: a slot and its buffers are not reused before its completion),
+        // with `op.len` <= the buffer size (the plan sizes buffers by the largest block size). The file index or
+        // fd refers to a file the engine keeps open (`self.files`) for the ring's whole life.
+        let pushed = unsafe { self.ring.submission().push(&sqe) };
+        pushed.expect("submission queue has room for every slot");
+        self.in_flight += 1;
+    }
+
+    fn submit_and_reap(
+        &mut self,
+        deadline_ns: Option<u64>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError> {
+        let pending_sq = !self.ring.submission().is_empty();
+        if self.in_flight == 0 && deadline_ns.is_none() {
+            return Ok(());
+        }
+        // Completions already posted need no wait (but queued SQEs still need submitting).
+        let want = if self.ring.completion().is_empty() { 1 } else { 0 };
+        let res = match deadline_ns {
+            None => self.ring.submitter().submit_and_wait(want),
+            Some(d) => {
+                let now = self.clock.now_ns();
+                if d <= now || want == 0 {
+                    if pending_sq || want == 0 {
+                        self.ring.submitter().submit_and_wait(0)
+                    } else {
+                        Ok(0)
+                    }
+                } else {
+                    let ts = types::Timespec::from(std::time::Duration::from_nanos(d - now));
+                    let args = types::SubmitArgs::new().timespec(&ts);
+                    self.ring.submitter().submit_with_args(1, &args)
+                }
+            }
+        };
+        match res {
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
+                ) => {}
+            Err(e) => return Err(EngineError::Submit(e)),
+        }
+        self.reap_into(out);
+        Ok(())
+    }
+}
+
+impl Drop for UringEngine {
+    fn drop(&mut self) {
+        // Drain: wait up to ~5 s for the kernel to give back every buffer.
+        let mut spare = Vec::new();
+        for _ in 0..50 {
+            if self.in_flight == 0 {
+                break;
+            }
+            let ts = types::Timespec::from(std::time::Duration::from_millis(100));
+            let args = types::SubmitArgs::new().timespec(&ts);
+            let _ = self.ring.submitter().submit_with_args(1, &args);
+            self.reap_into(&mut spare);
+        }
+        if self.in_flight > 0 {
+            eprintln!(
+                "iolab: {} I/Os still in flight at exit; keeping their buffers allocated",
+                self.in_flight
+            );
+            std::mem::forget(self.buffers.take());
+        }
+    }
+}

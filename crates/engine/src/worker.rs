@@ -1,0 +1,367 @@
+//! The worker loop: one thread, one engine, `qd` slots.
+//!
+//! Each turn of the loop (1) decides whether to stop issuing, (2) fills free slots with new ops, (3) submits
+//! them and waits for completions in one engine call, (4) records each completion. Times, all on the engine's
+//! clock:
+//!
+//! - *intended start*: in closed loop, the moment the slot became free (the reap that freed it), so our own
+//!   turn-around counts against us, as fio's `lat` does; in open loop, the op's scheduled arrival, so queueing
+//!   behind a slow device is measured, not omitted (coordinated omission);
+//! - *submitted*: taken just before the `submit_and_reap` call that hands the op to the kernel;
+//! - *completed*: taken just after the call that returned the completion.
+//!
+//! Response time (`lat`) = completed - intended; service time = completed - submitted. Ops whose intended
+//! start falls in the ramp are not recorded. After the end, no new op is issued; ops in flight are drained
+//! and recorded (their intended start was inside the window).
+//!
+//! Slots (`Slot`): `user_data` = generation << 32 | slot index. A slot is busy from push to reap; its two
+//! buffers (read 2i, write 2i+1) belong to the kernel for that time. Completions are matched by index and
+//! generation, and a mismatch is a bug (assert), never silently accepted.
+//!
+//! Nothing in the loop allocates, locks or formats per I/O; histograms are preallocated and intervals are
+//! sent to the cli thread once per interval.
+
+use crate::buffers::{stamp_write, Buffers};
+use crate::mem::MemEngine;
+use crate::sim::SimEngine;
+use crate::sync::SyncEngine;
+use crate::uring::UringEngine;
+use crate::{Completion, Engine, EngineError, Op, RealClock};
+use iolab_plan::arrival::Arrivals;
+use iolab_plan::gen::{GenOp, OpGen};
+use iolab_plan::rng::Rng;
+use iolab_plan::{Region, WorkerPlan};
+use iolab_stats::{IntervalStats, OpStats};
+use iolab_target::MemStore;
+use std::fs::File;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+/// Salt for the arrival stream so it is independent of the op stream.
+const ARRIVAL_SALT: u64 = 0xA441_7A15_0000_0001;
+/// Longest wait in one engine call, so a stop request is seen even when the device hangs.
+const TICK_NS: u64 = 200_000_000;
+
+/// Which engine a worker runs.
+#[derive(Clone, Debug)]
+pub enum EngineChoice {
+    /// io_uring on the worker's files.
+    Uring,
+    /// pread/pwrite on the worker's files.
+    Sync,
+    /// In-process RAM disk.
+    Mem(Arc<MemStore>),
+    /// In-process, no copy.
+    Null,
+    /// Emulated fixed-latency device.
+    SimFixed {
+        /// Service time.
+        latency_ns: u64,
+        /// Parallel servers.
+        servers: u32,
+        /// Virtual time instead of the real clock.
+        virtual_clock: bool,
+    },
+}
+
+/// Everything one worker needs.
+pub struct WorkerSetup {
+    /// The worker's plan.
+    pub plan: WorkerPlan,
+    /// Its region in each of its targets.
+    pub regions: Vec<Region>,
+    /// Its files (path targets), in target order.
+    pub files: Vec<Arc<File>>,
+    /// Its engine.
+    pub engine: EngineChoice,
+    /// The run seed.
+    pub seed: u64,
+    /// Warm-up.
+    pub ramp_ns: u64,
+    /// Measured time (None: until the I/O or byte limit).
+    pub duration_ns: Option<u64>,
+    /// Time-series interval.
+    pub interval_ns: u64,
+    /// The run's clock epoch.
+    pub epoch: Instant,
+    /// Set to stop issuing (Ctrl-C, or another worker failed).
+    pub stop: Arc<AtomicBool>,
+    /// All workers start together.
+    pub barrier: Arc<Barrier>,
+    /// Where intervals go.
+    pub events: Sender<WorkerEvent>,
+}
+
+/// Sent from workers to the cli thread while running.
+#[derive(Debug)]
+pub enum WorkerEvent {
+    /// One finished interval of one worker.
+    Interval {
+        /// Worker index.
+        worker: u32,
+        /// Its counts and latencies.
+        stats: IntervalStats,
+    },
+}
+
+/// What one worker measured.
+#[derive(Debug)]
+pub struct WorkerOutput {
+    /// Worker index.
+    pub index: u32,
+    /// Engine name.
+    pub engine: &'static str,
+    /// Engine features in effect.
+    pub features: Vec<String>,
+    /// Reads in the window.
+    pub read: OpStats,
+    /// Writes in the window.
+    pub write: OpStats,
+    /// Length of the measurement window.
+    pub window_ns: u64,
+    /// Ops issued in the window.
+    pub issued: u64,
+    /// Open loop: arrivals due before the end that were never issued.
+    pub backlog_at_end: u64,
+    /// EAGAIN/EINTR resubmissions.
+    pub retries: u64,
+    /// Stopped by a stop request before its end.
+    pub stopped_early: bool,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    intended_ns: u64,
+    submitted_ns: u64,
+    op: Option<GenOp>,
+    generation: u32,
+    busy: bool,
+}
+
+/// Builds the worker's engine (in this thread: io_uring SINGLE_ISSUER rings belong to their creator), waits for
+/// all workers at the barrier, then runs. A setup failure still passes the barrier and raises the stop flag, so
+/// the other workers end at once.
+pub fn run_worker(setup: WorkerSetup) -> Result<WorkerOutput, EngineError> {
+    let w = &setup.plan;
+    let buffers = Buffers::new(2 * w.qd, w.max_bs, w.data, setup.seed ^ w.index as u64);
+    let clock = RealClock::new(setup.epoch);
+    let fail = |e: EngineError| {
+        setup.stop.store(true, Ordering::Relaxed);
+        setup.barrier.wait();
+        Err(e)
+    };
+    match &setup.engine {
+        EngineChoice::Uring => match UringEngine::new(w.qd, setup.files.clone(), buffers, clock) {
+            Ok(mut e) => drive(&mut e, &setup),
+            Err(err) => fail(err),
+        },
+        EngineChoice::Sync => drive(&mut SyncEngine::new(setup.files.clone(), buffers, clock), &setup),
+        EngineChoice::Mem(store) => {
+            drive(&mut MemEngine::new(Some(store.clone()), buffers, w.qd, clock), &setup)
+        }
+        EngineChoice::Null => drive(&mut MemEngine::new(None, buffers, w.qd, clock), &setup),
+        EngineChoice::SimFixed { latency_ns, servers, virtual_clock } => {
+            let c = if *virtual_clock { None } else { Some(clock) };
+            drive(&mut SimEngine::new(*latency_ns, *servers, w.qd, buffers, c), &setup)
+        }
+    }
+}
+
+fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, EngineError> {
+    let w = &s.plan;
+    let qd = w.qd as usize;
+    let mut gen = OpGen::new(w, &s.regions, Rng::for_worker(s.seed, w.index));
+    let mut slots = vec![Slot::default(); qd];
+    let mut free: Vec<u32> = (0..qd as u32).rev().collect();
+    let mut pushed: Vec<u32> = Vec::with_capacity(qd);
+    let mut done: Vec<Completion> = Vec::with_capacity(2 * qd);
+    let mut read = OpStats::new();
+    let mut write = OpStats::new();
+    let mut interval = IntervalStats::new(0);
+    let (ios_limit, bytes_limit) = (w.ios.unwrap_or(u64::MAX), w.bytes.unwrap_or(u64::MAX));
+
+    s.barrier.wait();
+    let start = engine.now_ns();
+    let measure_start = start + s.ramp_ns;
+    let end = s.duration_ns.map(|d| measure_start + d);
+    let last_interval = s.duration_ns.map(|d| d.div_ceil(s.interval_ns).max(1) - 1).unwrap_or(u64::MAX);
+    let mut arrivals = w
+        .rate_iops
+        .map(|r| Arrivals::new(r, w.arrival, start, Rng::for_worker(s.seed ^ ARRIVAL_SALT, w.index)));
+
+    let (mut issued, mut issued_bytes, mut retries, mut seq) = (0u64, 0u64, 0u64, 0u64);
+    let mut in_flight = 0usize;
+    let mut stopping = false;
+    let mut stopped_early = false;
+    let mut stop_at = None;
+    let mut last_completion = measure_start;
+    let mut now = start;
+
+    loop {
+        // 1. Stop issuing at the end, on a limit, or on request.
+        if !stopping {
+            let over_time = end.is_some_and(|e| now >= e);
+            let limit = issued >= ios_limit || issued_bytes >= bytes_limit;
+            let requested = s.stop.load(Ordering::Relaxed);
+            if over_time || limit || requested {
+                stopping = true;
+                stopped_early = requested && !over_time && !limit;
+                stop_at = Some(if over_time { end.unwrap_or(now) } else { now });
+            }
+        }
+        // 2. Fill free slots.
+        if !stopping {
+            while let Some(&slot) = free.last() {
+                let intended = match &mut arrivals {
+                    None => now,
+                    Some(a) => {
+                        let t = a.peek();
+                        if t > now || end.is_some_and(|e| t >= e) {
+                            break;
+                        }
+                        a.take()
+                    }
+                };
+                if issued >= ios_limit || issued_bytes >= bytes_limit {
+                    break;
+                }
+                free.pop();
+                let op = gen.next_op();
+                if intended >= measure_start {
+                    issued += 1;
+                    issued_bytes += op.len as u64;
+                }
+                let buf = 2 * slot + u32::from(op.write);
+                if op.write {
+                    seq += 1;
+                    stamp_write(engine.buffer_mut(buf), op.len as usize, op.offset, seq, w.data);
+                }
+                let sl = &mut slots[slot as usize];
+                debug_assert!(!sl.busy, "a free slot is not busy");
+                sl.generation = sl.generation.wrapping_add(1);
+                sl.intended_ns = intended;
+                sl.op = Some(op);
+                sl.busy = true;
+                engine.push(Op {
+                    user_data: (sl.generation as u64) << 32 | slot as u64,
+                    write: op.write,
+                    target: op.target,
+                    offset: op.offset,
+                    len: op.len,
+                    buf,
+                });
+                pushed.push(slot);
+            }
+        }
+        if stopping && in_flight == 0 && pushed.is_empty() {
+            break;
+        }
+        // 3. Submit and wait: for a completion, the next arrival, the end, or a tick.
+        let mut deadline = now + TICK_NS;
+        if !stopping {
+            if let Some(e) = end {
+                deadline = deadline.min(e.max(now));
+            }
+            if let (Some(a), false) = (&arrivals, free.is_empty()) {
+                deadline = deadline.min(a.peek());
+            }
+        }
+        let t_sub = engine.now_ns();
+        for &i in &pushed {
+            slots[i as usize].submitted_ns = t_sub;
+        }
+        in_flight += pushed.len();
+        pushed.clear();
+        engine.submit_and_reap(Some(deadline), &mut done)?;
+        now = engine.now_ns();
+
+        // 4. Record completions.
+        for c in done.drain(..) {
+            let idx = (c.user_data & 0xFFFF_FFFF) as usize;
+            let sl = &mut slots[idx];
+            assert!(
+                sl.busy && sl.generation == (c.user_data >> 32) as u32,
+                "completion for slot {idx} that is not in flight (bug)"
+            );
+            let op = sl.op.unwrap_or(GenOp { target: 0, write: false, offset: 0, len: 0 });
+            if c.result == -libc::EAGAIN || c.result == -libc::EINTR {
+                retries += 1;
+                engine.push(Op {
+                    user_data: c.user_data,
+                    write: op.write,
+                    target: op.target,
+                    offset: op.offset,
+                    len: op.len,
+                    buf: 2 * idx as u32 + u32::from(op.write),
+                });
+                in_flight -= 1;
+                pushed.push(idx as u32);
+                continue;
+            }
+            assert!(c.result != -libc::EFAULT, "EFAULT: iolab passed a bad buffer (bug)");
+            in_flight -= 1;
+            sl.busy = false;
+            free.push(idx as u32);
+            if sl.intended_ns < measure_start {
+                continue;
+            }
+            let lat = now - sl.intended_ns;
+            let svc = now - sl.submitted_ns;
+            let stats = if op.write { &mut write } else { &mut read };
+            if c.result >= 0 {
+                stats.record_ok(op.len, c.result as u32, lat, svc);
+                let k = ((now - measure_start) / s.interval_ns).min(last_interval);
+                while interval.index < k {
+                    let next = IntervalStats::new(interval.index + 1);
+                    let _ = s.events.send(WorkerEvent::Interval {
+                        worker: w.index,
+                        stats: std::mem::replace(&mut interval, next),
+                    });
+                }
+                interval.record(op.write, c.result as u64, lat);
+            } else {
+                stats.record_error(-c.result);
+            }
+            last_completion = now;
+        }
+        // Keep the live view moving when nothing completes.
+        if now >= measure_start {
+            let k = ((now - measure_start) / s.interval_ns).min(last_interval);
+            while interval.index < k {
+                let next = IntervalStats::new(interval.index + 1);
+                let _ = s.events.send(WorkerEvent::Interval {
+                    worker: w.index,
+                    stats: std::mem::replace(&mut interval, next),
+                });
+            }
+        }
+    }
+    let _ = s.events.send(WorkerEvent::Interval { worker: w.index, stats: interval });
+
+    let stop = stop_at.unwrap_or(now);
+    let window_end = match s.duration_ns {
+        Some(_) if !stopped_early => stop,
+        _ => {
+            if stopped_early {
+                stop
+            } else {
+                last_completion
+            }
+        }
+    };
+    let backlog_at_end = arrivals.as_ref().map_or(0, |a| a.due_before(stop));
+    Ok(WorkerOutput {
+        index: w.index,
+        engine: engine.name(),
+        features: engine.features(),
+        read,
+        write,
+        window_ns: window_end.saturating_sub(measure_start),
+        issued,
+        backlog_at_end,
+        retries,
+        stopped_early,
+    })
+}
