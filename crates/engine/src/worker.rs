@@ -10,9 +10,11 @@
 //! - *submitted*: taken just before the `submit_and_reap` call that hands the op to the kernel;
 //! - *completed*: taken just after the call that returned the completion.
 //!
-//! Response time (`lat`) = completed - intended; service time = completed - submitted. Ops whose intended
-//! start falls in the ramp are not recorded. After the end, no new op is issued; ops in flight are drained
-//! and recorded (their intended start was inside the window).
+//! Response time (`lat`) = completed - intended; service time = completed - submitted. The measurement window
+//! is [ramp end, end): a completion inside it is recorded (with its full latency, even if the op was intended
+//! during the ramp), one outside is not. After the end no new op is issued and ops in flight are drained
+//! unrecorded. Count-limited runs (`ios`, `bytes`) count ops issued after the ramp and record every completion
+//! after it.
 //!
 //! Slots (`Slot`): `user_data` = generation << 32 | slot index. A slot is busy from push to reap; its two
 //! buffers (read 2i, write 2i+1) belong to the kernel for that time. Completions are matched by index and
@@ -197,6 +199,7 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
     let mut stopped_early = false;
     let mut stop_at = None;
     let mut last_completion = measure_start;
+    let mut record_until = end.unwrap_or(u64::MAX);
     let mut now = start;
 
     loop {
@@ -209,6 +212,9 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
                 stopping = true;
                 stopped_early = requested && !over_time && !limit;
                 stop_at = Some(if over_time { end.unwrap_or(now) } else { now });
+                if requested {
+                    record_until = record_until.min(now);
+                }
             }
         }
         // 2. Fill free slots.
@@ -304,7 +310,9 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
             in_flight -= 1;
             sl.busy = false;
             free.push(idx as u32);
-            if sl.intended_ns < measure_start {
+            // The window counts completions in [ramp end, end): throughput is what the target delivered in the
+            // window, even for ops that queued during the ramp (open loop under overload).
+            if now < measure_start || now >= record_until {
                 continue;
             }
             let lat = now - sl.intended_ns;
