@@ -35,13 +35,13 @@ pub struct RunArgs {
     pub target: Vec<String>,
     /// Size of a file to create if missing (filled with data before any read). A read-only run never creates a
     /// file without it.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: Option<String>,
     /// Start of each worker's region in its targets. Default 0.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub offset: Option<String>,
     /// Length of each worker's region. Default: to the end of the target.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub length: Option<String>,
 
     /// Pattern: read, write, randread, randwrite, rw, randrw (sets read and random %; --read-pct and
@@ -49,16 +49,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATTERN")]
     pub rw: Option<String>,
     /// Share of reads, 0-100. Default 100.
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
     pub read_pct: Option<String>,
     /// Share of random offsets (the rest sequential), 0-100. Default 100.
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
     pub random_pct: Option<String>,
     /// Block size: '4k', or a weighted split '4k/60:8k/20:64k/20'. Default 4k; at most 64M.
-    #[arg(long, value_name = "SIZE[/W:...]")]
+    #[arg(long, value_name = "SIZE[/W:...]", allow_hyphen_values = true)]
     pub bs: Option<String>,
     /// Alignment of random offsets. Default: each I/O's own size.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub align: Option<String>,
     /// Spread of random offsets: uniform, zipf:THETA, pareto:H, zones:IO%/SPACE%:... Default uniform.
     #[arg(long, value_name = "DIST")]
@@ -66,14 +66,14 @@ pub struct RunArgs {
 
     /// Outstanding I/Os per worker, 1-4096. Default 32. Check "achieved depth" in the result: a depth the
     /// target never reaches is not a depth you tested.
-    #[arg(long, value_name = "N", visible_alias = "io-depth")]
+    #[arg(long, value_name = "N", visible_alias = "io-depth", allow_hyphen_values = true)]
     pub qd: Option<String>,
     /// Worker threads. Default 1.
-    #[arg(long, short = 'w', value_name = "N")]
+    #[arg(long, short = 'w', value_name = "N", allow_hyphen_values = true)]
     pub workers: Option<String>,
     /// Open loop: total I/O rate in IOPS, split over the workers (e.g. 5000, 10k). Latency is then measured from
     /// each I/O's scheduled start. Default: closed loop (as fast as the queue depth allows).
-    #[arg(long, value_name = "IOPS")]
+    #[arg(long, value_name = "IOPS", allow_hyphen_values = true)]
     pub rate: Option<String>,
     /// Open-loop inter-arrival times: fixed or poisson. Default fixed.
     #[arg(long, value_name = "LAW")]
@@ -83,19 +83,19 @@ pub struct RunArgs {
     pub data: Option<String>,
 
     /// Measured time, after the ramp (e.g. 60s, 5m). Default 10s.
-    #[arg(long, short = 'd', value_name = "DUR")]
+    #[arg(long, short = 'd', value_name = "DUR", allow_hyphen_values = true)]
     pub duration: Option<String>,
     /// Warm-up before measuring, excluded from every statistic. Default 1s for timed runs, 0 otherwise.
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
     pub ramp: Option<String>,
     /// Stop after this many measured I/Os in all, instead of a duration.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub ios: Option<String>,
     /// Stop after this many measured bytes in all, instead of a duration.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub bytes: Option<String>,
     /// Seed of every random choice (offsets, sizes, mixes, arrivals). Default: fresh, printed in the result.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub seed: Option<String>,
 
     /// Engine for files and devices: auto (io_uring if the kernel allows, else sync with a notice),
@@ -109,7 +109,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "CLOCK")]
     pub clock: Option<String>,
     /// Time-series interval. Default 1s.
-    #[arg(long, value_name = "DUR", default_value = "1s")]
+    #[arg(long, value_name = "DUR", default_value = "1s", allow_hyphen_values = true)]
     pub interval: String,
 
     /// Allow writes to a block device (its data is overwritten).

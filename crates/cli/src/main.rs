@@ -4,6 +4,10 @@
 //! Exit codes: 0 ok; 1 the run finished but I/O errors occurred; 2 usage, configuration or environment
 //! error (nothing was created or changed); 130 interrupted twice. A closed stdout (`iolab run | head`) is 0.
 
+// Option docs are also the `--help` text, which shows TOML tables such as [worker.NAME]; escaping them for
+// rustdoc would show the backslashes to users.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 mod args;
 mod env;
 mod run;

@@ -10,8 +10,7 @@ use anyhow::{bail, Context, Result};
 use iolab_engine::{EngineChoice, WorkerEvent, WorkerOutput, WorkerSetup};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_report::{
-    format_rate, Cpu, Depth, Env, ErrorSummary, OpSet, OpSummary, RateResult, RunResult, TargetEnv,
-    WorkerResult,
+    format_rate, Cpu, Depth, Env, ErrorSummary, OpSet, RateResult, RunResult, TargetEnv, WorkerResult,
 };
 use iolab_spec::{ClockKind, EngineKind, JobSpec, SimSpec, TargetSpec};
 use iolab_stats::{IntervalStats, OpStats, TimePoint, TimeSeries, Warning};
@@ -361,7 +360,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
 
     // Warnings are data.
     if !open_loop
-        && (achieved_depth as f64) < iolab_stats::LOW_DEPTH_RATIO * requested_depth as f64
+        && achieved_depth < iolab_stats::LOW_DEPTH_RATIO * requested_depth as f64
         && total.all.ops > 0
     {
         warnings.push(Warning::LowDepth { requested: requested_depth as f64, achieved: achieved_depth });
@@ -503,7 +502,6 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         write_out(path, &iolab_report::timeseries_csv(&result))
             .with_context(|| format!("writing --csv '{path}'"))?;
     }
-    let _ = OpSummary::from_stats; // keep the import honest for readers: totals come from merged OpStats
     Ok(if result.errors.total > 0 { Outcome::IoErrors } else { Outcome::Ok })
 }
 

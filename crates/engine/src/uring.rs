@@ -19,6 +19,9 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
+/// Applies setup flags to a ring builder.
+type RingSetup = fn(&mut io_uring::Builder);
+
 /// io_uring engine state.
 pub struct UringEngine {
     ring: IoUring,
@@ -69,7 +72,7 @@ impl UringEngine {
         let entries = slot_count.next_power_of_two().max(8);
         let mut features = Vec::new();
         // Try the fastest setup first; each failure drops the newest flag.
-        let attempts: [(&str, fn(&mut io_uring::Builder)); 3] = [
+        let attempts: [(&str, RingSetup); 3] = [
             ("single_issuer+coop_taskrun+defer_taskrun", |b| {
                 b.setup_single_issuer().setup_coop_taskrun().setup_defer_taskrun();
             }),

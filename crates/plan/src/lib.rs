@@ -28,6 +28,9 @@ pub const DEFAULT_BS: u64 = 4096;
 /// Upper bound on I/O buffer memory per worker (two buffers of the largest block size per slot).
 pub const MAX_BUFFER_BYTES_PER_WORKER: u64 = 4 << 30;
 
+/// Upper bound on I/O buffer memory of the whole run.
+pub const MAX_BUFFER_BYTES_TOTAL: u64 = 16 << 30;
+
 /// A planning error: values that are fine alone but impossible together. Exit code 2.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -341,6 +344,14 @@ impl Plan {
                 });
                 index += 1;
             }
+        }
+        let total_buffers: u64 = plan.workers.iter().map(|w| 2 * w.qd as u64 * w.max_bs).sum();
+        if total_buffers > MAX_BUFFER_BYTES_TOTAL {
+            return Err(PlanError(format!(
+                "the workers' I/O buffers need {} in all (2 x qd x largest block size per worker); at most {} (fewer 'workers', lower 'qd' or 'bs')",
+                iolab_spec::units::format_size(total_buffers),
+                iolab_spec::units::format_size(MAX_BUFFER_BYTES_TOTAL)
+            )));
         }
         let n = plan.workers.len() as u64;
         for (i, w) in plan.workers.iter_mut().enumerate() {

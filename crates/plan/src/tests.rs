@@ -162,3 +162,9 @@ fn access_spec_weights_are_honoured() {
     let small = (0..40_000).filter(|_| g.next_op().len == 4096).count();
     assert!((small as i64 - 30_000).abs() < 600, "small {small}");
 }
+
+#[test]
+fn huge_total_buffers_across_workers_are_refused() {
+    let e = Plan::from_spec(&job("workers = 1024\nqd = 4096\n"), Some(&mem())).unwrap_err();
+    assert!(e.0.contains("in all"), "{e}");
+}
