@@ -1,0 +1,109 @@
+//! Bad input, table-driven: exit code 2, one `error:` line quoting the flag (or key) and the text as typed,
+//! and nothing created. Each case runs in a fresh directory that is both the cwd and `$IOLAB_SCRATCH_DIR`,
+//! so a run without `--target` would put its default scratch file there: an error found only after
+//! creating it would leave the directory non-empty.
+
+use crate::util::{entries, iolab, tempdir};
+
+/// Runs `iolab run ARGS` (`{dir}` replaced by the fresh directory, `{job}` by the job file written from
+/// `job`, kept in a separate directory) and checks the contract above; `needles` must all be in stderr.
+fn check(args: &[&str], job: Option<&str>, needles: &[&str]) {
+    let dir = tempdir();
+    let jobdir = tempdir();
+    let d = dir.path().to_str().expect("utf-8 path");
+    let jobfile = jobdir.path().join("job.toml");
+    let j = jobfile.to_str().expect("utf-8 path");
+    if let Some(text) = job {
+        std::fs::write(&jobfile, text).expect("write the job file");
+    }
+    let expand = |s: &str| s.replace("{dir}", d).replace("{job}", j);
+    let args: Vec<String> = args.iter().map(|a| expand(a)).collect();
+    let out = iolab()
+        .current_dir(dir.path())
+        .env("IOLAB_SCRATCH_DIR", dir.path())
+        .arg("run")
+        .args(&args)
+        .output()
+        .expect("spawn iolab");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let cmd = format!("iolab run {}", args.join(" "));
+    assert_eq!(out.status.code(), Some(2), "`{cmd}`: exit code; stderr: {err}");
+    assert!(err.starts_with("error:"), "`{cmd}`: stderr does not start with 'error:': {err}");
+    for n in needles {
+        let n = expand(n);
+        assert!(err.contains(&n), "`{cmd}`: stderr does not mention {n:?}: {err}");
+    }
+    assert!(out.stdout.is_empty(), "`{cmd}`: printed on stdout: {}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(entries(dir.path()), Vec::<String>::new(), "`{cmd}` created files");
+}
+
+macro_rules! bad_flags {
+    ($($name:ident: [$($arg:expr),* $(,)?] => [$($needle:expr),* $(,)?];)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check(&[$($arg),*], None, &[$($needle),*]);
+            }
+        )*
+    };
+}
+
+bad_flags! {
+    bs_unknown_suffix_exits_2: ["--bs", "4q"] => ["'--bs'", "'4q'"];
+    bs_zero_exits_2: ["--bs", "0"] => ["'--bs'", "'0'"];
+    size_zero_exits_2: ["--target", "{dir}/f", "--size", "0"] => ["'--size'", "'0'"];
+    size_negative_exits_2: ["--target", "{dir}/f", "--size", "-1G"] => ["'--size'", "'-1G'"];
+    read_pct_above_100_exits_2: ["--read-pct", "101"] => ["'--read-pct'", "'101'"];
+    random_pct_negative_exits_2: ["--random-pct", "-1"] => ["'--random-pct'", "'-1'"];
+    qd_zero_exits_2: ["--qd", "0"] => ["'--qd'", "'0'"];
+    qd_above_4096_exits_2: ["--qd", "5000"] => ["'--qd'", "'5000'", "4096"];
+    duration_negative_exits_2: ["--duration", "-5s"] => ["'--duration'", "'-5s'"];
+    duration_zero_exits_2: ["--duration", "0"] => ["'--duration'", "'0'"];
+    ramp_unknown_unit_exits_2: ["--ramp", "5x"] => ["'--ramp'", "'5x'"];
+    rate_zero_exits_2: ["--rate", "0"] => ["'--rate'", "'0'"];
+    rate_not_a_number_exits_2: ["--rate", "abc"] => ["'--rate'", "'abc'"];
+    arrival_unknown_law_exits_2: ["--arrival", "gaussian"] => ["'--arrival'", "'gaussian'", "poisson"];
+    dist_zipf_theta_zero_exits_2: ["--dist", "zipf:0"] => ["'--dist'", "'zipf:0'"];
+    dist_zones_not_summing_to_100_exits_2: ["--dist", "zones:80/20:10/80"] => ["'--dist'", "'zones:80/20:10/80'"];
+    engine_unknown_exits_2: ["--engine", "libaio"] => ["'--engine'", "'libaio'", "io_uring"];
+    clock_virtual_on_mem_target_exits_2: ["--clock", "virtual", "--target", "mem:64M"] => ["--clock", "virtual", "mem:64M"];
+    workers_zero_exits_2: ["--workers", "0"] => ["'--workers'", "'0'"];
+    seed_negative_exits_2: ["--seed", "-3"] => ["'--seed'", "'-3'"];
+    data_compress_above_100_exits_2: ["--data", "compress:200"] => ["'--data'", "'compress:200'"];
+    rw_unknown_pattern_exits_2: ["--rw", "randomread"] => ["'--rw'", "'randomread'", "randread"];
+    target_mem_bad_size_exits_2: ["--target", "mem:4q"] => ["'--target'", "'mem:4q'"];
+    target_sim_unknown_model_exits_2: ["--target", "sim:hdd"] => ["'--target'", "'sim:hdd'"];
+    bs_larger_than_target_exits_2: ["--target", "mem:1M", "--bs", "2M"] => ["bs", "2M", "'mem:1M'"];
+    bs_not_sector_multiple_under_direct_exits_2:
+        ["--target", "{dir}/f", "--size", "1M", "--bs", "1000"] => ["'1000'", "('bs')", "512"];
+    target_missing_file_for_read_exits_2: ["--target", "{dir}/nope"] => ["'{dir}/nope'", "does not exist"];
+    target_in_missing_directory_exits_2:
+        ["--target", "{dir}/missing/f", "--size", "1M"] => ["'{dir}/missing/f'", "does not exist"];
+    flag_unknown_suggests_similar_exits_2: ["--iodepth", "4"] => ["'--iodepth'", "'--io-depth'"];
+    interval_below_10ms_exits_2: ["--interval", "1ms"] => ["'--interval'", "'1ms'"];
+    offset_beyond_target_exits_2: ["--target", "mem:1M", "--offset", "2M"] => ["offset", "mem:1M"];
+}
+
+#[test]
+fn job_unknown_key_suggests_the_real_one() {
+    check(
+        &["{job}", "--target", "mem:1M"],
+        Some("read_pc = 70\n"),
+        &["'read_pc'", "did you mean 'read_pct'"],
+    );
+}
+
+#[test]
+fn job_bad_toml_exits_2() {
+    check(&["{job}", "--target", "mem:1M"], Some("qd = [\n"), &["'{job}'", "TOML"]);
+}
+
+#[test]
+fn job_missing_file_exits_2() {
+    check(&["{dir}/nope.toml"], None, &["'{dir}/nope.toml'", "job file"]);
+}
+
+#[test]
+fn job_bad_value_names_the_key_and_value() {
+    check(&["{job}"], Some("target = \"mem:1M\"\nqd = 0\n"), &["qd", "0", "4096"]);
+}

@@ -1,0 +1,92 @@
+//! Queueing truth on the emulated device (`sim:fixed,latency=100us,servers=8`, capacity 80 000 IOPS) with
+//! virtual time: open-loop rates below and above capacity, and Little's law in closed loop.
+
+use crate::util::{assert_close, num, run_json, warning_kinds, SIM};
+use serde_json::Value;
+
+const CAPACITY: f64 = 80_000.0;
+const LATENCY_NS: f64 = 100_000.0;
+
+/// One virtual second on the sim with the given extra flags.
+fn sim(extra: &[&str]) -> Value {
+    let mut args = SIM.to_vec();
+    args.extend(["--duration", "1s", "--ramp", "0"]);
+    args.extend_from_slice(extra);
+    run_json(&args)
+}
+
+fn open(rate: &str) -> Value {
+    sim(&["--qd", "8", "--rate", rate])
+}
+
+#[test]
+fn open_loop_half_capacity_meets_rate_at_device_latency() {
+    let v = open("40k");
+    assert_close("achieved iops", num(&v, "/rate/achieved_iops"), 40_000.0, 0.01);
+    assert_close("total iops", num(&v, "/total/all/iops"), 40_000.0, 0.01);
+    assert_eq!(num(&v, "/rate/offered_iops"), 40_000.0);
+    assert_eq!(v["rate"]["arrival"], "fixed");
+    assert_close("response mean", num(&v, "/total/all/lat_ns/mean"), LATENCY_NS, 0.05);
+    assert_close("service mean", num(&v, "/total/all/service_lat_ns/mean"), LATENCY_NS, 0.01);
+    assert_eq!(num(&v, "/rate/backlog_at_end"), 0.0);
+    assert!(!warning_kinds(&v).contains(&"rate_not_sustained".into()), "{:?}", warning_kinds(&v));
+}
+
+#[test]
+fn open_loop_above_capacity_caps_iops_and_queues_response() {
+    let v = open("100k");
+    assert_close("achieved iops", num(&v, "/rate/achieved_iops"), CAPACITY, 0.01);
+    assert_eq!(num(&v, "/rate/offered_iops"), 100_000.0);
+    let service = num(&v, "/total/all/service_lat_ns/mean");
+    assert_close("service mean (flat: the device is no slower)", service, LATENCY_NS, 0.01);
+    let response = num(&v, "/total/all/lat_ns/mean");
+    assert!(response > 10.0 * service, "response mean {response} ns is not > 10x service {service} ns");
+    assert!(num(&v, "/rate/backlog_at_end") > 0.0, "{:#}", v["rate"]);
+    assert!(warning_kinds(&v).contains(&"rate_not_sustained".into()), "{:?}", warning_kinds(&v));
+}
+
+#[test]
+fn open_loop_response_p50_grows_with_offered_rate() {
+    let p50: Vec<f64> =
+        ["70k", "90k", "110k"].iter().map(|r| num(&open(r), "/total/all/lat_ns/p50")).collect();
+    assert!(p50.windows(2).all(|w| w[0] < w[1]), "lat p50 at 70k, 90k, 110k is not increasing: {p50:?}");
+}
+
+#[test]
+fn open_loop_poisson_arrivals_queue_in_bursts() {
+    let v = sim(&["--qd", "8", "--rate", "40k", "--arrival", "poisson"]);
+    assert_eq!(v["rate"]["arrival"], "poisson");
+    let (p50, p99) = (num(&v, "/total/all/lat_ns/p50"), num(&v, "/total/all/lat_ns/p99"));
+    assert!(p99 > p50, "poisson bursts should queue: lat p99 {p99} <= p50 {p50}");
+    assert_close("service p99", num(&v, "/total/all/service_lat_ns/p99"), LATENCY_NS, 0.01);
+    assert_close("achieved iops", num(&v, "/rate/achieved_iops"), 40_000.0, 0.02);
+}
+
+#[test]
+fn open_loop_fixed_arrivals_do_not_queue_below_capacity() {
+    // The counterpart of the poisson test: evenly spaced arrivals never wait.
+    let v = open("40k");
+    assert_close("lat p99", num(&v, "/total/all/lat_ns/p99"), LATENCY_NS, 0.01);
+}
+
+#[test]
+fn littles_law_closed_loop_depth_equals_iops_times_latency() {
+    for qd in [1u32, 2, 4, 8] {
+        let v = sim(&["--qd", &qd.to_string()]);
+        let iops = num(&v, "/total/all/iops");
+        let mean_s = num(&v, "/total/all/lat_ns/mean") / 1e9;
+        assert_close(&format!("qd {qd}: iops x mean latency"), iops * mean_s, f64::from(qd), 0.02);
+        assert_close(&format!("qd {qd}: depth.achieved"), num(&v, "/depth/achieved"), f64::from(qd), 0.02);
+        assert_eq!(num(&v, "/depth/requested"), f64::from(qd));
+        assert_close(&format!("qd {qd}: iops"), iops, f64::from(qd) * 10_000.0, 0.01);
+    }
+}
+
+#[test]
+fn littles_law_depth_above_servers_caps_iops_and_doubles_latency() {
+    let v = sim(&["--qd", "16"]);
+    assert_close("iops at qd 16", num(&v, "/total/all/iops"), CAPACITY, 0.01);
+    // 16 outstanding on 8 servers: each I/O waits one service time in the device's queue.
+    assert_close("response mean at qd 16", num(&v, "/total/all/lat_ns/mean"), 2.0 * LATENCY_NS, 0.02);
+    assert_close("depth.achieved", num(&v, "/depth/achieved"), 16.0, 0.02);
+}

@@ -1,0 +1,301 @@
+//! `iolab run` on working input: result shape, mixes, determinism, outputs, job files, real files.
+
+use crate::util::{assert_close, entries, iolab, num, run_json, tempdir, warning_kinds, SIM};
+use serde_json::Value;
+
+const LAT_KEYS: [&str; 6] = ["min", "p50", "p90", "p99", "p999", "max"];
+
+/// Asserts min <= p50 <= p90 <= p99 <= p999 <= max and min <= mean <= max for one latency block.
+fn assert_percentiles_monotone(v: &Value, pointer: &str) {
+    let vals: Vec<f64> = LAT_KEYS.iter().map(|k| num(v, &format!("{pointer}/{k}"))).collect();
+    assert!(vals.windows(2).all(|w| w[0] <= w[1]), "{pointer} not monotone: {LAT_KEYS:?} = {vals:?}");
+    let mean = num(v, &format!("{pointer}/mean"));
+    assert!(vals[0] <= mean && mean <= vals[5], "{pointer}: mean {mean} outside [min, max] {vals:?}");
+}
+
+#[test]
+fn run_mem_target_reports_consistent_totals() {
+    let v = run_json(&["--target", "mem:64M", "--duration", "1s", "--ramp", "0"]);
+    let (r, w, a) = (num(&v, "/total/read/ops"), num(&v, "/total/write/ops"), num(&v, "/total/all/ops"));
+    assert!(a > 0.0, "no I/O done: {v:#}");
+    assert_eq!(a, r + w, "all.ops != read.ops + write.ops");
+    assert_eq!(num(&v, "/total/all/bytes"), num(&v, "/total/read/bytes") + num(&v, "/total/write/bytes"));
+    assert_eq!(w, 0.0, "default pattern is randread");
+    assert_percentiles_monotone(&v, "/total/all/lat_ns");
+    assert_percentiles_monotone(&v, "/total/all/service_lat_ns");
+    assert_eq!(v["env"]["engine"], "mem");
+    assert_eq!(v["env"]["targets"][0]["kind"], "mem");
+    assert_eq!(v["partial"], false);
+    assert!(v["rate"].is_null(), "closed loop has no rate block");
+    assert_close("measured_s", num(&v, "/measured_s"), 1.0, 0.05);
+    assert_eq!(num(&v, "/ramp_s"), 0.0);
+    assert_eq!(num(&v, "/errors/total"), 0.0);
+}
+
+#[test]
+fn run_null_target_does_io_without_engine() {
+    let v = run_json(&["--target", "null:1G", "--ios", "20000"]);
+    assert_eq!(num(&v, "/total/all/ops"), 20000.0);
+    assert_eq!(v["env"]["engine"], "null");
+    assert_eq!(v["env"]["targets"][0]["kind"], "null");
+    assert_percentiles_monotone(&v, "/total/all/lat_ns");
+}
+
+#[test]
+fn run_randrw_read_pct_70_gives_70_percent_reads() {
+    let v = run_json(&[
+        "--target",
+        "mem:64M",
+        "--ios",
+        "20000",
+        "--rw",
+        "randrw",
+        "--read-pct",
+        "70",
+        "--seed",
+        "1",
+    ]);
+    let (r, a) = (num(&v, "/total/read/ops"), num(&v, "/total/all/ops"));
+    assert_eq!(a, 20000.0, "--ios 20000 stops after exactly 20000 measured I/Os");
+    let share = r / a * 100.0;
+    assert!((share - 70.0).abs() <= 2.0, "read share {share:.2}% is not 70% +-2 (seed {})", v["seed"]);
+}
+
+#[test]
+fn run_weighted_bs_split_gives_mean_size_between_sizes() {
+    let v = run_json(&["--target", "mem:64M", "--ios", "20000", "--bs", "4k/50:64k/50", "--seed", "1"]);
+    let (bytes, ops) = (num(&v, "/total/all/bytes"), num(&v, "/total/all/ops"));
+    assert_eq!(bytes % 4096.0, 0.0, "every I/O is 4k or 64k");
+    // Half 4 KiB, half 64 KiB: mean 34 KiB. Binomial noise over 20000 ops is ~0.6%.
+    assert_close("bytes per op", bytes / ops, 34816.0, 0.05);
+}
+
+#[test]
+fn run_same_seed_on_virtual_sim_is_identical() {
+    let args = |seed: &'static str| {
+        let mut a = SIM[..4].to_vec(); // the device and clock, without SIM's own seed
+        a.extend(["--seed", seed, "--duration", "1s", "--ramp", "0", "--qd", "8"]);
+        // Random arrivals, a read/write mix and a size split: every number below depends on the seed.
+        a.extend(["--rate", "60k", "--arrival", "poisson", "--rw", "randrw", "--bs", "4k/50:8k/50"]);
+        a
+    };
+    let (a, b, c) = (run_json(&args("7")), run_json(&args("7")), run_json(&args("8")));
+    assert_eq!(a["seed"], 7);
+    assert_eq!(a["total"], b["total"], "same seed, different totals");
+    assert_eq!(a["timeseries"], b["timeseries"], "same seed, different time series");
+    assert_eq!(a["workers"], b["workers"]);
+    // The seed must matter, or the equality above proves nothing.
+    assert_ne!(a["total"], c["total"], "seeds 7 and 8 gave identical totals");
+}
+
+#[test]
+fn run_dry_run_prints_plan_and_creates_nothing() {
+    let dir = tempdir();
+    let f = dir.path().join("f");
+    let f = f.to_str().expect("utf-8 path");
+    let out = iolab()
+        .current_dir(dir.path())
+        .env("IOLAB_SCRATCH_DIR", dir.path())
+        .args(["run", "--dry-run", "--target", f, "--size", "8M", "--rw", "randrw", "--qd", "4"])
+        .output()
+        .expect("spawn iolab");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("--dry-run prints JSON");
+    let workers = v["plan"]["workers"].as_array().expect("plan.workers is an array");
+    assert_eq!(workers.len(), 1);
+    assert_eq!(workers[0]["qd"], 4);
+    assert_eq!(v["targets"][0]["will_create"], true);
+    assert!(!std::path::Path::new(f).exists(), "--dry-run created {f}");
+    assert_eq!(entries(dir.path()), Vec::<String>::new(), "--dry-run left files behind");
+}
+
+#[test]
+fn run_csv_file_has_header_and_one_row_per_interval() {
+    let dir = tempdir();
+    let csv = dir.path().join("ts.csv");
+    let mut args = SIM.to_vec();
+    args.extend(["--qd", "8", "--duration", "1s", "--ramp", "0", "--interval", "100ms"]);
+    args.extend(["--csv", csv.to_str().expect("utf-8 path")]);
+    let v = run_json(&args);
+    let text = std::fs::read_to_string(&csv).expect("--csv wrote the file");
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("t_s,interval_s,read_iops,write_iops,iops,mb_s,lat_mean_ns,lat_p99_ns"));
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| {
+            l.split(',').map(|c| c.parse().unwrap_or_else(|_| panic!("bad CSV cell in {l:?}"))).collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 10, "1 s in 100 ms intervals:\n{text}");
+    assert_eq!(v["timeseries"].as_array().expect("timeseries").len(), rows.len(), "CSV and JSON disagree");
+    for (k, row) in rows.iter().enumerate() {
+        assert_eq!(row.len(), 8, "row {k}: {row:?}");
+        assert_close(&format!("row {k} t_s"), row[0] + 1.0, 1.0 + k as f64 * 0.1, 1e-9);
+        assert_close(&format!("row {k} interval_s"), row[1], 0.1, 1e-9);
+        assert_close(&format!("row {k} iops"), row[4], 80_000.0, 0.01);
+    }
+}
+
+#[test]
+fn run_job_file_with_two_worker_tables_runs_both() {
+    let dir = tempdir();
+    let job = dir.path().join("two.toml");
+    std::fs::write(
+        &job,
+        "ios = 4000\n\
+         [worker.db]\ntarget = \"mem:32M\"\nrw = \"randrw\"\nbs = \"8k\"\nqd = 16\n\
+         [worker.log]\ntarget = \"mem:16M\"\nrw = \"write\"\nbs = \"4k\"\nqd = 1\n",
+    )
+    .expect("write the job file");
+    let v = run_json(&[job.to_str().expect("utf-8 path"), "--seed", "1"]);
+    let workers = v["workers"].as_array().expect("workers is an array");
+    assert_eq!(workers.len(), 2, "{workers:#?}");
+    let by_name =
+        |n: &str| workers.iter().find(|w| w["name"] == n).unwrap_or_else(|| panic!("no worker {n}"));
+    let (db, log) = (by_name("db"), by_name("log"));
+    assert_eq!(db["qd"], 16);
+    assert_eq!(log["qd"], 1);
+    assert_eq!(db["targets"][0], "mem:32M");
+    assert_eq!(log["targets"][0], "mem:16M");
+    assert!(num(db, "/read/ops") > 0.0 && num(db, "/write/ops") > 0.0, "db is randrw: {db:#}");
+    assert_eq!(num(log, "/read/ops"), 0.0, "log only writes");
+    assert_eq!(num(log, "/write/bytes"), num(log, "/write/ops") * 4096.0, "log writes 4k");
+    assert_eq!(num(db, "/all/bytes"), num(db, "/all/ops") * 8192.0, "db does 8k I/O");
+    assert_eq!(num(&v, "/total/all/ops"), num(db, "/all/ops") + num(log, "/all/ops"));
+}
+
+#[test]
+fn run_workers_3_gives_3_workers_sharing_the_load() {
+    let mut args = SIM.to_vec();
+    args.extend(["--workers", "3", "--qd", "2", "--duration", "1s", "--ramp", "0"]);
+    let v = run_json(&args);
+    let workers = v["workers"].as_array().expect("workers is an array");
+    assert_eq!(workers.len(), 3);
+    let sum: f64 = workers.iter().map(|w| num(w, "/all/ops")).sum();
+    assert_eq!(sum, num(&v, "/total/all/ops"), "worker ops do not add up to the total");
+    for w in workers {
+        assert!(num(w, "/all/ops") > 0.0, "idle worker: {w:#}");
+        assert_eq!(w["qd"], 2);
+    }
+    assert_eq!(num(&v, "/depth/requested"), 6.0);
+}
+
+// --- Real files (kernel I/O). Skip, never fail, when the environment lacks O_DIRECT or io_uring. ---
+
+/// Runs `iolab run ARGS --json -` in `dir`; `None` (after printing `skipped: ...`) if the environment lacks a
+/// feature the run needs.
+fn run_file_json(dir: &std::path::Path, args: &[&str]) -> Option<Value> {
+    let out = iolab()
+        .current_dir(dir)
+        .env("IOLAB_SCRATCH_DIR", dir)
+        .arg("run")
+        .args(args)
+        .args(["--json", "-", "-q"])
+        .output()
+        .expect("spawn iolab");
+    if out.status.code() != Some(0) {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let missing = [
+            ("O_DIRECT", "O_DIRECT is not supported here"),
+            ("direct I/O", "direct I/O is not supported here"),
+            ("io_uring", "io_uring is unavailable"),
+            ("No space left", "not enough disk space"),
+        ];
+        if let Some((_, why)) = missing.iter().find(|(needle, _)| err.contains(needle)) {
+            println!("skipped: {why} ({})", err.trim());
+            return None;
+        }
+        panic!("iolab run {} failed: {err}", args.join(" "));
+    }
+    Some(serde_json::from_slice(&out.stdout).expect("stdout is JSON"))
+}
+
+#[test]
+fn file_target_with_size_is_created_and_kept() {
+    let dir = tempdir();
+    let f = dir.path().join("f");
+    let fs = f.to_str().expect("utf-8 path");
+    let Some(v) =
+        run_file_json(dir.path(), &["--target", fs, "--size", "8M", "--duration", "1s", "--ramp", "0"])
+    else {
+        return;
+    };
+    let t = &v["env"]["targets"][0];
+    assert_eq!(t["kind"], "file");
+    assert_eq!(t["created"], true);
+    assert_eq!(t["scratch"], false);
+    assert_eq!(num(t, "/size_bytes"), 8.0 * 1024.0 * 1024.0);
+    assert!(t["fill_s"].as_f64().is_some_and(|s| s >= 0.0), "fill_s missing: {t:#}");
+    assert!(num(&v, "/total/all/ops") > 0.0);
+    let meta = std::fs::metadata(&f).expect("a user-named file is kept after the run");
+    assert_eq!(meta.len(), 8 << 20);
+}
+
+#[test]
+fn file_default_target_is_scratch_and_removed() {
+    let dir = tempdir();
+    let Some(v) = run_file_json(dir.path(), &["--duration", "1s", "--ramp", "0"]) else {
+        return;
+    };
+    let t = &v["env"]["targets"][0];
+    assert_eq!(t["scratch"], true, "{t:#}");
+    assert_eq!(t["created"], true);
+    assert!(t["name"].as_str().expect("name").contains("iolab-scratch-"), "{t:#}");
+    let left: Vec<String> =
+        entries(dir.path()).into_iter().filter(|n| n.starts_with("iolab-scratch-")).collect();
+    assert!(left.is_empty(), "scratch files left behind: {left:?}");
+}
+
+#[test]
+fn file_sync_engine_with_qd_4_warns_and_runs_at_depth_1() {
+    let dir = tempdir();
+    let f = dir.path().join("f");
+    let fs = f.to_str().expect("utf-8 path");
+    let base = ["--target", fs, "--size", "4M", "--engine", "sync", "--ios", "2000"];
+    let Some(v) = run_file_json(dir.path(), &[&base[..], &["--qd", "4"]].concat()) else {
+        return;
+    };
+    assert_eq!(v["env"]["engine"], "sync");
+    let w = v["warnings"].as_array().expect("warnings").iter().find(|w| w["kind"] == "sync_engine_depth");
+    let w = w.unwrap_or_else(|| panic!("no sync_engine_depth warning: {:?}", warning_kinds(&v)));
+    assert_eq!(w["requested"], 4);
+    assert_eq!(v["workers"][0]["qd"], 1, "the sync engine runs one I/O at a time");
+    // At depth 1 there is nothing to warn about.
+    let Some(v1) = run_file_json(dir.path(), &[&base[..], &["--qd", "1"]].concat()) else {
+        return;
+    };
+    assert_eq!(v1["env"]["engine"], "sync");
+    assert!(!warning_kinds(&v1).contains(&"sync_engine_depth".into()), "{:?}", warning_kinds(&v1));
+}
+
+#[test]
+fn file_buffered_warns_buffered_io() {
+    let dir = tempdir();
+    let f = dir.path().join("f");
+    let fs = f.to_str().expect("utf-8 path");
+    let Some(v) = run_file_json(dir.path(), &["--target", fs, "--size", "4M", "--buffered", "--ios", "2000"])
+    else {
+        return;
+    };
+    assert!(warning_kinds(&v).contains(&"buffered_io".into()), "{:?}", warning_kinds(&v));
+    assert_eq!(v["env"]["targets"][0]["direct"], false);
+}
+
+#[test]
+fn file_direct_run_has_no_buffered_warning() {
+    let dir = tempdir();
+    let f = dir.path().join("f");
+    let fs = f.to_str().expect("utf-8 path");
+    let Some(v) = run_file_json(dir.path(), &["--target", fs, "--size", "4M", "--ios", "2000"]) else {
+        return;
+    };
+    assert!(!warning_kinds(&v).contains(&"buffered_io".into()), "{:?}", warning_kinds(&v));
+    assert_eq!(v["env"]["targets"][0]["direct"], true);
+}
+
+#[test]
+fn run_exit_code_is_0_on_success() {
+    // The text report path (no --json) exits 0 too, and prints something.
+    let out = iolab().args(["run", "--target", "null:1M", "--ios", "100"]).output().expect("spawn iolab");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(!out.stdout.is_empty(), "no text report on stdout");
+}

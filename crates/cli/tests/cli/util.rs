@@ -1,0 +1,92 @@
+//! Helpers: build the command, run it for its JSON, read numbers out of the result, compare with tolerance.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+/// The emulated device of every timing-shaped test: each I/O takes exactly 100 µs, 8 at once, FIFO beyond,
+/// so capacity is 80 000 IOPS. Virtual time makes the run exact and instant.
+pub const SIM: [&str; 6] =
+    ["--target", "sim:fixed,latency=100us,servers=8", "--clock", "virtual", "--seed", "1"];
+
+/// `iolab` with a clean environment for the variables it reads.
+pub fn iolab() -> Command {
+    let mut c = Command::cargo_bin("iolab").expect("the iolab binary is built by cargo test");
+    c.env_remove("IOLAB_SCRATCH_DIR");
+    c
+}
+
+/// A fresh directory on the target dir's filesystem (more likely than /tmp to be a real disk that allows
+/// O_DIRECT); removed when dropped.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("iolab-cli-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("create a temporary directory")
+}
+
+/// Runs `iolab run ARGS --json -` (quiet), asserts exit code 0 and returns the parsed result.
+pub fn run_json(args: &[&str]) -> Value {
+    let mut c = iolab();
+    run_json_with(&mut c, args)
+}
+
+/// As [`run_json`], with a command the caller has already configured (cwd, environment).
+pub fn run_json_with(c: &mut Command, args: &[&str]) -> Value {
+    let out = c.arg("run").args(args).args(["--json", "-", "-q"]).output().expect("spawn iolab");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "iolab run {} failed\nstderr: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout of `iolab run {}` is not JSON ({e}): {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    assert_eq!(v["schema"], "iolab.result/1");
+    v
+}
+
+/// The number at a JSON pointer, e.g. `num(&v, "/total/all/iops")`.
+pub fn num(v: &Value, pointer: &str) -> f64 {
+    v.pointer(pointer)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("no number at {pointer} (seed {}) in {v:#}", v["seed"]))
+}
+
+/// The `kind` of every warning in the result.
+pub fn warning_kinds(v: &Value) -> Vec<String> {
+    v["warnings"]
+        .as_array()
+        .expect("warnings is an array")
+        .iter()
+        .map(|w| w["kind"].as_str().expect("warning kind is a string").to_string())
+        .collect()
+}
+
+/// Asserts `actual` is within `frac` (relative) of `expected`.
+#[track_caller]
+pub fn assert_close(what: &str, actual: f64, expected: f64, frac: f64) {
+    let err = (actual - expected).abs() / expected.abs();
+    assert!(
+        err <= frac,
+        "{what}: {actual} is not within {:.2}% of {expected} (off by {:.3}%)",
+        frac * 100.0,
+        err * 100.0
+    );
+}
+
+/// Names of the entries of a directory, sorted.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .expect("read the temporary directory")
+        .map(|e| e.expect("directory entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}

@@ -1,0 +1,434 @@
+//! Engine conformance: ONE suite, [`check`], run against every engine (STYLE.md §2.6).
+//!
+//! Properties, each on a fresh engine from `make`:
+//! - (a) every pushed op completes exactly once, with its `user_data`, and `result == len`;
+//! - (b) write-then-read returns the written bytes, through `buffer_mut`, at several offsets, 4 KiB and 64 KiB;
+//! - (c) `slot_count` ops can be in flight at once, and exactly that many come back;
+//! - (d) `submit_and_reap(Some(deadline))` with nothing in flight returns at the deadline (real clocks: not
+//!   before it; virtual time: jumps exactly to it);
+//! - (e) a read at or across the end of a file returns a short count (file engines), never a panic;
+//! - (f) `now_ns` never goes backwards (checked after every engine call, and in a tight loop).
+//!
+//! The data properties (the content checks of (a) and (b)) are skipped for `null:` and `sim:`, which keep no
+//! data; (e) runs only for file engines (a `mem:` op past the end is a plan bug and panics by contract).
+
+mod common;
+
+use common::{initial_byte, TempTarget};
+use iolab_engine::buffers::Buffers;
+use iolab_engine::mem::MemEngine;
+use iolab_engine::sim::SimEngine;
+use iolab_engine::sync::SyncEngine;
+use iolab_engine::uring::{self, UringEngine};
+use iolab_engine::{Completion, Engine, Op, RealClock};
+use iolab_spec::DataPattern;
+use iolab_target::MemStore;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Slots (ops in flight at once) of every engine under test.
+const SLOTS: u32 = 32;
+/// Buffer size: the largest op of the suite.
+const BUF: u32 = 64 << 10;
+/// Size of file and `mem:` targets.
+const SIZE: u64 = 4 << 20;
+/// Tag in the high bits of every `user_data`, so an engine that truncates it to 32 bits fails (a).
+const TAG: u64 = 0xC0DE_0000_0000_0000;
+
+fn buffers() -> Buffers {
+    Buffers::new(2 * SLOTS, BUF as u64, DataPattern::Random, 7)
+}
+
+/// What the suite may expect of one engine.
+struct Profile {
+    label: &'static str,
+    /// Expected `Engine::name`.
+    name: &'static str,
+    virtual_time: bool,
+    /// Where the data lives, for engines that keep it.
+    data: Option<Backing>,
+}
+
+/// Reads the target's bytes at an offset, without the engine.
+type Peek = Box<dyn Fn(u64, &mut [u8])>;
+
+/// A view of the engine's target that does not go through the engine.
+struct Backing {
+    /// Reads the target's bytes at an offset.
+    peek: Peek,
+    /// The target's content before the suite wrote to it.
+    initial: fn(u64) -> u8,
+    /// A file: reads past the end are legal and short (e).
+    file: bool,
+}
+
+/// Checks `now_ns` never goes backwards.
+struct Mono {
+    last: u64,
+}
+
+impl Mono {
+    fn see<E: Engine>(&mut self, e: &E, after: &str) {
+        let t = e.now_ns();
+        assert!(t >= self.last, "now_ns went backwards after {after}: {} then {t}", self.last);
+        self.last = t;
+    }
+}
+
+fn op(i: u64, write: bool, offset: u64, len: u32, buf: u32) -> Op {
+    Op { user_data: TAG | i << 32 | buf as u64, write, target: 0, offset, len, buf }
+}
+
+/// Calls `submit_and_reap(None)` until `n` completions came back; fails on a hang (10 s or 100k calls).
+fn reap_n<E: Engine>(e: &mut E, n: usize, mono: &mut Mono) -> Vec<Completion> {
+    let mut out = Vec::new();
+    let started = Instant::now();
+    let mut calls = 0u32;
+    while out.len() < n {
+        e.submit_and_reap(None, &mut out).expect("submit_and_reap");
+        mono.see(e, "submit_and_reap(None)");
+        calls += 1;
+        assert!(
+            calls < 100_000 && started.elapsed() < Duration::from_secs(10),
+            "only {} of {n} completions came back after {calls} calls",
+            out.len()
+        );
+    }
+    assert_eq!(out.len(), n, "more completions than ops in flight: {out:?}");
+    // Nothing else may come back later.
+    let mut extra = Vec::new();
+    let deadline = e.now_ns() + 2_000_000;
+    e.submit_and_reap(Some(deadline), &mut extra).expect("submit_and_reap");
+    mono.see(e, "submit_and_reap(deadline) after the last completion");
+    assert!(extra.is_empty(), "completions with nothing in flight: {extra:?}");
+    out
+}
+
+/// Every op of `ops` came back exactly once, with `result == len`.
+fn assert_each_once(ops: &[Op], got: &[Completion]) {
+    let mut want: HashMap<u64, &Op> = ops.iter().map(|o| (o.user_data, o)).collect();
+    assert_eq!(want.len(), ops.len(), "test bug: user_data not unique");
+    for c in got {
+        let o = want.remove(&c.user_data).unwrap_or_else(|| {
+            panic!("completion {c:?} is for no op in flight (unknown or duplicated user_data)")
+        });
+        assert_eq!(c.result, o.len as i32, "result of {o:?}");
+    }
+    assert!(want.is_empty(), "never completed: {:?}", want.values().collect::<Vec<_>>());
+}
+
+/// The conformance suite. `make` builds a fresh engine with `SLOTS` slots over the given buffers.
+fn check<E: Engine>(p: Profile, make: impl Fn(Buffers) -> E) {
+    let label = p.label;
+    let data = p.data.as_ref();
+    if data.is_none() {
+        println!("{label}: keeps no data; content checks of (a) and (b) skipped");
+    }
+
+    // Name and buffers.
+    {
+        let mut e = make(buffers());
+        assert_eq!(e.name(), p.name, "{label}");
+        assert!(!e.features().is_empty(), "{label}: features() is empty");
+        for b in [0, 2 * SLOTS - 1] {
+            let buf = e.buffer_mut(b);
+            assert!(buf.len() >= BUF as usize, "{label}: buffer {b} is {} bytes", buf.len());
+            assert_eq!(buf.as_ptr() as usize % 4096, 0, "{label}: buffer {b} not 4 KiB aligned");
+        }
+    }
+
+    // (a) Each op completes exactly once with its user_data; result == len. Reads at even, writes at odd
+    // 64 KiB blocks of the first 512 KiB, lengths 4 KiB and 64 KiB.
+    {
+        let mut e = make(buffers());
+        let mut mono = Mono { last: e.now_ns() };
+        let ops: Vec<Op> = (0..8u32)
+            .map(|i| {
+                let write = i % 2 == 1;
+                let len = if i % 4 < 2 { 4096 } else { BUF };
+                op(i as u64, write, i as u64 * BUF as u64, len, 2 * i + u32::from(write))
+            })
+            .collect();
+        for o in &ops {
+            if !o.write {
+                e.buffer_mut(o.buf).fill(0xEE);
+            }
+            e.push(*o);
+            mono.see(&e, "push");
+        }
+        let got = reap_n(&mut e, ops.len(), &mut mono);
+        assert_each_once(&ops, &got);
+        if let Some(d) = data {
+            for o in &ops {
+                let len = o.len as usize;
+                let mut on_target = vec![0u8; len];
+                (d.peek)(o.offset, &mut on_target);
+                let buf = &e.buffer_mut(o.buf)[..len];
+                if o.write {
+                    assert!(buf == &on_target[..], "{label} (a): write of {o:?} did not reach the target");
+                } else {
+                    let want: Vec<u8> = (o.offset..o.offset + len as u64).map(d.initial).collect();
+                    assert!(buf == &want[..], "{label} (a): read of {o:?} returned the wrong bytes");
+                }
+            }
+        }
+        println!("{label} (a): {} ops completed once each", ops.len());
+    }
+
+    // (b) Write then read back, one op at a time, several offsets, 4 KiB and 64 KiB.
+    if let Some(d) = data {
+        let mut e = make(buffers());
+        let mut mono = Mono { last: e.now_ns() };
+        let offsets = [1 << 20, (1 << 20) + 4096, (1 << 20) + 3 * BUF as u64, SIZE - BUF as u64];
+        let mut k = 0u8;
+        for len in [4096u32, BUF] {
+            for (i, &offset) in offsets.iter().enumerate() {
+                k += 1;
+                let n = len as usize;
+                let (wbuf, rbuf) = (2 * i as u32 + 1, 2 * i as u32);
+                // Content unlike the initial one (and unlike the previous case at this offset).
+                let content: Vec<u8> =
+                    (0..n as u64).map(|j| initial_byte(offset + j).wrapping_add(k).wrapping_mul(3)).collect();
+                e.buffer_mut(wbuf)[..n].copy_from_slice(&content);
+                let w = op(k as u64, true, offset, len, wbuf);
+                e.push(w);
+                assert_each_once(&[w], &reap_n(&mut e, 1, &mut mono));
+                let mut on_target = vec![0u8; n];
+                (d.peek)(offset, &mut on_target);
+                assert!(on_target == content, "{label} (b): {len}-byte write at {offset} not on the target");
+
+                e.buffer_mut(rbuf)[..n].fill(0xEE);
+                let r = op(k as u64 + 100, false, offset, len, rbuf);
+                e.push(r);
+                assert_each_once(&[r], &reap_n(&mut e, 1, &mut mono));
+                assert!(
+                    e.buffer_mut(rbuf)[..n] == content[..],
+                    "{label} (b): {len}-byte read at {offset} did not return what was written"
+                );
+            }
+        }
+        println!("{label} (b): {k} write-read round trips");
+    } else {
+        println!("{label} (b): skipped (keeps no data)");
+    }
+
+    // (c) SLOTS ops in flight at once: all come back, no more, no fewer.
+    {
+        let mut e = make(buffers());
+        let mut mono = Mono { last: e.now_ns() };
+        let ops: Vec<Op> =
+            (0..SLOTS).map(|i| op(i as u64, false, (2 << 20) + i as u64 * 4096, 4096, i)).collect();
+        for o in &ops {
+            e.push(*o);
+        }
+        let got = reap_n(&mut e, ops.len(), &mut mono);
+        assert_each_once(&ops, &got);
+        if let Some(d) = data {
+            for o in &ops {
+                let want: Vec<u8> = (o.offset..o.offset + o.len as u64).map(d.initial).collect();
+                assert!(e.buffer_mut(o.buf)[..4096] == want[..], "{label} (c): read of {o:?}");
+            }
+        }
+        // A second full round on the same engine: slots free again after their completion.
+        for o in &ops {
+            e.push(Op { user_data: o.user_data ^ 1 << 48, ..*o });
+        }
+        let again: Vec<Op> = ops.iter().map(|o| Op { user_data: o.user_data ^ 1 << 48, ..*o }).collect();
+        assert_each_once(&again, &reap_n(&mut e, again.len(), &mut mono));
+        println!("{label} (c): {SLOTS} in flight at once, twice");
+    }
+
+    // (d) A deadline with nothing in flight.
+    {
+        let mut e = make(buffers());
+        let mut mono = Mono { last: e.now_ns() };
+        let mut out = Vec::new();
+        if p.virtual_time {
+            let t0 = e.now_ns();
+            e.submit_and_reap(None, &mut out).expect("submit_and_reap");
+            assert_eq!(e.now_ns(), t0, "{label} (d): no deadline, nothing in flight: time must not move");
+            let d = t0 + 12_345_678;
+            e.submit_and_reap(Some(d), &mut out).expect("submit_and_reap");
+            assert_eq!(e.now_ns(), d, "{label} (d): virtual time must jump exactly to the deadline");
+            e.submit_and_reap(Some(d - 1_000), &mut out).expect("submit_and_reap");
+            assert_eq!(e.now_ns(), d, "{label} (d): a past deadline must not move virtual time");
+            mono.see(&e, "deadline waits");
+        } else {
+            let wait = 20_000_000u64;
+            let d = e.now_ns() + wait;
+            e.submit_and_reap(Some(d), &mut out).expect("submit_and_reap");
+            let t = e.now_ns();
+            mono.see(&e, "deadline wait");
+            // Timer slack may end the wait a hair early on some kernels; 200 us is "not much".
+            assert!(t + 200_000 >= d, "{label} (d): returned {} us before the deadline", (d - t) / 1000);
+            assert!(
+                t < d + 500_000_000,
+                "{label} (d): returned {} ms after the deadline",
+                (t - d) / 1_000_000
+            );
+            println!(
+                "{label} (d): returned {} us after a {} ms deadline",
+                (t as i64 - d as i64) / 1000,
+                wait / 1_000_000
+            );
+            // A deadline already past returns at once.
+            let t0 = Instant::now();
+            e.submit_and_reap(Some(e.now_ns().saturating_sub(1_000)), &mut out).expect("submit_and_reap");
+            assert!(t0.elapsed() < Duration::from_millis(50), "{label} (d): a past deadline waited");
+            mono.see(&e, "past deadline");
+        }
+        assert!(out.is_empty(), "{label} (d): completions with nothing in flight: {out:?}");
+    }
+
+    // (e) Reads at and across the end of a file: short counts, no panic.
+    if data.is_some_and(|d| d.file) {
+        let d = data.expect("checked");
+        let mut e = make(buffers());
+        let mut mono = Mono { last: e.now_ns() };
+        let ops = [
+            op(1, false, SIZE, 4096, 0),
+            op(2, false, SIZE - 4096, BUF, 2),
+            op(3, false, SIZE + (1 << 20), BUF, 4),
+        ];
+        for o in &ops {
+            e.push(*o);
+        }
+        let got = reap_n(&mut e, ops.len(), &mut mono);
+        let mut seen = Vec::new();
+        for o in &ops {
+            let c = got.iter().find(|c| c.user_data == o.user_data).expect("each op completes");
+            assert!(
+                c.result >= 0 && (c.result as u32) < o.len,
+                "{label} (e): read {o:?} past the end gave {}",
+                c.result
+            );
+            seen.push(c.result);
+        }
+        // The part before the end is the file's content.
+        let n = seen[1] as usize;
+        let mut on_target = vec![0u8; n];
+        (d.peek)(SIZE - 4096, &mut on_target);
+        assert!(e.buffer_mut(2)[..n] == on_target[..], "{label} (e): short read returned the wrong bytes");
+        println!("{label} (e): reads past the end returned {seen:?}");
+    }
+
+    // (f) now_ns is monotone in a tight loop too (the suite checked it after every call above).
+    {
+        let e = make(buffers());
+        let mut mono = Mono { last: e.now_ns() };
+        for _ in 0..10_000 {
+            mono.see(&e, "now_ns");
+        }
+    }
+}
+
+fn clock() -> RealClock {
+    RealClock::new(Instant::now())
+}
+
+fn file_profile(label: &'static str, name: &'static str, t: &Arc<TempTarget>) -> Profile {
+    let t2 = t.clone();
+    Profile {
+        label,
+        name,
+        virtual_time: false,
+        data: Some(Backing { peek: Box::new(move |o, b| t2.peek(o, b)), initial: initial_byte, file: true }),
+    }
+}
+
+#[test]
+fn sync_engine_conforms() {
+    let t = Arc::new(TempTarget::new(SIZE));
+    let file = t.file.clone();
+    check(file_profile("sync", "sync", &t), |b| SyncEngine::new(vec![file.clone()], b, clock()));
+}
+
+#[test]
+fn uring_engine_conforms() {
+    if let Err(e) = uring::probe() {
+        println!("skipped: io_uring unavailable: {e}");
+        return;
+    }
+    let t = Arc::new(TempTarget::new(SIZE));
+    let file = t.file.clone();
+    println!("uring: temp file O_DIRECT: {}", t.direct);
+    check(file_profile("uring", "io_uring", &t), |b| {
+        UringEngine::new(SLOTS, vec![file.clone()], b, clock()).expect("UringEngine::new after a good probe")
+    });
+}
+
+#[test]
+fn uring_engine_registers_files_and_buffers_as_root() {
+    if let Err(e) = uring::probe() {
+        println!("skipped: io_uring unavailable: {e}");
+        return;
+    }
+    let t = TempTarget::new(1 << 20);
+    let e = UringEngine::new(SLOTS, vec![t.file.clone()], buffers(), clock()).expect("UringEngine::new");
+    let features = e.features();
+    println!("io_uring features: {features:?}");
+    assert!(features.iter().any(|f| f.starts_with("ring:")), "{features:?}");
+    // Root (CAP_IPC_LOCK) has no locked-memory limit for registered buffers.
+    use std::os::unix::fs::MetadataExt;
+    let root = std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false);
+    if root {
+        assert!(features.iter().any(|f| f == "registered_files"), "{features:?}");
+        assert!(features.iter().any(|f| f == "registered_buffers"), "{features:?}");
+    } else {
+        println!("not root: registered files and buffers not required");
+    }
+}
+
+#[test]
+fn mem_engine_conforms() {
+    let store = Arc::new(MemStore::new(SIZE).expect("MemStore::new"));
+    let s2 = store.clone();
+    let p = Profile {
+        label: "mem",
+        name: "mem",
+        virtual_time: false,
+        data: Some(Backing { peek: Box::new(move |o, b| s2.read(o, b)), initial: |_| 0, file: false }),
+    };
+    check(p, |b| MemEngine::new(Some(store.clone()), b, SLOTS, clock()));
+}
+
+#[test]
+fn null_engine_conforms() {
+    let p = Profile { label: "null", name: "null", virtual_time: false, data: None };
+    check(p, |b| MemEngine::new(None, b, SLOTS, clock()));
+}
+
+#[test]
+fn sim_engine_on_virtual_time_conforms() {
+    let p = Profile { label: "sim virtual", name: "sim", virtual_time: true, data: None };
+    check(p, |b| SimEngine::new(100_000, 4, SLOTS, b, None));
+}
+
+#[test]
+fn sim_engine_on_real_clock_conforms() {
+    let p = Profile { label: "sim real", name: "sim", virtual_time: false, data: None };
+    check(p, |b| SimEngine::new(50_000, 8, SLOTS, b, Some(clock())));
+}
+
+/// Sim-specific: on virtual time, `servers` ops are served per `latency`, FIFO, and time ends exactly at
+/// the last completion (ceil(32 / 4) x 100 us).
+#[test]
+fn sim_virtual_time_serves_fifo_at_capacity() {
+    let mut e = SimEngine::new(100_000, 4, SLOTS, buffers(), None);
+    for i in 0..SLOTS {
+        e.push(op(i as u64, false, 0, 4096, i));
+    }
+    let mut done_at = Vec::new();
+    let mut out = Vec::new();
+    while done_at.len() < SLOTS as usize {
+        let before = out.len();
+        e.submit_and_reap(None, &mut out).expect("submit_and_reap");
+        done_at.extend(std::iter::repeat_n(e.now_ns(), out.len() - before));
+    }
+    let order: Vec<u64> = out.iter().map(|c| c.user_data & 0xFFFF).collect();
+    assert_eq!(order, (0..SLOTS as u64).collect::<Vec<_>>(), "FIFO order");
+    for (i, t) in done_at.iter().enumerate() {
+        assert_eq!(*t, (i as u64 / 4 + 1) * 100_000, "completion {i}");
+    }
+}
