@@ -109,6 +109,7 @@ def main():
     sections.append(("(b) 4K randread QD32 O_DIRECT, 1 GiB file on the main disk", bench("b", [
         ("iolab", lambda: iolab(disk, s)),
         ("fio io_uring (default)", lambda: fio(disk, s)),
+        ("fio io_uring + fixedbufs, registerfiles, batch 32", lambda: fio(disk, s, TUNED)),
     ], a.rounds), "iolab"))
     sections.append(("(c) own overhead: no I/O (iolab null:, mem:; fio null engine)", bench("c", [
         ("iolab null:1G", lambda: iolab("null:1G", s)),
