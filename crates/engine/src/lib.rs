@@ -119,6 +119,16 @@ impl RealClock {
     pub fn now_ns(&self) -> u64 {
         self.epoch.elapsed().as_nanos() as u64
     }
+
+    /// Sleeps until `deadline_ns` (no-op when None or past): how in-process engines wait with nothing in flight.
+    pub fn sleep_until(&self, deadline_ns: Option<u64>) {
+        if let Some(d) = deadline_ns {
+            let now = self.now_ns();
+            if d > now {
+                std::thread::sleep(std::time::Duration::from_nanos(d - now));
+            }
+        }
+    }
 }
 
 pub use worker::{run_worker, EngineChoice, WorkerEvent, WorkerOutput, WorkerSetup};

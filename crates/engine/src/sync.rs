@@ -48,12 +48,7 @@ impl Engine for SyncEngine {
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
         if self.queued.is_empty() {
-            if let Some(d) = deadline_ns {
-                let now = self.clock.now_ns();
-                if d > now {
-                    std::thread::sleep(std::time::Duration::from_nanos(d - now));
-                }
-            }
+            self.clock.sleep_until(deadline_ns);
             return Ok(());
         }
         for op in self.queued.drain(..) {

@@ -133,6 +133,15 @@ pub struct WorkerOutput {
     pub stopped_early: bool,
 }
 
+/// Closes intervals up to (not including) `k`, sending each to the cli thread; empty ones too, so a stall shows
+/// as zero IOPS rather than as a gap.
+fn advance_interval(interval: &mut IntervalStats, k: u64, worker: u32, events: &Sender<WorkerEvent>) {
+    while interval.index < k {
+        let next = IntervalStats::new(interval.index + 1);
+        let _ = events.send(WorkerEvent::Interval { worker, stats: std::mem::replace(interval, next) });
+    }
+}
+
 #[derive(Clone, Copy, Default)]
 struct Slot {
     intended_ns: u64,
@@ -320,14 +329,12 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
             let stats = if op.write { &mut write } else { &mut read };
             if c.result >= 0 {
                 stats.record_ok(op.len, c.result as u32, lat, svc);
-                let k = ((now - measure_start) / s.interval_ns).min(last_interval);
-                while interval.index < k {
-                    let next = IntervalStats::new(interval.index + 1);
-                    let _ = s.events.send(WorkerEvent::Interval {
-                        worker: w.index,
-                        stats: std::mem::replace(&mut interval, next),
-                    });
-                }
+                advance_interval(
+                    &mut interval,
+                    ((now - measure_start) / s.interval_ns).min(last_interval),
+                    w.index,
+                    &s.events,
+                );
                 interval.record(op.write, c.result as u64, lat);
             } else {
                 stats.record_error(-c.result);
@@ -336,14 +343,12 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
         }
         // Keep the live view moving when nothing completes.
         if now >= measure_start {
-            let k = ((now - measure_start) / s.interval_ns).min(last_interval);
-            while interval.index < k {
-                let next = IntervalStats::new(interval.index + 1);
-                let _ = s.events.send(WorkerEvent::Interval {
-                    worker: w.index,
-                    stats: std::mem::replace(&mut interval, next),
-                });
-            }
+            advance_interval(
+                &mut interval,
+                ((now - measure_start) / s.interval_ns).min(last_interval),
+                w.index,
+                &s.events,
+            );
         }
     }
     let _ = s.events.send(WorkerEvent::Interval { worker: w.index, stats: interval });
