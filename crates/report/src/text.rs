@@ -239,20 +239,24 @@ fn op_table(r: &RunResult) -> String {
         .into_iter()
         .map(|(label, s)| {
             let lat = s.lat_ns.as_ref();
-            vec![
-                label.to_string(),
-                format_count(s.ops),
-                format_rate(s.iops, 1),
-                format_rate(s.mb_s, 1),
-                lat_cell(lat, |l| l.mean),
-                lat_cell(lat, |l| l.p50 as f64),
-                lat_cell(lat, |l| l.p99 as f64),
-                lat_cell(lat, |l| l.p999 as f64),
-                lat_cell(lat, |l| l.max as f64),
-            ]
+            let mut row =
+                vec![label.to_string(), format_count(s.ops), format_rate(s.iops, 1), format_rate(s.mb_s, 1)];
+            row.extend(lat_cells(lat));
+            row
         })
         .collect();
     table(&header, &rows)
+}
+
+/// The mean, p50, p99, p99.9 and max cells of a latency summary, in table order.
+fn lat_cells(lat: Option<&LatSummary>) -> [String; 5] {
+    [
+        lat_cell(lat, |l| l.mean),
+        lat_cell(lat, |l| l.p50 as f64),
+        lat_cell(lat, |l| l.p99 as f64),
+        lat_cell(lat, |l| l.p999 as f64),
+        lat_cell(lat, |l| l.max as f64),
+    ]
 }
 
 /// Open loop: response time above includes queueing delay; service time is submission ->
@@ -263,14 +267,9 @@ fn service_table(r: &RunResult) -> String {
         .into_iter()
         .map(|(label, s)| {
             let lat = s.service_lat_ns.as_ref();
-            vec![
-                label.to_string(),
-                lat_cell(lat, |l| l.mean),
-                lat_cell(lat, |l| l.p50 as f64),
-                lat_cell(lat, |l| l.p99 as f64),
-                lat_cell(lat, |l| l.p999 as f64),
-                lat_cell(lat, |l| l.max as f64),
-            ]
+            let mut row = vec![label.to_string()];
+            row.extend(lat_cells(lat));
+            row
         })
         .collect();
     table(&header, &rows)

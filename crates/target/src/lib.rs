@@ -144,6 +144,27 @@ pub struct Probe {
     pub tmpfs: bool,
 }
 
+impl Probe {
+    /// A probe with only what every target has; the rest (filesystem, device, creation) left empty.
+    pub fn bare(name: String, kind: TargetKind, size_bytes: u64, logical_block_size: u32) -> Probe {
+        Probe {
+            name,
+            kind,
+            size_bytes,
+            logical_block_size,
+            device_block_size: None,
+            exists: true,
+            will_create: false,
+            will_extend_to: None,
+            fs_type: None,
+            mount_point: None,
+            device_model: None,
+            rotational: None,
+            tmpfs: false,
+        }
+    }
+}
+
 /// An opened target, ready for an engine.
 #[derive(Debug)]
 pub struct OpenedTarget {

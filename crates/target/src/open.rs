@@ -33,21 +33,7 @@ const VIRTUAL_BLOCK_SIZE: u32 = 512;
 /// `open` would give (see [`TargetError`]), so a caller can check all targets before touching any.
 pub fn probe(req: &OpenRequest) -> Result<Probe, TargetError> {
     let name = req.spec.display_name();
-    let virtual_probe = |kind, size_bytes| Probe {
-        name: name.clone(),
-        kind,
-        size_bytes,
-        logical_block_size: VIRTUAL_BLOCK_SIZE,
-        device_block_size: None,
-        exists: true,
-        will_create: false,
-        will_extend_to: None,
-        fs_type: None,
-        mount_point: None,
-        device_model: None,
-        rotational: None,
-        tmpfs: false,
-    };
+    let virtual_probe = |kind, size_bytes| Probe::bare(name.clone(), kind, size_bytes, VIRTUAL_BLOCK_SIZE);
     match &req.spec {
         TargetSpec::Mem { size_bytes } => Ok(virtual_probe(TargetKind::Mem, *size_bytes)),
         TargetSpec::Null { size_bytes } => Ok(virtual_probe(TargetKind::Null, *size_bytes)),
@@ -137,21 +123,7 @@ fn describe_device(probe: &mut Probe, req: &OpenRequest, info: Option<&BlockInfo
 }
 
 fn empty_path_probe(req: &OpenRequest, kind: TargetKind) -> Probe {
-    Probe {
-        name: req.spec.display_name(),
-        kind,
-        size_bytes: 0,
-        logical_block_size: 1,
-        device_block_size: None,
-        exists: true,
-        will_create: false,
-        will_extend_to: None,
-        fs_type: None,
-        mount_point: None,
-        device_model: None,
-        rotational: None,
-        tmpfs: false,
-    }
+    Probe::bare(req.spec.display_name(), kind, 0, 1)
 }
 
 /// Refuses writing to a read-only file system and filling more than the free space, using statvfs of `at`.
