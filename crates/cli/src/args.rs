@@ -20,17 +20,30 @@ pub struct Cli {
 pub enum Command {
     /// Run a workload: workers x targets x weighted access specs (Iometer's model), closed or open loop.
     Run(Box<RunArgs>),
+    /// List the built-in application profiles, or show one as a job file to copy and edit.
+    Profiles(crate::profile::ProfilesArgs),
+    /// Run a job across values of one or more fields (--qd 1,2,4,8 --bs 4k..1m:x2 ...) and find the knee.
+    Sweep(Box<crate::sweep::SweepArgs>),
 }
 
 /// `iolab run` options.
-#[derive(Args, Debug, Default)]
+#[derive(Args, Debug, Default, Clone)]
 pub struct RunArgs {
     /// Job file (TOML): top-level defaults, [worker.NAME] tables, [[spec]] access specs. Flags override it.
     pub job: Option<String>,
 
+    /// Profile, Exchange sizing and verdict options.
+    #[command(flatten)]
+    pub profile: crate::profile::ProfileFlags,
+    /// Users-and-transactions options.
+    #[command(flatten)]
+    pub loadgen: crate::loadgen::LoadgenFlags,
+
     /// Target: a file path, a block device, mem:SIZE (in-process RAM disk), null:SIZE (no I/O: iolab's own
     /// overhead) or sim:fixed,latency=DUR,servers=N,size=SIZE (emulated device). Repeatable. Default: a 1 GiB
-    /// scratch file in the current directory (or $IOLAB_SCRATCH_DIR), removed afterwards.
+    /// scratch file in the current directory (or $IOLAB_SCRATCH_DIR), removed afterwards. NAME=TARGET sets
+    /// a target the job or profile declares in [targets] (e.g. --target db=/data/db.edb --target log=/logs/l);
+    /// a plain TARGET replaces every worker's targets.
     #[arg(long, short = 't', value_name = "TARGET")]
     pub target: Vec<String>,
     /// Size of a file to create if missing (filled with data before any read). A read-only run never creates a
@@ -159,7 +172,17 @@ impl RunArgs {
             }
         }
         for t in &self.target {
-            job.forced.set("target", t, &Place::Flag("--target".into()))?;
+            let place = Place::Flag("--target".into());
+            match t.split_once('=') {
+                // `--target db=/data/db.edb` names a target of the job's [targets]; `sim:fixed,latency=..` and
+                // paths with '=' after a '/' or ':' are whole targets.
+                Some((name, spec)) if iolab_spec::target::is_target_name(name) => {
+                    job.set_named_target(name, spec, &place)?
+                }
+                _ => {
+                    job.forced.set("target", t, &place)?;
+                }
+            }
         }
         let run_flags: [(&str, &str, &Option<String>); 8] = [
             ("workers", "--workers", &self.workers),
@@ -198,6 +221,7 @@ mod tests {
         v.extend_from_slice(args);
         match Cli::try_parse_from(v).unwrap().command {
             Command::Run(r) => *r,
+            _ => unreachable!(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! iolab: a storage performance lab in one tool. This binary is glue: arguments in, `iolab-*` crates in
 //! pipeline order, messages and exit codes out.
 //!
-//! Exit codes: 0 ok; 1 the run finished but I/O errors occurred; 2 usage, configuration or environment
+//! Exit codes: 0 ok; 1 the run finished but I/O errors occurred or its verdict is FAIL; 2 usage, configuration or environment
 //! error (nothing was created or changed); 130 interrupted twice. A closed stdout (`iolab run | head`) is 0.
 
 // Option docs are also the `--help` text, which shows TOML tables such as [worker.NAME]; escaping them for
@@ -10,8 +10,11 @@
 
 mod args;
 mod env;
+mod loadgen;
+mod profile;
 mod run;
 mod signals;
+mod sweep;
 
 use clap::Parser;
 
@@ -23,22 +26,25 @@ fn main() {
             std::process::exit(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let code = match cli.command {
-        args::Command::Run(a) => match run::run(&a) {
-            Ok(run::Outcome::Ok) => 0,
-            Ok(run::Outcome::IoErrors) => 1,
-            Err(e) => {
-                if e.chain().any(|c| {
-                    c.downcast_ref::<std::io::Error>()
-                        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-                }) {
-                    0
-                } else {
-                    eprintln!("error: {}", format_error(&e));
-                    2
-                }
+    let result = match cli.command {
+        args::Command::Run(a) => run::run(&a),
+        args::Command::Profiles(a) => profile::profiles_cmd(&a),
+        args::Command::Sweep(a) => sweep::sweep(&a),
+    };
+    let code = match result {
+        Ok(run::Outcome::Ok) => 0,
+        Ok(run::Outcome::IoErrors) | Ok(run::Outcome::Fail) => 1,
+        Err(e) => {
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                0
+            } else {
+                eprintln!("error: {}", format_error(&e));
+                2
             }
-        },
+        }
     };
     iolab_target::remove_scratch_files();
     std::process::exit(code);

@@ -10,7 +10,8 @@ use anyhow::{bail, Context, Result};
 use iolab_engine::{EngineChoice, WorkerEvent, WorkerOutput, WorkerSetup};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_report::{
-    format_rate, Cpu, Depth, Env, ErrorSummary, OpSet, RateResult, RunResult, TargetEnv, WorkerResult,
+    format_rate, Cpu, Depth, Env, ErrorSummary, GroupResult, OpSet, RateResult, RunResult, TargetEnv,
+    WorkerResult,
 };
 use iolab_spec::{ClockKind, EngineKind, JobSpec, SimSpec, TargetSpec};
 use iolab_stats::{IntervalStats, OpStats, TimePoint, TimeSeries, Warning};
@@ -34,7 +35,7 @@ impl std::fmt::Display for UsageError {
 }
 impl std::error::Error for UsageError {}
 
-fn usage<E: std::fmt::Display>(e: E) -> anyhow::Error {
+pub fn usage<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow::Error::new(UsageError).context(e.to_string())
 }
 
@@ -44,6 +45,8 @@ pub enum Outcome {
     Ok,
     /// Finished, but I/O errors occurred.
     IoErrors,
+    /// Finished, but the verdict is FAIL (thresholds not met).
+    Fail,
 }
 
 fn has_any_target(job: &JobSpec) -> bool {
@@ -52,32 +55,139 @@ fn has_any_target(job: &JobSpec) -> bool {
         || job.worker_tables.iter().any(|w| w.layer.target.is_some())
 }
 
-/// Runs `iolab run`.
-pub fn run(args: &RunArgs) -> Result<Outcome> {
-    let quiet = args.quiet;
-    // 1. Spec: job file, then flags on top.
-    let mut job = match &args.job {
-        Some(path) => JobSpec::from_file(path).map_err(usage)?,
-        None => JobSpec::default(),
-    };
-    job.apply_overrides(&args.to_overrides().map_err(usage)?);
-    let interval_ns = iolab_spec::units::parse_duration_ns(&args.interval)
-        .ok()
-        .filter(|&n| n >= 10_000_000)
-        .ok_or_else(|| {
-            usage(format!(
-                "invalid value '{}' for '--interval': expected a duration of at least 10ms, e.g. '1s'",
-                args.interval
-            ))
-        })?;
+/// How [`execute`] runs: everything that is not part of the job itself.
+pub struct ExecOptions<'a> {
+    /// Time-series interval, ns (at least 10 ms).
+    pub interval_ns: u64,
+    /// Print nothing but errors.
+    pub quiet: bool,
+    /// Show the live line on a terminal.
+    pub live: bool,
+    /// Called with each finished interval of the whole run (all workers merged) and its index; returning
+    /// `true` ends the measurement there, complete (not partial): steady-state detection, search steps.
+    pub on_interval: Option<&'a mut dyn FnMut(u64, &TimePoint) -> bool>,
+}
 
-    // 2. The default target: a scratch file iolab creates and removes.
+/// What [`execute`] produced.
+pub enum Executed {
+    /// `--dry-run`: the resolved job, nothing created or changed.
+    DryRun(serde_json::Value),
+    /// A finished (or interrupted, `partial`) run.
+    Done(Box<RunResult>),
+}
+
+/// Runs `iolab run`: builds the job from the arguments, executes it, prints and writes the result.
+pub fn run(args: &RunArgs) -> Result<Outcome> {
+    let job = build_job(args)?;
+    let judged = job.clone();
+    let interval_ns = parse_interval(&args.interval)?;
+    let _scratch_guard = iolab_target::ScratchGuard;
+    let mut opts = ExecOptions {
+        interval_ns,
+        quiet: args.quiet,
+        live: !args.quiet && std::io::stderr().is_terminal(),
+        on_interval: None,
+    };
+    let result = match execute(job, args.dry_run, &mut opts)? {
+        Executed::DryRun(doc) => {
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+            return Ok(Outcome::Ok);
+        }
+        Executed::Done(r) => r,
+    };
+    let mut result = result;
+    crate::profile::judge(&judged, &args.profile, &mut result);
+    output(&result, args.quiet, args.json.as_deref(), args.csv.as_deref())?;
+    Ok(outcome_of(&result))
+}
+
+/// The exit code a result deserves: I/O errors first, then a failed verdict.
+pub fn outcome_of(result: &RunResult) -> Outcome {
+    if result.errors.total > 0 {
+        Outcome::IoErrors
+    } else if result.verdict.as_ref().is_some_and(|v| !v.pass) {
+        Outcome::Fail
+    } else {
+        Outcome::Ok
+    }
+}
+
+/// The job `iolab run` asked for: the job file, then the command-line flags on top.
+pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
+    let mut job = match (&args.job, crate::profile::load(&args.profile)?) {
+        (Some(_), Some(_)) => {
+            return Err(usage("give a job file or --profile NAME, not both (`iolab profiles show NAME > job.toml` makes a job file to edit)"))
+        }
+        (Some(path), None) => JobSpec::from_file(path).map_err(usage)?,
+        (None, Some(job)) => job,
+        (None, None) => JobSpec::default(),
+    };
+    let cli = args.to_overrides().map_err(usage)?;
+    let given: Vec<String> = cli.targets.keys().cloned().collect();
+    job.check_target_names(&given).map_err(usage)?;
+    job.apply_overrides(&cli);
+    crate::profile::resolve(&mut job, &args.profile)?;
+    Ok(job)
+}
+
+/// Parses `--interval`.
+pub fn parse_interval(text: &str) -> Result<u64> {
+    iolab_spec::units::parse_duration_ns(text).ok().filter(|&n| n >= 10_000_000).ok_or_else(|| {
+        usage(format!(
+            "invalid value '{text}' for '--interval': expected a duration of at least 10ms, e.g. '1s'"
+        ))
+    })
+}
+
+/// Prints the text summary (unless quiet or stdout carries JSON/CSV) and writes `--json` / `--csv`.
+pub fn output(result: &RunResult, quiet: bool, json: Option<&str>, csv: Option<&str>) -> Result<()> {
+    if !quiet && json != Some("-") && csv != Some("-") {
+        print!("{}", iolab_report::render_text(result));
+    }
+    if let Some(path) = json {
+        write_out(path, &iolab_report::to_json(result))
+            .with_context(|| format!("writing --json '{path}'"))?;
+    }
+    if let Some(path) = csv {
+        write_out(path, &iolab_report::timeseries_csv(result))
+            .with_context(|| format!("writing --csv '{path}'"))?;
+    }
+    Ok(())
+}
+
+/// The scratch file for the default target (`role` None) or for a named target without a path.
+fn scratch_path(role: Option<&str>) -> String {
+    let dir = std::env::var("IOLAB_SCRATCH_DIR").unwrap_or_else(|_| ".".into());
+    let dir = dir.trim_end_matches('/');
+    match role {
+        None => format!("{dir}/iolab-scratch-{}.dat", std::process::id()),
+        Some(r) => format!("{dir}/iolab-scratch-{}-{r}.dat", std::process::id()),
+    }
+}
+
+/// Runs one job: plan, probe, bind, open, workers, result. Scratch files it creates stay until the caller's
+/// [`iolab_target::ScratchGuard`] drops (a sweep reuses them from point to point). Ctrl-C ends the run with a
+/// partial result; [`crate::signals::stop_requested`] tells the caller.
+pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<Executed> {
+    let quiet = opts.quiet;
+    let interval_ns = opts.interval_ns;
+    // 2. The default target: a scratch file iolab creates and removes; likewise for each named target
+    // without a path.
+    let mut scratch_specs: Vec<TargetSpec> = Vec::new();
+    for (name, t) in job.targets.iter_mut() {
+        if t.spec.is_none() {
+            let spec = TargetSpec::Path { path: scratch_path(Some(name)) };
+            scratch_specs.push(spec.clone());
+            t.spec = Some(spec);
+            t.size = t.size.or(Some(SCRATCH_SIZE));
+        }
+    }
     let scratch_target = if has_any_target(&job) {
         None
     } else {
-        let dir = std::env::var("IOLAB_SCRATCH_DIR").unwrap_or_else(|_| ".".into());
-        let path = format!("{}/iolab-scratch-{}.dat", dir.trim_end_matches('/'), std::process::id());
-        Some(TargetSpec::Path { path })
+        let spec = TargetSpec::Path { path: scratch_path(None) };
+        scratch_specs.push(spec.clone());
+        Some(spec)
     };
 
     // 3. Plan.
@@ -120,7 +230,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         .targets
         .iter()
         .map(|t| {
-            let scratch = scratch_target.as_ref() == Some(&t.spec);
+            let scratch = scratch_specs.contains(&t.spec);
             OpenRequest {
                 spec: t.spec.clone(),
                 direct: plan.direct,
@@ -145,22 +255,23 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         .collect();
     let regions = plan.bind(&geometry).map_err(usage)?;
 
-    if args.dry_run {
+    if dry_run {
         let doc = serde_json::json!({
             "plan": plan,
             "regions": regions,
             "file_engine": file_engine,
             "targets": probes,
         });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-        return Ok(Outcome::Ok);
+        return Ok(Executed::DryRun(doc));
     }
 
-    // 6. Open (create and fill where needed). Scratch files are removed when this guard drops, or by the
-    // signal handler.
-    let stop = Arc::new(AtomicBool::new(false));
-    crate::signals::install(stop.clone(), quiet);
-    let _scratch_guard = iolab_target::ScratchGuard;
+    // 6. Open (create and fill where needed). Scratch files are removed when the caller's guard drops, or by
+    // the signal handler.
+    let stop = crate::signals::stop_flag(quiet);
+    if stop.load(Ordering::Relaxed) {
+        bail!(usage("interrupted"));
+    }
+    let finish = Arc::new(AtomicBool::new(false));
     let mut opened = Vec::new();
     for (r, p) in requests.iter().zip(&probes) {
         if (p.will_create || p.will_extend_to.is_some()) && !quiet {
@@ -205,6 +316,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
                 servers: *servers,
                 virtual_clock: plan.clock == ClockKind::Virtual,
             },
+            TargetSpec::Named { name } => bail!("target '@{name}' reached the engine unresolved (bug)"),
         };
         let setup = WorkerSetup {
             plan: w.clone(),
@@ -217,6 +329,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             interval_ns,
             epoch,
             stop: stop.clone(),
+            finish: finish.clone(),
             barrier: barrier.clone(),
             events: tx.clone(),
         };
@@ -233,10 +346,27 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     let virtual_time = plan.clock == ClockKind::Virtual;
 
     // 8. Collect intervals while the workers run; show a live line on a terminal.
-    let live = !quiet && std::io::stderr().is_terminal();
+    let live = opts.live;
     let n_workers = plan.workers.len();
+    let group_of: Vec<usize> = {
+        let mut names: Vec<&str> = Vec::new();
+        plan.workers
+            .iter()
+            .map(|w| match names.iter().position(|n| *n == w.group) {
+                Some(i) => i,
+                None => {
+                    names.push(&w.group);
+                    names.len() - 1
+                }
+            })
+            .collect()
+    };
+    let n_groups = group_of.iter().max().map_or(0, |m| m + 1);
+    // Per group: the largest per-interval mean response time of reads and of writes (ns).
+    let mut group_interval_max: Vec<(Option<f64>, Option<f64>)> = vec![(None, None); n_groups];
     let mut pending: BTreeMap<u64, (IntervalStats, usize)> = BTreeMap::new();
     let mut finished_intervals: BTreeMap<u64, IntervalStats> = BTreeMap::new();
+    let mut group_pending: BTreeMap<(usize, u64), (IntervalStats, usize)> = BTreeMap::new();
     let ramp = Duration::from_nanos(plan.ramp_ns);
     let mut cpu_start = None;
     let total_s = (plan.ramp_ns + plan.duration_ns.unwrap_or(0)) as f64 / 1e9;
@@ -245,8 +375,23 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             cpu_start = Some((env::process_cpu_s(), Instant::now()));
         }
         match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(WorkerEvent::Interval { stats, .. }) => {
+            Ok(WorkerEvent::Interval { stats, worker }) => {
                 let k = stats.index;
+                // Per-worker intervals are also per-group samples; a group's interval mean is the mean over
+                // its workers' ops in that interval, which needs the group's sums, not the workers' means.
+                if let Some(&g) = group_of.get(worker as usize) {
+                    group_pending.entry((g, k)).or_insert_with(|| (IntervalStats::new(k), 0)).0.merge(&stats);
+                    let e = group_pending.get_mut(&(g, k)).map(|e| {
+                        e.1 += 1;
+                        e.1
+                    });
+                    let members = group_of.iter().filter(|&&x| x == g).count();
+                    if e == Some(members) {
+                        if let Some((gs, _)) = group_pending.remove(&(g, k)) {
+                            fold_group_interval(&mut group_interval_max[g], &gs);
+                        }
+                    }
+                }
                 let e = pending.entry(k).or_insert_with(|| (IntervalStats::new(k), 0));
                 e.0.merge(&stats);
                 e.1 += 1;
@@ -263,6 +408,12 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
                             iolab_report::format_duration_ns(p.lat_p99_ns as f64)
                         );
                         let _ = std::io::stderr().flush();
+                    }
+                    if let Some(cb) = opts.on_interval.as_mut() {
+                        let p = TimePoint::from_interval(&s, interval_ns as f64 / 1e9);
+                        if cb(k, &p) {
+                            finish.store(true, Ordering::Relaxed);
+                        }
                     }
                     finished_intervals.insert(k, s);
                 }
@@ -288,6 +439,9 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     // Intervals some worker never closed (early stop) still count.
     for (k, (s, _)) in pending {
         finished_intervals.entry(k).or_insert_with(|| IntervalStats::new(k)).merge(&s);
+    }
+    for ((g, _), (s, _)) in group_pending {
+        fold_group_interval(&mut group_interval_max[g], &s);
     }
 
     let mut outputs: Vec<WorkerOutput> = Vec::new();
@@ -332,6 +486,46 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     }
     let total = OpSet::from_stats(&read, &write, measured_s);
     let partial = outputs.iter().any(|o| o.stopped_early);
+    let mut groups = Vec::new();
+    for g in 0..n_groups {
+        let (mut gr, mut gw) = (OpStats::new(), OpStats::new());
+        let mut members = 0u32;
+        let mut targets: Vec<String> = Vec::new();
+        let mut rate: Option<f64> = None;
+        let mut depth = 0.0;
+        let mut name = String::new();
+        for ((o, w), wr) in outputs.iter().zip(&plan.workers).zip(&workers) {
+            if group_of[w.index as usize] != g {
+                continue;
+            }
+            name = w.group.clone();
+            members += 1;
+            gr.merge(&o.read);
+            gw.merge(&o.write);
+            depth += wr.achieved_depth;
+            if let Some(r) = w.rate_iops {
+                rate = Some(rate.unwrap_or(0.0) + r);
+            }
+            for t in &wr.targets {
+                if !targets.contains(t) {
+                    targets.push(t.clone());
+                }
+            }
+        }
+        let set = OpSet::from_stats(&gr, &gw, measured_s);
+        groups.push(GroupResult {
+            name,
+            workers: members,
+            targets,
+            rate_iops: rate,
+            read: set.read,
+            write: set.write,
+            all: set.all,
+            achieved_depth: depth,
+            read_interval_mean_max_ns: group_interval_max[g].0,
+            write_interval_mean_max_ns: group_interval_max[g].1,
+        });
+    }
 
     let ((u0, s0), t0) = cpu_start.unwrap_or((env::process_cpu_s(), cpu_end.1));
     let ((u1, s1), t1) = cpu_end;
@@ -488,21 +682,24 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         warnings,
         timeseries: series,
         errors,
+        groups,
+        verdict: None,
+        loadgen: None,
     };
 
-    // 10. Output.
-    if !quiet && args.json.as_deref() != Some("-") && args.csv.as_deref() != Some("-") {
-        print!("{}", iolab_report::render_text(&result));
+    Ok(Executed::Done(Box::new(result)))
+}
+
+/// Folds one group interval into the group's per-interval maxima of mean read and write response time.
+fn fold_group_interval(max: &mut (Option<f64>, Option<f64>), s: &IntervalStats) {
+    if s.read.ops > 0 {
+        let m = s.read.lat.mean();
+        max.0 = Some(max.0.map_or(m, |x: f64| x.max(m)));
     }
-    if let Some(path) = &args.json {
-        write_out(path, &iolab_report::to_json(&result))
-            .with_context(|| format!("writing --json '{path}'"))?;
+    if s.write.ops > 0 {
+        let m = s.write.lat.mean();
+        max.1 = Some(max.1.map_or(m, |x: f64| x.max(m)));
     }
-    if let Some(path) = &args.csv {
-        write_out(path, &iolab_report::timeseries_csv(&result))
-            .with_context(|| format!("writing --csv '{path}'"))?;
-    }
-    Ok(if result.errors.total > 0 { Outcome::IoErrors } else { Outcome::Ok })
 }
 
 fn write_out(path: &str, text: &str) -> std::io::Result<()> {

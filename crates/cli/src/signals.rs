@@ -3,10 +3,29 @@
 //! still removing scratch files.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// The process-wide stop flag, raised by the first Ctrl-C or SIGTERM. Installs the handlers on first use, so
+/// a sweep's many runs share one flag and one handler.
+pub fn stop_flag(quiet: bool) -> Arc<AtomicBool> {
+    STOP.get_or_init(|| {
+        let stop = Arc::new(AtomicBool::new(false));
+        install(stop.clone(), quiet);
+        stop
+    })
+    .clone()
+}
+
+/// True once the user asked to stop.
+#[allow(dead_code)] // for sweeps and searches, which run many jobs
+pub fn stop_requested() -> bool {
+    STOP.get().is_some_and(|s| s.load(Ordering::Relaxed))
+}
 
 /// Installs the handlers; `stop` is raised on the first signal.
-pub fn install(stop: Arc<AtomicBool>, quiet: bool) {
+fn install(stop: Arc<AtomicBool>, quiet: bool) {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
         return;

@@ -90,6 +90,9 @@ pub struct WorkerSetup {
     pub epoch: Instant,
     /// Set to stop issuing (Ctrl-C, or another worker failed).
     pub stop: Arc<AtomicBool>,
+    /// Raised by the cli to end the measurement now as if its time were up (steady state reached, a search
+    /// step decided): the result is complete, not partial.
+    pub finish: Arc<AtomicBool>,
     /// All workers start together.
     pub barrier: Arc<Barrier>,
     /// Where intervals go.
@@ -215,7 +218,9 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
         // 1. Stop issuing at the end, on a limit, or on request.
         if !stopping {
             let over_time = end.is_some_and(|e| now >= e);
-            let limit = issued >= ios_limit || issued_bytes >= bytes_limit;
+            let limit = issued >= ios_limit
+                || issued_bytes >= bytes_limit
+                || (now >= measure_start && s.finish.load(Ordering::Relaxed));
             let requested = s.stop.load(Ordering::Relaxed);
             if over_time || limit || requested {
                 stopping = true;

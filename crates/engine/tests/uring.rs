@@ -57,6 +57,7 @@ fn run(t: &TempTarget, job: &str) -> WorkerOutput {
         interval_ns: 100_000_000,
         epoch: Instant::now(),
         stop: Arc::new(AtomicBool::new(false)),
+        finish: Arc::new(AtomicBool::new(false)),
         barrier: Arc::new(Barrier::new(1)),
         events: tx,
     })

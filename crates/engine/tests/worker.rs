@@ -48,6 +48,7 @@ fn run(job: &str, target: &str, virtual_clock: bool, stop_after: Option<Duration
         interval_ns: INTERVAL_NS,
         epoch: Instant::now(),
         stop: stop.clone(),
+        finish: Arc::new(AtomicBool::new(false)),
         barrier: Arc::new(Barrier::new(1)),
         events: tx,
     };

@@ -13,7 +13,8 @@ pub mod gen;
 pub mod rng;
 
 use iolab_spec::{
-    Arrival, BlockSizeWeight, ClockKind, DataPattern, Dist, EngineKind, JobSpec, Layer, TargetSpec,
+    Arrival, BlockSizeWeight, ClockKind, DataPattern, Dist, EngineKind, JobSpec, Layer, NamedTarget,
+    TargetSpec,
 };
 use serde::Serialize;
 
@@ -74,6 +75,8 @@ pub struct TargetPlan {
     pub spec: TargetSpec,
     /// Display name.
     pub name: String,
+    /// Its name in the job's `[targets]` (`db`), when a worker named it as `@db`.
+    pub role: Option<String>,
     /// Size to create a missing file with (`size`).
     pub create_size: Option<u64>,
     /// Some worker reads it.
@@ -89,6 +92,8 @@ pub struct WorkerPlan {
     pub index: u32,
     /// Table name, with an instance suffix when count > 1 (`db.2`).
     pub name: String,
+    /// The worker table it came from (`db`; `worker` for the default workers): results are also merged per group.
+    pub group: String,
     /// Indices into [`Plan::targets`].
     pub targets: Vec<usize>,
     /// Outstanding I/Os.
@@ -231,10 +236,32 @@ impl Plan {
                     table.name.clone()
                 };
                 let mut targets = Vec::new();
-                let tspecs: Vec<TargetSpec> = match &base.target {
-                    Some(t) => t.clone(),
+                // (target, its [targets] name, its declared size)
+                let tspecs: Vec<(TargetSpec, Option<String>, Option<u64>)> = match &base.target {
+                    Some(t) => {
+                        let mut v = Vec::new();
+                        for spec in t {
+                            v.push(match spec {
+                                TargetSpec::Named { name: tn } => match job.targets.get(tn) {
+                                    Some(NamedTarget { spec: Some(s), size }) => (s.clone(), Some(tn.clone()), *size),
+                                    Some(NamedTarget { spec: None, .. }) => {
+                                        return Err(PlanError(format!(
+                                            "worker '{name}' uses target '@{tn}', which has no path; give --target {tn}=PATH"
+                                        )))
+                                    }
+                                    None => {
+                                        return Err(PlanError(format!(
+                                            "worker '{name}' uses target '@{tn}', which [targets] does not declare"
+                                        )))
+                                    }
+                                },
+                                other => (other.clone(), None, None),
+                            });
+                        }
+                        v
+                    }
                     None => match default_target {
-                        Some(t) => vec![t.clone()],
+                        Some(t) => vec![(t.clone(), None, None)],
                         None => {
                             return Err(PlanError(format!(
                             "worker '{name}' has no target; give --target PATH (or 'target' in the job file)"
@@ -280,19 +307,20 @@ impl Plan {
                 }
                 let writes = specs.iter().any(|s| s.weight > 0 && s.read_pct < 100.0);
                 let reads = specs.iter().any(|s| s.weight > 0 && s.read_pct > 0.0);
-                let virtual_kinds: Vec<bool> = tspecs.iter().map(|t| t.is_virtual()).collect();
+                let virtual_kinds: Vec<bool> = tspecs.iter().map(|t| t.0.is_virtual()).collect();
                 if virtual_kinds.iter().any(|v| *v) && virtual_kinds.iter().any(|v| !*v) {
                     return Err(PlanError(format!(
                         "worker '{name}' mixes files/devices with mem:/null:/sim: targets; give them to separate workers"
                     )));
                 }
-                for t in &tspecs {
+                for (t, role, declared_size) in &tspecs {
                     let i = match plan.targets.iter().position(|p| &p.spec == t) {
                         Some(i) => i,
                         None => {
                             plan.targets.push(TargetPlan {
                                 spec: t.clone(),
                                 name: t.display_name(),
+                                role: None,
                                 create_size: None,
                                 reads: false,
                                 writes: false,
@@ -303,8 +331,14 @@ impl Plan {
                     let tp = &mut plan.targets[i];
                     tp.reads |= reads;
                     tp.writes |= writes;
+                    if tp.role.is_none() {
+                        tp.role = role.clone();
+                    }
                     if base.size.is_some() {
                         tp.create_size = tp.create_size.max(base.size);
+                    }
+                    if declared_size.is_some() {
+                        tp.create_size = tp.create_size.max(*declared_size);
                     }
                     if !targets.contains(&i) {
                         targets.push(i);
@@ -330,6 +364,7 @@ impl Plan {
                 plan.workers.push(WorkerPlan {
                     index,
                     name,
+                    group: table.name.clone(),
                     targets,
                     qd,
                     rate_iops,

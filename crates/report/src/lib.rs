@@ -10,15 +10,17 @@
 #![forbid(unsafe_code)]
 
 mod export;
+pub mod loadgen;
 mod model;
 mod text;
+pub mod verdict;
 
 #[cfg(test)]
 mod tests;
 
 pub use export::{from_json, timeseries_csv, to_json, TIMESERIES_CSV_HEADER};
 pub use model::{
-    errno_name, Cpu, Depth, Env, ErrorDetail, ErrorSummary, OpSet, OpSummary, RateResult, RunResult,
-    TargetEnv, WorkerResult, SCHEMA,
+    errno_name, Cpu, Depth, Env, ErrorDetail, ErrorSummary, GroupResult, OpSet, OpSummary, RateResult,
+    RunResult, TargetEnv, WorkerResult, SCHEMA,
 };
 pub use text::{format_bytes, format_count, format_duration_ns, format_rate, render_text};

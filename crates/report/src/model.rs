@@ -53,6 +53,42 @@ pub struct RunResult {
     pub timeseries: Vec<TimePoint>,
     /// Failed and short I/O.
     pub errors: ErrorSummary,
+    /// Results merged per worker group (the `[worker.NAME]` table each worker came from), so a database and
+    /// a log stream are reported apart. Histograms are merged, never averaged.
+    #[serde(default)]
+    pub groups: Vec<GroupResult>,
+    /// Pass/fail against the job's thresholds (`[verdict]`, Exchange profiles); absent when none were set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<crate::verdict::Verdict>,
+    /// Users and transactions (`[users]`, `[[transaction]]`); absent for plain workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loadgen: Option<crate::loadgen::LoadgenResult>,
+}
+
+/// The workers of one group (one `[worker.NAME]` table), merged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupResult {
+    /// The table name (`db`, `log`; `worker` for default workers).
+    pub name: String,
+    /// Workers in the group.
+    pub workers: u32,
+    /// Targets the group used (display names).
+    pub targets: Vec<String>,
+    /// Offered open-loop rate of the group, IOPS; `None` in closed loop.
+    pub rate_iops: Option<f64>,
+    /// Reads.
+    pub read: OpSummary,
+    /// Writes.
+    pub write: OpSummary,
+    /// Reads and writes.
+    pub all: OpSummary,
+    /// Sum of the workers' achieved depths (Little's law).
+    pub achieved_depth: f64,
+    /// Largest per-interval mean read response time, ns (what Jetstress's Perfmon-sampled "maximum" sees);
+    /// `None` without reads.
+    pub read_interval_mean_max_ns: Option<f64>,
+    /// Largest per-interval mean write response time, ns; `None` without writes.
+    pub write_interval_mean_max_ns: Option<f64>,
 }
 
 /// Machine, engine and targets.

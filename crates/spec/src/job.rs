@@ -10,9 +10,14 @@
 //! CLI alike, so the two cannot disagree.
 
 use crate::error::{suggest, Place, SpecError};
-use crate::target::TargetSpec;
+use crate::exchange::ExchangeSpec;
+use crate::loadgen::LoadgenSpec;
+use crate::profile::ProfileMeta;
+use crate::target::{is_target_name, TargetSpec};
 use crate::units::{parse_count, parse_duration_ns, parse_percent, parse_size, BlockSizes, Dist};
+use crate::verdict::VerdictSpec;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Keys valid only at the top level of a job file.
 pub const RUN_KEYS: &[&str] = &[
@@ -31,6 +36,9 @@ pub const RUN_KEYS: &[&str] = &[
 ];
 /// Keys of one worker (valid at the top level as defaults, and in `[worker.NAME]`).
 pub const WORKER_KEYS: &[&str] = &["target", "size", "offset", "length", "qd", "rate", "arrival", "data"];
+/// Tables valid at the top level of a job file.
+pub const TABLE_KEYS: &[&str] =
+    &["spec", "worker", "targets", "profile", "exchange", "verdict", "users", "transaction"];
 /// Keys of one access spec (valid at the top level, in `[worker.NAME]` and in `[[spec]]` tables).
 pub const SPEC_KEYS: &[&str] = &["bs", "rw", "read_pct", "random_pct", "align", "dist", "weight"];
 
@@ -330,6 +338,26 @@ pub struct JobSpec {
     pub worker_tables: Vec<WorkerSpec>,
     /// Settings forced on every worker and spec (from command-line flags).
     pub forced: Layer,
+    /// Named targets (`[targets]`), referenced by workers as `target = "@NAME"`.
+    pub targets: BTreeMap<String, NamedTarget>,
+    /// `[profile]`: what the job is for, its sources and expected behaviour.
+    pub profile: Option<ProfileMeta>,
+    /// `[exchange]`: Exchange sizing (mailboxes, IOPS per mailbox) that sets target sizes and rates.
+    pub exchange: Option<ExchangeSpec>,
+    /// `[verdict]`: pass/fail thresholds.
+    pub verdict: Option<VerdictSpec>,
+    /// `[users]` and `[[transaction]]`: LoadGen-style users issuing transactions.
+    pub loadgen: Option<LoadgenSpec>,
+}
+
+/// One entry of `[targets]`: `db = "/data/db.edb"`, or `db = { path = "/data/db.edb", size = "200G" }`, or
+/// `db = { size = "200G" }` (a scratch file of that size unless the user names one with `--target db=PATH`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NamedTarget {
+    /// The target; `None` until the user (or the cli's scratch default) gives one.
+    pub spec: Option<TargetSpec>,
+    /// Size of the file to create if missing.
+    pub size: Option<u64>,
 }
 
 impl JobSpec {
@@ -406,11 +434,20 @@ impl JobSpec {
             .map_err(|e: toml::de::Error| SpecError::Syntax { file: file.into(), message: e.to_string() })?;
         let mut job = JobSpec { file: Some(file.to_string()), ..JobSpec::default() };
         let top_known: Vec<&str> =
-            RUN_KEYS.iter().chain(WORKER_KEYS).chain(SPEC_KEYS).copied().chain(["spec", "worker"]).collect();
+            RUN_KEYS.iter().chain(WORKER_KEYS).chain(SPEC_KEYS).chain(TABLE_KEYS).copied().collect();
         for (key, value) in &table {
             let place = Place::Key { file: file.into(), table: String::new(), key: key.clone() };
             match key.as_str() {
                 "spec" => job.specs = read_specs(value, file, "[[spec]]")?,
+                "targets" => job.targets = read_targets(value, file)?,
+                "profile" => job.profile = Some(ProfileMeta::from_toml(value, file)?),
+                "exchange" => job.exchange = Some(ExchangeSpec::from_toml(value, file)?),
+                "verdict" => job.verdict = Some(VerdictSpec::from_toml(value, file)?),
+                "users" | "transaction" => {
+                    if job.loadgen.is_none() {
+                        job.loadgen = Some(LoadgenSpec::from_job_table(&table, file)?);
+                    }
+                }
                 "worker" => {
                     let workers = value.as_table().ok_or_else(|| SpecError::Conflict {
                         place: place.clone(),
@@ -471,6 +508,61 @@ impl JobSpec {
             }
         }
         self.forced = self.forced.merged(&cli.forced);
+        for (name, t) in &cli.targets {
+            let e = self.targets.entry(name.clone()).or_default();
+            if t.spec.is_some() {
+                e.spec = t.spec.clone();
+            }
+            if t.size.is_some() {
+                e.size = t.size;
+            }
+        }
+    }
+
+    /// Sets a named target from `--target NAME=TARGET`. The name must be declared in the job's `[targets]`
+    /// (checked by [`JobSpec::check_target_names`] once the job file is read).
+    pub fn set_named_target(&mut self, name: &str, text: &str, place: &Place) -> Result<(), SpecError> {
+        let spec = parse_named_spec(text, place)?;
+        self.targets.entry(name.to_string()).or_default().spec = Some(spec);
+        Ok(())
+    }
+
+    /// Checks that every `@NAME` a worker uses, and every name given on the command line (`given`), is
+    /// declared in `[targets]`.
+    pub fn check_target_names(&self, given: &[String]) -> Result<(), SpecError> {
+        let declared: Vec<&str> = self.targets.keys().map(String::as_str).collect();
+        let mut used: Vec<(String, Place)> = Vec::new();
+        let file = self.file.clone().unwrap_or_default();
+        for (table, layer) in std::iter::once((String::new(), &self.defaults))
+            .chain(self.worker_tables.iter().map(|w| (format!("[worker.{}]", w.name), &w.layer)))
+        {
+            for t in layer.target.iter().flatten() {
+                if let TargetSpec::Named { name } = t {
+                    used.push((
+                        name.clone(),
+                        Place::Key { file: file.clone(), table: table.clone(), key: "target".into() },
+                    ));
+                }
+            }
+        }
+        for n in given {
+            used.push((n.clone(), Place::Flag("--target".into())));
+        }
+        for (name, place) in used {
+            if !self.targets.contains_key(&name) {
+                let hint = match suggest(&name, &declared) {
+                    Some(s) => format!("; did you mean '{s}'?"),
+                    None if declared.is_empty() => "; the job declares no [targets]".to_string(),
+                    None => format!("; declared: {}", declared.join(", ")),
+                };
+                return Err(SpecError::invalid(
+                    &place,
+                    format!("@{name}"),
+                    format!("a target declared in [targets]{hint}"),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -508,6 +600,57 @@ fn set_layer_value(
         return Ok(false);
     }
     layer.set(key, &scalar_text(value, place)?, place)
+}
+
+fn read_targets(value: &toml::Value, file: &str) -> Result<BTreeMap<String, NamedTarget>, SpecError> {
+    let conflict = |key: &str, message: String| SpecError::Conflict {
+        place: Place::Key { file: file.into(), table: "[targets]".into(), key: key.into() },
+        message,
+    };
+    let t = value.as_table().ok_or_else(|| {
+        conflict("targets", "expected a table such as [targets] with db = \"/data/db.edb\"".into())
+    })?;
+    let mut out = BTreeMap::new();
+    for (name, v) in t {
+        if !is_target_name(name) {
+            return Err(conflict(name, "a target name is a letter, then letters, digits, '_' or '-'".into()));
+        }
+        let place = Place::Key { file: file.into(), table: "[targets]".into(), key: name.clone() };
+        let mut nt = NamedTarget::default();
+        match v {
+            toml::Value::Table(fields) => {
+                for (k, fv) in fields {
+                    let place =
+                        Place::Key { file: file.into(), table: format!("[targets.{name}]"), key: k.clone() };
+                    let text = scalar_text(fv, &place)?;
+                    match k.as_str() {
+                        "path" | "target" => nt.spec = Some(parse_named_spec(&text, &place)?),
+                        "size" => nt.size = Some(positive_size(&place, &text)?),
+                        _ => {
+                            return Err(SpecError::UnknownKey {
+                                file: file.into(),
+                                table: format!("[targets.{name}]"),
+                                key: k.clone(),
+                                suggestion: suggest(k, &["path", "size"]).map(str::to_string),
+                            })
+                        }
+                    }
+                }
+            }
+            other => nt.spec = Some(parse_named_spec(&scalar_text(other, &place)?, &place)?),
+        }
+        out.insert(name.clone(), nt);
+    }
+    Ok(out)
+}
+
+fn parse_named_spec(text: &str, place: &Place) -> Result<TargetSpec, SpecError> {
+    match TargetSpec::parse(text).map_err(|e| SpecError::invalid(place, text, e))? {
+        TargetSpec::Named { .. } => {
+            Err(SpecError::invalid(place, text, "a path, mem:, null: or sim: target"))
+        }
+        t => Ok(t),
+    }
 }
 
 fn read_specs(value: &toml::Value, file: &str, table: &str) -> Result<Vec<Layer>, SpecError> {

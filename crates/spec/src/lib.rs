@@ -6,9 +6,13 @@
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod exchange;
 pub mod job;
+pub mod loadgen;
+pub mod profile;
 pub mod target;
 pub mod units;
+pub mod verdict;
 
 pub use error::{Place, SpecError};
 pub use job::*;

@@ -30,6 +30,12 @@ pub enum TargetSpec {
     },
     /// An emulated device.
     Sim(SimSpec),
+    /// A reference (`@db`) to a target declared in the job's `[targets]` table; the plan replaces it with the
+    /// declared target before anything else sees it.
+    Named {
+        /// The name in `[targets]`.
+        name: String,
+    },
 }
 
 /// An emulated device model and its parameters.
@@ -76,6 +82,14 @@ impl TargetSpec {
         if let Some(rest) = t.strip_prefix("sim:") {
             return parse_sim(rest).map(TargetSpec::Sim);
         }
+        if let Some(name) = t.strip_prefix('@') {
+            if !is_target_name(name) {
+                return Err(format!(
+                    "'@NAME' naming a target in [targets] (letters, digits, '_' or '-'), found '{t}'"
+                ));
+            }
+            return Ok(TargetSpec::Named { name: name.to_string() });
+        }
         Ok(TargetSpec::Path { path: s.to_string() })
     }
 
@@ -91,6 +105,7 @@ impl TargetSpec {
                 servers,
                 crate::units::format_size(*size_bytes)
             ),
+            TargetSpec::Named { name } => format!("@{name}"),
         }
     }
 
@@ -98,6 +113,14 @@ impl TargetSpec {
     pub fn is_virtual(&self) -> bool {
         !matches!(self, TargetSpec::Path { .. })
     }
+}
+
+/// True for names usable in `[targets]` and `--target NAME=TARGET`: a letter, then letters, digits, '_' or '-'.
+pub fn is_target_name(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next().is_some_and(|f| f.is_ascii_alphabetic())
+        && c.all(|x| x.is_ascii_alphanumeric() || x == '_' || x == '-')
+        && s.len() <= 64
 }
 
 fn virtual_size(rest: &str, kind: &str) -> Result<u64, String> {

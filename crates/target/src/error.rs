@@ -16,6 +16,12 @@ pub const HINT_DISK_GROUP: &str = "run as root or add your user to the 'disk' gr
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TargetError {
+    /// A `@name` reference reached the target stage unresolved (the plan resolves them).
+    #[error("target '@{name}' was not resolved to a declared target (a bug in iolab)")]
+    Unresolved {
+        /// The name.
+        name: String,
+    },
     /// The path does not exist and no `--size` was given to create it.
     #[error("'{path}' does not exist; give --size to create it")]
     NotFound {

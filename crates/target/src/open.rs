@@ -39,6 +39,7 @@ pub fn probe(req: &OpenRequest) -> Result<Probe, TargetError> {
         TargetSpec::Null { size_bytes } => Ok(virtual_probe(TargetKind::Null, *size_bytes)),
         TargetSpec::Sim(SimSpec::Fixed { size_bytes, .. }) => Ok(virtual_probe(TargetKind::Sim, *size_bytes)),
         TargetSpec::Path { path } => probe_path(req, path),
+        TargetSpec::Named { name } => Err(TargetError::Unresolved { name: name.clone() }),
     }
 }
 
@@ -60,6 +61,7 @@ pub fn open(req: &OpenRequest) -> Result<OpenedTarget, TargetError> {
         TargetSpec::Mem { size_bytes } => opened.mem = Some(Arc::new(MemStore::new(*size_bytes)?)),
         TargetSpec::Null { .. } | TargetSpec::Sim(_) => {}
         TargetSpec::Path { path } => open_path(req, path, &mut opened)?,
+        TargetSpec::Named { name } => return Err(TargetError::Unresolved { name: name.clone() }),
     }
     Ok(opened)
 }
