@@ -168,3 +168,38 @@ fn huge_total_buffers_across_workers_are_refused() {
     let e = Plan::from_spec(&job("workers = 1024\nqd = 4096\n"), Some(&mem())).unwrap_err();
     assert!(e.0.contains("in all"), "{e}");
 }
+
+#[test]
+fn named_targets_resolve_to_declared_targets_with_their_sizes() {
+    let p = Plan::from_spec(
+        &job("[targets]\ndb = { path = 'mem:64M' }\nlog = { path = '/tmp/x.log', size = '16M' }\n\
+              [worker.db]\ntarget = '@db'\ncount = 2\n[worker.log]\ntarget = '@log'\nrw = 'write'\n"),
+        None,
+    )
+    .unwrap();
+    assert_eq!(p.targets.len(), 2);
+    assert_eq!(p.targets[0].role.as_deref(), Some("db"));
+    assert_eq!(p.targets[0].spec, TargetSpec::Mem { size_bytes: 64 << 20 });
+    assert_eq!(p.targets[1].role.as_deref(), Some("log"));
+    assert_eq!(p.targets[1].create_size, Some(16 << 20));
+    assert!(p.targets[1].writes && !p.targets[1].reads);
+    let groups: Vec<&str> = p.workers.iter().map(|w| w.group.as_str()).collect();
+    assert_eq!(groups, ["db", "db", "log"]);
+    assert_eq!(p.workers[1].name, "db.2");
+}
+
+#[test]
+fn named_target_without_path_is_an_error_naming_the_flag() {
+    let e = Plan::from_spec(&job("[targets]\ndb = { size = '1G' }\n[worker.db]\ntarget = '@db'\n"), None)
+        .unwrap_err();
+    assert!(e.0.contains("--target db=PATH"), "{}", e.0);
+}
+
+#[test]
+fn forced_target_replaces_named_targets() {
+    let mut j = job("[targets]\ndb = { size = '1G' }\n[worker.db]\ntarget = '@db'\n");
+    j.forced.set("target", "mem:8M", &Place::Flag("--target".into())).unwrap();
+    let p = Plan::from_spec(&j, None).unwrap();
+    assert_eq!(p.targets.len(), 1);
+    assert_eq!(p.targets[0].spec, TargetSpec::Mem { size_bytes: 8 << 20 });
+}

@@ -299,3 +299,79 @@ fn run_exit_code_is_0_on_success() {
     assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     assert!(!out.stdout.is_empty(), "no text report on stdout");
 }
+
+const NAMED_JOB: &str = "ios = 2000\n[targets]\ndb = { size = \"8M\" }\nlog = { size = \"4M\" }\n\
+     [worker.db]\ncount = 2\ntarget = \"@db\"\nrw = \"randrw\"\nbs = \"8k\"\nqd = 4\n\
+     [worker.log]\ntarget = \"@log\"\nrw = \"write\"\nbs = \"4k\"\nqd = 1\n";
+
+#[test]
+fn run_named_targets_from_the_command_line_and_groups_in_the_result() {
+    let dir = tempdir();
+    let job = dir.path().join("named.toml");
+    std::fs::write(&job, NAMED_JOB).expect("write the job file");
+    let v = run_json(&[
+        job.to_str().expect("utf-8 path"),
+        "--target",
+        "db=mem:32M",
+        "--target",
+        "log=mem:16M",
+        "--seed",
+        "1",
+    ]);
+    let groups = v["groups"].as_array().expect("groups is an array");
+    assert_eq!(groups.len(), 2, "{groups:#?}");
+    let (db, log) = (&groups[0], &groups[1]);
+    assert_eq!(db["name"], "db");
+    assert_eq!(db["workers"], 2);
+    assert_eq!(db["targets"][0], "mem:32M");
+    assert_eq!(log["name"], "log");
+    assert_eq!(log["targets"][0], "mem:16M");
+    assert_eq!(num(log, "/read/ops"), 0.0);
+    assert_eq!(num(db, "/all/ops") + num(log, "/all/ops"), num(&v, "/total/all/ops"));
+    // Group histograms are merged from the workers', so the group's max is the largest worker max.
+    let worker_max = v["workers"]
+        .as_array()
+        .expect("workers")
+        .iter()
+        .filter(|w| w["name"].as_str().is_some_and(|n| n.starts_with("db")))
+        .map(|w| num(w, "/all/lat_ns/max"))
+        .fold(0.0, f64::max);
+    assert_eq!(num(db, "/all/lat_ns/max"), worker_max);
+}
+
+#[test]
+fn run_named_targets_without_paths_become_scratch_files_and_are_removed() {
+    let dir = tempdir();
+    let job = dir.path().join("named.toml");
+    std::fs::write(&job, NAMED_JOB).expect("write the job file");
+    let Some(v) = run_file_json(dir.path(), &[job.to_str().expect("utf-8 path")]) else {
+        return;
+    };
+    let targets = v["env"]["targets"].as_array().expect("targets");
+    assert_eq!(targets.len(), 2);
+    for (t, role, size) in [(&targets[0], "-db.dat", 8.0), (&targets[1], "-log.dat", 4.0)] {
+        assert_eq!(t["scratch"], true, "{t:#}");
+        assert!(t["name"].as_str().expect("name").ends_with(role), "{t:#}");
+        assert_eq!(num(t, "/size_bytes"), size * 1024.0 * 1024.0);
+    }
+    let left: Vec<String> =
+        entries(dir.path()).into_iter().filter(|n| n.starts_with("iolab-scratch-")).collect();
+    assert!(left.is_empty(), "scratch files left behind: {left:?}");
+}
+
+#[test]
+fn run_unknown_named_target_is_usage_error_with_suggestion() {
+    let dir = tempdir();
+    let job = dir.path().join("named.toml");
+    std::fs::write(&job, NAMED_JOB).expect("write the job file");
+    let out = iolab()
+        .current_dir(dir.path())
+        .args(["run", job.to_str().expect("utf-8 path"), "--target", "dbb=mem:1G"])
+        .output()
+        .expect("spawn iolab");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("'--target'") && err.contains("did you mean 'db'"), "{err}");
+    let made: Vec<String> = entries(dir.path()).into_iter().filter(|n| n != "named.toml").collect();
+    assert!(made.is_empty(), "created {made:?}");
+}
