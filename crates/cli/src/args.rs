@@ -38,6 +38,9 @@ pub struct RunArgs {
     /// Users-and-transactions options.
     #[command(flatten)]
     pub loadgen: crate::loadgen::LoadgenFlags,
+    /// Steady-state options (--steady-state, its window and limit).
+    #[command(flatten)]
+    pub steady: crate::sweep::SteadyStateFlags,
 
     /// Target: a file path, a block device, mem:SIZE (in-process RAM disk), null:SIZE (no I/O: iolab's own
     /// overhead) or sim:fixed,latency=DUR,servers=N,size=SIZE (emulated device). Repeatable. Default: a 1 GiB

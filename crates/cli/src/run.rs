@@ -55,6 +55,9 @@ fn has_any_target(job: &JobSpec) -> bool {
         || job.worker_tables.iter().any(|w| w.layer.target.is_some())
 }
 
+/// A callback on each finished interval (index, all workers merged); `true` ends the measurement, complete.
+pub type IntervalHook<'a> = &'a mut dyn FnMut(u64, &TimePoint) -> bool;
+
 /// How [`execute`] runs: everything that is not part of the job itself.
 pub struct ExecOptions<'a> {
     /// Time-series interval, ns (at least 10 ms).
@@ -65,7 +68,7 @@ pub struct ExecOptions<'a> {
     pub live: bool,
     /// Called with each finished interval of the whole run (all workers merged) and its index; returning
     /// `true` ends the measurement there, complete (not partial): steady-state detection, search steps.
-    pub on_interval: Option<&'a mut dyn FnMut(u64, &TimePoint) -> bool>,
+    pub on_interval: Option<IntervalHook<'a>>,
 }
 
 /// What [`execute`] produced.
@@ -78,6 +81,9 @@ pub enum Executed {
 
 /// Runs `iolab run`: builds the job from the arguments, executes it, prints and writes the result.
 pub fn run(args: &RunArgs) -> Result<Outcome> {
+    if args.profile.find_max {
+        return crate::profile::find_max(args);
+    }
     let job = build_job(args)?;
     let judged = job.clone();
     let interval_ns = parse_interval(&args.interval)?;
@@ -88,12 +94,26 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         live: !args.quiet && std::io::stderr().is_terminal(),
         on_interval: None,
     };
-    let result = match execute(job, args.dry_run, &mut opts)? {
-        Executed::DryRun(doc) => {
-            println!("{}", serde_json::to_string_pretty(&doc)?);
-            return Ok(Outcome::Ok);
+    let steady = crate::sweep::steady_rule(&args.steady)?;
+    if let (Some(_), Some(d)) = (&steady, &args.duration) {
+        return Err(usage(format!("'--duration {d}' and '--steady-state' both bound the run; a steady-state run lasts until steady or '--steady-state-limit'")));
+    }
+    let result = match (&steady, args.dry_run) {
+        (Some(rule), false) => {
+            let (mut r, ss) = crate::sweep::run_until_steady(job, rule, interval_ns, opts.quiet, opts.live)?;
+            r.steady_state = Some(ss);
+            r
         }
-        Executed::Done(r) => r,
+        _ => match execute(job, args.dry_run, &mut opts)? {
+            Executed::DryRun(mut doc) => {
+                if let Some(sizing) = crate::profile::sizing_json(&judged) {
+                    doc["exchange"] = sizing;
+                }
+                write_out("-", &serde_json::to_string_pretty(&doc)?)?;
+                return Ok(Outcome::Ok);
+            }
+            Executed::Done(r) => r,
+        },
     };
     let mut result = result;
     crate::profile::judge(&judged, &args.profile, &mut result);
@@ -126,6 +146,7 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
     let given: Vec<String> = cli.targets.keys().cloned().collect();
     job.check_target_names(&given).map_err(usage)?;
     job.apply_overrides(&cli);
+    crate::loadgen::apply_flags(&args.loadgen, &mut job).map_err(usage)?;
     crate::profile::resolve(&mut job, &args.profile)?;
     Ok(job)
 }
@@ -142,7 +163,7 @@ pub fn parse_interval(text: &str) -> Result<u64> {
 /// Prints the text summary (unless quiet or stdout carries JSON/CSV) and writes `--json` / `--csv`.
 pub fn output(result: &RunResult, quiet: bool, json: Option<&str>, csv: Option<&str>) -> Result<()> {
     if !quiet && json != Some("-") && csv != Some("-") {
-        print!("{}", iolab_report::render_text(result));
+        write_out("-", &iolab_report::render_text(result))?;
     }
     if let Some(path) = json {
         write_out(path, &iolab_report::to_json(result))
@@ -487,7 +508,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let total = OpSet::from_stats(&read, &write, measured_s);
     let partial = outputs.iter().any(|o| o.stopped_early);
     let mut groups = Vec::new();
-    for g in 0..n_groups {
+    for (g, interval_max) in group_interval_max.iter().enumerate() {
         let (mut gr, mut gw) = (OpStats::new(), OpStats::new());
         let mut members = 0u32;
         let mut targets: Vec<String> = Vec::new();
@@ -522,8 +543,8 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
             write: set.write,
             all: set.all,
             achieved_depth: depth,
-            read_interval_mean_max_ns: group_interval_max[g].0,
-            write_interval_mean_max_ns: group_interval_max[g].1,
+            read_interval_mean_max_ns: interval_max.0,
+            write_interval_mean_max_ns: interval_max.1,
         });
     }
 
@@ -542,6 +563,8 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let achieved_depth: f64 = workers.iter().map(|w| w.achieved_depth).sum();
     let open_loop = plan.open_loop();
 
+    let loadgen =
+        crate::loadgen::result(&plan, &outputs, &finished_intervals, measured_s, interval_ns, &mut warnings);
     let mut timeseries = TimeSeries::new(iolab_stats::DEFAULT_TIMESERIES_CAP);
     let interval_s = interval_ns as f64 / 1e9;
     let n_intervals = (measured_ns.div_ceil(interval_ns)).max(1);
@@ -554,6 +577,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
 
     // Warnings are data.
     if !open_loop
+        && !crate::loadgen::rate_mode(&plan)
         && achieved_depth < iolab_stats::LOW_DEPTH_RATIO * requested_depth as f64
         && total.all.ops > 0
     {
@@ -684,7 +708,8 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
         errors,
         groups,
         verdict: None,
-        loadgen: None,
+        loadgen,
+        steady_state: None,
     };
 
     Ok(Executed::Done(Box::new(result)))
@@ -702,7 +727,8 @@ fn fold_group_interval(max: &mut (Option<f64>, Option<f64>), s: &IntervalStats) 
     }
 }
 
-fn write_out(path: &str, text: &str) -> std::io::Result<()> {
+/// Writes `text` to `path`, or to stdout for `-`.
+pub fn write_out(path: &str, text: &str) -> std::io::Result<()> {
     if path == "-" {
         let mut out = std::io::stdout().lock();
         out.write_all(text.as_bytes())?;

@@ -20,6 +20,7 @@ pub mod buffers;
 pub mod mem;
 pub mod sim;
 pub mod sync;
+pub mod txn;
 pub mod uring;
 pub mod worker;
 

@@ -134,6 +134,8 @@ pub struct WorkerOutput {
     pub retries: u64,
     /// Stopped by a stop request before its end.
     pub stopped_early: bool,
+    /// Users and transactions (`crate::txn`), when the worker ran them.
+    pub txn: Option<crate::txn::TxnStats>,
 }
 
 /// Closes intervals up to (not including) `k`, sending each to the cli thread; empty ones too, so a stall shows
@@ -184,6 +186,9 @@ pub fn run_worker(setup: WorkerSetup) -> Result<WorkerOutput, EngineError> {
 }
 
 fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, EngineError> {
+    if s.plan.loadgen.is_some() {
+        return crate::txn::drive_transactions(engine, s);
+    }
     let w = &s.plan;
     let qd = w.qd as usize;
     let mut gen = OpGen::new(w, &s.regions, Rng::for_worker(s.seed, w.index));
@@ -381,5 +386,6 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
         backlog_at_end,
         retries,
         stopped_early,
+        txn: None,
     })
 }

@@ -10,6 +10,7 @@
 pub mod arrival;
 pub mod dist;
 pub mod gen;
+pub mod loadgen;
 pub mod rng;
 
 use iolab_spec::{
@@ -66,6 +67,8 @@ pub struct Plan {
     pub targets: Vec<TargetPlan>,
     /// One entry per worker thread.
     pub workers: Vec<WorkerPlan>,
+    /// Users and transactions (`[users]`, `[[transaction]]`), when the job has them.
+    pub loadgen: Option<loadgen::LoadgenPlan>,
 }
 
 /// One distinct target.
@@ -116,6 +119,8 @@ pub struct WorkerPlan {
     pub bytes: Option<u64>,
     /// Largest block size of any spec.
     pub max_bs: u64,
+    /// This worker's users and transactions; when set, the engine runs transactions instead of the op loop.
+    pub loadgen: Option<loadgen::WorkerTxnPlan>,
 }
 
 /// One resolved access spec.
@@ -196,6 +201,7 @@ impl Plan {
             destroy_data: job.destroy_data.unwrap_or(false),
             targets: Vec::new(),
             workers: Vec::new(),
+            loadgen: None,
         };
 
         // (table name, count, worker layer, specs)
@@ -205,7 +211,13 @@ impl Plan {
             layer: Layer::default(),
             specs: Vec::new(),
         };
-        let tables: Vec<&iolab_spec::WorkerSpec> = if job.worker_tables.is_empty() {
+        // A job with users and transactions gets its workers from `loadgen::resolve` instead of the tables.
+        if let Some(lg) = &job.loadgen {
+            loadgen::resolve(job, lg, default_target, &mut plan)?;
+        }
+        let tables: Vec<&iolab_spec::WorkerSpec> = if job.loadgen.is_some() {
+            Vec::new()
+        } else if job.worker_tables.is_empty() {
             vec![&default_table]
         } else {
             job.worker_tables.iter().collect()
@@ -376,6 +388,7 @@ impl Plan {
                     ios: None,
                     bytes: None,
                     max_bs,
+                    loadgen: None,
                 });
                 index += 1;
             }

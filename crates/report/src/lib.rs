@@ -12,6 +12,7 @@
 mod export;
 pub mod loadgen;
 mod model;
+pub mod sweep;
 mod text;
 pub mod verdict;
 

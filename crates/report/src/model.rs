@@ -63,6 +63,10 @@ pub struct RunResult {
     /// Users and transactions (`[users]`, `[[transaction]]`); absent for plain workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loadgen: Option<crate::loadgen::LoadgenResult>,
+    /// Steady-state detection (`--steady-state`): reached or not, after how long, the window's values; absent
+    /// when not asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<crate::sweep::SteadyStateResult>,
 }
 
 /// The workers of one group (one `[worker.NAME]` table), merged.

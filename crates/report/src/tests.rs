@@ -138,6 +138,7 @@ pub(crate) fn sample() -> RunResult {
         }],
         verdict: None,
         loadgen: None,
+        steady_state: None,
     }
 }
 
@@ -352,18 +353,53 @@ fn json_schema_top_level_properties_match_serialised_keys() {
     let schema: serde_json::Value = serde_json::from_str(SCHEMA_TEXT).unwrap();
     assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
     assert_eq!(schema["properties"]["schema"]["const"], SCHEMA);
-    let value = serde_json::to_value(sample()).unwrap();
-    let mut keys: Vec<&String> = value.as_object().unwrap().keys().collect();
-    let mut props: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-    keys.sort();
-    props.sort();
-    assert_eq!(keys, props);
+    // Every key is declared; every declared key is serialised unless it is optional (not in "required"),
+    // and the optional ones appear in some sample.
+    let required: Vec<&str> =
+        schema["required"].as_array().unwrap().iter().filter_map(|k| k.as_str()).collect();
+    let mut seen: Vec<String> = Vec::new();
+    for r in [sample(), sample_with_verdict(), sample_steady_state(), sample_loadgen()] {
+        let value = serde_json::to_value(r).unwrap();
+        let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
+        for k in &keys {
+            assert!(schema["properties"].get(k.as_str()).is_some(), "{k} is not declared in the schema");
+            seen.push(k.to_string());
+        }
+        for k in &required {
+            assert!(keys.iter().any(|x| x == k), "required {k} is not serialised");
+        }
+    }
+    for k in schema["properties"].as_object().unwrap().keys() {
+        assert!(seen.contains(k), "{k} is declared but no sample serialises it");
+    }
+}
+
+/// An Exchange-style run with a db and a log group and a failed verdict.
+fn sample_with_verdict() -> RunResult {
+    let mut r = sample();
+    let mut db = r.groups[0].clone();
+    db.name = "db".to_string();
+    db.rate_iops = Some(120.0);
+    let mut log = r.groups[0].clone();
+    log.name = "log".to_string();
+    log.rate_iops = Some(12.0);
+    r.groups = vec![db, log];
+    let mut v = crate::verdict::evaluate(
+        &r,
+        &crate::verdict::Thresholds::default(),
+        &["db".to_string()],
+        &["log".to_string()],
+    );
+    v.sizing =
+        Some(serde_json::json!({ "version": 2010, "mailboxes": 1000, "summary": "Exchange 2010: ..." }));
+    r.verdict = Some(v);
+    r
 }
 
 #[test]
 fn json_schema_nested_properties_match_serialised_keys() {
     let schema: serde_json::Value = serde_json::from_str(SCHEMA_TEXT).unwrap();
-    for r in [sample(), sample_open_loop()] {
+    for r in [sample(), sample_open_loop(), sample_with_verdict(), sample_loadgen()] {
         let value = serde_json::to_value(&r).unwrap();
         check_against_schema(&value, &schema, &schema, "$");
     }
@@ -383,9 +419,104 @@ fn json_schema_nested_properties_match_serialised_keys() {
         Warning::ShortRun { measured_s: 1.0 },
         Warning::HistogramSaturated { count: 1 },
         Warning::TmpfsTarget { target: "f".into() },
+        Warning::TransactionOverload { users: 10, backlog_max: 16, backlog_at_end: 12 },
     ];
     let warnings = serde_json::to_value(every_kind).unwrap();
     let branches = schema["$defs"]["Warning"]["oneOf"].as_array().unwrap();
     assert_eq!(branches.len(), warnings.as_array().unwrap().len(), "one schema branch per warning kind");
     check_against_schema(&warnings, &schema["properties"]["warnings"], &schema, "$.warnings");
+}
+
+/// A `--steady-state` run that reached steady state.
+fn sample_steady_state() -> RunResult {
+    let mut r = sample();
+    let rule = crate::sweep::SteadyStateRule {
+        metric: "iops".into(),
+        max_dev_pct: 5.0,
+        window_s: 3.0,
+        limit_s: 600.0,
+    };
+    let mut t = crate::sweep::SteadyStateTracker::new(rule, 1.0);
+    for v in [50_000.0, 80_000.0, 81_000.0, 80_500.0] {
+        t.push(v, 100_000.0);
+    }
+    r.steady_state = Some(t.result());
+    r
+}
+
+#[test]
+fn json_schema_steady_state_matches_serialised_keys() {
+    let schema: serde_json::Value = serde_json::from_str(SCHEMA_TEXT).unwrap();
+    let value = serde_json::to_value(sample_steady_state()).unwrap();
+    assert_eq!(value["steady_state"]["reached"], true);
+    check_against_schema(&value, &schema, &schema, "$");
+}
+
+/// A users-and-transactions run (rate mode, two transaction types, overloaded).
+fn sample_loadgen() -> RunResult {
+    use crate::loadgen::{BacklogPoint, LoadgenResult, TransactionResult};
+    let mut r = sample();
+    let lat = r.total.all.lat_ns;
+    r.loadgen = Some(LoadgenResult {
+        users: 10,
+        mode: "rate".into(),
+        outstanding_per_user: 1,
+        rate: Some("500/8h".into()),
+        arrival: Some("poisson".into()),
+        offered_per_s: Some(10.0 * 62.5 / 3600.0),
+        offered_per_hour: Some(625.0),
+        dispatched: 120,
+        completed: 100,
+        failed: 0,
+        transactions_per_s: 0.1736,
+        transactions_per_hour: 625.0,
+        latency_ns: lat,
+        transactions: vec![
+            TransactionResult {
+                name: "send_mail".into(),
+                weight: 1,
+                steps: 4,
+                dispatched: 60,
+                completed: 50,
+                transactions_per_hour: 312.5,
+                latency_ns: lat,
+            },
+            TransactionResult {
+                name: "idle".into(),
+                weight: 1,
+                steps: 1,
+                dispatched: 0,
+                completed: 0,
+                transactions_per_hour: 0.0,
+                latency_ns: None,
+            },
+        ],
+        backlog_at_end: 20,
+        backlog_max: 20,
+        executing_max: 10,
+        beyond_ring: 0,
+        overload_threshold: 15.0,
+        overload: true,
+        backlog: vec![BacklogPoint { t_s: 1.0, dispatched: 120, completed: 100, backlog: 20 }],
+    });
+    r.warnings.push(Warning::TransactionOverload { users: 10, backlog_max: 20, backlog_at_end: 20 });
+    r
+}
+
+#[test]
+fn loadgen_block_shows_counts_backlog_and_latency_per_transaction() {
+    let text = crate::render_text(&sample_loadgen());
+    assert!(
+        text.contains("users   10 users, rate mode, 500/8h per user (poisson): 625 transactions/h offered"),
+        "{text}"
+    );
+    assert!(text.contains("tasks   dispatched 120, completed 100, 625 transactions/h"), "{text}");
+    assert!(
+        text.contains("backlog at end 20, max 20 (overload limit 15 = 1.5 x users): OVERLOADED"),
+        "{text}"
+    );
+    assert!(text.contains("send_mail"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("idle") && l.contains('-')), "{text}");
+    let back = crate::from_json(&crate::to_json(&sample_loadgen())).unwrap();
+    assert_eq!(back.loadgen, sample_loadgen().loadgen);
 }

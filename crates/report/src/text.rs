@@ -106,6 +106,12 @@ pub fn render_text(r: &RunResult) -> String {
     }
     out.push('\n');
     tail_lines(r, &mut out);
+    if let Some(ss) = &r.steady_state {
+        labelled(&mut out, "steady", &crate::sweep::steady_state_line(ss));
+    }
+    out.push_str(&crate::verdict::render_groups_block(r));
+    out.push_str(&crate::loadgen::render_loadgen_block(r));
+    out.push_str(&crate::verdict::render_verdict_block(r));
     if !r.warnings.is_empty() {
         out.push('\n');
     }
@@ -181,7 +187,7 @@ fn target_description(t: &TargetEnv, engine: &str) -> String {
 }
 
 /// Right-aligned table; the first column (labels) is left-aligned.
-fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let columns = header.len();
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {

@@ -19,6 +19,20 @@ pub struct IntervalStats {
     pub read: IntervalOp,
     /// Writes completed in this interval.
     pub write: IntervalOp,
+    /// Transactions (users-and-transactions runs only; zeros otherwise).
+    pub txn: IntervalTxn,
+}
+
+/// Transaction counters of one interval (LoadGen's `Task Dispatched/sec`, `Task Completed/sec`), and the
+/// backlog when the interval closed. Merging sums them, so the merged backlog is the run's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntervalTxn {
+    /// Transactions dispatched (arrived, in rate mode; started, in stress mode) in this interval.
+    pub dispatched: u64,
+    /// Transactions completed in this interval.
+    pub completed: u64,
+    /// Dispatched and not completed (queued + executing) when the interval closed.
+    pub backlog: u64,
 }
 
 /// Counts and a coarse latency histogram for one op kind within one interval.
@@ -53,7 +67,7 @@ impl IntervalOp {
 impl IntervalStats {
     /// An empty interval (allocates two coarse histograms, ~74 KB).
     pub fn new(index: u64) -> Self {
-        Self { index, read: IntervalOp::new(), write: IntervalOp::new() }
+        Self { index, read: IntervalOp::new(), write: IntervalOp::new(), txn: IntervalTxn::default() }
     }
 
     /// Records one completion. Hot path: no allocation.
@@ -69,6 +83,9 @@ impl IntervalStats {
     pub fn merge(&mut self, other: &IntervalStats) {
         self.read.merge(&other.read);
         self.write.merge(&other.write);
+        self.txn.dispatched += other.txn.dispatched;
+        self.txn.completed += other.txn.completed;
+        self.txn.backlog += other.txn.backlog;
     }
 
     /// Empties the accumulator for reuse as interval `index`, keeping the allocations.
@@ -76,6 +93,7 @@ impl IntervalStats {
         self.index = index;
         self.read.reset();
         self.write.reset();
+        self.txn = IntervalTxn::default();
     }
 }
 

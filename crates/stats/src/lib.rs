@@ -19,7 +19,7 @@ mod warning;
 pub use histogram::{
     HistogramDecodeError, LatSummary, LatencyHistogram, COARSE_SIGFIG, FINE_SIGFIG, LATENCY_NS_MAX,
 };
-pub use interval::{IntervalOp, IntervalStats, TimePoint, TimeSeries, DEFAULT_TIMESERIES_CAP};
+pub use interval::{IntervalOp, IntervalStats, IntervalTxn, TimePoint, TimeSeries, DEFAULT_TIMESERIES_CAP};
 pub use op::OpStats;
 pub use warning::{
     coefficient_of_variation, median, series_warnings, Warning, FIRST_INTERVAL_SLOW_RATIO, HIGH_CV,

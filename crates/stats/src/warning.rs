@@ -150,6 +150,16 @@ pub enum Warning {
         /// Target name.
         target: String,
     },
+    /// Users and transactions: the backlog (dispatched, not completed) exceeded LoadGen's overload guard of
+    /// 1.5 x users. LoadGen stops there (`SwordfishExceptionTooMuchLoad`); iolab keeps running and counting.
+    TransactionOverload {
+        /// Users.
+        users: u32,
+        /// Largest backlog seen in the window.
+        backlog_max: u64,
+        /// Backlog when the run ended.
+        backlog_at_end: u64,
+    },
 }
 
 impl Warning {
@@ -187,6 +197,9 @@ impl Warning {
                 format!("{count} latencies exceeded 1 hour and were recorded as 1 hour in the percentiles")
             }
             Self::TmpfsTarget { target } => format!("'{target}' is on tmpfs: this measures memory, not a device"),
+            Self::TransactionOverload { users, backlog_max, backlog_at_end } => format!(
+                "the storage did not keep up with the users: up to {backlog_max} transactions dispatched and not completed ({backlog_at_end} at the end), more than 1.5 x {users} users (LoadGen's overload limit)"
+            ),
         }
     }
 
@@ -219,6 +232,9 @@ impl Warning {
             Self::ShortRun { .. } => "run for at least 5 s (--duration) for stable numbers",
             Self::HistogramSaturated { .. } => "percentiles at the top are lower bounds; max is still exact",
             Self::TmpfsTarget { .. } => "put the target on the device you want to measure",
+            Self::TransactionOverload { .. } => {
+                "LoadGen would stop here (too much load); fewer users, a lower rate or faster storage; transaction latencies include the wait"
+            }
         };
         Some(hint.to_string())
     }

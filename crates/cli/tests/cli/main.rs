@@ -7,6 +7,9 @@
 //! does not expose yet. Exit codes 0 and 2 are.
 
 mod bad_input;
+mod loadgen;
 mod open_loop;
+mod profiles;
 mod run;
+mod sweep;
 mod util;

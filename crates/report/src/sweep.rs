@@ -1,0 +1,899 @@
+//! The sweep document (`iolab.sweep/1`) and the pure logic behind it: the knee, the `--max-p99` point,
+//! per-point trial statistics (mean, Student-t 95 % confidence interval, spread), steady-state detection,
+//! and the sweep's renderings (the printed table, shaped like the seeds' per-QD and per-block-size figures,
+//! and CSV).
+//!
+//! `iolab sweep` (crates/cli/src/sweep.rs) runs one job per point and fills a [`SweepResult`]; everything
+//! here only reads numbers, so it is unit-tested on fixed data (the tests at the end of this file). The
+//! rules are documented once, in docs/SWEEPS.md, and restated on the functions that implement them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::text::{format_duration_ns, format_rate};
+use crate::RunResult;
+
+/// Schema identifier stored in [`SweepResult::schema`] (described by `docs/schema/iolab.sweep.v1.json`).
+pub const SWEEP_SCHEMA: &str = "iolab.sweep/1";
+/// Default knee rule, IOPS side: the next point gains less than this many percent of IOPS...
+pub const DEFAULT_KNEE_IOPS_GAIN_PCT: f64 = 10.0;
+/// ...while its p99 latency grows by more than this many percent.
+pub const DEFAULT_KNEE_LAT_GROWTH_PCT: f64 = 20.0;
+
+/// The whole sweep: its axes, every point's full run result, and the analysis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepResult {
+    /// Always [`SWEEP_SCHEMA`].
+    pub schema: String,
+    /// Version of iolab that produced the sweep.
+    pub iolab_version: String,
+    /// Start of the sweep, RFC 3339 UTC.
+    pub started_at: String,
+    /// The sweep was stopped early (Ctrl-C): `points` holds the points that ran (the last one may be partial).
+    pub partial: bool,
+    /// Base seed: trial `t` (0-based) of every point runs with seed `base_seed + t` (wrapping).
+    pub base_seed: u64,
+    /// Runs per point (`--trials`).
+    pub trials: u32,
+    /// The swept fields, outermost first; the last one varies fastest.
+    pub axes: Vec<SweepAxis>,
+    /// The load axis the knee and `--max-p99` are computed along (`qd`, `workers` or `rate`), if any is swept.
+    pub load_axis: Option<String>,
+    /// Number of points the sweep planned (`points` is shorter when interrupted).
+    pub points_planned: usize,
+    /// Preconditioning run before the first point (`--steady-state`), if asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preconditioning: Option<SteadyStateResult>,
+    /// One entry per point, in run order.
+    pub points: Vec<SweepPoint>,
+    /// The knee of each line of the load axis; `None` when no load axis is swept.
+    pub knee: Option<KneeReport>,
+    /// The highest load whose p99 stays within `--max-p99`, per line; `None` when not asked or no load axis.
+    pub max_p99: Option<MaxP99Report>,
+}
+
+/// One swept field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepAxis {
+    /// The job key (as in a job file: `qd`, `bs`, `read_pct`, ...).
+    pub key: String,
+    /// The values, as text the key accepts, in run order.
+    pub values: Vec<String>,
+}
+
+/// One point of the sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// Position in the sweep, from 0.
+    pub index: usize,
+    /// The swept fields' values at this point (job key -> text).
+    pub params: BTreeMap<String, String>,
+    /// The line this point belongs to: points sharing every non-load value form one line along the load axis.
+    pub line: usize,
+    /// The load axis value as a number (qd, workers, or IOPS for rate); `None` without a load axis.
+    pub load: Option<f64>,
+    /// The full run result of the point (with `--trials N`, of its first trial).
+    pub result: RunResult,
+    /// Each trial's headline numbers (only with `--trials` above 1).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trials: Vec<TrialMetrics>,
+    /// Per metric: mean over the trials, 95 % confidence interval and spread.
+    pub summary: PointSummary,
+}
+
+/// The headline numbers of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrialMetrics {
+    /// The run's seed.
+    pub seed: u64,
+    /// The run was interrupted.
+    pub partial: bool,
+    /// All ops per second.
+    pub iops: f64,
+    /// 10^6 bytes per second.
+    pub mb_s: f64,
+    /// Mean response time of all ops, ns (0 without ops).
+    pub lat_mean_ns: f64,
+    /// p99 response time of all ops, ns (0 without ops).
+    pub lat_p99_ns: f64,
+    /// Achieved queue depth (Little's law over all workers).
+    pub achieved_depth: f64,
+}
+
+impl TrialMetrics {
+    /// The headline numbers of a run result.
+    pub fn from_result(r: &RunResult) -> Self {
+        let lat = r.total.all.lat_ns.as_ref();
+        Self {
+            seed: r.seed,
+            partial: r.partial,
+            iops: r.total.all.iops,
+            mb_s: r.total.all.mb_s,
+            lat_mean_ns: lat.map_or(0.0, |l| l.mean),
+            lat_p99_ns: lat.map_or(0.0, |l| l.p99 as f64),
+            achieved_depth: r.depth.achieved,
+        }
+    }
+}
+
+/// Per-metric statistics over a point's trials.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointSummary {
+    /// Number of trials.
+    pub n: u32,
+    /// All ops per second.
+    pub iops: MetricSummary,
+    /// 10^6 bytes per second.
+    pub mb_s: MetricSummary,
+    /// Mean response time, ns.
+    pub lat_mean_ns: MetricSummary,
+    /// p99 response time, ns.
+    pub lat_p99_ns: MetricSummary,
+    /// Achieved queue depth.
+    pub achieved_depth: MetricSummary,
+}
+
+impl PointSummary {
+    /// Statistics over `trials` (at least one).
+    pub fn from_trials(trials: &[TrialMetrics]) -> Self {
+        let of = |f: fn(&TrialMetrics) -> f64| summarize(&trials.iter().map(f).collect::<Vec<f64>>());
+        Self {
+            n: trials.len() as u32,
+            iops: of(|t| t.iops),
+            mb_s: of(|t| t.mb_s),
+            lat_mean_ns: of(|t| t.lat_mean_ns),
+            lat_p99_ns: of(|t| t.lat_p99_ns),
+            achieved_depth: of(|t| t.achieved_depth),
+        }
+    }
+}
+
+/// Mean, 95 % confidence interval of the mean and spread of one metric over a point's trials.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricSummary {
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Lower end of the two-sided 95 % confidence interval of the mean (Student t, n-1 degrees of freedom);
+    /// `None` with fewer than 2 trials.
+    pub ci95_low: Option<f64>,
+    /// Upper end of the same interval.
+    pub ci95_high: Option<f64>,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Coefficient of variation: sample standard deviation / mean; `None` with fewer than 2 trials or a zero mean.
+    pub cv: Option<f64>,
+}
+
+/// The two-sided 95 % quantile of Student's t distribution (t_{0.975, df}), the multiplier of the standard
+/// error in the confidence interval. Exact to 3 decimals from a table for df 1..=30; above, the
+/// Cornish-Fisher expansion around the normal quantile 1.959964 (error below 1e-4 for df > 30).
+pub fn student_t_975(df: u32) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+        2.045, 2.042,
+    ];
+    match df {
+        0 => f64::NAN,
+        1..=30 => T[df as usize - 1],
+        _ => {
+            let z: f64 = 1.959_964;
+            let d = df as f64;
+            z + (z.powi(3) + z) / (4.0 * d) + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
+        }
+    }
+}
+
+/// Mean, Student-t 95 % confidence interval (mean ± t_{0.975,n-1} · s/√n, s the sample standard deviation),
+/// min, max and coefficient of variation of `values`. An empty slice gives zeros.
+pub fn summarize(values: &[f64]) -> MetricSummary {
+    let n = values.len();
+    if n == 0 {
+        return MetricSummary { mean: 0.0, ci95_low: None, ci95_high: None, min: 0.0, max: 0.0, cv: None };
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if n < 2 {
+        return MetricSummary { mean, ci95_low: None, ci95_high: None, min, max, cv: None };
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let sd = var.sqrt();
+    let half = student_t_975(n as u32 - 1) * sd / (n as f64).sqrt();
+    MetricSummary {
+        mean,
+        ci95_low: Some(mean - half),
+        ci95_high: Some(mean + half),
+        min,
+        max,
+        cv: if mean != 0.0 { Some(sd / mean) } else { None },
+    }
+}
+
+/// The knee along one line of the load axis, points in load order as `(iops, p99_ns)`: the first point `i`
+/// such that going to point `i+1` gains less than `iops_gain_pct` % of IOPS while p99 latency grows by more
+/// than `lat_growth_pct` %. Past the knee, more load buys latency, not throughput. `None` when no step
+/// qualifies (the knee is beyond the sweep) or a point has no IOPS or no latency to compare against.
+pub fn find_knee(points: &[(f64, f64)], iops_gain_pct: f64, lat_growth_pct: f64) -> Option<usize> {
+    points.windows(2).position(|w| {
+        let ((i0, l0), (i1, l1)) = (w[0], w[1]);
+        if !(i0 > 0.0 && l0 > 0.0) {
+            return false;
+        }
+        let gain = (i1 - i0) / i0 * 100.0;
+        let growth = (l1 - l0) / l0 * 100.0;
+        gain < iops_gain_pct && growth > lat_growth_pct
+    })
+}
+
+/// The highest load whose p99 stays within `limit_ns`, points in load order as p99 values: the last point
+/// of the leading run of points with `p99 <= limit_ns` (once p99 has crossed the limit, a later point that
+/// dips back under it does not count). `None` when the first point is already over the limit.
+pub fn find_max_p99(p99_ns: &[f64], limit_ns: f64) -> Option<usize> {
+    let within = p99_ns.iter().take_while(|&&p| p <= limit_ns).count();
+    within.checked_sub(1)
+}
+
+/// The knee of every line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KneeReport {
+    /// The load axis (`qd`, `workers` or `rate`).
+    pub axis: String,
+    /// The rule's IOPS gain threshold, percent.
+    pub iops_gain_pct: f64,
+    /// The rule's p99 growth threshold, percent.
+    pub lat_growth_pct: f64,
+    /// One entry per line, in run order.
+    pub lines: Vec<LineMark>,
+}
+
+/// The `--max-p99` point of every line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MaxP99Report {
+    /// The load axis.
+    pub axis: String,
+    /// The p99 limit, ns.
+    pub limit_ns: u64,
+    /// One entry per line, in run order.
+    pub lines: Vec<LineMark>,
+}
+
+/// The marked point of one line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LineMark {
+    /// The line's index.
+    pub line: usize,
+    /// The values of the non-load swept fields that define the line (empty with only a load axis).
+    pub params: BTreeMap<String, String>,
+    /// Index of the marked point in `points`; `None` when no point qualifies.
+    pub point: Option<usize>,
+    /// The load axis value at that point, as text.
+    pub value: Option<String>,
+}
+
+impl SweepResult {
+    /// Computes [`SweepResult::knee`] and [`SweepResult::max_p99`] from the points' summaries (means over
+    /// trials), per line, in load order. Without a load axis both are `None`.
+    pub fn analyze(&mut self, iops_gain_pct: f64, lat_growth_pct: f64, max_p99_ns: Option<u64>) {
+        let Some(axis) = self.load_axis.clone() else {
+            self.knee = None;
+            self.max_p99 = None;
+            return;
+        };
+        let mut knee_lines = Vec::new();
+        let mut p99_lines = Vec::new();
+        for line in self.line_indices() {
+            let mut pts: Vec<&SweepPoint> = self.points.iter().filter(|p| p.line == line).collect();
+            pts.sort_by(|a, b| a.load.unwrap_or(0.0).total_cmp(&b.load.unwrap_or(0.0)));
+            let mut params = pts.first().map(|p| p.params.clone()).unwrap_or_default();
+            params.remove(&axis);
+            let mark = |i: Option<usize>| LineMark {
+                line,
+                params: params.clone(),
+                point: i.map(|i| pts[i].index),
+                value: i.and_then(|i| pts[i].params.get(&axis).cloned()),
+            };
+            let pairs: Vec<(f64, f64)> =
+                pts.iter().map(|p| (p.summary.iops.mean, p.summary.lat_p99_ns.mean)).collect();
+            knee_lines.push(mark(find_knee(&pairs, iops_gain_pct, lat_growth_pct)));
+            if let Some(limit) = max_p99_ns {
+                let p99: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+                p99_lines.push(mark(find_max_p99(&p99, limit as f64)));
+            }
+        }
+        self.knee = Some(KneeReport { axis: axis.clone(), iops_gain_pct, lat_growth_pct, lines: knee_lines });
+        self.max_p99 = max_p99_ns.map(|limit_ns| MaxP99Report { axis, limit_ns, lines: p99_lines });
+    }
+
+    /// The distinct line indices, in run order.
+    fn line_indices(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = Vec::new();
+        for p in &self.points {
+            if !v.contains(&p.line) {
+                v.push(p.line);
+            }
+        }
+        v
+    }
+
+    fn is_knee(&self, index: usize) -> bool {
+        self.knee.as_ref().is_some_and(|k| k.lines.iter().any(|l| l.point == Some(index)))
+    }
+
+    fn is_max_p99(&self, index: usize) -> bool {
+        self.max_p99.as_ref().is_some_and(|k| k.lines.iter().any(|l| l.point == Some(index)))
+    }
+}
+
+/// How steady state is judged (`--steady-state METRIC:PCT`), after fio's `steadystate=iops:PCT`: over the
+/// last `window_intervals` intervals, every interval's value is within `max_dev_pct` % of the window's mean
+/// (max |v - mean| / mean * 100 <= PCT). fio's `_slope` variants are not implemented.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStateRule {
+    /// `iops` (all ops per second) or `lat` (mean response time per interval).
+    pub metric: String,
+    /// Largest allowed deviation from the window's mean, percent.
+    pub max_dev_pct: f64,
+    /// Window length in seconds.
+    pub window_s: f64,
+    /// Time limit in seconds: the run ends there, steady or not.
+    pub limit_s: f64,
+}
+
+/// What a steady-state run found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStateResult {
+    /// The criterion.
+    pub rule: SteadyStateRule,
+    /// Steady state was reached within the limit.
+    pub reached: bool,
+    /// Measured seconds when it was reached (or when the run ended without reaching it).
+    pub after_s: f64,
+    /// The window's per-interval values at the end (oldest first), in the metric's unit.
+    pub window: Vec<f64>,
+    /// The window's mean.
+    pub window_mean: f64,
+    /// The window's largest deviation from its mean, percent of the mean.
+    pub window_max_dev_pct: f64,
+    /// The measured part of the preconditioning run, only in a sweep's `preconditioning` (with `--json`,
+    /// the run's full numbers are in the text summary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<BTreeMap<String, String>>,
+}
+
+/// Follows a run interval by interval and says when the window is steady.
+#[derive(Clone, Debug)]
+pub struct SteadyStateTracker {
+    rule: SteadyStateRule,
+    window_intervals: usize,
+    values: std::collections::VecDeque<f64>,
+    seen: u64,
+    reached: bool,
+    interval_s: f64,
+}
+
+impl SteadyStateTracker {
+    /// A tracker for `rule` over intervals of `interval_s` seconds; the window holds
+    /// `ceil(window_s / interval_s)` intervals (at least 2).
+    pub fn new(rule: SteadyStateRule, interval_s: f64) -> Self {
+        let n = if interval_s > 0.0 { (rule.window_s / interval_s).ceil() } else { 2.0 };
+        let window_intervals = (n.clamp(2.0, 1_000_000.0)) as usize;
+        Self {
+            rule,
+            window_intervals,
+            values: std::collections::VecDeque::with_capacity(window_intervals),
+            seen: 0,
+            reached: false,
+            interval_s,
+        }
+    }
+
+    /// Adds one finished interval (its IOPS and mean latency); returns true when the window is steady. Once
+    /// steady, later intervals are ignored.
+    pub fn push(&mut self, iops: f64, lat_mean_ns: f64) -> bool {
+        if self.reached {
+            // The run is ending; its last, shorter interval must not change what was found.
+            return true;
+        }
+        let v = if self.rule.metric == "lat" { lat_mean_ns } else { iops };
+        self.seen += 1;
+        if self.values.len() == self.window_intervals {
+            self.values.pop_front();
+        }
+        self.values.push_back(v);
+        if !self.reached && self.values.len() == self.window_intervals {
+            let (mean, dev) = self.stats();
+            self.reached = mean > 0.0 && dev <= self.rule.max_dev_pct;
+        }
+        self.reached
+    }
+
+    fn stats(&self) -> (f64, f64) {
+        let n = self.values.len().max(1) as f64;
+        let mean = self.values.iter().sum::<f64>() / n;
+        let dev = self.values.iter().map(|v| (v - mean).abs()).fold(0.0, f64::max);
+        (mean, if mean > 0.0 { dev / mean * 100.0 } else { f64::INFINITY })
+    }
+
+    /// The result so far.
+    pub fn result(&self) -> SteadyStateResult {
+        let (mean, dev) = self.stats();
+        SteadyStateResult {
+            rule: self.rule.clone(),
+            reached: self.reached,
+            after_s: self.seen as f64 * self.interval_s,
+            window: self.values.iter().copied().collect(),
+            window_mean: mean,
+            window_max_dev_pct: if dev.is_finite() { dev } else { 0.0 },
+            params: None,
+        }
+    }
+}
+
+/// The sweep as JSON (pretty).
+pub fn sweep_to_json(s: &SweepResult) -> String {
+    serde_json::to_string_pretty(s).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// Header of [`sweep_csv`] after the swept fields' columns.
+pub const SWEEP_CSV_METRICS: &str = "index,trials,partial,iops,iops_ci95_low,iops_ci95_high,iops_cv,mb_s,\
+lat_mean_ns,lat_p99_ns,lat_p99_ns_ci95_low,lat_p99_ns_ci95_high,requested_depth,achieved_depth,knee,max_p99";
+
+/// The sweep as CSV: one row per point, the swept fields (outermost first, as typed) then the metrics
+/// (means over trials; confidence bounds and CV empty with one trial).
+pub fn sweep_csv(s: &SweepResult) -> String {
+    let mut out = String::new();
+    let keys: Vec<&str> = s.axes.iter().map(|a| a.key.as_str()).collect();
+    for k in &keys {
+        out.push_str(k);
+        out.push(',');
+    }
+    out.push_str(SWEEP_CSV_METRICS);
+    out.push('\n');
+    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+    for p in &s.points {
+        for k in &keys {
+            out.push_str(&csv_field(p.params.get(*k).map(String::as_str).unwrap_or("")));
+            out.push(',');
+        }
+        let m = &p.summary;
+        let row = [
+            p.index.to_string(),
+            m.n.to_string(),
+            p.result.partial.to_string(),
+            format!("{}", m.iops.mean),
+            opt(m.iops.ci95_low),
+            opt(m.iops.ci95_high),
+            opt(m.iops.cv),
+            format!("{}", m.mb_s.mean),
+            format!("{}", m.lat_mean_ns.mean),
+            format!("{}", m.lat_p99_ns.mean),
+            opt(m.lat_p99_ns.ci95_low),
+            opt(m.lat_p99_ns.ci95_high),
+            p.result.depth.requested.to_string(),
+            format!("{}", m.achieved_depth.mean),
+            s.is_knee(p.index).to_string(),
+            s.is_max_p99(p.index).to_string(),
+        ];
+        out.push_str(&row.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+fn csv_field(v: &str) -> String {
+    if v.contains([',', '"', '\n']) {
+        format!("\"{}\"", v.replace('"', "\"\""))
+    } else {
+        v.to_string()
+    }
+}
+
+/// The printed sweep: a header line, one row per point (swept values, IOPS, MB/s, mean and p99 latency,
+/// achieved depth; with trials the IOPS 95 % confidence half-width and CV), marks on the knee and the
+/// `--max-p99` point, and a closing line per mark.
+pub fn render_sweep_text(s: &SweepResult) -> String {
+    let mut out = format!(
+        "iolab {} · sweep of {} point{}{} · base seed {}{}\n",
+        s.iolab_version,
+        s.points_planned,
+        if s.points_planned == 1 { "" } else { "s" },
+        if s.trials > 1 { format!(" × {} trials", s.trials) } else { String::new() },
+        s.base_seed,
+        if s.partial {
+            format!(" · PARTIAL: {} of {} points ran", s.points.len(), s.points_planned)
+        } else {
+            String::new()
+        },
+    );
+    if let Some(pc) = &s.preconditioning {
+        out.push_str(&format!("preconditioning: {}\n", steady_state_line(pc)));
+    }
+    out.push('\n');
+    let trials = s.trials > 1;
+    let mut header: Vec<String> = s.axes.iter().map(|a| a.key.clone()).collect();
+    header.extend(["IOPS", "MB/s", "mean", "p99", "depth"].map(String::from));
+    if trials {
+        header.extend(["±95% IOPS", "CV"].map(String::from));
+    }
+    header.push(String::new());
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for p in &s.points {
+        let m = &p.summary;
+        let mut row: Vec<String> =
+            s.axes.iter().map(|a| p.params.get(&a.key).cloned().unwrap_or_default()).collect();
+        row.push(format_rate(m.iops.mean, 1));
+        row.push(format!("{:.1}", m.mb_s.mean));
+        row.push(format_duration_ns(m.lat_mean_ns.mean));
+        row.push(format_duration_ns(m.lat_p99_ns.mean));
+        row.push(format!("{:.1}", m.achieved_depth.mean));
+        if trials {
+            row.push(match (m.iops.ci95_low, m.iops.ci95_high) {
+                (Some(lo), Some(hi)) => format_rate((hi - lo) / 2.0, 1),
+                _ => "-".into(),
+            });
+            row.push(m.iops.cv.map_or("-".into(), |c| format!("{:.1}%", c * 100.0)));
+        }
+        let mut marks = Vec::new();
+        if s.is_knee(p.index) {
+            marks.push("◀ knee".to_string());
+        }
+        if s.is_max_p99(p.index) {
+            let limit = s.max_p99.as_ref().map_or(0, |m| m.limit_ns);
+            marks.push(format!("◀ max p99 ≤ {}", format_duration_ns(limit as f64)));
+        }
+        if p.result.partial {
+            marks.push("(partial)".into());
+        }
+        row.push(marks.join("  "));
+        rows.push(row);
+    }
+    out.push_str(&render_table(&header, &rows));
+    out.push('\n');
+    if let Some(k) = &s.knee {
+        out.push_str(&format!(
+            "knee ({}; first point after which IOPS gains < {}% while p99 grows > {}%): {}\n",
+            k.axis,
+            k.iops_gain_pct,
+            k.lat_growth_pct,
+            marks_text(&k.lines, "not reached within the sweep")
+        ));
+    } else if !s.points.is_empty() {
+        out.push_str("knee: not computed (no load axis swept: qd, workers or rate)\n");
+    }
+    if let Some(m) = &s.max_p99 {
+        out.push_str(&format!(
+            "max load with p99 ≤ {} ({}): {}\n",
+            format_duration_ns(m.limit_ns as f64),
+            m.axis,
+            marks_text(&m.lines, "none (the lightest load is already over)")
+        ));
+    }
+    out
+}
+
+/// One line describing a steady-state outcome.
+pub fn steady_state_line(r: &SteadyStateResult) -> String {
+    let what = if r.rule.metric == "lat" { "mean latency" } else { "IOPS" };
+    let values: Vec<String> = r
+        .window
+        .iter()
+        .map(|v| if r.rule.metric == "lat" { format_duration_ns(*v) } else { format_rate(*v, 0) })
+        .collect();
+    format!(
+        "{} after {:.0} s ({what} within {}% of the {:.0} s window's mean; max deviation {:.2}%; limit {:.0} s); window: {}",
+        if r.reached { "steady state reached" } else { "steady state NOT reached" },
+        r.after_s,
+        r.rule.max_dev_pct,
+        r.rule.window_s,
+        r.window_max_dev_pct,
+        r.rule.limit_s,
+        values.join(" ")
+    )
+}
+
+fn marks_text(lines: &[LineMark], none: &str) -> String {
+    let parts: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            let at = l.value.clone().unwrap_or_else(|| none.to_string());
+            if l.params.is_empty() {
+                at
+            } else {
+                let ctx: Vec<String> = l.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("{} at {}", at, ctx.join(" "))
+            }
+        })
+        .collect();
+    parts.join("; ")
+}
+
+/// Right-aligned columns, two spaces apart; the last column (marks) is left-aligned.
+fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let last = header.len().saturating_sub(1);
+    let mut out = String::new();
+    for row in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)) {
+        let mut line = String::new();
+        for (i, c) in row.iter().enumerate() {
+            let pad = widths[i].saturating_sub(c.chars().count());
+            if i > 0 {
+                line.push_str("  ");
+            }
+            if i == last {
+                line.push_str(c);
+            } else {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(c);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The emulated device's curve: 100 µs per I/O, 8 servers, so IOPS = qd / 100 µs up to 80,000.
+    fn sim_curve() -> Vec<(f64, f64)> {
+        [1u32, 2, 4, 8, 16, 32, 64]
+            .iter()
+            .map(|&qd| {
+                let iops = (qd as f64 * 10_000.0).min(80_000.0);
+                let p99 = 100_000.0 * (qd as f64 / 8.0).max(1.0);
+                (iops, p99)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn knee_on_capped_curve_is_at_the_cap() {
+        assert_eq!(find_knee(&sim_curve(), 10.0, 20.0), Some(3)); // qd 8
+    }
+
+    #[test]
+    fn knee_beyond_sweep_is_none() {
+        let linear: Vec<(f64, f64)> = (1..6).map(|i| (i as f64 * 1000.0, 100.0)).collect();
+        assert_eq!(find_knee(&linear, 10.0, 20.0), None);
+    }
+
+    #[test]
+    fn knee_needs_both_conditions() {
+        // Flat IOPS but flat latency too: no knee (e.g. an open-loop rate beyond what is offered).
+        assert_eq!(find_knee(&[(100.0, 10.0), (101.0, 11.0), (102.0, 12.0)], 10.0, 20.0), None);
+        // Latency grows but IOPS too: not a knee.
+        assert_eq!(find_knee(&[(100.0, 10.0), (150.0, 20.0)], 10.0, 20.0), None);
+    }
+
+    #[test]
+    fn knee_skips_zero_iops_points() {
+        assert_eq!(find_knee(&[(0.0, 0.0), (0.0, 10.0), (100.0, 10.0), (100.0, 20.0)], 10.0, 20.0), Some(2));
+    }
+
+    #[test]
+    fn max_p99_is_last_of_leading_run_within_limit() {
+        let p99: Vec<f64> = sim_curve().iter().map(|p| p.1).collect();
+        assert_eq!(find_max_p99(&p99, 300_000.0), Some(4)); // qd 16: 200 µs; qd 32: 400 µs
+        assert_eq!(find_max_p99(&p99, 100_000.0), Some(3)); // the limit itself counts
+        assert_eq!(find_max_p99(&p99, 50_000.0), None);
+        assert_eq!(find_max_p99(&[1.0, 5.0, 2.0], 3.0), Some(0), "a dip after crossing does not count");
+    }
+
+    #[test]
+    fn student_t_table_and_expansion() {
+        assert_eq!(student_t_975(2), 4.303);
+        assert!((student_t_975(40) - 2.021).abs() < 1e-3);
+        assert!((student_t_975(120) - 1.980).abs() < 1e-3);
+        assert!(student_t_975(0).is_nan());
+    }
+
+    #[test]
+    fn summarize_three_trials_gives_student_t_interval() {
+        let s = summarize(&[90.0, 100.0, 110.0]);
+        assert_eq!(s.mean, 100.0);
+        // s = 10, t(0.975, 2) = 4.303, half-width = 4.303 * 10 / sqrt(3) = 24.843
+        let half = 4.303 * 10.0 / 3f64.sqrt();
+        assert!((s.ci95_high.unwrap() - (100.0 + half)).abs() < 1e-9);
+        assert!((s.ci95_low.unwrap() - (100.0 - half)).abs() < 1e-9);
+        assert_eq!((s.min, s.max), (90.0, 110.0));
+        assert!((s.cv.unwrap() - 0.1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn summarize_one_value_has_no_interval() {
+        let s = summarize(&[5.0]);
+        assert_eq!((s.mean, s.ci95_low, s.cv), (5.0, None, None));
+        assert_eq!(summarize(&[]).mean, 0.0);
+    }
+
+    #[test]
+    fn steady_state_needs_a_full_window_within_pct() {
+        let rule = SteadyStateRule { metric: "iops".into(), max_dev_pct: 5.0, window_s: 3.0, limit_s: 60.0 };
+        let mut t = SteadyStateTracker::new(rule, 1.0);
+        assert!(!t.push(100.0, 0.0));
+        assert!(!t.push(200.0, 0.0));
+        assert!(!t.push(210.0, 0.0), "window 100,200,210 is not steady");
+        // 200, 210, 200: mean 203.3, largest deviation 6.7 = 3.3 % of the mean.
+        assert!(t.push(200.0, 0.0));
+        let r = t.result();
+        assert!(r.reached);
+        assert_eq!(r.window, vec![200.0, 210.0, 200.0]);
+        assert_eq!(r.after_s, 4.0);
+        assert!((r.window_max_dev_pct - 6.666_667 / 203.333_333 * 100.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn steady_state_on_latency_uses_mean_latency() {
+        let rule = SteadyStateRule { metric: "lat".into(), max_dev_pct: 1.0, window_s: 2.0, limit_s: 60.0 };
+        let mut t = SteadyStateTracker::new(rule, 1.0);
+        assert!(!t.push(1.0, 100.0));
+        assert!(t.push(5000.0, 100.5), "IOPS vary wildly but latency does not");
+    }
+
+    fn sample_sweep() -> SweepResult {
+        let base = crate::tests::sample();
+        let qds = ["1", "2", "4", "8", "16", "32", "64"];
+        let points = sim_curve()
+            .iter()
+            .zip(qds)
+            .enumerate()
+            .map(|(i, (&(iops, p99), qd))| {
+                let mut result = base.clone();
+                result.total.all.iops = iops;
+                let t = TrialMetrics {
+                    seed: 1,
+                    partial: false,
+                    iops,
+                    mb_s: iops * 4096.0 / 1e6,
+                    lat_mean_ns: p99,
+                    lat_p99_ns: p99,
+                    achieved_depth: qd.parse().unwrap(),
+                };
+                SweepPoint {
+                    index: i,
+                    params: BTreeMap::from([("qd".to_string(), qd.to_string())]),
+                    line: 0,
+                    load: Some(qd.parse().unwrap()),
+                    result,
+                    trials: vec![],
+                    summary: PointSummary::from_trials(&[t]),
+                }
+            })
+            .collect();
+        SweepResult {
+            schema: SWEEP_SCHEMA.into(),
+            iolab_version: "0.1.0".into(),
+            started_at: "2025-01-02T03:04:05Z".into(),
+            partial: false,
+            base_seed: 1,
+            trials: 1,
+            axes: vec![SweepAxis { key: "qd".into(), values: qds.map(String::from).to_vec() }],
+            load_axis: Some("qd".into()),
+            points_planned: 7,
+            preconditioning: None,
+            points,
+            knee: None,
+            max_p99: None,
+        }
+    }
+
+    #[test]
+    fn analyze_marks_knee_and_max_p99() {
+        let mut s = sample_sweep();
+        s.analyze(10.0, 20.0, Some(300_000));
+        let k = s.knee.as_ref().unwrap();
+        assert_eq!(k.lines[0].point, Some(3));
+        assert_eq!(k.lines[0].value.as_deref(), Some("8"));
+        assert_eq!(s.max_p99.as_ref().unwrap().lines[0].value.as_deref(), Some("16"));
+        let text = render_sweep_text(&s);
+        let knee_row = text.lines().find(|l| l.contains("◀ knee")).unwrap();
+        assert!(knee_row.trim_start().starts_with("8 "), "{text}");
+        assert!(text.contains("◀ max p99 ≤ 300 µs"), "{text}");
+        assert!(
+            text.contains("knee (qd; first point after which IOPS gains < 10% while p99 grows > 20%): 8"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn analyze_without_load_axis_computes_nothing() {
+        let mut s = sample_sweep();
+        s.load_axis = None;
+        s.analyze(10.0, 20.0, Some(1));
+        assert!(s.knee.is_none() && s.max_p99.is_none());
+        assert!(render_sweep_text(&s).contains("knee: not computed"));
+    }
+
+    #[test]
+    fn csv_has_one_row_per_point_and_marks() {
+        let mut s = sample_sweep();
+        s.analyze(10.0, 20.0, None);
+        let csv = sweep_csv(&s);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 8);
+        assert_eq!(lines[0], format!("qd,{SWEEP_CSV_METRICS}"));
+        let knee_cols: Vec<&str> = lines[4].split(',').collect();
+        assert_eq!(knee_cols[0], "8");
+        assert_eq!(knee_cols[knee_cols.len() - 2], "true");
+        assert_eq!(knee_cols.len(), lines[0].split(',').count());
+    }
+
+    #[test]
+    fn csv_quotes_values_with_commas() {
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("4k/60:8k/40"), "4k/60:8k/40");
+    }
+
+    /// Every serialised key is declared in docs/schema/iolab.sweep.v1.json and every required one is
+    /// serialised, at every level the schema describes (the embedded run result has its own schema test).
+    fn check_schema(v: &serde_json::Value, schema: &serde_json::Value, root: &serde_json::Value, path: &str) {
+        let schema = match schema.get("$ref").and_then(|r| r.as_str()) {
+            Some(r) if r.starts_with("#/$defs/") => &root["$defs"][&r["#/$defs/".len()..]],
+            Some(_) => return, // the run result: checked by the iolab.result/1 schema tests
+            None => schema,
+        };
+        if let Some(branches) = schema.get("anyOf").and_then(|b| b.as_array()) {
+            if !v.is_null() {
+                check_schema(v, &branches[0], root, path);
+            }
+            return;
+        }
+        if let (Some(props), Some(obj)) =
+            (schema.get("properties").and_then(|p| p.as_object()), v.as_object())
+        {
+            for k in obj.keys() {
+                assert!(props.contains_key(k), "{path}.{k} is serialised but not declared");
+            }
+            for k in schema["required"].as_array().into_iter().flatten() {
+                assert!(obj.contains_key(k.as_str().unwrap()), "{path}.{k} is required but not serialised");
+            }
+            for (k, x) in obj {
+                check_schema(x, &props[k], root, &format!("{path}.{k}"));
+            }
+        }
+        if let (Some(items), Some(a)) = (schema.get("items"), v.as_array()) {
+            for (i, x) in a.iter().enumerate() {
+                check_schema(x, items, root, &format!("{path}[{i}]"));
+            }
+        }
+    }
+
+    #[test]
+    fn json_matches_the_sweep_schema() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../../docs/schema/iolab.sweep.v1.json")).unwrap();
+        assert_eq!(schema["properties"]["schema"]["const"], SWEEP_SCHEMA);
+        let mut s = sample_sweep();
+        s.trials = 2;
+        let t = TrialMetrics::from_result(&s.points[0].result);
+        s.points[0].trials = vec![t.clone(), t];
+        s.points[0].summary = PointSummary::from_trials(&s.points[0].trials);
+        s.analyze(10.0, 20.0, Some(300_000));
+        let v = serde_json::to_value(&s).unwrap();
+        assert!(v["points"][0]["summary"]["iops"]["ci95_low"].is_number());
+        check_schema(&v, &schema, &schema, "$");
+        let props = schema["properties"].as_object().unwrap();
+        for k in props.keys().filter(|k| *k != "preconditioning") {
+            assert!(v.get(k).is_some(), "{k} is declared but not serialised");
+        }
+    }
+
+    #[test]
+    fn json_round_trips() {
+        let mut s = sample_sweep();
+        s.analyze(10.0, 20.0, Some(300_000));
+        let back: SweepResult = serde_json::from_str(&sweep_to_json(&s)).unwrap();
+        assert_eq!(back, s);
+    }
+}
