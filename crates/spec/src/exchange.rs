@@ -4,22 +4,22 @@
 //! into a target transactional IOPS figure. Pure arithmetic; the cli applies the result to the job's
 //! `db*`, `log*` and `bdm*` worker tables and `[targets]`.
 //!
-//! The rules, with their sources (WORKLOADS.md; [S] sourced, [C] computed, [I] our choice):
+//! The rules, with their sources (WORKLOADS.md; \[S\] sourced, \[C\] computed, \[I\] our choice):
 //!
-//! - DB size = mailboxes x mailbox size, rounded up to a MiB [C].
+//! - DB size = mailboxes x mailbox size, rounded up to a MiB \[C\].
 //! - IOPS per mailbox: given (`iops_per_mailbox`), or messages/day x a per-version factor. The factor is
 //!   linear in messages/day because the only table by messages/day (Dell BP1026, §2.2) is exactly linear:
 //!   0.06/50 = 0.18/150 = 0.36/300 = 0.0012 IOPS per daily message. Each version is anchored on its best
-//!   source: 2010 on Dell's table (three points of a sizing paper) [S]; 2007, 2013 and 2016 on Tony Redmond's
-//!   per-version figures at 100 messages/day (0.32, 0.07, 0.044) [S]. Redmond's 2010 figure (0.1 at 100) and
-//!   Dell's (0.12 at 100) conflict by 20 %; we use Dell's [I].
-//! - DB read share: 50 % for 2007 (Demartek, "approximately 1:1") [S]; 60 % for 2010/2013/2016 (the lower
-//!   bound of Jetstress's 3:2-2:1 tuning goal, bracketed by the 62/38 and 68/32 emulations, §2.3) [I].
-//! - Log IOPS = DB IOPS / 10: the centre of Jetstress's DB:log 8:1-12:1 tuning goal (§2.4) [S/I].
-//! - Log target size = 5 % of the DB, at least 64 MiB, unless `log_size` says otherwise [I]: the log stream
+//!   source: 2010 on Dell's table (three points of a sizing paper) \[S\]; 2007, 2013 and 2016 on Tony Redmond's
+//!   per-version figures at 100 messages/day (0.32, 0.07, 0.044) \[S\]. Redmond's 2010 figure (0.1 at 100) and
+//!   Dell's (0.12 at 100) conflict by 20 %; we use Dell's \[I\].
+//! - DB read share: 50 % for 2007 (Demartek, "approximately 1:1") \[S\]; 60 % for 2010/2013/2016 (the lower
+//!   bound of Jetstress's 3:2-2:1 tuning goal, bracketed by the 62/38 and 68/32 emulations, §2.3) \[I\].
+//! - Log IOPS = DB IOPS / 10: the centre of Jetstress's DB:log 8:1-12:1 tuning goal (§2.4) \[S/I\].
+//! - Log target size = 5 % of the DB, at least 64 MiB, unless `log_size` says otherwise \[I\]: the log stream
 //!   is sequential and wraps, so its size only sets the footprint.
-//! - BDM (background database maintenance, §2.5): 256 KiB sequential reads [I, unverified] at the rate
-//!   that reads the whole DB once per `bdm_window` (default 7 days, Microsoft's full-scan expectation) [S/C].
+//! - BDM (background database maintenance, §2.5): 256 KiB sequential reads \[I, unverified\] at the rate
+//!   that reads the whole DB once per `bdm_window` (default 7 days, Microsoft's full-scan expectation) \[S/C\].
 
 use crate::error::{suggest, Place, SpecError};
 use crate::units::{format_size, parse_count, parse_duration_ns, parse_size};
