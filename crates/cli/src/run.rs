@@ -508,6 +508,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let total = OpSet::from_stats(&read, &write, measured_s);
     let partial = outputs.iter().any(|o| o.stopped_early);
     let mut groups = Vec::new();
+    let mut histograms = iolab_report::HistogramSet::from_stats(&read, &write);
     for (g, interval_max) in group_interval_max.iter().enumerate() {
         let (mut gr, mut gw) = (OpStats::new(), OpStats::new());
         let mut members = 0u32;
@@ -534,6 +535,13 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
             }
         }
         let set = OpSet::from_stats(&gr, &gw, measured_s);
+        histograms.groups.insert(
+            name.clone(),
+            iolab_report::GroupHistograms {
+                read: iolab_report::encode_histogram(&gr),
+                write: iolab_report::encode_histogram(&gw),
+            },
+        );
         groups.push(GroupResult {
             name,
             workers: members,
@@ -707,6 +715,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
         timeseries: series,
         errors,
         groups,
+        histograms: Some(histograms),
         verdict: None,
         loadgen,
         steady_state: None,

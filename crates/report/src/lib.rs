@@ -21,7 +21,7 @@ mod tests;
 
 pub use export::{from_json, timeseries_csv, to_json, TIMESERIES_CSV_HEADER};
 pub use model::{
-    errno_name, Cpu, Depth, Env, ErrorDetail, ErrorSummary, GroupResult, OpSet, OpSummary, RateResult,
-    RunResult, TargetEnv, WorkerResult, SCHEMA,
+    encode as encode_histogram, errno_name, Cpu, Depth, Env, ErrorDetail, ErrorSummary, GroupHistograms,
+    GroupResult, HistogramSet, OpSet, OpSummary, RateResult, RunResult, TargetEnv, WorkerResult, SCHEMA,
 };
 pub use text::{format_bytes, format_count, format_duration_ns, format_rate, render_text};

@@ -60,6 +60,10 @@ pub struct RunResult {
     /// Pass/fail against the job's thresholds (`[verdict]`, Exchange profiles); absent when none were set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<crate::verdict::Verdict>,
+    /// The merged response-time histograms, so percentiles can be recomputed and runs merged later (the
+    /// catalog keeps them; `compare` and `report` use them). Absent in documents from before they existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histograms: Option<HistogramSet>,
     /// Users and transactions (`[users]`, `[[transaction]]`); absent for plain workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loadgen: Option<crate::loadgen::LoadgenResult>,
@@ -67,6 +71,49 @@ pub struct RunResult {
     /// when not asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<crate::sweep::SteadyStateResult>,
+}
+
+/// Response-time histograms of a run, each the base64 of [`iolab_stats::LatencyHistogram::to_base64`] (a
+/// 60-byte exact-moments prefix, then HdrHistogram's V2 encoding); `None` where no op of that kind completed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistogramSet {
+    /// Always `iolab-hdr/1`.
+    pub encoding: String,
+    /// All reads.
+    pub read: Option<String>,
+    /// All writes.
+    pub write: Option<String>,
+    /// Per group (by name): reads and writes.
+    pub groups: BTreeMap<String, GroupHistograms>,
+}
+
+/// One group's response-time histograms (see [`HistogramSet`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupHistograms {
+    /// Reads.
+    pub read: Option<String>,
+    /// Writes.
+    pub write: Option<String>,
+}
+
+/// Name of the histogram encoding in [`HistogramSet::encoding`].
+pub const HISTOGRAM_ENCODING: &str = "iolab-hdr/1";
+
+impl HistogramSet {
+    /// Encodes a run's merged read and write stats (`groups` added by the caller).
+    pub fn from_stats(read: &OpStats, write: &OpStats) -> Self {
+        HistogramSet {
+            encoding: HISTOGRAM_ENCODING.to_string(),
+            read: encode(read),
+            write: encode(write),
+            groups: BTreeMap::new(),
+        }
+    }
+}
+
+/// The base64 of an op kind's response histogram, `None` when empty.
+pub fn encode(s: &OpStats) -> Option<String> {
+    (s.lat.count() > 0).then(|| s.lat.to_base64())
 }
 
 /// The workers of one group (one `[worker.NAME]` table), merged.

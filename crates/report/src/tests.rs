@@ -137,6 +137,17 @@ pub(crate) fn sample() -> RunResult {
             write_interval_mean_max_ns: Some(2_500_000.0),
         }],
         verdict: None,
+        histograms: Some(crate::HistogramSet {
+            encoding: crate::model::HISTOGRAM_ENCODING.to_string(),
+            read: Some("SU9IMQ==".to_string()),
+            write: None,
+            groups: [(
+                "worker".to_string(),
+                crate::GroupHistograms { read: Some("SU9IMQ==".into()), write: None },
+            )]
+            .into_iter()
+            .collect(),
+        }),
         loadgen: None,
         steady_state: None,
     }
