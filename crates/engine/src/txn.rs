@@ -28,7 +28,9 @@
 //! histograms are allocated before the barrier; intervals are sent once per interval.
 
 use crate::buffers::stamp_write;
-use crate::worker::{WorkerEvent, WorkerOutput, WorkerSetup};
+use crate::worker::{
+    retry_if_transient, submit_batch, wait_deadline, WorkerEvent, WorkerOutput, WorkerSetup,
+};
 use crate::{Completion, Engine, EngineError, Op};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::GenOp;
@@ -43,8 +45,6 @@ use std::sync::mpsc::Sender;
 const TXN_SALT: u64 = 0x7258_4E00_0000_0003;
 /// Salt for the arrival stream (the plain loop's value, so the schedules agree in kind).
 const ARRIVAL_SALT: u64 = 0xA441_7A15_0000_0001;
-/// Longest wait in one engine call, so a stop request is seen even when the device hangs.
-const TICK_NS: u64 = 200_000_000;
 
 /// What one worker measured about its transactions (the I/Os themselves are in [`WorkerOutput`]'s
 /// `read`/`write`).
@@ -344,25 +344,15 @@ pub fn drive_transactions<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<
             break;
         }
         // 4. Submit and wait: for a completion, the next arrival (while the ring has room), the end, or a tick.
-        let mut deadline = now + TICK_NS;
-        if !stopping {
-            if let Some(e) = end {
-                deadline = deadline.min(e.max(now));
-            }
-            if let (Some(a), false) = (&arrivals, ring.is_full()) {
-                deadline = deadline.min(a.peek());
-            }
-        }
-        let t_sub = engine.now_ns();
-        for &i in &pushed {
-            slots[i as usize].submitted_ns = t_sub;
-        }
-        in_flight += pushed.len();
+        let next_arrival = arrivals.as_ref().filter(|_| !ring.is_full()).map(Arrivals::peek);
+        let deadline = wait_deadline(now, stopping, end, next_arrival);
+        let batch = pushed.len() as u64;
+        let t_sub = submit_batch(engine, &mut pushed, &mut in_flight, deadline, &mut done, |i, t| {
+            slots[i].submitted_ns = t
+        })?;
         if t_sub >= measure_start {
-            issued += pushed.len() as u64;
+            issued += batch;
         }
-        pushed.clear();
-        engine.submit_and_reap(Some(deadline), &mut done)?;
         now = engine.now_ns();
         if !carried && now >= measure_start {
             carried = true;
@@ -373,26 +363,12 @@ pub fn drive_transactions<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<
         for c in done.drain(..) {
             let idx = (c.user_data & 0xFFFF_FFFF) as usize;
             let sl = &mut slots[idx];
-            assert!(
-                sl.busy && sl.generation == (c.user_data >> 32) as u32,
-                "completion for slot {idx} that is not in flight (bug)"
-            );
             let op = sl.op;
             in_flight -= 1;
-            if c.result == -libc::EAGAIN || c.result == -libc::EINTR {
+            if retry_if_transient(engine, &c, sl.busy, sl.generation, &op, &mut pushed) {
                 retries += 1;
-                engine.push(Op {
-                    user_data: c.user_data,
-                    write: op.write,
-                    target: op.target,
-                    offset: op.offset,
-                    len: op.len,
-                    buf: 2 * idx as u32 + u32::from(op.write),
-                });
-                pushed.push(idx as u32);
                 continue;
             }
-            assert!(c.result != -libc::EFAULT, "EFAULT: iolab passed a bad buffer (bug)");
             let in_window = now >= measure_start && now < record_until;
             if in_window {
                 close_intervals(

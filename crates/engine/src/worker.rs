@@ -147,6 +147,73 @@ fn advance_interval(interval: &mut IntervalStats, k: u64, worker: u32, events: &
     }
 }
 
+/// The deadline of one `submit_and_reap`: a tick, bounded by the end and, while a slot (or queue room) is free,
+/// by the next arrival. After the stop only the tick bounds it: draining needs no clock.
+pub(crate) fn wait_deadline(now: u64, stopping: bool, end: Option<u64>, next_arrival: Option<u64>) -> u64 {
+    let mut deadline = now + TICK_NS;
+    if !stopping {
+        if let Some(e) = end {
+            deadline = deadline.min(e.max(now));
+        }
+        if let Some(a) = next_arrival {
+            deadline = deadline.min(a);
+        }
+    }
+    deadline
+}
+
+/// Hands the pushed batch to the kernel and waits once: stamps each pushed slot's submission time (one clock
+/// read for the batch), counts them in flight, and returns the submission time.
+pub(crate) fn submit_batch<E: Engine>(
+    engine: &mut E,
+    pushed: &mut Vec<u32>,
+    in_flight: &mut usize,
+    deadline: u64,
+    done: &mut Vec<Completion>,
+    mut stamp: impl FnMut(usize, u64),
+) -> Result<u64, EngineError> {
+    let t_sub = engine.now_ns();
+    for &i in pushed.iter() {
+        stamp(i as usize, t_sub);
+    }
+    *in_flight += pushed.len();
+    pushed.clear();
+    engine.submit_and_reap(Some(deadline), done)?;
+    Ok(t_sub)
+}
+
+/// Checks that completion `c` belongs to slot `idx` in flight with this generation (a mismatch is a bug and
+/// asserts), and pushes the op again on EAGAIN/EINTR (same slot, same intended start). Returns true when it
+/// was resubmitted; the caller then leaves the slot busy.
+pub(crate) fn retry_if_transient<E: Engine>(
+    engine: &mut E,
+    c: &Completion,
+    busy: bool,
+    generation: u32,
+    op: &GenOp,
+    pushed: &mut Vec<u32>,
+) -> bool {
+    let idx = (c.user_data & 0xFFFF_FFFF) as u32;
+    assert!(
+        busy && generation == (c.user_data >> 32) as u32,
+        "completion for slot {idx} that is not in flight (bug)"
+    );
+    if c.result == -libc::EAGAIN || c.result == -libc::EINTR {
+        engine.push(Op {
+            user_data: c.user_data,
+            write: op.write,
+            target: op.target,
+            offset: op.offset,
+            len: op.len,
+            buf: 2 * idx + u32::from(op.write),
+        });
+        pushed.push(idx);
+        return true;
+    }
+    assert!(c.result != -libc::EFAULT, "EFAULT: iolab passed a bad buffer (bug)");
+    false
+}
+
 #[derive(Clone, Copy, Default)]
 struct Slot {
     intended_ns: u64,
@@ -284,48 +351,23 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
             break;
         }
         // 3. Submit and wait: for a completion, the next arrival, the end, or a tick.
-        let mut deadline = now + TICK_NS;
-        if !stopping {
-            if let Some(e) = end {
-                deadline = deadline.min(e.max(now));
-            }
-            if let (Some(a), false) = (&arrivals, free.is_empty()) {
-                deadline = deadline.min(a.peek());
-            }
-        }
-        let t_sub = engine.now_ns();
-        for &i in &pushed {
-            slots[i as usize].submitted_ns = t_sub;
-        }
-        in_flight += pushed.len();
-        pushed.clear();
-        engine.submit_and_reap(Some(deadline), &mut done)?;
+        let next_arrival = arrivals.as_ref().filter(|_| !free.is_empty()).map(Arrivals::peek);
+        let deadline = wait_deadline(now, stopping, end, next_arrival);
+        submit_batch(engine, &mut pushed, &mut in_flight, deadline, &mut done, |i, t| {
+            slots[i].submitted_ns = t
+        })?;
         now = engine.now_ns();
 
         // 4. Record completions.
         for c in done.drain(..) {
             let idx = (c.user_data & 0xFFFF_FFFF) as usize;
             let sl = &mut slots[idx];
-            assert!(
-                sl.busy && sl.generation == (c.user_data >> 32) as u32,
-                "completion for slot {idx} that is not in flight (bug)"
-            );
             let op = sl.op.unwrap_or(GenOp { target: 0, write: false, offset: 0, len: 0 });
-            if c.result == -libc::EAGAIN || c.result == -libc::EINTR {
+            if retry_if_transient(engine, &c, sl.busy, sl.generation, &op, &mut pushed) {
                 retries += 1;
-                engine.push(Op {
-                    user_data: c.user_data,
-                    write: op.write,
-                    target: op.target,
-                    offset: op.offset,
-                    len: op.len,
-                    buf: 2 * idx as u32 + u32::from(op.write),
-                });
                 in_flight -= 1;
-                pushed.push(idx as u32);
                 continue;
             }
-            assert!(c.result != -libc::EFAULT, "EFAULT: iolab passed a bad buffer (bug)");
             in_flight -= 1;
             sl.busy = false;
             free.push(idx as u32);

@@ -176,7 +176,45 @@ fn resolve_pct(
     default
 }
 
+/// How a worker uses a target, folded into its [`TargetPlan`] by [`Plan::add_target`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TargetUse {
+    /// The worker reads it.
+    pub reads: bool,
+    /// The worker writes it.
+    pub writes: bool,
+    /// Size a missing file should be created with.
+    pub create_size: Option<u64>,
+}
+
 impl Plan {
+    /// The index of `spec` in [`Plan::targets`], adding it on first use; folds in how this user uses it (reads,
+    /// writes, the largest create size) and its `[targets]` name.
+    pub fn add_target(&mut self, spec: &TargetSpec, role: Option<&str>, used: TargetUse) -> usize {
+        let i = match self.targets.iter().position(|p| &p.spec == spec) {
+            Some(i) => i,
+            None => {
+                self.targets.push(TargetPlan {
+                    spec: spec.clone(),
+                    name: spec.display_name(),
+                    role: None,
+                    create_size: None,
+                    reads: false,
+                    writes: false,
+                });
+                self.targets.len() - 1
+            }
+        };
+        let tp = &mut self.targets[i];
+        tp.reads |= used.reads;
+        tp.writes |= used.writes;
+        if tp.role.is_none() {
+            tp.role = role.map(str::to_string);
+        }
+        tp.create_size = tp.create_size.max(used.create_size);
+        i
+    }
+
     /// Resolves a job. `default_target` is used by workers with no target anywhere (the cli's scratch file).
     pub fn from_spec(job: &JobSpec, default_target: Option<&TargetSpec>) -> Result<Plan, PlanError> {
         let duration_ns = match (job.duration_ns, job.ios, job.bytes) {
@@ -326,32 +364,8 @@ impl Plan {
                     )));
                 }
                 for (t, role, declared_size) in &tspecs {
-                    let i = match plan.targets.iter().position(|p| &p.spec == t) {
-                        Some(i) => i,
-                        None => {
-                            plan.targets.push(TargetPlan {
-                                spec: t.clone(),
-                                name: t.display_name(),
-                                role: None,
-                                create_size: None,
-                                reads: false,
-                                writes: false,
-                            });
-                            plan.targets.len() - 1
-                        }
-                    };
-                    let tp = &mut plan.targets[i];
-                    tp.reads |= reads;
-                    tp.writes |= writes;
-                    if tp.role.is_none() {
-                        tp.role = role.clone();
-                    }
-                    if base.size.is_some() {
-                        tp.create_size = tp.create_size.max(base.size);
-                    }
-                    if declared_size.is_some() {
-                        tp.create_size = tp.create_size.max(*declared_size);
-                    }
+                    let use_ = TargetUse { reads, writes, create_size: base.size.max(*declared_size) };
+                    let i = plan.add_target(t, role.as_deref(), use_);
                     if !targets.contains(&i) {
                         targets.push(i);
                     }

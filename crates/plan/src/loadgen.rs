@@ -15,7 +15,7 @@
 use crate::dist::SlotSampler;
 use crate::gen::GenOp;
 use crate::rng::Rng;
-use crate::{AccessPlan, Plan, PlanError, Region, TargetPlan, WorkerPlan, DEFAULT_BS};
+use crate::{AccessPlan, Plan, PlanError, Region, WorkerPlan, DEFAULT_BS};
 use iolab_spec::loadgen::{LoadgenMode, LoadgenSpec};
 use iolab_spec::{Arrival, BlockSizeWeight, Dist, JobSpec, NamedTarget, TargetSpec};
 use serde::Serialize;
@@ -225,28 +225,8 @@ pub fn resolve(
     }
     let mut worker_targets = Vec::new();
     for (spec, role, size, reads, writes) in &targets {
-        let i = match plan.targets.iter().position(|p| &p.spec == spec) {
-            Some(i) => i,
-            None => {
-                plan.targets.push(TargetPlan {
-                    spec: spec.clone(),
-                    name: spec.display_name(),
-                    role: None,
-                    create_size: None,
-                    reads: false,
-                    writes: false,
-                });
-                plan.targets.len() - 1
-            }
-        };
-        let tp = &mut plan.targets[i];
-        tp.reads |= reads;
-        tp.writes |= writes;
-        if tp.role.is_none() {
-            tp.role = role.clone();
-        }
-        tp.create_size = tp.create_size.max(base.size).max(*size);
-        worker_targets.push(i);
+        let used = crate::TargetUse { reads: *reads, writes: *writes, create_size: base.size.max(*size) };
+        worker_targets.push(plan.add_target(spec, role.as_deref(), used));
     }
 
     // Access specs mirror the steps (one per distinct size and direction) so `Plan::bind` checks their sizes
