@@ -24,6 +24,20 @@ pub enum Command {
     Profiles(crate::profile::ProfilesArgs),
     /// Run a job across values of one or more fields (--qd 1,2,4,8 --bs 4k..1m:x2 ...) and find the knee.
     Sweep(Box<crate::sweep::SweepArgs>),
+    /// List the saved runs, sweeps and searches of the results catalog, newest first (filter by tag, profile,
+    /// target, date or kind).
+    Runs(crate::catalog_cmd::RunsArgs),
+    /// Show a saved run, sweep or search as `iolab run` or `iolab sweep` printed it, with its tags and note.
+    Show(crate::catalog_cmd::ShowArgs),
+    /// Export a saved entry: its document as JSON (exactly as --json wrote it), or CSV.
+    Export(crate::catalog_cmd::ExportArgs),
+    /// Remove saved entries from the catalog.
+    Rm(crate::catalog_cmd::RmArgs),
+    /// Compare runs or sweeps side by side: per metric the values, the difference and the percent change
+    /// against the first (baseline), the better one marked, and Welch's t-test with 3 or more trials a side.
+    Compare(crate::compare::CompareArgs),
+    /// Make a report for people from runs and sweeps: one self-contained HTML page with charts, or Markdown.
+    Report(crate::report_cmd::ReportArgs),
 }
 
 /// `iolab run` options.
@@ -41,6 +55,9 @@ pub struct RunArgs {
     /// Steady-state options (--steady-state, its window and limit).
     #[command(flatten)]
     pub steady: crate::sweep::SteadyStateFlags,
+    /// Results catalog options (--db, --no-save, --tag, --note).
+    #[command(flatten)]
+    pub catalog: crate::catalog_cmd::CatalogFlags,
 
     /// Target: a file path, a block device, mem:SIZE (in-process RAM disk), null:SIZE (no I/O: iolab's own
     /// overhead) or sim:fixed,latency=DUR,servers=N,size=SIZE (emulated device). Repeatable. Default: a 1 GiB

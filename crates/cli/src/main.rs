@@ -9,9 +9,13 @@
 #![allow(rustdoc::broken_intra_doc_links)]
 
 mod args;
+mod catalog_cmd;
+mod compare;
 mod env;
 mod loadgen;
 mod profile;
+mod progress;
+mod report_cmd;
 mod run;
 mod signals;
 mod sweep;
@@ -30,6 +34,12 @@ fn main() {
         args::Command::Run(a) => run::run(&a),
         args::Command::Profiles(a) => profile::profiles_cmd(&a),
         args::Command::Sweep(a) => sweep::sweep(&a),
+        args::Command::Runs(a) => catalog_cmd::runs(&a),
+        args::Command::Show(a) => catalog_cmd::show(&a),
+        args::Command::Export(a) => catalog_cmd::export(&a),
+        args::Command::Rm(a) => catalog_cmd::rm(&a),
+        args::Command::Compare(a) => compare::compare(&a),
+        args::Command::Report(a) => report_cmd::report(&a),
     };
     let code = match result {
         Ok(run::Outcome::Ok) => 0,

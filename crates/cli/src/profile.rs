@@ -359,7 +359,13 @@ pub fn find_max(args: &RunArgs) -> Result<Outcome> {
     };
     let base_rate = if by_mailboxes { 1.0 } else { start };
     let interval_ns = crate::run::parse_interval(&args.interval)?;
+    // The catalog opens before the first step runs: a bad one is an exit-2 error with nothing done.
+    let saver = crate::catalog_cmd::Saver::open(&args.catalog, args.quiet, false)?;
+    let (started_at, _) = crate::env::now_rfc3339();
+    let mut ran: Option<crate::catalog_cmd::RunFacts> = None;
     let quiet = args.quiet;
+    let live = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let overall = crate::progress::OverallBar::search(live);
     let variable = if by_mailboxes { "mailboxes" } else { "rate_iops" };
     let mut steps: Vec<Step> = Vec::new();
     let mut interrupted = false;
@@ -375,32 +381,39 @@ pub fn find_max(args: &RunArgs) -> Result<Outcome> {
         } else {
             scale_rates(&mut job, value / base_rate);
         }
-        if !quiet {
-            eprint!(
-                "iolab: find-max step {}: {variable} {} ... ",
-                steps.len() + 1,
-                fmt_value(value, by_mailboxes)
-            );
+        let step_text = format!("{variable} {}", fmt_value(value, by_mailboxes));
+        if live {
+            overall.begin(&step_text, true);
+        } else if !quiet {
+            eprint!("iolab: find-max step {}: {step_text} ... ", steps.len() + 1);
         }
         let result = {
             let _scratch = iolab_target::ScratchGuard;
-            let mut opts =
-                crate::run::ExecOptions { interval_ns, quiet: true, live: false, on_interval: None };
+            let mut opts = crate::run::ExecOptions { interval_ns, quiet: true, live, on_interval: None };
             match crate::run::execute(job.clone(), false, &mut opts)? {
                 crate::run::Executed::Done(r) => r,
                 crate::run::Executed::DryRun(_) => unreachable!("dry_run is false"),
             }
         };
+        overall.end();
+        let step_line =
+            |end: &str| format!("iolab: find-max step {}: {step_text} ... {end}", steps.len() + 1);
         if crate::signals::stop_requested() || result.partial {
             interrupted = true;
-            if !quiet {
+            if live {
+                overall.println(&step_line("interrupted"));
+            } else if !quiet {
                 eprintln!("interrupted");
             }
             break;
         }
         let verdict = verdict_of(&job, &result).unwrap_or_default();
-        if !quiet {
-            eprintln!("{}", if verdict.pass { "PASS" } else { "FAIL" });
+        ran.get_or_insert_with(|| crate::catalog_cmd::RunFacts::of(&result));
+        let pass_fail = if verdict.pass { "PASS" } else { "FAIL" };
+        if live {
+            overall.println(&step_line(pass_fail));
+        } else if !quiet {
+            eprintln!("{pass_fail}");
         }
         let pass = verdict.pass;
         steps.push(Step { value, verdict, measured_s: result.measured_s });
@@ -434,6 +447,7 @@ pub fn find_max(args: &RunArgs) -> Result<Outcome> {
             break;
         }
     }
+    drop(overall);
     // Report.
     let rows: Vec<Vec<String>> = steps
         .iter()
@@ -464,6 +478,10 @@ pub fn find_max(args: &RunArgs) -> Result<Outcome> {
     let max = lo;
     let doc = serde_json::json!({
         "schema": "iolab.findmax/1",
+        "iolab_version": env!("CARGO_PKG_VERSION"),
+        "started_at": started_at,
+        "profile": ran.as_ref().map(|r| &r.profile),
+        "targets": ran.as_ref().map(|r| &r.targets),
         "variable": variable,
         "start": start,
         "resolution_pct": resolution_pct,
@@ -479,6 +497,8 @@ pub fn find_max(args: &RunArgs) -> Result<Outcome> {
             "verdict": s.verdict,
         })).collect::<Vec<_>>(),
     });
+    let text = serde_json::to_string_pretty(&doc)? + "\n";
+    let saved = crate::catalog_cmd::save(saver.as_ref(), iolab_catalog::EntryKind::FindMax, &text);
     let json_to_stdout = args.json.as_deref() == Some("-");
     if !quiet && !json_to_stdout {
         let mut out = String::new();
@@ -517,6 +537,7 @@ pub fn find_max(args: &RunArgs) -> Result<Outcome> {
         let text = serde_json::to_string_pretty(&doc)?;
         crate::run::write_out(path, &(text + "\n")).with_context(|| format!("writing --json '{path}'"))?;
     }
+    saved?;
     Ok(if max.is_some() { Outcome::Ok } else { Outcome::Fail })
 }
 

@@ -10,8 +10,7 @@ use anyhow::{bail, Context, Result};
 use iolab_engine::{EngineChoice, WorkerEvent, WorkerOutput, WorkerSetup};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_report::{
-    format_rate, Cpu, Depth, Env, ErrorSummary, GroupResult, OpSet, RateResult, RunResult, TargetEnv,
-    WorkerResult,
+    Cpu, Depth, Env, ErrorSummary, GroupResult, OpSet, RateResult, RunResult, TargetEnv, WorkerResult,
 };
 use iolab_spec::{ClockKind, EngineKind, JobSpec, SimSpec, TargetSpec};
 use iolab_stats::{IntervalStats, OpStats, TimePoint, TimeSeries, Warning};
@@ -98,6 +97,8 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     if let (Some(_), Some(d)) = (&steady, &args.duration) {
         return Err(usage(format!("'--duration {d}' and '--steady-state' both bound the run; a steady-state run lasts until steady or '--steady-state-limit'")));
     }
+    // The catalog opens before anything is created or run: a bad one is an exit-2 error with nothing done.
+    let saver = crate::catalog_cmd::Saver::open(&args.catalog, args.quiet, args.dry_run)?;
     let result = match (&steady, args.dry_run) {
         (Some(rule), false) => {
             let (mut r, ss) = crate::sweep::run_until_steady(job, rule, interval_ns, opts.quiet, opts.live)?;
@@ -117,7 +118,13 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     };
     let mut result = result;
     crate::profile::judge(&judged, &args.profile, &mut result);
+    let saved = crate::catalog_cmd::save(
+        saver.as_ref(),
+        iolab_catalog::EntryKind::Run,
+        &iolab_report::to_json(&result),
+    );
     output(&result, args.quiet, args.json.as_deref(), args.csv.as_deref())?;
+    saved?;
     Ok(outcome_of(&result))
 }
 
@@ -224,7 +231,10 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
                 if let Err(e) = iolab_engine::uring::probe() {
                     let reason = e.to_string().lines().next().unwrap_or("io_uring unavailable").to_string();
                     if !quiet {
-                        eprintln!("iolab: io_uring unavailable ({reason}); using the sync engine");
+                        crate::progress::notice(
+                            opts.live,
+                            &format!("iolab: io_uring unavailable ({reason}); using the sync engine"),
+                        );
                     }
                     warnings.push(Warning::EngineFallback { reason });
                     file_engine = EngineKind::Sync;
@@ -247,7 +257,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     }
 
     // 5. Probe every target (no side effects), then bind the plan to their geometry.
-    let requests: Vec<OpenRequest> = plan
+    let mut requests: Vec<OpenRequest> = plan
         .targets
         .iter()
         .map(|t| {
@@ -260,6 +270,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
                 scratch,
                 allow_write_device: plan.allow_write_device,
                 destroy_data: plan.destroy_data,
+                fill_progress: None,
             }
         })
         .collect();
@@ -288,20 +299,36 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
 
     // 6. Open (create and fill where needed). Scratch files are removed when the caller's guard drops, or by
     // the signal handler.
-    let stop = crate::signals::stop_flag(quiet);
+    // With live bars the handler stays silent: the bars are cleared first, then `progress` says "stopping".
+    let stop = crate::signals::stop_flag(quiet || opts.live);
     if stop.load(Ordering::Relaxed) {
         bail!(usage("interrupted"));
     }
     let finish = Arc::new(AtomicBool::new(false));
+    let mut bars = crate::progress::RunBars::new(
+        opts.live,
+        crate::progress::RunShape {
+            ramp_s: plan.ramp_ns as f64 / 1e9,
+            duration_s: plan.duration_ns.map(|d| d as f64 / 1e9),
+            ios: plan.ios,
+            bytes: plan.bytes,
+            virtual_time: plan.clock == ClockKind::Virtual,
+        },
+    );
     let mut opened = Vec::new();
-    for (r, p) in requests.iter().zip(&probes) {
+    for (r, p) in requests.iter_mut().zip(&probes) {
         if (p.will_create || p.will_extend_to.is_some()) && !quiet {
-            eprintln!(
-                "iolab: {} '{}' ({}), writing data so reads never hit holes...",
-                if p.will_create { "creating" } else { "extending" },
-                p.name,
-                iolab_report::format_bytes(p.will_extend_to.unwrap_or(p.size_bytes))
+            let verb = if p.will_create { "creating" } else { "extending" };
+            let size_bytes = p.will_extend_to.unwrap_or(p.size_bytes);
+            crate::progress::notice(
+                opts.live,
+                &format!(
+                    "iolab: {verb} '{}' ({}), writing data so reads never hit holes...",
+                    p.name,
+                    iolab_report::format_bytes(size_bytes)
+                ),
             );
+            r.fill_progress = bars.fill_hook(verb, &p.name, size_bytes);
         }
         let t =
             iolab_target::open(r).map_err(usage).with_context(|| format!("opening target '{}'", p.name))?;
@@ -366,8 +393,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let wall_start = Instant::now();
     let virtual_time = plan.clock == ClockKind::Virtual;
 
-    // 8. Collect intervals while the workers run; show a live line on a terminal.
-    let live = opts.live;
+    // 8. Collect intervals while the workers run; show the ramp and measure bars on a terminal.
     let n_workers = plan.workers.len();
     let group_of: Vec<usize> = {
         let mut names: Vec<&str> = Vec::new();
@@ -390,8 +416,11 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let mut group_pending: BTreeMap<(usize, u64), (IntervalStats, usize)> = BTreeMap::new();
     let ramp = Duration::from_nanos(plan.ramp_ns);
     let mut cpu_start = None;
-    let total_s = (plan.ramp_ns + plan.duration_ns.unwrap_or(0)) as f64 / 1e9;
     loop {
+        if stop.load(Ordering::Relaxed) {
+            bars.stop();
+        }
+        bars.tick(wall_start.elapsed());
         if cpu_start.is_none() && (wall_start.elapsed() >= ramp || virtual_time) {
             cpu_start = Some((env::process_cpu_s(), Instant::now()));
         }
@@ -418,18 +447,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
                 e.1 += 1;
                 if e.1 == n_workers {
                     let (s, _) = pending.remove(&k).unwrap_or_else(|| (IntervalStats::new(k), 0));
-                    if live {
-                        let p = TimePoint::from_interval(&s, interval_ns as f64 / 1e9);
-                        let elapsed = plan.ramp_ns as f64 / 1e9 + (k + 1) as f64 * interval_ns as f64 / 1e9;
-                        eprint!(
-                            "\r\x1b[2K[{elapsed:>5.0}s/{total_s:.0}s] {} IOPS  {:.1} MB/s  mean {}  p99 {}",
-                            format_rate(p.iops, 0),
-                            p.mb_s,
-                            iolab_report::format_duration_ns(p.lat_mean_ns),
-                            iolab_report::format_duration_ns(p.lat_p99_ns as f64)
-                        );
-                        let _ = std::io::stderr().flush();
-                    }
+                    bars.interval(&s, interval_ns as f64 / 1e9);
                     if let Some(cb) = opts.on_interval.as_mut() {
                         let p = TimePoint::from_interval(&s, interval_ns as f64 / 1e9);
                         if cb(k, &p) {
@@ -439,23 +457,11 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
                     finished_intervals.insert(k, s);
                 }
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if live && pending.is_empty() && finished_intervals.is_empty() && wall_start.elapsed() < ramp
-                {
-                    eprint!(
-                        "\r\x1b[2K[ramp {:.0}s/{:.0}s]",
-                        wall_start.elapsed().as_secs_f64(),
-                        ramp.as_secs_f64()
-                    );
-                    let _ = std::io::stderr().flush();
-                }
-            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    if live {
-        eprint!("\r\x1b[2K");
-    }
+    drop(bars);
     let cpu_end = (env::process_cpu_s(), Instant::now());
     // Intervals some worker never closed (early stop) still count.
     for (k, (s, _)) in pending {

@@ -23,7 +23,6 @@ use iolab_spec::units::{format_size, parse_count, parse_duration_ns, parse_size}
 use iolab_spec::{JobSpec, Place};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::time::Instant;
 
 /// Most points one sweep may have (the product of the lists' lengths).
 pub const MAX_POINTS: usize = 1000;
@@ -137,6 +136,7 @@ pub fn run_until_steady(
     let mut tracker = SteadyStateTracker::new(rule.clone(), interval_ns as f64 / 1e9);
     let mut cb = |_k: u64, p: &iolab_stats::TimePoint| tracker.push(p.iops, p.lat_mean_ns);
     let mut opts = ExecOptions { interval_ns, quiet, live, on_interval: Some(&mut cb) };
+    let _note = crate::progress::MeasureNote::set("until steady");
     let result = match execute(job, false, &mut opts)? {
         Executed::Done(r) => r,
         Executed::DryRun(_) => anyhow::bail!("a steady-state run cannot be a dry run (bug)"),
@@ -456,17 +456,6 @@ fn fresh_seed() -> u64 {
     h.finish() % 1_000_000_000_000
 }
 
-fn format_eta(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, s / 60 % 60)
-    } else if s >= 60 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{s}s")
-    }
-}
-
 /// Runs `iolab sweep`.
 pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     // 1. Everything that can reject the input, before anything is created.
@@ -497,14 +486,19 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     let base_seed = planned.first().and_then(|p| p.job.seed).unwrap_or_else(fresh_seed);
     let quiet = args.run.quiet;
     let mut dry = Vec::new();
+    // Each point's planned ramp + duration, for the ETA of the whole sweep.
+    let mut planned_s: Vec<Option<f64>> = Vec::new();
     for p in &planned {
         let mut check = ExecOptions { interval_ns, quiet: true, live: false, on_interval: None };
         let doc = execute(p.job.clone(), true, &mut check)
             .with_context(|| format!("sweep point {}", describe(&p.params)))?;
         if let Executed::DryRun(d) = doc {
+            planned_s.push(crate::progress::planned_run_s(&d));
             dry.push(serde_json::json!({ "params": p.params, "plan": d }));
         }
     }
+    // The catalog opens before anything is created or run: a bad one is an exit-2 error with nothing done.
+    let saver = crate::catalog_cmd::Saver::open(&args.run.catalog, quiet, args.run.dry_run)?;
     if args.run.dry_run {
         let doc = serde_json::json!({ "schema": SWEEP_SCHEMA, "dry_run": true, "base_seed": base_seed, "trials": trials, "points": dry });
         crate::run::write_out("-", &serde_json::to_string_pretty(&doc)?)?;
@@ -534,29 +528,30 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
         knee: None,
         max_p99: None,
     };
+    let runs_s = planned_s.iter().flat_map(|&s| std::iter::repeat_n(s, trials as usize)).collect();
+    let overall = crate::progress::OverallBar::sweep(terminal, runs_s);
     if let (Some(rule), Some(first)) = (&rule, planned.first()) {
         if terminal {
-            eprintln!(
-                "iolab: preconditioning with {} until steady ({})",
+            let what = format!(
+                "preconditioning with {} until steady ({})",
                 describe(&first.params),
                 args.run.steady.steady_state.as_deref().unwrap_or("")
             );
+            overall.println(&format!("iolab: {what}"));
+            overall.begin(&what, false);
         }
         let mut job = first.job.clone();
         job.seed = Some(job.seed.unwrap_or(base_seed));
         let (r, mut ss) = run_until_steady(job, rule, interval_ns, quiet, terminal)?;
         ss.params = Some(first.params.clone());
         if terminal {
-            eprintln!("iolab: preconditioning: {}", steady_state_line(&ss));
+            overall.println(&format!("iolab: preconditioning: {}", steady_state_line(&ss)));
         }
         doc.preconditioning = Some(ss);
         if r.partial || crate::signals::stop_requested() {
             doc.partial = true;
         }
     }
-    let total_runs = planned.len() * trials as usize;
-    let sweep_start = Instant::now();
-    let mut runs_done = 0usize;
     'points: for (index, p) in planned.iter().enumerate() {
         if doc.partial {
             break;
@@ -568,20 +563,10 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
                 break;
             }
             if terminal {
-                let eta = if runs_done > 0 {
-                    format_eta(
-                        sweep_start.elapsed().as_secs_f64() / runs_done as f64
-                            * (total_runs - runs_done) as f64,
-                    )
-                } else {
-                    "-".into()
-                };
-                let trial = if trials > 1 { format!(" trial {}/{trials}", t + 1) } else { String::new() };
-                eprintln!(
-                    "[{}/{}] {}{trial} · sweep ETA {eta}",
-                    index + 1,
-                    planned.len(),
-                    describe(&p.params)
+                let trial = if trials > 1 { format!(", trial {}/{trials}", t + 1) } else { String::new() };
+                overall.begin(
+                    &format!("point {}/{}: {}{trial}", index + 1, planned.len(), describe(&p.params)),
+                    true,
                 );
             }
             let mut job = p.job.clone();
@@ -595,7 +580,7 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
                 Executed::DryRun(_) => anyhow::bail!("a sweep point ran as a dry run (bug)"),
             };
             crate::profile::judge(&judged, &args.run.profile, &mut r);
-            runs_done += 1;
+            overall.end();
             let stop = r.partial || crate::signals::stop_requested();
             results.push(*r);
             if stop {
@@ -620,9 +605,12 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
             summary,
         });
     }
+    drop(overall);
     doc.analyze(gain, growth, max_p99_ns);
 
-    // 3. Output.
+    // 3. Save (one catalog entry for the whole sweep), then output.
+    let saved =
+        crate::catalog_cmd::save(saver.as_ref(), iolab_catalog::EntryKind::Sweep, &sweep_to_json(&doc));
     let (json, csv) = (args.run.json.as_deref(), args.run.csv.as_deref());
     if !quiet && json != Some("-") && csv != Some("-") {
         crate::run::write_out("-", &render_sweep_text(&doc))?;
@@ -634,6 +622,7 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     if let Some(path) = csv {
         crate::run::write_out(path, &sweep_csv(&doc)).with_context(|| format!("writing --csv '{path}'"))?;
     }
+    saved?;
     let mut outcome = Outcome::Ok;
     for p in &doc.points {
         match outcome_of(&p.result) {

@@ -9,7 +9,9 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod compare;
 mod export;
+pub mod html;
 pub mod loadgen;
 mod model;
 pub mod sweep;

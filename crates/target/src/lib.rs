@@ -90,6 +90,30 @@ pub struct OpenRequest {
     pub allow_write_device: bool,
     /// `--destroy-data`: write to a block device even when it is in use or carries a signature.
     pub destroy_data: bool,
+    /// Called while [`open`] fills a created or extended file; see [`FillProgress`]. `None`: no reports.
+    pub fill_progress: Option<FillProgress>,
+}
+
+/// A report of fill progress, `(bytes written, bytes to write)`: called by [`open`] on the opening thread
+/// when a fill starts, after every [`FILL_PROGRESS_STEP_BYTES`] and when it ends; never during a run. The
+/// caller decides what to show (the cli draws a bar on a terminal); this crate draws nothing.
+#[derive(Clone)]
+pub struct FillProgress(pub Arc<dyn Fn(u64, u64) + Send + Sync>);
+
+/// How often a fill reports progress: every 4 MiB, so a report costs nothing next to the writes.
+pub const FILL_PROGRESS_STEP_BYTES: u64 = 4 << 20;
+
+impl fmt::Debug for FillProgress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FillProgress(..)")
+    }
+}
+
+/// A callback is not part of what a request asks for: any two compare equal.
+impl PartialEq for FillProgress {
+    fn eq(&self, _other: &FillProgress) -> bool {
+        true
+    }
 }
 
 impl OpenRequest {
@@ -103,6 +127,7 @@ impl OpenRequest {
             scratch: false,
             allow_write_device: false,
             destroy_data: false,
+            fill_progress: None,
         }
     }
 }
@@ -198,5 +223,31 @@ mod tests {
             [TargetKind::File, TargetKind::BlockDevice, TargetKind::Mem, TargetKind::Null, TargetKind::Sim];
         let names: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
         assert_eq!(names, ["file", "block_device", "mem", "null", "sim"]);
+    }
+
+    #[test]
+    fn open_with_fill_progress_reports_start_steps_and_end() {
+        use std::sync::Mutex;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f0");
+        let mut req = OpenRequest::new(TargetSpec::Path { path: path.display().to_string() });
+        req.direct = false;
+        let total = 9 * FILL_PROGRESS_STEP_BYTES / 4 + 4096;
+        req.create_size = Some(total);
+        let calls: Arc<Mutex<Vec<(u64, u64)>>> = Arc::default();
+        let sink = calls.clone();
+        req.fill_progress = Some(FillProgress(Arc::new(move |done, of| {
+            sink.lock().unwrap().push((done, of));
+        })));
+        assert_eq!(req.clone(), req, "a callback does not change what the request asks for");
+        assert_eq!(format!("{:?}", req.fill_progress), "Some(FillProgress(..))");
+        open(&req).unwrap();
+        let calls = calls.lock().unwrap().clone();
+        assert_eq!(calls.first(), Some(&(0, total)));
+        assert_eq!(calls.last(), Some(&(total, total)));
+        assert!(calls.windows(2).all(|w| w[0].0 < w[1].0), "{calls:?}");
+        assert!(calls.iter().all(|&(_, of)| of == total));
+        // Start, one report per step (2 here), end: never per write.
+        assert_eq!(calls.len(), 4, "{calls:?}");
     }
 }

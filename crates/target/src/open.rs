@@ -11,7 +11,7 @@ use crate::mem::MemStore;
 use crate::scratch;
 use crate::signature::{detect_signature, SIGNATURE_HEAD_BYTES};
 use crate::sys::{self, BlockInfo, DevNum, Mount};
-use crate::{OpenRequest, OpenedTarget, Probe, TargetKind};
+use crate::{FillProgress, OpenRequest, OpenedTarget, Probe, TargetKind, FILL_PROGRESS_STEP_BYTES};
 use iolab_spec::{SimSpec, TargetSpec};
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Seek, SeekFrom};
@@ -338,7 +338,7 @@ fn open_path(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> Result
         let file = open_final(req, path, device, &opened.probe)?;
         if let Some(to) = opened.probe.will_extend_to {
             let from = fs::metadata(path).map_err(|e| TargetError::from_io(path, "inspect", e, false))?.len();
-            opened.fill_s = Some(extend_and_fill(path, from, to)?);
+            opened.fill_s = Some(extend_and_fill(path, from, to, req.fill_progress.as_ref())?);
         }
         opened.file = Some(file);
     }
@@ -399,7 +399,7 @@ fn create_and_fill(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> 
         let guard = RemoveOnError { path: &absolute, armed: true };
         let file = open_final(req, path, false, &opened.probe)?;
         let watch = req.scratch.then_some(absolute.as_path());
-        let fill_s = fill(&writer, path, 0, size_bytes, watch)?;
+        let fill_s = fill(&writer, path, 0, size_bytes, watch, req.fill_progress.as_ref())?;
         guard.disarm();
         Ok((file, fill_s))
     })();
@@ -441,12 +441,17 @@ impl Drop for RemoveOnError<'_> {
 }
 
 /// Extends an existing file from `from` to `to` bytes and fills the new part; on error truncates it back.
-fn extend_and_fill(path: &str, from: u64, to: u64) -> Result<f64, TargetError> {
+fn extend_and_fill(
+    path: &str,
+    from: u64,
+    to: u64,
+    progress: Option<&FillProgress>,
+) -> Result<f64, TargetError> {
     let writer = OpenOptions::new()
         .write(true)
         .open(path)
         .map_err(|e| TargetError::from_io(path, "open for writing", e, false))?;
-    fill(&writer, path, from, to, None).inspect_err(|_| {
+    fill(&writer, path, from, to, None, progress).inspect_err(|_| {
         let _ = writer.set_len(from);
     })
 }
@@ -455,7 +460,15 @@ fn extend_and_fill(path: &str, from: u64, to: u64) -> Result<f64, TargetError> {
 /// of the run hits a hole. Buffered 1 MiB sequential writes, then fdatasync and POSIX_FADV_DONTNEED so the
 /// page cache does not serve the run. Returns the seconds spent. `watch`: a scratch path; the fill stops
 /// with [`TargetError::Interrupted`] once it has been unregistered by [`scratch::remove_scratch_files`].
-fn fill(file: &File, path: &str, start: u64, end: u64, watch: Option<&Path>) -> Result<f64, TargetError> {
+/// `progress` is told `(done, total)` at the start, every [`FILL_PROGRESS_STEP_BYTES`] and at the end.
+fn fill(
+    file: &File,
+    path: &str,
+    start: u64,
+    end: u64,
+    watch: Option<&Path>,
+    progress: Option<&FillProgress>,
+) -> Result<f64, TargetError> {
     use nix::fcntl::{fallocate, posix_fadvise, FallocateFlags, PosixFadviseAdvice};
     let started = Instant::now();
     let needed_bytes = end - start;
@@ -477,6 +490,13 @@ fn fill(file: &File, path: &str, start: u64, end: u64, watch: Option<&Path>) -> 
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     let mut state = (clock_ns ^ start ^ 0x9E37_79B9_7F4A_7C15) | 1;
     let mut offset = start;
+    let report = |offset: u64| {
+        if let Some(p) = progress {
+            (p.0)(offset - start, needed_bytes);
+        }
+    };
+    report(start);
+    let mut next_report = start.saturating_add(FILL_PROGRESS_STEP_BYTES);
     while offset < end {
         for word in words.iter_mut() {
             state ^= state << 13;
@@ -488,11 +508,16 @@ fn fill(file: &File, path: &str, start: u64, end: u64, watch: Option<&Path>) -> 
         let n = (end - offset).min(FILL_CHUNK_BYTES as u64) as usize;
         file.write_all_at(&bytes[..n], offset).map_err(write_error)?;
         offset += n as u64;
+        if offset >= next_report && offset < end {
+            report(offset);
+            next_report = offset.saturating_add(FILL_PROGRESS_STEP_BYTES);
+        }
         if watch.is_some_and(|w| !scratch::is_registered(w)) {
             return Err(TargetError::Interrupted { path: path.into() });
         }
     }
     file.sync_data().map_err(write_error)?;
+    report(end);
     // Advice only; a failure changes nothing about the data.
     let _ = posix_fadvise(file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED);
     Ok(started.elapsed().as_secs_f64())

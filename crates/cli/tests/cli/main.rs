@@ -7,9 +7,13 @@
 //! does not expose yet. Exit codes 0 and 2 are.
 
 mod bad_input;
+mod catalog;
+mod compare;
 mod loadgen;
 mod open_loop;
 mod profiles;
+mod progress;
+mod report;
 mod run;
 mod sweep;
 mod util;

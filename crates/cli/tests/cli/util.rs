@@ -9,10 +9,25 @@ use std::path::Path;
 pub const SIM: [&str; 6] =
     ["--target", "sim:fixed,latency=100us,servers=8", "--clock", "virtual", "--seed", "1"];
 
-/// `iolab` with a clean environment for the variables it reads.
+/// The results catalog every test's runs are saved in (never the user's own): one file under the target
+/// dir, shared by the tests of one `cargo test` (so the parallel tests also exercise concurrent writers),
+/// removed when the first test of the next one starts.
+pub fn shared_catalog() -> std::path::PathBuf {
+    static FRESH: std::sync::Once = std::sync::Once::new();
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-cli-tests.db");
+    FRESH.call_once(|| {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    });
+    path
+}
+
+/// `iolab` with a clean environment for the variables it reads, saving into [`shared_catalog`].
 pub fn iolab() -> Command {
     let mut c = Command::cargo_bin("iolab").expect("the iolab binary is built by cargo test");
     c.env_remove("IOLAB_SCRATCH_DIR");
+    c.env("IOLAB_DB", shared_catalog());
     c
 }
 

@@ -1,0 +1,240 @@
+//! The catalog's on-disk layout and how a file is recognised, refused or upgraded.
+//!
+//! The schema version is SQLite's `PRAGMA user_version` (in the file header, so it can be read before
+//! trusting any table, and written in the same transaction as the migration that changes it). The header's
+//! `PRAGMA application_id` marks the file as an iolab catalog, so a database of another program is refused
+//! instead of being "migrated". A `meta` table keeps human-readable facts (which iolab created and last
+//! migrated the file).
+//!
+//! Opening never writes before the file has been recognised: the header and table list are read first, and
+//! a file that is not a database, belongs to another program, or has a newer schema is refused untouched.
+//! Only then is WAL mode set and are the missing migrations applied, in one `BEGIN IMMEDIATE` transaction
+//! that re-reads the version (two processes creating one catalog at once do the work once).
+
+use rusqlite::{Connection, TransactionBehavior};
+use std::path::Path;
+
+use crate::CatalogError;
+
+/// `PRAGMA application_id` of an iolab catalog: "IOLB" in ASCII.
+pub const APPLICATION_ID: i32 = 0x494F_4C42;
+
+/// One step of the schema's history: applied to a catalog whose version is below `version`.
+pub struct Migration {
+    /// The version a catalog has after this step.
+    pub version: i64,
+    /// What the step does (kept in `meta` as the last migration applied).
+    pub description: &'static str,
+    /// The SQL, run in the migration transaction.
+    pub sql: &'static str,
+    /// After the SQL, recompute every entry's extracted columns from its stored document (for steps that add
+    /// columns: the document is the source of truth, the columns are an index of it).
+    pub reextract: bool,
+}
+
+/// The schema's history, oldest first. Append only: a released step is never edited, since catalogs in the
+/// field are at its version.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        description: "entries (full document, kind, timestamps, profile, targets, note) and tags",
+        sql: "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE entries (
+    id           TEXT PRIMARY KEY,
+    kind         TEXT NOT NULL CHECK (kind IN ('run', 'sweep', 'find_max')),
+    saved_unix_s REAL NOT NULL,
+    started_at   TEXT,
+    run_id       TEXT,
+    profile      TEXT,
+    targets      TEXT NOT NULL DEFAULT '',
+    partial      INTEGER NOT NULL DEFAULT 0,
+    note         TEXT,
+    doc          TEXT NOT NULL
+);
+CREATE INDEX entries_saved ON entries (saved_unix_s);
+CREATE TABLE tags (
+    entry_id TEXT NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+    key      TEXT NOT NULL,
+    value    TEXT NOT NULL,
+    PRIMARY KEY (entry_id, key)
+) WITHOUT ROWID;
+CREATE INDEX tags_key_value ON tags (key, value);
+",
+        reextract: false,
+    },
+    Migration {
+        version: 2,
+        description: "headline columns for listing (IOPS, MB/s, p99), start time and iolab version",
+        sql: "
+ALTER TABLE entries ADD COLUMN started_unix_s REAL;
+ALTER TABLE entries ADD COLUMN iops REAL;
+ALTER TABLE entries ADD COLUMN mb_s REAL;
+ALTER TABLE entries ADD COLUMN p99_ns REAL;
+ALTER TABLE entries ADD COLUMN iolab_version TEXT;
+CREATE INDEX entries_profile ON entries (profile);
+",
+        reextract: true,
+    },
+];
+
+/// The schema version this iolab writes and reads.
+pub const LATEST: i64 = MIGRATIONS[MIGRATIONS.len() - 1].version;
+
+/// How long a writer waits for another process's write transaction before giving up.
+pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// What the header and table list say, read without writing.
+struct Inspection {
+    application_id: i32,
+    version: i64,
+    tables: Vec<String>,
+}
+
+/// Reads the header and table list in one read transaction, so a catalog another process is creating at
+/// this moment is seen either before or after, never half made.
+fn inspect(conn: &Connection) -> rusqlite::Result<Inspection> {
+    if !conn.is_autocommit() {
+        return inspect_snapshot(conn);
+    }
+    conn.execute_batch("BEGIN DEFERRED")?;
+    let found = inspect_snapshot(conn);
+    let end = conn.execute_batch("COMMIT");
+    let found = found?;
+    end?;
+    Ok(found)
+}
+
+fn inspect_snapshot(conn: &Connection) -> rusqlite::Result<Inspection> {
+    let application_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
+    let tables = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Inspection { application_id, version, tables })
+}
+
+/// Whether an SQLite error means "this file is not (or no longer) a database".
+fn is_not_a_database(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::NotADatabase) | Some(rusqlite::ErrorCode::DatabaseCorrupt)
+    )
+}
+
+/// Maps an SQLite error while reading an unknown file: "not a database" and "corrupt" become
+/// [`CatalogError::NotACatalog`], anything else (busy, permissions) stays an SQLite error.
+pub fn open_error(path: &Path, e: rusqlite::Error) -> CatalogError {
+    if is_not_a_database(&e) {
+        CatalogError::NotACatalog { path: path.to_path_buf(), reason: e.to_string() }
+    } else {
+        CatalogError::Sqlite { path: path.to_path_buf(), source: e }
+    }
+}
+
+/// Checks that the file at `path` (open on `conn`) is an iolab catalog this iolab can read, or an empty
+/// database to create one in; writes nothing.
+pub fn check(conn: &Connection, path: &Path) -> Result<(), CatalogError> {
+    let found = inspect(conn).map_err(|e| open_error(path, e))?;
+    let empty = found.application_id == 0 && found.version == 0 && found.tables.is_empty();
+    if empty {
+        return Ok(());
+    }
+    if found.application_id != APPLICATION_ID {
+        let tables = if found.tables.is_empty() {
+            "no tables".to_string()
+        } else {
+            format!("tables {}", found.tables.join(", "))
+        };
+        return Err(CatalogError::NotACatalog {
+            path: path.to_path_buf(),
+            reason: format!(
+                "an SQLite database of another program (application id {:#x}, {tables})",
+                found.application_id
+            ),
+        });
+    }
+    if found.version > LATEST {
+        return Err(CatalogError::NewerSchema {
+            path: path.to_path_buf(),
+            found: found.version,
+            supported: LATEST,
+        });
+    }
+    Ok(())
+}
+
+/// Sets WAL mode (readers never block the writer, and a crash mid-write leaves the last commit intact) and
+/// the per-connection settings. Only called on a recognised catalog or an empty file.
+pub fn configure(conn: &Connection, path: &Path) -> Result<(), CatalogError> {
+    let sql_err = |e| CatalogError::Sqlite { path: path.to_path_buf(), source: e };
+    // Switching to WAL takes an exclusive lock once per file; the busy handler covers a concurrent opener,
+    // and a few retries cover the cases where SQLite reports busy without calling it.
+    let mut attempt = 0;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+            Ok(_) => break,
+            Err(e)
+                if attempt < 50
+                    && matches!(
+                        e.sqlite_error_code(),
+                        Some(rusqlite::ErrorCode::DatabaseBusy) | Some(rusqlite::ErrorCode::DatabaseLocked)
+                    ) =>
+            {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => return Err(open_error(path, e)),
+        }
+    }
+    // NORMAL is safe in WAL mode: a power loss may drop the last commits, never corrupt the file.
+    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;").map_err(sql_err)?;
+    Ok(())
+}
+
+/// Applies the migrations the catalog lacks, in one transaction. `reextract` is called inside it when a
+/// step asks for the extracted columns to be recomputed.
+pub fn migrate(
+    conn: &Connection,
+    path: &Path,
+    reextract: &dyn Fn(&Connection) -> rusqlite::Result<()>,
+) -> Result<(), CatalogError> {
+    let sql_err = |e| CatalogError::Sqlite { path: path.to_path_buf(), source: e };
+    let version: i64 =
+        conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| open_error(path, e))?;
+    if version == LATEST {
+        return Ok(());
+    }
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(sql_err)?;
+    // Another process may have migrated (or created) the catalog while this one waited for the lock.
+    check(&tx, path)?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sql_err)?;
+    let mut again = false;
+    let mut last = None;
+    for m in MIGRATIONS.iter().filter(|m| m.version > version) {
+        tx.execute_batch(m.sql).map_err(sql_err)?;
+        again |= m.reextract;
+        last = Some(m);
+    }
+    if let Some(m) = last {
+        if again {
+            reextract(&tx).map_err(sql_err)?;
+        }
+        let iolab = env!("CARGO_PKG_VERSION");
+        tx.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {LATEST};"
+        ))
+        .map_err(sql_err)?;
+        let mut put = tx
+            .prepare(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2",
+            )
+            .map_err(sql_err)?;
+        if version == 0 {
+            put.execute(["created_by", &format!("iolab {iolab}")]).map_err(sql_err)?;
+        }
+        put.execute(["migrated_by", &format!("iolab {iolab}")]).map_err(sql_err)?;
+        put.execute(["last_migration", &format!("{}: {}", m.version, m.description)]).map_err(sql_err)?;
+        drop(put);
+    }
+    tx.commit().map_err(sql_err)
+}

@@ -1,0 +1,422 @@
+//! Unit tests of the catalog on real files in temporary directories: save, get, list filters, remove, id
+//! prefixes and collisions, migrations from an older layout, and the refusals (newer schema, not a
+//! database, another program's database), each checking that the refused file is byte-for-byte untouched.
+
+use super::*;
+use serde_json::json;
+
+/// A real `iolab.result/1` document (sim target, virtual clock, seed 1), as `--json` wrote it.
+const RUN: &str = include_str!("../testdata/run.json");
+
+fn temp() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("sub").join("results.db");
+    (dir, path)
+}
+
+fn tags(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+/// A run document with its own run id, profile, target and IOPS.
+fn run_doc(run_id: &str, profile: &str, target: &str, iops: f64) -> serde_json::Value {
+    json!({
+        "schema": "iolab.result/1",
+        "run_id": run_id,
+        "started_at": "2025-01-01T00:00:00Z",
+        "started_unix_s": 1_735_689_600.0,
+        "partial": false,
+        "config": {"plan": {"name": profile, "targets": [{"name": target}]}},
+        "total": {"all": {"iops": iops, "mb_s": iops * 4096.0 / 1e6, "lat_ns": {"p99": 1000}}},
+    })
+}
+
+fn save_run(c: &Catalog, run_id: &str, profile: &str, target: &str, t: &[(&str, &str)]) -> String {
+    c.save(&NewEntry {
+        kind: EntryKind::Run,
+        doc: run_doc(run_id, profile, target, 1000.0),
+        tags: tags(t),
+        note: None,
+    })
+    .expect("save")
+}
+
+#[test]
+fn open_creates_the_directory_and_a_current_catalog() {
+    let (_d, path) = temp();
+    let c = Catalog::open(&path).unwrap();
+    assert_eq!(c.path(), path);
+    let v: i64 = c.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let app: i32 = c.conn.query_row("PRAGMA application_id", [], |r| r.get(0)).unwrap();
+    let mode: String = c.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!((v, app, mode.as_str()), (schema::LATEST, schema::APPLICATION_ID, "wal"));
+    drop(c);
+    // Opening again changes nothing and still works.
+    let c = Catalog::open(&path).unwrap();
+    assert!(c.summaries(&Filter::default()).unwrap().is_empty());
+}
+
+#[test]
+fn save_text_round_trips_the_document_byte_for_byte() {
+    let (_d, path) = temp();
+    let c = Catalog::open(&path).unwrap();
+    let id = c.save_text(EntryKind::Run, RUN, &tags(&[("hba", "qle2560")]), Some("first")).unwrap();
+    assert_eq!(id, "d89d1678", "a run's id is its run_id");
+    let e = c.get(&id).unwrap();
+    assert_eq!(e.doc_text, RUN);
+    assert_eq!(e.doc, serde_json::from_str::<serde_json::Value>(RUN).unwrap());
+    assert_eq!(e.kind, EntryKind::Run);
+    assert_eq!(e.tags, tags(&[("hba", "qle2560")]));
+    assert_eq!(e.note.as_deref(), Some("first"));
+    let s = &e.summary;
+    assert_eq!(s.profile.as_deref(), Some("iolab"));
+    assert_eq!(s.targets, ["sim:fixed,latency=100us,servers=8,size=1G"]);
+    assert_eq!(s.iops, Some(79_996.0));
+    assert_eq!(s.p99_ns, Some(400_000.0));
+    assert_eq!(s.run_id.as_deref(), Some("d89d1678"));
+    assert!(!s.partial);
+    // The histograms travel inside the document.
+    assert!(e.doc["histograms"]["read"].as_str().is_some_and(|h| !h.is_empty()));
+}
+
+#[test]
+fn same_run_id_twice_gets_a_longer_id_and_exact_ids_win() {
+    let (_d, path) = temp();
+    let c = Catalog::open(&path).unwrap();
+    let a = save_run(&c, "abcd1234", "p", "t", &[]);
+    let b = c
+        .save(&NewEntry {
+            kind: EntryKind::Run,
+            doc: run_doc("abcd1234", "q", "t", 1.0),
+            tags: vec![],
+            note: None,
+        })
+        .unwrap();
+    let b2 = c
+        .save(&NewEntry {
+            kind: EntryKind::Run,
+            doc: run_doc("abcd1234", "q", "t", 1.0),
+            tags: vec![],
+            note: None,
+        })
+        .unwrap();
+    assert_eq!(a, "abcd1234");
+    assert_eq!(b.len(), 10, "{b}");
+    assert!(b.starts_with("abcd1234"));
+    assert_ne!(b2, b, "the same document saved again gets its own id");
+    assert_eq!(c.resolve("abcd1234").unwrap(), a, "an exact id wins over longer ids it starts");
+    assert_eq!(c.resolve(&b).unwrap(), b);
+    match c.resolve("abcd") {
+        Err(CatalogError::Ambiguous { candidates, .. }) => assert_eq!(candidates.len(), 3),
+        other => panic!("expected ambiguous, got {other:?}"),
+    }
+    let msg = c.resolve("abcd").unwrap_err().to_string();
+    assert!(msg.contains("'abcd' is ambiguous") && msg.contains("abcd1234,"), "{msg}");
+}
+
+#[test]
+fn prefixes_resolve_and_bad_ids_are_errors() {
+    let (_d, path) = temp();
+    let c = Catalog::open(&path).unwrap();
+    let a = save_run(&c, "12345678", "p", "t", &[]);
+    save_run(&c, "9abcdef0", "p", "t", &[]);
+    assert_eq!(c.get("123").unwrap().id, a);
+    assert_eq!(c.get("1234567").unwrap().id, a);
+    assert_eq!(c.get("12345678").unwrap().id, a);
+    assert!(matches!(c.get("ffff"), Err(CatalogError::NotFound { .. })));
+    assert!(matches!(c.get("123456789"), Err(CatalogError::NotFound { .. })));
+    for bad in ["", "  ", "xyz", "12%", "1_"] {
+        assert!(matches!(c.get(bad), Err(CatalogError::BadId { .. })), "{bad:?}");
+    }
+    let msg = c.get("ffff").unwrap_err().to_string();
+    assert!(msg.contains("no entry 'ffff'") && msg.contains(&path.display().to_string()), "{msg}");
+}
+
+#[test]
+fn list_filters_by_tag_profile_target_kind_time_and_limit() {
+    let (_d, path) = temp();
+    let c = Catalog::open(&path).unwrap();
+    let a = save_run(&c, "00000001", "oltp", "/data/f", &[("hba", "qle2560"), ("site", "lab1")]);
+    let b = save_run(&c, "00000002", "oltp", "mem:1G", &[("hba", "lpe32002"), ("site", "lab1")]);
+    let s = c
+        .save(&NewEntry {
+            kind: EntryKind::Sweep,
+            doc: json!({"schema": "iolab.sweep/1", "started_at": "2025-01-01T00:00:00Z", "partial": false,
+                        "points": [{"result": run_doc("00000003", "vdi", "/data/g", 5.0)}]}),
+            tags: tags(&[("site", "lab2")]),
+            note: Some("qd sweep".into()),
+        })
+        .unwrap();
+    let ids = |f: Filter| c.list(&f).unwrap().into_iter().map(|e| e.id).collect::<Vec<_>>();
+    assert_eq!(ids(Filter::default()), [s.as_str(), b.as_str(), a.as_str()], "newest first");
+    assert_eq!(
+        ids(Filter { tags: tags(&[("site", "lab1")]), ..Filter::default() }),
+        [b.as_str(), a.as_str()]
+    );
+    assert_eq!(
+        ids(Filter { tags: tags(&[("site", "lab1"), ("hba", "qle2560")]), ..Filter::default() }),
+        [a.as_str()]
+    );
+    assert!(ids(Filter { tags: tags(&[("site", "lab3")]), ..Filter::default() }).is_empty());
+    assert_eq!(ids(Filter { profile: Some("oltp".into()), ..Filter::default() }), [b.as_str(), a.as_str()]);
+    assert_eq!(ids(Filter { profile: Some("vdi".into()), ..Filter::default() }), [s.as_str()]);
+    assert_eq!(ids(Filter { target: Some("/data".into()), ..Filter::default() }), [s.as_str(), a.as_str()]);
+    assert_eq!(ids(Filter { target: Some("%".into()), ..Filter::default() }), Vec::<String>::new());
+    assert_eq!(ids(Filter { kind: Some(EntryKind::Sweep), ..Filter::default() }), [s.as_str()]);
+    assert_eq!(ids(Filter { kind: Some(EntryKind::FindMax), ..Filter::default() }), Vec::<String>::new());
+    assert_eq!(ids(Filter { limit: Some(2), ..Filter::default() }), [s.as_str(), b.as_str()]);
+    let now = now_unix_s();
+    assert_eq!(ids(Filter { since_unix_s: Some(now + 60.0), ..Filter::default() }), Vec::<String>::new());
+    assert_eq!(ids(Filter { until_unix_s: Some(now - 60.0), ..Filter::default() }), Vec::<String>::new());
+    assert_eq!(
+        ids(Filter { since_unix_s: Some(now - 60.0), until_unix_s: Some(now + 60.0), ..Filter::default() })
+            .len(),
+        3
+    );
+    let sweep = c.get(&s).unwrap();
+    assert_eq!(sweep.kind, EntryKind::Sweep);
+    assert_eq!(sweep.summary.iops, Some(5.0));
+    assert_eq!(sweep.note.as_deref(), Some("qd sweep"));
+}
+
+#[test]
+fn remove_deletes_the_entry_and_its_tags() {
+    let (_d, path) = temp();
+    let c = Catalog::open(&path).unwrap();
+    let a = save_run(&c, "aaaa0000", "p", "t", &[("k", "v")]);
+    assert_eq!(c.remove("aaaa").unwrap(), a);
+    assert!(matches!(c.get(&a), Err(CatalogError::NotFound { .. })));
+    assert!(matches!(c.remove(&a), Err(CatalogError::NotFound { .. })));
+    let n: i64 = c.conn.query_row("SELECT count(*) FROM tags", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 0);
+}
+
+#[test]
+fn bad_tags_and_documents_are_refused() {
+    let (_d, path) = temp();
+    let c = Catalog::open(&path).unwrap();
+    let e = c.save_text(EntryKind::Run, "{}", &tags(&[("", "x")]), None).unwrap_err();
+    assert!(e.to_string().contains("invalid tag '=x'"), "{e}");
+    let e = c.save_text(EntryKind::Run, "{}", &tags(&[("a", "1"), ("a", "2")]), None).unwrap_err();
+    assert!(e.to_string().contains("key 'a' is given twice"), "{e}");
+    let e = c.save_text(EntryKind::Sweep, RUN, &[], None).unwrap_err();
+    assert!(e.to_string().contains("its schema is 'iolab.result/1'"), "{e}");
+    assert!(c.save_text(EntryKind::Run, "[1]", &[], None).is_err());
+    assert!(c.save_text(EntryKind::Run, "{", &[], None).is_err());
+    assert!(c.summaries(&Filter::default()).unwrap().is_empty());
+}
+
+/// Builds a catalog at schema version 1, as an iolab of that version left it, with one run in it.
+fn make_v1(path: &Path) {
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(schema::MIGRATIONS[0].sql).unwrap();
+    conn.execute_batch(&format!(
+        "PRAGMA application_id = {}; PRAGMA user_version = 1;",
+        schema::APPLICATION_ID
+    ))
+    .unwrap();
+    conn.execute(
+        "INSERT INTO entries (id, kind, saved_unix_s, started_at, run_id, profile, targets, partial, note, doc)
+         VALUES ('d89d1678', 'run', 1.0, '2025-01-01T00:00:00Z', 'd89d1678', 'iolab', 'x', 0, 'old', ?1)",
+        [RUN],
+    )
+    .unwrap();
+    conn.execute("INSERT INTO tags VALUES ('d89d1678', 'site', 'lab1')", []).unwrap();
+}
+
+#[test]
+fn version_1_catalog_is_migrated_and_its_columns_backfilled() {
+    let (_d, path) = temp();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    make_v1(&path);
+    let c = Catalog::open(&path).unwrap();
+    let v: i64 = c.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(v, schema::LATEST);
+    let e = c.get("d89d").unwrap();
+    assert_eq!(e.doc_text, RUN);
+    assert_eq!(e.tags, tags(&[("site", "lab1")]));
+    assert_eq!(e.note.as_deref(), Some("old"));
+    assert_eq!(e.summary.iops, Some(79_996.0), "headline columns recomputed from the document");
+    assert_eq!(e.summary.targets, ["sim:fixed,latency=100us,servers=8,size=1G"]);
+    let last: String =
+        c.conn.query_row("SELECT value FROM meta WHERE key = 'last_migration'", [], |r| r.get(0)).unwrap();
+    assert!(last.starts_with("2:"), "{last}");
+    // And it works as a current catalog.
+    save_run(&c, "00000001", "p", "t", &[]);
+    assert_eq!(c.summaries(&Filter::default()).unwrap().len(), 2);
+}
+
+fn assert_refused_untouched(path: &Path, expect: &str) {
+    let before = std::fs::read(path).unwrap();
+    let e = Catalog::open(path).err().expect("open must fail");
+    let msg = e.to_string();
+    assert!(msg.contains(&path.display().to_string()), "names the path: {msg}");
+    assert!(msg.contains(expect), "{msg}");
+    assert!(msg.contains("not changed") && msg.contains("--db"), "says what to do: {msg}");
+    assert_eq!(std::fs::read(path).unwrap(), before, "the refused file is unchanged");
+    // Twice: the first refusal left nothing behind that changes the second.
+    assert!(Catalog::open(path).is_err());
+    assert_eq!(std::fs::read(path).unwrap(), before);
+}
+
+#[test]
+fn newer_catalog_is_refused_untouched() {
+    let (_d, path) = temp();
+    drop(Catalog::open(&path).unwrap());
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(&format!("PRAGMA user_version = {};", schema::LATEST + 1)).unwrap();
+        // Fold the WAL into the main file so the bytes compared are the whole catalog.
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+    }
+    assert_refused_untouched(&path, "newer iolab (schema version 3; this iolab reads versions up to 2)");
+}
+
+#[test]
+fn garbage_file_is_refused_untouched() {
+    let (_d, path) = temp();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let garbage: Vec<u8> = (0..8192u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(&path, &garbage).unwrap();
+    assert_refused_untouched(&path, "is not an iolab catalog");
+    // A text file too.
+    std::fs::write(&path, "hello, I am a note and not a database\n".repeat(50)).unwrap();
+    assert_refused_untouched(&path, "is not an iolab catalog");
+}
+
+#[test]
+fn truncated_catalog_is_refused_untouched() {
+    let (_d, path) = temp();
+    {
+        let c = Catalog::open(&path).unwrap();
+        for i in 0..50 {
+            save_run(&c, &format!("{i:08x}"), "p", "t", &[]);
+        }
+        c.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;").unwrap();
+    }
+    let bytes = std::fs::read(&path).unwrap();
+    assert!(bytes.len() > 8192);
+    // Keep the header, scramble the pages after the first.
+    let mut bad = bytes.clone();
+    for b in &mut bad[4096..] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&path, &bad).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    match Catalog::open(&path) {
+        Err(e) => {
+            assert!(e.to_string().contains(&path.display().to_string()), "{e}");
+            assert_eq!(std::fs::read(&path).unwrap(), before, "the refused file is unchanged");
+        }
+        // SQLite reads only what it needs; the damage may show later, as an error, never a panic.
+        Ok(c) => {
+            let _ = c.summaries(&Filter::default());
+            assert!(c.integrity_check().is_err());
+        }
+    }
+}
+
+#[test]
+fn other_programs_database_is_refused_untouched() {
+    let (_d, path) = temp();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('x');").unwrap();
+    }
+    assert_refused_untouched(&path, "another program (application id 0x0, tables contacts)");
+}
+
+#[test]
+fn empty_file_becomes_a_catalog() {
+    let (_d, path) = temp();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, b"").unwrap();
+    let c = Catalog::open(&path).unwrap();
+    save_run(&c, "00000001", "p", "t", &[]);
+    assert_eq!(c.integrity_check(), Ok(()));
+}
+
+#[test]
+fn a_directory_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = Catalog::open(dir.path()).err().expect("a directory is not a catalog");
+    assert!(e.to_string().contains(&dir.path().display().to_string()), "{e}");
+}
+
+#[test]
+fn concurrent_writers_in_threads_lose_nothing() {
+    let (_d, path) = temp();
+    drop(Catalog::open(&path).unwrap());
+    let threads: Vec<_> = (0..6)
+        .map(|t| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let c = Catalog::open(&path).unwrap();
+                for i in 0..20 {
+                    save_run(&c, &format!("{t:02x}{i:06x}"), "p", "t", &[("thread", &t.to_string())]);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let c = Catalog::open(&path).unwrap();
+    assert_eq!(c.summaries(&Filter::default()).unwrap().len(), 120);
+    assert_eq!(c.integrity_check(), Ok(()));
+}
+
+#[test]
+fn concurrent_creators_of_a_new_catalog_agree() {
+    for _ in 0..5 {
+        let (_d, path) = temp();
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let c = Catalog::open(&path).unwrap();
+                    save_run(&c, &format!("{t:08x}"), "p", "t", &[]);
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let c = Catalog::open(&path).unwrap();
+        assert_eq!(c.summaries(&Filter::default()).unwrap().len(), 4);
+    }
+}
+
+#[test]
+fn default_path_follows_iolab_db_then_xdg_then_home() {
+    // Environment variables are process-wide; this is the only test that reads or sets them.
+    let saved: Vec<_> =
+        ["IOLAB_DB", "XDG_DATA_HOME", "HOME"].iter().map(|k| (*k, std::env::var_os(k))).collect();
+    std::env::set_var("IOLAB_DB", "/x/cat.db");
+    std::env::set_var("XDG_DATA_HOME", "/xdg");
+    std::env::set_var("HOME", "/home/u");
+    assert_eq!(Catalog::default_path(), PathBuf::from("/x/cat.db"));
+    std::env::set_var("IOLAB_DB", "");
+    assert_eq!(Catalog::default_path(), PathBuf::from("/xdg/iolab/results.db"));
+    std::env::set_var("XDG_DATA_HOME", "relative/dir");
+    assert_eq!(Catalog::default_path(), PathBuf::from("/home/u/.local/share/iolab/results.db"));
+    std::env::remove_var("XDG_DATA_HOME");
+    assert_eq!(Catalog::default_path(), PathBuf::from("/home/u/.local/share/iolab/results.db"));
+    for (k, v) in saved {
+        match v {
+            Some(v) => std::env::set_var(k, v),
+            None => std::env::remove_var(k),
+        }
+    }
+}
+
+#[test]
+fn kinds_parse_as_typed_and_by_schema() {
+    assert_eq!(EntryKind::parse("find-max"), Some(EntryKind::FindMax));
+    assert_eq!(EntryKind::parse("Sweep"), Some(EntryKind::Sweep));
+    assert_eq!(EntryKind::parse("runs"), None);
+    assert_eq!(EntryKind::of_schema("iolab.findmax/1"), Some(EntryKind::FindMax));
+    assert_eq!(EntryKind::of_schema("iolab.result/7"), Some(EntryKind::Run));
+    assert_eq!(EntryKind::of_schema("other/1"), None);
+}

@@ -1,0 +1,247 @@
+//! `iolab compare A B [C ...]`: resolves each side (a catalog ID or unique prefix, a tag query, a result or
+//! sweep JSON file, or a comma-joined list of files or IDs whose runs are the side's trials) into documents,
+//! and hands them to `iolab_report::compare`, which does all the arithmetic and the renderings. This file is
+//! glue: resolving, error messages that quote what the user typed, and output.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use iolab_catalog::{Catalog, Filter};
+use iolab_report::compare::{self, CompareOptions, MetricFilter, Side, SideDocs};
+use iolab_report::sweep::SweepResult;
+use iolab_report::RunResult;
+
+use crate::run::{usage, write_out, Outcome};
+
+/// `iolab compare` options.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The sides, the first being the baseline every other side is compared with. Each is a catalog ID (or a
+    /// unique start of one, as `iolab runs` lists them); `tag:KEY=VALUE[,KEY=VALUE...]` (every run carrying
+    /// all those tags: the side's trials); a path to a result (iolab.result/1) or sweep (iolab.sweep/1) JSON
+    /// file; or a comma-joined list of files or IDs (trials). Runs are compared with runs, sweeps with sweeps
+    /// (per point, matched by the swept values).
+    #[arg(required = true, num_args = 2.., value_name = "SIDE")]
+    pub sides: Vec<String>,
+    /// The catalog to look IDs and tags up in. Default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db,
+    /// else ~/.local/share/iolab/results.db. Only read; compare never creates a catalog.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Only these metrics, comma-separated or repeated: iops, mb_s, mean, p50, p99, p999 (or p99.9), max,
+    /// service_mean, cpu_per_io, depth, tx_per_hour, latency (all response-time statistics), tx (all
+    /// transaction metrics); prefix with read., write., group.NAME., tx. or txn.NAME. to narrow (read.p99).
+    /// Default: all.
+    #[arg(long, value_name = "LIST")]
+    pub metric: Vec<String>,
+    /// Output format of the table: text or md (Markdown, for tickets). Default text.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "md", "markdown"])]
+    pub format: String,
+    /// Also write the comparison as JSON (schema iolab.compare/1) to FILE; '-' for stdout (then the table
+    /// is not printed).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Significance level of Welch's t-test, run per metric when both sides have at least 3 trials; a
+    /// difference is significant when p < alpha. Default 0.05; between 0 and 1.
+    #[arg(long, value_name = "ALPHA", allow_hyphen_values = true)]
+    pub alpha: Option<String>,
+}
+
+/// The documents one input stands for.
+enum Docs {
+    Runs(Vec<RunResult>),
+    Sweeps(Vec<SweepResult>),
+}
+
+/// The catalog, opened on first use (so comparing files needs none), never created.
+struct LazyCatalog {
+    path: PathBuf,
+    open: Option<Catalog>,
+}
+
+impl LazyCatalog {
+    fn get(&mut self, input: &str) -> Result<&Catalog> {
+        if self.open.is_none() {
+            if !self.path.exists() {
+                return Err(usage(format!(
+                    "'{input}' is not a file, and there is no catalog at '{}' to look it up in\n  hint: give a path to a result or sweep JSON file, or the catalog with --db PATH (or IOLAB_DB)",
+                    self.path.display()
+                )));
+            }
+            let c =
+                Catalog::open(&self.path).map_err(usage).with_context(|| format!("looking up '{input}'"))?;
+            self.open = Some(c);
+        }
+        // Just set above.
+        self.open.as_ref().ok_or_else(|| anyhow::anyhow!("catalog not open"))
+    }
+}
+
+/// The document `v`, from `what` (a path or an ID, for messages), as a run or a sweep.
+fn parse_doc(v: serde_json::Value, what: &str) -> Result<Docs> {
+    let schema = v.get("schema").and_then(|s| s.as_str()).map(str::to_string);
+    match schema.as_deref() {
+        Some(iolab_report::SCHEMA) => {
+            let r: RunResult = serde_json::from_value(v)
+                .map_err(|e| usage(format!("'{what}' is not a valid iolab.result/1 document: {e}")))?;
+            Ok(Docs::Runs(vec![r]))
+        }
+        Some(iolab_report::sweep::SWEEP_SCHEMA) => {
+            let s: SweepResult = serde_json::from_value(v)
+                .map_err(|e| usage(format!("'{what}' is not a valid iolab.sweep/1 document: {e}")))?;
+            Ok(Docs::Sweeps(vec![s]))
+        }
+        Some(other) => Err(usage(format!(
+            "'{what}' is a '{other}' document; compare takes results (iolab.result/1) and sweeps (iolab.sweep/1)"
+        ))),
+        None => Err(usage(format!(
+            "'{what}' is not an iolab result or sweep: it has no \"schema\" field (expected iolab.result/1 or iolab.sweep/1)"
+        ))),
+    }
+}
+
+fn read_file(path: &str) -> Result<Docs> {
+    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("cannot read '{path}': {e}")))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| usage(format!("'{path}' is not an iolab result or sweep: it is not JSON ({e})")))?;
+    parse_doc(v, path)
+}
+
+fn looks_like_id(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// `tag:k=v,k2=v2` -> pairs; an error quotes the input.
+fn parse_tags(input: &str, query: &str) -> Result<Vec<(String, String)>> {
+    let mut tags = Vec::new();
+    for part in query.split(',') {
+        match part.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => tags.push((k.trim().to_string(), v.trim().to_string())),
+            _ => {
+                return Err(usage(format!(
+                    "invalid tag query '{input}': '{part}' is not KEY=VALUE; expected tag:KEY=VALUE[,KEY=VALUE...]"
+                )))
+            }
+        }
+    }
+    Ok(tags)
+}
+
+fn merge(into: &mut Option<Docs>, more: Docs, input: &str) -> Result<()> {
+    match (into.as_mut(), more) {
+        (None, d) => *into = Some(d),
+        (Some(Docs::Runs(a)), Docs::Runs(b)) => a.extend(b),
+        (Some(Docs::Sweeps(a)), Docs::Sweeps(b)) => a.extend(b),
+        _ => {
+            return Err(usage(format!(
+                "'{input}' mixes runs and sweeps; a side is runs (its trials) or sweeps, not both"
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// The documents an input stands for.
+fn resolve(input: &str, catalog: &mut LazyCatalog) -> Result<Docs> {
+    if let Some(query) = input.strip_prefix("tag:") {
+        let tags = parse_tags(input, query)?;
+        let cat = catalog.get(input)?;
+        let entries = cat
+            .list(&Filter { tags, ..Filter::default() })
+            .map_err(usage)
+            .with_context(|| format!("looking up '{input}'"))?;
+        if entries.is_empty() {
+            return Err(usage(format!(
+                "no run in catalog '{}' matches '{input}'; `iolab runs --tag KEY=VALUE` lists what does",
+                cat.path().display()
+            )));
+        }
+        let mut docs = None;
+        // Oldest first, so trials are in the order they ran.
+        for e in entries.into_iter().rev() {
+            let d = parse_doc(e.doc, &format!("{} (matched by {input})", e.id))?;
+            merge(&mut docs, d, input)?;
+        }
+        return docs.ok_or_else(|| usage(format!("'{input}' holds no run to compare")));
+    }
+    // A path wins, even one with commas in it.
+    if Path::new(input).is_file() {
+        return read_file(input);
+    }
+    let mut docs = None;
+    for piece in input.split(',').map(str::trim) {
+        let d = if Path::new(piece).is_file() {
+            read_file(piece)?
+        } else if looks_like_id(piece) {
+            let entry = catalog.get(piece)?.get(piece).map_err(usage)?;
+            parse_doc(entry.doc, piece)?
+        } else if piece.is_empty() {
+            return Err(usage(format!("'{input}' has an empty item; expected FILE[,FILE...] or ID[,ID...]")));
+        } else {
+            return Err(usage(format!(
+                "'{piece}' is neither a file nor a catalog id (hex digits, as `iolab runs` lists them)"
+            )));
+        };
+        merge(&mut docs, d, input)?;
+    }
+    docs.ok_or_else(|| usage(format!("'{input}' holds no run to compare")))
+}
+
+fn parse_alpha(text: Option<&str>) -> Result<f64> {
+    let Some(t) = text else { return Ok(compare::DEFAULT_ALPHA) };
+    match t.trim().parse::<f64>() {
+        Ok(a) if a > 0.0 && a < 1.0 => Ok(a),
+        _ => Err(usage(format!(
+            "invalid value '{t}' for '--alpha': expected a number between 0 and 1, e.g. 0.05"
+        ))),
+    }
+}
+
+/// `iolab compare`.
+pub fn compare(args: &CompareArgs) -> Result<Outcome> {
+    let alpha = parse_alpha(args.alpha.as_deref())?;
+    let metrics = MetricFilter::parse(&args.metric.join(",")).map_err(usage)?;
+    let mut catalog = LazyCatalog { path: args.db.clone().unwrap_or_else(Catalog::default_path), open: None };
+    let mut sides = Vec::with_capacity(args.sides.len());
+    for input in &args.sides {
+        let docs = match resolve(input, &mut catalog)? {
+            Docs::Runs(r) => SideDocs::Runs(r),
+            Docs::Sweeps(s) => SideDocs::Sweeps(s),
+        };
+        sides.push(Side { source: input.clone(), docs });
+    }
+    let c = compare::compare(&sides, &CompareOptions { alpha, metrics }).map_err(usage)?;
+    if args.json.as_deref() != Some("-") {
+        let text = match args.format.as_str() {
+            "md" | "markdown" => compare::render_compare_markdown(&c),
+            _ => compare::render_compare_text(&c),
+        };
+        write_out("-", &text)?;
+    }
+    if let Some(path) = &args.json {
+        write_out(path, &compare::compare_to_json(&c)).with_context(|| format!("writing --json '{path}'"))?;
+    }
+    Ok(Outcome::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_query_parses_pairs_and_refuses_bare_words() {
+        let t = parse_tags("tag:hba=qle2560,site=lab1", "hba=qle2560,site=lab1").unwrap();
+        assert_eq!(t, vec![("hba".into(), "qle2560".into()), ("site".into(), "lab1".into())]);
+        let e = parse_tags("tag:hba", "hba").unwrap_err();
+        assert!(format!("{e:#}").contains("invalid tag query 'tag:hba'"), "{e:#}");
+    }
+
+    #[test]
+    fn alpha_out_of_range_quotes_the_text() {
+        assert_eq!(parse_alpha(None).unwrap(), 0.05);
+        assert_eq!(parse_alpha(Some("0.01")).unwrap(), 0.01);
+        let e = parse_alpha(Some("5%")).unwrap_err();
+        assert!(format!("{e:#}").contains("invalid value '5%' for '--alpha'"), "{e:#}");
+        assert!(parse_alpha(Some("1")).is_err());
+    }
+}

@@ -1,0 +1,179 @@
+//! `iolab report`: one self-contained HTML page (or Markdown for a ticket) from run results and sweeps,
+//! given as catalog ids or as the JSON files `iolab run --json` and `iolab sweep --json` write.
+//!
+//! All inputs are read and checked before anything is written: a bad input (missing file, not JSON, another
+//! schema, unknown id) is a usage error (exit 2) that quotes it, and no output file is created. The page
+//! itself is made by `iolab_report::html` (docs/REPORTS.md).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use clap::{Args, ValueEnum};
+use iolab_catalog::{Catalog, EntryKind};
+use iolab_report::html::{render_html, render_markdown, DocBody, ReportDoc};
+
+use crate::run::{usage, Outcome};
+
+/// Output format of `iolab report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// One self-contained HTML page: inline CSS and SVG charts, no script, font or URL.
+    Html,
+    /// Markdown tables, for pasting into a ticket.
+    Md,
+}
+
+/// `iolab report` options.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Runs and sweeps to report: catalog ids (or unique prefixes), or result/sweep JSON files (from
+    /// `iolab run --json`, `iolab sweep --json`). Several runs are compared side by side; sweeps get their
+    /// IOPS/MB/s and latency charts along each swept field (several sweeps are overlaid).
+    #[arg(required = true, value_name = "ID_OR_FILE")]
+    pub inputs: Vec<String>,
+    /// Write the report here. Default: standard output.
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// html or md. Default: md when --output ends in .md, else html.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<ReportFormat>,
+    /// The results catalog to read ids from. Default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else
+    /// ~/.local/share/iolab/results.db.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Title of the report. Default: "iolab report" and the inputs' names.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+}
+
+/// Runs `iolab report`.
+pub fn report(args: &ReportArgs) -> Result<Outcome> {
+    let mut catalog: Option<Catalog> = None;
+    let mut docs = Vec::with_capacity(args.inputs.len());
+    for input in &args.inputs {
+        docs.push(load(input, args.db.as_deref(), &mut catalog)?);
+    }
+    disambiguate_labels(&mut docs);
+    let title = args.title.clone().unwrap_or_else(|| {
+        let names: Vec<&str> = docs.iter().map(|d| d.label.as_str()).collect();
+        format!("iolab report: {}", names.join(", "))
+    });
+    let format = args.format.unwrap_or_else(|| match &args.output {
+        Some(p) if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("md")) => ReportFormat::Md,
+        _ => ReportFormat::Html,
+    });
+    let text = match format {
+        ReportFormat::Html => render_html(&title, &docs),
+        ReportFormat::Md => render_markdown(&title, &docs),
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, text)
+            .with_context(|| format!("writing the report to '{}'", path.display()))?,
+        None => {
+            use std::io::Write as _;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes()).context("writing the report to standard output")?;
+            out.flush().context("writing the report to standard output")?;
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+/// Reads one input: a file when the path exists, else a catalog id.
+fn load(input: &str, db: Option<&Path>, catalog: &mut Option<Catalog>) -> Result<ReportDoc> {
+    let path = Path::new(input);
+    if path.is_file() {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| usage(format!("report input '{input}': cannot read it: {e}")))?;
+        let body = DocBody::from_json(&text).map_err(|e| usage(format!("report input '{input}': {e}")))?;
+        let label = path.file_stem().map_or_else(|| input.to_string(), |s| s.to_string_lossy().into_owned());
+        return Ok(ReportDoc { label, source: input.to_string(), tags: Vec::new(), note: None, body });
+    }
+    if path.exists() {
+        return Err(usage(format!("report input '{input}': not a file")));
+    }
+    let looks_like_id =
+        !input.is_empty() && input.len() <= 64 && input.chars().all(|c| c.is_ascii_alphanumeric());
+    if !looks_like_id {
+        return Err(usage(format!("report input '{input}': no such file (and not a catalog id)")));
+    }
+    let db_path = db.map_or_else(Catalog::default_path, Path::to_path_buf);
+    if catalog.is_none() {
+        let c = Catalog::open(&db_path).map_err(|e| {
+            usage(format!(
+                "report input '{input}': no such file, and the catalog '{}' cannot be read to look it up as an id: {e}",
+                db_path.display()
+            ))
+        })?;
+        *catalog = Some(c);
+    }
+    let Some(c) = catalog.as_ref() else {
+        return Err(usage(format!("report input '{input}': the catalog is not open")));
+    };
+    let entry = c.get(input).map_err(|e| {
+        usage(format!(
+            "report input '{input}': no such file, and not an id in the catalog '{}': {e}",
+            db_path.display()
+        ))
+    })?;
+    if entry.kind == EntryKind::FindMax {
+        return Err(usage(format!(
+            "report input '{input}': a --find-max search; report takes runs and sweeps (its runs can be reported by id)"
+        )));
+    }
+    let body = DocBody::from_value(entry.doc)
+        .map_err(|e| usage(format!("report input '{input}' (catalog): {e}")))?;
+    let label = if entry.tags.is_empty() {
+        entry.id.clone()
+    } else {
+        let tags: Vec<String> = entry.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{} {}", entry.id, tags.join(","))
+    };
+    Ok(ReportDoc { label, source: format!("catalog {}", entry.id), tags: entry.tags, note: entry.note, body })
+}
+
+/// Makes labels unique (`run`, `run (2)`), since they name lines and bars.
+fn disambiguate_labels(docs: &mut [ReportDoc]) {
+    for i in 1..docs.len() {
+        let base = docs[i].label.clone();
+        let mut n = 2;
+        while docs[..i].iter().any(|d| d.label == docs[i].label) {
+            docs[i].label = format!("{base} ({n})");
+            n += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disambiguate_labels_numbers_repeats() {
+        let doc = |l: &str| ReportDoc {
+            label: l.into(),
+            source: String::new(),
+            tags: Vec::new(),
+            note: None,
+            body: DocBody::Sweep(Box::new(iolab_report::sweep::SweepResult {
+                schema: String::new(),
+                iolab_version: String::new(),
+                started_at: String::new(),
+                partial: false,
+                base_seed: 0,
+                trials: 1,
+                axes: Vec::new(),
+                load_axis: None,
+                points_planned: 0,
+                preconditioning: None,
+                points: Vec::new(),
+                knee: None,
+                max_p99: None,
+            })),
+        };
+        let mut docs = vec![doc("a"), doc("a"), doc("a")];
+        disambiguate_labels(&mut docs);
+        let labels: Vec<&str> = docs.iter().map(|d| d.label.as_str()).collect();
+        assert_eq!(labels, ["a", "a (2)", "a (3)"]);
+    }
+}

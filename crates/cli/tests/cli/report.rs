@@ -1,0 +1,284 @@
+//! `iolab report` end to end, and checked in a real browser.
+//!
+//! Reports are made for (a) one run, (b) a queue-depth sweep and (c) two runs, from JSON files of runs on the
+//! emulated device. Each page is then opened in headless Chromium (Debian's `chromium`, which `.ci/run`
+//! installs): it must load with no console message and no failed request, its DOM must hold every chart,
+//! and each chart must have drawn. To check the drawing, the charts' SVGs are laid out one under the other
+//! on a page of known size (640 x 360 px each), screenshotted, and each chart's rectangle of the PNG must
+//! have enough non-white pixels and enough coloured ones (series and bars are coloured; axes, grid and text
+//! are grey or black). Without Chromium the browser part prints `skipped: chromium not installed`.
+//!
+//! Bad inputs are usage errors (exit 2) that quote the input and write nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{iolab, tempdir, SIM};
+
+/// Chart size, as drawn by iolab-report (crates/report/src/html/charts.rs).
+const CHART_W: u32 = 640;
+const CHART_H: u32 = 360;
+
+/// Runs `iolab ARGS` in `dir`, asserting exit code 0.
+fn ok(dir: &Path, args: &[&str]) {
+    let out = iolab().current_dir(dir).args(args).output().expect("spawn iolab");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "iolab {} failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Writes run1.json, run2.json and sweep.json (emulated device, virtual time) into `dir`.
+fn make_inputs(dir: &Path) {
+    ok(
+        dir,
+        &[&["run"][..], &SIM, &["-d", "3s", "--ramp", "0", "--qd", "16", "--json", "run1.json", "-q"]]
+            .concat(),
+    );
+    ok(
+        dir,
+        &[
+            "run",
+            "--target",
+            "sim:fixed,latency=300us,servers=4",
+            "--clock",
+            "virtual",
+            "--seed",
+            "2",
+            "-d",
+            "3s",
+            "--ramp",
+            "0",
+            "--rw",
+            "randrw",
+            "--read-pct",
+            "70",
+            "--json",
+            "run2.json",
+            "-q",
+        ],
+    );
+    ok(
+        dir,
+        &[
+            &["sweep"][..],
+            &SIM,
+            &["--qd", "1..64:x4", "-d", "1s", "--ramp", "0", "--json", "sweep.json", "-q"],
+        ]
+        .concat(),
+    );
+}
+
+/// The Chromium binary: `$CHROMIUM`, else `chromium` or `chromium-browser` on the PATH.
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|d| ["chromium", "chromium-browser"].map(|n| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// Runs headless Chromium with `args` on `url`, with its own profile directory; returns (stdout, stderr).
+/// Killed after 90 s.
+fn run_chromium(bin: &Path, profile: &Path, args: &[String], url: &str) -> (String, String) {
+    let mut child = Command::new(bin)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars"])
+        .arg("--force-device-scale-factor=1")
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start chromium");
+    let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut so, &mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut se, &mut s);
+        s
+    });
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait for chromium").is_some() {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            panic!("chromium did not finish within 90 s on {url}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.wait();
+    (t_out.join().unwrap_or_default(), t_err.join().unwrap_or_default())
+}
+
+/// The SVG of each `<figure class="chart">` of a report, with its `data-chart` kind.
+fn chart_svgs(html: &str) -> Vec<(String, String)> {
+    html.split("<figure class=\"chart\"")
+        .skip(1)
+        .map(|f| {
+            let kind =
+                f.split("data-chart=\"").nth(1).and_then(|s| s.split('"').next()).unwrap_or("").to_string();
+            let svg = f
+                .find("<svg")
+                .and_then(|a| f.find("</svg>").map(|b| f[a..b + 6].to_string()))
+                .unwrap_or_default();
+            (kind, svg)
+        })
+        .collect()
+}
+
+/// Loads `report` in Chromium and checks the page, then screenshots its charts and checks each drew.
+fn check_in_browser(bin: &Path, dir: &Path, report: &Path, want_charts: usize) {
+    let html = std::fs::read_to_string(report).expect("read the report");
+    let profile = dir.join("chromium-profile");
+    let url = format!("file://{}", report.display());
+    // 1. The page loads: DOM dumped, every chart in it, no console message, no failed load.
+    let (dom, log) = run_chromium(
+        bin,
+        &profile,
+        &["--enable-logging=stderr".into(), "--v=0".into(), "--dump-dom".into()],
+        &url,
+    );
+    assert!(
+        dom.contains("</html>") || dom.contains("</body>"),
+        "no DOM from chromium for {url}\nstderr: {log}"
+    );
+    assert_eq!(dom.matches("<figure class=\"chart\"").count(), want_charts, "charts in the DOM of {url}");
+    assert_eq!(dom.matches("<svg").count(), want_charts, "SVGs in the DOM of {url}");
+    for line in log.lines() {
+        let bad = line.contains(":CONSOLE")
+            || line.contains("net::ERR_")
+            || line.contains("Refused to")
+            || line.contains("Uncaught");
+        assert!(!bad, "browser console or load error on {url}: {line}");
+    }
+
+    // 2. Each chart drew: one screenshot of all charts stacked at known positions.
+    let svgs = chart_svgs(&html);
+    assert_eq!(svgs.len(), want_charts);
+    let mut sheet = String::from("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>body{margin:0;background:#fff}div{position:absolute;left:0;overflow:hidden}</style></head><body>");
+    for (i, (_, svg)) in svgs.iter().enumerate() {
+        sheet.push_str(&format!(
+            "<div style=\"top:{}px;width:{CHART_W}px;height:{CHART_H}px\">{svg}</div>",
+            i as u32 * CHART_H
+        ));
+    }
+    sheet.push_str("</body></html>");
+    let sheet_path = dir.join(format!("{}-sheet.html", report.file_stem().unwrap().to_string_lossy()));
+    std::fs::write(&sheet_path, sheet).unwrap();
+    let png_path = sheet_path.with_extension("png");
+    let height = CHART_H * svgs.len() as u32;
+    let (_, log) = run_chromium(
+        bin,
+        &profile,
+        &[format!("--window-size={CHART_W},{height}"), format!("--screenshot={}", png_path.display())],
+        &format!("file://{}", sheet_path.display()),
+    );
+    let file = std::fs::File::open(&png_path)
+        .unwrap_or_else(|e| panic!("no screenshot {} ({e}): {log}", png_path.display()));
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("decode the screenshot");
+    let channels = info.color_type.samples();
+    assert!(info.width >= CHART_W && info.height >= height, "screenshot {}x{}", info.width, info.height);
+    for (i, (kind, _)) in svgs.iter().enumerate() {
+        let (mut ink, mut colour) = (0u32, 0u32);
+        for y in i as u32 * CHART_H..(i as u32 + 1) * CHART_H {
+            for x in 0..CHART_W {
+                let o = (y as usize * info.line_size) + x as usize * channels;
+                let (r, g, b) = (buf[o] as i32, buf[o + 1] as i32, buf[o + 2] as i32);
+                if r < 235 || g < 235 || b < 235 {
+                    ink += 1;
+                }
+                if r.max(g).max(b) - r.min(g).min(b) > 60 {
+                    colour += 1;
+                }
+            }
+        }
+        let total = CHART_W * CHART_H;
+        assert!(ink > total / 50, "chart {i} ({kind}) of {url} looks empty: {ink} of {total} pixels drawn");
+        assert!(colour > 150, "chart {i} ({kind}) of {url} has no series drawn: {colour} coloured pixels");
+    }
+}
+
+#[test]
+fn report_single_run_sweep_and_two_runs_render_in_chromium() {
+    let dir = tempdir();
+    let d = dir.path();
+    make_inputs(d);
+    let cases: [(&str, &[&str], usize); 3] = [
+        // percentile curve, IOPS and latency per interval
+        ("single.html", &["run1.json"], 3),
+        // IOPS and latency against qd
+        ("sweep.html", &["sweep.json"], 2),
+        // 4 bars, overlaid percentiles, then 3 charts per run (run2 has reads and writes)
+        ("two.html", &["run1.json", "run2.json"], 5 + 3 + 3),
+    ];
+    for (out, inputs, _) in &cases {
+        let mut args = vec!["report"];
+        args.extend_from_slice(inputs);
+        args.extend(["-o", out, "--title", "browser <check>"]);
+        ok(d, &args);
+        let html = std::fs::read_to_string(d.join(out)).unwrap();
+        assert!(html.contains("<title>browser &lt;check&gt;</title>"));
+        assert!(!html.to_ascii_lowercase().contains("http"), "no URL in {out}");
+    }
+    let md = iolab()
+        .current_dir(d)
+        .args(["report", "run1.json", "sweep.json", "--format", "md"])
+        .output()
+        .unwrap();
+    assert_eq!(md.status.code(), Some(0));
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("### Summary") && md.contains("### Sweep: sweep") && md.contains("| qd | IOPS |"),
+        "{md}"
+    );
+
+    let Some(bin) = chromium() else {
+        println!("skipped: chromium not installed");
+        return;
+    };
+    for (out, _, n) in &cases {
+        check_in_browser(&bin, d, &d.join(out), *n);
+    }
+}
+
+#[test]
+fn report_bad_inputs_exit_2_quoting_the_input_and_write_nothing() {
+    let dir = tempdir();
+    let d = dir.path();
+    std::fs::write(d.join("notjson.json"), "hello").unwrap();
+    std::fs::write(d.join("other.json"), r#"{"schema":"something/9"}"#).unwrap();
+    let db = d.join("no-such-dir").join("results.db");
+    for (input, says) in [
+        ("missing.json", "'missing.json'"),
+        ("notjson.json", "not JSON"),
+        ("other.json", "schema 'something/9'"),
+        ("abc123", "'abc123'"),
+    ] {
+        let out = iolab()
+            .current_dir(d)
+            .args(["report", input, "-o", "out.html", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{input}: {err}");
+        assert!(err.contains(&format!("'{input}'")) && err.contains(says), "{input}: {err}");
+        assert!(!d.join("out.html").exists(), "{input}: a report was written");
+    }
+}

@@ -1,0 +1,306 @@
+//! The report as Markdown for tickets (`iolab report --format md`): the same inputs and numbers as the HTML
+//! page, with the figures as tables (GitHub-flavoured pipe tables): runs side by side, per sweep its points
+//! along each swept field with the knee marked, per run its summary, latency percentiles and warnings.
+
+use std::fmt::Write as _;
+
+use super::figures::{run_curve, PERCENTILE_COLUMNS};
+use super::{DocBody, ReportDoc};
+use crate::model::OpSummary;
+use crate::sweep::SweepResult;
+use crate::text::{format_duration_ns, format_rate};
+use crate::RunResult;
+
+/// Escapes a table cell: pipes, line breaks and HTML-significant characters (Markdown renderers pass raw
+/// HTML through).
+fn cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '\n' | '\r' => out.push(' '),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '`' => out.push_str("\\`"),
+            '*' => out.push_str("\\*"),
+            '_' => out.push_str("\\_"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn table(out: &mut String, header: &[&str], right: &[bool], rows: &[Vec<String>]) {
+    let _ = writeln!(out, "| {} |", header.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | "));
+    let seps: Vec<&str> = (0..header.len())
+        .map(|i| if right.get(i).copied().unwrap_or(false) { "---:" } else { "---" })
+        .collect();
+    let _ = writeln!(out, "| {} |", seps.join(" | "));
+    for r in rows {
+        let _ = writeln!(out, "| {} |", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
+    }
+    out.push('\n');
+}
+
+fn lat(s: &OpSummary, f: fn(&iolab_stats::LatSummary) -> f64) -> String {
+    s.lat_ns.as_ref().map_or("-".into(), |l| format_duration_ns(f(l)))
+}
+
+/// Renders the report as Markdown.
+pub fn render_markdown(title: &str, docs: &[ReportDoc]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## {}\n", cell(title));
+    let rows: Vec<Vec<String>> = docs
+        .iter()
+        .map(|d| {
+            let (kind, started) = match &d.body {
+                DocBody::Run(r) => ("run", r.started_at.clone()),
+                DocBody::Sweep(s) => ("sweep", s.started_at.clone()),
+            };
+            let tags: Vec<String> = d.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            vec![
+                d.label.clone(),
+                kind.into(),
+                d.source.clone(),
+                started,
+                tags.join(", "),
+                d.note.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    table(&mut out, &["input", "kind", "source", "started", "tags", "note"], &[], &rows);
+
+    let runs: Vec<(&ReportDoc, &RunResult)> = docs
+        .iter()
+        .filter_map(|d| if let DocBody::Run(r) = &d.body { Some((d, r.as_ref())) } else { None })
+        .collect();
+    if !runs.is_empty() {
+        out.push_str("### Summary\n\n");
+        let rows: Vec<Vec<String>> = runs
+            .iter()
+            .map(|(d, r)| {
+                let a = &r.total.all;
+                vec![
+                    d.label.clone(),
+                    format_rate(a.iops, 0),
+                    format_rate(a.mb_s, 1),
+                    lat(a, |l| l.mean),
+                    lat(a, |l| l.p99 as f64),
+                    lat(a, |l| l.p999 as f64),
+                    lat(a, |l| l.max as f64),
+                    format!("{:.1} of {}", r.depth.achieved, r.depth.requested),
+                    format_duration_ns(r.cpu.cpu_ns_per_io),
+                    r.verdict
+                        .as_ref()
+                        .map_or("-".into(), |v| if v.pass { "PASS".into() } else { "FAIL".into() }),
+                    r.warnings.len().to_string(),
+                ]
+            })
+            .collect();
+        table(
+            &mut out,
+            &["run", "IOPS", "MB/s", "mean", "p99", "p99.9", "max", "depth", "CPU/IO", "verdict", "warnings"],
+            &[false, true, true, true, true, true, true, true, true, false, true],
+            &rows,
+        );
+        out.push_str("### Response-time percentiles (all ops)\n\n");
+        let mut header = vec!["run"];
+        header.extend(PERCENTILE_COLUMNS.iter().map(|c| c.0));
+        let rows: Vec<Vec<String>> = runs
+            .iter()
+            .map(|(d, r)| {
+                let mut row = vec![d.label.clone()];
+                row.extend(PERCENTILE_COLUMNS.iter().map(|(_, f)| lat(&r.total.all, *f)));
+                row
+            })
+            .collect();
+        let right: Vec<bool> = header.iter().enumerate().map(|(i, _)| i > 0).collect();
+        table(&mut out, &header, &right, &rows);
+        if runs.len() >= 2 {
+            comparison(&mut out, &runs);
+        }
+    }
+    for d in docs {
+        if let DocBody::Sweep(s) = &d.body {
+            sweep(&mut out, d, s);
+        }
+    }
+    for (d, r) in &runs {
+        run_details(&mut out, d, r);
+    }
+    out
+}
+
+/// Each run against the first: IOPS, MB/s, mean and p99 as a percent change, in the seeds' language.
+fn comparison(out: &mut String, runs: &[(&ReportDoc, &RunResult)]) {
+    let (base_d, base) = runs[0];
+    let _ = writeln!(out, "### Against {}\n", cell(&base_d.label));
+    let pct = |a: f64, b: f64| {
+        if a > 0.0 && a.is_finite() && b.is_finite() {
+            format!("{:+.0}%", (b - a) / a * 100.0)
+        } else {
+            "-".into()
+        }
+    };
+    let lat_of = |r: &RunResult, f: fn(&iolab_stats::LatSummary) -> f64| {
+        r.total.all.lat_ns.as_ref().map_or(f64::NAN, f)
+    };
+    let rows: Vec<Vec<String>> = runs[1..]
+        .iter()
+        .map(|(d, r)| {
+            vec![
+                d.label.clone(),
+                pct(base.total.all.iops, r.total.all.iops),
+                pct(base.total.all.mb_s, r.total.all.mb_s),
+                pct(lat_of(base, |l| l.mean), lat_of(r, |l| l.mean)),
+                pct(lat_of(base, |l| l.p99 as f64), lat_of(r, |l| l.p99 as f64)),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &["run", "IOPS", "MB/s", "mean latency", "p99 latency"],
+        &[false, true, true, true, true],
+        &rows,
+    );
+}
+
+fn sweep(out: &mut String, d: &ReportDoc, s: &SweepResult) {
+    let _ = writeln!(out, "### Sweep: {}\n", cell(&d.label));
+    let axes: Vec<String> = s.axes.iter().map(|a| format!("{} = {}", a.key, a.values.join(", "))).collect();
+    let _ = writeln!(
+        out,
+        "{} of {} points, {} trial(s) each; {}.{}\n",
+        s.points.len(),
+        s.points_planned,
+        s.trials,
+        cell(&axes.join("; ")),
+        if s.partial { " **Partial (stopped early).**" } else { "" }
+    );
+    let keys: Vec<&str> = s.axes.iter().map(|a| a.key.as_str()).collect();
+    let mut header: Vec<&str> = keys.clone();
+    header.extend(["IOPS", "± 95 %", "MB/s", "mean", "p99", "depth", "mark"]);
+    let knee = |i: usize| s.knee.as_ref().is_some_and(|k| k.lines.iter().any(|l| l.point == Some(i)));
+    let maxp = |i: usize| s.max_p99.as_ref().is_some_and(|k| k.lines.iter().any(|l| l.point == Some(i)));
+    let rows: Vec<Vec<String>> = s
+        .points
+        .iter()
+        .map(|p| {
+            let mut row: Vec<String> =
+                keys.iter().map(|k| p.params.get(*k).cloned().unwrap_or_default()).collect();
+            let ci = match (p.summary.iops.ci95_low, p.summary.iops.ci95_high) {
+                (Some(lo), Some(hi)) => format_rate((hi - lo) / 2.0, 0),
+                _ => "-".into(),
+            };
+            let mut marks = Vec::new();
+            if knee(p.index) {
+                marks.push("knee");
+            }
+            if maxp(p.index) {
+                marks.push("max within p99");
+            }
+            row.extend([
+                format_rate(p.summary.iops.mean, 0),
+                ci,
+                format_rate(p.summary.mb_s.mean, 1),
+                format_duration_ns(p.summary.lat_mean_ns.mean),
+                format_duration_ns(p.summary.lat_p99_ns.mean),
+                format!("{:.1}", p.summary.achieved_depth.mean),
+                marks.join(", "),
+            ]);
+            row
+        })
+        .collect();
+    let right: Vec<bool> = header.iter().enumerate().map(|(i, h)| i >= keys.len() && *h != "mark").collect();
+    table(out, &header, &right, &rows);
+    if let Some(k) = &s.knee {
+        for l in &k.lines {
+            let _ = writeln!(
+                out,
+                "- knee along {}: {}",
+                cell(&k.axis),
+                cell(l.value.as_deref().unwrap_or("beyond the sweep"))
+            );
+        }
+        out.push('\n');
+    }
+}
+
+fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
+    let _ = writeln!(out, "### Run: {}\n", cell(&d.label));
+    let targets: Vec<String> = r.env.targets.iter().map(|t| format!("{} ({})", t.name, t.kind)).collect();
+    let _ = writeln!(
+        out,
+        "run {} · seed {} · {:.2} s measured after {:.2} s ramp · engine {} · {}{}\n",
+        cell(&r.run_id.chars().take(8).collect::<String>()),
+        r.seed,
+        r.measured_s,
+        r.ramp_s,
+        cell(&r.env.engine),
+        cell(&targets.join(", ")),
+        if r.partial { " · **partial**" } else { "" }
+    );
+    let mut header = vec!["ops", "count", "IOPS", "MB/s"];
+    header.extend(PERCENTILE_COLUMNS.iter().map(|c| c.0));
+    let rows: Vec<Vec<String>> = [("read", &r.total.read), ("write", &r.total.write), ("all", &r.total.all)]
+        .iter()
+        .filter(|(n, s)| s.ops > 0 || *n == "all")
+        .map(|(n, s)| {
+            let mut row =
+                vec![n.to_string(), s.ops.to_string(), format_rate(s.iops, 1), format_rate(s.mb_s, 1)];
+            row.extend(PERCENTILE_COLUMNS.iter().map(|(_, f)| lat(s, *f)));
+            row
+        })
+        .collect();
+    let right: Vec<bool> = header.iter().enumerate().map(|(i, _)| i > 0).collect();
+    table(out, &header, &right, &rows);
+    // The deep tail from the histogram, when there is one: what the percentile curve draws.
+    let curve = run_curve(r, "all");
+    if curve.len() > 2 {
+        let picks: Vec<&(f64, f64)> =
+            curve.iter().filter(|(x, _)| (x.log10() * 10.0).round() as i64 % 10 == 0).collect();
+        if !picks.is_empty() {
+            let header: Vec<String> =
+                picks.iter().map(|(x, _)| super::charts::Fmt::Percentile.format(*x)).collect();
+            let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+            let row: Vec<String> = picks.iter().map(|(_, y)| format_duration_ns(*y)).collect();
+            out.push_str("Percentile curve (all ops):\n\n");
+            table(out, &header_refs, &vec![true; header.len()], &[row]);
+        }
+    }
+    if let Some(v) = &r.verdict {
+        let _ = writeln!(out, "**Verdict: {}**\n", if v.pass { "PASS" } else { "FAIL" });
+        for reason in &v.reasons {
+            let _ = writeln!(out, "- {}", cell(reason));
+        }
+        if !v.reasons.is_empty() {
+            out.push('\n');
+        }
+    }
+    if let Some(lg) = &r.loadgen {
+        let _ = writeln!(
+            out,
+            "LoadGen: {} users ({}), {} transactions/hour completed, backlog max {} (limit {:.0}){}\n",
+            lg.users,
+            cell(&lg.mode),
+            format_rate(lg.transactions_per_hour, 0),
+            lg.backlog_max,
+            lg.overload_threshold,
+            if lg.overload { ", **overloaded**" } else { "" }
+        );
+    }
+    if r.warnings.is_empty() {
+        out.push_str("No warnings.\n\n");
+    } else {
+        let _ = writeln!(out, "Warnings ({}):\n", r.warnings.len());
+        for w in &r.warnings {
+            let _ = write!(out, "- {}", cell(&w.message()));
+            if let Some(h) = w.hint() {
+                let _ = write!(out, " (hint: {})", cell(&h));
+            }
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+}

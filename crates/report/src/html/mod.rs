@@ -1,0 +1,96 @@
+//! Reports for people: one self-contained HTML page ([`render_html`]) or Markdown for tickets
+//! ([`render_markdown`]) from one or more run results and sweeps (`iolab report`).
+//!
+//! The page holds the seeds' figures drawn from the documents' own data: summary cards; per run the latency
+//! percentile curve (from the merged HDR histograms) and the per-interval time series; for sweeps IOPS (or
+//! MB/s along block size) and latency against each swept field, with the knee marked, several sweeps
+//! overlaid (QLogic vs Emulex); for several runs side-by-side bars; and the configuration, environment,
+//! warnings, verdict and LoadGen tables. It has inline CSS and SVG only: no script, font or URL, so it
+//! opens offline, mails as one file and prints (charts use line styles and markers as well as colours).
+//!
+//! Both renderings read the same figure data (the `figures` module), so the Markdown tables carry the numbers the
+//! charts draw. Everything from a document (names, tags, notes, paths, config values) is escaped. See
+//! docs/REPORTS.md.
+
+pub(crate) mod charts;
+mod figures;
+mod markdown;
+mod page;
+
+use serde_json::Value;
+
+use crate::sweep::{SweepResult, SWEEP_SCHEMA};
+use crate::{RunResult, SCHEMA};
+
+pub use markdown::render_markdown;
+pub use page::render_html;
+
+/// One input of a report: a document and how to name it.
+#[derive(Clone, Debug)]
+pub struct ReportDoc {
+    /// Short name used in legends and headings (a catalog id with its tags, or a file name).
+    pub label: String,
+    /// Where it came from (a file path or `catalog ID`).
+    pub source: String,
+    /// Catalog tags (`key=value`), if any.
+    pub tags: Vec<(String, String)>,
+    /// Catalog note, if any.
+    pub note: Option<String>,
+    /// The document.
+    pub body: DocBody,
+}
+
+/// A result or sweep document.
+#[derive(Clone, Debug)]
+pub enum DocBody {
+    /// One run (`iolab.result/1`).
+    Run(Box<RunResult>),
+    /// A sweep (`iolab.sweep/1`).
+    Sweep(Box<SweepResult>),
+}
+
+impl DocBody {
+    /// Parses a JSON document, recognised by its `schema` field. The error says what was found.
+    pub fn from_json(text: &str) -> Result<DocBody, String> {
+        let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        DocBody::from_value(v)
+    }
+
+    /// Reads a parsed JSON document (as the catalog returns it), recognised by its `schema` field.
+    pub fn from_value(v: Value) -> Result<DocBody, String> {
+        let schema = v.get("schema").and_then(Value::as_str).map(str::to_string);
+        match schema.as_deref() {
+            Some(SCHEMA) => serde_json::from_value::<RunResult>(v)
+                .map(|r| DocBody::Run(Box::new(r)))
+                .map_err(|e| format!("not a valid {SCHEMA} document: {e}")),
+            Some(SWEEP_SCHEMA) => serde_json::from_value::<SweepResult>(v)
+                .map(|s| DocBody::Sweep(Box::new(s)))
+                .map_err(|e| format!("not a valid {SWEEP_SCHEMA} document: {e}")),
+            Some(other) => Err(format!(
+                "schema '{other}' cannot be reported; expected {SCHEMA} (a run) or {SWEEP_SCHEMA} (a sweep)"
+            )),
+            None => Err(format!(
+                "no \"schema\" field; expected an {SCHEMA} (iolab run --json) or {SWEEP_SCHEMA} (iolab sweep --json) document"
+            )),
+        }
+    }
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,333 @@
+//! Tests of the HTML and Markdown renderings on fixed data: every section present, text from documents
+//! escaped, log axes where latency spans decades, no script and no URL anywhere in the page.
+
+use std::collections::BTreeMap;
+
+use iolab_stats::LatencyHistogram;
+
+use super::*;
+use crate::sweep::{PointSummary, SweepAxis, SweepPoint, SweepResult, TrialMetrics, SWEEP_SCHEMA};
+
+fn run_doc(label: &str, r: RunResult) -> ReportDoc {
+    ReportDoc {
+        label: label.into(),
+        source: format!("{label}.json"),
+        tags: Vec::new(),
+        note: None,
+        body: DocBody::Run(Box::new(r)),
+    }
+}
+
+/// The fixed run of `crate::tests`, with a real read histogram spanning 100 µs to 20 ms.
+fn run_with_histogram() -> RunResult {
+    let mut r = crate::tests::sample();
+    let mut h = LatencyHistogram::new();
+    for i in 0..100_000u64 {
+        h.record(100_000 + (i % 1000) * 100);
+    }
+    for _ in 0..100 {
+        h.record(20_000_000);
+    }
+    r.histograms.as_mut().unwrap().read = Some(h.to_base64());
+    r
+}
+
+/// A sweep along `key` with values `values` (point i: IOPS 10k * min(i+1, 4), p99 doubling past 4 points).
+fn sweep(key: &str, values: &[&str], load: bool) -> SweepResult {
+    let base = crate::tests::sample();
+    let points = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let iops = 10_000.0 * (i as f64 + 1.0).min(4.0);
+            let p99 = 100_000.0 * 2f64.powi(i.saturating_sub(3) as i32 * 2);
+            let t = TrialMetrics {
+                seed: 1,
+                partial: false,
+                iops,
+                mb_s: iops * 4096.0 / 1e6,
+                lat_mean_ns: p99 / 2.0,
+                lat_p99_ns: p99,
+                achieved_depth: 1.0,
+            };
+            SweepPoint {
+                index: i,
+                params: BTreeMap::from([(key.to_string(), v.to_string())]),
+                line: 0,
+                load: if load { v.parse().ok() } else { None },
+                result: base.clone(),
+                trials: Vec::new(),
+                summary: PointSummary::from_trials(&[t]),
+            }
+        })
+        .collect();
+    let mut s = SweepResult {
+        schema: SWEEP_SCHEMA.into(),
+        iolab_version: "0.1.0".into(),
+        started_at: "2025-01-02T03:04:05Z".into(),
+        partial: false,
+        base_seed: 1,
+        trials: 1,
+        axes: vec![SweepAxis { key: key.into(), values: values.iter().map(|v| v.to_string()).collect() }],
+        load_axis: load.then(|| key.to_string()),
+        points_planned: values.len(),
+        preconditioning: None,
+        points,
+        knee: None,
+        max_p99: None,
+    };
+    s.analyze(10.0, 20.0, None);
+    s
+}
+
+fn sweep_doc(label: &str, s: SweepResult) -> ReportDoc {
+    ReportDoc {
+        label: label.into(),
+        source: format!("{label}.json"),
+        tags: Vec::new(),
+        note: None,
+        body: DocBody::Sweep(Box::new(s)),
+    }
+}
+
+fn charts(html: &str) -> Vec<&str> {
+    html.split("data-chart=\"").skip(1).filter_map(|s| s.split('"').next()).collect()
+}
+
+fn assert_self_contained(html: &str) {
+    let lower = html.to_ascii_lowercase();
+    assert!(!lower.contains("http"), "a URL in the page");
+    assert!(!lower.contains("<script"), "a script in the page");
+    assert!(!lower.contains("src="), "an external resource");
+    assert!(!lower.contains("href="), "a link");
+    assert!(!lower.contains("@import") && !lower.contains("url("), "CSS fetching something");
+}
+
+#[test]
+fn html_single_run_has_every_section() {
+    let html = render_html("report", &[run_doc("run1", run_with_histogram())]);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.trim_end().ends_with("</html>"));
+    for needle in [
+        "<h1>report</h1>",
+        "Run: run1",
+        ">IOPS<",
+        ">throughput<",
+        ">mean latency<",
+        ">p99 latency<",
+        ">achieved depth<",
+        ">CPU per I/O<",
+        ">warnings<",
+        "<h3>Operations</h3>",
+        "Warnings (2)",
+        "<h3>Environment</h3>",
+        "Configuration (the resolved job",
+        "read_percent",
+        "AMD EPYC 7443P",
+    ] {
+        assert!(html.contains(needle), "missing {needle}");
+    }
+    assert_eq!(charts(&html), ["percentiles", "timeseries-iops", "timeseries-latency"]);
+    assert!(!html.contains("Runs side by side"));
+    assert!(!html.contains("verdict"), "no verdict card without a verdict");
+    assert_self_contained(&html);
+}
+
+#[test]
+fn html_percentile_curve_from_histogram_is_log_when_latency_spans_decades() {
+    let html = render_html("t", &[run_doc("run1", run_with_histogram())]);
+    let fig = html.split("data-chart=\"percentiles\"").nth(1).unwrap().split("</figure>").next().unwrap();
+    assert!(fig.contains("response time (log scale)"), "{fig}");
+    // Ticks at whole decades and 1-2-5 within them, and percentile labels on x.
+    assert!(fig.contains("\n100 µs\n</text>") && fig.contains("\n10.0 ms\n</text>"), "{fig}");
+    assert!(fig.contains("\n99.9%\n</text>"), "{fig}");
+}
+
+#[test]
+fn html_timeseries_latency_is_linear_when_it_does_not_span_a_decade() {
+    let html = render_html("t", &[run_doc("run1", crate::tests::sample())]);
+    let fig =
+        html.split("data-chart=\"timeseries-latency\"").nth(1).unwrap().split("</figure>").next().unwrap();
+    assert!(!fig.contains("log scale"), "{fig}");
+}
+
+#[test]
+fn html_escapes_document_text() {
+    let mut d = run_doc("<script>alert(1)</script>", crate::tests::sample());
+    d.tags = vec![("hba".into(), "q<l>e&\"".into())];
+    d.note = Some("note <b>bold</b>".into());
+    d.source = "/tmp/a'b.json".into();
+    if let DocBody::Run(r) = &mut d.body {
+        r.env.targets[0].name = "/data/<evil>".into();
+        r.config = serde_json::json!({ "k<": "v>&" });
+    }
+    let html = render_html("title <i>", &[d]);
+    assert!(!html.contains("<script>") && !html.contains("<b>bold") && !html.contains("<evil>"));
+    assert!(!html.contains("<i>"));
+    for needle in [
+        "&lt;script&gt;alert(1)&lt;/script&gt;",
+        "q&lt;l&gt;e&amp;&quot;",
+        "note &lt;b&gt;bold&lt;/b&gt;",
+        "a&#39;b",
+        "/data/&lt;evil&gt;",
+        "k&lt;",
+        "v&gt;&amp;",
+        "title &lt;i&gt;",
+    ] {
+        assert!(html.contains(needle), "missing {needle}");
+    }
+    assert_self_contained(&html);
+}
+
+#[test]
+fn html_several_runs_get_bars_and_overlaid_percentiles() {
+    let mut b = crate::tests::sample();
+    b.total.all.iops /= 2.0;
+    let html = render_html("t", &[run_doc("a", crate::tests::sample()), run_doc("b", b)]);
+    assert!(html.contains("Runs side by side"));
+    let c = charts(&html);
+    assert_eq!(c.iter().filter(|k| **k == "bars").count(), 4, "{c:?}");
+    assert!(html.contains("Response-time percentiles, all runs"));
+    assert!(html.contains("Run: a") && html.contains("Run: b"));
+    assert_self_contained(&html);
+}
+
+#[test]
+fn html_qd_sweep_charts_iops_and_latency_with_knee() {
+    let s = sweep("qd", &["1", "2", "4", "8", "16", "32"], true);
+    assert!(s.knee.as_ref().unwrap().lines[0].point.is_some());
+    let html = render_html("t", &[sweep_doc("s", s)]);
+    assert_eq!(charts(&html), ["sweep-qd-throughput", "sweep-qd-latency"]);
+    assert!(html.contains("IOPS against outstanding I/Os"));
+    assert!(html.contains("Response time against outstanding I/Os"));
+    assert!(html.contains("outstanding I/Os per worker (qd) (log scale)"));
+    assert!(html.contains("knee (qd=8)"));
+    assert!(html.contains("<tr class=\"mark\">"));
+    assert_self_contained(&html);
+}
+
+#[test]
+fn html_bs_sweep_charts_mb_s_against_block_size() {
+    let html = render_html("t", &[sweep_doc("s", sweep("bs", &["4k", "16k", "64k", "256k"], false))]);
+    assert!(html.contains("MB/s against block size"));
+    assert!(html.contains("\n4 KiB\n</text>") && html.contains("\n256 KiB\n</text>"), "ticks in bytes");
+}
+
+#[test]
+fn html_cache_sweep_is_drawn_generically_against_the_param() {
+    let html = render_html(
+        "t",
+        &[sweep_doc("s", sweep("cache", &["0%", "25%", "30%", "50%", "75%", "100%"], false))],
+    );
+    assert!(html.contains("IOPS against cache size"));
+    assert!(html.contains("Response time against cache size"));
+    assert!(html.contains("share of the target cached (%)"));
+    assert!(html.contains("\n25%\n</text>"));
+    // A non-numeric field is drawn on a categorical axis.
+    let html = render_html("t", &[sweep_doc("s", sweep("rw", &["randread", "randwrite"], false))]);
+    assert!(html.contains("IOPS against rw") && html.contains("\nrandwrite\n</text>"));
+}
+
+#[test]
+fn html_two_sweeps_are_overlaid_with_their_labels() {
+    let html = render_html(
+        "t",
+        &[
+            sweep_doc("qlogic", sweep("qd", &["1", "2", "4", "8"], true)),
+            sweep_doc("emulex", sweep("qd", &["1", "2", "4", "8"], true)),
+        ],
+    );
+    assert_eq!(charts(&html).len(), 2);
+    assert!(
+        html.contains("\nqlogic\n</text>") && html.contains("\nemulex\n</text>"),
+        "legend names the sweeps"
+    );
+    assert!(html.contains("qlogic p99") && html.contains("emulex mean"));
+}
+
+#[test]
+fn html_verdict_and_loadgen_sections_when_present() {
+    let mut r = crate::tests::sample();
+    r.verdict = Some(crate::verdict::Verdict {
+        pass: false,
+        reasons: vec!["db read avg 25 ms > 20 ms".into()],
+        ..Default::default()
+    });
+    r.loadgen = Some(crate::loadgen::LoadgenResult {
+        users: 100,
+        mode: "rate".into(),
+        backlog: (0..5)
+            .map(|i| crate::loadgen::BacklogPoint { t_s: i as f64, dispatched: 10, completed: 9, backlog: i })
+            .collect(),
+        overload_threshold: 150.0,
+        ..Default::default()
+    });
+    let html = render_html("t", &[run_doc("x", r)]);
+    assert!(html.contains("Verdict: <span class=\"fail\">FAIL</span>"));
+    assert!(html.contains("db read avg 25 ms &gt; 20 ms"));
+    assert!(html.contains("Users and transactions (LoadGen)"));
+    assert!(charts(&html).contains(&"backlog"));
+}
+
+#[test]
+fn markdown_has_tables_and_escapes_cells() {
+    let mut a = run_doc("a|b", run_with_histogram());
+    a.note = Some("line1\nline2 <x>".into());
+    let md = render_markdown(
+        "Title",
+        &[
+            a,
+            run_doc("c", crate::tests::sample()),
+            sweep_doc("s", sweep("qd", &["1", "2", "4", "8", "16"], true)),
+        ],
+    );
+    assert!(md.starts_with("## Title\n"));
+    for needle in [
+        "| a\\|b | run |",
+        "line1 line2 &lt;x&gt;",
+        "### Summary",
+        "### Response-time percentiles (all ops)",
+        "### Against a\\|b",
+        "### Sweep: s",
+        "| qd | IOPS |",
+        "knee",
+        "### Run: c",
+        "Warnings (2):",
+        "Percentile curve (all ops):",
+    ] {
+        assert!(md.contains(needle), "missing {needle}\n{md}");
+    }
+    assert!(!md.contains("<x>"));
+}
+
+#[test]
+fn doc_body_from_json_names_what_it_found() {
+    let r = crate::to_json(&crate::tests::sample());
+    assert!(matches!(DocBody::from_json(&r), Ok(DocBody::Run(_))));
+    let s = crate::sweep::sweep_to_json(&sweep("qd", &["1", "2"], true));
+    assert!(matches!(DocBody::from_json(&s), Ok(DocBody::Sweep(_))));
+    assert!(DocBody::from_json("nope").unwrap_err().starts_with("not JSON"));
+    assert!(DocBody::from_json("{}").unwrap_err().contains("no \"schema\" field"));
+    assert!(DocBody::from_json(r#"{"schema":"iolab.findmax/1"}"#).unwrap_err().contains("'iolab.findmax/1'"));
+    assert!(DocBody::from_json(r#"{"schema":"iolab.result/1"}"#)
+        .unwrap_err()
+        .contains("not a valid iolab.result/1"));
+}
+
+#[test]
+fn html_empty_and_degenerate_inputs_do_not_panic() {
+    let mut r = crate::tests::sample();
+    r.timeseries.clear();
+    r.total.all.lat_ns = None;
+    r.total.read.ops = 0;
+    r.total.write.ops = 0;
+    r.histograms = None;
+    r.total.all.iops = f64::NAN;
+    let html = render_html("t", &[run_doc("x", r.clone()), run_doc("y", r)]);
+    assert!(html.contains("not drawn"));
+    let empty = render_html("t", &[]);
+    assert!(empty.contains("</html>"));
+    let s = SweepResult { points: Vec::new(), ..sweep("qd", &["1"], true) };
+    let _ = render_html("t", &[sweep_doc("s", s.clone())]);
+    let _ = render_markdown("t", &[sweep_doc("s", s)]);
+}
