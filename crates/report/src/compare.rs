@@ -926,11 +926,20 @@ pub fn change_phrase(label: &str, pct: Option<f64>) -> String {
     }
 }
 
-/// Better or worse, given the direction; [`Verdict::Same`] on equal values.
+/// Relative difference below which two values count as the same: 0.05 %, half the last digit of the
+/// one-decimal percent the tables print, so a change shown as "0.0%" is never called better or worse.
+pub const SAME_REL: f64 = 5e-4;
+
+/// True when `a` and `b` differ by no more than [`SAME_REL`] of the larger magnitude.
+fn same(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= SAME_REL * a.abs().max(b.abs())
+}
+
+/// Better or worse, given the direction; [`Verdict::Same`] on values within [`SAME_REL`] of each other.
 pub fn verdict(better: Better, base: f64, value: f64) -> Verdict {
     if better == Better::Neither {
         Verdict::Neutral
-    } else if value == base {
+    } else if same(value, base) {
         Verdict::Same
     } else if (value > base) == (better == Better::Higher) {
         Verdict::Better
@@ -1025,10 +1034,10 @@ fn best_sides(better: Better, values: &[SideValue]) -> Vec<String> {
         Better::Lower => values.iter().map(|v| v.value).fold(f64::INFINITY, f64::min),
         Better::Neither => return Vec::new(),
     };
-    if values.iter().all(|v| v.value == pick) {
+    if values.iter().all(|v| same(v.value, pick)) {
         return Vec::new();
     }
-    values.iter().enumerate().filter(|(_, v)| v.value == pick).map(|(i, _)| side_letter(i)).collect()
+    values.iter().enumerate().filter(|(_, v)| same(v.value, pick)).map(|(i, _)| side_letter(i)).collect()
 }
 
 /// Compares the sides (the first is the baseline). See the module header for the rules.
@@ -1505,6 +1514,14 @@ pub fn render_compare_markdown(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verdict_within_half_a_tenth_percent_is_same_not_better_or_worse() {
+        assert_eq!(verdict(Better::Higher, 30_021.8, 30_021.7), Verdict::Same);
+        assert_eq!(verdict(Better::Lower, 100.0, 100.04), Verdict::Same);
+        assert_eq!(verdict(Better::Higher, 100.0, 100.1), Verdict::Better);
+        assert_eq!(verdict(Better::Lower, 100.0, 100.1), Verdict::Worse);
+    }
     use crate::sweep::{PointSummary, SweepAxis, SweepPoint, SWEEP_SCHEMA};
     use crate::{HistogramSet, OpSet};
     use iolab_stats::OpStats;
