@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::EntryKind;
 
 /// The indexed facts of one document.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Columns {
     /// RFC 3339 start of the run, sweep or search.
     pub started_at: Option<String>,

@@ -20,6 +20,7 @@ pub mod extract;
 pub mod schema;
 pub mod time;
 
+pub use crate::extract::Columns;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -196,30 +197,13 @@ pub struct Summary {
     pub kind: String,
     /// When it was saved, seconds since the Unix epoch.
     pub saved_unix_s: f64,
-    /// Start of the run, sweep or search (RFC 3339), when the document says.
-    pub started_at: Option<String>,
-    /// Start, Unix seconds.
-    pub started_unix_s: Option<f64>,
-    /// A run's own `run_id`.
-    pub run_id: Option<String>,
-    /// Job or profile name.
-    pub profile: Option<String>,
-    /// Target names.
-    pub targets: Vec<String>,
-    /// Interrupted (Ctrl-C): the document holds what ran.
-    pub partial: bool,
-    /// Headline IOPS (a sweep: its best point; a search: the largest passing step's achieved IOPS).
-    pub iops: Option<f64>,
-    /// Headline MB/s (10^6 bytes per second).
-    pub mb_s: Option<f64>,
-    /// Headline p99 response time, ns.
-    pub p99_ns: Option<f64>,
+    /// The facts read out of the document (start, profile, targets, headline numbers, ...).
+    #[serde(flatten)]
+    pub columns: Columns,
     /// Tags, sorted by key.
     pub tags: Vec<(String, String)>,
     /// Note.
     pub note: Option<String>,
-    /// iolab version that wrote the document.
-    pub iolab_version: Option<String>,
 }
 
 /// Which entries `list` returns (all conditions must hold); newest first.
@@ -555,17 +539,19 @@ fn summary_of_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
         id: r.get(0)?,
         kind: r.get(1)?,
         saved_unix_s: r.get(2)?,
-        started_at: r.get(3)?,
-        started_unix_s: r.get(4)?,
-        run_id: r.get(5)?,
-        profile: r.get(6)?,
-        targets: targets.split('\n').filter(|t| !t.is_empty()).map(str::to_string).collect(),
-        partial: r.get(8)?,
-        iops: r.get(9)?,
-        mb_s: r.get(10)?,
-        p99_ns: r.get(11)?,
+        columns: Columns {
+            started_at: r.get(3)?,
+            started_unix_s: r.get(4)?,
+            run_id: r.get(5)?,
+            profile: r.get(6)?,
+            targets: targets.split('\n').filter(|t| !t.is_empty()).map(str::to_string).collect(),
+            partial: r.get(8)?,
+            iops: r.get(9)?,
+            mb_s: r.get(10)?,
+            p99_ns: r.get(11)?,
+            iolab_version: r.get(13)?,
+        },
         note: r.get(12)?,
-        iolab_version: r.get(13)?,
         tags: Vec::new(),
     })
 }

@@ -69,12 +69,12 @@ fn save_text_round_trips_the_document_byte_for_byte() {
     assert_eq!(e.tags, tags(&[("hba", "qle2560")]));
     assert_eq!(e.note.as_deref(), Some("first"));
     let s = &e.summary;
-    assert_eq!(s.profile.as_deref(), Some("iolab"));
-    assert_eq!(s.targets, ["sim:fixed,latency=100us,servers=8,size=1G"]);
-    assert_eq!(s.iops, Some(79_996.0));
-    assert_eq!(s.p99_ns, Some(400_000.0));
-    assert_eq!(s.run_id.as_deref(), Some("d89d1678"));
-    assert!(!s.partial);
+    assert_eq!(s.columns.profile.as_deref(), Some("iolab"));
+    assert_eq!(s.columns.targets, ["sim:fixed,latency=100us,servers=8,size=1G"]);
+    assert_eq!(s.columns.iops, Some(79_996.0));
+    assert_eq!(s.columns.p99_ns, Some(400_000.0));
+    assert_eq!(s.columns.run_id.as_deref(), Some("d89d1678"));
+    assert!(!s.columns.partial);
     // The histograms travel inside the document.
     assert!(e.doc["histograms"]["read"].as_str().is_some_and(|h| !h.is_empty()));
 }
@@ -175,7 +175,7 @@ fn list_filters_by_tag_profile_target_kind_time_and_limit() {
     );
     let sweep = c.get(&s).unwrap();
     assert_eq!(sweep.kind, EntryKind::Sweep);
-    assert_eq!(sweep.summary.iops, Some(5.0));
+    assert_eq!(sweep.summary.columns.iops, Some(5.0));
     assert_eq!(sweep.note.as_deref(), Some("qd sweep"));
 }
 
@@ -236,8 +236,8 @@ fn version_1_catalog_is_migrated_and_its_columns_backfilled() {
     assert_eq!(e.doc_text, RUN);
     assert_eq!(e.tags, tags(&[("site", "lab1")]));
     assert_eq!(e.note.as_deref(), Some("old"));
-    assert_eq!(e.summary.iops, Some(79_996.0), "headline columns recomputed from the document");
-    assert_eq!(e.summary.targets, ["sim:fixed,latency=100us,servers=8,size=1G"]);
+    assert_eq!(e.summary.columns.iops, Some(79_996.0), "headline columns recomputed from the document");
+    assert_eq!(e.summary.columns.targets, ["sim:fixed,latency=100us,servers=8,size=1G"]);
     let last: String =
         c.conn.query_row("SELECT value FROM meta WHERE key = 'last_migration'", [], |r| r.get(0)).unwrap();
     assert!(last.starts_with("2:"), "{last}");

@@ -305,17 +305,17 @@ fn summary_json(s: &Summary) -> Value {
         "kind": kind_label(&s.kind),
         "saved_at": iolab_catalog::time::format_rfc3339(s.saved_unix_s),
         "saved_unix_s": s.saved_unix_s,
-        "started_at": s.started_at,
-        "run_id": s.run_id,
-        "profile": s.profile,
-        "targets": s.targets,
-        "partial": s.partial,
-        "iops": s.iops,
-        "mb_s": s.mb_s,
-        "p99_ns": s.p99_ns,
+        "started_at": s.columns.started_at,
+        "run_id": s.columns.run_id,
+        "profile": s.columns.profile,
+        "targets": s.columns.targets,
+        "partial": s.columns.partial,
+        "iops": s.columns.iops,
+        "mb_s": s.columns.mb_s,
+        "p99_ns": s.columns.p99_ns,
         "tags": tags,
         "note": s.note,
-        "iolab_version": s.iolab_version,
+        "iolab_version": s.columns.iolab_version,
     })
 }
 
@@ -337,8 +337,8 @@ fn runs_table(list: &[Summary]) -> String {
         .iter()
         .map(|s| {
             let kind = kind_label(&s.kind);
-            let when = s.started_unix_s.unwrap_or(s.saved_unix_s);
-            let targets = match s.targets.as_slice() {
+            let when = s.columns.started_unix_s.unwrap_or(s.saved_unix_s);
+            let targets = match s.columns.targets.as_slice() {
                 [] => "-".to_string(),
                 [a] => a.clone(),
                 [a, b] => format!("{a}, {b}"),
@@ -348,12 +348,12 @@ fn runs_table(list: &[Summary]) -> String {
             vec![
                 s.id.clone(),
                 iolab_catalog::time::format_minute(when),
-                if s.partial { format!("{kind} (partial)") } else { kind.to_string() },
-                clip(s.profile.as_deref().unwrap_or("-"), 24),
+                if s.columns.partial { format!("{kind} (partial)") } else { kind.to_string() },
+                clip(s.columns.profile.as_deref().unwrap_or("-"), 24),
                 clip(&targets, 36),
-                s.iops.map_or("-".into(), |v| iolab_report::format_rate(v, 1)),
-                s.mb_s.map_or("-".into(), |v| format!("{v:.1}")),
-                s.p99_ns.map_or("-".into(), iolab_report::format_duration_ns),
+                s.columns.iops.map_or("-".into(), |v| iolab_report::format_rate(v, 1)),
+                s.columns.mb_s.map_or("-".into(), |v| format!("{v:.1}")),
+                s.columns.p99_ns.map_or("-".into(), iolab_report::format_duration_ns),
                 if tags.is_empty() { "-".into() } else { clip(&tags.join(" "), 40) },
                 clip(&s.note.as_deref().unwrap_or("-").replace('\n', " "), 40),
             ]
