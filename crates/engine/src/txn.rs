@@ -29,9 +29,10 @@
 
 use crate::buffers::stamp_write;
 use crate::worker::{
-    retry_if_transient, submit_batch, wait_deadline, WorkerEvent, WorkerOutput, WorkerSetup,
+    push_op, retry_if_transient, slot_buffer, submit_batch, wait_deadline, WorkerEvent, WorkerOutput,
+    WorkerSetup,
 };
-use crate::{Completion, Engine, EngineError, Op};
+use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::GenOp;
 use iolab_plan::loadgen::{TxnGen, PENDING_CAP};
@@ -185,7 +186,7 @@ fn issue_step<E: Engine>(
     data: iolab_spec::DataPattern,
 ) {
     let op = gen.step_op(sl.txn, sl.step);
-    let buf = 2 * slot + u32::from(op.write);
+    let buf = slot_buffer(slot, op.write);
     if op.write {
         *seq += 1;
         stamp_write(engine.buffer_mut(buf), op.len as usize, op.offset, *seq, data);
@@ -193,14 +194,7 @@ fn issue_step<E: Engine>(
     sl.generation = sl.generation.wrapping_add(1);
     sl.step_start_ns = now;
     sl.op = op;
-    engine.push(Op {
-        user_data: (sl.generation as u64) << 32 | slot as u64,
-        write: op.write,
-        target: op.target,
-        offset: op.offset,
-        len: op.len,
-        buf,
-    });
+    push_op(engine, slot, sl.generation, &op);
 }
 
 /// Runs the worker's users until the end, a finish or a stop request. See the module header.

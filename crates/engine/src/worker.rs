@@ -182,6 +182,26 @@ pub(crate) fn submit_batch<E: Engine>(
     Ok(t_sub)
 }
 
+/// Slot `slot`'s buffer for `op`: reads land in buffer 2i, writes come from 2i+1, so read data never leaks
+/// into a later write.
+#[inline]
+pub(crate) fn slot_buffer(slot: u32, write: bool) -> u32 {
+    2 * slot + u32::from(write)
+}
+
+/// Pushes `op` for slot `slot` at `generation` (`user_data = generation << 32 | slot`); no syscall.
+#[inline]
+pub(crate) fn push_op<E: Engine>(engine: &mut E, slot: u32, generation: u32, op: &GenOp) {
+    engine.push(Op {
+        user_data: (generation as u64) << 32 | slot as u64,
+        write: op.write,
+        target: op.target,
+        offset: op.offset,
+        len: op.len,
+        buf: slot_buffer(slot, op.write),
+    });
+}
+
 /// Checks that completion `c` belongs to slot `idx` in flight with this generation (a mismatch is a bug and
 /// asserts), and pushes the op again on EAGAIN/EINTR (same slot, same intended start). Returns true when it
 /// was resubmitted; the caller then leaves the slot busy.
@@ -199,14 +219,7 @@ pub(crate) fn retry_if_transient<E: Engine>(
         "completion for slot {idx} that is not in flight (bug)"
     );
     if c.result == -libc::EAGAIN || c.result == -libc::EINTR {
-        engine.push(Op {
-            user_data: c.user_data,
-            write: op.write,
-            target: op.target,
-            offset: op.offset,
-            len: op.len,
-            buf: 2 * idx + u32::from(op.write),
-        });
+        push_op(engine, idx, generation, op);
         pushed.push(idx);
         return true;
     }
@@ -325,7 +338,7 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
                     issued += 1;
                     issued_bytes += op.len as u64;
                 }
-                let buf = 2 * slot + u32::from(op.write);
+                let buf = slot_buffer(slot, op.write);
                 if op.write {
                     seq += 1;
                     stamp_write(engine.buffer_mut(buf), op.len as usize, op.offset, seq, w.data);
@@ -336,14 +349,7 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
                 sl.intended_ns = intended;
                 sl.op = Some(op);
                 sl.busy = true;
-                engine.push(Op {
-                    user_data: (sl.generation as u64) << 32 | slot as u64,
-                    write: op.write,
-                    target: op.target,
-                    offset: op.offset,
-                    len: op.len,
-                    buf,
-                });
+                push_op(engine, slot, sl.generation, &op);
                 pushed.push(slot);
             }
         }
