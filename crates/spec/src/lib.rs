@@ -5,16 +5,20 @@
 //! original text and say what was expected. It does no I/O beyond reading the job file and reads no clocks.
 #![deny(missing_docs)]
 
+pub mod cache;
 pub mod error;
 pub mod exchange;
 pub mod job;
 pub mod loadgen;
 pub mod profile;
+pub mod sim;
 pub mod target;
 pub mod units;
 pub mod verdict;
 
+pub use cache::{CacheMode, CachePolicy, CacheSize, CacheSpec};
 pub use error::{Place, SpecError};
 pub use job::*;
+pub use sim::{ArrayParams, HddParams, LinkParams, Member, Raid, SsdParams};
 pub use target::{SimSpec, TargetSpec};
 pub use units::{BlockSizeWeight, BlockSizes, Dist, Zone};

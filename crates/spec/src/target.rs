@@ -6,6 +6,7 @@
 //! (an emulated device; `sim:fixed` is a fixed-latency device with a known capacity, used by tests and
 //! what-if runs). Parsing is pure: whether a path exists is the target crate's business.
 
+use crate::sim::{ArrayParams, HddParams, LinkParams, SsdParams};
 use crate::units::{parse_duration_ns, parse_size};
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +31,13 @@ pub enum TargetSpec {
     },
     /// An emulated device.
     Sim(SimSpec),
+    /// A storage link (`link:PRESET,...:TARGET`) in front of another target.
+    Link {
+        /// The link's parameters.
+        link: LinkParams,
+        /// The target behind the link.
+        target: Box<TargetSpec>,
+    },
     /// A reference (`@db`) to a target declared in the job's `[targets]` table; the plan replaces it with the
     /// declared target before anything else sees it.
     Named {
@@ -52,6 +60,24 @@ pub enum SimSpec {
         /// Capacity in bytes.
         size_bytes: u64,
     },
+    /// A rotating disk (`sim:hdd`).
+    Hdd(HddParams),
+    /// A flash device (`sim:ssd`).
+    Ssd(SsdParams),
+    /// A RAID array of disks behind a controller (`sim:array`).
+    Array(ArrayParams),
+}
+
+impl SimSpec {
+    /// Capacity in bytes.
+    pub fn size_bytes(&self) -> u64 {
+        match self {
+            SimSpec::Fixed { size_bytes, .. } => *size_bytes,
+            SimSpec::Hdd(p) => p.size_bytes,
+            SimSpec::Ssd(p) => p.size_bytes,
+            SimSpec::Array(p) => p.size_bytes,
+        }
+    }
 }
 
 /// Default capacity of `mem:`, `null:` and `sim:` targets when no size is given.
@@ -82,6 +108,14 @@ impl TargetSpec {
         if let Some(rest) = t.strip_prefix("sim:") {
             return parse_sim(rest).map(TargetSpec::Sim);
         }
+        if let Some(rest) = t.strip_prefix("link:") {
+            let (link, inner) = crate::sim::parse_link(rest)?;
+            let target = TargetSpec::parse(inner)?;
+            if matches!(target, TargetSpec::Named { .. }) {
+                return Err(format!("a target behind 'link:', not a name ('{inner}'); put the link in [targets]"));
+            }
+            return Ok(TargetSpec::Link { link, target: Box::new(target) });
+        }
         if let Some(name) = t.strip_prefix('@') {
             if !is_target_name(name) {
                 return Err(format!(
@@ -105,13 +139,23 @@ impl TargetSpec {
                 servers,
                 crate::units::format_size(*size_bytes)
             ),
+            TargetSpec::Sim(other) => crate::sim::display_sim(other),
+            TargetSpec::Link { link, target } => crate::sim::display_link(link, target),
             TargetSpec::Named { name } => format!("@{name}"),
+        }
+    }
+
+    /// The target that holds the bytes: this one, or the one behind a `link:`.
+    pub fn base(&self) -> &TargetSpec {
+        match self {
+            TargetSpec::Link { target, .. } => target.base(),
+            t => t,
         }
     }
 
     /// True for targets that live inside the iolab process (no file descriptor).
     pub fn is_virtual(&self) -> bool {
-        !matches!(self, TargetSpec::Path { .. })
+        !matches!(self.base(), TargetSpec::Path { .. })
     }
 }
 
@@ -167,7 +211,12 @@ fn parse_sim(rest: &str) -> Result<SimSpec, String> {
             }
             Ok(SimSpec::Fixed { latency_ns, servers, size_bytes })
         }
-        other => Err(format!("a known emulated device model ('fixed'), found 'sim:{other}'")),
+        "hdd" => crate::sim::parse_hdd(parts).map(SimSpec::Hdd),
+        "ssd" => crate::sim::parse_ssd(parts).map(SimSpec::Ssd),
+        "array" => crate::sim::parse_array(parts).map(SimSpec::Array),
+        other => Err(format!(
+            "a known emulated device model ('fixed', 'hdd', 'ssd' or 'array'), found 'sim:{other}'"
+        )),
     }
 }
 
@@ -202,7 +251,7 @@ mod tests {
     fn target_mem_bad_size_is_error() {
         assert!(TargetSpec::parse("mem:4q").is_err());
         assert!(TargetSpec::parse("mem:0").is_err());
-        assert!(TargetSpec::parse("sim:hdd").is_err());
+        assert!(TargetSpec::parse("sim:tape").is_err());
         assert!(TargetSpec::parse("sim:fixed,servers=0").is_err());
     }
 }

@@ -12,7 +12,7 @@ use crate::scratch;
 use crate::signature::{detect_signature, SIGNATURE_HEAD_BYTES};
 use crate::sys::{self, BlockInfo, DevNum, Mount};
 use crate::{FillProgress, OpenRequest, OpenedTarget, Probe, TargetKind, FILL_PROGRESS_STEP_BYTES};
-use iolab_spec::{SimSpec, TargetSpec};
+use iolab_spec::TargetSpec;
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -37,8 +37,15 @@ pub fn probe(req: &OpenRequest) -> Result<Probe, TargetError> {
     match &req.spec {
         TargetSpec::Mem { size_bytes } => Ok(virtual_probe(TargetKind::Mem, *size_bytes)),
         TargetSpec::Null { size_bytes } => Ok(virtual_probe(TargetKind::Null, *size_bytes)),
-        TargetSpec::Sim(SimSpec::Fixed { size_bytes, .. }) => Ok(virtual_probe(TargetKind::Sim, *size_bytes)),
+        TargetSpec::Sim(sim) => Ok(virtual_probe(TargetKind::Sim, sim.size_bytes())),
         TargetSpec::Path { path } => probe_path(req, path),
+        TargetSpec::Link { target, .. } => {
+            // A link changes timing, not bytes: the target behind it is probed, under the link's name.
+            let inner = OpenRequest { spec: (**target).clone(), ..req.clone() };
+            let mut p = probe(&inner)?;
+            p.name = name;
+            Ok(p)
+        }
         TargetSpec::Named { name } => Err(TargetError::Unresolved { name: name.clone() }),
     }
 }
@@ -46,6 +53,12 @@ pub fn probe(req: &OpenRequest) -> Result<Probe, TargetError> {
 /// Probes, then opens `req`'s target: creates and fills a missing file (with `--size`), extends and fills a
 /// smaller one (write jobs with `--size`), and opens it with O_DIRECT when `req.direct`.
 pub fn open(req: &OpenRequest) -> Result<OpenedTarget, TargetError> {
+    if let TargetSpec::Link { target, .. } = &req.spec {
+        let inner = OpenRequest { spec: (**target).clone(), ..req.clone() };
+        let mut opened = open(&inner)?;
+        opened.probe.name = req.spec.display_name();
+        return Ok(opened);
+    }
     let probe = probe(req)?;
     let mut opened = OpenedTarget {
         probe,
@@ -62,6 +75,7 @@ pub fn open(req: &OpenRequest) -> Result<OpenedTarget, TargetError> {
         TargetSpec::Null { .. } | TargetSpec::Sim(_) => {}
         TargetSpec::Path { path } => open_path(req, path, &mut opened)?,
         TargetSpec::Named { name } => return Err(TargetError::Unresolved { name: name.clone() }),
+        TargetSpec::Link { .. } => unreachable!("links are opened through their target above"),
     }
     Ok(opened)
 }
