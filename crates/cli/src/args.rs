@@ -152,6 +152,40 @@ pub struct RunArgs {
     #[arg(long)]
     pub destroy_data: bool,
 
+    /// Put a block cache in front of the targets: a size ('8G') or a percentage of their total size ('25%').
+    #[arg(long, value_name = "SIZE|PCT%", help_heading = "Cache")]
+    pub cache: Option<String>,
+    /// Where the cache store lives: mem:SIZE (RAM, the default) or an emulated device (sim:ssd) that times hits.
+    #[arg(long, value_name = "TARGET", help_heading = "Cache")]
+    pub cache_dev: Option<String>,
+    /// Cache line size. Default 4K.
+    #[arg(long, value_name = "SIZE", help_heading = "Cache")]
+    pub cache_line: Option<String>,
+    /// write-through (default), write-around, write-back or read-only.
+    #[arg(long, value_name = "MODE", help_heading = "Cache")]
+    pub cache_mode: Option<String>,
+    /// Eviction policy: lru (default), arc or s3-fifo.
+    #[arg(long, value_name = "POLICY", help_heading = "Cache")]
+    pub cache_policy: Option<String>,
+    /// Admit a line on its N-th miss. Default 1.
+    #[arg(long, value_name = "N", help_heading = "Cache")]
+    pub cache_admit: Option<String>,
+    /// Bypass the cache for sequential streams longer than SIZE. Default 0 (never).
+    #[arg(long, value_name = "SIZE", help_heading = "Cache")]
+    pub cache_seq_cutoff: Option<String>,
+    /// Cap on the RAM the cache may use.
+    #[arg(long, value_name = "SIZE", help_heading = "Cache")]
+    pub cache_max_mem: Option<String>,
+    /// Shrink the cache when the machine's available memory runs low (reported).
+    #[arg(long, help_heading = "Cache")]
+    pub cache_shrink: bool,
+    /// Write-back: start writing dirty lines back above this share of lines. Default 50%.
+    #[arg(long, value_name = "PCT%", help_heading = "Cache")]
+    pub cache_dirty_max: Option<String>,
+    /// Throttle block-device targets with the kernel's cgroup I/O limits (root): rbps=100M,wbps=..,riops=..,wiops=..
+    #[arg(long, value_name = "LIMITS")]
+    pub throttle: Option<String>,
+
     /// Write the result as JSON (schema iolab.result/1) to FILE; '-' for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
@@ -204,7 +238,7 @@ impl RunArgs {
                 }
             }
         }
-        let run_flags: [(&str, &str, &Option<String>); 8] = [
+        let run_flags: [(&str, &str, &Option<String>); 18] = [
             ("workers", "--workers", &self.workers),
             ("duration", "--duration", &self.duration),
             ("ramp", "--ramp", &self.ramp),
@@ -213,6 +247,16 @@ impl RunArgs {
             ("seed", "--seed", &self.seed),
             ("engine", "--engine", &self.engine),
             ("clock", "--clock", &self.clock),
+            ("cache", "--cache", &self.cache),
+            ("cache_dev", "--cache-dev", &self.cache_dev),
+            ("cache_line", "--cache-line", &self.cache_line),
+            ("cache_mode", "--cache-mode", &self.cache_mode),
+            ("cache_policy", "--cache-policy", &self.cache_policy),
+            ("cache_admit", "--cache-admit", &self.cache_admit),
+            ("cache_seq_cutoff", "--cache-seq-cutoff", &self.cache_seq_cutoff),
+            ("cache_max_mem", "--cache-max-mem", &self.cache_max_mem),
+            ("cache_dirty_max", "--cache-dirty-max", &self.cache_dirty_max),
+            ("throttle", "--throttle", &self.throttle),
         ];
         for (key, flag, value) in run_flags {
             if let Some(v) = value {
@@ -227,6 +271,9 @@ impl RunArgs {
         }
         if self.destroy_data {
             job.destroy_data = Some(true);
+        }
+        if self.cache_shrink {
+            job.cache.shrink = Some(true);
         }
         Ok(job)
     }

@@ -365,7 +365,9 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
                 virtual_clock: plan.clock == ClockKind::Virtual,
             },
             TargetSpec::Named { name } => bail!("target '@{name}' reached the engine unresolved (bug)"),
-            TargetSpec::Sim(_) | TargetSpec::Link { .. } => bail!("emulated devices and links: not wired yet"),
+            TargetSpec::Sim(_) | TargetSpec::Link { .. } => {
+                bail!("emulated devices and links: not wired yet")
+            }
         };
         let setup = WorkerSetup {
             plan: w.clone(),

@@ -96,6 +96,25 @@ pub struct CacheSpec {
 }
 
 impl CacheSpec {
+    /// Lets every key set in `cli` win over this one.
+    pub fn apply_overrides(&mut self, cli: &CacheSpec) {
+        macro_rules! over {
+            ($($f:ident),*) => { $( if cli.$f.is_some() { self.$f = cli.$f.clone(); } )* };
+        }
+        over!(
+            size,
+            dev,
+            line_bytes,
+            mode,
+            policy,
+            admit_after,
+            seq_cutoff_bytes,
+            max_mem_bytes,
+            shrink,
+            dirty_max_pct
+        );
+    }
+
     /// True when the job asked for a cache of non-zero size.
     pub fn enabled(&self) -> bool {
         match self.size {

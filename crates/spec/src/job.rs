@@ -9,11 +9,13 @@
 //! [`Layer::set`] and [`JobSpec::set_run`] are the single parser per key, used by the TOML reader and the
 //! CLI alike, so the two cannot disagree.
 
+use crate::cache::{CacheMode, CachePolicy, CacheSize, CacheSpec};
 use crate::error::{suggest, Place, SpecError};
 use crate::exchange::ExchangeSpec;
 use crate::loadgen::LoadgenSpec;
 use crate::profile::ProfileMeta;
 use crate::target::{is_target_name, TargetSpec};
+use crate::throttle::ThrottleSpec;
 use crate::units::{parse_count, parse_duration_ns, parse_percent, parse_size, BlockSizes, Dist};
 use crate::verdict::VerdictSpec;
 use serde::{Deserialize, Serialize};
@@ -33,6 +35,17 @@ pub const RUN_KEYS: &[&str] = &[
     "workers",
     "allow_write_device",
     "destroy_data",
+    "cache",
+    "cache_dev",
+    "cache_line",
+    "cache_mode",
+    "cache_policy",
+    "cache_admit",
+    "cache_seq_cutoff",
+    "cache_max_mem",
+    "cache_shrink",
+    "cache_dirty_max",
+    "throttle",
 ];
 /// Keys of one worker (valid at the top level as defaults, and in `[worker.NAME]`).
 pub const WORKER_KEYS: &[&str] = &["target", "size", "offset", "length", "qd", "rate", "arrival", "data"];
@@ -173,6 +186,73 @@ fn range_u32(place: &Place, text: &str, lo: u32, hi: u32, what: &str) -> Result<
         return Err(SpecError::invalid(place, text, expected()));
     }
     Ok(v as u32)
+}
+
+/// Sets one `cache*` key. Returns `Ok(false)` for an unknown key.
+fn set_cache(c: &mut CacheSpec, key: &str, text: &str, place: &Place) -> Result<bool, SpecError> {
+    let bad = |what: &str| SpecError::invalid(place, text, what.to_string());
+    match key {
+        "cache" => {
+            let t = text.trim();
+            c.size = Some(if t.ends_with('%') {
+                let p = parse_percent(t).map_err(|e| SpecError::invalid(place, text, e))?;
+                CacheSize::Percent(p)
+            } else if t == "0" || t == "off" || t == "none" {
+                CacheSize::Bytes(0)
+            } else {
+                CacheSize::Bytes(
+                    parse_size(t)
+                        .map_err(|_| bad("a size ('8G'), a percentage of the targets ('25%'), or 0"))?,
+                )
+            })
+        }
+        "cache_dev" => {
+            let t = TargetSpec::parse(text).map_err(|e| SpecError::invalid(place, text, e))?;
+            if !matches!(t, TargetSpec::Mem { .. } | TargetSpec::Sim(_)) {
+                return Err(bad("'mem:SIZE' (RAM) or an emulated device ('sim:ssd'); a file or device as the cache store is not supported yet"));
+            }
+            c.dev = Some(t)
+        }
+        "cache_line" => {
+            let v = positive_size(place, text)?;
+            if !v.is_power_of_two() || !(512..=(1 << 20)).contains(&v) {
+                return Err(bad("a power of two from 512 to 1M, e.g. '4K'"));
+            }
+            c.line_bytes = Some(v)
+        }
+        "cache_mode" => {
+            c.mode = Some(match text.trim() {
+                "write-through" | "wt" => CacheMode::WriteThrough,
+                "write-around" | "wa" => CacheMode::WriteAround,
+                "write-back" | "wb" => CacheMode::WriteBack,
+                "read-only" | "ro" => CacheMode::ReadOnly,
+                _ => return Err(bad("'write-through', 'write-around', 'write-back' or 'read-only'")),
+            })
+        }
+        "cache_policy" => {
+            c.policy = Some(match text.trim() {
+                "lru" => CachePolicy::Lru,
+                "arc" => CachePolicy::Arc,
+                "s3-fifo" | "s3fifo" => CachePolicy::S3Fifo,
+                _ => return Err(bad("'lru', 'arc' or 's3-fifo'")),
+            })
+        }
+        "cache_admit" => c.admit_after = Some(range_u32(place, text, 1, 255, "a number of misses")?),
+        "cache_seq_cutoff" => {
+            c.seq_cutoff_bytes = Some(parse_size(text).map_err(|e| SpecError::invalid(place, text, e))?)
+        }
+        "cache_max_mem" => c.max_mem_bytes = Some(positive_size(place, text)?),
+        "cache_shrink" => c.shrink = Some(parse_bool(place, text)?),
+        "cache_dirty_max" => {
+            let p = parse_percent(text).map_err(|e| SpecError::invalid(place, text, e))?;
+            if p <= 0.0 {
+                return Err(bad("a percentage above 0, e.g. '50%'"));
+            }
+            c.dirty_max_pct = Some(p)
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 fn positive_size(place: &Place, text: &str) -> Result<u64, SpecError> {
@@ -330,6 +410,11 @@ pub struct JobSpec {
     pub allow_write_device: Option<bool>,
     /// Allow writes to devices that are mounted or carry a signature.
     pub destroy_data: Option<bool>,
+    /// The block cache in front of the targets (`cache`, `cache_*` keys).
+    #[serde(default)]
+    pub cache: CacheSpec,
+    /// Kernel I/O throttling of block-device targets (`throttle`: cgroup blkio or io.max).
+    pub throttle: Option<ThrottleSpec>,
     /// Top-level worker/spec settings (defaults for every worker).
     pub defaults: Layer,
     /// Top-level `[[spec]]` tables (default specs for workers that have none).
@@ -415,6 +500,11 @@ impl JobSpec {
             "workers" => self.workers = Some(range_u32(place, text, 1, MAX_WORKERS, "a whole number")?),
             "allow_write_device" => self.allow_write_device = Some(parse_bool(place, text)?),
             "destroy_data" => self.destroy_data = Some(parse_bool(place, text)?),
+            "throttle" => {
+                self.throttle =
+                    Some(ThrottleSpec::parse(text).map_err(|e| SpecError::invalid(place, text, e))?)
+            }
+            k if k.starts_with("cache") => return set_cache(&mut self.cache, k, text, place),
             _ => return Ok(false),
         }
         Ok(true)
@@ -498,6 +588,10 @@ impl JobSpec {
             allow_write_device,
             destroy_data
         );
+        if cli.throttle.is_some() {
+            self.throttle = cli.throttle;
+        }
+        self.cache.apply_overrides(&cli.cache);
         if cli.workers.is_some() {
             if self.worker_tables.is_empty() {
                 self.workers = cli.workers;

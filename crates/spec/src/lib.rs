@@ -13,6 +13,7 @@ pub mod loadgen;
 pub mod profile;
 pub mod sim;
 pub mod target;
+pub mod throttle;
 pub mod units;
 pub mod verdict;
 
@@ -21,4 +22,5 @@ pub use error::{Place, SpecError};
 pub use job::*;
 pub use sim::{ArrayParams, HddParams, LinkParams, Member, Raid, SsdParams};
 pub use target::{SimSpec, TargetSpec};
+pub use throttle::ThrottleSpec;
 pub use units::{BlockSizeWeight, BlockSizes, Dist, Zone};

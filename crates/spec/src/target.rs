@@ -112,7 +112,9 @@ impl TargetSpec {
             let (link, inner) = crate::sim::parse_link(rest)?;
             let target = TargetSpec::parse(inner)?;
             if matches!(target, TargetSpec::Named { .. }) {
-                return Err(format!("a target behind 'link:', not a name ('{inner}'); put the link in [targets]"));
+                return Err(format!(
+                    "a target behind 'link:', not a name ('{inner}'); put the link in [targets]"
+                ));
             }
             return Ok(TargetSpec::Link { link, target: Box::new(target) });
         }
