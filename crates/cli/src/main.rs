@@ -12,6 +12,7 @@ mod args;
 mod catalog_cmd;
 mod compare;
 mod env;
+mod layers;
 mod loadgen;
 mod profile;
 mod progress;
@@ -19,6 +20,7 @@ mod report_cmd;
 mod run;
 mod signals;
 mod sweep;
+mod throttle;
 
 use clap::Parser;
 

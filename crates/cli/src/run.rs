@@ -7,12 +7,12 @@
 use crate::args::RunArgs;
 use crate::env;
 use anyhow::{bail, Context, Result};
-use iolab_engine::{EngineChoice, WorkerEvent, WorkerOutput, WorkerSetup};
+use iolab_engine::{WorkerEvent, WorkerOutput, WorkerSetup};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_report::{
     Cpu, Depth, Env, ErrorSummary, GroupResult, OpSet, RateResult, RunResult, TargetEnv, WorkerResult,
 };
-use iolab_spec::{ClockKind, EngineKind, JobSpec, SimSpec, TargetSpec};
+use iolab_spec::{ClockKind, EngineKind, JobSpec, TargetSpec};
 use iolab_stats::{IntervalStats, OpStats, TimePoint, TimeSeries, Warning};
 use iolab_target::{OpenRequest, TargetKind};
 use std::collections::BTreeMap;
@@ -286,6 +286,25 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
         })
         .collect();
     let regions = plan.bind(&geometry).map_err(usage)?;
+    // `--throttle`: the kernel's cgroup limits on the block devices, checked now, applied before the workers.
+    let throttle_devices = match &job.throttle {
+        None => None,
+        Some(_) => {
+            let mut devs = Vec::new();
+            for p in probes
+                .iter()
+                .filter(|p| !matches!(p.kind, TargetKind::Mem | TargetKind::Null | TargetKind::Sim))
+            {
+                let (major, minor) = crate::throttle::device_numbers(&p.name)
+                    .map_err(|e| usage(format!("--throttle: {e:#}")))?;
+                devs.push((p.name.clone(), major, minor));
+            }
+            if devs.is_empty() {
+                return Err(usage("--throttle limits block devices, but this job has none (emulated targets have link: and sim: parameters instead)"));
+            }
+            Some(devs)
+        }
+    };
 
     if dry_run {
         let doc = serde_json::json!({
@@ -340,40 +359,35 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let files: Vec<Option<Arc<std::fs::File>>> =
         opened.iter_mut().map(|t| t.file.take().map(Arc::new)).collect();
 
-    // 7. Workers.
+    let throttle = match (&job.throttle, &throttle_devices) {
+        (Some(spec), Some(devs)) => {
+            let guard =
+                crate::throttle::apply(spec, devs).map_err(|e| usage(format!("--throttle: {e:#}")))?;
+            if !quiet {
+                crate::progress::notice(
+                    opts.live,
+                    &format!("iolab: throttled: {}", crate::throttle::describe(&guard)),
+                );
+            }
+            Some(guard)
+        }
+        _ => None,
+    };
+    // 7. Emulated devices, links and the cache; then the workers.
+    let mut layers = crate::layers::Layers::build(&plan, &job.cache, &probes, &mut warnings)?;
     let epoch = Instant::now();
     let barrier = Arc::new(Barrier::new(plan.workers.len() + 1));
     let (tx, rx) = mpsc::channel::<WorkerEvent>();
     let mut handles = Vec::new();
     for (w, wregions) in plan.workers.iter().zip(&regions) {
-        let first = &plan.targets[w.targets[0]].spec;
-        let engine = match first {
-            TargetSpec::Path { .. } => {
-                if file_engine == EngineKind::Sync {
-                    EngineChoice::Sync
-                } else {
-                    EngineChoice::Uring
-                }
-            }
-            TargetSpec::Mem { .. } => EngineChoice::Mem(
-                opened[w.targets[0]].mem.clone().context("mem target without a store (bug)")?,
-            ),
-            TargetSpec::Null { .. } => EngineChoice::Null,
-            TargetSpec::Sim(SimSpec::Fixed { latency_ns, servers, .. }) => EngineChoice::SimFixed {
-                latency_ns: *latency_ns,
-                servers: *servers,
-                virtual_clock: plan.clock == ClockKind::Virtual,
-            },
-            TargetSpec::Named { name } => bail!("target '@{name}' reached the engine unresolved (bug)"),
-            TargetSpec::Sim(_) | TargetSpec::Link { .. } => {
-                bail!("emulated devices and links: not wired yet")
-            }
-        };
+        let (engine, links, cache) = layers.worker(w, &opened, file_engine == EngineKind::Sync)?;
         let setup = WorkerSetup {
             plan: w.clone(),
             regions: wregions.clone(),
             files: w.targets.iter().filter_map(|&i| files[i].clone()).collect(),
             engine,
+            links,
+            cache,
             seed: plan.seed,
             ramp_ns: plan.ramp_ns,
             duration_ns: plan.duration_ns,
@@ -419,11 +433,19 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let mut group_pending: BTreeMap<(usize, u64), (IntervalStats, usize)> = BTreeMap::new();
     let ramp = Duration::from_nanos(plan.ramp_ns);
     let mut cpu_start = None;
+    let mut next_mem_check = 0.0f64;
     loop {
         if stop.load(Ordering::Relaxed) {
             bars.stop();
         }
         bars.tick(wall_start.elapsed());
+        if let Some(rc) = layers.cache.as_mut() {
+            let t = wall_start.elapsed().as_secs_f64();
+            if t >= next_mem_check {
+                rc.watch_memory(t - ramp.as_secs_f64());
+                next_mem_check = t + 1.0;
+            }
+        }
         if cpu_start.is_none() && (wall_start.elapsed() >= ramp || virtual_time) {
             cpu_start = Some((env::process_cpu_s(), Instant::now()));
         }
@@ -447,6 +469,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
                 }
                 let e = pending.entry(k).or_insert_with(|| (IntervalStats::new(k), 0));
                 e.0.merge(&stats);
+                e.0.cached = layers.cache.is_some();
                 e.1 += 1;
                 if e.1 == n_workers {
                     let (s, _) = pending.remove(&k).unwrap_or_else(|| (IntervalStats::new(k), 0));
@@ -586,7 +609,8 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let interval_s = interval_ns as f64 / 1e9;
     let n_intervals = (measured_ns.div_ceil(interval_ns)).max(1);
     for k in 0..n_intervals {
-        let s = finished_intervals.remove(&k).unwrap_or_else(|| IntervalStats::new(k));
+        let mut s = finished_intervals.remove(&k).unwrap_or_else(|| IntervalStats::new(k));
+        s.cached = layers.cache.is_some();
         let this_s = (measured_s - k as f64 * interval_s).clamp(1e-9, interval_s);
         timeseries.push(TimePoint::from_interval(&s, this_s));
     }
@@ -669,6 +693,30 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
         warnings.push(Warning::ShortRun { measured_s });
     }
 
+    let cache = layers.cache.as_ref().map(|rc| {
+        let sources: Vec<&iolab_engine::ReadSources> =
+            outputs.iter().filter_map(|o| o.read_sources.as_deref()).collect();
+        rc.result(&sources)
+    });
+    if let Some(c) = &cache {
+        if !c.shrinks.is_empty() {
+            warnings.push(Warning::CacheShrunk {
+                times: c.shrinks.len() as u32,
+                capacity_bytes: c.counters.capacity_bytes,
+            });
+        }
+        if c.counters.dirty_at_end > 0 {
+            warnings.push(Warning::CacheDirtyAtExit { lines: c.counters.dirty_at_end });
+        }
+    }
+    for (t, sim) in plan.targets.iter().zip(&layers.sims) {
+        if let Some(store) = sim.as_ref().and_then(|s| s.store.as_ref()).filter(|s| s.overflowed()) {
+            warnings.push(Warning::EmulatedDataDropped {
+                target: t.name.clone(),
+                kept_bytes: store.stored_bytes(),
+            });
+        }
+    }
     let engine_name = outputs.first().map(|o| o.engine).unwrap_or("none").to_string();
     let mut engine_features: Vec<String> = Vec::new();
     for o in &outputs {
@@ -712,6 +760,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
             engine: engine_name,
             engine_features,
             targets: target_env,
+            throttle: throttle.as_ref().and_then(|g| serde_json::to_value(g.applied()).ok()),
         },
         ramp_s: plan.ramp_ns as f64 / 1e9,
         measured_s,
@@ -728,8 +777,10 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
         verdict: None,
         loadgen,
         steady_state: None,
+        cache,
     };
 
+    drop(throttle);
     Ok(Executed::Done(Box::new(result)))
 }
 

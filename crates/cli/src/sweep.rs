@@ -29,11 +29,12 @@ pub const MAX_POINTS: usize = 1000;
 /// Most trials per point.
 pub const MAX_TRIALS: u32 = 100;
 
-/// `iolab sweep` options: every `iolab run` option, where `--qd`, `--bs`, `--workers` and `--rate` take lists.
+/// `iolab sweep` options: every `iolab run` option, where `--qd`, `--bs`, `--workers`, `--rate` and `--cache`
+/// take lists.
 #[derive(Args, Debug, Default)]
 pub struct SweepArgs {
-    /// The run options (job file, target, ...). `--qd`, `--bs`, `--workers` and `--rate` take lists: comma
-    /// lists ('1,2,4,8') and ranges 'FROM..TO:xF' (multiply by F) or 'FROM..TO:+STEP' (add STEP), mixed
+    /// The run options (job file, target, ...). `--qd`, `--bs`, `--workers`, `--rate` and `--cache` take
+    /// lists (`--cache 0,25%,50%,100%` is the seeds' cache-size table): comma lists ('1,2,4,8') and ranges 'FROM..TO:xF' (multiply by F) or 'FROM..TO:+STEP' (add STEP), mixed
     /// freely ('1,3..9:+3'). A block-size split ('4k/60:8k/40') is one value.
     #[command(flatten)]
     pub run: RunArgs,
@@ -250,6 +251,7 @@ fn axes(args: &SweepArgs) -> Result<Vec<Axis>> {
     let r = &args.run;
     let mut v: Vec<Axis> = Vec::new();
     for (key, flag, value) in [
+        ("cache", "--cache", &r.cache),
         ("bs", "--bs", &r.bs),
         ("workers", "--workers", &r.workers),
         ("rate", "--rate", &r.rate),
@@ -331,6 +333,14 @@ fn single_flag<'a>(r: &'a RunArgs, key: &str) -> Option<&'a String> {
         "seed" => r.seed.as_ref(),
         "engine" => r.engine.as_ref(),
         "clock" => r.clock.as_ref(),
+        "cache_dev" => r.cache_dev.as_ref(),
+        "cache_line" => r.cache_line.as_ref(),
+        "cache_mode" => r.cache_mode.as_ref(),
+        "cache_policy" => r.cache_policy.as_ref(),
+        "cache_admit" => r.cache_admit.as_ref(),
+        "cache_seq_cutoff" => r.cache_seq_cutoff.as_ref(),
+        "cache_max_mem" => r.cache_max_mem.as_ref(),
+        "cache_dirty_max" => r.cache_dirty_max.as_ref(),
         _ => None,
     }
 }
@@ -360,6 +370,15 @@ fn set_field(r: &mut RunArgs, key: &str, value: &str) -> bool {
         "seed" => r.seed = v,
         "engine" => r.engine = v,
         "clock" => r.clock = v,
+        "cache" => r.cache = v,
+        "cache_dev" => r.cache_dev = v,
+        "cache_line" => r.cache_line = v,
+        "cache_mode" => r.cache_mode = v,
+        "cache_policy" => r.cache_policy = v,
+        "cache_admit" => r.cache_admit = v,
+        "cache_seq_cutoff" => r.cache_seq_cutoff = v,
+        "cache_max_mem" => r.cache_max_mem = v,
+        "cache_dirty_max" => r.cache_dirty_max = v,
         _ => return false,
     }
     true

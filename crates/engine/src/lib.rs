@@ -17,6 +17,8 @@
 #![deny(missing_docs)]
 
 pub mod buffers;
+pub mod cache;
+pub mod link;
 pub mod mem;
 pub mod sim;
 pub mod sync;
@@ -48,6 +50,8 @@ pub struct Completion {
     pub user_data: u64,
     /// Bytes transferred (>= 0) or a negated errno.
     pub result: i32,
+    /// Served from the block cache ([`cache::CacheEngine`]) rather than the target.
+    pub cached: bool,
 }
 
 /// Engine failures (not per-I/O errors, which are [`Completion`] results).
@@ -102,6 +106,43 @@ pub trait Engine {
         deadline_ns: Option<u64>,
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError>;
+    /// Called once when the worker is done and nothing of its own is in flight: writes back what the engine
+    /// still holds (a write-back cache's dirty lines) and waits for it. Default: nothing to do.
+    fn finish(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+}
+
+/// A boxed engine is an engine: how wrappers ([`link::LinkEngine`], [`cache::CacheEngine`]) stack over any
+/// base engine without a generic instantiation per combination.
+impl<E: Engine + ?Sized> Engine for Box<E> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn features(&self) -> Vec<String> {
+        (**self).features()
+    }
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        (**self).now_ns()
+    }
+    fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
+        (**self).buffer_mut(buf)
+    }
+    #[inline]
+    fn push(&mut self, op: Op) {
+        (**self).push(op)
+    }
+    fn submit_and_reap(
+        &mut self,
+        deadline_ns: Option<u64>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError> {
+        (**self).submit_and_reap(deadline_ns, out)
+    }
+    fn finish(&mut self) -> Result<(), EngineError> {
+        (**self).finish()
+    }
 }
 
 /// The monotonic clock of real engines: nanoseconds since an epoch shared by all workers of a run.
@@ -132,4 +173,4 @@ impl RealClock {
     }
 }
 
-pub use worker::{run_worker, EngineChoice, WorkerEvent, WorkerOutput, WorkerSetup};
+pub use worker::{run_worker, EngineChoice, ReadSources, WorkerEvent, WorkerOutput, WorkerSetup};

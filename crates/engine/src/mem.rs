@@ -67,7 +67,7 @@ impl Engine for MemEngine {
                     store.read(op.offset, &mut self.buffers.get_mut(op.buf)[..len]);
                 }
             }
-            out.push(Completion { user_data: op.user_data, result: op.len as i32 });
+            out.push(Completion { user_data: op.user_data, result: op.len as i32, cached: false });
         }
         Ok(())
     }

@@ -1,53 +1,70 @@
-//! Emulated devices. `sim:fixed` serves each I/O in exactly `latency`, with `servers` I/Os in service at once
-//! and the rest queued first-in first-out inside the device: a device with a known capacity of
-//! `servers / latency` IOPS, which makes queueing theory checkable (Little's law, response vs service time).
+//! Emulated devices (`sim:fixed`, `sim:hdd`, `sim:ssd`, `sim:array`): the models of iolab-sim driven on the
+//! real clock or on virtual time, with the data kept in a sparse store so reads return what was written.
 //!
-//! Timing is a deadline queue, never a sleep per I/O. Each pushed op gets its completion time when it is
-//! pushed (`max(now, earliest free server) + latency`); [`Engine::submit_and_reap`] waits until the earliest
-//! deadline (or the caller's) and returns every op due by then. On the real clock it sleeps until shortly
-//! before that deadline and spins the rest (sleep wake-up jitter on Linux is tens of microseconds); on virtual
-//! time it jumps the clock to the deadline, so a run is exact, deterministic for its seed, and takes no wall time.
-//! Emulated devices keep no data in this version: reads return the buffer unchanged.
+//! Timing is a deadline queue, never a sleep per I/O. A pushed op is submitted to its device's model at once
+//! (the model computes when it will finish; a model that reorders, like the HDD's command queue, may revise
+//! that as more ops arrive). [`Engine::submit_and_reap`] asks the devices for completions due now and for
+//! their next event, and waits until the earlier of that event and the caller's deadline. On the real clock
+//! it sleeps until shortly before and spins the rest (sleep wake-up jitter on Linux is tens of microseconds);
+//! on virtual time it jumps the clock, so a run is exact, deterministic for its seed, and takes no wall time.
+//!
+//! A device is one [`SharedDevice`] for the whole run: every worker using it submits to the same model (its
+//! queue, its head position, its channels), and each worker collects its own completions. On virtual time a
+//! device has exactly one worker (the plan enforces it), since each worker's virtual clock is its own.
 
 use crate::buffers::Buffers;
 use crate::{Completion, Engine, EngineError, Op, RealClock};
+use iolab_sim::{Done, Request, SharedDevice, SparseStore};
 use std::cell::Cell;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
 
 /// Spin (rather than sleep) for the last part of a wait on the real clock.
 const SPIN_NS: u64 = 150_000;
 
-/// An emulated `sim:fixed` device, private to one worker.
+/// One emulated target of a worker: its device and, when the run keeps data, its store.
+#[derive(Clone)]
+pub struct SimTarget {
+    /// The run's device.
+    pub device: Arc<SharedDevice>,
+    /// The device's data.
+    pub store: Option<Arc<SparseStore>>,
+}
+
+impl std::fmt::Debug for SimTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimTarget").field("keeps_data", &self.store.is_some()).finish()
+    }
+}
+
+/// A worker's view of its emulated devices.
 pub struct SimEngine {
-    latency_ns: u64,
-    /// Times at which each server becomes free (at most `min(servers, slots)` entries).
-    servers: BinaryHeap<Reverse<u64>>,
-    /// In-flight ops in completion order (FIFO with equal service times keeps them sorted).
-    due: VecDeque<(u64, Completion)>,
+    targets: Vec<SimTarget>,
+    client: usize,
+    /// In-flight ops by tag.
+    ops: Vec<Option<Op>>,
+    free: Vec<u32>,
+    done: Vec<Done>,
     buffers: Buffers,
     clock: Option<RealClock>,
     virtual_now: Cell<u64>,
 }
 
 impl SimEngine {
-    /// A fixed-latency device. `clock` None runs on virtual time starting at 0.
+    /// An engine over `targets` (indexed like the worker's targets) as client `client` of each device, with
+    /// room for `slot_count` ops. `clock` None runs on virtual time starting at 0.
     pub fn new(
-        latency_ns: u64,
-        servers: u32,
+        targets: Vec<SimTarget>,
+        client: usize,
         slot_count: u32,
         buffers: Buffers,
         clock: Option<RealClock>,
     ) -> SimEngine {
-        let n = servers.min(slot_count).max(1) as usize;
-        let mut heap = BinaryHeap::with_capacity(n);
-        for _ in 0..n {
-            heap.push(Reverse(0));
-        }
         SimEngine {
-            latency_ns,
-            servers: heap,
-            due: VecDeque::with_capacity(slot_count as usize),
+            targets,
+            client,
+            ops: vec![None; slot_count as usize],
+            free: (0..slot_count).rev().collect(),
+            done: Vec::with_capacity(slot_count as usize),
             buffers,
             clock,
             virtual_now: Cell::new(0),
@@ -75,6 +92,29 @@ impl SimEngine {
             },
         }
     }
+
+    /// Collects completions due by now into `out`; returns the devices' next event.
+    fn poll(&mut self, out: &mut Vec<Completion>) -> Option<u64> {
+        let now = self.now_ns();
+        let mut next: Option<u64> = None;
+        for t in &self.targets {
+            if let Some(n) = t.device.poll(self.client, now, &mut self.done) {
+                next = Some(next.map_or(n, |m| m.min(n)));
+            }
+        }
+        for d in self.done.drain(..) {
+            let tag = d.tag as usize;
+            let op = self.ops[tag].take().expect("a completion for an op in flight (bug)");
+            if !op.write {
+                if let Some(store) = &self.targets[op.target as usize].store {
+                    store.read(op.offset, &mut self.buffers.get_mut(op.buf)[..op.len as usize]);
+                }
+            }
+            out.push(Completion { user_data: op.user_data, result: op.len as i32, cached: false });
+            self.free.push(tag as u32);
+        }
+        next
+    }
 }
 
 impl Engine for SimEngine {
@@ -95,33 +135,45 @@ impl Engine for SimEngine {
         self.buffers.get_mut(buf)
     }
     fn push(&mut self, op: Op) {
+        let t = &self.targets[op.target as usize];
+        if op.write {
+            if let Some(store) = &t.store {
+                // The device holds the data from the moment it accepts the write; a read issued after the
+                // write completed sees it.
+                store.write(op.offset, &self.buffers.get(op.buf)[..op.len as usize]);
+            }
+        }
+        let tag = self.free.pop().expect("more ops in flight than slots (bug)");
+        self.ops[tag as usize] = Some(op);
         let now = self.now_ns();
-        let Reverse(free) = self.servers.pop().unwrap_or(Reverse(0));
-        let done = free.max(now) + self.latency_ns;
-        self.servers.push(Reverse(done));
-        debug_assert!(self.due.back().is_none_or(|(t, _)| *t <= done));
-        self.due.push_back((done, Completion { user_data: op.user_data, result: op.len as i32 }));
+        t.device.submit(
+            self.client,
+            now,
+            Request { tag: tag as u64, write: op.write, offset: op.offset, len: op.len },
+        );
     }
     fn submit_and_reap(
         &mut self,
         deadline_ns: Option<u64>,
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
-        let target = match (self.due.front().map(|(t, _)| *t), deadline_ns) {
-            (Some(t), Some(d)) => t.min(d),
-            (Some(t), None) => t,
-            (None, Some(d)) => d,
-            (None, None) => return Ok(()),
-        };
-        self.wait_until(target);
-        let now = self.now_ns();
-        while let Some((t, c)) = self.due.front() {
-            if *t > now {
-                break;
+        let first = out.len();
+        loop {
+            let next = self.poll(out);
+            if out.len() > first {
+                return Ok(());
             }
-            out.push(*c);
-            self.due.pop_front();
+            let now = self.now_ns();
+            let target = match (next, deadline_ns) {
+                (Some(t), Some(d)) => t.min(d),
+                (Some(t), None) => t,
+                (None, Some(d)) => d,
+                (None, None) => return Ok(()),
+            };
+            if deadline_ns.is_some_and(|d| now >= d) {
+                return Ok(());
+            }
+            self.wait_until(target.max(now));
         }
-        Ok(())
     }
 }

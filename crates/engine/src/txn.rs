@@ -432,5 +432,6 @@ pub fn drive_transactions<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<
         retries,
         stopped_early,
         txn: Some(stats),
+        read_sources: None,
     })
 }

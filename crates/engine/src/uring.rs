@@ -145,7 +145,7 @@ impl UringEngine {
     fn reap_into(&mut self, out: &mut Vec<Completion>) {
         let before = out.len();
         for cqe in self.ring.completion() {
-            out.push(Completion { user_data: cqe.user_data(), result: cqe.result() });
+            out.push(Completion { user_data: cqe.user_data(), result: cqe.result(), cached: false });
         }
         self.in_flight -= (out.len() - before) as u32;
     }

@@ -24,8 +24,10 @@
 //! sent to the cli thread once per interval.
 
 use crate::buffers::{stamp_write, Buffers};
+use crate::cache::{CacheEngine, WorkerCache, FLUSH_STAGING};
+use crate::link::LinkEngine;
 use crate::mem::MemEngine;
-use crate::sim::SimEngine;
+use crate::sim::{SimEngine, SimTarget};
 use crate::sync::SyncEngine;
 use crate::uring::UringEngine;
 use crate::{Completion, Engine, EngineError, Op, RealClock};
@@ -33,7 +35,7 @@ use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::{GenOp, OpGen};
 use iolab_plan::rng::Rng;
 use iolab_plan::{Region, WorkerPlan};
-use iolab_stats::{IntervalStats, OpStats};
+use iolab_stats::{IntervalStats, LatencyHistogram, OpStats};
 use iolab_target::MemStore;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,12 +59,12 @@ pub enum EngineChoice {
     Mem(Arc<MemStore>),
     /// In-process, no copy.
     Null,
-    /// Emulated fixed-latency device.
-    SimFixed {
-        /// Service time.
-        latency_ns: u64,
-        /// Parallel servers.
-        servers: u32,
+    /// Emulated devices, one per worker target.
+    Sim {
+        /// The worker's targets' devices and data.
+        targets: Vec<SimTarget>,
+        /// This worker's client number on each device.
+        client: usize,
         /// Virtual time instead of the real clock.
         virtual_clock: bool,
     },
@@ -78,6 +80,10 @@ pub struct WorkerSetup {
     pub files: Vec<Arc<File>>,
     /// Its engine.
     pub engine: EngineChoice,
+    /// The link in front of each of its targets (`link:`), if any.
+    pub links: Vec<Option<iolab_spec::LinkParams>>,
+    /// The run's block cache, when there is one.
+    pub cache: Option<WorkerCache>,
     /// The run seed.
     pub seed: u64,
     /// Warm-up.
@@ -136,6 +142,17 @@ pub struct WorkerOutput {
     pub stopped_early: bool,
     /// Users and transactions (`crate::txn`), when the worker ran them.
     pub txn: Option<crate::txn::TxnStats>,
+    /// Runs with a block cache: read response times by where the data came from.
+    pub read_sources: Option<Box<ReadSources>>,
+}
+
+/// Response times of reads served from the block cache and from the target, recorded in the window.
+#[derive(Debug, Default)]
+pub struct ReadSources {
+    /// Reads served from the cache.
+    pub from_cache: LatencyHistogram,
+    /// Reads that went to the target.
+    pub from_target: LatencyHistogram,
 }
 
 /// Closes intervals up to (not including) `k`, sending each to the cli thread; empty ones too, so a stall shows
@@ -241,28 +258,65 @@ struct Slot {
 /// the other workers end at once.
 pub fn run_worker(setup: WorkerSetup) -> Result<WorkerOutput, EngineError> {
     let w = &setup.plan;
-    let buffers = Buffers::new(2 * w.qd, w.max_bs, w.data, setup.seed ^ w.index as u64);
+    // A cache needs staging buffers for its write-backs, as large as a line.
+    let staging = if setup.cache.is_some() { FLUSH_STAGING } else { 0 };
+    let line = setup.cache.as_ref().map_or(0, |c| c.cache.config().line_bytes as u64);
+    let buffers = Buffers::new(2 * w.qd + staging, w.max_bs.max(line), w.data, setup.seed ^ w.index as u64);
+    let slots = w.qd + staging;
     let clock = RealClock::new(setup.epoch);
     let fail = |e: EngineError| {
         setup.stop.store(true, Ordering::Relaxed);
         setup.barrier.wait();
         Err(e)
     };
-    match &setup.engine {
-        EngineChoice::Uring => match UringEngine::new(w.qd, setup.files.clone(), buffers, clock) {
-            Ok(mut e) => drive(&mut e, &setup),
-            Err(err) => fail(err),
-        },
-        EngineChoice::Sync => drive(&mut SyncEngine::new(setup.files.clone(), buffers, clock), &setup),
-        EngineChoice::Mem(store) => {
-            drive(&mut MemEngine::new(Some(store.clone()), buffers, w.qd, clock), &setup)
-        }
-        EngineChoice::Null => drive(&mut MemEngine::new(None, buffers, w.qd, clock), &setup),
-        EngineChoice::SimFixed { latency_ns, servers, virtual_clock } => {
-            let c = if *virtual_clock { None } else { Some(clock) };
-            drive(&mut SimEngine::new(*latency_ns, *servers, w.qd, buffers, c), &setup)
-        }
+    let layered = setup.cache.is_some() || setup.links.iter().any(Option::is_some);
+    if !layered {
+        return match &setup.engine {
+            EngineChoice::Uring => match UringEngine::new(slots, setup.files.clone(), buffers, clock) {
+                Ok(mut e) => run(&mut e, &setup),
+                Err(err) => fail(err),
+            },
+            EngineChoice::Sync => run(&mut SyncEngine::new(setup.files.clone(), buffers, clock), &setup),
+            EngineChoice::Mem(store) => {
+                run(&mut MemEngine::new(Some(store.clone()), buffers, slots, clock), &setup)
+            }
+            EngineChoice::Null => run(&mut MemEngine::new(None, buffers, slots, clock), &setup),
+            EngineChoice::Sim { targets, client, virtual_clock } => {
+                let c = if *virtual_clock { None } else { Some(clock) };
+                run(&mut SimEngine::new(targets.clone(), *client, slots, buffers, c), &setup)
+            }
+        };
     }
+    // Layers over a boxed base engine: base <- links <- cache.
+    let base: Box<dyn Engine> = match &setup.engine {
+        EngineChoice::Uring => match UringEngine::new(slots, setup.files.clone(), buffers, clock) {
+            Ok(e) => Box::new(e),
+            Err(err) => return fail(err),
+        },
+        EngineChoice::Sync => Box::new(SyncEngine::new(setup.files.clone(), buffers, clock)),
+        EngineChoice::Mem(store) => Box::new(MemEngine::new(Some(store.clone()), buffers, slots, clock)),
+        EngineChoice::Null => Box::new(MemEngine::new(None, buffers, slots, clock)),
+        EngineChoice::Sim { targets, client, virtual_clock } => {
+            let c = if *virtual_clock { None } else { Some(clock) };
+            Box::new(SimEngine::new(targets.clone(), *client, slots, buffers, c))
+        }
+    };
+    let linked: Box<dyn Engine> = if setup.links.iter().any(Option::is_some) {
+        Box::new(LinkEngine::new(base, &setup.links, slots))
+    } else {
+        base
+    };
+    match &setup.cache {
+        Some(wc) => run(&mut CacheEngine::new(linked, wc.clone(), w.qd), &setup),
+        None => run(&mut { linked }, &setup),
+    }
+}
+
+/// Drives the worker, then lets the engine finish (a write-back cache writes its dirty lines back).
+fn run<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, EngineError> {
+    let out = drive(engine, s)?;
+    engine.finish()?;
+    Ok(out)
 }
 
 fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, EngineError> {
@@ -279,6 +333,7 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
     let mut read = OpStats::new();
     let mut write = OpStats::new();
     let mut interval = IntervalStats::new(0);
+    let mut sources = s.cache.as_ref().map(|_| Box::<ReadSources>::default());
     let (ios_limit, bytes_limit) = (w.ios.unwrap_or(u64::MAX), w.bytes.unwrap_or(u64::MAX));
 
     s.barrier.wait();
@@ -394,6 +449,11 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
                     &s.events,
                 );
                 interval.record(op.write, c.result as u64, lat);
+                if let Some(src) = sources.as_deref_mut().filter(|_| !op.write) {
+                    interval.cache_hits += u64::from(c.cached);
+                    let h = if c.cached { &mut src.from_cache } else { &mut src.from_target };
+                    h.record(lat);
+                }
             } else {
                 stats.record_error(-c.result);
             }
@@ -435,5 +495,6 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
         retries,
         stopped_early,
         txn: None,
+        read_sources: sources,
     })
 }

@@ -425,7 +425,7 @@ impl Plan {
             return Err(PlanError(format!("'ios' {} is fewer than the {n} workers", plan.ios.unwrap_or(0))));
         }
         if plan.clock == ClockKind::Virtual {
-            if let Some(t) = plan.targets.iter().find(|t| !matches!(t.spec, TargetSpec::Sim(_))) {
+            if let Some(t) = plan.targets.iter().find(|t| !matches!(t.spec.base(), TargetSpec::Sim(_))) {
                 return Err(PlanError(format!(
                     "--clock virtual needs emulated targets (sim:...), but '{}' is not one",
                     t.name

@@ -1880,6 +1880,8 @@ mod tests {
                         lat_mean_ns: 1e5,
                         lat_p99_ns: 2e5,
                         achieved_depth: 1.0,
+                        read_lat_mean_ns: None,
+                        cache_read_pct: None,
                     })
                     .collect();
                 SweepPoint {

@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod cache;
 pub mod compare;
 mod export;
 pub mod html;

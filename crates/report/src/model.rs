@@ -71,6 +71,9 @@ pub struct RunResult {
     /// when not asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<crate::sweep::SteadyStateResult>,
+    /// The block cache (`--cache`), when the run had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<crate::cache::CacheResult>,
 }
 
 /// Response-time histograms of a run, each the base64 of [`iolab_stats::LatencyHistogram::to_base64`] (a
@@ -161,6 +164,9 @@ pub struct Env {
     pub engine_features: Vec<String>,
     /// The targets, in the order of the job.
     pub targets: Vec<TargetEnv>,
+    /// `--throttle`: the kernel I/O limits applied to the block devices (cgroup kind, path, per-device limits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttle: Option<serde_json::Value>,
 }
 
 /// One target as it was opened.

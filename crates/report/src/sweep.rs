@@ -99,6 +99,12 @@ pub struct TrialMetrics {
     pub lat_p99_ns: f64,
     /// Achieved queue depth (Little's law over all workers).
     pub achieved_depth: f64,
+    /// Mean response time of reads, ns (None without reads): the seeds' cache tables report read latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_lat_mean_ns: Option<f64>,
+    /// Runs with a block cache: read ops served from the cache, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_pct: Option<f64>,
 }
 
 impl TrialMetrics {
@@ -113,6 +119,8 @@ impl TrialMetrics {
             lat_mean_ns: lat.map_or(0.0, |l| l.mean),
             lat_p99_ns: lat.map_or(0.0, |l| l.p99 as f64),
             achieved_depth: r.depth.achieved,
+            read_lat_mean_ns: r.total.read.lat_ns.as_ref().map(|l| l.mean),
+            cache_read_pct: r.cache.as_ref().map(|c| c.reads_from_cache_pct),
         }
     }
 }
@@ -132,6 +140,12 @@ pub struct PointSummary {
     pub lat_p99_ns: MetricSummary,
     /// Achieved queue depth.
     pub achieved_depth: MetricSummary,
+    /// Mean response time of reads, ns; absent when a trial had no reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_lat_mean_ns: Option<MetricSummary>,
+    /// Read ops served from the block cache, percent; absent without a cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_pct: Option<MetricSummary>,
 }
 
 impl PointSummary {
@@ -145,8 +159,16 @@ impl PointSummary {
             lat_mean_ns: of(|t| t.lat_mean_ns),
             lat_p99_ns: of(|t| t.lat_p99_ns),
             achieved_depth: of(|t| t.achieved_depth),
+            read_lat_mean_ns: optional(trials, |t| t.read_lat_mean_ns),
+            cache_read_pct: optional(trials, |t| t.cache_read_pct),
         }
     }
+}
+
+/// Statistics of a metric that every trial has, or None.
+fn optional(trials: &[TrialMetrics], f: fn(&TrialMetrics) -> Option<f64>) -> Option<MetricSummary> {
+    let v: Option<Vec<f64>> = trials.iter().map(f).collect();
+    v.filter(|v| !v.is_empty()).map(|v| summarize(&v))
 }
 
 /// Mean, 95 % confidence interval of the mean and spread of one metric over a point's trials.
@@ -440,7 +462,8 @@ pub fn sweep_to_json(s: &SweepResult) -> String {
 
 /// Header of [`sweep_csv`] after the swept fields' columns.
 pub const SWEEP_CSV_METRICS: &str = "index,trials,partial,iops,iops_ci95_low,iops_ci95_high,iops_cv,mb_s,\
-lat_mean_ns,lat_p99_ns,lat_p99_ns_ci95_low,lat_p99_ns_ci95_high,requested_depth,achieved_depth,knee,max_p99";
+lat_mean_ns,lat_p99_ns,lat_p99_ns_ci95_low,lat_p99_ns_ci95_high,requested_depth,achieved_depth,knee,max_p99,\
+read_lat_mean_ns,cache_read_pct";
 
 /// The sweep as CSV: one row per point, the swept fields (outermost first, as typed) then the metrics
 /// (means over trials; confidence bounds and CV empty with one trial).
@@ -477,6 +500,8 @@ pub fn sweep_csv(s: &SweepResult) -> String {
             format!("{}", m.achieved_depth.mean),
             s.is_knee(p.index).to_string(),
             s.is_max_p99(p.index).to_string(),
+            opt(m.read_lat_mean_ns.as_ref().map(|x| x.mean)),
+            opt(m.cache_read_pct.as_ref().map(|x| x.mean)),
         ];
         out.push_str(&row.join(","));
         out.push('\n');
@@ -516,6 +541,11 @@ pub fn render_sweep_text(s: &SweepResult) -> String {
     let trials = s.trials > 1;
     let mut header: Vec<String> = s.axes.iter().map(|a| a.key.clone()).collect();
     header.extend(["IOPS", "MB/s", "mean", "p99", "depth"].map(String::from));
+    // Cache sweeps: the seeds' table columns (read latency, reads served from the cache).
+    let cached = s.points.iter().any(|p| p.summary.cache_read_pct.is_some());
+    if cached {
+        header.extend(["read mean", "from cache"].map(String::from));
+    }
     if trials {
         header.extend(["±95% IOPS", "CV"].map(String::from));
     }
@@ -530,6 +560,10 @@ pub fn render_sweep_text(s: &SweepResult) -> String {
         row.push(format_duration_ns(m.lat_mean_ns.mean));
         row.push(format_duration_ns(m.lat_p99_ns.mean));
         row.push(format!("{:.1}", m.achieved_depth.mean));
+        if cached {
+            row.push(m.read_lat_mean_ns.as_ref().map_or("-".into(), |x| format_duration_ns(x.mean)));
+            row.push(m.cache_read_pct.as_ref().map_or("-".into(), |x| format!("{:.1}%", x.mean)));
+        }
         if trials {
             row.push(match (m.iops.ci95_low, m.iops.ci95_high) {
                 (Some(lo), Some(hi)) => format_rate((hi - lo) / 2.0, 1),
@@ -759,6 +793,8 @@ mod tests {
                     lat_mean_ns: p99,
                     lat_p99_ns: p99,
                     achieved_depth: qd.parse().unwrap(),
+                    read_lat_mean_ns: None,
+                    cache_read_pct: None,
                 };
                 SweepPoint {
                     index: i,

@@ -106,6 +106,7 @@ pub(crate) fn sample() -> RunResult {
                 scratch: false,
                 fill_s: None,
             }],
+            throttle: None,
         },
         ramp_s: 2.0,
         measured_s,
@@ -150,6 +151,7 @@ pub(crate) fn sample() -> RunResult {
         }),
         loadgen: None,
         steady_state: None,
+        cache: None,
     }
 }
 

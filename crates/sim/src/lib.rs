@@ -13,12 +13,14 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod bench;
 pub mod link;
 pub mod models;
+pub mod rng;
 pub mod shared;
 pub mod store;
 
-pub use link::LinkTiming;
+pub use link::{LinkTiming, Linked};
 pub use shared::SharedDevice;
 pub use store::SparseStore;
 
@@ -66,4 +68,22 @@ pub trait Model: Send {
 /// Builds the model for `spec`, deterministic for `seed`, with room for `max_in_flight` requests.
 pub fn build(spec: &iolab_spec::SimSpec, seed: u64, max_in_flight: usize) -> Box<dyn Model> {
     models::build(spec, seed, max_in_flight)
+}
+
+/// Builds the model for an emulated target: a `sim:` device, or a `link:` (any depth) in front of one, as one
+/// [`Model`] whose completion times are those the host sees. None for targets that are not emulated
+/// (paths, `mem:`, `null:`, unresolved names) or a link in front of one of those.
+pub fn build_target(
+    target: &iolab_spec::TargetSpec,
+    seed: u64,
+    max_in_flight: usize,
+) -> Option<Box<dyn Model>> {
+    match target {
+        iolab_spec::TargetSpec::Sim(spec) => Some(build(spec, seed, max_in_flight)),
+        iolab_spec::TargetSpec::Link { link, target } => {
+            let inner = build_target(target, seed, max_in_flight)?;
+            Some(Box::new(Linked::new(link, inner, max_in_flight)))
+        }
+        _ => None,
+    }
 }

@@ -8,6 +8,10 @@ use std::sync::Mutex;
 /// moves the device for all of them. Callers pass non-decreasing times taken while they hold no other lock;
 /// times from different threads are made monotonic inside (a time earlier than the model's is treated as the
 /// model's time).
+///
+/// Inside the model a request's tag is `client << 32 | tag`; completions come back to their client with the
+/// client bits removed. Nothing allocates per call once built, as long as each client keeps at most
+/// `per_client` completions unread.
 pub struct SharedDevice {
     state: Mutex<State>,
 }
@@ -20,34 +24,86 @@ struct State {
     now_ns: u64,
 }
 
+impl State {
+    fn advance(&mut self, now_ns: u64) -> u64 {
+        let now = now_ns.max(self.now_ns);
+        self.now_ns = now;
+        self.model.advance(now, &mut self.scratch);
+        for d in self.scratch.drain(..) {
+            let client = (d.tag >> 32) as usize;
+            self.mailboxes[client].push(Done { tag: d.tag & 0xFFFF_FFFF, at_ns: d.at_ns });
+        }
+        now
+    }
+}
+
 impl SharedDevice {
     /// Shares `model` among `clients` clients, each with room for `per_client` completions.
     pub fn new(model: Box<dyn Model>, clients: usize, per_client: usize) -> SharedDevice {
-        let _ = (model, clients, per_client);
-        todo!()
+        let clients = clients.max(1);
+        SharedDevice {
+            state: Mutex::new(State {
+                model,
+                mailboxes: (0..clients).map(|_| Vec::with_capacity(per_client)).collect(),
+                scratch: Vec::with_capacity(clients * per_client),
+                now_ns: 0,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Submits `req` (tag below 2^32) from `client` at `now_ns`.
     pub fn submit(&self, client: usize, now_ns: u64, req: Request) {
-        let _ = (client, now_ns, req, &self.state);
-        todo!()
+        debug_assert!(req.tag < 1 << 32, "SharedDevice tags must be below 2^32");
+        let mut s = self.lock();
+        debug_assert!(client < s.mailboxes.len());
+        let now = s.advance(now_ns);
+        s.model.submit(now, Request { tag: (client as u64) << 32 | (req.tag & 0xFFFF_FFFF), ..req });
     }
 
     /// Appends `client`'s completions up to `now_ns` to `out` and returns when the device next changes (any
     /// client's request), None when idle.
     pub fn poll(&self, client: usize, now_ns: u64, out: &mut Vec<Done>) -> Option<u64> {
-        let _ = (client, now_ns, out);
-        todo!()
+        let mut s = self.lock();
+        s.advance(now_ns);
+        out.append(&mut s.mailboxes[client]);
+        s.model.next_event_ns()
+    }
+
+    /// Requests of all clients in the device.
+    pub fn in_flight(&self) -> usize {
+        self.lock().model.in_flight()
     }
 
     /// The model's analytic mean service time (see [`Model::expected_service_ns`]).
     pub fn expected_service_ns(&self, write: bool, len: u32) -> f64 {
-        let _ = (write, len);
-        todo!()
+        self.lock().model.expected_service_ns(write, len)
     }
 }
 
-#[allow(dead_code)]
-fn _uses(s: State) -> (Box<dyn Model>, Vec<Vec<Done>>, Vec<Done>, u64) {
-    (s.model, s.mailboxes, s.scratch, s.now_ns)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::Fixed;
+
+    #[test]
+    fn completions_go_back_to_their_client() {
+        let d = SharedDevice::new(Box::new(Fixed::new(100, 1, 8)), 2, 8);
+        d.submit(0, 0, Request { tag: 5, write: false, offset: 0, len: 4096 });
+        d.submit(1, 10, Request { tag: 5, write: true, offset: 0, len: 4096 });
+        let mut out = Vec::new();
+        assert_eq!(d.poll(1, 50, &mut out), Some(100));
+        assert!(out.is_empty());
+        // Client 0 polls late; time from another thread that lags is clamped.
+        assert_eq!(d.poll(1, 150, &mut out), Some(200));
+        assert!(out.is_empty());
+        assert_eq!(d.poll(0, 120, &mut out), Some(200));
+        assert_eq!(out, vec![Done { tag: 5, at_ns: 100 }]);
+        out.clear();
+        assert_eq!(d.poll(1, 200, &mut out), None);
+        assert_eq!(out, vec![Done { tag: 5, at_ns: 200 }]);
+    }
 }

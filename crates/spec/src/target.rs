@@ -256,4 +256,15 @@ mod tests {
         assert!(TargetSpec::parse("sim:tape").is_err());
         assert!(TargetSpec::parse("sim:fixed,servers=0").is_err());
     }
+
+    #[test]
+    fn target_emulated_devices_and_links_parse() {
+        assert!(matches!(TargetSpec::parse("sim:hdd,15k").unwrap(), TargetSpec::Sim(SimSpec::Hdd(_))));
+        assert!(matches!(TargetSpec::parse("sim:ssd,sata").unwrap(), TargetSpec::Sim(SimSpec::Ssd(_))));
+        assert!(matches!(TargetSpec::parse("sim:array").unwrap(), TargetSpec::Sim(SimSpec::Array(_))));
+        let t = TargetSpec::parse("link:fc8g:/dev/sdb").unwrap();
+        assert_eq!(t.base(), &TargetSpec::Path { path: "/dev/sdb".into() });
+        assert_eq!(t.display_name(), "link:fc8g:/dev/sdb");
+        assert!(TargetSpec::parse("link:fc8g:@db").is_err());
+    }
 }

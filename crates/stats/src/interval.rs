@@ -21,6 +21,10 @@ pub struct IntervalStats {
     pub write: IntervalOp,
     /// Transactions (users-and-transactions runs only; zeros otherwise).
     pub txn: IntervalTxn,
+    /// Reads served from the block cache in this interval (runs with a cache only; zero otherwise).
+    pub cache_hits: u64,
+    /// The run has a block cache: time points carry a hit ratio.
+    pub cached: bool,
 }
 
 /// Transaction counters of one interval (LoadGen's `Task Dispatched/sec`, `Task Completed/sec`), and the
@@ -67,7 +71,14 @@ impl IntervalOp {
 impl IntervalStats {
     /// An empty interval (allocates two coarse histograms, ~74 KB).
     pub fn new(index: u64) -> Self {
-        Self { index, read: IntervalOp::new(), write: IntervalOp::new(), txn: IntervalTxn::default() }
+        Self {
+            index,
+            read: IntervalOp::new(),
+            write: IntervalOp::new(),
+            txn: IntervalTxn::default(),
+            cache_hits: 0,
+            cached: false,
+        }
     }
 
     /// Records one completion. Hot path: no allocation.
@@ -86,6 +97,8 @@ impl IntervalStats {
         self.txn.dispatched += other.txn.dispatched;
         self.txn.completed += other.txn.completed;
         self.txn.backlog += other.txn.backlog;
+        self.cache_hits += other.cache_hits;
+        self.cached |= other.cached;
     }
 
     /// Empties the accumulator for reuse as interval `index`, keeping the allocations.
@@ -94,6 +107,7 @@ impl IntervalStats {
         self.read.reset();
         self.write.reset();
         self.txn = IntervalTxn::default();
+        self.cache_hits = 0;
     }
 }
 
@@ -117,6 +131,9 @@ pub struct TimePoint {
     /// p99 response time of all ops in the interval (coarse, <= 1%). After compaction this is the
     /// maximum of the merged points' p99, an upper bound of the true p99.
     pub lat_p99_ns: u64,
+    /// Runs with a block cache: the share of reads served from the cache (0-1); None without reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_hit_ratio: Option<f64>,
 }
 
 impl TimePoint {
@@ -137,6 +154,7 @@ impl TimePoint {
             mb_s: per_s(s.read.bytes + s.write.bytes) / 1e6,
             lat_mean_ns: lat.mean(),
             lat_p99_ns: lat.quantile(0.99),
+            cache_hit_ratio: (s.cached && s.read.ops > 0).then(|| s.cache_hits as f64 / s.read.ops as f64),
         }
     }
 
@@ -167,6 +185,13 @@ impl TimePoint {
         self.mb_s = rate(self.mb_s, next.mb_s);
         self.lat_mean_ns = lat_mean_ns;
         self.lat_p99_ns = self.lat_p99_ns.max(next.lat_p99_ns);
+        let reads = |p: &TimePoint| p.read_iops * p.interval_s;
+        self.cache_hit_ratio = match (self.cache_hit_ratio, next.cache_hit_ratio) {
+            (Some(a), Some(b)) if reads(self) + reads(next) > 0.0 => {
+                Some((a * reads(self) + b * reads(next)) / (reads(self) + reads(next)))
+            }
+            (a, b) => a.or(b),
+        };
         self.interval_s = interval_s;
     }
 }

@@ -160,6 +160,32 @@ pub enum Warning {
         /// Backlog when the run ended.
         backlog_at_end: u64,
     },
+    /// On virtual time, an emulated device used by several workers: each worker drives its own copy.
+    VirtualDeviceCopies {
+        /// Target name.
+        target: String,
+        /// Workers using it.
+        workers: u32,
+    },
+    /// An emulated device stopped keeping written data (its memory cap was reached).
+    EmulatedDataDropped {
+        /// Target name.
+        target: String,
+        /// Bytes it kept.
+        kept_bytes: u64,
+    },
+    /// The block cache was shrunk because the machine ran low on memory.
+    CacheShrunk {
+        /// Times it shrank.
+        times: u32,
+        /// Capacity at the end.
+        capacity_bytes: u64,
+    },
+    /// A write-back cache still held dirty lines after the run (write-backs failed).
+    CacheDirtyAtExit {
+        /// Dirty lines left.
+        lines: u64,
+    },
 }
 
 impl Warning {
@@ -200,6 +226,20 @@ impl Warning {
             Self::TransactionOverload { users, backlog_max, backlog_at_end } => format!(
                 "the storage did not keep up with the users: up to {backlog_max} transactions dispatched and not completed ({backlog_at_end} at the end), more than 1.5 x {users} users (LoadGen's overload limit)"
             ),
+            Self::VirtualDeviceCopies { target, workers } => format!(
+                "'{target}' is used by {workers} workers on virtual time: each worker drove its own copy of the device"
+            ),
+            Self::EmulatedDataDropped { target, kept_bytes } => format!(
+                "'{target}' reached its memory cap ({} MiB of written data): later writes were timed but not kept",
+                kept_bytes >> 20
+            ),
+            Self::CacheShrunk { times, capacity_bytes } => format!(
+                "the cache shrank {times} times because memory ran low, to {} MiB",
+                capacity_bytes >> 20
+            ),
+            Self::CacheDirtyAtExit { lines } => {
+                format!("{lines} dirty cache lines could not be written back at the end")
+            }
         }
     }
 
@@ -235,6 +275,14 @@ impl Warning {
             Self::TransactionOverload { .. } => {
                 "LoadGen would stop here (too much load); fewer users, a lower rate or faster storage; transaction latencies include the wait"
             }
+            Self::VirtualDeviceCopies { .. } => {
+                "one worker with a deeper qd shares one device exactly on virtual time; or use --clock real, where all workers share it"
+            }
+            Self::EmulatedDataDropped { .. } => {
+                "reads of data written after that return zeros; use a smaller device size (size=) or region"
+            }
+            Self::CacheShrunk { .. } => "hit ratios changed during the run; cap the cache with --cache-max-mem",
+            Self::CacheDirtyAtExit { .. } => "the target failed write-backs: see the errors; acknowledged writes were lost",
         };
         Some(hint.to_string())
     }

@@ -1,0 +1,336 @@
+//! What sits between a worker and its targets: emulated devices (one shared model and data store per `sim:`
+//! target), links (`link:`), and the run's block cache (`--cache`). Built once per run, after the targets are
+//! probed and opened, before the workers start; each worker gets its share through [`Layers::worker`].
+
+use anyhow::{bail, Result};
+use iolab_cache::{Cache, CacheConfig};
+use iolab_engine::cache::{WorkerCache, FLUSH_STAGING};
+use iolab_engine::sim::SimTarget;
+use iolab_engine::EngineChoice;
+use iolab_plan::{Plan, WorkerPlan};
+use iolab_sim::{SharedDevice, SparseStore};
+use iolab_spec::cache::DEFAULT_CACHE_LINE;
+use iolab_spec::{CacheSize, CacheSpec, ClockKind, LinkParams, TargetSpec};
+use iolab_stats::Warning;
+use iolab_target::{OpenedTarget, Probe};
+use std::sync::Arc;
+
+/// The run's devices, links and cache.
+pub struct Layers {
+    /// Per run target: its emulated device and data (sim: targets only).
+    pub sims: Vec<Option<SimTarget>>,
+    /// Per run target: the link in front of it.
+    pub links: Vec<Option<LinkParams>>,
+    /// The block cache.
+    pub cache: Option<RunCache>,
+    /// Workers share one virtual clock per worker: devices are copied (see [`Warning::VirtualDeviceCopies`]).
+    virtual_clock: bool,
+    /// Per run target: models and stores for per-worker copies on virtual time.
+    specs: Vec<Option<(iolab_spec::SimSpec, usize)>>,
+    seed: u64,
+}
+
+/// The run's block cache and how it was resolved.
+pub struct RunCache {
+    /// The cache.
+    pub cache: Arc<Cache>,
+    /// The emulated cache device timing hits, if any.
+    pub dev: Option<Arc<SharedDevice>>,
+    /// Its size.
+    pub dev_size: u64,
+    /// The cache device's name ("mem" for RAM).
+    pub dev_name: String,
+    /// Sequential cutoff.
+    pub seq_cutoff: u64,
+    /// Capacity asked for, after resolving a percentage and the memory cap.
+    pub capacity_bytes: u64,
+    /// Shrink when memory runs low.
+    pub shrink: bool,
+    /// Shrinks so far.
+    pub shrinks: Vec<iolab_report::cache::CacheShrink>,
+}
+
+/// Memory is low when MemAvailable falls below this share of MemTotal (and at least [`LOW_MEM_FLOOR`]).
+const LOW_MEM_SHARE: f64 = 0.05;
+/// The smallest MemAvailable counted as low.
+const LOW_MEM_FLOOR: u64 = 256 << 20;
+
+impl RunCache {
+    /// Once a second while the run goes on (`--cache-shrink`): when the machine's available memory is low,
+    /// gives back a quarter of the cache; when it is plentiful again, grows back towards the configured size.
+    pub fn watch_memory(&mut self, t_s: f64) {
+        if !self.shrink {
+            return;
+        }
+        let avail = iolab_target::mem_available_bytes();
+        if avail == 0 {
+            return;
+        }
+        let low = ((iolab_target::mem_total_bytes() as f64 * LOW_MEM_SHARE) as u64).max(LOW_MEM_FLOOR);
+        let now = self.cache.stats().capacity_bytes;
+        if avail < low {
+            let line = self.cache.config().line_bytes as u64;
+            let target = (now / 4 * 3) / line * line;
+            if target >= line && target < now {
+                let capacity_bytes = self.cache.set_capacity(target);
+                self.shrinks.push(iolab_report::cache::CacheShrink {
+                    t_s,
+                    mem_available_bytes: avail,
+                    capacity_bytes,
+                });
+            }
+        } else if avail > 4 * low && now < self.capacity_bytes {
+            let headroom = avail - 4 * low;
+            self.cache.set_capacity((now + headroom.min(self.capacity_bytes - now)).min(self.capacity_bytes));
+        }
+    }
+
+    /// The result's `cache` block; `sources` are the workers' read latencies by source.
+    pub fn result(&self, sources: &[&iolab_engine::ReadSources]) -> iolab_report::cache::CacheResult {
+        let counters = self.cache.stats();
+        let mut from_cache = iolab_stats::LatencyHistogram::new();
+        let mut from_target = iolab_stats::LatencyHistogram::new();
+        for s in sources {
+            from_cache.merge(&s.from_cache);
+            from_target.merge(&s.from_target);
+        }
+        let lookups = counters.hits + counters.misses;
+        let reads = counters.reads_from_cache + counters.reads_from_target;
+        let cfg = self.cache.config();
+        iolab_report::cache::CacheResult {
+            mode: cfg.mode.as_str().to_string(),
+            policy: cfg.policy.as_str().to_string(),
+            line_bytes: cfg.line_bytes,
+            device: self.dev_name.clone(),
+            configured_bytes: self.capacity_bytes,
+            hit_ratio: if lookups > 0 { counters.hits as f64 / lookups as f64 } else { 0.0 },
+            reads_from_cache_pct: if reads > 0 {
+                counters.reads_from_cache as f64 * 100.0 / reads as f64
+            } else {
+                0.0
+            },
+            counters,
+            latency: iolab_report::cache::CacheLatency {
+                from_cache: from_cache.summary(),
+                from_target: from_target.summary(),
+            },
+            shrinks: self.shrinks.clone(),
+        }
+    }
+}
+
+/// RAM an emulated device may fill with written data: a quarter of what is available now, shared by the run's
+/// emulated devices.
+fn store_cap(devices: usize) -> u64 {
+    let avail = iolab_target::mem_available_bytes();
+    let avail = if avail == 0 { 4 << 30 } else { avail };
+    avail / 4 / devices.max(1) as u64
+}
+
+impl Layers {
+    /// Builds the layers for `plan` over `probes` (indexed like `plan.targets`). Errors are usage errors.
+    pub fn build(
+        plan: &Plan,
+        cache: &CacheSpec,
+        probes: &[Probe],
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Layers> {
+        let n = plan.targets.len();
+        let virtual_clock = plan.clock == ClockKind::Virtual;
+        let staging = if cache.enabled() { FLUSH_STAGING as usize } else { 0 };
+        let mut users = vec![0usize; n];
+        let mut depth = vec![0usize; n];
+        for w in &plan.workers {
+            check_worker_kinds(plan, w)?;
+            for &t in &w.targets {
+                users[t] += 1;
+                depth[t] = depth[t].max(w.qd as usize + staging);
+            }
+        }
+        let sim_count = plan.targets.iter().filter(|t| matches!(t.spec.base(), TargetSpec::Sim(_))).count();
+        let mut sims = Vec::with_capacity(n);
+        let mut specs = Vec::with_capacity(n);
+        let mut links = Vec::with_capacity(n);
+        for (i, t) in plan.targets.iter().enumerate() {
+            links.push(match &t.spec {
+                TargetSpec::Link { link, .. } => Some(link.clone()),
+                _ => None,
+            });
+            match t.spec.base() {
+                TargetSpec::Sim(sim) => {
+                    let clients = plan.workers.len();
+                    let in_flight = depth[i] * if virtual_clock { 1 } else { users[i] };
+                    let model = iolab_sim::build(
+                        sim,
+                        plan.seed ^ (i as u64).wrapping_mul(0x9E37_79B9),
+                        in_flight.max(1),
+                    );
+                    let device = Arc::new(SharedDevice::new(model, clients, depth[i].max(1)));
+                    let store = Some(Arc::new(SparseStore::new(sim.size_bytes(), store_cap(sim_count))));
+                    if virtual_clock && users[i] > 1 {
+                        warnings.push(Warning::VirtualDeviceCopies {
+                            target: t.name.clone(),
+                            workers: users[i] as u32,
+                        });
+                    }
+                    sims.push(Some(SimTarget { device, store }));
+                    specs.push(Some((sim.clone(), depth[i].max(1))));
+                }
+                _ => {
+                    sims.push(None);
+                    specs.push(None);
+                }
+            }
+        }
+        let cache = if cache.enabled() { Some(build_cache(plan, cache, probes)?) } else { None };
+        Ok(Layers { sims, links, cache, virtual_clock, specs, seed: plan.seed })
+    }
+
+    /// The engine, links and cache for worker `w`; `opened` are the run's opened targets.
+    pub fn worker(
+        &self,
+        w: &WorkerPlan,
+        opened: &[OpenedTarget],
+        file_engine_sync: bool,
+    ) -> Result<(EngineChoice, Vec<Option<LinkParams>>, Option<WorkerCache>)> {
+        let first = w.targets[0];
+        let engine = match self.sims[first].is_some() {
+            true => {
+                let mut targets = Vec::new();
+                for &t in &w.targets {
+                    let Some(st) = &self.sims[t] else {
+                        bail!("worker mixes emulated and other targets (bug)")
+                    };
+                    if self.virtual_clock {
+                        // Each worker's virtual clock is its own: it gets its own copy of the model (same seed),
+                        // and shares the data.
+                        let (spec, depth) = self.specs[t].clone().expect("a sim target has a spec");
+                        let model =
+                            iolab_sim::build(&spec, self.seed ^ (t as u64).wrapping_mul(0x9E37_79B9), depth);
+                        let device = Arc::new(SharedDevice::new(model, 1, depth));
+                        targets.push(SimTarget { device, store: st.store.clone() });
+                    } else {
+                        targets.push(st.clone());
+                    }
+                }
+                let client = if self.virtual_clock { 0 } else { w.index as usize };
+                EngineChoice::Sim { targets, client, virtual_clock: self.virtual_clock }
+            }
+            false => match &opened[first].mem {
+                Some(store) => EngineChoice::Mem(store.clone()),
+                None if matches!(opened[first].probe.kind, iolab_target::TargetKind::Null) => {
+                    EngineChoice::Null
+                }
+                None if file_engine_sync => EngineChoice::Sync,
+                None => EngineChoice::Uring,
+            },
+        };
+        let links = w.targets.iter().map(|&t| self.links[t].clone()).collect();
+        let cache = self.cache.as_ref().map(|rc| WorkerCache {
+            cache: rc.cache.clone(),
+            ids: w.targets.iter().map(|&t| t as u16).collect(),
+            dev: rc.dev.clone().map(|d| (d, if self.virtual_clock { 0 } else { w.index as usize })),
+            dev_size: rc.dev_size,
+            seq_cutoff: rc.seq_cutoff,
+            first_staging_buf: 2 * w.qd,
+        });
+        Ok((engine, links, cache))
+    }
+}
+
+/// A worker's targets must all be served by one engine: all files and devices, or all of one virtual kind.
+fn check_worker_kinds(plan: &Plan, w: &WorkerPlan) -> Result<()> {
+    let kind = |t: &TargetSpec| match t.base() {
+        TargetSpec::Path { .. } => 0,
+        TargetSpec::Mem { .. } => 1,
+        TargetSpec::Null { .. } => 2,
+        TargetSpec::Sim(_) => 3,
+        _ => 4,
+    };
+    let first = kind(&plan.targets[w.targets[0]].spec);
+    if let Some(&other) = w.targets.iter().find(|&&t| kind(&plan.targets[t].spec) != first) {
+        return Err(crate::run::usage(format!(
+            "worker '{}' mixes '{}' and '{}', which need different engines; give them to separate workers",
+            w.name, plan.targets[w.targets[0]].name, plan.targets[other].name
+        )));
+    }
+    Ok(())
+}
+
+fn build_cache(plan: &Plan, spec: &CacheSpec, probes: &[Probe]) -> Result<RunCache> {
+    let total: u64 = probes.iter().map(|p| p.will_extend_to.unwrap_or(p.size_bytes)).sum();
+    let line = spec.line_bytes.unwrap_or(DEFAULT_CACHE_LINE);
+    let mut bytes = match spec.size {
+        Some(CacheSize::Bytes(b)) => b,
+        Some(CacheSize::Percent(p)) => (total as f64 * p / 100.0) as u64,
+        None => 0,
+    };
+    bytes = bytes.min(total.div_ceil(line) * line);
+    let (dev, dev_size, dev_name) = match &spec.dev {
+        None => (None, u64::MAX, "mem".to_string()),
+        Some(TargetSpec::Mem { size_bytes }) => {
+            bytes = bytes.min(*size_bytes);
+            (None, *size_bytes, "mem".to_string())
+        }
+        Some(t @ TargetSpec::Sim(sim)) => {
+            bytes = bytes.min(sim.size_bytes());
+            let depth: usize = plan.workers.iter().map(|w| w.qd as usize).sum();
+            let model = iolab_sim::build(sim, plan.seed ^ 0xCAC4E, depth.max(1));
+            let max_qd = plan.workers.iter().map(|w| w.qd as usize).max().unwrap_or(1);
+            (
+                Some(Arc::new(SharedDevice::new(model, plan.workers.len(), max_qd))),
+                sim.size_bytes(),
+                t.display_name(),
+            )
+        }
+        Some(other) => {
+            return Err(crate::run::usage(format!(
+                "--cache-dev '{}': the cache store must be mem:SIZE or an emulated device",
+                other.display_name()
+            )))
+        }
+    };
+    if let Some(cap) = spec.max_mem_bytes {
+        bytes = bytes.min(cap);
+    }
+    bytes -= bytes % line;
+    if bytes == 0 {
+        return Err(crate::run::usage(format!(
+            "--cache {}: less than one {}-byte line",
+            match spec.size {
+                Some(CacheSize::Percent(p)) => format!("{p}%"),
+                Some(CacheSize::Bytes(b)) => iolab_spec::units::format_size(b),
+                None => "0".into(),
+            },
+            line
+        )));
+    }
+    let avail = iolab_target::mem_available_bytes();
+    if avail != 0 && bytes > avail {
+        return Err(crate::run::usage(format!(
+            "the cache needs {} of RAM but only {} is available; lower --cache or set --cache-max-mem",
+            iolab_spec::units::format_size(bytes),
+            iolab_spec::units::format_size(avail)
+        )));
+    }
+    let config = CacheConfig {
+        capacity_bytes: bytes,
+        line_bytes: line as u32,
+        mode: spec.mode.unwrap_or_default(),
+        policy: spec.policy.unwrap_or_default(),
+        admit_after: spec.admit_after.unwrap_or(1),
+        dirty_max_pct: spec.dirty_max_pct.unwrap_or(50.0),
+        targets: plan.targets.len() as u16,
+    };
+    let cache = Cache::new(config).map_err(|e| crate::run::usage(format!("--cache: {e}")))?;
+    Ok(RunCache {
+        cache: Arc::new(cache),
+        dev,
+        dev_size,
+        dev_name,
+        seq_cutoff: spec.seq_cutoff_bytes.unwrap_or(0),
+        capacity_bytes: bytes,
+        shrink: spec.shrink.unwrap_or(false),
+        shrinks: Vec::new(),
+    })
+}

@@ -1,0 +1,784 @@
+//! `--throttle`: emulate a slower path in front of real block devices with the kernel's own I/O throttling
+//! (docs/THROTTLE.md).
+//!
+//! [`apply`] creates a cgroup `iolab-<pid>` at the root of the hierarchy that has the block I/O controller
+//! (cgroup v2 `io.max` when the unified hierarchy has the `io` controller, else cgroup v1
+//! `blkio.throttle.*`), writes the limits for each target device and moves the whole iolab process (every
+//! thread; threads started later inherit it) into it. The returned [`ThrottleGuard`] moves the process back
+//! and removes the cgroup when dropped; [`cleanup_on_exit`] does the same on a forced exit.
+//!
+//! The kernel throttles per whole disk: a partition is mapped to its disk (`/sys/dev/block/MAJ:MIN/partition`
+//! and `../dev`), and the limit then covers iolab's I/O to every partition of that disk. Limits apply to
+//! the I/O of the processes in the cgroup only, that is to iolab alone.
+
+use anyhow::{anyhow, bail, Result};
+use iolab_spec::ThrottleSpec;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Which kernel interface throttles block I/O on this machine, and where its hierarchy is mounted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CgroupKind {
+    /// cgroup v1 `blkio` controller: `blkio.throttle.{read,write}_{bps,iops}_device`, one `MAJ:MIN VALUE` each.
+    V1 {
+        /// Mount point of the blkio hierarchy (usually /sys/fs/cgroup/blkio).
+        mount: PathBuf,
+    },
+    /// cgroup v2 `io` controller: `io.max`, `MAJ:MIN rbps=.. wbps=.. riops=.. wiops=..`.
+    V2 {
+        /// Mount point of the unified hierarchy (/sys/fs/cgroup, or /sys/fs/cgroup/unified in hybrid mode).
+        mount: PathBuf,
+    },
+}
+
+impl CgroupKind {
+    /// Short name for messages and the result: `cgroup-v1 blkio` or `cgroup-v2 io.max`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CgroupKind::V1 { .. } => "cgroup-v1 blkio",
+            CgroupKind::V2 { .. } => "cgroup-v2 io.max",
+        }
+    }
+
+    /// The hierarchy's mount point.
+    pub fn mount(&self) -> &Path {
+        match self {
+            CgroupKind::V1 { mount } | CgroupKind::V2 { mount } => mount,
+        }
+    }
+}
+
+/// Finds the block I/O controller: cgroup v2 `io` (listed in the unified hierarchy's `cgroup.controllers`)
+/// is preferred, else a cgroup v1 `blkio` hierarchy with the `blkio.throttle.*` files. `None` when neither
+/// is mounted (or the kernel lacks CONFIG_BLK_DEV_THROTTLING). Has no side effects.
+pub fn detect() -> Option<CgroupKind> {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let (mut v2, mut v1) = cgroup_mounts(&mounts);
+    // Without /proc, fall back to the usual places.
+    if v2.is_empty() {
+        v2 = vec![PathBuf::from("/sys/fs/cgroup"), PathBuf::from("/sys/fs/cgroup/unified")];
+    }
+    if v1.is_empty() {
+        v1 = vec![PathBuf::from("/sys/fs/cgroup/blkio")];
+    }
+    for mount in v2 {
+        let controllers = std::fs::read_to_string(mount.join("cgroup.controllers")).unwrap_or_default();
+        if controllers.split_whitespace().any(|c| c == "io") {
+            return Some(CgroupKind::V2 { mount });
+        }
+    }
+    v1.into_iter()
+        .find(|m| m.join("blkio.throttle.read_bps_device").exists())
+        .map(|mount| CgroupKind::V1 { mount })
+}
+
+/// Mount points of cgroup2 hierarchies and of cgroup v1 hierarchies with the blkio controller, from the text
+/// of /proc/self/mounts.
+fn cgroup_mounts(mounts: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut v2, mut v1) = (Vec::new(), Vec::new());
+    for line in mounts.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 4 {
+            continue;
+        }
+        let mount = PathBuf::from(f[1].replace("\\040", " "));
+        match f[2] {
+            "cgroup2" => v2.push(mount),
+            "cgroup" if f[3].split(',').any(|o| o == "blkio") => v1.push(mount),
+            _ => {}
+        }
+    }
+    (v2, v1)
+}
+
+/// The block device `path` names (symlinks followed: /dev/disk/by-id/... works), as (major, minor).
+/// Fails, with a hint, when it is not a block device: the kernel throttles devices, not files.
+pub fn device_numbers(path: &str) -> Result<(u32, u32)> {
+    let meta = std::fs::metadata(path).map_err(|e| anyhow!("--throttle: cannot stat '{path}': {e}"))?;
+    if meta.file_type().is_block_device() {
+        let rdev = meta.rdev();
+        return Ok((libc::major(rdev), libc::minor(rdev)));
+    }
+    let what = match meta.file_type() {
+        t if t.is_dir() => "a directory",
+        t if t.is_char_device() => "a character device",
+        _ => "a file",
+    };
+    let (maj, min) = (libc::major(meta.dev()), libc::minor(meta.dev()));
+    let holder = match dev_name(Path::new("/sys"), maj, min) {
+        Some(name) => format!(" on /dev/{name} ({maj}:{min})"),
+        None => String::new(),
+    };
+    bail!(
+        "--throttle applies to block devices only, and '{path}' is {what}{holder}\n  likely cause: the kernel \
+         throttles I/O per block device (cgroup blkio / io.max), not per file\n  hint: give the block device \
+         itself as the target (e.g. --target /dev/sdX; iolab reads and writes it directly), or drop --throttle"
+    )
+}
+
+/// The kernel name of a block device (`sda1`), from its sysfs `uevent`.
+fn dev_name(sysfs: &Path, maj: u32, min: u32) -> Option<String> {
+    let uevent = std::fs::read_to_string(sysfs.join(format!("dev/block/{maj}:{min}/uevent"))).ok()?;
+    uevent.lines().find_map(|l| l.strip_prefix("DEVNAME=")).map(str::to_string)
+}
+
+/// The whole disk a block device belongs to: itself for a disk, its parent for a partition (sysfs has a
+/// `partition` file in a partition's directory, and the disk's directory, `..`, has the disk's `dev`).
+/// `sysfs` is the sysfs root (/sys; a fake tree in tests). Fails when MAJ:MIN is not a block device.
+fn whole_disk(sysfs: &Path, maj: u32, min: u32) -> io::Result<(u32, u32)> {
+    let dir = std::fs::canonicalize(sysfs.join(format!("dev/block/{maj}:{min}")))?;
+    if !dir.join("partition").exists() {
+        return Ok((maj, min));
+    }
+    let parent = dir.parent().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+    let dev = std::fs::read_to_string(parent.join("dev"))?;
+    parse_maj_min(dev.trim())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("bad dev '{dev}'")))
+}
+
+fn parse_maj_min(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// What [`apply`] did, for messages and the result's environment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Applied {
+    /// `cgroup-v1 blkio` or `cgroup-v2 io.max`.
+    pub kind: &'static str,
+    /// The cgroup iolab ran in (removed afterwards).
+    pub cgroup: String,
+    /// One entry per throttled disk.
+    pub devices: Vec<AppliedDevice>,
+}
+
+/// The limits on one disk.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AppliedDevice {
+    /// The targets on this disk, comma-separated (their limits are shared: one budget per disk).
+    pub name: String,
+    /// The throttled device, `MAJ:MIN` (the whole disk).
+    pub device: String,
+    /// The targets' own `MAJ:MIN` when they are partitions of `device`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub partitions: Vec<String>,
+    /// Read bytes per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rbps: Option<u64>,
+    /// Write bytes per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wbps: Option<u64>,
+    /// Read I/Os per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub riops: Option<u64>,
+    /// Write I/Os per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wiops: Option<u64>,
+}
+
+/// The v1 writes for one disk: (file, line), one `MAJ:MIN VALUE` per limit that is set.
+fn v1_lines(spec: &ThrottleSpec, maj: u32, min: u32) -> Vec<(&'static str, String)> {
+    [
+        ("blkio.throttle.read_bps_device", spec.rbps),
+        ("blkio.throttle.write_bps_device", spec.wbps),
+        ("blkio.throttle.read_iops_device", spec.riops),
+        ("blkio.throttle.write_iops_device", spec.wiops),
+    ]
+    .into_iter()
+    .filter_map(|(file, v)| v.map(|v| (file, format!("{maj}:{min} {v}"))))
+    .collect()
+}
+
+/// The v2 `io.max` line for one disk; keys not set are left at their default (`max`).
+fn v2_line(spec: &ThrottleSpec, maj: u32, min: u32) -> String {
+    let mut line = format!("{maj}:{min}");
+    for (key, v) in [("rbps", spec.rbps), ("wbps", spec.wbps), ("riops", spec.riops), ("wiops", spec.wiops)] {
+        if let Some(v) = v {
+            line.push_str(&format!(" {key}={v}"));
+        }
+    }
+    line
+}
+
+/// The cgroup path (relative to the hierarchy's root) this process is in, from /proc/self/cgroup text.
+fn own_cgroup(proc_cgroup: &str, v2: bool) -> Option<String> {
+    proc_cgroup.lines().find_map(|line| {
+        let mut f = line.splitn(3, ':');
+        let (id, controllers, path) = (f.next()?, f.next()?, f.next()?);
+        let ours = if v2 {
+            id == "0" && controllers.is_empty()
+        } else {
+            controllers.split(',').any(|c| c == "blkio")
+        };
+        ours.then(|| path.to_string())
+    })
+}
+
+/// A cgroup iolab created and moved itself into, and where to move back to.
+#[derive(Debug)]
+struct Created {
+    /// The cgroup directory.
+    dir: PathBuf,
+    /// `cgroup.procs` of the cgroup the process was in before.
+    back: PathBuf,
+}
+
+/// Cgroups to undo on a forced exit ([`cleanup_on_exit`]); a [`ThrottleGuard`] takes its own out when
+/// dropped, so each is undone once.
+static REGISTRY: Mutex<Vec<Created>> = Mutex::new(Vec::new());
+
+fn registry() -> std::sync::MutexGuard<'static, Vec<Created>> {
+    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Moves the process back and removes the cgroup; best effort (nothing to report to on the way out).
+fn undo(c: &Created) {
+    let _ = std::fs::write(&c.back, std::process::id().to_string());
+    remove_dir(&c.dir);
+}
+
+/// rmdir, retried for up to a second while the cgroup is still busy (tasks leaving it asynchronously).
+fn remove_dir(dir: &Path) -> bool {
+    for _ in 0..50 {
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return true,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return true,
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    false
+}
+
+/// Undoes every throttle still in place: moves the process back to its cgroups and removes the ones iolab
+/// created. For the signal handler's forced exit; a normal exit drops the [`ThrottleGuard`] instead.
+pub fn cleanup_on_exit() {
+    cleanup_where(|_| true);
+}
+
+/// Undoes (and forgets) the registered cgroups `pick` selects.
+fn cleanup_where(pick: impl Fn(&Created) -> bool) {
+    let taken: Vec<Created> = {
+        let mut reg = registry();
+        let (taken, kept) = std::mem::take(&mut *reg).into_iter().partition(|c| pick(c));
+        *reg = kept;
+        taken
+    };
+    for c in &taken {
+        undo(c);
+    }
+}
+
+/// The throttle in place: iolab runs in its own cgroup until this is dropped, which moves the process back
+/// to its original cgroup and removes the created one.
+#[derive(Debug)]
+pub struct ThrottleGuard {
+    dir: PathBuf,
+    applied: Applied,
+}
+
+impl ThrottleGuard {
+    /// What was applied.
+    pub fn applied(&self) -> &Applied {
+        &self.applied
+    }
+}
+
+impl Drop for ThrottleGuard {
+    fn drop(&mut self) {
+        let mine = {
+            let mut reg = registry();
+            reg.iter().position(|c| c.dir == self.dir).map(|i| reg.remove(i))
+        };
+        // Already undone by cleanup_on_exit otherwise.
+        if let Some(c) = mine {
+            undo(&c);
+        }
+    }
+}
+
+/// One line for messages: `cgroup-v1 blkio /sys/fs/cgroup/blkio/iolab-42: sda (8:0) rbps=100M riops=2000`.
+pub fn describe(guard: &ThrottleGuard) -> String {
+    let a = &guard.applied;
+    let devices: Vec<String> = a
+        .devices
+        .iter()
+        .map(|d| {
+            let mut s = format!("{} ({})", d.name, d.device);
+            for (k, v, bytes) in [
+                ("rbps", d.rbps, true),
+                ("wbps", d.wbps, true),
+                ("riops", d.riops, false),
+                ("wiops", d.wiops, false),
+            ] {
+                if let Some(v) = v {
+                    s.push_str(&format!(" {k}={}", if bytes { human_bytes(v) } else { v.to_string() }));
+                }
+            }
+            s
+        })
+        .collect();
+    format!("{} {}: {}", a.kind, a.cgroup, devices.join("; "))
+}
+
+/// Bytes in the spec's own units (binary: `8M` = 8 MiB), exact.
+fn human_bytes(v: u64) -> String {
+    for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
+        if v >= 1 << shift && v & ((1 << shift) - 1) == 0 {
+            return format!("{}{unit}", v >> shift);
+        }
+    }
+    v.to_string()
+}
+
+/// Throttles iolab's I/O to `devices` ((name for messages, major, minor), e.g. from [`device_numbers`]) as
+/// `spec` says: creates the cgroup `iolab-<pid>`, writes the limits and moves the whole process into it.
+/// Call it before the worker threads start (they inherit the cgroup of the thread that creates them; the
+/// move itself covers every thread already running). Errors say the likely cause; nothing is left behind.
+pub fn apply(spec: &ThrottleSpec, devices: &[(String, u32, u32)]) -> Result<ThrottleGuard> {
+    let Some(kind) = detect() else {
+        bail!(
+            "--throttle: no cgroup block I/O controller found (neither cgroup v2 'io' in cgroup.controllers under \
+             /sys/fs/cgroup nor a cgroup v1 'blkio' hierarchy with blkio.throttle.* files)\n  likely cause: the \
+             controller is not mounted (containers often hide it) or the kernel lacks CONFIG_BLK_DEV_THROTTLING\n  \
+             hint: mount it (mount -t cgroup -o blkio none /sys/fs/cgroup/blkio), or drop --throttle"
+        );
+    };
+    let proc_cgroup = std::fs::read_to_string("/proc/self/cgroup")
+        .map_err(|e| anyhow!("--throttle: cannot read /proc/self/cgroup: {e}"))?;
+    let own = own_cgroup(&proc_cgroup, matches!(kind, CgroupKind::V2 { .. })).ok_or_else(|| {
+        anyhow!("--throttle: /proc/self/cgroup has no line for the {} hierarchy", kind.name())
+    })?;
+    apply_in(&kind, Path::new("/sys"), &own, spec, devices)
+}
+
+/// [`apply`] on a given hierarchy, sysfs root and original cgroup (relative to the hierarchy's root).
+fn apply_in(
+    kind: &CgroupKind,
+    sysfs: &Path,
+    own: &str,
+    spec: &ThrottleSpec,
+    devices: &[(String, u32, u32)],
+) -> Result<ThrottleGuard> {
+    if *spec == ThrottleSpec::default() {
+        bail!("--throttle: no limit given (rbps, wbps, riops or wiops)");
+    }
+    if devices.is_empty() {
+        bail!(
+            "--throttle applies to block devices, and this job has none\n  hint: give a block device as the \
+             target (--target /dev/sdX), or drop --throttle"
+        );
+    }
+    // Whole disks, in order, with the targets on each.
+    let mut disks: BTreeMap<(u32, u32), AppliedDevice> = BTreeMap::new();
+    for (name, maj, min) in devices {
+        let (dmaj, dmin) = whole_disk(sysfs, *maj, *min).map_err(|e| {
+            anyhow!(
+                "--throttle: '{name}' ({maj}:{min}) is not a block device the kernel knows ({}: {e})\n  hint: \
+                 --throttle applies to block-device targets only; drop it for files",
+                sysfs.join(format!("dev/block/{maj}:{min}")).display()
+            )
+        })?;
+        let d = disks.entry((dmaj, dmin)).or_insert_with(|| AppliedDevice {
+            name: String::new(),
+            device: format!("{dmaj}:{dmin}"),
+            partitions: Vec::new(),
+            rbps: spec.rbps,
+            wbps: spec.wbps,
+            riops: spec.riops,
+            wiops: spec.wiops,
+        });
+        if !d.name.split(", ").any(|n| n == name) {
+            if !d.name.is_empty() {
+                d.name.push_str(", ");
+            }
+            d.name.push_str(name);
+        }
+        let part = format!("{maj}:{min}");
+        if (*maj, *min) != (dmaj, dmin) && !d.partitions.contains(&part) {
+            d.partitions.push(part);
+        }
+    }
+
+    let mount = kind.mount();
+    if let CgroupKind::V2 { .. } = kind {
+        let control = mount.join("cgroup.subtree_control");
+        let enabled = std::fs::read_to_string(&control).unwrap_or_default();
+        if !enabled.split_whitespace().any(|c| c == "io") {
+            std::fs::write(&control, "+io").map_err(|e| {
+                cgroup_error(&format!("enable the io controller in '{}'", control.display()), e)
+            })?;
+        }
+    }
+
+    let dir = mount.join(format!("iolab-{}", std::process::id()));
+    if dir.exists() {
+        // Left by an earlier process with the same pid that was killed; empty if so (its pid is gone).
+        let _ = std::fs::remove_dir(&dir);
+    }
+    std::fs::create_dir(&dir)
+        .map_err(|e| cgroup_error(&format!("create the cgroup '{}'", dir.display()), e))?;
+    let back = mount.join(own.trim_start_matches('/')).join("cgroup.procs");
+    registry().push(Created { dir: dir.clone(), back });
+    let guard = ThrottleGuard {
+        dir: dir.clone(),
+        applied: Applied {
+            kind: kind.name(),
+            cgroup: dir.display().to_string(),
+            devices: disks.values().cloned().collect(),
+        },
+    };
+    // From here on, an error drops the guard: the process is moved back (if it moved) and the cgroup removed.
+
+    for ((maj, min), d) in &disks {
+        let writes = match kind {
+            CgroupKind::V1 { .. } => v1_lines(spec, *maj, *min),
+            CgroupKind::V2 { .. } => vec![("io.max", v2_line(spec, *maj, *min))],
+        };
+        for (file, line) in writes {
+            // One rule per write(2): the kernel parses each write on its own.
+            std::fs::write(dir.join(file), &line).map_err(|e| limit_error(kind, &d.name, file, &line, e))?;
+        }
+    }
+    std::fs::write(dir.join("cgroup.procs"), std::process::id().to_string())
+        .map_err(|e| cgroup_error(&format!("move iolab into the cgroup '{}'", dir.display()), e))?;
+    Ok(guard)
+}
+
+/// An error creating or joining the cgroup, with the likely cause.
+fn cgroup_error(action: &str, e: io::Error) -> anyhow::Error {
+    let root = effective_uid() == Some(0);
+    match e.raw_os_error() {
+        Some(libc::EPERM | libc::EACCES | libc::EROFS) if !root => anyhow!(
+            "--throttle needs root: cannot {action}: {e}\n  likely cause: iolab is not running as root, and only \
+             root can create cgroups and set I/O limits\n  hint: run iolab as root (sudo iolab run ...), or drop \
+             --throttle"
+        ),
+        Some(libc::EPERM | libc::EACCES | libc::EROFS) => anyhow!(
+            "--throttle needs root with write access to the cgroup file system: cannot {action}: {e}\n  likely \
+             cause: the cgroup file system is read-only here (an unprivileged container)\n  hint: run iolab on \
+             the host or in a privileged container, or drop --throttle"
+        ),
+        _ => anyhow!("--throttle: cannot {action}: {e}\n  hint: drop --throttle to run without throttling"),
+    }
+}
+
+/// An error writing a limit, with the likely cause.
+fn limit_error(kind: &CgroupKind, name: &str, file: &str, line: &str, e: io::Error) -> anyhow::Error {
+    let cause = match e.raw_os_error() {
+        Some(libc::ENODEV) => {
+            "the kernel cannot throttle this device (it went away, or its driver does not take block \
+             cgroup limits)"
+        }
+        Some(libc::EINVAL | libc::ERANGE) => "the kernel rejected the value or the device",
+        Some(libc::EPERM | libc::EACCES) => "iolab is not root (--throttle needs root)",
+        _ => "see the error",
+    };
+    anyhow!(
+        "--throttle: cannot limit '{name}' ({}): writing '{line}' to {file} failed: {e}\n  likely cause: \
+         {cause}\n  hint: throttle another device, or drop --throttle",
+        kind.name()
+    )
+}
+
+/// The effective uid, from /proc/self/status (`Uid: real effective saved fs`).
+fn effective_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs::{File, OpenOptions};
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    use std::time::Instant;
+
+    fn spec(rbps: Option<u64>, wbps: Option<u64>, riops: Option<u64>, wiops: Option<u64>) -> ThrottleSpec {
+        ThrottleSpec { rbps, wbps, riops, wiops }
+    }
+
+    #[test]
+    fn throttle_v1_lines_one_per_limit() {
+        let s = spec(Some(100 << 20), None, Some(2000), Some(500));
+        assert_eq!(
+            v1_lines(&s, 8, 0),
+            vec![
+                ("blkio.throttle.read_bps_device", "8:0 104857600".to_string()),
+                ("blkio.throttle.read_iops_device", "8:0 2000".to_string()),
+                ("blkio.throttle.write_iops_device", "8:0 500".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn throttle_v2_line_has_only_set_keys() {
+        assert_eq!(
+            v2_line(&spec(Some(1 << 20), Some(2 << 20), Some(3), Some(4)), 259, 0),
+            "259:0 rbps=1048576 wbps=2097152 riops=3 wiops=4"
+        );
+        assert_eq!(v2_line(&spec(None, Some(50 << 20), None, None), 8, 16), "8:16 wbps=52428800");
+    }
+
+    #[test]
+    fn throttle_own_cgroup_per_hierarchy() {
+        let text =
+            "12:cpu,cpuacct:/a\n7:blkio:/system.slice/x.service\n1:name=systemd:/s\n0::/user.slice/u:1\n";
+        assert_eq!(own_cgroup(text, false).as_deref(), Some("/system.slice/x.service"));
+        assert_eq!(own_cgroup(text, true).as_deref(), Some("/user.slice/u:1"));
+        assert_eq!(own_cgroup("3:io,blkio:/\n", false).as_deref(), Some("/"));
+        assert_eq!(own_cgroup("4:memory:/m\n", true), None);
+    }
+
+    #[test]
+    fn throttle_finds_cgroup_mounts() {
+        let mounts = "tmpfs /sys/fs/cgroup tmpfs rw 0 0\n\
+                      cgroup /sys/fs/cgroup/cpu cgroup rw,relatime,cpu 0 0\n\
+                      cgroup /sys/fs/cgroup/blkio cgroup rw,relatime,blkio 0 0\n\
+                      cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0\n";
+        let (v2, v1) = cgroup_mounts(mounts);
+        assert_eq!(v2, vec![PathBuf::from("/sys/fs/cgroup/unified")]);
+        assert_eq!(v1, vec![PathBuf::from("/sys/fs/cgroup/blkio")]);
+    }
+
+    #[test]
+    fn throttle_human_bytes_exact() {
+        assert_eq!(human_bytes(8 << 20), "8M");
+        assert_eq!(human_bytes(3 << 30), "3G");
+        assert_eq!(human_bytes(1536 << 10), "1536K");
+        assert_eq!(human_bytes(1000), "1000");
+    }
+
+    /// A sysfs tree with disk sda (8:0) and its partition sda1 (8:1), as the kernel lays it out.
+    fn fake_sysfs(root: &Path) {
+        let sda = root.join("devices/pci0000:00/block/sda");
+        std::fs::create_dir_all(sda.join("sda1")).unwrap();
+        std::fs::write(sda.join("dev"), "8:0\n").unwrap();
+        std::fs::write(sda.join("uevent"), "MAJOR=8\nMINOR=0\nDEVNAME=sda\nDEVTYPE=disk\n").unwrap();
+        std::fs::write(sda.join("sda1/dev"), "8:1\n").unwrap();
+        std::fs::write(sda.join("sda1/partition"), "1\n").unwrap();
+        std::fs::create_dir_all(root.join("dev/block")).unwrap();
+        std::os::unix::fs::symlink("../../devices/pci0000:00/block/sda", root.join("dev/block/8:0")).unwrap();
+        std::os::unix::fs::symlink("../../devices/pci0000:00/block/sda/sda1", root.join("dev/block/8:1"))
+            .unwrap();
+    }
+
+    #[test]
+    fn throttle_maps_partition_to_disk() {
+        let tmp = tempfile::tempdir().unwrap();
+        fake_sysfs(tmp.path());
+        assert_eq!(whole_disk(tmp.path(), 8, 1).unwrap(), (8, 0));
+        assert_eq!(whole_disk(tmp.path(), 8, 0).unwrap(), (8, 0));
+        assert!(whole_disk(tmp.path(), 9, 9).is_err());
+        assert_eq!(dev_name(tmp.path(), 8, 0).as_deref(), Some("sda"));
+    }
+
+    fn registered(dir: &Path) -> bool {
+        registry().iter().any(|c| c.dir == dir)
+    }
+
+    #[test]
+    fn throttle_v2_on_fake_hierarchy() {
+        let tmp = tempfile::tempdir().unwrap();
+        fake_sysfs(&tmp.path().join("sys"));
+        let mount = tmp.path().join("cg");
+        std::fs::create_dir_all(mount.join("user.slice")).unwrap();
+        let kind = CgroupKind::V2 { mount: mount.clone() };
+        let s = spec(Some(8 << 20), None, Some(200), None);
+        let devices = [("data".to_string(), 8, 1), ("log".to_string(), 8, 0), ("data".to_string(), 8, 1)];
+        let guard = apply_in(&kind, &tmp.path().join("sys"), "/user.slice", &s, &devices).unwrap();
+        let dir = mount.join(format!("iolab-{}", std::process::id()));
+        assert_eq!(guard.dir, dir);
+        assert!(registered(&dir));
+        let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
+        assert_eq!(read(mount.join("cgroup.subtree_control")), "+io");
+        assert_eq!(read(dir.join("io.max")), "8:0 rbps=8388608 riops=200");
+        assert_eq!(read(dir.join("cgroup.procs")), std::process::id().to_string());
+        let a = guard.applied();
+        assert_eq!(a.kind, "cgroup-v2 io.max");
+        assert_eq!(a.devices.len(), 1);
+        assert_eq!(a.devices[0].name, "data, log");
+        assert_eq!(a.devices[0].device, "8:0");
+        assert_eq!(a.devices[0].partitions, vec!["8:1".to_string()]);
+        assert_eq!(
+            describe(&guard),
+            format!("cgroup-v2 io.max {}: data, log (8:0) rbps=8M riops=200", dir.display())
+        );
+        let json = serde_json::to_value(a).unwrap();
+        assert_eq!(json["devices"][0]["riops"], 200);
+        assert!(json["devices"][0].get("wbps").is_none());
+        // A real cgroup directory's files go with it; the fake's must be removed by hand.
+        for f in ["io.max", "cgroup.procs"] {
+            std::fs::remove_file(dir.join(f)).unwrap();
+        }
+        drop(guard);
+        assert!(!dir.exists());
+        assert!(!registered(&dir));
+        assert_eq!(read(mount.join("user.slice/cgroup.procs")), std::process::id().to_string());
+    }
+
+    #[test]
+    fn throttle_v1_on_fake_hierarchy_leaves_nothing_on_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sys = tmp.path().join("sys");
+        fake_sysfs(&sys);
+        let mount = tmp.path().join("blkio");
+        std::fs::create_dir_all(&mount).unwrap();
+        let kind = CgroupKind::V1 { mount: mount.clone() };
+        let dir = mount.join(format!("iolab-{}", std::process::id()));
+        let s = spec(None, Some(50 << 20), None, None);
+        // Not a block device: rejected before anything is created.
+        let e = apply_in(&kind, &sys, "/", &s, &[("file".into(), 0, 42)]).unwrap_err().to_string();
+        assert!(e.contains("'file' (0:42) is not a block device"), "{e}");
+        assert!(!dir.exists());
+        // No hierarchy there: the cgroup cannot be created, and the error says which.
+        let e = apply_in(
+            &CgroupKind::V1 { mount: tmp.path().join("missing") },
+            &sys,
+            "/",
+            &s,
+            &[("d".into(), 8, 1)],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("cannot create the cgroup"), "{e}");
+        let guard = apply_in(&kind, &sys, "/", &s, &[("d".into(), 8, 1)]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("blkio.throttle.write_bps_device")).unwrap(),
+            "8:0 52428800"
+        );
+        assert!(!dir.join("blkio.throttle.read_bps_device").exists());
+        assert_eq!(guard.applied().kind, "cgroup-v1 blkio");
+        for f in ["blkio.throttle.write_bps_device", "cgroup.procs"] {
+            std::fs::remove_file(dir.join(f)).unwrap();
+        }
+        drop(guard);
+        assert!(!dir.exists());
+        assert!(!registered(&dir));
+    }
+
+    #[test]
+    fn throttle_forced_exit_cleanup_then_drop_is_a_no_op() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sys = tmp.path().join("sys");
+        fake_sysfs(&sys);
+        let mount = tmp.path().join("unified");
+        std::fs::create_dir_all(&mount).unwrap();
+        std::fs::write(mount.join("cgroup.subtree_control"), "cpu io\n").unwrap();
+        let kind = CgroupKind::V2 { mount: mount.clone() };
+        let guard =
+            apply_in(&kind, &sys, "/", &spec(None, None, None, Some(500)), &[("d".into(), 8, 0)]).unwrap();
+        let dir = guard.dir.clone();
+        // io already enabled: subtree_control untouched.
+        assert_eq!(std::fs::read_to_string(mount.join("cgroup.subtree_control")).unwrap(), "cpu io\n");
+        assert_eq!(std::fs::read_to_string(dir.join("io.max")).unwrap(), "8:0 wiops=500");
+        for f in ["io.max", "cgroup.procs"] {
+            std::fs::remove_file(dir.join(f)).unwrap();
+        }
+        // What cleanup_on_exit does, limited to this test's cgroup (others' tests may hold real ones).
+        cleanup_where(|c| c.dir == dir);
+        assert!(!dir.exists());
+        assert!(!registered(&dir));
+        assert_eq!(
+            std::fs::read_to_string(mount.join("cgroup.procs")).unwrap(),
+            std::process::id().to_string()
+        );
+        std::fs::remove_file(mount.join("cgroup.procs")).unwrap();
+        drop(guard);
+        assert!(!mount.join("cgroup.procs").exists(), "the guard undid it a second time");
+    }
+
+    #[test]
+    fn throttle_device_numbers_rejects_files() {
+        let tmp = tempfile::NamedTempFile::new().unwrap();
+        let e = device_numbers(tmp.path().to_str().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("block devices only") && e.contains("is a file") && e.contains("hint:"), "{e}");
+        let e = device_numbers("/dev/null").unwrap_err().to_string();
+        assert!(e.contains("block devices only") && e.contains("a character device"), "{e}");
+        assert!(device_numbers("/nonexistent/dev").is_err());
+    }
+
+    /// Detaches the loop device when the test ends, also on failure.
+    struct LoopDev(String);
+    impl Drop for LoopDev {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("losetup").arg("-d").arg(&self.0).status();
+        }
+    }
+
+    /// Reads `dev` with O_DIRECT 1 MiB reads for `window`; bytes per second.
+    fn read_rate(dev: &str, size: u64, window: Duration) -> f64 {
+        const CHUNK: usize = 1 << 20;
+        let f = OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(dev).unwrap();
+        let mut buf = vec![0u8; CHUNK + 4096];
+        let off = buf.as_ptr().align_offset(4096);
+        let chunk = &mut buf[off..off + CHUNK];
+        let (start, mut bytes, mut pos) = (Instant::now(), 0u64, 0u64);
+        while start.elapsed() < window {
+            assert_eq!(f.read_at(chunk, pos).unwrap(), CHUNK);
+            bytes += CHUNK as u64;
+            pos = (pos + CHUNK as u64) % size;
+        }
+        bytes as f64 / start.elapsed().as_secs_f64()
+    }
+
+    #[test]
+    fn throttle_real_loop_device() {
+        if effective_uid() != Some(0) {
+            println!("SKIP: throttle_real_loop_device needs root");
+            return;
+        }
+        let Some(kind) = detect() else {
+            println!("SKIP: no cgroup blkio/io controller");
+            return;
+        };
+        const SIZE: u64 = 64 << 20;
+        let tmp = tempfile::tempdir().unwrap();
+        let img = tmp.path().join("disk.img");
+        File::create(&img).unwrap().set_len(SIZE).unwrap();
+        let dev = match std::process::Command::new("losetup").arg("--find").arg("--show").arg(&img).output() {
+            Ok(o) if o.status.success() => String::from_utf8(o.stdout).unwrap().trim().to_string(),
+            other => {
+                println!("SKIP: no loop device (losetup --find --show: {other:?})");
+                return;
+            }
+        };
+        let _loop = LoopDev(dev.clone());
+        let (maj, min) = device_numbers(&dev).unwrap();
+        let before = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        let unthrottled = read_rate(&dev, SIZE, Duration::from_millis(300));
+
+        let limit = 8u64 << 20;
+        let guard = apply(&spec(Some(limit), None, None, None), &[(dev.clone(), maj, min)]).unwrap();
+        let dir = guard.dir.clone();
+        let rule = match kind {
+            CgroupKind::V1 { .. } => {
+                std::fs::read_to_string(dir.join("blkio.throttle.read_bps_device")).unwrap()
+            }
+            CgroupKind::V2 { .. } => std::fs::read_to_string(dir.join("io.max")).unwrap(),
+        };
+        assert!(rule.contains(&format!("{maj}:{min}")), "{rule}");
+        let throttled = read_rate(&dev, SIZE, Duration::from_millis(1500));
+        println!("{}", describe(&guard));
+        drop(guard);
+        println!(
+            "unthrottled {:.1} MiB/s, throttled {:.2} MiB/s (limit {} MiB/s)",
+            unthrottled / 1048576.0,
+            throttled / 1048576.0,
+            limit >> 20
+        );
+        assert!(!dir.exists(), "cgroup {} left behind", dir.display());
+        assert_eq!(std::fs::read_to_string("/proc/self/cgroup").unwrap(), before);
+        let ratio = throttled / limit as f64;
+        assert!((0.75..=1.25).contains(&ratio), "throttled at {ratio:.2} x the limit");
+        assert!(
+            unthrottled >= 3.0 * throttled,
+            "unthrottled {unthrottled:.0} B/s vs throttled {throttled:.0}"
+        );
+    }
+}

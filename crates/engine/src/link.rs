@@ -1,0 +1,189 @@
+//! `link:` in front of any target: an emulated FC, iSCSI or FCoE path between the host and the target.
+//!
+//! [`LinkEngine`] wraps any engine. An op on a linked target is held until the link has carried it to the
+//! device (a write's payload crosses the outbound pipe, then the command latency; see
+//! [`iolab_sim::LinkTiming`]), then pushed to the engine underneath; its completion is held until a read's
+//! payload has crossed the inbound pipe. Both waits are deadline queues on the inner engine's clock, so on
+//! virtual time they are exact and on the real clock they cost no sleep per I/O: the wrapper waits in the
+//! inner engine's `submit_and_reap`, bounded by its own next deadline. Ops on targets without a link pass
+//! straight through.
+
+use crate::{Completion, Engine, EngineError, Op};
+use iolab_sim::LinkTiming;
+use iolab_spec::LinkParams;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    op: Option<Op>,
+    result: i32,
+}
+
+/// An engine behind per-target links.
+pub struct LinkEngine<E: Engine> {
+    inner: E,
+    links: Vec<Option<LinkTiming>>,
+    /// In-flight ops by tag (the user_data the inner engine sees).
+    entries: Vec<Entry>,
+    free: Vec<u32>,
+    /// Ops crossing the link to the device: (arrival, sequence, tag).
+    outbound: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// Completions crossing the link back: (arrival at the host, sequence, tag).
+    inbound: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    seq: u64,
+    /// Ops pushed to the inner engine and not yet completed there.
+    in_inner: usize,
+    reaped: Vec<Completion>,
+}
+
+impl<E: Engine> LinkEngine<E> {
+    /// Wraps `inner`; `links[t]` is the link in front of target `t` (None: no link). Room for `slots` ops.
+    pub fn new(inner: E, links: &[Option<LinkParams>], slots: u32) -> LinkEngine<E> {
+        let n = slots as usize;
+        LinkEngine {
+            inner,
+            links: links.iter().map(|l| l.as_ref().map(LinkTiming::new)).collect(),
+            entries: vec![Entry::default(); n],
+            free: (0..slots).rev().collect(),
+            outbound: BinaryHeap::with_capacity(n),
+            inbound: BinaryHeap::with_capacity(n),
+            seq: 0,
+            in_inner: 0,
+            reaped: Vec::with_capacity(n),
+        }
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    fn push_inner(&mut self, tag: u32) {
+        let op = self.entries[tag as usize].op.expect("a queued op (bug)");
+        self.inner.push(Op { user_data: tag as u64, ..op });
+        self.in_inner += 1;
+    }
+
+    /// Moves ops whose link crossing is over into the inner engine, and completions that reached the host to
+    /// `out`. Returns the earliest time either queue next has something due.
+    fn release(&mut self, now: u64, out: &mut Vec<Completion>) -> Option<u64> {
+        while let Some(&Reverse((t, _, tag))) = self.outbound.peek() {
+            if t > now {
+                break;
+            }
+            self.outbound.pop();
+            self.push_inner(tag);
+        }
+        while let Some(&Reverse((t, _, tag))) = self.inbound.peek() {
+            if t > now {
+                break;
+            }
+            self.inbound.pop();
+            self.complete(tag, out);
+        }
+        let a = self.outbound.peek().map(|Reverse((t, _, _))| *t);
+        let b = self.inbound.peek().map(|Reverse((t, _, _))| *t);
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn complete(&mut self, tag: u32, out: &mut Vec<Completion>) {
+        let e = &mut self.entries[tag as usize];
+        let op = e.op.take().expect("a completed op (bug)");
+        out.push(Completion { user_data: op.user_data, result: e.result, cached: false });
+        self.free.push(tag);
+    }
+
+    /// Handles the inner engine's completions at `now`: a linked read crosses the inbound pipe first.
+    fn take_reaped(&mut self, now: u64, out: &mut Vec<Completion>) {
+        let mut reaped = std::mem::take(&mut self.reaped);
+        for c in reaped.drain(..) {
+            self.in_inner -= 1;
+            let tag = c.user_data as u32;
+            let e = &mut self.entries[tag as usize];
+            e.result = c.result;
+            let op = e.op.expect("a completion for an op in flight (bug)");
+            let back = match &mut self.links[op.target as usize] {
+                Some(link) => link.to_host(now, op.write, op.len),
+                None => now,
+            };
+            if back <= now {
+                self.complete(tag, out);
+            } else {
+                let s = self.next_seq();
+                self.inbound.push(Reverse((back, s, tag)));
+            }
+        }
+        self.reaped = reaped;
+    }
+}
+
+impl<E: Engine> Engine for LinkEngine<E> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn features(&self) -> Vec<String> {
+        let mut f = self.inner.features();
+        f.push("link".into());
+        f
+    }
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.inner.now_ns()
+    }
+    fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
+        self.inner.buffer_mut(buf)
+    }
+    fn push(&mut self, op: Op) {
+        let tag = self.free.pop().expect("more ops in flight than slots (bug)");
+        self.entries[tag as usize] = Entry { op: Some(op), result: 0 };
+        let now = self.inner.now_ns();
+        match &mut self.links[op.target as usize] {
+            Some(link) => {
+                let at = link.to_device(now, op.write, op.len);
+                let s = self.next_seq();
+                self.outbound.push(Reverse((at, s, tag)));
+            }
+            None => self.push_inner(tag),
+        }
+    }
+    fn submit_and_reap(
+        &mut self,
+        deadline_ns: Option<u64>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError> {
+        let first = out.len();
+        loop {
+            let now = self.inner.now_ns();
+            let next = self.release(now, out);
+            let have = out.len() > first;
+            let past_deadline = deadline_ns.is_some_and(|d| now >= d);
+            // Wait in the inner engine, but not past our own next event; don't wait at all when there is
+            // something to return (the call still submits what was pushed).
+            let wait = if have || past_deadline {
+                Some(now)
+            } else {
+                match (next, deadline_ns) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            };
+            if wait.is_none() && self.in_inner == 0 {
+                return Ok(()); // nothing in flight anywhere and no deadline
+            }
+            self.inner.submit_and_reap(wait, &mut self.reaped)?;
+            let now = self.inner.now_ns();
+            self.take_reaped(now, out);
+            self.release(now, out);
+            if out.len() > first || past_deadline || deadline_ns.is_some_and(|d| now >= d) {
+                return Ok(());
+            }
+        }
+    }
+    fn finish(&mut self) -> Result<(), EngineError> {
+        self.inner.finish()
+    }
+}
