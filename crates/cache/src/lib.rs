@@ -1139,6 +1139,10 @@ impl Cache {
                 if st & DIRTY != 0 {
                     if ok && sp.full && st & FLUSHING == 0 && !changed {
                         sh.make_clean(l, &self.g);
+                    } else if st & FLUSHING != 0 {
+                        // The write-back in flight may land before or after this write: it must not clean
+                        // the line.
+                        sh.make_dirty(l, &self.g);
                     }
                 } else if changed {
                     sh.invalidate(key, l);

@@ -83,7 +83,7 @@ fn words(buf: &[u8]) -> Vec<u64> {
 }
 
 impl Sim {
-    fn new(mode: CacheMode, policy: CachePolicy, line: u32, lines: u64, strict: bool) -> Sim {
+    fn new(mode: CacheMode, policy: CachePolicy, line: u32, lines: u64, size: u64, strict: bool) -> Sim {
         let cache = Cache::new(CacheConfig {
             capacity_bytes: lines * line as u64,
             line_bytes: line,
@@ -94,7 +94,6 @@ impl Sim {
             targets: TARGETS as u16,
         })
         .unwrap();
-        let size = 16 * 1024;
         let nwords = (size / 8) as usize;
         Sim {
             cache,
@@ -169,7 +168,8 @@ impl Sim {
                 }
                 let target = target as usize;
                 let len = sectors as u64 * 512;
-                let offset = (start as u64 * 512) % (self.size - len + 512);
+                let stride = (self.size / 256).max(512) / 512 * 512;
+                let offset = (start as u64 * stride) % (self.size - len + 512);
                 let offset = offset.min(self.size - len);
                 if self.strict && !self.range_free(target, offset, len) {
                     return;
@@ -362,10 +362,13 @@ impl Sim {
     }
 }
 
-fn run(acts: &[Act], strict: bool, line: u32, lines: u64) {
+/// Runs `acts` in every mode and policy; returns the summed counters (to see that the runs exercise hits,
+/// evictions and write-backs).
+fn run(acts: &[Act], strict: bool, line: u32, lines: u64, size: u64) -> [u64; 6] {
+    let mut sum = [0u64; 6];
     for mode in MODES {
         for policy in POLICIES {
-            let mut sim = Sim::new(mode, policy, line, lines, strict);
+            let mut sim = Sim::new(mode, policy, line, lines, size, strict);
             for (n, a) in acts.iter().enumerate() {
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.step(a)));
                 if let Err(e) = r {
@@ -378,12 +381,17 @@ fn run(acts: &[Act], strict: bool, line: u32, lines: u64) {
                 eprintln!("{mode:?} {policy:?} line {line} capacity {lines} lines: failed at the end");
                 std::panic::resume_unwind(e);
             }
+            let s = sim.cache.stats();
+            for (x, v) in sum.iter_mut().zip([s.reads_from_cache, s.evictions, s.writebacks, s.fills, s.invalidations, s.writes_absorbed]) {
+                *x += v;
+            }
         }
     }
+    sum
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn strict_non_overlapping_ops_read_the_last_acknowledged_data(
@@ -391,7 +399,7 @@ proptest! {
         line in prop_oneof![Just(512u32), Just(1024), Just(2048)],
         lines in 1u64..8,
     ) {
-        run(&acts, true, line, lines);
+        run(&acts, true, line, lines, 16 << 10);
     }
 
     #[test]
@@ -400,7 +408,7 @@ proptest! {
         line in prop_oneof![Just(512u32), Just(1024)],
         lines in 1u64..8,
     ) {
-        run(&acts, false, line, lines);
+        run(&acts, false, line, lines, 16 << 10);
     }
 }
 
@@ -438,9 +446,16 @@ fn long_random_runs_in_every_mode_and_policy() {
             }
         })
         .collect();
-    run(&acts, true, 1024, 6);
-    run(&acts, false, 512, 5);
+    for (strict, line, lines, size) in [(true, 1024, 6, 16 << 10), (false, 512, 5, 16 << 10), (true, 512, 1100, 1 << 20)] {
+        let [from_cache, evictions, writebacks, fills, invalidations, absorbed] = run(&acts, strict, line, lines, size);
+        println!(
+            "strict {strict} line {line} lines {lines}: reads from cache {from_cache}, evictions {evictions}, \
+             write-backs {writebacks}, fills {fills}, invalidations {invalidations}, writes absorbed {absorbed}"
+        );
+        assert!(from_cache > 0 && evictions > 0 && writebacks > 0 && fills > 0 && invalidations > 0 && absorbed > 0);
+    }
 }
+
 
 fn gen_acts(seed: u64, n: usize) -> Vec<Act> {
     let mut x = seed | 1;
@@ -458,7 +473,7 @@ fn gen_acts(seed: u64, n: usize) -> Vec<Act> {
                 0..=5 => Act::Issue {
                     write: r & (1 << 20) != 0,
                     target: ((r >> 21) % TARGETS as u64) as u8,
-                    start: b % 8,
+                    start: b % 16,
                     sectors: 1 + ((r >> 30) % 7) as u8,
                     bypass: (r >> 40) % 10 == 0,
                 },
@@ -475,9 +490,9 @@ fn gen_acts(seed: u64, n: usize) -> Vec<Act> {
         .collect()
 }
 
-fn fails(acts: &[Act], mode: CacheMode, policy: CachePolicy, strict: bool, line: u32, lines: u64) -> bool {
+fn fails(acts: &[Act], policy: CachePolicy, strict: bool, lines: u64) -> bool {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut sim = Sim::new(mode, policy, line, lines, strict);
+        let mut sim = Sim::new(CacheMode::WriteBack, policy, 512, lines, 16 << 10, strict);
         for a in acts {
             sim.step(a);
         }
@@ -491,9 +506,11 @@ fn fails(acts: &[Act], mode: CacheMode, policy: CachePolicy, strict: bool, line:
 fn minimize() {
     std::panic::set_hook(Box::new(|_| {}));
     let strict = std::env::var("STRICT").is_ok();
-    for seed in 1..20000u64 {
-        let acts = gen_acts(seed, 60);
-        if !fails(&acts, CacheMode::WriteBack, CachePolicy::Lru, strict, 512, 2) {
+    for seed in 1..200000u64 {
+        for policy in POLICIES {
+        for lines in [2u64, 5] {
+        let acts = gen_acts(seed, 100);
+        if !fails(&acts, policy, strict, lines) {
             continue;
         }
         let mut acts = acts;
@@ -502,7 +519,7 @@ fn minimize() {
             for i in (0..acts.len()).rev() {
                 let mut t = acts.clone();
                 t.remove(i);
-                if fails(&t, CacheMode::WriteBack, CachePolicy::Lru, strict, 512, 2) {
+                if fails(&t, policy, strict, lines) {
                     acts = t;
                     shrunk = true;
                 }
@@ -512,8 +529,8 @@ fn minimize() {
             }
         }
         let _ = std::panic::take_hook();
-        println!("seed {seed}: {acts:#?}");
-        let mut sim = Sim::new(CacheMode::WriteBack, CachePolicy::Lru, 512, 2, strict);
+        println!("seed {seed} {policy:?} {lines}");
+        let mut sim = Sim::new(CacheMode::WriteBack, policy, 512, lines, 16 << 10, strict);
         for a in &acts {
             println!("{a:?}");
             sim.step(a);
@@ -522,5 +539,7 @@ fn minimize() {
         }
         sim.drain_and_check();
         return;
+        }
+        }
     }
 }

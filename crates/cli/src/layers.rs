@@ -5,22 +5,23 @@
 use anyhow::{bail, Result};
 use iolab_cache::{Cache, CacheConfig};
 use iolab_engine::cache::{WorkerCache, FLUSH_STAGING};
+use iolab_engine::link::SharedLink;
 use iolab_engine::sim::SimTarget;
 use iolab_engine::EngineChoice;
 use iolab_plan::{Plan, WorkerPlan};
-use iolab_sim::{SharedDevice, SparseStore};
+use iolab_sim::{LinkTiming, SharedDevice, SparseStore};
 use iolab_spec::cache::DEFAULT_CACHE_LINE;
-use iolab_spec::{CacheSize, CacheSpec, ClockKind, LinkParams, TargetSpec};
+use iolab_spec::{CacheSize, CacheSpec, ClockKind, TargetSpec};
 use iolab_stats::Warning;
 use iolab_target::{OpenedTarget, Probe};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The run's devices, links and cache.
 pub struct Layers {
     /// Per run target: its emulated device and data (sim: targets only).
     pub sims: Vec<Option<SimTarget>>,
-    /// Per run target: the link in front of it.
-    pub links: Vec<Option<LinkParams>>,
+    /// Per run target: the link in front of it, shared by the workers using it.
+    pub links: Vec<Option<SharedLink>>,
     /// The block cache.
     pub cache: Option<RunCache>,
     /// Workers share one virtual clock per worker: devices are copied (see [`Warning::VirtualDeviceCopies`]).
@@ -153,7 +154,7 @@ impl Layers {
         let mut links = Vec::with_capacity(n);
         for (i, t) in plan.targets.iter().enumerate() {
             links.push(match &t.spec {
-                TargetSpec::Link { link, .. } => Some(link.clone()),
+                TargetSpec::Link { link, .. } => Some(Arc::new(Mutex::new(LinkTiming::new(link)))),
                 _ => None,
             });
             match t.spec.base() {
@@ -192,7 +193,7 @@ impl Layers {
         w: &WorkerPlan,
         opened: &[OpenedTarget],
         file_engine_sync: bool,
-    ) -> Result<(EngineChoice, Vec<Option<LinkParams>>, Option<WorkerCache>)> {
+    ) -> Result<(EngineChoice, Vec<Option<SharedLink>>, Option<WorkerCache>)> {
         let first = w.targets[0];
         let engine = match self.sims[first].is_some() {
             true => {
@@ -225,7 +226,17 @@ impl Layers {
                 None => EngineChoice::Uring,
             },
         };
-        let links = w.targets.iter().map(|&t| self.links[t].clone()).collect();
+        let links = w
+            .targets
+            .iter()
+            .map(|&t| {
+                // On virtual time each worker's clock is its own, so it gets its own copy of the link too.
+                self.links[t].as_ref().map(|l| match self.virtual_clock {
+                    true => Arc::new(Mutex::new(l.lock().unwrap_or_else(|p| p.into_inner()).clone())),
+                    false => l.clone(),
+                })
+            })
+            .collect();
         let cache = self.cache.as_ref().map(|rc| WorkerCache {
             cache: rc.cache.clone(),
             ids: w.targets.iter().map(|&t| t as u16).collect(),

@@ -10,9 +10,13 @@
 
 use crate::{Completion, Engine, EngineError, Op};
 use iolab_sim::LinkTiming;
-use iolab_spec::LinkParams;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::{Arc, Mutex};
+
+/// One link of the run, shared by every worker whose target is behind it (so two workers share its
+/// bandwidth, as on a real path). On virtual time each worker has its own copy, like the devices.
+pub type SharedLink = Arc<Mutex<LinkTiming>>;
 
 #[derive(Clone, Copy, Default)]
 struct Entry {
@@ -23,7 +27,7 @@ struct Entry {
 /// An engine behind per-target links.
 pub struct LinkEngine<E: Engine> {
     inner: E,
-    links: Vec<Option<LinkTiming>>,
+    links: Vec<Option<SharedLink>>,
     /// In-flight ops by tag (the user_data the inner engine sees).
     entries: Vec<Entry>,
     free: Vec<u32>,
@@ -39,11 +43,11 @@ pub struct LinkEngine<E: Engine> {
 
 impl<E: Engine> LinkEngine<E> {
     /// Wraps `inner`; `links[t]` is the link in front of target `t` (None: no link). Room for `slots` ops.
-    pub fn new(inner: E, links: &[Option<LinkParams>], slots: u32) -> LinkEngine<E> {
+    pub fn new(inner: E, links: &[Option<SharedLink>], slots: u32) -> LinkEngine<E> {
         let n = slots as usize;
         LinkEngine {
             inner,
-            links: links.iter().map(|l| l.as_ref().map(LinkTiming::new)).collect(),
+            links: links.to_vec(),
             entries: vec![Entry::default(); n],
             free: (0..slots).rev().collect(),
             outbound: BinaryHeap::with_capacity(n),
@@ -106,8 +110,8 @@ impl<E: Engine> LinkEngine<E> {
             let e = &mut self.entries[tag as usize];
             e.result = c.result;
             let op = e.op.expect("a completion for an op in flight (bug)");
-            let back = match &mut self.links[op.target as usize] {
-                Some(link) => link.to_host(now, op.write, op.len),
+            let back = match &self.links[op.target as usize] {
+                Some(link) => link.lock().unwrap_or_else(|p| p.into_inner()).to_host(now, op.write, op.len),
                 None => now,
             };
             if back <= now {
@@ -141,9 +145,9 @@ impl<E: Engine> Engine for LinkEngine<E> {
         let tag = self.free.pop().expect("more ops in flight than slots (bug)");
         self.entries[tag as usize] = Entry { op: Some(op), result: 0 };
         let now = self.inner.now_ns();
-        match &mut self.links[op.target as usize] {
+        match &self.links[op.target as usize] {
             Some(link) => {
-                let at = link.to_device(now, op.write, op.len);
+                let at = link.lock().unwrap_or_else(|p| p.into_inner()).to_device(now, op.write, op.len);
                 let s = self.next_seq();
                 self.outbound.push(Reverse((at, s, tag)));
             }

@@ -81,7 +81,7 @@ pub struct WorkerSetup {
     /// Its engine.
     pub engine: EngineChoice,
     /// The link in front of each of its targets (`link:`), if any.
-    pub links: Vec<Option<iolab_spec::LinkParams>>,
+    pub links: Vec<Option<crate::link::SharedLink>>,
     /// The run's block cache, when there is one.
     pub cache: Option<WorkerCache>,
     /// The run seed.

@@ -9,6 +9,7 @@
 mod bad_input;
 mod catalog;
 mod compare;
+mod emulation;
 mod loadgen;
 mod open_loop;
 mod profiles;

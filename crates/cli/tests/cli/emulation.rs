@@ -1,0 +1,167 @@
+//! Emulated storage end to end: `sim:hdd`, `sim:ssd`, `sim:array` on virtual time (exact, deterministic for
+//! the seed), `link:` presets in front of emulated and real targets, and `--throttle` on a real loop device
+//! (root only; skipped with a reason otherwise).
+
+use crate::util::{assert_close, iolab, num, run_json, tempdir, warning_kinds};
+
+fn virt(target: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["--target", target, "--clock", "virtual", "--seed", "1", "-d", "5s", "--ramp", "0s"];
+    args.extend_from_slice(extra);
+    run_json(&args)
+}
+
+#[test]
+fn hdd_at_depth_one_serves_seek_plus_half_a_revolution() {
+    // 10K RPM preset: 0.2 ms overhead + 3.8 ms mean seek + 3.0 ms half revolution + 4 KiB at media rate:
+    // 7.04 ms, 142 IOPS (docs/EMULATION.md).
+    let v = virt("sim:hdd,10k", &["--rw", "randread", "--bs", "4k", "--qd", "1"]);
+    assert_close("sim:hdd,10k qd 1 IOPS", num(&v, "/total/all/iops"), 142.0, 0.02);
+    assert_close("Little's law", num(&v, "/depth/achieved"), 1.0, 0.02);
+    assert_eq!(v["env"]["targets"][0]["kind"], "sim");
+}
+
+#[test]
+fn hdd_command_queueing_raises_iops_with_depth_and_fifo_does_not() {
+    let qd1 = num(&virt("sim:hdd", &["--rw", "randread", "--qd", "1"]), "/total/all/iops");
+    let qd32 = num(&virt("sim:hdd", &["--rw", "randread", "--qd", "32"]), "/total/all/iops");
+    let fifo = num(&virt("sim:hdd,queue_depth=1", &["--rw", "randread", "--qd", "32"]), "/total/all/iops");
+    assert!(qd32 > 2.0 * qd1, "reordering up to the drive's queue depth: qd 32 {qd32} vs qd 1 {qd1}");
+    assert_close("a FIFO drive gains nothing from depth", fifo, qd1, 0.05);
+}
+
+#[test]
+fn same_seed_on_an_emulated_array_gives_the_same_result() {
+    let args = ["--rw", "randrw", "--read-pct", "60", "--bs", "8k", "--qd", "8"];
+    let a = virt("sim:array", &args);
+    let b = virt("sim:array", &args);
+    assert_eq!(a["total"], b["total"], "virtual time is deterministic for a seed");
+}
+
+#[test]
+fn raid5_small_writes_pay_the_read_modify_write_penalty() {
+    let reads = num(&virt("sim:array", &["--rw", "randread", "--bs", "8k", "--qd", "32"]), "/total/all/iops");
+    let writes =
+        num(&virt("sim:array", &["--rw", "randwrite", "--bs", "8k", "--qd", "32"]), "/total/all/iops");
+    let r10 = num(
+        &virt("sim:array,raid=10", &["--rw", "randwrite", "--bs", "8k", "--qd", "32"]),
+        "/total/all/iops",
+    );
+    assert!(writes < reads / 2.5, "RAID 5 writes cost 4 member I/Os: {writes} vs reads {reads}");
+    assert!(r10 > 1.5 * writes, "RAID 10 writes cost 2: {r10} vs RAID 5 {writes}");
+}
+
+#[test]
+fn fc4g_link_carries_400_mb_s_each_way_at_once() {
+    let one = virt("link:fc4g:sim:ssd,nvme", &["--rw", "read", "--bs", "1m", "--qd", "8"]);
+    assert_close("4GFC reads", num(&one, "/total/all/mb_s"), 400.0, 0.02);
+    // Full duplex: a read and write mix deep enough to keep both directions busy moves twice as much.
+    let both =
+        virt("link:fc4g:sim:ssd,nvme", &["--rw", "randrw", "--read-pct", "50", "--bs", "1m", "--qd", "64"]);
+    let sum = num(&both, "/total/read/mb_s") + num(&both, "/total/write/mb_s");
+    assert_close("4GFC reads plus writes", sum, 800.0, 0.03);
+}
+
+#[test]
+fn gen6_fc_doubles_a_link_bound_scan_over_gen5() {
+    // Seed 004: warehouse scans twice as fast on 32GFC as on 16GFC, when the link is the bottleneck.
+    let scan = ["--rw", "read", "--bs", "1m", "--qd", "16"];
+    let g5 = num(&virt("link:fc16g:sim:array,member=ssd:nvme,disks=8,raid=10", &scan), "/total/all/mb_s");
+    let g6 = num(&virt("link:fc32g:sim:array,member=ssd:nvme,disks=8,raid=10", &scan), "/total/all/mb_s");
+    assert_close("16GFC scan", g5, 1600.0, 0.02);
+    assert_close("32GFC over 16GFC", g6 / g5, 2.0, 0.03);
+}
+
+#[test]
+fn link_in_front_of_a_real_file_limits_its_bandwidth() {
+    let dir = tempdir();
+    let path = dir.path().join("f");
+    let target = format!("link:fc1g:{}", path.display());
+    let v = run_json(&[
+        "--target", &target, "--size", "64M", "--rw", "read", "--bs", "256k", "--qd", "4", "-d", "1s",
+        "--ramp", "0.2s", "--seed", "1",
+    ]);
+    let mb_s = num(&v, "/total/all/mb_s");
+    assert!(mb_s <= 101.0 && mb_s > 80.0, "1GFC carries 100 MB/s, measured {mb_s}");
+    assert!(v["env"]["engine_features"].as_array().unwrap().iter().any(|f| f == "link"));
+}
+
+#[test]
+fn several_workers_on_one_device_on_virtual_time_are_warned_about() {
+    let v = virt("sim:ssd", &["--workers", "2", "--qd", "4"]);
+    assert!(warning_kinds(&v).contains(&"virtual_device_copies".to_string()), "{:?}", warning_kinds(&v));
+}
+
+/// A loop device over a file in a temporary directory, detached when dropped.
+struct Loop {
+    dev: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Loop {
+    fn new(mib: u64) -> Result<Loop, String> {
+        if !nix_is_root() {
+            return Err("not root".into());
+        }
+        let dir = tempdir();
+        let file = dir.path().join("backing");
+        std::fs::write(&file, vec![0u8; (mib << 20) as usize]).map_err(|e| e.to_string())?;
+        let out = std::process::Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&file)
+            .output()
+            .map_err(|e| format!("losetup: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("losetup failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        }
+        Ok(Loop { dev: String::from_utf8_lossy(&out.stdout).trim().to_string(), _dir: dir })
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+fn nix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn throttle_slows_a_real_block_device_to_the_limit() {
+    let lo = match Loop::new(64) {
+        Ok(l) => l,
+        Err(why) => {
+            eprintln!("skipped: throttle test needs root and loop devices ({why})");
+            return;
+        }
+    };
+    let mut c = iolab();
+    let out = c
+        // 64 KiB reads: this kernel's blk-throttle counts a 1 MiB io_uring read twice (docs/THROTTLE.md).
+        .args([
+            "run", "--target", &lo.dev, "--rw", "read", "--bs", "64k", "--qd", "4", "-d", "2s", "--ramp",
+            "0.5s",
+        ])
+        .args(["--throttle", "rbps=8M", "--seed", "1", "--json", "-", "-q"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) && stderr.contains("cgroup") {
+        eprintln!("skipped: no cgroup I/O controller here ({})", stderr.trim());
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_close("throttled MB/s", num(&v, "/total/all/mb_s"), 8.0 * 1.048_576, 0.15);
+    assert!(
+        v["env"]["throttle"]["devices"][0]["rbps"].as_u64() == Some(8 << 20),
+        "{:#}",
+        v["env"]["throttle"]
+    );
+}
