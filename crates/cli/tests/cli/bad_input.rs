@@ -72,7 +72,25 @@ bad_flags! {
     data_compress_above_100_exits_2: ["--data", "compress:200"] => ["'--data'", "'compress:200'"];
     rw_unknown_pattern_exits_2: ["--rw", "randomread"] => ["'--rw'", "'randomread'", "randread"];
     target_mem_bad_size_exits_2: ["--target", "mem:4q"] => ["'--target'", "'mem:4q'"];
-    target_sim_unknown_model_exits_2: ["--target", "sim:hdd"] => ["'--target'", "'sim:hdd'"];
+    target_sim_unknown_model_exits_2: ["--target", "sim:tape"] => ["'--target'", "'sim:tape'", "hdd"];
+    target_sim_hdd_rpm_zero_exits_2: ["--target", "sim:hdd,rpm=0"] => ["'--target'", "'sim:hdd,rpm=0'", "rpm"];
+    target_sim_hdd_unknown_preset_exits_2: ["--target", "sim:hdd,5k4"] => ["'sim:hdd,5k4'", "7k2"];
+    target_sim_array_raid6_exits_2: ["--target", "sim:array,raid=6"] => ["'sim:array,raid=6'", "raid=5"];
+    target_sim_ssd_unknown_key_exits_2: ["--target", "sim:ssd,iops=5"] => ["'sim:ssd,iops=5'", "channels"];
+    target_link_unknown_preset_exits_2: ["--target", "link:fc3g:mem:1G"] => ["'link:fc3g:mem:1G'", "fc4g"];
+    target_link_without_target_exits_2: ["--target", "link:fc4g"] => ["'link:fc4g'", "TARGET"];
+    cache_bad_size_exits_2: ["--target", "mem:64M", "--cache", "2x"] => ["'--cache'", "'2x'"];
+    cache_percent_above_100_exits_2: ["--target", "mem:64M", "--cache", "150%"] => ["'--cache'", "'150%'"];
+    cache_smaller_than_a_line_exits_2: ["--target", "mem:64M", "--cache", "1K"] => ["--cache 1K", "line"];
+    cache_mode_unknown_exits_2: ["--cache-mode", "wb2"] => ["'--cache-mode'", "'wb2'", "write-back"];
+    cache_policy_unknown_exits_2: ["--cache-policy", "mru"] => ["'--cache-policy'", "'mru'", "s3-fifo"];
+    cache_line_not_power_of_two_exits_2: ["--cache-line", "3k"] => ["'--cache-line'", "'3k'"];
+    cache_dev_path_exits_2: ["--cache-dev", "/dev/sda"] => ["'--cache-dev'", "'/dev/sda'", "mem:SIZE"];
+    cache_admit_zero_exits_2: ["--cache-admit", "0"] => ["'--cache-admit'", "'0'"];
+    cache_dirty_max_zero_exits_2: ["--cache-dirty-max", "0%"] => ["'--cache-dirty-max'", "'0%'"];
+    throttle_zero_exits_2: ["--throttle", "rbps=0"] => ["'--throttle'", "'rbps=0'"];
+    throttle_unknown_key_exits_2: ["--throttle", "bps=1M"] => ["'--throttle'", "'bps=1M'", "rbps"];
+    throttle_on_emulated_target_exits_2: ["--target", "sim:ssd", "--throttle", "rbps=1M"] => ["--throttle", "block devices"];
     bs_larger_than_target_exits_2: ["--target", "mem:1M", "--bs", "2M"] => ["bs", "2M", "'mem:1M'"];
     bs_not_sector_multiple_under_direct_exits_2:
         ["--target", "{dir}/f", "--size", "1M", "--bs", "1000"] => ["'1000'", "('bs')", "512"];
