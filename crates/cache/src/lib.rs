@@ -13,7 +13,21 @@
 //! dirty line stays readable until its write-back is acknowledged, and a read that reaches the target gets
 //! newer cached lines copied over what the target returned.
 //!
-//! Policies ([`policy`]): LRU, ARC and S3-FIFO (1-bit). The index is sharded by line, one lock per shard.
+//! How each part of that holds (docs/CACHE.md has the full rules): every forwarded op notes, per line, a
+//! write count of the line's bucket at issue; writes and write-backs bump it at start and end, and forwarded
+//! writes are also counted as in flight. A fill or write-allocate happens only if the count did not move and
+//! no forwarded write to the line is in flight. A forwarded read keeps a copy of the lines that were dirty
+//! when it was issued, for the case where they were written back and evicted before it completed. A clean
+//! line that raced with another write is dropped, so the target decides. In write-back mode a forwarded write
+//! puts its bytes into the cached lines at issue (dirty), so every write-back from then on carries them.
+//!
+//! Policies ([`policy`]): LRU, ARC and S3-FIFO (1-bit). The index is sharded by line, one lock per shard
+//! (one shard below 1024 lines, so the policy is exact). The policy's index is the only map from line to
+//! data: each resident key carries its data slot. Data lives in per-shard chunks allocated as lines are first
+//! filled; nothing is allocated per op on the hit path or the steady-state miss path.
+//!
+//! Obligations of the caller: finish every ticket exactly once (with `ok = false` on error) and every flush
+//! exactly once; until then the lines involved stay marked in flight (no fills there) or being written back.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -87,7 +101,8 @@ pub enum WriteOutcome {
 /// [`Cache::finish_flush`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Flush {
-    /// Internal index of the flush record.
+    /// The line's dirty generation when the write-back started (a write to the line meanwhile makes it
+    /// stale, and [`Cache::finish_flush`] then leaves the line dirty).
     pub id: u32,
     /// Target index.
     pub target: u16,
@@ -273,7 +288,8 @@ impl Slab {
             self.chunks[cf].as_deref_mut().expect("chunk").copy_within(of..of + lb, ot);
         } else {
             let (lo, hi) = self.chunks.split_at_mut(cf.max(ct));
-            let (a, b) = (lo[cf.min(ct)].as_deref_mut().expect("chunk"), hi[0].as_deref_mut().expect("chunk"));
+            let (a, b) =
+                (lo[cf.min(ct)].as_deref_mut().expect("chunk"), hi[0].as_deref_mut().expect("chunk"));
             if cf < ct {
                 b[ot..ot + lb].copy_from_slice(&a[of..of + lb]);
             } else {
@@ -432,7 +448,15 @@ struct Shard {
 }
 
 /// The eviction of `key` (data `slot`): a dirty line moves to the write-back list, a clean one is dropped.
-fn evicted(slab: &mut Slab, wb: &mut Wb, c: &mut Counters, dirty_idle: &mut usize, g: &Globals, key: u64, slot: u32) {
+fn evicted(
+    slab: &mut Slab,
+    wb: &mut Wb,
+    c: &mut Counters,
+    dirty_idle: &mut usize,
+    g: &Globals,
+    key: u64,
+    slot: u32,
+) {
     c.evictions += 1;
     let st = slab.state[slot as usize];
     if st & DIRTY != 0 {
@@ -564,7 +588,13 @@ impl Shard {
     }
 
     /// Hands out the write-back of an evicted dirty line of an accepted target.
-    fn pop_wb(&mut self, accept: &dyn Fn(u16) -> bool, buf: &mut [u8], g: &Globals, shift: u32) -> Option<Flush> {
+    fn pop_wb(
+        &mut self,
+        accept: &dyn Fn(u16) -> bool,
+        buf: &mut [u8],
+        g: &Globals,
+        shift: u32,
+    ) -> Option<Flush> {
         for _ in 0..self.wb.queue.len() {
             let e = self.wb.queue.pop_front()?;
             let ent = self.wb.entries[e as usize];
@@ -581,7 +611,13 @@ impl Shard {
     }
 
     /// Hands out the write-back of a resident dirty line of an accepted target.
-    fn scan_dirty(&mut self, accept: &dyn Fn(u16) -> bool, buf: &mut [u8], g: &Globals, shift: u32) -> Option<Flush> {
+    fn scan_dirty(
+        &mut self,
+        accept: &dyn Fn(u16) -> bool,
+        buf: &mut [u8],
+        g: &Globals,
+        shift: u32,
+    ) -> Option<Flush> {
         let n = self.policy.node_slots();
         for step in 0..n {
             let i = (self.scan + step) % n;
@@ -607,7 +643,12 @@ impl Shard {
         self.slab.state[slot as usize] = st | FLUSHING;
         let lb = self.slab.line_bytes;
         buf[..lb].copy_from_slice(self.slab.data(slot));
-        Flush { id: st & GEN, target: (key >> LINE_BITS) as u16, offset: (key & LINE_MASK) << shift, len: lb as u32 }
+        Flush {
+            id: st & GEN,
+            target: (key >> LINE_BITS) as u16,
+            offset: (key & LINE_MASK) << shift,
+            len: lb as u32,
+        }
     }
 
     /// Sets the policy's capacity (dirty lines evicted go to the write-back list, past its reserve if need
@@ -674,6 +715,9 @@ struct Rec {
     any_saved: bool,
 }
 
+/// A block of in-flight records.
+type Segment = Box<[Mutex<Rec>]>;
+
 const SEG: usize = 256;
 const MAX_SEGS: usize = 4096;
 const STRIPES: usize = 8;
@@ -681,7 +725,7 @@ const STRIPES: usize = 8;
 /// The in-flight table: records in segments allocated as more ops are in flight at once (grow-once), ids
 /// recycled through striped free lists.
 struct Registry {
-    segs: Box<[OnceLock<Box<[Mutex<Rec>]>>]>,
+    segs: Box<[OnceLock<Segment>]>,
     free: [Mutex<Vec<u32>>; STRIPES],
     grown: Mutex<usize>,
 }
@@ -725,7 +769,7 @@ impl Registry {
 
     fn bytes(&self) -> usize {
         let segs = *lock(&self.grown);
-        let mut b = self.segs.len() * std::mem::size_of::<OnceLock<Box<[Mutex<Rec>]>>>()
+        let mut b = self.segs.len() * std::mem::size_of::<OnceLock<Segment>>()
             + segs * SEG * (std::mem::size_of::<Mutex<Rec>>() + 4);
         for s in self.segs.iter().take(segs).filter_map(|s| s.get()) {
             for r in s.iter() {
@@ -794,7 +838,9 @@ impl Cache {
     pub fn new(config: CacheConfig) -> Result<Cache, CacheError> {
         let lb = config.line_bytes as u64;
         if lb < 512 || !lb.is_power_of_two() {
-            return Err(CacheError::Config(format!("cache line {lb} bytes: must be a power of two of at least 512")));
+            return Err(CacheError::Config(format!(
+                "cache line {lb} bytes: must be a power of two of at least 512"
+            )));
         }
         if config.capacity_bytes < lb {
             return Err(CacheError::Config(format!(
@@ -806,7 +852,10 @@ impl Cache {
             return Err(CacheError::Config("cache for 0 targets".into()));
         }
         if !(0.0..=100.0).contains(&config.dirty_max_pct) {
-            return Err(CacheError::Config(format!("dirty limit {}%: must be within 0-100", config.dirty_max_pct)));
+            return Err(CacheError::Config(format!(
+                "dirty limit {}%: must be within 0-100",
+                config.dirty_max_pct
+            )));
         }
         let lines = config.capacity_bytes / lb;
         let nshards = if lines < SINGLE_SHARD_BELOW {
@@ -869,9 +918,13 @@ impl Cache {
         self.shards.len()
     }
 
+    /// The shard of a line: lines are dealt out round-robin (line number plus target, modulo the shard
+    /// count), so a contiguous data set spreads exactly evenly and a cache sized to 100 % of it holds all of
+    /// it (hashing would overfill some shards and evict while others had room).
     #[inline]
-    fn shard(&self, h: u64) -> MutexGuard<'_, Shard> {
-        lock(&self.shards[h as usize & self.shard_mask].0)
+    fn shard(&self, key: u64) -> MutexGuard<'_, Shard> {
+        let spread = (key & LINE_MASK).wrapping_add(key >> LINE_BITS);
+        lock(&self.shards[spread as usize & self.shard_mask].0)
     }
 
     #[inline]
@@ -904,8 +957,7 @@ impl Cache {
         let mut miss_at = None;
         for line in lines.clone() {
             let key = key_of(target, line);
-            let h = hash64(key);
-            let mut sh = self.shard(h);
+            let mut sh = self.shard(key);
             let found = if bypass { sh.find(key) } else { sh.access(key) };
             let Some(l) = found else {
                 miss_at = Some(line);
@@ -941,7 +993,7 @@ impl Cache {
         for (i, line) in lines.clone().enumerate() {
             let key = key_of(target, line);
             let h = hash64(key);
-            let mut sh = self.shard(h);
+            let mut sh = self.shard(key);
             let b = sh.bucket(h);
             rec.snaps.push(sh.writes[b]);
             if i == 0 {
@@ -1001,7 +1053,7 @@ impl Cache {
         for (i, line) in self.line_range(offset, len).enumerate() {
             let key = key_of(target, line);
             let h = hash64(key);
-            let mut sh = self.shard(h);
+            let mut sh = self.shard(key);
             let b = sh.bucket(h);
             sh.writes[b] = sh.writes[b].wrapping_add(1);
             sh.inflight[b] += 1;
@@ -1033,7 +1085,7 @@ impl Cache {
         let lines = self.line_range(offset, len);
         for line in lines.clone() {
             let key = key_of(target, line);
-            let sh = self.shard(hash64(key));
+            let sh = self.shard(key);
             if sh.find(key).is_none() && !(self.span(offset, len, line).full && sh.room()) {
                 return false;
             }
@@ -1042,7 +1094,7 @@ impl Cache {
         for line in lines.clone() {
             let key = key_of(target, line);
             let h = hash64(key);
-            let mut sh = self.shard(h);
+            let mut sh = self.shard(key);
             let b = sh.bucket(h);
             sh.writes[b] = sh.writes[b].wrapping_add(1);
             let sp = self.span(offset, len, line);
@@ -1074,7 +1126,7 @@ impl Cache {
             for (i, line) in lines.enumerate() {
                 let key = key_of(target, line);
                 let h = hash64(key);
-                let mut sh = self.shard(h);
+                let mut sh = self.shard(key);
                 let b = sh.bucket(h);
                 let changed = sh.writes[b] != rec.snaps[i];
                 let sp = self.span(offset, len, line);
@@ -1173,7 +1225,8 @@ impl Cache {
     pub fn next_flush_for(&self, all: bool, buf: &mut [u8], accept: &dyn Fn(u16) -> bool) -> Option<Flush> {
         assert!(buf.len() >= self.config.line_bytes as usize, "flush buffer shorter than a line");
         if all {
-            let _ = self.dirty_at_end.compare_exchange(u64::MAX, self.g.dirty.load(Relaxed), Relaxed, Relaxed);
+            let _ =
+                self.dirty_at_end.compare_exchange(u64::MAX, self.g.dirty.load(Relaxed), Relaxed, Relaxed);
         }
         let n = self.shards.len();
         let start = self.flush_cursor.fetch_add(1, Relaxed) % n;
@@ -1213,7 +1266,7 @@ impl Cache {
     /// A write-back completed; `ok` false keeps the line dirty.
     pub fn finish_flush(&self, flush: Flush, ok: bool) {
         let key = key_of(flush.target, flush.offset >> self.line_shift);
-        let mut sh = self.shard(hash64(key));
+        let mut sh = self.shard(key);
         let Some(l) = sh.find(key) else {
             debug_assert!(false, "finish_flush of a line that is not cached: {flush:?}");
             return;
@@ -1399,7 +1452,9 @@ mod tests {
 
     #[test]
     fn a_write_during_a_fill_poisons_it() {
-        for mode in [CacheMode::WriteThrough, CacheMode::WriteAround, CacheMode::ReadOnly, CacheMode::WriteBack] {
+        for mode in
+            [CacheMode::WriteThrough, CacheMode::WriteAround, CacheMode::ReadOnly, CacheMode::WriteBack]
+        {
             let cache = Cache::new(config(mode, CachePolicy::Lru, 8)).unwrap();
             let mut buf = vec![1u8; 4096];
             let ReadOutcome::Forward(r) = cache.read(0, 0, &mut buf, false) else { panic!() };

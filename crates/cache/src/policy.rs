@@ -598,7 +598,7 @@ impl S3Fifo {
     }
 
     /// Remembers node `n` (unlinked, just evicted from the small FIFO) in the ghost FIFO.
-    fn to_ghost(&mut self, n: u32) {
+    fn remember_ghost(&mut self, n: u32) {
         let ghost_cap = self.main_cap;
         if ghost_cap == 0 {
             self.core.release(n);
@@ -637,7 +637,7 @@ impl S3Fifo {
                 }
             } else {
                 on_evict(self.core.keys[t as usize], self.core.value(t));
-                self.to_ghost(t);
+                self.remember_ghost(t);
                 return;
             }
         }

@@ -27,7 +27,8 @@ pub struct SeqDetector {
 impl SeqDetector {
     /// A detector for `targets` targets; `cutoff_bytes` 0 never bypasses.
     pub fn new(targets: usize, cutoff_bytes: u64) -> SeqDetector {
-        let streams = if cutoff_bytes == 0 { Vec::new() } else { vec![[Stream::default(); STREAMS]; targets] };
+        let streams =
+            if cutoff_bytes == 0 { Vec::new() } else { vec![[Stream::default(); STREAMS]; targets] };
         SeqDetector { cutoff_bytes, streams, clock: 0 }
     }
 

@@ -10,9 +10,11 @@
 
 use iolab_cache::{Cache, CacheConfig, CacheMode, CachePolicy, Flush, ReadOutcome, Ticket, WriteOutcome};
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 
 const TARGETS: usize = 2;
-const MODES: [CacheMode; 4] = [CacheMode::WriteThrough, CacheMode::WriteAround, CacheMode::WriteBack, CacheMode::ReadOnly];
+const MODES: [CacheMode; 4] =
+    [CacheMode::WriteThrough, CacheMode::WriteAround, CacheMode::WriteBack, CacheMode::ReadOnly];
 const POLICIES: [CachePolicy; 3] = [CachePolicy::Lru, CachePolicy::Arc, CachePolicy::S3Fifo];
 
 #[derive(Clone, Debug)]
@@ -89,7 +91,8 @@ impl Sim {
             line_bytes: line,
             mode,
             policy,
-            admit_after: 1,
+            // Even capacities also exercise admission on the second miss.
+            admit_after: if lines % 2 == 0 { 2 } else { 1 },
             dirty_max_pct: 30.0,
             targets: TARGETS as u16,
         })
@@ -133,16 +136,25 @@ impl Sim {
             let idx = w0 + j;
             if self.strict {
                 assert_eq!(
-                    w, self.truth[target][idx],
+                    w,
+                    self.truth[target][idx],
                     "{what}: target {target} word {idx} (byte {}): read {w:#x}, last acknowledged {:#x}",
-                    idx * 8, self.truth[target][idx]
+                    idx * 8,
+                    self.truth[target][idx]
                 );
                 continue;
             }
             let a = w >> 32;
             if a != 0 {
-                assert_eq!((w & 0xffff_ffff) as usize, idx, "{what}: word {idx} holds another word's data {w:#x}");
-                assert!(self.history[target][idx].contains(&a), "{what}: word {idx} from write {a} that never wrote it");
+                assert_eq!(
+                    (w & 0xffff_ffff) as usize,
+                    idx,
+                    "{what}: word {idx} holds another word's data {w:#x}"
+                );
+                assert!(
+                    self.history[target][idx].contains(&a),
+                    "{what}: word {idx} from write {a} that never wrote it"
+                );
             }
             let ta = self.writes[a as usize].acked;
             if let Some(ta) = ta {
@@ -157,7 +169,9 @@ impl Sim {
     }
 
     fn range_free(&self, target: usize, offset: u64, len: u64) -> bool {
-        self.ops.iter().all(|o| o.target != target || o.offset + o.buf.len() as u64 <= offset || offset + len <= o.offset)
+        self.ops.iter().all(|o| {
+            o.target != target || o.offset + o.buf.len() as u64 <= offset || offset + len <= o.offset
+        })
     }
 
     fn step(&mut self, a: &Act) {
@@ -187,18 +201,32 @@ impl Sim {
                     }
                     match self.cache.write(target as u16, offset, &buf, bypass) {
                         WriteOutcome::Absorbed => self.ack(target, offset, &buf, id),
-                        WriteOutcome::Forward(ticket) => {
-                            self.ops.push(Op { write, target, offset, buf, ticket, performed: false, id, issued })
-                        }
+                        WriteOutcome::Forward(ticket) => self.ops.push(Op {
+                            write,
+                            target,
+                            offset,
+                            buf,
+                            ticket,
+                            performed: false,
+                            id,
+                            issued,
+                        }),
                     }
                 } else {
                     self.reads += 1;
                     let mut buf = vec![0xeeu8; len as usize];
                     match self.cache.read(target as u16, offset, &mut buf, bypass) {
                         ReadOutcome::Hit => self.check_read(target, offset, &buf, issued, "hit"),
-                        ReadOutcome::Forward(ticket) => {
-                            self.ops.push(Op { write, target, offset, buf, ticket, performed: false, id: 0, issued })
-                        }
+                        ReadOutcome::Forward(ticket) => self.ops.push(Op {
+                            write,
+                            target,
+                            offset,
+                            buf,
+                            ticket,
+                            performed: false,
+                            id: 0,
+                            issued,
+                        }),
                     }
                 }
             }
@@ -210,7 +238,9 @@ impl Sim {
                 self.perform(i);
             }
             Act::Finish(i) => {
-                let Some(i) = (0..self.ops.len()).map(|k| (k + i as usize) % self.ops.len()).find(|&k| self.ops[k].performed)
+                let Some(i) = (0..self.ops.len())
+                    .map(|k| (k + i as usize) % self.ops.len())
+                    .find(|&k| self.ops[k].performed)
                 else {
                     return;
                 };
@@ -355,7 +385,11 @@ impl Sim {
                 }
                 let w0 = (offset / 8) as usize;
                 let got = words(&b);
-                assert_eq!(&got[..], &self.target[t][w0..w0 + got.len()], "read-back of target {t} line {line}");
+                assert_eq!(
+                    &got[..],
+                    &self.target[t][w0..w0 + got.len()],
+                    "read-back of target {t} line {line}"
+                );
                 self.check_read(t, offset, &b, issued, "final read-back");
             }
         }
@@ -372,7 +406,9 @@ fn run(acts: &[Act], strict: bool, line: u32, lines: u64, size: u64) -> [u64; 6]
             for (n, a) in acts.iter().enumerate() {
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.step(a)));
                 if let Err(e) = r {
-                    eprintln!("{mode:?} {policy:?} line {line} capacity {lines} lines: failed at act {n}: {a:?}");
+                    eprintln!(
+                        "{mode:?} {policy:?} line {line} capacity {lines} lines: failed at act {n}: {a:?}"
+                    );
                     std::panic::resume_unwind(e);
                 }
             }
@@ -382,7 +418,14 @@ fn run(acts: &[Act], strict: bool, line: u32, lines: u64, size: u64) -> [u64; 6]
                 std::panic::resume_unwind(e);
             }
             let s = sim.cache.stats();
-            for (x, v) in sum.iter_mut().zip([s.reads_from_cache, s.evictions, s.writebacks, s.fills, s.invalidations, s.writes_absorbed]) {
+            for (x, v) in sum.iter_mut().zip([
+                s.reads_from_cache,
+                s.evictions,
+                s.writebacks,
+                s.fills,
+                s.invalidations,
+                s.writes_absorbed,
+            ]) {
                 *x += v;
             }
         }
@@ -391,7 +434,13 @@ fn run(acts: &[Act], strict: bool, line: u32, lines: u64, size: u64) -> [u64; 6]
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        // PROPTEST_CASES=5000 for a longer hunt.
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(200),
+        // Failing cases are saved next to this file (oracle.proptest-regressions) and replayed first.
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn strict_non_overlapping_ops_read_the_last_acknowledged_data(
@@ -446,13 +495,22 @@ fn long_random_runs_in_every_mode_and_policy() {
             }
         })
         .collect();
-    for (strict, line, lines, size) in [(true, 1024, 6, 16 << 10), (false, 512, 5, 16 << 10), (true, 512, 1100, 1 << 20)] {
-        let [from_cache, evictions, writebacks, fills, invalidations, absorbed] = run(&acts, strict, line, lines, size);
+    for (strict, line, lines, size) in
+        [(true, 1024, 6, 16 << 10), (false, 512, 5, 16 << 10), (true, 512, 1100, 1 << 20)]
+    {
+        let [from_cache, evictions, writebacks, fills, invalidations, absorbed] =
+            run(&acts, strict, line, lines, size);
         println!(
             "strict {strict} line {line} lines {lines}: reads from cache {from_cache}, evictions {evictions}, \
              write-backs {writebacks}, fills {fills}, invalidations {invalidations}, writes absorbed {absorbed}"
         );
-        assert!(from_cache > 0 && evictions > 0 && writebacks > 0 && fills > 0 && invalidations > 0 && absorbed > 0);
+        assert!(
+            from_cache > 0
+                && evictions > 0
+                && writebacks > 0
+                && fills > 0
+                && invalidations > 0
+                && absorbed > 0
+        );
     }
 }
-

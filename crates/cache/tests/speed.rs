@@ -65,7 +65,7 @@ fn hit_path_cost_is_printed() {
             println!(
                 "{:<8} {:>4} MiB hot: {hit:>6.0} ns per 4 KiB hit, plain 4 KiB copy {copy:>5.0} ns, added {:>5.0} ns",
                 policy.as_str(),
-                lines * 4096 >> 20,
+                (lines * 4096) >> 20,
                 hit - copy
             );
         }
@@ -78,7 +78,11 @@ fn metadata_per_line_is_at_most_64_bytes_at_1_gib() {
         for policy in [CachePolicy::Lru, CachePolicy::Arc, CachePolicy::S3Fifo] {
             let c = cache(policy, mode, 1 << 30);
             let per_line = c.metadata_bytes_per_line();
-            println!("{:<8} {:<13} 1 GiB, 4 KiB lines: {per_line:.1} metadata bytes per line", policy.as_str(), mode.as_str());
+            println!(
+                "{:<8} {:<13} 1 GiB, 4 KiB lines: {per_line:.1} metadata bytes per line",
+                policy.as_str(),
+                mode.as_str()
+            );
             assert!(per_line <= 64.0, "{policy:?} {mode:?}: {per_line}");
             assert_eq!(c.stats().metadata_bytes_per_line, per_line);
         }
@@ -98,7 +102,8 @@ fn threads_share_the_cache() {
                     let line = t * 100_000 + (i * 7919) % 5000;
                     if i % 3 == 0 {
                         let data = vec![(line % 251) as u8; 4096];
-                        if let iolab_cache::WriteOutcome::Forward(tk) = c.write(0, line * 4096, &data, false) {
+                        if let iolab_cache::WriteOutcome::Forward(tk) = c.write(0, line * 4096, &data, false)
+                        {
                             c.finish(tk, &mut data.clone(), true);
                         }
                     } else if let ReadOutcome::Forward(tk) = c.read(0, line * 4096, &mut buf, false) {

@@ -17,7 +17,12 @@ fn lbns() -> Option<Vec<u64>> {
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next()?.split(',').collect();
     let col = header.iter().position(|&h| h.trim() == "lbn").expect("an lbn column");
-    Some(lines.filter(|l| !l.trim().is_empty()).map(|l| l.split(',').nth(col).unwrap().trim().parse().unwrap()).collect())
+    Some(
+        lines
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.split(',').nth(col).unwrap().trim().parse().unwrap())
+            .collect(),
+    )
 }
 
 fn miss_ratio(p: &mut dyn Policy, seq: &[u64]) -> f64 {
@@ -37,7 +42,8 @@ fn miss_ratio(p: &mut dyn Policy, seq: &[u64]) -> f64 {
 fn lru_on_the_cloudphysics_sample_gives_libcachesim_miss_ratios() {
     let Some(seq) = lbns() else { return };
     assert_eq!(seq.len(), 113_872, "requests in the sample");
-    let golden = [(1usize, 0.976421), (2, 0.970607), (3, 0.965681), (4, 0.959024), (5, 0.956934), (20, 0.927015)];
+    let golden =
+        [(1usize, 0.976421), (2, 0.970607), (3, 0.965681), (4, 0.959024), (5, 0.956934), (20, 0.927015)];
     for (size, want) in golden {
         let got = miss_ratio(&mut Lru::new(size), &seq);
         println!("LRU   {size:>4} objects: miss ratio {got:.6} (libCacheSim {want:.6})");

@@ -13,7 +13,7 @@ use iolab_sim::{LinkTiming, SharedDevice, SparseStore};
 use iolab_spec::cache::DEFAULT_CACHE_LINE;
 use iolab_spec::{CacheSize, CacheSpec, ClockKind, TargetSpec};
 use iolab_stats::Warning;
-use iolab_target::{OpenedTarget, Probe};
+use iolab_target::OpenedTarget;
 use std::sync::{Arc, Mutex};
 
 /// The run's devices, links and cache.
@@ -37,6 +37,8 @@ pub struct RunCache {
     pub cache: Arc<Cache>,
     /// The emulated cache device timing hits, if any.
     pub dev: Option<Arc<SharedDevice>>,
+    /// Its model, for per-worker copies on virtual time.
+    dev_spec: Option<iolab_spec::SimSpec>,
     /// Its size.
     pub dev_size: u64,
     /// The cache device's name ("mem" for RAM).
@@ -95,8 +97,10 @@ impl RunCache {
             from_cache.merge(&s.from_cache);
             from_target.merge(&s.from_target);
         }
-        let lookups = counters.hits + counters.misses;
-        let reads = counters.reads_from_cache + counters.reads_from_target;
+        // Reads by source in the measurement window (the cache's own counters run from the start, ramp and
+        // exit flush included).
+        let (window_hits, window_misses) = (from_cache.count(), from_target.count());
+        let reads = window_hits + window_misses;
         let cfg = self.cache.config();
         iolab_report::cache::CacheResult {
             mode: cfg.mode.as_str().to_string(),
@@ -104,12 +108,10 @@ impl RunCache {
             line_bytes: cfg.line_bytes,
             device: self.dev_name.clone(),
             configured_bytes: self.capacity_bytes,
-            hit_ratio: if lookups > 0 { counters.hits as f64 / lookups as f64 } else { 0.0 },
-            reads_from_cache_pct: if reads > 0 {
-                counters.reads_from_cache as f64 * 100.0 / reads as f64
-            } else {
-                0.0
-            },
+            hit_ratio: if reads > 0 { window_hits as f64 / reads as f64 } else { 0.0 },
+            window_reads_from_cache: window_hits,
+            window_reads_from_target: window_misses,
+            dirty_after_exit: self.cache.dirty_lines(),
             counters,
             latency: iolab_report::cache::CacheLatency {
                 from_cache: from_cache.summary(),
@@ -129,11 +131,12 @@ fn store_cap(devices: usize) -> u64 {
 }
 
 impl Layers {
-    /// Builds the layers for `plan` over `probes` (indexed like `plan.targets`). Errors are usage errors.
+    /// Builds the layers for `plan`; `regions[w][i]` is worker `w`'s region in its `i`-th target (from
+    /// `Plan::bind`). Errors are usage errors.
     pub fn build(
         plan: &Plan,
         cache: &CacheSpec,
-        probes: &[Probe],
+        regions: &[Vec<iolab_plan::Region>],
         warnings: &mut Vec<Warning>,
     ) -> Result<Layers> {
         let n = plan.targets.len();
@@ -183,7 +186,11 @@ impl Layers {
                 }
             }
         }
-        let cache = if cache.enabled() { Some(build_cache(plan, cache, probes)?) } else { None };
+        let cache = if cache.enabled() {
+            Some(build_cache(plan, cache, &addressed_bytes(plan, regions))?)
+        } else {
+            None
+        };
         Ok(Layers { sims, links, cache, virtual_clock, specs, seed: plan.seed })
     }
 
@@ -240,7 +247,16 @@ impl Layers {
         let cache = self.cache.as_ref().map(|rc| WorkerCache {
             cache: rc.cache.clone(),
             ids: w.targets.iter().map(|&t| t as u16).collect(),
-            dev: rc.dev.clone().map(|d| (d, if self.virtual_clock { 0 } else { w.index as usize })),
+            dev: match (&rc.dev, &rc.dev_spec) {
+                // Each worker's virtual clock is its own: its own copy of the cache device.
+                (Some(_), Some(spec)) if self.virtual_clock => {
+                    let depth = (w.qd + FLUSH_STAGING) as usize;
+                    let model = iolab_sim::build(spec, self.seed ^ 0xCAC4E ^ w.index as u64, depth);
+                    Some((Arc::new(SharedDevice::new(model, 1, depth)), 0))
+                }
+                (Some(d), _) => Some((d.clone(), w.index as usize)),
+                (None, _) => None,
+            },
             dev_size: rc.dev_size,
             seq_cutoff: rc.seq_cutoff,
             first_staging_buf: 2 * w.qd,
@@ -268,8 +284,25 @@ fn check_worker_kinds(plan: &Plan, w: &WorkerPlan) -> Result<()> {
     Ok(())
 }
 
-fn build_cache(plan: &Plan, spec: &CacheSpec, probes: &[Probe]) -> Result<RunCache> {
-    let total: u64 = probes.iter().map(|p| p.will_extend_to.unwrap_or(p.size_bytes)).sum();
+/// Per run target, the span of it the workers address (from the lowest region start to the highest end): the
+/// data set a percentage cache is a share of (the whole target unless `offset`/`length` narrow it).
+fn addressed_bytes(plan: &Plan, regions: &[Vec<iolab_plan::Region>]) -> Vec<u64> {
+    let mut span: Vec<Option<(u64, u64)>> = vec![None; plan.targets.len()];
+    for (w, rs) in plan.workers.iter().zip(regions) {
+        for (&t, r) in w.targets.iter().zip(rs) {
+            let (lo, hi) = (r.offset, r.offset + r.length);
+            span[t] = Some(span[t].map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        }
+    }
+    span.iter().map(|s| s.map_or(0, |(a, b)| b - a)).collect()
+}
+
+/// What a RAM cache hit costs on virtual time: about a lookup, a 4 KiB copy and a kernel filter driver's path
+/// (docs/CACHE.md).
+const RAM_HIT_VIRTUAL_NS: u64 = 1_000;
+
+fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCache> {
+    let total: u64 = addressed.iter().sum();
     let line = spec.line_bytes.unwrap_or(DEFAULT_CACHE_LINE);
     let mut bytes = match spec.size {
         Some(CacheSize::Bytes(b)) => b,
@@ -277,7 +310,25 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, probes: &[Probe]) -> Result<RunCac
         None => 0,
     };
     bytes = bytes.min(total.div_ceil(line) * line);
+    let virtual_clock = plan.clock == ClockKind::Virtual;
+    let mut dev_spec = None;
     let (dev, dev_size, dev_name) = match &spec.dev {
+        // On virtual time the host's own work takes no time, so a RAM hit is given a fixed cost; otherwise a
+        // fully cached run would never move the clock.
+        None | Some(TargetSpec::Mem { .. }) if virtual_clock => {
+            let ram = iolab_spec::SimSpec::Fixed {
+                latency_ns: RAM_HIT_VIRTUAL_NS,
+                servers: 64,
+                size_bytes: 1 << 40,
+            };
+            let model = iolab_sim::build(&ram, 0, 4096);
+            dev_spec = Some(ram);
+            let max_qd = plan.workers.iter().map(|w| w.qd as usize).max().unwrap_or(1);
+            if let Some(TargetSpec::Mem { size_bytes }) = &spec.dev {
+                bytes = bytes.min(*size_bytes);
+            }
+            (Some(Arc::new(SharedDevice::new(model, plan.workers.len(), max_qd))), 1 << 40, "mem".to_string())
+        }
         None => (None, u64::MAX, "mem".to_string()),
         Some(TargetSpec::Mem { size_bytes }) => {
             bytes = bytes.min(*size_bytes);
@@ -287,6 +338,7 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, probes: &[Probe]) -> Result<RunCac
             bytes = bytes.min(sim.size_bytes());
             let depth: usize = plan.workers.iter().map(|w| w.qd as usize).sum();
             let model = iolab_sim::build(sim, plan.seed ^ 0xCAC4E, depth.max(1));
+            dev_spec = Some(sim.clone());
             let max_qd = plan.workers.iter().map(|w| w.qd as usize).max().unwrap_or(1);
             (
                 Some(Arc::new(SharedDevice::new(model, plan.workers.len(), max_qd))),
@@ -320,8 +372,8 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, probes: &[Probe]) -> Result<RunCac
     if avail != 0 && bytes > avail {
         return Err(crate::run::usage(format!(
             "the cache needs {} of RAM but only {} is available; lower --cache or set --cache-max-mem",
-            iolab_spec::units::format_size(bytes),
-            iolab_spec::units::format_size(avail)
+            iolab_report::format_bytes(bytes),
+            iolab_report::format_bytes(avail)
         )));
     }
     let config = CacheConfig {
@@ -337,6 +389,7 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, probes: &[Probe]) -> Result<RunCac
     Ok(RunCache {
         cache: Arc::new(cache),
         dev,
+        dev_spec,
         dev_size,
         dev_name,
         seq_cutoff: spec.seq_cutoff_bytes.unwrap_or(0),

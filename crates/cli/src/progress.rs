@@ -628,6 +628,7 @@ mod tests {
             mb_s,
             lat_mean_ns: 492_000.0,
             lat_p99_ns: p99_ns,
+            cache_hit_ratio: None,
         }
     }
 

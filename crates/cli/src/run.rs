@@ -374,7 +374,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
         _ => None,
     };
     // 7. Emulated devices, links and the cache; then the workers.
-    let mut layers = crate::layers::Layers::build(&plan, &job.cache, &probes, &mut warnings)?;
+    let mut layers = crate::layers::Layers::build(&plan, &job.cache, &regions, &mut warnings)?;
     let epoch = Instant::now();
     let barrier = Arc::new(Barrier::new(plan.workers.len() + 1));
     let (tx, rx) = mpsc::channel::<WorkerEvent>();
@@ -705,8 +705,8 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
                 capacity_bytes: c.counters.capacity_bytes,
             });
         }
-        if c.counters.dirty_at_end > 0 {
-            warnings.push(Warning::CacheDirtyAtExit { lines: c.counters.dirty_at_end });
+        if c.dirty_after_exit > 0 {
+            warnings.push(Warning::CacheDirtyAtExit { lines: c.dirty_after_exit });
         }
     }
     for (t, sim) in plan.targets.iter().zip(&layers.sims) {

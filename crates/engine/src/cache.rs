@@ -124,7 +124,9 @@ impl<E: Engine> CacheEngine<E> {
     /// cache had nothing more to hand out.
     fn issue_flushes(&mut self, all: bool) -> bool {
         while let Some(&buf) = self.staging.last() {
-            let Some(flush) = self.wc.cache.next_flush(all, self.inner.buffer_mut(buf)) else {
+            let ids = &self.wc.ids;
+            let mine = |t: u16| ids.contains(&t);
+            let Some(flush) = self.wc.cache.next_flush_for(all, self.inner.buffer_mut(buf), &mine) else {
                 return true;
             };
             self.staging.pop();

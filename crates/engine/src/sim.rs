@@ -30,6 +30,18 @@ pub struct SimTarget {
     pub store: Option<Arc<SparseStore>>,
 }
 
+impl SimTarget {
+    /// A device of its own for one worker (client 0), with its data kept when `keep_data`: how tests and
+    /// single-worker tools build one.
+    pub fn single(spec: &iolab_spec::SimSpec, seed: u64, slots: u32, keep_data: bool) -> SimTarget {
+        let model = iolab_sim::build(spec, seed, slots as usize);
+        SimTarget {
+            device: Arc::new(SharedDevice::new(model, 1, slots as usize)),
+            store: keep_data.then(|| Arc::new(SparseStore::new(spec.size_bytes(), u64::MAX))),
+        }
+    }
+}
+
 impl std::fmt::Debug for SimTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SimTarget").field("keeps_data", &self.store.is_some()).finish()
@@ -69,6 +81,18 @@ impl SimEngine {
             clock,
             virtual_now: Cell::new(0),
         }
+    }
+
+    /// A one-worker `sim:fixed` device (`latency_ns`, `servers`) without data: the engine conformance suite's.
+    pub fn fixed(
+        latency_ns: u64,
+        servers: u32,
+        slots: u32,
+        buffers: Buffers,
+        clock: Option<RealClock>,
+    ) -> SimEngine {
+        let spec = iolab_spec::SimSpec::Fixed { latency_ns, servers, size_bytes: 1 << 30 };
+        SimEngine::new(vec![SimTarget::single(&spec, 0, slots, false)], 0, slots, buffers, clock)
     }
 
     fn wait_until(&self, t: u64) {

@@ -402,20 +402,20 @@ fn null_engine_conforms() {
 #[test]
 fn sim_engine_on_virtual_time_conforms() {
     let p = Profile { label: "sim virtual", name: "sim", virtual_time: true, data: None };
-    check(p, |b| SimEngine::new(100_000, 4, SLOTS, b, None));
+    check(p, |b| SimEngine::fixed(100_000, 4, SLOTS, b, None));
 }
 
 #[test]
 fn sim_engine_on_real_clock_conforms() {
     let p = Profile { label: "sim real", name: "sim", virtual_time: false, data: None };
-    check(p, |b| SimEngine::new(50_000, 8, SLOTS, b, Some(clock())));
+    check(p, |b| SimEngine::fixed(50_000, 8, SLOTS, b, Some(clock())));
 }
 
 /// Sim-specific: on virtual time, `servers` ops are served per `latency`, FIFO, and time ends exactly at
 /// the last completion (ceil(32 / 4) x 100 us).
 #[test]
 fn sim_virtual_time_serves_fifo_at_capacity() {
-    let mut e = SimEngine::new(100_000, 4, SLOTS, buffers(), None);
+    let mut e = SimEngine::fixed(100_000, 4, SLOTS, buffers(), None);
     for i in 0..SLOTS {
         e.push(op(i as u64, false, 0, 4096, i));
     }

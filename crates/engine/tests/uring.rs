@@ -51,6 +51,8 @@ fn run(t: &TempTarget, job: &str) -> WorkerOutput {
         regions: regions[0].clone(),
         files: vec![t.file.clone()],
         engine: EngineChoice::Uring,
+        links: Vec::new(),
+        cache: None,
         seed: plan.seed,
         ramp_ns: plan.ramp_ns,
         duration_ns: plan.duration_ns,

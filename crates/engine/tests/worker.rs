@@ -5,6 +5,7 @@
 //! no engine it can build returns EAGAIN on demand (sim never fails an op), so the retry path cannot be
 //! provoked from outside the crate.
 
+use iolab_engine::sim::SimTarget;
 use iolab_engine::{run_worker, EngineChoice, WorkerEvent, WorkerOutput, WorkerSetup};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{JobSpec, SimSpec, TargetSpec};
@@ -41,7 +42,18 @@ fn run(job: &str, target: &str, virtual_clock: bool, stop_after: Option<Duration
         plan: plan.workers[0].clone(),
         regions: regions[0].clone(),
         files: Vec::new(),
-        engine: EngineChoice::SimFixed { latency_ns, servers, virtual_clock },
+        engine: EngineChoice::Sim {
+            targets: vec![SimTarget::single(
+                &SimSpec::Fixed { latency_ns, servers, size_bytes },
+                plan.seed,
+                plan.workers[0].qd,
+                false,
+            )],
+            client: 0,
+            virtual_clock,
+        },
+        links: Vec::new(),
+        cache: None,
         seed: plan.seed,
         ramp_ns: plan.ramp_ns,
         duration_ns: plan.duration_ns,

@@ -17,13 +17,20 @@ pub struct CacheResult {
     pub device: String,
     /// Capacity asked for (after resolving a percentage and the memory cap).
     pub configured_bytes: u64,
-    /// Line lookups that hit / all line lookups of reads (0-1).
+    /// Read ops served from the cache / all read ops, in the measurement window (0-1): the seeds' "reads from
+    /// cache" share.
     pub hit_ratio: f64,
-    /// Read ops served from the cache, percent of read ops.
-    pub reads_from_cache_pct: f64,
-    /// The counters (capacity at the end, lines, hits, misses, write-backs, evictions, bypassed, ...).
+    /// Read ops served from the cache in the window.
+    pub window_reads_from_cache: u64,
+    /// Read ops served by the target in the window.
+    pub window_reads_from_target: u64,
+    /// The cache's own counters, over the whole run (ramp and exit flush included): line lookups (`hits`,
+    /// `misses`), read ops by source, write-backs, evictions, bypassed ops, capacity and lines at the end,
+    /// metadata per line.
     #[serde(flatten)]
     pub counters: iolab_cache::CacheStats,
+    /// Dirty lines still in the cache after the workers' exit flush (write-backs that failed); 0 on a clean run.
+    pub dirty_after_exit: u64,
     /// Response time of reads by source, in the window.
     pub latency: CacheLatency,
     /// Times the cache shrank because memory ran low (`--cache-shrink`).

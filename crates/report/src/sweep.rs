@@ -120,7 +120,7 @@ impl TrialMetrics {
             lat_p99_ns: lat.map_or(0.0, |l| l.p99 as f64),
             achieved_depth: r.depth.achieved,
             read_lat_mean_ns: r.total.read.lat_ns.as_ref().map(|l| l.mean),
-            cache_read_pct: r.cache.as_ref().map(|c| c.reads_from_cache_pct),
+            cache_read_pct: r.cache.as_ref().map(|c| c.hit_ratio * 100.0),
         }
     }
 }
@@ -861,7 +861,9 @@ mod tests {
         assert_eq!(lines[0], format!("qd,{SWEEP_CSV_METRICS}"));
         let knee_cols: Vec<&str> = lines[4].split(',').collect();
         assert_eq!(knee_cols[0], "8");
-        assert_eq!(knee_cols[knee_cols.len() - 2], "true");
+        let header: Vec<&str> = lines[0].split(',').collect();
+        let knee_at = header.iter().position(|h| *h == "knee").unwrap();
+        assert_eq!(knee_cols[knee_at], "true");
         assert_eq!(knee_cols.len(), lines[0].split(',').count());
     }
 

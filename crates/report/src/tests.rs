@@ -75,6 +75,7 @@ pub(crate) fn sample() -> RunResult {
             mb_s: 819.2,
             lat_mean_ns: 2_009_300.0,
             lat_p99_ns: 5_000_000,
+            cache_hit_ratio: None,
         })
         .collect();
     RunResult {
@@ -371,7 +372,7 @@ fn json_schema_top_level_properties_match_serialised_keys() {
     let required: Vec<&str> =
         schema["required"].as_array().unwrap().iter().filter_map(|k| k.as_str()).collect();
     let mut seen: Vec<String> = Vec::new();
-    for r in [sample(), sample_with_verdict(), sample_steady_state(), sample_loadgen()] {
+    for r in [sample(), sample_with_verdict(), sample_steady_state(), sample_loadgen(), sample_cache()] {
         let value = serde_json::to_value(r).unwrap();
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
         for k in &keys {
@@ -412,7 +413,7 @@ fn sample_with_verdict() -> RunResult {
 #[test]
 fn json_schema_nested_properties_match_serialised_keys() {
     let schema: serde_json::Value = serde_json::from_str(SCHEMA_TEXT).unwrap();
-    for r in [sample(), sample_open_loop(), sample_with_verdict(), sample_loadgen()] {
+    for r in [sample(), sample_open_loop(), sample_with_verdict(), sample_loadgen(), sample_cache()] {
         let value = serde_json::to_value(&r).unwrap();
         check_against_schema(&value, &schema, &schema, "$");
     }
@@ -433,6 +434,10 @@ fn json_schema_nested_properties_match_serialised_keys() {
         Warning::HistogramSaturated { count: 1 },
         Warning::TmpfsTarget { target: "f".into() },
         Warning::TransactionOverload { users: 10, backlog_max: 16, backlog_at_end: 12 },
+        Warning::VirtualDeviceCopies { target: "sim:hdd,10k".into(), workers: 2 },
+        Warning::EmulatedDataDropped { target: "sim:ssd,nvme".into(), kept_bytes: 1 << 30 },
+        Warning::CacheShrunk { times: 2, capacity_bytes: 1 << 30 },
+        Warning::CacheDirtyAtExit { lines: 3 },
     ];
     let warnings = serde_json::to_value(every_kind).unwrap();
     let branches = schema["$defs"]["Warning"]["oneOf"].as_array().unwrap();
@@ -466,6 +471,39 @@ fn json_schema_steady_state_matches_serialised_keys() {
 }
 
 /// A users-and-transactions run (rate mode, two transaction types, overloaded).
+/// A run with a block cache (and its hit ratio over time) on a throttled device.
+fn sample_cache() -> RunResult {
+    use crate::cache::{CacheLatency, CacheResult, CacheShrink};
+    let mut r = sample();
+    let lat = r.total.read.lat_ns;
+    for p in &mut r.timeseries {
+        p.cache_hit_ratio = Some(0.25);
+    }
+    r.env.throttle = Some(
+        serde_json::json!({ "kind": "cgroup-v1 blkio", "cgroup": "/sys/fs/cgroup/blkio/iolab-1", "devices": [] }),
+    );
+    r.cache = Some(CacheResult {
+        mode: "write-back".into(),
+        policy: "s3-fifo".into(),
+        line_bytes: 4096,
+        device: "sim:ssd,sata".into(),
+        configured_bytes: 1 << 30,
+        hit_ratio: 0.25,
+        window_reads_from_cache: 25,
+        window_reads_from_target: 75,
+        dirty_after_exit: 0,
+        counters: iolab_cache::CacheStats {
+            hits: 30,
+            misses: 90,
+            capacity_bytes: 1 << 30,
+            ..Default::default()
+        },
+        latency: CacheLatency { from_cache: lat, from_target: lat },
+        shrinks: vec![CacheShrink { t_s: 3.0, mem_available_bytes: 1 << 28, capacity_bytes: 3 << 28 }],
+    });
+    r
+}
+
 fn sample_loadgen() -> RunResult {
     use crate::loadgen::{BacklogPoint, LoadgenResult, TransactionResult};
     let mut r = sample();

@@ -7,6 +7,7 @@
 //! does not expose yet. Exit codes 0 and 2 are.
 
 mod bad_input;
+mod cache;
 mod catalog;
 mod compare;
 mod emulation;

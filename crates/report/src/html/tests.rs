@@ -49,6 +49,8 @@ fn sweep(key: &str, values: &[&str], load: bool) -> SweepResult {
                 lat_mean_ns: p99 / 2.0,
                 lat_p99_ns: p99,
                 achieved_depth: 1.0,
+                read_lat_mean_ns: None,
+                cache_read_pct: None,
             };
             SweepPoint {
                 index: i,

@@ -145,7 +145,7 @@ fn probe_virtual_targets_have_size_and_512_byte_blocks() {
     for (spec, kind) in [
         (TargetSpec::Null { size_bytes: 1 << 30 }, TargetKind::Null),
         (
-            TargetSpec::Sim(SimSpec::Fixed { latency_ns: 1000, servers: 1, size_bytes: 1 << 30 }),
+            TargetSpec::Sim(iolab_spec::SimSpec::Fixed { latency_ns: 1000, servers: 1, size_bytes: 1 << 30 }),
             TargetKind::Sim,
         ),
         (TargetSpec::Mem { size_bytes: 1 << 20 }, TargetKind::Mem),
