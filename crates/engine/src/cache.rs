@@ -247,14 +247,7 @@ impl<E: Engine> Engine for CacheEngine<E> {
             out.append(&mut self.ready);
             let have = out.len() > first;
             let past_deadline = deadline_ns.is_some_and(|d| now >= d);
-            let wait = if have || past_deadline {
-                Some(now)
-            } else {
-                match (dev_next, deadline_ns) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                }
-            };
+            let wait = crate::inner_deadline(have || past_deadline, now, dev_next, deadline_ns);
             if wait.is_none() && self.in_inner == 0 {
                 return Ok(());
             }

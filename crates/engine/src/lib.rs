@@ -113,6 +113,24 @@ pub trait Engine {
     }
 }
 
+/// The deadline a wrapper engine ([`link::LinkEngine`], [`cache::CacheEngine`]) passes to the engine underneath:
+/// `now` (submit, don't wait) when it already has something to return or its caller's deadline has passed;
+/// else the earlier of its own next event and the caller's deadline (None: wait for a completion).
+pub(crate) fn inner_deadline(
+    ready: bool,
+    now: u64,
+    own_next: Option<u64>,
+    deadline: Option<u64>,
+) -> Option<u64> {
+    if ready {
+        return Some(now);
+    }
+    match (own_next, deadline) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// A boxed engine is an engine: how wrappers ([`link::LinkEngine`], [`cache::CacheEngine`]) stack over any
 /// base engine without a generic instantiation per combination.
 impl<E: Engine + ?Sized> Engine for Box<E> {

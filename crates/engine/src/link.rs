@@ -167,14 +167,7 @@ impl<E: Engine> Engine for LinkEngine<E> {
             let past_deadline = deadline_ns.is_some_and(|d| now >= d);
             // Wait in the inner engine, but not past our own next event; don't wait at all when there is
             // something to return (the call still submits what was pushed).
-            let wait = if have || past_deadline {
-                Some(now)
-            } else {
-                match (next, deadline_ns) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                }
-            };
+            let wait = crate::inner_deadline(have || past_deadline, now, next, deadline_ns);
             if wait.is_none() && self.in_inner == 0 {
                 return Ok(()); // nothing in flight anywhere and no deadline
             }
