@@ -388,6 +388,8 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
             engine,
             links,
             cache,
+            verify: None,
+            faults: None,
             seed: plan.seed,
             ramp_ns: plan.ramp_ns,
             duration_ns: plan.duration_ns,

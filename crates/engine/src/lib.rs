@@ -18,12 +18,14 @@
 
 pub mod buffers;
 pub mod cache;
+pub mod fault;
 pub mod link;
 pub mod mem;
 pub mod sim;
 pub mod sync;
 pub mod txn;
 pub mod uring;
+pub mod verify;
 pub mod worker;
 
 /// One I/O handed to an engine.

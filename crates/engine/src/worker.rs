@@ -25,11 +25,13 @@
 
 use crate::buffers::{stamp_write, Buffers};
 use crate::cache::{CacheEngine, WorkerCache, FLUSH_STAGING};
+use crate::fault::FaultEngine;
 use crate::link::LinkEngine;
 use crate::mem::MemEngine;
 use crate::sim::{SimEngine, SimTarget};
 use crate::sync::SyncEngine;
 use crate::uring::UringEngine;
+use crate::verify::VerifyEngine;
 use crate::{Completion, Engine, EngineError, Op, RealClock};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::{GenOp, OpGen};
@@ -84,6 +86,10 @@ pub struct WorkerSetup {
     pub links: Vec<Option<crate::link::SharedLink>>,
     /// The run's block cache, when there is one.
     pub cache: Option<WorkerCache>,
+    /// `--verify`: headers on writes, checks on reads, read-back after the run.
+    pub verify: Option<crate::verify::WorkerVerify>,
+    /// `--inject`: faults put into the target's I/O.
+    pub faults: Option<crate::fault::WorkerFaults>,
     /// The run seed.
     pub seed: u64,
     /// Warm-up.
@@ -269,7 +275,10 @@ pub fn run_worker(setup: WorkerSetup) -> Result<WorkerOutput, EngineError> {
         setup.barrier.wait();
         Err(e)
     };
-    let layered = setup.cache.is_some() || setup.links.iter().any(Option::is_some);
+    let layered = setup.cache.is_some()
+        || setup.links.iter().any(Option::is_some)
+        || setup.verify.is_some()
+        || setup.faults.is_some();
     if !layered {
         return match &setup.engine {
             EngineChoice::Uring => match UringEngine::new(slots, setup.files.clone(), buffers, clock) {
@@ -287,7 +296,7 @@ pub fn run_worker(setup: WorkerSetup) -> Result<WorkerOutput, EngineError> {
             }
         };
     }
-    // Layers over a boxed base engine: base <- links <- cache.
+    // Layers over a boxed base engine: base <- faults <- links <- cache <- verify.
     let base: Box<dyn Engine> = match &setup.engine {
         EngineChoice::Uring => match UringEngine::new(slots, setup.files.clone(), buffers, clock) {
             Ok(e) => Box::new(e),
@@ -301,14 +310,22 @@ pub fn run_worker(setup: WorkerSetup) -> Result<WorkerOutput, EngineError> {
             Box::new(SimEngine::new(targets.clone(), *client, slots, buffers, c))
         }
     };
-    let linked: Box<dyn Engine> = if setup.links.iter().any(Option::is_some) {
-        Box::new(LinkEngine::new(base, &setup.links, slots))
-    } else {
-        base
+    let faulty: Box<dyn Engine> = match &setup.faults {
+        Some(wf) => Box::new(FaultEngine::new(base, wf.clone(), slots)),
+        None => base,
     };
-    match &setup.cache {
-        Some(wc) => run(&mut CacheEngine::new(linked, wc.clone(), w.qd), &setup),
-        None => run(&mut { linked }, &setup),
+    let linked: Box<dyn Engine> = if setup.links.iter().any(Option::is_some) {
+        Box::new(LinkEngine::new(faulty, &setup.links, slots))
+    } else {
+        faulty
+    };
+    let cached: Box<dyn Engine> = match &setup.cache {
+        Some(wc) => Box::new(CacheEngine::new(linked, wc.clone(), w.qd)),
+        None => linked,
+    };
+    match &setup.verify {
+        Some(wv) => run(&mut VerifyEngine::new(cached, wv.clone(), w.qd), &setup),
+        None => run(&mut { cached }, &setup),
     }
 }
 

@@ -53,6 +53,8 @@ fn run(t: &TempTarget, job: &str) -> WorkerOutput {
         engine: EngineChoice::Uring,
         links: Vec::new(),
         cache: None,
+        verify: None,
+        faults: None,
         seed: plan.seed,
         ramp_ns: plan.ramp_ns,
         duration_ns: plan.duration_ns,

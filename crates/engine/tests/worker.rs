@@ -54,6 +54,8 @@ fn run(job: &str, target: &str, virtual_clock: bool, stop_after: Option<Duration
         },
         links: Vec::new(),
         cache: None,
+        verify: None,
+        faults: None,
         seed: plan.seed,
         ramp_ns: plan.ramp_ns,
         duration_ns: plan.duration_ns,

@@ -8,6 +8,7 @@
 pub mod cache;
 pub mod error;
 pub mod exchange;
+pub mod inject;
 pub mod job;
 pub mod loadgen;
 pub mod profile;
@@ -19,6 +20,7 @@ pub mod verdict;
 
 pub use cache::{CacheMode, CachePolicy, CacheSize, CacheSpec};
 pub use error::{Place, SpecError};
+pub use inject::{InjectKind, InjectSpec, InjectWhen};
 pub use job::*;
 pub use sim::{ArrayParams, HddParams, LinkParams, Member, Raid, SsdParams};
 pub use target::{SimSpec, TargetSpec};
