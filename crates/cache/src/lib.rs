@@ -150,6 +150,38 @@ pub struct CacheStats {
     /// RAM the cache holds (data chunks and metadata), as [`Cache::memory_bytes`].
     #[serde(default)]
     pub memory_bytes: u64,
+    /// Flushes on demand asked for ([`Cache::request_flush`], `kill -USR1`).
+    #[serde(default)]
+    pub flush_requests: u64,
+    /// Reads issued to a real cache device (`--cache-dev PATH`): hits and write-backs' reads of their line.
+    #[serde(default)]
+    pub device_reads: u64,
+    /// Writes issued to a real cache device: absorbed writes, fills and write-through updates.
+    #[serde(default)]
+    pub device_writes: u64,
+    /// Fill or update writes to a real cache device not issued because all of the worker's fill buffers were
+    /// busy (the line is in the cache's RAM anyway; the device just did not carry that write).
+    #[serde(default)]
+    pub device_writes_dropped: u64,
+}
+
+/// Counts of the I/O a real cache device carried (kept by the engine through [`Cache::note_device_io`]).
+#[derive(Debug, Default)]
+struct DeviceCounters {
+    reads: AtomicU64,
+    writes: AtomicU64,
+    dropped: AtomicU64,
+}
+
+/// One I/O to a real cache device, for the counters ([`Cache::note_device_io`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceIo {
+    /// A read was issued.
+    Read,
+    /// A write was issued.
+    Write,
+    /// A fill or update write was dropped for lack of a free buffer.
+    WriteDropped,
 }
 
 /// Slot state bits: dirty, being written back, and a 30-bit dirty generation.
@@ -811,6 +843,8 @@ pub struct Cache {
     reg: Registry,
     g: Globals,
     flush_requested: AtomicBool,
+    flush_requests: AtomicU64,
+    device: DeviceCounters,
     dirty_at_end: AtomicU64,
     flush_cursor: AtomicUsize,
 }
@@ -902,6 +936,8 @@ impl Cache {
             reg: Registry::new(),
             g: Globals::default(),
             flush_requested: AtomicBool::new(false),
+            flush_requests: AtomicU64::new(0),
+            device: DeviceCounters::default(),
             dirty_at_end: AtomicU64::new(u64::MAX),
             flush_cursor: AtomicUsize::new(0),
             config,
@@ -1116,7 +1152,11 @@ impl Cache {
 
     /// A forwarded op completed. `buf` is the op's buffer (a read's data, to fill from and to overlay newer
     /// cached lines onto; a write's data, to update cached lines with). `ok`: the target transferred it all.
-    pub fn finish(&self, ticket: Ticket, buf: &mut [u8], ok: bool) {
+    ///
+    /// Returns how many lines took data from `buf` (filled from a read, allocated or updated by a write), so
+    /// an engine with a real cache device knows whether to write them there.
+    pub fn finish(&self, ticket: Ticket, buf: &mut [u8], ok: bool) -> u32 {
+        let mut stored = 0u32;
         let mut guard = lock(self.reg.get(ticket.id));
         let rec = &mut *guard;
         assert_eq!(buf.len(), rec.len, "Cache::finish: the buffer is not the op's");
@@ -1134,7 +1174,16 @@ impl Cache {
                     sh.writes[b] = sh.writes[b].wrapping_add(1);
                     sh.inflight[b] -= 1;
                     let alone = sh.inflight[b] == 0;
-                    self.finish_write_line(&mut sh, rec, key, sp, &buf[sp.buf()], changed, alone, ok);
+                    stored += u32::from(self.finish_write_line(
+                        &mut sh,
+                        rec,
+                        key,
+                        sp,
+                        &buf[sp.buf()],
+                        changed,
+                        alone,
+                        ok,
+                    ));
                 } else {
                     match sh.find(key) {
                         Some(l) => buf[sp.buf()].copy_from_slice(&sh.slab.data(l.slot)[sp.lo..sp.hi]),
@@ -1146,6 +1195,7 @@ impl Cache {
                                 let racing = changed || sh.inflight[b] != 0;
                                 if !racing && sh.admitted(h) && sh.insert(key, &buf[sp.buf()], 0, &self.g) {
                                     sh.c.fills += 1;
+                                    stored += 1;
                                     sh.reset_admit(h);
                                 } else {
                                     sh.c.fills_skipped += 1;
@@ -1158,10 +1208,12 @@ impl Cache {
         }
         drop(guard);
         self.reg.release(ticket.id);
+        stored
     }
 
     /// A forwarded write's completion on one line. `changed`: another write touched the line's bucket during
-    /// this one's flight; `alone`: no other forwarded write to the bucket is in flight.
+    /// this one's flight; `alone`: no other forwarded write to the bucket is in flight. Returns true when the
+    /// line took the write's data now (allocated, or updated in write-through and write-around).
     #[allow(clippy::too_many_arguments)]
     fn finish_write_line(
         &self,
@@ -1173,14 +1225,15 @@ impl Cache {
         changed: bool,
         alone: bool,
         ok: bool,
-    ) {
+    ) -> bool {
         let Some(l) = sh.find(key) else {
             // Write-allocate a whole line, unless another write raced with this one (the target may hold
             // either's data) or is still in flight.
             if ok && rec.alloc && sp.full && !changed && alone && sh.insert(key, data, 0, &self.g) {
                 sh.c.fills += 1;
+                return true;
             }
-            return;
+            return false;
         };
         let st = sh.slab.state[l.slot as usize];
         match self.config.mode {
@@ -1206,11 +1259,13 @@ impl Cache {
                 debug_assert!(st & DIRTY == 0);
                 if ok && !changed {
                     sh.slab.data_mut(l.slot)[sp.lo..sp.hi].copy_from_slice(data);
+                    return true;
                 } else {
                     sh.invalidate(key, l);
                 }
             }
         }
+        false
     }
 
     /// The next dirty line to write back, its data copied into `buf` (at least one line long), or None. Lines
@@ -1304,7 +1359,18 @@ impl Cache {
 
     /// Asks for every dirty line to be written back (flush on demand).
     pub fn request_flush(&self) {
+        self.flush_requests.fetch_add(1, Relaxed);
         self.flush_requested.store(true, Relaxed);
+    }
+
+    /// Counts one I/O issued to (or dropped before) a real cache device; reported in [`CacheStats`].
+    pub fn note_device_io(&self, io: DeviceIo) {
+        let c = match io {
+            DeviceIo::Read => &self.device.reads,
+            DeviceIo::Write => &self.device.writes,
+            DeviceIo::WriteDropped => &self.device.dropped,
+        };
+        c.fetch_add(1, Relaxed);
     }
 
     /// Dirty lines now (including lines being written back).
@@ -1387,6 +1453,10 @@ impl Cache {
             lines,
             metadata_bytes_per_line: self.metadata_bytes_per_line(),
             memory_bytes: self.memory_bytes(),
+            flush_requests: self.flush_requests.load(Relaxed),
+            device_reads: self.device.reads.load(Relaxed),
+            device_writes: self.device.writes.load(Relaxed),
+            device_writes_dropped: self.device.dropped.load(Relaxed),
         }
     }
 }
@@ -1557,7 +1627,9 @@ mod tests {
         for i in 0..4096u64 {
             let mut buf = vec![i as u8; 4096];
             match cache.read(0, i * 4096, &mut buf, false) {
-                ReadOutcome::Forward(t) => cache.finish(t, &mut buf, true),
+                ReadOutcome::Forward(t) => {
+                    cache.finish(t, &mut buf, true);
+                }
                 ReadOutcome::Hit => {}
             }
         }

@@ -24,7 +24,9 @@ fn hit_ns(policy: CachePolicy, lines: u64, count: u64) -> (f64, f64) {
     for i in 0..lines {
         buf.fill(i as u8);
         match c.read(0, i * 4096, &mut buf, false) {
-            ReadOutcome::Forward(t) => c.finish(t, &mut buf, true),
+            ReadOutcome::Forward(t) => {
+                c.finish(t, &mut buf, true);
+            }
             ReadOutcome::Hit => {}
         }
     }

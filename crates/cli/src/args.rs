@@ -38,6 +38,9 @@ pub enum Command {
     Compare(crate::compare::CompareArgs),
     /// Make a report for people from runs and sweeps: one self-contained HTML page with charts, or Markdown.
     Report(crate::report_cmd::ReportArgs),
+    /// Check a target written earlier with --verify: every block against its last acknowledged write (with
+    /// --journal FILE, also after a crash, kill -9 or reboot), or each block for self-consistency without one.
+    Verify(crate::integrity::VerifyArgs),
 }
 
 /// `iolab run` options.
@@ -155,7 +158,9 @@ pub struct RunArgs {
     /// Put a block cache in front of the targets: a size ('8G') or a percentage of their total size ('25%').
     #[arg(long, value_name = "SIZE|PCT%", help_heading = "Cache")]
     pub cache: Option<String>,
-    /// Where the cache store lives: mem:SIZE (RAM, the default) or an emulated device (sim:ssd) that times hits.
+    /// Where the cache store lives: mem:SIZE (RAM, the default), an emulated device (sim:ssd) that times hits,
+    /// or (real targets only) a file or block device that carries the cache's reads and writes for real; a
+    /// missing file is created as a scratch file of the cache's size and removed at exit. See docs/CACHE.md.
     #[arg(long, value_name = "TARGET", help_heading = "Cache")]
     pub cache_dev: Option<String>,
     /// Cache line size. Default 4K.
@@ -185,6 +190,25 @@ pub struct RunArgs {
     /// Throttle block-device targets with the kernel's cgroup I/O limits (root): rbps=100M,wbps=..,riops=..,wiops=..
     #[arg(long, value_name = "LIMITS")]
     pub throttle: Option<String>,
+
+    /// Stamp a header (offset, generation, checksum) into every written block, check every block read, and read
+    /// back what was written after the run; mismatches are reported with their class (docs/VERIFY.md).
+    #[arg(long, help_heading = "Integrity")]
+    pub verify: bool,
+    /// At a mismatch: stop (default) or continue.
+    #[arg(long, value_name = "stop|continue", help_heading = "Integrity")]
+    pub verify_fail: Option<String>,
+    /// Keep acknowledged write generations in FILE, so `iolab verify TARGET --journal FILE` can check the target
+    /// after a crash or reboot. Implies --verify.
+    #[arg(long, value_name = "FILE", help_heading = "Integrity")]
+    pub journal: Option<String>,
+    /// Inject a fault: KIND[:PROBABILITY|@N], repeatable. Kinds: bit-flip-read, bit-flip-write, lost-write,
+    /// misdirected-write, torn-write, eio, latency-spike:DURATION (docs/FAULTS.md).
+    #[arg(long, value_name = "KIND[:P|@N]", help_heading = "Integrity")]
+    pub inject: Vec<String>,
+    /// End the run at the first I/O error (by default errors are counted and the run goes on).
+    #[arg(long, help_heading = "Integrity")]
+    pub stop_on_error: bool,
 
     /// Write the result as JSON (schema iolab.result/1) to FILE; '-' for stdout.
     #[arg(long, value_name = "FILE")]
@@ -238,7 +262,9 @@ impl RunArgs {
                 }
             }
         }
-        let run_flags: [(&str, &str, &Option<String>); 18] = [
+        let run_flags: [(&str, &str, &Option<String>); 20] = [
+            ("verify_fail", "--verify-fail", &self.verify_fail),
+            ("journal", "--journal", &self.journal),
             ("workers", "--workers", &self.workers),
             ("duration", "--duration", &self.duration),
             ("ramp", "--ramp", &self.ramp),
@@ -274,6 +300,15 @@ impl RunArgs {
         }
         if self.cache_shrink {
             job.cache.shrink = Some(true);
+        }
+        if self.verify {
+            job.integrity.verify = Some(true);
+        }
+        if self.stop_on_error {
+            job.integrity.stop_on_error = Some(true);
+        }
+        for text in &self.inject {
+            job.set_run("inject", text, &Place::Flag("--inject".into()))?;
         }
         Ok(job)
     }

@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Result};
 use iolab_cache::{Cache, CacheConfig};
-use iolab_engine::cache::{WorkerCache, FLUSH_STAGING};
+use iolab_engine::cache::{RealDevice, WorkerCache, FLUSH_STAGING};
 use iolab_engine::link::SharedLink;
 use iolab_engine::sim::SimTarget;
 use iolab_engine::EngineChoice;
@@ -13,7 +13,7 @@ use iolab_sim::{LinkTiming, SharedDevice, SparseStore};
 use iolab_spec::cache::DEFAULT_CACHE_LINE;
 use iolab_spec::{CacheSize, CacheSpec, ClockKind, TargetSpec};
 use iolab_stats::Warning;
-use iolab_target::OpenedTarget;
+use iolab_target::{OpenRequest, OpenedTarget, TargetKind};
 use std::sync::{Arc, Mutex};
 
 /// The run's devices, links and cache.
@@ -43,6 +43,8 @@ pub struct RunCache {
     pub dev_size: u64,
     /// The cache device's name ("mem" for RAM).
     pub dev_name: String,
+    /// A real cache device (`--cache-dev PATH`), opened: appended to each worker's files.
+    pub dev_file: Option<Arc<std::fs::File>>,
     /// Sequential cutoff.
     pub seq_cutoff: u64,
     /// Capacity asked for, after resolving a percentage and the memory cap.
@@ -260,8 +262,19 @@ impl Layers {
             dev_size: rc.dev_size,
             seq_cutoff: rc.seq_cutoff,
             first_staging_buf: 2 * w.qd,
+            real_dev: rc.dev_file.as_ref().map(|_| RealDevice {
+                target: w.targets.len() as u16,
+                size_bytes: rc.dev_size,
+                first_buf: 2 * w.qd + FLUSH_STAGING,
+            }),
         });
         Ok((engine, links, cache))
+    }
+
+    /// The real cache device's file, to append to every worker's files after its own targets (so its engine
+    /// target number is the number of the worker's targets, as [`RealDevice::target`] says).
+    pub fn cache_dev_file(&self) -> Option<Arc<std::fs::File>> {
+        self.cache.as_ref().and_then(|rc| rc.dev_file.clone())
     }
 }
 
@@ -301,17 +314,94 @@ fn addressed_bytes(plan: &Plan, regions: &[Vec<iolab_plan::Region>]) -> Vec<u64>
 /// (docs/CACHE.md).
 const RAM_HIT_VIRTUAL_NS: u64 = 1_000;
 
-fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCache> {
+/// The cache's size before any device or memory cap: a size, or a share of the addressed bytes, at most
+/// the data set.
+fn asked_bytes(spec: &CacheSpec, addressed: &[u64], line: u64) -> u64 {
     let total: u64 = addressed.iter().sum();
-    let line = spec.line_bytes.unwrap_or(DEFAULT_CACHE_LINE);
-    let mut bytes = match spec.size {
+    let bytes = match spec.size {
         Some(CacheSize::Bytes(b)) => b,
         Some(CacheSize::Percent(p)) => (total as f64 * p / 100.0) as u64,
         None => 0,
     };
-    bytes = bytes.min(total.div_ceil(line) * line);
+    bytes.min(total.div_ceil(line) * line)
+}
+
+/// How a real cache device (`--cache-dev PATH`) is opened: like a target that is written, with the same
+/// safety rules (a block device needs `--allow-write-device`, and `--destroy-data` when it is mounted, in use
+/// or carries a signature). A missing path becomes a scratch file of the cache's size (`bytes`), removed at
+/// exit and on Ctrl-C; an existing file is used at its own size, except iolab's own scratch file from an
+/// earlier sweep point, which grows to the size asked. Only real targets can have one.
+fn cache_dev_request(plan: &Plan, path: &str, bytes: u64) -> Result<OpenRequest> {
+    if let Some(t) = plan.targets.iter().find(|t| t.spec.is_virtual()) {
+        return Err(crate::run::usage(format!(
+            "invalid value '{path}' for '--cache-dev': a file or device as the cache device needs real targets, but '{}' is emulated; use mem:SIZE or an emulated device (sim:ssd)",
+            t.name
+        )));
+    }
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.into());
+    for t in &plan.targets {
+        if let TargetSpec::Path { path: tp } = t.spec.base() {
+            let same = std::path::absolute(tp).is_ok_and(|a| a == absolute)
+                || std::fs::canonicalize(tp)
+                    .ok()
+                    .zip(std::fs::canonicalize(path).ok())
+                    .is_some_and(|(a, b)| a == b);
+            if same {
+                return Err(crate::run::usage(format!(
+                    "invalid value '{path}' for '--cache-dev': it is also a target ('{}'); the cache device must be another file or device",
+                    t.name
+                )));
+            }
+        }
+    }
+    let meta = std::fs::metadata(path);
+    if meta.is_err() && absolute.starts_with("/dev") {
+        return Err(crate::run::usage(format!(
+            "invalid value '{path}' for '--cache-dev': no such device; expected an existing block device, a file (created as a scratch file when missing), mem:SIZE or an emulated device (sim:ssd)"
+        )));
+    }
+    let is_device =
+        meta.as_ref().is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+    let missing = meta.is_err();
+    let ours = iolab_target::scratch::is_scratch(&absolute);
+    let mut req = OpenRequest::new(TargetSpec::Path { path: path.to_string() });
+    req.direct = plan.direct;
+    req.writes = true;
+    req.allow_write_device = plan.allow_write_device;
+    req.destroy_data = plan.destroy_data;
+    req.scratch = missing;
+    req.create_size = if !is_device && (missing || ours) { Some(bytes) } else { None };
+    Ok(req)
+}
+
+/// A target error on the cache device, worded for `--cache-dev`.
+fn cache_dev_error(path: &str, e: iolab_target::TargetError) -> anyhow::Error {
+    crate::run::usage(format!("invalid value '{path}' for '--cache-dev': {e}"))
+}
+
+/// Checks a real cache device before anything is created (probe only, no side effects): called by the run
+/// after binding the plan. mem: and sim: devices need no check.
+pub fn check_cache_dev(plan: &Plan, spec: &CacheSpec, regions: &[Vec<iolab_plan::Region>]) -> Result<()> {
+    let Some(TargetSpec::Path { path }) = &spec.dev else { return Ok(()) };
+    let line = spec.line_bytes.unwrap_or(DEFAULT_CACHE_LINE);
+    let bytes = asked_bytes(spec, &addressed_bytes(plan, regions), line);
+    let bytes = spec.max_mem_bytes.map_or(bytes, |cap| bytes.min(cap));
+    let req = cache_dev_request(plan, path, (bytes - bytes % line).max(line))?;
+    let probe = iolab_target::probe(&req).map_err(|e| cache_dev_error(path, e))?;
+    if !matches!(probe.kind, TargetKind::File | TargetKind::BlockDevice) {
+        return Err(crate::run::usage(format!(
+            "invalid value '{path}' for '--cache-dev': expected a file or a block device"
+        )));
+    }
+    Ok(())
+}
+
+fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCache> {
+    let line = spec.line_bytes.unwrap_or(DEFAULT_CACHE_LINE);
+    let mut bytes = asked_bytes(spec, addressed, line);
     let virtual_clock = plan.clock == ClockKind::Virtual;
     let mut dev_spec = None;
+    let mut dev_file = None;
     let (dev, dev_size, dev_name) = match &spec.dev {
         // On virtual time the host's own work takes no time, so a RAM hit is given a fixed cost; otherwise a
         // fully cached run would never move the clock.
@@ -346,9 +436,29 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
                 t.display_name(),
             )
         }
+        Some(TargetSpec::Path { path }) => {
+            let want = spec.max_mem_bytes.map_or(bytes, |cap| bytes.min(cap));
+            let req = cache_dev_request(plan, path, (want - want % line).max(line))?;
+            let opened = iolab_target::open(&req).map_err(|e| cache_dev_error(path, e))?;
+            if opened.probe.logical_block_size as u64 > line {
+                return Err(crate::run::usage(format!(
+                    "invalid value '{path}' for '--cache-dev': its logical block size ({} bytes) is larger than a cache line ({line} bytes); raise --cache-line",
+                    opened.probe.logical_block_size
+                )));
+            }
+            let size = opened.probe.size_bytes / line * line;
+            if size == 0 {
+                return Err(crate::run::usage(format!(
+                    "invalid value '{path}' for '--cache-dev': smaller than one {line}-byte cache line"
+                )));
+            }
+            bytes = bytes.min(size);
+            dev_file = opened.file.map(Arc::new);
+            (None, size, path.clone())
+        }
         Some(other) => {
             return Err(crate::run::usage(format!(
-                "--cache-dev '{}': the cache store must be mem:SIZE or an emulated device",
+                "invalid value '{}' for '--cache-dev': expected mem:SIZE, an emulated device (sim:ssd) or a file or block device",
                 other.display_name()
             )))
         }
@@ -392,6 +502,7 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
         dev_spec,
         dev_size,
         dev_name,
+        dev_file,
         seq_cutoff: spec.seq_cutoff_bytes.unwrap_or(0),
         capacity_bytes: bytes,
         shrink: spec.shrink.unwrap_or(false),

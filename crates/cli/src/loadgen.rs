@@ -9,7 +9,7 @@ use iolab_plan::Plan;
 use iolab_report::loadgen::{BacklogPoint, LoadgenResult, TransactionResult};
 use iolab_spec::loadgen::{LoadgenMode, UsersSpec};
 use iolab_spec::{JobSpec, Place, SpecError};
-use iolab_stats::{IntervalStats, LatencyHistogram, Warning};
+use iolab_stats::{LatencyHistogram, Warning};
 use std::collections::BTreeMap;
 
 /// Users-and-transactions flags of `iolab run`.
@@ -75,7 +75,7 @@ pub fn rate_mode(plan: &Plan) -> bool {
 pub fn result(
     plan: &Plan,
     outputs: &[WorkerOutput],
-    intervals: &BTreeMap<u64, IntervalStats>,
+    intervals: &BTreeMap<u64, iolab_stats::IntervalTxn>,
     measured_s: f64,
     interval_ns: u64,
     warnings: &mut Vec<Warning>,
@@ -109,7 +109,7 @@ pub fn result(
     let n_intervals = ((measured_s / interval_s).ceil() as u64).max(1);
     let mut backlog = Vec::new();
     for k in 0..n_intervals {
-        let p = intervals.get(&k).map(|s| s.txn).unwrap_or_default();
+        let p = intervals.get(&k).copied().unwrap_or_default();
         backlog.push(BacklogPoint {
             t_s: ((k + 1) as f64 * interval_s).min(measured_s),
             dispatched: p.dispatched,

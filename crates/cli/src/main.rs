@@ -12,6 +12,8 @@ mod args;
 mod catalog_cmd;
 mod compare;
 mod env;
+mod flush_signal;
+mod integrity;
 mod layers;
 mod loadgen;
 mod profile;
@@ -42,6 +44,7 @@ fn main() {
         args::Command::Rm(a) => catalog_cmd::rm(&a),
         args::Command::Compare(a) => compare::compare(&a),
         args::Command::Report(a) => report_cmd::report(&a),
+        args::Command::Verify(a) => integrity::verify_cmd(&a),
     };
     let code = match result {
         Ok(run::Outcome::Ok) => 0,

@@ -389,7 +389,8 @@ pub fn find_max(args: &RunArgs) -> Result<Outcome> {
         }
         let result = {
             let _scratch = iolab_target::ScratchGuard;
-            let mut opts = crate::run::ExecOptions { interval_ns, quiet: true, live, on_interval: None };
+            let mut opts =
+                crate::run::ExecOptions { interval_ns, quiet: true, live, on_interval: None, check: None };
             match crate::run::execute(job.clone(), false, &mut opts)? {
                 crate::run::Executed::Done(r) => r,
                 crate::run::Executed::DryRun(_) => unreachable!("dry_run is false"),

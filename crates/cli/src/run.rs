@@ -68,6 +68,8 @@ pub struct ExecOptions<'a> {
     /// Called with each finished interval of the whole run (all workers merged) and its index; returning
     /// `true` ends the measurement there, complete (not partial): steady-state detection, search steps.
     pub on_interval: Option<IntervalHook<'a>>,
+    /// `iolab verify`: check the targets against a journal or for self-consistency (the job only reads).
+    pub check: Option<crate::integrity::CheckMode>,
 }
 
 /// What [`execute`] produced.
@@ -92,6 +94,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         quiet: args.quiet,
         live: !args.quiet && std::io::stderr().is_terminal(),
         on_interval: None,
+        check: None,
     };
     let steady = crate::sweep::steady_rule(&args.steady)?;
     if let (Some(_), Some(d)) = (&steady, &args.duration) {
@@ -128,9 +131,9 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     Ok(outcome_of(&result))
 }
 
-/// The exit code a result deserves: I/O errors first, then a failed verdict.
+/// The exit code a result deserves: bad data or I/O errors first, then a failed verdict.
 pub fn outcome_of(result: &RunResult) -> Outcome {
-    if result.errors.total > 0 {
+    if result.errors.total > 0 || result.verify.as_ref().is_some_and(|v| v.mismatches > 0) {
         Outcome::IoErrors
     } else if result.verdict.as_ref().is_some_and(|v| !v.pass) {
         Outcome::Fail
@@ -286,6 +289,8 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
         })
         .collect();
     let regions = plan.bind(&geometry).map_err(usage)?;
+    crate::integrity::check_job(&job, &plan, &regions, opts.check.as_ref())?;
+    crate::layers::check_cache_dev(&plan, &job.cache, &regions)?;
     // `--throttle`: the kernel's cgroup limits on the block devices, checked now, applied before the workers.
     let throttle_devices = match &job.throttle {
         None => None,
@@ -373,23 +378,43 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
         }
         _ => None,
     };
-    // 7. Emulated devices, links and the cache; then the workers.
+    // 7. Emulated devices, links and the cache, verification and faults; then the workers.
     let mut layers = crate::layers::Layers::build(&plan, &job.cache, &regions, &mut warnings)?;
+    // `kill -USR1`: flush this run's write-back cache on demand, until the guard drops with the run.
+    let _flush_guard = layers.cache.as_ref().map(|rc| crate::flush_signal::register(rc.cache.clone()));
+    let run_id_bits = run_id_bits(plan.seed);
+    let sizes: Vec<u64> = geometry.iter().map(|g| g.size_bytes).collect();
+    let integrity = crate::integrity::RunIntegrity::build(
+        &job,
+        &plan,
+        &regions,
+        (&sizes, &files),
+        opts.check.as_ref(),
+        run_id_bits,
+    )?;
     let epoch = Instant::now();
     let barrier = Arc::new(Barrier::new(plan.workers.len() + 1));
     let (tx, rx) = mpsc::channel::<WorkerEvent>();
     let mut handles = Vec::new();
     for (w, wregions) in plan.workers.iter().zip(&regions) {
         let (engine, links, cache) = layers.worker(w, &opened, file_engine == EngineKind::Sync)?;
+        let (verify, faults) = integrity.worker(w, wregions, &stop);
         let setup = WorkerSetup {
             plan: w.clone(),
             regions: wregions.clone(),
-            files: w.targets.iter().filter_map(|&i| files[i].clone()).collect(),
+            // A real cache device comes after the worker's own targets (iolab_engine::cache::RealDevice).
+            files: w
+                .targets
+                .iter()
+                .filter_map(|&i| files[i].clone())
+                .chain(layers.cache_dev_file())
+                .collect(),
             engine,
             links,
             cache,
-            verify: None,
-            faults: None,
+            verify,
+            faults,
+            stop_on_error: integrity.stop_on_error,
             seed: plan.seed,
             ramp_ns: plan.ramp_ns,
             duration_ns: plan.duration_ns,
@@ -431,7 +456,11 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     // Per group: the largest per-interval mean response time of reads and of writes (ns).
     let mut group_interval_max: Vec<(Option<f64>, Option<f64>)> = vec![(None, None); n_groups];
     let mut pending: BTreeMap<u64, (IntervalStats, usize)> = BTreeMap::new();
-    let mut finished_intervals: BTreeMap<u64, IntervalStats> = BTreeMap::new();
+    // The time series is built as intervals finish, so memory stays flat however long the run: each finished
+    // interval becomes a bounded `TimeSeries` point, except the latest, held until the next one finishes (the
+    // last interval of the window may be partial, and its length is known only at the end). Loadgen runs keep
+    // each interval's transaction counts (24 bytes) for the backlog chart.
+    let mut series = IntervalSeries::new(interval_ns, plan.loadgen.is_some());
     let mut group_pending: BTreeMap<(usize, u64), (IntervalStats, usize)> = BTreeMap::new();
     let ramp = Duration::from_nanos(plan.ramp_ns);
     let mut cpu_start = None;
@@ -482,7 +511,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
                             finish.store(true, Ordering::Relaxed);
                         }
                     }
-                    finished_intervals.insert(k, s);
+                    series.finished(s);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -493,7 +522,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let cpu_end = (env::process_cpu_s(), Instant::now());
     // Intervals some worker never closed (early stop) still count.
     for (k, (s, _)) in pending {
-        finished_intervals.entry(k).or_insert_with(|| IntervalStats::new(k)).merge(&s);
+        series.leftover(k, &s);
     }
     for ((g, _), (s, _)) in group_pending {
         fold_group_interval(&mut group_interval_max[g], &s);
@@ -605,17 +634,11 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let achieved_depth: f64 = workers.iter().map(|w| w.achieved_depth).sum();
     let open_loop = plan.open_loop();
 
-    let loadgen =
-        crate::loadgen::result(&plan, &outputs, &finished_intervals, measured_s, interval_ns, &mut warnings);
-    let mut timeseries = TimeSeries::new(iolab_stats::DEFAULT_TIMESERIES_CAP);
-    let interval_s = interval_ns as f64 / 1e9;
     let n_intervals = (measured_ns.div_ceil(interval_ns)).max(1);
-    for k in 0..n_intervals {
-        let mut s = finished_intervals.remove(&k).unwrap_or_else(|| IntervalStats::new(k));
-        s.cached = layers.cache.is_some();
-        let this_s = (measured_s - k as f64 * interval_s).clamp(1e-9, interval_s);
-        timeseries.push(TimePoint::from_interval(&s, this_s));
-    }
+    let (timeseries, txn_intervals) = series.finish(n_intervals, measured_s, layers.cache.is_some());
+    let loadgen =
+        crate::loadgen::result(&plan, &outputs, &txn_intervals, measured_s, interval_ns, &mut warnings);
+    let interval_s = interval_ns as f64 / 1e9;
     let series: Vec<TimePoint> = timeseries.points().to_vec();
 
     // Warnings are data.
@@ -719,6 +742,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
             });
         }
     }
+    let (verify, inject) = integrity.results(&mut warnings)?;
     let engine_name = outputs.first().map(|o| o.engine).unwrap_or("none").to_string();
     let mut engine_features: Vec<String> = Vec::new();
     for o in &outputs {
@@ -747,7 +771,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let result = RunResult {
         schema: iolab_report::SCHEMA.to_string(),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
-        run_id: run_id(plan.seed, started_unix_s),
+        run_id: format!("{:08x}", run_id_bits as u32),
         started_at,
         started_unix_s,
         partial,
@@ -780,10 +804,82 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
         loadgen,
         steady_state: None,
         cache,
+        verify,
+        inject,
     };
 
     drop(throttle);
     Ok(Executed::Done(Box::new(result)))
+}
+
+/// The run's time series, built as intervals finish (see `execute`).
+struct IntervalSeries {
+    series: TimeSeries,
+    interval_s: f64,
+    /// The latest finished interval, not yet a point.
+    held: Option<IntervalStats>,
+    /// Intervals before this one are points.
+    next: u64,
+    /// Intervals some worker never closed (an early stop), merged at the end.
+    tail: BTreeMap<u64, IntervalStats>,
+    /// Per interval, the transaction counts (loadgen runs only).
+    txn: Option<BTreeMap<u64, iolab_stats::IntervalTxn>>,
+}
+
+impl IntervalSeries {
+    fn new(interval_ns: u64, txn: bool) -> IntervalSeries {
+        IntervalSeries {
+            series: TimeSeries::new(iolab_stats::DEFAULT_TIMESERIES_CAP),
+            interval_s: interval_ns as f64 / 1e9,
+            held: None,
+            next: 0,
+            tail: BTreeMap::new(),
+            txn: txn.then(BTreeMap::new),
+        }
+    }
+
+    /// Interval `s` is complete (every worker sent it); workers send theirs in order, so these come in order.
+    fn finished(&mut self, s: IntervalStats) {
+        if let Some(t) = self.txn.as_mut() {
+            t.insert(s.index, s.txn);
+        }
+        if let Some(h) = self.held.take() {
+            while self.next < h.index {
+                self.series.push(TimePoint::from_interval(&IntervalStats::new(self.next), self.interval_s));
+                self.next += 1;
+            }
+            self.series.push(TimePoint::from_interval(&h, self.interval_s));
+            self.next = h.index + 1;
+        }
+        self.held = Some(s);
+    }
+
+    /// Part of interval `k` that not every worker sent.
+    fn leftover(&mut self, k: u64, s: &IntervalStats) {
+        self.tail.entry(k).or_insert_with(|| IntervalStats::new(k)).merge(s);
+    }
+
+    /// The series over `n` intervals of the `measured_s` window (the last may be partial), and the transaction
+    /// counts per interval.
+    fn finish(
+        mut self,
+        n: u64,
+        measured_s: f64,
+        cached: bool,
+    ) -> (TimeSeries, BTreeMap<u64, iolab_stats::IntervalTxn>) {
+        if let Some(h) = self.held.take() {
+            self.tail.entry(h.index).or_insert_with(|| IntervalStats::new(h.index)).merge(&h);
+        }
+        let mut txn = self.txn.take().unwrap_or_default();
+        for k in self.next..n {
+            let mut s = self.tail.remove(&k).unwrap_or_else(|| IntervalStats::new(k));
+            s.cached = cached;
+            txn.insert(k, s.txn);
+            let this_s = (measured_s - k as f64 * self.interval_s).clamp(1e-9, self.interval_s);
+            self.series.push(TimePoint::from_interval(&s, this_s));
+        }
+        (self.series, txn)
+    }
 }
 
 /// Folds one group interval into the group's per-interval maxima of mean read and write response time.
@@ -812,7 +908,11 @@ pub fn write_out(path: &str, text: &str) -> std::io::Result<()> {
     }
 }
 
-fn run_id(seed: u64, t: f64) -> String {
-    let mut s = seed ^ t.to_bits() ^ (std::process::id() as u64) << 32;
-    format!("{:08x}", iolab_plan::rng::splitmix64(&mut s) as u32)
+/// The run's id: from the seed, the time and the process, so two runs with one seed differ. Its low 32 bits
+/// are the result's `run_id`; all 64 go into every verification header.
+fn run_id_bits(seed: u64) -> u64 {
+    let t =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let mut s = seed ^ t ^ (std::process::id() as u64) << 32;
+    iolab_plan::rng::splitmix64(&mut s)
 }

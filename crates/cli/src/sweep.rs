@@ -136,7 +136,7 @@ pub fn run_until_steady(
     job.bytes = None;
     let mut tracker = SteadyStateTracker::new(rule.clone(), interval_ns as f64 / 1e9);
     let mut cb = |_k: u64, p: &iolab_stats::TimePoint| tracker.push(p.iops, p.lat_mean_ns);
-    let mut opts = ExecOptions { interval_ns, quiet, live, on_interval: Some(&mut cb) };
+    let mut opts = ExecOptions { interval_ns, quiet, live, on_interval: Some(&mut cb), check: None };
     let _note = crate::progress::MeasureNote::set("until steady");
     let result = match execute(job, false, &mut opts)? {
         Executed::Done(r) => r,
@@ -508,7 +508,7 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     // Each point's planned ramp + duration, for the ETA of the whole sweep.
     let mut planned_s: Vec<Option<f64>> = Vec::new();
     for p in &planned {
-        let mut check = ExecOptions { interval_ns, quiet: true, live: false, on_interval: None };
+        let mut check = ExecOptions { interval_ns, quiet: true, live: false, on_interval: None, check: None };
         let doc = execute(p.job.clone(), true, &mut check)
             .with_context(|| format!("sweep point {}", describe(&p.params)))?;
         if let Executed::DryRun(d) = doc {
@@ -591,7 +591,7 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
             let mut job = p.job.clone();
             job.seed = Some(job.seed.unwrap_or(base_seed).wrapping_add(t as u64));
             let judged = job.clone();
-            let mut opts = ExecOptions { interval_ns, quiet, live: terminal, on_interval: None };
+            let mut opts = ExecOptions { interval_ns, quiet, live: terminal, on_interval: None, check: None };
             let mut r = match execute(job, false, &mut opts)
                 .with_context(|| format!("sweep point {}", describe(&p.params)))?
             {

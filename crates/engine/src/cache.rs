@@ -9,14 +9,66 @@
 //! through the engine underneath from a few staging buffers of its own: while the run goes on when the cache
 //! asks for it (above its dirty limit, evicted dirty lines, on demand), and all of them in [`Engine::finish`],
 //! so a clean exit loses no acknowledged write.
+//!
+//! A real cache device (`--cache-dev PATH`, [`RealDevice`]) is one more file of the engine underneath, after
+//! the worker's own targets (so it shares the worker's io_uring ring). The cache's data stays in RAM and
+//! decides every answer; the device carries, for real, the I/O a flash cache would do, each a whole number
+//! of lines at the line's place on the device ([`RealDevice::place`]):
+//!
+//! - a hit completes when a read of its lines from the device completes (into a buffer of the engine's own,
+//!   never the op's); an absorbed write-back write completes when a write of its lines completes;
+//! - a fill after a miss and a write-through (or write-around) update write their lines to the device off the
+//!   op's path, from [`FILL_STAGING`] buffers; with none free the write is dropped and counted;
+//! - a write-back first reads its line from the device, then writes it to the target.
+//!
+//! What the device receives is filler from the engine's buffers, not the lines' bytes (the RAM copy is what
+//! reads are served from), so it is not a cache image anyone could recover; see docs/CACHE.md.
 
 use crate::{Completion, Engine, EngineError, Op};
-use iolab_cache::{Cache, Flush, ReadOutcome, SeqDetector, Ticket, WriteOutcome};
+use iolab_cache::{Cache, DeviceIo, Flush, ReadOutcome, SeqDetector, Ticket, WriteOutcome};
 use iolab_sim::{Done, Request, SharedDevice};
 use std::sync::Arc;
 
 /// Staging buffers per worker for write-backs: at most this many write-backs in flight per worker.
 pub const FLUSH_STAGING: u32 = 8;
+
+/// Buffers per worker for fill and update writes to a real cache device: at most this many in flight per
+/// worker; a fill finding none free is not written to the device (counted in `device_writes_dropped`).
+pub const FILL_STAGING: u32 = 8;
+
+/// A real cache device (`--cache-dev PATH`) in a worker's engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RealDevice {
+    /// Its target number in the worker's engine: the number of the worker's own targets (it comes after them).
+    pub target: u16,
+    /// Bytes of it in use: a whole number of lines, at most its size.
+    pub size_bytes: u64,
+    /// The first of its engine buffers ([`WorkerCache::extra_buffers`]): `qd` for hits and absorbed writes,
+    /// then [`FILL_STAGING`] for fills, then one sink that write-backs read their line into.
+    pub first_buf: u32,
+}
+
+impl RealDevice {
+    /// Where a line lives on the device: its line number, shifted per target by a large odd stride, modulo
+    /// the device's lines. Stable for the run (the same line always goes to the same place); two lines may
+    /// share a place, as they do when the cache is smaller than the data set.
+    pub fn place(&self, line_bytes: u64, target: u16, line: u64) -> u64 {
+        let lines = (self.size_bytes / line_bytes).max(1);
+        let stride = (target as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) % lines;
+        ((line % lines + stride) % lines) * line_bytes
+    }
+
+    /// The device I/O that carries an op on `target` at `offset`, `len` bytes: the whole lines it touches, at
+    /// the first line's place, capped at `max_bytes` (the buffer) and at the device's end.
+    pub fn extent(&self, line_bytes: u64, target: u16, offset: u64, len: u32, max_bytes: u64) -> (u64, u32) {
+        let first = offset / line_bytes;
+        let last = (offset + (len as u64).max(1) - 1) / line_bytes;
+        let lines = (self.size_bytes / line_bytes).max(1);
+        let n = (last - first + 1).min((max_bytes / line_bytes).max(1)).min(lines);
+        let at = self.place(line_bytes, target, first).min((lines - n) * line_bytes);
+        (at, (n * line_bytes) as u32)
+    }
+}
 
 /// What a worker needs to put the run's cache in front of its targets.
 #[derive(Clone)]
@@ -33,6 +85,21 @@ pub struct WorkerCache {
     pub seq_cutoff: u64,
     /// The first of [`FLUSH_STAGING`] engine buffers reserved for write-backs.
     pub first_staging_buf: u32,
+    /// A real cache device (`--cache-dev PATH`): one more file of the engine underneath.
+    pub real_dev: Option<RealDevice>,
+}
+
+impl WorkerCache {
+    /// Engine buffers the cache needs beyond the worker's `2 * qd`: write-back staging, and with a real
+    /// device `qd` device buffers, [`FILL_STAGING`] fill buffers and one sink.
+    pub fn extra_buffers(&self, qd: u32) -> u32 {
+        FLUSH_STAGING + if self.real_dev.is_some() { qd + FILL_STAGING + 1 } else { 0 }
+    }
+
+    /// Ops the engine underneath must hold beyond the worker's `qd`: write-backs, and fills to a real device.
+    pub fn extra_slots(&self) -> u32 {
+        FLUSH_STAGING + if self.real_dev.is_some() { FILL_STAGING } else { 0 }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -52,6 +119,20 @@ enum Pending {
     DevHit {
         op: Op,
     },
+    /// A hit (read) or an absorbed write carried by the real cache device, with device buffer `buf`.
+    DevIo {
+        op: Op,
+        buf: u32,
+    },
+    /// A fill or update written to the real cache device from fill buffer `buf`.
+    DevFill {
+        buf: u32,
+    },
+    /// A write-back reading its line from the real cache device before writing staging buffer `buf`.
+    FlushRead {
+        flush: Flush,
+        buf: u32,
+    },
 }
 
 /// An engine with the block cache in front.
@@ -69,14 +150,30 @@ pub struct CacheEngine<E: Engine> {
     in_inner: usize,
     /// Hits waiting for the cache device.
     in_dev: usize,
+    /// Free device buffers for hits and absorbed writes (real device).
+    dev_bufs: Vec<u32>,
+    /// Free fill buffers (real device).
+    fill_bufs: Vec<u32>,
+    /// The worker's slots: device buffers for hits come first, then fill buffers, then the sink that
+    /// write-backs read their line into (shared by them all, never read by us).
+    dev_slots: u32,
+    line_bytes: u64,
 }
 
 impl<E: Engine> CacheEngine<E> {
-    /// Wraps `inner`, which has room for `slots` ops of the worker plus [`FLUSH_STAGING`] write-backs.
+    /// Wraps `inner`, which has room for `slots` ops of the worker plus [`WorkerCache::extra_slots`].
     pub fn new(inner: E, wc: WorkerCache, slots: u32) -> CacheEngine<E> {
-        let n = (slots + FLUSH_STAGING) as usize;
+        let n = (slots + wc.extra_slots()) as usize;
         let seq = SeqDetector::new(wc.ids.len(), wc.seq_cutoff);
         let staging = (wc.first_staging_buf..wc.first_staging_buf + FLUSH_STAGING).rev().collect();
+        let (dev_bufs, fill_bufs) = match &wc.real_dev {
+            Some(rd) => {
+                let f = rd.first_buf;
+                ((f..f + slots).rev().collect(), (f + slots..f + slots + FILL_STAGING).rev().collect())
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        let line_bytes = wc.cache.config().line_bytes as u64;
         CacheEngine {
             inner,
             wc,
@@ -89,7 +186,35 @@ impl<E: Engine> CacheEngine<E> {
             dev_done: Vec::with_capacity(n),
             in_inner: 0,
             in_dev: 0,
+            dev_bufs,
+            fill_bufs,
+            dev_slots: slots,
+            line_bytes,
         }
+    }
+
+    /// Pushes one I/O to the real cache device, covering the lines of (`id`, `offset`, `len`).
+    fn push_dev(&mut self, tag: u32, write: bool, id: u16, offset: u64, len: u32, buf: u32) {
+        let rd = self.wc.real_dev.expect("a real cache device");
+        let max = self.inner.buffer_mut(buf).len() as u64;
+        let (at, dlen) = rd.extent(self.line_bytes, id, offset, len, max);
+        self.inner.push(Op { user_data: tag as u64, write, target: rd.target, offset: at, len: dlen, buf });
+        self.in_inner += 1;
+        self.wc.cache.note_device_io(if write { DeviceIo::Write } else { DeviceIo::Read });
+    }
+
+    /// After a forwarded op stored `stored` lines: write them to the real device, off the op's path.
+    fn fill_dev(&mut self, op: &Op, stored: u32) {
+        if self.wc.real_dev.is_none() || stored == 0 {
+            return;
+        }
+        let Some(buf) = self.fill_bufs.pop() else {
+            self.wc.cache.note_device_io(DeviceIo::WriteDropped);
+            return;
+        };
+        let id = self.wc.ids[op.target as usize];
+        let tag = self.take_tag(Pending::DevFill { buf });
+        self.push_dev(tag, true, id, op.offset, op.len, buf);
     }
 
     fn take_tag(&mut self, p: Pending) -> u32 {
@@ -106,6 +231,12 @@ impl<E: Engine> CacheEngine<E> {
 
     /// A hit or an absorbed write: complete now, or when the cache device would have served it.
     fn served(&mut self, op: Op) {
+        if self.wc.real_dev.is_some() {
+            let buf = self.dev_bufs.pop().expect("more ops in flight than device buffers (bug)");
+            let tag = self.take_tag(Pending::DevIo { op, buf });
+            let id = self.wc.ids[op.target as usize];
+            return self.push_dev(tag, op.write, id, op.offset, op.len, buf);
+        }
         match self.wc.dev.clone() {
             None => {
                 self.ready.push(Completion { user_data: op.user_data, result: op.len as i32, cached: true })
@@ -130,24 +261,36 @@ impl<E: Engine> CacheEngine<E> {
                 return true;
             };
             self.staging.pop();
+            if let Some(rd) = self.wc.real_dev {
+                // A flash cache reads the line from its device before writing it to the target.
+                let tag = self.take_tag(Pending::FlushRead { flush, buf });
+                let sink = rd.first_buf + self.dev_slots + FILL_STAGING;
+                self.push_dev(tag, false, flush.target, flush.offset, flush.len, sink);
+                continue;
+            }
             let tag = self.take_tag(Pending::Flush { flush, buf });
-            let target = self
-                .wc
-                .ids
-                .iter()
-                .position(|&id| id == flush.target)
-                .expect("a flush for a target of this worker") as u16;
-            self.inner.push(Op {
-                user_data: tag as u64,
-                write: true,
-                target,
-                offset: flush.offset,
-                len: flush.len,
-                buf,
-            });
-            self.in_inner += 1;
+            self.push_flush_write(tag, flush, buf);
         }
         false
+    }
+
+    /// Pushes a write-back of `flush` from staging buffer `buf` to its target.
+    fn push_flush_write(&mut self, tag: u32, flush: Flush, buf: u32) {
+        let target = self
+            .wc
+            .ids
+            .iter()
+            .position(|&id| id == flush.target)
+            .expect("a flush for a target of this worker") as u16;
+        self.inner.push(Op {
+            user_data: tag as u64,
+            write: true,
+            target,
+            offset: flush.offset,
+            len: flush.len,
+            buf,
+        });
+        self.in_inner += 1;
     }
 
     fn take_reaped(&mut self, out: &mut Vec<Completion>) {
@@ -160,13 +303,27 @@ impl<E: Engine> CacheEngine<E> {
                     if let Some(t) = ticket {
                         let ok = c.result == op.len as i32;
                         let buf = &mut self.inner.buffer_mut(op.buf)[..op.len as usize];
-                        self.wc.cache.finish(t, buf, ok);
+                        let stored = self.wc.cache.finish(t, buf, ok);
+                        self.fill_dev(&op, stored);
                     }
                     out.push(Completion { user_data: op.user_data, result: c.result, cached: false });
                 }
                 Pending::Flush { flush, buf } => {
                     self.wc.cache.finish_flush(flush, c.result == flush.len as i32);
                     self.staging.push(buf);
+                }
+                Pending::DevIo { op, buf } => {
+                    // The data came from (or went into) the cache's RAM; the device's own error is the op's.
+                    let result = if c.result < 0 { c.result } else { op.len as i32 };
+                    out.push(Completion { user_data: op.user_data, result, cached: true });
+                    self.dev_bufs.push(buf);
+                }
+                Pending::DevFill { buf } => self.fill_bufs.push(buf),
+                Pending::FlushRead { flush, buf } => {
+                    // The line's data is the RAM copy in the staging buffer; the read was the device's cost.
+                    self.pending[tag as usize] = Pending::Flush { flush, buf };
+                    self.push_flush_write(tag, flush, buf);
+                    continue;
                 }
                 Pending::DevHit { .. } | Pending::Free => {
                     panic!("completion for tag {tag} not in the engine (bug)")

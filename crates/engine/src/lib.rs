@@ -133,6 +133,44 @@ pub(crate) fn inner_deadline(
     }
 }
 
+/// A wrapper engine that holds some completions back until their time ([`link::LinkEngine`],
+/// [`fault::FaultEngine`]): what [`held_submit_and_reap`] needs from it.
+pub(crate) trait Holding {
+    /// The clock of the engine underneath.
+    fn clock(&self) -> u64;
+    /// Moves held completions due by `now` to `out`; returns when the next one is due.
+    fn release(&mut self, now: u64, out: &mut Vec<Completion>) -> Option<u64>;
+    /// Ops in the engine underneath.
+    fn in_inner(&self) -> usize;
+    /// One `submit_and_reap` underneath, waiting until `wait` at most, then takes its completions (into `out`
+    /// or held); returns the time after it.
+    fn reap_inner(&mut self, wait: Option<u64>, out: &mut Vec<Completion>) -> Result<u64, EngineError>;
+}
+
+/// `submit_and_reap` of a [`Holding`] wrapper: waits underneath, but not past its next held completion, and not
+/// at all when it already has something to return (the call still submits what was pushed).
+pub(crate) fn held_submit_and_reap<H: Holding>(
+    h: &mut H,
+    deadline_ns: Option<u64>,
+    out: &mut Vec<Completion>,
+) -> Result<(), EngineError> {
+    let first = out.len();
+    loop {
+        let now = h.clock();
+        let next = h.release(now, out);
+        let past_deadline = deadline_ns.is_some_and(|d| now >= d);
+        let wait = inner_deadline(out.len() > first || past_deadline, now, next, deadline_ns);
+        if wait.is_none() && h.in_inner() == 0 {
+            return Ok(()); // nothing in flight anywhere and no deadline
+        }
+        let now = h.reap_inner(wait, out)?;
+        h.release(now, out);
+        if out.len() > first || past_deadline || deadline_ns.is_some_and(|d| now >= d) {
+            return Ok(());
+        }
+    }
+}
+
 /// A boxed engine is an engine: how wrappers ([`link::LinkEngine`], [`cache::CacheEngine`]) stack over any
 /// base engine without a generic instantiation per combination.
 impl<E: Engine + ?Sized> Engine for Box<E> {

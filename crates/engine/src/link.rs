@@ -58,6 +58,12 @@ impl<E: Engine> LinkEngine<E> {
         }
     }
 
+    /// The link in front of engine target `t`. Targets past the worker's own (a real cache device, appended by
+    /// the cli after them) have none: their ops pass straight through.
+    fn link_of(&self, t: u16) -> Option<&SharedLink> {
+        self.links.get(t as usize).and_then(Option::as_ref)
+    }
+
     fn next_seq(&mut self) -> u64 {
         self.seq += 1;
         self.seq
@@ -110,7 +116,7 @@ impl<E: Engine> LinkEngine<E> {
             let e = &mut self.entries[tag as usize];
             e.result = c.result;
             let op = e.op.expect("a completion for an op in flight (bug)");
-            let back = match &self.links[op.target as usize] {
+            let back = match self.link_of(op.target) {
                 Some(link) => link.lock().unwrap_or_else(|p| p.into_inner()).to_host(now, op.write, op.len),
                 None => now,
             };
@@ -122,6 +128,24 @@ impl<E: Engine> LinkEngine<E> {
             }
         }
         self.reaped = reaped;
+    }
+}
+
+impl<E: Engine> crate::Holding for LinkEngine<E> {
+    fn clock(&self) -> u64 {
+        self.inner.now_ns()
+    }
+    fn release(&mut self, now: u64, out: &mut Vec<Completion>) -> Option<u64> {
+        LinkEngine::release(self, now, out)
+    }
+    fn in_inner(&self) -> usize {
+        self.in_inner
+    }
+    fn reap_inner(&mut self, wait: Option<u64>, out: &mut Vec<Completion>) -> Result<u64, EngineError> {
+        self.inner.submit_and_reap(wait, &mut self.reaped)?;
+        let now = self.inner.now_ns();
+        self.take_reaped(now, out);
+        Ok(now)
     }
 }
 
@@ -145,7 +169,7 @@ impl<E: Engine> Engine for LinkEngine<E> {
         let tag = self.free.pop().expect("more ops in flight than slots (bug)");
         self.entries[tag as usize] = Entry { op: Some(op), result: 0 };
         let now = self.inner.now_ns();
-        match &self.links[op.target as usize] {
+        match self.link_of(op.target) {
             Some(link) => {
                 let at = link.lock().unwrap_or_else(|p| p.into_inner()).to_device(now, op.write, op.len);
                 let s = self.next_seq();
@@ -159,26 +183,7 @@ impl<E: Engine> Engine for LinkEngine<E> {
         deadline_ns: Option<u64>,
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
-        let first = out.len();
-        loop {
-            let now = self.inner.now_ns();
-            let next = self.release(now, out);
-            let have = out.len() > first;
-            let past_deadline = deadline_ns.is_some_and(|d| now >= d);
-            // Wait in the inner engine, but not past our own next event; don't wait at all when there is
-            // something to return (the call still submits what was pushed).
-            let wait = crate::inner_deadline(have || past_deadline, now, next, deadline_ns);
-            if wait.is_none() && self.in_inner == 0 {
-                return Ok(()); // nothing in flight anywhere and no deadline
-            }
-            self.inner.submit_and_reap(wait, &mut self.reaped)?;
-            let now = self.inner.now_ns();
-            self.take_reaped(now, out);
-            self.release(now, out);
-            if out.len() > first || past_deadline || deadline_ns.is_some_and(|d| now >= d) {
-                return Ok(());
-            }
-        }
+        crate::held_submit_and_reap(self, deadline_ns, out)
     }
     fn finish(&mut self) -> Result<(), EngineError> {
         self.inner.finish()

@@ -382,6 +382,9 @@ pub fn drive_transactions<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<
             }
             if c.result < 0 {
                 sl.failed = true;
+                if s.stop_on_error {
+                    s.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
             }
             sl.step += 1;
             if sl.step < sl.steps && !stopping {

@@ -2,11 +2,25 @@
 //! every block a read returns against the run's [`iolab_verify::Verifier`]; its `finish` reads back what this
 //! worker wrote.
 //!
-//! CONTRACT STUB.
+//! It is the outermost layer (base <- faults <- links <- cache <- verify), so it sees ops exactly as the worker
+//! issues them and completions exactly as the worker will. Per op, at push: a write gets a new generation per
+//! block ([`Verifier::begin_write`]) and its blocks are stamped in the slot's write buffer, which already holds
+//! the worker's data pattern ([`Verifier::stamp`]: header, sector tags, crc32c); a read snapshots each block's
+//! state ([`Verifier::begin_read`]). At completion: a write acknowledges each block it wrote whole, or marks it
+//! failed ([`Verifier::end_write`]); a read judges each block it returned whole ([`Verifier::end_read`]).
+//! Blocks an op covers only in part (which [`Verifier::choose_block`] rules out) are not stamped, count as
+//! failed writes and are not checked on reads, so they can never raise an alarm.
+//!
+//! The per-slot state is preallocated from `qd` and the buffer length (one 8-byte ticket per block of the
+//! largest op), so nothing is allocated or locked per I/O. Counts go into a [`Tally`] of this engine, added to
+//! the verifier at `finish` (and on drop), not into shared counters per I/O.
+//!
+//! The op's `user_data` is replaced by the slot index (`buf / 2`: slot i uses buffers 2i and 2i+1) on the way
+//! down and restored on the way up.
 
 use crate::{Completion, Engine, EngineError, Op};
-use iolab_verify::Verifier;
-use std::sync::atomic::AtomicBool;
+use iolab_verify::{Outcome, Tally, Ticket, Verifier};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// What a worker needs to verify.
@@ -24,17 +38,220 @@ pub struct WorkerVerify {
     pub stop: Arc<AtomicBool>,
 }
 
+#[derive(Clone, Copy)]
+struct SlotOp {
+    op: Op,
+    /// The worker's `user_data` (None: a read of the read-back pass).
+    user_data: Option<u64>,
+    busy: bool,
+}
+
 /// An engine whose writes carry headers and whose reads are checked.
 pub struct VerifyEngine<E: Engine> {
     inner: E,
-    _wv: WorkerVerify,
+    wv: WorkerVerify,
+    block: u64,
+    qd: usize,
+    /// Tickets per slot: one per block of the largest op, plus two partial edge blocks.
+    per_slot: usize,
+    slots: Vec<SlotOp>,
+    tickets: Vec<Ticket>,
+    reaped: Vec<Completion>,
+    tally: Tally,
+}
+
+/// The blocks `[offset, offset + len)` touches: the first block's offset and the count.
+#[inline]
+fn span(block: u64, offset: u64, len: u32) -> (u64, u64) {
+    let first = offset / block * block;
+    let end = (offset + len as u64).div_ceil(block) * block;
+    (first, (end - first) / block)
 }
 
 impl<E: Engine> VerifyEngine<E> {
     /// Wraps `inner`; the worker keeps at most `qd` ops in flight, and buffers 0, 2, .., 2(qd-1) (the slots'
     /// read buffers) are free for the read-back pass once the worker is done.
-    pub fn new(inner: E, wv: WorkerVerify, _qd: u32) -> VerifyEngine<E> {
-        VerifyEngine { inner, _wv: wv }
+    pub fn new(mut inner: E, wv: WorkerVerify, qd: u32) -> VerifyEngine<E> {
+        let block = wv.verifier.block_bytes() as u64;
+        let buffer_len = inner.buffer_mut(0).len() as u64;
+        let per_slot = (buffer_len / block) as usize + 2;
+        let qd = qd.max(1) as usize;
+        let idle = Op { user_data: 0, write: false, target: 0, offset: 0, len: 0, buf: 0 };
+        VerifyEngine {
+            inner,
+            wv,
+            block,
+            qd,
+            per_slot,
+            slots: vec![SlotOp { op: idle, user_data: None, busy: false }; qd],
+            tickets: vec![Ticket::default(); qd * per_slot],
+            reaped: Vec::with_capacity(2 * qd),
+            tally: Tally::default(),
+        }
+    }
+
+    /// Blocks judged so far by this engine (not yet added to the verifier).
+    pub fn tally(&self) -> Tally {
+        self.tally
+    }
+
+    fn push_op(&mut self, op: Op, user_data: Option<u64>) {
+        let slot = (op.buf / 2) as usize;
+        assert!(
+            slot < self.qd && !self.slots[slot].busy,
+            "op on slot {slot} that is busy or out of range (bug)"
+        );
+        let v = &*self.wv.verifier;
+        let id = self.wv.ids[op.target as usize];
+        let (first, count) = span(self.block, op.offset, op.len);
+        assert!(count as usize <= self.per_slot, "op longer than the buffer (bug)");
+        let tickets = &mut self.tickets[slot * self.per_slot..][..count as usize];
+        let end = op.offset + op.len as u64;
+        if op.write {
+            let now = self.inner.now_ns();
+            let buf = self.inner.buffer_mut(op.buf);
+            for (k, t) in tickets.iter_mut().enumerate() {
+                let boff = first + k as u64 * self.block;
+                *t = v.begin_write(id, boff);
+                if boff >= op.offset && boff + self.block <= end {
+                    let at = (boff - op.offset) as usize;
+                    v.stamp(&mut buf[at..at + self.block as usize], id, boff, *t, now);
+                }
+            }
+        } else {
+            for (k, t) in tickets.iter_mut().enumerate() {
+                *t = v.begin_read(id, first + k as u64 * self.block);
+            }
+        }
+        self.slots[slot] = SlotOp { op, user_data, busy: true };
+        self.inner.push(Op { user_data: slot as u64, ..op });
+    }
+
+    /// Acknowledges or checks the blocks of the op completed by `c`; returns the worker's completion (None for
+    /// the read-back pass's own reads).
+    fn complete(&mut self, c: Completion) -> Option<Completion> {
+        let slot = c.user_data as usize;
+        let s = self.slots[slot];
+        assert!(s.busy, "completion for slot {slot} that is not in flight (bug)");
+        self.slots[slot].busy = false;
+        let op = s.op;
+        let v = &*self.wv.verifier;
+        let id = self.wv.ids[op.target as usize];
+        let (first, count) = span(self.block, op.offset, op.len);
+        let tickets = &self.tickets[slot * self.per_slot..][..count as usize];
+        // What the completion says reached (or came from) the target: nothing on an error, the first
+        // `result` bytes on a short transfer.
+        let done_end = op.offset + c.result.max(0) as u64;
+        let whole = |boff: u64| boff >= op.offset && boff + self.block <= done_end;
+        if op.write {
+            for (k, t) in tickets.iter().enumerate() {
+                let boff = first + k as u64 * self.block;
+                v.end_write(id, boff, *t, c.result >= 0 && whole(boff));
+            }
+        } else if c.result >= 0 {
+            let readback = s.user_data.is_none();
+            let buf = self.inner.buffer_mut(op.buf);
+            for (k, t) in tickets.iter().enumerate() {
+                let boff = first + k as u64 * self.block;
+                if whole(boff) {
+                    let at = (boff - op.offset) as usize;
+                    let o = v.end_read(
+                        id,
+                        boff,
+                        *t,
+                        &buf[at..at + self.block as usize],
+                        &mut self.tally,
+                        readback,
+                    );
+                    if matches!(o, Outcome::Bad(_)) && v.stop_requested() {
+                        self.wv.stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+        s.user_data.map(|u| Completion { user_data: u, ..c })
+    }
+
+    fn flush_tally(&mut self) {
+        self.wv.verifier.add_tally(&std::mem::take(&mut self.tally));
+    }
+
+    /// The read-back pass: every block of this worker's regions that has been written, in runs of contiguous
+    /// written blocks up to the buffer length, `qd` reads in flight through the slots' read buffers. Ends early
+    /// when the run is asked to stop.
+    fn readback(&mut self) -> Result<(), EngineError> {
+        let max_blocks = (self.inner.buffer_mut(0).len() as u64 / self.block).max(1);
+        let regions = self.wv.regions.clone();
+        let mut free: Vec<u32> = (0..self.qd as u32).rev().collect();
+        let mut in_flight = 0usize;
+        // Cursor: region index and the next block offset in it.
+        let (mut ri, mut next) = (0usize, None::<u64>);
+        let mut reaped = std::mem::take(&mut self.reaped);
+        loop {
+            while !free.is_empty() && !self.wv.stop.load(Ordering::Relaxed) {
+                let Some((target, offset, blocks)) = self.next_run(&regions, &mut ri, &mut next, max_blocks)
+                else {
+                    break;
+                };
+                let slot = free.pop().expect("a free slot");
+                let op = Op {
+                    user_data: 0,
+                    write: false,
+                    target,
+                    offset,
+                    len: (blocks * self.block) as u32,
+                    buf: 2 * slot,
+                };
+                self.push_op(op, None);
+                in_flight += 1;
+            }
+            if in_flight == 0 {
+                break;
+            }
+            self.inner.submit_and_reap(None, &mut reaped)?;
+            for c in reaped.drain(..) {
+                let slot = c.user_data as u32;
+                // Transient errors are not retried: those blocks are simply not checked.
+                let _ = self.complete(c);
+                free.push(slot);
+                in_flight -= 1;
+            }
+        }
+        self.reaped = reaped;
+        Ok(())
+    }
+
+    /// The next run of contiguous written blocks (target index, offset, block count), at most `max_blocks`.
+    fn next_run(
+        &self,
+        regions: &[(u64, u64)],
+        ri: &mut usize,
+        next: &mut Option<u64>,
+        max_blocks: u64,
+    ) -> Option<(u16, u64, u64)> {
+        let v = &*self.wv.verifier;
+        while *ri < regions.len() {
+            let (off, len) = regions[*ri];
+            let id = self.wv.ids[*ri];
+            let size = v.targets().get(id as usize).map_or(0, |t| t.size_bytes);
+            let end = (off + len).min(size) / self.block * self.block;
+            let mut at = next.unwrap_or(off.div_ceil(self.block) * self.block);
+            while at < end && !v.written(id, at) {
+                at += self.block;
+            }
+            if at >= end {
+                *ri += 1;
+                *next = None;
+                continue;
+            }
+            let mut n = 1;
+            while n < max_blocks && at + n * self.block < end && v.written(id, at + n * self.block) {
+                n += 1;
+            }
+            *next = Some(at + n * self.block);
+            return Some((*ri as u16, at, n));
+        }
+        None
     }
 }
 
@@ -52,12 +269,41 @@ impl<E: Engine> Engine for VerifyEngine<E> {
         self.inner.buffer_mut(buf)
     }
     fn push(&mut self, op: Op) {
-        self.inner.push(op)
+        self.push_op(op, Some(op.user_data));
     }
     fn submit_and_reap(&mut self, d: Option<u64>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        self.inner.submit_and_reap(d, out)
+        let mut reaped = std::mem::take(&mut self.reaped);
+        let r = self.inner.submit_and_reap(d, &mut reaped);
+        for c in reaped.drain(..) {
+            if let Some(c) = self.complete(c) {
+                out.push(c);
+            }
+        }
+        self.reaped = reaped;
+        r
     }
     fn finish(&mut self) -> Result<(), EngineError> {
+        let r = if self.wv.readback && !self.wv.verifier.stop_requested() { self.readback() } else { Ok(()) };
+        self.flush_tally();
+        r?;
         self.inner.finish()
+    }
+}
+
+impl<E: Engine> Drop for VerifyEngine<E> {
+    fn drop(&mut self) {
+        self.flush_tally();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::span;
+
+    #[test]
+    fn span_covers_partial_edges() {
+        assert_eq!(span(4096, 0, 8192), (0, 2));
+        assert_eq!(span(4096, 512, 4096), (0, 2));
+        assert_eq!(span(512, 1024, 512), (1024, 1));
     }
 }

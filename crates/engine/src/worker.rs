@@ -24,7 +24,7 @@
 //! sent to the cli thread once per interval.
 
 use crate::buffers::{stamp_write, Buffers};
-use crate::cache::{CacheEngine, WorkerCache, FLUSH_STAGING};
+use crate::cache::{CacheEngine, WorkerCache};
 use crate::fault::FaultEngine;
 use crate::link::LinkEngine;
 use crate::mem::MemEngine;
@@ -90,6 +90,8 @@ pub struct WorkerSetup {
     pub verify: Option<crate::verify::WorkerVerify>,
     /// `--inject`: faults put into the target's I/O.
     pub faults: Option<crate::fault::WorkerFaults>,
+    /// Raise `stop` at the first failed I/O (`--stop-on-error`).
+    pub stop_on_error: bool,
     /// The run seed.
     pub seed: u64,
     /// Warm-up.
@@ -264,11 +266,11 @@ struct Slot {
 /// the other workers end at once.
 pub fn run_worker(setup: WorkerSetup) -> Result<WorkerOutput, EngineError> {
     let w = &setup.plan;
-    // A cache needs staging buffers for its write-backs, as large as a line.
-    let staging = if setup.cache.is_some() { FLUSH_STAGING } else { 0 };
+    // A cache needs staging buffers for its write-backs (and a real cache device its own), as large as a line.
+    let staging = setup.cache.as_ref().map_or(0, |c| c.extra_buffers(w.qd));
     let line = setup.cache.as_ref().map_or(0, |c| c.cache.config().line_bytes as u64);
     let buffers = Buffers::new(2 * w.qd + staging, w.max_bs.max(line), w.data, setup.seed ^ w.index as u64);
-    let slots = w.qd + staging;
+    let slots = w.qd + setup.cache.as_ref().map_or(0, |c| c.extra_slots());
     let clock = RealClock::new(setup.epoch);
     let fail = |e: EngineError| {
         setup.stop.store(true, Ordering::Relaxed);
@@ -473,6 +475,9 @@ fn drive<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, Eng
                 }
             } else {
                 stats.record_error(-c.result);
+                if s.stop_on_error {
+                    s.stop.store(true, Ordering::Relaxed);
+                }
             }
             last_completion = now;
         }

@@ -55,6 +55,7 @@ fn run(t: &TempTarget, job: &str) -> WorkerOutput {
         cache: None,
         verify: None,
         faults: None,
+        stop_on_error: false,
         seed: plan.seed,
         ramp_ns: plan.ramp_ns,
         duration_ns: plan.duration_ns,

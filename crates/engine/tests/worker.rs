@@ -56,6 +56,7 @@ fn run(job: &str, target: &str, virtual_clock: bool, stop_after: Option<Duration
         cache: None,
         verify: None,
         faults: None,
+        stop_on_error: false,
         seed: plan.seed,
         ramp_ns: plan.ramp_ns,
         duration_ns: plan.duration_ns,

@@ -13,7 +13,8 @@ pub struct CacheResult {
     pub policy: String,
     /// Bytes per line.
     pub line_bytes: u32,
-    /// Where the store lives: "mem" (RAM) or the emulated cache device that timed hits.
+    /// Where the store lives: "mem" (RAM), the emulated cache device that timed hits, or the path of the real
+    /// cache device that carried the cache's I/O (`--cache-dev PATH`).
     pub device: String,
     /// Capacity asked for (after resolving a percentage and the memory cap).
     pub configured_bytes: u64,

@@ -74,6 +74,12 @@ pub struct RunResult {
     /// The block cache (`--cache`), when the run had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<crate::cache::CacheResult>,
+    /// Data verification (`--verify`, `iolab verify`), when the run verified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<iolab_verify::VerifyResult>,
+    /// Injected faults (`--inject`), when the run injected any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inject: Option<iolab_verify::InjectResult>,
 }
 
 /// Response-time histograms of a run, each the base64 of [`iolab_stats::LatencyHistogram::to_base64`] (a

@@ -153,6 +153,8 @@ pub(crate) fn sample() -> RunResult {
         loadgen: None,
         steady_state: None,
         cache: None,
+        verify: None,
+        inject: None,
     }
 }
 
@@ -372,7 +374,14 @@ fn json_schema_top_level_properties_match_serialised_keys() {
     let required: Vec<&str> =
         schema["required"].as_array().unwrap().iter().filter_map(|k| k.as_str()).collect();
     let mut seen: Vec<String> = Vec::new();
-    for r in [sample(), sample_with_verdict(), sample_steady_state(), sample_loadgen(), sample_cache()] {
+    for r in [
+        sample(),
+        sample_with_verdict(),
+        sample_steady_state(),
+        sample_loadgen(),
+        sample_cache(),
+        sample_verify(),
+    ] {
         let value = serde_json::to_value(r).unwrap();
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
         for k in &keys {
@@ -413,7 +422,14 @@ fn sample_with_verdict() -> RunResult {
 #[test]
 fn json_schema_nested_properties_match_serialised_keys() {
     let schema: serde_json::Value = serde_json::from_str(SCHEMA_TEXT).unwrap();
-    for r in [sample(), sample_open_loop(), sample_with_verdict(), sample_loadgen(), sample_cache()] {
+    for r in [
+        sample(),
+        sample_open_loop(),
+        sample_with_verdict(),
+        sample_loadgen(),
+        sample_cache(),
+        sample_verify(),
+    ] {
         let value = serde_json::to_value(&r).unwrap();
         check_against_schema(&value, &schema, &schema, "$");
     }
@@ -438,6 +454,7 @@ fn json_schema_nested_properties_match_serialised_keys() {
         Warning::EmulatedDataDropped { target: "sim:ssd,nvme".into(), kept_bytes: 1 << 30 },
         Warning::CacheShrunk { times: 2, capacity_bytes: 1 << 30 },
         Warning::CacheDirtyAtExit { lines: 3 },
+        Warning::DataMismatch { blocks: 2, classes: "1 lost_write, 1 torn_write".into() },
     ];
     let warnings = serde_json::to_value(every_kind).unwrap();
     let branches = schema["$defs"]["Warning"]["oneOf"].as_array().unwrap();
@@ -500,6 +517,56 @@ fn sample_cache() -> RunResult {
         },
         latency: CacheLatency { from_cache: lat, from_target: lat },
         shrinks: vec![CacheShrink { t_s: 3.0, mem_available_bytes: 1 << 28, capacity_bytes: 3 << 28 }],
+    });
+    r
+}
+
+/// A verified run with injected faults and one mismatch of each kind of header view.
+fn sample_verify() -> RunResult {
+    use iolab_verify::{
+        ByClass, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult,
+    };
+    let mut r = sample();
+    let h = HeaderView {
+        target: 0,
+        offset: 8192,
+        generation: 7,
+        run_id: "00000000deadbeef".into(),
+        timestamp_ns: 1_000,
+        checksum: "1234abcd".into(),
+    };
+    let miss = |found: Option<HeaderView>| Mismatch {
+        target: "f".into(),
+        offset: 8192,
+        class: MismatchClass::LostWrite,
+        expected: h.clone(),
+        found,
+        sector_generations: vec![6; 8],
+        hex: "00000000  49 4f 4c 41".into(),
+    };
+    r.verify = Some(VerifyResult {
+        block_bytes: 4096,
+        blocks_checked: 100,
+        blocks_skipped_in_flight: 2,
+        blocks_never_written: 3,
+        readback_blocks: 50,
+        mismatches: 2,
+        by_class: ByClass { lost_write: 2, ..Default::default() },
+        first_mismatches: vec![miss(Some(h.clone())), miss(None)],
+        map_bytes_per_block: 8.0,
+        journal: Some("j".into()),
+        stopped: false,
+    });
+    r.inject = Some(InjectResult {
+        seed: 1,
+        faults: vec![InjectCount {
+            kind: "lost-write".into(),
+            spec: "lost-write:0.01".into(),
+            injected: 3,
+            live: Some(2),
+            detected: Some(2),
+        }],
+        unexplained_mismatches: Some(0),
     });
     r
 }

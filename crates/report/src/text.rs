@@ -109,6 +109,7 @@ pub fn render_text(r: &RunResult) -> String {
     if let Some(ss) = &r.steady_state {
         labelled(&mut out, "steady", &crate::sweep::steady_state_line(ss));
     }
+    integrity_lines(r, &mut out);
     out.push_str(&crate::verdict::render_groups_block(r));
     out.push_str(&crate::loadgen::render_loadgen_block(r));
     out.push_str(&crate::verdict::render_verdict_block(r));
@@ -122,6 +123,71 @@ pub fn render_text(r: &RunResult) -> String {
         }
     }
     out
+}
+
+/// `verify` and `inject` lines: blocks checked and failed, by class, with the first failed block; faults injected
+/// and, with verification, how many of the live ones were found.
+fn integrity_lines(r: &RunResult, out: &mut String) {
+    if let Some(v) = &r.verify {
+        let mut line = format!(
+            "{} blocks of {} checked ({} in the read-back), {} mismatches",
+            format_count(v.blocks_checked),
+            format_bytes(v.block_bytes as u64),
+            format_count(v.readback_blocks),
+            format_count(v.mismatches)
+        );
+        let c = &v.by_class;
+        let classes: Vec<String> = [
+            (c.corrupt_payload, "corrupt payload"),
+            (c.torn_write, "torn write"),
+            (c.lost_write, "lost write"),
+            (c.misdirected_write, "misdirected write"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, k)| format!("{} {k}", format_count(*n)))
+        .collect();
+        if !classes.is_empty() {
+            line.push_str(&format!(" ({})", classes.join(", ")));
+        }
+        if v.blocks_skipped_in_flight > 0 {
+            line.push_str(&format!(
+                "; {} skipped (read while being written)",
+                format_count(v.blocks_skipped_in_flight)
+            ));
+        }
+        if v.stopped {
+            line.push_str("; stopped at the first mismatch");
+        }
+        labelled(out, "verify", &line);
+        if let Some(m) = v.first_mismatches.first() {
+            let found = m.found.as_ref().map_or("no iolab header".to_string(), |h| {
+                format!("generation {} for offset {} of target {}", h.generation, h.offset, h.target)
+            });
+            labelled(
+                out,
+                "",
+                &format!(
+                    "first: '{}' offset {} {}: expected generation {}, found {found}",
+                    m.target,
+                    m.offset,
+                    m.class.as_str(),
+                    m.expected.generation
+                ),
+            );
+        }
+    }
+    if let Some(inj) = &r.inject {
+        let parts: Vec<String> = inj
+            .faults
+            .iter()
+            .map(|f| match (f.live, f.detected) {
+                (Some(l), Some(d)) => format!("{} {} (live {}, detected {})", f.spec, f.injected, l, d),
+                _ => format!("{} {}", f.spec, f.injected),
+            })
+            .collect();
+        labelled(out, "injected", &format!("{} (seed {})", parts.join(", "), inj.seed));
+    }
 }
 
 fn labelled(out: &mut String, label: &str, rest: &str) {

@@ -73,8 +73,9 @@ pub const DEFAULT_CACHE_LINE: u64 = 4096;
 pub struct CacheSpec {
     /// `cache`: size in bytes or percent of the cached targets.
     pub size: Option<CacheSize>,
-    /// `cache_dev`: where the cache store lives: `mem:SIZE` (RAM, the default) or an emulated device
-    /// (`sim:ssd`: data in RAM, hits timed by the device's model).
+    /// `cache_dev`: where the cache store lives: `mem:SIZE` (RAM, the default), an emulated device
+    /// (`sim:ssd`: data in RAM, hits timed by the device's model), or, with real targets only, a file or block
+    /// device that carries a flash cache's I/O for real (data in RAM too; docs/CACHE.md).
     pub dev: Option<crate::target::TargetSpec>,
     /// `cache_line`: bytes per line (default 4 KiB).
     pub line_bytes: Option<u64>,

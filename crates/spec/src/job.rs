@@ -46,6 +46,11 @@ pub const RUN_KEYS: &[&str] = &[
     "cache_shrink",
     "cache_dirty_max",
     "throttle",
+    "verify",
+    "verify_fail",
+    "journal",
+    "inject",
+    "stop_on_error",
 ];
 /// Keys of one worker (valid at the top level as defaults, and in `[worker.NAME]`).
 pub const WORKER_KEYS: &[&str] = &["target", "size", "offset", "length", "qd", "rate", "arrival", "data"];
@@ -208,8 +213,8 @@ fn set_cache(c: &mut CacheSpec, key: &str, text: &str, place: &Place) -> Result<
         }
         "cache_dev" => {
             let t = TargetSpec::parse(text).map_err(|e| SpecError::invalid(place, text, e))?;
-            if !matches!(t, TargetSpec::Mem { .. } | TargetSpec::Sim(_)) {
-                return Err(bad("'mem:SIZE' (RAM) or an emulated device ('sim:ssd'); a file or device as the cache store is not supported yet"));
+            if !matches!(t, TargetSpec::Mem { .. } | TargetSpec::Sim(_) | TargetSpec::Path { .. }) {
+                return Err(bad("'mem:SIZE' (RAM), an emulated device ('sim:ssd'), or a file or block device (real targets only)"));
             }
             c.dev = Some(t)
         }
@@ -415,6 +420,9 @@ pub struct JobSpec {
     pub cache: CacheSpec,
     /// Kernel I/O throttling of block-device targets (`throttle`: cgroup blkio or io.max).
     pub throttle: Option<ThrottleSpec>,
+    /// Data verification and fault injection (`verify`, `verify_fail`, `journal`, `inject`, `stop_on_error`).
+    #[serde(default)]
+    pub integrity: IntegritySpec,
     /// Top-level worker/spec settings (defaults for every worker).
     pub defaults: Layer,
     /// Top-level `[[spec]]` tables (default specs for workers that have none).
@@ -433,6 +441,57 @@ pub struct JobSpec {
     pub verdict: Option<VerdictSpec>,
     /// `[users]` and `[[transaction]]`: LoadGen-style users issuing transactions.
     pub loadgen: Option<LoadgenSpec>,
+}
+
+/// What to do when verification finds a bad block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifyFail {
+    /// Stop the run at the first mismatch (the default).
+    #[default]
+    Stop,
+    /// Count every mismatch and go on.
+    Continue,
+}
+
+/// Data verification and fault injection.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntegritySpec {
+    /// Stamp a header into every written block and check every block read (`verify`).
+    pub verify: Option<bool>,
+    /// Stop or continue at a mismatch (`verify_fail`).
+    pub verify_fail: Option<VerifyFail>,
+    /// Keep acknowledged write generations in this file (`journal`); implies `verify`.
+    pub journal: Option<String>,
+    /// Faults to inject (`inject`, repeatable).
+    pub inject: Vec<crate::inject::InjectSpec>,
+    /// End the run at the first I/O error (`stop_on_error`); by default errors are counted and the run goes on.
+    pub stop_on_error: Option<bool>,
+}
+
+impl IntegritySpec {
+    /// Verification is on (`verify` or a journal).
+    pub fn verifying(&self) -> bool {
+        self.verify.unwrap_or(false) || self.journal.is_some()
+    }
+    /// Command-line values replace the job file's; `inject` given on the command line replaces the file's list.
+    pub fn apply_overrides(&mut self, cli: &IntegritySpec) {
+        if cli.verify.is_some() {
+            self.verify = cli.verify;
+        }
+        if cli.verify_fail.is_some() {
+            self.verify_fail = cli.verify_fail;
+        }
+        if cli.journal.is_some() {
+            self.journal = cli.journal.clone();
+        }
+        if !cli.inject.is_empty() {
+            self.inject = cli.inject.clone();
+        }
+        if cli.stop_on_error.is_some() {
+            self.stop_on_error = cli.stop_on_error;
+        }
+    }
 }
 
 /// One entry of `[targets]`: `db = "/data/db.edb"`, or `db = { path = "/data/db.edb", size = "200G" }`, or
@@ -504,6 +563,24 @@ impl JobSpec {
                 self.throttle =
                     Some(ThrottleSpec::parse(text).map_err(|e| SpecError::invalid(place, text, e))?)
             }
+            "verify" => self.integrity.verify = Some(parse_bool(place, text)?),
+            "verify_fail" => {
+                self.integrity.verify_fail = Some(match text.trim() {
+                    "stop" => VerifyFail::Stop,
+                    "continue" => VerifyFail::Continue,
+                    _ => return Err(SpecError::invalid(place, text, "'stop' or 'continue'")),
+                })
+            }
+            "journal" => {
+                if text.trim().is_empty() {
+                    return Err(SpecError::invalid(place, text, "a file path for the journal"));
+                }
+                self.integrity.journal = Some(text.to_string())
+            }
+            "inject" => self.integrity.inject.push(
+                crate::inject::InjectSpec::parse(text).map_err(|e| SpecError::invalid(place, text, e))?,
+            ),
+            "stop_on_error" => self.integrity.stop_on_error = Some(parse_bool(place, text)?),
             k if k.starts_with("cache") => return set_cache(&mut self.cache, k, text, place),
             _ => return Ok(false),
         }
@@ -529,6 +606,15 @@ impl JobSpec {
             let place = Place::Key { file: file.into(), table: String::new(), key: key.clone() };
             match key.as_str() {
                 "spec" => job.specs = read_specs(value, file, "[[spec]]")?,
+                "inject" => {
+                    let items = match value {
+                        toml::Value::Array(items) => items.clone(),
+                        one => vec![one.clone()],
+                    };
+                    for item in &items {
+                        job.set_run(key, &scalar_text(item, &place)?, &place)?;
+                    }
+                }
                 "targets" => job.targets = read_targets(value, file)?,
                 "profile" => job.profile = Some(ProfileMeta::from_toml(value, file)?),
                 "exchange" => job.exchange = Some(ExchangeSpec::from_toml(value, file)?),
@@ -592,6 +678,7 @@ impl JobSpec {
             self.throttle = cli.throttle;
         }
         self.cache.apply_overrides(&cli.cache);
+        self.integrity.apply_overrides(&cli.integrity);
         if cli.workers.is_some() {
             if self.worker_tables.is_empty() {
                 self.workers = cli.workers;

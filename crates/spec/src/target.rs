@@ -110,6 +110,14 @@ impl TargetSpec {
         }
         if let Some(rest) = t.strip_prefix("link:") {
             let (link, inner) = crate::sim::parse_link(rest)?;
+            // One link per target: the run emulates only the outermost one, and a chain of them would
+            // recurse here once per 'link:' (a long one overflows the stack).
+            if inner.trim_start().starts_with("link:") {
+                return Err(format!(
+                    "a path, 'mem:', 'null:' or 'sim:' target behind 'link:', not another link ('{inner}'); \
+                     one link per target"
+                ));
+            }
             let target = TargetSpec::parse(inner)?;
             if matches!(target, TargetSpec::Named { .. }) {
                 return Err(format!(

@@ -186,6 +186,13 @@ pub enum Warning {
         /// Dirty lines left.
         lines: u64,
     },
+    /// `--verify` found blocks that do not hold what was last written to them.
+    DataMismatch {
+        /// Failed blocks.
+        blocks: u64,
+        /// Classes found, e.g. "2 lost_write, 1 torn_write".
+        classes: String,
+    },
 }
 
 impl Warning {
@@ -240,6 +247,9 @@ impl Warning {
             Self::CacheDirtyAtExit { lines } => {
                 format!("{lines} dirty cache lines could not be written back at the end")
             }
+            Self::DataMismatch { blocks, classes } => {
+                format!("DATA MISMATCH: {blocks} blocks failed verification ({classes})")
+            }
         }
     }
 
@@ -283,6 +293,10 @@ impl Warning {
             }
             Self::CacheShrunk { .. } => "hit ratios changed during the run; cap the cache with --cache-max-mem",
             Self::CacheDirtyAtExit { .. } => "the target failed write-backs: see the errors; acknowledged writes were lost",
+            Self::DataMismatch { .. } => {
+                "the storage returned data other than what was acknowledged: see verify.first_mismatches for \
+                 offsets, headers and hex dumps (docs/VERIFY.md explains each class)"
+            }
         };
         Some(hint.to_string())
     }

@@ -107,7 +107,8 @@ pub enum TargetError {
         path: String,
     },
     /// A job would write to a device that is mounted, used as swap, or held by another device.
-    #[error("refusing to write to '{path}': {usage}; give --destroy-data to overwrite it")]
+    /// Never overridden, not even by --destroy-data.
+    #[error("refusing to write to '{path}': {usage}; a device in use is never written, not even with --destroy-data: unmount it (or swapoff it, or stop what holds it) first")]
     DeviceInUse {
         /// The path as typed.
         path: String,

@@ -30,7 +30,7 @@ pub use mem::MemStore;
 pub use open::{open, probe};
 pub use scratch::{register_scratch, remove_scratch_files, ScratchGuard};
 pub use signature::{detect_signature, SIGNATURE_HEAD_BYTES};
-pub use sys::{mem_available_bytes, mem_total_bytes};
+pub use sys::{mem_available_bytes, mem_total_bytes, MEMINFO_ENV};
 
 use iolab_spec::TargetSpec;
 use std::fmt;

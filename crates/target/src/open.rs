@@ -275,10 +275,12 @@ fn probe_block_device(req: &OpenRequest, path: &str, meta: &Metadata) -> Result<
             return Err(TargetError::WriteDeviceNotAllowed { path: path.into() });
         }
         check_access(path, Path::new(path), true, "open for writing", true)?;
+        // A device in use (mounted, swap, held by LVM/RAID/dm) is never written, not even with
+        // --destroy-data: that flag is consent to lose the data at rest, not to corrupt a live filesystem.
+        if let Some(usage) = device_usage(path, dev, info.as_ref()) {
+            return Err(TargetError::DeviceInUse { path: path.into(), usage });
+        }
         if !req.destroy_data {
-            if let Some(usage) = device_usage(path, dev, info.as_ref()) {
-                return Err(TargetError::DeviceInUse { path: path.into(), usage });
-            }
             let head = read_head(&file)
                 .map_err(|e| TargetError::from_io(path, "read the first bytes of", e, true))?;
             if let Some(signature) = detect_signature(&head) {
@@ -368,8 +370,8 @@ fn open_path(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> Result
 }
 
 /// Opens the descriptor the engine will use: read-only or read-write, O_DIRECT when asked. A write job on
-/// a device without `--destroy-data` also gets O_EXCL, so the kernel refuses (EBUSY) a device that is
-/// mounted or held even when the sysfs checks missed it.
+/// a device also gets O_EXCL (with or without `--destroy-data`), so the kernel refuses (EBUSY) a device that
+/// is mounted or held even when the sysfs checks missed it.
 fn open_final(req: &OpenRequest, path: &str, device: bool, probe: &Probe) -> Result<File, TargetError> {
     let mut options = OpenOptions::new();
     options.read(true).write(req.writes);
@@ -377,7 +379,7 @@ fn open_final(req: &OpenRequest, path: &str, device: bool, probe: &Probe) -> Res
     if req.direct {
         flags |= libc::O_DIRECT;
     }
-    if device && req.writes && !req.destroy_data {
+    if device && req.writes {
         flags |= libc::O_EXCL;
     }
     options.custom_flags(flags);

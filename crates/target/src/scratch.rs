@@ -28,6 +28,12 @@ pub(crate) fn is_registered(path: &Path) -> bool {
     registry().iter().any(|p| p == path)
 }
 
+/// True while `path` (absolute, as registered) is a scratch file of this process not yet removed: a sweep's
+/// later points reuse the scratch files of its first.
+pub fn is_scratch(path: &Path) -> bool {
+    is_registered(path)
+}
+
 /// Forgets `path` without removing it (used when creation failed and the caller cleaned up itself).
 pub(crate) fn unregister_scratch(path: &Path) {
     registry().retain(|p| p != path);

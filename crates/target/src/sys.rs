@@ -224,8 +224,13 @@ pub(crate) fn swap_devices() -> Vec<(String, DevNum)> {
     out
 }
 
+/// Test hook: a file read instead of /proc/meminfo by [`mem_total_bytes`] and [`mem_available_bytes`], so a
+/// test can make memory look low (`--cache-shrink`). Not for users: set only by tests.
+pub const MEMINFO_ENV: &str = "IOLAB_MEMINFO";
+
 fn meminfo_kib(key: &str) -> Option<u64> {
-    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    let path = std::env::var_os(MEMINFO_ENV).unwrap_or_else(|| "/proc/meminfo".into());
+    let text = fs::read_to_string(path).ok()?;
     text.lines().find_map(|l| {
         let rest = l.strip_prefix(key)?.strip_prefix(':')?;
         rest.split_whitespace().next()?.parse::<u64>().ok()
@@ -233,12 +238,18 @@ fn meminfo_kib(key: &str) -> Option<u64> {
 }
 
 /// Total RAM in bytes (MemTotal in /proc/meminfo); 0 when unknown.
+///
+/// Test hook: when `$IOLAB_MEMINFO` ([`MEMINFO_ENV`]) names a file, it is read instead of /proc/meminfo
+/// (same format), so tests can fake a machine short of memory.
 pub fn mem_total_bytes() -> u64 {
     meminfo_kib("MemTotal").unwrap_or(0).saturating_mul(1024)
 }
 
 /// RAM available for new allocations without swapping, in bytes (MemAvailable in /proc/meminfo); 0 when
 /// unknown.
+///
+/// Test hook: when `$IOLAB_MEMINFO` ([`MEMINFO_ENV`]) names a file, it is read instead of /proc/meminfo
+/// (same format): `--cache-shrink` end-to-end tests use it to make MemAvailable look low.
 pub fn mem_available_bytes() -> u64 {
     meminfo_kib("MemAvailable").unwrap_or(0).saturating_mul(1024)
 }

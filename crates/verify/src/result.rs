@@ -151,4 +151,7 @@ pub struct InjectResult {
     pub seed: u64,
     /// Per `--inject` given.
     pub faults: Vec<InjectCount>,
+    /// With `--verify`: failed blocks that no injection damaged (false alarms, or real damage by the storage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unexplained_mismatches: Option<u64>,
 }

@@ -100,6 +100,57 @@ bad_flags! {
     flag_unknown_suggests_similar_exits_2: ["--iodepth", "4"] => ["'--iodepth'", "'--io-depth'"];
     interval_below_10ms_exits_2: ["--interval", "1ms"] => ["'--interval'", "'1ms'"];
     offset_beyond_target_exits_2: ["--target", "mem:1M", "--offset", "2M"] => ["offset", "mem:1M"];
+    verify_fail_unknown_exits_2: ["--verify", "--verify-fail", "abort"] => ["'--verify-fail'", "'abort'", "continue"];
+    verify_on_read_only_workload_exits_2:
+        ["--verify", "--target", "mem:1M", "--rw", "randread"] => ["--verify", "iolab verify"];
+    verify_block_size_not_a_multiple_of_512_exits_2:
+        ["--verify", "--target", "{dir}/f", "--size", "1M", "--rw", "write", "--bs", "1000", "--align", "1000", "--buffered"] => ["--verify", "1000"];
+    journal_in_missing_directory_exits_2:
+        ["--target", "mem:1M", "--rw", "write", "--journal", "{dir}/missing/j"] => ["{dir}/missing/j"];
+    journal_empty_exits_2: ["--journal", ""] => ["'--journal'"];
+    inject_unknown_kind_exits_2: ["--inject", "gremlins"] => ["'--inject'", "'gremlins'", "lost-write"];
+    inject_plain_bit_flip_names_both_exits_2: ["--inject", "bit-flip"] => ["'bit-flip'", "bit-flip-read", "bit-flip-write"];
+    inject_probability_above_1_exits_2: ["--inject", "eio:1.5"] => ["'--inject'", "'eio:1.5'"];
+    inject_every_zero_exits_2: ["--inject", "eio@0"] => ["'--inject'", "'eio@0'"];
+    inject_spike_without_duration_exits_2: ["--inject", "latency-spike"] => ["'--inject'", "'latency-spike'", "a duration"];
+}
+
+#[test]
+fn job_inject_bad_entry_names_the_key() {
+    check(
+        &["{job}", "--target", "mem:1M"],
+        Some("inject = [\"eio@10\", \"lost-write:2\"]\n"),
+        &["inject", "'lost-write:2'"],
+    );
+}
+
+/// `iolab verify` with bad input: exit 2, the value quoted, nothing created.
+fn check_verify(args: &[&str], needles: &[&str]) {
+    let dir = tempdir();
+    let d = dir.path().to_str().expect("utf-8 path");
+    let args: Vec<String> = args.iter().map(|a| a.replace("{dir}", d)).collect();
+    let out = iolab().current_dir(dir.path()).arg("verify").args(&args).output().expect("spawn iolab");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "iolab verify {args:?}: stderr {err}");
+    for n in needles {
+        assert!(err.contains(&n.replace("{dir}", d)), "iolab verify {args:?}: no {n:?} in {err}");
+    }
+    assert_eq!(entries(dir.path()), Vec::<String>::new(), "iolab verify {args:?} created files");
+}
+
+#[test]
+fn verify_missing_target_exits_2() {
+    check_verify(&["{dir}/nope"], &["{dir}/nope"]);
+}
+
+#[test]
+fn verify_bad_block_exits_2() {
+    check_verify(&["mem:1M", "--block", "3k"], &["'--block'", "'3k'"]);
+}
+
+#[test]
+fn verify_missing_journal_exits_2() {
+    check_verify(&["mem:1M", "--journal", "{dir}/j"], &["{dir}/j"]);
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! The block cache end to end, on emulated devices with virtual time (exact and deterministic for the seed):
 //! hit ratios that follow the cache size, every mode flushing what it holds, hits timed by an emulated cache
-//! device, the result's `cache` block, and the seeds' cache-size sweep (FabricCache, seed 000).
+//! device, the result's `cache` block, and the seeds' cache-size sweep (FabricCache, seed 000). A real cache
+//! device (`--cache-dev PATH`) runs over a real file, on the real clock.
 
-use crate::util::{assert_close, iolab, num, run_json};
+use crate::util::{assert_close, entries, iolab, num, run_json, tempdir};
 
 /// A device that serves 80,000 IOPS (100 µs, 8 at once), so a virtual second holds plenty of ops.
 const FAST: &str = "sim:fixed,latency=100us,servers=8,size=16M";
@@ -126,4 +127,187 @@ fn cache_sweep_reproduces_the_fabriccache_shape() {
         assert!(w[1] < w[0], "read latency falls with cache size: {read_lat:?}");
     }
     assert!(iops[5] > 4.0 * iops[0], "a fully cached LUN is several times faster: {iops:?}");
+}
+
+#[test]
+fn a_real_cache_device_carries_hits_absorbed_writes_fills_and_write_backs() {
+    let dir = tempdir();
+    let target = dir.path().join("data");
+    let dev = dir.path().join("cache.dat");
+    let (t, d) = (target.to_str().unwrap(), dev.to_str().unwrap());
+    let v = run_json(&[
+        "--target",
+        t,
+        "--size",
+        "16M",
+        "--rw",
+        "randrw",
+        "--read-pct",
+        "70",
+        "--bs",
+        "4k",
+        "--qd",
+        "8",
+        "-d",
+        "1s",
+        "--ramp",
+        "0",
+        "--seed",
+        "1",
+        "--cache",
+        "50%",
+        "--cache-mode",
+        "write-back",
+        "--cache-dev",
+        d,
+    ]);
+    let c = &v["cache"];
+    assert_eq!(c["device"], d, "the result names the cache device");
+    // The cache warms from empty in the run (how far depends on the machine's speed): some reads hit.
+    assert!(num(&v, "/cache/hit_ratio") > 0.0, "hits are served: {c:#}");
+    // Every hit read its lines from the device, and every write-back read its line before writing it.
+    assert_eq!(
+        num(&v, "/cache/device_reads"),
+        num(&v, "/cache/reads_from_cache") + num(&v, "/cache/writebacks"),
+        "{c:#}"
+    );
+    // Every absorbed write and every fill that found a free buffer wrote the device.
+    assert_eq!(
+        num(&v, "/cache/device_writes"),
+        num(&v, "/cache/writes_absorbed") + num(&v, "/cache/fills") - num(&v, "/cache/device_writes_dropped"),
+        "{c:#}"
+    );
+    assert!(num(&v, "/cache/writes_absorbed") > 0.0 && num(&v, "/cache/writebacks") > 0.0, "{c:#}");
+    assert_eq!(num(&v, "/cache/dirty_after_exit"), 0.0);
+    assert!(!dev.exists(), "the scratch cache device is removed at exit");
+    assert_eq!(entries(dir.path()), vec!["data".to_string()]);
+}
+
+#[test]
+fn an_existing_cache_device_file_is_used_at_its_size_and_kept() {
+    let dir = tempdir();
+    let target = dir.path().join("data");
+    let dev = dir.path().join("cache.dat");
+    std::fs::write(&dev, vec![0u8; 1 << 20]).unwrap();
+    let (t, d) = (target.to_str().unwrap(), dev.to_str().unwrap());
+    let v = run_json(&[
+        "--target",
+        t,
+        "--size",
+        "8M",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "4",
+        "--ios",
+        "4000",
+        "--seed",
+        "1",
+        "--cache",
+        "50%",
+        "--cache-dev",
+        d,
+    ]);
+    assert_eq!(num(&v, "/cache/configured_bytes"), (1 << 20) as f64, "capped at the device's size");
+    assert!(num(&v, "/cache/device_reads") > 0.0 && num(&v, "/cache/device_writes") > 0.0);
+    assert_eq!(std::fs::metadata(&dev).unwrap().len(), 1 << 20, "the user's file stays");
+    assert!(std::fs::read(&dev).unwrap().iter().any(|&b| b != 0), "the device received writes");
+}
+
+#[test]
+fn a_cache_device_path_is_refused_where_it_cannot_work() {
+    let dir = tempdir();
+    let dev = dir.path().join("cache.dat");
+    let d = dev.to_str().unwrap();
+    let target = dir.path().join("data");
+    let t = target.to_str().unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (&["--target", "mem:16M", "--cache", "50%", "--cache-dev", d], "emulated"),
+        (&["--target", "sim:ssd,size=16M", "--cache", "50%", "--cache-dev", d], "emulated"),
+        (&["--target", t, "--size", "4M", "--cache", "50%", "--cache-dev", t], "also a target"),
+    ];
+    for (args, needle) in cases {
+        let out = iolab().arg("run").args(args).args(["-d", "1s", "-q"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("'--cache-dev'") && err.contains(needle), "{args:?}: {err}");
+        assert!(!dev.exists(), "{args:?}: nothing created");
+    }
+    let out = iolab()
+        .args(["run", "--target", "mem:16M", "--cache", "50%", "--cache-dev", "/dev/iolab-no-such-dev", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn sigusr1_flushes_a_write_back_cache_on_demand() {
+    // A cache that holds the whole data set and may be all dirty (--cache-dirty-max 100): without a request,
+    // nothing is written back before the exit flush. SIGUSR1 in the middle of the run writes every dirty line
+    // back then, so the run writes back more lines than were dirty at its end.
+    let dir = tempdir();
+    let out = dir.path().join("r.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .env("IOLAB_DB", crate::util::shared_catalog())
+        .args(["run", "--target", "mem:4M", "--rw", "randwrite", "--bs", "4k", "--qd", "4", "-d", "3s"])
+        .args(["--ramp", "0", "--seed", "1", "--cache", "100%", "--cache-mode", "write-back"])
+        .args(["--cache-dirty-max", "100", "-q", "--json", out.to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let kill = std::process::Command::new("kill").args(["-USR1", &pid]).status().unwrap();
+    assert!(kill.success());
+    let status = child.wait_with_output().unwrap().status;
+    assert_eq!(status.code(), Some(0), "SIGUSR1 does not end the run");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(num(&v, "/cache/flush_requests"), 1.0, "{:#}", v["cache"]);
+    assert!(
+        num(&v, "/cache/writebacks") > num(&v, "/cache/dirty_at_end"),
+        "the requested flush wrote lines back during the run: {:#}",
+        v["cache"]
+    );
+    assert_eq!(num(&v, "/cache/dirty_after_exit"), 0.0);
+}
+
+#[test]
+fn cache_shrink_gives_memory_back_when_memavailable_is_low() {
+    // The test hook IOLAB_MEMINFO replaces /proc/meminfo: 16 GiB total, 300 MiB available, below the
+    // low-memory mark (5 % of MemTotal, at least 256 MiB), so the cache gives back a quarter at each check.
+    let dir = tempdir();
+    let meminfo = dir.path().join("meminfo");
+    std::fs::write(
+        &meminfo,
+        "MemTotal:       16777216 kB\nMemFree:          100000 kB\nMemAvailable:     307200 kB\n",
+    )
+    .unwrap();
+    let mut c = iolab();
+    c.env("IOLAB_MEMINFO", &meminfo);
+    let v = crate::util::run_json_with(
+        &mut c,
+        &[
+            "--target", "mem:16M", "--rw", "randread", "--bs", "4k", "-d", "2s", "--ramp", "0", "--cache",
+            "8M",
+        ]
+        .into_iter()
+        .chain(["--cache-shrink"])
+        .collect::<Vec<_>>(),
+    );
+    let shrinks = v["cache"]["shrinks"].as_array().unwrap();
+    assert!(!shrinks.is_empty(), "{:#}", v["cache"]);
+    assert_eq!(shrinks[0]["mem_available_bytes"], 307200u64 * 1024);
+    assert_eq!(shrinks[0]["capacity_bytes"], 6u64 << 20, "a quarter given back");
+    assert!(num(&v, "/cache/capacity_bytes") < (8u64 << 20) as f64);
+    let w = crate::util::warning_kinds(&v);
+    assert!(w.iter().any(|k| k == "cache_shrunk"), "{w:?}");
+    // Without --cache-shrink the same machine leaves the cache alone.
+    let mut c = iolab();
+    c.env("IOLAB_MEMINFO", &meminfo);
+    let v = crate::util::run_json_with(
+        &mut c,
+        &["--target", "mem:16M", "-d", "1s", "--ramp", "0", "--cache", "8M"],
+    );
+    assert!(v["cache"]["shrinks"].as_array().unwrap().is_empty());
 }

@@ -3,19 +3,22 @@
 //! with virtual time (`sim:fixed,latency=100us,servers=8 --clock virtual --seed 1`), so it is exact and
 //! instant. Real-kernel file tests skip (printing `skipped: <reason>`) when the environment lacks a feature.
 //!
-//! Exit code 1 (the run completed with I/O errors) is not covered: it needs fault injection, which the CLI
-//! does not expose yet. Exit codes 0 and 2 are.
+//! Exit codes 0, 1 (I/O errors or data mismatches, with `--inject`) and 2 are covered.
 
 mod bad_input;
 mod cache;
 mod catalog;
 mod compare;
+mod device_safety;
 mod emulation;
+mod fuzz_args;
 mod loadgen;
 mod open_loop;
 mod profiles;
 mod progress;
 mod report;
 mod run;
+mod signals;
 mod sweep;
 mod util;
+mod verify;

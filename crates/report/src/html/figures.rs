@@ -341,7 +341,8 @@ pub(crate) fn swept_keys(sweeps: &[SweepRef<'_>]) -> Vec<String> {
 }
 
 /// The charts along swept field `key`: throughput (MB/s along `bs`, IOPS otherwise) and latency (mean and
-/// p99), one line per sweep and combination of the other swept fields; knees marked.
+/// p99), one line per sweep and combination of the other swept fields; knees marked. Along the cache size a
+/// third chart draws the mean read latency (when the points have reads).
 pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart> {
     let (lines, values, numeric) = lines_along(sweeps, key);
     if lines.is_empty() {
@@ -417,7 +418,39 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
     let log_note = |a: &Axis| if a.is_log() { " (log scale)" } else { "" };
     let lat_axis = Axis::auto(&lat_y, Fmt::Nanos);
     let x_desc = format!("{desc}{}", log_note(&x));
-    vec![
+    // Along the cache size, the seeds' cache tables (FabricCache) put read latency beside IOPS: reads are
+    // what a cache serves, so their mean falls as it grows while writes may not change.
+    let read_lat_series: Vec<Series> = if key == "cache" {
+        lines
+            .iter()
+            .map(|l| Series {
+                name: name(l, "mean read"),
+                points: l
+                    .points
+                    .iter()
+                    .filter_map(|(x, p)| p.summary.read_lat_mean_ns.as_ref().map(|m| (*x, m.mean)))
+                    .collect(),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let read_lat_chart = (!read_lat_series.is_empty()).then(|| {
+        let y: Vec<f64> = read_lat_series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
+        let y_axis = Axis::auto(&y, Fmt::Nanos);
+        LineChart {
+            title: format!("Read latency against {}", short_desc(key)),
+            x_desc: x_desc.clone(),
+            y_desc: format!("mean read response time{}", log_note(&y_axis)),
+            x: x.clone(),
+            y: y_axis,
+            series: read_lat_series,
+            marks: Vec::new(),
+            legend: Legend::UpperRight,
+        }
+    });
+    let mut charts = vec![
         LineChart {
             title: format!("{} against {}", if mb { "MB/s" } else { "IOPS" }, short_desc(key)),
             x_desc: x_desc.clone(),
@@ -438,7 +471,9 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
             marks: lat_marks,
             legend: Legend::UpperLeft,
         },
-    ]
+    ];
+    charts.extend(read_lat_chart);
+    charts
 }
 
 /// A swept field in a chart title: `outstanding I/Os`, `block size`, `cache size`.

@@ -596,11 +596,16 @@ fn sweeps_section(out: &mut String, sweeps: &[(&ReportDoc, &SweepResult)], n: &m
                     "{} at each value of {key}: the mean over trials per point; a ring marks the knee (more load buys latency, not throughput).",
                     if key == "bs" { "Throughput" } else { "Completed I/Os per second" }
                 )
-            } else {
+            } else if k == 1 {
                 format!("Mean and p99 response time at each value of {key}.")
+            } else {
+                format!("Mean response time of reads at each value of {key}: what the cache serves.")
             };
-            let kind =
-                if k == 0 { format!("sweep-{key}-throughput") } else { format!("sweep-{key}-latency") };
+            let kind = match k {
+                0 => format!("sweep-{key}-throughput"),
+                1 => format!("sweep-{key}-latency"),
+                _ => format!("sweep-{key}-read-latency"),
+            };
             line_figure(out, &kind, c, &caption, n);
         }
     }

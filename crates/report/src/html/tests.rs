@@ -221,6 +221,8 @@ fn html_cache_sweep_is_drawn_generically_against_the_param() {
         "t",
         &[sweep_doc("s", sweep("cache", &["0%", "25%", "30%", "50%", "75%", "100%"], false))],
     );
+    // No reads in the points: no read-latency chart.
+    assert_eq!(charts(&html), ["sweep-cache-throughput", "sweep-cache-latency"]);
     assert!(html.contains("IOPS against cache size"));
     assert!(html.contains("Response time against cache size"));
     assert!(html.contains("share of the target cached (%)"));
@@ -228,6 +230,40 @@ fn html_cache_sweep_is_drawn_generically_against_the_param() {
     // A non-numeric field is drawn on a categorical axis.
     let html = render_html("t", &[sweep_doc("s", sweep("rw", &["randread", "randwrite"], false))]);
     assert!(html.contains("IOPS against rw") && html.contains("\nrandwrite\n</text>"));
+}
+
+#[test]
+fn html_cache_sweep_draws_iops_and_read_latency_against_the_cache_size() {
+    // The FabricCache table's shape: IOPS rising, mean read latency falling, 4.7 ms -> 0.9 ms.
+    let mut s = sweep("cache", &["0", "25%", "50%", "100%"], false);
+    let read_ms = [4.7, 3.1, 2.0, 0.9];
+    for (p, ms) in s.points.iter_mut().zip(read_ms) {
+        let mut t = TrialMetrics {
+            seed: 1,
+            partial: false,
+            iops: p.summary.iops.mean,
+            mb_s: p.summary.mb_s.mean,
+            lat_mean_ns: p.summary.lat_mean_ns.mean,
+            lat_p99_ns: p.summary.lat_p99_ns.mean,
+            achieved_depth: 1.0,
+            read_lat_mean_ns: None,
+            cache_read_pct: None,
+        };
+        t.read_lat_mean_ns = Some(ms * 1e6);
+        p.summary = PointSummary::from_trials(&[t]);
+    }
+    let html = render_html("t", &[sweep_doc("s", s)]);
+    assert_eq!(charts(&html), ["sweep-cache-throughput", "sweep-cache-latency", "sweep-cache-read-latency"]);
+    assert!(html.contains("IOPS against cache size"));
+    assert!(html.contains("Read latency against cache size"));
+    assert!(html.contains("mean read response time"));
+    // The series is in the SVG and its legend.
+    let fig = &html[html.find("sweep-cache-read-latency").unwrap()..];
+    assert!(fig.contains("<svg") && fig.contains("mean read"), "{}", &fig[..fig.len().min(2000)]);
+    // The y axis spans the read latencies (ticks in ms), not the all-ops latencies of the chart before.
+    let svg = &fig[..fig.find("</svg>").unwrap()];
+    assert!(svg.contains(" ms"), "read latency ticks in milliseconds");
+    assert_self_contained(&html);
 }
 
 #[test]

@@ -1,0 +1,398 @@
+//! Data verification and fault injection for a run (`--verify`, `--journal`, `--inject`), and `iolab verify
+//! TARGET`, which re-reads a target written earlier with `--verify` and checks every block.
+//!
+//! The run's [`Verifier`] and [`Faults`] are built once, after the targets are opened and before the workers
+//! start; each worker gets its share ([`RunIntegrity::worker`]): the verifier's id of each of its targets (the
+//! run's target index) and its regions (what its read-back pass reads and where a misdirected write lands).
+
+use crate::run::usage;
+use anyhow::Result;
+use iolab_engine::fault::{Faults, WorkerFaults};
+use iolab_engine::verify::WorkerVerify;
+use iolab_plan::{Plan, Region, WorkerPlan};
+use iolab_spec::{JobSpec, VerifyFail};
+use iolab_stats::Warning;
+use iolab_verify::{FailMode, InjectResult, TargetInfo, Verifier, VerifyConfig, VerifyResult};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// How `iolab verify` checks a target written earlier.
+#[derive(Clone, Debug)]
+pub enum CheckMode {
+    /// Against the acknowledged generations kept in a journal.
+    Journal(PathBuf),
+    /// Each block for self-consistency (checksum, offset, one generation in all its sectors).
+    SelfCheck {
+        /// The verification block the target was written with.
+        block_bytes: u32,
+    },
+}
+
+/// The run's verifier and faults.
+#[derive(Default)]
+pub struct RunIntegrity {
+    /// The verifier, with `--verify`, `--journal` or in `iolab verify`.
+    pub verifier: Option<Arc<Verifier>>,
+    /// The faults, with `--inject`.
+    pub faults: Option<Arc<Faults>>,
+    /// Read back what each worker wrote after the run (not in `iolab verify`, which only reads).
+    readback: bool,
+    /// Stop at the first I/O error.
+    pub stop_on_error: bool,
+    /// The journal's periodic checkpoints while the run goes on.
+    checkpoints: std::sync::Mutex<Option<iolab_verify::JournalCheckpoints>>,
+}
+
+/// How often the journal is brought up to date during a run (each time: the targets are made durable, then the
+/// whole journal is rewritten): what a crash can leave unjudged is at most this much of the run's writes.
+const JOURNAL_PERIOD: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Every transfer size of the plan, and the alignment its offsets share (explicit alignments and the regions'
+/// starts): a verification block must divide them all, or ops would straddle blocks and go unchecked.
+fn block_sizes(plan: &Plan, regions: &[Vec<Region>]) -> (Vec<u32>, u64) {
+    let mut sizes = Vec::new();
+    let mut align = 0u64;
+    for r in regions.iter().flatten() {
+        align = gcd(align, r.offset);
+    }
+    for w in &plan.workers {
+        for s in &w.specs {
+            for b in &s.bs {
+                sizes.push(b.size_bytes.min(u32::MAX as u64) as u32);
+            }
+            if let Some(a) = s.align {
+                align = gcd(align, a);
+            }
+        }
+    }
+    (sizes, align)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Checks `--verify` and `--journal` before anything is created: the workload writes, its block sizes can
+/// carry headers, the journal's directory exists. Returns the verification block when the run verifies.
+pub fn check_job(
+    job: &JobSpec,
+    plan: &Plan,
+    regions: &[Vec<Region>],
+    check: Option<&CheckMode>,
+) -> Result<Option<u32>> {
+    let spec = &job.integrity;
+    if check.is_some() || !spec.verifying() {
+        return Ok(None);
+    }
+    if !plan.targets.iter().any(|t| t.writes) {
+        return Err(usage(
+            "--verify checks what this run writes, but the workload only reads; to check a target written \
+             earlier, use 'iolab verify TARGET' (with --journal FILE if the run kept one)",
+        ));
+    }
+    let (sizes, align) = block_sizes(plan, regions);
+    let block = Verifier::choose_block(&sizes, align).map_err(|e| usage(format!("--verify: {e}")))?;
+    for (i, t) in plan.targets.iter().enumerate() {
+        if let Some(other) = plan.targets[..i].iter().find(|o| o.spec == t.spec && !t.spec.is_virtual()) {
+            return Err(usage(format!(
+                "--verify: target '{}' is given twice; one target per file, or a block written through one \
+                 would look misdirected through the other",
+                other.name
+            )));
+        }
+    }
+    if let Some(j) = &spec.journal {
+        if let Some(t) = plan.targets.iter().find(|t| t.spec.is_virtual()) {
+            return Err(usage(format!(
+                "--journal '{j}': target '{}' lives in this process and is gone after it ends; a journal is for \
+                 files and devices that outlive a crash",
+                t.name
+            )));
+        }
+        if job.cache.enabled() && job.cache.mode == Some(iolab_spec::CacheMode::WriteBack) {
+            return Err(usage(format!(
+                "--journal '{j}' with a write-back cache: acknowledged writes are in the cache, not on the target, \
+                 so a crash loses them by design; use --cache-mode write-through"
+            )));
+        }
+        let path = std::path::Path::new(j);
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            return Err(usage(format!(
+                "invalid value '{j}' for '--journal': the directory '{}' does not exist",
+                dir.display()
+            )));
+        }
+        if path.is_dir() {
+            return Err(usage(format!(
+                "invalid value '{j}' for '--journal': it is a directory; give a file"
+            )));
+        }
+    }
+    Ok(Some(block))
+}
+
+impl RunIntegrity {
+    /// Builds the run's verifier and faults. `sizes` are the targets' usable sizes, `run_id` goes into every
+    /// header. Errors are usage errors (nothing has been written yet).
+    pub fn build(
+        job: &JobSpec,
+        plan: &Plan,
+        regions: &[Vec<Region>],
+        targets: (&[u64], &[Option<Arc<std::fs::File>>]),
+        check: Option<&CheckMode>,
+        run_id: u64,
+    ) -> Result<RunIntegrity> {
+        let (sizes, files) = targets;
+        let spec = &job.integrity;
+        let targets: Vec<TargetInfo> = plan
+            .targets
+            .iter()
+            .zip(sizes)
+            .map(|(t, &size_bytes)| TargetInfo { name: t.name.clone(), size_bytes })
+            .collect();
+        let fail = match spec.verify_fail.unwrap_or_default() {
+            VerifyFail::Stop => FailMode::Stop,
+            VerifyFail::Continue => FailMode::Continue,
+        };
+        let verifier = match check {
+            Some(CheckMode::Journal(path)) => Some(
+                Verifier::from_journal(path, targets.clone())
+                    .map_err(|e| usage(format!("--journal '{}': {e}", path.display())))?,
+            ),
+            Some(CheckMode::SelfCheck { block_bytes }) => {
+                Some(Verifier::self_check(*block_bytes, targets.clone()))
+            }
+            None if spec.verifying() => {
+                let block_bytes = check_job(job, plan, regions, None)?.unwrap_or(iolab_verify::DEFAULT_BLOCK);
+                let cfg = VerifyConfig {
+                    block_bytes,
+                    run_id,
+                    targets: targets.clone(),
+                    fail,
+                    journal: spec.journal.as_ref().map(PathBuf::from),
+                };
+                Some(Verifier::new(cfg).map_err(|e| usage(format!("--verify: {e}")))?)
+            }
+            None => None,
+        };
+        let faults = match spec.inject.is_empty() {
+            true => None,
+            false => {
+                let block = match &verifier {
+                    Some(v) => v.block_bytes(),
+                    None => {
+                        let (sizes, align) = block_sizes(plan, regions);
+                        Verifier::choose_block(&sizes, align).unwrap_or(iolab_verify::DEFAULT_BLOCK)
+                    }
+                };
+                Some(Arc::new(Faults::new(spec.inject.clone(), plan.seed, block)))
+            }
+        };
+        let verifier = verifier.map(Arc::new);
+        let mut checkpoints = None;
+        if let (Some(v), Some(_), None) = (&verifier, &spec.journal, check) {
+            // The journal records what the targets hold only once they are durable: it needs their files.
+            for (id, f) in files.iter().enumerate() {
+                if let Some(f) = f {
+                    v.set_target_file(id as u16, f.clone());
+                }
+            }
+            checkpoints = Some(v.checkpoint_every(JOURNAL_PERIOD));
+        }
+        Ok(RunIntegrity {
+            checkpoints: std::sync::Mutex::new(checkpoints),
+            verifier,
+            faults,
+            readback: check.is_none(),
+            stop_on_error: spec.stop_on_error.unwrap_or(false),
+        })
+    }
+
+    /// Worker `w`'s share; `regions` are its regions in its targets.
+    pub fn worker(
+        &self,
+        w: &WorkerPlan,
+        regions: &[Region],
+        stop: &Arc<AtomicBool>,
+    ) -> (Option<WorkerVerify>, Option<WorkerFaults>) {
+        let ids: Vec<u16> = w.targets.iter().map(|&t| t as u16).collect();
+        let spans: Vec<(u64, u64)> = regions.iter().map(|r| (r.offset, r.length)).collect();
+        let verify = self.verifier.as_ref().map(|v| WorkerVerify {
+            verifier: v.clone(),
+            ids: ids.clone(),
+            regions: spans.clone(),
+            readback: self.readback,
+            stop: stop.clone(),
+        });
+        let faults = self.faults.as_ref().map(|f| WorkerFaults {
+            faults: f.clone(),
+            ids,
+            regions: spans,
+            worker: w.index,
+            verifier: self.verifier.clone(),
+        });
+        (verify, faults)
+    }
+
+    /// The result's `verify` and `inject` blocks, and the warning a mismatch deserves. Makes the journal durable
+    /// first (every write has been acknowledged by now).
+    pub fn results(
+        &self,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(Option<VerifyResult>, Option<InjectResult>)> {
+        let verify = match &self.verifier {
+            None => None,
+            Some(v) => {
+                let ck = self.checkpoints.lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some(ck) = ck {
+                    ck.stop().map_err(|e| anyhow::anyhow!("--journal: {e}"))?;
+                }
+                v.sync_journal().map_err(|e| anyhow::anyhow!("--journal: {e}"))?;
+                Some(v.result())
+            }
+        };
+        if let Some(r) = verify.as_ref().filter(|r| r.mismatches > 0) {
+            let c = &r.by_class;
+            let classes: Vec<String> = [
+                (c.corrupt_payload, "corrupt_payload"),
+                (c.torn_write, "torn_write"),
+                (c.lost_write, "lost_write"),
+                (c.misdirected_write, "misdirected_write"),
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, k)| format!("{n} {k}"))
+            .collect();
+            warnings.push(Warning::DataMismatch { blocks: r.mismatches, classes: classes.join(", ") });
+        }
+        let inject = self.faults.as_ref().map(|f| {
+            let blocks = self.verifier.as_ref().map(|v| v.mismatch_blocks());
+            f.result(blocks.as_deref())
+        });
+        Ok((verify, inject))
+    }
+}
+
+/// `iolab verify` options.
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct VerifyArgs {
+    /// The target written earlier with --verify: a file, a block device (read only; nothing is written).
+    pub target: String,
+    /// The journal the writing run kept (--journal): checks each block against its last acknowledged write.
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<String>,
+    /// Without a journal: the verification block the target was written with. Default 4K.
+    #[arg(long, value_name = "SIZE")]
+    pub block: Option<String>,
+    /// Reads in flight. Default 16.
+    #[arg(long, value_name = "N", default_value = "16")]
+    pub qd: String,
+    /// Read size (a multiple of the verification block). Default: up to 1M, the largest power of two dividing
+    /// the target's size.
+    #[arg(long, value_name = "SIZE")]
+    pub bs: Option<String>,
+    /// Write the result as JSON to FILE; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Results catalog options.
+    #[command(flatten)]
+    pub catalog: crate::catalog_cmd::CatalogFlags,
+}
+
+/// Runs `iolab verify`: one sequential read pass over the whole target, every block checked.
+pub fn verify_cmd(a: &VerifyArgs) -> Result<crate::run::Outcome> {
+    let block_bytes = match &a.block {
+        None => iolab_verify::DEFAULT_BLOCK,
+        Some(t) => iolab_spec::units::parse_size(t)
+            .ok()
+            .filter(|b| b.is_power_of_two() && (512..=1 << 20).contains(b))
+            .map(|b| b as u32)
+            .ok_or_else(|| {
+                usage(format!(
+                    "invalid value '{t}' for '--block': expected a power of two from 512 to 1M, e.g. '4K'"
+                ))
+            })?,
+    };
+    if a.journal.is_some() && a.block.is_some() {
+        return Err(usage("--block is for checks without a journal; the journal records the block size"));
+    }
+    let mut run = crate::args::RunArgs {
+        target: vec![a.target.clone()],
+        rw: Some("read".into()),
+        random_pct: Some("0".into()),
+        qd: Some(a.qd.clone()),
+        quiet: a.quiet,
+        json: a.json.clone(),
+        ..Default::default()
+    };
+    // The read size: every byte of the target is read once, so it must divide the target's size.
+    let job = crate::run::build_job(&run)?;
+    let spec =
+        job.forced.target.as_ref().and_then(|t| t.first().cloned()).ok_or_else(|| usage("no target"))?;
+    let probe = iolab_target::probe(&iolab_target::OpenRequest {
+        spec,
+        direct: true,
+        writes: false,
+        create_size: None,
+        scratch: false,
+        allow_write_device: false,
+        destroy_data: false,
+        fill_progress: None,
+    })
+    .map_err(usage)?;
+    let size = probe.size_bytes;
+    if size == 0 || size % block_bytes as u64 != 0 {
+        return Err(usage(format!(
+            "'{}' is {size} bytes, not a whole number of {block_bytes}-byte verification blocks",
+            a.target
+        )));
+    }
+    let bs = match &a.bs {
+        Some(t) => t.clone(),
+        None => {
+            let mut bs = 1u64 << 20;
+            while size % bs != 0 {
+                bs /= 2;
+            }
+            bs.to_string()
+        }
+    };
+    run.bs = Some(bs);
+    run.bytes = Some(size.to_string());
+    let mut job = crate::run::build_job(&run)?;
+    job.name.get_or_insert_with(|| format!("verify {}", a.target));
+    let check = match &a.journal {
+        Some(j) => CheckMode::Journal(PathBuf::from(j)),
+        None => CheckMode::SelfCheck { block_bytes },
+    };
+    let _scratch_guard = iolab_target::ScratchGuard;
+    let saver = crate::catalog_cmd::Saver::open(&a.catalog, a.quiet, false)?;
+    let mut opts = crate::run::ExecOptions {
+        interval_ns: 1_000_000_000,
+        quiet: a.quiet,
+        live: !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        on_interval: None,
+        check: Some(check),
+    };
+    let result = match crate::run::execute(job, false, &mut opts)? {
+        crate::run::Executed::Done(r) => r,
+        crate::run::Executed::DryRun(_) => unreachable!("not a dry run"),
+    };
+    let saved = crate::catalog_cmd::save(
+        saver.as_ref(),
+        iolab_catalog::EntryKind::Run,
+        &iolab_report::to_json(&result),
+    );
+    crate::run::output(&result, a.quiet, a.json.as_deref(), None)?;
+    saved?;
+    Ok(crate::run::outcome_of(&result))
+}

@@ -1,0 +1,180 @@
+//! Device safety on real loop devices carrying a real ext4 filesystem (`mkfs.ext4`): a write workload is
+//! refused without `--destroy-data` (exit 2, naming the device and the flag); a mounted device is refused
+//! even with `--destroy-data`; a read-only run works. The image's bytes are compared before and after each
+//! case. Needs root, loop devices, `mkfs.ext4` and `mount`; otherwise each test prints `SKIP: reason`.
+
+use crate::util::{iolab, tempdir};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A loop device over a 64 MiB image formatted with mkfs.ext4, detached (and unmounted) on drop.
+struct Ext4Loop {
+    dev: String,
+    image: PathBuf,
+    mount_point: Option<PathBuf>,
+    dir: tempfile::TempDir,
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(cmd).args(args).output().map_err(|e| format!("{cmd}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd} {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+impl Ext4Loop {
+    fn new() -> Result<Ext4Loop, String> {
+        if !is_root() {
+            return Err("not root".into());
+        }
+        let dir = tempdir();
+        let image = dir.path().join("ext4.img");
+        std::fs::write(&image, vec![0u8; 64 << 20]).map_err(|e| e.to_string())?;
+        // No lazy initialisation: nothing may write to the image in the background once it is mounted.
+        run(
+            "mkfs.ext4",
+            &["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", image.to_str().unwrap()],
+        )
+        .map_err(|e| format!("mkfs.ext4 unavailable or failed ({e})"))?;
+        let dev = run("losetup", &["--find", "--show", image.to_str().unwrap()])?;
+        Ok(Ext4Loop { dev, image, mount_point: None, dir })
+    }
+
+    /// Mounts the filesystem read-only without replaying the journal, so the mount itself writes nothing.
+    fn mount(&mut self) -> Result<(), String> {
+        let mp = self.dir.path().join("mnt");
+        std::fs::create_dir_all(&mp).map_err(|e| e.to_string())?;
+        run("mount", &["-o", "ro,noload", &self.dev, mp.to_str().unwrap()])?;
+        self.mount_point = Some(mp);
+        Ok(())
+    }
+
+    fn image_bytes(&self) -> Vec<u8> {
+        std::fs::read(&self.image).expect("read the loop image")
+    }
+}
+
+impl Drop for Ext4Loop {
+    fn drop(&mut self) {
+        if let Some(mp) = self.mount_point.take() {
+            let _ = Command::new("umount").arg(&mp).status();
+        }
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+fn setup(test: &str) -> Option<Ext4Loop> {
+    match Ext4Loop::new() {
+        Ok(l) => Some(l),
+        Err(why) => {
+            println!("SKIP: {test}: needs root, loop devices and mkfs.ext4 ({why})");
+            eprintln!("SKIP: {test}: needs root, loop devices and mkfs.ext4 ({why})");
+            None
+        }
+    }
+}
+
+/// `iolab run --target DEV ARGS` (short, quiet, not saved): exit code and stderr.
+fn iolab_on(dev: &str, args: &[&str]) -> (Option<i32>, String) {
+    let out = iolab()
+        .args([
+            "run",
+            "--target",
+            dev,
+            "-d",
+            "1s",
+            "--ramp",
+            "0",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "-q",
+            "--no-save",
+        ])
+        .args(args)
+        .output()
+        .expect("spawn iolab");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn assert_unchanged(before: &[u8], lo: &Ext4Loop, what: &str) {
+    let after = lo.image_bytes();
+    let first_diff = before.iter().zip(&after).position(|(a, b)| a != b);
+    assert!(before == after.as_slice(), "{what}: the image changed (first differing byte at {first_diff:?})");
+}
+
+#[test]
+fn ext4_loop_device_write_is_refused_without_destroy_data_and_left_unchanged() {
+    let Some(lo) = setup("ext4 refused without --destroy-data") else { return };
+    let before = lo.image_bytes();
+    let (code, stderr) = iolab_on(&lo.dev, &["--rw", "randwrite", "--allow-write-device"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains(&lo.dev), "the message names the device: {stderr}");
+    assert!(stderr.contains("--destroy-data"), "the message names the flag: {stderr}");
+    assert!(stderr.contains("ext4"), "the message says what was found: {stderr}");
+    assert_unchanged(&before, &lo, "refused write");
+    // Without --allow-write-device the refusal names that flag instead.
+    let (code, stderr) = iolab_on(&lo.dev, &["--rw", "write"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains(&lo.dev) && stderr.contains("--allow-write-device"), "{stderr}");
+    assert_unchanged(&before, &lo, "refused write without --allow-write-device");
+}
+
+#[test]
+fn mounted_loop_device_is_never_written_not_even_with_destroy_data() {
+    let Some(mut lo) = setup("mounted device refused") else { return };
+    if let Err(why) = lo.mount() {
+        println!("SKIP: mounted device refused: cannot mount ({why})");
+        return;
+    }
+    let before = lo.image_bytes();
+    for rw in ["randwrite", "randrw", "write"] {
+        let (code, stderr) = iolab_on(&lo.dev, &["--rw", rw, "--allow-write-device", "--destroy-data"]);
+        assert_eq!(code, Some(2), "--rw {rw} on a mounted device: {stderr}");
+        assert!(stderr.contains(&lo.dev), "the message names the device: {stderr}");
+        assert!(stderr.contains("mounted"), "the message says it is mounted: {stderr}");
+        assert_unchanged(&before, &lo, &format!("--rw {rw} --destroy-data on a mounted device"));
+    }
+    // A read-only run on the mounted device is fine.
+    let (code, stderr) = iolab_on(&lo.dev, &["--rw", "randread"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_unchanged(&before, &lo, "read-only run on the mounted device");
+}
+
+#[test]
+fn read_only_run_on_an_ext4_loop_device_works_and_changes_nothing() {
+    let Some(lo) = setup("read-only run on ext4") else { return };
+    let before = lo.image_bytes();
+    let out = iolab()
+        .args(["run", "--target", &lo.dev, "--rw", "randread", "--bs", "4k", "--qd", "8", "-d", "1s"])
+        .args(["--ramp", "0", "--seed", "1", "--json", "-", "-q", "--no-save"])
+        .output()
+        .expect("spawn iolab");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON result");
+    assert!(v.pointer("/total/all/ops").and_then(serde_json::Value::as_u64).unwrap_or(0) > 0, "{v:#}");
+    assert_unchanged(&before, &lo, "read-only run");
+    // The image is a plain file beside the test; nothing else was created there.
+    let names: Vec<String> = crate::util::entries(image_dir(&lo.image));
+    assert_eq!(names, vec!["ext4.img".to_string()]);
+}
+
+fn image_dir(image: &Path) -> &Path {
+    image.parent().expect("the image has a directory")
+}

@@ -1,0 +1,158 @@
+//! SIGTERM and Ctrl-C (SIGINT) during a real run on the default scratch file: the first signal stops the
+//! workers issuing, in-flight I/O drains, the partial result is printed and saved (`"partial": true`), the
+//! exit code is 0 (README, "Exit codes": only a second signal makes it 130) and the scratch file is removed.
+//! A second signal exits at once with 130, and still removes the scratch file.
+//!
+//! The scratch file goes to a per-test directory through `$IOLAB_SCRATCH_DIR`, so the tests can see it
+//! appear (named `iolab-scratch-PID.dat`, crates/cli/src/run.rs) and check that it is gone.
+
+use crate::util::{entries, shared_catalog, tempdir};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Starts `iolab run ARGS` on a scratch file of `size` in `dir`, with its output going to files in `dir`.
+fn spawn(dir: &Path, size: &str, args: &[&str]) -> Child {
+    let out = std::fs::File::create(dir.join("stdout")).expect("create stdout file");
+    let err = std::fs::File::create(dir.join("stderr")).expect("create stderr file");
+    Command::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .env("IOLAB_DB", shared_catalog())
+        .env("IOLAB_SCRATCH_DIR", dir.join("scratch"))
+        .args(["run", "--size", size, "--seed", "1"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .expect("spawn iolab")
+}
+
+fn scratch_file(dir: &Path, pid: u32) -> PathBuf {
+    dir.join("scratch").join(format!("iolab-scratch-{pid}.dat"))
+}
+
+/// Waits until `done` holds, or panics after `limit` naming `what`.
+fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "timed out after {limit:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits for the process to exit (at most `limit`) and returns its exit code; kills it on timeout.
+fn wait_exit(child: &mut Child, limit: Duration) -> Option<i32> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for iolab") {
+            return status.code();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("iolab did not exit within {limit:?} of the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(child: &Child, sig: libc::c_int) {
+    // SAFETY: kill(2) with a pid we spawned and have not yet reaped, so it cannot name another process.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+    assert_eq!(rc, 0, "kill({}, {sig}) failed", child.id());
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_default()
+}
+
+/// One signal in the measured phase: drain, partial result printed and saved, exit 0, scratch removed.
+fn first_signal_stops_drains_and_keeps_the_partial_result(sig: libc::c_int) {
+    let dir = tempdir();
+    std::fs::create_dir(dir.path().join("scratch")).unwrap();
+    let json = dir.path().join("result.json");
+    let mut child = spawn(
+        dir.path(),
+        "64M",
+        &["--rw", "randrw", "--qd", "16", "-d", "60s", "--ramp", "0", "--json", json.to_str().unwrap()],
+    );
+    let scratch = scratch_file(dir.path(), child.id());
+    // The file is registered and created first, then filled to its size; the run starts after the fill.
+    wait_for("the scratch file to be filled", Duration::from_secs(60), || {
+        std::fs::metadata(&scratch).is_ok_and(|m| m.len() == 64 << 20)
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "iolab ended before the signal: {}",
+        read(dir.path(), "stderr")
+    );
+    let sent = Instant::now();
+    signal(&child, sig);
+    let code = wait_exit(&mut child, Duration::from_secs(20));
+    let stderr = read(dir.path(), "stderr");
+    assert_eq!(code, Some(0), "exit code after one signal {sig}; stderr: {stderr}");
+    assert!(sent.elapsed() < Duration::from_secs(10), "stopping took {:?}", sent.elapsed());
+    assert!(stderr.contains("stopping"), "no stop notice on stderr: {stderr}");
+    let v: serde_json::Value = serde_json::from_str(&read(dir.path(), "result.json"))
+        .unwrap_or_else(|e| panic!("--json file is not JSON ({e}); stderr: {stderr}"));
+    assert_eq!(v["partial"], true, "{v:#}");
+    let ops = v.pointer("/total/all/ops").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    assert!(ops > 0, "a partial result still counts what completed: {v:#}");
+    let measured = v.pointer("/measured_s").and_then(serde_json::Value::as_f64);
+    if let Some(m) = measured {
+        assert!(m < 30.0, "the run was cut short, yet measured_s is {m}");
+    }
+    // The text summary is printed too (stdout is not a terminal: no live line, just the result).
+    assert!(read(dir.path(), "stdout").contains("IOPS"), "stdout: {}", read(dir.path(), "stdout"));
+    assert!(!scratch.exists(), "scratch file {} left behind", scratch.display());
+    assert_eq!(entries(&dir.path().join("scratch")), Vec::<String>::new());
+}
+
+#[test]
+fn sigterm_during_a_run_drains_saves_a_partial_result_and_removes_the_scratch_file() {
+    first_signal_stops_drains_and_keeps_the_partial_result(libc::SIGTERM);
+}
+
+#[test]
+fn sigint_during_a_run_drains_saves_a_partial_result_and_removes_the_scratch_file() {
+    first_signal_stops_drains_and_keeps_the_partial_result(libc::SIGINT);
+}
+
+/// A second signal exits at once (130) and still removes the scratch file. It is sent while the scratch file
+/// is still being filled (a large one), so the first signal cannot have ended the process already.
+fn second_signal_exits_at_once(first: libc::c_int, second: libc::c_int) {
+    let dir = tempdir();
+    std::fs::create_dir(dir.path().join("scratch")).unwrap();
+    let mut child = spawn(dir.path(), "8G", &["--rw", "randread", "-d", "60s", "--ramp", "0", "-q"]);
+    let scratch = scratch_file(dir.path(), child.id());
+    wait_for("the scratch file to appear", Duration::from_secs(30), || {
+        std::fs::metadata(&scratch).is_ok_and(|m| m.len() > 0)
+    });
+    signal(&child, first);
+    std::thread::sleep(Duration::from_millis(300));
+    let code = if child.try_wait().unwrap().is_none() {
+        let sent = Instant::now();
+        signal(&child, second);
+        let code = wait_exit(&mut child, Duration::from_secs(10));
+        assert!(sent.elapsed() < Duration::from_secs(5), "the second signal took {:?}", sent.elapsed());
+        code
+    } else {
+        panic!("iolab ended on the first signal during the fill: {}", read(dir.path(), "stderr"));
+    };
+    let stderr = read(dir.path(), "stderr");
+    assert_eq!(code, Some(130), "exit code after a second signal; stderr: {stderr}");
+    assert!(stderr.contains("interrupted"), "stderr: {stderr}");
+    assert!(!scratch.exists(), "scratch file {} left behind", scratch.display());
+    assert_eq!(entries(&dir.path().join("scratch")), Vec::<String>::new());
+}
+
+#[test]
+fn second_sigint_exits_at_once_with_130_and_removes_the_scratch_file() {
+    second_signal_exits_at_once(libc::SIGINT, libc::SIGINT);
+}
+
+#[test]
+fn sigterm_then_sigint_exits_at_once_with_130_and_removes_the_scratch_file() {
+    second_signal_exits_at_once(libc::SIGTERM, libc::SIGINT);
+}
