@@ -180,6 +180,24 @@ impl Faults {
 
     /// A write's effect on the ledger: blocks fully covered by `clean` (what it stored) are repaired, then the
     /// blocks overlapping each `dirty` range are attributed to one new injection of `spec`.
+    /// Notes blocks an injection changed that do not count as damage (see the misdirected write), so that a
+    /// mismatch found there is not counted as unexplained.
+    fn explain(&self, target: u16, ranges: &[(u64, u64)]) {
+        let Some(ledger) = &self.ledger else { return };
+        if ranges.is_empty() {
+            return;
+        }
+        let b = self.block_bytes as u64;
+        let mut l = lock(ledger);
+        for &(lo, hi) in ranges {
+            let mut at = lo / b * b;
+            while at < hi {
+                l.ever.insert((target, at));
+                at += b;
+            }
+        }
+    }
+
     fn record(&self, target: u16, clean: Option<(u64, u64)>, dirty: &[(u64, u64)], spec: u16) {
         let Some(ledger) = &self.ledger else { return };
         if dirty.is_empty() && self.damaged.load(Ordering::Relaxed) == 0 {
@@ -212,6 +230,46 @@ impl Faults {
         }
         self.damaged.store(l.blocks.len(), Ordering::Relaxed);
     }
+}
+
+/// With `--verify`: the run has written the block at `at` (so verification judges it); without, every block.
+fn faults_verifier_written(wf: &WorkerFaults, target: u16, at: u64) -> bool {
+    wf.verifier.as_ref().is_none_or(|v| v.written(target, at))
+}
+
+/// Books the damage a write did to `dirty` (after repairing `clean`): with `--verify`, only in blocks where the
+/// damaged write was the only one in flight on a clean block (so verification knows exactly what the block must
+/// hold); the rest are explained, not counted as live damage, since overlapping writes may legitimately leave
+/// older data there.
+fn book(wf: &WorkerFaults, block: u64, t: u16, clean: Option<(u64, u64)>, dirty: &[(u64, u64)], spec: u16) {
+    let (judged, unjudged) =
+        split(dirty, block, |at| wf.verifier.as_ref().is_none_or(|v| v.judges_write(t, at)));
+    wf.faults.record(t, clean, &judged, spec);
+    wf.faults.explain(t, &unjudged);
+}
+
+/// Splits byte ranges at block boundaries into those whose block `judged` (given the block's offset) accepts
+/// and the rest.
+#[allow(clippy::type_complexity)]
+fn split(
+    ranges: &[(u64, u64)],
+    block: u64,
+    judged: impl Fn(u64) -> bool,
+) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
+    let (mut yes, mut no) = (Vec::new(), Vec::new());
+    for &(lo, hi) in ranges {
+        let mut at = lo;
+        while at < hi {
+            let end = ((at / block + 1) * block).min(hi);
+            if judged(at / block * block) {
+                yes.push((at, end));
+            } else {
+                no.push((at, end));
+            }
+            at = end;
+        }
+    }
+    (yes, no)
 }
 
 fn lock(l: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {
@@ -488,20 +546,30 @@ impl<E: Engine> FaultEngine<E> {
                 }
                 Fault::FlipWrite { spec, byte, .. } if c.result == op.len as i32 => {
                     let at = op.offset + byte as u64;
-                    faults.record(t, Some((op.offset, op.offset + len)), &[(at, at + 1)], spec);
+                    book(&self.wf, self.block, t, Some((op.offset, op.offset + len)), &[(at, at + 1)], spec);
                 }
                 Fault::Misdirected { spec, to } if c.result == op.len as i32 => {
-                    let dirty = [(op.offset, op.offset + len), (to, to + len)];
+                    // The intended place keeps its old data: damage where verification knows exactly what the
+                    // block must hold (see `book`). Where it landed counts as damage only in blocks this run
+                    // has written: verification judges (and reads back) those, while a block the run never
+                    // wrote is not its to judge (`iolab verify` reads every block). Both are one injection; a
+                    // mismatch in a block not counted is still explained, never a false alarm.
+                    let v = self.wf.verifier.as_ref();
+                    let (mut dirty, mut unjudged) =
+                        split(&[(op.offset, op.offset + len)], self.block, |at| {
+                            v.is_none_or(|v| v.judges_write(t, at))
+                        });
+                    let (landed, off) =
+                        split(&[(to, to + len)], self.block, |at| faults_verifier_written(&self.wf, t, at));
+                    dirty.extend(landed);
+                    unjudged.extend(off);
                     faults.record(t, Some((to, to + len)), &dirty, spec);
+                    faults.explain(t, &unjudged);
                 }
                 Fault::Torn { spec, cut } if c.result == cut as i32 => {
                     let tear = (op.offset + cut as u64) / self.block * self.block;
-                    faults.record(
-                        t,
-                        Some((op.offset, op.offset + cut as u64)),
-                        &[(tear, op.offset + len)],
-                        spec,
-                    );
+                    let clean = Some((op.offset, op.offset + cut as u64));
+                    book(&self.wf, self.block, t, clean, &[(tear, op.offset + len)], spec);
                     e.result = op.len as i32; // acknowledged in full
                 }
                 Fault::Misdirected { to, .. } if c.result > 0 => {
@@ -679,7 +747,7 @@ impl<E: Engine> Engine for FaultEngine<E> {
             }
             Fault::Lost { spec } => {
                 let t = self.target_id(&op);
-                self.wf.faults.record(t, None, &[(op.offset, op.offset + op.len as u64)], spec);
+                book(&self.wf, self.block, t, None, &[(op.offset, op.offset + op.len as u64)], spec);
                 self.entries[tag as usize].result = op.len as i32;
                 self.hold(now.saturating_add(delay_ns), tag);
                 return;

@@ -593,6 +593,20 @@ impl Verifier {
         }
     }
 
+    /// For a write to the block at `offset` that is in flight now (begun, not ended): true when it is the only
+    /// write in flight and the block is not racy, so once it ends the verifier knows exactly what the block must
+    /// hold. Fault injection counts damage only there: elsewhere the block may legitimately hold older data.
+    /// In read-only checks, true.
+    pub fn judges_write(&self, target: u16, offset: u64) -> bool {
+        match &self.mode {
+            Mode::Run { .. } => {
+                let s = State::from_word(self.word(target, offset).load(Ordering::Acquire));
+                !s.racy && s.in_flight <= 1
+            }
+            _ => true,
+        }
+    }
+
     /// Adds an engine's counts.
     pub fn add_tally(&self, t: &Tally) {
         let c = &self.counts;

@@ -72,14 +72,15 @@ fn verify_real_file_gibibyte_of_overlapping_writes_has_no_false_alarm() {
     assert_clean(&v, "file");
 }
 
-/// One corrupting fault at a time on `mem:`: each live injection is found, and nothing else is reported.
-#[test]
-fn every_corrupting_fault_is_detected() {
+/// One corrupting fault at a time: each live injection is found, and nothing else is reported.
+fn every_corrupting_fault_is_detected_on(target: &str, size: Option<&str>) {
     for kind in ["bit-flip-write", "bit-flip-read", "lost-write", "misdirected-write", "torn-write"] {
         let spec = format!("{kind}:0.002");
-        let (code, v) = run_any(&[
-            "--target",
-            "mem:16M",
+        let mut args = vec!["--target", target];
+        if let Some(s) = size {
+            args.extend(["--size", s]);
+        }
+        args.extend([
             "--seed",
             "11",
             "--rw",
@@ -96,6 +97,7 @@ fn every_corrupting_fault_is_detected() {
             "--inject",
             &spec,
         ]);
+        let (code, v) = run_any(&args);
         let f = &v["inject"]["faults"][0];
         let (injected, live, detected) = (
             num(&v, "/inject/faults/0/injected"),
@@ -103,20 +105,32 @@ fn every_corrupting_fault_is_detected() {
             num(&v, "/inject/faults/0/detected"),
         );
         println!(
-            "{kind}: injected {injected}, live {live}, detected {detected}; {:#}",
+            "{target} {kind}: injected {injected}, live {live}, detected {detected}; {:#}",
             v["verify"]["by_class"]
         );
-        assert!(injected >= 20.0, "{kind}: enough injections to mean something: {f:#}");
-        assert!(live >= 1.0, "{kind}: some damage outlived later writes: {f:#}");
-        assert_eq!(detected, live, "{kind}: every live injection found: {f:#}");
-        assert_eq!(code, 1, "{kind}: a data mismatch is exit code 1");
+        assert!(injected >= 20.0, "{target} {kind}: enough injections to mean something: {f:#}");
+        assert!(live >= 1.0, "{target} {kind}: some damage outlived later writes: {f:#}");
+        assert_eq!(detected, live, "{target} {kind}: every live injection found: {f:#}");
+        assert_eq!(code, 1, "{target} {kind}: a data mismatch is exit code 1");
         assert!(warning_kinds(&v).contains(&"data_mismatch".to_string()));
         assert_eq!(
             v["inject"]["unexplained_mismatches"], 0,
-            "{kind}: mismatches outside damaged blocks: {:#}",
+            "{target} {kind}: mismatches outside damaged blocks: {:#}",
             v["inject"]
         );
     }
+}
+
+#[test]
+fn every_corrupting_fault_is_detected_on_mem() {
+    every_corrupting_fault_is_detected_on("mem:16M", None);
+}
+
+#[test]
+fn every_corrupting_fault_is_detected_on_a_real_file() {
+    let dir = tempdir();
+    let f = dir.path().join("t.dat");
+    every_corrupting_fault_is_detected_on(f.to_str().expect("utf-8"), Some("64M"));
 }
 
 #[test]
