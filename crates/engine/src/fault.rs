@@ -765,6 +765,9 @@ impl<E: Engine> Engine for FaultEngine<E> {
     ) -> Result<(), EngineError> {
         crate::held_submit_and_reap(self, deadline_ns, out)
     }
+    fn submit(&mut self) -> Result<(), EngineError> {
+        self.inner.submit()
+    }
     fn finish(&mut self) -> Result<(), EngineError> {
         self.inner.finish()
     }

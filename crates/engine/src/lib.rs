@@ -108,6 +108,12 @@ pub trait Engine {
         deadline_ns: Option<u64>,
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError>;
+    /// Hands what was pushed to the target now, without waiting and without reaping: how the worker gets the
+    /// first replacements of a burst of completions out while it is still refilling the rest. Engines that
+    /// only act in [`Engine::submit_and_reap`] (in-process and emulated targets, the wrappers) do nothing here.
+    fn submit(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
     /// Called once when the worker is done and nothing of its own is in flight: writes back what the engine
     /// still holds (a write-back cache's dirty lines) and waits for it. Default: nothing to do.
     fn finish(&mut self) -> Result<(), EngineError> {
@@ -197,6 +203,9 @@ impl<E: Engine + ?Sized> Engine for Box<E> {
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
         (**self).submit_and_reap(deadline_ns, out)
+    }
+    fn submit(&mut self) -> Result<(), EngineError> {
+        (**self).submit()
     }
     fn finish(&mut self) -> Result<(), EngineError> {
         (**self).finish()

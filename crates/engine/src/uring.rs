@@ -216,6 +216,22 @@ impl Engine for UringEngine {
         self.in_flight += 1;
     }
 
+    fn submit(&mut self) -> Result<(), EngineError> {
+        if self.ring.submission().is_empty() {
+            return Ok(());
+        }
+        match self.ring.submitter().submit() {
+            Ok(_) => Ok(()),
+            // Left in the SQ: the next submit_and_reap hands it over.
+            Err(e)
+                if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(EngineError::Submit(e)),
+        }
+    }
+
     fn submit_and_reap(
         &mut self,
         deadline_ns: Option<u64>,

@@ -282,6 +282,9 @@ impl<E: Engine> Engine for VerifyEngine<E> {
         self.reaped = reaped;
         r
     }
+    fn submit(&mut self) -> Result<(), EngineError> {
+        self.inner.submit()
+    }
     fn finish(&mut self) -> Result<(), EngineError> {
         let r = if self.wv.readback && !self.wv.verifier.stop_requested() { self.readback() } else { Ok(()) };
         self.flush_tally();
