@@ -11,7 +11,10 @@ over rounds (min-max in brackets). CPU is whole-process user+sys from getrusage(
 run, so io_uring's io-wq worker threads count for both tools (fio's own cpu line leaves them out). CPU per
 I/O = process CPU time / I/Os completed. Every run has no ramp, so CPU and I/O cover the same span.
 
-Usage: python3 bench/vs_fio.py [--rounds 5] [--seconds 5] [--disk-dir DIR] [--markdown FILE]
+The disk of a shared virtual machine drifts by +-20 % from minute to minute, so each table also gives the
+*paired* ratios: iolab against each row within the same round (back to back), median over rounds.
+
+Usage: python3 bench/vs_fio.py [--rounds 5] [--seconds 5] [--only abc] [--disk-dir DIR] [--markdown FILE]
 Needs fio (apt-get install fio) and a release build (cargo build --release).
 """
 import argparse, json, os, resource, shutil, statistics, subprocess, sys, time
@@ -80,7 +83,7 @@ def bench(name, contenders, rounds):
         for label, fn in order:
             results[label].append(fn())
             print(f"  {name} round {r + 1}: {label}: {results[label][-1]['iops']:,.0f} IOPS", file=sys.stderr)
-    return {label: summarize(s) for label, s in results.items()}
+    return {label: (*summarize(s), s) for label, s in results.items()}
 
 
 def main():
@@ -89,6 +92,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--disk-dir", default=os.path.join(ROOT, "bench", "out"))
     ap.add_argument("--markdown", default=None)
+    ap.add_argument("--only", default="abc", help="which workloads to run: any of a, b, c")
     a = ap.parse_args()
     if not shutil.which("fio"):
         sys.exit("fio not found: apt-get install fio")
@@ -101,17 +105,17 @@ def main():
     make_file(disk)
     s = a.seconds
     sections = []
-    sections.append(("(a) 4K randread QD32 O_DIRECT, 1 GiB file in /dev/shm", bench("a", [
+    if "a" in a.only: sections.append(("(a) 4K randread QD32 O_DIRECT, 1 GiB file in /dev/shm", bench("a", [
         ("iolab", lambda: iolab(shm, s)),
         ("fio io_uring (default)", lambda: fio(shm, s)),
         ("fio io_uring + fixedbufs, registerfiles, batch 32", lambda: fio(shm, s, TUNED)),
     ], a.rounds), "iolab"))
-    sections.append(("(b) 4K randread QD32 O_DIRECT, 1 GiB file on the main disk", bench("b", [
+    if "b" in a.only: sections.append(("(b) 4K randread QD32 O_DIRECT, 1 GiB file on the main disk", bench("b", [
         ("iolab", lambda: iolab(disk, s)),
         ("fio io_uring (default)", lambda: fio(disk, s)),
         ("fio io_uring + fixedbufs, registerfiles, batch 32", lambda: fio(disk, s, TUNED)),
     ], a.rounds), "iolab"))
-    sections.append(("(c) own overhead: no I/O (iolab null:, mem:; fio null engine)", bench("c", [
+    if "c" in a.only: sections.append(("(c) own overhead: no I/O (iolab null:, mem:; fio null engine)", bench("c", [
         ("iolab null:1G", lambda: iolab("null:1G", s)),
         ("iolab mem:1G", lambda: iolab("mem:1G", s)),
         ("fio null", lambda: fio("/dev/null", s, engine="null")),
@@ -126,15 +130,19 @@ def main():
     for title, res, ref in sections:
         lines.append(f"### {title}")
         lines.append("")
-        lines.append("| tool | IOPS | mean latency | whole-process CPU per I/O | iolab IOPS ratio | iolab CPU/IO ratio |")
-        lines.append("|---|---|---|---|---|---|")
-        rmed = res[ref][0]
-        for label, (med, lo, hi) in res.items():
+        lines.append("| tool | IOPS | mean latency | whole-process CPU per I/O | iolab IOPS ratio | iolab CPU/IO ratio "
+                     "| paired IOPS ratio | paired latency ratio |")
+        lines.append("|---|---|---|---|---|---|---|---|")
+        rmed, rs = res[ref][0], res[ref][3]
+        for label, (med, lo, hi, ss) in res.items():
             ratio = rmed["iops"] / med["iops"] if med["iops"] else float("nan")
             cratio = med["cpu_ns_per_io"] / rmed["cpu_ns_per_io"] if rmed["cpu_ns_per_io"] else float("nan")
+            # Same round, back to back: iolab / this row (IOPS) and this row / iolab (latency: > 1 = iolab lower).
+            p_iops = statistics.median(x["iops"] / y["iops"] for x, y in zip(rs, ss) if y["iops"])
+            p_lat = statistics.median(y["lat_us"] / x["lat_us"] for x, y in zip(rs, ss) if x["lat_us"])
             lines.append(
                 f"| {label} | {med['iops']:,.0f} [{lo['iops']:,.0f}-{hi['iops']:,.0f}] | {med['lat_us']:.1f} µs "
-                f"| {med['cpu_ns_per_io']:,.0f} ns | {ratio:.2f}x | {cratio:.2f}x |")
+                f"| {med['cpu_ns_per_io']:,.0f} ns | {ratio:.2f}x | {cratio:.2f}x | {p_iops:.2f}x | {p_lat:.2f}x |")
         lines.append("")
         if title.startswith("(c)"):
             io_null = res["iolab null:1G"][0]
