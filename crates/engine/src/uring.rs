@@ -5,7 +5,8 @@
 //! events; COOP_TASKRUN (5.19) avoids interrupting the thread. Files are registered (no per-I/O fd lookup) and
 //! every buffer is registered (no per-I/O page pinning) so reads and writes go out as READ_FIXED/WRITE_FIXED.
 //! Each of these falls back, and the fallback is listed in [`Engine::features`], so the report says exactly
-//! what ran. Submission and reaping share one `io_uring_enter` per loop of the worker.
+//! what ran. Submission and reaping share one `io_uring_enter` per loop of the worker; `submit` hands a
+//! refill's first ops over early (see `worker::submit_early`).
 //!
 //! Ownership of buffers: the engine owns the [`Buffers`] slab for its whole life. A buffer is handed to the
 //! kernel when its op is pushed and returned when that op's CQE is reaped; the worker never reuses a slot
