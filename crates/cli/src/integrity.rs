@@ -9,7 +9,7 @@ use crate::run::usage;
 use anyhow::Result;
 use iolab_engine::fault::{Faults, WorkerFaults};
 use iolab_engine::verify::WorkerVerify;
-use iolab_plan::{Plan, Region, WorkerPlan};
+use iolab_plan::{Plan, Region, TargetGeometry, WorkerPlan};
 use iolab_spec::{JobSpec, VerifyFail};
 use iolab_stats::Warning;
 use iolab_verify::{FailMode, InjectResult, TargetInfo, Verifier, VerifyConfig, VerifyResult};
@@ -40,6 +40,8 @@ pub struct RunIntegrity {
     readback: bool,
     /// Stop at the first I/O error.
     pub stop_on_error: bool,
+    /// The smallest write each target (by run id) accepts: where a torn write may be cut.
+    write_units: Vec<u32>,
     /// The journal's periodic checkpoints while the run goes on.
     checkpoints: std::sync::Mutex<Option<iolab_verify::JournalCheckpoints>>,
 }
@@ -138,22 +140,25 @@ pub fn check_job(
 }
 
 impl RunIntegrity {
-    /// Builds the run's verifier and faults. `sizes` are the targets' usable sizes, `run_id` goes into every
-    /// header. Errors are usage errors (nothing has been written yet).
+    /// Builds the run's verifier and faults. `geometry` gives the targets' usable sizes and alignment units,
+    /// `run_id` goes into every header. Errors are usage errors (nothing has been written yet).
     pub fn build(
         job: &JobSpec,
         plan: &Plan,
         regions: &[Vec<Region>],
-        targets: (&[u64], &[Option<Arc<std::fs::File>>]),
+        targets: (&[TargetGeometry], &[Option<Arc<std::fs::File>>]),
         check: Option<&CheckMode>,
         run_id: u64,
     ) -> Result<RunIntegrity> {
-        let (sizes, files) = targets;
+        let (geometry, files) = targets;
+        let sizes: Vec<u64> = geometry.iter().map(|g| g.size_bytes).collect();
+        // A target that takes any byte offset (buffered, in-process) still tears at sectors, as a disk does.
+        let write_units = geometry.iter().map(|g| g.block_bytes.max(512)).collect();
         let spec = &job.integrity;
         let targets: Vec<TargetInfo> = plan
             .targets
             .iter()
-            .zip(sizes)
+            .zip(&sizes)
             .map(|(t, &size_bytes)| TargetInfo { name: t.name.clone(), size_bytes })
             .collect();
         let fail = match spec.verify_fail.unwrap_or_default() {
@@ -211,6 +216,7 @@ impl RunIntegrity {
             faults,
             readback: check.is_none(),
             stop_on_error: spec.stop_on_error.unwrap_or(false),
+            write_units,
         })
     }
 
@@ -235,6 +241,7 @@ impl RunIntegrity {
             ids,
             regions: spans,
             worker: w.index,
+            units: w.targets.iter().map(|&t| self.write_units.get(t).copied().unwrap_or(512)).collect(),
             verifier: self.verifier.clone(),
         });
         (verify, faults)
@@ -270,6 +277,9 @@ impl RunIntegrity {
             .map(|(n, k)| format!("{n} {k}"))
             .collect();
             warnings.push(Warning::DataMismatch { blocks: r.mismatches, classes: classes.join(", ") });
+        }
+        if let Some(r) = verify.as_ref().filter(|r| r.readback_unread_blocks > 0) {
+            warnings.push(Warning::ReadbackIncomplete { blocks: r.readback_unread_blocks });
         }
         let inject = self.faults.as_ref().map(|f| {
             let blocks = self.verifier.as_ref().map(|v| v.mismatch_blocks());

@@ -383,12 +383,11 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     // `kill -USR1`: flush this run's write-back cache on demand, until the guard drops with the run.
     let _flush_guard = layers.cache.as_ref().map(|rc| crate::flush_signal::register(rc.cache.clone()));
     let run_id_bits = run_id_bits(plan.seed);
-    let sizes: Vec<u64> = geometry.iter().map(|g| g.size_bytes).collect();
     let integrity = crate::integrity::RunIntegrity::build(
         &job,
         &plan,
         &regions,
-        (&sizes, &files),
+        (&geometry, &files),
         opts.check.as_ref(),
         run_id_bits,
     )?;
@@ -702,7 +701,8 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     } else {
         None
     };
-    let errors = ErrorSummary::from_stats(&read, &write);
+    let retries = outputs.iter().map(|o| o.retries).sum();
+    let errors = ErrorSummary::from_stats(&read, &write, retries);
     if errors.total > 0 {
         warnings.push(Warning::Errors { count: errors.total });
     }

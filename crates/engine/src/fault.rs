@@ -12,8 +12,10 @@
 //! - `lost-write`: the op is not pushed; it completes with its full length in the next `submit_and_reap`.
 //! - `misdirected-write`: the op is pushed at another block-aligned offset of the worker's region of the same
 //!   target, not overlapping the place it was meant for; the place it was meant for keeps its old data.
-//! - `torn-write`: a shorter op (same buffer) is pushed, cut at a 512-byte sector boundary that is not a
-//!   verification-block boundary; the completion reports the full length.
+//! - `torn-write`: a shorter op (same buffer) is pushed, cut at a multiple of the target's write unit (512
+//!   bytes, or its logical block size under O_DIRECT): inside a verification block when the unit is smaller
+//!   than the block (the block then holds two generations), else at a block boundary (the blocks after the cut
+//!   keep their old data, as a 4 KiB-native drive tears); the completion reports the full length.
 //! - `eio`: the op is not pushed; it completes with -EIO.
 //! - `latency-spike`: the op's completion is held for the spike on the engine's clock (virtual time included):
 //!   the wrapper never sleeps, it passes its next due time down as the inner engine's deadline.
@@ -41,7 +43,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Salt for the fault streams, so they are independent of the op and arrival streams of the same worker.
 const INJECT_SALT: u64 = 0x1A1E_C7ED_FA17_0001;
-/// Sector size: a torn write is cut at a multiple of it.
+/// The smallest write unit: a torn write is cut at a multiple of it, or of the target's larger unit.
 const SECTOR: u64 = 512;
 
 /// A damaged block: the injection that last damaged it, and its spec.
@@ -287,6 +289,9 @@ pub struct WorkerFaults {
     pub regions: Vec<(u64, u64)>,
     /// The worker's index (its own random stream).
     pub worker: u32,
+    /// The smallest write each of the worker's targets accepts (512, or the logical block size under
+    /// O_DIRECT): a torn write is cut at a multiple of it, so the shortened op is one the target takes.
+    pub units: Vec<u32>,
     /// With `--verify`: a bit is flipped in a read only where the verifier knows exactly what the block holds,
     /// so every flip is one verification can judge (elsewhere, e.g. a block still racy from overlapping writes,
     /// a flipped bit could not be told from what the storage may legitimately return).
@@ -421,6 +426,7 @@ impl<E: Engine> FaultEngine<E> {
             return (fault, delay);
         }
         let region = self.wf.regions.get(op.target as usize).copied();
+        let unit = self.wf.units.get(op.target as usize).map_or(SECTOR, |&u| (u as u64).max(SECTOR));
         let b = self.block;
         for (i, s) in self.streams.iter_mut().enumerate() {
             let spec = i as u16;
@@ -434,7 +440,7 @@ impl<E: Engine> FaultEngine<E> {
                     Some(c) => Some(c),
                     None => continue,
                 },
-                InjectKind::TornWrite => match tear_choices(op, b) {
+                InjectKind::TornWrite => match tear_choices(op, b, unit) {
                     Some(c) => Some(c),
                     None => continue,
                 },
@@ -470,7 +476,7 @@ impl<E: Engine> FaultEngine<E> {
                 }
                 InjectKind::TornWrite => {
                     let c = choice.expect("tear choices");
-                    let at = off_boundary(c.pick(&mut s.rng), op.offset + SECTOR, b);
+                    let at = off_boundary(c.pick(&mut s.rng), op.offset + unit, b, unit);
                     Fault::Torn { spec, cut: (at - op.offset) as u32 }
                 }
                 InjectKind::Eio => Fault::Eio,
@@ -659,41 +665,46 @@ fn landing_choices(op: &Op, (r_off, r_len): (u64, u64), b: u64) -> Option<Choice
     (count > 0).then_some(Choices { lo, step: b, count, skip_lo: ex_lo, skip_count: n_ex })
 }
 
-/// Where a torn write of `op` may be cut (as absolute offsets): sector boundaries strictly inside the op that
-/// are not `b` boundaries, so one verification block ends up with two generations. None when there is none
-/// (a one-sector op, `b` = 512, or an op not made of whole sectors).
-fn tear_choices(op: &Op, b: u64) -> Option<Choices> {
+/// Where a torn write of `op` may be cut (as absolute offsets): multiples of the write unit `u` strictly inside
+/// the op. When `u` is smaller than the verification block `b`, only cuts that are not `b` boundaries, so one
+/// block ends up with two generations; when `u >= b` every cut is a block boundary (the blocks after it keep
+/// their old data). None when there is none (an op of one unit, or one not made of whole units).
+fn tear_choices(op: &Op, b: u64, u: u64) -> Option<Choices> {
     let len = op.len as u64;
-    if b <= SECTOR || op.offset % SECTOR != 0 || len % SECTOR != 0 || len < 2 * SECTOR {
+    if op.offset % u != 0 || len % u != 0 || len < 2 * u {
         return None;
     }
-    let (first, last) = (op.offset + SECTOR, op.offset + len - SECTOR);
-    let n = (last - first) / SECTOR + 1;
-    // Block boundaries among the sectors, every b / SECTOR: with b > 512 there are gaps between them.
+    let (first, last) = (op.offset + u, op.offset + len - u);
+    let n = (last - first) / u + 1;
+    if u >= b {
+        return Some(Choices { lo: first, step: u, count: n, skip_lo: 0, skip_count: 0 });
+    }
+    // Block boundaries among the cuts, every b / u: with u < b there are gaps between them.
     let boundaries = last / b - (first - 1) / b;
     if boundaries >= n {
         return None;
     }
     if boundaries == 0 {
-        return Some(Choices { lo: first, step: SECTOR, count: n, skip_lo: 0, skip_count: 0 });
+        return Some(Choices { lo: first, step: u, count: n, skip_lo: 0, skip_count: 0 });
     }
     if boundaries == 1 {
         let skip = first.div_ceil(b) * b;
-        return Some(Choices { lo: first, step: SECTOR, count: n - 1, skip_lo: skip, skip_count: 1 });
+        return Some(Choices { lo: first, step: u, count: n - 1, skip_lo: skip, skip_count: 1 });
     }
     // Several boundaries: choose a block part first (uniform over the valid cuts would need a walk; a cut in a
-    // uniformly chosen sector that is then moved off a boundary is close enough and O(1)).
-    Some(Choices { lo: first, step: SECTOR, count: n, skip_lo: u64::MAX, skip_count: 0 })
+    // uniformly chosen unit that is then moved off a boundary is close enough and O(1)).
+    Some(Choices { lo: first, step: u, count: n, skip_lo: u64::MAX, skip_count: 0 })
 }
 
-/// A cut from `c` moved off a block boundary (one sector back, or forward at the op's first sector).
-fn off_boundary(cut: u64, first: u64, b: u64) -> u64 {
-    if cut % b != 0 {
+/// A cut from `c` moved off a block boundary (one unit back, or forward at the op's first unit) when the unit
+/// `u` is smaller than the block `b`; with `u >= b` every cut is a block boundary and stays.
+fn off_boundary(cut: u64, first: u64, b: u64, u: u64) -> u64 {
+    if u >= b || cut % b != 0 {
         cut
     } else if cut > first {
-        cut - SECTOR
+        cut - u
     } else {
-        cut + SECTOR
+        cut + u
     }
 }
 
@@ -821,16 +832,38 @@ mod tests {
         let mut rng = Rng::new(9);
         for (o, len, b) in [(0u64, 16384u32, 4096u64), (4096, 8192, 4096), (512, 1024, 4096), (0, 4096, 4096)]
         {
-            let c = tear_choices(&op(o, len), b).expect("a cut");
+            let c = tear_choices(&op(o, len), b, SECTOR).expect("a cut");
             for _ in 0..1000 {
-                let at = off_boundary(c.pick(&mut rng), o + SECTOR, b);
+                let at = off_boundary(c.pick(&mut rng), o + SECTOR, b, SECTOR);
                 assert_eq!(at % SECTOR, 0);
                 assert_ne!(at % b, 0, "cut {at} on a block boundary");
                 assert!(at > o && at < o + len as u64, "cut {at} outside {o}+{len}");
             }
         }
-        assert!(tear_choices(&op(0, 512), 4096).is_none(), "one sector");
-        assert!(tear_choices(&op(0, 8192), 512).is_none(), "512-byte blocks");
-        assert!(tear_choices(&op(3584, 1024), 4096).is_none(), "the only cut is a block boundary");
+        assert!(tear_choices(&op(0, 512), 4096, SECTOR).is_none(), "one sector");
+        assert!(tear_choices(&op(3584, 1024), 4096, SECTOR).is_none(), "the only cut is a block boundary");
+    }
+
+    #[test]
+    fn tear_with_a_unit_as_large_as_the_block_is_on_a_block_boundary() {
+        let mut rng = Rng::new(9);
+        // A 4 KiB-native device (unit 4096) under 4 KiB verification blocks, and 512-byte blocks on 512 units.
+        for (o, len, b, u) in
+            [(0u64, 16384u32, 4096u64, 4096u64), (8192, 8192, 4096, 4096), (0, 8192, 512, 512)]
+        {
+            let c = tear_choices(&op(o, len), b, u).expect("a cut");
+            let mut seen = std::collections::BTreeSet::new();
+            for _ in 0..1000 {
+                let at = off_boundary(c.pick(&mut rng), o + u, b, u);
+                assert_eq!(at % u, 0, "cut {at} is a whole number of units");
+                assert!(at > o && at < o + len as u64, "cut {at} outside {o}+{len}");
+                seen.insert(at);
+            }
+            assert_eq!(seen.len() as u64, len as u64 / u - 1, "every inner unit boundary is a possible cut");
+        }
+        assert!(tear_choices(&op(0, 4096), 4096, 4096).is_none(), "one unit: nothing to cut");
+        assert!(tear_choices(&op(512, 8192), 4096, 4096).is_none(), "not aligned to the unit");
+        // A 16 KiB unit on an 8 KiB op: the device cannot take a shorter write.
+        assert!(tear_choices(&op(0, 8192), 4096, 16384).is_none(), "op smaller than two units");
     }
 }

@@ -211,7 +211,16 @@ impl<E: Engine> VerifyEngine<E> {
             self.inner.submit_and_reap(None, &mut reaped)?;
             for c in reaped.drain(..) {
                 let slot = c.user_data as u32;
-                // Transient errors are not retried: those blocks are simply not checked.
+                let op = self.slots[slot as usize].op;
+                if c.result == -libc::EAGAIN || c.result == -libc::EINTR {
+                    // Transient, as in the worker: read the same blocks again.
+                    self.slots[slot as usize].busy = false;
+                    self.push_op(op, None);
+                    continue;
+                }
+                // Blocks an error or a short read left unread are counted, never silently passed.
+                let read = c.result.max(0) as u64 / self.block;
+                self.tally.readback_unread += (op.len as u64 / self.block).saturating_sub(read);
                 let _ = self.complete(c);
                 free.push(slot);
                 in_flight -= 1;

@@ -307,7 +307,12 @@ pub fn run_worker(setup: WorkerSetup) -> Result<WorkerOutput, EngineError> {
     // A cache needs staging buffers for its write-backs (and a real cache device its own), as large as a line.
     let staging = setup.cache.as_ref().map_or(0, |c| c.extra_buffers(w.qd));
     let line = setup.cache.as_ref().map_or(0, |c| c.cache.config().line_bytes as u64);
-    let buffers = Buffers::new(2 * w.qd + staging, w.max_bs.max(line), w.data, setup.seed ^ w.index as u64);
+    // Under --verify the data also depends on the run: a sector an earlier run with the same seed left behind
+    // (a torn or lost write) then never equals what this run wrote there, so it cannot pass for it. Written
+    // bytes are not reproducible under --verify anyway (headers carry the run id and a timestamp).
+    let run_salt = setup.verify.as_ref().map_or(0, |v| v.verifier.run_id());
+    let data_seed = setup.seed ^ w.index as u64 ^ run_salt;
+    let buffers = Buffers::new(2 * w.qd + staging, w.max_bs.max(line), w.data, data_seed);
     let slots = w.qd + setup.cache.as_ref().map_or(0, |c| c.extra_slots());
     let clock = RealClock::new(setup.epoch);
     let fail = |e: EngineError| {

@@ -54,6 +54,7 @@ fn run_with(
         ids: vec![0],
         regions: regions[0].iter().map(|r| (r.offset, r.length)).collect(),
         worker: w.index,
+        units: vec![512],
         verifier: None,
     };
     let (tx, _rx) = mpsc::channel();
@@ -400,6 +401,7 @@ fn direct(injects: &[&str]) -> Direct {
         ids: vec![3],
         regions: vec![(0, MIB)],
         worker: 0,
+        units: vec![512],
         verifier: None,
     };
     Direct { engine: FaultEngine::new(inner, wf, 8), store, faults }

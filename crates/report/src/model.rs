@@ -341,6 +341,9 @@ pub struct ErrorSummary {
     pub read: ErrorDetail,
     /// Writes.
     pub write: ErrorDetail,
+    /// Completions with EAGAIN or EINTR that were pushed again (transient; not errors, not in `total`).
+    #[serde(default)]
+    pub retries: u64,
 }
 
 /// Failed and short I/O of one op kind.
@@ -366,12 +369,13 @@ impl ErrorDetail {
 }
 
 impl ErrorSummary {
-    /// Errors of the run from the merged read and write stats.
-    pub fn from_stats(read: &OpStats, write: &OpStats) -> Self {
+    /// Errors of the run from the merged read and write stats, and the transient completions pushed again.
+    pub fn from_stats(read: &OpStats, write: &OpStats, retries: u64) -> Self {
         Self {
             total: read.errors + write.errors,
             read: ErrorDetail::from_stats(read),
             write: ErrorDetail::from_stats(write),
+            retries,
         }
     }
 }

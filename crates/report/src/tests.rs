@@ -125,6 +125,7 @@ pub(crate) fn sample() -> RunResult {
             total: 0,
             read: ErrorDetail { count: 0, short: 0, by_errno: BTreeMap::new() },
             write: ErrorDetail { count: 0, short: 0, by_errno: BTreeMap::new() },
+            retries: 0,
         },
         groups: vec![GroupResult {
             name: "worker".to_string(),
@@ -455,6 +456,7 @@ fn json_schema_nested_properties_match_serialised_keys() {
         Warning::CacheShrunk { times: 2, capacity_bytes: 1 << 30 },
         Warning::CacheDirtyAtExit { lines: 3 },
         Warning::DataMismatch { blocks: 2, classes: "1 lost_write, 1 torn_write".into() },
+        Warning::ReadbackIncomplete { blocks: 4 },
     ];
     let warnings = serde_json::to_value(every_kind).unwrap();
     let branches = schema["$defs"]["Warning"]["oneOf"].as_array().unwrap();
@@ -550,6 +552,7 @@ fn sample_verify() -> RunResult {
         blocks_skipped_in_flight: 2,
         blocks_never_written: 3,
         readback_blocks: 50,
+        readback_unread_blocks: 1,
         mismatches: 2,
         by_class: ByClass { lost_write: 2, ..Default::default() },
         first_mismatches: vec![miss(Some(h.clone())), miss(None)],

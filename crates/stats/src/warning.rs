@@ -193,6 +193,12 @@ pub enum Warning {
         /// Classes found, e.g. "2 lost_write, 1 torn_write".
         classes: String,
     },
+    /// The read-back pass of `--verify` could not read some written blocks (I/O errors, short reads), so
+    /// they were not checked.
+    ReadbackIncomplete {
+        /// Written blocks not read back.
+        blocks: u64,
+    },
 }
 
 impl Warning {
@@ -250,6 +256,9 @@ impl Warning {
             Self::DataMismatch { blocks, classes } => {
                 format!("DATA MISMATCH: {blocks} blocks failed verification ({classes})")
             }
+            Self::ReadbackIncomplete { blocks } => {
+                format!("the read-back pass could not read {blocks} written blocks: they were not verified")
+            }
         }
     }
 
@@ -296,6 +305,9 @@ impl Warning {
             Self::DataMismatch { .. } => {
                 "the storage returned data other than what was acknowledged: see verify.first_mismatches for \
                  offsets, headers and hex dumps (docs/VERIFY.md explains each class)"
+            }
+            Self::ReadbackIncomplete { .. } => {
+                "the target failed reads after the run: check its health (dmesg), then run `iolab verify` on it"
             }
         };
         Some(hint.to_string())

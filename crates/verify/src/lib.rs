@@ -115,6 +115,8 @@ pub struct Tally {
     pub blocks_never_written: u64,
     /// Blocks judged by the read-back pass (also in `blocks_checked`).
     pub readback_blocks: u64,
+    /// Written blocks the read-back pass could not read (an I/O error or a short read): not judged.
+    pub readback_unread: u64,
 }
 
 impl Tally {
@@ -159,6 +161,7 @@ struct Counts {
     skipped: AtomicU64,
     never: AtomicU64,
     readback: AtomicU64,
+    unread: AtomicU64,
     mismatches: AtomicU64,
     by_class: [AtomicU64; 4],
 }
@@ -614,6 +617,7 @@ impl Verifier {
         c.skipped.fetch_add(t.blocks_skipped_in_flight, Ordering::Relaxed);
         c.never.fetch_add(t.blocks_never_written, Ordering::Relaxed);
         c.readback.fetch_add(t.readback_blocks, Ordering::Relaxed);
+        c.unread.fetch_add(t.readback_unread, Ordering::Relaxed);
     }
 
     fn record(&self, target: u16, offset: u64, class: MismatchClass, e: Expect, block: &[u8]) {
@@ -685,6 +689,7 @@ impl Verifier {
             blocks_skipped_in_flight: n(&c.skipped),
             blocks_never_written: n(&c.never),
             readback_blocks: n(&c.readback),
+            readback_unread_blocks: n(&c.unread),
             mismatches: n(&c.mismatches),
             by_class: ByClass {
                 corrupt_payload: n(&c.by_class[0]),

@@ -108,6 +108,9 @@ pub struct VerifyResult {
     pub blocks_never_written: u64,
     /// Blocks checked by the read-back pass after the run (not timed).
     pub readback_blocks: u64,
+    /// Written blocks the read-back pass could not read (an I/O error or a short read), so not checked.
+    #[serde(default)]
+    pub readback_unread_blocks: u64,
     /// Failed blocks.
     pub mismatches: u64,
     /// Failed blocks by class.

@@ -3,7 +3,7 @@
 //! even with `--destroy-data`; a read-only run works. The image's bytes are compared before and after each
 //! case. Needs root, loop devices, `mkfs.ext4` and `mount`; otherwise each test prints `SKIP: reason`.
 
-use crate::util::{iolab, tempdir};
+use crate::util::{iolab, is_root, tempdir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -13,15 +13,6 @@ struct Ext4Loop {
     image: PathBuf,
     mount_point: Option<PathBuf>,
     dir: tempfile::TempDir,
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
 }
 
 fn run(cmd: &str, args: &[&str]) -> Result<String, String> {

@@ -2,7 +2,7 @@
 //! the seed), `link:` presets in front of emulated and real targets, and `--throttle` on a real loop device
 //! (root only; skipped with a reason otherwise).
 
-use crate::util::{assert_close, iolab, num, run_json, tempdir, warning_kinds};
+use crate::util::{assert_close, iolab, num, run_json, tempdir, warning_kinds, LoopDev};
 
 fn virt(target: &str, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["--target", target, "--clock", "virtual", "--seed", "1", "-d", "5s", "--ramp", "0s"];
@@ -91,50 +91,9 @@ fn several_workers_on_one_device_on_virtual_time_are_warned_about() {
     assert!(warning_kinds(&v).contains(&"virtual_device_copies".to_string()), "{:?}", warning_kinds(&v));
 }
 
-/// A loop device over a file in a temporary directory, detached when dropped.
-struct Loop {
-    dev: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Loop {
-    fn new(mib: u64) -> Result<Loop, String> {
-        if !nix_is_root() {
-            return Err("not root".into());
-        }
-        let dir = tempdir();
-        let file = dir.path().join("backing");
-        std::fs::write(&file, vec![0u8; (mib << 20) as usize]).map_err(|e| e.to_string())?;
-        let out = std::process::Command::new("losetup")
-            .args(["--find", "--show"])
-            .arg(&file)
-            .output()
-            .map_err(|e| format!("losetup: {e}"))?;
-        if !out.status.success() {
-            return Err(format!("losetup failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
-        }
-        Ok(Loop { dev: String::from_utf8_lossy(&out.stdout).trim().to_string(), _dir: dir })
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
-fn nix_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
 #[test]
 fn throttle_slows_a_real_block_device_to_the_limit() {
-    let lo = match Loop::new(64) {
+    let lo = match LoopDev::new(64, None) {
         Ok(l) => l,
         Err(why) => {
             eprintln!("skipped: throttle test needs root and loop devices ({why})");

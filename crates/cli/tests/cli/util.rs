@@ -105,3 +105,49 @@ pub fn entries(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// True when the tests run as root (loop devices, mounts, throttling).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+/// A loop device over a zeroed file in a temporary directory, detached when dropped. `sector`: its logical
+/// block size (`losetup -b`, with direct I/O to the backing file so the size holds), else 512.
+pub struct LoopDev {
+    /// The device path, e.g. /dev/loop3.
+    pub dev: String,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDev {
+    /// Err names why there is none (not root, no loop devices): the caller skips, saying so.
+    pub fn new(mib: u64, sector: Option<u32>) -> Result<LoopDev, String> {
+        if !is_root() {
+            return Err("not root".into());
+        }
+        let dir = tempdir();
+        let file = dir.path().join("backing");
+        std::fs::write(&file, vec![0u8; (mib << 20) as usize]).map_err(|e| e.to_string())?;
+        let mut c = std::process::Command::new("losetup");
+        c.args(["--find", "--show"]);
+        if let Some(b) = sector {
+            c.args(["-b", &b.to_string(), "--direct-io=on"]);
+        }
+        let out = c.arg(&file).output().map_err(|e| format!("losetup: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("losetup failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        }
+        Ok(LoopDev { dev: String::from_utf8_lossy(&out.stdout).trim().to_string(), _dir: dir })
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
