@@ -47,7 +47,7 @@ pub enum InjectKind {
     LostWrite,
     /// Store a write at another offset of the same target (and not where it was meant to go).
     MisdirectedWrite,
-    /// Store only a prefix of a write, cut at a sector boundary, and acknowledge all of it.
+    /// Store only a prefix of a write, cut at a multiple of the target's write unit, and acknowledge all of it.
     TornWrite,
     /// Fail the op with EIO.
     Eio,
