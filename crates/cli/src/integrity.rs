@@ -348,17 +348,7 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<crate::run::Outcome> {
     let job = crate::run::build_job(&run)?;
     let spec =
         job.forced.target.as_ref().and_then(|t| t.first().cloned()).ok_or_else(|| usage("no target"))?;
-    let probe = iolab_target::probe(&iolab_target::OpenRequest {
-        spec,
-        direct: true,
-        writes: false,
-        create_size: None,
-        scratch: false,
-        allow_write_device: false,
-        destroy_data: false,
-        fill_progress: None,
-    })
-    .map_err(usage)?;
+    let probe = iolab_target::probe(&iolab_target::OpenRequest::new(spec)).map_err(usage)?;
     let size = probe.size_bytes;
     if size == 0 || size % block_bytes as u64 != 0 {
         return Err(usage(format!(
