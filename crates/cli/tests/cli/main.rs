@@ -12,6 +12,7 @@ mod compare;
 mod device_safety;
 mod emulation;
 mod fuzz_args;
+mod golden;
 mod loadgen;
 mod open_loop;
 mod profiles;
