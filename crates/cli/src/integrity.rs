@@ -348,7 +348,7 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<crate::run::Outcome> {
     let job = crate::run::build_job(&run)?;
     let spec =
         job.forced.target.as_ref().and_then(|t| t.first().cloned()).ok_or_else(|| usage("no target"))?;
-    let probe = iolab_target::probe(&iolab_target::OpenRequest::new(spec)).map_err(usage)?;
+    let probe = iolab_device::probe(&iolab_device::OpenRequest::new(spec)).map_err(usage)?;
     let size = probe.size_bytes;
     if size == 0 || size % block_bytes as u64 != 0 {
         return Err(usage(format!(
@@ -374,7 +374,7 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<crate::run::Outcome> {
         Some(j) => CheckMode::Journal(PathBuf::from(j)),
         None => CheckMode::SelfCheck { block_bytes },
     };
-    let _scratch_guard = iolab_target::ScratchGuard;
+    let _scratch_guard = iolab_device::ScratchGuard;
     let saver = crate::catalog_cmd::Saver::open(&a.catalog, a.quiet, false)?;
     let mut opts = crate::run::ExecOptions {
         interval_ns: 1_000_000_000,

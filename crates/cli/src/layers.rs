@@ -13,7 +13,7 @@ use iolab_sim::{LinkTiming, SharedDevice, SparseStore};
 use iolab_spec::cache::DEFAULT_CACHE_LINE;
 use iolab_spec::{CacheSize, CacheSpec, ClockKind, TargetSpec};
 use iolab_stats::Warning;
-use iolab_target::{OpenRequest, OpenedTarget, TargetKind};
+use iolab_device::{OpenRequest, OpenedTarget, TargetKind};
 use std::sync::{Arc, Mutex};
 
 /// The run's devices, links and cache.
@@ -67,11 +67,11 @@ impl RunCache {
         if !self.shrink {
             return;
         }
-        let avail = iolab_target::mem_available_bytes();
+        let avail = iolab_device::mem_available_bytes();
         if avail == 0 {
             return;
         }
-        let low = ((iolab_target::mem_total_bytes() as f64 * LOW_MEM_SHARE) as u64).max(LOW_MEM_FLOOR);
+        let low = ((iolab_device::mem_total_bytes() as f64 * LOW_MEM_SHARE) as u64).max(LOW_MEM_FLOOR);
         let now = self.cache.stats().capacity_bytes;
         if avail < low {
             let line = self.cache.config().line_bytes as u64;
@@ -127,7 +127,7 @@ impl RunCache {
 /// RAM an emulated device may fill with written data: a quarter of what is available now, shared by the run's
 /// emulated devices.
 fn store_cap(devices: usize) -> u64 {
-    let avail = iolab_target::mem_available_bytes();
+    let avail = iolab_device::mem_available_bytes();
     let avail = if avail == 0 { 4 << 30 } else { avail };
     avail / 4 / devices.max(1) as u64
 }
@@ -228,7 +228,7 @@ impl Layers {
             }
             false => match &opened[first].mem {
                 Some(store) => EngineChoice::Mem(store.clone()),
-                None if matches!(opened[first].probe.kind, iolab_target::TargetKind::Null) => {
+                None if matches!(opened[first].probe.kind, iolab_device::TargetKind::Null) => {
                     EngineChoice::Null
                 }
                 None if file_engine_sync => EngineChoice::Sync,
@@ -363,7 +363,7 @@ fn cache_dev_request(plan: &Plan, path: &str, bytes: u64) -> Result<OpenRequest>
     let is_device =
         meta.as_ref().is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
     let missing = meta.is_err();
-    let ours = iolab_target::scratch::is_scratch(&absolute);
+    let ours = iolab_device::scratch::is_scratch(&absolute);
     let mut req = OpenRequest::new(TargetSpec::Path { path: path.to_string() });
     req.direct = plan.direct;
     req.writes = true;
@@ -375,7 +375,7 @@ fn cache_dev_request(plan: &Plan, path: &str, bytes: u64) -> Result<OpenRequest>
 }
 
 /// A target error on the cache device, worded for `--cache-dev`.
-fn cache_dev_error(path: &str, e: iolab_target::TargetError) -> anyhow::Error {
+fn cache_dev_error(path: &str, e: iolab_device::TargetError) -> anyhow::Error {
     crate::run::usage(format!("invalid value '{path}' for '--cache-dev': {e}"))
 }
 
@@ -387,7 +387,7 @@ pub fn check_cache_dev(plan: &Plan, spec: &CacheSpec, regions: &[Vec<iolab_plan:
     let bytes = asked_bytes(spec, &addressed_bytes(plan, regions), line);
     let bytes = spec.max_mem_bytes.map_or(bytes, |cap| bytes.min(cap));
     let req = cache_dev_request(plan, path, (bytes - bytes % line).max(line))?;
-    let probe = iolab_target::probe(&req).map_err(|e| cache_dev_error(path, e))?;
+    let probe = iolab_device::probe(&req).map_err(|e| cache_dev_error(path, e))?;
     if !matches!(probe.kind, TargetKind::File | TargetKind::BlockDevice) {
         return Err(crate::run::usage(format!(
             "invalid value '{path}' for '--cache-dev': expected a file or a block device"
@@ -439,7 +439,7 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
         Some(TargetSpec::Path { path }) => {
             let want = spec.max_mem_bytes.map_or(bytes, |cap| bytes.min(cap));
             let req = cache_dev_request(plan, path, (want - want % line).max(line))?;
-            let opened = iolab_target::open(&req).map_err(|e| cache_dev_error(path, e))?;
+            let opened = iolab_device::open(&req).map_err(|e| cache_dev_error(path, e))?;
             if opened.probe.logical_block_size as u64 > line {
                 return Err(crate::run::usage(format!(
                     "invalid value '{path}' for '--cache-dev': its logical block size ({} bytes) is larger than a cache line ({line} bytes); raise --cache-line",
@@ -478,7 +478,7 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
             line
         )));
     }
-    let avail = iolab_target::mem_available_bytes();
+    let avail = iolab_device::mem_available_bytes();
     if avail != 0 && bytes > avail {
         return Err(crate::run::usage(format!(
             "the cache needs {} of RAM but only {} is available; lower --cache or set --cache-max-mem",

@@ -61,7 +61,7 @@ fn main() {
             }
         }
     };
-    iolab_target::remove_scratch_files();
+    iolab_device::remove_scratch_files();
     std::process::exit(code);
 }
 

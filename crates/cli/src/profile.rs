@@ -388,7 +388,7 @@ pub fn find_max(args: &RunArgs) -> Result<Outcome> {
             eprint!("iolab: find-max step {}: {step_text} ... ", steps.len() + 1);
         }
         let result = {
-            let _scratch = iolab_target::ScratchGuard;
+            let _scratch = iolab_device::ScratchGuard;
             let mut opts =
                 crate::run::ExecOptions { interval_ns, quiet: true, live, on_interval: None, check: None };
             match crate::run::execute(job.clone(), false, &mut opts)? {

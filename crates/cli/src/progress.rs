@@ -5,7 +5,7 @@
 //! every call here is a no-op and the existing one-line notices are printed plainly. Drawing must not
 //! disturb the measurement, so:
 //! - only the cli thread touches bars: the collection loop of [`crate::run::execute`] (every 100 ms and on
-//!   each interval) and the fill callback, which `iolab-target` calls on the opening thread every few MiB.
+//!   each interval) and the fill callback, which `iolab-device` calls on the opening thread every few MiB.
 //!   Workers never see a bar, and there is no ticker thread (no steady tick);
 //! - the draw target redraws at most [`DRAW_HZ`] times a second, so a run with many workers (many interval
 //!   messages a second) still costs a few small writes a second; the result's CPU line counts them, as it
@@ -23,7 +23,7 @@
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iolab_report::{format_bytes, format_duration_ns, format_rate};
 use iolab_stats::{IntervalStats, TimePoint};
-use iolab_target::FillProgress;
+use iolab_device::FillProgress;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};

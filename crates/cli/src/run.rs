@@ -14,7 +14,7 @@ use iolab_report::{
 };
 use iolab_spec::{ClockKind, EngineKind, JobSpec, TargetSpec};
 use iolab_stats::{IntervalStats, OpStats, TimePoint, TimeSeries, Warning};
-use iolab_target::{OpenRequest, TargetKind};
+use iolab_device::{OpenRequest, TargetKind};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,7 +88,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     let job = build_job(args)?;
     let judged = job.clone();
     let interval_ns = parse_interval(&args.interval)?;
-    let _scratch_guard = iolab_target::ScratchGuard;
+    let _scratch_guard = iolab_device::ScratchGuard;
     let mut opts = ExecOptions {
         interval_ns,
         quiet: args.quiet,
@@ -197,7 +197,7 @@ fn scratch_path(role: Option<&str>) -> String {
 }
 
 /// Runs one job: plan, probe, bind, open, workers, result. Scratch files it creates stay until the caller's
-/// [`iolab_target::ScratchGuard`] drops (a sweep reuses them from point to point). Ctrl-C ends the run with a
+/// [`iolab_device::ScratchGuard`] drops (a sweep reuses them from point to point). Ctrl-C ends the run with a
 /// partial result; [`crate::signals::stop_requested`] tells the caller.
 pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<Executed> {
     let quiet = opts.quiet;
@@ -279,7 +279,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
         .collect();
     let mut probes = Vec::new();
     for r in &requests {
-        probes.push(iolab_target::probe(r).map_err(usage)?);
+        probes.push(iolab_device::probe(r).map_err(usage)?);
     }
     let geometry: Vec<TargetGeometry> = probes
         .iter()
@@ -355,7 +355,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
             r.fill_progress = bars.fill_hook(verb, &p.name, size_bytes);
         }
         let t =
-            iolab_target::open(r).map_err(usage).with_context(|| format!("opening target '{}'", p.name))?;
+            iolab_device::open(r).map_err(usage).with_context(|| format!("opening target '{}'", p.name))?;
         if stop.load(Ordering::Relaxed) {
             bail!(usage("interrupted while preparing targets"));
         }
@@ -653,14 +653,14 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     if !virtual_time {
         warnings.extend(iolab_stats::series_warnings(&full));
     }
-    let path_probes: Vec<(&iolab_target::Probe, &iolab_plan::TargetPlan)> = probes
+    let path_probes: Vec<(&iolab_device::Probe, &iolab_plan::TargetPlan)> = probes
         .iter()
         .zip(&plan.targets)
         .filter(|(p, _)| matches!(p.kind, TargetKind::File | TargetKind::BlockDevice))
         .collect();
     if !plan.direct && !path_probes.is_empty() {
         warnings.push(Warning::BufferedIo);
-        let mem_total = iolab_target::mem_total_bytes();
+        let mem_total = iolab_device::mem_total_bytes();
         for (p, t) in &path_probes {
             if t.reads && p.size_bytes < mem_total {
                 warnings.push(Warning::PageCacheLikely {
@@ -782,7 +782,7 @@ pub fn execute(mut job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
             kernel: env::kernel(),
             cpu_model: env::cpu_model(),
             cpu_count: env::cpu_count(),
-            mem_total_bytes: iolab_target::mem_total_bytes(),
+            mem_total_bytes: iolab_device::mem_total_bytes(),
             engine: engine_name,
             engine_features,
             targets: target_env,

@@ -44,7 +44,7 @@ fn install(stop: Arc<AtomicBool>, quiet: bool) {
                         );
                     }
                 } else {
-                    iolab_target::remove_scratch_files();
+                    iolab_device::remove_scratch_files();
                     crate::throttle::cleanup_on_exit();
                     eprintln!("\niolab: interrupted; scratch files removed");
                     std::process::exit(130);

@@ -525,7 +525,7 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     }
 
     // 2. Run: preconditioning once, then every point × trial, holding the scratch files throughout.
-    let _scratch_guard = iolab_target::ScratchGuard;
+    let _scratch_guard = iolab_device::ScratchGuard;
     let terminal = !quiet && std::io::stderr().is_terminal();
     let (started_at, _) = crate::env::now_rfc3339();
     let mut doc = SweepResult {

@@ -4,7 +4,7 @@
 
 use crate::buffers::Buffers;
 use crate::{Completion, Engine, EngineError, Op, RealClock};
-use iolab_target::MemStore;
+use iolab_device::MemStore;
 use std::sync::Arc;
 
 /// `mem:` or `null:` engine.

@@ -38,7 +38,7 @@ use iolab_plan::gen::{GenOp, OpGen};
 use iolab_plan::rng::Rng;
 use iolab_plan::{Region, WorkerPlan};
 use iolab_stats::{IntervalStats, LatencyHistogram, OpStats};
-use iolab_target::MemStore;
+use iolab_device::MemStore;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;

@@ -22,7 +22,7 @@ use iolab_engine::sync::SyncEngine;
 use iolab_engine::uring::{self, UringEngine};
 use iolab_engine::{Completion, Engine, Op, RealClock};
 use iolab_spec::DataPattern;
-use iolab_target::MemStore;
+use iolab_device::MemStore;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

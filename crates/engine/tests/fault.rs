@@ -17,7 +17,7 @@ use iolab_engine::sim::SimTarget;
 use iolab_engine::{run_worker, Completion, Engine, EngineChoice, Op, RealClock, WorkerOutput, WorkerSetup};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{DataPattern, InjectSpec, JobSpec, SimSpec, TargetSpec};
-use iolab_target::MemStore;
+use iolab_device::MemStore;
 use iolab_verify::{InjectCount, InjectResult};
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Barrier};

@@ -6,7 +6,7 @@ use iolab_engine::verify::WorkerVerify;
 use iolab_engine::{run_worker, EngineChoice, WorkerOutput, WorkerSetup};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{JobSpec, TargetSpec};
-use iolab_target::MemStore;
+use iolab_device::MemStore;
 use iolab_verify::{FailMode, MismatchClass, TargetInfo, Verifier, VerifyConfig};
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Barrier};

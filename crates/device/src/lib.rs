@@ -1,4 +1,4 @@
-//! iolab-target: where the bytes of a run live.
+//! iolab-device: where the bytes of a run live.
 //!
 //! The engine submits ops against a target; this crate finds, checks and opens it. Targets are regular files,
 //! block devices, an in-process RAM disk (`mem:`), a target that does nothing (`null:`) and an emulated
