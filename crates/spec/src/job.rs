@@ -16,7 +16,9 @@ use crate::loadgen::LoadgenSpec;
 use crate::profile::ProfileMeta;
 use crate::target::{is_target_name, TargetSpec};
 use crate::throttle::ThrottleSpec;
-use crate::units::{parse_count, parse_duration_ns, parse_percent, parse_size, BlockSizes, Dist};
+use crate::units::{
+    parse_count, parse_duration_ns, parse_percent, parse_size, Arrival, BlockSizes, Dist, MAX_WORKERS,
+};
 use crate::verdict::VerdictSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -62,9 +64,6 @@ pub const SPEC_KEYS: &[&str] = &["bs", "rw", "read_pct", "random_pct", "align", 
 
 /// Largest queue depth per worker (io_uring ring entries are sized from it).
 pub const MAX_QD: u32 = 4096;
-/// Largest number of workers in one run.
-pub const MAX_WORKERS: u32 = 1024;
-
 /// Fio-style read/write pattern shorthand; sets `read_pct` and `random_pct` unless those are given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -95,17 +94,6 @@ impl Rw {
             Rw::Randrw => (50.0, 100.0),
         }
     }
-}
-
-/// Open-loop inter-arrival times.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Arrival {
-    /// Evenly spaced arrivals (1/rate apart).
-    #[default]
-    Fixed,
-    /// Poisson arrivals: exponential gaps with mean 1/rate.
-    Poisson,
 }
 
 /// What written blocks contain.

@@ -25,4 +25,4 @@ pub use job::*;
 pub use sim::{ArrayParams, HddParams, LinkParams, Member, Raid, SsdParams};
 pub use target::{SimSpec, TargetSpec};
 pub use throttle::ThrottleSpec;
-pub use units::{BlockSizeWeight, BlockSizes, Dist, Zone};
+pub use units::{Arrival, BlockSizeWeight, BlockSizes, Dist, Zone, MAX_WORKERS};

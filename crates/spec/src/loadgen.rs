@@ -27,9 +27,8 @@
 //! [`UsersSpec::set`] is the one parser per `[users]` key, used by the job file and the command line alike.
 
 use crate::error::{suggest, Place, SpecError};
-use crate::job::Arrival;
 use crate::target::TargetSpec;
-use crate::units::{parse_count, parse_duration_ns, parse_size, Dist, MAX_BLOCK_SIZE};
+use crate::units::{parse_count, parse_duration_ns, parse_size, Arrival, Dist, MAX_BLOCK_SIZE};
 use serde::{Deserialize, Serialize};
 
 /// Keys of `[users]`.
@@ -149,7 +148,7 @@ impl UsersSpec {
                     _ => return Err(SpecError::invalid(place, text, "'fixed' or 'poisson'")),
                 })
             }
-            "workers" => self.workers = Some(whole(place, text, 1, crate::job::MAX_WORKERS)?),
+            "workers" => self.workers = Some(whole(place, text, 1, crate::units::MAX_WORKERS)?),
             _ => return Ok(false),
         }
         Ok(true)

@@ -676,36 +676,47 @@ pub fn parse_link(rest: &str) -> Result<(LinkParams, &str), String> {
     Ok((p, inner))
 }
 
-/// The canonical name of an emulated device other than `sim:fixed`: `sim:hdd,10k,size=600G` style, listing
-/// only what differs from the preset.
-pub fn display_sim(spec: &crate::target::SimSpec) -> String {
-    use crate::target::SimSpec;
-    let (mut s, diff) = match spec {
-        SimSpec::Hdd(p) => (format!("sim:hdd,{}", p.preset), hdd_diff(p)),
-        SimSpec::Ssd(p) => (format!("sim:ssd,{}", p.preset), ssd_diff(p)),
-        SimSpec::Array(a) => ("sim:array".to_string(), array_diff(a)),
-        SimSpec::Fixed { .. } => return crate::target::TargetSpec::Sim(spec.clone()).display_name(),
-    };
-    for kv in diff {
-        s.push(',');
-        s.push_str(&kv);
-    }
-    s
+/// `base` followed by `,key=value` for each setting in `diff`.
+fn with_diff(base: String, diff: Vec<String>) -> String {
+    diff.into_iter().fold(base, |s, kv| s + "," + &kv)
 }
 
-/// The canonical name of a link in front of `target`: `link:fc4g:sim:array`, with `,key=value` for what
-/// differs from the preset.
-pub fn display_link(link: &LinkParams, target: &crate::target::TargetSpec) -> String {
-    let mut s = format!("link:{}", link.preset);
-    if let Some(base) = link_preset(&link.preset) {
-        if link.mb_s != base.mb_s {
-            s.push_str(&format!(",mb_s={}", fmt_f64(link.mb_s)));
-        }
-        if link.latency_ns != base.latency_ns {
-            s.push_str(&format!(",latency={}", crate::units::format_duration(link.latency_ns)));
-        }
+impl HddParams {
+    /// The canonical name: `sim:hdd,10k,size=600G` style, listing only what differs from the preset.
+    pub fn display_name(&self) -> String {
+        with_diff(format!("sim:hdd,{}", self.preset), hdd_diff(self))
     }
-    format!("{s}:{}", target.display_name())
+}
+
+impl SsdParams {
+    /// The canonical name: `sim:ssd,nvme,...`, listing only what differs from the preset.
+    pub fn display_name(&self) -> String {
+        with_diff(format!("sim:ssd,{}", self.preset), ssd_diff(self))
+    }
+}
+
+impl ArrayParams {
+    /// The canonical name: `sim:array,...`, listing only what differs from the default array.
+    pub fn display_name(&self) -> String {
+        with_diff("sim:array".to_string(), array_diff(self))
+    }
+}
+
+impl LinkParams {
+    /// The canonical prefix of a link: `link:fc4g`, with `,key=value` for what differs from the preset (the
+    /// target behind it follows after a `:`).
+    pub fn display_prefix(&self) -> String {
+        let mut s = format!("link:{}", self.preset);
+        if let Some(base) = link_preset(&self.preset) {
+            if self.mb_s != base.mb_s {
+                s.push_str(&format!(",mb_s={}", fmt_f64(self.mb_s)));
+            }
+            if self.latency_ns != base.latency_ns {
+                s.push_str(&format!(",latency={}", crate::units::format_duration(self.latency_ns)));
+            }
+        }
+        s
+    }
 }
 
 #[cfg(test)]

@@ -149,8 +149,12 @@ impl TargetSpec {
                 servers,
                 crate::units::format_size(*size_bytes)
             ),
-            TargetSpec::Sim(other) => crate::sim::display_sim(other),
-            TargetSpec::Link { link, target } => crate::sim::display_link(link, target),
+            TargetSpec::Sim(SimSpec::Hdd(p)) => p.display_name(),
+            TargetSpec::Sim(SimSpec::Ssd(p)) => p.display_name(),
+            TargetSpec::Sim(SimSpec::Array(a)) => a.display_name(),
+            TargetSpec::Link { link, target } => {
+                format!("{}:{}", link.display_prefix(), target.display_name())
+            }
             TargetSpec::Named { name } => format!("@{name}"),
         }
     }

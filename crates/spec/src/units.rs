@@ -272,6 +272,20 @@ impl Dist {
     }
 }
 
+/// Largest number of workers in one run.
+pub const MAX_WORKERS: u32 = 1024;
+
+/// Open-loop inter-arrival times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    /// Evenly spaced arrivals (1/rate apart).
+    #[default]
+    Fixed,
+    /// Poisson arrivals: exponential gaps with mean 1/rate.
+    Poisson,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
