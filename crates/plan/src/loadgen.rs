@@ -26,7 +26,7 @@ use serde::Serialize;
 pub const PENDING_CAP: usize = 65_536;
 
 /// LoadGen's overload guard: it stops with `SwordfishExceptionTooMuchLoad` when unfinished tasks (queued +
-/// executing) exceed 1.5 x users (WORKLOADS.md §3). iolab warns and keeps running.
+/// executing) exceed 1.5 x users (docs/SOURCES.md §3). iolab warns and keeps running.
 pub const OVERLOAD_FACTOR: f64 = 1.5;
 
 /// The job's users and transactions, resolved (for the report and `--dry-run`).

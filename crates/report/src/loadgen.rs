@@ -2,7 +2,7 @@
 //! transaction latency from the intended start (per type and overall), and the backlog over time.
 //!
 //! LoadGen reports `Task Dispatched/sec` and `Task Completed/sec` and stops with "too much load" when
-//! unfinished tasks (queued + executing) exceed 1.5 x users (WORKLOADS.md §3). iolab reports the same counts
+//! unfinished tasks (queued + executing) exceed 1.5 x users (SOURCES.md §3). iolab reports the same counts
 //! and the backlog per interval, and flags `overload` (with a warning) instead of stopping, so the result shows
 //! how far behind the storage fell.
 

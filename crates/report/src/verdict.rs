@@ -2,7 +2,7 @@
 //!
 //! Jetstress judges a storage design by four latencies and one rate: each database instance's read latency
 //! (average <= 20 ms, maximum <= 50 ms), each log instance's write latency (average <= 10 ms, maximum
-//! <= 50 ms), and the achieved transactional IOPS against the target (WORKLOADS.md §2.6). Here a database
+//! <= 50 ms), and the achieved transactional IOPS against the target (docs/SOURCES.md §2.6). Here a database
 //! instance is a worker group whose name starts with `db` and a log instance one whose name starts with
 //! `log`; the cli says which (this crate does not read job files).
 //!

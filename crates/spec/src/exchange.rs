@@ -4,7 +4,7 @@
 //! into a target transactional IOPS figure. Pure arithmetic; the cli applies the result to the job's
 //! `db*`, `log*` and `bdm*` worker tables and `[targets]`.
 //!
-//! The rules, with their sources (WORKLOADS.md; \[S\] sourced, \[C\] computed, \[I\] our choice):
+//! The rules, with their sources (docs/SOURCES.md; \[S\] sourced, \[C\] computed, \[I\] our choice):
 //!
 //! - DB size = mailboxes x mailbox size, rounded up to a MiB \[C\].
 //! - IOPS per mailbox: given (`iops_per_mailbox`), or messages/day x a per-version factor. The factor is
@@ -42,7 +42,7 @@ pub const VERSIONS: &[u32] = &[2007, 2010, 2013, 2016];
 pub const DEFAULT_VERSION: u32 = 2010;
 /// Default messages sent and received per mailbox per day (Redmond's table is at 100).
 pub const DEFAULT_MESSAGES_PER_DAY: f64 = 100.0;
-/// Block size of the BDM stream (unverified, WORKLOADS.md §2.5).
+/// Block size of the BDM stream (unverified, docs/SOURCES.md §2.5).
 pub const BDM_BS: u64 = 256 << 10;
 /// Default BDM window: every database fully scanned once every seven days (§2.5).
 pub const DEFAULT_BDM_WINDOW_NS: u64 = 7 * 24 * 3600 * 1_000_000_000;
@@ -320,7 +320,7 @@ mod tests {
         (a - b).abs() <= 1e-9 * b.abs().max(1.0)
     }
 
-    /// Seed 000 (WORKLOADS.md §1.1): Jetstress 2010, 1,000 mailboxes of 200 MB at 1 IOPS each: 1,000 IOPS on a
+    /// Seed 000 (SOURCES.md §1.1): Jetstress 2010, 1,000 mailboxes of 200 MB at 1 IOPS each: 1,000 IOPS on a
     /// 200 GB database (the seed's LUN; 1000 x 200 MiB = 195.3 GiB).
     #[test]
     fn golden_seed_000_thousand_mailboxes_at_one_iops() {

@@ -1,6 +1,6 @@
 //! LoadGen-style users and transactions: the `[users]` table and the `[[transaction]]` tables of a job file.
 //!
-//! Exchange LoadGen (WORKLOADS.md §3) drives a server with N simulated users, each doing a number of tasks per
+//! Exchange LoadGen (SOURCES.md §3) drives a server with N simulated users, each doing a number of tasks per
 //! simulated day; iolab maps that onto storage as *transactions*: named sequences of I/Os ("send mail" = a log
 //! append, two 32K database writes and a 32K database read), each step on a target of the job's `[targets]`.
 //!

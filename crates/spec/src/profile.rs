@@ -14,7 +14,7 @@ pub const PROFILE_KEYS: &[&str] = &["description", "sources", "expected"];
 pub struct ProfileMeta {
     /// One line: what the profile models (listed by `iolab profiles`).
     pub description: Option<String>,
-    /// Where the numbers come from (WORKLOADS.md sections, seed documents, original sources).
+    /// Where the numbers come from (docs/SOURCES.md sections, seed documents, original sources).
     pub sources: Vec<String>,
     /// What a run should show on healthy storage, and what to look at.
     pub expected: Option<String>,

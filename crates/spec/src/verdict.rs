@@ -2,7 +2,7 @@
 //! Jetstress-style.
 //!
 //! Jetstress fails a run when a database instance's read latency averages over 20 ms or peaks over 50 ms, or
-//! a log instance's write latency averages over 10 ms or peaks over 50 ms (WORKLOADS.md §2.6, from a
+//! a log instance's write latency averages over 10 ms or peaks over 50 ms (docs/SOURCES.md §2.6, from a
 //! JetstressCmd log), or when the achieved transactional IOPS fall short of the target. These are the
 //! defaults here; every one can be changed. The checks themselves are evaluated by the cli on the result's
 //! worker groups (`db*` groups' reads, `log*` groups' writes); this module only holds what the user asked for.
@@ -21,7 +21,7 @@ pub const VERDICT_KEYS: &[&str] = &[
     "iops_tolerance",
 ];
 
-/// Default database read latency limit, average: 20 ms [S WORKLOADS.md §2.6].
+/// Default database read latency limit, average: 20 ms [S docs/SOURCES.md §2.6].
 pub const DEFAULT_DB_READ_AVG_NS: u64 = 20_000_000;
 /// Default database read latency limit, maximum (per-interval mean): 50 ms [S §2.6].
 pub const DEFAULT_DB_READ_MAX_NS: u64 = 50_000_000;
