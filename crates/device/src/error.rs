@@ -1,7 +1,7 @@
 //! Errors of the target stage.
 //!
 //! Every error names the path the user typed. Environment errors add a `  likely cause: …` and/or a
-//! `  hint: …` line, so the CLI can print the error as is (STYLE.md 2.4, TigerBeetle `io/linux.zig`).
+//! `  hint: …` line, so the CLI can print the error as is (the shape of ripgrep's and TigerBeetle's `io/linux.zig` errors).
 //! Every refusal happens before anything is created or modified: a `TargetError` means the target is as it was.
 
 use std::io;

@@ -1,4 +1,4 @@
-//! End-to-end tests of the `iolab` binary (STYLE.md §2.6): one test binary, `assert_cmd`, assertions on the
+//! End-to-end tests of the `iolab` binary: one test binary, `assert_cmd`, assertions on the
 //! JSON result (schema `iolab.result/1`), never on prose. Anything timing-shaped runs on the emulated device
 //! with virtual time (`sim:fixed,latency=100us,servers=8 --clock virtual --seed 1`), so it is exact and
 //! instant. Real-kernel file tests skip (printing `skipped: <reason>`) when the environment lacks a feature.
