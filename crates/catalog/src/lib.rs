@@ -142,7 +142,30 @@ pub enum CatalogError {
         /// What is wrong.
         reason: String,
     },
-    /// Any other SQLite failure (busy past the timeout, disk full, permissions).
+    /// SQLite's quick check found damage (bad pages behind an intact header): checked before a run, so a
+    /// damaged catalog is refused before anything runs, and left as it is.
+    #[error("catalog '{}' is damaged (SQLite's quick_check: {findings}); it was not changed\n  hint: recover what it holds with `sqlite3 FILE .recover`, or pass --db PATH (or set IOLAB_DB) to use another catalog, or --no-save", path.display())]
+    Damaged {
+        /// The catalog.
+        path: PathBuf,
+        /// What the check found (its first lines).
+        findings: String,
+    },
+    /// The catalog cannot be written (a read-only file, directory or filesystem).
+    #[error("catalog '{}' cannot be written ({reason}); nothing was run\n  hint: pass --db PATH (or set IOLAB_DB) to use a writable catalog, or --no-save", path.display())]
+    ReadOnly {
+        /// The catalog.
+        path: PathBuf,
+        /// What SQLite or the filesystem said.
+        reason: String,
+    },
+    /// The catalog's filesystem is full.
+    #[error("catalog '{}': disk full (no space left on the filesystem that holds it)\n  hint: free space there, or pass --db PATH (or set IOLAB_DB) to use a catalog elsewhere", path.display())]
+    DiskFull {
+        /// The catalog.
+        path: PathBuf,
+    },
+    /// Any other SQLite failure (busy past the timeout, permissions).
     #[error("catalog '{}': {source}", path.display())]
     Sqlite {
         /// The catalog.
@@ -281,7 +304,7 @@ impl Catalog {
                     .map_err(|source| CatalogError::CreateDir { path: dir.to_path_buf(), source })?;
             }
         }
-        let sql_err = |source| CatalogError::Sqlite { path: path.to_path_buf(), source };
+        let sql_err = |source| sql_error(path, source);
         let conn = Connection::open(path).map_err(sql_err)?;
         conn.busy_timeout(schema::BUSY_TIMEOUT).map_err(sql_err)?;
         schema::check(&conn, path)?;
@@ -296,7 +319,51 @@ impl Catalog {
     }
 
     fn sql_err(&self, source: rusqlite::Error) -> CatalogError {
-        CatalogError::Sqlite { path: self.path.clone(), source }
+        sql_error(&self.path, source)
+    }
+
+    /// Checks, before a run, that a document can be saved here afterwards: SQLite's quick check finds no
+    /// damage, and a write transaction can start (the file, its directory and its filesystem are writable).
+    /// Nothing is written: the transaction is rolled back. A catalog that fails is left as it was, so the
+    /// caller can refuse the run before anything is created. `quick_check` reads every page once: on a
+    /// catalog of 5,002 runs (51 MB) it took 0.04-0.10 s with the file in the page cache and 1.1 s from a
+    /// cold cache on a virtio disk (docs/CATALOG.md), cheap beside any run.
+    pub fn check_ready_to_save(&self) -> Result<(), CatalogError> {
+        let mut stmt = self.conn.prepare("PRAGMA quick_check(5)").map_err(|e| self.sql_err(e))?;
+        let lines: Vec<String> =
+            stmt.query_map([], |r| r.get(0)).and_then(|rows| rows.collect()).map_err(|e| self.damaged(e))?;
+        if lines != ["ok"] {
+            return Err(CatalogError::Damaged { path: self.path.clone(), findings: lines.join("; ") });
+        }
+        if self.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Err(CatalogError::ReadOnly {
+                path: self.path.clone(),
+                reason: "SQLite opened it read-only".into(),
+            });
+        }
+        // A write lock needs the file and, in WAL mode, its -wal and -shm files to be writable.
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(|e| self.unwritable(e))?;
+        tx.execute("UPDATE entries SET note = note WHERE 0", []).map_err(|e| self.unwritable(e))?;
+        tx.rollback().map_err(|e| self.unwritable(e))
+    }
+
+    fn damaged(&self, e: rusqlite::Error) -> CatalogError {
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseCorrupt) | Some(rusqlite::ErrorCode::NotADatabase) => {
+                CatalogError::Damaged { path: self.path.clone(), findings: e.to_string() }
+            }
+            _ => self.sql_err(e),
+        }
+    }
+
+    fn unwritable(&self, e: rusqlite::Error) -> CatalogError {
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::ReadOnly) | Some(rusqlite::ErrorCode::CannotOpen) => {
+                CatalogError::ReadOnly { path: self.path.clone(), reason: e.to_string() }
+            }
+            _ => self.sql_err(e),
+        }
     }
 
     /// Saves an entry and returns its id. The document is stored as pretty JSON; to keep the exact text
@@ -531,6 +598,24 @@ impl Catalog {
             Err(lines.join("; "))
         }
     }
+}
+
+/// SQLite's error as a catalog error; a write that failed for want of space says "disk full", also when SQLite
+/// reports it as a generic I/O error (it does when the WAL or shared-memory file cannot grow).
+pub(crate) fn sql_error(path: &Path, source: rusqlite::Error) -> CatalogError {
+    match source.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DiskFull) => CatalogError::DiskFull { path: path.to_path_buf() },
+        Some(rusqlite::ErrorCode::SystemIoFailure) if filesystem_full(path) => {
+            CatalogError::DiskFull { path: path.to_path_buf() }
+        }
+        _ => CatalogError::Sqlite { path: path.to_path_buf(), source },
+    }
+}
+
+/// Whether the filesystem holding `path` has no block left for an unprivileged writer.
+fn filesystem_full(path: &Path) -> bool {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    nix::sys::statvfs::statvfs(dir).is_ok_and(|s| s.blocks_available() == 0)
 }
 
 fn summary_of_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {

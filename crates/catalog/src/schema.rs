@@ -127,7 +127,7 @@ pub fn open_error(path: &Path, e: rusqlite::Error) -> CatalogError {
     if is_not_a_database(&e) {
         CatalogError::NotACatalog { path: path.to_path_buf(), reason: e.to_string() }
     } else {
-        CatalogError::Sqlite { path: path.to_path_buf(), source: e }
+        crate::sql_error(path, e)
     }
 }
 
@@ -166,7 +166,7 @@ pub fn check(conn: &Connection, path: &Path) -> Result<(), CatalogError> {
 /// Sets WAL mode (readers never block the writer, and a crash mid-write leaves the last commit intact) and
 /// the per-connection settings. Only called on a recognised catalog or an empty file.
 pub fn configure(conn: &Connection, path: &Path) -> Result<(), CatalogError> {
-    let sql_err = |e| CatalogError::Sqlite { path: path.to_path_buf(), source: e };
+    let sql_err = |e| crate::sql_error(path, e);
     // Switching to WAL takes an exclusive lock once per file; the busy handler covers a concurrent opener,
     // and a few retries cover the cases where SQLite reports busy without calling it.
     let mut attempt = 0;
@@ -198,7 +198,7 @@ pub fn migrate(
     path: &Path,
     reextract: &dyn Fn(&Connection) -> rusqlite::Result<()>,
 ) -> Result<(), CatalogError> {
-    let sql_err = |e| CatalogError::Sqlite { path: path.to_path_buf(), source: e };
+    let sql_err = |e| crate::sql_error(path, e);
     let version: i64 =
         conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| open_error(path, e))?;
     if version == LATEST {

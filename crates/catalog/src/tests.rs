@@ -420,3 +420,160 @@ fn kinds_parse_as_typed_and_by_schema() {
     assert_eq!(EntryKind::of_schema("iolab.result/7"), Some(EntryKind::Run));
     assert_eq!(EntryKind::of_schema("other/1"), None);
 }
+
+/// A catalog of `n` runs with the WAL folded in, so the file on disk is the whole catalog.
+fn catalog_with_runs(path: &Path, n: usize) {
+    let c = Catalog::open(path).unwrap();
+    for i in 0..n {
+        c.save_text(
+            EntryKind::Run,
+            &RUN.replace("\"run_id\": \"", &format!("\"run_id\": \"{i:04x}")),
+            &[],
+            None,
+        )
+        .unwrap();
+    }
+    c.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+}
+
+#[test]
+fn check_ready_to_save_damaged_pages_behind_an_intact_header_are_refused_untouched() {
+    let (_d, path) = temp();
+    catalog_with_runs(&path, 40);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let page = 4096;
+    assert!(bytes.len() > 8 * page, "the catalog spans several pages");
+    // Damage the last B-tree page (a table or index page, by its type byte): its cell pointers and cells.
+    // The header and the schema page stay intact, so the file still opens as a catalog.
+    let btree = (1..bytes.len() / page)
+        .rev()
+        .map(|i| i * page)
+        .find(|&at| matches!(bytes[at], 0x02 | 0x05 | 0x0a | 0x0d))
+        .expect("a B-tree page after the first");
+    for b in &mut bytes[btree + 1..btree + page] {
+        *b ^= 0xa5;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let c = Catalog::open(&path).expect("the header is intact, so the catalog opens");
+    let e = c.check_ready_to_save().expect_err("damage must be found before a run");
+    assert!(matches!(e, CatalogError::Damaged { .. }), "{e}");
+    assert!(e.to_string().contains("damaged") && e.to_string().contains("not changed"), "{e}");
+    drop(c);
+    assert!(std::fs::read(&path).unwrap() == bytes, "the damaged catalog is left as it was");
+}
+
+#[test]
+fn check_ready_to_save_healthy_catalog_passes_and_is_not_written() {
+    let (_d, path) = temp();
+    catalog_with_runs(&path, 5);
+    let before = std::fs::read(&path).unwrap();
+    let c = Catalog::open(&path).unwrap();
+    c.check_ready_to_save().expect("a healthy, writable catalog is ready");
+    assert_eq!(c.summaries(&Filter::default()).unwrap().len(), 5);
+    c.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+    drop(c);
+    assert_eq!(std::fs::read(&path).unwrap().len(), before.len());
+}
+
+fn is_root() -> bool {
+    std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap_or(false)
+}
+
+/// A tmpfs of `size` mounted at a new directory under `dir` (root only), unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
+        let at = dir.join("mnt");
+        std::fs::create_dir_all(&at).ok()?;
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&at)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(Tmpfs(at))
+    }
+
+    fn remount_read_only(&self) {
+        let s = std::process::Command::new("mount").args(["-o", "remount,ro"]).arg(&self.0).status().unwrap();
+        assert!(s.success(), "remount read-only");
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn check_ready_to_save_read_only_catalog_is_refused_before_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _mount) = if is_root() {
+        let Some(m) = Tmpfs::mount(dir.path(), "16m") else {
+            eprintln!("skipped: cannot mount a tmpfs");
+            return;
+        };
+        let path = m.0.join("results.db");
+        catalog_with_runs(&path, 3);
+        m.remount_read_only();
+        (path, Some(m))
+    } else {
+        let path = dir.path().join("results.db");
+        catalog_with_runs(&path, 3);
+        let mode = |p: &Path, m| std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m));
+        mode(&path, 0o444).unwrap();
+        mode(dir.path(), 0o555).unwrap();
+        (path, None)
+    };
+    let before = std::fs::read(&path).unwrap();
+    let refused = match Catalog::open(&path) {
+        Err(e) => e,
+        Ok(c) => c.check_ready_to_save().expect_err("a read-only catalog must be refused before the run"),
+    };
+    let msg = refused.to_string();
+    assert!(msg.contains(&path.display().to_string()), "names the catalog: {msg}");
+    assert!(std::fs::read(&path).unwrap() == before, "the refused catalog is left as it was");
+    if !is_root() {
+        let _ = std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755));
+    }
+}
+
+#[test]
+fn save_on_a_full_filesystem_says_disk_full() {
+    if !is_root() {
+        eprintln!("skipped: needs root to mount a small tmpfs");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = Tmpfs::mount(dir.path(), "1m") else {
+        eprintln!("skipped: cannot mount a tmpfs");
+        return;
+    };
+    let path = m.0.join("results.db");
+    let c = Catalog::open(&path).unwrap();
+    c.check_ready_to_save().unwrap();
+    drop(c);
+    // Fill the filesystem to the last block, with the catalog closed (its -wal and -shm files are gone).
+    let mut filler = std::fs::File::create(m.0.join("filler")).unwrap();
+    let chunk = vec![0x5au8; 4096];
+    while std::io::Write::write_all(&mut filler, &chunk).is_ok() {}
+    let c = match Catalog::open(&path) {
+        Ok(c) => c,
+        Err(e) => {
+            assert!(matches!(e, CatalogError::DiskFull { .. }), "says disk full: {e}");
+            return;
+        }
+    };
+    let mut failed = None;
+    for i in 0..50 {
+        let text = RUN.replace("\"run_id\": \"", &format!("\"run_id\": \"{i:04x}"));
+        if let Err(e) = c.save_text(EntryKind::Run, &text, &[], None) {
+            failed = Some(e);
+            break;
+        }
+    }
+    let e = failed.expect("a full filesystem makes a save fail");
+    assert!(matches!(e, CatalogError::DiskFull { .. }), "says disk full, not a generic I/O error: {e}");
+    assert!(e.to_string().contains("disk full"), "{e}");
+}

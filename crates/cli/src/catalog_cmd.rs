@@ -176,6 +176,7 @@ impl Saver {
         }
         let path = db_path(&flags.db);
         let catalog = Catalog::open(&path).map_err(usage)?;
+        catalog.check_ready_to_save().map_err(usage)?;
         Ok(Some(Saver { catalog, tags, note: flags.note.clone(), quiet }))
     }
 

@@ -354,3 +354,37 @@ fn ambiguous_prefix_lists_the_candidates() {
         assert!(err.contains(id.as_str()), "lists {id}: {err}");
     }
 }
+
+/// Issue 14, item 7: a catalog whose B-tree pages are damaged behind an intact header used to run the whole
+/// workload and then fail to save (or save into the damaged file). It is now refused before anything runs.
+#[test]
+fn damaged_catalog_is_refused_before_the_run_and_left_unchanged() {
+    let dir = tempdir();
+    let db = catalog_in(dir.path());
+    for seed in ["1", "2", "3"] {
+        let mut args = vec!["run", "-q", "-d", "1s", "--ramp", "0s"];
+        args.extend(SIM.iter().take(4));
+        args.extend(["--seed", seed]);
+        ok(at(&db).args(&args).output().unwrap(), "run");
+    }
+    let mut bytes = std::fs::read(&db).unwrap();
+    let page = 4096;
+    // The last B-tree page (table or index, by its type byte) loses its cell pointers and cells.
+    let btree = (1..bytes.len() / page)
+        .rev()
+        .map(|i| i * page)
+        .find(|&at| matches!(bytes[at], 0x02 | 0x05 | 0x0a | 0x0d))
+        .expect("a B-tree page after the first");
+    for b in &mut bytes[btree + 1..btree + page] {
+        *b ^= 0xa5;
+    }
+    std::fs::write(&db, &bytes).unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = at(&db).current_dir(&work).args(["run", "--ios", "1000"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("is damaged") && err.contains("not changed"), "{err}");
+    assert!(crate::util::entries(&work).is_empty(), "nothing was created: {:?}", crate::util::entries(&work));
+    assert!(std::fs::read(&db).unwrap() == bytes, "the damaged catalog is left as it was");
+}
