@@ -573,7 +573,13 @@ fn cgroup_error(action: &str, error: io::Error) -> ThrottleError {
 }
 
 /// An error writing a limit, with the likely cause.
-fn limit_error(kind: &CgroupKind, name: &str, file: &'static str, line: &str, error: io::Error) -> ThrottleError {
+fn limit_error(
+    kind: &CgroupKind,
+    name: &str,
+    file: &'static str,
+    line: &str,
+    error: io::Error,
+) -> ThrottleError {
     let cause = match error.raw_os_error() {
         Some(libc::ENODEV) => {
             "the kernel cannot throttle this device (it went away, or its driver does not take block \
