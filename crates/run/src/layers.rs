@@ -375,9 +375,22 @@ pub fn check_cache_dev(plan: &Plan, spec: &CacheSpec, regions: &[Vec<iolab_plan:
     Ok(())
 }
 
-fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCache> {
-    let line = spec.line_bytes.unwrap_or(DEFAULT_CACHE_LINE);
-    let mut bytes = iolab_plan::sizing::cache_asked_bytes(spec, addressed, line);
+/// Where the cache's data lives and what times its hits.
+struct CacheDevice {
+    /// The emulated device timing hits, if any.
+    dev: Option<Arc<SharedDevice>>,
+    /// Its model, for per-worker copies on virtual time.
+    dev_spec: Option<iolab_spec::SimSpec>,
+    /// Its size.
+    dev_size: u64,
+    /// Its name ("mem" for RAM).
+    dev_name: String,
+    /// A real cache device, opened.
+    dev_file: Option<Arc<std::fs::File>>,
+}
+
+/// Resolves `--cache-dev` (opening a real one); lowers `bytes` to what the device holds.
+fn cache_device(plan: &Plan, spec: &CacheSpec, bytes: &mut u64, line: u64) -> Result<CacheDevice> {
     let virtual_clock = plan.clock == ClockKind::Virtual;
     let mut dev_spec = None;
     let mut dev_file = None;
@@ -394,17 +407,17 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
             dev_spec = Some(ram);
             let max_qd = plan.workers.iter().map(|w| w.qd as usize).max().unwrap_or(1);
             if let Some(TargetSpec::Mem { size_bytes }) = &spec.dev {
-                bytes = bytes.min(*size_bytes);
+                *bytes = (*bytes).min(*size_bytes);
             }
             (Some(Arc::new(SharedDevice::new(model, plan.workers.len(), max_qd))), 1 << 40, "mem".to_string())
         }
         None => (None, u64::MAX, "mem".to_string()),
         Some(TargetSpec::Mem { size_bytes }) => {
-            bytes = bytes.min(*size_bytes);
+            *bytes = (*bytes).min(*size_bytes);
             (None, *size_bytes, "mem".to_string())
         }
         Some(t @ TargetSpec::Sim(sim)) => {
-            bytes = bytes.min(sim.size_bytes());
+            *bytes = (*bytes).min(sim.size_bytes());
             let depth: usize = plan.workers.iter().map(|w| w.qd as usize).sum();
             let model = iolab_sim::build(sim, plan.seed ^ 0xCAC4E, depth.max(1));
             dev_spec = Some(sim.clone());
@@ -416,7 +429,7 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
             )
         }
         Some(TargetSpec::Path { path }) => {
-            let want = spec.max_mem_bytes.map_or(bytes, |cap| bytes.min(cap));
+            let want = spec.max_mem_bytes.map_or(*bytes, |cap| (*bytes).min(cap));
             let req = cache_dev_request(plan, path, (want - want % line).max(line))?;
             let opened = iolab_device::open(&req).map_err(|e| cache_dev_error(path, e))?;
             if opened.probe.logical_block_size as u64 > line {
@@ -431,7 +444,7 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
                     "invalid value '{path}' for '--cache-dev': smaller than one {line}-byte cache line"
                 )));
             }
-            bytes = bytes.min(size);
+            *bytes = (*bytes).min(size);
             dev_file = opened.file.map(Arc::new);
             (None, size, path.clone())
         }
@@ -442,6 +455,14 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
             )))
         }
     };
+    Ok(CacheDevice { dev, dev_spec, dev_size, dev_name, dev_file })
+}
+
+fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCache> {
+    let line = spec.line_bytes.unwrap_or(DEFAULT_CACHE_LINE);
+    let mut bytes = iolab_plan::sizing::cache_asked_bytes(spec, addressed, line);
+    let CacheDevice { dev, dev_spec, dev_size, dev_name, dev_file } =
+        cache_device(plan, spec, &mut bytes, line)?;
     if let Some(cap) = spec.max_mem_bytes {
         bytes = bytes.min(cap);
     }
