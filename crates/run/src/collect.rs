@@ -4,7 +4,7 @@
 //! per-worker intervals are also summed per group, for the group's largest per-interval mean response time.
 
 use crate::layers::RunCache;
-use crate::{env, Observer};
+use crate::{env, IntervalHook, Observer};
 use iolab_engine::WorkerEvent;
 use iolab_plan::Plan;
 use iolab_stats::{IntervalStats, IntervalTxn, TimePoint, TimeSeries};
@@ -54,8 +54,8 @@ pub(crate) struct Watch<'a> {
     pub finish: &'a AtomicBool,
     /// The live display.
     pub observer: &'a mut dyn Observer,
-    /// The caller's interval hook ([`crate::IntervalHook`]).
-    pub on_interval: Option<&'a mut dyn FnMut(u64, &TimePoint) -> bool>,
+    /// The caller's interval hook.
+    pub on_interval: Option<IntervalHook<'a>>,
     /// The run's cache, watched for memory.
     pub cache: Option<&'a mut RunCache>,
 }

@@ -9,7 +9,7 @@ use crate::integrity::RunIntegrity;
 use crate::layers::Layers;
 use crate::observe::Started;
 use crate::prepare::{self, Prepared};
-use crate::{env, Error, ExecOptions, Executed, Observer, Result, RunShape};
+use crate::{env, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape};
 use iolab_device::{OpenRequest, OpenedTarget, Probe, ThrottleGuard};
 use iolab_engine::{WorkerEvent, WorkerOutput, WorkerSetup};
 use iolab_spec::EngineKind;
@@ -53,9 +53,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         stop,
         finish: &finish,
         observer: &mut *shown,
-        on_interval: on_interval
-            .as_deref_mut()
-            .map(|h| h as &mut dyn FnMut(u64, &iolab_stats::TimePoint) -> bool),
+        on_interval: on_interval.as_deref_mut().map(|h| h as IntervalHook<'_>),
         cache: layers.cache.as_mut(),
     };
     let mut collected = collect::collect(&p.plan, &rx, interval_ns, watch);
