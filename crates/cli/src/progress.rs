@@ -23,7 +23,7 @@
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iolab_device::FillProgress;
 use iolab_report::{format_bytes, format_duration_ns, format_rate};
-pub use iolab_run::RunShape;
+use iolab_run::RunShape;
 use iolab_stats::{IntervalStats, TimePoint};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
