@@ -11,10 +11,8 @@
 mod args;
 mod catalog_cmd;
 mod compare;
-mod env;
 mod flush_signal;
 mod integrity;
-mod layers;
 mod loadgen;
 mod profile;
 mod progress;
@@ -22,7 +20,6 @@ mod report_cmd;
 mod run;
 mod signals;
 mod sweep;
-mod throttle;
 
 use clap::Parser;
 

@@ -361,7 +361,7 @@ pub fn find_max(args: &RunArgs) -> Result<Outcome> {
     let interval_ns = crate::run::parse_interval(&args.interval)?;
     // The catalog opens before the first step runs: a bad one is an exit-2 error with nothing done.
     let saver = crate::catalog_cmd::Saver::open(&args.catalog, args.quiet, false)?;
-    let (started_at, _) = crate::env::now_rfc3339();
+    let (started_at, _) = iolab_run::env::now_rfc3339();
     let mut ran: Option<crate::catalog_cmd::RunFacts> = None;
     let quiet = args.quiet;
     let live = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -389,11 +389,10 @@ pub fn find_max(args: &RunArgs) -> Result<Outcome> {
         }
         let result = {
             let _scratch = iolab_device::ScratchGuard;
-            let mut opts =
-                crate::run::ExecOptions { interval_ns, quiet: true, live, on_interval: None, check: None };
-            match crate::run::execute(job.clone(), false, &mut opts)? {
-                crate::run::Executed::Done(r) => r,
-                crate::run::Executed::DryRun(_) => unreachable!("dry_run is false"),
+            let mut opts = crate::run::exec_options(interval_ns, true, live);
+            match iolab_run::execute(job.clone(), false, &mut opts)? {
+                iolab_run::Executed::Done(r) => r,
+                iolab_run::Executed::DryRun(_) => unreachable!("dry_run is false"),
             }
         };
         overall.end();

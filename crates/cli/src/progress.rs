@@ -4,7 +4,7 @@
 //! Bars exist only when the caller says the output is live (stderr is a terminal and not `-q`); otherwise
 //! every call here is a no-op and the existing one-line notices are printed plainly. Drawing must not
 //! disturb the measurement, so:
-//! - only the cli thread touches bars: the collection loop of [`crate::run::execute`] (every 100 ms and on
+//! - only the cli thread touches bars: the collection loop of [`iolab_run::execute`] (every 100 ms and on
 //!   each interval) and the fill callback, which `iolab-device` calls on the opening thread every few MiB.
 //!   Workers never see a bar, and there is no ticker thread (no steady tick);
 //! - the draw target redraws at most [`DRAW_HZ`] times a second, so a run with many workers (many interval
@@ -15,7 +15,7 @@
 //! options shared by other commands; the overall bar and the "until steady" note therefore live here, set
 //! by the caller around the runs, instead of widening `ExecOptions`.
 //!
-//! Ctrl-C: when bars are live the signal handler stays silent (see [`crate::run::execute`]) and
+//! Ctrl-C: when bars are live the signal handler stays silent (see [`iolab_run::execute`]) and
 //! [`announce_stop`] clears every bar before printing the "stopping" message itself, so the message and
 //! the partial result are never drawn over. The pure parts (messages, ETA arithmetic, phases) are tested
 //! below; the terminal path is checked by the CLI test `progress` through a pseudo-terminal.
@@ -23,6 +23,7 @@
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iolab_device::FillProgress;
 use iolab_report::{format_bytes, format_duration_ns, format_rate};
+use iolab_run::RunShape;
 use iolab_stats::{IntervalStats, TimePoint};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -66,21 +67,6 @@ pub fn live_stats(p: &TimePoint) -> String {
         format_duration_ns(p.lat_mean_ns),
         format_duration_ns(p.lat_p99_ns as f64)
     )
-}
-
-/// What bounds a run, as the plan says.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RunShape {
-    /// Ramp (warm-up), seconds.
-    pub ramp_s: f64,
-    /// Measured duration, seconds; for a steady-state run, its limit.
-    pub duration_s: Option<f64>,
-    /// `--ios`: total ops.
-    pub ios: Option<u64>,
-    /// `--bytes`: total bytes.
-    pub bytes: Option<u64>,
-    /// Virtual clock: wall time says nothing; progress follows the intervals.
-    pub virtual_time: bool,
 }
 
 /// The phase of a run after its targets are open.
@@ -411,7 +397,7 @@ impl Drop for OverallBar {
 // ---------------------------------------------------------------------------------------------------------
 // One run's bars.
 
-/// The bars of one run (fill per created target, ramp, measure), owned by [`crate::run::execute`]'s
+/// The bars of one run (fill per created target, ramp, measure), owned by [`iolab_run::execute`]'s
 /// thread. Every method is a no-op unless live; dropping clears the bars.
 pub struct RunBars {
     multi: Option<MultiProgress>,

@@ -45,7 +45,7 @@ fn install(stop: Arc<AtomicBool>, quiet: bool) {
                     }
                 } else {
                     iolab_device::remove_scratch_files();
-                    crate::throttle::cleanup_on_exit();
+                    iolab_device::throttle::cleanup_on_exit();
                     eprintln!("\niolab: interrupted; scratch files removed");
                     std::process::exit(130);
                 }

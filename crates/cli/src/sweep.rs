@@ -3,14 +3,14 @@
 //! found along the load axis; plus steady-state detection (`--steady-state`), which `iolab run` shares.
 //!
 //! A point is the `iolab run` arguments with the swept fields set to that point's values, built by
-//! [`crate::run::build_job`] and run by [`crate::run::execute`]; so a point's result is exactly what
+//! [`crate::run::build_job`] and run by [`iolab_run::execute`]; so a point's result is exactly what
 //! `iolab run` would print for the same flags. Every point's job is built and dry-run (planned, targets
 //! probed, plan bound) before the first one runs, so a bad value anywhere in a list is an error with nothing
 //! created. The analysis and the renderings are pure and live in `iolab_report::sweep`. docs/SWEEPS.md is
 //! the user's guide.
 
 use crate::args::RunArgs;
-use crate::run::{build_job, execute, outcome_of, parse_interval, usage, ExecOptions, Executed, Outcome};
+use crate::run::{build_job, outcome_of, parse_interval, usage, Outcome};
 use anyhow::{Context, Result};
 use clap::Args;
 use iolab_report::sweep::{
@@ -19,6 +19,7 @@ use iolab_report::sweep::{
     DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT, SWEEP_SCHEMA,
 };
 use iolab_report::RunResult;
+use iolab_run::{execute, ExecOptions, Executed};
 use iolab_spec::units::{format_size, parse_count, parse_duration_ns, parse_size};
 use iolab_spec::{JobSpec, Place};
 use std::collections::BTreeMap;
@@ -136,12 +137,14 @@ pub fn run_until_steady(
     job.bytes = None;
     let mut tracker = SteadyStateTracker::new(rule.clone(), interval_ns as f64 / 1e9);
     let mut cb = |_k: u64, p: &iolab_stats::TimePoint| tracker.push(p.iops, p.lat_mean_ns);
-    let mut opts = ExecOptions { interval_ns, quiet, live, on_interval: Some(&mut cb), check: None };
+    let mut opts =
+        ExecOptions { on_interval: Some(&mut cb), ..crate::run::exec_options(interval_ns, quiet, live) };
     let _note = crate::progress::MeasureNote::set("until steady");
     let result = match execute(job, false, &mut opts)? {
         Executed::Done(r) => r,
         Executed::DryRun(_) => anyhow::bail!("a steady-state run cannot be a dry run (bug)"),
     };
+    drop(opts); // it holds the tracker's callback
     Ok((result, tracker.result()))
 }
 
@@ -508,7 +511,7 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     // Each point's planned ramp + duration, for the ETA of the whole sweep.
     let mut planned_s: Vec<Option<f64>> = Vec::new();
     for p in &planned {
-        let mut check = ExecOptions { interval_ns, quiet: true, live: false, on_interval: None, check: None };
+        let mut check = crate::run::dry_run_options(interval_ns);
         let doc = execute(p.job.clone(), true, &mut check)
             .with_context(|| format!("sweep point {}", describe(&p.params)))?;
         if let Executed::DryRun(d) = doc {
@@ -527,7 +530,7 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     // 2. Run: preconditioning once, then every point × trial, holding the scratch files throughout.
     let _scratch_guard = iolab_device::ScratchGuard;
     let terminal = !quiet && std::io::stderr().is_terminal();
-    let (started_at, _) = crate::env::now_rfc3339();
+    let (started_at, _) = iolab_run::env::now_rfc3339();
     let mut doc = SweepResult {
         schema: SWEEP_SCHEMA.into(),
         iolab_version: env!("CARGO_PKG_VERSION").into(),
@@ -591,7 +594,7 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
             let mut job = p.job.clone();
             job.seed = Some(job.seed.unwrap_or(base_seed).wrapping_add(t as u64));
             let judged = job.clone();
-            let mut opts = ExecOptions { interval_ns, quiet, live: terminal, on_interval: None, check: None };
+            let mut opts = crate::run::exec_options(interval_ns, quiet, terminal);
             let mut r = match execute(job, false, &mut opts)
                 .with_context(|| format!("sweep point {}", describe(&p.params)))?
             {

@@ -24,6 +24,7 @@ mod open;
 pub mod scratch;
 pub mod signature;
 mod sys;
+pub mod throttle;
 
 pub use error::{format_bytes, TargetError};
 pub use mem::MemStore;
@@ -31,6 +32,7 @@ pub use open::{open, probe};
 pub use scratch::{register_scratch, remove_scratch_files, ScratchGuard};
 pub use signature::{detect_signature, SIGNATURE_HEAD_BYTES};
 pub use sys::{mem_available_bytes, mem_total_bytes, MEMINFO_ENV};
+pub use throttle::{ThrottleError, ThrottleGuard};
 
 use iolab_spec::TargetSpec;
 use std::fmt;

@@ -12,6 +12,7 @@ pub mod dist;
 pub mod gen;
 pub mod loadgen;
 pub mod rng;
+pub mod sizing;
 
 use iolab_spec::{
     Arrival, BlockSizeWeight, ClockKind, DataPattern, Dist, EngineKind, JobSpec, Layer, NamedTarget,

@@ -5,5 +5,67 @@
 //! the workers, collects their intervals, merges their outputs into a `RunResult` and derives the warnings.
 //! Sweeps and find-max searches are pure state machines over a small runner trait, so they are
 //! tested with a mock runner (hyperfine's `Executor`/`MockExecutor`).
+//!
+//! One run, in order ([`execute`]): `prepare` (scratch targets, plan, engine, probe, bind and every check:
+//! everything that can reject the input runs before anything is created), then `execute` (open and fill,
+//! throttle, `layers`, `integrity`, worker threads), `collect` (intervals while the workers run),
+//! `assemble` (worker outputs into the result) with `warnings` (derived from plain numbers) and `env`
+//! (facts about the machine). What the user sees meanwhile goes through an [`Observer`].
 
 #![deny(missing_docs)]
+
+mod assemble;
+mod collect;
+pub mod env;
+mod error;
+mod execute;
+pub mod integrity;
+pub mod layers;
+pub mod loadgen;
+mod observe;
+mod prepare;
+pub mod warnings;
+
+pub use error::{Error, Result};
+pub use execute::execute;
+pub use integrity::CheckMode;
+pub use observe::{Observer, RunShape, Silent};
+
+use iolab_report::RunResult;
+use iolab_stats::TimePoint;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// A callback on each finished interval (index, all workers merged); `true` ends the measurement, complete.
+pub type IntervalHook<'a> = &'a mut dyn FnMut(u64, &TimePoint) -> bool;
+
+/// How [`execute`] runs: everything that is not part of the job itself.
+pub struct ExecOptions<'a> {
+    /// Time-series interval, ns (at least 10 ms).
+    pub interval_ns: u64,
+    /// Called with each finished interval of the whole run (all workers merged) and its index; returning
+    /// `true` ends the measurement there, complete (not partial): steady-state detection, search steps.
+    pub on_interval: Option<IntervalHook<'a>>,
+    /// `iolab verify`: check the targets against a journal or for self-consistency (the job only reads).
+    pub check: Option<CheckMode>,
+    /// Raised (by the caller's signal handling) to end the run early: the workers drain what is in flight
+    /// and the result is marked `partial`. Raised before the targets are open, the run does not start.
+    pub stop: Arc<AtomicBool>,
+    /// What the user sees while the run goes on.
+    pub observer: Box<dyn Observer + 'a>,
+}
+
+impl<'a> ExecOptions<'a> {
+    /// Options for a plain run: no interval callback, no check.
+    pub fn new(interval_ns: u64, stop: Arc<AtomicBool>, observer: Box<dyn Observer + 'a>) -> ExecOptions<'a> {
+        ExecOptions { interval_ns, on_interval: None, check: None, stop, observer }
+    }
+}
+
+/// What [`execute`] produced.
+pub enum Executed {
+    /// `--dry-run`: the resolved job, nothing created or changed.
+    DryRun(serde_json::Value),
+    /// A finished (or interrupted, `partial`) run.
+    Done(Box<RunResult>),
+}

@@ -23,5 +23,5 @@ pub use interval::{IntervalOp, IntervalStats, IntervalTxn, TimePoint, TimeSeries
 pub use op::OpStats;
 pub use warning::{
     coefficient_of_variation, median, series_warnings, Warning, FIRST_INTERVAL_SLOW_RATIO, HIGH_CV,
-    LOW_DEPTH_RATIO, SHORT_RUN_S,
+    LOW_DEPTH_RATIO, RATE_SUSTAINED_RATIO, SHORT_RUN_S,
 };

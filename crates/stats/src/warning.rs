@@ -18,6 +18,10 @@ pub const FIRST_INTERVAL_SLOW_RATIO: f64 = 0.50;
 /// A measurement window shorter than this (seconds) raises [`Warning::ShortRun`].
 pub const SHORT_RUN_S: f64 = 5.0;
 
+/// Open loop: an achieved rate below this fraction of the offered rate (or any arrival still pending at the
+/// end) raises [`Warning::RateNotSustained`]. 5% below the offer is beyond the jitter of a sustained rate.
+pub const RATE_SUSTAINED_RATIO: f64 = 0.95;
+
 /// Coefficient of variation (population stdev / mean) of `values`.
 ///
 /// `None` for fewer than 2 values, a zero or non-finite mean.

@@ -2,7 +2,7 @@
 //! target), links (`link:`), and the run's block cache (`--cache`). Built once per run, after the targets are
 //! probed and opened, before the workers start; each worker gets its share through [`Layers::worker`].
 
-use anyhow::{bail, Result};
+use crate::{Error, Result};
 use iolab_cache::{Cache, CacheConfig};
 use iolab_device::{OpenRequest, OpenedTarget, TargetKind};
 use iolab_engine::cache::{RealDevice, WorkerCache, FLUSH_STAGING};
@@ -189,7 +189,7 @@ impl Layers {
             }
         }
         let cache = if cache.enabled() {
-            Some(build_cache(plan, cache, &addressed_bytes(plan, regions))?)
+            Some(build_cache(plan, cache, &iolab_plan::sizing::addressed_bytes(plan, regions))?)
         } else {
             None
         };
@@ -209,7 +209,7 @@ impl Layers {
                 let mut targets = Vec::new();
                 for &t in &w.targets {
                     let Some(st) = &self.sims[t] else {
-                        bail!("worker mixes emulated and other targets (bug)")
+                        return Err(Error::internal("worker mixes emulated and other targets (bug)"));
                     };
                     if self.virtual_clock {
                         // Each worker's virtual clock is its own: it gets its own copy of the model (same seed),
@@ -289,7 +289,7 @@ fn check_worker_kinds(plan: &Plan, w: &WorkerPlan) -> Result<()> {
     };
     let first = kind(&plan.targets[w.targets[0]].spec);
     if let Some(&other) = w.targets.iter().find(|&&t| kind(&plan.targets[t].spec) != first) {
-        return Err(crate::run::usage(format!(
+        return Err(Error::usage(format!(
             "worker '{}' mixes '{}' and '{}', which need different engines; give them to separate workers",
             w.name, plan.targets[w.targets[0]].name, plan.targets[other].name
         )));
@@ -297,34 +297,9 @@ fn check_worker_kinds(plan: &Plan, w: &WorkerPlan) -> Result<()> {
     Ok(())
 }
 
-/// Per run target, the span of it the workers address (from the lowest region start to the highest end): the
-/// data set a percentage cache is a share of (the whole target unless `offset`/`length` narrow it).
-fn addressed_bytes(plan: &Plan, regions: &[Vec<iolab_plan::Region>]) -> Vec<u64> {
-    let mut span: Vec<Option<(u64, u64)>> = vec![None; plan.targets.len()];
-    for (w, rs) in plan.workers.iter().zip(regions) {
-        for (&t, r) in w.targets.iter().zip(rs) {
-            let (lo, hi) = (r.offset, r.offset + r.length);
-            span[t] = Some(span[t].map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
-        }
-    }
-    span.iter().map(|s| s.map_or(0, |(a, b)| b - a)).collect()
-}
-
 /// What a RAM cache hit costs on virtual time: about a lookup, a 4 KiB copy and a kernel filter driver's path
 /// (docs/CACHE.md).
 const RAM_HIT_VIRTUAL_NS: u64 = 1_000;
-
-/// The cache's size before any device or memory cap: a size, or a share of the addressed bytes, at most
-/// the data set.
-fn asked_bytes(spec: &CacheSpec, addressed: &[u64], line: u64) -> u64 {
-    let total: u64 = addressed.iter().sum();
-    let bytes = match spec.size {
-        Some(CacheSize::Bytes(b)) => b,
-        Some(CacheSize::Percent(p)) => (total as f64 * p / 100.0) as u64,
-        None => 0,
-    };
-    bytes.min(total.div_ceil(line) * line)
-}
 
 /// How a real cache device (`--cache-dev PATH`) is opened: like a target that is written, with the same
 /// safety rules (a block device needs `--allow-write-device`, and `--destroy-data` when it is mounted, in use
@@ -333,7 +308,7 @@ fn asked_bytes(spec: &CacheSpec, addressed: &[u64], line: u64) -> u64 {
 /// earlier sweep point, which grows to the size asked. Only real targets can have one.
 fn cache_dev_request(plan: &Plan, path: &str, bytes: u64) -> Result<OpenRequest> {
     if let Some(t) = plan.targets.iter().find(|t| t.spec.is_virtual()) {
-        return Err(crate::run::usage(format!(
+        return Err(Error::usage(format!(
             "invalid value '{path}' for '--cache-dev': a file or device as the cache device needs real targets, but '{}' is emulated; use mem:SIZE or an emulated device (sim:ssd)",
             t.name
         )));
@@ -347,7 +322,7 @@ fn cache_dev_request(plan: &Plan, path: &str, bytes: u64) -> Result<OpenRequest>
                     .zip(std::fs::canonicalize(path).ok())
                     .is_some_and(|(a, b)| a == b);
             if same {
-                return Err(crate::run::usage(format!(
+                return Err(Error::usage(format!(
                     "invalid value '{path}' for '--cache-dev': it is also a target ('{}'); the cache device must be another file or device",
                     t.name
                 )));
@@ -356,7 +331,7 @@ fn cache_dev_request(plan: &Plan, path: &str, bytes: u64) -> Result<OpenRequest>
     }
     let meta = std::fs::metadata(path);
     if meta.is_err() && absolute.starts_with("/dev") {
-        return Err(crate::run::usage(format!(
+        return Err(Error::usage(format!(
             "invalid value '{path}' for '--cache-dev': no such device; expected an existing block device, a file (created as a scratch file when missing), mem:SIZE or an emulated device (sim:ssd)"
         )));
     }
@@ -375,8 +350,8 @@ fn cache_dev_request(plan: &Plan, path: &str, bytes: u64) -> Result<OpenRequest>
 }
 
 /// A target error on the cache device, worded for `--cache-dev`.
-fn cache_dev_error(path: &str, e: iolab_device::TargetError) -> anyhow::Error {
-    crate::run::usage(format!("invalid value '{path}' for '--cache-dev': {e}"))
+fn cache_dev_error(path: &str, e: iolab_device::TargetError) -> Error {
+    Error::usage(format!("invalid value '{path}' for '--cache-dev': {e}"))
 }
 
 /// Checks a real cache device before anything is created (probe only, no side effects): called by the run
@@ -384,21 +359,38 @@ fn cache_dev_error(path: &str, e: iolab_device::TargetError) -> anyhow::Error {
 pub fn check_cache_dev(plan: &Plan, spec: &CacheSpec, regions: &[Vec<iolab_plan::Region>]) -> Result<()> {
     let Some(TargetSpec::Path { path }) = &spec.dev else { return Ok(()) };
     let line = spec.line_bytes.unwrap_or(DEFAULT_CACHE_LINE);
-    let bytes = asked_bytes(spec, &addressed_bytes(plan, regions), line);
+    let bytes = iolab_plan::sizing::cache_asked_bytes(
+        spec,
+        &iolab_plan::sizing::addressed_bytes(plan, regions),
+        line,
+    );
     let bytes = spec.max_mem_bytes.map_or(bytes, |cap| bytes.min(cap));
     let req = cache_dev_request(plan, path, (bytes - bytes % line).max(line))?;
     let probe = iolab_device::probe(&req).map_err(|e| cache_dev_error(path, e))?;
     if !matches!(probe.kind, TargetKind::File | TargetKind::BlockDevice) {
-        return Err(crate::run::usage(format!(
+        return Err(Error::usage(format!(
             "invalid value '{path}' for '--cache-dev': expected a file or a block device"
         )));
     }
     Ok(())
 }
 
-fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCache> {
-    let line = spec.line_bytes.unwrap_or(DEFAULT_CACHE_LINE);
-    let mut bytes = asked_bytes(spec, addressed, line);
+/// Where the cache's data lives and what times its hits.
+struct CacheDevice {
+    /// The emulated device timing hits, if any.
+    dev: Option<Arc<SharedDevice>>,
+    /// Its model, for per-worker copies on virtual time.
+    dev_spec: Option<iolab_spec::SimSpec>,
+    /// Its size.
+    dev_size: u64,
+    /// Its name ("mem" for RAM).
+    dev_name: String,
+    /// A real cache device, opened.
+    dev_file: Option<Arc<std::fs::File>>,
+}
+
+/// Resolves `--cache-dev` (opening a real one); lowers `bytes` to what the device holds.
+fn cache_device(plan: &Plan, spec: &CacheSpec, bytes: &mut u64, line: u64) -> Result<CacheDevice> {
     let virtual_clock = plan.clock == ClockKind::Virtual;
     let mut dev_spec = None;
     let mut dev_file = None;
@@ -415,17 +407,17 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
             dev_spec = Some(ram);
             let max_qd = plan.workers.iter().map(|w| w.qd as usize).max().unwrap_or(1);
             if let Some(TargetSpec::Mem { size_bytes }) = &spec.dev {
-                bytes = bytes.min(*size_bytes);
+                *bytes = (*bytes).min(*size_bytes);
             }
             (Some(Arc::new(SharedDevice::new(model, plan.workers.len(), max_qd))), 1 << 40, "mem".to_string())
         }
         None => (None, u64::MAX, "mem".to_string()),
         Some(TargetSpec::Mem { size_bytes }) => {
-            bytes = bytes.min(*size_bytes);
+            *bytes = (*bytes).min(*size_bytes);
             (None, *size_bytes, "mem".to_string())
         }
         Some(t @ TargetSpec::Sim(sim)) => {
-            bytes = bytes.min(sim.size_bytes());
+            *bytes = (*bytes).min(sim.size_bytes());
             let depth: usize = plan.workers.iter().map(|w| w.qd as usize).sum();
             let model = iolab_sim::build(sim, plan.seed ^ 0xCAC4E, depth.max(1));
             dev_spec = Some(sim.clone());
@@ -437,38 +429,46 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
             )
         }
         Some(TargetSpec::Path { path }) => {
-            let want = spec.max_mem_bytes.map_or(bytes, |cap| bytes.min(cap));
+            let want = spec.max_mem_bytes.map_or(*bytes, |cap| (*bytes).min(cap));
             let req = cache_dev_request(plan, path, (want - want % line).max(line))?;
             let opened = iolab_device::open(&req).map_err(|e| cache_dev_error(path, e))?;
             if opened.probe.logical_block_size as u64 > line {
-                return Err(crate::run::usage(format!(
+                return Err(Error::usage(format!(
                     "invalid value '{path}' for '--cache-dev': its logical block size ({} bytes) is larger than a cache line ({line} bytes); raise --cache-line",
                     opened.probe.logical_block_size
                 )));
             }
             let size = opened.probe.size_bytes / line * line;
             if size == 0 {
-                return Err(crate::run::usage(format!(
+                return Err(Error::usage(format!(
                     "invalid value '{path}' for '--cache-dev': smaller than one {line}-byte cache line"
                 )));
             }
-            bytes = bytes.min(size);
+            *bytes = (*bytes).min(size);
             dev_file = opened.file.map(Arc::new);
             (None, size, path.clone())
         }
         Some(other) => {
-            return Err(crate::run::usage(format!(
+            return Err(Error::usage(format!(
                 "invalid value '{}' for '--cache-dev': expected mem:SIZE, an emulated device (sim:ssd) or a file or block device",
                 other.display_name()
             )))
         }
     };
+    Ok(CacheDevice { dev, dev_spec, dev_size, dev_name, dev_file })
+}
+
+fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCache> {
+    let line = spec.line_bytes.unwrap_or(DEFAULT_CACHE_LINE);
+    let mut bytes = iolab_plan::sizing::cache_asked_bytes(spec, addressed, line);
+    let CacheDevice { dev, dev_spec, dev_size, dev_name, dev_file } =
+        cache_device(plan, spec, &mut bytes, line)?;
     if let Some(cap) = spec.max_mem_bytes {
         bytes = bytes.min(cap);
     }
     bytes -= bytes % line;
     if bytes == 0 {
-        return Err(crate::run::usage(format!(
+        return Err(Error::usage(format!(
             "--cache {}: less than one {}-byte line",
             match spec.size {
                 Some(CacheSize::Percent(p)) => format!("{p}%"),
@@ -480,7 +480,7 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
     }
     let avail = iolab_device::mem_available_bytes();
     if avail != 0 && bytes > avail {
-        return Err(crate::run::usage(format!(
+        return Err(Error::usage(format!(
             "the cache needs {} of RAM but only {} is available; lower --cache or set --cache-max-mem",
             iolab_report::format_bytes(bytes),
             iolab_report::format_bytes(avail)
@@ -495,7 +495,7 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
         dirty_max_pct: spec.dirty_max_pct.unwrap_or(50.0),
         targets: plan.targets.len() as u16,
     };
-    let cache = Cache::new(config).map_err(|e| crate::run::usage(format!("--cache: {e}")))?;
+    let cache = Cache::new(config).map_err(|e| Error::usage(format!("--cache: {e}")))?;
     Ok(RunCache {
         cache: Arc::new(cache),
         dev,

@@ -10,8 +10,9 @@
 //! The kernel throttles per whole disk: a partition is mapped to its disk (`/sys/dev/block/MAJ:MIN/partition`
 //! and `../dev`), and the limit then covers iolab's I/O to every partition of that disk. Limits apply to
 //! the I/O of the processes in the cgroup only, that is to iolab alone.
+//!
+//! Every failure is a [`ThrottleError`] whose text says the likely cause and a hint, as the CLI prints it.
 
-use anyhow::{anyhow, bail, Result};
 use iolab_spec::ThrottleSpec;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -20,6 +21,131 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
+
+/// Why `--throttle` could not be set up. Nothing is left behind: no cgroup, the process where it was.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ThrottleError {
+    /// The target path cannot be examined.
+    #[error("--throttle: cannot stat '{path}': {error}")]
+    Stat {
+        /// The path as typed.
+        path: String,
+        /// What stat(2) said.
+        error: io::Error,
+    },
+    /// The target is a file, a directory or a character device: the kernel throttles block devices.
+    #[error(
+        "--throttle applies to block devices only, and '{path}' is {what}{holder}\n  likely cause: the kernel \
+         throttles I/O per block device (cgroup blkio / io.max), not per file\n  hint: give the block device \
+         itself as the target (e.g. --target /dev/sdX; iolab reads and writes it directly), or drop --throttle"
+    )]
+    NotBlockDevice {
+        /// The path as typed.
+        path: String,
+        /// "a file", "a directory" or "a character device".
+        what: &'static str,
+        /// ` on /dev/NAME (MAJ:MIN)`, the device holding it, when known; else empty.
+        holder: String,
+    },
+    /// Neither cgroup v2 `io` nor cgroup v1 `blkio` is mounted.
+    #[error(
+        "--throttle: no cgroup block I/O controller found (neither cgroup v2 'io' in cgroup.controllers under \
+         /sys/fs/cgroup nor a cgroup v1 'blkio' hierarchy with blkio.throttle.* files)\n  likely cause: the \
+         controller is not mounted (containers often hide it) or the kernel lacks CONFIG_BLK_DEV_THROTTLING\n  \
+         hint: mount it (mount -t cgroup -o blkio none /sys/fs/cgroup/blkio), or drop --throttle"
+    )]
+    NoController,
+    /// /proc/self/cgroup cannot be read.
+    #[error("--throttle: cannot read /proc/self/cgroup: {error}")]
+    ProcCgroup {
+        /// What the read said.
+        error: io::Error,
+    },
+    /// /proc/self/cgroup does not say where the process is in the hierarchy found.
+    #[error("--throttle: /proc/self/cgroup has no line for the {hierarchy} hierarchy")]
+    NoCgroupLine {
+        /// [`CgroupKind::name`] of the hierarchy.
+        hierarchy: &'static str,
+    },
+    /// The spec sets no limit.
+    #[error("--throttle: no limit given (rbps, wbps, riops or wiops)")]
+    NoLimit,
+    /// No block device to throttle.
+    #[error(
+        "--throttle applies to block devices, and this job has none\n  hint: give a block device as the \
+         target (--target /dev/sdX), or drop --throttle"
+    )]
+    NoDevices,
+    /// MAJ:MIN is not in sysfs.
+    #[error(
+        "--throttle: '{name}' ({maj}:{min}) is not a block device the kernel knows ({sysfs}: {error})\n  hint: \
+         --throttle applies to block-device targets only; drop it for files"
+    )]
+    UnknownDevice {
+        /// The target's name.
+        name: String,
+        /// Major number.
+        maj: u32,
+        /// Minor number.
+        min: u32,
+        /// The sysfs directory looked up.
+        sysfs: String,
+        /// Why the lookup failed.
+        error: io::Error,
+    },
+    /// Creating or joining the cgroup was refused, and iolab is not root.
+    #[error(
+        "--throttle needs root: cannot {action}: {error}\n  likely cause: iolab is not running as root, and only \
+         root can create cgroups and set I/O limits\n  hint: run iolab as root (sudo iolab run ...), or drop \
+         --throttle"
+    )]
+    NeedsRoot {
+        /// What iolab tried ("create the cgroup '...'").
+        action: String,
+        /// What the kernel said.
+        error: io::Error,
+    },
+    /// Creating or joining the cgroup was refused to root: the cgroup file system is read-only.
+    #[error(
+        "--throttle needs root with write access to the cgroup file system: cannot {action}: {error}\n  likely \
+         cause: the cgroup file system is read-only here (an unprivileged container)\n  hint: run iolab on \
+         the host or in a privileged container, or drop --throttle"
+    )]
+    ReadOnly {
+        /// What iolab tried.
+        action: String,
+        /// What the kernel said.
+        error: io::Error,
+    },
+    /// Creating or joining the cgroup failed otherwise.
+    #[error("--throttle: cannot {action}: {error}\n  hint: drop --throttle to run without throttling")]
+    Cgroup {
+        /// What iolab tried.
+        action: String,
+        /// What the kernel said.
+        error: io::Error,
+    },
+    /// Writing a limit failed.
+    #[error(
+        "--throttle: cannot limit '{name}' ({hierarchy}): writing '{line}' to {file} failed: {error}\n  likely \
+         cause: {cause}\n  hint: throttle another device, or drop --throttle"
+    )]
+    Limit {
+        /// The targets on the disk.
+        name: String,
+        /// [`CgroupKind::name`] of the hierarchy.
+        hierarchy: &'static str,
+        /// The line written.
+        line: String,
+        /// The control file written to.
+        file: &'static str,
+        /// What the kernel said.
+        error: io::Error,
+        /// The likely cause, from the errno.
+        cause: &'static str,
+    },
+}
 
 /// Which kernel interface throttles block I/O on this machine, and where its hierarchy is mounted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,8 +224,9 @@ fn cgroup_mounts(mounts: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
 
 /// The block device `path` names (symlinks followed: /dev/disk/by-id/... works), as (major, minor).
 /// Fails, with a hint, when it is not a block device: the kernel throttles devices, not files.
-pub fn device_numbers(path: &str) -> Result<(u32, u32)> {
-    let meta = std::fs::metadata(path).map_err(|e| anyhow!("--throttle: cannot stat '{path}': {e}"))?;
+pub fn device_numbers(path: &str) -> Result<(u32, u32), ThrottleError> {
+    let meta =
+        std::fs::metadata(path).map_err(|error| ThrottleError::Stat { path: path.to_string(), error })?;
     if meta.file_type().is_block_device() {
         let rdev = meta.rdev();
         return Ok((libc::major(rdev), libc::minor(rdev)));
@@ -114,11 +241,7 @@ pub fn device_numbers(path: &str) -> Result<(u32, u32)> {
         Some(name) => format!(" on /dev/{name} ({maj}:{min})"),
         None => String::new(),
     };
-    bail!(
-        "--throttle applies to block devices only, and '{path}' is {what}{holder}\n  likely cause: the kernel \
-         throttles I/O per block device (cgroup blkio / io.max), not per file\n  hint: give the block device \
-         itself as the target (e.g. --target /dev/sdX; iolab reads and writes it directly), or drop --throttle"
-    )
+    Err(ThrottleError::NotBlockDevice { path: path.to_string(), what, holder })
 }
 
 /// The kernel name of a block device (`sda1`), from its sysfs `uevent`.
@@ -339,20 +462,12 @@ fn human_bytes(v: u64) -> String {
 /// `spec` says: creates the cgroup `iolab-<pid>`, writes the limits and moves the whole process into it.
 /// Call it before the worker threads start (they inherit the cgroup of the thread that creates them; the
 /// move itself covers every thread already running). Errors say the likely cause; nothing is left behind.
-pub fn apply(spec: &ThrottleSpec, devices: &[(String, u32, u32)]) -> Result<ThrottleGuard> {
-    let Some(kind) = detect() else {
-        bail!(
-            "--throttle: no cgroup block I/O controller found (neither cgroup v2 'io' in cgroup.controllers under \
-             /sys/fs/cgroup nor a cgroup v1 'blkio' hierarchy with blkio.throttle.* files)\n  likely cause: the \
-             controller is not mounted (containers often hide it) or the kernel lacks CONFIG_BLK_DEV_THROTTLING\n  \
-             hint: mount it (mount -t cgroup -o blkio none /sys/fs/cgroup/blkio), or drop --throttle"
-        );
-    };
-    let proc_cgroup = std::fs::read_to_string("/proc/self/cgroup")
-        .map_err(|e| anyhow!("--throttle: cannot read /proc/self/cgroup: {e}"))?;
-    let own = own_cgroup(&proc_cgroup, matches!(kind, CgroupKind::V2 { .. })).ok_or_else(|| {
-        anyhow!("--throttle: /proc/self/cgroup has no line for the {} hierarchy", kind.name())
-    })?;
+pub fn apply(spec: &ThrottleSpec, devices: &[(String, u32, u32)]) -> Result<ThrottleGuard, ThrottleError> {
+    let kind = detect().ok_or(ThrottleError::NoController)?;
+    let proc_cgroup =
+        std::fs::read_to_string("/proc/self/cgroup").map_err(|error| ThrottleError::ProcCgroup { error })?;
+    let own = own_cgroup(&proc_cgroup, matches!(kind, CgroupKind::V2 { .. }))
+        .ok_or(ThrottleError::NoCgroupLine { hierarchy: kind.name() })?;
     apply_in(&kind, Path::new("/sys"), &own, spec, devices)
 }
 
@@ -363,25 +478,22 @@ fn apply_in(
     own: &str,
     spec: &ThrottleSpec,
     devices: &[(String, u32, u32)],
-) -> Result<ThrottleGuard> {
+) -> Result<ThrottleGuard, ThrottleError> {
     if *spec == ThrottleSpec::default() {
-        bail!("--throttle: no limit given (rbps, wbps, riops or wiops)");
+        return Err(ThrottleError::NoLimit);
     }
     if devices.is_empty() {
-        bail!(
-            "--throttle applies to block devices, and this job has none\n  hint: give a block device as the \
-             target (--target /dev/sdX), or drop --throttle"
-        );
+        return Err(ThrottleError::NoDevices);
     }
     // Whole disks, in order, with the targets on each.
     let mut disks: BTreeMap<(u32, u32), AppliedDevice> = BTreeMap::new();
     for (name, maj, min) in devices {
-        let (dmaj, dmin) = whole_disk(sysfs, *maj, *min).map_err(|e| {
-            anyhow!(
-                "--throttle: '{name}' ({maj}:{min}) is not a block device the kernel knows ({}: {e})\n  hint: \
-                 --throttle applies to block-device targets only; drop it for files",
-                sysfs.join(format!("dev/block/{maj}:{min}")).display()
-            )
+        let (dmaj, dmin) = whole_disk(sysfs, *maj, *min).map_err(|error| ThrottleError::UnknownDevice {
+            name: name.clone(),
+            maj: *maj,
+            min: *min,
+            sysfs: sysfs.join(format!("dev/block/{maj}:{min}")).display().to_string(),
+            error,
         })?;
         let d = disks.entry((dmaj, dmin)).or_insert_with(|| AppliedDevice {
             name: String::new(),
@@ -450,26 +562,25 @@ fn apply_in(
 }
 
 /// An error creating or joining the cgroup, with the likely cause.
-fn cgroup_error(action: &str, e: io::Error) -> anyhow::Error {
+fn cgroup_error(action: &str, error: io::Error) -> ThrottleError {
     let root = effective_uid() == Some(0);
-    match e.raw_os_error() {
-        Some(libc::EPERM | libc::EACCES | libc::EROFS) if !root => anyhow!(
-            "--throttle needs root: cannot {action}: {e}\n  likely cause: iolab is not running as root, and only \
-             root can create cgroups and set I/O limits\n  hint: run iolab as root (sudo iolab run ...), or drop \
-             --throttle"
-        ),
-        Some(libc::EPERM | libc::EACCES | libc::EROFS) => anyhow!(
-            "--throttle needs root with write access to the cgroup file system: cannot {action}: {e}\n  likely \
-             cause: the cgroup file system is read-only here (an unprivileged container)\n  hint: run iolab on \
-             the host or in a privileged container, or drop --throttle"
-        ),
-        _ => anyhow!("--throttle: cannot {action}: {e}\n  hint: drop --throttle to run without throttling"),
+    let action = action.to_string();
+    match error.raw_os_error() {
+        Some(libc::EPERM | libc::EACCES | libc::EROFS) if !root => ThrottleError::NeedsRoot { action, error },
+        Some(libc::EPERM | libc::EACCES | libc::EROFS) => ThrottleError::ReadOnly { action, error },
+        _ => ThrottleError::Cgroup { action, error },
     }
 }
 
 /// An error writing a limit, with the likely cause.
-fn limit_error(kind: &CgroupKind, name: &str, file: &str, line: &str, e: io::Error) -> anyhow::Error {
-    let cause = match e.raw_os_error() {
+fn limit_error(
+    kind: &CgroupKind,
+    name: &str,
+    file: &'static str,
+    line: &str,
+    error: io::Error,
+) -> ThrottleError {
+    let cause = match error.raw_os_error() {
         Some(libc::ENODEV) => {
             "the kernel cannot throttle this device (it went away, or its driver does not take block \
              cgroup limits)"
@@ -478,11 +589,14 @@ fn limit_error(kind: &CgroupKind, name: &str, file: &str, line: &str, e: io::Err
         Some(libc::EPERM | libc::EACCES) => "iolab is not root (--throttle needs root)",
         _ => "see the error",
     };
-    anyhow!(
-        "--throttle: cannot limit '{name}' ({}): writing '{line}' to {file} failed: {e}\n  likely cause: \
-         {cause}\n  hint: throttle another device, or drop --throttle",
-        kind.name()
-    )
+    ThrottleError::Limit {
+        name: name.to_string(),
+        hierarchy: kind.name(),
+        line: line.to_string(),
+        file,
+        error,
+        cause,
+    }
 }
 
 /// The effective uid, from /proc/self/status (`Uid: real effective saved fs`).

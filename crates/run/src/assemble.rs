@@ -1,0 +1,327 @@
+//! A finished run's worker outputs, merged into the result: per worker, per group (with their histograms),
+//! the totals, the process's CPU time, the machine and targets (`env`), the open-loop rate, the loadgen,
+//! cache, verification and injection sections, and the warnings ([`crate::warnings`]).
+
+use crate::collect::{group_of, Collected};
+use crate::integrity::RunIntegrity;
+use crate::layers::Layers;
+use crate::warnings::{run_warnings, CacheFacts, PathTarget, RateFacts, RunFacts};
+use crate::{env, loadgen, Result};
+use iolab_device::{OpenedTarget, Probe, TargetKind, ThrottleGuard};
+use iolab_engine::WorkerOutput;
+use iolab_plan::{Plan, Region};
+use iolab_report::{
+    Cpu, Depth, Env, ErrorSummary, GroupHistograms, GroupResult, HistogramSet, OpSet, RateResult, RunResult,
+    TargetEnv, WorkerResult,
+};
+use iolab_spec::ClockKind;
+use iolab_stats::{OpStats, TimePoint, Warning};
+use std::time::Instant;
+
+/// Everything a run left behind once its workers are joined.
+pub(crate) struct Finished {
+    /// The plan.
+    pub plan: Plan,
+    /// The bound regions.
+    pub regions: Vec<Vec<Region>>,
+    /// The targets' probes.
+    pub probes: Vec<Probe>,
+    /// The opened targets.
+    pub opened: Vec<OpenedTarget>,
+    /// The workers' outputs, in worker order.
+    pub outputs: Vec<WorkerOutput>,
+    /// Emulated devices, links, the cache.
+    pub layers: Layers,
+    /// Verification and faults.
+    pub integrity: RunIntegrity,
+    /// The throttle, released once the result is built.
+    pub throttle: Option<ThrottleGuard>,
+    /// What the collection loop gathered.
+    pub collected: Collected,
+    /// Process CPU time and instant when the workers were done.
+    pub cpu_end: ((f64, f64), Instant),
+    /// When the workers started: RFC 3339 and Unix seconds.
+    pub started_at: String,
+    /// Unix seconds of `started_at`.
+    pub started_unix_s: f64,
+    /// The run's id.
+    pub run_id_bits: u64,
+    /// The interval, ns.
+    pub interval_ns: u64,
+    /// Warnings so far.
+    pub warnings: Vec<Warning>,
+}
+
+/// The merged read and write statistics of a set of workers.
+struct Merged {
+    read: OpStats,
+    write: OpStats,
+}
+
+/// The result of a finished run.
+pub(crate) fn result(run: Finished) -> Result<RunResult> {
+    let Finished { plan, outputs, collected, interval_ns, mut warnings, .. } = run;
+    let measured_ns = outputs.iter().map(|o| o.window_ns).max().unwrap_or(0);
+    let measured_s = measured_ns as f64 / 1e9;
+    let (workers, all) = worker_results(&plan, &outputs, measured_s);
+    let total = OpSet::from_stats(&all.read, &all.write, measured_s);
+    let mut histograms = HistogramSet::from_stats(&all.read, &all.write);
+    let groups = group_results(&plan, &outputs, &workers, &collected, measured_s, &mut histograms);
+    let cpu = cpu(collected.cpu_start, run.cpu_end, total.all.ops);
+    let requested_depth = plan.requested_depth();
+    let achieved_depth: f64 = workers.iter().map(|w| w.achieved_depth).sum();
+    let n_intervals = (measured_ns.div_ceil(interval_ns)).max(1);
+    let (timeseries, txn_intervals) =
+        collected.series.finish(n_intervals, measured_s, run.layers.cache.is_some());
+    let loadgen = loadgen::result(&plan, &outputs, &txn_intervals, measured_s, interval_ns, &mut warnings);
+    let interval_s = interval_ns as f64 / 1e9;
+    let series: Vec<TimePoint> = timeseries.points().to_vec();
+    let rate = rate_result(&plan, &outputs, total.all.iops);
+    let retries = outputs.iter().map(|o| o.retries).sum();
+    let errors = ErrorSummary::from_stats(&all.read, &all.write, retries);
+    let cache = run.layers.cache.as_ref().map(|rc| {
+        let sources: Vec<&iolab_engine::ReadSources> =
+            outputs.iter().filter_map(|o| o.read_sources.as_deref()).collect();
+        rc.result(&sources)
+    });
+    let facts = RunFacts {
+        open_loop: plan.open_loop(),
+        rate_mode: loadgen::rate_mode(&plan),
+        requested_depth,
+        achieved_depth,
+        total_ops: total.all.ops,
+        interval_iops: series
+            .iter()
+            .filter(|p| (p.interval_s - interval_s).abs() < 1e-9)
+            .map(|p| p.iops)
+            .collect(),
+        virtual_time: plan.clock == ClockKind::Virtual,
+        timed: plan.duration_ns.is_some(),
+        direct: plan.direct,
+        path_targets: path_targets(&run.probes, &plan),
+        mem_total_bytes: iolab_device::mem_total_bytes(),
+        targets_with_holes: run.opened.iter().filter(|t| t.has_holes).map(|t| t.probe.name.clone()).collect(),
+        rate: rate.as_ref().map(|r| RateFacts {
+            offered_iops: r.offered_iops,
+            achieved_iops: r.achieved_iops,
+            backlog_at_end: r.backlog_at_end,
+        }),
+        errors: errors.total,
+        short_ios: all.read.short + all.write.short,
+        saturated: all.read.lat.saturated() + all.write.lat.saturated(),
+        measured_s,
+        cache: cache.as_ref().map(|c| CacheFacts {
+            shrinks: c.shrinks.len() as u32,
+            capacity_bytes: c.counters.capacity_bytes,
+            dirty_after_exit: c.dirty_after_exit,
+        }),
+        dropped_data: dropped_data(&plan, &run.layers),
+    };
+    warnings.extend(run_warnings(&facts));
+    let (verify, inject) = run.integrity.results(&mut warnings)?;
+    let config = serde_json::json!({ "plan": plan, "regions": run.regions, "interval_s": interval_s });
+    let env = environment(&outputs, &run.opened, run.throttle.as_ref());
+    let result = RunResult {
+        schema: iolab_report::SCHEMA.to_string(),
+        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+        run_id: format!("{:08x}", run.run_id_bits as u32),
+        started_at: run.started_at,
+        started_unix_s: run.started_unix_s,
+        partial: outputs.iter().any(|o| o.stopped_early),
+        seed: plan.seed,
+        config,
+        env,
+        ramp_s: plan.ramp_ns as f64 / 1e9,
+        measured_s,
+        total,
+        workers,
+        cpu,
+        depth: Depth { requested: requested_depth, achieved: achieved_depth },
+        rate,
+        warnings,
+        timeseries: series,
+        errors,
+        groups,
+        histograms: Some(histograms),
+        verdict: None,
+        loadgen,
+        steady_state: None,
+        cache,
+        verify,
+        inject,
+    };
+    drop(run.throttle);
+    Ok(result)
+}
+
+/// Per worker, its result; and the merged statistics of all.
+fn worker_results(plan: &Plan, outputs: &[WorkerOutput], measured_s: f64) -> (Vec<WorkerResult>, Merged) {
+    let mut all = Merged { read: OpStats::new(), write: OpStats::new() };
+    let mut workers = Vec::new();
+    for (o, w) in outputs.iter().zip(&plan.workers) {
+        all.read.merge(&o.read);
+        all.write.merge(&o.write);
+        let set = OpSet::from_stats(&o.read, &o.write, measured_s);
+        workers.push(WorkerResult {
+            index: w.index,
+            name: w.name.clone(),
+            qd: w.qd,
+            targets: w.targets.iter().map(|&i| plan.targets[i].name.clone()).collect(),
+            rate_iops: w.rate_iops,
+            achieved_depth: set.all.littles_law_depth(),
+            read: set.read,
+            write: set.write,
+            all: set.all,
+        });
+    }
+    (workers, all)
+}
+
+/// Per group, its result (and its histograms into `histograms`).
+fn group_results(
+    plan: &Plan,
+    outputs: &[WorkerOutput],
+    workers: &[WorkerResult],
+    collected: &Collected,
+    measured_s: f64,
+    histograms: &mut HistogramSet,
+) -> Vec<GroupResult> {
+    let group_of = group_of(plan);
+    let mut groups = Vec::new();
+    for (g, interval_max) in collected.group_interval_max.iter().enumerate() {
+        let (mut gr, mut gw) = (OpStats::new(), OpStats::new());
+        let mut members = 0u32;
+        let mut targets: Vec<String> = Vec::new();
+        let mut rate: Option<f64> = None;
+        let mut depth = 0.0;
+        let mut name = String::new();
+        for ((o, w), wr) in outputs.iter().zip(&plan.workers).zip(workers) {
+            if group_of[w.index as usize] != g {
+                continue;
+            }
+            name = w.group.clone();
+            members += 1;
+            gr.merge(&o.read);
+            gw.merge(&o.write);
+            depth += wr.achieved_depth;
+            if let Some(r) = w.rate_iops {
+                rate = Some(rate.unwrap_or(0.0) + r);
+            }
+            for t in &wr.targets {
+                if !targets.contains(t) {
+                    targets.push(t.clone());
+                }
+            }
+        }
+        let set = OpSet::from_stats(&gr, &gw, measured_s);
+        let encoded = GroupHistograms {
+            read: iolab_report::encode_histogram(&gr),
+            write: iolab_report::encode_histogram(&gw),
+        };
+        histograms.groups.insert(name.clone(), encoded);
+        groups.push(GroupResult {
+            name,
+            workers: members,
+            targets,
+            rate_iops: rate,
+            read: set.read,
+            write: set.write,
+            all: set.all,
+            achieved_depth: depth,
+            read_interval_mean_max_ns: interval_max.0,
+            write_interval_mean_max_ns: interval_max.1,
+        });
+    }
+    groups
+}
+
+/// The process's CPU time over the measurement (from the end of the ramp, or from the end when the ramp
+/// never ended), per I/O and in cores.
+fn cpu(start: Option<((f64, f64), Instant)>, end: ((f64, f64), Instant), ops: u64) -> Cpu {
+    let ((u0, s0), t0) = start.unwrap_or((env::process_cpu_s(), end.1));
+    let ((u1, s1), t1) = end;
+    let (user_s, sys_s) = ((u1 - u0).max(0.0), (s1 - s0).max(0.0));
+    let wall_s = t1.duration_since(t0).as_secs_f64().max(1e-9);
+    Cpu {
+        user_s,
+        sys_s,
+        cpu_ns_per_io: (user_s + sys_s) * 1e9 / ops.max(1) as f64,
+        cores_used: (user_s + sys_s) / wall_s,
+    }
+}
+
+/// Open loop: the offered and achieved rates.
+fn rate_result(plan: &Plan, outputs: &[WorkerOutput], achieved_iops: f64) -> Option<RateResult> {
+    if !plan.open_loop() {
+        return None;
+    }
+    Some(RateResult {
+        offered_iops: plan.workers.iter().filter_map(|w| w.rate_iops).sum(),
+        arrival: format!("{:?}", plan.workers[0].arrival).to_lowercase(),
+        achieved_iops,
+        backlog_at_end: outputs.iter().map(|o| o.backlog_at_end).sum(),
+    })
+}
+
+/// The file and block device targets.
+fn path_targets(probes: &[Probe], plan: &Plan) -> Vec<PathTarget> {
+    probes
+        .iter()
+        .zip(&plan.targets)
+        .filter(|(p, _)| matches!(p.kind, TargetKind::File | TargetKind::BlockDevice))
+        .map(|(p, t)| PathTarget {
+            name: p.name.clone(),
+            size_bytes: p.size_bytes,
+            reads: t.reads,
+            tmpfs: p.tmpfs,
+        })
+        .collect()
+}
+
+/// Emulated targets whose written data outgrew the RAM given to them: (name, bytes kept).
+fn dropped_data(plan: &Plan, layers: &Layers) -> Vec<(String, u64)> {
+    plan.targets
+        .iter()
+        .zip(&layers.sims)
+        .filter_map(|(t, sim)| {
+            let store = sim.as_ref().and_then(|s| s.store.as_ref()).filter(|s| s.overflowed())?;
+            Some((t.name.clone(), store.stored_bytes()))
+        })
+        .collect()
+}
+
+/// The result's `env` block: the machine, the engine, the targets, the throttle.
+fn environment(outputs: &[WorkerOutput], opened: &[OpenedTarget], throttle: Option<&ThrottleGuard>) -> Env {
+    let mut engine_features: Vec<String> = Vec::new();
+    for f in outputs.iter().flat_map(|o| &o.features) {
+        if !engine_features.contains(f) {
+            engine_features.push(f.clone());
+        }
+    }
+    let targets = opened
+        .iter()
+        .map(|t| TargetEnv {
+            name: t.probe.name.clone(),
+            kind: t.probe.kind.as_str().to_string(),
+            size_bytes: t.probe.size_bytes,
+            fs_type: t.probe.fs_type.clone(),
+            device_model: t.probe.device_model.clone(),
+            direct: t.direct,
+            logical_block_size: t.probe.logical_block_size,
+            created: t.created,
+            scratch: t.scratch,
+            fill_s: t.fill_s,
+        })
+        .collect();
+    Env {
+        hostname: env::hostname(),
+        kernel: env::kernel(),
+        cpu_model: env::cpu_model(),
+        cpu_count: env::cpu_count(),
+        mem_total_bytes: iolab_device::mem_total_bytes(),
+        engine: outputs.first().map(|o| o.engine).unwrap_or("none").to_string(),
+        engine_features,
+        targets,
+        throttle: throttle.and_then(|g| serde_json::to_value(g.applied()).ok()),
+    }
+}

@@ -1,0 +1,247 @@
+//! Interval collection while the workers run: each worker sends its intervals in order; an interval of the
+//! whole run is complete when every worker sent it. Complete intervals go to the observer (live bars), to the
+//! caller's interval hook (steady state, search steps) and into the run's time series ([`IntervalSeries`]);
+//! per-worker intervals are also summed per group, for the group's largest per-interval mean response time.
+
+use crate::layers::RunCache;
+use crate::{env, IntervalHook, Observer};
+use iolab_engine::WorkerEvent;
+use iolab_plan::Plan;
+use iolab_stats::{IntervalStats, IntervalTxn, TimePoint, TimeSeries};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How often the collection loop wakes without a message (ticks, the stop flag, the memory watch).
+const POLL: Duration = Duration::from_millis(100);
+
+/// How often the cache's memory watch runs (`--cache-shrink`), seconds.
+const MEM_CHECK_PERIOD_S: f64 = 1.0;
+
+/// What the run's collection loop gathered.
+pub(crate) struct Collected {
+    /// The run's time series, its last intervals still open.
+    pub series: IntervalSeries,
+    /// Per group: the largest per-interval mean response time of reads and of writes (ns).
+    pub group_interval_max: Vec<(Option<f64>, Option<f64>)>,
+    /// Process CPU time and instant when the measurement began (end of ramp), if it did.
+    pub cpu_start: Option<((f64, f64), Instant)>,
+    /// Intervals some worker never closed (an early stop).
+    pending: BTreeMap<u64, (IntervalStats, usize)>,
+    /// Group intervals some member never closed.
+    group_pending: BTreeMap<(usize, u64), (IntervalStats, usize)>,
+}
+
+impl Collected {
+    /// Folds the intervals some worker never closed (early stop) into the series and the group maxima: they
+    /// still count.
+    pub fn close_pending(&mut self) {
+        for (k, (s, _)) in std::mem::take(&mut self.pending) {
+            self.series.leftover(k, &s);
+        }
+        for ((g, _), (s, _)) in std::mem::take(&mut self.group_pending) {
+            fold_group_interval(&mut self.group_interval_max[g], &s);
+        }
+    }
+}
+
+/// What the collection loop watches and whom it tells.
+pub(crate) struct Watch<'a> {
+    /// The stop flag.
+    pub stop: &'a AtomicBool,
+    /// Raised when the interval hook ends the measurement.
+    pub finish: &'a AtomicBool,
+    /// The live display.
+    pub observer: &'a mut dyn Observer,
+    /// The caller's interval hook.
+    pub on_interval: Option<IntervalHook<'a>>,
+    /// The run's cache, watched for memory.
+    pub cache: Option<&'a mut RunCache>,
+}
+
+/// Each worker's group, as an index in order of first appearance.
+pub(crate) fn group_of(plan: &Plan) -> Vec<usize> {
+    let mut names: Vec<&str> = Vec::new();
+    plan.workers
+        .iter()
+        .map(|w| match names.iter().position(|n| *n == w.group) {
+            Some(i) => i,
+            None => {
+                names.push(&w.group);
+                names.len() - 1
+            }
+        })
+        .collect()
+}
+
+/// Collects the workers' intervals until every worker is done (the channel closes); `wall_start` is when
+/// they started.
+pub(crate) fn collect(
+    plan: &Plan,
+    rx: &mpsc::Receiver<WorkerEvent>,
+    interval_ns: u64,
+    w: Watch<'_>,
+) -> Collected {
+    let Watch { stop, finish, observer, mut on_interval, mut cache } = w;
+    let group_of = group_of(plan);
+    let n_groups = group_of.iter().max().map_or(0, |m| m + 1);
+    let interval_s = interval_ns as f64 / 1e9;
+    let cached = cache.is_some();
+    // The time series is built as intervals finish, so memory stays flat however long the run: each finished
+    // interval becomes a bounded `TimeSeries` point, except the latest, held until the next one finishes (the
+    // last interval of the window may be partial, and its length is known only at the end). Loadgen runs keep
+    // each interval's transaction counts (24 bytes) for the backlog chart.
+    let mut c = Collected {
+        series: IntervalSeries::new(interval_ns, plan.loadgen.is_some()),
+        group_interval_max: vec![(None, None); n_groups],
+        cpu_start: None,
+        pending: BTreeMap::new(),
+        group_pending: BTreeMap::new(),
+    };
+    let ramp = Duration::from_nanos(plan.ramp_ns);
+    let virtual_time = plan.clock == iolab_spec::ClockKind::Virtual;
+    let wall_start = Instant::now();
+    let mut next_mem_check = 0.0f64;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            observer.stopping();
+        }
+        observer.tick(wall_start.elapsed());
+        if let Some(rc) = cache.as_deref_mut() {
+            let t = wall_start.elapsed().as_secs_f64();
+            if t >= next_mem_check {
+                rc.watch_memory(t - ramp.as_secs_f64());
+                next_mem_check = t + MEM_CHECK_PERIOD_S;
+            }
+        }
+        if c.cpu_start.is_none() && (wall_start.elapsed() >= ramp || virtual_time) {
+            c.cpu_start = Some((env::process_cpu_s(), Instant::now()));
+        }
+        let (stats, worker) = match rx.recv_timeout(POLL) {
+            Ok(WorkerEvent::Interval { stats, worker }) => (stats, worker),
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        let k = stats.index;
+        if let Some(&g) = group_of.get(worker as usize) {
+            let members = group_of.iter().filter(|&&x| x == g).count();
+            if let Some(gs) = gather(&mut c.group_pending, (g, k), &stats, members, None) {
+                fold_group_interval(&mut c.group_interval_max[g], &gs);
+            }
+        }
+        let Some(s) = gather(&mut c.pending, k, &stats, plan.workers.len(), Some(cached)) else { continue };
+        observer.interval(&s, interval_s);
+        if let Some(cb) = on_interval.as_deref_mut() {
+            if cb(k, &TimePoint::from_interval(&s, interval_s)) {
+                finish.store(true, Ordering::Relaxed);
+            }
+        }
+        c.series.finished(s);
+    }
+    c
+}
+
+/// Adds `stats` to the interval gathered under `key` (and sets its `cached` mark, when given); once `members`
+/// parts are in, takes it out, complete.
+fn gather<K: Ord + Copy>(
+    pending: &mut BTreeMap<K, (IntervalStats, usize)>,
+    key: K,
+    stats: &IntervalStats,
+    members: usize,
+    cached: Option<bool>,
+) -> Option<IntervalStats> {
+    let e = pending.entry(key).or_insert_with(|| (IntervalStats::new(stats.index), 0));
+    e.0.merge(stats);
+    if let Some(cached) = cached {
+        e.0.cached = cached;
+    }
+    e.1 += 1;
+    if e.1 == members {
+        pending.remove(&key).map(|(s, _)| s)
+    } else {
+        None
+    }
+}
+
+/// The run's time series, built as intervals finish (see [`collect`]).
+pub(crate) struct IntervalSeries {
+    series: TimeSeries,
+    interval_s: f64,
+    /// The latest finished interval, not yet a point.
+    held: Option<IntervalStats>,
+    /// Intervals before this one are points.
+    next: u64,
+    /// Intervals some worker never closed (an early stop), merged at the end.
+    tail: BTreeMap<u64, IntervalStats>,
+    /// Per interval, the transaction counts (loadgen runs only).
+    txn: Option<BTreeMap<u64, IntervalTxn>>,
+}
+
+impl IntervalSeries {
+    pub(crate) fn new(interval_ns: u64, txn: bool) -> IntervalSeries {
+        IntervalSeries {
+            series: TimeSeries::new(iolab_stats::DEFAULT_TIMESERIES_CAP),
+            interval_s: interval_ns as f64 / 1e9,
+            held: None,
+            next: 0,
+            tail: BTreeMap::new(),
+            txn: txn.then(BTreeMap::new),
+        }
+    }
+
+    /// Interval `s` is complete (every worker sent it); workers send theirs in order, so these come in order.
+    pub(crate) fn finished(&mut self, s: IntervalStats) {
+        if let Some(t) = self.txn.as_mut() {
+            t.insert(s.index, s.txn);
+        }
+        if let Some(h) = self.held.take() {
+            while self.next < h.index {
+                self.series.push(TimePoint::from_interval(&IntervalStats::new(self.next), self.interval_s));
+                self.next += 1;
+            }
+            self.series.push(TimePoint::from_interval(&h, self.interval_s));
+            self.next = h.index + 1;
+        }
+        self.held = Some(s);
+    }
+
+    /// Part of interval `k` that not every worker sent.
+    pub(crate) fn leftover(&mut self, k: u64, s: &IntervalStats) {
+        self.tail.entry(k).or_insert_with(|| IntervalStats::new(k)).merge(s);
+    }
+
+    /// The series over `n` intervals of the `measured_s` window (the last may be partial), and the transaction
+    /// counts per interval.
+    pub(crate) fn finish(
+        mut self,
+        n: u64,
+        measured_s: f64,
+        cached: bool,
+    ) -> (TimeSeries, BTreeMap<u64, IntervalTxn>) {
+        if let Some(h) = self.held.take() {
+            self.tail.entry(h.index).or_insert_with(|| IntervalStats::new(h.index)).merge(&h);
+        }
+        let mut txn = self.txn.take().unwrap_or_default();
+        for k in self.next..n {
+            let mut s = self.tail.remove(&k).unwrap_or_else(|| IntervalStats::new(k));
+            s.cached = cached;
+            txn.insert(k, s.txn);
+            let this_s = (measured_s - k as f64 * self.interval_s).clamp(1e-9, self.interval_s);
+            self.series.push(TimePoint::from_interval(&s, this_s));
+        }
+        (self.series, txn)
+    }
+}
+
+/// Folds one group interval into the group's per-interval maxima of mean read and write response time.
+fn fold_group_interval(max: &mut (Option<f64>, Option<f64>), s: &IntervalStats) {
+    if s.read.ops > 0 {
+        let m = s.read.lat.mean();
+        max.0 = Some(max.0.map_or(m, |x: f64| x.max(m)));
+    }
+    if s.write.ops > 0 {
+        let m = s.write.lat.mean();
+        max.1 = Some(max.1.map_or(m, |x: f64| x.max(m)));
+    }
+}

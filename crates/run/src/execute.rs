@@ -1,0 +1,215 @@
+//! One run, in order: prepare (everything that can reject the input), then open (create and fill where
+//! needed), throttle, build the layers and the verifier, start the workers, collect their intervals, join
+//! them and assemble the result. Scratch files stay until the caller's [`iolab_device::ScratchGuard`] drops
+//! (a sweep reuses them from point to point).
+
+use crate::assemble::{self, Finished};
+use crate::collect::{self, Watch};
+use crate::integrity::RunIntegrity;
+use crate::layers::Layers;
+use crate::observe::Started;
+use crate::prepare::{self, Prepared};
+use crate::{env, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape};
+use iolab_device::{OpenRequest, OpenedTarget, Probe, ThrottleGuard};
+use iolab_engine::{WorkerEvent, WorkerOutput, WorkerSetup};
+use iolab_spec::EngineKind;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Barrier};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// Runs one job: plan, probe, bind, open, workers, result. With `dry_run`, stops after the checks and returns
+/// the resolved job. Raising `opts.stop` ends the run with a partial result; raised before the targets are
+/// open, the run does not start ("interrupted").
+pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<Executed> {
+    let ExecOptions { interval_ns, on_interval, check, stop, observer } = opts;
+    let interval_ns = *interval_ns;
+    let mut p = prepare::prepare(job, check.as_ref(), &mut **observer)?;
+    if dry_run {
+        return Ok(Executed::DryRun(p.dry_run_doc()));
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::usage("interrupted"));
+    }
+    let mut shown = Started::new(&mut **observer, &RunShape::of(&p.plan));
+    let mut opened = open_targets(&mut p.requests, &p.probes, stop, &mut *shown)?;
+    let files: Vec<Option<Arc<std::fs::File>>> =
+        opened.iter_mut().map(|t| t.file.take().map(Arc::new)).collect();
+    let throttle = apply_throttle(&p, &mut *shown)?;
+    // Emulated devices, links and the cache, verification and faults; then the workers.
+    let mut layers = Layers::build(&p.plan, &p.job.cache, &p.regions, &mut p.warnings)?;
+    if let Some(rc) = &layers.cache {
+        shown.cache_started(&rc.cache);
+    }
+    let run_id_bits = run_id_bits(p.plan.seed);
+    let integrity =
+        RunIntegrity::build(&p.job, &p.plan, &p.regions, (&p.geometry, &files), check.as_ref(), run_id_bits)?;
+    let finish = Arc::new(AtomicBool::new(false));
+    let (handles, rx) =
+        start_workers(&p, &layers, &integrity, (&opened, &files), stop, &finish, interval_ns)?;
+    let (started_at, started_unix_s) = env::now_rfc3339();
+    // Collect intervals while the workers run; the observer shows the ramp and measure phases.
+    let watch = Watch {
+        stop,
+        finish: &finish,
+        observer: &mut *shown,
+        on_interval: on_interval.as_deref_mut().map(|h| h as IntervalHook<'_>),
+        cache: layers.cache.as_mut(),
+    };
+    let mut collected = collect::collect(&p.plan, &rx, interval_ns, watch);
+    drop(shown);
+    let cpu_end = (env::process_cpu_s(), Instant::now());
+    collected.close_pending();
+    let outputs = join_workers(handles)?;
+    let Prepared { plan, regions, probes, warnings, .. } = p;
+    let run = Finished {
+        plan,
+        regions,
+        probes,
+        opened,
+        outputs,
+        layers,
+        integrity,
+        throttle,
+        collected,
+        cpu_end,
+        started_at,
+        started_unix_s,
+        run_id_bits,
+        interval_ns,
+        warnings,
+    };
+    Ok(Executed::Done(Box::new(assemble::result(run)?)))
+}
+
+/// Opens every target, creating and filling where needed (with a notice and the observer's progress).
+fn open_targets(
+    requests: &mut [OpenRequest],
+    probes: &[Probe],
+    stop: &AtomicBool,
+    obs: &mut dyn Observer,
+) -> Result<Vec<OpenedTarget>> {
+    let mut opened = Vec::new();
+    for (r, p) in requests.iter_mut().zip(probes) {
+        if p.will_create || p.will_extend_to.is_some() {
+            let verb = if p.will_create { "creating" } else { "extending" };
+            let size_bytes = p.will_extend_to.unwrap_or(p.size_bytes);
+            obs.notice(&format!(
+                "iolab: {verb} '{}' ({}), writing data so reads never hit holes...",
+                p.name,
+                iolab_report::format_bytes(size_bytes)
+            ));
+            r.fill_progress = obs.fill_hook(verb, &p.name, size_bytes);
+        }
+        let t = iolab_device::open(r)
+            .map_err(|e| Error::usage(e).context(format_args!("opening target '{}'", p.name)))?;
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::usage("interrupted while preparing targets"));
+        }
+        opened.push(t);
+    }
+    Ok(opened)
+}
+
+/// `--throttle`: applies the limits checked by `prepare`, with a notice saying what is in place.
+fn apply_throttle(p: &Prepared, obs: &mut dyn Observer) -> Result<Option<ThrottleGuard>> {
+    let (Some(spec), Some(devs)) = (&p.job.throttle, &p.throttle_devices) else { return Ok(None) };
+    let guard = iolab_device::throttle::apply(spec, devs).map_err(Error::Throttle)?;
+    obs.notice(&format!("iolab: throttled: {}", iolab_device::throttle::describe(&guard)));
+    Ok(Some(guard))
+}
+
+/// Worker threads, started and released together.
+type Workers =
+    (Vec<JoinHandle<Result<WorkerOutput, iolab_engine::EngineError>>>, mpsc::Receiver<WorkerEvent>);
+
+/// Starts one thread per worker and releases them together (the barrier) once all exist.
+fn start_workers(
+    p: &Prepared,
+    layers: &Layers,
+    integrity: &RunIntegrity,
+    targets: (&[OpenedTarget], &[Option<Arc<std::fs::File>>]),
+    stop: &Arc<AtomicBool>,
+    finish: &Arc<AtomicBool>,
+    interval_ns: u64,
+) -> Result<Workers> {
+    let (opened, files) = targets;
+    let plan = &p.plan;
+    let epoch = Instant::now();
+    let barrier = Arc::new(Barrier::new(plan.workers.len() + 1));
+    let (tx, rx) = mpsc::channel::<WorkerEvent>();
+    let mut handles = Vec::new();
+    for (w, wregions) in plan.workers.iter().zip(&p.regions) {
+        let (engine, links, cache) = layers.worker(w, opened, p.file_engine == EngineKind::Sync)?;
+        let (verify, faults) = integrity.worker(w, wregions, stop);
+        let setup = WorkerSetup {
+            plan: w.clone(),
+            regions: wregions.clone(),
+            // A real cache device comes after the worker's own targets (iolab_engine::cache::RealDevice).
+            files: w
+                .targets
+                .iter()
+                .filter_map(|&i| files[i].clone())
+                .chain(layers.cache_dev_file())
+                .collect(),
+            engine,
+            links,
+            cache,
+            verify,
+            faults,
+            stop_on_error: integrity.stop_on_error,
+            seed: plan.seed,
+            ramp_ns: plan.ramp_ns,
+            duration_ns: plan.duration_ns,
+            interval_ns,
+            epoch,
+            stop: stop.clone(),
+            finish: finish.clone(),
+            barrier: barrier.clone(),
+            events: tx.clone(),
+        };
+        let handle = std::thread::Builder::new()
+            .name(format!("iolab-w{}", w.index))
+            .spawn(move || iolab_engine::run_worker(setup))
+            .map_err(|e| Error::internal(e).context("starting a worker thread"))?;
+        handles.push(handle);
+    }
+    drop(tx);
+    barrier.wait();
+    Ok((handles, rx))
+}
+
+/// Joins the workers; their outputs in worker order, or the first worker's error.
+fn join_workers(
+    handles: Vec<JoinHandle<Result<WorkerOutput, iolab_engine::EngineError>>>,
+) -> Result<Vec<WorkerOutput>> {
+    let mut outputs: Vec<WorkerOutput> = Vec::new();
+    let mut first_error = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(o)) => outputs.push(o),
+            Ok(Err(e)) => {
+                if first_error.is_none() {
+                    first_error = Some(e);
+                }
+            }
+            Err(_) => {
+                return Err(Error::internal("a worker thread panicked (a bug in iolab); please report it"))
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(Error::usage(e));
+    }
+    outputs.sort_by_key(|o| o.index);
+    Ok(outputs)
+}
+
+/// The run's id: from the seed, the time and the process, so two runs with one seed differ. Its low 32 bits
+/// are the result's `run_id`; all 64 go into every verification header.
+fn run_id_bits(seed: u64) -> u64 {
+    let t =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let mut s = seed ^ t ^ (std::process::id() as u64) << 32;
+    iolab_plan::rng::splitmix64(&mut s)
+}

@@ -1,0 +1,179 @@
+//! Everything about a run that can reject its input, before anything is created or written: the job's scratch
+//! targets are named, the job is planned, the engine for files and devices is chosen, every target is probed
+//! (no side effects) and the plan is bound to the targets' sizes and sector sizes; then verification, the
+//! cache device and `--throttle` are checked. A dry run ends here.
+
+use crate::{integrity, layers, CheckMode, Error, Observer, Result};
+use iolab_device::{OpenRequest, Probe, TargetKind};
+use iolab_plan::{Plan, Region, TargetGeometry};
+use iolab_spec::{EngineKind, JobSpec, TargetSpec};
+use iolab_stats::Warning;
+
+/// Size of the default scratch file.
+const SCRATCH_SIZE: u64 = 1 << 30;
+
+/// A job planned, probed and bound; nothing created yet.
+pub(crate) struct Prepared {
+    /// The job, its scratch targets filled in.
+    pub job: JobSpec,
+    /// The plan (queue depths lowered to 1 when the sync engine serves files).
+    pub plan: Plan,
+    /// `regions[w][i]`: worker `w`'s region in its `i`-th target.
+    pub regions: Vec<Vec<Region>>,
+    /// Per run target: the size and alignment unit the plan was bound to.
+    pub geometry: Vec<TargetGeometry>,
+    /// Per run target: how to open it.
+    pub requests: Vec<OpenRequest>,
+    /// Per run target: what probing found.
+    pub probes: Vec<Probe>,
+    /// The engine for files and devices.
+    pub file_engine: EngineKind,
+    /// `--throttle`: the block devices to limit, (name, major, minor).
+    pub throttle_devices: Option<Vec<(String, u32, u32)>>,
+    /// Warnings so far (engine fallback, sync engine depth).
+    pub warnings: Vec<Warning>,
+}
+
+impl Prepared {
+    /// The `--dry-run` document: the resolved job, nothing created or changed.
+    pub fn dry_run_doc(&self) -> serde_json::Value {
+        serde_json::json!({
+            "plan": self.plan,
+            "regions": self.regions,
+            "file_engine": self.file_engine,
+            "targets": self.probes,
+        })
+    }
+}
+
+/// Plans, probes and binds `job`, and checks everything that needs the bound plan.
+pub(crate) fn prepare(
+    mut job: JobSpec,
+    check: Option<&CheckMode>,
+    obs: &mut dyn Observer,
+) -> Result<Prepared> {
+    let (scratch_specs, scratch_target) = scratch_targets(&mut job);
+    let mut plan = Plan::from_spec(&job, scratch_target.as_ref()).map_err(Error::usage)?;
+    let mut warnings = Vec::new();
+    let file_engine = choose_engine(&mut plan, &mut warnings, obs)?;
+    let requests: Vec<OpenRequest> = plan
+        .targets
+        .iter()
+        .map(|t| {
+            let scratch = scratch_specs.contains(&t.spec);
+            OpenRequest {
+                spec: t.spec.clone(),
+                direct: plan.direct,
+                writes: t.writes,
+                create_size: t.create_size.or(if scratch { Some(SCRATCH_SIZE) } else { None }),
+                scratch,
+                allow_write_device: plan.allow_write_device,
+                destroy_data: plan.destroy_data,
+                fill_progress: None,
+            }
+        })
+        .collect();
+    let probes =
+        requests.iter().map(iolab_device::probe).collect::<Result<Vec<_>, _>>().map_err(Error::usage)?;
+    let geometry: Vec<TargetGeometry> = probes
+        .iter()
+        .map(|p| TargetGeometry {
+            size_bytes: p.will_extend_to.unwrap_or(p.size_bytes),
+            block_bytes: p.logical_block_size,
+        })
+        .collect();
+    let regions = plan.bind(&geometry).map_err(Error::usage)?;
+    integrity::check_job(&job, &plan, &regions, check)?;
+    layers::check_cache_dev(&plan, &job.cache, &regions)?;
+    let throttle_devices = throttle_devices(&job, &probes)?;
+    Ok(Prepared { job, plan, regions, geometry, requests, probes, file_engine, throttle_devices, warnings })
+}
+
+/// The default target is a scratch file iolab creates and removes; likewise each named target without a
+/// path. Gives the job's named targets their scratch paths; returns every scratch spec, and the default
+/// target's when the job names no target at all.
+fn scratch_targets(job: &mut JobSpec) -> (Vec<TargetSpec>, Option<TargetSpec>) {
+    let mut scratch_specs: Vec<TargetSpec> = Vec::new();
+    for (name, t) in job.targets.iter_mut() {
+        if t.spec.is_none() {
+            let spec = TargetSpec::Path { path: scratch_path(Some(name)) };
+            scratch_specs.push(spec.clone());
+            t.spec = Some(spec);
+            t.size = t.size.or(Some(SCRATCH_SIZE));
+        }
+    }
+    let scratch_target = if has_any_target(job) {
+        None
+    } else {
+        let spec = TargetSpec::Path { path: scratch_path(None) };
+        scratch_specs.push(spec.clone());
+        Some(spec)
+    };
+    (scratch_specs, scratch_target)
+}
+
+fn has_any_target(job: &JobSpec) -> bool {
+    job.forced.target.is_some()
+        || job.defaults.target.is_some()
+        || job.worker_tables.iter().any(|w| w.layer.target.is_some())
+}
+
+/// The scratch file for the default target (`role` None) or for a named target without a path.
+fn scratch_path(role: Option<&str>) -> String {
+    let dir = std::env::var("IOLAB_SCRATCH_DIR").unwrap_or_else(|_| ".".into());
+    let dir = dir.trim_end_matches('/');
+    match role {
+        None => format!("{dir}/iolab-scratch-{}.dat", std::process::id()),
+        Some(r) => format!("{dir}/iolab-scratch-{}-{r}.dat", std::process::id()),
+    }
+}
+
+/// The engine for files and devices: `auto` is io_uring when the kernel has it, else the sync engine (with a
+/// notice and a warning); the sync engine does one I/O at a time, so queue depths become 1 (with a warning).
+fn choose_engine(plan: &mut Plan, warnings: &mut Vec<Warning>, obs: &mut dyn Observer) -> Result<EngineKind> {
+    let mut file_engine = plan.engine;
+    if !plan.targets.iter().any(|t| !t.spec.is_virtual()) {
+        return Ok(file_engine);
+    }
+    match plan.engine {
+        EngineKind::Auto => {
+            if let Err(e) = iolab_engine::uring::probe() {
+                let reason = e.to_string().lines().next().unwrap_or("io_uring unavailable").to_string();
+                obs.notice(&format!("iolab: io_uring unavailable ({reason}); using the sync engine"));
+                warnings.push(Warning::EngineFallback { reason });
+                file_engine = EngineKind::Sync;
+            } else {
+                file_engine = EngineKind::IoUring;
+            }
+        }
+        EngineKind::IoUring => iolab_engine::uring::probe().map_err(Error::usage)?,
+        EngineKind::Sync => {}
+    }
+    if file_engine == EngineKind::Sync {
+        let deep = plan.workers.iter().map(|w| w.qd).max().unwrap_or(1);
+        if deep > 1 {
+            warnings.push(Warning::SyncEngineDepth { requested: deep });
+            for w in &mut plan.workers {
+                w.qd = 1;
+            }
+        }
+    }
+    Ok(file_engine)
+}
+
+/// `--throttle`: the kernel's cgroup limits on the block devices, checked now (applied before the workers).
+fn throttle_devices(job: &JobSpec, probes: &[Probe]) -> Result<Option<Vec<(String, u32, u32)>>> {
+    if job.throttle.is_none() {
+        return Ok(None);
+    }
+    let mut devs = Vec::new();
+    for p in probes.iter().filter(|p| !matches!(p.kind, TargetKind::Mem | TargetKind::Null | TargetKind::Sim))
+    {
+        let (major, minor) = iolab_device::throttle::device_numbers(&p.name).map_err(Error::Throttle)?;
+        devs.push((p.name.clone(), major, minor));
+    }
+    if devs.is_empty() {
+        return Err(Error::usage("--throttle limits block devices, but this job has none (emulated targets have link: and sim: parameters instead)"));
+    }
+    Ok(Some(devs))
+}

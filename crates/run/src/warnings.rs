@@ -1,0 +1,254 @@
+//! The warnings a finished run deserves, derived from plain numbers ([`RunFacts`]) so every rule is tested
+//! without a run. Every threshold is a named constant of `iolab_stats` ([`iolab_stats::LOW_DEPTH_RATIO`],
+//! [`iolab_stats::RATE_SUSTAINED_RATIO`], [`iolab_stats::SHORT_RUN_S`], and the series rules of
+//! [`iolab_stats::series_warnings`]). The order of the warnings is the order of the checks here, and it is
+//! part of the result document.
+
+use iolab_stats::Warning;
+
+/// A file or block device target, as the warnings need it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PathTarget {
+    /// Its name.
+    pub name: String,
+    /// Its size.
+    pub size_bytes: u64,
+    /// The run reads it.
+    pub reads: bool,
+    /// It lives on tmpfs (RAM).
+    pub tmpfs: bool,
+}
+
+/// The open-loop numbers: what was offered and what came of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateFacts {
+    /// Offered arrival rate, IOPS.
+    pub offered_iops: f64,
+    /// Achieved completion rate, IOPS.
+    pub achieved_iops: f64,
+    /// Arrivals not yet submitted when the run ended.
+    pub backlog_at_end: u64,
+}
+
+/// The run's block cache, as the warnings need it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CacheFacts {
+    /// Times the cache shrank for memory.
+    pub shrinks: u32,
+    /// Its capacity at the end.
+    pub capacity_bytes: u64,
+    /// Dirty lines left when the run ended.
+    pub dirty_after_exit: u64,
+}
+
+/// Everything the run-level warnings are derived from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunFacts {
+    /// Open loop (a rate was given).
+    pub open_loop: bool,
+    /// A rate-mode transaction run (open loop too: a low depth is expected).
+    pub rate_mode: bool,
+    /// The depth asked for (sum of the workers' queue depths).
+    pub requested_depth: u32,
+    /// The depth achieved (Little's law, summed over the workers).
+    pub achieved_depth: f64,
+    /// Ops completed in the window.
+    pub total_ops: u64,
+    /// IOPS of each full-length interval.
+    pub interval_iops: Vec<f64>,
+    /// The run was on virtual time (wall-clock rules do not apply).
+    pub virtual_time: bool,
+    /// The run had a duration (not `--ios`/`--bytes`).
+    pub timed: bool,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// The file and block device targets.
+    pub path_targets: Vec<PathTarget>,
+    /// The machine's memory.
+    pub mem_total_bytes: u64,
+    /// Targets (files) with holes.
+    pub targets_with_holes: Vec<String>,
+    /// Open loop: the rate.
+    pub rate: Option<RateFacts>,
+    /// I/O errors.
+    pub errors: u64,
+    /// Short reads and writes.
+    pub short_ios: u64,
+    /// Latencies beyond the histogram's range.
+    pub saturated: u64,
+    /// The measured window, seconds.
+    pub measured_s: f64,
+    /// The block cache, if any.
+    pub cache: Option<CacheFacts>,
+    /// Emulated targets whose written data outgrew RAM: (name, bytes kept).
+    pub dropped_data: Vec<(String, u64)>,
+}
+
+/// The warnings `f` deserves, in the result's order.
+pub fn run_warnings(f: &RunFacts) -> Vec<Warning> {
+    let mut w = Vec::new();
+    if !f.open_loop
+        && !f.rate_mode
+        && f.achieved_depth < iolab_stats::LOW_DEPTH_RATIO * f.requested_depth as f64
+        && f.total_ops > 0
+    {
+        w.push(Warning::LowDepth { requested: f.requested_depth as f64, achieved: f.achieved_depth });
+    }
+    if !f.virtual_time {
+        w.extend(iolab_stats::series_warnings(&f.interval_iops));
+    }
+    target_warnings(f, &mut w);
+    if let Some(r) = &f.rate {
+        if r.achieved_iops < iolab_stats::RATE_SUSTAINED_RATIO * r.offered_iops || r.backlog_at_end > 0 {
+            w.push(Warning::RateNotSustained {
+                offered_iops: r.offered_iops,
+                achieved_iops: r.achieved_iops,
+                backlog_at_end: r.backlog_at_end,
+            });
+        }
+    }
+    if f.errors > 0 {
+        w.push(Warning::Errors { count: f.errors });
+    }
+    if f.short_ios > 0 {
+        w.push(Warning::ShortIo { count: f.short_ios });
+    }
+    if f.saturated > 0 {
+        w.push(Warning::HistogramSaturated { count: f.saturated });
+    }
+    if f.measured_s < iolab_stats::SHORT_RUN_S && !f.virtual_time && f.timed {
+        w.push(Warning::ShortRun { measured_s: f.measured_s });
+    }
+    if let Some(c) = &f.cache {
+        if c.shrinks > 0 {
+            w.push(Warning::CacheShrunk { times: c.shrinks, capacity_bytes: c.capacity_bytes });
+        }
+        if c.dirty_after_exit > 0 {
+            w.push(Warning::CacheDirtyAtExit { lines: c.dirty_after_exit });
+        }
+    }
+    for (target, kept_bytes) in &f.dropped_data {
+        w.push(Warning::EmulatedDataDropped { target: target.clone(), kept_bytes: *kept_bytes });
+    }
+    w
+}
+
+/// Buffered I/O, the page cache, tmpfs and holes.
+fn target_warnings(f: &RunFacts, w: &mut Vec<Warning>) {
+    if !f.direct && !f.path_targets.is_empty() {
+        w.push(Warning::BufferedIo);
+        for t in f.path_targets.iter().filter(|t| t.reads && t.size_bytes < f.mem_total_bytes) {
+            w.push(Warning::PageCacheLikely {
+                target: t.name.clone(),
+                target_bytes: t.size_bytes,
+                mem_total_bytes: f.mem_total_bytes,
+            });
+        }
+    }
+    for t in f.path_targets.iter().filter(|t| t.tmpfs) {
+        w.push(Warning::TmpfsTarget { target: t.name.clone() });
+    }
+    for name in &f.targets_with_holes {
+        w.push(Warning::FileHasHoles { target: name.clone() });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn closed(requested: u32, achieved: f64) -> RunFacts {
+        RunFacts {
+            requested_depth: requested,
+            achieved_depth: achieved,
+            total_ops: 1000,
+            virtual_time: true,
+            direct: true,
+            measured_s: 10.0,
+            timed: true,
+            ..RunFacts::default()
+        }
+    }
+
+    #[test]
+    fn run_warnings_low_depth_below_the_ratio_only() {
+        assert_eq!(run_warnings(&closed(32, 31.0)), vec![]);
+        assert_eq!(
+            run_warnings(&closed(32, 20.0)),
+            vec![Warning::LowDepth { requested: 32.0, achieved: 20.0 }]
+        );
+        let open = RunFacts { open_loop: true, ..closed(32, 1.0) };
+        assert_eq!(run_warnings(&open), vec![]);
+        let idle = RunFacts { total_ops: 0, ..closed(32, 0.0) };
+        assert_eq!(run_warnings(&idle), vec![]);
+    }
+
+    #[test]
+    fn run_warnings_rate_not_sustained_below_the_ratio_or_with_backlog() {
+        let rate = |achieved_iops: f64, backlog_at_end: u64| RunFacts {
+            open_loop: true,
+            rate: Some(RateFacts { offered_iops: 1000.0, achieved_iops, backlog_at_end }),
+            ..closed(1, 1.0)
+        };
+        assert_eq!(run_warnings(&rate(960.0, 0)), vec![]);
+        let w = run_warnings(&rate(940.0, 0));
+        assert!(matches!(w[..], [Warning::RateNotSustained { backlog_at_end: 0, .. }]), "{w:?}");
+        assert_eq!(run_warnings(&rate(1000.0, 3)).len(), 1);
+    }
+
+    #[test]
+    fn run_warnings_buffered_reads_smaller_than_memory_warn_of_the_page_cache() {
+        let t = PathTarget { name: "f".into(), size_bytes: 1 << 30, reads: true, tmpfs: true };
+        let f = RunFacts {
+            direct: false,
+            path_targets: vec![t],
+            mem_total_bytes: 16 << 30,
+            targets_with_holes: vec!["f".into()],
+            ..closed(1, 1.0)
+        };
+        assert_eq!(
+            run_warnings(&f),
+            vec![
+                Warning::BufferedIo,
+                Warning::PageCacheLikely {
+                    target: "f".into(),
+                    target_bytes: 1 << 30,
+                    mem_total_bytes: 16 << 30
+                },
+                Warning::TmpfsTarget { target: "f".into() },
+                Warning::FileHasHoles { target: "f".into() },
+            ]
+        );
+    }
+
+    #[test]
+    fn run_warnings_short_run_only_on_wall_clock_and_timed() {
+        let short = RunFacts { measured_s: 1.0, virtual_time: false, ..closed(1, 1.0) };
+        assert_eq!(run_warnings(&short), vec![Warning::ShortRun { measured_s: 1.0 }]);
+        assert_eq!(run_warnings(&RunFacts { timed: false, ..short.clone() }), vec![]);
+        assert_eq!(run_warnings(&RunFacts { virtual_time: true, ..short }), vec![]);
+    }
+
+    #[test]
+    fn run_warnings_counts_errors_short_ios_saturation_cache_and_dropped_data() {
+        let f = RunFacts {
+            errors: 2,
+            short_ios: 3,
+            saturated: 4,
+            cache: Some(CacheFacts { shrinks: 1, capacity_bytes: 64, dirty_after_exit: 5 }),
+            dropped_data: vec![("sim".into(), 7)],
+            ..closed(1, 1.0)
+        };
+        assert_eq!(
+            run_warnings(&f),
+            vec![
+                Warning::Errors { count: 2 },
+                Warning::ShortIo { count: 3 },
+                Warning::HistogramSaturated { count: 4 },
+                Warning::CacheShrunk { times: 1, capacity_bytes: 64 },
+                Warning::CacheDirtyAtExit { lines: 5 },
+                Warning::EmulatedDataDropped { target: "sim".into(), kept_bytes: 7 },
+            ]
+        );
+    }
+}
