@@ -7,3 +7,10 @@
 //! tested with a mock runner (hyperfine's `Executor`/`MockExecutor`).
 
 #![deny(missing_docs)]
+
+pub mod findmax;
+pub mod runner;
+pub mod steady;
+pub mod sweep;
+
+pub use runner::Runner;
