@@ -4,7 +4,7 @@
 //! Bars exist only when the caller says the output is live (stderr is a terminal and not `-q`); otherwise
 //! every call here is a no-op and the existing one-line notices are printed plainly. Drawing must not
 //! disturb the measurement, so:
-//! - only the cli thread touches bars: the collection loop of [`crate::run::execute`] (every 100 ms and on
+//! - only the cli thread touches bars: the collection loop of `run::execute` (every 100 ms and on
 //!   each interval) and the fill callback, which `iolab-device` calls on the opening thread every few MiB.
 //!   Workers never see a bar, and there is no ticker thread (no steady tick);
 //! - the draw target redraws at most [`DRAW_HZ`] times a second, so a run with many workers (many interval
@@ -15,7 +15,7 @@
 //! options shared by other commands; the overall bar and the "until steady" note therefore live here, set
 //! by the caller around the runs, instead of widening `ExecOptions`.
 //!
-//! Ctrl-C: when bars are live the signal handler stays silent (see [`crate::run::execute`]) and
+//! Ctrl-C: when bars are live the signal handler stays silent (see `run::execute`) and
 //! [`announce_stop`] clears every bar before printing the "stopping" message itself, so the message and
 //! the partial result are never drawn over. The pure parts (messages, ETA arithmetic, phases) are tested
 //! below; the terminal path is checked by the CLI test `progress` through a pseudo-terminal.
@@ -411,7 +411,7 @@ impl Drop for OverallBar {
 // ---------------------------------------------------------------------------------------------------------
 // One run's bars.
 
-/// The bars of one run (fill per created target, ramp, measure), owned by [`crate::run::execute`]'s
+/// The bars of one run (fill per created target, ramp, measure), owned by `run::execute`'s
 /// thread. Every method is a no-op unless live; dropping clears the bars.
 pub struct RunBars {
     multi: Option<MultiProgress>,

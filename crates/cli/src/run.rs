@@ -12,6 +12,7 @@ use crate::exit::ExitStatus;
 use crate::job::{build_job, parse_interval};
 use crate::output::{output, write_out};
 use anyhow::{bail, Context, Result};
+use iolab_device::{OpenRequest, TargetKind};
 use iolab_engine::{WorkerEvent, WorkerOutput, WorkerSetup};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_report::{
@@ -19,7 +20,6 @@ use iolab_report::{
 };
 use iolab_spec::{ClockKind, EngineKind, JobSpec, TargetSpec};
 use iolab_stats::{IntervalStats, OpStats, TimePoint, TimeSeries, Warning};
-use iolab_device::{OpenRequest, TargetKind};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -99,11 +99,8 @@ pub fn run(args: &RunArgs) -> Result<ExitStatus> {
     };
     let mut result = result;
     crate::profile::judge(&judged, &args.profile, &mut result);
-    let saved = crate::saving::save(
-        saver.as_ref(),
-        iolab_catalog::EntryKind::Run,
-        &iolab_report::to_json(&result),
-    );
+    let saved =
+        crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::Run, &iolab_report::to_json(&result));
     output(&result, args.quiet, args.json.as_deref(), args.csv.as_deref())?;
     saved?;
     Ok(ExitStatus::of(&result))

@@ -365,7 +365,6 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitStatus> {
     // 1. Everything that can reject the input, before anything is created.
     let opts = Options::parse(args)?;
     let axes = axes(args)?;
-    let load_axis: Option<String> = load_axis(&axes).map(str::to_string);
     let (points, jobs) = plan_points(args, &axes)?;
     let base_seed = jobs.first().and_then(|j| j.seed).unwrap_or_else(fresh_seed);
     let quiet = args.run.quiet;
@@ -381,26 +380,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitStatus> {
     // 2. Run: preconditioning once, then every point × trial, holding the scratch files throughout.
     let _scratch_guard = iolab_device::ScratchGuard;
     let terminal = !quiet && std::io::stderr().is_terminal();
-    let (started_at, _) = crate::env::now_rfc3339();
-    let mut doc = SweepResult {
-        schema: SWEEP_SCHEMA.into(),
-        iolab_version: env!("CARGO_PKG_VERSION").into(),
-        started_at,
-        partial: false,
-        base_seed,
-        trials: opts.trials,
-        axes: axes
-            .iter()
-            .filter(|a| a.values.len() > 1)
-            .map(|a| SweepAxis { key: a.key.clone(), values: a.values.clone() })
-            .collect(),
-        load_axis,
-        points_planned: points.len(),
-        preconditioning: None,
-        points: Vec::new(),
-        knee: None,
-        max_p99: None,
-    };
+    let mut doc = new_doc(&axes, base_seed, opts.trials, points.len());
     let runs_s = planned_s.iter().flat_map(|&s| std::iter::repeat_n(s, opts.trials as usize)).collect();
     let overall = crate::progress::OverallBar::sweep(terminal, runs_s);
     if let (Some(rule), Some(first), Some(job)) = (&opts.rule, points.first(), jobs.first()) {
@@ -448,6 +428,30 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitStatus> {
     write_sweep(&doc, &args.run)?;
     saved?;
     Ok(exit_status(&doc))
+}
+
+/// The sweep's document before its first run: when it started, its axes, seed and size.
+fn new_doc(axes: &[Axis], base_seed: u64, trials: u32, points_planned: usize) -> SweepResult {
+    let (started_at, _) = crate::env::now_rfc3339();
+    SweepResult {
+        schema: SWEEP_SCHEMA.into(),
+        iolab_version: env!("CARGO_PKG_VERSION").into(),
+        started_at,
+        partial: false,
+        base_seed,
+        trials,
+        axes: axes
+            .iter()
+            .filter(|a| a.values.len() > 1)
+            .map(|a| SweepAxis { key: a.key.clone(), values: a.values.clone() })
+            .collect(),
+        load_axis: load_axis(axes).map(str::to_string),
+        points_planned,
+        preconditioning: None,
+        points: Vec::new(),
+        knee: None,
+        max_p99: None,
+    }
 }
 
 /// Prints the sweep's text (unless quiet or stdout carries JSON/CSV) and writes `--json` / `--csv`.
@@ -507,12 +511,18 @@ impl Runner<Trial> for TrialRunner<'_> {
         let mut job = self.jobs[t.point].clone();
         job.seed = Some(t.seed);
         let judged = job.clone();
-        let mut opts =
-            ExecOptions { interval_ns: self.interval_ns, quiet: self.quiet, live: self.terminal, on_interval: None, check: None };
-        let mut r = match execute(job, false, &mut opts).with_context(|| format!("sweep point {}", p.describe()))? {
-            Executed::Done(r) => r,
-            Executed::DryRun(_) => anyhow::bail!("a sweep point ran as a dry run (bug)"),
+        let mut opts = ExecOptions {
+            interval_ns: self.interval_ns,
+            quiet: self.quiet,
+            live: self.terminal,
+            on_interval: None,
+            check: None,
         };
+        let mut r =
+            match execute(job, false, &mut opts).with_context(|| format!("sweep point {}", p.describe()))? {
+                Executed::Done(r) => r,
+                Executed::DryRun(_) => anyhow::bail!("a sweep point ran as a dry run (bug)"),
+            };
         crate::profile::judge(&judged, self.profile, &mut r);
         self.overall.end();
         Ok(*r)
@@ -571,5 +581,4 @@ mod tests {
         assert!(err("rw", "a..b:x2").contains("not numeric"));
         assert!(err("qd", "1..1000000:+1").contains("more than 1000"));
     }
-
 }

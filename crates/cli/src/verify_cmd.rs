@@ -77,11 +77,8 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
         crate::run::Executed::Done(r) => r,
         crate::run::Executed::DryRun(_) => unreachable!("not a dry run"),
     };
-    let saved = crate::saving::save(
-        saver.as_ref(),
-        iolab_catalog::EntryKind::Run,
-        &iolab_report::to_json(&result),
-    );
+    let saved =
+        crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::Run, &iolab_report::to_json(&result));
     crate::output::output(&result, a.quiet, a.json.as_deref(), None)?;
     saved?;
     Ok(ExitStatus::of(&result))

@@ -91,8 +91,7 @@ mod tests {
     fn steady_ends_when_the_window_holds() {
         let mut runner =
             Intervals { iops: vec![10.0, 50.0, 100.0, 101.0, 99.0, 100.0, 500.0], fed: 0, job: None };
-        let mut job = JobSpec::default();
-        job.ios = Some(5);
+        let job = JobSpec { ios: Some(5), ..JobSpec::default() };
         let (r, ss) = run_until_steady(job, &rule(), 1_000_000_000, &mut runner).unwrap();
         assert_eq!(runner.fed, 5, "steady after 100, 101, 99");
         assert!(ss.reached);
