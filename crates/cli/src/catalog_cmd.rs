@@ -1,150 +1,18 @@
-//! The results catalog on the command line: the flags every run, sweep and search takes to be saved
-//! (`--db`, `--no-save`, `--tag`, `--note`), the [`Saver`] that opens the catalog before a run starts and
-//! saves the document after it, and the commands that read it back: `iolab runs`, `show`, `export`, `rm`.
+//! The commands that read the results catalog back: `iolab runs`, `show`, `export`, `rm`. (Saving a run,
+//! sweep or search is [`crate::saving`]; the flags are in [`crate::args`].)
 //!
 //! The catalog itself (file layout, migrations, concurrency) is `iolab-catalog`; this module only turns
 //! arguments into its calls and its entries into the renderings `iolab run` and `iolab sweep` already print.
 //! docs/CATALOG.md describes both.
 
-use crate::run::{usage, write_out, Outcome};
+use crate::args::{DbFlag, ExportArgs, RmArgs, RunsArgs, ShowArgs};
+use crate::exit::{usage, ExitStatus};
+use crate::output::write_out;
+use crate::saving::{db_path, kind_name, parse_tags};
 use anyhow::{Context, Result};
-use clap::{ArgGroup, Args};
 use iolab_catalog::{Catalog, Entry, EntryKind, Filter, Summary};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-/// Catalog options of `iolab run`, `iolab sweep` and `--find-max`.
-#[derive(Args, Debug, Default, Clone)]
-pub struct CatalogFlags {
-    /// Results catalog (SQLite file) to save in. Default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db,
-    /// else ~/.local/share/iolab/results.db (the directory is created). `iolab runs` lists what it holds.
-    #[arg(long, value_name = "PATH", help_heading = "Catalog")]
-    pub db: Option<PathBuf>,
-    /// Do not save this run, sweep or search in the catalog. --dry-run never saves.
-    #[arg(long, help_heading = "Catalog")]
-    pub no_save: bool,
-    /// Tag the saved entry, KEY=VALUE (e.g. --tag hba=qle2560 --tag site=lab1); repeatable, each key once.
-    /// `iolab runs --tag KEY=VALUE` finds it.
-    #[arg(long, value_name = "KEY=VALUE", help_heading = "Catalog")]
-    pub tag: Vec<String>,
-    /// A note saved with the entry (shown by `iolab runs` and `iolab show`).
-    #[arg(long, value_name = "TEXT", help_heading = "Catalog")]
-    pub note: Option<String>,
-}
-
-/// `--db` of the commands that read the catalog.
-#[derive(Args, Debug, Default, Clone)]
-pub struct DbFlag {
-    /// Results catalog (SQLite file). Default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else
-    /// ~/.local/share/iolab/results.db.
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-}
-
-/// `iolab runs` options.
-#[derive(Args, Debug, Default, Clone)]
-pub struct RunsArgs {
-    /// Catalog location.
-    #[command(flatten)]
-    pub db: DbFlag,
-    /// Only entries with this tag, KEY=VALUE; repeatable (all must match).
-    #[arg(long, value_name = "KEY=VALUE")]
-    pub tag: Vec<String>,
-    /// Only entries of this job or profile name (exactly, as the NAME column shows it).
-    #[arg(long, value_name = "NAME")]
-    pub profile: Option<String>,
-    /// Only entries with a target whose name contains this text (case-sensitive), e.g. 'nvme0' or 'mem:'.
-    #[arg(long, value_name = "TEXT")]
-    pub target: Option<String>,
-    /// Only entries saved at or after this time: RFC 3339 (2025-03-01T14:30:00Z, or with an offset) or a
-    /// day, 2025-03-01 (midnight UTC).
-    #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
-    /// Only entries saved before this time: RFC 3339, or a day (2025-03-01 includes that whole day, UTC).
-    #[arg(long, value_name = "DATE")]
-    pub until: Option<String>,
-    /// Only entries of this kind: run, sweep or find-max.
-    #[arg(long, value_name = "KIND")]
-    pub kind: Option<String>,
-    /// At most this many entries (the newest). Default: all.
-    #[arg(long, value_name = "N")]
-    pub limit: Option<String>,
-    /// Print the list as JSON (an array of entries without their documents; `iolab export ID --json` gives a
-    /// document).
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `iolab show` options.
-#[derive(Args, Debug, Default, Clone)]
-pub struct ShowArgs {
-    /// Entry id, or a unique start of one (as `iolab runs` lists them).
-    #[arg(value_name = "ID")]
-    pub id: String,
-    /// Catalog location.
-    #[command(flatten)]
-    pub db: DbFlag,
-}
-
-/// `iolab export` options.
-#[derive(Args, Debug, Default, Clone)]
-#[command(group(ArgGroup::new("format").required(true).args(["json", "csv"])))]
-pub struct ExportArgs {
-    /// Entry id, or a unique start of one.
-    #[arg(value_name = "ID")]
-    pub id: String,
-    /// The stored document, exactly as `--json` wrote it (iolab.result/1, iolab.sweep/1 or iolab.findmax/1).
-    #[arg(long)]
-    pub json: bool,
-    /// CSV: a run's time series (one row per interval), a sweep's points (one row per point) or a search's
-    /// steps (one row per step).
-    #[arg(long)]
-    pub csv: bool,
-    /// Write to FILE instead of stdout.
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: Option<String>,
-    /// Catalog location.
-    #[command(flatten)]
-    pub db: DbFlag,
-}
-
-/// `iolab rm` options.
-#[derive(Args, Debug, Default, Clone)]
-pub struct RmArgs {
-    /// Entry ids (or unique starts of them). All are checked before any is removed.
-    #[arg(value_name = "ID", required = true)]
-    pub ids: Vec<String>,
-    /// Catalog location.
-    #[command(flatten)]
-    pub db: DbFlag,
-}
-
-/// Parses one `--tag KEY=VALUE`.
-pub fn parse_tag(text: &str) -> Result<(String, String)> {
-    match text.split_once('=') {
-        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-        _ => Err(usage(format!(
-            "invalid value '{text}' for '--tag': expected KEY=VALUE with a non-empty KEY, e.g. 'hba=qle2560'"
-        ))),
-    }
-}
-
-/// Parses every `--tag`; a key given twice is an error.
-fn parse_tags(texts: &[String]) -> Result<Vec<(String, String)>> {
-    let mut tags: Vec<(String, String)> = Vec::new();
-    for t in texts {
-        let (k, v) = parse_tag(t)?;
-        if tags.iter().any(|(k2, _)| *k2 == k) {
-            return Err(usage(format!("invalid value '{t}' for '--tag': key '{k}' is given twice")));
-        }
-        tags.push((k, v));
-    }
-    Ok(tags)
-}
-
-fn db_path(db: &Option<PathBuf>) -> PathBuf {
-    db.clone().unwrap_or_else(Catalog::default_path)
-}
+use std::path::Path;
 
 /// Opens a catalog that must already exist (the reading commands never create one).
 fn open_existing(db: &DbFlag) -> Result<Catalog> {
@@ -158,86 +26,13 @@ fn open_existing(db: &DbFlag) -> Result<Catalog> {
     Catalog::open(&path).map_err(usage)
 }
 
-/// An open catalog and what to save with the next document: made before a run starts (a catalog that
-/// cannot be opened is an exit-2 error before anything is created or run), used after it.
-pub struct Saver {
-    catalog: Catalog,
-    tags: Vec<(String, String)>,
-    note: Option<String>,
-    quiet: bool,
-}
-
-impl Saver {
-    /// Checks the tags and opens the catalog, unless `--no-save` or `--dry-run` (then `None`).
-    pub fn open(flags: &CatalogFlags, quiet: bool, dry_run: bool) -> Result<Option<Saver>> {
-        let tags = parse_tags(&flags.tag)?;
-        if flags.no_save || dry_run {
-            return Ok(None);
-        }
-        let path = db_path(&flags.db);
-        let catalog = Catalog::open(&path).map_err(usage)?;
-        catalog.check_ready_to_save().map_err(usage)?;
-        Ok(Some(Saver { catalog, tags, note: flags.note.clone(), quiet }))
-    }
-
-    /// Saves a document (its `--json` text) and says so on stderr.
-    pub fn save(&self, kind: EntryKind, text: &str) -> Result<String> {
-        let id = self
-            .catalog
-            .save_text(kind, text, &self.tags, self.note.as_deref())
-            .map_err(usage)
-            .with_context(|| format!("the {} finished but was not saved in the catalog", kind_name(kind)))?;
-        if !self.quiet {
-            eprintln!("iolab: saved as {id} in {}", self.catalog.path().display());
-        }
-        Ok(id)
-    }
-}
-
-/// Saves with `saver` if there is one. The caller prints its output next and returns this result after it,
-/// so a failed save never hides the numbers of a finished run.
-pub fn save(saver: Option<&Saver>, kind: EntryKind, text: &str) -> Result<()> {
-    match saver {
-        Some(s) => s.save(kind, text).map(|_| ()),
-        None => Ok(()),
-    }
-}
-
-/// What a find-max search records of its runs for the catalog (the search document has no run of its own):
-/// the job or profile name and the target names of its first step.
-pub struct RunFacts {
-    /// `config.plan.name`.
-    pub profile: Option<String>,
-    /// Target display names.
-    pub targets: Vec<String>,
-}
-
-impl RunFacts {
-    /// The facts of one run.
-    pub fn of(r: &iolab_report::RunResult) -> RunFacts {
-        RunFacts {
-            profile: r.config.pointer("/plan/name").and_then(Value::as_str).map(str::to_string),
-            targets: r.env.targets.iter().map(|t| t.name.clone()).collect(),
-        }
-    }
-}
-
-/// The kind as users type it.
-fn kind_name(kind: EntryKind) -> &'static str {
-    match kind {
-        EntryKind::Run => "run",
-        EntryKind::Sweep => "sweep",
-        EntryKind::FindMax => "find-max",
-    }
-}
-
 /// A stored kind (`find_max`) as users type it (`find-max`).
 fn kind_label(stored: &str) -> String {
     EntryKind::parse(stored).map_or_else(|| stored.to_string(), |k| kind_name(k).to_string())
 }
 
 /// `iolab runs`.
-pub fn runs(args: &RunsArgs) -> Result<Outcome> {
+pub fn runs(args: &RunsArgs) -> Result<ExitStatus> {
     let date = |flag: &str, text: &Option<String>, end: bool| -> Result<Option<f64>> {
         text.as_ref()
             .map(|t| {
@@ -283,7 +78,7 @@ pub fn runs(args: &RunsArgs) -> Result<Outcome> {
     if args.json {
         let rows: Vec<Value> = list.iter().map(summary_json).collect();
         write_out("-", &serde_json::to_string_pretty(&rows)?)?;
-        return Ok(Outcome::Ok);
+        return Ok(ExitStatus::Ok);
     }
     if list.is_empty() {
         if path.exists() {
@@ -291,10 +86,10 @@ pub fn runs(args: &RunsArgs) -> Result<Outcome> {
         } else {
             eprintln!("iolab: no catalog at '{}' yet; iolab run and iolab sweep save there", path.display());
         }
-        return Ok(Outcome::Ok);
+        return Ok(ExitStatus::Ok);
     }
     write_out("-", &runs_table(&list))?;
-    Ok(Outcome::Ok)
+    Ok(ExitStatus::Ok)
 }
 
 /// One row of `iolab runs --json`.
@@ -395,7 +190,7 @@ fn runs_table(list: &[Summary]) -> String {
 }
 
 /// `iolab show ID`.
-pub fn show(args: &ShowArgs) -> Result<Outcome> {
+pub fn show(args: &ShowArgs) -> Result<ExitStatus> {
     let catalog = open_existing(&args.db)?;
     let e = catalog.get(&args.id).map_err(usage)?;
     let mut out = render(&e);
@@ -405,7 +200,7 @@ pub fn show(args: &ShowArgs) -> Result<Outcome> {
     out.push('\n');
     out.push_str(&footer(&e, catalog.path()));
     write_out("-", &out)?;
-    Ok(Outcome::Ok)
+    Ok(ExitStatus::Ok)
 }
 
 /// The document rendered as the command that made it prints it; a document this iolab cannot read (another
@@ -508,7 +303,7 @@ fn findmax_csv(doc: &Value) -> String {
 }
 
 /// `iolab export ID --json|--csv`.
-pub fn export(args: &ExportArgs) -> Result<Outcome> {
+pub fn export(args: &ExportArgs) -> Result<ExitStatus> {
     let catalog = open_existing(&args.db)?;
     let e = catalog.get(&args.id).map_err(usage)?;
     let text = if args.json {
@@ -534,11 +329,11 @@ pub fn export(args: &ExportArgs) -> Result<Outcome> {
     };
     let to = args.output.as_deref().unwrap_or("-");
     write_out(to, &text).with_context(|| format!("writing '{to}'"))?;
-    Ok(Outcome::Ok)
+    Ok(ExitStatus::Ok)
 }
 
 /// `iolab rm ID...`.
-pub fn rm(args: &RmArgs) -> Result<Outcome> {
+pub fn rm(args: &RmArgs) -> Result<ExitStatus> {
     let catalog = open_existing(&args.db)?;
     let mut ids = Vec::new();
     for id in &args.ids {
@@ -551,25 +346,12 @@ pub fn rm(args: &RmArgs) -> Result<Outcome> {
         catalog.remove(id).map_err(usage)?;
         eprintln!("iolab: removed {id}");
     }
-    Ok(Outcome::Ok)
+    Ok(ExitStatus::Ok)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tag_needs_a_key_and_an_equals_sign() {
-        assert_eq!(parse_tag("hba=qle2560").unwrap(), ("hba".into(), "qle2560".into()));
-        assert_eq!(parse_tag("k=a=b").unwrap(), ("k".into(), "a=b".into()));
-        assert_eq!(parse_tag("k=").unwrap(), ("k".into(), "".into()));
-        for bad in ["hba", "=x", " =x", ""] {
-            let e = format!("{:#}", parse_tag(bad).unwrap_err());
-            assert!(e.contains(&format!("'{bad}' for '--tag'")), "{e}");
-        }
-        let e = format!("{:#}", parse_tags(&["a=1".into(), "a=2".into()]).unwrap_err());
-        assert!(e.contains("key 'a' is given twice"), "{e}");
-    }
 
     #[test]
     fn clip_marks_the_cut() {

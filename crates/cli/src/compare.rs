@@ -6,46 +6,14 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use clap::Args;
 use iolab_catalog::{Catalog, Filter};
 use iolab_report::compare::{self, CompareOptions, MetricFilter, Side, SideDocs};
 use iolab_report::sweep::SweepResult;
 use iolab_report::RunResult;
 
-use crate::run::{usage, write_out, Outcome};
-
-/// `iolab compare` options.
-#[derive(Args, Debug)]
-pub struct CompareArgs {
-    /// The sides, the first being the baseline every other side is compared with. Each is a catalog ID (or a
-    /// unique start of one, as `iolab runs` lists them); `tag:KEY=VALUE[,KEY=VALUE...]` (every run carrying
-    /// all those tags: the side's trials); a path to a result (iolab.result/1) or sweep (iolab.sweep/1) JSON
-    /// file; or a comma-joined list of files or IDs (trials). Runs are compared with runs, sweeps with sweeps
-    /// (per point, matched by the swept values).
-    #[arg(required = true, num_args = 2.., value_name = "SIDE")]
-    pub sides: Vec<String>,
-    /// The catalog to look IDs and tags up in. Default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db,
-    /// else ~/.local/share/iolab/results.db. Only read; compare never creates a catalog.
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// Only these metrics, comma-separated or repeated: iops, mb_s, mean, p50, p99, p999 (or p99.9), max,
-    /// service_mean, cpu_per_io, depth, tx_per_hour, latency (all response-time statistics), tx (all
-    /// transaction metrics); prefix with read., write., group.NAME., tx. or txn.NAME. to narrow (read.p99).
-    /// Default: all.
-    #[arg(long, value_name = "LIST")]
-    pub metric: Vec<String>,
-    /// Output format of the table: text or md (Markdown, for tickets). Default text.
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "md", "markdown"])]
-    pub format: String,
-    /// Also write the comparison as JSON (schema iolab.compare/1) to FILE; '-' for stdout (then the table
-    /// is not printed).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
-    /// Significance level of Welch's t-test, run per metric when both sides have at least 3 trials; a
-    /// difference is significant when p < alpha. Default 0.05; between 0 and 1.
-    #[arg(long, value_name = "ALPHA", allow_hyphen_values = true)]
-    pub alpha: Option<String>,
-}
+use crate::args::CompareArgs;
+use crate::exit::{usage, ExitStatus};
+use crate::output::write_out;
 
 /// The documents one input stands for.
 enum Docs {
@@ -198,7 +166,7 @@ fn parse_alpha(text: Option<&str>) -> Result<f64> {
 }
 
 /// `iolab compare`.
-pub fn compare(args: &CompareArgs) -> Result<Outcome> {
+pub fn compare(args: &CompareArgs) -> Result<ExitStatus> {
     let alpha = parse_alpha(args.alpha.as_deref())?;
     let metrics = MetricFilter::parse(&args.metric.join(",")).map_err(usage)?;
     let mut catalog = LazyCatalog { path: args.db.clone().unwrap_or_else(Catalog::default_path), open: None };
@@ -221,7 +189,7 @@ pub fn compare(args: &CompareArgs) -> Result<Outcome> {
     if let Some(path) = &args.json {
         write_out(path, &compare::compare_to_json(&c)).with_context(|| format!("writing --json '{path}'"))?;
     }
-    Ok(Outcome::Ok)
+    Ok(ExitStatus::Ok)
 }
 
 #[cfg(test)]

@@ -8,18 +8,30 @@
 // rustdoc would show the backslashes to users.
 #![allow(rustdoc::broken_intra_doc_links)]
 
+// Flags and exits (leaves: they depend on no command module).
 mod args;
-mod catalog_cmd;
-mod compare;
+mod exit;
+mod output;
+
+// From flags to jobs, and what runs them.
 mod flush_signal;
-mod integrity;
+mod job;
 mod loadgen;
 mod profile;
 mod progress;
+mod saving;
+mod signals;
+mod steady;
+
+// The commands, one module each; none imports another.
+mod catalog_cmd;
+mod compare;
+mod findmax;
+mod profiles_cmd;
 mod report_cmd;
 mod run;
-mod signals;
 mod sweep;
+mod verify_cmd;
 
 use clap::Parser;
 
@@ -32,8 +44,9 @@ fn main() {
         }
     };
     let result = match cli.command {
+        args::Command::Run(a) if a.profile.find_max => findmax::find_max(&a),
         args::Command::Run(a) => run::run(&a),
-        args::Command::Profiles(a) => profile::profiles_cmd(&a),
+        args::Command::Profiles(a) => profiles_cmd::profiles_cmd(&a),
         args::Command::Sweep(a) => sweep::sweep(&a),
         args::Command::Runs(a) => catalog_cmd::runs(&a),
         args::Command::Show(a) => catalog_cmd::show(&a),
@@ -41,11 +54,10 @@ fn main() {
         args::Command::Rm(a) => catalog_cmd::rm(&a),
         args::Command::Compare(a) => compare::compare(&a),
         args::Command::Report(a) => report_cmd::report(&a),
-        args::Command::Verify(a) => integrity::verify_cmd(&a),
+        args::Command::Verify(a) => verify_cmd::verify_cmd(&a),
     };
     let code = match result {
-        Ok(run::Outcome::Ok) => 0,
-        Ok(run::Outcome::IoErrors) | Ok(run::Outcome::Fail) => 1,
+        Ok(status) => status.code(),
         Err(e) => {
             if e.chain().any(|c| {
                 c.downcast_ref::<std::io::Error>()

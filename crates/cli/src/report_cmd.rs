@@ -5,49 +5,17 @@
 //! schema, unknown id) is a usage error (exit 2) that quotes it, and no output file is created. The page
 //! itself is made by `iolab_report::html` (docs/REPORTS.md).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context as _, Result};
-use clap::{Args, ValueEnum};
 use iolab_catalog::{Catalog, EntryKind};
 use iolab_report::html::{render_html, render_markdown, DocBody, ReportDoc};
 
-use crate::run::{usage, Outcome};
-
-/// Output format of `iolab report`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    /// One self-contained HTML page: inline CSS and SVG charts, no script, font or URL.
-    Html,
-    /// Markdown tables, for pasting into a ticket.
-    Md,
-}
-
-/// `iolab report` options.
-#[derive(Args, Debug)]
-pub struct ReportArgs {
-    /// Runs and sweeps to report: catalog ids (or unique prefixes), or result/sweep JSON files (from
-    /// `iolab run --json`, `iolab sweep --json`). Several runs are compared side by side; sweeps get their
-    /// IOPS/MB/s and latency charts along each swept field (several sweeps are overlaid).
-    #[arg(required = true, value_name = "ID_OR_FILE")]
-    pub inputs: Vec<String>,
-    /// Write the report here. Default: standard output.
-    #[arg(long, short = 'o', value_name = "PATH")]
-    pub output: Option<PathBuf>,
-    /// html or md. Default: md when --output ends in .md, else html.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<ReportFormat>,
-    /// The results catalog to read ids from. Default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else
-    /// ~/.local/share/iolab/results.db.
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// Title of the report. Default: "iolab report" and the inputs' names.
-    #[arg(long, value_name = "TEXT")]
-    pub title: Option<String>,
-}
+use crate::args::{ReportArgs, ReportFormat};
+use crate::exit::{usage, ExitStatus};
 
 /// Runs `iolab report`.
-pub fn report(args: &ReportArgs) -> Result<Outcome> {
+pub fn report(args: &ReportArgs) -> Result<ExitStatus> {
     let mut catalog: Option<Catalog> = None;
     let mut docs = Vec::with_capacity(args.inputs.len());
     for input in &args.inputs {
@@ -76,7 +44,7 @@ pub fn report(args: &ReportArgs) -> Result<Outcome> {
             out.flush().context("writing the report to standard output")?;
         }
     }
-    Ok(Outcome::Ok)
+    Ok(ExitStatus::Ok)
 }
 
 /// Reads one input: a file when the path exists, else a catalog id.

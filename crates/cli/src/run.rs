@@ -6,59 +6,34 @@
 //! still runs before anything is created or written.
 
 use crate::args::RunArgs;
-use anyhow::{Context, Result};
+use crate::exit::{usage, ExitStatus};
+use crate::job::{build_job, parse_interval};
+use crate::output::{output, write_out};
+use anyhow::Result;
 use iolab_device::FillProgress;
-use iolab_report::RunResult;
 use iolab_run::{ExecOptions, Executed, Observer, RunShape};
 use iolab_spec::JobSpec;
 use iolab_stats::IntervalStats;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Marks an error as the user's (exit code 2): bad input, configuration, environment.
-#[derive(Debug)]
-pub struct UsageError;
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("usage")
-    }
-}
-impl std::error::Error for UsageError {}
-
-pub fn usage<E: std::fmt::Display>(e: E) -> anyhow::Error {
-    anyhow::Error::new(UsageError).context(e.to_string())
-}
-
-/// How a run ended, for the exit code.
-pub enum Outcome {
-    /// Finished; no I/O errors.
-    Ok,
-    /// Finished, but I/O errors occurred.
-    IoErrors,
-    /// Finished, but the verdict is FAIL (thresholds not met).
-    Fail,
-}
-
 /// Runs `iolab run`: builds the job from the arguments, executes it, prints and writes the result.
-pub fn run(args: &RunArgs) -> Result<Outcome> {
-    if args.profile.find_max {
-        return crate::profile::find_max(args);
-    }
+pub fn run(args: &RunArgs) -> Result<ExitStatus> {
     let job = build_job(args)?;
     let judged = job.clone();
     let interval_ns = parse_interval(&args.interval)?;
     let _scratch_guard = iolab_device::ScratchGuard;
     let live = !args.quiet && std::io::stderr().is_terminal();
-    let steady = crate::sweep::steady_rule(&args.steady)?;
+    let steady = crate::job::steady_rule(&args.steady)?;
     if let (Some(_), Some(d)) = (&steady, &args.duration) {
         return Err(usage(format!("'--duration {d}' and '--steady-state' both bound the run; a steady-state run lasts until steady or '--steady-state-limit'")));
     }
     // The catalog opens before anything is created or run: a bad one is an exit-2 error with nothing done.
-    let saver = crate::catalog_cmd::Saver::open(&args.catalog, args.quiet, args.dry_run)?;
+    let saver = crate::saving::Saver::open(&args.catalog, args.quiet, args.dry_run)?;
     let result = match (&steady, args.dry_run) {
         (Some(rule), false) => {
-            let (mut r, ss) = crate::sweep::run_until_steady(job, rule, interval_ns, args.quiet, live)?;
+            let (mut r, ss) = crate::steady::run_until_steady(job, rule, interval_ns, args.quiet, live)?;
             r.steady_state = Some(ss);
             r
         }
@@ -68,90 +43,18 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
                     doc["exchange"] = sizing;
                 }
                 write_out("-", &serde_json::to_string_pretty(&doc)?)?;
-                return Ok(Outcome::Ok);
+                return Ok(ExitStatus::Ok);
             }
             Executed::Done(r) => r,
         },
     };
     let mut result = result;
     crate::profile::judge(&judged, &args.profile, &mut result);
-    let saved = crate::catalog_cmd::save(
-        saver.as_ref(),
-        iolab_catalog::EntryKind::Run,
-        &iolab_report::to_json(&result),
-    );
+    let saved =
+        crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::Run, &iolab_report::to_json(&result));
     output(&result, args.quiet, args.json.as_deref(), args.csv.as_deref())?;
     saved?;
-    Ok(outcome_of(&result))
-}
-
-/// The exit code a result deserves: bad data or I/O errors first, then a failed verdict.
-pub fn outcome_of(result: &RunResult) -> Outcome {
-    if result.errors.total > 0 || result.verify.as_ref().is_some_and(|v| v.mismatches > 0) {
-        Outcome::IoErrors
-    } else if result.verdict.as_ref().is_some_and(|v| !v.pass) {
-        Outcome::Fail
-    } else {
-        Outcome::Ok
-    }
-}
-
-/// The job `iolab run` asked for: the job file, then the command-line flags on top.
-pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
-    let mut job = match (&args.job, crate::profile::load(&args.profile)?) {
-        (Some(_), Some(_)) => {
-            return Err(usage("give a job file or --profile NAME, not both (`iolab profiles show NAME > job.toml` makes a job file to edit)"))
-        }
-        (Some(path), None) => JobSpec::from_file(path).map_err(usage)?,
-        (None, Some(job)) => job,
-        (None, None) => JobSpec::default(),
-    };
-    let cli = args.to_overrides().map_err(usage)?;
-    let given: Vec<String> = cli.targets.keys().cloned().collect();
-    job.check_target_names(&given).map_err(usage)?;
-    job.apply_overrides(&cli);
-    crate::loadgen::apply_flags(&args.loadgen, &mut job).map_err(usage)?;
-    crate::profile::resolve(&mut job, &args.profile)?;
-    Ok(job)
-}
-
-/// Parses `--interval`.
-pub fn parse_interval(text: &str) -> Result<u64> {
-    iolab_spec::units::parse_duration_ns(text).ok().filter(|&n| n >= 10_000_000).ok_or_else(|| {
-        usage(format!(
-            "invalid value '{text}' for '--interval': expected a duration of at least 10ms, e.g. '1s'"
-        ))
-    })
-}
-
-/// Prints the text summary (unless quiet or stdout carries JSON/CSV) and writes `--json` / `--csv`.
-pub fn output(result: &RunResult, quiet: bool, json: Option<&str>, csv: Option<&str>) -> Result<()> {
-    if !quiet && json != Some("-") && csv != Some("-") {
-        write_out("-", &iolab_report::render_text(result))?;
-    }
-    if let Some(path) = json {
-        write_out(path, &iolab_report::to_json(result))
-            .with_context(|| format!("writing --json '{path}'"))?;
-    }
-    if let Some(path) = csv {
-        write_out(path, &iolab_report::timeseries_csv(result))
-            .with_context(|| format!("writing --csv '{path}'"))?;
-    }
-    Ok(())
-}
-
-/// Writes `text` to `path`, or to stdout for `-`.
-pub fn write_out(path: &str, text: &str) -> std::io::Result<()> {
-    if path == "-" {
-        let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())?;
-        if !text.ends_with('\n') {
-            out.write_all(b"\n")?;
-        }
-        out.flush()
-    } else {
-        std::fs::write(path, text)
-    }
+    Ok(ExitStatus::of(&result))
 }
 
 /// How the CLI runs a job: `quiet` prints nothing but errors, `live` draws the bars (stderr is a terminal);
@@ -167,7 +70,7 @@ pub fn dry_run_options<'a>(interval_ns: u64) -> ExecOptions<'a> {
 }
 
 /// Runs (or with `dry_run`, checks) `job` with the CLI's display and stop flag.
-fn execute(job: JobSpec, dry_run: bool, interval_ns: u64, quiet: bool, live: bool) -> Result<Executed> {
+pub fn execute(job: JobSpec, dry_run: bool, interval_ns: u64, quiet: bool, live: bool) -> Result<Executed> {
     let mut opts =
         if dry_run { dry_run_options(interval_ns) } else { exec_options(interval_ns, quiet, live) };
     iolab_run::execute(job, dry_run, &mut opts).map_err(run_error)

@@ -1,152 +1,35 @@
 //! `iolab sweep`: one job across values of one or more fields (`--qd 1..64:x2`, `--bs 512..1m:x2`,
 //! `--set read_pct=0,50,100`), each point repeated `--trials` times, with the knee and the `--max-p99` point
-//! found along the load axis; plus steady-state detection (`--steady-state`), which `iolab run` shares.
+//! found along the load axis.
 //!
-//! A point is the `iolab run` arguments with the swept fields set to that point's values, built by
-//! [`crate::run::build_job`] and run by [`iolab_run::execute`]; so a point's result is exactly what
-//! `iolab run` would print for the same flags. Every point's job is built and dry-run (planned, targets
+//! This module parses the lists into axes and maps a point's values onto the `iolab run` arguments: a point
+//! is the `iolab run` arguments with the swept fields set to that point's values, built by
+//! [`crate::job::build_job`] and run by [`iolab_run::execute`]; so a point's result is exactly what
+//! `iolab run` would print for the same flags. The cross product, the trials and their seeds are
+//! [`iolab_run::sweep`]. Every point's job is built and dry-run (planned, targets
 //! probed, plan bound) before the first one runs, so a bad value anywhere in a list is an error with nothing
 //! created. The analysis and the renderings are pure and live in `iolab_report::sweep`. docs/SWEEPS.md is
 //! the user's guide.
 
-use crate::args::RunArgs;
-use crate::run::{build_job, outcome_of, parse_interval, usage, Outcome};
+use crate::args::{ProfileFlags, RunArgs, SweepArgs};
+use crate::exit::{usage, ExitStatus};
+use crate::job::{build_job, parse_interval, steady_rule};
+use crate::output::write_out;
+use crate::run::execute;
+use crate::steady::run_until_steady;
 use anyhow::{Context, Result};
-use clap::Args;
 use iolab_report::sweep::{
-    render_sweep_text, steady_state_line, sweep_csv, sweep_to_json, PointSummary, SteadyStateResult,
-    SteadyStateRule, SteadyStateTracker, SweepAxis, SweepPoint, SweepResult, TrialMetrics,
+    render_sweep_text, steady_state_line, sweep_csv, sweep_to_json, SteadyStateRule, SweepAxis, SweepResult,
     DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT, SWEEP_SCHEMA,
 };
 use iolab_report::RunResult;
-use iolab_run::{execute, ExecOptions, Executed};
+use iolab_run::sweep::{load_axis, order_axes, Axis, Point, Sweep, Trial, MAX_POINTS, MAX_TRIALS};
+use iolab_run::Executed;
+use iolab_run::Runner;
 use iolab_spec::units::{format_size, parse_count, parse_duration_ns, parse_size};
-use iolab_spec::{JobSpec, Place};
-use std::collections::BTreeMap;
+use iolab_spec::JobSpec;
+use iolab_spec::Place;
 use std::io::IsTerminal;
-
-/// Most points one sweep may have (the product of the lists' lengths).
-pub const MAX_POINTS: usize = 1000;
-/// Most trials per point.
-pub const MAX_TRIALS: u32 = 100;
-
-/// `iolab sweep` options: every `iolab run` option, where `--qd`, `--bs`, `--workers`, `--rate` and `--cache`
-/// take lists.
-#[derive(Args, Debug, Default)]
-pub struct SweepArgs {
-    /// The run options (job file, target, ...). `--qd`, `--bs`, `--workers`, `--rate` and `--cache` take
-    /// lists (`--cache 0,25%,50%,100%` is the seeds' cache-size table): comma lists ('1,2,4,8') and ranges 'FROM..TO:xF' (multiply by F) or 'FROM..TO:+STEP' (add STEP), mixed
-    /// freely ('1,3..9:+3'). A block-size split ('4k/60:8k/40') is one value.
-    #[command(flatten)]
-    pub run: RunArgs,
-    /// Sweep any job key by name: KEY=VALUES, with VALUES a list as for --qd (e.g. 'read_pct=0,50,100',
-    /// 'rw=randread,randwrite', 'size=1g..8g:x2'). Repeatable; several swept fields give the cross product:
-    /// outermost first the non-load fields (bs, then --set keys in the order given), then workers, rate and
-    /// qd innermost. At most 1000 points.
-    #[arg(long = "set", value_name = "KEY=VALUES")]
-    pub set: Vec<String>,
-    /// Runs per point, 1-100. Trial t (from 0) of every point uses seed BASE+t, BASE being --seed (or the
-    /// job's seed, or a fresh one), printed. With 2 or more, each metric gets its mean, a Student-t 95 %
-    /// confidence interval and its spread (min..max, coefficient of variation). Default 1.
-    #[arg(long, value_name = "N", default_value = "1", allow_hyphen_values = true)]
-    pub trials: String,
-    /// Knee rule, IOPS side: the knee is the first point after which IOPS grows by less than this percent
-    /// while p99 latency grows by more than --knee-lat-growth. Default 10.
-    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
-    pub knee_iops_gain: Option<String>,
-    /// Knee rule, latency side (see --knee-iops-gain). Default 20.
-    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
-    pub knee_lat_growth: Option<String>,
-    /// Marks, on each line of the load axis, the highest load whose p99 latency stays at or under this
-    /// duration (e.g. '2ms'); points after the first one over it do not count.
-    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
-    pub max_p99: Option<String>,
-}
-
-/// Steady-state options, shared by `iolab run` and `iolab sweep` (flattened into [`RunArgs`]).
-#[derive(Args, Debug, Default, Clone)]
-pub struct SteadyStateFlags {
-    /// Run until the workload is steady (fio's steadystate=iops:PCT): METRIC:PCT, METRIC being iops (all ops
-    /// per second) or lat (mean response time), steady when every interval of the last
-    /// --steady-state-window is within PCT % of the window's mean. The run then ends, complete; the
-    /// --steady-state-limit replaces --duration. The result's 'steady_state' says whether it was reached,
-    /// after how long, and the window's values. In a sweep this preconditions once, with the first point's
-    /// job, before the first point.
-    #[arg(long, value_name = "METRIC:PCT")]
-    pub steady_state: Option<String>,
-    /// Window of --steady-state. Default 30s; at least 2 intervals.
-    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
-    pub steady_state_window: Option<String>,
-    /// Longest a --steady-state run lasts (after the ramp), steady or not. Default 10m.
-    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
-    pub steady_state_limit: Option<String>,
-}
-
-/// The steady-state rule the flags ask for; `None` without `--steady-state`.
-pub fn steady_rule(f: &SteadyStateFlags) -> Result<Option<SteadyStateRule>> {
-    let Some(text) = &f.steady_state else {
-        if f.steady_state_window.is_some() || f.steady_state_limit.is_some() {
-            return Err(usage(
-                "'--steady-state-window' and '--steady-state-limit' need '--steady-state METRIC:PCT'",
-            ));
-        }
-        return Ok(None);
-    };
-    const EXP: &str = "METRIC:PCT with METRIC iops or lat and PCT above 0, e.g. 'iops:5%'";
-    let bad = || usage(format!("invalid value '{text}' for '--steady-state': expected {EXP}"));
-    let (metric, pct) = text.split_once(':').ok_or_else(bad)?;
-    let metric = match metric.trim() {
-        "iops" => "iops",
-        "lat" => "lat",
-        _ => return Err(bad()),
-    };
-    let pct = iolab_spec::units::parse_percent(pct).map_err(|_| bad())?;
-    if pct <= 0.0 {
-        return Err(bad());
-    }
-    let dur = |flag: &str, v: &Option<String>, default: &str| -> Result<f64> {
-        let t = v.as_deref().unwrap_or(default);
-        match parse_duration_ns(t) {
-            Ok(ns) if ns > 0 => Ok(ns as f64 / 1e9),
-            _ => Err(usage(format!(
-                "invalid value '{t}' for '{flag}': expected a duration above 0, e.g. '30s'"
-            ))),
-        }
-    };
-    let window_s = dur("--steady-state-window", &f.steady_state_window, "30s")?;
-    let limit_s = dur("--steady-state-limit", &f.steady_state_limit, "10m")?;
-    if window_s > limit_s {
-        return Err(usage(format!(
-            "'--steady-state-window' ({window_s} s) is longer than '--steady-state-limit' ({limit_s} s): the window could never fill"
-        )));
-    }
-    Ok(Some(SteadyStateRule { metric: metric.into(), max_dev_pct: pct, window_s, limit_s }))
-}
-
-/// Runs `job` until steady (or the rule's limit): the job's duration becomes the limit, and each finished
-/// interval is fed to a [`SteadyStateTracker`]; reaching steady state ends the measurement, complete.
-pub fn run_until_steady(
-    mut job: JobSpec,
-    rule: &SteadyStateRule,
-    interval_ns: u64,
-    quiet: bool,
-    live: bool,
-) -> Result<(Box<RunResult>, SteadyStateResult)> {
-    job.duration_ns = Some((rule.limit_s * 1e9) as u64);
-    job.ios = None;
-    job.bytes = None;
-    let mut tracker = SteadyStateTracker::new(rule.clone(), interval_ns as f64 / 1e9);
-    let mut cb = |_k: u64, p: &iolab_stats::TimePoint| tracker.push(p.iops, p.lat_mean_ns);
-    let mut opts =
-        ExecOptions { on_interval: Some(&mut cb), ..crate::run::exec_options(interval_ns, quiet, live) };
-    let _note = crate::progress::MeasureNote::set("until steady");
-    let result = match execute(job, false, &mut opts)? {
-        Executed::Done(r) => r,
-        Executed::DryRun(_) => anyhow::bail!("a steady-state run cannot be a dry run (bug)"),
-    };
-    drop(opts); // it holds the tracker's callback
-    Ok((result, tracker.result()))
-}
 
 /// What kind of value a key takes, for ranges and the load axis.
 #[derive(Clone, Copy, PartialEq)]
@@ -166,9 +49,6 @@ fn kind_of(key: &str) -> Kind {
         _ => Kind::Text,
     }
 }
-
-/// Load axes, outermost first: the knee is found along the innermost one swept.
-const LOAD_KEYS: [&str; 3] = ["workers", "rate", "qd"];
 
 /// Parses a list: comma-separated items, each a value or a range 'FROM..TO:xF' / 'FROM..TO:+STEP'.
 fn parse_list(flag: &str, key: &str, text: &str) -> Result<Vec<String>> {
@@ -241,14 +121,6 @@ fn parse_list(flag: &str, key: &str, text: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// One swept field.
-struct Axis {
-    key: String,
-    /// The flag the user typed (`--qd`, `--set read_pct`), for errors.
-    flag: String,
-    values: Vec<String>,
-}
-
 /// The swept fields, in cross-product order (outermost first).
 fn axes(args: &SweepArgs) -> Result<Vec<Axis>> {
     let r = &args.run;
@@ -312,7 +184,7 @@ fn axes(args: &SweepArgs) -> Result<Vec<Axis>> {
         v.push(Axis { key: key.into(), flag, values });
     }
     // Non-load fields outermost (in the order above), then workers, rate, qd.
-    v.sort_by_key(|a| LOAD_KEYS.iter().position(|k| *k == a.key).map_or(0, |i| i + 1));
+    order_axes(&mut v);
     Ok(v)
 }
 
@@ -387,44 +259,15 @@ fn set_field(r: &mut RunArgs, key: &str, value: &str) -> bool {
     true
 }
 
-/// One point, ready to run.
-struct Planned {
-    params: BTreeMap<String, String>,
-    job: JobSpec,
-    line: usize,
-    load: Option<f64>,
-}
-
-/// Builds every point's job (and so checks every value) before anything runs.
-fn plan_points(args: &SweepArgs, axes: &[Axis], load_axis: Option<&str>) -> Result<Vec<Planned>> {
-    let count =
-        axes.iter().try_fold(1usize, |n, a| n.checked_mul(a.values.len()).filter(|&n| n <= MAX_POINTS));
-    let Some(count) = count else {
-        let sizes: Vec<String> = axes.iter().map(|a| format!("{} {}", a.flag, a.values.len())).collect();
-        return Err(usage(format!(
-            "the sweep has more than {MAX_POINTS} points ({}); shorten a list or split the sweep",
-            sizes.join(" × ")
-        )));
-    };
-    let mut points = Vec::with_capacity(count);
-    let mut lines: Vec<BTreeMap<String, String>> = Vec::new();
-    for i in 0..count {
-        // Odometer: the last axis varies fastest.
-        let mut rem = i;
-        let mut chosen: Vec<(&Axis, &String)> = Vec::with_capacity(axes.len());
-        for a in axes.iter().rev() {
-            chosen.push((a, &a.values[rem % a.values.len()]));
-            rem /= a.values.len();
-        }
-        chosen.reverse();
+/// Builds every point's job (and so checks every value) before anything runs; each point learns the seed
+/// its job fixes.
+fn plan_points(args: &SweepArgs, axes: &[Axis]) -> Result<(Vec<Point>, Vec<JobSpec>)> {
+    let mut points = iolab_run::sweep::points(axes).map_err(usage)?;
+    let mut jobs = Vec::with_capacity(points.len());
+    for p in &mut points {
         let mut run = args.run.clone();
         let mut extra = JobSpec::default();
-        let mut params = BTreeMap::new();
-        for (a, value) in &chosen {
-            // A one-value "list" is a plain setting, applied but not shown as swept.
-            if a.values.len() > 1 {
-                params.insert(a.key.clone(), (*value).clone());
-            }
+        for (a, value) in axes.iter().zip(&p.values) {
             if !set_field(&mut run, &a.key, value) {
                 let place = Place::Flag(a.flag.clone());
                 let known = extra.forced.set(&a.key, value, &place).map_err(usage)?
@@ -434,29 +277,13 @@ fn plan_points(args: &SweepArgs, axes: &[Axis], load_axis: Option<&str>) -> Resu
                 }
             }
         }
-        let ctx = || format!("sweep point {}", describe(&params));
+        let ctx = || format!("sweep point {}", p.describe());
         let mut job = build_job(&run).with_context(ctx)?;
         job.apply_overrides(&extra);
-        let mut line_key = params.clone();
-        let load = load_axis.and_then(|k| line_key.remove(k)).and_then(|v| parse_count(&v).ok());
-        let line = match lines.iter().position(|l| *l == line_key) {
-            Some(l) => l,
-            None => {
-                lines.push(line_key);
-                lines.len() - 1
-            }
-        };
-        points.push(Planned { params, job, line, load });
+        p.seed = job.seed;
+        jobs.push(job);
     }
-    Ok(points)
-}
-
-/// `qd=8 bs=4k`, for messages.
-fn describe(params: &BTreeMap<String, String>) -> String {
-    if params.is_empty() {
-        return "(no swept field)".into();
-    }
-    params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    Ok((points, jobs))
 }
 
 fn parse_pct(flag: &str, v: &Option<String>, default: f64) -> Result<f64> {
@@ -478,60 +305,135 @@ fn fresh_seed() -> u64 {
     h.finish() % 1_000_000_000_000
 }
 
-/// Runs `iolab sweep`.
-pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
-    // 1. Everything that can reject the input, before anything is created.
-    let trials: u32 =
-        args.trials.trim().parse().ok().filter(|t| (1..=MAX_TRIALS).contains(t)).ok_or_else(|| {
-            usage(format!(
-                "invalid value '{}' for '--trials': expected a whole number from 1 to {MAX_TRIALS}",
-                args.trials
-            ))
-        })?;
-    let gain = parse_pct("--knee-iops-gain", &args.knee_iops_gain, DEFAULT_KNEE_IOPS_GAIN_PCT)?;
-    let growth = parse_pct("--knee-lat-growth", &args.knee_lat_growth, DEFAULT_KNEE_LAT_GROWTH_PCT)?;
-    let max_p99_ns = match &args.max_p99 {
-        None => None,
-        Some(t) => Some(parse_duration_ns(t).ok().filter(|&n| n > 0).ok_or_else(|| {
-            usage(format!("invalid value '{t}' for '--max-p99': expected a duration above 0, e.g. '2ms'"))
-        })?),
-    };
-    let rule = steady_rule(&args.run.steady)?;
-    let interval_ns = parse_interval(&args.run.interval)?;
-    let axes = axes(args)?;
-    let load_axis: Option<String> = axes
-        .iter()
-        .rev()
-        .find(|a| LOAD_KEYS.contains(&a.key.as_str()) && a.values.len() > 1)
-        .map(|a| a.key.clone());
-    let planned = plan_points(args, &axes, load_axis.as_deref())?;
-    let base_seed = planned.first().and_then(|p| p.job.seed).unwrap_or_else(fresh_seed);
-    let quiet = args.run.quiet;
+/// The sweep's own options, checked before anything else.
+struct Options {
+    trials: u32,
+    knee_iops_gain_pct: f64,
+    knee_lat_growth_pct: f64,
+    max_p99_ns: Option<u64>,
+    rule: Option<SteadyStateRule>,
+    interval_ns: u64,
+}
+
+impl Options {
+    fn parse(args: &SweepArgs) -> Result<Options> {
+        let trials: u32 =
+            args.trials.trim().parse().ok().filter(|t| (1..=MAX_TRIALS).contains(t)).ok_or_else(|| {
+                usage(format!(
+                    "invalid value '{}' for '--trials': expected a whole number from 1 to {MAX_TRIALS}",
+                    args.trials
+                ))
+            })?;
+        let knee_iops_gain_pct =
+            parse_pct("--knee-iops-gain", &args.knee_iops_gain, DEFAULT_KNEE_IOPS_GAIN_PCT)?;
+        let knee_lat_growth_pct =
+            parse_pct("--knee-lat-growth", &args.knee_lat_growth, DEFAULT_KNEE_LAT_GROWTH_PCT)?;
+        let max_p99_ns = match &args.max_p99 {
+            None => None,
+            Some(t) => Some(parse_duration_ns(t).ok().filter(|&n| n > 0).ok_or_else(|| {
+                usage(format!("invalid value '{t}' for '--max-p99': expected a duration above 0, e.g. '2ms'"))
+            })?),
+        };
+        let rule = steady_rule(&args.run.steady)?;
+        let interval_ns = parse_interval(&args.run.interval)?;
+        Ok(Options { trials, knee_iops_gain_pct, knee_lat_growth_pct, max_p99_ns, rule, interval_ns })
+    }
+}
+
+/// Dry-runs every point's job (plan, probe, bind: nothing created); per point its `--dry-run` document and
+/// its planned ramp + duration (for the ETA of the whole sweep).
+fn check_points(
+    points: &[Point],
+    jobs: &[JobSpec],
+    interval_ns: u64,
+) -> Result<(Vec<serde_json::Value>, Vec<Option<f64>>)> {
     let mut dry = Vec::new();
-    // Each point's planned ramp + duration, for the ETA of the whole sweep.
     let mut planned_s: Vec<Option<f64>> = Vec::new();
-    for p in &planned {
-        let mut check = crate::run::dry_run_options(interval_ns);
-        let doc = execute(p.job.clone(), true, &mut check)
-            .with_context(|| format!("sweep point {}", describe(&p.params)))?;
+    for (p, job) in points.iter().zip(jobs) {
+        let doc = execute(job.clone(), true, interval_ns, true, false)
+            .with_context(|| format!("sweep point {}", p.describe()))?;
         if let Executed::DryRun(d) = doc {
             planned_s.push(crate::progress::planned_run_s(&d));
             dry.push(serde_json::json!({ "params": p.params, "plan": d }));
         }
     }
+    Ok((dry, planned_s))
+}
+
+/// Runs `iolab sweep`.
+pub fn sweep(args: &SweepArgs) -> Result<ExitStatus> {
+    // 1. Everything that can reject the input, before anything is created.
+    let opts = Options::parse(args)?;
+    let axes = axes(args)?;
+    let (points, jobs) = plan_points(args, &axes)?;
+    let base_seed = jobs.first().and_then(|j| j.seed).unwrap_or_else(fresh_seed);
+    let quiet = args.run.quiet;
+    let (dry, planned_s) = check_points(&points, &jobs, opts.interval_ns)?;
     // The catalog opens before anything is created or run: a bad one is an exit-2 error with nothing done.
-    let saver = crate::catalog_cmd::Saver::open(&args.run.catalog, quiet, args.run.dry_run)?;
+    let saver = crate::saving::Saver::open(&args.run.catalog, quiet, args.run.dry_run)?;
     if args.run.dry_run {
-        let doc = serde_json::json!({ "schema": SWEEP_SCHEMA, "dry_run": true, "base_seed": base_seed, "trials": trials, "points": dry });
-        crate::run::write_out("-", &serde_json::to_string_pretty(&doc)?)?;
-        return Ok(Outcome::Ok);
+        let doc = serde_json::json!({ "schema": SWEEP_SCHEMA, "dry_run": true, "base_seed": base_seed, "trials": opts.trials, "points": dry });
+        write_out("-", &serde_json::to_string_pretty(&doc)?)?;
+        return Ok(ExitStatus::Ok);
     }
 
     // 2. Run: preconditioning once, then every point × trial, holding the scratch files throughout.
     let _scratch_guard = iolab_device::ScratchGuard;
     let terminal = !quiet && std::io::stderr().is_terminal();
+    let mut doc = new_doc(&axes, base_seed, opts.trials, points.len());
+    let runs_s = planned_s.iter().flat_map(|&s| std::iter::repeat_n(s, opts.trials as usize)).collect();
+    let overall = crate::progress::OverallBar::sweep(terminal, runs_s);
+    if let (Some(rule), Some(first), Some(job)) = (&opts.rule, points.first(), jobs.first()) {
+        if terminal {
+            let what = format!(
+                "preconditioning with {} until steady ({})",
+                first.describe(),
+                args.run.steady.steady_state.as_deref().unwrap_or("")
+            );
+            overall.println(&format!("iolab: {what}"));
+            overall.begin(&what, false);
+        }
+        let mut job = job.clone();
+        job.seed = Some(job.seed.unwrap_or(base_seed));
+        let (r, mut ss) = run_until_steady(job, rule, opts.interval_ns, quiet, terminal)?;
+        ss.params = Some(first.params.clone());
+        if terminal {
+            overall.println(&format!("iolab: preconditioning: {}", steady_state_line(&ss)));
+        }
+        doc.preconditioning = Some(ss);
+        if r.partial || crate::signals::stop_requested() {
+            doc.partial = true;
+        }
+    }
+    if !doc.partial {
+        let mut runner = TrialRunner {
+            points: &points,
+            jobs: &jobs,
+            trials: opts.trials,
+            interval_ns: opts.interval_ns,
+            quiet,
+            terminal,
+            overall: &overall,
+            profile: &args.run.profile,
+        };
+        let ran = iolab_run::sweep::run(Sweep::new(&points, opts.trials, base_seed), &mut runner)?;
+        doc.points = ran.points;
+        doc.partial = ran.partial;
+    }
+    drop(overall);
+    doc.analyze(opts.knee_iops_gain_pct, opts.knee_lat_growth_pct, opts.max_p99_ns);
+
+    // 3. Save (one catalog entry for the whole sweep), then output.
+    let saved = crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::Sweep, &sweep_to_json(&doc));
+    write_sweep(&doc, &args.run)?;
+    saved?;
+    Ok(exit_status(&doc))
+}
+
+/// The sweep's document before its first run: when it started, its axes, seed and size.
+fn new_doc(axes: &[Axis], base_seed: u64, trials: u32, points_planned: usize) -> SweepResult {
     let (started_at, _) = iolab_run::env::now_rfc3339();
-    let mut doc = SweepResult {
+    SweepResult {
         schema: SWEEP_SCHEMA.into(),
         iolab_version: env!("CARGO_PKG_VERSION").into(),
         started_at,
@@ -543,117 +445,86 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
             .filter(|a| a.values.len() > 1)
             .map(|a| SweepAxis { key: a.key.clone(), values: a.values.clone() })
             .collect(),
-        load_axis: load_axis.clone(),
-        points_planned: planned.len(),
+        load_axis: load_axis(axes).map(str::to_string),
+        points_planned,
         preconditioning: None,
         points: Vec::new(),
         knee: None,
         max_p99: None,
-    };
-    let runs_s = planned_s.iter().flat_map(|&s| std::iter::repeat_n(s, trials as usize)).collect();
-    let overall = crate::progress::OverallBar::sweep(terminal, runs_s);
-    if let (Some(rule), Some(first)) = (&rule, planned.first()) {
-        if terminal {
-            let what = format!(
-                "preconditioning with {} until steady ({})",
-                describe(&first.params),
-                args.run.steady.steady_state.as_deref().unwrap_or("")
-            );
-            overall.println(&format!("iolab: {what}"));
-            overall.begin(&what, false);
-        }
-        let mut job = first.job.clone();
-        job.seed = Some(job.seed.unwrap_or(base_seed));
-        let (r, mut ss) = run_until_steady(job, rule, interval_ns, quiet, terminal)?;
-        ss.params = Some(first.params.clone());
-        if terminal {
-            overall.println(&format!("iolab: preconditioning: {}", steady_state_line(&ss)));
-        }
-        doc.preconditioning = Some(ss);
-        if r.partial || crate::signals::stop_requested() {
-            doc.partial = true;
-        }
     }
-    'points: for (index, p) in planned.iter().enumerate() {
-        if doc.partial {
-            break;
-        }
-        let mut results: Vec<RunResult> = Vec::new();
-        for t in 0..trials {
-            if crate::signals::stop_requested() {
-                doc.partial = true;
-                break;
-            }
-            if terminal {
-                let trial = if trials > 1 { format!(", trial {}/{trials}", t + 1) } else { String::new() };
-                overall.begin(
-                    &format!("point {}/{}: {}{trial}", index + 1, planned.len(), describe(&p.params)),
-                    true,
-                );
-            }
-            let mut job = p.job.clone();
-            job.seed = Some(job.seed.unwrap_or(base_seed).wrapping_add(t as u64));
-            let judged = job.clone();
-            let mut opts = crate::run::exec_options(interval_ns, quiet, terminal);
-            let mut r = match execute(job, false, &mut opts)
-                .with_context(|| format!("sweep point {}", describe(&p.params)))?
-            {
-                Executed::Done(r) => r,
-                Executed::DryRun(_) => anyhow::bail!("a sweep point ran as a dry run (bug)"),
-            };
-            crate::profile::judge(&judged, &args.run.profile, &mut r);
-            overall.end();
-            let stop = r.partial || crate::signals::stop_requested();
-            results.push(*r);
-            if stop {
-                doc.partial = true;
-                break;
-            }
-        }
-        if results.is_empty() {
-            break 'points;
-        }
-        let metrics: Vec<TrialMetrics> = results.iter().map(TrialMetrics::from_result).collect();
-        let summary = PointSummary::from_trials(&metrics);
-        let mut first = results.swap_remove(0);
-        first.partial = first.partial || metrics.iter().any(|m| m.partial);
-        doc.points.push(SweepPoint {
-            index,
-            params: p.params.clone(),
-            line: p.line,
-            load: p.load,
-            result: first,
-            trials: if trials > 1 { metrics } else { Vec::new() },
-            summary,
-        });
-    }
-    drop(overall);
-    doc.analyze(gain, growth, max_p99_ns);
+}
 
-    // 3. Save (one catalog entry for the whole sweep), then output.
-    let saved =
-        crate::catalog_cmd::save(saver.as_ref(), iolab_catalog::EntryKind::Sweep, &sweep_to_json(&doc));
-    let (json, csv) = (args.run.json.as_deref(), args.run.csv.as_deref());
-    if !quiet && json != Some("-") && csv != Some("-") {
-        crate::run::write_out("-", &render_sweep_text(&doc))?;
+/// Prints the sweep's text (unless quiet or stdout carries JSON/CSV) and writes `--json` / `--csv`.
+fn write_sweep(doc: &SweepResult, run: &RunArgs) -> Result<()> {
+    let (json, csv) = (run.json.as_deref(), run.csv.as_deref());
+    if !run.quiet && json != Some("-") && csv != Some("-") {
+        write_out("-", &render_sweep_text(doc))?;
     }
     if let Some(path) = json {
-        crate::run::write_out(path, &sweep_to_json(&doc))
-            .with_context(|| format!("writing --json '{path}'"))?;
+        write_out(path, &sweep_to_json(doc)).with_context(|| format!("writing --json '{path}'"))?;
     }
     if let Some(path) = csv {
-        crate::run::write_out(path, &sweep_csv(&doc)).with_context(|| format!("writing --csv '{path}'"))?;
+        write_out(path, &sweep_csv(doc)).with_context(|| format!("writing --csv '{path}'"))?;
     }
-    saved?;
-    let mut outcome = Outcome::Ok;
+    Ok(())
+}
+
+/// The sweep's exit status: I/O errors at any point first, then a failed verdict at any point.
+fn exit_status(doc: &SweepResult) -> ExitStatus {
+    let mut status = ExitStatus::Ok;
     for p in &doc.points {
-        match outcome_of(&p.result) {
-            Outcome::IoErrors => outcome = Outcome::IoErrors,
-            Outcome::Fail if matches!(outcome, Outcome::Ok) => outcome = Outcome::Fail,
+        match ExitStatus::of(&p.result) {
+            ExitStatus::IoErrors => status = ExitStatus::IoErrors,
+            ExitStatus::Fail if matches!(status, ExitStatus::Ok) => status = ExitStatus::Fail,
             _ => {}
         }
     }
-    Ok(outcome)
+    status
+}
+
+/// Runs the sweep's trials for real: each point's job with the trial's seed, judged against the job's
+/// verdict, its progress on the overall bar.
+struct TrialRunner<'a> {
+    points: &'a [Point],
+    jobs: &'a [JobSpec],
+    trials: u32,
+    interval_ns: u64,
+    quiet: bool,
+    terminal: bool,
+    overall: &'a crate::progress::OverallBar,
+    profile: &'a ProfileFlags,
+}
+
+impl Runner<Trial> for TrialRunner<'_> {
+    type Error = anyhow::Error;
+
+    fn run(&mut self, t: Trial) -> Result<RunResult> {
+        let p = &self.points[t.point];
+        if self.terminal {
+            let trials = self.trials;
+            let trial = if trials > 1 { format!(", trial {}/{trials}", t.trial + 1) } else { String::new() };
+            self.overall.begin(
+                &format!("point {}/{}: {}{trial}", t.point + 1, self.points.len(), p.describe()),
+                true,
+            );
+        }
+        let mut job = self.jobs[t.point].clone();
+        job.seed = Some(t.seed);
+        let judged = job.clone();
+        let mut r = match execute(job, false, self.interval_ns, self.quiet, self.terminal)
+            .with_context(|| format!("sweep point {}", p.describe()))?
+        {
+            Executed::Done(r) => r,
+            Executed::DryRun(_) => anyhow::bail!("a sweep point ran as a dry run (bug)"),
+        };
+        crate::profile::judge(&judged, self.profile, &mut r);
+        self.overall.end();
+        Ok(*r)
+    }
+
+    fn stop_requested(&self) -> bool {
+        crate::signals::stop_requested()
+    }
 }
 
 #[cfg(test)]
@@ -703,22 +574,5 @@ mod tests {
         assert!(err("qd", "1..q:x2").contains("'q' in the range"));
         assert!(err("rw", "a..b:x2").contains("not numeric"));
         assert!(err("qd", "1..1000000:+1").contains("more than 1000"));
-    }
-
-    #[test]
-    fn steady_rule_parses_and_rejects() {
-        let f = |s: &str| SteadyStateFlags { steady_state: Some(s.into()), ..Default::default() };
-        let r = steady_rule(&f("iops:5%")).unwrap().unwrap();
-        assert_eq!((r.metric.as_str(), r.max_dev_pct, r.window_s, r.limit_s), ("iops", 5.0, 30.0, 600.0));
-        assert!(format!("{:#}", steady_rule(&f("bw:5")).unwrap_err()).contains("'--steady-state'"));
-        assert!(steady_rule(&f("iops:0")).is_err());
-        let lone = SteadyStateFlags { steady_state_window: Some("5s".into()), ..Default::default() };
-        assert!(steady_rule(&lone).is_err());
-        let long = SteadyStateFlags {
-            steady_state: Some("lat:2".into()),
-            steady_state_window: Some("20m".into()),
-            ..Default::default()
-        };
-        assert!(format!("{:#}", steady_rule(&long).unwrap_err()).contains("never fill"));
     }
 }

@@ -19,17 +19,22 @@ mod collect;
 pub mod env;
 mod error;
 mod execute;
+pub mod findmax;
 pub mod integrity;
 pub mod layers;
 pub mod loadgen;
 mod observe;
 mod prepare;
+pub mod runner;
+pub mod steady;
+pub mod sweep;
 pub mod warnings;
 
 pub use error::{Error, Result};
 pub use execute::execute;
 pub use integrity::CheckMode;
 pub use observe::{Observer, RunShape, Silent};
+pub use runner::Runner;
 
 use iolab_report::RunResult;
 use iolab_stats::TimePoint;

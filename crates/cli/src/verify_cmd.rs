@@ -1,42 +1,15 @@
-//! `iolab verify TARGET`: re-reads a target written earlier with `--verify` and checks every block, as a
-//! read-only run with a check ([`iolab_run::CheckMode`]; verification itself is `iolab_run::integrity`'s).
+//! `iolab verify TARGET`: one sequential read pass over a target written earlier with `--verify`, every
+//! block checked against the journal (`--journal FILE`, also after a crash) or for self-consistency. The
+//! pass is an ordinary read-only run whose workers check what they read (docs/VERIFY.md).
 
-use crate::run::usage;
+use crate::args::VerifyArgs;
+use crate::exit::{usage, ExitStatus};
 use anyhow::Result;
 use iolab_run::CheckMode;
 use std::path::PathBuf;
 
-/// `iolab verify` options.
-#[derive(clap::Args, Debug, Default, Clone)]
-pub struct VerifyArgs {
-    /// The target written earlier with --verify: a file, a block device (read only; nothing is written).
-    pub target: String,
-    /// The journal the writing run kept (--journal): checks each block against its last acknowledged write.
-    #[arg(long, value_name = "FILE")]
-    pub journal: Option<String>,
-    /// Without a journal: the verification block the target was written with. Default 4K.
-    #[arg(long, value_name = "SIZE")]
-    pub block: Option<String>,
-    /// Reads in flight. Default 16.
-    #[arg(long, value_name = "N", default_value = "16")]
-    pub qd: String,
-    /// Read size (a multiple of the verification block). Default: up to 1M, the largest power of two dividing
-    /// the target's size.
-    #[arg(long, value_name = "SIZE")]
-    pub bs: Option<String>,
-    /// Write the result as JSON to FILE; '-' for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
-    /// Print nothing but errors.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-    /// Results catalog options.
-    #[command(flatten)]
-    pub catalog: crate::catalog_cmd::CatalogFlags,
-}
-
 /// Runs `iolab verify`: one sequential read pass over the whole target, every block checked.
-pub fn verify_cmd(a: &VerifyArgs) -> Result<crate::run::Outcome> {
+pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
     let block_bytes = match &a.block {
         None => iolab_verify::DEFAULT_BLOCK,
         Some(t) => iolab_spec::units::parse_size(t)
@@ -62,7 +35,7 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<crate::run::Outcome> {
         ..Default::default()
     };
     // The read size: every byte of the target is read once, so it must divide the target's size.
-    let job = crate::run::build_job(&run)?;
+    let job = crate::job::build_job(&run)?;
     let spec =
         job.forced.target.as_ref().and_then(|t| t.first().cloned()).ok_or_else(|| usage("no target"))?;
     let probe = iolab_device::probe(&iolab_device::OpenRequest::new(spec)).map_err(usage)?;
@@ -85,14 +58,14 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<crate::run::Outcome> {
     };
     run.bs = Some(bs);
     run.bytes = Some(size.to_string());
-    let mut job = crate::run::build_job(&run)?;
+    let mut job = crate::job::build_job(&run)?;
     job.name.get_or_insert_with(|| format!("verify {}", a.target));
     let check = match &a.journal {
         Some(j) => CheckMode::Journal(PathBuf::from(j)),
         None => CheckMode::SelfCheck { block_bytes },
     };
     let _scratch_guard = iolab_device::ScratchGuard;
-    let saver = crate::catalog_cmd::Saver::open(&a.catalog, a.quiet, false)?;
+    let saver = crate::saving::Saver::open(&a.catalog, a.quiet, false)?;
     let live = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut opts = crate::run::exec_options(1_000_000_000, a.quiet, live);
     opts.check = Some(check);
@@ -100,12 +73,9 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<crate::run::Outcome> {
         iolab_run::Executed::Done(r) => r,
         iolab_run::Executed::DryRun(_) => unreachable!("not a dry run"),
     };
-    let saved = crate::catalog_cmd::save(
-        saver.as_ref(),
-        iolab_catalog::EntryKind::Run,
-        &iolab_report::to_json(&result),
-    );
-    crate::run::output(&result, a.quiet, a.json.as_deref(), None)?;
+    let saved =
+        crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::Run, &iolab_report::to_json(&result));
+    crate::output::output(&result, a.quiet, a.json.as_deref(), None)?;
     saved?;
-    Ok(crate::run::outcome_of(&result))
+    Ok(ExitStatus::of(&result))
 }

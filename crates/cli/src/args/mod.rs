@@ -2,6 +2,25 @@
 //! and the README's option table come from here. Values are kept as typed and parsed by `iolab-spec`
 //! ([`iolab_spec::Layer::set`], [`iolab_spec::JobSpec::set_run`]), the same parsers the job file uses, so
 //! an error quotes the flag and the text exactly as given.
+//!
+//! Every command's flags live here (the submodules hold the larger groups), so this module depends on no
+//! command module: commands take their arguments from here, never from each other.
+
+mod catalog;
+mod compare;
+mod loadgen;
+mod profile;
+mod report;
+mod sweep;
+mod verify;
+
+pub use catalog::{CatalogFlags, DbFlag, ExportArgs, RmArgs, RunsArgs, ShowArgs};
+pub use compare::CompareArgs;
+pub use loadgen::LoadgenFlags;
+pub use profile::{ProfileFlags, ProfilesAction, ProfilesArgs};
+pub use report::{ReportArgs, ReportFormat};
+pub use sweep::{SteadyStateFlags, SweepArgs};
+pub use verify::VerifyArgs;
 
 use clap::{Args, Parser, Subcommand};
 use iolab_spec::{JobSpec, Place, SpecError};
@@ -21,26 +40,26 @@ pub enum Command {
     /// Run a workload: workers x targets x weighted access specs (Iometer's model), closed or open loop.
     Run(Box<RunArgs>),
     /// List the built-in application profiles, or show one as a job file to copy and edit.
-    Profiles(crate::profile::ProfilesArgs),
+    Profiles(ProfilesArgs),
     /// Run a job across values of one or more fields (--qd 1,2,4,8 --bs 4k..1m:x2 ...) and find the knee.
-    Sweep(Box<crate::sweep::SweepArgs>),
+    Sweep(Box<SweepArgs>),
     /// List the saved runs, sweeps and searches of the results catalog, newest first (filter by tag, profile,
     /// target, date or kind).
-    Runs(crate::catalog_cmd::RunsArgs),
+    Runs(RunsArgs),
     /// Show a saved run, sweep or search as `iolab run` or `iolab sweep` printed it, with its tags and note.
-    Show(crate::catalog_cmd::ShowArgs),
+    Show(ShowArgs),
     /// Export a saved entry: its document as JSON (exactly as --json wrote it), or CSV.
-    Export(crate::catalog_cmd::ExportArgs),
+    Export(ExportArgs),
     /// Remove saved entries from the catalog.
-    Rm(crate::catalog_cmd::RmArgs),
+    Rm(RmArgs),
     /// Compare runs or sweeps side by side: per metric the values, the difference and the percent change
     /// against the first (baseline), the better one marked, and Welch's t-test with 3 or more trials a side.
-    Compare(crate::compare::CompareArgs),
+    Compare(CompareArgs),
     /// Make a report for people from runs and sweeps: one self-contained HTML page with charts, or Markdown.
-    Report(crate::report_cmd::ReportArgs),
+    Report(ReportArgs),
     /// Check a target written earlier with --verify: every block against its last acknowledged write (with
     /// --journal FILE, also after a crash, kill -9 or reboot), or each block for self-consistency without one.
-    Verify(crate::integrity::VerifyArgs),
+    Verify(VerifyArgs),
 }
 
 /// `iolab run` options.
@@ -51,16 +70,16 @@ pub struct RunArgs {
 
     /// Profile, Exchange sizing and verdict options.
     #[command(flatten)]
-    pub profile: crate::profile::ProfileFlags,
+    pub profile: ProfileFlags,
     /// Users-and-transactions options.
     #[command(flatten)]
-    pub loadgen: crate::loadgen::LoadgenFlags,
+    pub loadgen: LoadgenFlags,
     /// Steady-state options (--steady-state, its window and limit).
     #[command(flatten)]
-    pub steady: crate::sweep::SteadyStateFlags,
+    pub steady: SteadyStateFlags,
     /// Results catalog options (--db, --no-save, --tag, --note).
     #[command(flatten)]
-    pub catalog: crate::catalog_cmd::CatalogFlags,
+    pub catalog: CatalogFlags,
 
     /// Target: a file path, a block device, mem:SIZE (in-process RAM disk), null:SIZE (no I/O: iolab's own
     /// overhead) or sim:fixed,latency=DUR,servers=N,size=SIZE (emulated device). Repeatable. Default: a 1 GiB

@@ -1,0 +1,36 @@
+//! `iolab report` arguments.
+
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// Output format of `iolab report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// One self-contained HTML page: inline CSS and SVG charts, no script, font or URL.
+    Html,
+    /// Markdown tables, for pasting into a ticket.
+    Md,
+}
+
+/// `iolab report` options.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Runs and sweeps to report: catalog ids (or unique prefixes), or result/sweep JSON files (from
+    /// `iolab run --json`, `iolab sweep --json`). Several runs are compared side by side; sweeps get their
+    /// IOPS/MB/s and latency charts along each swept field (several sweeps are overlaid).
+    #[arg(required = true, value_name = "ID_OR_FILE")]
+    pub inputs: Vec<String>,
+    /// Write the report here. Default: standard output.
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// html or md. Default: md when --output ends in .md, else html.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<ReportFormat>,
+    /// The results catalog to read ids from. Default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else
+    /// ~/.local/share/iolab/results.db.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Title of the report. Default: "iolab report" and the inputs' names.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+}

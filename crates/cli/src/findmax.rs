@@ -1,0 +1,258 @@
+//! `iolab run --find-max`: the largest mailbox count (jobs with `[exchange]`) or total open-loop rate whose
+//! verdict passes, as Jetstress's "maximum users" finds it.
+//!
+//! The search itself (doubling, bisection, resolution, step limit) and its JSON document are
+//! [`iolab_run::findmax`]; this module checks the flags, builds each step's job (Exchange sizing at the
+//! step's mailbox count, or the job's rates scaled to the step's rate), runs and judges it, draws the
+//! progress, and prints the steps as a table.
+
+use crate::args::RunArgs;
+use crate::exit::{usage, ExitStatus};
+use crate::output::write_out;
+use crate::profile::{apply_sizing, verdict_of};
+use anyhow::{Context, Result};
+use iolab_report::RunResult;
+use iolab_run::findmax::{self, FindMax, FindMaxResult, StepRequest, Variable};
+use iolab_run::Runner;
+use iolab_spec::verdict::VerdictSpec;
+use iolab_spec::{JobSpec, Place};
+
+/// `iolab run --find-max`: the largest mailbox count (or total rate) whose verdict passes.
+pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
+    if args.dry_run {
+        return Err(usage("--find-max runs many jobs; --dry-run shows one (drop --find-max to see it)"));
+    }
+    let resolution_pct = iolab_spec::units::parse_percent(&args.profile.find_max_resolution)
+        .ok()
+        .filter(|p| *p > 0.0)
+        .ok_or_else(|| {
+            usage(format!(
+                "invalid value '{}' for '--find-max-resolution': expected a percentage above 0 and at most 100, e.g. '2'",
+                args.profile.find_max_resolution
+            ))
+        })?;
+    let mut base = crate::job::build_job(args)?;
+    if base.verdict.is_none() {
+        base.verdict = Some(VerdictSpec::default());
+    }
+    if let Some(d) = &args.profile.find_max_duration {
+        let place = Place::Flag("--find-max-duration".into());
+        base.set_run("duration", d, &place).map_err(usage)?;
+        base.ios = None;
+        base.bytes = None;
+    }
+    let variable = if base.exchange.is_some() { Variable::Mailboxes } else { Variable::RateIops };
+    let start = match &base.exchange {
+        Some(x) => x.mailboxes.unwrap_or(1) as f64,
+        None => findmax::total_rate(&base).ok_or_else(|| {
+            usage("--find-max without [exchange] searches the open-loop rate; give a starting --rate (e.g. --rate 1k)")
+        })?,
+    };
+    let base_rate = if variable == Variable::Mailboxes { 1.0 } else { start };
+    let interval_ns = crate::job::parse_interval(&args.interval)?;
+    // The catalog opens before the first step runs: a bad one is an exit-2 error with nothing done.
+    let saver = crate::saving::Saver::open(&args.catalog, args.quiet, false)?;
+    let (started_at, _) = iolab_run::env::now_rfc3339();
+    let quiet = args.quiet;
+    let live = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut runner = StepRunner {
+        base,
+        base_rate,
+        variable,
+        interval_ns,
+        quiet,
+        live,
+        overall: crate::progress::OverallBar::search(live),
+    };
+    let found = findmax::run(FindMax::new(variable, start, resolution_pct), &mut runner)?;
+    drop(runner);
+    let text = serde_json::to_string_pretty(&findmax::document(&found, &started_at))? + "\n";
+    let saved = crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::FindMax, &text);
+    let json_to_stdout = args.json.as_deref() == Some("-");
+    if !quiet && !json_to_stdout {
+        write_out("-", &search_text(&found))?;
+    }
+    if let Some(path) = &args.json {
+        write_out(path, &text).with_context(|| format!("writing --json '{path}'"))?;
+    }
+    saved?;
+    Ok(if found.max.is_some() { ExitStatus::Ok } else { ExitStatus::Fail })
+}
+
+/// Runs the search's steps for real: each on fresh targets, judged against the job's verdict, its progress
+/// on the overall bar (or one stderr line per step without a terminal).
+struct StepRunner {
+    /// The job of the start value.
+    base: JobSpec,
+    /// The base job's total rate (1 in a mailbox search), which a rate step scales.
+    base_rate: f64,
+    variable: Variable,
+    interval_ns: u64,
+    quiet: bool,
+    live: bool,
+    overall: crate::progress::OverallBar,
+}
+
+impl StepRunner {
+    /// The job of one step: Exchange sizing at its mailbox count, or the base job's rates scaled to its rate.
+    fn job_at(&self, value: f64) -> Result<JobSpec> {
+        let mut job = self.base.clone();
+        if let Some(x) = job.exchange.as_mut() {
+            x.mailboxes = Some(value as u64);
+            let sizing = x.resolve().map_err(usage)?;
+            apply_sizing(&mut job, &sizing);
+        } else {
+            findmax::scale_rates(&mut job, value / self.base_rate);
+        }
+        Ok(job)
+    }
+}
+
+impl Runner<StepRequest> for StepRunner {
+    type Error = anyhow::Error;
+
+    fn run(&mut self, step: StepRequest) -> Result<RunResult> {
+        let job = self.job_at(step.value)?;
+        let step_text = format!(
+            "{} {}",
+            self.variable.name(),
+            fmt_value(step.value, self.variable == Variable::Mailboxes)
+        );
+        if self.live {
+            self.overall.begin(&step_text, true);
+        } else if !self.quiet {
+            eprint!("iolab: find-max step {}: {step_text} ... ", step.number);
+        }
+        let mut result = {
+            let _scratch = iolab_device::ScratchGuard;
+            match crate::run::execute(job.clone(), false, self.interval_ns, true, self.live)? {
+                iolab_run::Executed::Done(r) => *r,
+                iolab_run::Executed::DryRun(_) => unreachable!("dry_run is false"),
+            }
+        };
+        self.overall.end();
+        let end = if iolab_run::runner::ended_early(self, &result) {
+            "interrupted"
+        } else {
+            result.verdict = verdict_of(&job, &result);
+            if result.verdict.as_ref().is_some_and(|v| v.pass) {
+                "PASS"
+            } else {
+                "FAIL"
+            }
+        };
+        if self.live {
+            self.overall.println(&format!("iolab: find-max step {}: {step_text} ... {end}", step.number));
+        } else if !self.quiet {
+            eprintln!("{end}");
+        }
+        Ok(result)
+    }
+
+    fn stop_requested(&self) -> bool {
+        crate::signals::stop_requested()
+    }
+}
+
+/// The steps as a table, then the value found (or that none passed).
+fn search_text(found: &FindMaxResult) -> String {
+    let by_mailboxes = found.variable == Variable::Mailboxes;
+    let variable = found.variable.name();
+    let rows: Vec<Vec<String>> = found
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let check = |name: &str| {
+                s.verdict
+                    .checks
+                    .iter()
+                    .filter(|c| c.name == name)
+                    .filter_map(|c| c.measured)
+                    .reduce(f64::max)
+                    .map_or("-".to_string(), iolab_report::format_duration_ns)
+            };
+            vec![
+                (i + 1).to_string(),
+                fmt_value(s.value, by_mailboxes),
+                s.verdict.target_iops.map_or("-".into(), |t| iolab_report::format_rate(t, 1)),
+                s.verdict.achieved_iops.map_or("-".into(), |t| iolab_report::format_rate(t, 1)),
+                check("db_read_avg"),
+                check("db_read_max"),
+                check("log_write_avg"),
+                check("log_write_max"),
+                if s.verdict.pass { "PASS".into() } else { "FAIL".into() },
+            ]
+        })
+        .collect();
+    let mut out = text_table(
+        &[
+            "step",
+            variable,
+            "target IOPS",
+            "achieved",
+            "db read avg",
+            "db read max*",
+            "log write avg",
+            "log write max*",
+            "verdict",
+        ],
+        &rows,
+    );
+    let res = if by_mailboxes { "mailboxes" } else { "IOPS" };
+    match found.max {
+        Some(m) => out.push_str(&format!(
+            "max {variable} that passes: {} (FAIL at {}; resolution {}% or 1 {res})\n",
+            fmt_value(m, by_mailboxes),
+            found.fail_at.map_or("-".to_string(), |h| fmt_value(h, by_mailboxes)),
+            found.resolution_pct,
+        )),
+        None => out.push_str(&format!(
+            "no {variable} value passed (smallest tried: {})\n",
+            fmt_value(found.last_value, by_mailboxes)
+        )),
+    }
+    if found.interrupted {
+        out.push_str("search interrupted; the max is the largest passing value so far\n");
+    }
+    out
+}
+
+/// A mailbox count (`1,234`) or a rate (`1.2k`).
+fn fmt_value(v: f64, integer: bool) -> String {
+    if integer {
+        iolab_report::format_count(v as u64)
+    } else {
+        iolab_report::format_rate(v, 1)
+    }
+}
+
+/// A right-aligned table with a left-aligned first column.
+fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let parts: Vec<String> =
+            cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    if i == 0 {
+                        format!("{c:<w$}", w = widths[0])
+                    } else {
+                        format!("{c:>w$}", w = widths[i])
+                    }
+                })
+                .collect();
+        parts.join("  ").trim_end().to_string() + "\n"
+    };
+    let mut out = line(header.iter().map(|h| h.to_string()).collect());
+    for r in rows {
+        out.push_str(&line(r.clone()));
+    }
+    out
+}

@@ -1,0 +1,102 @@
+//! From flags to what runs: the job `iolab run` (and each sweep point, search step and `iolab verify`)
+//! asks for, the `--interval`, and the `--steady-state` rule. The job file or profile comes first, the
+//! flags on top, then the users flags and Exchange sizing, each through `iolab-spec`'s parsers so an error
+//! quotes what the user typed.
+
+use crate::args::{RunArgs, SteadyStateFlags};
+use crate::exit::usage;
+use anyhow::Result;
+use iolab_report::sweep::SteadyStateRule;
+use iolab_spec::units::parse_duration_ns;
+use iolab_spec::JobSpec;
+
+/// The job `iolab run` asked for: the job file, then the command-line flags on top.
+pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
+    let mut job = match (&args.job, crate::profile::load(&args.profile)?) {
+        (Some(_), Some(_)) => {
+            return Err(usage("give a job file or --profile NAME, not both (`iolab profiles show NAME > job.toml` makes a job file to edit)"))
+        }
+        (Some(path), None) => JobSpec::from_file(path).map_err(usage)?,
+        (None, Some(job)) => job,
+        (None, None) => JobSpec::default(),
+    };
+    let cli = args.to_overrides().map_err(usage)?;
+    let given: Vec<String> = cli.targets.keys().cloned().collect();
+    job.check_target_names(&given).map_err(usage)?;
+    job.apply_overrides(&cli);
+    crate::loadgen::apply_flags(&args.loadgen, &mut job).map_err(usage)?;
+    crate::profile::resolve(&mut job, &args.profile)?;
+    Ok(job)
+}
+
+/// Parses `--interval`.
+pub fn parse_interval(text: &str) -> Result<u64> {
+    iolab_spec::units::parse_duration_ns(text).ok().filter(|&n| n >= 10_000_000).ok_or_else(|| {
+        usage(format!(
+            "invalid value '{text}' for '--interval': expected a duration of at least 10ms, e.g. '1s'"
+        ))
+    })
+}
+
+/// The steady-state rule the flags ask for; `None` without `--steady-state`.
+pub fn steady_rule(f: &SteadyStateFlags) -> Result<Option<SteadyStateRule>> {
+    let Some(text) = &f.steady_state else {
+        if f.steady_state_window.is_some() || f.steady_state_limit.is_some() {
+            return Err(usage(
+                "'--steady-state-window' and '--steady-state-limit' need '--steady-state METRIC:PCT'",
+            ));
+        }
+        return Ok(None);
+    };
+    const EXP: &str = "METRIC:PCT with METRIC iops or lat and PCT above 0, e.g. 'iops:5%'";
+    let bad = || usage(format!("invalid value '{text}' for '--steady-state': expected {EXP}"));
+    let (metric, pct) = text.split_once(':').ok_or_else(bad)?;
+    let metric = match metric.trim() {
+        "iops" => "iops",
+        "lat" => "lat",
+        _ => return Err(bad()),
+    };
+    let pct = iolab_spec::units::parse_percent(pct).map_err(|_| bad())?;
+    if pct <= 0.0 {
+        return Err(bad());
+    }
+    let dur = |flag: &str, v: &Option<String>, default: &str| -> Result<f64> {
+        let t = v.as_deref().unwrap_or(default);
+        match parse_duration_ns(t) {
+            Ok(ns) if ns > 0 => Ok(ns as f64 / 1e9),
+            _ => Err(usage(format!(
+                "invalid value '{t}' for '{flag}': expected a duration above 0, e.g. '30s'"
+            ))),
+        }
+    };
+    let window_s = dur("--steady-state-window", &f.steady_state_window, "30s")?;
+    let limit_s = dur("--steady-state-limit", &f.steady_state_limit, "10m")?;
+    if window_s > limit_s {
+        return Err(usage(format!(
+            "'--steady-state-window' ({window_s} s) is longer than '--steady-state-limit' ({limit_s} s): the window could never fill"
+        )));
+    }
+    Ok(Some(SteadyStateRule { metric: metric.into(), max_dev_pct: pct, window_s, limit_s }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steady_rule_parses_and_rejects() {
+        let f = |s: &str| SteadyStateFlags { steady_state: Some(s.into()), ..Default::default() };
+        let r = steady_rule(&f("iops:5%")).unwrap().unwrap();
+        assert_eq!((r.metric.as_str(), r.max_dev_pct, r.window_s, r.limit_s), ("iops", 5.0, 30.0, 600.0));
+        assert!(format!("{:#}", steady_rule(&f("bw:5")).unwrap_err()).contains("'--steady-state'"));
+        assert!(steady_rule(&f("iops:0")).is_err());
+        let lone = SteadyStateFlags { steady_state_window: Some("5s".into()), ..Default::default() };
+        assert!(steady_rule(&lone).is_err());
+        let long = SteadyStateFlags {
+            steady_state: Some("lat:2".into()),
+            steady_state_window: Some("20m".into()),
+            ..Default::default()
+        };
+        assert!(format!("{:#}", steady_rule(&long).unwrap_err()).contains("never fill"));
+    }
+}

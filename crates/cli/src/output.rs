@@ -1,0 +1,35 @@
+//! Where results go: stdout or a file (`--json -`, `--json FILE`), and a run's text summary, JSON and CSV.
+
+use anyhow::{Context, Result};
+use iolab_report::RunResult;
+use std::io::Write;
+
+/// Writes `text` to `path`, or to stdout for `-`.
+pub fn write_out(path: &str, text: &str) -> std::io::Result<()> {
+    if path == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        if !text.ends_with('\n') {
+            out.write_all(b"\n")?;
+        }
+        out.flush()
+    } else {
+        std::fs::write(path, text)
+    }
+}
+
+/// Prints the text summary (unless quiet or stdout carries JSON/CSV) and writes `--json` / `--csv`.
+pub fn output(result: &RunResult, quiet: bool, json: Option<&str>, csv: Option<&str>) -> Result<()> {
+    if !quiet && json != Some("-") && csv != Some("-") {
+        write_out("-", &iolab_report::render_text(result))?;
+    }
+    if let Some(path) = json {
+        write_out(path, &iolab_report::to_json(result))
+            .with_context(|| format!("writing --json '{path}'"))?;
+    }
+    if let Some(path) = csv {
+        write_out(path, &iolab_report::timeseries_csv(result))
+            .with_context(|| format!("writing --csv '{path}'"))?;
+    }
+    Ok(())
+}

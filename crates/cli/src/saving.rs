@@ -1,0 +1,110 @@
+//! Saving in the results catalog: the [`Saver`] that every run, sweep and search opens before it starts (a
+//! catalog that cannot be opened, or a bad `--tag`, is an exit-2 error before anything is created or run)
+//! and uses after it, to save its document. The catalog itself (file layout, migrations, concurrency) is
+//! `iolab-catalog`; docs/CATALOG.md describes it.
+
+use crate::args::CatalogFlags;
+use crate::exit::usage;
+use anyhow::{Context, Result};
+use iolab_catalog::{Catalog, EntryKind};
+use std::path::PathBuf;
+
+/// Parses one `--tag KEY=VALUE`.
+pub fn parse_tag(text: &str) -> Result<(String, String)> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => Err(usage(format!(
+            "invalid value '{text}' for '--tag': expected KEY=VALUE with a non-empty KEY, e.g. 'hba=qle2560'"
+        ))),
+    }
+}
+
+/// Parses every `--tag`; a key given twice is an error.
+pub fn parse_tags(texts: &[String]) -> Result<Vec<(String, String)>> {
+    let mut tags: Vec<(String, String)> = Vec::new();
+    for t in texts {
+        let (k, v) = parse_tag(t)?;
+        if tags.iter().any(|(k2, _)| *k2 == k) {
+            return Err(usage(format!("invalid value '{t}' for '--tag': key '{k}' is given twice")));
+        }
+        tags.push((k, v));
+    }
+    Ok(tags)
+}
+
+/// The catalog's path: `--db`, else the default (`$IOLAB_DB`, XDG, home).
+pub fn db_path(db: &Option<PathBuf>) -> PathBuf {
+    db.clone().unwrap_or_else(Catalog::default_path)
+}
+
+/// An open catalog and what to save with the next document: made before a run starts (a catalog that
+/// cannot be opened is an exit-2 error before anything is created or run), used after it.
+pub struct Saver {
+    catalog: Catalog,
+    tags: Vec<(String, String)>,
+    note: Option<String>,
+    quiet: bool,
+}
+
+impl Saver {
+    /// Checks the tags and opens the catalog, unless `--no-save` or `--dry-run` (then `None`).
+    pub fn open(flags: &CatalogFlags, quiet: bool, dry_run: bool) -> Result<Option<Saver>> {
+        let tags = parse_tags(&flags.tag)?;
+        if flags.no_save || dry_run {
+            return Ok(None);
+        }
+        let path = db_path(&flags.db);
+        let catalog = Catalog::open(&path).map_err(usage)?;
+        catalog.check_ready_to_save().map_err(usage)?;
+        Ok(Some(Saver { catalog, tags, note: flags.note.clone(), quiet }))
+    }
+
+    /// Saves a document (its `--json` text) and says so on stderr.
+    pub fn save(&self, kind: EntryKind, text: &str) -> Result<String> {
+        let id = self
+            .catalog
+            .save_text(kind, text, &self.tags, self.note.as_deref())
+            .map_err(usage)
+            .with_context(|| format!("the {} finished but was not saved in the catalog", kind_name(kind)))?;
+        if !self.quiet {
+            eprintln!("iolab: saved as {id} in {}", self.catalog.path().display());
+        }
+        Ok(id)
+    }
+}
+
+/// Saves with `saver` if there is one. The caller prints its output next and returns this result after it,
+/// so a failed save never hides the numbers of a finished run.
+pub fn save(saver: Option<&Saver>, kind: EntryKind, text: &str) -> Result<()> {
+    match saver {
+        Some(s) => s.save(kind, text).map(|_| ()),
+        None => Ok(()),
+    }
+}
+
+/// The kind as users type it.
+pub fn kind_name(kind: EntryKind) -> &'static str {
+    match kind {
+        EntryKind::Run => "run",
+        EntryKind::Sweep => "sweep",
+        EntryKind::FindMax => "find-max",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_needs_a_key_and_an_equals_sign() {
+        assert_eq!(parse_tag("hba=qle2560").unwrap(), ("hba".into(), "qle2560".into()));
+        assert_eq!(parse_tag("k=a=b").unwrap(), ("k".into(), "a=b".into()));
+        assert_eq!(parse_tag("k=").unwrap(), ("k".into(), "".into()));
+        for bad in ["hba", "=x", " =x", ""] {
+            let e = format!("{:#}", parse_tag(bad).unwrap_err());
+            assert!(e.contains(&format!("'{bad}' for '--tag'")), "{e}");
+        }
+        let e = format!("{:#}", parse_tags(&["a=1".into(), "a=2".into()]).unwrap_err());
+        assert!(e.contains("key 'a' is given twice"), "{e}");
+    }
+}

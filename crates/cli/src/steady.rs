@@ -1,0 +1,48 @@
+//! Steady-state runs for real (`iolab run --steady-state`, a sweep's preconditioning): the rule and the
+//! bounded job are [`iolab_run::steady`]; this module runs the job, feeding each finished interval to the
+//! rule, with the live line saying "until steady".
+
+use anyhow::Result;
+use iolab_report::sweep::{SteadyStateResult, SteadyStateRule};
+use iolab_report::RunResult;
+use iolab_run::steady::UntilSteady;
+use iolab_run::Runner;
+use iolab_spec::JobSpec;
+
+/// Runs a steady-state request with [`iolab_run::execute`] and the CLI's display.
+struct SteadyRunner {
+    interval_ns: u64,
+    quiet: bool,
+    live: bool,
+}
+
+impl Runner<UntilSteady<'_>> for SteadyRunner {
+    type Error = anyhow::Error;
+
+    fn run(&mut self, mut request: UntilSteady<'_>) -> Result<RunResult> {
+        let job = std::mem::take(&mut request.job);
+        let mut cb = |_k: u64, p: &iolab_stats::TimePoint| request.interval(p);
+        let mut opts = iolab_run::ExecOptions {
+            on_interval: Some(&mut cb),
+            ..crate::run::exec_options(self.interval_ns, self.quiet, self.live)
+        };
+        let _note = crate::progress::MeasureNote::set("until steady");
+        match iolab_run::execute(job, false, &mut opts).map_err(crate::run::run_error)? {
+            iolab_run::Executed::Done(r) => Ok(*r),
+            iolab_run::Executed::DryRun(_) => anyhow::bail!("a steady-state run cannot be a dry run (bug)"),
+        }
+    }
+}
+
+/// Runs `job` until steady by `rule` (or the rule's limit): the run's result and what the rule found.
+pub fn run_until_steady(
+    job: JobSpec,
+    rule: &SteadyStateRule,
+    interval_ns: u64,
+    quiet: bool,
+    live: bool,
+) -> Result<(Box<RunResult>, SteadyStateResult)> {
+    let mut runner = SteadyRunner { interval_ns, quiet, live };
+    let (result, found) = iolab_run::steady::run_until_steady(job, rule, interval_ns, &mut runner)?;
+    Ok((Box::new(result), found))
+}

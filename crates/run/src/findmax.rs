@@ -1,0 +1,410 @@
+//! The find-max search (`iolab run --find-max`) as a pure state machine: the largest mailbox count (jobs
+//! with `[exchange]`) or total open-loop rate whose verdict passes, as Jetstress's "maximum users" finds it.
+//!
+//! From the start value the search doubles until a step fails (or halves until one passes), then bisects the
+//! interval between the largest pass and the smallest fail until it is at most the resolution (a share of the
+//! passing value; mailbox counts never finer than 1). [`FindMax::next`] says which value to run,
+//! [`FindMax::record`] folds the run's verdict, [`FindMax::finish`] says what was found; [`run`] drives it
+//! with a [`Runner`], which builds each step's job and judges its result. [`document`] is the search's JSON
+//! document (schema `iolab.findmax/1`).
+
+use crate::runner::{ended_early, Runner};
+use iolab_report::verdict::Verdict;
+use iolab_report::RunResult;
+use iolab_spec::JobSpec;
+
+/// Most steps one search runs.
+pub const MAX_STEPS: usize = 60;
+/// Schema of the search's JSON document.
+pub const FINDMAX_SCHEMA: &str = "iolab.findmax/1";
+/// Largest mailbox count a search tries.
+const MAX_MAILBOXES: f64 = 1e7;
+
+/// What the search varies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variable {
+    /// The `[exchange]` mailbox count (whole numbers, at least 1).
+    Mailboxes,
+    /// The job's total open-loop rate, IOPS.
+    RateIops,
+}
+
+impl Variable {
+    /// The name in the document and the table: `mailboxes` or `rate_iops`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variable::Mailboxes => "mailboxes",
+            Variable::RateIops => "rate_iops",
+        }
+    }
+
+    /// The finest step: one mailbox, or a thousandth of an IOPS.
+    fn min_step(self) -> f64 {
+        match self {
+            Variable::Mailboxes => 1.0,
+            Variable::RateIops => 1e-3,
+        }
+    }
+}
+
+/// One step to run: step `number` (from 1) at `value` of the variable.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepRequest {
+    /// The step's number, from 1.
+    pub number: usize,
+    /// The variable's value.
+    pub value: f64,
+}
+
+/// What one step produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// The variable's value.
+    pub value: f64,
+    /// The run's verdict.
+    pub verdict: Verdict,
+    /// The run's measured time, s.
+    pub measured_s: f64,
+}
+
+/// What the search records of its runs for the catalog (the search document has no run of its own): the
+/// job or profile name and the target names of its first step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunFacts {
+    /// `config.plan.name`.
+    pub profile: Option<String>,
+    /// Target display names.
+    pub targets: Vec<String>,
+}
+
+impl RunFacts {
+    /// The facts of one run.
+    pub fn of(r: &RunResult) -> RunFacts {
+        RunFacts {
+            profile: r.config.pointer("/plan/name").and_then(serde_json::Value::as_str).map(str::to_string),
+            targets: r.env.targets.iter().map(|t| t.name.clone()).collect(),
+        }
+    }
+}
+
+/// The search as a state machine.
+#[derive(Clone, Debug)]
+pub struct FindMax {
+    variable: Variable,
+    start: f64,
+    resolution_pct: f64,
+    value: f64,
+    lo: Option<f64>,
+    hi: Option<f64>,
+    steps: Vec<Step>,
+    facts: Option<RunFacts>,
+    interrupted: bool,
+    ended: bool,
+}
+
+/// What a search found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FindMaxResult {
+    /// What was searched.
+    pub variable: Variable,
+    /// The first value tried.
+    pub start: f64,
+    /// The resolution, percent of the passing value.
+    pub resolution_pct: f64,
+    /// Every step run, in order.
+    pub steps: Vec<Step>,
+    /// The largest value that passed; `None` when none did.
+    pub max: Option<f64>,
+    /// The smallest value that failed, if any.
+    pub fail_at: Option<f64>,
+    /// The value the search was at when it ended (without a pass, the smallest tried).
+    pub last_value: f64,
+    /// The user stopped the search (or a step ended early); `max` is the largest pass so far.
+    pub interrupted: bool,
+    /// The job name and targets of the first step run.
+    pub facts: Option<RunFacts>,
+}
+
+impl FindMax {
+    /// A search of `variable` from `start`, bisecting down to `resolution_pct` percent of the passing value.
+    pub fn new(variable: Variable, start: f64, resolution_pct: f64) -> Self {
+        FindMax {
+            variable,
+            start,
+            resolution_pct,
+            value: start,
+            lo: None,
+            hi: None,
+            steps: Vec::new(),
+            facts: None,
+            interrupted: false,
+            ended: false,
+        }
+    }
+
+    /// The next step to run; `None` when the search is over (found, or [`MAX_STEPS`] run).
+    pub fn next(&self) -> Option<StepRequest> {
+        (!self.ended && self.steps.len() < MAX_STEPS)
+            .then_some(StepRequest { number: self.steps.len() + 1, value: self.value })
+    }
+
+    /// Folds the judged result of the step [`FindMax::next`] asked for (a result without a verdict fails),
+    /// and chooses the next value.
+    pub fn record(&mut self, result: &RunResult) {
+        if self.ended {
+            return;
+        }
+        self.facts.get_or_insert_with(|| RunFacts::of(result));
+        let verdict = result.verdict.clone().unwrap_or_default();
+        let pass = verdict.pass;
+        self.steps.push(Step { value: self.value, verdict, measured_s: result.measured_s });
+        if pass {
+            self.lo = Some(self.value);
+        } else {
+            self.hi = Some(self.value);
+        }
+        let Some(next) = self.next_value() else {
+            self.ended = true;
+            return;
+        };
+        let mailboxes = self.variable == Variable::Mailboxes;
+        self.value = if mailboxes { next.round().max(1.0) } else { next };
+        if mailboxes
+            && (Some(self.value) == self.lo || Some(self.value) == self.hi || self.value > MAX_MAILBOXES)
+        {
+            self.ended = true;
+        }
+    }
+
+    /// Doubling while every step passed, halving while every step failed, then bisection; `None` when the
+    /// interval is down to the resolution (or the smallest value failed).
+    fn next_value(&self) -> Option<f64> {
+        let min_step = self.variable.min_step();
+        match (self.lo, self.hi) {
+            (Some(l), None) => Some(l * 2.0),
+            (None, Some(h)) => (h > min_step).then(|| (h / 2.0).max(min_step)),
+            (Some(l), Some(h)) => {
+                (h - l > (l * self.resolution_pct / 100.0).max(min_step)).then_some((l + h) / 2.0)
+            }
+            (None, None) => None,
+        }
+    }
+
+    /// Ends the search before its next step (Ctrl-C, or a step that ended early): the steps run so far stand.
+    pub fn interrupt(&mut self) {
+        self.interrupted = true;
+        self.ended = true;
+    }
+
+    /// What the search found.
+    pub fn finish(self) -> FindMaxResult {
+        FindMaxResult {
+            variable: self.variable,
+            start: self.start,
+            resolution_pct: self.resolution_pct,
+            steps: self.steps,
+            max: self.lo,
+            fail_at: self.hi,
+            last_value: self.value,
+            interrupted: self.interrupted,
+            facts: self.facts,
+        }
+    }
+}
+
+/// Runs the search with `runner`, which runs and judges each step, until found, out of steps or stopped.
+pub fn run<R: Runner<StepRequest> + ?Sized>(
+    mut search: FindMax,
+    runner: &mut R,
+) -> Result<FindMaxResult, R::Error> {
+    while let Some(step) = search.next() {
+        let result = runner.run(step)?;
+        if ended_early(runner, &result) {
+            search.interrupt();
+            break;
+        }
+        search.record(&result);
+    }
+    Ok(search.finish())
+}
+
+/// Scales every open-loop rate of the job by `factor` (forced, top-level and worker-table rates): the job of
+/// a rate search's step.
+pub fn scale_rates(job: &mut JobSpec, factor: f64) {
+    for r in [&mut job.forced.rate, &mut job.defaults.rate].into_iter().flatten() {
+        *r *= factor;
+    }
+    for w in &mut job.worker_tables {
+        if let Some(r) = w.layer.rate.as_mut() {
+            *r *= factor;
+        }
+    }
+}
+
+/// The job's total offered rate, IOPS, as the plan would split it; `None` in closed loop.
+pub fn total_rate(job: &JobSpec) -> Option<f64> {
+    if let Some(r) = job.forced.rate {
+        return Some(r);
+    }
+    let own: f64 = job.worker_tables.iter().filter_map(|w| w.layer.rate.map(|r| r * w.count as f64)).sum();
+    let shared = job.defaults.rate.unwrap_or(0.0);
+    let total = own + shared;
+    (total > 0.0).then_some(total)
+}
+
+/// The search's JSON document (schema [`FINDMAX_SCHEMA`]); `started_at` is when the search began (RFC 3339).
+pub fn document(found: &FindMaxResult, started_at: &str) -> serde_json::Value {
+    serde_json::json!({
+        "schema": FINDMAX_SCHEMA,
+        "iolab_version": env!("CARGO_PKG_VERSION"),
+        "started_at": started_at,
+        "profile": found.facts.as_ref().map(|r| &r.profile),
+        "targets": found.facts.as_ref().map(|r| &r.targets),
+        "variable": found.variable.name(),
+        "start": found.start,
+        "resolution_pct": found.resolution_pct,
+        "interrupted": found.interrupted,
+        "max": found.max,
+        "steps": found.steps.iter().map(|s| serde_json::json!({
+            "value": s.value,
+            "pass": s.verdict.pass,
+            "target_iops": s.verdict.target_iops,
+            "achieved_iops": s.verdict.achieved_iops,
+            "measured_s": s.measured_s,
+            "reasons": s.verdict.reasons,
+            "verdict": s.verdict,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::mock;
+
+    /// A device that passes every value up to `capacity`; stops (Ctrl-C) after `stop_after` steps if given.
+    struct Capacity {
+        capacity: f64,
+        asked: Vec<f64>,
+        stop_after: Option<usize>,
+        fail_run_at: Option<usize>,
+    }
+
+    impl Capacity {
+        fn new(capacity: f64) -> Self {
+            Capacity { capacity, asked: Vec::new(), stop_after: None, fail_run_at: None }
+        }
+    }
+
+    impl Runner<StepRequest> for Capacity {
+        type Error = String;
+        fn run(&mut self, step: StepRequest) -> Result<RunResult, String> {
+            assert_eq!(step.number, self.asked.len() + 1);
+            self.asked.push(step.value);
+            if self.fail_run_at == Some(step.number) {
+                return Err("the device went away".into());
+            }
+            let mut r = mock::result();
+            let pass = step.value <= self.capacity;
+            r.verdict = Some(Verdict { pass, ..Verdict::default() });
+            Ok(r)
+        }
+        fn stop_requested(&self) -> bool {
+            self.stop_after.is_some_and(|n| self.asked.len() >= n)
+        }
+    }
+
+    #[test]
+    fn findmax_mailboxes_converges_on_capacity_within_resolution() {
+        let mut dev = Capacity::new(1234.0);
+        let found = run(FindMax::new(Variable::Mailboxes, 100.0, 2.0), &mut dev).unwrap();
+        let max = found.max.unwrap();
+        let fail = found.fail_at.unwrap();
+        assert!(max <= 1234.0 && fail > 1234.0, "{max} {fail}");
+        assert!(fail - max <= (max * 0.02).max(1.0), "{max} {fail}");
+        assert_eq!(&dev.asked[..5], [100.0, 200.0, 400.0, 800.0, 1600.0], "doubling first");
+        assert!(!found.interrupted);
+        assert_eq!(found.steps.len(), dev.asked.len());
+    }
+
+    #[test]
+    fn findmax_rate_halves_until_a_pass() {
+        let mut dev = Capacity::new(300.0);
+        let found = run(FindMax::new(Variable::RateIops, 1000.0, 5.0), &mut dev).unwrap();
+        assert_eq!(&dev.asked[..3], [1000.0, 500.0, 250.0]);
+        let (max, fail) = (found.max.unwrap(), found.fail_at.unwrap());
+        assert!(max <= 300.0 && fail > 300.0 && fail - max <= max * 0.05, "{max} {fail}");
+    }
+
+    #[test]
+    fn findmax_nothing_passes_ends_at_smallest_value() {
+        let mut dev = Capacity::new(0.5);
+        let found = run(FindMax::new(Variable::Mailboxes, 8.0, 2.0), &mut dev).unwrap();
+        assert_eq!(dev.asked, [8.0, 4.0, 2.0, 1.0]);
+        assert_eq!((found.max, found.last_value), (None, 1.0));
+    }
+
+    #[test]
+    fn findmax_stops_on_the_step_limit() {
+        let mut dev = Capacity::new(f64::INFINITY);
+        let found = run(FindMax::new(Variable::RateIops, 1.0, 2.0), &mut dev).unwrap();
+        assert_eq!(dev.asked.len(), MAX_STEPS);
+        assert_eq!(found.max, Some(2f64.powi(MAX_STEPS as i32 - 1)));
+        assert_eq!(found.fail_at, None);
+    }
+
+    #[test]
+    fn findmax_mailboxes_stop_at_ten_million() {
+        let mut dev = Capacity::new(f64::INFINITY);
+        let found = run(FindMax::new(Variable::Mailboxes, 1.0, 2.0), &mut dev).unwrap();
+        assert_eq!(found.max, Some(2f64.powi(23)));
+        assert_eq!(found.last_value, 2f64.powi(24), "the value over the limit is not run");
+    }
+
+    #[test]
+    fn findmax_interrupted_keeps_the_steps_found() {
+        let mut dev = Capacity { stop_after: Some(3), ..Capacity::new(1000.0) };
+        let found = run(FindMax::new(Variable::Mailboxes, 100.0, 2.0), &mut dev).unwrap();
+        assert!(found.interrupted);
+        assert_eq!(found.steps.len(), 2, "the interrupted step is not judged");
+        assert_eq!(found.max, Some(200.0));
+        assert_eq!(found.last_value, 400.0);
+    }
+
+    #[test]
+    fn findmax_failing_step_returns_the_runner_error() {
+        let mut dev = Capacity { fail_run_at: Some(2), ..Capacity::new(1000.0) };
+        let e = run(FindMax::new(Variable::Mailboxes, 100.0, 2.0), &mut dev).unwrap_err();
+        assert_eq!(e, "the device went away");
+    }
+
+    #[test]
+    fn findmax_state_machine_keeps_steps_before_a_failed_run() {
+        let mut dev = Capacity { fail_run_at: Some(3), ..Capacity::new(1000.0) };
+        let mut search = FindMax::new(Variable::Mailboxes, 100.0, 2.0);
+        while let Some(step) = search.next() {
+            match dev.run(step) {
+                Ok(r) => search.record(&r),
+                Err(_) => {
+                    search.interrupt();
+                    break;
+                }
+            }
+        }
+        let found = search.finish();
+        assert_eq!(found.steps.iter().map(|s| s.value).collect::<Vec<_>>(), [100.0, 200.0]);
+        assert_eq!(found.max, Some(200.0));
+    }
+
+    #[test]
+    fn document_has_schema_variable_and_steps() {
+        let mut dev = Capacity::new(150.0);
+        let found = run(FindMax::new(Variable::Mailboxes, 100.0, 20.0), &mut dev).unwrap();
+        let doc = document(&found, "2025-01-01T00:00:00Z");
+        assert_eq!(doc["schema"], "iolab.findmax/1");
+        assert_eq!(doc["variable"], "mailboxes");
+        assert_eq!(doc["steps"].as_array().unwrap().len(), found.steps.len());
+        assert_eq!(doc["steps"][0]["pass"], true);
+        assert_eq!(doc["targets"][0], "sim:fixed,latency=100us,servers=4,size=64M");
+    }
+}
