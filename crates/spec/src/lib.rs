@@ -13,6 +13,7 @@ pub mod job;
 pub mod loadgen;
 pub mod profile;
 pub mod sim;
+pub mod sweep;
 pub mod target;
 pub mod throttle;
 pub mod units;
