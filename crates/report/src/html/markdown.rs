@@ -8,7 +8,7 @@ use super::figures::{run_curve, PERCENTILE_COLUMNS};
 use super::{DocBody, ReportDoc};
 use crate::model::OpSummary;
 use crate::sweep::SweepResult;
-use crate::text::{format_duration_ns, format_rate};
+use crate::format::{format_duration_ns, format_rate};
 use crate::RunResult;
 
 /// Escapes a table cell: pipes, line breaks and HTML-significant characters (Markdown renderers pass raw
