@@ -10,7 +10,7 @@ use clap::Args;
 use iolab_catalog::{Catalog, Filter};
 use iolab_report::compare::{self, CompareOptions, MetricFilter, Side, SideDocs};
 use iolab_report::sweep::SweepResult;
-use iolab_report::RunResult;
+use iolab_report::{Document, JsonExporter, RunResult, TextExporter};
 
 use crate::run::{usage, write_out, Outcome};
 
@@ -213,13 +213,14 @@ pub fn compare(args: &CompareArgs) -> Result<Outcome> {
     let c = compare::compare(&sides, &CompareOptions { alpha, metrics }).map_err(usage)?;
     if args.json.as_deref() != Some("-") {
         let text = match args.format.as_str() {
-            "md" | "markdown" => compare::render_compare_markdown(&c),
-            _ => compare::render_compare_text(&c),
+            "md" | "markdown" => iolab_report::MarkdownExporter.render(&Document::Compare(&c))?,
+            _ => TextExporter.render(&Document::Compare(&c)),
         };
         write_out("-", &text)?;
     }
     if let Some(path) = &args.json {
-        write_out(path, &compare::compare_to_json(&c)).with_context(|| format!("writing --json '{path}'"))?;
+        write_out(path, &JsonExporter.render(&Document::Compare(&c)))
+            .with_context(|| format!("writing --json '{path}'"))?;
     }
     Ok(Outcome::Ok)
 }

@@ -390,7 +390,7 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<crate::run::Outcome> {
     let saved = crate::catalog_cmd::save(
         saver.as_ref(),
         iolab_catalog::EntryKind::Run,
-        &iolab_report::to_json(&result),
+        &iolab_report::JsonExporter.render(&iolab_report::Document::Run(&result)),
     );
     crate::run::output(&result, a.quiet, a.json.as_deref(), None)?;
     saved?;

@@ -7,6 +7,7 @@
 use crate::args::RunArgs;
 use crate::env;
 use anyhow::{bail, Context, Result};
+use iolab_device::{OpenRequest, TargetKind};
 use iolab_engine::{WorkerEvent, WorkerOutput, WorkerSetup};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_report::{
@@ -14,7 +15,6 @@ use iolab_report::{
 };
 use iolab_spec::{ClockKind, EngineKind, JobSpec, TargetSpec};
 use iolab_stats::{IntervalStats, OpStats, TimePoint, TimeSeries, Warning};
-use iolab_device::{OpenRequest, TargetKind};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -124,7 +124,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     let saved = crate::catalog_cmd::save(
         saver.as_ref(),
         iolab_catalog::EntryKind::Run,
-        &iolab_report::to_json(&result),
+        &iolab_report::JsonExporter.render(&iolab_report::Document::Run(&result)),
     );
     output(&result, args.quiet, args.json.as_deref(), args.csv.as_deref())?;
     saved?;
@@ -173,14 +173,14 @@ pub fn parse_interval(text: &str) -> Result<u64> {
 /// Prints the text summary (unless quiet or stdout carries JSON/CSV) and writes `--json` / `--csv`.
 pub fn output(result: &RunResult, quiet: bool, json: Option<&str>, csv: Option<&str>) -> Result<()> {
     if !quiet && json != Some("-") && csv != Some("-") {
-        write_out("-", &iolab_report::render_text(result))?;
+        write_out("-", &iolab_report::TextExporter.render(&iolab_report::Document::Run(result)))?;
     }
     if let Some(path) = json {
-        write_out(path, &iolab_report::to_json(result))
+        write_out(path, &iolab_report::JsonExporter.render(&iolab_report::Document::Run(result)))
             .with_context(|| format!("writing --json '{path}'"))?;
     }
     if let Some(path) = csv {
-        write_out(path, &iolab_report::timeseries_csv(result))
+        write_out(path, &iolab_report::CsvExporter.render(&iolab_report::Document::Run(result))?)
             .with_context(|| format!("writing --csv '{path}'"))?;
     }
     Ok(())

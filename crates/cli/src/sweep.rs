@@ -13,12 +13,13 @@ use crate::args::RunArgs;
 use crate::run::{build_job, execute, outcome_of, parse_interval, usage, ExecOptions, Executed, Outcome};
 use anyhow::{Context, Result};
 use clap::Args;
+use iolab_report::export::steady_state_line;
+use iolab_report::steady::{SteadyStateResult, SteadyStateRule, SteadyStateTracker};
 use iolab_report::sweep::{
-    render_sweep_text, steady_state_line, sweep_csv, sweep_to_json, PointSummary, SteadyStateResult,
-    SteadyStateRule, SteadyStateTracker, SweepAxis, SweepPoint, SweepResult, TrialMetrics,
-    DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT, SWEEP_SCHEMA,
+    PointSummary, SweepAxis, SweepPoint, SweepResult, TrialMetrics, DEFAULT_KNEE_IOPS_GAIN_PCT,
+    DEFAULT_KNEE_LAT_GROWTH_PCT, SWEEP_SCHEMA,
 };
-use iolab_report::RunResult;
+use iolab_report::{CsvExporter, Document, JsonExporter, RunResult, TextExporter};
 use iolab_spec::units::{format_size, parse_count, parse_duration_ns, parse_size};
 use iolab_spec::{JobSpec, Place};
 use std::collections::BTreeMap;
@@ -628,18 +629,22 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     doc.analyze(gain, growth, max_p99_ns);
 
     // 3. Save (one catalog entry for the whole sweep), then output.
-    let saved =
-        crate::catalog_cmd::save(saver.as_ref(), iolab_catalog::EntryKind::Sweep, &sweep_to_json(&doc));
+    let saved = crate::catalog_cmd::save(
+        saver.as_ref(),
+        iolab_catalog::EntryKind::Sweep,
+        &JsonExporter.render(&Document::Sweep(&doc)),
+    );
     let (json, csv) = (args.run.json.as_deref(), args.run.csv.as_deref());
     if !quiet && json != Some("-") && csv != Some("-") {
-        crate::run::write_out("-", &render_sweep_text(&doc))?;
+        crate::run::write_out("-", &TextExporter.render(&Document::Sweep(&doc)))?;
     }
     if let Some(path) = json {
-        crate::run::write_out(path, &sweep_to_json(&doc))
+        crate::run::write_out(path, &JsonExporter.render(&Document::Sweep(&doc)))
             .with_context(|| format!("writing --json '{path}'"))?;
     }
     if let Some(path) = csv {
-        crate::run::write_out(path, &sweep_csv(&doc)).with_context(|| format!("writing --csv '{path}'"))?;
+        crate::run::write_out(path, &CsvExporter.render(&Document::Sweep(&doc))?)
+            .with_context(|| format!("writing --csv '{path}'"))?;
     }
     saved?;
     let mut outcome = Outcome::Ok;

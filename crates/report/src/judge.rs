@@ -144,5 +144,4 @@ mod tests {
         r.partial = true;
         assert!(!evaluate(&r, &Thresholds::default(), &[], &[]).pass);
     }
-
 }

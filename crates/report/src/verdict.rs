@@ -96,15 +96,15 @@ impl Check {
     /// The check as printed: its group and what it measures (`db read avg`, `log write max*`, `all IOPS`).
     pub fn label(&self) -> String {
         let c = self;
-    let what = match c.name.as_str() {
-        "db_read_avg" => "read avg",
-        "db_read_max" => "read max*",
-        "log_write_avg" => "write avg",
-        "log_write_max" => "write max*",
-        "iops" => "IOPS",
-        other => other,
-    };
-    format!("{} {what}", c.group)
+        let what = match c.name.as_str() {
+            "db_read_avg" => "read avg",
+            "db_read_max" => "read max*",
+            "log_write_avg" => "write avg",
+            "log_write_max" => "write max*",
+            "iops" => "IOPS",
+            other => other,
+        };
+        format!("{} {what}", c.group)
     }
 
     /// A value in the check's unit: IOPS as a rate, latencies as durations.
@@ -119,16 +119,15 @@ impl Check {
     /// Why a failed check failed, in one line.
     pub fn reason(&self) -> String {
         let c = self;
-    match c.measured {
-        None => format!("{}: nothing measured", c.label()),
-        Some(m) if c.unit == "iops" => format!(
-            "{}: achieved {} < {} (target less tolerance)",
-            c.label(),
-            c.value_text(m),
-            c.value_text(c.limit)
-        ),
-        Some(m) => format!("{}: {} > limit {}", c.label(), c.value_text(m), c.value_text(c.limit)),
+        match c.measured {
+            None => format!("{}: nothing measured", c.label()),
+            Some(m) if c.unit == "iops" => format!(
+                "{}: achieved {} < {} (target less tolerance)",
+                c.label(),
+                c.value_text(m),
+                c.value_text(c.limit)
+            ),
+            Some(m) => format!("{}: {} > limit {}", c.label(), c.value_text(m), c.value_text(c.limit)),
+        }
     }
 }
-}
-

@@ -261,4 +261,3 @@ pub fn change_verdict(better: Better, base: f64, value: f64) -> ChangeVerdict {
         ChangeVerdict::Worse
     }
 }
-

@@ -62,4 +62,3 @@ impl std::fmt::Display for CompareError {
 }
 
 impl std::error::Error for CompareError {}
-

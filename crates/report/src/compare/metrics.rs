@@ -423,4 +423,3 @@ pub(crate) fn histogram_stat(h: &LatencyHistogram, stat: Stat) -> Option<f64> {
         _ => return None,
     })
 }
-

@@ -44,7 +44,6 @@ use std::collections::{BTreeMap, HashMap};
 
 use iolab_stats::{inference, LatencyHistogram};
 
-
 mod document;
 mod input;
 mod metrics;
@@ -53,14 +52,14 @@ mod tests;
 
 pub use document::{
     change_phrase, change_verdict, format_pct, side_letter, Better, Change, ChangeVerdict, Comparison,
-    MetricComparison, SideInfo, SideValue, UnitComparison, UnmatchedPoint, Unit, ValueSource, WelchTest,
+    MetricComparison, SideInfo, SideValue, Unit, UnitComparison, UnmatchedPoint, ValueSource, WelchTest,
     COMPARE_SCHEMA, DEFAULT_ALPHA, MIN_TRIALS_FOR_TEST, SAME_REL, TEST_NAME,
 };
 pub use input::{CompareError, Side, SideDocs};
 pub use metrics::MetricFilter;
 
 use document::same;
-use metrics::{histogram_stat, merged_histogram, metric_defs, extract, Kind, MetricDef, Scope, Trial};
+use metrics::{extract, histogram_stat, merged_histogram, metric_defs, Kind, MetricDef, Scope, Trial};
 
 /// Options of a comparison.
 #[derive(Clone, Debug)]
@@ -339,4 +338,3 @@ fn sweep_points(s: &Side) -> Vec<PointTrials<'_>> {
     }
     out
 }
-

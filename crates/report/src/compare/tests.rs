@@ -81,8 +81,7 @@ fn verdict_follows_the_metric_direction() {
 fn two_runs_iops_doubled_latency_halved_marks_b_better() {
     let a = run_with(40_000, 800_000, 0, 0, 1);
     let b = run_with(80_000, 400_000, 0, 0, 2);
-    let c =
-        compare(&[runs("a.json", vec![a]), runs("b.json", vec![b])], &CompareOptions::default()).unwrap();
+    let c = compare(&[runs("a.json", vec![a]), runs("b.json", vec![b])], &CompareOptions::default()).unwrap();
     assert_eq!(c.schema, COMPARE_SCHEMA);
     let u = &c.units[0];
     let iops = metric(u, "iops");
@@ -120,11 +119,9 @@ fn three_sides_compare_each_with_the_baseline_and_mark_the_best() {
     let a = run_with(40_000, 800_000, 0, 0, 1);
     let b = run_with(80_000, 400_000, 0, 0, 2);
     let c3 = run_with(20_000, 1_600_000, 0, 0, 3);
-    let c = compare(
-        &[runs("a", vec![a]), runs("b", vec![b]), runs("c", vec![c3])],
-        &CompareOptions::default(),
-    )
-    .unwrap();
+    let c =
+        compare(&[runs("a", vec![a]), runs("b", vec![b]), runs("c", vec![c3])], &CompareOptions::default())
+            .unwrap();
     let iops = metric(&c.units[0], "iops");
     assert_eq!(iops.changes.len(), 2);
     assert_eq!(iops.changes[1].side, "C");
@@ -169,11 +166,9 @@ fn trials_test_significance_and_merge_percentiles_from_histograms() {
     let a: Vec<RunResult> = (0..3).map(|s| run_with(990 + s, 100_000, 10, 5_000_000, s)).collect();
     let b: Vec<RunResult> =
         (0..3).map(|s| run_with(1_980 + s, 50_000, 20 + 10 * s, 9_000_000, 10 + s)).collect();
-    let c = compare(
-        &[runs("tag:hba=a", a.clone()), runs("tag:hba=b", b.clone())],
-        &CompareOptions::default(),
-    )
-    .unwrap();
+    let c =
+        compare(&[runs("tag:hba=a", a.clone()), runs("tag:hba=b", b.clone())], &CompareOptions::default())
+            .unwrap();
     let u = &c.units[0];
     assert_eq!(u.trials, vec![3, 3]);
     let iops = metric(u, "iops");
@@ -190,8 +185,7 @@ fn trials_test_significance_and_merge_percentiles_from_histograms() {
     let mut merged = LatencyHistogram::new();
     for r in &b {
         merged.merge(
-            &LatencyHistogram::from_base64(r.histograms.as_ref().unwrap().read.as_ref().unwrap())
-                .unwrap(),
+            &LatencyHistogram::from_base64(r.histograms.as_ref().unwrap().read.as_ref().unwrap()).unwrap(),
         );
     }
     assert_eq!(p99.sides[1].value, merged.quantile(0.99) as f64);

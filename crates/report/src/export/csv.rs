@@ -11,16 +11,23 @@ use crate::sweep::SweepResult;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CsvExporter;
 
-impl Exporter for CsvExporter {
-    type Error = Unsupported;
-
-    fn export(&self, doc: &Document<'_>) -> Result<String, Unsupported> {
+impl CsvExporter {
+    /// The document as CSV, or [`Unsupported`] for a document without a CSV form.
+    pub fn render(&self, doc: &Document<'_>) -> Result<String, Unsupported> {
         match doc {
             Document::Run(r) => Ok(run(r)),
             Document::Sweep(s) => Ok(sweep(s)),
             Document::FindMax(f) => Ok(find_max(f)),
             Document::Compare(_) => Err(Unsupported { format: "csv", document: doc.kind() }),
         }
+    }
+}
+
+impl Exporter for CsvExporter {
+    type Error = Unsupported;
+
+    fn export(&self, doc: &Document<'_>) -> Result<String, Unsupported> {
+        self.render(doc)
     }
 }
 
@@ -99,7 +106,6 @@ fn csv_field(v: &str) -> String {
         v.to_string()
     }
 }
-
 
 /// Header of a find-max search's CSV.
 pub const FIND_MAX_CSV_HEADER: &str = "step,value,pass,target_iops,achieved_iops,measured_s";

@@ -12,14 +12,21 @@ use crate::compare::{side_letter, Comparison, MIN_TRIALS_FOR_TEST, TEST_NAME};
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MarkdownExporter;
 
-impl Exporter for MarkdownExporter {
-    type Error = Unsupported;
-
-    fn export(&self, doc: &Document<'_>) -> Result<String, Unsupported> {
+impl MarkdownExporter {
+    /// The document as Markdown, or [`Unsupported`] for a document without a Markdown form.
+    pub fn render(&self, doc: &Document<'_>) -> Result<String, Unsupported> {
         match doc {
             Document::Compare(c) => Ok(compare(c)),
             _ => Err(Unsupported { format: "markdown", document: doc.kind() }),
         }
+    }
+}
+
+impl Exporter for MarkdownExporter {
+    type Error = Unsupported;
+
+    fn export(&self, doc: &Document<'_>) -> Result<String, Unsupported> {
+        self.render(doc)
     }
 }
 
@@ -81,4 +88,3 @@ pub(crate) fn compare(c: &Comparison) -> String {
     tail(c, &mut out, "- ");
     out
 }
-

@@ -9,9 +9,10 @@
 //! | [`CsvExporter`]       | time series    | one row a point | -       | steps    |
 //! | [`MarkdownExporter`]  | -              | -               | tables  | -        |
 //!
-//! Text and JSON render every document: their error type is [`Infallible`](std::convert::Infallible), and
-//! they also have an inherent `render` that returns the `String` (`TextExporter.render(&run.into())`). CSV
-//! and Markdown say [`Unsupported`] for the documents they have no form of.
+//! Every exporter also has an inherent `render`, so callers need not import the trait. Text and JSON render
+//! every document: their `render` returns the `String` (`TextExporter.render(&Document::Run(&r))`) and their
+//! trait error is [`Infallible`](std::convert::Infallible). CSV and Markdown return [`Unsupported`] for the
+//! documents they have no form of.
 
 mod csv;
 mod json;

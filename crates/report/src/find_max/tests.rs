@@ -19,7 +19,11 @@ fn verdict(pass: bool, achieved: f64) -> Verdict {
     };
     Verdict {
         pass,
-        reasons: if pass { vec![] } else { vec!["db IOPS: achieved 1,500.0 < 1,900.0 (target less tolerance)".into()] },
+        reasons: if pass {
+            vec![]
+        } else {
+            vec!["db IOPS: achieved 1,500.0 < 1,900.0 (target less tolerance)".into()]
+        },
         achieved_iops: Some(achieved),
         target_iops: Some(2000.0),
         iops_tolerance_pct: 5.0,

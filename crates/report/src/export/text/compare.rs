@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::compare::{
-    format_pct, side_letter, ChangeVerdict, Comparison, MetricComparison, SideInfo, SideValue, UnitComparison,
-    Unit, WelchTest, MIN_TRIALS_FOR_TEST, TEST_NAME,
+    format_pct, side_letter, ChangeVerdict, Comparison, MetricComparison, SideInfo, SideValue, Unit,
+    UnitComparison, WelchTest, MIN_TRIALS_FOR_TEST, TEST_NAME,
 };
 use crate::format::{format_duration_ns, format_rate, table};
 
@@ -241,4 +241,3 @@ pub(crate) fn tail(c: &Comparison, out: &mut String, bullet: &str) {
         }
     }
 }
-

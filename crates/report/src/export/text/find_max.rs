@@ -24,7 +24,8 @@ pub(crate) fn find_max(f: &FindMaxResult) -> String {
         let _ = write!(out, " · started {}", f.started_at);
     }
     out.push('\n');
-    let _ = writeln!(out, "{:>4}  {:>12}  {:>12}  {:>12}  verdict", "step", variable, "target IOPS", "achieved");
+    let _ =
+        writeln!(out, "{:>4}  {:>12}  {:>12}  {:>12}  verdict", "step", variable, "target IOPS", "achieved");
     for (i, s) in f.steps.iter().enumerate() {
         let rate = |v: Option<f64>| v.map_or("-".to_string(), |v| format_rate(v, 1));
         let verdict = if s.pass { "PASS" } else { "FAIL" };

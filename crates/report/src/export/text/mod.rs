@@ -57,4 +57,3 @@ pub fn steady_state_line(r: &SteadyStateResult) -> String {
         values.join(" ")
     )
 }
-

@@ -283,4 +283,3 @@ fn tail_lines(r: &RunResult, out: &mut String) {
         );
     }
 }
-

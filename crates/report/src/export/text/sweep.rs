@@ -142,4 +142,3 @@ fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
     }
     out
 }
-
