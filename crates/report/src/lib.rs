@@ -28,6 +28,8 @@ pub mod sweep;
 pub mod verdict;
 
 #[cfg(test)]
+mod schema_check;
+#[cfg(test)]
 mod tests;
 
 pub use export::{

@@ -488,44 +488,9 @@ mod tests {
         assert_eq!(knee_cols.len(), lines[0].split(',').count());
     }
 
-    /// Every serialised key is declared in docs/schema/iolab.sweep.v1.json and every required one is
-    /// serialised, at every level the schema describes (the embedded run result has its own schema test).
-    fn check_schema(v: &serde_json::Value, schema: &serde_json::Value, root: &serde_json::Value, path: &str) {
-        let schema = match schema.get("$ref").and_then(|r| r.as_str()) {
-            Some(r) if r.starts_with("#/$defs/") => &root["$defs"][&r["#/$defs/".len()..]],
-            Some(_) => return, // the run result: checked by the iolab.result/1 schema tests
-            None => schema,
-        };
-        if let Some(branches) = schema.get("anyOf").and_then(|b| b.as_array()) {
-            if !v.is_null() {
-                check_schema(v, &branches[0], root, path);
-            }
-            return;
-        }
-        if let (Some(props), Some(obj)) =
-            (schema.get("properties").and_then(|p| p.as_object()), v.as_object())
-        {
-            for k in obj.keys() {
-                assert!(props.contains_key(k), "{path}.{k} is serialised but not declared");
-            }
-            for k in schema["required"].as_array().into_iter().flatten() {
-                assert!(obj.contains_key(k.as_str().unwrap()), "{path}.{k} is required but not serialised");
-            }
-            for (k, x) in obj {
-                check_schema(x, &props[k], root, &format!("{path}.{k}"));
-            }
-        }
-        if let (Some(items), Some(a)) = (schema.get("items"), v.as_array()) {
-            for (i, x) in a.iter().enumerate() {
-                check_schema(x, items, root, &format!("{path}[{i}]"));
-            }
-        }
-    }
-
     #[test]
     fn json_matches_the_sweep_schema() {
-        let schema: serde_json::Value =
-            serde_json::from_str(include_str!("../../../docs/schema/iolab.sweep.v1.json")).unwrap();
+        let schema: serde_json::Value = serde_json::from_str(crate::schema_check::SWEEP_SCHEMA).unwrap();
         assert_eq!(schema["properties"]["schema"]["const"], SWEEP_SCHEMA);
         let mut s = sample_sweep();
         s.trials = 2;
@@ -535,7 +500,7 @@ mod tests {
         s.analyze(10.0, 20.0, Some(300_000));
         let v = serde_json::to_value(&s).unwrap();
         assert!(v["points"][0]["summary"]["iops"]["ci95_low"].is_number());
-        check_schema(&v, &schema, &schema, "$");
+        crate::schema_check::check_document(&v, crate::schema_check::SWEEP_SCHEMA);
         let props = schema["properties"].as_object().unwrap();
         for k in props.keys().filter(|k| *k != "preconditioning") {
             assert!(v.get(k).is_some(), "{k} is declared but not serialised");

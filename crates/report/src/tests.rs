@@ -301,69 +301,7 @@ fn timeseries_csv_has_header_and_one_row_per_point() {
 // JSON Schema drift guard: every object key the model serialises is declared in the schema, and
 // every declared property is serialised, at every level reachable from a sample.
 
-const SCHEMA_TEXT: &str = include_str!("../../../docs/schema/iolab.result.v1.json");
-
-fn resolve<'a>(schema: &'a serde_json::Value, root: &'a serde_json::Value) -> &'a serde_json::Value {
-    match schema.get("$ref").and_then(|r| r.as_str()) {
-        Some(r) => {
-            let name = r.strip_prefix("#/$defs/").expect("only local $defs references");
-            &root["$defs"][name]
-        }
-        None => schema,
-    }
-}
-
-fn check_against_schema(
-    value: &serde_json::Value,
-    schema: &serde_json::Value,
-    root: &serde_json::Value,
-    path: &str,
-) {
-    let schema = resolve(schema, root);
-    if let Some(branches) = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(|b| b.as_array()) {
-        if value.is_null() {
-            assert!(branches.iter().any(|b| b["type"] == "null"), "{path}: null not allowed");
-            return;
-        }
-        // Pick the branch whose `kind` const matches (tagged enum), else the non-null branch.
-        let branch = branches
-            .iter()
-            .map(|b| resolve(b, root))
-            .find(|b| match value.get("kind") {
-                Some(kind) => b["properties"]["kind"]["const"] == *kind,
-                None => b["type"] != "null",
-            })
-            .unwrap_or_else(|| panic!("{path}: no schema branch for {value}"));
-        return check_against_schema(value, branch, root, path);
-    }
-    if let (Some(props), Some(obj)) =
-        (schema.get("properties").and_then(|p| p.as_object()), value.as_object())
-    {
-        // Every serialised key is declared; every declared key is serialised unless the schema marks it
-        // optional (left out of "required": sections such as `verdict` that only some runs have).
-        let required: Vec<&str> =
-            schema["required"].as_array().map_or(vec![], |r| r.iter().filter_map(|k| k.as_str()).collect());
-        for k in obj.keys() {
-            assert!(props.contains_key(k), "{path}.{k} is serialised but not declared in the schema");
-        }
-        for k in props.keys() {
-            if !obj.contains_key(k) {
-                assert!(!required.contains(&k.as_str()), "{path}.{k} is required but was not serialised");
-            }
-        }
-        for k in &required {
-            assert!(props.contains_key(*k), "{path}: required '{k}' is not declared");
-        }
-        for (k, v) in obj {
-            check_against_schema(v, &props[k], root, &format!("{path}.{k}"));
-        }
-    }
-    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
-        for (i, v) in array.iter().enumerate() {
-            check_against_schema(v, items, root, &format!("{path}[{i}]"));
-        }
-    }
-}
+use crate::schema_check::{check_against_schema, RESULT_SCHEMA as SCHEMA_TEXT};
 
 #[test]
 fn json_schema_top_level_properties_match_serialised_keys() {

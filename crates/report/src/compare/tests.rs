@@ -418,3 +418,28 @@ fn zero_baseline_has_no_percentage_and_no_panic() {
     let _ = text(&c);
     let _ = markdown(&c);
 }
+
+#[test]
+fn compare_json_matches_the_compare_schema() {
+    use crate::schema_check::{check_document, COMPARE_SCHEMA as SCHEMA_TEXT};
+    let schema: serde_json::Value = serde_json::from_str(SCHEMA_TEXT).unwrap();
+    assert_eq!(schema["properties"]["schema"]["const"], COMPARE_SCHEMA);
+    // Runs with trials (tests, merged histograms, notes) and sweeps (params, unmatched points).
+    let a: Vec<RunResult> = (0..3).map(|s| run_with(990 + s, 100_000, 10, 5_000_000, s)).collect();
+    let b: Vec<RunResult> = (0..3).map(|s| run_with(1_980 + s, 50_000, 20, 9_000_000, 10 + s)).collect();
+    let mut stripped = b.clone();
+    stripped[0].histograms = None;
+    let runs_doc = compare(&[runs("a", a), runs("b", stripped)], &CompareOptions::default()).unwrap();
+    assert!(!runs_doc.notes.is_empty());
+    let sweeps_doc = compare(
+        &[sweeps("a", sweep(&[("1", 1.0), ("2", 2.0)], 3)), sweeps("b", sweep(&[("2", 3.0), ("4", 4.0)], 3))],
+        &CompareOptions::default(),
+    )
+    .unwrap();
+    assert!(!sweeps_doc.unmatched_points.is_empty());
+    for c in [&runs_doc, &sweeps_doc] {
+        let v: serde_json::Value = serde_json::from_str(&json(c)).unwrap();
+        check_document(&v, SCHEMA_TEXT);
+        assert_eq!(schema["properties"].as_object().unwrap().len(), v.as_object().unwrap().len());
+    }
+}

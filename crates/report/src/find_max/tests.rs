@@ -86,6 +86,7 @@ fn find_max_golden_document_round_trips_byte_for_byte() {
     let f: FindMaxResult = serde_json::from_str(golden).unwrap();
     assert_eq!(f.schema, FIND_MAX_SCHEMA);
     let mut v: Value = serde_json::from_str(&json(&f)).unwrap();
+    crate::schema_check::check_document(&v, crate::schema_check::FIND_MAX_SCHEMA);
     for k in ["iolab_version", "started_at"] {
         v.as_object_mut().unwrap().remove(k);
     }
@@ -127,4 +128,20 @@ fn find_max_text_has_a_row_per_step_with_reasons() {
     assert_eq!(lines[4], "max mailboxes that passes: 1,000");
     let c = csv(&search());
     assert_eq!(c, "step,value,pass,target_iops,achieved_iops,measured_s\n1,1000,true,2000,998,2\n2,2000,false,2000,1500,2\n");
+}
+
+#[test]
+fn find_max_json_matches_the_find_max_schema() {
+    let schema: Value = serde_json::from_str(crate::schema_check::FIND_MAX_SCHEMA).unwrap();
+    assert_eq!(schema["properties"]["schema"]["const"], FIND_MAX_SCHEMA);
+    let v: Value = serde_json::from_str(&json(&search())).unwrap();
+    crate::schema_check::check_document(&v, crate::schema_check::FIND_MAX_SCHEMA);
+    let mut none = search();
+    (none.max, none.profile, none.targets, none.interrupted) = (None, None, None, true);
+    none.steps.truncate(1);
+    none.steps[0].verdict.sizing = None;
+    crate::schema_check::check_document(&serde_json::to_value(&none).unwrap(), crate::schema_check::FIND_MAX_SCHEMA);
+    // Every declared property is serialised (all are required).
+    let props = schema["properties"].as_object().unwrap();
+    assert_eq!(props.len(), v.as_object().unwrap().len());
 }
