@@ -90,7 +90,8 @@ pub(crate) fn check_against_schema(value: &Value, schema: &Value, root: &Value, 
     if let Some(e) = schema.get("enum").and_then(Value::as_array) {
         assert!(e.contains(value), "{path}: {value} is not one of {e:?}");
     }
-    if let (Some(props), Some(obj)) = (schema.get("properties").and_then(Value::as_object), value.as_object()) {
+    if let (Some(props), Some(obj)) = (schema.get("properties").and_then(Value::as_object), value.as_object())
+    {
         // Every serialised key is declared; every declared key is serialised unless the schema marks it
         // optional (left out of "required": sections such as `verdict` that only some runs have).
         let required: Vec<&str> =

@@ -140,7 +140,10 @@ fn find_max_json_matches_the_find_max_schema() {
     (none.max, none.profile, none.targets, none.interrupted) = (None, None, None, true);
     none.steps.truncate(1);
     none.steps[0].verdict.sizing = None;
-    crate::schema_check::check_document(&serde_json::to_value(&none).unwrap(), crate::schema_check::FIND_MAX_SCHEMA);
+    crate::schema_check::check_document(
+        &serde_json::to_value(&none).unwrap(),
+        crate::schema_check::FIND_MAX_SCHEMA,
+    );
     // Every declared property is serialised (all are required).
     let props = schema["properties"].as_object().unwrap();
     assert_eq!(props.len(), v.as_object().unwrap().len());
