@@ -79,6 +79,25 @@ impl FindMaxStep {
 }
 
 impl FindMaxResult {
+    /// A search over `variable` (`mailboxes` or `rate_iops`) from `start`, to `resolution_pct`, begun at
+    /// `started_at`: no step yet, no max, not interrupted, profile and targets unknown. The search pushes a
+    /// [`FindMaxStep`] per run and sets `max`, `interrupted`, `profile` and `targets` as it learns them.
+    pub fn new(variable: &str, start: f64, resolution_pct: f64, started_at: String) -> FindMaxResult {
+        FindMaxResult {
+            interrupted: false,
+            iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+            max: None,
+            profile: None,
+            resolution_pct,
+            schema: FIND_MAX_SCHEMA.to_string(),
+            start,
+            started_at,
+            steps: Vec::new(),
+            targets: None,
+            variable: variable.to_string(),
+        }
+    }
+
     /// True when `variable` is a mailbox count (printed as an integer) rather than a rate.
     pub fn by_mailboxes(&self) -> bool {
         self.variable == "mailboxes"

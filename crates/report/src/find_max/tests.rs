@@ -33,22 +33,13 @@ fn verdict(pass: bool, achieved: f64) -> Verdict {
 }
 
 fn search() -> FindMaxResult {
-    FindMaxResult {
-        interrupted: false,
-        iolab_version: "0.1.0".into(),
-        max: Some(1000.0),
-        profile: Some("exchange-2010".into()),
-        resolution_pct: 20.0,
-        schema: FIND_MAX_SCHEMA.into(),
-        start: 1000.0,
-        started_at: "2025-01-02T03:04:05Z".into(),
-        steps: vec![
-            FindMaxStep::new(1000.0, 2.0, verdict(true, 998.0)),
-            FindMaxStep::new(2000.0, 2.0, verdict(false, 1500.0)),
-        ],
-        targets: Some(vec!["sim:fixed".into()]),
-        variable: "mailboxes".into(),
-    }
+    let mut f = FindMaxResult::new("mailboxes", 1000.0, 20.0, "2025-01-02T03:04:05Z".into());
+    f.steps.push(FindMaxStep::new(1000.0, 2.0, verdict(true, 998.0)));
+    f.steps.push(FindMaxStep::new(2000.0, 2.0, verdict(false, 1500.0)));
+    f.max = Some(1000.0);
+    f.profile = Some("exchange-2010".into());
+    f.targets = Some(vec!["sim:fixed".into()]);
+    f
 }
 
 #[test]
