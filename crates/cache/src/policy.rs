@@ -73,7 +73,7 @@ pub trait Policy: Send {
 pub fn new_policy(kind: CachePolicy, capacity: usize) -> Box<dyn Policy> {
     match kind {
         CachePolicy::Lru => Box::new(Lru::new(capacity)),
-        CachePolicy::Arc => Box::new(Arc::new(capacity)),
+        CachePolicy::Arc => Box::new(AdaptiveReplacement::new(capacity)),
         CachePolicy::S3Fifo => Box::new(S3Fifo::new(capacity)),
     }
 }
@@ -377,9 +377,10 @@ impl Policy for Lru {
 /// Adaptive Replacement Cache (Megiddo and Modha, "ARC: A Self-Tuning, Low Overhead Replacement Cache",
 /// FAST 2003): T1 (seen once recently) and T2 (seen at least twice) hold the resident keys, ghost lists B1 and
 /// B2 remember keys evicted from each, and the target size `p` of T1 moves toward whichever ghost list gets
-/// hits. A one-pass scan only churns T1, so a hot set in T2 survives it.
+/// hits. A one-pass scan only churns T1, so a hot set in T2 survives it. (Named in full, not `Arc`, so it is
+/// never mistaken for `std::sync::Arc`; the user-facing policy name stays `arc`.)
 #[derive(Debug)]
-pub struct Arc {
+pub struct AdaptiveReplacement {
     core: Core,
     cap: usize,
     max: usize,
@@ -391,10 +392,10 @@ const T2: u32 = 1;
 const B1: u32 = 2;
 const B2: u32 = 3;
 
-impl Arc {
+impl AdaptiveReplacement {
     /// An ARC of `capacity` keys (plus up to `capacity` ghost keys).
-    pub fn new(capacity: usize) -> Arc {
-        Arc { core: Core::new(2 * capacity + 1), cap: capacity, max: capacity, p: 0 }
+    pub fn new(capacity: usize) -> AdaptiveReplacement {
+        AdaptiveReplacement { core: Core::new(2 * capacity + 1), cap: capacity, max: capacity, p: 0 }
     }
 
     /// The current target size of T1 (the adaptation parameter `p`).
@@ -431,7 +432,7 @@ impl Arc {
     }
 }
 
-impl Policy for Arc {
+impl Policy for AdaptiveReplacement {
     fn capacity(&self) -> usize {
         self.cap
     }
@@ -846,7 +847,7 @@ mod tests {
         seq.extend(1000..1500u64); // one-pass scan
         let probe = hot.clone();
         let mut lru = Lru::new(cap);
-        let mut arc = Arc::new(cap);
+        let mut arc = AdaptiveReplacement::new(cap);
         misses(&mut lru, &seq);
         misses(&mut arc, &seq);
         let lru_after = misses(&mut lru, &probe);
@@ -857,7 +858,7 @@ mod tests {
 
     #[test]
     fn arc_adapts_p_toward_recency_on_b1_hits() {
-        let mut arc = Arc::new(4);
+        let mut arc = AdaptiveReplacement::new(4);
         let mut ev = Vec::new();
         // 1 and 2 in T2, 3 and 4 in T1; 5 demotes 3 to B1; asking for 3 again grows p (recency pays).
         misses(&mut arc, &[1, 2, 1, 2, 3, 4, 5]);

@@ -2,7 +2,7 @@
 //! each value one object of unit size, through LRU must give exactly the miss ratios libCacheSim publishes
 //! for it. ARC and S3-FIFO figures on the same trace are printed (sanity-checked, not asserted exactly).
 
-use iolab_cache::policy::{Arc, Lru, Policy, S3Fifo};
+use iolab_cache::policy::{AdaptiveReplacement, Lru, Policy, S3Fifo};
 
 const TRACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/cloudphysics-sample.csv");
 
@@ -56,7 +56,7 @@ fn arc_and_s3fifo_on_the_cloudphysics_sample() {
     let Some(seq) = lbns() else { return };
     for size in [5usize, 20, 100, 1000, 10_000] {
         let lru = miss_ratio(&mut Lru::new(size), &seq);
-        let arc = miss_ratio(&mut Arc::new(size), &seq);
+        let arc = miss_ratio(&mut AdaptiveReplacement::new(size), &seq);
         let s3 = miss_ratio(&mut S3Fifo::new(size), &seq);
         println!("{size:>6} objects: LRU {lru:.6}  ARC {arc:.6}  S3-FIFO {s3:.6}");
         for r in [lru, arc, s3] {

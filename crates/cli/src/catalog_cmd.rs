@@ -11,6 +11,9 @@ use crate::output::write_out;
 use crate::saving::{db_path, kind_name, parse_tags};
 use anyhow::{Context, Result};
 use iolab_catalog::{Catalog, Entry, EntryKind, Filter, Summary};
+use iolab_report::find_max::FindMaxResult;
+use iolab_report::sweep::SweepResult;
+use iolab_report::{CsvExporter, Document, RunResult, TextExporter};
 use serde_json::Value;
 use std::path::Path;
 
@@ -207,11 +210,15 @@ pub fn show(args: &ShowArgs) -> Result<ExitStatus> {
 /// version's) as pretty JSON.
 fn render(e: &Entry) -> String {
     let rendered = match e.kind {
-        EntryKind::Run => iolab_report::from_json(&e.doc_text).ok().map(|r| iolab_report::render_text(&r)),
-        EntryKind::Sweep => serde_json::from_str::<iolab_report::sweep::SweepResult>(&e.doc_text)
+        EntryKind::Run => {
+            RunResult::from_json(&e.doc_text).ok().map(|r| TextExporter.render(&Document::Run(&r)))
+        }
+        EntryKind::Sweep => serde_json::from_str::<SweepResult>(&e.doc_text)
             .ok()
-            .map(|s| iolab_report::sweep::render_sweep_text(&s)),
-        EntryKind::FindMax => Some(findmax_text(&e.doc)),
+            .map(|s| TextExporter.render(&Document::Sweep(&s))),
+        EntryKind::FindMax => serde_json::from_str::<FindMaxResult>(&e.doc_text)
+            .ok()
+            .map(|f| TextExporter.render(&Document::FindMax(&f))),
     };
     rendered.unwrap_or_else(|| {
         let schema = e.doc["schema"].as_str().unwrap_or("unknown schema");
@@ -239,69 +246,6 @@ fn footer(e: &Entry, path: &Path) -> String {
     out
 }
 
-/// A find-max search (`iolab.findmax/1`) as a table of its steps and its result line.
-fn findmax_text(doc: &Value) -> String {
-    let variable = doc["variable"].as_str().unwrap_or("value");
-    let mailboxes = variable == "mailboxes";
-    let fmt_value = |v: &Value| match v.as_f64() {
-        Some(x) if mailboxes => iolab_report::format_count(x.max(0.0) as u64),
-        Some(x) => iolab_report::format_rate(x, 1),
-        None => "-".into(),
-    };
-    let mut out = format!("find-max search over {variable}");
-    if let Some(p) = doc["profile"].as_str() {
-        out.push_str(&format!(" · {p}"));
-    }
-    if let Some(t) = doc["started_at"].as_str() {
-        out.push_str(&format!(" · started {t}"));
-    }
-    out.push('\n');
-    let header =
-        format!("{:>4}  {:>12}  {:>12}  {:>12}  {}", "step", variable, "target IOPS", "achieved", "verdict");
-    out.push_str(&header);
-    out.push('\n');
-    for (i, s) in doc["steps"].as_array().into_iter().flatten().enumerate() {
-        let rate = |k: &str| s[k].as_f64().map_or("-".to_string(), |v| iolab_report::format_rate(v, 1));
-        let verdict = if s["pass"].as_bool() == Some(true) { "PASS".to_string() } else { "FAIL".to_string() };
-        let reasons: Vec<&str> =
-            s["reasons"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-        let why = if reasons.is_empty() { String::new() } else { format!(" ({})", reasons.join("; ")) };
-        out.push_str(&format!(
-            "{:>4}  {:>12}  {:>12}  {:>12}  {verdict}{why}\n",
-            i + 1,
-            fmt_value(&s["value"]),
-            rate("target_iops"),
-            rate("achieved_iops")
-        ));
-    }
-    match doc.get("max").filter(|m| !m.is_null()) {
-        Some(m) => out.push_str(&format!("max {variable} that passes: {}\n", fmt_value(m))),
-        None => out.push_str(&format!("no {variable} value passed\n")),
-    }
-    if doc["interrupted"].as_bool() == Some(true) {
-        out.push_str("search interrupted; the max is the largest passing value so far\n");
-    }
-    out
-}
-
-/// A find-max search's steps as CSV.
-fn findmax_csv(doc: &Value) -> String {
-    let mut out = String::from("step,value,pass,target_iops,achieved_iops,measured_s\n");
-    let num = |v: &Value| v.as_f64().map_or(String::new(), |x| x.to_string());
-    for (i, s) in doc["steps"].as_array().into_iter().flatten().enumerate() {
-        out.push_str(&format!(
-            "{},{},{},{},{},{}\n",
-            i + 1,
-            num(&s["value"]),
-            s["pass"].as_bool().unwrap_or(false),
-            num(&s["target_iops"]),
-            num(&s["achieved_iops"]),
-            num(&s["measured_s"])
-        ));
-    }
-    out
-}
-
 /// `iolab export ID --json|--csv`.
 pub fn export(args: &ExportArgs) -> Result<ExitStatus> {
     let catalog = open_existing(&args.db)?;
@@ -317,15 +261,16 @@ pub fn export(args: &ExportArgs) -> Result<ExitStatus> {
                 e.id
             ))
         };
-        match e.kind {
+        let csv = match e.kind {
             EntryKind::Run => {
-                iolab_report::timeseries_csv(&iolab_report::from_json(&e.doc_text).map_err(|_| unreadable())?)
+                RunResult::from_json(&e.doc_text).map(|r| CsvExporter.render(&Document::Run(&r)))
             }
-            EntryKind::Sweep => {
-                iolab_report::sweep::sweep_csv(&serde_json::from_str(&e.doc_text).map_err(|_| unreadable())?)
-            }
-            EntryKind::FindMax => findmax_csv(&e.doc),
-        }
+            EntryKind::Sweep => serde_json::from_str::<SweepResult>(&e.doc_text)
+                .map(|s| CsvExporter.render(&Document::Sweep(&s))),
+            EntryKind::FindMax => serde_json::from_str::<FindMaxResult>(&e.doc_text)
+                .map(|f| CsvExporter.render(&Document::FindMax(&f))),
+        };
+        csv.map_err(|_| unreadable())??
     };
     let to = args.output.as_deref().unwrap_or("-");
     write_out(to, &text).with_context(|| format!("writing '{to}'"))?;
@@ -357,21 +302,5 @@ mod tests {
     fn clip_marks_the_cut() {
         assert_eq!(clip("abc", 3), "abc");
         assert_eq!(clip("abcd", 3), "ab…");
-    }
-
-    #[test]
-    fn findmax_renders_without_panicking_on_any_shape() {
-        for doc in
-            [serde_json::json!({}), serde_json::json!([]), serde_json::json!({"steps": [1, "x", null]})]
-        {
-            let _ = findmax_text(&doc);
-            let _ = findmax_csv(&doc);
-        }
-        let doc = serde_json::json!({"variable": "mailboxes", "max": 300.0, "steps": [
-            {"value": 100.0, "pass": true, "target_iops": 18.0, "achieved_iops": 18.1, "measured_s": 1.0},
-            {"value": 600.0, "pass": false, "reasons": ["db read avg 30 ms > 20 ms"]}]});
-        let t = findmax_text(&doc);
-        assert!(t.contains("max mailboxes that passes: 300"), "{t}");
-        assert!(findmax_csv(&doc).contains("1,100,true,18,18.1,1\n"));
     }
 }

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use iolab_catalog::{Catalog, Filter};
 use iolab_report::compare::{self, CompareOptions, MetricFilter, Side, SideDocs};
 use iolab_report::sweep::SweepResult;
-use iolab_report::RunResult;
+use iolab_report::{Document, JsonExporter, RunResult, TextExporter};
 
 use crate::args::CompareArgs;
 use crate::exit::{usage, ExitStatus};
@@ -181,13 +181,14 @@ pub fn compare(args: &CompareArgs) -> Result<ExitStatus> {
     let c = compare::compare(&sides, &CompareOptions { alpha, metrics }).map_err(usage)?;
     if args.json.as_deref() != Some("-") {
         let text = match args.format.as_str() {
-            "md" | "markdown" => compare::render_compare_markdown(&c),
-            _ => compare::render_compare_text(&c),
+            "md" | "markdown" => iolab_report::MarkdownExporter.render(&Document::Compare(&c))?,
+            _ => TextExporter.render(&Document::Compare(&c)),
         };
         write_out("-", &text)?;
     }
     if let Some(path) = &args.json {
-        write_out(path, &compare::compare_to_json(&c)).with_context(|| format!("writing --json '{path}'"))?;
+        write_out(path, &JsonExporter.render(&Document::Compare(&c)))
+            .with_context(|| format!("writing --json '{path}'"))?;
     }
     Ok(ExitStatus::Ok)
 }

@@ -12,7 +12,8 @@ use crate::output::write_out;
 use crate::profile::{apply_sizing, verdict_of};
 use anyhow::{Context, Result};
 use iolab_report::RunResult;
-use iolab_run::findmax::{self, FindMax, FindMaxResult, StepRequest, Variable};
+use iolab_report::{Document, JsonExporter, TextExporter};
+use iolab_run::findmax::{self, FindMax, StepRequest, Variable};
 use iolab_run::Runner;
 use iolab_spec::verdict::VerdictSpec;
 use iolab_spec::{JobSpec, Place};
@@ -66,11 +67,12 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
     };
     let found = findmax::run(FindMax::new(variable, start, resolution_pct), &mut runner)?;
     drop(runner);
-    let text = serde_json::to_string_pretty(&findmax::document(&found, &started_at))? + "\n";
+    let doc = findmax::document(&found, &started_at);
+    let text = JsonExporter.render(&Document::FindMax(&doc));
     let saved = crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::FindMax, &text);
     let json_to_stdout = args.json.as_deref() == Some("-");
     if !quiet && !json_to_stdout {
-        write_out("-", &search_text(&found))?;
+        write_out("-", &TextExporter.render(&Document::FindMax(&doc)))?;
     }
     if let Some(path) = &args.json {
         write_out(path, &text).with_context(|| format!("writing --json '{path}'"))?;
@@ -154,70 +156,6 @@ impl Runner<StepRequest> for StepRunner {
     }
 }
 
-/// The steps as a table, then the value found (or that none passed).
-fn search_text(found: &FindMaxResult) -> String {
-    let by_mailboxes = found.variable == Variable::Mailboxes;
-    let variable = found.variable.name();
-    let rows: Vec<Vec<String>> = found
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let check = |name: &str| {
-                s.verdict
-                    .checks
-                    .iter()
-                    .filter(|c| c.name == name)
-                    .filter_map(|c| c.measured)
-                    .reduce(f64::max)
-                    .map_or("-".to_string(), iolab_report::format_duration_ns)
-            };
-            vec![
-                (i + 1).to_string(),
-                fmt_value(s.value, by_mailboxes),
-                s.verdict.target_iops.map_or("-".into(), |t| iolab_report::format_rate(t, 1)),
-                s.verdict.achieved_iops.map_or("-".into(), |t| iolab_report::format_rate(t, 1)),
-                check("db_read_avg"),
-                check("db_read_max"),
-                check("log_write_avg"),
-                check("log_write_max"),
-                if s.verdict.pass { "PASS".into() } else { "FAIL".into() },
-            ]
-        })
-        .collect();
-    let mut out = text_table(
-        &[
-            "step",
-            variable,
-            "target IOPS",
-            "achieved",
-            "db read avg",
-            "db read max*",
-            "log write avg",
-            "log write max*",
-            "verdict",
-        ],
-        &rows,
-    );
-    let res = if by_mailboxes { "mailboxes" } else { "IOPS" };
-    match found.max {
-        Some(m) => out.push_str(&format!(
-            "max {variable} that passes: {} (FAIL at {}; resolution {}% or 1 {res})\n",
-            fmt_value(m, by_mailboxes),
-            found.fail_at.map_or("-".to_string(), |h| fmt_value(h, by_mailboxes)),
-            found.resolution_pct,
-        )),
-        None => out.push_str(&format!(
-            "no {variable} value passed (smallest tried: {})\n",
-            fmt_value(found.last_value, by_mailboxes)
-        )),
-    }
-    if found.interrupted {
-        out.push_str("search interrupted; the max is the largest passing value so far\n");
-    }
-    out
-}
-
 /// A mailbox count (`1,234`) or a rate (`1.2k`).
 fn fmt_value(v: f64, integer: bool) -> String {
     if integer {
@@ -225,34 +163,4 @@ fn fmt_value(v: f64, integer: bool) -> String {
     } else {
         iolab_report::format_rate(v, 1)
     }
-}
-
-/// A right-aligned table with a left-aligned first column.
-fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: Vec<String>| {
-        let parts: Vec<String> =
-            cells
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    if i == 0 {
-                        format!("{c:<w$}", w = widths[0])
-                    } else {
-                        format!("{c:>w$}", w = widths[i])
-                    }
-                })
-                .collect();
-        parts.join("  ").trim_end().to_string() + "\n"
-    };
-    let mut out = line(header.iter().map(|h| h.to_string()).collect());
-    for r in rows {
-        out.push_str(&line(r.clone()));
-    }
-    out
 }

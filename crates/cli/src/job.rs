@@ -6,7 +6,7 @@
 use crate::args::{RunArgs, SteadyStateFlags};
 use crate::exit::usage;
 use anyhow::Result;
-use iolab_report::sweep::SteadyStateRule;
+use iolab_report::steady::SteadyStateRule;
 use iolab_spec::units::parse_duration_ns;
 use iolab_spec::JobSpec;
 

@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result};
 use iolab_report::RunResult;
+use iolab_report::{CsvExporter, Document, JsonExporter, TextExporter};
 use std::io::Write;
 
 /// Writes `text` to `path`, or to stdout for `-`.
@@ -21,14 +22,14 @@ pub fn write_out(path: &str, text: &str) -> std::io::Result<()> {
 /// Prints the text summary (unless quiet or stdout carries JSON/CSV) and writes `--json` / `--csv`.
 pub fn output(result: &RunResult, quiet: bool, json: Option<&str>, csv: Option<&str>) -> Result<()> {
     if !quiet && json != Some("-") && csv != Some("-") {
-        write_out("-", &iolab_report::render_text(result))?;
+        write_out("-", &TextExporter.render(&Document::Run(result)))?;
     }
     if let Some(path) = json {
-        write_out(path, &iolab_report::to_json(result))
+        write_out(path, &JsonExporter.render(&Document::Run(result)))
             .with_context(|| format!("writing --json '{path}'"))?;
     }
     if let Some(path) = csv {
-        write_out(path, &iolab_report::timeseries_csv(result))
+        write_out(path, &CsvExporter.render(&Document::Run(result))?)
             .with_context(|| format!("writing --csv '{path}'"))?;
     }
     Ok(())

@@ -170,7 +170,7 @@ pub fn verdict_of(job: &JobSpec, result: &RunResult) -> Option<Verdict> {
     let names = |role: &str| -> Vec<String> {
         result.groups.iter().filter(|g| has_role(&g.name, role)).map(|g| g.name.clone()).collect()
     };
-    let mut v = iolab_report::verdict::evaluate(result, &t, &names("db"), &names("log"));
+    let mut v = iolab_report::judge::evaluate(result, &t, &names("db"), &names("log"));
     v.sizing = sizing_json(job);
     Some(v)
 }

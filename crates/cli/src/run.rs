@@ -50,8 +50,11 @@ pub fn run(args: &RunArgs) -> Result<ExitStatus> {
     };
     let mut result = result;
     crate::profile::judge(&judged, &args.profile, &mut result);
-    let saved =
-        crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::Run, &iolab_report::to_json(&result));
+    let saved = crate::saving::save(
+        saver.as_ref(),
+        iolab_catalog::EntryKind::Run,
+        &iolab_report::JsonExporter.render(&iolab_report::Document::Run(&result)),
+    );
     output(&result, args.quiet, args.json.as_deref(), args.csv.as_deref())?;
     saved?;
     Ok(ExitStatus::of(&result))

@@ -3,7 +3,7 @@
 //! rule, with the live line saying "until steady".
 
 use anyhow::Result;
-use iolab_report::sweep::{SteadyStateResult, SteadyStateRule};
+use iolab_report::steady::{SteadyStateResult, SteadyStateRule};
 use iolab_report::RunResult;
 use iolab_run::steady::UntilSteady;
 use iolab_run::Runner;

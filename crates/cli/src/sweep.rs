@@ -18,11 +18,12 @@ use crate::output::write_out;
 use crate::run::execute;
 use crate::steady::run_until_steady;
 use anyhow::{Context, Result};
+use iolab_report::export::steady_state_line;
+use iolab_report::steady::SteadyStateRule;
 use iolab_report::sweep::{
-    render_sweep_text, steady_state_line, sweep_csv, sweep_to_json, SteadyStateRule, SweepAxis, SweepResult,
-    DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT, SWEEP_SCHEMA,
+    SweepAxis, SweepResult, DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT, SWEEP_SCHEMA,
 };
-use iolab_report::RunResult;
+use iolab_report::{CsvExporter, Document, JsonExporter, RunResult, TextExporter};
 use iolab_run::sweep::{load_axis, order_axes, Axis, Point, Sweep, Trial, MAX_POINTS, MAX_TRIALS};
 use iolab_run::Executed;
 use iolab_run::Runner;
@@ -339,7 +340,11 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitStatus> {
     doc.analyze(opts.knee_iops_gain_pct, opts.knee_lat_growth_pct, opts.max_p99_ns);
 
     // 3. Save (one catalog entry for the whole sweep), then output.
-    let saved = crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::Sweep, &sweep_to_json(&doc));
+    let saved = crate::saving::save(
+        saver.as_ref(),
+        iolab_catalog::EntryKind::Sweep,
+        &JsonExporter.render(&Document::Sweep(&doc)),
+    );
     write_sweep(&doc, &args.run)?;
     saved?;
     Ok(exit_status(&doc))
@@ -373,13 +378,15 @@ fn new_doc(axes: &[Axis], base_seed: u64, trials: u32, points_planned: usize) ->
 fn write_sweep(doc: &SweepResult, run: &RunArgs) -> Result<()> {
     let (json, csv) = (run.json.as_deref(), run.csv.as_deref());
     if !run.quiet && json != Some("-") && csv != Some("-") {
-        write_out("-", &render_sweep_text(doc))?;
+        write_out("-", &TextExporter.render(&Document::Sweep(doc)))?;
     }
     if let Some(path) = json {
-        write_out(path, &sweep_to_json(doc)).with_context(|| format!("writing --json '{path}'"))?;
+        write_out(path, &JsonExporter.render(&Document::Sweep(doc)))
+            .with_context(|| format!("writing --json '{path}'"))?;
     }
     if let Some(path) = csv {
-        write_out(path, &sweep_csv(doc)).with_context(|| format!("writing --csv '{path}'"))?;
+        write_out(path, &CsvExporter.render(&Document::Sweep(doc))?)
+            .with_context(|| format!("writing --csv '{path}'"))?;
     }
     Ok(())
 }

@@ -73,8 +73,11 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
         iolab_run::Executed::Done(r) => r,
         iolab_run::Executed::DryRun(_) => unreachable!("not a dry run"),
     };
-    let saved =
-        crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::Run, &iolab_report::to_json(&result));
+    let saved = crate::saving::save(
+        saver.as_ref(),
+        iolab_catalog::EntryKind::Run,
+        &iolab_report::JsonExporter.render(&iolab_report::Document::Run(&result)),
+    );
     crate::output::output(&result, a.quiet, a.json.as_deref(), None)?;
     saved?;
     Ok(ExitStatus::of(&result))

@@ -1,30 +1,42 @@
 //! iolab-report: the report stage of the pipeline (stats → **report** → cli).
 //!
-//! Holds the result document model ([`RunResult`], schema [`SCHEMA`], described by
-//! `docs/schema/iolab.result.v1.json`) and its exporters: a hyperfine-like text summary
-//! ([`render_text`]), JSON ([`to_json`], [`from_json`]) and the time series as CSV
-//! ([`timeseries_csv`]). It never depends on the engine, so every exporter is unit-tested from a
-//! fixed result (`src/tests.rs`).
+//! Two halves that never import each other the wrong way:
+//!
+//! - **documents**, plain serde data: a run ([`RunResult`], schema [`SCHEMA`], with its parts [`cache`],
+//!   [`loadgen`], [`verdict`] and [`steady`]), a [`sweep`], a comparison ([`compare`]) and a [`find_max`] search,
+//!   plus the pure logic that fills them (the knee, [`judge`], [`compare::compare`]);
+//! - **renderings**: the [`export`] module, one [`Exporter`] per format (text, JSON, CSV, Markdown) over a
+//!   [`Document`], and [`html`] for the HTML and Markdown reports of `iolab report`.
+//!
+//! Every document has a JSON Schema in `docs/schema/` kept in sync by the tests. The crate never depends on
+//! the engine, so every exporter is unit-tested from fixed documents (`src/tests.rs`).
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod cache;
 pub mod compare;
-mod export;
+pub mod export;
+pub mod find_max;
+mod format;
 pub mod html;
+pub mod judge;
 pub mod loadgen;
 mod model;
+pub mod steady;
 pub mod sweep;
-mod text;
 pub mod verdict;
 
 #[cfg(test)]
+mod schema_check;
+#[cfg(test)]
 mod tests;
 
-pub use export::{from_json, timeseries_csv, to_json, TIMESERIES_CSV_HEADER};
+pub use export::{
+    CsvExporter, Document, Exporter, JsonExporter, MarkdownExporter, TextExporter, Unsupported,
+};
+pub use format::{format_bytes, format_count, format_duration_ns, format_rate};
 pub use model::{
     encode as encode_histogram, errno_name, Cpu, Depth, Env, ErrorDetail, ErrorSummary, GroupHistograms,
     GroupResult, HistogramSet, OpSet, OpSummary, RateResult, RunResult, TargetEnv, WorkerResult, SCHEMA,
 };
-pub use text::{format_bytes, format_count, format_duration_ns, format_rate, render_text};

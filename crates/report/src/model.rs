@@ -70,7 +70,7 @@ pub struct RunResult {
     /// Steady-state detection (`--steady-state`): reached or not, after how long, the window's values; absent
     /// when not asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steady_state: Option<crate::sweep::SteadyStateResult>,
+    pub steady_state: Option<crate::steady::SteadyStateResult>,
     /// The block cache (`--cache`), when the run had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<crate::cache::CacheResult>,
@@ -80,6 +80,13 @@ pub struct RunResult {
     /// Injected faults (`--inject`), when the run injected any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inject: Option<iolab_verify::InjectResult>,
+}
+
+impl RunResult {
+    /// Parses a result written by the JSON exporter ([`crate::JsonExporter`]).
+    pub fn from_json(s: &str) -> Result<RunResult, serde_json::Error> {
+        serde_json::from_str(s)
+    }
 }
 
 /// Response-time histograms of a run, each the base64 of [`iolab_stats::LatencyHistogram::to_base64`] (a

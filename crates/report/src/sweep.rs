@@ -1,7 +1,7 @@
-//! The sweep document (`iolab.sweep/1`) and the pure logic behind it: the knee, the `--max-p99` point,
-//! per-point trial statistics (mean, Student-t 95 % confidence interval, spread), steady-state detection,
-//! and the sweep's renderings (the printed table, shaped like the seeds' per-QD and per-block-size figures,
-//! and CSV).
+//! The sweep document (`iolab.sweep/1`) and the pure logic behind it: the knee, the `--max-p99` point and
+//! per-point trial statistics (mean, Student-t 95 % confidence interval, spread: [`iolab_stats::inference`]).
+//! Its renderings (the printed table, shaped like the seeds' per-QD and per-block-size figures, and CSV) are
+//! the exporters' ([`crate::export`]); steady-state detection is [`crate::steady`].
 //!
 //! `iolab sweep` (crates/cli/src/sweep.rs) runs one job per point and fills a [`SweepResult`]; everything
 //! here only reads numbers, so it is unit-tested on fixed data (the tests at the end of this file). The
@@ -11,8 +11,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::text::{format_duration_ns, format_rate};
-use crate::RunResult;
+use iolab_stats::inference;
+
+use crate::model::RunResult;
+use crate::steady::SteadyStateResult;
 
 /// Schema identifier stored in [`SweepResult::schema`] (described by `docs/schema/iolab.sweep.v1.json`).
 pub const SWEEP_SCHEMA: &str = "iolab.sweep/1";
@@ -189,49 +191,23 @@ pub struct MetricSummary {
     pub cv: Option<f64>,
 }
 
-/// The two-sided 95 % quantile of Student's t distribution (t_{0.975, df}), the multiplier of the standard
-/// error in the confidence interval. Exact to 3 decimals from a table for df 1..=30; above, the
-/// Cornish-Fisher expansion around the normal quantile 1.959964 (error below 1e-4 for df > 30).
-pub fn student_t_975(df: u32) -> f64 {
-    const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-        2.045, 2.042,
-    ];
-    match df {
-        0 => f64::NAN,
-        1..=30 => T[df as usize - 1],
-        _ => {
-            let z: f64 = 1.959_964;
-            let d = df as f64;
-            z + (z.powi(3) + z) / (4.0 * d) + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
-        }
-    }
-}
-
 /// Mean, Student-t 95 % confidence interval (mean ± t_{0.975,n-1} · s/√n, s the sample standard deviation),
-/// min, max and coefficient of variation of `values`. An empty slice gives zeros.
+/// min, max and coefficient of variation (sample standard deviation / |mean|) of `values`, all as defined in
+/// [`iolab_stats::inference`]. An empty slice gives zeros.
 pub fn summarize(values: &[f64]) -> MetricSummary {
-    let n = values.len();
-    if n == 0 {
+    if values.is_empty() {
         return MetricSummary { mean: 0.0, ci95_low: None, ci95_high: None, min: 0.0, max: 0.0, cv: None };
     }
-    let mean = values.iter().sum::<f64>() / n as f64;
     let min = values.iter().copied().fold(f64::INFINITY, f64::min);
     let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if n < 2 {
-        return MetricSummary { mean, ci95_low: None, ci95_high: None, min, max, cv: None };
-    }
-    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let sd = var.sqrt();
-    let half = student_t_975(n as u32 - 1) * sd / (n as f64).sqrt();
+    let ci = inference::confidence_interval_95(values);
     MetricSummary {
-        mean,
-        ci95_low: Some(mean - half),
-        ci95_high: Some(mean + half),
+        mean: inference::mean(values),
+        ci95_low: ci.map(|c| c.0),
+        ci95_high: ci.map(|c| c.1),
         min,
         max,
-        cv: if mean != 0.0 { Some(sd / mean) } else { None },
+        cv: inference::coefficient_of_variation(values),
     }
 }
 
@@ -341,343 +317,20 @@ impl SweepResult {
         v
     }
 
-    fn is_knee(&self, index: usize) -> bool {
+    pub(crate) fn is_knee(&self, index: usize) -> bool {
         self.knee.as_ref().is_some_and(|k| k.lines.iter().any(|l| l.point == Some(index)))
     }
 
-    fn is_max_p99(&self, index: usize) -> bool {
+    pub(crate) fn is_max_p99(&self, index: usize) -> bool {
         self.max_p99.as_ref().is_some_and(|k| k.lines.iter().any(|l| l.point == Some(index)))
     }
-}
-
-/// How steady state is judged (`--steady-state METRIC:PCT`), after fio's `steadystate=iops:PCT`: over the
-/// last `window_intervals` intervals, every interval's value is within `max_dev_pct` % of the window's mean
-/// (max |v - mean| / mean * 100 <= PCT). fio's `_slope` variants are not implemented.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SteadyStateRule {
-    /// `iops` (all ops per second) or `lat` (mean response time per interval).
-    pub metric: String,
-    /// Largest allowed deviation from the window's mean, percent.
-    pub max_dev_pct: f64,
-    /// Window length in seconds.
-    pub window_s: f64,
-    /// Time limit in seconds: the run ends there, steady or not.
-    pub limit_s: f64,
-}
-
-/// What a steady-state run found.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SteadyStateResult {
-    /// The criterion.
-    pub rule: SteadyStateRule,
-    /// Steady state was reached within the limit.
-    pub reached: bool,
-    /// Measured seconds when it was reached (or when the run ended without reaching it).
-    pub after_s: f64,
-    /// The window's per-interval values at the end (oldest first), in the metric's unit.
-    pub window: Vec<f64>,
-    /// The window's mean.
-    pub window_mean: f64,
-    /// The window's largest deviation from its mean, percent of the mean.
-    pub window_max_dev_pct: f64,
-    /// The measured part of the preconditioning run, only in a sweep's `preconditioning` (with `--json`,
-    /// the run's full numbers are in the text summary).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<BTreeMap<String, String>>,
-}
-
-/// Follows a run interval by interval and says when the window is steady.
-#[derive(Clone, Debug)]
-pub struct SteadyStateTracker {
-    rule: SteadyStateRule,
-    window_intervals: usize,
-    values: std::collections::VecDeque<f64>,
-    seen: u64,
-    reached: bool,
-    interval_s: f64,
-}
-
-impl SteadyStateTracker {
-    /// A tracker for `rule` over intervals of `interval_s` seconds; the window holds
-    /// `ceil(window_s / interval_s)` intervals (at least 2).
-    pub fn new(rule: SteadyStateRule, interval_s: f64) -> Self {
-        let n = if interval_s > 0.0 { (rule.window_s / interval_s).ceil() } else { 2.0 };
-        let window_intervals = (n.clamp(2.0, 1_000_000.0)) as usize;
-        Self {
-            rule,
-            window_intervals,
-            values: std::collections::VecDeque::with_capacity(window_intervals),
-            seen: 0,
-            reached: false,
-            interval_s,
-        }
-    }
-
-    /// Adds one finished interval (its IOPS and mean latency); returns true when the window is steady. Once
-    /// steady, later intervals are ignored.
-    pub fn push(&mut self, iops: f64, lat_mean_ns: f64) -> bool {
-        if self.reached {
-            // The run is ending; its last, shorter interval must not change what was found.
-            return true;
-        }
-        let v = if self.rule.metric == "lat" { lat_mean_ns } else { iops };
-        self.seen += 1;
-        if self.values.len() == self.window_intervals {
-            self.values.pop_front();
-        }
-        self.values.push_back(v);
-        if !self.reached && self.values.len() == self.window_intervals {
-            let (mean, dev) = self.stats();
-            self.reached = mean > 0.0 && dev <= self.rule.max_dev_pct;
-        }
-        self.reached
-    }
-
-    fn stats(&self) -> (f64, f64) {
-        let n = self.values.len().max(1) as f64;
-        let mean = self.values.iter().sum::<f64>() / n;
-        let dev = self.values.iter().map(|v| (v - mean).abs()).fold(0.0, f64::max);
-        (mean, if mean > 0.0 { dev / mean * 100.0 } else { f64::INFINITY })
-    }
-
-    /// The result so far.
-    pub fn result(&self) -> SteadyStateResult {
-        let (mean, dev) = self.stats();
-        SteadyStateResult {
-            rule: self.rule.clone(),
-            reached: self.reached,
-            after_s: self.seen as f64 * self.interval_s,
-            window: self.values.iter().copied().collect(),
-            window_mean: mean,
-            window_max_dev_pct: if dev.is_finite() { dev } else { 0.0 },
-            params: None,
-        }
-    }
-}
-
-/// The sweep as JSON (pretty).
-pub fn sweep_to_json(s: &SweepResult) -> String {
-    serde_json::to_string_pretty(s).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
-}
-
-/// Header of [`sweep_csv`] after the swept fields' columns.
-pub const SWEEP_CSV_METRICS: &str = "index,trials,partial,iops,iops_ci95_low,iops_ci95_high,iops_cv,mb_s,\
-lat_mean_ns,lat_p99_ns,lat_p99_ns_ci95_low,lat_p99_ns_ci95_high,requested_depth,achieved_depth,knee,max_p99,\
-read_lat_mean_ns,cache_read_pct";
-
-/// The sweep as CSV: one row per point, the swept fields (outermost first, as typed) then the metrics
-/// (means over trials; confidence bounds and CV empty with one trial).
-pub fn sweep_csv(s: &SweepResult) -> String {
-    let mut out = String::new();
-    let keys: Vec<&str> = s.axes.iter().map(|a| a.key.as_str()).collect();
-    for k in &keys {
-        out.push_str(k);
-        out.push(',');
-    }
-    out.push_str(SWEEP_CSV_METRICS);
-    out.push('\n');
-    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
-    for p in &s.points {
-        for k in &keys {
-            out.push_str(&csv_field(p.params.get(*k).map(String::as_str).unwrap_or("")));
-            out.push(',');
-        }
-        let m = &p.summary;
-        let row = [
-            p.index.to_string(),
-            m.n.to_string(),
-            p.result.partial.to_string(),
-            format!("{}", m.iops.mean),
-            opt(m.iops.ci95_low),
-            opt(m.iops.ci95_high),
-            opt(m.iops.cv),
-            format!("{}", m.mb_s.mean),
-            format!("{}", m.lat_mean_ns.mean),
-            format!("{}", m.lat_p99_ns.mean),
-            opt(m.lat_p99_ns.ci95_low),
-            opt(m.lat_p99_ns.ci95_high),
-            p.result.depth.requested.to_string(),
-            format!("{}", m.achieved_depth.mean),
-            s.is_knee(p.index).to_string(),
-            s.is_max_p99(p.index).to_string(),
-            opt(m.read_lat_mean_ns.as_ref().map(|x| x.mean)),
-            opt(m.cache_read_pct.as_ref().map(|x| x.mean)),
-        ];
-        out.push_str(&row.join(","));
-        out.push('\n');
-    }
-    out
-}
-
-fn csv_field(v: &str) -> String {
-    if v.contains([',', '"', '\n']) {
-        format!("\"{}\"", v.replace('"', "\"\""))
-    } else {
-        v.to_string()
-    }
-}
-
-/// The printed sweep: a header line, one row per point (swept values, IOPS, MB/s, mean and p99 latency,
-/// achieved depth; with trials the IOPS 95 % confidence half-width and CV), marks on the knee and the
-/// `--max-p99` point, and a closing line per mark.
-pub fn render_sweep_text(s: &SweepResult) -> String {
-    let mut out = format!(
-        "iolab {} · sweep of {} point{}{} · base seed {}{}\n",
-        s.iolab_version,
-        s.points_planned,
-        if s.points_planned == 1 { "" } else { "s" },
-        if s.trials > 1 { format!(" × {} trials", s.trials) } else { String::new() },
-        s.base_seed,
-        if s.partial {
-            format!(" · PARTIAL: {} of {} points ran", s.points.len(), s.points_planned)
-        } else {
-            String::new()
-        },
-    );
-    if let Some(pc) = &s.preconditioning {
-        out.push_str(&format!("preconditioning: {}\n", steady_state_line(pc)));
-    }
-    out.push('\n');
-    let trials = s.trials > 1;
-    let mut header: Vec<String> = s.axes.iter().map(|a| a.key.clone()).collect();
-    header.extend(["IOPS", "MB/s", "mean", "p99", "depth"].map(String::from));
-    // Cache sweeps: the seeds' table columns (read latency, reads served from the cache).
-    let cached = s.points.iter().any(|p| p.summary.cache_read_pct.is_some());
-    if cached {
-        header.extend(["read mean", "from cache"].map(String::from));
-    }
-    if trials {
-        header.extend(["±95% IOPS", "CV"].map(String::from));
-    }
-    header.push(String::new());
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    for p in &s.points {
-        let m = &p.summary;
-        let mut row: Vec<String> =
-            s.axes.iter().map(|a| p.params.get(&a.key).cloned().unwrap_or_default()).collect();
-        row.push(format_rate(m.iops.mean, 1));
-        row.push(format!("{:.1}", m.mb_s.mean));
-        row.push(format_duration_ns(m.lat_mean_ns.mean));
-        row.push(format_duration_ns(m.lat_p99_ns.mean));
-        row.push(format!("{:.1}", m.achieved_depth.mean));
-        if cached {
-            row.push(m.read_lat_mean_ns.as_ref().map_or("-".into(), |x| format_duration_ns(x.mean)));
-            row.push(m.cache_read_pct.as_ref().map_or("-".into(), |x| format!("{:.1}%", x.mean)));
-        }
-        if trials {
-            row.push(match (m.iops.ci95_low, m.iops.ci95_high) {
-                (Some(lo), Some(hi)) => format_rate((hi - lo) / 2.0, 1),
-                _ => "-".into(),
-            });
-            row.push(m.iops.cv.map_or("-".into(), |c| format!("{:.1}%", c * 100.0)));
-        }
-        let mut marks = Vec::new();
-        if s.is_knee(p.index) {
-            marks.push("◀ knee".to_string());
-        }
-        if s.is_max_p99(p.index) {
-            let limit = s.max_p99.as_ref().map_or(0, |m| m.limit_ns);
-            marks.push(format!("◀ max p99 ≤ {}", format_duration_ns(limit as f64)));
-        }
-        if p.result.partial {
-            marks.push("(partial)".into());
-        }
-        row.push(marks.join("  "));
-        rows.push(row);
-    }
-    out.push_str(&render_table(&header, &rows));
-    out.push('\n');
-    if let Some(k) = &s.knee {
-        out.push_str(&format!(
-            "knee ({}; first point after which IOPS gains < {}% while p99 grows > {}%): {}\n",
-            k.axis,
-            k.iops_gain_pct,
-            k.lat_growth_pct,
-            marks_text(&k.lines, "not reached within the sweep")
-        ));
-    } else if !s.points.is_empty() {
-        out.push_str("knee: not computed (no load axis swept: qd, workers or rate)\n");
-    }
-    if let Some(m) = &s.max_p99 {
-        out.push_str(&format!(
-            "max load with p99 ≤ {} ({}): {}\n",
-            format_duration_ns(m.limit_ns as f64),
-            m.axis,
-            marks_text(&m.lines, "none (the lightest load is already over)")
-        ));
-    }
-    out
-}
-
-/// One line describing a steady-state outcome.
-pub fn steady_state_line(r: &SteadyStateResult) -> String {
-    let what = if r.rule.metric == "lat" { "mean latency" } else { "IOPS" };
-    let values: Vec<String> = r
-        .window
-        .iter()
-        .map(|v| if r.rule.metric == "lat" { format_duration_ns(*v) } else { format_rate(*v, 0) })
-        .collect();
-    format!(
-        "{} after {:.0} s ({what} within {}% of the {:.0} s window's mean; max deviation {:.2}%; limit {:.0} s); window: {}",
-        if r.reached { "steady state reached" } else { "steady state NOT reached" },
-        r.after_s,
-        r.rule.max_dev_pct,
-        r.rule.window_s,
-        r.window_max_dev_pct,
-        r.rule.limit_s,
-        values.join(" ")
-    )
-}
-
-fn marks_text(lines: &[LineMark], none: &str) -> String {
-    let parts: Vec<String> = lines
-        .iter()
-        .map(|l| {
-            let at = l.value.clone().unwrap_or_else(|| none.to_string());
-            if l.params.is_empty() {
-                at
-            } else {
-                let ctx: Vec<String> = l.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                format!("{} at {}", at, ctx.join(" "))
-            }
-        })
-        .collect();
-    parts.join("; ")
-}
-
-/// Right-aligned columns, two spaces apart; the last column (marks) is left-aligned.
-fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let last = header.len().saturating_sub(1);
-    let mut out = String::new();
-    for row in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)) {
-        let mut line = String::new();
-        for (i, c) in row.iter().enumerate() {
-            let pad = widths[i].saturating_sub(c.chars().count());
-            if i > 0 {
-                line.push_str("  ");
-            }
-            if i == last {
-                line.push_str(c);
-            } else {
-                line.push_str(&" ".repeat(pad));
-                line.push_str(c);
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::SWEEP_CSV_METRICS;
+    use crate::tests::{csv, json, text};
 
     /// The emulated device's curve: 100 µs per I/O, 8 servers, so IOPS = qd / 100 µs up to 80,000.
     fn sim_curve() -> Vec<(f64, f64)> {
@@ -725,14 +378,6 @@ mod tests {
     }
 
     #[test]
-    fn student_t_table_and_expansion() {
-        assert_eq!(student_t_975(2), 4.303);
-        assert!((student_t_975(40) - 2.021).abs() < 1e-3);
-        assert!((student_t_975(120) - 1.980).abs() < 1e-3);
-        assert!(student_t_975(0).is_nan());
-    }
-
-    #[test]
     fn summarize_three_trials_gives_student_t_interval() {
         let s = summarize(&[90.0, 100.0, 110.0]);
         assert_eq!(s.mean, 100.0);
@@ -749,30 +394,6 @@ mod tests {
         let s = summarize(&[5.0]);
         assert_eq!((s.mean, s.ci95_low, s.cv), (5.0, None, None));
         assert_eq!(summarize(&[]).mean, 0.0);
-    }
-
-    #[test]
-    fn steady_state_needs_a_full_window_within_pct() {
-        let rule = SteadyStateRule { metric: "iops".into(), max_dev_pct: 5.0, window_s: 3.0, limit_s: 60.0 };
-        let mut t = SteadyStateTracker::new(rule, 1.0);
-        assert!(!t.push(100.0, 0.0));
-        assert!(!t.push(200.0, 0.0));
-        assert!(!t.push(210.0, 0.0), "window 100,200,210 is not steady");
-        // 200, 210, 200: mean 203.3, largest deviation 6.7 = 3.3 % of the mean.
-        assert!(t.push(200.0, 0.0));
-        let r = t.result();
-        assert!(r.reached);
-        assert_eq!(r.window, vec![200.0, 210.0, 200.0]);
-        assert_eq!(r.after_s, 4.0);
-        assert!((r.window_max_dev_pct - 6.666_667 / 203.333_333 * 100.0).abs() < 1e-3);
-    }
-
-    #[test]
-    fn steady_state_on_latency_uses_mean_latency() {
-        let rule = SteadyStateRule { metric: "lat".into(), max_dev_pct: 1.0, window_s: 2.0, limit_s: 60.0 };
-        let mut t = SteadyStateTracker::new(rule, 1.0);
-        assert!(!t.push(1.0, 100.0));
-        assert!(t.push(5000.0, 100.5), "IOPS vary wildly but latency does not");
     }
 
     fn sample_sweep() -> SweepResult {
@@ -832,7 +453,7 @@ mod tests {
         assert_eq!(k.lines[0].point, Some(3));
         assert_eq!(k.lines[0].value.as_deref(), Some("8"));
         assert_eq!(s.max_p99.as_ref().unwrap().lines[0].value.as_deref(), Some("16"));
-        let text = render_sweep_text(&s);
+        let text = text(&s);
         let knee_row = text.lines().find(|l| l.contains("◀ knee")).unwrap();
         assert!(knee_row.trim_start().starts_with("8 "), "{text}");
         assert!(text.contains("◀ max p99 ≤ 300 µs"), "{text}");
@@ -848,14 +469,14 @@ mod tests {
         s.load_axis = None;
         s.analyze(10.0, 20.0, Some(1));
         assert!(s.knee.is_none() && s.max_p99.is_none());
-        assert!(render_sweep_text(&s).contains("knee: not computed"));
+        assert!(text(&s).contains("knee: not computed"));
     }
 
     #[test]
     fn csv_has_one_row_per_point_and_marks() {
         let mut s = sample_sweep();
         s.analyze(10.0, 20.0, None);
-        let csv = sweep_csv(&s);
+        let csv = csv(&s);
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 8);
         assert_eq!(lines[0], format!("qd,{SWEEP_CSV_METRICS}"));
@@ -868,49 +489,8 @@ mod tests {
     }
 
     #[test]
-    fn csv_quotes_values_with_commas() {
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("4k/60:8k/40"), "4k/60:8k/40");
-    }
-
-    /// Every serialised key is declared in docs/schema/iolab.sweep.v1.json and every required one is
-    /// serialised, at every level the schema describes (the embedded run result has its own schema test).
-    fn check_schema(v: &serde_json::Value, schema: &serde_json::Value, root: &serde_json::Value, path: &str) {
-        let schema = match schema.get("$ref").and_then(|r| r.as_str()) {
-            Some(r) if r.starts_with("#/$defs/") => &root["$defs"][&r["#/$defs/".len()..]],
-            Some(_) => return, // the run result: checked by the iolab.result/1 schema tests
-            None => schema,
-        };
-        if let Some(branches) = schema.get("anyOf").and_then(|b| b.as_array()) {
-            if !v.is_null() {
-                check_schema(v, &branches[0], root, path);
-            }
-            return;
-        }
-        if let (Some(props), Some(obj)) =
-            (schema.get("properties").and_then(|p| p.as_object()), v.as_object())
-        {
-            for k in obj.keys() {
-                assert!(props.contains_key(k), "{path}.{k} is serialised but not declared");
-            }
-            for k in schema["required"].as_array().into_iter().flatten() {
-                assert!(obj.contains_key(k.as_str().unwrap()), "{path}.{k} is required but not serialised");
-            }
-            for (k, x) in obj {
-                check_schema(x, &props[k], root, &format!("{path}.{k}"));
-            }
-        }
-        if let (Some(items), Some(a)) = (schema.get("items"), v.as_array()) {
-            for (i, x) in a.iter().enumerate() {
-                check_schema(x, items, root, &format!("{path}[{i}]"));
-            }
-        }
-    }
-
-    #[test]
     fn json_matches_the_sweep_schema() {
-        let schema: serde_json::Value =
-            serde_json::from_str(include_str!("../../../docs/schema/iolab.sweep.v1.json")).unwrap();
+        let schema: serde_json::Value = serde_json::from_str(crate::schema_check::SWEEP_SCHEMA).unwrap();
         assert_eq!(schema["properties"]["schema"]["const"], SWEEP_SCHEMA);
         let mut s = sample_sweep();
         s.trials = 2;
@@ -920,7 +500,7 @@ mod tests {
         s.analyze(10.0, 20.0, Some(300_000));
         let v = serde_json::to_value(&s).unwrap();
         assert!(v["points"][0]["summary"]["iops"]["ci95_low"].is_number());
-        check_schema(&v, &schema, &schema, "$");
+        crate::schema_check::check_document(&v, crate::schema_check::SWEEP_SCHEMA);
         let props = schema["properties"].as_object().unwrap();
         for k in props.keys().filter(|k| *k != "preconditioning") {
             assert!(v.get(k).is_some(), "{k} is declared but not serialised");
@@ -931,7 +511,7 @@ mod tests {
     fn json_round_trips() {
         let mut s = sample_sweep();
         s.analyze(10.0, 20.0, Some(300_000));
-        let back: SweepResult = serde_json::from_str(&sweep_to_json(&s)).unwrap();
+        let back: SweepResult = serde_json::from_str(&json(&s)).unwrap();
         assert_eq!(back, s);
     }
 }

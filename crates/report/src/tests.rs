@@ -191,7 +191,7 @@ fn lines(text: &str) -> Vec<&str> {
 
 #[test]
 fn render_text_closed_loop_is_aligned_summary() {
-    let text = render_text(&sample());
+    let text = text(&sample());
     let l = lines(&text);
     assert_eq!(l[0], "iolab 0.1.0 · run 3f9a2c1e · seed 1234 · measured 10.00 s after 2.00 s ramp");
     assert_eq!(l[1], "target  /data/f  file, 8.00 GiB, ext4, O_DIRECT, io_uring");
@@ -212,7 +212,7 @@ fn render_text_closed_loop_is_aligned_summary() {
 
 #[test]
 fn render_text_warnings_have_hints() {
-    let text = render_text(&sample());
+    let text = text(&sample());
     let l = lines(&text);
     let at = l.iter().position(|line| line.starts_with("warning: iops varied")).unwrap();
     assert_eq!(l[at], "warning: iops varied a lot between intervals (coefficient of variation 15.3%)");
@@ -224,7 +224,7 @@ fn render_text_warnings_have_hints() {
 #[test]
 fn render_text_zero_op_write_line_is_omitted() {
     let r = sample_open_loop();
-    let text = render_text(&r);
+    let text = text(&r);
     assert!(text.lines().any(|line| line.starts_with("read ")));
     assert!(text.lines().any(|line| line.starts_with("all ")));
     assert!(!text.lines().any(|line| line.starts_with("write")), "{text}");
@@ -232,7 +232,7 @@ fn render_text_zero_op_write_line_is_omitted() {
 
 #[test]
 fn render_text_open_loop_shows_service_rate_and_errors() {
-    let text = render_text(&sample_open_loop());
+    let text = text(&sample_open_loop());
     let l = lines(&text);
     assert_eq!(l[4], "response     ops     IOPS  MB/s    mean     p50      p99    p99.9      max");
     assert_eq!(l[5], "read      49,982  4,998.2  20.5  180 µs  120 µs  2.50 ms  4.00 ms  9.00 ms");
@@ -261,7 +261,7 @@ fn render_text_one_target_line_per_target_and_partial_flag() {
     r.env.targets.push(second);
     r.partial = true;
     r.ramp_s = 0.0;
-    let text = render_text(&r);
+    let text = text(&r);
     let l = lines(&text);
     assert_eq!(l[0], "iolab 0.1.0 · run 3f9a2c1e · seed 1234 · measured 10.00 s · partial (stopped early)");
     assert_eq!(l[1], "target  /data/f  file, 8.00 GiB, ext4, O_DIRECT, io_uring");
@@ -271,14 +271,14 @@ fn render_text_one_target_line_per_target_and_partial_flag() {
 #[test]
 fn json_round_trip_is_equal() {
     for r in [sample(), sample_open_loop()] {
-        let json = to_json(&r);
-        assert_eq!(from_json(&json).unwrap(), r);
+        let json = json(&r);
+        assert_eq!(RunResult::from_json(&json).unwrap(), r);
     }
 }
 
 #[test]
 fn json_uses_snake_case_names_null_options_and_tagged_warnings() {
-    let v: serde_json::Value = serde_json::from_str(&to_json(&sample())).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json(&sample())).unwrap();
     assert_eq!(v["schema"], "iolab.result/1");
     assert!(v["rate"].is_null());
     assert!(v["env"]["targets"][0]["device_model"].is_null());
@@ -289,7 +289,7 @@ fn json_uses_snake_case_names_null_options_and_tagged_warnings() {
 
 #[test]
 fn timeseries_csv_has_header_and_one_row_per_point() {
-    let csv = timeseries_csv(&sample());
+    let csv = csv(&sample());
     let l = lines(&csv);
     assert_eq!(l[0], "t_s,interval_s,read_iops,write_iops,iops,mb_s,lat_mean_ns,lat_p99_ns");
     assert_eq!(l.len(), 1 + 10);
@@ -301,69 +301,7 @@ fn timeseries_csv_has_header_and_one_row_per_point() {
 // JSON Schema drift guard: every object key the model serialises is declared in the schema, and
 // every declared property is serialised, at every level reachable from a sample.
 
-const SCHEMA_TEXT: &str = include_str!("../../../docs/schema/iolab.result.v1.json");
-
-fn resolve<'a>(schema: &'a serde_json::Value, root: &'a serde_json::Value) -> &'a serde_json::Value {
-    match schema.get("$ref").and_then(|r| r.as_str()) {
-        Some(r) => {
-            let name = r.strip_prefix("#/$defs/").expect("only local $defs references");
-            &root["$defs"][name]
-        }
-        None => schema,
-    }
-}
-
-fn check_against_schema(
-    value: &serde_json::Value,
-    schema: &serde_json::Value,
-    root: &serde_json::Value,
-    path: &str,
-) {
-    let schema = resolve(schema, root);
-    if let Some(branches) = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(|b| b.as_array()) {
-        if value.is_null() {
-            assert!(branches.iter().any(|b| b["type"] == "null"), "{path}: null not allowed");
-            return;
-        }
-        // Pick the branch whose `kind` const matches (tagged enum), else the non-null branch.
-        let branch = branches
-            .iter()
-            .map(|b| resolve(b, root))
-            .find(|b| match value.get("kind") {
-                Some(kind) => b["properties"]["kind"]["const"] == *kind,
-                None => b["type"] != "null",
-            })
-            .unwrap_or_else(|| panic!("{path}: no schema branch for {value}"));
-        return check_against_schema(value, branch, root, path);
-    }
-    if let (Some(props), Some(obj)) =
-        (schema.get("properties").and_then(|p| p.as_object()), value.as_object())
-    {
-        // Every serialised key is declared; every declared key is serialised unless the schema marks it
-        // optional (left out of "required": sections such as `verdict` that only some runs have).
-        let required: Vec<&str> =
-            schema["required"].as_array().map_or(vec![], |r| r.iter().filter_map(|k| k.as_str()).collect());
-        for k in obj.keys() {
-            assert!(props.contains_key(k), "{path}.{k} is serialised but not declared in the schema");
-        }
-        for k in props.keys() {
-            if !obj.contains_key(k) {
-                assert!(!required.contains(&k.as_str()), "{path}.{k} is required but was not serialised");
-            }
-        }
-        for k in &required {
-            assert!(props.contains_key(*k), "{path}: required '{k}' is not declared");
-        }
-        for (k, v) in obj {
-            check_against_schema(v, &props[k], root, &format!("{path}.{k}"));
-        }
-    }
-    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
-        for (i, v) in array.iter().enumerate() {
-            check_against_schema(v, items, root, &format!("{path}[{i}]"));
-        }
-    }
-}
+use crate::schema_check::{check_against_schema, RESULT_SCHEMA as SCHEMA_TEXT};
 
 #[test]
 fn json_schema_top_level_properties_match_serialised_keys() {
@@ -408,7 +346,7 @@ fn sample_with_verdict() -> RunResult {
     log.name = "log".to_string();
     log.rate_iops = Some(12.0);
     r.groups = vec![db, log];
-    let mut v = crate::verdict::evaluate(
+    let mut v = crate::judge::evaluate(
         &r,
         &crate::verdict::Thresholds::default(),
         &["db".to_string()],
@@ -467,13 +405,13 @@ fn json_schema_nested_properties_match_serialised_keys() {
 /// A `--steady-state` run that reached steady state.
 fn sample_steady_state() -> RunResult {
     let mut r = sample();
-    let rule = crate::sweep::SteadyStateRule {
+    let rule = crate::steady::SteadyStateRule {
         metric: "iops".into(),
         max_dev_pct: 5.0,
         window_s: 3.0,
         limit_s: 600.0,
     };
-    let mut t = crate::sweep::SteadyStateTracker::new(rule, 1.0);
+    let mut t = crate::steady::SteadyStateTracker::new(rule, 1.0);
     for v in [50_000.0, 80_000.0, 81_000.0, 80_500.0] {
         t.push(v, 100_000.0);
     }
@@ -626,7 +564,7 @@ fn sample_loadgen() -> RunResult {
 
 #[test]
 fn loadgen_block_shows_counts_backlog_and_latency_per_transaction() {
-    let text = crate::render_text(&sample_loadgen());
+    let text = text(&sample_loadgen());
     assert!(
         text.contains("users   10 users, rate mode, 500/8h per user (poisson): 625 transactions/h offered"),
         "{text}"
@@ -638,6 +576,49 @@ fn loadgen_block_shows_counts_backlog_and_latency_per_transaction() {
     );
     assert!(text.contains("send_mail"), "{text}");
     assert!(text.lines().any(|l| l.starts_with("idle") && l.contains('-')), "{text}");
-    let back = crate::from_json(&crate::to_json(&sample_loadgen())).unwrap();
+    let back = RunResult::from_json(&crate::tests::json(&sample_loadgen())).unwrap();
     assert_eq!(back.loadgen, sample_loadgen().loadgen);
+}
+
+/// A run with a `db` group (offered 1,000 IOPS) and a `log` group (100 IOPS), for the verdict tests.
+pub(crate) fn with_groups(db_read_mean: f64, db_imax: f64, log_write_mean: f64, db_iops: f64) -> RunResult {
+    let mut r = sample();
+    let mut db = r.groups[0].clone();
+    db.name = "db".into();
+    db.rate_iops = Some(1000.0);
+    db.read.lat_ns.as_mut().unwrap().mean = db_read_mean;
+    db.read_interval_mean_max_ns = Some(db_imax);
+    db.all.iops = db_iops;
+    let mut log = r.groups[0].clone();
+    log.name = "log".into();
+    log.rate_iops = Some(100.0);
+    log.write.lat_ns.as_mut().unwrap().mean = log_write_mean;
+    log.write_interval_mean_max_ns = Some(log_write_mean * 2.0);
+    r.groups = vec![db, log];
+    r
+}
+
+/// The database and log group names of [`with_groups`].
+pub(crate) fn names() -> (Vec<String>, Vec<String>) {
+    (vec!["db".into()], vec!["log".into()])
+}
+
+/// A document as text (the text exporter renders every document).
+pub(crate) fn text<'a>(doc: impl Into<Document<'a>>) -> String {
+    TextExporter.render(&doc.into())
+}
+
+/// A document as JSON (the JSON exporter renders every document).
+pub(crate) fn json<'a>(doc: impl Into<Document<'a>>) -> String {
+    JsonExporter.render(&doc.into())
+}
+
+/// A document as CSV; panics for a document without a CSV form.
+pub(crate) fn csv<'a>(doc: impl Into<Document<'a>>) -> String {
+    CsvExporter.export(&doc.into()).expect("the document has a CSV form")
+}
+
+/// A document as Markdown; panics for a document without a Markdown form.
+pub(crate) fn markdown<'a>(doc: impl Into<Document<'a>>) -> String {
+    MarkdownExporter.export(&doc.into()).expect("the document has a Markdown form")
 }

@@ -15,8 +15,6 @@ use iolab_spec::JobSpec;
 
 /// Most steps one search runs.
 pub const MAX_STEPS: usize = 60;
-/// Schema of the search's JSON document.
-pub const FINDMAX_SCHEMA: &str = "iolab.findmax/1";
 /// Largest mailbox count a search tries.
 const MAX_MAILBOXES: f64 = 1e7;
 
@@ -104,7 +102,7 @@ pub struct FindMax {
 
 /// What a search found.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FindMaxResult {
+pub struct SearchOutcome {
     /// What was searched.
     pub variable: Variable,
     /// The first value tried.
@@ -197,8 +195,8 @@ impl FindMax {
     }
 
     /// What the search found.
-    pub fn finish(self) -> FindMaxResult {
-        FindMaxResult {
+    pub fn finish(self) -> SearchOutcome {
+        SearchOutcome {
             variable: self.variable,
             start: self.start,
             resolution_pct: self.resolution_pct,
@@ -216,7 +214,7 @@ impl FindMax {
 pub fn run<R: Runner<StepRequest> + ?Sized>(
     mut search: FindMax,
     runner: &mut R,
-) -> Result<FindMaxResult, R::Error> {
+) -> Result<SearchOutcome, R::Error> {
     while let Some(step) = search.next() {
         let result = runner.run(step)?;
         if ended_early(runner, &result) {
@@ -252,29 +250,19 @@ pub fn total_rate(job: &JobSpec) -> Option<f64> {
     (total > 0.0).then_some(total)
 }
 
-/// The search's JSON document (schema [`FINDMAX_SCHEMA`]); `started_at` is when the search began (RFC 3339).
-pub fn document(found: &FindMaxResult, started_at: &str) -> serde_json::Value {
-    serde_json::json!({
-        "schema": FINDMAX_SCHEMA,
-        "iolab_version": env!("CARGO_PKG_VERSION"),
-        "started_at": started_at,
-        "profile": found.facts.as_ref().map(|r| &r.profile),
-        "targets": found.facts.as_ref().map(|r| &r.targets),
-        "variable": found.variable.name(),
-        "start": found.start,
-        "resolution_pct": found.resolution_pct,
-        "interrupted": found.interrupted,
-        "max": found.max,
-        "steps": found.steps.iter().map(|s| serde_json::json!({
-            "value": s.value,
-            "pass": s.verdict.pass,
-            "target_iops": s.verdict.target_iops,
-            "achieved_iops": s.verdict.achieved_iops,
-            "measured_s": s.measured_s,
-            "reasons": s.verdict.reasons,
-            "verdict": s.verdict,
-        })).collect::<Vec<_>>(),
-    })
+/// The search's document (`iolab.findmax/1`, [`iolab_report::find_max::FindMaxResult`]); `started_at` is
+/// when the search began (RFC 3339).
+pub fn document(found: &SearchOutcome, started_at: &str) -> iolab_report::find_max::FindMaxResult {
+    use iolab_report::find_max::{FindMaxResult, FindMaxStep};
+    let mut doc =
+        FindMaxResult::new(found.variable.name(), found.start, found.resolution_pct, started_at.into());
+    doc.interrupted = found.interrupted;
+    doc.max = found.max;
+    doc.profile = found.facts.as_ref().and_then(|r| r.profile.clone());
+    doc.targets = found.facts.as_ref().map(|r| r.targets.clone());
+    doc.steps =
+        found.steps.iter().map(|s| FindMaxStep::new(s.value, s.measured_s, s.verdict.clone())).collect();
+    doc
 }
 
 #[cfg(test)]
@@ -400,7 +388,7 @@ mod tests {
     fn document_has_schema_variable_and_steps() {
         let mut dev = Capacity::new(150.0);
         let found = run(FindMax::new(Variable::Mailboxes, 100.0, 20.0), &mut dev).unwrap();
-        let doc = document(&found, "2025-01-01T00:00:00Z");
+        let doc = serde_json::to_value(document(&found, "2025-01-01T00:00:00Z")).unwrap();
         assert_eq!(doc["schema"], "iolab.findmax/1");
         assert_eq!(doc["variable"], "mailboxes");
         assert_eq!(doc["steps"].as_array().unwrap().len(), found.steps.len());

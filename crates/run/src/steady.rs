@@ -2,13 +2,13 @@
 //! intervals are steady, or until the rule's limit, whichever comes first.
 //!
 //! The run's measured time becomes the rule's limit (no I/O or byte count ends it); each finished interval
-//! goes to a [`SteadyStateTracker`] (the rule itself, in `iolab_report::sweep`), and the first steady window
+//! goes to a [`SteadyStateTracker`] (the rule itself, in `iolab_report::steady`), and the first steady window
 //! ends the measurement, complete. `iolab run` runs a job this way, and `iolab sweep` preconditions with its
 //! first point. The binary parses the flags into a [`SteadyStateRule`] and its [`Runner`] runs an
 //! [`UntilSteady`] request, handing each interval to [`UntilSteady::interval`].
 
 use crate::runner::Runner;
-use iolab_report::sweep::{SteadyStateResult, SteadyStateRule, SteadyStateTracker};
+use iolab_report::steady::{SteadyStateResult, SteadyStateRule, SteadyStateTracker};
 use iolab_report::RunResult;
 use iolab_spec::JobSpec;
 use iolab_stats::TimePoint;

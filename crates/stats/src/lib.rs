@@ -6,12 +6,15 @@
 //! - latency percentiles come from merged HDR histograms ([`LatencyHistogram`]), never averaged;
 //! - min, max and mean are exact (tracked beside the histogram);
 //! - bytes are what the completion transferred, short and failed I/O are counted ([`OpStats`]);
-//! - warnings are data ([`Warning`]), stored in the result and rendered by iolab-report.
+//! - warnings are data ([`Warning`]), stored in the result and rendered by iolab-report;
+//! - one definition of each statistic over a few values (mean, sample variance, CV, Student-t interval,
+//!   Welch's test): [`inference`], used by the warnings, the sweeps and `iolab compare`.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod histogram;
+pub mod inference;
 mod interval;
 mod op;
 mod warning;
@@ -22,6 +25,6 @@ pub use histogram::{
 pub use interval::{IntervalOp, IntervalStats, IntervalTxn, TimePoint, TimeSeries, DEFAULT_TIMESERIES_CAP};
 pub use op::OpStats;
 pub use warning::{
-    coefficient_of_variation, median, series_warnings, Warning, FIRST_INTERVAL_SLOW_RATIO, HIGH_CV,
-    LOW_DEPTH_RATIO, RATE_SUSTAINED_RATIO, SHORT_RUN_S,
+    series_warnings, Warning, FIRST_INTERVAL_SLOW_RATIO, HIGH_CV, LOW_DEPTH_RATIO, RATE_SUSTAINED_RATIO,
+    SHORT_RUN_S,
 };

@@ -2,13 +2,17 @@
 //!
 //! The cli (and [`series_warnings`] here) decide *when* to warn; every [`Warning`] is kept in the
 //! result document, exported in JSON with a `kind` tag, and rendered by iolab-report as
-//! `warning: <message>` plus a tailored `hint:` (hyperfine's `output/warnings.rs`, but as data).
+//! `warning: <message>` plus a tailored `hint:` (hyperfine's `output/warnings.rs`, but as data). The
+//! statistics behind them (coefficient of variation, median) are [`crate::inference`]'s.
+
+use crate::inference::{coefficient_of_variation, median};
 
 /// Achieved mean depth below this fraction of the requested depth raises [`Warning::LowDepth`].
 pub const LOW_DEPTH_RATIO: f64 = 0.80;
 
-/// Per-interval IOPS coefficient of variation above this raises [`Warning::HighVariability`].
-/// 10% is where run-to-run comparisons of a few percent stop being meaningful.
+/// Per-interval IOPS coefficient of variation (sample standard deviation / mean, as everywhere:
+/// [`crate::inference`]) above this raises [`Warning::HighVariability`]. 10% is where run-to-run comparisons
+/// of a few percent stop being meaningful.
 pub const HIGH_CV: f64 = 0.10;
 
 /// A first interval below this fraction of the median interval raises
@@ -21,33 +25,6 @@ pub const SHORT_RUN_S: f64 = 5.0;
 /// Open loop: an achieved rate below this fraction of the offered rate (or any arrival still pending at the
 /// end) raises [`Warning::RateNotSustained`]. 5% below the offer is beyond the jitter of a sustained rate.
 pub const RATE_SUSTAINED_RATIO: f64 = 0.95;
-
-/// Coefficient of variation (population stdev / mean) of `values`.
-///
-/// `None` for fewer than 2 values, a zero or non-finite mean.
-pub fn coefficient_of_variation(values: &[f64]) -> Option<f64> {
-    if values.len() < 2 {
-        return None;
-    }
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    if mean == 0.0 || !mean.is_finite() {
-        return None;
-    }
-    let variance = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
-    Some(variance.sqrt() / mean.abs())
-}
-
-/// Median of `values` (mean of the two middle values for an even count); `None` when empty.
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let mid = sorted.len() / 2;
-    Some(if sorted.len() % 2 == 0 { (sorted[mid - 1] + sorted[mid]) / 2.0 } else { sorted[mid] })
-}
 
 /// Warnings derived from the per-interval IOPS of the whole run (complete intervals only):
 /// [`Warning::HighVariability`] and [`Warning::FirstIntervalSlow`].
@@ -84,7 +61,7 @@ pub enum Warning {
     HighVariability {
         /// What varied, e.g. "iops".
         metric: String,
-        /// Coefficient of variation (stdev / mean).
+        /// Coefficient of variation (sample standard deviation / mean).
         cv: f64,
     },
     /// `--buffered`: results include the page cache.
@@ -329,24 +306,6 @@ fn percent(part: f64, whole: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn coefficient_of_variation_of_constant_series_is_zero() {
-        assert_eq!(coefficient_of_variation(&[5.0, 5.0, 5.0]), Some(0.0));
-    }
-
-    #[test]
-    fn coefficient_of_variation_uses_population_stdev() {
-        // mean 2, population stdev 1 -> 0.5
-        assert_eq!(coefficient_of_variation(&[1.0, 3.0]), Some(0.5));
-    }
-
-    #[test]
-    fn coefficient_of_variation_short_or_zero_mean_is_none() {
-        assert_eq!(coefficient_of_variation(&[]), None);
-        assert_eq!(coefficient_of_variation(&[1.0]), None);
-        assert_eq!(coefficient_of_variation(&[0.0, 0.0]), None);
-    }
 
     #[test]
     fn series_warnings_flags_noise_and_slow_start() {

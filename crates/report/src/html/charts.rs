@@ -17,7 +17,7 @@ use std::ops::Range;
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::prelude::*;
 
-use crate::text::{format_bytes, format_duration_ns};
+use crate::format::{format_bytes, format_duration_ns};
 
 /// Width of a chart, pixels.
 pub(crate) const CHART_W: u32 = 640;

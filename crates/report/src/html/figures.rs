@@ -352,13 +352,6 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
     let xs: Vec<f64> = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
     let x = if numeric { Axis::through(&xs, fmt) } else { Axis::categories(values.clone()) };
     let mb = key == "bs";
-    let name = |l: &Line, what: &str| {
-        if l.name.is_empty() {
-            what.to_string()
-        } else {
-            format!("{} {what}", l.name)
-        }
-    };
     let thr_series: Vec<Series> = lines
         .iter()
         .map(|l| Series {
@@ -381,75 +374,20 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
     let mut lat_series = Vec::new();
     for l in &lines {
         lat_series.push(Series {
-            name: name(l, "mean"),
+            name: series_name(l, "mean"),
             points: l.points.iter().map(|(x, p)| (*x, p.summary.lat_mean_ns.mean)).collect(),
         });
         lat_series.push(Series {
-            name: name(l, "p99"),
+            name: series_name(l, "p99"),
             points: l.points.iter().map(|(x, p)| (*x, p.summary.lat_p99_ns.mean)).collect(),
         });
     }
-    // The knee of each line of the load axis.
-    let mut thr_marks = Vec::new();
-    let mut lat_marks = Vec::new();
-    for s in sweeps {
-        if s.sweep.load_axis.as_deref() != Some(key) {
-            continue;
-        }
-        for m in s.sweep.knee.iter().flat_map(|k| k.lines.iter()) {
-            let Some(pt) = m.point.and_then(|i| s.sweep.points.iter().find(|p| p.index == i)) else {
-                continue;
-            };
-            let Some(xv) =
-                lines.iter().flat_map(|l| l.points.iter()).find(|(_, p)| std::ptr::eq(*p, pt)).map(|p| p.0)
-            else {
-                continue;
-            };
-            let label = format!("knee ({key}={})", m.value.clone().unwrap_or_default());
-            thr_marks.push(Mark {
-                at: (xv, if mb { pt.summary.mb_s.mean } else { pt.summary.iops.mean }),
-                label: label.clone(),
-            });
-            lat_marks.push(Mark { at: (xv, pt.summary.lat_p99_ns.mean), label });
-        }
-    }
+    let (thr_marks, lat_marks) = knee_marks(sweeps, &lines, key, mb);
     let thr_y: Vec<f64> = thr_series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
     let lat_y: Vec<f64> = lat_series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
-    let log_note = |a: &Axis| if a.is_log() { " (log scale)" } else { "" };
     let lat_axis = Axis::auto(&lat_y, Fmt::Nanos);
     let x_desc = format!("{desc}{}", log_note(&x));
-    // Along the cache size, the seeds' cache tables (FabricCache) put read latency beside IOPS: reads are
-    // what a cache serves, so their mean falls as it grows while writes may not change.
-    let read_lat_series: Vec<Series> = if key == "cache" {
-        lines
-            .iter()
-            .map(|l| Series {
-                name: name(l, "mean read"),
-                points: l
-                    .points
-                    .iter()
-                    .filter_map(|(x, p)| p.summary.read_lat_mean_ns.as_ref().map(|m| (*x, m.mean)))
-                    .collect(),
-            })
-            .filter(|s| !s.points.is_empty())
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let read_lat_chart = (!read_lat_series.is_empty()).then(|| {
-        let y: Vec<f64> = read_lat_series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
-        let y_axis = Axis::auto(&y, Fmt::Nanos);
-        LineChart {
-            title: format!("Read latency against {}", short_desc(key)),
-            x_desc: x_desc.clone(),
-            y_desc: format!("mean read response time{}", log_note(&y_axis)),
-            x: x.clone(),
-            y: y_axis,
-            series: read_lat_series,
-            marks: Vec::new(),
-            legend: Legend::UpperRight,
-        }
-    });
+    let read_lat_chart = read_latency_chart(&lines, key, &x, &x_desc);
     let mut charts = vec![
         LineChart {
             title: format!("{} against {}", if mb { "MB/s" } else { "IOPS" }, short_desc(key)),
@@ -474,6 +412,87 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
     ];
     charts.extend(read_lat_chart);
     charts
+}
+
+/// ` (log scale)` after an axis description when the axis is logarithmic.
+fn log_note(a: &Axis) -> &'static str {
+    if a.is_log() {
+        " (log scale)"
+    } else {
+        ""
+    }
+}
+
+/// A line's series name: `what`, after the line's name when it has one.
+fn series_name(l: &Line<'_>, what: &str) -> String {
+    if l.name.is_empty() {
+        what.to_string()
+    } else {
+        format!("{} {what}", l.name)
+    }
+}
+
+/// The knee of each line of the load axis, marked on the throughput and the latency charts.
+fn knee_marks(sweeps: &[SweepRef<'_>], lines: &[Line<'_>], key: &str, mb: bool) -> (Vec<Mark>, Vec<Mark>) {
+    let mut thr_marks = Vec::new();
+    let mut lat_marks = Vec::new();
+    for s in sweeps {
+        if s.sweep.load_axis.as_deref() != Some(key) {
+            continue;
+        }
+        for m in s.sweep.knee.iter().flat_map(|k| k.lines.iter()) {
+            let Some(pt) = m.point.and_then(|i| s.sweep.points.iter().find(|p| p.index == i)) else {
+                continue;
+            };
+            let Some(xv) =
+                lines.iter().flat_map(|l| l.points.iter()).find(|(_, p)| std::ptr::eq(*p, pt)).map(|p| p.0)
+            else {
+                continue;
+            };
+            let label = format!("knee ({key}={})", m.value.clone().unwrap_or_default());
+            thr_marks.push(Mark {
+                at: (xv, if mb { pt.summary.mb_s.mean } else { pt.summary.iops.mean }),
+                label: label.clone(),
+            });
+            lat_marks.push(Mark { at: (xv, pt.summary.lat_p99_ns.mean), label });
+        }
+    }
+    (thr_marks, lat_marks)
+}
+
+/// Along the cache size, the seeds' cache tables (FabricCache) put read latency beside IOPS: reads are what a
+/// cache serves, so their mean falls as it grows while writes may not change. `None` along other fields.
+fn read_latency_chart(lines: &[Line<'_>], key: &str, x: &Axis, x_desc: &str) -> Option<LineChart> {
+    let read_lat_series: Vec<Series> = if key == "cache" {
+        lines
+            .iter()
+            .map(|l| Series {
+                name: series_name(l, "mean read"),
+                points: l
+                    .points
+                    .iter()
+                    .filter_map(|(x, p)| p.summary.read_lat_mean_ns.as_ref().map(|m| (*x, m.mean)))
+                    .collect(),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    (!read_lat_series.is_empty()).then(|| {
+        let y: Vec<f64> = read_lat_series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
+        let y_axis = Axis::auto(&y, Fmt::Nanos);
+        LineChart {
+            title: format!("Read latency against {}", short_desc(key)),
+            x_desc: x_desc.to_string(),
+            y_desc: format!("mean read response time{}", log_note(&y_axis)),
+            x: x.clone(),
+            y: y_axis,
+            series: read_lat_series,
+            marks: Vec::new(),
+            legend: Legend::UpperRight,
+        }
+    })
 }
 
 /// A swept field in a chart title: `outstanding I/Os`, `block size`, `cache size`.

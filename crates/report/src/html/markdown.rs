@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 
 use super::figures::{run_curve, PERCENTILE_COLUMNS};
 use super::{DocBody, ReportDoc};
+use crate::format::{format_duration_ns, format_rate};
 use crate::model::OpSummary;
 use crate::sweep::SweepResult;
-use crate::text::{format_duration_ns, format_rate};
 use crate::RunResult;
 
 /// Escapes a table cell: pipes, line breaks and HTML-significant characters (Markdown renderers pass raw

@@ -15,9 +15,9 @@ use super::figures::{
     swept_keys, timeseries_charts, SweepRef, PERCENTILE_COLUMNS,
 };
 use super::{escape_html as esc, DocBody, ReportDoc};
+use crate::format::{format_bytes, format_count, format_duration_ns, format_rate};
 use crate::model::OpSummary;
 use crate::sweep::SweepResult;
-use crate::text::{format_bytes, format_count, format_duration_ns, format_rate};
 use crate::RunResult;
 
 /// Most configuration rows shown per run; the rest are counted.

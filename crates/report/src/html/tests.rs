@@ -340,9 +340,9 @@ fn markdown_has_tables_and_escapes_cells() {
 
 #[test]
 fn doc_body_from_json_names_what_it_found() {
-    let r = crate::to_json(&crate::tests::sample());
+    let r = crate::tests::json(&crate::tests::sample());
     assert!(matches!(DocBody::from_json(&r), Ok(DocBody::Run(_))));
-    let s = crate::sweep::sweep_to_json(&sweep("qd", &["1", "2"], true));
+    let s = crate::tests::json(&sweep("qd", &["1", "2"], true));
     assert!(matches!(DocBody::from_json(&s), Ok(DocBody::Sweep(_))));
     assert!(DocBody::from_json("nope").unwrap_err().starts_with("not JSON"));
     assert!(DocBody::from_json("{}").unwrap_err().contains("no \"schema\" field"));

@@ -1,101 +1,17 @@
-//! Human-readable summary of a [`RunResult`], and the number formatters the cli reuses.
-//!
-//! Modelled on hyperfine's output: no decoration, aligned columns, each value in the unit that
-//! gives 3 significant figures (ns, µs, ms, s), counts with thousands separators, throughput in
-//! MB/s (10^6 bytes per second, as fio's "MB/s").
+//! The text summary of a run ([`RunResult`]), as `iolab run` prints it.
 
 use std::fmt::Write as _;
 
 use iolab_stats::LatSummary;
 
+use crate::format::{format_bytes, format_count, format_duration_ns, format_rate, table};
 use crate::model::{OpSummary, RunResult, TargetEnv};
 
 /// Width of the label column of the key/value lines (`target  `, `workers `, `cpu     `).
 const LABEL_WIDTH: usize = 8;
 
-/// A duration in the unit that gives 3 significant figures: `850 ns`, `85.3 ns`, `1.82 ms`,
-/// `21.3 ms`, `182 µs`, `1.23 s`, `1234 s`. `-` for negative or non-finite values.
-pub fn format_duration_ns(ns: f64) -> String {
-    if !ns.is_finite() || ns < 0.0 {
-        return "-".to_string();
-    }
-    const UNITS: [(&str, f64); 4] = [("ns", 1.0), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)];
-    for (i, &(unit, scale)) in UNITS.iter().enumerate() {
-        let v = ns / scale;
-        let text = three_significant(v);
-        // Move to the next unit when rounding reached 1000 (999.7 ns -> "1.00 µs").
-        let rounded: f64 = text.parse().unwrap_or(v);
-        if rounded < 1000.0 || i == UNITS.len() - 1 {
-            return format!("{text} {unit}");
-        }
-    }
-    unreachable!("the last unit always returns")
-}
-
-/// `v` with 3 significant figures (no exponent; values >= 1000 keep all integer digits).
-fn three_significant(v: f64) -> String {
-    if v == 0.0 {
-        "0".to_string()
-    } else if v < 9.995 {
-        format!("{v:.2}")
-    } else if v < 99.95 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.0}")
-    }
-}
-
-/// A size in binary units with 3 significant figures: `512 B`, `4.00 KiB`, `8.00 GiB`.
-pub fn format_bytes(n: u64) -> String {
-    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit < UNITS.len() - 1 {
-        v /= 1024.0;
-        unit += 1;
-    }
-    let text = three_significant(v);
-    if text == "1024" && unit < UNITS.len() - 1 {
-        return format!("1.00 {}", UNITS[unit + 1]);
-    }
-    format!("{text} {}", UNITS[unit])
-}
-
-/// An integer with thousands separators: `1,000,579`.
-pub fn format_count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// A non-negative rate with thousands separators and `decimals` decimals: `70,012.3`.
-pub fn format_rate(v: f64, decimals: usize) -> String {
-    if !v.is_finite() || v < 0.0 {
-        return "-".to_string();
-    }
-    let text = format!("{v:.decimals$}");
-    let (int, frac) = match text.split_once('.') {
-        Some((i, f)) => (i, Some(f)),
-        None => (text.as_str(), None),
-    };
-    let grouped = format_count(int.parse().unwrap_or(0));
-    match frac {
-        Some(f) => format!("{grouped}.{f}"),
-        None => grouped,
-    }
-}
-
 /// Renders the summary a storage engineer reads at a glance.
-pub fn render_text(r: &RunResult) -> String {
+pub(crate) fn run(r: &RunResult) -> String {
     let mut out = String::new();
     header_lines(r, &mut out);
     out.push('\n');
@@ -107,12 +23,12 @@ pub fn render_text(r: &RunResult) -> String {
     out.push('\n');
     tail_lines(r, &mut out);
     if let Some(ss) = &r.steady_state {
-        labelled(&mut out, "steady", &crate::sweep::steady_state_line(ss));
+        labelled(&mut out, "steady", &super::steady_state_line(ss));
     }
     integrity_lines(r, &mut out);
-    out.push_str(&crate::verdict::render_groups_block(r));
-    out.push_str(&crate::loadgen::render_loadgen_block(r));
-    out.push_str(&crate::verdict::render_verdict_block(r));
+    out.push_str(&super::verdict::groups_block(r));
+    out.push_str(&super::loadgen::block(r));
+    out.push_str(&super::verdict::verdict_block(r));
     if !r.warnings.is_empty() {
         out.push('\n');
     }
@@ -252,40 +168,6 @@ fn target_description(t: &TargetEnv, engine: &str) -> String {
     parts.join(", ")
 }
 
-/// Right-aligned table; the first column (labels) is left-aligned.
-pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let columns = header.len();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let mut line = |cells: &[String]| {
-        let mut text = String::new();
-        for (i, cell) in cells.iter().enumerate().take(columns) {
-            let pad = widths[i].saturating_sub(cell.chars().count());
-            if i == 0 {
-                text.push_str(cell);
-                text.push_str(&" ".repeat(pad));
-            } else {
-                text.push_str("  ");
-                text.push_str(&" ".repeat(pad));
-                text.push_str(cell);
-            }
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    };
-    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
-    line(&header);
-    for row in rows {
-        line(row);
-    }
-    out
-}
-
 /// The op kinds to print: read and write only when they had ops, `all` always.
 fn op_rows(r: &RunResult) -> Vec<(&'static str, &OpSummary)> {
     let mut rows = Vec::new();
@@ -399,51 +281,5 @@ fn tail_lines(r: &RunResult, out: &mut String) {
                 format_count(e.write.short)
             ),
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn format_duration_ns_picks_unit_for_three_significant_figures() {
-        assert_eq!(format_duration_ns(850.0), "850 ns");
-        assert_eq!(format_duration_ns(85.34), "85.3 ns");
-        assert_eq!(format_duration_ns(5.0), "5.00 ns");
-        assert_eq!(format_duration_ns(0.0), "0 ns");
-        assert_eq!(format_duration_ns(999.7), "1.00 µs");
-        assert_eq!(format_duration_ns(182_400.0), "182 µs");
-        assert_eq!(format_duration_ns(1_820_000.0), "1.82 ms");
-        assert_eq!(format_duration_ns(21_340_000.0), "21.3 ms");
-        assert_eq!(format_duration_ns(1.234e9), "1.23 s");
-        assert_eq!(format_duration_ns(1_234e9), "1234 s");
-        assert_eq!(format_duration_ns(f64::NAN), "-");
-    }
-
-    #[test]
-    fn format_bytes_uses_binary_units() {
-        assert_eq!(format_bytes(0), "0 B");
-        assert_eq!(format_bytes(1023), "1023 B");
-        assert_eq!(format_bytes(4096), "4.00 KiB");
-        assert_eq!(format_bytes(8 << 30), "8.00 GiB");
-        assert_eq!(format_bytes(1_500_000_000), "1.40 GiB");
-        assert_eq!(format_bytes((1 << 30) - 1), "1.00 GiB");
-    }
-
-    #[test]
-    fn format_count_groups_thousands() {
-        assert_eq!(format_count(0), "0");
-        assert_eq!(format_count(999), "999");
-        assert_eq!(format_count(1000), "1,000");
-        assert_eq!(format_count(1_000_579), "1,000,579");
-        assert_eq!(format_count(u64::MAX), "18,446,744,073,709,551,615");
-    }
-
-    #[test]
-    fn format_rate_groups_and_rounds() {
-        assert_eq!(format_rate(70_012.34, 1), "70,012.3");
-        assert_eq!(format_rate(999.96, 1), "1,000.0");
-        assert_eq!(format_rate(5000.0, 0), "5,000");
     }
 }

@@ -1,0 +1,445 @@
+//! Tests of the comparison: the rules in the module header, on fixed runs and sweeps, and its renderings.
+
+use super::*;
+use crate::tests::{json, markdown, text};
+
+#[test]
+fn verdict_within_half_a_tenth_percent_is_same_not_better_or_worse() {
+    assert_eq!(change_verdict(Better::Higher, 30_021.8, 30_021.7), ChangeVerdict::Same);
+    assert_eq!(change_verdict(Better::Lower, 100.0, 100.04), ChangeVerdict::Same);
+    assert_eq!(change_verdict(Better::Higher, 100.0, 100.1), ChangeVerdict::Better);
+    assert_eq!(change_verdict(Better::Lower, 100.0, 100.1), ChangeVerdict::Worse);
+}
+use crate::sweep::{PointSummary, SweepAxis, SweepPoint, SweepResult, TrialMetrics, SWEEP_SCHEMA};
+use crate::{HistogramSet, OpSet, RunResult};
+use iolab_stats::OpStats;
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol
+}
+
+/// A single-group read-only run with `ops` reads of `lat_ns` each (and `slow` reads of `slow_ns`) over 1 s.
+fn run_with(ops: u64, lat_ns: u64, slow: u64, slow_ns: u64, seed: u64) -> RunResult {
+    let mut read = OpStats::new();
+    for _ in 0..ops {
+        read.record_ok(4096, 4096, lat_ns, lat_ns);
+    }
+    for _ in 0..slow {
+        read.record_ok(4096, 4096, slow_ns, slow_ns);
+    }
+    let write = OpStats::new();
+    let mut r = crate::tests::sample();
+    r.seed = seed;
+    r.run_id = format!("run{seed}");
+    r.total = OpSet::from_stats(&read, &write, 1.0);
+    r.groups.truncate(1);
+    r.groups[0].read = r.total.read.clone();
+    r.groups[0].write = r.total.write.clone();
+    r.groups[0].all = r.total.all.clone();
+    r.depth.achieved = r.total.all.littles_law_depth();
+    r.cpu.cpu_ns_per_io = 1000.0;
+    r.histograms = Some(HistogramSet::from_stats(&read, &write));
+    r
+}
+
+fn runs(source: &str, r: Vec<RunResult>) -> Side {
+    Side { source: source.to_string(), docs: SideDocs::Runs(r) }
+}
+
+fn metric<'a>(u: &'a UnitComparison, key: &str) -> &'a MetricComparison {
+    u.metrics.iter().find(|m| m.key == key).unwrap_or_else(|| {
+        panic!("no metric {key} in {:?}", u.metrics.iter().map(|m| &m.key).collect::<Vec<_>>())
+    })
+}
+
+#[test]
+fn format_pct_uses_whole_percents_from_ten_and_signs() {
+    assert_eq!(format_pct(133.33), "+133%");
+    assert_eq!(format_pct(-80.04), "-80%");
+    assert_eq!(format_pct(399.0), "+399%");
+    assert_eq!(format_pct(2.54), "+2.5%");
+    assert_eq!(format_pct(-0.04), "-0.0%");
+    assert_eq!(format_pct(9.96), "+10%");
+    assert_eq!(format_pct(0.0), "0%");
+    assert_eq!(format_pct(f64::NAN), "n/a");
+    assert_eq!(change_phrase("IOPS", Some(133.0)), "IOPS +133%");
+    assert_eq!(change_phrase("read p99", Some(-80.0)), "read p99 -80%");
+    assert_eq!(change_phrase("IOPS", None), "IOPS n/a (baseline 0)");
+}
+
+#[test]
+fn verdict_follows_the_metric_direction() {
+    assert_eq!(change_verdict(Better::Higher, 100.0, 233.0), ChangeVerdict::Better);
+    assert_eq!(change_verdict(Better::Higher, 100.0, 50.0), ChangeVerdict::Worse);
+    assert_eq!(change_verdict(Better::Lower, 100.0, 20.0), ChangeVerdict::Better);
+    assert_eq!(change_verdict(Better::Lower, 100.0, 120.0), ChangeVerdict::Worse);
+    assert_eq!(change_verdict(Better::Lower, 100.0, 100.0), ChangeVerdict::Same);
+    assert_eq!(change_verdict(Better::Neither, 100.0, 120.0), ChangeVerdict::Neutral);
+}
+
+#[test]
+fn two_runs_iops_doubled_latency_halved_marks_b_better() {
+    let a = run_with(40_000, 800_000, 0, 0, 1);
+    let b = run_with(80_000, 400_000, 0, 0, 2);
+    let c = compare(&[runs("a.json", vec![a]), runs("b.json", vec![b])], &CompareOptions::default()).unwrap();
+    assert_eq!(c.schema, COMPARE_SCHEMA);
+    let u = &c.units[0];
+    let iops = metric(u, "iops");
+    assert_eq!(iops.better, Better::Higher);
+    assert_eq!(iops.changes[0].diff, 40_000.0);
+    assert_eq!(iops.changes[0].pct, Some(100.0));
+    assert_eq!(iops.changes[0].phrase, "IOPS +100%");
+    assert_eq!(iops.changes[0].verdict, ChangeVerdict::Better);
+    assert_eq!(iops.best, vec!["B"]);
+    assert_eq!(iops.sides[0].source, ValueSource::SingleRun);
+    assert!(iops.changes[0].test.is_none(), "one trial a side: no test");
+    let mean = metric(u, "mean");
+    assert_eq!(mean.better, Better::Lower);
+    assert_eq!(mean.changes[0].phrase, "mean latency -50%");
+    assert_eq!(mean.changes[0].verdict, ChangeVerdict::Better);
+    assert_eq!(mean.best, vec!["B"]);
+    let cpu = metric(u, "cpu_per_io");
+    assert_eq!((cpu.changes[0].verdict, cpu.best.len()), (ChangeVerdict::Same, 0), "equal values: no best");
+    let depth = metric(u, "depth");
+    assert_eq!((depth.better, depth.changes[0].verdict), (Better::Neither, ChangeVerdict::Neutral));
+    // Read-only: no separate read rows (they repeat "all"), no group rows (one group repeats the totals).
+    assert!(u.metrics.iter().all(|m| !m.key.starts_with("read.") && !m.key.starts_with("group.")));
+    let text = text(&c);
+    assert!(text.contains("B vs A: IOPS +100% (better)"), "{text}");
+    assert!(text.contains("80,000.0 *"), "{text}");
+    let md = markdown(&c);
+    assert!(md.contains("| **80,000.0** |"), "{md}");
+    let json: serde_json::Value = serde_json::from_str(&json(&c)).unwrap();
+    assert_eq!(json["schema"], "iolab.compare/1");
+    assert_eq!(json["units"][0]["metrics"][0]["changes"][0]["phrase"], "IOPS +100%");
+}
+
+#[test]
+fn three_sides_compare_each_with_the_baseline_and_mark_the_best() {
+    let a = run_with(40_000, 800_000, 0, 0, 1);
+    let b = run_with(80_000, 400_000, 0, 0, 2);
+    let c3 = run_with(20_000, 1_600_000, 0, 0, 3);
+    let c =
+        compare(&[runs("a", vec![a]), runs("b", vec![b]), runs("c", vec![c3])], &CompareOptions::default())
+            .unwrap();
+    let iops = metric(&c.units[0], "iops");
+    assert_eq!(iops.changes.len(), 2);
+    assert_eq!(iops.changes[1].side, "C");
+    assert_eq!(iops.changes[1].phrase, "IOPS -50%");
+    assert_eq!(iops.changes[1].verdict, ChangeVerdict::Worse);
+    assert_eq!(iops.best, vec!["B"]);
+    let text = text(&c);
+    assert!(text.contains("C vs A: IOPS -50% (worse)"), "{text}");
+}
+
+#[test]
+fn welch_matches_a_worked_example() {
+    // Wikipedia's Welch example (t.test(c(27.5,21.0,19.0,23.6,17.0,17.9,16.9,20.1,21.9,22.6,23.1,19.6,19.0,21.7,21.4),
+    //            c(27.1,22.0,20.8,23.4,23.4,23.5,25.8,22.0,24.8,20.2,21.9,22.1,22.9,20.5,24.4)))
+    // t = -2.4554, df = 24.989, p-value = 0.02138 (checked by numeric integration of the t density)
+    let a = [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4];
+    let b = [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4];
+    let w = WelchTest::from_trials(&a, &b, 0.05).unwrap();
+    // t is side - baseline here, so positive.
+    assert!(close(w.t.unwrap(), 2.455_356, 1e-6), "{w:?}");
+    assert!(close(w.df, 24.988_529, 1e-6), "{w:?}");
+    assert!(close(w.p, 0.021_378, 1e-6), "{w:?}");
+    assert!(w.significant);
+    assert!(!WelchTest::from_trials(&a, &b, 0.01).unwrap().significant);
+}
+
+#[test]
+fn welch_degenerate_cases() {
+    assert!(WelchTest::from_trials(&[1.0], &[2.0, 3.0], 0.05).is_none());
+    let same = WelchTest::from_trials(&[5.0, 5.0, 5.0], &[5.0, 5.0, 5.0], 0.05).unwrap();
+    assert_eq!((same.t, same.p, same.significant), (Some(0.0), 1.0, false));
+    let diff = WelchTest::from_trials(&[5.0, 5.0, 5.0], &[6.0, 6.0, 6.0], 0.05).unwrap();
+    assert_eq!((diff.t, diff.df, diff.p, diff.significant), (None, 4.0, 0.0, true));
+    let nan = WelchTest::from_trials(&[f64::NAN, 1.0, 2.0], &[1.0, 2.0, 3.0], 0.05).unwrap();
+    assert!(nan.p.is_finite());
+}
+
+#[test]
+fn trials_test_significance_and_merge_percentiles_from_histograms() {
+    // Baseline: 3 trials, each 990 fast ops and 10 slow; the p99 of each trial alone is the fast value
+    // (rank 990 of 1000), but merging two trials with more slow ops moves it.
+    let a: Vec<RunResult> = (0..3).map(|s| run_with(990 + s, 100_000, 10, 5_000_000, s)).collect();
+    let b: Vec<RunResult> =
+        (0..3).map(|s| run_with(1_980 + s, 50_000, 20 + 10 * s, 9_000_000, 10 + s)).collect();
+    let c =
+        compare(&[runs("tag:hba=a", a.clone()), runs("tag:hba=b", b.clone())], &CompareOptions::default())
+            .unwrap();
+    let u = &c.units[0];
+    assert_eq!(u.trials, vec![3, 3]);
+    let iops = metric(u, "iops");
+    assert_eq!(iops.sides[0].source, ValueSource::MeanOfTrials);
+    assert_eq!(iops.sides[0].value, 1001.0);
+    assert_eq!(iops.sides[0].trials, vec![1000.0, 1001.0, 1002.0]);
+    let t = iops.changes[0].test.as_ref().expect("3 trials a side: tested");
+    assert!(t.significant && t.p < 1e-3, "{t:?}");
+    // p99 of side B: merged histogram of 1980+1981+1982 fast and 20+30+40 slow ops: 90 slow of 6033 ->
+    // the slow ops are above rank 0.99 * 6033 = 5972.7, so p99 is slow (9 ms), though two of the
+    // three trials alone have a fast p99 (20/2000 and 30/2011 are at or below 1.5 %... only the third is slow).
+    let p99 = metric(u, "p99");
+    assert_eq!(p99.sides[1].source, ValueSource::MergedHistograms);
+    let mut merged = LatencyHistogram::new();
+    for r in &b {
+        merged.merge(
+            &LatencyHistogram::from_base64(r.histograms.as_ref().unwrap().read.as_ref().unwrap()).unwrap(),
+        );
+    }
+    assert_eq!(p99.sides[1].value, merged.quantile(0.99) as f64);
+    let averaged = p99.sides[1].trials.iter().sum::<f64>() / 3.0;
+    assert_eq!(p99.sides[1].mean, averaged);
+    assert!(p99.sides[1].value != averaged, "merged, not averaged: {} vs {averaged}", p99.sides[1].value);
+    // Mean latency from the merged histogram is the op-weighted mean.
+    let mean = metric(u, "mean");
+    assert!(close(mean.sides[1].value, merged.mean(), 1e-6));
+    // Without histograms, the mean of the trials, and a note says so.
+    let strip = |v: Vec<RunResult>| {
+        v.into_iter()
+            .map(|mut r| {
+                r.histograms = None;
+                r
+            })
+            .collect::<Vec<_>>()
+    };
+    let c2 = compare(&[runs("a", strip(a)), runs("b", strip(b))], &CompareOptions::default()).unwrap();
+    let p99 = metric(&c2.units[0], "p99");
+    assert_eq!((p99.sides[1].source, p99.sides[1].value), (ValueSource::MeanOfTrials, averaged));
+    assert!(c2.notes.iter().any(|n| n.contains("means over trials")), "{:?}", c2.notes);
+    assert!(c.notes.is_empty(), "{:?}", c.notes);
+    let text = text(&c);
+    assert!(text.contains("Welch"), "{text}");
+    assert!(text.contains("significant"), "{text}");
+}
+
+#[test]
+fn identical_trials_are_not_significant() {
+    let a: Vec<RunResult> = (0..3).map(|s| run_with(1000 + s, 100_000, 0, 0, s)).collect();
+    let b: Vec<RunResult> = (0..3).map(|s| run_with(1002 - s, 100_000, 0, 0, s)).collect();
+    let c = compare(&[runs("a", a), runs("b", b)], &CompareOptions::default()).unwrap();
+    let t = metric(&c.units[0], "iops").changes[0].test.clone().unwrap();
+    assert!(!t.significant && close(t.p, 1.0, 1e-12), "{t:?}");
+}
+
+#[test]
+fn two_trials_are_not_tested() {
+    let a: Vec<RunResult> = (0..2).map(|s| run_with(1000 + s, 100_000, 0, 0, s)).collect();
+    let b: Vec<RunResult> = (0..3).map(|s| run_with(2000 + s, 100_000, 0, 0, s)).collect();
+    let c = compare(&[runs("a", a), runs("b", b)], &CompareOptions::default()).unwrap();
+    assert!(metric(&c.units[0], "iops").changes[0].test.is_none());
+}
+
+#[test]
+fn groups_compared_where_both_sides_have_them() {
+    let mut a = crate::tests::sample();
+    let mut db = a.groups[0].clone();
+    db.name = "db".into();
+    db.all.iops = 1000.0;
+    let mut log = db.clone();
+    log.name = "log".into();
+    a.groups = vec![db.clone(), log];
+    let mut b = a.clone();
+    b.groups[0].all.iops = 2330.0;
+    b.groups.truncate(1);
+    let c = compare(&[runs("a", vec![a]), runs("b", vec![b])], &CompareOptions::default()).unwrap();
+    let u = &c.units[0];
+    let g = metric(u, "group.db.iops");
+    assert_eq!(g.changes[0].phrase, "db: IOPS +133%");
+    assert_eq!(g.scope, "group:db");
+    assert!(u.metrics.iter().all(|m| !m.key.starts_with("group.log.")), "log is only on side A");
+    // A read/write mix gets read and write rows.
+    assert!(u.metrics.iter().any(|m| m.key == "read.p99"));
+    assert!(u.metrics.iter().any(|m| m.key == "write.mean"));
+}
+
+#[test]
+fn metric_filter_selects_by_name_and_refuses_unknown() {
+    let a = crate::tests::sample();
+    let mut b = a.clone();
+    b.total.all.iops *= 2.0;
+    let opts =
+        CompareOptions { metrics: MetricFilter::parse("iops,read.p99").unwrap(), ..Default::default() };
+    let c = compare(&[runs("a", vec![a.clone()]), runs("b", vec![b.clone()])], &opts).unwrap();
+    let keys: Vec<&str> = c.units[0].metrics.iter().map(|m| m.key.as_str()).collect();
+    assert_eq!(keys, vec!["iops", "read.iops", "read.p99", "write.iops"], "display order");
+    let opts = CompareOptions { metrics: MetricFilter::parse("p99.9").unwrap(), ..Default::default() };
+    let c = compare(&[runs("a", vec![a.clone()]), runs("b", vec![b.clone()])], &opts).unwrap();
+    assert!(c.units[0].metrics.iter().all(|m| m.key.ends_with("p999")));
+    let e = MetricFilter::parse("iops,p98").unwrap_err().to_string();
+    assert!(e.starts_with("invalid value 'p98' for '--metric'"), "{e}");
+    let opts = CompareOptions { metrics: MetricFilter::parse("tx").unwrap(), ..Default::default() };
+    let e = compare(&[runs("a", vec![a.clone()]), runs("b", vec![b])], &opts).unwrap_err();
+    assert!(matches!(e, CompareError::Metric(_)), "{e}");
+}
+
+#[test]
+fn loadgen_transactions_per_hour_and_latency_are_compared() {
+    let mut a = crate::tests::sample();
+    let lg = crate::loadgen::LoadgenResult {
+        users: 1000,
+        transactions_per_hour: 10_000.0,
+        latency_ns: a.total.all.lat_ns,
+        ..Default::default()
+    };
+    a.loadgen = Some(lg);
+    let mut b = a.clone();
+    if let Some(l) = b.loadgen.as_mut() {
+        l.transactions_per_hour = 17_500.0;
+    }
+    let c = compare(&[runs("a", vec![a]), runs("b", vec![b])], &CompareOptions::default()).unwrap();
+    let tx = metric(&c.units[0], "tx.tx_per_hour");
+    assert_eq!(tx.changes[0].phrase, "tx/hour +75%");
+    assert_eq!(tx.changes[0].verdict, ChangeVerdict::Better);
+    assert_eq!(metric(&c.units[0], "tx.p99").label, "tx p99");
+}
+
+fn sweep(points: &[(&str, f64)], trials: usize) -> SweepResult {
+    let base = crate::tests::sample();
+    let points = points
+        .iter()
+        .enumerate()
+        .map(|(i, &(qd, iops))| {
+            let mut result = base.clone();
+            result.total.all.iops = iops;
+            let t: Vec<TrialMetrics> = (0..trials)
+                .map(|k| TrialMetrics {
+                    seed: k as u64,
+                    partial: false,
+                    iops: iops + k as f64,
+                    mb_s: iops * 4096.0 / 1e6,
+                    lat_mean_ns: 1e5,
+                    lat_p99_ns: 2e5,
+                    achieved_depth: 1.0,
+                    read_lat_mean_ns: None,
+                    cache_read_pct: None,
+                })
+                .collect();
+            SweepPoint {
+                index: i,
+                params: BTreeMap::from([("qd".to_string(), qd.to_string())]),
+                line: 0,
+                load: qd.parse().ok(),
+                result,
+                summary: PointSummary::from_trials(&t),
+                trials: if trials > 1 { t } else { Vec::new() },
+            }
+        })
+        .collect();
+    SweepResult {
+        schema: SWEEP_SCHEMA.into(),
+        iolab_version: "0.1.0".into(),
+        started_at: "2025-01-02T03:04:05Z".into(),
+        partial: false,
+        base_seed: 1,
+        trials: trials as u32,
+        axes: vec![SweepAxis { key: "qd".into(), values: vec![] }],
+        load_axis: Some("qd".into()),
+        points_planned: 0,
+        preconditioning: None,
+        points,
+        knee: None,
+        max_p99: None,
+    }
+}
+
+fn sweeps(source: &str, w: SweepResult) -> Side {
+    Side { source: source.into(), docs: SideDocs::Sweeps(vec![w]) }
+}
+
+#[test]
+fn sweeps_are_compared_per_point_matched_by_params() {
+    let a = sweep(&[("1", 1000.0), ("2", 2000.0), ("4", 3000.0)], 1);
+    let b = sweep(&[("2", 3140.0), ("4", 6000.0), ("8", 9000.0)], 1);
+    let c = compare(&[sweeps("a.json", a), sweeps("b.json", b)], &CompareOptions::default()).unwrap();
+    assert_eq!(c.kind, "sweeps");
+    assert_eq!(c.units.len(), 2);
+    let p2 = &c.units[0];
+    assert_eq!(p2.params.as_ref().unwrap()["qd"], "2");
+    assert_eq!(metric(p2, "iops").changes[0].phrase, "IOPS +57%");
+    assert_eq!(metric(&c.units[1], "iops").changes[0].phrase, "IOPS +100%");
+    let unmatched: Vec<(&str, &Vec<String>)> =
+        c.unmatched_points.iter().map(|p| (p.params["qd"].as_str(), &p.present_in)).collect();
+    assert_eq!(unmatched, vec![("1", &vec!["A".to_string()]), ("8", &vec!["B".to_string()])]);
+    let text = text(&c);
+    assert!(text.contains("point qd=2"), "{text}");
+    assert!(text.contains("point qd=1 only in A: not compared"), "{text}");
+}
+
+#[test]
+fn sweep_points_with_trials_compare_headline_metrics_with_the_test() {
+    let a = sweep(&[("2", 1000.0)], 3);
+    let b = sweep(&[("2", 1570.0)], 3);
+    let c = compare(&[sweeps("a", a), sweeps("b", b)], &CompareOptions::default()).unwrap();
+    let u = &c.units[0];
+    assert_eq!(u.trials, vec![3, 3]);
+    let keys: Vec<&str> = u.metrics.iter().map(|m| m.key.as_str()).collect();
+    assert_eq!(keys, vec!["iops", "mb_s", "mean", "p99", "depth"]);
+    let iops = metric(u, "iops");
+    assert_eq!(iops.sides[0].value, 1001.0);
+    assert!(iops.changes[0].test.as_ref().unwrap().significant);
+}
+
+#[test]
+fn bad_inputs_are_errors_quoting_the_side() {
+    let r = crate::tests::sample();
+    let e = compare(&[runs("a", vec![r.clone()])], &CompareOptions::default()).unwrap_err();
+    assert_eq!(e, CompareError::TooFewSides(1));
+    let e = compare(&[runs("a", vec![r.clone()]), runs("tag:x=y", vec![])], &CompareOptions::default())
+        .unwrap_err();
+    assert_eq!(e.to_string(), "'tag:x=y' holds no run to compare");
+    let e = compare(
+        &[runs("r.json", vec![r.clone()]), sweeps("s.json", sweep(&[("1", 1.0)], 1))],
+        &CompareOptions::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("'r.json' (runs) with 's.json' (a sweep)"), "{e}");
+    let opts = CompareOptions { alpha: 1.5, ..Default::default() };
+    let e = compare(&[runs("a", vec![r.clone()]), runs("b", vec![r])], &opts).unwrap_err();
+    assert!(e.to_string().contains("'--alpha'"), "{e}");
+    let e = compare(
+        &[sweeps("a", sweep(&[("1", 1.0)], 1)), sweeps("b", sweep(&[("2", 1.0)], 1))],
+        &CompareOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e, CompareError::NoCommonPoint);
+}
+
+#[test]
+fn zero_baseline_has_no_percentage_and_no_panic() {
+    let mut a = crate::tests::sample();
+    a.cpu.cpu_ns_per_io = 0.0;
+    let b = crate::tests::sample();
+    let c = compare(&[runs("a", vec![a]), runs("b", vec![b])], &CompareOptions::default()).unwrap();
+    let cpu = metric(&c.units[0], "cpu_per_io");
+    assert_eq!(cpu.changes[0].pct, None);
+    assert_eq!(cpu.changes[0].phrase, "CPU per I/O n/a (baseline 0)");
+    let _ = text(&c);
+    let _ = markdown(&c);
+}
+
+#[test]
+fn compare_json_matches_the_compare_schema() {
+    use crate::schema_check::{check_document, COMPARE_SCHEMA as SCHEMA_TEXT};
+    let schema: serde_json::Value = serde_json::from_str(SCHEMA_TEXT).unwrap();
+    assert_eq!(schema["properties"]["schema"]["const"], COMPARE_SCHEMA);
+    // Runs with trials (tests, merged histograms, notes) and sweeps (params, unmatched points).
+    let a: Vec<RunResult> = (0..3).map(|s| run_with(990 + s, 100_000, 10, 5_000_000, s)).collect();
+    let b: Vec<RunResult> = (0..3).map(|s| run_with(1_980 + s, 50_000, 20, 9_000_000, 10 + s)).collect();
+    let mut stripped = b.clone();
+    stripped[0].histograms = None;
+    let runs_doc = compare(&[runs("a", a), runs("b", stripped)], &CompareOptions::default()).unwrap();
+    assert!(!runs_doc.notes.is_empty());
+    let sweeps_doc = compare(
+        &[sweeps("a", sweep(&[("1", 1.0), ("2", 2.0)], 3)), sweeps("b", sweep(&[("2", 3.0), ("4", 4.0)], 3))],
+        &CompareOptions::default(),
+    )
+    .unwrap();
+    assert!(!sweeps_doc.unmatched_points.is_empty());
+    for c in [&runs_doc, &sweeps_doc] {
+        let v: serde_json::Value = serde_json::from_str(&json(c)).unwrap();
+        check_document(&v, SCHEMA_TEXT);
+        assert_eq!(schema["properties"].as_object().unwrap().len(), v.as_object().unwrap().len());
+    }
+}

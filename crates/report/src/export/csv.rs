@@ -1,0 +1,141 @@
+//! CSV: a run's time series, a sweep's points, a find-max search's steps. A comparison has no CSV form.
+
+use std::fmt::Write as _;
+
+use super::{Document, Exporter, Unsupported};
+use crate::find_max::FindMaxResult;
+use crate::model::RunResult;
+use crate::sweep::SweepResult;
+
+/// The CSV exporter.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CsvExporter;
+
+impl CsvExporter {
+    /// The document as CSV, or [`Unsupported`] for a document without a CSV form.
+    pub fn render(&self, doc: &Document<'_>) -> Result<String, Unsupported> {
+        match doc {
+            Document::Run(r) => Ok(run(r)),
+            Document::Sweep(s) => Ok(sweep(s)),
+            Document::FindMax(f) => Ok(find_max(f)),
+            Document::Compare(_) => Err(Unsupported { format: "csv", document: doc.kind() }),
+        }
+    }
+}
+
+impl Exporter for CsvExporter {
+    type Error = Unsupported;
+
+    fn export(&self, doc: &Document<'_>) -> Result<String, Unsupported> {
+        self.render(doc)
+    }
+}
+
+/// Header of a run's CSV (its time series); the columns are the fields of `iolab_stats::TimePoint`.
+pub const TIMESERIES_CSV_HEADER: &str =
+    "t_s,interval_s,read_iops,write_iops,iops,mb_s,lat_mean_ns,lat_p99_ns";
+
+/// A run as CSV: its time series, the header then one line per point.
+pub(crate) fn run(r: &RunResult) -> String {
+    let mut out = String::with_capacity(64 * (r.timeseries.len() + 1));
+    out.push_str(TIMESERIES_CSV_HEADER);
+    out.push('\n');
+    for p in &r.timeseries {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{}",
+            p.t_s, p.interval_s, p.read_iops, p.write_iops, p.iops, p.mb_s, p.lat_mean_ns, p.lat_p99_ns
+        );
+    }
+    out
+}
+
+/// Header of a sweep's CSV after the swept fields' columns.
+pub const SWEEP_CSV_METRICS: &str = "index,trials,partial,iops,iops_ci95_low,iops_ci95_high,iops_cv,mb_s,\
+lat_mean_ns,lat_p99_ns,lat_p99_ns_ci95_low,lat_p99_ns_ci95_high,requested_depth,achieved_depth,knee,max_p99,\
+read_lat_mean_ns,cache_read_pct";
+
+/// The sweep as CSV: one row per point, the swept fields (outermost first, as typed) then the metrics
+/// (means over trials; confidence bounds and CV empty with one trial).
+pub(crate) fn sweep(s: &SweepResult) -> String {
+    let mut out = String::new();
+    let keys: Vec<&str> = s.axes.iter().map(|a| a.key.as_str()).collect();
+    for k in &keys {
+        out.push_str(k);
+        out.push(',');
+    }
+    out.push_str(SWEEP_CSV_METRICS);
+    out.push('\n');
+    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+    for p in &s.points {
+        for k in &keys {
+            out.push_str(&csv_field(p.params.get(*k).map(String::as_str).unwrap_or("")));
+            out.push(',');
+        }
+        let m = &p.summary;
+        let row = [
+            p.index.to_string(),
+            m.n.to_string(),
+            p.result.partial.to_string(),
+            format!("{}", m.iops.mean),
+            opt(m.iops.ci95_low),
+            opt(m.iops.ci95_high),
+            opt(m.iops.cv),
+            format!("{}", m.mb_s.mean),
+            format!("{}", m.lat_mean_ns.mean),
+            format!("{}", m.lat_p99_ns.mean),
+            opt(m.lat_p99_ns.ci95_low),
+            opt(m.lat_p99_ns.ci95_high),
+            p.result.depth.requested.to_string(),
+            format!("{}", m.achieved_depth.mean),
+            s.is_knee(p.index).to_string(),
+            s.is_max_p99(p.index).to_string(),
+            opt(m.read_lat_mean_ns.as_ref().map(|x| x.mean)),
+            opt(m.cache_read_pct.as_ref().map(|x| x.mean)),
+        ];
+        out.push_str(&row.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+fn csv_field(v: &str) -> String {
+    if v.contains([',', '"', '\n']) {
+        format!("\"{}\"", v.replace('"', "\"\""))
+    } else {
+        v.to_string()
+    }
+}
+
+/// Header of a find-max search's CSV.
+pub const FIND_MAX_CSV_HEADER: &str = "step,value,pass,target_iops,achieved_iops,measured_s";
+
+/// A find-max search as CSV: one line per step (value, pass, target and achieved IOPS, measured seconds).
+pub(crate) fn find_max(f: &FindMaxResult) -> String {
+    let mut out = format!("{FIND_MAX_CSV_HEADER}\n");
+    let num = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
+    for (i, s) in f.steps.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{}",
+            i + 1,
+            s.value,
+            s.pass,
+            num(s.target_iops),
+            num(s.achieved_iops),
+            s.measured_s
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_values_with_commas() {
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("4k/60:8k/40"), "4k/60:8k/40");
+    }
+}

@@ -1,0 +1,76 @@
+//! The printed find-max search, one rendering for both places it is shown (the end of `iolab run
+//! --find-max` and `iolab show`): a table of its steps with the Jetstress-style latency checks, the failed
+//! checks' reasons, then the result line with the failing value above the max and the resolution.
+
+use std::fmt::Write as _;
+
+use crate::find_max::{FindMaxResult, FindMaxStep};
+use crate::format::{format_count, format_duration_ns, format_rate, table};
+
+/// The latency checks shown per step, as (column, check name); `*` marks a per-interval maximum.
+const CHECK_COLUMNS: [(&str, &str); 4] = [
+    ("db read avg", "db_read_avg"),
+    ("db read max*", "db_read_max"),
+    ("log write avg", "log_write_avg"),
+    ("log write max*", "log_write_max"),
+];
+
+/// The search as a table of its steps and its result line.
+pub(crate) fn find_max(f: &FindMaxResult) -> String {
+    let variable = if f.variable.is_empty() { "value" } else { f.variable.as_str() };
+    let value = |x: f64| if f.by_mailboxes() { format_count(x.max(0.0) as u64) } else { format_rate(x, 1) };
+    let mut out = format!("find-max search over {variable}");
+    if let Some(p) = &f.profile {
+        let _ = write!(out, " · {p}");
+    }
+    if !f.started_at.is_empty() {
+        let _ = write!(out, " · started {}", f.started_at);
+    }
+    out.push('\n');
+    let mut header = vec!["step", variable, "target IOPS", "achieved"];
+    header.extend(CHECK_COLUMNS.iter().map(|(column, _)| *column));
+    header.push("verdict");
+    let rows: Vec<Vec<String>> = f.steps.iter().enumerate().map(|(i, s)| step_row(i, s, &value)).collect();
+    out.push_str(&table(&header, &rows));
+    for (i, s) in f.steps.iter().enumerate().filter(|(_, s)| !s.reasons.is_empty()) {
+        let _ = writeln!(out, "step {} failed: {}", i + 1, s.reasons.join("; "));
+    }
+    out.push_str(&result_line(f, variable, &value));
+    if f.interrupted {
+        out.push_str("search interrupted; the max is the largest passing value so far\n");
+    }
+    out
+}
+
+fn step_row(i: usize, s: &FindMaxStep, value: &dyn Fn(f64) -> String) -> Vec<String> {
+    let rate = |v: Option<f64>| v.map_or("-".to_string(), |v| format_rate(v, 1));
+    let mut row = vec![(i + 1).to_string(), value(s.value), rate(s.target_iops), rate(s.achieved_iops)];
+    for (_, name) in CHECK_COLUMNS {
+        let worst =
+            s.verdict.checks.iter().filter(|c| c.name == name).filter_map(|c| c.measured).reduce(f64::max);
+        row.push(worst.map_or("-".to_string(), format_duration_ns));
+    }
+    row.push(if s.pass { "PASS" } else { "FAIL" }.to_string());
+    row
+}
+
+/// "max mailboxes that passes: 1,000 (FAIL at 1,100; resolution 10% or 1 mailboxes)", or what was tried when
+/// nothing passed.
+fn result_line(f: &FindMaxResult, variable: &str, value: &dyn Fn(f64) -> String) -> String {
+    let unit = if f.by_mailboxes() { "mailboxes" } else { "IOPS" };
+    let failed = f.steps.iter().filter(|s| !s.pass).map(|s| s.value);
+    match f.max {
+        Some(m) => {
+            let fail_at = failed.filter(|&v| v > m).reduce(f64::min).map_or("-".to_string(), value);
+            format!(
+                "max {variable} that passes: {} (FAIL at {fail_at}; resolution {}% or 1 {unit})\n",
+                value(m),
+                f.resolution_pct
+            )
+        }
+        None => match f.steps.iter().map(|s| s.value).reduce(f64::min) {
+            Some(smallest) => format!("no {variable} value passed (smallest tried: {})\n", value(smallest)),
+            None => format!("no {variable} value passed\n"),
+        },
+    }
+}

@@ -1,0 +1,144 @@
+//! The printed sweep: a table shaped like the seeds' per-QD and per-block-size figures, with the knee and the
+//! `--max-p99` point marked.
+
+use super::steady_state_line;
+use crate::format::{format_duration_ns, format_rate};
+use crate::sweep::{LineMark, SweepResult};
+
+/// The printed sweep: a header line, one row per point (swept values, IOPS, MB/s, mean and p99 latency,
+/// achieved depth; with trials the IOPS 95 % confidence half-width and CV), marks on the knee and the
+/// `--max-p99` point, and a closing line per mark.
+pub(crate) fn sweep(s: &SweepResult) -> String {
+    let mut out = format!(
+        "iolab {} · sweep of {} point{}{} · base seed {}{}\n",
+        s.iolab_version,
+        s.points_planned,
+        if s.points_planned == 1 { "" } else { "s" },
+        if s.trials > 1 { format!(" × {} trials", s.trials) } else { String::new() },
+        s.base_seed,
+        if s.partial {
+            format!(" · PARTIAL: {} of {} points ran", s.points.len(), s.points_planned)
+        } else {
+            String::new()
+        },
+    );
+    if let Some(pc) = &s.preconditioning {
+        out.push_str(&format!("preconditioning: {}\n", steady_state_line(pc)));
+    }
+    out.push('\n');
+    let trials = s.trials > 1;
+    let mut header: Vec<String> = s.axes.iter().map(|a| a.key.clone()).collect();
+    header.extend(["IOPS", "MB/s", "mean", "p99", "depth"].map(String::from));
+    // Cache sweeps: the seeds' table columns (read latency, reads served from the cache).
+    let cached = s.points.iter().any(|p| p.summary.cache_read_pct.is_some());
+    if cached {
+        header.extend(["read mean", "from cache"].map(String::from));
+    }
+    if trials {
+        header.extend(["±95% IOPS", "CV"].map(String::from));
+    }
+    header.push(String::new());
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for p in &s.points {
+        let m = &p.summary;
+        let mut row: Vec<String> =
+            s.axes.iter().map(|a| p.params.get(&a.key).cloned().unwrap_or_default()).collect();
+        row.push(format_rate(m.iops.mean, 1));
+        row.push(format!("{:.1}", m.mb_s.mean));
+        row.push(format_duration_ns(m.lat_mean_ns.mean));
+        row.push(format_duration_ns(m.lat_p99_ns.mean));
+        row.push(format!("{:.1}", m.achieved_depth.mean));
+        if cached {
+            row.push(m.read_lat_mean_ns.as_ref().map_or("-".into(), |x| format_duration_ns(x.mean)));
+            row.push(m.cache_read_pct.as_ref().map_or("-".into(), |x| format!("{:.1}%", x.mean)));
+        }
+        if trials {
+            row.push(match (m.iops.ci95_low, m.iops.ci95_high) {
+                (Some(lo), Some(hi)) => format_rate((hi - lo) / 2.0, 1),
+                _ => "-".into(),
+            });
+            row.push(m.iops.cv.map_or("-".into(), |c| format!("{:.1}%", c * 100.0)));
+        }
+        let mut marks = Vec::new();
+        if s.is_knee(p.index) {
+            marks.push("◀ knee".to_string());
+        }
+        if s.is_max_p99(p.index) {
+            let limit = s.max_p99.as_ref().map_or(0, |m| m.limit_ns);
+            marks.push(format!("◀ max p99 ≤ {}", format_duration_ns(limit as f64)));
+        }
+        if p.result.partial {
+            marks.push("(partial)".into());
+        }
+        row.push(marks.join("  "));
+        rows.push(row);
+    }
+    out.push_str(&render_table(&header, &rows));
+    out.push('\n');
+    if let Some(k) = &s.knee {
+        out.push_str(&format!(
+            "knee ({}; first point after which IOPS gains < {}% while p99 grows > {}%): {}\n",
+            k.axis,
+            k.iops_gain_pct,
+            k.lat_growth_pct,
+            marks_text(&k.lines, "not reached within the sweep")
+        ));
+    } else if !s.points.is_empty() {
+        out.push_str("knee: not computed (no load axis swept: qd, workers or rate)\n");
+    }
+    if let Some(m) = &s.max_p99 {
+        out.push_str(&format!(
+            "max load with p99 ≤ {} ({}): {}\n",
+            format_duration_ns(m.limit_ns as f64),
+            m.axis,
+            marks_text(&m.lines, "none (the lightest load is already over)")
+        ));
+    }
+    out
+}
+
+fn marks_text(lines: &[LineMark], none: &str) -> String {
+    let parts: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            let at = l.value.clone().unwrap_or_else(|| none.to_string());
+            if l.params.is_empty() {
+                at
+            } else {
+                let ctx: Vec<String> = l.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("{} at {}", at, ctx.join(" "))
+            }
+        })
+        .collect();
+    parts.join("; ")
+}
+
+/// Right-aligned columns, two spaces apart; the last column (marks) is left-aligned.
+fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let last = header.len().saturating_sub(1);
+    let mut out = String::new();
+    for row in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)) {
+        let mut line = String::new();
+        for (i, c) in row.iter().enumerate() {
+            let pad = widths[i].saturating_sub(c.chars().count());
+            if i > 0 {
+                line.push_str("  ");
+            }
+            if i == last {
+                line.push_str(c);
+            } else {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(c);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
