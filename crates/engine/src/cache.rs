@@ -24,6 +24,7 @@
 //! What the device receives is filler from the engine's buffers, not the lines' bytes (the RAM copy is what
 //! reads are served from), so it is not a cache image anyone could recover; see docs/CACHE.md.
 
+use crate::tags::Tags;
 use crate::{Completion, Engine, EngineError, Op};
 use iolab_cache::{Cache, DeviceIo, Flush, ReadOutcome, SeqDetector, Ticket, WriteOutcome};
 use iolab_sim::{Done, Request, SharedDevice};
@@ -102,9 +103,9 @@ impl WorkerCache {
     }
 }
 
+/// What the cache has in flight under one tag.
 #[derive(Clone, Copy)]
 enum Pending {
-    Free,
     /// A forwarded op; `ticket` None when the op's target is not cached.
     Op {
         op: Op,
@@ -140,8 +141,7 @@ pub struct CacheEngine<E: Engine> {
     inner: E,
     wc: WorkerCache,
     seq: SeqDetector,
-    pending: Vec<Pending>,
-    free: Vec<u32>,
+    pending: Tags<Pending>,
     staging: Vec<u32>,
     ready: Vec<Completion>,
     reaped: Vec<Completion>,
@@ -178,8 +178,7 @@ impl<E: Engine> CacheEngine<E> {
             inner,
             wc,
             seq,
-            pending: vec![Pending::Free; n],
-            free: (0..n as u32).rev().collect(),
+            pending: Tags::new(n as u32),
             staging,
             ready: Vec::with_capacity(n),
             reaped: Vec::with_capacity(n),
@@ -218,9 +217,7 @@ impl<E: Engine> CacheEngine<E> {
     }
 
     fn take_tag(&mut self, p: Pending) -> u32 {
-        let tag = self.free.pop().expect("more ops in flight than slots (bug)");
-        self.pending[tag as usize] = p;
-        tag
+        self.pending.insert(p)
     }
 
     fn forward(&mut self, op: Op, ticket: Option<Ticket>) {
@@ -298,7 +295,8 @@ impl<E: Engine> CacheEngine<E> {
         for c in reaped.drain(..) {
             self.in_inner -= 1;
             let tag = c.user_data as u32;
-            match std::mem::replace(&mut self.pending[tag as usize], Pending::Free) {
+            // The tag stays taken until its entry is handled (a fill below takes a tag of its own).
+            match *self.pending.get(tag) {
                 Pending::Op { op, ticket } => {
                     if let Some(t) = ticket {
                         let ok = c.result == op.len as i32;
@@ -321,15 +319,13 @@ impl<E: Engine> CacheEngine<E> {
                 Pending::DevFill { buf } => self.fill_bufs.push(buf),
                 Pending::FlushRead { flush, buf } => {
                     // The line's data is the RAM copy in the staging buffer; the read was the device's cost.
-                    self.pending[tag as usize] = Pending::Flush { flush, buf };
+                    *self.pending.get_mut(tag) = Pending::Flush { flush, buf };
                     self.push_flush_write(tag, flush, buf);
                     continue;
                 }
-                Pending::DevHit { .. } | Pending::Free => {
-                    panic!("completion for tag {tag} not in the engine (bug)")
-                }
+                Pending::DevHit { .. } => panic!("completion for tag {tag} not in the engine (bug)"),
             }
-            self.free.push(tag);
+            self.pending.remove(tag);
         }
         self.reaped = reaped;
     }
@@ -343,33 +339,47 @@ impl<E: Engine> CacheEngine<E> {
         let next = dev.poll(*client, now, &mut self.dev_done);
         for d in self.dev_done.drain(..) {
             let tag = d.tag as u32;
-            let Pending::DevHit { op } = std::mem::replace(&mut self.pending[tag as usize], Pending::Free)
-            else {
+            let Pending::DevHit { op } = self.pending.remove(tag) else {
                 panic!("cache device completion for tag {tag} that is not a hit (bug)");
             };
             self.ready.push(Completion { user_data: op.user_data, result: op.len as i32, cached: true });
-            self.free.push(tag);
             self.in_dev -= 1;
         }
         next
     }
 }
 
-impl<E: Engine> Engine for CacheEngine<E> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
+/// The cache's turn of the shared wait loop ([`crate::held_submit_and_reap`]): write-backs are handed out at
+/// the start of each turn; what it holds back are hits timed by an emulated cache device (and hits completed
+/// at push, which wait in `ready` for the next call).
+impl<E: Engine> crate::Holding for CacheEngine<E> {
+    fn before_turn(&mut self) {
+        self.issue_flushes(false);
     }
+    fn clock(&self) -> u64 {
+        self.inner.now_ns()
+    }
+    fn release(&mut self, now: u64, out: &mut Vec<Completion>) -> Option<u64> {
+        let next = self.poll_dev(now);
+        out.append(&mut self.ready);
+        next
+    }
+    fn in_inner(&self) -> usize {
+        self.in_inner
+    }
+    fn reap_inner(&mut self, wait: Option<u64>, out: &mut Vec<Completion>) -> Result<u64, EngineError> {
+        self.inner.submit_and_reap(wait, &mut self.reaped)?;
+        self.take_reaped(out);
+        Ok(self.inner.now_ns())
+    }
+}
+
+impl<E: Engine> Engine for CacheEngine<E> {
+    crate::delegate_to_inner!();
     fn features(&self) -> Vec<String> {
         let mut f = self.inner.features();
         f.push("block_cache".into());
         f
-    }
-    #[inline]
-    fn now_ns(&self) -> u64 {
-        self.inner.now_ns()
-    }
-    fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
-        self.inner.buffer_mut(buf)
     }
     fn push(&mut self, op: Op) {
         let Some(&id) = self.wc.ids.get(op.target as usize) else {
@@ -396,27 +406,14 @@ impl<E: Engine> Engine for CacheEngine<E> {
         deadline_ns: Option<u64>,
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
-        let first = out.len();
-        loop {
-            self.issue_flushes(false);
-            let now = self.inner.now_ns();
-            let dev_next = self.poll_dev(now);
-            out.append(&mut self.ready);
-            let have = out.len() > first;
-            let past_deadline = deadline_ns.is_some_and(|d| now >= d);
-            let wait = crate::inner_deadline(have || past_deadline, now, dev_next, deadline_ns);
-            if wait.is_none() && self.in_inner == 0 {
-                return Ok(());
-            }
-            self.inner.submit_and_reap(wait, &mut self.reaped)?;
-            self.take_reaped(out);
-            let now = self.inner.now_ns();
-            self.poll_dev(now);
-            out.append(&mut self.ready);
-            if out.len() > first || past_deadline || deadline_ns.is_some_and(|d| now >= d) {
-                return Ok(());
-            }
-        }
+        crate::held_submit_and_reap(self, deadline_ns, out)
+    }
+    /// Hands over what was pushed underneath (misses, write-throughs, write-backs, real cache device I/O):
+    /// the target's I/O goes out early as it would without the cache, while hits never reach the engine
+    /// underneath. On virtual time the engine underneath is emulated and its `submit` does nothing, so
+    /// fixed-seed results are the same either way.
+    fn submit(&mut self) -> Result<(), EngineError> {
+        self.inner.submit()
     }
     fn finish(&mut self) -> Result<(), EngineError> {
         let mut spare = Vec::new();
