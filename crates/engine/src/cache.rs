@@ -107,33 +107,17 @@ impl WorkerCache {
 #[derive(Clone, Copy)]
 enum Pending {
     /// A forwarded op; `ticket` None when the op's target is not cached.
-    Op {
-        op: Op,
-        ticket: Option<Ticket>,
-    },
+    Op { op: Op, ticket: Option<Ticket> },
     /// A write-back from staging buffer `buf`.
-    Flush {
-        flush: Flush,
-        buf: u32,
-    },
+    Flush { flush: Flush, buf: u32 },
     /// A hit being timed by the cache device.
-    DevHit {
-        op: Op,
-    },
+    DevHit { op: Op },
     /// A hit (read) or an absorbed write carried by the real cache device, with device buffer `buf`.
-    DevIo {
-        op: Op,
-        buf: u32,
-    },
+    DevIo { op: Op, buf: u32 },
     /// A fill or update written to the real cache device from fill buffer `buf`.
-    DevFill {
-        buf: u32,
-    },
+    DevFill { buf: u32 },
     /// A write-back reading its line from the real cache device before writing staging buffer `buf`.
-    FlushRead {
-        flush: Flush,
-        buf: u32,
-    },
+    FlushRead { flush: Flush, buf: u32 },
 }
 
 /// An engine with the block cache in front.

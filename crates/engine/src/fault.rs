@@ -718,7 +718,8 @@ impl<E: Engine> Engine for FaultEngine<E> {
     }
     fn push(&mut self, op: Op) {
         let (fault, delay_ns) = self.decide(&op);
-        let tag = self.entries.insert(Entry { op, fault, delay_ns, result: 0, flipped: false, tainted: false });
+        let tag =
+            self.entries.insert(Entry { op, fault, delay_ns, result: 0, flipped: false, tainted: false });
         self.track_overlap(tag, &op, fault);
         let now = self.inner.now_ns();
         let tagged = Op { user_data: tag as u64, ..op };

@@ -266,5 +266,4 @@ impl RealClock {
     }
 }
 
-pub use worker::{run_worker, EngineChoice, ReadSources, WorkerEvent, WorkerOutput, WorkerSetup};
-
+pub use worker::{run_worker, EngineChoice, ReadSources, TxnStats, WorkerEvent, WorkerOutput, WorkerSetup};

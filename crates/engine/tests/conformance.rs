@@ -15,6 +15,7 @@
 mod common;
 
 use common::{initial_byte, TempTarget};
+use iolab_device::MemStore;
 use iolab_engine::buffers::Buffers;
 use iolab_engine::mem::MemEngine;
 use iolab_engine::sim::SimEngine;
@@ -22,7 +23,6 @@ use iolab_engine::sync::SyncEngine;
 use iolab_engine::uring::{self, UringEngine};
 use iolab_engine::{Completion, Engine, Op, RealClock};
 use iolab_spec::DataPattern;
-use iolab_device::MemStore;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

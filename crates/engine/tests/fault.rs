@@ -10,6 +10,7 @@
 mod common;
 
 use common::{initial_byte, TempTarget};
+use iolab_device::MemStore;
 use iolab_engine::buffers::Buffers;
 use iolab_engine::fault::{FaultEngine, Faults, WorkerFaults};
 use iolab_engine::mem::MemEngine;
@@ -17,7 +18,6 @@ use iolab_engine::sim::SimTarget;
 use iolab_engine::{run_worker, Completion, Engine, EngineChoice, Op, RealClock, WorkerOutput, WorkerSetup};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{DataPattern, InjectSpec, JobSpec, SimSpec, TargetSpec};
-use iolab_device::MemStore;
 use iolab_verify::{InjectCount, InjectResult};
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Barrier};

@@ -2,11 +2,11 @@
 //! region with 32 ops in flight each, random overlapping writes and reads, never a false alarm; and damage put
 //! into the RAM disk after a run is found by the read-back pass with the right class.
 
+use iolab_device::MemStore;
 use iolab_engine::verify::WorkerVerify;
 use iolab_engine::{run_worker, EngineChoice, WorkerOutput, WorkerSetup};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{JobSpec, TargetSpec};
-use iolab_device::MemStore;
 use iolab_verify::{FailMode, MismatchClass, TargetInfo, Verifier, VerifyConfig};
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Barrier};
@@ -211,6 +211,12 @@ impl iolab_engine::Engine for FlakyReads {
             }
         }
         Ok(())
+    }
+    fn submit(&mut self) -> Result<(), iolab_engine::EngineError> {
+        self.inner.submit()
+    }
+    fn finish(&mut self) -> Result<(), iolab_engine::EngineError> {
+        self.inner.finish()
     }
 }
 
