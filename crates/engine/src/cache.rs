@@ -414,3 +414,146 @@ impl<E: Engine> Engine for CacheEngine<E> {
         self.inner.finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffers::Buffers;
+    use crate::mem::MemEngine;
+    use crate::RealClock;
+    use iolab_cache::{CacheConfig, CacheMode, CachePolicy};
+    use iolab_device::MemStore;
+    use iolab_spec::DataPattern;
+
+    /// `mem:` that records every op pushed to it: what reached the engine under the cache.
+    struct Counting {
+        inner: MemEngine,
+        pushed: Vec<Op>,
+    }
+
+    impl Engine for Counting {
+        crate::delegate_to_inner!();
+        fn features(&self) -> Vec<String> {
+            self.inner.features()
+        }
+        fn push(&mut self, op: Op) {
+            self.pushed.push(op);
+            self.inner.push(op)
+        }
+        fn submit_and_reap(&mut self, d: Option<u64>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+            self.inner.submit_and_reap(d, out)
+        }
+        fn submit(&mut self) -> Result<(), EngineError> {
+            self.inner.submit()
+        }
+        fn finish(&mut self) -> Result<(), EngineError> {
+            self.inner.finish()
+        }
+    }
+
+    const QD: u32 = 2;
+
+    /// A cache of `mode` over a 1 MiB `mem:` target, 4 KiB lines, room for `QD` ops of the worker.
+    fn cached(mode: CacheMode) -> (CacheEngine<Counting>, Arc<MemStore>) {
+        let config = CacheConfig {
+            capacity_bytes: 256 << 10,
+            line_bytes: 4096,
+            mode,
+            policy: CachePolicy::default(),
+            admit_after: 1,
+            dirty_max_pct: 100.0,
+            targets: 1,
+        };
+        let wc = WorkerCache {
+            cache: Arc::new(Cache::new(config).expect("cache")),
+            ids: vec![0],
+            dev: None,
+            dev_size: 0,
+            seq_cutoff: 0,
+            first_staging_buf: 2 * QD,
+            real_dev: None,
+        };
+        let store = Arc::new(MemStore::new(1 << 20).expect("store"));
+        let b = Buffers::new(2 * QD + FLUSH_STAGING, 4096, DataPattern::Zero, 1);
+        let clock = RealClock::new(std::time::Instant::now());
+        let inner = Counting {
+            inner: MemEngine::new(Some(store.clone()), b, QD + wc.extra_slots(), clock),
+            pushed: Vec::new(),
+        };
+        (CacheEngine::new(inner, wc, QD), store)
+    }
+
+    /// Pushes `op` and returns its completion.
+    fn one(e: &mut CacheEngine<Counting>, op: Op) -> Completion {
+        e.push(op);
+        let mut out = Vec::new();
+        while out.is_empty() {
+            e.submit_and_reap(None, &mut out).expect("submit_and_reap");
+        }
+        assert_eq!(out.len(), 1);
+        out[0]
+    }
+
+    fn read(offset: u64) -> Op {
+        Op { user_data: 11, write: false, target: 0, offset, len: 4096, buf: 0 }
+    }
+
+    #[test]
+    fn cache_read_hit_completes_without_the_engine_underneath() {
+        let (mut e, store) = cached(CacheMode::WriteThrough);
+        store.write(4096, &[0x3C; 4096]);
+        let c = one(&mut e, read(4096));
+        assert_eq!((c.user_data, c.result, c.cached), (11, 4096, false), "the first read misses");
+        assert_eq!(e.inner.pushed.len(), 1);
+        e.buffer_mut(0).fill(0);
+        let c = one(&mut e, read(4096));
+        assert_eq!((c.user_data, c.result, c.cached), (11, 4096, true), "the second read hits");
+        assert_eq!(e.inner.pushed.len(), 1, "a hit never reaches the engine underneath");
+        assert!(e.buffer_mut(0).iter().all(|&b| b == 0x3C), "a hit returns the line's data");
+    }
+
+    #[test]
+    fn cache_write_back_write_is_absorbed_until_finish() {
+        let (mut e, store) = cached(CacheMode::WriteBack);
+        e.buffer_mut(1).fill(0xAB);
+        let c = one(&mut e, Op { user_data: 5, write: true, target: 0, offset: 8192, len: 4096, buf: 1 });
+        assert_eq!((c.user_data, c.result, c.cached), (5, 4096, true));
+        assert!(e.inner.pushed.is_empty(), "an absorbed write does not reach the target");
+        let mut on_target = [0u8; 4096];
+        store.read(8192, &mut on_target);
+        assert!(on_target.iter().all(|&b| b == 0));
+        e.finish().expect("finish");
+        store.read(8192, &mut on_target);
+        assert!(on_target.iter().all(|&b| b == 0xAB), "finish writes the dirty line back");
+        let flush = e.inner.pushed.first().copied().expect("a write-back");
+        assert!(flush.write && flush.buf >= 2 * QD, "from a staging buffer: {flush:?}");
+    }
+
+    #[test]
+    fn cache_write_through_reaches_the_target_and_updates_the_line() {
+        let (mut e, store) = cached(CacheMode::WriteThrough);
+        e.buffer_mut(1).fill(0x77);
+        let c = one(&mut e, Op { user_data: 6, write: true, target: 0, offset: 0, len: 4096, buf: 1 });
+        assert_eq!((c.result, c.cached), (4096, false));
+        let mut on_target = [0u8; 4096];
+        store.read(0, &mut on_target);
+        assert!(on_target.iter().all(|&b| b == 0x77));
+        let c = one(&mut e, read(0));
+        assert!(c.cached, "the written line is cached");
+        assert!(e.buffer_mut(0).iter().all(|&b| b == 0x77));
+    }
+
+    #[test]
+    fn real_device_extent_is_whole_lines_inside_the_device() {
+        let rd = RealDevice { target: 1, size_bytes: 16 * 4096, first_buf: 0 };
+        // 5000 bytes from 100 bytes into line 1 touch lines 1 and 2.
+        assert_eq!(rd.extent(4096, 0, 4096 + 100, 5000, 65536), (4096, 8192));
+        // Three lines from line 15 would run past the device's 16 lines: moved back to fit.
+        assert_eq!(rd.extent(4096, 0, 15 * 4096, 3 * 4096, 65536), (13 * 4096, 3 * 4096));
+        // Capped at the buffer.
+        assert_eq!(rd.extent(4096, 0, 0, 8 * 4096, 4096).1, 4096);
+        // Another target's lines are spread elsewhere, still on the device.
+        let at = rd.place(4096, 3, 5);
+        assert!(at < rd.size_bytes && at % 4096 == 0 && at != rd.place(4096, 0, 5));
+    }
+}

@@ -347,3 +347,93 @@ impl TxnLoop<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::SimTarget;
+    use crate::{run_worker, EngineChoice, WorkerEvent};
+    use iolab_plan::{Plan, TargetGeometry};
+    use iolab_spec::{JobSpec, SimSpec, TargetSpec};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::{mpsc, Arc, Barrier};
+    use std::time::Instant;
+
+    #[test]
+    fn ring_wrapping_around_stays_fifo() {
+        let mut r = Ring::new(2);
+        r.push((1, 10));
+        r.push((2, 20));
+        assert!(r.is_full());
+        assert_eq!(r.pop(), Some((1, 10)));
+        r.push((3, 30)); // wraps to the first place
+        assert_eq!(r.iter().copied().collect::<Vec<_>>(), [(2, 20), (3, 30)]);
+        assert_eq!((r.pop(), r.pop(), r.pop()), (Some((2, 20)), Some((3, 30)), None));
+    }
+
+    /// One user in stress mode, transactions of a read then a write, on a 100 us device on virtual time: every
+    /// transaction takes exactly two steps of 100 us.
+    fn stress_run(duration: &str) -> (WorkerOutput, Vec<iolab_stats::IntervalStats>) {
+        let job = format!(
+            "duration = \"{duration}\"\nramp = \"0\"\nseed = 1\nclock = \"virtual\"\n[users]\ncount = 1\n\
+             mode = \"stress\"\n[[transaction]]\nname = \"t\"\nsteps = [{{ rw = \"randread\", bs = \"4k\" }}, \
+             {{ rw = \"write\", bs = \"4k\" }}]\n"
+        );
+        let spec = JobSpec::from_toml(&job, "t.toml").expect("job parses");
+        let sim = SimSpec::Fixed { latency_ns: 100_000, servers: 8, size_bytes: 1 << 30 };
+        let plan = Plan::from_spec(&spec, Some(&TargetSpec::Sim(sim.clone()))).expect("plan");
+        let regions = plan.bind(&[TargetGeometry { size_bytes: 1 << 30, block_bytes: 512 }]).expect("bind");
+        let w = plan.workers[0].clone();
+        let (tx, rx) = mpsc::channel();
+        let setup = WorkerSetup {
+            engine: EngineChoice::Sim {
+                targets: vec![SimTarget::single(&sim, plan.seed, w.qd, false)],
+                client: 0,
+                virtual_clock: true,
+            },
+            plan: w,
+            regions: regions[0].clone(),
+            files: Vec::new(),
+            links: Vec::new(),
+            cache: None,
+            verify: None,
+            faults: None,
+            stop_on_error: false,
+            seed: plan.seed,
+            ramp_ns: plan.ramp_ns,
+            duration_ns: plan.duration_ns,
+            interval_ns: 10_000_000,
+            epoch: Instant::now(),
+            stop: Arc::new(AtomicBool::new(false)),
+            finish: Arc::new(AtomicBool::new(false)),
+            barrier: Arc::new(Barrier::new(1)),
+            events: tx,
+        };
+        let out = run_worker(setup).expect("run_worker");
+        let intervals = rx.iter().map(|WorkerEvent::Interval { stats, .. }| stats).collect();
+        (out, intervals)
+    }
+
+    #[test]
+    fn txn_stress_latency_is_the_sum_of_its_steps_and_the_books_balance() {
+        let (out, intervals) = stress_run("100ms");
+        let t = out.txn.as_ref().expect("transaction stats");
+        // Transactions complete every 200 us; the one completing at exactly 100 ms is outside the window and
+        // stays in the backlog.
+        assert_eq!(t.completed, 499, "{t:?}");
+        assert_eq!((t.latency.min(), t.latency.max()), (200_000, 200_000));
+        assert_eq!(t.dispatched, 500);
+        assert_eq!(t.dispatched_by_type, [500]);
+        assert_eq!(t.backlog_at_end, t.dispatched - t.completed);
+        assert_eq!((t.executing_max, t.failed, t.beyond_ring), (1, 0, 0));
+        // Steps: reads complete at 100, 300, ... us, writes at 200, 400, ... us.
+        assert_eq!((out.read.ops, out.write.ops), (500, 499));
+        assert_eq!((out.read.lat.min(), out.read.lat.max()), (100_000, 100_000));
+        assert_eq!(out.window_ns, 100_000_000);
+        assert!(!out.stopped_early);
+        let completed: u64 = intervals.iter().map(|i| i.txn.completed).sum();
+        assert_eq!(completed, 499, "interval counts add up");
+        assert_eq!(intervals.len(), 10);
+        assert_eq!(intervals.last().map(|i| i.txn.backlog), Some(1), "the last interval carries the backlog");
+    }
+}
