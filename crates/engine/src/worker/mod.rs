@@ -2,7 +2,7 @@
 //!
 //! Its parts, each depending only on those listed before it (no module imports one after it):
 //!
-//! - [`interface`](self): what the cli hands a worker ([`WorkerSetup`], [`EngineChoice`]) and gets back
+//! - `interface`: what the cli hands a worker ([`WorkerSetup`], [`EngineChoice`]) and gets back
 //!   ([`WorkerEvent`], [`WorkerOutput`], [`ReadSources`], [`TxnStats`]);
 //! - `slots`: the `qd` in-flight records, their free list, pushing, early submission, retries;
 //! - `window`: the measurement window ([ramp end, end), stop and finish) and the time series, one

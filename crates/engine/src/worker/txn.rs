@@ -156,6 +156,7 @@ impl TxnLoop<'_> {
         let mut now = window.start;
         loop {
             self.carry_in(&window, &arrivals, now);
+            // 1. Dispatch due arrivals (rate mode).
             if !window.stopping {
                 self.dispatch(&window, &mut arrivals, now);
             }
@@ -163,6 +164,7 @@ impl TxnLoop<'_> {
             if window.check_stop(now, false, self.s) {
                 self.stopped(&window, &arrivals, now);
             }
+            // 3. Start transactions in free slots.
             if !window.stopping {
                 self.start_transactions(engine, &window, &arrivals, now);
             }
@@ -227,8 +229,8 @@ impl TxnLoop<'_> {
         stats.dispatched += arrivals.as_ref().map_or(0, |a| a.due_before(window.measure_start));
     }
 
-    /// 1. Rate mode: every due arrival is dispatched into the pending ring (while it has room), also at the
-    /// end (arrivals due before the end count even when they will never start).
+    /// Step 1, rate mode: every due arrival is dispatched into the pending ring (while it has room), also at
+    /// the end (arrivals due before the end count even when they will never start).
     fn dispatch(&mut self, window: &Window, arrivals: &mut Option<Arrivals>, now: u64) {
         let Some(a) = arrivals else { return };
         while !self.ring.is_full() && a.peek() <= now && window.end.is_none_or(|e| a.peek() < e) {
@@ -254,7 +256,7 @@ impl TxnLoop<'_> {
         self.stats.backlog_at_end = self.ring.len as u64 + self.executing + beyond + self.late;
     }
 
-    /// 3. Starts transactions in free slots: pending arrivals in rate mode, new ones in stress mode.
+    /// Step 3: starts transactions in free slots: pending arrivals in rate mode, new ones in stress mode.
     fn start_transactions<E: Engine>(
         &mut self,
         engine: &mut E,
@@ -292,8 +294,8 @@ impl TxnLoop<'_> {
         }
     }
 
-    /// 5. Records the I/O of completion `c` (or resubmits it on a transient error), then issues the next step
-    /// of its transaction or completes it.
+    /// Step 5: records the I/O of completion `c` (or resubmits it on a transient error), then issues the next
+    /// step of its transaction or completes it.
     fn complete<E: Engine>(
         &mut self,
         engine: &mut E,
