@@ -451,24 +451,7 @@ fn wrappers_over_uring_pass_submit_through() {
         let b = Buffers::new(n, BUF as u64, DataPattern::Random, 7);
         UringEngine::new(SLOTS + FLUSH_STAGING, vec![t.file.clone()], b, clock()).expect("UringEngine::new")
     };
-    let config = CacheConfig {
-        capacity_bytes: 1 << 20,
-        line_bytes: 4096,
-        mode: CacheMode::WriteThrough,
-        policy: CachePolicy::default(),
-        admit_after: 1,
-        dirty_max_pct: 50.0,
-        targets: 1,
-    };
-    let wc = WorkerCache {
-        cache: Arc::new(Cache::new(config).expect("cache")),
-        ids: vec![0],
-        dev: None,
-        dev_size: 0,
-        seq_cutoff: 0,
-        first_staging_buf: 2 * SLOTS,
-        real_dev: None,
-    };
+    let wc = write_through();
     submit_reaches_the_file("cache", CacheEngine::new(ring(2 * SLOTS + FLUSH_STAGING), wc, SLOTS), &t);
     submit_reaches_the_file("link", LinkEngine::new(ring(2 * SLOTS), &[None], SLOTS), &t);
     let wf = WorkerFaults {
@@ -480,20 +463,7 @@ fn wrappers_over_uring_pass_submit_through() {
         verifier: None,
     };
     submit_reaches_the_file("fault", FaultEngine::new(ring(2 * SLOTS), wf, SLOTS), &t);
-    let config = VerifyConfig {
-        block_bytes: 4096,
-        run_id: 1,
-        targets: vec![TargetInfo { name: "file".into(), size_bytes: 1 << 20 }],
-        fail: FailMode::Continue,
-        journal: None,
-    };
-    let wv = WorkerVerify {
-        verifier: Arc::new(Verifier::new(config).expect("verifier")),
-        ids: vec![0],
-        regions: vec![(0, 1 << 20)],
-        readback: false,
-        stop: Arc::new(AtomicBool::new(false)),
-    };
+    let wv = worker_verify(&verifier(1 << 20));
     submit_reaches_the_file("verify", VerifyEngine::new(ring(2 * SLOTS), wv, SLOTS), &t);
 }
 
@@ -588,6 +558,53 @@ fn mem_target(label: &'static str) -> (Arc<MemStore>, Profile) {
     (store, p)
 }
 
+/// A write-through cache of 1 MiB in 4 KiB lines over one target (what the suite writes reaches the target
+/// before it completes), with its staging buffers after the suite's.
+fn write_through() -> WorkerCache {
+    let config = CacheConfig {
+        capacity_bytes: 1 << 20,
+        line_bytes: 4096,
+        mode: CacheMode::WriteThrough,
+        policy: CachePolicy::default(),
+        admit_after: 1,
+        dirty_max_pct: 50.0,
+        targets: 1,
+    };
+    WorkerCache {
+        cache: Arc::new(Cache::new(config).expect("cache")),
+        ids: vec![0],
+        dev: None,
+        dev_size: 0,
+        seq_cutoff: 0,
+        first_staging_buf: 2 * SLOTS,
+        real_dev: None,
+    }
+}
+
+/// A verifier of 4 KiB blocks over one target of `size` bytes.
+fn verifier(size: u64) -> Arc<Verifier> {
+    let config = VerifyConfig {
+        block_bytes: 4096,
+        run_id: 1,
+        targets: vec![TargetInfo { name: "target".into(), size_bytes: size }],
+        fail: FailMode::Continue,
+        journal: None,
+    };
+    Arc::new(Verifier::new(config).expect("verifier"))
+}
+
+/// One worker's view of `verifier`: the whole target, no read-back.
+fn worker_verify(verifier: &Arc<Verifier>) -> WorkerVerify {
+    let size = verifier.targets()[0].size_bytes;
+    WorkerVerify {
+        verifier: verifier.clone(),
+        ids: vec![0],
+        regions: vec![(0, size)],
+        readback: false,
+        stop: Arc::new(AtomicBool::new(false)),
+    }
+}
+
 /// A link of 400 MB/s and 20 us per command.
 fn link() -> Option<iolab_engine::link::SharedLink> {
     let params = LinkParams { preset: "test".into(), mb_s: 400.0, latency_ns: 20_000 };
@@ -598,26 +615,8 @@ fn link() -> Option<iolab_engine::link::SharedLink> {
 fn cache_over_mem_conforms() {
     let (store, p) = mem_target("cache over mem");
     check(p, |_| {
-        // Write-through, so what the suite writes reaches the target before it completes; room for the cache's
-        // write-back staging buffers after the suite's.
-        let config = CacheConfig {
-            capacity_bytes: 1 << 20,
-            line_bytes: 4096,
-            mode: CacheMode::WriteThrough,
-            policy: CachePolicy::default(),
-            admit_after: 1,
-            dirty_max_pct: 50.0,
-            targets: 1,
-        };
-        let wc = WorkerCache {
-            cache: Arc::new(Cache::new(config).expect("cache")),
-            ids: vec![0],
-            dev: None,
-            dev_size: 0,
-            seq_cutoff: 0,
-            first_staging_buf: 2 * SLOTS,
-            real_dev: None,
-        };
+        // Room for the cache's write-back staging buffers after the suite's.
+        let wc = write_through();
         let b = Buffers::new(2 * SLOTS + FLUSH_STAGING, BUF as u64, DataPattern::Random, 7);
         let inner = MemEngine::new(Some(store.clone()), b, SLOTS + wc.extra_slots(), clock());
         CacheEngine::new(inner, wc, SLOTS)
@@ -661,14 +660,7 @@ fn fault_over_mem_without_faults_conforms() {
 #[test]
 fn verify_over_mem_conforms() {
     let store = Arc::new(MemStore::new(SIZE).expect("MemStore::new"));
-    let config = VerifyConfig {
-        block_bytes: 4096,
-        run_id: 1,
-        targets: vec![TargetInfo { name: "mem".into(), size_bytes: SIZE }],
-        fail: FailMode::Continue,
-        journal: None,
-    };
-    let verifier = Arc::new(Verifier::new(config).expect("verifier"));
+    let verifier = verifier(SIZE);
     let p = Profile {
         label: "verify over mem",
         name: "mem",
@@ -677,14 +669,11 @@ fn verify_over_mem_conforms() {
         slot_buffers: true,
     };
     check(p, |b| {
-        let wv = WorkerVerify {
-            verifier: verifier.clone(),
-            ids: vec![0],
-            regions: vec![(0, SIZE)],
-            readback: false,
-            stop: Arc::new(AtomicBool::new(false)),
-        };
-        VerifyEngine::new(MemEngine::new(Some(store.clone()), b, SLOTS, clock()), wv, SLOTS)
+        VerifyEngine::new(
+            MemEngine::new(Some(store.clone()), b, SLOTS, clock()),
+            worker_verify(&verifier),
+            SLOTS,
+        )
     });
     let r = verifier.result();
     assert_eq!(r.mismatches, 0, "{r:?}");

@@ -168,4 +168,47 @@ impl TxnStats {
             beyond_ring: 0,
         }
     }
+
+    /// Counts one transaction of type `txn` dispatched.
+    #[inline]
+    pub(crate) fn dispatch(&mut self, txn: u16) {
+        self.dispatched += 1;
+        self.dispatched_by_type[txn as usize] += 1;
+    }
+}
+
+#[cfg(test)]
+impl WorkerSetup {
+    /// For the crate's unit tests: worker 0 of `plan`, bound to `regions`, on `engine`, with the plan's seed,
+    /// ramp and duration, intervals of `interval_ns`, alone at its barrier; its events come out of the
+    /// receiver.
+    pub(crate) fn for_test(
+        plan: &iolab_plan::Plan,
+        regions: Vec<Region>,
+        engine: EngineChoice,
+        interval_ns: u64,
+    ) -> (WorkerSetup, std::sync::mpsc::Receiver<WorkerEvent>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let setup = WorkerSetup {
+            plan: plan.workers[0].clone(),
+            regions,
+            files: Vec::new(),
+            engine,
+            links: Vec::new(),
+            cache: None,
+            verify: None,
+            faults: None,
+            stop_on_error: false,
+            seed: plan.seed,
+            ramp_ns: plan.ramp_ns,
+            duration_ns: plan.duration_ns,
+            interval_ns,
+            epoch: Instant::now(),
+            stop: Arc::new(AtomicBool::new(false)),
+            finish: Arc::new(AtomicBool::new(false)),
+            barrier: Arc::new(Barrier::new(1)),
+            events: tx,
+        };
+        (setup, rx)
+    }
 }

@@ -17,7 +17,7 @@
 
 use super::interface::{ReadSources, WorkerOutput, WorkerSetup};
 use super::slots::{submit_early, Slots};
-use super::window::{Series, Window};
+use super::window::{begin, Series, Window};
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::OpGen;
@@ -62,13 +62,8 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         issued_bytes: 0,
         last_completion: 0,
     };
-    s.barrier.wait();
-    let start = engine.now_ns();
-    let window = Window::open(start, s);
+    let (window, arrivals) = begin(engine, s, w.rate_iops, w.arrival);
     l.last_completion = window.measure_start;
-    let arrivals = w.rate_iops.map(|r| {
-        Arrivals::new(r, w.arrival, start, Rng::for_worker(s.seed ^ crate::salts::ARRIVAL, w.index))
-    });
     l.run(engine, window, arrivals)
 }
 

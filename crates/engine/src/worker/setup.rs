@@ -135,10 +135,6 @@ mod tests {
     use crate::{Completion, Op};
     use iolab_plan::{Plan, TargetGeometry};
     use iolab_spec::{JobSpec, TargetSpec};
-    use std::sync::atomic::AtomicBool;
-    use std::sync::mpsc;
-    use std::sync::{Arc, Barrier};
-    use std::time::Instant;
 
     /// `null:` under a recorder: how many ops each `submit` and each `submit_and_reap` handed over.
     struct Recorder {
@@ -187,27 +183,8 @@ mod tests {
         let target = TargetSpec::parse("null:16M").expect("target parses");
         let plan = Plan::from_spec(&spec, Some(&target)).expect("plan");
         let regions = plan.bind(&[TargetGeometry { size_bytes: 16 << 20, block_bytes: 512 }]).expect("bind");
-        let (tx, _rx) = mpsc::channel();
-        let setup = WorkerSetup {
-            plan: plan.workers[0].clone(),
-            regions: regions[0].clone(),
-            files: Vec::new(),
-            engine: EngineChoice::Null,
-            links: Vec::new(),
-            cache: None,
-            verify: None,
-            faults: None,
-            stop_on_error: false,
-            seed: plan.seed,
-            ramp_ns: 0,
-            duration_ns: None,
-            interval_ns: 1_000_000_000,
-            epoch: Instant::now(),
-            stop: Arc::new(AtomicBool::new(false)),
-            finish: Arc::new(AtomicBool::new(false)),
-            barrier: Arc::new(Barrier::new(1)),
-            events: tx,
-        };
+        let (setup, _rx) =
+            WorkerSetup::for_test(&plan, regions[0].clone(), EngineChoice::Null, 1_000_000_000);
         let clock = RealClock::new(setup.epoch);
         let inner = MemEngine::new(None, Buffers::new(64, 4096, setup.plan.data, 1), 32, clock);
         let mut e = Recorder { inner, since: 0, submits: Vec::new(), waits: Vec::new() };

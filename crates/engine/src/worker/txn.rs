@@ -29,7 +29,7 @@
 
 use super::interface::{TxnStats, WorkerOutput, WorkerSetup};
 use super::slots::Slots;
-use super::window::{Series, Window};
+use super::window::{begin, Series, Window};
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::loadgen::{TxnGen, WorkerTxnPlan, PENDING_CAP};
@@ -137,12 +137,7 @@ pub(crate) fn drive_transactions<E: Engine>(
         late: 0,
         carried: false,
     };
-    s.barrier.wait();
-    let start = engine.now_ns();
-    let window = Window::open(start, s);
-    let arrivals = lg.rate_per_s.filter(|_| rate_mode).map(|r| {
-        Arrivals::new(r, lg.arrival, start, Rng::for_worker(s.seed ^ crate::salts::ARRIVAL, w.index))
-    });
+    let (window, arrivals) = begin(engine, s, lg.rate_per_s.filter(|_| rate_mode), lg.arrival);
     l.run(engine, window, arrivals)
 }
 
@@ -223,8 +218,7 @@ impl TxnLoop<'_> {
         let stats = &mut self.stats;
         let in_progress = self.slots.busy().map(|sl| sl.of.txn);
         for txn in in_progress.chain(self.ring.iter().map(|&(_, txn)| txn)) {
-            stats.dispatched += 1;
-            stats.dispatched_by_type[txn as usize] += 1;
+            stats.dispatch(txn);
         }
         stats.dispatched += arrivals.as_ref().map_or(0, |a| a.due_before(window.measure_start));
     }
@@ -238,8 +232,7 @@ impl TxnLoop<'_> {
             let txn = self.gen.next_txn();
             self.ring.push((t, txn));
             if t >= window.measure_start {
-                self.stats.dispatched += 1;
-                self.stats.dispatched_by_type[txn as usize] += 1;
+                self.stats.dispatch(txn);
                 if window.measuring(now) {
                     self.series.current.txn.dispatched += 1;
                 }
@@ -273,8 +266,7 @@ impl TxnLoop<'_> {
             } else {
                 let txn = self.gen.next_txn();
                 if window.measuring(now) {
-                    self.stats.dispatched += 1;
-                    self.stats.dispatched_by_type[txn as usize] += 1;
+                    self.stats.dispatch(txn);
                     self.series.current.txn.dispatched += 1;
                 }
                 (now, txn)
@@ -357,9 +349,6 @@ mod tests {
     use crate::{run_worker, EngineChoice, WorkerEvent};
     use iolab_plan::{Plan, TargetGeometry};
     use iolab_spec::{JobSpec, SimSpec, TargetSpec};
-    use std::sync::atomic::AtomicBool;
-    use std::sync::{mpsc, Arc, Barrier};
-    use std::time::Instant;
 
     #[test]
     fn ring_wrapping_around_stays_fifo() {
@@ -385,32 +374,9 @@ mod tests {
         let sim = SimSpec::Fixed { latency_ns: 100_000, servers: 8, size_bytes: 1 << 30 };
         let plan = Plan::from_spec(&spec, Some(&TargetSpec::Sim(sim.clone()))).expect("plan");
         let regions = plan.bind(&[TargetGeometry { size_bytes: 1 << 30, block_bytes: 512 }]).expect("bind");
-        let w = plan.workers[0].clone();
-        let (tx, rx) = mpsc::channel();
-        let setup = WorkerSetup {
-            engine: EngineChoice::Sim {
-                targets: vec![SimTarget::single(&sim, plan.seed, w.qd, false)],
-                client: 0,
-                virtual_clock: true,
-            },
-            plan: w,
-            regions: regions[0].clone(),
-            files: Vec::new(),
-            links: Vec::new(),
-            cache: None,
-            verify: None,
-            faults: None,
-            stop_on_error: false,
-            seed: plan.seed,
-            ramp_ns: plan.ramp_ns,
-            duration_ns: plan.duration_ns,
-            interval_ns: 10_000_000,
-            epoch: Instant::now(),
-            stop: Arc::new(AtomicBool::new(false)),
-            finish: Arc::new(AtomicBool::new(false)),
-            barrier: Arc::new(Barrier::new(1)),
-            events: tx,
-        };
+        let targets = vec![SimTarget::single(&sim, plan.seed, plan.workers[0].qd, false)];
+        let engine = EngineChoice::Sim { targets, client: 0, virtual_clock: true };
+        let (setup, rx) = WorkerSetup::for_test(&plan, regions[0].clone(), engine, 10_000_000);
         let out = run_worker(setup).expect("run_worker");
         let intervals = rx.iter().map(|WorkerEvent::Interval { stats, .. }| stats).collect();
         (out, intervals)

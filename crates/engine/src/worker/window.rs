@@ -9,6 +9,10 @@
 //! pass their end, and also when nothing completes, so a stall shows as zero IOPS rather than as a gap.
 
 use super::interface::{WorkerEvent, WorkerSetup};
+use crate::Engine;
+use iolab_plan::arrival::Arrivals;
+use iolab_plan::rng::Rng;
+use iolab_spec::Arrival;
 use iolab_stats::IntervalStats;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -33,6 +37,20 @@ pub(crate) struct Window {
     /// Stopped by a stop request before the end or a limit.
     pub(crate) stopped_early: bool,
     stop_at: Option<u64>,
+}
+
+/// Waits for all workers at the barrier, then opens the window at the engine's clock, with the arrival
+/// schedule of `rate` per second (None: closed loop, or transactions in stress mode) starting there.
+pub(crate) fn begin<E: Engine>(
+    engine: &E,
+    s: &WorkerSetup,
+    rate: Option<f64>,
+    arrival: Arrival,
+) -> (Window, Option<Arrivals>) {
+    s.barrier.wait();
+    let start = engine.now_ns();
+    let rng = || Rng::for_worker(s.seed ^ crate::salts::ARRIVAL, s.plan.index);
+    (Window::open(start, s), rate.map(|r| Arrivals::new(r, arrival, start, rng())))
 }
 
 impl Window {
@@ -169,35 +187,15 @@ impl<'a> Series<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicBool;
-    use std::sync::{mpsc, Arc, Barrier};
+    use std::sync::mpsc;
 
     fn setup(ramp_ns: u64, duration_ns: Option<u64>) -> (WorkerSetup, mpsc::Receiver<WorkerEvent>) {
         let job = "ios = 1\nseed = 1\nqd = 1\nbs = \"4k\"\nrw = \"read\"\n";
         let spec = iolab_spec::JobSpec::from_toml(job, "t.toml").expect("job");
         let target = iolab_spec::TargetSpec::parse("null:1M").expect("target");
         let plan = iolab_plan::Plan::from_spec(&spec, Some(&target)).expect("plan");
-        let (tx, rx) = mpsc::channel();
-        let s = WorkerSetup {
-            plan: plan.workers[0].clone(),
-            regions: Vec::new(),
-            files: Vec::new(),
-            engine: super::super::EngineChoice::Null,
-            links: Vec::new(),
-            cache: None,
-            verify: None,
-            faults: None,
-            stop_on_error: false,
-            seed: 1,
-            ramp_ns,
-            duration_ns,
-            interval_ns: 100,
-            epoch: std::time::Instant::now(),
-            stop: Arc::new(AtomicBool::new(false)),
-            finish: Arc::new(AtomicBool::new(false)),
-            barrier: Arc::new(Barrier::new(1)),
-            events: tx,
-        };
+        let (mut s, rx) = WorkerSetup::for_test(&plan, Vec::new(), super::super::EngineChoice::Null, 100);
+        (s.ramp_ns, s.duration_ns) = (ramp_ns, duration_ns);
         (s, rx)
     }
 
