@@ -1,4 +1,4 @@
-//! Engine conformance: ONE suite, [`check`], run against every engine (STYLE.md §2.6).
+//! Engine conformance: ONE suite, [`check`], run against every engine.
 //!
 //! Properties, each on a fresh engine from `make`:
 //! - (a) every pushed op completes exactly once, with its `user_data`, and `result == len`;
