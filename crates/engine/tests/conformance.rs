@@ -19,25 +19,29 @@
 mod common;
 
 use common::{initial_byte, TempTarget};
-use iolab_cache::{Cache, CacheConfig, CacheMode, CachePolicy};
 use iolab_device::MemStore;
 use iolab_engine::buffers::Buffers;
-use iolab_engine::cache::{CacheEngine, WorkerCache, FLUSH_STAGING};
-use iolab_engine::fault::{FaultEngine, Faults, WorkerFaults};
-use iolab_engine::link::LinkEngine;
 use iolab_engine::mem::MemEngine;
 use iolab_engine::sim::SimEngine;
 use iolab_engine::sync::SyncEngine;
 use iolab_engine::uring::{self, UringEngine};
-use iolab_engine::verify::{VerifyEngine, WorkerVerify};
 use iolab_engine::{Completion, Engine, Op, RealClock};
-use iolab_sim::LinkTiming;
-use iolab_spec::{DataPattern, LinkParams};
-use iolab_verify::{FailMode, TargetInfo, Verifier, VerifyConfig};
+use iolab_spec::DataPattern;
 use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+// The wrapped stacks.
+use iolab_cache::{Cache, CacheConfig, CacheMode, CachePolicy};
+use iolab_engine::cache::{CacheEngine, WorkerCache, FLUSH_STAGING};
+use iolab_engine::fault::{FaultEngine, Faults, WorkerFaults};
+use iolab_engine::link::LinkEngine;
+use iolab_engine::verify::{VerifyEngine, WorkerVerify};
+use iolab_sim::LinkTiming;
+use iolab_spec::LinkParams;
+use iolab_verify::{FailMode, TargetInfo, Verifier, VerifyConfig};
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 
 /// Slots (ops in flight at once) of every engine under test.
 const SLOTS: u32 = 32;
