@@ -4,7 +4,6 @@
 
 use anyhow::{bail, Result};
 use iolab_cache::{Cache, CacheConfig};
-use iolab_device::{OpenRequest, OpenedTarget, TargetKind};
 use iolab_engine::cache::{RealDevice, WorkerCache, FLUSH_STAGING};
 use iolab_engine::link::SharedLink;
 use iolab_engine::sim::SimTarget;
@@ -14,6 +13,7 @@ use iolab_sim::{LinkTiming, SharedDevice, SparseStore};
 use iolab_spec::cache::DEFAULT_CACHE_LINE;
 use iolab_spec::{CacheSize, CacheSpec, ClockKind, TargetSpec};
 use iolab_stats::Warning;
+use iolab_device::{OpenRequest, OpenedTarget, TargetKind};
 use std::sync::{Arc, Mutex};
 
 /// The run's devices, links and cache.

@@ -21,9 +21,9 @@
 //! below; the terminal path is checked by the CLI test `progress` through a pseudo-terminal.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use iolab_device::FillProgress;
 use iolab_report::{format_bytes, format_duration_ns, format_rate};
 use iolab_stats::{IntervalStats, TimePoint};
+use iolab_device::FillProgress;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};

@@ -7,7 +7,6 @@
 use crate::args::RunArgs;
 use crate::env;
 use anyhow::{bail, Context, Result};
-use iolab_device::{OpenRequest, TargetKind};
 use iolab_engine::{WorkerEvent, WorkerOutput, WorkerSetup};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_report::{
@@ -15,6 +14,7 @@ use iolab_report::{
 };
 use iolab_spec::{ClockKind, EngineKind, JobSpec, TargetSpec};
 use iolab_stats::{IntervalStats, OpStats, TimePoint, TimeSeries, Warning};
+use iolab_device::{OpenRequest, TargetKind};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
