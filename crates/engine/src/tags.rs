@@ -1,10 +1,10 @@
 //! The tag table of a wrapper or emulated engine: what it keeps per op it has in flight underneath, found
 //! again by the tag (the `user_data` the engine underneath sees, or the request tag a device model sees).
 //!
-//! One type for all of them ([`crate::cache::CacheEngine`], [`crate::link::LinkEngine`],
-//! [`crate::fault::FaultEngine`], [`crate::sim::SimEngine`]) so the free-list discipline is written once: tags
-//! are handed out last-freed first, starting from 0, which keeps the tags (and with them the order in which a
-//! device model breaks ties) exactly as they were when each engine kept its own copy.
+//! One type for all of them (the cache, link and fault wrappers and the emulated engine) so the free-list
+//! discipline is written once: tags are handed out last-freed first, starting from 0, which keeps the tags (and
+//! with them the order in which a device model breaks ties) exactly as they were when each engine kept its own
+//! copy. (Named here in words, not as links: a doc link to those modules would make this one name them.)
 
 /// Entries by tag, with a free list. Capacity is fixed at construction; nothing is allocated afterwards.
 pub(crate) struct Tags<T> {
