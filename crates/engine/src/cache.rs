@@ -24,6 +24,7 @@
 //! What the device receives is filler from the engine's buffers, not the lines' bytes (the RAM copy is what
 //! reads are served from), so it is not a cache image anyone could recover; see docs/CACHE.md.
 
+use crate::tags::Tags;
 use crate::{Completion, Engine, EngineError, Op};
 use iolab_cache::{Cache, DeviceIo, Flush, ReadOutcome, SeqDetector, Ticket, WriteOutcome};
 use iolab_sim::{Done, Request, SharedDevice};
@@ -102,37 +103,21 @@ impl WorkerCache {
     }
 }
 
+/// What the cache has in flight under one tag.
 #[derive(Clone, Copy)]
 enum Pending {
-    Free,
     /// A forwarded op; `ticket` None when the op's target is not cached.
-    Op {
-        op: Op,
-        ticket: Option<Ticket>,
-    },
+    Op { op: Op, ticket: Option<Ticket> },
     /// A write-back from staging buffer `buf`.
-    Flush {
-        flush: Flush,
-        buf: u32,
-    },
+    Flush { flush: Flush, buf: u32 },
     /// A hit being timed by the cache device.
-    DevHit {
-        op: Op,
-    },
+    DevHit { op: Op },
     /// A hit (read) or an absorbed write carried by the real cache device, with device buffer `buf`.
-    DevIo {
-        op: Op,
-        buf: u32,
-    },
+    DevIo { op: Op, buf: u32 },
     /// A fill or update written to the real cache device from fill buffer `buf`.
-    DevFill {
-        buf: u32,
-    },
+    DevFill { buf: u32 },
     /// A write-back reading its line from the real cache device before writing staging buffer `buf`.
-    FlushRead {
-        flush: Flush,
-        buf: u32,
-    },
+    FlushRead { flush: Flush, buf: u32 },
 }
 
 /// An engine with the block cache in front.
@@ -140,8 +125,7 @@ pub struct CacheEngine<E: Engine> {
     inner: E,
     wc: WorkerCache,
     seq: SeqDetector,
-    pending: Vec<Pending>,
-    free: Vec<u32>,
+    pending: Tags<Pending>,
     staging: Vec<u32>,
     ready: Vec<Completion>,
     reaped: Vec<Completion>,
@@ -178,8 +162,7 @@ impl<E: Engine> CacheEngine<E> {
             inner,
             wc,
             seq,
-            pending: vec![Pending::Free; n],
-            free: (0..n as u32).rev().collect(),
+            pending: Tags::new(n as u32),
             staging,
             ready: Vec::with_capacity(n),
             reaped: Vec::with_capacity(n),
@@ -218,9 +201,7 @@ impl<E: Engine> CacheEngine<E> {
     }
 
     fn take_tag(&mut self, p: Pending) -> u32 {
-        let tag = self.free.pop().expect("more ops in flight than slots (bug)");
-        self.pending[tag as usize] = p;
-        tag
+        self.pending.insert(p)
     }
 
     fn forward(&mut self, op: Op, ticket: Option<Ticket>) {
@@ -298,7 +279,8 @@ impl<E: Engine> CacheEngine<E> {
         for c in reaped.drain(..) {
             self.in_inner -= 1;
             let tag = c.user_data as u32;
-            match std::mem::replace(&mut self.pending[tag as usize], Pending::Free) {
+            // The tag stays taken until its entry is handled (a fill below takes a tag of its own).
+            match *self.pending.get(tag) {
                 Pending::Op { op, ticket } => {
                     if let Some(t) = ticket {
                         let ok = c.result == op.len as i32;
@@ -321,15 +303,13 @@ impl<E: Engine> CacheEngine<E> {
                 Pending::DevFill { buf } => self.fill_bufs.push(buf),
                 Pending::FlushRead { flush, buf } => {
                     // The line's data is the RAM copy in the staging buffer; the read was the device's cost.
-                    self.pending[tag as usize] = Pending::Flush { flush, buf };
+                    *self.pending.get_mut(tag) = Pending::Flush { flush, buf };
                     self.push_flush_write(tag, flush, buf);
                     continue;
                 }
-                Pending::DevHit { .. } | Pending::Free => {
-                    panic!("completion for tag {tag} not in the engine (bug)")
-                }
+                Pending::DevHit { .. } => panic!("completion for tag {tag} not in the engine (bug)"),
             }
-            self.free.push(tag);
+            self.pending.remove(tag);
         }
         self.reaped = reaped;
     }
@@ -343,33 +323,47 @@ impl<E: Engine> CacheEngine<E> {
         let next = dev.poll(*client, now, &mut self.dev_done);
         for d in self.dev_done.drain(..) {
             let tag = d.tag as u32;
-            let Pending::DevHit { op } = std::mem::replace(&mut self.pending[tag as usize], Pending::Free)
-            else {
+            let Pending::DevHit { op } = self.pending.remove(tag) else {
                 panic!("cache device completion for tag {tag} that is not a hit (bug)");
             };
             self.ready.push(Completion { user_data: op.user_data, result: op.len as i32, cached: true });
-            self.free.push(tag);
             self.in_dev -= 1;
         }
         next
     }
 }
 
-impl<E: Engine> Engine for CacheEngine<E> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
+/// The cache's turn of the shared wait loop ([`crate::held_submit_and_reap`]): write-backs are handed out at
+/// the start of each turn; what it holds back are hits timed by an emulated cache device (and hits completed
+/// at push, which wait in `ready` for the next call).
+impl<E: Engine> crate::Holding for CacheEngine<E> {
+    fn before_turn(&mut self) {
+        self.issue_flushes(false);
     }
+    fn clock(&self) -> u64 {
+        self.inner.now_ns()
+    }
+    fn release(&mut self, now: u64, out: &mut Vec<Completion>) -> Option<u64> {
+        let next = self.poll_dev(now);
+        out.append(&mut self.ready);
+        next
+    }
+    fn in_inner(&self) -> usize {
+        self.in_inner
+    }
+    fn reap_inner(&mut self, wait: Option<u64>, out: &mut Vec<Completion>) -> Result<u64, EngineError> {
+        self.inner.submit_and_reap(wait, &mut self.reaped)?;
+        self.take_reaped(out);
+        Ok(self.inner.now_ns())
+    }
+}
+
+impl<E: Engine> Engine for CacheEngine<E> {
+    crate::delegate_to_inner!();
     fn features(&self) -> Vec<String> {
         let mut f = self.inner.features();
         f.push("block_cache".into());
         f
-    }
-    #[inline]
-    fn now_ns(&self) -> u64 {
-        self.inner.now_ns()
-    }
-    fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
-        self.inner.buffer_mut(buf)
     }
     fn push(&mut self, op: Op) {
         let Some(&id) = self.wc.ids.get(op.target as usize) else {
@@ -396,27 +390,14 @@ impl<E: Engine> Engine for CacheEngine<E> {
         deadline_ns: Option<u64>,
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
-        let first = out.len();
-        loop {
-            self.issue_flushes(false);
-            let now = self.inner.now_ns();
-            let dev_next = self.poll_dev(now);
-            out.append(&mut self.ready);
-            let have = out.len() > first;
-            let past_deadline = deadline_ns.is_some_and(|d| now >= d);
-            let wait = crate::inner_deadline(have || past_deadline, now, dev_next, deadline_ns);
-            if wait.is_none() && self.in_inner == 0 {
-                return Ok(());
-            }
-            self.inner.submit_and_reap(wait, &mut self.reaped)?;
-            self.take_reaped(out);
-            let now = self.inner.now_ns();
-            self.poll_dev(now);
-            out.append(&mut self.ready);
-            if out.len() > first || past_deadline || deadline_ns.is_some_and(|d| now >= d) {
-                return Ok(());
-            }
-        }
+        crate::held_submit_and_reap(self, deadline_ns, out)
+    }
+    /// Hands over what was pushed underneath (misses, write-throughs, write-backs, real cache device I/O):
+    /// the target's I/O goes out early as it would without the cache, while hits never reach the engine
+    /// underneath. On virtual time the engine underneath is emulated and its `submit` does nothing, so
+    /// fixed-seed results are the same either way.
+    fn submit(&mut self) -> Result<(), EngineError> {
+        self.inner.submit()
     }
     fn finish(&mut self) -> Result<(), EngineError> {
         let mut spare = Vec::new();
@@ -431,5 +412,148 @@ impl<E: Engine> Engine for CacheEngine<E> {
             spare.clear();
         }
         self.inner.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffers::Buffers;
+    use crate::mem::MemEngine;
+    use crate::RealClock;
+    use iolab_cache::{CacheConfig, CacheMode, CachePolicy};
+    use iolab_device::MemStore;
+    use iolab_spec::DataPattern;
+
+    /// `mem:` that records every op pushed to it: what reached the engine under the cache.
+    struct Counting {
+        inner: MemEngine,
+        pushed: Vec<Op>,
+    }
+
+    impl Engine for Counting {
+        crate::delegate_to_inner!();
+        fn features(&self) -> Vec<String> {
+            self.inner.features()
+        }
+        fn push(&mut self, op: Op) {
+            self.pushed.push(op);
+            self.inner.push(op)
+        }
+        fn submit_and_reap(&mut self, d: Option<u64>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+            self.inner.submit_and_reap(d, out)
+        }
+        fn submit(&mut self) -> Result<(), EngineError> {
+            self.inner.submit()
+        }
+        fn finish(&mut self) -> Result<(), EngineError> {
+            self.inner.finish()
+        }
+    }
+
+    const QD: u32 = 2;
+
+    /// A cache of `mode` over a 1 MiB `mem:` target, 4 KiB lines, room for `QD` ops of the worker.
+    fn cached(mode: CacheMode) -> (CacheEngine<Counting>, Arc<MemStore>) {
+        let config = CacheConfig {
+            capacity_bytes: 256 << 10,
+            line_bytes: 4096,
+            mode,
+            policy: CachePolicy::default(),
+            admit_after: 1,
+            dirty_max_pct: 100.0,
+            targets: 1,
+        };
+        let wc = WorkerCache {
+            cache: Arc::new(Cache::new(config).expect("cache")),
+            ids: vec![0],
+            dev: None,
+            dev_size: 0,
+            seq_cutoff: 0,
+            first_staging_buf: 2 * QD,
+            real_dev: None,
+        };
+        let store = Arc::new(MemStore::new(1 << 20).expect("store"));
+        let b = Buffers::new(2 * QD + FLUSH_STAGING, 4096, DataPattern::Zero, 1);
+        let clock = RealClock::new(std::time::Instant::now());
+        let inner = Counting {
+            inner: MemEngine::new(Some(store.clone()), b, QD + wc.extra_slots(), clock),
+            pushed: Vec::new(),
+        };
+        (CacheEngine::new(inner, wc, QD), store)
+    }
+
+    /// Pushes `op` and returns its completion.
+    fn one(e: &mut CacheEngine<Counting>, op: Op) -> Completion {
+        e.push(op);
+        let mut out = Vec::new();
+        while out.is_empty() {
+            e.submit_and_reap(None, &mut out).expect("submit_and_reap");
+        }
+        assert_eq!(out.len(), 1);
+        out[0]
+    }
+
+    fn read(offset: u64) -> Op {
+        Op { user_data: 11, write: false, target: 0, offset, len: 4096, buf: 0 }
+    }
+
+    #[test]
+    fn cache_read_hit_completes_without_the_engine_underneath() {
+        let (mut e, store) = cached(CacheMode::WriteThrough);
+        store.write(4096, &[0x3C; 4096]);
+        let c = one(&mut e, read(4096));
+        assert_eq!((c.user_data, c.result, c.cached), (11, 4096, false), "the first read misses");
+        assert_eq!(e.inner.pushed.len(), 1);
+        e.buffer_mut(0).fill(0);
+        let c = one(&mut e, read(4096));
+        assert_eq!((c.user_data, c.result, c.cached), (11, 4096, true), "the second read hits");
+        assert_eq!(e.inner.pushed.len(), 1, "a hit never reaches the engine underneath");
+        assert!(e.buffer_mut(0).iter().all(|&b| b == 0x3C), "a hit returns the line's data");
+    }
+
+    #[test]
+    fn cache_write_back_write_is_absorbed_until_finish() {
+        let (mut e, store) = cached(CacheMode::WriteBack);
+        e.buffer_mut(1).fill(0xAB);
+        let c = one(&mut e, Op { user_data: 5, write: true, target: 0, offset: 8192, len: 4096, buf: 1 });
+        assert_eq!((c.user_data, c.result, c.cached), (5, 4096, true));
+        assert!(e.inner.pushed.is_empty(), "an absorbed write does not reach the target");
+        let mut on_target = [0u8; 4096];
+        store.read(8192, &mut on_target);
+        assert!(on_target.iter().all(|&b| b == 0));
+        e.finish().expect("finish");
+        store.read(8192, &mut on_target);
+        assert!(on_target.iter().all(|&b| b == 0xAB), "finish writes the dirty line back");
+        let flush = e.inner.pushed.first().copied().expect("a write-back");
+        assert!(flush.write && flush.buf >= 2 * QD, "from a staging buffer: {flush:?}");
+    }
+
+    #[test]
+    fn cache_write_through_reaches_the_target_and_updates_the_line() {
+        let (mut e, store) = cached(CacheMode::WriteThrough);
+        e.buffer_mut(1).fill(0x77);
+        let c = one(&mut e, Op { user_data: 6, write: true, target: 0, offset: 0, len: 4096, buf: 1 });
+        assert_eq!((c.result, c.cached), (4096, false));
+        let mut on_target = [0u8; 4096];
+        store.read(0, &mut on_target);
+        assert!(on_target.iter().all(|&b| b == 0x77));
+        let c = one(&mut e, read(0));
+        assert!(c.cached, "the written line is cached");
+        assert!(e.buffer_mut(0).iter().all(|&b| b == 0x77));
+    }
+
+    #[test]
+    fn real_device_extent_is_whole_lines_inside_the_device() {
+        let rd = RealDevice { target: 1, size_bytes: 16 * 4096, first_buf: 0 };
+        // 5000 bytes from 100 bytes into line 1 touch lines 1 and 2.
+        assert_eq!(rd.extent(4096, 0, 4096 + 100, 5000, 65536), (4096, 8192));
+        // Three lines from line 15 would run past the device's 16 lines: moved back to fit.
+        assert_eq!(rd.extent(4096, 0, 15 * 4096, 3 * 4096, 65536), (13 * 4096, 3 * 4096));
+        // Capped at the buffer.
+        assert_eq!(rd.extent(4096, 0, 0, 8 * 4096, 4096).1, 4096);
+        // Another target's lines are spread elsewhere, still on the device.
+        let at = rd.place(4096, 3, 5);
+        assert!(at < rd.size_bytes && at % 4096 == 0 && at != rd.place(4096, 0, 5));
     }
 }

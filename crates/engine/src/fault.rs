@@ -32,6 +32,7 @@
 //! only when a corrupting kind is configured, and only on writes (a clean write skips it while nothing is
 //! damaged); `bit-flip-read` records stay in the worker's engine and are merged once, when it is dropped.
 
+use crate::tags::Tags;
 use crate::{Completion, Engine, EngineError, Op};
 use iolab_plan::rng::Rng;
 use iolab_spec::{InjectKind, InjectSpec, InjectWhen};
@@ -41,8 +42,6 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Salt for the fault streams, so they are independent of the op and arrival streams of the same worker.
-const INJECT_SALT: u64 = 0x1A1E_C7ED_FA17_0001;
 /// The smallest write unit: a torn write is cut at a multiple of it, or of the target's larger unit.
 const SECTOR: u64 = 512;
 
@@ -344,15 +343,6 @@ struct Entry {
     tainted: bool,
 }
 
-const IDLE: Entry = Entry {
-    op: Op { user_data: 0, write: false, target: 0, offset: 0, len: 0, buf: 0 },
-    fault: Fault::None,
-    delay_ns: 0,
-    result: 0,
-    flipped: false,
-    tainted: false,
-};
-
 /// An engine that injects faults into the I/O of the engine underneath.
 pub struct FaultEngine<E: Engine> {
     inner: E,
@@ -360,9 +350,7 @@ pub struct FaultEngine<E: Engine> {
     block: u64,
     streams: Vec<Stream>,
     /// In-flight ops by tag (the user_data the inner engine sees).
-    entries: Vec<Entry>,
-    busy: Vec<bool>,
-    free: Vec<u32>,
+    entries: Tags<Entry>,
     /// Completions held until they are due: (due, sequence, tag).
     held: BinaryHeap<Reverse<(u64, u64, u32)>>,
     seq: u64,
@@ -388,7 +376,7 @@ impl<E: Engine> FaultEngine<E> {
                 kind: s.kind,
                 when: s.when,
                 rng: Rng::for_worker(
-                    f.seed ^ INJECT_SALT ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    f.seed ^ crate::salts::INJECT ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
                     wf.worker,
                 ),
                 eligible: 0,
@@ -399,9 +387,7 @@ impl<E: Engine> FaultEngine<E> {
             block: f.block_bytes as u64,
             wf,
             streams,
-            entries: vec![IDLE; n],
-            busy: vec![false; n],
-            free: (0..slots).rev().collect(),
+            entries: Tags::new(slots),
             held: BinaryHeap::with_capacity(n),
             seq: 0,
             in_inner: 0,
@@ -509,8 +495,7 @@ impl<E: Engine> FaultEngine<E> {
     }
 
     fn complete(&mut self, tag: u32, out: &mut Vec<Completion>) {
-        debug_assert!(self.busy[tag as usize], "completing tag {tag} that is not in flight (bug)");
-        let e = self.entries[tag as usize];
+        let e = self.entries.remove(tag);
         if let Fault::FlipRead { spec, byte, .. } = e.fault {
             self.flip_reads.retain(|&t| t != tag);
             if e.flipped && !e.tainted {
@@ -519,8 +504,6 @@ impl<E: Engine> FaultEngine<E> {
             }
         }
         out.push(Completion { user_data: e.op.user_data, result: e.result, cached: false });
-        self.busy[tag as usize] = false;
-        self.free.push(tag);
     }
 
     /// Handles the inner engine's completions at `now`: applies read flips, books the writes' damage and
@@ -530,7 +513,7 @@ impl<E: Engine> FaultEngine<E> {
         for c in reaped.drain(..) {
             self.in_inner -= 1;
             let tag = c.user_data as u32;
-            let mut e = self.entries[tag as usize];
+            let mut e = *self.entries.get(tag);
             let (op, len) = (e.op, e.op.len as u64);
             let t = self.target_id(&op);
             let faults = &self.wf.faults;
@@ -586,7 +569,7 @@ impl<E: Engine> FaultEngine<E> {
                 }
                 _ => {}
             }
-            self.entries[tag as usize] = e;
+            *self.entries.get_mut(tag) = e;
             if e.delay_ns == 0 {
                 self.complete(tag, out);
             } else {
@@ -606,7 +589,7 @@ impl<E: Engine> FaultEngine<E> {
         };
         if op.write {
             for &r in &self.flip_reads {
-                let re = &mut self.entries[r as usize];
+                let re = self.entries.get_mut(r);
                 if let Fault::FlipRead { byte, .. } = re.fault {
                     if overlaps(op, &re.op, byte) {
                         re.tainted = true;
@@ -614,9 +597,8 @@ impl<E: Engine> FaultEngine<E> {
                 }
             }
         } else if let Fault::FlipRead { byte, .. } = fault {
-            let tainted =
-                self.entries.iter().zip(&self.busy).any(|(w, &busy)| busy && overlaps(&w.op, op, byte));
-            self.entries[tag as usize].tainted = tainted;
+            let tainted = self.entries.values().any(|w| overlaps(&w.op, op, byte));
+            self.entries.get_mut(tag).tainted = tainted;
             self.flip_reads.push(tag);
         }
     }
@@ -709,6 +691,7 @@ fn off_boundary(cut: u64, first: u64, b: u64, u: u64) -> u64 {
 }
 
 impl<E: Engine> crate::Holding for FaultEngine<E> {
+    fn before_turn(&mut self) {}
     fn clock(&self) -> u64 {
         self.inner.now_ns()
     }
@@ -727,39 +710,29 @@ impl<E: Engine> crate::Holding for FaultEngine<E> {
 }
 
 impl<E: Engine> Engine for FaultEngine<E> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
+    crate::delegate_to_inner!();
     fn features(&self) -> Vec<String> {
         let mut f = self.inner.features();
         f.push("fault_injection".into());
         f
     }
-    #[inline]
-    fn now_ns(&self) -> u64 {
-        self.inner.now_ns()
-    }
-    fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
-        self.inner.buffer_mut(buf)
-    }
     fn push(&mut self, op: Op) {
-        let tag = self.free.pop().expect("more ops in flight than slots (bug)");
         let (fault, delay_ns) = self.decide(&op);
-        self.entries[tag as usize] = Entry { op, fault, delay_ns, result: 0, flipped: false, tainted: false };
-        self.busy[tag as usize] = true;
+        let tag =
+            self.entries.insert(Entry { op, fault, delay_ns, result: 0, flipped: false, tainted: false });
         self.track_overlap(tag, &op, fault);
         let now = self.inner.now_ns();
         let tagged = Op { user_data: tag as u64, ..op };
         match fault {
             Fault::Eio => {
-                self.entries[tag as usize].result = -libc::EIO;
+                self.entries.get_mut(tag).result = -libc::EIO;
                 self.hold(now.saturating_add(delay_ns), tag);
                 return;
             }
             Fault::Lost { spec } => {
                 let t = self.target_id(&op);
                 book(&self.wf, self.block, t, None, &[(op.offset, op.offset + op.len as u64)], spec);
-                self.entries[tag as usize].result = op.len as i32;
+                self.entries.get_mut(tag).result = op.len as i32;
                 self.hold(now.saturating_add(delay_ns), tag);
                 return;
             }

@@ -21,9 +21,10 @@ pub mod cache;
 pub mod fault;
 pub mod link;
 pub mod mem;
+mod salts;
 pub mod sim;
 pub mod sync;
-pub mod txn;
+mod tags;
 pub mod uring;
 pub mod verify;
 pub mod worker;
@@ -110,16 +111,36 @@ pub trait Engine {
     ) -> Result<(), EngineError>;
     /// Hands what was pushed to the target now, without waiting and without reaping: how the worker gets the
     /// first replacements of a burst of completions out while it is still refilling the rest. Engines that
-    /// only act in [`Engine::submit_and_reap`] (in-process and emulated targets, the wrappers) do nothing here.
-    fn submit(&mut self) -> Result<(), EngineError> {
-        Ok(())
-    }
+    /// only act in [`Engine::submit_and_reap`] (in-process and emulated targets) do nothing here; a wrapper
+    /// passes it to the engine underneath (what it pushed there goes out too).
+    ///
+    /// No default, like [`Engine::finish`]: a wrapper that forgot to pass it on would silently lose the
+    /// early-submit path, so every engine says what it does.
+    fn submit(&mut self) -> Result<(), EngineError>;
     /// Called once when the worker is done and nothing of its own is in flight: writes back what the engine
-    /// still holds (a write-back cache's dirty lines) and waits for it. Default: nothing to do.
-    fn finish(&mut self) -> Result<(), EngineError> {
-        Ok(())
-    }
+    /// still holds (a write-back cache's dirty lines) and waits for it; a wrapper then finishes the engine
+    /// underneath.
+    fn finish(&mut self) -> Result<(), EngineError>;
 }
+
+/// The [`Engine`] methods every wrapper passes unchanged to its `inner` engine (`name`, `now_ns`,
+/// `buffer_mut`), written once; used inside each wrapper's `impl Engine`. `submit` and `finish` are not in it:
+/// each wrapper writes them, so what it does there is a decision in its own code.
+macro_rules! delegate_to_inner {
+    () => {
+        fn name(&self) -> &'static str {
+            self.inner.name()
+        }
+        #[inline]
+        fn now_ns(&self) -> u64 {
+            self.inner.now_ns()
+        }
+        fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
+            self.inner.buffer_mut(buf)
+        }
+    };
+}
+pub(crate) use delegate_to_inner;
 
 /// The deadline a wrapper engine ([`link::LinkEngine`], [`cache::CacheEngine`]) passes to the engine underneath:
 /// `now` (submit, don't wait) when it already has something to return or its caller's deadline has passed;
@@ -140,8 +161,11 @@ pub(crate) fn inner_deadline(
 }
 
 /// A wrapper engine that holds some completions back until their time ([`link::LinkEngine`],
-/// [`fault::FaultEngine`]): what [`held_submit_and_reap`] needs from it.
+/// [`fault::FaultEngine`], [`cache::CacheEngine`]): what [`held_submit_and_reap`] needs from it.
 pub(crate) trait Holding {
+    /// What the wrapper does at the start of each turn of the wait loop, before reading the clock (the cache
+    /// hands out write-backs); nothing for the others.
+    fn before_turn(&mut self);
     /// The clock of the engine underneath.
     fn clock(&self) -> u64;
     /// Moves held completions due by `now` to `out`; returns when the next one is due.
@@ -162,6 +186,7 @@ pub(crate) fn held_submit_and_reap<H: Holding>(
 ) -> Result<(), EngineError> {
     let first = out.len();
     loop {
+        h.before_turn();
         let now = h.clock();
         let next = h.release(now, out);
         let past_deadline = deadline_ns.is_some_and(|d| now >= d);
@@ -178,7 +203,8 @@ pub(crate) fn held_submit_and_reap<H: Holding>(
 }
 
 /// A boxed engine is an engine: how wrappers ([`link::LinkEngine`], [`cache::CacheEngine`]) stack over any
-/// base engine without a generic instantiation per combination.
+/// base engine without a generic instantiation per combination. It forwards every method, `submit` and
+/// `finish` included.
 impl<E: Engine + ?Sized> Engine for Box<E> {
     fn name(&self) -> &'static str {
         (**self).name()
@@ -240,4 +266,4 @@ impl RealClock {
     }
 }
 
-pub use worker::{run_worker, EngineChoice, ReadSources, WorkerEvent, WorkerOutput, WorkerSetup};
+pub use worker::{run_worker, EngineChoice, ReadSources, TxnStats, WorkerEvent, WorkerOutput, WorkerSetup};

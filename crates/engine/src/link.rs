@@ -8,6 +8,7 @@
 //! inner engine's `submit_and_reap`, bounded by its own next deadline. Ops on targets without a link pass
 //! straight through.
 
+use crate::tags::Tags;
 use crate::{Completion, Engine, EngineError, Op};
 use iolab_sim::LinkTiming;
 use std::cmp::Reverse;
@@ -18,9 +19,10 @@ use std::sync::{Arc, Mutex};
 /// bandwidth, as on a real path). On virtual time each worker has its own copy, like the devices.
 pub type SharedLink = Arc<Mutex<LinkTiming>>;
 
-#[derive(Clone, Copy, Default)]
+/// An op in flight through the link, and its result once the engine underneath returned it.
+#[derive(Clone, Copy)]
 struct Entry {
-    op: Option<Op>,
+    op: Op,
     result: i32,
 }
 
@@ -29,8 +31,7 @@ pub struct LinkEngine<E: Engine> {
     inner: E,
     links: Vec<Option<SharedLink>>,
     /// In-flight ops by tag (the user_data the inner engine sees).
-    entries: Vec<Entry>,
-    free: Vec<u32>,
+    entries: Tags<Entry>,
     /// Ops crossing the link to the device: (arrival, sequence, tag).
     outbound: BinaryHeap<Reverse<(u64, u64, u32)>>,
     /// Completions crossing the link back: (arrival at the host, sequence, tag).
@@ -48,8 +49,7 @@ impl<E: Engine> LinkEngine<E> {
         LinkEngine {
             inner,
             links: links.to_vec(),
-            entries: vec![Entry::default(); n],
-            free: (0..slots).rev().collect(),
+            entries: Tags::new(slots),
             outbound: BinaryHeap::with_capacity(n),
             inbound: BinaryHeap::with_capacity(n),
             seq: 0,
@@ -70,7 +70,7 @@ impl<E: Engine> LinkEngine<E> {
     }
 
     fn push_inner(&mut self, tag: u32) {
-        let op = self.entries[tag as usize].op.expect("a queued op (bug)");
+        let op = self.entries.get(tag).op;
         self.inner.push(Op { user_data: tag as u64, ..op });
         self.in_inner += 1;
     }
@@ -101,10 +101,8 @@ impl<E: Engine> LinkEngine<E> {
     }
 
     fn complete(&mut self, tag: u32, out: &mut Vec<Completion>) {
-        let e = &mut self.entries[tag as usize];
-        let op = e.op.take().expect("a completed op (bug)");
-        out.push(Completion { user_data: op.user_data, result: e.result, cached: false });
-        self.free.push(tag);
+        let e = self.entries.remove(tag);
+        out.push(Completion { user_data: e.op.user_data, result: e.result, cached: false });
     }
 
     /// Handles the inner engine's completions at `now`: a linked read crosses the inbound pipe first.
@@ -113,9 +111,9 @@ impl<E: Engine> LinkEngine<E> {
         for c in reaped.drain(..) {
             self.in_inner -= 1;
             let tag = c.user_data as u32;
-            let e = &mut self.entries[tag as usize];
+            let e = self.entries.get_mut(tag);
             e.result = c.result;
-            let op = e.op.expect("a completion for an op in flight (bug)");
+            let op = e.op;
             let back = match self.link_of(op.target) {
                 Some(link) => link.lock().unwrap_or_else(|p| p.into_inner()).to_host(now, op.write, op.len),
                 None => now,
@@ -132,6 +130,7 @@ impl<E: Engine> LinkEngine<E> {
 }
 
 impl<E: Engine> crate::Holding for LinkEngine<E> {
+    fn before_turn(&mut self) {}
     fn clock(&self) -> u64 {
         self.inner.now_ns()
     }
@@ -150,24 +149,14 @@ impl<E: Engine> crate::Holding for LinkEngine<E> {
 }
 
 impl<E: Engine> Engine for LinkEngine<E> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
+    crate::delegate_to_inner!();
     fn features(&self) -> Vec<String> {
         let mut f = self.inner.features();
         f.push("link".into());
         f
     }
-    #[inline]
-    fn now_ns(&self) -> u64 {
-        self.inner.now_ns()
-    }
-    fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
-        self.inner.buffer_mut(buf)
-    }
     fn push(&mut self, op: Op) {
-        let tag = self.free.pop().expect("more ops in flight than slots (bug)");
-        self.entries[tag as usize] = Entry { op: Some(op), result: 0 };
+        let tag = self.entries.insert(Entry { op, result: 0 });
         let now = self.inner.now_ns();
         match self.link_of(op.target) {
             Some(link) => {
@@ -185,7 +174,82 @@ impl<E: Engine> Engine for LinkEngine<E> {
     ) -> Result<(), EngineError> {
         crate::held_submit_and_reap(self, deadline_ns, out)
     }
+    /// Hands over what was pushed underneath (ops on targets without a link, and linked ops whose crossing
+    /// ended by the last `submit_and_reap`): they are the target's I/O like any other, so they go out early
+    /// as they would without the link. Ops still crossing the link stay held; their time is the link's.
+    /// On virtual time the engine underneath is emulated and its `submit` does nothing, so fixed-seed
+    /// results are the same either way.
+    fn submit(&mut self) -> Result<(), EngineError> {
+        self.inner.submit()
+    }
     fn finish(&mut self) -> Result<(), EngineError> {
         self.inner.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffers::Buffers;
+    use crate::sim::SimEngine;
+    use iolab_spec::{DataPattern, LinkParams};
+
+    /// A 100 us emulated device on virtual time behind `link` (400 MB/s: 2.5 ns per byte; 20 us per command).
+    fn over_sim(link: Option<SharedLink>) -> LinkEngine<SimEngine> {
+        let b = Buffers::new(8, 65536, DataPattern::Random, 1);
+        LinkEngine::new(SimEngine::fixed(100_000, 8, 4, b, None), &[link], 4)
+    }
+
+    fn link() -> Option<SharedLink> {
+        let params = LinkParams { preset: "test".into(), mb_s: 400.0, latency_ns: 20_000 };
+        Some(Arc::new(Mutex::new(LinkTiming::new(&params))))
+    }
+
+    /// Pushes `op` and returns when its completion comes back, on the engine's clock.
+    fn completes_at(e: &mut LinkEngine<SimEngine>, write: bool, len: u32) -> u64 {
+        let t0 = e.now_ns();
+        e.push(Op { user_data: 7, write, target: 0, offset: 0, len, buf: u32::from(write) });
+        let mut out = Vec::new();
+        while out.is_empty() {
+            e.submit_and_reap(None, &mut out).expect("submit_and_reap");
+        }
+        assert_eq!(out, [Completion { user_data: 7, result: len as i32, cached: false }]);
+        e.now_ns() - t0
+    }
+
+    #[test]
+    fn link_read_pays_the_command_latency_out_and_the_payload_back() {
+        let mut e = over_sim(link());
+        // 20 us to the device, 100 us there, 4096 x 2.5 ns = 10.24 us for the data to come back.
+        assert_eq!(completes_at(&mut e, false, 4096), 20_000 + 100_000 + 10_240);
+    }
+
+    #[test]
+    fn link_write_pays_the_payload_and_the_command_latency_out() {
+        let mut e = over_sim(link());
+        assert_eq!(completes_at(&mut e, true, 4096), 10_240 + 20_000 + 100_000);
+    }
+
+    #[test]
+    fn link_absent_passes_ops_straight_through() {
+        let mut e = over_sim(None);
+        assert_eq!(completes_at(&mut e, false, 4096), 100_000);
+    }
+
+    #[test]
+    fn link_payloads_queue_behind_each_other_on_one_pipe() {
+        let mut e = over_sim(link());
+        for i in 0..2 {
+            e.push(Op { user_data: i, write: true, target: 0, offset: 0, len: 65536, buf: 1 });
+        }
+        let mut out = Vec::new();
+        let mut at = Vec::new();
+        while out.len() < 2 {
+            let n = out.len();
+            e.submit_and_reap(None, &mut out).expect("submit_and_reap");
+            at.extend(std::iter::repeat_n(e.now_ns(), out.len() - n));
+        }
+        // 65536 x 2.5 ns = 163.84 us each; the second leaves when the first has crossed.
+        assert_eq!(at, [163_840 + 120_000, 2 * 163_840 + 120_000]);
     }
 }

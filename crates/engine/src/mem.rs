@@ -71,4 +71,12 @@ impl Engine for MemEngine {
         }
         Ok(())
     }
+    /// Nothing to hand over early: this engine copies in `submit_and_reap`.
+    fn submit(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// Nothing held back.
+    fn finish(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
 }

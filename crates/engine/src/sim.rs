@@ -13,6 +13,7 @@
 //! device has exactly one worker (the plan enforces it), since each worker's virtual clock is its own.
 
 use crate::buffers::Buffers;
+use crate::tags::Tags;
 use crate::{Completion, Engine, EngineError, Op, RealClock};
 use iolab_sim::{Done, Request, SharedDevice, SparseStore};
 use std::cell::Cell;
@@ -52,9 +53,8 @@ impl std::fmt::Debug for SimTarget {
 pub struct SimEngine {
     targets: Vec<SimTarget>,
     client: usize,
-    /// In-flight ops by tag.
-    ops: Vec<Option<Op>>,
-    free: Vec<u32>,
+    /// In-flight ops by tag (the request tag the device models see).
+    ops: Tags<Op>,
     done: Vec<Done>,
     buffers: Buffers,
     clock: Option<RealClock>,
@@ -74,8 +74,7 @@ impl SimEngine {
         SimEngine {
             targets,
             client,
-            ops: vec![None; slot_count as usize],
-            free: (0..slot_count).rev().collect(),
+            ops: Tags::new(slot_count),
             done: Vec::with_capacity(slot_count as usize),
             buffers,
             clock,
@@ -127,15 +126,13 @@ impl SimEngine {
             }
         }
         for d in self.done.drain(..) {
-            let tag = d.tag as usize;
-            let op = self.ops[tag].take().expect("a completion for an op in flight (bug)");
+            let op = self.ops.remove(d.tag as u32);
             if !op.write {
                 if let Some(store) = &self.targets[op.target as usize].store {
                     store.read(op.offset, &mut self.buffers.get_mut(op.buf)[..op.len as usize]);
                 }
             }
             out.push(Completion { user_data: op.user_data, result: op.len as i32, cached: false });
-            self.free.push(tag as u32);
         }
         next
     }
@@ -167,8 +164,7 @@ impl Engine for SimEngine {
                 store.write(op.offset, &self.buffers.get(op.buf)[..op.len as usize]);
             }
         }
-        let tag = self.free.pop().expect("more ops in flight than slots (bug)");
-        self.ops[tag as usize] = Some(op);
+        let tag = self.ops.insert(op);
         let now = self.now_ns();
         t.device.submit(
             self.client,
@@ -199,5 +195,13 @@ impl Engine for SimEngine {
             }
             self.wait_until(target.max(now));
         }
+    }
+    /// Nothing to hand over early: this engine hands each op to its device model at push.
+    fn submit(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// Nothing held back.
+    fn finish(&mut self) -> Result<(), EngineError> {
+        Ok(())
     }
 }

@@ -67,4 +67,12 @@ impl Engine for SyncEngine {
         }
         Ok(())
     }
+    /// Nothing to hand over early: this engine runs each op in `submit_and_reap`.
+    fn submit(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// Nothing held back.
+    fn finish(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
 }

@@ -6,7 +6,7 @@
 //! every buffer is registered (no per-I/O page pinning) so reads and writes go out as READ_FIXED/WRITE_FIXED.
 //! Each of these falls back, and the fallback is listed in [`Engine::features`], so the report says exactly
 //! what ran. Submission and reaping share one `io_uring_enter` per loop of the worker; `submit` hands a
-//! refill's first ops over early (see `worker::submit_early`).
+//! refill's first ops over early (see `submit_early` in `worker/slots.rs`).
 //!
 //! Ownership of buffers: the engine owns the [`Buffers`] slab for its whole life. A buffer is handed to the
 //! kernel when its op is pushed and returned when that op's CQE is reaped; the worker never reuses a slot
@@ -170,9 +170,22 @@ impl Engine for UringEngine {
         self.buffers_mut().get_mut(buf)
     }
 
+    /// Queues `op` as an SQE that points into buffer `op.buf`. The kernel will write up to `op.len` bytes
+    /// there, so the bounds are checked here, where the `unsafe` push relies on them: an op whose buffer index
+    /// or length falls outside the registered buffers panics (a bug of the caller) instead of reaching the
+    /// kernel.
     #[inline]
     fn push(&mut self, op: Op) {
-        let ptr = self.buffers_mut().as_mut_ptr(op.buf);
+        let buffers = self.buffers_mut();
+        assert!(
+            op.buf < buffers.count() && op.len as usize <= buffers.buffer_size(),
+            "op on buffer {} of {} bytes outside the engine's {} buffers of {} bytes (bug)",
+            op.buf,
+            op.len,
+            buffers.count(),
+            buffers.buffer_size()
+        );
+        let ptr = buffers.as_mut_ptr(op.buf);
         let sqe = match (op.write, self.fixed_files, self.fixed_buffers) {
             (false, true, true) => {
                 opcode::ReadFixed::new(types::Fixed(op.target as u32), ptr, op.len, op.buf as u16)
@@ -209,9 +222,9 @@ impl Engine for UringEngine {
         // cannot be full here; a full SQ means the caller broke the slot contract.
         assert!(self.in_flight < self.ring.params().sq_entries(), "more ops in flight than slots");
         // SAFETY: the SQE points at buffer `op.buf` of the engine-owned slab (valid until the CQE is reaped; see
-        // the module docs and `slots` in worker.rs: a slot and its buffers are not reused before its completion),
-        // with `op.len` <= the buffer size (the plan sizes buffers by the largest block size). The file index or
-        // fd refers to a file the engine keeps open (`self.files`) for the ring's whole life.
+        // the module docs and `worker/slots.rs`: a slot and its buffers are not reused before its completion),
+        // with `op.buf` a buffer of the slab and `op.len` <= the buffer size (both asserted above). The file
+        // index or fd refers to a file the engine keeps open (`self.files`) for the ring's whole life.
         let pushed = unsafe { self.ring.submission().push(&sqe) };
         pushed.expect("submission queue has room for every slot");
         self.in_flight += 1;
@@ -271,6 +284,11 @@ impl Engine for UringEngine {
             Err(e) => return Err(EngineError::Submit(e)),
         }
         self.reap_into(out);
+        Ok(())
+    }
+
+    /// Nothing held back: every op's data is on its file once reaped.
+    fn finish(&mut self) -> Result<(), EngineError> {
         Ok(())
     }
 }

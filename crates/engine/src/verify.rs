@@ -265,17 +265,9 @@ impl<E: Engine> VerifyEngine<E> {
 }
 
 impl<E: Engine> Engine for VerifyEngine<E> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
+    crate::delegate_to_inner!();
     fn features(&self) -> Vec<String> {
         self.inner.features()
-    }
-    fn now_ns(&self) -> u64 {
-        self.inner.now_ns()
-    }
-    fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
-        self.inner.buffer_mut(buf)
     }
     fn push(&mut self, op: Op) {
         self.push_op(op, Some(op.user_data));

@@ -11,6 +11,10 @@
 //!
 //! The data properties (the content checks of (a) and (b)) are skipped for `null:` and `sim:`, which keep no
 //! data; (e) runs only for file engines (a `mem:` op past the end is a plan bug and panics by contract).
+//!
+//! Wrapped stacks run the same suite: cache over `mem:`, link over `sim:` and over `mem:`, fault injection
+//! (with nothing to inject) over `mem:`, verification over `mem:`. A wrapper owes its caller the same contract
+//! as the engine underneath.
 
 mod common;
 
@@ -26,6 +30,18 @@ use iolab_spec::DataPattern;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+// The wrapped stacks.
+use iolab_cache::{Cache, CacheConfig, CacheMode, CachePolicy};
+use iolab_engine::cache::{CacheEngine, WorkerCache, FLUSH_STAGING};
+use iolab_engine::fault::{FaultEngine, Faults, WorkerFaults};
+use iolab_engine::link::LinkEngine;
+use iolab_engine::verify::{VerifyEngine, WorkerVerify};
+use iolab_sim::LinkTiming;
+use iolab_spec::LinkParams;
+use iolab_verify::{FailMode, TargetInfo, Verifier, VerifyConfig};
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 
 /// Slots (ops in flight at once) of every engine under test.
 const SLOTS: u32 = 32;
@@ -48,6 +64,9 @@ struct Profile {
     virtual_time: bool,
     /// Where the data lives, for engines that keep it.
     data: Option<Backing>,
+    /// The engine takes one op per slot, slot i on buffers 2i and 2i+1 ([`VerifyEngine`], as the worker
+    /// uses them): (c) puts op i on buffer 2i instead of buffer i.
+    slot_buffers: bool,
 }
 
 /// Reads the target's bytes at an offset, without the engine.
@@ -221,8 +240,9 @@ fn check<E: Engine>(p: Profile, make: impl Fn(Buffers) -> E) {
     {
         let mut e = make(buffers());
         let mut mono = Mono { last: e.now_ns() };
+        let buf = |i: u32| if p.slot_buffers { 2 * i } else { i };
         let ops: Vec<Op> =
-            (0..SLOTS).map(|i| op(i as u64, false, (2 << 20) + i as u64 * 4096, 4096, i)).collect();
+            (0..SLOTS).map(|i| op(i as u64, false, (2 << 20) + i as u64 * 4096, 4096, buf(i))).collect();
         for o in &ops {
             e.push(*o);
         }
@@ -338,6 +358,7 @@ fn file_profile(label: &'static str, name: &'static str, t: &Arc<TempTarget>) ->
         name,
         virtual_time: false,
         data: Some(Backing { peek: Box::new(move |o, b| t2.peek(o, b)), initial: initial_byte, file: true }),
+        slot_buffers: false,
     }
 }
 
@@ -396,6 +417,82 @@ fn uring_submit_starts_io_without_reaping() {
     e.submit().expect("empty submit");
 }
 
+/// Pushes a 4 KiB write through `e` (buffer 1, at 8192), calls `submit` and waits, without reaping, until the
+/// file holds what the buffer held at push; then reaps it exactly once.
+fn submit_reaches_the_file<E: Engine>(label: &str, mut e: E, t: &TempTarget) {
+    e.buffer_mut(1)[..4096].fill(0x5A);
+    let w = op(0, true, 8192, 4096, 1);
+    e.push(w);
+    // What goes out (a verifier has stamped its header into the buffer by now).
+    let want = e.buffer_mut(1)[..4096].to_vec();
+    e.submit().expect("submit");
+    let mut seen = vec![0u8; 4096];
+    let started = Instant::now();
+    loop {
+        t.peek(8192, &mut seen);
+        if seen == want {
+            break;
+        }
+        assert!(
+            started.elapsed().as_secs() < 5,
+            "{label}: a write handed over with submit() did not reach the file"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut mono = Mono { last: e.now_ns() };
+    assert_each_once(&[w], &reap_n(&mut e, 1, &mut mono));
+}
+
+/// Every wrapper passes `submit` to the io_uring engine underneath: the early-submit path survives the stack.
+#[test]
+fn wrappers_over_uring_pass_submit_through() {
+    if let Err(e) = uring::probe() {
+        println!("skipped: io_uring unavailable: {e}");
+        return;
+    }
+    let t = TempTarget::new(1 << 20);
+    let ring = |n: u32| {
+        let b = Buffers::new(n, BUF as u64, DataPattern::Random, 7);
+        UringEngine::new(SLOTS + FLUSH_STAGING, vec![t.file.clone()], b, clock()).expect("UringEngine::new")
+    };
+    let wc = write_through();
+    submit_reaches_the_file("cache", CacheEngine::new(ring(2 * SLOTS + FLUSH_STAGING), wc, SLOTS), &t);
+    submit_reaches_the_file("link", LinkEngine::new(ring(2 * SLOTS), &[None], SLOTS), &t);
+    let wf = WorkerFaults {
+        faults: Arc::new(Faults::new(Vec::new(), 1, 4096)),
+        ids: vec![0],
+        regions: vec![(0, 1 << 20)],
+        worker: 0,
+        units: vec![512],
+        verifier: None,
+    };
+    submit_reaches_the_file("fault", FaultEngine::new(ring(2 * SLOTS), wf, SLOTS), &t);
+    let wv = worker_verify(&verifier(1 << 20));
+    submit_reaches_the_file("verify", VerifyEngine::new(ring(2 * SLOTS), wv, SLOTS), &t);
+}
+
+/// io_uring checks an op's buffer bounds at push, where its `unsafe` relies on them: an op longer than its
+/// buffer, or on a buffer the engine does not have, panics instead of reaching the kernel.
+#[test]
+fn uring_push_outside_the_buffers_panics() {
+    if let Err(e) = uring::probe() {
+        println!("skipped: io_uring unavailable: {e}");
+        return;
+    }
+    let t = TempTarget::new(1 << 20);
+    for (what, bad) in
+        [("too long", op(0, false, 0, BUF + 4096, 0)), ("no such buffer", op(0, false, 0, 4096, 2 * SLOTS))]
+    {
+        let mut e =
+            UringEngine::new(SLOTS, vec![t.file.clone()], buffers(), clock()).expect("UringEngine::new");
+        let pushed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| e.push(bad)));
+        assert!(pushed.is_err(), "{what}: push of {bad:?} did not panic");
+        let mut out = Vec::new();
+        e.submit_and_reap(Some(e.now_ns()), &mut out).expect("submit_and_reap");
+        assert!(out.is_empty(), "{what}: the op reached the kernel: {out:?}");
+    }
+}
+
 #[test]
 fn uring_engine_registers_files_and_buffers_as_root() {
     if let Err(e) = uring::probe() {
@@ -427,26 +524,163 @@ fn mem_engine_conforms() {
         name: "mem",
         virtual_time: false,
         data: Some(Backing { peek: Box::new(move |o, b| s2.read(o, b)), initial: |_| 0, file: false }),
+        slot_buffers: false,
     };
     check(p, |b| MemEngine::new(Some(store.clone()), b, SLOTS, clock()));
 }
 
 #[test]
 fn null_engine_conforms() {
-    let p = Profile { label: "null", name: "null", virtual_time: false, data: None };
+    let p = Profile { label: "null", name: "null", virtual_time: false, data: None, slot_buffers: false };
     check(p, |b| MemEngine::new(None, b, SLOTS, clock()));
 }
 
 #[test]
 fn sim_engine_on_virtual_time_conforms() {
-    let p = Profile { label: "sim virtual", name: "sim", virtual_time: true, data: None };
+    let p =
+        Profile { label: "sim virtual", name: "sim", virtual_time: true, data: None, slot_buffers: false };
     check(p, |b| SimEngine::fixed(100_000, 4, SLOTS, b, None));
 }
 
 #[test]
 fn sim_engine_on_real_clock_conforms() {
-    let p = Profile { label: "sim real", name: "sim", virtual_time: false, data: None };
+    let p = Profile { label: "sim real", name: "sim", virtual_time: false, data: None, slot_buffers: false };
     check(p, |b| SimEngine::fixed(50_000, 8, SLOTS, b, Some(clock())));
+}
+
+/// A `mem:` target of `SIZE` bytes and the profile of an engine stack over it (named "mem").
+fn mem_target(label: &'static str) -> (Arc<MemStore>, Profile) {
+    let store = Arc::new(MemStore::new(SIZE).expect("MemStore::new"));
+    let s2 = store.clone();
+    let p = Profile {
+        label,
+        name: "mem",
+        virtual_time: false,
+        data: Some(Backing { peek: Box::new(move |o, b| s2.read(o, b)), initial: |_| 0, file: false }),
+        slot_buffers: false,
+    };
+    (store, p)
+}
+
+/// A write-through cache of 1 MiB in 4 KiB lines over one target (what the suite writes reaches the target
+/// before it completes), with its staging buffers after the suite's.
+fn write_through() -> WorkerCache {
+    let config = CacheConfig {
+        capacity_bytes: 1 << 20,
+        line_bytes: 4096,
+        mode: CacheMode::WriteThrough,
+        policy: CachePolicy::default(),
+        admit_after: 1,
+        dirty_max_pct: 50.0,
+        targets: 1,
+    };
+    WorkerCache {
+        cache: Arc::new(Cache::new(config).expect("cache")),
+        ids: vec![0],
+        dev: None,
+        dev_size: 0,
+        seq_cutoff: 0,
+        first_staging_buf: 2 * SLOTS,
+        real_dev: None,
+    }
+}
+
+/// A verifier of 4 KiB blocks over one target of `size` bytes.
+fn verifier(size: u64) -> Arc<Verifier> {
+    let config = VerifyConfig {
+        block_bytes: 4096,
+        run_id: 1,
+        targets: vec![TargetInfo { name: "target".into(), size_bytes: size }],
+        fail: FailMode::Continue,
+        journal: None,
+    };
+    Arc::new(Verifier::new(config).expect("verifier"))
+}
+
+/// One worker's view of `verifier`: the whole target, no read-back.
+fn worker_verify(verifier: &Arc<Verifier>) -> WorkerVerify {
+    let size = verifier.targets()[0].size_bytes;
+    WorkerVerify {
+        verifier: verifier.clone(),
+        ids: vec![0],
+        regions: vec![(0, size)],
+        readback: false,
+        stop: Arc::new(AtomicBool::new(false)),
+    }
+}
+
+/// A link of 400 MB/s and 20 us per command.
+fn link() -> Option<iolab_engine::link::SharedLink> {
+    let params = LinkParams { preset: "test".into(), mb_s: 400.0, latency_ns: 20_000 };
+    Some(Arc::new(Mutex::new(LinkTiming::new(&params))))
+}
+
+#[test]
+fn cache_over_mem_conforms() {
+    let (store, p) = mem_target("cache over mem");
+    check(p, |_| {
+        // Room for the cache's write-back staging buffers after the suite's.
+        let wc = write_through();
+        let b = Buffers::new(2 * SLOTS + FLUSH_STAGING, BUF as u64, DataPattern::Random, 7);
+        let inner = MemEngine::new(Some(store.clone()), b, SLOTS + wc.extra_slots(), clock());
+        CacheEngine::new(inner, wc, SLOTS)
+    });
+}
+
+#[test]
+fn link_over_sim_on_virtual_time_conforms() {
+    let p =
+        Profile { label: "link over sim", name: "sim", virtual_time: true, data: None, slot_buffers: false };
+    check(p, |b| LinkEngine::new(SimEngine::fixed(100_000, 4, SLOTS, b, None), &[link()], SLOTS));
+}
+
+#[test]
+fn link_over_mem_conforms() {
+    let (store, p) = mem_target("link over mem");
+    check(p, |b| LinkEngine::new(MemEngine::new(Some(store.clone()), b, SLOTS, clock()), &[link()], SLOTS));
+}
+
+#[test]
+fn fault_over_mem_without_faults_conforms() {
+    let (store, p) = mem_target("fault over mem");
+    let faults = Arc::new(Faults::new(Vec::new(), 1, 4096));
+    check(p, |b| {
+        let wf = WorkerFaults {
+            faults: faults.clone(),
+            ids: vec![0],
+            regions: vec![(0, SIZE)],
+            worker: 0,
+            units: vec![512],
+            verifier: None,
+        };
+        FaultEngine::new(MemEngine::new(Some(store.clone()), b, SLOTS, clock()), wf, SLOTS)
+    });
+    assert!(faults.result(None).faults.is_empty());
+}
+
+/// Verification stamps a header into every block a write carries, so the bytes on the target are not the
+/// ones the suite put in the buffer: its content checks are skipped (tests/verify.rs checks that data path),
+/// and the verifier must have found nothing wrong in what the suite did.
+#[test]
+fn verify_over_mem_conforms() {
+    let store = Arc::new(MemStore::new(SIZE).expect("MemStore::new"));
+    let verifier = verifier(SIZE);
+    let p = Profile {
+        label: "verify over mem",
+        name: "mem",
+        virtual_time: false,
+        data: None,
+        slot_buffers: true,
+    };
+    check(p, |b| {
+        VerifyEngine::new(
+            MemEngine::new(Some(store.clone()), b, SLOTS, clock()),
+            worker_verify(&verifier),
+            SLOTS,
+        )
+    });
+    let r = verifier.result();
+    assert_eq!(r.mismatches, 0, "{r:?}");
 }
 
 /// Sim-specific: on virtual time, `servers` ops are served per `latency`, FIFO, and time ends exactly at

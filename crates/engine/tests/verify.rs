@@ -212,6 +212,12 @@ impl iolab_engine::Engine for FlakyReads {
         }
         Ok(())
     }
+    fn submit(&mut self) -> Result<(), iolab_engine::EngineError> {
+        self.inner.submit()
+    }
+    fn finish(&mut self) -> Result<(), iolab_engine::EngineError> {
+        self.inner.finish()
+    }
 }
 
 /// The read-back pass reads a block again after a transient error (so damage there is still found), and counts

@@ -1,0 +1,214 @@
+//! What the cli hands a worker ([`WorkerSetup`], [`EngineChoice`]) and what it gets back ([`WorkerEvent`]s
+//! while it runs, a [`WorkerOutput`] at the end): the worker's whole interface, in a module of its own that
+//! imports none of the worker's parts, so they can all depend on it without a cycle.
+
+use crate::cache::WorkerCache;
+use crate::sim::SimTarget;
+use iolab_device::MemStore;
+use iolab_plan::{Region, WorkerPlan};
+use iolab_stats::{IntervalStats, LatencyHistogram, OpStats};
+use std::fs::File;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+/// Which engine a worker runs.
+#[derive(Clone, Debug)]
+pub enum EngineChoice {
+    /// io_uring on the worker's files.
+    Uring,
+    /// pread/pwrite on the worker's files.
+    Sync,
+    /// In-process RAM disk.
+    Mem(Arc<MemStore>),
+    /// In-process, no copy.
+    Null,
+    /// Emulated devices, one per worker target.
+    Sim {
+        /// The worker's targets' devices and data.
+        targets: Vec<SimTarget>,
+        /// This worker's client number on each device.
+        client: usize,
+        /// Virtual time instead of the real clock.
+        virtual_clock: bool,
+    },
+}
+
+/// Everything one worker needs.
+pub struct WorkerSetup {
+    /// The worker's plan.
+    pub plan: WorkerPlan,
+    /// Its region in each of its targets.
+    pub regions: Vec<Region>,
+    /// Its files (path targets), in target order.
+    pub files: Vec<Arc<File>>,
+    /// Its engine.
+    pub engine: EngineChoice,
+    /// The link in front of each of its targets (`link:`), if any.
+    pub links: Vec<Option<crate::link::SharedLink>>,
+    /// The run's block cache, when there is one.
+    pub cache: Option<WorkerCache>,
+    /// `--verify`: headers on writes, checks on reads, read-back after the run.
+    pub verify: Option<crate::verify::WorkerVerify>,
+    /// `--inject`: faults put into the target's I/O.
+    pub faults: Option<crate::fault::WorkerFaults>,
+    /// Raise `stop` at the first failed I/O (`--stop-on-error`).
+    pub stop_on_error: bool,
+    /// The run seed.
+    pub seed: u64,
+    /// Warm-up.
+    pub ramp_ns: u64,
+    /// Measured time (None: until the I/O or byte limit).
+    pub duration_ns: Option<u64>,
+    /// Time-series interval.
+    pub interval_ns: u64,
+    /// The run's clock epoch.
+    pub epoch: Instant,
+    /// Set to stop issuing (Ctrl-C, or another worker failed).
+    pub stop: Arc<AtomicBool>,
+    /// Raised by the cli to end the measurement now as if its time were up (steady state reached, a search
+    /// step decided): the result is complete, not partial.
+    pub finish: Arc<AtomicBool>,
+    /// All workers start together.
+    pub barrier: Arc<Barrier>,
+    /// Where intervals go.
+    pub events: Sender<WorkerEvent>,
+}
+
+/// Sent from workers to the cli thread while running.
+#[derive(Debug)]
+pub enum WorkerEvent {
+    /// One finished interval of one worker.
+    Interval {
+        /// Worker index.
+        worker: u32,
+        /// Its counts and latencies.
+        stats: IntervalStats,
+    },
+}
+
+/// What one worker measured.
+#[derive(Debug)]
+pub struct WorkerOutput {
+    /// Worker index.
+    pub index: u32,
+    /// Engine name.
+    pub engine: &'static str,
+    /// Engine features in effect.
+    pub features: Vec<String>,
+    /// Reads in the window.
+    pub read: OpStats,
+    /// Writes in the window.
+    pub write: OpStats,
+    /// Length of the measurement window.
+    pub window_ns: u64,
+    /// Open loop: arrivals due before the end that were never issued.
+    pub backlog_at_end: u64,
+    /// EAGAIN/EINTR resubmissions.
+    pub retries: u64,
+    /// Stopped by a stop request before its end.
+    pub stopped_early: bool,
+    /// Users and transactions, when the worker ran them.
+    pub txn: Option<TxnStats>,
+    /// Runs with a block cache: read response times by where the data came from.
+    pub read_sources: Option<Box<ReadSources>>,
+}
+
+/// Response times of reads served from the block cache and from the target, recorded in the window.
+#[derive(Debug, Default)]
+pub struct ReadSources {
+    /// Reads served from the cache.
+    pub from_cache: LatencyHistogram,
+    /// Reads that went to the target.
+    pub from_target: LatencyHistogram,
+}
+
+/// What one worker measured about its transactions (the I/Os themselves are in [`WorkerOutput`]'s
+/// `read`/`write`).
+#[derive(Debug)]
+pub struct TxnStats {
+    /// Transactions dispatched in the window (rate mode: scheduled arrivals in [ramp end, end), including any
+    /// beyond the pending ring; stress mode: started), plus those carried in from the ramp (dispatched then,
+    /// not completed by the window's start), so dispatched - completed = `backlog_at_end`.
+    pub dispatched: u64,
+    /// Transactions completed in the window.
+    pub completed: u64,
+    /// Completed transactions of which some step failed.
+    pub failed: u64,
+    /// Per transaction type (plan order): dispatched in the window.
+    pub dispatched_by_type: Vec<u64>,
+    /// Per transaction type: latency (intended start -> last step's completion) of those completed in the window.
+    pub latency_by_type: Vec<LatencyHistogram>,
+    /// All types together.
+    pub latency: LatencyHistogram,
+    /// Dispatched and not completed when the run ended (pending + in progress + beyond the ring).
+    pub backlog_at_end: u64,
+    /// Largest backlog seen in the window.
+    pub backlog_max: u64,
+    /// Most transactions in progress at once.
+    pub executing_max: u64,
+    /// Arrivals that found the pending ring full (counted from the schedule, not held).
+    pub beyond_ring: u64,
+}
+
+impl TxnStats {
+    /// Zero counts and empty histograms for `types` transaction types.
+    pub(crate) fn new(types: usize) -> TxnStats {
+        TxnStats {
+            dispatched: 0,
+            completed: 0,
+            failed: 0,
+            dispatched_by_type: vec![0; types],
+            latency_by_type: (0..types).map(|_| LatencyHistogram::new()).collect(),
+            latency: LatencyHistogram::new(),
+            backlog_at_end: 0,
+            backlog_max: 0,
+            executing_max: 0,
+            beyond_ring: 0,
+        }
+    }
+
+    /// Counts one transaction of type `txn` dispatched.
+    #[inline]
+    pub(crate) fn dispatch(&mut self, txn: u16) {
+        self.dispatched += 1;
+        self.dispatched_by_type[txn as usize] += 1;
+    }
+}
+
+#[cfg(test)]
+impl WorkerSetup {
+    /// For the crate's unit tests: worker 0 of `plan`, bound to `regions`, on `engine`, with the plan's seed,
+    /// ramp and duration, intervals of `interval_ns`, alone at its barrier; its events come out of the
+    /// receiver.
+    pub(crate) fn for_test(
+        plan: &iolab_plan::Plan,
+        regions: Vec<Region>,
+        engine: EngineChoice,
+        interval_ns: u64,
+    ) -> (WorkerSetup, std::sync::mpsc::Receiver<WorkerEvent>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let setup = WorkerSetup {
+            plan: plan.workers[0].clone(),
+            regions,
+            files: Vec::new(),
+            engine,
+            links: Vec::new(),
+            cache: None,
+            verify: None,
+            faults: None,
+            stop_on_error: false,
+            seed: plan.seed,
+            ramp_ns: plan.ramp_ns,
+            duration_ns: plan.duration_ns,
+            interval_ns,
+            epoch: Instant::now(),
+            stop: Arc::new(AtomicBool::new(false)),
+            finish: Arc::new(AtomicBool::new(false)),
+            barrier: Arc::new(Barrier::new(1)),
+            events: tx,
+        };
+        (setup, rx)
+    }
+}

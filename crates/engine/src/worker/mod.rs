@@ -1,0 +1,24 @@
+//! The worker: one thread, one engine stack, `qd` slots, driven until the end of the run.
+//!
+//! Its parts, each depending only on those listed before it (no module imports one after it):
+//!
+//! - `interface`: what the cli hands a worker ([`WorkerSetup`], [`EngineChoice`]) and gets back
+//!   ([`WorkerEvent`], [`WorkerOutput`], [`ReadSources`], [`TxnStats`]);
+//! - `slots`: the `qd` in-flight records, their free list, pushing, early submission, retries;
+//! - `window`: the measurement window ([ramp end, end), stop and finish) and the time series, one
+//!   implementation for both drivers;
+//! - `ops`: the op loop (closed and open loop, I/O and byte limits);
+//! - `txn`: the transaction driver (LoadGen-style users);
+//! - `setup`: building the engine stack and [`run_worker`], which picks the driver.
+//!
+//! The random streams a worker draws from are salted in one place, `crate::salts`.
+
+mod interface;
+mod ops;
+mod setup;
+mod slots;
+mod txn;
+mod window;
+
+pub use interface::{EngineChoice, ReadSources, TxnStats, WorkerEvent, WorkerOutput, WorkerSetup};
+pub use setup::run_worker;

@@ -1,0 +1,194 @@
+//! The op loop: the driver of a worker without transactions. Each turn (1) decides whether to stop issuing,
+//! (2) fills free slots with new ops, (3) submits them and waits for completions in one engine call, (4)
+//! records each completion. Times, all on the engine's clock:
+//!
+//! - *intended start*: in closed loop, the moment the slot became free (the reap that freed it), so our own
+//!   turn-around counts against us, as fio's `lat` does; in open loop, the op's scheduled arrival, so queueing
+//!   behind a slow device is measured, not omitted (coordinated omission);
+//! - *submitted*: taken just before the engine call that hands the op to the kernel;
+//! - *completed*: taken just after the call that returned the completion.
+//!
+//! Response time (`lat`) = completed - intended; service time = completed - submitted. The window is the
+//! shared one ([`super::window`]). Count-limited runs (`ios`, `bytes`) count ops issued (generated) with an
+//! intended start after the ramp, and record every completion after it.
+//!
+//! Nothing in the loop allocates, locks or formats per I/O; histograms are preallocated and intervals are
+//! sent to the cli thread once per interval.
+
+use super::interface::{ReadSources, WorkerOutput, WorkerSetup};
+use super::slots::{submit_early, Slots};
+use super::window::{begin, Series, Window};
+use crate::{Completion, Engine, EngineError};
+use iolab_plan::arrival::Arrivals;
+use iolab_plan::gen::OpGen;
+use iolab_plan::rng::Rng;
+use iolab_stats::OpStats;
+use std::sync::atomic::Ordering;
+
+/// The op loop's state; a slot's own state is its op's intended start.
+struct OpLoop<'a> {
+    s: &'a WorkerSetup,
+    gen: OpGen,
+    slots: Slots<u64>,
+    done: Vec<Completion>,
+    read: OpStats,
+    write: OpStats,
+    series: Series<'a>,
+    sources: Option<Box<ReadSources>>,
+    ios_limit: u64,
+    bytes_limit: u64,
+    /// Ops (and their bytes) generated with an intended start after the ramp: what the limits count.
+    issued: u64,
+    issued_bytes: u64,
+    last_completion: u64,
+}
+
+/// Runs the worker's ops until the end, a limit, a finish or a stop request. See the module header.
+pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, EngineError> {
+    let w = &s.plan;
+    let qd = w.qd as usize;
+    let mut l = OpLoop {
+        s,
+        gen: OpGen::new(w, &s.regions, Rng::for_worker(s.seed, w.index)),
+        slots: Slots::new(qd, w.data),
+        done: Vec::with_capacity(2 * qd),
+        read: OpStats::new(),
+        write: OpStats::new(),
+        series: Series::new(w.index, &s.events),
+        sources: s.cache.as_ref().map(|_| Box::<ReadSources>::default()),
+        ios_limit: w.ios.unwrap_or(u64::MAX),
+        bytes_limit: w.bytes.unwrap_or(u64::MAX),
+        issued: 0,
+        issued_bytes: 0,
+        last_completion: 0,
+    };
+    let (window, arrivals) = begin(engine, s, w.rate_iops, w.arrival);
+    l.last_completion = window.measure_start;
+    l.run(engine, window, arrivals)
+}
+
+impl OpLoop<'_> {
+    fn run<E: Engine>(
+        mut self,
+        engine: &mut E,
+        mut window: Window,
+        mut arrivals: Option<Arrivals>,
+    ) -> Result<WorkerOutput, EngineError> {
+        let mut now = window.start;
+        loop {
+            // 1. Stop issuing at the end, on a limit, or on request.
+            let limit = self.issued >= self.ios_limit || self.issued_bytes >= self.bytes_limit;
+            window.check_stop(now, limit, self.s);
+            // 2. Fill free slots.
+            if !window.stopping {
+                self.fill(engine, &window, &mut arrivals, now)?;
+            }
+            if window.stopping && self.slots.drained() {
+                break;
+            }
+            // 3. Submit and wait: for a completion, the next arrival, the end, or a tick.
+            let next_arrival = arrivals.as_ref().filter(|_| self.slots.any_free()).map(Arrivals::peek);
+            let deadline = window.deadline(now, next_arrival);
+            self.slots.submit_and_wait(engine, deadline, &mut self.done)?;
+            now = engine.now_ns();
+            // 4. Record completions.
+            let mut done = std::mem::take(&mut self.done);
+            for c in done.drain(..) {
+                self.complete(engine, &window, now, &c);
+            }
+            self.done = done;
+            // Keep the live view moving when nothing completes.
+            if window.measuring(now) {
+                self.series.close_until(window.interval_at(now), 0);
+            }
+        }
+        self.series.close();
+        Ok(WorkerOutput {
+            index: self.s.plan.index,
+            engine: engine.name(),
+            features: engine.features(),
+            read: self.read,
+            write: self.write,
+            window_ns: window.length(now, Some(self.last_completion)),
+            backlog_at_end: arrivals.as_ref().map_or(0, |a| a.due_before(window.stop(now))),
+            retries: self.slots.retries,
+            stopped_early: window.stopped_early,
+            txn: None,
+            read_sources: self.sources,
+        })
+    }
+
+    /// Fills free slots with new ops (in open loop, only with arrivals due by `now` and before the end), and
+    /// hands the first ones of the refill to the kernel early.
+    #[inline]
+    fn fill<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        window: &Window,
+        arrivals: &mut Option<Arrivals>,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        let mut refilled = 0u32;
+        while self.slots.next_free().is_some() {
+            let intended = match arrivals {
+                None => now,
+                Some(a) => {
+                    let t = a.peek();
+                    if t > now || window.end.is_some_and(|e| t >= e) {
+                        break;
+                    }
+                    a.take()
+                }
+            };
+            if self.issued >= self.ios_limit || self.issued_bytes >= self.bytes_limit {
+                break;
+            }
+            let slot = self.slots.take_free();
+            let op = self.gen.next_op();
+            if intended >= window.measure_start {
+                self.issued += 1;
+                self.issued_bytes += op.len as u64;
+            }
+            self.slots.get_mut(slot).of = intended;
+            self.slots.issue(engine, slot, op);
+            refilled += 1;
+            if submit_early(refilled) && self.slots.any_free() {
+                self.slots.submit_now(engine)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Frees the slot of completion `c` (or resubmits its op on a transient error) and records it when it
+    /// falls in the window.
+    #[inline]
+    fn complete<E: Engine>(&mut self, engine: &mut E, window: &Window, now: u64, c: &Completion) {
+        let Some(idx) = self.slots.reap(engine, c) else { return };
+        self.slots.release(idx);
+        // The window counts completions in [ramp end, end): throughput is what the target delivered in the
+        // window, even for ops that queued during the ramp (open loop under overload).
+        if !window.records(now) {
+            return;
+        }
+        let sl = self.slots.get(idx);
+        let (op, lat, svc) = (sl.op, now - sl.of, now - sl.submitted_ns);
+        let stats = if op.write { &mut self.write } else { &mut self.read };
+        if c.result >= 0 {
+            stats.record_ok(op.len, c.result as u32, lat, svc);
+            self.series.close_until(window.interval_at(now), 0);
+            let interval = &mut self.series.current;
+            interval.record(op.write, c.result as u64, lat);
+            if let Some(src) = self.sources.as_deref_mut().filter(|_| !op.write) {
+                interval.cache_hits += u64::from(c.cached);
+                let h = if c.cached { &mut src.from_cache } else { &mut src.from_target };
+                h.record(lat);
+            }
+        } else {
+            stats.record_error(-c.result);
+            if self.s.stop_on_error {
+                self.s.stop.store(true, Ordering::Relaxed);
+            }
+        }
+        self.last_completion = now;
+    }
+}

@@ -1,0 +1,249 @@
+//! The measurement window and the time series, one implementation for both drivers (the op loop and the
+//! transactions).
+//!
+//! All times are on the engine's clock. The window is [ramp end, end): a completion inside it is recorded
+//! (with its full latency, even if the op was intended during the ramp), one outside is not. A driver stops
+//! issuing at the end, on its own limit (the op loop's I/O or byte count), when the cli raises `finish` (after
+//! the ramp: the result is complete) or `stop` (the result is partial and the window closes at once). After
+//! the stop no new op is issued and ops in flight are drained unrecorded. Intervals are closed as completions
+//! pass their end, and also when nothing completes, so a stall shows as zero IOPS rather than as a gap.
+
+use super::interface::{WorkerEvent, WorkerSetup};
+use crate::Engine;
+use iolab_plan::arrival::Arrivals;
+use iolab_plan::rng::Rng;
+use iolab_spec::Arrival;
+use iolab_stats::IntervalStats;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::Sender;
+
+/// Longest wait in one engine call, so a stop request is seen even when the device hangs.
+const TICK_NS: u64 = 200_000_000;
+
+/// A worker's window: where it starts and ends, and whether (and why) the worker has stopped issuing.
+pub(crate) struct Window {
+    /// When the worker started (after the barrier).
+    pub(crate) start: u64,
+    /// The end of the ramp: the window's start.
+    pub(crate) measure_start: u64,
+    /// The planned end (None: until a limit).
+    pub(crate) end: Option<u64>,
+    last_interval: u64,
+    interval_ns: u64,
+    /// Completions at or after this are not recorded: the end, or a stop request.
+    record_until: u64,
+    /// No new op is issued.
+    pub(crate) stopping: bool,
+    /// Stopped by a stop request before the end or a limit.
+    pub(crate) stopped_early: bool,
+    stop_at: Option<u64>,
+}
+
+/// Waits for all workers at the barrier, then opens the window at the engine's clock, with the arrival
+/// schedule of `rate` per second (None: closed loop, or transactions in stress mode) starting there.
+pub(crate) fn begin<E: Engine>(
+    engine: &E,
+    s: &WorkerSetup,
+    rate: Option<f64>,
+    arrival: Arrival,
+) -> (Window, Option<Arrivals>) {
+    s.barrier.wait();
+    let start = engine.now_ns();
+    let rng = || Rng::for_worker(s.seed ^ crate::salts::ARRIVAL, s.plan.index);
+    (Window::open(start, s), rate.map(|r| Arrivals::new(r, arrival, start, rng())))
+}
+
+impl Window {
+    /// The window of a worker that starts at `start`.
+    pub(crate) fn open(start: u64, s: &WorkerSetup) -> Window {
+        let measure_start = start + s.ramp_ns;
+        let end = s.duration_ns.map(|d| measure_start + d);
+        Window {
+            start,
+            measure_start,
+            end,
+            last_interval: s.duration_ns.map(|d| d.div_ceil(s.interval_ns).max(1) - 1).unwrap_or(u64::MAX),
+            interval_ns: s.interval_ns,
+            record_until: end.unwrap_or(u64::MAX),
+            stopping: false,
+            stopped_early: false,
+            stop_at: None,
+        }
+    }
+
+    /// Decides at `now` whether to stop issuing: at the end, on the driver's own `limit`, on finish (after
+    /// the ramp) or on request. Returns true at the turn it stops (once).
+    #[inline]
+    pub(crate) fn check_stop(&mut self, now: u64, limit: bool, s: &WorkerSetup) -> bool {
+        if self.stopping {
+            return false;
+        }
+        let over_time = self.end.is_some_and(|e| now >= e);
+        let limit = limit || (now >= self.measure_start && s.finish.load(Ordering::Relaxed));
+        let requested = s.stop.load(Ordering::Relaxed);
+        if !(over_time || limit || requested) {
+            return false;
+        }
+        self.stopping = true;
+        self.stopped_early = requested && !over_time && !limit;
+        self.stop_at = Some(if over_time { self.end.unwrap_or(now) } else { now });
+        if requested {
+            self.record_until = self.record_until.min(now);
+        }
+        true
+    }
+
+    /// Whether a completion at `now` is recorded.
+    #[inline]
+    pub(crate) fn records(&self, now: u64) -> bool {
+        now >= self.measure_start && now < self.record_until
+    }
+
+    /// Whether a completion at `now` comes after what is recorded (the end, or a stop request).
+    #[inline]
+    pub(crate) fn past(&self, now: u64) -> bool {
+        now >= self.record_until
+    }
+
+    /// Whether `now` is past the ramp.
+    #[inline]
+    pub(crate) fn measuring(&self, now: u64) -> bool {
+        now >= self.measure_start
+    }
+
+    /// The interval a completion at `now` (past the ramp) belongs to: the last one takes what completes at
+    /// the very end.
+    #[inline]
+    pub(crate) fn interval_at(&self, now: u64) -> u64 {
+        ((now - self.measure_start) / self.interval_ns).min(self.last_interval)
+    }
+
+    /// When the worker stopped issuing (`now` while it has not).
+    pub(crate) fn stop(&self, now: u64) -> u64 {
+        self.stop_at.unwrap_or(now)
+    }
+
+    /// The window's length once the driver is done at `now`: up to the stop, or, for a run without a
+    /// duration that was not stopped early, up to `last_completion` when the driver gives one (the op loop
+    /// under an I/O or byte limit).
+    pub(crate) fn length(&self, now: u64, last_completion: Option<u64>) -> u64 {
+        let stop = self.stop(now);
+        let end = match last_completion {
+            Some(last) if self.end.is_none() && !self.stopped_early => last,
+            _ => stop,
+        };
+        end.saturating_sub(self.measure_start)
+    }
+
+    /// The deadline of one `submit_and_reap` at `now`: a tick, bounded by the end and, while a slot (or queue
+    /// room) is free, by the next arrival. After the stop only the tick bounds it: draining needs no clock.
+    #[inline]
+    pub(crate) fn deadline(&self, now: u64, next_arrival: Option<u64>) -> u64 {
+        let mut deadline = now + TICK_NS;
+        if !self.stopping {
+            if let Some(e) = self.end {
+                deadline = deadline.min(e.max(now));
+            }
+            if let Some(a) = next_arrival {
+                deadline = deadline.min(a);
+            }
+        }
+        deadline
+    }
+}
+
+/// The worker's time series: the open interval, sent to the cli thread when it closes.
+pub(crate) struct Series<'a> {
+    /// The open interval.
+    pub(crate) current: IntervalStats,
+    worker: u32,
+    events: &'a Sender<WorkerEvent>,
+}
+
+impl<'a> Series<'a> {
+    /// Interval 0 of worker `worker`.
+    pub(crate) fn new(worker: u32, events: &'a Sender<WorkerEvent>) -> Series<'a> {
+        Series { current: IntervalStats::new(0), worker, events }
+    }
+
+    /// Closes intervals up to (not including) `k`, each with the transactions' `backlog` (0 without
+    /// transactions); empty ones too.
+    #[inline]
+    pub(crate) fn close_until(&mut self, k: u64, backlog: u64) {
+        while self.current.index < k {
+            self.current.txn.backlog = backlog;
+            let next = IntervalStats::new(self.current.index + 1);
+            let stats = std::mem::replace(&mut self.current, next);
+            let _ = self.events.send(WorkerEvent::Interval { worker: self.worker, stats });
+        }
+    }
+
+    /// Sends the last interval.
+    pub(crate) fn close(self) {
+        let _ = self.events.send(WorkerEvent::Interval { worker: self.worker, stats: self.current });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    fn setup(ramp_ns: u64, duration_ns: Option<u64>) -> (WorkerSetup, mpsc::Receiver<WorkerEvent>) {
+        let job = "ios = 1\nseed = 1\nqd = 1\nbs = \"4k\"\nrw = \"read\"\n";
+        let spec = iolab_spec::JobSpec::from_toml(job, "t.toml").expect("job");
+        let target = iolab_spec::TargetSpec::parse("null:1M").expect("target");
+        let plan = iolab_plan::Plan::from_spec(&spec, Some(&target)).expect("plan");
+        let (mut s, rx) = WorkerSetup::for_test(&plan, Vec::new(), super::super::EngineChoice::Null, 100);
+        (s.ramp_ns, s.duration_ns) = (ramp_ns, duration_ns);
+        (s, rx)
+    }
+
+    #[test]
+    fn window_records_from_ramp_end_to_end_and_stops_at_end() {
+        let (s, _rx) = setup(50, Some(1000));
+        let mut w = Window::open(10, &s);
+        assert!(!w.records(59) && w.records(60) && w.records(1059) && !w.records(1060));
+        assert!(!w.check_stop(1059, false, &s));
+        assert!(w.check_stop(1070, false, &s), "over time");
+        assert!(!w.check_stop(1080, false, &s), "stops once");
+        assert!(!w.stopped_early);
+        assert_eq!(w.stop(2000), 1060, "the stop is the end, not when it was seen");
+        assert_eq!(w.length(2000, Some(1500)), 1000);
+        assert_eq!(w.interval_at(1060), 9, "the end belongs to the last interval");
+    }
+
+    #[test]
+    fn window_stop_request_closes_recording_and_is_early() {
+        let (s, _rx) = setup(0, Some(1000));
+        let mut w = Window::open(0, &s);
+        s.stop.store(true, Ordering::Relaxed);
+        assert!(w.check_stop(300, false, &s));
+        assert!(w.stopped_early && !w.records(300) && w.records(299));
+        assert_eq!(w.length(900, None), 300);
+    }
+
+    #[test]
+    fn window_without_duration_ends_at_the_last_completion_on_a_limit() {
+        let (s, _rx) = setup(0, None);
+        let mut w = Window::open(0, &s);
+        assert!(w.check_stop(500, true, &s));
+        assert!(!w.stopped_early);
+        assert_eq!(w.length(800, Some(700)), 700, "op loop: the last completion");
+        assert_eq!(w.length(800, None), 500, "transactions: the stop");
+        assert_eq!(w.deadline(800, Some(10)), 800 + TICK_NS, "draining ignores arrivals");
+    }
+
+    #[test]
+    fn series_closes_empty_intervals_with_the_backlog() {
+        let (s, rx) = setup(0, Some(1000));
+        let mut series = Series::new(3, &s.events);
+        series.close_until(3, 7);
+        series.close();
+        let got: Vec<(u64, u64)> = rx
+            .try_iter()
+            .map(|WorkerEvent::Interval { stats, .. }| (stats.index, stats.txn.backlog))
+            .collect();
+        assert_eq!(got, [(0, 7), (1, 7), (2, 7), (3, 0)]);
+    }
+}
