@@ -127,7 +127,7 @@ impl Runner<StepRequest> for StepRunner {
         }
         let mut result = {
             let _scratch = iolab_device::ScratchGuard;
-            match crate::run::execute(job.clone(), false, self.interval_ns, true, self.live)? {
+            match crate::exec::execute(job.clone(), false, self.interval_ns, true, self.live)? {
                 iolab_run::Executed::Done(r) => *r,
                 iolab_run::Executed::DryRun(_) => unreachable!("dry_run is false"),
             }

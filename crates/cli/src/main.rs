@@ -20,6 +20,7 @@ mod loadgen;
 mod profile;
 mod progress;
 mod saving;
+mod exec;
 mod signals;
 mod steady;
 

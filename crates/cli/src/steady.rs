@@ -24,10 +24,10 @@ impl Runner<UntilSteady<'_>> for SteadyRunner {
         let mut cb = |_k: u64, p: &iolab_stats::TimePoint| request.interval(p);
         let mut opts = iolab_run::ExecOptions {
             on_interval: Some(&mut cb),
-            ..crate::run::exec_options(self.interval_ns, self.quiet, self.live)
+            ..crate::exec::exec_options(self.interval_ns, self.quiet, self.live)
         };
         let _note = crate::progress::MeasureNote::set("until steady");
-        match iolab_run::execute(job, false, &mut opts).map_err(crate::run::run_error)? {
+        match iolab_run::execute(job, false, &mut opts).map_err(crate::exec::run_error)? {
             iolab_run::Executed::Done(r) => Ok(*r),
             iolab_run::Executed::DryRun(_) => anyhow::bail!("a steady-state run cannot be a dry run (bug)"),
         }

@@ -15,7 +15,7 @@ use crate::args::{ProfileFlags, RunArgs, SweepArgs};
 use crate::exit::{usage, ExitStatus};
 use crate::job::{build_job, parse_interval, steady_rule};
 use crate::output::write_out;
-use crate::run::execute;
+use crate::exec::execute;
 use crate::steady::run_until_steady;
 use anyhow::{Context, Result};
 use iolab_report::export::steady_state_line;

@@ -67,9 +67,9 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
     let _scratch_guard = iolab_device::ScratchGuard;
     let saver = crate::saving::Saver::open(&a.catalog, a.quiet, false)?;
     let live = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut opts = crate::run::exec_options(1_000_000_000, a.quiet, live);
+    let mut opts = crate::exec::exec_options(1_000_000_000, a.quiet, live);
     opts.check = Some(check);
-    let result = match iolab_run::execute(job, false, &mut opts).map_err(crate::run::run_error)? {
+    let result = match iolab_run::execute(job, false, &mut opts).map_err(crate::exec::run_error)? {
         iolab_run::Executed::Done(r) => r,
         iolab_run::Executed::DryRun(_) => unreachable!("not a dry run"),
     };

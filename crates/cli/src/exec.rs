@@ -1,0 +1,104 @@
+//! How the binary executes a job with [`iolab_run::execute`]: the live display ([`Shown`], the
+//! [`iolab_run::Observer`] that draws the bars and prints the notices), the Ctrl-C stop flag, and the
+//! library's errors mapped to exit codes. Every command that runs a job (run, sweep, find-max, steady-state,
+//! verify) goes through here.
+
+use crate::exit::usage;
+use anyhow::Result;
+use iolab_device::FillProgress;
+use iolab_run::{ExecOptions, Executed, Observer, RunShape};
+use iolab_spec::JobSpec;
+use iolab_stats::IntervalStats;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How the CLI runs a job: `quiet` prints nothing but errors, `live` draws the bars (stderr is a terminal);
+/// the stop flag is the process's Ctrl-C flag, whose handler stays silent when quiet or live.
+pub fn exec_options<'a>(interval_ns: u64, quiet: bool, live: bool) -> ExecOptions<'a> {
+    let stop = crate::signals::stop_flag(quiet || live);
+    ExecOptions::new(interval_ns, stop, Box::new(Shown::new(quiet, live)))
+}
+
+/// Options for a dry run: nothing runs, so no signal handler is installed and nothing is shown.
+pub fn dry_run_options<'a>(interval_ns: u64) -> ExecOptions<'a> {
+    ExecOptions::new(interval_ns, Arc::default(), Box::new(iolab_run::Silent))
+}
+
+/// Runs (or with `dry_run`, checks) `job` with the CLI's display and stop flag.
+pub fn execute(job: JobSpec, dry_run: bool, interval_ns: u64, quiet: bool, live: bool) -> Result<Executed> {
+    let mut opts =
+        if dry_run { dry_run_options(interval_ns) } else { exec_options(interval_ns, quiet, live) };
+    iolab_run::execute(job, dry_run, &mut opts).map_err(run_error)
+}
+
+/// A run's error for `main`: the user's are marked as usage errors (exit code 2), iolab's own are not; the
+/// text is the library's.
+pub fn run_error(e: iolab_run::Error) -> anyhow::Error {
+    if e.is_usage() {
+        usage(e)
+    } else {
+        anyhow::anyhow!(e.to_string())
+    }
+}
+
+/// The CLI's [`Observer`]: notices on stderr (above the bars when live) unless quiet, the live bars of
+/// [`crate::progress::RunBars`] while the run goes on, and the run's cache registered for `kill -USR1`.
+pub struct Shown {
+    quiet: bool,
+    live: bool,
+    bars: Option<crate::progress::RunBars>,
+    flush: Option<crate::flush_signal::FlushGuard>,
+}
+
+impl Shown {
+    /// A display for a run: nothing but errors when `quiet`; bars when `live`.
+    pub fn new(quiet: bool, live: bool) -> Shown {
+        Shown { quiet, live, bars: None, flush: None }
+    }
+}
+
+impl Observer for Shown {
+    fn notice(&mut self, line: &str) {
+        if !self.quiet {
+            crate::progress::notice(self.live, line);
+        }
+    }
+
+    fn start(&mut self, shape: &RunShape) {
+        self.bars = Some(crate::progress::RunBars::new(self.live, shape.clone()));
+    }
+
+    fn fill_hook(&mut self, verb: &str, name: &str, total_bytes: u64) -> Option<FillProgress> {
+        match (&mut self.bars, self.quiet) {
+            (Some(bars), false) => bars.fill_hook(verb, name, total_bytes),
+            _ => None,
+        }
+    }
+
+    fn cache_started(&mut self, cache: &Arc<iolab_cache::Cache>) {
+        self.flush = Some(crate::flush_signal::register(cache.clone()));
+    }
+
+    fn tick(&mut self, elapsed: Duration) {
+        if let Some(bars) = &mut self.bars {
+            bars.tick(elapsed);
+        }
+    }
+
+    fn interval(&mut self, stats: &IntervalStats, interval_s: f64) {
+        if let Some(bars) = &mut self.bars {
+            bars.interval(stats, interval_s);
+        }
+    }
+
+    fn stopping(&mut self) {
+        if let Some(bars) = &mut self.bars {
+            bars.stop();
+        }
+    }
+
+    fn finish(&mut self) {
+        self.bars = None;
+        self.flush = None;
+    }
+}
