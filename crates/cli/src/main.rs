@@ -14,13 +14,13 @@ mod exit;
 mod output;
 
 // From flags to jobs, and what runs them.
+mod exec;
 mod flush_signal;
 mod job;
 mod loadgen;
 mod profile;
 mod progress;
 mod saving;
-mod exec;
 mod signals;
 mod steady;
 

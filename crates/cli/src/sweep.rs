@@ -12,10 +12,10 @@
 //! the user's guide.
 
 use crate::args::{ProfileFlags, RunArgs, SweepArgs};
+use crate::exec::execute;
 use crate::exit::{usage, ExitStatus};
 use crate::job::{build_job, parse_interval, steady_rule};
 use crate::output::write_out;
-use crate::exec::execute;
 use crate::steady::run_until_steady;
 use anyhow::{Context, Result};
 use iolab_report::export::steady_state_line;
