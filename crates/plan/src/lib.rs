@@ -218,6 +218,35 @@ impl Plan {
 
     /// Resolves a job. `default_target` is used by workers with no target anywhere (the cli's scratch file).
     pub fn from_spec(job: &JobSpec, default_target: Option<&TargetSpec>) -> Result<Plan, PlanError> {
+        let mut plan = Plan::header(job);
+        let default_table = iolab_spec::WorkerSpec {
+            name: "worker".into(),
+            count: job.workers.unwrap_or(1),
+            layer: Layer::default(),
+            specs: Vec::new(),
+        };
+        // A job with users and transactions gets its workers from `loadgen::resolve` instead of the tables.
+        if let Some(lg) = &job.loadgen {
+            loadgen::resolve(job, lg, default_target, &mut plan)?;
+        }
+        let tables = worker_tables(job, &default_table);
+        let rates = RateSplit::new(job, &tables)?;
+        let mut index = 0u32;
+        for table in &tables {
+            for instance in 0..table.count {
+                let worker = plan.table_worker(job, table, instance, index, &rates, default_target)?;
+                plan.workers.push(worker);
+                index += 1;
+            }
+        }
+        plan.check_total_buffers()?;
+        plan.share_limits()?;
+        plan.check_virtual_clock()?;
+        Ok(plan)
+    }
+
+    /// The run-level settings (duration, ramp, seed, engine, clock, safety switches), with no targets or workers yet.
+    fn header(job: &JobSpec) -> Plan {
         let duration_ns = match (job.duration_ns, job.ios, job.bytes) {
             (None, None, None) => Some(DEFAULT_DURATION_NS),
             (d, _, _) => d,
@@ -226,7 +255,7 @@ impl Plan {
         // queues); count-limited runs measure every I/O unless a ramp is asked for.
         let ramp_ns = job.ramp_ns.unwrap_or(if duration_ns.is_some() { DEFAULT_RAMP_NS } else { 0 });
         let seed = job.seed.unwrap_or_else(fresh_seed);
-        let mut plan = Plan {
+        Plan {
             name: job.name.clone().unwrap_or_else(|| "iolab".into()),
             seed,
             duration_ns,
@@ -241,174 +270,78 @@ impl Plan {
             targets: Vec::new(),
             workers: Vec::new(),
             loadgen: None,
-        };
-
-        // (table name, count, worker layer, specs)
-        let default_table = iolab_spec::WorkerSpec {
-            name: "worker".into(),
-            count: job.workers.unwrap_or(1),
-            layer: Layer::default(),
-            specs: Vec::new(),
-        };
-        // A job with users and transactions gets its workers from `loadgen::resolve` instead of the tables.
-        if let Some(lg) = &job.loadgen {
-            loadgen::resolve(job, lg, default_target, &mut plan)?;
         }
-        let tables: Vec<&iolab_spec::WorkerSpec> = if job.loadgen.is_some() {
-            Vec::new()
-        } else if job.worker_tables.is_empty() {
-            vec![&default_table]
-        } else {
-            job.worker_tables.iter().collect()
-        };
-        let total_workers: u64 = tables.iter().map(|t| t.count as u64).sum();
-        if total_workers > iolab_spec::MAX_WORKERS as u64 {
+    }
+
+    /// The worker plan of one instance of `table`, adding its targets to the plan.
+    fn table_worker(
+        &mut self,
+        job: &JobSpec,
+        table: &iolab_spec::WorkerSpec,
+        instance: u32,
+        index: u32,
+        rates: &RateSplit,
+        default_target: Option<&TargetSpec>,
+    ) -> Result<WorkerPlan, PlanError> {
+        let base = job.defaults.merged(&table.layer).merged(&job.forced);
+        let name =
+            if table.count > 1 { format!("{}.{}", table.name, instance + 1) } else { table.name.clone() };
+        let tspecs = worker_targets(job, &base, &name, default_target)?;
+        let specs = access_plans(job, table, &base, &name, self.direct)?;
+        let writes = specs.iter().any(|s| s.weight > 0 && s.read_pct < 100.0);
+        let reads = specs.iter().any(|s| s.weight > 0 && s.read_pct > 0.0);
+        let targets = self.add_worker_targets(&name, &tspecs, reads, writes, base.size)?;
+        let qd = base.qd.unwrap_or(DEFAULT_QD);
+        let max_bs = specs.iter().flat_map(|s| s.bs.iter().map(|b| b.size_bytes)).max().unwrap_or(DEFAULT_BS);
+        check_worker_buffers(&name, qd, max_bs)?;
+        Ok(WorkerPlan {
+            index,
+            name,
+            group: table.name.clone(),
+            targets,
+            qd,
+            rate_iops: rates.of_table(job, table),
+            arrival: base.arrival.unwrap_or_default(),
+            data: base.data.unwrap_or_default(),
+            region_offset: base.offset.unwrap_or(0),
+            region_length: base.length,
+            specs,
+            ios: None,
+            bytes: None,
+            max_bs,
+            loadgen: None,
+        })
+    }
+
+    /// The indices of one worker's targets, added to the plan, once they are known to be of one kind.
+    fn add_worker_targets(
+        &mut self,
+        name: &str,
+        tspecs: &[WorkerTarget],
+        reads: bool,
+        writes: bool,
+        size: Option<u64>,
+    ) -> Result<Vec<usize>, PlanError> {
+        let virtual_kinds: Vec<bool> = tspecs.iter().map(|t| t.0.is_virtual()).collect();
+        if virtual_kinds.iter().any(|v| *v) && virtual_kinds.iter().any(|v| !*v) {
             return Err(PlanError(format!(
-                "{total_workers} workers in all; at most {} ('workers' / 'count')",
-                iolab_spec::MAX_WORKERS
+                "worker '{name}' mixes files/devices with mem:/null:/sim: targets; give them to separate workers"
             )));
         }
-        // Rates: a forced (command-line) or top-level rate is a total split over the workers without their own.
-        let own_rate_workers: u64 = if job.forced.rate.is_some() {
-            0
-        } else {
-            tables.iter().filter(|t| t.layer.rate.is_some()).map(|t| t.count as u64).sum()
-        };
-        let shared_rate = job.forced.rate.or(job.defaults.rate);
-        let sharing = total_workers - own_rate_workers;
-
-        let mut index = 0u32;
-        for table in &tables {
-            for instance in 0..table.count {
-                let base = job.defaults.merged(&table.layer).merged(&job.forced);
-                let name = if table.count > 1 {
-                    format!("{}.{}", table.name, instance + 1)
-                } else {
-                    table.name.clone()
-                };
-                let mut targets = Vec::new();
-                // (target, its [targets] name, its declared size)
-                let tspecs: Vec<(TargetSpec, Option<String>, Option<u64>)> = match &base.target {
-                    Some(t) => {
-                        let mut v = Vec::new();
-                        for spec in t {
-                            v.push(match spec {
-                                TargetSpec::Named { name: tn } => match job.targets.get(tn) {
-                                    Some(NamedTarget { spec: Some(s), size }) => (s.clone(), Some(tn.clone()), *size),
-                                    Some(NamedTarget { spec: None, .. }) => {
-                                        return Err(PlanError(format!(
-                                            "worker '{name}' uses target '@{tn}', which has no path; give --target {tn}=PATH"
-                                        )))
-                                    }
-                                    None => {
-                                        return Err(PlanError(format!(
-                                            "worker '{name}' uses target '@{tn}', which [targets] does not declare"
-                                        )))
-                                    }
-                                },
-                                other => (other.clone(), None, None),
-                            });
-                        }
-                        v
-                    }
-                    None => match default_target {
-                        Some(t) => vec![(t.clone(), None, None)],
-                        None => {
-                            return Err(PlanError(format!(
-                            "worker '{name}' has no target; give --target PATH (or 'target' in the job file)"
-                        )))
-                        }
-                    },
-                };
-                let spec_layers: Vec<Layer> = if !table.specs.is_empty() {
-                    table.specs.clone()
-                } else if !job.specs.is_empty() {
-                    job.specs.clone()
-                } else {
-                    vec![Layer::default()]
-                };
-                let mut specs = Vec::new();
-                for sl in &spec_layers {
-                    let chain: [&Layer; 4] = [&job.forced, sl, &table.layer, &job.defaults];
-                    let merged = base.merged(sl).merged(&job.forced);
-                    let read_pct = resolve_pct(&chain, |l| l.read_pct, |(r, _)| r, 100.0);
-                    let random_pct = resolve_pct(&chain, |l| l.random_pct, |(_, r)| r, 100.0);
-                    let bs = merged
-                        .bs
-                        .clone()
-                        .map(|b| b.0)
-                        .unwrap_or_else(|| vec![BlockSizeWeight { size_bytes: DEFAULT_BS, weight: 1 }]);
-                    if plan.direct && bs.iter().any(|b| b.size_bytes % 512 != 0) {
-                        return Err(PlanError(format!(
-                            "block size '{}' ('bs') is not a multiple of 512 bytes, which direct I/O needs; use a multiple of the device's sector size, or --buffered",
-                            iolab_spec::BlockSizes(bs.clone()).to_text()
-                        )));
-                    }
-                    specs.push(AccessPlan {
-                        weight: merged.weight.unwrap_or(1),
-                        bs,
-                        read_pct,
-                        random_pct,
-                        align: merged.align,
-                        dist: merged.dist.clone().unwrap_or(Dist::Uniform),
-                    });
-                }
-                if specs.iter().all(|s| s.weight == 0) {
-                    return Err(PlanError(format!("worker '{name}': every access spec has weight 0")));
-                }
-                let writes = specs.iter().any(|s| s.weight > 0 && s.read_pct < 100.0);
-                let reads = specs.iter().any(|s| s.weight > 0 && s.read_pct > 0.0);
-                let virtual_kinds: Vec<bool> = tspecs.iter().map(|t| t.0.is_virtual()).collect();
-                if virtual_kinds.iter().any(|v| *v) && virtual_kinds.iter().any(|v| !*v) {
-                    return Err(PlanError(format!(
-                        "worker '{name}' mixes files/devices with mem:/null:/sim: targets; give them to separate workers"
-                    )));
-                }
-                for (t, role, declared_size) in &tspecs {
-                    let use_ = TargetUse { reads, writes, create_size: base.size.max(*declared_size) };
-                    let i = plan.add_target(t, role.as_deref(), use_);
-                    if !targets.contains(&i) {
-                        targets.push(i);
-                    }
-                }
-                let qd = base.qd.unwrap_or(DEFAULT_QD);
-                let max_bs =
-                    specs.iter().flat_map(|s| s.bs.iter().map(|b| b.size_bytes)).max().unwrap_or(DEFAULT_BS);
-                let buffer_bytes = 2 * qd as u64 * max_bs;
-                if buffer_bytes > MAX_BUFFER_BYTES_PER_WORKER {
-                    return Err(PlanError(format!(
-                        "worker '{name}': qd {qd} x block size {} needs {} of I/O buffers; at most {} per worker (lower 'qd' or 'bs')",
-                        iolab_spec::units::format_size(max_bs),
-                        iolab_spec::units::format_size(buffer_bytes),
-                        iolab_spec::units::format_size(MAX_BUFFER_BYTES_PER_WORKER)
-                    )));
-                }
-                let rate_iops = if job.forced.rate.is_none() && table.layer.rate.is_some() {
-                    table.layer.rate
-                } else {
-                    shared_rate.map(|r| r / sharing.max(1) as f64)
-                };
-                plan.workers.push(WorkerPlan {
-                    index,
-                    name,
-                    group: table.name.clone(),
-                    targets,
-                    qd,
-                    rate_iops,
-                    arrival: base.arrival.unwrap_or_default(),
-                    data: base.data.unwrap_or_default(),
-                    region_offset: base.offset.unwrap_or(0),
-                    region_length: base.length,
-                    specs,
-                    ios: None,
-                    bytes: None,
-                    max_bs,
-                    loadgen: None,
-                });
-                index += 1;
+        let mut targets = Vec::new();
+        for (t, role, declared_size) in tspecs {
+            let use_ = TargetUse { reads, writes, create_size: size.max(*declared_size) };
+            let i = self.add_target(t, role.as_deref(), use_);
+            if !targets.contains(&i) {
+                targets.push(i);
             }
         }
-        let total_buffers: u64 = plan.workers.iter().map(|w| 2 * w.qd as u64 * w.max_bs).sum();
+        Ok(targets)
+    }
+
+    /// Whether the I/O buffers of all workers together stay within [`MAX_BUFFER_BYTES_TOTAL`].
+    fn check_total_buffers(&self) -> Result<(), PlanError> {
+        let total_buffers: u64 = self.workers.iter().map(|w| 2 * w.qd as u64 * w.max_bs).sum();
         if total_buffers > MAX_BUFFER_BYTES_TOTAL {
             return Err(PlanError(format!(
                 "the workers' I/O buffers need {} in all (2 x qd x largest block size per worker); at most {} (fewer 'workers', lower 'qd' or 'bs')",
@@ -416,24 +349,34 @@ impl Plan {
                 iolab_spec::units::format_size(MAX_BUFFER_BYTES_TOTAL)
             )));
         }
-        let n = plan.workers.len() as u64;
-        for (i, w) in plan.workers.iter_mut().enumerate() {
+        Ok(())
+    }
+
+    /// Each worker's share of the `ios` and `bytes` limits, and whether there is at least one I/O per worker.
+    fn share_limits(&mut self) -> Result<(), PlanError> {
+        let n = self.workers.len() as u64;
+        for (i, w) in self.workers.iter_mut().enumerate() {
             let share = |total: u64| total / n + u64::from((i as u64) < total % n);
-            w.ios = plan.ios.map(share);
-            w.bytes = plan.bytes.map(share);
+            w.ios = self.ios.map(share);
+            w.bytes = self.bytes.map(share);
         }
-        if plan.ios.is_some_and(|t| t < n) {
-            return Err(PlanError(format!("'ios' {} is fewer than the {n} workers", plan.ios.unwrap_or(0))));
+        if self.ios.is_some_and(|t| t < n) {
+            return Err(PlanError(format!("'ios' {} is fewer than the {n} workers", self.ios.unwrap_or(0))));
         }
-        if plan.clock == ClockKind::Virtual {
-            if let Some(t) = plan.targets.iter().find(|t| !matches!(t.spec.base(), TargetSpec::Sim(_))) {
+        Ok(())
+    }
+
+    /// Whether a virtual-clock run has only emulated (`sim:`) targets.
+    fn check_virtual_clock(&self) -> Result<(), PlanError> {
+        if self.clock == ClockKind::Virtual {
+            if let Some(t) = self.targets.iter().find(|t| !matches!(t.spec.base(), TargetSpec::Sim(_))) {
                 return Err(PlanError(format!(
                     "--clock virtual needs emulated targets (sim:...), but '{}' is not one",
                     t.name
                 )));
             }
         }
-        Ok(plan)
+        Ok(())
     }
 
     /// Checks the plan against the targets' sizes and sector sizes (indexed like [`Plan::targets`]) and returns
@@ -522,6 +465,171 @@ impl Plan {
     pub fn open_loop(&self) -> bool {
         self.workers.iter().any(|w| w.rate_iops.is_some())
     }
+}
+
+/// (target, its `[targets]` name, its declared size) of one worker.
+type WorkerTarget = (TargetSpec, Option<String>, Option<u64>);
+
+/// The worker tables a job's workers come from: none for a `[users]` job, else its tables or the default one.
+fn worker_tables<'a>(
+    job: &'a JobSpec,
+    default_table: &'a iolab_spec::WorkerSpec,
+) -> Vec<&'a iolab_spec::WorkerSpec> {
+    if job.loadgen.is_some() {
+        Vec::new()
+    } else if job.worker_tables.is_empty() {
+        vec![default_table]
+    } else {
+        job.worker_tables.iter().collect()
+    }
+}
+
+/// How a forced (command-line) or top-level rate is split: a total shared by the workers without their own.
+struct RateSplit {
+    /// The rate to share, IOPS.
+    shared: Option<f64>,
+    /// Workers sharing it.
+    sharing: u64,
+}
+
+impl RateSplit {
+    /// The split over `tables`, once their worker count is known to be within [`iolab_spec::MAX_WORKERS`].
+    fn new(job: &JobSpec, tables: &[&iolab_spec::WorkerSpec]) -> Result<RateSplit, PlanError> {
+        let total_workers: u64 = tables.iter().map(|t| t.count as u64).sum();
+        if total_workers > iolab_spec::MAX_WORKERS as u64 {
+            return Err(PlanError(format!(
+                "{total_workers} workers in all; at most {} ('workers' / 'count')",
+                iolab_spec::MAX_WORKERS
+            )));
+        }
+        let own_rate_workers: u64 = if job.forced.rate.is_some() {
+            0
+        } else {
+            tables.iter().filter(|t| t.layer.rate.is_some()).map(|t| t.count as u64).sum()
+        };
+        Ok(RateSplit {
+            shared: job.forced.rate.or(job.defaults.rate),
+            sharing: total_workers - own_rate_workers,
+        })
+    }
+
+    /// The open-loop rate of each worker of `table`: its own, unless forced, else its part of the shared one.
+    fn of_table(&self, job: &JobSpec, table: &iolab_spec::WorkerSpec) -> Option<f64> {
+        if job.forced.rate.is_none() && table.layer.rate.is_some() {
+            table.layer.rate
+        } else {
+            self.shared.map(|r| r / self.sharing.max(1) as f64)
+        }
+    }
+}
+
+/// One worker's targets, `@NAME` resolved through `[targets]`, else the default target.
+fn worker_targets(
+    job: &JobSpec,
+    base: &Layer,
+    name: &str,
+    default_target: Option<&TargetSpec>,
+) -> Result<Vec<WorkerTarget>, PlanError> {
+    let Some(t) = &base.target else {
+        return match default_target {
+            Some(t) => Ok(vec![(t.clone(), None, None)]),
+            None => Err(PlanError(format!(
+                "worker '{name}' has no target; give --target PATH (or 'target' in the job file)"
+            ))),
+        };
+    };
+    let mut v = Vec::new();
+    for spec in t {
+        v.push(match spec {
+            TargetSpec::Named { name: tn } => match job.targets.get(tn) {
+                Some(NamedTarget { spec: Some(s), size }) => (s.clone(), Some(tn.clone()), *size),
+                Some(NamedTarget { spec: None, .. }) => {
+                    return Err(PlanError(format!(
+                        "worker '{name}' uses target '@{tn}', which has no path; give --target {tn}=PATH"
+                    )))
+                }
+                None => {
+                    return Err(PlanError(format!(
+                        "worker '{name}' uses target '@{tn}', which [targets] does not declare"
+                    )))
+                }
+            },
+            other => (other.clone(), None, None),
+        });
+    }
+    Ok(v)
+}
+
+/// One worker's access specs (the table's, else the job's, else one default), of which one must have weight.
+fn access_plans(
+    job: &JobSpec,
+    table: &iolab_spec::WorkerSpec,
+    base: &Layer,
+    name: &str,
+    direct: bool,
+) -> Result<Vec<AccessPlan>, PlanError> {
+    let spec_layers: Vec<Layer> = if !table.specs.is_empty() {
+        table.specs.clone()
+    } else if !job.specs.is_empty() {
+        job.specs.clone()
+    } else {
+        vec![Layer::default()]
+    };
+    let mut specs = Vec::new();
+    for sl in &spec_layers {
+        specs.push(access_plan(job, table, base, sl, direct)?);
+    }
+    if specs.iter().all(|s| s.weight == 0) {
+        return Err(PlanError(format!("worker '{name}': every access spec has weight 0")));
+    }
+    Ok(specs)
+}
+
+/// One access spec: the read and random shares from the most specific layer, block sizes fit for direct I/O.
+fn access_plan(
+    job: &JobSpec,
+    table: &iolab_spec::WorkerSpec,
+    base: &Layer,
+    sl: &Layer,
+    direct: bool,
+) -> Result<AccessPlan, PlanError> {
+    let chain: [&Layer; 4] = [&job.forced, sl, &table.layer, &job.defaults];
+    let merged = base.merged(sl).merged(&job.forced);
+    let read_pct = resolve_pct(&chain, |l| l.read_pct, |(r, _)| r, 100.0);
+    let random_pct = resolve_pct(&chain, |l| l.random_pct, |(_, r)| r, 100.0);
+    let bs = merged
+        .bs
+        .clone()
+        .map(|b| b.0)
+        .unwrap_or_else(|| vec![BlockSizeWeight { size_bytes: DEFAULT_BS, weight: 1 }]);
+    if direct && bs.iter().any(|b| b.size_bytes % 512 != 0) {
+        return Err(PlanError(format!(
+            "block size '{}' ('bs') is not a multiple of 512 bytes, which direct I/O needs; use a multiple of the device's sector size, or --buffered",
+            iolab_spec::BlockSizes(bs.clone()).to_text()
+        )));
+    }
+    Ok(AccessPlan {
+        weight: merged.weight.unwrap_or(1),
+        bs,
+        read_pct,
+        random_pct,
+        align: merged.align,
+        dist: merged.dist.clone().unwrap_or(Dist::Uniform),
+    })
+}
+
+/// Whether one worker's I/O buffers (two of its largest block size per slot) fit the per-worker limit.
+fn check_worker_buffers(name: &str, qd: u32, max_bs: u64) -> Result<(), PlanError> {
+    let buffer_bytes = 2 * qd as u64 * max_bs;
+    if buffer_bytes > MAX_BUFFER_BYTES_PER_WORKER {
+        return Err(PlanError(format!(
+            "worker '{name}': qd {qd} x block size {} needs {} of I/O buffers; at most {} per worker (lower 'qd' or 'bs')",
+            iolab_spec::units::format_size(max_bs),
+            iolab_spec::units::format_size(buffer_bytes),
+            iolab_spec::units::format_size(MAX_BUFFER_BYTES_PER_WORKER)
+        )));
+    }
+    Ok(())
 }
 
 /// A seed from the OS entropy pool via std's randomly-keyed hasher, mixed with the time and pid.

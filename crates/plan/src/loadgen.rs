@@ -16,8 +16,8 @@ use crate::dist::SlotSampler;
 use crate::gen::GenOp;
 use crate::rng::Rng;
 use crate::{AccessPlan, Plan, PlanError, Region, WorkerPlan, DEFAULT_BS};
-use iolab_spec::loadgen::{LoadgenMode, LoadgenSpec};
-use iolab_spec::{Arrival, BlockSizeWeight, Dist, JobSpec, NamedTarget, TargetSpec};
+use iolab_spec::loadgen::{LoadgenMode, LoadgenSpec, StepSpec};
+use iolab_spec::{Arrival, BlockSizeWeight, Dist, JobSpec, Layer, NamedTarget, TargetSpec};
 use serde::Serialize;
 
 /// Capacity of each worker's ring of pending arrivals (rate mode): 65,536 entries of 16 bytes = 1 MiB.
@@ -107,100 +107,149 @@ pub fn resolve(
     default_target: Option<&TargetSpec>,
     plan: &mut Plan,
 ) -> Result<(), PlanError> {
-    let u = &lg.users;
-    let users = u.count.unwrap_or(1);
-    let mode = u.mode.unwrap_or_default();
-    let outstanding = u.outstanding.unwrap_or(1);
-    let arrival = u.arrival.unwrap_or(Arrival::Poisson);
-    let n_workers = u.workers.or(job.workers).unwrap_or(1);
-    if !job.worker_tables.is_empty() {
-        return Err(err(
-            "a job with [users] takes its workers from [users] ('workers'); remove the [worker.NAME] tables"
-                .into(),
-        ));
-    }
-    if job.ios.is_some() || job.bytes.is_some() {
-        return Err(err("'ios' and 'bytes' limits do not apply to [users] runs; give a 'duration'".into()));
-    }
-    if mode == LoadgenMode::Rate && u.per_user_per_hour.is_none() {
-        return Err(err(
-            "[users] in rate mode needs 'rate' (transactions per user, e.g. rate = \"500/8h\"), or mode = \"stress\" (--stress)"
-                .into(),
-        ));
-    }
-    if n_workers > users {
-        return Err(err(format!(
-            "{n_workers} workers for {users} users ([users] 'workers'/'count'); every worker needs at least one user"
-        )));
-    }
-    if n_workers > iolab_spec::MAX_WORKERS {
-        return Err(err(format!("{n_workers} workers; at most {}", iolab_spec::MAX_WORKERS)));
-    }
-
+    let users = Users::of(job, lg)?;
     // Step targets: a plain --target replaces them all (so a profile runs on `mem:` or `sim:` as given);
     // otherwise `@NAME` resolves through [targets], and a step without one uses the job's target.
     let base = job.defaults.merged(&job.forced);
-    let forced = match &job.forced.target {
-        Some(list) if list.len() > 1 => {
-            return Err(err(
-                "a [users] job takes one plain --target (it replaces every step's target) or named ones (--target db=PATH)"
-                    .into(),
-            ))
-        }
-        Some(list) => list.first().cloned(),
-        None => None,
-    };
+    let forced = forced_target(job)?;
     let fallback = job.defaults.target.as_ref().and_then(|l| l.first()).or(default_target);
-    // Per distinct target, in first-use order.
+    let (targets, transactions) = resolve_transactions(job, lg, forced.as_ref(), fallback, plan.direct)?;
+    let worker_targets = add_step_targets(plan, &targets, &base)?;
+    let specs = mirror_specs(&transactions);
+    let max_bs = specs.iter().map(|s| s.bs[0].size_bytes).max().unwrap_or(DEFAULT_BS);
+    for i in 0..users.n_workers {
+        let w_users = users.count / users.n_workers + u32::from(i < users.count % users.n_workers);
+        let slots = w_users as u64 * users.outstanding as u64;
+        let name = if users.n_workers > 1 { format!("users.{}", i + 1) } else { "users".to_string() };
+        check_slots(&name, w_users, users.outstanding, slots, max_bs)?;
+        plan.workers.push(WorkerPlan {
+            index: i,
+            name,
+            group: "users".into(),
+            targets: worker_targets.clone(),
+            qd: slots as u32,
+            rate_iops: None,
+            arrival: users.arrival,
+            data: base.data.unwrap_or_default(),
+            region_offset: base.offset.unwrap_or(0),
+            region_length: base.length,
+            specs: specs.clone(),
+            ios: None,
+            bytes: None,
+            max_bs,
+            loadgen: Some(WorkerTxnPlan {
+                users: w_users,
+                mode: users.mode,
+                outstanding: users.outstanding,
+                rate_per_s: users.rate_per_s(lg, w_users),
+                arrival: users.arrival,
+                transactions: transactions.clone(),
+            }),
+        });
+    }
+    plan.loadgen = Some(LoadgenPlan {
+        users: users.count,
+        mode: users.mode,
+        per_user_per_hour: lg.users.per_user_per_hour,
+        rate_text: lg.users.rate_text.clone(),
+        outstanding: users.outstanding,
+        arrival: users.arrival,
+        offered_per_s: users.rate_per_s(lg, users.count),
+        transactions,
+    });
+    Ok(())
+}
+
+/// `[users]` with its defaults applied.
+struct Users {
+    /// Users in all.
+    count: u32,
+    /// Rate or stress.
+    mode: LoadgenMode,
+    /// Transactions a user may have in progress at once.
+    outstanding: u32,
+    /// Inter-arrival law.
+    arrival: Arrival,
+    /// Worker threads.
+    n_workers: u32,
+}
+
+impl Users {
+    /// The job's users, once the job is known to fit a `[users]` run (no tables or limits, a rate, enough users).
+    fn of(job: &JobSpec, lg: &LoadgenSpec) -> Result<Users, PlanError> {
+        let u = &lg.users;
+        let users = u.count.unwrap_or(1);
+        let mode = u.mode.unwrap_or_default();
+        let outstanding = u.outstanding.unwrap_or(1);
+        let arrival = u.arrival.unwrap_or(Arrival::Poisson);
+        let n_workers = u.workers.or(job.workers).unwrap_or(1);
+        if !job.worker_tables.is_empty() {
+            return Err(err(
+                "a job with [users] takes its workers from [users] ('workers'); remove the [worker.NAME] tables"
+                    .into(),
+            ));
+        }
+        if job.ios.is_some() || job.bytes.is_some() {
+            return Err(err(
+                "'ios' and 'bytes' limits do not apply to [users] runs; give a 'duration'".into()
+            ));
+        }
+        if mode == LoadgenMode::Rate && u.per_user_per_hour.is_none() {
+            return Err(err(
+                "[users] in rate mode needs 'rate' (transactions per user, e.g. rate = \"500/8h\"), or mode = \"stress\" (--stress)"
+                    .into(),
+            ));
+        }
+        if n_workers > users {
+            return Err(err(format!(
+                "{n_workers} workers for {users} users ([users] 'workers'/'count'); every worker needs at least one user"
+            )));
+        }
+        if n_workers > iolab_spec::MAX_WORKERS {
+            return Err(err(format!("{n_workers} workers; at most {}", iolab_spec::MAX_WORKERS)));
+        }
+        Ok(Users { count: users, mode, outstanding, arrival, n_workers })
+    }
+
+    /// Transactions per second offered by `users` users in rate mode; None in stress mode.
+    fn rate_per_s(&self, lg: &LoadgenSpec, users: u32) -> Option<f64> {
+        if self.mode == LoadgenMode::Rate {
+            lg.users.per_user_per_hour.map(|r| r * users as f64 / 3600.0)
+        } else {
+            None
+        }
+    }
+}
+
+/// The plain `--target` that replaces every step's target, if one was given (more than one is an error).
+fn forced_target(job: &JobSpec) -> Result<Option<TargetSpec>, PlanError> {
+    match &job.forced.target {
+        Some(list) if list.len() > 1 => Err(err(
+            "a [users] job takes one plain --target (it replaces every step's target) or named ones (--target db=PATH)"
+                .into(),
+        )),
+        Some(list) => Ok(list.first().cloned()),
+        None => Ok(None),
+    }
+}
+
+/// The transactions' steps, and their distinct targets in first-use order with how the steps use them.
+fn resolve_transactions(
+    job: &JobSpec,
+    lg: &LoadgenSpec,
+    forced: Option<&TargetSpec>,
+    fallback: Option<&TargetSpec>,
+    direct: bool,
+) -> Result<(Vec<StepTarget>, Vec<TxnPlan>), PlanError> {
     let mut targets: Vec<StepTarget> = Vec::new();
     let mut transactions = Vec::new();
     for t in &lg.transactions {
         let mut steps = Vec::new();
         for (k, s) in t.steps.iter().enumerate() {
             let where_ = || format!("transaction '{}', step {}", t.name, k + 1);
-            let (spec, role, size) = match (&forced, &s.target) {
-                (Some(f), _) => (f.clone(), None, None),
-                (None, Some(TargetSpec::Named { name })) => match job.targets.get(name) {
-                    Some(NamedTarget { spec: Some(sp), size }) => (sp.clone(), Some(name.clone()), *size),
-                    Some(NamedTarget { spec: None, .. }) => {
-                        return Err(err(format!(
-                            "{} uses target '@{name}', which has no path; give --target {name}=PATH",
-                            where_()
-                        )))
-                    }
-                    None => {
-                        return Err(err(format!(
-                            "{} uses target '@{name}', which [targets] does not declare",
-                            where_()
-                        )))
-                    }
-                },
-                (None, Some(other)) => (other.clone(), None, None),
-                (None, None) => match fallback {
-                    Some(f) => (f.clone(), None, None),
-                    None => {
-                        return Err(err(format!(
-                            "{} has no target; give it one (target = \"@db\") or give --target PATH",
-                            where_()
-                        )))
-                    }
-                },
-            };
-            let i = match targets.iter().position(|x| x.0 == spec) {
-                Some(i) => i,
-                None => {
-                    targets.push((spec, role.clone(), None, false, false));
-                    targets.len() - 1
-                }
-            };
-            let e = &mut targets[i];
-            if e.1.is_none() {
-                e.1 = role;
-            }
-            e.2 = e.2.max(size);
-            e.3 |= !s.write;
-            e.4 |= s.write;
-            if plan.direct && s.bs % 512 != 0 {
+            let (spec, role, size) = step_target(job, s, forced, fallback, &where_)?;
+            let i = note_step_target(&mut targets, spec, role, size, s.write);
+            if direct && s.bs % 512 != 0 {
                 return Err(err(format!(
                     "{}: block size {} ('bs') is not a multiple of 512 bytes, which direct I/O needs; use a multiple of the sector size, or --buffered",
                     where_(),
@@ -217,6 +266,65 @@ pub fn resolve(
         }
         transactions.push(TxnPlan { name: t.name.clone(), weight: t.weight, steps });
     }
+    Ok((targets, transactions))
+}
+
+/// One step's (target, its `[targets]` name, its declared size): the forced target, its own, or the fallback.
+fn step_target(
+    job: &JobSpec,
+    s: &StepSpec,
+    forced: Option<&TargetSpec>,
+    fallback: Option<&TargetSpec>,
+    where_: &dyn Fn() -> String,
+) -> Result<(TargetSpec, Option<String>, Option<u64>), PlanError> {
+    match (forced, &s.target) {
+        (Some(f), _) => Ok((f.clone(), None, None)),
+        (None, Some(TargetSpec::Named { name })) => match job.targets.get(name) {
+            Some(NamedTarget { spec: Some(sp), size }) => Ok((sp.clone(), Some(name.clone()), *size)),
+            Some(NamedTarget { spec: None, .. }) => Err(err(format!(
+                "{} uses target '@{name}', which has no path; give --target {name}=PATH",
+                where_()
+            ))),
+            None => Err(err(format!("{} uses target '@{name}', which [targets] does not declare", where_()))),
+        },
+        (None, Some(other)) => Ok((other.clone(), None, None)),
+        (None, None) => match fallback {
+            Some(f) => Ok((f.clone(), None, None)),
+            None => Err(err(format!(
+                "{} has no target; give it one (target = \"@db\") or give --target PATH",
+                where_()
+            ))),
+        },
+    }
+}
+
+/// The index of `spec` among the step targets, adding it on first use; folds in its name, size and direction.
+fn note_step_target(
+    targets: &mut Vec<StepTarget>,
+    spec: TargetSpec,
+    role: Option<String>,
+    size: Option<u64>,
+    write: bool,
+) -> usize {
+    let i = match targets.iter().position(|x| x.0 == spec) {
+        Some(i) => i,
+        None => {
+            targets.push((spec, role.clone(), None, false, false));
+            targets.len() - 1
+        }
+    };
+    let e = &mut targets[i];
+    if e.1.is_none() {
+        e.1 = role;
+    }
+    e.2 = e.2.max(size);
+    e.3 |= !write;
+    e.4 |= write;
+    i
+}
+
+/// The plan indices of the step targets, added to `plan`, once they are known to be of one kind.
+fn add_step_targets(plan: &mut Plan, targets: &[StepTarget], base: &Layer) -> Result<Vec<usize>, PlanError> {
     let kinds: Vec<bool> = targets.iter().map(|t| t.0.is_virtual()).collect();
     if kinds.iter().any(|v| *v) && kinds.iter().any(|v| !*v) {
         return Err(err(
@@ -224,13 +332,17 @@ pub fn resolve(
         ));
     }
     let mut worker_targets = Vec::new();
-    for (spec, role, size, reads, writes) in &targets {
+    for (spec, role, size, reads, writes) in targets {
         let used = crate::TargetUse { reads: *reads, writes: *writes, create_size: base.size.max(*size) };
         worker_targets.push(plan.add_target(spec, role.as_deref(), used));
     }
+    Ok(worker_targets)
+}
 
-    // Access specs mirror the steps (one per distinct size and direction) so `Plan::bind` checks their sizes
-    // and alignment against the targets, and `--dry-run` shows them; the transaction driver does not use them.
+/// Access specs mirroring the steps, one per distinct size and direction.
+fn mirror_specs(transactions: &[TxnPlan]) -> Vec<AccessPlan> {
+    // So `Plan::bind` checks their sizes and alignment against the targets, and `--dry-run` shows them; the
+    // transaction driver does not use them.
     let mut specs: Vec<AccessPlan> = Vec::new();
     for s in transactions.iter().flat_map(|t| &t.steps) {
         let read_pct = if s.write { 0.0 } else { 100.0 };
@@ -250,62 +362,26 @@ pub fn resolve(
             });
         }
     }
-    let max_bs = specs.iter().map(|s| s.bs[0].size_bytes).max().unwrap_or(DEFAULT_BS);
-    let per_worker_rate = |w_users: u32| u.per_user_per_hour.map(|r| r * w_users as f64 / 3600.0);
-    for i in 0..n_workers {
-        let w_users = users / n_workers + u32::from(i < users % n_workers);
-        let slots = w_users as u64 * outstanding as u64;
-        let name = if n_workers > 1 { format!("users.{}", i + 1) } else { "users".to_string() };
-        if slots > iolab_spec::MAX_QD as u64 {
-            return Err(err(format!(
-                "worker '{name}': {w_users} users x {outstanding} outstanding = {slots} transactions in progress at once; at most {} per worker: spread the users over more workers ([users] workers = N)",
-                iolab_spec::MAX_QD
-            )));
-        }
-        let buffer_bytes = 2 * slots * max_bs;
-        if buffer_bytes > crate::MAX_BUFFER_BYTES_PER_WORKER {
-            return Err(err(format!(
-                "worker '{name}': {slots} transactions in progress x block size {} need {} of I/O buffers; at most {} per worker (more [users] workers, or a lower 'outstanding')",
-                iolab_spec::units::format_size(max_bs),
-                iolab_spec::units::format_size(buffer_bytes),
-                iolab_spec::units::format_size(crate::MAX_BUFFER_BYTES_PER_WORKER)
-            )));
-        }
-        plan.workers.push(WorkerPlan {
-            index: i,
-            name,
-            group: "users".into(),
-            targets: worker_targets.clone(),
-            qd: slots as u32,
-            rate_iops: None,
-            arrival,
-            data: base.data.unwrap_or_default(),
-            region_offset: base.offset.unwrap_or(0),
-            region_length: base.length,
-            specs: specs.clone(),
-            ios: None,
-            bytes: None,
-            max_bs,
-            loadgen: Some(WorkerTxnPlan {
-                users: w_users,
-                mode,
-                outstanding,
-                rate_per_s: if mode == LoadgenMode::Rate { per_worker_rate(w_users) } else { None },
-                arrival,
-                transactions: transactions.clone(),
-            }),
-        });
+    specs
+}
+
+/// Whether a worker's transactions in progress fit [`iolab_spec::MAX_QD`] slots and the per-worker buffer limit.
+fn check_slots(name: &str, w_users: u32, outstanding: u32, slots: u64, max_bs: u64) -> Result<(), PlanError> {
+    if slots > iolab_spec::MAX_QD as u64 {
+        return Err(err(format!(
+            "worker '{name}': {w_users} users x {outstanding} outstanding = {slots} transactions in progress at once; at most {} per worker: spread the users over more workers ([users] workers = N)",
+            iolab_spec::MAX_QD
+        )));
     }
-    plan.loadgen = Some(LoadgenPlan {
-        users,
-        mode,
-        per_user_per_hour: u.per_user_per_hour,
-        rate_text: u.rate_text.clone(),
-        outstanding,
-        arrival,
-        offered_per_s: if mode == LoadgenMode::Rate { per_worker_rate(users) } else { None },
-        transactions,
-    });
+    let buffer_bytes = 2 * slots * max_bs;
+    if buffer_bytes > crate::MAX_BUFFER_BYTES_PER_WORKER {
+        return Err(err(format!(
+            "worker '{name}': {slots} transactions in progress x block size {} need {} of I/O buffers; at most {} per worker (more [users] workers, or a lower 'outstanding')",
+            iolab_spec::units::format_size(max_bs),
+            iolab_spec::units::format_size(buffer_bytes),
+            iolab_spec::units::format_size(crate::MAX_BUFFER_BYTES_PER_WORKER)
+        )));
+    }
     Ok(())
 }
 
