@@ -13,14 +13,14 @@ Example: git worktree add /tmp/base OLD && (cd /tmp/base && cargo build --releas
 import argparse, json, statistics, subprocess, sys
 
 WORKLOADS = [
-    ("null:1G randread 4K qd32", ["--target", "null:1G"]),
-    ("mem:1G randread 4K qd32", ["--target", "mem:1G"]),
+    ("null:1G randread 4K qd32", ["--target", "null:1G", "--rw", "randread"]),
+    ("mem:1G randread 4K qd32", ["--target", "mem:1G", "--rw", "randread"]),
     ("mem:1G randrw 70/30 4K qd32", ["--target", "mem:1G", "--rw", "randrw", "--read-pct", "70"]),
 ]
 
 
 def one(binary, extra, seconds):
-    cmd = [binary, "run", "--rw", "randread", "--bs", "4k", "--qd", "32", "--duration", f"{seconds}s",
+    cmd = [binary, "run", "--bs", "4k", "--qd", "32", "--duration", f"{seconds}s",
            "--ramp", "1s", "--no-save", "--json", "-", "-q", *extra]
     j = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
     return j["total"]["all"]["iops"], j["cpu"]["cpu_ns_per_io"]
