@@ -18,6 +18,10 @@ pub fn usage<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow::Error::new(UsageError).context(e.to_string())
 }
 
+/// The exit code of a command the user interrupted (Ctrl-C, SIGTERM, SIGHUP), the shell's convention for
+/// SIGINT: the result is partial (it is still printed, written and saved, marked `partial`).
+pub const INTERRUPTED: i32 = 130;
+
 /// How a finished command ended, for the exit code.
 pub enum ExitStatus {
     /// Finished; no I/O errors.

@@ -2,7 +2,8 @@
 //! pipeline order, messages and exit codes out.
 //!
 //! Exit codes: 0 ok; 1 the run finished but I/O errors occurred or its verdict is FAIL; 2 usage, configuration or environment
-//! error (nothing was created or changed); 130 interrupted twice. A closed stdout (`iolab run | head`) is 0.
+//! error (nothing was created or changed); 130 interrupted (Ctrl-C, SIGTERM or SIGHUP: once, the partial
+//! result is still printed and saved; twice, at once). A closed stdout (`iolab run | head`) is 0.
 
 // Option docs are also the `--help` text, which shows TOML tables such as [worker.NAME]; escaping them for
 // rustdoc would show the backslashes to users.
@@ -58,6 +59,9 @@ fn main() {
         args::Command::Verify(a) => verify_cmd::verify_cmd(&a),
     };
     let code = match result {
+        // A command the user interrupted (Ctrl-C, SIGTERM, SIGHUP) exits 130 whatever it had found, so a
+        // script can tell a partial result (printed, written and saved all the same) from a complete one.
+        Ok(_) if signals::interrupted() => exit::INTERRUPTED,
         Ok(status) => status.code(),
         Err(e) => {
             if e.chain().any(|c| {
@@ -67,7 +71,11 @@ fn main() {
                 0
             } else {
                 eprintln!("error: {}", format_error(&e));
-                2
+                if signals::interrupted() {
+                    exit::INTERRUPTED
+                } else {
+                    2
+                }
             }
         }
     };

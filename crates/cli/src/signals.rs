@@ -1,13 +1,17 @@
-//! Ctrl-C and SIGTERM. The first signal asks the workers to stop issuing; they drain what is in flight and
-//! the partial result is printed and saved (marked `partial`). A second signal exits at once with code 130,
-//! still removing scratch files.
+//! Ctrl-C, SIGTERM and SIGHUP (a closed terminal or SSH session). The first signal asks the workers to stop
+//! issuing; they drain what is in flight, the partial result is printed and saved (marked `partial`), and the
+//! process exits 130. A second signal exits at once with code 130, still removing scratch files.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
-/// The process-wide stop flag, raised by the first Ctrl-C or SIGTERM. Installs the handlers on first use, so
+/// A signal arrived. The stop flag alone does not say so: verification (`--verify-fail stop`) and
+/// `--stop-on-error` raise it too.
+static SIGNALED: AtomicBool = AtomicBool::new(false);
+
+/// The process-wide stop flag, raised by the first Ctrl-C, SIGTERM or SIGHUP. Installs the handlers on first use, so
 /// a sweep's many runs share one flag and one handler.
 pub fn stop_flag(quiet: bool) -> Arc<AtomicBool> {
     STOP.get_or_init(|| {
@@ -18,16 +22,21 @@ pub fn stop_flag(quiet: bool) -> Arc<AtomicBool> {
     .clone()
 }
 
-/// True once the user asked to stop.
-#[allow(dead_code)] // for sweeps and searches, which run many jobs
+/// True once the user interrupted iolab (Ctrl-C, SIGTERM, SIGHUP).
+pub fn interrupted() -> bool {
+    SIGNALED.load(Ordering::Relaxed)
+}
+
+/// True once the run was asked to stop: by a signal, or by the run itself (a verification mismatch under
+/// `--verify-fail stop`, an I/O error under `--stop-on-error`).
 pub fn stop_requested() -> bool {
     STOP.get().is_some_and(|s| s.load(Ordering::Relaxed))
 }
 
 /// Installs the handlers; `stop` is raised on the first signal.
 fn install(stop: Arc<AtomicBool>, quiet: bool) {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
         return;
     };
     std::thread::Builder::new()
@@ -37,6 +46,7 @@ fn install(stop: Arc<AtomicBool>, quiet: bool) {
             for _ in signals.forever() {
                 count += 1;
                 if count == 1 {
+                    SIGNALED.store(true, Ordering::Relaxed);
                     stop.store(true, Ordering::Relaxed);
                     if !quiet {
                         eprintln!(

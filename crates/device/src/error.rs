@@ -185,8 +185,9 @@ pub enum TargetError {
         /// Bytes available.
         available_bytes: u64,
     },
-    /// Scratch files were removed (Ctrl-C) while this scratch file was being created; it has been removed too.
-    #[error("creating scratch file '{path}' was interrupted; it has been removed")]
+    /// A stop was requested (Ctrl-C) while this file was being created or filled; what was created has been
+    /// removed, and an extended file cut back to its old size.
+    #[error("filling '{path}' was interrupted; what was created has been removed")]
     Interrupted {
         /// The path.
         path: String,

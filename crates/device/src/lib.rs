@@ -94,6 +94,27 @@ pub struct OpenRequest {
     pub destroy_data: bool,
     /// Called while [`open`] fills a created or extended file; see [`FillProgress`]. `None`: no reports.
     pub fill_progress: Option<FillProgress>,
+    /// Raised (by the caller's Ctrl-C handling) to stop a fill between chunks: [`open`] then fails with
+    /// [`TargetError::Interrupted`] and removes what it created. `None`: a fill always runs to its end.
+    pub stop: Option<StopFlag>,
+}
+
+/// A stop request a long fill watches (see [`OpenRequest::stop`]).
+#[derive(Clone, Debug, Default)]
+pub struct StopFlag(pub Arc<std::sync::atomic::AtomicBool>);
+
+impl StopFlag {
+    /// Whether a stop was requested.
+    pub fn raised(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// A flag is not part of what a request asks for: any two compare equal.
+impl PartialEq for StopFlag {
+    fn eq(&self, _other: &StopFlag) -> bool {
+        true
+    }
 }
 
 /// A report of fill progress, `(bytes written, bytes to write)`: called by [`open`] on the opening thread
@@ -130,6 +151,7 @@ impl OpenRequest {
             allow_write_device: false,
             destroy_data: false,
             fill_progress: None,
+            stop: None,
         }
     }
 }
@@ -225,6 +247,27 @@ mod tests {
             [TargetKind::File, TargetKind::BlockDevice, TargetKind::Mem, TargetKind::Null, TargetKind::Sim];
         let names: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
         assert_eq!(names, ["file", "block_device", "mem", "null", "sim"]);
+    }
+
+    #[test]
+    fn open_with_a_raised_stop_flag_stops_the_fill_and_removes_the_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f0");
+        let mut req = OpenRequest::new(TargetSpec::Path { path: path.display().to_string() });
+        req.direct = false;
+        req.writes = true;
+        req.create_size = Some(64 << 20);
+        let stop = StopFlag::default();
+        stop.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        req.stop = Some(stop);
+        let e = open(&req).unwrap_err();
+        assert!(matches!(e, TargetError::Interrupted { .. }), "{e}");
+        assert!(!path.exists(), "the half-filled file is removed");
+        // An extended file is cut back to its old size.
+        std::fs::write(&path, vec![7u8; 8192]).unwrap();
+        let e = open(&req).unwrap_err();
+        assert!(matches!(e, TargetError::Interrupted { .. }), "{e}");
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 8192);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::mem::MemStore;
 use crate::scratch;
 use crate::signature::{detect_signature, SIGNATURE_HEAD_BYTES};
 use crate::sys::{self, BlockInfo, DevNum, Mount};
-use crate::{FillProgress, OpenRequest, OpenedTarget, Probe, TargetKind, FILL_PROGRESS_STEP_BYTES};
+use crate::{FillProgress, OpenRequest, OpenedTarget, Probe, StopFlag, TargetKind, FILL_PROGRESS_STEP_BYTES};
 use iolab_spec::TargetSpec;
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Seek, SeekFrom};
@@ -354,7 +354,7 @@ fn open_path(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> Result
         let file = open_final(req, path, device, &opened.probe)?;
         if let Some(to) = opened.probe.will_extend_to {
             let from = fs::metadata(path).map_err(|e| TargetError::from_io(path, "inspect", e, false))?.len();
-            opened.fill_s = Some(extend_and_fill(path, from, to, req.fill_progress.as_ref())?);
+            opened.fill_s = Some(extend_and_fill(path, from, to, req)?);
         }
         opened.file = Some(file);
     }
@@ -415,7 +415,8 @@ fn create_and_fill(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> 
         let guard = RemoveOnError { path: &absolute, armed: true };
         let file = open_final(req, path, false, &opened.probe)?;
         let watch = req.scratch.then_some(absolute.as_path());
-        let fill_s = fill(&writer, path, 0, size_bytes, watch, req.fill_progress.as_ref())?;
+        let fill_s =
+            fill(&writer, path, 0, size_bytes, watch, req.fill_progress.as_ref(), req.stop.as_ref())?;
         guard.disarm();
         Ok((file, fill_s))
     })();
@@ -457,25 +458,21 @@ impl Drop for RemoveOnError<'_> {
 }
 
 /// Extends an existing file from `from` to `to` bytes and fills the new part; on error truncates it back.
-fn extend_and_fill(
-    path: &str,
-    from: u64,
-    to: u64,
-    progress: Option<&FillProgress>,
-) -> Result<f64, TargetError> {
+fn extend_and_fill(path: &str, from: u64, to: u64, req: &OpenRequest) -> Result<f64, TargetError> {
     let writer = OpenOptions::new()
         .write(true)
         .open(path)
         .map_err(|e| TargetError::from_io(path, "open for writing", e, false))?;
-    fill(&writer, path, from, to, None, progress).inspect_err(|_| {
+    fill(&writer, path, from, to, None, req.fill_progress.as_ref(), req.stop.as_ref()).inspect_err(|_| {
         let _ = writer.set_len(from);
     })
 }
 
 /// Allocates `[start, end)` of `file` and writes incompressible pseudo-random data over it, so that no read
 /// of the run hits a hole. Buffered 1 MiB sequential writes, then fdatasync and POSIX_FADV_DONTNEED so the
-/// page cache does not serve the run. Returns the seconds spent. `watch`: a scratch path; the fill stops
-/// with [`TargetError::Interrupted`] once it has been unregistered by [`scratch::remove_scratch_files`].
+/// page cache does not serve the run. Returns the seconds spent. The fill stops with
+/// [`TargetError::Interrupted`] when `stop` is raised, or once `watch` (a scratch path) has been unregistered
+/// by [`scratch::remove_scratch_files`].
 /// `progress` is told `(done, total)` at the start, every [`FILL_PROGRESS_STEP_BYTES`] and at the end.
 fn fill(
     file: &File,
@@ -484,6 +481,7 @@ fn fill(
     end: u64,
     watch: Option<&Path>,
     progress: Option<&FillProgress>,
+    stop: Option<&StopFlag>,
 ) -> Result<f64, TargetError> {
     use nix::fcntl::{fallocate, posix_fadvise, FallocateFlags, PosixFadviseAdvice};
     let started = Instant::now();
@@ -528,7 +526,7 @@ fn fill(
             report(offset);
             next_report = offset.saturating_add(FILL_PROGRESS_STEP_BYTES);
         }
-        if watch.is_some_and(|w| !scratch::is_registered(w)) {
+        if watch.is_some_and(|w| !scratch::is_registered(w)) || stop.is_some_and(StopFlag::raised) {
             return Err(TargetError::Interrupted { path: path.into() });
         }
     }

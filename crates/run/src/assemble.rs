@@ -131,7 +131,8 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         seed: plan.seed,
         config,
         env,
-        ramp_s: plan.ramp_ns as f64 / 1e9,
+        // The ramp as it happened: a run stopped during its ramp did not ramp for as long as planned.
+        ramp_s: outputs.iter().map(|o| o.ramp_ns).max().unwrap_or(plan.ramp_ns) as f64 / 1e9,
         measured_s,
         total,
         workers,

@@ -86,11 +86,13 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
 fn open_targets(
     requests: &mut [OpenRequest],
     probes: &[Probe],
-    stop: &AtomicBool,
+    stop: &Arc<AtomicBool>,
     obs: &mut dyn Observer,
 ) -> Result<Vec<OpenedTarget>> {
     let mut opened = Vec::new();
     for (r, p) in requests.iter_mut().zip(probes) {
+        // A Ctrl-C during a long fill stops it between chunks (what it created is removed).
+        r.stop = Some(iolab_device::StopFlag(stop.clone()));
         if p.will_create || p.will_extend_to.is_some() {
             let verb = if p.will_create { "creating" } else { "extending" };
             let size_bytes = p.will_extend_to.unwrap_or(p.size_bytes);

@@ -70,6 +70,7 @@ pub(crate) fn prepare(
                 allow_write_device: plan.allow_write_device,
                 destroy_data: plan.destroy_data,
                 fill_progress: None,
+                stop: None,
             }
         })
         .collect();

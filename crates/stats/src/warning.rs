@@ -248,7 +248,7 @@ impl Warning {
         let hint = match self {
             Self::LowDepth { .. } => {
                 "the workers could not keep the queue full (CPU-bound submission, or a device/engine limit); \
-                 add workers (--jobs), check CPU use, or compare with --engine=io_uring"
+                 add workers (--workers), check CPU use, or compare with --engine=io_uring"
             }
             Self::HighVariability { .. } => {
                 "results are noisy: close background load, run longer (--duration), \
@@ -264,7 +264,7 @@ impl Warning {
             Self::ShortIo { .. } => {
                 "short I/O usually means the target is smaller than the offsets used, or end of file was hit"
             }
-            Self::SyncEngineDepth { .. } => "use --engine=io_uring for qd > 1, or add workers (--jobs) for concurrency",
+            Self::SyncEngineDepth { .. } => "use --engine=io_uring for qd > 1, or add workers (--workers) for concurrency",
             Self::EngineFallback { .. } => {
                 "check sysctl kernel.io_uring_disabled and seccomp; or pass --engine=sync explicitly to silence this"
             }

@@ -11,6 +11,7 @@ mod catalog;
 mod compare;
 mod device_safety;
 mod emulation;
+mod flags_in_messages;
 mod fuzz_args;
 mod golden;
 mod loadgen;

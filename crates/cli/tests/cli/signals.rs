@@ -1,7 +1,9 @@
-//! SIGTERM and Ctrl-C (SIGINT) during a real run on the default scratch file: the first signal stops the
-//! workers issuing, in-flight I/O drains, the partial result is printed and saved (`"partial": true`), the
-//! exit code is 0 (README, "Exit codes": only a second signal makes it 130) and the scratch file is removed.
-//! A second signal exits at once with 130, and still removes the scratch file.
+//! SIGTERM, Ctrl-C (SIGINT) and SIGHUP (a closed terminal or SSH session) during a real run on the default
+//! scratch file: the first signal stops the workers issuing, in-flight I/O drains, the partial result is
+//! printed and saved (`"partial": true`), the exit code is 130 (README, "Exit codes": an interrupted run is
+//! told apart from a complete one) and the scratch file is removed. A signal during the ramp reports the ramp
+//! as it happened; one during the fill stops the fill and ends the run with 130 before it starts. A second
+//! signal exits at once with 130, and still removes the scratch file.
 //!
 //! The scratch file goes to a per-test directory through `$IOLAB_SCRATCH_DIR`, so the tests can see it
 //! appear (named `iolab-scratch-PID.dat`, crates/cli/src/run.rs) and check that it is gone.
@@ -10,6 +12,14 @@ use crate::util::{entries, shared_catalog, tempdir};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The signal tests take this lock, one at a time: each times a signal against a real run, and a
+/// neighbour's multi-GiB fill on the same disk would stretch another's 64 MiB fill past its wait.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Starts `iolab run ARGS` on a scratch file of `size` in `dir`, with its output going to files in `dir`.
 fn spawn(dir: &Path, size: &str, args: &[&str]) -> Child {
@@ -66,8 +76,9 @@ fn read(dir: &Path, name: &str) -> String {
     std::fs::read_to_string(dir.join(name)).unwrap_or_default()
 }
 
-/// One signal in the measured phase: drain, partial result printed and saved, exit 0, scratch removed.
+/// One signal in the measured phase: drain, partial result printed and saved, exit 130, scratch removed.
 fn first_signal_stops_drains_and_keeps_the_partial_result(sig: libc::c_int) {
+    let _one = one_at_a_time();
     let dir = tempdir();
     std::fs::create_dir(dir.path().join("scratch")).unwrap();
     let json = dir.path().join("result.json");
@@ -91,7 +102,7 @@ fn first_signal_stops_drains_and_keeps_the_partial_result(sig: libc::c_int) {
     signal(&child, sig);
     let code = wait_exit(&mut child, Duration::from_secs(20));
     let stderr = read(dir.path(), "stderr");
-    assert_eq!(code, Some(0), "exit code after one signal {sig}; stderr: {stderr}");
+    assert_eq!(code, Some(130), "exit code after one signal {sig}; stderr: {stderr}");
     assert!(sent.elapsed() < Duration::from_secs(10), "stopping took {:?}", sent.elapsed());
     assert!(stderr.contains("stopping"), "no stop notice on stderr: {stderr}");
     let v: serde_json::Value = serde_json::from_str(&read(dir.path(), "result.json"))
@@ -119,9 +130,47 @@ fn sigint_during_a_run_drains_saves_a_partial_result_and_removes_the_scratch_fil
     first_signal_stops_drains_and_keeps_the_partial_result(libc::SIGINT);
 }
 
-/// A second signal exits at once (130) and still removes the scratch file. It is sent while the scratch file
-/// is still being filled (a large one), so the first signal cannot have ended the process already.
-fn second_signal_exits_at_once(first: libc::c_int, second: libc::c_int) {
+/// Issue 14, item 8: SIGHUP (a closed terminal or SSH session) killed iolab with the default action, leaving
+/// the scratch file and saving nothing. It is now a stop request like SIGTERM.
+#[test]
+fn sighup_during_a_run_drains_saves_a_partial_result_and_removes_the_scratch_file() {
+    first_signal_stops_drains_and_keeps_the_partial_result(libc::SIGHUP);
+}
+
+/// Issue 14, item 10: a run stopped during its ramp reported the planned ramp (`ramp_s: 30` after 1 s).
+#[test]
+fn signal_during_the_ramp_reports_the_ramp_as_it_happened() {
+    let _one = one_at_a_time();
+    let dir = tempdir();
+    std::fs::create_dir(dir.path().join("scratch")).unwrap();
+    let json = dir.path().join("result.json");
+    let mut child = spawn(
+        dir.path(),
+        "64M",
+        &["--rw", "randread", "-d", "60s", "--ramp", "30s", "--json", json.to_str().unwrap()],
+    );
+    let scratch = scratch_file(dir.path(), child.id());
+    wait_for("the scratch file to be filled", Duration::from_secs(60), || {
+        std::fs::metadata(&scratch).is_ok_and(|m| m.len() == 64 << 20)
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, libc::SIGINT);
+    let code = wait_exit(&mut child, Duration::from_secs(20));
+    let stderr = read(dir.path(), "stderr");
+    assert_eq!(code, Some(130), "stderr: {stderr}");
+    let v: serde_json::Value = serde_json::from_str(&read(dir.path(), "result.json"))
+        .unwrap_or_else(|e| panic!("--json file is not JSON ({e}); stderr: {stderr}"));
+    assert_eq!(v["partial"], true, "{v:#}");
+    let ramp = v["ramp_s"].as_f64().expect("ramp_s");
+    assert!(ramp > 0.5 && ramp < 15.0, "stopped about 1.5 s into a 30 s ramp, yet ramp_s is {ramp}");
+    assert_eq!(v["measured_s"].as_f64(), Some(0.0), "nothing was measured: {v:#}");
+}
+
+/// Issue 14, item 9: Ctrl-C during the fill exited 2, the code of a usage error, and only after the whole fill.
+/// It is an interruption: the fill stops between chunks, the file is removed, and the exit code is 130.
+#[test]
+fn signal_during_the_fill_exits_130_and_removes_the_scratch_file() {
+    let _one = one_at_a_time();
     let dir = tempdir();
     std::fs::create_dir(dir.path().join("scratch")).unwrap();
     let mut child = spawn(dir.path(), "8G", &["--rw", "randread", "-d", "60s", "--ramp", "0", "-q"]);
@@ -129,20 +178,37 @@ fn second_signal_exits_at_once(first: libc::c_int, second: libc::c_int) {
     wait_for("the scratch file to appear", Duration::from_secs(30), || {
         std::fs::metadata(&scratch).is_ok_and(|m| m.len() > 0)
     });
+    let sent = Instant::now();
+    signal(&child, libc::SIGINT);
+    let code = wait_exit(&mut child, Duration::from_secs(30));
+    assert!(sent.elapsed() < Duration::from_secs(10), "an 8 GiB fill was not stopped: {:?}", sent.elapsed());
+    let stderr = read(dir.path(), "stderr");
+    assert_eq!(code, Some(130), "stderr: {stderr}");
+    assert!(stderr.contains("interrupted"), "stderr: {stderr}");
+    assert!(!scratch.exists(), "scratch file {} left behind", scratch.display());
+}
+
+/// A second signal exits at once (130) and still removes the scratch file. Both are sent back to back in
+/// the measured phase, so the second arrives while the first is still draining the run.
+fn second_signal_exits_at_once(first: libc::c_int, second: libc::c_int) {
+    let _one = one_at_a_time();
+    let dir = tempdir();
+    std::fs::create_dir(dir.path().join("scratch")).unwrap();
+    let mut child =
+        spawn(dir.path(), "64M", &["--rw", "randrw", "--qd", "16", "-d", "60s", "--ramp", "0", "-q"]);
+    let scratch = scratch_file(dir.path(), child.id());
+    wait_for("the scratch file to be filled", Duration::from_secs(60), || {
+        std::fs::metadata(&scratch).is_ok_and(|m| m.len() == 64 << 20)
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(child.try_wait().unwrap().is_none(), "iolab ended early: {}", read(dir.path(), "stderr"));
+    let sent = Instant::now();
     signal(&child, first);
-    std::thread::sleep(Duration::from_millis(300));
-    let code = if child.try_wait().unwrap().is_none() {
-        let sent = Instant::now();
-        signal(&child, second);
-        let code = wait_exit(&mut child, Duration::from_secs(10));
-        assert!(sent.elapsed() < Duration::from_secs(5), "the second signal took {:?}", sent.elapsed());
-        code
-    } else {
-        panic!("iolab ended on the first signal during the fill: {}", read(dir.path(), "stderr"));
-    };
+    signal(&child, second);
+    let code = wait_exit(&mut child, Duration::from_secs(10));
+    assert!(sent.elapsed() < Duration::from_secs(5), "the second signal took {:?}", sent.elapsed());
     let stderr = read(dir.path(), "stderr");
     assert_eq!(code, Some(130), "exit code after a second signal; stderr: {stderr}");
-    assert!(stderr.contains("interrupted"), "stderr: {stderr}");
     assert!(!scratch.exists(), "scratch file {} left behind", scratch.display());
     assert_eq!(entries(&dir.path().join("scratch")), Vec::<String>::new());
 }

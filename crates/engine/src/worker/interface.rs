@@ -103,6 +103,8 @@ pub struct WorkerOutput {
     pub write: OpStats,
     /// Length of the measurement window.
     pub window_ns: u64,
+    /// How long the ramp lasted: the planned ramp, or less when the worker stopped issuing before it ended.
+    pub ramp_ns: u64,
     /// Open loop: arrivals due before the end that were never issued.
     pub backlog_at_end: u64,
     /// EAGAIN/EINTR resubmissions.

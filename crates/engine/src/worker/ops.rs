@@ -110,6 +110,7 @@ impl OpLoop<'_> {
             read: self.read,
             write: self.write,
             window_ns: window.length(now, Some(self.last_completion)),
+            ramp_ns: window.ramp_length(now),
             backlog_at_end: arrivals.as_ref().map_or(0, |a| a.due_before(window.stop(now))),
             retries: self.slots.retries,
             stopped_early: window.stopped_early,

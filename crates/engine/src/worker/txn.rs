@@ -193,6 +193,7 @@ impl TxnLoop<'_> {
             read: self.read,
             write: self.write,
             window_ns: window.length(now, None),
+            ramp_ns: window.ramp_length(now),
             backlog_at_end: 0,
             retries: self.slots.retries,
             stopped_early: window.stopped_early,

@@ -123,6 +123,12 @@ impl Window {
         self.stop_at.unwrap_or(now)
     }
 
+    /// How long the ramp lasted once the driver is done at `now`: the planned ramp, or less when the worker
+    /// stopped issuing before it ended (a stop request, a limit reached during the ramp).
+    pub(crate) fn ramp_length(&self, now: u64) -> u64 {
+        self.stop(now).min(self.measure_start).saturating_sub(self.start)
+    }
+
     /// The window's length once the driver is done at `now`: up to the stop, or, for a run without a
     /// duration that was not stopped early, up to `last_completion` when the driver gives one (the op loop
     /// under an I/O or byte limit).
