@@ -5,9 +5,12 @@ use iolab_report::RunResult;
 use iolab_report::{CsvExporter, Document, JsonExporter, TextExporter};
 use std::io::Write;
 
-/// Writes `text` to `path`, or to stdout for `-`.
+/// Writes `text` to `path`, or to stdout for `-`, where control characters (but newlines and tabs) are shown
+/// as escapes ([`iolab_report::escape_control`]): a note, tag or name must not drive the reader's terminal.
+/// JSON is unchanged by this (serde escapes control characters in strings).
 pub fn write_out(path: &str, text: &str) -> std::io::Result<()> {
     if path == "-" {
+        let text = iolab_report::escape_control(text);
         let mut out = std::io::stdout().lock();
         out.write_all(text.as_bytes())?;
         if !text.ends_with('\n') {

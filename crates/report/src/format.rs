@@ -120,9 +120,37 @@ pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// `text` with every control character except newline and tab shown as a visible escape (`\x1b`, `\u{9b}`),
+/// for text that goes to a terminal. Notes, tags, job and target names come from users and from catalogs
+/// others wrote: printed raw, an ESC sequence in one of them could clear or retitle the reader's terminal.
+pub fn escape_control(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() && (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escape_control_shows_escapes_and_keeps_newlines_tabs_and_unicode() {
+        assert_eq!(escape_control("plain\ttext\n"), "plain\ttext\n");
+        assert!(matches!(escape_control("plain"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(escape_control("a\x1b]0;pwned\x07b"), "a\\x1b]0;pwned\\x07b");
+        assert_eq!(escape_control("\x1b[2J\r"), "\\x1b[2J\\x0d");
+        assert_eq!(escape_control("csi \u{9b}31m µs"), "csi \\u{9b}31m µs");
+    }
 
     #[test]
     fn format_duration_ns_picks_unit_for_three_significant_figures() {

@@ -35,7 +35,7 @@ mod tests;
 pub use export::{
     CsvExporter, Document, Exporter, JsonExporter, MarkdownExporter, TextExporter, Unsupported,
 };
-pub use format::{format_bytes, format_count, format_duration_ns, format_rate};
+pub use format::{escape_control, format_bytes, format_count, format_duration_ns, format_rate};
 pub use model::{
     encode as encode_histogram, errno_name, Cpu, Depth, Env, ErrorDetail, ErrorSummary, GroupHistograms,
     GroupResult, HistogramSet, OpSet, OpSummary, RateResult, RunResult, TargetEnv, WorkerResult, SCHEMA,

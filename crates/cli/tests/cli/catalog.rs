@@ -388,3 +388,30 @@ fn damaged_catalog_is_refused_before_the_run_and_left_unchanged() {
     assert!(crate::util::entries(&work).is_empty(), "nothing was created: {:?}", crate::util::entries(&work));
     assert!(std::fs::read(&db).unwrap() == bytes, "the damaged catalog is left as it was");
 }
+
+/// Issue 14, item 14: notes, tags and job names were printed raw by `iolab runs` and `iolab show`, so an ESC
+/// sequence in a note could clear or retitle the reader's terminal. Control characters are shown as escapes.
+#[test]
+fn runs_and_show_escape_control_characters_in_notes_tags_and_names() {
+    let dir = tempdir();
+    let db = catalog_in(dir.path());
+    let evil = "x\u{1b}]0;pwned\u{7}\u{1b}[2Jy";
+    let mut args = vec!["run", "-q", "-d", "1s", "--ramp", "0s", "--note", evil, "--tag"];
+    let tag = format!("k={evil}");
+    args.push(&tag);
+    args.extend(SIM.iter());
+    ok(at(&db).args(&args).output().unwrap(), "run");
+    let list = runs(&db, &[]);
+    let id = list[0]["id"].as_str().unwrap().to_string();
+    for cmd in [vec!["runs"], vec!["show", id.as_str()]] {
+        let out = ok(at(&db).args(&cmd).output().unwrap(), "runs/show");
+        assert!(
+            !out.stdout.contains(&0x1b) && !out.stdout.contains(&0x07),
+            "{cmd:?} printed raw control bytes"
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("\\x1b"), "{cmd:?} shows the escape visibly: {text}");
+    }
+    // JSON keeps the note exactly (escaped by JSON itself).
+    assert_eq!(runs(&db, &[])[0]["note"], evil);
+}
