@@ -393,7 +393,7 @@ fn json_schema_nested_properties_match_serialised_keys() {
         Warning::EmulatedDataDropped { target: "sim:ssd,nvme".into(), kept_bytes: 1 << 30 },
         Warning::CacheShrunk { times: 2, capacity_bytes: 1 << 30 },
         Warning::CacheDirtyAtExit { lines: 3 },
-        Warning::DataMismatch { blocks: 2, classes: "1 lost_write, 1 torn_write".into() },
+        Warning::DataMismatch { blocks: 2, reads: 3, classes: "2 lost_write, 1 torn_write".into() },
         Warning::ReadbackIncomplete { blocks: 4 },
     ];
     let warnings = serde_json::to_value(every_kind).unwrap();
@@ -492,6 +492,7 @@ fn sample_verify() -> RunResult {
         readback_blocks: 50,
         readback_unread_blocks: 1,
         mismatches: 2,
+        mismatched_blocks: 1,
         by_class: ByClass { lost_write: 2, ..Default::default() },
         first_mismatches: vec![miss(Some(h.clone())), miss(None)],
         map_bytes_per_block: 8.0,

@@ -246,7 +246,11 @@ impl RunIntegrity {
             .filter(|(n, _)| *n > 0)
             .map(|(n, k)| format!("{n} {k}"))
             .collect();
-            warnings.push(Warning::DataMismatch { blocks: r.mismatches, classes: classes.join(", ") });
+            warnings.push(Warning::DataMismatch {
+                blocks: r.mismatched_blocks,
+                reads: r.mismatches,
+                classes: classes.join(", "),
+            });
         }
         if let Some(r) = verify.as_ref().filter(|r| r.readback_unread_blocks > 0) {
             warnings.push(Warning::ReadbackIncomplete { blocks: r.readback_unread_blocks });

@@ -169,8 +169,10 @@ pub enum Warning {
     },
     /// `--verify` found blocks that do not hold what was last written to them.
     DataMismatch {
-        /// Failed blocks.
+        /// Distinct blocks that failed.
         blocks: u64,
+        /// Failed reads of them (a block read twice counts twice).
+        reads: u64,
         /// Classes found, e.g. "2 lost_write, 1 torn_write".
         classes: String,
     },
@@ -234,8 +236,8 @@ impl Warning {
             Self::CacheDirtyAtExit { lines } => {
                 format!("{lines} dirty cache lines could not be written back at the end")
             }
-            Self::DataMismatch { blocks, classes } => {
-                format!("DATA MISMATCH: {blocks} blocks failed verification ({classes})")
+            Self::DataMismatch { blocks, reads, classes } => {
+                format!("DATA MISMATCH: {blocks} blocks failed verification, in {reads} reads ({classes})")
             }
             Self::ReadbackIncomplete { blocks } => {
                 format!("the read-back pass could not read {blocks} written blocks: they were not verified")

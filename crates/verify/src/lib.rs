@@ -169,7 +169,12 @@ struct Counts {
 #[derive(Default)]
 struct Log {
     first: Vec<Mismatch>,
+    /// Each failed block once, in the order first found (at most [`MISMATCH_BLOCKS_MAX`]).
     blocks: Vec<(u16, u64)>,
+    /// The same blocks, to count each once however often it is read.
+    distinct: std::collections::HashSet<(u16, u64)>,
+    /// Distinct failed blocks beyond what `distinct` holds (each failed read counts there).
+    overflow: u64,
 }
 
 /// The run's verification state, shared by all workers.
@@ -357,7 +362,7 @@ impl Verifier {
         self.stop.load(Ordering::Relaxed)
     }
 
-    /// Target id and block offset of every failed block found so far (at most 1 Mi entries).
+    /// Target id and block offset of every failed block found so far, each once (at most 1 Mi entries).
     pub fn mismatch_blocks(&self) -> Vec<(u16, u64)> {
         self.log.lock().expect("mismatch log").blocks.clone()
     }
@@ -627,8 +632,12 @@ impl Verifier {
             self.stop.store(true, Ordering::Relaxed);
         }
         let mut log = self.log.lock().expect("mismatch log");
-        if log.blocks.len() < MISMATCH_BLOCKS_MAX {
-            log.blocks.push((target, offset));
+        if log.distinct.len() < MISMATCH_BLOCKS_MAX {
+            if log.distinct.insert((target, offset)) {
+                log.blocks.push((target, offset));
+            }
+        } else if !log.distinct.contains(&(target, offset)) {
+            log.overflow += 1;
         }
         if log.first.len() < FIRST_MISMATCHES {
             let h = format::parse(block);
@@ -691,6 +700,10 @@ impl Verifier {
             readback_blocks: n(&c.readback),
             readback_unread_blocks: n(&c.unread),
             mismatches: n(&c.mismatches),
+            mismatched_blocks: {
+                let log = self.log.lock().expect("mismatch log");
+                log.distinct.len() as u64 + log.overflow
+            },
             by_class: ByClass {
                 corrupt_payload: n(&c.by_class[0]),
                 torn_write: n(&c.by_class[1]),

@@ -111,9 +111,14 @@ pub struct VerifyResult {
     /// Written blocks the read-back pass could not read (an I/O error or a short read), so not checked.
     #[serde(default)]
     pub readback_unread_blocks: u64,
-    /// Failed blocks.
+    /// Failed block reads: a damaged block read three times counts three times (the by-class counts are of
+    /// these reads too).
     pub mismatches: u64,
-    /// Failed blocks by class.
+    /// Distinct blocks that failed at least once (exact up to 1 Mi blocks; past that, each further failed
+    /// read of a block not yet seen counts).
+    #[serde(default)]
+    pub mismatched_blocks: u64,
+    /// Failed reads by class.
     pub by_class: ByClass,
     /// The first failed blocks (at most [`FIRST_MISMATCHES`]).
     pub first_mismatches: Vec<Mismatch>,

@@ -46,10 +46,11 @@ pub(crate) fn run(r: &RunResult) -> String {
 fn integrity_lines(r: &RunResult, out: &mut String) {
     if let Some(v) = &r.verify {
         let mut line = format!(
-            "{} blocks of {} checked ({} in the read-back), {} mismatches",
+            "{} blocks of {} checked ({} in the read-back), {} failed ({} failed reads)",
             format_count(v.blocks_checked),
             format_bytes(v.block_bytes as u64),
             format_count(v.readback_blocks),
+            format_count(v.mismatched_blocks),
             format_count(v.mismatches)
         );
         let c = &v.by_class;
