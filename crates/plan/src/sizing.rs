@@ -32,6 +32,41 @@ pub fn cache_asked_bytes(spec: &CacheSpec, addressed: &[u64], line: u64) -> u64 
     bytes.min(total.div_ceil(line) * line)
 }
 
+/// The memory a run takes before it starts, by what takes it: every worker's I/O buffers (two per slot,
+/// each as large as its largest block), the `mem:` RAM disks, and the cache's data store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryNeed {
+    /// The workers' I/O buffers: 2 x qd x largest block size, per worker.
+    pub buffers_bytes: u64,
+    /// The `mem:` targets' sizes.
+    pub ram_disks_bytes: u64,
+    /// The cache's data, as asked (`--cache`, capped by `--cache-max-mem`).
+    pub cache_bytes: u64,
+}
+
+impl MemoryNeed {
+    /// The run's need: `cache_line` is the cache's line size (the default when the job sets none).
+    pub fn of(plan: &Plan, regions: &[Vec<Region>], cache: &CacheSpec, cache_line: u64) -> MemoryNeed {
+        let buffers_bytes = plan.workers.iter().map(|w| 2 * w.qd as u64 * w.max_bs).sum();
+        let ram_disks_bytes = plan
+            .targets
+            .iter()
+            .filter_map(|t| match t.spec.base() {
+                iolab_spec::TargetSpec::Mem { size_bytes } => Some(*size_bytes),
+                _ => None,
+            })
+            .sum();
+        let asked = cache_asked_bytes(cache, &addressed_bytes(plan, regions), cache_line);
+        let cache_bytes = cache.max_mem_bytes.map_or(asked, |cap| asked.min(cap));
+        MemoryNeed { buffers_bytes, ram_disks_bytes, cache_bytes }
+    }
+
+    /// All of it.
+    pub fn total_bytes(&self) -> u64 {
+        self.buffers_bytes + self.ram_disks_bytes + self.cache_bytes
+    }
+}
+
 /// Every transfer size of the plan, and the alignment its offsets share (explicit alignments and the regions'
 /// starts; 0 when every offset is 0): a verification block must divide them all, or ops would straddle
 /// blocks and go unchecked.
@@ -106,6 +141,25 @@ mod tests {
         assert_eq!(cache_asked_bytes(&spec, &[1000], 64), 1024);
         spec.size = None;
         assert_eq!(cache_asked_bytes(&spec, &[1000], 64), 0);
+    }
+
+    #[test]
+    fn memory_need_counts_buffers_ram_disks_and_the_capped_cache() {
+        let p = plan("workers = 3\nqd = 8\nbs = '64k'\n");
+        let regions = vec![vec![region(0, 64 << 20)]; 3];
+        let none = CacheSpec::default();
+        let need = MemoryNeed::of(&p, &regions, &none, 4096);
+        assert_eq!(need.buffers_bytes, 3 * 2 * 8 * (64 << 10), "two buffers per slot, per worker");
+        assert_eq!(need.ram_disks_bytes, 64 << 20, "the one mem: target, once");
+        assert_eq!(need.cache_bytes, 0);
+        let capped = CacheSpec {
+            size: Some(CacheSize::Percent(50.0)),
+            max_mem_bytes: Some(8 << 20),
+            ..CacheSpec::default()
+        };
+        let need = MemoryNeed::of(&p, &regions, &capped, 4096);
+        assert_eq!(need.cache_bytes, 8 << 20, "--cache-max-mem caps the cache");
+        assert_eq!(need.total_bytes(), 3 * 2 * 8 * (64 << 10) + (64 << 20) + (8 << 20));
     }
 
     #[test]

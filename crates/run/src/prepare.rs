@@ -5,8 +5,9 @@
 
 use crate::{integrity, layers, CheckMode, Error, Observer, Result};
 use iolab_device::{OpenRequest, Probe, TargetKind};
+use iolab_plan::sizing::MemoryNeed;
 use iolab_plan::{Plan, Region, TargetGeometry};
-use iolab_spec::{EngineKind, JobSpec, TargetSpec};
+use iolab_spec::{CacheSpec, EngineKind, JobSpec, TargetSpec};
 use iolab_stats::Warning;
 
 /// Size of the default scratch file.
@@ -86,8 +87,36 @@ pub(crate) fn prepare(
     let regions = plan.bind(&geometry).map_err(Error::usage)?;
     integrity::check_job(&job, &plan, &regions, check)?;
     layers::check_cache_dev(&plan, &job.cache, &regions)?;
+    check_memory(&plan, &regions, &job.cache, iolab_device::mem_available_bytes())?;
     let throttle_devices = throttle_devices(&job, &probes)?;
     Ok(Prepared { job, plan, regions, geometry, requests, probes, file_engine, throttle_devices, warnings })
+}
+
+/// Refuses a run whose I/O buffers, RAM disks and cache together need more memory than is available
+/// (`available_bytes`, MemAvailable; 0 when unknown, then nothing is refused), before anything is allocated:
+/// otherwise the run would allocate towards the OOM killer.
+fn check_memory(plan: &Plan, regions: &[Vec<Region>], cache: &CacheSpec, available_bytes: u64) -> Result<()> {
+    let line = cache.line_bytes.unwrap_or(iolab_spec::cache::DEFAULT_CACHE_LINE);
+    let need = MemoryNeed::of(plan, regions, cache, line);
+    if available_bytes == 0 || need.total_bytes() <= available_bytes {
+        return Ok(());
+    }
+    let b = iolab_report::format_bytes;
+    let mut parts =
+        vec![format!("I/O buffers {} (2 x qd x largest block, per worker)", b(need.buffers_bytes))];
+    if need.ram_disks_bytes > 0 {
+        parts.push(format!("mem: targets {}", b(need.ram_disks_bytes)));
+    }
+    if need.cache_bytes > 0 {
+        parts.push(format!("cache {}", b(need.cache_bytes)));
+    }
+    Err(Error::usage(format!(
+        "this run needs {} of memory before it starts ({}), but only {} is available (MemAvailable)\n  \
+         hint: lower --qd, --bs or --workers, use a smaller mem: target, or a smaller --cache (or --cache-max-mem)",
+        b(need.total_bytes()),
+        parts.join(", "),
+        b(available_bytes)
+    )))
 }
 
 /// The default target is a scratch file iolab creates and removes; likewise each named target without a

@@ -176,3 +176,26 @@ fn job_missing_file_exits_2() {
 fn job_bad_value_names_the_key_and_value() {
     check(&["{job}"], Some("target = \"mem:1M\"\nqd = 0\n"), &["qd", "0", "4096"]);
 }
+
+/// Issue 14, item 12: I/O buffers were capped at 16 GiB but never compared with the memory available, so
+/// `--workers 4 --qd 1024 --bs 512k` allocated towards the OOM killer. Buffers, RAM disks and the cache are
+/// now checked together against MemAvailable (here a fake meminfo saying 1 GiB) before anything is allocated.
+#[test]
+fn memory_beyond_what_is_available_exits_2_before_anything_is_allocated() {
+    let dir = tempdir();
+    let meminfo = dir.path().join("meminfo");
+    std::fs::write(&meminfo, "MemTotal: 2097152 kB\nMemAvailable: 1048576 kB\n").unwrap();
+    let work = tempdir();
+    let out = iolab()
+        .current_dir(work.path())
+        .env("IOLAB_SCRATCH_DIR", work.path())
+        .env("IOLAB_MEMINFO", &meminfo)
+        .args(["run", "--workers", "4", "--qd", "1024", "--bs", "512k", "-d", "1s"])
+        .output()
+        .expect("spawn iolab");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains("needs 4.00 GiB of memory") && err.contains("I/O buffers 4.00 GiB"), "{err}");
+    assert!(err.contains("only 1.00 GiB is available"), "{err}");
+    assert_eq!(entries(work.path()), Vec::<String>::new(), "nothing created");
+}
