@@ -67,6 +67,12 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
     };
     let found = findmax::run(FindMax::new(variable, start, resolution_pct), &mut runner)?;
     drop(runner);
+    if let (Some(why), false) = (&found.limited_by, quiet) {
+        if !live {
+            eprintln!("not run"); // ends the step's "mailboxes N ... " line
+        }
+        eprintln!("iolab: the search stopped at step {}: {why}", found.steps.len() + 1);
+    }
     let doc = findmax::document(&found, &started_at);
     let text = JsonExporter.render(&Document::FindMax(&doc));
     let saved = crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::FindMax, &text);

@@ -21,6 +21,9 @@ pub struct FindMaxResult {
     pub interrupted: bool,
     /// Version of iolab that produced the search.
     pub iolab_version: String,
+    /// Why the search stopped before it converged (a step that could not be run, such as no room for a
+    /// larger data set); `max` is then a lower bound. `None` when the search converged or was interrupted.
+    pub limited_by: Option<String>,
     /// The largest value that passed; `None` when none did.
     pub max: Option<f64>,
     /// The job or profile name (`config.plan.name` of the first step's run).
@@ -86,6 +89,7 @@ impl FindMaxResult {
         FindMaxResult {
             interrupted: false,
             iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+            limited_by: None,
             max: None,
             profile: None,
             resolution_pct,

@@ -97,6 +97,7 @@ pub struct FindMax {
     steps: Vec<Step>,
     facts: Option<RunFacts>,
     interrupted: bool,
+    limited_by: Option<String>,
     ended: bool,
 }
 
@@ -119,6 +120,9 @@ pub struct SearchOutcome {
     pub last_value: f64,
     /// The user stopped the search (or a step ended early); `max` is the largest pass so far.
     pub interrupted: bool,
+    /// Why the search stopped before it converged, when a step could not be run (no room for a larger data
+    /// set, say): `max` is then a lower bound ("at least").
+    pub limited_by: Option<String>,
     /// The job name and targets of the first step run.
     pub facts: Option<RunFacts>,
 }
@@ -136,6 +140,7 @@ impl FindMax {
             steps: Vec::new(),
             facts: None,
             interrupted: false,
+            limited_by: None,
             ended: false,
         }
     }
@@ -194,6 +199,13 @@ impl FindMax {
         self.ended = true;
     }
 
+    /// Ends the search because the step [`FindMax::next`] asked for could not be run (`reason`): the steps
+    /// run so far stand, and what passed is a lower bound.
+    pub fn limit(&mut self, reason: String) {
+        self.limited_by = Some(reason);
+        self.ended = true;
+    }
+
     /// What the search found.
     pub fn finish(self) -> SearchOutcome {
         SearchOutcome {
@@ -205,18 +217,31 @@ impl FindMax {
             fail_at: self.hi,
             last_value: self.value,
             interrupted: self.interrupted,
+            limited_by: self.limited_by,
             facts: self.facts,
         }
     }
 }
 
-/// Runs the search with `runner`, which runs and judges each step, until found, out of steps or stopped.
+/// Runs the search with `runner`, which runs and judges each step, until found, out of steps or stopped. A
+/// step that cannot be run ends the search with what the earlier steps found ([`SearchOutcome::limited_by`]);
+/// only when the first step fails is the search an error, since it found nothing.
 pub fn run<R: Runner<StepRequest> + ?Sized>(
     mut search: FindMax,
     runner: &mut R,
-) -> Result<SearchOutcome, R::Error> {
+) -> Result<SearchOutcome, R::Error>
+where
+    R::Error: std::fmt::Display,
+{
     while let Some(step) = search.next() {
-        let result = runner.run(step)?;
+        let result = match runner.run(step) {
+            Ok(r) => r,
+            Err(e) if search.steps.is_empty() => return Err(e),
+            Err(e) => {
+                search.limit(e.to_string());
+                break;
+            }
+        };
         if ended_early(runner, &result) {
             search.interrupt();
             break;
@@ -257,6 +282,7 @@ pub fn document(found: &SearchOutcome, started_at: &str) -> iolab_report::find_m
     let mut doc =
         FindMaxResult::new(found.variable.name(), found.start, found.resolution_pct, started_at.into());
     doc.interrupted = found.interrupted;
+    doc.limited_by = found.limited_by.clone();
     doc.max = found.max;
     doc.profile = found.facts.as_ref().and_then(|r| r.profile.clone());
     doc.targets = found.facts.as_ref().map(|r| r.targets.clone());
@@ -360,10 +386,25 @@ mod tests {
     }
 
     #[test]
-    fn findmax_failing_step_returns_the_runner_error() {
-        let mut dev = Capacity { fail_run_at: Some(2), ..Capacity::new(1000.0) };
+    fn findmax_failing_first_step_returns_the_runner_error() {
+        let mut dev = Capacity { fail_run_at: Some(1), ..Capacity::new(1000.0) };
         let e = run(FindMax::new(Variable::Mailboxes, 100.0, 2.0), &mut dev).unwrap_err();
         assert_eq!(e, "the device went away");
+    }
+
+    /// Issue 14, item 11: a step that could not run (the README's Exchange search ran out of space at 64,000
+    /// mailboxes) ended the search with an error, and none of the passing steps was printed or saved. The
+    /// search now ends with what it found, as a lower bound, and says why.
+    #[test]
+    fn findmax_failing_later_step_keeps_what_was_found_as_a_lower_bound() {
+        let mut dev = Capacity { fail_run_at: Some(3), ..Capacity::new(1000.0) };
+        let found = run(FindMax::new(Variable::Mailboxes, 100.0, 2.0), &mut dev).unwrap();
+        assert_eq!(found.steps.iter().map(|s| s.value).collect::<Vec<_>>(), [100.0, 200.0]);
+        assert_eq!(found.max, Some(200.0));
+        assert_eq!(found.limited_by.as_deref(), Some("the device went away"));
+        assert!(!found.interrupted);
+        let doc = serde_json::to_value(document(&found, "2025-01-01T00:00:00Z")).unwrap();
+        assert_eq!(doc["limited_by"], "the device went away");
     }
 
     #[test]

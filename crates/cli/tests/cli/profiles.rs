@@ -164,3 +164,44 @@ fn find_max_finds_the_emulated_capacity_within_resolution() {
     assert!(max <= 2000.0 && max >= 2000.0 * (1.0 - res), "max {max}");
     assert!(v["steps"].as_array().unwrap().len() >= 3);
 }
+
+/// Issue 14, item 11: the README's Exchange search doubled until its files no longer fit, then stopped with
+/// exit 2, and none of its passing steps was printed, saved or written. Now the step that cannot run ends
+/// the search with what it found, as a lower bound, saved and written. Root only (a small tmpfs).
+#[test]
+fn find_max_limited_by_space_keeps_what_it_found() {
+    if !crate::util::is_root() {
+        eprintln!("skipped: needs root to mount a small tmpfs");
+        return;
+    }
+    let dir = crate::util::tempdir();
+    let fs = dir.path().join("fs");
+    std::fs::create_dir(&fs).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=600m", "tmpfs"])
+        .arg(&fs)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs");
+        return;
+    }
+    let json = dir.path().join("search.json");
+    let out = iolab()
+        .env("IOLAB_SCRATCH_DIR", &fs)
+        .args(["run", "--profile", "exchange-2010", "--buffered", "-d", "1s", "--ramp", "0s"])
+        .args(["--iops-per-mailbox", "1", "--mailboxes", "100", "--find-max", "--json"])
+        .arg(&json)
+        .output()
+        .expect("spawn iolab");
+    let left: Vec<_> = std::fs::read_dir(&fs).unwrap().collect();
+    let _ = std::process::Command::new("umount").arg(&fs).status();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(left.is_empty(), "scratch files left on the tmpfs: {left:?}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["max"], 400.0, "100, 200 and 400 mailboxes fit and pass; 800 do not fit: {v:#}");
+    assert!(v["limited_by"].as_str().is_some_and(|s| s.contains("not enough space")), "{v:#}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("max mailboxes that passes: at least 400"), "{text}");
+}

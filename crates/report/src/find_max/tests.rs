@@ -44,7 +44,8 @@ fn search() -> FindMaxResult {
 
 #[test]
 fn find_max_json_is_byte_identical_to_the_untyped_document() {
-    // The document exactly as crates/cli/src/profile.rs built it with `json!` before it had a type.
+    // The document exactly as crates/cli/src/profile.rs built it with `json!` before it had a type, plus
+    // `limited_by` (issue 14: why a search stopped before it converged).
     let f = search();
     let untyped = json!({
         "schema": "iolab.findmax/1",
@@ -56,6 +57,7 @@ fn find_max_json_is_byte_identical_to_the_untyped_document() {
         "start": f.start,
         "resolution_pct": f.resolution_pct,
         "interrupted": f.interrupted,
+        "limited_by": f.limited_by,
         "max": f.max,
         "steps": f.steps.iter().map(|s| json!({
             "value": s.value,

@@ -59,8 +59,17 @@ fn step_row(i: usize, s: &FindMaxStep, value: &dyn Fn(f64) -> String) -> Vec<Str
 fn result_line(f: &FindMaxResult, variable: &str, value: &dyn Fn(f64) -> String) -> String {
     let unit = if f.by_mailboxes() { "mailboxes" } else { "IOPS" };
     let failed = f.steps.iter().filter(|s| !s.pass).map(|s| s.value);
-    match f.max {
-        Some(m) => {
+    let first_line = |why: &str| why.lines().next().unwrap_or_default().to_string();
+    match (f.max, &f.limited_by) {
+        (Some(m), Some(why)) => format!(
+            "max {variable} that passes: at least {} (the search stopped before it converged: {})\n",
+            value(m),
+            first_line(why)
+        ),
+        (None, Some(why)) => {
+            format!("no {variable} value passed before the search stopped: {}\n", first_line(why))
+        }
+        (Some(m), None) => {
             let fail_at = failed.filter(|&v| v > m).reduce(f64::min).map_or("-".to_string(), value);
             format!(
                 "max {variable} that passes: {} (FAIL at {fail_at}; resolution {}% or 1 {unit})\n",
@@ -68,7 +77,7 @@ fn result_line(f: &FindMaxResult, variable: &str, value: &dyn Fn(f64) -> String)
                 f.resolution_pct
             )
         }
-        None => match f.steps.iter().map(|s| s.value).reduce(f64::min) {
+        (None, None) => match f.steps.iter().map(|s| s.value).reduce(f64::min) {
             Some(smallest) => format!("no {variable} value passed (smallest tried: {})\n", value(smallest)),
             None => format!("no {variable} value passed\n"),
         },
