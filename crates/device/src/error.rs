@@ -185,6 +185,13 @@ pub enum TargetError {
         /// Bytes available.
         available_bytes: u64,
     },
+    /// The path iolab chose for a scratch file is taken (by a file or a symlink created meanwhile): it is not
+    /// reused, followed or overwritten.
+    #[error("the scratch path '{path}' is taken by a file or symlink iolab did not create; it was not touched\n  hint: remove it, or set IOLAB_SCRATCH_DIR to another directory")]
+    ScratchTaken {
+        /// The path.
+        path: String,
+    },
     /// A stop was requested (Ctrl-C) while this file was being created or filled; what was created has been
     /// removed, and an extended file cut back to its old size.
     #[error("filling '{path}' was interrupted; what was created has been removed")]

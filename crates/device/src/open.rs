@@ -84,6 +84,13 @@ pub fn open(req: &OpenRequest) -> Result<OpenedTarget, TargetError> {
 // probe
 
 fn probe_path(req: &OpenRequest, path: &str) -> Result<Probe, TargetError> {
+    // A scratch file is iolab's own new file: whatever already has its name (a file, or a symlink to
+    // anything) is someone else's, and is never reused, followed or overwritten, unless this process made it
+    // (a sweep's later points reuse the scratch files of its first).
+    let ours = || std::path::absolute(path).is_ok_and(|p| scratch::is_registered(&p));
+    if req.scratch && fs::symlink_metadata(path).is_ok() && !ours() {
+        return Err(TargetError::ScratchTaken { path: path.into() });
+    }
     let meta = match fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return probe_new_file(req, path),

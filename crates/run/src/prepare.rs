@@ -152,10 +152,21 @@ fn has_any_target(job: &JobSpec) -> bool {
 fn scratch_path(role: Option<&str>) -> String {
     let dir = std::env::var("IOLAB_SCRATCH_DIR").unwrap_or_else(|_| ".".into());
     let dir = dir.trim_end_matches('/');
-    match role {
-        None => format!("{dir}/iolab-scratch-{}.dat", std::process::id()),
-        Some(r) => format!("{dir}/iolab-scratch-{}-{r}.dat", std::process::id()),
-    }
+    let base = match role {
+        None => format!("{dir}/iolab-scratch-{}", std::process::id()),
+        Some(r) => format!("{dir}/iolab-scratch-{}-{r}", std::process::id()),
+    };
+    // A name taken by anything this process did not create (a file, or a symlink, even a dangling one: never
+    // followed) is never reused: the next free one is chosen, and the file is then created with O_EXCL, so a
+    // name taken meanwhile fails. This process's own scratch files are reused (a sweep makes them once).
+    let free = |p: &String| {
+        std::fs::symlink_metadata(p).is_err()
+            || std::path::absolute(p).is_ok_and(|a| iolab_device::scratch::is_scratch(&a))
+    };
+    (0..)
+        .map(|n| if n == 0 { format!("{base}.dat") } else { format!("{base}.{n}.dat") })
+        .find(free)
+        .unwrap_or_else(|| format!("{base}.dat"))
 }
 
 /// The engine for files and devices: `auto` is io_uring when the kernel has it, else the sync engine (with a

@@ -169,3 +169,65 @@ fn read_only_run_on_an_ext4_loop_device_works_and_changes_nothing() {
 fn image_dir(image: &Path) -> &Path {
     image.parent().expect("the image has a directory")
 }
+
+/// Issue 14, item 5: an existing file or symlink at the scratch file's predictable name
+/// (`iolab-scratch-PID.dat`) was reused: the symlink was followed, and the file behind it extended,
+/// overwritten and left behind. Symlinks to a victim file are planted at the names of the next PIDs; the run
+/// must choose another name and leave the victim and the symlinks as they were.
+#[test]
+fn scratch_file_never_reuses_or_follows_a_taken_name() {
+    let dir = tempdir();
+    let victim = dir.path().join("victim.dat");
+    std::fs::write(&victim, b"precious data, not iolab's").unwrap();
+    let scratch = dir.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let last: u32 = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    if last == 0 {
+        eprintln!("SKIP: cannot read /proc/sys/kernel/ns_last_pid to predict the next PIDs");
+        return;
+    }
+    let planted: Vec<u32> = (last + 1..last + 400).collect();
+    for pid in &planted {
+        std::os::unix::fs::symlink(&victim, scratch.join(format!("iolab-scratch-{pid}.dat"))).unwrap();
+    }
+    let child = Command::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .env("IOLAB_DB", crate::util::shared_catalog())
+        .env("IOLAB_SCRATCH_DIR", &scratch)
+        .args([
+            "run",
+            "--size",
+            "16M",
+            "--rw",
+            "randwrite",
+            "--ios",
+            "200",
+            "--ramp",
+            "0",
+            "--json",
+            "-",
+            "-q",
+        ])
+        .output()
+        .expect("spawn iolab");
+    assert_eq!(child.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&child.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&child.stdout).expect("JSON");
+    let used = v["env"]["targets"][0]["name"].as_str().unwrap_or_default().to_string();
+    let victim_now = std::fs::read(&victim).unwrap();
+    assert!(
+        victim_now == b"precious data, not iolab's",
+        "the victim was written through ({} bytes)",
+        victim_now.len()
+    );
+    let left: Vec<String> = std::fs::read_dir(&scratch)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), planted.len(), "the planted symlinks stay, the scratch file is gone: {left:?}");
+    let hit = planted.iter().any(|pid| used.ends_with(&format!("iolab-scratch-{pid}.1.dat")));
+    if !hit {
+        eprintln!("note: iolab's PID was outside the planted range; it used {used}");
+    }
+}
