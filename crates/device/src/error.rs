@@ -115,7 +115,8 @@ pub enum TargetError {
         /// What uses it, e.g. "'/dev/sda1' is mounted at /boot".
         usage: String,
     },
-    /// A job would write to a device whose first bytes carry a filesystem or partition-table signature.
+    /// A job would write to a device, or a regular file, whose first bytes carry a filesystem, volume,
+    /// partition-table or database signature (a disk image, iolab's own catalog).
     #[error("refusing to write to '{path}': it carries {} {signature} signature; give --destroy-data to overwrite it", article(signature))]
     DeviceSignature {
         /// The path as typed.

@@ -260,11 +260,40 @@ fn probe_existing_file(req: &OpenRequest, path: &str, meta: &Metadata) -> Result
     }
     let action = if req.writes { "open for writing" } else { "open for reading" };
     check_access(path, &canonical, req.writes, action, false)?;
+    if req.writes {
+        check_file_is_not_a_device(req, path, meta)?;
+    }
     let mut probe = empty_path_probe(req, TargetKind::File);
     probe.size_bytes = will_extend_to.unwrap_or(len);
     probe.will_extend_to = will_extend_to;
     describe_fs(&mut probe, req, meta.dev(), mount);
     Ok(probe)
+}
+
+/// A regular file a job would write to, treated like the device it may be: one that backs an attached loop
+/// device is a device in use (never written, even with --destroy-data: detach it first), and one whose first
+/// bytes carry a filesystem, volume or database signature (a disk image, iolab's own catalog or journal)
+/// needs --destroy-data, as a device with one does.
+fn check_file_is_not_a_device(req: &OpenRequest, path: &str, meta: &Metadata) -> Result<(), TargetError> {
+    if let Some((name, dev)) = sys::loop_backing(meta.dev(), meta.ino()) {
+        let loop_path = format!("/dev/{name}");
+        let usage = match device_usage(&loop_path, dev, sys::block_info(dev).as_ref()) {
+            Some(u) => format!("it backs the loop device {loop_path}, and {u}"),
+            None => format!(
+                "it backs the loop device {loop_path} (detach it with `losetup -d {loop_path}` first)"
+            ),
+        };
+        return Err(TargetError::DeviceInUse { path: path.into(), usage });
+    }
+    if !req.destroy_data {
+        let file = File::open(path).map_err(|e| TargetError::from_io(path, "open", e, false))?;
+        let head =
+            read_head(&file).map_err(|e| TargetError::from_io(path, "read the first bytes of", e, false))?;
+        if let Some(signature) = detect_signature(&head) {
+            return Err(TargetError::DeviceSignature { path: path.into(), signature });
+        }
+    }
+    Ok(())
 }
 
 fn probe_block_device(req: &OpenRequest, path: &str, meta: &Metadata) -> Result<Probe, TargetError> {

@@ -22,10 +22,18 @@ fn le32(head: &[u8], offset: usize) -> u32 {
 ///
 /// Descriptions read well after "it carries a(n) …": "ext4 filesystem", "xfs filesystem", "btrfs filesystem",
 /// "swap space", "LVM2 physical volume", "LUKS encrypted volume", "GPT partition table",
-/// "dos partition table", "dos boot sector", "FAT filesystem", "NTFS filesystem", "iso9660 filesystem".
+/// "dos partition table", "dos boot sector", "FAT filesystem", "NTFS filesystem", "iso9660 filesystem",
+/// "SQLite database" (iolab's catalog is one), "iolab journal".
 /// A shorter `head` only means fewer checks can match.
 pub fn detect_signature(head: &[u8]) -> Option<&'static str> {
     // Checked from the most specific to the least: GPT and FAT/NTFS also carry 0x55AA at 510.
+    // Databases first: iolab's own catalog (an SQLite file) and journal must never become a write target.
+    if has(head, 0, b"SQLite format 3\0") {
+        return Some("SQLite database");
+    }
+    if has(head, 0, b"IOLABJNL") {
+        return Some("iolab journal");
+    }
     if has(head, 0, b"LUKS\xba\xbe") {
         return Some("LUKS encrypted volume");
     }
@@ -176,6 +184,16 @@ mod tests {
             h[offset..offset + magic.len()].copy_from_slice(magic);
             assert_eq!(detect_signature(&h), Some(want), "magic at {offset}");
         }
+    }
+
+    #[test]
+    fn detect_signature_sqlite_database_and_iolab_journal() {
+        let mut h = zeroed();
+        h[..16].copy_from_slice(b"SQLite format 3\0");
+        assert_eq!(detect_signature(&h), Some("SQLite database"));
+        let mut h = zeroed();
+        h[..8].copy_from_slice(b"IOLABJNL");
+        assert_eq!(detect_signature(&h), Some("iolab journal"));
     }
 
     #[test]

@@ -208,6 +208,24 @@ pub(crate) fn related_devices(info: &BlockInfo) -> Vec<Related> {
 }
 
 /// Device numbers of the block devices in /proc/swaps, with their names.
+/// The loop device whose backing file is the file `(st_dev, st_ino)`, if one is attached: its name (`loop0`)
+/// and device number. Read from /sys/block/loop*/loop/backing_file (the path as attached; a file renamed
+/// since is still found by its identity, one deleted since is not).
+pub(crate) fn loop_backing(st_dev: u64, st_ino: u64) -> Option<(String, DevNum)> {
+    use std::os::unix::fs::MetadataExt;
+    let entries = fs::read_dir("/sys/block").ok()?;
+    entries.flatten().find_map(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let backing = read_trimmed(&e.path().join("loop/backing_file"))?;
+        let meta = fs::metadata(backing.trim_end_matches(" (deleted)")).ok()?;
+        if meta.dev() != st_dev || meta.ino() != st_ino {
+            return None;
+        }
+        let dev = DevNum::parse(&read_trimmed(&e.path().join("dev"))?)?;
+        Some((name, dev))
+    })
+}
+
 pub(crate) fn swap_devices() -> Vec<(String, DevNum)> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let Ok(text) = fs::read_to_string("/proc/swaps") else { return Vec::new() };

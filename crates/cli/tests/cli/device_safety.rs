@@ -231,3 +231,67 @@ fn scratch_file_never_reuses_or_follows_a_taken_name() {
         eprintln!("note: iolab's PID was outside the planted range; it used {used}");
     }
 }
+
+/// Issue 14, item 1: the backing file of a loop device whose ext4 is mounted was written straight through
+/// (exit 0, the filesystem destroyed). A file that backs a loop device is the device in use: refused,
+/// mounted or not, even with --destroy-data.
+#[test]
+fn backing_file_of_a_loop_device_is_never_written() {
+    let Some(mut lo) = setup("loop backing file refused") else { return };
+    let image = lo.image.to_str().unwrap().to_string();
+    let before = lo.image_bytes();
+    let (code, stderr) = iolab_on(&image, &["--rw", "randwrite", "--destroy-data"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("backs the loop device {}", lo.dev)), "{stderr}");
+    assert_unchanged(&before, &lo, "attached loop's backing file");
+    if let Err(why) = lo.mount() {
+        println!("SKIP: the mounted case: {why}");
+        return;
+    }
+    let (code, stderr) = iolab_on(&image, &["--rw", "randwrite", "--destroy-data"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("is mounted at"), "says what uses it: {stderr}");
+    assert_unchanged(&before, &lo, "mounted loop's backing file");
+    // Reading it is fine.
+    let (code, stderr) = iolab_on(&image, &["--rw", "randread", "--buffered"]);
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// Issue 14, item 3: `--target` naming the catalog with a write workload random-wrote over every saved run.
+/// A regular file whose first bytes carry a filesystem, volume or database signature (a disk image, iolab's
+/// own catalog or journal) is treated like a device that carries one: refused without --destroy-data.
+#[test]
+fn files_with_a_signature_the_catalog_among_them_need_destroy_data() {
+    let dir = tempdir();
+    let db = dir.path().join("results.db");
+    let out = iolab()
+        .env("IOLAB_DB", &db)
+        .args([
+            "run",
+            "--target",
+            "sim:fixed,latency=100us,servers=8",
+            "--clock",
+            "virtual",
+            "-d",
+            "1s",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let image = dir.path().join("disk.img");
+    let mut xfs = vec![0u8; 8 << 20];
+    xfs[..4].copy_from_slice(b"XFSB");
+    std::fs::write(&image, &xfs).unwrap();
+    for (path, what) in [(&db, "SQLite database"), (&image, "xfs filesystem")] {
+        let before = std::fs::read(path).unwrap();
+        let (code, stderr) = iolab_on(path.to_str().unwrap(), &["--rw", "randwrite", "--buffered"]);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.contains(what) && stderr.contains("--destroy-data"), "{stderr}");
+        assert!(std::fs::read(path).unwrap() == before, "{} was changed", path.display());
+    }
+    // Consent: with --destroy-data the image may be overwritten.
+    let (code, stderr) =
+        iolab_on(image.to_str().unwrap(), &["--rw", "randwrite", "--buffered", "--destroy-data"]);
+    assert_eq!(code, Some(0), "{stderr}");
+}
