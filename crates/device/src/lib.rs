@@ -29,7 +29,7 @@ pub mod throttle;
 pub use error::{format_bytes, TargetError};
 pub use mem::MemStore;
 pub use open::{open, probe};
-pub use scratch::{register_scratch, remove_scratch_files, ScratchGuard};
+pub use scratch::{register_scratch, remove_scratch_files, stale_scratch_files, ScratchGuard};
 pub use signature::{detect_signature, SIGNATURE_HEAD_BYTES};
 pub use sys::{mem_available_bytes, mem_total_bytes, MEMINFO_ENV};
 pub use throttle::{ThrottleError, ThrottleGuard};

@@ -39,6 +39,27 @@ pub(crate) fn unregister_scratch(path: &Path) {
     registry().retain(|p| p != path);
 }
 
+/// Scratch files in `dir` left by iolab processes that no longer run (a `kill -9`, a crash, a power loss):
+/// files named `iolab-scratch-PID...dat` whose PID has no /proc entry. Only listed, never removed: the name
+/// alone does not prove whose a file is.
+pub fn stale_scratch_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut stale: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(rest) = name.strip_prefix("iolab-scratch-").filter(|_| name.ends_with(".dat")) else {
+                return false;
+            };
+            let pid: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            !pid.is_empty() && !Path::new("/proc").join(&pid).exists()
+        })
+        .map(|e| e.path())
+        .collect();
+    stale.sort();
+    stale
+}
+
 /// Removes every registered scratch file and forgets it. Idempotent; a file that is already gone is fine
 /// and other errors are ignored (this runs at exit, when nobody can act on them). Safe to call from any thread.
 pub fn remove_scratch_files() {

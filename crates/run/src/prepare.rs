@@ -54,6 +54,9 @@ pub(crate) fn prepare(
     obs: &mut dyn Observer,
 ) -> Result<Prepared> {
     let (scratch_specs, scratch_target) = scratch_targets(&mut job);
+    if !scratch_specs.is_empty() {
+        note_stale_scratch(obs);
+    }
     let mut plan = Plan::from_spec(&job, scratch_target.as_ref()).map_err(Error::usage)?;
     let mut warnings = Vec::new();
     let file_engine = choose_engine(&mut plan, &mut warnings, obs)?;
@@ -117,6 +120,21 @@ fn check_memory(plan: &Plan, regions: &[Vec<Region>], cache: &CacheSpec, availab
         parts.join(", "),
         b(available_bytes)
     )))
+}
+
+/// Says where scratch files of iolab processes that no longer run are (a `kill -9` leaves them): they take
+/// space the run may need, and only the user can tell whether they still matter.
+fn note_stale_scratch(obs: &mut dyn Observer) {
+    let dir = std::env::var("IOLAB_SCRATCH_DIR").unwrap_or_else(|_| ".".into());
+    let stale = iolab_device::stale_scratch_files(std::path::Path::new(&dir));
+    if !stale.is_empty() {
+        let list: Vec<String> = stale.iter().map(|p| format!("'{}'", p.display())).collect();
+        obs.notice(&format!(
+            "iolab: scratch files left by iolab processes that no longer run (killed?): {}; remove them when \
+             they are no longer needed",
+            list.join(", ")
+        ));
+    }
 }
 
 /// The default target is a scratch file iolab creates and removes; likewise each named target without a

@@ -222,3 +222,26 @@ fn second_sigint_exits_at_once_with_130_and_removes_the_scratch_file() {
 fn sigterm_then_sigint_exits_at_once_with_130_and_removes_the_scratch_file() {
     second_signal_exits_at_once(libc::SIGTERM, libc::SIGINT);
 }
+
+/// Issue 14, item 8: after a `kill -9` the scratch file stays. The next run says where such files are (those
+/// named for iolab processes that no longer run), and leaves them for the user to remove.
+#[test]
+fn next_run_names_scratch_files_left_by_a_killed_iolab() {
+    let _one = one_at_a_time();
+    let dir = tempdir();
+    std::fs::create_dir(dir.path().join("scratch")).unwrap();
+    let mut child = spawn(dir.path(), "64M", &["--rw", "randread", "-d", "60s", "--ramp", "0", "-q"]);
+    let left = scratch_file(dir.path(), child.id());
+    wait_for("the scratch file to be filled", Duration::from_secs(60), || {
+        std::fs::metadata(&left).is_ok_and(|m| m.len() == 64 << 20)
+    });
+    signal(&child, libc::SIGKILL);
+    let _ = child.wait();
+    assert!(left.exists(), "SIGKILL cannot clean up");
+    let mut next = spawn(dir.path(), "16M", &["--rw", "randread", "--ios", "100", "--ramp", "0"]);
+    let code = wait_exit(&mut next, Duration::from_secs(60));
+    let stderr = read(dir.path(), "stderr");
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    assert!(stderr.contains("no longer run") && stderr.contains(&left.display().to_string()), "{stderr}");
+    assert!(left.exists(), "only named, never removed");
+}
