@@ -37,6 +37,13 @@ fn spawn(dir: &Path, size: &str, args: &[&str]) -> Child {
         .expect("spawn iolab")
 }
 
+/// Waits (at most a minute) until the scratch file at `path` has its full `size`.
+fn wait_filled(path: &Path, size: u64) {
+    wait_for("the scratch file to be filled", Duration::from_secs(60), || {
+        std::fs::metadata(path).is_ok_and(|m| m.len() == size)
+    });
+}
+
 fn scratch_file(dir: &Path, pid: u32) -> PathBuf {
     dir.join("scratch").join(format!("iolab-scratch-{pid}.dat"))
 }
@@ -89,9 +96,7 @@ fn first_signal_stops_drains_and_keeps_the_partial_result(sig: libc::c_int) {
     );
     let scratch = scratch_file(dir.path(), child.id());
     // The file is registered and created first, then filled to its size; the run starts after the fill.
-    wait_for("the scratch file to be filled", Duration::from_secs(60), || {
-        std::fs::metadata(&scratch).is_ok_and(|m| m.len() == 64 << 20)
-    });
+    wait_filled(&scratch, 64 << 20);
     std::thread::sleep(Duration::from_millis(1500));
     assert!(
         child.try_wait().unwrap().is_none(),
@@ -150,9 +155,7 @@ fn signal_during_the_ramp_reports_the_ramp_as_it_happened() {
         &["--rw", "randread", "-d", "60s", "--ramp", "30s", "--json", json.to_str().unwrap()],
     );
     let scratch = scratch_file(dir.path(), child.id());
-    wait_for("the scratch file to be filled", Duration::from_secs(60), || {
-        std::fs::metadata(&scratch).is_ok_and(|m| m.len() == 64 << 20)
-    });
+    wait_filled(&scratch, 64 << 20);
     std::thread::sleep(Duration::from_millis(1500));
     signal(&child, libc::SIGINT);
     let code = wait_exit(&mut child, Duration::from_secs(20));
@@ -197,9 +200,7 @@ fn second_signal_exits_at_once(first: libc::c_int, second: libc::c_int) {
     let mut child =
         spawn(dir.path(), "64M", &["--rw", "randrw", "--qd", "16", "-d", "60s", "--ramp", "0", "-q"]);
     let scratch = scratch_file(dir.path(), child.id());
-    wait_for("the scratch file to be filled", Duration::from_secs(60), || {
-        std::fs::metadata(&scratch).is_ok_and(|m| m.len() == 64 << 20)
-    });
+    wait_filled(&scratch, 64 << 20);
     std::thread::sleep(Duration::from_millis(1500));
     assert!(child.try_wait().unwrap().is_none(), "iolab ended early: {}", read(dir.path(), "stderr"));
     let sent = Instant::now();
@@ -232,9 +233,7 @@ fn next_run_names_scratch_files_left_by_a_killed_iolab() {
     std::fs::create_dir(dir.path().join("scratch")).unwrap();
     let mut child = spawn(dir.path(), "64M", &["--rw", "randread", "-d", "60s", "--ramp", "0", "-q"]);
     let left = scratch_file(dir.path(), child.id());
-    wait_for("the scratch file to be filled", Duration::from_secs(60), || {
-        std::fs::metadata(&left).is_ok_and(|m| m.len() == 64 << 20)
-    });
+    wait_filled(&left, 64 << 20);
     signal(&child, libc::SIGKILL);
     let _ = child.wait();
     assert!(left.exists(), "SIGKILL cannot clean up");
