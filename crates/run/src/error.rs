@@ -14,8 +14,8 @@ pub enum Error {
     /// The user's: bad input, configuration or environment (the job, a target, a flag's value).
     #[error("{0}")]
     Usage(String),
-    /// `--throttle` could not be set up (the user's: environment or input).
-    #[error("--throttle: {0}")]
+    /// `--throttle` could not be set up (the user's: environment or input). The message names the flag already.
+    #[error("{0}")]
     Throttle(ThrottleError),
     /// iolab's own: a worker that could not start or panicked, a journal that could not be made durable.
     #[error("{0}")]
@@ -68,6 +68,6 @@ mod tests {
     fn error_throttle_is_the_users_and_says_throttle() {
         let e = Error::Throttle(ThrottleError::NoLimit);
         assert!(e.is_usage());
-        assert_eq!(e.to_string(), "--throttle: --throttle: no limit given (rbps, wbps, riops or wiops)");
+        assert_eq!(e.to_string(), "--throttle: no limit given (rbps, wbps, riops or wiops)");
     }
 }
