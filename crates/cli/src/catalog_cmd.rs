@@ -7,9 +7,9 @@
 
 use crate::args::{DbFlag, ExportArgs, RmArgs, RunsArgs, ShowArgs};
 use crate::exit::{usage, ExitStatus};
-use crate::output::write_out;
+use crate::output::{print, write_all};
 use crate::saving::{db_path, kind_name, parse_tags};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use iolab_catalog::{Catalog, Entry, EntryKind, Filter, Summary};
 use iolab_report::find_max::FindMaxResult;
 use iolab_report::sweep::SweepResult;
@@ -80,7 +80,7 @@ pub fn runs(args: &RunsArgs) -> Result<ExitStatus> {
     };
     if args.json {
         let rows: Vec<Value> = list.iter().map(summary_json).collect();
-        write_out("-", &serde_json::to_string_pretty(&rows)?)?;
+        print(&serde_json::to_string_pretty(&rows)?)?;
         return Ok(ExitStatus::Ok);
     }
     if list.is_empty() {
@@ -91,7 +91,7 @@ pub fn runs(args: &RunsArgs) -> Result<ExitStatus> {
         }
         return Ok(ExitStatus::Ok);
     }
-    write_out("-", &runs_table(&list))?;
+    print(&runs_table(&list))?;
     Ok(ExitStatus::Ok)
 }
 
@@ -202,7 +202,7 @@ pub fn show(args: &ShowArgs) -> Result<ExitStatus> {
     }
     out.push('\n');
     out.push_str(&footer(&e, catalog.path()));
-    write_out("-", &out)?;
+    print(&out)?;
     Ok(ExitStatus::Ok)
 }
 
@@ -248,6 +248,8 @@ fn footer(e: &Entry, path: &Path) -> String {
 
 /// `iolab export ID --json|--csv`.
 pub fn export(args: &ExportArgs) -> Result<ExitStatus> {
+    let out =
+        iolab_device::WriteGate::new().output("-o", args.output.as_deref().unwrap_or("-")).map_err(usage)?;
     let catalog = open_existing(&args.db)?;
     let e = catalog.get(&args.id).map_err(usage)?;
     let text = if args.json {
@@ -272,8 +274,7 @@ pub fn export(args: &ExportArgs) -> Result<ExitStatus> {
         };
         csv.map_err(|_| unreadable())??
     };
-    let to = args.output.as_deref().unwrap_or("-");
-    write_out(to, &text).with_context(|| format!("writing '{to}'"))?;
+    write_all(vec![(&out, Ok(text))])?;
     Ok(ExitStatus::Ok)
 }
 

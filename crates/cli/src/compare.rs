@@ -13,7 +13,7 @@ use iolab_report::{Document, JsonExporter, RunResult, TextExporter};
 
 use crate::args::CompareArgs;
 use crate::exit::{usage, ExitStatus};
-use crate::output::write_out;
+use crate::output::{claim, print, write_all};
 
 /// The documents one input stands for.
 enum Docs {
@@ -169,6 +169,7 @@ fn parse_alpha(text: Option<&str>) -> Result<f64> {
 pub fn compare(args: &CompareArgs) -> Result<ExitStatus> {
     let alpha = parse_alpha(args.alpha.as_deref())?;
     let metrics = MetricFilter::parse(&args.metric.join(",")).map_err(usage)?;
+    let json = claim(&mut iolab_device::WriteGate::new(), "--json", args.json.as_deref())?;
     let mut catalog = LazyCatalog { path: args.db.clone().unwrap_or_else(Catalog::default_path), open: None };
     let mut sides = Vec::with_capacity(args.sides.len());
     for input in &args.sides {
@@ -184,12 +185,9 @@ pub fn compare(args: &CompareArgs) -> Result<ExitStatus> {
             "md" | "markdown" => iolab_report::MarkdownExporter.render(&Document::Compare(&c))?,
             _ => TextExporter.render(&Document::Compare(&c)),
         };
-        write_out("-", &text)?;
+        print(&text)?;
     }
-    if let Some(path) = &args.json {
-        write_out(path, &JsonExporter.render(&Document::Compare(&c)))
-            .with_context(|| format!("writing --json '{path}'"))?;
-    }
+    write_all(json.iter().map(|o| (o, Ok(JsonExporter.render(&Document::Compare(&c))))).collect())?;
     Ok(ExitStatus::Ok)
 }
 

@@ -5,7 +5,7 @@
 
 use crate::exit::usage;
 use anyhow::Result;
-use iolab_device::FillProgress;
+use iolab_device::{FillProgress, WriteGate};
 use iolab_run::{ExecOptions, Executed, Observer, RunShape};
 use iolab_spec::JobSpec;
 use iolab_stats::IntervalStats;
@@ -13,21 +13,44 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How the CLI runs a job: `quiet` prints nothing but errors, `live` draws the bars (stderr is a terminal);
-/// the stop flag is the process's Ctrl-C flag, whose handler stays silent when quiet or live.
-pub fn exec_options<'a>(interval_ns: u64, quiet: bool, live: bool) -> ExecOptions<'a> {
+/// the stop flag is the process's Ctrl-C flag, whose handler stays silent when quiet or live. `gate` holds
+/// the command's outputs and catalog, so the run refuses a target or journal on one of them.
+pub fn exec_options<'a>(interval_ns: u64, quiet: bool, live: bool, gate: &WriteGate) -> ExecOptions<'a> {
     let stop = crate::signals::stop_flag(quiet || live);
-    ExecOptions::new(interval_ns, stop, Box::new(Shown::new(quiet, live)))
+    let mut opts = ExecOptions::new(interval_ns, stop, Box::new(Shown::new(quiet, live)));
+    opts.gate = gate.clone();
+    opts
 }
 
 /// Options for a dry run: nothing runs, so no signal handler is installed and nothing is shown.
-pub fn dry_run_options<'a>(interval_ns: u64) -> ExecOptions<'a> {
-    ExecOptions::new(interval_ns, Arc::default(), Box::new(iolab_run::Silent))
+pub fn dry_run_options<'a>(interval_ns: u64, gate: &WriteGate) -> ExecOptions<'a> {
+    let mut opts = ExecOptions::new(interval_ns, Arc::default(), Box::new(iolab_run::Silent));
+    opts.gate = gate.clone();
+    opts
 }
 
-/// Runs (or with `dry_run`, checks) `job` with the CLI's display and stop flag.
-pub fn execute(job: JobSpec, dry_run: bool, interval_ns: u64, quiet: bool, live: bool) -> Result<Executed> {
-    let mut opts =
-        if dry_run { dry_run_options(interval_ns) } else { exec_options(interval_ns, quiet, live) };
+/// How [`execute`] shows a run: `quiet` prints nothing but errors, `live` draws the bars.
+#[derive(Clone, Copy)]
+pub struct Display {
+    /// Nothing but errors.
+    pub quiet: bool,
+    /// Live bars (stderr is a terminal).
+    pub live: bool,
+}
+
+/// Runs (or with `dry_run`, checks) `job` with the CLI's display and stop flag, its paths claimed in `gate`.
+pub fn execute(
+    job: JobSpec,
+    dry_run: bool,
+    interval_ns: u64,
+    shown: Display,
+    gate: &WriteGate,
+) -> Result<Executed> {
+    let mut opts = if dry_run {
+        dry_run_options(interval_ns, gate)
+    } else {
+        exec_options(interval_ns, shown.quiet, shown.live, gate)
+    };
     iolab_run::execute(job, dry_run, &mut opts).map_err(run_error)
 }
 

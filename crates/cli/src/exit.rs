@@ -18,6 +18,26 @@ pub fn usage<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow::Error::new(UsageError).context(e.to_string())
 }
 
+/// Marks the error of a command whose work is done (and saved, unless the catalog said otherwise) but one or
+/// more of whose outputs were not written (a full disk): exit code [`OUTPUTS_NOT_WRITTEN`].
+#[derive(Debug)]
+pub struct OutputsNotWritten;
+impl std::fmt::Display for OutputsNotWritten {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("outputs not written")
+    }
+}
+impl std::error::Error for OutputsNotWritten {}
+
+/// The error for `count` outputs not written (each already said on stderr).
+pub fn outputs_not_written(count: usize) -> anyhow::Error {
+    let what = if count == 1 { "1 output was".to_string() } else { format!("{count} outputs were") };
+    anyhow::Error::new(OutputsNotWritten).context(format!("{what} not written (said above)"))
+}
+
+/// The exit code of a command that did its work but could not write all its outputs.
+pub const OUTPUTS_NOT_WRITTEN: i32 = 3;
+
 /// The exit code of a command the user interrupted (Ctrl-C, SIGTERM, SIGHUP), the shell's convention for
 /// SIGINT: the result is partial (it is still printed, written and saved, marked `partial`).
 pub const INTERRUPTED: i32 = 130;

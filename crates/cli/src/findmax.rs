@@ -7,12 +7,14 @@
 //! progress, and prints the steps as a table.
 
 use crate::args::RunArgs;
+use crate::exec::Display;
 use crate::exit::{usage, ExitStatus};
-use crate::output::write_out;
+use crate::output::{print, Outputs};
 use crate::profile::{apply_sizing, verdict_of};
-use anyhow::{Context, Result};
+use anyhow::Result;
+use iolab_device::WriteGate;
 use iolab_report::RunResult;
-use iolab_report::{Document, JsonExporter, TextExporter};
+use iolab_report::{CsvExporter, Document, JsonExporter, TextExporter};
 use iolab_run::findmax::{self, FindMax, StepRequest, Variable};
 use iolab_run::Runner;
 use iolab_spec::verdict::VerdictSpec;
@@ -51,8 +53,11 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
     };
     let base_rate = if variable == Variable::Mailboxes { 1.0 } else { start };
     let interval_ns = crate::job::parse_interval(&args.interval)?;
-    // The catalog opens before the first step runs: a bad one is an exit-2 error with nothing done.
-    let saver = crate::saving::Saver::open(&args.catalog, args.quiet, false)?;
+    // Outputs and the catalog are claimed before the first step runs: a path refused or a bad catalog is
+    // an exit-2 error with nothing done.
+    let mut gate = WriteGate::new();
+    let outputs = Outputs::claim(&mut gate, args.json.as_deref(), args.csv.as_deref())?;
+    let saver = crate::saving::Saver::open(&args.catalog, args.quiet, false, &mut gate)?;
     let (started_at, _) = iolab_run::env::now_rfc3339();
     let quiet = args.quiet;
     let live = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -63,6 +68,7 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
         interval_ns,
         quiet,
         live,
+        gate,
         overall: crate::progress::OverallBar::search(live),
     };
     let found = findmax::run(FindMax::new(variable, start, resolution_pct), &mut runner)?;
@@ -76,14 +82,13 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
     let doc = findmax::document(&found, &started_at);
     let text = JsonExporter.render(&Document::FindMax(&doc));
     let saved = crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::FindMax, &text);
-    let json_to_stdout = args.json.as_deref() == Some("-");
-    if !quiet && !json_to_stdout {
-        write_out("-", &TextExporter.render(&Document::FindMax(&doc)))?;
+    if !quiet && !outputs.on_stdout() {
+        print(&TextExporter.render(&Document::FindMax(&doc)))?;
     }
-    if let Some(path) = &args.json {
-        write_out(path, &text).with_context(|| format!("writing --json '{path}'"))?;
-    }
+    let written = outputs
+        .write(|| text.clone(), || CsvExporter.render(&Document::FindMax(&doc)).map_err(anyhow::Error::new));
     saved?;
+    written?;
     Ok(if found.max.is_some() { ExitStatus::Ok } else { ExitStatus::Fail })
 }
 
@@ -98,6 +103,8 @@ struct StepRunner {
     interval_ns: u64,
     quiet: bool,
     live: bool,
+    /// The search's outputs and catalog, which no step's target or journal may be.
+    gate: WriteGate,
     overall: crate::progress::OverallBar,
 }
 
@@ -133,7 +140,8 @@ impl Runner<StepRequest> for StepRunner {
         }
         let mut result = {
             let _scratch = iolab_device::ScratchGuard;
-            match crate::exec::execute(job.clone(), false, self.interval_ns, true, self.live)? {
+            let shown = Display { quiet: true, live: self.live };
+            match crate::exec::execute(job.clone(), false, self.interval_ns, shown, &self.gate)? {
                 iolab_run::Executed::Done(r) => *r,
                 iolab_run::Executed::DryRun(_) => unreachable!("dry_run is false"),
             }

@@ -2,7 +2,8 @@
 //! pipeline order, messages and exit codes out.
 //!
 //! Exit codes: 0 ok; 1 the run finished but I/O errors occurred or its verdict is FAIL; 2 usage, configuration or environment
-//! error (nothing was created or changed); 130 interrupted (Ctrl-C, SIGTERM or SIGHUP: once, the partial
+//! error (nothing was created or changed); 3 the work was done (and saved) but an output was not written (a
+//! full disk; the file at its path is as it was); 130 interrupted (Ctrl-C, SIGTERM or SIGHUP: once, the partial
 //! result is still printed and saved; twice, at once). A closed stdout (`iolab run | head`) is 0.
 
 // Option docs are also the `--help` text, which shows TOML tables such as [worker.NAME]; escaping them for
@@ -71,7 +72,9 @@ fn main() {
                 0
             } else {
                 eprintln!("error: {}", format_error(&e));
-                if signals::interrupted() {
+                if e.chain().any(|c| c.is::<exit::OutputsNotWritten>()) {
+                    exit::OUTPUTS_NOT_WRITTEN
+                } else if signals::interrupted() {
                     exit::INTERRUPTED
                 } else {
                     2
@@ -86,5 +89,9 @@ fn main() {
 /// The error chain on one line, outermost context first (hyperfine and ripgrep print `{:#}`), without the
 /// internal usage marker. Multi-line causes ("likely cause", "hint") keep their lines.
 fn format_error(e: &anyhow::Error) -> String {
-    e.chain().map(|c| c.to_string()).filter(|s| s != "usage").collect::<Vec<_>>().join(": ")
+    e.chain()
+        .map(|c| c.to_string())
+        .filter(|s| s != "usage" && s != "outputs not written")
+        .collect::<Vec<_>>()
+        .join(": ")
 }

@@ -7,15 +7,24 @@
 
 use std::path::Path;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use iolab_catalog::{Catalog, EntryKind};
 use iolab_report::html::{render_html, render_markdown, DocBody, ReportDoc};
 
 use crate::args::{ReportArgs, ReportFormat};
 use crate::exit::{usage, ExitStatus};
+use crate::output::write_all;
+use iolab_device::{Access, WriteGate};
 
 /// Runs `iolab report`.
 pub fn report(args: &ReportArgs) -> Result<ExitStatus> {
+    // The inputs that are files are claimed as read, so `-o` can never overwrite one of them.
+    let mut gate = WriteGate::new();
+    for input in args.inputs.iter().filter(|i| Path::new(i).is_file()) {
+        gate.claim("report input", input, Access::Reads).map_err(usage)?;
+    }
+    let output = args.output.as_ref().map_or_else(|| "-".to_string(), |p| p.to_string_lossy().into_owned());
+    let out = gate.output("-o", &output).map_err(usage)?;
     let mut catalog: Option<Catalog> = None;
     let mut docs = Vec::with_capacity(args.inputs.len());
     for input in &args.inputs {
@@ -34,16 +43,7 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus> {
         ReportFormat::Html => render_html(&title, &docs),
         ReportFormat::Md => render_markdown(&title, &docs),
     };
-    match &args.output {
-        Some(path) => std::fs::write(path, text)
-            .with_context(|| format!("writing the report to '{}'", path.display()))?,
-        None => {
-            use std::io::Write as _;
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes()).context("writing the report to standard output")?;
-            out.flush().context("writing the report to standard output")?;
-        }
-    }
+    write_all(vec![(&out, Ok(text))])?;
     Ok(ExitStatus::Ok)
 }
 

@@ -6,10 +6,12 @@
 
 use crate::args::RunArgs;
 use crate::exec::execute;
+use crate::exec::Display;
 use crate::exit::{usage, ExitStatus};
 use crate::job::{build_job, parse_interval};
-use crate::output::{output, write_out};
+use crate::output::{output, print, Outputs};
 use anyhow::Result;
+use iolab_device::WriteGate;
 use iolab_run::Executed;
 use std::io::IsTerminal;
 
@@ -24,20 +26,24 @@ pub fn run(args: &RunArgs) -> Result<ExitStatus> {
     if let (Some(_), Some(d)) = (&steady, &args.duration) {
         return Err(usage(format!("'--duration {d}' and '--steady-state' both bound the run; a steady-state run lasts until steady or '--steady-state-limit'")));
     }
-    // The catalog opens before anything is created or run: a bad one is an exit-2 error with nothing done.
-    let saver = crate::saving::Saver::open(&args.catalog, args.quiet, args.dry_run)?;
+    // Outputs and the catalog are claimed before anything is created or run: a path refused, or a bad
+    // catalog, is an exit-2 error with nothing done. The run adds its targets and journal to the gate.
+    let mut gate = WriteGate::new();
+    let outputs = Outputs::claim(&mut gate, args.json.as_deref(), args.csv.as_deref())?;
+    let saver = crate::saving::Saver::open(&args.catalog, args.quiet, args.dry_run, &mut gate)?;
+    let shown = Display { quiet: args.quiet, live };
     let result = match (&steady, args.dry_run) {
         (Some(rule), false) => {
-            let (mut r, ss) = crate::steady::run_until_steady(job, rule, interval_ns, args.quiet, live)?;
+            let (mut r, ss) = crate::steady::run_until_steady(job, rule, interval_ns, shown, &gate)?;
             r.steady_state = Some(ss);
             r
         }
-        _ => match execute(job, args.dry_run, interval_ns, args.quiet, live)? {
+        _ => match execute(job, args.dry_run, interval_ns, shown, &gate)? {
             Executed::DryRun(mut doc) => {
                 if let Some(sizing) = crate::profile::sizing_json(&judged) {
                     doc["exchange"] = sizing;
                 }
-                write_out("-", &serde_json::to_string_pretty(&doc)?)?;
+                print(&serde_json::to_string_pretty(&doc)?)?;
                 return Ok(ExitStatus::Ok);
             }
             Executed::Done(r) => r,
@@ -50,7 +56,8 @@ pub fn run(args: &RunArgs) -> Result<ExitStatus> {
         iolab_catalog::EntryKind::Run,
         &iolab_report::JsonExporter.render(&iolab_report::Document::Run(&result)),
     );
-    output(&result, args.quiet, args.json.as_deref(), args.csv.as_deref())?;
+    let written = output(&result, args.quiet, &outputs);
     saved?;
+    written?;
     Ok(ExitStatus::of(&result))
 }

@@ -7,6 +7,7 @@ use crate::args::CatalogFlags;
 use crate::exit::usage;
 use anyhow::{Context, Result};
 use iolab_catalog::{Catalog, EntryKind};
+use iolab_device::{Access, WriteGate};
 use std::path::PathBuf;
 
 /// Parses one `--tag KEY=VALUE`.
@@ -37,37 +38,63 @@ pub fn db_path(db: &Option<PathBuf>) -> PathBuf {
     db.clone().unwrap_or_else(Catalog::default_path)
 }
 
-/// An open catalog and what to save with the next document: made before a run starts (a catalog that
-/// cannot be opened is an exit-2 error before anything is created or run), used after it.
+/// The catalog and what to save with the next document: made before a run starts (a catalog that cannot be
+/// opened, or could not be created, is an exit-2 error before anything is created or run), used after it. A
+/// catalog not there yet is created by the first save, so a run refused later creates nothing.
 pub struct Saver {
-    catalog: Catalog,
+    path: PathBuf,
+    catalog: std::cell::OnceCell<Catalog>,
     tags: Vec<(String, String)>,
     note: Option<String>,
     quiet: bool,
 }
 
 impl Saver {
-    /// Checks the tags and opens the catalog, unless `--no-save` or `--dry-run` (then `None`).
-    pub fn open(flags: &CatalogFlags, quiet: bool, dry_run: bool) -> Result<Option<Saver>> {
+    /// Checks the tags and opens the catalog, unless `--no-save` or `--dry-run` (then `None`); its path is
+    /// claimed in `gate`, so no output or target of the command can be the catalog.
+    pub fn open(
+        flags: &CatalogFlags,
+        quiet: bool,
+        dry_run: bool,
+        gate: &mut WriteGate,
+    ) -> Result<Option<Saver>> {
         let tags = parse_tags(&flags.tag)?;
         if flags.no_save || dry_run {
             return Ok(None);
         }
         let path = db_path(&flags.db);
-        let catalog = Catalog::open(&path).map_err(usage)?;
-        catalog.check_ready_to_save().map_err(usage)?;
-        Ok(Some(Saver { catalog, tags, note: flags.note.clone(), quiet }))
+        gate.claim("the catalog", &path.to_string_lossy(), Access::Writes).map_err(usage)?;
+        let catalog = std::cell::OnceCell::new();
+        if std::fs::symlink_metadata(&path).is_ok() {
+            let opened = Catalog::open(&path).map_err(usage)?;
+            opened.check_ready_to_save().map_err(usage)?;
+            let _ = catalog.set(opened);
+        } else {
+            iolab_device::gate::check_can_create(&path)
+                .map_err(|why| usage(format!("cannot create the catalog '{}': {why}", path.display())))?;
+        }
+        Ok(Some(Saver { path, catalog, tags, note: flags.note.clone(), quiet }))
+    }
+
+    /// The catalog, opened (created) now if it was not there when the command started.
+    fn catalog(&self) -> Result<&Catalog> {
+        if let Some(c) = self.catalog.get() {
+            return Ok(c);
+        }
+        let opened = Catalog::open(&self.path).map_err(usage)?;
+        Ok(self.catalog.get_or_init(|| opened))
     }
 
     /// Saves a document (its `--json` text) and says so on stderr.
     pub fn save(&self, kind: EntryKind, text: &str) -> Result<String> {
-        let id = self
-            .catalog
+        let not_saved = || format!("the {} finished but was not saved in the catalog", kind_name(kind));
+        let catalog = self.catalog().with_context(not_saved)?;
+        let id = catalog
             .save_text(kind, text, &self.tags, self.note.as_deref())
             .map_err(usage)
-            .with_context(|| format!("the {} finished but was not saved in the catalog", kind_name(kind)))?;
+            .with_context(not_saved)?;
         if !self.quiet {
-            eprintln!("iolab: saved as {id} in {}", self.catalog.path().display());
+            eprintln!("iolab: saved as {id} in {}", catalog.path().display());
         }
         Ok(id)
     }

@@ -2,7 +2,9 @@
 //! bounded job are [`iolab_run::steady`]; this module runs the job, feeding each finished interval to the
 //! rule, with the live line saying "until steady".
 
+use crate::exec::Display;
 use anyhow::Result;
+use iolab_device::WriteGate;
 use iolab_report::steady::{SteadyStateResult, SteadyStateRule};
 use iolab_report::RunResult;
 use iolab_run::steady::UntilSteady;
@@ -10,13 +12,13 @@ use iolab_run::Runner;
 use iolab_spec::JobSpec;
 
 /// Runs a steady-state request with [`iolab_run::execute`] and the CLI's display.
-struct SteadyRunner {
+struct SteadyRunner<'g> {
     interval_ns: u64,
-    quiet: bool,
-    live: bool,
+    shown: Display,
+    gate: &'g WriteGate,
 }
 
-impl Runner<UntilSteady<'_>> for SteadyRunner {
+impl Runner<UntilSteady<'_>> for SteadyRunner<'_> {
     type Error = anyhow::Error;
 
     fn run(&mut self, mut request: UntilSteady<'_>) -> Result<RunResult> {
@@ -24,7 +26,7 @@ impl Runner<UntilSteady<'_>> for SteadyRunner {
         let mut cb = |_k: u64, p: &iolab_stats::TimePoint| request.interval(p);
         let mut opts = iolab_run::ExecOptions {
             on_interval: Some(&mut cb),
-            ..crate::exec::exec_options(self.interval_ns, self.quiet, self.live)
+            ..crate::exec::exec_options(self.interval_ns, self.shown.quiet, self.shown.live, self.gate)
         };
         let _note = crate::progress::MeasureNote::set("until steady");
         match iolab_run::execute(job, false, &mut opts).map_err(crate::exec::run_error)? {
@@ -34,15 +36,16 @@ impl Runner<UntilSteady<'_>> for SteadyRunner {
     }
 }
 
-/// Runs `job` until steady by `rule` (or the rule's limit): the run's result and what the rule found.
+/// Runs `job` until steady by `rule` (or the rule's limit), its paths claimed in `gate`: the run's result and
+/// what the rule found.
 pub fn run_until_steady(
     job: JobSpec,
     rule: &SteadyStateRule,
     interval_ns: u64,
-    quiet: bool,
-    live: bool,
+    shown: Display,
+    gate: &WriteGate,
 ) -> Result<(Box<RunResult>, SteadyStateResult)> {
-    let mut runner = SteadyRunner { interval_ns, quiet, live };
+    let mut runner = SteadyRunner { interval_ns, shown, gate };
     let (result, found) = iolab_run::steady::run_until_steady(job, rule, interval_ns, &mut runner)?;
     Ok((Box::new(result), found))
 }

@@ -13,11 +13,13 @@
 
 use crate::args::{ProfileFlags, RunArgs, SweepArgs};
 use crate::exec::execute;
+use crate::exec::Display;
 use crate::exit::{usage, ExitStatus};
 use crate::job::{build_job, parse_interval, steady_rule};
-use crate::output::write_out;
+use crate::output::{print, Outputs};
 use crate::steady::run_until_steady;
 use anyhow::{Context, Result};
+use iolab_device::WriteGate;
 use iolab_report::export::steady_state_line;
 use iolab_report::steady::SteadyStateRule;
 use iolab_report::sweep::{
@@ -262,11 +264,12 @@ fn check_points(
     points: &[Point],
     jobs: &[JobSpec],
     interval_ns: u64,
+    gate: &WriteGate,
 ) -> Result<(Vec<serde_json::Value>, Vec<Option<f64>>)> {
     let mut dry = Vec::new();
     let mut planned_s: Vec<Option<f64>> = Vec::new();
     for (p, job) in points.iter().zip(jobs) {
-        let doc = execute(job.clone(), true, interval_ns, true, false)
+        let doc = execute(job.clone(), true, interval_ns, Display { quiet: true, live: false }, gate)
             .with_context(|| format!("sweep point {}", p.describe()))?;
         if let Executed::DryRun(d) = doc {
             planned_s.push(crate::progress::planned_run_s(&d));
@@ -284,12 +287,15 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitStatus> {
     let (points, jobs) = plan_points(args, &axes)?;
     let base_seed = jobs.first().and_then(|j| j.seed).unwrap_or_else(fresh_seed);
     let quiet = args.run.quiet;
-    let (dry, planned_s) = check_points(&points, &jobs, opts.interval_ns)?;
-    // The catalog opens before anything is created or run: a bad one is an exit-2 error with nothing done.
-    let saver = crate::saving::Saver::open(&args.run.catalog, quiet, args.run.dry_run)?;
+    // Outputs and the catalog are claimed, and every point checked against them, before anything is created
+    // or run: a path refused, a collision or a bad catalog is an exit-2 error with nothing done.
+    let mut gate = WriteGate::new();
+    let outputs = Outputs::claim(&mut gate, args.run.json.as_deref(), args.run.csv.as_deref())?;
+    let saver = crate::saving::Saver::open(&args.run.catalog, quiet, args.run.dry_run, &mut gate)?;
+    let (dry, planned_s) = check_points(&points, &jobs, opts.interval_ns, &gate)?;
     if args.run.dry_run {
         let doc = serde_json::json!({ "schema": SWEEP_SCHEMA, "dry_run": true, "base_seed": base_seed, "trials": opts.trials, "points": dry });
-        write_out("-", &serde_json::to_string_pretty(&doc)?)?;
+        print(&serde_json::to_string_pretty(&doc)?)?;
         return Ok(ExitStatus::Ok);
     }
 
@@ -311,7 +317,8 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitStatus> {
         }
         let mut job = job.clone();
         job.seed = Some(job.seed.unwrap_or(base_seed));
-        let (r, mut ss) = run_until_steady(job, rule, opts.interval_ns, quiet, terminal)?;
+        let shown = Display { quiet, live: terminal };
+        let (r, mut ss) = run_until_steady(job, rule, opts.interval_ns, shown, &gate)?;
         ss.params = Some(first.params.clone());
         if terminal {
             overall.println(&format!("iolab: preconditioning: {}", steady_state_line(&ss)));
@@ -329,6 +336,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitStatus> {
             interval_ns: opts.interval_ns,
             quiet,
             terminal,
+            gate: &gate,
             overall: &overall,
             profile: &args.run.profile,
         };
@@ -345,8 +353,9 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitStatus> {
         iolab_catalog::EntryKind::Sweep,
         &JsonExporter.render(&Document::Sweep(&doc)),
     );
-    write_sweep(&doc, &args.run)?;
+    let written = write_sweep(&doc, quiet, &outputs);
     saved?;
+    written?;
     Ok(exit_status(&doc))
 }
 
@@ -375,20 +384,14 @@ fn new_doc(axes: &[Axis], base_seed: u64, trials: u32, points_planned: usize) ->
 }
 
 /// Prints the sweep's text (unless quiet or stdout carries JSON/CSV) and writes `--json` / `--csv`.
-fn write_sweep(doc: &SweepResult, run: &RunArgs) -> Result<()> {
-    let (json, csv) = (run.json.as_deref(), run.csv.as_deref());
-    if !run.quiet && json != Some("-") && csv != Some("-") {
-        write_out("-", &TextExporter.render(&Document::Sweep(doc)))?;
+fn write_sweep(doc: &SweepResult, quiet: bool, outputs: &Outputs) -> Result<()> {
+    if !quiet && !outputs.on_stdout() {
+        print(&TextExporter.render(&Document::Sweep(doc)))?;
     }
-    if let Some(path) = json {
-        write_out(path, &JsonExporter.render(&Document::Sweep(doc)))
-            .with_context(|| format!("writing --json '{path}'"))?;
-    }
-    if let Some(path) = csv {
-        write_out(path, &CsvExporter.render(&Document::Sweep(doc))?)
-            .with_context(|| format!("writing --csv '{path}'"))?;
-    }
-    Ok(())
+    outputs.write(
+        || JsonExporter.render(&Document::Sweep(doc)),
+        || CsvExporter.render(&Document::Sweep(doc)).map_err(anyhow::Error::new),
+    )
 }
 
 /// The sweep's exit status: I/O errors at any point first, then a failed verdict at any point.
@@ -413,6 +416,7 @@ struct TrialRunner<'a> {
     interval_ns: u64,
     quiet: bool,
     terminal: bool,
+    gate: &'a WriteGate,
     overall: &'a crate::progress::OverallBar,
     profile: &'a ProfileFlags,
 }
@@ -433,7 +437,8 @@ impl Runner<Trial> for TrialRunner<'_> {
         let mut job = self.jobs[t.point].clone();
         job.seed = Some(t.seed);
         let judged = job.clone();
-        let mut r = match execute(job, false, self.interval_ns, self.quiet, self.terminal)
+        let shown = Display { quiet: self.quiet, live: self.terminal };
+        let mut r = match execute(job, false, self.interval_ns, shown, self.gate)
             .with_context(|| format!("sweep point {}", p.describe()))?
         {
             Executed::Done(r) => r,

@@ -65,9 +65,11 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
         None => CheckMode::SelfCheck { block_bytes },
     };
     let _scratch_guard = iolab_device::ScratchGuard;
-    let saver = crate::saving::Saver::open(&a.catalog, a.quiet, false)?;
+    let mut gate = iolab_device::WriteGate::new();
+    let outputs = crate::output::Outputs::claim(&mut gate, a.json.as_deref(), None)?;
+    let saver = crate::saving::Saver::open(&a.catalog, a.quiet, false, &mut gate)?;
     let live = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut opts = crate::exec::exec_options(1_000_000_000, a.quiet, live);
+    let mut opts = crate::exec::exec_options(1_000_000_000, a.quiet, live, &gate);
     opts.check = Some(check);
     let result = match iolab_run::execute(job, false, &mut opts).map_err(crate::exec::run_error)? {
         iolab_run::Executed::Done(r) => r,
@@ -78,7 +80,8 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
         iolab_catalog::EntryKind::Run,
         &iolab_report::JsonExporter.render(&iolab_report::Document::Run(&result)),
     );
-    crate::output::output(&result, a.quiet, a.json.as_deref(), None)?;
+    let written = crate::output::output(&result, a.quiet, &outputs);
     saved?;
+    written?;
     Ok(ExitStatus::of(&result))
 }

@@ -238,13 +238,13 @@ impl TargetError {
 }
 
 /// The effective user is root (owner of /proc/self).
-fn running_as_root() -> bool {
+pub(crate) fn running_as_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
 /// "a" or "an" before a signature description.
-fn article(what: &str) -> &'static str {
+pub(crate) fn article(what: &str) -> &'static str {
     let an = what.starts_with(['a', 'e', 'i', 'o', 'u', 'x'])
         || what.starts_with("LVM")
         || what.starts_with("NTFS");

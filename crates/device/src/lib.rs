@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 pub mod error;
+pub mod gate;
 pub mod mem;
 mod open;
 pub mod scratch;
@@ -27,6 +28,7 @@ mod sys;
 pub mod throttle;
 
 pub use error::{format_bytes, TargetError};
+pub use gate::{Access, GateError, Output, WriteGate};
 pub use mem::MemStore;
 pub use open::{open, probe};
 pub use scratch::{register_scratch, remove_scratch_files, stale_scratch_files, ScratchGuard};

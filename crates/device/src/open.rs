@@ -7,6 +7,7 @@
 //! (or an extended one truncated back) when a later step fails.
 
 use crate::error::TargetError;
+use crate::gate::{device_like, DeviceLike};
 use crate::mem::MemStore;
 use crate::scratch;
 use crate::signature::{detect_signature, SIGNATURE_HEAD_BYTES};
@@ -275,25 +276,24 @@ fn probe_existing_file(req: &OpenRequest, path: &str, meta: &Metadata) -> Result
 /// bytes carry a filesystem, volume or database signature (a disk image, iolab's own catalog or journal)
 /// needs --destroy-data, as a device with one does.
 fn check_file_is_not_a_device(req: &OpenRequest, path: &str, meta: &Metadata) -> Result<(), TargetError> {
-    if let Some((name, dev)) = sys::loop_backing(meta.dev(), meta.ino()) {
-        let loop_path = format!("/dev/{name}");
-        let usage = match device_usage(&loop_path, dev, sys::block_info(dev).as_ref()) {
-            Some(u) => format!("it backs the loop device {loop_path}, and {u}"),
-            None => format!(
-                "it backs the loop device {loop_path} (detach it with `losetup -d {loop_path}` first)"
-            ),
-        };
-        return Err(TargetError::DeviceInUse { path: path.into(), usage });
-    }
-    if !req.destroy_data {
-        let file = File::open(path).map_err(|e| TargetError::from_io(path, "open", e, false))?;
-        let head =
-            read_head(&file).map_err(|e| TargetError::from_io(path, "read the first bytes of", e, false))?;
-        if let Some(signature) = detect_signature(&head) {
-            return Err(TargetError::DeviceSignature { path: path.into(), signature });
+    let found = device_like(Path::new(path), meta, !req.destroy_data)
+        .map_err(|e| TargetError::from_io(path, "read the first bytes of", e, false))?;
+    match found {
+        None => Ok(()),
+        Some(DeviceLike::Signature(signature)) => {
+            Err(TargetError::DeviceSignature { path: path.into(), signature })
+        }
+        Some(DeviceLike::LoopBacking(name, dev)) => {
+            let loop_path = format!("/dev/{name}");
+            let usage = match device_usage(&loop_path, dev, sys::block_info(dev).as_ref()) {
+                Some(u) => format!("it backs the loop device {loop_path}, and {u}"),
+                None => format!(
+                    "it backs the loop device {loop_path} (detach it with `losetup -d {loop_path}` first)"
+                ),
+            };
+            Err(TargetError::DeviceInUse { path: path.into(), usage })
         }
     }
-    Ok(())
 }
 
 fn probe_block_device(req: &OpenRequest, path: &str, meta: &Metadata) -> Result<Probe, TargetError> {

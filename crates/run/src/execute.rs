@@ -22,9 +22,9 @@ use std::time::Instant;
 /// the resolved job. Raising `opts.stop` ends the run with a partial result; raised before the targets are
 /// open, the run does not start ("interrupted").
 pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<Executed> {
-    let ExecOptions { interval_ns, on_interval, check, stop, observer } = opts;
+    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate } = opts;
     let interval_ns = *interval_ns;
-    let mut p = prepare::prepare(job, check.as_ref(), &mut **observer)?;
+    let mut p = prepare::prepare(job, check.as_ref(), gate, &mut **observer)?;
     if dry_run {
         return Ok(Executed::DryRun(p.dry_run_doc()));
     }

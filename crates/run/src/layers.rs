@@ -314,21 +314,7 @@ fn cache_dev_request(plan: &Plan, path: &str, bytes: u64) -> Result<OpenRequest>
         )));
     }
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.into());
-    for t in &plan.targets {
-        if let TargetSpec::Path { path: tp } = t.spec.base() {
-            let same = std::path::absolute(tp).is_ok_and(|a| a == absolute)
-                || std::fs::canonicalize(tp)
-                    .ok()
-                    .zip(std::fs::canonicalize(path).ok())
-                    .is_some_and(|(a, b)| a == b);
-            if same {
-                return Err(Error::usage(format!(
-                    "invalid value '{path}' for '--cache-dev': it is also a target ('{}'); the cache device must be another file or device",
-                    t.name
-                )));
-            }
-        }
-    }
+    // A cache device that is also a target was refused by the write gate (prepare's `claim_paths`).
     let meta = std::fs::metadata(path);
     if meta.is_err() && absolute.starts_with("/dev") {
         return Err(Error::usage(format!(

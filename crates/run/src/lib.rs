@@ -58,12 +58,16 @@ pub struct ExecOptions<'a> {
     pub stop: Arc<AtomicBool>,
     /// What the user sees while the run goes on.
     pub observer: Box<dyn Observer + 'a>,
+    /// The paths the caller writes besides the run (outputs, the catalog): the run adds its targets, journal
+    /// and cache device to a copy, and refuses one that names a file already claimed (`--journal F --target
+    /// F`, `--json` on a target) before anything is created.
+    pub gate: iolab_device::WriteGate,
 }
 
 impl<'a> ExecOptions<'a> {
     /// Options for a plain run: no interval callback, no check.
     pub fn new(interval_ns: u64, stop: Arc<AtomicBool>, observer: Box<dyn Observer + 'a>) -> ExecOptions<'a> {
-        ExecOptions { interval_ns, on_interval: None, check: None, stop, observer }
+        ExecOptions { interval_ns, on_interval: None, check: None, stop, observer, gate: Default::default() }
     }
 }
 

@@ -4,7 +4,7 @@
 //! cache device and `--throttle` are checked. A dry run ends here.
 
 use crate::{integrity, layers, CheckMode, Error, Observer, Result};
-use iolab_device::{OpenRequest, Probe, TargetKind};
+use iolab_device::{Access, OpenRequest, Probe, TargetKind, WriteGate};
 use iolab_plan::sizing::MemoryNeed;
 use iolab_plan::{Plan, Region, TargetGeometry};
 use iolab_spec::{CacheSpec, EngineKind, JobSpec, TargetSpec};
@@ -51,6 +51,7 @@ impl Prepared {
 pub(crate) fn prepare(
     mut job: JobSpec,
     check: Option<&CheckMode>,
+    gate: &WriteGate,
     obs: &mut dyn Observer,
 ) -> Result<Prepared> {
     let (scratch_specs, scratch_target) = scratch_targets(&mut job);
@@ -80,6 +81,7 @@ pub(crate) fn prepare(
         .collect();
     let probes =
         requests.iter().map(iolab_device::probe).collect::<Result<Vec<_>, _>>().map_err(Error::usage)?;
+    claim_paths(gate.clone(), &job, &requests, check)?;
     let geometry: Vec<TargetGeometry> = probes
         .iter()
         .map(|p| TargetGeometry {
@@ -93,6 +95,41 @@ pub(crate) fn prepare(
     check_memory(&plan, &regions, &job.cache, iolab_device::mem_available_bytes())?;
     let throttle_devices = throttle_devices(&job, &probes)?;
     Ok(Prepared { job, plan, regions, geometry, requests, probes, file_engine, throttle_devices, warnings })
+}
+
+/// Claims the run's targets, journal and cache device in (a copy of) the caller's gate, which holds its
+/// outputs and catalog: a path named twice where one use writes is refused before anything is created.
+fn claim_paths(
+    mut gate: WriteGate,
+    job: &JobSpec,
+    requests: &[OpenRequest],
+    check: Option<&CheckMode>,
+) -> Result<()> {
+    for r in requests {
+        if let Some(path) = path_of(&r.spec) {
+            gate.target(path, if r.writes { Access::Writes } else { Access::Reads }).map_err(Error::usage)?;
+        }
+    }
+    match (check, &job.integrity.journal) {
+        (Some(CheckMode::Journal(path)), _) => {
+            gate.claim("--journal", &path.to_string_lossy(), Access::Reads).map_err(Error::usage)?
+        }
+        (_, Some(path)) => gate.journal("--journal", path).map_err(Error::usage)?,
+        _ => {}
+    }
+    if let Some(path) = job.cache.dev.as_ref().and_then(path_of) {
+        gate.claim("--cache-dev", path, Access::Writes).map_err(Error::usage)?;
+    }
+    Ok(())
+}
+
+/// The file or device path behind a target (through links), if it has one.
+fn path_of(spec: &TargetSpec) -> Option<&str> {
+    match spec {
+        TargetSpec::Path { path } => Some(path),
+        TargetSpec::Link { target, .. } => path_of(target),
+        _ => None,
+    }
 }
 
 /// Refuses a run whose I/O buffers, RAM disks and cache together need more memory than is available

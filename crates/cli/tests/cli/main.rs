@@ -24,3 +24,4 @@ mod signals;
 mod sweep;
 mod util;
 mod verify;
+mod write_gate;

@@ -1,0 +1,477 @@
+//! The write gate: every path iolab writes is known here by identity before anything is written, and every
+//! output file is replaced atomically.
+//!
+//! A [`WriteGate`] holds the paths of one command: its targets, the journal, the catalog, a cache device and
+//! its outputs (`--json`, `--csv`, `-o`), each by identity (device and inode after resolving symlinks; for a
+//! file not yet there, its resolved directory and name). A second claim of the same file is refused when
+//! either claim writes it (two read targets may share a file), so `--journal F --target F`, `--json X --csv X`
+//! and `--json - --csv -` are refused before the run. Targets are then checked by [`crate::probe`] (devices,
+//! mounts, signatures); outputs by [`WriteGate::output`]: a directory, a block device, a socket, a dangling
+//! symlink, a file that backs a loop device and a file that carries a filesystem, volume or database
+//! signature (a disk image, iolab's catalog or journal) are refused, since a report or a JSON document never
+//! belongs there. Character devices and FIFOs (`/dev/null`, a pipe) are written as they are.
+//!
+//! [`Output::write`] writes a file atomically: a new file beside the final one, created with
+//! O_EXCL|O_NOFOLLOW (another name when one is taken), written, synced and renamed over the final path, so a
+//! full disk or a crash leaves the old file or none, never a truncated one. The final path is the resolved
+//! one: `--json LINK` replaces the file the symlink names and keeps the symlink.
+
+use crate::scratch;
+use crate::signature::{detect_signature, SIGNATURE_HEAD_BYTES};
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// How many names a temporary output file tries before giving up (each taken name moves to the next).
+const TEMP_NAME_TRIES: u32 = 100;
+
+/// Why a path was refused, or an output not written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GateError {
+    /// Two uses of one command name the same file, and at least one writes it.
+    #[error("{first} '{first_path}' and {second} '{second_path}' are the same file; {why}")]
+    Collision {
+        /// The first use (`--target`, `--json`, `the catalog`).
+        first: String,
+        /// Its path as typed.
+        first_path: String,
+        /// The second use.
+        second: String,
+        /// Its path as typed.
+        second_path: String,
+        /// What would go wrong.
+        why: &'static str,
+    },
+    /// Two outputs go to standard output.
+    #[error("{first} and {second} both write to standard output ('-'); give one of them a file")]
+    BothStdout {
+        /// The first output.
+        first: String,
+        /// The second.
+        second: String,
+    },
+    /// An output path that is not a place for a file iolab writes.
+    #[error("{what} '{path}' is {is}; {hint}")]
+    NotAFile {
+        /// The output (`--json`, `-o`).
+        what: String,
+        /// The path as typed.
+        path: String,
+        /// What it is ("a block device", "a directory").
+        is: String,
+        /// What to do instead.
+        hint: &'static str,
+    },
+    /// An output would be created in a directory that is not there or cannot be written.
+    #[error("{what} '{path}' cannot be written: {why}")]
+    Unwritable {
+        /// The output.
+        what: String,
+        /// The path as typed.
+        path: String,
+        /// Why.
+        why: String,
+    },
+    /// An output was not written (disk full, I/O error); the file at its path is as it was.
+    #[error("{what} '{path}' was not written: {}", describe_write_error(.source))]
+    Write {
+        /// The output.
+        what: String,
+        /// The path as typed.
+        path: String,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl GateError {
+    /// True for refusals of the user's input (exit code 2), false for an output that failed to be written.
+    pub fn is_refusal(&self) -> bool {
+        !matches!(self, GateError::Write { .. })
+    }
+}
+
+fn describe_write_error(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) => "disk full; any file at that path is as it was".into(),
+        Some(libc::EDQUOT) => "disk quota exceeded; any file at that path is as it was".into(),
+        _ => format!("{e}; any file at that path is as it was"),
+    }
+}
+
+/// A file by identity: what two paths share when they name the same file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Key {
+    /// Standard output (`-`).
+    Stdout,
+    /// An existing file, after resolving symlinks.
+    Inode { dev: u64, ino: u64 },
+    /// A path not there yet: its resolved directory and name.
+    New(PathBuf),
+}
+
+#[derive(Clone, Debug)]
+struct Claim {
+    what: String,
+    path: String,
+    key: Key,
+    writes: bool,
+    target: bool,
+    char_device: bool,
+}
+
+/// The paths of one command, by identity; see the module documentation.
+#[derive(Clone, Debug, Default)]
+pub struct WriteGate {
+    claims: Vec<Claim>,
+}
+
+/// What a path was claimed as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Only read (a read target, a journal being checked).
+    Reads,
+    /// Written (a write target, the catalog, a journal being kept, an output).
+    Writes,
+}
+
+impl WriteGate {
+    /// An empty gate.
+    pub fn new() -> WriteGate {
+        WriteGate::default()
+    }
+
+    /// Claims `path` for `what` (`the catalog`, `--cache-dev`, a journal being checked), refusing it when a
+    /// claim already made names the same file and either writes it.
+    pub fn claim(&mut self, what: &str, path: &str, access: Access) -> Result<(), GateError> {
+        self.add(what, path, access, false)
+    }
+
+    /// Claims a run's target, as [`WriteGate::claim`] does; two targets may share a file (workers over one
+    /// disk). The target's own checks (devices, mounts, signatures) are [`crate::probe`]'s.
+    pub fn target(&mut self, path: &str, access: Access) -> Result<(), GateError> {
+        self.add("--target", path, access, true)
+    }
+
+    fn add(&mut self, what: &str, path: &str, access: Access, target: bool) -> Result<(), GateError> {
+        let key = key_of(path);
+        let char_device = path != "-" && fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device());
+        let writes = access == Access::Writes;
+        let claim = Claim { what: what.into(), path: path.into(), key, writes, target, char_device };
+        for c in &self.claims {
+            check_pair(c, &claim)?;
+        }
+        self.claims.push(claim);
+        Ok(())
+    }
+
+    /// Claims `path` as an output that `what` writes (`--json`, `--csv`, `-o`) and checks that a file may go
+    /// there (see the module documentation); nothing is written yet.
+    pub fn output(&mut self, what: &str, path: &str) -> Result<Output, GateError> {
+        let kind = output_kind(what, path, None)?;
+        self.add(what, path, Access::Writes, false)?;
+        Ok(Output { what: what.into(), path: path.into(), kind })
+    }
+
+    /// Claims `path` as the journal a run keeps: an output that may replace an earlier iolab journal, but
+    /// nothing else with a signature.
+    pub fn journal(&mut self, what: &str, path: &str) -> Result<(), GateError> {
+        output_kind(what, path, Some("iolab journal"))?;
+        self.add(what, path, Access::Writes, false)
+    }
+}
+
+/// Refuses `new` when it names the file `old` names and one of them writes it.
+fn check_pair(old: &Claim, new: &Claim) -> Result<(), GateError> {
+    if old.key != new.key || !(old.writes || new.writes) || (old.target && new.target) {
+        return Ok(());
+    }
+    if new.key == Key::Stdout {
+        return Err(GateError::BothStdout { first: old.what.clone(), second: new.what.clone() });
+    }
+    // /dev/null and other character devices take any number of writers; what lands there is no file.
+    if old.char_device && !old.target && !new.target {
+        return Ok(());
+    }
+    let why = if old.target || new.target {
+        "iolab never writes a target with anything but the run's own I/O, nor reads one it writes; give one another path"
+    } else {
+        "one would overwrite the other; give each its own path"
+    };
+    Err(GateError::Collision {
+        first: old.what.clone(),
+        first_path: old.path.clone(),
+        second: new.what.clone(),
+        second_path: new.path.clone(),
+        why,
+    })
+}
+
+/// The identity of `path`: its device and inode when it exists (symlinks followed), else its resolved
+/// directory and name.
+fn key_of(path: &str) -> Key {
+    if path == "-" {
+        return Key::Stdout;
+    }
+    match fs::metadata(path) {
+        Ok(m) => Key::Inode { dev: m.dev(), ino: m.ino() },
+        Err(_) => Key::New(resolved_new_path(Path::new(path))),
+    }
+}
+
+/// `path` with its directory resolved (symlinks, `..`), for a file that is not there yet.
+fn resolved_new_path(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match (absolute.parent(), absolute.file_name()) {
+        (Some(dir), Some(name)) => fs::canonicalize(dir).map_or_else(|_| absolute.clone(), |d| d.join(name)),
+        _ => absolute,
+    }
+}
+
+/// The directory a path lives in ("." for a bare file name).
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// A file iolab treats like the device it may be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum DeviceLike {
+    /// It backs the attached loop device of this name (`loop0`) and number.
+    LoopBacking(String, crate::sys::DevNum),
+    /// Its first bytes carry this signature ("ext4 filesystem", "SQLite database").
+    Signature(&'static str),
+}
+
+/// Whether the regular file at `path` (whose metadata is `meta`) is a device in disguise: the backing file of
+/// an attached loop device, or (when `read_signature`) a file whose first bytes carry a filesystem, volume or
+/// database signature. Used for targets ([`crate::probe`]) and outputs alike.
+pub(crate) fn device_like(
+    path: &Path,
+    meta: &Metadata,
+    read_signature: bool,
+) -> io::Result<Option<DeviceLike>> {
+    if let Some((name, dev)) = crate::sys::loop_backing(meta.dev(), meta.ino()) {
+        return Ok(Some(DeviceLike::LoopBacking(name, dev)));
+    }
+    if !read_signature {
+        return Ok(None);
+    }
+    let mut head = Vec::with_capacity(SIGNATURE_HEAD_BYTES);
+    File::open(path)?.take(SIGNATURE_HEAD_BYTES as u64).read_to_end(&mut head)?;
+    Ok(detect_signature(&head).map(DeviceLike::Signature))
+}
+
+/// Where an output goes.
+#[derive(Clone, Debug)]
+enum OutputKind {
+    /// Standard output.
+    Stdout,
+    /// A character device or FIFO, written as it is.
+    Stream(PathBuf),
+    /// A regular file (the resolved path), replaced atomically.
+    File(PathBuf),
+}
+
+/// Checks that an output may be written at `path` and says how. `allowed_signature`: the one signature the
+/// file there may carry (a journal replaces an earlier journal).
+fn output_kind(what: &str, path: &str, allowed_signature: Option<&str>) -> Result<OutputKind, GateError> {
+    let not_a_file =
+        |is: String, hint| GateError::NotAFile { what: what.into(), path: path.into(), is, hint };
+    let unwritable = |why: String| GateError::Unwritable { what: what.into(), path: path.into(), why };
+    if path == "-" {
+        return Ok(OutputKind::Stdout);
+    }
+    if path.is_empty() {
+        return Err(unwritable("the path is empty".into()));
+    }
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if let Ok(to) = fs::read_link(path) {
+                let is = format!("a symlink to '{}', which does not exist", to.display());
+                return Err(not_a_file(is, "give the path of a file, or remove the symlink"));
+            }
+            let final_path = resolved_new_path(Path::new(path));
+            check_directory(&parent_dir(Path::new(path))).map_err(unwritable)?;
+            return Ok(OutputKind::File(final_path));
+        }
+        Err(e) => return Err(unwritable(format!("cannot inspect it: {e}"))),
+    };
+    let file_type = meta.file_type();
+    let hint = "outputs are written to regular files (or '-' for standard output)";
+    if file_type.is_dir() {
+        return Err(not_a_file("a directory".into(), "give a file name inside it"));
+    } else if file_type.is_block_device() {
+        return Err(not_a_file("a block device".into(), hint));
+    } else if file_type.is_char_device() || file_type.is_fifo() {
+        return Ok(OutputKind::Stream(PathBuf::from(path)));
+    } else if !file_type.is_file() {
+        return Err(not_a_file("a socket or special file".into(), hint));
+    }
+    check_existing_output(path, &meta, allowed_signature).map_err(|(is, hint)| not_a_file(is, hint))?;
+    let final_path = fs::canonicalize(path).map_err(|e| unwritable(format!("cannot resolve it: {e}")))?;
+    check_directory(&parent_dir(&final_path)).map_err(unwritable)?;
+    Ok(OutputKind::File(final_path))
+}
+
+/// Refuses replacing a regular file that is a device in disguise (see [`device_like`]).
+fn check_existing_output(
+    path: &str,
+    meta: &Metadata,
+    allowed_signature: Option<&str>,
+) -> Result<(), (String, &'static str)> {
+    match device_like(Path::new(path), meta, true) {
+        Ok(None) => Ok(()),
+        Ok(Some(DeviceLike::Signature(s))) if Some(s) == allowed_signature => Ok(()),
+        Ok(Some(DeviceLike::LoopBacking(name, _))) => Err((
+            format!("the backing file of the loop device /dev/{name}"),
+            "an output never replaces a device's data; give another path",
+        )),
+        Ok(Some(DeviceLike::Signature(s))) => Err((
+            format!("a file that carries {} {s} signature", crate::error::article(s)),
+            "an output never replaces a disk image, a catalog or a journal; give another path",
+        )),
+        Err(e) => Err((format!("a file iolab cannot read ({e})"), "give another path")),
+    }
+}
+
+/// Checks that `path`, a file not there yet, can be created later (with the directories it needs): its
+/// nearest existing ancestor is a directory that can be written. Says why not in words for the user.
+pub fn check_can_create(path: &Path) -> Result<(), String> {
+    let absolute =
+        std::path::absolute(path).map_err(|e| format!("cannot resolve '{}': {e}", path.display()))?;
+    let mut dir = parent_dir(&absolute);
+    while fs::symlink_metadata(&dir).is_err() {
+        match dir.parent() {
+            Some(up) => dir = up.to_path_buf(),
+            None => break,
+        }
+    }
+    check_directory(&dir)
+}
+
+/// Checks that a new file can be created in `dir` (it exists, is a directory, and is writable on a
+/// writable file system), so that a long run does not end with an output it cannot write.
+fn check_directory(dir: &Path) -> Result<(), String> {
+    use nix::unistd::{access, AccessFlags};
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(format!("'{}' is not a directory", dir.display())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(format!("directory '{}' does not exist", dir.display()))
+        }
+        Err(e) => return Err(format!("cannot inspect directory '{}': {e}", dir.display())),
+    }
+    match access(dir, AccessFlags::W_OK | AccessFlags::X_OK) {
+        Ok(()) => Ok(()),
+        Err(nix::errno::Errno::EROFS) => {
+            Err(format!("directory '{}' is on a read-only file system", dir.display()))
+        }
+        Err(e) => {
+            Err(format!("no permission to create files in directory '{}' ({})", dir.display(), e.desc()))
+        }
+    }
+}
+
+/// An output claimed in a [`WriteGate`], written once the command has its document.
+#[derive(Clone, Debug)]
+pub struct Output {
+    what: String,
+    path: String,
+    kind: OutputKind,
+}
+
+impl Output {
+    /// The output's flag (`--json`).
+    pub fn what(&self) -> &str {
+        &self.what
+    }
+
+    /// The path as the user typed it.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// True for `-`: the caller shows text for a terminal there (control characters escaped).
+    pub fn is_stdout(&self) -> bool {
+        matches!(self.kind, OutputKind::Stdout)
+    }
+
+    /// Writes `bytes`: to standard output, into a character device or FIFO, or atomically into a file (see
+    /// the module documentation). On error the file at the path is as it was.
+    pub fn write(&self, bytes: &[u8]) -> Result<(), GateError> {
+        let result = match &self.kind {
+            OutputKind::Stdout => {
+                let mut out = io::stdout().lock();
+                out.write_all(bytes).and_then(|()| out.flush())
+            }
+            OutputKind::Stream(p) => {
+                OpenOptions::new().write(true).open(p).and_then(|mut f| f.write_all(bytes))
+            }
+            OutputKind::File(p) => replace_atomically(p, bytes),
+        };
+        result.map_err(|source| GateError::Write { what: self.what.clone(), path: self.path.clone(), source })
+    }
+}
+
+/// Writes `bytes` to a new file beside `path` and renames it over `path`; the new file takes the old one's
+/// mode and owner. On error the new file is removed and `path` is untouched.
+fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let old = fs::metadata(path).ok();
+    let (temp_path, mut file) = create_temp_beside(path)?;
+    // Registered as a scratch file, so a second Ctrl-C (an immediate exit) removes it too.
+    scratch::register_scratch(&temp_path);
+    let result = (|| {
+        if let Some(old) = &old {
+            file.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))?;
+            // Root replacing a user's file keeps it the user's; an unprivileged user cannot, and need not.
+            let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
+        }
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&temp_path, path)?;
+        // The rename is durable once the directory is synced; a failure here loses nothing already renamed.
+        if let Ok(dir) = File::open(parent_dir(path)) {
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp_path);
+    }
+    scratch::unregister_scratch(&temp_path);
+    result
+}
+
+/// Creates `.NAME.iolab-PID-N.tmp` beside `path` with O_EXCL|O_NOFOLLOW, trying the next N when one is taken.
+fn create_temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
+    let dir = parent_dir(path);
+    let name = path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    for n in 0..TEMP_NAME_TRIES {
+        let temp = dir.join(format!(".{name}.iolab-{}-{n}.tmp", std::process::id()));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&temp)
+        {
+            Ok(f) => return Ok((temp, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("no free temporary name beside '{}'", path.display()),
+    ))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,176 @@
+//! The write gate on real files: collisions by identity, outputs refused where no file belongs, and
+//! atomic replacement.
+
+use super::*;
+use std::os::unix::fs::symlink;
+
+fn dir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+fn s(p: &Path) -> String {
+    p.to_str().expect("utf-8 path").to_string()
+}
+
+#[test]
+fn two_outputs_on_one_file_are_refused_also_through_a_symlink_or_dotdot() {
+    let d = dir();
+    let x = d.path().join("x.json");
+    let mut gate = WriteGate::new();
+    gate.output("--json", &s(&x)).unwrap();
+    let e = gate.output("--csv", &s(&x)).unwrap_err();
+    assert!(matches!(e, GateError::Collision { .. }), "{e}");
+    assert!(e.to_string().contains("--json") && e.to_string().contains("--csv"), "{e}");
+    // The same new file named another way: a path through `..`, and a symlinked directory.
+    let sub = d.path().join("sub");
+    fs::create_dir(&sub).unwrap();
+    let dotdot = sub.join("..").join("x.json");
+    assert!(gate.output("-o", &s(&dotdot)).is_err());
+    symlink(d.path(), d.path().join("again")).unwrap();
+    assert!(gate.output("-o", &s(&d.path().join("again").join("x.json"))).is_err());
+    // An existing file, through a symlink to it.
+    let y = d.path().join("y.json");
+    fs::write(&y, "{}").unwrap();
+    symlink(&y, d.path().join("y-link")).unwrap();
+    gate.output("--json2", &s(&y)).unwrap();
+    assert!(gate.output("--csv2", &s(&d.path().join("y-link"))).is_err());
+}
+
+#[test]
+fn stdout_takes_one_output() {
+    let mut gate = WriteGate::new();
+    gate.output("--json", "-").unwrap();
+    let e = gate.output("--csv", "-").unwrap_err();
+    assert!(matches!(e, GateError::BothStdout { .. }), "{e}");
+}
+
+#[test]
+fn a_journal_or_output_on_a_target_is_refused_but_targets_may_share() {
+    let d = dir();
+    let t = d.path().join("target.dat");
+    fs::write(&t, vec![0u8; 4096]).unwrap();
+    let mut gate = WriteGate::new();
+    gate.target(&s(&t), Access::Reads).unwrap();
+    gate.target(&s(&t), Access::Writes).unwrap();
+    let e = gate.journal("--journal", &s(&t)).unwrap_err();
+    assert!(e.to_string().contains("the target would be overwritten"), "{e}");
+    assert!(gate.output("--json", &s(&t)).is_err());
+    // Two reads of one file are no collision; a read and a write are.
+    let mut gate = WriteGate::new();
+    gate.claim("--journal", &s(&t), Access::Reads).unwrap();
+    gate.target(&s(&t), Access::Reads).unwrap();
+    assert!(gate.claim("the catalog", &s(&t), Access::Writes).is_err());
+}
+
+#[test]
+fn dev_null_takes_every_output() {
+    let mut gate = WriteGate::new();
+    gate.output("--json", "/dev/null").unwrap().write(b"{}").unwrap();
+    gate.output("--csv", "/dev/null").unwrap().write(b"a,b").unwrap();
+}
+
+#[test]
+fn outputs_are_refused_where_no_file_belongs() {
+    let d = dir();
+    let mut gate = WriteGate::new();
+    let e = gate.output("--json", &s(d.path())).unwrap_err();
+    assert!(e.to_string().contains("is a directory"), "{e}");
+    let e = gate.output("--json", &s(&d.path().join("missing/x.json"))).unwrap_err();
+    assert!(e.to_string().contains("does not exist"), "{e}");
+    symlink(d.path().join("nowhere"), d.path().join("dangling")).unwrap();
+    let e = gate.output("--json", &s(&d.path().join("dangling"))).unwrap_err();
+    assert!(e.to_string().contains("which does not exist"), "{e}");
+    assert!(!d.path().join("nowhere").exists());
+    // A disk image, a catalog and a journal are never replaced by an output; a journal may replace a journal.
+    let mut image = vec![0u8; 2048];
+    image[1080..1082].copy_from_slice(&[0x53, 0xEF]);
+    for (name, bytes) in [("disk.img", image), ("cat.db", b"SQLite format 3\0....".to_vec())] {
+        let p = d.path().join(name);
+        fs::write(&p, &bytes).unwrap();
+        let e = gate.output("--json", &s(&p)).unwrap_err();
+        assert!(e.to_string().contains("signature"), "{e}");
+        assert!(fs::read(&p).unwrap() == bytes, "{name} changed");
+    }
+    let j = d.path().join("old.journal");
+    fs::write(&j, b"IOLABJNL....").unwrap();
+    assert!(gate.output("--json", &s(&j)).is_err());
+    gate.journal("--journal", &s(&j)).unwrap();
+}
+
+#[test]
+fn a_block_device_is_never_an_output() {
+    let Some(dev) = ["/dev/loop0", "/dev/sda", "/dev/vda", "/dev/nvme0n1"]
+        .into_iter()
+        .find(|p| fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device()))
+    else {
+        eprintln!("SKIP a_block_device_is_never_an_output: no block device node found");
+        return;
+    };
+    let e = WriteGate::new().output("--json", dev).unwrap_err();
+    assert!(e.to_string().contains("is a block device"), "{e}");
+    // Through a symlink too.
+    let d = dir();
+    symlink(dev, d.path().join("typo")).unwrap();
+    let e = WriteGate::new().output("-o", &s(&d.path().join("typo"))).unwrap_err();
+    assert!(e.to_string().contains("is a block device"), "{e}");
+}
+
+#[test]
+fn a_write_replaces_the_file_atomically_and_keeps_its_mode_and_symlinks() {
+    let d = dir();
+    let p = d.path().join("r.json");
+    fs::write(&p, "old").unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+    let link = d.path().join("r-link.json");
+    symlink(&p, &link).unwrap();
+    let out = WriteGate::new().output("--json", &s(&link)).unwrap();
+    out.write(b"new").unwrap();
+    assert_eq!(fs::read_to_string(&p).unwrap(), "new");
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the symlink was replaced");
+    assert_eq!(fs::metadata(&p).unwrap().mode() & 0o777, 0o600);
+    let left: Vec<_> = fs::read_dir(d.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left.len(), 2, "a temporary file was left: {left:?}");
+}
+
+#[test]
+fn a_taken_temporary_name_is_never_followed() {
+    let d = dir();
+    let p = d.path().join("r.json");
+    let victim = d.path().join("victim");
+    fs::write(&victim, "keep").unwrap();
+    // Whoever guessed the first temporary name (a symlink to a victim) gets nothing written through it.
+    symlink(&victim, d.path().join(format!(".r.json.iolab-{}-0.tmp", std::process::id()))).unwrap();
+    WriteGate::new().output("--json", &s(&p)).unwrap().write(b"doc").unwrap();
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "keep");
+    assert_eq!(fs::read_to_string(&p).unwrap(), "doc");
+}
+
+/// A full file system: the old file stays whole, no temporary file is left, and the error says "disk full".
+/// Needs root (a small tmpfs mount).
+#[test]
+fn a_full_disk_leaves_the_old_file_whole() {
+    if !crate::error::running_as_root() {
+        eprintln!("SKIP a_full_disk_leaves_the_old_file_whole: needs root for a tmpfs mount");
+        return;
+    }
+    let d = dir();
+    let status = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(d.path())
+        .status();
+    if !status.is_ok_and(|s| s.success()) {
+        eprintln!("SKIP a_full_disk_leaves_the_old_file_whole: cannot mount a tmpfs");
+        return;
+    }
+    let p = d.path().join("r.json");
+    fs::write(&p, "old document").unwrap();
+    let result = WriteGate::new().output("--json", &s(&p)).unwrap().write(&vec![b'x'; 1 << 20]);
+    let old = fs::read_to_string(&p);
+    let left = fs::read_dir(d.path()).unwrap().count();
+    let _ = std::process::Command::new("umount").arg(d.path()).status();
+    let e = result.unwrap_err();
+    assert!(e.to_string().contains("disk full"), "{e}");
+    assert!(!e.is_refusal());
+    assert_eq!(old.unwrap(), "old document");
+    assert_eq!(left, 1, "a temporary file was left");
+}
