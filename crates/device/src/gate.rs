@@ -177,9 +177,28 @@ impl WriteGate {
     }
 
     /// Claims `path` as the journal a run keeps: an output that may replace an earlier iolab journal, but
-    /// nothing else with a signature.
+    /// nothing else with a signature. Its checkpoints go through `PATH.tmp`, which must be absent or the
+    /// leftover of an interrupted checkpoint (an iolab journal).
     pub fn journal(&mut self, what: &str, path: &str) -> Result<(), GateError> {
         output_kind(what, path, Some("iolab journal"))?;
+        let tmp = format!("{path}.tmp");
+        if let Ok(meta) = fs::symlink_metadata(&tmp) {
+            let leftover = meta.file_type().is_file()
+                && matches!(
+                    device_like(Path::new(&tmp), &meta, true),
+                    Ok(Some(DeviceLike::Signature("iolab journal")))
+                );
+            if !leftover {
+                return Err(GateError::NotAFile {
+                    what: what.into(),
+                    path: path.into(),
+                    is: format!(
+                        "a journal whose checkpoint file '{tmp}' is there already and is not iolab's"
+                    ),
+                    hint: "remove it, or give the journal another path",
+                });
+            }
+        }
         self.add(what, path, Access::Writes, false)
     }
 }

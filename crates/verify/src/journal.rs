@@ -131,7 +131,7 @@ pub fn write_tmp(
 ) -> Result<File, VerifyError> {
     let tmp = tmp_path(path);
     let io = |e: std::io::Error| err(path, format!("cannot write '{}': {e}", tmp.display()));
-    let file = OpenOptions::new().write(true).create(true).truncate(true).open(&tmp).map_err(io)?;
+    let file = create_tmp(&tmp).map_err(io)?;
     let mut w = Crc { w: BufWriter::with_capacity(1 << 20, file), crc: 0 };
     w.write_all(MAGIC).map_err(io)?;
     w.write_all(&VERSION.to_le_bytes()).map_err(io)?;
@@ -163,6 +163,21 @@ pub fn write_tmp(
     let mut inner = w.w;
     inner.write_all(&crc.to_le_bytes()).map_err(io)?;
     inner.into_inner().map_err(|e| io(e.into_error()))
+}
+
+/// Creates the checkpoint's temporary file with O_EXCL (which also refuses a symlink, dangling or not), so
+/// nothing at that name is ever followed or truncated. One there already is a leftover of an interrupted
+/// checkpoint (the write gate checked before the run that it is an iolab journal or absent) or a symlink
+/// someone put there: the name is removed (a symlink, not what it points to) and created anew.
+fn create_tmp(tmp: &Path) -> std::io::Result<File> {
+    let create = || OpenOptions::new().write(true).create_new(true).open(tmp);
+    match create() {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            std::fs::remove_file(tmp)?;
+            create()
+        }
+        other => other,
+    }
 }
 
 /// Step 3 of a checkpoint: makes `FILE.tmp` durable and renames it over the journal, then makes the rename
@@ -274,6 +289,22 @@ pub fn read(path: &Path) -> Result<Journal, VerifyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The checkpoint file's name was opened with create+truncate, following a symlink: whoever put one at
+    /// `FILE.tmp` had the file it names truncated and overwritten.
+    #[test]
+    fn a_checkpoint_never_follows_what_is_at_its_temporary_name() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("j");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"keep me").expect("write");
+        std::os::unix::fs::symlink(&victim, tmp_path(&path)).expect("symlink");
+        let h = JournalHeader { final_: true, run_id: 1, block_bytes: 4096, sequence: 1, targets: vec![] };
+        let f = write_tmp(&path, &h, |_, _| (0, false)).expect("write");
+        commit(&path, f).expect("commit");
+        assert_eq!(std::fs::read(&victim).expect("victim"), b"keep me");
+        assert!(read(&path).is_ok());
+    }
 
     #[test]
     fn journal_round_trips_and_rejects_damage() {

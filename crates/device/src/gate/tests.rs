@@ -53,7 +53,7 @@ fn a_journal_or_output_on_a_target_is_refused_but_targets_may_share() {
     gate.target(&s(&t), Access::Reads).unwrap();
     gate.target(&s(&t), Access::Writes).unwrap();
     let e = gate.journal("--journal", &s(&t)).unwrap_err();
-    assert!(e.to_string().contains("the target would be overwritten"), "{e}");
+    assert!(e.to_string().contains("never writes a target"), "{e}");
     assert!(gate.output("--json", &s(&t)).is_err());
     // Two reads of one file are no collision; a read and a write are.
     let mut gate = WriteGate::new();
@@ -173,4 +173,20 @@ fn a_full_disk_leaves_the_old_file_whole() {
     assert!(!e.is_refusal());
     assert_eq!(old.unwrap(), "old document");
     assert_eq!(left, 1, "a temporary file was left");
+}
+
+#[test]
+fn a_journal_checkpoint_file_that_is_not_iolabs_is_refused() {
+    let d = dir();
+    let j = d.path().join("run.journal");
+    let tmp = d.path().join("run.journal.tmp");
+    // A leftover of an interrupted checkpoint is fine; anything else there is someone's.
+    fs::write(&tmp, b"IOLABJNL....").unwrap();
+    WriteGate::new().journal("--journal", &s(&j)).unwrap();
+    fs::write(&tmp, b"someone's notes").unwrap();
+    assert!(WriteGate::new().journal("--journal", &s(&j)).is_err());
+    fs::remove_file(&tmp).unwrap();
+    symlink(d.path().join("victim"), &tmp).unwrap();
+    let e = WriteGate::new().journal("--journal", &s(&j)).unwrap_err();
+    assert!(e.to_string().contains("checkpoint file"), "{e}");
 }
