@@ -74,7 +74,7 @@ pub fn columns(kind: EntryKind, doc: &Value) -> Columns {
         ..Columns::default()
     };
     match kind {
-        EntryKind::Run => {
+        EntryKind::Run | EntryKind::Verify => {
             c.run_id = str_at(doc, "/run_id");
             c.profile = str_at(doc, "/config/plan/name");
             run_targets(doc, &mut c.targets);

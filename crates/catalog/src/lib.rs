@@ -35,15 +35,27 @@ pub enum EntryKind {
     Sweep,
     /// A `--find-max` search: an `iolab.findmax/1` document.
     FindMax,
+    /// An `iolab verify` check of a target's data: an `iolab.result/1` document, kept apart from the runs
+    /// that measure performance.
+    Verify,
 }
 
 impl EntryKind {
-    /// The name stored in the catalog and printed: `run`, `sweep`, `find_max`.
+    /// The name stored in the catalog and printed: `run`, `sweep`, `find_max`, `verify`.
     pub fn as_str(self) -> &'static str {
         match self {
             EntryKind::Run => "run",
             EntryKind::Sweep => "sweep",
             EntryKind::FindMax => "find_max",
+            EntryKind::Verify => "verify",
+        }
+    }
+
+    /// The kind of document an entry of this kind holds: a verification check holds a run's result.
+    pub fn document_kind(self) -> EntryKind {
+        match self {
+            EntryKind::Verify => EntryKind::Run,
+            other => other,
         }
     }
 
@@ -53,6 +65,7 @@ impl EntryKind {
             "run" => Some(EntryKind::Run),
             "sweep" => Some(EntryKind::Sweep),
             "find_max" | "find-max" | "findmax" => Some(EntryKind::FindMax),
+            "verify" => Some(EntryKind::Verify),
             _ => None,
         }
     }
@@ -406,7 +419,7 @@ impl Catalog {
             });
         }
         if let Some(schema) = doc.get("schema").and_then(|s| s.as_str()) {
-            if EntryKind::of_schema(schema) != Some(kind) {
+            if EntryKind::of_schema(schema) != Some(kind.document_kind()) {
                 return Err(CatalogError::BadDocument {
                     kind: kind.as_str(),
                     reason: format!("its schema is '{schema}'"),

@@ -76,6 +76,48 @@ CREATE INDEX entries_profile ON entries (profile);
 ",
         reextract: true,
     },
+    Migration {
+        version: 3,
+        description: "a kind of its own for `iolab verify` checks, which were saved as runs",
+        // SQLite cannot change a CHECK constraint in place: the table is rebuilt (SQLite's documented
+        // 12-step procedure; `migrate` turns foreign keys off around it, so dropping the old table does not
+        // cascade to the tags). Checks saved as runs are recognised by what `iolab verify` made: a job named
+        // 'verify ...' with a verify section whose targets are all read-only.
+        sql: "
+CREATE TABLE entries_v3 (
+    id             TEXT PRIMARY KEY,
+    kind           TEXT NOT NULL CHECK (kind IN ('run', 'sweep', 'find_max', 'verify')),
+    saved_unix_s   REAL NOT NULL,
+    started_at     TEXT,
+    run_id         TEXT,
+    profile        TEXT,
+    targets        TEXT NOT NULL DEFAULT '',
+    partial        INTEGER NOT NULL DEFAULT 0,
+    note           TEXT,
+    doc            TEXT NOT NULL,
+    started_unix_s REAL,
+    iops           REAL,
+    mb_s           REAL,
+    p99_ns         REAL,
+    iolab_version  TEXT
+);
+INSERT INTO entries_v3 (id, kind, saved_unix_s, started_at, run_id, profile, targets, partial, note, doc,
+                        started_unix_s, iops, mb_s, p99_ns, iolab_version)
+    SELECT id, kind, saved_unix_s, started_at, run_id, profile, targets, partial, note, doc,
+           started_unix_s, iops, mb_s, p99_ns, iolab_version FROM entries;
+DROP TABLE entries;
+ALTER TABLE entries_v3 RENAME TO entries;
+CREATE INDEX entries_saved ON entries (saved_unix_s);
+CREATE INDEX entries_profile ON entries (profile);
+UPDATE entries SET kind = 'verify'
+ WHERE kind = 'run' AND json_valid(doc)
+   AND json_extract(doc, '$.config.plan.name') LIKE 'verify %'
+   AND json_type(doc, '$.verify') = 'object'
+   AND NOT EXISTS (SELECT 1 FROM json_each(doc, '$.config.plan.targets') AS t
+                    WHERE json_extract(t.value, '$.writes') = 1);
+",
+        reextract: false,
+    },
 ];
 
 /// The schema version this iolab writes and reads.
@@ -204,6 +246,22 @@ pub fn migrate(
     if version == LATEST {
         return Ok(());
     }
+    // Off around the migration (it cannot change inside a transaction): a step that rebuilds a table drops
+    // the old one, which with foreign keys on would delete the tags that refer to it. Checked before commit.
+    conn.execute_batch("PRAGMA foreign_keys = OFF").map_err(sql_err)?;
+    let migrated = migrate_in_transaction(conn, path, reextract);
+    let restored = conn.execute_batch("PRAGMA foreign_keys = ON").map_err(sql_err);
+    migrated?;
+    restored
+}
+
+/// [`migrate`]'s transaction: every missing step, the version and `meta`, and a foreign-key check.
+fn migrate_in_transaction(
+    conn: &Connection,
+    path: &Path,
+    reextract: &dyn Fn(&Connection) -> rusqlite::Result<()>,
+) -> Result<(), CatalogError> {
+    let sql_err = |e| crate::sql_error(path, e);
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(sql_err)?;
     // Another process may have migrated (or created) the catalog while this one waited for the lock.
     check(&tx, path)?;
@@ -218,6 +276,19 @@ pub fn migrate(
     if let Some(m) = last {
         if again {
             reextract(&tx).map_err(sql_err)?;
+        }
+        let broken: i64 = tx
+            .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| r.get(0))
+            .map_err(sql_err)?;
+        if broken > 0 {
+            // Rolled back when `tx` drops: the catalog stays at its version, unchanged.
+            return Err(CatalogError::Damaged {
+                path: path.to_path_buf(),
+                findings: format!(
+                    "upgrading to version {} would leave {broken} tags without their entry",
+                    m.version
+                ),
+            });
         }
         let iolab = env!("CARGO_PKG_VERSION");
         tx.execute_batch(&format!(

@@ -240,10 +240,60 @@ fn version_1_catalog_is_migrated_and_its_columns_backfilled() {
     assert_eq!(e.summary.columns.targets, ["sim:fixed,latency=100us,servers=8,size=1G"]);
     let last: String =
         c.conn.query_row("SELECT value FROM meta WHERE key = 'last_migration'", [], |r| r.get(0)).unwrap();
-    assert!(last.starts_with("2:"), "{last}");
+    assert!(last.starts_with(&format!("{}:", schema::LATEST)), "{last}");
     // And it works as a current catalog.
     save_run(&c, "00000001", "p", "t", &[]);
     assert_eq!(c.summaries(&Filter::default()).unwrap().len(), 2);
+}
+
+/// Issue 14, item 16: `iolab verify` checks were saved as runs and listed among them. Version 3 gives them a
+/// kind of their own; a version-2 catalog's checks are recognised and moved, its runs and every tag kept.
+#[test]
+fn version_2_catalog_gets_its_verify_checks_apart_and_keeps_every_tag() {
+    let (_d, path) = temp();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    make_v1(&path);
+    let mut check: serde_json::Value = serde_json::from_str(RUN).unwrap();
+    check["config"]["plan"]["name"] = "verify /dev/sdb".into();
+    check["verify"] = serde_json::json!({ "blocks_checked": 10, "mismatches": 0 });
+    for t in check["config"]["plan"]["targets"].as_array_mut().unwrap() {
+        t["writes"] = false.into();
+    }
+    // A run named like a check that writes stays a run.
+    let mut writer = check.clone();
+    writer["config"]["plan"]["targets"][0]["writes"] = true.into();
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(schema::MIGRATIONS[1].sql).unwrap();
+        conn.execute_batch("PRAGMA user_version = 2;").unwrap();
+        for (id, doc) in [("aaaa0001", &check), ("aaaa0002", &writer)] {
+            conn.execute(
+                "INSERT INTO entries (id, kind, saved_unix_s, doc) VALUES (?1, 'run', 2.0, ?2)",
+                [id, &doc.to_string()],
+            )
+            .unwrap();
+            conn.execute("INSERT INTO tags VALUES (?1, 'site', 'lab2')", [id]).unwrap();
+        }
+    }
+    let c = Catalog::open(&path).unwrap();
+    assert_eq!(c.get("aaaa0001").unwrap().kind, EntryKind::Verify);
+    assert_eq!(c.get("aaaa0002").unwrap().kind, EntryKind::Run);
+    assert_eq!(c.get("d89d").unwrap().kind, EntryKind::Run);
+    for id in ["aaaa0001", "aaaa0002", "d89d"] {
+        assert_eq!(c.get(id).unwrap().tags.len(), 1, "{id} lost its tags");
+    }
+    let fk: bool = c.conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap();
+    assert!(fk, "foreign keys are on again after the migration");
+    // New checks are saved as their own kind; a run filter leaves them out.
+    c.save(&NewEntry {
+        kind: EntryKind::Verify,
+        doc: serde_json::from_str(RUN).unwrap(),
+        tags: vec![],
+        note: None,
+    })
+    .unwrap();
+    let runs = c.summaries(&Filter { kind: Some(EntryKind::Run), ..Filter::default() }).unwrap();
+    assert_eq!(runs.len(), 2);
 }
 
 fn assert_refused_untouched(path: &Path, expect: &str) {
@@ -269,7 +319,14 @@ fn newer_catalog_is_refused_untouched() {
         // Fold the WAL into the main file so the bytes compared are the whole catalog.
         conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
     }
-    assert_refused_untouched(&path, "newer iolab (schema version 3; this iolab reads versions up to 2)");
+    assert_refused_untouched(
+        &path,
+        &format!(
+            "newer iolab (schema version {}; this iolab reads versions up to {})",
+            schema::LATEST + 1,
+            schema::LATEST
+        ),
+    );
 }
 
 #[test]

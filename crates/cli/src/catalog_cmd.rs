@@ -58,7 +58,9 @@ pub fn runs(args: &RunsArgs) -> Result<ExitStatus> {
             .as_ref()
             .map(|k| {
                 EntryKind::parse(k).ok_or_else(|| {
-                    usage(format!("invalid value '{k}' for '--kind': expected run, sweep or find-max"))
+                    usage(format!(
+                        "invalid value '{k}' for '--kind': expected run, sweep, find-max or verify"
+                    ))
                 })
             })
             .transpose()?,
@@ -210,7 +212,7 @@ pub fn show(args: &ShowArgs) -> Result<ExitStatus> {
 /// version's) as pretty JSON.
 fn render(e: &Entry) -> String {
     let rendered = match e.kind {
-        EntryKind::Run => {
+        EntryKind::Run | EntryKind::Verify => {
             RunResult::from_json(&e.doc_text).ok().map(|r| TextExporter.render(&Document::Run(&r)))
         }
         EntryKind::Sweep => serde_json::from_str::<SweepResult>(&e.doc_text)
@@ -264,7 +266,7 @@ pub fn export(args: &ExportArgs) -> Result<ExitStatus> {
             ))
         };
         let csv = match e.kind {
-            EntryKind::Run => {
+            EntryKind::Run | EntryKind::Verify => {
                 RunResult::from_json(&e.doc_text).map(|r| CsvExporter.render(&Document::Run(&r)))
             }
             EntryKind::Sweep => serde_json::from_str::<SweepResult>(&e.doc_text)

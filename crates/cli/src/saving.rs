@@ -115,6 +115,7 @@ pub fn kind_name(kind: EntryKind) -> &'static str {
         EntryKind::Run => "run",
         EntryKind::Sweep => "sweep",
         EntryKind::FindMax => "find-max",
+        EntryKind::Verify => "verify",
     }
 }
 

@@ -77,7 +77,7 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
     };
     let saved = crate::saving::save(
         saver.as_ref(),
-        iolab_catalog::EntryKind::Run,
+        iolab_catalog::EntryKind::Verify,
         &iolab_report::JsonExporter.render(&iolab_report::Document::Run(&result)),
     );
     let written = crate::output::output(&result, a.quiet, &outputs);

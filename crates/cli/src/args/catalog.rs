@@ -54,7 +54,7 @@ pub struct RunsArgs {
     /// Only entries saved before this time: RFC 3339, or a day (2025-03-01 includes that whole day, UTC).
     #[arg(long, value_name = "DATE")]
     pub until: Option<String>,
-    /// Only entries of this kind: run, sweep or find-max.
+    /// Only entries of this kind: run, sweep, find-max or verify (`iolab verify` checks).
     #[arg(long, value_name = "KIND")]
     pub kind: Option<String>,
     /// At most this many entries (the newest). Default: all.

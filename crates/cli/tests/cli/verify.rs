@@ -291,3 +291,28 @@ fn verify_without_journal_checks_self_consistency() {
     assert_eq!(v["verify"]["first_mismatches"][0]["class"], "corrupt_payload", "{:#}", v["verify"]);
     assert_eq!(v["verify"]["first_mismatches"][0]["offset"], 4096 * 100);
 }
+
+/// Issue 14, item 16: `iolab verify` checks were saved as runs and listed among them. They are saved as
+/// their own kind: `runs --kind verify` lists them, `runs --kind run` does not.
+#[test]
+fn verify_checks_are_saved_apart_from_runs() {
+    let dir = tempdir();
+    let db = dir.path().join("results.db");
+    let target = dir.path().join("t.dat");
+    let t = target.to_str().expect("utf-8");
+    let out = iolab()
+        .env("IOLAB_DB", &db)
+        .args(["run", "--target", t, "--size", "4M", "--rw", "write", "--bytes", "4M", "--verify", "-q"])
+        .output()
+        .expect("spawn iolab");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = iolab().env("IOLAB_DB", &db).args(["verify", t, "-q"]).output().expect("spawn iolab");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let kinds = |kind: &str| -> Vec<String> {
+        let out = iolab().env("IOLAB_DB", &db).args(["runs", "--json", "--kind", kind]).output().unwrap();
+        let rows: Value = serde_json::from_slice(&out.stdout).expect("runs --json");
+        rows.as_array().unwrap().iter().map(|r| r["kind"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(kinds("run"), ["run"]);
+    assert_eq!(kinds("verify"), ["verify"]);
+}
