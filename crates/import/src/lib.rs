@@ -6,6 +6,8 @@
 //! the option, its section and its line. The translation is pure: text in, text out, no I/O.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+// FioError carries the user's text and where it is, by design; it is built once per failed translation.
+#![allow(clippy::result_large_err)]
 
 pub mod fio;
 

@@ -137,7 +137,8 @@ fn write_table(out: &mut String, name: &str, job: &Job, targets: &[Entry]) {
             c.write(out);
         }
     }
-    for e in targets.iter().chain(&job.worker) {
+    write_targets(out, targets);
+    for e in &job.worker {
         e.write(out);
     }
     for spec in &job.specs {
@@ -148,10 +149,33 @@ fn write_table(out: &mut String, name: &str, job: &Job, targets: &[Entry]) {
     }
 }
 
+/// `target`: one string, or an array when fio gives the job several files.
+fn write_targets(out: &mut String, targets: &[Entry]) {
+    let mut comments: Vec<String> = Vec::new();
+    for o in targets.iter().flat_map(|e| &e.origins) {
+        let c = o.comment();
+        if !comments.contains(&c) {
+            comments.push(c);
+        }
+    }
+    for c in comments {
+        out.push_str(&c);
+        out.push('\n');
+    }
+    let values: Vec<String> = targets.iter().map(|e| quote(&e.text)).collect();
+    match values.as_slice() {
+        [] => {}
+        [one] => out.push_str(&format!("target = {one}\n")),
+        many => out.push_str(&format!("target = [{}]\n", many.join(", "))),
+    }
+}
+
 /// A TOML bare key from a fio job name: letters, digits, '_' and '-'; anything else becomes '_'.
 fn table_name(name: &str) -> String {
-    let s: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    let s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect();
     if s.is_empty() {
         "job".into()
     } else {
@@ -208,7 +232,9 @@ fn disagree(file: &str, key: &str, job: &Job, mine: Option<&Entry>, first: Optio
         show(first)
     );
     match src {
-        Some(s) => FioError::Unsupported { file: file.into(), option: s.key, section: s.section, line: s.line, why },
+        Some(s) => {
+            FioError::Unsupported { file: file.into(), option: s.key, section: s.section, line: s.line, why }
+        }
         None => FioError::Unsupported {
             file: file.into(),
             option: key.into(),
@@ -219,12 +245,14 @@ fn disagree(file: &str, key: &str, job: &Job, mine: Option<&Entry>, first: Optio
     }
 }
 
+/// Picks one limit of a job.
+type LimitOf = fn(&Limits) -> &Option<(u64, Origin)>;
+
 /// `bytes` and `ios`: fio limits each job; iolab splits a run-wide total evenly, so every worker must have
 /// the same limit.
 fn limit_entries(file: &str, jobs: &[Job]) -> Result<Vec<Entry>, FioError> {
     let mut out = Vec::new();
-    let pick: [(&'static str, fn(&Limits) -> &Option<(u64, Origin)>); 2] =
-        [("bytes", |l| &l.bytes), ("ios", |l| &l.ios)];
+    let pick: [(&'static str, LimitOf); 2] = [("bytes", |l| &l.bytes), ("ios", |l| &l.ios)];
     for (key, get) in pick {
         let first = get(&jobs[0].limits).clone();
         let mut workers = 0u64;
@@ -249,11 +277,12 @@ fn limit_entries(file: &str, jobs: &[Job]) -> Result<Vec<Entry>, FioError> {
         }
         if let Some((n, origin)) = first {
             let total = n.saturating_mul(workers);
-            let text =
-                if key == "bytes" { iolab_spec::units::format_size(total) } else { total.to_string() };
+            let text = if key == "bytes" { iolab_spec::units::format_size(total) } else { total.to_string() };
             let e = Entry::new(key, text, vec![origin])
                 .map_err(|x| limit_error(file, &jobs[0], key, x))?
-                .with_note(format!("fio's limit is per job; iolab's is the total over all {workers} workers"));
+                .with_note(format!(
+                    "fio's limit is per job; iolab's is the total over all {workers} workers"
+                ));
             out.push(e);
         }
     }

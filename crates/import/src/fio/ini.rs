@@ -49,7 +49,12 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Section>, FioError> {
             continue;
         }
         let Some(section) = sections.last_mut() else {
-            return Err(syntax(file, line, "a section header such as [global] or [job1] before any option", t));
+            return Err(syntax(
+                file,
+                line,
+                "a section header such as [global] or [job1] before any option",
+                t,
+            ));
         };
         section.options.push(option(t, line, file)?);
     }

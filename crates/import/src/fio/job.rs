@@ -149,9 +149,8 @@ impl Ctx<'_> {
     /// A time; a bare number is in `unit_ns`.
     pub fn time(&self, key: &str, unit_ns: u64) -> Result<Option<(u64, &Src)>, FioError> {
         let Some((v, src)) = self.text(key)? else { return Ok(None) };
-        let ns = parse_time_ns(v, unit_ns).ok_or_else(|| {
-            self.bad(src, "a time such as '60', '30s', '500ms', '250us', '10m' or '1h'")
-        })?;
+        let ns = parse_time_ns(v, unit_ns)
+            .ok_or_else(|| self.bad(src, "a time such as '60', '30s', '500ms', '250us', '10m' or '1h'"))?;
         Ok(Some((ns, src)))
     }
 
@@ -163,7 +162,7 @@ impl Ctx<'_> {
     }
 
     /// The read and write parts of a per-direction option (`read,write[,trim]`).
-    pub fn pair(&self, key: &str) -> Result<Option<(Option<String>, Option<String>, &Src)>, FioError> {
+    pub fn pair(&self, key: &str) -> Result<Option<Pair<'_>>, FioError> {
         let Some((v, src)) = self.text(key)? else { return Ok(None) };
         let (r, w) = per_direction(v);
         Ok(Some((r, w, src)))
@@ -174,6 +173,9 @@ impl Ctx<'_> {
         Entry::new(key, text, vec![Origin::Opt(src.clone())]).map_err(|e| self.bad(src, e))
     }
 }
+
+/// The read part, the write part and the option of a per-direction value.
+pub type Pair<'a> = (Option<String>, Option<String>, &'a Src);
 
 /// The expected form of a fio size.
 pub fn size_expected() -> &'static str {
@@ -250,4 +252,3 @@ impl Engine {
         }
     }
 }
-

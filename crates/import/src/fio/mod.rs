@@ -268,7 +268,7 @@ pub fn looks_like_fio(text: &str) -> bool {
             None => toml += 1,
             Some(v) if v.starts_with('"') || v.starts_with('\'') || v.starts_with('{') => toml += 1,
             Some(v) if v == "true" || v == "false" || v.starts_with('[') => toml += 1,
-            Some(_) => fio += usize::from(fio_key),
+            Some(_) => fio += usize::from(fio_key) + usize::from(!line.contains(" = ")),
         }
     }
     sections > 0 && fio > 0 && fio > toml

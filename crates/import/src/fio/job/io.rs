@@ -101,7 +101,7 @@ fn mix(cx: &Ctx, p: &mut Pattern) -> Result<(), FioError> {
 }
 
 /// Block sizes (size, weight) of one direction, and their origins.
-type Sizes = (Vec<(u64, u64)>, Vec<Origin>);
+pub type Sizes = (Vec<(u64, u64)>, Vec<Origin>);
 
 /// Everything that may differ between reads and writes.
 #[derive(Clone, Debug)]
@@ -130,7 +130,8 @@ pub fn access(cx: &Ctx, engine: &Engine, p: &Pattern, job: &mut Job) -> Result<(
     for (i, d) in dirs.iter().enumerate() {
         let share = if i == 0 { p.read_pct } else { 100.0 - p.read_pct };
         let mut spec = spec_entries(cx, d, p, if i == 0 { 100.0 } else { 0.0 })?;
-        let w = Entry::new("weight", format!("{}", share.round() as u64), p.origins.clone()).map_err(|e| cx.refuse_missing("rwmixread", e))?;
+        let w = Entry::new("weight", format!("{}", share.round() as u64), p.origins.clone())
+            .map_err(|e| cx.refuse_missing("rwmixread", e))?;
         spec.push(w.with_note("reads and writes differ here (block sizes, alignment or random share), so each direction is an access spec of its own, weighted by fio's mix"));
         job.specs.push(spec);
     }
@@ -148,7 +149,9 @@ fn spec_entries(cx: &Ctx, d: &DirSpec, p: &Pattern, read_pct: f64) -> Result<Vec
     })?];
     let mut rp = Entry::new("read_pct", fmt_pct(read_pct), p.origins.clone()).map_err(|_| header())?;
     if p.read_pct > 0.0 && p.read_pct < 100.0 && p.random[0].min(p.random[1]) < 100.0 {
-        rp = rp.with_note("iolab's sequential mix has one cursor for reads and writes; fio keeps one per direction");
+        rp = rp.with_note(
+            "iolab's sequential mix has one cursor for reads and writes; fio keeps one per direction",
+        );
     }
     out.push(rp);
     let mut ro = p.origins[..1].to_vec();
@@ -177,8 +180,10 @@ fn queue_depth(cx: &Ctx, engine: &Engine) -> Result<Entry, FioError> {
     }
     match cx.count("iodepth")? {
         Some((n, src)) => cx.entry("qd", n.to_string(), src),
-        None => Entry::new("qd", "1".into(), vec![Origin::Default("iodepth not set: fio's default is 1".into())])
-            .map_err(|e| cx.refuse_missing("iodepth", e)),
+        None => {
+            Entry::new("qd", "1".into(), vec![Origin::Default("iodepth not set: fio's default is 1".into())])
+                .map_err(|e| cx.refuse_missing("iodepth", e))
+        }
     }
 }
 
@@ -192,7 +197,10 @@ fn dir_spec(cx: &Ctx, p: &Pattern, d: usize) -> Result<DirSpec, FioError> {
         }
         _ if sizes.0.len() > 1 => {
             let min = sizes.0.iter().map(|s| s.0).min().unwrap_or(4096);
-            Some((min, Origin::Default("blockalign not set: fio aligns I/O to the smallest block size".into())))
+            Some((
+                min,
+                Origin::Default("blockalign not set: fio aligns I/O to the smallest block size".into()),
+            ))
         }
         _ => None,
     };
@@ -228,13 +236,21 @@ fn distribution(cx: &Ctx, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
         "random" => return Ok(()),
         "zipf" | "pareto" if args.len() == 1 => format!("{kind}:{}", args[0]),
         "zipf" | "pareto" if args.len() == 2 => {
-            return Err(cx.refuse(src, "a second value moves the distribution's centre; iolab's zipf and pareto have none"))
+            return Err(cx.refuse(
+                src,
+                "a second value moves the distribution's centre; iolab's zipf and pareto have none",
+            ))
         }
         "zoned" if !args.is_empty() => format!("zones:{rest}"),
         "normal" | "gauss" => return Err(cx.refuse(src, "iolab has no normal (Gaussian) distribution")),
-        "zoned_abs" => return Err(cx.refuse(src, "iolab's zones are shares of the region, not absolute sizes")),
+        "zoned_abs" => {
+            return Err(cx.refuse(src, "iolab's zones are shares of the region, not absolute sizes"))
+        }
         "sequence" => return Err(cx.refuse(src, "iolab has no fixed sequence of blocks")),
-        _ => return Err(cx.bad(src, "random, zipf:THETA, pareto:H, zoned:IO/SPACE:... (normal, zoned_abs and sequence are refused)")),
+        _ => return Err(cx.bad(
+            src,
+            "random, zipf:THETA, pareto:H, zoned:IO/SPACE:... (normal, zoned_abs and sequence are refused)",
+        )),
     };
     if p.random.iter().all(|r| *r == 0.0) {
         return Ok(());

@@ -34,7 +34,9 @@ pub fn split_filenames(v: &str) -> Vec<String> {
         match c {
             '\\' if chars.peek() == Some(&':') => {
                 chars.next();
-                out.last_mut().map(|s| s.push(':'));
+                if let Some(s) = out.last_mut() {
+                    s.push(':');
+                }
             }
             ':' => out.push(String::new()),
             c => out.last_mut().map(|s| s.push(c)).unwrap_or(()),
@@ -68,7 +70,9 @@ pub fn targets(cx: &Ctx, name: &str, engine: &Engine, job: &mut Job) -> Result<(
         Some((v, src)) => {
             let files: Vec<String> = split_filenames(v).into_iter().map(|f| join(&dir, &f)).collect();
             if files.is_empty() || files.iter().any(|f| f == "-") {
-                return Err(cx.bad(src, "one or more paths separated by ':' (stdin/stdout '-' is not a target)"));
+                return Err(
+                    cx.bad(src, "one or more paths separated by ':' (stdin/stdout '-' is not a target)")
+                );
             }
             let devices = files.iter().all(|f| f.starts_with("/dev/"));
             let entries = files
@@ -186,11 +190,12 @@ fn region(cx: &Ctx, nfiles: u64, devices: bool, job: &mut Job) -> Result<(), Fio
 pub fn run_keys(cx: &Ctx, engine: &Engine, pattern: &Pattern, job: &mut Job) -> Result<(), FioError> {
     time_keys(cx, pattern, job)?;
     if engine.kind != "null" {
-        job.run.push(Entry::new("engine", engine.kind.into(), vec![engine.origin()]).map_err(|e| {
-            cx.refuse_missing("ioengine", e)
-        })?);
+        job.run.push(
+            Entry::new("engine", engine.kind.into(), vec![engine.origin()])
+                .map_err(|e| cx.refuse_missing("ioengine", e))?,
+        );
     }
-    let direct = [cx.flag("direct")?.map(|(b, s)| (b, s)), cx.flag("buffered")?.map(|(b, s)| (!b, s))]
+    let direct = [cx.flag("direct")?, cx.flag("buffered")?.map(|(b, s)| (!b, s))]
         .into_iter()
         .flatten()
         .max_by_key(|(_, s)| s.line);
@@ -215,8 +220,12 @@ fn time_keys(cx: &Ctx, pattern: &Pattern, job: &mut Job) -> Result<(), FioError>
     }
     job.run.push(match cx.time("ramp_time", S)? {
         Some((ns, src)) => cx.entry("ramp", format_duration(ns), src)?,
-        None => Entry::new("ramp", "0s".into(), vec![Origin::Default("ramp_time not set: fio's default is 0".into())])
-            .map_err(|e| cx.refuse_missing("ramp_time", e))?,
+        None => Entry::new(
+            "ramp",
+            "0s".into(),
+            vec![Origin::Default("ramp_time not set: fio's default is 0".into())],
+        )
+        .map_err(|e| cx.refuse_missing("ramp_time", e))?,
     });
     let time_based = cx.flag("time_based")?.filter(|(b, _)| *b);
     if let Some((_, src)) = time_based {
@@ -267,12 +276,18 @@ fn seed(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
         Some((false, _)) => Ok(()),
         Some((true, src)) => {
             let e = cx.entry("seed", FIO_DEFAULT_SEED.to_string(), src)?;
-            job.run.push(e.with_note("fio's default seed 0x89: the same offsets every run (iolab's, not fio's)"));
+            job.run.push(
+                e.with_note("fio's default seed 0x89: the same offsets every run (iolab's, not fio's)"),
+            );
             Ok(())
         }
         None => {
-            let o = Origin::Default("randrepeat not set: fio's default repeats the same random sequence every run (seed 0x89)".into());
-            let e = Entry::new("seed", FIO_DEFAULT_SEED.to_string(), vec![o]).map_err(|e| cx.refuse_missing("randrepeat", e))?;
+            let o = Origin::Default(
+                "randrepeat not set: fio's default repeats the same random sequence every run (seed 0x89)"
+                    .into(),
+            );
+            let e = Entry::new("seed", FIO_DEFAULT_SEED.to_string(), vec![o])
+                .map_err(|e| cx.refuse_missing("randrepeat", e))?;
             job.run.push(e);
             Ok(())
         }
@@ -280,8 +295,23 @@ fn seed(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
 }
 
 const VERIFY_KINDS: &[&str] = &[
-    "md5", "crc64", "crc32c", "crc32c-intel", "crc32", "crc16", "crc7", "xxhash", "sha1", "sha256", "sha512",
-    "sha3-224", "sha3-256", "sha3-384", "sha3-512", "meta", "pattern",
+    "md5",
+    "crc64",
+    "crc32c",
+    "crc32c-intel",
+    "crc32",
+    "crc16",
+    "crc7",
+    "xxhash",
+    "sha1",
+    "sha256",
+    "sha512",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "meta",
+    "pattern",
 ];
 
 fn verify(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {

@@ -21,13 +21,20 @@ pub fn rate(cx: &Ctx, p: &Pattern, sizes: [&Vec<(u64, u64)>; 2], job: &mut Job) 
     let mut caps = [None, None];
     for (d, part) in [r, w].into_iter().enumerate() {
         let Some(t) = part else { continue };
-        let n = parse_size(&t, cx.kb).ok_or_else(|| cx.bad(src, "a number such as '500', '10k' or '100m'"))?;
-        caps[d] = if n == 0 { None } else { Some(if per_io { n as f64 / one_size(cx, src, sizes[d])? } else { n as f64 }) };
+        let n =
+            parse_size(&t, cx.kb).ok_or_else(|| cx.bad(src, "a number such as '500', '10k' or '100m'"))?;
+        caps[d] = if n == 0 {
+            None
+        } else {
+            Some(if per_io { n as f64 / one_size(cx, src, sizes[d])? } else { n as f64 })
+        };
     }
     let Some(total) = total(cx, p, src, caps)? else { return Ok(()) };
     let mut e = cx.entry("rate", fmt_rate(total), src)?;
     if per_io {
-        e = e.with_note("fio's rate is bytes per second; iolab's is I/Os per second (the rate over the block size)");
+        e = e.with_note(
+            "fio's rate is bytes per second; iolab's is I/Os per second (the rate over the block size)",
+        );
     }
     job.worker.push(e);
     arrival(cx, job)
@@ -77,9 +84,12 @@ fn arrival(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
             "poisson" => ("poisson", Origin::Opt(src.clone())),
             _ => return Err(cx.bad(src, "linear or poisson")),
         },
-        None => ("fixed", Origin::Default("rate_process not set: fio's default is linear (evenly spaced)".into())),
+        None => {
+            ("fixed", Origin::Default("rate_process not set: fio's default is linear (evenly spaced)".into()))
+        }
     };
-    let e = Entry::new("arrival", text.into(), vec![origin]).map_err(|e| cx.refuse_missing("rate_process", e))?;
+    let e =
+        Entry::new("arrival", text.into(), vec![origin]).map_err(|e| cx.refuse_missing("rate_process", e))?;
     job.worker.push(e.with_note("open loop: iolab measures each I/O's latency from its scheduled start, so waiting for a free slot counts"));
     Ok(())
 }

@@ -11,7 +11,7 @@ const MAX_SIZES: usize = 64;
 
 /// The block sizes (size, weight) of direction `d` (0 reads, 1 writes) and their origins. `bssplit` wins
 /// over `bs` and `bsrange`; of those two the later one wins; fio's default is 4k.
-pub fn block_sizes(cx: &Ctx, d: usize) -> Result<(Vec<(u64, u64)>, Vec<Origin>), FioError> {
+pub fn block_sizes(cx: &Ctx, d: usize) -> Result<super::io::Sizes, FioError> {
     if let Some((r, w, src)) = cx.pair("bssplit")? {
         if let Some(t) = [r, w][d].clone() {
             return Ok((split(cx, &t, src)?, vec![Origin::Opt(src.clone())]));
@@ -22,7 +22,7 @@ pub fn block_sizes(cx: &Ctx, d: usize) -> Result<(Vec<(u64, u64)>, Vec<Origin>),
     let latest = [bs, br].into_iter().flatten().max_by_key(|s| s.line).cloned();
     let default = || (vec![(4096, 1)], vec![Origin::Default("bs not set: fio's default is 4k".into())]);
     let Some(src) = latest else { return Ok(default()) };
-    let (r, w, _) = cx.pair(&crate::fio::options::canonical(&src.key).to_string())?.expect("set");
+    let Some((r, w, _)) = cx.pair(crate::fio::options::canonical(&src.key))? else { return Ok(default()) };
     let Some(t) = [r, w][d].clone() else { return Ok(default()) };
     let sizes = if crate::fio::options::canonical(&src.key) == "bs" {
         vec![(size(cx, &t, &src)?, 1)]
@@ -48,7 +48,12 @@ fn range(cx: &Ctx, t: &str, src: &Src) -> Result<Vec<(u64, u64)>, FioError> {
         return Ok(vec![(lo, 1)]);
     }
     if hi / lo + 1 > MAX_SIZES as u64 {
-        return Err(cx.refuse(src, format!("fio issues every multiple of {lo} up to {hi}; iolab's split holds at most {MAX_SIZES} sizes")));
+        return Err(cx.refuse(
+            src,
+            format!(
+                "fio issues every multiple of {lo} up to {hi}; iolab's split holds at most {MAX_SIZES} sizes"
+            ),
+        ));
     }
     let mut w: BTreeMap<u64, u64> = BTreeMap::new();
     let (start, end) = (lo, lo + hi); // the draws, [start, end)
@@ -80,7 +85,9 @@ fn split(cx: &Ctx, t: &str, src: &Src) -> Result<Vec<(u64, u64)>, FioError> {
         return Err(cx.bad(src, expected));
     }
     if given.len() > MAX_SIZES {
-        return Err(cx.refuse(src, format!("more than {MAX_SIZES} sizes; iolab's split holds at most {MAX_SIZES}")));
+        return Err(
+            cx.refuse(src, format!("more than {MAX_SIZES} sizes; iolab's split holds at most {MAX_SIZES}"))
+        );
     }
     let rest = if blanks > 0 { (100.0 - named) / blanks as f64 } else { 0.0 };
     let mut w: BTreeMap<u64, u64> = BTreeMap::new();
