@@ -510,3 +510,10 @@ fn translations_of_fio_examples_are_recognised_as_iolab_files() {
     let (t, _) = tr(FIO_EXAMPLES[1]);
     assert!(!looks_like_fio(&t.toml), "{}", t.toml);
 }
+
+#[test]
+#[ignore = "prints a translation"]
+fn print_example() {
+    let (t, _) = tr("[global]\nioengine=libaio\ndirect=1\nruntime=60\ntime_based\ngroup_reporting\nfilename=/dev/nvme0n1\n[db]\nrw=randrw\nrwmixread=70\nbssplit=8k/80:64k\nnumjobs=4\niodepth=16\nrandom_distribution=zipf:1.1\n");
+    println!("{}", t.toml);
+}
