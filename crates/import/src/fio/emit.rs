@@ -1,0 +1,313 @@
+//! Writing the iolab job file: keys with the fio options they came from, run-wide keys checked for agreement.
+
+use super::job::{Job, Limits};
+use super::{FioError, Src};
+use iolab_spec::{JobSpec, Layer, Place, SpecError, RUN_KEYS};
+
+/// Where an iolab key's value came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Origin {
+    /// A fio option as written.
+    Opt(Src),
+    /// A fio default (the option is not set); the text says which and what it is.
+    Default(String),
+}
+
+impl Origin {
+    fn comment(&self) -> String {
+        match self {
+            Origin::Opt(s) => match &s.value {
+                Some(v) => format!("# fio: {}={} (section [{}], line {})", s.key, v, s.section, s.line),
+                None => format!("# fio: {} (section [{}], line {})", s.key, s.section, s.line),
+            },
+            Origin::Default(text) => format!("# fio: {text}"),
+        }
+    }
+}
+
+/// One iolab key with its value and origins.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// The iolab key.
+    pub key: &'static str,
+    /// The value as iolab's parser reads it (unquoted).
+    pub text: String,
+    /// The fio options (or defaults) behind it.
+    pub origins: Vec<Origin>,
+    /// A difference a fio user should know about, written as a `# note:` line.
+    pub note: Option<String>,
+}
+
+const NUMBER_KEYS: &[&str] =
+    &["qd", "rate", "read_pct", "random_pct", "weight", "count", "seed", "ios", "workers"];
+const BOOL_KEYS: &[&str] = &["direct", "verify"];
+
+impl Entry {
+    /// An entry whose value iolab's own parser for `key` accepts; `Err` says what it expected.
+    pub fn new(key: &'static str, text: String, origins: Vec<Origin>) -> Result<Entry, String> {
+        check(key, &text)?;
+        Ok(Entry { key, text, origins, note: None })
+    }
+
+    /// The same entry with a note.
+    pub fn with_note(mut self, note: impl Into<String>) -> Entry {
+        self.note = Some(note.into());
+        self
+    }
+
+    fn value(&self) -> String {
+        if NUMBER_KEYS.contains(&self.key) || BOOL_KEYS.contains(&self.key) {
+            self.text.clone()
+        } else {
+            quote(&self.text)
+        }
+    }
+
+    fn write(&self, out: &mut String) {
+        for o in &self.origins {
+            out.push_str(&o.comment());
+            out.push('\n');
+        }
+        if let Some(n) = &self.note {
+            out.push_str(&format!("# note: {n}\n"));
+        }
+        out.push_str(&format!("{} = {}\n", self.key, self.value()));
+    }
+}
+
+fn check(key: &str, text: &str) -> Result<(), String> {
+    let place = Place::Flag(key.to_string());
+    let r = if key == "count" {
+        match text.parse::<u32>() {
+            Ok(n) if (1..=iolab_spec::MAX_WORKERS).contains(&n) => Ok(true),
+            _ => return Err(format!("a number of jobs from 1 to {}", iolab_spec::MAX_WORKERS)),
+        }
+    } else if RUN_KEYS.contains(&key) {
+        JobSpec::default().set_run(key, text, &place)
+    } else {
+        Layer::default().set(key, text, &place)
+    };
+    match r {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(format!("a value iolab has a key for (no key '{key}')")),
+        Err(SpecError::InvalidValue { expected, .. }) => Err(format!("{expected} (iolab's '{key}')")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A TOML basic string.
+pub fn quote(s: &str) -> String {
+    let mut q = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            c if (c as u32) < 0x20 => q.push_str(&format!("\\u{:04x}", c as u32)),
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+/// The iolab job file for the translated jobs.
+pub fn job_file(file: &str, jobs: &[Job]) -> Result<String, FioError> {
+    let mut out = format!(
+        "# iolab job file translated from the fio job file '{file}' by iolab-import.\n\
+         # Each key is preceded by the fio option (or fio default) it comes from. See docs/FIO.md.\n\n"
+    );
+    for e in run_entries(file, jobs)? {
+        e.write(&mut out);
+    }
+    let mut names = Vec::new();
+    for job in jobs {
+        for (i, targets) in job.targets.iter().enumerate() {
+            let base = if job.targets.len() > 1 { format!("{}.{i}", job.name) } else { job.name.clone() };
+            let name = unique(table_name(&base), &mut names);
+            write_table(&mut out, &name, job, targets);
+        }
+    }
+    Ok(out)
+}
+
+fn write_table(out: &mut String, name: &str, job: &Job, targets: &[Entry]) {
+    out.push_str(&format!("\n# fio job [{}] (line {})\n[worker.{name}]\n", job.section, job.line));
+    if job.targets.len() == 1 {
+        if let Some(c) = &job.count {
+            c.write(out);
+        }
+    }
+    write_targets(out, targets);
+    for e in &job.worker {
+        e.write(out);
+    }
+    for spec in &job.specs {
+        out.push_str(&format!("[[worker.{name}.spec]]\n"));
+        for e in spec {
+            e.write(out);
+        }
+    }
+}
+
+/// `target`: one string, or an array when fio gives the job several files.
+fn write_targets(out: &mut String, targets: &[Entry]) {
+    let mut comments: Vec<String> = Vec::new();
+    for o in targets.iter().flat_map(|e| &e.origins) {
+        let c = o.comment();
+        if !comments.contains(&c) {
+            comments.push(c);
+        }
+    }
+    for c in comments {
+        out.push_str(&c);
+        out.push('\n');
+    }
+    let values: Vec<String> = targets.iter().map(|e| quote(&e.text)).collect();
+    match values.as_slice() {
+        [] => {}
+        [one] => out.push_str(&format!("target = {one}\n")),
+        many => out.push_str(&format!("target = [{}]\n", many.join(", "))),
+    }
+}
+
+/// A TOML bare key from a fio job name: letters, digits, '_' and '-'; anything else becomes '_'.
+fn table_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect();
+    if s.is_empty() {
+        "job".into()
+    } else {
+        s
+    }
+}
+
+fn unique(name: String, taken: &mut Vec<String>) -> String {
+    let mut n = name.clone();
+    let mut i = 2;
+    while taken.contains(&n) {
+        n = format!("{name}_{i}");
+        i += 1;
+    }
+    taken.push(n.clone());
+    n
+}
+
+/// The run-wide keys: every job must agree on each, since iolab sets them once per run.
+fn run_entries(file: &str, jobs: &[Job]) -> Result<Vec<Entry>, FioError> {
+    let mut keys: Vec<&'static str> = Vec::new();
+    for e in jobs.iter().flat_map(|j| &j.run) {
+        if !keys.contains(&e.key) {
+            keys.push(e.key);
+        }
+    }
+    let mut out = Vec::new();
+    for key in keys {
+        let first = jobs.iter().find_map(|j| j.run.iter().find(|e| e.key == key)).cloned();
+        for job in jobs {
+            let mine = job.run.iter().find(|e| e.key == key);
+            if mine.map(|e| &e.text) != first.as_ref().map(|e| &e.text) {
+                return Err(disagree(file, key, job, mine, first.as_ref()));
+            }
+        }
+        out.extend(first);
+    }
+    out.extend(limit_entries(file, jobs)?);
+    Ok(out)
+}
+
+fn disagree(file: &str, key: &str, job: &Job, mine: Option<&Entry>, first: Option<&Entry>) -> FioError {
+    let src = mine.or(first).and_then(|e| {
+        e.origins.iter().find_map(|o| match o {
+            Origin::Opt(s) => Some(s.clone()),
+            Origin::Default(_) => None,
+        })
+    });
+    let show = |e: Option<&Entry>| e.map_or("(not set)".to_string(), |e| e.text.clone());
+    let why = format!(
+        "iolab sets '{key}' once for the whole run, and the jobs disagree ({} here, {} in the first job); \
+         split them into job files of their own",
+        show(mine),
+        show(first)
+    );
+    match src {
+        Some(s) => {
+            FioError::Unsupported { file: file.into(), option: s.key, section: s.section, line: s.line, why }
+        }
+        None => FioError::Unsupported {
+            file: file.into(),
+            option: key.into(),
+            section: job.section.clone(),
+            line: job.line,
+            why,
+        },
+    }
+}
+
+/// Picks one limit of a job.
+type LimitOf = fn(&Limits) -> &Option<(u64, Origin)>;
+
+/// `bytes` and `ios`: fio limits each job; iolab splits a run-wide total evenly, so every worker must have
+/// the same limit.
+fn limit_entries(file: &str, jobs: &[Job]) -> Result<Vec<Entry>, FioError> {
+    let mut out = Vec::new();
+    let pick: [(&'static str, LimitOf); 2] = [("bytes", |l| &l.bytes), ("ios", |l| &l.ios)];
+    for (key, get) in pick {
+        let first = get(&jobs[0].limits).clone();
+        let mut workers = 0u64;
+        for job in jobs {
+            let mine = get(&job.limits);
+            if mine.as_ref().map(|m| m.0) != first.as_ref().map(|f| f.0) {
+                let e = |l: &Option<(u64, Origin)>| l.as_ref().map(|(n, _)| n.to_string());
+                return Err(FioError::Unsupported {
+                    file: file.into(),
+                    option: if key == "bytes" { "io_size".into() } else { "number_ios".into() },
+                    section: job.section.clone(),
+                    line: job.line,
+                    why: format!(
+                        "iolab shares one run-wide '{key}' limit evenly among workers, and this job's limit \
+                         ({}) differs from the first job's ({})",
+                        e(mine).unwrap_or_else(|| "none".into()),
+                        e(&first).unwrap_or_else(|| "none".into())
+                    ),
+                });
+            }
+            workers += job.workers();
+        }
+        if let Some((n, origin)) = first {
+            let total = n.saturating_mul(workers);
+            let text = if key == "bytes" { iolab_spec::units::format_size(total) } else { total.to_string() };
+            let e = Entry::new(key, text, vec![origin])
+                .map_err(|x| limit_error(file, &jobs[0], key, x))?
+                .with_note(format!(
+                    "fio's limit is per job; iolab's is the total over all {workers} workers"
+                ));
+            out.push(e);
+        }
+    }
+    Ok(out)
+}
+
+fn limit_error(file: &str, job: &Job, key: &str, expected: String) -> FioError {
+    FioError::BadValue {
+        file: file.into(),
+        option: key.into(),
+        value: String::new(),
+        expected,
+        section: job.section.clone(),
+        line: job.line,
+    }
+}
+
+impl Job {
+    /// The number of iolab workers this job becomes.
+    pub fn workers(&self) -> u64 {
+        let count = self.count.as_ref().and_then(|c| c.text.parse::<u64>().ok()).unwrap_or(1);
+        if self.targets.len() > 1 {
+            self.targets.len() as u64
+        } else {
+            count
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! The INI layer of a fio job file: sections, `key=value` lines and bare flags, with line numbers.
+
+use super::FioError;
+
+/// One option as written: `key=value`, or a bare flag (`time_based`, value `None`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawOption {
+    /// The option name, lower-cased, as typed otherwise.
+    pub key: String,
+    /// The value as typed (trimmed), `None` for a bare flag.
+    pub value: Option<String>,
+    /// 1-based line number.
+    pub line: usize,
+}
+
+/// One `[name]` section and its options, in file order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Section {
+    /// The name between the brackets.
+    pub name: String,
+    /// 1-based line of the header.
+    pub line: usize,
+    /// The options, in file order.
+    pub options: Vec<RawOption>,
+}
+
+impl Section {
+    /// True for `[global]`, whose options are defaults for the job sections after it.
+    pub fn is_global(&self) -> bool {
+        self.name == "global"
+    }
+}
+
+/// Splits the text into sections. Comments are whole lines starting with `#` or `;`.
+pub fn parse(text: &str, file: &str) -> Result<Vec<Section>, FioError> {
+    let mut sections: Vec<Section> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let t = raw.trim();
+        if t.is_empty() || t.starts_with('#') || t.starts_with(';') {
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix('[') {
+            let name = rest.strip_suffix(']').map(str::trim).unwrap_or("");
+            if name.is_empty() || name.contains(['[', ']']) {
+                return Err(syntax(file, line, "a section header such as [global] or [job1]", t));
+            }
+            sections.push(Section { name: name.to_string(), line, options: Vec::new() });
+            continue;
+        }
+        let Some(section) = sections.last_mut() else {
+            return Err(syntax(
+                file,
+                line,
+                "a section header such as [global] or [job1] before any option",
+                t,
+            ));
+        };
+        section.options.push(option(t, line, file)?);
+    }
+    if !sections.iter().any(|s| !s.is_global()) {
+        let last = text.lines().count().max(1);
+        return Err(syntax(file, last, "at least one job section (a section other than [global])", ""));
+    }
+    Ok(sections)
+}
+
+fn option(t: &str, line: usize, file: &str) -> Result<RawOption, FioError> {
+    let (key, value) = match t.split_once('=') {
+        Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
+        None => (t, None),
+    };
+    let valid = !key.is_empty()
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && key.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
+    if !valid {
+        return Err(syntax(file, line, "'option=value' or a bare option name such as 'time_based'", t));
+    }
+    Ok(RawOption { key: key.to_ascii_lowercase(), value, line })
+}
+
+fn syntax(file: &str, line: usize, expected: &str, found: &str) -> FioError {
+    FioError::Syntax {
+        file: file.to_string(),
+        line,
+        expected: expected.to_string(),
+        found: found.to_string(),
+    }
+}

@@ -1,0 +1,254 @@
+//! One fio job section (with the `[global]` options it inherits), resolved into iolab keys.
+
+use super::emit::{Entry, Origin};
+use super::ini::Section;
+use super::units::{parse_bool, parse_size, parse_time_ns, per_direction};
+use super::{FioError, Src};
+use std::collections::BTreeMap;
+
+mod io;
+mod layout;
+mod rate;
+mod sizes;
+
+/// A job's options by canonical name; a later option replaces an earlier one.
+#[derive(Clone, Debug, Default)]
+pub struct Opts(BTreeMap<String, Src>);
+
+impl Opts {
+    /// Sets an option (the later one wins, as in fio).
+    pub fn insert(&mut self, canonical: String, src: Src) {
+        self.0.insert(canonical, src);
+    }
+    /// Adds (and overrides with) every option of `other`.
+    pub fn extend(&mut self, other: Opts) {
+        self.0.extend(other.0);
+    }
+    /// The option, if set.
+    pub fn get(&self, key: &str) -> Option<&Src> {
+        self.0.get(key)
+    }
+}
+
+/// The iolab keys of one fio job.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// The section name.
+    pub section: String,
+    /// The section header's line.
+    pub line: usize,
+    /// The worker table name (fio's job name).
+    pub name: String,
+    /// Run-wide keys (must agree between jobs).
+    pub run: Vec<Entry>,
+    /// How many workers (fio's numjobs) and its origin.
+    pub count: Option<Entry>,
+    /// Per-clone target entries when fio would give every clone its own files; else one shared list.
+    pub targets: Vec<Vec<Entry>>,
+    /// Worker-level keys (region, queue depth, rate, data, and the single access spec's keys).
+    pub worker: Vec<Entry>,
+    /// Access specs, when reads and writes need specs of their own.
+    pub specs: Vec<Vec<Entry>>,
+    /// I/O limits of each of the job's workers (bytes, I/Os), for the run-wide totals.
+    pub limits: Limits,
+}
+
+/// fio's per-job end conditions other than time.
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    /// Bytes per job (io_size, else size), with its origin.
+    pub bytes: Option<(u64, Origin)>,
+    /// I/Os per job (number_ios), with its origin.
+    pub ios: Option<(u64, Origin)>,
+}
+
+/// Reading one job: its options and where errors point.
+pub struct Ctx<'a> {
+    /// The fio file's name.
+    pub file: &'a str,
+    /// The job's options.
+    pub opts: &'a Opts,
+    /// The job section.
+    pub section: &'a Section,
+    /// kb_base (1024 or 1000).
+    pub kb: u64,
+}
+
+impl Ctx<'_> {
+    /// The option, if set.
+    pub fn get(&self, key: &str) -> Option<&Src> {
+        self.opts.get(key)
+    }
+
+    /// A "bad value" error for `src`.
+    pub fn bad(&self, src: &Src, expected: impl Into<String>) -> FioError {
+        FioError::BadValue {
+            file: self.file.to_string(),
+            option: src.key.clone(),
+            value: src.text().to_string(),
+            expected: expected.into(),
+            section: src.section.clone(),
+            line: src.line,
+        }
+    }
+
+    /// An "unsupported" error for `src`.
+    pub fn refuse(&self, src: &Src, why: impl Into<String>) -> FioError {
+        FioError::Unsupported {
+            file: self.file.to_string(),
+            option: src.key.clone(),
+            section: src.section.clone(),
+            line: src.line,
+            why: why.into(),
+        }
+    }
+
+    /// An "unsupported" error for an option that is not set, pointing at the job's header.
+    pub fn refuse_missing(&self, option: &str, why: impl Into<String>) -> FioError {
+        FioError::Unsupported {
+            file: self.file.to_string(),
+            option: option.to_string(),
+            section: self.section.name.clone(),
+            line: self.section.line,
+            why: why.into(),
+        }
+    }
+
+    /// The option's value as text, refusing environment-variable forms fio would expand.
+    pub fn text(&self, key: &str) -> Result<Option<(&str, &Src)>, FioError> {
+        let Some(src) = self.get(key) else { return Ok(None) };
+        let Some(v) = src.value.as_deref() else {
+            return Err(self.bad(src, "a value ('option=value')"));
+        };
+        if v.contains('$') {
+            return Err(self.bad(src, "a literal value ($VAR and ${VAR} are not expanded; write the value)"));
+        }
+        Ok(Some((v, src)))
+    }
+
+    /// A boolean option.
+    pub fn flag(&self, key: &str) -> Result<Option<(bool, &Src)>, FioError> {
+        let Some(src) = self.get(key) else { return Ok(None) };
+        let b = parse_bool(src.value.as_deref()).ok_or_else(|| self.bad(src, "1 or 0"))?;
+        Ok(Some((b, src)))
+    }
+
+    /// A size (refusing percentages, which need the target's size).
+    pub fn size(&self, key: &str) -> Result<Option<(u64, &Src)>, FioError> {
+        let Some((v, src)) = self.text(key)? else { return Ok(None) };
+        if v.trim().ends_with('%') {
+            return Err(self.refuse(
+                src,
+                "a share of the target's size needs the size of a target iolab has not probed; give bytes",
+            ));
+        }
+        let n = parse_size(v, self.kb).ok_or_else(|| self.bad(src, size_expected()))?;
+        Ok(Some((n, src)))
+    }
+
+    /// A time; a bare number is in `unit_ns`.
+    pub fn time(&self, key: &str, unit_ns: u64) -> Result<Option<(u64, &Src)>, FioError> {
+        let Some((v, src)) = self.text(key)? else { return Ok(None) };
+        let ns = parse_time_ns(v, unit_ns)
+            .ok_or_else(|| self.bad(src, "a time such as '60', '30s', '500ms', '250us', '10m' or '1h'"))?;
+        Ok(Some((ns, src)))
+    }
+
+    /// A whole number.
+    pub fn count(&self, key: &str) -> Result<Option<(u64, &Src)>, FioError> {
+        let Some((v, src)) = self.text(key)? else { return Ok(None) };
+        let n = parse_size(v, self.kb).ok_or_else(|| self.bad(src, "a whole number"))?;
+        Ok(Some((n, src)))
+    }
+
+    /// The read and write parts of a per-direction option (`read,write[,trim]`).
+    pub fn pair(&self, key: &str) -> Result<Option<Pair<'_>>, FioError> {
+        let Some((v, src)) = self.text(key)? else { return Ok(None) };
+        let (r, w) = per_direction(v);
+        Ok(Some((r, w, src)))
+    }
+
+    /// An entry built from `src`, checked with iolab's own parser for `key`.
+    pub fn entry(&self, key: &'static str, text: String, src: &Src) -> Result<Entry, FioError> {
+        Entry::new(key, text, vec![Origin::Opt(src.clone())]).map_err(|e| self.bad(src, e))
+    }
+}
+
+/// The read part, the write part and the option of a per-direction value.
+pub type Pair<'a> = (Option<String>, Option<String>, &'a Src);
+
+/// The expected form of a fio size.
+pub fn size_expected() -> &'static str {
+    "a size such as '4096', '4k', '8m' or '1g' (k = 1024 with kb_base=1024)"
+}
+
+/// Resolves one job section into iolab keys. `index` is the job's place among the job sections.
+pub fn resolve(file: &str, section: &Section, opts: &Opts, index: usize) -> Result<Job, FioError> {
+    let kb = kb_base(file, section, opts)?;
+    let cx = Ctx { file, opts, section, kb };
+    for key in ["stonewall", "wait_for_previous"] {
+        if let Some((true, src)) = cx.flag(key)? {
+            if index > 0 {
+                return Err(cx.refuse(
+                    src,
+                    "iolab runs every worker at the same time; its job format has no phases to run this \
+                     job after the ones before it (translate each phase to a job file of its own)",
+                ));
+            }
+        }
+    }
+    if let Some((ns, src)) = cx.time("thinktime", 1_000)? {
+        if ns > 0 {
+            return Err(cx.refuse(src, "iolab has no think time between an I/O's completion and the next"));
+        }
+    }
+    let name = match cx.text("name")? {
+        Some((n, _)) => n.to_string(),
+        None => section.name.clone(),
+    };
+    let engine = layout::engine(&cx)?;
+    let pattern = io::pattern(&cx)?;
+    let mut job = Job {
+        section: section.name.clone(),
+        line: section.line,
+        name: name.clone(),
+        run: Vec::new(),
+        count: None,
+        targets: Vec::new(),
+        worker: Vec::new(),
+        specs: Vec::new(),
+        limits: Limits::default(),
+    };
+    layout::targets(&cx, &name, &engine, &mut job)?;
+    layout::run_keys(&cx, &engine, &pattern, &mut job)?;
+    io::access(&cx, &engine, &pattern, &mut job)?;
+    Ok(job)
+}
+
+fn kb_base(file: &str, section: &Section, opts: &Opts) -> Result<u64, FioError> {
+    let Some(src) = opts.get("kb_base") else { return Ok(1024) };
+    match src.text().trim() {
+        "1024" => Ok(1024),
+        "1000" => Ok(1000),
+        _ => Err(Ctx { file, opts, section, kb: 1024 }.bad(src, "1024 or 1000")),
+    }
+}
+
+/// The iolab engine for a job, and where it came from.
+#[derive(Clone, Debug)]
+pub struct Engine {
+    /// `io_uring`, `sync` or `null`.
+    pub kind: &'static str,
+    /// The `ioengine` option, or `None` for fio's default (psync).
+    pub src: Option<Src>,
+}
+
+impl Engine {
+    /// The origin of the engine choice.
+    pub fn origin(&self) -> Origin {
+        match &self.src {
+            Some(s) => Origin::Opt(s.clone()),
+            None => Origin::Default("ioengine not set: fio's default is psync".into()),
+        }
+    }
+}

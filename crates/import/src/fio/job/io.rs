@@ -1,0 +1,274 @@
+//! What a job's I/O looks like: direction mix, sequential or random, block sizes, alignment, queue depth,
+//! rate, offset distribution and data.
+
+use super::{size_expected, Ctx, Engine, Job};
+use crate::fio::emit::{Entry, Origin};
+use crate::fio::units::parse_size;
+use crate::fio::{FioError, Src};
+use iolab_spec::units::format_size;
+
+/// The direction mix and random shares of a job.
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    /// Share of reads, percent.
+    pub read_pct: f64,
+    /// Random share of reads and of writes, percent.
+    pub random: [f64; 2],
+    /// The options behind `read_pct`.
+    pub origins: Vec<Origin>,
+    /// The option behind the random shares, if not the pattern alone.
+    pub random_src: Option<Src>,
+}
+
+impl Pattern {
+    /// Which directions the job issues: [reads, writes].
+    pub fn used(&self) -> [bool; 2] {
+        [self.read_pct > 0.0, self.read_pct < 100.0]
+    }
+    /// True when some I/O the job issues is sequential.
+    pub fn has_sequential(&self) -> bool {
+        (0..2).any(|d| self.used()[d] && self.random[d] < 100.0)
+    }
+}
+
+/// `rw` (with `rwmixread`/`rwmixwrite` and `percentage_random`).
+pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
+    let (rw, origin, src) = match cx.text("rw")? {
+        Some((v, src)) => (v.trim().to_string(), Origin::Opt(src.clone()), Some(src)),
+        None => ("read".into(), Origin::Default("rw not set: fio's default is read".into()), None),
+    };
+    let (base, skip) = match rw.split_once(':') {
+        Some((b, s)) => (b.trim(), Some(s.trim())),
+        None => (rw.as_str(), None),
+    };
+    if let (Some(s), Some(src)) = (skip, src) {
+        if parse_size(s, cx.kb) != Some(0) && !s.is_empty() {
+            return Err(cx.refuse(src, "a ':N' suffix (a skip after each sequential I/O, or N I/Os per random offset); iolab's sequential I/O is contiguous and every random I/O gets its own offset"));
+        }
+    }
+    let (read, random) = match base {
+        "read" => (100.0, 0.0),
+        "write" => (0.0, 0.0),
+        "randread" => (100.0, 100.0),
+        "randwrite" => (0.0, 100.0),
+        "rw" | "readwrite" => (50.0, 0.0),
+        "randrw" => (50.0, 100.0),
+        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+            return Err(cx.refuse(src.expect("rw is set"), "iolab issues no trims"))
+        }
+        _ => {
+            return Err(cx.bad(
+                src.expect("the default is valid"),
+                "read, write, randread, randwrite, rw, readwrite or randrw",
+            ))
+        }
+    };
+    let mut p = Pattern { read_pct: read, random: [random; 2], origins: vec![origin], random_src: None };
+    if read == 50.0 {
+        mix(cx, &mut p)?;
+    }
+    if random == 100.0 {
+        if let Some((r, w, src)) = cx.pair("percentage_random")? {
+            for (d, part) in [r, w].into_iter().enumerate() {
+                if let Some(t) = part {
+                    p.random[d] = pct(cx, &t, src)?;
+                }
+            }
+            p.random_src = Some(src.clone());
+        }
+    }
+    Ok(p)
+}
+
+fn pct(cx: &Ctx, text: &str, src: &Src) -> Result<f64, FioError> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if n <= 100 => Ok(n as f64),
+        _ => Err(cx.bad(src, "a whole percentage from 0 to 100")),
+    }
+}
+
+/// `rwmixread` / `rwmixwrite`: the later one wins, as in fio.
+fn mix(cx: &Ctx, p: &mut Pattern) -> Result<(), FioError> {
+    let r = cx.get("rwmixread").map(|s| (s, false));
+    let w = cx.get("rwmixwrite").map(|s| (s, true));
+    let Some((src, is_write)) = [r, w].into_iter().flatten().max_by_key(|(s, _)| s.line) else {
+        return Ok(());
+    };
+    let v = pct(cx, src.text(), src)?;
+    p.read_pct = if is_write { 100.0 - v } else { v };
+    p.origins.push(Origin::Opt(src.clone()));
+    Ok(())
+}
+
+/// Block sizes (size, weight) of one direction, and their origins.
+pub type Sizes = (Vec<(u64, u64)>, Vec<Origin>);
+
+/// Everything that may differ between reads and writes.
+#[derive(Clone, Debug)]
+struct DirSpec {
+    sizes: Sizes,
+    align: Option<(u64, Origin)>,
+    random: f64,
+}
+
+/// The job's access keys, queue depth, rate, distribution and data.
+pub fn access(cx: &Ctx, engine: &Engine, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
+    job.worker.push(queue_depth(cx, engine)?);
+    let dirs = [dir_spec(cx, p, 0)?, dir_spec(cx, p, 1)?];
+    super::rate::rate(cx, p, [&dirs[0].sizes.0, &dirs[1].sizes.0], job)?;
+    distribution(cx, p, job)?;
+    data(cx, job)?;
+    let used = p.used();
+    let same = dirs[0].sizes.0 == dirs[1].sizes.0
+        && dirs[0].align.as_ref().map(|a| a.0) == dirs[1].align.as_ref().map(|a| a.0)
+        && dirs[0].random == dirs[1].random;
+    if !(used[0] && used[1]) || same {
+        let d = if used[0] { &dirs[0] } else { &dirs[1] };
+        job.worker.extend(spec_entries(cx, d, p, p.read_pct)?);
+        return Ok(());
+    }
+    for (i, d) in dirs.iter().enumerate() {
+        let share = if i == 0 { p.read_pct } else { 100.0 - p.read_pct };
+        let mut spec = spec_entries(cx, d, p, if i == 0 { 100.0 } else { 0.0 })?;
+        let w = Entry::new("weight", format!("{}", share.round() as u64), p.origins.clone())
+            .map_err(|e| cx.refuse_missing("rwmixread", e))?;
+        spec.push(w.with_note("reads and writes differ here (block sizes, alignment or random share), so each direction is an access spec of its own, weighted by fio's mix"));
+        job.specs.push(spec);
+    }
+    Ok(())
+}
+
+fn spec_entries(cx: &Ctx, d: &DirSpec, p: &Pattern, read_pct: f64) -> Result<Vec<Entry>, FioError> {
+    let header = || cx.refuse_missing("bs", "");
+    let mut out = vec![Entry::new("bs", sizes_text(&d.sizes.0), d.sizes.1.clone()).map_err(|e| {
+        let src = d.sizes.1.iter().find_map(|o| match o {
+            Origin::Opt(s) => Some(s.clone()),
+            Origin::Default(_) => None,
+        });
+        src.map_or_else(header, |s| cx.bad(&s, e))
+    })?];
+    let mut rp = Entry::new("read_pct", fmt_pct(read_pct), p.origins.clone()).map_err(|_| header())?;
+    if p.read_pct > 0.0 && p.read_pct < 100.0 && p.random[0].min(p.random[1]) < 100.0 {
+        rp = rp.with_note(
+            "iolab's sequential mix has one cursor for reads and writes; fio keeps one per direction",
+        );
+    }
+    out.push(rp);
+    let mut ro = p.origins[..1].to_vec();
+    ro.extend(p.random_src.iter().map(|s| Origin::Opt(s.clone())));
+    out.push(Entry::new("random_pct", fmt_pct(d.random), ro).map_err(|_| header())?);
+    if let Some((a, o)) = &d.align {
+        out.push(Entry::new("align", format_size(*a), vec![o.clone()]).map_err(|_| header())?);
+    }
+    Ok(out)
+}
+
+fn fmt_pct(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{}", v as u64)
+    } else {
+        format!("{v}")
+    }
+}
+
+fn queue_depth(cx: &Ctx, engine: &Engine) -> Result<Entry, FioError> {
+    if engine.kind == "sync" {
+        let mut origins = vec![engine.origin()];
+        origins.extend(cx.get("iodepth").map(|s| Origin::Opt(s.clone())));
+        let e = Entry::new("qd", "1".into(), origins).map_err(|e| cx.refuse_missing("iodepth", e))?;
+        return Ok(e.with_note("fio's sync engines issue one I/O at a time, whatever iodepth says"));
+    }
+    match cx.count("iodepth")? {
+        Some((n, src)) => cx.entry("qd", n.to_string(), src),
+        None => {
+            Entry::new("qd", "1".into(), vec![Origin::Default("iodepth not set: fio's default is 1".into())])
+                .map_err(|e| cx.refuse_missing("iodepth", e))
+        }
+    }
+}
+
+fn dir_spec(cx: &Ctx, p: &Pattern, d: usize) -> Result<DirSpec, FioError> {
+    let sizes = super::sizes::block_sizes(cx, d)?;
+    let align = match cx.pair("blockalign")? {
+        Some((r, w, src)) if [r.clone(), w.clone()][d].is_some() => {
+            let t = [r, w][d].clone().unwrap_or_default();
+            let n = parse_size(&t, cx.kb).filter(|n| *n > 0).ok_or_else(|| cx.bad(src, size_expected()))?;
+            Some((n, Origin::Opt(src.clone())))
+        }
+        _ if sizes.0.len() > 1 => {
+            let min = sizes.0.iter().map(|s| s.0).min().unwrap_or(4096);
+            Some((
+                min,
+                Origin::Default("blockalign not set: fio aligns I/O to the smallest block size".into()),
+            ))
+        }
+        _ => None,
+    };
+    Ok(DirSpec { sizes, align, random: p.random[d] })
+}
+
+/// iolab's text for a block-size split: "4K", or "4K/60:8K/40" with weights reduced by their common divisor.
+pub fn sizes_text(sizes: &[(u64, u64)]) -> String {
+    if sizes.len() == 1 {
+        return format_size(sizes[0].0);
+    }
+    let g = sizes.iter().fold(0, |g, s| gcd(g, s.1)).max(1);
+    sizes.iter().map(|(s, w)| format!("{}/{}", format_size(*s), w / g)).collect::<Vec<_>>().join(":")
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn distribution(cx: &Ctx, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
+    let Some((v, src)) = cx.text("random_distribution")? else { return Ok(()) };
+    let v = v.trim();
+    if v.contains(',') {
+        return Err(cx.refuse(src, "per-direction distributions; iolab has one per worker"));
+    }
+    let (kind, rest) = v.split_once(':').unwrap_or((v, ""));
+    let args: Vec<&str> = rest.split(':').filter(|s| !s.is_empty()).collect();
+    let text = match kind {
+        "random" => return Ok(()),
+        "zipf" | "pareto" if args.len() == 1 => format!("{kind}:{}", args[0]),
+        "zipf" | "pareto" if args.len() == 2 => {
+            return Err(cx.refuse(
+                src,
+                "a second value moves the distribution's centre; iolab's zipf and pareto have none",
+            ))
+        }
+        "zoned" if !args.is_empty() => format!("zones:{rest}"),
+        "normal" | "gauss" => return Err(cx.refuse(src, "iolab has no normal (Gaussian) distribution")),
+        "zoned_abs" => {
+            return Err(cx.refuse(src, "iolab's zones are shares of the region, not absolute sizes"))
+        }
+        "sequence" => return Err(cx.refuse(src, "iolab has no fixed sequence of blocks")),
+        _ => return Err(cx.bad(
+            src,
+            "random, zipf:THETA, pareto:H, zoned:IO/SPACE:... (normal, zoned_abs and sequence are refused)",
+        )),
+    };
+    if p.random.iter().all(|r| *r == 0.0) {
+        return Ok(());
+    }
+    job.worker.push(cx.entry("dist", text, src)?);
+    Ok(())
+}
+
+fn data(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
+    if let Some((v, src)) = cx.text("buffer_compress_percentage")? {
+        let n = pct(cx, v, src)?;
+        if n > 0.0 {
+            job.worker.push(cx.entry("data", format!("compress:{n}"), src)?);
+            return Ok(());
+        }
+    }
+    if let Some((true, src)) = cx.flag("zero_buffers")? {
+        job.worker.push(cx.entry("data", "zero".into(), src)?);
+    }
+    Ok(())
+}

@@ -1,0 +1,292 @@
+//! Which fio options are translated, which are ignored (they do not change the I/O) and which are refused
+//! (they would change it, and iolab has no equivalent), each with its reason.
+
+/// What the translator does with an option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// Translated into iolab keys (some values may still be refused where they are read).
+    Mapped,
+    /// Dropped: it does not change the I/O. The reason is reported.
+    Ignored(&'static str),
+    /// Accepted only with the value(s) that leave the I/O as iolab runs it; any other value is refused.
+    OnlyValues(&'static [&'static str], &'static str),
+    /// Refused: it changes the I/O and iolab has no equivalent.
+    Refused(&'static str),
+}
+
+/// fio's option aliases, mapped to the name this translator uses.
+pub fn canonical(key: &str) -> &str {
+    match key {
+        "readwrite" => "rw",
+        "blocksize" => "bs",
+        "blocksize_range" => "bsrange",
+        "ba" => "blockalign",
+        "io_limit" => "io_size",
+        "timeout" => "runtime",
+        "ratemin" => "rate_min",
+        "ratecycle" => "rate_cycle",
+        "randseed" | "random_seed" => "randseed",
+        "iodepth_batch" => "iodepth_batch_submit",
+        "blocksize_unaligned" => "bs_unaligned",
+        other => other,
+    }
+}
+
+/// Options read by the translator.
+const MAPPED: &[&str] = &[
+    "name",
+    "filename",
+    "directory",
+    "nrfiles",
+    "size",
+    "filesize",
+    "offset",
+    "io_size",
+    "number_ios",
+    "rw",
+    "rwmixread",
+    "rwmixwrite",
+    "bs",
+    "bsrange",
+    "bssplit",
+    "blockalign",
+    "iodepth",
+    "numjobs",
+    "runtime",
+    "time_based",
+    "ramp_time",
+    "direct",
+    "buffered",
+    "ioengine",
+    "rate",
+    "rate_iops",
+    "rate_process",
+    "random_distribution",
+    "percentage_random",
+    "randseed",
+    "randrepeat",
+    "verify",
+    "verify_fatal",
+    "do_verify",
+    "stonewall",
+    "wait_for_previous",
+    "thinktime",
+    "kb_base",
+    "zero_buffers",
+    "buffer_compress_percentage",
+];
+
+const NO_IO: &str = "reporting or logging only; it does not change the I/O";
+
+/// Options that do not change the I/O, with the reason they can be dropped.
+const IGNORED: &[(&str, &str)] = &[
+    ("description", "a free-text description"),
+    ("group_reporting", NO_IO),
+    ("new_group", "starts a reporting group only; jobs still run side by side"),
+    ("thread", "threads or processes: iolab workers are threads; the I/O is the same"),
+    ("write_bw_log", NO_IO),
+    ("write_lat_log", NO_IO),
+    ("write_iops_log", NO_IO),
+    ("write_hist_log", NO_IO),
+    ("write_iolog", "records the I/O issued; it does not change it"),
+    ("log_avg_msec", NO_IO),
+    ("log_hist_msec", NO_IO),
+    ("log_hist_coarseness", NO_IO),
+    ("log_max_value", NO_IO),
+    ("log_offset", NO_IO),
+    ("log_prio", NO_IO),
+    ("log_compression", NO_IO),
+    ("log_store_compressed", NO_IO),
+    ("log_unix_epoch", NO_IO),
+    ("log_alternate_epoch", NO_IO),
+    ("per_job_logs", NO_IO),
+    ("lat_percentiles", NO_IO),
+    ("clat_percentiles", NO_IO),
+    ("slat_percentiles", NO_IO),
+    ("percentile_list", NO_IO),
+    ("significant_figures", NO_IO),
+    ("disable_lat", NO_IO),
+    ("disable_clat", NO_IO),
+    ("disable_slat", NO_IO),
+    ("disable_bw_measurement", NO_IO),
+    ("bwavgtime", NO_IO),
+    ("iopsavgtime", NO_IO),
+    ("gtod_reduce", "timing-call reduction; iolab always times every I/O"),
+    ("unified_rw_reporting", NO_IO),
+    ("stats", NO_IO),
+    ("unit_base", "the unit of fio's output only"),
+    ("clocksource", "fio's timer source; iolab uses the monotonic clock"),
+    (
+        "allow_mounted_write",
+        "a safety switch; iolab has its own checks (--allow-write-device, --destroy-data)",
+    ),
+    ("cpus_allowed", "CPU placement of the job; it does not change the I/O pattern (iolab does not pin)"),
+    ("cpus_allowed_policy", "CPU placement of the job; it does not change the I/O pattern"),
+    ("cpumask", "CPU placement of the job; it does not change the I/O pattern (iolab does not pin)"),
+    ("numa_cpu_nodes", "NUMA placement; it does not change the I/O pattern"),
+    ("numa_mem_policy", "NUMA placement; it does not change the I/O pattern"),
+    ("nice", "process priority; it does not change the I/O pattern"),
+    ("mem", "where fio allocates buffers; iolab uses its own page-aligned buffers"),
+    ("iomem", "where fio allocates buffers; iolab uses its own page-aligned buffers"),
+    ("iomem_align", "buffer alignment; iolab's buffers are 4 KiB aligned"),
+    ("mem_align", "buffer alignment; iolab's buffers are 4 KiB aligned"),
+    ("refill_buffers", "iolab's random data already differs in every write"),
+    ("scramble_buffers", "iolab's random data already differs in every write"),
+    ("fixedbufs", "iolab's io_uring engine always registers its buffers"),
+    ("registerfiles", "iolab's io_uring engine always registers its files"),
+    (
+        "overwrite",
+        "iolab fills a new file before the run, so writes overwrite written data as with overwrite=1",
+    ),
+    ("unlink", "file removal after the job; it does not change the I/O"),
+    (
+        "invalidate",
+        "drops the page cache of the files before the job; the I/O issued is the same (see docs/FIO.md)",
+    ),
+    ("exitall_on_error", "what fio does after an error; iolab counts errors (stop_on_error ends the run)"),
+    ("continue_on_error", "what fio does after an error; iolab counts errors and goes on"),
+    ("create_serialize", "how fio lays out files before the job; not the measured I/O"),
+    ("create_fsync", "how fio lays out files before the job; not the measured I/O"),
+    ("fallocate", "how fio lays out files before the job; not the measured I/O"),
+    ("warnings_fatal", "fio's own warnings"),
+    ("max_latency", "a fio failure threshold; it does not change the I/O until it trips (see [verdict])"),
+];
+
+/// Options accepted only with the values that match iolab's behaviour.
+const ONLY_VALUES: &[(&str, &[&str], &str)] = &[
+    ("loops", &["1"], "iolab runs one pass (or a duration); it cannot repeat a job N times"),
+    ("fsync", &["0"], "iolab issues no fsync between writes"),
+    ("fdatasync", &["0"], "iolab issues no fdatasync between writes"),
+    ("end_fsync", &["0"], "iolab issues no fsync at the end of the job"),
+    ("fsync_on_close", &["0"], "iolab issues no fsync at close"),
+    ("sync", &["0", "none"], "iolab does not open files with O_SYNC or O_DSYNC"),
+    (
+        "file_service_type",
+        &["roundrobin", "roundrobin:1"],
+        "iolab switches targets round robin after every I/O",
+    ),
+    ("startdelay", &["0"], "iolab starts every worker at once"),
+    ("exitall", &["0"], "iolab stops all workers together at the end of the run, not when the first ends"),
+    ("create_on_open", &["0"], "iolab creates files before the run"),
+    ("pre_read", &["0"], "iolab does not read files into the page cache before the run"),
+    ("bs_unaligned", &["0"], "iolab's I/O sizes are the block sizes given"),
+    ("iodepth_batch_submit", &["1"], "iolab submits I/Os as slots free, not in batches"),
+    ("iodepth_batch_complete_min", &["1"], "iolab reaps completions as they come, not in batches"),
+    ("iodepth_batch_complete", &["1"], "iolab reaps completions as they come, not in batches"),
+    ("iodepth_low", &["0"], "iolab refills the queue as soon as a slot frees"),
+    (
+        "norandommap",
+        &["1"],
+        "iolab draws every random offset independently (no random map), as with norandommap=1",
+    ),
+    ("hipri", &["0"], "iolab's io_uring engine does not poll for completions"),
+    ("sqthread_poll", &["0"], "iolab's io_uring engine does not use a kernel submission thread"),
+    ("offset_increment", &["0"], "iolab gives every worker of a table the same region"),
+    ("ramp_size", &["0"], "iolab's warm-up is a time (ramp_time)"),
+    ("trim_percentage", &["0"], "iolab issues no trims"),
+    ("dedupe_percentage", &["0"], "iolab's data has no controlled duplicate share"),
+    ("fadvise_hint", &["0", "1"], "iolab gives no other fadvise hints"),
+];
+
+/// Options that change the I/O and have no iolab equivalent.
+const REFUSED: &[(&str, &str)] = &[
+    ("bs_is_seq_rand", "iolab's block sizes do not depend on whether the I/O is sequential"),
+    ("rwmixcycle", "iolab chooses read or write per I/O"),
+    ("thinktime_spin", "iolab has no think time between I/Os"),
+    ("thinktime_blocks", "iolab has no think time between I/Os"),
+    ("thinktime_blocks_type", "iolab has no think time between I/Os"),
+    ("thinktime_iotime", "iolab has no think time between I/Os"),
+    ("rate_min", "iolab does not end a job whose rate falls below a floor"),
+    ("rate_iops_min", "iolab does not end a job whose rate falls below a floor"),
+    ("rate_cycle", "iolab does not end a job whose rate falls below a floor"),
+    ("rate_ignore_thinktime", "iolab has no think time"),
+    ("io_submit_mode", "iolab submits from the worker thread"),
+    ("ioscheduler", "iolab does not change the device's I/O scheduler"),
+    ("random_generator", "iolab has one random generator (xoshiro256**)"),
+    ("zonemode", "iolab has no zoned or strided layouts"),
+    ("zonesize", "iolab has no zoned or strided layouts"),
+    ("zonerange", "iolab has no zoned or strided layouts"),
+    ("zoneskip", "iolab has no zoned or strided layouts"),
+    ("offset_align", "iolab's region starts at the offset given"),
+    ("openfiles", "iolab keeps every target open"),
+    ("wait_for", "iolab runs all workers side by side; it has no phases"),
+    ("steadystate", "a steady-state stop is iolab's --steady-state flag, not a job-file key"),
+    ("steadystate_duration", "a steady-state stop is iolab's --steady-state flag, not a job-file key"),
+    ("steadystate_ramp_time", "a steady-state stop is iolab's --steady-state flag, not a job-file key"),
+    ("read_iolog", "iolab does not replay I/O logs"),
+    ("replay_no_stall", "iolab does not replay I/O logs"),
+    ("replay_redirect", "iolab does not replay I/O logs"),
+    ("buffer_pattern", "iolab's data is random, zero or compressible, not a given pattern"),
+    ("buffer_compress_chunk", "iolab's compressible data uses 4 KiB chunks"),
+    ("verify_pattern", "iolab's verification stamps its own header"),
+    ("verify_interval", "iolab's verification stamps every block"),
+    ("verify_offset", "iolab's verification stamps its own header"),
+    ("verify_backlog", "iolab verifies every read as it completes and reads back at the end"),
+    ("verify_backlog_batch", "iolab verifies every read as it completes and reads back at the end"),
+    ("verify_only", "iolab's verification runs with the workload"),
+    ("verify_async", "iolab verifies in the worker"),
+    ("verify_state_save", "iolab keeps written generations in its own journal (journal = FILE)"),
+    ("verify_state_load", "iolab keeps written generations in its own journal (journal = FILE)"),
+    ("experimental_verify", "iolab's verification stamps its own header"),
+    ("serialize_overlap", "iolab does not serialize overlapping I/Os"),
+    ("flow", "iolab has no flow control between jobs"),
+    ("flow_id", "iolab has no flow control between jobs"),
+    ("lockfile", "iolab does not lock files between workers"),
+    ("cpuload", "iolab has no CPU-burning engine"),
+    ("prio", "iolab does not set I/O priorities"),
+    ("prioclass", "iolab does not set I/O priorities"),
+    ("cmdprio_percentage", "iolab does not set I/O priorities"),
+    ("uid", "iolab runs as the user who starts it"),
+    ("gid", "iolab runs as the user who starts it"),
+    ("atomic", "iolab does not ask for atomic writes"),
+    ("include", "included job files are not read; paste their options in"),
+    ("filename_format", "iolab names fio's default files $jobname.$jobnum.$filenum only"),
+    ("unique_filename", "iolab names fio's default files $jobname.$jobnum.$filenum only"),
+    ("trim_backlog", "iolab issues no trims"),
+    ("nrfiles_skip", "iolab has no such file layout"),
+];
+
+/// The class of an option (by its canonical name); `None` for an option the translator does not know.
+pub fn classify(key: &str) -> Option<Class> {
+    if MAPPED.contains(&key) {
+        return Some(Class::Mapped);
+    }
+    if let Some((_, why)) = IGNORED.iter().find(|(k, _)| *k == key) {
+        return Some(Class::Ignored(why));
+    }
+    if let Some((_, ok, why)) = ONLY_VALUES.iter().find(|(k, _, _)| *k == key) {
+        return Some(Class::OnlyValues(ok, why));
+    }
+    REFUSED.iter().find(|(k, _)| *k == key).map(|(_, why)| Class::Refused(why))
+}
+
+/// An iolab engine for a fio `ioengine`: `Some("io_uring")`, `Some("sync")`, `Some("null")` (a `null:`
+/// target), or `None` for an engine iolab does not have.
+pub fn engine(name: &str) -> Option<&'static str> {
+    match name.trim() {
+        "libaio" | "io_uring" | "posixaio" => Some("io_uring"),
+        "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => Some("sync"),
+        "null" => Some("null"),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_option_is_in_two_lists() {
+        let mut all: Vec<&str> = MAPPED.to_vec();
+        all.extend(IGNORED.iter().map(|(k, _)| *k));
+        all.extend(ONLY_VALUES.iter().map(|(k, _, _)| *k));
+        all.extend(REFUSED.iter().map(|(k, _)| *k));
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "an option is listed twice");
+        for k in all {
+            assert_eq!(canonical(k), k, "{k} is listed under an alias");
+        }
+    }
+}
