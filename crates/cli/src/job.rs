@@ -16,7 +16,7 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
         (Some(_), Some(_)) => {
             return Err(usage("give a job file or --profile NAME, not both (`iolab profiles show NAME > job.toml` makes a job file to edit)"))
         }
-        (Some(path), None) => JobSpec::from_file(path).map_err(usage)?,
+        (Some(path), None) => load_job_file(path, args.quiet)?,
         (None, Some(job)) => job,
         (None, None) => JobSpec::default(),
     };
@@ -27,6 +27,34 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
     crate::loadgen::apply_flags(&args.loadgen, &mut job).map_err(usage)?;
     crate::profile::resolve(&mut job, &args.profile)?;
     Ok(job)
+}
+
+/// Reads a job file: iolab's TOML, or a fio job file (recognised by its content, whatever its name), translated
+/// as `iolab import fio` translates it.
+fn load_job_file(path: &str, quiet: bool) -> Result<JobSpec> {
+    let text = read_text(path)?;
+    let toml = if iolab_import::looks_like_fio(&text) { translate_fio(&text, path, quiet)? } else { text };
+    JobSpec::from_toml(&toml, path).map_err(usage)
+}
+
+/// Reads a job file the user named; a missing or unreadable one is the user's error, quoting the path.
+pub fn read_text(path: &str) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| usage(format!("cannot read the job file '{path}': {e}")))
+}
+
+/// Translates a fio job file's text into an iolab job file's, saying on stderr (unless `quiet`) each option
+/// dropped because it does not change the I/O.
+pub fn translate_fio(text: &str, file: &str, quiet: bool) -> Result<String> {
+    let t = iolab_import::translate(text, file).map_err(usage)?;
+    if !quiet {
+        for i in &t.ignored {
+            eprintln!(
+                "iolab: {file}: ignored fio option '{}' ([{}], line {}): {}",
+                i.option, i.section, i.line, i.why
+            );
+        }
+    }
+    Ok(t.toml)
 }
 
 /// Parses `--interval`.

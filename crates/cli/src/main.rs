@@ -30,6 +30,7 @@ mod steady;
 mod catalog_cmd;
 mod compare;
 mod findmax;
+mod import_cmd;
 mod profiles_cmd;
 mod report_cmd;
 mod run;
@@ -58,6 +59,7 @@ fn main() {
         args::Command::Compare(a) => compare::compare(&a),
         args::Command::Report(a) => report_cmd::report(&a),
         args::Command::Verify(a) => verify_cmd::verify_cmd(&a),
+        args::Command::Import(a) => import_cmd::import(&a),
     };
     let code = match result {
         // A command the user interrupted (Ctrl-C, SIGTERM, SIGHUP) exits 130 whatever it had found, so a

@@ -8,6 +8,7 @@
 
 mod catalog;
 mod compare;
+mod import;
 mod loadgen;
 mod profile;
 mod report;
@@ -16,6 +17,7 @@ mod verify;
 
 pub use catalog::{CatalogFlags, DbFlag, ExportArgs, RmArgs, RunsArgs, ShowArgs};
 pub use compare::CompareArgs;
+pub use import::{ImportArgs, ImportWhat};
 pub use loadgen::LoadgenFlags;
 pub use profile::{ProfileFlags, ProfilesAction, ProfilesArgs};
 pub use report::{ReportArgs, ReportFormat};
@@ -60,12 +62,16 @@ pub enum Command {
     /// Check a target written earlier with --verify: every block against its last acknowledged write (with
     /// --journal FILE, also after a crash, kill -9 or reboot), or each block for self-consistency without one.
     Verify(VerifyArgs),
+    /// Take what other tools wrote: `iolab import fio FILE` prints the iolab job file for a fio job file
+    /// (`iolab run FILE.fio` runs one directly).
+    Import(ImportArgs),
 }
 
 /// `iolab run` options.
 #[derive(Args, Debug, Default, Clone)]
 pub struct RunArgs {
-    /// Job file (TOML): top-level defaults, [worker.NAME] tables, [[spec]] access specs. Flags override it.
+    /// Job file: iolab's TOML (top-level defaults, [worker.NAME] tables, [[spec]] access specs), or a fio job
+    /// file (recognised by its content, translated as `iolab import fio` does). Flags override it.
     pub job: Option<String>,
 
     /// Profile, Exchange sizing and verdict options.

@@ -14,6 +14,7 @@ mod emulation;
 mod flags_in_messages;
 mod fuzz_args;
 mod golden;
+mod import;
 mod loadgen;
 mod open_loop;
 mod profiles;

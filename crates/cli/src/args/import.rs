@@ -1,0 +1,28 @@
+//! `iolab import` arguments.
+
+/// `iolab import` options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ImportArgs {
+    /// What to import.
+    #[command(subcommand)]
+    pub what: ImportWhat,
+}
+
+/// What `iolab import` reads.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum ImportWhat {
+    /// Translate a fio job file into the iolab job file that runs the same I/O (TOML, a comment naming the fio
+    /// option behind each key). Options that do not change the I/O are listed on stderr as ignored; options
+    /// iolab cannot express are refused, naming the option, its section and line (docs/FIO.md).
+    Fio {
+        /// The fio job file.
+        #[arg(value_name = "FILE")]
+        file: String,
+        /// Write the iolab job file to OUT instead of stdout.
+        #[arg(long, short = 'o', value_name = "OUT")]
+        output: Option<String>,
+        /// Do not list the ignored options.
+        #[arg(long, short = 'q')]
+        quiet: bool,
+    },
+}

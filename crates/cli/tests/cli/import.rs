@@ -1,0 +1,87 @@
+//! Issue 16, fio job files: `iolab import fio FILE` prints the iolab job file, and `iolab run FILE` takes a
+//! fio job file directly (recognised by its content, not its name), with the command-line overrides on top.
+
+use crate::util::{iolab, tempdir, SIM};
+use serde_json::Value;
+
+const OLTP: &str = "\
+; an OLTP-like fio job
+[global]
+ioengine=libaio
+direct=1
+time_based
+runtime=30
+group_reporting
+size=64m
+
+[oltp]
+rw=randrw
+rwmixread=60
+bs=8k
+iodepth=8
+numjobs=4
+";
+
+#[test]
+fn import_fio_prints_a_job_file_that_iolab_runs() {
+    let dir = tempdir();
+    let fio = dir.path().join("oltp.fio");
+    std::fs::write(&fio, OLTP).unwrap();
+    let out = iolab().args(["import", "fio", fio.to_str().unwrap()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("ignored fio option 'group_reporting'") && stderr.contains("line 7"), "{stderr}");
+    let toml = String::from_utf8(out.stdout).unwrap();
+    assert!(toml.contains("# fio: rwmixread=60 (section [oltp], line 12)"), "{toml}");
+    // Written with -o (atomically, through the write gate), it runs as an iolab job file.
+    let job = dir.path().join("oltp.toml");
+    let out = iolab()
+        .args(["import", "fio", fio.to_str().unwrap(), "-q", "-o", job.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "-q lists nothing");
+    assert_eq!(std::fs::read_to_string(&job).unwrap(), toml);
+    // -o over the fio file itself is refused.
+    let out =
+        iolab().args(["import", "fio", fio.to_str().unwrap(), "-o", fio.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&fio).unwrap(), OLTP);
+}
+
+/// numjobs=4 and rwmixread=60 run 4 workers at 60% reads; the fio file is recognised by its content (no
+/// `.fio` name), and --target, --clock, --duration and --seed override it as they override a TOML job.
+#[test]
+fn run_takes_a_fio_job_file_with_overrides() {
+    let dir = tempdir();
+    let job = dir.path().join("oltp.job");
+    std::fs::write(&job, OLTP).unwrap();
+    let out = iolab()
+        .args(["run", job.to_str().unwrap()])
+        .args(SIM)
+        .args(["-d", "2s", "--buffered", "--json", "-", "-q", "--no-save"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["workers"].as_array().unwrap().len(), 4);
+    let reads = v["total"]["read"]["ops"].as_f64().unwrap() / v["total"]["all"]["ops"].as_f64().unwrap();
+    assert!((reads - 0.60).abs() < 0.02, "read share {reads}");
+    assert_eq!(v["config"]["plan"]["workers"][0]["qd"], 8);
+}
+
+#[test]
+fn a_fio_engine_iolab_does_not_have_is_refused_with_its_line() {
+    let dir = tempdir();
+    let job = dir.path().join("rbd.fio");
+    std::fs::write(&job, "[global]\nsize=1g\n\n[ceph]\nioengine=rbd\nrw=randread\n").unwrap();
+    for args in
+        [vec!["run", job.to_str().unwrap(), "--no-save"], vec!["import", "fio", job.to_str().unwrap()]]
+    {
+        let out = iolab().args(&args).current_dir(dir.path()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("rbd") && stderr.contains("line 5") && stderr.contains("[ceph]"), "{stderr}");
+    }
+    assert_eq!(crate::util::entries(dir.path()), ["rbd.fio"], "nothing is created");
+}
