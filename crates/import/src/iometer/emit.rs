@@ -1,0 +1,459 @@
+//! Writing the iolab job file from the model: keys with the Iometer settings they came from.
+
+use super::lines::Value;
+use super::model::{Config, Cycle, Spec, SpecLine, Worker};
+use super::{IcfError, NamedTarget};
+use iolab_spec::units::format_size;
+use iolab_spec::{JobSpec, Layer, Place, RUN_KEYS};
+
+/// Keys whose values are written as TOML numbers.
+const NUMBER_KEYS: &[&str] = &["qd", "read_pct", "random_pct", "weight", "seed"];
+
+/// One iolab key, its value and the comments above it.
+struct Entry {
+    key: &'static str,
+    text: String,
+    origin: String,
+    note: Option<String>,
+}
+
+impl Entry {
+    /// An entry whose value iolab's own parser for `key` accepts; else a [`IcfError::BadValue`] at `at`.
+    fn new(key: &'static str, text: String, at: &Value, what: &str, file: &str) -> Result<Entry, IcfError> {
+        let place = Place::Flag(key.to_string());
+        let r = if RUN_KEYS.contains(&key) {
+            JobSpec::default().set_run(key, &text, &place)
+        } else {
+            Layer::default().set(key, &text, &place)
+        };
+        if let Err(e) = r {
+            let expected = match e {
+                iolab_spec::SpecError::InvalidValue { expected, .. } => {
+                    format!("{expected} (iolab's '{key}' = {text})")
+                }
+                other => other.to_string(),
+            };
+            return Err(IcfError::BadValue {
+                file: file.into(),
+                line: at.line,
+                what: what.into(),
+                value: at.text.clone(),
+                expected,
+            });
+        }
+        let origin = format!("# iometer: {what} = {} (line {})", at.text, at.line);
+        Ok(Entry { key, text, origin, note: None })
+    }
+
+    fn note(mut self, note: impl Into<String>) -> Entry {
+        self.note = Some(note.into());
+        self
+    }
+
+    fn write(&self, out: &mut String) {
+        out.push_str(&self.origin);
+        out.push('\n');
+        if let Some(n) = &self.note {
+            out.push_str(&format!("# note: {n}\n"));
+        }
+        let value = if NUMBER_KEYS.contains(&self.key) { self.text.clone() } else { quote(&self.text) };
+        out.push_str(&format!("{} = {value}\n", self.key));
+    }
+}
+
+/// A TOML basic string.
+fn quote(s: &str) -> String {
+    let mut q = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            c if (c as u32) < 0x20 => q.push_str(&format!("\\u{:04x}", c as u32)),
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+/// A bare TOML key (and an iolab target name): a letter first, then letters, digits, '_' and '-'.
+fn bare_name(text: &str, prefix: &str) -> String {
+    let mut s = String::new();
+    for c in text.chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' };
+        if !(c == '_' && (s.is_empty() || s.ends_with('_'))) {
+            s.push(c);
+        }
+    }
+    let s = s.trim_end_matches('_').to_string();
+    if s.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        s
+    } else {
+        format!("{prefix}{s}")
+    }
+}
+
+fn unique(name: String, taken: &mut Vec<String>) -> String {
+    let mut n = name.clone();
+    let mut i = 2;
+    while taken.contains(&n) {
+        n = format!("{name}_{i}");
+        i += 1;
+    }
+    taken.push(n.clone());
+    n
+}
+
+/// The job file and its named targets.
+pub fn job_file(
+    cfg: &Config,
+    file: &str,
+    warnings: &mut Vec<String>,
+) -> Result<(String, Vec<NamedTarget>), IcfError> {
+    let busy: Vec<_> = cfg.managers.iter().filter(|m| !m.workers.is_empty()).collect();
+    if busy.len() > 1 {
+        return Err(IcfError::Unsupported {
+            file: file.into(),
+            line: busy[1].line,
+            what: format!("a second manager with workers ('{}')", busy[1].name),
+            why: "iolab runs on one machine; save one configuration per manager and translate each".into(),
+        });
+    }
+    let workers: Vec<&Worker> = busy.iter().flat_map(|m| &m.workers).collect();
+    let mut targets: Vec<NamedTarget> = Vec::new();
+    let mut tables = String::new();
+    let mut table_names = Vec::new();
+    let mut active: Vec<&Worker> = Vec::new();
+    for w in &workers {
+        if let Some(t) = worker_table(w, cfg, file, &mut table_names, &mut targets, warnings)? {
+            tables.push_str(&t);
+            active.push(w);
+        }
+    }
+    if active.is_empty() {
+        return Err(IcfError::Syntax {
+            file: file.into(),
+            line: cfg.managers.first().map_or(1, |m| m.line),
+            expected: "at least one disk worker with an access specification and a target".into(),
+            found: "no worker that does I/O".into(),
+        });
+    }
+    let version = cfg.version.as_deref().unwrap_or("(not named)");
+    let mut out = format!(
+        "# iolab job file translated from the Iometer configuration '{file}' (Iometer version {version}) by \
+         iolab-import.\n# Each key is preceded by the Iometer setting it comes from. Map every target with \
+         --target NAME=PATH. See docs/IOMETER.md.\n\n"
+    );
+    for e in run_entries(cfg, &active, file, warnings)? {
+        e.write(&mut out);
+    }
+    out.push_str("\n[targets]\n");
+    for t in &targets {
+        out.push_str(&format!(
+            "# iometer: target {} (line {}); map it with --target {}=PATH\n",
+            t.iometer, t.line, t.name
+        ));
+        out.push_str(&format!("{} = {{}}\n", t.name));
+    }
+    out.push_str(&tables);
+    cycling_warnings(cfg, &active, warnings);
+    Ok((out, targets))
+}
+
+fn run_entries(
+    cfg: &Config,
+    active: &[&Worker],
+    file: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Entry>, IcfError> {
+    let s = &cfg.setup;
+    let mut out = Vec::new();
+    if let Some(d) = s.description.as_ref().filter(|d| !d.text.is_empty()) {
+        out.push(Entry::new("name", d.text.clone(), d, "'Test Description", file)?);
+    }
+    match &s.run_time {
+        Some((0, at)) => warnings.push(format!(
+            "line {}: 'Run Time 0 0 0 runs until stopped in Iometer; iolab's default duration applies (set --duration)",
+            at.line
+        )),
+        Some((secs, at)) => out.push(Entry::new("duration", format!("{secs}s"), at, "'Run Time (h m s)", file)?),
+        None => {}
+    }
+    if let Some((secs, at)) = &s.ramp {
+        out.push(Entry::new("ramp", format!("{secs}s"), at, "'Ramp Up Time (s)", file)?);
+    }
+    let seeds: Vec<&(u64, Value)> = active.iter().filter_map(|w| w.seed.as_ref()).collect();
+    if let Some(first) = seeds.first() {
+        if seeds.iter().all(|s| s.0 == first.0) {
+            let e = Entry::new("seed", first.0.to_string(), &first.1, "fixed seed", file)?
+                .note("Iometer seeds each worker; iolab has one run-wide seed");
+            out.push(e);
+        } else {
+            warnings.push(format!(
+                "line {}: workers use different fixed seeds; iolab has one run-wide seed, none is set",
+                first.1.line
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The `[worker.NAME]` table of one worker, or `None` (with a warning) for an idle worker.
+fn worker_table(
+    w: &Worker,
+    cfg: &Config,
+    file: &str,
+    names: &mut Vec<String>,
+    targets: &mut Vec<NamedTarget>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<String>, IcfError> {
+    let Some(spec) = assigned_spec(w, cfg, file, warnings)? else { return Ok(None) };
+    if w.targets.is_empty() {
+        warnings.push(format!(
+            "line {}: worker '{}' has no target; Iometer leaves it idle, so it is left out",
+            w.line, w.name
+        ));
+        return Ok(None);
+    }
+    let name = unique(bare_name(&w.name, "w_"), names);
+    let mut out = format!("\n# iometer: 'Worker = {} (line {})\n[worker.{name}]\n", w.name, w.line);
+    let mut refs = Vec::new();
+    for t in &w.targets {
+        let known = targets.iter().find(|k| k.iometer == t.name).map(|k| k.name.clone());
+        let tname = match known {
+            Some(n) => n,
+            None => {
+                let mut taken: Vec<String> = targets.iter().map(|k| k.name.clone()).collect();
+                let n = unique(bare_name(&t.name, "disk"), &mut taken);
+                targets.push(NamedTarget { name: n.clone(), iometer: t.name.clone(), line: t.line });
+                n
+            }
+        };
+        out.push_str(&format!("# iometer: 'Target = {} (line {})\n", t.name, t.line));
+        refs.push(quote(&format!("@{tname}")));
+    }
+    match refs.as_slice() {
+        [one] => out.push_str(&format!("target = {one}\n")),
+        many => out.push_str(&format!("target = [{}]\n", many.join(", "))),
+    }
+    for e in worker_entries(w, file)? {
+        e.write(&mut out);
+    }
+    spec_tables(&mut out, &name, spec, file)?;
+    Ok(Some(out))
+}
+
+/// The one access spec a worker runs, `None` when it is idle; several assigned specs are refused.
+fn assigned_spec<'a>(
+    w: &Worker,
+    cfg: &'a Config,
+    file: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Option<&'a Spec>, IcfError> {
+    let find = |v: &Value| cfg.specs.iter().find(|s| s.name.eq_ignore_ascii_case(v.text.trim()));
+    match w.specs.as_slice() {
+        [] => {
+            warnings.push(format!("line {}: worker '{}' has no assigned access spec; Iometer leaves it idle, so it is left out", w.line, w.name));
+            Ok(None)
+        }
+        [one] => match find(one) {
+            Some(s) => Ok(Some(s)),
+            None if one.text.eq_ignore_ascii_case("idle") => {
+                warnings.push(format!("line {}: worker '{}' runs Iometer's Idle spec, so it is left out", one.line, w.name));
+                Ok(None)
+            }
+            None => Err(IcfError::BadValue {
+                file: file.into(),
+                line: one.line,
+                what: format!("the access spec assigned to worker '{}'", w.name),
+                value: one.text.clone(),
+                expected: "the name of a spec in 'ACCESS SPECIFICATIONS".into(),
+            }),
+        },
+        [_, second, ..] => Err(IcfError::Unsupported {
+            file: file.into(),
+            line: second.line,
+            what: format!("worker '{}' with {} assigned access specs", w.name, w.specs.len()),
+            why: "Iometer runs them one after another as separate tests; an iolab job has no phases. Assign one \
+                  spec per configuration, or merge the specs into one spec with weighted lines"
+                .into(),
+        }),
+    }
+}
+
+fn worker_entries(w: &Worker, file: &str) -> Result<Vec<Entry>, IcfError> {
+    let mut out = Vec::new();
+    if let Some((qd, at)) = &w.qd {
+        let n = w.targets.len() as u64;
+        let mut e =
+            Entry::new("qd", (qd * n).to_string(), at, "'Number of outstanding IOs (per target)", file)?;
+        if n > 1 {
+            e = e.note(format!(
+                "Iometer keeps {qd} I/Os outstanding on each of the {n} targets; iolab's qd is per worker, \
+                 whose I/Os go round-robin over its targets, so qd = {qd} x {n}"
+            ));
+        }
+        out.push(e);
+    }
+    if let Some((max, start, pattern, at)) = &w.disk {
+        let what = "'Disk maximum size,starting sector (512-byte sectors)";
+        if *start > 0 {
+            out.push(Entry::new("offset", format_size(start * 512), at, what, file)?);
+        }
+        if *max > 0 {
+            out.push(Entry::new("length", format_size(max * 512), at, what, file)?);
+        }
+        if let Some(p) = pattern {
+            out.push(data_entry(*p, at, file)?);
+        }
+    }
+    Ok(out)
+}
+
+fn data_entry(pattern: u64, at: &Value, file: &str) -> Result<Entry, IcfError> {
+    let what = "Data pattern";
+    let (text, note) = match pattern {
+        0 => ("zero", "Iometer writes one repeated byte per buffer; iolab's nearest pattern is zeros"),
+        1 => ("random", "Iometer reuses one pseudo-random buffer; iolab writes fresh random data"),
+        2 => ("random", "full random in both"),
+        _ => {
+            return Err(IcfError::BadValue {
+                file: file.into(),
+                line: at.line,
+                what: what.into(),
+                value: pattern.to_string(),
+                expected: "0 (repeating bytes), 1 (pseudo random) or 2 (full random)".into(),
+            })
+        }
+    };
+    Ok(Entry::new("data", text.into(), at, what, file)?.note(note))
+}
+
+fn spec_tables(out: &mut String, worker: &str, spec: &Spec, file: &str) -> Result<(), IcfError> {
+    let sum: u64 = spec.lines.iter().map(|l| l.of_size).sum();
+    if sum != 100 {
+        return Err(IcfError::Unsupported {
+            file: file.into(),
+            line: spec.line,
+            what: format!("access spec '{}' whose '% of size' values sum to {sum}", spec.name),
+            why: "Iometer requires the lines of a spec to add up to 100%".into(),
+        });
+    }
+    for l in spec.lines.iter().filter(|l| l.of_size > 0) {
+        out.push_str(&format!("# iometer: access spec '{}' (line {})\n", spec.name, spec.line));
+        out.push_str(&format!("[[worker.{worker}.spec]]\n"));
+        for e in spec_entries(l, file)? {
+            e.write(out);
+        }
+    }
+    Ok(())
+}
+
+fn spec_entries(l: &SpecLine, file: &str) -> Result<Vec<Entry>, IcfError> {
+    let refuse = |what: String, why: &str| IcfError::Unsupported {
+        file: file.into(),
+        line: l.at.line,
+        what,
+        why: why.into(),
+    };
+    if l.delay != 0 {
+        return Err(refuse(
+            format!("a transfer delay of {} ms (bursts of {})", l.delay, l.burst),
+            "iolab's job format has no bursts with think time between them ('rate' is a steady open-loop rate)",
+        ));
+    }
+    if l.reply != 0 {
+        return Err(refuse(
+            format!("a reply size of {} bytes", l.reply),
+            "replies are for Iometer's network targets",
+        ));
+    }
+    let what = "size,% of size,% reads,% random,delay,burst,align,reply";
+    let at = &l.at;
+    let mut out = vec![
+        Entry::new("bs", format_size(l.size), at, what, file)?,
+        Entry::new("weight", l.of_size.to_string(), at, what, file)?,
+        Entry::new("read_pct", l.reads.to_string(), at, what, file)?,
+        Entry::new("random_pct", l.random.to_string(), at, what, file)?,
+    ];
+    if l.size == 0 {
+        return Err(IcfError::BadValue {
+            file: file.into(),
+            line: at.line,
+            what: what.into(),
+            value: at.text.clone(),
+            expected: "a transfer size above 0".into(),
+        });
+    }
+    let align = if l.align == 0 {
+        Entry::new("align", "512".into(), at, what, file)?
+            .note("align 0 is Iometer's 'sector boundaries'; 512-byte sectors assumed")
+    } else {
+        Entry::new("align", format_size(l.align), at, what, file)?
+    };
+    out.push(align);
+    Ok(out)
+}
+
+/// The values of a cycle from `start` up to `end`.
+fn cycle_values(c: &Cycle, end: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    let mut x = c.start.max(1);
+    while x <= end && v.len() < 64 {
+        v.push(x);
+        let next = if c.exponential { x.saturating_mul(c.step) } else { x.saturating_add(c.step) };
+        if next <= x {
+            break;
+        }
+        x = next;
+    }
+    v
+}
+
+fn list(v: &[u64]) -> String {
+    v.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// Cycling test types, described with the `iolab sweep` flags that run the same cycle.
+fn cycling_warnings(cfg: &Config, active: &[&Worker], warnings: &mut Vec<String>) {
+    let s = &cfg.setup;
+    let Some(tt) = &s.test_type else { return };
+    let kind = tt.text.to_ascii_uppercase();
+    let head = format!("line {}: Iometer test type {kind} runs a series of tests; a job file runs one (all workers, all targets, each worker's own queue depth)", tt.line);
+    let qd_part = || -> String {
+        let Some(c) = &s.qd_cycling else { return String::new() };
+        let depths = cycle_values(c, c.end.unwrap_or(c.start));
+        let counts: Vec<u64> = active.iter().map(|w| w.targets.len() as u64).collect();
+        if counts.iter().all(|n| *n == counts[0]) {
+            let per_worker: Vec<u64> = depths.iter().map(|d| d * counts[0]).collect();
+            format!(
+                "; for the queue depth cycle (line {}) run `iolab sweep JOB --qd {}`",
+                c.at.line,
+                list(&per_worker)
+            )
+        } else {
+            format!(
+                "; the queue depth cycle (line {}) is {} per target, and iolab's qd is per worker: workers here have \
+                 different target counts, so one --qd list cannot match it; split the job per target count",
+                c.at.line,
+                list(&depths)
+            )
+        }
+    };
+    let text = match kind.as_str() {
+        "NORMAL" => return,
+        "CYCLE_OUTSTANDING_IOS" => format!("{head}{}", qd_part()),
+        "CYCLE_WORKERS" => match &s.worker_cycling {
+            Some(c) => format!(
+                "{head}; for the worker cycle, translate one worker and run `iolab sweep JOB --workers {}`",
+                list(&cycle_values(c, active.len() as u64))
+            ),
+            None => head,
+        },
+        "CYCLE_OUTSTANDING_IOS_AND_TARGETS" => {
+            format!("{head}{}; iolab has no sweep over targets: run the job once per target set", qd_part())
+        }
+        _ => format!("{head}; iolab has no sweep over targets or worker sets: run the job once per set"),
+    };
+    warnings.push(text);
+}

@@ -1,0 +1,176 @@
+use super::*;
+use iolab_spec::JobSpec;
+
+const TWO: &str = include_str!("testdata/two_workers_1_1_0.icf");
+const OLD: &str = include_str!("testdata/one_worker_2006_07_27.icf");
+
+fn job(t: &Translation) -> JobSpec {
+    JobSpec::from_toml(&t.toml, "out.toml").unwrap_or_else(|e| panic!("{e}\n{}", t.toml))
+}
+
+fn err(text: &str) -> String {
+    translate(text, "t.icf").unwrap_err().to_string()
+}
+
+#[test]
+fn two_workers_with_several_targets_translate() {
+    let t = translate(TWO, "two.icf").unwrap();
+    let j = job(&t);
+    assert_eq!(j.name.as_deref(), Some("oltp mix"));
+    assert_eq!(j.duration_ns, Some(90_000_000_000));
+    assert_eq!(j.ramp_ns, Some(10_000_000_000));
+    assert_eq!(j.seed, Some(42));
+    assert_eq!(j.worker_tables.len(), 2);
+    let w1 = &j.worker_tables[0];
+    assert_eq!(w1.name, "Worker_1");
+    assert_eq!(w1.layer.target.as_ref().unwrap().len(), 2);
+    assert_eq!(w1.layer.offset, Some(2048 * 512));
+    assert_eq!(w1.layer.length, Some(1 << 30));
+    assert_eq!(w1.specs.len(), 2);
+    assert_eq!(w1.specs[0].weight, Some(90));
+    assert_eq!(w1.specs[0].read_pct, Some(70.0));
+    assert_eq!(w1.specs[1].align, Some(512));
+    let names: Vec<(&str, &str)> = t.targets.iter().map(|n| (n.name.as_str(), n.iometer.as_str())).collect();
+    assert_eq!(
+        names,
+        [
+            ("PHYSICALDRIVE_1", "PHYSICALDRIVE:1"),
+            ("PHYSICALDRIVE_2", "PHYSICALDRIVE:2"),
+            ("E_LOGS", "E: \"LOGS\"")
+        ]
+    );
+    assert!(j.targets.contains_key("E_LOGS"));
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+}
+
+#[test]
+fn every_key_has_an_iometer_comment_with_its_line() {
+    let t = translate(TWO, "two.icf").unwrap();
+    let lines: Vec<&str> = t.toml.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        let is_key = l.contains(" = ") && !l.starts_with('#');
+        if is_key && !l.ends_with("{}") {
+            let above = lines[..i].iter().rev().find(|p| !p.starts_with("# note:")).unwrap();
+            assert!(above.starts_with("# iometer: ") && above.contains("(line "), "{l} has {above}");
+        }
+    }
+    assert!(
+        t.toml.contains("# iometer: 'Run Time (h m s) = 0          1          30 (line 7)"),
+        "{}",
+        t.toml
+    );
+}
+
+#[test]
+fn outstanding_ios_are_per_target() {
+    let t = translate(TWO, "two.icf").unwrap();
+    let j = job(&t);
+    assert_eq!(j.worker_tables[0].layer.qd, Some(32), "16 per target x 2 targets");
+    assert_eq!(j.worker_tables[1].layer.qd, Some(1));
+    assert!(t.toml.contains("so qd = 16 x 2"));
+}
+
+#[test]
+fn old_format_translates_and_describes_the_queue_depth_cycle() {
+    let t = translate(OLD, "old.icf").unwrap();
+    let j = job(&t);
+    assert_eq!(j.duration_ns, Some(60_000_000_000));
+    assert_eq!(j.name, None);
+    assert_eq!(j.worker_tables[0].layer.qd, Some(8));
+    assert_eq!(t.targets[0].name, "sdc");
+    assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+    assert!(t.warnings[0].contains("CYCLE_OUTSTANDING_IOS"), "{}", t.warnings[0]);
+    assert!(t.warnings[0].contains("`iolab sweep JOB --qd 1,2,4,8,16,32`"), "{}", t.warnings[0]);
+}
+
+#[test]
+fn crlf_reads_the_same() {
+    let crlf = TWO.replace('\n', "\r\n");
+    assert_eq!(translate(&crlf, "two.icf").unwrap(), translate(TWO, "two.icf").unwrap());
+}
+
+#[test]
+fn keys_are_case_insensitive_and_unknown_keys_are_warned_about() {
+    let text = OLD
+        .replace("'Test Type", "'TEST TYPE")
+        .replace("'Ramp Up Time (s)\n\t0\n", "'Ramp Up Time (s)\n\t0\n'Frobnicate\n\t3\n");
+    let t = translate(&text, "old.icf").unwrap();
+    assert!(
+        t.warnings.iter().any(|w| w.contains("line 10: unknown test setup key 'Frobnicate'")),
+        "{:?}",
+        t.warnings
+    );
+}
+
+#[test]
+fn weights_not_summing_to_100_are_refused() {
+    let text = OLD.replace("4096,100,100,100,0,1,0,0", "4096,60,100,100,0,1,0,0\n\t8192,30,100,100,0,1,0,0");
+    let e = err(&text);
+    assert!(
+        e.contains("line 36") && e.contains("'4K; 100% Read; 100% random'") && e.contains("sum to 90"),
+        "{e}"
+    );
+}
+
+#[test]
+fn reply_and_delay_are_refused() {
+    let e = err(&OLD.replace("4096,100,100,100,0,1,0,0", "4096,100,100,100,0,1,0,512"));
+    assert!(e.contains("line 38") && e.contains("reply size of 512"), "{e}");
+    let e = err(&OLD.replace("4096,100,100,100,0,1,0,0", "4096,100,100,100,10,4,0,0"));
+    assert!(e.contains("line 38") && e.contains("transfer delay of 10 ms"), "{e}");
+}
+
+#[test]
+fn several_assigned_specs_are_refused() {
+    let text = TWO.replace(
+        "\tLog 4K seq write\n'End assigned",
+        "\tLog 4K seq write\n\tOLTP 8K, 70% read\n'End assigned",
+    );
+    let e = err(&text);
+    assert!(e.contains("2 assigned access specs") && e.contains("no phases"), "{e}");
+}
+
+#[test]
+fn malformed_lines_name_their_line() {
+    let e = err(&OLD.replace("0          0          60", "0   sixty"));
+    assert_eq!(e, "t.icf, line 7: invalid value '0   sixty' for 'Run Time: expected three numbers: hours minutes seconds");
+    let e = err(&OLD.replace("4096,100,100,100,0,1,0,0", "4096,100,100"));
+    assert!(
+        e.starts_with("t.icf, line 38: invalid value '4096,100,100'") && e.contains("eight whole numbers"),
+        "{e}"
+    );
+    let e = err("hello\n'TEST SETUP\n");
+    assert!(e.starts_with("t.icf, line 1: expected an Iometer configuration"), "{e}");
+    let e = err(&OLD.replace("'END manager list", ""));
+    assert!(e.contains("line 40") && e.contains("'END manager list"), "{e}");
+    let e = err(&OLD.replace("\t4K; 100% Read; 100% random\n'End assigned", "\tNo such spec\n'End assigned"));
+    assert!(e.contains("line 56") && e.contains("'No such spec'"), "{e}");
+}
+
+#[test]
+fn network_workers_and_second_managers_are_refused() {
+    let e = err(&OLD.replace("'Worker type\n\tDISK", "'Worker type\n\tNETWORK"));
+    assert!(e.contains("line 48") && e.contains("NETWORK"), "{e}");
+    let second = "'Manager ID, manager name\n\t2,other\n'Worker\n\tW\n'Assigned access specs\n\tx\n'End manager\n'END manager list";
+    let e = err(&OLD.replace("'END manager list", second));
+    assert!(e.contains("second manager"), "{e}");
+}
+
+#[test]
+fn idle_workers_are_left_out_with_a_warning() {
+    let text = TWO.replace("\tLog 4K seq write\n'End assigned", "\tIdle\n'End assigned");
+    let t = translate(&text, "two.icf").unwrap();
+    assert_eq!(job(&t).worker_tables.len(), 1);
+    assert!(t.warnings.iter().any(|w| w.contains("Idle")), "{:?}", t.warnings);
+}
+
+#[test]
+fn icf_is_told_from_fio_and_toml() {
+    assert!(looks_like_icf(TWO));
+    assert!(looks_like_icf(OLD));
+    assert!(looks_like_icf("'ACCESS SPECIFICATIONS ===\n"));
+    assert!(!looks_like_icf("[global]\nioengine=libaio\n[job]\nrw=randread\n"));
+    assert!(!looks_like_icf("duration = \"30s\"\n[worker.db]\nqd = 4\n"));
+    assert!(!looks_like_icf(""));
+    assert!(!crate::fio::looks_like_fio(TWO));
+}
