@@ -340,7 +340,10 @@ fn spec_tables(out: &mut String, worker: &str, spec: &Spec, file: &str) -> Resul
         });
     }
     for l in spec.lines.iter().filter(|l| l.of_size > 0) {
-        out.push_str(&format!("# iometer: access spec '{}' (line {})\n", spec.name, spec.line));
+        out.push_str(&format!(
+            "# iometer: access spec '{}' (line {}), line {} (line {})\n",
+            spec.name, spec.line, l.at.text, l.at.line
+        ));
         out.push_str(&format!("[[worker.{worker}.spec]]\n"));
         for e in spec_entries(l, file)? {
             e.write(out);
@@ -368,28 +371,28 @@ fn spec_entries(l: &SpecLine, file: &str) -> Result<Vec<Entry>, IcfError> {
             "replies are for Iometer's network targets",
         ));
     }
-    let what = "size,% of size,% reads,% random,delay,burst,align,reply";
     let at = &l.at;
-    let mut out = vec![
-        Entry::new("bs", format_size(l.size), at, what, file)?,
-        Entry::new("weight", l.of_size.to_string(), at, what, file)?,
-        Entry::new("read_pct", l.reads.to_string(), at, what, file)?,
-        Entry::new("random_pct", l.random.to_string(), at, what, file)?,
-    ];
+    let field = |n: u64| Value { line: at.line, text: n.to_string() };
     if l.size == 0 {
         return Err(IcfError::BadValue {
             file: file.into(),
             line: at.line,
-            what: what.into(),
+            what: "an access specification line".into(),
             value: at.text.clone(),
             expected: "a transfer size above 0".into(),
         });
     }
+    let mut out = vec![
+        Entry::new("bs", format_size(l.size), &field(l.size), "size", file)?,
+        Entry::new("weight", l.of_size.to_string(), &field(l.of_size), "% of size", file)?,
+        Entry::new("read_pct", l.reads.to_string(), &field(l.reads), "% reads", file)?,
+        Entry::new("random_pct", l.random.to_string(), &field(l.random), "% random", file)?,
+    ];
     let align = if l.align == 0 {
-        Entry::new("align", "512".into(), at, what, file)?
+        Entry::new("align", "512".into(), &field(0), "align", file)?
             .note("align 0 is Iometer's 'sector boundaries'; 512-byte sectors assumed")
     } else {
-        Entry::new("align", format_size(l.align), at, what, file)?
+        Entry::new("align", format_size(l.align), &field(l.align), "align", file)?
     };
     out.push(align);
     Ok(out)

@@ -50,7 +50,7 @@ pub struct Lines {
     pub items: Vec<Item>,
 }
 
-/// A line starting with `'` and then a blank (or nothing) is a comment, such as `'	hours  minutes  seconds`.
+/// A line starting with `'` and then a blank (or nothing) is a comment, such as `' hours  minutes  seconds`.
 fn is_comment(line: &str) -> bool {
     line.strip_prefix('\'').is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
 }

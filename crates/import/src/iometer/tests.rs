@@ -174,3 +174,11 @@ fn icf_is_told_from_fio_and_toml() {
     assert!(!looks_like_icf(""));
     assert!(!crate::fio::looks_like_fio(TWO));
 }
+
+#[test]
+fn windows_disk_names_become_target_names() {
+    let t = translate(&OLD.replace("\tsdc\n", "\t1: \"VENDOR PRODUCT\"\n"), "old.icf").unwrap();
+    assert_eq!(t.targets[0].name, "disk1_VENDOR_PRODUCT");
+    assert_eq!(t.targets[0].iometer, "1: \"VENDOR PRODUCT\"");
+    job(&t);
+}
