@@ -29,11 +29,17 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
     Ok(job)
 }
 
-/// Reads a job file: iolab's TOML, or a fio job file (recognised by its content, whatever its name), translated
-/// as `iolab import fio` translates it.
+/// Reads a job file: iolab's TOML, a fio job file or an Iometer configuration (recognised by their content,
+/// whatever their name), translated as `iolab import` translates them.
 fn load_job_file(path: &str, quiet: bool) -> Result<JobSpec> {
     let text = read_text(path)?;
-    let toml = if iolab_import::looks_like_fio(&text) { translate_fio(&text, path, quiet)? } else { text };
+    let toml = if iolab_import::looks_like_fio(&text) {
+        translate_fio(&text, path, quiet)?
+    } else if iolab_import::iometer::looks_like_icf(&text) {
+        translate_icf(&text, path, quiet)?
+    } else {
+        text
+    };
     JobSpec::from_toml(&toml, path).map_err(usage)
 }
 
@@ -52,6 +58,24 @@ pub fn translate_fio(text: &str, file: &str, quiet: bool) -> Result<String> {
                 "iolab: {file}: ignored fio option '{}' ([{}], line {}): {}",
                 i.option, i.section, i.line, i.why
             );
+        }
+    }
+    Ok(t.toml)
+}
+
+/// Translates an Iometer configuration's text into an iolab job file's, saying on stderr (unless `quiet`) the
+/// named targets to map with `--target NAME=PATH` and what was skipped or needs `iolab sweep`.
+pub fn translate_icf(text: &str, file: &str, quiet: bool) -> Result<String> {
+    let t = iolab_import::iometer::translate(text, file).map_err(usage)?;
+    if !quiet {
+        for target in &t.targets {
+            eprintln!(
+                "iolab: {file}: Iometer target '{}' is named '{}' (line {}): map it with --target {}=PATH",
+                target.iometer, target.name, target.line, target.name
+            );
+        }
+        for w in &t.warnings {
+            eprintln!("iolab: {file}: {w}");
         }
     }
     Ok(t.toml)

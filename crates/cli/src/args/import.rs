@@ -25,4 +25,20 @@ pub enum ImportWhat {
         #[arg(long, short = 'q')]
         quiet: bool,
     },
+    /// Translate an Iometer saved configuration (.icf, Iometer 2006.07.27 to 1.1.0) into an iolab job file:
+    /// workers, access specifications as weighted mixes, outstanding I/Os per target, disk regions, run and
+    /// ramp time. Its disks become named targets, listed on stderr, that `--target NAME=PATH` maps (or one
+    /// `--target` for all); cycling test types are said as the `iolab sweep` flags that run them
+    /// (docs/IOMETER.md).
+    Iometer {
+        /// The Iometer configuration file.
+        #[arg(value_name = "FILE")]
+        file: String,
+        /// Write the iolab job file to OUT instead of stdout.
+        #[arg(long, short = 'o', value_name = "OUT")]
+        output: Option<String>,
+        /// Do not list the targets and warnings.
+        #[arg(long, short = 'q')]
+        quiet: bool,
+    },
 }

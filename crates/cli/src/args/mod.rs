@@ -71,7 +71,8 @@ pub enum Command {
 #[derive(Args, Debug, Default, Clone)]
 pub struct RunArgs {
     /// Job file: iolab's TOML (top-level defaults, [worker.NAME] tables, [[spec]] access specs), or a fio job
-    /// file (recognised by its content, translated as `iolab import fio` does). Flags override it.
+    /// file or an Iometer configuration (.icf), recognised by their content and translated as `iolab import`
+    /// does. Flags override it.
     pub job: Option<String>,
 
     /// Profile, Exchange sizing and verdict options.

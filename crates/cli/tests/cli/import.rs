@@ -85,3 +85,66 @@ fn a_fio_engine_iolab_does_not_have_is_refused_with_its_line() {
     }
     assert_eq!(crate::util::entries(dir.path()), ["rbd.fio"], "nothing is created");
 }
+
+/// An Iometer configuration kept in the import crate's tests: two workers, three targets, Iometer 1.1.0.
+fn icf() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../import/src/iometer/testdata/two_workers_1_1_0.icf")
+}
+
+/// Issue 16, Iometer: `iolab import iometer` lists the disks to map, and `iolab run FILE.icf` runs the
+/// configuration with one `--target` for all its disks or one per disk name.
+#[test]
+fn run_takes_an_iometer_configuration_and_maps_its_disks() {
+    let icf = icf();
+    let out = iolab().args(["import", "iometer", icf.to_str().unwrap()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("--target PHYSICALDRIVE_1=PATH") && stderr.contains("--target E_LOGS=PATH"),
+        "{stderr}"
+    );
+    let run = |targets: &[&str]| -> Value {
+        let out = iolab()
+            .arg("run")
+            .arg(&icf)
+            .args(targets)
+            .args(["--clock", "virtual", "-d", "1s", "--ramp", "0", "--json", "-", "-q", "--no-save"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{targets:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = run(&["--target", "sim:ssd,size=4G"]);
+    assert_eq!(v["workers"].as_array().unwrap().len(), 2);
+    assert_eq!(v["config"]["plan"]["workers"][0]["qd"], 32, "16 outstanding on each of 2 targets");
+    let v = run(&[
+        "--target",
+        "PHYSICALDRIVE_1=sim:ssd,size=4G",
+        "--target",
+        "PHYSICALDRIVE_2=sim:hdd,size=4G",
+        "--target",
+        "E_LOGS=sim:ssd,size=2G",
+    ]);
+    let targets: Vec<&str> = v["config"]["plan"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(targets.len(), 3, "{targets:?}");
+}
+
+#[test]
+fn a_malformed_iometer_configuration_names_its_line() {
+    let dir = tempdir();
+    let mut text = std::fs::read_to_string(icf()).unwrap();
+    // Weights of one access specification that no longer sum to 100.
+    text = text.replacen("8192,90,70,100,0,1,8192,0", "8192,80,70,100,0,1,8192,0", 1);
+    let bad = dir.path().join("bad.icf");
+    std::fs::write(&bad, &text).unwrap();
+    let out = iolab().args(["run", bad.to_str().unwrap(), "--no-save"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("line") && stderr.contains("100"), "{stderr}");
+}
