@@ -88,6 +88,9 @@ impl Observer for Shown {
     }
 
     fn start(&mut self, shape: &RunShape) {
+        if let Some(m) = crate::metrics::current() {
+            m.start(shape);
+        }
         self.bars = Some(crate::progress::RunBars::new(self.live, shape.clone()));
     }
 
@@ -109,8 +112,17 @@ impl Observer for Shown {
     }
 
     fn interval(&mut self, stats: &IntervalStats, interval_s: f64) {
+        if let Some(m) = crate::metrics::current() {
+            m.interval(stats, interval_s);
+        }
         if let Some(bars) = &mut self.bars {
             bars.interval(stats, interval_s);
+        }
+    }
+
+    fn group_interval(&mut self, group: usize, stats: &IntervalStats, interval_s: f64) {
+        if let Some(m) = crate::metrics::current() {
+            m.group_interval(group, stats, interval_s);
         }
     }
 

@@ -58,6 +58,7 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
     let mut gate = WriteGate::new();
     let outputs = Outputs::claim(&mut gate, args.json.as_deref(), args.csv.as_deref())?;
     let saver = crate::saving::Saver::open(&args.catalog, args.quiet, false, &mut gate)?;
+    crate::metrics::serve(args.metrics.as_deref())?;
     let (started_at, _) = iolab_run::env::now_rfc3339();
     let quiet = args.quiet;
     let live = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());

@@ -20,6 +20,7 @@ mod exec;
 mod flush_signal;
 mod job;
 mod loadgen;
+mod metrics;
 mod profile;
 mod progress;
 mod saving;

@@ -31,6 +31,9 @@ pub fn run(args: &RunArgs) -> Result<ExitStatus> {
     let mut gate = WriteGate::new();
     let outputs = Outputs::claim(&mut gate, args.json.as_deref(), args.csv.as_deref())?;
     let saver = crate::saving::Saver::open(&args.catalog, args.quiet, args.dry_run, &mut gate)?;
+    if !args.dry_run {
+        crate::metrics::serve(args.metrics.as_deref())?;
+    }
     let shown = Display { quiet: args.quiet, live };
     let result = match (&steady, args.dry_run) {
         (Some(rule), false) => {

@@ -293,6 +293,9 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitStatus> {
     let outputs = Outputs::claim(&mut gate, args.run.json.as_deref(), args.run.csv.as_deref())?;
     let saver = crate::saving::Saver::open(&args.run.catalog, quiet, args.run.dry_run, &mut gate)?;
     let (dry, planned_s) = check_points(&points, &jobs, opts.interval_ns, &gate)?;
+    if !args.run.dry_run {
+        crate::metrics::serve(args.run.metrics.as_deref())?;
+    }
     if args.run.dry_run {
         let doc = serde_json::json!({ "schema": SWEEP_SCHEMA, "dry_run": true, "base_seed": base_seed, "trials": opts.trials, "points": dry });
         print(&serde_json::to_string_pretty(&doc)?)?;

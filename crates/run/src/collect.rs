@@ -128,6 +128,7 @@ pub(crate) fn collect(
             let members = group_of.iter().filter(|&&x| x == g).count();
             if let Some(gs) = gather(&mut c.group_pending, (g, k), &stats, members, None) {
                 fold_group_interval(&mut c.group_interval_max[g], &gs);
+                observer.group_interval(g, &gs, interval_s);
             }
         }
         let Some(s) = gather(&mut c.pending, k, &stats, plan.workers.len(), Some(cached)) else { continue };

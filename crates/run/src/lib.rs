@@ -33,7 +33,7 @@ pub mod warnings;
 pub use error::{Error, Result};
 pub use execute::execute;
 pub use integrity::CheckMode;
-pub use observe::{Observer, RunShape, Silent};
+pub use observe::{GroupShape, Observer, RunShape, Silent};
 pub use runner::Runner;
 
 use iolab_report::RunResult;

@@ -28,6 +28,21 @@ pub struct RunShape {
     pub bytes: Option<u64>,
     /// Virtual clock: wall time says nothing; progress follows the intervals.
     pub virtual_time: bool,
+    /// The worker groups, in the order [`Observer::group_interval`] numbers them.
+    pub groups: Vec<GroupShape>,
+}
+
+/// One worker group of a run, as a live display or a metrics endpoint labels it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GroupShape {
+    /// The group's name (a worker table's name, or `worker`).
+    pub name: String,
+    /// Its workers.
+    pub workers: u32,
+    /// The targets its workers use, by display name, in order of first use.
+    pub targets: Vec<String>,
+    /// Its offered rate in open loop (the sum of its workers' rates); `None` in closed loop.
+    pub offered_iops: Option<f64>,
 }
 
 impl RunShape {
@@ -39,8 +54,35 @@ impl RunShape {
             ios: plan.ios,
             bytes: plan.bytes,
             virtual_time: plan.clock == ClockKind::Virtual,
+            groups: group_shapes(plan),
         }
     }
+}
+
+/// The worker groups of `plan`, in order of first appearance (as [`crate::collect`] numbers them).
+fn group_shapes(plan: &Plan) -> Vec<GroupShape> {
+    let mut groups: Vec<GroupShape> = Vec::new();
+    for w in &plan.workers {
+        let i = match groups.iter().position(|g| g.name == w.group) {
+            Some(i) => i,
+            None => {
+                groups.push(GroupShape { name: w.group.clone(), ..GroupShape::default() });
+                groups.len() - 1
+            }
+        };
+        let g = &mut groups[i];
+        g.workers += 1;
+        for &t in &w.targets {
+            let name = &plan.targets[t].name;
+            if !g.targets.contains(name) {
+                g.targets.push(name.clone());
+            }
+        }
+        if let Some(r) = w.rate_iops {
+            *g.offered_iops.get_or_insert(0.0) += r;
+        }
+    }
+    groups
 }
 
 /// Shows a run as it goes on. Called on the thread that called [`crate::execute`], never from a worker.
@@ -60,6 +102,8 @@ pub trait Observer {
     fn tick(&mut self, elapsed: Duration);
     /// A finished interval of the whole run (all workers merged), `interval_s` long.
     fn interval(&mut self, stats: &IntervalStats, interval_s: f64);
+    /// A finished interval of one worker group (its workers merged; `group` indexes [`RunShape::groups`]).
+    fn group_interval(&mut self, group: usize, stats: &IntervalStats, interval_s: f64);
     /// The stop flag is up: the workers drain what is in flight. Called repeatedly until the run ends.
     fn stopping(&mut self);
     /// The workers are done (or the run failed before they started): clear whatever `start` began.
@@ -79,6 +123,7 @@ impl Observer for Silent {
     fn cache_started(&mut self, _cache: &Arc<Cache>) {}
     fn tick(&mut self, _elapsed: Duration) {}
     fn interval(&mut self, _stats: &IntervalStats, _interval_s: f64) {}
+    fn group_interval(&mut self, _group: usize, _stats: &IntervalStats, _interval_s: f64) {}
     fn stopping(&mut self) {}
     fn finish(&mut self) {}
 }

@@ -50,12 +50,20 @@ pub struct IntervalOp {
     pub lat: LatencyHistogram,
 }
 
+impl Default for IntervalOp {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl IntervalOp {
-    fn new() -> Self {
+    /// An empty interval of one op kind (a coarse histogram).
+    pub fn new() -> Self {
         Self { ops: 0, bytes: 0, lat: LatencyHistogram::coarse() }
     }
 
-    fn merge(&mut self, other: &IntervalOp) {
+    /// Adds `other` (the same op kind from another worker, or the other kind for an "all" view).
+    pub fn merge(&mut self, other: &IntervalOp) {
         self.ops += other.ops;
         self.bytes += other.bytes;
         self.lat.merge(&other.lat);

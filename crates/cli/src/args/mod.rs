@@ -242,6 +242,11 @@ pub struct RunArgs {
     /// Write the time series as CSV to FILE; '-' for stdout.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<String>,
+    /// Serve the live figures (per interval: IOPS, bytes/s, response-time quantiles, achieved depth, offered
+    /// rate, backlog, cache hit ratio, per worker group and for the whole run) at http://ADDR:PORT/metrics in the
+    /// Prometheus/OpenMetrics text format while the run, sweep or search goes on.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
     /// Print nothing but errors (and what --json/--csv send to stdout).
     #[arg(long, short = 'q')]
     pub quiet: bool,

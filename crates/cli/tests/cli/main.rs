@@ -16,6 +16,7 @@ mod fuzz_args;
 mod golden;
 mod import;
 mod loadgen;
+mod metrics;
 mod open_loop;
 mod profiles;
 mod progress;

@@ -1,0 +1,222 @@
+//! `--metrics ADDR:PORT`: the live figures of a run, sweep or search for dashboards, served over HTTP at
+//! `/metrics` in the OpenMetrics text format (Prometheus scrapes it). Each finished interval sets, per worker
+//! group and for the whole run (`group="all"`): IOPS and bytes per second by op, response-time quantiles,
+//! achieved depth (Little's law over the interval), offered rate in open loop, completed ops (a counter, for
+//! `rate()`), the transaction backlog of users-and-transactions runs and the cache's read hit ratio. The
+//! encoding is `prometheus-client`'s, the server `tiny_http`'s, on one thread that lives as long as the
+//! process; a sweep keeps one endpoint across its points.
+
+use crate::exit::usage;
+use anyhow::Result;
+use iolab_run::RunShape;
+use iolab_stats::{IntervalOp, IntervalStats};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::{Registry, Unit};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, OnceLock};
+
+static METRICS: OnceLock<Metrics> = OnceLock::new();
+
+/// The quantiles of the response time each interval exports.
+const QUANTILES: [(f64, &str); 4] = [(0.5, "0.5"), (0.9, "0.9"), (0.99, "0.99"), (0.999, "0.999")];
+
+/// The content type of the OpenMetrics text format.
+const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+type FloatGauge = Gauge<f64, AtomicU64>;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GroupLabels {
+    group: String,
+    targets: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OpLabels {
+    group: String,
+    targets: String,
+    op: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QuantileLabels {
+    group: String,
+    targets: String,
+    op: String,
+    quantile: String,
+}
+
+/// The process's metrics: the families each interval sets, and the labels of the running job's groups.
+pub struct Metrics {
+    iops: Family<OpLabels, FloatGauge>,
+    bytes_per_second: Family<OpLabels, FloatGauge>,
+    latency: Family<QuantileLabels, FloatGauge>,
+    ops: Family<OpLabels, Counter>,
+    depth: Family<GroupLabels, FloatGauge>,
+    offered: Family<GroupLabels, FloatGauge>,
+    backlog: Family<GroupLabels, FloatGauge>,
+    hit_ratio: Family<GroupLabels, FloatGauge>,
+    groups: Mutex<Vec<(GroupLabels, Option<f64>)>>,
+}
+
+/// Starts serving at `addr` (once per process) when `--metrics` was given; an address that cannot be
+/// listened on is the user's error, before anything runs.
+pub fn serve(addr: Option<&str>) -> Result<()> {
+    let Some(addr) = addr else { return Ok(()) };
+    if METRICS.get().is_some() {
+        return Ok(());
+    }
+    let server = tiny_http::Server::http(addr).map_err(|e| {
+        usage(format!("invalid value '{addr}' for '--metrics': cannot listen there ({e}); expected ADDR:PORT, e.g. '127.0.0.1:9464'"))
+    })?;
+    let mut registry = Registry::with_prefix("iolab");
+    let metrics = Metrics::register(&mut registry);
+    let _ = METRICS.set(metrics);
+    let registry = Arc::new(registry);
+    std::thread::Builder::new()
+        .name("iolab-metrics".into())
+        .spawn(move || answer(&server, &registry))
+        .map_err(|e| anyhow::anyhow!("cannot start the metrics thread: {e}"))?;
+    Ok(())
+}
+
+/// The metrics, when `--metrics` serves them.
+pub fn current() -> Option<&'static Metrics> {
+    METRICS.get()
+}
+
+/// Answers scrapes until the process ends: `/metrics` (or `/`) gets the text, anything else a 404.
+fn answer(server: &tiny_http::Server, registry: &Registry) {
+    for request in server.incoming_requests() {
+        let path = request.url().split('?').next().unwrap_or("");
+        let response = if path == "/metrics" || path == "/" {
+            let mut text = String::new();
+            match prometheus_client::encoding::text::encode(&mut text, registry) {
+                Ok(()) => tiny_http::Response::from_string(text).with_header(
+                    tiny_http::Header::from_bytes("Content-Type", CONTENT_TYPE).expect("a valid header"),
+                ),
+                Err(e) => {
+                    tiny_http::Response::from_string(format!("encoding failed: {e}")).with_status_code(500)
+                }
+            }
+        } else {
+            tiny_http::Response::from_string("iolab serves /metrics\n").with_status_code(404)
+        };
+        // A scraper that went away is no concern of the run.
+        let _ = request.respond(response);
+    }
+}
+
+impl Metrics {
+    fn register(registry: &mut Registry) -> Metrics {
+        let m = Metrics {
+            iops: Family::default(),
+            bytes_per_second: Family::default(),
+            latency: Family::default(),
+            ops: Family::default(),
+            depth: Family::default(),
+            offered: Family::default(),
+            backlog: Family::default(),
+            hit_ratio: Family::default(),
+            groups: Mutex::new(Vec::new()),
+        };
+        registry.register("iops", "I/Os completed per second in the last interval", m.iops.clone());
+        registry.register(
+            "throughput_bytes_per_second",
+            "bytes per second in the last interval",
+            m.bytes_per_second.clone(),
+        );
+        registry.register_with_unit(
+            "response_time",
+            "response time (from each I/O's intended start to its completion) in the last interval, by quantile",
+            Unit::Seconds,
+            m.latency.clone(),
+        );
+        registry.register("ops", "I/Os completed in the measured window so far", m.ops.clone());
+        registry.register(
+            "achieved_depth",
+            "mean I/Os in flight in the last interval (Little's law)",
+            m.depth.clone(),
+        );
+        registry.register("offered_iops", "the rate offered in open loop", m.offered.clone());
+        registry.register(
+            "transaction_backlog",
+            "transactions dispatched and not completed",
+            m.backlog.clone(),
+        );
+        registry.register(
+            "cache_read_hit_ratio",
+            "reads served by the block cache in the last interval",
+            m.hit_ratio.clone(),
+        );
+        m
+    }
+
+    /// A run starts: its groups become the label sets of what follows.
+    pub fn start(&self, shape: &RunShape) {
+        let groups = shape
+            .groups
+            .iter()
+            .map(|g| (GroupLabels { group: g.name.clone(), targets: g.targets.join(",") }, g.offered_iops))
+            .collect();
+        *self.groups.lock().unwrap_or_else(|p| p.into_inner()) = groups;
+    }
+
+    /// A finished interval of the whole run.
+    pub fn interval(&self, stats: &IntervalStats, interval_s: f64) {
+        let offered = {
+            let groups = self.groups.lock().unwrap_or_else(|p| p.into_inner());
+            let rates: Vec<f64> = groups.iter().filter_map(|(_, r)| *r).collect();
+            (!rates.is_empty()).then(|| rates.iter().sum())
+        };
+        let labels = GroupLabels { group: "all".into(), targets: String::new() };
+        self.set(&labels, offered, stats, interval_s);
+    }
+
+    /// A finished interval of group `g`.
+    pub fn group_interval(&self, g: usize, stats: &IntervalStats, interval_s: f64) {
+        let found = self.groups.lock().unwrap_or_else(|p| p.into_inner()).get(g).cloned();
+        if let Some((labels, offered)) = found {
+            self.set(&labels, offered, stats, interval_s);
+        }
+    }
+
+    fn set(&self, labels: &GroupLabels, offered: Option<f64>, stats: &IntervalStats, interval_s: f64) {
+        let mut all = stats.read.clone();
+        all.merge(&stats.write);
+        for (op, s) in [("read", &stats.read), ("write", &stats.write), ("all", &all)] {
+            self.set_op(labels, op, s, interval_s);
+        }
+        let depth = all.ops as f64 / interval_s * all.lat.mean() / 1e9;
+        self.depth.get_or_create(labels).set(depth);
+        if let Some(rate) = offered {
+            self.offered.get_or_create(labels).set(rate);
+        }
+        self.backlog.get_or_create(labels).set(stats.txn.backlog as f64);
+        if stats.cached && stats.read.ops > 0 {
+            self.hit_ratio.get_or_create(labels).set(stats.cache_hits as f64 / stats.read.ops as f64);
+        }
+    }
+
+    fn set_op(&self, g: &GroupLabels, op: &str, s: &IntervalOp, interval_s: f64) {
+        let labels = OpLabels { group: g.group.clone(), targets: g.targets.clone(), op: op.into() };
+        self.iops.get_or_create(&labels).set(s.ops as f64 / interval_s);
+        self.bytes_per_second.get_or_create(&labels).set(s.bytes as f64 / interval_s);
+        self.ops.get_or_create(&labels).inc_by(s.ops);
+        if s.ops == 0 {
+            return;
+        }
+        for (q, name) in QUANTILES {
+            let l = QuantileLabels {
+                group: g.group.clone(),
+                targets: g.targets.clone(),
+                op: op.into(),
+                quantile: name.into(),
+            };
+            self.latency.get_or_create(&l).set(s.lat.quantile(q) as f64 / 1e9);
+        }
+    }
+}
