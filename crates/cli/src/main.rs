@@ -21,6 +21,7 @@ mod flush_signal;
 mod job;
 mod loadgen;
 mod metrics;
+mod points;
 mod profile;
 mod progress;
 mod saving;

@@ -18,6 +18,9 @@ use std::io::IsTerminal;
 /// Runs `iolab run`: builds the job from the arguments, executes it, prints and writes the result.
 pub fn run(args: &RunArgs) -> Result<ExitStatus> {
     let job = build_job(args)?;
+    if !job.phases.is_empty() {
+        return crate::points::run_phases(args, &job);
+    }
     let judged = job.clone();
     let interval_ns = parse_interval(&args.interval)?;
     let _scratch_guard = iolab_device::ScratchGuard;

@@ -11,28 +11,16 @@
 //! created. The analysis and the renderings are pure and live in `iolab_report::sweep`. docs/SWEEPS.md is
 //! the user's guide.
 
-use crate::args::{ProfileFlags, RunArgs, SweepArgs};
-use crate::exec::execute;
-use crate::exec::Display;
+use crate::args::{RunArgs, SweepArgs};
 use crate::exit::{usage, ExitStatus};
 use crate::job::{build_job, parse_interval, steady_rule};
-use crate::output::{print, Outputs};
-use crate::steady::run_until_steady;
+use crate::points::Options;
 use anyhow::{Context, Result};
-use iolab_device::WriteGate;
-use iolab_report::export::steady_state_line;
-use iolab_report::steady::SteadyStateRule;
-use iolab_report::sweep::{
-    SweepAxis, SweepResult, DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT, SWEEP_SCHEMA,
-};
-use iolab_report::{CsvExporter, Document, JsonExporter, RunResult, TextExporter};
-use iolab_run::sweep::{load_axis, order_axes, Axis, Point, Sweep, Trial, MAX_POINTS, MAX_TRIALS};
-use iolab_run::Executed;
-use iolab_run::Runner;
+use iolab_report::sweep::{DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT};
+use iolab_run::sweep::{order_axes, Axis, Point, MAX_POINTS, MAX_TRIALS};
 use iolab_spec::units::parse_duration_ns;
 use iolab_spec::JobSpec;
 use iolab_spec::Place;
-use std::io::IsTerminal;
 
 /// Parses a sweep list flag into its values ([`iolab_spec::sweep::parse_list`]), at most [`MAX_POINTS`].
 fn parse_list(flag: &str, key: &str, text: &str) -> Result<Vec<String>> {
@@ -212,247 +200,34 @@ fn parse_pct(flag: &str, v: &Option<String>, default: f64) -> Result<f64> {
     }
 }
 
-/// A fresh base seed (OS-keyed hasher, time, pid), short enough to type back.
-fn fresh_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0),
-    );
-    h.write_u32(std::process::id());
-    h.finish() % 1_000_000_000_000
-}
-
-/// The sweep's own options, checked before anything else.
-struct Options {
-    trials: u32,
-    knee_iops_gain_pct: f64,
-    knee_lat_growth_pct: f64,
-    max_p99_ns: Option<u64>,
-    rule: Option<SteadyStateRule>,
-    interval_ns: u64,
-}
-
-impl Options {
-    fn parse(args: &SweepArgs) -> Result<Options> {
-        let trials: u32 =
-            args.trials.trim().parse().ok().filter(|t| (1..=MAX_TRIALS).contains(t)).ok_or_else(|| {
-                usage(format!(
-                    "invalid value '{}' for '--trials': expected a whole number from 1 to {MAX_TRIALS}",
-                    args.trials
-                ))
-            })?;
-        let knee_iops_gain_pct =
-            parse_pct("--knee-iops-gain", &args.knee_iops_gain, DEFAULT_KNEE_IOPS_GAIN_PCT)?;
-        let knee_lat_growth_pct =
-            parse_pct("--knee-lat-growth", &args.knee_lat_growth, DEFAULT_KNEE_LAT_GROWTH_PCT)?;
-        let max_p99_ns = match &args.max_p99 {
-            None => None,
-            Some(t) => Some(parse_duration_ns(t).ok().filter(|&n| n > 0).ok_or_else(|| {
-                usage(format!("invalid value '{t}' for '--max-p99': expected a duration above 0, e.g. '2ms'"))
-            })?),
-        };
-        let rule = steady_rule(&args.run.steady)?;
-        let interval_ns = parse_interval(&args.run.interval)?;
-        Ok(Options { trials, knee_iops_gain_pct, knee_lat_growth_pct, max_p99_ns, rule, interval_ns })
-    }
-}
-
-/// Dry-runs every point's job (plan, probe, bind: nothing created); per point its `--dry-run` document and
-/// its planned ramp + duration (for the ETA of the whole sweep).
-fn check_points(
-    points: &[Point],
-    jobs: &[JobSpec],
-    interval_ns: u64,
-    gate: &WriteGate,
-) -> Result<(Vec<serde_json::Value>, Vec<Option<f64>>)> {
-    let mut dry = Vec::new();
-    let mut planned_s: Vec<Option<f64>> = Vec::new();
-    for (p, job) in points.iter().zip(jobs) {
-        let doc = execute(job.clone(), true, interval_ns, Display { quiet: true, live: false }, gate)
-            .with_context(|| format!("sweep point {}", p.describe()))?;
-        if let Executed::DryRun(d) = doc {
-            planned_s.push(crate::progress::planned_run_s(&d));
-            dry.push(serde_json::json!({ "params": p.params, "plan": d }));
-        }
-    }
-    Ok((dry, planned_s))
+/// The sweep's own options, parsed from its flags before anything else.
+fn parse_options(args: &SweepArgs) -> Result<Options> {
+    let trials: u32 =
+        args.trials.trim().parse().ok().filter(|t| (1..=MAX_TRIALS).contains(t)).ok_or_else(|| {
+            usage(format!(
+                "invalid value '{}' for '--trials': expected a whole number from 1 to {MAX_TRIALS}",
+                args.trials
+            ))
+        })?;
+    let knee_iops_gain_pct = parse_pct("--knee-iops-gain", &args.knee_iops_gain, DEFAULT_KNEE_IOPS_GAIN_PCT)?;
+    let knee_lat_growth_pct =
+        parse_pct("--knee-lat-growth", &args.knee_lat_growth, DEFAULT_KNEE_LAT_GROWTH_PCT)?;
+    let max_p99_ns = match &args.max_p99 {
+        None => None,
+        Some(t) => Some(parse_duration_ns(t).ok().filter(|&n| n > 0).ok_or_else(|| {
+            usage(format!("invalid value '{t}' for '--max-p99': expected a duration above 0, e.g. '2ms'"))
+        })?),
+    };
+    let rule = steady_rule(&args.run.steady)?;
+    let interval_ns = parse_interval(&args.run.interval)?;
+    Ok(Options { trials, knee_iops_gain_pct, knee_lat_growth_pct, max_p99_ns, rule, interval_ns })
 }
 
 /// Runs `iolab sweep`.
 pub fn sweep(args: &SweepArgs) -> Result<ExitStatus> {
     // 1. Everything that can reject the input, before anything is created.
-    let opts = Options::parse(args)?;
+    let opts = parse_options(args)?;
     let axes = axes(args)?;
     let (points, jobs) = plan_points(args, &axes)?;
-    let base_seed = jobs.first().and_then(|j| j.seed).unwrap_or_else(fresh_seed);
-    let quiet = args.run.quiet;
-    // Outputs and the catalog are claimed, and every point checked against them, before anything is created
-    // or run: a path refused, a collision or a bad catalog is an exit-2 error with nothing done.
-    let mut gate = WriteGate::new();
-    let outputs = Outputs::claim(&mut gate, args.run.json.as_deref(), args.run.csv.as_deref())?;
-    let saver = crate::saving::Saver::open(&args.run.catalog, quiet, args.run.dry_run, &mut gate)?;
-    let (dry, planned_s) = check_points(&points, &jobs, opts.interval_ns, &gate)?;
-    if !args.run.dry_run {
-        crate::metrics::serve(args.run.metrics.as_deref())?;
-    }
-    if args.run.dry_run {
-        let doc = serde_json::json!({ "schema": SWEEP_SCHEMA, "dry_run": true, "base_seed": base_seed, "trials": opts.trials, "points": dry });
-        print(&serde_json::to_string_pretty(&doc)?)?;
-        return Ok(ExitStatus::Ok);
-    }
-
-    // 2. Run: preconditioning once, then every point × trial, holding the scratch files throughout.
-    let _scratch_guard = iolab_device::ScratchGuard;
-    let terminal = !quiet && std::io::stderr().is_terminal();
-    let mut doc = new_doc(&axes, base_seed, opts.trials, points.len());
-    let runs_s = planned_s.iter().flat_map(|&s| std::iter::repeat_n(s, opts.trials as usize)).collect();
-    let overall = crate::progress::OverallBar::sweep(terminal, runs_s);
-    if let (Some(rule), Some(first), Some(job)) = (&opts.rule, points.first(), jobs.first()) {
-        if terminal {
-            let what = format!(
-                "preconditioning with {} until steady ({})",
-                first.describe(),
-                args.run.steady.steady_state.as_deref().unwrap_or("")
-            );
-            overall.println(&format!("iolab: {what}"));
-            overall.begin(&what, false);
-        }
-        let mut job = job.clone();
-        job.seed = Some(job.seed.unwrap_or(base_seed));
-        let shown = Display { quiet, live: terminal };
-        let (r, mut ss) = run_until_steady(job, rule, opts.interval_ns, shown, &gate)?;
-        ss.params = Some(first.params.clone());
-        if terminal {
-            overall.println(&format!("iolab: preconditioning: {}", steady_state_line(&ss)));
-        }
-        doc.preconditioning = Some(ss);
-        if r.partial || crate::signals::stop_requested() {
-            doc.partial = true;
-        }
-    }
-    if !doc.partial {
-        let mut runner = TrialRunner {
-            points: &points,
-            jobs: &jobs,
-            trials: opts.trials,
-            interval_ns: opts.interval_ns,
-            quiet,
-            terminal,
-            gate: &gate,
-            overall: &overall,
-            profile: &args.run.profile,
-        };
-        let ran = iolab_run::sweep::run(Sweep::new(&points, opts.trials, base_seed), &mut runner)?;
-        doc.points = ran.points;
-        doc.partial = ran.partial;
-    }
-    drop(overall);
-    doc.analyze(opts.knee_iops_gain_pct, opts.knee_lat_growth_pct, opts.max_p99_ns);
-
-    // 3. Save (one catalog entry for the whole sweep), then output.
-    let saved = crate::saving::save(
-        saver.as_ref(),
-        iolab_catalog::EntryKind::Sweep,
-        &JsonExporter.render(&Document::Sweep(&doc)),
-    );
-    let written = write_sweep(&doc, quiet, &outputs);
-    saved?;
-    written?;
-    Ok(exit_status(&doc))
-}
-
-/// The sweep's document before its first run: when it started, its axes, seed and size.
-fn new_doc(axes: &[Axis], base_seed: u64, trials: u32, points_planned: usize) -> SweepResult {
-    let (started_at, _) = iolab_run::env::now_rfc3339();
-    SweepResult {
-        schema: SWEEP_SCHEMA.into(),
-        iolab_version: env!("CARGO_PKG_VERSION").into(),
-        started_at,
-        partial: false,
-        base_seed,
-        trials,
-        axes: axes
-            .iter()
-            .filter(|a| a.values.len() > 1)
-            .map(|a| SweepAxis { key: a.key.clone(), values: a.values.clone() })
-            .collect(),
-        load_axis: load_axis(axes).map(str::to_string),
-        points_planned,
-        preconditioning: None,
-        points: Vec::new(),
-        knee: None,
-        max_p99: None,
-    }
-}
-
-/// Prints the sweep's text (unless quiet or stdout carries JSON/CSV) and writes `--json` / `--csv`.
-fn write_sweep(doc: &SweepResult, quiet: bool, outputs: &Outputs) -> Result<()> {
-    if !quiet && !outputs.on_stdout() {
-        print(&TextExporter.render(&Document::Sweep(doc)))?;
-    }
-    outputs.write(
-        || JsonExporter.render(&Document::Sweep(doc)),
-        || CsvExporter.render(&Document::Sweep(doc)).map_err(anyhow::Error::new),
-    )
-}
-
-/// The sweep's exit status: I/O errors at any point first, then a failed verdict at any point.
-fn exit_status(doc: &SweepResult) -> ExitStatus {
-    let mut status = ExitStatus::Ok;
-    for p in &doc.points {
-        match ExitStatus::of(&p.result) {
-            ExitStatus::IoErrors => status = ExitStatus::IoErrors,
-            ExitStatus::Fail if matches!(status, ExitStatus::Ok) => status = ExitStatus::Fail,
-            _ => {}
-        }
-    }
-    status
-}
-
-/// Runs the sweep's trials for real: each point's job with the trial's seed, judged against the job's
-/// verdict, its progress on the overall bar.
-struct TrialRunner<'a> {
-    points: &'a [Point],
-    jobs: &'a [JobSpec],
-    trials: u32,
-    interval_ns: u64,
-    quiet: bool,
-    terminal: bool,
-    gate: &'a WriteGate,
-    overall: &'a crate::progress::OverallBar,
-    profile: &'a ProfileFlags,
-}
-
-impl Runner<Trial> for TrialRunner<'_> {
-    type Error = anyhow::Error;
-
-    fn run(&mut self, t: Trial) -> Result<RunResult> {
-        let p = &self.points[t.point];
-        if self.terminal {
-            let trials = self.trials;
-            let trial = if trials > 1 { format!(", trial {}/{trials}", t.trial + 1) } else { String::new() };
-            self.overall.begin(
-                &format!("point {}/{}: {}{trial}", t.point + 1, self.points.len(), p.describe()),
-                true,
-            );
-        }
-        let mut job = self.jobs[t.point].clone();
-        job.seed = Some(t.seed);
-        let judged = job.clone();
-        let shown = Display { quiet: self.quiet, live: self.terminal };
-        let mut r = match execute(job, false, self.interval_ns, shown, self.gate)
-            .with_context(|| format!("sweep point {}", p.describe()))?
-        {
-            Executed::Done(r) => r,
-            Executed::DryRun(_) => anyhow::bail!("a sweep point ran as a dry run (bug)"),
-        };
-        crate::profile::judge(&judged, self.profile, &mut r);
-        self.overall.end();
-        Ok(*r)
-    }
-
-    fn stop_requested(&self) -> bool {
-        crate::signals::stop_requested()
-    }
+    crate::points::run_points(&args.run, &opts, &axes, points, jobs)
 }

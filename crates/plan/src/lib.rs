@@ -218,6 +218,11 @@ impl Plan {
 
     /// Resolves a job. `default_target` is used by workers with no target anywhere (the cli's scratch file).
     pub fn from_spec(job: &JobSpec, default_target: Option<&TargetSpec>) -> Result<Plan, PlanError> {
+        if !job.phases.is_empty() {
+            return Err(PlanError(
+                "a job with [[phase]] tables runs phase by phase (`iolab run` runs them in order); a sweep or a search takes a job without phases".into(),
+            ));
+        }
         let mut plan = Plan::header(job);
         let default_table = iolab_spec::WorkerSpec {
             name: "worker".into(),

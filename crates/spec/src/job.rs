@@ -58,7 +58,7 @@ pub const RUN_KEYS: &[&str] = &[
 pub const WORKER_KEYS: &[&str] = &["target", "size", "offset", "length", "qd", "rate", "arrival", "data"];
 /// Tables valid at the top level of a job file.
 pub const TABLE_KEYS: &[&str] =
-    &["spec", "worker", "targets", "profile", "exchange", "verdict", "users", "transaction"];
+    &["spec", "worker", "targets", "profile", "exchange", "verdict", "users", "transaction", "phase"];
 /// Keys of one access spec (valid at the top level, in `[worker.NAME]` and in `[[spec]]` tables).
 pub const SPEC_KEYS: &[&str] = &["bs", "rw", "read_pct", "random_pct", "align", "dist", "weight"];
 
@@ -429,6 +429,10 @@ pub struct JobSpec {
     pub verdict: Option<VerdictSpec>,
     /// `[users]` and `[[transaction]]`: LoadGen-style users issuing transactions.
     pub loadgen: Option<LoadgenSpec>,
+    /// `[[phase]]` tables: phases run one after another, each with its own workers and result
+    /// ([`crate::phase`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<crate::phase::PhaseSpec>,
 }
 
 /// What to do when verification finds a bad block.
@@ -604,6 +608,7 @@ impl JobSpec {
                     }
                 }
                 "targets" => job.targets = read_targets(value, file)?,
+                "phase" => job.phases = crate::phase::read_phases(value, file)?,
                 "profile" => job.profile = Some(ProfileMeta::from_toml(value, file)?),
                 "exchange" => job.exchange = Some(ExchangeSpec::from_toml(value, file)?),
                 "verdict" => job.verdict = Some(VerdictSpec::from_toml(value, file)?),
@@ -634,6 +639,12 @@ impl JobSpec {
                     }
                 }
             }
+        }
+        if !job.phases.is_empty() && !job.worker_tables.is_empty() {
+            return Err(SpecError::Conflict {
+                place: Place::Key { file: file.into(), table: String::new(), key: "phase".into() },
+                message: "[worker.NAME] tables and [[phase]] tables both define workers; put the workers in each phase ([phase.worker.NAME])".into(),
+            });
         }
         if job.workers.is_some() && !job.worker_tables.is_empty() {
             return Err(SpecError::Conflict {
@@ -676,6 +687,7 @@ impl JobSpec {
                 }
             }
         }
+        self.apply_overrides_to_phases(cli);
         self.forced = self.forced.merged(&cli.forced);
         for (name, t) in &cli.targets {
             let e = self.targets.entry(name.clone()).or_default();
@@ -736,7 +748,7 @@ impl JobSpec {
 }
 
 /// The text of a scalar TOML value, as the user wrote it (strings without quotes).
-fn scalar_text(v: &toml::Value, place: &Place) -> Result<String, SpecError> {
+pub(crate) fn scalar_text(v: &toml::Value, place: &Place) -> Result<String, SpecError> {
     match v {
         toml::Value::String(s) => Ok(s.clone()),
         toml::Value::Integer(i) => Ok(i.to_string()),
@@ -858,7 +870,7 @@ fn read_specs(value: &toml::Value, file: &str, table: &str) -> Result<Vec<Layer>
     Ok(out)
 }
 
-fn read_worker(name: &str, value: &toml::Value, file: &str) -> Result<WorkerSpec, SpecError> {
+pub(crate) fn read_worker(name: &str, value: &toml::Value, file: &str) -> Result<WorkerSpec, SpecError> {
     let tname = format!("[worker.{name}]");
     let t = value.as_table().ok_or_else(|| SpecError::Conflict {
         place: Place::Key { file: file.into(), table: String::new(), key: format!("worker.{name}") },
