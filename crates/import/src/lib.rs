@@ -4,11 +4,16 @@
 //! comment naming the fio option behind every key. Options that do not change the I/O are listed as
 //! ignored; options that would change it but that iolab cannot express are refused with an error naming
 //! the option, its section and its line. The translation is pure: text in, text out, no I/O.
+//!
+//! [`fio_result`] reads fio's JSON results (`--output-format=json`) and returns iolab result documents, one
+//! per fio reporting group, marked as measured by fio; also pure.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 // FioError carries the user's text and where it is, by design; it is built once per failed translation.
 #![allow(clippy::result_large_err)]
 
 pub mod fio;
+pub mod fio_result;
 
 pub use fio::{looks_like_fio, translate, FioError, Ignored, Translation};
+pub use fio_result::{to_results, FioResultError};
