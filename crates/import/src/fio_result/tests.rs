@@ -238,3 +238,10 @@ fn live_fio_stonewalled_jobs_are_two_documents() {
     assert_eq!(runs[1].total.all.lat_ns, runs[1].total.read.lat_ns, "read-only: all is the reads'");
     assert_eq!(runs[1].seed, 7);
 }
+
+#[test]
+#[ignore = "prints the text of the committed report's first group"]
+fn print_sample_text() {
+    let runs = to_results(FIXTURE, "fio-3.33-two-groups.json").unwrap();
+    println!("{}", iolab_report::TextExporter.render(&(&runs[0]).into()));
+}
