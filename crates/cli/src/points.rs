@@ -126,7 +126,7 @@ pub fn run_points(
     // 2. Run: preconditioning once, then every point × trial, holding the scratch files throughout.
     let _scratch_guard = iolab_device::ScratchGuard;
     let terminal = !quiet && std::io::stderr().is_terminal();
-    let mut doc = new_doc(&axes, base_seed, opts.trials, points.len());
+    let mut doc = new_doc(axes, base_seed, opts.trials, points.len());
     let runs_s = planned_s.iter().flat_map(|&s| std::iter::repeat_n(s, opts.trials as usize)).collect();
     let overall = crate::progress::OverallBar::sweep(terminal, runs_s);
     if let (Some(rule), Some(first), Some(job)) = (&opts.rule, points.first(), jobs.first()) {

@@ -5,12 +5,17 @@
 //! ignored; options that would change it but that iolab cannot express are refused with an error naming
 //! the option, its section and its line. [`iometer`] does the same for Iometer saved configurations (`.icf`).
 //! The translations are pure: text in, text out, no I/O.
+//!
+//! [`fio_result`] reads fio's JSON results (`--output-format=json`) and returns iolab result documents, one
+//! per fio reporting group, marked as measured by fio; also pure.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 // FioError carries the user's text and where it is, by design; it is built once per failed translation.
 #![allow(clippy::result_large_err)]
 
 pub mod fio;
+pub mod fio_result;
 pub mod iometer;
 
 pub use fio::{looks_like_fio, translate, FioError, Ignored, Translation};
+pub use fio_result::{to_results, FioResultError};

@@ -27,8 +27,9 @@ pub mod steady;
 pub mod sweep;
 pub mod verdict;
 
-#[cfg(test)]
-mod schema_check;
+#[cfg(any(test, feature = "schema-check"))]
+#[doc(hidden)]
+pub mod schema_check;
 #[cfg(test)]
 mod tests;
 
@@ -38,5 +39,6 @@ pub use export::{
 pub use format::{escape_control, format_bytes, format_count, format_duration_ns, format_rate};
 pub use model::{
     encode as encode_histogram, errno_name, Cpu, Depth, Env, ErrorDetail, ErrorSummary, GroupHistograms,
-    GroupResult, HistogramSet, OpSet, OpSummary, RateResult, RunResult, TargetEnv, WorkerResult, SCHEMA,
+    GroupResult, HistogramSet, MeasuredBy, OpSet, OpSummary, RateResult, RunResult, TargetEnv, WorkerResult,
+    SCHEMA,
 };

@@ -80,6 +80,30 @@ pub struct RunResult {
     /// Injected faults (`--inject`), when the run injected any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inject: Option<iolab_verify::InjectResult>,
+    /// The tool that measured the run when it was not iolab (a fio result imported with `iolab import
+    /// fio-result`); absent in iolab's own runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<MeasuredBy>,
+}
+
+/// Another tool measured the run; iolab only translated its result (see `docs/FIO.md`, "fio results").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredBy {
+    /// The tool (`fio`).
+    pub tool: String,
+    /// Its version as it reported it (`fio-3.33`).
+    pub version: String,
+    /// The file the result was read from.
+    pub source: String,
+    /// What differs from an iolab run and what the tool's result did not have.
+    pub notes: Vec<String>,
+}
+
+impl MeasuredBy {
+    /// One line for people: `measured by fio (fio-3.33) from results.json`.
+    pub fn line(&self) -> String {
+        format!("measured by {} ({}) from {}", self.tool, self.version, self.source)
+    }
 }
 
 impl RunResult {

@@ -7,13 +7,13 @@
 use serde_json::Value;
 
 /// `iolab.result/1`.
-pub(crate) const RESULT_SCHEMA: &str = include_str!("../../../docs/schema/iolab.result.v1.json");
+pub const RESULT_SCHEMA: &str = include_str!("../../../docs/schema/iolab.result.v1.json");
 /// `iolab.sweep/1`.
-pub(crate) const SWEEP_SCHEMA: &str = include_str!("../../../docs/schema/iolab.sweep.v1.json");
+pub const SWEEP_SCHEMA: &str = include_str!("../../../docs/schema/iolab.sweep.v1.json");
 /// `iolab.compare/1`.
-pub(crate) const COMPARE_SCHEMA: &str = include_str!("../../../docs/schema/iolab.compare.v1.json");
+pub const COMPARE_SCHEMA: &str = include_str!("../../../docs/schema/iolab.compare.v1.json");
 /// `iolab.findmax/1`.
-pub(crate) const FIND_MAX_SCHEMA: &str = include_str!("../../../docs/schema/iolab.findmax.v1.json");
+pub const FIND_MAX_SCHEMA: &str = include_str!("../../../docs/schema/iolab.findmax.v1.json");
 
 /// The schema file a `$ref` names, parsed (leaked: tests only, a handful of files).
 fn schema_file(name: &str) -> &'static Value {
@@ -58,7 +58,7 @@ fn has_type(value: &Value, ty: &str) -> bool {
 }
 
 /// Checks `value` against `schema` (whose `$ref`s resolve in `root`); `path` names the place in messages.
-pub(crate) fn check_against_schema(value: &Value, schema: &Value, root: &Value, path: &str) {
+pub fn check_against_schema(value: &Value, schema: &Value, root: &Value, path: &str) {
     let (schema, root) = resolve(schema, root);
     if let Some(branches) = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Value::as_array) {
         if value.is_null() {
@@ -115,7 +115,7 @@ pub(crate) fn check_against_schema(value: &Value, schema: &Value, root: &Value, 
 }
 
 /// Checks a whole document against the schema file `text`.
-pub(crate) fn check_document(value: &Value, text: &str) {
+pub fn check_document(value: &Value, text: &str) {
     let schema: Value = serde_json::from_str(text).expect("schema file is JSON");
     check_against_schema(value, &schema, &schema, "$");
 }

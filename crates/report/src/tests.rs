@@ -156,6 +156,7 @@ pub(crate) fn sample() -> RunResult {
         cache: None,
         verify: None,
         inject: None,
+        measured_by: None,
     }
 }
 
@@ -320,6 +321,7 @@ fn json_schema_top_level_properties_match_serialised_keys() {
         sample_loadgen(),
         sample_cache(),
         sample_verify(),
+        sample_fio(),
     ] {
         let value = serde_json::to_value(r).unwrap();
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
@@ -368,6 +370,7 @@ fn json_schema_nested_properties_match_serialised_keys() {
         sample_loadgen(),
         sample_cache(),
         sample_verify(),
+        sample_fio(),
     ] {
         let value = serde_json::to_value(&r).unwrap();
         check_against_schema(&value, &schema, &schema, "$");
@@ -459,6 +462,26 @@ fn sample_cache() -> RunResult {
         shrinks: vec![CacheShrink { t_s: 3.0, mem_available_bytes: 1 << 28, capacity_bytes: 3 << 28 }],
     });
     r
+}
+
+/// A run measured by fio (imported with `iolab import fio-result`).
+pub(crate) fn sample_fio() -> RunResult {
+    let mut r = sample();
+    r.measured_by = Some(crate::MeasuredBy {
+        tool: "fio".into(),
+        version: "fio-3.33".into(),
+        source: "old.json".into(),
+        notes: vec!["no randseed: seed 0".into()],
+    });
+    r
+}
+
+#[test]
+fn text_of_a_fio_run_says_who_measured_it_and_its_notes() {
+    let t = text(&sample_fio());
+    assert!(t.contains("measured by fio (fio-3.33) from old.json"), "{t}");
+    assert!(t.contains("fio note: no randseed: seed 0"), "{t}");
+    assert!(!text(&sample()).contains("measured by"));
 }
 
 /// A verified run with injected faults and one mismatch of each kind of header view.

@@ -150,6 +150,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         cache,
         verify,
         inject,
+        measured_by: None,
     };
     drop(run.throttle);
     Ok(result)

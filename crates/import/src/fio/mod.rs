@@ -12,7 +12,7 @@ mod emit;
 mod ini;
 mod job;
 mod options;
-mod units;
+pub(crate) mod units;
 
 #[cfg(test)]
 mod tests;

@@ -34,6 +34,7 @@
 //! - `input.rs`: the sides as the cli hands them over, and the errors;
 //! - `metrics.rs`: which metrics a side offers, and each trial's value of one;
 //! - `document.rs`: the comparison document (`iolab.compare/1`), plain serde data;
+//! - `foreign.rs`: notes for runs another tool measured (fio), where its definitions differ from iolab's;
 //! - this module: [`compare`], which builds the document;
 //! - the text and Markdown renderings are the exporters' ([`crate::export`]).
 //!
@@ -45,6 +46,7 @@ use std::collections::{BTreeMap, HashMap};
 use iolab_stats::{inference, LatencyHistogram};
 
 mod document;
+mod foreign;
 mod input;
 mod metrics;
 #[cfg(test)]
@@ -55,6 +57,7 @@ pub use document::{
     MetricComparison, SideInfo, SideValue, Unit, UnitComparison, UnmatchedPoint, ValueSource, WelchTest,
     COMPARE_SCHEMA, DEFAULT_ALPHA, MIN_TRIALS_FOR_TEST, SAME_REL, TEST_NAME,
 };
+pub use foreign::FIO_DEFINITION_NOTES;
 pub use input::{CompareError, Side, SideDocs};
 pub use metrics::MetricFilter;
 
@@ -192,6 +195,7 @@ pub fn compare(sides: &[Side], opts: &CompareOptions) -> Result<Comparison, Comp
     }
     let mut notes = Vec::new();
     let infos: Vec<SideInfo> = sides.iter().enumerate().map(|(i, s)| side_info(i, s, &mut notes)).collect();
+    notes.extend(foreign::foreign_notes(sides));
     let mut unmatched_points = Vec::new();
     let units = match run_side {
         Some(_) => {

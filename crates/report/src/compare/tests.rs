@@ -443,3 +443,37 @@ fn compare_json_matches_the_compare_schema() {
         assert_eq!(schema["properties"].as_object().unwrap().len(), v.as_object().unwrap().len());
     }
 }
+
+#[test]
+fn a_fio_measured_side_brings_the_definition_notes_to_every_rendering() {
+    let a = run_with(1000, 100_000, 0, 0, 1);
+    let mut b = run_with(1000, 90_000, 0, 0, 2);
+    b.measured_by = crate::tests::sample_fio().measured_by;
+    let c =
+        compare(&[runs("a.json", vec![a.clone()]), runs("old.json", vec![b])], &CompareOptions::default())
+            .unwrap();
+    assert!(
+        c.notes.iter().any(|n| n.contains("side B ('old.json'): runs measured by fio (fio-3.33)")),
+        "{:?}",
+        c.notes
+    );
+    for want in FIO_DEFINITION_NOTES {
+        assert!(c.notes.iter().any(|n| n == want), "{want} missing from {:?}", c.notes);
+    }
+    let (t, md, js) = (text(&c), markdown(&c), json(&c));
+    for out in [&t, &md] {
+        assert!(
+            out.contains("coordinated omission") && out.contains("clat") && out.contains("usr_cpu"),
+            "{out}"
+        );
+    }
+    let v: serde_json::Value = serde_json::from_str(&js).unwrap();
+    assert!(v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("coordinated omission")));
+    // iolab against iolab: no such notes.
+    let c = compare(&[runs("a", vec![a.clone()]), runs("b", vec![a])], &CompareOptions::default()).unwrap();
+    assert!(c.notes.iter().all(|n| !n.contains("fio")), "{:?}", c.notes);
+}

@@ -124,6 +124,13 @@ fn header_lines(r: &RunResult, out: &mut String) {
         first.push_str(" · partial (stopped early)");
     }
     let _ = writeln!(out, "{first}");
+    if let Some(m) = &r.measured_by {
+        // Not iolab's measurement: say whose it is before any number, and what differs.
+        labelled(out, "source", &m.line());
+        for n in &m.notes {
+            let _ = writeln!(out, "{:<LABEL_WIDTH$}{} note: {n}", "", m.tool);
+        }
+    }
 
     for t in &r.env.targets {
         labelled(out, "target", &format!("{}  {}", t.name, target_description(t, &r.env.engine)));

@@ -1,0 +1,96 @@
+//! The notes of an imported fio group (`measured_by.notes`): what differs from an iolab run and what fio's
+//! report does not have.
+
+use super::build::Context;
+use super::parse::{FioDir, FioJob};
+
+/// Directions with ops whose `pick`ed latency has no summary.
+fn missing(jobs: &[&FioJob], pick: fn(&FioDir) -> bool) -> bool {
+    jobs.iter().flat_map(|j| [&j.read, &j.write]).any(|d| d.ops > 0 && !pick(d))
+}
+
+/// Notes on the latency fields.
+fn latency_notes(jobs: &[&FioJob], out: &mut Vec<String>) {
+    out.push(
+        "lat_ns is fio's `lat` (from when fio issued each I/O, not from its intended start) and service_lat_ns \
+         fio's `clat`; submission latency (`slat`) is not kept"
+            .to_string(),
+    );
+    if missing(jobs, |d| d.lat.summary.is_some()) {
+        out.push(
+            "fio ran without lat_percentiles=1: no response-time percentiles, so lat_ns is empty; compare \
+             service_lat_ns (clat) instead, or rerun fio with --lat_percentiles=1"
+                .to_string(),
+        );
+    }
+    if missing(jobs, |d| d.clat.summary.is_some()) {
+        out.push(
+            "fio reported no complete clat percentiles (50/90/95/99/99.9/99.99): service_lat_ns is left empty \
+             rather than invented"
+                .to_string(),
+        );
+    }
+    if jobs.iter().any(|j| j.read.ops > 0 && j.write.ops > 0) {
+        out.push(
+            "fio reports reads and writes apart: `all` has no latency summary where both were done (percentiles \
+             are never averaged or merged)"
+                .to_string(),
+        );
+    }
+}
+
+/// Notes on how the group's job entries map to workers and totals.
+fn job_notes(groupid: u64, jobs: &[&FioJob], out: &mut Vec<String>) {
+    match jobs {
+        [one] => {
+            let n = one.opts.get("numjobs").and_then(|v| v.trim().parse::<u32>().ok()).unwrap_or(1);
+            if n > 1 {
+                out.push(format!(
+                    "the job entry '{}' stands for {n} jobs (group_reporting): one worker here; requested depth is \
+                     iodepth × numjobs",
+                    one.name
+                ));
+            }
+        }
+        many => out.push(format!(
+            "group {groupid} has {} fio job entries (fio ran without group_reporting): the total has no latency \
+             summaries because percentiles are never averaged; rerun fio with --group_reporting for group \
+             percentiles",
+            many.len()
+        )),
+    }
+    if jobs.iter().any(|j| j.opts.contains_key("rate") || j.opts.contains_key("rate_iops")) {
+        out.push(
+            "fio ran rate-limited (rate/rate_iops): its latency leaves out the queueing delay behind the rate \
+             (coordinated omission); iolab's open-loop response time includes it. No open-loop `rate` section"
+                .to_string(),
+        );
+    }
+}
+
+/// Every note of group `groupid`; `seeded` when a job named its `randseed`.
+pub(crate) fn notes(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], seeded: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    latency_notes(jobs, &mut out);
+    job_notes(groupid, jobs, &mut out);
+    if !seeded {
+        out.push("no randseed option: fio's seed is not in its report; seed 0 here".to_string());
+    }
+    out.push(
+        "measured_s is the longest read/write runtime of the group; CPU is usr_cpu/sys_cpu × job_runtime of each \
+         job (fio's main thread not included)"
+            .to_string(),
+    );
+    let phase = if ctx.groups > 1 {
+        format!(" (group {groupid} of {} stonewalled groups: after the earlier groups' runtimes)", ctx.groups)
+    } else {
+        String::new()
+    };
+    out.push(format!("started_at is estimated from fio's report time and elapsed seconds{phase}"));
+    out.push(
+        "host, kernel, CPU model, CPU count and memory are not in fio's report ('unknown', 0); no time series, \
+         histograms or warnings"
+            .to_string(),
+    );
+    out
+}
