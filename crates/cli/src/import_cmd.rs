@@ -16,6 +16,7 @@ pub fn import(args: &ImportArgs) -> Result<ExitStatus> {
     let (file, output, quiet, translate): (_, _, _, Translate) = match &args.what {
         ImportWhat::Fio { file, output, quiet } => (file, output, *quiet, crate::job::translate_fio),
         ImportWhat::Iometer { file, output, quiet } => (file, output, *quiet, crate::job::translate_icf),
+        ImportWhat::FioResult { file, quiet, catalog } => return fio_result(file, *quiet, catalog),
     };
     let mut gate = WriteGate::new();
     gate.claim("the file to import", file, Access::Reads).map_err(usage)?;
@@ -23,5 +24,29 @@ pub fn import(args: &ImportArgs) -> Result<ExitStatus> {
     let text = crate::job::read_text(file)?;
     let toml = translate(&text, file, quiet)?;
     write_all(vec![(&out, Ok(toml))])?;
+    Ok(ExitStatus::Ok)
+}
+
+/// `iolab import fio-result FILE.json`: each fio reporting group saved as a run measured by fio, tagged
+/// `measured_by=fio` (unless the user gave that key), its text printed unless quiet.
+fn fio_result(file: &str, quiet: bool, flags: &crate::args::CatalogFlags) -> Result<ExitStatus> {
+    if flags.no_save {
+        return Err(usage("'iolab import fio-result' saves in the catalog; --no-save leaves nothing to do"));
+    }
+    let text = crate::job::read_text(file)?;
+    let results = iolab_import::to_results(&text, file).map_err(usage)?;
+    let mut flags = flags.clone();
+    if !crate::saving::parse_tags(&flags.tag)?.iter().any(|(k, _)| k == "measured_by") {
+        flags.tag.push("measured_by=fio".into());
+    }
+    let saver = crate::saving::Saver::open(&flags, quiet, false, &mut WriteGate::new())?
+        .expect("a catalog to save in: --no-save was refused above");
+    for r in &results {
+        let doc = iolab_report::Document::Run(r);
+        saver.save(iolab_catalog::EntryKind::Run, &iolab_report::JsonExporter.render(&doc))?;
+        if !quiet {
+            crate::output::print(&iolab_report::TextExporter.render(&doc))?;
+        }
+    }
     Ok(ExitStatus::Ok)
 }

@@ -1,5 +1,7 @@
 //! `iolab import` arguments.
 
+use super::catalog::CatalogFlags;
+
 /// `iolab import` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ImportArgs {
@@ -24,6 +26,20 @@ pub enum ImportWhat {
         /// Do not list the ignored options.
         #[arg(long, short = 'q')]
         quiet: bool,
+    },
+    /// Store a fio JSON result (`fio --output-format=json`, fio 3.x) in the catalog as runs measured by fio,
+    /// one per fio reporting group, so `iolab compare` and `iolab report` put them beside iolab's runs (compare
+    /// says where the two tools' definitions differ; docs/FIO.md).
+    FioResult {
+        /// The fio JSON result.
+        #[arg(value_name = "FILE.json")]
+        file: String,
+        /// Print nothing but errors.
+        #[arg(long, short = 'q')]
+        quiet: bool,
+        /// Results catalog options.
+        #[command(flatten)]
+        catalog: CatalogFlags,
     },
     /// Translate an Iometer saved configuration (.icf, Iometer 2006.07.27 to 1.1.0) into an iolab job file:
     /// workers, access specifications as weighted mixes, outstanding I/Os per target, disk regions, run and

@@ -148,3 +148,44 @@ fn a_malformed_iometer_configuration_names_its_line() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("line") && stderr.contains("100"), "{stderr}");
 }
+
+/// Issue 16, fio results: a real fio 3.33 report (two stonewalled groups, kept in the import crate's test
+/// data) is stored as two runs measured by fio, tagged, and `iolab compare` says where the tools differ.
+#[test]
+fn fio_results_are_stored_as_runs_measured_by_fio_and_compared_with_notes() {
+    let dir = tempdir();
+    let db = dir.path().join("results.db");
+    let report =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../import/testdata/fio-3.33-two-groups.json");
+    let out = iolab()
+        .env("IOLAB_DB", &db)
+        .args(["import", "fio-result", report.to_str().unwrap(), "--tag", "site=lab1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("measured by fio (fio-3.33)"));
+    let rows: Value = serde_json::from_slice(
+        &iolab()
+            .env("IOLAB_DB", &db)
+            .args(["runs", "--json", "--tag", "measured_by=fio"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let ids: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 2, "one run per fio reporting group: {rows}");
+    // Beside an iolab run: compare names the definitions that differ.
+    let out = iolab().env("IOLAB_DB", &db).args(["run"]).args(SIM).args(["-d", "1s", "-q"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Value = serde_json::from_slice(
+        &iolab().env("IOLAB_DB", &db).args(["runs", "--json"]).output().unwrap().stdout,
+    )
+    .unwrap();
+    let newest = rows[0]["id"].as_str().unwrap().to_string();
+    let out = iolab().env("IOLAB_DB", &db).args(["compare", ids[0], &newest]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("fio") && text.contains("intended start"), "{text}");
+}
