@@ -273,6 +273,11 @@ pub struct LineMark {
 }
 
 impl SweepResult {
+    /// The phases of a job (`[[phase]]` tables), run as the points of a sweep along the `phase` axis alone.
+    pub fn is_phases(&self) -> bool {
+        self.axes.len() == 1 && self.axes[0].key == "phase"
+    }
+
     /// Computes [`SweepResult::knee`] and [`SweepResult::max_p99`] from the points' summaries (means over
     /// trials), per line, in load order. Without a load axis both are `None`.
     pub fn analyze(&mut self, iops_gain_pct: f64, lat_growth_pct: f64, max_p99_ns: Option<u64>) {

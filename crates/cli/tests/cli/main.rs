@@ -18,6 +18,7 @@ mod import;
 mod loadgen;
 mod metrics;
 mod open_loop;
+mod phases;
 mod profiles;
 mod progress;
 mod report;

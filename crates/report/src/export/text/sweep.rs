@@ -9,8 +9,11 @@ use crate::sweep::{LineMark, SweepResult};
 /// achieved depth; with trials the IOPS 95 % confidence half-width and CV), marks on the knee and the
 /// `--max-p99` point, and a closing line per mark.
 pub(crate) fn sweep(s: &SweepResult) -> String {
+    // A job's phases run as the points of a sweep along a `phase` axis; they are said as phases.
+    let phases = s.is_phases();
+    let (what, unit) = if phases { ("", "phase") } else { ("sweep of ", "point") };
     let mut out = format!(
-        "iolab {} · sweep of {} point{}{} · base seed {}{}\n",
+        "iolab {} · {what}{} {unit}{}{} · base seed {}{}\n",
         s.iolab_version,
         s.points_planned,
         if s.points_planned == 1 { "" } else { "s" },
@@ -83,7 +86,7 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
             k.lat_growth_pct,
             marks_text(&k.lines, "not reached within the sweep")
         ));
-    } else if !s.points.is_empty() {
+    } else if !s.points.is_empty() && !phases {
         out.push_str("knee: not computed (no load axis swept: qd, workers or rate)\n");
     }
     if let Some(m) = &s.max_p99 {
