@@ -432,7 +432,7 @@ pub struct JobSpec {
     /// `[[phase]]` tables: phases run one after another, each with its own workers and result
     /// ([`crate::phase`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub phases: Vec<crate::phase::PhaseSpec>,
+    pub phases: Vec<PhaseSpec>,
 }
 
 /// What to do when verification finds a bad block.
@@ -608,7 +608,7 @@ impl JobSpec {
                     }
                 }
                 "targets" => job.targets = read_targets(value, file)?,
-                "phase" => job.phases = crate::phase::read_phases(value, file)?,
+                "phase" => job.phases = read_phases(value, file)?,
                 "profile" => job.profile = Some(ProfileMeta::from_toml(value, file)?),
                 "exchange" => job.exchange = Some(ExchangeSpec::from_toml(value, file)?),
                 "verdict" => job.verdict = Some(VerdictSpec::from_toml(value, file)?),
@@ -903,6 +903,88 @@ pub(crate) fn read_worker(name: &str, value: &toml::Value, file: &str) -> Result
         }
     }
     Ok(w)
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [[phase]] tables (crate::phase runs them)
+
+/// The run settings a phase may set for itself.
+pub const PHASE_RUN_KEYS: &[&str] = &["duration", "ramp", "ios", "bytes"];
+
+/// One `[[phase]]` table.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseSpec {
+    /// `name` (default `phase N`).
+    pub name: String,
+    /// Its `[phase.worker.NAME]` tables; none means the file's default worker.
+    pub worker_tables: Vec<WorkerSpec>,
+    /// Its own `duration`, `ramp`, `ios` and `bytes`, parsed as the top-level keys are.
+    pub run: JobSpec,
+}
+
+/// Reads the `phase` array of tables of `file`.
+pub(crate) fn read_phases(value: &toml::Value, file: &str) -> Result<Vec<PhaseSpec>, SpecError> {
+    let top = Place::Key { file: file.into(), table: String::new(), key: "phase".into() };
+    let tables = value.as_array().filter(|a| a.iter().all(toml::Value::is_table)).ok_or_else(|| {
+        SpecError::Conflict { place: top.clone(), message: "expected [[phase]] tables".into() }
+    })?;
+    tables.iter().enumerate().map(|(i, t)| read_phase(i, t, file)).collect()
+}
+
+fn read_phase(index: usize, value: &toml::Value, file: &str) -> Result<PhaseSpec, SpecError> {
+    let table = value.as_table().expect("checked by read_phases");
+    let tname = format!("[[phase]] #{}", index + 1);
+    let mut p = PhaseSpec { name: format!("phase {}", index + 1), ..PhaseSpec::default() };
+    for (key, v) in table {
+        let place = Place::Key { file: file.into(), table: tname.clone(), key: key.clone() };
+        match key.as_str() {
+            "name" => p.name = scalar_text(v, &place)?,
+            "worker" => {
+                let workers = v.as_table().ok_or_else(|| SpecError::Conflict {
+                    place: place.clone(),
+                    message: "expected worker tables such as [phase.worker.db]".into(),
+                })?;
+                for (name, w) in workers {
+                    p.worker_tables.push(read_worker(name, w, file)?);
+                }
+            }
+            k if PHASE_RUN_KEYS.contains(&k) => {
+                p.run.set_run(k, &scalar_text(v, &place)?, &place)?;
+            }
+            _ => {
+                let known: Vec<&str> = PHASE_RUN_KEYS.iter().copied().chain(["name", "worker"]).collect();
+                return Err(SpecError::UnknownKey {
+                    file: file.into(),
+                    table: tname,
+                    key: key.clone(),
+                    suggestion: suggest(key, &known).map(str::to_string),
+                });
+            }
+        }
+    }
+    Ok(p)
+}
+
+impl JobSpec {
+    /// Lets the command line win over every phase: a run setting given there is taken out of the phases, and
+    /// `--workers` sets every phase's worker counts (called by [`JobSpec::apply_overrides`]).
+    pub(crate) fn apply_overrides_to_phases(&mut self, cli: &JobSpec) {
+        for p in &mut self.phases {
+            if cli.duration_ns.is_some() || cli.ios.is_some() || cli.bytes.is_some() {
+                p.run.duration_ns = None;
+                p.run.ios = None;
+                p.run.bytes = None;
+            }
+            if cli.ramp_ns.is_some() {
+                p.run.ramp_ns = None;
+            }
+            if let Some(n) = cli.workers {
+                for w in &mut p.worker_tables {
+                    w.count = n;
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

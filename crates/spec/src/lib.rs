@@ -24,7 +24,6 @@ pub use cache::{CacheMode, CachePolicy, CacheSize, CacheSpec};
 pub use error::{Place, SpecError};
 pub use inject::{InjectKind, InjectSpec, InjectWhen};
 pub use job::*;
-pub use phase::PhaseSpec;
 pub use sim::{ArrayParams, HddParams, LinkParams, Member, Raid, SsdParams};
 pub use target::{SimSpec, TargetSpec};
 pub use throttle::ThrottleSpec;

@@ -24,66 +24,7 @@
 //! phase's worker tables, and the phase's own `duration`, `ramp`, `ios` or `bytes` where it sets them. A
 //! command-line value wins over both.
 
-use crate::error::{Place, SpecError};
-use crate::job::{read_worker, scalar_text, JobSpec, WorkerSpec};
-use serde::{Deserialize, Serialize};
-
-/// The run settings a phase may set for itself.
-pub const PHASE_RUN_KEYS: &[&str] = &["duration", "ramp", "ios", "bytes"];
-
-/// One `[[phase]]` table.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct PhaseSpec {
-    /// `name` (default `phase N`).
-    pub name: String,
-    /// Its `[phase.worker.NAME]` tables; none means the file's default worker.
-    pub worker_tables: Vec<WorkerSpec>,
-    /// Its own `duration`, `ramp`, `ios` and `bytes`, parsed as the top-level keys are.
-    pub run: JobSpec,
-}
-
-/// Reads the `phase` array of tables of `file`.
-pub(crate) fn read_phases(value: &toml::Value, file: &str) -> Result<Vec<PhaseSpec>, SpecError> {
-    let top = Place::Key { file: file.into(), table: String::new(), key: "phase".into() };
-    let tables = value.as_array().filter(|a| a.iter().all(toml::Value::is_table)).ok_or_else(|| {
-        SpecError::Conflict { place: top.clone(), message: "expected [[phase]] tables".into() }
-    })?;
-    tables.iter().enumerate().map(|(i, t)| read_phase(i, t, file)).collect()
-}
-
-fn read_phase(index: usize, value: &toml::Value, file: &str) -> Result<PhaseSpec, SpecError> {
-    let table = value.as_table().expect("checked by read_phases");
-    let tname = format!("[[phase]] #{}", index + 1);
-    let mut p = PhaseSpec { name: format!("phase {}", index + 1), ..PhaseSpec::default() };
-    for (key, v) in table {
-        let place = Place::Key { file: file.into(), table: tname.clone(), key: key.clone() };
-        match key.as_str() {
-            "name" => p.name = scalar_text(v, &place)?,
-            "worker" => {
-                let workers = v.as_table().ok_or_else(|| SpecError::Conflict {
-                    place: place.clone(),
-                    message: "expected worker tables such as [phase.worker.db]".into(),
-                })?;
-                for (name, w) in workers {
-                    p.worker_tables.push(read_worker(name, w, file)?);
-                }
-            }
-            k if PHASE_RUN_KEYS.contains(&k) => {
-                p.run.set_run(k, &scalar_text(v, &place)?, &place)?;
-            }
-            _ => {
-                let known: Vec<&str> = PHASE_RUN_KEYS.iter().copied().chain(["name", "worker"]).collect();
-                return Err(SpecError::UnknownKey {
-                    file: file.into(),
-                    table: tname,
-                    key: key.clone(),
-                    suggestion: crate::error::suggest(key, &known).map(str::to_string),
-                });
-            }
-        }
-    }
-    Ok(p)
-}
+use crate::job::{JobSpec, PhaseSpec};
 
 impl JobSpec {
     /// The jobs a job with phases runs, in order, each with its phase's name; a job without phases is one job
@@ -118,24 +59,60 @@ impl JobSpec {
         job.name = Some(format!("{base} [{}]", p.name));
         job
     }
+}
 
-    /// Lets the command line win over every phase: a run setting given there is taken out of the phases, and
-    /// `--workers` sets every phase's worker counts (called by [`JobSpec::apply_overrides`]).
-    pub(crate) fn apply_overrides_to_phases(&mut self, cli: &JobSpec) {
-        for p in &mut self.phases {
-            if cli.duration_ns.is_some() || cli.ios.is_some() || cli.bytes.is_some() {
-                p.run.duration_ns = None;
-                p.run.ios = None;
-                p.run.bytes = None;
-            }
-            if cli.ramp_ns.is_some() {
-                p.run.ramp_ns = None;
-            }
-            if let Some(n) = cli.workers {
-                for w in &mut p.worker_tables {
-                    w.count = n;
-                }
-            }
+#[cfg(test)]
+mod tests {
+    use crate::job::JobSpec;
+
+    const JOB: &str = r#"
+duration = "30s"
+[[phase]]
+name = "fill"
+bytes = "1G"
+[phase.worker.w]
+rw = "write"
+[[phase]]
+[phase.worker.r]
+count = 2
+rw = "randread"
+"#;
+
+    #[test]
+    fn each_phase_is_a_job_with_its_own_workers_and_bounds() {
+        let job = JobSpec::from_toml(JOB, "p.toml").unwrap();
+        let phases = job.phase_jobs();
+        assert_eq!(phases.len(), 2);
+        let (name, fill) = &phases[0];
+        assert_eq!(name.as_deref(), Some("fill"));
+        assert_eq!((fill.bytes, fill.duration_ns), (Some(1 << 30), None), "a fill ends at its bytes");
+        assert_eq!(fill.worker_tables.len(), 1);
+        assert_eq!(fill.name.as_deref(), Some("p.toml [fill]"));
+        let (name, second) = &phases[1];
+        assert_eq!(name.as_deref(), Some("phase 2"));
+        assert_eq!((second.bytes, second.duration_ns), (None, Some(30_000_000_000)));
+        assert_eq!(second.worker_tables[0].count, 2);
+        assert!(second.phases.is_empty());
+    }
+
+    #[test]
+    fn the_command_line_wins_over_every_phase() {
+        let mut job = JobSpec::from_toml(JOB, "p.toml").unwrap();
+        let cli = JobSpec { duration_ns: Some(1_000_000_000), workers: Some(3), ..JobSpec::default() };
+        job.apply_overrides(&cli);
+        for (_, j) in job.phase_jobs() {
+            assert_eq!((j.duration_ns, j.bytes), (Some(1_000_000_000), None));
+            assert!(j.worker_tables.iter().all(|w| w.count == 3));
         }
+    }
+
+    #[test]
+    fn phase_tables_refuse_what_they_cannot_hold() {
+        let e = JobSpec::from_toml("[[phase]]\nqd = 4\n", "p.toml").unwrap_err().to_string();
+        assert!(e.contains("qd") && e.contains("[[phase]] #1"), "{e}");
+        let e = JobSpec::from_toml("[worker.a]\n[[phase]]\n[phase.worker.b]\n", "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[phase.worker.NAME]"), "{e}");
     }
 }
