@@ -31,6 +31,7 @@ mod steady;
 // The commands, one module each; none imports another.
 mod catalog_cmd;
 mod compare;
+mod docs_cmd;
 mod findmax;
 mod import_cmd;
 mod profiles_cmd;
@@ -62,6 +63,8 @@ fn main() {
         args::Command::Report(a) => report_cmd::report(&a),
         args::Command::Verify(a) => verify_cmd::verify_cmd(&a),
         args::Command::Import(a) => import_cmd::import(&a),
+        args::Command::Completions { shell } => docs_cmd::completions(shell),
+        args::Command::Man { dir } => docs_cmd::man(dir.as_deref()),
     };
     let code = match result {
         // A command the user interrupted (Ctrl-C, SIGTERM, SIGHUP) exits 130 whatever it had found, so a

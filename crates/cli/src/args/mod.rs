@@ -65,6 +65,20 @@ pub enum Command {
     /// Take what other tools wrote: `iolab import fio FILE` prints the iolab job file for a fio job file
     /// (`iolab run FILE.fio` runs one directly).
     Import(ImportArgs),
+    /// Print the shell completion script for SHELL (bash, zsh, fish, elvish, powershell), generated from these
+    /// very flags: `iolab completions bash > /etc/bash_completion.d/iolab`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page iolab(1), generated from these very flags; with --dir, write one page per command
+    /// (iolab.1, iolab-run.1, ...) into DIR: `iolab man --dir /usr/local/share/man/man1`.
+    Man {
+        /// Write iolab.1 and a page per command into this directory instead of printing iolab.1.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<String>,
+    },
 }
 
 /// `iolab run` options.

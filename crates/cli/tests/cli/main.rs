@@ -15,6 +15,7 @@ mod flags_in_messages;
 mod fuzz_args;
 mod golden;
 mod import;
+mod install;
 mod loadgen;
 mod metrics;
 mod open_loop;
