@@ -156,7 +156,7 @@ pub fn translate(text: &str, source_name: &str) -> Result<Translation, FioError>
         } else {
             let mut opts = global.clone();
             opts.extend(own);
-            jobs.push(job::resolve(source_name, section, &opts, jobs.len())?);
+            jobs.push(job::resolve(source_name, section, &opts)?);
         }
     }
     let toml = emit::job_file(source_name, &jobs)?;
