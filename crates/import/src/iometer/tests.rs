@@ -141,13 +141,16 @@ fn three_workers_two_tests() -> String {
         .replace("'End manager", third)
 }
 
+/// A phase as (name, [(worker table, read share of each spec)], duration, ramp).
+type PhaseView = (String, Vec<(String, Vec<Option<f64>>)>, Option<u64>, Option<u64>);
+
 #[test]
 fn several_assigned_specs_become_one_phase_per_test() {
     let t = translate(&three_workers_two_tests(), "three.icf").unwrap();
     let j = job(&t);
     assert!(j.worker_tables.is_empty(), "{}", t.toml);
     let phases = j.phase_jobs();
-    let view: Vec<(String, Vec<(String, Vec<Option<f64>>)>, Option<u64>, Option<u64>)> = phases
+    let view: Vec<PhaseView> = phases
         .iter()
         .map(|(name, p)| {
             let workers = p
