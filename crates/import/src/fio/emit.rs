@@ -110,28 +110,108 @@ pub fn quote(s: &str) -> String {
     q
 }
 
-/// The iolab job file for the translated jobs.
+/// The iolab job file for the translated jobs: `[worker.NAME]` tables, or `[[phase]]` tables when a job after
+/// the first has `stonewall` (each such job starts a phase; the jobs before the first one are phase 1).
 pub fn job_file(file: &str, jobs: &[Job]) -> Result<String, FioError> {
     let mut out = format!(
         "# iolab job file translated from the fio job file '{file}' by iolab-import.\n\
          # Each key is preceded by the fio option (or fio default) it comes from. See docs/FIO.md.\n\n"
     );
+    let phases = split_phases(jobs);
+    if phases.len() > 1 {
+        phased_file(file, &phases, &mut out)?;
+        return Ok(out);
+    }
     for e in run_entries(file, jobs)? {
         e.write(&mut out);
     }
     let mut names = Vec::new();
     for job in jobs {
-        for (i, targets) in job.targets.iter().enumerate() {
-            let base = if job.targets.len() > 1 { format!("{}.{i}", job.name) } else { job.name.clone() };
-            let name = unique(table_name(&base), &mut names);
-            write_table(&mut out, &name, job, targets);
-        }
+        write_tables(&mut out, "worker", job, &mut names);
     }
     Ok(out)
 }
 
-fn write_table(out: &mut String, name: &str, job: &Job, targets: &[Entry]) {
-    out.push_str(&format!("\n# fio job [{}] (line {})\n[worker.{name}]\n", job.section, job.line));
+/// The jobs of each phase: a job with `stonewall` after the first starts a new one.
+fn split_phases(jobs: &[Job]) -> Vec<&[Job]> {
+    let mut starts: Vec<usize> = (1..jobs.len()).filter(|&i| jobs[i].wall.is_some()).collect();
+    starts.insert(0, 0);
+    starts.push(jobs.len());
+    starts.windows(2).map(|w| &jobs[w[0]..w[1]]).collect()
+}
+
+/// The run settings a phase may set for itself (the other run keys are set once for every phase).
+const PHASE_KEYS: &[&str] = &["duration", "ramp"];
+
+/// A job file with phases: the run keys every phase shares at the top, then one `[[phase]]` table per phase
+/// with its own `duration`, `ramp`, `ios` and `bytes` where they differ between phases, and its workers.
+fn phased_file(file: &str, phases: &[&[Job]], out: &mut String) -> Result<(), FioError> {
+    let all: Vec<Job> = phases.iter().flat_map(|p| p.iter().cloned()).collect();
+    for e in run_entries_of(file, &all, |k| !PHASE_KEYS.contains(&k), Scope::File)? {
+        e.write(out);
+    }
+    let mut own: Vec<Vec<Entry>> = Vec::new();
+    for jobs in phases {
+        own.push(run_entries_of(file, jobs, |k| PHASE_KEYS.contains(&k), Scope::Phase)?);
+    }
+    let mut limits: Vec<Vec<Entry>> = Vec::new();
+    for jobs in phases {
+        limits.push(limit_entries(file, jobs)?);
+    }
+    // A key every phase gives the same value stays at the top, except a duration beside a phase's size limit
+    // (a phase with its own ios or bytes ends there and drops the file's duration, so it needs its own).
+    let any_limit = limits.iter().any(|l| !l.is_empty());
+    let mut shared = Vec::new();
+    for key in PHASE_KEYS {
+        let values: Vec<Option<&Entry>> = own.iter().map(|p| p.iter().find(|e| e.key == *key)).collect();
+        let same = values.iter().all(|v| v.map(|e| &e.text) == values[0].map(|e| &e.text));
+        if same && !(*key == "duration" && any_limit) {
+            shared.extend(values[0].cloned());
+            for p in &mut own {
+                p.retain(|e| e.key != *key);
+            }
+        }
+    }
+    for e in &shared {
+        e.write(out);
+    }
+    let mut phase_names = Vec::new();
+    for (i, jobs) in phases.iter().enumerate() {
+        let first = &jobs[0];
+        let name = unique(first.name.clone(), &mut phase_names);
+        out.push_str("\n[[phase]]\n");
+        let origin = match &first.wall {
+            Some(src) if i > 0 => Origin::Opt(src.clone()),
+            _ => {
+                Origin::Default("the jobs before the first stonewall run together as the first phase".into())
+            }
+        };
+        out.push_str(&origin.comment());
+        out.push('\n');
+        out.push_str(&format!("name = {}\n", quote(&name)));
+        for e in own[i].iter().chain(&limits[i]) {
+            e.write(out);
+        }
+        let mut names = Vec::new();
+        for job in jobs.iter() {
+            write_tables(out, "phase.worker", job, &mut names);
+        }
+    }
+    Ok(())
+}
+
+/// The worker tables of one job (one per clone when every clone has its own files), under `prefix`
+/// (`worker` or `phase.worker`).
+fn write_tables(out: &mut String, prefix: &str, job: &Job, names: &mut Vec<String>) {
+    for (i, targets) in job.targets.iter().enumerate() {
+        let base = if job.targets.len() > 1 { format!("{}.{i}", job.name) } else { job.name.clone() };
+        let name = unique(table_name(&base), names);
+        write_table(out, prefix, &name, job, targets);
+    }
+}
+
+fn write_table(out: &mut String, prefix: &str, name: &str, job: &Job, targets: &[Entry]) {
+    out.push_str(&format!("\n# fio job [{}] (line {})\n[{prefix}.{name}]\n", job.section, job.line));
     if job.targets.len() == 1 {
         if let Some(c) = &job.count {
             c.write(out);
@@ -142,7 +222,7 @@ fn write_table(out: &mut String, name: &str, job: &Job, targets: &[Entry]) {
         e.write(out);
     }
     for spec in &job.specs {
-        out.push_str(&format!("[[worker.{name}.spec]]\n"));
+        out.push_str(&format!("[[{prefix}.{name}.spec]]\n"));
         for e in spec {
             e.write(out);
         }
@@ -194,11 +274,34 @@ fn unique(name: String, taken: &mut Vec<String>) -> String {
     n
 }
 
+/// What a run key is set for: the whole file, or one phase.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// A file without phases.
+    Run,
+    /// Every phase of a file with phases.
+    File,
+    /// One phase.
+    Phase,
+}
+
 /// The run-wide keys: every job must agree on each, since iolab sets them once per run.
 fn run_entries(file: &str, jobs: &[Job]) -> Result<Vec<Entry>, FioError> {
+    let mut out = run_entries_of(file, jobs, |_| true, Scope::Run)?;
+    out.extend(limit_entries(file, jobs)?);
+    Ok(out)
+}
+
+/// The run keys `pick` selects, each the value every job of `jobs` agrees on.
+fn run_entries_of(
+    file: &str,
+    jobs: &[Job],
+    pick: impl Fn(&str) -> bool,
+    scope: Scope,
+) -> Result<Vec<Entry>, FioError> {
     let mut keys: Vec<&'static str> = Vec::new();
     for e in jobs.iter().flat_map(|j| &j.run) {
-        if !keys.contains(&e.key) {
+        if pick(e.key) && !keys.contains(&e.key) {
             keys.push(e.key);
         }
     }
@@ -208,16 +311,22 @@ fn run_entries(file: &str, jobs: &[Job]) -> Result<Vec<Entry>, FioError> {
         for job in jobs {
             let mine = job.run.iter().find(|e| e.key == key);
             if mine.map(|e| &e.text) != first.as_ref().map(|e| &e.text) {
-                return Err(disagree(file, key, job, mine, first.as_ref()));
+                return Err(disagree(file, key, job, mine, first.as_ref(), scope));
             }
         }
         out.extend(first);
     }
-    out.extend(limit_entries(file, jobs)?);
     Ok(out)
 }
 
-fn disagree(file: &str, key: &str, job: &Job, mine: Option<&Entry>, first: Option<&Entry>) -> FioError {
+fn disagree(
+    file: &str,
+    key: &str,
+    job: &Job,
+    mine: Option<&Entry>,
+    first: Option<&Entry>,
+    scope: Scope,
+) -> FioError {
     let src = mine.or(first).and_then(|e| {
         e.origins.iter().find_map(|o| match o {
             Origin::Opt(s) => Some(s.clone()),
@@ -225,12 +334,22 @@ fn disagree(file: &str, key: &str, job: &Job, mine: Option<&Entry>, first: Optio
         })
     });
     let show = |e: Option<&Entry>| e.map_or("(not set)".to_string(), |e| e.text.clone());
-    let why = format!(
-        "iolab sets '{key}' once for the whole run, and the jobs disagree ({} here, {} in the first job); \
-         split them into job files of their own",
-        show(mine),
-        show(first)
-    );
+    let (mine, first) = (show(mine), show(first));
+    let why = match scope {
+        Scope::Run => format!(
+            "iolab sets '{key}' once for the whole run, and the jobs disagree ({mine} here, {first} in the first \
+             job); split them into job files of their own"
+        ),
+        Scope::File => format!(
+            "iolab sets '{key}' once for every phase of a job file, and the jobs disagree ({mine} here, {first} \
+             in the first job); split them into job files of their own"
+        ),
+        Scope::Phase => format!(
+            "iolab sets '{key}' once per phase, and the jobs of this phase (the jobs from one stonewall to the \
+             next run together) disagree ({mine} here, {first} in the phase's first job); put a stonewall \
+             between them, or split them into job files of their own"
+        ),
+    };
     match src {
         Some(s) => {
             FioError::Unsupported { file: file.into(), option: s.key, section: s.section, line: s.line, why }

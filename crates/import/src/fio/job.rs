@@ -51,6 +51,9 @@ pub struct Job {
     pub specs: Vec<Vec<Entry>>,
     /// I/O limits of each of the job's workers (bytes, I/Os), for the run-wide totals.
     pub limits: Limits,
+    /// `stonewall` (or `wait_for_previous`) when set: the job waits for the jobs before it, so it starts a
+    /// new phase (unless it is the first job).
+    pub wall: Option<Src>,
 }
 
 /// fio's per-job end conditions other than time.
@@ -182,21 +185,20 @@ pub fn size_expected() -> &'static str {
     "a size such as '4096', '4k', '8m' or '1g' (k = 1024 with kb_base=1024)"
 }
 
-/// Resolves one job section into iolab keys. `index` is the job's place among the job sections.
-pub fn resolve(file: &str, section: &Section, opts: &Opts, index: usize) -> Result<Job, FioError> {
+/// Resolves one job section into iolab keys.
+pub fn resolve(file: &str, section: &Section, opts: &Opts) -> Result<Job, FioError> {
     let kb = kb_base(file, section, opts)?;
     let cx = Ctx { file, opts, section, kb };
+    // stonewall and wait_for_previous (its alias): this job waits for the jobs before it; the later one wins.
+    let mut wall = None;
     for key in ["stonewall", "wait_for_previous"] {
-        if let Some((true, src)) = cx.flag(key)? {
-            if index > 0 {
-                return Err(cx.refuse(
-                    src,
-                    "iolab runs every worker at the same time; its job format has no phases to run this \
-                     job after the ones before it (translate each phase to a job file of its own)",
-                ));
+        if let Some((on, src)) = cx.flag(key)? {
+            if wall.as_ref().is_none_or(|(_, w): &(bool, Src)| w.line < src.line) {
+                wall = Some((on, src.clone()));
             }
         }
     }
+    let wall = wall.filter(|(on, _)| *on).map(|(_, src)| src);
     if let Some((ns, src)) = cx.time("thinktime", 1_000)? {
         if ns > 0 {
             return Err(cx.refuse(src, "iolab has no think time between an I/O's completion and the next"));
@@ -218,6 +220,7 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, index: usize) -> Resu
         worker: Vec::new(),
         specs: Vec::new(),
         limits: Limits::default(),
+        wall,
     };
     layout::targets(&cx, &name, &engine, &mut job)?;
     layout::run_keys(&cx, &engine, &pattern, &mut job)?;

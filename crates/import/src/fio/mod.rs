@@ -2,7 +2,8 @@
 //!
 //! [`translate`] reads the text of a fio job file (`[global]` defaults inherited by the job sections after
 //! it, `key=value` options and bare flags) and writes an iolab job file: each fio job section becomes a
-//! `[worker.NAME]` table (`numjobs` its `count`), run-wide options (runtime, ramp, engine, direct, seed,
+//! `[worker.NAME]` table (`numjobs` its `count`; with `stonewall` after the first job, `[phase.worker.NAME]` in
+//! one `[[phase]]` per stonewall), run-wide options (runtime, ramp, engine, direct, seed,
 //! verification, I/O limits) become top-level keys, and every key is preceded by a
 //! `# fio: KEY=VALUE (section [S], line N)` comment naming the option it came from. Options that do not
 //! change the I/O are listed in [`Translation::ignored`]; options that would change it and have no iolab
@@ -156,7 +157,7 @@ pub fn translate(text: &str, source_name: &str) -> Result<Translation, FioError>
         } else {
             let mut opts = global.clone();
             opts.extend(own);
-            jobs.push(job::resolve(source_name, section, &opts, jobs.len())?);
+            jobs.push(job::resolve(source_name, section, &opts)?);
         }
     }
     let toml = emit::job_file(source_name, &jobs)?;

@@ -209,7 +209,7 @@ const REFUSED: &[(&str, &str)] = &[
     ("zoneskip", "iolab has no zoned or strided layouts"),
     ("offset_align", "iolab's region starts at the offset given"),
     ("openfiles", "iolab keeps every target open"),
-    ("wait_for", "iolab runs all workers side by side; it has no phases"),
+    ("wait_for", "iolab's phases run in file order (stonewall); it cannot wait for one named job only"),
     ("steadystate", "a steady-state stop is iolab's --steady-state flag, not a job-file key"),
     ("steadystate_duration", "a steady-state stop is iolab's --steady-state flag, not a job-file key"),
     ("steadystate_ramp_time", "a steady-state stop is iolab's --steady-state flag, not a job-file key"),

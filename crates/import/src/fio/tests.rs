@@ -332,14 +332,133 @@ fn verify_turns_on_iolab_verification() {
     refused(err("[j]\nfilename=/f\nsize=1g\nverify=md5\nverify_backlog=16\n"), "verify_backlog", 5);
 }
 
+/// Each phase of a translated job as (name, [(worker table, count, read share)], duration in s, bytes, ios).
+type PhaseView = (String, Vec<(String, u32, Option<f64>)>, Option<u64>, Option<u64>, Option<u64>);
+
+fn phases(job: &JobSpec) -> Vec<PhaseView> {
+    job.phase_jobs()
+        .into_iter()
+        .map(|(name, j)| {
+            let workers =
+                j.worker_tables.iter().map(|w| (w.name.clone(), w.count, w.layer.read_pct)).collect();
+            (name.unwrap_or_default(), workers, j.duration_ns.map(|d| d / 1_000_000_000), j.bytes, j.ios)
+        })
+        .collect()
+}
+
+fn w(name: &str, count: u32, read: f64) -> (String, u32, Option<f64>) {
+    (name.to_string(), count, Some(read))
+}
+
 #[test]
-fn stonewall_phases_are_refused_but_a_first_job_is_fine() {
+fn a_stonewall_on_the_first_job_and_new_group_change_nothing() {
     let (_, job) = one("stonewall");
     assert_eq!(job.worker_tables.len(), 1);
-    refused(err("[a]\nfilename=/f\nsize=1g\n[b]\nfilename=/f\nsize=1g\nstonewall\n"), "stonewall", 7);
-    refused(err("[global]\nstonewall\nfilename=/f\nsize=1g\n[a]\n[b]\n"), "stonewall", 2);
-    let (t, _) = tr("[a]\nfilename=/f\nsize=1g\nnew_group\n");
+    assert!(job.phases.is_empty());
+    let (t, job) = tr("[a]\nfilename=/f\nsize=1g\nnew_group\n[b]\nfilename=/g\nsize=1g\nnew_group\n");
     assert_eq!(t.ignored[0].option, "new_group");
+    assert!(job.phases.is_empty());
+    assert_eq!(job.worker_tables.len(), 2);
+}
+
+#[test]
+fn two_stonewalled_phases_with_their_own_runtimes() {
+    let text = "[global]\nfilename=/data/f\nsize=1g\ntime_based\n\
+                [fill]\nrw=write\nruntime=30\n\
+                [mix]\nstonewall\nrw=randrw\nrwmixread=70\nnumjobs=4\nruntime=60\nramp_time=5\n\
+                [scan]\nrw=read\nruntime=60\nramp_time=5\n";
+    let (t, job) = tr(text);
+    assert!(job.worker_tables.is_empty(), "{}", t.toml);
+    assert_eq!(
+        phases(&job),
+        vec![
+            ("fill".into(), vec![w("fill", 1, 0.0)], Some(30), None, None),
+            ("mix".into(), vec![w("mix", 4, 70.0), w("scan", 1, 100.0)], Some(60), None, None),
+        ]
+    );
+    assert_eq!(job.phases[0].run.ramp_ns, Some(0));
+    assert_eq!(job.phases[1].run.ramp_ns, Some(5_000_000_000));
+    assert!(job.duration_ns.is_none() && job.ramp_ns.is_none(), "{}", t.toml);
+    assert_eq!(job.phase_jobs()[1].1.name.as_deref(), Some("job.fio [mix]"));
+    // The phase says which stonewall started it; keys keep their fio comments.
+    assert!(
+        t.toml.contains("[[phase]]\n# fio: stonewall (section [mix], line 9)\nname = \"mix\"\n"),
+        "{}",
+        t.toml
+    );
+    assert!(t.toml.contains("# fio: runtime=60 (section [mix], line 13)\nduration = \"1m\"\n"), "{}", t.toml);
+    assert!(
+        t.toml.contains("[phase.worker.mix]\n# fio: numjobs=4 (section [mix], line 12)\ncount = 4\n"),
+        "{}",
+        t.toml
+    );
+}
+
+#[test]
+fn three_phases_with_size_limits_and_shared_keys() {
+    let text = "[global]\nfilename=/data/f\nsize=1g\ndirect=1\nioengine=libaio\niodepth=8\n\
+                [fill]\nrw=write\nbs=1m\n\
+                [read]\nstonewall\nrw=randread\nnumjobs=2\ntime_based\nruntime=20\n\
+                [mixed]\nwait_for_previous\nrw=randrw\nrwmixread=50\nio_size=256m\nnumjobs=2\n";
+    let (t, job) = tr(text);
+    assert_eq!(
+        phases(&job),
+        vec![
+            ("fill".into(), vec![w("fill", 1, 0.0)], None, Some(1 << 30), None),
+            ("read".into(), vec![w("read", 2, 100.0)], Some(20), None, None),
+            ("mixed".into(), vec![w("mixed", 2, 50.0)], None, Some(512 << 20), None),
+        ]
+    );
+    // Keys every phase agrees on stay at the top, once.
+    assert_eq!(job.engine, Some(EngineKind::IoUring));
+    assert_eq!(t.toml.matches("engine = ").count(), 1, "{}", t.toml);
+    assert_eq!(t.toml.matches("ramp = ").count(), 1, "{}", t.toml);
+    assert!(
+        t.toml.contains("# fio: wait_for_previous (section [mixed], line 17)\nname = \"mixed\""),
+        "{}",
+        t.toml
+    );
+}
+
+#[test]
+fn a_stonewall_in_global_puts_every_job_in_a_phase_of_its_own() {
+    let text = "[global]\nstonewall\nfilename=/f\nsize=1g\ntime_based\nruntime=10\n[a]\nrw=read\n[b]\nrw=write\n[c]\nrw=randrw\n";
+    let (t, job) = tr(text);
+    assert_eq!(
+        phases(&job),
+        vec![
+            ("a".into(), vec![w("a", 1, 100.0)], Some(10), None, None),
+            ("b".into(), vec![w("b", 1, 0.0)], Some(10), None, None),
+            ("c".into(), vec![w("c", 1, 50.0)], Some(10), None, None),
+        ]
+    );
+    // The same runtime everywhere: one top-level duration, none in the phases.
+    assert_eq!(t.toml.matches("duration = ").count(), 1, "{}", t.toml);
+    assert!(job.phases.iter().all(|p| p.run.duration_ns.is_none()));
+    assert!(t.toml.contains("# fio: stonewall (section [global], line 2)\nname = \"b\""), "{}", t.toml);
+}
+
+#[test]
+fn phase_names_are_unique_and_disagreements_within_a_phase_are_refused() {
+    let (_, job) = tr("[global]\nstonewall\nfilename=/f\nsize=1g\n[a]\n[a]\n");
+    let names: Vec<String> = phases(&job).into_iter().map(|p| p.0).collect();
+    assert_eq!(names, ["a", "a_2"]);
+    // Within one phase a runtime (or a size limit) must still agree.
+    let e = err("[a]\nfilename=/f\nsize=1g\n[b]\nstonewall\nfilename=/f\nsize=1g\nruntime=5\n[c]\nfilename=/f\nsize=1g\nruntime=6\n");
+    refused(e.clone(), "runtime", 12);
+    assert!(e.to_string().contains("once per phase"), "{e}");
+    refused(
+        err("[a]\nfilename=/f\nsize=1g\n[b]\nstonewall\nfilename=/f\nsize=1g\n[c]\nfilename=/f\nsize=2g\n"),
+        "io_size",
+        8,
+    );
+    // Keys set once for every phase must agree between phases too.
+    let e = err("[a]\nfilename=/f\nsize=1g\ndirect=1\n[b]\nstonewall\nfilename=/f\nsize=1g\ndirect=0\n");
+    refused(e.clone(), "direct", 9);
+    assert!(e.to_string().contains("every phase"), "{e}");
+    // stonewall=0 is no wall.
+    let (_, job) = tr("[a]\nfilename=/f\nsize=1g\n[b]\nstonewall=0\nfilename=/f\nsize=1g\n");
+    assert!(job.phases.is_empty());
 }
 
 #[test]

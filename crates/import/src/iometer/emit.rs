@@ -124,10 +124,15 @@ pub fn job_file(
     let mut tables = String::new();
     let mut table_names = Vec::new();
     let mut active: Vec<&Worker> = Vec::new();
-    for w in &workers {
-        if let Some(t) = worker_table(w, cfg, file, &mut table_names, &mut targets, warnings)? {
-            tables.push_str(&t);
-            active.push(w);
+    if workers.iter().any(|w| w.specs.len() > 1) {
+        // Several assigned specs: Iometer runs them as successive tests, each its own phase here.
+        (tables, active) = test_phases(&workers, cfg, file, &mut targets, warnings)?;
+    } else {
+        for w in &workers {
+            if let Some(t) = worker_table(w, cfg, file, &mut table_names, &mut targets, warnings)? {
+                tables.push_str(&t);
+                active.push(w);
+            }
         }
     }
     if active.is_empty() {
@@ -216,7 +221,19 @@ fn worker_table(
         return Ok(None);
     }
     let name = unique(bare_name(&w.name, "w_"), names);
-    let mut out = format!("\n# iometer: 'Worker = {} (line {})\n[worker.{name}]\n", w.name, w.line);
+    table_for(w, spec, &name, "worker", file, targets).map(Some)
+}
+
+/// The table of worker `w` running `spec`, named `[PREFIX.NAME]` (`worker` or `phase.worker`).
+fn table_for(
+    w: &Worker,
+    spec: &Spec,
+    name: &str,
+    prefix: &str,
+    file: &str,
+    targets: &mut Vec<NamedTarget>,
+) -> Result<String, IcfError> {
+    let mut out = format!("\n# iometer: 'Worker = {} (line {})\n[{prefix}.{name}]\n", w.name, w.line);
     let mut refs = Vec::new();
     for t in &w.targets {
         let known = targets.iter().find(|k| k.iometer == t.name).map(|k| k.name.clone());
@@ -239,11 +256,116 @@ fn worker_table(
     for e in worker_entries(w, file)? {
         e.write(&mut out);
     }
-    spec_tables(&mut out, &name, spec, file)?;
-    Ok(Some(out))
+    spec_tables(&mut out, &format!("{prefix}.{name}"), spec, file)?;
+    Ok(out)
 }
 
-/// The one access spec a worker runs, `None` when it is idle; several assigned specs are refused.
+/// Workers with several assigned specs: Iometer runs test N with every worker's Nth assigned spec at once, a
+/// worker with fewer specs (or the Idle spec there) idle (Worker::SetAccess, CGalileoView::StopTest in
+/// Iometer's source). Each test becomes a `[[phase]]` named after the specs it runs. Returns the phase tables
+/// and the workers that do I/O in any of them.
+fn test_phases<'a>(
+    workers: &[&'a Worker],
+    cfg: &Config,
+    file: &str,
+    targets: &mut Vec<NamedTarget>,
+    warnings: &mut Vec<String>,
+) -> Result<(String, Vec<&'a Worker>), IcfError> {
+    let find = |v: &Value| cfg.specs.iter().find(|s| s.name.eq_ignore_ascii_case(v.text.trim()));
+    let mut names = Vec::new();
+    let mut busy: Vec<(&Worker, String)> = Vec::new();
+    for w in workers {
+        if w.specs.is_empty() {
+            warnings.push(format!(
+                "line {}: worker '{}' has no assigned access spec; Iometer leaves it idle, so it is left out",
+                w.line, w.name
+            ));
+        } else if w.targets.is_empty() {
+            warnings.push(format!(
+                "line {}: worker '{}' has no target; Iometer leaves it idle, so it is left out",
+                w.line, w.name
+            ));
+        } else {
+            busy.push((w, unique(bare_name(&w.name, "w_"), &mut names)));
+        }
+    }
+    let tests = workers.iter().map(|w| w.specs.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    let mut active: Vec<&Worker> = Vec::new();
+    let mut phase_names = Vec::new();
+    for i in 0..tests {
+        let mut tables = String::new();
+        let mut run: Vec<(&Spec, usize)> = Vec::new();
+        for (w, name) in &busy {
+            let Some(v) = w.specs.get(i) else {
+                warnings.push(format!(
+                    "line {}: worker '{}' has no access spec for test {} of {tests}; Iometer leaves it idle in \
+                     that test, so phase {} leaves it out",
+                    w.line,
+                    w.name,
+                    i + 1,
+                    i + 1
+                ));
+                continue;
+            };
+            let spec = match find(v) {
+                Some(s) => s,
+                None if v.text.trim().eq_ignore_ascii_case("idle") => {
+                    warnings.push(format!(
+                        "line {}: worker '{}' runs Iometer's Idle spec in test {} of {tests}, so phase {} leaves it out",
+                        v.line,
+                        w.name,
+                        i + 1,
+                        i + 1
+                    ));
+                    continue;
+                }
+                None => {
+                    return Err(IcfError::BadValue {
+                        file: file.into(),
+                        line: v.line,
+                        what: format!("an access spec assigned to worker '{}'", w.name),
+                        value: v.text.clone(),
+                        expected: "the name of a spec in 'ACCESS SPECIFICATIONS".into(),
+                    })
+                }
+            };
+            tables.push_str(&table_for(w, spec, name, "phase.worker", file, targets)?);
+            run.push((spec, v.line));
+            if !active.iter().any(|a| std::ptr::eq(*a, *w)) {
+                active.push(w);
+            }
+        }
+        if run.is_empty() {
+            warnings.push(format!(
+                "test {} of {tests} runs no worker (every worker is idle in it); Iometer runs it without I/O, \
+                 so it has no phase",
+                i + 1
+            ));
+            continue;
+        }
+        let mut specs: Vec<&str> = Vec::new();
+        for (s, _) in &run {
+            if !specs.contains(&s.name.as_str()) {
+                specs.push(&s.name);
+            }
+        }
+        let lines: Vec<String> = run.iter().map(|(_, l)| l.to_string()).collect();
+        let name = unique(specs.join(" + "), &mut phase_names);
+        out.push_str(&format!(
+            "\n[[phase]]\n# iometer: test {} of {tests}: each worker's assigned access spec {} (lines {})\n\
+             name = {}\n",
+            i + 1,
+            i + 1,
+            lines.join(", "),
+            quote(&name)
+        ));
+        out.push_str(&tables);
+    }
+    Ok((out, active))
+}
+
+/// The one access spec a worker runs, `None` when it is idle (workers with several specs become phases).
 fn assigned_spec<'a>(
     w: &Worker,
     cfg: &'a Config,
@@ -274,10 +396,9 @@ fn assigned_spec<'a>(
             file: file.into(),
             line: second.line,
             what: format!("worker '{}' with {} assigned access specs", w.name, w.specs.len()),
-            why: "Iometer runs them one after another as separate tests; an iolab job has no phases. Assign one \
-                  spec per configuration, or merge the specs into one spec with weighted lines"
+            why: "several assigned specs are translated as phases (one per Iometer test), not as one worker table"
                 .into(),
-        }),
+}),
     }
 }
 
@@ -344,7 +465,7 @@ fn spec_tables(out: &mut String, worker: &str, spec: &Spec, file: &str) -> Resul
             "# iometer: access spec '{}' (line {}), line {} (line {})\n",
             spec.name, spec.line, l.at.text, l.at.line
         ));
-        out.push_str(&format!("[[worker.{worker}.spec]]\n"));
+        out.push_str(&format!("[[{worker}.spec]]\n"));
         for e in spec_entries(l, file)? {
             e.write(out);
         }

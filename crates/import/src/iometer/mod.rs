@@ -4,7 +4,8 @@
 //! `'RESULTS DISPLAY`, `'ACCESS SPECIFICATIONS` and `'MANAGER LIST` sections of `'Key` lines, each followed by
 //! its value lines) and writes an iolab job file: each worker becomes a `[worker.NAME]` table with its targets
 //! as named targets (`[targets]`, mapped by the user with `--target NAME=PATH`), its outstanding I/Os and disk
-//! region, and its access specification as weighted `[[worker.NAME.spec]]` tables. Every key is preceded by a
+//! region, and its access specification as weighted `[[worker.NAME.spec]]` tables (workers with several assigned
+//! specs: one `[[phase]]` per Iometer test, test N running every worker's Nth spec). Every key is preceded by a
 //! `# iometer: ... (line N)` comment naming the setting it came from. What iolab cannot express is refused with
 //! an [`IcfError`] quoting the line; cycling test types, which a job file cannot hold, are described in
 //! [`Translation::warnings`] as the equivalent `iolab sweep` flags. docs/IOMETER.md has the full table.

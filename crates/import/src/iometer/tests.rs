@@ -120,14 +120,120 @@ fn reply_and_delay_are_refused() {
     assert!(e.contains("line 38") && e.contains("transfer delay of 10 ms"), "{e}");
 }
 
+/// TWO with a third spec ("Scan 64K read") and a third worker; worker 1 runs OLTP then Scan, worker 2 Log then
+/// OLTP, worker 3 Scan only.
+fn three_workers_two_tests() -> String {
+    let scan = "'Access specification name,default assignment\n\tScan 64K read,NONE\n\
+                'size,% of size,% reads,% random,delay,burst,align,reply\n\t65536,100,100,0,0,1,0,0\n\
+                'END access specifications";
+    let third = "'Worker\n\tWorker 3\n'Worker type\n\tDISK\n'Default target settings for worker\n\
+                 'Number of outstanding IOs,test connection rate,transactions per connection,use fixed seed,fixed seed value\n\
+                 \t4,DISABLED,1,DISABLED,0\n'End default target settings for worker\n\
+                 'Assigned access specs\n\tScan 64K read\n'End assigned access specs\n\
+                 'Target assignments\n'Target\n\tPHYSICALDRIVE:3\n'Target type\n\tDISK\n'End target\n\
+                 'End target assignments\n'End worker\n'End manager";
+    TWO.replace("'END access specifications", scan)
+        .replace("\tOLTP 8K, 70% read\n'End assigned", "\tOLTP 8K, 70% read\n\tScan 64K read\n'End assigned")
+        .replace(
+            "\tLog 4K seq write\n'End assigned",
+            "\tLog 4K seq write\n\tOLTP 8K, 70% read\n'End assigned",
+        )
+        .replace("'End manager", third)
+}
+
+/// A phase as (name, [(worker table, read share of each spec)], duration, ramp).
+type PhaseView = (String, Vec<(String, Vec<Option<f64>>)>, Option<u64>, Option<u64>);
+
 #[test]
-fn several_assigned_specs_are_refused() {
-    let text = TWO.replace(
-        "\tLog 4K seq write\n'End assigned",
-        "\tLog 4K seq write\n\tOLTP 8K, 70% read\n'End assigned",
+fn several_assigned_specs_become_one_phase_per_test() {
+    let t = translate(&three_workers_two_tests(), "three.icf").unwrap();
+    let j = job(&t);
+    assert!(j.worker_tables.is_empty(), "{}", t.toml);
+    let phases = j.phase_jobs();
+    let view: Vec<PhaseView> = phases
+        .iter()
+        .map(|(name, p)| {
+            let workers = p
+                .worker_tables
+                .iter()
+                .map(|w| (w.name.clone(), w.specs.iter().map(|s| s.read_pct).collect()))
+                .collect();
+            (name.clone().unwrap(), workers, p.duration_ns, p.ramp_ns)
+        })
+        .collect();
+    let (d, r) = (Some(90_000_000_000), Some(10_000_000_000));
+    assert_eq!(
+        view,
+        vec![
+            (
+                "OLTP 8K, 70% read + Log 4K seq write + Scan 64K read".to_string(),
+                vec![
+                    ("Worker_1".to_string(), vec![Some(70.0), Some(100.0)]),
+                    ("Worker_2".to_string(), vec![Some(0.0)]),
+                    ("Worker_3".to_string(), vec![Some(100.0)]),
+                ],
+                d,
+                r
+            ),
+            (
+                "Scan 64K read + OLTP 8K, 70% read".to_string(),
+                vec![
+                    ("Worker_1".to_string(), vec![Some(100.0)]),
+                    ("Worker_2".to_string(), vec![Some(70.0), Some(100.0)]),
+                ],
+                d,
+                r
+            ),
+        ]
     );
-    let e = err(&text);
-    assert!(e.contains("2 assigned access specs") && e.contains("no phases"), "{e}");
+    // Each phase's workers keep their own targets, queue depth and region.
+    let p2 = &phases[1].1;
+    assert_eq!(p2.worker_tables[0].layer.qd, Some(32));
+    assert_eq!(p2.worker_tables[0].layer.offset, Some(2048 * 512));
+    assert_eq!(p2.worker_tables[1].layer.qd, Some(1));
+    assert_eq!(phases[0].1.worker_tables[2].layer.qd, Some(4));
+    assert_eq!(j.seed, Some(42));
+    assert_eq!(t.targets.len(), 4);
+    assert!(
+        t.toml.contains("[[phase]]\n# iometer: test 2 of 2: each worker's assigned access spec 2 (lines "),
+        "{}",
+        t.toml
+    );
+    assert!(
+        t.warnings.iter().any(|w| w.contains("'Worker 3' has no access spec for test 2 of 2")),
+        "{:?}",
+        t.warnings
+    );
+}
+
+#[test]
+fn idle_entries_and_all_idle_tests() {
+    // Worker 2's second spec is Idle: it sits out test 2 only.
+    let text = TWO
+        .replace(
+            "\tOLTP 8K, 70% read\n'End assigned",
+            "\tOLTP 8K, 70% read\n\tLog 4K seq write\n'End assigned",
+        )
+        .replace("\tLog 4K seq write\n'End assigned", "\tLog 4K seq write\n\tIdle\n'End assigned");
+    let t = translate(&text, "t.icf").unwrap();
+    let names: Vec<(Option<String>, usize)> =
+        job(&t).phase_jobs().into_iter().map(|(n, p)| (n, p.worker_tables.len())).collect();
+    assert_eq!(
+        names,
+        [(Some("OLTP 8K, 70% read + Log 4K seq write".into()), 2), (Some("Log 4K seq write".into()), 1)]
+    );
+    assert!(t.warnings.iter().any(|w| w.contains("Idle spec in test 2")), "{:?}", t.warnings);
+    // A test where every worker is idle has no phase.
+    let text = TWO
+        .replace("\tOLTP 8K, 70% read\n'End assigned", "\tIdle\n\tOLTP 8K, 70% read\n'End assigned")
+        .replace("\tLog 4K seq write\n'End assigned", "\tIdle\n'End assigned");
+    let t = translate(&text, "t.icf").unwrap();
+    assert_eq!(job(&t).phases.len(), 1);
+    assert!(t.warnings.iter().any(|w| w.contains("test 1 of 2 runs no worker")), "{:?}", t.warnings);
+    // An unknown spec in a list names its line.
+    let e =
+        err(&TWO.replace("\tOLTP 8K, 70% read\n'End assigned", "\tOLTP 8K, 70% read\n\tNope\n'End assigned"));
+    assert!(e.contains("'Nope'"), "{e}");
 }
 
 #[test]
