@@ -189,3 +189,30 @@ fn fio_results_are_stored_as_runs_measured_by_fio_and_compared_with_notes() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("fio") && text.contains("intended start"), "{text}");
 }
+
+/// fio's stonewall: the jobs after it wait for the ones before; `iolab run` runs them as phases, in order,
+/// each with its own result.
+#[test]
+fn a_stonewalled_fio_job_file_runs_as_phases() {
+    let dir = tempdir();
+    let job = dir.path().join("two.fio");
+    std::fs::write(
+        &job,
+        "[global]\nsize=256m\nbs=64k\niodepth=4\n\n[seqwrite]\nrw=write\n\n[randread]\nstonewall\nrw=randread\nbs=4k\ntime_based\nruntime=1\n",
+    )
+    .unwrap();
+    let out = iolab()
+        .args(["run", job.to_str().unwrap()])
+        .args(SIM)
+        .args(["--json", "-", "-q", "--no-save"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{v:#}");
+    assert_eq!(points[0]["params"]["phase"], "seqwrite");
+    assert_eq!(points[0]["result"]["total"]["write"]["bytes"], 256u64 << 20, "fio writes size once");
+    assert_eq!(points[1]["params"]["phase"], "randread");
+    assert_eq!(points[1]["result"]["total"]["write"]["ops"], 0);
+}
