@@ -13,7 +13,6 @@ mod notes;
 mod parse;
 #[cfg(test)]
 mod tests;
-mod time;
 
 use iolab_report::RunResult;
 use serde_json::Value;
