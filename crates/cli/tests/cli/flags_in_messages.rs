@@ -6,13 +6,30 @@ use crate::util::iolab;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// Flags of other programs that iolab's messages name on purpose.
-const OTHER_PROGRAMS: &[&str] = &[];
+/// Flags of other programs that iolab's messages name on purpose (fio's, in the notes on imported fio results).
+const OTHER_PROGRAMS: &[&str] = &["--lat_percentiles", "--group_reporting"];
 
 fn help_flags() -> BTreeSet<String> {
     let mut flags = BTreeSet::new();
-    for cmd in ["run", "sweep", "runs", "show", "export", "rm", "compare", "report", "verify", "profiles"] {
-        let out = iolab().args([cmd, "--help"]).output().expect("spawn iolab");
+    let commands = [
+        "run",
+        "sweep",
+        "runs",
+        "show",
+        "export",
+        "rm",
+        "compare",
+        "report",
+        "verify",
+        "profiles",
+        "man",
+        "completions",
+        "import fio",
+        "import iometer",
+        "import fio-result",
+    ];
+    for cmd in commands {
+        let out = iolab().args(cmd.split(' ')).arg("--help").output().expect("spawn iolab");
         assert!(out.status.success(), "iolab {cmd} --help");
         flags.extend(flag_tokens(&String::from_utf8_lossy(&out.stdout)));
     }
@@ -28,7 +45,10 @@ fn flag_tokens(text: &str) -> Vec<String> {
         let start = i + at;
         let before_ok = start == 0 || !(bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'-');
         let mut end = start + 2;
-        while end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'-') {
+        // Underscores too: iolab's flags have none, other programs' (fio's `--group_reporting`) do.
+        while end < bytes.len()
+            && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'-' || bytes[end] == b'_')
+        {
             end += 1;
         }
         let name = &text[start..end];
