@@ -89,6 +89,31 @@ pub struct TargetPlan {
     pub writes: bool,
 }
 
+/// Think time: the worker issues `burst` I/Os, waits until all of them completed, then idles `ns` before the
+/// next burst (fio's `thinktime` with `thinktime_blocks`, Iometer's transfer delay and burst length). The
+/// first I/O of a burst is intended at the end of the idle time, so a late wake-up counts against the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Think {
+    /// Idle time after each burst, ns.
+    pub ns: u64,
+    /// I/Os per burst.
+    pub burst: u32,
+}
+
+/// The think time `base` asks for: closed loop only (an open-loop rate already says when I/Os start).
+fn think_of(name: &str, base: &Layer, rate: Option<f64>) -> Result<Option<Think>, PlanError> {
+    match (base.think, base.burst, rate) {
+        (None, None, _) => Ok(None),
+        (None, Some(_), _) => Err(PlanError(format!(
+            "worker '{name}': 'burst' counts I/Os between think times; give 'think' (e.g. think = \"10ms\") too"
+        ))),
+        (Some(_), _, Some(_)) => Err(PlanError(format!(
+            "worker '{name}': 'think' is for closed loop; with 'rate' the arrivals already say when each I/O starts"
+        ))),
+        (Some(ns), burst, None) => Ok(Some(Think { ns, burst: burst.unwrap_or(1) })),
+    }
+}
+
 /// One worker thread.
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkerPlan {
@@ -106,6 +131,9 @@ pub struct WorkerPlan {
     pub rate_iops: Option<f64>,
     /// Inter-arrival law in open loop.
     pub arrival: Arrival,
+    /// Closed loop with think time: bursts of I/Os, each drained, then an idle time ([`Think`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<Think>,
     /// Written data.
     pub data: DataPattern,
     /// Region start in each target.
@@ -299,6 +327,7 @@ impl Plan {
         let qd = base.qd.unwrap_or(DEFAULT_QD);
         let max_bs = specs.iter().flat_map(|s| s.bs.iter().map(|b| b.size_bytes)).max().unwrap_or(DEFAULT_BS);
         check_worker_buffers(&name, qd, max_bs)?;
+        let think = think_of(&name, &base, rates.of_table(job, table))?;
         Ok(WorkerPlan {
             index,
             name,
@@ -307,6 +336,7 @@ impl Plan {
             qd,
             rate_iops: rates.of_table(job, table),
             arrival: base.arrival.unwrap_or_default(),
+            think,
             data: base.data.unwrap_or_default(),
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,

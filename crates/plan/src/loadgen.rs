@@ -130,6 +130,7 @@ pub fn resolve(
             qd: slots as u32,
             rate_iops: None,
             arrival: users.arrival,
+            think: None,
             data: base.data.unwrap_or_default(),
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,

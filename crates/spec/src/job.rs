@@ -55,7 +55,8 @@ pub const RUN_KEYS: &[&str] = &[
     "stop_on_error",
 ];
 /// Keys of one worker (valid at the top level as defaults, and in `[worker.NAME]`).
-pub const WORKER_KEYS: &[&str] = &["target", "size", "offset", "length", "qd", "rate", "arrival", "data"];
+pub const WORKER_KEYS: &[&str] =
+    &["target", "size", "offset", "length", "qd", "rate", "arrival", "think", "burst", "data"];
 /// Tables valid at the top level of a job file.
 pub const TABLE_KEYS: &[&str] =
     &["spec", "worker", "targets", "profile", "exchange", "verdict", "users", "transaction", "phase"];
@@ -154,6 +155,11 @@ pub struct Layer {
     pub rate: Option<f64>,
     /// Inter-arrival law in open loop.
     pub arrival: Option<Arrival>,
+    /// Think time in closed loop: after each burst of `burst` I/Os, the worker waits for them to complete,
+    /// then idles this long before the next burst (fio's `thinktime`, Iometer's transfer delay).
+    pub think: Option<u64>,
+    /// I/Os per burst between think times (fio's `thinktime_blocks`, Iometer's burst length); default 1.
+    pub burst: Option<u32>,
     /// Written data.
     pub data: Option<DataPattern>,
     /// Block sizes.
@@ -288,6 +294,18 @@ impl Layer {
                 }
                 self.rate = Some(v);
             }
+            "think" => {
+                let ns = parse_duration_ns(text).map_err(|e| SpecError::invalid(place, text, e))?;
+                if ns == 0 || ns > 3_600_000_000_000 {
+                    return Err(SpecError::invalid(
+                        place,
+                        text,
+                        "a think time above 0 and at most 1h, e.g. '10ms'",
+                    ));
+                }
+                self.think = Some(ns);
+            }
+            "burst" => self.burst = Some(range_u32(place, text, 1, 1 << 20, "a whole number of I/Os")?),
             "arrival" => {
                 self.arrival = Some(match text.trim() {
                     "fixed" | "uniform" => Arrival::Fixed,
@@ -350,8 +368,8 @@ impl Layer {
             ($($f:ident),*) => { Layer { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
         }
         pick!(
-            target, size, offset, length, qd, rate, arrival, data, bs, rw, read_pct, random_pct, align, dist,
-            weight
+            target, size, offset, length, qd, rate, arrival, think, burst, data, bs, rw, read_pct,
+            random_pct, align, dist, weight
         )
     }
 

@@ -154,6 +154,13 @@ pub struct RunArgs {
     /// Open-loop inter-arrival times: fixed or poisson. Default fixed.
     #[arg(long, value_name = "LAW")]
     pub arrival: Option<String>,
+    /// Think time (closed loop): after each burst of --burst I/Os, wait for them to complete, then idle this
+    /// long before the next (fio's thinktime, Iometer's transfer delay), e.g. '10ms'.
+    #[arg(long, value_name = "DURATION")]
+    pub think: Option<String>,
+    /// I/Os per burst between think times (fio's thinktime_blocks, Iometer's burst length). Default 1.
+    #[arg(long, value_name = "N")]
+    pub burst: Option<String>,
     /// Written data: random (incompressible, default), zero, or compress:PCT.
     #[arg(long, value_name = "DATA")]
     pub data: Option<String>,
@@ -273,7 +280,7 @@ impl RunArgs {
     /// The command-line part of the job: run keys and a forced layer.
     pub fn to_overrides(&self) -> Result<JobSpec, SpecError> {
         let mut job = JobSpec::default();
-        let layer_flags: [(&str, &str, &Option<String>); 14] = [
+        let layer_flags: [(&str, &str, &Option<String>); 16] = [
             ("size", "--size", &self.size),
             ("offset", "--offset", &self.offset),
             ("length", "--length", &self.length),
@@ -286,6 +293,8 @@ impl RunArgs {
             ("qd", "--qd", &self.qd),
             ("rate", "--rate", &self.rate),
             ("arrival", "--arrival", &self.arrival),
+            ("think", "--think", &self.think),
+            ("burst", "--burst", &self.burst),
             ("data", "--data", &self.data),
             ("workers", "--workers", &None),
         ];

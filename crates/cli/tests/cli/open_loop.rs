@@ -90,3 +90,56 @@ fn littles_law_depth_above_servers_caps_iops_and_doubles_latency() {
     assert_close("response mean at qd 16", num(&v, "/total/all/lat_ns/mean"), 2.0 * LATENCY_NS, 0.02);
     assert_close("depth.achieved", num(&v, "/depth/achieved"), 16.0, 0.02);
 }
+
+/// Think time (fio's thinktime, Iometer's transfer delay and burst): bursts of `--burst` I/Os, each drained,
+/// then `--think` idle. On a 1 ms device: a burst of 4 at qd 4 takes 1 ms, so a cycle is 1 + 9 = 10 ms and
+/// 400 IOPS; at qd 1 the burst takes 4 ms, a cycle 13 ms, 4/13 ms = 307.7 IOPS. Latency stays the device's.
+#[test]
+fn think_time_paces_bursts_exactly() {
+    let run = |qd: &str| {
+        run_json(&[
+            "--target",
+            "sim:fixed,latency=1ms,servers=8",
+            "--clock",
+            "virtual",
+            "--seed",
+            "1",
+            "-d",
+            "13s",
+            "--ramp",
+            "0",
+            "--qd",
+            qd,
+            "--think",
+            "9ms",
+            "--burst",
+            "4",
+        ])
+    };
+    let v = run("4");
+    assert_close("iops at qd 4", num(&v, "/total/all/iops"), 400.0, 0.01);
+    assert_eq!(num(&v, "/total/all/lat_ns/p99"), 1_000_000.0);
+    let v = run("1");
+    assert_close("iops at qd 1", num(&v, "/total/all/iops"), 4.0 / 0.013, 0.01);
+    assert_eq!(v["config"]["plan"]["workers"][0]["think"]["burst"], 4);
+}
+
+#[test]
+fn think_time_is_refused_where_it_means_nothing() {
+    for (args, needle) in [
+        (vec!["--think", "1ms", "--rate", "100"], "closed loop"),
+        (vec!["--burst", "4"], "give 'think'"),
+        (vec!["--think", "0"], "above 0"),
+    ] {
+        let out = crate::util::iolab()
+            .arg("run")
+            .args(SIM)
+            .args(&args)
+            .args(["-d", "1s", "--no-save"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}

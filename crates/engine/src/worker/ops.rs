@@ -41,6 +41,16 @@ struct OpLoop<'a> {
     issued: u64,
     issued_bytes: u64,
     last_completion: u64,
+    /// Think time (closed loop): where the worker is in its bursts.
+    think: Option<Thinking>,
+}
+
+/// A worker with think time: I/Os left in the current burst, and the end of the idle time after a burst once
+/// the burst has drained ([`iolab_plan::Think`]).
+struct Thinking {
+    plan: iolab_plan::Think,
+    left: u32,
+    idle_until: Option<u64>,
 }
 
 /// Runs the worker's ops until the end, a limit, a finish or a stop request. See the module header.
@@ -61,6 +71,7 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         issued: 0,
         issued_bytes: 0,
         last_completion: 0,
+        think: w.think.map(|plan| Thinking { plan, left: plan.burst, idle_until: None }),
     };
     let (window, arrivals) = begin(engine, s, w.rate_iops, w.arrival);
     l.last_completion = window.measure_start;
@@ -87,7 +98,11 @@ impl OpLoop<'_> {
                 break;
             }
             // 3. Submit and wait: for a completion, the next arrival, the end, or a tick.
-            let next_arrival = arrivals.as_ref().filter(|_| self.slots.any_free()).map(Arrivals::peek);
+            let next_arrival = arrivals
+                .as_ref()
+                .filter(|_| self.slots.any_free())
+                .map(Arrivals::peek)
+                .or(self.think.as_ref().and_then(|t| t.idle_until));
             let deadline = window.deadline(now, next_arrival);
             self.slots.submit_and_wait(engine, deadline, &mut self.done)?;
             now = engine.now_ns();
@@ -132,7 +147,10 @@ impl OpLoop<'_> {
         let mut refilled = 0u32;
         while self.slots.next_free().is_some() {
             let intended = match arrivals {
-                None => now,
+                None => match self.think_gate(now) {
+                    Some(t) => t,
+                    None => break,
+                },
                 Some(a) => {
                     let t = a.peek();
                     if t > now || window.end.is_some_and(|e| t >= e) {
@@ -158,6 +176,33 @@ impl OpLoop<'_> {
             }
         }
         Ok(())
+    }
+
+    /// With think time, whether an op may start now and its intended start: within a burst at once; after
+    /// it, once every op of the burst completed and the idle time that follows has passed (the first op of the
+    /// next burst is intended at the idle time's end). Without think time, always, at `now`.
+    #[inline]
+    fn think_gate(&mut self, now: u64) -> Option<u64> {
+        let Some(t) = self.think.as_mut() else { return Some(now) };
+        if t.left > 0 {
+            t.left -= 1;
+            return Some(now);
+        }
+        if !self.slots.drained() {
+            return None;
+        }
+        match t.idle_until {
+            None => {
+                t.idle_until = Some(now + t.plan.ns);
+                None
+            }
+            Some(until) if now < until => None,
+            Some(until) => {
+                t.idle_until = None;
+                t.left = t.plan.burst - 1;
+                Some(until)
+            }
+        }
     }
 
     /// Frees the slot of completion `c` (or resubmits its op on a transient error) and records it when it
