@@ -58,6 +58,7 @@ pub struct Metrics {
     depth: Family<GroupLabels, FloatGauge>,
     offered: Family<GroupLabels, FloatGauge>,
     backlog: Family<GroupLabels, FloatGauge>,
+    io_backlog: Family<GroupLabels, FloatGauge>,
     hit_ratio: Family<GroupLabels, FloatGauge>,
     groups: Mutex<Vec<(GroupLabels, Option<f64>)>>,
 }
@@ -120,6 +121,7 @@ impl Metrics {
             depth: Family::default(),
             offered: Family::default(),
             backlog: Family::default(),
+            io_backlog: Family::default(),
             hit_ratio: Family::default(),
             groups: Mutex::new(Vec::new()),
         };
@@ -146,6 +148,11 @@ impl Metrics {
             "transaction_backlog",
             "transactions dispatched and not completed",
             m.backlog.clone(),
+        );
+        registry.register(
+            "backlog",
+            "open loop: I/Os whose arrival was due and that were not issued yet (waiting for a free slot)",
+            m.io_backlog.clone(),
         );
         registry.register(
             "cache_read_hit_ratio",
@@ -196,6 +203,9 @@ impl Metrics {
             self.offered.get_or_create(labels).set(rate);
         }
         self.backlog.get_or_create(labels).set(stats.txn.backlog as f64);
+        if offered.is_some() {
+            self.io_backlog.get_or_create(labels).set(stats.backlog as f64);
+        }
         if stats.cached && stats.read.ops > 0 {
             self.hit_ratio.get_or_create(labels).set(stats.cache_hits as f64 / stats.read.ops as f64);
         }

@@ -25,6 +25,9 @@ pub struct IntervalStats {
     pub cache_hits: u64,
     /// The run has a block cache: time points carry a hit ratio.
     pub cached: bool,
+    /// Open loop: I/Os whose arrival was due and that were not yet issued when the interval closed (the queue
+    /// of late arrivals waiting for a free slot). Merging sums them, so the merged backlog is the run's.
+    pub backlog: u64,
 }
 
 /// Transaction counters of one interval (LoadGen's `Task Dispatched/sec`, `Task Completed/sec`), and the
@@ -86,6 +89,7 @@ impl IntervalStats {
             txn: IntervalTxn::default(),
             cache_hits: 0,
             cached: false,
+            backlog: 0,
         }
     }
 
@@ -107,6 +111,7 @@ impl IntervalStats {
         self.txn.backlog += other.txn.backlog;
         self.cache_hits += other.cache_hits;
         self.cached |= other.cached;
+        self.backlog += other.backlog;
     }
 
     /// Empties the accumulator for reuse as interval `index`, keeping the allocations.
@@ -116,6 +121,7 @@ impl IntervalStats {
         self.write.reset();
         self.txn = IntervalTxn::default();
         self.cache_hits = 0;
+        self.backlog = 0;
     }
 }
 

@@ -62,6 +62,11 @@ fn metrics_are_served_while_a_run_goes_on() {
         "iolab_response_time_seconds{group=\"worker\",targets=\"null:1G\",op=\"read\",quantile=\"0.99\"}"
     ));
     assert!(body.contains("iolab_ops_total{"), "{body}");
+    let backlog = sample(&body, "iolab_backlog{group=\"worker\",targets=\"null:1G\"}");
+    assert!(
+        backlog.is_some_and(|b| b < 100.0),
+        "open-loop backlog exported, small at 2,000 IOPS on null: {body}"
+    );
 }
 
 #[test]

@@ -107,14 +107,15 @@ impl OpLoop<'_> {
             self.slots.submit_and_wait(engine, deadline, &mut self.done)?;
             now = engine.now_ns();
             // 4. Record completions.
+            let backlog = arrivals.as_ref().map_or(0, |a| a.due_before(now));
             let mut done = std::mem::take(&mut self.done);
             for c in done.drain(..) {
-                self.complete(engine, &window, now, &c);
+                self.complete(engine, &window, (now, backlog), &c);
             }
             self.done = done;
             // Keep the live view moving when nothing completes.
             if window.measuring(now) {
-                self.series.close_until(window.interval_at(now), 0);
+                self.series.close_until(window.interval_at(now), 0, backlog);
             }
         }
         self.series.close();
@@ -208,7 +209,8 @@ impl OpLoop<'_> {
     /// Frees the slot of completion `c` (or resubmits its op on a transient error) and records it when it
     /// falls in the window.
     #[inline]
-    fn complete<E: Engine>(&mut self, engine: &mut E, window: &Window, now: u64, c: &Completion) {
+    fn complete<E: Engine>(&mut self, engine: &mut E, window: &Window, at: (u64, u64), c: &Completion) {
+        let (now, backlog) = at;
         let Some(idx) = self.slots.reap(engine, c) else { return };
         self.slots.release(idx);
         // The window counts completions in [ramp end, end): throughput is what the target delivered in the
@@ -221,7 +223,7 @@ impl OpLoop<'_> {
         let stats = if op.write { &mut self.write } else { &mut self.read };
         if c.result >= 0 {
             stats.record_ok(op.len, c.result as u32, lat, svc);
-            self.series.close_until(window.interval_at(now), 0);
+            self.series.close_until(window.interval_at(now), 0, backlog);
             let interval = &mut self.series.current;
             interval.record(op.write, c.result as u64, lat);
             if let Some(src) = self.sources.as_deref_mut().filter(|_| !op.write) {

@@ -181,7 +181,7 @@ impl TxnLoop<'_> {
             self.done = done;
             // Keep the series moving when nothing completes.
             if window.measuring(now) && !window.stopping {
-                self.series.close_until(window.interval_at(now), self.backlog(&arrivals, now));
+                self.series.close_until(window.interval_at(now), self.backlog(&arrivals, now), 0);
             }
         }
         self.series.current.txn.backlog = self.stats.backlog_at_end;
@@ -300,7 +300,7 @@ impl TxnLoop<'_> {
         let Some(idx) = self.slots.reap(engine, c) else { return };
         let in_window = window.records(now);
         if in_window {
-            self.series.close_until(window.interval_at(now), self.backlog(arrivals, now));
+            self.series.close_until(window.interval_at(now), self.backlog(arrivals, now), 0);
             let sl = self.slots.get(idx);
             let (op, lat) = (sl.op, now - sl.of.step_start_ns);
             let stats = if op.write { &mut self.write } else { &mut self.read };

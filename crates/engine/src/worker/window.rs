@@ -172,12 +172,14 @@ impl<'a> Series<'a> {
         Series { current: IntervalStats::new(0), worker, events }
     }
 
-    /// Closes intervals up to (not including) `k`, each with the transactions' `backlog` (0 without
-    /// transactions); empty ones too.
+    /// Closes and sends every interval before `k` (empty ones too), each with the backlogs at this moment:
+    /// `txn_backlog` transactions dispatched and not completed, `io_backlog` open-loop arrivals due and not
+    /// issued (0 where they do not apply).
     #[inline]
-    pub(crate) fn close_until(&mut self, k: u64, backlog: u64) {
+    pub(crate) fn close_until(&mut self, k: u64, txn_backlog: u64, io_backlog: u64) {
         while self.current.index < k {
-            self.current.txn.backlog = backlog;
+            self.current.txn.backlog = txn_backlog;
+            self.current.backlog = io_backlog;
             let next = IntervalStats::new(self.current.index + 1);
             let stats = std::mem::replace(&mut self.current, next);
             let _ = self.events.send(WorkerEvent::Interval { worker: self.worker, stats });
@@ -244,7 +246,7 @@ mod tests {
     fn series_closes_empty_intervals_with_the_backlog() {
         let (s, rx) = setup(0, Some(1000));
         let mut series = Series::new(3, &s.events);
-        series.close_until(3, 7);
+        series.close_until(3, 7, 0);
         series.close();
         let got: Vec<(u64, u64)> = rx
             .try_iter()
