@@ -327,14 +327,15 @@ impl Plan {
         let qd = base.qd.unwrap_or(DEFAULT_QD);
         let max_bs = specs.iter().flat_map(|s| s.bs.iter().map(|b| b.size_bytes)).max().unwrap_or(DEFAULT_BS);
         check_worker_buffers(&name, qd, max_bs)?;
-        let think = think_of(&name, &base, rates.of_table(job, table))?;
+        let rate_iops = rates.of_table(job, table).map(|r| r.iops(mean_op_bytes(&specs)));
+        let think = think_of(&name, &base, rate_iops)?;
         Ok(WorkerPlan {
             index,
             name,
             group: table.name.clone(),
             targets,
             qd,
-            rate_iops: rates.of_table(job, table),
+            rate_iops,
             arrival: base.arrival.unwrap_or_default(),
             think,
             data: base.data.unwrap_or_default(),
@@ -519,10 +520,54 @@ fn worker_tables<'a>(
     }
 }
 
-/// How a forced (command-line) or top-level rate is split: a total shared by the workers without their own.
+/// An open-loop rate as the job gives it: IOPS, or a bandwidth that becomes IOPS at a worker's mean I/O size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Offered {
+    Iops(f64),
+    BytesPerSec(f64),
+}
+
+impl Offered {
+    /// The rate `layer` sets, in whichever unit.
+    fn of(layer: &Layer) -> Option<Offered> {
+        layer.rate.map(Offered::Iops).or(layer.rate_bytes.map(Offered::BytesPerSec))
+    }
+
+    fn divided(self, n: u64) -> Offered {
+        let n = n.max(1) as f64;
+        match self {
+            Offered::Iops(r) => Offered::Iops(r / n),
+            Offered::BytesPerSec(b) => Offered::BytesPerSec(b / n),
+        }
+    }
+
+    /// In IOPS, for a worker whose I/Os are `mean_bytes` long on average.
+    fn iops(self, mean_bytes: f64) -> f64 {
+        match self {
+            Offered::Iops(r) => r,
+            Offered::BytesPerSec(b) => b / mean_bytes.max(1.0),
+        }
+    }
+}
+
+/// The mean size of a worker's I/Os: its access specs' block sizes weighted by their shares.
+fn mean_op_bytes(specs: &[AccessPlan]) -> f64 {
+    let total: f64 = specs.iter().map(|s| s.weight as f64).sum();
+    specs
+        .iter()
+        .map(|s| {
+            let bs_total: f64 = s.bs.iter().map(|b| b.weight as f64).sum();
+            let mean: f64 =
+                s.bs.iter().map(|b| b.size_bytes as f64 * b.weight as f64).sum::<f64>() / bs_total.max(1.0);
+            mean * s.weight as f64 / total.max(1.0)
+        })
+        .sum()
+}
+
+/// How the open-loop rate is split: each worker table's own, or a share of the top-level (or forced) one.
 struct RateSplit {
-    /// The rate to share, IOPS.
-    shared: Option<f64>,
+    /// The rate shared by the workers without their own.
+    shared: Option<Offered>,
     /// Workers sharing it.
     sharing: u64,
 }
@@ -537,23 +582,23 @@ impl RateSplit {
                 iolab_spec::MAX_WORKERS
             )));
         }
-        let own_rate_workers: u64 = if job.forced.rate.is_some() {
+        let forced = Offered::of(&job.forced);
+        let own_rate_workers: u64 = if forced.is_some() {
             0
         } else {
-            tables.iter().filter(|t| t.layer.rate.is_some()).map(|t| t.count as u64).sum()
+            tables.iter().filter(|t| Offered::of(&t.layer).is_some()).map(|t| t.count as u64).sum()
         };
         Ok(RateSplit {
-            shared: job.forced.rate.or(job.defaults.rate),
+            shared: forced.or(Offered::of(&job.defaults)),
             sharing: total_workers - own_rate_workers,
         })
     }
 
     /// The open-loop rate of each worker of `table`: its own, unless forced, else its part of the shared one.
-    fn of_table(&self, job: &JobSpec, table: &iolab_spec::WorkerSpec) -> Option<f64> {
-        if job.forced.rate.is_none() && table.layer.rate.is_some() {
-            table.layer.rate
-        } else {
-            self.shared.map(|r| r / self.sharing.max(1) as f64)
+    fn of_table(&self, job: &JobSpec, table: &iolab_spec::WorkerSpec) -> Option<Offered> {
+        match (Offered::of(&job.forced), Offered::of(&table.layer)) {
+            (None, Some(own)) => Some(own),
+            _ => self.shared.map(|r| r.divided(self.sharing)),
         }
     }
 }

@@ -254,18 +254,24 @@ where
 /// Scales every open-loop rate of the job by `factor` (forced, top-level and worker-table rates): the job of
 /// a rate search's step.
 pub fn scale_rates(job: &mut JobSpec, factor: f64) {
-    for r in [&mut job.forced.rate, &mut job.defaults.rate].into_iter().flatten() {
-        *r *= factor;
-    }
-    for w in &mut job.worker_tables {
-        if let Some(r) = w.layer.rate.as_mut() {
+    let layers = [&mut job.forced, &mut job.defaults]
+        .into_iter()
+        .chain(job.worker_tables.iter_mut().map(|w| &mut w.layer));
+    for l in layers {
+        for r in [&mut l.rate, &mut l.rate_bytes].into_iter().flatten() {
             *r *= factor;
         }
     }
 }
 
-/// The job's total offered rate, IOPS, as the plan would split it; `None` in closed loop.
+/// The job's total offered rate, IOPS, as the plan would split it; `None` in closed loop, or when a rate is a
+/// bandwidth (`rate = "100MB/s"`: its IOPS depend on the plan's block sizes, and a search needs a start in IOPS).
 pub fn total_rate(job: &JobSpec) -> Option<f64> {
+    let layers =
+        || [&job.forced, &job.defaults].into_iter().chain(job.worker_tables.iter().map(|w| &w.layer));
+    if layers().any(|l| l.rate_bytes.is_some()) {
+        return None;
+    }
     if let Some(r) = job.forced.rate {
         return Some(r);
     }

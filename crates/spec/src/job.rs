@@ -153,6 +153,10 @@ pub struct Layer {
     pub qd: Option<u32>,
     /// Open-loop rate in IOPS (at the top level: total, split over workers; in a worker table: that worker's).
     pub rate: Option<f64>,
+    /// Open-loop rate as a bandwidth, bytes per second (`rate = "100MB/s"`), split as `rate` is; the plan turns
+    /// it into IOPS at the worker's mean I/O size. At most one of `rate` and `rate_bytes` is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_bytes: Option<f64>,
     /// Inter-arrival law in open loop.
     pub arrival: Option<Arrival>,
     /// Think time in closed loop: after each burst of `burst` I/Os, the worker waits for them to complete,
@@ -283,6 +287,15 @@ impl Layer {
             "offset" => self.offset = Some(parse_size(text).map_err(|e| SpecError::invalid(place, text, e))?),
             "length" => self.length = Some(positive_size(place, text)?),
             "qd" => self.qd = Some(range_u32(place, text, 1, MAX_QD, "a whole number")?),
+            "rate" if text.trim().ends_with("/s") => {
+                let bytes = crate::units::parse_bandwidth(text)
+                    .expect("ends with /s")
+                    .map_err(|e| SpecError::invalid(place, text, e))?;
+                if bytes > 1e12 {
+                    return Err(SpecError::invalid(place, text, "a bandwidth of at most 1TB/s"));
+                }
+                (self.rate, self.rate_bytes) = (None, Some(bytes));
+            }
             "rate" => {
                 let v = parse_count(text).map_err(|e| SpecError::invalid(place, text, e))?;
                 if v <= 0.0 || v > 1e9 {
@@ -292,7 +305,7 @@ impl Layer {
                         "an I/O rate above 0 and at most 1G IOPS, e.g. '5000' or '10k'",
                     ));
                 }
-                self.rate = Some(v);
+                (self.rate, self.rate_bytes) = (Some(v), None);
             }
             "think" => {
                 let ns = parse_duration_ns(text).map_err(|e| SpecError::invalid(place, text, e))?;
@@ -367,10 +380,15 @@ impl Layer {
         macro_rules! pick {
             ($($f:ident),*) => { Layer { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
         }
-        pick!(
-            target, size, offset, length, qd, rate, arrival, think, burst, data, bs, rw, read_pct,
-            random_pct, align, dist, weight
-        )
+        let mut merged = pick!(
+            target, size, offset, length, qd, rate, rate_bytes, arrival, think, burst, data, bs, rw,
+            read_pct, random_pct, align, dist, weight
+        );
+        // A rate is one setting in one of two units: the layer that sets it sets both.
+        if over.rate.is_some() || over.rate_bytes.is_some() {
+            (merged.rate, merged.rate_bytes) = (over.rate, over.rate_bytes);
+        }
+        merged
     }
 
     /// True when no field is set.

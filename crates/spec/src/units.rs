@@ -128,6 +128,29 @@ pub fn parse_count(s: &str) -> Result<f64, String> {
     Ok(v * mult)
 }
 
+/// Parses a bandwidth, bytes per second: `100MB/s` (10^6, as iolab prints MB/s), `100MiB/s` (2^20), also
+/// `kB/s`, `KiB/s`, `GB/s`, `GiB/s`, `B/s`; `None` when `s` does not end in `/s` (then it is not a bandwidth).
+pub fn parse_bandwidth(s: &str) -> Option<Result<f64, String>> {
+    const EXP: &str = "a bandwidth such as '100MB/s' (10^6 bytes), '100MiB/s' (2^20), '1.5GB/s' or '500kB/s'";
+    let t = s.trim().strip_suffix("/s")?.trim();
+    let units: [(&str, f64); 7] = [
+        ("GiB", 1073741824.0),
+        ("MiB", 1048576.0),
+        ("KiB", 1024.0),
+        ("GB", 1e9),
+        ("MB", 1e6),
+        ("kB", 1e3),
+        ("B", 1.0),
+    ];
+    let Some((num, mult)) = units.iter().find_map(|(u, m)| t.strip_suffix(u).map(|n| (n.trim(), *m))) else {
+        return Some(Err(EXP.into()));
+    };
+    Some(match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v * mult),
+        _ => Err(EXP.into()),
+    })
+}
+
 /// Block sizes of one access spec: one size, or a weighted split.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BlockSizes(pub Vec<BlockSizeWeight>);

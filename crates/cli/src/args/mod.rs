@@ -147,9 +147,10 @@ pub struct RunArgs {
     /// Worker threads. Default 1.
     #[arg(long, short = 'w', value_name = "N", allow_hyphen_values = true)]
     pub workers: Option<String>,
-    /// Open loop: total I/O rate in IOPS, split over the workers (e.g. 5000, 10k). Latency is then measured from
-    /// each I/O's scheduled start. Default: closed loop (as fast as the queue depth allows).
-    #[arg(long, value_name = "IOPS", allow_hyphen_values = true)]
+    /// Open loop: total I/O rate in IOPS (e.g. 5000, 10k) or as a bandwidth (e.g. 100MB/s, 10^6 bytes; 100MiB/s,
+    /// 2^20), split over the workers; a bandwidth becomes IOPS at each worker's mean I/O size. Latency is then
+    /// measured from each I/O's scheduled start. Default: closed loop (as fast as the queue depth allows).
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     pub rate: Option<String>,
     /// Open-loop inter-arrival times: fixed or poisson. Default fixed.
     #[arg(long, value_name = "LAW")]

@@ -143,3 +143,26 @@ fn think_time_is_refused_where_it_means_nothing() {
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
 }
+
+/// Issue 15, item 8: `--rate 100MB/s` was refused; fio users set rates in bytes per second. A bandwidth is
+/// turned into IOPS at the worker's mean I/O size (here 4K and 64K half each: 34,816 bytes), total or per
+/// worker table, on the command line or as a job key.
+#[test]
+fn a_bandwidth_rate_is_offered_at_the_mean_io_size() {
+    let mean = (4096.0 + 65536.0) / 2.0;
+    let v = sim(&["--rate", "40MB/s", "--bs", "4k/50:64k/50", "--workers", "2"]);
+    assert_close("offered", num(&v, "/rate/offered_iops"), 40e6 / mean, 1e-9);
+    assert_close("achieved MB/s", num(&v, "/total/all/mb_s"), 40.0, 0.03);
+    let v = sim(&["--rate", "8MiB/s", "--bs", "4k"]);
+    assert_close("offered MiB/s", num(&v, "/rate/offered_iops"), 2048.0, 1e-9);
+    let dir = crate::util::tempdir();
+    let job = dir.path().join("bw.toml");
+    std::fs::write(&job, "bs = \"4k\"\n[worker.a]\nrate = \"4096kB/s\"\n[worker.b]\nrate = \"500\"\n")
+        .unwrap();
+    let v = sim(&[job.to_str().unwrap()]);
+    assert_close("per-table bandwidth + IOPS", num(&v, "/rate/offered_iops"), 1000.0 + 500.0, 1e-9);
+    let out =
+        crate::util::iolab().arg("run").args(SIM).args(["--rate", "40MBps/s", "--no-save"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'100MB/s'"));
+}
