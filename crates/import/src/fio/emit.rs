@@ -39,7 +39,7 @@ pub struct Entry {
 }
 
 const NUMBER_KEYS: &[&str] =
-    &["qd", "rate", "read_pct", "random_pct", "weight", "count", "seed", "ios", "workers"];
+    &["qd", "rate", "burst", "read_pct", "random_pct", "weight", "count", "seed", "ios", "workers"];
 const BOOL_KEYS: &[&str] = &["direct", "verify"];
 
 impl Entry {

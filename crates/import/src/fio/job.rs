@@ -10,6 +10,7 @@ mod io;
 mod layout;
 mod rate;
 mod sizes;
+mod think;
 
 /// A job's options by canonical name; a later option replaces an earlier one.
 #[derive(Clone, Debug, Default)]
@@ -199,11 +200,6 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts) -> Result<Job, FioErr
         }
     }
     let wall = wall.filter(|(on, _)| *on).map(|(_, src)| src);
-    if let Some((ns, src)) = cx.time("thinktime", 1_000)? {
-        if ns > 0 {
-            return Err(cx.refuse(src, "iolab has no think time between an I/O's completion and the next"));
-        }
-    }
     let name = match cx.text("name")? {
         Some((n, _)) => n.to_string(),
         None => section.name.clone(),

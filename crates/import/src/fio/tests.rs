@@ -462,9 +462,85 @@ fn phase_names_are_unique_and_disagreements_within_a_phase_are_refused() {
 }
 
 #[test]
-fn thinktime_zero_is_fine_and_other_values_refused() {
-    one("thinktime=0");
-    refused(err("[j]\nfilename=/f\nsize=1g\nthinktime=100\n"), "thinktime", 4);
+fn thinktime_zero_translates_as_without_it() {
+    let base = "[j]\nfilename=/data/f\nsize=1g\ntime_based\nruntime=10\n";
+    let (plain, _) = tr(base);
+    let (zero, job) = tr(&format!("{base}thinktime=0\n"));
+    assert_eq!(zero.toml, plain.toml);
+    assert_eq!((layer(&job).think, layer(&job).burst), (None, None));
+    // thinktime_blocks and the other think-time options do nothing without a think time.
+    let (blocks, job) =
+        tr(&format!("{base}thinktime=0\nthinktime_blocks=8\nthinktime_spin=0\nrate_ignore_thinktime=1\n"));
+    assert_eq!(blocks.toml, plain.toml);
+    assert_eq!((layer(&job).think, layer(&job).burst), (None, None));
+}
+
+#[test]
+fn thinktime_is_think_and_thinktime_blocks_is_burst() {
+    // A bare number is microseconds, as in fio.
+    let (t, job) = one("thinktime=100");
+    assert_eq!((layer(&job).think, layer(&job).burst), (Some(100_000), Some(1)));
+    assert!(t.toml.contains("# fio: thinktime=100 (section [j], line 6)\n# note: "), "{}", t.toml);
+    assert!(t.toml.contains("think = \"100us\"\n"), "{}", t.toml);
+    assert!(
+        t.toml.contains("# fio: thinktime_blocks not set: fio's default is 1\nburst = 1\n"),
+        "{}",
+        t.toml
+    );
+    let (t, job) = one(
+        "ioengine=libaio\niodepth=16\nthinktime=10ms\nthinktime_blocks=8\nthinktime_blocks_type=complete",
+    );
+    let l = layer(&job);
+    assert_eq!((l.think, l.burst, l.qd), (Some(10_000_000), Some(8), Some(16)));
+    assert!(t.toml.contains("# fio: thinktime_blocks=8 (section [j], line 9)\nburst = 8\n"), "{}", t.toml);
+    // From [global], with reads and writes in specs of their own.
+    let (_, job) =
+        tr("[global]\nthinktime=2s\nthinktime_spin=0\nthinktime_iotime=0\n[j]\nfilename=/f\nsize=1g\n\
+                       rw=randrw\nbs=4k,8k\nthinktime_blocks=4\n");
+    let w = &job.worker_tables[0];
+    assert_eq!((w.layer.think, w.layer.burst, w.specs.len()), (Some(2_000_000_000), Some(4), 2));
+}
+
+#[test]
+fn thinktime_in_phases() {
+    let (_, job) = tr("[global]\nfilename=/f\nsize=1g\ntime_based\nruntime=5\n[a]\nrw=read\n\
+                       [b]\nstonewall\nrw=randread\nthinktime=1ms\nthinktime_blocks=2\n");
+    let phases = job.phase_jobs();
+    assert_eq!(phases.len(), 2);
+    let (a, b) = (&phases[0].1.worker_tables[0].layer, &phases[1].1.worker_tables[0].layer);
+    assert_eq!((a.think, a.burst), (None, None));
+    assert_eq!((b.think, b.burst), (Some(1_000_000), Some(2)));
+}
+
+#[test]
+fn think_time_options_without_an_equivalent_are_refused() {
+    let j = "[j]\nfilename=/f\nsize=1g\n";
+    refused(err(&format!("{j}thinktime=100\nthinktime_spin=50\n")), "thinktime_spin", 5);
+    refused(err(&format!("{j}thinktime=100\nthinktime_iotime=1\n")), "thinktime_iotime", 5);
+    refused(err(&format!("{j}thinktime=100\nthinktime_blocks_type=issue\n")), "thinktime_blocks_type", 5);
+    match err(&format!("{j}thinktime=100\nthinktime_blocks=0\n")) {
+        FioError::BadValue { option, line, .. } => {
+            assert_eq!((option.as_str(), line), ("thinktime_blocks", 5))
+        }
+        other => panic!("{other}"),
+    }
+    match err(&format!("{j}thinktime=2h\n")) {
+        FioError::BadValue { option, line, .. } => assert_eq!((option.as_str(), line), ("thinktime", 4)),
+        other => panic!("{other}"),
+    }
+    // Think time is closed loop only.
+    let e = err(&format!("{j}rate_iops=500\nthinktime=100\n"));
+    refused(e.clone(), "thinktime", 5);
+    assert!(e.to_string().contains("closed loop"), "{e}");
+    refused(err(&format!("{j}bs=4k\nrate=1m\nthinktime=100\n")), "thinktime", 6);
+    refused(
+        err(&format!("{j}rate_iops=500\nthinktime=100\nrate_ignore_thinktime=1\n")),
+        "rate_ignore_thinktime",
+        6,
+    );
+    // A rate of 0 is no rate.
+    let (_, job) = tr(&format!("{j}rate_iops=0\nthinktime=100\n"));
+    assert_eq!((layer(&job).think, layer(&job).rate), (Some(100_000), None));
 }
 
 #[test]
@@ -515,7 +591,7 @@ fn refused_options_name_option_section_and_line() {
         ("iodepth_batch_submit", "8"),
         ("offset_increment", "1g"),
         ("zonemode", "strided"),
-        ("thinktime_blocks", "4"),
+        ("thinktime_spin", "4"),
         ("rate_min", "1m"),
         ("wait_for", "a"),
         ("norandommap", "0"),

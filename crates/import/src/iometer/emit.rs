@@ -7,7 +7,7 @@ use iolab_spec::units::format_size;
 use iolab_spec::{JobSpec, Layer, Place, RUN_KEYS};
 
 /// Keys whose values are written as TOML numbers.
-const NUMBER_KEYS: &[&str] = &["qd", "read_pct", "random_pct", "weight", "seed"];
+const NUMBER_KEYS: &[&str] = &["qd", "burst", "read_pct", "random_pct", "weight", "seed"];
 
 /// One iolab key, its value and the comments above it.
 struct Entry {
@@ -253,7 +253,7 @@ fn table_for(
         [one] => out.push_str(&format!("target = {one}\n")),
         many => out.push_str(&format!("target = [{}]\n", many.join(", "))),
     }
-    for e in worker_entries(w, file)? {
+    for e in worker_entries(w, file)?.into_iter().chain(think_entries(spec, file)?) {
         e.write(&mut out);
     }
     spec_tables(&mut out, &format!("{prefix}.{name}"), spec, file)?;
@@ -450,6 +450,52 @@ fn data_entry(pattern: u64, at: &Value, file: &str) -> Result<Entry, IcfError> {
     Ok(Entry::new("data", text.into(), at, what, file)?.note(note))
 }
 
+/// `think` and `burst` from the spec's transfer delay and burst length (those of every line the worker runs: iolab's
+/// think time is per worker); none when the delay is 0.
+fn think_entries(spec: &Spec, file: &str) -> Result<Vec<Entry>, IcfError> {
+    let lines: Vec<&SpecLine> = spec.lines.iter().filter(|l| l.of_size > 0).collect();
+    let Some(first) = lines.first() else { return Ok(Vec::new()) };
+    // Iometer's burst length 0 or 1: one I/O per delay.
+    let key = |l: &SpecLine| (l.delay, if l.delay == 0 { 1 } else { l.burst.max(1) });
+    if let Some(other) = lines.iter().find(|l| key(l) != key(first)) {
+        let show = |l: &SpecLine| format!("line {}: delay {} ms, burst {}", l.at.line, l.delay, l.burst);
+        return Err(IcfError::Unsupported {
+            file: file.into(),
+            line: other.at.line,
+            what: format!(
+                "access spec '{}' (line {}) whose lines differ in transfer delay or burst ({}; {})",
+                spec.name,
+                spec.line,
+                show(first),
+                show(other)
+            ),
+            why: "iolab's think time and burst are per worker, and the worker runs every line of its access spec; \
+                  give the lines the same delay and burst"
+                .into(),
+        });
+    }
+    let (delay, burst) = key(first);
+    if delay == 0 {
+        return Ok(Vec::new());
+    }
+    let at = |n: u64| Value { line: first.at.line, text: n.to_string() };
+    let every = if lines.len() > 1 {
+        format!(" (the same on all {} lines of the spec)", lines.len())
+    } else {
+        String::new()
+    };
+    let think = Entry::new("think", format!("{delay}ms"), &at(first.delay), "delay (ms)", file)?.note(format!(
+        "Iometer waits the transfer delay between bursts of 'burst' I/Os{every}; iolab's worker issues a burst \
+         (at most qd I/Os at a time), waits until all of its I/Os complete, and only then idles 'think' before \
+         the next burst"
+    ));
+    let mut b = Entry::new("burst", burst.to_string(), &at(first.burst), "burst", file)?;
+    if first.burst == 0 {
+        b = b.note("Iometer's burst length 0 means 1 I/O per burst");
+    }
+    Ok(vec![think, b])
+}
+
 fn spec_tables(out: &mut String, worker: &str, spec: &Spec, file: &str) -> Result<(), IcfError> {
     let sum: u64 = spec.lines.iter().map(|l| l.of_size).sum();
     if sum != 100 {
@@ -480,12 +526,6 @@ fn spec_entries(l: &SpecLine, file: &str) -> Result<Vec<Entry>, IcfError> {
         what,
         why: why.into(),
     };
-    if l.delay != 0 {
-        return Err(refuse(
-            format!("a transfer delay of {} ms (bursts of {})", l.delay, l.burst),
-            "iolab's job format has no bursts with think time between them ('rate' is a steady open-loop rate)",
-        ));
-    }
     if l.reply != 0 {
         return Err(refuse(
             format!("a reply size of {} bytes", l.reply),

@@ -116,8 +116,100 @@ fn weights_not_summing_to_100_are_refused() {
 fn reply_and_delay_are_refused() {
     let e = err(&OLD.replace("4096,100,100,100,0,1,0,0", "4096,100,100,100,0,1,0,512"));
     assert!(e.contains("line 38") && e.contains("reply size of 512"), "{e}");
-    let e = err(&OLD.replace("4096,100,100,100,0,1,0,0", "4096,100,100,100,10,4,0,0"));
-    assert!(e.contains("line 38") && e.contains("transfer delay of 10 ms"), "{e}");
+}
+
+/// A worker's think time (ns) and burst.
+type Think = (Option<u64>, Option<u32>);
+
+fn think_of(w: &iolab_spec::WorkerSpec) -> Think {
+    (w.layer.think, w.layer.burst)
+}
+
+#[test]
+fn transfer_delay_is_think_and_burst_length_is_burst() {
+    let t =
+        translate(&OLD.replace("4096,100,100,100,0,1,0,0", "4096,100,100,100,10,4,0,0"), "t.icf").unwrap();
+    assert_eq!(think_of(&job(&t).worker_tables[0]), (Some(10_000_000), Some(4)));
+    assert!(t.toml.contains("# iometer: delay (ms) = 10 (line 38)\n# note: "), "{}", t.toml);
+    assert!(t.toml.contains("think = \"10ms\"\n# iometer: burst = 4 (line 38)\nburst = 4\n"), "{}", t.toml);
+    assert!(t.toml.contains("waits until all of its I/Os complete"), "{}", t.toml);
+    // Burst length 0 or 1: one I/O per delay.
+    for b in ["0", "1"] {
+        let text = OLD.replace("4096,100,100,100,0,1,0,0", &format!("4096,100,100,100,250,{b},0,0"));
+        let t = translate(&text, "t.icf").unwrap();
+        assert_eq!(think_of(&job(&t).worker_tables[0]), (Some(250_000_000), Some(1)), "{}", t.toml);
+    }
+    // Every line of a spec with the same delay and burst; the other worker (delay 0) has no think time.
+    let text = TWO
+        .replace("8192,90,70,100,0,1,8192,0", "8192,90,70,100,5,2,8192,0")
+        .replace("65536,10,100,0,0,1,0,0", "65536,10,100,0,5,2,0,0");
+    let t = translate(&text, "two.icf").unwrap();
+    let j = job(&t);
+    assert_eq!(think_of(&j.worker_tables[0]), (Some(5_000_000), Some(2)));
+    assert_eq!(think_of(&j.worker_tables[1]), (None, None));
+    assert_eq!(j.worker_tables[0].specs.len(), 2);
+}
+
+#[test]
+fn delay_zero_translates_as_before() {
+    // Any burst length with delay 0 is continuous I/O: nothing is written for it.
+    let base = translate(OLD, "t.icf").unwrap();
+    let t =
+        translate(&OLD.replace("4096,100,100,100,0,1,0,0", "4096,100,100,100,0,16,0,0"), "t.icf").unwrap();
+    // Only the echo of the spec line in its comment differs.
+    assert_eq!(t.toml.replace("0,0,16,0,0 (line 38)", "0,0,1,0,0 (line 38)"), base.toml);
+    assert_eq!(think_of(&job(&t).worker_tables[0]), (None, None));
+    assert!(!t.toml.contains("think") && !t.toml.contains("burst"), "{}", t.toml);
+}
+
+#[test]
+fn lines_of_a_spec_with_different_delays_are_refused() {
+    let e = err(&TWO.replace("8192,90,70,100,0,1,8192,0", "8192,90,70,100,5,2,8192,0"));
+    assert!(e.contains("t.icf, line 41:") && e.contains("'OLTP 8K, 70% read'"), "{e}");
+    assert!(e.contains("line 40: delay 5 ms, burst 2; line 41: delay 0 ms, burst 1"), "{e}");
+    let e = err(&TWO
+        .replace("8192,90,70,100,0,1,8192,0", "8192,90,70,100,5,2,8192,0")
+        .replace("65536,10,100,0,0,1,0,0", "65536,10,100,0,5,3,0,0"));
+    assert!(e.contains("line 41:") && e.contains("per worker"), "{e}");
+    // A line with 0% of the I/O does not run, so its delay does not matter.
+    let t = translate(
+        &OLD.replace("4096,100,100,100,0,1,0,0", "4096,100,100,100,7,1,0,0\n\t8192,0,100,100,0,1,0,0"),
+        "t.icf",
+    )
+    .unwrap();
+    assert_eq!(think_of(&job(&t).worker_tables[0]), (Some(7_000_000), Some(1)));
+    // A delay iolab cannot idle (over 1h) is a bad value.
+    let e = err(&OLD.replace("4096,100,100,100,0,1,0,0", "4096,100,100,100,3600001,1,0,0"));
+    assert!(e.contains("line 38") && e.contains("delay (ms)"), "{e}");
+}
+
+#[test]
+fn transfer_delay_in_phases_is_per_worker_and_test() {
+    // Worker 1 runs OLTP (delay 5, burst 2) then Scan (no delay); worker 2 Log (delay 20) then OLTP.
+    let text = three_workers_two_tests()
+        .replace("8192,90,70,100,0,1,8192,0", "8192,90,70,100,5,2,8192,0")
+        .replace("65536,10,100,0,0,1,0,0", "65536,10,100,0,5,2,0,0")
+        .replace("4096,100,0,0,0,1,0,0", "4096,100,0,0,20,0,0,0");
+    let t = translate(&text, "three.icf").unwrap();
+    let phases = job(&t).phase_jobs();
+    let view: Vec<Vec<(String, Think)>> = phases
+        .iter()
+        .map(|(_, p)| p.worker_tables.iter().map(|w| (w.name.clone(), think_of(w))).collect())
+        .collect();
+    let ms = |n: u64, b: u32| (Some(n * 1_000_000), Some(b));
+    assert_eq!(
+        view,
+        [
+            vec![
+                ("Worker_1".to_string(), ms(5, 2)),
+                ("Worker_2".to_string(), ms(20, 1)),
+                ("Worker_3".to_string(), (None, None))
+            ],
+            vec![("Worker_1".to_string(), (None, None)), ("Worker_2".to_string(), ms(5, 2))],
+        ],
+        "{}",
+        t.toml
+    );
 }
 
 /// TWO with a third spec ("Scan 64K read") and a third worker; worker 1 runs OLTP then Scan, worker 2 Log then

@@ -116,6 +116,7 @@ pub fn access(cx: &Ctx, engine: &Engine, p: &Pattern, job: &mut Job) -> Result<(
     job.worker.push(queue_depth(cx, engine)?);
     let dirs = [dir_spec(cx, p, 0)?, dir_spec(cx, p, 1)?];
     super::rate::rate(cx, p, [&dirs[0].sizes.0, &dirs[1].sizes.0], job)?;
+    super::think::think(cx, job)?;
     distribution(cx, p, job)?;
     data(cx, job)?;
     let used = p.used();
