@@ -153,7 +153,7 @@ fn runs_table(list: &[Summary]) -> String {
                 clip(s.columns.profile.as_deref().unwrap_or("-"), 24),
                 clip(&targets, 36),
                 s.columns.iops.map_or("-".into(), |v| iolab_report::format_rate(v, 1)),
-                s.columns.mb_s.map_or("-".into(), |v| format!("{v:.1}")),
+                s.columns.mb_s.map_or("-".into(), |v| iolab_report::format_rate(v, 1)),
                 s.columns.p99_ns.map_or("-".into(), iolab_report::format_duration_ns),
                 if tags.is_empty() { "-".into() } else { clip(&tags.join(" "), 40) },
                 clip(&s.note.as_deref().unwrap_or("-").replace('\n', " "), 40),

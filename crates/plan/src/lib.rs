@@ -70,6 +70,10 @@ pub struct Plan {
     pub workers: Vec<WorkerPlan>,
     /// Users and transactions (`[users]`, `[[transaction]]`), when the job has them.
     pub loadgen: Option<loadgen::LoadgenPlan>,
+    /// The total queue depth the job asked for, kept when the engine runs less (the sync engine does one I/O
+    /// at a time per worker, so the workers' `qd` were lowered to 1); `None` when the workers run as asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_depth: Option<u32>,
 }
 
 /// One distinct target.
@@ -303,6 +307,7 @@ impl Plan {
             targets: Vec::new(),
             workers: Vec::new(),
             loadgen: None,
+            asked_depth: None,
         }
     }
 
@@ -492,9 +497,18 @@ impl Plan {
         Ok(out)
     }
 
-    /// Total requested depth (sum of qd).
+    /// Total requested depth: the sum of the workers' qd, or the depth asked for when the engine runs less.
     pub fn requested_depth(&self) -> u32 {
-        self.workers.iter().map(|w| w.qd).sum()
+        self.asked_depth.unwrap_or_else(|| self.workers.iter().map(|w| w.qd).sum())
+    }
+
+    /// Lowers every worker's queue depth to 1 (the sync engine runs one I/O at a time per worker), keeping
+    /// the depth asked for as [`Plan::requested_depth`].
+    pub fn run_one_at_a_time(&mut self) {
+        self.asked_depth = Some(self.requested_depth());
+        for w in &mut self.workers {
+            w.qd = 1;
+        }
     }
 
     /// True when any worker runs open loop.

@@ -87,7 +87,8 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     let facts = RunFacts {
         open_loop: plan.open_loop(),
         rate_mode: loadgen::rate_mode(&plan),
-        requested_depth,
+        // The depth the workers ran with: a sync engine's lowered depth has its own warning, not a low-depth one.
+        requested_depth: plan.workers.iter().map(|w| w.qd).sum(),
         achieved_depth,
         total_ops: total.all.ops,
         interval_iops: series

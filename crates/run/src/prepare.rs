@@ -249,9 +249,7 @@ fn choose_engine(plan: &mut Plan, warnings: &mut Vec<Warning>, obs: &mut dyn Obs
         let deep = plan.workers.iter().map(|w| w.qd).max().unwrap_or(1);
         if deep > 1 {
             warnings.push(Warning::SyncEngineDepth { requested: deep });
-            for w in &mut plan.workers {
-                w.qd = 1;
-            }
+            plan.run_one_at_a_time();
         }
     }
     Ok(file_engine)

@@ -375,3 +375,30 @@ fn run_unknown_named_target_is_usage_error_with_suggestion() {
     let made: Vec<String> = entries(dir.path()).into_iter().filter(|n| n != "named.toml").collect();
     assert!(made.is_empty(), "created {made:?}");
 }
+
+/// Issue 15, item 9: `--engine sync --qd 32` printed "requested depth 1": the depth asked for was replaced by
+/// the one the sync engine runs. The result keeps what was asked (32) beside what ran (qd 1 per worker), and
+/// the warning says why.
+#[test]
+fn sync_engine_keeps_the_requested_depth() {
+    let dir = tempdir();
+    let f = dir.path().join("f.dat");
+    let v = run_json(&[
+        "--target",
+        f.to_str().unwrap(),
+        "--size",
+        "4M",
+        "--engine",
+        "sync",
+        "--qd",
+        "32",
+        "--buffered",
+        "-d",
+        "1s",
+        "--ramp",
+        "0",
+    ]);
+    assert_eq!(v["depth"]["requested"], 32);
+    assert_eq!(v["workers"][0]["qd"], 1);
+    assert!(warning_kinds(&v).contains(&"sync_engine_depth".to_string()));
+}

@@ -202,3 +202,24 @@ fn sweep_steady_state_with_duration_on_run_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("'--duration 5s'"));
 }
+
+/// Issue 15, item 9: MB/s lost its thousands separators in the sweep table and in `iolab runs` (`10485.8`
+/// beside `10,000.0` IOPS). 1 MiB I/Os at 100 µs: 9,999 I/Os (and 10,484.7 MB/s) in the window at qd 1, about 8 times that at qd 8.
+#[test]
+fn mb_s_columns_group_thousands_like_iops() {
+    let dir = crate::util::tempdir();
+    let db = dir.path().join("results.db");
+    let out = crate::util::iolab()
+        .env("IOLAB_DB", &db)
+        .arg("sweep")
+        .args(crate::util::SIM)
+        .args(["--bs", "1m", "--qd", "1,8", "-d", "1s", "--ramp", "0"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("10,484.7") && text.contains("83,877.7"), "{text}");
+    let out = crate::util::iolab().env("IOLAB_DB", &db).arg("runs").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("83,877.7"), "{text}");
+}

@@ -47,7 +47,7 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
         let mut row: Vec<String> =
             s.axes.iter().map(|a| p.params.get(&a.key).cloned().unwrap_or_default()).collect();
         row.push(format_rate(m.iops.mean, 1));
-        row.push(format!("{:.1}", m.mb_s.mean));
+        row.push(format_rate(m.mb_s.mean, 1));
         row.push(format_duration_ns(m.lat_mean_ns.mean));
         row.push(format_duration_ns(m.lat_p99_ns.mean));
         row.push(format!("{:.1}", m.achieved_depth.mean));
