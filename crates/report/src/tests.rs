@@ -384,6 +384,7 @@ fn json_schema_nested_properties_match_serialised_keys() {
         Warning::FirstIntervalSlow { first_iops: 1.0, median_iops: 3.0 },
         Warning::RateNotSustained { offered_iops: 2.0, achieved_iops: 1.0, backlog_at_end: 1 },
         Warning::Errors { count: 1 },
+        Warning::InjectedErrors { count: 1 },
         Warning::ShortIo { count: 1 },
         Warning::SyncEngineDepth { requested: 4 },
         Warning::EngineFallback { reason: "r".into() },

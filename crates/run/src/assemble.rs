@@ -108,6 +108,11 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
             backlog_at_end: r.backlog_at_end,
         }),
         errors: errors.total,
+        eio_injected: run
+            .integrity
+            .faults
+            .as_ref()
+            .is_some_and(|f| f.specs().iter().any(|s| s.kind == iolab_spec::InjectKind::Eio)),
         short_ios: all.read.short + all.write.short,
         saturated: all.read.lat.saturated() + all.write.lat.saturated(),
         measured_s,

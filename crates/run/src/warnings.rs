@@ -72,6 +72,8 @@ pub struct RunFacts {
     pub rate: Option<RateFacts>,
     /// I/O errors.
     pub errors: u64,
+    /// The run injects EIO (`--inject eio@N`).
+    pub eio_injected: bool,
     /// Short reads and writes.
     pub short_ios: u64,
     /// Latencies beyond the histogram's range.
@@ -108,7 +110,11 @@ pub fn run_warnings(f: &RunFacts) -> Vec<Warning> {
         }
     }
     if f.errors > 0 {
-        w.push(Warning::Errors { count: f.errors });
+        w.push(if f.eio_injected {
+            Warning::InjectedErrors { count: f.errors }
+        } else {
+            Warning::Errors { count: f.errors }
+        });
     }
     if f.short_ios > 0 {
         w.push(Warning::ShortIo { count: f.short_ios });

@@ -96,6 +96,12 @@ pub enum Warning {
         /// Failed completions.
         count: u64,
     },
+    /// Some completions failed, and the run injected EIO (`--inject eio@N`): the errors are (at least in part)
+    /// the injected ones, not the device's.
+    InjectedErrors {
+        /// Failed completions in the window.
+        count: u64,
+    },
     /// Some completions transferred fewer bytes than requested.
     ShortIo {
         /// Short completions.
@@ -208,6 +214,7 @@ impl Warning {
                 "offered rate not sustained: {achieved_iops:.1} of {offered_iops:.1} IOPS achieved, {backlog_at_end} arrivals pending at the end"
             ),
             Self::Errors { count } => format!("{count} I/O errors"),
+            Self::InjectedErrors { count } => format!("{count} I/O errors, with EIO injected by --inject"),
             Self::ShortIo { count } => format!("{count} short reads or writes (fewer bytes than requested)"),
             Self::SyncEngineDepth { requested } => {
                 format!("the sync engine does one I/O at a time per worker; qd {requested} is not used")
@@ -263,6 +270,9 @@ impl Warning {
                 "the target is saturated at this rate; lower --rate or raise qd; latencies include queueing delay"
             }
             Self::Errors { .. } => "see the errors section (by errno); the device or filesystem may be failing",
+            Self::InjectedErrors { .. } => {
+                "the injected count on the 'injected' line covers the whole run, ramp included; these are the window's"
+            }
             Self::ShortIo { .. } => {
                 "short I/O usually means the target is smaller than the offsets used, or end of file was hit"
             }

@@ -316,3 +316,41 @@ fn verify_checks_are_saved_apart_from_runs() {
     assert_eq!(kinds("run"), ["run"]);
     assert_eq!(kinds("verify"), ["verify"]);
 }
+
+/// Issue 15, item 9: the `--inject` line printed `injectedeio@1000 227` (no space), counted the ramp's
+/// injections beside the window's errors without saying so, and the hint blamed a failing device for errors
+/// the user injected.
+#[test]
+fn injected_errors_are_said_as_injected() {
+    let out = iolab()
+        .args(["run", "--target", "sim:fixed,latency=100us,servers=8", "--clock", "virtual", "--seed", "1"])
+        .args(["--rw", "randrw", "--inject", "eio@1000", "-d", "2s", "--ramp", "1s", "--no-save"])
+        .output()
+        .expect("spawn iolab");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "I/O errors: {stderr}");
+    let line = text.lines().find(|l| l.starts_with("injected")).expect("an injected line");
+    assert!(line.starts_with("injected eio@1000: ") && line.contains("ramp included"), "{line}");
+    assert!(text.contains("with EIO injected by --inject"), "{text}");
+    assert!(!text.contains("may be failing"), "{text}");
+    let (code, v) = run_any(&[
+        "--target",
+        "sim:fixed,latency=100us,servers=8",
+        "--clock",
+        "virtual",
+        "--seed",
+        "1",
+        "--rw",
+        "randrw",
+        "--inject",
+        "eio@1000",
+        "-d",
+        "2s",
+        "--ramp",
+        "1s",
+    ]);
+    assert_eq!(code, 1);
+    assert!(warning_kinds(&v).contains(&"injected_errors".to_string()));
+    assert!(!warning_kinds(&v).contains(&"errors".to_string()));
+}

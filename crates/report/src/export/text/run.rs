@@ -99,16 +99,19 @@ fn integrity_lines(r: &RunResult, out: &mut String) {
             .faults
             .iter()
             .map(|f| match (f.live, f.detected) {
-                (Some(l), Some(d)) => format!("{} {} (live {}, detected {})", f.spec, f.injected, l, d),
-                _ => format!("{} {}", f.spec, f.injected),
+                (Some(l), Some(d)) => format!("{}: {} (live {}, detected {})", f.spec, f.injected, l, d),
+                _ => format!("{}: {}", f.spec, f.injected),
             })
             .collect();
-        labelled(out, "injected", &format!("{} (seed {})", parts.join(", "), inj.seed));
+        let whole_run = format!("over the whole run, ramp included; seed {}", inj.seed);
+        labelled(out, "injected", &format!("{} ({whole_run})", parts.join(", ")));
     }
 }
 
+/// One `label  text` line; a label as long as the column still gets a space after it.
 fn labelled(out: &mut String, label: &str, rest: &str) {
-    let _ = writeln!(out, "{label:<LABEL_WIDTH$}{rest}");
+    let width = LABEL_WIDTH.max(label.chars().count() + 1);
+    let _ = writeln!(out, "{label:<width$}{rest}");
 }
 
 fn header_lines(r: &RunResult, out: &mut String) {
