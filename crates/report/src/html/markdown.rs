@@ -258,8 +258,7 @@ fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
     // The deep tail from the histogram, when there is one: what the percentile curve draws.
     let curve = run_curve(r, "all");
     if curve.len() > 2 {
-        let picks: Vec<&(f64, f64)> =
-            curve.iter().filter(|(x, _)| (x.log10() * 10.0).round() as i64 % 10 == 0).collect();
+        let picks = decade_picks(&curve);
         if !picks.is_empty() {
             let header: Vec<String> =
                 picks.iter().map(|(x, _)| super::charts::Fmt::Percentile.format(*x)).collect();
@@ -303,4 +302,19 @@ fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
         }
         out.push('\n');
     }
+}
+
+/// The points of a percentile curve at whole decades of 1/(1-p) (0%, 90%, 99%, 99.9%, ...), one per decade:
+/// several points of the curve can round to the same decade (99,000 and 100,000 are both "99.999%").
+pub(crate) fn decade_picks(curve: &[(f64, f64)]) -> Vec<&(f64, f64)> {
+    let mut picks: Vec<&(f64, f64)> = Vec::new();
+    let mut last: Option<i64> = None;
+    for point in curve {
+        let tenths = (point.0.log10() * 10.0).round() as i64;
+        if tenths % 10 == 0 && last != Some(tenths) {
+            picks.push(point);
+            last = Some(tenths);
+        }
+    }
+    picks
 }

@@ -369,3 +369,13 @@ fn html_empty_and_degenerate_inputs_do_not_panic() {
     let _ = render_html("t", &[sweep_doc("s", s.clone())]);
     let _ = render_markdown("t", &[sweep_doc("s", s)]);
 }
+
+/// Issue 15, item 9: the Markdown report had two "99.999%" columns: curve points at 99,000 and 100,000 both
+/// round to the decade 1/(1-p) = 10^5. One column per decade.
+#[test]
+fn markdown_percentile_curve_has_one_column_per_decade() {
+    let curve = [(1.0, 1.0), (10.0, 2.0), (99_000.0, 3.0), (100_000.0, 4.0), (1e6, 5.0)];
+    let picks = super::markdown::decade_picks(&curve);
+    let xs: Vec<f64> = picks.iter().map(|p| p.0).collect();
+    assert_eq!(xs, [1.0, 10.0, 99_000.0, 1e6]);
+}
