@@ -1111,6 +1111,8 @@ mod tests {
             ("qd", "1"),
             ("rate", "10"),
             ("arrival", "poisson"),
+            ("think", "1ms"),
+            ("burst", "2"),
             ("data", "zero"),
             ("bs", "4k"),
             ("rw", "read"),
