@@ -39,6 +39,53 @@ pub struct CacheResult {
     pub shrinks: Vec<CacheShrink>,
 }
 
+impl CacheResult {
+    /// What the cache was and did, in three lines for people (the run's text, the Markdown and HTML reports):
+    /// its kind and size with the share of the window's reads it served; read latency by where reads were
+    /// served from; what it did with writes. The run's own numbers include its hits.
+    pub fn summary_lines(&self) -> [String; 3] {
+        use crate::format::{format_bytes, format_count, format_duration_ns};
+        let k = &self.counters;
+        let window_reads = self.window_reads_from_cache + self.window_reads_from_target;
+        let share = if window_reads == 0 {
+            0.0
+        } else {
+            100.0 * self.window_reads_from_cache as f64 / window_reads as f64
+        };
+        let lat = |l: &Option<LatSummary>| {
+            l.as_ref().map_or("-".to_string(), |l| {
+                format!("mean {} p99 {}", format_duration_ns(l.mean), format_duration_ns(l.p99 as f64))
+            })
+        };
+        [
+            format!(
+                "{} {}, {} on {} ({} lines of {}): {share:.1}% of the window's reads from cache ({} from cache, {} from the target)",
+                self.mode,
+                self.policy,
+                format_bytes(k.capacity_bytes),
+                self.device,
+                format_count(k.lines),
+                format_bytes(self.line_bytes as u64),
+                format_count(self.window_reads_from_cache),
+                format_count(self.window_reads_from_target),
+            ),
+            format!(
+                "read latency from cache {} · from the target {}",
+                lat(&self.latency.from_cache),
+                lat(&self.latency.from_target)
+            ),
+            format!(
+                "writes {} absorbed, {} to the target; write-backs {}; evictions {}; dirty at the end {}",
+                format_count(k.writes_absorbed),
+                format_count(k.writes_to_target),
+                format_count(k.writebacks),
+                format_count(k.evictions),
+                format_count(k.dirty_at_end),
+            ),
+        ]
+    }
+}
+
 /// Read response times by where the data came from.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CacheLatency {

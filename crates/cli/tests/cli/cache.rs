@@ -311,3 +311,38 @@ fn cache_shrink_gives_memory_back_when_memavailable_is_low() {
     );
     assert!(v["cache"]["shrinks"].as_array().unwrap().is_empty());
 }
+
+/// Issue 15, item 5: with a cache, the text said nothing of it (862K IOPS, p50 12 µs, no word of a cache).
+/// The text and the Markdown and HTML reports now show the hit share, latency by source and write-backs.
+#[test]
+fn the_cache_is_in_every_output() {
+    let dir = tempdir();
+    let db = dir.path().join("results.db");
+    let out = iolab()
+        .env("IOLAB_DB", &db)
+        .args(["run", "--target", "sim:ssd,size=1G", "--clock", "virtual", "--seed", "1", "--cache", "25%"])
+        .args(["--cache-mode", "write-back", "--rw", "randrw", "--qd", "4", "-d", "1s", "--ramp", "0"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let line =
+        text.lines().find(|l| l.starts_with("cache ")).unwrap_or_else(|| panic!("no cache line: {text}"));
+    assert!(line.contains("write-back lru") && line.contains("of the window's reads from cache"), "{line}");
+    assert!(text.contains("read latency from cache") && text.contains("write-backs"), "{text}");
+    let rows: serde_json::Value = serde_json::from_slice(
+        &iolab().env("IOLAB_DB", &db).args(["runs", "--json"]).output().unwrap().stdout,
+    )
+    .unwrap();
+    let id = rows[0]["id"].as_str().unwrap();
+    for (file, needle) in
+        [("r.md", "Cache (the figures above include its hits)"), ("r.html", "<h3>Cache</h3>")]
+    {
+        let path = dir.path().join(file);
+        let out =
+            iolab().env("IOLAB_DB", &db).args(["report", id, "-o", path.to_str().unwrap()]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let page = std::fs::read_to_string(&path).unwrap();
+        assert!(page.contains(needle) && page.contains("write-backs"), "{file}");
+    }
+}

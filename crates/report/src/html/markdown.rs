@@ -268,6 +268,13 @@ fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
             table(out, &header_refs, &vec![true; header.len()], &[row]);
         }
     }
+    if let Some(c) = &r.cache {
+        out.push_str("Cache (the figures above include its hits):\n\n");
+        for line in c.summary_lines() {
+            let _ = writeln!(out, "- {}", cell(&line));
+        }
+        out.push('\n');
+    }
     if let Some(v) = &r.verdict {
         let _ = writeln!(out, "**Verdict: {}**\n", if v.pass { "PASS" } else { "FAIL" });
         for reason in &v.reasons {

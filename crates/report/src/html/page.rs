@@ -315,6 +315,7 @@ fn run_section(out: &mut String, i: usize, d: &ReportDoc, r: &RunResult, n: &mut
     out.push_str("</div>\n");
     out.push_str("<h3>Operations</h3>\n");
     op_table(out, r);
+    cache_block(out, r);
     groups_table(out, r);
     loadgen_block(out, r);
     warnings_table(out, r);
@@ -440,6 +441,16 @@ fn loadgen_block(out: &mut String, r: &RunResult) {
         }
         out.push_str("</table>\n");
     }
+}
+
+/// The block cache of a run, when it had one: the figures above include its hits.
+fn cache_block(out: &mut String, r: &RunResult) {
+    let Some(c) = &r.cache else { return };
+    out.push_str("<h3>Cache</h3>\n<ul class=\"cache\">\n");
+    for line in c.summary_lines() {
+        let _ = writeln!(out, "<li>{}</li>", esc(&line));
+    }
+    out.push_str("</ul>\n");
 }
 
 fn warnings_table(out: &mut String, r: &RunResult) {

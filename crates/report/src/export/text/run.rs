@@ -22,6 +22,7 @@ pub(crate) fn run(r: &RunResult) -> String {
     }
     out.push('\n');
     tail_lines(r, &mut out);
+    cache_lines(r, &mut out);
     if let Some(ss) = &r.steady_state {
         labelled(&mut out, "steady", &super::steady_state_line(ss));
     }
@@ -39,6 +40,14 @@ pub(crate) fn run(r: &RunResult) -> String {
         }
     }
     out
+}
+
+/// The block cache, when the run had one ([`crate::cache::CacheResult::summary_lines`]).
+fn cache_lines(r: &RunResult, out: &mut String) {
+    let Some(c) = &r.cache else { return };
+    for (i, line) in c.summary_lines().iter().enumerate() {
+        labelled(out, if i == 0 { "cache" } else { "" }, line);
+    }
 }
 
 /// `verify` and `inject` lines: blocks checked and failed, by class, with the first failed block; faults injected
