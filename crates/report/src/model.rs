@@ -357,10 +357,26 @@ pub struct RateResult {
     pub offered_iops: f64,
     /// Arrival process (`fixed`, `poisson`, ...).
     pub arrival: String,
-    /// Achieved completion rate.
+    /// Achieved completion rate of the open-loop workers (closed-loop workers of the same run not counted).
     pub achieved_iops: f64,
     /// Arrivals not yet submitted when the run ended.
     pub backlog_at_end: u64,
+    /// Per worker group, when the run has more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupRate>,
+}
+
+/// One worker group's rate (see [`RateResult::groups`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupRate {
+    /// The group.
+    pub group: String,
+    /// Its workers.
+    pub workers: u32,
+    /// Its offered rate; `None` for a closed-loop group.
+    pub offered_iops: Option<f64>,
+    /// Its completions per second.
+    pub achieved_iops: f64,
 }
 
 /// Failed and short I/O of the run.

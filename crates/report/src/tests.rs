@@ -175,6 +175,7 @@ fn sample_open_loop() -> RunResult {
         arrival: "poisson".to_string(),
         achieved_iops: 4_998.2,
         backlog_at_end: 0,
+        groups: Vec::new(),
     });
     r.errors.total = 3;
     r.errors.read = ErrorDetail {

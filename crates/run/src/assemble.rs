@@ -11,8 +11,8 @@ use iolab_device::{OpenedTarget, Probe, TargetKind, ThrottleGuard};
 use iolab_engine::WorkerOutput;
 use iolab_plan::{Plan, Region};
 use iolab_report::{
-    Cpu, Depth, Env, ErrorSummary, GroupHistograms, GroupResult, HistogramSet, OpSet, RateResult, RunResult,
-    TargetEnv, WorkerResult,
+    Cpu, Depth, Env, ErrorSummary, GroupHistograms, GroupRate, GroupResult, HistogramSet, OpSet, RateResult,
+    RunResult, TargetEnv, WorkerResult,
 };
 use iolab_spec::ClockKind;
 use iolab_stats::{OpStats, TimePoint, Warning};
@@ -76,7 +76,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     let loadgen = loadgen::result(&plan, &outputs, &txn_intervals, measured_s, interval_ns, &mut warnings);
     let interval_s = interval_ns as f64 / 1e9;
     let series: Vec<TimePoint> = timeseries.points().to_vec();
-    let rate = rate_result(&plan, &outputs, total.all.iops);
+    let rate = rate_result(&plan, &outputs, &workers);
     let retries = outputs.iter().map(|o| o.retries).sum();
     let errors = ErrorSummary::from_stats(&all.read, &all.write, retries);
     let cache = run.layers.cache.as_ref().map(|rc| {
@@ -106,6 +106,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
             offered_iops: r.offered_iops,
             achieved_iops: r.achieved_iops,
             backlog_at_end: r.backlog_at_end,
+            poisson: r.arrival == "poisson",
         }),
         errors: errors.total,
         eio_injected: run
@@ -259,15 +260,38 @@ fn cpu(start: Option<((f64, f64), Instant)>, end: ((f64, f64), Instant), ops: u6
 }
 
 /// Open loop: the offered and achieved rates.
-fn rate_result(plan: &Plan, outputs: &[WorkerOutput], achieved_iops: f64) -> Option<RateResult> {
+/// The open-loop figures: offered and achieved over the open-loop workers only, and per group when there are
+/// several (a closed-loop group marked by no offer), so a run that mixes both never sets one group's offer
+/// beside the whole run's completions.
+fn rate_result(plan: &Plan, outputs: &[WorkerOutput], workers: &[WorkerResult]) -> Option<RateResult> {
     if !plan.open_loop() {
         return None;
     }
+    let open = |w: &&iolab_plan::WorkerPlan| w.rate_iops.is_some();
+    let arrival = plan.workers.iter().find(open).map_or(plan.workers[0].arrival, |w| w.arrival);
+    let achieved = |pick: &dyn Fn(&iolab_plan::WorkerPlan) -> bool| -> f64 {
+        plan.workers.iter().zip(workers).filter(|(p, _)| pick(p)).map(|(_, w)| w.all.iops).sum()
+    };
+    let mut groups: Vec<GroupRate> = Vec::new();
+    for w in &plan.workers {
+        if groups.iter().any(|g| g.group == w.group) {
+            continue;
+        }
+        let members = plan.workers.iter().filter(|x| x.group == w.group);
+        let offered: Vec<f64> = members.clone().filter_map(|x| x.rate_iops).collect();
+        groups.push(GroupRate {
+            group: w.group.clone(),
+            workers: members.count() as u32,
+            offered_iops: (!offered.is_empty()).then(|| offered.iter().sum()),
+            achieved_iops: achieved(&|x| x.group == w.group),
+        });
+    }
     Some(RateResult {
         offered_iops: plan.workers.iter().filter_map(|w| w.rate_iops).sum(),
-        arrival: format!("{:?}", plan.workers[0].arrival).to_lowercase(),
-        achieved_iops,
+        arrival: format!("{arrival:?}").to_lowercase(),
+        achieved_iops: achieved(&|x| x.rate_iops.is_some()),
         backlog_at_end: outputs.iter().map(|o| o.backlog_at_end).sum(),
+        groups: if groups.len() > 1 { groups } else { Vec::new() },
     })
 }
 

@@ -166,3 +166,36 @@ fn a_bandwidth_rate_is_offered_at_the_mean_io_size() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("'100MB/s'"));
 }
+
+/// Issue 15, item 7: `--profile oltp` printed "offered 40 IOPS (poisson), achieved 1,234,586.5": the offer of
+/// one open-loop group beside the completions of the whole run. Offered and achieved now cover the open-loop
+/// workers, and each group has its line, closed-loop groups marked.
+#[test]
+fn open_loop_figures_cover_the_open_loop_workers_and_each_group() {
+    let dir = crate::util::tempdir();
+    let job = dir.path().join("mixed.toml");
+    std::fs::write(&job, "[worker.paced]\nrate = \"2000\"\ncount = 2\n[worker.flat]\nqd = 8\n").unwrap();
+    let v = sim(&[job.to_str().unwrap()]);
+    // A worker table's rate is each of its workers': 2 x 2,000.
+    assert_close("offered", num(&v, "/rate/offered_iops"), 4000.0, 1e-9);
+    assert_close("achieved (paced only)", num(&v, "/rate/achieved_iops"), 4000.0, 0.01);
+    let groups = v["rate"]["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    let group = |name: &str| groups.iter().find(|g| g["group"] == name).unwrap_or_else(|| panic!("{name}"));
+    assert_eq!(group("paced")["workers"], 2);
+    assert!(group("flat")["offered_iops"].is_null(), "the closed-loop group has no offer");
+    assert!(group("flat")["achieved_iops"].as_f64().unwrap() > 50_000.0);
+    let out = crate::util::iolab()
+        .arg("run")
+        .arg(&job)
+        .args(SIM)
+        .args(["--duration", "1s", "--ramp", "0", "--no-save"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("open-loop workers: offered 4,000 IOPS")
+            && text.contains("flat (1 worker): closed loop"),
+        "{text}"
+    );
+}

@@ -249,24 +249,39 @@ fn service_table(r: &RunResult) -> String {
     table(&header, &rows)
 }
 
-fn tail_lines(r: &RunResult, out: &mut String) {
-    if let Some(rate) = &r.rate {
-        let offered = if rate.offered_iops.fract() == 0.0 {
-            format_rate(rate.offered_iops, 0)
-        } else {
-            format_rate(rate.offered_iops, 1)
-        };
-        labelled(
-            out,
-            "rate",
-            &format!(
-                "offered {offered} IOPS ({}), achieved {}, backlog at end {}",
-                rate.arrival,
-                format_rate(rate.achieved_iops, 1),
-                format_count(rate.backlog_at_end)
-            ),
-        );
+/// An offered rate: whole numbers without decimals.
+fn offered_text(iops: f64) -> String {
+    format_rate(iops, if iops.fract() == 0.0 { 0 } else { 1 })
+}
+
+/// The open-loop lines: offered and achieved over the open-loop workers, and per group when there are several
+/// (closed-loop groups marked); an achieved rate above the offer is explained, not left to puzzle over.
+fn rate_lines(r: &RunResult, out: &mut String) {
+    let Some(rate) = &r.rate else { return };
+    let who = if rate.groups.iter().any(|g| g.offered_iops.is_none()) { "open-loop workers: " } else { "" };
+    let mut line = format!(
+        "{who}offered {} IOPS ({}), achieved {}, backlog at end {}",
+        offered_text(rate.offered_iops),
+        rate.arrival,
+        format_rate(rate.achieved_iops, 1),
+        format_count(rate.backlog_at_end)
+    );
+    if rate.achieved_iops > rate.offered_iops * 1.01 {
+        line.push_str(" (above the offer: arrivals queued during the ramp were served in the window)");
     }
+    labelled(out, "rate", &line);
+    for g in &rate.groups {
+        let plural = if g.workers == 1 { "" } else { "s" };
+        let what = match g.offered_iops {
+            Some(o) => format!("offered {}, achieved {}", offered_text(o), format_rate(g.achieved_iops, 1)),
+            None => format!("closed loop, {} IOPS", format_rate(g.achieved_iops, 1)),
+        };
+        labelled(out, "", &format!("{} ({} worker{plural}): {what}", g.group, g.workers));
+    }
+}
+
+fn tail_lines(r: &RunResult, out: &mut String) {
+    rate_lines(r, out);
     let c = &r.cpu;
     labelled(
         out,
