@@ -102,18 +102,9 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         path_targets: path_targets(&run.probes, &plan),
         mem_total_bytes: iolab_device::mem_total_bytes(),
         targets_with_holes: run.opened.iter().filter(|t| t.has_holes).map(|t| t.probe.name.clone()).collect(),
-        rate: rate.as_ref().map(|r| RateFacts {
-            offered_iops: r.offered_iops,
-            achieved_iops: r.achieved_iops,
-            backlog_at_end: r.backlog_at_end,
-            poisson: r.arrival == "poisson",
-        }),
+        rate: rate.as_ref().map(rate_facts),
         errors: errors.total,
-        eio_injected: run
-            .integrity
-            .faults
-            .as_ref()
-            .is_some_and(|f| f.specs().iter().any(|s| s.kind == iolab_spec::InjectKind::Eio)),
+        eio_injected: injects_eio(&run.integrity),
         short_ios: all.read.short + all.write.short,
         saturated: all.read.lat.saturated() + all.write.lat.saturated(),
         measured_s,
@@ -260,6 +251,21 @@ fn cpu(start: Option<((f64, f64), Instant)>, end: ((f64, f64), Instant), ops: u6
 }
 
 /// Open loop: the offered and achieved rates.
+/// What the warnings need of the open-loop figures.
+fn rate_facts(r: &RateResult) -> RateFacts {
+    RateFacts {
+        offered_iops: r.offered_iops,
+        achieved_iops: r.achieved_iops,
+        backlog_at_end: r.backlog_at_end,
+        poisson: r.arrival == "poisson",
+    }
+}
+
+/// The run injects EIO (`--inject eio@N`): its errors are said as injected.
+fn injects_eio(integrity: &RunIntegrity) -> bool {
+    integrity.faults.as_ref().is_some_and(|f| f.specs().iter().any(|s| s.kind == iolab_spec::InjectKind::Eio))
+}
+
 /// The open-loop figures: offered and achieved over the open-loop workers only, and per group when there are
 /// several (a closed-loop group marked by no offer), so a run that mixes both never sets one group's offer
 /// beside the whole run's completions.
