@@ -41,6 +41,10 @@ pub struct RunResult {
     pub total: OpSet,
     /// Per-worker results.
     pub workers: Vec<WorkerResult>,
+    /// Per target, in the plan's order: reads and writes summed over every worker that used it (Iometer's
+    /// per-disk results). Empty when a transactions worker spread over several targets cannot be split.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetResult>,
     /// CPU used by the whole process.
     pub cpu: Cpu,
     /// Requested and achieved queue depth.
@@ -229,6 +233,19 @@ pub struct TargetEnv {
     pub scratch: bool,
     /// Seconds spent filling the file before the run, if it was filled.
     pub fill_s: Option<f64>,
+}
+
+/// One target's reads, writes and both, over every worker that used it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetResult {
+    /// The target's name, as in `env.targets` and the plan.
+    pub name: String,
+    /// Reads.
+    pub read: OpSummary,
+    /// Writes.
+    pub write: OpSummary,
+    /// Reads and writes, with merged (never averaged) histograms.
+    pub all: OpSummary,
 }
 
 /// Reads, writes and both together.

@@ -12,7 +12,7 @@ use iolab_engine::WorkerOutput;
 use iolab_plan::{Plan, Region};
 use iolab_report::{
     Cpu, Depth, Env, ErrorSummary, GroupHistograms, GroupRate, GroupResult, HistogramSet, OpSet, RateResult,
-    RunResult, TargetEnv, WorkerResult,
+    RunResult, TargetEnv, TargetResult, WorkerResult,
 };
 use iolab_spec::ClockKind;
 use iolab_stats::{OpStats, TimePoint, Warning};
@@ -134,6 +134,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         measured_s,
         total,
         workers,
+        targets: target_results(&plan, &outputs, measured_s),
         cpu,
         depth: Depth { requested: requested_depth, achieved: achieved_depth },
         rate,
@@ -251,6 +252,37 @@ fn cpu(start: Option<((f64, f64), Instant)>, end: ((f64, f64), Instant), ops: u6
 }
 
 /// Open loop: the offered and achieved rates.
+/// Per run target: reads and writes summed over every worker that used it. A worker with several targets
+/// kept them apart ([`WorkerOutput::per_target`]); one with a single target is all that target's. A
+/// transactions worker over several targets cannot be split, and then there are no per-target results.
+fn target_results(plan: &Plan, outputs: &[WorkerOutput], measured_s: f64) -> Vec<TargetResult> {
+    let mut per: Vec<(OpStats, OpStats)> =
+        plan.targets.iter().map(|_| (OpStats::new(), OpStats::new())).collect();
+    for (w, o) in plan.workers.iter().zip(outputs) {
+        match (&o.per_target, w.targets.as_slice()) {
+            (Some(pt), targets) => {
+                for (&g, (r, wr)) in targets.iter().zip(pt) {
+                    per[g].0.merge(r);
+                    per[g].1.merge(wr);
+                }
+            }
+            (None, [g]) => {
+                per[*g].0.merge(&o.read);
+                per[*g].1.merge(&o.write);
+            }
+            (None, _) => return Vec::new(),
+        }
+    }
+    plan.targets
+        .iter()
+        .zip(per)
+        .map(|(t, (r, w))| {
+            let set = OpSet::from_stats(&r, &w, measured_s);
+            TargetResult { name: t.name.clone(), read: set.read, write: set.write, all: set.all }
+        })
+        .collect()
+}
+
 /// What the warnings need of the open-loop figures.
 fn rate_facts(r: &RateResult) -> RateFacts {
     RateFacts {

@@ -402,3 +402,35 @@ fn sync_engine_keeps_the_requested_depth() {
     assert_eq!(v["workers"][0]["qd"], 1);
     assert!(warning_kinds(&v).contains(&"sync_engine_depth".to_string()));
 }
+
+/// Issue 15, item 6: several targets per worker worked, but results existed only per worker and group;
+/// Iometer users read results per disk. Two emulated disks of 100 µs and 200 µs behind the same workers:
+/// `targets[]` has each one's figures (exact on virtual time), and the text prints a row per target.
+#[test]
+fn results_per_target() {
+    let dir = tempdir();
+    let job = dir.path().join("two.toml");
+    std::fs::write(
+        &job,
+        "[worker.w]\ncount = 2\nqd = 8\ntarget = [\"sim:fixed,latency=100us,servers=8,size=1G\", \"sim:fixed,latency=200us,servers=8,size=2G\"]\n",
+    )
+    .unwrap();
+    let j = job.to_str().unwrap();
+    let v = run_json(&[j, "--clock", "virtual", "--seed", "1", "-d", "1s", "--ramp", "0"]);
+    let targets = v["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    assert_eq!(num(&targets[0], "/all/lat_ns/mean"), 100_000.0);
+    assert_eq!(num(&targets[1], "/all/lat_ns/mean"), 200_000.0);
+    let sum = num(&targets[0], "/all/ops") + num(&targets[1], "/all/ops");
+    assert_eq!(sum, num(&v, "/total/all/ops"), "the targets' ops add up to the total");
+    let out = iolab()
+        .args(["run", j, "--clock", "virtual", "--seed", "1", "-d", "1s", "--ramp", "0", "--no-save"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with("target ") && l.contains("ops") && l.contains("p99")),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l.starts_with("sim:fixed,latency=200us") && l.contains("200 µs")), "{text}");
+}

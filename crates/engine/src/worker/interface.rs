@@ -115,6 +115,9 @@ pub struct WorkerOutput {
     pub txn: Option<TxnStats>,
     /// Runs with a block cache: read response times by where the data came from.
     pub read_sources: Option<Box<ReadSources>>,
+    /// Per target of a worker with several (by its own target index): reads and writes. `None` for a worker
+    /// with one target (its `read` and `write` are that target's) or a transactions driver.
+    pub per_target: Option<Vec<(OpStats, OpStats)>>,
 }
 
 /// Response times of reads served from the block cache and from the target, recorded in the window.

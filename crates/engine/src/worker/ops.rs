@@ -43,6 +43,8 @@ struct OpLoop<'a> {
     last_completion: u64,
     /// Think time (closed loop): where the worker is in its bursts.
     think: Option<Thinking>,
+    /// Reads and writes per target, when the worker has several (see [`WorkerOutput::per_target`]).
+    per_target: Option<Vec<(OpStats, OpStats)>>,
 }
 
 /// A worker with think time: I/Os left in the current burst, and the end of the idle time after a burst once
@@ -72,6 +74,8 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         issued_bytes: 0,
         last_completion: 0,
         think: w.think.map(|plan| Thinking { plan, left: plan.burst, idle_until: None }),
+        per_target: (w.targets.len() > 1)
+            .then(|| w.targets.iter().map(|_| (OpStats::new(), OpStats::new())).collect()),
     };
     let (window, arrivals) = begin(engine, s, w.rate_iops, w.arrival);
     l.last_completion = window.measure_start;
@@ -132,6 +136,7 @@ impl OpLoop<'_> {
             stopped_early: window.stopped_early,
             txn: None,
             read_sources: self.sources,
+            per_target: self.per_target,
         })
     }
 
@@ -220,6 +225,15 @@ impl OpLoop<'_> {
         }
         let sl = self.slots.get(idx);
         let (op, lat, svc) = (sl.op, now - sl.of, now - sl.submitted_ns);
+        if let Some(pt) = self.per_target.as_mut() {
+            let (r, w) = &mut pt[op.target as usize];
+            let t = if op.write { w } else { r };
+            if c.result >= 0 {
+                t.record_ok(op.len, c.result as u32, lat, svc);
+            } else {
+                t.record_error(-c.result);
+            }
+        }
         let stats = if op.write { &mut self.write } else { &mut self.read };
         if c.result >= 0 {
             stats.record_ok(op.len, c.result as u32, lat, svc);

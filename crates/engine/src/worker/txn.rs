@@ -199,6 +199,7 @@ impl TxnLoop<'_> {
             stopped_early: window.stopped_early,
             txn: Some(self.stats),
             read_sources: None,
+            per_target: None,
         })
     }
 

@@ -289,5 +289,6 @@ pub(crate) fn run(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], start_unix_
         }),
         total,
         workers,
+        targets: Vec::new(),
     }
 }

@@ -243,12 +243,20 @@ fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
     );
     let mut header = vec!["ops", "count", "IOPS", "MB/s"];
     header.extend(PERCENTILE_COLUMNS.iter().map(|c| c.0));
-    let rows: Vec<Vec<String>> = [("read", &r.total.read), ("write", &r.total.write), ("all", &r.total.all)]
+    let mut named: Vec<(String, &OpSummary)> =
+        [("read", &r.total.read), ("write", &r.total.write), ("all", &r.total.all)]
+            .into_iter()
+            .filter(|(n, s)| s.ops > 0 || *n == "all")
+            .map(|(n, s)| (n.to_string(), s))
+            .collect();
+    // Several targets: a row each (reads and writes together), as Iometer shows disks.
+    if r.targets.len() > 1 {
+        named.extend(r.targets.iter().map(|t| (format!("target {}", t.name), &t.all)));
+    }
+    let rows: Vec<Vec<String>> = named
         .iter()
-        .filter(|(n, s)| s.ops > 0 || *n == "all")
         .map(|(n, s)| {
-            let mut row =
-                vec![n.to_string(), s.ops.to_string(), format_rate(s.iops, 1), format_rate(s.mb_s, 1)];
+            let mut row = vec![cell(n), s.ops.to_string(), format_rate(s.iops, 1), format_rate(s.mb_s, 1)];
             row.extend(PERCENTILE_COLUMNS.iter().map(|(_, f)| lat(s, *f)));
             row
         })

@@ -245,13 +245,21 @@ fn op_table(out: &mut String, r: &RunResult) {
         let _ = write!(out, "<th class=\"n\">{name}</th>");
     }
     out.push_str("<th class=\"n\">short</th><th class=\"n\">errors</th></tr>\n");
-    for (name, s) in [("read", &r.total.read), ("write", &r.total.write), ("all", &r.total.all)] {
-        if s.ops == 0 && name != "all" {
-            continue;
-        }
+    let mut rows: Vec<(String, &OpSummary)> =
+        [("read", &r.total.read), ("write", &r.total.write), ("all", &r.total.all)]
+            .into_iter()
+            .filter(|(name, s)| s.ops > 0 || *name == "all")
+            .map(|(name, s)| (name.to_string(), s))
+            .collect();
+    // Several targets: a row each (reads and writes together), as Iometer shows disks.
+    if r.targets.len() > 1 {
+        rows.extend(r.targets.iter().map(|t| (format!("target {}", t.name), &t.all)));
+    }
+    for (name, s) in rows {
         let _ = write!(
             out,
-            "<tr><td>{name}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
+            esc(&name),
             format_count(s.ops),
             format_rate(s.iops, 1),
             format_rate(s.mb_s, 1)

@@ -16,6 +16,10 @@ pub(crate) fn run(r: &RunResult) -> String {
     header_lines(r, &mut out);
     out.push('\n');
     out.push_str(&op_table(r));
+    if r.targets.len() > 1 {
+        out.push('\n');
+        out.push_str(&target_table(r));
+    }
     if r.rate.is_some() {
         out.push('\n');
         out.push_str(&service_table(r));
@@ -216,6 +220,23 @@ fn op_table(r: &RunResult) -> String {
             let mut row =
                 vec![label.to_string(), format_count(s.ops), format_rate(s.iops, 1), format_rate(s.mb_s, 1)];
             row.extend(lat_cells(lat));
+            row
+        })
+        .collect();
+    table(&header, &rows)
+}
+
+/// One row per target (reads and writes together), as Iometer shows disks: printed when there are several.
+fn target_table(r: &RunResult) -> String {
+    let header = ["target", "ops", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max"];
+    let rows: Vec<Vec<String>> = r
+        .targets
+        .iter()
+        .map(|t| {
+            let s = &t.all;
+            let mut row =
+                vec![t.name.clone(), format_count(s.ops), format_rate(s.iops, 1), format_rate(s.mb_s, 1)];
+            row.extend(lat_cells(s.lat_ns.as_ref()));
             row
         })
         .collect();
