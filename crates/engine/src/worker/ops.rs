@@ -184,6 +184,19 @@ impl OpLoop<'_> {
         Ok(())
     }
 
+    /// Records a completion in its target's stats, when the worker keeps them apart (several targets).
+    #[inline]
+    fn record_per_target(&mut self, op: &crate::Op, result: i32, lat: u64, svc: u64) {
+        let Some(pt) = self.per_target.as_mut() else { return };
+        let (r, w) = &mut pt[op.target as usize];
+        let t = if op.write { w } else { r };
+        if result >= 0 {
+            t.record_ok(op.len, result as u32, lat, svc);
+        } else {
+            t.record_error(-result);
+        }
+    }
+
     /// With think time, whether an op may start now and its intended start: within a burst at once; after
     /// it, once every op of the burst completed and the idle time that follows has passed (the first op of the
     /// next burst is intended at the idle time's end). Without think time, always, at `now`.
@@ -225,15 +238,7 @@ impl OpLoop<'_> {
         }
         let sl = self.slots.get(idx);
         let (op, lat, svc) = (sl.op, now - sl.of, now - sl.submitted_ns);
-        if let Some(pt) = self.per_target.as_mut() {
-            let (r, w) = &mut pt[op.target as usize];
-            let t = if op.write { w } else { r };
-            if c.result >= 0 {
-                t.record_ok(op.len, c.result as u32, lat, svc);
-            } else {
-                t.record_error(-c.result);
-            }
-        }
+        self.record_per_target(&op, c.result, lat, svc);
         let stats = if op.write { &mut self.write } else { &mut self.read };
         if c.result >= 0 {
             stats.record_ok(op.len, c.result as u32, lat, svc);
