@@ -186,7 +186,7 @@ impl OpLoop<'_> {
 
     /// Records a completion in its target's stats, when the worker keeps them apart (several targets).
     #[inline]
-    fn record_per_target(&mut self, op: &crate::Op, result: i32, lat: u64, svc: u64) {
+    fn record_per_target(&mut self, op: &iolab_plan::gen::GenOp, result: i32, lat: u64, svc: u64) {
         let Some(pt) = self.per_target.as_mut() else { return };
         let (r, w) = &mut pt[op.target as usize];
         let t = if op.write { w } else { r };
