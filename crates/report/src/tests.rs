@@ -113,7 +113,12 @@ pub(crate) fn sample() -> RunResult {
         measured_s,
         total: OpSet { read: read.clone(), write: write.clone(), all: all.clone() },
         workers,
-        targets: Vec::new(),
+        targets: vec![crate::TargetResult {
+            name: "/data/f".to_string(),
+            read: read.clone(),
+            write: write.clone(),
+            all: all.clone(),
+        }],
         cpu: Cpu { user_s: 1.23, sys_s: 4.56, cpu_ns_per_io: 5_786.6, cores_used: 0.579 },
         depth: Depth { requested: 128, achieved: 127.4 },
         rate: None,
