@@ -17,10 +17,11 @@ The disk of a shared virtual machine drifts by +-20 % from minute to minute, so 
 Usage: python3 bench/vs_fio.py [--rounds 5] [--seconds 5] [--only abc] [--disk-dir DIR] [--markdown FILE]
 Needs fio (apt-get install fio) and a release build (cargo build --release).
 """
-import argparse, json, os, resource, shutil, statistics, subprocess, sys, time
+import argparse, atexit, json, os, resource, shutil, signal, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IOLAB = os.path.join(ROOT, "target", "release", "iolab")
+# The release binary where cargo put it: $CARGO_TARGET_DIR when set, else the repository's target/.
+IOLAB = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release", "iolab")
 
 
 def run_child(cmd):
@@ -33,7 +34,7 @@ def run_child(cmd):
 
 def iolab(target, seconds, extra=()):
     cmd = [IOLAB, "run", "--target", target, "--rw", "randread", "--bs", "4k", "--qd", "32",
-           "--duration", f"{seconds}s", "--ramp", "0", "--json", "-", "-q", *extra]
+           "--duration", f"{seconds}s", "--ramp", "0", "--json", "-", "-q", "--no-save", *extra]
     out, cpu = run_child(cmd)
     j = json.loads(out)
     r = j["total"]["read"]
@@ -86,6 +87,14 @@ def bench(name, contenders, rounds):
     return {label: (*summarize(s), s) for label, s in results.items()}
 
 
+def remove_files(paths):
+    for p in paths:
+        try:
+            os.remove(p)
+        except FileNotFoundError:
+            pass
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
@@ -101,6 +110,10 @@ def main():
     os.makedirs(a.disk_dir, exist_ok=True)
     shm = "/dev/shm/iolab-bench.dat"
     disk = os.path.join(a.disk_dir, "iolab-bench.dat")
+    # The two 1 GiB files go whatever ends the script (an error, Ctrl-C): they are the benchmark's, not data.
+    atexit.register(remove_files, [shm, disk])
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
     make_file(shm)
     make_file(disk)
     s = a.seconds
