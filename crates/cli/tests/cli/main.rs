@@ -10,6 +10,7 @@ mod cache;
 mod catalog;
 mod compare;
 mod device_safety;
+mod doc_commands;
 mod emulation;
 mod flags_in_messages;
 mod fuzz_args;
