@@ -79,22 +79,6 @@ fn looks_like_id(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// `tag:k=v,k2=v2` -> pairs; an error quotes the input.
-fn parse_tags(input: &str, query: &str) -> Result<Vec<(String, String)>> {
-    let mut tags = Vec::new();
-    for part in query.split(',') {
-        match part.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => tags.push((k.trim().to_string(), v.trim().to_string())),
-            _ => {
-                return Err(usage(format!(
-                    "invalid tag query '{input}': '{part}' is not KEY=VALUE; expected tag:KEY=VALUE[,KEY=VALUE...]"
-                )))
-            }
-        }
-    }
-    Ok(tags)
-}
-
 fn merge(into: &mut Option<Docs>, more: Docs, input: &str) -> Result<()> {
     match (into.as_mut(), more) {
         (None, d) => *into = Some(d),
@@ -111,8 +95,8 @@ fn merge(into: &mut Option<Docs>, more: Docs, input: &str) -> Result<()> {
 
 /// The documents an input stands for.
 fn resolve(input: &str, catalog: &mut LazyCatalog) -> Result<Docs> {
-    if let Some(query) = input.strip_prefix("tag:") {
-        let tags = parse_tags(input, query)?;
+    if let Some(tags) = crate::saving::tag_query(input) {
+        let tags = tags?;
         let cat = catalog.get(input)?;
         let entries = cat
             .list(&Filter { tags, ..Filter::default() })
@@ -194,14 +178,6 @@ pub fn compare(args: &CompareArgs) -> Result<ExitStatus> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tag_query_parses_pairs_and_refuses_bare_words() {
-        let t = parse_tags("tag:hba=qle2560,site=lab1", "hba=qle2560,site=lab1").unwrap();
-        assert_eq!(t, vec![("hba".into(), "qle2560".into()), ("site".into(), "lab1".into())]);
-        let e = parse_tags("tag:hba", "hba").unwrap_err();
-        assert!(format!("{e:#}").contains("invalid tag query 'tag:hba'"), "{e:#}");
-    }
 
     #[test]
     fn alpha_out_of_range_quotes_the_text() {

@@ -28,7 +28,10 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus> {
     let mut catalog: Option<Catalog> = None;
     let mut docs = Vec::with_capacity(args.inputs.len());
     for input in &args.inputs {
-        docs.push(load(input, args.db.as_deref(), &mut catalog)?);
+        match crate::saving::tag_query(input) {
+            Some(tags) => docs.extend(load_tagged(input, tags?, args.db.as_deref(), &mut catalog)?),
+            None => docs.push(load(input, args.db.as_deref(), &mut catalog)?),
+        }
     }
     disambiguate_labels(&mut docs);
     let title = args.title.clone().unwrap_or_else(|| {
@@ -66,24 +69,58 @@ fn load(input: &str, db: Option<&Path>, catalog: &mut Option<Catalog>) -> Result
         return Err(usage(format!("report input '{input}': no such file (and not a catalog id)")));
     }
     let db_path = db.map_or_else(Catalog::default_path, Path::to_path_buf);
-    if catalog.is_none() {
-        let c = Catalog::open(&db_path).map_err(|e| {
-            usage(format!(
-                "report input '{input}': no such file, and the catalog '{}' cannot be read to look it up as an id: {e}",
-                db_path.display()
-            ))
-        })?;
-        *catalog = Some(c);
-    }
-    let Some(c) = catalog.as_ref() else {
-        return Err(usage(format!("report input '{input}': the catalog is not open")));
-    };
+    let c = open_catalog(input, db, catalog)?;
     let entry = c.get(input).map_err(|e| {
         usage(format!(
             "report input '{input}': no such file, and not an id in the catalog '{}': {e}",
             db_path.display()
         ))
     })?;
+    entry_doc(input, entry)
+}
+
+/// The catalog, opened on first use; an input that needs it names it when it cannot be read.
+fn open_catalog<'c>(input: &str, db: Option<&Path>, catalog: &'c mut Option<Catalog>) -> Result<&'c Catalog> {
+    if catalog.is_none() {
+        let db_path = db.map_or_else(Catalog::default_path, Path::to_path_buf);
+        let c = Catalog::open(&db_path).map_err(|e| {
+            usage(format!(
+                "report input '{input}': no such file, and the catalog '{}' cannot be read to look it up: {e}",
+                db_path.display()
+            ))
+        })?;
+        *catalog = Some(c);
+    }
+    catalog.as_ref().ok_or_else(|| usage(format!("report input '{input}': the catalog is not open")))
+}
+
+/// The runs and sweeps of the catalog whose tags match a `tag:` query, oldest first (as `compare` takes
+/// them); searches (find-max) are left out, as a search is not a report input.
+fn load_tagged(
+    input: &str,
+    tags: Vec<(String, String)>,
+    db: Option<&Path>,
+    catalog: &mut Option<Catalog>,
+) -> Result<Vec<ReportDoc>> {
+    let c = open_catalog(input, db, catalog)?;
+    let entries = c.list(&iolab_catalog::Filter { tags, ..Default::default() }).map_err(usage)?;
+    let docs: Vec<ReportDoc> = entries
+        .into_iter()
+        .rev()
+        .filter(|e| e.kind != EntryKind::FindMax)
+        .map(|e| entry_doc(input, e))
+        .collect::<Result<_>>()?;
+    if docs.is_empty() {
+        return Err(usage(format!(
+            "report input '{input}': no run or sweep in catalog '{}' matches; `iolab runs --tag KEY=VALUE` lists what does",
+            c.path().display()
+        )));
+    }
+    Ok(docs)
+}
+
+/// A catalog entry as a report input, labelled by its id and tags.
+fn entry_doc(input: &str, entry: iolab_catalog::Entry) -> Result<ReportDoc> {
     if entry.kind == EntryKind::FindMax {
         return Err(usage(format!(
             "report input '{input}': a --find-max search; report takes runs and sweeps (its runs can be reported by id)"

@@ -33,6 +33,24 @@ pub fn parse_tags(texts: &[String]) -> Result<Vec<(String, String)>> {
     Ok(tags)
 }
 
+/// A tag query, `tag:KEY=VALUE[,KEY=VALUE...]` (what `compare` and `report` take beside ids and files): `None`
+/// when `input` is not one, else its pairs, or an error that quotes the input.
+pub fn tag_query(input: &str) -> Option<Result<Vec<(String, String)>>> {
+    let query = input.strip_prefix("tag:")?;
+    let mut tags = Vec::new();
+    for part in query.split(',') {
+        match part.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => tags.push((k.trim().to_string(), v.trim().to_string())),
+            _ => {
+                return Some(Err(usage(format!(
+                    "invalid tag query '{input}': '{part}' is not KEY=VALUE; expected tag:KEY=VALUE[,KEY=VALUE...]"
+                ))))
+            }
+        }
+    }
+    Some(Ok(tags))
+}
+
 /// The catalog's path: `--db`, else the default (`$IOLAB_DB`, XDG, home).
 pub fn db_path(db: &Option<PathBuf>) -> PathBuf {
     db.clone().unwrap_or_else(Catalog::default_path)
@@ -122,6 +140,15 @@ pub fn kind_name(kind: EntryKind) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tag_query_parses_pairs_and_refuses_bare_words() {
+        let t = tag_query("tag:hba=qle2560,site=lab1").unwrap().unwrap();
+        assert_eq!(t, [("hba".into(), "qle2560".into()), ("site".into(), "lab1".into())]);
+        let e = tag_query("tag:hba").unwrap().unwrap_err();
+        assert!(format!("{e:#}").contains("invalid tag query 'tag:hba'"), "{e:#}");
+        assert!(tag_query("f72bd450").is_none());
+    }
 
     #[test]
     fn tag_needs_a_key_and_an_equals_sign() {

@@ -282,3 +282,33 @@ fn report_bad_inputs_exit_2_quoting_the_input_and_write_nothing() {
         assert!(!d.join("out.html").exists(), "{input}: a report was written");
     }
 }
+
+/// Issue 15, item 10: `iolab report tag:...` was refused although `compare` takes tag queries. A tag query
+/// stands for every run and sweep it matches, oldest first.
+#[test]
+fn report_takes_tag_queries_as_compare_does() {
+    let dir = tempdir();
+    let db = dir.path().join("results.db");
+    for (latency, hba) in [("100us", "qle2560"), ("80us", "lpe32002")] {
+        let target = format!("sim:fixed,latency={latency},servers=8");
+        let out = iolab()
+            .env("IOLAB_DB", &db)
+            .args(["run", "--target", &target, "--clock", "virtual", "--seed", "1", "-d", "1s", "-q"])
+            .args(["--tag", "site=lab1", "--tag", &format!("hba={hba}")])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let md = dir.path().join("r.md");
+    let out = iolab()
+        .env("IOLAB_DB", &db)
+        .args(["report", "tag:site=lab1", "-o", md.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("hba=qle2560") && text.contains("hba=lpe32002"), "{text}");
+    let out = iolab().env("IOLAB_DB", &db).args(["report", "tag:site=nowhere"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no run or sweep"));
+}
