@@ -59,7 +59,7 @@ impl Entry {
         if NUMBER_KEYS.contains(&self.key) || BOOL_KEYS.contains(&self.key) {
             self.text.clone()
         } else {
-            quote(&self.text)
+            crate::quote(&self.text)
         }
     }
 
@@ -93,21 +93,6 @@ fn check(key: &str, text: &str) -> Result<(), String> {
         Err(SpecError::InvalidValue { expected, .. }) => Err(format!("{expected} (iolab's '{key}')")),
         Err(e) => Err(e.to_string()),
     }
-}
-
-/// A TOML basic string.
-pub fn quote(s: &str) -> String {
-    let mut q = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => q.push_str("\\\""),
-            '\\' => q.push_str("\\\\"),
-            c if (c as u32) < 0x20 => q.push_str(&format!("\\u{:04x}", c as u32)),
-            c => q.push(c),
-        }
-    }
-    q.push('"');
-    q
 }
 
 /// The iolab job file for the translated jobs: `[worker.NAME]` tables, or `[[phase]]` tables when a job after
@@ -188,7 +173,7 @@ fn phased_file(file: &str, phases: &[&[Job]], out: &mut String) -> Result<(), Fi
         };
         out.push_str(&origin.comment());
         out.push('\n');
-        out.push_str(&format!("name = {}\n", quote(&name)));
+        out.push_str(&format!("name = {}\n", crate::quote(&name)));
         for e in own[i].iter().chain(&limits[i]) {
             e.write(out);
         }
@@ -242,7 +227,7 @@ fn write_targets(out: &mut String, targets: &[Entry]) {
         out.push_str(&c);
         out.push('\n');
     }
-    let values: Vec<String> = targets.iter().map(|e| quote(&e.text)).collect();
+    let values: Vec<String> = targets.iter().map(|e| crate::quote(&e.text)).collect();
     match values.as_slice() {
         [] => {}
         [one] => out.push_str(&format!("target = {one}\n")),

@@ -56,24 +56,10 @@ impl Entry {
         if let Some(n) = &self.note {
             out.push_str(&format!("# note: {n}\n"));
         }
-        let value = if NUMBER_KEYS.contains(&self.key) { self.text.clone() } else { quote(&self.text) };
+        let value =
+            if NUMBER_KEYS.contains(&self.key) { self.text.clone() } else { crate::quote(&self.text) };
         out.push_str(&format!("{} = {value}\n", self.key));
     }
-}
-
-/// A TOML basic string.
-fn quote(s: &str) -> String {
-    let mut q = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => q.push_str("\\\""),
-            '\\' => q.push_str("\\\\"),
-            c if (c as u32) < 0x20 => q.push_str(&format!("\\u{:04x}", c as u32)),
-            c => q.push(c),
-        }
-    }
-    q.push('"');
-    q
 }
 
 /// A bare TOML key (and an iolab target name): a letter first, then letters, digits, '_' and '-'.
@@ -247,7 +233,7 @@ fn table_for(
             }
         };
         out.push_str(&format!("# iometer: 'Target = {} (line {})\n", t.name, t.line));
-        refs.push(quote(&format!("@{tname}")));
+        refs.push(crate::quote(&format!("@{tname}")));
     }
     match refs.as_slice() {
         [one] => out.push_str(&format!("target = {one}\n")),
@@ -358,7 +344,7 @@ fn test_phases<'a>(
             i + 1,
             i + 1,
             lines.join(", "),
-            quote(&name)
+            crate::quote(&name)
         ));
         out.push_str(&tables);
     }
