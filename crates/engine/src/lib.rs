@@ -25,6 +25,7 @@ mod salts;
 pub mod sim;
 pub mod sync;
 mod tags;
+pub mod timeline;
 pub mod uring;
 pub mod verify;
 pub mod worker;

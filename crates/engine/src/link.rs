@@ -16,7 +16,7 @@ use std::collections::BinaryHeap;
 use std::sync::{Arc, Mutex};
 
 /// One link of the run, shared by every worker whose target is behind it (so two workers share its
-/// bandwidth, as on a real path). On virtual time each worker has its own copy, like the devices.
+/// bandwidth, as on a real path), on either clock.
 pub type SharedLink = Arc<Mutex<LinkTiming>>;
 
 /// An op in flight through the link, and its result once the engine underneath returned it.

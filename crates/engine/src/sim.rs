@@ -6,17 +6,18 @@
 //! that as more ops arrive). [`Engine::submit_and_reap`] asks the devices for completions due now and for
 //! their next event, and waits until the earlier of that event and the caller's deadline. On the real clock
 //! it sleeps until shortly before and spins the rest (sleep wake-up jitter on Linux is tens of microseconds);
-//! on virtual time it jumps the clock, so a run is exact, deterministic for its seed, and takes no wall time.
+//! on virtual time the worker gives up its turn on the run's [`Timeline`](crate::timeline::Timeline), which
+//! moves the run's one clock to the next event of any worker or device, so a run is exact, deterministic for
+//! its seed, and takes no wall time.
 //!
 //! A device is one [`SharedDevice`] for the whole run: every worker using it submits to the same model (its
-//! queue, its head position, its channels), and each worker collects its own completions. On virtual time a
-//! device has exactly one worker (the plan enforces it), since each worker's virtual clock is its own.
+//! queue, its head position, its channels), and each worker collects its own completions, on either clock.
 
 use crate::buffers::Buffers;
 use crate::tags::Tags;
+use crate::timeline::Seat;
 use crate::{Completion, Engine, EngineError, Op, RealClock};
 use iolab_sim::{Done, Request, SharedDevice, SparseStore};
-use std::cell::Cell;
 use std::sync::Arc;
 
 /// Spin (rather than sleep) for the last part of a wait on the real clock.
@@ -49,6 +50,15 @@ impl std::fmt::Debug for SimTarget {
     }
 }
 
+/// The clock an emulated device runs on.
+#[derive(Clone, Debug)]
+pub enum SimClock {
+    /// The real clock: waits sleep, then spin.
+    Real(RealClock),
+    /// Virtual time: this worker's seat on the run's timeline (its index is the worker's client number).
+    Virtual(Arc<Seat>),
+}
+
 /// A worker's view of its emulated devices.
 pub struct SimEngine {
     targets: Vec<SimTarget>,
@@ -57,20 +67,22 @@ pub struct SimEngine {
     ops: Tags<Op>,
     done: Vec<Done>,
     buffers: Buffers,
-    clock: Option<RealClock>,
-    virtual_now: Cell<u64>,
+    clock: SimClock,
 }
 
 impl SimEngine {
     /// An engine over `targets` (indexed like the worker's targets) as client `client` of each device, with
-    /// room for `slot_count` ops. `clock` None runs on virtual time starting at 0.
+    /// room for `slot_count` ops, on `clock` (on virtual time the client is the seat's index).
     pub fn new(
         targets: Vec<SimTarget>,
         client: usize,
         slot_count: u32,
         buffers: Buffers,
-        clock: Option<RealClock>,
+        clock: SimClock,
     ) -> SimEngine {
+        if let SimClock::Virtual(seat) = &clock {
+            assert_eq!(seat.index(), client, "on virtual time a worker's client number is its seat");
+        }
         SimEngine {
             targets,
             client,
@@ -78,11 +90,17 @@ impl SimEngine {
             done: Vec::with_capacity(slot_count as usize),
             buffers,
             clock,
-            virtual_now: Cell::new(0),
         }
     }
 
+    /// An engine alone on virtual time over `targets` (client 0): how tests and single-worker tools run one.
+    pub fn alone(targets: Vec<SimTarget>, slot_count: u32, buffers: Buffers) -> SimEngine {
+        let seat = Seat::alone(targets.iter().map(|t| t.device.clone()).collect());
+        SimEngine::new(targets, 0, slot_count, buffers, SimClock::Virtual(seat))
+    }
+
     /// A one-worker `sim:fixed` device (`latency_ns`, `servers`) without data: the engine conformance suite's.
+    /// `clock` None runs alone on virtual time.
     pub fn fixed(
         latency_ns: u64,
         servers: u32,
@@ -91,28 +109,26 @@ impl SimEngine {
         clock: Option<RealClock>,
     ) -> SimEngine {
         let spec = iolab_spec::SimSpec::Fixed { latency_ns, servers, size_bytes: 1 << 30 };
-        SimEngine::new(vec![SimTarget::single(&spec, 0, slots, false)], 0, slots, buffers, clock)
+        let targets = vec![SimTarget::single(&spec, 0, slots, false)];
+        match clock {
+            Some(c) => SimEngine::new(targets, 0, slots, buffers, SimClock::Real(c)),
+            None => SimEngine::alone(targets, slots, buffers),
+        }
     }
 
-    fn wait_until(&self, t: u64) {
-        match &self.clock {
-            None => {
-                if t > self.virtual_now.get() {
-                    self.virtual_now.set(t);
-                }
+    /// Waits on the real clock until `t`.
+    fn sleep_until(c: &RealClock, t: u64) {
+        loop {
+            let now = c.now_ns();
+            if now >= t {
+                return;
             }
-            Some(c) => loop {
-                let now = c.now_ns();
-                if now >= t {
-                    return;
-                }
-                let left = t - now;
-                if left > SPIN_NS {
-                    std::thread::sleep(std::time::Duration::from_nanos(left - SPIN_NS));
-                } else {
-                    std::hint::spin_loop();
-                }
-            },
+            let left = t - now;
+            if left > SPIN_NS {
+                std::thread::sleep(std::time::Duration::from_nanos(left - SPIN_NS));
+            } else {
+                std::hint::spin_loop();
+            }
         }
     }
 
@@ -143,13 +159,16 @@ impl Engine for SimEngine {
         "sim"
     }
     fn features(&self) -> Vec<String> {
-        vec![if self.clock.is_none() { "virtual_time".into() } else { "real_time_deadline_queue".into() }]
+        vec![match self.clock {
+            SimClock::Virtual(_) => "virtual_time".into(),
+            SimClock::Real(_) => "real_time_deadline_queue".into(),
+        }]
     }
     #[inline]
     fn now_ns(&self) -> u64 {
         match &self.clock {
-            Some(c) => c.now_ns(),
-            None => self.virtual_now.get(),
+            SimClock::Real(c) => c.now_ns(),
+            SimClock::Virtual(seat) => seat.now_ns(),
         }
     }
     fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
@@ -180,20 +199,24 @@ impl Engine for SimEngine {
         let first = out.len();
         loop {
             let next = self.poll(out);
-            if out.len() > first {
-                return Ok(());
-            }
             let now = self.now_ns();
-            let target = match (next, deadline_ns) {
-                (Some(t), Some(d)) => t.min(d),
-                (Some(t), None) => t,
-                (None, Some(d)) => d,
-                (None, None) => return Ok(()),
-            };
-            if deadline_ns.is_some_and(|d| now >= d) {
+            if out.len() > first || deadline_ns.is_some_and(|d| now >= d) {
                 return Ok(());
             }
-            self.wait_until(target.max(now));
+            match &self.clock {
+                SimClock::Real(c) => match (next, deadline_ns) {
+                    (Some(t), Some(d)) => Self::sleep_until(c, t.min(d)),
+                    (Some(t), None) | (None, Some(t)) => Self::sleep_until(c, t),
+                    (None, None) => return Ok(()),
+                },
+                // The timeline wakes this worker at its deadline or when a device completes one of its ops.
+                SimClock::Virtual(seat) => {
+                    if self.ops.is_empty() && deadline_ns.is_none() {
+                        return Ok(());
+                    }
+                    seat.wait(deadline_ns);
+                }
+            }
         }
     }
     /// Nothing to hand over early: this engine hands each op to its device model at push.

@@ -47,6 +47,12 @@ impl<T> Tags<T> {
         value
     }
 
+    /// Whether no tag is in use.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.free.len() == self.entries.len()
+    }
+
     /// The entries in use.
     pub(crate) fn values(&self) -> impl Iterator<Item = &T> {
         self.entries.iter().flatten()

@@ -236,11 +236,7 @@ fn eio_shows_up_as_errors_in_the_worker_stats() {
 
 fn run_sim(job: &str, injects: &[&str]) -> (WorkerOutput, Arc<Faults>, Duration) {
     let sim = SimSpec::Fixed { latency_ns: 100_000, servers: 8, size_bytes: 1 << 30 };
-    let choice = EngineChoice::Sim {
-        targets: vec![SimTarget::single(&sim, 1, 16, false)],
-        client: 0,
-        virtual_clock: true,
-    };
+    let choice = EngineChoice::alone_on_virtual_time(vec![SimTarget::single(&sim, 1, 16, false)]);
     let started = Instant::now();
     let (out, f) = run_with(job, TargetSpec::Sim(sim), 1 << 30, choice, Vec::new(), injects, None);
     (out, f, started.elapsed())

@@ -24,6 +24,14 @@ struct Run {
     wall: Duration,
 }
 
+/// The emulated engine over `targets`, alone on virtual time or on the real clock.
+fn sim_choice(targets: Vec<SimTarget>, virtual_clock: bool) -> EngineChoice {
+    match virtual_clock {
+        true => EngineChoice::alone_on_virtual_time(targets),
+        false => EngineChoice::Sim { targets, client: 0, seat: None },
+    }
+}
+
 /// Plans `job` (a TOML job file) over `target`, binds it, and runs its single worker on `sim:fixed` with the
 /// target's latency and servers. `stop_after`: raise the stop flag before the start (Some(ZERO)) or after a
 /// wall-clock delay.
@@ -42,16 +50,15 @@ fn run(job: &str, target: &str, virtual_clock: bool, stop_after: Option<Duration
         plan: plan.workers[0].clone(),
         regions: regions[0].clone(),
         files: Vec::new(),
-        engine: EngineChoice::Sim {
-            targets: vec![SimTarget::single(
+        engine: sim_choice(
+            vec![SimTarget::single(
                 &SimSpec::Fixed { latency_ns, servers, size_bytes },
                 plan.seed,
                 plan.workers[0].qd,
                 false,
             )],
-            client: 0,
             virtual_clock,
-        },
+        ),
         links: Vec::new(),
         cache: None,
         verify: None,

@@ -37,7 +37,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         opened.iter_mut().map(|t| t.file.take().map(Arc::new)).collect();
     let throttle = apply_throttle(&p, &mut *shown)?;
     // Emulated devices, links and the cache, verification and faults; then the workers.
-    let mut layers = Layers::build(&p.plan, &p.job.cache, &p.regions, &mut p.warnings)?;
+    let mut layers = Layers::build(&p.plan, &p.job.cache, &p.regions)?;
     if let Some(rc) = &layers.cache {
         shown.cache_started(&rc.cache);
     }

@@ -1,6 +1,8 @@
 //! What sits between a worker and its targets: emulated devices (one shared model and data store per `sim:`
-//! target), links (`link:`), and the run's block cache (`--cache`). Built once per run, after the targets are
-//! probed and opened, before the workers start; each worker gets its share through [`Layers::worker`].
+//! target), links (`link:`), the run's block cache (`--cache`) and, on virtual time, the run's one timeline.
+//! Built once per run, after the targets are probed and opened, before the workers start; each worker gets
+//! its share through [`Layers::worker`]. Devices, links and the cache device are shared by the workers that
+//! use them on either clock.
 
 use crate::{Error, Result};
 use iolab_cache::{Cache, CacheConfig};
@@ -8,12 +10,12 @@ use iolab_device::{OpenRequest, OpenedTarget, TargetKind};
 use iolab_engine::cache::{RealDevice, WorkerCache, FLUSH_STAGING};
 use iolab_engine::link::SharedLink;
 use iolab_engine::sim::SimTarget;
+use iolab_engine::timeline::Timeline;
 use iolab_engine::EngineChoice;
 use iolab_plan::{Plan, WorkerPlan};
 use iolab_sim::{LinkTiming, SharedDevice, SparseStore};
 use iolab_spec::cache::DEFAULT_CACHE_LINE;
 use iolab_spec::{CacheSize, CacheSpec, ClockKind, TargetSpec};
-use iolab_stats::Warning;
 use std::sync::{Arc, Mutex};
 
 /// The run's devices, links and cache.
@@ -24,11 +26,8 @@ pub struct Layers {
     pub links: Vec<Option<SharedLink>>,
     /// The block cache.
     pub cache: Option<RunCache>,
-    /// Workers share one virtual clock per worker: devices are copied (see [`Warning::VirtualDeviceCopies`]).
-    virtual_clock: bool,
-    /// Per run target: models and stores for per-worker copies on virtual time.
-    specs: Vec<Option<(iolab_spec::SimSpec, usize)>>,
-    seed: u64,
+    /// On virtual time, the run's timeline: every worker takes a seat on it.
+    timeline: Option<Arc<Timeline>>,
 }
 
 /// The run's block cache and how it was resolved.
@@ -37,8 +36,6 @@ pub struct RunCache {
     pub cache: Arc<Cache>,
     /// The emulated cache device timing hits, if any.
     pub dev: Option<Arc<SharedDevice>>,
-    /// Its model, for per-worker copies on virtual time.
-    dev_spec: Option<iolab_spec::SimSpec>,
     /// Its size.
     pub dev_size: u64,
     /// The cache device's name ("mem" for RAM).
@@ -135,12 +132,7 @@ fn store_cap(devices: usize) -> u64 {
 impl Layers {
     /// Builds the layers for `plan`; `regions[w][i]` is worker `w`'s region in its `i`-th target (from
     /// `Plan::bind`). Errors are usage errors.
-    pub fn build(
-        plan: &Plan,
-        cache: &CacheSpec,
-        regions: &[Vec<iolab_plan::Region>],
-        warnings: &mut Vec<Warning>,
-    ) -> Result<Layers> {
+    pub fn build(plan: &Plan, cache: &CacheSpec, regions: &[Vec<iolab_plan::Region>]) -> Result<Layers> {
         let n = plan.targets.len();
         let virtual_clock = plan.clock == ClockKind::Virtual;
         let staging = if cache.enabled() { FLUSH_STAGING as usize } else { 0 };
@@ -155,7 +147,6 @@ impl Layers {
         }
         let sim_count = plan.targets.iter().filter(|t| matches!(t.spec.base(), TargetSpec::Sim(_))).count();
         let mut sims = Vec::with_capacity(n);
-        let mut specs = Vec::with_capacity(n);
         let mut links = Vec::with_capacity(n);
         for (i, t) in plan.targets.iter().enumerate() {
             links.push(match &t.spec {
@@ -165,7 +156,7 @@ impl Layers {
             match t.spec.base() {
                 TargetSpec::Sim(sim) => {
                     let clients = plan.workers.len();
-                    let in_flight = depth[i] * if virtual_clock { 1 } else { users[i] };
+                    let in_flight = depth[i] * users[i];
                     let model = iolab_sim::build(
                         sim,
                         plan.seed ^ (i as u64).wrapping_mul(0x9E37_79B9),
@@ -173,19 +164,9 @@ impl Layers {
                     );
                     let device = Arc::new(SharedDevice::new(model, clients, depth[i].max(1)));
                     let store = Some(Arc::new(SparseStore::new(sim.size_bytes(), store_cap(sim_count))));
-                    if virtual_clock && users[i] > 1 {
-                        warnings.push(Warning::VirtualDeviceCopies {
-                            target: t.name.clone(),
-                            workers: users[i] as u32,
-                        });
-                    }
                     sims.push(Some(SimTarget { device, store }));
-                    specs.push(Some((sim.clone(), depth[i].max(1))));
                 }
-                _ => {
-                    sims.push(None);
-                    specs.push(None);
-                }
+                _ => sims.push(None),
             }
         }
         let cache = if cache.enabled() {
@@ -193,7 +174,12 @@ impl Layers {
         } else {
             None
         };
-        Ok(Layers { sims, links, cache, virtual_clock, specs, seed: plan.seed })
+        let timeline = virtual_clock.then(|| {
+            let mut devices: Vec<_> = sims.iter().flatten().map(|st| st.device.clone()).collect();
+            devices.extend(cache.as_ref().and_then(|c| c.dev.clone()));
+            Timeline::new(plan.workers.len(), devices)
+        });
+        Ok(Layers { sims, links, cache, timeline })
     }
 
     /// The engine, links and cache for worker `w`; `opened` are the run's opened targets.
@@ -211,20 +197,10 @@ impl Layers {
                     let Some(st) = &self.sims[t] else {
                         return Err(Error::internal("worker mixes emulated and other targets (bug)"));
                     };
-                    if self.virtual_clock {
-                        // Each worker's virtual clock is its own: it gets its own copy of the model (same seed),
-                        // and shares the data.
-                        let (spec, depth) = self.specs[t].clone().expect("a sim target has a spec");
-                        let model =
-                            iolab_sim::build(&spec, self.seed ^ (t as u64).wrapping_mul(0x9E37_79B9), depth);
-                        let device = Arc::new(SharedDevice::new(model, 1, depth));
-                        targets.push(SimTarget { device, store: st.store.clone() });
-                    } else {
-                        targets.push(st.clone());
-                    }
+                    targets.push(st.clone());
                 }
-                let client = if self.virtual_clock { 0 } else { w.index as usize };
-                EngineChoice::Sim { targets, client, virtual_clock: self.virtual_clock }
+                let seat = self.timeline.as_ref().map(|t| t.seat(w.index as usize));
+                EngineChoice::Sim { targets, client: w.index as usize, seat }
             }
             false => match &opened[first].mem {
                 Some(store) => EngineChoice::Mem(store.clone()),
@@ -235,30 +211,11 @@ impl Layers {
                 None => EngineChoice::Uring,
             },
         };
-        let links = w
-            .targets
-            .iter()
-            .map(|&t| {
-                // On virtual time each worker's clock is its own, so it gets its own copy of the link too.
-                self.links[t].as_ref().map(|l| match self.virtual_clock {
-                    true => Arc::new(Mutex::new(l.lock().unwrap_or_else(|p| p.into_inner()).clone())),
-                    false => l.clone(),
-                })
-            })
-            .collect();
+        let links = w.targets.iter().map(|&t| self.links[t].clone()).collect();
         let cache = self.cache.as_ref().map(|rc| WorkerCache {
             cache: rc.cache.clone(),
             ids: w.targets.iter().map(|&t| t as u16).collect(),
-            dev: match (&rc.dev, &rc.dev_spec) {
-                // Each worker's virtual clock is its own: its own copy of the cache device.
-                (Some(_), Some(spec)) if self.virtual_clock => {
-                    let depth = (w.qd + FLUSH_STAGING) as usize;
-                    let model = iolab_sim::build(spec, self.seed ^ 0xCAC4E ^ w.index as u64, depth);
-                    Some((Arc::new(SharedDevice::new(model, 1, depth)), 0))
-                }
-                (Some(d), _) => Some((d.clone(), w.index as usize)),
-                (None, _) => None,
-            },
+            dev: rc.dev.as_ref().map(|d| (d.clone(), w.index as usize)),
             dev_size: rc.dev_size,
             seq_cutoff: rc.seq_cutoff,
             first_staging_buf: 2 * w.qd,
@@ -365,8 +322,6 @@ pub fn check_cache_dev(plan: &Plan, spec: &CacheSpec, regions: &[Vec<iolab_plan:
 struct CacheDevice {
     /// The emulated device timing hits, if any.
     dev: Option<Arc<SharedDevice>>,
-    /// Its model, for per-worker copies on virtual time.
-    dev_spec: Option<iolab_spec::SimSpec>,
     /// Its size.
     dev_size: u64,
     /// Its name ("mem" for RAM).
@@ -378,7 +333,8 @@ struct CacheDevice {
 /// Resolves `--cache-dev` (opening a real one); lowers `bytes` to what the device holds.
 fn cache_device(plan: &Plan, spec: &CacheSpec, bytes: &mut u64, line: u64) -> Result<CacheDevice> {
     let virtual_clock = plan.clock == ClockKind::Virtual;
-    let mut dev_spec = None;
+    // Each worker may have its queue depth and a write-back's staging buffers at the cache device.
+    let per_client = plan.workers.iter().map(|w| (w.qd + FLUSH_STAGING) as usize).max().unwrap_or(1);
     let mut dev_file = None;
     let (dev, dev_size, dev_name) = match &spec.dev {
         // On virtual time the host's own work takes no time, so a RAM hit is given a fixed cost; otherwise a
@@ -389,13 +345,11 @@ fn cache_device(plan: &Plan, spec: &CacheSpec, bytes: &mut u64, line: u64) -> Re
                 servers: 64,
                 size_bytes: 1 << 40,
             };
-            let model = iolab_sim::build(&ram, 0, 4096);
-            dev_spec = Some(ram);
-            let max_qd = plan.workers.iter().map(|w| w.qd as usize).max().unwrap_or(1);
+            let model = iolab_sim::build(&ram, 0, per_client * plan.workers.len());
             if let Some(TargetSpec::Mem { size_bytes }) = &spec.dev {
                 *bytes = (*bytes).min(*size_bytes);
             }
-            (Some(Arc::new(SharedDevice::new(model, plan.workers.len(), max_qd))), 1 << 40, "mem".to_string())
+            (Some(Arc::new(SharedDevice::new(model, plan.workers.len(), per_client))), 1 << 40, "mem".to_string())
         }
         None => (None, u64::MAX, "mem".to_string()),
         Some(TargetSpec::Mem { size_bytes }) => {
@@ -404,12 +358,9 @@ fn cache_device(plan: &Plan, spec: &CacheSpec, bytes: &mut u64, line: u64) -> Re
         }
         Some(t @ TargetSpec::Sim(sim)) => {
             *bytes = (*bytes).min(sim.size_bytes());
-            let depth: usize = plan.workers.iter().map(|w| w.qd as usize).sum();
-            let model = iolab_sim::build(sim, plan.seed ^ 0xCAC4E, depth.max(1));
-            dev_spec = Some(sim.clone());
-            let max_qd = plan.workers.iter().map(|w| w.qd as usize).max().unwrap_or(1);
+            let model = iolab_sim::build(sim, plan.seed ^ 0xCAC4E, per_client * plan.workers.len());
             (
-                Some(Arc::new(SharedDevice::new(model, plan.workers.len(), max_qd))),
+                Some(Arc::new(SharedDevice::new(model, plan.workers.len(), per_client))),
                 sim.size_bytes(),
                 t.display_name(),
             )
@@ -441,14 +392,13 @@ fn cache_device(plan: &Plan, spec: &CacheSpec, bytes: &mut u64, line: u64) -> Re
             )))
         }
     };
-    Ok(CacheDevice { dev, dev_spec, dev_size, dev_name, dev_file })
+    Ok(CacheDevice { dev, dev_size, dev_name, dev_file })
 }
 
 fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCache> {
     let line = spec.line_bytes.unwrap_or(DEFAULT_CACHE_LINE);
     let mut bytes = iolab_plan::sizing::cache_asked_bytes(spec, addressed, line);
-    let CacheDevice { dev, dev_spec, dev_size, dev_name, dev_file } =
-        cache_device(plan, spec, &mut bytes, line)?;
+    let CacheDevice { dev, dev_size, dev_name, dev_file } = cache_device(plan, spec, &mut bytes, line)?;
     if let Some(cap) = spec.max_mem_bytes {
         bytes = bytes.min(cap);
     }
@@ -485,7 +435,6 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
     Ok(RunCache {
         cache: Arc::new(cache),
         dev,
-        dev_spec,
         dev_size,
         dev_name,
         dev_file,

@@ -22,6 +22,8 @@ struct State {
     mailboxes: Vec<Vec<Done>>,
     scratch: Vec<Done>,
     now_ns: u64,
+    /// Clients whose mailbox received a completion since the last [`SharedDevice::settle`].
+    woken: Vec<bool>,
 }
 
 impl State {
@@ -31,6 +33,7 @@ impl State {
         self.model.advance(now, &mut self.scratch);
         for d in self.scratch.drain(..) {
             let client = (d.tag >> 32) as usize;
+            self.woken[client] = true;
             self.mailboxes[client].push(Done { tag: d.tag & 0xFFFF_FFFF, at_ns: d.at_ns });
         }
         now
@@ -47,6 +50,7 @@ impl SharedDevice {
                 mailboxes: (0..clients).map(|_| Vec::with_capacity(per_client)).collect(),
                 scratch: Vec::with_capacity(clients * per_client),
                 now_ns: 0,
+                woken: vec![false; clients],
             }),
         }
     }
@@ -70,6 +74,20 @@ impl SharedDevice {
         let mut s = self.lock();
         s.advance(now_ns);
         out.append(&mut s.mailboxes[client]);
+        s.model.next_event_ns()
+    }
+
+    /// Moves the device to `now_ns`, calls `woken` once for each client that received a completion since the
+    /// last call, and returns when the device next changes (None when idle): what a virtual-time scheduler
+    /// needs to know who is due and when.
+    pub fn settle(&self, now_ns: u64, woken: &mut dyn FnMut(usize)) -> Option<u64> {
+        let mut s = self.lock();
+        s.advance(now_ns);
+        for (client, w) in s.woken.iter_mut().enumerate() {
+            if std::mem::take(w) {
+                woken(client);
+            }
+        }
         s.model.next_event_ns()
     }
 

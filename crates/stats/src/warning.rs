@@ -147,7 +147,8 @@ pub enum Warning {
         /// Backlog when the run ended.
         backlog_at_end: u64,
     },
-    /// On virtual time, an emulated device used by several workers: each worker drives its own copy.
+    /// On virtual time, an emulated device used by several workers: each worker drove its own copy. Raised by
+    /// iolab before all workers of a virtual-time run shared one timeline; kept so results saved then still load.
     VirtualDeviceCopies {
         /// Target name.
         target: String,

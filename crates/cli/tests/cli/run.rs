@@ -405,14 +405,15 @@ fn sync_engine_keeps_the_requested_depth() {
 
 /// Issue 15, item 6: several targets per worker worked, but results existed only per worker and group;
 /// Iometer users read results per disk. Two emulated disks of 100 µs and 200 µs behind the same workers:
-/// `targets[]` has each one's figures (exact on virtual time), and the text prints a row per target.
+/// `targets[]` has each one's figures (exact on virtual time: each disk has a server for every I/O the two
+/// workers can have in flight), and the text prints a row per target.
 #[test]
 fn results_per_target() {
     let dir = tempdir();
     let job = dir.path().join("two.toml");
     std::fs::write(
         &job,
-        "[worker.w]\ncount = 2\nqd = 8\ntarget = [\"sim:fixed,latency=100us,servers=8,size=1G\", \"sim:fixed,latency=200us,servers=8,size=2G\"]\n",
+        "[worker.w]\ncount = 2\nqd = 8\ntarget = [\"sim:fixed,latency=100us,servers=16,size=1G\", \"sim:fixed,latency=200us,servers=16,size=2G\"]\n",
     )
     .unwrap();
     let j = job.to_str().unwrap();

@@ -30,9 +30,19 @@ pub enum EngineChoice {
         targets: Vec<SimTarget>,
         /// This worker's client number on each device.
         client: usize,
-        /// Virtual time instead of the real clock.
-        virtual_clock: bool,
+        /// On virtual time, the worker's seat on the run's timeline (None: the real clock).
+        seat: Option<Arc<crate::timeline::Seat>>,
     },
+}
+
+impl EngineChoice {
+    /// Emulated devices of a worker alone on virtual time (client 0 of each, on a timeline of its own): how
+    /// tests and single-worker tools run one.
+    pub fn alone_on_virtual_time(targets: Vec<SimTarget>) -> EngineChoice {
+        let devices = targets.iter().map(|t| t.device.clone()).collect();
+        let seat = crate::timeline::Timeline::new(1, devices).seat(0);
+        EngineChoice::Sim { targets, client: 0, seat: Some(seat) }
+    }
 }
 
 /// Everything one worker needs.

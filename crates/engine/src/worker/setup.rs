@@ -15,7 +15,7 @@ use crate::cache::CacheEngine;
 use crate::fault::FaultEngine;
 use crate::link::LinkEngine;
 use crate::mem::MemEngine;
-use crate::sim::SimEngine;
+use crate::sim::{SimClock, SimEngine};
 use crate::sync::SyncEngine;
 use crate::uring::UringEngine;
 use crate::verify::VerifyEngine;
@@ -75,8 +75,11 @@ fn with_base<F: WithBase>(
         EngineChoice::Sync => then.with(SyncEngine::new(s.files.clone(), buffers, clock)),
         EngineChoice::Mem(store) => then.with(MemEngine::new(Some(store.clone()), buffers, slots, clock)),
         EngineChoice::Null => then.with(MemEngine::new(None, buffers, slots, clock)),
-        EngineChoice::Sim { targets, client, virtual_clock } => {
-            let c = if *virtual_clock { None } else { Some(clock) };
+        EngineChoice::Sim { targets, client, seat } => {
+            let c = match seat {
+                Some(seat) => SimClock::Virtual(seat.clone()),
+                None => SimClock::Real(clock),
+            };
             then.with(SimEngine::new(targets.clone(), *client, slots, buffers, c))
         }
     }

@@ -377,7 +377,7 @@ mod tests {
         let plan = Plan::from_spec(&spec, Some(&TargetSpec::Sim(sim.clone()))).expect("plan");
         let regions = plan.bind(&[TargetGeometry { size_bytes: 1 << 30, block_bytes: 512 }]).expect("bind");
         let targets = vec![SimTarget::single(&sim, plan.seed, plan.workers[0].qd, false)];
-        let engine = EngineChoice::Sim { targets, client: 0, virtual_clock: true };
+        let engine = EngineChoice::alone_on_virtual_time(targets);
         let (setup, rx) = WorkerSetup::for_test(&plan, regions[0].clone(), engine, 10_000_000);
         let out = run_worker(setup).expect("run_worker");
         let intervals = rx.iter().map(|WorkerEvent::Interval { stats, .. }| stats).collect();

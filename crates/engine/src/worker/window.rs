@@ -48,6 +48,10 @@ pub(crate) fn begin<E: Engine>(
     arrival: Arrival,
 ) -> (Window, Option<Arrivals>) {
     s.barrier.wait();
+    // On virtual time, nothing happens before every worker has its place on the run's timeline.
+    if let crate::EngineChoice::Sim { seat: Some(seat), .. } = &s.engine {
+        seat.join();
+    }
     let start = engine.now_ns();
     let rng = || Rng::for_worker(s.seed ^ crate::salts::ARRIVAL, s.plan.index);
     (Window::open(start, s), rate.map(|r| Arrivals::new(r, arrival, start, rng())))

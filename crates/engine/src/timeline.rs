@@ -1,0 +1,311 @@
+//! One virtual timeline for all the workers of a run on virtual time (`--clock virtual`).
+//!
+//! Each worker keeps its own thread and engine stack, but only one of them runs at a time: the one holding
+//! the *turn*. A worker gives up the turn when it waits ([`Seat::wait`]: until a deadline, or until one of the
+//! run's emulated devices completes one of its requests) and when it ends ([`Seat`]'s drop). The timeline
+//! then hands the turn to the next worker due, advancing the run's one clock to the earliest deadline or
+//! device event when nobody is due now. Ties go to the lowest worker index, so the order in which workers
+//! act, and so every device's state, depends only on the seed and never on thread scheduling: a run on
+//! virtual time is deterministic, and one emulated device, link or cache device is shared exactly as on the
+//! real clock.
+//!
+//! A worker that is alone on its timeline (one worker, or every other one waiting later) keeps the turn
+//! without a thread switch, so a one-worker run costs a lock per wait, no more. With several workers a turn
+//! passes by a condition variable, a few microseconds each; docs/BENCHMARKS.md has the figures.
+//!
+//! The first turn is given once every worker has joined ([`Seat::join`], right after the run's barrier) or
+//! left, so no worker touches shared state (devices, the cache, the verifier) before all are in place.
+
+use iolab_sim::SharedDevice;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// Where a worker is on the timeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Not joined yet: the first turn waits for it.
+    Absent,
+    /// Joined, waiting for its first turn.
+    Ready,
+    /// Holding the turn.
+    Running,
+    /// Waiting until a time (None: only for a completion).
+    Waiting(Option<u64>),
+    /// Ended.
+    Left,
+}
+
+struct Place {
+    phase: Phase,
+    /// A device completed one of its requests since it last ran.
+    mail: bool,
+}
+
+struct State {
+    places: Vec<Place>,
+    /// Workers not yet joined or left.
+    absent: usize,
+    /// The worker holding the turn.
+    holder: Option<usize>,
+    devices: Vec<Arc<SharedDevice>>,
+}
+
+/// The timeline of a run: its clock, its workers' turns and the emulated devices whose events wake them.
+pub struct Timeline {
+    state: Mutex<State>,
+    /// One per worker: signalled when it is given the turn.
+    turns: Box<[Condvar]>,
+    /// The run's clock; written by the worker holding the turn, under the lock.
+    now_ns: AtomicU64,
+}
+
+impl std::fmt::Debug for Timeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Timeline").field("now_ns", &self.now_ns()).finish()
+    }
+}
+
+impl Timeline {
+    /// A timeline for `workers` workers (their indexes are their client numbers on `devices`), starting at 0.
+    pub fn new(workers: usize, devices: Vec<Arc<SharedDevice>>) -> Arc<Timeline> {
+        let places = (0..workers).map(|_| Place { phase: Phase::Absent, mail: false }).collect();
+        Arc::new(Timeline {
+            state: Mutex::new(State { places, absent: workers, holder: None, devices }),
+            turns: (0..workers).map(|_| Condvar::new()).collect(),
+            now_ns: AtomicU64::new(0),
+        })
+    }
+
+    /// Worker `index`'s seat. Each worker takes exactly one; the worker leaves the timeline when the last
+    /// clone of it is dropped.
+    pub fn seat(self: &Arc<Timeline>, index: usize) -> Arc<Seat> {
+        assert!(
+            index < self.turns.len(),
+            "worker {index} has no place on a timeline of {}",
+            self.turns.len()
+        );
+        Arc::new(Seat { timeline: self.clone(), index })
+    }
+
+    /// The run's virtual time, in nanoseconds.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns.load(Ordering::Acquire)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Blocks worker `me` until it holds the turn.
+    fn await_turn(&self, mut s: MutexGuard<'_, State>, me: usize) {
+        while s.holder != Some(me) {
+            s = self.turns[me].wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Gives the turn to the next worker due (if any), moving the clock as far as needed.
+    fn pass_turn(&self, s: &mut State) {
+        s.holder = None;
+        if s.absent > 0 {
+            return;
+        }
+        if let Some(next) = self.next_due(s) {
+            s.places[next].phase = Phase::Running;
+            s.places[next].mail = false;
+            s.holder = Some(next);
+            self.turns[next].notify_one();
+        }
+    }
+
+    /// The next worker to run: the lowest-index one that is due now (ready, past its deadline or with mail);
+    /// when none is, the clock moves to the earliest deadline or device event and the search repeats. When
+    /// nothing can ever happen (workers waiting for completions no device will deliver), the lowest-index
+    /// waiting worker runs, so its wait returns empty instead of hanging.
+    fn next_due(&self, s: &mut State) -> Option<usize> {
+        let mut now = self.now_ns();
+        loop {
+            let mut device_next: Option<u64> = None;
+            for d in &s.devices {
+                let places = &mut s.places;
+                if let Some(t) = d.settle(now, &mut |client| places[client].mail = true) {
+                    device_next = Some(device_next.map_or(t, |m| m.min(t)));
+                }
+            }
+            if let Some(i) = s.places.iter().position(|p| due(p, now)) {
+                return Some(i);
+            }
+            let deadline = s
+                .places
+                .iter()
+                .filter_map(|p| match p.phase {
+                    Phase::Waiting(until) => until,
+                    _ => None,
+                })
+                .min();
+            let next = match (device_next, deadline) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => match a.or(b) {
+                    Some(t) => t,
+                    None => return s.places.iter().position(|p| matches!(p.phase, Phase::Waiting(_))),
+                },
+            };
+            now = now.max(next);
+            self.now_ns.store(now, Ordering::Release);
+        }
+    }
+}
+
+/// Whether a worker is due at `now`.
+fn due(p: &Place, now: u64) -> bool {
+    match p.phase {
+        Phase::Ready => true,
+        Phase::Waiting(until) => p.mail || until.is_some_and(|t| t <= now),
+        Phase::Absent | Phase::Running | Phase::Left => false,
+    }
+}
+
+/// A worker's place on a [`Timeline`]; leaving it (the drop of its last clone) ends the worker's part.
+pub struct Seat {
+    timeline: Arc<Timeline>,
+    index: usize,
+}
+
+impl std::fmt::Debug for Seat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Seat").field("index", &self.index).finish()
+    }
+}
+
+impl Seat {
+    /// A one-worker timeline over `devices`, already joined: how a lone engine (tests, tools) runs on
+    /// virtual time.
+    pub fn alone(devices: Vec<Arc<SharedDevice>>) -> Arc<Seat> {
+        let seat = Timeline::new(1, devices).seat(0);
+        seat.join();
+        seat
+    }
+
+    /// This worker's index (its client number on the timeline's devices).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The run's virtual time.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        self.timeline.now_ns()
+    }
+
+    /// Takes the worker's place and waits for its first turn, given once every worker has joined or left.
+    /// Joining again is a no-op.
+    pub fn join(&self) {
+        let t = &*self.timeline;
+        let mut s = t.lock();
+        if s.places[self.index].phase != Phase::Absent {
+            return;
+        }
+        s.places[self.index].phase = Phase::Ready;
+        s.absent -= 1;
+        if s.absent == 0 && s.holder.is_none() {
+            t.pass_turn(&mut s);
+        }
+        t.await_turn(s, self.index);
+    }
+
+    /// Gives up the turn until `until` (None: until a device completes one of this worker's requests) or
+    /// until a completion arrives, whichever comes first; returns holding the turn again, with the clock at
+    /// the time it woke. The caller holds the turn.
+    pub fn wait(&self, until: Option<u64>) {
+        let t = &*self.timeline;
+        let me = self.index;
+        let mut s = t.lock();
+        debug_assert_eq!(s.holder, Some(me), "a worker waits only while it holds the turn");
+        s.places[me].phase = Phase::Waiting(until);
+        t.pass_turn(&mut s);
+        if s.holder != Some(me) {
+            t.await_turn(s, me);
+        }
+    }
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        let t = &*self.timeline;
+        let mut s = t.lock();
+        let phase = std::mem::replace(&mut s.places[self.index].phase, Phase::Left);
+        match phase {
+            Phase::Left => {}
+            Phase::Absent => {
+                s.absent -= 1;
+                if s.absent == 0 && s.holder.is_none() {
+                    t.pass_turn(&mut s);
+                }
+            }
+            _ if s.holder == Some(self.index) => t.pass_turn(&mut s),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_sim::models::Fixed;
+    use iolab_sim::{Done, Request};
+
+    /// Two workers on one 100 ns single-server device: the turn alternates by time, ties to the lower index,
+    /// and each wakes exactly when its own request completes.
+    #[test]
+    fn turns_follow_the_clock_and_the_device() {
+        let dev = Arc::new(SharedDevice::new(Box::new(Fixed::new(100, 1, 4)), 2, 4));
+        let timeline = Timeline::new(2, vec![dev.clone()]);
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let handles: Vec<_> = (0..2)
+            .map(|i| {
+                let seat = timeline.seat(i);
+                let (dev, log) = (dev.clone(), log.clone());
+                std::thread::spawn(move || {
+                    seat.join();
+                    let mut done = Vec::new();
+                    for n in 0..3u64 {
+                        dev.submit(i, seat.now_ns(), Request { tag: n, write: false, offset: 0, len: 512 });
+                        loop {
+                            dev.poll(i, seat.now_ns(), &mut done);
+                            if !done.is_empty() {
+                                break;
+                            }
+                            seat.wait(None);
+                        }
+                        let d: Done = done.pop().expect("one completion");
+                        log.lock().unwrap().push((i, d.at_ns, seat.now_ns()));
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().expect("worker");
+        }
+        let log = log.lock().unwrap().clone();
+        // Worker 0 submits at 0 (done at 100), worker 1 at 0 (done at 200); each resubmits at once.
+        assert_eq!(
+            log,
+            vec![(0, 100, 100), (1, 200, 200), (0, 300, 300), (1, 400, 400), (0, 500, 500), (1, 600, 600)]
+        );
+    }
+
+    /// A worker that never joins but leaves (a failed setup) does not hold the others back.
+    #[test]
+    fn a_seat_dropped_unjoined_releases_the_start() {
+        let timeline = Timeline::new(2, Vec::new());
+        let a = timeline.seat(0);
+        let b = timeline.seat(1);
+        let h = std::thread::spawn(move || {
+            a.join();
+            a.wait(Some(1_000));
+            a.now_ns()
+        });
+        drop(b);
+        assert_eq!(h.join().expect("worker"), 1_000);
+    }
+}
