@@ -62,6 +62,9 @@ pub struct CacheConfig {
     pub dirty_max_pct: f64,
     /// Number of targets whose lines share the cache (line keys are `(target, line)`).
     pub targets: u16,
+    /// Keep each line's data (false: metadata only, for emulated targets whose data nobody reads back: every
+    /// line then shares one scratch line per shard, so hits and fills cost their copies but no memory).
+    pub keep_data: bool,
 }
 
 /// Invalid configurations.
@@ -235,9 +238,11 @@ struct Globals {
 }
 
 /// Line data: slots of `line_bytes` in chunks allocated as slots are first used. A slot's state word
-/// (dirty, being written back, generation) lives in `state`; a free slot's word links the free list.
+/// (dirty, being written back, generation) lives in `state`; a free slot's word links the free list. Without
+/// data ([`CacheConfig::keep_data`] false) every slot's data is one scratch line, chunk 0.
 #[derive(Debug)]
 struct Slab {
+    keep_data: bool,
     line_bytes: usize,
     chunk_shift: u32,
     chunks: Vec<Option<Box<[u8]>>>,
@@ -247,15 +252,17 @@ struct Slab {
 }
 
 impl Slab {
-    fn new(line_bytes: usize, expected_slots: usize) -> Slab {
+    fn new(line_bytes: usize, expected_slots: usize, keep_data: bool) -> Slab {
         let per_mib = ((1usize << 20) / line_bytes).max(1);
-        let wanted = per_mib.min((expected_slots / 8).max(1));
+        let wanted = if keep_data { per_mib.min((expected_slots / 8).max(1)) } else { 1 };
         let chunk_shift = usize::BITS - 1 - wanted.leading_zeros();
         let chunk_lines = 1usize << chunk_shift;
+        let chunks = if keep_data { expected_slots.div_ceil(chunk_lines) } else { 1 };
         Slab {
+            keep_data,
             line_bytes,
             chunk_shift,
-            chunks: Vec::with_capacity(expected_slots.div_ceil(chunk_lines)),
+            chunks: Vec::with_capacity(chunks),
             state: Vec::with_capacity(expected_slots),
             hwm: 0,
             free: NONE,
@@ -279,7 +286,7 @@ impl Slab {
         if s as usize >= self.state.len() {
             self.state.push(0);
         }
-        let c = (s >> self.chunk_shift) as usize;
+        let c = self.locate(s).0;
         while c >= self.chunks.len() {
             self.chunks.push(None);
         }
@@ -296,22 +303,33 @@ impl Slab {
         self.free = s;
     }
 
+    /// Slot `s`'s chunk and byte offset in it (chunk 0, offset 0 for every slot without data).
+    #[inline]
+    fn locate(&self, s: u32) -> (usize, usize) {
+        if !self.keep_data {
+            return (0, 0);
+        }
+        ((s >> self.chunk_shift) as usize, (s as usize & ((1 << self.chunk_shift) - 1)) * self.line_bytes)
+    }
+
     #[inline]
     fn data(&self, s: u32) -> &[u8] {
-        let c = (s >> self.chunk_shift) as usize;
-        let off = (s as usize & ((1 << self.chunk_shift) - 1)) * self.line_bytes;
+        let (c, off) = self.locate(s);
         &self.chunks[c].as_deref().expect("slot in an allocated chunk")[off..off + self.line_bytes]
     }
 
     #[inline]
     fn data_mut(&mut self, s: u32) -> &mut [u8] {
-        let c = (s >> self.chunk_shift) as usize;
-        let off = (s as usize & ((1 << self.chunk_shift) - 1)) * self.line_bytes;
+        let (c, off) = self.locate(s);
         &mut self.chunks[c].as_deref_mut().expect("slot in an allocated chunk")[off..off + self.line_bytes]
     }
 
     /// Moves slot `from`'s data and state to slot `to`.
     fn move_slot(&mut self, from: u32, to: u32) {
+        if !self.keep_data {
+            self.state[to as usize] = self.state[from as usize];
+            return;
+        }
         let (cf, ct) = ((from >> self.chunk_shift) as usize, (to >> self.chunk_shift) as usize);
         let mask = (1usize << self.chunk_shift) - 1;
         let (of, ot) = ((from as usize & mask) * self.line_bytes, (to as usize & mask) * self.line_bytes);
@@ -335,7 +353,7 @@ impl Slab {
     fn truncate(&mut self, used: u32, g: &Globals) {
         self.hwm = used;
         self.free = NONE;
-        let keep = (used as usize).div_ceil(1 << self.chunk_shift);
+        let keep = if self.keep_data { (used as usize).div_ceil(1 << self.chunk_shift) } else { 1 };
         let bytes = self.chunk_bytes() as u64;
         for c in self.chunks.iter_mut().skip(keep) {
             if c.take().is_some() {
@@ -912,7 +930,7 @@ impl Cache {
                 let admits = if admit_after > 1 { cap.max(64).next_power_of_two() } else { 0 };
                 Padded(Mutex::new(Shard {
                     policy: policy::new_policy(config.policy, cap),
-                    slab: Slab::new(lb as usize, cap + reserve),
+                    slab: Slab::new(lb as usize, cap + reserve, config.keep_data),
                     wb: Wb::new(reserve),
                     writes: vec![0; buckets],
                     inflight: vec![0; buckets],
@@ -1474,6 +1492,7 @@ mod tests {
             admit_after: 1,
             dirty_max_pct: 50.0,
             targets: 1,
+            keep_data: true,
         }
     }
 

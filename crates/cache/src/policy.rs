@@ -93,9 +93,13 @@ struct List {
 
 const EMPTY_LIST: List = List { head: NIL, tail: NIL, len: 0 };
 
-/// Nodes in parallel arrays, an index, and up to four doubly linked lists (head = most recent).
+/// Nodes in parallel arrays, an index, and up to four doubly linked lists (head = most recent). The arrays
+/// are reserved for `max` nodes at construction and filled as nodes are first used, so a large cache that
+/// holds few lines takes memory for those lines (reserved address space is not memory until touched), and
+/// nothing is allocated per operation.
 #[derive(Debug)]
 struct Core {
+    max: usize,
     keys: Vec<u64>,
     prev: Vec<u32>,
     next: Vec<u32>,
@@ -112,10 +116,11 @@ impl Core {
         let max_nodes = max_nodes.max(1);
         assert!(max_nodes <= MAX_ID as usize, "policy for {max_nodes} nodes: at most {MAX_ID} per shard");
         Core {
-            keys: vec![0; max_nodes],
-            prev: vec![NIL; max_nodes],
-            next: vec![NIL; max_nodes],
-            vals: vec![TAG_FREE << TAG_SHIFT; max_nodes],
+            max: max_nodes,
+            keys: Vec::with_capacity(max_nodes),
+            prev: Vec::with_capacity(max_nodes),
+            next: Vec::with_capacity(max_nodes),
+            vals: Vec::with_capacity(max_nodes),
             index: Index::new(max_nodes),
             free: NIL,
             hwm: 0,
@@ -124,10 +129,10 @@ impl Core {
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.keys.capacity() * 8
-            + self.prev.capacity() * 4
-            + self.next.capacity() * 4
-            + self.vals.capacity() * 4
+        self.keys.len() * 8
+            + self.prev.len() * 4
+            + self.next.len() * 4
+            + self.vals.len() * 4
             + self.index.bytes()
             + std::mem::size_of::<Core>()
     }
@@ -177,7 +182,12 @@ impl Core {
             self.free = self.next[n as usize];
             n
         } else {
-            assert!((self.hwm as usize) < self.keys.len(), "policy: out of nodes");
+            assert!((self.hwm as usize) < self.max, "policy: out of nodes");
+            // Within the reserved capacity: no allocation.
+            self.keys.push(0);
+            self.prev.push(NIL);
+            self.next.push(NIL);
+            self.vals.push(TAG_FREE << TAG_SHIFT);
             self.hwm += 1;
             self.hwm - 1
         };

@@ -95,6 +95,7 @@ impl Sim {
             admit_after: if lines % 2 == 0 { 2 } else { 1 },
             dirty_max_pct: 30.0,
             targets: TARGETS as u16,
+            keep_data: true,
         })
         .unwrap();
         let nwords = (size / 8) as usize;

@@ -13,6 +13,7 @@ fn cache(policy: CachePolicy, mode: CacheMode, capacity_bytes: u64) -> Cache {
         admit_after: 1,
         dirty_max_pct: 50.0,
         targets: 1,
+        keep_data: true,
     })
     .unwrap()
 }

@@ -463,6 +463,7 @@ mod tests {
             admit_after: 1,
             dirty_max_pct: 100.0,
             targets: 1,
+            keep_data: true,
         };
         let wc = WorkerCache {
             cache: Arc::new(Cache::new(config).expect("cache")),

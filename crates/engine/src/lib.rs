@@ -267,4 +267,7 @@ impl RealClock {
     }
 }
 
-pub use worker::{run_worker, EngineChoice, ReadSources, TxnStats, WorkerEvent, WorkerOutput, WorkerSetup};
+pub use worker::{
+    run_on_timeline, run_worker, EngineChoice, ReadSources, TxnStats, WorkerEvent, WorkerOutput,
+    WorkerResult, WorkerSetup,
+};

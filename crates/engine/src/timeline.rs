@@ -1,24 +1,27 @@
 //! One virtual timeline for all the workers of a run on virtual time (`--clock virtual`).
 //!
-//! Each worker keeps its own thread and engine stack, but only one of them runs at a time: the one holding
-//! the *turn*. A worker gives up the turn when it waits ([`Seat::wait`]: until a deadline, or until one of the
-//! run's emulated devices completes one of its requests) and when it ends ([`Seat`]'s drop). The timeline
-//! then hands the turn to the next worker due, advancing the run's one clock to the earliest deadline or
-//! device event when nobody is due now. Ties go to the lowest worker index, so the order in which workers
-//! act, and so every device's state, depends only on the seed and never on thread scheduling: a run on
-//! virtual time is deterministic, and one emulated device, link or cache device is shared exactly as on the
-//! real clock.
+//! Each worker keeps its own engine stack and its own stack of calls, but they all run on one thread, as
+//! coroutines (the worker module's `run_on_timeline`), and only one runs at a time: the one
+//! holding the *turn*. A worker gives up the turn when it waits ([`Seat::wait`]: until a deadline, or until
+//! one of the run's emulated devices completes one of its requests) and when it ends ([`Seat`]'s drop). The
+//! timeline then hands the turn to the next worker due, advancing the run's one clock to the earliest
+//! deadline or device event when nobody is due now. Ties go to the lowest worker index, so the order in which
+//! workers act, and so every device's state, depends only on the seed: a run on virtual time is
+//! deterministic, and one emulated device, link or cache device is shared exactly as on the real clock.
 //!
-//! A worker that is alone on its timeline (one worker, or every other one waiting later) keeps the turn
-//! without a thread switch, so a one-worker run costs a lock per wait, no more. With several workers a turn
-//! passes by a condition variable, a few microseconds each; docs/BENCHMARKS.md has the figures.
+//! A worker that is due first again keeps the turn without a switch; a switch is a coroutine switch (tens of
+//! nanoseconds), not a thread hand-off. The first turn is given once every worker has joined
+//! ([`Seat::join`], right after the run's barrier) or left, so no worker touches shared state (devices, the
+//! cache, the verifier) before all are in place.
 //!
-//! The first turn is given once every worker has joined ([`Seat::join`], right after the run's barrier) or
-//! left, so no worker touches shared state (devices, the cache, the verifier) before all are in place.
+//! The one `unsafe` here is the switch itself: [`suspend`] uses the current coroutine's `Yielder`, which the
+//! coroutine's body publishes in a thread-local for as long as it runs.
 
+use corosensei::Yielder;
 use iolab_sim::SharedDevice;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Where a worker is on the timeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,8 +56,6 @@ struct State {
 /// The timeline of a run: its clock, its workers' turns and the emulated devices whose events wake them.
 pub struct Timeline {
     state: Mutex<State>,
-    /// One per worker: signalled when it is given the turn.
-    turns: Box<[Condvar]>,
     /// The run's clock; written by the worker holding the turn, under the lock.
     now_ns: AtomicU64,
 }
@@ -65,13 +66,37 @@ impl std::fmt::Debug for Timeline {
     }
 }
 
+thread_local! {
+    /// The `Yielder` of the coroutine running on this thread (null outside one): set by the coroutine's body
+    /// when it starts and again after every switch back into it.
+    static YIELDER: Cell<*const Yielder<(), ()>> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Runs `body` as the body of the coroutine given `yielder`, so that [`Seat`]s inside it can switch out.
+pub(crate) fn with_yielder<R>(yielder: &Yielder<(), ()>, body: impl FnOnce() -> R) -> R {
+    YIELDER.with(|y| y.set(yielder));
+    let r = body();
+    YIELDER.with(|y| y.set(std::ptr::null()));
+    r
+}
+
+/// Switches back to the executor; returns when it resumes this coroutine.
+fn suspend() {
+    let y = YIELDER.with(Cell::get);
+    assert!(!y.is_null(), "a worker gave up its turn outside the timeline's executor (bug)");
+    // SAFETY: `y` was set by `with_yielder` from the `&Yielder` of the coroutine running now (it is restored
+    // below after every switch, and cleared when a body ends), and that body has not returned, so the Yielder,
+    // which lives in its coroutine's stack frame, is alive. Yielder is !Send: we are on its thread.
+    unsafe { &*y }.suspend(());
+    YIELDER.with(|c| c.set(y));
+}
+
 impl Timeline {
     /// A timeline for `workers` workers (their indexes are their client numbers on `devices`), starting at 0.
     pub fn new(workers: usize, devices: Vec<Arc<SharedDevice>>) -> Arc<Timeline> {
         let places = (0..workers).map(|_| Place { phase: Phase::Absent, mail: false }).collect();
         Arc::new(Timeline {
             state: Mutex::new(State { places, absent: workers, holder: None, devices }),
-            turns: (0..workers).map(|_| Condvar::new()).collect(),
             now_ns: AtomicU64::new(0),
         })
     }
@@ -79,11 +104,8 @@ impl Timeline {
     /// Worker `index`'s seat. Each worker takes exactly one; the worker leaves the timeline when the last
     /// clone of it is dropped.
     pub fn seat(self: &Arc<Timeline>, index: usize) -> Arc<Seat> {
-        assert!(
-            index < self.turns.len(),
-            "worker {index} has no place on a timeline of {}",
-            self.turns.len()
-        );
+        let workers = self.lock().places.len();
+        assert!(index < workers, "worker {index} has no place on a timeline of {workers}");
         Arc::new(Seat { timeline: self.clone(), index })
     }
 
@@ -97,11 +119,14 @@ impl Timeline {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Blocks worker `me` until it holds the turn.
-    fn await_turn(&self, mut s: MutexGuard<'_, State>, me: usize) {
-        while s.holder != Some(me) {
-            s = self.turns[me].wait(s).unwrap_or_else(|e| e.into_inner());
+    /// The worker to resume: the one holding the turn, or, when nobody does, the next one due (None when no
+    /// worker can run again). The executor's question after every switch.
+    pub(crate) fn holder(&self) -> Option<usize> {
+        let mut s = self.lock();
+        if s.holder.is_none() {
+            self.pass_turn(&mut s);
         }
+        s.holder
     }
 
     /// Gives the turn to the next worker due (if any), moving the clock as far as needed.
@@ -114,7 +139,6 @@ impl Timeline {
             s.places[next].phase = Phase::Running;
             s.places[next].mail = false;
             s.holder = Some(next);
-            self.turns[next].notify_one();
         }
     }
 
@@ -179,11 +203,16 @@ impl std::fmt::Debug for Seat {
 
 impl Seat {
     /// A one-worker timeline over `devices`, already joined: how a lone engine (tests, tools) runs on
-    /// virtual time.
+    /// virtual time, on its caller's thread (alone, it never has to switch).
     pub fn alone(devices: Vec<Arc<SharedDevice>>) -> Arc<Seat> {
         let seat = Timeline::new(1, devices).seat(0);
         seat.join();
         seat
+    }
+
+    /// The timeline this seat is on.
+    pub fn timeline(&self) -> &Arc<Timeline> {
+        &self.timeline
     }
 
     /// This worker's index (its client number on the timeline's devices).
@@ -197,7 +226,7 @@ impl Seat {
         self.timeline.now_ns()
     }
 
-    /// Takes the worker's place and waits for its first turn, given once every worker has joined or left.
+    /// Takes the worker's place and returns at its first turn, given once every worker has joined or left.
     /// Joining again is a no-op.
     pub fn join(&self) {
         let t = &*self.timeline;
@@ -210,7 +239,10 @@ impl Seat {
         if s.absent == 0 && s.holder.is_none() {
             t.pass_turn(&mut s);
         }
-        t.await_turn(s, self.index);
+        if s.holder != Some(self.index) {
+            drop(s);
+            suspend();
+        }
     }
 
     /// Gives up the turn until `until` (None: until a device completes one of this worker's requests) or
@@ -224,26 +256,21 @@ impl Seat {
         s.places[me].phase = Phase::Waiting(until);
         t.pass_turn(&mut s);
         if s.holder != Some(me) {
-            t.await_turn(s, me);
+            drop(s);
+            suspend();
         }
     }
 }
 
 impl Drop for Seat {
     fn drop(&mut self) {
-        let t = &*self.timeline;
-        let mut s = t.lock();
+        let mut s = self.timeline.lock();
         let phase = std::mem::replace(&mut s.places[self.index].phase, Phase::Left);
-        match phase {
-            Phase::Left => {}
-            Phase::Absent => {
-                s.absent -= 1;
-                if s.absent == 0 && s.holder.is_none() {
-                    t.pass_turn(&mut s);
-                }
-            }
-            _ if s.holder == Some(self.index) => t.pass_turn(&mut s),
-            _ => {}
+        if phase == Phase::Absent {
+            s.absent -= 1;
+        }
+        if s.holder == Some(self.index) {
+            s.holder = None;
         }
     }
 }
@@ -251,8 +278,24 @@ impl Drop for Seat {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use corosensei::{Coroutine, CoroutineResult};
     use iolab_sim::models::Fixed;
-    use iolab_sim::{Done, Request};
+    use iolab_sim::Request;
+
+    /// Runs `bodies` as coroutines on `timeline`, the way `run_on_timeline` does.
+    fn drive(timeline: &Arc<Timeline>, bodies: Vec<Box<dyn FnOnce()>>) {
+        let mut cos: Vec<_> = bodies
+            .into_iter()
+            .map(|b| Coroutine::<(), (), ()>::new(move |y, ()| with_yielder(y, b)))
+            .collect();
+        for c in &mut cos {
+            let _ = c.resume(());
+        }
+        while let Some(i) = timeline.holder() {
+            assert!(matches!(cos[i].resume(()), CoroutineResult::Yield(()) | CoroutineResult::Return(())));
+        }
+        assert!(cos.iter().all(Coroutine::done), "every worker ran to its end");
+    }
 
     /// Two workers on one 100 ns single-server device: the turn alternates by time, ties to the lower index,
     /// and each wakes exactly when its own request completes.
@@ -261,31 +304,28 @@ mod tests {
         let dev = Arc::new(SharedDevice::new(Box::new(Fixed::new(100, 1, 4)), 2, 4));
         let timeline = Timeline::new(2, vec![dev.clone()]);
         let log = Arc::new(Mutex::new(Vec::new()));
-        let handles: Vec<_> = (0..2)
+        let bodies = (0..2)
             .map(|i| {
                 let seat = timeline.seat(i);
                 let (dev, log) = (dev.clone(), log.clone());
-                std::thread::spawn(move || {
+                Box::new(move || {
                     seat.join();
                     let mut done = Vec::new();
                     for n in 0..3u64 {
                         dev.submit(i, seat.now_ns(), Request { tag: n, write: false, offset: 0, len: 512 });
                         loop {
                             dev.poll(i, seat.now_ns(), &mut done);
-                            if !done.is_empty() {
+                            if let Some(d) = done.pop() {
+                                log.lock().unwrap().push((i, d.at_ns, seat.now_ns()));
                                 break;
                             }
                             seat.wait(None);
                         }
-                        let d: Done = done.pop().expect("one completion");
-                        log.lock().unwrap().push((i, d.at_ns, seat.now_ns()));
                     }
-                })
+                }) as Box<dyn FnOnce()>
             })
             .collect();
-        for h in handles {
-            h.join().expect("worker");
-        }
+        drive(&timeline, bodies);
         let log = log.lock().unwrap().clone();
         // Worker 0 submits at 0 (done at 100), worker 1 at 0 (done at 200); each resubmits at once.
         assert_eq!(
@@ -300,12 +340,17 @@ mod tests {
         let timeline = Timeline::new(2, Vec::new());
         let a = timeline.seat(0);
         let b = timeline.seat(1);
-        let h = std::thread::spawn(move || {
-            a.join();
-            a.wait(Some(1_000));
-            a.now_ns()
-        });
-        drop(b);
-        assert_eq!(h.join().expect("worker"), 1_000);
+        let woke = Arc::new(AtomicU64::new(0));
+        let w = woke.clone();
+        let bodies: Vec<Box<dyn FnOnce()>> = vec![
+            Box::new(move || {
+                a.join();
+                a.wait(Some(1_000));
+                w.store(a.now_ns(), Ordering::Relaxed);
+            }),
+            Box::new(move || drop(b)),
+        ];
+        drive(&timeline, bodies);
+        assert_eq!(woke.load(Ordering::Relaxed), 1_000);
     }
 }

@@ -573,6 +573,7 @@ fn write_through() -> WorkerCache {
         admit_after: 1,
         dirty_max_pct: 50.0,
         targets: 1,
+        keep_data: true,
     };
     WorkerCache {
         cache: Arc::new(Cache::new(config).expect("cache")),

@@ -32,6 +32,44 @@ pub fn cache_asked_bytes(spec: &CacheSpec, addressed: &[u64], line: u64) -> u64 
     bytes.min(total.div_ceil(line) * line)
 }
 
+/// Whether a run's emulated devices and its cache keep the data written to them. They need to only when
+/// something reads it back and checks it: `--verify`. A cache in front of a real file or device always keeps
+/// its lines (they are that target's data, and a write-back writes them there). Otherwise they keep metadata
+/// only, so an emulated array of any size, and a cache of any size over one, fit in a little memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataKept {
+    /// Nothing is kept: no emulated target, no cache, or nothing checks the data.
+    No,
+    /// `--verify` reads back what was written.
+    Verify,
+    /// The cache is in front of a real file or device.
+    RealTarget,
+}
+
+impl DataKept {
+    /// What `plan` keeps, with `cache` and `verifying` (`--verify`).
+    pub fn of(plan: &Plan, cache: &CacheSpec, verifying: bool) -> DataKept {
+        let real = plan.targets.iter().any(|t| !matches!(t.spec.base(), iolab_spec::TargetSpec::Sim(_)));
+        let real_dev = matches!(cache.dev, Some(iolab_spec::TargetSpec::Path { .. }));
+        if verifying {
+            DataKept::Verify
+        } else if cache.enabled() && (real || real_dev) {
+            DataKept::RealTarget
+        } else {
+            DataKept::No
+        }
+    }
+
+    /// Whether anything keeps data.
+    pub fn kept(self) -> bool {
+        self != DataKept::No
+    }
+}
+
+/// RAM one cache line's metadata takes (index, policy, state): an upper bound, used for a cache that keeps no
+/// data.
+pub const METADATA_BYTES_PER_LINE: u64 = 64;
+
 /// The memory a run takes before it starts, by what takes it: every worker's I/O buffers (two per slot,
 /// each as large as its largest block), the `mem:` RAM disks, and the cache's data store.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,13 +78,20 @@ pub struct MemoryNeed {
     pub buffers_bytes: u64,
     /// The `mem:` targets' sizes.
     pub ram_disks_bytes: u64,
-    /// The cache's data, as asked (`--cache`, capped by `--cache-max-mem`).
+    /// The cache's data, as asked (`--cache`, capped by `--cache-max-mem`), or only its lines' metadata when
+    /// it keeps no data ([`DataKept`]).
     pub cache_bytes: u64,
 }
 
 impl MemoryNeed {
     /// The run's need: `cache_line` is the cache's line size (the default when the job sets none).
-    pub fn of(plan: &Plan, regions: &[Vec<Region>], cache: &CacheSpec, cache_line: u64) -> MemoryNeed {
+    pub fn of(
+        plan: &Plan,
+        regions: &[Vec<Region>],
+        cache: &CacheSpec,
+        cache_line: u64,
+        data: DataKept,
+    ) -> MemoryNeed {
         let buffers_bytes = plan.workers.iter().map(|w| 2 * w.qd as u64 * w.max_bs).sum();
         let ram_disks_bytes = plan
             .targets
@@ -58,6 +103,8 @@ impl MemoryNeed {
             .sum();
         let asked = cache_asked_bytes(cache, &addressed_bytes(plan, regions), cache_line);
         let cache_bytes = cache.max_mem_bytes.map_or(asked, |cap| asked.min(cap));
+        let cache_bytes =
+            if data.kept() { cache_bytes } else { cache_bytes / cache_line.max(1) * METADATA_BYTES_PER_LINE };
         MemoryNeed { buffers_bytes, ram_disks_bytes, cache_bytes }
     }
 
@@ -148,7 +195,7 @@ mod tests {
         let p = plan("workers = 3\nqd = 8\nbs = '64k'\n");
         let regions = vec![vec![region(0, 64 << 20)]; 3];
         let none = CacheSpec::default();
-        let need = MemoryNeed::of(&p, &regions, &none, 4096);
+        let need = MemoryNeed::of(&p, &regions, &none, 4096, DataKept::RealTarget);
         assert_eq!(need.buffers_bytes, 3 * 2 * 8 * (64 << 10), "two buffers per slot, per worker");
         assert_eq!(need.ram_disks_bytes, 64 << 20, "the one mem: target, once");
         assert_eq!(need.cache_bytes, 0);
@@ -157,7 +204,7 @@ mod tests {
             max_mem_bytes: Some(8 << 20),
             ..CacheSpec::default()
         };
-        let need = MemoryNeed::of(&p, &regions, &capped, 4096);
+        let need = MemoryNeed::of(&p, &regions, &capped, 4096, DataKept::RealTarget);
         assert_eq!(need.cache_bytes, 8 << 20, "--cache-max-mem caps the cache");
         assert_eq!(need.total_bytes(), 3 * 2 * 8 * (64 << 10) + (64 << 20) + (8 << 20));
     }

@@ -356,6 +356,10 @@ pub struct Cpu {
     pub cpu_ns_per_io: f64,
     /// (user + sys) / measured seconds.
     pub cores_used: f64,
+    /// The process's peak resident memory by the end of the run (getrusage's `ru_maxrss`); absent in results
+    /// imported from other tools and in those saved by iolab before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes: Option<u64>,
 }
 
 /// Requested and achieved queue depth.

@@ -119,7 +119,13 @@ pub(crate) fn sample() -> RunResult {
             write: write.clone(),
             all: all.clone(),
         }],
-        cpu: Cpu { user_s: 1.23, sys_s: 4.56, cpu_ns_per_io: 5_786.6, cores_used: 0.579 },
+        cpu: Cpu {
+            user_s: 1.23,
+            sys_s: 4.56,
+            cpu_ns_per_io: 5_786.6,
+            cores_used: 0.579,
+            peak_rss_bytes: Some(85 << 20),
+        },
         depth: Depth { requested: 128, achieved: 127.4 },
         rate: None,
         warnings: vec![
@@ -210,7 +216,7 @@ fn render_text_closed_loop_is_aligned_summary() {
     assert_eq!(l[6], "write    300,456   30,045.6  246.1  2.45 ms  2.30 ms  6.05 ms  9.99 ms  30.1 ms");
     assert_eq!(l[7], "all    1,000,579  100,057.9  819.7  2.01 ms  1.90 ms  5.00 ms  9.00 ms  30.1 ms");
     assert_eq!(l[8], "");
-    assert_eq!(l[9], "cpu     user 1.23 s, sys 4.56 s (0.58 cores), 5.79 µs per I/O");
+    assert_eq!(l[9], "cpu     user 1.23 s, sys 4.56 s (0.58 cores), 5.79 µs per I/O, peak memory 85.0 MiB");
     // Every table line has the same width: columns are aligned.
     let width = |s: &str| s.chars().count();
     assert!(l[4..8].iter().all(|line| width(line) == width(l[4])));

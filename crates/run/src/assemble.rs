@@ -248,6 +248,7 @@ fn cpu(start: Option<((f64, f64), Instant)>, end: ((f64, f64), Instant), ops: u6
         sys_s,
         cpu_ns_per_io: (user_s + sys_s) * 1e9 / ops.max(1) as f64,
         cores_used: (user_s + sys_s) / wall_s,
+        peak_rss_bytes: env::peak_rss_bytes(),
     }
 }
 

@@ -45,6 +45,12 @@ pub fn process_cpu_s() -> (f64, f64) {
     }
 }
 
+/// The process's peak resident memory so far (getrusage's `ru_maxrss`, in KiB on Linux); None when unknown.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let u = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF).ok()?;
+    u64::try_from(u.max_rss()).ok().filter(|&k| k > 0).map(|k| k * 1024)
+}
+
 /// RFC 3339 UTC timestamp and Unix seconds for now (the catalog's date formatting, so the two agree).
 pub fn now_rfc3339() -> (String, f64) {
     let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();

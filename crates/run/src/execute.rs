@@ -11,7 +11,8 @@ use crate::observe::Started;
 use crate::prepare::{self, Prepared};
 use crate::{env, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape};
 use iolab_device::{OpenRequest, OpenedTarget, Probe, ThrottleGuard};
-use iolab_engine::{WorkerEvent, WorkerOutput, WorkerSetup};
+use iolab_engine::{WorkerEvent, WorkerOutput, WorkerResult, WorkerSetup};
+use iolab_plan::sizing::DataKept;
 use iolab_spec::EngineKind;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
@@ -37,7 +38,13 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         opened.iter_mut().map(|t| t.file.take().map(Arc::new)).collect();
     let throttle = apply_throttle(&p, &mut *shown)?;
     // Emulated devices, links and the cache, verification and faults; then the workers.
-    let mut layers = Layers::build(&p.plan, &p.job.cache, &p.regions)?;
+    let mut layers = Layers::build(&p.plan, &p.job.cache, &p.regions, p.job.integrity.verifying())?;
+    let emulated = p.plan.targets.iter().any(|t| matches!(t.spec.base(), iolab_spec::TargetSpec::Sim(_)));
+    if emulated && layers.data == DataKept::Verify {
+        shown.notice(
+            "iolab: emulated devices and the cache keep written data in memory: --verify reads it back",
+        );
+    }
     if let Some(rc) = &layers.cache {
         shown.cache_started(&rc.cache);
     }
@@ -121,11 +128,17 @@ fn apply_throttle(p: &Prepared, obs: &mut dyn Observer) -> Result<Option<Throttl
     Ok(Some(guard))
 }
 
-/// Worker threads, started and released together.
-type Workers =
-    (Vec<JoinHandle<Result<WorkerOutput, iolab_engine::EngineError>>>, mpsc::Receiver<WorkerEvent>);
+/// The workers' threads: one per worker, or, on virtual time, one for all (coroutines on the run's timeline).
+enum Threads {
+    PerWorker(Vec<JoinHandle<WorkerResult>>),
+    Together(JoinHandle<Vec<WorkerResult>>),
+}
 
-/// Starts one thread per worker and releases them together (the barrier) once all exist.
+/// Worker threads, started and released together.
+type Workers = (Threads, mpsc::Receiver<WorkerEvent>);
+
+/// Starts one thread per worker (on virtual time, one thread for all) and releases them together (the barrier)
+/// once all exist.
 fn start_workers(
     p: &Prepared,
     layers: &Layers,
@@ -138,9 +151,13 @@ fn start_workers(
     let (opened, files) = targets;
     let plan = &p.plan;
     let epoch = Instant::now();
-    let barrier = Arc::new(Barrier::new(plan.workers.len() + 1));
+    let together = layers.on_timeline();
+    // Workers on one thread pass no barrier of their own: their thread does, for all of them.
+    let parties = if together { 2 } else { plan.workers.len() + 1 };
+    let barrier = Arc::new(Barrier::new(parties));
+    let own_barrier = Arc::new(Barrier::new(1));
     let (tx, rx) = mpsc::channel::<WorkerEvent>();
-    let mut handles = Vec::new();
+    let mut setups = Vec::new();
     for (w, wregions) in plan.workers.iter().zip(&p.regions) {
         let (engine, links, cache) = layers.worker(w, opened, p.file_engine == EngineKind::Sync)?;
         let (verify, faults) = integrity.worker(w, wregions, stop);
@@ -167,36 +184,51 @@ fn start_workers(
             epoch,
             stop: stop.clone(),
             finish: finish.clone(),
-            barrier: barrier.clone(),
+            barrier: if together { own_barrier.clone() } else { barrier.clone() },
             events: tx.clone(),
         };
-        let handle = std::thread::Builder::new()
-            .name(format!("iolab-w{}", w.index))
-            .spawn(move || iolab_engine::run_worker(setup))
-            .map_err(|e| Error::internal(e).context("starting a worker thread"))?;
-        handles.push(handle);
+        setups.push(setup);
     }
     drop(tx);
+    let spawn = |name: String| std::thread::Builder::new().name(name);
+    let threads = if together {
+        let b = barrier.clone();
+        let h = spawn("iolab-timeline".into()).spawn(move || {
+            b.wait();
+            iolab_engine::run_on_timeline(setups)
+        });
+        Threads::Together(h.map_err(|e| Error::internal(e).context("starting the workers' thread"))?)
+    } else {
+        let mut handles = Vec::new();
+        for setup in setups {
+            let h =
+                spawn(format!("iolab-w{}", setup.plan.index)).spawn(move || iolab_engine::run_worker(setup));
+            handles.push(h.map_err(|e| Error::internal(e).context("starting a worker thread"))?);
+        }
+        Threads::PerWorker(handles)
+    };
     barrier.wait();
-    Ok((handles, rx))
+    Ok((threads, rx))
 }
 
 /// Joins the workers; their outputs in worker order, or the first worker's error.
-fn join_workers(
-    handles: Vec<JoinHandle<Result<WorkerOutput, iolab_engine::EngineError>>>,
-) -> Result<Vec<WorkerOutput>> {
+fn join_workers(threads: Threads) -> Result<Vec<WorkerOutput>> {
+    let panicked = || Error::internal("a worker thread panicked (a bug in iolab); please report it");
+    let results = match threads {
+        Threads::PerWorker(handles) => {
+            handles.into_iter().map(|h| h.join().map_err(|_| panicked())).collect::<Result<Vec<_>>>()?
+        }
+        Threads::Together(h) => h.join().map_err(|_| panicked())?,
+    };
     let mut outputs: Vec<WorkerOutput> = Vec::new();
     let mut first_error = None;
-    for h in handles {
-        match h.join() {
-            Ok(Ok(o)) => outputs.push(o),
-            Ok(Err(e)) => {
+    for r in results {
+        match r {
+            Ok(o) => outputs.push(o),
+            Err(e) => {
                 if first_error.is_none() {
                     first_error = Some(e);
                 }
-            }
-            Err(_) => {
-                return Err(Error::internal("a worker thread panicked (a bug in iolab); please report it"))
             }
         }
     }

@@ -12,6 +12,7 @@ use iolab_engine::link::SharedLink;
 use iolab_engine::sim::SimTarget;
 use iolab_engine::timeline::Timeline;
 use iolab_engine::EngineChoice;
+use iolab_plan::sizing::DataKept;
 use iolab_plan::{Plan, WorkerPlan};
 use iolab_sim::{LinkTiming, SharedDevice, SparseStore};
 use iolab_spec::cache::DEFAULT_CACHE_LINE;
@@ -28,6 +29,8 @@ pub struct Layers {
     pub cache: Option<RunCache>,
     /// On virtual time, the run's timeline: every worker takes a seat on it.
     timeline: Option<Arc<Timeline>>,
+    /// Whether emulated devices and the cache keep written data, and why (see [`DataKept`]).
+    pub data: DataKept,
 }
 
 /// The run's block cache and how it was resolved.
@@ -132,7 +135,14 @@ fn store_cap(devices: usize) -> u64 {
 impl Layers {
     /// Builds the layers for `plan`; `regions[w][i]` is worker `w`'s region in its `i`-th target (from
     /// `Plan::bind`). Errors are usage errors.
-    pub fn build(plan: &Plan, cache: &CacheSpec, regions: &[Vec<iolab_plan::Region>]) -> Result<Layers> {
+    /// `verifying`: the run checks what it reads (`--verify`), so emulated devices keep data.
+    pub fn build(
+        plan: &Plan,
+        cache: &CacheSpec,
+        regions: &[Vec<iolab_plan::Region>],
+        verifying: bool,
+    ) -> Result<Layers> {
+        let data = DataKept::of(plan, cache, verifying);
         let n = plan.targets.len();
         let virtual_clock = plan.clock == ClockKind::Virtual;
         let staging = if cache.enabled() { FLUSH_STAGING as usize } else { 0 };
@@ -163,14 +173,15 @@ impl Layers {
                         in_flight.max(1),
                     );
                     let device = Arc::new(SharedDevice::new(model, clients, depth[i].max(1)));
-                    let store = Some(Arc::new(SparseStore::new(sim.size_bytes(), store_cap(sim_count))));
+                    let store = (data == DataKept::Verify)
+                        .then(|| Arc::new(SparseStore::new(sim.size_bytes(), store_cap(sim_count))));
                     sims.push(Some(SimTarget { device, store }));
                 }
                 _ => sims.push(None),
             }
         }
         let cache = if cache.enabled() {
-            Some(build_cache(plan, cache, &iolab_plan::sizing::addressed_bytes(plan, regions))?)
+            Some(build_cache(plan, cache, &iolab_plan::sizing::addressed_bytes(plan, regions), data.kept())?)
         } else {
             None
         };
@@ -179,7 +190,7 @@ impl Layers {
             devices.extend(cache.as_ref().and_then(|c| c.dev.clone()));
             Timeline::new(plan.workers.len(), devices)
         });
-        Ok(Layers { sims, links, cache, timeline })
+        Ok(Layers { sims, links, cache, timeline, data })
     }
 
     /// The engine, links and cache for worker `w`; `opened` are the run's opened targets.
@@ -226,6 +237,12 @@ impl Layers {
             }),
         });
         Ok((engine, links, cache))
+    }
+
+    /// Whether the run's workers take turns on one timeline (virtual time): they then run together, on one
+    /// thread ([`iolab_engine::run_on_timeline`]).
+    pub fn on_timeline(&self) -> bool {
+        self.timeline.is_some()
     }
 
     /// The real cache device's file, to append to every worker's files after its own targets (so its engine
@@ -395,7 +412,7 @@ fn cache_device(plan: &Plan, spec: &CacheSpec, bytes: &mut u64, line: u64) -> Re
     Ok(CacheDevice { dev, dev_size, dev_name, dev_file })
 }
 
-fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCache> {
+fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64], keep_data: bool) -> Result<RunCache> {
     let line = spec.line_bytes.unwrap_or(DEFAULT_CACHE_LINE);
     let mut bytes = iolab_plan::sizing::cache_asked_bytes(spec, addressed, line);
     let CacheDevice { dev, dev_size, dev_name, dev_file } = cache_device(plan, spec, &mut bytes, line)?;
@@ -415,10 +432,11 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
         )));
     }
     let avail = iolab_device::mem_available_bytes();
-    if avail != 0 && bytes > avail {
+    let ram = if keep_data { bytes } else { bytes / line * iolab_plan::sizing::METADATA_BYTES_PER_LINE };
+    if avail != 0 && ram > avail {
         return Err(Error::usage(format!(
             "the cache needs {} of RAM but only {} is available; lower --cache or set --cache-max-mem",
-            iolab_report::format_bytes(bytes),
+            iolab_report::format_bytes(ram),
             iolab_report::format_bytes(avail)
         )));
     }
@@ -430,6 +448,7 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64]) -> Result<RunCa
         admit_after: spec.admit_after.unwrap_or(1),
         dirty_max_pct: spec.dirty_max_pct.unwrap_or(50.0),
         targets: plan.targets.len() as u16,
+        keep_data,
     };
     let cache = Cache::new(config).map_err(|e| Error::usage(format!("--cache: {e}")))?;
     Ok(RunCache {

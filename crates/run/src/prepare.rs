@@ -5,7 +5,7 @@
 
 use crate::{integrity, layers, CheckMode, Error, Observer, Result};
 use iolab_device::{Access, OpenRequest, Probe, TargetKind, WriteGate};
-use iolab_plan::sizing::MemoryNeed;
+use iolab_plan::sizing::{DataKept, MemoryNeed};
 use iolab_plan::{Plan, Region, TargetGeometry};
 use iolab_spec::{CacheSpec, EngineKind, JobSpec, TargetSpec};
 use iolab_stats::Warning;
@@ -92,7 +92,8 @@ pub(crate) fn prepare(
     let regions = plan.bind(&geometry).map_err(Error::usage)?;
     integrity::check_job(&job, &plan, &regions, check)?;
     layers::check_cache_dev(&plan, &job.cache, &regions)?;
-    check_memory(&plan, &regions, &job.cache, iolab_device::mem_available_bytes())?;
+    let data = DataKept::of(&plan, &job.cache, job.integrity.verifying());
+    check_memory(&plan, &regions, (&job.cache, data), iolab_device::mem_available_bytes())?;
     let throttle_devices = throttle_devices(&job, &probes)?;
     Ok(Prepared { job, plan, regions, geometry, requests, probes, file_engine, throttle_devices, warnings })
 }
@@ -135,9 +136,15 @@ fn path_of(spec: &TargetSpec) -> Option<&str> {
 /// Refuses a run whose I/O buffers, RAM disks and cache together need more memory than is available
 /// (`available_bytes`, MemAvailable; 0 when unknown, then nothing is refused), before anything is allocated:
 /// otherwise the run would allocate towards the OOM killer.
-fn check_memory(plan: &Plan, regions: &[Vec<Region>], cache: &CacheSpec, available_bytes: u64) -> Result<()> {
+fn check_memory(
+    plan: &Plan,
+    regions: &[Vec<Region>],
+    cache: (&CacheSpec, DataKept),
+    available_bytes: u64,
+) -> Result<()> {
+    let (cache, data) = cache;
     let line = cache.line_bytes.unwrap_or(iolab_spec::cache::DEFAULT_CACHE_LINE);
-    let need = MemoryNeed::of(plan, regions, cache, line);
+    let need = MemoryNeed::of(plan, regions, cache, line, data);
     if available_bytes == 0 || need.total_bytes() <= available_bytes {
         return Ok(());
     }
@@ -148,7 +155,8 @@ fn check_memory(plan: &Plan, regions: &[Vec<Region>], cache: &CacheSpec, availab
         parts.push(format!("mem: targets {}", b(need.ram_disks_bytes)));
     }
     if need.cache_bytes > 0 {
-        parts.push(format!("cache {}", b(need.cache_bytes)));
+        let what = if data.kept() { "cache" } else { "cache metadata" };
+        parts.push(format!("{what} {}", b(need.cache_bytes)));
     }
     Err(Error::usage(format!(
         "this run needs {} of memory before it starts ({}), but only {} is available (MemAvailable)\n  \

@@ -9,7 +9,8 @@
 //!   implementation for both drivers;
 //! - `ops`: the op loop (closed and open loop, I/O and byte limits);
 //! - `txn`: the transaction driver (LoadGen-style users);
-//! - `setup`: building the engine stack and [`run_worker`], which picks the driver.
+//! - `setup`: building the engine stack and [`run_worker`], which picks the driver;
+//! - `together`: the workers of a virtual-time run as coroutines on one thread ([`run_on_timeline`]).
 //!
 //! The random streams a worker draws from are salted in one place, `crate::salts`.
 
@@ -17,8 +18,10 @@ mod interface;
 mod ops;
 mod setup;
 mod slots;
+mod together;
 mod txn;
 mod window;
 
 pub use interface::{EngineChoice, ReadSources, TxnStats, WorkerEvent, WorkerOutput, WorkerSetup};
 pub use setup::run_worker;
+pub use together::{run_on_timeline, WorkerResult};

@@ -138,6 +138,7 @@ fn cpu(jobs: &[&FioJob], ops: u64, measured_s: f64) -> Cpu {
         sys_s,
         cpu_ns_per_io: if ops > 0 { (user_s + sys_s) * 1e9 / ops as f64 } else { 0.0 },
         cores_used: if measured_s > 0.0 { (user_s + sys_s) / measured_s } else { 0.0 },
+        peak_rss_bytes: None,
     }
 }
 

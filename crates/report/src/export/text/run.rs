@@ -304,11 +304,13 @@ fn rate_lines(r: &RunResult, out: &mut String) {
 fn tail_lines(r: &RunResult, out: &mut String) {
     rate_lines(r, out);
     let c = &r.cpu;
+    let memory =
+        c.peak_rss_bytes.map_or(String::new(), |b| format!(", peak memory {}", crate::format_bytes(b)));
     labelled(
         out,
         "cpu",
         &format!(
-            "user {:.2} s, sys {:.2} s ({:.2} cores), {} per I/O",
+            "user {:.2} s, sys {:.2} s ({:.2} cores), {} per I/O{memory}",
             c.user_s,
             c.sys_s,
             c.cores_used,
