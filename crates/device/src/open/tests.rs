@@ -309,3 +309,30 @@ fn open_loop_device_with_ext4_signature_write_is_refused_without_destroy_data() 
     drop(lo);
     assert_eq!(fs::read(&image).unwrap(), data, "the image must be untouched");
 }
+
+/// `--prealloc`: `fallocate` and `write` write data over the whole file (no holes); `none` creates a sparse
+/// file of the size with nothing allocated, for the run's writes to allocate; an extension follows suit.
+#[test]
+fn prealloc_none_leaves_a_sparse_file_the_others_fill_it() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    for prealloc in [Prealloc::Fallocate, Prealloc::Write, Prealloc::None] {
+        let path = dir.path().join(prealloc.as_str());
+        let mut req = path_request(&path);
+        req.direct = false;
+        req.writes = true;
+        req.create_size = Some(4 << 20);
+        req.prealloc = prealloc;
+        let t = open(&req).unwrap();
+        let meta = fs::metadata(&path).unwrap();
+        assert_eq!(meta.len(), 4 << 20, "{prealloc:?}");
+        let sparse = prealloc == Prealloc::None;
+        assert_eq!(t.fill_s.is_none(), sparse, "{prealloc:?}");
+        assert_eq!(t.has_holes, sparse, "{prealloc:?}");
+        assert_eq!(meta.blocks() == 0, sparse, "{prealloc:?}: {} blocks", meta.blocks());
+        req.create_size = Some(8 << 20);
+        let t = open(&req).unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().len(), 8 << 20);
+        assert_eq!(t.fill_s.is_none(), sparse, "{prealloc:?} extended");
+    }
+}
