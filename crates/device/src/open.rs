@@ -505,8 +505,9 @@ fn extend_and_fill(path: &str, from: u64, to: u64, req: &OpenRequest) -> Result<
 }
 
 /// Lays out `[start, end)` of `file` as `req.prealloc` says: `fallocate` reserves it in one call, then fills
-/// it; `write` fills it, allocating as the writes come; `none` only sets the length (a hole the run's writes
-/// allocate). Returns the seconds spent filling, `None` when nothing was written.
+/// it; `write` fills it, allocating as the writes come; `none` leaves the file as it is (a new one empty),
+/// for the run's writes to grow and allocate, as appending writers do. Returns the seconds spent filling,
+/// `None` when nothing was written.
 fn lay_out(
     file: &File,
     path: &str,
@@ -517,10 +518,7 @@ fn lay_out(
     let no_space =
         || TargetError::NoSpace { path: path.into(), needed_bytes: end - start, available_bytes: None };
     match req.prealloc {
-        Prealloc::None => {
-            file.set_len(end).map_err(|e| TargetError::from_io(path, "set the length of", e, false))?;
-            return Ok(None);
-        }
+        Prealloc::None => return Ok(None),
         Prealloc::Write => {}
         Prealloc::Fallocate => reserve(file, start, end).map_err(|e| match e.raw_os_error() {
             Some(libc::ENOSPC) | Some(libc::EDQUOT) => no_space(),

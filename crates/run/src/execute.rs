@@ -7,12 +7,13 @@ use crate::assemble::{self, Finished};
 use crate::collect::{self, Watch};
 use crate::integrity::RunIntegrity;
 use crate::layers::Layers;
+use crate::layout::Layouts;
 use crate::observe::Started;
 use crate::prepare::{self, Prepared};
 use crate::{env, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape};
 use iolab_device::{OpenRequest, OpenedTarget, Probe, ThrottleGuard};
 use iolab_engine::{WorkerEvent, WorkerOutput, WorkerSetup};
-use iolab_spec::EngineKind;
+use iolab_spec::{EngineKind, Prealloc};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 use std::thread::JoinHandle;
@@ -35,6 +36,8 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     let mut opened = open_targets(&mut p.requests, &p.probes, stop, &mut *shown)?;
     let files: Vec<Option<Arc<std::fs::File>>> =
         opened.iter_mut().map(|t| t.file.take().map(Arc::new)).collect();
+    // The file targets' extents, now that they are prepared: the workers count I/Os against them.
+    let layouts = Layouts::take(&p.plan, &opened, &files);
     let throttle = apply_throttle(&p, &mut *shown)?;
     // Emulated devices, links and the cache, verification and faults; then the workers.
     let mut layers = Layers::build(&p.plan, &p.job.cache, &p.regions, &mut p.warnings)?;
@@ -46,7 +49,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         RunIntegrity::build(&p.job, &p.plan, &p.regions, (&p.geometry, &files), check.as_ref(), run_id_bits)?;
     let finish = Arc::new(AtomicBool::new(false));
     let (handles, rx) =
-        start_workers(&p, &layers, &integrity, (&opened, &files), stop, &finish, interval_ns)?;
+        start_workers(&p, &layers, &integrity, (&opened, &files, &layouts), stop, &finish, interval_ns)?;
     let (started_at, started_unix_s) = env::now_rfc3339();
     // Collect intervals while the workers run; the observer shows the ramp and measure phases.
     let watch = Watch {
@@ -61,6 +64,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     let cpu_end = (env::process_cpu_s(), Instant::now());
     collected.close_pending();
     let outputs = join_workers(handles)?;
+    let layouts = layouts.finish(&p.plan, &opened, &files, &outputs);
     let Prepared { plan, regions, probes, warnings, .. } = p;
     let run = Finished {
         plan,
@@ -68,6 +72,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         probes,
         opened,
         outputs,
+        layouts,
         layers,
         integrity,
         throttle,
@@ -96,12 +101,21 @@ fn open_targets(
         if p.will_create || p.will_extend_to.is_some() {
             let verb = if p.will_create { "creating" } else { "extending" };
             let size_bytes = p.will_extend_to.unwrap_or(p.size_bytes);
+            let how = match r.prealloc {
+                Prealloc::Fallocate => "reserving it and writing data so reads never hit holes...",
+                Prealloc::Write => {
+                    "writing data so reads never hit holes (allocated as written, --prealloc write)..."
+                }
+                Prealloc::None => "empty: the run's own writes grow and allocate it (--prealloc none)",
+            };
             obs.notice(&format!(
-                "iolab: {verb} '{}' ({}), writing data so reads never hit holes...",
+                "iolab: {verb} '{}' ({}), {how}",
                 p.name,
                 iolab_report::format_bytes(size_bytes)
             ));
-            r.fill_progress = obs.fill_hook(verb, &p.name, size_bytes);
+            if r.prealloc != Prealloc::None {
+                r.fill_progress = obs.fill_hook(verb, &p.name, size_bytes);
+            }
         }
         let t = iolab_device::open(r)
             .map_err(|e| Error::usage(e).context(format_args!("opening target '{}'", p.name)))?;
@@ -130,12 +144,12 @@ fn start_workers(
     p: &Prepared,
     layers: &Layers,
     integrity: &RunIntegrity,
-    targets: (&[OpenedTarget], &[Option<Arc<std::fs::File>>]),
+    targets: (&[OpenedTarget], &[Option<Arc<std::fs::File>>], &Layouts),
     stop: &Arc<AtomicBool>,
     finish: &Arc<AtomicBool>,
     interval_ns: u64,
 ) -> Result<Workers> {
-    let (opened, files) = targets;
+    let (opened, files, layouts) = targets;
     let plan = &p.plan;
     let epoch = Instant::now();
     let barrier = Arc::new(Barrier::new(plan.workers.len() + 1));
@@ -169,6 +183,7 @@ fn start_workers(
             finish: finish.clone(),
             barrier: barrier.clone(),
             events: tx.clone(),
+            boundaries: layouts.boundaries(&w.targets),
         };
         let handle = std::thread::Builder::new()
             .name(format!("iolab-w{}", w.index))

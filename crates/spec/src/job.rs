@@ -140,9 +140,10 @@ pub enum Prealloc {
     /// No reservation: the data is written sequentially, 1 MiB at a time, and the file system allocates as
     /// the writes come (fio: `fallocate=none` with its layout writes).
     Write,
-    /// Nothing allocated or written: a sparse file of the size (`ftruncate`), allocated by the run's own writes,
-    /// the fragmenting case (fio: `fallocate=truncate` on a write job, which fio does not lay out). Reads of
-    /// what the run has not written hit holes and never reach the device.
+    /// Nothing allocated or written: the file is created empty (a smaller one left as it is), and the run's own
+    /// writes grow and allocate it, as appending writers do: the fragmenting case (fio: `fallocate=none` on a
+    /// write job, which fio does not lay out). Reads of what the run has not written yet are short (past the
+    /// end of the file) or hit holes.
     None,
 }
 

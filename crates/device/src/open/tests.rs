@@ -310,10 +310,10 @@ fn open_loop_device_with_ext4_signature_write_is_refused_without_destroy_data() 
     assert_eq!(fs::read(&image).unwrap(), data, "the image must be untouched");
 }
 
-/// `--prealloc`: `fallocate` and `write` write data over the whole file (no holes); `none` creates a sparse
-/// file of the size with nothing allocated, for the run's writes to allocate; an extension follows suit.
+/// `--prealloc`: `fallocate` and `write` write data over the whole file (no holes); `none` creates an empty
+/// file for the run's writes to grow (appending writers), and leaves a smaller file as it is.
 #[test]
-fn prealloc_none_leaves_a_sparse_file_the_others_fill_it() {
+fn prealloc_none_leaves_an_empty_file_the_others_fill_it() {
     use std::os::unix::fs::MetadataExt;
     let dir = tempfile::tempdir().unwrap();
     for prealloc in [Prealloc::Fallocate, Prealloc::Write, Prealloc::None] {
@@ -323,16 +323,17 @@ fn prealloc_none_leaves_a_sparse_file_the_others_fill_it() {
         req.writes = true;
         req.create_size = Some(4 << 20);
         req.prealloc = prealloc;
+        let empty = prealloc == Prealloc::None;
         let t = open(&req).unwrap();
+        assert_eq!(t.probe.size_bytes, 4 << 20, "{prealloc:?}: the run addresses the size asked for");
         let meta = fs::metadata(&path).unwrap();
-        assert_eq!(meta.len(), 4 << 20, "{prealloc:?}");
-        let sparse = prealloc == Prealloc::None;
-        assert_eq!(t.fill_s.is_none(), sparse, "{prealloc:?}");
-        assert_eq!(t.has_holes, sparse, "{prealloc:?}");
-        assert_eq!(meta.blocks() == 0, sparse, "{prealloc:?}: {} blocks", meta.blocks());
+        assert_eq!(meta.len(), if empty { 0 } else { 4 << 20 }, "{prealloc:?}");
+        assert_eq!(t.fill_s.is_none(), empty, "{prealloc:?}");
+        assert!(!t.has_holes, "{prealloc:?}");
+        assert_eq!(meta.blocks() == 0, empty, "{prealloc:?}: {} blocks", meta.blocks());
         req.create_size = Some(8 << 20);
         let t = open(&req).unwrap();
-        assert_eq!(fs::metadata(&path).unwrap().len(), 8 << 20);
-        assert_eq!(t.fill_s.is_none(), sparse, "{prealloc:?} extended");
+        assert_eq!(fs::metadata(&path).unwrap().len(), if empty { 0 } else { 8 << 20 });
+        assert_eq!(t.fill_s.is_none(), empty, "{prealloc:?} extended");
     }
 }
