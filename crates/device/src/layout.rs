@@ -220,7 +220,7 @@ mod tests {
         use std::os::unix::fs::FileExt;
         let dir = tempfile::tempdir().unwrap();
         let f = std::fs::OpenOptions::new()
-            .create(true)
+            .create_new(true)
             .read(true)
             .write(true)
             .open(dir.path().join("f"))
