@@ -1144,6 +1144,24 @@ mod tests {
     }
 
     #[test]
+    fn prealloc_key_takes_its_three_modes_and_names_them_when_refused() {
+        let job = JobSpec::from_toml("prealloc = \"none\"\n", "j.toml").unwrap();
+        assert_eq!(job.prealloc, Some(Prealloc::None));
+        let mut cli = JobSpec::default();
+        cli.set_run("prealloc", "write", &Place::Flag("--prealloc".into())).unwrap();
+        let mut job = job;
+        job.apply_overrides(&cli);
+        assert_eq!(job.prealloc, Some(Prealloc::Write), "the flag wins over the file");
+        let e = JobSpec::from_toml("prealloc = \"posix\"\n", "j.toml").unwrap_err().to_string();
+        assert!(e.contains("'posix'") && e.contains("'fallocate', 'write' or 'none'"), "{e}");
+        for p in [Prealloc::Fallocate, Prealloc::Write, Prealloc::None] {
+            let mut j = JobSpec::default();
+            j.set_run("prealloc", p.as_str(), &Place::Flag("--prealloc".into())).unwrap();
+            assert_eq!(j.prealloc, Some(p), "one name everywhere");
+        }
+    }
+
+    #[test]
     fn every_layer_field_has_a_key() {
         // Each key sets a distinct field, and the key lists cover every field: a new field without a key fails here.
         let flag = Place::Flag("x".into());
