@@ -98,25 +98,7 @@ fn open_targets(
     for (r, p) in requests.iter_mut().zip(probes) {
         // A Ctrl-C during a long fill stops it between chunks (what it created is removed).
         r.stop = Some(iolab_device::StopFlag(stop.clone()));
-        if p.will_create || p.will_extend_to.is_some() {
-            let verb = if p.will_create { "creating" } else { "extending" };
-            let size_bytes = p.will_extend_to.unwrap_or(p.size_bytes);
-            let how = match r.prealloc {
-                Prealloc::Fallocate => "reserving it and writing data so reads never hit holes...",
-                Prealloc::Write => {
-                    "writing data so reads never hit holes (allocated as written, --prealloc write)..."
-                }
-                Prealloc::None => "empty: the run's own writes grow and allocate it (--prealloc none)",
-            };
-            obs.notice(&format!(
-                "iolab: {verb} '{}' ({}), {how}",
-                p.name,
-                iolab_report::format_bytes(size_bytes)
-            ));
-            if r.prealloc != Prealloc::None {
-                r.fill_progress = obs.fill_hook(verb, &p.name, size_bytes);
-            }
-        }
+        announce_layout(r, p, obs);
         let t = iolab_device::open(r)
             .map_err(|e| Error::usage(e).context(format_args!("opening target '{}'", p.name)))?;
         if stop.load(Ordering::Relaxed) {
@@ -125,6 +107,30 @@ fn open_targets(
         opened.push(t);
     }
     Ok(opened)
+}
+
+/// Says how a target about to be created or extended is laid out (`--prealloc`), and hooks the fill's
+/// progress when there is one.
+fn announce_layout(r: &mut OpenRequest, p: &Probe, obs: &mut dyn Observer) {
+    if !p.will_create && p.will_extend_to.is_none() {
+        return;
+    }
+    let verb = if p.will_create { "creating" } else { "extending" };
+    let size_bytes = p.will_extend_to.unwrap_or(p.size_bytes);
+    let how = match r.prealloc {
+        Prealloc::Fallocate => "reserving it and writing data so reads never hit holes...",
+        Prealloc::Write => {
+            "writing data so reads never hit holes (allocated as written, --prealloc write)..."
+        }
+        Prealloc::None if p.will_create => {
+            "empty: the run's own writes grow and allocate it (--prealloc none)"
+        }
+        Prealloc::None => "left as it is: the run's own writes grow and allocate the rest (--prealloc none)",
+    };
+    obs.notice(&format!("iolab: {verb} '{}' ({}), {how}", p.name, iolab_report::format_bytes(size_bytes)));
+    if r.prealloc != Prealloc::None {
+        r.fill_progress = obs.fill_hook(verb, &p.name, size_bytes);
+    }
 }
 
 /// `--throttle`: applies the limits checked by `prepare`, with a notice saying what is in place.
