@@ -14,12 +14,16 @@
 //!   files for removal at exit ([`scratch`]).
 //!
 //! An error leaves the target as it was: a half-made file is removed, a half-extended one truncated back.
+//!
+//! [`layout`] maps a file target's extents (FIEMAP) and counts the I/Os that cross their boundaries; its
+//! ioctl is the crate's only `unsafe` (everything else is denied it).
 
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod error;
 pub mod gate;
+pub mod layout;
 pub mod mem;
 mod open;
 pub mod scratch;
@@ -29,6 +33,7 @@ pub mod throttle;
 
 pub use error::{format_bytes, TargetError};
 pub use gate::{Access, GateError, Output, WriteGate};
+pub use layout::Layout;
 pub use mem::MemStore;
 pub use open::{open, probe};
 pub use scratch::{register_scratch, remove_scratch_files, stale_scratch_files, ScratchGuard};
@@ -36,7 +41,7 @@ pub use signature::{detect_signature, SIGNATURE_HEAD_BYTES};
 pub use sys::{mem_available_bytes, mem_total_bytes, MEMINFO_ENV};
 pub use throttle::{ThrottleError, ThrottleGuard};
 
-use iolab_spec::TargetSpec;
+use iolab_spec::{Prealloc, TargetSpec};
 use std::fmt;
 use std::sync::Arc;
 
@@ -88,6 +93,9 @@ pub struct OpenRequest {
     /// `--size`: the size of a file to create when it is missing, or to extend an existing smaller file to
     /// (write jobs only). An error for block devices.
     pub create_size: Option<u64>,
+    /// How a file [`open`] creates, or the part it adds to one it extends, is laid out (`--prealloc`):
+    /// reserved and written (the default), written, or left sparse for the run's writes to allocate.
+    pub prealloc: Prealloc,
     /// iolab chose this path itself (a default run): the file is created, and removed at exit.
     pub scratch: bool,
     /// `--allow-write-device`: a write job may write to a block device.
@@ -149,6 +157,7 @@ impl OpenRequest {
             direct: true,
             writes: false,
             create_size: None,
+            prealloc: Prealloc::default(),
             scratch: false,
             allow_write_device: false,
             destroy_data: false,
@@ -231,7 +240,8 @@ pub struct OpenedTarget {
     /// The file is a scratch file that [`open`] created and registered for removal at exit (an existing
     /// file is never registered, even when `req.scratch`).
     pub scratch: bool,
-    /// Seconds spent writing data into a created or extended file.
+    /// Seconds spent writing data into a created or extended file; `None` when nothing was written
+    /// (`--prealloc none`, or no file created or extended).
     pub fill_s: Option<f64>,
     /// An existing file with holes (SEEK_HOLE): reads of holes never touch the device.
     pub has_holes: bool,

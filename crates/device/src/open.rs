@@ -13,7 +13,7 @@ use crate::scratch;
 use crate::signature::{detect_signature, SIGNATURE_HEAD_BYTES};
 use crate::sys::{self, BlockInfo, DevNum, Mount};
 use crate::{FillProgress, OpenRequest, OpenedTarget, Probe, StopFlag, TargetKind, FILL_PROGRESS_STEP_BYTES};
-use iolab_spec::TargetSpec;
+use iolab_spec::{Prealloc, TargetSpec};
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -390,7 +390,7 @@ fn open_path(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> Result
         let file = open_final(req, path, device, &opened.probe)?;
         if let Some(to) = opened.probe.will_extend_to {
             let from = fs::metadata(path).map_err(|e| TargetError::from_io(path, "inspect", e, false))?.len();
-            opened.fill_s = Some(extend_and_fill(path, from, to, req)?);
+            opened.fill_s = extend_and_fill(path, from, to, req)?;
         }
         opened.file = Some(file);
     }
@@ -451,15 +451,14 @@ fn create_and_fill(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> 
         let guard = RemoveOnError { path: &absolute, armed: true };
         let file = open_final(req, path, false, &opened.probe)?;
         let watch = req.scratch.then_some(absolute.as_path());
-        let fill_s =
-            fill(&writer, path, 0, size_bytes, watch, req.fill_progress.as_ref(), req.stop.as_ref())?;
+        let fill_s = lay_out(&writer, path, (0, size_bytes), watch, req)?;
         guard.disarm();
         Ok((file, fill_s))
     })();
     match result {
         Ok((file, fill_s)) => {
             opened.file = Some(file);
-            opened.fill_s = Some(fill_s);
+            opened.fill_s = fill_s;
             opened.created = true;
             opened.scratch = req.scratch;
             Ok(())
@@ -493,19 +492,55 @@ impl Drop for RemoveOnError<'_> {
     }
 }
 
-/// Extends an existing file from `from` to `to` bytes and fills the new part; on error truncates it back.
-fn extend_and_fill(path: &str, from: u64, to: u64, req: &OpenRequest) -> Result<f64, TargetError> {
+/// Extends an existing file from `from` to `to` bytes and lays out the new part ([`lay_out`]); on error
+/// truncates it back.
+fn extend_and_fill(path: &str, from: u64, to: u64, req: &OpenRequest) -> Result<Option<f64>, TargetError> {
     let writer = OpenOptions::new()
         .write(true)
         .open(path)
         .map_err(|e| TargetError::from_io(path, "open for writing", e, false))?;
-    fill(&writer, path, from, to, None, req.fill_progress.as_ref(), req.stop.as_ref()).inspect_err(|_| {
+    lay_out(&writer, path, (from, to), None, req).inspect_err(|_| {
         let _ = writer.set_len(from);
     })
 }
 
-/// Allocates `[start, end)` of `file` and writes incompressible pseudo-random data over it, so that no read
-/// of the run hits a hole. Buffered 1 MiB sequential writes, then fdatasync and POSIX_FADV_DONTNEED so the
+/// Lays out `[start, end)` of `file` as `req.prealloc` says: `fallocate` reserves it in one call, then fills
+/// it; `write` fills it, allocating as the writes come; `none` leaves the file as it is (a new one empty),
+/// for the run's writes to grow and allocate, as appending writers do. Returns the seconds spent filling,
+/// `None` when nothing was written.
+fn lay_out(
+    file: &File,
+    path: &str,
+    (start, end): (u64, u64),
+    watch: Option<&Path>,
+    req: &OpenRequest,
+) -> Result<Option<f64>, TargetError> {
+    let no_space =
+        || TargetError::NoSpace { path: path.into(), needed_bytes: end - start, available_bytes: None };
+    match req.prealloc {
+        Prealloc::None => return Ok(None),
+        Prealloc::Write => {}
+        Prealloc::Fallocate => reserve(file, start, end).map_err(|e| match e.raw_os_error() {
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => no_space(),
+            _ => TargetError::from_io(path, "allocate", e, false),
+        })?,
+    }
+    fill(file, path, start, end, watch, req.fill_progress.as_ref(), req.stop.as_ref()).map(Some)
+}
+
+/// Reserves `[start, end)` of `file` with one `fallocate(2)`; where the file system has none (tmpfs before
+/// 3.5, some network file systems), sets the length instead and lets the fill allocate.
+fn reserve(file: &File, start: u64, end: u64) -> io::Result<()> {
+    use nix::fcntl::{fallocate, FallocateFlags};
+    match fallocate(file, FallocateFlags::empty(), start as libc::off_t, (end - start) as libc::off_t) {
+        Ok(()) => Ok(()),
+        Err(e @ (nix::errno::Errno::ENOSPC | nix::errno::Errno::EDQUOT)) => Err(io::Error::from(e)),
+        Err(_) => file.set_len(end),
+    }
+}
+
+/// Writes incompressible pseudo-random data over `[start, end)` of `file`, so that no read of the run hits a
+/// hole. Buffered 1 MiB sequential writes, then fdatasync and POSIX_FADV_DONTNEED so the
 /// page cache does not serve the run. Returns the seconds spent. The fill stops with
 /// [`TargetError::Interrupted`] when `stop` is raised, or once `watch` (a scratch path) has been unregistered
 /// by [`scratch::remove_scratch_files`].
@@ -519,7 +554,7 @@ fn fill(
     progress: Option<&FillProgress>,
     stop: Option<&StopFlag>,
 ) -> Result<f64, TargetError> {
-    use nix::fcntl::{fallocate, posix_fadvise, FallocateFlags, PosixFadviseAdvice};
+    use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
     let started = Instant::now();
     let needed_bytes = end - start;
     let no_space = || TargetError::NoSpace { path: path.into(), needed_bytes, available_bytes: None };
@@ -527,12 +562,6 @@ fn fill(
         Some(libc::ENOSPC) | Some(libc::EDQUOT) => no_space(),
         _ => TargetError::from_io(path, "write to", e, false),
     };
-    match fallocate(file, FallocateFlags::empty(), start as libc::off_t, needed_bytes as libc::off_t) {
-        Ok(()) => {}
-        Err(nix::errno::Errno::ENOSPC) | Err(nix::errno::Errno::EDQUOT) => return Err(no_space()),
-        // Not supported here (tmpfs before 3.5, some network file systems): set the length instead.
-        Err(_) => file.set_len(end).map_err(write_error)?,
-    }
     let mut words = vec![0u64; FILL_CHUNK_BYTES / 8];
     // xorshift64: fast and incompressible enough for compressing/deduplicating devices. The seed varies
     // per run and the state runs on across chunks, so no two chunks are equal.

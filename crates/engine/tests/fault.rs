@@ -77,6 +77,7 @@ fn run_with(
         finish: Arc::new(AtomicBool::new(false)),
         barrier: Arc::new(Barrier::new(1)),
         events: tx,
+        boundaries: Vec::new(),
     };
     let out = run_worker(setup).unwrap_or_else(|e| panic!("run_worker (seed {seed}): {e}"));
     (out, faults)

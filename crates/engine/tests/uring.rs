@@ -65,6 +65,7 @@ fn run(t: &TempTarget, job: &str) -> WorkerOutput {
         finish: Arc::new(AtomicBool::new(false)),
         barrier: Arc::new(Barrier::new(1)),
         events: tx,
+        boundaries: Vec::new(),
     })
     .unwrap_or_else(|e| panic!("run_worker (seed {}): {e}", plan.seed));
     assert_eq!(out.engine, "io_uring");

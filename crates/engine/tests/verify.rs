@@ -74,6 +74,7 @@ fn run(job: &str, store: &Arc<MemStore>, v: &Arc<Verifier>, readback: bool) -> V
                 finish: Arc::new(AtomicBool::new(false)),
                 barrier: barrier.clone(),
                 events: tx,
+                boundaries: Vec::new(),
             };
             std::thread::spawn(move || run_worker(setup))
         })

@@ -36,6 +36,17 @@ fn sim_choice(targets: Vec<SimTarget>, virtual_clock: bool) -> EngineChoice {
 /// target's latency and servers. `stop_after`: raise the stop flag before the start (Some(ZERO)) or after a
 /// wall-clock delay.
 fn run(job: &str, target: &str, virtual_clock: bool, stop_after: Option<Duration>) -> Run {
+    run_with(job, target, virtual_clock, stop_after, Vec::new())
+}
+
+/// [`run`], with extent boundaries for the worker's target (split I/Os are counted against them).
+fn run_with(
+    job: &str,
+    target: &str,
+    virtual_clock: bool,
+    stop_after: Option<Duration>,
+    boundaries: Vec<Option<Arc<[u64]>>>,
+) -> Run {
     let spec = JobSpec::from_toml(job, "test.toml").expect("job parses");
     let target = TargetSpec::parse(target).expect("target parses");
     let TargetSpec::Sim(SimSpec::Fixed { latency_ns, servers, size_bytes }) = target else {
@@ -73,6 +84,7 @@ fn run(job: &str, target: &str, virtual_clock: bool, stop_after: Option<Duration
         finish: Arc::new(AtomicBool::new(false)),
         barrier: Arc::new(Barrier::new(1)),
         events: tx,
+        boundaries,
     };
     let stopper = match stop_after {
         Some(d) if !d.is_zero() => Some(std::thread::spawn(move || {
@@ -231,4 +243,19 @@ fn stop_during_a_real_clock_run_ends_it_within_a_tick() {
     assert!(o.window_ns < 2_000_000_000, "window {} ns", o.window_ns);
     let ops: u64 = r.intervals.iter().map(|i| i.read.ops).sum();
     assert_eq!(ops, o.read.ops, "interval ops add up");
+}
+
+/// Split I/Os: 1,000 sequential 96 KiB reads cover [0, 96,000 KiB); with a boundary at every MiB, the 93
+/// boundaries inside that span are crossed except those on a multiple of 3 MiB (3,072 KiB = 32 reads of 96
+/// KiB, so a read ends there): 93 - 31 = 62. Without boundaries nothing is counted.
+#[test]
+fn split_ios_are_the_ops_that_cross_an_extent_boundary() {
+    let job =
+        "ios = 1000\nramp = \"0\"\nseed = 1\nclock = \"virtual\"\nqd = 4\nbs = \"96k\"\nrw = \"read\"\n";
+    let mib: Arc<[u64]> = (1..1024u64).map(|m| m << 20).collect();
+    let r = run_with(job, SIM, true, None, vec![Some(mib)]);
+    assert_eq!(r.out.read.ops, 1000);
+    assert_eq!(r.out.split_ios, [62]);
+    let r = run_with(job, SIM, true, None, vec![None]);
+    assert!(r.out.split_ios.is_empty(), "no target with boundaries, no counter");
 }

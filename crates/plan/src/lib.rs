@@ -16,7 +16,7 @@ pub mod sizing;
 
 use iolab_spec::{
     Arrival, BlockSizeWeight, ClockKind, DataPattern, Dist, EngineKind, JobSpec, Layer, NamedTarget,
-    TargetSpec,
+    Prealloc, TargetSpec,
 };
 use serde::Serialize;
 
@@ -58,6 +58,10 @@ pub struct Plan {
     pub engine: EngineKind,
     /// O_DIRECT.
     pub direct: bool,
+    /// How a file iolab creates (or extends) is laid out (`prealloc`); left out of the document when it is the
+    /// default, `fallocate`.
+    #[serde(default, skip_serializing_if = "is_default_prealloc")]
+    pub prealloc: Prealloc,
     /// Real or virtual time.
     pub clock: ClockKind,
     /// Writes to block devices allowed.
@@ -74,6 +78,10 @@ pub struct Plan {
     /// at a time per worker, so the workers' `qd` were lowered to 1); `None` when the workers run as asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asked_depth: Option<u32>,
+}
+
+fn is_default_prealloc(p: &Prealloc) -> bool {
+    *p == Prealloc::default()
 }
 
 /// One distinct target.
@@ -301,6 +309,7 @@ impl Plan {
             bytes: job.bytes,
             engine: job.engine.unwrap_or_default(),
             direct: job.direct.unwrap_or(true),
+            prealloc: job.prealloc.unwrap_or_default(),
             clock: job.clock.unwrap_or_default(),
             allow_write_device: job.allow_write_device.unwrap_or(false),
             destroy_data: job.destroy_data.unwrap_or(false),

@@ -40,5 +40,5 @@ pub use format::{escape_control, format_bytes, format_count, format_duration_ns,
 pub use model::{
     encode as encode_histogram, errno_name, Cpu, Depth, Env, ErrorDetail, ErrorSummary, GroupHistograms,
     GroupRate, GroupResult, HistogramSet, MeasuredBy, OpSet, OpSummary, RateResult, RunResult, TargetEnv,
-    TargetResult, WorkerResult, SCHEMA,
+    TargetLayout, TargetResult, WorkerResult, SCHEMA,
 };

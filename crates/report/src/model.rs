@@ -233,6 +233,43 @@ pub struct TargetEnv {
     pub scratch: bool,
     /// Seconds spent filling the file before the run, if it was filled.
     pub fill_s: Option<f64>,
+    /// A file target's layout on its device (FIEMAP) and the I/Os that crossed a boundary between its
+    /// extents; absent for other targets and on file systems without FIEMAP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<TargetLayout>,
+}
+
+/// How a file target lies on its device: its extents (physically contiguous pieces, as `filefrag` counts
+/// them) before and after the run, and the run's split I/Os.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetLayout {
+    /// How iolab laid out the file it created or extended (`--prealloc`: `fallocate`, `write` or `none`);
+    /// absent for a file it found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prealloc: Option<String>,
+    /// Extents once the target was prepared, before the ramp: the map the run's I/Os were counted against.
+    pub extents_before: u64,
+    /// Extents after the run: its writes into holes add some, which the next run meets.
+    pub extents_after: u64,
+    /// I/Os recorded in the window whose range crossed an extent boundary of the map taken before the ramp.
+    pub split_ios: u64,
+}
+
+impl TargetLayout {
+    /// For people, as every rendering shows it: `3 extents`, `1 extent before the run, 30 after`,
+    /// `30 extents, 1,234 split I/Os` (split I/Os only where there were boundaries to cross).
+    pub fn summary(&self) -> String {
+        let count = crate::format::format_count;
+        let plural = |n: u64| if n == 1 { "extent" } else { "extents" };
+        let mut text = format!("{} {}", count(self.extents_before), plural(self.extents_before));
+        if self.extents_after != self.extents_before {
+            text.push_str(&format!(" before the run, {} after", count(self.extents_after)));
+        }
+        if self.extents_before > 1 {
+            text.push_str(&format!(", {} split I/Os", count(self.split_ios)));
+        }
+        text
+    }
 }
 
 /// One target's reads, writes and both, over every worker that used it.

@@ -106,6 +106,12 @@ pub(crate) fn sample() -> RunResult {
                 created: false,
                 scratch: false,
                 fill_s: None,
+                layout: Some(crate::TargetLayout {
+                    prealloc: Some("fallocate".to_string()),
+                    extents_before: 3,
+                    extents_after: 4,
+                    split_ios: 1_234,
+                }),
             }],
             throttle: None,
         },
@@ -208,7 +214,10 @@ fn render_text_closed_loop_is_aligned_summary() {
     let text = text(&sample());
     let l = lines(&text);
     assert_eq!(l[0], "iolab 0.1.0 · run 3f9a2c1e · seed 1234 · measured 10.00 s after 2.00 s ramp");
-    assert_eq!(l[1], "target  /data/f  file, 8.00 GiB, ext4, O_DIRECT, io_uring");
+    assert_eq!(
+        l[1],
+        "target  /data/f  file, 8.00 GiB, ext4, O_DIRECT, io_uring, 3 extents before the run, 4 after, 1,234 split I/Os"
+    );
     assert_eq!(l[2], "workers 4 × qd 32 (requested depth 128, achieved 127.4)");
     assert_eq!(l[3], "");
     assert_eq!(l[4], "             ops       IOPS   MB/s     mean      p50      p99    p99.9      max");
@@ -272,13 +281,14 @@ fn render_text_one_target_line_per_target_and_partial_flag() {
     second.fs_type = None;
     second.device_model = Some("Samsung PM9A3".to_string());
     second.size_bytes = 1_920_383_410_176;
+    second.layout = None;
     r.env.targets.push(second);
     r.partial = true;
     r.ramp_s = 0.0;
     let text = text(&r);
     let l = lines(&text);
     assert_eq!(l[0], "iolab 0.1.0 · run 3f9a2c1e · seed 1234 · measured 10.00 s · partial (stopped early)");
-    assert_eq!(l[1], "target  /data/f  file, 8.00 GiB, ext4, O_DIRECT, io_uring");
+    assert_eq!(l[1], "target  /data/f  file, 8.00 GiB, ext4, O_DIRECT, io_uring, 3 extents before the run, 4 after, 1,234 split I/Os");
     assert_eq!(l[2], "target  /dev/nvme0n1  block device, 1.75 TiB, Samsung PM9A3, O_DIRECT, io_uring");
 }
 
@@ -402,6 +412,12 @@ fn json_schema_nested_properties_match_serialised_keys() {
         Warning::SyncEngineDepth { requested: 4 },
         Warning::EngineFallback { reason: "r".into() },
         Warning::FileHasHoles { target: "f".into() },
+        Warning::FragmentedTarget {
+            target: "f".into(),
+            extents: 30,
+            mean_extent_bytes: 2 << 20,
+            split_ios: 5,
+        },
         Warning::ShortRun { measured_s: 1.0 },
         Warning::HistogramSaturated { count: 1 },
         Warning::TmpfsTarget { target: "f".into() },

@@ -5,6 +5,7 @@
 use crate::collect::{group_of, Collected};
 use crate::integrity::RunIntegrity;
 use crate::layers::Layers;
+use crate::layout::TargetLayouts;
 use crate::warnings::{run_warnings, CacheFacts, PathTarget, RateFacts, RunFacts};
 use crate::{env, loadgen, Result};
 use iolab_device::{OpenedTarget, Probe, TargetKind, ThrottleGuard};
@@ -30,6 +31,8 @@ pub(crate) struct Finished {
     pub opened: Vec<OpenedTarget>,
     /// The workers' outputs, in worker order.
     pub outputs: Vec<WorkerOutput>,
+    /// Per run target: the file's layout before and after the run, `None` for other targets.
+    pub layouts: Vec<Option<TargetLayouts>>,
     /// Emulated devices, links, the cache.
     pub layers: Layers,
     /// Verification and faults.
@@ -101,7 +104,15 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         direct: plan.direct,
         path_targets: path_targets(&run.probes, &plan),
         mem_total_bytes: iolab_device::mem_total_bytes(),
-        targets_with_holes: run.opened.iter().filter(|t| t.has_holes).map(|t| t.probe.name.clone()).collect(),
+        // Holes matter to reads only: a write-only run on a sparse file (--prealloc none) allocates them.
+        targets_with_holes: run
+            .opened
+            .iter()
+            .zip(&plan.targets)
+            .filter(|(t, p)| t.has_holes && p.reads)
+            .map(|(t, _)| t.probe.name.clone())
+            .collect(),
+        layouts: run.layouts.iter().flatten().map(|l| l.facts.clone()).collect(),
         rate: rate.as_ref().map(rate_facts),
         errors: errors.total,
         eio_injected: injects_eio(&run.integrity),
@@ -118,7 +129,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     warnings.extend(run_warnings(&facts));
     let (verify, inject) = run.integrity.results(&mut warnings)?;
     let config = serde_json::json!({ "plan": plan, "regions": run.regions, "interval_s": interval_s });
-    let env = environment(&outputs, &run.opened, run.throttle.as_ref());
+    let env = environment(&outputs, (&run.opened, &run.layouts), run.throttle.as_ref());
     let result = RunResult {
         schema: iolab_report::SCHEMA.to_string(),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -362,7 +373,11 @@ fn dropped_data(plan: &Plan, layers: &Layers) -> Vec<(String, u64)> {
 }
 
 /// The result's `env` block: the machine, the engine, the targets, the throttle.
-fn environment(outputs: &[WorkerOutput], opened: &[OpenedTarget], throttle: Option<&ThrottleGuard>) -> Env {
+fn environment(
+    outputs: &[WorkerOutput],
+    (opened, layouts): (&[OpenedTarget], &[Option<TargetLayouts>]),
+    throttle: Option<&ThrottleGuard>,
+) -> Env {
     let mut engine_features: Vec<String> = Vec::new();
     for f in outputs.iter().flat_map(|o| &o.features) {
         if !engine_features.contains(f) {
@@ -371,7 +386,8 @@ fn environment(outputs: &[WorkerOutput], opened: &[OpenedTarget], throttle: Opti
     }
     let targets = opened
         .iter()
-        .map(|t| TargetEnv {
+        .zip(layouts)
+        .map(|(t, l)| TargetEnv {
             name: t.probe.name.clone(),
             kind: t.probe.kind.as_str().to_string(),
             size_bytes: t.probe.size_bytes,
@@ -382,6 +398,7 @@ fn environment(outputs: &[WorkerOutput], opened: &[OpenedTarget], throttle: Opti
             created: t.created,
             scratch: t.scratch,
             fill_s: t.fill_s,
+            layout: l.as_ref().map(|l| l.report.clone()),
         })
         .collect();
     Env {

@@ -7,13 +7,14 @@ use crate::assemble::{self, Finished};
 use crate::collect::{self, Watch};
 use crate::integrity::RunIntegrity;
 use crate::layers::Layers;
+use crate::layout::Layouts;
 use crate::observe::Started;
 use crate::prepare::{self, Prepared};
 use crate::{env, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape};
 use iolab_device::{OpenRequest, OpenedTarget, Probe, ThrottleGuard};
 use iolab_engine::{WorkerEvent, WorkerOutput, WorkerResult, WorkerSetup};
 use iolab_plan::sizing::DataKept;
-use iolab_spec::EngineKind;
+use iolab_spec::{EngineKind, Prealloc};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 use std::thread::JoinHandle;
@@ -36,6 +37,8 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     let mut opened = open_targets(&mut p.requests, &p.probes, stop, &mut *shown)?;
     let files: Vec<Option<Arc<std::fs::File>>> =
         opened.iter_mut().map(|t| t.file.take().map(Arc::new)).collect();
+    // The file targets' extents, now that they are prepared: the workers count I/Os against them.
+    let layouts = Layouts::take(&p.plan, &opened, &files);
     let throttle = apply_throttle(&p, &mut *shown)?;
     // Emulated devices, links and the cache, verification and faults; then the workers.
     let mut layers = Layers::build(&p.plan, &p.job.cache, &p.regions, p.job.integrity.verifying())?;
@@ -53,7 +56,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         RunIntegrity::build(&p.job, &p.plan, &p.regions, (&p.geometry, &files), check.as_ref(), run_id_bits)?;
     let finish = Arc::new(AtomicBool::new(false));
     let (handles, rx) =
-        start_workers(&p, &layers, &integrity, (&opened, &files), stop, &finish, interval_ns)?;
+        start_workers(&p, &layers, &integrity, (&opened, &files, &layouts), stop, &finish, interval_ns)?;
     let (started_at, started_unix_s) = env::now_rfc3339();
     // Collect intervals while the workers run; the observer shows the ramp and measure phases.
     let watch = Watch {
@@ -68,6 +71,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     let cpu_end = (env::process_cpu_s(), Instant::now());
     collected.close_pending();
     let outputs = join_workers(handles)?;
+    let layouts = layouts.finish(&p.plan, &opened, &files, &outputs);
     let Prepared { plan, regions, probes, warnings, .. } = p;
     let run = Finished {
         plan,
@@ -75,6 +79,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         probes,
         opened,
         outputs,
+        layouts,
         layers,
         integrity,
         throttle,
@@ -100,16 +105,7 @@ fn open_targets(
     for (r, p) in requests.iter_mut().zip(probes) {
         // A Ctrl-C during a long fill stops it between chunks (what it created is removed).
         r.stop = Some(iolab_device::StopFlag(stop.clone()));
-        if p.will_create || p.will_extend_to.is_some() {
-            let verb = if p.will_create { "creating" } else { "extending" };
-            let size_bytes = p.will_extend_to.unwrap_or(p.size_bytes);
-            obs.notice(&format!(
-                "iolab: {verb} '{}' ({}), writing data so reads never hit holes...",
-                p.name,
-                iolab_report::format_bytes(size_bytes)
-            ));
-            r.fill_progress = obs.fill_hook(verb, &p.name, size_bytes);
-        }
+        announce_layout(r, p, obs);
         let t = iolab_device::open(r)
             .map_err(|e| Error::usage(e).context(format_args!("opening target '{}'", p.name)))?;
         if stop.load(Ordering::Relaxed) {
@@ -118,6 +114,30 @@ fn open_targets(
         opened.push(t);
     }
     Ok(opened)
+}
+
+/// Says how a target about to be created or extended is laid out (`--prealloc`), and hooks the fill's
+/// progress when there is one.
+fn announce_layout(r: &mut OpenRequest, p: &Probe, obs: &mut dyn Observer) {
+    if !p.will_create && p.will_extend_to.is_none() {
+        return;
+    }
+    let verb = if p.will_create { "creating" } else { "extending" };
+    let size_bytes = p.will_extend_to.unwrap_or(p.size_bytes);
+    let how = match r.prealloc {
+        Prealloc::Fallocate => "reserving it and writing data so reads never hit holes...",
+        Prealloc::Write => {
+            "writing data so reads never hit holes (allocated as written, --prealloc write)..."
+        }
+        Prealloc::None if p.will_create => {
+            "empty: the run's own writes grow and allocate it (--prealloc none)"
+        }
+        Prealloc::None => "left as it is: the run's own writes grow and allocate the rest (--prealloc none)",
+    };
+    obs.notice(&format!("iolab: {verb} '{}' ({}), {how}", p.name, iolab_report::format_bytes(size_bytes)));
+    if r.prealloc != Prealloc::None {
+        r.fill_progress = obs.fill_hook(verb, &p.name, size_bytes);
+    }
 }
 
 /// `--throttle`: applies the limits checked by `prepare`, with a notice saying what is in place.
@@ -143,12 +163,12 @@ fn start_workers(
     p: &Prepared,
     layers: &Layers,
     integrity: &RunIntegrity,
-    targets: (&[OpenedTarget], &[Option<Arc<std::fs::File>>]),
+    targets: (&[OpenedTarget], &[Option<Arc<std::fs::File>>], &Layouts),
     stop: &Arc<AtomicBool>,
     finish: &Arc<AtomicBool>,
     interval_ns: u64,
 ) -> Result<Workers> {
-    let (opened, files) = targets;
+    let (opened, files, layouts) = targets;
     let plan = &p.plan;
     let epoch = Instant::now();
     let together = layers.on_timeline();
@@ -186,6 +206,7 @@ fn start_workers(
             finish: finish.clone(),
             barrier: if together { own_barrier.clone() } else { barrier.clone() },
             events: tx.clone(),
+            boundaries: layouts.boundaries(&w.targets),
         };
         setups.push(setup);
     }

@@ -22,6 +22,7 @@ mod execute;
 pub mod findmax;
 pub mod integrity;
 pub mod layers;
+mod layout;
 pub mod loadgen;
 mod observe;
 mod prepare;

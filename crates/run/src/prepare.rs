@@ -71,6 +71,7 @@ pub(crate) fn prepare(
                 direct: plan.direct,
                 writes: t.writes,
                 create_size: t.create_size.or(if scratch { Some(SCRATCH_SIZE) } else { None }),
+                prealloc: plan.prealloc,
                 scratch,
                 allow_write_device: plan.allow_write_device,
                 destroy_data: plan.destroy_data,

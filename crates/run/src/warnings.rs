@@ -19,6 +19,28 @@ pub struct PathTarget {
     pub tmpfs: bool,
 }
 
+/// A file target's layout, as the warnings need it: the more fragmented of its states before and after the run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LayoutFacts {
+    /// Its name.
+    pub name: String,
+    /// Extents (physically contiguous records merged).
+    pub extents: u64,
+    /// Bytes those extents map.
+    pub mapped_bytes: u64,
+    /// I/Os of the run that crossed an extent boundary.
+    pub split_ios: u64,
+}
+
+impl LayoutFacts {
+    /// Fragmented: at least [`iolab_stats::FRAGMENTED_MIN_EXTENTS`] extents, and on average smaller than
+    /// [`iolab_stats::FRAGMENTED_MEAN_EXTENT_BYTES`].
+    pub fn fragmented(&self) -> bool {
+        self.extents >= iolab_stats::FRAGMENTED_MIN_EXTENTS
+            && self.mapped_bytes / self.extents < iolab_stats::FRAGMENTED_MEAN_EXTENT_BYTES
+    }
+}
+
 /// The open-loop numbers: what was offered and what came of it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RateFacts {
@@ -85,8 +107,10 @@ pub struct RunFacts {
     pub path_targets: Vec<PathTarget>,
     /// The machine's memory.
     pub mem_total_bytes: u64,
-    /// Targets (files) with holes.
+    /// Targets (files) with holes that the run reads.
     pub targets_with_holes: Vec<String>,
+    /// The file targets' layouts.
+    pub layouts: Vec<LayoutFacts>,
     /// Open loop: the rate.
     pub rate: Option<RateFacts>,
     /// I/O errors.
@@ -176,6 +200,14 @@ fn target_warnings(f: &RunFacts, w: &mut Vec<Warning>) {
     for name in &f.targets_with_holes {
         w.push(Warning::FileHasHoles { target: name.clone() });
     }
+    for l in f.layouts.iter().filter(|l| l.fragmented()) {
+        w.push(Warning::FragmentedTarget {
+            target: l.name.clone(),
+            extents: l.extents,
+            mean_extent_bytes: l.mapped_bytes / l.extents,
+            split_ios: l.split_ios,
+        });
+    }
 }
 
 #[cfg(test)]
@@ -261,6 +293,33 @@ mod tests {
                 Warning::TmpfsTarget { target: "f".into() },
                 Warning::FileHasHoles { target: "f".into() },
             ]
+        );
+    }
+
+    /// Fragmented: 8 extents or more, averaging under 16 MiB. A 64 MiB file in 32 pieces is; in 4 it is not
+    /// (a fresh file system gives any file a few pieces); 1 GiB in 8 pieces of 128 MiB (ext4's block groups)
+    /// is not either.
+    #[test]
+    fn run_warnings_fragmented_targets() {
+        let m = 1u64 << 20;
+        let facts = |extents: u64, mapped_bytes: u64| LayoutFacts {
+            name: "f".into(),
+            extents,
+            mapped_bytes,
+            split_ios: 7,
+        };
+        let f = RunFacts {
+            layouts: vec![facts(32, 64 * m), facts(4, 64 * m), facts(8, 1024 * m)],
+            ..closed(1, 1.0)
+        };
+        assert_eq!(
+            run_warnings(&f),
+            vec![Warning::FragmentedTarget {
+                target: "f".into(),
+                extents: 32,
+                mean_extent_bytes: 2 * m,
+                split_ios: 7
+            }]
         );
     }
 

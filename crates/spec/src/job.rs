@@ -33,6 +33,7 @@ pub const RUN_KEYS: &[&str] = &[
     "seed",
     "engine",
     "direct",
+    "prealloc",
     "clock",
     "workers",
     "allow_write_device",
@@ -124,6 +125,37 @@ pub enum EngineKind {
     IoUring,
     /// pread/pwrite, one I/O at a time per worker.
     Sync,
+}
+
+/// How iolab lays out a file it creates (or the part it adds to a file it extends): the `prealloc` key,
+/// `--prealloc` flag. fio's `fallocate=` option, plus whether the bytes are written before the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Prealloc {
+    /// Reserve the whole size in one `fallocate(2)` call (contiguous where the file system can), then write
+    /// data over it, so reads never hit holes or unwritten extents. The default (fio: `fallocate=native`
+    /// and its layout writes).
+    #[default]
+    Fallocate,
+    /// No reservation: the data is written sequentially, 1 MiB at a time, and the file system allocates as
+    /// the writes come (fio: `fallocate=none` with its layout writes).
+    Write,
+    /// Nothing allocated or written: the file is created empty (a smaller one left as it is), and the run's own
+    /// writes grow and allocate it, as appending writers do: the fragmenting case (fio: `fallocate=none` on a
+    /// write job, which fio does not lay out). Reads of what the run has not written yet are short (past the
+    /// end of the file) or hit holes.
+    None,
+}
+
+impl Prealloc {
+    /// The key's value, as typed: `fallocate`, `write` or `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Prealloc::Fallocate => "fallocate",
+            Prealloc::Write => "write",
+            Prealloc::None => "none",
+        }
+    }
 }
 
 /// Which clock runs the workers.
@@ -431,6 +463,9 @@ pub struct JobSpec {
     pub engine: Option<EngineKind>,
     /// O_DIRECT (true, the default) or the page cache.
     pub direct: Option<bool>,
+    /// How a created file is laid out (`prealloc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prealloc: Option<Prealloc>,
     /// Real or virtual time.
     pub clock: Option<ClockKind>,
     /// Number of identical default workers (only without worker tables).
@@ -577,6 +612,14 @@ impl JobSpec {
                 })
             }
             "direct" => self.direct = Some(parse_bool(place, text)?),
+            "prealloc" => {
+                self.prealloc = Some(match text.trim() {
+                    "fallocate" => Prealloc::Fallocate,
+                    "write" => Prealloc::Write,
+                    "none" => Prealloc::None,
+                    _ => return Err(SpecError::invalid(place, text, "'fallocate', 'write' or 'none'")),
+                })
+            }
             "clock" => {
                 self.clock = Some(match text.trim() {
                     "real" => ClockKind::Real,
@@ -705,6 +748,7 @@ impl JobSpec {
             seed,
             engine,
             direct,
+            prealloc,
             clock,
             allow_write_device,
             destroy_data
@@ -1097,6 +1141,24 @@ mod tests {
         let m = a.merged(&b);
         assert_eq!(m.qd, Some(32));
         assert_eq!(m.bs.unwrap().max(), 4096);
+    }
+
+    #[test]
+    fn prealloc_key_takes_its_three_modes_and_names_them_when_refused() {
+        let job = JobSpec::from_toml("prealloc = \"none\"\n", "j.toml").unwrap();
+        assert_eq!(job.prealloc, Some(Prealloc::None));
+        let mut cli = JobSpec::default();
+        cli.set_run("prealloc", "write", &Place::Flag("--prealloc".into())).unwrap();
+        let mut job = job;
+        job.apply_overrides(&cli);
+        assert_eq!(job.prealloc, Some(Prealloc::Write), "the flag wins over the file");
+        let e = JobSpec::from_toml("prealloc = \"posix\"\n", "j.toml").unwrap_err().to_string();
+        assert!(e.contains("'posix'") && e.contains("'fallocate', 'write' or 'none'"), "{e}");
+        for p in [Prealloc::Fallocate, Prealloc::Write, Prealloc::None] {
+            let mut j = JobSpec::default();
+            j.set_run("prealloc", p.as_str(), &Place::Flag("--prealloc".into())).unwrap();
+            assert_eq!(j.prealloc, Some(p), "one name everywhere");
+        }
     }
 
     #[test]

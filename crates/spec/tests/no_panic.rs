@@ -342,6 +342,7 @@ fn good_value(key: &str) -> Option<BoxedStrategy<String>> {
         }
         "engine" => words(&["auto", "io_uring", "sync"]),
         "clock" => words(&["real", "virtual"]),
+        "prealloc" => words(&["fallocate", "write", "none"]),
         "direct" | "allow_write_device" | "destroy_data" | "cache_shrink" | "verify" | "stop_on_error" => boolean(),
         "verify_fail" => words(&["stop", "continue"]),
         "journal" => words(&["journal.bin", "/tmp/j"]),

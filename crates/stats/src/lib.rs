@@ -25,6 +25,6 @@ pub use histogram::{
 pub use interval::{IntervalOp, IntervalStats, IntervalTxn, TimePoint, TimeSeries, DEFAULT_TIMESERIES_CAP};
 pub use op::OpStats;
 pub use warning::{
-    series_warnings, Warning, FIRST_INTERVAL_SLOW_RATIO, HIGH_CV, LOW_DEPTH_RATIO, RATE_SUSTAINED_RATIO,
-    SHORT_RUN_S,
+    series_warnings, Warning, FIRST_INTERVAL_SLOW_RATIO, FRAGMENTED_MEAN_EXTENT_BYTES,
+    FRAGMENTED_MIN_EXTENTS, HIGH_CV, LOW_DEPTH_RATIO, RATE_SUSTAINED_RATIO, SHORT_RUN_S,
 };

@@ -10,6 +10,17 @@ use crate::inference::{coefficient_of_variation, median};
 /// Achieved mean depth below this fraction of the requested depth raises [`Warning::LowDepth`].
 pub const LOW_DEPTH_RATIO: f64 = 0.80;
 
+/// A file target with at least this many extents, averaging under [`FRAGMENTED_MEAN_EXTENT_BYTES`], raises
+/// [`Warning::FragmentedTarget`]. A fresh ext4 gives a file reserved in one call one extent per 128 MiB block
+/// group at worst, so up to 1 GiB fewer than 8: never called fragmented.
+pub const FRAGMENTED_MIN_EXTENTS: u64 = 8;
+
+/// See [`FRAGMENTED_MIN_EXTENTS`]. Writers that allocate a file as they go get ext4's preallocation windows,
+/// 2 to 8 MiB each, while a reservation in one call gets pieces of up to a block group (128 MiB); 16 MiB
+/// lies between. At 16 MiB a disk streaming 150 MB/s seeks (about 10 ms) once per 110 ms of transfer, and
+/// a random 1 MiB I/O crosses a boundary 6 % of the time.
+pub const FRAGMENTED_MEAN_EXTENT_BYTES: u64 = 16 << 20;
+
 /// Per-interval IOPS coefficient of variation (sample standard deviation / mean, as everywhere:
 /// [`crate::inference`]) above this raises [`Warning::HighVariability`]. 10% is where run-to-run comparisons
 /// of a few percent stop being meaningful.
@@ -122,6 +133,18 @@ pub enum Warning {
         /// Target name.
         target: String,
     },
+    /// A file target is fragmented (before or after the run, whichever is worse): at least
+    /// [`FRAGMENTED_MIN_EXTENTS`] extents averaging under [`FRAGMENTED_MEAN_EXTENT_BYTES`].
+    FragmentedTarget {
+        /// Target name.
+        target: String,
+        /// Extents (physically contiguous pieces).
+        extents: u64,
+        /// Their mean size, bytes.
+        mean_extent_bytes: u64,
+        /// I/Os of the run that crossed an extent boundary.
+        split_ios: u64,
+    },
     /// The measurement window is shorter than [`SHORT_RUN_S`].
     ShortRun {
         /// Measured seconds.
@@ -222,6 +245,10 @@ impl Warning {
             }
             Self::EngineFallback { reason } => format!("io_uring unavailable, the sync engine was used: {reason}"),
             Self::FileHasHoles { target } => format!("'{target}' has holes (sparse file)"),
+            Self::FragmentedTarget { target, extents, mean_extent_bytes, split_ios } => format!(
+                "'{target}' is fragmented: {extents} extents of {:.1} MiB on average; {split_ios} I/Os of this run crossed an extent boundary",
+                *mean_extent_bytes as f64 / (1 << 20) as f64
+            ),
             Self::ShortRun { measured_s } => format!("only {measured_s:.2} s were measured"),
             Self::HistogramSaturated { count } => {
                 format!("{count} latencies exceeded 1 hour and were recorded as 1 hour in the percentiles")
@@ -282,6 +309,11 @@ impl Warning {
                 "check sysctl kernel.io_uring_disabled and seccomp; or pass --engine=sync explicitly to silence this"
             }
             Self::FileHasHoles { .. } => "pre-fill the file (or let iolab create it) so reads reach the device",
+            Self::FragmentedTarget { .. } => {
+                "an I/O across an extent boundary becomes two device commands (and a seek on a disk), so results \
+                 measure the file's layout as well as the device: recreate the file with --prealloc fallocate \
+                 (the default), or defragment it (e4defrag, xfs_fsr)"
+            }
             Self::ShortRun { .. } => "run for at least 5 s (--duration) for stable numbers",
             Self::HistogramSaturated { .. } => "percentiles at the top are lower bounds; max is still exact",
             Self::TmpfsTarget { .. } => "put the target on the device you want to measure",
@@ -353,6 +385,12 @@ mod tests {
             Warning::SyncEngineDepth { requested: 32 },
             Warning::EngineFallback { reason: "EPERM".into() },
             Warning::FileHasHoles { target: "f".into() },
+            Warning::FragmentedTarget {
+                target: "f".into(),
+                extents: 30,
+                mean_extent_bytes: 2 << 20,
+                split_ios: 5,
+            },
             Warning::ShortRun { measured_s: 1.0 },
             Warning::HistogramSaturated { count: 1 },
             Warning::TmpfsTarget { target: "f".into() },

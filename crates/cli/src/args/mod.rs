@@ -113,6 +113,13 @@ pub struct RunArgs {
     /// file without it.
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: Option<String>,
+    /// How a file iolab creates (or extends to --size) is laid out: fallocate (reserve it in one call, then
+    /// write data over it; the default), write (write data, the file system allocating as the writes come), or
+    /// none (an empty file the run's own writes grow and allocate, as appending writers do: the fragmenting
+    /// case; reads of what the run has not written yet are short). fio's fallocate= option. The result shows
+    /// each file's extents before and after the run and the I/Os that crossed an extent boundary.
+    #[arg(long, value_name = "fallocate|write|none")]
+    pub prealloc: Option<String>,
     /// Start of each worker's region in its targets. Default 0.
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub offset: Option<String>,
@@ -317,7 +324,8 @@ impl RunArgs {
                 }
             }
         }
-        let run_flags: [(&str, &str, &Option<String>); 20] = [
+        let run_flags: [(&str, &str, &Option<String>); 21] = [
+            ("prealloc", "--prealloc", &self.prealloc),
             ("verify_fail", "--verify-fail", &self.verify_fail),
             ("journal", "--journal", &self.journal),
             ("workers", "--workers", &self.workers),

@@ -17,6 +17,7 @@ mod fuzz_args;
 mod golden;
 mod import;
 mod install;
+mod layout;
 mod loadgen;
 mod metrics;
 mod open_loop;

@@ -309,3 +309,31 @@ fn open_loop_device_with_ext4_signature_write_is_refused_without_destroy_data() 
     drop(lo);
     assert_eq!(fs::read(&image).unwrap(), data, "the image must be untouched");
 }
+
+/// `--prealloc`: `fallocate` and `write` write data over the whole file (no holes); `none` creates an empty
+/// file for the run's writes to grow (appending writers), and leaves a smaller file as it is.
+#[test]
+fn prealloc_none_leaves_an_empty_file_the_others_fill_it() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    for prealloc in [Prealloc::Fallocate, Prealloc::Write, Prealloc::None] {
+        let path = dir.path().join(prealloc.as_str());
+        let mut req = path_request(&path);
+        req.direct = false;
+        req.writes = true;
+        req.create_size = Some(4 << 20);
+        req.prealloc = prealloc;
+        let empty = prealloc == Prealloc::None;
+        let t = open(&req).unwrap();
+        assert_eq!(t.probe.size_bytes, 4 << 20, "{prealloc:?}: the run addresses the size asked for");
+        let meta = fs::metadata(&path).unwrap();
+        assert_eq!(meta.len(), if empty { 0 } else { 4 << 20 }, "{prealloc:?}");
+        assert_eq!(t.fill_s.is_none(), empty, "{prealloc:?}");
+        assert!(!t.has_holes, "{prealloc:?}");
+        assert_eq!(meta.blocks() == 0, empty, "{prealloc:?}: {} blocks", meta.blocks());
+        req.create_size = Some(8 << 20);
+        let t = open(&req).unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().len(), if empty { 0 } else { 8 << 20 });
+        assert_eq!(t.fill_s.is_none(), empty, "{prealloc:?} extended");
+    }
+}

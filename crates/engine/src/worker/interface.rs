@@ -84,6 +84,10 @@ pub struct WorkerSetup {
     pub barrier: Arc<Barrier>,
     /// Where intervals go.
     pub events: Sender<WorkerEvent>,
+    /// Per worker target (by its own target index): the file's extent boundaries, taken after the targets
+    /// were prepared, when it has more than one extent (`iolab_device::layout`); `None` otherwise. Empty: no
+    /// target has any, and nothing is counted.
+    pub boundaries: Vec<Option<Arc<[u64]>>>,
 }
 
 /// Sent from workers to the cli thread while running.
@@ -128,6 +132,43 @@ pub struct WorkerOutput {
     /// Per target of a worker with several (by its own target index): reads and writes. `None` for a worker
     /// with one target (its `read` and `write` are that target's) or a transactions driver.
     pub per_target: Option<Vec<(OpStats, OpStats)>>,
+    /// Per worker target (by its own target index): ops recorded in the window that crossed an extent boundary
+    /// (split I/Os). Empty when none of the worker's targets had boundaries ([`WorkerSetup::boundaries`]).
+    pub split_ios: Vec<u64>,
+}
+
+/// Counts split I/Os per target against the boundaries of [`WorkerSetup::boundaries`]: a branch per op, and
+/// a binary search only for a target with more than one extent; no allocation or lock.
+#[derive(Debug)]
+pub(crate) struct SplitCounter<'a> {
+    boundaries: &'a [Option<Arc<[u64]>>],
+    counts: Vec<u64>,
+}
+
+impl<'a> SplitCounter<'a> {
+    /// A counter for `boundaries`, or `None` when no target has any (then nothing is counted at all).
+    pub(crate) fn new(boundaries: &'a [Option<Arc<[u64]>>]) -> Option<SplitCounter<'a>> {
+        boundaries
+            .iter()
+            .any(Option::is_some)
+            .then(|| SplitCounter { boundaries, counts: vec![0; boundaries.len()] })
+    }
+
+    /// Counts `op` when it crosses a boundary of its target.
+    #[inline]
+    pub(crate) fn count(&mut self, op: &iolab_plan::gen::GenOp) {
+        let t = op.target as usize;
+        if let Some(Some(b)) = self.boundaries.get(t) {
+            if iolab_device::layout::crosses(b, op.offset, op.len) {
+                self.counts[t] += 1;
+            }
+        }
+    }
+
+    /// The counts, per worker target; empty without a counter.
+    pub(crate) fn into_counts(counter: Option<SplitCounter<'_>>) -> Vec<u64> {
+        counter.map_or_else(Vec::new, |c| c.counts)
+    }
 }
 
 /// Response times of reads served from the block cache and from the target, recorded in the window.
@@ -223,6 +264,7 @@ impl WorkerSetup {
             finish: Arc::new(AtomicBool::new(false)),
             barrier: Arc::new(Barrier::new(1)),
             events: tx,
+            boundaries: Vec::new(),
         };
         (setup, rx)
     }

@@ -15,7 +15,7 @@
 //! Nothing in the loop allocates, locks or formats per I/O; histograms are preallocated and intervals are
 //! sent to the cli thread once per interval.
 
-use super::interface::{ReadSources, WorkerOutput, WorkerSetup};
+use super::interface::{ReadSources, SplitCounter, WorkerOutput, WorkerSetup};
 use super::slots::{submit_early, Slots};
 use super::window::{begin, Series, Window};
 use crate::{Completion, Engine, EngineError};
@@ -45,6 +45,8 @@ struct OpLoop<'a> {
     think: Option<Thinking>,
     /// Reads and writes per target, when the worker has several (see [`WorkerOutput::per_target`]).
     per_target: Option<Vec<(OpStats, OpStats)>>,
+    /// Split I/Os per target, when some target has extent boundaries.
+    splits: Option<SplitCounter<'a>>,
 }
 
 /// A worker with think time: I/Os left in the current burst, and the end of the idle time after a burst once
@@ -76,6 +78,7 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         think: w.think.map(|plan| Thinking { plan, left: plan.burst, idle_until: None }),
         per_target: (w.targets.len() > 1)
             .then(|| w.targets.iter().map(|_| (OpStats::new(), OpStats::new())).collect()),
+        splits: SplitCounter::new(&s.boundaries),
     };
     let (window, arrivals) = begin(engine, s, w.rate_iops, w.arrival);
     l.last_completion = window.measure_start;
@@ -137,6 +140,7 @@ impl OpLoop<'_> {
             txn: None,
             read_sources: self.sources,
             per_target: self.per_target,
+            split_ios: SplitCounter::into_counts(self.splits),
         })
     }
 
@@ -239,6 +243,9 @@ impl OpLoop<'_> {
         let sl = self.slots.get(idx);
         let (op, lat, svc) = (sl.op, now - sl.of, now - sl.submitted_ns);
         self.record_per_target(&op, c.result, lat, svc);
+        if let Some(splits) = self.splits.as_mut() {
+            splits.count(&op);
+        }
         let stats = if op.write { &mut self.write } else { &mut self.read };
         if c.result >= 0 {
             stats.record_ok(op.len, c.result as u32, lat, svc);

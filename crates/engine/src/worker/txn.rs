@@ -27,7 +27,7 @@
 //! Nothing here allocates, locks or formats per I/O or per transaction: slots, the pending ring and the
 //! histograms are allocated before the barrier; intervals are sent once per interval.
 
-use super::interface::{TxnStats, WorkerOutput, WorkerSetup};
+use super::interface::{SplitCounter, TxnStats, WorkerOutput, WorkerSetup};
 use super::slots::Slots;
 use super::window::{begin, Series, Window};
 use crate::{Completion, Engine, EngineError};
@@ -108,6 +108,8 @@ struct TxnLoop<'a> {
     late: u64,
     /// The ramp's backlog has been carried into the window.
     carried: bool,
+    /// Split I/Os per target, when some target has extent boundaries.
+    splits: Option<SplitCounter<'a>>,
 }
 
 /// Runs the worker's users until the end, a finish or a stop request. See the module header.
@@ -136,6 +138,7 @@ pub(crate) fn drive_transactions<E: Engine>(
         executing: 0,
         late: 0,
         carried: false,
+        splits: SplitCounter::new(&s.boundaries),
     };
     let (window, arrivals) = begin(engine, s, lg.rate_per_s.filter(|_| rate_mode), lg.arrival);
     l.run(engine, window, arrivals)
@@ -200,6 +203,7 @@ impl TxnLoop<'_> {
             txn: Some(self.stats),
             read_sources: None,
             per_target: None,
+            split_ios: SplitCounter::into_counts(self.splits),
         })
     }
 
@@ -304,6 +308,9 @@ impl TxnLoop<'_> {
             self.series.close_until(window.interval_at(now), self.backlog(arrivals, now), 0);
             let sl = self.slots.get(idx);
             let (op, lat) = (sl.op, now - sl.of.step_start_ns);
+            if let Some(splits) = self.splits.as_mut() {
+                splits.count(&op);
+            }
             let stats = if op.write { &mut self.write } else { &mut self.read };
             if c.result >= 0 {
                 stats.record_ok(op.len, c.result as u32, lat, now - sl.submitted_ns);

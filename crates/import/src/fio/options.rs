@@ -152,7 +152,10 @@ const IGNORED: &[(&str, &str)] = &[
     ("continue_on_error", "what fio does after an error; iolab counts errors and goes on"),
     ("create_serialize", "how fio lays out files before the job; not the measured I/O"),
     ("create_fsync", "how fio lays out files before the job; not the measured I/O"),
-    ("fallocate", "how fio lays out files before the job; not the measured I/O"),
+    (
+        "fallocate",
+        "how fio lays out files before the job; iolab's own --prealloc (fallocate, write, none) says how it lays out the files it creates",
+    ),
     ("warnings_fatal", "fio's own warnings"),
     ("max_latency", "a fio failure threshold; it does not change the I/O until it trips (see [verdict])"),
 ];

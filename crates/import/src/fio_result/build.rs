@@ -179,6 +179,7 @@ fn env(jobs: &[&FioJob], names: &[String]) -> Env {
             created: false,
             scratch: false,
             fill_s: None,
+            layout: None,
         })
         .collect();
     let unknown = || "unknown".to_string();

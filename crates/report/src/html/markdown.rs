@@ -229,7 +229,15 @@ fn sweep(out: &mut String, d: &ReportDoc, s: &SweepResult) {
 
 fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
     let _ = writeln!(out, "### Run: {}\n", cell(&d.label));
-    let targets: Vec<String> = r.env.targets.iter().map(|t| format!("{} ({})", t.name, t.kind)).collect();
+    let targets: Vec<String> = r
+        .env
+        .targets
+        .iter()
+        .map(|t| match &t.layout {
+            Some(l) => format!("{} ({}, {})", t.name, t.kind, l.summary()),
+            None => format!("{} ({})", t.name, t.kind),
+        })
+        .collect();
     let _ = writeln!(
         out,
         "run {} · seed {} · {:.2} s measured after {:.2} s ramp · engine {} · {}{}\n",

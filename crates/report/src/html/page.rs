@@ -494,11 +494,11 @@ fn env_tables(out: &mut String, r: &RunResult) {
     }
     out.push_str("</table>\n");
     if !e.targets.is_empty() {
-        out.push_str("<table><tr><th>target</th><th>kind</th><th class=\"n\">size</th><th>filesystem</th><th>device</th><th>O_DIRECT</th><th class=\"n\">sector</th><th>scratch</th></tr>\n");
+        out.push_str("<table><tr><th>target</th><th>kind</th><th class=\"n\">size</th><th>filesystem</th><th>device</th><th>O_DIRECT</th><th class=\"n\">sector</th><th>scratch</th><th>layout</th></tr>\n");
         for t in &e.targets {
             let _ = writeln!(
                 out,
-                "<tr><td class=\"mono\">{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                "<tr><td class=\"mono\">{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>",
                 esc(&t.name),
                 esc(&t.kind),
                 format_bytes(t.size_bytes),
@@ -506,7 +506,8 @@ fn env_tables(out: &mut String, r: &RunResult) {
                 esc(t.device_model.as_deref().unwrap_or("-")),
                 if t.direct { "yes" } else { "no" },
                 t.logical_block_size,
-                if t.scratch { "yes (removed)" } else { "no" }
+                if t.scratch { "yes (removed)" } else { "no" },
+                esc(&t.layout.as_ref().map_or_else(|| "-".to_string(), |l| l.summary()))
             );
         }
         out.push_str("</table>\n");

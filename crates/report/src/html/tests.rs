@@ -126,6 +126,8 @@ fn html_single_run_has_every_section() {
         "Configuration (the resolved job",
         "read_percent",
         "AMD EPYC 7443P",
+        "<th>layout</th>",
+        "3 extents before the run, 4 after, 1,234 split I/Os",
     ] {
         assert!(html.contains(needle), "missing {needle}");
     }
@@ -330,6 +332,7 @@ fn markdown_has_tables_and_escapes_cells() {
         "| qd | IOPS |",
         "knee",
         "### Run: c",
+        "/data/f (file, 3 extents before the run, 4 after, 1,234 split I/Os)",
         "Warnings (2):",
         "Percentile curve (all ops):",
     ] {

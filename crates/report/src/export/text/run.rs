@@ -184,10 +184,18 @@ fn target_description(t: &TargetEnv, engine: &str) -> String {
         parts.push(engine.to_string());
     }
     if t.created {
+        let how = match t.layout.as_ref().and_then(|l| l.prealloc.as_deref()) {
+            Some("none") => "created empty (--prealloc none)",
+            Some("write") => "created (--prealloc write)",
+            _ => "created",
+        };
         match t.fill_s {
-            Some(s) => parts.push(format!("created, filled in {s:.2} s")),
-            None => parts.push("created".to_string()),
+            Some(s) => parts.push(format!("{how}, filled in {s:.2} s")),
+            None => parts.push(how.to_string()),
         }
+    }
+    if let Some(l) = &t.layout {
+        parts.push(l.summary());
     }
     parts.join(", ")
 }

@@ -1,0 +1,140 @@
+//! File layout (issue 15, item 4; seed 003's IntelliWrite): on a real ext4 in a loop-mounted image, four
+//! workers append to four files at once. With `--prealloc none` the files grow by those writes and ext4
+//! interleaves their allocations: many extents after the run (and the fragmentation warning), and a following
+//! read run with I/Os larger than their alignment crosses extent boundaries (split I/Os). With `--prealloc
+//! fallocate` (the default) each file is reserved in one call first: one or two extents, no split I/Os.
+//! Needs root, loop devices, `mkfs.ext4` and `mount`; otherwise the test prints `SKIP: reason`.
+
+use crate::util::{is_root, run_json, tempdir, warning_kinds};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A 256 MiB ext4 (4 KiB blocks) in an image on a loop device, mounted read-write; unmounted and detached
+/// on drop.
+struct MountedExt4 {
+    dev: String,
+    mount_point: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(cmd).args(args).output().map_err(|e| format!("{cmd}: {e}"))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("{cmd} {} failed: {}", args.join(" "), stderr.trim()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+impl MountedExt4 {
+    fn new() -> Result<MountedExt4, String> {
+        if !is_root() {
+            return Err("not root".into());
+        }
+        let dir = tempdir();
+        let image = dir.path().join("ext4.img");
+        std::fs::File::create(&image).and_then(|f| f.set_len(256 << 20)).map_err(|e| e.to_string())?;
+        let img = image.to_str().unwrap();
+        run("mkfs.ext4", &["-q", "-F", "-b", "4096", "-E", "lazy_itable_init=0,lazy_journal_init=0", img])
+            .map_err(|e| format!("mkfs.ext4 unavailable or failed ({e})"))?;
+        let dev = run("losetup", &["--find", "--show", img])?;
+        let mount_point = dir.path().join("mnt");
+        std::fs::create_dir_all(&mount_point).map_err(|e| e.to_string())?;
+        if let Err(e) = run("mount", &[&dev, mount_point.to_str().unwrap()]) {
+            let _ = Command::new("losetup").args(["-d", &dev]).status();
+            return Err(e);
+        }
+        Ok(MountedExt4 { dev, mount_point, _dir: dir })
+    }
+}
+
+impl Drop for MountedExt4 {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mount_point).status();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+const FILES: [&str; 4] = ["a", "b", "c", "d"];
+
+/// Four workers, each appending 16 MiB in 4 KiB writes to its own file, all at once.
+fn appending_writers(dir: &Path) -> PathBuf {
+    let mut job =
+        String::from("size = \"16M\"\nrw = \"write\"\nbs = \"4k\"\nqd = 1\nbytes = \"64M\"\nramp = \"0\"\n");
+    for f in FILES {
+        job.push_str(&format!("[worker.{f}]\ntarget = \"{}\"\n", dir.join(f).display()));
+    }
+    let path = dir.join("append.toml");
+    std::fs::write(&path, job).unwrap();
+    path
+}
+
+/// Each file's layout block, in job order.
+fn layouts(v: &Value) -> Vec<Value> {
+    v["env"]["targets"].as_array().unwrap().iter().map(|t| t["layout"].clone()).collect()
+}
+
+/// Random 64 KiB reads at 4 KiB alignment over one file: ext4's boundaries fall on 4 KiB blocks, so such
+/// reads cross them.
+fn read_run(file: &Path) -> Value {
+    let f = file.to_str().unwrap();
+    run_json(&[
+        "--target",
+        f,
+        "--rw",
+        "randread",
+        "--bs",
+        "64k",
+        "--align",
+        "4k",
+        "--ios",
+        "4000",
+        "--no-save",
+    ])
+}
+
+#[test]
+fn prealloc_none_fragments_appending_writers_and_fallocate_does_not() {
+    let fs = match MountedExt4::new() {
+        Ok(fs) => fs,
+        Err(why) => {
+            println!("SKIP: file layout: needs root, loop devices, mkfs.ext4 and mount ({why})");
+            eprintln!("SKIP: file layout: needs root, loop devices, mkfs.ext4 and mount ({why})");
+            return;
+        }
+    };
+    let dir = &fs.mount_point;
+    let job = appending_writers(dir);
+    let job = job.to_str().unwrap();
+    let mut extents = Vec::new();
+    let mut splits = Vec::new();
+    for prealloc in ["none", "fallocate"] {
+        for f in FILES {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+        let v = run_json(&[job, "--prealloc", prealloc, "--no-save"]);
+        let l = layouts(&v);
+        for t in &l {
+            assert_eq!(t["prealloc"], prealloc, "{t}");
+        }
+        let after: Vec<u64> = l.iter().map(|t| t["extents_after"].as_u64().unwrap()).collect();
+        let before: Vec<u64> = l.iter().map(|t| t["extents_before"].as_u64().unwrap()).collect();
+        let fragmented = warning_kinds(&v).iter().any(|k| k == "fragmented_target");
+        let read = read_run(&dir.join("a"));
+        let la = &layouts(&read)[0];
+        assert_eq!(la["extents_before"].as_u64(), Some(after[0]), "the read run sees the file as left");
+        println!("--prealloc {prealloc}: extents {before:?} -> {after:?}; reading 'a': {la}");
+        extents.push((before, after, fragmented));
+        splits.push(la["split_ios"].as_u64().unwrap());
+    }
+    let (none_before, none_after, none_warned) = &extents[0];
+    let (_, falloc_after, falloc_warned) = &extents[1];
+    assert_eq!(none_before, &[0; 4], "--prealloc none creates empty files");
+    assert!(none_after.iter().all(|&n| n >= 8), "appending writers fragment each file: {none_after:?}");
+    assert!(*none_warned, "the fragmented files are warned about");
+    assert!(falloc_after.iter().all(|&n| n <= 2), "one fallocate per file: {falloc_after:?}");
+    assert!(!*falloc_warned);
+    assert!(splits[0] > 0, "reads of the fragmented file are split: {splits:?}");
+    assert!(splits[1] * 5 < splits[0], "far fewer split reads after fallocate: {splits:?}");
+}
