@@ -237,6 +237,10 @@ pub struct TargetEnv {
     /// extents; absent for other targets and on file systems without FIEMAP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<TargetLayout>,
+    /// A `mem:` RAM disk's bytes on transparent huge pages (0: all on 4 KiB pages, where every random 4 KiB
+    /// copy also pays a page-table walk); absent for other targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_page_bytes: Option<u64>,
 }
 
 /// How a file target lies on its device: its extents (physically contiguous pieces, as `filefrag` counts

@@ -112,6 +112,7 @@ pub(crate) fn sample() -> RunResult {
                     extents_after: 4,
                     split_ios: 1_234,
                 }),
+                huge_page_bytes: Some(1 << 30),
             }],
             throttle: None,
         },

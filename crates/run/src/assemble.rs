@@ -399,6 +399,7 @@ fn environment(
             scratch: t.scratch,
             fill_s: t.fill_s,
             layout: l.as_ref().map(|l| l.report.clone()),
+            huge_page_bytes: t.mem.as_ref().map(|m| m.huge_page_bytes()),
         })
         .collect();
     Env {

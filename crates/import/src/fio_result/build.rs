@@ -180,6 +180,7 @@ fn env(jobs: &[&FioJob], names: &[String]) -> Env {
             scratch: false,
             fill_s: None,
             layout: None,
+            huge_page_bytes: None,
         })
         .collect();
     let unknown = || "unknown".to_string();

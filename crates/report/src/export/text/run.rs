@@ -177,6 +177,13 @@ fn target_description(t: &TargetEnv, engine: &str) -> String {
         parts.push(model.clone());
     }
     let in_process = matches!(t.kind.as_str(), "mem" | "null" | "sim");
+    if let Some(huge) = t.huge_page_bytes {
+        parts.push(if huge > 0 {
+            format!("{} on huge pages", format_bytes(huge))
+        } else {
+            "4 KiB pages".into()
+        });
+    }
     if in_process {
         parts.push("in-process".to_string());
     } else {
