@@ -162,7 +162,8 @@ impl TimePoint {
     /// interval_s`) and its rates are over `length_s`. A non-positive or non-finite length gives zero rates.
     pub fn from_interval_part(s: &IntervalStats, interval_s: f64, length_s: f64) -> Self {
         let valid = length_s.is_finite() && length_s > 0.0;
-        let start_s = if interval_s.is_finite() && interval_s > 0.0 { s.index as f64 * interval_s } else { 0.0 };
+        let start_s =
+            if interval_s.is_finite() && interval_s > 0.0 { s.index as f64 * interval_s } else { 0.0 };
         let per_s = |n: u64| if valid { n as f64 / length_s } else { 0.0 };
         let ops = s.read.ops + s.write.ops;
         let mut lat = s.read.lat.clone();
