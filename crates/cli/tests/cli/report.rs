@@ -326,7 +326,7 @@ fn report_single_run_sweep_and_two_runs_render_in_chromium() {
         "{md}"
     );
     let sweep_html = std::fs::read_to_string(d.join("sweep.html")).unwrap();
-    assert!(sweep_html.contains("p99 limit 300 µs, --max-p99") && sweep_html.contains("over the 3 trials"));
+    assert!(sweep_html.contains("p99 limit 300 µs (--max-p99)") && sweep_html.contains("over the 3 trials"));
     let two = std::fs::read_to_string(d.join("two.html")).unwrap();
     assert!(
         two.contains("\nrandread qd 16 on sim:") && !two.contains("\nrun1\n</text>"),

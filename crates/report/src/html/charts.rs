@@ -363,7 +363,7 @@ impl Series {
     }
 }
 
-/// A horizontal limit line across the plot (the p99 limit of `--max-p99`), labelled at its right end.
+/// A horizontal limit line across the plot (the p99 limit of `--max-p99`), labelled at its left end.
 #[derive(Clone, Debug)]
 pub(crate) struct Limit {
     /// The limit, in the y axis' unit.
@@ -574,7 +574,8 @@ fn draw_errors(chart: &mut Plot<'_, '_>, i: usize, s: &Series) -> Result<(), Cha
     Ok(())
 }
 
-/// The limit lines of `c`: dashed, dark red, across the plot, labelled above their right end.
+/// The limit lines of `c`: dashed, dark red, across the plot, labelled above their left end (the lightest
+/// load, usually below the curves that cross the limit).
 fn draw_limits(chart: &mut Plot<'_, '_>, c: &LineChart) -> Result<(), ChartError> {
     let style = LIMIT_COLOR.stroke_width(2);
     for l in c.limits.iter().filter(|l| c.y.accepts(l.y)) {
@@ -584,8 +585,8 @@ fn draw_limits(chart: &mut Plot<'_, '_>, c: &LineChart) -> Result<(), ChartError
         let font = ("sans-serif", 15)
             .into_font()
             .color(&LIMIT_COLOR)
-            .pos(text_anchor::Pos::new(text_anchor::HPos::Right, text_anchor::VPos::Bottom));
-        let label = EmptyElement::at((c.x.hi, l.y)) + Text::new(l.label.clone(), (-6, -4), font);
+            .pos(text_anchor::Pos::new(text_anchor::HPos::Left, text_anchor::VPos::Bottom));
+        let label = EmptyElement::at((c.x.lo, l.y)) + Text::new(l.label.clone(), (6, -4), font);
         chart.draw_series(std::iter::once(label)).map_err(failed)?;
     }
     Ok(())

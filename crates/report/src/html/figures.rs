@@ -376,7 +376,9 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
             series: lat_series,
             marks: lat_marks,
             limits,
-            legend: Legend::UpperLeft,
+            // Latency grows with load and block size, so the lower right is clear (and the upper left holds
+            // a limit's label); it falls as the cache grows, which clears the upper right.
+            legend: if key == "cache" { Legend::UpperRight } else { Legend::LowerRight },
         },
     ];
     charts.extend(read_lat_chart);
@@ -418,8 +420,8 @@ fn p99_limits(sweeps: &[SweepRef<'_>], key: &str) -> Vec<Limit> {
         if limits.iter().any(|l| l.y == y) {
             continue;
         }
-        let whose = if s.label.is_empty() { String::new() } else { format!(" ({})", s.label) };
-        limits.push(Limit { y, label: format!("p99 limit {}{whose}, --max-p99", format_duration_ns(y)) });
+        let whose = if s.label.is_empty() { String::new() } else { format!(", {}", s.label) };
+        limits.push(Limit { y, label: format!("p99 limit {} (--max-p99{whose})", format_duration_ns(y)) });
     }
     limits
 }

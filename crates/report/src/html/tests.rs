@@ -456,7 +456,7 @@ fn html_max_p99_sweep_draws_the_limit_line_with_its_label() {
     let html = render_html("t", &[sweep_doc("s", s)]);
     let latency_svg =
         html.split("data-chart=\"sweep-qd-latency\"").nth(1).unwrap().split("</svg>").next().unwrap();
-    assert!(latency_svg.contains("p99 limit 300 µs, --max-p99"), "{latency_svg}");
+    assert!(latency_svg.contains("p99 limit 300 µs (--max-p99)"), "{latency_svg}");
     assert!(latency_svg.contains("stroke=\"#A0140C\""), "the line is drawn in the limit colour");
     assert!(html.contains("Dashed red line: the p99 limit of --max-p99 (300 µs)"));
 }
