@@ -133,17 +133,20 @@ fn inputs_table(out: &mut String, docs: &[ReportDoc]) {
 
 /// A chart of a section, before it is drawn.
 enum Chart {
-    Line(LineChart),
+    Line(Box<LineChart>),
     Bar(BarChart),
 }
 
 impl Chart {
-    /// The chart as SVG whose `viewBox` is `size` pixels, or why it is not drawn.
+    /// The chart as SVG whose `viewBox` is `size` pixels and whose width is its container's (`100%`, the
+    /// `viewBox` keeping the aspect), or why it is not drawn.
     fn svg(&self, size: (u32, u32)) -> Result<String, String> {
-        match self {
+        let svg = match self {
             Chart::Line(c) => line_svg(c, size),
             Chart::Bar(c) => bar_svg(c, size),
-        }
+        }?;
+        let fixed = format!("width=\"{}\" height=\"{}\"", size.0, size.1);
+        Ok(svg.replacen(&fixed, "width=\"100%\"", 1))
     }
 }
 
@@ -156,7 +159,7 @@ struct Grid {
 
 impl Grid {
     fn line(&mut self, kind: &str, c: LineChart, caption: &str) {
-        self.figures.push((kind.to_string(), Chart::Line(c), caption.to_string()));
+        self.figures.push((kind.to_string(), Chart::Line(Box::new(c)), caption.to_string()));
     }
 
     fn bar(&mut self, kind: &str, c: BarChart, caption: &str) {
@@ -205,7 +208,6 @@ fn figure(out: &mut String, kind: &str, svg: &str, caption: &str, wide: bool, n:
     *n += 1;
     // Inline SVG in HTML needs no namespace; dropping it keeps the page free of any URL.
     let svg = svg.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
-    let svg = responsive(&svg);
     let _ = writeln!(
         out,
         "<figure class=\"chart{}\" id=\"chart-{n}\" data-chart=\"{}\">{svg}<figcaption>{}</figcaption></figure>",
@@ -213,25 +215,6 @@ fn figure(out: &mut String, kind: &str, svg: &str, caption: &str, wide: bool, n:
         esc(kind),
         esc(caption)
     );
-}
-
-/// The SVG with its fixed `width` and `height` replaced by `width="100%"`: its `viewBox` keeps the aspect.
-pub(crate) fn responsive(svg: &str) -> String {
-    let Some(end) = svg.find("viewBox") else { return svg.to_string() };
-    let head = &svg[..end];
-    let fixed = |attr: &str| {
-        head.find(&format!(" {attr}=\"")).and_then(|a| {
-            let from = a + attr.len() + 3;
-            head[from..].find('"').map(|b| (a, from + b + 1))
-        })
-    };
-    let mut head = head.to_string();
-    for attr in ["height", "width"] {
-        if let Some((a, b)) = fixed(attr) {
-            head.replace_range(a..b, "");
-        }
-    }
-    format!("{} width=\"100%\" {}", head.trim_end(), &svg[end..])
 }
 
 fn card(out: &mut String, key: &str, value: &str, sub: &str, class: &str) {
