@@ -491,6 +491,11 @@ fn html_series_are_named_by_their_workload() {
         "{bars}"
     );
     assert!(html.contains("workload: randread 4k qd 16 on sim:ssd"));
+    let md = render_markdown("t", &[run_doc("run", a.clone())]);
+    assert!(
+        md.contains("| run | randread 4k qd 16 on sim:ssd |"),
+        "the Markdown summary says the workload: {md}"
+    );
     let docs = [run_doc("x", a.clone()), run_doc("y", a.clone())];
     assert_eq!(names::workload_names(&docs), ["x", "y"], "the same workload: the inputs' names");
     let oltp = with_plan(a, "oltp", 16, 100.0, "sim:ssd");
