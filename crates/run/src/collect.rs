@@ -16,6 +16,11 @@ use std::time::{Duration, Instant};
 /// How often the collection loop wakes without a message (ticks, the stop flag, the memory watch).
 const POLL: Duration = Duration::from_millis(100);
 
+/// A window's last interval shorter than this share of an interval joins the point before it instead of
+/// being a point of its own: a sliver's rate is noise (a steady-state or I/O-count run that ends 11 ms into
+/// an interval). So a run of N seconds has N points of about one second each, as fio's `log_avg_msec=1000`.
+const SHORT_TAIL_SHARE: f64 = 0.5;
+
 /// How often the cache's memory watch runs (`--cache-shrink`), seconds.
 const MEM_CHECK_PERIOD_S: f64 = 1.0;
 
@@ -229,7 +234,12 @@ impl IntervalSeries {
             s.cached = cached;
             txn.insert(k, s.txn);
             let this_s = (measured_s - k as f64 * self.interval_s).clamp(1e-9, self.interval_s);
-            self.series.push(TimePoint::from_interval(&s, this_s));
+            let p = TimePoint::from_interval_part(&s, self.interval_s, this_s);
+            if k > 0 && this_s < self.interval_s * SHORT_TAIL_SHARE {
+                self.series.extend_last(p);
+            } else {
+                self.series.push(p);
+            }
         }
         (self.series, txn)
     }
@@ -244,5 +254,43 @@ fn fold_group_interval(max: &mut (Option<f64>, Option<f64>), s: &IntervalStats) 
     if s.write.ops > 0 {
         let m = s.write.lat.mean();
         max.1 = Some(max.1.map_or(m, |x: f64| x.max(m)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The series of a window of `measured_s` seconds, 1 s intervals, 100 reads in each.
+    fn series_of(measured_s: f64) -> Vec<TimePoint> {
+        let n = (measured_s.ceil() as u64).max(1);
+        let mut series = IntervalSeries::new(1_000_000_000, false);
+        for k in 0..n {
+            let mut s = IntervalStats::new(k);
+            for _ in 0..100 {
+                s.record(false, 4096, 1_000);
+            }
+            series.finished(s);
+        }
+        series.finish(n, measured_s, false).0.points().to_vec()
+    }
+
+    #[test]
+    fn series_partial_last_interval_starts_where_it_should() {
+        let pts = series_of(2.5);
+        let spans: Vec<(f64, f64)> = pts.iter().map(|p| (p.t_s, p.interval_s)).collect();
+        assert_eq!(spans, [(0.0, 1.0), (1.0, 1.0), (2.0, 0.5)]);
+        assert_eq!(pts[2].iops, 200.0);
+    }
+
+    #[test]
+    fn series_short_tail_joins_the_point_before_it() {
+        let pts = series_of(3.011);
+        assert_eq!(pts.len(), 3, "{pts:?}");
+        assert_eq!((pts[2].t_s, pts[1].interval_s), (2.0, 1.0));
+        assert!((pts[2].interval_s - 1.011).abs() < 1e-9, "{pts:?}");
+        let ops: f64 = pts.iter().map(|p| p.iops * p.interval_s).sum();
+        assert!((ops - 400.0).abs() < 1e-6, "no op lost: {ops}");
+        assert_eq!(series_of(0.2).len(), 1, "a window shorter than an interval is one point");
     }
 }

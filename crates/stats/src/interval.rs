@@ -154,14 +154,23 @@ impl TimePoint {
     /// Converts a merged interval of `interval_s` seconds. A non-positive or non-finite length
     /// gives zero rates rather than infinities (JSON cannot carry them).
     pub fn from_interval(s: &IntervalStats, interval_s: f64) -> Self {
-        let valid = interval_s.is_finite() && interval_s > 0.0;
-        let per_s = |n: u64| if valid { n as f64 / interval_s } else { 0.0 };
+        TimePoint::from_interval_part(s, interval_s, interval_s)
+    }
+
+    /// Converts the first `length_s` seconds of interval `s` (intervals of `interval_s` seconds): the last
+    /// interval of a window that ends inside it. The point starts where the interval does (`index x
+    /// interval_s`) and its rates are over `length_s`. A non-positive or non-finite length gives zero rates.
+    pub fn from_interval_part(s: &IntervalStats, interval_s: f64, length_s: f64) -> Self {
+        let valid = length_s.is_finite() && length_s > 0.0;
+        let start_s =
+            if interval_s.is_finite() && interval_s > 0.0 { s.index as f64 * interval_s } else { 0.0 };
+        let per_s = |n: u64| if valid { n as f64 / length_s } else { 0.0 };
         let ops = s.read.ops + s.write.ops;
         let mut lat = s.read.lat.clone();
         lat.merge(&s.write.lat);
         Self {
-            t_s: s.index as f64 * if valid { interval_s } else { 0.0 },
-            interval_s: if valid { interval_s } else { 0.0 },
+            t_s: if valid { start_s } else { 0.0 },
+            interval_s: if valid { length_s } else { 0.0 },
             read_iops: per_s(s.read.ops),
             write_iops: per_s(s.write.ops),
             iops: per_s(ops),
@@ -261,6 +270,16 @@ impl TimeSeries {
         self.last_fill = 1;
     }
 
+    /// Merges `p`, the interval that follows the last point, into that point (rates and means weighted by
+    /// time and ops, as compaction does); pushes it when the series is empty. For a last interval too short
+    /// to be a point of its own.
+    pub fn extend_last(&mut self, p: TimePoint) {
+        match self.points.last_mut() {
+            Some(last) => last.absorb(&p),
+            None => self.push(p),
+        }
+    }
+
     /// Stored points, oldest first.
     pub fn points(&self) -> &[TimePoint] {
         &self.points
@@ -358,6 +377,28 @@ mod tests {
         for w in ts.points().windows(2) {
             assert!((w[0].t_s + w[0].interval_s - w[1].t_s).abs() < 1e-9);
         }
+    }
+
+    #[test]
+    fn time_point_of_a_partial_interval_starts_where_the_interval_does() {
+        let mut s = IntervalStats::new(4);
+        for _ in 0..50 {
+            s.record(false, 4096, 1_000);
+        }
+        let p = TimePoint::from_interval_part(&s, 1.0, 0.25);
+        assert_eq!((p.t_s, p.interval_s, p.iops), (4.0, 0.25, 200.0));
+    }
+
+    #[test]
+    fn time_series_extend_last_keeps_ops_and_time() {
+        let mut ts = TimeSeries::new(8);
+        ts.push(point(0, 10));
+        let mut s = IntervalStats::new(1);
+        s.record(false, 4096, 1_000);
+        ts.extend_last(TimePoint::from_interval_part(&s, 1.0, 0.1));
+        let p = &ts.points()[0];
+        assert_eq!(ts.points().len(), 1);
+        assert!((p.interval_s - 1.1).abs() < 1e-12 && (p.iops * p.interval_s - 11.0).abs() < 1e-9);
     }
 
     #[test]

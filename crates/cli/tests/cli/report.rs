@@ -1,12 +1,15 @@
 //! `iolab report` end to end, and checked in a real browser.
 //!
-//! Reports are made for (a) one run, (b) a queue-depth sweep and (c) two runs, from JSON files of runs on the
-//! emulated device. Each page is then opened in headless Chromium (Debian's `chromium`, which `.ci/run`
-//! installs): it must load with no console message and no failed request, its DOM must hold every chart,
-//! and each chart must have drawn. To check the drawing, the charts' SVGs are laid out one under the other
-//! on a page of known size (640 x 360 px each), screenshotted, and each chart's rectangle of the PNG must
-//! have enough non-white pixels and enough coloured ones (series and bars are coloured; axes, grid and text
-//! are grey or black). Without Chromium the browser part prints `skipped: chromium not installed`.
+//! Reports are made for (a) one run, (b) a queue-depth sweep with 3 trials per point and `--max-p99`, (c)
+//! two runs and (d) a run of a profile with several worker groups, from JSON files of runs on the emulated
+//! device. Each page is then opened in headless Chromium (Debian's `chromium`, which `.ci/run` installs): it
+//! must load with no console message and no failed request, its DOM must hold every chart, and each chart
+//! must have drawn. To check the drawing, the charts' SVGs are laid out one under the other at the size of
+//! their `viewBox`, screenshotted, and each chart's rectangle of the PNG must have enough non-white pixels
+//! and enough coloured ones (series and bars are coloured; axes, grid and text are grey or black). To check
+//! the layout, a copy of the page with a measuring script is loaded 1280 px wide: the charts of each row
+//! must fill the width of their grid. Without Chromium the browser part prints `skipped: chromium not
+//! installed`.
 //!
 //! Bad inputs are usage errors (exit 2) that quote the input and write nothing.
 
@@ -16,9 +19,8 @@ use std::time::{Duration, Instant};
 
 use crate::util::{iolab, tempdir, SIM};
 
-/// Chart size, as drawn by iolab-report (crates/report/src/html/charts.rs).
-const CHART_W: u32 = 640;
-const CHART_H: u32 = 360;
+/// Width of the browser window the layout is checked at: a laptop's page.
+const PAGE_W: u32 = 1280;
 
 /// Runs `iolab ARGS` in `dir`, asserting exit code 0.
 fn ok(dir: &Path, args: &[&str]) {
@@ -67,9 +69,31 @@ fn make_inputs(dir: &Path) {
         &[
             &["sweep"][..],
             &SIM,
-            &["--qd", "1..64:x4", "-d", "1s", "--ramp", "0", "--json", "sweep.json", "-q"],
+            &["--qd", "1..64:x4", "-d", "1s", "--ramp", "0", "--trials", "3", "--max-p99", "300us"],
+            &["--json", "sweep.json", "-q"],
         ]
         .concat(),
+    );
+    ok(
+        dir,
+        &[
+            "run",
+            "--profile",
+            "oltp",
+            "--target",
+            "data=sim:ssd",
+            "--target",
+            "log=sim:fixed,latency=50us",
+            "--clock",
+            "virtual",
+            "--seed",
+            "3",
+            "-d",
+            "2s",
+            "--json",
+            "oltp.json",
+            "-q",
+        ],
     );
 }
 
@@ -126,7 +150,7 @@ fn run_chromium(bin: &Path, profile: &Path, args: &[String], url: &str) -> (Stri
 
 /// The SVG of each `<figure class="chart">` of a report, with its `data-chart` kind.
 fn chart_svgs(html: &str) -> Vec<(String, String)> {
-    html.split("<figure class=\"chart\"")
+    html.split("<figure class=\"chart")
         .skip(1)
         .map(|f| {
             let kind =
@@ -156,7 +180,7 @@ fn check_in_browser(bin: &Path, dir: &Path, report: &Path, want_charts: usize) {
         dom.contains("</html>") || dom.contains("</body>"),
         "no DOM from chromium for {url}\nstderr: {log}"
     );
-    assert_eq!(dom.matches("<figure class=\"chart\"").count(), want_charts, "charts in the DOM of {url}");
+    assert_eq!(dom.matches("<figure class=\"chart").count(), want_charts, "charts in the DOM of {url}");
     assert_eq!(dom.matches("<svg").count(), want_charts, "SVGs in the DOM of {url}");
     for line in log.lines() {
         let bad = line.contains(":CONSOLE")
@@ -169,22 +193,38 @@ fn check_in_browser(bin: &Path, dir: &Path, report: &Path, want_charts: usize) {
     // 2. Each chart drew: one screenshot of all charts stacked at known positions.
     let svgs = chart_svgs(&html);
     assert_eq!(svgs.len(), want_charts);
+    check_drawn(bin, dir, report, &svgs);
+    // 3. The charts fill the page: at 1280 px, each row of the grid is filled.
+    check_layout(bin, dir, report, &html);
+}
+
+/// The `viewBox` size of an SVG: the size it is drawn at.
+fn view_box(svg: &str) -> (u32, u32) {
+    let v = svg.split("viewBox=\"").nth(1).and_then(|s| s.split('"').next()).unwrap_or("");
+    let n: Vec<u32> = v.split(' ').filter_map(|x| x.parse().ok()).collect();
+    assert_eq!(n.len(), 4, "a viewBox in {}", &svg[..svg.len().min(200)]);
+    (n[2], n[3])
+}
+
+/// Lays the charts out one under the other at their `viewBox` size, screenshots them, and checks that each
+/// chart's rectangle has enough ink and enough colour.
+fn check_drawn(bin: &Path, dir: &Path, report: &Path, svgs: &[(String, String)]) {
+    let sizes: Vec<(u32, u32)> = svgs.iter().map(|(_, svg)| view_box(svg)).collect();
+    let width = sizes.iter().map(|s| s.0).max().unwrap_or(1);
+    let tops: Vec<u32> = sizes.iter().scan(0, |top, s| Some(std::mem::replace(top, *top + s.1))).collect();
+    let height: u32 = sizes.iter().map(|s| s.1).sum();
     let mut sheet = String::from("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>body{margin:0;background:#fff}div{position:absolute;left:0;overflow:hidden}</style></head><body>");
-    for (i, (_, svg)) in svgs.iter().enumerate() {
-        sheet.push_str(&format!(
-            "<div style=\"top:{}px;width:{CHART_W}px;height:{CHART_H}px\">{svg}</div>",
-            i as u32 * CHART_H
-        ));
+    for ((_, svg), ((w, h), top)) in svgs.iter().zip(sizes.iter().zip(&tops)) {
+        sheet.push_str(&format!("<div style=\"top:{top}px;width:{w}px;height:{h}px\">{svg}</div>"));
     }
     sheet.push_str("</body></html>");
     let sheet_path = dir.join(format!("{}-sheet.html", report.file_stem().unwrap().to_string_lossy()));
     std::fs::write(&sheet_path, sheet).unwrap();
     let png_path = sheet_path.with_extension("png");
-    let height = CHART_H * svgs.len() as u32;
     let (_, log) = run_chromium(
         bin,
-        &profile,
-        &[format!("--window-size={CHART_W},{height}"), format!("--screenshot={}", png_path.display())],
+        &dir.join("chromium-profile"),
+        &[format!("--window-size={width},{height}"), format!("--screenshot={}", png_path.display())],
         &format!("file://{}", sheet_path.display()),
     );
     let file = std::fs::File::open(&png_path)
@@ -193,11 +233,11 @@ fn check_in_browser(bin: &Path, dir: &Path, report: &Path, want_charts: usize) {
     let mut buf = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).expect("decode the screenshot");
     let channels = info.color_type.samples();
-    assert!(info.width >= CHART_W && info.height >= height, "screenshot {}x{}", info.width, info.height);
-    for (i, (kind, _)) in svgs.iter().enumerate() {
+    assert!(info.width >= width && info.height >= height, "screenshot {}x{}", info.width, info.height);
+    for (i, ((kind, _), ((w, h), top))) in svgs.iter().zip(sizes.iter().zip(&tops)).enumerate() {
         let (mut ink, mut colour) = (0u32, 0u32);
-        for y in i as u32 * CHART_H..(i as u32 + 1) * CHART_H {
-            for x in 0..CHART_W {
+        for y in *top..top + h {
+            for x in 0..*w {
                 let o = (y as usize * info.line_size) + x as usize * channels;
                 let (r, g, b) = (buf[o] as i32, buf[o + 1] as i32, buf[o + 2] as i32);
                 if r < 235 || g < 235 || b < 235 {
@@ -208,9 +248,45 @@ fn check_in_browser(bin: &Path, dir: &Path, report: &Path, want_charts: usize) {
                 }
             }
         }
-        let total = CHART_W * CHART_H;
-        assert!(ink > total / 50, "chart {i} ({kind}) of {url} looks empty: {ink} of {total} pixels drawn");
-        assert!(colour > 150, "chart {i} ({kind}) of {url} has no series drawn: {colour} coloured pixels");
+        let total = w * h;
+        assert!(
+            ink > total / 50,
+            "chart {i} ({kind}) of {} looks empty: {ink} of {total} pixels drawn",
+            report.display()
+        );
+        assert!(
+            colour > 150,
+            "chart {i} ({kind}) of {} has no series drawn: {colour} coloured pixels",
+            report.display()
+        );
+    }
+}
+
+/// Loads a copy of the report with a measuring script, `PAGE_W` px wide, and checks that the charts of each
+/// row of each grid fill at least 90 % of the grid's width (a fixed 640 px chart alone on a row left half
+/// of a 1280 px page empty).
+fn check_layout(bin: &Path, dir: &Path, report: &Path, html: &str) {
+    const MEASURE: &str = "<script>const rows = []; for (const g of document.querySelectorAll('.charts')) { const w = g.clientWidth; const by = new Map(); for (const s of g.querySelectorAll('svg')) { const r = s.getBoundingClientRect(); const y = Math.round(r.top); by.set(y, (by.get(y) || 0) + r.width); } for (const [y, sum] of by) rows.push(Math.round(100 * sum / w)); } document.body.insertAdjacentHTML('beforeend', '<pre id=\"fill\">' + rows.join(',') + '</pre>');</script>";
+    let path = dir.join(format!("{}-layout.html", report.file_stem().unwrap().to_string_lossy()));
+    std::fs::write(&path, html.replace("</body>", &format!("{MEASURE}</body>"))).unwrap();
+    let (dom, log) = run_chromium(
+        bin,
+        &dir.join("chromium-profile"),
+        &[format!("--window-size={PAGE_W},900"), "--dump-dom".into()],
+        &format!("file://{}", path.display()),
+    );
+    // The last match: the first is in the script itself.
+    let fill = dom.rsplit("<pre id=\"fill\">").next().filter(|_| dom.matches("id=\"fill\"").count() > 1);
+    let fill = fill.and_then(|s| s.split("</pre>").next());
+    let fill = fill.unwrap_or_else(|| panic!("no layout measured for {}: {log}", report.display()));
+    let rows: Vec<u32> = fill.split(',').filter_map(|x| x.parse().ok()).collect();
+    assert!(!rows.is_empty(), "no chart row measured in {}", report.display());
+    for (i, pct) in rows.iter().enumerate() {
+        assert!(
+            *pct >= 90,
+            "row {i} of the charts of {} fills {pct} % of its width at {PAGE_W} px: {rows:?}",
+            report.display()
+        );
     }
 }
 
@@ -219,13 +295,15 @@ fn report_single_run_sweep_and_two_runs_render_in_chromium() {
     let dir = tempdir();
     let d = dir.path();
     make_inputs(d);
-    let cases: [(&str, &[&str], usize); 3] = [
+    let cases: [(&str, &[&str], usize); 4] = [
         // percentile curve, IOPS and latency per interval
         ("single.html", &["run1.json"], 3),
-        // IOPS and latency against qd
+        // IOPS and latency against qd, with error bars and the p99 limit
         ("sweep.html", &["sweep.json"], 2),
         // 4 bars, overlaid percentiles, then 3 charts per run (run2 has reads and writes)
         ("two.html", &["run1.json", "run2.json"], 5 + 3 + 3),
+        // 3 charts, then IOPS and latency per worker group
+        ("groups.html", &["oltp.json"], 3 + 2),
     ];
     for (out, inputs, _) in &cases {
         let mut args = vec!["report"];
@@ -246,6 +324,13 @@ fn report_single_run_sweep_and_two_runs_render_in_chromium() {
     assert!(
         md.contains("### Summary") && md.contains("### Sweep: sweep") && md.contains("| qd | IOPS |"),
         "{md}"
+    );
+    let sweep_html = std::fs::read_to_string(d.join("sweep.html")).unwrap();
+    assert!(sweep_html.contains("p99 limit 300 µs (--max-p99)") && sweep_html.contains("over the 3 trials"));
+    let two = std::fs::read_to_string(d.join("two.html")).unwrap();
+    assert!(
+        two.contains("\nrandread qd 16 on sim:") && !two.contains("\nrun1\n</text>"),
+        "bars named by workload"
     );
 
     let Some(bin) = chromium() else {

@@ -135,6 +135,29 @@ fn run_csv_file_has_header_and_one_row_per_interval() {
     }
 }
 
+/// Issue 15, item 9: the time series of a run whose window ends inside an interval (an I/O count, a steady
+/// state) placed its last point at index x its own length (1.0 s instead of 4.0 s) and kept a tail of a few
+/// milliseconds as a point of its own. Points now follow each other, one per second, the last one starting
+/// where its interval does and holding any tail under half a second.
+#[test]
+fn run_ios_limited_time_series_has_one_point_per_second_in_order() {
+    let mut args = SIM.to_vec();
+    // 80,000 IOPS: 250,000 I/Os take 3.125 s (a tail of 0.125 s), 300,000 take 3.75 s (one of 0.75 s).
+    for (ios, points, last_s) in [("250000", 3, 1.125), ("300000", 4, 0.75)] {
+        args.truncate(SIM.len());
+        args.extend(["--qd", "8", "--ios", ios]);
+        let v = run_json(&args);
+        let ts = v["timeseries"].as_array().expect("timeseries");
+        assert_eq!(ts.len(), points, "--ios {ios}: {ts:?}");
+        for (k, p) in ts.iter().enumerate() {
+            assert_close(&format!("--ios {ios}: point {k} t_s"), num(p, "/t_s") + 1.0, 1.0 + k as f64, 1e-6);
+        }
+        let last = ts.last().expect("a point");
+        assert_close(&format!("--ios {ios}: last interval_s"), num(last, "/interval_s"), last_s, 1e-3);
+        assert_close(&format!("--ios {ios}: last iops"), num(last, "/iops"), 80_000.0, 0.01);
+    }
+}
+
 #[test]
 fn run_job_file_with_two_worker_tables_runs_both() {
     let dir = tempdir();

@@ -16,13 +16,17 @@ use std::ops::Range;
 
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::prelude::*;
+use plotters::style::text_anchor;
 
 use crate::format::{format_bytes, format_duration_ns};
 
-/// Width of a chart, pixels.
-pub(crate) const CHART_W: u32 = 640;
-/// Height of a chart, pixels.
-pub(crate) const CHART_H: u32 = 360;
+/// Size of a chart, pixels of its SVG `viewBox`: one of the two columns of a 1280 px page. The page scales
+/// the SVG to its column's width (`width="100%"`), so the text keeps about this size on screen.
+pub(crate) const CHART_SIZE: (u32, u32) = (640, 360);
+/// Size of a chart that spans both columns (the last of an odd number): as tall, twice as wide and the gap.
+pub(crate) const WIDE_CHART_SIZE: (u32, u32) = (1300, 360);
+/// Colour of limit lines (`--max-p99`): dark red, apart from the palette.
+const LIMIT_COLOR: RGBColor = RGBColor(0xa0, 0x14, 0x0c);
 
 /// Colours of the series, in order: an Okabe-Ito-like palette whose lightness differs from one entry to
 /// the next, so neighbours stay apart in grey.
@@ -341,12 +345,31 @@ pub(crate) fn spans_decades(values: &[f64]) -> bool {
 }
 
 /// One line of a line chart.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Series {
     /// Legend text.
     pub name: String,
     /// `(x, y)` points, in drawing order.
     pub points: Vec<(f64, f64)>,
+    /// Error bars `(x, low, high)` in the series' colour (a sweep point's interval over its trials); the
+    /// caption says which interval.
+    pub errors: Vec<(f64, f64, f64)>,
+}
+
+impl Series {
+    /// A line without error bars.
+    pub(crate) fn new(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series { name: name.into(), points, errors: Vec::new() }
+    }
+}
+
+/// A horizontal limit line across the plot (the p99 limit of `--max-p99`), labelled at its left end.
+#[derive(Clone, Debug)]
+pub(crate) struct Limit {
+    /// The limit, in the y axis' unit.
+    pub y: f64,
+    /// Its label, with the value: `p99 limit 2 ms (--max-p99)`.
+    pub label: String,
 }
 
 /// An annotated point (the knee of a sweep).
@@ -386,6 +409,8 @@ pub(crate) struct LineChart {
     pub series: Vec<Series>,
     /// Annotated points.
     pub marks: Vec<Mark>,
+    /// Horizontal limit lines.
+    pub limits: Vec<Limit>,
     /// Legend position.
     pub legend: Legend,
 }
@@ -434,94 +459,168 @@ fn dash(i: usize) -> Option<(u32, u32)> {
     }
 }
 
-/// Renders `c` to an SVG string.
-pub(crate) fn line_svg(c: &LineChart) -> Result<String, ChartError> {
-    let series: Vec<Series> = c
-        .series
+/// The plot area of a chart: both axes are [`Axis`].
+type Plot<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Axis, Axis>>;
+
+/// A plotters error as the reason a chart was not drawn.
+fn failed<E: std::fmt::Display>(e: E) -> ChartError {
+    e.to_string()
+}
+
+/// The plot of a chart on `root`: title above, room for the axes' labels, the mesh drawn.
+fn plot<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    title: &str,
+    (x, y): (Axis, Axis),
+    (x_desc, y_desc): (&str, &str),
+) -> Result<Plot<'a, 'b>, ChartError> {
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .margin_right(34)
+        .x_label_area_size(48)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x, y)
+        .map_err(failed)?;
+    let mut mesh = chart.configure_mesh();
+    if x_desc.is_empty() {
+        mesh.disable_x_mesh();
+    }
+    mesh.x_desc(x_desc)
+        .y_desc(y_desc)
+        .axis_desc_style(("sans-serif", 16))
+        .label_style(("sans-serif", 15))
+        .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
+        .light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
+        .draw()
+        .map_err(failed)?;
+    Ok(chart)
+}
+
+/// The series of `c` with the points (and error bars) its axes can draw; series left empty are dropped.
+fn drawable(c: &LineChart) -> Vec<Series> {
+    c.series
         .iter()
         .map(|s| Series {
             name: s.name.clone(),
             points: s.points.iter().copied().filter(|&(x, y)| c.x.accepts(x) && c.y.accepts(y)).collect(),
+            errors: s
+                .errors
+                .iter()
+                .filter(|&&(x, _, hi)| c.x.accepts(x) && c.y.accepts(hi))
+                .map(|&(x, lo, hi)| (x, if c.y.accepts(lo) { lo } else { c.y.lo }, hi))
+                .collect(),
         })
         .filter(|s| !s.points.is_empty())
-        .collect();
+        .collect()
+}
+
+/// Renders `c` to an SVG string whose `viewBox` is `size` pixels.
+pub(crate) fn line_svg(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError> {
+    let series = drawable(c);
     if series.is_empty() {
         return Err("no data to draw".into());
     }
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (CHART_W, CHART_H)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(&c.title, ("sans-serif", 22))
-            .margin(12)
-            .margin_right(34)
-            .x_label_area_size(48)
-            .y_label_area_size(80)
-            .build_cartesian_2d(c.x.clone(), c.y.clone())
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc(c.x_desc.as_str())
-            .y_desc(c.y_desc.as_str())
-            .axis_desc_style(("sans-serif", 16))
-            .label_style(("sans-serif", 15))
-            .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
-            .light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE).map_err(failed)?;
+        let axes = (c.x.clone(), c.y.clone());
+        let mut chart = plot(&root, &c.title, axes, (&c.x_desc, &c.y_desc))?;
         for (i, s) in series.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
-            let style = color.stroke_width(2);
-            let anno = match dash(i) {
-                None => chart.draw_series(LineSeries::new(s.points.iter().copied(), style)),
-                Some((d, g)) => {
-                    chart.draw_series(DashedLineSeries::new(s.points.iter().copied(), d, g, style))
-                }
-            }
-            .map_err(|e| e.to_string())?;
-            anno.label(s.name.as_str()).legend(move |(x, y)| {
-                let seg = legend_segments(i);
-                let line =
-                    |k: usize| PathElement::new(vec![(seg[k].0, 0), (seg[k].1, 0)], color.stroke_width(2));
-                EmptyElement::at((x, y)) + line(0) + line(1) + line(2) + marker_at(i, (12, 0))
-            });
-            // Markers: at every point when there are few, else at about 40 of them.
-            let stride = s.points.len().div_ceil(40).max(1);
-            chart
-                .draw_series(
-                    s.points.iter().step_by(stride).map(|&p| EmptyElement::at(p) + marker_at(i, (0, 0))),
-                )
-                .map_err(|e| e.to_string())?;
+            draw_line(&mut chart, i, s)?;
+            draw_errors(&mut chart, i, s)?;
         }
-        for m in &c.marks {
-            if !(c.x.accepts(m.at.0) && c.y.accepts(m.at.1)) {
-                continue;
-            }
-            chart
-                .draw_series(std::iter::once(
-                    EmptyElement::at(m.at)
-                        + Circle::new((0, 0), 9, BLACK.stroke_width(2))
-                        + Text::new(m.label.clone(), (10, -22), ("sans-serif", 16).into_font().color(&BLACK)),
-                ))
-                .map_err(|e| e.to_string())?;
-        }
-        let pos = match c.legend {
-            Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
-            Legend::LowerRight => SeriesLabelPosition::LowerRight,
-            Legend::UpperRight => SeriesLabelPosition::UpperRight,
-        };
-        chart
-            .configure_series_labels()
-            .position(pos)
-            .label_font(("sans-serif", 15))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(0x99, 0x99, 0x99))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
+        draw_limits(&mut chart, c)?;
+        draw_marks(&mut chart, c)?;
+        draw_legend(&mut chart, c.legend)?;
+        root.present().map_err(failed)?;
     }
     Ok(svg)
+}
+
+/// Series `i`: its line (solid, dashed or dotted), its markers, and its legend entry.
+fn draw_line<'a, 'b: 'a>(chart: &mut Plot<'a, 'b>, i: usize, s: &Series) -> Result<(), ChartError> {
+    let color = PALETTE[i % PALETTE.len()];
+    let style = color.stroke_width(2);
+    let anno = match dash(i) {
+        None => chart.draw_series(LineSeries::new(s.points.iter().copied(), style)),
+        Some((d, g)) => chart.draw_series(DashedLineSeries::new(s.points.iter().copied(), d, g, style)),
+    }
+    .map_err(failed)?;
+    anno.label(s.name.as_str()).legend(move |(x, y)| {
+        let seg = legend_segments(i);
+        let line = |k: usize| PathElement::new(vec![(seg[k].0, 0), (seg[k].1, 0)], color.stroke_width(2));
+        EmptyElement::at((x, y)) + line(0) + line(1) + line(2) + marker_at(i, (12, 0))
+    });
+    // Markers: at every point when there are few, else at about 40 of them.
+    let stride = s.points.len().div_ceil(40).max(1);
+    chart
+        .draw_series(s.points.iter().step_by(stride).map(|&p| EmptyElement::at(p) + marker_at(i, (0, 0))))
+        .map_err(failed)?;
+    Ok(())
+}
+
+/// Series `i`'s error bars: a vertical line from low to high with a cap at each end.
+fn draw_errors(chart: &mut Plot<'_, '_>, i: usize, s: &Series) -> Result<(), ChartError> {
+    let style = PALETTE[i % PALETTE.len()].stroke_width(2);
+    let cap = move |at: (f64, f64)| EmptyElement::at(at) + PathElement::new(vec![(-5, 0), (5, 0)], style);
+    for &(x, lo, hi) in &s.errors {
+        chart
+            .draw_series([PathElement::new(vec![(x, lo), (x, hi)], style)].into_iter().map(|e| e.into_dyn()))
+            .map_err(failed)?;
+        chart.draw_series([cap((x, lo)), cap((x, hi))]).map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// The limit lines of `c`: dashed, dark red, across the plot, labelled above their left end (the lightest
+/// load, usually below the curves that cross the limit).
+fn draw_limits(chart: &mut Plot<'_, '_>, c: &LineChart) -> Result<(), ChartError> {
+    let style = LIMIT_COLOR.stroke_width(2);
+    for l in c.limits.iter().filter(|l| c.y.accepts(l.y)) {
+        chart
+            .draw_series(DashedLineSeries::new([(c.x.lo, l.y), (c.x.hi, l.y)], 12, 6, style))
+            .map_err(failed)?;
+        let font = ("sans-serif", 15)
+            .into_font()
+            .color(&LIMIT_COLOR)
+            .pos(text_anchor::Pos::new(text_anchor::HPos::Left, text_anchor::VPos::Bottom));
+        let label = EmptyElement::at((c.x.lo, l.y)) + Text::new(l.label.clone(), (6, -4), font);
+        chart.draw_series(std::iter::once(label)).map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// The annotated points of `c` (knees): a ring and a label.
+fn draw_marks(chart: &mut Plot<'_, '_>, c: &LineChart) -> Result<(), ChartError> {
+    for m in c.marks.iter().filter(|m| c.x.accepts(m.at.0) && c.y.accepts(m.at.1)) {
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at(m.at)
+                    + Circle::new((0, 0), 9, BLACK.stroke_width(2))
+                    + Text::new(m.label.clone(), (10, -22), ("sans-serif", 16).into_font().color(&BLACK)),
+            ))
+            .map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// The legend box of the labelled series, at `legend`.
+fn draw_legend<'a, 'b: 'a>(chart: &mut Plot<'a, 'b>, legend: Legend) -> Result<(), ChartError> {
+    let pos = match legend {
+        Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
+        Legend::LowerRight => SeriesLabelPosition::LowerRight,
+        Legend::UpperRight => SeriesLabelPosition::UpperRight,
+    };
+    chart
+        .configure_series_labels()
+        .position(pos)
+        .label_font(("sans-serif", 15))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(0x99, 0x99, 0x99))
+        .draw()
+        .map_err(failed)
 }
 
 /// The three segments (pixel spans) of series `i`'s legend line: contiguous for solid, apart for dashed
@@ -534,83 +633,90 @@ fn legend_segments(i: usize) -> [(i32, i32); 3] {
     }
 }
 
-/// A bar chart: one bar per category, with its value printed above it.
+/// One set of bars of a bar chart: a value per category, in one colour.
+#[derive(Clone, Debug)]
+pub(crate) struct BarSet {
+    /// Legend text (not drawn when the chart has one set).
+    pub name: String,
+    /// One value per category; a non-finite value leaves its bar out.
+    pub values: Vec<f64>,
+}
+
+/// A bar chart: per category (run, worker group) one bar of each set side by side, its value printed
+/// above it.
 #[derive(Clone, Debug)]
 pub(crate) struct BarChart {
     /// Title drawn above the plot.
     pub title: String,
     /// y axis description, with its unit.
     pub y_desc: String,
-    /// The categories (runs), left to right.
+    /// The categories, left to right.
     pub names: Vec<String>,
-    /// One value per category.
-    pub values: Vec<f64>,
+    /// The sets of bars; with several, a legend names them.
+    pub sets: Vec<BarSet>,
     /// Format of the values and y ticks.
     pub fmt: Fmt,
 }
 
-/// Renders `c` to an SVG string.
-pub(crate) fn bar_svg(c: &BarChart) -> Result<String, ChartError> {
-    let n = c.names.len().min(c.values.len());
-    if n == 0 || c.values[..n].iter().all(|v| !v.is_finite()) {
+/// Renders `c` to an SVG string whose `viewBox` is `size` pixels.
+pub(crate) fn bar_svg(c: &BarChart, size: (u32, u32)) -> Result<String, ChartError> {
+    let n = c.names.len();
+    let values: Vec<f64> = c.sets.iter().flat_map(|s| s.values.iter().take(n).copied()).collect();
+    if n == 0 || values.iter().all(|v| !v.is_finite()) {
         return Err("no data to draw".into());
     }
-    let short: Vec<String> = c.names[..n].iter().map(|s| truncate(s, (90 / n.max(1)).max(8))).collect();
-    let x = Axis::categories(short);
-    let y = Axis::linear(&c.values[..n], true, c.fmt.clone());
+    let short: Vec<String> = c.names.iter().map(|s| truncate(s, (90 / n).max(8))).collect();
+    let axes = (Axis::categories(short), Axis::linear(&values, true, c.fmt.clone()));
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (CHART_W, CHART_H)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(&c.title, ("sans-serif", 22))
-            .margin(12)
-            .margin_right(34)
-            .x_label_area_size(48)
-            .y_label_area_size(80)
-            .build_cartesian_2d(x, y)
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .y_desc(c.y_desc.as_str())
-            .axis_desc_style(("sans-serif", 16))
-            .label_style(("sans-serif", 15))
-            .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
-            .light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        for (i, &v) in c.values[..n].iter().enumerate() {
-            if !v.is_finite() {
-                continue;
-            }
-            let color = PALETTE[i % PALETTE.len()];
-            let (x0, x1) = (i as f64 - 0.35, i as f64 + 0.35);
-            chart
-                .draw_series(std::iter::once(Rectangle::new([(x0, 0.0), (x1, v)], color.filled())))
-                .map_err(|e| e.to_string())?;
-            chart
-                .draw_series(std::iter::once(Rectangle::new([(x0, 0.0), (x1, v)], BLACK.stroke_width(1))))
-                .map_err(|e| e.to_string())?;
-            chart
-                .draw_series(std::iter::once(
-                    EmptyElement::at((i as f64, v))
-                        + Text::new(
-                            c.fmt.format(v),
-                            (0, -8),
-                            ("sans-serif", 16).into_font().color(&BLACK).pos(
-                                plotters::style::text_anchor::Pos::new(
-                                    plotters::style::text_anchor::HPos::Center,
-                                    plotters::style::text_anchor::VPos::Bottom,
-                                ),
-                            ),
-                        ),
-                ))
-                .map_err(|e| e.to_string())?;
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE).map_err(failed)?;
+        let mut chart = plot(&root, &c.title, axes, ("", &c.y_desc))?;
+        for (j, set) in c.sets.iter().enumerate() {
+            draw_bar_set(&mut chart, c, j, set)?;
         }
-        root.present().map_err(|e| e.to_string())?;
+        if c.sets.len() > 1 {
+            draw_legend(&mut chart, Legend::UpperRight)?;
+        }
+        root.present().map_err(failed)?;
     }
     Ok(svg)
+}
+
+/// Set `j` of `c`: its bars (coloured by category with one set, by set with several), each outlined and
+/// with its value above it.
+fn draw_bar_set<'a, 'b: 'a>(
+    chart: &mut Plot<'a, 'b>,
+    c: &BarChart,
+    j: usize,
+    set: &BarSet,
+) -> Result<(), ChartError> {
+    let m = c.sets.len();
+    let width = 0.8 / m as f64;
+    let set_color = PALETTE[j % PALETTE.len()];
+    let value_font = ("sans-serif", if m > 2 { 13 } else { 16 })
+        .into_font()
+        .color(&BLACK)
+        .pos(text_anchor::Pos::new(text_anchor::HPos::Center, text_anchor::VPos::Bottom));
+    for (i, &v) in set.values.iter().take(c.names.len()).enumerate().filter(|(_, v)| v.is_finite()) {
+        let color = if m == 1 { PALETTE[i % PALETTE.len()] } else { set_color };
+        let x0 = i as f64 - 0.4 + j as f64 * width;
+        let (x0, x1) = (x0 + width * 0.05, x0 + width * 0.95);
+        chart.draw_series([Rectangle::new([(x0, 0.0), (x1, v)], color.filled())]).map_err(failed)?;
+        chart.draw_series([Rectangle::new([(x0, 0.0), (x1, v)], BLACK.stroke_width(1))]).map_err(failed)?;
+        let text =
+            EmptyElement::at(((x0 + x1) / 2.0, v)) + Text::new(c.fmt.format(v), (0, -8), value_font.clone());
+        chart.draw_series(std::iter::once(text)).map_err(failed)?;
+    }
+    if m > 1 {
+        // An empty series carries the set's legend entry.
+        chart
+            .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
+            .map_err(failed)?
+            .label(set.name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 18, y + 6)], set_color.filled()));
+    }
+    Ok(())
 }
 
 /// `s` cut to `max` characters with an ellipsis.
@@ -674,19 +780,20 @@ mod tests {
             x: Axis::linear(&[0.0, 10.0], true, Fmt::Plain),
             y: Axis::log(&[1.0, 1000.0], Fmt::Nanos),
             series: vec![
-                Series { name: "a".into(), points: vec![(0.0, 1.0), (5.0, 10.0), (10.0, 1000.0)] },
-                Series { name: "b".into(), points: vec![(0.0, 2.0), (5.0, -1.0), (10.0, f64::NAN)] },
+                Series::new("a", vec![(0.0, 1.0), (5.0, 10.0), (10.0, 1000.0)]),
+                Series::new("b", vec![(0.0, 2.0), (5.0, -1.0), (10.0, f64::NAN)]),
             ],
             marks: vec![Mark { at: (5.0, 10.0), label: "knee".into() }],
+            limits: Vec::new(),
             legend: Legend::UpperLeft,
         };
-        let svg = line_svg(&c).unwrap();
+        let svg = line_svg(&c, CHART_SIZE).unwrap();
         assert!(svg.starts_with("<svg"), "{svg}");
         assert!(svg.contains("IOPS &lt;&amp;&gt; test"));
         assert!(svg.contains("knee"));
         let mut empty = c.clone();
-        empty.series = vec![Series { name: "x".into(), points: vec![(1.0, 0.0)] }];
-        assert!(line_svg(&empty).is_err());
+        empty.series = vec![Series::new("x", vec![(1.0, 0.0)])];
+        assert!(line_svg(&empty, CHART_SIZE).is_err());
     }
 
     #[test]
@@ -695,11 +802,11 @@ mod tests {
             title: "IOPS".into(),
             y_desc: "IOPS".into(),
             names: vec!["a".into(), "b".into()],
-            values: vec![10.0, 20.0],
+            sets: vec![BarSet { name: "IOPS".into(), values: vec![10.0, 20.0] }],
             fmt: Fmt::Count,
         };
-        let svg = bar_svg(&c).unwrap();
+        let svg = bar_svg(&c, CHART_SIZE).unwrap();
         assert!(svg.contains(">\n20\n</text>"), "{svg}");
-        assert!(bar_svg(&BarChart { values: vec![], ..c }).is_err());
+        assert!(bar_svg(&BarChart { sets: vec![], ..c }, CHART_SIZE).is_err());
     }
 }

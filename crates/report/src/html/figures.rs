@@ -6,8 +6,10 @@ use std::collections::BTreeMap;
 
 use iolab_stats::{LatSummary, LatencyHistogram};
 
-use super::charts::{Axis, BarChart, Fmt, Legend, LineChart, Mark, Series};
-use crate::sweep::{SweepPoint, SweepResult};
+use super::charts::{Axis, BarChart, BarSet, Fmt, Legend, Limit, LineChart, Mark, Series};
+use crate::format::format_duration_ns;
+use crate::model::{GroupResult, OpSummary};
+use crate::sweep::{MetricSummary, PointSummary, SweepPoint, SweepResult};
 use crate::RunResult;
 
 /// Sampling of the percentile curve: 10 points per decade of `1/(1-p)`, up to 99.999 %.
@@ -119,6 +121,7 @@ pub(crate) fn percentile_chart(title: String, series: Vec<Series>) -> LineChart 
         y: Axis::auto(&ys, Fmt::Nanos),
         series,
         marks: Vec::new(),
+        limits: Vec::new(),
         legend: Legend::UpperLeft,
     }
 }
@@ -127,9 +130,9 @@ pub(crate) fn percentile_chart(title: String, series: Vec<Series>) -> LineChart 
 pub(crate) fn run_percentile_chart(label: &str, r: &RunResult) -> LineChart {
     let k = kinds(r);
     let mut series: Vec<Series> =
-        k.iter().map(|kind| Series { name: format!("{kind}s"), points: run_curve(r, kind) }).collect();
+        k.iter().map(|kind| Series::new(format!("{kind}s"), run_curve(r, kind))).collect();
     if k.len() > 1 {
-        series.push(Series { name: "all".into(), points: run_curve(r, "all") });
+        series.push(Series::new("all", run_curve(r, "all")));
     }
     percentile_chart(format!("Response-time percentiles: {label}"), series)
 }
@@ -143,30 +146,18 @@ pub(crate) fn timeseries_charts(label: &str, r: &RunResult) -> Vec<LineChart> {
     }
     let t: Vec<f64> = ts.iter().map(|p| p.t_s + p.interval_s).collect();
     let both = ts.iter().any(|p| p.read_iops > 0.0) && ts.iter().any(|p| p.write_iops > 0.0);
-    let mut iops = vec![Series {
-        name: "all ops".into(),
-        points: t.iter().zip(ts).map(|(&x, p)| (x, p.iops)).collect(),
-    }];
+    let mut iops = vec![Series::new("all ops", t.iter().zip(ts).map(|(&x, p)| (x, p.iops)).collect())];
     if both {
-        iops.push(Series {
-            name: "reads".into(),
-            points: t.iter().zip(ts).map(|(&x, p)| (x, p.read_iops)).collect(),
-        });
-        iops.push(Series {
-            name: "writes".into(),
-            points: t.iter().zip(ts).map(|(&x, p)| (x, p.write_iops)).collect(),
-        });
+        iops.push(Series::new("reads", t.iter().zip(ts).map(|(&x, p)| (x, p.read_iops)).collect()));
+        iops.push(Series::new("writes", t.iter().zip(ts).map(|(&x, p)| (x, p.write_iops)).collect()));
     }
     let interval = ts.first().map_or(1.0, |p| p.interval_s);
     let x_desc =
         format!("time since measurement start (s; {} s intervals)", super::charts::compact(interval));
     let iops_y: Vec<f64> = iops.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
     let lat = vec![
-        Series { name: "mean".into(), points: t.iter().zip(ts).map(|(&x, p)| (x, p.lat_mean_ns)).collect() },
-        Series {
-            name: "p99".into(),
-            points: t.iter().zip(ts).map(|(&x, p)| (x, p.lat_p99_ns as f64)).collect(),
-        },
+        Series::new("mean", t.iter().zip(ts).map(|(&x, p)| (x, p.lat_mean_ns)).collect()),
+        Series::new("p99", t.iter().zip(ts).map(|(&x, p)| (x, p.lat_p99_ns as f64)).collect()),
     ];
     let lat_y: Vec<f64> = lat.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
     let log = super::charts::spans_decades(&lat_y);
@@ -179,6 +170,7 @@ pub(crate) fn timeseries_charts(label: &str, r: &RunResult) -> Vec<LineChart> {
             y: Axis::linear(&iops_y, true, Fmt::Count),
             series: iops,
             marks: Vec::new(),
+            limits: Vec::new(),
             legend: Legend::LowerRight,
         },
         LineChart {
@@ -189,6 +181,7 @@ pub(crate) fn timeseries_charts(label: &str, r: &RunResult) -> Vec<LineChart> {
             y: Axis::auto(&lat_y, Fmt::Nanos),
             series: lat,
             marks: Vec::new(),
+            limits: Vec::new(),
             legend: Legend::UpperRight,
         },
     ]
@@ -201,25 +194,20 @@ pub(crate) fn backlog_chart(label: &str, r: &RunResult) -> Option<LineChart> {
         return None;
     }
     let t: Vec<f64> = lg.backlog.iter().map(|p| p.t_s).collect();
-    let series = vec![
-        Series {
-            name: "backlog".into(),
-            points: lg.backlog.iter().map(|p| (p.t_s, p.backlog as f64)).collect(),
-        },
-        Series {
-            name: "overload limit (1.5 × users)".into(),
-            points: t.iter().map(|&x| (x, lg.overload_threshold)).collect(),
-        },
-    ];
-    let ys: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
+    let series = vec![Series::new("backlog", lg.backlog.iter().map(|p| (p.t_s, p.backlog as f64)).collect())];
+    let limits = vec![Limit {
+        y: lg.overload_threshold,
+        label: format!("overload limit {} (1.5 × users)", super::charts::compact(lg.overload_threshold)),
+    }];
     Some(LineChart {
         title: format!("Transactions dispatched and not completed: {label}"),
         x_desc: "time since measurement start (s)".into(),
         y_desc: "transactions".into(),
         x: Axis::linear_x(&t, Fmt::Seconds),
-        y: Axis::linear(&ys, true, Fmt::Count),
+        y: Axis::linear(&y_extent(&series, &limits), true, Fmt::Count),
         series,
         marks: Vec::new(),
+        limits,
         legend: Legend::UpperLeft,
     })
 }
@@ -352,40 +340,19 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
     let xs: Vec<f64> = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
     let x = if numeric { Axis::through(&xs, fmt) } else { Axis::categories(values.clone()) };
     let mb = key == "bs";
+    let thr_metric: Metric = if mb { |s| &s.mb_s } else { |s| &s.iops };
     let thr_series: Vec<Series> = lines
         .iter()
-        .map(|l| Series {
-            name: if l.name.is_empty() {
-                if mb {
-                    "MB/s".into()
-                } else {
-                    "IOPS".into()
-                }
-            } else {
-                l.name.clone()
-            },
-            points: l
-                .points
-                .iter()
-                .map(|(x, p)| (*x, if mb { p.summary.mb_s.mean } else { p.summary.iops.mean }))
-                .collect(),
-        })
+        .map(|l| metric_series(l, series_name(l, if mb { "MB/s" } else { "IOPS" }), thr_metric))
         .collect();
     let mut lat_series = Vec::new();
     for l in &lines {
-        lat_series.push(Series {
-            name: series_name(l, "mean"),
-            points: l.points.iter().map(|(x, p)| (*x, p.summary.lat_mean_ns.mean)).collect(),
-        });
-        lat_series.push(Series {
-            name: series_name(l, "p99"),
-            points: l.points.iter().map(|(x, p)| (*x, p.summary.lat_p99_ns.mean)).collect(),
-        });
+        lat_series.push(metric_series(l, series_name(l, "mean"), |s| &s.lat_mean_ns));
+        lat_series.push(metric_series(l, series_name(l, "p99"), |s| &s.lat_p99_ns));
     }
     let (thr_marks, lat_marks) = knee_marks(sweeps, &lines, key, mb);
-    let thr_y: Vec<f64> = thr_series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
-    let lat_y: Vec<f64> = lat_series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
-    let lat_axis = Axis::auto(&lat_y, Fmt::Nanos);
+    let limits = p99_limits(sweeps, key);
+    let lat_axis = Axis::auto(&y_extent(&lat_series, &limits), Fmt::Nanos);
     let x_desc = format!("{desc}{}", log_note(&x));
     let read_lat_chart = read_latency_chart(&lines, key, &x, &x_desc);
     let mut charts = vec![
@@ -394,9 +361,10 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
             x_desc: x_desc.clone(),
             y_desc: if mb { "throughput (MB/s, 10^6 bytes/s)".into() } else { "IOPS (ops/s)".into() },
             x: x.clone(),
-            y: Axis::linear(&thr_y, true, if mb { Fmt::Plain } else { Fmt::Count }),
+            y: Axis::linear(&y_extent(&thr_series, &[]), true, if mb { Fmt::Plain } else { Fmt::Count }),
             series: thr_series,
             marks: thr_marks,
+            limits: Vec::new(),
             legend: Legend::LowerRight,
         },
         LineChart {
@@ -407,11 +375,55 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
             y: lat_axis,
             series: lat_series,
             marks: lat_marks,
-            legend: Legend::UpperLeft,
+            limits,
+            // Latency grows with load and block size, so the lower right is clear (and the upper left holds
+            // a limit's label); it falls as the cache grows, which clears the upper right.
+            legend: if key == "cache" { Legend::UpperRight } else { Legend::LowerRight },
         },
     ];
     charts.extend(read_lat_chart);
     charts
+}
+
+/// Reads one metric's statistics over a point's trials.
+type Metric = fn(&PointSummary) -> &MetricSummary;
+
+/// The series of one metric along a line: the mean over trials at each point, and the 95 % confidence
+/// interval of that mean as an error bar where the point has one (two trials or more).
+fn metric_series(l: &Line<'_>, name: String, metric: Metric) -> Series {
+    let points = l.points.iter().map(|(x, p)| (*x, metric(&p.summary).mean)).collect();
+    let errors = l
+        .points
+        .iter()
+        .filter_map(|(x, p)| {
+            let m = metric(&p.summary);
+            Some((*x, m.ci95_low?, m.ci95_high?))
+        })
+        .collect();
+    Series { name, points, errors }
+}
+
+/// Every y value a chart must show: its points, its error bars' ends and its limits.
+fn y_extent(series: &[Series], limits: &[Limit]) -> Vec<f64> {
+    let points = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let bars = series.iter().flat_map(|s| s.errors.iter().flat_map(|e| [e.1, e.2]));
+    points.chain(bars).chain(limits.iter().map(|l| l.y)).collect()
+}
+
+/// The p99 limit of each sweep that had `--max-p99`, along its load axis `key` (one line per distinct
+/// limit; named by the sweep when overlaid sweeps differ).
+fn p99_limits(sweeps: &[SweepRef<'_>], key: &str) -> Vec<Limit> {
+    let mut limits: Vec<Limit> = Vec::new();
+    for s in sweeps {
+        let Some(m) = s.sweep.max_p99.as_ref().filter(|m| m.axis == key) else { continue };
+        let y = m.limit_ns as f64;
+        if limits.iter().any(|l| l.y == y) {
+            continue;
+        }
+        let whose = if s.label.is_empty() { String::new() } else { format!(", {}", s.label) };
+        limits.push(Limit { y, label: format!("p99 limit {} (--max-p99{whose})", format_duration_ns(y)) });
+    }
+    limits
 }
 
 /// ` (log scale)` after an axis description when the axis is logarithmic.
@@ -423,12 +435,13 @@ fn log_note(a: &Axis) -> &'static str {
     }
 }
 
-/// A line's series name: `what`, after the line's name when it has one.
+/// A line's series name: `what`, after the line's name when it has one (the IOPS or MB/s of a named line
+/// is the line's name alone).
 fn series_name(l: &Line<'_>, what: &str) -> String {
-    if l.name.is_empty() {
-        what.to_string()
-    } else {
-        format!("{} {what}", l.name)
+    match (l.name.is_empty(), what) {
+        (true, _) => what.to_string(),
+        (false, "IOPS" | "MB/s") => l.name.clone(),
+        (false, _) => format!("{} {what}", l.name),
     }
 }
 
@@ -466,13 +479,14 @@ fn read_latency_chart(lines: &[Line<'_>], key: &str, x: &Axis, x_desc: &str) -> 
     let read_lat_series: Vec<Series> = if key == "cache" {
         lines
             .iter()
-            .map(|l| Series {
-                name: series_name(l, "mean read"),
-                points: l
-                    .points
-                    .iter()
-                    .filter_map(|(x, p)| p.summary.read_lat_mean_ns.as_ref().map(|m| (*x, m.mean)))
-                    .collect(),
+            .map(|l| {
+                Series::new(
+                    series_name(l, "mean read"),
+                    l.points
+                        .iter()
+                        .filter_map(|(x, p)| p.summary.read_lat_mean_ns.as_ref().map(|m| (*x, m.mean)))
+                        .collect(),
+                )
             })
             .filter(|s| !s.points.is_empty())
             .collect()
@@ -490,6 +504,7 @@ fn read_latency_chart(lines: &[Line<'_>], key: &str, x: &Axis, x_desc: &str) -> 
             y: y_axis,
             series: read_lat_series,
             marks: Vec::new(),
+            limits: Vec::new(),
             legend: Legend::UpperRight,
         }
     })
@@ -510,36 +525,65 @@ fn short_desc(key: &str) -> String {
 /// Side-by-side bars for several runs: IOPS, MB/s, mean and p99 response time.
 pub(crate) fn comparison_bars(runs: &[(&str, &RunResult)]) -> Vec<BarChart> {
     let names: Vec<String> = runs.iter().map(|(l, _)| l.to_string()).collect();
-    let lat = |f: fn(&LatSummary) -> f64| -> Vec<f64> {
+    let one = |title: &str, y_desc: &str, values: Vec<f64>, fmt: Fmt| BarChart {
+        title: title.into(),
+        y_desc: y_desc.into(),
+        names: names.clone(),
+        sets: vec![BarSet { name: String::new(), values }],
+        fmt,
+    };
+    let lat = |f: LatField| -> Vec<f64> {
         runs.iter().map(|(_, r)| r.total.all.lat_ns.as_ref().map_or(f64::NAN, f)).collect()
     };
     vec![
+        one("IOPS per run", "IOPS (ops/s)", runs.iter().map(|(_, r)| r.total.all.iops).collect(), Fmt::Count),
+        one(
+            "Throughput per run",
+            "MB/s (10^6 bytes/s)",
+            runs.iter().map(|(_, r)| r.total.all.mb_s).collect(),
+            Fmt::Plain,
+        ),
+        one("p99 response time per run", "p99 response time", lat(|l| l.p99 as f64), Fmt::Nanos),
+        one("Mean response time per run", "mean response time", lat(|l| l.mean), Fmt::Nanos),
+    ]
+}
+
+/// A run's worker groups side by side (database vs log), when it has several: IOPS per group, reads and
+/// writes apart, and the p50 and p99 response time of each group's reads and of its writes. The time series
+/// is the run's, not per group, so these are the window's totals.
+pub(crate) fn group_bars(label: &str, r: &RunResult) -> Vec<BarChart> {
+    if r.groups.len() < 2 {
+        return Vec::new();
+    }
+    let names: Vec<String> = r.groups.iter().map(|g| g.name.clone()).collect();
+    let set = |name: &str, f: &dyn Fn(&GroupResult) -> f64| BarSet {
+        name: name.into(),
+        values: r.groups.iter().map(f).collect(),
+    };
+    let lat = |s: &OpSummary, f: LatField| s.lat_ns.as_ref().map_or(f64::NAN, f);
+    let iops = vec![set("reads", &|g| g.read.iops), set("writes", &|g| g.write.iops)];
+    let latency = vec![
+        set("read p50", &|g| lat(&g.read, |l| l.p50 as f64)),
+        set("read p99", &|g| lat(&g.read, |l| l.p99 as f64)),
+        set("write p50", &|g| lat(&g.write, |l| l.p50 as f64)),
+        set("write p99", &|g| lat(&g.write, |l| l.p99 as f64)),
+    ];
+    let present = |sets: Vec<BarSet>| -> Vec<BarSet> {
+        sets.into_iter().filter(|s| s.values.iter().any(|v| v.is_finite() && *v > 0.0)).collect()
+    };
+    vec![
         BarChart {
-            title: "IOPS per run".into(),
+            title: format!("IOPS per worker group: {label}"),
             y_desc: "IOPS (ops/s)".into(),
             names: names.clone(),
-            values: runs.iter().map(|(_, r)| r.total.all.iops).collect(),
+            sets: present(iops),
             fmt: Fmt::Count,
         },
         BarChart {
-            title: "Throughput per run".into(),
-            y_desc: "MB/s (10^6 bytes/s)".into(),
-            names: names.clone(),
-            values: runs.iter().map(|(_, r)| r.total.all.mb_s).collect(),
-            fmt: Fmt::Plain,
-        },
-        BarChart {
-            title: "p99 response time per run".into(),
-            y_desc: "p99 response time".into(),
-            names: names.clone(),
-            values: lat(|l| l.p99 as f64),
-            fmt: Fmt::Nanos,
-        },
-        BarChart {
-            title: "Mean response time per run".into(),
-            y_desc: "mean response time".into(),
+            title: format!("Response time per worker group: {label}"),
+            y_desc: "response time".into(),
             names,
-            values: lat(|l| l.mean),
+            sets: present(latency),
             fmt: Fmt::Nanos,
         },
     ]

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::figures::{run_curve, PERCENTILE_COLUMNS};
+use super::names::workload;
 use super::{DocBody, ReportDoc};
 use crate::format::{format_duration_ns, format_rate};
 use crate::model::OpSummary;
@@ -83,6 +84,7 @@ pub fn render_markdown(title: &str, docs: &[ReportDoc]) -> String {
                 let a = &r.total.all;
                 vec![
                     d.label.clone(),
+                    workload(r),
                     format_rate(a.iops, 0),
                     format_rate(a.mb_s, 1),
                     lat(a, |l| l.mean),
@@ -100,8 +102,11 @@ pub fn render_markdown(title: &str, docs: &[ReportDoc]) -> String {
             .collect();
         table(
             &mut out,
-            &["run", "IOPS", "MB/s", "mean", "p99", "p99.9", "max", "depth", "CPU/IO", "verdict", "warnings"],
-            &[false, true, true, true, true, true, true, true, true, false, true],
+            &[
+                "run", "workload", "IOPS", "MB/s", "mean", "p99", "p99.9", "max", "depth", "CPU/IO",
+                "verdict", "warnings",
+            ],
+            &[false, false, true, true, true, true, true, true, true, true, false, true],
             &rows,
         );
         out.push_str("### Response-time percentiles (all ops)\n\n");

@@ -15,6 +15,7 @@
 pub(crate) mod charts;
 mod figures;
 mod markdown;
+mod names;
 mod page;
 
 use serde_json::Value;

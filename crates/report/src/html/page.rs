@@ -9,11 +9,12 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::charts::{bar_svg, line_svg, BarChart, LineChart, Series};
+use super::charts::{bar_svg, line_svg, BarChart, LineChart, Series, CHART_SIZE, WIDE_CHART_SIZE};
 use super::figures::{
-    backlog_chart, comparison_bars, percentile_chart, run_curve, run_percentile_chart, sweep_charts,
-    swept_keys, timeseries_charts, SweepRef, PERCENTILE_COLUMNS,
+    backlog_chart, comparison_bars, group_bars, percentile_chart, run_curve, run_percentile_chart,
+    sweep_charts, swept_keys, timeseries_charts, SweepRef, PERCENTILE_COLUMNS,
 };
+use super::names::{workload, workload_names};
 use super::{escape_html as esc, DocBody, ReportDoc};
 use crate::format::{format_bytes, format_count, format_duration_ns, format_rate};
 use crate::model::OpSummary;
@@ -38,15 +39,16 @@ h3 { font-size: 1.05em; margin: 1.2em 0 0.4em; }
 .card .s { font-size: 0.78em; color: #555; }
 .pass { color: #0a6b2f; border-color: #0a6b2f; } .fail { color: #a0140c; border-color: #a0140c; }
 .card.pass, .card.fail { border-width: 2px; }
-.charts { display: flex; flex-wrap: wrap; gap: 12px; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 480px), 1fr)); gap: 12px; }
 figure.chart { margin: 0; border: 1px solid #ddd; border-radius: 4px; padding: 4px; background: #fff;
-  break-inside: avoid; }
-figure.chart svg { display: block; max-width: 100%; height: auto; }
-figure.chart figcaption { font-size: 0.8em; color: #555; max-width: 640px; padding: 2px 4px; }
+  break-inside: avoid; min-width: 0; }
+figure.chart.wide { grid-column: 1 / -1; }
+figure.chart svg { display: block; width: 100%; height: auto; }
+figure.chart figcaption { font-size: 0.8em; color: #555; padding: 2px 4px; }
 p.nochart { color: #777; font-style: italic; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 0.88em; }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
-td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 th { background: #eef2f8; }
 tr.mark td { font-weight: 600; }
 .warn { color: #8a4b00; }
@@ -129,32 +131,90 @@ fn inputs_table(out: &mut String, docs: &[ReportDoc]) {
     out.push_str("</table>\n");
 }
 
-/// A chart in its figure, or a note saying why it is not drawn.
-fn figure(out: &mut String, kind: &str, svg: Result<String, String>, caption: &str, n: &mut usize) {
-    match svg {
-        Ok(svg) => {
-            *n += 1;
-            // Inline SVG in HTML needs no namespace; dropping it keeps the page free of any URL.
-            let svg = svg.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
-            let _ = writeln!(
-                out,
-                "<figure class=\"chart\" id=\"chart-{n}\" data-chart=\"{}\">{svg}<figcaption>{}</figcaption></figure>",
-                esc(kind),
-                esc(caption)
-            );
-        }
-        Err(why) => {
-            let _ = writeln!(out, "<p class=\"nochart\">{}: not drawn ({})</p>", esc(caption), esc(&why));
-        }
+/// A chart of a section, before it is drawn.
+enum Chart {
+    Line(Box<LineChart>),
+    Bar(BarChart),
+}
+
+impl Chart {
+    /// The chart as SVG whose `viewBox` is `size` pixels and whose width is its container's (`100%`, the
+    /// `viewBox` keeping the aspect), or why it is not drawn.
+    fn svg(&self, size: (u32, u32)) -> Result<String, String> {
+        let svg = match self {
+            Chart::Line(c) => line_svg(c, size),
+            Chart::Bar(c) => bar_svg(c, size),
+        }?;
+        let fixed = format!("width=\"{}\" height=\"{}\"", size.0, size.1);
+        Ok(svg.replacen(&fixed, "width=\"100%\"", 1))
     }
 }
 
-fn line_figure(out: &mut String, kind: &str, c: &LineChart, caption: &str, n: &mut usize) {
-    figure(out, kind, line_svg(c), caption, n);
+/// A section's figures, laid out in a grid of two columns on a wide page (one on a narrow one or in print).
+#[derive(Default)]
+struct Grid {
+    /// Per figure: its kind (`data-chart`), chart and caption.
+    figures: Vec<(String, Chart, String)>,
 }
 
-fn bar_figure(out: &mut String, kind: &str, c: &BarChart, caption: &str, n: &mut usize) {
-    figure(out, kind, bar_svg(c), caption, n);
+impl Grid {
+    fn line(&mut self, kind: &str, c: LineChart, caption: &str) {
+        self.figures.push((kind.to_string(), Chart::Line(Box::new(c)), caption.to_string()));
+    }
+
+    fn bar(&mut self, kind: &str, c: BarChart, caption: &str) {
+        self.figures.push((kind.to_string(), Chart::Bar(c), caption.to_string()));
+    }
+
+    /// Draws the figures into `out`, numbering them from `n`. The last of an odd number of drawn charts
+    /// spans both columns and is drawn wide, so no half of the page is left empty; charts with nothing to
+    /// draw become a note under the grid.
+    fn write(self, out: &mut String, n: &mut usize) {
+        let mut drawn: Vec<(String, String, String)> = Vec::new();
+        let mut notes = String::new();
+        let mut last_chart = None;
+        for (kind, chart, caption) in self.figures {
+            match chart.svg(CHART_SIZE) {
+                Ok(svg) => {
+                    drawn.push((kind, svg, caption));
+                    last_chart = Some(chart);
+                }
+                Err(why) => {
+                    let _ = writeln!(
+                        notes,
+                        "<p class=\"nochart\">{}: not drawn ({})</p>",
+                        esc(&caption),
+                        esc(&why)
+                    );
+                }
+            }
+        }
+        let wide = drawn.len() % 2 == 1;
+        if let (true, Some(chart), Some(last)) = (wide, last_chart, drawn.last_mut()) {
+            last.1 = chart.svg(WIDE_CHART_SIZE).unwrap_or_else(|_| last.1.clone());
+        }
+        out.push_str("<div class=\"charts\">\n");
+        let count = drawn.len();
+        for (i, (kind, svg, caption)) in drawn.into_iter().enumerate() {
+            figure(out, &kind, &svg, &caption, wide && i + 1 == count, n);
+        }
+        out.push_str("</div>\n");
+        out.push_str(&notes);
+    }
+}
+
+/// A drawn chart in its figure, scaled to the figure's width (`width="100%"` over the SVG's `viewBox`).
+fn figure(out: &mut String, kind: &str, svg: &str, caption: &str, wide: bool, n: &mut usize) {
+    *n += 1;
+    // Inline SVG in HTML needs no namespace; dropping it keeps the page free of any URL.
+    let svg = svg.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
+    let _ = writeln!(
+        out,
+        "<figure class=\"chart{}\" id=\"chart-{n}\" data-chart=\"{}\">{svg}<figcaption>{}</figcaption></figure>",
+        if wide { " wide" } else { "" },
+        esc(kind),
+        esc(caption)
+    );
 }
 
 fn card(out: &mut String, key: &str, value: &str, sub: &str, class: &str) {
@@ -287,40 +347,13 @@ fn run_section(out: &mut String, i: usize, d: &ReportDoc, r: &RunResult, n: &mut
         esc(&r.env.engine),
         if r.partial { " · <b>partial (stopped early)</b>" } else { "" }
     );
+    let _ = writeln!(out, "<p class=\"meta\">workload: {}</p>", esc(&workload(r)));
     if let Some(note) = &d.note {
         let _ = writeln!(out, "<p class=\"meta\">note: {}</p>", esc(note));
     }
     run_cards(out, r);
     verdict_block(out, r);
-    out.push_str("<div class=\"charts\">\n");
-    line_figure(
-        out,
-        "percentiles",
-        &run_percentile_chart(&d.label, r),
-        "Response time at each percentile, from the merged HDR histograms: the right end is the tail (p99.9, p99.99, max).",
-        n,
-    );
-    for (k, c) in timeseries_charts(&d.label, r).iter().enumerate() {
-        let (kind, caption) = if k == 0 {
-            ("timeseries-iops", "Completed I/Os per second in each measured interval (ramp excluded).")
-        } else {
-            (
-                "timeseries-latency",
-                "Mean and p99 response time in each interval (p99 from a ≤ 1 % histogram).",
-            )
-        };
-        line_figure(out, kind, c, caption, n);
-    }
-    if let Some(c) = backlog_chart(&d.label, r) {
-        line_figure(
-            out,
-            "backlog",
-            &c,
-            "LoadGen transactions dispatched and not completed at the end of each interval.",
-            n,
-        );
-    }
-    out.push_str("</div>\n");
+    run_charts(&d.label, r).write(out, n);
     out.push_str("<h3>Operations</h3>\n");
     op_table(out, r);
     cache_block(out, r);
@@ -330,6 +363,39 @@ fn run_section(out: &mut String, i: usize, d: &ReportDoc, r: &RunResult, n: &mut
     env_tables(out, r);
     config_table(out, r);
     out.push_str("</section>\n");
+}
+
+/// A run's charts: percentile curve, time series, LoadGen backlog and, with several worker groups, the
+/// groups side by side.
+fn run_charts(label: &str, r: &RunResult) -> Grid {
+    let mut grid = Grid::default();
+    grid.line(
+        "percentiles",
+        run_percentile_chart(label, r),
+        "Response time at each percentile, from the merged HDR histograms: the right end is the tail (p99.9, p99.99, max).",
+    );
+    let ts_captions = [
+        ("timeseries-iops", "Completed I/Os per second in each measured interval (ramp excluded)."),
+        ("timeseries-latency", "Mean and p99 response time in each interval (p99 from a ≤ 1 % histogram)."),
+    ];
+    for (c, (kind, caption)) in timeseries_charts(label, r).into_iter().zip(ts_captions) {
+        grid.line(kind, c, caption);
+    }
+    if let Some(c) = backlog_chart(label, r) {
+        let caption = "LoadGen transactions dispatched and not completed at the end of each interval; the dashed line is LoadGen's overload limit.";
+        grid.line("backlog", c, caption);
+    }
+    let group_captions = [
+        ("groups-iops", "IOPS of each worker group over the measured window, reads and writes apart."),
+        (
+            "groups-latency",
+            "p50 and p99 response time of each worker group's reads and writes, from its merged histograms.",
+        ),
+    ];
+    for (c, (kind, caption)) in group_bars(label, r).into_iter().zip(group_captions) {
+        grid.bar(kind, c, caption);
+    }
+    grid
 }
 
 fn verdict_block(out: &mut String, r: &RunResult) {
@@ -557,30 +623,30 @@ fn config_table(out: &mut String, r: &RunResult) {
 }
 
 fn comparison_section(out: &mut String, runs: &[(&ReportDoc, &RunResult)], n: &mut usize) {
-    out.push_str(
-        "<section class=\"compare\" id=\"compare\">\n<h2>Runs side by side</h2>\n<div class=\"charts\">\n",
-    );
-    let pairs: Vec<(&str, &RunResult)> = runs.iter().map(|(d, r)| (d.label.as_str(), *r)).collect();
+    out.push_str("<section class=\"compare\" id=\"compare\">\n<h2>Runs side by side</h2>\n");
+    let docs: Vec<ReportDoc> = runs.iter().map(|(d, _)| (*d).clone()).collect();
+    let names = workload_names(&docs);
+    let pairs: Vec<(&str, &RunResult)> = names.iter().zip(runs).map(|(l, (_, r))| (l.as_str(), *r)).collect();
+    let mut grid = Grid::default();
     for c in comparison_bars(&pairs) {
         let caption = format!("{} of each run (all ops).", c.title);
-        bar_figure(out, "bars", &c, &caption, n);
+        grid.bar("bars", c, &caption);
     }
-    let series: Vec<Series> =
-        pairs.iter().map(|(l, r)| Series { name: l.to_string(), points: run_curve(r, "all") }).collect();
-    line_figure(
-        out,
+    let series: Vec<Series> = pairs.iter().map(|(l, r)| Series::new(*l, run_curve(r, "all"))).collect();
+    grid.line(
         "percentiles",
-        &percentile_chart("Response-time percentiles, all runs".into(), series),
+        percentile_chart("Response-time percentiles, all runs".into(), series),
         "All ops of each run, from the merged HDR histograms.",
-        n,
     );
-    out.push_str("</div>\n<table><tr><th>run</th><th class=\"n\">IOPS</th><th class=\"n\">MB/s</th><th class=\"n\">mean</th><th class=\"n\">p99</th><th class=\"n\">p99.9</th><th class=\"n\">max</th><th class=\"n\">depth</th><th class=\"n\">CPU/IO</th><th class=\"n\">warnings</th></tr>\n");
+    grid.write(out, n);
+    out.push_str("<table><tr><th>run</th><th>workload</th><th class=\"n\">IOPS</th><th class=\"n\">MB/s</th><th class=\"n\">mean</th><th class=\"n\">p99</th><th class=\"n\">p99.9</th><th class=\"n\">max</th><th class=\"n\">depth</th><th class=\"n\">CPU/IO</th><th class=\"n\">warnings</th></tr>\n");
     for (d, r) in runs {
         let a = &r.total.all;
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             esc(&d.label),
+            esc(&workload(r)),
             format_rate(a.iops, 1),
             format_rate(a.mb_s, 1),
             lat_text(a, |l| l.mean),
@@ -598,42 +664,66 @@ fn comparison_section(out: &mut String, runs: &[(&ReportDoc, &RunResult)], n: &m
 fn sweeps_section(out: &mut String, sweeps: &[(&ReportDoc, &SweepResult)], n: &mut usize) {
     out.push_str("<section class=\"sweeps\" id=\"sweeps\">\n");
     let _ = writeln!(out, "<h2>{}</h2>", if sweeps.len() > 1 { "Sweeps" } else { "Sweep" });
-    let refs: Vec<SweepRef<'_>> = sweeps
-        .iter()
-        .map(|(d, s)| SweepRef {
-            label: if sweeps.len() > 1 { d.label.clone() } else { String::new() },
+    let docs: Vec<ReportDoc> = sweeps.iter().map(|(d, _)| (*d).clone()).collect();
+    let names = workload_names(&docs);
+    let refs: Vec<SweepRef<'_>> = names
+        .into_iter()
+        .zip(sweeps)
+        .map(|(name, (_, s))| SweepRef {
+            label: if sweeps.len() > 1 { name } else { String::new() },
             sweep: s,
         })
         .collect();
     for (d, s) in sweeps {
         sweep_cards(out, d, s);
     }
-    out.push_str("<div class=\"charts\">\n");
+    let mut grid = Grid::default();
     for key in swept_keys(&refs) {
-        for (k, c) in sweep_charts(&refs, &key).iter().enumerate() {
-            let caption = if k == 0 {
-                format!(
-                    "{} at each value of {key}: the mean over trials per point; a ring marks the knee (more load buys latency, not throughput).",
-                    if key == "bs" { "Throughput" } else { "Completed I/Os per second" }
-                )
-            } else if k == 1 {
-                format!("Mean and p99 response time at each value of {key}.")
-            } else {
-                format!("Mean response time of reads at each value of {key}: what the cache serves.")
-            };
-            let kind = match k {
-                0 => format!("sweep-{key}-throughput"),
-                1 => format!("sweep-{key}-latency"),
-                _ => format!("sweep-{key}-read-latency"),
-            };
-            line_figure(out, &kind, c, &caption, n);
+        for (k, c) in sweep_charts(&refs, &key).into_iter().enumerate() {
+            grid.line(&sweep_chart_kind(&key, k), c, &sweep_caption(&refs, &key, k));
         }
     }
-    out.push_str("</div>\n");
+    grid.write(out, n);
     for (d, s) in sweeps {
         sweep_table(out, d, s);
     }
     out.push_str("</section>\n");
+}
+
+/// The `data-chart` kind of chart `k` along `key` (as [`sweep_charts`] orders them).
+fn sweep_chart_kind(key: &str, k: usize) -> String {
+    match k {
+        0 => format!("sweep-{key}-throughput"),
+        1 => format!("sweep-{key}-latency"),
+        _ => format!("sweep-{key}-read-latency"),
+    }
+}
+
+/// The caption of chart `k` along `key`: what it draws, what the error bars are (with trials) and the
+/// p99 limit line (with `--max-p99`).
+fn sweep_caption(refs: &[SweepRef<'_>], key: &str, k: usize) -> String {
+    let mut caption = match k {
+        0 => format!(
+            "{} at each value of {key}: the mean over trials per point; a ring marks the knee (more load buys latency, not throughput).",
+            if key == "bs" { "Throughput" } else { "Completed I/Os per second" }
+        ),
+        1 => format!("Mean and p99 response time at each value of {key}."),
+        _ => format!("Mean response time of reads at each value of {key}: what the cache serves."),
+    };
+    let trials = refs.iter().map(|r| r.sweep.trials).max().unwrap_or(1);
+    if trials > 1 && k < 2 {
+        caption.push_str(&format!(
+            " Error bars: the 95 % confidence interval of the mean over the {trials} trials of each point (Student t)."
+        ));
+    }
+    let limit = refs.iter().find_map(|r| r.sweep.max_p99.as_ref().filter(|m| m.axis == key));
+    if let (1, Some(m)) = (k, limit) {
+        caption.push_str(&format!(
+            " Dashed red line: the p99 limit of --max-p99 ({}); the table marks the highest load within it.",
+            format_duration_ns(m.limit_ns as f64)
+        ));
+    }
+    caption
 }
 
 fn sweep_cards(out: &mut String, d: &ReportDoc, s: &SweepResult) {

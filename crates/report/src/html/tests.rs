@@ -382,3 +382,140 @@ fn markdown_percentile_curve_has_one_column_per_decade() {
     let xs: Vec<f64> = picks.iter().map(|p| p.0).collect();
     assert_eq!(xs, [1.0, 10.0, 99_000.0, 1e6]);
 }
+
+/// The `<svg ...>` start tags of a page.
+fn svg_tags(html: &str) -> Vec<&str> {
+    html.split("<svg").skip(1).filter_map(|s| s.split('>').next()).collect()
+}
+
+/// Issue 15, item 10: the charts were a fixed 640 px and left half of a 1280 px page empty. They now scale
+/// to their column (`width="100%"` over the `viewBox`), two columns wide, and the last of an odd number
+/// spans both, drawn wide.
+#[test]
+fn html_charts_scale_to_the_page_width() {
+    let html = render_html("t", &[run_doc("run1", run_with_histogram())]);
+    let tags = svg_tags(&html);
+    assert_eq!(tags.len(), 3);
+    for t in &tags {
+        assert!(t.contains("width=\"100%\"") && t.contains("viewBox=\"0 0 "), "{t}");
+        assert!(!t.contains("height="), "no fixed height: {t}");
+    }
+    assert!(tags[0].contains("viewBox=\"0 0 640 360\"") && tags[2].contains("viewBox=\"0 0 1300 360\""));
+    assert_eq!(html.matches("<figure class=\"chart wide\"").count(), 1, "the third of three is wide");
+    assert!(
+        html.contains("grid-template-columns") && html.contains("figure.chart.wide { grid-column: 1 / -1; }")
+    );
+}
+
+/// A qd sweep whose points ran 3 trials each: IOPS 90/100/110 % of the sweep's, p99 the same.
+fn sweep_with_trials() -> SweepResult {
+    let mut s = sweep("qd", &["1", "2", "4", "8"], true);
+    s.trials = 3;
+    for p in &mut s.points {
+        let one = TrialMetrics::from_result(&p.result);
+        let base = (p.summary.iops.mean, p.summary.lat_p99_ns.mean);
+        p.trials = [0.9, 1.0, 1.1]
+            .iter()
+            .map(|f| TrialMetrics { iops: base.0 * f, lat_p99_ns: base.1 * f, ..one.clone() })
+            .collect();
+        p.summary = PointSummary::from_trials(&p.trials);
+    }
+    s
+}
+
+/// Issue 15, item 10: a sweep run with `--trials` had no error bars. Each point now carries the 95 %
+/// confidence interval of its mean as a bar, and the caption says so.
+#[test]
+fn html_sweep_with_trials_draws_error_bars_of_the_95_interval() {
+    let s = sweep_with_trials();
+    let refs = [figures::SweepRef { label: String::new(), sweep: &s }];
+    let charts = figures::sweep_charts(&refs, "qd");
+    let iops = &charts[0].series[0];
+    assert_eq!(iops.errors.len(), 4);
+    let p = &s.points[1].summary.iops;
+    assert_eq!(iops.errors[1], (2.0, p.ci95_low.unwrap(), p.ci95_high.unwrap()));
+    let p99 = charts[1].series.iter().find(|x| x.name == "p99").unwrap();
+    assert_eq!(p99.errors.len(), 4, "latency points have bars too");
+    let html = render_html("t", &[sweep_doc("s", s.clone())]);
+    assert!(html.contains("Error bars: the 95 % confidence interval of the mean over the 3 trials"));
+    // One trial: no interval, no bar, no such caption.
+    let one = sweep("qd", &["1", "2", "4", "8"], true);
+    let refs = [figures::SweepRef { label: String::new(), sweep: &one }];
+    assert!(figures::sweep_charts(&refs, "qd")[0].series[0].errors.is_empty());
+    let html_one = render_html("t", &[sweep_doc("s", one)]);
+    assert!(!html_one.contains("Error bars"));
+    // Drawn: each bar is three lines (the bar and its two caps), 4 points x 3 series (IOPS, mean, p99); the
+    // axes reach the bars' ends, which may add a grid line or two.
+    let lines = |h: &str| h.matches("<polyline").count();
+    assert!(lines(&html) >= lines(&html_one) + 4 * 3 * 3, "error bars in the SVG");
+}
+
+/// Issue 15, item 10: `--max-p99` drew no limit line. The latency chart now has a dashed line at the limit,
+/// labelled with it, and its axis reaches the limit.
+#[test]
+fn html_max_p99_sweep_draws_the_limit_line_with_its_label() {
+    let mut s = sweep("qd", &["1", "2", "4", "8", "16", "32"], true);
+    s.analyze(10.0, 20.0, Some(300_000));
+    let refs = [figures::SweepRef { label: String::new(), sweep: &s }];
+    let charts = figures::sweep_charts(&refs, "qd");
+    assert!(charts[0].limits.is_empty(), "no limit on the IOPS chart");
+    assert_eq!(charts[1].limits.len(), 1);
+    assert_eq!(charts[1].limits[0].y, 300_000.0);
+    let html = render_html("t", &[sweep_doc("s", s)]);
+    let latency_svg =
+        html.split("data-chart=\"sweep-qd-latency\"").nth(1).unwrap().split("</svg>").next().unwrap();
+    assert!(latency_svg.contains("p99 limit 300 µs (--max-p99)"), "{latency_svg}");
+    assert!(latency_svg.contains("stroke=\"#A0140C\""), "the line is drawn in the limit colour");
+    assert!(html.contains("Dashed red line: the p99 limit of --max-p99 (300 µs)"));
+}
+
+/// `r` with a resolved plan: one worker table of `workers` workers at `qd`, reads `read_pct` %, 4 KiB
+/// random, on `target`.
+fn with_plan(mut r: RunResult, name: &str, qd: u32, read_pct: f64, target: &str) -> RunResult {
+    let worker = serde_json::json!({
+        "group": "worker", "qd": qd, "rate_iops": null,
+        "specs": [{ "read_pct": read_pct, "random_pct": 100.0, "bs": [{ "size_bytes": 4096, "weight": 1 }] }]
+    });
+    r.config =
+        serde_json::json!({ "plan": { "name": name, "workers": [worker], "targets": [{ "name": target }] } });
+    r
+}
+
+/// Issue 15, item 10: series were named by file name (`run`, `run2`). They are named by workload: what
+/// differs between the inputs, with the job name; the file name only when two workloads are the same.
+#[test]
+fn html_series_are_named_by_their_workload() {
+    let a = with_plan(crate::tests::sample(), "iolab", 16, 100.0, "sim:ssd");
+    let b = with_plan(crate::tests::sample(), "iolab", 32, 70.0, "sim:ssd");
+    let html = render_html("t", &[run_doc("run", a.clone()), run_doc("run2", b)]);
+    let bars = html.split("data-chart=\"bars\"").nth(1).unwrap();
+    assert!(
+        bars.contains("\nrandread qd 16\n</text>") && bars.contains("\nrandrw 70/30 qd 32\n</text>"),
+        "{bars}"
+    );
+    assert!(html.contains("workload: randread 4k qd 16 on sim:ssd"));
+    let md = render_markdown("t", &[run_doc("run", a.clone())]);
+    assert!(
+        md.contains("| run | randread 4k qd 16 on sim:ssd |"),
+        "the Markdown summary says the workload: {md}"
+    );
+    let docs = [run_doc("x", a.clone()), run_doc("y", a.clone())];
+    assert_eq!(names::workload_names(&docs), ["x", "y"], "the same workload: the inputs' names");
+    let oltp = with_plan(a, "oltp", 16, 100.0, "sim:ssd");
+    let docs = [run_doc("x", oltp.clone()), run_doc("y", oltp)];
+    assert_eq!(names::workload_names(&docs), ["oltp (x)", "oltp (y)"]);
+}
+
+/// Issue 15, item 10: a run with several worker groups (OLTP data vs log) got a table but no chart. It gets
+/// IOPS and latency bars per group.
+#[test]
+fn html_run_with_two_groups_charts_each_group() {
+    let r = crate::tests::with_groups(2_000_000.0, 3_000_000.0, 500_000.0, 1_000.0);
+    let html = render_html("t", &[run_doc("oltp", r.clone())]);
+    let c = charts(&html);
+    assert!(c.contains(&"groups-iops") && c.contains(&"groups-latency"), "{c:?}");
+    let bars = figures::group_bars("oltp", &r);
+    assert_eq!(bars[0].names, r.groups.iter().map(|g| g.name.clone()).collect::<Vec<_>>());
+    let one = crate::tests::sample();
+    assert!(figures::group_bars("one", &one).is_empty(), "one group: no group chart");
+}
