@@ -201,7 +201,7 @@ pub(crate) fn looks_like(line: &str) -> bool {
 }
 
 /// The kind an RWBS column (`R`, `WS`, `FWFS`, `D`, `N`...) says.
-fn rwbs_kind(rwbs: &str) -> TraceOp {
+pub(crate) fn rwbs_kind(rwbs: &str) -> TraceOp {
     let body = rwbs.trim_start_matches('F');
     if body.starts_with('D') {
         TraceOp::Discard

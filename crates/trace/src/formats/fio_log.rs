@@ -57,22 +57,23 @@ impl State {
                 ))
             }
         };
-        let op =
-            match action {
-                "read" => TraceOp::Read,
-                "write" => TraceOp::Write,
-                "trim" => TraceOp::Discard,
-                "sync" | "datasync" => TraceOp::Flush,
-                "add" | "open" | "close" => return Ok(None),
-                "wait" if self.version == 2 => {
-                    let us: u64 = field(words.get(2).copied().unwrap_or(""), "wait time")?;
-                    self.time_us = self.time_us.saturating_add(us);
-                    return Ok(None);
-                }
-                other => return Err(format!(
+        let op = match action {
+            "read" => TraceOp::Read,
+            "write" => TraceOp::Write,
+            "trim" => TraceOp::Discard,
+            "sync" | "datasync" => TraceOp::Flush,
+            "add" | "open" | "close" => return Ok(None),
+            "wait" if self.version == 2 => {
+                let us: u64 = field(words.get(2).copied().unwrap_or(""), "wait time")?;
+                self.time_us = self.time_us.saturating_add(us);
+                return Ok(None);
+            }
+            other => {
+                return Err(format!(
                     "action {other:?} is none of read, write, trim, sync, datasync, add, open, close, wait"
-                )),
-            };
+                ))
+            }
+        };
         let target = self.targets.id(file)?;
         let start =
             self.time_us.checked_mul(1000).ok_or(format!("time {} us is out of range", self.time_us))?;

@@ -55,6 +55,7 @@ pub struct Point {
 /// Takes a trace's records and builds the LRU distances and the references kept for simulations.
 pub struct MrcBuilder {
     options: Options,
+    method: Method,
     lru: LruDistances,
     kept: Option<Vec<u64>>,
     ops: u64,
@@ -67,6 +68,7 @@ impl MrcBuilder {
     pub fn new(options: Options, method: Method, keep: bool) -> MrcBuilder {
         MrcBuilder {
             options,
+            method,
             lru: LruDistances::new(method),
             kept: keep.then(Vec::new),
             ops: 0,
@@ -134,6 +136,7 @@ impl MrcBuilder {
             k
         });
         Built {
+            method: self.method,
             references: self.lru.references(),
             sampled_references: self.lru.sampled(),
             sampled_objects: self.lru.objects(),
@@ -147,6 +150,8 @@ impl MrcBuilder {
 
 /// What [`MrcBuilder::finish`] returns.
 pub struct Built {
+    /// The method asked for.
+    pub method: Method,
     /// All references.
     pub references: u64,
     /// References of sampled objects.
@@ -167,6 +172,16 @@ impl Built {
     /// Distinct objects (estimated when sampled).
     pub fn objects(&self) -> u64 {
         (self.sampled_objects as f64 / self.rate).round() as u64
+    }
+
+    /// The method that ran, as the document names it: `exact` (every reference, also when a fixed-size
+    /// sample never had to drop an object), `shards-fixed-rate` or `shards-fixed-size`.
+    pub fn method_name(&self) -> &'static str {
+        match self.method {
+            _ if self.exact => "exact",
+            Method::FixedRate(_) => "shards-fixed-rate",
+            _ => "shards-fixed-size",
+        }
     }
 
     /// The LRU curve at `sizes` (objects).
