@@ -329,7 +329,7 @@ impl<R: Read> TraceReader<R> {
         }
         let record_size = u16_at(&fixed, 10) as usize;
         let header_len = u32_at(&fixed, 12) as usize;
-        if record_size < RECORD_SIZE || header_len < FIXED_HEADER || header_len > 64 << 20 {
+        if record_size < RECORD_SIZE || !(FIXED_HEADER..=64 << 20).contains(&header_len) {
             return Err(malformed(format!(
                 "record size {record_size} or header length {header_len} out of range"
             )));

@@ -54,7 +54,8 @@ pub fn detect(start: &[u8]) -> Result<Format, String> {
     if let Some(v) = fio_log::version(first) {
         return Ok(Format::FioLog(v));
     }
-    let checks: [(fn(&str) -> bool, Format); 4] = [
+    type LooksLike = fn(&str) -> bool;
+    let checks: [(LooksLike, Format); 4] = [
         (iolab_csv::looks_like, Format::IolabCsv),
         (cloudphysics::looks_like, Format::CloudPhysics),
         (msr::looks_like, Format::Msr),

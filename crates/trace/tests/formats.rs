@@ -78,11 +78,9 @@ fn blkparse_text() {
 /// One `struct blk_io_trace` in the given byte order.
 fn blk_event(little: bool, time: u64, sector: u64, bytes: u32, action: u32, pdu: &[u8]) -> Vec<u8> {
     let mut e = Vec::new();
-    let (w32, w64, w16): (fn(u32) -> [u8; 4], fn(u64) -> [u8; 8], fn(u16) -> [u8; 2]) = if little {
-        (u32::to_le_bytes, u64::to_le_bytes, u16::to_le_bytes)
-    } else {
-        (u32::to_be_bytes, u64::to_be_bytes, u16::to_be_bytes)
-    };
+    let w32 = |v: u32| if little { v.to_le_bytes() } else { v.to_be_bytes() };
+    let w64 = |v: u64| if little { v.to_le_bytes() } else { v.to_be_bytes() };
+    let w16 = |v: u16| if little { v.to_le_bytes() } else { v.to_be_bytes() };
     e.extend(w32(0x6561_7407));
     e.extend(w32(1));
     e.extend(w64(time));

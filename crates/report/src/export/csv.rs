@@ -131,17 +131,6 @@ pub(crate) fn find_max(f: &FindMaxResult) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn csv_quotes_values_with_commas() {
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("4k/60:8k/40"), "4k/60:8k/40");
-    }
-}
-
 /// The header of an MRC's CSV: one row per point of every curve.
 pub const MRC_CSV_HEADER: &str = "policy,method,sample_rate,cache_bytes,cache_objects,miss_ratio";
 
@@ -164,4 +153,15 @@ pub(crate) fn mrc(m: &MrcResult) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_values_with_commas() {
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("4k/60:8k/40"), "4k/60:8k/40");
+    }
 }

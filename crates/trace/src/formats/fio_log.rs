@@ -80,8 +80,8 @@ impl State {
         if op == TraceOp::Flush {
             return Ok(Some(TraceRecord::new(start, op, target, 0, 0)));
         }
-        let (Some(off), Some(len)) = (words.get(2), words.get(3)) else {
-            return Err(format!("{action} without OFFSET LENGTH: {}", quote(line)));
+        let [_, _, off, len] = words[..] else {
+            return Err(format!("{action} takes OFFSET LENGTH: {}", quote(line)));
         };
         Ok(Some(TraceRecord::new(start, op, target, field(off, "offset")?, length(field(len, "length")?)?)))
     }

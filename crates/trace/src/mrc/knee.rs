@@ -23,7 +23,7 @@ pub struct Recommendation {
 /// The smallest point of `points` (in size order) reaching [`SHARE_OF_BEST`] of the best hit ratio.
 pub fn recommend(points: &[Point]) -> Option<Recommendation> {
     let best = points.iter().map(|p| 1.0 - p.miss_ratio).fold(f64::NAN, f64::max);
-    if !(best > 0.0) {
+    if best.is_nan() || best <= 0.0 {
         return None;
     }
     let point = *points.iter().find(|p| 1.0 - p.miss_ratio >= SHARE_OF_BEST * best)?;

@@ -197,7 +197,8 @@ pub fn default_sizes(objects: u64) -> Vec<u64> {
     let top = objects.max(1) * 2;
     let mut octave = 1u64;
     while octave <= top {
-        for step in [1.0, 1.189_207, 1.414_214, 1.681_793] {
+        // 2^(k/4): four steps a doubling.
+        for step in [1.0, 1.189_207, std::f64::consts::SQRT_2, 1.681_793] {
             let s = (octave as f64 * step).round() as u64;
             if sizes.last() != Some(&s) && s <= top {
                 sizes.push(s);

@@ -56,7 +56,7 @@ fn method_text(c: &MrcCurve) -> String {
 
 /// Sizes as rows: those of the simulated curves (fewer), else the first curve's, at most [`MAX_ROWS`].
 fn miss_table(m: &MrcResult) -> String {
-    let rows_from = m.curves.iter().skip(1).next().or(m.curves.first());
+    let rows_from = m.curves.get(1).or(m.curves.first());
     let Some(rows_from) = rows_from else { return String::new() };
     let n = rows_from.points.len();
     let picked: Vec<usize> = if n <= MAX_ROWS {
