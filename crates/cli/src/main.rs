@@ -27,6 +27,7 @@ mod progress;
 mod saving;
 mod signals;
 mod steady;
+mod trace_file;
 
 // The commands, one module each; none imports another.
 mod catalog_cmd;

@@ -27,14 +27,14 @@ pub fn mrc(args: &MrcArgs) -> Result<ExitStatus> {
     gate.claim("the trace", &args.trace, Access::Reads).map_err(usage)?;
     let outputs = Outputs::claim(&mut gate, args.json.as_deref(), args.csv.as_deref())?;
 
-    let mut t = crate::trace_cmd::open(&args.trace)?;
+    let mut t = crate::trace_file::open(&args.trace)?;
     let mut builder = MrcBuilder::new(options, method, !policies.is_empty());
     let mut records = 0u64;
     while let Some(r) = t.next_record().map_err(usage)? {
         records += 1;
         builder.add(&r);
     }
-    crate::trace_cmd::report_bad(&t, &args.trace);
+    crate::trace_file::report_bad(&t, &args.trace);
     let ops = builder.ops();
     let built = builder.finish();
     let trace = MrcTrace {

@@ -20,33 +20,9 @@ pub fn trace(args: &TraceArgs) -> Result<ExitStatus> {
     }
 }
 
-/// Opens a trace; what cannot be opened or recognised is the user's error.
-pub fn open(file: &str) -> Result<Trace> {
-    iolab_trace::open(file).map_err(usage)
-}
-
 /// The next record; a read error midway is the environment's (exit 2 with the file named).
 fn next(t: &mut Trace) -> Result<Option<TraceRecord>> {
     t.next_record().map_err(|e: TraceError| usage(e))
-}
-
-/// Says on stderr how many bad records `t` had, the first few with their line or record numbers.
-pub fn report_bad(t: &Trace, file: &str) {
-    if t.bad.count == 0 {
-        return;
-    }
-    let unit = if matches!(t.format(), iolab_trace::Format::Iolab | iolab_trace::Format::Blktrace(_)) {
-        "record"
-    } else {
-        "line"
-    };
-    eprintln!("iolab: {file}: {} bad records, passed over:", format_count(t.bad.count));
-    for b in t.bad.first.iter().take(10) {
-        eprintln!("  {unit} {}: {}", b.line_or_record, b.reason);
-    }
-    if t.bad.count > 10 {
-        eprintln!("  ... (`iolab trace show {file}` lists up to {})", iolab_trace::BadRecords::KEPT);
-    }
 }
 
 #[derive(Default)]
@@ -62,7 +38,7 @@ fn show(file: &str, limit: &str) -> Result<ExitStatus> {
         .trim()
         .parse()
         .map_err(|_| usage(format!("--limit '{limit}': expected a count of records, e.g. 20")))?;
-    let mut t = open(file)?;
+    let mut t = crate::trace_file::open(file)?;
     let mut listed = String::new();
     let mut totals = Totals::default();
     let mut n = 0usize;
@@ -130,14 +106,14 @@ fn convert(input: &str, output: &str, format: Option<&str>) -> Result<ExitStatus
     let mut gate = WriteGate::new();
     gate.claim("the trace to convert", input, Access::Reads).map_err(usage)?;
     let out = gate.output("-o", output).map_err(usage)?;
-    let mut t = open(input)?;
+    let mut t = crate::trace_file::open(input)?;
     if csv {
         let text = to_csv(&mut t)?;
-        report_bad(&t, input);
+        crate::trace_file::report_bad(&t, input);
         write_all(vec![(&out, Ok(text))])?;
     } else {
         let bytes = to_binary(&mut t)?;
-        report_bad(&t, input);
+        crate::trace_file::report_bad(&t, input);
         write_bytes(&out, &bytes)?;
     }
     Ok(ExitStatus::Ok)

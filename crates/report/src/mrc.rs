@@ -113,17 +113,17 @@ impl MrcResult {
         let what = if self.trace.reads_only { "reads" } else { "reads and writes" };
         let policy = self.curves.first().map_or("lru", |c| c.policy.as_str());
         Some(format!(
-            "a {} cache would serve {:.0}% of {what} ({policy}; {:.0}% of the {:.1}% that any size serves: the rest are first references)",
+            "a {} cache would serve {:.0}% of {what} ({policy}; the most any size on the curve serves is {:.1}%: \
+             the rest are first references)",
             r.point.size_text(),
             100.0 * r.hit_ratio,
-            100.0 * r.hit_ratio / r.best_hit_ratio,
             100.0 * r.best_hit_ratio,
         ))
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::{CsvExporter, Document, JsonExporter, TextExporter};
 

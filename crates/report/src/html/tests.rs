@@ -379,3 +379,19 @@ fn markdown_percentile_curve_has_one_column_per_decade() {
     let xs: Vec<f64> = picks.iter().map(|p| p.0).collect();
     assert_eq!(xs, [1.0, 10.0, 99_000.0, 1e6]);
 }
+
+#[test]
+fn miss_ratio_curves_are_drawn_with_the_recommendation() {
+    let m = crate::mrc::tests::sample();
+    let json = serde_json::to_string(&m).unwrap();
+    let body = DocBody::from_json(&json).unwrap();
+    let doc = ReportDoc { label: "trace".into(), source: "mrc.json".into(), tags: vec![], note: None, body };
+    let html = render_html("curves", std::slice::from_ref(&doc));
+    assert!(html.contains("data-chart=\"mrc\""), "no MRC chart drawn");
+    assert!(html.contains("a 4.00 MiB cache would serve 70% of reads"), "no recommendation");
+    let md = render_markdown("curves", &[doc]);
+    assert!(
+        md.contains("### Miss-ratio curves: trace") && md.contains("recommendation: a 4.00 MiB cache"),
+        "{md}"
+    );
+}
