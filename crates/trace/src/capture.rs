@@ -141,7 +141,8 @@ fn parse_line(line: &str) -> Option<(bool, u64, &str, u32, u64, u64, i32)> {
     let plus = w.iter().position(|&t| t == "+")?;
     let sector: u64 = w.get(plus - 1)?.parse().ok()?;
     let sectors: u64 = w.get(plus + 1)?.parse().ok()?;
-    let bytes = if issue { w.get(2)?.parse().ok()? } else { (sectors * 512) as u32 };
+    let bytes =
+        if issue { w.get(2)?.parse().ok()? } else { sectors.saturating_mul(512).min(u32::MAX as u64) as u32 };
     let error = if issue { 0 } else { w.last()?.trim_matches(['[', ']']).parse().unwrap_or(0) };
     Some((issue, time, w.get(1)?, bytes, sector, sectors, error))
 }
@@ -154,7 +155,7 @@ pub fn parse_events(text: &str) -> Vec<TraceRecord> {
         let Some((issue, time, rwbs, bytes, sector, _, error)) = parse_line(line) else { continue };
         let t = time.saturating_sub(*origin.get_or_insert(time));
         if issue {
-            let mut r = TraceRecord::new(t, rwbs_kind(rwbs), 0, sector * 512, bytes);
+            let mut r = TraceRecord::new(t, rwbs_kind(rwbs), 0, sector.saturating_mul(512), bytes);
             r.submit_ns = Some(t);
             pending.insert(sector, records.len());
             records.push(r);

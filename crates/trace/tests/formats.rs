@@ -179,3 +179,39 @@ fn a_bad_iolab_header_is_refused() {
     let err = open_reader(std::io::Cursor::new(bytes), "v9").err().unwrap();
     assert!(err.to_string().contains("version 9"), "{err}");
 }
+
+/// Random bytes and random text after each format's first line: every record is good or bad, never a panic.
+#[test]
+fn garbage_never_panics() {
+    let firsts: [&[u8]; 7] = [
+        b"version,time,op,size,lbn\n",
+        b"1,2,hm,0,Read,0,1\n",
+        b"fio version 2 iolog\n",
+        b"fio version 3 iolog\n",
+        b"8,0 0 1 0.000000001 1 D R 0 + 8 [x]\n",
+        b"\x07\x74\x61\x65",
+        b"iolabtrc\x01\x00\x30\x00\x20\x00\x00\x00",
+    ];
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut byte = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x as u8
+    };
+    let alphabet = b"0123456789,. +-[]RWDFSQabcdefxyz\n";
+    for first in firsts {
+        for round in 0..50 {
+            let mut bytes = first.to_vec();
+            if first.starts_with(b"iolabtrc") {
+                bytes.resize(32, 0);
+            }
+            for _ in 0..2000 {
+                let b = byte();
+                bytes.push(if round % 2 == 0 { alphabet[b as usize % alphabet.len()] } else { b });
+            }
+            let Ok(mut t) = open_reader(std::io::Cursor::new(bytes), "garbage") else { continue };
+            while let Ok(Some(_)) = t.next_record() {}
+        }
+    }
+}

@@ -224,7 +224,7 @@ fn parse_event(w: &[&str], origin: &mut Origin, targets: &mut Targets) -> Result
         (Some(sector), Some(&"+"), Some(count)) => {
             let sector: u64 = field(sector, "sector")?;
             let count: u64 = field(count, "sector count")?;
-            (sector.checked_mul(512).ok_or("sector past 2^64 bytes")?, length(count * 512)?)
+            (sector.checked_mul(512).ok_or("sector past 2^64 bytes")?, length(count.saturating_mul(512))?)
         }
         _ => (0, 0),
     };

@@ -94,7 +94,7 @@ impl MrcBuilder {
             Objects::Lines(line) => {
                 let target = (r.target as u64) << 48;
                 let first = r.offset / line;
-                let last = (r.offset + (r.len as u64).max(1) - 1) / line;
+                let last = r.offset.saturating_add((r.len as u64).max(1) - 1) / line;
                 for l in first..=last {
                     self.reference(target ^ l);
                 }
