@@ -19,7 +19,7 @@ mod detect;
 mod formats;
 pub mod mrc;
 
-pub use binary::{BackgroundWriter, TraceHeader, TraceReader, TraceWriter};
+pub use binary::{BackgroundWriter, TraceHeader, TraceReader, TraceSender, TraceWriter};
 pub use detect::{detect, open, open_reader, Format, Trace};
 
 use std::fmt;
