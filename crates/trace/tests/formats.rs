@@ -69,7 +69,11 @@ fn blkparse_text() {
     assert_eq!(t.format(), Format::Blkparse);
     assert_eq!(r.len(), 3);
     assert_eq!((r[0].op, r[0].offset, r[0].len), (TraceOp::Write, 223490 * 512, 4096));
+    // Times count from the first issue; its completion (line 6) gives the response time and result.
+    assert_eq!((r[0].start_ns, r[0].complete_ns, r[0].result), (0, Some(99_999_000), Some(4096)));
+    assert_eq!(r[1].complete_ns, None);
     assert_eq!((r[1].op, r[1].target, r[1].start_ns), (TraceOp::Read, 1, 499_000));
+    assert_eq!(t.passed_over(), 2, "the Q and the C");
     assert_eq!(r[2].op, TraceOp::Write, "FWFS: a flush with write data");
     assert_eq!(t.targets(), ["8,0", "8,16"]);
     assert_eq!(bad_lines(&t), [5]);
@@ -100,21 +104,24 @@ fn blk_event(little: bool, time: u64, sector: u64, bytes: u32, action: u32, pdu:
 fn blktrace_binary_in_both_byte_orders() {
     const QUEUE: u32 = 1;
     const ISSUE: u32 = 7;
+    const COMPLETE: u32 = 8;
     const READ: u32 = 1 << 16;
     const WRITE: u32 = 2 << 16;
     for little in [true, false] {
         let mut bytes = blk_event(little, 1000, 8, 4096, ISSUE | WRITE, &[1, 2, 3]);
         bytes.extend(blk_event(little, 1500, 64, 4096, QUEUE | READ, &[]));
         bytes.extend(blk_event(little, 2000, 64, 8192, ISSUE | READ, &[]));
+        bytes.extend(blk_event(little, 2600, 64, 8192, COMPLETE | READ, &[]));
         bytes.extend(&[0x65, 0x61, 0x74][..]); // a cut-short last event
         let (t, r) = read_all(bytes);
         assert_eq!(t.format(), Format::Blktrace(little));
         assert_eq!(r.len(), 2);
         assert_eq!((r[0].op, r[0].offset, r[0].start_ns), (TraceOp::Write, 4096, 0));
         assert_eq!((r[1].op, r[1].len, r[1].start_ns), (TraceOp::Read, 8192, 1000));
+        assert_eq!((r[1].complete_ns, r[1].result, r[0].complete_ns), (Some(1600), Some(8192), None));
         assert_eq!(t.targets(), ["8,16"]);
-        assert_eq!(t.passed_over(), 1);
-        assert_eq!(bad_lines(&t), [3]);
+        assert_eq!(t.passed_over(), 2);
+        assert_eq!(bad_lines(&t), [4]);
     }
 }
 
@@ -214,4 +221,17 @@ fn garbage_never_panics() {
             while let Ok(Some(_)) = t.next_record() {}
         }
     }
+}
+
+#[test]
+fn blkparse_issues_never_completed_all_come_out_in_order() {
+    let mut text = String::new();
+    for i in 0..5000u64 {
+        text.push_str(&format!("8,0 0 {i} 0.{:09} 1 D R {} + 8 [x]\n", i * 1000, i * 8));
+    }
+    text.push_str("8,0 0 9999 1.0 1 C R 39992 + 8 [0]\n");
+    let (_, r) = read_all(text.into());
+    assert_eq!(r.len(), 5000);
+    assert!(r.iter().enumerate().all(|(i, r)| r.offset == i as u64 * 4096));
+    assert_eq!(r[4999].complete_ns, Some(1_000_000_000), "the last one's completion came after the window");
 }

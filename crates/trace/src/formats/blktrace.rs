@@ -5,10 +5,11 @@
 //! device, cpu, error, pdu_len) and `pdu_len` bytes after it, in the byte order of the machine that traced
 //! (told by the magic 0x65617400 | version). An op is an **issue** event (`D`: the request handed to the
 //! driver, after the block layer merged and split what was queued), so a curve is the device's view; queue
-//! (`Q`), completion (`C`) and every other event, and notify events, are passed over. Response times are not
-//! matched from completions.
+//! (`Q`) and every other event, and notify events, are passed over; a completion (`C`) gives the issue of
+//! the same sector its completion time and result (ops come out in issue order, each held until its
+//! completion or until 4,096 later issues wait behind it).
 
-use super::{field, length, quote, seconds_ns, Lines, Origin, Source, Targets};
+use super::{field, length, quote, seconds_ns, Lines, Origin, Pending, Source, Targets};
 use crate::binary::read_some;
 use crate::{BadRecords, TraceError, TraceOp, TraceRecord};
 use std::io::{BufRead, Read};
@@ -17,6 +18,7 @@ use std::io::{BufRead, Read};
 pub(crate) const MAGIC: u32 = 0x6561_7400;
 const EVENT: usize = 48;
 const TA_ISSUE: u32 = 7;
+const TA_COMPLETE: u32 = 8;
 const TC_SHIFT: u32 = 16;
 const TC_WRITE: u32 = 1 << 1;
 const TC_FLUSH: u32 = 1 << 2;
@@ -44,7 +46,8 @@ pub(crate) struct Blktrace<R: Read> {
     origin: Origin,
     targets: Targets,
     passed_over: u64,
-    lost: bool,
+    pending: Pending,
+    ended: bool,
 }
 
 impl<R: Read> Blktrace<R> {
@@ -58,7 +61,8 @@ impl<R: Read> Blktrace<R> {
             origin: Origin::default(),
             targets: Targets::default(),
             passed_over: 0,
-            lost: false,
+            pending: Pending::default(),
+            ended: false,
         }
     }
 
@@ -94,22 +98,53 @@ impl<R: Read> Blktrace<R> {
             .map_err(|e| TraceError::io(&self.path, e))
     }
 
-    /// The event in `self.event` as an op, if it is an issue (offsets of `struct blk_io_trace`: time 8,
-    /// sector 16, bytes 24, action 28, device 36, error 44, pdu_len 46).
-    fn op(&mut self) -> Result<Option<TraceRecord>, String> {
+    /// Takes the event in `self.event` (offsets of `struct blk_io_trace`: time 8, sector 16, bytes 24,
+    /// action 28, device 36, error 44, pdu_len 46): an issue is held until its completion, a completion
+    /// completes it. False for every other event (passed over).
+    fn take(&mut self) -> Result<bool, String> {
         let action = self.u32_at(28);
-        let category = action >> TC_SHIFT;
-        if action & 0xffff != TA_ISSUE || category & TC_NOTIFY != 0 {
-            return Ok(None);
+        let (code, category) = (action & 0xffff, action >> TC_SHIFT);
+        if (code != TA_ISSUE && code != TA_COMPLETE) || category & TC_NOTIFY != 0 {
+            return Ok(false);
         }
-        let bytes = self.u32_at(24);
-        let op = kind(category, bytes);
         let dev = self.u32_at(36);
         let target = self.targets.id(&format!("{},{}", dev >> 20, dev & 0xf_ffff))?;
         let sector = self.u64_at(16);
+        let time = self.origin.rel(self.u64_at(8));
+        if code == TA_COMPLETE {
+            self.pending.complete(target, sector, time, self.u16_at(44) as i32);
+            return Ok(false);
+        }
+        let bytes = self.u32_at(24);
         let offset = sector.checked_mul(512).ok_or(format!("sector {sector} is past 2^64 bytes"))?;
-        let start = self.origin.rel(self.u64_at(8));
-        Ok(Some(TraceRecord::new(start, op, target, offset, bytes)))
+        self.pending.issue(TraceRecord::new(time, kind(category, bytes), target, offset, bytes), sector);
+        Ok(true)
+    }
+
+    /// Reads the next event into `self.event` and skips its payload; false at the end (or where the
+    /// stream can no longer be framed, said in `bad`).
+    fn read_event(&mut self, bad: &mut BadRecords) -> Result<bool, TraceError> {
+        let n = read_some(&mut self.input, &mut self.event).map_err(|e| TraceError::io(&self.path, e))?;
+        let index = self.index;
+        self.index += 1;
+        if n == 0 {
+            return Ok(false);
+        }
+        if n < EVENT {
+            bad.push(index, format!("the last event is cut short: {n} of {EVENT} bytes"));
+            return Ok(false);
+        }
+        if self.u32_at(0) & 0xffff_ff00 != MAGIC {
+            let found = self.u32_at(0);
+            bad.push(index, format!("no blktrace magic (found {found:#010x}): the rest of the file cannot be framed and is not read"));
+            return Ok(false);
+        }
+        let pdu = self.u16_at(46) as u64;
+        if self.skip_pdu()? < pdu {
+            bad.push(index, format!("the payload of {pdu} bytes is cut short"));
+            return Ok(false);
+        }
+        Ok(true)
     }
 }
 
@@ -130,35 +165,24 @@ fn kind(category: u32, bytes: u32) -> TraceOp {
 
 impl<R: Read> Source for Blktrace<R> {
     fn next_record(&mut self, bad: &mut BadRecords) -> Result<Option<TraceRecord>, TraceError> {
-        while !self.lost {
-            let n = read_some(&mut self.input, &mut self.event).map_err(|e| TraceError::io(&self.path, e))?;
-            let index = self.index;
-            self.index += 1;
-            if n == 0 {
+        loop {
+            if let Some(r) = self.pending.pop(self.ended) {
+                return Ok(Some(r));
+            }
+            if self.ended {
                 return Ok(None);
             }
-            if n < EVENT {
-                bad.push(index, format!("the last event is cut short: {n} of {EVENT} bytes"));
-                return Ok(None);
+            if !self.read_event(bad)? {
+                self.ended = true;
+                continue;
             }
-            if self.u32_at(0) & 0xffff_ff00 != MAGIC {
-                bad.push(index, format!("no blktrace magic (found {:#010x}): the rest of the file cannot be framed and is not read", self.u32_at(0)));
-                self.lost = true;
-                return Ok(None);
-            }
-            let op = self.op();
-            let pdu = self.u16_at(46) as u64;
-            if self.skip_pdu()? < pdu {
-                bad.push(index, format!("the payload of {pdu} bytes is cut short"));
-                return Ok(None);
-            }
-            match op {
-                Ok(Some(r)) => return Ok(Some(r)),
-                Ok(None) => self.passed_over += 1,
+            let index = self.index - 1;
+            match self.take() {
+                Ok(true) => {}
+                Ok(false) => self.passed_over += 1,
                 Err(why) => bad.push(index, why),
             }
         }
-        Ok(None)
     }
     fn targets(&self) -> &[String] {
         &self.targets.names
@@ -176,6 +200,8 @@ pub(crate) struct Blkparse<R: BufRead> {
     targets: Targets,
     passed_over: u64,
     in_summary: bool,
+    pending: Pending,
+    ended: bool,
 }
 
 impl<R: BufRead> Blkparse<R> {
@@ -186,6 +212,8 @@ impl<R: BufRead> Blkparse<R> {
             targets: Targets::default(),
             passed_over: 0,
             in_summary: false,
+            pending: Pending::default(),
+            ended: false,
         }
     }
 }
@@ -216,24 +244,66 @@ pub(crate) fn rwbs_kind(rwbs: &str) -> TraceOp {
     }
 }
 
-fn parse_event(w: &[&str], origin: &mut Origin, targets: &mut Targets) -> Result<TraceRecord, String> {
-    let start = origin.rel(seconds_ns(w[3]).ok_or(format!("time {:?} is not seconds", w[3]))?);
-    let rwbs = w.get(6).copied().unwrap_or("");
+/// A `D` or `C` line's time, target and sector (0 for requests without one, such as a flush).
+fn event_at(w: &[&str], origin: &mut Origin, targets: &mut Targets) -> Result<(u64, u16, u64), String> {
+    let time = origin.rel(seconds_ns(w[3]).ok_or(format!("time {:?} is not seconds", w[3]))?);
     let target = targets.id(w[0])?;
-    let (offset, len) = match (w.get(7), w.get(8), w.get(9)) {
-        (Some(sector), Some(&"+"), Some(count)) => {
-            let sector: u64 = field(sector, "sector")?;
-            let count: u64 = field(count, "sector count")?;
-            (sector.checked_mul(512).ok_or("sector past 2^64 bytes")?, length(count.saturating_mul(512))?)
-        }
-        _ => (0, 0),
+    let sector = match (w.get(7), w.get(8)) {
+        (Some(sector), Some(&"+")) => field(sector, "sector")?,
+        _ => 0,
     };
-    Ok(TraceRecord::new(start, rwbs_kind(rwbs), target, offset, len))
+    Ok((time, target, sector))
+}
+
+/// A `D` line as an op, and its sector.
+fn parse_event(w: &[&str], origin: &mut Origin, targets: &mut Targets) -> Result<(TraceRecord, u64), String> {
+    let (start, target, sector) = event_at(w, origin, targets)?;
+    let rwbs = w.get(6).copied().unwrap_or("");
+    let len = match (w.get(8), w.get(9)) {
+        (Some(&"+"), Some(count)) => length(field::<u64>(count, "sector count")?.saturating_mul(512))?,
+        _ => 0,
+    };
+    let offset = sector.checked_mul(512).ok_or("sector past 2^64 bytes")?;
+    Ok((TraceRecord::new(start, rwbs_kind(rwbs), target, offset, len), sector))
+}
+
+/// Takes one event line: a `D` held until its completion, a `C` completing one (its error in brackets at
+/// the end); false for other actions.
+fn take_line(
+    w: &[&str],
+    origin: &mut Origin,
+    targets: &mut Targets,
+    pending: &mut Pending,
+) -> Result<bool, String> {
+    match w[5] {
+        "D" => {
+            let (r, sector) = parse_event(w, origin, targets)?;
+            pending.issue(r, sector);
+            Ok(true)
+        }
+        "C" => {
+            let (time, target, sector) = event_at(w, origin, targets)?;
+            let error = w.last().and_then(|e| e.trim_matches(['[', ']']).parse().ok()).unwrap_or(0);
+            pending.complete(target, sector, time, error);
+            Ok(false)
+        }
+        _ => Ok(false),
+    }
 }
 
 impl<R: BufRead> Source for Blkparse<R> {
     fn next_record(&mut self, bad: &mut BadRecords) -> Result<Option<TraceRecord>, TraceError> {
-        while let Some((n, line)) = self.lines.next_line()? {
+        loop {
+            if let Some(r) = self.pending.pop(self.ended) {
+                return Ok(Some(r));
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            let Some((n, line)) = self.lines.next_line()? else {
+                self.ended = true;
+                continue;
+            };
             let w: Vec<&str> = line.split_whitespace().collect();
             if w.is_empty() || self.in_summary {
                 continue;
@@ -249,16 +319,12 @@ impl<R: BufRead> Source for Blkparse<R> {
                 }
                 continue;
             }
-            if w[5] != "D" {
-                self.passed_over += 1;
-                continue;
-            }
-            match parse_event(&w, &mut self.origin, &mut self.targets) {
-                Ok(r) => return Ok(Some(r)),
+            match take_line(&w, &mut self.origin, &mut self.targets, &mut self.pending) {
+                Ok(true) => {}
+                Ok(false) => self.passed_over += 1,
                 Err(why) => bad.push(n, why),
             }
         }
-        Ok(None)
     }
     fn targets(&self) -> &[String] {
         &self.targets.names

@@ -114,3 +114,50 @@ pub(crate) fn quote(text: &str) -> String {
         format!("{cut:?}")
     }
 }
+
+/// Issued ops waiting for their completion (blktrace's and blkparse's `C` events), given out in issue order:
+/// the oldest once it is complete, or once more than [`Pending::WINDOW`] wait behind it (it then stays
+/// without a completion time), or at the end of the input.
+#[derive(Default)]
+pub(crate) struct Pending {
+    queue: std::collections::VecDeque<(TraceRecord, u64)>,
+    first_seq: u64,
+    open: HashMap<(u16, u64), u64>,
+}
+
+impl Pending {
+    /// Ops held at most while the oldest waits for its completion.
+    pub(crate) const WINDOW: usize = 4096;
+
+    /// An op issued at `sector`.
+    pub(crate) fn issue(&mut self, r: TraceRecord, sector: u64) {
+        let seq = self.first_seq + self.queue.len() as u64;
+        self.open.insert((r.target, sector), seq);
+        self.queue.push_back((r, sector));
+    }
+
+    /// The completion of the op issued last at `sector` of `target`: its time and error (positive errno).
+    pub(crate) fn complete(&mut self, target: u16, sector: u64, time_ns: u64, error: i32) {
+        let Some(seq) = self.open.remove(&(target, sector)) else { return };
+        let Some((r, _)) = seq.checked_sub(self.first_seq).and_then(|i| self.queue.get_mut(i as usize))
+        else {
+            return;
+        };
+        r.complete_ns = Some(time_ns);
+        r.result = Some(if error != 0 { -error.abs() } else { r.len as i32 });
+    }
+
+    /// The oldest op if it may go (complete, window full, or `end` of input).
+    pub(crate) fn pop(&mut self, end: bool) -> Option<TraceRecord> {
+        let (front, _) = self.queue.front()?;
+        if !(end || front.complete_ns.is_some() || self.queue.len() > Self::WINDOW) {
+            return None;
+        }
+        let (r, sector) = self.queue.pop_front()?;
+        if self.open.get(&(r.target, sector)) == Some(&self.first_seq) {
+            self.open.remove(&(r.target, sector));
+        }
+        self.first_seq += 1;
+        Some(r)
+    }
+}
