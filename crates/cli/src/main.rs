@@ -27,6 +27,7 @@ mod progress;
 mod saving;
 mod signals;
 mod steady;
+mod trace_file;
 
 // The commands, one module each; none imports another.
 mod catalog_cmd;
@@ -34,10 +35,12 @@ mod compare;
 mod docs_cmd;
 mod findmax;
 mod import_cmd;
+mod mrc_cmd;
 mod profiles_cmd;
 mod report_cmd;
 mod run;
 mod sweep;
+mod trace_cmd;
 mod verify_cmd;
 
 use clap::Parser;
@@ -63,6 +66,8 @@ fn main() {
         args::Command::Report(a) => report_cmd::report(&a),
         args::Command::Verify(a) => verify_cmd::verify_cmd(&a),
         args::Command::Import(a) => import_cmd::import(&a),
+        args::Command::Trace(a) => trace_cmd::trace(&a),
+        args::Command::Mrc(a) => mrc_cmd::mrc(&a),
         args::Command::Completions { shell } => docs_cmd::completions(shell),
         args::Command::Man { dir } => docs_cmd::man(dir.as_deref()),
     };

@@ -4,6 +4,7 @@
 //!
 //! - **documents**, plain serde data: a run ([`RunResult`], schema [`SCHEMA`], with its parts [`cache`],
 //!   [`loadgen`], [`verdict`] and [`steady`]), a [`sweep`], a comparison ([`compare`]) and a [`find_max`] search,
+//!   miss-ratio curves ([`mrc`]),
 //!   plus the pure logic that fills them (the knee, [`judge`], [`compare::compare`]);
 //! - **renderings**: the [`export`] module, one [`Exporter`] per format (text, JSON, CSV, Markdown) over a
 //!   [`Document`], and [`html`] for the HTML and Markdown reports of `iolab report`.
@@ -23,6 +24,7 @@ pub mod html;
 pub mod judge;
 pub mod loadgen;
 mod model;
+pub mod mrc;
 pub mod steady;
 pub mod sweep;
 pub mod verdict;

@@ -13,6 +13,7 @@ mod loadgen;
 mod profile;
 mod report;
 mod sweep;
+mod trace;
 mod verify;
 
 pub use catalog::{CatalogFlags, DbFlag, ExportArgs, RmArgs, RunsArgs, ShowArgs};
@@ -22,6 +23,7 @@ pub use loadgen::LoadgenFlags;
 pub use profile::{ProfileFlags, ProfilesAction, ProfilesArgs};
 pub use report::{ReportArgs, ReportFormat};
 pub use sweep::{SteadyStateFlags, SweepArgs};
+pub use trace::{MrcArgs, TraceArgs, TraceWhat};
 pub use verify::VerifyArgs;
 
 use clap::{Args, Parser, Subcommand};
@@ -65,6 +67,12 @@ pub enum Command {
     /// Take what other tools wrote: `iolab import fio FILE` prints the iolab job file for a fio job file
     /// (`iolab run FILE.fio` runs one directly).
     Import(ImportArgs),
+    /// Block I/O traces: show one, convert it (to iolab's binary trace or CSV), or capture a live device's I/O
+    /// (docs/TRACES.md).
+    Trace(TraceArgs),
+    /// Miss-ratio curves of a trace: the miss ratio of a cache against its size (exact LRU, SHARDS sampling,
+    /// ARC and S3-FIFO simulated), the knee, and the cache size to recommend.
+    Mrc(Box<MrcArgs>),
     /// Print the shell completion script for SHELL (bash, zsh, fish, elvish, powershell), generated from these
     /// very flags: `iolab completions bash > /etc/bash_completion.d/iolab`.
     Completions {

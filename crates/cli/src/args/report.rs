@@ -18,7 +18,8 @@ pub struct ReportArgs {
     /// Runs and sweeps to report: catalog ids (or unique prefixes), tag queries (`tag:site=lab1,hba=qle2560`:
     /// every run and sweep with those tags, oldest first), or result/sweep JSON files (from
     /// `iolab run --json`, `iolab sweep --json`). Several runs are compared side by side; sweeps get their
-    /// IOPS/MB/s and latency charts along each swept field (several sweeps are overlaid).
+    /// IOPS/MB/s and latency charts along each swept field (several sweeps are overlaid); miss-ratio curves
+    /// (`iolab mrc --json`) get their chart with the recommendation.
     #[arg(required = true, value_name = "ID_OR_FILE")]
     pub inputs: Vec<String>,
     /// Write the report here. Default: standard output.

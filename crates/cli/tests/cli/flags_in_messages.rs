@@ -27,6 +27,10 @@ fn help_flags() -> BTreeSet<String> {
         "import fio",
         "import iometer",
         "import fio-result",
+        "trace show",
+        "trace convert",
+        "trace capture",
+        "mrc",
     ];
     for cmd in commands {
         let out = iolab().args(cmd.split(' ')).arg("--help").output().expect("spawn iolab");

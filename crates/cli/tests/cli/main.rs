@@ -28,6 +28,7 @@ mod report;
 mod run;
 mod signals;
 mod sweep;
+mod trace;
 mod util;
 mod verify;
 mod write_gate;

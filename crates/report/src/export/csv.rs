@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use super::{Document, Exporter, Unsupported};
 use crate::find_max::FindMaxResult;
 use crate::model::RunResult;
+use crate::mrc::MrcResult;
 use crate::sweep::SweepResult;
 
 /// The CSV exporter.
@@ -18,6 +19,7 @@ impl CsvExporter {
             Document::Run(r) => Ok(run(r)),
             Document::Sweep(s) => Ok(sweep(s)),
             Document::FindMax(f) => Ok(find_max(f)),
+            Document::Mrc(m) => Ok(mrc(m)),
             Document::Compare(_) => Err(Unsupported { format: "csv", document: doc.kind() }),
         }
     }
@@ -125,6 +127,30 @@ pub(crate) fn find_max(f: &FindMaxResult) -> String {
             num(s.achieved_iops),
             s.measured_s
         );
+    }
+    out
+}
+
+/// The header of an MRC's CSV: one row per point of every curve.
+pub const MRC_CSV_HEADER: &str = "policy,method,sample_rate,cache_bytes,cache_objects,miss_ratio";
+
+/// An MRC document's points, one row each, curve after curve.
+pub(crate) fn mrc(m: &MrcResult) -> String {
+    let mut out = format!("{MRC_CSV_HEADER}\n");
+    let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
+    for c in &m.curves {
+        for p in &c.points {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{}",
+                c.policy,
+                c.method,
+                c.sample_rate,
+                opt(p.cache_bytes),
+                opt(p.cache_objects),
+                p.miss_ratio
+            );
+        }
     }
     out
 }

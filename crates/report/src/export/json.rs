@@ -19,6 +19,7 @@ impl JsonExporter {
             Document::Sweep(s) => pretty(s),
             Document::Compare(c) => pretty(c) + "\n",
             Document::FindMax(f) => pretty(f) + "\n",
+            Document::Mrc(m) => pretty(m) + "\n",
         }
     }
 }

@@ -2,12 +2,12 @@
 //! the model). The documents are plain data (`crate::model`, `crate::sweep`, `crate::compare`,
 //! `crate::find_max`); everything that turns them into text lives under this module.
 //!
-//! | format                | run            | sweep           | compare | find-max |
-//! |-----------------------|----------------|-----------------|---------|----------|
-//! | [`TextExporter`]      | summary        | table           | tables  | table    |
-//! | [`JsonExporter`]      | document       | document        | document| document |
-//! | [`CsvExporter`]       | time series    | one row a point | -       | steps    |
-//! | [`MarkdownExporter`]  | -              | -               | tables  | -        |
+//! | format                | run            | sweep           | compare | find-max | mrc              |
+//! |-----------------------|----------------|-----------------|---------|----------|------------------|
+//! | [`TextExporter`]      | summary        | table           | tables  | table    | table            |
+//! | [`JsonExporter`]      | document       | document        | document| document | document         |
+//! | [`CsvExporter`]       | time series    | one row a point | -       | steps    | one row a point  |
+//! | [`MarkdownExporter`]  | -              | -               | tables  | -        | -                |
 //!
 //! Every exporter also has an inherent `render`, so callers need not import the trait. Text and JSON render
 //! every document: their `render` returns the `String` (`TextExporter.render(&Document::Run(&r))`) and their
@@ -22,9 +22,10 @@ mod text;
 use crate::compare::Comparison;
 use crate::find_max::FindMaxResult;
 use crate::model::RunResult;
+use crate::mrc::MrcResult;
 use crate::sweep::SweepResult;
 
-pub use csv::{CsvExporter, FIND_MAX_CSV_HEADER, SWEEP_CSV_METRICS, TIMESERIES_CSV_HEADER};
+pub use csv::{CsvExporter, FIND_MAX_CSV_HEADER, MRC_CSV_HEADER, SWEEP_CSV_METRICS, TIMESERIES_CSV_HEADER};
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
 pub use text::{steady_state_line, TextExporter};
@@ -40,6 +41,8 @@ pub enum Document<'a> {
     Compare(&'a Comparison),
     /// A find-max search (`iolab.findmax/1`).
     FindMax(&'a FindMaxResult),
+    /// Miss-ratio curves of a trace (`iolab.mrc/1`).
+    Mrc(&'a MrcResult),
 }
 
 impl Document<'_> {
@@ -50,6 +53,7 @@ impl Document<'_> {
             Document::Sweep(_) => "sweep",
             Document::Compare(_) => "compare",
             Document::FindMax(_) => "find-max",
+            Document::Mrc(_) => "mrc",
         }
     }
 }

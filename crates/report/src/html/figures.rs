@@ -603,3 +603,37 @@ pub(crate) const PERCENTILE_COLUMNS: [(&str, LatField); 8] = [
     ("p99.99", |l| l.p9999 as f64),
     ("max", |l| l.max as f64),
 ];
+
+/// The miss-ratio curves of a trace: a line per policy, cache size on a log scale, the recommendation marked.
+pub(crate) fn mrc_chart(label: &str, m: &crate::mrc::MrcResult) -> LineChart {
+    let series: Vec<Series> = m
+        .curves
+        .iter()
+        .map(|c| Series {
+            name: format!("{} ({})", c.policy, c.method),
+            points: c.points.iter().map(|p| (p.size().max(1) as f64, 100.0 * p.miss_ratio)).collect(),
+            errors: Vec::new(),
+        })
+        .collect();
+    let xs: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
+    let bytes = m.trace.line_bytes.is_some();
+    let marks = m
+        .recommendation
+        .iter()
+        .map(|r| Mark {
+            at: (r.point.size().max(1) as f64, 100.0 * r.point.miss_ratio),
+            label: "recommended".into(),
+        })
+        .collect();
+    LineChart {
+        title: format!("Miss ratio against cache size: {label}"),
+        x_desc: format!("cache size ({}, log scale)", if bytes { "bytes" } else { "objects" }),
+        y_desc: "miss ratio".into(),
+        x: Axis::log(&xs, if bytes { Fmt::Bytes } else { Fmt::Count }),
+        y: Axis::linear(&[0.0, 100.0], true, Fmt::Percent),
+        series,
+        marks,
+        limits: Vec::new(),
+        legend: Legend::LowerRight,
+    }
+}

@@ -55,10 +55,7 @@ pub fn render_markdown(title: &str, docs: &[ReportDoc]) -> String {
     let rows: Vec<Vec<String>> = docs
         .iter()
         .map(|d| {
-            let (kind, started) = match &d.body {
-                DocBody::Run(r) => ("run", r.started_at.clone()),
-                DocBody::Sweep(s) => ("sweep", s.started_at.clone()),
-            };
+            let (kind, started) = d.body.kind_and_start();
             let tags: Vec<String> = d.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
             vec![
                 d.label.clone(),
@@ -129,6 +126,12 @@ pub fn render_markdown(title: &str, docs: &[ReportDoc]) -> String {
     for d in docs {
         if let DocBody::Sweep(s) = &d.body {
             sweep(&mut out, d, s);
+        }
+    }
+    for d in docs {
+        if let DocBody::Mrc(m) = &d.body {
+            let _ = writeln!(out, "### Miss-ratio curves: {}\n", cell(&d.label));
+            let _ = writeln!(out, "```\n{}```\n", crate::TextExporter.render(&crate::Document::Mrc(m)));
         }
     }
     for (d, r) in &runs {

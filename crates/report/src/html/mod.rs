@@ -20,6 +20,7 @@ mod page;
 
 use serde_json::Value;
 
+use crate::mrc::{MrcResult, MRC_SCHEMA};
 use crate::sweep::{SweepResult, SWEEP_SCHEMA};
 use crate::{RunResult, SCHEMA};
 
@@ -48,6 +49,28 @@ pub enum DocBody {
     Run(Box<RunResult>),
     /// A sweep (`iolab.sweep/1`).
     Sweep(Box<SweepResult>),
+    /// Miss-ratio curves of a trace (`iolab.mrc/1`).
+    Mrc(Box<MrcResult>),
+}
+
+impl DocBody {
+    /// The kind shown in the inputs table and the time it started (none for curves).
+    pub(crate) fn kind_and_start(&self) -> (&'static str, String) {
+        match self {
+            DocBody::Run(r) => ("run", r.started_at.clone()),
+            DocBody::Sweep(s) => ("sweep", s.started_at.clone()),
+            DocBody::Mrc(_) => ("mrc", String::new()),
+        }
+    }
+
+    /// The iolab version that wrote it.
+    pub(crate) fn iolab_version(&self) -> String {
+        match self {
+            DocBody::Run(r) => r.iolab_version.clone(),
+            DocBody::Sweep(s) => s.iolab_version.clone(),
+            DocBody::Mrc(m) => m.iolab_version.clone(),
+        }
+    }
 }
 
 impl DocBody {
@@ -67,8 +90,11 @@ impl DocBody {
             Some(SWEEP_SCHEMA) => serde_json::from_value::<SweepResult>(v)
                 .map(|s| DocBody::Sweep(Box::new(s)))
                 .map_err(|e| format!("not a valid {SWEEP_SCHEMA} document: {e}")),
+            Some(MRC_SCHEMA) => serde_json::from_value::<MrcResult>(v)
+                .map(|m| DocBody::Mrc(Box::new(m)))
+                .map_err(|e| format!("not a valid {MRC_SCHEMA} document: {e}")),
             Some(other) => Err(format!(
-                "schema '{other}' cannot be reported; expected {SCHEMA} (a run) or {SWEEP_SCHEMA} (a sweep)"
+                "schema '{other}' cannot be reported; expected {SCHEMA} (a run), {SWEEP_SCHEMA} (a sweep) or {MRC_SCHEMA} (miss-ratio curves)"
             )),
             None => Err(format!(
                 "no \"schema\" field; expected an {SCHEMA} (iolab run --json) or {SWEEP_SCHEMA} (iolab sweep --json) document"

@@ -73,14 +73,14 @@ pub fn render_html(title: &str, docs: &[ReportDoc]) -> String {
         .iter()
         .filter_map(|d| match &d.body {
             DocBody::Run(r) => Some((d, r.as_ref())),
-            DocBody::Sweep(_) => None,
+            _ => None,
         })
         .collect();
     let sweeps: Vec<(&ReportDoc, &SweepResult)> = docs
         .iter()
         .filter_map(|d| match &d.body {
             DocBody::Sweep(s) => Some((d, s.as_ref())),
-            DocBody::Run(_) => None,
+            _ => None,
         })
         .collect();
 
@@ -93,14 +93,12 @@ pub fn render_html(title: &str, docs: &[ReportDoc]) -> String {
     for (i, (d, r)) in runs.iter().enumerate() {
         run_section(&mut out, i, d, r, &mut n_chart);
     }
-    let version = docs
-        .iter()
-        .map(|d| match &d.body {
-            DocBody::Run(r) => r.iolab_version.clone(),
-            DocBody::Sweep(s) => s.iolab_version.clone(),
-        })
-        .next()
-        .unwrap_or_default();
+    for d in docs {
+        if let DocBody::Mrc(m) = &d.body {
+            mrc_section(&mut out, d, m, &mut n_chart);
+        }
+    }
+    let version = docs.iter().map(|d| d.body.iolab_version()).next().unwrap_or_default();
     let _ = writeln!(
         out,
         "<p class=\"meta\">Made by <code>iolab report</code> from documents of iolab {}. Response times run from each I/O's intended start; percentiles come from merged HDR histograms (≤ 0.1 % error). MB/s is 10<sup>6</sup> bytes per second.</p>",
@@ -113,10 +111,7 @@ pub fn render_html(title: &str, docs: &[ReportDoc]) -> String {
 fn inputs_table(out: &mut String, docs: &[ReportDoc]) {
     out.push_str("<table class=\"inputs\"><tr><th>input</th><th>kind</th><th>source</th><th>started</th><th>tags</th><th>note</th></tr>\n");
     for d in docs {
-        let (kind, started) = match &d.body {
-            DocBody::Run(r) => ("run", r.started_at.clone()),
-            DocBody::Sweep(s) => ("sweep", s.started_at.clone()),
-        };
+        let (kind, started) = d.body.kind_and_start();
         let tags: Vec<String> = d.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(
             out,
@@ -824,4 +819,26 @@ fn sweep_table(out: &mut String, d: &ReportDoc, s: &SweepResult) {
         );
     }
     out.push_str("</table>\n");
+}
+
+/// A trace's miss-ratio curves: the chart (a line per policy, sizes on a log scale, the recommendation
+/// marked) and the recommendation in words.
+fn mrc_section(out: &mut String, d: &ReportDoc, m: &crate::mrc::MrcResult, n: &mut usize) {
+    let _ = writeln!(out, "<h2>Miss-ratio curves: {}</h2>", esc(&d.label));
+    let _ = writeln!(
+        out,
+        "<p>{}: {} references of {} ops ({}), {} distinct objects.</p>",
+        esc(&m.trace.path),
+        format_count(m.trace.references),
+        format_count(m.trace.ops),
+        if m.trace.reads_only { "reads" } else { "reads and writes" },
+        format_count(m.trace.objects)
+    );
+    let mut grid = Grid::default();
+    let caption = format!("Miss ratio against cache size: {}", d.label);
+    grid.line("mrc", super::figures::mrc_chart(&d.label, m), &caption);
+    grid.write(out, n);
+    if let Some(r) = m.recommendation_text() {
+        let _ = writeln!(out, "<p><strong>Recommendation:</strong> {}</p>", esc(&r));
+    }
 }

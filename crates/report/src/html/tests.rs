@@ -519,3 +519,19 @@ fn html_run_with_two_groups_charts_each_group() {
     let one = crate::tests::sample();
     assert!(figures::group_bars("one", &one).is_empty(), "one group: no group chart");
 }
+
+#[test]
+fn miss_ratio_curves_are_drawn_with_the_recommendation() {
+    let m = crate::mrc::tests::sample();
+    let json = serde_json::to_string(&m).unwrap();
+    let body = DocBody::from_json(&json).unwrap();
+    let doc = ReportDoc { label: "trace".into(), source: "mrc.json".into(), tags: vec![], note: None, body };
+    let html = render_html("curves", std::slice::from_ref(&doc));
+    assert!(html.contains("data-chart=\"mrc\""), "no MRC chart drawn");
+    assert!(html.contains("a 4.00 MiB cache would serve 70% of reads"), "no recommendation");
+    let md = render_markdown("curves", &[doc]);
+    assert!(
+        md.contains("### Miss-ratio curves: trace") && md.contains("recommendation: a 4.00 MiB cache"),
+        "{md}"
+    );
+}

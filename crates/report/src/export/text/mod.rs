@@ -4,6 +4,7 @@
 pub(crate) mod compare;
 mod find_max;
 mod loadgen;
+mod mrc;
 mod run;
 mod sweep;
 mod verdict;
@@ -26,6 +27,7 @@ impl TextExporter {
             Document::Sweep(s) => sweep::sweep(s),
             Document::Compare(c) => compare::compare(c),
             Document::FindMax(f) => find_max::find_max(f),
+            Document::Mrc(m) => mrc::mrc(m),
         }
     }
 }

@@ -1,0 +1,197 @@
+//! The miss-ratio curve document (`iolab.mrc/1`, `iolab mrc --json`): the trace it was computed from, one
+//! curve per policy (points of cache size and miss ratio), each curve's knee, and the recommended cache size.
+//! Plain data; renderings live in `export` (text, JSON, CSV) and `html` (the chart).
+
+use serde::{Deserialize, Serialize};
+
+/// The `schema` value of an MRC document.
+pub const MRC_SCHEMA: &str = "iolab.mrc/1";
+
+/// Miss-ratio curves of one trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MrcResult {
+    /// Always [`MRC_SCHEMA`].
+    pub schema: String,
+    /// The iolab that computed it.
+    pub iolab_version: String,
+    /// The trace and the references made of it.
+    pub trace: MrcTrace,
+    /// One curve per policy, LRU first.
+    pub curves: Vec<MrcCurve>,
+    /// The size recommended from the first curve, if any size serves anything.
+    pub recommendation: Option<MrcRecommendation>,
+}
+
+/// The trace a document was computed from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MrcTrace {
+    /// The file as given.
+    pub path: String,
+    /// Its format as recognised.
+    pub format: String,
+    /// Records read (good ones).
+    pub records: u64,
+    /// Records that could not be read.
+    pub bad_records: u64,
+    /// Ops that made references (reads, and writes unless `reads_only`).
+    pub ops: u64,
+    /// References: cache lines touched, or requests.
+    pub references: u64,
+    /// Distinct objects referenced (estimated from the sample when sampled).
+    pub objects: u64,
+    /// `line` (cache lines of `line_bytes`) or `request` (each request's start, unit size).
+    pub object: String,
+    /// Bytes per cache line, for `object` = `line`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_bytes: Option<u64>,
+    /// Whether only reads made references.
+    pub reads_only: bool,
+}
+
+/// One curve.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MrcCurve {
+    /// `lru`, `arc` or `s3-fifo`.
+    pub policy: String,
+    /// `exact` (stack distances), `shards-fixed-rate`, `shards-fixed-size`, `simulation` or
+    /// `miniature-simulation` (a simulation of a spatial sample in a cache scaled by its rate).
+    pub method: String,
+    /// The share of objects sampled (1 when every reference was used).
+    pub sample_rate: f64,
+    /// Points in size order.
+    pub points: Vec<MrcPoint>,
+    /// Where the curve bends most (see docs/TRACES.md), if it bends.
+    pub knee: Option<MrcPoint>,
+}
+
+/// A cache size and its miss ratio.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MrcPoint {
+    /// Cache size in bytes (cache lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_bytes: Option<u64>,
+    /// Cache size in objects (requests as objects).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_objects: Option<u64>,
+    /// Misses per reference.
+    pub miss_ratio: f64,
+}
+
+/// The recommended cache size.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MrcRecommendation {
+    /// The size, with its miss ratio.
+    pub point: MrcPoint,
+    /// Hits per reference at that size.
+    pub hit_ratio: f64,
+    /// The best hit ratio on the curve: what any size could serve (first references always miss).
+    pub best_hit_ratio: f64,
+    /// The share of the best the recommendation reaches at least.
+    pub share_of_best: f64,
+}
+
+impl MrcPoint {
+    /// The size as people read it: `24.0 GiB` or `1,000 objects`.
+    pub fn size_text(&self) -> String {
+        match (self.cache_bytes, self.cache_objects) {
+            (Some(b), _) => crate::format_bytes(b),
+            (None, Some(o)) => format!("{} objects", crate::format_count(o)),
+            (None, None) => "?".into(),
+        }
+    }
+
+    /// The size as a number, bytes or objects.
+    pub fn size(&self) -> u64 {
+        self.cache_bytes.or(self.cache_objects).unwrap_or(0)
+    }
+}
+
+impl MrcResult {
+    /// The recommendation in one sentence: "a 24.0 GiB cache would serve 85% of reads (...)".
+    pub fn recommendation_text(&self) -> Option<String> {
+        let r = self.recommendation?;
+        let what = if self.trace.reads_only { "reads" } else { "reads and writes" };
+        let policy = self.curves.first().map_or("lru", |c| c.policy.as_str());
+        Some(format!(
+            "a {} cache would serve {:.0}% of {what} ({policy}; the most any size on the curve serves is {:.1}%: \
+             the rest are first references)",
+            r.point.size_text(),
+            100.0 * r.hit_ratio,
+            100.0 * r.best_hit_ratio,
+        ))
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::{CsvExporter, Document, JsonExporter, TextExporter};
+
+    /// A document with every key: a line-based curve and a request-based point, a knee, a recommendation.
+    pub(crate) fn sample() -> MrcResult {
+        let p = |b: u64, m: f64| MrcPoint { cache_bytes: Some(b), cache_objects: None, miss_ratio: m };
+        let points = vec![p(4096, 0.9), p(1 << 20, 0.5), p(4 << 20, 0.3), p(16 << 20, 0.29)];
+        MrcResult {
+            schema: MRC_SCHEMA.into(),
+            iolab_version: "0.1.0".into(),
+            trace: MrcTrace {
+                path: "t.csv".into(),
+                format: "CloudPhysics CSV".into(),
+                records: 10,
+                bad_records: 1,
+                ops: 9,
+                references: 12,
+                objects: 7,
+                object: "line".into(),
+                line_bytes: Some(4096),
+                reads_only: true,
+            },
+            curves: vec![
+                MrcCurve {
+                    policy: "lru".into(),
+                    method: "exact".into(),
+                    sample_rate: 1.0,
+                    points: points.clone(),
+                    knee: Some(points[2]),
+                },
+                MrcCurve {
+                    policy: "arc".into(),
+                    method: "simulation".into(),
+                    sample_rate: 1.0,
+                    points: vec![MrcPoint { cache_bytes: None, cache_objects: Some(3), miss_ratio: 0.4 }],
+                    knee: None,
+                },
+            ],
+            recommendation: Some(MrcRecommendation {
+                point: points[2],
+                hit_ratio: 0.7,
+                best_hit_ratio: 0.71,
+                share_of_best: 0.95,
+            }),
+        }
+    }
+
+    #[test]
+    fn every_key_is_in_the_schema_and_back() {
+        let m = sample();
+        let v: serde_json::Value = serde_json::from_str(&JsonExporter.render(&Document::Mrc(&m))).unwrap();
+        crate::schema_check::check_document(&v, crate::schema_check::MRC_SCHEMA);
+        let back: MrcResult = serde_json::from_value(v).unwrap();
+        assert_eq!(back, m);
+        let mut none = m.clone();
+        none.recommendation = None;
+        let v = serde_json::to_value(&none).unwrap();
+        crate::schema_check::check_document(&v, crate::schema_check::MRC_SCHEMA);
+    }
+
+    #[test]
+    fn text_and_csv() {
+        let m = sample();
+        let text = TextExporter.render(&Document::Mrc(&m));
+        assert!(text.contains("a 4.00 MiB cache would serve 70% of reads"), "{text}");
+        assert!(text.contains("knee    lru: 4.00 MiB"), "{text}");
+        let csv = CsvExporter.render(&Document::Mrc(&m)).unwrap();
+        assert_eq!(csv.lines().count(), 6);
+        assert!(csv.contains("arc,simulation,1,,3,0.4"), "{csv}");
+    }
+}

@@ -1,0 +1,248 @@
+//! Miss-ratio curves: the miss ratio of a cache against its size, from a trace.
+//!
+//! A trace's reads (and writes, unless reads only) become *references* to objects: the cache lines of
+//! `line` bytes each request touches (iolab's cache's view), or each request's start as one object
+//! (libCacheSim's convention). [`MrcBuilder`] takes the records one by one and computes, in one pass, the LRU
+//! curve at every size from stack distances ([`Method::Exact`], or SHARDS sampling), and keeps the
+//! references that the policy simulations ([`simulate`]: iolab-cache's own LRU, ARC and S3-FIFO, at a set of
+//! sizes) replay afterwards. [`knee`] and [`recommend`] read a curve.
+
+mod fenwick;
+mod histogram;
+mod knee;
+mod shards;
+mod stack;
+
+pub use histogram::DistanceHistogram;
+pub use knee::{knee, recommend, Recommendation, SHARE_OF_BEST};
+pub use shards::{spatial_hash, LruDistances, Method, MODULUS};
+pub use stack::StackDistance;
+
+use crate::{TraceOp, TraceRecord};
+use iolab_cache::policy::new_policy;
+use iolab_cache::CachePolicy;
+
+/// What one object of the cache is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Objects {
+    /// Cache lines of this many bytes; a request references every line it touches.
+    Lines(u64),
+    /// Each request's start offset (and target) is one object of unit size.
+    Requests,
+}
+
+/// Which ops and objects make the references.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The objects.
+    pub objects: Objects,
+    /// Reads only (writes are passed over), or reads and writes.
+    pub reads_only: bool,
+}
+
+/// Objects a policy simulation holds at most (iolab-cache's index limit, with ARC's ghosts).
+pub const MAX_SIMULATED_OBJECTS: u64 = 32 << 20;
+
+/// One point of a curve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    /// Cache size in objects.
+    pub objects: u64,
+    /// Misses per reference at that size.
+    pub miss_ratio: f64,
+}
+
+/// Takes a trace's records and builds the LRU distances and the references kept for simulations.
+pub struct MrcBuilder {
+    options: Options,
+    method: Method,
+    lru: LruDistances,
+    kept: Option<Vec<u64>>,
+    ops: u64,
+    passed_over: [u64; 5],
+}
+
+impl MrcBuilder {
+    /// A builder for `options`, finding LRU distances by `method`; `keep` keeps the references for
+    /// [`simulate`] (8 bytes each, of the sampled objects only when sampling).
+    pub fn new(options: Options, method: Method, keep: bool) -> MrcBuilder {
+        MrcBuilder {
+            options,
+            method,
+            lru: LruDistances::new(method),
+            kept: keep.then(Vec::new),
+            ops: 0,
+            passed_over: [0; 5],
+        }
+    }
+
+    /// Takes one record: its references, or it is passed over (not a read or write, or a write when reads
+    /// only).
+    #[inline]
+    pub fn add(&mut self, r: &TraceRecord) {
+        let counted = match r.op {
+            TraceOp::Read => true,
+            TraceOp::Write => !self.options.reads_only,
+            _ => false,
+        };
+        if !counted {
+            self.passed_over[r.op as usize] += 1;
+            return;
+        }
+        self.ops += 1;
+        match self.options.objects {
+            Objects::Lines(line) => {
+                let target = (r.target as u64) << 48;
+                let first = r.offset / line;
+                let last = r.offset.saturating_add((r.len as u64).max(1) - 1) / line;
+                for l in first..=last {
+                    self.reference(target ^ l);
+                }
+            }
+            Objects::Requests => self.reference(r.offset ^ ((r.target as u64) << 56)),
+        }
+    }
+
+    #[inline]
+    fn reference(&mut self, key: u64) {
+        self.lru.access(key);
+        if let Some(kept) = &mut self.kept {
+            if self.lru.is_exact() || spatial_hash(key) < self.lru.threshold() {
+                kept.push(key);
+            }
+        }
+    }
+
+    /// Ops that made references.
+    pub fn ops(&self) -> u64 {
+        self.ops
+    }
+
+    /// Records passed over, by [`TraceOp`] code.
+    pub fn passed_over(&self) -> [u64; 5] {
+        self.passed_over
+    }
+
+    /// The LRU analysis and the kept references (those of objects still sampled at the end, with the rate
+    /// they were sampled at).
+    pub fn finish(self) -> Built {
+        let threshold = self.lru.threshold();
+        let rate = self.lru.rate();
+        let exact = self.lru.is_exact();
+        let kept = self.kept.map(|mut k| {
+            if !exact {
+                k.retain(|&key| spatial_hash(key) < threshold);
+            }
+            k
+        });
+        Built {
+            method: self.method,
+            references: self.lru.references(),
+            sampled_references: self.lru.sampled(),
+            sampled_objects: self.lru.objects(),
+            rate,
+            exact,
+            histogram: self.lru.finish(),
+            kept,
+        }
+    }
+}
+
+/// What [`MrcBuilder::finish`] returns.
+pub struct Built {
+    /// The method asked for.
+    pub method: Method,
+    /// All references.
+    pub references: u64,
+    /// References of sampled objects.
+    pub sampled_references: u64,
+    /// Sampled objects tracked at the end (all distinct objects when exact).
+    pub sampled_objects: u64,
+    /// The sampling rate at the end (1 when exact).
+    pub rate: f64,
+    /// Whether every reference was analysed.
+    pub exact: bool,
+    /// LRU stack distances.
+    pub histogram: DistanceHistogram,
+    /// References kept for simulations.
+    pub kept: Option<Vec<u64>>,
+}
+
+impl Built {
+    /// Distinct objects (estimated when sampled).
+    pub fn objects(&self) -> u64 {
+        (self.sampled_objects as f64 / self.rate).round() as u64
+    }
+
+    /// The method that ran, as the document names it: `exact` (every reference, also when a fixed-size
+    /// sample never had to drop an object), `shards-fixed-rate` or `shards-fixed-size`.
+    pub fn method_name(&self) -> &'static str {
+        match self.method {
+            _ if self.exact => "exact",
+            Method::FixedRate(_) => "shards-fixed-rate",
+            _ => "shards-fixed-size",
+        }
+    }
+
+    /// The LRU curve at `sizes` (objects).
+    pub fn lru_curve(&self, sizes: &[u64]) -> Vec<Point> {
+        let ratios = self.histogram.miss_ratios(sizes);
+        sizes.iter().zip(ratios).map(|(&objects, miss_ratio)| Point { objects, miss_ratio }).collect()
+    }
+}
+
+/// Cache sizes for a curve: four a doubling from 1 object to past `objects` (the working set).
+pub fn default_sizes(objects: u64) -> Vec<u64> {
+    let mut sizes = Vec::new();
+    let top = objects.max(1) * 2;
+    let mut octave = 1u64;
+    while octave <= top {
+        // 2^(k/4): four steps a doubling.
+        for step in [1.0, 1.189_207, std::f64::consts::SQRT_2, 1.681_793] {
+            let s = (octave as f64 * step).round() as u64;
+            if sizes.last() != Some(&s) && s <= top {
+                sizes.push(s);
+            }
+        }
+        octave *= 2;
+    }
+    sizes
+}
+
+/// Sizes for simulations: at most `n` of `sizes`, spread evenly, the largest kept, none past
+/// [`MAX_SIMULATED_OBJECTS`].
+pub fn thin_sizes(sizes: &[u64], n: usize) -> Vec<u64> {
+    let sizes: Vec<u64> = sizes.iter().copied().filter(|&s| s <= MAX_SIMULATED_OBJECTS).collect();
+    if sizes.len() <= n || n < 2 {
+        return sizes;
+    }
+    (0..n).map(|i| sizes[i * (sizes.len() - 1) / (n - 1)]).collect()
+}
+
+/// The miss ratio of iolab-cache's `policy` replaying `references` at each of `sizes` (objects). The
+/// references of a sample at `rate` < 1 are replayed in a cache of `size × rate` objects, a miniature
+/// simulation (Waldspurger et al., USENIX ATC 2017).
+pub fn simulate(policy: CachePolicy, references: &[u64], rate: f64, sizes: &[u64]) -> Vec<Point> {
+    let mut evicted = Vec::new();
+    sizes
+        .iter()
+        .map(|&objects| {
+            let capacity = ((objects as f64 * rate).round() as u64).clamp(1, MAX_SIMULATED_OBJECTS) as usize;
+            let mut cache = new_policy(policy, capacity);
+            let mut misses = 0u64;
+            for &key in references {
+                if !cache.access(key) {
+                    misses += 1;
+                    cache.insert(key, &mut evicted);
+                    evicted.clear();
+                }
+            }
+            let miss_ratio =
+                if references.is_empty() { 0.0 } else { misses as f64 / references.len() as f64 };
+            Point { objects, miss_ratio }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,92 @@
+//! The CloudPhysics sample trace (113,872 requests of one virtual disk): libCacheSim's published LRU miss
+//! ratios, the exact curve against a plain simulation, and SHARDS against exact. The sample lives outside
+//! the repository (IOLAB_TRACE_SAMPLE, or /work/shared/traces/cloudphysics-sample.csv); without it these
+//! tests say so and pass.
+
+use iolab_trace::mrc::{default_sizes, Method, MrcBuilder, Objects, Options, Point};
+use iolab_trace::{open, Format, TraceRecord};
+use std::collections::{BTreeMap, HashMap};
+
+fn sample() -> Option<Vec<TraceRecord>> {
+    let path =
+        std::env::var("IOLAB_TRACE_SAMPLE").unwrap_or("/work/shared/traces/cloudphysics-sample.csv".into());
+    if !std::path::Path::new(&path).exists() {
+        eprintln!("SKIPPED: the CloudPhysics sample trace is missing at {path} (set IOLAB_TRACE_SAMPLE)");
+        return None;
+    }
+    let mut t = open(&path).unwrap();
+    assert_eq!(t.format(), Format::CloudPhysics);
+    let mut out = Vec::new();
+    while let Some(r) = t.next_record().unwrap() {
+        out.push(r);
+    }
+    assert_eq!((out.len(), t.bad.count), (113_872, 0));
+    Some(out)
+}
+
+fn curve(records: &[TraceRecord], options: Options, method: Method, sizes: &[u64]) -> Vec<Point> {
+    let mut b = MrcBuilder::new(options, method, false);
+    records.iter().for_each(|r| b.add(r));
+    b.finish().lru_curve(sizes)
+}
+
+const REQUESTS: Options = Options { objects: Objects::Requests, reads_only: false };
+const LINES: Options = Options { objects: Objects::Lines(4096), reads_only: false };
+
+#[test]
+fn libcachesims_published_lru_miss_ratios() {
+    let Some(records) = sample() else { return };
+    let got = curve(&records, REQUESTS, Method::Exact, &[1, 2, 3, 4, 5, 20]);
+    let want = [0.976421, 0.970607, 0.965681, 0.959024, 0.956934, 0.927015];
+    for (p, w) in got.iter().zip(want) {
+        assert!((p.miss_ratio - w).abs() < 5e-7, "size {}: {} vs libCacheSim's {w}", p.objects, p.miss_ratio);
+    }
+}
+
+/// The 4 KiB lines the sample's requests touch, in order.
+fn line_refs(records: &[TraceRecord]) -> Vec<u64> {
+    records.iter().flat_map(|r| (r.offset / 4096)..=((r.offset + r.len.max(1) as u64 - 1) / 4096)).collect()
+}
+
+fn naive_lru(refs: &[u64], size: usize) -> f64 {
+    let (mut by_time, mut time_of) = (BTreeMap::new(), HashMap::new());
+    let mut misses = 0;
+    for (t, &k) in refs.iter().enumerate() {
+        if let Some(old) = time_of.insert(k, t) {
+            by_time.remove(&old);
+        } else {
+            misses += 1;
+            if by_time.len() == size {
+                let (_, victim) = by_time.pop_first().unwrap();
+                time_of.remove(&victim);
+            }
+        }
+        by_time.insert(t, k);
+    }
+    misses as f64 / refs.len() as f64
+}
+
+#[test]
+fn the_exact_curve_equals_a_simulation_on_the_sample() {
+    let Some(records) = sample() else { return };
+    let refs = line_refs(&records);
+    let sizes = [1, 10, 100, 1_000, 5_000, 20_000, 50_000, 100_000];
+    for p in curve(&records, LINES, Method::Exact, &sizes) {
+        let naive = naive_lru(&refs, p.objects as usize);
+        assert!((p.miss_ratio - naive).abs() < 1e-12, "{} lines: {} vs {naive}", p.objects, p.miss_ratio);
+    }
+}
+
+#[test]
+fn shards_is_within_a_hundredth_of_exact_on_the_sample() {
+    let Some(records) = sample() else { return };
+    let sizes = default_sizes(200_000);
+    let exact = curve(&records, LINES, Method::Exact, &sizes);
+    for method in [Method::FixedRate(0.1), Method::FixedSize(8_192)] {
+        let est = curve(&records, LINES, method, &sizes);
+        let mae = exact.iter().zip(&est).map(|(a, b)| (a.miss_ratio - b.miss_ratio).abs()).sum::<f64>()
+            / sizes.len() as f64;
+        eprintln!("{method:?}: mean absolute error {mae:.4}");
+        assert!(mae <= 0.01, "{method:?}: mean absolute error {mae}");
+    }
+}

@@ -1,0 +1,237 @@
+//! Every format iolab reads: recognised by content, read record by record, bad records counted with their
+//! line or record number, never a panic.
+
+use iolab_trace::binary::TraceClock;
+use iolab_trace::{open_reader, Format, Trace, TraceHeader, TraceOp, TraceRecord, TraceWriter};
+
+fn read_all(bytes: Vec<u8>) -> (Trace, Vec<TraceRecord>) {
+    let mut t = open_reader(std::io::Cursor::new(bytes), "test").expect("recognised");
+    let mut out = Vec::new();
+    while let Some(r) = t.next_record().expect("readable") {
+        out.push(r);
+    }
+    (t, out)
+}
+
+fn bad_lines(t: &Trace) -> Vec<u64> {
+    t.bad.first.iter().map(|b| b.line_or_record).collect()
+}
+
+#[test]
+fn cloudphysics_csv() {
+    let text = "version,time,op,size,lbn\n1,100,28,4096,8\n1,101,2a,512,16\n1,102,zz,512,16\n1,103,28,512\n1,104,35,0,0\n";
+    let (t, r) = read_all(text.into());
+    assert_eq!(t.format(), Format::CloudPhysics);
+    assert_eq!(r.len(), 3);
+    assert_eq!((r[0].op, r[0].offset, r[0].len, r[0].start_ns), (TraceOp::Read, 4096, 4096, 0));
+    assert_eq!((r[1].op, r[1].start_ns), (TraceOp::Write, 1_000_000_000));
+    assert_eq!(r[2].op, TraceOp::Flush);
+    assert_eq!(bad_lines(&t), [4, 5]);
+    assert!(t.bad.first[0].reason.contains("\"zz\""), "{:?}", t.bad.first[0]);
+}
+
+#[test]
+fn msr_cambridge_csv() {
+    let text = "128166372003061629,hm,1,Read,383496192,32768,1331\n128166372016382155,hm,1,Write,3216,4096,2000\n128166372016382155,hm,0,Trim,0,4096,1\nbroken\n128166372016382156,web,2,Read,x,4096,1\n";
+    let (t, r) = read_all(text.into());
+    assert_eq!(t.format(), Format::Msr);
+    assert_eq!(r.len(), 2);
+    assert_eq!(
+        (r[0].op, r[0].offset, r[0].len, r[0].complete_ns),
+        (TraceOp::Read, 383496192, 32768, Some(133_100))
+    );
+    assert_eq!(r[1].start_ns, (128166372016382155 - 128166372003061629) * 100);
+    assert_eq!(t.targets(), ["hm/1"]);
+    assert_eq!(bad_lines(&t), [3, 4, 5]);
+}
+
+#[test]
+fn fio_iolog_v2_and_v3() {
+    let v2 = "fio version 2 iolog\n/dev/sdb add\n/dev/sdb open\n/dev/sdb read 0 4096\n/dev/sdb wait 1500\n/dev/sdb write 8192 512\n/dev/sdb sync\n/dev/sdb read 4096\n/dev/sdb jump 1 1\n/dev/sdb close\n";
+    let (t, r) = read_all(v2.into());
+    assert_eq!(t.format(), Format::FioLog(2));
+    assert_eq!(r.len(), 3);
+    assert_eq!((r[1].op, r[1].offset, r[1].start_ns), (TraceOp::Write, 8192, 1_500_000));
+    assert_eq!(r[2].op, TraceOp::Flush);
+    assert_eq!(bad_lines(&t), [8, 9]);
+    assert_eq!(t.passed_over(), 4);
+    let v3 = "fio version 3 iolog\n0 f add\n2 f open\n10 f trim 0 4096\n25 f read 4096 4096\nx f read 0 1\n";
+    let (t, r) = read_all(v3.into());
+    assert_eq!(t.format(), Format::FioLog(3));
+    assert_eq!((r[0].op, r[1].start_ns), (TraceOp::Discard, 25_000));
+    assert_eq!(bad_lines(&t), [6]);
+}
+
+#[test]
+fn blkparse_text() {
+    let text = "  8,0    3        1     0.000000000   697  Q  WS 223490 + 8 [kjournald]\n  8,0    3        2     0.000001000   697  D  WS 223490 + 8 [kjournald]\n  8,16   0        3     0.000500000   697  D   R 100 + 16 [fio]\n  8,16   0        4     0.000600000   697  D FWFS [jbd2]\ngarbage line here\n  8,0    0        5     0.1000   0  C  WS 223490 + 8 [0]\nCPU0 (8,0):\n Reads Queued:           0,        0KiB\n";
+    let (t, r) = read_all(text.into());
+    assert_eq!(t.format(), Format::Blkparse);
+    assert_eq!(r.len(), 3);
+    assert_eq!((r[0].op, r[0].offset, r[0].len), (TraceOp::Write, 223490 * 512, 4096));
+    // Times count from the first issue; its completion (line 6) gives the response time and result.
+    assert_eq!((r[0].start_ns, r[0].complete_ns, r[0].result), (0, Some(99_999_000), Some(4096)));
+    assert_eq!(r[1].complete_ns, None);
+    assert_eq!((r[1].op, r[1].target, r[1].start_ns), (TraceOp::Read, 1, 499_000));
+    assert_eq!(t.passed_over(), 2, "the Q and the C");
+    assert_eq!(r[2].op, TraceOp::Write, "FWFS: a flush with write data");
+    assert_eq!(t.targets(), ["8,0", "8,16"]);
+    assert_eq!(bad_lines(&t), [5]);
+}
+
+/// One `struct blk_io_trace` in the given byte order.
+fn blk_event(little: bool, time: u64, sector: u64, bytes: u32, action: u32, pdu: &[u8]) -> Vec<u8> {
+    let mut e = Vec::new();
+    let w32 = |v: u32| if little { v.to_le_bytes() } else { v.to_be_bytes() };
+    let w64 = |v: u64| if little { v.to_le_bytes() } else { v.to_be_bytes() };
+    let w16 = |v: u16| if little { v.to_le_bytes() } else { v.to_be_bytes() };
+    e.extend(w32(0x6561_7407));
+    e.extend(w32(1));
+    e.extend(w64(time));
+    e.extend(w64(sector));
+    e.extend(w32(bytes));
+    e.extend(w32(action));
+    e.extend(w32(42)); // pid
+    e.extend(w32(8 << 20 | 16)); // device 8,16
+    e.extend(w32(0)); // cpu
+    e.extend(w16(0)); // error
+    e.extend(w16(pdu.len() as u16));
+    e.extend(pdu);
+    e
+}
+
+#[test]
+fn blktrace_binary_in_both_byte_orders() {
+    const QUEUE: u32 = 1;
+    const ISSUE: u32 = 7;
+    const COMPLETE: u32 = 8;
+    const READ: u32 = 1 << 16;
+    const WRITE: u32 = 2 << 16;
+    for little in [true, false] {
+        let mut bytes = blk_event(little, 1000, 8, 4096, ISSUE | WRITE, &[1, 2, 3]);
+        bytes.extend(blk_event(little, 1500, 64, 4096, QUEUE | READ, &[]));
+        bytes.extend(blk_event(little, 2000, 64, 8192, ISSUE | READ, &[]));
+        bytes.extend(blk_event(little, 2600, 64, 8192, COMPLETE | READ, &[]));
+        bytes.extend(&[0x65, 0x61, 0x74][..]); // a cut-short last event
+        let (t, r) = read_all(bytes);
+        assert_eq!(t.format(), Format::Blktrace(little));
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[0].op, r[0].offset, r[0].start_ns), (TraceOp::Write, 4096, 0));
+        assert_eq!((r[1].op, r[1].len, r[1].start_ns), (TraceOp::Read, 8192, 1000));
+        assert_eq!((r[1].complete_ns, r[1].result, r[0].complete_ns), (Some(1600), Some(8192), None));
+        assert_eq!(t.targets(), ["8,16"]);
+        assert_eq!(t.passed_over(), 2);
+        assert_eq!(bad_lines(&t), [4]);
+    }
+}
+
+#[test]
+fn iolab_binary_round_trip_and_a_torn_tail() {
+    let header = TraceHeader {
+        clock: TraceClock::Monotonic,
+        clock_origin_unix_ns: 7,
+        targets: vec!["mem:1G".into(), "b".into()],
+    };
+    let mut w = TraceWriter::new(Vec::new(), &header).unwrap();
+    let mut rec = TraceRecord::new(10, TraceOp::Write, 1, 4096, 512);
+    rec.submit_ns = Some(12);
+    rec.complete_ns = Some(99);
+    rec.result = Some(-5);
+    rec.worker = 3;
+    w.write(&rec).unwrap();
+    w.write(&TraceRecord::new(20, TraceOp::Read, 0, 0, 4096)).unwrap();
+    let (mut bytes, n) = w.finish().unwrap();
+    assert_eq!(n, 2);
+    let mut bad = bytes.clone();
+    bad[bytes.len() - 48 + 42] = 9; // an unknown op code in record 1
+    bytes.extend(&[1, 2, 3]);
+    let (t, r) = read_all(bytes);
+    assert_eq!(t.format(), Format::Iolab);
+    assert_eq!(t.header(), header);
+    assert_eq!(r[0], rec);
+    assert_eq!(r.len(), 2);
+    assert_eq!(bad_lines(&t), [2]);
+    let (t, r) = read_all(bad);
+    assert_eq!((r.len(), bad_lines(&t)), (1, vec![1]));
+}
+
+#[test]
+fn iolab_csv_round_trip() {
+    let mut text = String::from(iolab_trace::csv::HEADER);
+    text.push('\n');
+    let mut rec = TraceRecord::new(5, TraceOp::Discard, 0, 1 << 20, 65536);
+    rec.complete_ns = Some(50);
+    iolab_trace::csv::write_line(&mut text, &rec, &["8,0".to_string()]);
+    text.push_str("1,,,read,0,4096,,0\n");
+    let (t, r) = read_all(text.into());
+    assert_eq!(t.format(), Format::IolabCsv);
+    assert_eq!(r, [rec]);
+    assert_eq!(t.targets(), ["8,0"]);
+    assert_eq!(bad_lines(&t), [3]);
+}
+
+#[test]
+fn unknown_content_is_refused_with_its_first_line() {
+    let err = open_reader(std::io::Cursor::new(b"hello world\n".to_vec()), "x.txt").err().unwrap();
+    assert!(err.to_string().contains("\"hello world\""), "{err}");
+    let err = open_reader(std::io::Cursor::new(Vec::new()), "e").err().unwrap();
+    assert!(err.to_string().contains("empty"), "{err}");
+}
+
+#[test]
+fn a_bad_iolab_header_is_refused() {
+    let mut bytes = b"iolabtrc".to_vec();
+    bytes.extend([9, 0, 48, 0, 32, 0, 0, 0]);
+    bytes.resize(32, 0);
+    let err = open_reader(std::io::Cursor::new(bytes), "v9").err().unwrap();
+    assert!(err.to_string().contains("version 9"), "{err}");
+}
+
+/// Random bytes and random text after each format's first line: every record is good or bad, never a panic.
+#[test]
+fn garbage_never_panics() {
+    let firsts: [&[u8]; 7] = [
+        b"version,time,op,size,lbn\n",
+        b"1,2,hm,0,Read,0,1\n",
+        b"fio version 2 iolog\n",
+        b"fio version 3 iolog\n",
+        b"8,0 0 1 0.000000001 1 D R 0 + 8 [x]\n",
+        b"\x07\x74\x61\x65",
+        b"iolabtrc\x01\x00\x30\x00\x20\x00\x00\x00",
+    ];
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut byte = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x as u8
+    };
+    let alphabet = b"0123456789,. +-[]RWDFSQabcdefxyz\n";
+    for first in firsts {
+        for round in 0..50 {
+            let mut bytes = first.to_vec();
+            if first.starts_with(b"iolabtrc") {
+                bytes.resize(32, 0);
+            }
+            for _ in 0..2000 {
+                let b = byte();
+                bytes.push(if round % 2 == 0 { alphabet[b as usize % alphabet.len()] } else { b });
+            }
+            let Ok(mut t) = open_reader(std::io::Cursor::new(bytes), "garbage") else { continue };
+            while let Ok(Some(_)) = t.next_record() {}
+        }
+    }
+}
+
+#[test]
+fn blkparse_issues_never_completed_all_come_out_in_order() {
+    let mut text = String::new();
+    for i in 0..5000u64 {
+        text.push_str(&format!("8,0 0 {i} 0.{:09} 1 D R {} + 8 [x]\n", i * 1000, i * 8));
+    }
+    text.push_str("8,0 0 9999 1.0 1 C R 39992 + 8 [0]\n");
+    let (_, r) = read_all(text.into());
+    assert_eq!(r.len(), 5000);
+    assert!(r.iter().enumerate().all(|(i, r)| r.offset == i as u64 * 4096));
+    assert_eq!(r[4999].complete_ns, Some(1_000_000_000), "the last one's completion came after the window");
+}
