@@ -112,7 +112,7 @@ pub(crate) fn sample() -> RunResult {
                     extents_after: 4,
                     split_ios: 1_234,
                 }),
-                huge_page_bytes: Some(1 << 30),
+                huge_page_bytes: None,
             }],
             throttle: None,
         },
@@ -470,6 +470,10 @@ fn sample_cache() -> RunResult {
     for p in &mut r.timeseries {
         p.cache_hit_ratio = Some(0.25);
     }
+    // A RAM disk behind the cache, on huge pages.
+    r.env.targets[0].kind = "mem".into();
+    r.env.targets[0].layout = None;
+    r.env.targets[0].huge_page_bytes = Some(1 << 30);
     r.env.throttle = Some(
         serde_json::json!({ "kind": "cgroup-v1 blkio", "cgroup": "/sys/fs/cgroup/blkio/iolab-1", "devices": [] }),
     );
