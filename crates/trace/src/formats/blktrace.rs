@@ -66,29 +66,22 @@ impl<R: Read> Blktrace<R> {
         }
     }
 
-    fn u32_at(&self, at: usize) -> u32 {
-        let b: [u8; 4] = self.event[at..at + 4].try_into().expect("4 bytes");
-        if self.little {
-            u32::from_le_bytes(b)
-        } else {
-            u32::from_be_bytes(b)
+    /// `N` bytes of the event at `at`, in little-endian order whatever the trace's byte order.
+    fn le_bytes_at<const N: usize>(&self, at: usize) -> [u8; N] {
+        let mut b: [u8; N] = self.event[at..at + N].try_into().expect("a field inside the event");
+        if !self.little {
+            b.reverse();
         }
+        b
+    }
+    fn u32_at(&self, at: usize) -> u32 {
+        u32::from_le_bytes(self.le_bytes_at(at))
     }
     fn u64_at(&self, at: usize) -> u64 {
-        let b: [u8; 8] = self.event[at..at + 8].try_into().expect("8 bytes");
-        if self.little {
-            u64::from_le_bytes(b)
-        } else {
-            u64::from_be_bytes(b)
-        }
+        u64::from_le_bytes(self.le_bytes_at(at))
     }
     fn u16_at(&self, at: usize) -> u16 {
-        let b: [u8; 2] = self.event[at..at + 2].try_into().expect("2 bytes");
-        if self.little {
-            u16::from_le_bytes(b)
-        } else {
-            u16::from_be_bytes(b)
-        }
+        u16::from_le_bytes(self.le_bytes_at(at))
     }
 
     /// Skips the event's payload.
