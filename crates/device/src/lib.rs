@@ -15,8 +15,9 @@
 //!
 //! An error leaves the target as it was: a half-made file is removed, a half-extended one truncated back.
 //!
-//! [`layout`] maps a file target's extents (FIEMAP) and counts the I/Os that cross their boundaries; its
-//! ioctl is the crate's only `unsafe` (everything else is denied it).
+//! [`layout`] maps a file target's extents (FIEMAP) and counts the I/Os that cross their boundaries. The
+//! crate's `unsafe` is in three places, each allowed where it is with its SAFETY comment (everything else is
+//! denied it): that ioctl, and in [`mem`] the huge-page advice and the RAM disk's copy.
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
