@@ -175,6 +175,8 @@ pub(crate) fn sample() -> RunResult {
         verify: None,
         inject: None,
         measured_by: None,
+        hosts: Vec::new(),
+        ranks: None,
     }
 }
 
@@ -345,6 +347,7 @@ fn json_schema_top_level_properties_match_serialised_keys() {
         sample_cache(),
         sample_verify(),
         sample_fio(),
+        sample_hosts(),
     ] {
         let value = serde_json::to_value(r).unwrap();
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
@@ -394,6 +397,7 @@ fn json_schema_nested_properties_match_serialised_keys() {
         sample_cache(),
         sample_verify(),
         sample_fio(),
+        sample_hosts(),
     ] {
         let value = serde_json::to_value(&r).unwrap();
         check_against_schema(&value, &schema, &schema, "$");
@@ -490,6 +494,31 @@ fn sample_cache() -> RunResult {
         },
         latency: CacheLatency { from_cache: lat, from_target: lat },
         shrinks: vec![CacheShrink { t_s: 3.0, mem_available_bytes: 1 << 28, capacity_bytes: 3 << 28 }],
+    });
+    r
+}
+
+/// A run over two hosts (MPI ranks): a row per rank beside the merged totals.
+pub(crate) fn sample_hosts() -> RunResult {
+    let mut r = sample();
+    let row = |rank: u32, host: &str| crate::HostResult {
+        rank,
+        host: host.into(),
+        workers: 1,
+        total: r.total.clone(),
+        cpu: r.cpu.clone(),
+        start_offset_s: 0.000_02 * rank as f64,
+        done_s: 10.0 + rank as f64 * 0.01,
+        warnings: Vec::new(),
+    };
+    let hosts = vec![row(0, "node1"), row(1, "node2")];
+    r.hosts = hosts;
+    r.ranks = Some(crate::RanksResult {
+        size: 2,
+        start_skew_s: 0.000_02,
+        first_done_s: 10.0,
+        last_done_s: 10.01,
+        stonewall: false,
     });
     r
 }

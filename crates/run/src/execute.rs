@@ -10,7 +10,7 @@ use crate::layers::Layers;
 use crate::layout::Layouts;
 use crate::observe::Started;
 use crate::prepare::{self, Prepared};
-use crate::{env, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape};
+use crate::{env, multi, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape, RunSync};
 use iolab_device::{OpenRequest, OpenedTarget, Probe, ThrottleGuard};
 use iolab_engine::{WorkerEvent, WorkerOutput, WorkerResult, WorkerSetup};
 use iolab_plan::sizing::DataKept;
@@ -24,24 +24,36 @@ use std::time::Instant;
 /// the resolved job. Raising `opts.stop` ends the run with a partial result; raised before the targets are
 /// open, the run does not start ("interrupted").
 pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<Executed> {
-    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate } = opts;
+    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate, sync } = opts;
     let interval_ns = *interval_ns;
-    let mut p = prepare::prepare(job, check.as_ref(), gate, &mut **observer)?;
+    let sync = sync.clone();
+    let sync = sync.as_deref();
+    let job = match sync {
+        Some(s) => multi::share_job(s, job)?,
+        None => job,
+    };
+    let p = prepare::prepare(job, check.as_ref(), gate, &mut **observer);
+    let mut p = agreed(sync, "prepare", p)?;
     if dry_run {
         return Ok(Executed::DryRun(p.dry_run_doc()));
     }
-    if stop.load(Ordering::Relaxed) {
-        return Err(Error::usage("interrupted"));
-    }
+    // Before the fill: every rank is still going (a Ctrl-C on one ends the run on all).
+    let go = if stop.load(Ordering::Relaxed) { Err(Error::usage("interrupted")) } else { Ok(()) };
+    agreed(sync, "fill", go)?;
     let mut shown = Started::new(&mut **observer, &RunShape::of(&p.plan));
-    let mut opened = open_targets(&mut p.requests, &p.probes, stop, &mut *shown)?;
+    let opened = open_targets(&mut p.requests, &p.probes, stop, &mut *shown);
+    let mut opened = match sync {
+        Some(s) => multi::agree_opened(s, opened, &target_paths(&p))?,
+        None => opened?,
+    };
     let files: Vec<Option<Arc<std::fs::File>>> =
         opened.iter_mut().map(|t| t.file.take().map(Arc::new)).collect();
     // The file targets' extents, now that they are prepared: the workers count I/Os against them.
     let layouts = Layouts::take(&p.plan, &opened, &files);
-    let throttle = apply_throttle(&p, &mut *shown)?;
+    let throttle = agreed(sync, "throttle", apply_throttle(&p, &mut *shown))?;
     // Emulated devices, links and the cache, verification and faults; then the workers.
-    let mut layers = Layers::build(&p.plan, &p.job.cache, &p.regions, p.job.integrity.verifying())?;
+    let layers = Layers::build(&p.plan, &p.job.cache, &p.regions, p.job.integrity.verifying());
+    let mut layers = agreed(sync, "layers", layers)?;
     let emulated = p.plan.targets.iter().any(|t| matches!(t.spec.base(), iolab_spec::TargetSpec::Sim(_)));
     if emulated && layers.data == DataKept::Verify {
         shown.notice(
@@ -53,7 +65,10 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     }
     let run_id_bits = run_id_bits(p.plan.seed);
     let integrity =
-        RunIntegrity::build(&p.job, &p.plan, &p.regions, (&p.geometry, &files), check.as_ref(), run_id_bits)?;
+        RunIntegrity::build(&p.job, &p.plan, &p.regions, (&p.geometry, &files), check.as_ref(), run_id_bits);
+    let integrity = agreed(sync, "integrity", integrity)?;
+    // Before the ramp: the ranks release their workers at one instant.
+    let released_unix_s = sync.map(multi::start_together);
     let finish = Arc::new(AtomicBool::new(false));
     let (handles, rx) =
         start_workers(&p, &layers, &integrity, (&opened, &files, &layouts), stop, &finish, interval_ns)?;
@@ -70,7 +85,9 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     drop(shown);
     let cpu_end = (env::process_cpu_s(), Instant::now());
     collected.close_pending();
-    let outputs = join_workers(handles)?;
+    let outputs = join_workers(handles);
+    let done_unix_s = multi::unix_now();
+    let outputs = agreed(sync, "done", outputs)?;
     let layouts = layouts.finish(&p.plan, &opened, &files, &outputs);
     let Prepared { plan, regions, probes, warnings, .. } = p;
     let run = Finished {
@@ -91,7 +108,32 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         interval_ns,
         warnings,
     };
-    Ok(Executed::Done(Box::new(assemble::result(run)?)))
+    let result = match (sync, released_unix_s) {
+        (Some(s), Some(released)) => multi::result_over_ranks(s, run, (released, done_unix_s))?,
+        _ => assemble::result(run)?,
+    };
+    Ok(Executed::Done(Box::new(result)))
+}
+
+/// `r` on this host alone; over several hosts, `r` when every rank succeeded at `stage`, or every rank's
+/// error naming the rank that failed ([`multi::agree`]).
+fn agreed<T>(sync: Option<&dyn RunSync>, stage: &str, r: Result<T>) -> Result<T> {
+    match sync {
+        Some(s) => multi::agree(s, stage, r),
+        None => r,
+    }
+}
+
+/// Per run target, its path when it is a file or device.
+fn target_paths(p: &Prepared) -> Vec<Option<String>> {
+    p.plan
+        .targets
+        .iter()
+        .map(|t| match t.spec.base() {
+            iolab_spec::TargetSpec::Path { path } => Some(path.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Opens every target, creating and filling where needed (with a notice and the observer's progress).
