@@ -13,7 +13,7 @@ static SYNC: OnceLock<Arc<dyn RunSync>> = OnceLock::new();
 /// Joins the ranks when a launcher started this process (and MPI is compiled in); a rank other than 0 then
 /// hands its output to rank 0 ([`follow`]).
 pub fn join(command: &mut Command) -> Option<iolab_multihost::Session> {
-    let session = iolab_multihost::init(rate_per_rank(command))?;
+    let session = iolab_multihost::init(options(command))?;
     let _ = SYNC.set(session.sync());
     if session.rank() != 0 {
         follow(command);
@@ -31,9 +31,12 @@ pub fn follower() -> bool {
     SYNC.get().is_some_and(|s| s.rank() != 0)
 }
 
-/// `--rate-per-rank` of the command that runs jobs.
-fn rate_per_rank(command: &Command) -> bool {
-    run_args(command).is_some_and(|a| a.rate_per_rank)
+/// `--rate-per-rank` and `--stonewall` of the command that runs jobs.
+fn options(command: &Command) -> iolab_multihost::RankOptions {
+    run_args(command).map_or_else(Default::default, |a| iolab_multihost::RankOptions {
+        rate_per_rank: a.rate_per_rank,
+        stonewall: a.stonewall,
+    })
 }
 
 /// The run options of a command that runs jobs.

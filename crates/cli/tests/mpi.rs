@@ -154,3 +154,84 @@ fn open_loop_rates_are_totals_split_over_ranks() {
     assert_eq!(merged["rate"]["offered_iops"].as_f64().unwrap(), 1000.0);
     assert_eq!(merged["total"]["all"]["ops"].as_u64().unwrap(), 2000);
 }
+
+#[test]
+fn stonewall_ends_every_rank_when_the_first_is_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mpi.json");
+    let args = [
+        "run",
+        "--target",
+        "null:1G",
+        "--ios",
+        "300000",
+        "--ramp",
+        "0",
+        "--stonewall",
+        "--json",
+        out.to_str().unwrap(),
+        "--no-save",
+    ];
+    let Some(o) = mpirun(2, &[], &args) else { return };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let merged = json(&out);
+    assert_eq!(merged["ranks"]["stonewall"], true);
+    let hosts = merged["hosts"].as_array().unwrap();
+    let ops: Vec<u64> = hosts.iter().map(|h| h["total"]["all"]["ops"].as_u64().unwrap()).collect();
+    // The first rank done ran its whole count; the other one at most its count.
+    assert_eq!(ops.iter().max(), Some(&300_000), "{ops:?}");
+    assert!(
+        merged["ranks"]["last_done_s"].as_f64().unwrap() >= merged["ranks"]["first_done_s"].as_f64().unwrap()
+    );
+}
+
+/// The pid of the rank `rank` process whose command line contains `marker`.
+fn rank_pid(marker: &str, rank: u32) -> Option<i32> {
+    let want = format!("OMPI_COMM_WORLD_RANK={rank}");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+        let env = std::fs::read(e.path().join("environ")).ok()?;
+        let has = |hay: &[u8], needle: &str| {
+            hay.split(|&b| b == 0).any(|w| String::from_utf8_lossy(w).contains(needle))
+        };
+        (has(&cmd, marker) && has(&env, &want) && !has(&cmd, "mpirun")).then_some(pid)
+    })
+}
+
+#[test]
+fn a_stalled_rank_ends_the_run_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("stall.json");
+    let marker = marker.to_str().unwrap().to_string();
+    let args =
+        ["run", "--target", "null:1G", "--duration", "2s", "--ramp", "0", "--no-save", "--json", &marker];
+    let t = Instant::now();
+    let child = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2", BIN])
+        .args(args)
+        .env("IOLAB_MPI_TIMEOUT", "3")
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let Ok(child) = child else {
+        println!("skipped: mpirun is not installed");
+        return;
+    };
+    // Rank 1 stops (SIGSTOP) during its run: rank 0 finishes and waits for it in vain.
+    let mut pid = None;
+    while pid.is_none() && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+        pid = rank_pid(&marker, 1);
+    }
+    let pid = pid.expect("rank 1 found");
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill(2) with a pid and a signal number; no memory is involved.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let o = child.wait_with_output().unwrap();
+    // SAFETY: as above; the process may already be gone.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(t.elapsed() < Duration::from_secs(30), "ended in {:?}", t.elapsed());
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("rank 1 (host ") && err.contains("did not arrive"), "{err}");
+}

@@ -85,21 +85,30 @@ impl Session {
     }
 }
 
+/// How the ranks run jobs (from the command line of every rank).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RankOptions {
+    /// `--rate-per-rank`: open-loop rates are per rank rather than totals split over the ranks.
+    pub rate_per_rank: bool,
+    /// `--stonewall`: every rank ends its measurement when the first rank's workers are done.
+    pub stonewall: bool,
+}
+
 /// Joins the ranks of an MPI job when a launcher started this process and the build has MPI; `None`
-/// otherwise. `rate_per_rank`: open-loop rates are per rank rather than totals split over the ranks.
-pub fn init(rate_per_rank: bool) -> Option<Session> {
+/// otherwise.
+pub fn init(options: RankOptions) -> Option<Session> {
     if !COMPILED || !launched() {
         return None;
     }
     #[cfg(feature = "mpi")]
     {
-        let (universe, ranks) = ranks::Ranks::join(timeout_s(), rate_per_rank)?;
+        let (universe, ranks) = ranks::Ranks::join(timeout_s(), options)?;
         let (rank, size, host) = (ranks.rank, ranks.size, ranks.host());
         Some(Session { universe, sync: Arc::new(ranks), rank, size, host })
     }
     #[cfg(not(feature = "mpi"))]
     {
-        let _ = rate_per_rank;
+        let _ = options;
         None
     }
 }

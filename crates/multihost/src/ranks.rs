@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 /// upper bound (32767).
 const FIRST_TAG: i32 = 100;
 const LAST_TAG: i32 = 30_000;
+/// The tag of a stonewall announcement ("this rank's workers are done"), outside the collectives' range.
+const DONE_TAG: i32 = 31_000;
 
 /// One rank of the job, and what it knows of the others.
 pub(crate) struct Ranks {
@@ -26,8 +28,8 @@ pub(crate) struct Ranks {
     timeout_s: f64,
     /// The next collective's tag.
     tag: AtomicI32,
-    /// `--rate-per-rank`.
-    rate_per_rank: bool,
+    /// `--rate-per-rank` and `--stonewall`.
+    options: crate::RankOptions,
 }
 
 /// Ends the whole job (every rank) with `code`.
@@ -37,7 +39,7 @@ pub(crate) fn abort(code: i32) -> ! {
 
 impl Ranks {
     /// Initialises MPI (threads allowed: the run's own threads never call it) and learns every rank's host.
-    pub(crate) fn join(timeout_s: f64, rate_per_rank: bool) -> Option<(Universe, Ranks)> {
+    pub(crate) fn join(timeout_s: f64, options: crate::RankOptions) -> Option<(Universe, Ranks)> {
         let (universe, _) = mpi::initialize_with_threading(Threading::Serialized)?;
         let world = universe.world();
         let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
@@ -47,7 +49,7 @@ impl Ranks {
             hosts: (0..world.size()).map(|r| format!("rank {r}")).collect(),
             timeout_s,
             tag: AtomicI32::new(FIRST_TAG),
-            rate_per_rank,
+            options,
         };
         let hosts = ranks.gather("hosts", host.into_bytes());
         ranks.hosts = hosts.into_iter().map(|h| String::from_utf8_lossy(&h).into_owned()).collect();
@@ -138,7 +140,29 @@ impl iolab_run::RunSync for Ranks {
     }
 
     fn rate_per_rank(&self) -> bool {
-        self.rate_per_rank
+        self.options.rate_per_rank
+    }
+
+    fn stonewall(&self) -> bool {
+        self.options.stonewall
+    }
+
+    fn announce_done(&self) {
+        let world = SimpleCommunicator::world();
+        for r in (0..self.size).filter(|&r| r != self.rank) {
+            world.process_at_rank(r as i32).send_with_tag(&[1u8][..], DONE_TAG);
+        }
+    }
+
+    fn other_done(&self) -> bool {
+        SimpleCommunicator::world().any_process().immediate_probe_with_tag(DONE_TAG).is_some()
+    }
+
+    fn drain_done(&self) {
+        let world = SimpleCommunicator::world();
+        for _ in 1..self.size {
+            let _ = world.any_process().receive_vec_with_tag::<u8>(DONE_TAG);
+        }
     }
 }
 

@@ -523,6 +523,14 @@ pub(crate) fn sample_hosts() -> RunResult {
     r
 }
 
+#[test]
+fn text_of_a_run_over_several_hosts_has_a_row_per_rank_and_the_skew() {
+    let t = text(&sample_hosts());
+    assert!(t.contains("node1") && t.contains("node2"), "{t}");
+    assert!(t.contains("ranks   2: start skew"), "{t}");
+    assert!(!text(&sample()).contains("start skew"));
+}
+
 /// A run measured by fio (imported with `iolab import fio-result`).
 pub(crate) fn sample_fio() -> RunResult {
     let mut r = sample();

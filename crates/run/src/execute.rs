@@ -80,6 +80,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         observer: &mut *shown,
         on_interval: on_interval.as_deref_mut().map(|h| h as IntervalHook<'_>),
         cache: layers.cache.as_mut(),
+        stonewall: sync.filter(|s| s.stonewall()),
     };
     let mut collected = collect::collect(&p.plan, &rx, interval_ns, watch);
     drop(shown);
@@ -87,7 +88,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     collected.close_pending();
     let outputs = join_workers(handles);
     let done_unix_s = multi::unix_now();
-    let outputs = agreed(sync, "done", outputs)?;
+    let outputs = multi::done(sync, outputs)?;
     let layouts = layouts.finish(&p.plan, &opened, &files, &outputs);
     let Prepared { plan, regions, probes, warnings, .. } = p;
     let run = Finished {

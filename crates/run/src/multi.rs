@@ -37,6 +37,20 @@ pub trait RunSync: Send + Sync {
     fn rate_per_rank(&self) -> bool {
         false
     }
+    /// `--stonewall`: every rank ends its measurement (complete) when the first rank's workers are done.
+    fn stonewall(&self) -> bool {
+        false
+    }
+    /// Stonewall: tells every other rank that this rank's workers are done (once per run, before the
+    /// agreement that they are done).
+    fn announce_done(&self) {}
+    /// Stonewall: whether some other rank has announced that its workers are done (without waiting).
+    fn other_done(&self) -> bool {
+        false
+    }
+    /// Stonewall: takes in every other rank's announcement of this run (after the agreement that all are
+    /// done, so every one was sent).
+    fn drain_done(&self) {}
 }
 
 /// The job every rank runs: rank 0's (so a job file or flags read on rank 0 decide), its target paths with
@@ -157,18 +171,26 @@ pub(crate) fn start_together(sync: &dyn RunSync) -> f64 {
     let all = sync.allgather("start", ready);
     let latest = all.iter().map(|b| f64_of(b)).fold(0.0, f64::max);
     let at = latest + MARGIN_S;
-    loop {
-        let left = at - unix_now();
-        if left <= 0.0 {
-            break;
-        }
-        if left > 0.002 {
-            std::thread::sleep(std::time::Duration::from_secs_f64(left - 0.001));
-        } else {
-            std::hint::spin_loop();
-        }
+    // Sleep, not spin: ranks sharing cores would starve each other (a spinning rank delays the next).
+    let left = at - unix_now();
+    if left > 0.0 {
+        std::thread::sleep(std::time::Duration::from_secs_f64(left));
     }
     unix_now()
+}
+
+/// The workers are done: with `--stonewall`, the other ranks are told (and every rank's announcement is
+/// taken in once all agree); then every rank's outcome, as [`agree`].
+pub(crate) fn done<T>(sync: Option<&dyn RunSync>, outputs: Result<T>) -> Result<T> {
+    let Some(s) = sync else { return outputs };
+    if s.stonewall() {
+        s.announce_done();
+    }
+    let agreed = agree(s, "done", outputs);
+    if s.stonewall() {
+        s.drain_done();
+    }
+    agreed
 }
 
 /// What one rank sends with its results.
@@ -254,7 +276,7 @@ pub(crate) fn result_over_ranks(
         start_skew_s: hosts.iter().map(|h| h.start_offset_s).fold(0.0, f64::max),
         first_done_s: done.clone().fold(f64::INFINITY, f64::min),
         last_done_s: done.fold(0.0, f64::max),
-        stonewall: false,
+        stonewall: sync.stonewall(),
     });
     result.hosts = hosts;
     Ok(result)

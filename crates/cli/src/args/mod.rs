@@ -170,6 +170,11 @@ pub struct RunArgs {
     /// ranks (docs/MULTIHOST.md).
     #[arg(long)]
     pub rate_per_rank: bool,
+    /// Several hosts (mpirun): every rank ends its measurement, complete, when the first rank's workers are
+    /// done (IOR's stonewalling; with --ios or --bytes, the first rank to finish its count). No effect on one
+    /// host.
+    #[arg(long)]
+    pub stonewall: bool,
     /// Open-loop inter-arrival times: fixed or poisson. Default fixed.
     #[arg(long, value_name = "LAW")]
     pub arrival: Option<String>,
