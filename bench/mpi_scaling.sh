@@ -23,7 +23,7 @@ fi
 out=${OUT:-$(mktemp -d -t iolab-mpi-XXXXXX)}
 mkdir -p "$out"
 echo "# $("$iolab" --version), $(nproc) cores, $duration per run, $workers worker(s) per rank, qd 32, 4k randread"
-printf '%-10s %5s %14s %32s %12s %10s\n' target ranks "IOPS (all)" "IOPS per rank" "start skew" efficiency
+printf '%-10s %5s %14s %40s %12s %10s\n' target ranks "IOPS (all)" "IOPS per rank" "start skew" efficiency
 for target in null:1G mem:1G; do
     base=""
     for np in 1 2 4; do
@@ -38,7 +38,7 @@ iops = r["total"]["all"]["iops"]
 per = "/".join(f"{h['total']['all']['iops']:,.0f}" for h in r["hosts"])
 skew = r["ranks"]["start_skew_s"] * 1e6
 eff = iops / (np * base) if base else 1.0
-print(f"{sys.argv[2]:<10} {np:>5} {iops:>14,.0f} {per:>32} {skew:>9.1f} µs {eff:>9.0%}|{iops}")
+print(f"{sys.argv[2]:<10} {np:>5} {iops:>14,.0f} {per:>40} {skew:>9.1f} µs {eff:>9.0%}|{iops}")
 EOF
         row=$(cat "$out/row")
         echo "${row%|*}"

@@ -37,7 +37,7 @@ fn single(dir: &Path, seed: u64, args: &[&str]) -> Value {
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["--seed", &s, "--json", out.to_str().unwrap(), "--no-save", "-q"]);
     let o = Command::new(BIN).args(&all).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
     json(&out)
 }
 
@@ -234,4 +234,37 @@ fn a_stalled_rank_ends_the_run_naming_it() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("rank 1 (host ") && err.contains("did not arrive"), "{err}");
+}
+
+#[test]
+fn every_ranks_verification_counts_in_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mpi.json");
+    let job = [
+        "run",
+        "--target",
+        "sim:fixed,latency=50us,servers=4,size=64M",
+        "--clock",
+        "virtual",
+        "--duration",
+        "1s",
+        "--rw",
+        "randrw",
+        "--verify",
+        "--verify-fail",
+        "continue",
+        "--inject",
+        "bit-flip-read:0.01",
+    ];
+    let mut args: Vec<&str> = job.to_vec();
+    args.extend(["--seed", "3", "--json", out.to_str().unwrap(), "--no-save"]);
+    let Some(o) = mpirun(2, &[], &args) else { return };
+    assert_eq!(o.status.code(), Some(1), "mismatches: exit code 1; {}", String::from_utf8_lossy(&o.stderr));
+    let merged = json(&out);
+    let ranks: Vec<Value> = (0..2).map(|r| single(dir.path(), iolab_run::rank_seed(3, r), &job)).collect();
+    let count = |v: &Value, k: &str| v["verify"][k].as_u64().unwrap();
+    for k in ["mismatches", "blocks_checked"] {
+        assert!(count(&ranks[1], k) > 0, "{k}");
+        assert_eq!(count(&merged, k), count(&ranks[0], k) + count(&ranks[1], k), "{k}");
+    }
 }

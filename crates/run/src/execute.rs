@@ -41,32 +41,8 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     let go = if stop.load(Ordering::Relaxed) { Err(Error::usage("interrupted")) } else { Ok(()) };
     agreed(sync, "fill", go)?;
     let mut shown = Started::new(&mut **observer, &RunShape::of(&p.plan));
-    let opened = open_targets(&mut p.requests, &p.probes, stop, &mut *shown);
-    let mut opened = match sync {
-        Some(s) => multi::agree_opened(s, opened, &target_paths(&p))?,
-        None => opened?,
-    };
-    let files: Vec<Option<Arc<std::fs::File>>> =
-        opened.iter_mut().map(|t| t.file.take().map(Arc::new)).collect();
-    // The file targets' extents, now that they are prepared: the workers count I/Os against them.
-    let layouts = Layouts::take(&p.plan, &opened, &files);
-    let throttle = agreed(sync, "throttle", apply_throttle(&p, &mut *shown))?;
-    // Emulated devices, links and the cache, verification and faults; then the workers.
-    let layers = Layers::build(&p.plan, &p.job.cache, &p.regions, p.job.integrity.verifying());
-    let mut layers = agreed(sync, "layers", layers)?;
-    let emulated = p.plan.targets.iter().any(|t| matches!(t.spec.base(), iolab_spec::TargetSpec::Sim(_)));
-    if emulated && layers.data == DataKept::Verify {
-        shown.notice(
-            "iolab: emulated devices and the cache keep written data in memory: --verify reads it back",
-        );
-    }
-    if let Some(rc) = &layers.cache {
-        shown.cache_started(&rc.cache);
-    }
-    let run_id_bits = run_id_bits(p.plan.seed);
-    let integrity =
-        RunIntegrity::build(&p.job, &p.plan, &p.regions, (&p.geometry, &files), check.as_ref(), run_id_bits);
-    let integrity = agreed(sync, "integrity", integrity)?;
+    let Staged { opened, files, layouts, throttle, mut layers, integrity, run_id_bits } =
+        stage(&mut p, sync, stop, check.as_ref(), &mut *shown)?;
     // Before the ramp: the ranks release their workers at one instant.
     let released_unix_s = sync.map(multi::start_together);
     let finish = Arc::new(AtomicBool::new(false));
@@ -114,6 +90,55 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         _ => assemble::result(run)?,
     };
     Ok(Executed::Done(Box::new(result)))
+}
+
+/// What a run is made of once its targets are open, before its workers start.
+struct Staged {
+    opened: Vec<OpenedTarget>,
+    files: Vec<Option<Arc<std::fs::File>>>,
+    layouts: Layouts,
+    throttle: Option<ThrottleGuard>,
+    layers: Layers,
+    integrity: RunIntegrity,
+    run_id_bits: u64,
+}
+
+/// Opens (creates, fills) the targets, takes their layouts, applies the throttle, builds the layers and the
+/// verification and faults; over several hosts, each step agreed by every rank.
+fn stage(
+    p: &mut Prepared,
+    sync: Option<&dyn RunSync>,
+    stop: &Arc<AtomicBool>,
+    check: Option<&crate::CheckMode>,
+    shown: &mut dyn Observer,
+) -> Result<Staged> {
+    let opened = open_targets(&mut p.requests, &p.probes, stop, shown);
+    let mut opened = match sync {
+        Some(s) => multi::agree_opened(s, opened, &target_paths(p))?,
+        None => opened?,
+    };
+    let files: Vec<Option<Arc<std::fs::File>>> =
+        opened.iter_mut().map(|t| t.file.take().map(Arc::new)).collect();
+    // The file targets' extents, now that they are prepared: the workers count I/Os against them.
+    let layouts = Layouts::take(&p.plan, &opened, &files);
+    let throttle = agreed(sync, "throttle", apply_throttle(p, shown))?;
+    // Emulated devices, links and the cache, verification and faults; then the workers.
+    let layers = Layers::build(&p.plan, &p.job.cache, &p.regions, p.job.integrity.verifying());
+    let layers = agreed(sync, "layers", layers)?;
+    let emulated = p.plan.targets.iter().any(|t| matches!(t.spec.base(), iolab_spec::TargetSpec::Sim(_)));
+    if emulated && layers.data == DataKept::Verify {
+        shown.notice(
+            "iolab: emulated devices and the cache keep written data in memory: --verify reads it back",
+        );
+    }
+    if let Some(rc) = &layers.cache {
+        shown.cache_started(&rc.cache);
+    }
+    let run_id_bits = run_id_bits(p.plan.seed);
+    let integrity =
+        RunIntegrity::build(&p.job, &p.plan, &p.regions, (&p.geometry, &files), check, run_id_bits);
+    let integrity = agreed(sync, "integrity", integrity)?;
+    Ok(Staged { opened, files, layouts, throttle, layers, integrity, run_id_bits })
 }
 
 /// `r` on this host alone; over several hosts, `r` when every rank succeeded at `stage`, or every rank's

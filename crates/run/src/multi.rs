@@ -18,6 +18,7 @@ use iolab_plan::WorkerPlan;
 use iolab_report::{Cpu, HostResult, OpSet, RanksResult, RunResult};
 use iolab_spec::JobSpec;
 use iolab_stats::OpStats;
+use iolab_verify::VerifyResult;
 use serde::{Deserialize, Serialize};
 
 /// The collectives of a run over several hosts (MPI ranks). Every rank calls [`RunSync::allgather`] at
@@ -279,7 +280,48 @@ pub(crate) fn result_over_ranks(
         stonewall: sync.stonewall(),
     });
     result.hosts = hosts;
+    merge_verify(sync, &mut result)?;
     Ok(result)
+}
+
+/// Verification is each rank's own (its verifier knows its own writes): every rank's counts and first
+/// mismatches go into the result's `verify`, so a mismatch on any rank shows (and sets the exit code).
+fn merge_verify(sync: &dyn RunSync, result: &mut RunResult) -> Result<()> {
+    let mine = serde_json::to_vec(&result.verify)
+        .map_err(|e| Error::internal(e).context("encoding verification"))?;
+    let all = sync.allgather("verify", mine);
+    let mut merged: Option<VerifyResult> = None;
+    for (r, bytes) in all.iter().enumerate() {
+        let v: Option<VerifyResult> = serde_json::from_slice(bytes)
+            .map_err(|e| Error::internal(e).context(format_args!("decoding rank {r}'s verification")))?;
+        merged = match (merged, v) {
+            (Some(mut m), Some(v)) => {
+                add_verify(&mut m, v);
+                Some(m)
+            }
+            (m, v) => m.or(v),
+        };
+    }
+    result.verify = merged;
+    Ok(())
+}
+
+/// Adds one rank's verification counts to another's.
+fn add_verify(m: &mut VerifyResult, v: VerifyResult) {
+    m.blocks_checked += v.blocks_checked;
+    m.blocks_skipped_in_flight += v.blocks_skipped_in_flight;
+    m.blocks_never_written += v.blocks_never_written;
+    m.readback_blocks += v.readback_blocks;
+    m.readback_unread_blocks += v.readback_unread_blocks;
+    m.mismatches += v.mismatches;
+    m.mismatched_blocks += v.mismatched_blocks;
+    m.by_class.corrupt_payload += v.by_class.corrupt_payload;
+    m.by_class.torn_write += v.by_class.torn_write;
+    m.by_class.lost_write += v.by_class.lost_write;
+    m.by_class.misdirected_write += v.by_class.misdirected_write;
+    let room = iolab_verify::FIRST_MISMATCHES.saturating_sub(m.first_mismatches.len());
+    m.first_mismatches.extend(v.first_mismatches.into_iter().take(room));
+    m.stopped |= v.stopped;
 }
 
 /// One rank's row: its own totals over the run's measured time.
