@@ -19,6 +19,7 @@ pub fn exec_options<'a>(interval_ns: u64, quiet: bool, live: bool, gate: &WriteG
     let stop = crate::signals::stop_flag(quiet || live);
     let mut opts = ExecOptions::new(interval_ns, stop, Box::new(Shown::new(quiet, live)));
     opts.gate = gate.clone();
+    opts.sync = crate::ranks::sync();
     opts
 }
 
@@ -26,6 +27,7 @@ pub fn exec_options<'a>(interval_ns: u64, quiet: bool, live: bool, gate: &WriteG
 pub fn dry_run_options<'a>(interval_ns: u64, gate: &WriteGate) -> ExecOptions<'a> {
     let mut opts = ExecOptions::new(interval_ns, Arc::default(), Box::new(iolab_run::Silent));
     opts.gate = gate.clone();
+    opts.sync = crate::ranks::sync();
     opts
 }
 
@@ -57,7 +59,9 @@ pub fn execute(
 /// A run's error for `main`: the user's are marked as usage errors (exit code 2), iolab's own are not; the
 /// text is the library's.
 pub fn run_error(e: iolab_run::Error) -> anyhow::Error {
-    if e.is_usage() {
+    if let iolab_run::Error::Ranks(_) = e {
+        anyhow::Error::new(crate::ranks::Agreed).context(usage(e).to_string())
+    } else if e.is_usage() {
         usage(e)
     } else {
         anyhow::anyhow!(e.to_string())

@@ -14,6 +14,7 @@
 mod args;
 mod exit;
 mod output;
+mod ranks;
 
 // From flags to jobs, and what runs them.
 mod exec;
@@ -46,13 +47,15 @@ mod verify_cmd;
 use clap::Parser;
 
 fn main() {
-    let cli = match args::Cli::try_parse() {
+    let mut cli = match args::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
             std::process::exit(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    // Under mpirun or srun (with MPI compiled in), this process is one rank of a run over several hosts.
+    let session = ranks::join(&mut cli.command);
     let result = match cli.command {
         args::Command::Run(a) if a.profile.find_max => findmax::find_max(&a),
         args::Command::Run(a) => run::run(&a),
@@ -83,19 +86,32 @@ fn main() {
             }) {
                 0
             } else {
-                eprintln!("error: {}", format_error(&e));
-                if e.chain().any(|c| c.is::<exit::OutputsNotWritten>()) {
-                    exit::OUTPUTS_NOT_WRITTEN
-                } else if signals::interrupted() {
-                    exit::INTERRUPTED
-                } else {
-                    2
-                }
+                error_code(&e, session.as_ref())
             }
         }
     };
     iolab_device::remove_scratch_files();
+    if let Some(s) = session {
+        s.finish();
+    }
     std::process::exit(code);
+}
+
+/// Says `e` (on one host; over several, as [`ranks::end_on_error`] decides) and returns its exit code.
+fn error_code(e: &anyhow::Error, session: Option<&iolab_multihost::Session>) -> i32 {
+    let code = if e.chain().any(|c| c.is::<exit::OutputsNotWritten>()) {
+        exit::OUTPUTS_NOT_WRITTEN
+    } else if signals::interrupted() {
+        exit::INTERRUPTED
+    } else {
+        2
+    };
+    let text = format_error(e);
+    if let Some(silent) = session.and_then(|s| ranks::end_on_error(s, e, &text, code)) {
+        return silent;
+    }
+    eprintln!("error: {text}");
+    code
 }
 
 /// The error chain on one line, outermost context first (hyperfine and ripgrep print `{:#}`), without the
@@ -103,7 +119,7 @@ fn main() {
 fn format_error(e: &anyhow::Error) -> String {
     e.chain()
         .map(|c| c.to_string())
-        .filter(|s| s != "usage" && s != "outputs not written")
+        .filter(|s| s != "usage" && s != "outputs not written" && s != "agreed by every rank")
         .collect::<Vec<_>>()
         .join(": ")
 }

@@ -12,6 +12,10 @@ use std::io::Write;
 /// ([`iolab_report::escape_control`]): a note, tag or name must not drive the reader's terminal. JSON is
 /// unchanged by this (serde escapes control characters in strings).
 pub fn print(text: &str) -> std::io::Result<()> {
+    // Over several hosts, rank 0 prints for all.
+    if crate::ranks::follower() {
+        return Ok(());
+    }
     let text = iolab_report::escape_control(text);
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;

@@ -735,8 +735,8 @@ fn check_worker_buffers(name: &str, qd: u32, max_bs: u64) -> Result<(), PlanErro
     Ok(())
 }
 
-/// A seed from the OS entropy pool via std's randomly-keyed hasher, mixed with the time and pid.
-fn fresh_seed() -> u64 {
+/// A fresh seed: from the OS entropy pool via std's randomly-keyed hasher, mixed with the time and pid.
+pub fn fresh_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(

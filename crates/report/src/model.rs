@@ -88,6 +88,49 @@ pub struct RunResult {
     /// fio-result`); absent in iolab's own runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_by: Option<MeasuredBy>,
+    /// A run over several hosts (MPI ranks): one row per rank, beside the merged totals above; absent in a
+    /// single-host run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostResult>,
+    /// A run over several hosts: how far apart the ranks started their workers, and when they finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<RanksResult>,
+}
+
+/// One rank of a run over several hosts: its host, its own totals, CPU and warnings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostResult {
+    /// The MPI rank.
+    pub rank: u32,
+    /// The host the rank ran on.
+    pub host: String,
+    /// Its workers.
+    pub workers: u32,
+    /// Its own reads, writes and both, over the run's measured time.
+    pub total: OpSet,
+    /// The CPU time of its process over the measurement.
+    pub cpu: Cpu,
+    /// Seconds from the run's common start (the earliest rank's) to when its workers were released.
+    pub start_offset_s: f64,
+    /// Seconds from the run's common start to when its last worker had finished.
+    pub done_s: f64,
+    /// Its own warnings (found while preparing its targets).
+    pub warnings: Vec<iolab_stats::Warning>,
+}
+
+/// The ranks of a run over several hosts, together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RanksResult {
+    /// Number of ranks.
+    pub size: u32,
+    /// The measured start skew: the latest rank's release minus the earliest's, by the hosts' clocks, seconds.
+    pub start_skew_s: f64,
+    /// Seconds from the common start to when the first rank had finished its I/O.
+    pub first_done_s: f64,
+    /// Seconds from the common start to when the last rank had finished its I/O.
+    pub last_done_s: f64,
+    /// `--stonewall`: the run ended for every rank when the first rank finished its I/O count.
+    pub stonewall: bool,
 }
 
 /// Another tool measured the run; iolab only translated its result (see `docs/FIO.md`, "fio results").

@@ -176,6 +176,8 @@ pub(crate) fn sample() -> RunResult {
         verify: None,
         inject: None,
         measured_by: None,
+        hosts: Vec::new(),
+        ranks: None,
     }
 }
 
@@ -346,6 +348,7 @@ fn json_schema_top_level_properties_match_serialised_keys() {
         sample_cache(),
         sample_verify(),
         sample_fio(),
+        sample_hosts(),
     ] {
         let value = serde_json::to_value(r).unwrap();
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
@@ -395,6 +398,7 @@ fn json_schema_nested_properties_match_serialised_keys() {
         sample_cache(),
         sample_verify(),
         sample_fio(),
+        sample_hosts(),
     ] {
         let value = serde_json::to_value(&r).unwrap();
         check_against_schema(&value, &schema, &schema, "$");
@@ -497,6 +501,39 @@ fn sample_cache() -> RunResult {
         shrinks: vec![CacheShrink { t_s: 3.0, mem_available_bytes: 1 << 28, capacity_bytes: 3 << 28 }],
     });
     r
+}
+
+/// A run over two hosts (MPI ranks): a row per rank beside the merged totals.
+pub(crate) fn sample_hosts() -> RunResult {
+    let mut r = sample();
+    let row = |rank: u32, host: &str| crate::HostResult {
+        rank,
+        host: host.into(),
+        workers: 1,
+        total: r.total.clone(),
+        cpu: r.cpu.clone(),
+        start_offset_s: 0.000_02 * rank as f64,
+        done_s: 10.0 + rank as f64 * 0.01,
+        warnings: Vec::new(),
+    };
+    let hosts = vec![row(0, "node1"), row(1, "node2")];
+    r.hosts = hosts;
+    r.ranks = Some(crate::RanksResult {
+        size: 2,
+        start_skew_s: 0.000_02,
+        first_done_s: 10.0,
+        last_done_s: 10.01,
+        stonewall: false,
+    });
+    r
+}
+
+#[test]
+fn text_of_a_run_over_several_hosts_has_a_row_per_rank_and_the_skew() {
+    let t = text(&sample_hosts());
+    assert!(t.contains("node1") && t.contains("node2"), "{t}");
+    assert!(t.contains("ranks   2: start skew"), "{t}");
+    assert!(!text(&sample()).contains("start skew"));
 }
 
 /// A run measured by fio (imported with `iolab import fio-result`).

@@ -161,6 +161,8 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         verify,
         inject,
         measured_by: None,
+        hosts: Vec::new(),
+        ranks: None,
     };
     drop(run.throttle);
     Ok(result)
@@ -249,7 +251,7 @@ fn group_results(
 
 /// The process's CPU time over the measurement (from the end of the ramp, or from the end when the ramp
 /// never ended), per I/O and in cores.
-fn cpu(start: Option<((f64, f64), Instant)>, end: ((f64, f64), Instant), ops: u64) -> Cpu {
+pub(crate) fn cpu(start: Option<((f64, f64), Instant)>, end: ((f64, f64), Instant), ops: u64) -> Cpu {
     let ((u0, s0), t0) = start.unwrap_or((env::process_cpu_s(), end.1));
     let ((u1, s1), t1) = end;
     let (user_s, sys_s) = ((u1 - u0).max(0.0), (s1 - s0).max(0.0));

@@ -63,6 +63,8 @@ pub(crate) struct Watch<'a> {
     pub on_interval: Option<IntervalHook<'a>>,
     /// The run's cache, watched for memory.
     pub cache: Option<&'a mut RunCache>,
+    /// Over several hosts with `--stonewall`: the ranks, asked whether another rank's workers are done.
+    pub stonewall: Option<&'a dyn crate::RunSync>,
 }
 
 /// Each worker's group, as an index in order of first appearance.
@@ -88,7 +90,7 @@ pub(crate) fn collect(
     interval_ns: u64,
     w: Watch<'_>,
 ) -> Collected {
-    let Watch { stop, finish, observer, mut on_interval, mut cache } = w;
+    let Watch { stop, finish, observer, mut on_interval, mut cache, stonewall } = w;
     let group_of = group_of(plan);
     let n_groups = group_of.iter().max().map_or(0, |m| m + 1);
     let interval_s = interval_ns as f64 / 1e9;
@@ -113,6 +115,10 @@ pub(crate) fn collect(
             observer.stopping();
         }
         observer.tick(wall_start.elapsed());
+        // Over several hosts with --stonewall: another rank's workers are done, so are this rank's.
+        if stonewall.is_some_and(|s| s.other_done()) {
+            finish.store(true, Ordering::Relaxed);
+        }
         if let Some(rc) = cache.as_deref_mut() {
             let t = wall_start.elapsed().as_secs_f64();
             if t >= next_mem_check {

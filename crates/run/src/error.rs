@@ -17,6 +17,10 @@ pub enum Error {
     /// `--throttle` could not be set up (the user's: environment or input). The message names the flag already.
     #[error("{0}")]
     Throttle(ThrottleError),
+    /// A run over several hosts: a rank's error at a point every rank agrees on, returned alike by every
+    /// rank (the message names the rank, its host and its error).
+    #[error("{0}")]
+    Ranks(String),
     /// iolab's own: a worker that could not start or panicked, a journal that could not be made durable.
     #[error("{0}")]
     Internal(String),

@@ -10,7 +10,7 @@ use crate::layers::Layers;
 use crate::layout::Layouts;
 use crate::observe::Started;
 use crate::prepare::{self, Prepared};
-use crate::{env, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape};
+use crate::{env, multi, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape, RunSync};
 use iolab_device::{OpenRequest, OpenedTarget, Probe, ThrottleGuard};
 use iolab_engine::{WorkerEvent, WorkerOutput, WorkerResult, WorkerSetup};
 use iolab_plan::sizing::DataKept;
@@ -24,36 +24,27 @@ use std::time::Instant;
 /// the resolved job. Raising `opts.stop` ends the run with a partial result; raised before the targets are
 /// open, the run does not start ("interrupted").
 pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<Executed> {
-    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate } = opts;
+    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate, sync } = opts;
     let interval_ns = *interval_ns;
-    let mut p = prepare::prepare(job, check.as_ref(), gate, &mut **observer)?;
+    let sync = sync.clone();
+    let sync = sync.as_deref();
+    let job = match sync {
+        Some(s) => multi::share_job(s, job)?,
+        None => job,
+    };
+    let p = prepare::prepare(job, check.as_ref(), gate, &mut **observer);
+    let mut p = agreed(sync, "prepare", p)?;
     if dry_run {
         return Ok(Executed::DryRun(p.dry_run_doc()));
     }
-    if stop.load(Ordering::Relaxed) {
-        return Err(Error::usage("interrupted"));
-    }
+    // Before the fill: every rank is still going (a Ctrl-C on one ends the run on all).
+    let go = if stop.load(Ordering::Relaxed) { Err(Error::usage("interrupted")) } else { Ok(()) };
+    agreed(sync, "fill", go)?;
     let mut shown = Started::new(&mut **observer, &RunShape::of(&p.plan));
-    let mut opened = open_targets(&mut p.requests, &p.probes, stop, &mut *shown)?;
-    let files: Vec<Option<Arc<std::fs::File>>> =
-        opened.iter_mut().map(|t| t.file.take().map(Arc::new)).collect();
-    // The file targets' extents, now that they are prepared: the workers count I/Os against them.
-    let layouts = Layouts::take(&p.plan, &opened, &files);
-    let throttle = apply_throttle(&p, &mut *shown)?;
-    // Emulated devices, links and the cache, verification and faults; then the workers.
-    let mut layers = Layers::build(&p.plan, &p.job.cache, &p.regions, p.job.integrity.verifying())?;
-    let emulated = p.plan.targets.iter().any(|t| matches!(t.spec.base(), iolab_spec::TargetSpec::Sim(_)));
-    if emulated && layers.data == DataKept::Verify {
-        shown.notice(
-            "iolab: emulated devices and the cache keep written data in memory: --verify reads it back",
-        );
-    }
-    if let Some(rc) = &layers.cache {
-        shown.cache_started(&rc.cache);
-    }
-    let run_id_bits = run_id_bits(p.plan.seed);
-    let integrity =
-        RunIntegrity::build(&p.job, &p.plan, &p.regions, (&p.geometry, &files), check.as_ref(), run_id_bits)?;
+    let Staged { opened, files, layouts, throttle, mut layers, integrity, run_id_bits } =
+        stage(&mut p, sync, stop, check.as_ref(), &mut *shown)?;
+    // Before the ramp: the ranks release their workers at one instant.
+    let released_unix_s = sync.map(multi::start_together);
     let finish = Arc::new(AtomicBool::new(false));
     let (handles, rx) =
         start_workers(&p, &layers, &integrity, (&opened, &files, &layouts), stop, &finish, interval_ns)?;
@@ -65,12 +56,15 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         observer: &mut *shown,
         on_interval: on_interval.as_deref_mut().map(|h| h as IntervalHook<'_>),
         cache: layers.cache.as_mut(),
+        stonewall: sync.filter(|s| s.stonewall()),
     };
     let mut collected = collect::collect(&p.plan, &rx, interval_ns, watch);
     drop(shown);
     let cpu_end = (env::process_cpu_s(), Instant::now());
     collected.close_pending();
-    let outputs = join_workers(handles)?;
+    let outputs = join_workers(handles);
+    let done_unix_s = multi::unix_now();
+    let outputs = multi::done(sync, outputs)?;
     let layouts = layouts.finish(&p.plan, &opened, &files, &outputs);
     let Prepared { plan, regions, probes, warnings, .. } = p;
     let run = Finished {
@@ -91,7 +85,81 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         interval_ns,
         warnings,
     };
-    Ok(Executed::Done(Box::new(assemble::result(run)?)))
+    let result = match (sync, released_unix_s) {
+        (Some(s), Some(released)) => multi::result_over_ranks(s, run, (released, done_unix_s))?,
+        _ => assemble::result(run)?,
+    };
+    Ok(Executed::Done(Box::new(result)))
+}
+
+/// What a run is made of once its targets are open, before its workers start.
+struct Staged {
+    opened: Vec<OpenedTarget>,
+    files: Vec<Option<Arc<std::fs::File>>>,
+    layouts: Layouts,
+    throttle: Option<ThrottleGuard>,
+    layers: Layers,
+    integrity: RunIntegrity,
+    run_id_bits: u64,
+}
+
+/// Opens (creates, fills) the targets, takes their layouts, applies the throttle, builds the layers and the
+/// verification and faults; over several hosts, each step agreed by every rank.
+fn stage(
+    p: &mut Prepared,
+    sync: Option<&dyn RunSync>,
+    stop: &Arc<AtomicBool>,
+    check: Option<&crate::CheckMode>,
+    shown: &mut dyn Observer,
+) -> Result<Staged> {
+    let opened = open_targets(&mut p.requests, &p.probes, stop, shown);
+    let mut opened = match sync {
+        Some(s) => multi::agree_opened(s, opened, &target_paths(p))?,
+        None => opened?,
+    };
+    let files: Vec<Option<Arc<std::fs::File>>> =
+        opened.iter_mut().map(|t| t.file.take().map(Arc::new)).collect();
+    // The file targets' extents, now that they are prepared: the workers count I/Os against them.
+    let layouts = Layouts::take(&p.plan, &opened, &files);
+    let throttle = agreed(sync, "throttle", apply_throttle(p, shown))?;
+    // Emulated devices, links and the cache, verification and faults; then the workers.
+    let layers = Layers::build(&p.plan, &p.job.cache, &p.regions, p.job.integrity.verifying());
+    let layers = agreed(sync, "layers", layers)?;
+    let emulated = p.plan.targets.iter().any(|t| matches!(t.spec.base(), iolab_spec::TargetSpec::Sim(_)));
+    if emulated && layers.data == DataKept::Verify {
+        shown.notice(
+            "iolab: emulated devices and the cache keep written data in memory: --verify reads it back",
+        );
+    }
+    if let Some(rc) = &layers.cache {
+        shown.cache_started(&rc.cache);
+    }
+    let run_id_bits = run_id_bits(p.plan.seed);
+    let integrity =
+        RunIntegrity::build(&p.job, &p.plan, &p.regions, (&p.geometry, &files), check, run_id_bits);
+    let integrity = agreed(sync, "integrity", integrity)?;
+    Ok(Staged { opened, files, layouts, throttle, layers, integrity, run_id_bits })
+}
+
+/// `r` on this host alone; over several hosts, `r` when every rank succeeded at `stage`, or every rank's
+/// error naming the rank that failed ([`multi::agree`]).
+fn agreed<T>(sync: Option<&dyn RunSync>, stage: &str, r: Result<T>) -> Result<T> {
+    match sync {
+        Some(s) => multi::agree(s, stage, r),
+        None => r,
+    }
+}
+
+/// Per run target, its path when it is a file or device.
+fn target_paths(p: &Prepared) -> Vec<Option<String>> {
+    p.plan
+        .targets
+        .iter()
+        .map(|t| match t.spec.base() {
+            iolab_spec::TargetSpec::Path { path } => Some(path.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Opens every target, creating and filling where needed (with a notice and the observer's progress).

@@ -24,16 +24,19 @@ pub mod integrity;
 pub mod layers;
 mod layout;
 pub mod loadgen;
+mod multi;
 mod observe;
 mod prepare;
 pub mod runner;
 pub mod steady;
 pub mod sweep;
 pub mod warnings;
+mod wire;
 
 pub use error::{Error, Result};
 pub use execute::execute;
 pub use integrity::CheckMode;
+pub use multi::{rank_seed, RunSync};
 pub use observe::{GroupShape, Observer, RunShape, Silent};
 pub use runner::Runner;
 
@@ -63,12 +66,23 @@ pub struct ExecOptions<'a> {
     /// and cache device to a copy, and refuses one that names a file already claimed (`--journal F --target
     /// F`, `--json` on a target) before anything is created.
     pub gate: iolab_device::WriteGate,
+    /// A run over several hosts: the ranks' collectives (the binary's MPI glue). `None` runs on this host
+    /// alone, as always.
+    pub sync: Option<Arc<dyn RunSync>>,
 }
 
 impl<'a> ExecOptions<'a> {
     /// Options for a plain run: no interval callback, no check.
     pub fn new(interval_ns: u64, stop: Arc<AtomicBool>, observer: Box<dyn Observer + 'a>) -> ExecOptions<'a> {
-        ExecOptions { interval_ns, on_interval: None, check: None, stop, observer, gate: Default::default() }
+        ExecOptions {
+            interval_ns,
+            on_interval: None,
+            check: None,
+            stop,
+            observer,
+            gate: Default::default(),
+            sync: None,
+        }
     }
 }
 

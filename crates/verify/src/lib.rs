@@ -37,7 +37,7 @@ pub use result::{ByClass, HeaderView, InjectCount, InjectResult, Mismatch, Misma
 
 use format::Expect;
 use map::State;
-use result::FIRST_MISMATCHES;
+pub use result::FIRST_MISMATCHES;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};

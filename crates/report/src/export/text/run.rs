@@ -24,6 +24,10 @@ pub(crate) fn run(r: &RunResult) -> String {
         out.push('\n');
         out.push_str(&service_table(r));
     }
+    if !r.hosts.is_empty() {
+        out.push('\n');
+        out.push_str(&host_table(r));
+    }
     out.push('\n');
     tail_lines(r, &mut out);
     cache_lines(r, &mut out);
@@ -256,6 +260,42 @@ fn target_table(r: &RunResult) -> String {
         })
         .collect();
     table(&header, &rows)
+}
+
+/// A run over several hosts: one row per rank (its own totals, CPU and finishing time), then the ranks'
+/// start skew and first and last finishing times.
+fn host_table(r: &RunResult) -> String {
+    let header = ["rank", "host", "ops", "IOPS", "MB/s", "p99", "cpu s", "done s"];
+    let rows: Vec<Vec<String>> = r
+        .hosts
+        .iter()
+        .map(|h| {
+            let s = &h.total.all;
+            vec![
+                h.rank.to_string(),
+                h.host.clone(),
+                format_count(s.ops),
+                format_rate(s.iops, 1),
+                format_rate(s.mb_s, 1),
+                lat_cell(s.lat_ns.as_ref(), |l| l.p99 as f64),
+                format!("{:.2}", h.cpu.user_s + h.cpu.sys_s),
+                format!("{:.3}", h.done_s),
+            ]
+        })
+        .collect();
+    let mut out = table(&header, &rows);
+    if let Some(k) = &r.ranks {
+        let _ = writeln!(
+            out,
+            "ranks   {}: start skew {}, first done {:.3} s, last done {:.3} s{}",
+            k.size,
+            format_duration_ns(k.start_skew_s * 1e9),
+            k.first_done_s,
+            k.last_done_s,
+            if k.stonewall { " (stonewall)" } else { "" }
+        );
+    }
+    out
 }
 
 /// The mean, p50, p99, p99.9 and max cells of a latency summary, in table order.

@@ -1,0 +1,270 @@
+//! Several hosts, one run: `iolab` under `mpirun` on this machine (2 and 4 ranks, one over TCP). Built and
+//! run only with `--features mpi` (`cargo test -p iolab --features mpi --test mpi`); each test skips,
+//! printing `skipped: <reason>`, when `mpirun` is not installed.
+//!
+//! Exactness is checked on emulated devices on virtual time: every rank runs its own timeline, so a rank's
+//! part of the run is exactly what a single-host run with that rank's seed (`iolab_run::rank_seed`) gives,
+//! and the merged histogram must be the bucket-by-bucket merge of those.
+
+use iolab_stats::LatencyHistogram;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_iolab");
+
+/// `mpirun` on this machine as root and with more ranks than cores, as CI runs it; `None` without mpirun.
+fn mpirun(np: u32, extra_mca: &[&str], args: &[&str]) -> Option<Output> {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        println!("skipped: mpirun is not installed");
+        return None;
+    }
+    let mut c = Command::new("mpirun");
+    c.args(["--allow-run-as-root", "--oversubscribe", "-np", &np.to_string()]);
+    c.args(extra_mca).arg(BIN).args(args);
+    c.env("IOLAB_MPI_TIMEOUT", "20");
+    Some(c.output().expect("mpirun runs"))
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("result written")).expect("JSON")
+}
+
+fn single(dir: &Path, seed: u64, args: &[&str]) -> Value {
+    let out = dir.join(format!("single-{seed}.json"));
+    let s = seed.to_string();
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--seed", &s, "--json", out.to_str().unwrap(), "--no-save", "-q"]);
+    let o = Command::new(BIN).args(&all).output().unwrap();
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
+    json(&out)
+}
+
+fn histogram(v: &Value) -> LatencyHistogram {
+    LatencyHistogram::from_base64(v.as_str().expect("a histogram")).expect("iolab-hdr/1")
+}
+
+/// Emulated SSDs (seeded random service times) on virtual time: exact and deterministic per rank.
+const SIM: &[&str] = &["run", "--target", "sim:ssd", "--clock", "virtual", "--duration", "1s", "-w", "2"];
+
+#[test]
+fn two_ranks_merge_exactly_into_one_result_with_a_row_per_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mpi.json");
+    let mut args: Vec<&str> = SIM.to_vec();
+    args.extend(["--seed", "7", "--json", out.to_str().unwrap(), "--no-save"]);
+    let Some(o) = mpirun(2, &[], &args) else { return };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Only rank 0 prints: one text summary.
+    assert_eq!(String::from_utf8_lossy(&o.stdout).matches("iolab 0.").count(), 1);
+    let merged = json(&out);
+    let ranks: Vec<Value> = (0..2).map(|r| single(dir.path(), iolab_run::rank_seed(7, r), SIM)).collect();
+    let ops = |v: &Value| v["total"]["all"]["ops"].as_u64().unwrap();
+    assert_eq!(ops(&merged), ops(&ranks[0]) + ops(&ranks[1]));
+    let hosts = merged["hosts"].as_array().expect("hosts[]");
+    assert_eq!(hosts.len(), 2);
+    for (h, r) in hosts.iter().zip(&ranks) {
+        assert_eq!(h["total"]["all"]["ops"], r["total"]["all"]["ops"]);
+    }
+    // The merged histogram is the bucket-by-bucket merge of the ranks' (never averaged percentiles).
+    let mut expect = histogram(&ranks[0]["histograms"]["read"]);
+    expect.merge(&histogram(&ranks[1]["histograms"]["read"]));
+    assert_eq!(merged["histograms"]["read"].as_str().unwrap(), expect.to_base64());
+    let s = expect.summary().expect("reads");
+    assert_eq!(merged["total"]["read"]["lat_ns"]["p99"].as_u64().unwrap(), s.p99);
+    assert_eq!(merged["workers"].as_array().unwrap().len(), 4, "workers numbered across ranks");
+    assert_eq!(merged["ranks"]["size"], 2);
+}
+
+#[test]
+fn four_ranks_over_tcp_each_with_its_own_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mpi.json");
+    let target = format!("{}/f.{{rank}}.of.{{size}}", dir.path().display());
+    let args = [
+        "run",
+        "--target",
+        &target,
+        "--size",
+        "1M",
+        "--duration",
+        "1s",
+        "--bs",
+        "4k",
+        "--rw",
+        "randwrite",
+        "--json",
+        out.to_str().unwrap(),
+        "--no-save",
+    ];
+    let Some(o) = mpirun(4, &["--mca", "btl", "tcp,self"], &args) else { return };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for r in 0..4 {
+        assert!(dir.path().join(format!("f.{r}.of.4")).exists(), "rank {r}'s file");
+    }
+    let merged = json(&out);
+    let hosts = merged["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 4);
+    let sum: u64 = hosts.iter().map(|h| h["total"]["all"]["ops"].as_u64().unwrap()).sum();
+    assert_eq!(merged["total"]["all"]["ops"].as_u64().unwrap(), sum);
+    assert!(merged["ranks"]["start_skew_s"].as_f64().unwrap() < 0.5);
+}
+
+#[test]
+fn a_rank_that_cannot_open_its_target_fails_the_run_on_every_rank_leaving_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("d0")).unwrap();
+    // Rank 1's directory is not there.
+    let target = format!("{}/d{{rank}}/f", dir.path().display());
+    let args = ["run", "--target", &target, "--size", "1M", "--duration", "1s", "--no-save"];
+    let t = Instant::now();
+    let Some(o) = mpirun(2, &[], &args) else { return };
+    assert!(t.elapsed() < Duration::from_secs(15), "failed in {:?}", t.elapsed());
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("rank 1 (host "), "{err}");
+    assert!(err.contains("d1"), "{err}");
+    assert!(!dir.path().join("d0/f").exists(), "rank 0 created nothing");
+}
+
+#[test]
+fn open_loop_rates_are_totals_split_over_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mpi.json");
+    let args = [
+        "run",
+        "--target",
+        "sim:fixed,latency=100us,servers=8",
+        "--clock",
+        "virtual",
+        "--duration",
+        "2s",
+        "--rate",
+        "1000",
+        "--seed",
+        "1",
+        "--json",
+        out.to_str().unwrap(),
+        "--no-save",
+    ];
+    let Some(o) = mpirun(2, &[], &args) else { return };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let merged = json(&out);
+    assert_eq!(merged["rate"]["offered_iops"].as_f64().unwrap(), 1000.0);
+    assert_eq!(merged["total"]["all"]["ops"].as_u64().unwrap(), 2000);
+}
+
+#[test]
+fn stonewall_ends_every_rank_when_the_first_is_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mpi.json");
+    let args = [
+        "run",
+        "--target",
+        "null:1G",
+        "--ios",
+        "300000",
+        "--ramp",
+        "0",
+        "--stonewall",
+        "--json",
+        out.to_str().unwrap(),
+        "--no-save",
+    ];
+    let Some(o) = mpirun(2, &[], &args) else { return };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let merged = json(&out);
+    assert_eq!(merged["ranks"]["stonewall"], true);
+    let hosts = merged["hosts"].as_array().unwrap();
+    let ops: Vec<u64> = hosts.iter().map(|h| h["total"]["all"]["ops"].as_u64().unwrap()).collect();
+    // The first rank done ran its whole count; the other one at most its count.
+    assert_eq!(ops.iter().max(), Some(&300_000), "{ops:?}");
+    assert!(
+        merged["ranks"]["last_done_s"].as_f64().unwrap() >= merged["ranks"]["first_done_s"].as_f64().unwrap()
+    );
+}
+
+/// The pid of the rank `rank` process whose command line contains `marker`.
+fn rank_pid(marker: &str, rank: u32) -> Option<i32> {
+    let want = format!("OMPI_COMM_WORLD_RANK={rank}");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+        let env = std::fs::read(e.path().join("environ")).ok()?;
+        let has = |hay: &[u8], needle: &str| {
+            hay.split(|&b| b == 0).any(|w| String::from_utf8_lossy(w).contains(needle))
+        };
+        (has(&cmd, marker) && has(&env, &want) && !has(&cmd, "mpirun")).then_some(pid)
+    })
+}
+
+#[test]
+fn a_stalled_rank_ends_the_run_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("stall.json");
+    let marker = marker.to_str().unwrap().to_string();
+    let args =
+        ["run", "--target", "null:1G", "--duration", "2s", "--ramp", "0", "--no-save", "--json", &marker];
+    let t = Instant::now();
+    let child = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2", BIN])
+        .args(args)
+        .env("IOLAB_MPI_TIMEOUT", "3")
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let Ok(child) = child else {
+        println!("skipped: mpirun is not installed");
+        return;
+    };
+    // Rank 1 stops (SIGSTOP) during its run: rank 0 finishes and waits for it in vain.
+    let mut pid = None;
+    while pid.is_none() && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+        pid = rank_pid(&marker, 1);
+    }
+    let pid = pid.expect("rank 1 found");
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill(2) with a pid and a signal number; no memory is involved.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let o = child.wait_with_output().unwrap();
+    // SAFETY: as above; the process may already be gone.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(t.elapsed() < Duration::from_secs(30), "ended in {:?}", t.elapsed());
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("rank 1 (host ") && err.contains("did not arrive"), "{err}");
+}
+
+#[test]
+fn every_ranks_verification_counts_in_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mpi.json");
+    let job = [
+        "run",
+        "--target",
+        "sim:fixed,latency=50us,servers=4,size=64M",
+        "--clock",
+        "virtual",
+        "--duration",
+        "1s",
+        "--rw",
+        "randrw",
+        "--verify",
+        "--verify-fail",
+        "continue",
+        "--inject",
+        "bit-flip-read:0.01",
+    ];
+    let mut args: Vec<&str> = job.to_vec();
+    args.extend(["--seed", "3", "--json", out.to_str().unwrap(), "--no-save"]);
+    let Some(o) = mpirun(2, &[], &args) else { return };
+    assert_eq!(o.status.code(), Some(1), "mismatches: exit code 1; {}", String::from_utf8_lossy(&o.stderr));
+    let merged = json(&out);
+    let ranks: Vec<Value> = (0..2).map(|r| single(dir.path(), iolab_run::rank_seed(3, r), &job)).collect();
+    let count = |v: &Value, k: &str| v["verify"][k].as_u64().unwrap();
+    for k in ["mismatches", "blocks_checked"] {
+        assert!(count(&ranks[1], k) > 0, "{k}");
+        assert_eq!(count(&merged, k), count(&ranks[0], k) + count(&ranks[1], k), "{k}");
+    }
+}

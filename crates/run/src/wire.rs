@@ -1,0 +1,205 @@
+//! A worker's output as it travels between ranks of a run over several hosts: plain serde data, every
+//! histogram in its exact `iolab-hdr/1` encoding ([`LatencyHistogram::to_base64`]), so the ranks' histograms
+//! merge on the receiving side bucket by bucket, exactly as local workers' do.
+
+use crate::{Error, Result};
+use iolab_engine::{ReadSources, TxnStats, WorkerOutput};
+use iolab_stats::{LatencyHistogram, OpStats};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One op kind's statistics on the wire.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct WireOps {
+    ops: u64,
+    bytes: u64,
+    short: u64,
+    errors: u64,
+    errors_by_errno: BTreeMap<i32, u64>,
+    lat: String,
+    service_lat: String,
+}
+
+/// Transactions on the wire.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct WireTxn {
+    counts: [u64; 7],
+    dispatched_by_type: Vec<u64>,
+    latency_by_type: Vec<String>,
+    latency: String,
+}
+
+/// One worker's output on the wire.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct WireOutput {
+    /// The worker's index on its own rank.
+    pub(crate) index: u32,
+    engine: String,
+    features: Vec<String>,
+    read: WireOps,
+    write: WireOps,
+    window_ns: u64,
+    ramp_ns: u64,
+    backlog_at_end: u64,
+    retries: u64,
+    stopped_early: bool,
+    txn: Option<WireTxn>,
+    read_sources: Option<(String, String)>,
+    per_target: Option<Vec<(WireOps, WireOps)>>,
+    split_ios: Vec<u64>,
+}
+
+impl WireOps {
+    fn of(s: &OpStats) -> WireOps {
+        WireOps {
+            ops: s.ops,
+            bytes: s.bytes,
+            short: s.short,
+            errors: s.errors,
+            errors_by_errno: s.errors_by_errno.clone(),
+            lat: s.lat.to_base64(),
+            service_lat: s.service_lat.to_base64(),
+        }
+    }
+
+    fn stats(self) -> Result<OpStats> {
+        let mut s = OpStats::new();
+        s.ops = self.ops;
+        s.bytes = self.bytes;
+        s.short = self.short;
+        s.errors = self.errors;
+        s.errors_by_errno = self.errors_by_errno;
+        s.lat = histogram(&self.lat)?;
+        s.service_lat = histogram(&self.service_lat)?;
+        Ok(s)
+    }
+}
+
+fn histogram(text: &str) -> Result<LatencyHistogram> {
+    LatencyHistogram::from_base64(text).map_err(|e| Error::internal(format!("a rank's histogram: {e:?}")))
+}
+
+impl WireTxn {
+    fn of(t: &TxnStats) -> WireTxn {
+        WireTxn {
+            counts: [
+                t.dispatched,
+                t.completed,
+                t.failed,
+                t.backlog_at_end,
+                t.backlog_max,
+                t.executing_max,
+                t.beyond_ring,
+            ],
+            dispatched_by_type: t.dispatched_by_type.clone(),
+            latency_by_type: t.latency_by_type.iter().map(LatencyHistogram::to_base64).collect(),
+            latency: t.latency.to_base64(),
+        }
+    }
+
+    fn stats(self) -> Result<TxnStats> {
+        let [dispatched, completed, failed, backlog_at_end, backlog_max, executing_max, beyond_ring] =
+            self.counts;
+        Ok(TxnStats {
+            dispatched,
+            completed,
+            failed,
+            dispatched_by_type: self.dispatched_by_type,
+            latency_by_type: self.latency_by_type.iter().map(|h| histogram(h)).collect::<Result<_>>()?,
+            latency: histogram(&self.latency)?,
+            backlog_at_end,
+            backlog_max,
+            executing_max,
+            beyond_ring,
+        })
+    }
+}
+
+impl WireOutput {
+    /// `o` for the wire.
+    pub(crate) fn of(o: &WorkerOutput) -> WireOutput {
+        WireOutput {
+            index: o.index,
+            engine: o.engine.to_string(),
+            features: o.features.clone(),
+            read: WireOps::of(&o.read),
+            write: WireOps::of(&o.write),
+            window_ns: o.window_ns,
+            ramp_ns: o.ramp_ns,
+            backlog_at_end: o.backlog_at_end,
+            retries: o.retries,
+            stopped_early: o.stopped_early,
+            txn: o.txn.as_ref().map(WireTxn::of),
+            read_sources: o
+                .read_sources
+                .as_ref()
+                .map(|r| (r.from_cache.to_base64(), r.from_target.to_base64())),
+            per_target: o
+                .per_target
+                .as_ref()
+                .map(|pt| pt.iter().map(|(r, w)| (WireOps::of(r), WireOps::of(w))).collect()),
+            split_ios: o.split_ios.clone(),
+        }
+    }
+
+    /// The worker's output again, numbered `index`.
+    pub(crate) fn output(self, index: u32) -> Result<WorkerOutput> {
+        let read_sources = match self.read_sources {
+            Some((c, t)) => {
+                Some(Box::new(ReadSources { from_cache: histogram(&c)?, from_target: histogram(&t)? }))
+            }
+            None => None,
+        };
+        let per_target = match self.per_target {
+            Some(pt) => {
+                Some(pt.into_iter().map(|(r, w)| Ok((r.stats()?, w.stats()?))).collect::<Result<_>>()?)
+            }
+            None => None,
+        };
+        Ok(WorkerOutput {
+            index,
+            engine: engine_name(&self.engine),
+            features: self.features,
+            read: self.read.stats()?,
+            write: self.write.stats()?,
+            window_ns: self.window_ns,
+            ramp_ns: self.ramp_ns,
+            backlog_at_end: self.backlog_at_end,
+            retries: self.retries,
+            stopped_early: self.stopped_early,
+            txn: self.txn.map(WireTxn::stats).transpose()?,
+            read_sources,
+            per_target,
+            split_ios: self.split_ios,
+        })
+    }
+}
+
+/// The engine's name as a static string: every rank runs the same build, so it is one of the names this
+/// build knows; another (a different build on a rank) is kept as "other".
+fn engine_name(name: &str) -> &'static str {
+    ["io_uring", "sync", "mem", "sim", "null"].into_iter().find(|n| *n == name).unwrap_or("other")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_stats_cross_the_wire_exactly() {
+        let mut s = OpStats::new();
+        for v in [1_000u64, 2_000, 2_500, 1_000_000] {
+            s.lat.record(v);
+            s.service_lat.record(v / 2);
+        }
+        s.ops = 4;
+        s.bytes = 16384;
+        let back = serde_json::from_slice::<WireOps>(&serde_json::to_vec(&WireOps::of(&s)).unwrap())
+            .unwrap()
+            .stats()
+            .unwrap();
+        assert_eq!(back.lat.to_base64(), s.lat.to_base64());
+        assert_eq!(back.service_lat.to_base64(), s.service_lat.to_base64());
+        assert_eq!((back.ops, back.bytes), (4, 16384));
+    }
+}
