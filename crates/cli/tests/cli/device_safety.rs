@@ -62,7 +62,7 @@ impl Ext4Loop {
 impl Drop for Ext4Loop {
     fn drop(&mut self) {
         if let Some(mp) = self.mount_point.take() {
-            let _ = Command::new("umount").arg(&mp).status();
+            crate::util::unmount(&mp);
         }
         let _ = Command::new("losetup").args(["-d", &self.dev]).status();
     }

@@ -51,7 +51,7 @@ impl MountedExt4 {
 
 impl Drop for MountedExt4 {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.mount_point).status();
+        crate::util::unmount(&self.mount_point);
         let _ = Command::new("losetup").args(["-d", &self.dev]).status();
     }
 }

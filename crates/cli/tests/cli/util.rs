@@ -151,3 +151,15 @@ impl Drop for LoopDev {
         let _ = std::process::Command::new("losetup").args(["-d", &self.dev]).status();
     }
 }
+
+/// Unmounts `mount_point`, a test's own: tries again for a second while it is busy (a process of the test may
+/// still be closing a file there), then detaches it lazily, so no test leaves a mount behind.
+pub fn unmount(mount_point: &std::path::Path) {
+    for _ in 0..10 {
+        match std::process::Command::new("umount").arg(mount_point).status() {
+            Ok(s) if s.success() => return,
+            _ => std::thread::sleep(std::time::Duration::from_millis(100)),
+        }
+    }
+    let _ = std::process::Command::new("umount").arg("-l").arg(mount_point).status();
+}
