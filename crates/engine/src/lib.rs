@@ -269,5 +269,5 @@ impl RealClock {
 
 pub use worker::{
     run_on_timeline, run_worker, EngineChoice, ReadSources, TxnStats, WorkerEvent, WorkerOutput,
-    WorkerResult, WorkerSetup,
+    WorkerResult, WorkerSetup, WorkerTrace,
 };

@@ -14,7 +14,7 @@
 //! ([`Seat::join`], right after the run's barrier) or left, so no worker touches shared state (devices, the
 //! cache, the verifier) before all are in place.
 //!
-//! The one `unsafe` here is the switch itself: [`suspend`] uses the current coroutine's `Yielder`, which the
+//! The one `unsafe` here is the switch itself: `suspend` uses the current coroutine's `Yielder`, which the
 //! coroutine's body publishes in a thread-local for as long as it runs.
 
 use corosensei::Yielder;

@@ -78,6 +78,7 @@ fn run_with(
         barrier: Arc::new(Barrier::new(1)),
         events: tx,
         boundaries: Vec::new(),
+        trace: None,
     };
     let out = run_worker(setup).unwrap_or_else(|e| panic!("run_worker (seed {seed}): {e}"));
     (out, faults)

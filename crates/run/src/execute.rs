@@ -10,6 +10,7 @@ use crate::layers::Layers;
 use crate::layout::Layouts;
 use crate::observe::Started;
 use crate::prepare::{self, Prepared};
+use crate::record::RunTrace;
 use crate::{env, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape};
 use iolab_device::{OpenRequest, OpenedTarget, Probe, ThrottleGuard};
 use iolab_engine::{WorkerEvent, WorkerOutput, WorkerResult, WorkerSetup};
@@ -55,8 +56,16 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     let integrity =
         RunIntegrity::build(&p.job, &p.plan, &p.regions, (&p.geometry, &files), check.as_ref(), run_id_bits)?;
     let finish = Arc::new(AtomicBool::new(false));
-    let (handles, rx) =
-        start_workers(&p, &layers, &integrity, (&opened, &files, &layouts), stop, &finish, interval_ns)?;
+    let trace = p.trace.as_ref().map(|out| RunTrace::start(out, &p.plan)).transpose()?;
+    let (handles, rx) = start_workers(
+        &p,
+        (&layers, trace.as_ref()),
+        &integrity,
+        (&opened, &files, &layouts),
+        stop,
+        &finish,
+        interval_ns,
+    )?;
     let (started_at, started_unix_s) = env::now_rfc3339();
     // Collect intervals while the workers run; the observer shows the ramp and measure phases.
     let watch = Watch {
@@ -71,6 +80,18 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     let cpu_end = (env::process_cpu_s(), Instant::now());
     collected.close_pending();
     let outputs = join_workers(handles)?;
+    if let Some(trace) = trace {
+        let recorded = trace.finish()?;
+        let waits: u64 = outputs.iter().map(|o| o.trace_waits).sum();
+        let behind = match waits {
+            0 => String::new(),
+            n => format!("; a worker waited for the trace writer {n} times"),
+        };
+        observer.notice(&format!(
+            "iolab: trace: {} records written to '{}'{behind}",
+            recorded.records, recorded.path
+        ));
+    }
     let layouts = layouts.finish(&p.plan, &opened, &files, &outputs);
     let Prepared { plan, regions, probes, warnings, .. } = p;
     let run = Finished {
@@ -161,7 +182,7 @@ type Workers = (Threads, mpsc::Receiver<WorkerEvent>);
 /// once all exist.
 fn start_workers(
     p: &Prepared,
-    layers: &Layers,
+    (layers, trace): (&Layers, Option<&RunTrace>),
     integrity: &RunIntegrity,
     targets: (&[OpenedTarget], &[Option<Arc<std::fs::File>>], &Layouts),
     stop: &Arc<AtomicBool>,
@@ -207,6 +228,7 @@ fn start_workers(
             barrier: if together { own_barrier.clone() } else { barrier.clone() },
             events: tx.clone(),
             boundaries: layouts.boundaries(&w.targets),
+            trace: trace.map(|t| t.worker(w)),
         };
         setups.push(setup);
     }

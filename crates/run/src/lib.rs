@@ -26,6 +26,7 @@ mod layout;
 pub mod loadgen;
 mod observe;
 mod prepare;
+mod record;
 pub mod runner;
 pub mod steady;
 pub mod sweep;

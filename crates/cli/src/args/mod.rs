@@ -273,6 +273,11 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Integrity")]
     pub stop_on_error: bool,
 
+    /// Record every I/O of the run, the ramp's too (intended start, submit and completion times, op, target,
+    /// offset, length, result), into FILE in iolab's binary trace format; `iolab trace show FILE` reads it and
+    /// `iolab replay FILE` issues it again.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<String>,
     /// Write the result as JSON (schema iolab.result/1) to FILE; '-' for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
@@ -332,7 +337,7 @@ impl RunArgs {
                 }
             }
         }
-        let run_flags: [(&str, &str, &Option<String>); 21] = [
+        let run_flags: [(&str, &str, &Option<String>); 22] = [
             ("prealloc", "--prealloc", &self.prealloc),
             ("verify_fail", "--verify-fail", &self.verify_fail),
             ("journal", "--journal", &self.journal),
@@ -354,6 +359,7 @@ impl RunArgs {
             ("cache_max_mem", "--cache-max-mem", &self.cache_max_mem),
             ("cache_dirty_max", "--cache-dirty-max", &self.cache_dirty_max),
             ("throttle", "--throttle", &self.throttle),
+            ("trace", "--trace", &self.trace),
         ];
         for (key, flag, value) in run_flags {
             if let Some(v) = value {

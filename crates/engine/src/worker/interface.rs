@@ -88,6 +88,18 @@ pub struct WorkerSetup {
     /// were prepared, when it has more than one extent (`iolab_device::layout`); `None` otherwise. Empty: no
     /// target has any, and nothing is counted.
     pub boundaries: Vec<Option<Arc<[u64]>>>,
+    /// `--trace`: where the worker records every completed op (None: nothing is recorded).
+    pub trace: Option<WorkerTrace>,
+}
+
+/// `--trace`: a worker's sender to the run's trace writer thread, and the run's index of each of its targets
+/// (the trace header names the run's targets).
+#[derive(Clone)]
+pub struct WorkerTrace {
+    /// The writer's sender (batches from its pool).
+    pub sender: iolab_trace::TraceSender,
+    /// The run's target index of each of the worker's targets, in the worker's order.
+    pub targets: Vec<u16>,
 }
 
 /// Sent from workers to the cli thread while running.
@@ -135,6 +147,8 @@ pub struct WorkerOutput {
     /// Per worker target (by its own target index): ops recorded in the window that crossed an extent boundary
     /// (split I/Os). Empty when none of the worker's targets had boundaries ([`WorkerSetup::boundaries`]).
     pub split_ios: Vec<u64>,
+    /// `--trace`: batches whose send waited for the trace writer thread (it was behind).
+    pub trace_waits: u64,
 }
 
 /// Counts split I/Os per target against the boundaries of [`WorkerSetup::boundaries`]: a branch per op, and
@@ -265,6 +279,7 @@ impl WorkerSetup {
             barrier: Arc::new(Barrier::new(1)),
             events: tx,
             boundaries: Vec::new(),
+            trace: None,
         };
         (setup, rx)
     }

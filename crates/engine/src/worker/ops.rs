@@ -13,9 +13,11 @@
 //! intended start after the ramp, and record every completion after it.
 //!
 //! Nothing in the loop allocates, locks or formats per I/O; histograms are preallocated and intervals are
-//! sent to the cli thread once per interval.
+//! sent to the cli thread once per interval. With `--trace`, each completion (ramp included) also goes into
+//! the worker's trace batch ([`super::record`]).
 
 use super::interface::{ReadSources, SplitCounter, WorkerOutput, WorkerSetup};
+use super::record::Recorder;
 use super::slots::{submit_early, Slots};
 use super::window::{begin, Series, Window};
 use crate::{Completion, Engine, EngineError};
@@ -47,6 +49,8 @@ struct OpLoop<'a> {
     per_target: Option<Vec<(OpStats, OpStats)>>,
     /// Split I/Os per target, when some target has extent boundaries.
     splits: Option<SplitCounter<'a>>,
+    /// `--trace`: every completed op, ramp included (one predictable branch per I/O when off).
+    trace: Option<Recorder>,
 }
 
 /// A worker with think time: I/Os left in the current burst, and the end of the idle time after a burst once
@@ -79,9 +83,13 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         per_target: (w.targets.len() > 1)
             .then(|| w.targets.iter().map(|_| (OpStats::new(), OpStats::new())).collect()),
         splits: SplitCounter::new(&s.boundaries),
+        trace: s.trace.as_ref().map(|t| Recorder::new(t, w.index)),
     };
     let (window, arrivals) = begin(engine, s, w.rate_iops, w.arrival);
     l.last_completion = window.measure_start;
+    if let Some(t) = l.trace.as_mut() {
+        t.origin = window.start;
+    }
     l.run(engine, window, arrivals)
 }
 
@@ -141,6 +149,7 @@ impl OpLoop<'_> {
             read_sources: self.sources,
             per_target: self.per_target,
             split_ios: SplitCounter::into_counts(self.splits),
+            trace_waits: self.trace.map_or(0, Recorder::finish),
         })
     }
 
@@ -235,6 +244,10 @@ impl OpLoop<'_> {
         let (now, backlog) = at;
         let Some(idx) = self.slots.reap(engine, c) else { return };
         self.slots.release(idx);
+        if let Some(t) = self.trace.as_mut() {
+            let sl = self.slots.get(idx);
+            t.record((sl.of, sl.submitted_ns, now), &sl.op, c.result);
+        }
         // The window counts completions in [ramp end, end): throughput is what the target delivered in the
         // window, even for ops that queued during the ramp (open loop under overload).
         if !window.records(now) {
