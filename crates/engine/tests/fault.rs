@@ -79,6 +79,7 @@ fn run_with(
         events: tx,
         boundaries: Vec::new(),
         trace: None,
+        replay: None,
     };
     let out = run_worker(setup).unwrap_or_else(|e| panic!("run_worker (seed {seed}): {e}"));
     (out, faults)

@@ -76,6 +76,7 @@ fn run(job: &str, store: &Arc<MemStore>, v: &Arc<Verifier>, readback: bool) -> V
                 events: tx,
                 boundaries: Vec::new(),
                 trace: None,
+                replay: None,
             };
             std::thread::spawn(move || run_worker(setup))
         })

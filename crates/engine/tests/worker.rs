@@ -86,6 +86,7 @@ fn run_with(
         events: tx,
         boundaries,
         trace: None,
+        replay: None,
     };
     let stopper = match stop_after {
         Some(d) if !d.is_zero() => Some(std::thread::spawn(move || {

@@ -41,6 +41,6 @@ pub use export::{
 pub use format::{escape_control, format_bytes, format_count, format_duration_ns, format_rate};
 pub use model::{
     encode as encode_histogram, errno_name, Cpu, Depth, Env, ErrorDetail, ErrorSummary, GroupHistograms,
-    GroupRate, GroupResult, HistogramSet, MeasuredBy, OpSet, OpSummary, RateResult, RunResult, TargetEnv,
-    TargetLayout, TargetResult, WorkerResult, SCHEMA,
+    GroupRate, GroupResult, HistogramSet, MeasuredBy, OpSet, OpSummary, RateResult, ReplayResult, RunResult,
+    TargetEnv, TargetLayout, TargetResult, WorkerResult, SCHEMA,
 };

@@ -25,7 +25,7 @@ use std::time::Instant;
 /// the resolved job. Raising `opts.stop` ends the run with a partial result; raised before the targets are
 /// open, the run does not start ("interrupted").
 pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<Executed> {
-    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate } = opts;
+    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate, replay } = opts;
     let interval_ns = *interval_ns;
     let mut p = prepare::prepare(job, check.as_ref(), gate, &mut **observer)?;
     if dry_run {
@@ -57,9 +57,13 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         RunIntegrity::build(&p.job, &p.plan, &p.regions, (&p.geometry, &files), check.as_ref(), run_id_bits)?;
     let finish = Arc::new(AtomicBool::new(false));
     let trace = p.trace.as_ref().map(|out| RunTrace::start(out, &p.plan)).transpose()?;
+    let replaying = replay.as_ref().map(|src| {
+        let (ops, skipped) = crate::replay::map(src, &p.plan.workers[0], &p.regions[0]);
+        (Arc::new(ops), skipped)
+    });
     let (handles, rx) = start_workers(
         &p,
-        (&layers, trace.as_ref()),
+        (&layers, trace.as_ref(), replaying.as_ref().map(|(ops, _)| ops)),
         &integrity,
         (&opened, &files, &layouts),
         stop,
@@ -93,6 +97,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         ));
     }
     let layouts = layouts.finish(&p.plan, &opened, &files, &outputs);
+    let lag_histograms: Vec<_> = outputs.iter().filter_map(|o| o.replay_lag.clone()).collect();
     let Prepared { plan, regions, probes, warnings, .. } = p;
     let run = Finished {
         plan,
@@ -112,7 +117,15 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         interval_ns,
         warnings,
     };
-    Ok(Executed::Done(Box::new(assemble::result(run)?)))
+    let mut result = assemble::result(run)?;
+    if let (Some(src), Some((ops, skipped))) = (replay.as_ref(), replaying) {
+        let mut lag = iolab_stats::LatencyHistogram::new();
+        for l in &lag_histograms {
+            lag.merge(l);
+        }
+        result.replay = Some(crate::replay::result(src, ops.ops.len() as u64, skipped, &lag));
+    }
+    Ok(Executed::Done(Box::new(result)))
 }
 
 /// Opens every target, creating and filling where needed (with a notice and the observer's progress).
@@ -182,7 +195,7 @@ type Workers = (Threads, mpsc::Receiver<WorkerEvent>);
 /// once all exist.
 fn start_workers(
     p: &Prepared,
-    (layers, trace): (&Layers, Option<&RunTrace>),
+    (layers, trace, replay): (&Layers, Option<&RunTrace>, Option<&Arc<iolab_engine::ReplayOps>>),
     integrity: &RunIntegrity,
     targets: (&[OpenedTarget], &[Option<Arc<std::fs::File>>], &Layouts),
     stop: &Arc<AtomicBool>,
@@ -229,6 +242,7 @@ fn start_workers(
             events: tx.clone(),
             boundaries: layouts.boundaries(&w.targets),
             trace: trace.map(|t| t.worker(w)),
+            replay: replay.filter(|_| w.index == 0).cloned(),
         };
         setups.push(setup);
     }

@@ -27,6 +27,7 @@ pub mod loadgen;
 mod observe;
 mod prepare;
 mod record;
+pub mod replay;
 pub mod runner;
 pub mod steady;
 pub mod sweep;
@@ -64,12 +65,22 @@ pub struct ExecOptions<'a> {
     /// and cache device to a copy, and refuses one that names a file already claimed (`--journal F --target
     /// F`, `--json` on a target) before anything is created.
     pub gate: iolab_device::WriteGate,
+    /// `iolab replay`: the trace's ops replace the generator of the run's one worker.
+    pub replay: Option<replay::ReplaySource>,
 }
 
 impl<'a> ExecOptions<'a> {
     /// Options for a plain run: no interval callback, no check.
     pub fn new(interval_ns: u64, stop: Arc<AtomicBool>, observer: Box<dyn Observer + 'a>) -> ExecOptions<'a> {
-        ExecOptions { interval_ns, on_interval: None, check: None, stop, observer, gate: Default::default() }
+        ExecOptions {
+            interval_ns,
+            on_interval: None,
+            check: None,
+            stop,
+            observer,
+            gate: Default::default(),
+            replay: None,
+        }
     }
 }
 

@@ -23,7 +23,7 @@ pub use loadgen::LoadgenFlags;
 pub use profile::{ProfileFlags, ProfilesAction, ProfilesArgs};
 pub use report::{ReportArgs, ReportFormat};
 pub use sweep::{SteadyStateFlags, SweepArgs};
-pub use trace::{MrcArgs, TraceArgs, TraceWhat};
+pub use trace::{MrcArgs, ReplayArgs, TraceArgs, TraceWhat};
 pub use verify::VerifyArgs;
 
 use clap::{Args, Parser, Subcommand};
@@ -73,6 +73,9 @@ pub enum Command {
     /// Miss-ratio curves of a trace: the miss ratio of a cache against its size (exact LRU, SHARDS sampling,
     /// ARC and S3-FIFO simulated), the knee, and the cache size to recommend.
     Mrc(Box<MrcArgs>),
+    /// Replay a trace against any target: each I/O at its time in the trace (scaled with --speed, or as fast
+    /// as --qd allows with --speed max); the result is a run result with a replay block (lag percentiles).
+    Replay(Box<ReplayArgs>),
     /// Print the shell completion script for SHELL (bash, zsh, fish, elvish, powershell), generated from these
     /// very flags: `iolab completions bash > /etc/bash_completion.d/iolab`.
     Completions {

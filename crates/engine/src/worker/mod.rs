@@ -8,7 +8,8 @@
 //! - `window`: the measurement window ([ramp end, end), stop and finish) and the time series, one
 //!   implementation for both drivers;
 //! - `record`: `--trace`, each completed op into a batch for the run's trace writer thread;
-//! - `ops`: the op loop (closed and open loop, I/O and byte limits);
+//! - `ops`: the op loop (closed and open loop, I/O and byte limits, and `iolab replay`'s ops in place of the
+//!   generator);
 //! - `txn`: the transaction driver (LoadGen-style users);
 //! - `setup`: building the engine stack and [`run_worker`], which picks the driver;
 //! - `together`: the workers of a virtual-time run as coroutines on one thread ([`run_on_timeline`]).
@@ -25,7 +26,7 @@ mod txn;
 mod window;
 
 pub use interface::{
-    EngineChoice, ReadSources, TxnStats, WorkerEvent, WorkerOutput, WorkerSetup, WorkerTrace,
+    EngineChoice, ReadSources, ReplayOps, TxnStats, WorkerEvent, WorkerOutput, WorkerSetup, WorkerTrace,
 };
 pub use setup::run_worker;
 pub use together::{run_on_timeline, WorkerResult};
