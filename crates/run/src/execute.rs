@@ -124,6 +124,10 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
             lag.merge(l);
         }
         result.replay = Some(crate::replay::result(src, ops.ops.len() as u64, skipped, &lag));
+        // A timed replay is open loop: the trace sets the depth, --qd only bounds it.
+        if src.speed.is_some() {
+            result.warnings.retain(|w| !matches!(w, iolab_stats::Warning::LowDepth { .. }));
+        }
     }
     Ok(Executed::Done(Box::new(result)))
 }
