@@ -233,7 +233,7 @@ fn render_text_closed_loop_is_aligned_summary() {
     assert_eq!(l[0], "iolab 0.1.0 · run 3f9a2c1e · seed 1234 · measured 10.00 s after 2.00 s ramp");
     assert_eq!(
         l[1],
-        "target  /data/f  file, 8.00 GiB, ext4, O_DIRECT, io_uring, 3 extents before the run, 4 after, 1,234 split I/Os"
+        "target  /data/f  file, 8.00 GiB, ext4, 1.00 GiB on huge pages, O_DIRECT, io_uring, 3 extents before the run, 4 after, 1,234 split I/Os"
     );
     assert_eq!(l[2], "workers 4 × qd 32 (requested depth 128, achieved 127.4)");
     assert_eq!(l[3], "");
@@ -299,13 +299,14 @@ fn render_text_one_target_line_per_target_and_partial_flag() {
     second.device_model = Some("Samsung PM9A3".to_string());
     second.size_bytes = 1_920_383_410_176;
     second.layout = None;
+    second.huge_page_bytes = None;
     r.env.targets.push(second);
     r.partial = true;
     r.ramp_s = 0.0;
     let text = text(&r);
     let l = lines(&text);
     assert_eq!(l[0], "iolab 0.1.0 · run 3f9a2c1e · seed 1234 · measured 10.00 s · partial (stopped early)");
-    assert_eq!(l[1], "target  /data/f  file, 8.00 GiB, ext4, O_DIRECT, io_uring, 3 extents before the run, 4 after, 1,234 split I/Os");
+    assert_eq!(l[1], "target  /data/f  file, 8.00 GiB, ext4, 1.00 GiB on huge pages, O_DIRECT, io_uring, 3 extents before the run, 4 after, 1,234 split I/Os");
     assert_eq!(l[2], "target  /dev/nvme0n1  block device, 1.75 TiB, Samsung PM9A3, O_DIRECT, io_uring");
 }
 
