@@ -48,11 +48,24 @@ pub fn execute(
     shown: Display,
     gate: &WriteGate,
 ) -> Result<Executed> {
+    execute_with(job, dry_run, interval_ns, shown, gate, None)
+}
+
+/// [`execute`], replaying a trace's ops in place of the generator when `replay` is given (`iolab replay`).
+pub fn execute_with(
+    job: JobSpec,
+    dry_run: bool,
+    interval_ns: u64,
+    shown: Display,
+    gate: &WriteGate,
+    replay: Option<iolab_run::replay::ReplaySource>,
+) -> Result<Executed> {
     let mut opts = if dry_run {
         dry_run_options(interval_ns, gate)
     } else {
         exec_options(interval_ns, shown.quiet, shown.live, gate)
     };
+    opts.replay = replay;
     iolab_run::execute(job, dry_run, &mut opts).map_err(run_error)
 }
 

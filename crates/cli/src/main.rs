@@ -38,6 +38,7 @@ mod findmax;
 mod import_cmd;
 mod mrc_cmd;
 mod profiles_cmd;
+mod replay_cmd;
 mod report_cmd;
 mod run;
 mod sweep;
@@ -71,6 +72,7 @@ fn main() {
         args::Command::Import(a) => import_cmd::import(&a),
         args::Command::Trace(a) => trace_cmd::trace(&a),
         args::Command::Mrc(a) => mrc_cmd::mrc(&a),
+        args::Command::Replay(a) => replay_cmd::replay(&a),
         args::Command::Completions { shell } => docs_cmd::completions(shell),
         args::Command::Man { dir } => docs_cmd::man(dir.as_deref()),
     };

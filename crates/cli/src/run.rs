@@ -5,7 +5,6 @@
 //! Everything that can reject the user's input still runs before anything is created or written.
 
 use crate::args::RunArgs;
-use crate::exec::execute;
 use crate::exec::Display;
 use crate::exit::{usage, ExitStatus};
 use crate::job::{build_job, parse_interval};
@@ -21,6 +20,24 @@ pub fn run(args: &RunArgs) -> Result<ExitStatus> {
     if !job.phases.is_empty() {
         return crate::points::run_phases(args, &job);
     }
+    run_job(args, job, None)
+}
+
+/// Runs `iolab replay` once its flags are set from the trace: a run whose one worker issues `src`'s ops.
+pub fn run_replay(args: &RunArgs, src: iolab_run::replay::ReplaySource) -> Result<ExitStatus> {
+    let job = build_job(args)?;
+    if args.steady.steady_state.is_some() {
+        return Err(usage("iolab replay replays the trace once: '--steady-state' does not apply"));
+    }
+    run_job(args, job, Some(src))
+}
+
+/// Runs `job` (built from `args`), replaying `replay` when given.
+fn run_job(
+    args: &RunArgs,
+    job: iolab_spec::JobSpec,
+    replay: Option<iolab_run::replay::ReplaySource>,
+) -> Result<ExitStatus> {
     let judged = job.clone();
     let interval_ns = parse_interval(&args.interval)?;
     let _scratch_guard = iolab_device::ScratchGuard;
@@ -32,6 +49,9 @@ pub fn run(args: &RunArgs) -> Result<ExitStatus> {
     // Outputs and the catalog are claimed before anything is created or run: a path refused, or a bad
     // catalog, is an exit-2 error with nothing done. The run adds its targets and journal to the gate.
     let mut gate = WriteGate::new();
+    if let Some(src) = &replay {
+        gate.claim("the trace to replay", &src.path, iolab_device::Access::Reads).map_err(usage)?;
+    }
     let outputs = Outputs::claim(&mut gate, args.json.as_deref(), args.csv.as_deref())?;
     let saver = crate::saving::Saver::open(&args.catalog, args.quiet, args.dry_run, &mut gate)?;
     if !args.dry_run {
@@ -44,7 +64,7 @@ pub fn run(args: &RunArgs) -> Result<ExitStatus> {
             r.steady_state = Some(ss);
             r
         }
-        _ => match execute(job, args.dry_run, interval_ns, shown, &gate)? {
+        _ => match crate::exec::execute_with(job, args.dry_run, interval_ns, shown, &gate, replay)? {
             Executed::DryRun(mut doc) => {
                 if let Some(sizing) = crate::profile::sizing_json(&judged) {
                     doc["exchange"] = sizing;

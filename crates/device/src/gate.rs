@@ -492,5 +492,88 @@ fn create_temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
     ))
 }
 
+/// An output written as it goes (a trace recorded during a run): a regular file is written into a new file
+/// beside it and renamed over it by [`StreamOutput::commit`], so the path holds the old file or the whole
+/// new one, never a part; standard output, a character device or a FIFO is written as it is. Dropped
+/// without a commit, the new file is removed.
+#[derive(Debug)]
+pub struct StreamOutput {
+    what: String,
+    shown: String,
+    file: Option<File>,
+    /// (temporary file, final path) of a regular file.
+    rename: Option<(PathBuf, PathBuf)>,
+}
+
+impl Output {
+    /// Opens the output for writing as it goes; see [`StreamOutput`].
+    pub fn stream(&self) -> Result<StreamOutput, GateError> {
+        let err = |source| GateError::Write { what: self.what.clone(), path: self.path.clone(), source };
+        let (file, rename) = match &self.kind {
+            OutputKind::Stdout => (None, None),
+            OutputKind::Stream(p) => (Some(OpenOptions::new().write(true).open(p).map_err(err)?), None),
+            OutputKind::File(p) => {
+                let (temp, file) = create_temp_beside(p).map_err(err)?;
+                scratch::register_scratch(&temp);
+                (Some(file), Some((temp, p.clone())))
+            }
+        };
+        Ok(StreamOutput { what: self.what.clone(), shown: self.path.clone(), file, rename })
+    }
+}
+
+impl StreamOutput {
+    /// A handle that writes to the output (standard output, or a clone of the file's descriptor).
+    pub fn writer(&self) -> io::Result<Box<dyn Write + Send>> {
+        match &self.file {
+            None => Ok(Box::new(io::stdout())),
+            Some(f) => Ok(Box::new(f.try_clone()?)),
+        }
+    }
+
+    /// Makes what was written durable and puts it at the path (the rename of a regular file).
+    pub fn commit(mut self) -> Result<(), GateError> {
+        let result = (|| {
+            if let Some(f) = &self.file {
+                if self.rename.is_some() {
+                    f.sync_all()?;
+                }
+            }
+            if let Some((temp, path)) = &self.rename {
+                if let Ok(old) = fs::metadata(path) {
+                    if let Some(f) = &self.file {
+                        f.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))?;
+                    }
+                }
+                fs::rename(temp, path)?;
+                if let Ok(dir) = File::open(parent_dir(path)) {
+                    let _ = dir.sync_all();
+                }
+            }
+            Ok(())
+        })();
+        if let Some((temp, _)) = self.rename.take() {
+            if result.is_err() {
+                let _ = fs::remove_file(&temp);
+            }
+            scratch::unregister_scratch(&temp);
+        }
+        result.map_err(|source| GateError::Write {
+            what: self.what.clone(),
+            path: self.shown.clone(),
+            source,
+        })
+    }
+}
+
+impl Drop for StreamOutput {
+    fn drop(&mut self) {
+        if let Some((temp, _)) = self.rename.take() {
+            let _ = fs::remove_file(&temp);
+            scratch::unregister_scratch(&temp);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -33,7 +33,7 @@ mod sys;
 pub mod throttle;
 
 pub use error::{format_bytes, TargetError};
-pub use gate::{Access, GateError, Output, WriteGate};
+pub use gate::{Access, GateError, Output, StreamOutput, WriteGate};
 pub use layout::Layout;
 pub use mem::MemStore;
 pub use open::{open, probe};

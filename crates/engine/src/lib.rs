@@ -268,6 +268,6 @@ impl RealClock {
 }
 
 pub use worker::{
-    run_on_timeline, run_worker, EngineChoice, ReadSources, TxnStats, WorkerEvent, WorkerOutput,
-    WorkerResult, WorkerSetup,
+    run_on_timeline, run_worker, EngineChoice, ReadSources, ReplayOps, TxnStats, WorkerEvent, WorkerOutput,
+    WorkerResult, WorkerSetup, WorkerTrace,
 };

@@ -78,6 +78,8 @@ fn run_with(
         barrier: Arc::new(Barrier::new(1)),
         events: tx,
         boundaries: Vec::new(),
+        trace: None,
+        replay: None,
     };
     let out = run_worker(setup).unwrap_or_else(|e| panic!("run_worker (seed {seed}): {e}"));
     (out, faults)

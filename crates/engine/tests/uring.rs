@@ -66,6 +66,8 @@ fn run(t: &TempTarget, job: &str) -> WorkerOutput {
         barrier: Arc::new(Barrier::new(1)),
         events: tx,
         boundaries: Vec::new(),
+        trace: None,
+        replay: None,
     })
     .unwrap_or_else(|e| panic!("run_worker (seed {}): {e}", plan.seed));
     assert_eq!(out.engine, "io_uring");

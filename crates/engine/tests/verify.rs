@@ -75,6 +75,8 @@ fn run(job: &str, store: &Arc<MemStore>, v: &Arc<Verifier>, readback: bool) -> V
                 barrier: barrier.clone(),
                 events: tx,
                 boundaries: Vec::new(),
+                trace: None,
+                replay: None,
             };
             std::thread::spawn(move || run_worker(setup))
         })

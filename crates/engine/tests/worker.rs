@@ -85,6 +85,8 @@ fn run_with(
         barrier: Arc::new(Barrier::new(1)),
         events: tx,
         boundaries,
+        trace: None,
+        replay: None,
     };
     let stopper = match stop_after {
         Some(d) if !d.is_zero() => Some(std::thread::spawn(move || {

@@ -42,5 +42,5 @@ pub use format::{escape_control, format_bytes, format_count, format_duration_ns,
 pub use model::{
     encode as encode_histogram, errno_name, Cpu, Depth, Env, ErrorDetail, ErrorSummary, GroupHistograms,
     GroupRate, GroupResult, HistogramSet, HostResult, MeasuredBy, OpSet, OpSummary, RanksResult, RateResult,
-    RunResult, TargetEnv, TargetLayout, TargetResult, WorkerResult, SCHEMA,
+    ReplayResult, RunResult, TargetEnv, TargetLayout, TargetResult, WorkerResult, SCHEMA,
 };

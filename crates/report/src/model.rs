@@ -95,6 +95,9 @@ pub struct RunResult {
     /// A run over several hosts: how far apart the ranks started their workers, and when they finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<RanksResult>,
+    /// `iolab replay`: what was replayed from which trace, at what speed, and how late each op started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayResult>,
 }
 
 /// One rank of a run over several hosts: its host, its own totals, CPU and warnings.
@@ -131,6 +134,26 @@ pub struct RanksResult {
     pub last_done_s: f64,
     /// `--stonewall`: the run ended for every rank when the first rank finished its I/O count.
     pub stonewall: bool,
+}
+
+/// `iolab replay`: the trace, what became ops and what did not, and the lag (docs/TRACES.md, "Replay").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplayResult {
+    /// The trace file as given.
+    pub trace: String,
+    /// Its records.
+    pub records: u64,
+    /// Records issued as ops.
+    pub replayed: u64,
+    /// Records not issued, by reason (`not_read_or_write`: flushes, discards, other ops; `beyond_target`:
+    /// the range does not fit in the target it maps to; `no_target`: its trace target maps to none;
+    /// `empty`: zero length; `too_large`: longer than 64 MiB).
+    pub skipped: std::collections::BTreeMap<String, u64>,
+    /// `1x`, `2x`, ... (scheduled from the trace clock, divided by the factor), or `max` (closed loop at the
+    /// queue depth).
+    pub speed: String,
+    /// Actual submit - scheduled start, per op (timed replay only; `null` at `max`).
+    pub lag_ns: Option<iolab_stats::LatSummary>,
 }
 
 /// Another tool measured the run; iolab only translated its result (see `docs/FIO.md`, "fio results").

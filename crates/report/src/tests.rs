@@ -172,6 +172,7 @@ pub(crate) fn sample() -> RunResult {
         }),
         loadgen: None,
         steady_state: None,
+        replay: None,
         cache: None,
         verify: None,
         inject: None,
@@ -182,6 +183,21 @@ pub(crate) fn sample() -> RunResult {
 }
 
 /// Open loop, reads only, with errors: exercises the service table, rate and errors lines.
+/// `iolab replay` of a trace with a flush and an op past the target, at 2x.
+fn sample_replay() -> RunResult {
+    let mut r = sample_open_loop();
+    r.rate = None;
+    r.replay = Some(crate::ReplayResult {
+        trace: "run.iolabtrace".into(),
+        records: 49_984,
+        replayed: 49_982,
+        skipped: [("beyond_target".to_string(), 1), ("not_read_or_write".to_string(), 1)].into(),
+        speed: "2x".into(),
+        lag_ns: Some(lat(1_200.0, 800, 4_000, 9_000, 30_000)),
+    });
+    r
+}
+
 fn sample_open_loop() -> RunResult {
     let mut r = sample();
     let service = lat(95_000.0, 90_000, 250_000, 400_000, 1_200_000);
@@ -285,6 +301,7 @@ fn render_text_one_target_line_per_target_and_partial_flag() {
     second.device_model = Some("Samsung PM9A3".to_string());
     second.size_bytes = 1_920_383_410_176;
     second.layout = None;
+    second.huge_page_bytes = None;
     r.env.targets.push(second);
     r.partial = true;
     r.ramp_s = 0.0;
@@ -349,6 +366,7 @@ fn json_schema_top_level_properties_match_serialised_keys() {
         sample_verify(),
         sample_fio(),
         sample_hosts(),
+        sample_replay(),
     ] {
         let value = serde_json::to_value(r).unwrap();
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
@@ -399,6 +417,7 @@ fn json_schema_nested_properties_match_serialised_keys() {
         sample_verify(),
         sample_fio(),
         sample_hosts(),
+        sample_replay(),
     ] {
         let value = serde_json::to_value(&r).unwrap();
         check_against_schema(&value, &schema, &schema, "$");

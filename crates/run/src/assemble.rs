@@ -157,6 +157,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         verdict: None,
         loadgen,
         steady_state: None,
+        replay: None,
         cache,
         verify,
         inject,

@@ -10,6 +10,7 @@ use crate::layers::Layers;
 use crate::layout::Layouts;
 use crate::observe::Started;
 use crate::prepare::{self, Prepared};
+use crate::record::RunTrace;
 use crate::{env, multi, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape, RunSync};
 use iolab_device::{OpenRequest, OpenedTarget, Probe, ThrottleGuard};
 use iolab_engine::{WorkerEvent, WorkerOutput, WorkerResult, WorkerSetup};
@@ -24,7 +25,7 @@ use std::time::Instant;
 /// the resolved job. Raising `opts.stop` ends the run with a partial result; raised before the targets are
 /// open, the run does not start ("interrupted").
 pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<Executed> {
-    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate, sync } = opts;
+    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate, sync, replay } = opts;
     let interval_ns = *interval_ns;
     let sync = sync.clone();
     let sync = sync.as_deref();
@@ -46,8 +47,20 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     // Before the ramp: the ranks release their workers at one instant.
     let released_unix_s = sync.map(multi::start_together);
     let finish = Arc::new(AtomicBool::new(false));
-    let (handles, rx) =
-        start_workers(&p, &layers, &integrity, (&opened, &files, &layouts), stop, &finish, interval_ns)?;
+    let trace = p.trace.as_ref().map(|out| RunTrace::start(out, &p.plan)).transpose()?;
+    let replaying = replay.as_ref().map(|src| {
+        let (ops, skipped) = crate::replay::map(src, &p.plan.workers[0], &p.regions[0]);
+        (Arc::new(ops), skipped)
+    });
+    let (handles, rx) = start_workers(
+        &p,
+        (&layers, trace.as_ref(), replaying.as_ref().map(|(ops, _)| ops)),
+        &integrity,
+        (&opened, &files, &layouts),
+        stop,
+        &finish,
+        interval_ns,
+    )?;
     let (started_at, started_unix_s) = env::now_rfc3339();
     // Collect intervals while the workers run; the observer shows the ramp and measure phases.
     let watch = Watch {
@@ -64,8 +77,21 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     collected.close_pending();
     let outputs = join_workers(handles);
     let done_unix_s = multi::unix_now();
+    if let (Some(trace), Ok(local)) = (trace, &outputs) {
+        let recorded = trace.finish()?;
+        let waits: u64 = local.iter().map(|o| o.trace_waits).sum();
+        let behind = match waits {
+            0 => String::new(),
+            n => format!("; a worker waited for the trace writer {n} times"),
+        };
+        observer.notice(&format!(
+            "iolab: trace: {} records written to '{}'{behind}",
+            recorded.records, recorded.path
+        ));
+    }
     let outputs = multi::done(sync, outputs)?;
     let layouts = layouts.finish(&p.plan, &opened, &files, &outputs);
+    let lag_histograms: Vec<_> = outputs.iter().filter_map(|o| o.replay_lag.clone()).collect();
     let Prepared { plan, regions, probes, warnings, .. } = p;
     let run = Finished {
         plan,
@@ -85,10 +111,21 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         interval_ns,
         warnings,
     };
-    let result = match (sync, released_unix_s) {
+    let mut result = match (sync, released_unix_s) {
         (Some(s), Some(released)) => multi::result_over_ranks(s, run, (released, done_unix_s))?,
         _ => assemble::result(run)?,
     };
+    if let (Some(src), Some((ops, skipped))) = (replay.as_ref(), replaying) {
+        let mut lag = iolab_stats::LatencyHistogram::new();
+        for l in &lag_histograms {
+            lag.merge(l);
+        }
+        result.replay = Some(crate::replay::result(src, ops.ops.len() as u64, skipped, &lag));
+        // A timed replay is open loop: the trace sets the depth, --qd only bounds it.
+        if src.speed.is_some() {
+            result.warnings.retain(|w| !matches!(w, iolab_stats::Warning::LowDepth { .. }));
+        }
+    }
     Ok(Executed::Done(Box::new(result)))
 }
 
@@ -229,7 +266,7 @@ type Workers = (Threads, mpsc::Receiver<WorkerEvent>);
 /// once all exist.
 fn start_workers(
     p: &Prepared,
-    layers: &Layers,
+    (layers, trace, replay): (&Layers, Option<&RunTrace>, Option<&Arc<iolab_engine::ReplayOps>>),
     integrity: &RunIntegrity,
     targets: (&[OpenedTarget], &[Option<Arc<std::fs::File>>], &Layouts),
     stop: &Arc<AtomicBool>,
@@ -275,6 +312,8 @@ fn start_workers(
             barrier: if together { own_barrier.clone() } else { barrier.clone() },
             events: tx.clone(),
             boundaries: layouts.boundaries(&w.targets),
+            trace: trace.map(|t| t.worker(w)),
+            replay: replay.filter(|_| w.index == 0).cloned(),
         };
         setups.push(setup);
     }

@@ -27,6 +27,8 @@ pub mod loadgen;
 mod multi;
 mod observe;
 mod prepare;
+mod record;
+pub mod replay;
 pub mod runner;
 pub mod steady;
 pub mod sweep;
@@ -69,6 +71,8 @@ pub struct ExecOptions<'a> {
     /// A run over several hosts: the ranks' collectives (the binary's MPI glue). `None` runs on this host
     /// alone, as always.
     pub sync: Option<Arc<dyn RunSync>>,
+    /// `iolab replay`: the trace's ops replace the generator of the run's one worker.
+    pub replay: Option<replay::ReplaySource>,
 }
 
 impl<'a> ExecOptions<'a> {
@@ -82,6 +86,7 @@ impl<'a> ExecOptions<'a> {
             observer,
             gate: Default::default(),
             sync: None,
+            replay: None,
         }
     }
 }

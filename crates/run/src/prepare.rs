@@ -4,7 +4,7 @@
 //! cache device and `--throttle` are checked. A dry run ends here.
 
 use crate::{integrity, layers, CheckMode, Error, Observer, Result};
-use iolab_device::{Access, OpenRequest, Probe, TargetKind, WriteGate};
+use iolab_device::{Access, OpenRequest, Output, Probe, TargetKind, WriteGate};
 use iolab_plan::sizing::{DataKept, MemoryNeed};
 use iolab_plan::{Plan, Region, TargetGeometry};
 use iolab_spec::{CacheSpec, EngineKind, JobSpec, TargetSpec};
@@ -33,6 +33,8 @@ pub(crate) struct Prepared {
     pub throttle_devices: Option<Vec<(String, u32, u32)>>,
     /// Warnings so far (engine fallback, sync engine depth).
     pub warnings: Vec<Warning>,
+    /// `--trace`: the trace output, claimed in the gate.
+    pub trace: Option<Output>,
 }
 
 impl Prepared {
@@ -82,7 +84,7 @@ pub(crate) fn prepare(
         .collect();
     let probes =
         requests.iter().map(iolab_device::probe).collect::<Result<Vec<_>, _>>().map_err(Error::usage)?;
-    claim_paths(gate.clone(), &job, &requests, check)?;
+    let trace = claim_paths(gate.clone(), &job, &requests, check)?;
     let geometry: Vec<TargetGeometry> = probes
         .iter()
         .map(|p| TargetGeometry {
@@ -96,17 +98,29 @@ pub(crate) fn prepare(
     let data = DataKept::of(&plan, &job.cache, job.integrity.verifying());
     check_memory(&plan, &regions, (&job.cache, data), iolab_device::mem_available_bytes())?;
     let throttle_devices = throttle_devices(&job, &probes)?;
-    Ok(Prepared { job, plan, regions, geometry, requests, probes, file_engine, throttle_devices, warnings })
+    Ok(Prepared {
+        job,
+        plan,
+        regions,
+        geometry,
+        requests,
+        probes,
+        file_engine,
+        throttle_devices,
+        warnings,
+        trace,
+    })
 }
 
-/// Claims the run's targets, journal and cache device in (a copy of) the caller's gate, which holds its
+/// Claims the run's targets, journal, cache device and trace in (a copy of) the caller's gate, which holds its
 /// outputs and catalog: a path named twice where one use writes is refused before anything is created.
+/// Returns the trace output (`--trace`).
 fn claim_paths(
     mut gate: WriteGate,
     job: &JobSpec,
     requests: &[OpenRequest],
     check: Option<&CheckMode>,
-) -> Result<()> {
+) -> Result<Option<Output>> {
     for r in requests {
         if let Some(path) = path_of(&r.spec) {
             gate.target(path, if r.writes { Access::Writes } else { Access::Reads }).map_err(Error::usage)?;
@@ -122,7 +136,7 @@ fn claim_paths(
     if let Some(path) = job.cache.dev.as_ref().and_then(path_of) {
         gate.claim("--cache-dev", path, Access::Writes).map_err(Error::usage)?;
     }
-    Ok(())
+    job.trace.as_ref().map(|path| gate.output("--trace", path)).transpose().map_err(Error::usage)
 }
 
 /// The file or device path behind a target (through links), if it has one.

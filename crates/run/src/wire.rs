@@ -171,6 +171,10 @@ impl WireOutput {
             read_sources,
             per_target,
             split_ios: self.split_ios,
+            // Both are said or merged on the rank that has them, before the outputs cross: trace waits in
+            // its own notice, and a replay runs on one host (docs/MULTIHOST.md).
+            trace_waits: 0,
+            replay_lag: None,
         })
     }
 }

@@ -54,6 +54,7 @@ pub const RUN_KEYS: &[&str] = &[
     "journal",
     "inject",
     "stop_on_error",
+    "trace",
 ];
 /// Keys of one worker (valid at the top level as defaults, and in `[worker.NAME]`).
 pub const WORKER_KEYS: &[&str] =
@@ -504,6 +505,9 @@ pub struct JobSpec {
     /// ([`crate::phase`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseSpec>,
+    /// Record every I/O of the run into this file, iolab's binary trace format (`trace`, `--trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 /// What to do when verification finds a bad block.
@@ -652,6 +656,12 @@ impl JobSpec {
                 crate::inject::InjectSpec::parse(text).map_err(|e| SpecError::invalid(place, text, e))?,
             ),
             "stop_on_error" => self.integrity.stop_on_error = Some(parse_bool(place, text)?),
+            "trace" => {
+                if text.trim().is_empty() {
+                    return Err(SpecError::invalid(place, text, "a file path for the trace"));
+                }
+                self.trace = Some(text.to_string())
+            }
             k if k.starts_with("cache") => return set_cache(&mut self.cache, k, text, place),
             _ => return Ok(false),
         }
@@ -751,7 +761,8 @@ impl JobSpec {
             prealloc,
             clock,
             allow_write_device,
-            destroy_data
+            destroy_data,
+            trace
         );
         if cli.throttle.is_some() {
             self.throttle = cli.throttle;

@@ -675,7 +675,7 @@ fn sample(strategy: BoxedStrategy<String>, n: usize) -> Vec<String> {
 #[test]
 fn near_valid_job_files_often_parse_so_the_deep_paths_run() {
     // Generators that only make errors at the first key would never reach the tables behind it.
-    let files = sample(job_file(), 400);
+    let files = sample(job_file(), 600);
     let jobs: Vec<iolab_spec::JobSpec> =
         files.iter().filter_map(|f| iolab_spec::JobSpec::from_toml(f, "j.toml").ok()).collect();
     let deep = |f: fn(&iolab_spec::JobSpec) -> bool| jobs.iter().filter(|j| f(j)).count();

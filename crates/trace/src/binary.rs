@@ -22,7 +22,7 @@
 
 use crate::{BadRecords, TraceError, TraceOp, TraceRecord};
 use std::io::{self, Read, Write};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -246,6 +246,23 @@ impl TraceSender {
         self.tx
             .send(batch)
             .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the trace writer thread has stopped"))
+    }
+
+    /// Hands a batch over as [`TraceSender::send`] does, and says whether it had to wait: true when the queue
+    /// was full (the writer thread is behind), the only case in which sending blocks.
+    pub fn send_counting(&self, batch: Vec<TraceRecord>) -> io::Result<bool> {
+        match self.tx.try_send(batch) {
+            Ok(()) => Ok(false),
+            Err(TrySendError::Full(batch)) => self.send(batch).map(|()| true),
+            Err(TrySendError::Disconnected(_)) => {
+                Err(io::Error::new(io::ErrorKind::BrokenPipe, "the trace writer thread has stopped"))
+            }
+        }
+    }
+
+    /// Records per batch.
+    pub fn batch_len(&self) -> usize {
+        self.batch_len
     }
 }
 

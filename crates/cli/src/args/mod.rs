@@ -23,7 +23,7 @@ pub use loadgen::LoadgenFlags;
 pub use profile::{ProfileFlags, ProfilesAction, ProfilesArgs};
 pub use report::{ReportArgs, ReportFormat};
 pub use sweep::{SteadyStateFlags, SweepArgs};
-pub use trace::{MrcArgs, TraceArgs, TraceWhat};
+pub use trace::{MrcArgs, ReplayArgs, TraceArgs, TraceWhat};
 pub use verify::VerifyArgs;
 
 use clap::{Args, Parser, Subcommand};
@@ -80,6 +80,9 @@ pub enum Command {
     /// Miss-ratio curves of a trace: the miss ratio of a cache against its size (exact LRU, SHARDS sampling,
     /// ARC and S3-FIFO simulated), the knee, and the cache size to recommend.
     Mrc(Box<MrcArgs>),
+    /// Replay a trace against any target: each I/O at its time in the trace (scaled with --speed, or as fast
+    /// as --qd allows with --speed max); the result is a run result with a replay block (lag percentiles).
+    Replay(Box<ReplayArgs>),
     /// Print the shell completion script for SHELL (bash, zsh, fish, elvish, powershell), generated from these
     /// very flags: `iolab completions bash > /etc/bash_completion.d/iolab`.
     Completions {
@@ -289,6 +292,11 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Integrity")]
     pub stop_on_error: bool,
 
+    /// Record every I/O of the run, the ramp's too (intended start, submit and completion times, op, target,
+    /// offset, length, result), into FILE in iolab's binary trace format; `iolab trace show FILE` reads it and
+    /// `iolab replay FILE` issues it again.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<String>,
     /// Write the result as JSON (schema iolab.result/1) to FILE; '-' for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
@@ -348,7 +356,7 @@ impl RunArgs {
                 }
             }
         }
-        let run_flags: [(&str, &str, &Option<String>); 21] = [
+        let run_flags: [(&str, &str, &Option<String>); 22] = [
             ("prealloc", "--prealloc", &self.prealloc),
             ("verify_fail", "--verify-fail", &self.verify_fail),
             ("journal", "--journal", &self.journal),
@@ -370,6 +378,7 @@ impl RunArgs {
             ("cache_max_mem", "--cache-max-mem", &self.cache_max_mem),
             ("cache_dirty_max", "--cache-dirty-max", &self.cache_dirty_max),
             ("throttle", "--throttle", &self.throttle),
+            ("trace", "--trace", &self.trace),
         ];
         for (key, flag, value) in run_flags {
             if let Some(v) = value {

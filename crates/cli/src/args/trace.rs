@@ -95,3 +95,20 @@ pub struct MrcArgs {
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }
+
+/// `iolab replay` options: the trace, its speed, and every `iolab run` flag for the targets, the cache, the
+/// clock and the outputs (the workload flags are set from the trace).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReplayArgs {
+    /// The trace file (any format `iolab trace show` reads).
+    #[arg(value_name = "TRACE")]
+    pub trace_file: String,
+    /// '1x' (the default) issues each op at its time in the trace, scheduled from the trace clock (never by
+    /// sleeping the gaps); '2x', '1000x', '0.5x' scale the times; 'max' issues as fast as --qd allows.
+    #[arg(long, value_name = "Nx|max")]
+    pub speed: Option<String>,
+    /// The run's flags: --target (one target takes every trace target; several map trace target k to
+    /// --target k), --qd (default 64), --clock, --cache, --json, ...
+    #[command(flatten)]
+    pub run: super::RunArgs,
+}

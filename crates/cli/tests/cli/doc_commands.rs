@@ -11,7 +11,7 @@ use std::path::Path;
 /// Words that mark a command the reader must complete before it runs.
 const PLACEHOLDERS: &[&str] = &[
     "ID", "TARGET", "QD", "FILE", "PATH", "DIR", "SHELL", "NAME", "/data/", "/dev/", ".toml", ".icf", ".fio",
-    "<", "...", "|", "tag:",
+    "<", "...", "|", "tag:", "$((",
 ];
 
 /// The `iolab ...` commands of the shell blocks of one Markdown text: `\` continuations joined, `$ ` prompts

@@ -31,6 +31,7 @@ fn help_flags() -> BTreeSet<String> {
         "trace convert",
         "trace capture",
         "mrc",
+        "replay",
     ];
     for cmd in commands {
         let out = iolab().args(cmd.split(' ')).arg("--help").output().expect("spawn iolab");

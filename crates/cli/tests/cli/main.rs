@@ -24,6 +24,7 @@ mod open_loop;
 mod phases;
 mod profiles;
 mod progress;
+mod replay;
 mod report;
 mod run;
 mod signals;

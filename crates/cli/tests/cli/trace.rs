@@ -190,3 +190,80 @@ fn capture_records_a_loop_device_or_is_refused_clearly() {
     let text = String::from_utf8_lossy(&show.stdout);
     assert!(text.contains("write"), "the 16 writes were not captured:\n{text}");
 }
+
+/// Reads every record of an iolab trace, with its target names.
+fn read_trace(path: &std::path::Path) -> (Vec<String>, Vec<iolab_trace::TraceRecord>) {
+    let mut t = iolab_trace::open(path.to_str().unwrap()).unwrap();
+    let mut records = Vec::new();
+    while let Some(r) = t.next_record().unwrap() {
+        records.push(r);
+    }
+    (t.targets().to_vec(), records)
+}
+
+#[test]
+fn run_with_trace_records_every_op_and_the_window_is_identifiable() {
+    let dir = tempdir();
+    let trace = dir.path().join("run.iolabtrace");
+    // Two workers on virtual time, 70 % reads: 4 ops in flight each, 100 µs per op on 2 servers.
+    let r = crate::util::run_json(&[
+        "--target",
+        "sim:fixed,latency=100us,servers=2,size=16M",
+        "--clock",
+        "virtual",
+        "--workers",
+        "2",
+        "--qd",
+        "4",
+        "--rw",
+        "randrw",
+        "--read-pct",
+        "70",
+        "--bs",
+        "4K",
+        "--ramp",
+        "50ms",
+        "--duration",
+        "200ms",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    let (targets, records) = read_trace(&trace);
+    assert_eq!(targets, ["sim:fixed,latency=100us,servers=2,size=16M"]);
+    let ops = |k: &str| r["total"][k]["ops"].as_u64().unwrap();
+    // The result's ops are the records completed in [ramp, ramp + duration) from each worker's start.
+    let (ramp, end) = (50_000_000, 250_000_000);
+    let in_window: Vec<_> =
+        records.iter().filter(|x| (ramp..end).contains(&x.complete_ns.unwrap())).collect();
+    let count = |op| in_window.iter().filter(|x| x.op == op).count() as u64;
+    assert_eq!(count(iolab_trace::TraceOp::Read), ops("read"));
+    assert_eq!(count(iolab_trace::TraceOp::Write), ops("write"));
+    // The ramp's ops are there too, and the few drained after the end.
+    assert!(records.len() as u64 > ops("read") + ops("write"));
+    for x in &records {
+        let (s, sub, c) = (x.start_ns, x.submit_ns.unwrap(), x.complete_ns.unwrap());
+        assert!(s <= sub && sub + 100_000 <= c, "{x:?}");
+        assert_eq!((x.len, x.result, x.target), (4096, Some(4096), 0), "{x:?}");
+        assert!(x.offset % 4096 == 0 && x.offset < 16 << 20 && x.worker < 2, "{x:?}");
+    }
+    // The CSV shows the same records.
+    let out = iolab().args(["trace", "show", trace.to_str().unwrap(), "--limit", "1"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("clock virtual") && text.contains(&format!("records {}", fmt_count(records.len()))),
+        "{text}"
+    );
+}
+
+/// 12345 as "12,345".
+fn fmt_count(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

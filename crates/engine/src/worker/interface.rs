@@ -88,6 +88,31 @@ pub struct WorkerSetup {
     /// were prepared, when it has more than one extent (`iolab_device::layout`); `None` otherwise. Empty: no
     /// target has any, and nothing is counted.
     pub boundaries: Vec<Option<Arc<[u64]>>>,
+    /// `--trace`: where the worker records every completed op (None: nothing is recorded).
+    pub trace: Option<WorkerTrace>,
+    /// `iolab replay`: the ops to issue, in place of the plan's generator and arrivals (None: a normal run).
+    pub replay: Option<Arc<ReplayOps>>,
+}
+
+/// `iolab replay`: a worker's ops, loaded before the run (no file I/O while it goes on), each at its time.
+#[derive(Debug, Default)]
+pub struct ReplayOps {
+    /// (time from the first op, ns, on the trace's clock; the op on the worker's targets), by time.
+    pub ops: Vec<(u64, iolab_plan::gen::GenOp)>,
+    /// How much faster than the trace: op `i` is scheduled at the worker's start + time / speed (open loop,
+    /// from the trace clock, never by sleeping the gaps). `None`: as fast as the queue depth allows (closed
+    /// loop).
+    pub speed: Option<f64>,
+}
+
+/// `--trace`: a worker's sender to the run's trace writer thread, and the run's index of each of its targets
+/// (the trace header names the run's targets).
+#[derive(Clone)]
+pub struct WorkerTrace {
+    /// The writer's sender (batches from its pool).
+    pub sender: iolab_trace::TraceSender,
+    /// The run's target index of each of the worker's targets, in the worker's order.
+    pub targets: Vec<u16>,
 }
 
 /// Sent from workers to the cli thread while running.
@@ -135,6 +160,10 @@ pub struct WorkerOutput {
     /// Per worker target (by its own target index): ops recorded in the window that crossed an extent boundary
     /// (split I/Os). Empty when none of the worker's targets had boundaries ([`WorkerSetup::boundaries`]).
     pub split_ios: Vec<u64>,
+    /// `--trace`: batches whose send waited for the trace writer thread (it was behind).
+    pub trace_waits: u64,
+    /// `iolab replay`: each op's lag, actual submit - scheduled start (timed replay; empty at `max`).
+    pub replay_lag: Option<Box<LatencyHistogram>>,
 }
 
 /// Counts split I/Os per target against the boundaries of [`WorkerSetup::boundaries`]: a branch per op, and
@@ -265,6 +294,8 @@ impl WorkerSetup {
             barrier: Arc::new(Barrier::new(1)),
             events: tx,
             boundaries: Vec::new(),
+            trace: None,
+            replay: None,
         };
         (setup, rx)
     }

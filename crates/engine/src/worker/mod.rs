@@ -7,7 +7,9 @@
 //! - `slots`: the `qd` in-flight records, their free list, pushing, early submission, retries;
 //! - `window`: the measurement window ([ramp end, end), stop and finish) and the time series, one
 //!   implementation for both drivers;
-//! - `ops`: the op loop (closed and open loop, I/O and byte limits);
+//! - `record`: `--trace`, each completed op into a batch for the run's trace writer thread;
+//! - `ops`: the op loop (closed and open loop, I/O and byte limits, and `iolab replay`'s ops in place of the
+//!   generator);
 //! - `txn`: the transaction driver (LoadGen-style users);
 //! - `setup`: building the engine stack and [`run_worker`], which picks the driver;
 //! - `together`: the workers of a virtual-time run as coroutines on one thread ([`run_on_timeline`]).
@@ -16,12 +18,15 @@
 
 mod interface;
 mod ops;
+mod record;
 mod setup;
 mod slots;
 mod together;
 mod txn;
 mod window;
 
-pub use interface::{EngineChoice, ReadSources, TxnStats, WorkerEvent, WorkerOutput, WorkerSetup};
+pub use interface::{
+    EngineChoice, ReadSources, ReplayOps, TxnStats, WorkerEvent, WorkerOutput, WorkerSetup, WorkerTrace,
+};
 pub use setup::run_worker;
 pub use together::{run_on_timeline, WorkerResult};

@@ -13,9 +13,11 @@
 //! intended start after the ramp, and record every completion after it.
 //!
 //! Nothing in the loop allocates, locks or formats per I/O; histograms are preallocated and intervals are
-//! sent to the cli thread once per interval.
+//! sent to the cli thread once per interval. With `--trace`, each completion (ramp included) also goes into
+//! the worker's trace batch ([`super::record`]).
 
 use super::interface::{ReadSources, SplitCounter, WorkerOutput, WorkerSetup};
+use super::record::Recorder;
 use super::slots::{submit_early, Slots};
 use super::window::{begin, Series, Window};
 use crate::{Completion, Engine, EngineError};
@@ -47,6 +49,47 @@ struct OpLoop<'a> {
     per_target: Option<Vec<(OpStats, OpStats)>>,
     /// Split I/Os per target, when some target has extent boundaries.
     splits: Option<SplitCounter<'a>>,
+    /// `--trace`: every completed op, ramp included (one predictable branch per I/O when off).
+    trace: Option<Recorder>,
+    /// `iolab replay`: the trace's ops in place of the generator and the arrivals.
+    replay: Option<Replaying<'a>>,
+}
+
+/// `iolab replay`'s source of ops: each op's intended start is the worker's start + its trace time / speed,
+/// so timing never drifts (no gap is slept); at speed `max` it is the moment a slot is free (closed loop).
+struct Replaying<'a> {
+    ops: &'a [(u64, iolab_plan::gen::GenOp)],
+    next: usize,
+    start: u64,
+    speed: Option<f64>,
+    /// Actual submit - scheduled start, per op (timed replay).
+    lag: Box<iolab_stats::LatencyHistogram>,
+}
+
+impl Replaying<'_> {
+    /// The next op's scheduled start (timed replay), if there is one.
+    #[inline]
+    fn next_at(&self) -> Option<u64> {
+        let speed = self.speed?;
+        self.ops.get(self.next).map(|&(t, _)| self.start + (t as f64 / speed) as u64)
+    }
+
+    /// The next op and its intended start, when it is due at `now`.
+    #[inline]
+    fn due(&mut self, now: u64) -> Option<(u64, iolab_plan::gen::GenOp)> {
+        let &(_, op) = self.ops.get(self.next)?;
+        let intended = match self.next_at() {
+            Some(t) if t > now => return None,
+            Some(t) => t,
+            None => now,
+        };
+        self.next += 1;
+        Some((intended, op))
+    }
+
+    fn done(&self) -> bool {
+        self.next >= self.ops.len()
+    }
 }
 
 /// A worker with think time: I/Os left in the current burst, and the end of the idle time after a burst once
@@ -79,9 +122,23 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         per_target: (w.targets.len() > 1)
             .then(|| w.targets.iter().map(|_| (OpStats::new(), OpStats::new())).collect()),
         splits: SplitCounter::new(&s.boundaries),
+        trace: s.trace.as_ref().map(|t| Recorder::new(t, w.index)),
+        replay: s.replay.as_deref().map(|r| Replaying {
+            ops: &r.ops,
+            next: 0,
+            start: 0,
+            speed: r.speed,
+            lag: Box::default(),
+        }),
     };
     let (window, arrivals) = begin(engine, s, w.rate_iops, w.arrival);
     l.last_completion = window.measure_start;
+    if let Some(t) = l.trace.as_mut() {
+        t.origin = window.start;
+    }
+    if let Some(r) = l.replay.as_mut() {
+        r.start = window.start;
+    }
     l.run(engine, window, arrivals)
 }
 
@@ -95,7 +152,9 @@ impl OpLoop<'_> {
         let mut now = window.start;
         loop {
             // 1. Stop issuing at the end, on a limit, or on request.
-            let limit = self.issued >= self.ios_limit || self.issued_bytes >= self.bytes_limit;
+            let limit = self.issued >= self.ios_limit
+                || self.issued_bytes >= self.bytes_limit
+                || self.replay.as_ref().is_some_and(Replaying::done);
             window.check_stop(now, limit, self.s);
             // 2. Fill free slots.
             if !window.stopping {
@@ -109,7 +168,8 @@ impl OpLoop<'_> {
                 .as_ref()
                 .filter(|_| self.slots.any_free())
                 .map(Arrivals::peek)
-                .or(self.think.as_ref().and_then(|t| t.idle_until));
+                .or(self.think.as_ref().and_then(|t| t.idle_until))
+                .or(self.replay.as_ref().filter(|_| self.slots.any_free()).and_then(Replaying::next_at));
             let deadline = window.deadline(now, next_arrival);
             self.slots.submit_and_wait(engine, deadline, &mut self.done)?;
             now = engine.now_ns();
@@ -141,6 +201,8 @@ impl OpLoop<'_> {
             read_sources: self.sources,
             per_target: self.per_target,
             split_ios: SplitCounter::into_counts(self.splits),
+            trace_waits: self.trace.map_or(0, Recorder::finish),
+            replay_lag: self.replay.map(|r| r.lag),
         })
     }
 
@@ -156,24 +218,31 @@ impl OpLoop<'_> {
     ) -> Result<(), EngineError> {
         let mut refilled = 0u32;
         while self.slots.next_free().is_some() {
-            let intended = match arrivals {
-                None => match self.think_gate(now) {
-                    Some(t) => t,
+            let (intended, op) = if let Some(r) = self.replay.as_mut() {
+                match r.due(now) {
+                    Some(x) => x,
                     None => break,
-                },
-                Some(a) => {
-                    let t = a.peek();
-                    if t > now || window.end.is_some_and(|e| t >= e) {
-                        break;
-                    }
-                    a.take()
                 }
+            } else {
+                let intended = match arrivals {
+                    None => match self.think_gate(now) {
+                        Some(t) => t,
+                        None => break,
+                    },
+                    Some(a) => {
+                        let t = a.peek();
+                        if t > now || window.end.is_some_and(|e| t >= e) {
+                            break;
+                        }
+                        a.take()
+                    }
+                };
+                if self.issued >= self.ios_limit || self.issued_bytes >= self.bytes_limit {
+                    break;
+                }
+                (intended, self.gen.next_op())
             };
-            if self.issued >= self.ios_limit || self.issued_bytes >= self.bytes_limit {
-                break;
-            }
             let slot = self.slots.take_free();
-            let op = self.gen.next_op();
             if intended >= window.measure_start {
                 self.issued += 1;
                 self.issued_bytes += op.len as u64;
@@ -235,6 +304,10 @@ impl OpLoop<'_> {
         let (now, backlog) = at;
         let Some(idx) = self.slots.reap(engine, c) else { return };
         self.slots.release(idx);
+        if let Some(t) = self.trace.as_mut() {
+            let sl = self.slots.get(idx);
+            t.record((sl.of, sl.submitted_ns, now), &sl.op, c.result);
+        }
         // The window counts completions in [ramp end, end): throughput is what the target delivered in the
         // window, even for ops that queued during the ramp (open loop under overload).
         if !window.records(now) {
@@ -242,6 +315,9 @@ impl OpLoop<'_> {
         }
         let sl = self.slots.get(idx);
         let (op, lat, svc) = (sl.op, now - sl.of, now - sl.submitted_ns);
+        if let Some(r) = self.replay.as_mut().filter(|r| r.speed.is_some()) {
+            r.lag.record(sl.submitted_ns.saturating_sub(sl.of));
+        }
         self.record_per_target(&op, c.result, lat, svc);
         if let Some(splits) = self.splits.as_mut() {
             splits.count(&op);

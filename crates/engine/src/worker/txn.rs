@@ -28,6 +28,7 @@
 //! histograms are allocated before the barrier; intervals are sent once per interval.
 
 use super::interface::{SplitCounter, TxnStats, WorkerOutput, WorkerSetup};
+use super::record::Recorder;
 use super::slots::Slots;
 use super::window::{begin, Series, Window};
 use crate::{Completion, Engine, EngineError};
@@ -110,6 +111,8 @@ struct TxnLoop<'a> {
     carried: bool,
     /// Split I/Os per target, when some target has extent boundaries.
     splits: Option<SplitCounter<'a>>,
+    /// `--trace`: every completed step's I/O (its intended start is the step's issue).
+    trace: Option<Recorder>,
 }
 
 /// Runs the worker's users until the end, a finish or a stop request. See the module header.
@@ -124,7 +127,7 @@ pub(crate) fn drive_transactions<E: Engine>(
     };
     let qd = w.qd as usize;
     let rate_mode = lg.mode == LoadgenMode::Rate;
-    let l = TxnLoop {
+    let mut l = TxnLoop {
         s,
         gen: TxnGen::new(lg, &s.regions, Rng::for_worker(s.seed ^ crate::salts::TXN, w.index)),
         slots: Slots::new(qd, w.data),
@@ -139,8 +142,12 @@ pub(crate) fn drive_transactions<E: Engine>(
         late: 0,
         carried: false,
         splits: SplitCounter::new(&s.boundaries),
+        trace: s.trace.as_ref().map(|t| Recorder::new(t, s.plan.index)),
     };
     let (window, arrivals) = begin(engine, s, lg.rate_per_s.filter(|_| rate_mode), lg.arrival);
+    if let Some(t) = l.trace.as_mut() {
+        t.origin = window.start;
+    }
     l.run(engine, window, arrivals)
 }
 
@@ -204,6 +211,8 @@ impl TxnLoop<'_> {
             read_sources: None,
             per_target: None,
             split_ios: SplitCounter::into_counts(self.splits),
+            trace_waits: self.trace.map_or(0, Recorder::finish),
+            replay_lag: None,
         })
     }
 
@@ -303,6 +312,10 @@ impl TxnLoop<'_> {
         c: &Completion,
     ) {
         let Some(idx) = self.slots.reap(engine, c) else { return };
+        if let Some(t) = self.trace.as_mut() {
+            let sl = self.slots.get(idx);
+            t.record((sl.of.step_start_ns, sl.submitted_ns, now), &sl.op, c.result);
+        }
         let in_window = window.records(now);
         if in_window {
             self.series.close_until(window.interval_at(now), self.backlog(arrivals, now), 0);

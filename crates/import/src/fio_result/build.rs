@@ -281,6 +281,7 @@ pub(crate) fn run(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], start_unix_
         histograms: None,
         loadgen: None,
         steady_state: None,
+        replay: None,
         cache: None,
         verify: None,
         inject: None,
