@@ -757,8 +757,16 @@ struct Rec {
     bypass: bool,
     /// Write-allocate at finish (write-through, and write-back writes that were forwarded).
     alloc: bool,
-    /// Each line's bucket write count at issue (after the op's own count, for a write).
+    /// A read's first missed line, as an index into its lines: the cached lines from there on were only
+    /// looked at when it was issued, and are used (the policy told) when it completes, in line order.
+    first_miss: usize,
+    /// Each line's bucket write count at issue (for a write, the count expected at completion if no other
+    /// write touched the bucket: see [`Cache::own_counts`]).
     snaps: Vec<u32>,
+    /// A write's (shard, bucket) of each line, with the line's index: scratch for [`Cache::own_counts`].
+    tags: Vec<(u64, u32)>,
+    /// A write over several lines: how many of its lines after each one share its bucket.
+    own_later: Vec<u32>,
     /// A read's copy of the lines that were dirty at issue, to overlay if they are gone at finish.
     saved: Vec<u8>,
     saved_mask: Vec<u64>,
@@ -977,8 +985,13 @@ impl Cache {
     /// it (hashing would overfill some shards and evict while others had room).
     #[inline]
     fn shard(&self, key: u64) -> MutexGuard<'_, Shard> {
+        lock(&self.shards[self.shard_of(key)].0)
+    }
+
+    #[inline]
+    fn shard_of(&self, key: u64) -> usize {
         let spread = (key & LINE_MASK).wrapping_add(key >> LINE_BITS);
-        lock(&self.shards[spread as usize & self.shard_mask].0)
+        spread as usize & self.shard_mask
     }
 
     #[inline]
@@ -1037,7 +1050,10 @@ impl Cache {
             write: false,
             bypass,
             alloc: false,
+            first_miss: (miss_at - lines.start) as usize,
             snaps: std::mem::take(&mut rec.snaps),
+            tags: std::mem::take(&mut rec.tags),
+            own_later: std::mem::take(&mut rec.own_later),
             saved: std::mem::take(&mut rec.saved),
             saved_mask: std::mem::take(&mut rec.saved_mask),
             any_saved: false,
@@ -1098,12 +1114,16 @@ impl Cache {
             write: true,
             bypass,
             alloc: matches!(mode, CacheMode::WriteThrough | CacheMode::WriteBack) && !bypass,
+            first_miss: 0,
             snaps: std::mem::take(&mut rec.snaps),
+            tags: std::mem::take(&mut rec.tags),
+            own_later: std::mem::take(&mut rec.own_later),
             saved: std::mem::take(&mut rec.saved),
             saved_mask: std::mem::take(&mut rec.saved_mask),
             any_saved: false,
         };
         rec.snaps.clear();
+        rec.tags.clear();
         for (i, line) in self.line_range(offset, len).enumerate() {
             let key = key_of(target, line);
             let h = hash64(key);
@@ -1112,6 +1132,7 @@ impl Cache {
             sh.writes[b] = sh.writes[b].wrapping_add(1);
             sh.inflight[b] += 1;
             rec.snaps.push(sh.writes[b]);
+            rec.tags.push(((self.shard_of(key) as u64) << 32 | b as u64, i as u32));
             if i == 0 {
                 sh.c.writes_to_target += 1;
                 sh.c.bypassed += u64::from(bypass);
@@ -1130,7 +1151,28 @@ impl Cache {
                 CacheMode::WriteThrough | CacheMode::WriteAround => {}
             }
         }
+        Self::own_counts(rec);
         WriteOutcome::Forward(Ticket { id })
+    }
+
+    /// A write over several lines counts itself once per line, and lines can share a bucket. So that the op
+    /// is not its own race: for each line with `c` others of the op in its bucket, `e` of them before it,
+    /// the count expected when it completes is its snapshot plus `c` (the op's later counts at issue and
+    /// earlier ones at completion), and `c - e` of the op's lines are still in flight in the bucket then.
+    fn own_counts(rec: &mut Rec) {
+        rec.own_later.clear();
+        if rec.tags.len() < 2 {
+            return;
+        }
+        rec.own_later.resize(rec.tags.len(), 0);
+        rec.tags.sort_unstable();
+        for group in rec.tags.chunk_by(|a, b| a.0 == b.0) {
+            let c = group.len() as u32 - 1;
+            for (e, &(_, i)) in group.iter().enumerate() {
+                rec.snaps[i as usize] = rec.snaps[i as usize].wrapping_add(c);
+                rec.own_later[i as usize] = c - e as u32;
+            }
+        }
     }
 
     /// Write-back: takes the write into the cache when every line it touches is cached or wholly written.
@@ -1191,7 +1233,7 @@ impl Cache {
                 if rec.write {
                     sh.writes[b] = sh.writes[b].wrapping_add(1);
                     sh.inflight[b] -= 1;
-                    let alone = sh.inflight[b] == 0;
+                    let alone = sh.inflight[b] == rec.own_later.get(i).copied().unwrap_or(0);
                     stored += u32::from(self.finish_write_line(
                         &mut sh,
                         rec,
@@ -1203,7 +1245,8 @@ impl Cache {
                         ok,
                     ));
                 } else {
-                    match sh.find(key) {
+                    let used = !rec.bypass && i >= rec.first_miss;
+                    match if used { sh.access(key) } else { sh.find(key) } {
                         Some(l) => buf[sp.buf()].copy_from_slice(&sh.slab.data(l.slot)[sp.lo..sp.hi]),
                         None => {
                             if rec.any_saved && rec.saved_mask[i / 64] & (1 << (i % 64)) != 0 {
@@ -1244,7 +1287,9 @@ impl Cache {
         alone: bool,
         ok: bool,
     ) -> bool {
-        let Some(l) = sh.find(key) else {
+        // A write that would allocate a missing line uses a cached one (the policy is told), as a read does.
+        let found = if ok && rec.alloc { sh.access(key) } else { sh.find(key) };
+        let Some(l) = found else {
             // Write-allocate a whole line, unless another write raced with this one (the target may hold
             // either's data) or is still in flight.
             if ok && rec.alloc && sp.full && !changed && alone && sh.insert(key, data, 0, &self.g) {
@@ -1527,6 +1572,48 @@ mod tests {
         assert!(again.iter().all(|&b| b == 7));
         let s = cache.stats();
         assert_eq!((s.hits, s.misses, s.fills, s.reads_from_cache, s.reads_from_target), (1, 2, 2, 1, 1));
+    }
+
+    #[test]
+    fn a_write_over_lines_that_share_a_bucket_is_not_its_own_race() {
+        // 512 lines: 64 write-count buckets, so 64 lines of one write share some.
+        let cache = Cache::new(config(CacheMode::WriteThrough, CachePolicy::Lru, 512)).unwrap();
+        let mut data = vec![5u8; 64 * 4096];
+        let WriteOutcome::Forward(t) = cache.write(0, 0, &data, false) else {
+            panic!("write-through forwards")
+        };
+        assert_eq!(cache.finish(t, &mut data, true), 64);
+        let s = cache.stats();
+        assert_eq!((s.fills, s.invalidations), (64, 0));
+        assert_eq!(cache.read(0, 0, &mut data, false), ReadOutcome::Hit);
+    }
+
+    #[test]
+    fn lines_used_after_a_read_missed_and_by_writes_keep_lru_order() {
+        let cache = Cache::new(config(CacheMode::WriteThrough, CachePolicy::Lru, 4)).unwrap();
+        let mut buf = vec![0u8; 4096];
+        let read = |line: u64, lines: usize| {
+            let mut b = vec![0u8; lines * 4096];
+            if let ReadOutcome::Forward(t) = cache.read(0, line * 4096, &mut b, false) {
+                cache.finish(t, &mut b, true);
+            }
+        };
+        [1, 2, 3].into_iter().for_each(|l| read(l, 1));
+        // Lines 0 and 1: 0 misses at issue, so 1 is only looked at then; at completion 0 is filled and 1 is
+        // used, in line order. Oldest first: 2, 3, 0, 1.
+        read(0, 2);
+        // A write uses line 3: 2, 0, 1, 3.
+        let WriteOutcome::Forward(t) = cache.write(0, 3 * 4096, &buf, false) else { panic!() };
+        cache.finish(t, &mut buf, true);
+        // Two new lines evict the two oldest, 2 and 0.
+        read(5, 1);
+        read(6, 1);
+        for line in [1, 3, 5, 6] {
+            assert_eq!(cache.read(0, line * 4096, &mut buf, false), ReadOutcome::Hit, "line {line}");
+        }
+        for line in [0, 2] {
+            assert_ne!(cache.read(0, line * 4096, &mut buf, false), ReadOutcome::Hit, "line {line}");
+        }
     }
 
     #[test]

@@ -8,9 +8,11 @@ use crate::output::{print, Outputs};
 use anyhow::Result;
 use iolab_cache::CachePolicy;
 use iolab_device::{Access, WriteGate};
-use iolab_report::mrc::{MrcCurve, MrcPoint, MrcRecommendation, MrcResult, MrcTrace, MRC_SCHEMA};
+use iolab_report::mrc::{
+    MrcAlignment, MrcCurve, MrcPoint, MrcRecommendation, MrcResult, MrcTrace, MRC_SCHEMA,
+};
 use iolab_report::{CsvExporter, Document, JsonExporter, TextExporter};
-use iolab_trace::mrc::{self, Built, Method, MrcBuilder, Objects, Options, Point};
+use iolab_trace::mrc::{self, Alignment, Built, Method, MrcBuilder, Objects, Options, Point, Writes};
 
 /// Distinct objects the automatic method keeps exactly before it samples (SHARDS fixed-size).
 const AUTO_OBJECTS: usize = 1 << 21;
@@ -35,7 +37,8 @@ pub fn mrc(args: &MrcArgs) -> Result<ExitStatus> {
         builder.add(&r);
     }
     crate::trace_file::report_bad(&t, &args.trace);
-    let ops = builder.ops();
+    let (ops, installing_writes) = (builder.ops(), builder.installs());
+    let alignment = alignment(builder.alignment(), options.objects);
     let built = builder.finish();
     let trace = MrcTrace {
         path: args.trace.clone(),
@@ -50,7 +53,10 @@ pub fn mrc(args: &MrcArgs) -> Result<ExitStatus> {
             Objects::Lines(b) => Some(b),
             Objects::Requests => None,
         },
-        reads_only: options.reads_only,
+        reads_only: options.writes != Writes::Count,
+        writes: options.writes.name().into(),
+        installing_writes,
+        alignment,
     };
     let doc = document(trace, &built, &policies, sizes, options.objects);
     if !args.quiet && !outputs.on_stdout() {
@@ -79,7 +85,27 @@ fn options(args: &MrcArgs) -> Result<Options> {
             Objects::Lines(b)
         }
     };
-    Ok(Options { objects, reads_only: args.reads_only })
+    let writes = match (args.reads_only, args.writes.as_deref()) {
+        (true, _) | (_, Some("ignore")) => Writes::Ignore,
+        (_, None | Some("count")) => Writes::Count,
+        (_, Some("install")) => Writes::Install,
+        (_, Some(other)) => {
+            return Err(usage(format!("--writes '{other}': expected 'count', 'install' or 'ignore'")))
+        }
+    };
+    Ok(Options { objects, writes })
+}
+
+/// The document's account of how the counted requests sit on lines.
+fn alignment(a: &Alignment, objects: Objects) -> Option<MrcAlignment> {
+    let Objects::Lines(_) = objects else { return None };
+    let common = a.common_start();
+    Some(MrcAlignment {
+        requests: a.requests(),
+        partial: a.partial(),
+        common_start_bytes: common.map(|(b, _)| b),
+        common_start_requests: common.map_or(0, |(_, n)| n),
+    })
 }
 
 fn method(args: &MrcArgs) -> Result<Method> {
@@ -185,7 +211,8 @@ fn document(
     let lru = built.lru_curve(&sizes);
     let mut curves = vec![curve("lru", built.method_name(), built.rate, &lru, objects)];
     let sim_sizes = if given { sizes.clone() } else { mrc::thin_sizes(&sizes, SIMULATED_SIZES) };
-    let kept = built.kept.as_deref().unwrap_or(&[]);
+    let none = mrc::References::default();
+    let kept = built.kept.as_ref().unwrap_or(&none);
     for &p in policies {
         let points = mrc::simulate(p, kept, built.rate, &sim_sizes);
         let method = if built.exact { "simulation" } else { "miniature-simulation" };

@@ -156,6 +156,41 @@ pub struct ReplayResult {
     pub lag_ns: Option<iolab_stats::LatSummary>,
 }
 
+impl ReplayResult {
+    /// The replay in words, for every rendering: the trace, its speed and what was replayed or skipped, then
+    /// the lag (timed replay).
+    pub fn summary_lines(&self) -> Vec<String> {
+        use crate::format::{format_count, format_duration_ns};
+        let mut first = format!(
+            "{} at {}: {} of {} records replayed",
+            self.trace,
+            self.speed,
+            format_count(self.replayed),
+            format_count(self.records)
+        );
+        if !self.skipped.is_empty() {
+            let why: Vec<String> =
+                self.skipped.iter().map(|(why, n)| format!("{} {why}", format_count(*n))).collect();
+            first.push_str(&format!(", skipped {}", why.join(", ")));
+        }
+        let mut lines = vec![first];
+        match &self.lag_ns {
+            Some(l) => lines.push(format!(
+                "lag (submit - scheduled start) mean {} p50 {} p99 {} max {}",
+                format_duration_ns(l.mean),
+                format_duration_ns(l.p50 as f64),
+                format_duration_ns(l.p99 as f64),
+                format_duration_ns(l.max as f64)
+            )),
+            None if self.speed == "max" => {
+                lines.push("as fast as the queue depth allows: no schedule, no lag".into())
+            }
+            None => {}
+        }
+        lines
+    }
+}
+
 /// Another tool measured the run; iolab only translated its result (see `docs/FIO.md`, "fio results").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MeasuredBy {

@@ -44,8 +44,85 @@ pub struct MrcTrace {
     /// Bytes per cache line, for `object` = `line`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line_bytes: Option<u64>,
-    /// Whether only reads made references.
+    /// Whether the miss ratio is of reads only (`writes` is `install` or `ignore`).
     pub reads_only: bool,
+    /// What writes did: `count` (counted like reads), `install` (used or installed their lines uncounted,
+    /// as in a cache that writes fill), `ignore` (passed over). Absent in documents before it was kept.
+    #[serde(default = "count")]
+    pub writes: String,
+    /// Writes that installed lines uncounted (`writes` = `install`).
+    #[serde(default)]
+    pub installing_writes: u64,
+    /// How the counted requests sit on cache lines (`object` = `line`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alignment: Option<MrcAlignment>,
+}
+
+fn count() -> String {
+    "count".into()
+}
+
+/// How the counted requests of a trace sit on its cache lines: a cache that fills only whole lines (iolab's)
+/// does not install a line a request covers in part, so it misses more than a curve that counts every line
+/// touched.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MrcAlignment {
+    /// Counted requests.
+    pub requests: u64,
+    /// Of those, requests that cover part of their first or last line.
+    pub partial: u64,
+    /// The most common start offset within a line among partial requests, other than 0.
+    pub common_start_bytes: Option<u64>,
+    /// How many requests start there.
+    pub common_start_requests: u64,
+}
+
+impl MrcTrace {
+    /// What the miss ratio counts, in words: "reads and writes", "reads (writes install lines)", "reads
+    /// (writes passed over)".
+    pub fn counted_text(&self) -> &'static str {
+        match (self.reads_only, self.writes.as_str()) {
+            (false, _) => "reads and writes",
+            (true, "install") => "reads (writes install lines)",
+            (true, "ignore") => "reads (writes passed over)",
+            (true, _) => "reads",
+        }
+    }
+
+    /// A sentence when many requests cover lines in part (a tenth or more): how many, and where most start.
+    pub fn alignment_text(&self) -> Option<String> {
+        let a = self.alignment.as_ref()?;
+        let line = self.line_bytes?;
+        if a.requests == 0 || a.partial * 10 < a.requests {
+            return None;
+        }
+        let start = match a.common_start_bytes {
+            Some(b) if a.common_start_requests * 2 >= a.partial => {
+                format!(
+                    ", most of them ({:.0}%) starting {b} bytes into a line",
+                    100.0 * a.common_start_requests as f64 / a.partial as f64
+                )
+            }
+            _ => String::new(),
+        };
+        Some(format!(
+            "{:.0}% of the counted requests cover part of a {} line{start}: a cache that fills whole lines only \
+             (iolab's) does not install those lines, so it misses more than this curve says; with lines of {} \
+             (--line here, --cache-line in a replay) they cover whole lines",
+            100.0 * a.partial as f64 / a.requests as f64,
+            crate::format_bytes(line),
+            smallest_line(a.common_start_bytes.unwrap_or(512)),
+        ))
+    }
+}
+
+/// The largest power of two (at least 512) dividing `offset`, as `--line` takes it (`512`, `4k`): lines of
+/// that size make requests at `offset` start on a line.
+fn smallest_line(offset: u64) -> String {
+    match 1u64 << offset.max(512).trailing_zeros().clamp(9, 30) {
+        b if b < 1024 => b.to_string(),
+        b => format!("{}k", b / 1024),
+    }
 }
 
 /// One curve.
@@ -145,6 +222,14 @@ pub(crate) mod tests {
                 object: "line".into(),
                 line_bytes: Some(4096),
                 reads_only: true,
+                writes: "install".into(),
+                installing_writes: 3,
+                alignment: Some(MrcAlignment {
+                    requests: 9,
+                    partial: 8,
+                    common_start_bytes: Some(3584),
+                    common_start_requests: 7,
+                }),
             },
             curves: vec![
                 MrcCurve {
@@ -190,6 +275,8 @@ pub(crate) mod tests {
         let text = TextExporter.render(&Document::Mrc(&m));
         assert!(text.contains("a 4.00 MiB cache would serve 70% of reads"), "{text}");
         assert!(text.contains("knee    lru: 4.00 MiB"), "{text}");
+        assert!(text.contains("89% of the counted requests cover part of a 4.00 KiB line, most of them (88%) starting 3584 bytes into a line"), "{text}");
+        assert!(text.contains("with lines of 512 (--line here"), "{text}");
         let csv = CsvExporter.render(&Document::Mrc(&m)).unwrap();
         assert_eq!(csv.lines().count(), 6);
         assert!(csv.contains("arc,simulation,1,,3,0.4"), "{csv}");

@@ -184,7 +184,7 @@ pub(crate) fn sample() -> RunResult {
 
 /// Open loop, reads only, with errors: exercises the service table, rate and errors lines.
 /// `iolab replay` of a trace with a flush and an op past the target, at 2x.
-fn sample_replay() -> RunResult {
+pub(crate) fn sample_replay() -> RunResult {
     let mut r = sample_open_loop();
     r.rate = None;
     r.replay = Some(crate::ReplayResult {

@@ -3,7 +3,7 @@
 //! the repository (IOLAB_TRACE_SAMPLE, or /work/shared/traces/cloudphysics-sample.csv); without it these
 //! tests say so and pass.
 
-use iolab_trace::mrc::{default_sizes, Method, MrcBuilder, Objects, Options, Point};
+use iolab_trace::mrc::{default_sizes, Method, MrcBuilder, Objects, Options, Point, Writes};
 use iolab_trace::{open, Format, TraceRecord};
 use std::collections::{BTreeMap, HashMap};
 
@@ -30,8 +30,8 @@ fn curve(records: &[TraceRecord], options: Options, method: Method, sizes: &[u64
     b.finish().lru_curve(sizes)
 }
 
-const REQUESTS: Options = Options { objects: Objects::Requests, reads_only: false };
-const LINES: Options = Options { objects: Objects::Lines(4096), reads_only: false };
+const REQUESTS: Options = Options { objects: Objects::Requests, writes: Writes::Count };
+const LINES: Options = Options { objects: Objects::Lines(4096), writes: Writes::Count };
 
 #[test]
 fn libcachesims_published_lru_miss_ratios() {

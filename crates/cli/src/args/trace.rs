@@ -63,8 +63,14 @@ pub struct MrcArgs {
     /// results against theirs); sizes are then counts of objects. Default: cache lines (--line).
     #[arg(long, value_name = "request")]
     pub objects: Option<String>,
-    /// Only reads make references (writes are passed over). Default: reads and writes.
-    #[arg(long)]
+    /// What writes do: 'count' (references counted like reads: the miss ratio of reads and writes),
+    /// 'install' (a write uses or installs the lines it touches without being counted: the miss ratio of
+    /// reads in a cache that writes fill, as iolab's write-through and write-back caches; compare with a
+    /// replay with --cache), 'ignore' (passed over). Default: count.
+    #[arg(long, value_name = "count|install|ignore")]
+    pub writes: Option<String>,
+    /// Only reads make references: the same as --writes ignore.
+    #[arg(long, conflicts_with = "writes")]
     pub reads_only: bool,
     /// Exact LRU curve: the stack distance of every reference. Default: exact while the trace touches at
     /// most 2,097,152 distinct objects, SHARDS fixed-size sampling beyond.

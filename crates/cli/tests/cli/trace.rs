@@ -95,6 +95,7 @@ fn mrc_refuses_bad_flags_quoting_them() {
         (vec!["--policy", "lfu"], "'lfu' is none of lru, arc, s3-fifo"),
         (vec!["--objects", "block"], "--objects 'block'"),
         (vec!["--line", "4KB"], "--line '4KB'"),
+        (vec!["--writes", "allocate"], "--writes 'allocate': expected 'count', 'install' or 'ignore'"),
     ] {
         let out = iolab().arg("mrc").arg(log).args(&flags).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -299,6 +299,13 @@ fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
         }
         out.push('\n');
     }
+    if let Some(replay) = &r.replay {
+        out.push_str("Replay:\n\n");
+        for line in replay.summary_lines() {
+            let _ = writeln!(out, "- {}", cell(&line));
+        }
+        out.push('\n');
+    }
     if let Some(v) = &r.verdict {
         let _ = writeln!(out, "**Verdict: {}**\n", if v.pass { "PASS" } else { "FAIL" });
         for reason in &v.reasons {

@@ -352,6 +352,7 @@ fn run_section(out: &mut String, i: usize, d: &ReportDoc, r: &RunResult, n: &mut
     out.push_str("<h3>Operations</h3>\n");
     op_table(out, r);
     cache_block(out, r);
+    replay_block(out, r);
     groups_table(out, r);
     loadgen_block(out, r);
     warnings_table(out, r);
@@ -517,6 +518,16 @@ fn cache_block(out: &mut String, r: &RunResult) {
     let Some(c) = &r.cache else { return };
     out.push_str("<h3>Cache</h3>\n<ul class=\"cache\">\n");
     for line in c.summary_lines() {
+        let _ = writeln!(out, "<li>{}</li>", esc(&line));
+    }
+    out.push_str("</ul>\n");
+}
+
+/// The trace a replay issued, and its lag.
+fn replay_block(out: &mut String, r: &RunResult) {
+    let Some(replay) = &r.replay else { return };
+    out.push_str("<h3>Replay</h3>\n<ul class=\"cache\">\n");
+    for line in replay.summary_lines() {
         let _ = writeln!(out, "<li>{}</li>", esc(&line));
     }
     out.push_str("</ul>\n");
@@ -831,9 +842,12 @@ fn mrc_section(out: &mut String, d: &ReportDoc, m: &crate::mrc::MrcResult, n: &m
         esc(&m.trace.path),
         format_count(m.trace.references),
         format_count(m.trace.ops),
-        if m.trace.reads_only { "reads" } else { "reads and writes" },
+        m.trace.counted_text(),
         format_count(m.trace.objects)
     );
+    if let Some(a) = m.trace.alignment_text() {
+        let _ = writeln!(out, "<p>{}</p>", esc(&a));
+    }
     let mut grid = Grid::default();
     let caption = format!("Miss ratio against cache size: {}", d.label);
     grid.line("mrc", super::figures::mrc_chart(&d.label, m), &caption);

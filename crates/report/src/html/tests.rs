@@ -535,3 +535,23 @@ fn miss_ratio_curves_are_drawn_with_the_recommendation() {
         "{md}"
     );
 }
+
+#[test]
+fn every_rendering_of_a_replay_says_what_was_replayed_skipped_and_the_lag() {
+    let r = crate::tests::sample_replay();
+    let want = [
+        "run.iolabtrace at 2x: 49,982 of 49,984 records replayed, skipped 1 beyond_target, 1 not_read_or_write",
+        "lag (submit - scheduled start) mean 1.20 µs p50 800 ns p99 4.00 µs max 30.0 µs",
+    ];
+    let text = crate::tests::text(&r);
+    let html = render_html("t", &[run_doc("replay", r.clone())]);
+    // Markdown escapes the underscores of the reasons.
+    let md = render_markdown("t", &[run_doc("replay", r)]).replace('\\', "");
+    for (what, out) in [("text", &text), ("html", &html), ("markdown", &md)] {
+        for w in want {
+            assert!(out.contains(w), "{what} lacks {w:?}:\n{out}");
+        }
+    }
+    assert!(text.contains("replay  run.iolabtrace"), "{text}");
+    assert!(!crate::tests::text(&crate::tests::sample()).contains("replay"));
+}

@@ -1,6 +1,6 @@
 //! Miss-ratio curves: the miss ratio of a cache against its size, from a trace.
 //!
-//! A trace's reads (and writes, unless reads only) become *references* to objects: the cache lines of
+//! A trace's reads (and writes, as [`Writes`] says) become *references* to objects: the cache lines of
 //! `line` bytes each request touches (iolab's cache's view), or each request's start as one object
 //! (libCacheSim's convention). [`MrcBuilder`] takes the records one by one and computes, in one pass, the LRU
 //! curve at every size from stack distances ([`Method::Exact`], or SHARDS sampling), and keeps the
@@ -9,11 +9,13 @@
 
 mod fenwick;
 mod histogram;
+mod kept;
 mod knee;
 mod shards;
 mod stack;
 
 pub use histogram::DistanceHistogram;
+pub use kept::{Alignment, References};
 pub use knee::{knee, recommend, Recommendation, SHARE_OF_BEST};
 pub use shards::{spatial_hash, LruDistances, Method, MODULUS};
 pub use stack::StackDistance;
@@ -31,13 +33,36 @@ pub enum Objects {
     Requests,
 }
 
+/// What a trace's writes do to the cache a curve models. Reads always make references and are counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writes {
+    /// Writes make references like reads and are counted: the miss ratio of reads and writes.
+    Count,
+    /// Writes use or install the lines they touch but are not counted: the miss ratio of reads in a cache
+    /// that writes fill (iolab's write-through and write-back caches), what a replay with `--cache` measures.
+    Install,
+    /// Writes are passed over: the miss ratio of reads, as if the trace had no writes.
+    Ignore,
+}
+
+impl Writes {
+    /// The name the command line and the document use: `count`, `install`, `ignore`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Writes::Count => "count",
+            Writes::Install => "install",
+            Writes::Ignore => "ignore",
+        }
+    }
+}
+
 /// Which ops and objects make the references.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
     /// The objects.
     pub objects: Objects,
-    /// Reads only (writes are passed over), or reads and writes.
-    pub reads_only: bool,
+    /// What writes do.
+    pub writes: Writes,
 }
 
 /// Objects a policy simulation holds at most (iolab-cache's index limit, with ARC's ghosts).
@@ -57,8 +82,10 @@ pub struct MrcBuilder {
     options: Options,
     method: Method,
     lru: LruDistances,
-    kept: Option<Vec<u64>>,
+    kept: Option<References>,
     ops: u64,
+    installs: u64,
+    alignment: Alignment,
     passed_over: [u64; 5],
 }
 
@@ -70,8 +97,10 @@ impl MrcBuilder {
             options,
             method,
             lru: LruDistances::new(method),
-            kept: keep.then(Vec::new),
+            kept: keep.then(References::default),
             ops: 0,
+            installs: 0,
+            alignment: Alignment::default(),
             passed_over: [0; 5],
         }
     }
@@ -80,42 +109,60 @@ impl MrcBuilder {
     /// only).
     #[inline]
     pub fn add(&mut self, r: &TraceRecord) {
-        let counted = match r.op {
-            TraceOp::Read => true,
-            TraceOp::Write => !self.options.reads_only,
-            _ => false,
+        let counted = match (r.op, self.options.writes) {
+            (TraceOp::Read, _) | (TraceOp::Write, Writes::Count) => true,
+            (TraceOp::Write, Writes::Install) => false,
+            _ => {
+                self.passed_over[r.op as usize] += 1;
+                return;
+            }
         };
-        if !counted {
-            self.passed_over[r.op as usize] += 1;
-            return;
-        }
-        self.ops += 1;
+        self.ops += u64::from(counted);
+        self.installs += u64::from(!counted);
         match self.options.objects {
             Objects::Lines(line) => {
                 let target = (r.target as u64) << 48;
-                let first = r.offset / line;
-                let last = r.offset.saturating_add((r.len as u64).max(1) - 1) / line;
+                let end = r.offset.saturating_add((r.len as u64).max(1));
+                let (first, last) = (r.offset / line, (end - 1) / line);
+                if counted {
+                    self.alignment.add(r.offset, end, line);
+                }
                 for l in first..=last {
-                    self.reference(target ^ l);
+                    self.reference(target ^ l, counted);
                 }
             }
-            Objects::Requests => self.reference(r.offset ^ ((r.target as u64) << 56)),
+            Objects::Requests => self.reference(r.offset ^ ((r.target as u64) << 56), counted),
         }
     }
 
+    /// One reference to `key`: counted (a read, or a write that counts), or a write installing it.
     #[inline]
-    fn reference(&mut self, key: u64) {
-        self.lru.access(key);
+    fn reference(&mut self, key: u64, counted: bool) {
+        if counted {
+            self.lru.access(key);
+        } else {
+            self.lru.install(key);
+        }
         if let Some(kept) = &mut self.kept {
             if self.lru.is_exact() || spatial_hash(key) < self.lru.threshold() {
-                kept.push(key);
+                kept.push(key, counted);
             }
         }
     }
 
-    /// Ops that made references.
+    /// Ops that made counted references.
     pub fn ops(&self) -> u64 {
         self.ops
+    }
+
+    /// Writes that installed lines without being counted ([`Writes::Install`]).
+    pub fn installs(&self) -> u64 {
+        self.installs
+    }
+
+    /// How the counted requests sit on cache lines.
+    pub fn alignment(&self) -> &Alignment {
+        &self.alignment
     }
 
     /// Records passed over, by [`TraceOp`] code.
@@ -131,7 +178,7 @@ impl MrcBuilder {
         let exact = self.lru.is_exact();
         let kept = self.kept.map(|mut k| {
             if !exact {
-                k.retain(|&key| spatial_hash(key) < threshold);
+                k.retain(|key| spatial_hash(key) < threshold);
             }
             k
         });
@@ -165,7 +212,7 @@ pub struct Built {
     /// LRU stack distances.
     pub histogram: DistanceHistogram,
     /// References kept for simulations.
-    pub kept: Option<Vec<u64>>,
+    pub kept: Option<References>,
 }
 
 impl Built {
@@ -219,26 +266,27 @@ pub fn thin_sizes(sizes: &[u64], n: usize) -> Vec<u64> {
     (0..n).map(|i| sizes[i * (sizes.len() - 1) / (n - 1)]).collect()
 }
 
-/// The miss ratio of iolab-cache's `policy` replaying `references` at each of `sizes` (objects). The
+/// The miss ratio of iolab-cache's `policy` replaying `references` at each of `sizes` (objects): misses of
+/// counted references per counted reference; an installing write uses or installs its line uncounted. The
 /// references of a sample at `rate` < 1 are replayed in a cache of `size × rate` objects, a miniature
 /// simulation (Waldspurger et al., USENIX ATC 2017).
-pub fn simulate(policy: CachePolicy, references: &[u64], rate: f64, sizes: &[u64]) -> Vec<Point> {
+pub fn simulate(policy: CachePolicy, references: &References, rate: f64, sizes: &[u64]) -> Vec<Point> {
     let mut evicted = Vec::new();
+    let counted = references.counted_len();
     sizes
         .iter()
         .map(|&objects| {
             let capacity = ((objects as f64 * rate).round() as u64).clamp(1, MAX_SIMULATED_OBJECTS) as usize;
             let mut cache = new_policy(policy, capacity);
             let mut misses = 0u64;
-            for &key in references {
+            for (key, is_counted) in references.iter() {
                 if !cache.access(key) {
-                    misses += 1;
+                    misses += u64::from(is_counted);
                     cache.insert(key, &mut evicted);
                     evicted.clear();
                 }
             }
-            let miss_ratio =
-                if references.is_empty() { 0.0 } else { misses as f64 / references.len() as f64 };
+            let miss_ratio = if counted == 0 { 0.0 } else { misses as f64 / counted as f64 };
             Point { objects, miss_ratio }
         })
         .collect()

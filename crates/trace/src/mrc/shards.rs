@@ -111,6 +111,19 @@ impl LruDistances {
         }
     }
 
+    /// A write installing `key`: it moves to the top of the stack (or enters it) without a distance counted.
+    #[inline]
+    pub fn install(&mut self, key: u64) {
+        if self.exact {
+            self.stack.access(key);
+            return;
+        }
+        let h = spatial_hash(key);
+        if h < self.threshold && self.stack.access(key).is_none() {
+            self.track(h, key);
+        }
+    }
+
     /// Fixed-size: a newly sampled object; past `s_max`, the threshold drops to the highest hash held and the
     /// objects at or above it leave.
     fn track(&mut self, h: u64, key: u64) {

@@ -3,15 +3,23 @@ use std::collections::{BTreeMap, HashMap};
 
 /// A plain LRU cache of `size` objects, simulated: the reference the exact curve must equal.
 fn naive_lru_miss_ratio(refs: &[u64], size: usize) -> f64 {
+    let refs: Vec<(u64, bool)> = refs.iter().map(|&k| (k, true)).collect();
+    naive_lru_read_miss_ratio(&refs, size)
+}
+
+/// A plain LRU cache of `size` objects where each reference is counted or only uses or installs its object
+/// (a write in [`Writes::Install`]): misses of counted references per counted reference.
+fn naive_lru_read_miss_ratio(refs: &[(u64, bool)], size: usize) -> f64 {
     let (mut by_time, mut time_of) = (BTreeMap::new(), HashMap::new());
-    let mut misses = 0;
-    for (t, &k) in refs.iter().enumerate() {
+    let (mut misses, mut counted) = (0, 0);
+    for (t, &(k, is_counted)) in refs.iter().enumerate() {
+        counted += u64::from(is_counted);
         match time_of.insert(k, t) {
             Some(old) => {
                 by_time.remove(&old);
             }
             None => {
-                misses += 1;
+                misses += u64::from(is_counted);
                 if by_time.len() == size {
                     let (_, victim) = by_time.pop_first().unwrap();
                     time_of.remove(&victim);
@@ -20,7 +28,7 @@ fn naive_lru_miss_ratio(refs: &[u64], size: usize) -> f64 {
         }
         by_time.insert(t, k);
     }
-    misses as f64 / refs.len() as f64
+    misses as f64 / counted as f64
 }
 
 /// A skewed random stream: xorshift, squared to favour small keys.
@@ -68,7 +76,7 @@ fn the_exact_curve_equals_a_simulation_at_every_size() {
 fn iolab_caches_lru_policy_agrees_with_the_exact_curve() {
     let refs = skewed(50_000, 8_000, 11);
     let sizes = [1, 16, 500, 4_000];
-    let sim = simulate(CachePolicy::Lru, &refs, 1.0, &sizes);
+    let sim = simulate(CachePolicy::Lru, &References::counted(refs.clone()), 1.0, &sizes);
     for (p, s) in exact_curve(&refs, &sizes).iter().zip(sim) {
         assert!(
             (p.miss_ratio - s.miss_ratio).abs() < 1e-12,
@@ -121,4 +129,75 @@ fn default_sizes_rise_and_pass_the_working_set() {
     assert!(s.windows(2).all(|w| w[0] < w[1]));
     assert!(*s.last().unwrap() >= 1000 && s[0] == 1);
     assert_eq!(thin_sizes(&s, 5).len(), 5);
+}
+
+/// Records of 1 to 4 lines of 4 KiB, a third of them writes, over a skewed set of lines.
+fn mixed_records(n: usize, universe: u64, seed: u64) -> Vec<TraceRecord> {
+    let lines = skewed(n, universe, seed);
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| {
+            let op = if l % 3 == 0 { TraceOp::Write } else { TraceOp::Read };
+            TraceRecord::new(i as u64, op, 0, l * 4096, 4096 * (1 + (i as u32 * 7) % 4))
+        })
+        .collect()
+}
+
+/// The references of `records` in `Writes::Install`: every line a record touches, counted for reads.
+fn flagged(records: &[TraceRecord]) -> Vec<(u64, bool)> {
+    let per_line = |r: &TraceRecord| {
+        let read = r.op == TraceOp::Read;
+        (r.offset / 4096..(r.offset + r.len as u64).div_ceil(4096)).map(move |l| (l, read))
+    };
+    records.iter().flat_map(per_line).collect()
+}
+
+#[test]
+fn with_writes_installing_the_curve_counts_reads_in_a_cache_writes_fill() {
+    let records = mixed_records(60_000, 6_000, 5);
+    let options = Options { objects: Objects::Lines(4096), writes: Writes::Install };
+    let mut b = MrcBuilder::new(options, Method::Exact, true);
+    records.iter().for_each(|r| b.add(r));
+    assert_eq!(b.ops() + b.installs(), records.len() as u64);
+    let built = b.finish();
+    let sizes = [1, 7, 100, 1_000, 3_000, 6_000, 7_000];
+    let refs = flagged(&records);
+    let sim = simulate(CachePolicy::Lru, built.kept.as_ref().unwrap(), 1.0, &sizes);
+    for (p, s) in built.lru_curve(&sizes).iter().zip(sim) {
+        let naive = naive_lru_read_miss_ratio(&refs, p.objects as usize);
+        assert!(
+            (p.miss_ratio - naive).abs() < 1e-12,
+            "size {}: exact {} naive {naive}",
+            p.objects,
+            p.miss_ratio
+        );
+        assert!(
+            (s.miss_ratio - naive).abs() < 1e-12,
+            "size {}: lru policy {} naive {naive}",
+            p.objects,
+            s.miss_ratio
+        );
+    }
+    // Counting writes, or passing them over, is another curve.
+    let count = Options { writes: Writes::Count, ..options };
+    let mut b = MrcBuilder::new(count, Method::Exact, false);
+    records.iter().for_each(|r| b.add(r));
+    assert_ne!(b.finish().lru_curve(&[1_000]), built.lru_curve(&[1_000]));
+}
+
+#[test]
+fn shards_with_writes_installing_is_within_a_hundredth_of_exact() {
+    let records = mixed_records(1_000_000, 200_000, 9);
+    let options = Options { objects: Objects::Lines(4096), writes: Writes::Install };
+    let curve = |method| {
+        let mut b = MrcBuilder::new(options, method, false);
+        records.iter().for_each(|r| b.add(r));
+        b.finish().lru_curve(&default_sizes(200_000))
+    };
+    let exact = curve(Method::Exact);
+    for method in [Method::FixedRate(0.1), Method::FixedSize(32_768)] {
+        let e = mae(&exact, &curve(method));
+        assert!(e <= 0.01, "{method:?}: mean absolute error {e}");
+    }
 }

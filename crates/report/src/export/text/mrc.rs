@@ -22,10 +22,16 @@ pub(crate) fn mrc(m: &MrcResult) -> String {
         format_count(t.records),
         format_count(t.bad_records),
         format_count(t.ops),
-        if t.reads_only { "reads" } else { "reads and writes" },
+        t.counted_text(),
         format_count(t.references),
         format_count(t.objects),
     );
+    if t.installing_writes > 0 {
+        let _ = writeln!(out, "writes  {} installed lines, uncounted", format_count(t.installing_writes));
+    }
+    if let Some(a) = t.alignment_text() {
+        let _ = writeln!(out, "lines   {a}");
+    }
     for c in &m.curves {
         let _ = writeln!(out, "curve   {}: {}", c.policy, method_text(c));
     }

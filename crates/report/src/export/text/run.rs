@@ -31,6 +31,11 @@ pub(crate) fn run(r: &RunResult) -> String {
     out.push('\n');
     tail_lines(r, &mut out);
     cache_lines(r, &mut out);
+    if let Some(replay) = &r.replay {
+        for (i, line) in replay.summary_lines().iter().enumerate() {
+            labelled(&mut out, if i == 0 { "replay" } else { "" }, line);
+        }
+    }
     if let Some(ss) = &r.steady_state {
         labelled(&mut out, "steady", &super::steady_state_line(ss));
     }
