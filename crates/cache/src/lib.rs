@@ -934,7 +934,7 @@ impl Cache {
             .map(|i| {
                 let cap = (lines / nshards + u64::from(i < lines % nshards)) as usize;
                 let reserve = if write_back { (cap / 16).max(2) } else { 0 };
-                let buckets = (cap / 8).max(64).next_power_of_two();
+                let buckets = (cap / 2).max(64).next_power_of_two();
                 let admits = if admit_after > 1 { cap.max(64).next_power_of_two() } else { 0 };
                 Padded(Mutex::new(Shard {
                     policy: policy::new_policy(config.policy, cap),
