@@ -4,6 +4,7 @@
 //! per-worker intervals are also summed per group, for the group's largest per-interval mean response time.
 
 use crate::layers::RunCache;
+use crate::wire::WireInterval;
 use crate::{env, IntervalHook, Observer};
 use iolab_engine::WorkerEvent;
 use iolab_plan::Plan;
@@ -32,6 +33,8 @@ pub(crate) struct Collected {
     pub group_interval_max: Vec<(Option<f64>, Option<f64>)>,
     /// Process CPU time and instant when the measurement began (end of ramp), if it did.
     pub cpu_start: Option<((f64, f64), Instant)>,
+    /// Over several hosts: this rank (0) told the others that its interval hook ended the measurement.
+    pub announced: bool,
     /// Intervals some worker never closed (an early stop).
     pending: BTreeMap<u64, (IntervalStats, usize)>,
     /// Group intervals some member never closed.
@@ -63,8 +66,9 @@ pub(crate) struct Watch<'a> {
     pub on_interval: Option<IntervalHook<'a>>,
     /// The run's cache, watched for memory.
     pub cache: Option<&'a mut RunCache>,
-    /// Over several hosts with `--stonewall`: the ranks, asked whether another rank's workers are done.
-    pub stonewall: Option<&'a dyn crate::RunSync>,
+    /// Over several hosts: the ranks, asked whether another rank ended the measurement (`--stonewall`, or
+    /// rank 0's interval hook), and told when rank 0's hook ends it.
+    pub ranks: Option<&'a dyn crate::RunSync>,
 }
 
 /// Each worker's group, as an index in order of first appearance.
@@ -90,7 +94,7 @@ pub(crate) fn collect(
     interval_ns: u64,
     w: Watch<'_>,
 ) -> Collected {
-    let Watch { stop, finish, observer, mut on_interval, mut cache, stonewall } = w;
+    let Watch { stop, finish, observer, mut on_interval, mut cache, ranks } = w;
     let group_of = group_of(plan);
     let n_groups = group_of.iter().max().map_or(0, |m| m + 1);
     let interval_s = interval_ns as f64 / 1e9;
@@ -100,9 +104,10 @@ pub(crate) fn collect(
     // last interval of the window may be partial, and its length is known only at the end). Loadgen runs keep
     // each interval's transaction counts (24 bytes) for the backlog chart.
     let mut c = Collected {
-        series: IntervalSeries::new(interval_ns, plan.loadgen.is_some()),
+        series: IntervalSeries::new(interval_ns, plan.loadgen.is_some(), ranks.is_some()),
         group_interval_max: vec![(None, None); n_groups],
         cpu_start: None,
+        announced: false,
         pending: BTreeMap::new(),
         group_pending: BTreeMap::new(),
     };
@@ -115,8 +120,8 @@ pub(crate) fn collect(
             observer.stopping();
         }
         observer.tick(wall_start.elapsed());
-        // Over several hosts with --stonewall: another rank's workers are done, so are this rank's.
-        if stonewall.is_some_and(|s| s.other_done()) {
+        // Over several hosts: another rank ended the measurement (--stonewall, or rank 0's hook).
+        if ranks.is_some_and(|s| s.other_done()) {
             finish.store(true, Ordering::Relaxed);
         }
         if let Some(rc) = cache.as_deref_mut() {
@@ -146,12 +151,29 @@ pub(crate) fn collect(
         observer.interval(&s, interval_s);
         if let Some(cb) = on_interval.as_deref_mut() {
             if cb(k, &TimePoint::from_interval(&s, interval_s)) {
-                finish.store(true, Ordering::Relaxed);
+                hook_ends(ranks, finish, &mut c.announced);
             }
         }
         c.series.finished(s);
     }
     c
+}
+
+/// The interval hook ends the measurement. Over several hosts rank 0's hook decides for every rank (it
+/// tells the others once; they follow, as with `--stonewall`), so all ranks' windows end together; the
+/// other ranks' hooks see their own intervals and do not decide.
+fn hook_ends(ranks: Option<&dyn crate::RunSync>, finish: &AtomicBool, announced: &mut bool) {
+    match ranks {
+        None => finish.store(true, Ordering::Relaxed),
+        Some(s) if s.rank() == 0 => {
+            finish.store(true, Ordering::Relaxed);
+            if !*announced {
+                s.announce_done();
+                *announced = true;
+            }
+        }
+        Some(_) => {}
+    }
 }
 
 /// Adds `stats` to the interval gathered under `key` (and sets its `cached` mark, when given); once `members`
@@ -188,10 +210,15 @@ pub(crate) struct IntervalSeries {
     tail: BTreeMap<u64, IntervalStats>,
     /// Per interval, the transaction counts (loadgen runs only).
     txn: Option<BTreeMap<u64, IntervalTxn>>,
+    /// Over several hosts: every interval as it finished, and the parts some worker never closed, in their
+    /// wire form (counts and encoded coarse histograms, a few hundred bytes each) for the merge over ranks.
+    kept: Option<Vec<WireInterval>>,
 }
 
 impl IntervalSeries {
-    pub(crate) fn new(interval_ns: u64, txn: bool) -> IntervalSeries {
+    /// A series of intervals of `interval_ns`; with `txn` keeping transaction counts, with `keep` every
+    /// interval for the merge over ranks ([`IntervalSeries::take_kept`]).
+    pub(crate) fn new(interval_ns: u64, txn: bool, keep: bool) -> IntervalSeries {
         IntervalSeries {
             series: TimeSeries::new(iolab_stats::DEFAULT_TIMESERIES_CAP),
             interval_s: interval_ns as f64 / 1e9,
@@ -199,11 +226,20 @@ impl IntervalSeries {
             next: 0,
             tail: BTreeMap::new(),
             txn: txn.then(BTreeMap::new),
+            kept: keep.then(Vec::new),
         }
+    }
+
+    /// The intervals kept for the merge over ranks, in the order they came (empty unless kept).
+    pub(crate) fn take_kept(&mut self) -> Vec<WireInterval> {
+        self.kept.take().unwrap_or_default()
     }
 
     /// Interval `s` is complete (every worker sent it); workers send theirs in order, so these come in order.
     pub(crate) fn finished(&mut self, s: IntervalStats) {
+        if let Some(k) = self.kept.as_mut() {
+            k.push(WireInterval::of(&s));
+        }
         if let Some(t) = self.txn.as_mut() {
             t.insert(s.index, s.txn);
         }
@@ -220,6 +256,9 @@ impl IntervalSeries {
 
     /// Part of interval `k` that not every worker sent.
     pub(crate) fn leftover(&mut self, k: u64, s: &IntervalStats) {
+        if let Some(kept) = self.kept.as_mut() {
+            kept.push(WireInterval::of(s));
+        }
         self.tail.entry(k).or_insert_with(|| IntervalStats::new(k)).merge(s);
     }
 
@@ -270,7 +309,7 @@ mod tests {
     /// The series of a window of `measured_s` seconds, 1 s intervals, 100 reads in each.
     fn series_of(measured_s: f64) -> Vec<TimePoint> {
         let n = (measured_s.ceil() as u64).max(1);
-        let mut series = IntervalSeries::new(1_000_000_000, false);
+        let mut series = IntervalSeries::new(1_000_000_000, false, false);
         for k in 0..n {
             let mut s = IntervalStats::new(k);
             for _ in 0..100 {

@@ -10,14 +10,15 @@
 //! had been local (numbered across ranks), with a row per host.
 
 use crate::assemble::{self, Finished};
-use crate::wire::WireOutput;
+use crate::collect::IntervalSeries;
+use crate::wire::{WireInterval, WireOutput};
 use crate::{Error, Result};
 use iolab_device::OpenedTarget;
 use iolab_engine::WorkerOutput;
 use iolab_plan::WorkerPlan;
 use iolab_report::{Cpu, HostResult, OpSet, RanksResult, RunResult};
 use iolab_spec::JobSpec;
-use iolab_stats::OpStats;
+use iolab_stats::{IntervalStats, OpStats};
 use iolab_verify::VerifyResult;
 use serde::{Deserialize, Serialize};
 
@@ -42,16 +43,18 @@ pub trait RunSync: Send + Sync {
     fn stonewall(&self) -> bool {
         false
     }
-    /// Stonewall: tells every other rank that this rank's workers are done (once per run, before the
-    /// agreement that they are done).
+    /// Tells every other rank that this rank ended the measurement (with `--stonewall`, its workers are
+    /// done; rank 0's interval hook ended it): once per run, before the agreement that all are done.
     fn announce_done(&self) {}
-    /// Stonewall: whether some other rank has announced that its workers are done (without waiting).
+    /// Whether some other rank has announced the end of the measurement (without waiting).
     fn other_done(&self) -> bool {
         false
     }
-    /// Stonewall: takes in every other rank's announcement of this run (after the agreement that all are
-    /// done, so every one was sent).
-    fn drain_done(&self) {}
+    /// Takes in `messages` announcements of other ranks (after the agreement that all are done, so every
+    /// one was sent).
+    fn drain_done(&self, messages: u32) {
+        let _ = messages;
+    }
 }
 
 /// The job every rank runs: rank 0's (so a job file or flags read on rank 0 decide), its target paths with
@@ -67,6 +70,9 @@ pub(crate) fn share_job(sync: &dyn RunSync, mut job: JobSpec) -> Result<JobSpec>
     let all = sync.allgather("job", mine);
     let mut value: serde_json::Value =
         serde_json::from_slice(&all[0]).map_err(|e| Error::internal(e).context("decoding rank 0's job"))?;
+    if let Some(trace) = value.get("trace").and_then(|t| t.as_str()) {
+        per_rank_trace(Some(trace), sync.size())?;
+    }
     let (rank, size, host) = (sync.rank().to_string(), sync.size().to_string(), sync.host());
     let put = |s: &str| s.replace("{rank}", &rank).replace("{size}", &size).replace("{host}", &host);
     let divisor = if sync.rate_per_rank() { 1.0 } else { sync.size() as f64 };
@@ -75,6 +81,19 @@ pub(crate) fn share_job(sync: &dyn RunSync, mut job: JobSpec) -> Result<JobSpec>
         serde_json::from_value(value).map_err(|e| Error::internal(e).context("decoding rank 0's job"))?;
     job.seed = job.seed.map(|s| rank_seed(s, sync.rank()));
     Ok(job)
+}
+
+/// `--trace` over several ranks: each rank records its own ops into its own file, so the path must hold
+/// `{rank}`; without it the ranks would write one file over each other, and every rank refuses alike before
+/// anything is written.
+fn per_rank_trace(path: Option<&str>, size: u32) -> Result<()> {
+    match path {
+        Some(p) if size > 1 && !p.contains("{rank}") => Err(Error::Ranks(format!(
+            "--trace '{p}': {size} ranks would each write this one file; add {{rank}} to the path (for \
+             example '{p}.{{rank}}') so that every rank writes its own"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The seed rank `rank` runs with when the run's seed is `seed`: rank 0 the seed itself, every other rank
@@ -88,14 +107,14 @@ pub fn rank_seed(seed: u64, rank: u32) -> u64 {
     iolab_plan::rng::splitmix64(&mut s)
 }
 
-/// Replaces the placeholders in every `path` and `journal` string, and divides every `rate` and
+/// Replaces the placeholders in every `path`, `journal` and `trace` string, and divides every `rate` and
 /// `rate_bytes` by `divisor`.
 fn rewrite(v: &mut serde_json::Value, put: &dyn Fn(&str) -> String, divisor: f64) {
     match v {
         serde_json::Value::Object(map) => {
             for (k, x) in map.iter_mut() {
                 match (k.as_str(), &*x) {
-                    ("path" | "journal", serde_json::Value::String(s)) => *x = put(s).into(),
+                    ("path" | "journal" | "trace", serde_json::Value::String(s)) => *x = put(s).into(),
                     ("rate" | "rate_bytes", serde_json::Value::Number(n)) => {
                         if let Some(f) = n.as_f64() {
                             *x = serde_json::json!(f / divisor);
@@ -180,17 +199,20 @@ pub(crate) fn start_together(sync: &dyn RunSync) -> f64 {
     unix_now()
 }
 
-/// The workers are done: with `--stonewall`, the other ranks are told (and every rank's announcement is
-/// taken in once all agree); then every rank's outcome, as [`agree`].
-pub(crate) fn done<T>(sync: Option<&dyn RunSync>, outputs: Result<T>) -> Result<T> {
+/// The workers are done: with `--stonewall`, the other ranks are told; then every rank's outcome, as
+/// [`agree`]. `announced` says whether this rank already told the others (rank 0's interval hook ended the
+/// measurement). Every announcement is then taken in, so none is left over for the next run of a sweep.
+pub(crate) fn done<T>(sync: Option<&dyn RunSync>, outputs: Result<T>, announced: bool) -> Result<T> {
     let Some(s) = sync else { return outputs };
-    if s.stonewall() {
+    let mut announced = announced;
+    if s.stonewall() && !announced {
         s.announce_done();
+        announced = true;
     }
     let agreed = agree(s, "done", outputs);
-    if s.stonewall() {
-        s.drain_done();
-    }
+    let all = s.allgather("announced", vec![u8::from(announced)]);
+    let others = all.iter().enumerate().filter(|(r, a)| *r != s.rank() as usize && a.first() == Some(&1));
+    s.drain_done(others.count() as u32);
     agreed
 }
 
@@ -211,6 +233,11 @@ pub(crate) struct RankReport {
     pub warnings: Vec<iolab_stats::Warning>,
     /// Its workers' outputs ([`crate::wire`]).
     pub outputs: Vec<crate::wire::WireOutput>,
+    /// Its intervals (its workers' merged), for the run's time series.
+    pub intervals: Vec<WireInterval>,
+    /// Its host's kernel and CPU model.
+    pub kernel: String,
+    pub cpu_model: String,
 }
 
 /// Every rank's report, in rank order.
@@ -244,8 +271,12 @@ pub(crate) fn result_over_ranks(
         cpu: assemble::cpu(run.collected.cpu_start, run.cpu_end, local_ops),
         warnings: run.warnings.clone(),
         outputs: run.outputs.iter().map(WireOutput::of).collect(),
+        intervals: run.collected.series.take_kept(),
+        kernel: crate::env::kernel(),
+        cpu_model: crate::env::cpu_model(),
     };
     let mut reports = gather_reports(sync, &mine)?;
+    run.collected.series = merged_series(&mut reports, run.interval_ns, run.plan.loadgen.is_some())?;
     let n = run.plan.workers.len() as u32;
     let mut outputs = Vec::new();
     let mut per_rank = Vec::new();
@@ -282,6 +313,33 @@ pub(crate) fn result_over_ranks(
     result.hosts = hosts;
     merge_verify(sync, &mut result)?;
     Ok(result)
+}
+
+/// The run's time series over every rank: interval i of every rank merged (ops, bytes and transactions
+/// summed, the coarse response-time histograms bucket by bucket), as the workers' intervals merge on one
+/// host. The ranks released their workers at one agreed instant, so their intervals are aligned. One
+/// interval is decoded at a time.
+fn merged_series(reports: &mut [RankReport], interval_ns: u64, txn: bool) -> Result<IntervalSeries> {
+    let mut all: Vec<WireInterval> =
+        reports.iter_mut().flat_map(|r| std::mem::take(&mut r.intervals)).collect();
+    all.sort_by_key(|w| w.index);
+    let mut series = IntervalSeries::new(interval_ns, txn, false);
+    let mut current: Option<IntervalStats> = None;
+    for w in all {
+        let s = w.stats()?;
+        match current.as_mut() {
+            Some(c) if c.index == s.index => c.merge(&s),
+            _ => {
+                if let Some(done) = current.replace(s) {
+                    series.finished(done);
+                }
+            }
+        }
+    }
+    if let Some(last) = current {
+        series.finished(last);
+    }
+    Ok(series)
 }
 
 /// Verification is each rank's own (its verifier knows its own writes): every rank's counts and first
@@ -340,6 +398,8 @@ fn host_row(r: &RankReport, outputs: &[WorkerOutput], measured_s: f64, start: f6
         start_offset_s: r.started_unix_s - start,
         done_s: r.done_unix_s - start,
         warnings: r.warnings.clone(),
+        kernel: r.kernel.clone(),
+        cpu_model: r.cpu_model.clone(),
     }
 }
 
