@@ -359,6 +359,10 @@ fn the_time_series_is_the_merge_of_every_ranks_intervals() {
         let (lo, hi) = (p99(&a[i]).min(p99(&b[i])), p99(&a[i]).max(p99(&b[i])));
         assert!(p99(&m[i]) >= lo && p99(&m[i]) <= hi, "point {i}: {} not in {lo}..{hi}", p99(&m[i]));
     }
+    // The group's largest per-interval mean read response time is over the merged intervals (reads only).
+    let max = m.iter().map(|p| f(p, "lat_mean_ns")).fold(0.0, f64::max);
+    let group = merged["groups"][0]["read_interval_mean_max_ns"].as_f64().expect("a group maximum");
+    assert!((group - max).abs() < 1e-6 * max, "group maximum {group}, merged points' {max}");
 }
 
 #[test]

@@ -8,7 +8,8 @@ use crate::wire::WireInterval;
 use crate::{env, IntervalHook, Observer};
 use iolab_engine::WorkerEvent;
 use iolab_plan::Plan;
-use iolab_stats::{IntervalStats, IntervalTxn, TimePoint, TimeSeries};
+use iolab_stats::{IntervalOp, IntervalStats, IntervalTxn, TimePoint, TimeSeries};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -35,6 +36,8 @@ pub(crate) struct Collected {
     pub cpu_start: Option<((f64, f64), Instant)>,
     /// Over several hosts: this rank (0) told the others that its interval hook ended the measurement.
     pub announced: bool,
+    /// Over several hosts: every group interval, for the merge over ranks of the maxima.
+    pub group_kept: Option<Vec<GroupInterval>>,
     /// Intervals some worker never closed (an early stop).
     pending: BTreeMap<u64, (IntervalStats, usize)>,
     /// Group intervals some member never closed.
@@ -49,8 +52,53 @@ impl Collected {
             self.series.leftover(k, &s);
         }
         for ((g, _), (s, _)) in std::mem::take(&mut self.group_pending) {
-            fold_group_interval(&mut self.group_interval_max[g], &s);
+            self.group_done(g, &s);
         }
+    }
+
+    /// Group `g`'s interval `s` is complete (or is all there is of it): into the group's maxima, and kept
+    /// for the merge over ranks.
+    fn group_done(&mut self, g: usize, s: &IntervalStats) {
+        let gi = GroupInterval::of(g, s);
+        gi.fold(&mut self.group_interval_max[g]);
+        if let Some(kept) = self.group_kept.as_mut() {
+            kept.push(gi);
+        }
+    }
+}
+
+/// One group's interval reduced to what its mean response times need: per op kind, the ops and their
+/// summed response time (ns, exact).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct GroupInterval {
+    /// The group's index.
+    pub group: u32,
+    /// The interval's number.
+    pub index: u64,
+    /// Reads, then writes: (ops, summed response time in ns).
+    pub ops: [(u64, u64); 2],
+}
+
+impl GroupInterval {
+    fn of(group: usize, s: &IntervalStats) -> GroupInterval {
+        let part = |o: &IntervalOp| (o.lat.count(), u64::try_from(o.lat.sum_ns()).unwrap_or(u64::MAX));
+        GroupInterval { group: group as u32, index: s.index, ops: [part(&s.read), part(&s.write)] }
+    }
+
+    /// Adds another rank's part of the same group interval.
+    pub(crate) fn add(&mut self, other: &GroupInterval) {
+        for (a, b) in self.ops.iter_mut().zip(other.ops) {
+            *a = (a.0 + b.0, a.1.saturating_add(b.1));
+        }
+    }
+
+    /// Folds the interval's mean read and write response times into the group's maxima.
+    pub(crate) fn fold(&self, max: &mut (Option<f64>, Option<f64>)) {
+        let mean = |(ops, sum): (u64, u64)| (ops > 0).then(|| sum as f64 / ops as f64);
+        let keep =
+            |m: &mut Option<f64>, x: Option<f64>| *m = x.map_or(*m, |x| Some(m.map_or(x, |m| m.max(x))));
+        keep(&mut max.0, mean(self.ops[0]));
+        keep(&mut max.1, mean(self.ops[1]));
     }
 }
 
@@ -108,6 +156,7 @@ pub(crate) fn collect(
         group_interval_max: vec![(None, None); n_groups],
         cpu_start: None,
         announced: false,
+        group_kept: ranks.is_some().then(Vec::new),
         pending: BTreeMap::new(),
         group_pending: BTreeMap::new(),
     };
@@ -143,7 +192,7 @@ pub(crate) fn collect(
         if let Some(&g) = group_of.get(worker as usize) {
             let members = group_of.iter().filter(|&&x| x == g).count();
             if let Some(gs) = gather(&mut c.group_pending, (g, k), &stats, members, None) {
-                fold_group_interval(&mut c.group_interval_max[g], &gs);
+                c.group_done(g, &gs);
                 observer.group_interval(g, &gs, interval_s);
             }
         }
@@ -287,18 +336,6 @@ impl IntervalSeries {
             }
         }
         (self.series, txn)
-    }
-}
-
-/// Folds one group interval into the group's per-interval maxima of mean read and write response time.
-fn fold_group_interval(max: &mut (Option<f64>, Option<f64>), s: &IntervalStats) {
-    if s.read.ops > 0 {
-        let m = s.read.lat.mean();
-        max.0 = Some(max.0.map_or(m, |x: f64| x.max(m)));
-    }
-    if s.write.ops > 0 {
-        let m = s.write.lat.mean();
-        max.1 = Some(max.1.map_or(m, |x: f64| x.max(m)));
     }
 }
 

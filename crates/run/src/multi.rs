@@ -10,7 +10,7 @@
 //! had been local (numbered across ranks), with a row per host.
 
 use crate::assemble::{self, Finished};
-use crate::collect::IntervalSeries;
+use crate::collect::{GroupInterval, IntervalSeries};
 use crate::wire::{WireInterval, WireOutput};
 use crate::{Error, Result};
 use iolab_device::OpenedTarget;
@@ -18,7 +18,7 @@ use iolab_engine::WorkerOutput;
 use iolab_plan::WorkerPlan;
 use iolab_report::{Cpu, HostResult, OpSet, RanksResult, RunResult};
 use iolab_spec::JobSpec;
-use iolab_stats::{IntervalStats, OpStats};
+use iolab_stats::OpStats;
 use iolab_verify::VerifyResult;
 use serde::{Deserialize, Serialize};
 
@@ -235,6 +235,8 @@ pub(crate) struct RankReport {
     pub outputs: Vec<crate::wire::WireOutput>,
     /// Its intervals (its workers' merged), for the run's time series.
     pub intervals: Vec<WireInterval>,
+    /// Its groups' intervals, for the groups' largest per-interval mean response times.
+    pub group_intervals: Vec<GroupInterval>,
     /// Its host's kernel and CPU model.
     pub kernel: String,
     pub cpu_model: String,
@@ -272,11 +274,14 @@ pub(crate) fn result_over_ranks(
         warnings: run.warnings.clone(),
         outputs: run.outputs.iter().map(WireOutput::of).collect(),
         intervals: run.collected.series.take_kept(),
+        group_intervals: run.collected.group_kept.take().unwrap_or_default(),
         kernel: crate::env::kernel(),
         cpu_model: crate::env::cpu_model(),
     };
     let mut reports = gather_reports(sync, &mine)?;
     run.collected.series = merged_series(&mut reports, run.interval_ns, run.plan.loadgen.is_some())?;
+    let groups = run.collected.group_interval_max.len();
+    run.collected.group_interval_max = merged_group_maxima(&mut reports, groups);
     let n = run.plan.workers.len() as u32;
     let mut outputs = Vec::new();
     let mut per_rank = Vec::new();
@@ -324,22 +329,51 @@ fn merged_series(reports: &mut [RankReport], interval_ns: u64, txn: bool) -> Res
         reports.iter_mut().flat_map(|r| std::mem::take(&mut r.intervals)).collect();
     all.sort_by_key(|w| w.index);
     let mut series = IntervalSeries::new(interval_ns, txn, false);
-    let mut current: Option<IntervalStats> = None;
-    for w in all {
-        let s = w.stats()?;
+    let decoded = all.into_iter().map(WireInterval::stats);
+    merge_runs(decoded, |s| (0, s.index), |a, b| a.merge(b), |s| series.finished(s))?;
+    Ok(series)
+}
+
+/// The groups' largest per-interval mean read and write response times over every rank: each group's
+/// interval i summed over the ranks (ops and summed response times), then its means.
+fn merged_group_maxima(reports: &mut [RankReport], groups: usize) -> Vec<(Option<f64>, Option<f64>)> {
+    let mut all: Vec<GroupInterval> =
+        reports.iter_mut().flat_map(|r| std::mem::take(&mut r.group_intervals)).collect();
+    all.sort_by_key(|g| (g.group, g.index));
+    let mut max = vec![(None, None); groups];
+    let fold = |g: GroupInterval| {
+        if let Some(m) = max.get_mut(g.group as usize) {
+            g.fold(m);
+        }
+    };
+    let _ = merge_runs(all.into_iter().map(Ok), |g| (g.group as u64, g.index), GroupInterval::add, fold);
+    max
+}
+
+/// Merges the consecutive items of `items` (sorted by `key`) that have one key with `add`, and hands each
+/// merged item to `emit`, in order; the first error stops it.
+fn merge_runs<T>(
+    items: impl Iterator<Item = Result<T>>,
+    key: impl Fn(&T) -> (u64, u64),
+    add: impl Fn(&mut T, &T),
+    mut emit: impl FnMut(T),
+) -> Result<()> {
+    let mut current: Option<T> = None;
+    for item in items {
+        let item = item?;
         match current.as_mut() {
-            Some(c) if c.index == s.index => c.merge(&s),
+            Some(c) if key(c) == key(&item) => add(c, &item),
             _ => {
-                if let Some(done) = current.replace(s) {
-                    series.finished(done);
+                if let Some(done) = current.replace(item) {
+                    emit(done);
                 }
             }
         }
     }
     if let Some(last) = current {
-        series.finished(last);
+        emit(last);
     }
-    Ok(series)
+    Ok(())
 }
 
 /// Verification is each rank's own (its verifier knows its own writes): every rank's counts and first
@@ -442,5 +476,17 @@ mod tests {
         assert_eq!(v["targets"][0]["path"], "/mnt/f.1.4.n2");
         assert_eq!(v["name"], "{rank}");
         assert_eq!(v["defaults"]["rate"], 250.0);
+    }
+
+    #[test]
+    fn group_maxima_are_the_means_of_the_intervals_summed_over_ranks() {
+        let gi = |index: u64, read: (u64, u64)| GroupInterval { group: 0, index, ops: [read, (0, 0)] };
+        // Interval 0: rank 0 one read of 100 ns, rank 1 three of 300 ns each (mean 250, not 200 averaged);
+        // interval 1: a mean of 200.
+        let all = vec![gi(0, (1, 100)), gi(0, (3, 900)), gi(1, (2, 400))];
+        let mut max = (None, None);
+        merge_runs(all.into_iter().map(Ok), |g| (0, g.index), GroupInterval::add, |g| g.fold(&mut max))
+            .unwrap();
+        assert_eq!(max, (Some(250.0), None));
     }
 }
