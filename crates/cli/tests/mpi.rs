@@ -237,6 +237,44 @@ fn stonewall_ends_the_slow_rank_when_the_fast_one_has_done_its_count() {
     assert!(last > 2.9 && last < first + 6.0, "rank 1 ended once resumed: first {first}, last {last}");
 }
 
+#[test]
+fn rank_0_decides_when_the_run_is_steady_and_every_rank_ends_then() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("steady.json");
+    let out = out.to_str().unwrap();
+    // 1,000 IOPS on each rank: rank 0 is steady after its 2 s window; rank 1 is stopped for 3 s right
+    // after the common start. Were rank 1 to decide for itself, it would need 2 s of steady intervals after
+    // it resumed.
+    let args = [
+        "run",
+        "--target",
+        "sim:fixed,latency=1ms,servers=1,size=64M",
+        "--qd",
+        "1",
+        "--ramp",
+        "0",
+        "--interval",
+        "500ms",
+        "--steady-state",
+        "iops:20%",
+        "--steady-state-window",
+        "2s",
+        "--steady-state-limit",
+        "20s",
+        "--json",
+        out,
+        "--no-save",
+    ];
+    let Some(o) = with_rank_1_stalled(&args, out, Duration::from_secs(3)) else { return };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let merged = json(Path::new(out));
+    assert_eq!(merged["steady_state"]["reached"], true, "{}", merged["steady_state"]);
+    let done: Vec<f64> =
+        merged["hosts"].as_array().unwrap().iter().map(|h| h["done_s"].as_f64().unwrap()).collect();
+    assert!(done[0] < 3.0, "rank 0 steady and done before rank 1 resumed: {done:?}");
+    assert!(done[1] > 2.9 && done[1] < 4.5, "rank 1 ended once resumed, on rank 0's word: {done:?}");
+}
+
 /// The pid of the rank `rank` process whose command line contains `marker`.
 fn rank_pid(marker: &str, rank: u32) -> Option<i32> {
     let want = format!("OMPI_COMM_WORLD_RANK={rank}");
