@@ -168,12 +168,19 @@ fn signal(pid: i32, signal: i32) {
     unsafe { libc::kill(pid, signal) };
 }
 
-/// Runs `args` on 2 ranks with rank 1 stopped (SIGSTOP) for `stall` from just after the common start, so
-/// rank 1 is clearly the slow one whatever the machine's load; the output.
-fn with_rank_1_stalled(args: &[&str], marker: &str, stall: Duration) -> Option<Output> {
+/// Runs `extra` on 2 ranks, each on an emulated device of 1 ms per I/O, one at a time (1,000 IOPS), with
+/// rank 1 stopped (SIGSTOP) for 3 s from just after the common start, so rank 1 is clearly the slow one
+/// whatever the machine's load; the merged result.
+fn with_rank_1_stalled(extra: &[&str]) -> Option<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("stalled.json");
+    let out = out.to_str().unwrap();
+    let target = ["run", "--target", "sim:fixed,latency=1ms,servers=1,size=64M", "--qd", "1", "--ramp", "0"];
     let child = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-np", "2", BIN])
-        .args(args)
+        .args(target)
+        .args(extra)
+        .args(["--json", out, "--no-save"])
         .env("IOLAB_MPI_TIMEOUT", "20")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -185,7 +192,7 @@ fn with_rank_1_stalled(args: &[&str], marker: &str, stall: Duration) -> Option<O
     let t = Instant::now();
     let mut pid = None;
     while t.elapsed() < Duration::from_secs(15) {
-        pid = pid.or_else(|| rank_pid(marker, 1));
+        pid = pid.or_else(|| rank_pid(out, 1));
         if pid.is_some_and(|p| has_thread(p, "iolab-w0")) {
             break;
         }
@@ -193,84 +200,46 @@ fn with_rank_1_stalled(args: &[&str], marker: &str, stall: Duration) -> Option<O
     }
     let pid = pid.expect("rank 1 found");
     signal(pid, libc::SIGSTOP);
-    std::thread::sleep(stall);
+    std::thread::sleep(Duration::from_secs(3));
     signal(pid, libc::SIGCONT);
-    Some(child.wait_with_output().unwrap())
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Some(json(Path::new(out)))
+}
+
+/// Each rank's `done_s`, in rank order.
+fn done_s(merged: &Value) -> Vec<f64> {
+    merged["hosts"].as_array().unwrap().iter().map(|h| h["done_s"].as_f64().unwrap()).collect()
 }
 
 #[test]
 fn stonewall_ends_the_slow_rank_when_the_fast_one_has_done_its_count() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("stonewall.json");
-    let out = out.to_str().unwrap();
-    // 1,000 I/Os at 1 ms each, one at a time: rank 0 needs 1 s; rank 1 is stopped for 3 s right after the
-    // common start. Without stonewalling rank 1 would do its 1,000 too.
-    let args = [
-        "run",
-        "--target",
-        "sim:fixed,latency=1ms,servers=1,size=64M",
-        "--qd",
-        "1",
-        "--ios",
-        "1000",
-        "--ramp",
-        "0",
-        "--stonewall",
-        "--json",
-        out,
-        "--no-save",
-    ];
-    let Some(o) = with_rank_1_stalled(&args, out, Duration::from_secs(3)) else { return };
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let merged = json(Path::new(out));
+    // Rank 0 needs 1 s for its 1,000 I/Os; rank 1 is stopped for 3 s. Without stonewalling rank 1 would do
+    // its 1,000 too.
+    let Some(merged) = with_rank_1_stalled(&["--ios", "1000", "--stonewall"]) else { return };
     assert_eq!(merged["ranks"]["stonewall"], true);
     let hosts = merged["hosts"].as_array().unwrap();
     let ops: Vec<u64> = hosts.iter().map(|h| h["total"]["all"]["ops"].as_u64().unwrap()).collect();
-    let done: Vec<f64> = hosts.iter().map(|h| h["done_s"].as_f64().unwrap()).collect();
     assert_eq!(ops[0], 1000, "the fast rank did all its I/Os: {ops:?}");
     assert!(ops[1] < 500, "the slow rank stopped early: {ops:?}");
     assert_eq!(merged["total"]["all"]["ops"].as_u64().unwrap(), ops[0] + ops[1], "fewer than 2 x 1,000");
     let (first, last) =
         (merged["ranks"]["first_done_s"].as_f64().unwrap(), merged["ranks"]["last_done_s"].as_f64().unwrap());
     assert!(first >= 0.95, "1,000 I/Os of 1 ms take a second: first done {first}");
-    assert_eq!((first, last), (done[0], done[1]), "rank 0 done first, rank 1 last");
+    assert_eq!(vec![first, last], done_s(&merged), "rank 0 done first, rank 1 last");
     assert!(last > 2.9 && last < first + 6.0, "rank 1 ended once resumed: first {first}, last {last}");
 }
 
 #[test]
 fn rank_0_decides_when_the_run_is_steady_and_every_rank_ends_then() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("steady.json");
-    let out = out.to_str().unwrap();
-    // 1,000 IOPS on each rank: rank 0 is steady after its 2 s window; rank 1 is stopped for 3 s right
-    // after the common start. Were rank 1 to decide for itself, it would need 2 s of steady intervals after
-    // it resumed.
-    let args = [
-        "run",
-        "--target",
-        "sim:fixed,latency=1ms,servers=1,size=64M",
-        "--qd",
-        "1",
-        "--ramp",
-        "0",
-        "--interval",
-        "500ms",
-        "--steady-state",
-        "iops:20%",
-        "--steady-state-window",
-        "2s",
-        "--steady-state-limit",
-        "20s",
-        "--json",
-        out,
-        "--no-save",
-    ];
-    let Some(o) = with_rank_1_stalled(&args, out, Duration::from_secs(3)) else { return };
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let merged = json(Path::new(out));
+    // Rank 0 is steady after its 2 s window; rank 1 is stopped for 3 s. Were rank 1 to decide for itself,
+    // it would need 2 s of steady intervals after it resumed.
+    let steady = ["--interval", "500ms", "--steady-state", "iops:20%", "--steady-state-window", "2s"];
+    let Some(merged) = with_rank_1_stalled(&[&steady[..], &["--steady-state-limit", "20s"]].concat()) else {
+        return;
+    };
     assert_eq!(merged["steady_state"]["reached"], true, "{}", merged["steady_state"]);
-    let done: Vec<f64> =
-        merged["hosts"].as_array().unwrap().iter().map(|h| h["done_s"].as_f64().unwrap()).collect();
+    let done = done_s(&merged);
     assert!(done[0] < 3.0, "rank 0 steady and done before rank 1 resumed: {done:?}");
     assert!(done[1] > 2.9 && done[1] < 4.5, "rank 1 ended once resumed, on rank 0's word: {done:?}");
 }
