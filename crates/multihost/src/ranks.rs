@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 /// upper bound (32767).
 const FIRST_TAG: i32 = 100;
 const LAST_TAG: i32 = 30_000;
-/// The tag of a stonewall announcement ("this rank's workers are done"), outside the collectives' range.
+/// The tag of an announcement that the measurement ends (a rank done with `--stonewall`, or rank 0's
+/// steady-state decision), outside the collectives' range.
 const DONE_TAG: i32 = 31_000;
 
 /// One rank of the job, and what it knows of the others.
