@@ -155,34 +155,94 @@ fn open_loop_rates_are_totals_split_over_ranks() {
     assert_eq!(merged["total"]["all"]["ops"].as_u64().unwrap(), 2000);
 }
 
-#[test]
-fn stonewall_ends_every_rank_when_the_first_is_done() {
+/// Whether process `pid` has a thread named `name` (a worker thread is `iolab-w0`: it exists once the ranks
+/// passed their common start).
+fn has_thread(pid: i32, name: &str) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
+    tasks.flatten().any(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
+}
+
+/// Sends `signal` to `pid`.
+fn signal(pid: i32, signal: i32) {
+    // SAFETY: kill(2) with a pid and a signal number; no memory is involved.
+    unsafe { libc::kill(pid, signal) };
+}
+
+/// Runs `extra` on 2 ranks, each on an emulated device of 1 ms per I/O, one at a time (1,000 IOPS), with
+/// rank 1 stopped (SIGSTOP) for 3 s from just after the common start, so rank 1 is clearly the slow one
+/// whatever the machine's load; the merged result.
+fn with_rank_1_stalled(extra: &[&str]) -> Option<Value> {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("mpi.json");
-    let args = [
-        "run",
-        "--target",
-        "null:1G",
-        "--ios",
-        "300000",
-        "--ramp",
-        "0",
-        "--stonewall",
-        "--json",
-        out.to_str().unwrap(),
-        "--no-save",
-    ];
-    let Some(o) = mpirun(2, &[], &args) else { return };
+    let out = dir.path().join("stalled.json");
+    let out = out.to_str().unwrap();
+    let target = ["run", "--target", "sim:fixed,latency=1ms,servers=1,size=64M", "--qd", "1", "--ramp", "0"];
+    let child = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2", BIN])
+        .args(target)
+        .args(extra)
+        .args(["--json", out, "--no-save"])
+        .env("IOLAB_MPI_TIMEOUT", "20")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let Ok(child) = child else {
+        println!("skipped: mpirun is not installed");
+        return None;
+    };
+    let t = Instant::now();
+    let mut pid = None;
+    while t.elapsed() < Duration::from_secs(15) {
+        pid = pid.or_else(|| rank_pid(out, 1));
+        if pid.is_some_and(|p| has_thread(p, "iolab-w0")) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let pid = pid.expect("rank 1 found");
+    signal(pid, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(3));
+    signal(pid, libc::SIGCONT);
+    let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let merged = json(&out);
+    Some(json(Path::new(out)))
+}
+
+/// Each rank's `done_s`, in rank order.
+fn done_s(merged: &Value) -> Vec<f64> {
+    merged["hosts"].as_array().unwrap().iter().map(|h| h["done_s"].as_f64().unwrap()).collect()
+}
+
+#[test]
+fn stonewall_ends_the_slow_rank_when_the_fast_one_has_done_its_count() {
+    // Rank 0 needs 1 s for its 1,000 I/Os; rank 1 is stopped for 3 s. Without stonewalling rank 1 would do
+    // its 1,000 too.
+    let Some(merged) = with_rank_1_stalled(&["--ios", "1000", "--stonewall"]) else { return };
     assert_eq!(merged["ranks"]["stonewall"], true);
     let hosts = merged["hosts"].as_array().unwrap();
     let ops: Vec<u64> = hosts.iter().map(|h| h["total"]["all"]["ops"].as_u64().unwrap()).collect();
-    // The first rank done ran its whole count; the other one at most its count.
-    assert_eq!(ops.iter().max(), Some(&300_000), "{ops:?}");
-    assert!(
-        merged["ranks"]["last_done_s"].as_f64().unwrap() >= merged["ranks"]["first_done_s"].as_f64().unwrap()
-    );
+    assert_eq!(ops[0], 1000, "the fast rank did all its I/Os: {ops:?}");
+    assert!(ops[1] < 500, "the slow rank stopped early: {ops:?}");
+    assert_eq!(merged["total"]["all"]["ops"].as_u64().unwrap(), ops[0] + ops[1], "fewer than 2 x 1,000");
+    let (first, last) =
+        (merged["ranks"]["first_done_s"].as_f64().unwrap(), merged["ranks"]["last_done_s"].as_f64().unwrap());
+    assert!(first >= 0.95, "1,000 I/Os of 1 ms take a second: first done {first}");
+    assert_eq!(vec![first, last], done_s(&merged), "rank 0 done first, rank 1 last");
+    assert!(last > 2.9 && last < first + 6.0, "rank 1 ended once resumed: first {first}, last {last}");
+}
+
+#[test]
+fn rank_0_decides_when_the_run_is_steady_and_every_rank_ends_then() {
+    // Rank 0 is steady after its 2 s window (a wide 50 %: the machine may be loaded); rank 1 is stopped for
+    // 3 s. Were rank 1 to decide for itself, it would need 2 s of steady intervals after it resumed.
+    let steady = ["--interval", "500ms", "--steady-state", "iops:50%", "--steady-state-window", "2s"];
+    let Some(merged) = with_rank_1_stalled(&[&steady[..], &["--steady-state-limit", "20s"]].concat()) else {
+        return;
+    };
+    assert_eq!(merged["steady_state"]["reached"], true, "{}", merged["steady_state"]);
+    let done = done_s(&merged);
+    // Rank 1 ends once it has resumed and rank 0 is steady, whichever comes last, within one poll or so.
+    let word = done[0].max(3.0);
+    assert!(done[1] > 2.9 && done[1] < word + 0.8, "rank 1 ended on rank 0's word: {done:?}");
 }
 
 /// The pid of the rank `rank` process whose command line contains `marker`.
@@ -225,11 +285,10 @@ fn a_stalled_rank_ends_the_run_naming_it() {
     }
     let pid = pid.expect("rank 1 found");
     std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: kill(2) with a pid and a signal number; no memory is involved.
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    signal(pid, libc::SIGSTOP);
     let o = child.wait_with_output().unwrap();
-    // SAFETY: as above; the process may already be gone.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
+    // The process may already be gone.
+    signal(pid, libc::SIGKILL);
     assert!(t.elapsed() < Duration::from_secs(30), "ended in {:?}", t.elapsed());
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
@@ -267,4 +326,76 @@ fn every_ranks_verification_counts_in_the_result() {
         assert!(count(&ranks[1], k) > 0, "{k}");
         assert_eq!(count(&merged, k), count(&ranks[0], k) + count(&ranks[1], k), "{k}");
     }
+}
+
+#[test]
+fn the_time_series_is_the_merge_of_every_ranks_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mpi.json");
+    let job = [
+        "run",
+        "--target",
+        "sim:ssd",
+        "--clock",
+        "virtual",
+        "--duration",
+        "1s",
+        "--interval",
+        "250ms",
+        "--qd",
+        "4",
+    ];
+    let mut args: Vec<&str> = job.to_vec();
+    args.extend(["--seed", "11", "--json", out.to_str().unwrap(), "--no-save"]);
+    let Some(o) = mpirun(2, &[], &args) else { return };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let merged = json(&out);
+    let ranks: Vec<Value> = (0..2).map(|r| single(dir.path(), iolab_run::rank_seed(11, r), &job)).collect();
+    let points = |v: &Value| v["timeseries"].as_array().expect("timeseries").clone();
+    let (m, a, b) = (points(&merged), points(&ranks[0]), points(&ranks[1]));
+    assert_eq!(m.len(), 4, "{m:?}");
+    assert_eq!((a.len(), b.len()), (4, 4));
+    let f = |p: &Value, k: &str| p[k].as_f64().unwrap();
+    for i in 0..4 {
+        // Virtual time: each rank's intervals are exactly its single-host run's; the merge adds them.
+        assert!((f(&m[i], "iops") - f(&a[i], "iops") - f(&b[i], "iops")).abs() < 1e-6, "point {i}");
+        let ops = |p: &Value| f(p, "iops") * f(p, "interval_s");
+        let mean = (f(&a[i], "lat_mean_ns") * ops(&a[i]) + f(&b[i], "lat_mean_ns") * ops(&b[i])) / ops(&m[i]);
+        assert!((f(&m[i], "lat_mean_ns") - mean).abs() < 1e-6 * mean, "point {i}: mean of all ops");
+        // The p99 of the merged histogram lies between the ranks' own (never an average of them).
+        let p99 = |p: &Value| p["lat_p99_ns"].as_u64().unwrap();
+        let (lo, hi) = (p99(&a[i]).min(p99(&b[i])), p99(&a[i]).max(p99(&b[i])));
+        assert!(p99(&m[i]) >= lo && p99(&m[i]) <= hi, "point {i}: {} not in {lo}..{hi}", p99(&m[i]));
+    }
+    // The group's largest per-interval mean read response time is over the merged intervals (reads only).
+    let max = m.iter().map(|p| f(p, "lat_mean_ns")).fold(0.0, f64::max);
+    let group = merged["groups"][0]["read_interval_mean_max_ns"].as_f64().expect("a group maximum");
+    assert!((group - max).abs() < 1e-6 * max, "group maximum {group}, merged points' {max}");
+}
+
+#[test]
+fn trace_paths_take_the_rank_and_one_file_for_several_ranks_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let per_rank = format!("{}/ops.{{rank}}.trc", dir.path().display());
+    let run = ["run", "--target", "null:1G", "--duration", "1s", "--ramp", "0", "--no-save", "--trace"];
+    let mut args: Vec<&str> = run.to_vec();
+    args.push(&per_rank);
+    let Some(o) = mpirun(2, &[], &args) else { return };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for r in 0..2 {
+        let len = std::fs::metadata(dir.path().join(format!("ops.{r}.trc"))).map_or(0, |m| m.len());
+        assert!(len > 48 * 100, "rank {r}'s own trace holds its ops ({len} bytes)");
+    }
+    let one = format!("{}/one.trc", dir.path().display());
+    let json_out = format!("{}/one.json", dir.path().display());
+    let mut args: Vec<&str> = run.to_vec();
+    args.extend([one.as_str(), "--json", &json_out]);
+    let t = Instant::now();
+    let Some(o) = mpirun(2, &[], &args) else { return };
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("--trace '{one}'")) && err.contains("add {rank}"), "{err}");
+    assert_eq!(err.matches("add {rank}").count(), 1, "said once, by rank 0: {err}");
+    assert!(!Path::new(&one).exists() && !Path::new(&json_out).exists(), "nothing written");
+    assert!(t.elapsed() < Duration::from_secs(15));
 }

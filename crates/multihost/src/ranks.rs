@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 /// upper bound (32767).
 const FIRST_TAG: i32 = 100;
 const LAST_TAG: i32 = 30_000;
-/// The tag of a stonewall announcement ("this rank's workers are done"), outside the collectives' range.
+/// The tag of an announcement that the measurement ends (a rank done with `--stonewall`, or rank 0's
+/// steady-state decision), outside the collectives' range.
 const DONE_TAG: i32 = 31_000;
 
 /// One rank of the job, and what it knows of the others.
@@ -158,9 +159,9 @@ impl iolab_run::RunSync for Ranks {
         SimpleCommunicator::world().any_process().immediate_probe_with_tag(DONE_TAG).is_some()
     }
 
-    fn drain_done(&self) {
+    fn drain_done(&self, messages: u32) {
         let world = SimpleCommunicator::world();
-        for _ in 1..self.size {
+        for _ in 0..messages {
             let _ = world.any_process().receive_vec_with_tag::<u8>(DONE_TAG);
         }
     }

@@ -20,6 +20,7 @@ pub mod compare;
 pub mod export;
 pub mod find_max;
 mod format;
+mod hosts;
 pub mod html;
 pub mod judge;
 pub mod loadgen;

@@ -119,6 +119,13 @@ pub struct HostResult {
     pub done_s: f64,
     /// Its own warnings (found while preparing its targets).
     pub warnings: Vec<iolab_stats::Warning>,
+    /// Its host's kernel (`Linux 6.8.0`), as `env.kernel` says rank 0's; empty in results written before
+    /// it was kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kernel: String,
+    /// Its host's CPU model, as `env.cpu_model` says rank 0's; empty in results written before it was kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cpu_model: String,
 }
 
 /// The ranks of a run over several hosts, together.

@@ -534,6 +534,8 @@ pub(crate) fn sample_hosts() -> RunResult {
         start_offset_s: 0.000_02 * rank as f64,
         done_s: 10.0 + rank as f64 * 0.01,
         warnings: Vec::new(),
+        kernel: "Linux 6.8.0".into(),
+        cpu_model: format!("AMD EPYC 7443P (node {rank})"),
     };
     let hosts = vec![row(0, "node1"), row(1, "node2")];
     r.hosts = hosts;

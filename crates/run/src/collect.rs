@@ -4,10 +4,12 @@
 //! per-worker intervals are also summed per group, for the group's largest per-interval mean response time.
 
 use crate::layers::RunCache;
+use crate::wire::WireInterval;
 use crate::{env, IntervalHook, Observer};
 use iolab_engine::WorkerEvent;
 use iolab_plan::Plan;
-use iolab_stats::{IntervalStats, IntervalTxn, TimePoint, TimeSeries};
+use iolab_stats::{IntervalOp, IntervalStats, IntervalTxn, TimePoint, TimeSeries};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -32,6 +34,10 @@ pub(crate) struct Collected {
     pub group_interval_max: Vec<(Option<f64>, Option<f64>)>,
     /// Process CPU time and instant when the measurement began (end of ramp), if it did.
     pub cpu_start: Option<((f64, f64), Instant)>,
+    /// Over several hosts: this rank (0) told the others that its interval hook ended the measurement.
+    pub announced: bool,
+    /// Over several hosts: every group interval, for the merge over ranks of the maxima.
+    pub group_kept: Option<Vec<GroupInterval>>,
     /// Intervals some worker never closed (an early stop).
     pending: BTreeMap<u64, (IntervalStats, usize)>,
     /// Group intervals some member never closed.
@@ -46,8 +52,53 @@ impl Collected {
             self.series.leftover(k, &s);
         }
         for ((g, _), (s, _)) in std::mem::take(&mut self.group_pending) {
-            fold_group_interval(&mut self.group_interval_max[g], &s);
+            self.group_done(g, &s);
         }
+    }
+
+    /// Group `g`'s interval `s` is complete (or is all there is of it): into the group's maxima, and kept
+    /// for the merge over ranks.
+    fn group_done(&mut self, g: usize, s: &IntervalStats) {
+        let gi = GroupInterval::of(g, s);
+        gi.fold(&mut self.group_interval_max[g]);
+        if let Some(kept) = self.group_kept.as_mut() {
+            kept.push(gi);
+        }
+    }
+}
+
+/// One group's interval reduced to what its mean response times need: per op kind, the ops and their
+/// summed response time (ns, exact).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct GroupInterval {
+    /// The group's index.
+    pub group: u32,
+    /// The interval's number.
+    pub index: u64,
+    /// Reads, then writes: (ops, summed response time in ns).
+    pub ops: [(u64, u64); 2],
+}
+
+impl GroupInterval {
+    fn of(group: usize, s: &IntervalStats) -> GroupInterval {
+        let part = |o: &IntervalOp| (o.lat.count(), u64::try_from(o.lat.sum_ns()).unwrap_or(u64::MAX));
+        GroupInterval { group: group as u32, index: s.index, ops: [part(&s.read), part(&s.write)] }
+    }
+
+    /// Adds another rank's part of the same group interval.
+    pub(crate) fn add(&mut self, other: &GroupInterval) {
+        for (a, b) in self.ops.iter_mut().zip(other.ops) {
+            *a = (a.0 + b.0, a.1.saturating_add(b.1));
+        }
+    }
+
+    /// Folds the interval's mean read and write response times into the group's maxima.
+    pub(crate) fn fold(&self, max: &mut (Option<f64>, Option<f64>)) {
+        let mean = |(ops, sum): (u64, u64)| (ops > 0).then(|| sum as f64 / ops as f64);
+        let keep =
+            |m: &mut Option<f64>, x: Option<f64>| *m = x.map_or(*m, |x| Some(m.map_or(x, |m| m.max(x))));
+        keep(&mut max.0, mean(self.ops[0]));
+        keep(&mut max.1, mean(self.ops[1]));
     }
 }
 
@@ -63,8 +114,9 @@ pub(crate) struct Watch<'a> {
     pub on_interval: Option<IntervalHook<'a>>,
     /// The run's cache, watched for memory.
     pub cache: Option<&'a mut RunCache>,
-    /// Over several hosts with `--stonewall`: the ranks, asked whether another rank's workers are done.
-    pub stonewall: Option<&'a dyn crate::RunSync>,
+    /// Over several hosts: the ranks, asked whether another rank ended the measurement (`--stonewall`, or
+    /// rank 0's interval hook), and told when rank 0's hook ends it.
+    pub ranks: Option<&'a dyn crate::RunSync>,
 }
 
 /// Each worker's group, as an index in order of first appearance.
@@ -90,7 +142,7 @@ pub(crate) fn collect(
     interval_ns: u64,
     w: Watch<'_>,
 ) -> Collected {
-    let Watch { stop, finish, observer, mut on_interval, mut cache, stonewall } = w;
+    let Watch { stop, finish, observer, mut on_interval, mut cache, ranks } = w;
     let group_of = group_of(plan);
     let n_groups = group_of.iter().max().map_or(0, |m| m + 1);
     let interval_s = interval_ns as f64 / 1e9;
@@ -100,9 +152,11 @@ pub(crate) fn collect(
     // last interval of the window may be partial, and its length is known only at the end). Loadgen runs keep
     // each interval's transaction counts (24 bytes) for the backlog chart.
     let mut c = Collected {
-        series: IntervalSeries::new(interval_ns, plan.loadgen.is_some()),
+        series: IntervalSeries::new(interval_ns, plan.loadgen.is_some(), ranks.is_some()),
         group_interval_max: vec![(None, None); n_groups],
         cpu_start: None,
+        announced: false,
+        group_kept: ranks.is_some().then(Vec::new),
         pending: BTreeMap::new(),
         group_pending: BTreeMap::new(),
     };
@@ -115,8 +169,8 @@ pub(crate) fn collect(
             observer.stopping();
         }
         observer.tick(wall_start.elapsed());
-        // Over several hosts with --stonewall: another rank's workers are done, so are this rank's.
-        if stonewall.is_some_and(|s| s.other_done()) {
+        // Over several hosts: another rank ended the measurement (--stonewall, or rank 0's hook).
+        if ranks.is_some_and(|s| s.other_done()) {
             finish.store(true, Ordering::Relaxed);
         }
         if let Some(rc) = cache.as_deref_mut() {
@@ -138,7 +192,7 @@ pub(crate) fn collect(
         if let Some(&g) = group_of.get(worker as usize) {
             let members = group_of.iter().filter(|&&x| x == g).count();
             if let Some(gs) = gather(&mut c.group_pending, (g, k), &stats, members, None) {
-                fold_group_interval(&mut c.group_interval_max[g], &gs);
+                c.group_done(g, &gs);
                 observer.group_interval(g, &gs, interval_s);
             }
         }
@@ -146,12 +200,29 @@ pub(crate) fn collect(
         observer.interval(&s, interval_s);
         if let Some(cb) = on_interval.as_deref_mut() {
             if cb(k, &TimePoint::from_interval(&s, interval_s)) {
-                finish.store(true, Ordering::Relaxed);
+                hook_ends(ranks, finish, &mut c.announced);
             }
         }
         c.series.finished(s);
     }
     c
+}
+
+/// The interval hook ends the measurement. Over several hosts rank 0's hook decides for every rank (it
+/// tells the others once; they follow, as with `--stonewall`), so all ranks' windows end together; the
+/// other ranks' hooks see their own intervals and do not decide.
+fn hook_ends(ranks: Option<&dyn crate::RunSync>, finish: &AtomicBool, announced: &mut bool) {
+    match ranks {
+        None => finish.store(true, Ordering::Relaxed),
+        Some(s) if s.rank() == 0 => {
+            finish.store(true, Ordering::Relaxed);
+            if !*announced {
+                s.announce_done();
+                *announced = true;
+            }
+        }
+        Some(_) => {}
+    }
 }
 
 /// Adds `stats` to the interval gathered under `key` (and sets its `cached` mark, when given); once `members`
@@ -188,10 +259,15 @@ pub(crate) struct IntervalSeries {
     tail: BTreeMap<u64, IntervalStats>,
     /// Per interval, the transaction counts (loadgen runs only).
     txn: Option<BTreeMap<u64, IntervalTxn>>,
+    /// Over several hosts: every interval as it finished, and the parts some worker never closed, in their
+    /// wire form (counts and encoded coarse histograms, a few hundred bytes each) for the merge over ranks.
+    kept: Option<Vec<WireInterval>>,
 }
 
 impl IntervalSeries {
-    pub(crate) fn new(interval_ns: u64, txn: bool) -> IntervalSeries {
+    /// A series of intervals of `interval_ns`; with `txn` keeping transaction counts, with `keep` every
+    /// interval for the merge over ranks ([`IntervalSeries::take_kept`]).
+    pub(crate) fn new(interval_ns: u64, txn: bool, keep: bool) -> IntervalSeries {
         IntervalSeries {
             series: TimeSeries::new(iolab_stats::DEFAULT_TIMESERIES_CAP),
             interval_s: interval_ns as f64 / 1e9,
@@ -199,11 +275,20 @@ impl IntervalSeries {
             next: 0,
             tail: BTreeMap::new(),
             txn: txn.then(BTreeMap::new),
+            kept: keep.then(Vec::new),
         }
+    }
+
+    /// The intervals kept for the merge over ranks, in the order they came (empty unless kept).
+    pub(crate) fn take_kept(&mut self) -> Vec<WireInterval> {
+        self.kept.take().unwrap_or_default()
     }
 
     /// Interval `s` is complete (every worker sent it); workers send theirs in order, so these come in order.
     pub(crate) fn finished(&mut self, s: IntervalStats) {
+        if let Some(k) = self.kept.as_mut() {
+            k.push(WireInterval::of(&s));
+        }
         if let Some(t) = self.txn.as_mut() {
             t.insert(s.index, s.txn);
         }
@@ -220,6 +305,9 @@ impl IntervalSeries {
 
     /// Part of interval `k` that not every worker sent.
     pub(crate) fn leftover(&mut self, k: u64, s: &IntervalStats) {
+        if let Some(kept) = self.kept.as_mut() {
+            kept.push(WireInterval::of(s));
+        }
         self.tail.entry(k).or_insert_with(|| IntervalStats::new(k)).merge(s);
     }
 
@@ -251,18 +339,6 @@ impl IntervalSeries {
     }
 }
 
-/// Folds one group interval into the group's per-interval maxima of mean read and write response time.
-fn fold_group_interval(max: &mut (Option<f64>, Option<f64>), s: &IntervalStats) {
-    if s.read.ops > 0 {
-        let m = s.read.lat.mean();
-        max.0 = Some(max.0.map_or(m, |x: f64| x.max(m)));
-    }
-    if s.write.ops > 0 {
-        let m = s.write.lat.mean();
-        max.1 = Some(max.1.map_or(m, |x: f64| x.max(m)));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,7 +346,7 @@ mod tests {
     /// The series of a window of `measured_s` seconds, 1 s intervals, 100 reads in each.
     fn series_of(measured_s: f64) -> Vec<TimePoint> {
         let n = (measured_s.ceil() as u64).max(1);
-        let mut series = IntervalSeries::new(1_000_000_000, false);
+        let mut series = IntervalSeries::new(1_000_000_000, false, false);
         for k in 0..n {
             let mut s = IntervalStats::new(k);
             for _ in 0..100 {

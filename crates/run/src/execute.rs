@@ -69,7 +69,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         observer: &mut *shown,
         on_interval: on_interval.as_deref_mut().map(|h| h as IntervalHook<'_>),
         cache: layers.cache.as_mut(),
-        stonewall: sync.filter(|s| s.stonewall()),
+        ranks: sync,
     };
     let mut collected = collect::collect(&p.plan, &rx, interval_ns, watch);
     drop(shown);
@@ -89,7 +89,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
             recorded.records, recorded.path
         ));
     }
-    let outputs = multi::done(sync, outputs)?;
+    let outputs = multi::done(sync, outputs, collected.announced)?;
     let layouts = layouts.finish(&p.plan, &opened, &files, &outputs);
     let lag_histograms: Vec<_> = outputs.iter().filter_map(|o| o.replay_lag.clone()).collect();
     let Prepared { plan, regions, probes, warnings, .. } = p;

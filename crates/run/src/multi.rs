@@ -10,7 +10,8 @@
 //! had been local (numbered across ranks), with a row per host.
 
 use crate::assemble::{self, Finished};
-use crate::wire::WireOutput;
+use crate::collect::{GroupInterval, IntervalSeries};
+use crate::wire::{WireInterval, WireOutput};
 use crate::{Error, Result};
 use iolab_device::OpenedTarget;
 use iolab_engine::WorkerOutput;
@@ -42,16 +43,18 @@ pub trait RunSync: Send + Sync {
     fn stonewall(&self) -> bool {
         false
     }
-    /// Stonewall: tells every other rank that this rank's workers are done (once per run, before the
-    /// agreement that they are done).
+    /// Tells every other rank that this rank ended the measurement (with `--stonewall`, its workers are
+    /// done; rank 0's interval hook ended it): once per run, before the agreement that all are done.
     fn announce_done(&self) {}
-    /// Stonewall: whether some other rank has announced that its workers are done (without waiting).
+    /// Whether some other rank has announced the end of the measurement (without waiting).
     fn other_done(&self) -> bool {
         false
     }
-    /// Stonewall: takes in every other rank's announcement of this run (after the agreement that all are
-    /// done, so every one was sent).
-    fn drain_done(&self) {}
+    /// Takes in `messages` announcements of other ranks (after the agreement that all are done, so every
+    /// one was sent).
+    fn drain_done(&self, messages: u32) {
+        let _ = messages;
+    }
 }
 
 /// The job every rank runs: rank 0's (so a job file or flags read on rank 0 decide), its target paths with
@@ -67,6 +70,9 @@ pub(crate) fn share_job(sync: &dyn RunSync, mut job: JobSpec) -> Result<JobSpec>
     let all = sync.allgather("job", mine);
     let mut value: serde_json::Value =
         serde_json::from_slice(&all[0]).map_err(|e| Error::internal(e).context("decoding rank 0's job"))?;
+    if let Some(trace) = value.get("trace").and_then(|t| t.as_str()) {
+        per_rank_trace(Some(trace), sync.size())?;
+    }
     let (rank, size, host) = (sync.rank().to_string(), sync.size().to_string(), sync.host());
     let put = |s: &str| s.replace("{rank}", &rank).replace("{size}", &size).replace("{host}", &host);
     let divisor = if sync.rate_per_rank() { 1.0 } else { sync.size() as f64 };
@@ -75,6 +81,19 @@ pub(crate) fn share_job(sync: &dyn RunSync, mut job: JobSpec) -> Result<JobSpec>
         serde_json::from_value(value).map_err(|e| Error::internal(e).context("decoding rank 0's job"))?;
     job.seed = job.seed.map(|s| rank_seed(s, sync.rank()));
     Ok(job)
+}
+
+/// `--trace` over several ranks: each rank records its own ops into its own file, so the path must hold
+/// `{rank}`; without it the ranks would write one file over each other, and every rank refuses alike before
+/// anything is written.
+fn per_rank_trace(path: Option<&str>, size: u32) -> Result<()> {
+    match path {
+        Some(p) if size > 1 && !p.contains("{rank}") => Err(Error::Ranks(format!(
+            "--trace '{p}': {size} ranks would each write this one file; add {{rank}} to the path (for \
+             example '{p}.{{rank}}') so that every rank writes its own"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The seed rank `rank` runs with when the run's seed is `seed`: rank 0 the seed itself, every other rank
@@ -88,14 +107,14 @@ pub fn rank_seed(seed: u64, rank: u32) -> u64 {
     iolab_plan::rng::splitmix64(&mut s)
 }
 
-/// Replaces the placeholders in every `path` and `journal` string, and divides every `rate` and
+/// Replaces the placeholders in every `path`, `journal` and `trace` string, and divides every `rate` and
 /// `rate_bytes` by `divisor`.
 fn rewrite(v: &mut serde_json::Value, put: &dyn Fn(&str) -> String, divisor: f64) {
     match v {
         serde_json::Value::Object(map) => {
             for (k, x) in map.iter_mut() {
                 match (k.as_str(), &*x) {
-                    ("path" | "journal", serde_json::Value::String(s)) => *x = put(s).into(),
+                    ("path" | "journal" | "trace", serde_json::Value::String(s)) => *x = put(s).into(),
                     ("rate" | "rate_bytes", serde_json::Value::Number(n)) => {
                         if let Some(f) = n.as_f64() {
                             *x = serde_json::json!(f / divisor);
@@ -180,17 +199,20 @@ pub(crate) fn start_together(sync: &dyn RunSync) -> f64 {
     unix_now()
 }
 
-/// The workers are done: with `--stonewall`, the other ranks are told (and every rank's announcement is
-/// taken in once all agree); then every rank's outcome, as [`agree`].
-pub(crate) fn done<T>(sync: Option<&dyn RunSync>, outputs: Result<T>) -> Result<T> {
+/// The workers are done: with `--stonewall`, the other ranks are told; then every rank's outcome, as
+/// [`agree`]. `announced` says whether this rank already told the others (rank 0's interval hook ended the
+/// measurement). Every announcement is then taken in, so none is left over for the next run of a sweep.
+pub(crate) fn done<T>(sync: Option<&dyn RunSync>, outputs: Result<T>, announced: bool) -> Result<T> {
     let Some(s) = sync else { return outputs };
-    if s.stonewall() {
+    let mut announced = announced;
+    if s.stonewall() && !announced {
         s.announce_done();
+        announced = true;
     }
     let agreed = agree(s, "done", outputs);
-    if s.stonewall() {
-        s.drain_done();
-    }
+    let all = s.allgather("announced", vec![u8::from(announced)]);
+    let others = all.iter().enumerate().filter(|(r, a)| *r != s.rank() as usize && a.first() == Some(&1));
+    s.drain_done(others.count() as u32);
     agreed
 }
 
@@ -211,6 +233,13 @@ pub(crate) struct RankReport {
     pub warnings: Vec<iolab_stats::Warning>,
     /// Its workers' outputs ([`crate::wire`]).
     pub outputs: Vec<crate::wire::WireOutput>,
+    /// Its intervals (its workers' merged), for the run's time series.
+    pub intervals: Vec<WireInterval>,
+    /// Its groups' intervals, for the groups' largest per-interval mean response times.
+    pub group_intervals: Vec<GroupInterval>,
+    /// Its host's kernel and CPU model.
+    pub kernel: String,
+    pub cpu_model: String,
 }
 
 /// Every rank's report, in rank order.
@@ -244,8 +273,15 @@ pub(crate) fn result_over_ranks(
         cpu: assemble::cpu(run.collected.cpu_start, run.cpu_end, local_ops),
         warnings: run.warnings.clone(),
         outputs: run.outputs.iter().map(WireOutput::of).collect(),
+        intervals: run.collected.series.take_kept(),
+        group_intervals: run.collected.group_kept.take().unwrap_or_default(),
+        kernel: crate::env::kernel(),
+        cpu_model: crate::env::cpu_model(),
     };
     let mut reports = gather_reports(sync, &mine)?;
+    run.collected.series = merged_series(&mut reports, run.interval_ns, run.plan.loadgen.is_some())?;
+    let groups = run.collected.group_interval_max.len();
+    run.collected.group_interval_max = merged_group_maxima(&mut reports, groups);
     let n = run.plan.workers.len() as u32;
     let mut outputs = Vec::new();
     let mut per_rank = Vec::new();
@@ -282,6 +318,62 @@ pub(crate) fn result_over_ranks(
     result.hosts = hosts;
     merge_verify(sync, &mut result)?;
     Ok(result)
+}
+
+/// The run's time series over every rank: interval i of every rank merged (ops, bytes and transactions
+/// summed, the coarse response-time histograms bucket by bucket), as the workers' intervals merge on one
+/// host. The ranks released their workers at one agreed instant, so their intervals are aligned. One
+/// interval is decoded at a time.
+fn merged_series(reports: &mut [RankReport], interval_ns: u64, txn: bool) -> Result<IntervalSeries> {
+    let mut all: Vec<WireInterval> =
+        reports.iter_mut().flat_map(|r| std::mem::take(&mut r.intervals)).collect();
+    all.sort_by_key(|w| w.index);
+    let mut series = IntervalSeries::new(interval_ns, txn, false);
+    let decoded = all.into_iter().map(WireInterval::stats);
+    merge_runs(decoded, |s| (0, s.index), |a, b| a.merge(b), |s| series.finished(s))?;
+    Ok(series)
+}
+
+/// The groups' largest per-interval mean read and write response times over every rank: each group's
+/// interval i summed over the ranks (ops and summed response times), then its means.
+fn merged_group_maxima(reports: &mut [RankReport], groups: usize) -> Vec<(Option<f64>, Option<f64>)> {
+    let mut all: Vec<GroupInterval> =
+        reports.iter_mut().flat_map(|r| std::mem::take(&mut r.group_intervals)).collect();
+    all.sort_by_key(|g| (g.group, g.index));
+    let mut max = vec![(None, None); groups];
+    let fold = |g: GroupInterval| {
+        if let Some(m) = max.get_mut(g.group as usize) {
+            g.fold(m);
+        }
+    };
+    let _ = merge_runs(all.into_iter().map(Ok), |g| (g.group as u64, g.index), GroupInterval::add, fold);
+    max
+}
+
+/// Merges the consecutive items of `items` (sorted by `key`) that have one key with `add`, and hands each
+/// merged item to `emit`, in order; the first error stops it.
+fn merge_runs<T>(
+    items: impl Iterator<Item = Result<T>>,
+    key: impl Fn(&T) -> (u64, u64),
+    add: impl Fn(&mut T, &T),
+    mut emit: impl FnMut(T),
+) -> Result<()> {
+    let mut current: Option<T> = None;
+    for item in items {
+        let item = item?;
+        match current.as_mut() {
+            Some(c) if key(c) == key(&item) => add(c, &item),
+            _ => {
+                if let Some(done) = current.replace(item) {
+                    emit(done);
+                }
+            }
+        }
+    }
+    if let Some(last) = current {
+        emit(last);
+    }
+    Ok(())
 }
 
 /// Verification is each rank's own (its verifier knows its own writes): every rank's counts and first
@@ -340,6 +432,8 @@ fn host_row(r: &RankReport, outputs: &[WorkerOutput], measured_s: f64, start: f6
         start_offset_s: r.started_unix_s - start,
         done_s: r.done_unix_s - start,
         warnings: r.warnings.clone(),
+        kernel: r.kernel.clone(),
+        cpu_model: r.cpu_model.clone(),
     }
 }
 
@@ -382,5 +476,17 @@ mod tests {
         assert_eq!(v["targets"][0]["path"], "/mnt/f.1.4.n2");
         assert_eq!(v["name"], "{rank}");
         assert_eq!(v["defaults"]["rate"], 250.0);
+    }
+
+    #[test]
+    fn group_maxima_are_the_means_of_the_intervals_summed_over_ranks() {
+        let gi = |index: u64, read: (u64, u64)| GroupInterval { group: 0, index, ops: [read, (0, 0)] };
+        // Interval 0: rank 0 one read of 100 ns, rank 1 three of 300 ns each (mean 250, not 200 averaged);
+        // interval 1: a mean of 200.
+        let all = vec![gi(0, (1, 100)), gi(0, (3, 900)), gi(1, (2, 400))];
+        let mut max = (None, None);
+        merge_runs(all.into_iter().map(Ok), |g| (0, g.index), GroupInterval::add, |g| g.fold(&mut max))
+            .unwrap();
+        assert_eq!(max, (Some(250.0), None));
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::{Error, Result};
 use iolab_engine::{ReadSources, TxnStats, WorkerOutput};
-use iolab_stats::{LatencyHistogram, OpStats};
+use iolab_stats::{IntervalOp, IntervalStats, IntervalTxn, LatencyHistogram, OpStats};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -185,6 +185,53 @@ fn engine_name(name: &str) -> &'static str {
     ["io_uring", "sync", "mem", "sim", "null"].into_iter().find(|n| *n == name).unwrap_or("other")
 }
 
+/// One interval of one rank (its workers' intervals merged) on the wire: counts, and the coarse response
+/// time histograms of reads and writes in their exact encoding, so interval i of every rank merges as the
+/// workers' intervals merge on one host.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct WireInterval {
+    /// The interval's number since the measurement start (the same instant on every rank).
+    pub(crate) index: u64,
+    /// Reads and writes: ops, bytes, histogram.
+    ops: [(u64, u64, String); 2],
+    /// Transactions dispatched, completed, and the backlog at the close.
+    txn: [u64; 3],
+    cache_hits: u64,
+    cached: bool,
+    backlog: u64,
+}
+
+impl WireInterval {
+    /// `s` for the wire.
+    pub(crate) fn of(s: &IntervalStats) -> WireInterval {
+        let op = |o: &IntervalOp| (o.ops, o.bytes, o.lat.to_base64());
+        WireInterval {
+            index: s.index,
+            ops: [op(&s.read), op(&s.write)],
+            txn: [s.txn.dispatched, s.txn.completed, s.txn.backlog],
+            cache_hits: s.cache_hits,
+            cached: s.cached,
+            backlog: s.backlog,
+        }
+    }
+
+    /// The interval again.
+    pub(crate) fn stats(self) -> Result<IntervalStats> {
+        let [read, write] = self.ops;
+        let op = |(ops, bytes, lat): (u64, u64, String)| Ok(IntervalOp { ops, bytes, lat: histogram(&lat)? });
+        let [dispatched, completed, backlog] = self.txn;
+        Ok(IntervalStats {
+            index: self.index,
+            read: op(read)?,
+            write: op(write)?,
+            txn: IntervalTxn { dispatched, completed, backlog },
+            cache_hits: self.cache_hits,
+            cached: self.cached,
+            backlog: self.backlog,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,5 +252,24 @@ mod tests {
         assert_eq!(back.lat.to_base64(), s.lat.to_base64());
         assert_eq!(back.service_lat.to_base64(), s.service_lat.to_base64());
         assert_eq!((back.ops, back.bytes), (4, 16384));
+    }
+
+    #[test]
+    fn an_interval_crosses_the_wire_exactly() {
+        let mut s = IntervalStats::new(3);
+        for v in [1_000u64, 2_000, 900_000] {
+            s.record(false, 4096, v);
+        }
+        s.record(true, 512, 5_000);
+        s.cache_hits = 2;
+        s.cached = true;
+        s.backlog = 4;
+        let wire = serde_json::to_vec(&WireInterval::of(&s)).unwrap();
+        let back = serde_json::from_slice::<WireInterval>(&wire).unwrap().stats().unwrap();
+        assert_eq!(back.index, 3);
+        assert_eq!((back.read.ops, back.read.bytes, back.write.ops, back.write.bytes), (3, 12288, 1, 512));
+        assert_eq!(back.read.lat.to_base64(), s.read.lat.to_base64());
+        assert_eq!(back.read.lat.sigfig(), s.read.lat.sigfig(), "still coarse");
+        assert_eq!((back.cache_hits, back.cached, back.backlog), (2, true, 4));
     }
 }

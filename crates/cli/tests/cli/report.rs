@@ -1,8 +1,8 @@
 //! `iolab report` end to end, and checked in a real browser.
 //!
 //! Reports are made for (a) one run, (b) a queue-depth sweep with 3 trials per point and `--max-p99`, (c)
-//! two runs and (d) a run of a profile with several worker groups, from JSON files of runs on the emulated
-//! device. Each page is then opened in headless Chromium (Debian's `chromium`, which `.ci/run` installs): it
+//! two runs, (d) a run of a profile with several worker groups and (e) a run with a row per host (MPI
+//! ranks), from JSON files of runs on the emulated device. Each page is then opened in headless Chromium (Debian's `chromium`, which `.ci/run` installs): it
 //! must load with no console message and no failed request, its DOM must hold every chart, and each chart
 //! must have drawn. To check the drawing, the charts' SVGs are laid out one under the other at the size of
 //! their `viewBox`, screenshotted, and each chart's rectangle of the PNG must have enough non-white pixels
@@ -95,6 +95,23 @@ fn make_inputs(dir: &Path) {
             "-q",
         ],
     );
+    with_two_hosts(&dir.join("run1.json"), &dir.join("hosts.json"));
+}
+
+/// `from` as if it had run over two hosts (MPI ranks): a `hosts[]` row per rank and the `ranks` figures.
+fn with_two_hosts(from: &Path, to: &Path) {
+    let mut r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(from).unwrap()).unwrap();
+    let row = |rank: u32| {
+        serde_json::json!({
+            "rank": rank, "host": format!("node{rank}"), "workers": 1, "total": r["total"], "cpu": r["cpu"],
+            "start_offset_s": 0.0, "done_s": 3.0, "warnings": [], "kernel": "Linux 6.8.0", "cpu_model": "EPYC",
+        })
+    };
+    r["hosts"] = serde_json::json!([row(0), row(1)]);
+    r["ranks"] = serde_json::json!({
+        "size": 2, "start_skew_s": 0.00002, "first_done_s": 3.0, "last_done_s": 3.0, "stonewall": false,
+    });
+    std::fs::write(to, serde_json::to_string(&r).unwrap()).unwrap();
 }
 
 /// The Chromium binary: `$CHROMIUM`, else `chromium` or `chromium-browser` on the PATH.
@@ -295,7 +312,7 @@ fn report_single_run_sweep_and_two_runs_render_in_chromium() {
     let dir = tempdir();
     let d = dir.path();
     make_inputs(d);
-    let cases: [(&str, &[&str], usize); 4] = [
+    let cases: [(&str, &[&str], usize); 5] = [
         // percentile curve, IOPS and latency per interval
         ("single.html", &["run1.json"], 3),
         // IOPS and latency against qd, with error bars and the p99 limit
@@ -304,6 +321,8 @@ fn report_single_run_sweep_and_two_runs_render_in_chromium() {
         ("two.html", &["run1.json", "run2.json"], 5 + 3 + 3),
         // 3 charts, then IOPS and latency per worker group
         ("groups.html", &["oltp.json"], 3 + 2),
+        // the run's 3 charts, and its table of hosts (MPI ranks) beside them
+        ("hosts.html", &["hosts.json"], 3),
     ];
     for (out, inputs, _) in &cases {
         let mut args = vec!["report"];
@@ -325,6 +344,8 @@ fn report_single_run_sweep_and_two_runs_render_in_chromium() {
         md.contains("### Summary") && md.contains("### Sweep: sweep") && md.contains("| qd | IOPS |"),
         "{md}"
     );
+    let hosts = std::fs::read_to_string(d.join("hosts.html")).unwrap();
+    assert!(hosts.contains("<h3>Hosts (2 ranks)</h3>") && hosts.contains("<td>node1</td>"), "{hosts}");
     let sweep_html = std::fs::read_to_string(d.join("sweep.html")).unwrap();
     assert!(sweep_html.contains("p99 limit 300 µs (--max-p99)") && sweep_html.contains("over the 3 trials"));
     let two = std::fs::read_to_string(d.join("two.html")).unwrap();

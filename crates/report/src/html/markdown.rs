@@ -8,6 +8,7 @@ use super::figures::{run_curve, PERCENTILE_COLUMNS};
 use super::names::workload;
 use super::{DocBody, ReportDoc};
 use crate::format::{format_duration_ns, format_rate};
+use crate::hosts;
 use crate::model::OpSummary;
 use crate::sweep::SweepResult;
 use crate::RunResult;
@@ -279,6 +280,7 @@ fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
         .collect();
     let right: Vec<bool> = header.iter().enumerate().map(|(i, _)| i > 0).collect();
     table(out, &header, &right, &rows);
+    hosts_table(out, r);
     // The deep tail from the histogram, when there is one: what the percentile curve draws.
     let curve = run_curve(r, "all");
     if curve.len() > 2 {
@@ -339,6 +341,20 @@ fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
             out.push('\n');
         }
         out.push('\n');
+    }
+}
+
+/// A run over several hosts: a row per rank, then the ranks' start skew and finishing times
+/// ([`crate::hosts`], as the text summary and the HTML page).
+fn hosts_table(out: &mut String, r: &RunResult) {
+    if r.hosts.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "Hosts ({} ranks):\n", r.hosts.len());
+    let right: Vec<bool> = (0..hosts::HOST_COLUMNS.len()).map(hosts::numeric_column).collect();
+    table(out, &hosts::HOST_COLUMNS, &right, &hosts::host_rows(r));
+    if let Some(k) = &r.ranks {
+        let _ = writeln!(out, "{} ranks: {}\n", k.size, cell(&hosts::ranks_line(k)));
     }
 }
 

@@ -17,6 +17,7 @@ use super::figures::{
 use super::names::{workload, workload_names};
 use super::{escape_html as esc, DocBody, ReportDoc};
 use crate::format::{format_bytes, format_count, format_duration_ns, format_rate};
+use crate::hosts;
 use crate::model::OpSummary;
 use crate::sweep::SweepResult;
 use crate::RunResult;
@@ -327,6 +328,32 @@ fn op_table(out: &mut String, r: &RunResult) {
     out.push_str("</table>\n");
 }
 
+/// A run over several hosts: a row per rank, then the ranks' start skew and finishing times
+/// ([`crate::hosts`], as the text summary and the Markdown report).
+fn hosts_table(out: &mut String, r: &RunResult) {
+    if r.hosts.is_empty() {
+        return;
+    }
+    let class = |i: usize| if hosts::numeric_column(i) { " class=\"n\"" } else { "" };
+    let _ = writeln!(out, "<h3>Hosts ({} ranks)</h3>", r.hosts.len());
+    out.push_str("<table><tr>");
+    for (i, h) in hosts::HOST_COLUMNS.iter().enumerate() {
+        let _ = write!(out, "<th{}>{h}</th>", class(i));
+    }
+    out.push_str("</tr>\n");
+    for row in hosts::host_rows(r) {
+        out.push_str("<tr>");
+        for (i, c) in row.iter().enumerate() {
+            let _ = write!(out, "<td{}>{}</td>", class(i), esc(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+    if let Some(k) = &r.ranks {
+        let _ = writeln!(out, "<p class=\"meta\">{} ranks: {}</p>", k.size, esc(&hosts::ranks_line(k)));
+    }
+}
+
 fn run_section(out: &mut String, i: usize, d: &ReportDoc, r: &RunResult, n: &mut usize) {
     let _ = writeln!(out, "<section class=\"run\" id=\"run-{}\">", i + 1);
     let _ = writeln!(out, "<h2>Run: {}</h2>", esc(&d.label));
@@ -351,6 +378,7 @@ fn run_section(out: &mut String, i: usize, d: &ReportDoc, r: &RunResult, n: &mut
     run_charts(&d.label, r).write(out, n);
     out.push_str("<h3>Operations</h3>\n");
     op_table(out, r);
+    hosts_table(out, r);
     cache_block(out, r);
     replay_block(out, r);
     groups_table(out, r);

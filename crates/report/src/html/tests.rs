@@ -555,3 +555,30 @@ fn every_rendering_of_a_replay_says_what_was_replayed_skipped_and_the_lag() {
     assert!(text.contains("replay  run.iolabtrace"), "{text}");
     assert!(!crate::tests::text(&crate::tests::sample()).contains("replay"));
 }
+
+#[test]
+fn html_and_markdown_of_a_run_over_several_hosts_have_a_row_per_rank_and_the_ranks_line() {
+    let r = crate::tests::sample_hosts();
+    let html = render_html("report", &[run_doc("mpi", r.clone())]);
+    assert!(html.contains("<h3>Hosts (2 ranks)</h3>"), "{html}");
+    for h in crate::hosts::HOST_COLUMNS {
+        assert!(html.contains(&format!(">{h}</th>")), "column {h}");
+    }
+    assert!(html.contains("<td>node1</td>") && html.contains("<td>node2</td>"));
+    assert!(
+        html.contains("2 ranks: start skew 20.0 µs, first done 10.000 s, last done 10.010 s</p>"),
+        "{html}"
+    );
+    assert_self_contained(&html);
+    let md = render_markdown("report", &[run_doc("mpi", r)]);
+    assert!(md.contains("Hosts (2 ranks):"), "{md}");
+    assert!(
+        md.contains("| rank | host | ops | IOPS | MB/s | mean | p99 | cpu s | done s | warnings |"),
+        "{md}"
+    );
+    assert!(md.contains("| 1 | node2 |"), "{md}");
+    assert!(md.contains("2 ranks: start skew 20.0 µs, first done 10.000 s, last done 10.010 s"), "{md}");
+    let single = crate::tests::sample();
+    assert!(!render_html("report", &[run_doc("one", single.clone())]).contains("Hosts ("));
+    assert!(!render_markdown("report", &[run_doc("one", single)]).contains("Hosts ("));
+}

@@ -268,37 +268,11 @@ fn target_table(r: &RunResult) -> String {
 }
 
 /// A run over several hosts: one row per rank (its own totals, CPU and finishing time), then the ranks'
-/// start skew and first and last finishing times.
+/// start skew and first and last finishing times ([`crate::hosts`], as the HTML and Markdown reports).
 fn host_table(r: &RunResult) -> String {
-    let header = ["rank", "host", "ops", "IOPS", "MB/s", "p99", "cpu s", "done s"];
-    let rows: Vec<Vec<String>> = r
-        .hosts
-        .iter()
-        .map(|h| {
-            let s = &h.total.all;
-            vec![
-                h.rank.to_string(),
-                h.host.clone(),
-                format_count(s.ops),
-                format_rate(s.iops, 1),
-                format_rate(s.mb_s, 1),
-                lat_cell(s.lat_ns.as_ref(), |l| l.p99 as f64),
-                format!("{:.2}", h.cpu.user_s + h.cpu.sys_s),
-                format!("{:.3}", h.done_s),
-            ]
-        })
-        .collect();
-    let mut out = table(&header, &rows);
+    let mut out = table(&crate::hosts::HOST_COLUMNS, &crate::hosts::host_rows(r));
     if let Some(k) = &r.ranks {
-        let _ = writeln!(
-            out,
-            "ranks   {}: start skew {}, first done {:.3} s, last done {:.3} s{}",
-            k.size,
-            format_duration_ns(k.start_skew_s * 1e9),
-            k.first_done_s,
-            k.last_done_s,
-            if k.stonewall { " (stonewall)" } else { "" }
-        );
+        let _ = writeln!(out, "ranks   {}: {}", k.size, crate::hosts::ranks_line(k));
     }
     out
 }
