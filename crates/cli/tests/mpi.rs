@@ -399,3 +399,48 @@ fn trace_paths_take_the_rank_and_one_file_for_several_ranks_is_refused() {
     assert!(!Path::new(&one).exists() && !Path::new(&json_out).exists(), "nothing written");
     assert!(t.elapsed() < Duration::from_secs(15));
 }
+
+/// Every rank's part of a sweep point and of a profile run is in the merged result: `iolab sweep` and
+/// `--profile` run over ranks as `iolab run` does (issue 17: "and `iolab sweep`, `--profile`").
+#[test]
+fn a_sweep_and_a_profile_run_over_ranks_with_every_point_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("sweep.json");
+    let args = ["sweep", "--target", "sim:ssd", "--clock", "virtual", "--duration", "1s", "--qd", "1,4"];
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--seed", "7", "--json", sweep.to_str().unwrap(), "--no-save", "-q"]);
+    let Some(o) = mpirun(2, &[], &all) else { return };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&sweep);
+    let points = v["points"].as_array().expect("points");
+    assert_eq!(points.len(), 2);
+    for p in points {
+        let r = &p["result"];
+        let hosts = r["hosts"].as_array().expect("hosts[] in every point");
+        assert_eq!(hosts.len(), 2, "{}", p["params"]);
+        let sum: f64 = hosts.iter().map(|h| h["total"]["all"]["ops"].as_f64().unwrap()).sum();
+        assert_eq!(r["total"]["all"]["ops"].as_f64().unwrap(), sum, "{}", p["params"]);
+    }
+
+    let run = dir.path().join("profile.json");
+    let args = ["run", "--profile", "iometer-database", "--target", "sim:ssd", "--clock", "virtual"];
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend([
+        "--duration",
+        "1s",
+        "--ramp",
+        "0s",
+        "--seed",
+        "7",
+        "--json",
+        run.to_str().unwrap(),
+        "--no-save",
+        "-q",
+    ]);
+    let Some(o) = mpirun(2, &[], &all) else { return };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&run);
+    assert_eq!(v["hosts"].as_array().map(Vec::len), Some(2));
+    // 4 workers on each rank.
+    assert_eq!(v["workers"].as_array().map(Vec::len), Some(8), "{}", v["workers"]);
+}
