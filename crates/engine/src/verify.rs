@@ -244,15 +244,12 @@ impl<E: Engine> VerifyEngine<E> {
             let id = self.wv.ids[*ri];
             let size = v.targets().get(id as usize).map_or(0, |t| t.size_bytes);
             let end = (off + len).min(size) / self.block * self.block;
-            let mut at = next.unwrap_or(off.div_ceil(self.block) * self.block);
-            while at < end && !v.written(id, at) {
-                at += self.block;
-            }
-            if at >= end {
+            let from = next.unwrap_or(off.div_ceil(self.block) * self.block);
+            let Some(at) = v.next_written(id, from, end) else {
                 *ri += 1;
                 *next = None;
                 continue;
-            }
+            };
             let mut n = 1;
             while n < max_blocks && at + n * self.block < end && v.written(id, at + n * self.block) {
                 n += 1;

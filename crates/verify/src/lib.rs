@@ -134,9 +134,14 @@ impl Tally {
 }
 
 /// Where expected contents come from.
+/// Blocks per bit of [`Mode::Run`]'s `touched`: one 4 KiB page of the generation map.
+const CHUNK_BLOCKS: usize = 512;
+
 enum Mode {
-    /// A run that writes: the generation map, one state word per block ([`map`]).
-    Run { maps: Vec<Box<[AtomicU64]>> },
+    /// A run that writes: the generation map, one state word per block ([`map`]), and per target a bit per
+    /// [`CHUNK_BLOCKS`] blocks set when one of them is first written, so finding the written blocks of a
+    /// large target does not read its whole map.
+    Run { maps: Vec<Box<[AtomicU64]>>, touched: Vec<Box<[AtomicU64]>> },
     /// `iolab verify --journal`.
     Journal(journal::Journal),
     /// `iolab verify` without a journal.
@@ -244,8 +249,9 @@ impl Verifier {
             let blocks = t.size_bytes / cfg.block_bytes as u64;
             let n = usize::try_from(blocks)
                 .map_err(|_| VerifyError::Config(format!("target '{}' is too large", t.name)))?;
-            let mut v: Vec<AtomicU64> = Vec::new();
-            v.try_reserve_exact(n).map_err(|_| {
+            // Zeroed by the allocator (fresh pages from the kernel for a large map): only the blocks the run
+            // touches take memory, so a multi-TiB target costs what is written, not 8 bytes a block up front.
+            let map = bytemuck::allocation::try_zeroed_slice_box::<AtomicU64>(n).map_err(|_| {
                 VerifyError::Config(format!(
                     "--verify needs {} bytes of memory to track target '{}' ({n} blocks of {} bytes, 8 bytes each); \
                      use a larger verification block or a smaller target",
@@ -254,15 +260,23 @@ impl Verifier {
                     cfg.block_bytes
                 ))
             })?;
-            v.resize_with(n, || AtomicU64::new(0));
-            maps.push(v.into_boxed_slice());
+            maps.push(map);
         }
+        let touched = maps
+            .iter()
+            .map(|m| bytemuck::allocation::zeroed_slice_box::<AtomicU64>(m.len().div_ceil(CHUNK_BLOCKS * 64)))
+            .collect();
         if cfg.targets.len() > u16::MAX as usize {
             return Err(VerifyError::Config("more than 65,535 targets".into()));
         }
         let n = cfg.targets.len();
-        let mut v =
-            Verifier::with_mode(cfg.block_bytes, cfg.run_id, cfg.targets, cfg.fail, Mode::Run { maps });
+        let mut v = Verifier::with_mode(
+            cfg.block_bytes,
+            cfg.run_id,
+            cfg.targets,
+            cfg.fail,
+            Mode::Run { maps, touched },
+        );
         if let Some(path) = cfg.journal {
             v.journal_name = Some(path.display().to_string());
             v.keeper = Some(JournalKeeper {
@@ -415,7 +429,7 @@ impl Verifier {
     }
 
     fn checkpoint(&self, final_: bool) -> Result<(), VerifyError> {
-        let (Some(k), Mode::Run { maps }) = (&self.keeper, &self.mode) else {
+        let (Some(k), Mode::Run { maps, .. }) = (&self.keeper, &self.mode) else {
             return Ok(());
         };
         let mut st = k.state.lock().expect("journal state");
@@ -468,7 +482,7 @@ impl Verifier {
     }
 
     fn word(&self, target: u16, offset: u64) -> &AtomicU64 {
-        let Mode::Run { maps } = &self.mode else {
+        let Mode::Run { maps, .. } = &self.mode else {
             panic!("a write in a read-only check (bug)");
         };
         debug_assert_eq!(offset & (self.block_bytes as u64 - 1), 0, "unaligned block offset (bug)");
@@ -485,6 +499,7 @@ impl Verifier {
     /// In a read-only check ([`Verifier::from_journal`], [`Verifier::self_check`]), or for a block outside the
     /// targets.
     pub fn begin_write(&self, target: u16, offset: u64) -> Ticket {
+        self.touch(target, offset);
         let w = self.word(target, offset);
         let prev = w
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |x| {
@@ -575,6 +590,46 @@ impl Verifier {
         };
         tally.count(outcome, readback);
         outcome
+    }
+
+    /// Marks the chunk of the block at `offset` as written (a load first: the bit is set once per chunk).
+    fn touch(&self, target: u16, offset: u64) {
+        let Mode::Run { touched, .. } = &self.mode else { return };
+        let chunk = (offset >> self.shift) as usize / CHUNK_BLOCKS;
+        let (word, bit) = (&touched[target as usize][chunk / 64], 1u64 << (chunk % 64));
+        if word.load(Ordering::Acquire) & bit == 0 {
+            word.fetch_or(bit, Ordering::AcqRel);
+        }
+    }
+
+    /// The first block at or after `from` and before `end` (offsets, block-aligned) that this run has written,
+    /// skipping chunks no write touched: what the read-back pass reads. In read-only checks, `from`.
+    pub fn next_written(&self, target: u16, from: u64, end: u64) -> Option<u64> {
+        let Mode::Run { touched, .. } = &self.mode else { return (from < end).then_some(from) };
+        let chunk_bytes = (CHUNK_BLOCKS as u64) << self.shift;
+        let bits = &touched[target as usize];
+        let mut at = from;
+        while at < end {
+            let chunk = (at / chunk_bytes) as usize;
+            let word = bits[chunk / 64].load(Ordering::Acquire) >> (chunk % 64);
+            if word == 0 {
+                // No chunk from here to the end of this word was written.
+                at = ((chunk / 64 + 1) * 64) as u64 * chunk_bytes;
+                continue;
+            }
+            if word & 1 == 0 {
+                at = (chunk as u64 + u64::from(word.trailing_zeros())) * chunk_bytes;
+                continue;
+            }
+            let chunk_end = ((chunk as u64 + 1) * chunk_bytes).min(end);
+            while at < chunk_end {
+                if self.written(target, at) {
+                    return Some(at);
+                }
+                at += 1 << self.shift;
+            }
+        }
+        None
     }
 
     /// True when the block at `offset` has been written by this run (a write was issued to it): what the
@@ -670,7 +725,7 @@ impl Verifier {
     /// Tracking bytes per block: the generation map (a run) or the journal's arrays (a check), measured.
     fn map_bytes_per_block(&self) -> f64 {
         let (bytes, blocks) = match &self.mode {
-            Mode::Run { maps } => (
+            Mode::Run { maps, .. } => (
                 maps.iter().map(|m| std::mem::size_of_val(&**m)).sum::<usize>(),
                 maps.iter().map(|m| m.len()).sum::<usize>(),
             ),

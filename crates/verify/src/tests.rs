@@ -22,7 +22,7 @@ fn run_verifier(blocks: u64, fail: FailMode) -> Verifier {
 }
 
 fn state(v: &Verifier, block: u64) -> State {
-    let Mode::Run { maps } = &v.mode else { panic!("not a run") };
+    let Mode::Run { maps, .. } = &v.mode else { panic!("not a run") };
     State::from_word(maps[0][block as usize].load(Ordering::Relaxed))
 }
 
@@ -611,4 +611,26 @@ fn cost_per_block() {
     println!(
         "per 4 KiB block: stamp {stamp_ns:.0} ns, check {check_ns:.0} ns, crc32c alone {crc_ns:.0} ns ({x})"
     );
+}
+
+#[test]
+fn the_written_blocks_of_a_large_target_are_found_without_reading_its_map() {
+    // 256 GiB of 1 KiB blocks: a 2 GiB map, which costs memory only where blocks are written (zeroed pages),
+    // and whose written blocks are found through a bit per 512 blocks.
+    let v = run_verifier(256 << 20, FailMode::Continue);
+    let blocks = [0u64, 1, 511, 512, 70_000, 512 * 64 * 3 + 5, (256 << 20) - 1];
+    for &b in &blocks {
+        let off = b * BLOCK as u64;
+        let t = v.begin_write(0, off);
+        v.end_write(0, off, t, true);
+    }
+    let end = (256u64 << 20) * BLOCK as u64;
+    let (mut found, mut at) = (Vec::new(), 0);
+    while let Some(off) = v.next_written(0, at, end) {
+        found.push(off / BLOCK as u64);
+        at = off + BLOCK as u64;
+    }
+    assert_eq!(found, blocks);
+    assert_eq!(v.next_written(0, 2 * BLOCK as u64, 511 * BLOCK as u64), None);
+    assert_eq!(v.next_written(0, 600 * BLOCK as u64, end), Some(70_000 * BLOCK as u64));
 }
