@@ -147,7 +147,8 @@ pub struct ReplayResult {
     pub replayed: u64,
     /// Records not issued, by reason (`not_read_or_write`: flushes, discards, other ops; `beyond_target`:
     /// the range does not fit in the target it maps to; `no_target`: its trace target maps to none;
-    /// `empty`: zero length; `too_large`: longer than 64 MiB).
+    /// `unmapped`: on a trace device `--map` leaves out; `empty`: zero length; `too_large`: longer than
+    /// 64 MiB). Summed over the workers.
     pub skipped: std::collections::BTreeMap<String, u64>,
     /// `1x`, `2x`, ... (scheduled from the trace clock, divided by the factor), or `max` (closed loop at the
     /// queue depth).
