@@ -318,3 +318,23 @@ impl Runner<Trial> for TrialRunner<'_> {
         crate::signals::stop_requested()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::point_trace;
+    use iolab_spec::JobSpec;
+
+    fn traced(path: &str, point: (usize, usize), trial: (u32, u32)) -> String {
+        let mut job = JobSpec { trace: Some(path.into()), ..JobSpec::default() };
+        point_trace(&mut job, point, trial);
+        job.trace.unwrap()
+    }
+
+    #[test]
+    fn each_point_and_trial_has_its_own_trace_file() {
+        assert_eq!(traced("out/run.iolabtrace", (0, 3), (0, 1)), "out/run.p01.iolabtrace");
+        assert_eq!(traced("run.iolabtrace", (99, 120), (1, 3)), "run.p100.t2.iolabtrace");
+        assert_eq!(traced("a.d/trace", (2, 3), (0, 1)), "a.d/trace.p03");
+        assert_eq!(traced(".hidden", (0, 2), (0, 1)), ".hidden.p01");
+    }
+}

@@ -94,7 +94,7 @@ impl Loaded {
 /// `--map` (each `DISK=TARGET`, repeatable, several in one flag separated by commas) against the trace's
 /// device names: the distinct targets in the order first named, and per device its target's index (`None`:
 /// unmapped). A comma starts a new mapping only before a device's name or index followed by `=`, so a
-/// target's own commas (`sim:fixed,latency=100us`) stay in it.
+/// target's own commas (`sim:fixed,latency=100us`) stay in it, and so do a device's (blktrace's `8,16`).
 fn parse_map(map: &[String], devices: &[String]) -> Result<(Vec<String>, Vec<Option<u16>>)> {
     let mut targets: Vec<String> = Vec::new();
     let mut by_device = vec![None; devices.len()];
@@ -119,31 +119,40 @@ fn parse_map(map: &[String], devices: &[String]) -> Result<(Vec<String>, Vec<Opt
 
 /// One `--map` value split into its (device, target) pairs (see [`parse_map`]).
 fn split_map(flag: &str, devices: &[String]) -> Result<Vec<(String, String)>> {
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    for piece in flag.split(',') {
-        let starts_pair =
-            piece.split_once('=').is_some_and(|(d, _)| device_index(d.trim(), devices).is_some());
-        match (pairs.last_mut(), starts_pair) {
-            (Some((_, target)), false) => {
-                target.push(',');
-                target.push_str(piece);
-            }
-            _ => {
-                let Some((disk, target)) = piece.split_once('=') else {
-                    return Err(usage(format!(
-                        "invalid value '{flag}' for '--map': expected DISK=TARGET (a trace device's name or index, then a target), e.g. '0=/dev/sdb'"
-                    )));
-                };
-                pairs.push((disk.trim().to_string(), target.trim().to_string()));
-            }
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(
+            flag.match_indices(',').map(|(i, _)| i + 1).filter(|&i| disk_at(&flag[i..], devices).is_some()),
+        )
+        .collect();
+    let mut pairs = Vec::new();
+    for (k, &start) in starts.iter().enumerate() {
+        let piece = &flag[start..starts.get(k + 1).map_or(flag.len(), |&next| next - 1)];
+        let disk = disk_at(piece, devices).or_else(|| piece.split_once('=').map(|(d, _)| d)).ok_or_else(|| {
+            usage(format!(
+                "invalid value '{flag}' for '--map': expected DISK=TARGET (a trace device's name or index, then a target), e.g. '0=/dev/sdb'"
+            ))
+        })?;
+        let target = piece[disk.len() + 1..].trim();
+        if target.is_empty() {
+            return Err(usage(format!(
+                "invalid value '{flag}' for '--map': trace device '{}' is given no target",
+                disk.trim()
+            )));
         }
-    }
-    if let Some((disk, _)) = pairs.iter().find(|(_, t)| t.is_empty()) {
-        return Err(usage(format!(
-            "invalid value '{flag}' for '--map': trace device '{disk}' is given no target"
-        )));
+        pairs.push((disk.trim().to_string(), target.to_string()));
     }
     Ok(pairs)
+}
+
+/// The trace device (its longest name, or an index) that `text` starts with, followed by `=`.
+fn disk_at<'a>(text: &'a str, devices: &[String]) -> Option<&'a str> {
+    let named = devices
+        .iter()
+        .filter(|d| text.strip_prefix(d.as_str()).is_some_and(|rest| rest.starts_with('=')))
+        .map(String::len)
+        .max();
+    let index = || text.find('=').filter(|&i| text[..i].parse::<usize>().is_ok_and(|n| n < devices.len()));
+    named.or_else(index).map(|n| &text[..n])
 }
 
 /// The index of the trace device named `disk`, or given by its index (`0`, `1`).
@@ -194,5 +203,35 @@ pub fn parse_speed(text: &str) -> Result<Option<f64>> {
         _ => Err(usage(format!(
             "invalid value '{text}' for '--speed': expected a factor such as 1x, 2x, 1000x or 0.5x, or 'max'"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn devices() -> Vec<String> {
+        vec!["web/0".into(), "web/1".into(), "8,16".into()]
+    }
+
+    #[test]
+    fn a_comma_starts_a_mapping_only_before_a_device() {
+        let map = ["web/0=sim:fixed,latency=1ms,size=1G,2=/dev/sdc".to_string(), "1=/dev/sdc".to_string()];
+        let (targets, by_device) = parse_map(&map, &devices()).unwrap();
+        assert_eq!(targets, ["sim:fixed,latency=1ms,size=1G", "/dev/sdc"]);
+        assert_eq!(by_device, [Some(0), Some(1), Some(1)]);
+        // A name wins over an index; a name with a comma is found whole.
+        let (_, by_device) = parse_map(&["8,16=/dev/sdb".to_string()], &devices()).unwrap();
+        assert_eq!(by_device, [None, None, Some(0)]);
+    }
+
+    #[test]
+    fn bad_maps_quote_what_was_typed() {
+        let err = |m: &str| format!("{:#}", parse_map(&[m.to_string()], &devices()).unwrap_err());
+        assert!(err("web/9=/dev/sdb").contains("'web/9=/dev/sdb'"), "{}", err("web/9=/dev/sdb"));
+        assert!(err("3=/dev/sdb").contains("no device '3'"));
+        assert!(err("web/0").contains("expected DISK=TARGET"));
+        assert!(err("web/0=").contains("is given no target"));
+        assert!(err("0=a,web/0=b").contains("mapped twice"));
     }
 }

@@ -109,7 +109,8 @@ pub struct ReplayArgs {
     pub speed: Option<String>,
     /// Maps a trace device to a target: DISK is the device's name in the trace (as 'iolab trace show'
     /// lists it: MSR's 'HOSTNAME/DISK', blktrace's device) or its index (0, 1, ...), TARGET any target
-    /// ('0=/dev/sdb', 'web/1=sim:ssd,size=8G'). Repeatable, or several in one, separated by commas. Devices
+    /// ('0=/dev/sdb', 'web/1=sim:ssd,size=8G'). Repeatable, or several in one, separated by commas (a comma
+    /// starts a mapping only before a device's name or index and '='). Devices
     /// left out are not replayed (their records skipped as 'unmapped'); without --map the targets come from
     /// --target by position. Not with --target.
     #[arg(long, value_name = "DISK=TARGET")]
