@@ -264,6 +264,16 @@ fn render_text_warnings_have_hints() {
 }
 
 #[test]
+fn render_text_of_a_replay_says_records_skips_and_lag() {
+    let text = text(&sample_replay());
+    let line = text.lines().find(|l| l.starts_with("replay  ")).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        line,
+        "replay  49,982 of 49,984 records of 'run.iolabtrace' at 2x; skipped: beyond_target 1, not_read_or_write 1; lag p50 800 ns p99 4.00 µs max 30.0 µs"
+    );
+}
+
+#[test]
 fn render_text_zero_op_write_line_is_omitted() {
     let r = sample_open_loop();
     let text = text(&r);

@@ -34,6 +34,7 @@ pub(crate) fn run(r: &RunResult) -> String {
     if let Some(ss) = &r.steady_state {
         labelled(&mut out, "steady", &super::steady_state_line(ss));
     }
+    replay_line(r, &mut out);
     integrity_lines(r, &mut out);
     out.push_str(&super::verdict::groups_block(r));
     out.push_str(&super::loadgen::block(r));
@@ -123,6 +124,27 @@ fn integrity_lines(r: &RunResult, out: &mut String) {
         let whole_run = format!("over the whole run, ramp included; seed {}", inj.seed);
         labelled(out, "injected", &format!("{} ({whole_run})", parts.join(", ")));
     }
+}
+
+/// `iolab replay`: records replayed at what speed, the skipped by reason, and the lag.
+fn replay_line(r: &RunResult, out: &mut String) {
+    let Some(rp) = &r.replay else { return };
+    let mut line = format!(
+        "{} of {} records of '{}' at {}",
+        format_count(rp.replayed),
+        format_count(rp.records),
+        rp.trace,
+        rp.speed
+    );
+    if !rp.skipped.is_empty() {
+        let why: Vec<String> = rp.skipped.iter().map(|(k, n)| format!("{k} {}", format_count(*n))).collect();
+        let _ = write!(line, "; skipped: {}", why.join(", "));
+    }
+    if let Some(lag) = &rp.lag_ns {
+        let d = |ns: u64| format_duration_ns(ns as f64);
+        let _ = write!(line, "; lag p50 {} p99 {} max {}", d(lag.p50), d(lag.p99), d(lag.max));
+    }
+    labelled(out, "replay", &line);
 }
 
 /// One `label  text` line; a label as long as the column still gets a space after it.
