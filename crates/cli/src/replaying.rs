@@ -27,6 +27,22 @@ pub fn load(trace_file: &str, map: &[String], run: &RunArgs) -> Result<Loaded> {
             "iolab replay takes its I/O from the trace: give the targets with --target, not a job file",
         ));
     }
+    let workload = [
+        ("--bs", &run.bs),
+        ("--rw", &run.rw),
+        ("--read-pct", &run.read_pct),
+        ("--random-pct", &run.random_pct),
+        ("--align", &run.align),
+        ("--dist", &run.dist),
+        ("--rate", &run.rate),
+        ("--arrival", &run.arrival),
+        ("--think", &run.think),
+    ];
+    if let Some((flag, Some(v))) = workload.into_iter().find(|(_, v)| v.is_some()) {
+        return Err(usage(format!(
+            "'{flag} {v}': a replay takes its workload from the trace '{trace_file}' (its ops, sizes and times); give --speed, --qd or --workers instead"
+        )));
+    }
     if !map.is_empty() && !run.target.is_empty() {
         return Err(usage(format!(
             "'--map {}' and '--target {}' both give the targets: with --map, each trace device names its target",
