@@ -40,9 +40,9 @@ pub struct Display {
     pub live: bool,
 }
 
-/// Runs (or with `dry_run`, checks) `job` with the CLI's display and stop flag, its paths claimed in `gate`.
-/// An output of the run not written (`--trace`) is said and ends the command with exit code 3, the result
-/// lost; commands that keep it use [`execute_with`].
+/// Checks (dry-runs, `dry_run`) or runs `job` with the CLI's display and stop flag, its paths claimed in
+/// `gate`. An output of the run not written (`--trace`) is said and ends the command with exit code 3;
+/// commands that keep the result use [`execute_with`] (every command that runs a job does).
 pub fn execute(
     job: JobSpec,
     dry_run: bool,
@@ -73,7 +73,14 @@ pub fn execute_with(
         exec_options(interval_ns, shown.quiet, shown.live, gate)
     };
     opts.replay = replay;
-    let done = iolab_run::execute(job, dry_run, &mut opts).map_err(run_error)?;
+    execute_opts(job, dry_run, &mut opts)
+}
+
+/// [`iolab_run::execute`] with the library's errors mapped to exit codes, and the number of the run's own
+/// outputs not written (`--trace`), each said on stderr: the result stands, and the caller ends with exit
+/// code 3 once it is saved.
+pub fn execute_opts(job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<(Executed, usize)> {
+    let done = iolab_run::execute(job, dry_run, opts).map_err(run_error)?;
     for e in &opts.unwritten {
         eprintln!("iolab: {e}; the run's result is kept (exit code 3)");
     }

@@ -137,6 +137,7 @@ pub fn run_points(
     let mut doc = new_doc(axes, base_seed, opts.trials, points.len());
     let runs_s = planned_s.iter().flat_map(|&s| std::iter::repeat_n(s, opts.trials as usize)).collect();
     let overall = crate::progress::OverallBar::sweep(terminal, runs_s);
+    let mut unwritten = 0;
     if let (Some(rule), Some(first), Some(job)) = (&opts.rule, points.first(), jobs.first()) {
         if terminal {
             let what = format!(
@@ -150,7 +151,8 @@ pub fn run_points(
         let mut job = job.clone();
         job.seed = Some(job.seed.unwrap_or(base_seed));
         let shown = Display { quiet, live: terminal };
-        let (r, mut ss) = run_until_steady(job, rule, opts.interval_ns, shown, &gate)?;
+        let (r, mut ss, n) = run_until_steady(job, rule, opts.interval_ns, shown, &gate)?;
+        unwritten += n;
         ss.params = Some(first.params.clone());
         if terminal {
             overall.println(&format!("iolab: preconditioning: {}", steady_state_line(&ss)));
@@ -160,7 +162,6 @@ pub fn run_points(
             doc.partial = true;
         }
     }
-    let mut unwritten = 0;
     if !doc.partial {
         let mut runner = TrialRunner {
             points: &points,
@@ -178,7 +179,7 @@ pub fn run_points(
         let ran = iolab_run::sweep::run(Sweep::new(&points, opts.trials, base_seed), &mut runner)?;
         doc.points = ran.points;
         doc.partial = ran.partial;
-        unwritten = runner.unwritten;
+        unwritten += runner.unwritten;
     }
     drop(overall);
     doc.analyze(opts.knee_iops_gain_pct, opts.knee_lat_growth_pct, opts.max_p99_ns);

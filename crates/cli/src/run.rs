@@ -58,12 +58,11 @@ fn run_job(
         crate::metrics::serve(args.metrics.as_deref())?;
     }
     let shown = Display { quiet: args.quiet, live };
-    let mut unwritten = 0;
-    let result = match (&steady, args.dry_run) {
+    let (result, unwritten) = match (&steady, args.dry_run) {
         (Some(rule), false) => {
-            let (mut r, ss) = crate::steady::run_until_steady(job, rule, interval_ns, shown, &gate)?;
+            let (mut r, ss, n) = crate::steady::run_until_steady(job, rule, interval_ns, shown, &gate)?;
             r.steady_state = Some(ss);
-            r
+            (r, n)
         }
         _ => match crate::exec::execute_with(job, args.dry_run, interval_ns, shown, &gate, replay)? {
             (Executed::DryRun(mut doc), _) => {
@@ -73,10 +72,7 @@ fn run_job(
                 print(&serde_json::to_string_pretty(&doc)?)?;
                 return Ok(ExitStatus::Ok);
             }
-            (Executed::Done(r), n) => {
-                unwritten = n;
-                r
-            }
+            (Executed::Done(r), n) => (r, n),
         },
     };
     let mut result = result;
