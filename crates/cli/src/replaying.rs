@@ -27,18 +27,7 @@ pub fn load(trace_file: &str, map: &[String], run: &RunArgs) -> Result<Loaded> {
             "iolab replay takes its I/O from the trace: give the targets with --target, not a job file",
         ));
     }
-    let workload = [
-        ("--bs", &run.bs),
-        ("--rw", &run.rw),
-        ("--read-pct", &run.read_pct),
-        ("--random-pct", &run.random_pct),
-        ("--align", &run.align),
-        ("--dist", &run.dist),
-        ("--rate", &run.rate),
-        ("--arrival", &run.arrival),
-        ("--think", &run.think),
-    ];
-    if let Some((flag, Some(v))) = workload.into_iter().find(|(_, v)| v.is_some()) {
+    if let Some((flag, v)) = workload_given(run) {
         return Err(usage(format!(
             "'{flag} {v}': a replay takes its workload from the trace '{trace_file}' (its ops, sizes and times); give --speed, --qd or --workers instead"
         )));
@@ -76,6 +65,37 @@ pub fn load(trace_file: &str, map: &[String], run: &RunArgs) -> Result<Loaded> {
         targets: by_device,
     };
     Ok(Loaded { src, targets, reads, writes, longest })
+}
+
+/// The job keys a replay takes from its trace, and their flags: never the user's.
+pub const FROM_THE_TRACE: [(&str, &str); 9] = [
+    ("bs", "--bs"),
+    ("rw", "--rw"),
+    ("read_pct", "--read-pct"),
+    ("random_pct", "--random-pct"),
+    ("align", "--align"),
+    ("dist", "--dist"),
+    ("rate", "--rate"),
+    ("arrival", "--arrival"),
+    ("think", "--think"),
+];
+
+/// The first flag of [`FROM_THE_TRACE`] that `run` gives, and its value.
+fn workload_given(run: &RunArgs) -> Option<(&'static str, &String)> {
+    FROM_THE_TRACE.iter().find_map(|&(key, flag)| {
+        let v = match key {
+            "bs" => &run.bs,
+            "rw" => &run.rw,
+            "read_pct" => &run.read_pct,
+            "random_pct" => &run.random_pct,
+            "align" => &run.align,
+            "dist" => &run.dist,
+            "rate" => &run.rate,
+            "arrival" => &run.arrival,
+            _ => &run.think,
+        };
+        v.as_ref().map(|v| (flag, v))
+    })
 }
 
 impl Loaded {

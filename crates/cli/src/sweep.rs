@@ -95,10 +95,6 @@ fn axes(args: &SweepArgs) -> Result<Vec<Axis>> {
     Ok(v)
 }
 
-/// The job keys a replay takes from its trace, which `iolab sweep --replay` does not sweep.
-const FROM_THE_TRACE: [&str; 9] =
-    ["bs", "rate", "rw", "read_pct", "random_pct", "align", "dist", "arrival", "think"];
-
 /// With `--replay`: refuses axes of the trace's own workload and adds `--speed`'s. Without it, refuses the
 /// replay's flags.
 fn replay_axes(args: &SweepArgs, v: &mut Vec<Axis>) -> Result<()> {
@@ -112,7 +108,8 @@ fn replay_axes(args: &SweepArgs, v: &mut Vec<Axis>) -> Result<()> {
         }
         return Ok(());
     };
-    if let Some(a) = v.iter().find(|a| FROM_THE_TRACE.contains(&a.key.as_str())) {
+    let from_the_trace = |key: &str| crate::replaying::FROM_THE_TRACE.iter().any(|&(k, _)| k == key);
+    if let Some(a) = v.iter().find(|a| from_the_trace(&a.key)) {
         return Err(usage(format!(
             "'{}' sweeps '{}', which '--replay {trace}' takes from the trace; sweep --cache, --qd, --workers, --speed or --set cache_policy=...",
             a.flag, a.key
