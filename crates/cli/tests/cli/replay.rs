@@ -182,6 +182,17 @@ fn two_workers_issue_every_record_once_at_its_scheduled_time() {
     assert_eq!((on(0), on(1)), (52, 52));
     // One device with one server shared by both workers: the burst of three still queues, 100/200/300 µs.
     assert_eq!(r["total"]["read"]["lat_ns"]["max"], 300_000);
+    // One slot per worker: of the burst of three (dealt to workers 0, 1, 0), the third waits 100 µs for
+    // worker 0's slot; on one worker the second and third wait 100 and 200 µs. The lags of both workers are
+    // merged from their histograms: every op counted once, the largest kept.
+    let lag = |workers: &str| {
+        let r = replay_json(&trace, &[&target[..], &["--workers", workers, "--qd", "1"]].concat());
+        let l = &r["replay"]["lag_ns"];
+        (l["p50"].as_u64(), l["max"].as_u64())
+    };
+    // (p50: no lag, which the histogram bins as 1 ns.)
+    assert_eq!(lag("2"), (Some(1), Some(100_000)));
+    assert_eq!(lag("1"), (Some(1), Some(200_000)));
     // At max speed each worker keeps its own --qd: 104 ops of 100 µs on 2 servers, 52 each back to back.
     let two_servers = "sim:fixed,latency=100us,servers=2,size=16M";
     let max = replay_json(
@@ -297,4 +308,49 @@ fn a_sweep_over_a_trace_replays_it_at_each_cache_size() {
     let runs = iolab().args(["runs", "--db", db.to_str().unwrap()]).output().unwrap();
     let listed = String::from_utf8_lossy(&runs.stdout);
     assert_eq!(listed.matches("sweep").count(), 2, "{listed}");
+}
+
+#[test]
+fn a_sweep_over_a_trace_sweeps_the_speed_and_refuses_the_trace_s_workload() {
+    let dir = tempdir();
+    let trace = dir.path().join("hand.iolabtrace");
+    write_trace(&trace, &hand_made());
+    let sweep = |args: &[&str]| {
+        iolab()
+            .arg("sweep")
+            .args([
+                "--target",
+                "sim:fixed,latency=100us,servers=1,size=16M",
+                "--clock",
+                "virtual",
+                "--no-save",
+            ])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let t = trace.to_str().unwrap();
+    let out = sweep(&["--replay", t, "--speed", "1x,2x", "--json", "-", "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let measured: Vec<f64> = doc["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["result"]["measured_s"].as_f64().unwrap())
+        .collect();
+    // The last op at 101 ms (1x) or 50.5 ms (2x), plus its 100 µs.
+    assert!((measured[0] - 0.1011).abs() < 1e-9 && (measured[1] - 0.0506).abs() < 1e-9, "{measured:?}");
+    assert_eq!(doc["points"][1]["params"]["speed"], "2x");
+    for (args, wanted) in [
+        (vec!["--replay", t, "--bs", "4K,8K"], "'--bs' sweeps 'bs', which '--replay"),
+        (vec!["--replay", t, "--set", "read_pct=0,100"], "'--set read_pct' sweeps 'read_pct'"),
+        (vec!["--replay", t, "--speed", "1x,fast"], "invalid value 'fast' for '--speed'"),
+        (vec!["--speed", "1x,2x"], "'--speed' applies to a replay: give the trace with '--replay TRACE'"),
+    ] {
+        let out = sweep(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(wanted), "{args:?}: {stderr}");
+    }
 }
