@@ -143,7 +143,12 @@ fn parse_map(map: &[String], devices: &[String]) -> Result<(Vec<String>, Vec<Opt
                     devices[d]
                 )));
             }
-            let i = targets.iter().position(|t| *t == target).unwrap_or_else(|| {
+            let spec = iolab_spec::TargetSpec::parse(&target).map_err(|e| {
+                usage(format!("invalid value '{flag}' for '--map': target '{target}': expected {e}"))
+            })?;
+            // One run target per distinct target, however it is written ('mem:1G', 'mem:1g').
+            let same = |t: &String| iolab_spec::TargetSpec::parse(t).is_ok_and(|s| s == spec);
+            let i = targets.iter().position(same).unwrap_or_else(|| {
                 targets.push(target.clone());
                 targets.len() - 1
             });
@@ -269,5 +274,12 @@ mod tests {
         assert!(err("web/0").contains("expected DISK=TARGET"));
         assert!(err("web/0=").contains("is given no target"));
         assert!(err("0=a,web/0=b").contains("mapped twice"));
+        assert!(err("0=sim:bogus").contains("target 'sim:bogus': expected"), "{}", err("0=sim:bogus"));
+    }
+
+    #[test]
+    fn one_target_however_it_is_written() {
+        let (targets, by_device) = parse_map(&["0=mem:1G,1=mem:1g".to_string()], &devices()).unwrap();
+        assert_eq!((targets.len(), by_device), (1, vec![Some(0), Some(0), None]));
     }
 }
