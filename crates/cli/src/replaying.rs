@@ -63,6 +63,7 @@ pub fn load(trace_file: &str, map: &[String], run: &RunArgs) -> Result<Loaded> {
         records: records.into(),
         speed: Some(1.0),
         targets: by_device,
+        devices: t.targets().into(),
     };
     Ok(Loaded { src, targets, reads, writes, longest })
 }

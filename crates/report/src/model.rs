@@ -155,6 +155,10 @@ pub struct ReplayResult {
     pub speed: String,
     /// Actual submit - scheduled start, per op (timed replay only; `null` at `max`).
     pub lag_ns: Option<iolab_stats::LatSummary>,
+    /// `--map`: each trace device mapped, by its name in the trace, to the name of its run target (as
+    /// `targets[].name`). Absent without `--map` (the targets map by position).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub map: std::collections::BTreeMap<String, String>,
 }
 
 /// Another tool measured the run; iolab only translated its result (see `docs/FIO.md`, "fio results").

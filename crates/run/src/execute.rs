@@ -88,6 +88,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     let outputs = multi::done(sync, outputs)?;
     let layouts = layouts.finish(&p.plan, &opened, &files, &outputs);
     let lag_histograms: Vec<_> = outputs.iter().filter_map(|o| o.replay_lag.clone()).collect();
+    let target_names: Vec<String> = p.plan.targets.iter().map(|t| t.name.clone()).collect();
     let Prepared { plan, regions, probes, warnings, .. } = p;
     let run = Finished {
         plan,
@@ -117,7 +118,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
             lag.merge(l);
         }
         let replayed = ops.iter().map(|o| o.ops.len() as u64).sum();
-        result.replay = Some(crate::replay::result(src, replayed, skipped, &lag));
+        result.replay = Some(crate::replay::result(src, (replayed, skipped), &lag, &target_names));
         // A timed replay is open loop: the trace sets the depth, --qd only bounds it.
         if src.speed.is_some() {
             result.warnings.retain(|w| !matches!(w, iolab_stats::Warning::LowDepth { .. }));

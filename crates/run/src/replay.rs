@@ -32,6 +32,8 @@ pub struct ReplaySource {
     /// `--map`: per trace target (by index), the run target it maps to, `None` for one left out. `None`:
     /// by position (see the module header).
     pub targets: Option<Arc<[Option<u16>]>>,
+    /// The trace's target (device) names, by index.
+    pub devices: Arc<[String]>,
 }
 
 impl ReplaySource {
@@ -113,13 +115,19 @@ fn op_of(
     Ok(GenOp { target: target as u16, write: r.op == TraceOp::Write, offset: r.offset, len: r.len })
 }
 
-/// The result's `replay` block: the workers' ops together, their lags merged from their histograms.
+/// The result's `replay` block: the workers' ops together, their lags merged from their histograms, and
+/// the `--map` by name (`run_targets`: the run's target names).
 pub(crate) fn result(
     src: &ReplaySource,
-    replayed: u64,
-    skipped: BTreeMap<String, u64>,
+    (replayed, skipped): (u64, BTreeMap<String, u64>),
     lag: &LatencyHistogram,
+    run_targets: &[String],
 ) -> ReplayResult {
+    let by_name = |(d, t): (usize, &Option<u16>)| {
+        let device = src.devices.get(d)?.clone();
+        Some((device, run_targets.get((*t)? as usize)?.clone()))
+    };
+    let map = src.targets.iter().flat_map(|m| m.iter().enumerate().filter_map(by_name)).collect();
     ReplayResult {
         trace: src.path.clone(),
         records: src.records.len() as u64,
@@ -127,5 +135,6 @@ pub(crate) fn result(
         skipped,
         speed: src.speed_label(),
         lag_ns: src.speed.and_then(|_| lag.summary()),
+        map,
     }
 }

@@ -231,6 +231,10 @@ fn map_sends_each_named_device_to_its_target_and_skips_the_rest() {
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["replay"]["replayed"], 20);
     assert_eq!(r["replay"]["skipped"], serde_json::json!({"unmapped": 10}));
+    // The result says which device went where, by the targets' names.
+    let names: Vec<&str> =
+        r["targets"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(r["replay"]["map"], serde_json::json!({"web/0": names[0], "web/2": names[1]}));
     let targets = r["targets"].as_array().unwrap();
     let lat = |i: usize| (targets[i]["read"]["ops"].as_u64(), targets[i]["read"]["lat_ns"]["max"].as_u64());
     assert_eq!((lat(0), lat(1)), ((Some(10), Some(200_000)), (Some(10), Some(50_000))), "{targets:?}");
