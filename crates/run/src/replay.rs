@@ -87,8 +87,15 @@ pub(crate) fn map(
     ops.sort_by_key(|&(t, _)| t);
     let first = ops.first().map_or(0, |&(t, _)| t);
     let n = workers.len().max(1);
-    let mut dealt: Vec<ReplayOps> =
-        (0..n).map(|_| ReplayOps { ops: Vec::with_capacity(ops.len() / n + 1), speed: src.speed }).collect();
+    // One start for all the workers' schedules (see `ReplayOps::start`).
+    let start = Arc::default();
+    let mut dealt: Vec<ReplayOps> = (0..n)
+        .map(|_| ReplayOps {
+            ops: Vec::with_capacity(ops.len() / n + 1),
+            speed: src.speed,
+            start: Arc::clone(&start),
+        })
+        .collect();
     for (i, (t, op)) in ops.into_iter().enumerate() {
         dealt[i % n].ops.push((t - first, op));
     }
