@@ -40,7 +40,9 @@ pub struct Display {
     pub live: bool,
 }
 
-/// Runs (or with `dry_run`, checks) `job` with the CLI's display and stop flag, its paths claimed in `gate`.
+/// Checks (dry-runs, `dry_run`) or runs `job` with the CLI's display and stop flag, its paths claimed in
+/// `gate`. An output of the run not written (`--trace`) is said and ends the command with exit code 3;
+/// commands that keep the result use [`execute_with`] (every command that runs a job does).
 pub fn execute(
     job: JobSpec,
     dry_run: bool,
@@ -48,10 +50,15 @@ pub fn execute(
     shown: Display,
     gate: &WriteGate,
 ) -> Result<Executed> {
-    execute_with(job, dry_run, interval_ns, shown, gate, None)
+    match execute_with(job, dry_run, interval_ns, shown, gate, None)? {
+        (done, 0) => Ok(done),
+        (_, n) => Err(crate::exit::outputs_not_written(n)),
+    }
 }
 
-/// [`execute`], replaying a trace's ops in place of the generator when `replay` is given (`iolab replay`).
+/// [`execute`], replaying a trace's ops in place of the generator when `replay` is given (`iolab replay`),
+/// and with the number of the run's own outputs not written (`--trace`: a full disk, its directory gone),
+/// each said on stderr: the result stands, and the caller ends with exit code 3 once it is saved.
 pub fn execute_with(
     job: JobSpec,
     dry_run: bool,
@@ -59,14 +66,25 @@ pub fn execute_with(
     shown: Display,
     gate: &WriteGate,
     replay: Option<iolab_run::replay::ReplaySource>,
-) -> Result<Executed> {
+) -> Result<(Executed, usize)> {
     let mut opts = if dry_run {
         dry_run_options(interval_ns, gate)
     } else {
         exec_options(interval_ns, shown.quiet, shown.live, gate)
     };
     opts.replay = replay;
-    iolab_run::execute(job, dry_run, &mut opts).map_err(run_error)
+    execute_opts(job, dry_run, &mut opts)
+}
+
+/// [`iolab_run::execute`] with the library's errors mapped to exit codes, and the number of the run's own
+/// outputs not written (`--trace`), each said on stderr: the result stands, and the caller ends with exit
+/// code 3 once it is saved.
+pub fn execute_opts(job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<(Executed, usize)> {
+    let done = iolab_run::execute(job, dry_run, opts).map_err(run_error)?;
+    for e in &opts.unwritten {
+        eprintln!("iolab: {e}; the run's result is kept (exit code 3)");
+    }
+    Ok((done, opts.unwritten.len()))
 }
 
 /// A run's error for `main`: the user's are marked as usage errors (exit code 2), iolab's own are not; the

@@ -71,8 +71,10 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
         live,
         gate,
         overall: crate::progress::OverallBar::search(live),
+        unwritten: 0,
     };
     let found = findmax::run(FindMax::new(variable, start, resolution_pct), &mut runner)?;
+    let unwritten = runner.unwritten;
     drop(runner);
     if let (Some(why), false) = (&found.limited_by, quiet) {
         if !live {
@@ -90,6 +92,9 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
         .write(|| text.clone(), || CsvExporter.render(&Document::FindMax(&doc)).map_err(anyhow::Error::new));
     saved?;
     written?;
+    if unwritten > 0 {
+        return Err(crate::exit::outputs_not_written(unwritten));
+    }
     Ok(if found.max.is_some() { ExitStatus::Ok } else { ExitStatus::Fail })
 }
 
@@ -107,6 +112,8 @@ struct StepRunner {
     /// The search's outputs and catalog, which no step's target or journal may be.
     gate: WriteGate,
     overall: crate::progress::OverallBar,
+    /// Outputs of the steps (`--trace`) not written, each said.
+    unwritten: usize,
 }
 
 impl StepRunner {
@@ -142,9 +149,12 @@ impl Runner<StepRequest> for StepRunner {
         let mut result = {
             let _scratch = iolab_device::ScratchGuard;
             let shown = Display { quiet: true, live: self.live };
-            match crate::exec::execute(job.clone(), false, self.interval_ns, shown, &self.gate)? {
-                iolab_run::Executed::Done(r) => *r,
-                iolab_run::Executed::DryRun(_) => unreachable!("dry_run is false"),
+            match crate::exec::execute_with(job.clone(), false, self.interval_ns, shown, &self.gate, None)? {
+                (iolab_run::Executed::Done(r), n) => {
+                    self.unwritten += n;
+                    *r
+                }
+                (iolab_run::Executed::DryRun(_), _) => unreachable!("dry_run is false"),
             }
         };
         self.overall.end();

@@ -25,6 +25,7 @@ mod metrics;
 mod points;
 mod profile;
 mod progress;
+mod replaying;
 mod saving;
 mod signals;
 mod steady;

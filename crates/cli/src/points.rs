@@ -4,7 +4,7 @@
 //! job's `[[phase]]` tables ([`run_phases`]): phases are the points of a sweep along a `phase` axis.
 
 use crate::args::{ProfileFlags, RunArgs};
-use crate::exec::{execute, Display};
+use crate::exec::{execute, execute_with, Display};
 use crate::exit::{usage, ExitStatus};
 use crate::job::parse_interval;
 use crate::output::{print, Outputs};
@@ -17,6 +17,7 @@ use iolab_report::sweep::{
     SweepAxis, SweepResult, DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT, SWEEP_SCHEMA,
 };
 use iolab_report::{CsvExporter, Document, JsonExporter, RunResult, TextExporter};
+use iolab_run::replay::ReplaySource;
 use iolab_run::sweep::{load_axis, Axis, Point, Sweep, Trial};
 use iolab_run::Executed;
 use iolab_run::Runner;
@@ -60,8 +61,10 @@ fn check_points(
 ) -> Result<(Vec<serde_json::Value>, Vec<Option<f64>>)> {
     let mut dry = Vec::new();
     let mut planned_s: Vec<Option<f64>> = Vec::new();
-    for (p, job) in points.iter().zip(jobs) {
-        let doc = execute(job.clone(), true, interval_ns, Display { quiet: true, live: false }, gate)
+    for (i, (p, job)) in points.iter().zip(jobs).enumerate() {
+        let mut job = job.clone();
+        point_trace(&mut job, (i, points.len()), (0, 1));
+        let doc = execute(job, true, interval_ns, Display { quiet: true, live: false }, gate)
             .with_context(|| format!("sweep point {}", p.describe()))?;
         if let Executed::DryRun(d) = doc {
             planned_s.push(crate::progress::planned_run_s(&d));
@@ -93,17 +96,19 @@ pub fn run_phases(run: &RunArgs, job: &JobSpec) -> Result<ExitStatus> {
     for (p, (_, j)) in points.iter_mut().zip(&phases) {
         p.seed = j.seed;
     }
-    let jobs = phases.into_iter().map(|(_, j)| j).collect();
-    run_points(run, &opts, &axes, points, jobs)
+    let jobs: Vec<JobSpec> = phases.into_iter().map(|(_, j)| j).collect();
+    let replays = vec![None; jobs.len()];
+    run_points(run, &opts, &axes, points, (jobs, replays))
 }
 
 /// Runs the points of a sweep (or the phases of a job) after every check, and saves and writes the sweep.
+/// Each point has its job and, for a sweep over a trace, the trace it replays.
 pub fn run_points(
     run: &RunArgs,
     opts: &Options,
     axes: &[Axis],
     points: Vec<Point>,
-    jobs: Vec<JobSpec>,
+    (jobs, replays): (Vec<JobSpec>, Vec<Option<ReplaySource>>),
 ) -> Result<ExitStatus> {
     let args_run = run;
     let base_seed = jobs.first().and_then(|j| j.seed).unwrap_or_else(fresh_seed);
@@ -111,6 +116,9 @@ pub fn run_points(
     // Outputs and the catalog are claimed, and every point checked against them, before anything is created
     // or run: a path refused, a collision or a bad catalog is an exit-2 error with nothing done.
     let mut gate = WriteGate::new();
+    if let Some(src) = replays.iter().flatten().next() {
+        gate.claim("the trace to replay", &src.path, iolab_device::Access::Reads).map_err(usage)?;
+    }
     let outputs = Outputs::claim(&mut gate, args_run.json.as_deref(), args_run.csv.as_deref())?;
     let saver = crate::saving::Saver::open(&args_run.catalog, quiet, args_run.dry_run, &mut gate)?;
     let (dry, planned_s) = check_points(&points, &jobs, opts.interval_ns, &gate)?;
@@ -129,6 +137,7 @@ pub fn run_points(
     let mut doc = new_doc(axes, base_seed, opts.trials, points.len());
     let runs_s = planned_s.iter().flat_map(|&s| std::iter::repeat_n(s, opts.trials as usize)).collect();
     let overall = crate::progress::OverallBar::sweep(terminal, runs_s);
+    let mut unwritten = 0;
     if let (Some(rule), Some(first), Some(job)) = (&opts.rule, points.first(), jobs.first()) {
         if terminal {
             let what = format!(
@@ -142,7 +151,8 @@ pub fn run_points(
         let mut job = job.clone();
         job.seed = Some(job.seed.unwrap_or(base_seed));
         let shown = Display { quiet, live: terminal };
-        let (r, mut ss) = run_until_steady(job, rule, opts.interval_ns, shown, &gate)?;
+        let (r, mut ss, n) = run_until_steady(job, rule, opts.interval_ns, shown, &gate)?;
+        unwritten += n;
         ss.params = Some(first.params.clone());
         if terminal {
             overall.println(&format!("iolab: preconditioning: {}", steady_state_line(&ss)));
@@ -156,6 +166,8 @@ pub fn run_points(
         let mut runner = TrialRunner {
             points: &points,
             jobs: &jobs,
+            replays: &replays,
+            unwritten: 0,
             trials: opts.trials,
             interval_ns: opts.interval_ns,
             quiet,
@@ -167,6 +179,7 @@ pub fn run_points(
         let ran = iolab_run::sweep::run(Sweep::new(&points, opts.trials, base_seed), &mut runner)?;
         doc.points = ran.points;
         doc.partial = ran.partial;
+        unwritten += runner.unwritten;
     }
     drop(overall);
     doc.analyze(opts.knee_iops_gain_pct, opts.knee_lat_growth_pct, opts.max_p99_ns);
@@ -180,6 +193,9 @@ pub fn run_points(
     let written = write_sweep(&doc, quiet, &outputs);
     saved?;
     written?;
+    if unwritten > 0 {
+        return Err(crate::exit::outputs_not_written(unwritten));
+    }
     Ok(exit_status(&doc))
 }
 
@@ -231,11 +247,32 @@ fn exit_status(doc: &SweepResult) -> ExitStatus {
     status
 }
 
+/// `--trace FILE` in a sweep: each point records into a file of its own, the point's number (from 1, as
+/// the progress shows it, at least two digits) put before the file's extension: `run.iolabtrace` becomes
+/// `run.p01.iolabtrace`, `run.p02.iolabtrace`, ...; with several trials, the trial's too (`run.p01.t2...`).
+fn point_trace(job: &mut JobSpec, (point, points): (usize, usize), (trial, trials): (u32, u32)) {
+    let Some(path) = &job.trace else { return };
+    let width = points.to_string().len().max(2);
+    let mut tag = format!("p{:0width$}", point + 1);
+    if trials > 1 {
+        tag.push_str(&format!(".t{}", trial + 1));
+    }
+    let name_start = path.rfind('/').map_or(0, |i| i + 1);
+    job.trace = Some(match path[name_start..].rfind('.').filter(|&i| i > 0) {
+        Some(dot) => format!("{}.{tag}{}", &path[..name_start + dot], &path[name_start + dot..]),
+        None => format!("{path}.{tag}"),
+    });
+}
+
 /// Runs the sweep's trials for real: each point's job with the trial's seed, judged against the job's
 /// verdict, its progress on the overall bar.
 struct TrialRunner<'a> {
     points: &'a [Point],
     jobs: &'a [JobSpec],
+    /// Per point, the trace it replays (`iolab sweep --replay`).
+    replays: &'a [Option<ReplaySource>],
+    /// Outputs of the runs (`--trace`) not written so far, each said.
+    unwritten: usize,
     trials: u32,
     interval_ns: u64,
     quiet: bool,
@@ -260,13 +297,18 @@ impl Runner<Trial> for TrialRunner<'_> {
         }
         let mut job = self.jobs[t.point].clone();
         job.seed = Some(t.seed);
+        point_trace(&mut job, (t.point, self.points.len()), (t.trial, self.trials));
         let judged = job.clone();
         let shown = Display { quiet: self.quiet, live: self.terminal };
-        let mut r = match execute(job, false, self.interval_ns, shown, self.gate)
+        let replay = self.replays[t.point].clone();
+        let mut r = match execute_with(job, false, self.interval_ns, shown, self.gate, replay)
             .with_context(|| format!("sweep point {}", p.describe()))?
         {
-            Executed::Done(r) => r,
-            Executed::DryRun(_) => anyhow::bail!("a sweep point ran as a dry run (bug)"),
+            (Executed::Done(r), n) => {
+                self.unwritten += n;
+                r
+            }
+            (Executed::DryRun(_), _) => anyhow::bail!("a sweep point ran as a dry run (bug)"),
         };
         crate::profile::judge(&judged, self.profile, &mut r);
         self.overall.end();
@@ -275,5 +317,25 @@ impl Runner<Trial> for TrialRunner<'_> {
 
     fn stop_requested(&self) -> bool {
         crate::signals::stop_requested()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::point_trace;
+    use iolab_spec::JobSpec;
+
+    fn traced(path: &str, point: (usize, usize), trial: (u32, u32)) -> String {
+        let mut job = JobSpec { trace: Some(path.into()), ..JobSpec::default() };
+        point_trace(&mut job, point, trial);
+        job.trace.unwrap()
+    }
+
+    #[test]
+    fn each_point_and_trial_has_its_own_trace_file() {
+        assert_eq!(traced("out/run.iolabtrace", (0, 3), (0, 1)), "out/run.p01.iolabtrace");
+        assert_eq!(traced("run.iolabtrace", (99, 120), (1, 3)), "run.p100.t2.iolabtrace");
+        assert_eq!(traced("a.d/trace", (2, 3), (0, 1)), "a.d/trace.p03");
+        assert_eq!(traced(".hidden", (0, 2), (0, 1)), ".hidden.p01");
     }
 }

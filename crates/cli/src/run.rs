@@ -58,21 +58,21 @@ fn run_job(
         crate::metrics::serve(args.metrics.as_deref())?;
     }
     let shown = Display { quiet: args.quiet, live };
-    let result = match (&steady, args.dry_run) {
+    let (result, unwritten) = match (&steady, args.dry_run) {
         (Some(rule), false) => {
-            let (mut r, ss) = crate::steady::run_until_steady(job, rule, interval_ns, shown, &gate)?;
+            let (mut r, ss, n) = crate::steady::run_until_steady(job, rule, interval_ns, shown, &gate)?;
             r.steady_state = Some(ss);
-            r
+            (r, n)
         }
         _ => match crate::exec::execute_with(job, args.dry_run, interval_ns, shown, &gate, replay)? {
-            Executed::DryRun(mut doc) => {
+            (Executed::DryRun(mut doc), _) => {
                 if let Some(sizing) = crate::profile::sizing_json(&judged) {
                     doc["exchange"] = sizing;
                 }
                 print(&serde_json::to_string_pretty(&doc)?)?;
                 return Ok(ExitStatus::Ok);
             }
-            Executed::Done(r) => r,
+            (Executed::Done(r), n) => (r, n),
         },
     };
     let mut result = result;
@@ -85,5 +85,8 @@ fn run_job(
     let written = output(&result, args.quiet, &outputs);
     saved?;
     written?;
+    if unwritten > 0 {
+        return Err(crate::exit::outputs_not_written(unwritten));
+    }
     Ok(ExitStatus::of(&result))
 }

@@ -16,6 +16,8 @@ struct SteadyRunner<'g> {
     interval_ns: u64,
     shown: Display,
     gate: &'g WriteGate,
+    /// Outputs of the run (`--trace`) not written, each said.
+    unwritten: usize,
 }
 
 impl Runner<UntilSteady<'_>> for SteadyRunner<'_> {
@@ -29,23 +31,28 @@ impl Runner<UntilSteady<'_>> for SteadyRunner<'_> {
             ..crate::exec::exec_options(self.interval_ns, self.shown.quiet, self.shown.live, self.gate)
         };
         let _note = crate::progress::MeasureNote::set("until steady");
-        match iolab_run::execute(job, false, &mut opts).map_err(crate::exec::run_error)? {
-            iolab_run::Executed::Done(r) => Ok(*r),
-            iolab_run::Executed::DryRun(_) => anyhow::bail!("a steady-state run cannot be a dry run (bug)"),
+        match crate::exec::execute_opts(job, false, &mut opts)? {
+            (iolab_run::Executed::Done(r), n) => {
+                self.unwritten += n;
+                Ok(*r)
+            }
+            (iolab_run::Executed::DryRun(_), _) => {
+                anyhow::bail!("a steady-state run cannot be a dry run (bug)")
+            }
         }
     }
 }
 
-/// Runs `job` until steady by `rule` (or the rule's limit), its paths claimed in `gate`: the run's result and
-/// what the rule found.
+/// Runs `job` until steady by `rule` (or the rule's limit), its paths claimed in `gate`: the run's result,
+/// what the rule found, and the run's own outputs not written (`--trace`, said on stderr).
 pub fn run_until_steady(
     job: JobSpec,
     rule: &SteadyStateRule,
     interval_ns: u64,
     shown: Display,
     gate: &WriteGate,
-) -> Result<(Box<RunResult>, SteadyStateResult)> {
-    let mut runner = SteadyRunner { interval_ns, shown, gate };
+) -> Result<(Box<RunResult>, SteadyStateResult, usize)> {
+    let mut runner = SteadyRunner { interval_ns, shown, gate, unwritten: 0 };
     let (result, found) = iolab_run::steady::run_until_steady(job, rule, interval_ns, &mut runner)?;
-    Ok((Box::new(result), found))
+    Ok((Box::new(result), found, runner.unwritten))
 }

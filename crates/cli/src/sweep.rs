@@ -89,9 +89,40 @@ fn axes(args: &SweepArgs) -> Result<Vec<Axis>> {
         }
         v.push(Axis { key: key.into(), flag, values });
     }
+    replay_axes(args, &mut v)?;
     // Non-load fields outermost (in the order above), then workers, rate, qd.
     order_axes(&mut v);
     Ok(v)
+}
+
+/// With `--replay`: refuses axes of the trace's own workload and adds `--speed`'s. Without it, refuses the
+/// replay's flags.
+fn replay_axes(args: &SweepArgs, v: &mut Vec<Axis>) -> Result<()> {
+    let Some(trace) = &args.replay else {
+        if let Some(flag) = [args.speed.as_ref().map(|_| "--speed"), args.map.first().map(|_| "--map")]
+            .into_iter()
+            .flatten()
+            .next()
+        {
+            return Err(usage(format!("'{flag}' applies to a replay: give the trace with '--replay TRACE'")));
+        }
+        return Ok(());
+    };
+    let from_the_trace = |key: &str| crate::replaying::FROM_THE_TRACE.iter().any(|&(k, _)| k == key);
+    if let Some(a) = v.iter().find(|a| from_the_trace(&a.key)) {
+        return Err(usage(format!(
+            "'{}' sweeps '{}', which '--replay {trace}' takes from the trace; sweep --cache, --qd, --workers, --speed or --set cache_policy=...",
+            a.flag, a.key
+        )));
+    }
+    if let Some(text) = &args.speed {
+        let values = parse_list("--speed", "speed", text)?;
+        for value in &values {
+            crate::replaying::parse_speed(value)?;
+        }
+        v.push(Axis { key: "speed".into(), flag: "--speed".into(), values });
+    }
+    Ok(())
 }
 
 /// The RunArgs field that carries `key`, if any (so a swept value takes the same path as the flag).
@@ -166,15 +197,22 @@ fn set_field(r: &mut RunArgs, key: &str, value: &str) -> bool {
 }
 
 /// Builds every point's job (and so checks every value) before anything runs; each point learns the seed
-/// its job fixes.
-fn plan_points(args: &SweepArgs, axes: &[Axis]) -> Result<(Vec<Point>, Vec<JobSpec>)> {
+/// its job fixes. With `--replay`, each point's job is the replay's (the workload set from the trace) and
+/// its source the trace (read once) at the point's speed.
+fn plan_points(args: &SweepArgs, axes: &[Axis]) -> Result<(Vec<Point>, Vec<JobSpec>, Replays)> {
+    let loaded =
+        args.replay.as_deref().map(|t| crate::replaying::load(t, &args.map, &args.run)).transpose()?;
     let mut points = iolab_run::sweep::points(axes).map_err(usage)?;
     let mut jobs = Vec::with_capacity(points.len());
+    let mut replays = Vec::with_capacity(points.len());
     for p in &mut points {
         let mut run = args.run.clone();
         let mut extra = JobSpec::default();
+        let mut speed = Some(1.0);
         for (a, value) in axes.iter().zip(&p.values) {
-            if !set_field(&mut run, &a.key, value) {
+            if a.key == "speed" {
+                speed = crate::replaying::parse_speed(value)?;
+            } else if !set_field(&mut run, &a.key, value) {
                 let place = Place::Flag(a.flag.clone());
                 let known = extra.forced.set(&a.key, value, &place).map_err(usage)?
                     || extra.set_run(&a.key, value, &place).map_err(usage)?;
@@ -183,14 +221,21 @@ fn plan_points(args: &SweepArgs, axes: &[Axis]) -> Result<(Vec<Point>, Vec<JobSp
                 }
             }
         }
+        if let Some(l) = &loaded {
+            l.set_workload(&mut run);
+        }
+        replays.push(loaded.as_ref().map(|l| l.at(speed)));
         let ctx = || format!("sweep point {}", p.describe());
         let mut job = build_job(&run).with_context(ctx)?;
         job.apply_overrides(&extra);
         p.seed = job.seed;
         jobs.push(job);
     }
-    Ok((points, jobs))
+    Ok((points, jobs, replays))
 }
+
+/// Per point, the trace it replays (`iolab sweep --replay`), or none.
+type Replays = Vec<Option<iolab_run::replay::ReplaySource>>;
 
 fn parse_pct(flag: &str, v: &Option<String>, default: f64) -> Result<f64> {
     match v {
@@ -228,6 +273,9 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitStatus> {
     // 1. Everything that can reject the input, before anything is created.
     let opts = parse_options(args)?;
     let axes = axes(args)?;
-    let (points, jobs) = plan_points(args, &axes)?;
-    crate::points::run_points(&args.run, &opts, &axes, points, jobs)
+    let (points, jobs, replays) = plan_points(args, &axes)?;
+    if args.replay.is_some() && args.run.steady.steady_state.is_some() {
+        return Err(usage("a replay replays the trace once: '--steady-state' does not apply"));
+    }
+    crate::points::run_points(&args.run, &opts, &axes, points, (jobs, replays))
 }

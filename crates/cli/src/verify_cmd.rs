@@ -71,9 +71,9 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
     let live = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut opts = crate::exec::exec_options(1_000_000_000, a.quiet, live, &gate);
     opts.check = Some(check);
-    let result = match iolab_run::execute(job, false, &mut opts).map_err(crate::exec::run_error)? {
-        iolab_run::Executed::Done(r) => r,
-        iolab_run::Executed::DryRun(_) => unreachable!("not a dry run"),
+    let (result, unwritten) = match crate::exec::execute_opts(job, false, &mut opts)? {
+        (iolab_run::Executed::Done(r), n) => (r, n),
+        (iolab_run::Executed::DryRun(_), _) => unreachable!("not a dry run"),
     };
     let saved = crate::saving::save(
         saver.as_ref(),
@@ -83,5 +83,8 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
     let written = crate::output::output(&result, a.quiet, &outputs);
     saved?;
     written?;
+    if unwritten > 0 {
+        return Err(crate::exit::outputs_not_written(unwritten));
+    }
     Ok(ExitStatus::of(&result))
 }

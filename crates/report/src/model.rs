@@ -154,13 +154,18 @@ pub struct ReplayResult {
     pub replayed: u64,
     /// Records not issued, by reason (`not_read_or_write`: flushes, discards, other ops; `beyond_target`:
     /// the range does not fit in the target it maps to; `no_target`: its trace target maps to none;
-    /// `empty`: zero length; `too_large`: longer than 64 MiB).
+    /// `unmapped`: on a trace device `--map` leaves out; `empty`: zero length; `too_large`: longer than
+    /// 64 MiB). Summed over the workers.
     pub skipped: std::collections::BTreeMap<String, u64>,
     /// `1x`, `2x`, ... (scheduled from the trace clock, divided by the factor), or `max` (closed loop at the
     /// queue depth).
     pub speed: String,
     /// Actual submit - scheduled start, per op (timed replay only; `null` at `max`).
     pub lag_ns: Option<iolab_stats::LatSummary>,
+    /// `--map`: each trace device mapped, by its name in the trace, to the name of its run target (as
+    /// `targets[].name`). Absent without `--map` (the targets map by position).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub map: std::collections::BTreeMap<String, String>,
 }
 
 impl ReplayResult {
@@ -181,6 +186,10 @@ impl ReplayResult {
             first.push_str(&format!(", skipped {}", why.join(", ")));
         }
         let mut lines = vec![first];
+        if !self.map.is_empty() {
+            let map: Vec<String> = self.map.iter().map(|(disk, target)| format!("{disk} -> {target}")).collect();
+            lines.push(format!("mapped {}", map.join(", ")));
+        }
         match &self.lag_ns {
             Some(l) => lines.push(format!(
                 "lag (submit - scheduled start) mean {} p50 {} p99 {} max {}",

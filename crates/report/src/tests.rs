@@ -194,6 +194,7 @@ pub(crate) fn sample_replay() -> RunResult {
         skipped: [("beyond_target".to_string(), 1), ("not_read_or_write".to_string(), 1)].into(),
         speed: "2x".into(),
         lag_ns: Some(lat(1_200.0, 800, 4_000, 9_000, 30_000)),
+        map: [("web/0".to_string(), "/dev/sdb".to_string())].into(),
     });
     r
 }

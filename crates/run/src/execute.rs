@@ -25,7 +25,7 @@ use std::time::Instant;
 /// the resolved job. Raising `opts.stop` ends the run with a partial result; raised before the targets are
 /// open, the run does not start ("interrupted").
 pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<Executed> {
-    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate, sync, replay } = opts;
+    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate, sync, replay, unwritten } = opts;
     let interval_ns = *interval_ns;
     let sync = sync.clone();
     let sync = sync.as_deref();
@@ -49,12 +49,12 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     let finish = Arc::new(AtomicBool::new(false));
     let trace = p.trace.as_ref().map(|out| RunTrace::start(out, &p.plan)).transpose()?;
     let replaying = replay.as_ref().map(|src| {
-        let (ops, skipped) = crate::replay::map(src, &p.plan.workers[0], &p.regions[0]);
-        (Arc::new(ops), skipped)
+        let (ops, skipped) = crate::replay::map(src, &p.plan.workers, &p.regions);
+        (ops.into_iter().map(Arc::new).collect::<Vec<_>>(), skipped)
     });
     let (handles, rx) = start_workers(
         &p,
-        (&layers, trace.as_ref(), replaying.as_ref().map(|(ops, _)| ops)),
+        (&layers, trace.as_ref(), replaying.as_ref().map(|(ops, _)| &ops[..])),
         &integrity,
         (&opened, &files, &layouts),
         stop,
@@ -78,20 +78,17 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     let outputs = join_workers(handles);
     let done_unix_s = multi::unix_now();
     if let (Some(trace), Ok(local)) = (trace, &outputs) {
-        let recorded = trace.finish()?;
-        let waits: u64 = local.iter().map(|o| o.trace_waits).sum();
-        let behind = match waits {
-            0 => String::new(),
-            n => format!("; a worker waited for the trace writer {n} times"),
-        };
-        observer.notice(&format!(
-            "iolab: trace: {} records written to '{}'{behind}",
-            recorded.records, recorded.path
-        ));
+        let waits = local.iter().map(|o| o.trace_waits).sum();
+        match trace.finish() {
+            Ok(recorded) => observer.notice(&recorded.said(waits)),
+            // The run was measured: its result stands; the caller says the trace was not written.
+            Err(e) => unwritten.push(e.to_string()),
+        }
     }
     let outputs = multi::done(sync, outputs, collected.announced)?;
     let layouts = layouts.finish(&p.plan, &opened, &files, &outputs);
     let lag_histograms: Vec<_> = outputs.iter().filter_map(|o| o.replay_lag.clone()).collect();
+    let target_names: Vec<String> = p.plan.targets.iter().map(|t| t.name.clone()).collect();
     let Prepared { plan, regions, probes, warnings, .. } = p;
     let run = Finished {
         plan,
@@ -120,7 +117,8 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         for l in &lag_histograms {
             lag.merge(l);
         }
-        result.replay = Some(crate::replay::result(src, ops.ops.len() as u64, skipped, &lag));
+        let replayed = ops.iter().map(|o| o.ops.len() as u64).sum();
+        result.replay = Some(crate::replay::result(src, (replayed, skipped), &lag, &target_names));
         // A timed replay is open loop: the trace sets the depth, --qd only bounds it.
         if src.speed.is_some() {
             result.warnings.retain(|w| !matches!(w, iolab_stats::Warning::LowDepth { .. }));
@@ -266,7 +264,7 @@ type Workers = (Threads, mpsc::Receiver<WorkerEvent>);
 /// once all exist.
 fn start_workers(
     p: &Prepared,
-    (layers, trace, replay): (&Layers, Option<&RunTrace>, Option<&Arc<iolab_engine::ReplayOps>>),
+    (layers, trace, replay): (&Layers, Option<&RunTrace>, Option<&[Arc<iolab_engine::ReplayOps>]>),
     integrity: &RunIntegrity,
     targets: (&[OpenedTarget], &[Option<Arc<std::fs::File>>], &Layouts),
     stop: &Arc<AtomicBool>,
@@ -313,7 +311,7 @@ fn start_workers(
             events: tx.clone(),
             boundaries: layouts.boundaries(&w.targets),
             trace: trace.map(|t| t.worker(w)),
-            replay: replay.filter(|_| w.index == 0).cloned(),
+            replay: replay.and_then(|r| r.get(w.index as usize)).cloned(),
         };
         setups.push(setup);
     }

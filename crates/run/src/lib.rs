@@ -71,8 +71,12 @@ pub struct ExecOptions<'a> {
     /// A run over several hosts: the ranks' collectives (the binary's MPI glue). `None` runs on this host
     /// alone, as always.
     pub sync: Option<Arc<dyn RunSync>>,
-    /// `iolab replay`: the trace's ops replace the generator of the run's one worker.
+    /// `iolab replay`: the trace's ops replace the generator of the run's workers.
     pub replay: Option<replay::ReplaySource>,
+    /// Filled by [`execute`]: outputs of the run itself (`--trace`) that could not be written, each an
+    /// error's text. The run was measured and its result is returned all the same; the caller says these and
+    /// ends with its "outputs not written" status.
+    pub unwritten: Vec<String>,
 }
 
 impl<'a> ExecOptions<'a> {
@@ -87,6 +91,7 @@ impl<'a> ExecOptions<'a> {
             gate: Default::default(),
             sync: None,
             replay: None,
+            unwritten: Vec::new(),
         }
     }
 }

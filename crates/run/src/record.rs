@@ -31,6 +31,17 @@ pub(crate) struct Recorded {
     pub records: u64,
 }
 
+impl Recorded {
+    /// The notice saying it: records and path, and how often a worker waited for the writer thread.
+    pub(crate) fn said(&self, waits: u64) -> String {
+        let behind = match waits {
+            0 => String::new(),
+            n => format!("; a worker waited for the trace writer {n} times"),
+        };
+        format!("iolab: trace: {} records written to '{}'{behind}", self.records, self.path)
+    }
+}
+
 impl RunTrace {
     /// Opens `out` and starts the writer thread with the header of `plan`'s run.
     pub(crate) fn start(out: &Output, plan: &Plan) -> Result<RunTrace> {

@@ -1,8 +1,11 @@
-//! `iolab replay`: a trace's records, loaded by the caller, become the ops of the run's one worker. A record
-//! maps to a worker target (every trace target to the one target of a run that has one; otherwise trace
-//! target `k` to run target `k`); one that is not a read or write, is empty or longer than 64 MiB, maps to no
+//! `iolab replay`: a trace's records, loaded by the caller, become the ops of the run's workers. A record
+//! maps to a run target: through the caller's map when there is one (`--map DISK=TARGET`; a trace target
+//! it leaves out is `unmapped`), else every trace target to the one target of a run that has one, else trace
+//! target `k` to run target `k`. One that is not a read or write, is empty or longer than 64 MiB, maps to no
 //! target or does not fit in its target's region is skipped and counted by reason, never wrapped. The ops
-//! keep the trace's order by intended start and its times, from the first op's.
+//! keep the trace's order by intended start and its times, from the first op's; with several workers they
+//! are dealt round robin in that order, each keeping its time, so the workers' schedules together are the
+//! trace's.
 
 use iolab_engine::ReplayOps;
 use iolab_plan::gen::GenOp;
@@ -11,19 +14,26 @@ use iolab_report::ReplayResult;
 use iolab_stats::LatencyHistogram;
 use iolab_trace::{TraceOp, TraceRecord};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Longest op replayed (the plan's largest block size).
 pub const MAX_LEN: u32 = 64 << 20;
 
-/// What `iolab replay` hands [`crate::execute`]: the trace, read into memory before the run.
+/// What `iolab replay` hands [`crate::execute`]: the trace, read into memory before the run (shared, so a
+/// sweep over a trace reads it once).
 #[derive(Clone, Debug, Default)]
 pub struct ReplaySource {
     /// The trace file as the user gave it.
     pub path: String,
     /// Its records, in file order.
-    pub records: Vec<TraceRecord>,
+    pub records: Arc<[TraceRecord]>,
     /// How much faster than the trace (`Some(1.0)`: its own timing); `None`: as fast as the depth allows.
     pub speed: Option<f64>,
+    /// `--map`: per trace target (by index), the run target it maps to, `None` for one left out. `None`:
+    /// by position (see the module header).
+    pub targets: Option<Arc<[Option<u16>]>>,
+    /// The trace's target (device) names, by index.
+    pub devices: Arc<[String]>,
 }
 
 impl ReplaySource {
@@ -34,61 +44,97 @@ impl ReplaySource {
             Some(s) => format!("{s}x"),
         }
     }
+
+    /// The run target of trace target `t` for a run of `run_targets` targets, or why there is none.
+    fn run_target(&self, t: u16, run_targets: usize) -> Result<usize, &'static str> {
+        match &self.targets {
+            Some(map) => match map.get(t as usize) {
+                Some(Some(i)) => Ok(*i as usize),
+                _ => Err("unmapped"),
+            },
+            None if run_targets == 1 => Ok(0),
+            None => Ok(t as usize),
+        }
+    }
 }
 
-/// The worker's ops from `src` (see the module header), and the records skipped by reason.
+/// Why a record cannot be issued at all (whatever its target).
+fn unfit(r: &TraceRecord) -> Option<&'static str> {
+    match r.op {
+        TraceOp::Read | TraceOp::Write if r.len == 0 => Some("empty"),
+        TraceOp::Read | TraceOp::Write if r.len > MAX_LEN => Some("too_large"),
+        TraceOp::Read | TraceOp::Write => None,
+        _ => Some("not_read_or_write"),
+    }
+}
+
+/// Every worker's ops from `src` (see the module header; the workers all have the run's targets in one
+/// order, as `iolab replay` plans them), and the records skipped by reason.
 pub(crate) fn map(
     src: &ReplaySource,
-    w: &WorkerPlan,
-    regions: &[Region],
-) -> (ReplayOps, BTreeMap<String, u64>) {
+    workers: &[WorkerPlan],
+    regions: &[Vec<Region>],
+) -> (Vec<ReplayOps>, BTreeMap<String, u64>) {
     let mut skipped = BTreeMap::new();
-    let mut skip = |why: &str| *skipped.entry(why.to_string()).or_insert(0) += 1;
     let mut ops: Vec<(u64, GenOp)> = Vec::with_capacity(src.records.len());
-    for r in &src.records {
-        let write = match r.op {
-            TraceOp::Read => false,
-            TraceOp::Write => true,
-            _ => {
-                skip("not_read_or_write");
-                continue;
-            }
-        };
-        if r.len == 0 {
-            skip("empty");
-            continue;
+    let (w, regions) = (&workers[0], &regions[0]);
+    for r in src.records.iter() {
+        match op_of(src, r, w, regions) {
+            Ok(op) => ops.push((r.start_ns, op)),
+            Err(why) => *skipped.entry(why.to_string()).or_insert(0) += 1,
         }
-        if r.len > MAX_LEN {
-            skip("too_large");
-            continue;
-        }
-        let target = if w.targets.len() == 1 { 0 } else { r.target as usize };
-        let Some(region) = regions.get(target) else {
-            skip("no_target");
-            continue;
-        };
-        let end = r.offset.checked_add(r.len as u64);
-        if r.offset < region.offset || end.is_none_or(|e| e > region.offset + region.length) {
-            skip("beyond_target");
-            continue;
-        }
-        ops.push((r.start_ns, GenOp { target: target as u16, write, offset: r.offset, len: r.len }));
     }
     ops.sort_by_key(|&(t, _)| t);
     let first = ops.first().map_or(0, |&(t, _)| t);
-    for (t, _) in &mut ops {
-        *t -= first;
+    let n = workers.len().max(1);
+    // One start for all the workers' schedules (see `ReplayOps::start`).
+    let start = Arc::default();
+    let mut dealt: Vec<ReplayOps> = (0..n)
+        .map(|_| ReplayOps {
+            ops: Vec::with_capacity(ops.len() / n + 1),
+            speed: src.speed,
+            start: Arc::clone(&start),
+        })
+        .collect();
+    for (i, (t, op)) in ops.into_iter().enumerate() {
+        dealt[i % n].ops.push((t - first, op));
     }
-    (ReplayOps { ops, speed: src.speed }, skipped)
+    (dealt, skipped)
 }
 
-/// The result's `replay` block.
+/// Record `r` as an op of worker `w` (whose regions are `regions`), or why it is skipped.
+fn op_of(
+    src: &ReplaySource,
+    r: &TraceRecord,
+    w: &WorkerPlan,
+    regions: &[Region],
+) -> Result<GenOp, &'static str> {
+    if let Some(why) = unfit(r) {
+        return Err(why);
+    }
+    let run_target = src.run_target(r.target, w.targets.len())?;
+    let target = w.targets.iter().position(|&t| t == run_target).ok_or("no_target")?;
+    let region = regions.get(target).ok_or("no_target")?;
+    let end = r.offset.checked_add(r.len as u64);
+    if r.offset < region.offset || end.is_none_or(|e| e > region.offset + region.length) {
+        return Err("beyond_target");
+    }
+    Ok(GenOp { target: target as u16, write: r.op == TraceOp::Write, offset: r.offset, len: r.len })
+}
+
+/// The result's `replay` block: the workers' ops together, their lags merged from their histograms, and
+/// the `--map` by name (`run_targets`: the run's target names).
 pub(crate) fn result(
     src: &ReplaySource,
-    replayed: u64,
-    skipped: BTreeMap<String, u64>,
+    (replayed, skipped): (u64, BTreeMap<String, u64>),
     lag: &LatencyHistogram,
+    run_targets: &[String],
 ) -> ReplayResult {
+    let by_name = |(d, t): (usize, &Option<u16>)| {
+        let device = src.devices.get(d)?.clone();
+        Some((device, run_targets.get((*t)? as usize)?.clone()))
+    };
+    let map = src.targets.iter().flat_map(|m| m.iter().enumerate().filter_map(by_name)).collect();
     ReplayResult {
         trace: src.path.clone(),
         records: src.records.len() as u64,
@@ -96,5 +142,6 @@ pub(crate) fn result(
         skipped,
         speed: src.speed_label(),
         lag_ns: src.speed.and_then(|_| lag.summary()),
+        map,
     }
 }

@@ -12,6 +12,18 @@ pub struct SweepArgs {
     /// freely ('1,3..9:+3'). A block-size split ('4k/60:8k/40') is one value.
     #[command(flatten)]
     pub run: RunArgs,
+    /// Sweeps a replay of this trace (any format 'iolab trace show' reads; read once): every point is what
+    /// 'iolab replay TRACE' with the point's values gives, a run result with its replay block. Sweep
+    /// --cache, --qd, --workers, --speed and --set cache_policy=..., not the workload (the trace's).
+    #[arg(long, value_name = "TRACE")]
+    pub replay: Option<String>,
+    /// With --replay: the speeds, a list ('1x,2x,4x,max'; see 'iolab replay --speed'). Default 1x.
+    #[arg(long, value_name = "LIST")]
+    pub speed: Option<String>,
+    /// With --replay: maps a trace device to a target, as 'iolab replay --map' does (DISK=TARGET,
+    /// repeatable).
+    #[arg(long, value_name = "DISK=TARGET")]
+    pub map: Vec<String>,
     /// Sweep any job key by name: KEY=VALUES, with VALUES a list as for --qd (e.g. 'read_pct=0,50,100',
     /// 'rw=randread,randwrite', 'size=1g..8g:x2'). Repeatable; several swept fields give the cross product:
     /// outermost first the non-load fields (bs, then --set keys in the order given), then workers, rate and

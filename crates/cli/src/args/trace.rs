@@ -113,8 +113,17 @@ pub struct ReplayArgs {
     /// sleeping the gaps); '2x', '1000x', '0.5x' scale the times; 'max' issues as fast as --qd allows.
     #[arg(long, value_name = "Nx|max")]
     pub speed: Option<String>,
+    /// Maps a trace device to a target: DISK is the device's name in the trace (as 'iolab trace show'
+    /// lists it: MSR's 'HOSTNAME/DISK', blktrace's device) or its index (0, 1, ...), TARGET any target
+    /// ('0=/dev/sdb', 'web/1=sim:ssd,size=8G'). Repeatable, or several in one, separated by commas (a comma
+    /// starts a mapping only before a device's name or index and '='). Devices
+    /// left out are not replayed (their records skipped as 'unmapped'); without --map the targets come from
+    /// --target by position. Not with --target.
+    #[arg(long, value_name = "DISK=TARGET")]
+    pub map: Vec<String>,
     /// The run's flags: --target (one target takes every trace target; several map trace target k to
-    /// --target k), --qd (default 64), --clock, --cache, --json, ...
+    /// --target k), --workers (default 1: records dealt round robin, each at its own time), --qd (default
+    /// 64, per worker), --clock, --cache, --json, ...
     #[command(flatten)]
     pub run: super::RunArgs,
 }

@@ -8,7 +8,13 @@ use std::path::Path;
 
 /// Writes a binary trace of `records` on one target named `disk0`.
 fn write_trace(path: &Path, records: &[TraceRecord]) {
-    let header = TraceHeader { targets: vec!["disk0".into()], ..TraceHeader::default() };
+    write_trace_on(path, &["disk0"], records);
+}
+
+/// Writes a binary trace of `records` on targets named `names`.
+fn write_trace_on(path: &Path, names: &[&str], records: &[TraceRecord]) {
+    let header =
+        TraceHeader { targets: names.iter().map(|n| n.to_string()).collect(), ..TraceHeader::default() };
     let mut w = TraceWriter::new(std::fs::File::create(path).unwrap(), &header).unwrap();
     for r in records {
         w.write(r).unwrap();
@@ -39,6 +45,16 @@ fn hand_made() -> Vec<TraceRecord> {
     v.push(TraceRecord::new(101_000_000, TraceOp::Write, 0, 1 << 20, 8192));
     v.push(TraceRecord::new(101_500_000, TraceOp::Flush, 0, 0, 0));
     v.push(TraceRecord::new(102_000_000, TraceOp::Read, 0, 16 << 20, 4096));
+    v
+}
+
+/// Every record of the trace at `p`.
+fn read_trace(p: &Path) -> Vec<TraceRecord> {
+    let mut t = iolab_trace::open(p.to_str().unwrap()).unwrap();
+    let mut v = Vec::new();
+    while let Some(x) = t.next_record().unwrap() {
+        v.push(x);
+    }
     v
 }
 
@@ -125,11 +141,7 @@ fn a_recorded_run_replayed_issues_the_same_ops() {
     let r =
         replay_json(&first, &["--target", target, "--clock", "virtual", "--trace", second.to_str().unwrap()]);
     let ops = |p: &Path| {
-        let mut t = iolab_trace::open(p.to_str().unwrap()).unwrap();
-        let mut v = Vec::new();
-        while let Some(x) = t.next_record().unwrap() {
-            v.push((x.op, x.offset, x.len));
-        }
+        let mut v: Vec<_> = read_trace(p).iter().map(|x| (x.op, x.offset, x.len)).collect();
         v.sort();
         v
     };
@@ -137,4 +149,212 @@ fn a_recorded_run_replayed_issues_the_same_ops() {
     assert!(a.len() > 1000, "{}", a.len());
     assert_eq!(r["replay"]["replayed"].as_u64(), Some(a.len() as u64));
     assert_eq!(a, b, "the replay issued other ops than the run");
+}
+
+#[test]
+fn two_workers_issue_every_record_once_at_its_scheduled_time() {
+    let dir = tempdir();
+    let (trace, rec) = (dir.path().join("hand.iolabtrace"), dir.path().join("replayed.iolabtrace"));
+    let records = hand_made();
+    write_trace(&trace, &records);
+    let target = ["--target", "sim:fixed,latency=100us,servers=1,size=16M", "--clock", "virtual"];
+    let r =
+        replay_json(&trace, &[&target[..], &["--workers", "2", "--trace", rec.to_str().unwrap()]].concat());
+    let rp = &r["replay"];
+    assert_eq!((rp["records"].as_u64(), rp["replayed"].as_u64()), (Some(106), Some(104)), "{rp}");
+    assert_eq!(rp["lag_ns"]["max"], 0, "{rp}");
+    assert_eq!(r["workers"].as_array().unwrap().len(), 2);
+    // Recorded as issued: each replayable record once, submitted at its scheduled start (its trace time,
+    // from the first op's: the trace starts at 0), the ops dealt over both workers in turn.
+    let mut issued: Vec<(u64, u64, u64)> =
+        read_trace(&rec).iter().map(|x| (x.start_ns, x.offset, x.len as u64)).collect();
+    let mut wanted: Vec<(u64, u64, u64)> = records
+        .iter()
+        .filter(|x| matches!(x.op, TraceOp::Read | TraceOp::Write) && x.offset < 16 << 20)
+        .map(|x| (x.start_ns, x.offset, x.len as u64))
+        .collect();
+    issued.sort();
+    wanted.sort();
+    assert_eq!(issued, wanted);
+    let recs = read_trace(&rec);
+    assert!(recs.iter().all(|x| x.submit_ns == Some(x.start_ns)), "an op was submitted late");
+    let on = |w: u16| recs.iter().filter(|x| x.worker == w).count();
+    assert_eq!((on(0), on(1)), (52, 52));
+    // One device with one server shared by both workers: the burst of three still queues, 100/200/300 µs.
+    assert_eq!(r["total"]["read"]["lat_ns"]["max"], 300_000);
+    // One slot per worker: of the burst of three (dealt to workers 0, 1, 0), the third waits 100 µs for
+    // worker 0's slot; on one worker the second and third wait 100 and 200 µs. The lags of both workers are
+    // merged from their histograms: every op counted once, the largest kept.
+    let lag = |workers: &str| {
+        let r = replay_json(&trace, &[&target[..], &["--workers", workers, "--qd", "1"]].concat());
+        let l = &r["replay"]["lag_ns"];
+        (l["p50"].as_u64(), l["max"].as_u64())
+    };
+    // (p50: no lag, which the histogram bins as 1 ns.)
+    assert_eq!(lag("2"), (Some(1), Some(100_000)));
+    assert_eq!(lag("1"), (Some(1), Some(200_000)));
+    // At max speed each worker keeps its own --qd: 104 ops of 100 µs on 2 servers, 52 each back to back.
+    let two_servers = "sim:fixed,latency=100us,servers=2,size=16M";
+    let max = replay_json(
+        &trace,
+        &["--target", two_servers, "--clock", "virtual", "--workers", "2", "--speed", "max", "--qd", "1"],
+    );
+    assert_eq!(max["replay"]["replayed"], 104);
+    assert!((max["measured_s"].as_f64().unwrap() - 0.0052).abs() < 1e-9, "{}", max["measured_s"]);
+}
+
+/// A trace of three devices `web/0`..`web/2`, ten 4 KiB reads on each, 1 ms apart.
+fn three_devices(path: &Path) {
+    let records: Vec<TraceRecord> = (0..30u64)
+        .map(|i| TraceRecord::new(i * 1_000_000, TraceOp::Read, (i % 3) as u16, (i / 3) * 4096, 4096))
+        .collect();
+    write_trace_on(path, &["web/0", "web/1", "web/2"], &records);
+}
+
+#[test]
+fn map_sends_each_named_device_to_its_target_and_skips_the_rest() {
+    let dir = tempdir();
+    let trace = dir.path().join("three.iolabtrace");
+    three_devices(&trace);
+    // By name and by index, two mappings in one flag: the targets' own commas stay theirs.
+    let (slow, fast) = ("sim:fixed,latency=200us,size=1M", "sim:fixed,latency=50us,size=1M");
+    let map = format!("web/0={slow},2={fast}");
+    let out = iolab()
+        .arg("replay")
+        .arg(&trace)
+        .args(["--map", &map, "--clock", "virtual", "--json", "-", "--no-save"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--map leaves out 'web/1' (10 records)"), "{stderr}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["replay"]["replayed"], 20);
+    assert_eq!(r["replay"]["skipped"], serde_json::json!({"unmapped": 10}));
+    // The result says which device went where, by the targets' names.
+    let names: Vec<&str> =
+        r["targets"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(r["replay"]["map"], serde_json::json!({"web/0": names[0], "web/2": names[1]}));
+    let targets = r["targets"].as_array().unwrap();
+    let lat = |i: usize| (targets[i]["read"]["ops"].as_u64(), targets[i]["read"]["lat_ns"]["max"].as_u64());
+    assert_eq!((lat(0), lat(1)), ((Some(10), Some(200_000)), (Some(10), Some(50_000))), "{targets:?}");
+}
+
+#[test]
+fn a_bad_map_or_workload_flag_is_quoted_and_creates_nothing() {
+    let dir = tempdir();
+    let trace = dir.path().join("three.iolabtrace");
+    three_devices(&trace);
+    let file = dir.path().join("never.dat");
+    let file = format!("{}", file.display());
+    let cases: [(Vec<String>, &str); 5] = [
+        (vec!["--target".into(), file.clone(), "--bs".into(), "8K".into()], "'--bs 8K': a replay takes its workload from the trace"),
+        (vec!["--map".into(), format!("web/7={file}")], "the trace has no device 'web/7'; its devices (name, or index) are 'web/0' (0), 'web/1' (1), 'web/2' (2)"),
+        (vec!["--map".into(), "web/0".into()], "invalid value 'web/0' for '--map': expected DISK=TARGET"),
+        (vec!["--map".into(), format!("0={file}"), "--map".into(), format!("web/0={file}")], "trace device 'web/0' is mapped twice"),
+        (vec!["--map".into(), format!("0={file}"), "--target".into(), file.clone()], "both give the targets"),
+    ];
+    for (args, wanted) in cases {
+        let out = iolab()
+            .arg("replay")
+            .arg(&trace)
+            .args(&args)
+            .args(["--size", "1M", "--no-save"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(wanted), "{args:?}: {stderr}");
+        assert!(!Path::new(&file).exists(), "{args:?} created the target");
+    }
+}
+
+#[test]
+fn a_sweep_over_a_trace_replays_it_at_each_cache_size() {
+    let dir = tempdir();
+    let (trace, db) = (dir.path().join("loop.iolabtrace"), dir.path().join("results.db"));
+    // Reads looping over 256 KiB (64 lines): a 256 KiB cache serves all but the first pass, 128 KiB none
+    // (LRU under a loop), none at all without a cache.
+    let records: Vec<TraceRecord> =
+        (0..640u64).map(|i| TraceRecord::new(i * 10_000, TraceOp::Read, 0, (i % 64) * 4096, 4096)).collect();
+    write_trace(&trace, &records);
+    let sweep = || {
+        let out = iolab()
+            .arg("sweep")
+            .args(["--replay", trace.to_str().unwrap(), "--target", "sim:fixed,latency=100us,size=16M"])
+            .args(["--clock", "virtual", "--seed", "5", "--speed", "max", "--qd", "1"])
+            .args(["--cache", "0,128K,256K", "--cache-policy", "lru", "--json", "-", "-q"])
+            .args(["--db", db.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let doc = sweep();
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3);
+    let hits_misses: Vec<(u64, u64)> = points
+        .iter()
+        .map(|p| {
+            let rp = &p["result"]["replay"];
+            assert_eq!((rp["replayed"].as_u64(), rp["speed"].as_str()), (Some(640), Some("max")), "{rp}");
+            let c = &p["result"]["cache"];
+            (c["hits"].as_u64().unwrap_or(0), c["misses"].as_u64().unwrap_or(640))
+        })
+        .collect();
+    assert_eq!(hits_misses, vec![(0, 640), (0, 640), (576, 64)]);
+    // Closed loop at depth 1 on a 100 µs device: a miss costs 100 µs, so 64 ms without hits.
+    let measured: Vec<f64> = points.iter().map(|p| p["result"]["measured_s"].as_f64().unwrap()).collect();
+    assert!((measured[0] - 0.064).abs() < 1e-9 && (measured[1] - 0.064).abs() < 1e-9, "{measured:?}");
+    assert!(measured[2] < 0.008, "{measured:?}");
+    // Deterministic for the seed, and saved as one sweep in the catalog.
+    assert_eq!(sweep()["points"][2]["result"]["total"], points[2]["result"]["total"]);
+    let runs = iolab().args(["runs", "--db", db.to_str().unwrap()]).output().unwrap();
+    let listed = String::from_utf8_lossy(&runs.stdout);
+    assert_eq!(listed.matches("sweep").count(), 2, "{listed}");
+}
+
+#[test]
+fn a_sweep_over_a_trace_sweeps_the_speed_and_refuses_the_trace_s_workload() {
+    let dir = tempdir();
+    let trace = dir.path().join("hand.iolabtrace");
+    write_trace(&trace, &hand_made());
+    let sweep = |args: &[&str]| {
+        iolab()
+            .arg("sweep")
+            .args([
+                "--target",
+                "sim:fixed,latency=100us,servers=1,size=16M",
+                "--clock",
+                "virtual",
+                "--no-save",
+            ])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let t = trace.to_str().unwrap();
+    let out = sweep(&["--replay", t, "--speed", "1x,2x", "--json", "-", "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let measured: Vec<f64> = doc["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["result"]["measured_s"].as_f64().unwrap())
+        .collect();
+    // The last op at 101 ms (1x) or 50.5 ms (2x), plus its 100 µs.
+    assert!((measured[0] - 0.1011).abs() < 1e-9 && (measured[1] - 0.0506).abs() < 1e-9, "{measured:?}");
+    assert_eq!(doc["points"][1]["params"]["speed"], "2x");
+    for (args, wanted) in [
+        (vec!["--replay", t, "--bs", "4K,8K"], "'--bs' sweeps 'bs', which '--replay"),
+        (vec!["--replay", t, "--set", "read_pct=0,100"], "'--set read_pct' sweeps 'read_pct'"),
+        (vec!["--replay", t, "--speed", "1x,fast"], "invalid value 'fast' for '--speed'"),
+        (vec!["--speed", "1x,2x"], "'--speed' applies to a replay: give the trace with '--replay TRACE'"),
+    ] {
+        let out = sweep(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(wanted), "{args:?}: {stderr}");
+    }
 }

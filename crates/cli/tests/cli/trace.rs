@@ -268,3 +268,54 @@ fn fmt_count(n: usize) -> String {
     }
     out
 }
+
+#[test]
+fn a_trace_not_written_keeps_the_result_and_exits_3() {
+    // A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored so a write past it fails with EFBIG) lets the 11 KiB
+    // result and the catalog be written but not the 4.8 MB trace: deterministic, and no root needed.
+    let dir = tempdir();
+    let (trace, json, db) =
+        (dir.path().join("t.iolabtrace"), dir.path().join("r.json"), dir.path().join("r.db"));
+    let out = std::process::Command::new("sh")
+        .args(["-c", "trap '' XFSZ; ulimit -f 1024; exec \"$@\"", "sh"])
+        .arg(assert_cmd::cargo::cargo_bin("iolab"))
+        .args(["run", "--target", "sim:fixed,latency=10us,servers=4,size=64M", "--clock", "virtual"])
+        .args(["--qd", "8", "--ios", "100000", "-q", "--trace", trace.to_str().unwrap()])
+        .args(["--json", json.to_str().unwrap(), "--db", db.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("writing the trace") && stderr.contains("the run's result is kept"), "{stderr}");
+    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(r["total"]["all"]["ops"], 100_000);
+    // Nothing half-written at the trace's path or beside it; the run is in the catalog.
+    assert_eq!(crate::util::entries(dir.path()).iter().filter(|e| e.contains("iolabtrace")).count(), 0);
+    let runs = iolab().args(["runs", "--db", db.to_str().unwrap()]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&runs.stdout).contains("sim:fixed"),
+        "{}",
+        String::from_utf8_lossy(&runs.stdout)
+    );
+}
+
+#[test]
+fn a_sweep_with_trace_writes_one_file_per_point() {
+    let dir = tempdir();
+    let trace = dir.path().join("sweep.iolabtrace");
+    let out = iolab()
+        .arg("sweep")
+        .args(crate::util::SIM)
+        .args(["--qd", "1,2", "--ios", "100", "--no-save", "-q", "--trace", trace.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!trace.exists(), "the sweep wrote the path itself");
+    for (point, qd) in [("p01", 1), ("p02", 2)] {
+        let (_, records) = read_trace(&dir.path().join(format!("sweep.{point}.iolabtrace")));
+        assert!(records.len() >= 100, "{point}: {}", records.len());
+        // qd 1: each op submitted after the previous completed; qd 2 overlaps them.
+        let overlapping = records.windows(2).any(|w| w[1].submit_ns < w[0].complete_ns);
+        assert_eq!(overlapping, qd > 1, "{point}");
+    }
+}

@@ -103,6 +103,10 @@ pub struct ReplayOps {
     /// from the trace clock, never by sleeping the gaps). `None`: as fast as the queue depth allows (closed
     /// loop).
     pub speed: Option<f64>,
+    /// The replay's start on the run's clock, shared by all its workers: set by the first worker released
+    /// from the start barrier, so every worker schedules from one instant (their own starts differ by the
+    /// barrier's wake-up, on the real clock).
+    pub start: Arc<std::sync::OnceLock<u64>>,
 }
 
 /// `--trace`: a worker's sender to the run's trace writer thread, and the run's index of each of its targets

@@ -136,8 +136,8 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
     if let Some(t) = l.trace.as_mut() {
         t.origin = window.start;
     }
-    if let Some(r) = l.replay.as_mut() {
-        r.start = window.start;
+    if let (Some(r), Some(ops)) = (l.replay.as_mut(), s.replay.as_deref()) {
+        r.start = *ops.start.get_or_init(|| window.start);
     }
     l.run(engine, window, arrivals)
 }

@@ -1,0 +1,286 @@
+//! A trace made ready to replay, for `iolab replay` and `iolab sweep --replay`: read into memory once (bad
+//! records said), its devices mapped to targets (`--map DISK=TARGET`, or by position), and the workload
+//! flags of a run set from it (block size the longest op, reads and/or writes, as many I/Os as records).
+
+use crate::args::RunArgs;
+use crate::exit::usage;
+use anyhow::Result;
+use iolab_report::format_count;
+use iolab_run::replay::{ReplaySource, MAX_LEN};
+use iolab_trace::{TraceOp, TraceRecord};
+
+/// A trace read and mapped: the source to replay (its speed set per run) and what the run's flags need.
+pub struct Loaded {
+    /// The records and the map; `speed` is the caller's.
+    pub src: ReplaySource,
+    /// `--map`'s targets, in the order first named (the run's `--target`s); empty without `--map`.
+    targets: Vec<String>,
+    reads: usize,
+    writes: usize,
+    longest: u32,
+}
+
+/// Reads `trace_file` and applies `map` (`--map`); `run` is checked for what a replay cannot take.
+pub fn load(trace_file: &str, map: &[String], run: &RunArgs) -> Result<Loaded> {
+    if run.job.is_some() {
+        return Err(usage(
+            "iolab replay takes its I/O from the trace: give the targets with --target, not a job file",
+        ));
+    }
+    if let Some((flag, v)) = workload_given(run) {
+        return Err(usage(format!(
+            "'{flag} {v}': a replay takes its workload from the trace '{trace_file}' (its ops, sizes and times); give --speed, --qd or --workers instead"
+        )));
+    }
+    if !map.is_empty() && !run.target.is_empty() {
+        return Err(usage(format!(
+            "'--map {}' and '--target {}' both give the targets: with --map, each trace device names its target",
+            map[0], run.target[0]
+        )));
+    }
+    let mut t = crate::trace_file::open(trace_file)?;
+    let mut records = Vec::new();
+    while let Some(r) = t.next_record().map_err(usage)? {
+        records.push(r);
+    }
+    crate::trace_file::report_bad(&t, trace_file);
+    let (targets, by_device) = match map.is_empty() {
+        true => (Vec::new(), None),
+        false => {
+            let (targets, by_device) = parse_map(map, t.targets())?;
+            say_unmapped(t.targets(), &by_device, &records, run.quiet);
+            (targets, Some(by_device.into()))
+        }
+    };
+    let rw = |op| records.iter().filter(move |r| r.op == op && r.len <= MAX_LEN);
+    let (reads, writes) = (rw(TraceOp::Read).count(), rw(TraceOp::Write).count());
+    if reads + writes == 0 {
+        return Err(usage(format!("{trace_file}: the trace has no reads or writes to replay")));
+    }
+    let longest = rw(TraceOp::Read).chain(rw(TraceOp::Write)).map(|r| r.len).max().unwrap_or(4096);
+    let src = ReplaySource {
+        path: trace_file.to_string(),
+        records: records.into(),
+        speed: Some(1.0),
+        targets: by_device,
+        devices: t.targets().into(),
+    };
+    Ok(Loaded { src, targets, reads, writes, longest })
+}
+
+/// The job keys a replay takes from its trace, and their flags: never the user's.
+pub const FROM_THE_TRACE: [(&str, &str); 9] = [
+    ("bs", "--bs"),
+    ("rw", "--rw"),
+    ("read_pct", "--read-pct"),
+    ("random_pct", "--random-pct"),
+    ("align", "--align"),
+    ("dist", "--dist"),
+    ("rate", "--rate"),
+    ("arrival", "--arrival"),
+    ("think", "--think"),
+];
+
+/// The first flag of [`FROM_THE_TRACE`] that `run` gives, and its value.
+fn workload_given(run: &RunArgs) -> Option<(&'static str, &String)> {
+    FROM_THE_TRACE.iter().find_map(|&(key, flag)| {
+        let v = match key {
+            "bs" => &run.bs,
+            "rw" => &run.rw,
+            "read_pct" => &run.read_pct,
+            "random_pct" => &run.random_pct,
+            "align" => &run.align,
+            "dist" => &run.dist,
+            "rate" => &run.rate,
+            "arrival" => &run.arrival,
+            _ => &run.think,
+        };
+        v.as_ref().map(|v| (flag, v))
+    })
+}
+
+impl Loaded {
+    /// Sets the workload flags of `run` from the trace: the targets of `--map`, the block size of the longest
+    /// op, reads and/or writes, one worker and a depth of 64 unless given, as many I/Os as records unless a
+    /// duration or a count is given.
+    pub fn set_workload(&self, run: &mut RunArgs) {
+        if !self.targets.is_empty() {
+            run.target = self.targets.clone();
+        }
+        run.bs = Some(self.longest.max(1).div_ceil(4096).saturating_mul(4096).to_string());
+        let rw = match (self.reads, self.writes) {
+            (_, 0) => "randread",
+            (0, _) => "randwrite",
+            _ => "randrw",
+        };
+        run.rw = Some(rw.to_string());
+        run.read_pct = None;
+        run.workers = run.workers.take().or(Some("1".into()));
+        run.qd = run.qd.take().or(Some("64".into()));
+        if run.duration.is_none() && run.ios.is_none() {
+            run.ios = Some(self.src.records.len().to_string());
+        }
+    }
+
+    /// The source at `speed`.
+    pub fn at(&self, speed: Option<f64>) -> ReplaySource {
+        ReplaySource { speed, ..self.src.clone() }
+    }
+}
+
+/// `--map` (each `DISK=TARGET`, repeatable, several in one flag separated by commas) against the trace's
+/// device names: the distinct targets in the order first named, and per device its target's index (`None`:
+/// unmapped). A comma starts a new mapping only before a device's name or index followed by `=`, so a
+/// target's own commas (`sim:fixed,latency=100us`) stay in it, and so do a device's (blktrace's `8,16`).
+fn parse_map(map: &[String], devices: &[String]) -> Result<(Vec<String>, Vec<Option<u16>>)> {
+    let mut targets: Vec<String> = Vec::new();
+    let mut by_device = vec![None; devices.len()];
+    for flag in map {
+        for (disk, target) in split_map(flag, devices)? {
+            let d = device_index(&disk, devices).ok_or_else(|| unknown_device(flag, &disk, devices))?;
+            if by_device[d].is_some() {
+                return Err(usage(format!(
+                    "invalid value '{flag}' for '--map': trace device '{}' is mapped twice; map each once",
+                    devices[d]
+                )));
+            }
+            let spec = iolab_spec::TargetSpec::parse(&target).map_err(|e| {
+                usage(format!("invalid value '{flag}' for '--map': target '{target}': expected {e}"))
+            })?;
+            // One run target per distinct target, however it is written ('mem:1G', 'mem:1g').
+            let same = |t: &String| iolab_spec::TargetSpec::parse(t).is_ok_and(|s| s == spec);
+            let i = targets.iter().position(same).unwrap_or_else(|| {
+                targets.push(target.clone());
+                targets.len() - 1
+            });
+            by_device[d] = Some(i as u16);
+        }
+    }
+    Ok((targets, by_device))
+}
+
+/// One `--map` value split into its (device, target) pairs (see [`parse_map`]).
+fn split_map(flag: &str, devices: &[String]) -> Result<Vec<(String, String)>> {
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(
+            flag.match_indices(',').map(|(i, _)| i + 1).filter(|&i| disk_at(&flag[i..], devices).is_some()),
+        )
+        .collect();
+    let mut pairs = Vec::new();
+    for (k, &start) in starts.iter().enumerate() {
+        let piece = &flag[start..starts.get(k + 1).map_or(flag.len(), |&next| next - 1)];
+        let disk = disk_at(piece, devices).or_else(|| piece.split_once('=').map(|(d, _)| d)).ok_or_else(|| {
+            usage(format!(
+                "invalid value '{flag}' for '--map': expected DISK=TARGET (a trace device's name or index, then a target), e.g. '0=/dev/sdb'"
+            ))
+        })?;
+        let target = piece[disk.len() + 1..].trim();
+        if target.is_empty() {
+            return Err(usage(format!(
+                "invalid value '{flag}' for '--map': trace device '{}' is given no target",
+                disk.trim()
+            )));
+        }
+        pairs.push((disk.trim().to_string(), target.to_string()));
+    }
+    Ok(pairs)
+}
+
+/// The trace device (its longest name, or an index) that `text` starts with, followed by `=`.
+fn disk_at<'a>(text: &'a str, devices: &[String]) -> Option<&'a str> {
+    let named = devices
+        .iter()
+        .filter(|d| text.strip_prefix(d.as_str()).is_some_and(|rest| rest.starts_with('=')))
+        .map(String::len)
+        .max();
+    let index = || text.find('=').filter(|&i| text[..i].parse::<usize>().is_ok_and(|n| n < devices.len()));
+    named.or_else(index).map(|n| &text[..n])
+}
+
+/// The index of the trace device named `disk`, or given by its index (`0`, `1`).
+fn device_index(disk: &str, devices: &[String]) -> Option<usize> {
+    devices
+        .iter()
+        .position(|d| d == disk)
+        .or_else(|| disk.parse::<usize>().ok().filter(|&i| i < devices.len()))
+}
+
+/// The error for a `--map` naming no device of the trace: the trace's devices listed.
+fn unknown_device(flag: &str, disk: &str, devices: &[String]) -> anyhow::Error {
+    let listed: Vec<String> = devices.iter().enumerate().map(|(i, d)| format!("'{d}' ({i})")).collect();
+    usage(format!(
+        "invalid value '{flag}' for '--map': the trace has no device '{disk}'; its devices (name, or index) are {}",
+        listed.join(", ")
+    ))
+}
+
+/// Says on stderr which trace devices `--map` leaves out and how many records they hold (skipped as
+/// `unmapped`).
+fn say_unmapped(devices: &[String], by_device: &[Option<u16>], records: &[TraceRecord], quiet: bool) {
+    let mut counts = vec![0u64; devices.len()];
+    for r in records {
+        if let Some(c) = counts.get_mut(r.target as usize) {
+            *c += 1;
+        }
+    }
+    let left: Vec<String> = (0..devices.len())
+        .filter(|&d| by_device[d].is_none())
+        .map(|d| format!("'{}' ({} records)", devices[d], format_count(counts[d])))
+        .collect();
+    if !left.is_empty() && !quiet {
+        eprintln!(
+            "iolab: replay: --map leaves out {}; their records are skipped (unmapped)",
+            left.join(", ")
+        );
+    }
+}
+
+/// `--speed`: `2x`, `0.5x`, `1000x` (the `x` may be left out) or `max` (`None`).
+pub fn parse_speed(text: &str) -> Result<Option<f64>> {
+    if text == "max" {
+        return Ok(None);
+    }
+    match text.trim_end_matches('x').parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 => Ok(Some(s)),
+        _ => Err(usage(format!(
+            "invalid value '{text}' for '--speed': expected a factor such as 1x, 2x, 1000x or 0.5x, or 'max'"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn devices() -> Vec<String> {
+        vec!["web/0".into(), "web/1".into(), "8,16".into()]
+    }
+
+    #[test]
+    fn a_comma_starts_a_mapping_only_before_a_device() {
+        let map = ["web/0=sim:fixed,latency=1ms,size=1G,2=/dev/sdc".to_string(), "1=/dev/sdc".to_string()];
+        let (targets, by_device) = parse_map(&map, &devices()).unwrap();
+        assert_eq!(targets, ["sim:fixed,latency=1ms,size=1G", "/dev/sdc"]);
+        assert_eq!(by_device, [Some(0), Some(1), Some(1)]);
+        // A name wins over an index; a name with a comma is found whole.
+        let (_, by_device) = parse_map(&["8,16=/dev/sdb".to_string()], &devices()).unwrap();
+        assert_eq!(by_device, [None, None, Some(0)]);
+    }
+
+    #[test]
+    fn bad_maps_quote_what_was_typed() {
+        let err = |m: &str| format!("{:#}", parse_map(&[m.to_string()], &devices()).unwrap_err());
+        assert!(err("web/9=/dev/sdb").contains("'web/9=/dev/sdb'"), "{}", err("web/9=/dev/sdb"));
+        assert!(err("3=/dev/sdb").contains("no device '3'"));
+        assert!(err("web/0").contains("expected DISK=TARGET"));
+        assert!(err("web/0=").contains("is given no target"));
+        assert!(err("0=a,web/0=b").contains("mapped twice"));
+        assert!(err("0=sim:bogus").contains("target 'sim:bogus': expected"), "{}", err("0=sim:bogus"));
+    }
+
+    #[test]
+    fn one_target_however_it_is_written() {
+        let (targets, by_device) = parse_map(&["0=mem:1G,1=mem:1g".to_string()], &devices()).unwrap();
+        assert_eq!((targets.len(), by_device), (1, vec![Some(0), Some(0), None]));
+    }
+}
