@@ -166,6 +166,13 @@ pub struct ReplayResult {
     /// `targets[].name`). Absent without `--map` (the targets map by position).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub map: std::collections::BTreeMap<String, String>,
+    /// The trace clock's tick: the largest step dividing every record's start time (1 s for a trace in whole
+    /// seconds); 0 when all start at one time.
+    #[serde(default)]
+    pub clock_tick_ns: u64,
+    /// The most records sharing one start time, issued together at a timed speed.
+    #[serde(default)]
+    pub most_at_one_time: u64,
 }
 
 impl ReplayResult {
@@ -186,6 +193,13 @@ impl ReplayResult {
             first.push_str(&format!(", skipped {}", why.join(", ")));
         }
         let mut lines = vec![first];
+        if self.most_at_one_time > 1 && self.speed != "max" {
+            lines.push(format!(
+                "the trace clock ticks every {}: up to {} records share a start time and are issued together",
+                format_duration_ns(self.clock_tick_ns as f64),
+                format_count(self.most_at_one_time)
+            ));
+        }
         if !self.map.is_empty() {
             let map: Vec<String> = self.map.iter().map(|(disk, target)| format!("{disk} -> {target}")).collect();
             lines.push(format!("mapped {}", map.join(", ")));

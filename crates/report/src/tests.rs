@@ -195,6 +195,8 @@ pub(crate) fn sample_replay() -> RunResult {
         speed: "2x".into(),
         lag_ns: Some(lat(1_200.0, 800, 4_000, 9_000, 30_000)),
         map: [("web/0".to_string(), "/dev/sdb".to_string())].into(),
+        clock_tick_ns: 1_000_000,
+        most_at_one_time: 12,
     });
     r
 }

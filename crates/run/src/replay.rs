@@ -143,5 +143,28 @@ pub(crate) fn result(
         speed: src.speed_label(),
         lag_ns: src.speed.and_then(|_| lag.summary()),
         map,
+        clock_tick_ns: clock_tick(&src.records),
+        most_at_one_time: most_at_one_time(&src.records),
     }
+}
+
+/// The largest step dividing every record's start time, from the first's (0 when all start together).
+fn clock_tick(records: &[TraceRecord]) -> u64 {
+    let first = records.iter().map(|r| r.start_ns).min().unwrap_or(0);
+    records.iter().fold(0, |g, r| gcd(g, r.start_ns - first))
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The most records sharing one start time.
+fn most_at_one_time(records: &[TraceRecord]) -> u64 {
+    let mut starts: Vec<u64> = records.iter().map(|r| r.start_ns).collect();
+    starts.sort_unstable();
+    starts.chunk_by(|a, b| a == b).map(|c| c.len() as u64).max().unwrap_or(0)
 }

@@ -69,6 +69,9 @@ fn virtual_time_replay_is_exact() {
     assert_eq!((rp["records"].as_u64(), rp["replayed"].as_u64()), (Some(106), Some(104)), "{rp}");
     assert_eq!(rp["skipped"], serde_json::json!({"beyond_target": 1, "not_read_or_write": 1}));
     assert_eq!(rp["speed"], "1x");
+    // The clock's tick is the largest step dividing every time (the flush at 101.5 ms: 500 µs); the burst of
+    // three shares one time.
+    assert_eq!((rp["clock_tick_ns"].as_u64(), rp["most_at_one_time"].as_u64()), (Some(500_000), Some(3)));
     // Scheduled from the trace clock: every op is submitted at its time (lag 0); alone on the device it takes
     // 100 µs, the burst of three queues behind one server: 100, 200, 300 µs.
     assert_eq!(rp["lag_ns"]["max"], 0);
