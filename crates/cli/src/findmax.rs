@@ -135,7 +135,9 @@ impl Runner<StepRequest> for StepRunner {
     type Error = anyhow::Error;
 
     fn run(&mut self, step: StepRequest) -> Result<RunResult> {
-        let job = self.job_at(step.value)?;
+        let mut job = self.job_at(step.value)?;
+        // Each step records into a file of its own: `run.s01.iolabtrace`, ...
+        crate::points::tag_trace(&mut job, &format!("s{:02}", step.number));
         let step_text = format!(
             "{} {}",
             self.variable.name(),

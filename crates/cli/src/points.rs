@@ -251,12 +251,19 @@ fn exit_status(doc: &SweepResult) -> ExitStatus {
 /// the progress shows it, at least two digits) put before the file's extension: `run.iolabtrace` becomes
 /// `run.p01.iolabtrace`, `run.p02.iolabtrace`, ...; with several trials, the trial's too (`run.p01.t2...`).
 fn point_trace(job: &mut JobSpec, (point, points): (usize, usize), (trial, trials): (u32, u32)) {
-    let Some(path) = &job.trace else { return };
     let width = points.to_string().len().max(2);
     let mut tag = format!("p{:0width$}", point + 1);
     if trials > 1 {
         tag.push_str(&format!(".t{}", trial + 1));
     }
+    tag_trace(job, &tag);
+}
+
+/// Puts `tag` before the extension of the job's `--trace` file name (`run.iolabtrace` with `p01`:
+/// `run.p01.iolabtrace`; a name without an extension gets it at its end), so that each of several runs of
+/// one command (sweep points, find-max steps) records into a file of its own.
+pub(crate) fn tag_trace(job: &mut JobSpec, tag: &str) {
+    let Some(path) = &job.trace else { return };
     let name_start = path.rfind('/').map_or(0, |i| i + 1);
     job.trace = Some(match path[name_start..].rfind('.').filter(|&i| i > 0) {
         Some(dot) => format!("{}.{tag}{}", &path[..name_start + dot], &path[name_start + dot..]),

@@ -102,8 +102,8 @@ fn workload_given(run: &RunArgs) -> Option<(&'static str, &String)> {
 impl Loaded {
     /// Sets the workload flags of `run` from the trace: the targets of `--map`, the block size of the longest
     /// op, reads and/or writes, one worker and a depth of 64 unless given, as many I/Os as records unless a
-    /// duration or a count is given.
-    pub fn set_workload(&self, run: &mut RunArgs) {
+    /// duration or a count is given. Fails when more workers are asked for than the trace has records.
+    pub fn set_workload(&self, run: &mut RunArgs) -> Result<()> {
         if !self.targets.is_empty() {
             run.target = self.targets.clone();
         }
@@ -117,9 +117,19 @@ impl Loaded {
         run.read_pct = None;
         run.workers = run.workers.take().or(Some("1".into()));
         run.qd = run.qd.take().or(Some("64".into()));
-        if run.duration.is_none() && run.ios.is_none() {
-            run.ios = Some(self.src.records.len().to_string());
+        let records = self.src.records.len();
+        if let Some(w) = run.workers.as_deref().and_then(|w| w.parse::<usize>().ok()).filter(|&w| w > records)
+        {
+            return Err(usage(format!(
+                "'--workers {w}': the trace '{}' has {records} records, fewer than the workers (each replays \
+                 some); give at most --workers {records}",
+                self.src.path
+            )));
         }
+        if run.duration.is_none() && run.ios.is_none() {
+            run.ios = Some(records.to_string());
+        }
+        Ok(())
     }
 
     /// The source at `speed`.

@@ -222,7 +222,7 @@ fn plan_points(args: &SweepArgs, axes: &[Axis]) -> Result<(Vec<Point>, Vec<JobSp
             }
         }
         if let Some(l) = &loaded {
-            l.set_workload(&mut run);
+            l.set_workload(&mut run)?;
         }
         replays.push(loaded.as_ref().map(|l| l.at(speed)));
         let ctx = || format!("sweep point {}", p.describe());

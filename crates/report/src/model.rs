@@ -201,7 +201,8 @@ impl ReplayResult {
             ));
         }
         if !self.map.is_empty() {
-            let map: Vec<String> = self.map.iter().map(|(disk, target)| format!("{disk} -> {target}")).collect();
+            let map: Vec<String> =
+                self.map.iter().map(|(disk, target)| format!("{disk} -> {target}")).collect();
             lines.push(format!("mapped {}", map.join(", ")));
         }
         match &self.lag_ns {

@@ -250,12 +250,13 @@ fn a_bad_map_or_workload_flag_is_quoted_and_creates_nothing() {
     three_devices(&trace);
     let file = dir.path().join("never.dat");
     let file = format!("{}", file.display());
-    let cases: [(Vec<String>, &str); 5] = [
+    let cases: [(Vec<String>, &str); 6] = [
         (vec!["--target".into(), file.clone(), "--bs".into(), "8K".into()], "'--bs 8K': a replay takes its workload from the trace"),
         (vec!["--map".into(), format!("web/7={file}")], "the trace has no device 'web/7'; its devices (name, or index) are 'web/0' (0), 'web/1' (1), 'web/2' (2)"),
         (vec!["--map".into(), "web/0".into()], "invalid value 'web/0' for '--map': expected DISK=TARGET"),
         (vec!["--map".into(), format!("0={file}"), "--map".into(), format!("web/0={file}")], "trace device 'web/0' is mapped twice"),
         (vec!["--map".into(), format!("0={file}"), "--target".into(), file.clone()], "both give the targets"),
+        (vec!["--target".into(), file.clone(), "--workers".into(), "31".into()], "'--workers 31': the trace"),
     ];
     for (args, wanted) in cases {
         let out = iolab()

@@ -319,3 +319,30 @@ fn a_sweep_with_trace_writes_one_file_per_point() {
         assert_eq!(overlapping, qd > 1, "{point}");
     }
 }
+
+#[test]
+fn find_max_steps_each_record_their_own_trace() {
+    let dir = tempdir();
+    let (json, trace) = (dir.path().join("fm.json"), dir.path().join("fm.iolabtrace"));
+    let out = iolab()
+        .args(["run", "--profile", "exchange-2010", "--target", "sim:fixed,latency=5ms,servers=4"])
+        .args(["--clock", "virtual", "--seed", "1", "-d", "2s", "--ramp", "0s", "--iops-per-mailbox", "1"])
+        .args(["--mailboxes", "1000", "--find-max", "--find-max-resolution", "20", "--no-save", "-q"])
+        .arg("--json")
+        .arg(&json)
+        .arg("--trace")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let steps = doc["steps"].as_array().unwrap().len();
+    assert!(steps >= 2, "{doc}");
+    let mut want: Vec<String> = (1..=steps).map(|s| format!("fm.s{s:02}.iolabtrace")).collect();
+    want.insert(0, "fm.json".into());
+    assert_eq!(crate::util::entries(dir.path()), want);
+    for s in 1..=steps {
+        let (_, records) = read_trace(&dir.path().join(format!("fm.s{s:02}.iolabtrace")));
+        assert!(!records.is_empty(), "step {s}");
+    }
+}
