@@ -11,7 +11,7 @@ use anyhow::Result;
 /// Runs `iolab replay`.
 pub fn replay(args: &ReplayArgs) -> Result<ExitStatus> {
     let speed = parse_speed(args.speed.as_deref().unwrap_or("1x"))?;
-    let loaded = load(&args.trace_file, &args.map, &args.run)?;
+    let loaded = load(&args.trace_file, &args.map, args.spread, &args.run)?;
     let mut run = args.run.clone();
     loaded.set_workload(&mut run)?;
     crate::run::run_replay(&run, loaded.at(speed))

@@ -20,8 +20,9 @@ pub struct Loaded {
     longest: u32,
 }
 
-/// Reads `trace_file` and applies `map` (`--map`); `run` is checked for what a replay cannot take.
-pub fn load(trace_file: &str, map: &[String], run: &RunArgs) -> Result<Loaded> {
+/// Reads `trace_file` and applies `map` (`--map`) and `spread` (`--spread`); `run` is checked for what a
+/// replay cannot take.
+pub fn load(trace_file: &str, map: &[String], spread: bool, run: &RunArgs) -> Result<Loaded> {
     if run.job.is_some() {
         return Err(usage(
             "iolab replay takes its I/O from the trace: give the targets with --target, not a job file",
@@ -64,6 +65,7 @@ pub fn load(trace_file: &str, map: &[String], run: &RunArgs) -> Result<Loaded> {
         speed: Some(1.0),
         targets: by_device,
         devices: t.targets().into(),
+        spread,
     };
     Ok(Loaded { src, targets, reads, writes, longest })
 }

@@ -200,8 +200,11 @@ fn set_field(r: &mut RunArgs, key: &str, value: &str) -> bool {
 /// its job fixes. With `--replay`, each point's job is the replay's (the workload set from the trace) and
 /// its source the trace (read once) at the point's speed.
 fn plan_points(args: &SweepArgs, axes: &[Axis]) -> Result<(Vec<Point>, Vec<JobSpec>, Replays)> {
-    let loaded =
-        args.replay.as_deref().map(|t| crate::replaying::load(t, &args.map, &args.run)).transpose()?;
+    let loaded = args
+        .replay
+        .as_deref()
+        .map(|t| crate::replaying::load(t, &args.map, args.spread, &args.run))
+        .transpose()?;
     let mut points = iolab_run::sweep::points(axes).map_err(usage)?;
     let mut jobs = Vec::with_capacity(points.len());
     let mut replays = Vec::with_capacity(points.len());

@@ -170,9 +170,12 @@ pub struct ReplayResult {
     /// seconds); 0 when all start at one time.
     #[serde(default)]
     pub clock_tick_ns: u64,
-    /// The most records sharing one start time, issued together at a timed speed.
+    /// The most records sharing one start time, issued together at a timed speed (unless `spread`).
     #[serde(default)]
     pub most_at_one_time: u64,
+    /// `--spread`: records sharing a start time were spread evenly over the clock's tick.
+    #[serde(default)]
+    pub spread: bool,
 }
 
 impl ReplayResult {
@@ -194,8 +197,9 @@ impl ReplayResult {
         }
         let mut lines = vec![first];
         if self.most_at_one_time > 1 && self.speed != "max" {
+            let how = if self.spread { "spread evenly over the tick (--spread)" } else { "issued together" };
             lines.push(format!(
-                "the trace clock ticks every {}: up to {} records share a start time and are issued together",
+                "the trace clock ticks every {}: up to {} records share a start time, {how}",
                 format_duration_ns(self.clock_tick_ns as f64),
                 format_count(self.most_at_one_time)
             ));

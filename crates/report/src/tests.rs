@@ -197,6 +197,7 @@ pub(crate) fn sample_replay() -> RunResult {
         map: [("web/0".to_string(), "/dev/sdb".to_string())].into(),
         clock_tick_ns: 1_000_000,
         most_at_one_time: 12,
+        spread: true,
     });
     r
 }

@@ -34,6 +34,8 @@ pub struct ReplaySource {
     pub targets: Option<Arc<[Option<u16>]>>,
     /// The trace's target (device) names, by index.
     pub devices: Arc<[String]>,
+    /// `--spread`: records sharing a start time are spread evenly over the clock's tick.
+    pub spread: bool,
 }
 
 impl ReplaySource {
@@ -85,6 +87,9 @@ pub(crate) fn map(
         }
     }
     ops.sort_by_key(|&(t, _)| t);
+    if src.spread {
+        spread(&mut ops, clock_tick(&src.records));
+    }
     let first = ops.first().map_or(0, |&(t, _)| t);
     let n = workers.len().max(1);
     // One start for all the workers' schedules (see `ReplayOps::start`).
@@ -100,6 +105,17 @@ pub(crate) fn map(
         dealt[i % n].ops.push((t - first, op));
     }
     (dealt, skipped)
+}
+
+/// `--spread`: each run of `k` ops sharing a time `t` (sorted by time) gets the times `t + i x tick / k`,
+/// `i` from 0, so they are issued evenly over the tick instead of at once.
+fn spread(ops: &mut [(u64, GenOp)], tick: u64) {
+    for group in ops.chunk_by_mut(|a, b| a.0 == b.0) {
+        let k = group.len() as u64;
+        for (i, (t, _)) in group.iter_mut().enumerate() {
+            *t += (i as u64 * tick) / k;
+        }
+    }
 }
 
 /// Record `r` as an op of worker `w` (whose regions are `regions`), or why it is skipped.
@@ -145,6 +161,7 @@ pub(crate) fn result(
         map,
         clock_tick_ns: clock_tick(&src.records),
         most_at_one_time: most_at_one_time(&src.records),
+        spread: src.spread,
     }
 }
 

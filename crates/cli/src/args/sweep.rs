@@ -24,6 +24,10 @@ pub struct SweepArgs {
     /// repeatable).
     #[arg(long, value_name = "DISK=TARGET")]
     pub map: Vec<String>,
+    /// With --replay: spreads records sharing a start time over the trace clock's tick, as 'iolab replay
+    /// --spread' does.
+    #[arg(long)]
+    pub spread: bool,
     /// Sweep any job key by name: KEY=VALUES, with VALUES a list as for --qd (e.g. 'read_pct=0,50,100',
     /// 'rw=randread,randwrite', 'size=1g..8g:x2'). Repeatable; several swept fields give the cross product:
     /// outermost first the non-load fields (bs, then --set keys in the order given), then workers, rate and

@@ -121,6 +121,11 @@ pub struct ReplayArgs {
     /// --target by position. Not with --target.
     #[arg(long, value_name = "DISK=TARGET")]
     pub map: Vec<String>,
+    /// Records that share a start time are spread evenly over the trace clock's tick (the largest step
+    /// dividing every start time, e.g. 1 s for a trace in whole seconds) instead of issued together: for a
+    /// trace whose clock is coarser than its I/O. Default: each at its time as given.
+    #[arg(long)]
+    pub spread: bool,
     /// The run's flags: --target (one target takes every trace target; several map trace target k to
     /// --target k), --workers (default 1: records dealt round robin, each at its own time), --qd (default
     /// 64, per worker), --clock, --cache, --json, ...

@@ -362,3 +362,30 @@ fn a_sweep_over_a_trace_sweeps_the_speed_and_refuses_the_trace_s_workload() {
         assert!(stderr.contains(wanted), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn spread_issues_records_sharing_a_tick_evenly_over_it() {
+    // A trace in whole seconds: four reads at 0 s and four at 1 s. Issued together they queue on one 100 µs
+    // server (100 to 400 µs); spread, each is issued a quarter second after the last and waits for nothing.
+    let dir = tempdir();
+    let trace = dir.path().join("seconds.iolabtrace");
+    let records: Vec<TraceRecord> = (0..8u64)
+        .map(|i| TraceRecord::new(i / 4 * 1_000_000_000, TraceOp::Read, 0, i * 4096, 4096))
+        .collect();
+    write_trace(&trace, &records);
+    let target = ["--target", "sim:fixed,latency=100us,servers=1,size=1M", "--clock", "virtual"];
+    let together = replay_json(&trace, &target);
+    let rp = &together["replay"];
+    assert_eq!(
+        (rp["clock_tick_ns"].as_u64(), rp["most_at_one_time"].as_u64()),
+        (Some(1_000_000_000), Some(4))
+    );
+    assert_eq!(rp["spread"], false);
+    assert_eq!(together["total"]["read"]["lat_ns"]["max"], 400_000);
+    let spread = replay_json(&trace, &[&target[..], &["--spread"]].concat());
+    assert_eq!(spread["replay"]["spread"], true);
+    assert_eq!(spread["replay"]["lag_ns"]["max"], 0);
+    assert_eq!(spread["total"]["read"]["lat_ns"]["max"], 100_000);
+    // The last op at 1 s + 3/4 s, plus its 100 µs.
+    assert!((spread["measured_s"].as_f64().unwrap() - 1.7501).abs() < 1e-9, "{}", spread["measured_s"]);
+}

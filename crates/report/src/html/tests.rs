@@ -542,7 +542,7 @@ fn every_rendering_of_a_replay_says_what_was_replayed_skipped_and_the_lag() {
     let want = [
         "run.iolabtrace at 2x: 49,982 of 49,984 records replayed, skipped 1 beyond_target, 1 not_read_or_write",
         "lag (submit - scheduled start) mean 1.20 µs p50 800 ns p99 4.00 µs max 30.0 µs",
-        "the trace clock ticks every 1.00 ms: up to 12 records share a start time and are issued together",
+        "the trace clock ticks every 1.00 ms: up to 12 records share a start time, spread evenly over the tick (--spread)",
     ];
     let text = crate::tests::text(&r);
     let html = render_html("t", &[run_doc("replay", r.clone())]);
