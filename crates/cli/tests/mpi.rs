@@ -444,3 +444,18 @@ fn a_sweep_and_a_profile_run_over_ranks_with_every_point_merged() {
     // 4 workers on each rank.
     assert_eq!(v["workers"].as_array().map(Vec::len), Some(8), "{}", v["workers"]);
 }
+
+/// `iolab replay` is for one host: under 2 ranks it is refused, said once, before anything is created.
+#[test]
+fn a_replay_under_several_ranks_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.csv");
+    std::fs::write(&trace, "version,time,op,size,lbn\n1,0,28,4096,0\n1,1,2a,4096,8\n").unwrap();
+    let target = dir.path().join("never.dat");
+    let args = ["replay", trace.to_str().unwrap(), "--target", target.to_str().unwrap(), "--size", "1M"];
+    let Some(o) = mpirun(2, &[], &args) else { return };
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("a replay is one trace from one host").count(), 1, "{stderr}");
+    assert!(!target.exists());
+}

@@ -33,6 +33,9 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         Some(s) => multi::share_job(s, job)?,
         None => job,
     };
+    if let (Some(s), Some(src)) = (sync, replay.as_ref()) {
+        multi::one_host_replay(s, &src.path)?;
+    }
     let p = prepare::prepare(job, check.as_ref(), gate, &mut **observer);
     let mut p = agreed(sync, "prepare", p)?;
     if dry_run {

@@ -96,6 +96,18 @@ fn per_rank_trace(path: Option<&str>, size: u32) -> Result<()> {
     }
 }
 
+/// `iolab replay` is one trace from one host: under several ranks every rank refuses alike, before anything
+/// is opened (replaying one trace on every host would multiply its load, and its lag would be one rank's).
+pub(crate) fn one_host_replay(sync: &dyn RunSync, trace: &str) -> Result<()> {
+    match sync.size() {
+        0 | 1 => Ok(()),
+        size => Err(Error::Ranks(format!(
+            "replaying '{trace}' under {size} ranks: a replay is one trace from one host; run it without mpirun \
+             (or with -np 1)"
+        ))),
+    }
+}
+
 /// The seed rank `rank` runs with when the run's seed is `seed`: rank 0 the seed itself, every other rank
 /// its own stream (so ranks on one shared target do not repeat each other's offsets), reproducible from
 /// the printed seed.
