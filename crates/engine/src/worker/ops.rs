@@ -221,14 +221,12 @@ impl OpLoop<'_> {
         arrivals: &mut Option<Arrivals>,
         now: u64,
     ) -> Result<(), EngineError> {
+        if self.replay.is_some() {
+            return self.refill_replay(engine, window, now);
+        }
         let mut refilled = 0u32;
         while self.slots.next_free().is_some() {
-            let (intended, op) = if let Some(r) = self.replay.as_mut() {
-                match r.due(now) {
-                    Some(x) => x,
-                    None => break,
-                }
-            } else {
+            let (intended, op) = {
                 let intended = match arrivals {
                     None => match self.think_gate(now) {
                         Some(t) => t,
@@ -247,17 +245,46 @@ impl OpLoop<'_> {
                 }
                 (intended, self.gen.next_op())
             };
-            let slot = self.slots.take_free();
-            if intended >= window.measure_start {
-                self.issued += 1;
-                self.issued_bytes += op.len as u64;
-            }
-            self.slots.get_mut(slot).of = intended;
-            self.slots.issue(engine, slot, op);
-            refilled += 1;
-            if submit_early(refilled) && self.slots.any_free() {
-                self.slots.submit_now(engine)?;
-            }
+            self.issue(engine, window, (intended, op), &mut refilled)?;
+        }
+        Ok(())
+    }
+
+    /// [`OpLoop::refill`] for `iolab replay`: the trace's ops that are due.
+    fn refill_replay<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        window: &Window,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        let mut refilled = 0u32;
+        while self.slots.next_free().is_some() {
+            let Some(due) = self.replay.as_mut().and_then(|r| r.due(now)) else { break };
+            self.issue(engine, window, due, &mut refilled)?;
+        }
+        Ok(())
+    }
+
+    /// Issues `op` intended at `intended` in a free slot (counted against the limits when in the window),
+    /// submitting early every few refills.
+    #[inline(always)]
+    fn issue<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        window: &Window,
+        (intended, op): (u64, iolab_plan::gen::GenOp),
+        refilled: &mut u32,
+    ) -> Result<(), EngineError> {
+        let slot = self.slots.take_free();
+        if intended >= window.measure_start {
+            self.issued += 1;
+            self.issued_bytes += op.len as u64;
+        }
+        self.slots.get_mut(slot).of = intended;
+        self.slots.issue(engine, slot, op);
+        *refilled += 1;
+        if submit_early(*refilled) && self.slots.any_free() {
+            self.slots.submit_now(engine)?;
         }
         Ok(())
     }
