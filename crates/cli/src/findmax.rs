@@ -56,6 +56,7 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
     // Outputs and the catalog are claimed before the first step runs: a path refused or a bad catalog is
     // an exit-2 error with nothing done.
     let mut gate = WriteGate::new();
+    crate::output::claim_job_file(&mut gate, args.job.as_deref())?;
     let outputs = Outputs::claim(&mut gate, args.json.as_deref(), args.csv.as_deref())?;
     let saver = crate::saving::Saver::open(&args.catalog, args.quiet, false, &mut gate)?;
     crate::metrics::serve(args.metrics.as_deref())?;

@@ -30,6 +30,13 @@ pub fn claim(gate: &mut WriteGate, flag: &str, path: Option<&str>) -> Result<Opt
     path.map(|p| gate.output(flag, p)).transpose().map_err(usage)
 }
 
+/// Claims the command's job file (TOML, fio or Iometer) as an input: an output or a target on it is then a
+/// collision, refused before anything is written, as for every other input.
+pub fn claim_job_file(gate: &mut WriteGate, job: Option<&str>) -> Result<()> {
+    job.map(|p| gate.claim("the job file", p, iolab_device::Access::Reads)).transpose().map_err(usage)?;
+    Ok(())
+}
+
 /// The `--json` and `--csv` outputs of a command.
 pub struct Outputs {
     /// `--json`.

@@ -119,6 +119,7 @@ pub fn run_points(
     if let Some(src) = replays.iter().flatten().next() {
         gate.claim("the trace to replay", &src.path, iolab_device::Access::Reads).map_err(usage)?;
     }
+    crate::output::claim_job_file(&mut gate, args_run.job.as_deref())?;
     let outputs = Outputs::claim(&mut gate, args_run.json.as_deref(), args_run.csv.as_deref())?;
     let saver = crate::saving::Saver::open(&args_run.catalog, quiet, args_run.dry_run, &mut gate)?;
     let (dry, planned_s) = check_points(&points, &jobs, opts.interval_ns, &gate)?;

@@ -52,6 +52,7 @@ fn run_job(
     if let Some(src) = &replay {
         gate.claim("the trace to replay", &src.path, iolab_device::Access::Reads).map_err(usage)?;
     }
+    crate::output::claim_job_file(&mut gate, args.job.as_deref())?;
     let outputs = Outputs::claim(&mut gate, args.json.as_deref(), args.csv.as_deref())?;
     let saver = crate::saving::Saver::open(&args.catalog, args.quiet, args.dry_run, &mut gate)?;
     if !args.dry_run {

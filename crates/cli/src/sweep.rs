@@ -56,6 +56,9 @@ fn axes(args: &SweepArgs) -> Result<Vec<Axis>> {
         };
         let key = key.trim();
         let flag = format!("--set {key}");
+        if iolab_spec::CONSENT_KEYS.contains(&key) {
+            return Err(usage(iolab_spec::Consent::refuse(key, &iolab_spec::Place::Flag(flag))));
+        }
         if !known.contains(&key) {
             let hint = iolab_spec::error::suggest(key, &known)
                 .map(|k| format!("; did you mean '{k}'?"))

@@ -106,9 +106,10 @@ pub enum TargetError {
         /// The path as typed.
         path: String,
     },
-    /// A job would write to a device that is mounted, used as swap, or held by another device.
-    /// Never overridden, not even by --destroy-data.
-    #[error("refusing to write to '{path}': {usage}; a device in use is never written, not even with --destroy-data: unmount it (or swapoff it, or stop what holds it) first")]
+    /// A job would write to a device or file that is in use: it, or anything built on it, is mounted, used as
+    /// swap, held open, locked or mapped by another process, or stacked on. Never overridden, not even by
+    /// --destroy-data.
+    #[error("refusing to write to '{path}': {usage}; what is in use is never written, not even with --destroy-data: unmount it (or swapoff it, or stop what holds it) first")]
     DeviceInUse {
         /// The path as typed.
         path: String,
@@ -121,8 +122,24 @@ pub enum TargetError {
     DeviceSignature {
         /// The path as typed.
         path: String,
-        /// What [`crate::detect_signature`] found.
-        signature: &'static str,
+        /// What [`crate::signature::identify`] found.
+        signature: String,
+    },
+    /// A job would write to an existing file that iolab did not make ([`crate::ownership`]).
+    #[error(
+        "refusing to write to '{path}': it is an existing file ({}, {holds}) that iolab did not make{}, and a write job would overwrite its data; type --overwrite if it may be lost, or give a path that does not exist (created with --size)",
+        format_bytes(*size_bytes),
+        if *unmarkable { " (its file system keeps no extended attributes, so iolab cannot mark the files it makes there)" } else { "" }
+    )]
+    NotIolabs {
+        /// The path as typed.
+        path: String,
+        /// Its length.
+        size_bytes: u64,
+        /// What it appears to hold ("text", "zeros", "binary data").
+        holds: &'static str,
+        /// Its file system cannot carry iolab's mark.
+        unmarkable: bool,
     },
     /// Permission denied (EACCES or EPERM).
     #[error("cannot {action} '{path}': {source}\n  hint: {hint}")]
@@ -291,7 +308,8 @@ mod tests {
 
     #[test]
     fn signature_message_uses_article() {
-        let e = TargetError::DeviceSignature { path: "/dev/loop0".into(), signature: "ext4 filesystem" };
+        let e =
+            TargetError::DeviceSignature { path: "/dev/loop0".into(), signature: "ext4 filesystem".into() };
         assert_eq!(
             e.to_string(),
             "refusing to write to '/dev/loop0': it carries an ext4 filesystem signature; give --destroy-data to overwrite it"

@@ -11,13 +11,16 @@
 //! signature (a disk image, iolab's catalog or journal) are refused, since a report or a JSON document never
 //! belongs there. Character devices and FIFOs (`/dev/null`, a pipe) are written as they are.
 //!
+//! Every claim first applies the kernel's protected-symlinks rule (`symlinks`): a path through another
+//! user's symlink in a world-writable directory is refused, whatever `fs.protected_symlinks` says.
+//!
 //! [`Output::write`] writes a file atomically: a new file beside the final one, created with
 //! O_EXCL|O_NOFOLLOW (another name when one is taken), written, synced and renamed over the final path, so a
 //! full disk or a crash leaves the old file or none, never a truncated one. The final path is the resolved
 //! one: `--json LINK` replaces the file the symlink names and keeps the symlink.
 
 use crate::scratch;
-use crate::signature::{detect_signature, SIGNATURE_HEAD_BYTES};
+use crate::signature::{identify, SIGNATURE_HEAD_BYTES};
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -73,6 +76,21 @@ pub enum GateError {
         path: String,
         /// Why.
         why: String,
+    },
+    /// A path leads through another user's symlink in a world-writable directory (the kernel's
+    /// protected-symlinks rule, enforced whatever the sysctl says).
+    #[error("{what} '{path}' leads through '{link}', a symlink owned by user {owner} in the world-writable directory '{dir}'; iolab never follows another user's symlink there, since it could point anywhere; give the real path")]
+    ForeignSymlink {
+        /// The use (`--target`, `--json`).
+        what: String,
+        /// The path as typed.
+        path: String,
+        /// The symlink.
+        link: String,
+        /// Its owner's uid.
+        owner: u32,
+        /// The world-writable directory it sits in.
+        dir: String,
     },
     /// An output was not written (disk full, I/O error); the file at its path is as it was.
     #[error("{what} '{path}' was not written: {}", describe_write_error(.source))]
@@ -157,6 +175,15 @@ impl WriteGate {
     }
 
     fn add(&mut self, what: &str, path: &str, access: Access, target: bool) -> Result<(), GateError> {
+        if let Some(f) = (path != "-").then(|| symlinks::foreign_symlink(Path::new(path))).flatten() {
+            return Err(GateError::ForeignSymlink {
+                what: what.into(),
+                path: path.into(),
+                link: f.link.display().to_string(),
+                owner: f.owner,
+                dir: f.dir.display().to_string(),
+            });
+        }
         let key = key_of(path);
         let char_device = path != "-" && fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device());
         let writes = access == Access::Writes;
@@ -185,8 +212,8 @@ impl WriteGate {
         if let Ok(meta) = fs::symlink_metadata(&tmp) {
             let leftover = meta.file_type().is_file()
                 && matches!(
-                    device_like(Path::new(&tmp), &meta, true),
-                    Ok(Some(DeviceLike::Signature("iolab journal")))
+                    device_like(Path::new(&tmp), &meta),
+                    Ok(Some(DeviceLike::Signature(s))) if s == "iolab journal"
                 );
             if !leftover {
                 return Err(GateError::NotAFile {
@@ -261,29 +288,23 @@ fn parent_dir(path: &Path) -> PathBuf {
 /// A file iolab treats like the device it may be.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum DeviceLike {
-    /// It backs the attached loop device of this name (`loop0`) and number.
-    LoopBacking(String, crate::sys::DevNum),
+    /// It is in use: it backs a loop device, is swap, or another process locks or maps it.
+    InUse(String),
     /// Its first bytes carry this signature ("ext4 filesystem", "SQLite database").
-    Signature(&'static str),
+    Signature(String),
 }
 
-/// Whether the regular file at `path` (whose metadata is `meta`) is a device in disguise: the backing file of
-/// an attached loop device, or (when `read_signature`) a file whose first bytes carry a filesystem, volume or
-/// database signature. Used for targets ([`crate::probe`]) and outputs alike.
-pub(crate) fn device_like(
-    path: &Path,
-    meta: &Metadata,
-    read_signature: bool,
-) -> io::Result<Option<DeviceLike>> {
-    if let Some((name, dev)) = crate::sys::loop_backing(meta.dev(), meta.ino()) {
-        return Ok(Some(DeviceLike::LoopBacking(name, dev)));
-    }
-    if !read_signature {
-        return Ok(None);
+/// Whether the regular file at `path` (whose metadata is `meta`) is a device in disguise: a file in use
+/// (see [`crate::inuse`]: what an output replaces by rename loses nothing to a plain reader, so only what
+/// shares the data live counts), or one whose first bytes carry a filesystem, volume, database or disk-image
+/// signature.
+pub(crate) fn device_like(path: &Path, meta: &Metadata) -> io::Result<Option<DeviceLike>> {
+    if let Some(usage) = crate::inuse::file_in_use(meta.dev(), meta.ino(), crate::inuse::Holding::Shared) {
+        return Ok(Some(DeviceLike::InUse(usage)));
     }
     let mut head = Vec::with_capacity(SIGNATURE_HEAD_BYTES);
     File::open(path)?.take(SIGNATURE_HEAD_BYTES as u64).read_to_end(&mut head)?;
-    Ok(detect_signature(&head).map(DeviceLike::Signature))
+    Ok(identify(path, &head).map(DeviceLike::Signature))
 }
 
 /// Where an output goes.
@@ -345,15 +366,15 @@ fn check_existing_output(
     meta: &Metadata,
     allowed_signature: Option<&str>,
 ) -> Result<(), (String, &'static str)> {
-    match device_like(Path::new(path), meta, true) {
+    match device_like(Path::new(path), meta) {
         Ok(None) => Ok(()),
-        Ok(Some(DeviceLike::Signature(s))) if Some(s) == allowed_signature => Ok(()),
-        Ok(Some(DeviceLike::LoopBacking(name, _))) => Err((
-            format!("the backing file of the loop device /dev/{name}"),
-            "an output never replaces a device's data; give another path",
+        Ok(Some(DeviceLike::Signature(s))) if Some(s.as_str()) == allowed_signature => Ok(()),
+        Ok(Some(DeviceLike::InUse(usage))) => Err((
+            format!("a file in use ({usage})"),
+            "an output never replaces a device's data or a live file; give another path",
         )),
         Ok(Some(DeviceLike::Signature(s))) => Err((
-            format!("a file that carries {} {s} signature", crate::error::article(s)),
+            format!("a file that carries {} {s} signature", crate::error::article(&s)),
             "an output never replaces a disk image, a catalog or a journal; give another path",
         )),
         Err(e) => Err((format!("a file iolab cannot read ({e})"), "give another path")),
@@ -575,5 +596,6 @@ impl Drop for StreamOutput {
     }
 }
 
+mod symlinks;
 #[cfg(test)]
 mod tests;

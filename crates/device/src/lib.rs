@@ -7,8 +7,10 @@
 //! The guiding rule is **never destroy data**. Opening is two-phase:
 //! - [`probe`] has no side effects at all. It says what [`open`] will find and do (create a file, extend
 //!   one) and returns every refusal up front: a missing file without `--size`, a read-only run that would
-//!   need a bigger file, a write job on a block device without `--allow-write-device`, or on one that is
-//!   mounted or carries a filesystem signature without `--destroy-data`.
+//!   need a bigger file, a write job on a block device without `--allow-write-device`, on a device or file
+//!   in use (anything built on it mounted, swapped on, held open, locked or mapped: never), on one that
+//!   carries a signature without `--destroy-data`, or on an existing file iolab did not make
+//!   ([`ownership`]) without `--overwrite`.
 //! - [`open`] calls [`probe`] again, then opens with O_DIRECT when asked (never falling back silently),
 //!   creates and fills new files with incompressible data so that no read hits a hole, and registers scratch
 //!   files for removal at exit ([`scratch`]).
@@ -16,17 +18,21 @@
 //! An error leaves the target as it was: a half-made file is removed, a half-extended one truncated back.
 //!
 //! [`layout`] maps a file target's extents (FIEMAP) and counts the I/Os that cross their boundaries. The
-//! crate's `unsafe` is in three places, each allowed where it is with its SAFETY comment (everything else is
-//! denied it): that ioctl, and in [`mem`] the huge-page advice and the RAM disk's copy.
+//! crate's `unsafe` is in four places, each allowed where it is with its SAFETY comment (everything else is
+//! denied it): that ioctl, the loop driver's `LOOP_GET_STATUS64` (`loops`), and in [`mem`] the huge-page
+//! advice and the RAM disk's copy.
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
 pub mod error;
 pub mod gate;
+mod inuse;
 pub mod layout;
+mod loops;
 pub mod mem;
 mod open;
+pub mod ownership;
 pub mod scratch;
 pub mod signature;
 mod sys;
@@ -99,10 +105,9 @@ pub struct OpenRequest {
     pub prealloc: Prealloc,
     /// iolab chose this path itself (a default run): the file is created, and removed at exit.
     pub scratch: bool,
-    /// `--allow-write-device`: a write job may write to a block device.
-    pub allow_write_device: bool,
-    /// `--destroy-data`: write to a block device even when it is in use or carries a signature.
-    pub destroy_data: bool,
+    /// What the command line consented to: writing a block device (`--allow-write-device`), one that
+    /// carries a signature (`--destroy-data`), an existing file iolab did not make (`--overwrite`).
+    pub consent: iolab_spec::Consent,
     /// Called while [`open`] fills a created or extended file; see [`FillProgress`]. `None`: no reports.
     pub fill_progress: Option<FillProgress>,
     /// Raised (by the caller's Ctrl-C handling) to stop a fill between chunks: [`open`] then fails with
@@ -160,8 +165,7 @@ impl OpenRequest {
             create_size: None,
             prealloc: Prealloc::default(),
             scratch: false,
-            allow_write_device: false,
-            destroy_data: false,
+            consent: iolab_spec::Consent::default(),
             fill_progress: None,
             stop: None,
         }
@@ -278,6 +282,7 @@ mod tests {
         assert!(!path.exists(), "the half-filled file is removed");
         // An extended file is cut back to its old size.
         std::fs::write(&path, vec![7u8; 8192]).unwrap();
+        req.consent.overwrite = true;
         let e = open(&req).unwrap_err();
         assert!(matches!(e, TargetError::Interrupted { .. }), "{e}");
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 8192);

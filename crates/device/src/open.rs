@@ -7,10 +7,11 @@
 //! (or an extended one truncated back) when a later step fails.
 
 use crate::error::TargetError;
-use crate::gate::{device_like, DeviceLike};
+use crate::inuse::{self, Holding};
 use crate::mem::MemStore;
+use crate::ownership::{self, Mark};
 use crate::scratch;
-use crate::signature::{detect_signature, SIGNATURE_HEAD_BYTES};
+use crate::signature::{self, SIGNATURE_HEAD_BYTES};
 use crate::sys::{self, BlockInfo, DevNum, Mount};
 use crate::{FillProgress, OpenRequest, OpenedTarget, Probe, StopFlag, TargetKind, FILL_PROGRESS_STEP_BYTES};
 use iolab_spec::{Prealloc, TargetSpec};
@@ -262,7 +263,7 @@ fn probe_existing_file(req: &OpenRequest, path: &str, meta: &Metadata) -> Result
     let action = if req.writes { "open for writing" } else { "open for reading" };
     check_access(path, &canonical, req.writes, action, false)?;
     if req.writes {
-        check_file_is_not_a_device(req, path, meta)?;
+        check_file_may_be_written(req, path, meta)?;
     }
     let mut probe = empty_path_probe(req, TargetKind::File);
     probe.size_bytes = will_extend_to.unwrap_or(len);
@@ -271,29 +272,34 @@ fn probe_existing_file(req: &OpenRequest, path: &str, meta: &Metadata) -> Result
     Ok(probe)
 }
 
-/// A regular file a job would write to, treated like the device it may be: one that backs an attached loop
-/// device is a device in use (never written, even with --destroy-data: detach it first), and one whose first
-/// bytes carry a filesystem, volume or database signature (a disk image, iolab's own catalog or journal)
-/// needs --destroy-data, as a device with one does.
-fn check_file_is_not_a_device(req: &OpenRequest, path: &str, meta: &Metadata) -> Result<(), TargetError> {
-    let found = device_like(Path::new(path), meta, !req.destroy_data)
-        .map_err(|e| TargetError::from_io(path, "read the first bytes of", e, false))?;
-    match found {
-        None => Ok(()),
-        Some(DeviceLike::Signature(signature)) => {
-            Err(TargetError::DeviceSignature { path: path.into(), signature })
-        }
-        Some(DeviceLike::LoopBacking(name, dev)) => {
-            let loop_path = format!("/dev/{name}");
-            let usage = match device_usage(&loop_path, dev, sys::block_info(dev).as_ref()) {
-                Some(u) => format!("it backs the loop device {loop_path}, and {u}"),
-                None => format!(
-                    "it backs the loop device {loop_path} (detach it with `losetup -d {loop_path}` first)"
-                ),
-            };
-            Err(TargetError::DeviceInUse { path: path.into(), usage })
-        }
+/// May a write job write the existing regular file at `path`? What is in use (it backs a loop device, is
+/// swap, or another process holds it open, locks or maps it) never; what carries a filesystem, volume,
+/// partition-table, database or disk-image signature only with --destroy-data; what iolab did not make
+/// (no [`ownership`] mark) and is not empty only with --overwrite (or --destroy-data).
+fn check_file_may_be_written(req: &OpenRequest, path: &str, meta: &Metadata) -> Result<(), TargetError> {
+    if let Some(usage) = inuse::file_in_use(meta.dev(), meta.ino(), Holding::Open) {
+        return Err(TargetError::DeviceInUse { path: path.into(), usage });
     }
+    if req.consent.destroy_data {
+        return Ok(());
+    }
+    let read_error = |e| TargetError::from_io(path, "read the first bytes of", e, false);
+    let file = File::open(path).map_err(read_error)?;
+    let head = read_head(&file).map_err(read_error)?;
+    if let Some(signature) = signature::identify(Path::new(path), &head) {
+        return Err(TargetError::DeviceSignature { path: path.into(), signature });
+    }
+    let mark = ownership::mark_of(&file);
+    let ours = mark == Mark::Ours || std::path::absolute(path).is_ok_and(|p| scratch::is_registered(&p));
+    if ours || meta.len() == 0 || req.consent.overwrite {
+        return Ok(());
+    }
+    Err(TargetError::NotIolabs {
+        path: path.into(),
+        size_bytes: meta.len(),
+        holds: signature::describe_head(&head),
+        unmarkable: mark == Mark::Unsupported,
+    })
 }
 
 fn probe_block_device(req: &OpenRequest, path: &str, meta: &Metadata) -> Result<Probe, TargetError> {
@@ -307,19 +313,20 @@ fn probe_block_device(req: &OpenRequest, path: &str, meta: &Metadata) -> Result<
     let dev = DevNum::from_dev(meta.rdev());
     let info = sys::block_info(dev);
     if req.writes {
-        if !req.allow_write_device {
+        if !req.consent.allow_write_device {
             return Err(TargetError::WriteDeviceNotAllowed { path: path.into() });
         }
         check_access(path, Path::new(path), true, "open for writing", true)?;
-        // A device in use (mounted, swap, held by LVM/RAID/dm) is never written, not even with
-        // --destroy-data: that flag is consent to lose the data at rest, not to corrupt a live filesystem.
-        if let Some(usage) = device_usage(path, dev, info.as_ref()) {
+        // A device in use (it or anything built on it mounted, swap, held open, or stacked on) is never
+        // written, not even with --destroy-data: that flag is consent to lose the data at rest, not to
+        // corrupt a live filesystem.
+        if let Some(usage) = inuse::device_in_use(path, dev) {
             return Err(TargetError::DeviceInUse { path: path.into(), usage });
         }
-        if !req.destroy_data {
+        if !req.consent.destroy_data {
             let head = read_head(&file)
                 .map_err(|e| TargetError::from_io(path, "read the first bytes of", e, true))?;
-            if let Some(signature) = detect_signature(&head) {
+            if let Some(signature) = signature::identify(Path::new(path), &head) {
                 return Err(TargetError::DeviceSignature { path: path.into(), signature });
             }
         }
@@ -348,35 +355,6 @@ fn read_head(file: &File) -> io::Result<Vec<u8>> {
     }
     head.truncate(filled);
     Ok(head)
-}
-
-/// Says how the device at `path`, one of its partitions or a holder is in use (mounted, swap, held by a
-/// stacked device), or `None`.
-fn device_usage(path: &str, dev: DevNum, info: Option<&BlockInfo>) -> Option<String> {
-    let related = match info {
-        Some(info) => sys::related_devices(info),
-        None => vec![sys::Related { name: path.trim_start_matches("/dev/").into(), dev, relation: "self" }],
-    };
-    let describe = |r: &sys::Related| match r.relation {
-        "self" => format!("'{path}'"),
-        "partition" => format!("its partition '/dev/{}'", r.name),
-        _ => format!("'/dev/{}', which is stacked on it,", r.name),
-    };
-    let mounts = sys::mounts();
-    for r in &related {
-        if let Some(m) = mounts.iter().find(|m| m.dev == r.dev) {
-            return Some(format!("{} is mounted at {}", describe(r), m.mount_point));
-        }
-    }
-    let swaps = sys::swap_devices();
-    for r in &related {
-        if let Some((name, _)) = swaps.iter().find(|(_, d)| *d == r.dev) {
-            return Some(format!("{} is in use as swap ({name} in /proc/swaps)", describe(r)));
-        }
-    }
-    related.iter().find(|r| r.relation == "holder").map(|r| {
-        format!("it is held by '/dev/{}' (device-mapper, LVM, RAID or another stacked device)", r.name)
-    })
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -449,6 +427,8 @@ fn create_and_fill(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> 
             .open(path)
             .map_err(|e| TargetError::from_io(path, "create", e, false))?;
         let guard = RemoveOnError { path: &absolute, armed: true };
+        // Marked before a byte is written: a later run may write it without --overwrite.
+        ownership::mark(&writer);
         let file = open_final(req, path, false, &opened.probe)?;
         let watch = req.scratch.then_some(absolute.as_path());
         let fill_s = lay_out(&writer, path, (0, size_bytes), watch, req)?;

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// A device number split into major and minor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct DevNum {
     pub major: u64,
     pub minor: u64,
@@ -160,79 +160,59 @@ pub(crate) fn block_info_for_fs(st_dev: u64, mount: Option<&Mount>) -> Option<Bl
     block_info(DevNum::from_dev(meta.rdev()))
 }
 
-/// A block device related to the one under test, and how.
-#[derive(Clone, Debug)]
-pub(crate) struct Related {
-    pub name: String,
-    pub dev: DevNum,
-    pub relation: &'static str,
-}
-
-fn dev_of(dir: &Path) -> Option<DevNum> {
+/// The device number in a sysfs block directory's `dev` file.
+pub(crate) fn dev_of(dir: &Path) -> Option<DevNum> {
     DevNum::parse(&read_trimmed(&dir.join("dev"))?)
 }
 
-fn holders_of(dir: &Path, out: &mut Vec<Related>) {
-    let Ok(entries) = fs::read_dir(dir.join("holders")) else { return };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if let Some(dev) = fs::canonicalize(e.path()).ok().and_then(|p| dev_of(&p)) {
-            out.push(Related { name, dev, relation: "holder" });
-        }
-    }
-}
-
-/// The device itself, its partitions, and the holders (dm, md, bcache, …) of both.
-pub(crate) fn related_devices(info: &BlockInfo) -> Vec<Related> {
-    let mut out = Vec::new();
-    if let Some(dev) = dev_of(&info.sys_dir) {
-        out.push(Related { name: info.name.clone(), dev, relation: "self" });
-    }
-    holders_of(&info.sys_dir, &mut out);
-    if let Ok(entries) = fs::read_dir(&info.sys_dir) {
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.join("partition").exists() {
-                if let Some(dev) = dev_of(&p) {
-                    out.push(Related {
-                        name: e.file_name().to_string_lossy().into_owned(),
-                        dev,
-                        relation: "partition",
-                    });
-                }
-                holders_of(&p, &mut out);
-            }
-        }
-    }
+/// The partitions of the disk whose sysfs directory is `dir`: (name, device number).
+pub(crate) fn partitions(dir: &Path) -> Vec<(String, DevNum)> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let mut out: Vec<(String, DevNum)> = entries
+        .flatten()
+        .filter(|e| e.path().join("partition").exists())
+        .filter_map(|e| Some((e.file_name().to_string_lossy().into_owned(), dev_of(&e.path())?)))
+        .collect();
+    out.sort();
     out
 }
 
-/// Device numbers of the block devices in /proc/swaps, with their names.
-/// The loop device whose backing file is the file `(st_dev, st_ino)`, if one is attached: its name (`loop0`)
-/// and device number. Read from /sys/block/loop*/loop/backing_file (the path as attached; a file renamed
-/// since is still found by its identity, one deleted since is not).
-pub(crate) fn loop_backing(st_dev: u64, st_ino: u64) -> Option<(String, DevNum)> {
-    use std::os::unix::fs::MetadataExt;
-    let entries = fs::read_dir("/sys/block").ok()?;
-    entries.flatten().find_map(|e| {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let backing = read_trimmed(&e.path().join("loop/backing_file"))?;
-        let meta = fs::metadata(backing.trim_end_matches(" (deleted)")).ok()?;
-        if meta.dev() != st_dev || meta.ino() != st_ino {
-            return None;
-        }
-        let dev = DevNum::parse(&read_trimmed(&e.path().join("dev"))?)?;
-        Some((name, dev))
-    })
+/// The devices holding the one whose sysfs directory is `dir` (device-mapper, MD, bcache): (name, number).
+pub(crate) fn holders(dir: &Path) -> Vec<(String, DevNum)> {
+    let Ok(entries) = fs::read_dir(dir.join("holders")) else { return Vec::new() };
+    let mut out: Vec<(String, DevNum)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let dev = fs::canonicalize(e.path()).ok().and_then(|p| dev_of(&p))?;
+            Some((e.file_name().to_string_lossy().into_owned(), dev))
+        })
+        .collect();
+    out.sort();
+    out
 }
 
+/// The names in /proc/swaps (the kernel's octal escapes undone).
+fn swap_names() -> Vec<String> {
+    let Ok(text) = fs::read_to_string("/proc/swaps") else { return Vec::new() };
+    text.lines().skip(1).filter_map(|l| l.split_whitespace().next()).map(unescape).collect()
+}
+
+/// The swap files in /proc/swaps (regular files, not devices), with their metadata (identity).
+pub(crate) fn swap_files() -> Vec<(String, fs::Metadata)> {
+    swap_names()
+        .into_iter()
+        .filter_map(|name| {
+            let meta = fs::metadata(name.trim_end_matches(" (deleted)")).ok().filter(|m| m.is_file())?;
+            Some((name, meta))
+        })
+        .collect()
+}
+
+/// Device numbers of the block devices in /proc/swaps, with their names.
 pub(crate) fn swap_devices() -> Vec<(String, DevNum)> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let Ok(text) = fs::read_to_string("/proc/swaps") else { return Vec::new() };
     let mut out = Vec::new();
-    for line in text.lines().skip(1) {
-        let Some(name) = line.split_whitespace().next() else { continue };
-        let name = unescape(name);
+    for name in swap_names() {
         if let Ok(meta) = fs::metadata(&name) {
             if meta.file_type().is_block_device() {
                 out.push((name, DevNum::from_dev(meta.rdev())));

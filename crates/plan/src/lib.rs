@@ -68,6 +68,10 @@ pub struct Plan {
     pub allow_write_device: bool,
     /// Writes to mounted or signed devices allowed.
     pub destroy_data: bool,
+    /// Writes to existing files iolab did not make allowed (`--overwrite`); left out of the document when
+    /// not given.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub overwrite: bool,
     /// The distinct targets of the run.
     pub targets: Vec<TargetPlan>,
     /// One entry per worker thread.
@@ -229,6 +233,15 @@ pub struct TargetUse {
 }
 
 impl Plan {
+    /// What the command line consented to, as the target stage takes it.
+    pub fn consent(&self) -> iolab_spec::Consent {
+        iolab_spec::Consent {
+            allow_write_device: self.allow_write_device,
+            destroy_data: self.destroy_data,
+            overwrite: self.overwrite,
+        }
+    }
+
     /// The index of `spec` in [`Plan::targets`], adding it on first use; folds in how this user uses it (reads,
     /// writes, the largest create size) and its `[targets]` name.
     pub fn add_target(&mut self, spec: &TargetSpec, role: Option<&str>, used: TargetUse) -> usize {
@@ -311,8 +324,9 @@ impl Plan {
             direct: job.direct.unwrap_or(true),
             prealloc: job.prealloc.unwrap_or_default(),
             clock: job.clock.unwrap_or_default(),
-            allow_write_device: job.allow_write_device.unwrap_or(false),
-            destroy_data: job.destroy_data.unwrap_or(false),
+            allow_write_device: job.consent.allow_write_device,
+            destroy_data: job.consent.destroy_data,
+            overwrite: job.consent.overwrite,
             targets: Vec::new(),
             workers: Vec::new(),
             loadgen: None,

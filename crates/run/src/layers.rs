@@ -302,8 +302,7 @@ fn cache_dev_request(plan: &Plan, path: &str, bytes: u64) -> Result<OpenRequest>
     let mut req = OpenRequest::new(TargetSpec::Path { path: path.to_string() });
     req.direct = plan.direct;
     req.writes = true;
-    req.allow_write_device = plan.allow_write_device;
-    req.destroy_data = plan.destroy_data;
+    req.consent = plan.consent();
     req.scratch = missing;
     req.create_size = if !is_device && (missing || ours) { Some(bytes) } else { None };
     Ok(req)

@@ -57,10 +57,13 @@ pub trait RunSync: Send + Sync {
     }
 }
 
-/// The job every rank runs: rank 0's (so a job file or flags read on rank 0 decide), its target paths with
+/// The job every rank runs: rank 0's (so a job file or flags read on rank 0 decide; consent excepted, which
+/// is each rank's own command line's), its target paths with
 /// `{rank}`, `{size}` and `{host}` replaced by this rank's values, and its rates split over the ranks unless
 /// they are per rank.
 pub(crate) fn share_job(sync: &dyn RunSync, mut job: JobSpec) -> Result<JobSpec> {
+    // Consent is never serialised: each rank keeps what its own command line typed.
+    let consent = job.consent;
     let mine = if sync.rank() == 0 {
         job.seed.get_or_insert_with(iolab_plan::fresh_seed);
         serde_json::to_vec(&job).map_err(|e| Error::internal(e).context("encoding the job for the ranks"))?
@@ -80,6 +83,7 @@ pub(crate) fn share_job(sync: &dyn RunSync, mut job: JobSpec) -> Result<JobSpec>
     let mut job: JobSpec =
         serde_json::from_value(value).map_err(|e| Error::internal(e).context("decoding rank 0's job"))?;
     job.seed = job.seed.map(|s| rank_seed(s, sync.rank()));
+    job.consent = consent;
     Ok(job)
 }
 

@@ -75,16 +75,16 @@ pub(crate) fn prepare(
                 create_size: t.create_size.or(if scratch { Some(SCRATCH_SIZE) } else { None }),
                 prealloc: plan.prealloc,
                 scratch,
-                allow_write_device: plan.allow_write_device,
-                destroy_data: plan.destroy_data,
+                consent: plan.consent(),
                 fill_progress: None,
                 stop: None,
             }
         })
         .collect();
+    // Collisions first: two uses of one file is the clearer message than what either use finds there.
+    let trace = claim_paths(gate.clone(), &job, &requests, check)?;
     let probes =
         requests.iter().map(iolab_device::probe).collect::<Result<Vec<_>, _>>().map_err(Error::usage)?;
-    let trace = claim_paths(gate.clone(), &job, &requests, check)?;
     let geometry: Vec<TargetGeometry> = probes
         .iter()
         .map(|p| TargetGeometry {

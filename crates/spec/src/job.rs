@@ -10,6 +10,7 @@
 //! CLI alike, so the two cannot disagree.
 
 use crate::cache::{CacheMode, CachePolicy, CacheSize, CacheSpec};
+use crate::consent::{Consent, CONSENT_KEYS};
 use crate::error::{suggest, Place, SpecError};
 use crate::exchange::ExchangeSpec;
 use crate::loadgen::LoadgenSpec;
@@ -36,8 +37,6 @@ pub const RUN_KEYS: &[&str] = &[
     "prealloc",
     "clock",
     "workers",
-    "allow_write_device",
-    "destroy_data",
     "cache",
     "cache_dev",
     "cache_line",
@@ -471,10 +470,12 @@ pub struct JobSpec {
     pub clock: Option<ClockKind>,
     /// Number of identical default workers (only without worker tables).
     pub workers: Option<u32>,
-    /// Allow writes to block devices.
-    pub allow_write_device: Option<bool>,
-    /// Allow writes to devices that are mounted or carry a signature.
-    pub destroy_data: Option<bool>,
+    /// What the user consented to on the command line (`--allow-write-device`, `--destroy-data`,
+    /// `--overwrite`). Never read from a job file, a profile or an import, and never serialised: a job that
+    /// travels (a dry run, the ranks of a run over several hosts) carries no consent, each process takes its
+    /// own from its own command line.
+    #[serde(skip)]
+    pub consent: Consent,
     /// The block cache in front of the targets (`cache`, `cache_*` keys).
     #[serde(default)]
     pub cache: CacheSpec,
@@ -632,8 +633,7 @@ impl JobSpec {
                 })
             }
             "workers" => self.workers = Some(range_u32(place, text, 1, MAX_WORKERS, "a whole number")?),
-            "allow_write_device" => self.allow_write_device = Some(parse_bool(place, text)?),
-            "destroy_data" => self.destroy_data = Some(parse_bool(place, text)?),
+            k if CONSENT_KEYS.contains(&k) => return Err(Consent::refuse(k, place)),
             "throttle" => {
                 self.throttle =
                     Some(ThrottleSpec::parse(text).map_err(|e| SpecError::invalid(place, text, e))?)
@@ -715,6 +715,7 @@ impl JobSpec {
                         job.worker_tables.push(read_worker(name, w, file)?);
                     }
                 }
+                k if CONSENT_KEYS.contains(&k) => return Err(Consent::refuse(k, &place)),
                 _ => {
                     if RUN_KEYS.contains(&key.as_str()) {
                         job.set_run(key, &scalar_text(value, &place)?, &place)?;
@@ -749,21 +750,8 @@ impl JobSpec {
         macro_rules! over {
             ($($f:ident),*) => { $( if cli.$f.is_some() { self.$f = cli.$f.clone(); } )* };
         }
-        over!(
-            name,
-            duration_ns,
-            ramp_ns,
-            ios,
-            bytes,
-            seed,
-            engine,
-            direct,
-            prealloc,
-            clock,
-            allow_write_device,
-            destroy_data,
-            trace
-        );
+        over!(name, duration_ns, ramp_ns, ios, bytes, seed, engine, direct, prealloc, clock, trace);
+        self.consent = self.consent.or(cli.consent);
         if cli.throttle.is_some() {
             self.throttle = cli.throttle;
         }
@@ -976,6 +964,7 @@ pub(crate) fn read_worker(name: &str, value: &toml::Value, file: &str) -> Result
                 w.count = range_u32(&place, &scalar_text(v, &place)?, 1, MAX_WORKERS, "a whole number")?
             }
             "spec" => w.specs = read_specs(v, file, &format!("[[worker.{name}.spec]]"))?,
+            k if CONSENT_KEYS.contains(&k) => return Err(Consent::refuse(k, &place)),
             _ => {
                 if !set_layer_value(&mut w.layer, key, v, &place)? {
                     let run_key = RUN_KEYS.contains(&key.as_str());

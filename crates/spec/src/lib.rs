@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod cache;
+pub mod consent;
 pub mod error;
 pub mod exchange;
 pub mod inject;
@@ -21,6 +22,7 @@ pub mod units;
 pub mod verdict;
 
 pub use cache::{CacheMode, CachePolicy, CacheSize, CacheSpec};
+pub use consent::{Consent, CONSENT_KEYS};
 pub use error::{Place, SpecError};
 pub use inject::{InjectKind, InjectSpec, InjectWhen};
 pub use job::*;

@@ -343,7 +343,7 @@ fn good_value(key: &str) -> Option<BoxedStrategy<String>> {
         "engine" => words(&["auto", "io_uring", "sync"]),
         "clock" => words(&["real", "virtual"]),
         "prealloc" => words(&["fallocate", "write", "none"]),
-        "direct" | "allow_write_device" | "destroy_data" | "cache_shrink" | "verify" | "stop_on_error" => boolean(),
+        "direct" | "cache_shrink" | "verify" | "stop_on_error" => boolean(),
         "verify_fail" => words(&["stop", "continue"]),
         "journal" => words(&["journal.bin", "/tmp/j"]),
         "workers" | "count" | "outstanding" => int(1, 8),
@@ -699,7 +699,9 @@ fn near_valid_job_files_often_parse_so_the_deep_paths_run() {
             }
         }
     }
-    assert!(jobs.len() >= files.len() / 20, "{summary}");
+    // 1 in 25: about 5 % parse (4.8 % over 2,000 files since the three consent keys, whose values always
+    // parsed, left the job-file keys: a job file can no longer give consent).
+    assert!(jobs.len() >= files.len() / 25, "{summary}");
     assert!(with_workers > 0 && with_specs > 0 && with_targets > 0 && with_tables > 0, "{summary}");
     // Errors are the rest: each one must come from a check, not from TOML syntax alone.
     let syntax = files

@@ -233,9 +233,13 @@ pub struct RunArgs {
     /// Allow writes to a block device (its data is overwritten).
     #[arg(long)]
     pub allow_write_device: bool,
-    /// Also allow writes to a device that is mounted, in use, or carries a filesystem or partition signature.
+    /// Also allow writes to a device or file that carries a filesystem, volume, partition-table or database
+    /// signature (never to one in use: mounted, swap, held open, locked or mapped).
     #[arg(long)]
     pub destroy_data: bool,
+    /// Allow a write job to write an existing file that iolab did not make (its data is overwritten).
+    #[arg(long)]
+    pub overwrite: bool,
 
     /// Put a block cache in front of the targets: a size ('8G') or a percentage of their total size ('25%').
     #[arg(long, value_name = "SIZE|PCT%", help_heading = "Cache")]
@@ -388,12 +392,11 @@ impl RunArgs {
         if self.buffered {
             job.direct = Some(false);
         }
-        if self.allow_write_device {
-            job.allow_write_device = Some(true);
-        }
-        if self.destroy_data {
-            job.destroy_data = Some(true);
-        }
+        job.consent = iolab_spec::Consent {
+            allow_write_device: self.allow_write_device,
+            destroy_data: self.destroy_data,
+            overwrite: self.overwrite,
+        };
         if self.cache_shrink {
             job.cache.shrink = Some(true);
         }

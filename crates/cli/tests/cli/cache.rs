@@ -190,7 +190,17 @@ fn an_existing_cache_device_file_is_used_at_its_size_and_kept() {
     let dev = dir.path().join("cache.dat");
     std::fs::write(&dev, vec![0u8; 1 << 20]).unwrap();
     let (t, d) = (target.to_str().unwrap(), dev.to_str().unwrap());
+    // The user's file, not iolab's: written only with --overwrite.
+    let refused = crate::util::iolab()
+        .args(["run", "--target", t, "--size", "8M", "--rw", "randread", "--cache", "50%", "--cache-dev", d])
+        .args(["--ios", "10", "-q", "--no-save"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(refused.status.code() == Some(2) && stderr.contains("--overwrite"), "{stderr}");
+    assert!(!target.exists(), "nothing created");
     let v = run_json(&[
+        "--overwrite",
         "--target",
         t,
         "--size",

@@ -28,6 +28,7 @@ mod progress;
 mod replay;
 mod report;
 mod run;
+mod safe_by_construction;
 mod signals;
 mod sweep;
 mod trace;

@@ -90,6 +90,8 @@ fn open_existing_file_smaller_than_size_write_job_extends_and_keeps_data() {
     req.direct = false;
     req.writes = true;
     req.create_size = Some(3 << 20);
+    // Not iolab's: extended only with --overwrite.
+    req.consent.overwrite = true;
     let p = probe(&req).unwrap();
     assert_eq!(p.will_extend_to, Some(3 << 20));
     let t = open(&req).unwrap();
@@ -288,10 +290,13 @@ fn open_loop_device_with_ext4_signature_write_is_refused_without_destroy_data() 
     req.writes = true;
     let err = open(&req).unwrap_err();
     assert!(matches!(err, TargetError::WriteDeviceNotAllowed { .. }), "{err}");
-    req.allow_write_device = true;
+    req.consent.allow_write_device = true;
     let err = open(&req).unwrap_err();
     println!("{err}");
-    assert!(matches!(err, TargetError::DeviceSignature { signature: "ext4 filesystem", .. }), "{err}");
+    assert!(
+        matches!(&err, TargetError::DeviceSignature { signature, .. } if signature == "ext4 filesystem"),
+        "{err}"
+    );
     assert!(err.to_string().contains("give --destroy-data"));
     // Reading needs no flag.
     req.writes = false;
@@ -302,7 +307,7 @@ fn open_loop_device_with_ext4_signature_write_is_refused_without_destroy_data() 
     drop(t);
     // With --destroy-data the open succeeds; nothing is written by open itself.
     req.writes = true;
-    req.destroy_data = true;
+    req.consent.destroy_data = true;
     let t = open(&req).unwrap();
     assert!(t.file.is_some() && t.direct);
     drop(t);
@@ -336,4 +341,71 @@ fn prealloc_none_leaves_an_empty_file_the_others_fill_it() {
         assert_eq!(fs::metadata(&path).unwrap().len(), if empty { 0 } else { 8 << 20 });
         assert_eq!(t.fill_s.is_none(), empty, "{prealloc:?} extended");
     }
+}
+
+/// Rule 4 of the safety rules: a write job writes an existing file without a flag only when iolab made it
+/// (or it is empty); any other file needs --overwrite, and the refusal names the file, its size, what it
+/// appears to hold and the flag, and changes nothing.
+#[test]
+fn a_write_job_writes_only_files_iolab_made_unless_told_to_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("notes.txt");
+    fs::write(&theirs, "ten megabytes of someone's notes\n".repeat(1000)).unwrap();
+    let before = fs::read(&theirs).unwrap();
+    let mut req = path_request(&theirs);
+    req.direct = false;
+    req.writes = true;
+    let e = open(&req).unwrap_err().to_string();
+    assert!(e.contains(&theirs.display().to_string()) && e.contains("32.2 KiB"), "{e}");
+    assert!(e.contains("text") && e.contains("iolab did not make") && e.contains("--overwrite"), "{e}");
+    assert_eq!(fs::read(&theirs).unwrap(), before, "nothing changed");
+    req.consent.overwrite = true;
+    probe(&req).expect("--overwrite allows it");
+
+    // A file iolab created is its own: a later write job writes it freely, also after a rename.
+    let ours = dir.path().join("ours.dat");
+    let mut create = path_request(&ours);
+    create.direct = false;
+    create.writes = true;
+    create.create_size = Some(1 << 20);
+    drop(open(&create).unwrap());
+    let moved = dir.path().join("moved.dat");
+    fs::rename(&ours, &moved).unwrap();
+    let mut again = path_request(&moved);
+    again.direct = false;
+    again.writes = true;
+    match crate::ownership::mark_of(&File::open(&moved).unwrap()) {
+        crate::ownership::Mark::Unsupported => println!("SKIP: no extended attributes on this file system"),
+        _ => {
+            probe(&again).expect("iolab's own file needs no flag");
+        }
+    }
+    // An empty file holds nothing to lose.
+    let empty = dir.path().join("empty");
+    fs::write(&empty, b"").unwrap();
+    let mut req = path_request(&empty);
+    req.writes = true;
+    req.direct = false;
+    req.create_size = Some(1 << 20);
+    probe(&req).expect("an empty file may be written");
+}
+
+/// Rule 5: a file another process holds open, locks or maps is in use, refused even with --destroy-data.
+#[test]
+fn a_file_another_process_holds_open_is_in_use_even_with_destroy_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("live.db-wal");
+    fs::write(&path, vec![1u8; 8192]).unwrap();
+    let mut child = Command::new("sleep").arg("30").stdin(File::open(&path).unwrap()).spawn().unwrap();
+    let mut req = path_request(&path);
+    req.direct = false;
+    req.writes = true;
+    req.consent.destroy_data = true;
+    let e = probe(&req);
+    let _ = child.kill();
+    let _ = child.wait();
+    let e = e.unwrap_err().to_string();
+    assert!(e.contains("held open by process") && e.contains("(sleep)"), "{e}");
+    assert!(e.contains("not even with --destroy-data"), "{e}");
+    probe(&req).expect("free once the other process is gone");
 }
