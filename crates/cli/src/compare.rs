@@ -153,7 +153,12 @@ fn parse_alpha(text: Option<&str>) -> Result<f64> {
 pub fn compare(args: &CompareArgs) -> Result<ExitStatus> {
     let alpha = parse_alpha(args.alpha.as_deref())?;
     let metrics = MetricFilter::parse(&args.metric.join(",")).map_err(usage)?;
-    let json = claim(&mut iolab_device::WriteGate::new(), "--json", args.json.as_deref())?;
+    // The sides that are files are inputs, claimed as read: `--json` on one of them is refused.
+    let mut gate = iolab_device::WriteGate::new();
+    for input in args.sides.iter().filter(|i| std::path::Path::new(i.as_str()).is_file()) {
+        gate.claim("compare input", input, iolab_device::Access::Reads).map_err(usage)?;
+    }
+    let json = claim(&mut gate, "--json", args.json.as_deref())?;
     let mut catalog = LazyCatalog { path: args.db.clone().unwrap_or_else(Catalog::default_path), open: None };
     let mut sides = Vec::with_capacity(args.sides.len());
     for input in &args.sides {

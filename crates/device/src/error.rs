@@ -125,6 +125,17 @@ pub enum TargetError {
         /// What [`crate::signature::identify`] found.
         signature: String,
     },
+    /// A job would write a file with several names in a world-writable directory: any user could have made
+    /// that name, a hard link to a file elsewhere (the kernel's protected-hardlinks rule, enforced by iolab).
+    #[error("refusing to write to '{path}': it has {links} names and sits in the world-writable directory '{dir}', where any user could have made it a hard link to a file elsewhere; give the path of a file iolab creates, or one outside such a directory")]
+    SharedHardLink {
+        /// The path as typed.
+        path: String,
+        /// Its number of names (st_nlink).
+        links: u64,
+        /// The world-writable directory.
+        dir: String,
+    },
     /// A job would write to an existing file that iolab did not make ([`crate::ownership`]).
     #[error(
         "refusing to write to '{path}': it is an existing file ({}, {holds}) that iolab did not make{}, and a write job would overwrite its data; type --overwrite if it may be lost, or give a path that does not exist (created with --size)",

@@ -5,11 +5,14 @@
 //!
 //! "Built on" is walked recursively and by identity: a device's partitions, the devices holding it
 //! (device-mapper, MD RAID, bcache: sysfs `holders/`), and the loop devices whose backing file is it or any of
-//! those (the loop driver's own record, [`crate::loops`]), and so on down. Processes are found in /proc
+//! those (the loop driver's own record, [`crate::loops`]), and so on down. A loop device's bytes live
+//! beneath it, so for one the walk also starts at the device it is backed by (down through loop devices over
+//! loop devices) and takes in the other loop devices over the same backing file, and the file itself is in
+//! use when another process holds it. Processes are found in /proc
 //! (`fd/`, `maps`, and /proc/locks), which shows every process to root and a user's own to a user: an
 //! unprivileged run sees less, and the exclusive open of a device (O_EXCL) is the kernel's second line.
 
-use crate::loops::{self, Backing};
+use crate::loops::{self, Backing, LoopDevice};
 use crate::sys::{self, DevNum};
 use std::collections::{HashSet, VecDeque};
 use std::fs;
@@ -19,25 +22,70 @@ use std::path::PathBuf;
 /// How many devices a walk visits at most: far more than any real stack, small enough to stay instant.
 const MAX_NODES: usize = 4096;
 
-/// One device built on (or being) the device under test.
+/// How many loop devices over loop devices a walk follows down.
+const MAX_DEPTH: usize = 16;
+
+/// How a device in a walk relates to the device under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Relation {
+    /// The device itself, or one of its partitions (or a partition of a device beneath it): in use only
+    /// when mounted, swap or held open.
+    Part,
+    /// Stacked on it (a holder, or a loop device over it or over the same backing file): another view of
+    /// its bytes, so in use by being there.
+    Stacked,
+    /// Beneath it: the device a loop device under test is backed by, whose bytes it writes.
+    Beneath,
+}
+
+/// One device in the walk.
 #[derive(Clone, Debug)]
 struct Node {
     dev: DevNum,
     /// How to name it in a message: `'/dev/loop0'`, `'/dev/loop5' (a loop device over '/dev/loop0')`.
     shown: String,
-    /// Something stacked on the device under test (a holder or a loop device), not the device itself or
-    /// one of its partitions.
-    stacked: bool,
+    relation: Relation,
 }
 
-/// The block device `dev` (named `shown`) and everything built on it, recursively.
-fn built_on(dev: DevNum, shown: &str) -> Vec<Node> {
-    let loops = loops::attached();
-    let mut seen = HashSet::from([dev]);
-    let mut queue = VecDeque::from([Node { dev, shown: format!("'{shown}'"), stacked: false }]);
+/// A device's kernel name, or MAJ:MIN when sysfs has none.
+fn name_of(d: DevNum) -> String {
+    sys::block_info(d).map_or_else(|| format!("{}:{}", d.major, d.minor), |i| i.name)
+}
+
+/// Where the bytes of the device under test live: itself, and for a loop device the devices beneath it
+/// (followed down through loop devices over loop devices) and the backing file at the bottom, if any.
+fn beneath(dev: DevNum, shown: &str, loops: &[LoopDevice]) -> (Vec<Node>, Option<(DevNum, u64)>) {
+    let mut roots = vec![Node { dev, shown: format!("'{shown}'"), relation: Relation::Part }];
+    let mut cur = dev;
+    for _ in 0..MAX_DEPTH {
+        let Some(l) = loops.iter().find(|l| l.dev == cur) else { break };
+        match l.backing {
+            Backing::Device(b) => {
+                let shown =
+                    format!("'/dev/{}' (beneath '/dev/{}', a loop device over it)", name_of(b), l.name);
+                roots.push(Node { dev: b, shown, relation: Relation::Beneath });
+                cur = b;
+            }
+            Backing::File { dev, ino } => return (roots, Some((dev, ino))),
+        }
+    }
+    (roots, None)
+}
+
+/// `roots` and everything built on any of them, recursively; also the loop devices over `file`.
+fn built_on(roots: Vec<Node>, file: Option<(DevNum, u64)>, loops: &[LoopDevice]) -> Vec<Node> {
+    let mut seen: HashSet<DevNum> = roots.iter().map(|n| n.dev).collect();
+    let mut queue = VecDeque::from(roots);
+    for l in loops.iter().filter(|l| file.is_some_and(|(d, i)| l.backing == Backing::File { dev: d, ino: i }))
+    {
+        if seen.insert(l.dev) {
+            let shown = format!("'/dev/{}' (a loop device over the same file)", l.name);
+            queue.push_back(Node { dev: l.dev, shown, relation: Relation::Stacked });
+        }
+    }
     let mut out = Vec::new();
     while let Some(node) = queue.pop_front() {
-        for child in children(&node, &loops) {
+        for child in children(&node, loops) {
             if out.len() + queue.len() < MAX_NODES && seen.insert(child.dev) {
                 queue.push_back(child);
             }
@@ -48,33 +96,34 @@ fn built_on(dev: DevNum, shown: &str) -> Vec<Node> {
 }
 
 /// The devices directly built on `node`: partitions, holders and loop devices over it.
-fn children(node: &Node, loops: &[loops::LoopDevice]) -> Vec<Node> {
+fn children(node: &Node, loops: &[LoopDevice]) -> Vec<Node> {
     let mut out = Vec::new();
-    let name_of =
-        |d: DevNum| sys::block_info(d).map_or_else(|| format!("{}:{}", d.major, d.minor), |i| i.name);
     let parent = name_of(node.dev);
+    let part = if node.relation == Relation::Stacked { Relation::Stacked } else { Relation::Part };
     if let Some(info) = sys::block_info(node.dev) {
         for (name, dev) in sys::partitions(&info.sys_dir) {
             let shown = format!("'/dev/{name}' (a partition of '/dev/{parent}')");
-            out.push(Node { dev, shown, stacked: node.stacked });
+            out.push(Node { dev, shown, relation: part });
         }
         for (name, dev) in sys::holders(&info.sys_dir) {
             let shown =
                 format!("'/dev/{name}' (stacked on '/dev/{parent}': device-mapper, LVM, RAID or bcache)");
-            out.push(Node { dev, shown, stacked: true });
+            out.push(Node { dev, shown, relation: Relation::Stacked });
         }
     }
     for l in loops.iter().filter(|l| l.backing == Backing::Device(node.dev)) {
         let shown = format!("'/dev/{}' (a loop device over '/dev/{parent}')", l.name);
-        out.push(Node { dev: l.dev, shown, stacked: true });
+        out.push(Node { dev: l.dev, shown, relation: Relation::Stacked });
     }
     out
 }
 
-/// How the block device at `path` (device number `dev`), or anything built on it, is in use; `None` when
-/// nothing is.
+/// How the block device at `path` (device number `dev`), anything built on it, or (for a loop device)
+/// anything beneath it is in use; `None` when nothing is.
 pub(crate) fn device_in_use(path: &str, dev: DevNum) -> Option<String> {
-    let nodes = built_on(dev, path);
+    let loops = loops::attached();
+    let (roots, file) = beneath(dev, path, &loops);
+    let nodes = built_on(roots, file, &loops);
     let mounts = sys::mounts();
     for n in &nodes {
         if let Some(m) = mounts.iter().find(|m| m.dev == n.dev) {
@@ -94,10 +143,11 @@ pub(crate) fn device_in_use(path: &str, dev: DevNum) -> Option<String> {
     }) {
         return Some(format!("{} is held open by {who}", nodes[i].shown));
     }
-    nodes
-        .iter()
-        .find(|n| n.stacked)
-        .map(|n| format!("{} is built on it; remove or detach what is stacked on it first", n.shown))
+    if let Some(n) = nodes.iter().find(|n| n.relation == Relation::Stacked) {
+        return Some(format!("{} is built on it; remove or detach what is stacked on it first", n.shown));
+    }
+    let (fdev, ino) = file?;
+    file_users(fdev, ino, Holding::Open).map(|u| format!("the file beneath it: {u}"))
 }
 
 /// What may count as a file being used by another process.
@@ -121,15 +171,20 @@ pub(crate) fn file_in_use(st_dev: u64, st_ino: u64, holding: Holding) -> Option<
             ),
         });
     }
-    let same = |m: &fs::Metadata| m.dev() == st_dev && m.ino() == st_ino;
+    file_users(DevNum::from_dev(st_dev), st_ino, holding)
+}
+
+/// How the file `(dev, ino)` is used other than by a loop device: swap, a lock, a mapping or (with
+/// [`Holding::Open`]) an open descriptor of another process.
+fn file_users(dev: DevNum, ino: u64, holding: Holding) -> Option<String> {
+    let same = |m: &fs::Metadata| DevNum::from_dev(m.dev()) == dev && m.ino() == ino;
     if let Some(name) = sys::swap_files().into_iter().find(|(_, m)| same(m)).map(|(n, _)| n) {
         return Some(format!("it is in use as swap ({name} in /proc/swaps)"));
     }
-    let dev = DevNum::from_dev(st_dev);
-    if let Some(who) = locked_by(dev, st_ino) {
+    if let Some(who) = locked_by(dev, ino) {
         return Some(format!("{who} holds a lock on it (a live database or disk image)"));
     }
-    if let Some(who) = mapped_by(dev, st_ino) {
+    if let Some(who) = mapped_by(dev, ino) {
         return Some(format!("{who} maps it into memory"));
     }
     if holding == Holding::Open {
@@ -164,12 +219,31 @@ fn describe_process(pid: u32) -> String {
     }
 }
 
-/// The first open descriptor of another process for which `hit` gives a value, with the process named.
+/// How many times a holder must be seen, [`HOLDER_RECHECK`] apart, to count: tools open devices for a moment
+/// (`losetup` opens every loop device to look for overlaps, udev probes new devices), a user of the device
+/// holds it throughout.
+const HOLDER_LOOKS: u32 = 4;
+
+/// The pause between two looks for a holder.
+const HOLDER_RECHECK: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The first open descriptor of another process for which `hit` gives a value, with the process named;
+/// only a holder seen at every one of [`HOLDER_LOOKS`] looks counts.
 fn open_by_another<T>(hit: impl Fn(&fs::Metadata) -> Option<T>) -> Option<(T, String)> {
+    let mut found = open_by_another_now(&hit)?;
+    for _ in 1..HOLDER_LOOKS {
+        std::thread::sleep(HOLDER_RECHECK);
+        found = open_by_another_now(&hit)?;
+    }
+    Some(found)
+}
+
+/// One look for [`open_by_another`].
+fn open_by_another_now<T>(hit: &impl Fn(&fs::Metadata) -> Option<T>) -> Option<(T, String)> {
     for (pid, dir) in other_processes() {
         let Ok(fds) = fs::read_dir(dir.join("fd")) else { continue };
         for fd in fds.flatten() {
-            if let Some(v) = fs::metadata(fd.path()).ok().as_ref().and_then(&hit) {
+            if let Some(v) = fs::metadata(fd.path()).ok().as_ref().and_then(hit) {
                 return Some((v, describe_process(pid)));
             }
         }

@@ -280,6 +280,11 @@ fn check_file_may_be_written(req: &OpenRequest, path: &str, meta: &Metadata) -> 
     if let Some(usage) = inuse::file_in_use(meta.dev(), meta.ino(), Holding::Open) {
         return Err(TargetError::DeviceInUse { path: path.into(), usage });
     }
+    let dir = parent_dir(Path::new(path));
+    if meta.nlink() > 1 && fs::metadata(&dir).is_ok_and(|d| d.mode() & 0o002 != 0) {
+        let dir = dir.display().to_string();
+        return Err(TargetError::SharedHardLink { path: path.into(), links: meta.nlink(), dir });
+    }
     if req.consent.destroy_data {
         return Ok(());
     }
