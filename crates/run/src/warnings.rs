@@ -59,15 +59,18 @@ impl RateFacts {
     /// by more than [`iolab_stats::RATE_SUSTAINED_RATIO`] allows and, for Poisson arrivals, by more than three
     /// standard deviations of the arrival count over `measured_s` (a short run at a low rate is not a failure
     /// to sustain it: 40 IOPS for 2 s offers 80 ± 9 arrivals).
+    ///
+    /// The backlog at the end is judged against what a queue that keeps up holds at a random moment: at most
+    /// [`iolab_stats::RATE_BACKLOG_SHARE`] of the arrivals, or one standard deviation of a Poisson count (one
+    /// arrival for a fixed schedule); a backlog that grew through the run ends larger than that. One pending arrival at the end of a Poisson run is chance, not saturation.
     pub fn not_sustained(&self, measured_s: f64) -> bool {
-        if self.backlog_at_end > 0 {
-            return true;
-        }
         let expected = self.offered_iops * measured_s;
+        let spread = if self.poisson { 3.0 * expected.sqrt() } else { 0.0 };
         let shortfall = (self.offered_iops - self.achieved_iops) * measured_s;
-        let allowed = (1.0 - iolab_stats::RATE_SUSTAINED_RATIO) * expected;
-        let allowed = if self.poisson { allowed.max(3.0 * expected.sqrt()) } else { allowed };
-        shortfall > allowed
+        let allowed = ((1.0 - iolab_stats::RATE_SUSTAINED_RATIO) * expected).max(spread);
+        let queue_spread = if self.poisson { expected.sqrt() } else { 1.0 };
+        let backlog_allowed = (iolab_stats::RATE_BACKLOG_SHARE * expected).max(queue_spread);
+        shortfall > allowed || self.backlog_at_end as f64 > backlog_allowed
     }
 }
 
@@ -250,7 +253,26 @@ mod tests {
         assert_eq!(run_warnings(&rate(960.0, 0)), vec![]);
         let w = run_warnings(&rate(940.0, 0));
         assert!(matches!(w[..], [Warning::RateNotSustained { backlog_at_end: 0, .. }]), "{w:?}");
-        assert_eq!(run_warnings(&rate(1000.0, 3)).len(), 1);
+        assert_eq!(run_warnings(&rate(1000.0, 3)), vec![], "3 pending of 1,000 offered: timing");
+        assert_eq!(run_warnings(&rate(1000.0, 300)).len(), 1, "a backlog of 3 % of the arrivals");
+    }
+
+    /// Issue 25, item 3: `--rate 10k --arrival poisson` on a target far from saturation ended with one arrival
+    /// pending and 9,920.7 of 10,000 IOPS over 3 s, and was warned "not sustained". That is the Poisson count's
+    /// own spread (30,000 ± 520). A backlog that grows (2.5 % too much offered: 250 pending after 10 s, within
+    /// the 5 % completion rule) is still caught.
+    #[test]
+    fn a_poisson_run_far_from_saturation_is_sustained_and_a_growing_backlog_is_not() {
+        let facts = |offered_iops, achieved_iops, backlog_at_end, poisson| RateFacts {
+            offered_iops,
+            achieved_iops,
+            backlog_at_end,
+            poisson,
+        };
+        assert!(!facts(10_000.0, 9_920.7, 1, true).not_sustained(3.0));
+        assert!(facts(1_000.0, 975.0, 250, true).not_sustained(10.0));
+        assert!(facts(1_000.0, 975.0, 250, false).not_sustained(10.0));
+        assert!(!facts(40.0, 40.0, 1, false).not_sustained(2.0), "one arrival due at the very end");
     }
 
     /// Poisson arrivals are a random count: 40 IOPS for 2 s offers 80 ± 9 arrivals, so 67 done is chance, not a

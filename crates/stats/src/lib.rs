@@ -26,5 +26,5 @@ pub use interval::{IntervalOp, IntervalStats, IntervalTxn, TimePoint, TimeSeries
 pub use op::OpStats;
 pub use warning::{
     series_warnings, Warning, FIRST_INTERVAL_SLOW_RATIO, FRAGMENTED_MEAN_EXTENT_BYTES,
-    FRAGMENTED_MIN_EXTENTS, HIGH_CV, LOW_DEPTH_RATIO, RATE_SUSTAINED_RATIO, SHORT_RUN_S,
+    FRAGMENTED_MIN_EXTENTS, HIGH_CV, LOW_DEPTH_RATIO, RATE_BACKLOG_SHARE, RATE_SUSTAINED_RATIO, SHORT_RUN_S,
 };

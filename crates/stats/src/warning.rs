@@ -37,6 +37,11 @@ pub const SHORT_RUN_S: f64 = 5.0;
 /// end) raises [`Warning::RateNotSustained`]. 5% below the offer is beyond the jitter of a sustained rate.
 pub const RATE_SUSTAINED_RATIO: f64 = 0.95;
 
+/// The share of a run's arrivals that may still be pending at its end on a rate the target sustains
+/// (arrivals due while every slot was busy): a backlog larger than this, and than three standard deviations
+/// of a Poisson arrival count, grew through the run.
+pub const RATE_BACKLOG_SHARE: f64 = 0.01;
+
 /// Warnings derived from the per-interval IOPS of the whole run (complete intervals only):
 /// [`Warning::HighVariability`] and [`Warning::FirstIntervalSlow`].
 pub fn series_warnings(interval_iops: &[f64]) -> Vec<Warning> {
