@@ -1,4 +1,4 @@
-//! `iolab profiles`: the built-in profiles, one line each, or one of them as the job file it is
+//! `iolab profiles`: the built-in profiles, one line each with its description and sources, or one of them as the job file it is
 //! (`iolab profiles show NAME > job.toml` gives a file that runs the same).
 
 use crate::args::{ProfilesAction, ProfilesArgs};
@@ -18,12 +18,15 @@ pub fn profiles_cmd(args: &ProfilesArgs) -> Result<ExitStatus> {
         None => {
             let width = PROFILES.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
             for (name, text) in PROFILES {
-                let desc = JobSpec::from_toml(text, &format!("profiles/{name}.toml"))
-                    .ok()
-                    .and_then(|j| j.profile)
-                    .and_then(|p| p.description)
-                    .unwrap_or_else(|| "(no [profile] description)".into());
-                writeln!(out, "{name:<width$}  {desc}")?;
+                let meta =
+                    JobSpec::from_toml(text, &format!("profiles/{name}.toml")).ok().and_then(|j| j.profile);
+                let meta = meta.unwrap_or_default();
+                let desc = meta.description.unwrap_or_else(|| "(no [profile] description)".into());
+                let sources = match meta.sources.is_empty() {
+                    true => String::new(),
+                    false => format!("  (sources: {})", meta.sources.join("; ")),
+                };
+                writeln!(out, "{name:<width$}  {desc}{sources}")?;
             }
         }
     }

@@ -78,7 +78,7 @@ pub struct ProfileFlags {
 /// `iolab profiles` options.
 #[derive(Args, Debug, Default, Clone)]
 pub struct ProfilesArgs {
-    /// What to do (default: list the profiles, one line each).
+    /// What to do (default: list the profiles, one line each with its description and sources).
     #[command(subcommand)]
     pub action: Option<ProfilesAction>,
 }

@@ -206,3 +206,24 @@ fn find_max_limited_by_space_keeps_what_it_found() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("max mailboxes that passes: at least 400"), "{text}");
 }
+
+/// Issue 25, item 8: the README promises that `iolab profiles` lists each profile with its sources.
+#[test]
+fn the_profile_list_names_each_profiles_sources() {
+    let out = iolab().arg("profiles").output().expect("spawn iolab");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let oltp = text.lines().find(|l| l.starts_with("oltp ")).expect("oltp is listed");
+    assert!(oltp.contains("(sources: SOURCES.md"), "{oltp}");
+    assert!(text.lines().filter(|l| l.contains("(sources: ")).count() >= 20, "{text}");
+}
+
+/// Issue 25, item 8: no document says a wired command is not wired.
+#[test]
+fn the_docs_do_not_say_the_imports_are_not_wired() {
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+    for name in ["FIO.md", "IOMETER.md"] {
+        let text = std::fs::read_to_string(docs.join(name)).unwrap();
+        assert!(!text.contains("not wired"), "docs/{name} still says the library is not wired");
+        assert!(text.contains("iolab run FILE."), "docs/{name} shows the command that runs the file");
+    }
+}
