@@ -41,7 +41,8 @@ pub struct CacheResult {
 
 impl CacheResult {
     /// What the cache was and did, in three lines for people (the run's text, the Markdown and HTML reports):
-    /// its kind and size with the share of the window's reads it served; read latency by where reads were
+    /// its kind and size with the share of the window's read requests it served (a request counts as served
+    /// when every line it needs was cached: `iolab mrc --line` counts lines, and says so); read latency by where reads were
     /// served from; what it did with writes. The run's own numbers include its hits.
     pub fn summary_lines(&self) -> [String; 3] {
         use crate::format::{format_bytes, format_count, format_duration_ns};
@@ -59,7 +60,7 @@ impl CacheResult {
         };
         [
             format!(
-                "{} {}, {} on {} ({} lines of {}): {share:.1}% of the window's reads from cache ({} from cache, {} from the target)",
+                "{} {}, {} on {} ({} lines of {}): {share:.1}% of the window's reads from cache, counted in requests ({} from cache, {} from the target)",
                 self.mode,
                 self.policy,
                 format_bytes(k.capacity_bytes),

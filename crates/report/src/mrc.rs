@@ -183,6 +183,19 @@ impl MrcPoint {
     }
 }
 
+impl MrcTrace {
+    /// What one reference is, in words for a share: "counted in the 512 B cache lines they touch" or
+    /// "counted in requests" (a run's cache counts read requests; see `CacheResult::summary_lines`).
+    pub fn unit_text(&self) -> String {
+        match self.line_bytes.filter(|_| self.object == "line") {
+            Some(line) => {
+                format!("counted in the {} cache lines they touch", crate::format::format_bytes(line))
+            }
+            None => "counted in requests".to_string(),
+        }
+    }
+}
+
 impl MrcResult {
     /// The recommendation in one sentence: "a 24.0 GiB cache would serve 85% of reads (...)".
     pub fn recommendation_text(&self) -> Option<String> {
@@ -190,10 +203,11 @@ impl MrcResult {
         let what = if self.trace.reads_only { "reads" } else { "reads and writes" };
         let policy = self.curves.first().map_or("lru", |c| c.policy.as_str());
         Some(format!(
-            "a {} cache would serve {:.0}% of {what} ({policy}; the most any size on the curve serves is {:.1}%: \
-             the rest are first references)",
+            "a {} cache would serve {:.0}% of {what}, {} ({policy}; the most any size on the curve serves is \
+             {:.1}%: the rest are first references)",
             r.point.size_text(),
             100.0 * r.hit_ratio,
+            self.trace.unit_text(),
             100.0 * r.best_hit_ratio,
         ))
     }
@@ -254,6 +268,20 @@ pub(crate) mod tests {
                 share_of_best: 0.95,
             }),
         }
+    }
+
+    /// Issue 25, item 10: a share says what it counts. `mrc --line` counts the cache lines reads touch; a run's
+    /// cache counts read requests; each sentence says which.
+    #[test]
+    fn the_recommendation_says_whether_it_counts_lines_or_requests() {
+        let m = sample();
+        let text = m.recommendation_text().unwrap();
+        assert!(text.contains("of reads, counted in the 4.00 KiB cache lines they touch"), "{text}");
+        let mut requests = m.clone();
+        requests.trace.object = "request".into();
+        requests.trace.line_bytes = None;
+        let text = requests.recommendation_text().unwrap();
+        assert!(text.contains("of reads, counted in requests"), "{text}");
     }
 
     #[test]
