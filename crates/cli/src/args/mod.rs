@@ -125,7 +125,7 @@ pub struct RunArgs {
     /// scratch file in the current directory (or $IOLAB_SCRATCH_DIR), removed afterwards. NAME=TARGET sets
     /// a target the job or profile declares in [targets] (e.g. --target db=/data/db.edb --target log=/logs/l);
     /// a plain TARGET replaces every worker's targets.
-    #[arg(long, short = 't', value_name = "TARGET")]
+    #[arg(long, short = 't', value_name = "TARGET", alias = "filename")]
     pub target: Vec<String>,
     /// Size of a file to create if missing (filled with data before any read). A read-only run never creates a
     /// file without it.
@@ -150,13 +150,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATTERN")]
     pub rw: Option<String>,
     /// Share of reads, 0-100. Default 100.
-    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true, alias = "rwmixread")]
     pub read_pct: Option<String>,
     /// Share of random offsets (the rest sequential), 0-100. Default 100.
     #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
     pub random_pct: Option<String>,
     /// Block size: '4k', or a weighted split '4k/60:8k/20:64k/20'. Default 4k; at most 64M.
-    #[arg(long, value_name = "SIZE[/W:...]", allow_hyphen_values = true)]
+    #[arg(long, value_name = "SIZE[/W:...]", allow_hyphen_values = true, alias = "blocksize")]
     pub bs: Option<String>,
     /// Alignment of random offsets. Default: each I/O's own size.
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
@@ -167,15 +167,15 @@ pub struct RunArgs {
 
     /// Outstanding I/Os per worker, 1-4096. Default 32. Check "achieved depth" in the result: a depth the
     /// target never reaches is not a depth you tested.
-    #[arg(long, value_name = "N", visible_alias = "io-depth", allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", visible_alias = "io-depth", alias = "iodepth", allow_hyphen_values = true)]
     pub qd: Option<String>,
     /// Worker threads. Default 1.
-    #[arg(long, short = 'w', value_name = "N", allow_hyphen_values = true)]
+    #[arg(long, short = 'w', value_name = "N", allow_hyphen_values = true, alias = "numjobs")]
     pub workers: Option<String>,
     /// Open loop: total I/O rate in IOPS (e.g. 5000, 10k) or as a bandwidth (e.g. 100MB/s, 10^6 bytes; 100MiB/s,
     /// 2^20), split over the workers; a bandwidth becomes IOPS at each worker's mean I/O size. Latency is then
     /// measured from each I/O's scheduled start. Default: closed loop (as fast as the queue depth allows).
-    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true, aliases = ["rate_iops", "rate-iops"])]
     pub rate: Option<String>,
     /// Several hosts (mpirun): --rate (and each worker table's rate) is per rank, not a total split over the
     /// ranks (docs/MULTIHOST.md).
@@ -201,10 +201,10 @@ pub struct RunArgs {
     pub data: Option<String>,
 
     /// Measured time, after the ramp (e.g. 60s, 5m). Default 10s.
-    #[arg(long, short = 'd', value_name = "DUR", allow_hyphen_values = true)]
+    #[arg(long, short = 'd', value_name = "DUR", allow_hyphen_values = true, alias = "runtime")]
     pub duration: Option<String>,
     /// Warm-up before measuring, excluded from every statistic. Default 1s for timed runs, 0 otherwise.
-    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true, aliases = ["ramp_time", "ramp-time"])]
     pub ramp: Option<String>,
     /// Stop after this many measured I/Os in all, instead of a duration.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
@@ -213,12 +213,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub bytes: Option<String>,
     /// Seed of every random choice (offsets, sizes, mixes, arrivals). Default: fresh, printed in the result.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, alias = "randseed")]
     pub seed: Option<String>,
 
     /// Engine for files and devices: auto (io_uring if the kernel allows, else sync with a notice),
     /// io_uring, or sync (pread/pwrite, depth 1 per worker).
-    #[arg(long, value_name = "ENGINE")]
+    #[arg(long, value_name = "ENGINE", alias = "ioengine")]
     pub engine: Option<String>,
     /// Use the page cache instead of O_DIRECT. Results then include cache hits; the report warns.
     #[arg(long)]

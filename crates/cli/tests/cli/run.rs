@@ -458,3 +458,53 @@ fn results_per_target() {
     );
     assert!(text.lines().any(|l| l.starts_with("sim:fixed,latency=200us") && l.contains("200 µs")), "{text}");
 }
+
+/// Issue 25, item 11: fio users type fio's names; where the meaning is the same iolab takes them.
+#[test]
+fn fio_long_option_names_are_accepted_where_they_mean_the_same() {
+    let fio = crate::util::run_json(&[
+        "--filename",
+        "sim:fixed,latency=100us,servers=8",
+        "--clock",
+        "virtual",
+        "--iodepth",
+        "4",
+        "--numjobs",
+        "2",
+        "--runtime",
+        "1s",
+        "--ramp_time",
+        "0",
+        "--blocksize",
+        "8k",
+        "--rw=randrw",
+        "--rwmixread",
+        "70",
+        "--randseed",
+        "7",
+    ]);
+    let ours = crate::util::run_json(&[
+        "--target",
+        "sim:fixed,latency=100us,servers=8",
+        "--clock",
+        "virtual",
+        "--qd",
+        "4",
+        "--workers",
+        "2",
+        "-d",
+        "1s",
+        "--ramp",
+        "0",
+        "--bs",
+        "8k",
+        "--rw",
+        "randrw",
+        "--read-pct",
+        "70",
+        "--seed",
+        "7",
+    ]);
+    assert_eq!(fio["config"], ours["config"], "the same plan under fio's names");
+    assert_eq!(fio["total"]["all"]["ops"], ours["total"]["all"]["ops"]);
+}
