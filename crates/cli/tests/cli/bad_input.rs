@@ -98,7 +98,7 @@ bad_flags! {
     target_missing_file_for_read_exits_2: ["--target", "{dir}/nope"] => ["'{dir}/nope'", "does not exist"];
     target_in_missing_directory_exits_2:
         ["--target", "{dir}/missing/f", "--size", "1M"] => ["'{dir}/missing/f'", "does not exist"];
-    flag_unknown_suggests_similar_exits_2: ["--iodepth", "4"] => ["'--iodepth'", "'--io-depth'"];
+    flag_unknown_suggests_similar_exits_2: ["--io-dpth", "4"] => ["'--io-dpth'", "'--io-depth'"];
     interval_below_10ms_exits_2: ["--interval", "1ms"] => ["'--interval'", "'1ms'"];
     offset_beyond_target_exits_2: ["--target", "mem:1M", "--offset", "2M"] => ["offset", "mem:1M"];
     verify_fail_unknown_exits_2: ["--verify", "--verify-fail", "abort"] => ["'--verify-fail'", "'abort'", "continue"];
