@@ -27,4 +27,6 @@ pub use job::*;
 pub use sim::{ArrayParams, HddParams, LinkParams, Member, Raid, SsdParams};
 pub use target::{SimSpec, TargetSpec};
 pub use throttle::ThrottleSpec;
-pub use units::{Arrival, BlockSizeWeight, BlockSizes, Dist, Zone, MAX_WORKERS};
+pub use units::{
+    Arrival, BlockSizeWeight, BlockSizes, Dist, Zone, MAX_PHASES, MAX_WORKERS, MAX_WORKER_TABLES,
+};

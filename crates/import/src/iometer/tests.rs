@@ -380,3 +380,24 @@ fn windows_disk_names_become_target_names() {
     assert_eq!(t.targets[0].iometer, "1: \"VENDOR PRODUCT\"");
     job(&t);
 }
+
+#[test]
+fn workers_tests_and_tables_are_bounded_before_translation() {
+    let specs = |n: usize| -> String { (0..n).map(|_| "\tOLTP 8K, 70% read\n").collect() };
+    let many =
+        |n: usize| TWO.replace("\tOLTP 8K, 70% read\n'End assigned", &format!("{}'End assigned", specs(n)));
+    let t = translate(&many(iolab_spec::MAX_PHASES), "t.icf").unwrap();
+    assert_eq!(job(&t).phases.len(), iolab_spec::MAX_PHASES);
+    let e = err(&many(2000));
+    assert!(e.contains("has 2000 assigned access specs") && e.contains("at most 1000 phases"), "{e}");
+    let worker = TWO.split("'Worker\n").nth(2).unwrap().split("'End manager").next().unwrap();
+    let workers = format!("'Worker\n{worker}").repeat(1100);
+    let e = err(&TWO.replace("'End manager", &format!("{workers}'End manager")));
+    assert!(e.contains("1102 workers") && e.contains("at most 1024"), "{e}");
+    let wide = format!("'Worker\n{}", worker.replace("\tLog 4K seq write\n", &specs(5))).repeat(1000);
+    let e = err(&TWO.replace("'End manager", &format!("{wide}'End manager")));
+    assert!(
+        e.contains("1002 workers over 5 tests make 5010 worker tables") && e.contains("at most 4096"),
+        "{e}"
+    );
+}
