@@ -671,8 +671,7 @@ impl JobSpec {
 
     /// Reads a job file.
     pub fn from_file(path: &str) -> Result<JobSpec, SpecError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| SpecError::Io { file: path.into(), source })?;
+        let text = crate::input::read_text(path.as_ref(), "the job file", crate::input::MAX_JOB_FILE_BYTES)?;
         JobSpec::from_toml(&text, path)
     }
 

@@ -9,6 +9,7 @@ pub mod cache;
 pub mod error;
 pub mod exchange;
 pub mod inject;
+pub mod input;
 pub mod job;
 pub mod loadgen;
 pub mod phase;
