@@ -412,7 +412,21 @@ fn limit_entries(file: &str, jobs: &[Job]) -> Result<Vec<Entry>, FioError> {
             workers += job.workers();
         }
         if let Some((n, origin)) = first {
-            let total = n.saturating_mul(workers);
+            let Some(total) = n.checked_mul(workers) else {
+                let mut e = limit_error(
+                    file,
+                    &jobs[0],
+                    key,
+                    format!("a limit that fits: {n} x {workers} workers is too large for 64 bits"),
+                );
+                if let (Origin::Opt(src), FioError::BadValue { option, value, section, line, .. }) =
+                    (&origin, &mut e)
+                {
+                    (*option, *value, *section, *line) =
+                        (src.key.clone(), src.text().to_string(), src.section.clone(), src.line);
+                }
+                return Err(e);
+            };
             let text = if key == "bytes" { iolab_spec::units::format_size(total) } else { total.to_string() };
             let e = Entry::new(key, text, vec![origin])
                 .map_err(|x| limit_error(file, &jobs[0], key, x))?

@@ -742,3 +742,20 @@ fn identical_job_names_stay_unique_quickly() {
     assert_eq!(job.worker_tables.len(), 1000);
     assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
 }
+
+/// Issue 24, item 13: sums and products of numbers read from the file are checked; an overflow is refused,
+/// quoting the value, never wrapped or saturated.
+#[test]
+fn numbers_that_overflow_are_refused_quoting_the_value() {
+    let big = "9223372036854775808"; // 2^63
+    let cases = [
+        format!("[j]\nioengine=null\nsize={big}\noffset={big}\nrw=read\n"),
+        format!("[j]\nfilename=/data/f\nsize={big}\noffset={big}\nrw=read\n"),
+        format!("[j]\nfilename=/data/f\nsize=1g\nbsrange={big}-18446744073709551615\nrw=read\n"),
+        format!("[global]\nfilename=/data/f\nsize=1g\nio_size={big}\nnumjobs=4\n[j]\nrw=read\n"),
+    ];
+    for text in &cases {
+        let e = err(text).to_string();
+        assert!(e.contains("too large") && e.contains(big), "{text}: {e}");
+    }
+}

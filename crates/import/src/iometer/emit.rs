@@ -1,7 +1,7 @@
 //! Writing the iolab job file from the model: keys with the Iometer settings they came from.
 
 use super::lines::Value;
-use super::model::{Config, Cycle, Spec, SpecLine, Worker};
+use super::model::{checked, Config, Cycle, Spec, SpecLine, Worker};
 use super::{IcfError, NamedTarget};
 use iolab_spec::units::format_size;
 use iolab_spec::{JobSpec, Layer, Place, RUN_KEYS};
@@ -419,8 +419,8 @@ fn worker_entries(w: &Worker, file: &str) -> Result<Vec<Entry>, IcfError> {
     let mut out = Vec::new();
     if let Some((qd, at)) = &w.qd {
         let n = w.targets.len() as u64;
-        let mut e =
-            Entry::new("qd", (qd * n).to_string(), at, "'Number of outstanding IOs (per target)", file)?;
+        let what = "'Number of outstanding IOs (per target)";
+        let mut e = Entry::new("qd", checked(file, at, what, (*qd, n, 0))?.to_string(), at, what, file)?;
         if n > 1 {
             e = e.note(format!(
                 "Iometer keeps {qd} I/Os outstanding on each of the {n} targets; iolab's qd is per worker, \
@@ -432,10 +432,22 @@ fn worker_entries(w: &Worker, file: &str) -> Result<Vec<Entry>, IcfError> {
     if let Some((max, start, pattern, at)) = &w.disk {
         let what = "'Disk maximum size,starting sector (512-byte sectors)";
         if *start > 0 {
-            out.push(Entry::new("offset", format_size(start * 512), at, what, file)?);
+            out.push(Entry::new(
+                "offset",
+                format_size(checked(file, at, what, (*start, 512, 0))?),
+                at,
+                what,
+                file,
+            )?);
         }
         if *max > 0 {
-            out.push(Entry::new("length", format_size(max * 512), at, what, file)?);
+            out.push(Entry::new(
+                "length",
+                format_size(checked(file, at, what, (*max, 512, 0))?),
+                at,
+                what,
+                file,
+            )?);
         }
         if let Some(p) = pattern {
             out.push(data_entry(*p, at, file)?);
@@ -602,7 +614,14 @@ fn cycling_warnings(cfg: &Config, active: &[&Worker], warnings: &mut Vec<String>
         let depths = cycle_values(c, c.end.unwrap_or(c.start));
         let counts: Vec<u64> = active.iter().map(|w| w.targets.len() as u64).collect();
         if counts.iter().all(|n| *n == counts[0]) {
-            let per_worker: Vec<u64> = depths.iter().map(|d| d * counts[0]).collect();
+            let Some(per_worker) =
+                depths.iter().map(|d| d.checked_mul(counts[0])).collect::<Option<Vec<u64>>>()
+            else {
+                return format!(
+                    "; the queue depth cycle (line {}) times {} targets is too large for 64 bits",
+                    c.at.line, counts[0]
+                );
+            };
             format!(
                 "; for the queue depth cycle (line {}) run `iolab sweep JOB --qd {}`",
                 c.at.line,

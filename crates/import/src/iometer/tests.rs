@@ -401,3 +401,21 @@ fn workers_tests_and_tables_are_bounded_before_translation() {
         "{e}"
     );
 }
+
+/// Issue 24, item 13: numbers read from the file are multiplied with checked arithmetic; an overflow is refused,
+/// quoting the value, never wrapped (a starting sector of 2^64-1 became offset 18446744073709551104).
+#[test]
+fn numbers_that_overflow_are_refused_quoting_the_value() {
+    let cases = [
+        ("2097152,2048,2", "2097152,18446744073709551615,2", "18446744073709551615"),
+        ("2097152,2048,2", "36028797018963968,0,2", "36028797018963968"),
+        ("0          1          30", "5124095576030432 0 0", "5124095576030432"),
+        ("0          1          30", "0 0 18446744073709551615", "18446744073709551615"),
+        ("16,DISABLED,1,ENABLED,42", "9223372036854775808,DISABLED,1,ENABLED,42", "9223372036854775808"),
+    ];
+    for (from, to, quoted) in cases {
+        let e = err(&TWO.replacen(from, to, 1));
+        let refused = e.contains("too large") || e.contains("at most");
+        assert!(e.contains(&format!("'{to}'")) && e.contains(quoted) && refused, "{to}: {e}");
+    }
+}
