@@ -296,3 +296,20 @@ fn a_text_trace_line_is_bounded() {
     let e = err.expect("refused");
     assert!(e.contains("line 2 is longer than 65536 bytes"), "{e}");
 }
+
+/// Issue 24, item 13: numbers read from a trace are added and multiplied with checked arithmetic; the bad
+/// record quotes the value read, never a wrapped or saturated one.
+#[test]
+fn overflowing_numbers_are_bad_records_quoting_the_value() {
+    let text = "  8,0    3        1     0.000000000   697  D  WS 223490 + 8 [a]\n  8,0    3        2     0.000001000   697  D  WS 0 + 36028797018963968 [a]\n";
+    let (t, r) = read_all(text.into());
+    assert_eq!((t.format(), r.len()), (Format::Blkparse, 1));
+    assert!(t.bad.first[0].reason.contains("sector count 36028797018963968"), "{:?}", t.bad.first);
+    let log = "fio version 2 iolog\n/dev/sdb add\n/dev/sdb wait 18446744073709551615\n/dev/sdb wait 2\n/dev/sdb read 0 4096\n";
+    let (t, _) = read_all(log.into());
+    assert!(
+        t.bad.first.iter().any(|b| b.reason.contains("wait time 2 us after 18446744073709551615 us")),
+        "{:?}",
+        t.bad.first
+    );
+}
