@@ -69,7 +69,9 @@ fn parse_doc(v: serde_json::Value, what: &str) -> Result<Docs> {
 }
 
 fn read_file(path: &str) -> Result<Docs> {
-    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("cannot read '{path}': {e}")))?;
+    let text =
+        iolab_spec::input::read_text(path.as_ref(), "the input", iolab_spec::input::MAX_DOCUMENT_BYTES)
+            .map_err(usage)?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| usage(format!("'{path}' is not an iolab result or sweep: it is not JSON ({e})")))?;
     parse_doc(v, path)

@@ -21,7 +21,12 @@ pub fn import(args: &ImportArgs) -> Result<ExitStatus> {
     let mut gate = WriteGate::new();
     gate.claim("the file to import", file, Access::Reads).map_err(usage)?;
     let out = gate.output("-o", output.as_deref().unwrap_or("-")).map_err(usage)?;
-    let text = crate::job::read_text(file)?;
+    let text = iolab_spec::input::read_text(
+        file.as_ref(),
+        "the file to import",
+        iolab_spec::input::MAX_JOB_FILE_BYTES,
+    )
+    .map_err(usage)?;
     let toml = translate(&text, file, quiet)?;
     write_all(vec![(&out, Ok(toml))])?;
     Ok(ExitStatus::Ok)
@@ -33,7 +38,9 @@ fn fio_result(file: &str, quiet: bool, flags: &crate::args::CatalogFlags) -> Res
     if flags.no_save {
         return Err(usage("'iolab import fio-result' saves in the catalog; --no-save leaves nothing to do"));
     }
-    let text = crate::job::read_text(file)?;
+    let text =
+        iolab_spec::input::read_text(file.as_ref(), "the fio result", iolab_spec::input::MAX_DOCUMENT_BYTES)
+            .map_err(usage)?;
     let results = iolab_import::to_results(&text, file).map_err(usage)?;
     let mut flags = flags.clone();
     if !crate::saving::parse_tags(&flags.tag)?.iter().any(|(k, _)| k == "measured_by") {

@@ -45,7 +45,8 @@ fn load_job_file(path: &str, quiet: bool) -> Result<JobSpec> {
 
 /// Reads a job file the user named; a missing or unreadable one is the user's error, quoting the path.
 pub fn read_text(path: &str) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| usage(format!("cannot read the job file '{path}': {e}")))
+    iolab_spec::input::read_text(path.as_ref(), "the job file", iolab_spec::input::MAX_JOB_FILE_BYTES)
+        .map_err(usage)
 }
 
 /// Translates a fio job file's text into an iolab job file's, saying on stderr (unless `quiet`) each option

@@ -32,8 +32,10 @@ pub fn mrc(args: &MrcArgs) -> Result<ExitStatus> {
     let mut t = crate::trace_file::open(&args.trace)?;
     let mut builder = MrcBuilder::new(options, method, !policies.is_empty());
     let mut records = 0u64;
+    let available = iolab_device::mem_available_bytes();
     while let Some(r) = t.next_record().map_err(usage)? {
         records += 1;
+        check_memory(&builder, &r, (records, available), args)?;
         builder.add(&r);
     }
     crate::trace_file::report_bad(&t, &args.trace);
@@ -67,6 +69,27 @@ pub fn mrc(args: &MrcArgs) -> Result<ExitStatus> {
         || CsvExporter.render(&Document::Mrc(&doc)).map_err(anyhow::Error::new),
     )?;
     Ok(ExitStatus::Ok)
+}
+
+/// Refuses record `n` when adding it may take the builder past `available` bytes (MemAvailable as the command
+/// started; 0: unknown, not checked), before anything is allocated for it.
+fn check_memory(
+    b: &MrcBuilder,
+    r: &iolab_trace::TraceRecord,
+    (n, available): (u64, u64),
+    args: &MrcArgs,
+) -> Result<()> {
+    let need = b.memory_after(r);
+    if available == 0 || need <= available {
+        return Ok(());
+    }
+    let gib = |x: u64| format!("{:.2} GiB", x as f64 / (1u64 << 30) as f64);
+    let how = if args.exact { "the exact curve" } else { "the curve" };
+    Err(usage(format!(
+        "'{}': {how} needs up to {} of memory by record {n} ({} objects tracked, {} more references in this record of {} bytes at offset {}), \
+         but only {} is available (MemAvailable); sample fewer objects (--sample 0.01, --sample-size 1M), or simulate no policy (--policy lru)",
+        args.trace, gib(need), b.objects(), b.references_of(r), r.len, r.offset, gib(available)
+    )))
 }
 
 fn options(args: &MrcArgs) -> Result<Options> {

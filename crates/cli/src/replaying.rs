@@ -6,8 +6,9 @@ use crate::args::RunArgs;
 use crate::exit::usage;
 use anyhow::Result;
 use iolab_report::format_count;
-use iolab_run::replay::{ReplaySource, MAX_LEN};
-use iolab_trace::{TraceOp, TraceRecord};
+use iolab_run::replay::{ReplayRecord, ReplaySource, BYTES_PER_RECORD, MAX_LEN};
+use iolab_trace::TraceOp;
+use std::sync::Arc;
 
 /// A trace read and mapped: the source to replay (its speed set per run) and what the run's flags need.
 pub struct Loaded {
@@ -40,10 +41,7 @@ pub fn load(trace_file: &str, map: &[String], spread: bool, run: &RunArgs) -> Re
         )));
     }
     let mut t = crate::trace_file::open(trace_file)?;
-    let mut records = Vec::new();
-    while let Some(r) = t.next_record().map_err(usage)? {
-        records.push(r);
-    }
+    let records = load_records(&mut t, trace_file)?;
     crate::trace_file::report_bad(&t, trace_file);
     let (targets, by_device) = match map.is_empty() {
         true => (Vec::new(), None),
@@ -61,7 +59,7 @@ pub fn load(trace_file: &str, map: &[String], spread: bool, run: &RunArgs) -> Re
     let longest = rw(TraceOp::Read).chain(rw(TraceOp::Write)).map(|r| r.len).max().unwrap_or(4096);
     let src = ReplaySource {
         path: trace_file.to_string(),
-        records: records.into(),
+        records: Arc::new(records),
         speed: Some(1.0),
         targets: by_device,
         devices: t.targets().into(),
@@ -226,9 +224,45 @@ fn unknown_device(flag: &str, disk: &str, devices: &[String]) -> anyhow::Error {
     ))
 }
 
+/// Reads every record of `t`, its memory checked against MemAvailable before it is taken: for an iolab trace,
+/// once for the records its size holds (reserved exactly); for the others, each time the list doubles.
+fn load_records(t: &mut iolab_trace::Trace, path: &str) -> Result<Vec<ReplayRecord>> {
+    let available = iolab_device::mem_available_bytes();
+    let mut records = Vec::new();
+    if t.format() == iolab_trace::Format::Iolab {
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        let n = size / iolab_trace::binary::RECORD_SIZE as u64;
+        check_memory(n, available, path)?;
+        records.reserve_exact(n as usize);
+    }
+    while let Some(r) = t.next_record().map_err(usage)? {
+        if records.len() == records.capacity() {
+            check_memory((records.len() as u64 * 2).max(1024), available, path)?;
+        }
+        records.push(ReplayRecord::from(&r));
+    }
+    Ok(records)
+}
+
+/// Refuses a load of `n` records that would take more than `available` bytes (0: unknown, not checked).
+fn check_memory(n: u64, available: u64, path: &str) -> Result<()> {
+    let need = n.saturating_mul(BYTES_PER_RECORD);
+    if available == 0 || need <= available {
+        return Ok(());
+    }
+    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64);
+    Err(usage(format!(
+        "'{path}': replaying {} records needs {} ({BYTES_PER_RECORD} bytes a record), but only {} is available \
+         (MemAvailable); replay part of the trace (iolab trace convert can cut it) or use a machine with more memory",
+        format_count(n),
+        mib(need),
+        mib(available)
+    )))
+}
+
 /// Says on stderr which trace devices `--map` leaves out and how many records they hold (skipped as
 /// `unmapped`).
-fn say_unmapped(devices: &[String], by_device: &[Option<u16>], records: &[TraceRecord], quiet: bool) {
+fn say_unmapped(devices: &[String], by_device: &[Option<u16>], records: &[ReplayRecord], quiet: bool) {
     let mut counts = vec![0u64; devices.len()];
     for r in records {
         if let Some(c) = counts.get_mut(r.target as usize) {

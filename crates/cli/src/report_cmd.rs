@@ -54,8 +54,8 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus> {
 fn load(input: &str, db: Option<&Path>, catalog: &mut Option<Catalog>) -> Result<ReportDoc> {
     let path = Path::new(input);
     if path.is_file() {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| usage(format!("report input '{input}': cannot read it: {e}")))?;
+        let text = iolab_spec::input::read_text(path, "report input", iolab_spec::input::MAX_DOCUMENT_BYTES)
+            .map_err(usage)?;
         let body = DocBody::from_json(&text).map_err(|e| usage(format!("report input '{input}': {e}")))?;
         let label = path.file_stem().map_or_else(|| input.to_string(), |s| s.to_string_lossy().into_owned());
         return Ok(ReportDoc { label, source: input.to_string(), tags: Vec::new(), note: None, body });

@@ -21,6 +21,39 @@ use std::sync::{mpsc, Arc, Barrier};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+/// The run's interval. On virtual time, a window of known length (the duration, or a timed replay's span)
+/// with more intervals than the bounded time series holds has its interval doubled until it fits: the series
+/// would merge that many neighbours anyway, and every interval costs its wall time, so a month of virtual
+/// time would otherwise take minutes. Said in a notice when widened.
+fn widened_interval(
+    plan: &iolab_plan::Plan,
+    replay: Option<&crate::replay::ReplaySource>,
+    interval_ns: u64,
+    observer: &mut dyn crate::Observer,
+) -> u64 {
+    let replay_span =
+        || replay.and_then(|r| Some(r.records.iter().map(|x| x.start_ns).max()? as f64 / r.speed?));
+    let span_ns = plan.duration_ns.map(|d| d as f64).or_else(replay_span);
+    let Some(span_ns) = span_ns.filter(|_| plan.clock == iolab_spec::ClockKind::Virtual) else {
+        return interval_ns;
+    };
+    let cap = iolab_stats::DEFAULT_TIMESERIES_CAP as f64;
+    let mut widened = interval_ns.max(1);
+    while span_ns / widened as f64 > cap && widened < u64::MAX / 2 {
+        widened *= 2;
+    }
+    if widened != interval_ns {
+        observer.notice(&format!(
+            "virtual time: intervals of {} s (not {} s), so the {:.0} s window has at most {} of them",
+            widened as f64 / 1e9,
+            interval_ns as f64 / 1e9,
+            span_ns / 1e9,
+            cap
+        ));
+    }
+    widened
+}
+
 /// Runs one job: plan, probe, bind, open, workers, result. With `dry_run`, stops after the checks and returns
 /// the resolved job. Raising `opts.stop` ends the run with a partial result; raised before the targets are
 /// open, the run does not start ("interrupted").
@@ -49,6 +82,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         stage(&mut p, sync, stop, check.as_ref(), &mut *shown)?;
     // Before the ramp: the ranks release their workers at one instant.
     let released_unix_s = sync.map(multi::start_together);
+    let interval_ns = widened_interval(&p.plan, replay.as_ref(), interval_ns, &mut *shown);
     let finish = Arc::new(AtomicBool::new(false));
     let trace = p.trace.as_ref().map(|out| RunTrace::start(out, &p.plan)).transpose()?;
     let replaying = replay.as_ref().map(|src| {

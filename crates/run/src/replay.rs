@@ -19,6 +19,32 @@ use std::sync::Arc;
 /// Longest op replayed (the plan's largest block size).
 pub const MAX_LEN: u32 = 64 << 20;
 
+/// Memory a replay takes per record of its trace, at most: the record as loaded ([`ReplayRecord`], 24 bytes),
+/// the op made of it (24) and the op as dealt to its worker (24), all held at once while the ops are dealt.
+/// docs/TRACES.md gives the measured figure.
+pub const BYTES_PER_RECORD: u64 = 3 * std::mem::size_of::<ReplayRecord>() as u64;
+
+/// One record as a replay keeps it: what issuing it and the result need (24 bytes; a [`TraceRecord`] is 72).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReplayRecord {
+    /// Intended start, ns on the trace's clock.
+    pub start_ns: u64,
+    /// Byte offset.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u32,
+    /// The trace target (an index into the trace's names).
+    pub target: u16,
+    /// The op.
+    pub op: TraceOp,
+}
+
+impl From<&TraceRecord> for ReplayRecord {
+    fn from(r: &TraceRecord) -> ReplayRecord {
+        ReplayRecord { start_ns: r.start_ns, offset: r.offset, len: r.len, target: r.target, op: r.op }
+    }
+}
+
 /// What `iolab replay` hands [`crate::execute`]: the trace, read into memory before the run (shared, so a
 /// sweep over a trace reads it once).
 #[derive(Clone, Debug, Default)]
@@ -26,7 +52,7 @@ pub struct ReplaySource {
     /// The trace file as the user gave it.
     pub path: String,
     /// Its records, in file order.
-    pub records: Arc<[TraceRecord]>,
+    pub records: Arc<Vec<ReplayRecord>>,
     /// How much faster than the trace (`Some(1.0)`: its own timing); `None`: as fast as the depth allows.
     pub speed: Option<f64>,
     /// `--map`: per trace target (by index), the run target it maps to, `None` for one left out. `None`:
@@ -61,7 +87,7 @@ impl ReplaySource {
 }
 
 /// Why a record cannot be issued at all (whatever its target).
-fn unfit(r: &TraceRecord) -> Option<&'static str> {
+fn unfit(r: &ReplayRecord) -> Option<&'static str> {
     match r.op {
         TraceOp::Read | TraceOp::Write if r.len == 0 => Some("empty"),
         TraceOp::Read | TraceOp::Write if r.len > MAX_LEN => Some("too_large"),
@@ -94,6 +120,13 @@ pub(crate) fn map(
     let n = workers.len().max(1);
     // One start for all the workers' schedules (see `ReplayOps::start`).
     let start = Arc::default();
+    if n == 1 {
+        // One worker: its schedule is the list itself, moved, never copied.
+        for o in &mut ops {
+            o.0 -= first;
+        }
+        return (vec![ReplayOps { ops, speed: src.speed, start }], skipped);
+    }
     let mut dealt: Vec<ReplayOps> = (0..n)
         .map(|_| ReplayOps {
             ops: Vec::with_capacity(ops.len() / n + 1),
@@ -121,7 +154,7 @@ fn spread(ops: &mut [(u64, GenOp)], tick: u64) {
 /// Record `r` as an op of worker `w` (whose regions are `regions`), or why it is skipped.
 fn op_of(
     src: &ReplaySource,
-    r: &TraceRecord,
+    r: &ReplayRecord,
     w: &WorkerPlan,
     regions: &[Region],
 ) -> Result<GenOp, &'static str> {
@@ -166,7 +199,7 @@ pub(crate) fn result(
 }
 
 /// The largest step dividing every record's start time, from the first's (0 when all start together).
-fn clock_tick(records: &[TraceRecord]) -> u64 {
+fn clock_tick(records: &[ReplayRecord]) -> u64 {
     let first = records.iter().map(|r| r.start_ns).min().unwrap_or(0);
     records.iter().fold(0, |g, r| gcd(g, r.start_ns - first))
 }
@@ -180,7 +213,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 /// The most records sharing one start time.
-fn most_at_one_time(records: &[TraceRecord]) -> u64 {
+fn most_at_one_time(records: &[ReplayRecord]) -> u64 {
     let mut starts: Vec<u64> = records.iter().map(|r| r.start_ns).collect();
     starts.sort_unstable();
     starts.chunk_by(|a, b| a == b).map(|c| c.len() as u64).max().unwrap_or(0)

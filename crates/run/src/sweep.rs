@@ -14,6 +14,9 @@ use std::collections::BTreeMap;
 
 /// Most points one sweep may have (the product of the lists' lengths).
 pub const MAX_POINTS: usize = 1000;
+
+// A job's phases run as the points of one sweep.
+const _: () = assert!(iolab_spec::MAX_PHASES <= MAX_POINTS);
 /// Most trials per point.
 pub const MAX_TRIALS: u32 = 100;
 /// Load axes, outermost first: the knee is found along the innermost one swept.

@@ -76,6 +76,9 @@ pub enum SpecError {
         /// The TOML parser's message (with line and column).
         message: String,
     },
+    /// A job file that is not a regular file, too big, or unreadable.
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
     /// Values that are fine alone but not together.
     #[error("{place}: {message}")]
     Conflict {

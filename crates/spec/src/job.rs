@@ -18,7 +18,8 @@ use crate::profile::ProfileMeta;
 use crate::target::{is_target_name, TargetSpec};
 use crate::throttle::ThrottleSpec;
 use crate::units::{
-    parse_count, parse_duration_ns, parse_percent, parse_size, Arrival, BlockSizes, Dist, MAX_WORKERS,
+    parse_count, parse_duration_ns, parse_percent, parse_size, Arrival, BlockSizes, Dist, MAX_PHASES,
+    MAX_WORKERS, MAX_WORKER_TABLES,
 };
 use crate::verdict::VerdictSpec;
 use serde::{Deserialize, Serialize};
@@ -670,8 +671,7 @@ impl JobSpec {
 
     /// Reads a job file.
     pub fn from_file(path: &str) -> Result<JobSpec, SpecError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| SpecError::Io { file: path.into(), source })?;
+        let text = crate::input::read_text(path.as_ref(), "the job file", crate::input::MAX_JOB_FILE_BYTES)?;
         JobSpec::from_toml(&text, path)
     }
 
@@ -711,6 +711,7 @@ impl JobSpec {
                         place: place.clone(),
                         message: "expected worker tables such as [worker.db]".into(),
                     })?;
+                    check_table_count(workers.len(), &place)?;
                     for (name, w) in workers {
                         job.worker_tables.push(read_worker(name, w, file)?);
                     }
@@ -1008,7 +1009,32 @@ pub(crate) fn read_phases(value: &toml::Value, file: &str) -> Result<Vec<PhaseSp
     let tables = value.as_array().filter(|a| a.iter().all(toml::Value::is_table)).ok_or_else(|| {
         SpecError::Conflict { place: top.clone(), message: "expected [[phase]] tables".into() }
     })?;
+    if tables.len() > MAX_PHASES {
+        return Err(SpecError::Conflict {
+            place: top,
+            message: format!("{} [[phase]] tables; a job runs at most {MAX_PHASES} phases", tables.len()),
+        });
+    }
+    let worker_tables: usize =
+        tables.iter().map(|t| t.get("worker").and_then(toml::Value::as_table).map_or(0, |w| w.len())).sum();
+    if worker_tables > MAX_WORKER_TABLES {
+        return Err(SpecError::Conflict {
+            place: top,
+            message: format!("{worker_tables} [phase.worker.NAME] tables over all phases; a job has at most {MAX_WORKER_TABLES}"),
+        });
+    }
     tables.iter().enumerate().map(|(i, t)| read_phase(i, t, file)).collect()
+}
+
+/// Refuses more worker tables than a run has workers (each table is at least one), before any is read.
+fn check_table_count(n: usize, place: &Place) -> Result<(), SpecError> {
+    if n > MAX_WORKERS as usize {
+        return Err(SpecError::Conflict {
+            place: place.clone(),
+            message: format!("{n} worker tables; a run has at most {MAX_WORKERS} workers"),
+        });
+    }
+    Ok(())
 }
 
 fn read_phase(index: usize, value: &toml::Value, file: &str) -> Result<PhaseSpec, SpecError> {
@@ -1024,6 +1050,7 @@ fn read_phase(index: usize, value: &toml::Value, file: &str) -> Result<PhaseSpec
                     place: place.clone(),
                     message: "expected worker tables such as [phase.worker.db]".into(),
                 })?;
+                check_table_count(workers.len(), &place)?;
                 for (name, w) in workers {
                     p.worker_tables.push(read_worker(name, w, file)?);
                 }

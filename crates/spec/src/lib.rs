@@ -10,6 +10,7 @@ pub mod consent;
 pub mod error;
 pub mod exchange;
 pub mod inject;
+pub mod input;
 pub mod job;
 pub mod loadgen;
 pub mod phase;
@@ -29,4 +30,6 @@ pub use job::*;
 pub use sim::{ArrayParams, HddParams, LinkParams, Member, Raid, SsdParams};
 pub use target::{SimSpec, TargetSpec};
 pub use throttle::ThrottleSpec;
-pub use units::{Arrival, BlockSizeWeight, BlockSizes, Dist, Zone, MAX_WORKERS};
+pub use units::{
+    Arrival, BlockSizeWeight, BlockSizes, Dist, Zone, MAX_PHASES, MAX_WORKERS, MAX_WORKER_TABLES,
+};

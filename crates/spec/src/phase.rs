@@ -35,12 +35,16 @@ impl JobSpec {
             return vec![(None, self.clone())];
         }
         let base = self.name.clone().or_else(|| self.file.clone()).unwrap_or_else(|| "job".into());
-        self.phases.iter().map(|p| (Some(p.name.clone()), self.phase_job(p, &base))).collect()
+        // The job without its phases and tables (one copy), cloned once per phase: linear in the phases, never
+        // a copy of every phase in each phase's job.
+        let mut shell = self.clone();
+        shell.phases = Vec::new();
+        shell.worker_tables = Vec::new();
+        self.phases.iter().map(|p| (Some(p.name.clone()), shell.phase_job(p, &base))).collect()
     }
 
     fn phase_job(&self, p: &PhaseSpec, base: &str) -> JobSpec {
         let mut job = self.clone();
-        job.phases.clear();
         job.worker_tables = p.worker_tables.clone();
         if p.run.ramp_ns.is_some() {
             job.ramp_ns = p.run.ramp_ns;
@@ -114,5 +118,42 @@ rw = "randread"
             .unwrap_err()
             .to_string();
         assert!(e.contains("[phase.worker.NAME]"), "{e}");
+    }
+
+    /// A job file with `n` phases of one worker each.
+    fn phases(n: usize) -> String {
+        (0..n).map(|i| format!("[[phase]]\n[phase.worker.w{i}]\n")).collect()
+    }
+
+    #[test]
+    fn phases_and_worker_tables_are_bounded_before_they_are_read() {
+        use crate::units::{MAX_PHASES, MAX_WORKERS, MAX_WORKER_TABLES};
+        assert_eq!(JobSpec::from_toml(&phases(MAX_PHASES), "p.toml").unwrap().phases.len(), MAX_PHASES);
+        let e = JobSpec::from_toml(&phases(MAX_PHASES + 1), "p.toml").unwrap_err().to_string();
+        assert!(e.contains("1001 [[phase]] tables") && e.contains("at most 1000 phases"), "{e}");
+        let tables =
+            |n: usize, prefix: &str| -> String { (0..n).map(|i| format!("[{prefix}.w{i}]\n")).collect() };
+        let e = JobSpec::from_toml(&tables(MAX_WORKERS as usize + 1, "worker"), "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("1025 worker tables") && e.contains("at most 1024 workers"), "{e}");
+        let phase = format!("[[phase]]\n{}", tables(MAX_WORKERS as usize + 1, "phase.worker"));
+        let e = JobSpec::from_toml(&phase, "p.toml").unwrap_err().to_string();
+        assert!(e.contains("1025 worker tables"), "{e}");
+        let wide = format!("[[phase]]\n{}", tables(1000, "phase.worker")).repeat(5);
+        let e = JobSpec::from_toml(&wide, "p.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("5000 [phase.worker.NAME] tables") && e.contains(&MAX_WORKER_TABLES.to_string()),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn each_phase_job_holds_its_own_tables_only() {
+        use crate::units::MAX_PHASES;
+        let job = JobSpec::from_toml(&phases(MAX_PHASES), "p.toml").unwrap();
+        let jobs = job.phase_jobs();
+        assert_eq!(jobs.len(), MAX_PHASES);
+        assert!(jobs.iter().all(|(_, j)| j.phases.is_empty() && j.worker_tables.len() == 1));
     }
 }

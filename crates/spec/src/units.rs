@@ -301,6 +301,15 @@ impl Dist {
 /// Largest number of workers in one run.
 pub const MAX_WORKERS: u32 = 1024;
 
+/// Largest number of phases (`[[phase]]` tables, fio stonewalls, Iometer tests) in one job: each phase is a
+/// run of its own, and a job holds all of them at once. The phases run as the points of a sweep, so this is
+/// also at most a sweep's points (`iolab_run::sweep::MAX_POINTS`).
+pub const MAX_PHASES: usize = 1000;
+
+/// Largest number of worker tables in one job, over all its phases (a phase's job copies its own tables, and
+/// the tables of every phase are read before the first runs).
+pub const MAX_WORKER_TABLES: usize = 4 * MAX_WORKERS as usize;
+
 /// Open-loop inter-arrival times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]

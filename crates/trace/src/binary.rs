@@ -33,6 +33,12 @@ pub const VERSION: u16 = 1;
 /// Bytes per record in version 1.
 pub const RECORD_SIZE: usize = 48;
 const FIXED_HEADER: usize = 32;
+/// Most targets a trace names: a record's target is a 16-bit index.
+pub const MAX_TARGETS: usize = 1 << 16;
+/// Longest target name, in bytes (Linux's `PATH_MAX`).
+pub const MAX_NAME_BYTES: usize = 4096;
+/// Largest header, in bytes: the fixed part and every name, far above what `MAX_TARGETS` real paths take.
+pub const MAX_HEADER_BYTES: usize = 16 << 20;
 const NONE_U64: u64 = u64::MAX;
 const NONE_I32: i32 = i32::MIN;
 
@@ -86,12 +92,20 @@ impl TraceHeader {
     fn encode(&self) -> io::Result<Vec<u8>> {
         let mut names = Vec::new();
         for t in &self.targets {
-            let len = u16::try_from(t.len())
-                .map_err(|_| invalid(format!("target name longer than 65,535 bytes: {t:.40}...")))?;
+            if t.len() > MAX_NAME_BYTES {
+                return Err(invalid(format!("target name longer than {MAX_NAME_BYTES} bytes: {t:.40}...")));
+            }
+            let len = t.len() as u16;
             names.extend_from_slice(&len.to_le_bytes());
             names.extend_from_slice(t.as_bytes());
         }
         let header_len = (FIXED_HEADER + names.len()).div_ceil(8) * 8;
+        if self.targets.len() > MAX_TARGETS || header_len > MAX_HEADER_BYTES {
+            return Err(invalid(format!(
+                "{} targets in a header of {header_len} bytes; a trace names at most {MAX_TARGETS} in {MAX_HEADER_BYTES}",
+                self.targets.len()
+            )));
+        }
         let mut out = Vec::with_capacity(header_len);
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
@@ -346,16 +360,24 @@ impl<R: Read> TraceReader<R> {
         }
         let record_size = u16_at(&fixed, 10) as usize;
         let header_len = u32_at(&fixed, 12) as usize;
-        if record_size < RECORD_SIZE || !(FIXED_HEADER..=64 << 20).contains(&header_len) {
+        if record_size < RECORD_SIZE || !(FIXED_HEADER..=MAX_HEADER_BYTES).contains(&header_len) {
             return Err(malformed(format!(
-                "record size {record_size} or header length {header_len} out of range"
+                "record size {record_size} or header length {header_len} out of range (expected a record size \
+                 of at least {RECORD_SIZE} and a header of {FIXED_HEADER} to {MAX_HEADER_BYTES} bytes)"
+            )));
+        }
+        let count = u32_at(&fixed, 28) as usize;
+        if count > MAX_TARGETS || count * 2 > header_len - FIXED_HEADER {
+            let room = (header_len - FIXED_HEADER) / 2;
+            return Err(malformed(format!(
+                "the header names {count} targets; expected at most {MAX_TARGETS}, and at most {room} in a header of {header_len} bytes"
             )));
         }
         let mut rest = vec![0u8; header_len - FIXED_HEADER];
         read_full(&mut input, &mut rest, path)?
             .then_some(())
             .ok_or_else(|| malformed("the header is cut short".into()))?;
-        let targets = target_names(&rest, u32_at(&fixed, 28)).map_err(malformed)?;
+        let targets = target_names(&rest, count).map_err(malformed)?;
         let header = TraceHeader {
             clock: TraceClock::from_code(u32_at(&fixed, 24)),
             clock_origin_unix_ns: u64_at(&fixed, 16),
@@ -401,14 +423,20 @@ impl<R: Read> TraceReader<R> {
     }
 }
 
-fn target_names(b: &[u8], count: u32) -> Result<Vec<String>, String> {
-    let mut names = Vec::new();
+fn target_names(b: &[u8], count: usize) -> Result<Vec<String>, String> {
+    let mut names = Vec::with_capacity(count);
     let mut at = 0;
     for i in 0..count {
         let len = b.get(at..at + 2).map(|s| u16::from_le_bytes([s[0], s[1]]) as usize);
         let name = len
             .and_then(|len| b.get(at + 2..at + 2 + len))
             .ok_or(format!("target name {i} runs past the header"))?;
+        if name.len() > MAX_NAME_BYTES {
+            return Err(format!(
+                "target name {i} is {} bytes; expected at most {MAX_NAME_BYTES}",
+                name.len()
+            ));
+        }
         names.push(String::from_utf8(name.to_vec()).map_err(|_| format!("target name {i} is not UTF-8"))?);
         at += 2 + name.len();
     }

@@ -235,3 +235,81 @@ fn blkparse_issues_never_completed_all_come_out_in_order() {
     assert!(r.iter().enumerate().all(|(i, r)| r.offset == i as u64 * 4096));
     assert_eq!(r[4999].complete_ns, Some(1_000_000_000), "the last one's completion came after the window");
 }
+
+/// An iolab trace header: `count` targets in `names` (each a u16 length and its bytes), `header_len` as stated.
+fn header(count: u32, names: &[u8], header_len: u32) -> Vec<u8> {
+    let mut b = b"iolabtrc".to_vec();
+    b.extend_from_slice(&1u16.to_le_bytes());
+    b.extend_from_slice(&48u16.to_le_bytes());
+    b.extend_from_slice(&header_len.to_le_bytes());
+    b.extend_from_slice(&0u64.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&count.to_le_bytes());
+    b.extend_from_slice(names);
+    b.resize(header_len as usize, 0);
+    b
+}
+
+fn refused(bytes: Vec<u8>) -> String {
+    match open_reader(std::io::Cursor::new(bytes), "h.trace") {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Issue 24, item 8: a header naming 33M empty targets made `trace show` use 3.1 GB. The count, each name's
+/// length and the header's size are bounded before anything is allocated for them.
+#[test]
+fn an_iolab_header_is_bounded_before_it_is_read() {
+    let e = refused(header(33_000_000, &[], 32 + 66_000_000));
+    assert!(e.contains("header length 66000032 out of range") && e.contains("32 to 16777216 bytes"), "{e}");
+    let e = refused(header(8_000_000, &[], 16 << 20));
+    assert!(e.contains("names 8000000 targets; expected at most 65536"), "{e}");
+    let e = refused(header(1000, &[], 1024));
+    assert!(e.contains("names 1000 targets") && e.contains("at most 496 in a header of 1024 bytes"), "{e}");
+    let mut long = 5000u16.to_le_bytes().to_vec();
+    long.resize(2 + 5000, b'a');
+    let e = refused(header(1, &long, 32 + 5008));
+    assert!(e.contains("target name 0 is 5000 bytes; expected at most 4096"), "{e}");
+    let (t, r) = read_all(header(65_536, &[], 32 + 2 * 65_536));
+    assert_eq!((t.targets().len(), r.len()), (65_536, 0), "the most a record can index are read");
+    let names: Vec<String> = vec![String::new(); 65_537];
+    let h = TraceHeader { targets: names, ..TraceHeader::default() };
+    let e = TraceWriter::new(Vec::new(), &h).err().expect("refused").to_string();
+    assert!(e.contains("65537 targets"), "{e}");
+}
+
+/// A text trace's line is bounded: a file of one endless line is refused, never read whole.
+#[test]
+fn a_text_trace_line_is_bounded() {
+    let mut text = b"1,100,28,4096,8\n".to_vec();
+    text.extend(std::iter::repeat_n(b'1', 1 << 20));
+    let mut t = open_reader(std::io::Cursor::new(text), "long.csv").expect("recognised");
+    let mut err = None;
+    while err.is_none() {
+        match t.next_record() {
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            Err(e) => err = Some(e.to_string()),
+        }
+    }
+    let e = err.expect("refused");
+    assert!(e.contains("line 2 is longer than 65536 bytes"), "{e}");
+}
+
+/// Issue 24, item 13: numbers read from a trace are added and multiplied with checked arithmetic; the bad
+/// record quotes the value read, never a wrapped or saturated one.
+#[test]
+fn overflowing_numbers_are_bad_records_quoting_the_value() {
+    let text = "  8,0    3        1     0.000000000   697  D  WS 223490 + 8 [a]\n  8,0    3        2     0.000001000   697  D  WS 0 + 36028797018963968 [a]\n";
+    let (t, r) = read_all(text.into());
+    assert_eq!((t.format(), r.len()), (Format::Blkparse, 1));
+    assert!(t.bad.first[0].reason.contains("sector count 36028797018963968"), "{:?}", t.bad.first);
+    let log = "fio version 2 iolog\n/dev/sdb add\n/dev/sdb wait 18446744073709551615\n/dev/sdb wait 2\n/dev/sdb read 0 4096\n";
+    let (t, _) = read_all(log.into());
+    assert!(
+        t.bad.first.iter().any(|b| b.reason.contains("wait time 2 us after 18446744073709551615 us")),
+        "{:?}",
+        t.bad.first
+    );
+}

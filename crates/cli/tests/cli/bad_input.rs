@@ -200,3 +200,37 @@ fn memory_beyond_what_is_available_exits_2_before_anything_is_allocated() {
     assert!(err.contains("only 1.00 GiB is available"), "{err}");
     assert_eq!(entries(work.path()), Vec::<String>::new(), "nothing created");
 }
+
+/// Issue 24, item 8: `iolab run /dev/zero` read a "job file" until memory ran out. Every text input read whole
+/// (job files of each kind, files to import, result documents) must be a regular file within its bound.
+#[test]
+fn inputs_read_whole_must_be_regular_files_within_a_bound() {
+    let dir = tempdir();
+    let fifo = dir.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let big = dir.path().join("big.toml");
+    std::fs::write(&big, vec![b'#'; (16 << 20) + 1]).unwrap();
+    let (fifo, big) = (fifo.to_str().unwrap(), big.to_str().unwrap());
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", "/dev/zero", "--dry-run"],
+            "the job file '/dev/zero' is a character device; expected a regular file",
+        ),
+        (&["run", fifo, "--dry-run"], "is a named pipe; expected a regular file"),
+        (&["run", big, "--dry-run"], "is 16777217 bytes; expected at most 16777216 bytes (16 MiB)"),
+        (&["sweep", "/dev/zero", "--qd", "1,2", "--dry-run"], "'/dev/zero' is a character device"),
+        (&["import", "fio", "/dev/zero"], "the file to import '/dev/zero' is a character device"),
+        (&["import", "iometer", fifo], "is a named pipe"),
+        (&["import", "fio-result", "/dev/zero", "--no-save"], "saves in the catalog"),
+        (&["import", "fio-result", fifo], "the fio result"),
+        (&["compare", fifo, fifo], "is neither a file nor a catalog id"),
+        (&["report", "/dev/zero"], "'/dev/zero': not a file"),
+    ];
+    for (args, says) in cases {
+        let out = iolab().args(*args).timeout(std::time::Duration::from_secs(60)).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "iolab {}: {err}", args.join(" "));
+        assert!(err.contains(says), "iolab {}: {err}", args.join(" "));
+    }
+    assert_eq!(entries(dir.path()), ["big.toml", "fifo"], "nothing created");
+}

@@ -34,4 +34,5 @@ mod sweep;
 mod trace;
 mod util;
 mod verify;
+mod virtual_time;
 mod write_gate;

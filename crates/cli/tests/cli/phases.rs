@@ -89,3 +89,56 @@ fn phases_are_refused_where_they_cannot_run() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("[phase.worker.NAME]"), "{stderr}");
 }
+
+/// A fio file of `jobs` job sections, `stonewall` in `[global]`: one phase per job.
+fn stonewalled(jobs: usize, dir: &std::path::Path) -> String {
+    let mut text = format!("[global]\nstonewall\nrw=randread\nsize=1M\nfilename={}/x\n", dir.display());
+    text.extend((0..jobs).map(|i| format!("[j{i}]\n")));
+    text
+}
+
+/// `iolab ARGS` under a 500 MB address-space limit (`ulimit -v`): an input that makes memory grow with the
+/// square of its size aborts there.
+fn under_500mb(args: &str) -> std::process::Output {
+    let bin = assert_cmd::cargo::cargo_bin("iolab");
+    let script = format!("ulimit -v 500000 && exec {} {args}", bin.display());
+    std::process::Command::new("bash")
+        .args(["-c", &script])
+        .env("IOLAB_DB", crate::util::shared_catalog())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_most_phases_a_job_holds_are_planned_in_linear_memory() {
+    let dir = tempdir();
+    let fio = dir.path().join("walls.fio");
+    std::fs::write(&fio, stonewalled(iolab_spec::MAX_PHASES, dir.path())).unwrap();
+    let started = std::time::Instant::now();
+    let out = under_500mb(&format!("run {} --dry-run", fio.display()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["points"].as_array().unwrap().len(), iolab_spec::MAX_PHASES);
+    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+}
+
+#[test]
+fn more_phases_or_workers_than_a_job_holds_are_refused_before_they_are_built() {
+    let dir = tempdir();
+    for (jobs, says) in [(1001, "1001 phases"), (2000, "at most 1024 job sections")] {
+        let fio = dir.path().join("walls.fio");
+        std::fs::write(&fio, stonewalled(jobs, dir.path())).unwrap();
+        let out = under_500mb(&format!("run {} --dry-run", fio.display()));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(says) && stderr.contains("walls.fio"), "{stderr}");
+    }
+    let toml = dir.path().join("phases.toml");
+    std::fs::write(&toml, "[[phase]]\n[phase.worker.w]\n".repeat(5000)).unwrap();
+    let out = under_500mb(&format!("run {} --dry-run", toml.display()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("5000 [[phase]] tables") && stderr.contains("at most 1000 phases"), "{stderr}");
+    assert_eq!(crate::util::entries(dir.path()), ["phases.toml", "walls.fio"]);
+}

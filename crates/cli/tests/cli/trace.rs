@@ -346,3 +346,49 @@ fn find_max_steps_each_record_their_own_trace() {
         assert!(!records.is_empty(), "step {s}");
     }
 }
+
+/// Issue 24, item 8: `iolab mrc --exact` on 200 records of 4 GiB each allocated until it aborted. What each
+/// record will make the curve hold is estimated before it is added and refused past MemAvailable (here a
+/// fake one of 256 MiB), naming both; a trace that fits still gives its curve.
+#[test]
+fn mrc_memory_is_checked_before_each_record_is_added() {
+    use iolab_trace::{TraceHeader, TraceOp, TraceRecord, TraceWriter};
+    let dir = tempdir();
+    let meminfo = dir.path().join("meminfo");
+    std::fs::write(&meminfo, "MemTotal: 1048576 kB\nMemAvailable: 262144 kB\n").unwrap();
+    let write = |name: &str, records: u64, len: u32| {
+        let path = dir.path().join(name);
+        let header = TraceHeader { targets: vec!["d".into()], ..TraceHeader::default() };
+        let mut w = TraceWriter::new(std::fs::File::create(&path).unwrap(), &header).unwrap();
+        for i in 0..records {
+            w.write(&TraceRecord::new(i, TraceOp::Read, 0, i * (4 << 30), len)).unwrap();
+        }
+        w.finish().unwrap();
+        path
+    };
+    let huge = write("huge.trace", 200, u32::MAX);
+    for method in [&["--exact"][..], &[], &["--sample", "0.5"]] {
+        let out = iolab()
+            .env("IOLAB_MEMINFO", &meminfo)
+            .arg("mrc")
+            .arg(&huge)
+            .args(method)
+            .args(["--policy", "lru,arc"])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{method:?}: {err}");
+        assert!(err.contains("huge.trace") && err.contains("needs up to"), "{err}");
+        assert!(err.contains("only 0.25 GiB is available (MemAvailable)"), "{err}");
+    }
+    let small = write("small.trace", 200, 64 << 10);
+    let out = iolab()
+        .env("IOLAB_MEMINFO", &meminfo)
+        .args(["mrc", small.to_str().unwrap(), "--exact", "--json", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["trace"]["objects"], 200 * 16);
+}

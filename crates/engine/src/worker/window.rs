@@ -37,6 +37,9 @@ pub(crate) struct Window {
     /// Stopped by a stop request before the end or a limit.
     pub(crate) stopped_early: bool,
     stop_at: Option<u64>,
+    /// Longest wait in one engine call: [`TICK_NS`] on the real clock; on virtual time none, unless nothing
+    /// else bounds the wait (a tick there is a wake-up per 200 ms of virtual time, an hour of CPU over years).
+    tick_ns: Option<u64>,
 }
 
 /// Waits for all workers at the barrier, then opens the window at the engine's clock, with the arrival
@@ -72,6 +75,7 @@ impl Window {
             stopping: false,
             stopped_early: false,
             stop_at: None,
+            tick_ns: (!matches!(s.engine, crate::EngineChoice::Sim { seat: Some(_), .. })).then_some(TICK_NS),
         }
     }
 
@@ -149,7 +153,7 @@ impl Window {
     /// room) is free, by the next arrival. After the stop only the tick bounds it: draining needs no clock.
     #[inline]
     pub(crate) fn deadline(&self, now: u64, next_arrival: Option<u64>) -> u64 {
-        let mut deadline = now + TICK_NS;
+        let mut deadline = self.tick_ns.map_or(u64::MAX, |t| now.saturating_add(t));
         if !self.stopping {
             if let Some(e) = self.end {
                 deadline = deadline.min(e.max(now));
@@ -157,6 +161,9 @@ impl Window {
             if let Some(a) = next_arrival {
                 deadline = deadline.min(a);
             }
+        }
+        if deadline == u64::MAX {
+            deadline = now.saturating_add(TICK_NS);
         }
         deadline
     }

@@ -3,6 +3,7 @@
 use super::job::{Job, Limits};
 use super::{FioError, Src};
 use iolab_spec::{JobSpec, Layer, Place, SpecError, RUN_KEYS};
+use std::collections::HashSet;
 
 /// Where an iolab key's value came from.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,7 +103,21 @@ pub fn job_file(file: &str, jobs: &[Job]) -> Result<String, FioError> {
         "# iolab job file translated from the fio job file '{file}' by iolab-import.\n\
          # Each key is preceded by the fio option (or fio default) it comes from. See docs/FIO.md.\n\n"
     );
+    check_tables(file, jobs)?;
     let phases = split_phases(jobs);
+    if let Some(past) = phases.get(iolab_spec::MAX_PHASES) {
+        return Err(FioError::TooBig {
+            file: file.to_string(),
+            found: format!(
+                "{} stonewalls make {} phases (the one at line {} is phase {})",
+                phases.len() - 1,
+                phases.len(),
+                past[0].line,
+                iolab_spec::MAX_PHASES + 1
+            ),
+            limit: format!("a job has at most {}", iolab_spec::MAX_PHASES),
+        });
+    }
     if phases.len() > 1 {
         phased_file(file, &phases, &mut out)?;
         return Ok(out);
@@ -110,11 +125,28 @@ pub fn job_file(file: &str, jobs: &[Job]) -> Result<String, FioError> {
     for e in run_entries(file, jobs)? {
         e.write(&mut out);
     }
-    let mut names = Vec::new();
+    let mut names = HashSet::new();
     for job in jobs {
         write_tables(&mut out, "worker", job, &mut names);
     }
     Ok(out)
+}
+
+/// Refuses, before any is written, more worker tables than a job holds (one per job, or per clone when each
+/// clone has files of its own).
+fn check_tables(file: &str, jobs: &[Job]) -> Result<(), FioError> {
+    let tables: usize = jobs.iter().map(|j| j.targets.len()).sum();
+    if tables <= iolab_spec::MAX_WORKER_TABLES {
+        return Ok(());
+    }
+    Err(FioError::TooBig {
+        file: file.to_string(),
+        found: format!(
+            "{} jobs make {tables} worker tables (a job with files per clone makes one per clone)",
+            jobs.len()
+        ),
+        limit: format!("a job has at most {}", iolab_spec::MAX_WORKER_TABLES),
+    })
 }
 
 /// The jobs of each phase: a job with `stonewall` after the first starts a new one.
@@ -160,7 +192,7 @@ fn phased_file(file: &str, phases: &[&[Job]], out: &mut String) -> Result<(), Fi
     for e in &shared {
         e.write(out);
     }
-    let mut phase_names = Vec::new();
+    let mut phase_names = HashSet::new();
     for (i, jobs) in phases.iter().enumerate() {
         let first = &jobs[0];
         let name = unique(first.name.clone(), &mut phase_names);
@@ -177,7 +209,7 @@ fn phased_file(file: &str, phases: &[&[Job]], out: &mut String) -> Result<(), Fi
         for e in own[i].iter().chain(&limits[i]) {
             e.write(out);
         }
-        let mut names = Vec::new();
+        let mut names = HashSet::new();
         for job in jobs.iter() {
             write_tables(out, "phase.worker", job, &mut names);
         }
@@ -187,7 +219,7 @@ fn phased_file(file: &str, phases: &[&[Job]], out: &mut String) -> Result<(), Fi
 
 /// The worker tables of one job (one per clone when every clone has its own files), under `prefix`
 /// (`worker` or `phase.worker`).
-fn write_tables(out: &mut String, prefix: &str, job: &Job, names: &mut Vec<String>) {
+fn write_tables(out: &mut String, prefix: &str, job: &Job, names: &mut HashSet<String>) {
     for (i, targets) in job.targets.iter().enumerate() {
         let base = if job.targets.len() > 1 { format!("{}.{i}", job.name) } else { job.name.clone() };
         let name = unique(table_name(&base), names);
@@ -248,14 +280,14 @@ fn table_name(name: &str) -> String {
     }
 }
 
-fn unique(name: String, taken: &mut Vec<String>) -> String {
+fn unique(name: String, taken: &mut HashSet<String>) -> String {
     let mut n = name.clone();
     let mut i = 2;
     while taken.contains(&n) {
         n = format!("{name}_{i}");
         i += 1;
     }
-    taken.push(n.clone());
+    taken.insert(n.clone());
     n
 }
 
@@ -380,7 +412,21 @@ fn limit_entries(file: &str, jobs: &[Job]) -> Result<Vec<Entry>, FioError> {
             workers += job.workers();
         }
         if let Some((n, origin)) = first {
-            let total = n.saturating_mul(workers);
+            let Some(total) = n.checked_mul(workers) else {
+                let mut e = limit_error(
+                    file,
+                    &jobs[0],
+                    key,
+                    format!("a limit that fits: {n} x {workers} workers is too large for 64 bits"),
+                );
+                if let (Origin::Opt(src), FioError::BadValue { option, value, section, line, .. }) =
+                    (&origin, &mut e)
+                {
+                    (*option, *value, *section, *line) =
+                        (src.key.clone(), src.text().to_string(), src.section.clone(), src.line);
+                }
+                return Err(e);
+            };
             let text = if key == "bytes" { iolab_spec::units::format_size(total) } else { total.to_string() };
             let e = Entry::new(key, text, vec![origin])
                 .map_err(|x| limit_error(file, &jobs[0], key, x))?

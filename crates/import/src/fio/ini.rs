@@ -34,6 +34,7 @@ impl Section {
 /// Splits the text into sections. Comments are whole lines starting with `#` or `;`.
 pub fn parse(text: &str, file: &str) -> Result<Vec<Section>, FioError> {
     let mut sections: Vec<Section> = Vec::new();
+    let mut jobs = 0;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let t = raw.trim();
@@ -46,6 +47,8 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Section>, FioError> {
                 return Err(syntax(file, line, "a section header such as [global] or [job1]", t));
             }
             sections.push(Section { name: name.to_string(), line, options: Vec::new() });
+            jobs += usize::from(name != "global");
+            check_job_count(jobs, line, file, t)?;
             continue;
         }
         let Some(section) = sections.last_mut() else {
@@ -63,6 +66,19 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Section>, FioError> {
         return Err(syntax(file, last, "at least one job section (a section other than [global])", ""));
     }
     Ok(sections)
+}
+
+/// Refuses a job section past the most a run can hold (each is at least one worker, or one phase), when its
+/// header is read: nothing is built for the sections of a file that cannot run.
+fn check_job_count(jobs: usize, line: usize, file: &str, header: &str) -> Result<(), FioError> {
+    let max = iolab_spec::MAX_WORKERS as usize;
+    if jobs <= max {
+        return Ok(());
+    }
+    let phases = iolab_spec::MAX_PHASES;
+    let expected =
+        format!("at most {max} job sections (a run has at most {max} workers, a job {phases} phases)");
+    Err(syntax(file, line, &expected, header))
 }
 
 fn option(t: &str, line: usize, file: &str) -> Result<RawOption, FioError> {

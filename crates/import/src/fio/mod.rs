@@ -99,6 +99,16 @@ pub enum FioError {
         /// Its 1-based line.
         line: usize,
     },
+    /// A file that would make a job bigger than iolab runs (workers, phases, worker tables).
+    #[error("{file}: {found}; {limit}")]
+    TooBig {
+        /// The fio file's name.
+        file: String,
+        /// What the file asks for, counted.
+        found: String,
+        /// The limit it is over.
+        limit: String,
+    },
     /// A line that is not a section header, an option or a comment.
     #[error("{file}, line {line}: expected {expected}, found '{found}'")]
     Syntax {

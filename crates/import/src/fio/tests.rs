@@ -712,3 +712,50 @@ fn print_example() {
     let (t, _) = tr("[global]\nioengine=libaio\ndirect=1\nruntime=60\ntime_based\ngroup_reporting\nfilename=/dev/nvme0n1\n[db]\nrw=randrw\nrwmixread=70\nbssplit=8k/80:64k\nnumjobs=4\niodepth=16\nrandom_distribution=zipf:1.1\n");
     println!("{}", t.toml);
 }
+
+#[test]
+fn job_sections_and_worker_tables_are_bounded_before_translation() {
+    let jobs = |n: usize| -> String {
+        let mut t = String::from("[global]\nstonewall\nrw=randread\nsize=1m\n");
+        t.extend((0..n).map(|i| format!("[j{i}]\n")));
+        t
+    };
+    let (_, job) = tr(&jobs(iolab_spec::MAX_PHASES));
+    assert_eq!(job.phases.len(), iolab_spec::MAX_PHASES);
+    let e = err(&jobs(1001)).to_string();
+    assert!(e.contains("1001 phases") && e.contains("line 1005") && e.contains("at most 1000"), "{e}");
+    let e = err(&jobs(2000)).to_string();
+    assert!(
+        e.contains("line 1029") && e.contains("at most 1024 job sections") && e.contains("[j1024]"),
+        "{e}"
+    );
+    let clones = "[db]\ndirectory=/mnt/t\nsize=1m\nnumjobs=1000\nrw=read\n".repeat(5);
+    let e = err(&clones).to_string();
+    assert!(e.contains("5 jobs make 5000 worker tables") && e.contains("at most 4096"), "{e}");
+}
+
+#[test]
+fn identical_job_names_stay_unique_quickly() {
+    let text = format!("[global]\nrw=read\nsize=1m\n{}", "[same]\n".repeat(1000));
+    let started = std::time::Instant::now();
+    let (_, job) = tr(&text);
+    assert_eq!(job.worker_tables.len(), 1000);
+    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+}
+
+/// Issue 24, item 13: sums and products of numbers read from the file are checked; an overflow is refused,
+/// quoting the value, never wrapped or saturated.
+#[test]
+fn numbers_that_overflow_are_refused_quoting_the_value() {
+    let big = "9223372036854775808"; // 2^63
+    let cases = [
+        format!("[j]\nioengine=null\nsize={big}\noffset={big}\nrw=read\n"),
+        format!("[j]\nfilename=/data/f\nsize={big}\noffset={big}\nrw=read\n"),
+        format!("[j]\nfilename=/data/f\nsize=1g\nbsrange={big}-18446744073709551615\nrw=read\n"),
+        format!("[global]\nfilename=/data/f\nsize=1g\nio_size={big}\nnumjobs=4\n[j]\nrw=read\n"),
+    ];
+    for text in &cases {
+        let e = err(text).to_string();
+        assert!(e.contains("too large") && e.contains(big), "{text}: {e}");
+    }
+}

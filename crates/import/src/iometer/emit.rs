@@ -1,10 +1,11 @@
 //! Writing the iolab job file from the model: keys with the Iometer settings they came from.
 
 use super::lines::Value;
-use super::model::{Config, Cycle, Spec, SpecLine, Worker};
+use super::model::{checked, Config, Cycle, Spec, SpecLine, Worker};
 use super::{IcfError, NamedTarget};
 use iolab_spec::units::format_size;
 use iolab_spec::{JobSpec, Layer, Place, RUN_KEYS};
+use std::collections::HashSet;
 
 /// Keys whose values are written as TOML numbers.
 const NUMBER_KEYS: &[&str] = &["qd", "burst", "read_pct", "random_pct", "weight", "seed"];
@@ -79,14 +80,14 @@ fn bare_name(text: &str, prefix: &str) -> String {
     }
 }
 
-fn unique(name: String, taken: &mut Vec<String>) -> String {
+fn unique(name: String, taken: &mut HashSet<String>) -> String {
     let mut n = name.clone();
     let mut i = 2;
     while taken.contains(&n) {
         n = format!("{name}_{i}");
         i += 1;
     }
-    taken.push(n.clone());
+    taken.insert(n.clone());
     n
 }
 
@@ -106,9 +107,10 @@ pub fn job_file(
         });
     }
     let workers: Vec<&Worker> = busy.iter().flat_map(|m| &m.workers).collect();
+    check_size(&workers, file)?;
     let mut targets: Vec<NamedTarget> = Vec::new();
     let mut tables = String::new();
-    let mut table_names = Vec::new();
+    let mut table_names = HashSet::new();
     let mut active: Vec<&Worker> = Vec::new();
     if workers.iter().any(|w| w.specs.len() > 1) {
         // Several assigned specs: Iometer runs them as successive tests, each its own phase here.
@@ -189,12 +191,37 @@ fn run_entries(
     Ok(out)
 }
 
+/// Refuses, before any table is written, more workers, tests (phases) or worker tables than a job holds.
+fn check_size(workers: &[&Worker], file: &str) -> Result<(), IcfError> {
+    let too_big = |line: usize, found: String, limit: String| {
+        Err(IcfError::TooBig { file: file.into(), line, found, limit })
+    };
+    let max = iolab_spec::MAX_WORKERS as usize;
+    if let Some(w) = workers.get(max) {
+        return too_big(w.line, format!("{} workers", workers.len()), format!("a run has at most {max}"));
+    }
+    let Some(most) = workers.iter().max_by_key(|w| w.specs.len()) else { return Ok(()) };
+    let tests = most.specs.len();
+    if tests > iolab_spec::MAX_PHASES {
+        let line = most.specs[iolab_spec::MAX_PHASES].line;
+        let found =
+            format!("worker '{}' has {tests} assigned access specs (one test, a phase, each)", most.name);
+        return too_big(line, found, format!("a job has at most {} phases", iolab_spec::MAX_PHASES));
+    }
+    let tables = if tests > 1 { workers.len() * tests } else { workers.len() };
+    if tables > iolab_spec::MAX_WORKER_TABLES {
+        let found = format!("{} workers over {tests} tests make {tables} worker tables", workers.len());
+        return too_big(most.line, found, format!("a job has at most {}", iolab_spec::MAX_WORKER_TABLES));
+    }
+    Ok(())
+}
+
 /// The `[worker.NAME]` table of one worker, or `None` (with a warning) for an idle worker.
 fn worker_table(
     w: &Worker,
     cfg: &Config,
     file: &str,
-    names: &mut Vec<String>,
+    names: &mut HashSet<String>,
     targets: &mut Vec<NamedTarget>,
     warnings: &mut Vec<String>,
 ) -> Result<Option<String>, IcfError> {
@@ -226,7 +253,7 @@ fn table_for(
         let tname = match known {
             Some(n) => n,
             None => {
-                let mut taken: Vec<String> = targets.iter().map(|k| k.name.clone()).collect();
+                let mut taken: HashSet<String> = targets.iter().map(|k| k.name.clone()).collect();
                 let n = unique(bare_name(&t.name, "disk"), &mut taken);
                 targets.push(NamedTarget { name: n.clone(), iometer: t.name.clone(), line: t.line });
                 n
@@ -258,7 +285,7 @@ fn test_phases<'a>(
     warnings: &mut Vec<String>,
 ) -> Result<(String, Vec<&'a Worker>), IcfError> {
     let find = |v: &Value| cfg.specs.iter().find(|s| s.name.eq_ignore_ascii_case(v.text.trim()));
-    let mut names = Vec::new();
+    let mut names = HashSet::new();
     let mut busy: Vec<(&Worker, String)> = Vec::new();
     for w in workers {
         if w.specs.is_empty() {
@@ -278,7 +305,7 @@ fn test_phases<'a>(
     let tests = workers.iter().map(|w| w.specs.len()).max().unwrap_or(0);
     let mut out = String::new();
     let mut active: Vec<&Worker> = Vec::new();
-    let mut phase_names = Vec::new();
+    let mut phase_names = HashSet::new();
     for i in 0..tests {
         let mut tables = String::new();
         let mut run: Vec<(&Spec, usize)> = Vec::new();
@@ -392,8 +419,8 @@ fn worker_entries(w: &Worker, file: &str) -> Result<Vec<Entry>, IcfError> {
     let mut out = Vec::new();
     if let Some((qd, at)) = &w.qd {
         let n = w.targets.len() as u64;
-        let mut e =
-            Entry::new("qd", (qd * n).to_string(), at, "'Number of outstanding IOs (per target)", file)?;
+        let what = "'Number of outstanding IOs (per target)";
+        let mut e = Entry::new("qd", checked(file, at, what, (*qd, n, 0))?.to_string(), at, what, file)?;
         if n > 1 {
             e = e.note(format!(
                 "Iometer keeps {qd} I/Os outstanding on each of the {n} targets; iolab's qd is per worker, \
@@ -405,10 +432,22 @@ fn worker_entries(w: &Worker, file: &str) -> Result<Vec<Entry>, IcfError> {
     if let Some((max, start, pattern, at)) = &w.disk {
         let what = "'Disk maximum size,starting sector (512-byte sectors)";
         if *start > 0 {
-            out.push(Entry::new("offset", format_size(start * 512), at, what, file)?);
+            out.push(Entry::new(
+                "offset",
+                format_size(checked(file, at, what, (*start, 512, 0))?),
+                at,
+                what,
+                file,
+            )?);
         }
         if *max > 0 {
-            out.push(Entry::new("length", format_size(max * 512), at, what, file)?);
+            out.push(Entry::new(
+                "length",
+                format_size(checked(file, at, what, (*max, 512, 0))?),
+                at,
+                what,
+                file,
+            )?);
         }
         if let Some(p) = pattern {
             out.push(data_entry(*p, at, file)?);
@@ -575,7 +614,14 @@ fn cycling_warnings(cfg: &Config, active: &[&Worker], warnings: &mut Vec<String>
         let depths = cycle_values(c, c.end.unwrap_or(c.start));
         let counts: Vec<u64> = active.iter().map(|w| w.targets.len() as u64).collect();
         if counts.iter().all(|n| *n == counts[0]) {
-            let per_worker: Vec<u64> = depths.iter().map(|d| d * counts[0]).collect();
+            let Some(per_worker) =
+                depths.iter().map(|d| d.checked_mul(counts[0])).collect::<Option<Vec<u64>>>()
+            else {
+                return format!(
+                    "; the queue depth cycle (line {}) times {} targets is too large for 64 bits",
+                    c.at.line, counts[0]
+                );
+            };
             format!(
                 "; for the queue depth cycle (line {}) run `iolab sweep JOB --qd {}`",
                 c.at.line,

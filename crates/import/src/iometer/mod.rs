@@ -70,6 +70,18 @@ pub enum IcfError {
         /// What was expected.
         expected: String,
     },
+    /// A file that would make a job bigger than iolab runs (workers, phases, worker tables).
+    #[error("{file}, line {line}: {found}; {limit}")]
+    TooBig {
+        /// The ICF file's name.
+        file: String,
+        /// The 1-based line of the first thing past the limit.
+        line: usize,
+        /// What the file asks for, counted.
+        found: String,
+        /// The limit it is over.
+        limit: String,
+    },
     /// A setting that would change the I/O and that iolab's job format cannot express.
     #[error("{file}, line {line}: {what} has no iolab equivalent: {why}")]
     Unsupported {

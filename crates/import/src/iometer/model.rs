@@ -137,6 +137,19 @@ fn bad(file: &str, at: &Value, what: &str, expected: &str) -> IcfError {
     }
 }
 
+/// `a * b + c`, or the value refused as too large: a product of numbers read from the file never wraps.
+pub(crate) fn checked(
+    file: &str,
+    at: &Value,
+    what: &str,
+    (a, b, c): (u64, u64, u64),
+) -> Result<u64, IcfError> {
+    a.checked_mul(b).and_then(|x| x.checked_add(c)).ok_or_else(|| {
+        let expected = format!("a value that fits: {a} x {b} + {c} is too large for 64 bits");
+        bad(file, at, what, &expected)
+    })
+}
+
 fn number(file: &str, at: &Value, field: &str, what: &str) -> Result<u64, IcfError> {
     field.trim().parse::<u64>().map_err(|_| bad(file, at, what, "whole numbers"))
 }
@@ -161,7 +174,9 @@ fn read_setup(items: &[Item], file: &str, warnings: &mut Vec<String>) -> Result<
                 return Err(bad(file, v, "'Run Time", "three numbers: hours minutes seconds"));
             }
             let n = |x: &str| number(file, v, x, "'Run Time");
-            s.run_time = Some((n(f[0])? * 3600 + n(f[1])? * 60 + n(f[2])?, v.clone()));
+            let what = "'Run Time";
+            let minutes = checked(file, v, what, (n(f[0])?, 60, n(f[1])?))?;
+            s.run_time = Some((checked(file, v, what, (minutes, 60, n(f[2])?))?, v.clone()));
         } else if item.is("ramp up time") {
             let v = item.value(file, "seconds")?;
             s.ramp = Some((number(file, v, &v.text, "'Ramp Up Time")?, v.clone()));

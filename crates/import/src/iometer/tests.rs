@@ -380,3 +380,42 @@ fn windows_disk_names_become_target_names() {
     assert_eq!(t.targets[0].iometer, "1: \"VENDOR PRODUCT\"");
     job(&t);
 }
+
+#[test]
+fn workers_tests_and_tables_are_bounded_before_translation() {
+    let specs = |n: usize| -> String { (0..n).map(|_| "\tOLTP 8K, 70% read\n").collect() };
+    let many =
+        |n: usize| TWO.replace("\tOLTP 8K, 70% read\n'End assigned", &format!("{}'End assigned", specs(n)));
+    let t = translate(&many(iolab_spec::MAX_PHASES), "t.icf").unwrap();
+    assert_eq!(job(&t).phases.len(), iolab_spec::MAX_PHASES);
+    let e = err(&many(2000));
+    assert!(e.contains("has 2000 assigned access specs") && e.contains("at most 1000 phases"), "{e}");
+    let worker = TWO.split("'Worker\n").nth(2).unwrap().split("'End manager").next().unwrap();
+    let workers = format!("'Worker\n{worker}").repeat(1100);
+    let e = err(&TWO.replace("'End manager", &format!("{workers}'End manager")));
+    assert!(e.contains("1102 workers") && e.contains("at most 1024"), "{e}");
+    let wide = format!("'Worker\n{}", worker.replace("\tLog 4K seq write\n", &specs(5))).repeat(1000);
+    let e = err(&TWO.replace("'End manager", &format!("{wide}'End manager")));
+    assert!(
+        e.contains("1002 workers over 5 tests make 5010 worker tables") && e.contains("at most 4096"),
+        "{e}"
+    );
+}
+
+/// Issue 24, item 13: numbers read from the file are multiplied with checked arithmetic; an overflow is refused,
+/// quoting the value, never wrapped (a starting sector of 2^64-1 became offset 18446744073709551104).
+#[test]
+fn numbers_that_overflow_are_refused_quoting_the_value() {
+    let cases = [
+        ("2097152,2048,2", "2097152,18446744073709551615,2", "18446744073709551615"),
+        ("2097152,2048,2", "36028797018963968,0,2", "36028797018963968"),
+        ("0          1          30", "5124095576030432 0 0", "5124095576030432"),
+        ("0          1          30", "0 0 18446744073709551615", "18446744073709551615"),
+        ("16,DISABLED,1,ENABLED,42", "9223372036854775808,DISABLED,1,ENABLED,42", "9223372036854775808"),
+    ];
+    for (from, to, quoted) in cases {
+        let e = err(&TWO.replacen(from, to, 1));
+        let refused = e.contains("too large") || e.contains("at most");
+        assert!(e.contains(&format!("'{to}'")) && e.contains(quoted) && refused, "{to}: {e}");
+    }
+}

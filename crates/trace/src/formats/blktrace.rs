@@ -253,7 +253,10 @@ fn parse_event(w: &[&str], origin: &mut Origin, targets: &mut Targets) -> Result
     let (start, target, sector) = event_at(w, origin, targets)?;
     let rwbs = w.get(6).copied().unwrap_or("");
     let len = match (w.get(8), w.get(9)) {
-        (Some(&"+"), Some(count)) => length(field::<u64>(count, "sector count")?.saturating_mul(512))?,
+        (Some(&"+"), Some(count)) => {
+            let sectors = field::<u64>(count, "sector count")?;
+            length(sectors.checked_mul(512).ok_or(format!("sector count {sectors} is past 2^64 bytes"))?)?
+        }
         _ => 0,
     };
     let offset = sector.checked_mul(512).ok_or("sector past 2^64 bytes")?;

@@ -65,7 +65,10 @@ impl State {
             "add" | "open" | "close" => return Ok(None),
             "wait" if self.version == 2 => {
                 let us: u64 = field(words.get(2).copied().unwrap_or(""), "wait time")?;
-                self.time_us = self.time_us.saturating_add(us);
+                self.time_us = self
+                    .time_us
+                    .checked_add(us)
+                    .ok_or(format!("wait time {us} us after {} us is past 2^64 us", self.time_us))?;
                 return Ok(None);
             }
             other => {

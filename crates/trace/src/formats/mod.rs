@@ -9,7 +9,7 @@ pub(crate) mod msr;
 
 use crate::{BadRecords, TraceError, TraceRecord};
 use foldhash::HashMap;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 /// A stream of records in one format.
 pub(crate) trait Source {
@@ -21,6 +21,9 @@ pub(crate) trait Source {
     /// than issues, blkparse's summary).
     fn passed_over(&self) -> u64;
 }
+
+/// Longest line of a text trace: far above any format's record, and what a line can make allocate.
+pub(crate) const MAX_LINE_BYTES: usize = 64 << 10;
 
 /// Lines of a text input, numbered from 1, with invalid UTF-8 replaced (so such a line is reported as bad,
 /// not an I/O error).
@@ -40,11 +43,16 @@ impl<R: BufRead> Lines<R> {
     /// The next line without its line end, and its number.
     pub(crate) fn next_line(&mut self) -> Result<Option<(u64, &str)>, TraceError> {
         self.raw.clear();
-        let n = self.input.read_until(b'\n', &mut self.raw).map_err(|e| TraceError::io(&self.path, e))?;
+        let mut bounded = (&mut self.input).take(MAX_LINE_BYTES as u64 + 1);
+        let n = bounded.read_until(b'\n', &mut self.raw).map_err(|e| TraceError::io(&self.path, e))?;
         if n == 0 {
             return Ok(None);
         }
         self.number += 1;
+        if n > MAX_LINE_BYTES {
+            let why = format!("line {} is longer than {MAX_LINE_BYTES} bytes: not a text trace", self.number);
+            return Err(TraceError::Malformed { path: self.path.clone(), why });
+        }
         self.line.clear();
         self.line.push_str(&String::from_utf8_lossy(&self.raw));
         Ok(Some((self.number, self.line.trim_end_matches(['\n', '\r']))))
@@ -63,6 +71,14 @@ impl Targets {
     pub(crate) fn id(&mut self, name: &str) -> Result<u16, String> {
         if let Some(&i) = self.index.get(name) {
             return Ok(i);
+        }
+        if name.len() > crate::binary::MAX_NAME_BYTES {
+            let max = crate::binary::MAX_NAME_BYTES;
+            return Err(format!(
+                "target name of {} bytes; expected at most {max} ({:.40}...)",
+                name.len(),
+                name
+            ));
         }
         let i =
             u16::try_from(self.names.len()).map_err(|_| format!("more than 65,536 targets (at {name:?})"))?;

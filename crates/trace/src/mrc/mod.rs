@@ -68,6 +68,14 @@ pub struct Options {
 /// Objects a policy simulation holds at most (iolab-cache's index limit, with ARC's ghosts).
 pub const MAX_SIMULATED_OBJECTS: u64 = 32 << 20;
 
+/// Bytes a tracked object may take, at most: its entry in the map from object to last reference (16 bytes
+/// at the map's load factor, twice while the map doubles), its place in the stack's marks (four positions
+/// a live object) and the renumbering's sort.
+pub const BYTES_PER_OBJECT: u64 = 72;
+
+/// Bytes a kept reference may take, at most: its key and bit, in a vector that doubles.
+pub const BYTES_PER_KEPT_REFERENCE: u64 = 17;
+
 /// One point of a curve.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Point {
@@ -148,6 +156,35 @@ impl MrcBuilder {
                 kept.push(key, counted);
             }
         }
+    }
+
+    /// The references `r` makes: the lines it touches, one for a request, none when it is passed over.
+    pub fn references_of(&self, r: &TraceRecord) -> u64 {
+        match (r.op, self.options.writes, self.options.objects) {
+            (TraceOp::Read, _, Objects::Lines(line))
+            | (TraceOp::Write, Writes::Count | Writes::Install, Objects::Lines(line)) => {
+                let end = r.offset.saturating_add((r.len as u64).max(1));
+                (end - 1) / line - r.offset / line + 1
+            }
+            (TraceOp::Read, _, Objects::Requests)
+            | (TraceOp::Write, Writes::Count | Writes::Install, Objects::Requests) => 1,
+            _ => 0,
+        }
+    }
+
+    /// The memory the builder will hold at most once `r` is added, as if each of its references were to a
+    /// new object (and kept): what to check before adding it.
+    pub fn memory_after(&self, r: &TraceRecord) -> u64 {
+        let refs = self.references_of(r);
+        let kept = self.kept.as_ref().map_or(0, |k| k.len() as u64 + refs);
+        (self.lru.objects() + refs)
+            .saturating_mul(BYTES_PER_OBJECT)
+            .saturating_add(kept * BYTES_PER_KEPT_REFERENCE)
+    }
+
+    /// Objects tracked now (every distinct object when exact; the sample's otherwise).
+    pub fn objects(&self) -> u64 {
+        self.lru.objects()
     }
 
     /// Ops that made counted references.

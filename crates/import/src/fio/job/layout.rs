@@ -59,8 +59,9 @@ pub fn targets(cx: &Ctx, name: &str, engine: &Engine, job: &mut Job) -> Result<(
         let (size, src) = cx.size("filesize")?.or(cx.size("size")?).ok_or_else(|| {
             cx.refuse_missing("size", "fio's null engine needs a size, and so does iolab's null: target")
         })?;
-        let (offset, _) = cx.size("offset")?.unwrap_or((0, src));
-        let text = format!("null:{}", format_size(offset + size));
+        let (offset, osrc) = cx.size("offset")?.unwrap_or((0, src));
+        let end = offset.checked_add(size).ok_or_else(|| cx.bad(osrc, too_large(offset, "+", size)))?;
+        let text = format!("null:{}", format_size(end));
         let e = Entry::new("target", text, vec![engine.origin(), Origin::Opt(src.clone())])
             .map_err(|e| cx.bad(src, e))?;
         job.targets = vec![vec![e]];
@@ -175,7 +176,8 @@ fn region(cx: &Ctx, nfiles: u64, devices: bool, job: &mut Job) -> Result<(), Fio
             e = e.with_note(format!("fio divides size among the job's {nfiles} files"));
         }
         if !devices && !is_null {
-            let mut s = cx.entry("size", format_size(o + len), &src)?;
+            let end = o.checked_add(len).ok_or_else(|| cx.bad(&src, too_large(o, "+", len)))?;
+            let mut s = cx.entry("size", format_size(end), &src)?;
             s.note = e.note.clone();
             job.worker.push(s);
         }
@@ -341,4 +343,9 @@ fn verify(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
     };
     job.run.push(fail);
     Ok(())
+}
+
+/// What an overflow of numbers read from the file says: the operation and that its result is too large.
+pub(crate) fn too_large(a: u64, op: &str, b: u64) -> String {
+    format!("values that fit: {a} {op} {b} is too large for 64 bits")
 }

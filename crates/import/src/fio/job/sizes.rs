@@ -56,11 +56,13 @@ fn range(cx: &Ctx, t: &str, src: &Src) -> Result<Vec<(u64, u64)>, FioError> {
         ));
     }
     let mut w: BTreeMap<u64, u64> = BTreeMap::new();
-    let (start, end) = (lo, lo + hi); // the draws, [start, end)
+    // The draws are [lo, lo + hi); each bucket's ends are at most hi + 2 lo, so that sum bounds them all.
+    let fits = hi.checked_add(lo).and_then(|x| x.checked_add(lo));
+    let end = fits.map(|_| lo + hi).ok_or_else(|| cx.bad(src, super::layout::too_large(hi, "+ 2 x", lo)))?;
     let mut k = 1;
     while k * lo < end {
         let (b_lo, b_hi) = (k * lo, (k + 1) * lo);
-        let width = b_hi.min(end).saturating_sub(b_lo.max(start));
+        let width = b_hi.min(end).saturating_sub(b_lo.max(lo));
         *w.entry((k * lo).min(hi)).or_default() += width;
         k += 1;
     }
