@@ -56,6 +56,9 @@ pub struct Completion {
     pub result: i32,
     /// Served from the block cache ([`cache::CacheEngine`]) rather than the target.
     pub cached: bool,
+    /// When the op completed, where the engine knows it before the caller comes back for it (a cache hit in
+    /// RAM: when its copy was done); 0: when it is reaped.
+    pub done_ns: u64,
 }
 
 /// Engine failures (not per-I/O errors, which are [`Completion`] results).

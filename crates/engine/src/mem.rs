@@ -67,7 +67,12 @@ impl Engine for MemEngine {
                     store.read(op.offset, &mut self.buffers.get_mut(op.buf)[..len]);
                 }
             }
-            out.push(Completion { user_data: op.user_data, result: op.len as i32, cached: false });
+            out.push(Completion {
+                user_data: op.user_data,
+                result: op.len as i32,
+                cached: false,
+                done_ns: 0,
+            });
         }
         Ok(())
     }

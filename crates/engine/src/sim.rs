@@ -148,7 +148,12 @@ impl SimEngine {
                     store.read(op.offset, &mut self.buffers.get_mut(op.buf)[..op.len as usize]);
                 }
             }
-            out.push(Completion { user_data: op.user_data, result: op.len as i32, cached: false });
+            out.push(Completion {
+                user_data: op.user_data,
+                result: op.len as i32,
+                cached: false,
+                done_ns: 0,
+            });
         }
         next
     }

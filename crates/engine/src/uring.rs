@@ -146,7 +146,12 @@ impl UringEngine {
     fn reap_into(&mut self, out: &mut Vec<Completion>) {
         let before = out.len();
         for cqe in self.ring.completion() {
-            out.push(Completion { user_data: cqe.user_data(), result: cqe.result(), cached: false });
+            out.push(Completion {
+                user_data: cqe.user_data(),
+                result: cqe.result(),
+                cached: false,
+                done_ns: 0,
+            });
         }
         self.in_flight -= (out.len() - before) as u32;
     }

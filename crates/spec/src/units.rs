@@ -28,12 +28,14 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "m" | "M" | "MiB" => 1 << 20,
         "g" | "G" | "GiB" => 1 << 30,
         "t" | "T" | "TiB" => 1 << 40,
-        "kb" | "KB" | "Kb" | "kB" | "mb" | "MB" | "gb" | "GB" | "tb" | "TB" => return Err(format!(
+        "kb" | "KB" | "Kb" | "kB" | "mb" | "MB" | "gb" | "GB" | "tb" | "TB" => {
+            return Err(format!(
             "{SIZE_EXPECTED}; '{}' is ambiguous (fio reads it as powers of 1024 unless kb_base=1000, a disk \
                  vendor as powers of 1000): write {} for powers of 1024",
             unit.trim(),
             unit.trim()[..1].to_ascii_uppercase()
-        )),
+        ))
+        }
         _ => return Err(SIZE_EXPECTED.into()),
     };
     if let Some((whole, frac)) = num.split_once('.') {

@@ -304,7 +304,7 @@ impl OpLoop<'_> {
         if let Some(r) = self.replay.as_mut().filter(|r| r.speed.is_some()) {
             r.lag.record(submitted.saturating_sub(of));
         }
-        self.record_per_target(&op, result, now - of, now - submitted);
+        self.record_per_target(&op, result, now - of, now.saturating_sub(submitted));
         if let Some(splits) = self.splits.as_mut() {
             splits.count(&op);
         }
@@ -354,9 +354,11 @@ impl OpLoop<'_> {
     /// falls in the window.
     #[inline]
     fn complete<E: Engine>(&mut self, engine: &mut E, window: &Window, at: (u64, u64), c: &Completion) {
-        let (now, backlog) = at;
+        let (reaped, backlog) = at;
         let Some(idx) = self.slots.reap(engine, c) else { return };
         self.slots.release(idx);
+        // An op the engine completed before this reap (a cache hit) counts from when it was done.
+        let now = if c.done_ns == 0 { reaped } else { c.done_ns.clamp(self.slots.get(idx).of, reaped) };
         // The window counts completions in [ramp end, end): throughput is what the target delivered in the
         // window, even for ops that queued during the ramp (open loop under overload).
         let records = window.records(now);
@@ -367,7 +369,8 @@ impl OpLoop<'_> {
             return;
         }
         let sl = self.slots.get(idx);
-        let (op, lat, svc) = (sl.op, now - sl.of, now - sl.submitted_ns);
+        // A hit done at push was handed over after it: its service time is 0, not negative.
+        let (op, lat, svc) = (sl.op, now - sl.of, now.saturating_sub(sl.submitted_ns));
         let stats = if op.write { &mut self.write } else { &mut self.read };
         if c.result >= 0 {
             stats.record_ok(op.len, c.result as u32, lat, svc);
