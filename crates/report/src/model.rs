@@ -562,6 +562,11 @@ pub struct RateResult {
     /// Per worker group, when the run has more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupRate>,
+    /// iolab's own delay in issuing each op: its submission minus its scheduled arrival, over the window's
+    /// ops of the open-loop workers (merged histograms). Included in the response times; shown apart so a
+    /// reader can tell it from the storage's. Absent in documents from before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_ns: Option<iolab_stats::LatSummary>,
 }
 
 /// One worker group's rate (see [`RateResult::groups`]).

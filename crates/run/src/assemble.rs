@@ -113,7 +113,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
             .map(|(t, _)| t.probe.name.clone())
             .collect(),
         layouts: run.layouts.iter().flatten().map(|l| l.facts.clone()).collect(),
-        rate: rate.as_ref().map(rate_facts),
+        rate: rate.as_ref().map(|r| rate_facts(r, total.all.lat_ns.as_ref().map(|l| l.p99))),
         errors: errors.total,
         eio_injected: injects_eio(&run.integrity),
         short_ios: all.read.short + all.write.short,
@@ -299,12 +299,13 @@ fn target_results(plan: &Plan, outputs: &[WorkerOutput], measured_s: f64) -> Vec
 }
 
 /// What the warnings need of the open-loop figures.
-fn rate_facts(r: &RateResult) -> RateFacts {
+fn rate_facts(r: &RateResult, response_p99_ns: Option<u64>) -> RateFacts {
     RateFacts {
         offered_iops: r.offered_iops,
         achieved_iops: r.achieved_iops,
         backlog_at_end: r.backlog_at_end,
         poisson: r.arrival == "poisson",
+        lag_p99_ns: r.lag_ns.as_ref().zip(response_p99_ns).map(|(l, p99)| (l.p99, p99)),
     }
 }
 
@@ -339,7 +340,12 @@ fn rate_result(plan: &Plan, outputs: &[WorkerOutput], workers: &[WorkerResult]) 
             achieved_iops: achieved(&|x| x.group == w.group),
         });
     }
+    let mut lag = iolab_stats::LatencyHistogram::new();
+    for l in outputs.iter().filter_map(|o| o.lag.as_deref()) {
+        lag.merge(l);
+    }
     Some(RateResult {
+        lag_ns: lag.summary(),
         offered_iops: plan.workers.iter().filter_map(|w| w.rate_iops).sum(),
         arrival: format!("{arrival:?}").to_lowercase(),
         achieved_iops: achieved(&|x| x.rate_iops.is_some()),

@@ -124,7 +124,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     }
     let outputs = multi::done(sync, outputs, collected.announced)?;
     let layouts = layouts.finish(&p.plan, &opened, &files, &outputs);
-    let lag_histograms: Vec<_> = outputs.iter().filter_map(|o| o.replay_lag.clone()).collect();
+    let lag_histograms: Vec<_> = outputs.iter().filter_map(|o| o.lag.clone()).collect();
     let target_names: Vec<String> = p.plan.targets.iter().map(|t| t.name.clone()).collect();
     let Prepared { plan, regions, probes, warnings, .. } = p;
     let run = Finished {

@@ -52,6 +52,8 @@ pub struct RateFacts {
     pub backlog_at_end: u64,
     /// Poisson arrivals: the count in a window is random (standard deviation √N), not exact.
     pub poisson: bool,
+    /// The lag's p99 (submission minus scheduled arrival) and the response time's p99, ns, when measured.
+    pub lag_p99_ns: Option<(u64, u64)>,
 }
 
 impl RateFacts {
@@ -147,6 +149,11 @@ pub fn run_warnings(f: &RunFacts) -> Vec<Warning> {
     }
     target_warnings(f, &mut w);
     if let Some(r) = &f.rate {
+        if let Some((lag, response)) = r.lag_p99_ns {
+            if lag >= iolab_stats::LAG_FLOOR_NS && lag as f64 > iolab_stats::LAG_SHARE * response as f64 {
+                w.push(Warning::DispatchLag { lag_p99_ns: lag, response_p99_ns: response });
+            }
+        }
         if r.not_sustained(f.measured_s) {
             w.push(Warning::RateNotSustained {
                 offered_iops: r.offered_iops,
@@ -247,7 +254,13 @@ mod tests {
     fn run_warnings_rate_not_sustained_below_the_ratio_or_with_backlog() {
         let rate = |achieved_iops: f64, backlog_at_end: u64| RunFacts {
             open_loop: true,
-            rate: Some(RateFacts { offered_iops: 1000.0, achieved_iops, backlog_at_end, poisson: false }),
+            rate: Some(RateFacts {
+                offered_iops: 1000.0,
+                achieved_iops,
+                backlog_at_end,
+                poisson: false,
+                lag_p99_ns: None,
+            }),
             ..closed(1, 1.0)
         };
         assert_eq!(run_warnings(&rate(960.0, 0)), vec![]);
@@ -255,6 +268,27 @@ mod tests {
         assert!(matches!(w[..], [Warning::RateNotSustained { backlog_at_end: 0, .. }]), "{w:?}");
         assert_eq!(run_warnings(&rate(1000.0, 3)), vec![], "3 pending of 1,000 offered: timing");
         assert_eq!(run_warnings(&rate(1000.0, 300)).len(), 1, "a backlog of 3 % of the arrivals");
+    }
+
+    /// Issue 25, item 1 (c): the lag is warned about when its p99 is a material share of the response p99.
+    #[test]
+    fn a_lag_that_is_a_material_share_of_the_response_time_is_warned_about() {
+        let rate = |lag_p99_ns| RunFacts {
+            open_loop: true,
+            rate: Some(RateFacts {
+                offered_iops: 100.0,
+                achieved_iops: 100.0,
+                backlog_at_end: 0,
+                poisson: false,
+                lag_p99_ns,
+            }),
+            ..closed(1, 1.0)
+        };
+        let w = run_warnings(&rate(Some((566_000, 600_000))));
+        assert!(matches!(w[..], [Warning::DispatchLag { lag_p99_ns: 566_000, .. }]), "{w:?}");
+        assert_eq!(run_warnings(&rate(Some((20_000, 600_000)))), vec![], "3 %");
+        assert_eq!(run_warnings(&rate(Some((3_000, 8_000)))), vec![], "under the floor");
+        assert_eq!(run_warnings(&rate(None)), vec![]);
     }
 
     /// Issue 25, item 3: `--rate 10k --arrival poisson` on a target far from saturation ended with one arrival
@@ -268,6 +302,7 @@ mod tests {
             achieved_iops,
             backlog_at_end,
             poisson,
+            lag_p99_ns: None,
         };
         assert!(!facts(10_000.0, 9_920.7, 1, true).not_sustained(3.0));
         assert!(facts(1_000.0, 975.0, 250, true).not_sustained(10.0));
@@ -285,6 +320,7 @@ mod tests {
             achieved_iops,
             backlog_at_end: 0,
             poisson: true,
+            lag_p99_ns: None,
         };
         assert!(!facts(40.0, 33.5).not_sustained(2.0));
         assert!(facts(40.0, 20.0).not_sustained(2.0));

@@ -47,6 +47,9 @@ pub(crate) struct WireOutput {
     read_sources: Option<(String, String)>,
     per_target: Option<Vec<(WireOps, WireOps)>>,
     split_ios: Vec<u64>,
+    /// Open loop: the lag histogram (`iolab-hdr/1`).
+    #[serde(default)]
+    lag: Option<String>,
 }
 
 impl WireOps {
@@ -139,6 +142,7 @@ impl WireOutput {
                 .as_ref()
                 .map(|pt| pt.iter().map(|(r, w)| (WireOps::of(r), WireOps::of(w))).collect()),
             split_ios: o.split_ios.clone(),
+            lag: o.lag.as_ref().map(|l| l.to_base64()),
         }
     }
 
@@ -171,10 +175,10 @@ impl WireOutput {
             read_sources,
             per_target,
             split_ios: self.split_ios,
-            // Both are said or merged on the rank that has them, before the outputs cross: trace waits in
-            // its own notice, and a replay runs on one host (docs/MULTIHOST.md).
+            // Trace waits are said on the rank that has them, before the outputs cross; the lag crosses (an
+            // open-loop run's, merged like the latencies; a replay runs on one host, docs/MULTIHOST.md).
             trace_waits: 0,
-            replay_lag: None,
+            lag: self.lag.as_deref().map(histogram).transpose()?.map(Box::new),
         })
     }
 }

@@ -37,6 +37,14 @@ pub const SHORT_RUN_S: f64 = 5.0;
 /// end) raises [`Warning::RateNotSustained`]. 5% below the offer is beyond the jitter of a sustained rate.
 pub const RATE_SUSTAINED_RATIO: f64 = 0.95;
 
+/// Open loop: when the lag's p99 (iolab's own delay in issuing an op) exceeds this share of the response
+/// time's p99, [`Warning::DispatchLag`] is raised: a tenth of the figure a reader judges is not the storage's.
+pub const LAG_SHARE: f64 = 0.1;
+
+/// Below this the lag is not worth a warning whatever its share (a response p99 of a few microseconds on a
+/// RAM disk).
+pub const LAG_FLOOR_NS: u64 = 5_000;
+
 /// The share of a run's arrivals that may still be pending at its end on a rate the target sustains
 /// (arrivals due while every slot was busy): a backlog larger than this, and than three standard deviations
 /// of a Poisson arrival count, grew through the run.
@@ -106,6 +114,14 @@ pub enum Warning {
         achieved_iops: f64,
         /// Arrivals not yet submitted when the run ended.
         backlog_at_end: u64,
+    },
+    /// Open loop: iolab's own delay in issuing ops (lag: submission minus scheduled arrival) is a material
+    /// share ([`LAG_SHARE`]) of the response time's p99, which includes it.
+    DispatchLag {
+        /// The lag's 99th percentile, ns.
+        lag_p99_ns: u64,
+        /// The response time's 99th percentile, ns.
+        response_p99_ns: u64,
     },
     /// Some completions failed.
     Errors {
@@ -242,6 +258,12 @@ impl Warning {
             Self::RateNotSustained { offered_iops, achieved_iops, backlog_at_end } => format!(
                 "offered rate not sustained: {achieved_iops:.1} of {offered_iops:.1} IOPS achieved, {backlog_at_end} arrivals pending at the end"
             ),
+            Self::DispatchLag { lag_p99_ns, response_p99_ns } => format!(
+                "iolab issued ops late: lag p99 {:.1} us is {:.0}% of the response p99 {:.1} us, which includes it",
+                *lag_p99_ns as f64 / 1e3,
+                100.0 * *lag_p99_ns as f64 / (*response_p99_ns).max(1) as f64,
+                *response_p99_ns as f64 / 1e3
+            ),
             Self::Errors { count } => format!("{count} I/O errors"),
             Self::InjectedErrors { count } => format!("{count} I/O errors, with EIO injected by --inject"),
             Self::ShortIo { count } => format!("{count} short reads or writes (fewer bytes than requested)"),
@@ -301,6 +323,11 @@ impl Warning {
             Self::FirstIntervalSlow { .. } => "consider --ramp to exclude warm-up from the measurement",
             Self::RateNotSustained { .. } => {
                 "the target is saturated at this rate; lower --rate or raise qd; latencies include queueing delay"
+            }
+            Self::DispatchLag { .. } => {
+                "the issuing thread woke late or was busy (timer wake-up, scheduling, other load on its CPU): \
+                 the response times hold that delay; run on an idle machine, with fewer workers than cores, or \
+                 read the storage's part in the service times"
             }
             Self::Errors { .. } => "see the errors section (by errno); the device or filesystem may be failing",
             Self::InjectedErrors { .. } => {

@@ -166,8 +166,9 @@ pub struct WorkerOutput {
     pub split_ios: Vec<u64>,
     /// `--trace`: batches whose send waited for the trace writer thread (it was behind).
     pub trace_waits: u64,
-    /// `iolab replay`: each op's lag, actual submit - scheduled start (timed replay; empty at `max`).
-    pub replay_lag: Option<Box<LatencyHistogram>>,
+    /// Each op's lag, actual submit - intended start, in the window: an open-loop worker's (its arrivals) or a
+    /// timed replay's (its schedule; empty at `max`); `None` in closed loop.
+    pub lag: Option<Box<LatencyHistogram>>,
 }
 
 /// Counts split I/Os per target against the boundaries of [`WorkerSetup::boundaries`]: a branch per op, and

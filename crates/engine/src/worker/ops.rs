@@ -53,8 +53,10 @@ struct OpLoop<'a> {
     trace: Option<Recorder>,
     /// `iolab replay`: the trace's ops in place of the generator and the arrivals.
     replay: Option<Replaying<'a>>,
+    /// Open loop: each op's lag (submit - intended start), iolab's own delay in issuing it.
+    lag: Option<Box<iolab_stats::LatencyHistogram>>,
     /// Whether a completion has more to do than the common path: per-target stats, split I/Os, `--trace`,
-    /// replay lag. One branch per I/O instead of one per feature.
+    /// replay or open-loop lag. One branch per I/O instead of one per feature.
     extras: bool,
 }
 
@@ -133,9 +135,14 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
             speed: r.speed,
             lag: Box::default(),
         }),
+        lag: w.rate_iops.map(|_| Box::default()),
         extras: false,
     };
-    l.extras = l.per_target.is_some() || l.splits.is_some() || l.trace.is_some() || l.replay.is_some();
+    l.extras = l.per_target.is_some()
+        || l.splits.is_some()
+        || l.trace.is_some()
+        || l.replay.is_some()
+        || l.lag.is_some();
     let (window, arrivals) = begin(engine, s, w.rate_iops, w.arrival);
     l.last_completion = window.measure_start;
     if let Some(t) = l.trace.as_mut() {
@@ -207,7 +214,7 @@ impl OpLoop<'_> {
             per_target: self.per_target,
             split_ios: SplitCounter::into_counts(self.splits),
             trace_waits: self.trace.map_or(0, Recorder::finish),
-            replay_lag: self.replay.map(|r| r.lag),
+            lag: self.replay.map(|r| r.lag).or(self.lag),
         })
     }
 
@@ -303,6 +310,9 @@ impl OpLoop<'_> {
         }
         if let Some(r) = self.replay.as_mut().filter(|r| r.speed.is_some()) {
             r.lag.record(submitted.saturating_sub(of));
+        }
+        if let Some(lag) = self.lag.as_mut() {
+            lag.record(submitted.saturating_sub(of));
         }
         self.record_per_target(&op, result, now - of, now.saturating_sub(submitted));
         if let Some(splits) = self.splits.as_mut() {

@@ -38,6 +38,11 @@ pub fn run_worker(setup: WorkerSetup) -> Result<WorkerOutput, EngineError> {
     let buffers = Buffers::new(2 * w.qd + staging, w.max_bs.max(line), w.data, data_seed);
     let slots = w.qd + setup.cache.as_ref().map_or(0, |c| c.extra_slots());
     let clock = RealClock::new(setup.epoch);
+    if !matches!(setup.engine, EngineChoice::Sim { seat: Some(_), .. }) {
+        // The kernel may fire this thread's timers up to its timer slack late (50 us by default): on the real
+        // clock an open-loop arrival must not wait for that. Best effort: a refusal changes only the lag.
+        let _ = nix::sys::prctl::set_timerslack(1);
+    }
     let layered = setup.cache.is_some()
         || setup.links.iter().any(Option::is_some)
         || setup.verify.is_some()

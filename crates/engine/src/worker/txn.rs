@@ -212,7 +212,7 @@ impl TxnLoop<'_> {
             per_target: None,
             split_ios: SplitCounter::into_counts(self.splits),
             trace_waits: self.trace.map_or(0, Recorder::finish),
-            replay_lag: None,
+            lag: None,
         })
     }
 

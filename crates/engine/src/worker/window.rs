@@ -20,6 +20,11 @@ use std::sync::mpsc::Sender;
 /// Longest wait in one engine call, so a stop request is seen even when the device hangs.
 const TICK_NS: u64 = 200_000_000;
 
+/// On the real clock, how long before an open-loop arrival the worker stops sleeping (in the kernel or on a
+/// timer) and polls instead: a timer wakes tens of microseconds late on a busy or virtual machine, a poll at
+/// once. The cost is this much CPU per arrival at most, and only while no completion is due first.
+pub(crate) const ARRIVAL_SPIN_NS: u64 = 20_000;
+
 /// A worker's window: where it starts and ends, and whether (and why) the worker has stopped issuing.
 pub(crate) struct Window {
     /// When the worker started (after the barrier).
@@ -149,6 +154,18 @@ impl Window {
         end.saturating_sub(self.measure_start)
     }
 
+    /// When to stop waiting for an arrival due at `a`: on the real clock [`ARRIVAL_SPIN_NS`] before it, and
+    /// from then on at once (a poll), so the worker spins the last stretch instead of trusting a timer to wake
+    /// it on time; on virtual time at `a` itself.
+    #[inline]
+    fn before_arrival(&self, now: u64, a: u64) -> u64 {
+        match self.tick_ns {
+            None => a,
+            Some(_) if a.saturating_sub(now) > ARRIVAL_SPIN_NS => a - ARRIVAL_SPIN_NS,
+            Some(_) => now,
+        }
+    }
+
     /// The deadline of one `submit_and_reap` at `now`: a tick, bounded by the end and, while a slot (or queue
     /// room) is free, by the next arrival. After the stop only the tick bounds it: draining needs no clock.
     #[inline]
@@ -159,7 +176,7 @@ impl Window {
                 deadline = deadline.min(e.max(now));
             }
             if let Some(a) = next_arrival {
-                deadline = deadline.min(a);
+                deadline = deadline.min(self.before_arrival(now, a));
             }
         }
         if deadline == u64::MAX {

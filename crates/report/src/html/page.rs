@@ -274,6 +274,15 @@ fn run_cards(out: &mut String, r: &RunResult) {
             &format!("{} arrivals, {} pending at end", rate.arrival, format_count(rate.backlog_at_end)),
             "",
         );
+        if let Some(l) = &rate.lag_ns {
+            card(
+                out,
+                "issue lag p99",
+                &format_duration_ns(l.p99 as f64),
+                &format!("p50 {}: iolab's own delay, in the response times", format_duration_ns(l.p50 as f64)),
+                "",
+            );
+        }
     }
     if let Some(v) = &r.verdict {
         let (text, class) = if v.pass { ("PASS", "pass") } else { ("FAIL", "fail") };

@@ -325,6 +325,15 @@ fn rate_lines(r: &RunResult, out: &mut String) {
         line.push_str(" (above the offer: arrivals queued during the ramp were served in the window)");
     }
     labelled(out, "rate", &line);
+    if let Some(l) = &rate.lag_ns {
+        let lag = format!(
+            "p50 {} p99 {} max {} (iolab's delay in issuing each op after its arrival; in the response times)",
+            format_duration_ns(l.p50 as f64),
+            format_duration_ns(l.p99 as f64),
+            format_duration_ns(l.max as f64)
+        );
+        labelled(out, "lag", &lag);
+    }
     for g in &rate.groups {
         let plural = if g.workers == 1 { "" } else { "s" };
         let what = match g.offered_iops {
