@@ -19,6 +19,7 @@ mod ranks;
 // From flags to jobs, and what runs them.
 mod exec;
 mod flush_signal;
+mod http;
 mod job;
 mod loadgen;
 mod metrics;
