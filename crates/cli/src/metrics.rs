@@ -209,8 +209,15 @@ impl Metrics {
         for (op, s) in [("read", &stats.read), ("write", &stats.write), ("all", &all)] {
             self.set_op(labels, op, s, interval_s);
         }
-        let depth = all.ops as f64 / interval_s * all.lat.mean() / 1e9;
-        self.depth.get_or_create(labels).set(depth);
+        // No op succeeded: no mean, so no depth (absent, not a stale or made-up value).
+        match all.lat.mean() {
+            Some(mean) => {
+                self.depth.get_or_create(labels).set(all.ops as f64 / interval_s * mean / 1e9);
+            }
+            None => {
+                self.depth.remove(labels);
+            }
+        }
         if let Some(rate) = offered {
             self.offered.get_or_create(labels).set(rate);
         }
@@ -228,9 +235,6 @@ impl Metrics {
         self.iops.get_or_create(&labels).set(s.ops as f64 / interval_s);
         self.bytes_per_second.get_or_create(&labels).set(s.bytes as f64 / interval_s);
         self.ops.get_or_create(&labels).inc_by(s.ops);
-        if s.ops == 0 {
-            return;
-        }
         for (q, name) in QUANTILES {
             let l = QuantileLabels {
                 group: g.group.clone(),
@@ -238,7 +242,15 @@ impl Metrics {
                 op: op.into(),
                 quantile: name.into(),
             };
-            self.latency.get_or_create(&l).set(s.lat.quantile(q) as f64 / 1e9);
+            // An interval without a successful op has no quantile: the series is absent until one does.
+            match s.lat.quantile(q) {
+                Some(v) => {
+                    self.latency.get_or_create(&l).set(v as f64 / 1e9);
+                }
+                None => {
+                    self.latency.remove(&l);
+                }
+            }
         }
     }
 }

@@ -458,3 +458,43 @@ fn results_per_target() {
     );
     assert!(text.lines().any(|l| l.starts_with("sim:fixed,latency=200us") && l.contains("200 µs")), "{text}");
 }
+
+/// Issue 24, item 14: a run in which no I/O succeeded (every op fails with an injected EIO, on `mem:` and
+/// on an emulated device) has no per-I/O CPU, no interval latency and no percentile: null in JSON, "-" in
+/// text, Markdown and HTML, never a number made from zero samples.
+#[test]
+fn run_with_no_successful_io_reports_no_figure_from_nothing() {
+    let dir = tempdir();
+    for target in ["mem:16M", "sim:fixed,latency=100us,servers=8"] {
+        let json = dir.path().join("r.json");
+        let out = iolab()
+            .args(["run", "--target", target, "-d", "2s", "--ramp", "0", "--inject", "eio@1", "--no-save"])
+            .args(["--json", json.to_str().unwrap(), "--csv", dir.path().join("r.csv").to_str().unwrap()])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{target}: I/O errors exit 1\n{text}");
+        let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(v["total"]["all"]["ops"], 0, "{target}: no op succeeded");
+        assert!(v["cpu"]["cpu_ns_per_io"].is_null(), "{target}: {}", v["cpu"]);
+        for p in v["timeseries"].as_array().unwrap() {
+            assert!(p["lat_mean_ns"].is_null() && p["lat_p99_ns"].is_null(), "{target}: {p}");
+        }
+        let cpu_line = text.lines().find(|l| l.starts_with("cpu")).expect("a cpu line");
+        assert!(cpu_line.contains(" - per I/O"), "{target}: {cpu_line}");
+        let csv = std::fs::read_to_string(dir.path().join("r.csv")).unwrap();
+        let row = csv.lines().nth(1).expect("a CSV row");
+        assert!(row.ends_with(",,"), "{target}: interval latencies are empty cells: {row}");
+        for (format, name) in [("md", "r.md"), ("html", "r.html")] {
+            let page = dir.path().join(name);
+            iolab()
+                .args(["report", json.to_str().unwrap(), "--format", format, "-o", page.to_str().unwrap()])
+                .assert()
+                .success();
+            let page = std::fs::read_to_string(&page).unwrap();
+            for bad in ["0 ns", "0.0 ns", "ms per I/O", "NaN", "inf"] {
+                assert!(!page.contains(bad), "{target}: the {format} report shows {bad:?}");
+            }
+        }
+    }
+}

@@ -281,7 +281,7 @@ pub(crate) fn extract(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
                     Stat::P999 => lat?.p999 as f64,
                     Stat::Max => lat?.max as f64,
                     Stat::ServiceMean => s.service_lat_ns.as_ref()?.mean,
-                    Stat::CpuPerIo if def.scope == Scope::Total && r.total.all.ops > 0 => r.cpu.cpu_ns_per_io,
+                    Stat::CpuPerIo if def.scope == Scope::Total => r.cpu.cpu_ns_per_io?,
                     Stat::Depth => match &def.scope {
                         Scope::Group(g) => r.groups.iter().find(|x| &x.name == g)?.achieved_depth,
                         _ => r.depth.achieved,

@@ -42,11 +42,20 @@ pub(crate) fn run(r: &RunResult) -> String {
     let mut out = String::with_capacity(64 * (r.timeseries.len() + 1));
     out.push_str(TIMESERIES_CSV_HEADER);
     out.push('\n');
+    // An interval in which no op succeeded has no latency: an empty cell.
+    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     for p in &r.timeseries {
         let _ = writeln!(
             out,
             "{},{},{},{},{},{},{},{}",
-            p.t_s, p.interval_s, p.read_iops, p.write_iops, p.iops, p.mb_s, p.lat_mean_ns, p.lat_p99_ns
+            p.t_s,
+            p.interval_s,
+            p.read_iops,
+            p.write_iops,
+            p.iops,
+            p.mb_s,
+            opt(p.lat_mean_ns),
+            opt(p.lat_p99_ns.map(|v| v as f64))
         );
     }
     out

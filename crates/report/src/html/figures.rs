@@ -49,7 +49,7 @@ pub(crate) fn curve_from_histogram(h: &LatencyHistogram) -> Vec<(f64, f64)> {
             break;
         }
         let p = 1.0 - 1.0 / x;
-        pts.push((x, h.quantile(p) as f64));
+        pts.extend(h.quantile(p).map(|v| (x, v as f64)));
     }
     let last_x = pts.last().map_or(1.0, |p| p.0);
     if count > last_x * 1.01 {
@@ -156,8 +156,8 @@ pub(crate) fn timeseries_charts(label: &str, r: &RunResult) -> Vec<LineChart> {
         format!("time since measurement start (s; {} s intervals)", super::charts::compact(interval));
     let iops_y: Vec<f64> = iops.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
     let lat = vec![
-        Series::new("mean", t.iter().zip(ts).map(|(&x, p)| (x, p.lat_mean_ns)).collect()),
-        Series::new("p99", t.iter().zip(ts).map(|(&x, p)| (x, p.lat_p99_ns as f64)).collect()),
+        Series::new("mean", t.iter().zip(ts).filter_map(|(&x, p)| Some((x, p.lat_mean_ns?))).collect()),
+        Series::new("p99", t.iter().zip(ts).filter_map(|(&x, p)| Some((x, p.lat_p99_ns? as f64))).collect()),
     ];
     let lat_y: Vec<f64> = lat.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
     let log = super::charts::spans_decades(&lat_y);
