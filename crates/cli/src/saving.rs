@@ -132,7 +132,7 @@ fn check_room(path: &std::path::Path) -> Result<()> {
         None => std::path::Path::new("."),
     };
     let Ok(st) = nix::sys::statvfs::statvfs(dir) else { return Ok(()) };
-    let free = st.blocks_available() as u64 * st.fragment_size() as u64;
+    let free = st.blocks_available().saturating_mul(st.fragment_size());
     if free >= MIN_FREE_BYTES {
         return Ok(());
     }
