@@ -498,3 +498,31 @@ fn run_with_no_successful_io_reports_no_figure_from_nothing() {
         }
     }
 }
+
+/// Issue 24, item 14, in a sweep: a point where no op succeeded has no latency (null in JSON, `-` in the text
+/// and an empty CSV cell), and does not pass `--max-p99`.
+#[test]
+fn sweep_with_no_successful_io_reports_no_latency_from_nothing() {
+    let dir = tempdir();
+    let (json, csv) = (dir.path().join("s.json"), dir.path().join("s.csv"));
+    let out = iolab()
+        .args(["sweep", "--qd", "1,2", "--inject", "eio@1", "--no-save", "--max-p99", "1ms"])
+        .args(["--target", "mem:16M", "-d", "1s", "--ramp", "0"])
+        .args(["--json", json.to_str().unwrap(), "--csv", csv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for p in v["points"].as_array().unwrap() {
+        assert!(p["summary"]["lat_mean_ns"].is_null() && p["summary"]["lat_p99_ns"].is_null(), "{p}");
+        for t in p["trials"].as_array().into_iter().flatten() {
+            assert!(t["lat_mean_ns"].is_null() && t["lat_p99_ns"].is_null(), "{t}");
+        }
+    }
+    assert!(!text.contains(" 0 ns"), "the text shows a latency from nothing: {text}");
+    let row = std::fs::read_to_string(&csv).unwrap();
+    assert!(row.lines().nth(1).is_some_and(|l| l.contains(",,")), "empty latency cells: {row}");
+    let limit = &v["max_p99"]["lines"][0]["point"];
+    assert!(limit.is_null(), "no point without a latency passes --max-p99: {}", v["max_p99"]);
+}

@@ -262,8 +262,8 @@ pub(crate) fn extract(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
             match def.stat {
                 Stat::Iops => t.iops,
                 Stat::MbS => t.mb_s,
-                Stat::Mean if t.iops > 0.0 => t.lat_mean_ns,
-                Stat::P99 if t.iops > 0.0 => t.lat_p99_ns,
+                Stat::Mean => t.lat_mean_ns?,
+                Stat::P99 => t.lat_p99_ns?,
                 Stat::Depth => t.achieved_depth,
                 _ => return None,
             }
