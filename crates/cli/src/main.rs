@@ -19,6 +19,7 @@ mod ranks;
 // From flags to jobs, and what runs them.
 mod exec;
 mod flush_signal;
+mod http;
 mod job;
 mod loadgen;
 mod metrics;
@@ -58,6 +59,9 @@ fn main() {
     };
     // Under mpirun or srun (with MPI compiled in), this process is one rank of a run over several hosts.
     let session = ranks::join(&mut cli.command);
+    if runs_long_without_stopping(&cli.command) {
+        signals::exit_on_first_signal();
+    }
     let result = match cli.command {
         args::Command::Run(a) if a.profile.find_max => findmax::find_max(&a),
         args::Command::Run(a) => run::run(&a),
@@ -98,6 +102,15 @@ fn main() {
         s.finish();
     }
     std::process::exit(code);
+}
+
+/// Commands (or their first phase) that read or write much and cannot stop cleanly: the first signal removes
+/// their temporary files and exits 130 (a replay's run, and a capture, switch to draining when they start).
+fn runs_long_without_stopping(command: &args::Command) -> bool {
+    matches!(
+        command,
+        args::Command::Import(_) | args::Command::Trace(_) | args::Command::Mrc(_) | args::Command::Replay(_)
+    )
 }
 
 /// Says `e` (on one host; over several, as [`ranks::end_on_error`] decides) and returns its exit code.

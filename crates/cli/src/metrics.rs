@@ -3,8 +3,9 @@
 //! group and for the whole run (`group="all"`): IOPS and bytes per second by op, response-time quantiles,
 //! achieved depth (Little's law over the interval), offered rate in open loop, completed ops (a counter, for
 //! `rate()`), the transaction backlog of users-and-transactions runs and the cache's read hit ratio. The
-//! encoding is `prometheus-client`'s, the server `tiny_http`'s, on one thread that lives as long as the
-//! process; a sweep keeps one endpoint across its points.
+//! encoding is `prometheus-client`'s (label values escaped here), the server [`crate::http`]'s, on one thread
+//! that lives as long as the process and whose CPU the run's figures leave out; a sweep keeps one endpoint
+//! across its points.
 
 use crate::exit::usage;
 use anyhow::Result;
@@ -16,7 +17,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::{Registry, Unit};
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 static METRICS: OnceLock<Metrics> = OnceLock::new();
 
@@ -70,16 +71,18 @@ pub fn serve(addr: Option<&str>) -> Result<()> {
     if METRICS.get().is_some() {
         return Ok(());
     }
-    let server = tiny_http::Server::http(addr).map_err(|e| {
+    let listener = crate::http::bind(addr).map_err(|e| {
         usage(format!("invalid value '{addr}' for '--metrics': cannot listen there ({e}); expected ADDR:PORT, e.g. '127.0.0.1:9464'"))
     })?;
     let mut registry = Registry::with_prefix("iolab");
     let metrics = Metrics::register(&mut registry);
     let _ = METRICS.set(metrics);
-    let registry = Arc::new(registry);
     std::thread::Builder::new()
         .name("iolab-metrics".into())
-        .spawn(move || answer(&server, &registry))
+        .spawn(move || {
+            let answer = || encode(&registry);
+            crate::http::serve(listener, "/metrics", answer, iolab_run::env::leave_out_this_thread_cpu)
+        })
         .map_err(|e| anyhow::anyhow!("cannot start the metrics thread: {e}"))?;
     Ok(())
 }
@@ -89,26 +92,32 @@ pub fn current() -> Option<&'static Metrics> {
     METRICS.get()
 }
 
-/// Answers scrapes until the process ends: `/metrics` (or `/`) gets the text, anything else a 404.
-fn answer(server: &tiny_http::Server, registry: &Registry) {
-    for request in server.incoming_requests() {
-        let path = request.url().split('?').next().unwrap_or("");
-        let response = if path == "/metrics" || path == "/" {
-            let mut text = String::new();
-            match prometheus_client::encoding::text::encode(&mut text, registry) {
-                Ok(()) => tiny_http::Response::from_string(text).with_header(
-                    tiny_http::Header::from_bytes("Content-Type", CONTENT_TYPE).expect("a valid header"),
-                ),
-                Err(e) => {
-                    tiny_http::Response::from_string(format!("encoding failed: {e}")).with_status_code(500)
-                }
-            }
-        } else {
-            tiny_http::Response::from_string("iolab serves /metrics\n").with_status_code(404)
-        };
-        // A scraper that went away is no concern of the run.
-        let _ = request.respond(response);
+/// A scrape's answer: the registry in the OpenMetrics text format.
+fn encode(registry: &Registry) -> crate::http::Answer {
+    let mut text = String::new();
+    match prometheus_client::encoding::text::encode(&mut text, registry) {
+        Ok(()) => crate::http::Answer { status: "200 OK", content_type: CONTENT_TYPE, body: text },
+        Err(e) => crate::http::Answer {
+            status: "500 Internal Server Error",
+            content_type: "text/plain; charset=utf-8",
+            body: format!("encoding failed: {e}\n"),
+        },
     }
+}
+
+/// A label value as OpenMetrics writes it: backslash, double quote and newline escaped
+/// (`prometheus-client` writes values as given), so no worker or target name can end the value early.
+fn escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 impl Metrics {
@@ -167,7 +176,10 @@ impl Metrics {
         let groups = shape
             .groups
             .iter()
-            .map(|g| (GroupLabels { group: g.name.clone(), targets: g.targets.join(",") }, g.offered_iops))
+            .map(|g| {
+                let labels = GroupLabels { group: escape(&g.name), targets: escape(&g.targets.join(",")) };
+                (labels, g.offered_iops)
+            })
             .collect();
         *self.groups.lock().unwrap_or_else(|p| p.into_inner()) = groups;
     }
@@ -197,8 +209,15 @@ impl Metrics {
         for (op, s) in [("read", &stats.read), ("write", &stats.write), ("all", &all)] {
             self.set_op(labels, op, s, interval_s);
         }
-        let depth = all.ops as f64 / interval_s * all.lat.mean() / 1e9;
-        self.depth.get_or_create(labels).set(depth);
+        // No op succeeded: no mean, so no depth (absent, not a stale or made-up value).
+        match all.lat.mean() {
+            Some(mean) => {
+                self.depth.get_or_create(labels).set(all.ops as f64 / interval_s * mean / 1e9);
+            }
+            None => {
+                self.depth.remove(labels);
+            }
+        }
         if let Some(rate) = offered {
             self.offered.get_or_create(labels).set(rate);
         }
@@ -216,9 +235,6 @@ impl Metrics {
         self.iops.get_or_create(&labels).set(s.ops as f64 / interval_s);
         self.bytes_per_second.get_or_create(&labels).set(s.bytes as f64 / interval_s);
         self.ops.get_or_create(&labels).inc_by(s.ops);
-        if s.ops == 0 {
-            return;
-        }
         for (q, name) in QUANTILES {
             let l = QuantileLabels {
                 group: g.group.clone(),
@@ -226,7 +242,15 @@ impl Metrics {
                 op: op.into(),
                 quantile: name.into(),
             };
-            self.latency.get_or_create(&l).set(s.lat.quantile(q) as f64 / 1e9);
+            // An interval without a successful op has no quantile: the series is absent until one does.
+            match s.lat.quantile(q) {
+                Some(v) => {
+                    self.latency.get_or_create(&l).set(v as f64 / 1e9);
+                }
+                None => {
+                    self.latency.remove(&l);
+                }
+            }
         }
     }
 }

@@ -65,7 +65,7 @@ pub fn live_stats(p: &TimePoint) -> String {
         format_rate(p.iops, 0),
         p.mb_s,
         format_duration_ns(p.lat_mean_ns),
-        format_duration_ns(p.lat_p99_ns as f64)
+        format_duration_ns(p.lat_p99_ns.map(|v| v as f64))
     )
 }
 
@@ -612,8 +612,8 @@ mod tests {
             write_iops: 0.0,
             iops,
             mb_s,
-            lat_mean_ns: 492_000.0,
-            lat_p99_ns: p99_ns,
+            lat_mean_ns: Some(492_000.0),
+            lat_p99_ns: Some(p99_ns),
             cache_hit_ratio: None,
         }
     }

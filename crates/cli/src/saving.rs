@@ -83,6 +83,7 @@ impl Saver {
         let path = db_path(&flags.db);
         gate.claim("the catalog", &path.to_string_lossy(), Access::Writes).map_err(usage)?;
         let catalog = std::cell::OnceCell::new();
+        check_room(&path)?;
         if std::fs::symlink_metadata(&path).is_ok() {
             let opened = Catalog::open(&path).map_err(usage)?;
             opened.check_ready_to_save().map_err(usage)?;
@@ -103,19 +104,47 @@ impl Saver {
         Ok(self.catalog.get_or_init(|| opened))
     }
 
-    /// Saves a document (its `--json` text) and says so on stderr.
+    /// Saves a document (its `--json` text) and says so on stderr. The work is done by now, so a catalog
+    /// that cannot take it (a full disk) is exit 3, an output not written, naming the catalog; never 2.
     pub fn save(&self, kind: EntryKind, text: &str) -> Result<String> {
         let not_saved = || format!("the {} finished but was not saved in the catalog", kind_name(kind));
-        let catalog = self.catalog().with_context(not_saved)?;
+        let catalog = self.catalog().map_err(|e| not_written(&e)).with_context(not_saved)?;
         let id = catalog
             .save_text(kind, text, &self.tags, self.note.as_deref())
-            .map_err(usage)
+            .map_err(|e| not_written(&e))
             .with_context(not_saved)?;
         if !self.quiet {
             eprintln!("iolab: saved as {id} in {}", catalog.path().display());
         }
         Ok(id)
     }
+}
+
+/// The free space below which a catalog's file system counts as full before a command starts: SQLite needs
+/// its 32 KiB `-shm` and a few pages of `-wal` before it can even check, and would leave both behind.
+const MIN_FREE_BYTES: u64 = 128 << 10;
+
+/// Refuses, before the catalog is opened (which creates its `-wal` and `-shm` files), a catalog whose file
+/// system is full, so a refused command creates nothing.
+fn check_room(path: &std::path::Path) -> Result<()> {
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d,
+        None => std::path::Path::new("."),
+    };
+    let Ok(st) = nix::sys::statvfs::statvfs(dir) else { return Ok(()) };
+    let free = st.blocks_available().saturating_mul(st.fragment_size());
+    if free >= MIN_FREE_BYTES {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "catalog '{}': disk full ({free} bytes free on the filesystem that holds it, at least {MIN_FREE_BYTES} needed)\n  hint: free space there, or pass --db PATH (or set IOLAB_DB) to use a catalog elsewhere",
+        path.display()
+    )))
+}
+
+/// A save that failed after the work was done: exit 3, its text as the message.
+fn not_written(e: &dyn std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(crate::exit::OutputsNotWritten).context(e.to_string())
 }
 
 /// Saves with `saver` if there is one. The caller prints its output next and returns this result after it,

@@ -1,11 +1,17 @@
-//! Ctrl-C, SIGTERM and SIGHUP (a closed terminal or SSH session). The first signal asks the workers to stop
-//! issuing; they drain what is in flight, the partial result is printed and saved (marked `partial`), and the
-//! process exits 130. A second signal exits at once with code 130, still removing scratch files.
+//! Ctrl-C, SIGTERM and SIGHUP (a closed terminal or SSH session), the same for every command that runs long.
+//! Where the work can stop cleanly ([`stop_flag`]: a run, a sweep, a trace capture) the first signal asks it
+//! to: workers drain what is in flight, the partial result is printed and saved (marked `partial`), a capture
+//! writes what it recorded, and the process exits 130. Where it cannot ([`exit_on_first_signal`]: converting,
+//! importing, reading a trace for a replay, a miss-ratio curve) the first signal exits at once. Either way an
+//! immediate exit (code 130) first removes what the command had made for itself ([`clean_up`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// The first signal exits at once (the command under way cannot stop cleanly).
+static EXIT_ON_FIRST: AtomicBool = AtomicBool::new(false);
 
 /// A signal arrived. The stop flag alone does not say so: verification (`--verify-fail stop`) and
 /// `--stop-on-error` raise it too.
@@ -14,6 +20,19 @@ static SIGNALED: AtomicBool = AtomicBool::new(false);
 /// The process-wide stop flag, raised by the first Ctrl-C, SIGTERM or SIGHUP. Installs the handlers on first use, so
 /// a sweep's many runs share one flag and one handler.
 pub fn stop_flag(quiet: bool) -> Arc<AtomicBool> {
+    EXIT_ON_FIRST.store(false, Ordering::Relaxed);
+    install_once(quiet)
+}
+
+/// For work that cannot stop cleanly, until [`stop_flag`] is called: the first Ctrl-C, SIGTERM or SIGHUP
+/// removes temporary and scratch files and exits 130 at once.
+pub fn exit_on_first_signal() {
+    EXIT_ON_FIRST.store(true, Ordering::Relaxed);
+    install_once(true);
+}
+
+/// Installs the handlers on first use, so every phase of a command shares one flag and one handler.
+fn install_once(quiet: bool) -> Arc<AtomicBool> {
     STOP.get_or_init(|| {
         let stop = Arc::new(AtomicBool::new(false));
         install(stop.clone(), quiet);
@@ -45,21 +64,27 @@ fn install(stop: Arc<AtomicBool>, quiet: bool) {
             let mut count = 0;
             for _ in signals.forever() {
                 count += 1;
-                if count == 1 {
-                    SIGNALED.store(true, Ordering::Relaxed);
-                    stop.store(true, Ordering::Relaxed);
-                    if !quiet {
-                        eprintln!(
-                            "\niolab: stopping: draining in-flight I/O (press Ctrl-C again to quit at once)"
-                        );
-                    }
-                } else {
-                    iolab_device::remove_scratch_files();
-                    iolab_device::throttle::cleanup_on_exit();
-                    eprintln!("\niolab: interrupted; scratch files removed");
+                if count > 1 || EXIT_ON_FIRST.load(Ordering::Relaxed) {
+                    clean_up();
+                    eprintln!("\niolab: interrupted; scratch and temporary files removed");
                     std::process::exit(130);
+                }
+                SIGNALED.store(true, Ordering::Relaxed);
+                stop.store(true, Ordering::Relaxed);
+                if !quiet {
+                    eprintln!(
+                        "\niolab: stopping: draining in-flight I/O (press Ctrl-C again to quit at once)"
+                    );
                 }
             }
         })
         .ok();
+}
+
+/// What an exit that skips destructors must undo: scratch files and outputs' temporary files (both in the
+/// scratch registry), cgroup throttles, and a trace capture's tracefs instance.
+pub fn clean_up() {
+    iolab_device::remove_scratch_files();
+    iolab_device::throttle::cleanup_on_exit();
+    iolab_trace::capture::remove_live_instance();
 }

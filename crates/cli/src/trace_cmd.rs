@@ -153,10 +153,15 @@ fn capture(device: &str, duration: &str, output: &str) -> Result<ExitStatus> {
         .map_err(|e| usage(format!("--duration '{duration}': {e}")))?;
     let mut gate = WriteGate::new();
     let out = gate.output("-o", output).map_err(usage)?;
+    // The first signal ends the capture early and what was recorded is written (atomically); a second exits
+    // at once, removing the tracefs instance and the output's temporary file.
+    let stop = crate::signals::stop_flag(true);
     let mut trace = Vec::new();
-    let n = iolab_trace::capture::capture(device, std::time::Duration::from_nanos(duration_ns), &mut trace)
-        .map_err(usage)?;
-    eprintln!("iolab: captured {} ops of {device}", format_count(n));
+    let duration = std::time::Duration::from_nanos(duration_ns);
+    let n = iolab_trace::capture::capture(device, duration, &stop, &mut trace).map_err(usage)?;
+    let early =
+        if crate::signals::interrupted() { " (interrupted: what was recorded until then)" } else { "" };
+    eprintln!("iolab: captured {} ops of {device}{early}", format_count(n));
     write_bytes(&out, &trace)?;
     Ok(ExitStatus::Ok)
 }

@@ -94,7 +94,7 @@ fn random_reads(qd: u32) {
         "qd {qd}: {} reads in {} ms, mean service {:.0} us, depth {d:.1}, features {:?}",
         o.read.ops,
         o.window_ns / 1_000_000,
-        o.read.service_lat.mean() / 1e3,
+        o.read.service_lat.mean().unwrap_or(f64::NAN) / 1e3,
         o.features
     );
     assert!(o.read.ops > 0, "{o:?}");

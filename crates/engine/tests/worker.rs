@@ -195,7 +195,8 @@ fn open_loop_above_capacity_shows_queueing_in_response_not_service() {
     // About half of the 20,000 arrivals due in the window were never issued.
     assert!(o.backlog_at_end.abs_diff(10_000) <= 2, "backlog {}", o.backlog_at_end);
     assert_intervals(&r, 10);
-    let means: Vec<f64> = r.intervals.iter().map(|i| i.read.lat.mean()).collect();
+    let means: Vec<f64> =
+        r.intervals.iter().map(|i| i.read.lat.mean().expect("reads in every interval")).collect();
     assert!(means.windows(2).all(|w| w[1] > w[0]), "response grows interval by interval: {means:?}");
 }
 

@@ -6,11 +6,12 @@
 //! it, it depends on neither.
 
 /// A duration in the unit that gives 3 significant figures: `850 ns`, `85.3 ns`, `1.82 ms`,
-/// `21.3 ms`, `182 µs`, `1.23 s`, `1234 s`. `-` for negative or non-finite values.
-pub fn format_duration_ns(ns: f64) -> String {
-    if !ns.is_finite() || ns < 0.0 {
+/// `21.3 ms`, `182 µs`, `1.23 s`, `1234 s`. `-` for none (a figure over zero samples), negative or
+/// non-finite values.
+pub fn format_duration_ns(ns: impl Into<Option<f64>>) -> String {
+    let Some(ns) = ns.into().filter(|ns| ns.is_finite() && *ns >= 0.0) else {
         return "-".to_string();
-    }
+    };
     const UNITS: [(&str, f64); 4] = [("ns", 1.0), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)];
     for (i, &(unit, scale)) in UNITS.iter().enumerate() {
         let v = ns / scale;

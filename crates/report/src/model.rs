@@ -529,8 +529,9 @@ pub struct Cpu {
     pub user_s: f64,
     /// System CPU seconds.
     pub sys_s: f64,
-    /// (user + sys) / completed ops, in nanoseconds.
-    pub cpu_ns_per_io: f64,
+    /// (user + sys) / completed ops, in nanoseconds; None (null) when no op completed successfully. Leaves
+    /// out the CPU of the `--metrics` endpoint's thread, as `user_s` and `sys_s` do.
+    pub cpu_ns_per_io: Option<f64>,
     /// (user + sys) / measured seconds.
     pub cores_used: f64,
     /// The process's peak resident memory by the end of the run (getrusage's `ru_maxrss`); absent in results

@@ -69,15 +69,20 @@ impl SteadyStateTracker {
         }
     }
 
-    /// Adds one finished interval (its IOPS and mean latency); returns true when the window is steady. Once
-    /// steady, later intervals are ignored.
-    pub fn push(&mut self, iops: f64, lat_mean_ns: f64) -> bool {
+    /// Adds one finished interval (its IOPS and mean latency, None when no op succeeded in it); returns true
+    /// when the window is steady. Once steady, later intervals are ignored. On latency, an interval without a
+    /// latency empties the window: steadiness is never found across a gap.
+    pub fn push(&mut self, iops: f64, lat_mean_ns: Option<f64>) -> bool {
         if self.reached {
             // The run is ending; its last, shorter interval must not change what was found.
             return true;
         }
-        let v = if self.rule.metric == "lat" { lat_mean_ns } else { iops };
         self.seen += 1;
+        let v = if self.rule.metric == "lat" { lat_mean_ns } else { Some(iops) };
+        let Some(v) = v else {
+            self.values.clear();
+            return false;
+        };
         if self.values.len() == self.window_intervals {
             self.values.pop_front();
         }
@@ -119,11 +124,11 @@ mod tests {
     fn steady_state_needs_a_full_window_within_pct() {
         let rule = SteadyStateRule { metric: "iops".into(), max_dev_pct: 5.0, window_s: 3.0, limit_s: 60.0 };
         let mut t = SteadyStateTracker::new(rule, 1.0);
-        assert!(!t.push(100.0, 0.0));
-        assert!(!t.push(200.0, 0.0));
-        assert!(!t.push(210.0, 0.0), "window 100,200,210 is not steady");
+        assert!(!t.push(100.0, None));
+        assert!(!t.push(200.0, None));
+        assert!(!t.push(210.0, None), "window 100,200,210 is not steady");
         // 200, 210, 200: mean 203.3, largest deviation 6.7 = 3.3 % of the mean.
-        assert!(t.push(200.0, 0.0));
+        assert!(t.push(200.0, None));
         let r = t.result();
         assert!(r.reached);
         assert_eq!(r.window, vec![200.0, 210.0, 200.0]);
@@ -135,7 +140,7 @@ mod tests {
     fn steady_state_on_latency_uses_mean_latency() {
         let rule = SteadyStateRule { metric: "lat".into(), max_dev_pct: 1.0, window_s: 2.0, limit_s: 60.0 };
         let mut t = SteadyStateTracker::new(rule, 1.0);
-        assert!(!t.push(1.0, 100.0));
-        assert!(t.push(5000.0, 100.5), "IOPS vary wildly but latency does not");
+        assert!(!t.push(1.0, Some(100.0)));
+        assert!(t.push(5000.0, Some(100.5)), "IOPS vary wildly but latency does not");
     }
 }

@@ -95,10 +95,10 @@ pub struct TrialMetrics {
     pub iops: f64,
     /// 10^6 bytes per second.
     pub mb_s: f64,
-    /// Mean response time of all ops, ns (0 without ops).
-    pub lat_mean_ns: f64,
-    /// p99 response time of all ops, ns (0 without ops).
-    pub lat_p99_ns: f64,
+    /// Mean response time of all ops, ns; None (null) when no op succeeded.
+    pub lat_mean_ns: Option<f64>,
+    /// p99 response time of all ops, ns; None (null) when no op succeeded.
+    pub lat_p99_ns: Option<f64>,
     /// Achieved queue depth (Little's law over all workers).
     pub achieved_depth: f64,
     /// Mean response time of reads, ns (None without reads): the seeds' cache tables report read latency.
@@ -118,8 +118,8 @@ impl TrialMetrics {
             partial: r.partial,
             iops: r.total.all.iops,
             mb_s: r.total.all.mb_s,
-            lat_mean_ns: lat.map_or(0.0, |l| l.mean),
-            lat_p99_ns: lat.map_or(0.0, |l| l.p99 as f64),
+            lat_mean_ns: lat.map(|l| l.mean),
+            lat_p99_ns: lat.map(|l| l.p99 as f64),
             achieved_depth: r.depth.achieved,
             read_lat_mean_ns: r.total.read.lat_ns.as_ref().map(|l| l.mean),
             cache_read_pct: r.cache.as_ref().map(|c| c.hit_ratio * 100.0),
@@ -136,10 +136,10 @@ pub struct PointSummary {
     pub iops: MetricSummary,
     /// 10^6 bytes per second.
     pub mb_s: MetricSummary,
-    /// Mean response time, ns.
-    pub lat_mean_ns: MetricSummary,
-    /// p99 response time, ns.
-    pub lat_p99_ns: MetricSummary,
+    /// Mean response time, ns; None (null) when a trial had no successful op.
+    pub lat_mean_ns: Option<MetricSummary>,
+    /// p99 response time, ns; None (null) when a trial had no successful op.
+    pub lat_p99_ns: Option<MetricSummary>,
     /// Achieved queue depth.
     pub achieved_depth: MetricSummary,
     /// Mean response time of reads, ns; absent when a trial had no reads.
@@ -158,8 +158,8 @@ impl PointSummary {
             n: trials.len() as u32,
             iops: of(|t| t.iops),
             mb_s: of(|t| t.mb_s),
-            lat_mean_ns: of(|t| t.lat_mean_ns),
-            lat_p99_ns: of(|t| t.lat_p99_ns),
+            lat_mean_ns: optional(trials, |t| t.lat_mean_ns),
+            lat_p99_ns: optional(trials, |t| t.lat_p99_ns),
             achieved_depth: of(|t| t.achieved_depth),
             read_lat_mean_ns: optional(trials, |t| t.read_lat_mean_ns),
             cache_read_pct: optional(trials, |t| t.cache_read_pct),
@@ -299,8 +299,9 @@ impl SweepResult {
                 point: i.map(|i| pts[i].index),
                 value: i.and_then(|i| pts[i].params.get(&axis).cloned()),
             };
-            let pairs: Vec<(f64, f64)> =
-                pts.iter().map(|p| (p.summary.iops.mean, p.summary.lat_p99_ns.mean)).collect();
+            // A point without a latency (no op succeeded) passes no latency limit: its p99 counts as endless.
+            let p99 = |p: &SweepPoint| p.summary.lat_p99_ns.as_ref().map_or(f64::INFINITY, |m| m.mean);
+            let pairs: Vec<(f64, f64)> = pts.iter().map(|p| (p.summary.iops.mean, p99(p))).collect();
             knee_lines.push(mark(find_knee(&pairs, iops_gain_pct, lat_growth_pct)));
             if let Some(limit) = max_p99_ns {
                 let p99: Vec<f64> = pairs.iter().map(|p| p.1).collect();
@@ -416,8 +417,8 @@ mod tests {
                     partial: false,
                     iops,
                     mb_s: iops * 4096.0 / 1e6,
-                    lat_mean_ns: p99,
-                    lat_p99_ns: p99,
+                    lat_mean_ns: Some(p99),
+                    lat_p99_ns: Some(p99),
                     achieved_depth: qd.parse().unwrap(),
                     read_lat_mean_ns: None,
                     cache_read_pct: None,

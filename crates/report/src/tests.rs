@@ -73,8 +73,8 @@ pub(crate) fn sample() -> RunResult {
             write_iops: 30_000.0,
             iops: 100_000.0 + i as f64,
             mb_s: 819.2,
-            lat_mean_ns: 2_009_300.0,
-            lat_p99_ns: 5_000_000,
+            lat_mean_ns: Some(2_009_300.0),
+            lat_p99_ns: Some(5_000_000),
             cache_hit_ratio: None,
         })
         .collect();
@@ -129,7 +129,7 @@ pub(crate) fn sample() -> RunResult {
         cpu: Cpu {
             user_s: 1.23,
             sys_s: 4.56,
-            cpu_ns_per_io: 5_786.6,
+            cpu_ns_per_io: Some(5_786.6),
             cores_used: 0.579,
             peak_rss_bytes: Some(85 << 20),
         },
@@ -474,7 +474,7 @@ fn sample_steady_state() -> RunResult {
     };
     let mut t = crate::steady::SteadyStateTracker::new(rule, 1.0);
     for v in [50_000.0, 80_000.0, 81_000.0, 80_500.0] {
-        t.push(v, 100_000.0);
+        t.push(v, Some(100_000.0));
     }
     r.steady_state = Some(t.result());
     r

@@ -260,7 +260,7 @@ pub(crate) fn cpu(start: Option<((f64, f64), Instant)>, end: ((f64, f64), Instan
     Cpu {
         user_s,
         sys_s,
-        cpu_ns_per_io: (user_s + sys_s) * 1e9 / ops.max(1) as f64,
+        cpu_ns_per_io: iolab_stats::per_op(user_s + sys_s, ops).map(|s| s * 1e9),
         cores_used: (user_s + sys_s) / wall_s,
         peak_rss_bytes: env::peak_rss_bytes(),
     }

@@ -460,7 +460,7 @@ fn cpu_over_hosts(hosts: &[HostResult], ops: u64) -> Cpu {
     Cpu {
         user_s,
         sys_s,
-        cpu_ns_per_io: (user_s + sys_s) * 1e9 / ops.max(1) as f64,
+        cpu_ns_per_io: iolab_stats::per_op(user_s + sys_s, ops).map(|s| s * 1e9),
         cores_used: hosts.iter().map(|h| h.cpu.cores_used).sum(),
         peak_rss_bytes: hosts.iter().filter_map(|h| h.cpu.peak_rss_bytes).max(),
     }

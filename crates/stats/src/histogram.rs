@@ -245,13 +245,10 @@ impl LatencyHistogram {
         self.saturated_count
     }
 
-    /// Exact arithmetic mean, 0 when empty.
-    pub fn mean(&self) -> f64 {
+    /// Exact arithmetic mean; None when empty (no figure from zero samples).
+    pub fn mean(&self) -> Option<f64> {
         let n = self.count();
-        if n == 0 {
-            return 0.0;
-        }
-        self.sum_ns as f64 / n as f64
+        (n > 0).then(|| self.sum_ns as f64 / n as f64)
     }
 
     /// Sample standard deviation (n - 1 denominator, as fio), 0 for fewer than 2 samples.
@@ -281,10 +278,10 @@ impl LatencyHistogram {
 
     /// Value at quantile `q` (0..=1, clamped): the smallest value that at least a fraction `q` of
     /// the samples are at or below (HDR convention), reported as the top of its sub-bucket and
-    /// clamped into the exact `[min, max]`. 0 when empty.
-    pub fn quantile(&self, q: f64) -> u64 {
+    /// clamped into the exact `[min, max]`. None when empty.
+    pub fn quantile(&self, q: f64) -> Option<u64> {
         if self.count() == 0 {
-            return 0;
+            return None;
         }
         let q = if q.is_nan() { 0.0 } else { q.clamp(0.0, 1.0) };
         // The ends are exact: q = 0 is the exact min, q = 1 the exact max (even when saturated).
@@ -295,24 +292,21 @@ impl LatencyHistogram {
         } else {
             self.hdr.value_at_quantile(q)
         };
-        v.clamp(self.min(), self.max())
+        Some(v.clamp(self.min(), self.max()))
     }
 
     /// Digest of the histogram; `None` when empty.
     pub fn summary(&self) -> Option<LatSummary> {
-        if self.count() == 0 {
-            return None;
-        }
         Some(LatSummary {
             min: self.min(),
-            mean: self.mean(),
+            mean: self.mean()?,
             stdev: self.stdev(),
-            p50: self.quantile(0.50),
-            p90: self.quantile(0.90),
-            p95: self.quantile(0.95),
-            p99: self.quantile(0.99),
-            p999: self.quantile(0.999),
-            p9999: self.quantile(0.9999),
+            p50: self.quantile(0.50)?,
+            p90: self.quantile(0.90)?,
+            p95: self.quantile(0.95)?,
+            p99: self.quantile(0.99)?,
+            p999: self.quantile(0.999)?,
+            p9999: self.quantile(0.9999)?,
             max: self.max(),
         })
     }
@@ -423,8 +417,8 @@ mod tests {
     #[test]
     fn histogram_empty_reports_zeroes_and_no_summary() {
         let h = LatencyHistogram::new();
-        assert_eq!((h.count(), h.min(), h.max(), h.quantile(0.99)), (0, 0, 0, 0));
-        assert_eq!(h.mean(), 0.0);
+        assert_eq!((h.count(), h.min(), h.max(), h.quantile(0.99)), (0, 0, 0, None));
+        assert_eq!(h.mean(), None, "no mean from zero samples");
         assert_eq!(h.stdev(), 0.0);
         assert!(h.summary().is_none());
     }
@@ -438,10 +432,10 @@ mod tests {
         assert_eq!(h.min(), 77);
         assert_eq!(h.max(), 9_999_999);
         assert_eq!(h.sum_ns(), 123_457 + 9_999_999 + 1_000_001 + 77);
-        assert_eq!(h.mean(), (123_457.0 + 9_999_999.0 + 1_000_001.0 + 77.0) / 4.0);
+        assert_eq!(h.mean().unwrap(), (123_457.0 + 9_999_999.0 + 1_000_001.0 + 77.0) / 4.0);
         // The HDR part alone would report 10_002_431 for the max (top of its sub-bucket).
-        assert_eq!(h.quantile(1.0), 9_999_999);
-        assert_eq!(h.quantile(0.0), 77);
+        assert_eq!(h.quantile(1.0).unwrap(), 9_999_999);
+        assert_eq!(h.quantile(0.0).unwrap(), 77);
     }
 
     #[test]
@@ -462,7 +456,7 @@ mod tests {
         h.record(0);
         assert_eq!(h.min(), 0);
         assert_eq!(h.max(), 0);
-        assert_eq!(h.quantile(0.5), 0, "clamped into the exact [min, max]");
+        assert_eq!(h.quantile(0.5).unwrap(), 0, "clamped into the exact [min, max]");
     }
 
     #[test]
@@ -472,7 +466,7 @@ mod tests {
             h.record(v * 10);
         }
         for (q, want) in [(0.5, 5_000_000u64), (0.9, 9_000_000), (0.99, 9_900_000), (0.999, 9_990_000)] {
-            let got = h.quantile(q);
+            let got = h.quantile(q).unwrap();
             assert!(got >= want && within_relative(got, want, 0.001), "q={q}: {got} vs {want}");
         }
     }
@@ -483,7 +477,7 @@ mod tests {
         for v in 1..=100_000u64 {
             h.record(v * 1000);
         }
-        let got = h.quantile(0.99);
+        let got = h.quantile(0.99).unwrap();
         assert!(within_relative(got, 99_000_000, 0.01), "{got}");
     }
 
@@ -497,8 +491,8 @@ mod tests {
         assert_eq!(h.saturated(), 2);
         assert_eq!(h.count(), 4);
         assert_eq!(h.max(), u64::MAX, "exact max keeps the real value");
-        assert_eq!(h.quantile(1.0), u64::MAX);
-        assert!(h.quantile(0.75) >= LATENCY_NS_MAX);
+        assert_eq!(h.quantile(1.0).unwrap(), u64::MAX);
+        assert!(h.quantile(0.75).unwrap() >= LATENCY_NS_MAX);
     }
 
     #[test]
@@ -518,8 +512,8 @@ mod tests {
 
         // Averaging the two workers' p99 is wrong: the true p99 of all samples is in the slow
         // worker's range (~5.9 ms), the average of the p99s is ~3.4 ms.
-        let averaged_p99 = (a.quantile(0.99) + b.quantile(0.99)) / 2;
-        let true_p99 = merged.quantile(0.99);
+        let averaged_p99 = (a.quantile(0.99).unwrap() + b.quantile(0.99).unwrap()) / 2;
+        let true_p99 = merged.quantile(0.99).unwrap();
         assert!(true_p99 > 5_800_000, "{true_p99}");
         assert!(averaged_p99 < 3_500_000, "{averaged_p99}");
     }
@@ -536,7 +530,7 @@ mod tests {
         assert_eq!(fine.count(), 4);
         assert_eq!(fine.max(), 70_000);
         assert_eq!(fine.sum_ns(), 181_000);
-        assert!(within_relative(fine.quantile(0.75), 60_000, 0.01));
+        assert!(within_relative(fine.quantile(0.75).unwrap(), 60_000, 0.01));
 
         let mut coarse2 = LatencyHistogram::coarse();
         coarse2.merge(&fine);
@@ -592,7 +586,7 @@ mod tests {
             prop_assert_eq!(h.min(), sorted[0]);
             prop_assert_eq!(h.max(), *sorted.last().unwrap());
             let want = exact_quantile(&sorted, q);
-            let got = h.quantile(q);
+            let got = h.quantile(q).unwrap();
             prop_assert!(within_relative(got, want, 0.001), "q={} got {} want {}", q, got, want);
         }
     }

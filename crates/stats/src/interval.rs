@@ -140,11 +140,11 @@ pub struct TimePoint {
     pub iops: f64,
     /// Throughput in 10^6 bytes per second.
     pub mb_s: f64,
-    /// Mean response time of all ops in the interval (exact); 0 when no ops.
-    pub lat_mean_ns: f64,
-    /// p99 response time of all ops in the interval (coarse, <= 1%). After compaction this is the
-    /// maximum of the merged points' p99, an upper bound of the true p99.
-    pub lat_p99_ns: u64,
+    /// Mean response time of all ops in the interval (exact); None (null) when no op succeeded in it.
+    pub lat_mean_ns: Option<f64>,
+    /// p99 response time of all ops in the interval (coarse, <= 1%); None when no op succeeded in it. After
+    /// compaction this is the maximum of the merged points' p99, an upper bound of the true p99.
+    pub lat_p99_ns: Option<u64>,
     /// Runs with a block cache: the share of reads served from the cache (0-1); None without reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_hit_ratio: Option<f64>,
@@ -197,10 +197,9 @@ impl TimePoint {
             }
         };
         let (ops_a, ops_b) = (self.ops(), next.ops());
-        let lat_mean_ns = if ops_a + ops_b > 0.0 {
-            (self.lat_mean_ns * ops_a + next.lat_mean_ns * ops_b) / (ops_a + ops_b)
-        } else {
-            0.0
+        let lat_mean_ns = match (self.lat_mean_ns, next.lat_mean_ns) {
+            (Some(a), Some(b)) => Some((a * ops_a + b * ops_b) / (ops_a + ops_b)),
+            (a, b) => a.or(b),
         };
         self.read_iops = rate(self.read_iops, next.read_iops);
         self.write_iops = rate(self.write_iops, next.write_iops);
@@ -349,8 +348,8 @@ mod tests {
         assert_eq!(p.t_s, 1.0);
         assert_eq!((p.read_iops, p.write_iops, p.iops), (200.0, 200.0, 400.0));
         assert_eq!(p.mb_s, 400.0);
-        assert_eq!(p.lat_mean_ns, 2_000.0);
-        assert_eq!(p.lat_p99_ns, 3_000);
+        assert_eq!(p.lat_mean_ns, Some(2_000.0));
+        assert_eq!(p.lat_p99_ns, Some(3_000));
         let zero = TimePoint::from_interval(&s, 0.0);
         assert!(zero.iops == 0.0 && zero.mb_s.is_finite());
     }
@@ -359,7 +358,7 @@ mod tests {
     fn time_series_stays_bounded_and_preserves_total_ops() {
         let mut ts = TimeSeries::new(8);
         let mut total_ops = 0.0;
-        let mut max_p99 = 0;
+        let mut max_p99 = None;
         for i in 0..1001u64 {
             let p = point(i, i % 7 + 1);
             total_ops += p.iops * p.interval_s;
@@ -410,6 +409,6 @@ mod tests {
         let p = &ts.points()[0];
         assert_eq!(p.interval_s, 2.0);
         assert_eq!(p.iops, 2.0);
-        assert!((p.lat_mean_ns - (1000.0 + 3.0 * 1001.0) / 4.0).abs() < 1e-9);
+        assert!((p.lat_mean_ns.unwrap() - (1000.0 + 3.0 * 1001.0) / 4.0).abs() < 1e-9);
     }
 }

@@ -117,6 +117,6 @@ mod tests {
         a.merge(&b);
         assert_eq!((a.ops, a.bytes, a.errors), (2, 8192, 2));
         assert_eq!(a.errors_by_errno[&5], 2);
-        assert_eq!(a.lat.mean(), 2_000.0);
+        assert_eq!(a.lat.mean(), Some(2_000.0));
     }
 }

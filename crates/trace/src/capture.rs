@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Why a capture could not run.
@@ -58,39 +59,67 @@ fn kernel_dev(device: &str) -> Result<u64, CaptureError> {
     Ok(major << 20 | minor)
 }
 
-/// A tracefs instance, removed on drop.
+/// The tracefs instance of a capture under way, for [`remove_live_instance`].
+static LIVE: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
+/// A tracefs instance, removed on drop; while it lives, [`remove_live_instance`] (a signal handler's exit
+/// path) removes it too.
 struct Instance(PathBuf);
 
 impl Instance {
+    fn create(dir: PathBuf) -> Result<Instance, CaptureError> {
+        std::fs::create_dir(&dir)
+            .map_err(|e| CaptureError::Unavailable(format!("{}: {e}", dir.display())))?;
+        *LIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(dir.clone());
+        Ok(Instance(dir))
+    }
+
     fn write(&self, file: &str, text: &str) -> Result<(), CaptureError> {
         std::fs::write(self.0.join(file), text)
             .map_err(|e| CaptureError::Io(format!("{}/{file}: {e}", self.0.display())))
     }
 }
 
+/// Disables the instance's events and removes it.
+fn remove_instance(dir: &Path) {
+    for e in ["block_rq_issue", "block_rq_complete"] {
+        let _ = std::fs::write(dir.join(format!("events/block/{e}/enable")), "0");
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
 impl Drop for Instance {
     fn drop(&mut self) {
-        for e in ["block_rq_issue", "block_rq_complete"] {
-            let _ = std::fs::write(self.0.join(format!("events/block/{e}/enable")), "0");
-        }
-        let _ = std::fs::remove_dir(&self.0);
+        LIVE.lock().unwrap_or_else(|p| p.into_inner()).take();
+        remove_instance(&self.0);
     }
 }
 
-/// Records `device`'s I/O for `duration` into `out` as an iolab binary trace; returns the ops recorded.
-pub fn capture(device: &str, duration: Duration, out: &mut Vec<u8>) -> Result<u64, CaptureError> {
+/// Removes the tracefs instance of a capture under way, if any: for an exit that skips destructors (a
+/// second Ctrl-C), so the kernel does not go on tracing the device.
+pub fn remove_live_instance() {
+    if let Some(dir) = LIVE.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        remove_instance(&dir);
+    }
+}
+
+/// Records `device`'s I/O for `duration`, or until `stop` is raised, into `out` as an iolab binary trace;
+/// returns the ops recorded. Events are parsed as they are read: only the records are held, never the text.
+pub fn capture(
+    device: &str,
+    duration: Duration,
+    stop: &AtomicBool,
+    out: &mut Vec<u8>,
+) -> Result<u64, CaptureError> {
     let dev = kernel_dev(device)?;
     let root = tracefs()?;
-    let dir = root.join(format!("instances/iolab-{}", std::process::id()));
-    std::fs::create_dir(&dir).map_err(|e| CaptureError::Unavailable(format!("{}: {e}", dir.display())))?;
-    let instance = Instance(dir);
+    let instance = Instance::create(root.join(format!("instances/iolab-{}", std::process::id())))?;
     for e in ["block_rq_issue", "block_rq_complete"] {
         instance.write(&format!("events/block/{e}/filter"), &format!("dev == {dev}"))?;
         instance.write(&format!("events/block/{e}/enable"), "1")?;
     }
-    let text = read_pipe(&instance.0.join("trace_pipe"), duration)?;
+    let records = read_pipe(&instance.0.join("trace_pipe"), Instant::now() + duration, stop)?;
     drop(instance);
-    let records = parse_events(&text);
     let header = TraceHeader {
         clock: TraceClock::Unknown,
         clock_origin_unix_ns: 0,
@@ -105,28 +134,30 @@ pub fn capture(device: &str, duration: Duration, out: &mut Vec<u8>) -> Result<u6
     Ok(records.len() as u64)
 }
 
-/// What `trace_pipe` yields within `duration`.
-fn read_pipe(pipe: &Path, duration: Duration) -> Result<String, CaptureError> {
+/// The ops `trace_pipe` yields until `end` or `stop`, whichever comes first, however busy the pipe is.
+fn read_pipe(pipe: &Path, end: Instant, stop: &AtomicBool) -> Result<Vec<TraceRecord>, CaptureError> {
     let mut f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(pipe)
         .map_err(|e| CaptureError::Io(format!("{}: {e}", pipe.display())))?;
-    let (end, mut text, mut buf) = (Instant::now() + duration, Vec::new(), vec![0u8; 1 << 16]);
-    loop {
+    let (mut events, mut partial, mut buf) = (EventParser::default(), Vec::new(), vec![0u8; 1 << 16]);
+    while Instant::now() < end && !stop.load(Ordering::Relaxed) {
         match f.read(&mut buf) {
-            Ok(n) if n > 0 => text.extend_from_slice(&buf[..n]),
+            Ok(n) if n > 0 => {
+                partial.extend_from_slice(&buf[..n]);
+                let complete = partial.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                events.lines(&String::from_utf8_lossy(&partial[..complete]));
+                partial.drain(..complete);
+            }
             Ok(_) => std::thread::sleep(Duration::from_millis(20)),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                if Instant::now() >= end {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
+                std::thread::sleep(Duration::from_millis(20))
             }
             Err(e) => return Err(CaptureError::Io(format!("{}: {e}", pipe.display()))),
         }
     }
-    Ok(String::from_utf8_lossy(&text).into_owned())
+    Ok(events.records)
 }
 
 /// One event line: (is issue, time ns, rwbs, bytes, sector, sectors, error).
@@ -147,25 +178,39 @@ fn parse_line(line: &str) -> Option<(bool, u64, &str, u32, u64, u64, i32)> {
     Some((issue, time, w.get(1)?, bytes, sector, sectors, error))
 }
 
-/// The ops of tracefs block event lines: issues, completed by the next completion of their sector.
-pub fn parse_events(text: &str) -> Vec<TraceRecord> {
-    let (mut records, mut pending) = (Vec::new(), HashMap::new());
-    let mut origin = None;
-    for line in text.lines() {
-        let Some((issue, time, rwbs, bytes, sector, _, error)) = parse_line(line) else { continue };
-        let t = time.saturating_sub(*origin.get_or_insert(time));
-        if issue {
-            let mut r = TraceRecord::new(t, rwbs_kind(rwbs), 0, sector.saturating_mul(512), bytes);
-            r.submit_ns = Some(t);
-            pending.insert(sector, records.len());
-            records.push(r);
-        } else if let Some(i) = pending.remove(&sector) {
-            let r: &mut TraceRecord = &mut records[i];
-            r.complete_ns = Some(t);
-            r.result = Some(if error != 0 { -error.abs() } else { r.len as i32 });
+/// Issues waiting for their completion, and the ops so far.
+#[derive(Default)]
+struct EventParser {
+    records: Vec<TraceRecord>,
+    pending: HashMap<u64, usize>,
+    origin: Option<u64>,
+}
+
+impl EventParser {
+    /// Takes complete event lines: an issue is an op, completed by the next completion of its sector.
+    fn lines(&mut self, text: &str) {
+        for line in text.lines() {
+            let Some((issue, time, rwbs, bytes, sector, _, error)) = parse_line(line) else { continue };
+            let t = time.saturating_sub(*self.origin.get_or_insert(time));
+            if issue {
+                let mut r = TraceRecord::new(t, rwbs_kind(rwbs), 0, sector.saturating_mul(512), bytes);
+                r.submit_ns = Some(t);
+                self.pending.insert(sector, self.records.len());
+                self.records.push(r);
+            } else if let Some(i) = self.pending.remove(&sector) {
+                let r: &mut TraceRecord = &mut self.records[i];
+                r.complete_ns = Some(t);
+                r.result = Some(if error != 0 { -error.abs() } else { r.len as i32 });
+            }
         }
     }
-    records
+}
+
+/// The ops of tracefs block event lines: issues, completed by the next completion of their sector.
+pub fn parse_events(text: &str) -> Vec<TraceRecord> {
+    let mut p = EventParser::default();
+    p.lines(text);
+    p.records
 }
 
 #[cfg(test)]

@@ -415,3 +415,101 @@ fn runs_and_show_escape_control_characters_in_notes_tags_and_names() {
     // JSON keeps the note exactly (escaped by JSON itself).
     assert_eq!(runs(&db, &[])[0]["note"], evil);
 }
+
+/// A tmpfs of `kib` KiB mounted at `dir/small` (unmounted when dropped); Err says why there is none.
+struct SmallFs(PathBuf);
+
+impl SmallFs {
+    fn mount(dir: &Path, kib: u64) -> Result<SmallFs, String> {
+        if !crate::util::is_root() {
+            return Err("needs root for a tmpfs mount".into());
+        }
+        let small = dir.join("small");
+        std::fs::create_dir(&small).map_err(|e| e.to_string())?;
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs", small.to_str().unwrap()])
+            .status();
+        match status {
+            Ok(s) if s.success() => Ok(SmallFs(small)),
+            _ => Err("cannot mount a tmpfs".into()),
+        }
+    }
+
+    /// Writes a file until the file system is full.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.0.join("fill")).unwrap();
+        while f.write_all(&[0u8; 4096]).is_ok() {}
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Issue 24, item 12: when the catalog's file system fills while a run or sweep goes on, the result is printed
+/// and `--json` written but not saved: exit 3 (work done, an output not written), naming the catalog, never 2
+/// ("nothing was created or changed").
+#[test]
+fn a_catalog_that_fills_during_the_work_is_exit_3_naming_it() {
+    let sweep = ["sweep", "--target", "null:1G", "--qd", "1,2", "-d", "1s", "--ramp", "0"];
+    let run = ["run", "--target", "null:1G", "-d", "2s", "--ramp", "0"];
+    for args in [&run[..], &sweep[..]] {
+        let dir = tempdir();
+        let fs = match SmallFs::mount(dir.path(), 512) {
+            Ok(fs) => fs,
+            Err(why) => return eprintln!("SKIP a_catalog_that_fills_during_the_work: {why}"),
+        };
+        let db = fs.0.join("results.db");
+        ok(at(&db).args(["run"]).args(SIM).args(["-q"]).output().unwrap(), "the first run");
+        let json = dir.path().join("r.json");
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolab"))
+            .env("IOLAB_DB", &db)
+            .args(args)
+            .args(["-q", "--json", json.to_str().unwrap()])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        fs.fill();
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(err.contains(&db.display().to_string()) && err.contains("catalog"), "{args:?}: {err}");
+        let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert!(doc["schema"].is_string(), "{args:?}: --json was written");
+    }
+}
+
+/// Issue 24, item 12: a command refused up front because the catalog's file system is full creates nothing,
+/// not even the catalog's `-wal` and `-shm` files.
+#[test]
+fn a_command_refused_on_a_full_catalog_file_system_creates_nothing() {
+    let commands: [&[&str]; 2] = [
+        &["sweep", "--target", "null:1G", "--qd", "1,2", "-d", "1s"],
+        &["run", "--target", "null:1G", "-d", "1s"],
+    ];
+    for args in commands {
+        let dir = tempdir();
+        let fs = match SmallFs::mount(dir.path(), 512) {
+            Ok(fs) => fs,
+            Err(why) => return eprintln!("SKIP a_command_refused_on_a_full_catalog_file_system: {why}"),
+        };
+        let db = fs.0.join("results.db");
+        ok(at(&db).args(["run"]).args(SIM).args(["-q"]).output().unwrap(), "the first run");
+        fs.fill();
+        let before = crate::util::entries(&fs.0);
+        let out = at(&db).args(args).args(["-q"]).output().unwrap();
+        let after = crate::util::entries(&fs.0);
+        let err = stderr(&out);
+        if out.status.code() == Some(2) {
+            assert!(err.contains(&db.display().to_string()), "{args:?}: {err}");
+            assert_eq!(after, before, "{args:?}: a refused command created files");
+        } else {
+            // Some file systems still take the small save: then it must have worked as a whole.
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        }
+    }
+}

@@ -507,4 +507,71 @@ fn fio_long_option_names_are_accepted_where_they_mean_the_same() {
     ]);
     assert_eq!(fio["config"], ours["config"], "the same plan under fio's names");
     assert_eq!(fio["total"]["all"]["ops"], ours["total"]["all"]["ops"]);
+
+/// Issue 24, item 14: a run in which no I/O succeeded (every op fails with an injected EIO, on `mem:` and
+/// on an emulated device) has no per-I/O CPU, no interval latency and no percentile: null in JSON, "-" in
+/// text, Markdown and HTML, never a number made from zero samples.
+#[test]
+fn run_with_no_successful_io_reports_no_figure_from_nothing() {
+    let dir = tempdir();
+    for target in ["mem:16M", "sim:fixed,latency=100us,servers=8"] {
+        let json = dir.path().join("r.json");
+        let out = iolab()
+            .args(["run", "--target", target, "-d", "2s", "--ramp", "0", "--inject", "eio@1", "--no-save"])
+            .args(["--json", json.to_str().unwrap(), "--csv", dir.path().join("r.csv").to_str().unwrap()])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{target}: I/O errors exit 1\n{text}");
+        let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(v["total"]["all"]["ops"], 0, "{target}: no op succeeded");
+        assert!(v["cpu"]["cpu_ns_per_io"].is_null(), "{target}: {}", v["cpu"]);
+        for p in v["timeseries"].as_array().unwrap() {
+            assert!(p["lat_mean_ns"].is_null() && p["lat_p99_ns"].is_null(), "{target}: {p}");
+        }
+        let cpu_line = text.lines().find(|l| l.starts_with("cpu")).expect("a cpu line");
+        assert!(cpu_line.contains(" - per I/O"), "{target}: {cpu_line}");
+        let csv = std::fs::read_to_string(dir.path().join("r.csv")).unwrap();
+        let row = csv.lines().nth(1).expect("a CSV row");
+        assert!(row.ends_with(",,"), "{target}: interval latencies are empty cells: {row}");
+        for (format, name) in [("md", "r.md"), ("html", "r.html")] {
+            let page = dir.path().join(name);
+            iolab()
+                .args(["report", json.to_str().unwrap(), "--format", format, "-o", page.to_str().unwrap()])
+                .assert()
+                .success();
+            let page = std::fs::read_to_string(&page).unwrap();
+            for bad in ["0 ns", "0.0 ns", "ms per I/O", "NaN", "inf"] {
+                assert!(!page.contains(bad), "{target}: the {format} report shows {bad:?}");
+            }
+        }
+    }
+}
+
+/// Issue 24, item 14, in a sweep: a point where no op succeeded has no latency (null in JSON, `-` in the text
+/// and an empty CSV cell), and does not pass `--max-p99`.
+#[test]
+fn sweep_with_no_successful_io_reports_no_latency_from_nothing() {
+    let dir = tempdir();
+    let (json, csv) = (dir.path().join("s.json"), dir.path().join("s.csv"));
+    let out = iolab()
+        .args(["sweep", "--qd", "1,2", "--inject", "eio@1", "--no-save", "--max-p99", "1ms"])
+        .args(["--target", "mem:16M", "-d", "1s", "--ramp", "0"])
+        .args(["--json", json.to_str().unwrap(), "--csv", csv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for p in v["points"].as_array().unwrap() {
+        assert!(p["summary"]["lat_mean_ns"].is_null() && p["summary"]["lat_p99_ns"].is_null(), "{p}");
+        for t in p["trials"].as_array().into_iter().flatten() {
+            assert!(t["lat_mean_ns"].is_null() && t["lat_p99_ns"].is_null(), "{t}");
+        }
+    }
+    assert!(!text.contains(" 0 ns"), "the text shows a latency from nothing: {text}");
+    let row = std::fs::read_to_string(&csv).unwrap();
+    assert!(row.lines().nth(1).is_some_and(|l| l.contains(",,")), "empty latency cells: {row}");
+    let limit = &v["max_p99"]["lines"][0]["point"];
+    assert!(limit.is_null(), "no point without a latency passes --max-p99: {}", v["max_p99"]);
 }

@@ -244,3 +244,186 @@ fn next_run_names_scratch_files_left_by_a_killed_iolab() {
     assert!(stderr.contains("no longer run") && stderr.contains(&left.display().to_string()), "{stderr}");
     assert!(left.exists(), "only named, never removed");
 }
+
+/// A CSV trace of `n` 4 KiB reads (iolab's own CSV), written to `path`.
+fn big_trace(path: &Path, n: u64) {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    writeln!(f, "start_ns,submit_ns,complete_ns,op,offset,len,result,worker,target").unwrap();
+    for i in 0..n {
+        let off = (i * 7919 % 262_144) * 4096;
+        writeln!(f, "{},{},{},read,{off},4096,4096,0,disk", i * 1000, i * 1000 + 10, i * 1000 + 90).unwrap();
+    }
+}
+
+/// Starts `iolab ARGS` with stdout and stderr to files in `dir`.
+fn spawn_cmd(dir: &Path, args: &[&str]) -> Child {
+    let out = std::fs::File::create(dir.join("stdout")).unwrap();
+    let err = std::fs::File::create(dir.join("stderr")).unwrap();
+    Command::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .env("IOLAB_DB", shared_catalog())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .expect("spawn iolab")
+}
+
+/// Issue 24, item 11: SIGTERM during `trace convert` of a large trace killed it by the signal and left the
+/// output's hidden temporary file (254 MB in one try). Now, whether the signal comes while it reads or while
+/// it writes (as soon as the temporary file is seen), it exits 130 and leaves only what was there.
+#[test]
+fn sigterm_during_trace_convert_exits_130_and_leaves_no_temporary_file() {
+    let _one = one_at_a_time();
+    let dir = tempdir();
+    let input = dir.path().join("in.csv");
+    big_trace(&input, 1_500_000);
+    let work = dir.path().join("out");
+    std::fs::create_dir(&work).unwrap();
+    let output = work.join("t.bin");
+    let args = ["trace", "convert", input.to_str().unwrap(), "-o", output.to_str().unwrap()];
+    for when in ["while reading", "while writing"] {
+        let mut child = spawn_cmd(dir.path(), &args);
+        if when == "while reading" {
+            std::thread::sleep(Duration::from_millis(300));
+        } else {
+            wait_for("the output's temporary file", Duration::from_secs(60), || !entries(&work).is_empty());
+        }
+        signal(&child, libc::SIGTERM);
+        let code = wait_exit(&mut child, Duration::from_secs(10));
+        assert_eq!(code, Some(130), "{when}: {}", read(dir.path(), "stderr"));
+        assert!(entries(&work).is_empty(), "{when}: left {:?}", entries(&work));
+    }
+}
+
+/// Issue 24, item 11: `iolab mrc` and `iolab replay` (reading its trace) end on the first signal with 130.
+#[test]
+fn sigterm_during_mrc_and_a_replays_reading_exits_130() {
+    let _one = one_at_a_time();
+    let dir = tempdir();
+    let input = dir.path().join("in.csv");
+    big_trace(&input, 1_500_000);
+    let json = dir.path().join("m.json");
+    let i = input.to_str().unwrap();
+    for args in [
+        vec!["mrc", i, "--json", json.to_str().unwrap()],
+        vec!["replay", i, "--target", "disk=mem:2G", "--no-save", "-q"],
+    ] {
+        let mut child = spawn_cmd(dir.path(), &args);
+        std::thread::sleep(Duration::from_millis(300));
+        signal(&child, libc::SIGTERM);
+        let code = wait_exit(&mut child, Duration::from_secs(10));
+        assert_eq!(code, Some(130), "{args:?}: {}", read(dir.path(), "stderr"));
+        assert!(!json.exists(), "{args:?}: an output was written");
+    }
+}
+
+/// tracefs with block events: its root, and whether this test mounted it (then [`Tracefs`]'s drop unmounts
+/// it, leaving the machine's mounts as they were).
+struct Tracefs(PathBuf, bool);
+
+impl Tracefs {
+    /// Err says why there is none.
+    fn get() -> Result<Tracefs, String> {
+        if !crate::util::is_root() {
+            return Err("needs root".into());
+        }
+        let root = PathBuf::from("/sys/kernel/tracing");
+        let ready = |r: &Path| r.join("events/block/block_rq_issue").is_dir() && r.join("instances").is_dir();
+        if ready(&root) {
+            return Ok(Tracefs(root, false));
+        }
+        let mounted = Command::new("mount")
+            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+            .status()
+            .is_ok_and(|s| s.success());
+        match (mounted, ready(&root)) {
+            (true, true) => Ok(Tracefs(root, true)),
+            (true, false) => {
+                drop(Tracefs(root, true));
+                Err("tracefs has no block events".into())
+            }
+            _ => Err("tracefs is not mounted and cannot be".into()),
+        }
+    }
+}
+
+impl Drop for Tracefs {
+    fn drop(&mut self) {
+        if self.1 {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+}
+
+/// A random-read load on `dev` for `secs` seconds.
+fn load(dir: &Path, dev: &str, secs: u32) -> Child {
+    let d = format!("{secs}s");
+    let args =
+        ["run", "--target", dev, "--rw", "randread", "-d", d.as_str(), "--ramp", "0", "--no-save", "-q"];
+    Command::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("load.stderr")).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+/// Issue 24, item 11: SIGTERM during `trace capture` killed it by the signal, leaving its tracefs instance
+/// tracing the device; `--duration 2s` under load ran past 12 s. Now the signal ends the capture, what it
+/// recorded is written (atomically) and readable, the instance is gone and the exit is 130; and a 1 s
+/// capture under load ends within 2.5 s.
+#[test]
+fn trace_capture_ends_on_sigterm_or_its_deadline_and_removes_its_instance() {
+    let tracefs = match Tracefs::get() {
+        Ok(t) => t,
+        Err(why) => return eprintln!("SKIP trace_capture_ends_on_sigterm: {why}"),
+    };
+    let root = tracefs.0.clone();
+    let lo = match crate::util::LoopDev::new(64, None) {
+        Ok(l) => l,
+        Err(why) => return eprintln!("SKIP trace_capture_ends_on_sigterm: {why}"),
+    };
+    let _one = one_at_a_time();
+    let dir = tempdir();
+    let out = dir.path().join("cap.bin");
+    let o = out.to_str().unwrap();
+    let mut busy = load(dir.path(), &lo.dev, 20);
+    std::thread::sleep(Duration::from_millis(500));
+    // The deadline holds however busy the device is.
+    let started = Instant::now();
+    let mut child =
+        spawn_cmd(dir.path(), &["trace", "capture", "--device", &lo.dev, "--duration", "1s", "-o", o]);
+    let code = wait_exit(&mut child, Duration::from_secs(15));
+    let took = started.elapsed();
+    let instance = root.join(format!("instances/iolab-{}", child.id()));
+    assert_eq!(code, Some(0), "{}", read(dir.path(), "stderr"));
+    assert!(took < Duration::from_millis(2500), "a 1 s capture took {took:?}");
+    assert!(!instance.exists(), "{} was left", instance.display());
+    // A signal ends a long capture: what was recorded is written, the instance removed; a second one right
+    // after exits at once, and still removes the instance (and writes nothing, or all).
+    for signals in [&[libc::SIGTERM][..], &[libc::SIGINT, libc::SIGINT], &[libc::SIGHUP, libc::SIGTERM]] {
+        let _ = std::fs::remove_file(&out);
+        let args = ["trace", "capture", "--device", &lo.dev, "--duration", "60s", "-o", o];
+        let mut child = spawn_cmd(dir.path(), &args);
+        std::thread::sleep(Duration::from_millis(1500));
+        for &sig in signals {
+            signal(&child, sig);
+        }
+        let code = wait_exit(&mut child, Duration::from_secs(5));
+        let instance = root.join(format!("instances/iolab-{}", child.id()));
+        assert_eq!(code, Some(130), "{signals:?}: {}", read(dir.path(), "stderr"));
+        assert!(!instance.exists(), "{} was left after {signals:?}", instance.display());
+        assert_eq!(entries(dir.path()).iter().filter(|e| e.starts_with('.')).count(), 0, "a temporary file");
+        if signals.len() == 2 && !out.exists() {
+            continue;
+        }
+        let show = crate::util::iolab().args(["trace", "show", o, "--limit", "0"]).output().unwrap();
+        let text = String::from_utf8_lossy(&show.stdout);
+        assert!(show.status.success() && text.contains("records"), "{signals:?}: readable: {text}");
+        assert!(!text.contains("records 0 "), "{signals:?}: the load's I/O was recorded: {text}");
+    }
+    let _ = busy.kill();
+    let _ = busy.wait();
+}

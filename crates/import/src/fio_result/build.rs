@@ -136,7 +136,7 @@ fn cpu(jobs: &[&FioJob], ops: u64, measured_s: f64) -> Cpu {
     Cpu {
         user_s,
         sys_s,
-        cpu_ns_per_io: if ops > 0 { (user_s + sys_s) * 1e9 / ops as f64 } else { 0.0 },
+        cpu_ns_per_io: iolab_stats::per_op(user_s + sys_s, ops).map(|s| s * 1e9),
         cores_used: if measured_s > 0.0 { (user_s + sys_s) / measured_s } else { 0.0 },
         peak_rss_bytes: None,
     }

@@ -262,8 +262,8 @@ pub(crate) fn extract(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
             match def.stat {
                 Stat::Iops => t.iops,
                 Stat::MbS => t.mb_s,
-                Stat::Mean if t.iops > 0.0 => t.lat_mean_ns,
-                Stat::P99 if t.iops > 0.0 => t.lat_p99_ns,
+                Stat::Mean => t.lat_mean_ns?,
+                Stat::P99 => t.lat_p99_ns?,
                 Stat::Depth => t.achieved_depth,
                 _ => return None,
             }
@@ -281,7 +281,7 @@ pub(crate) fn extract(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
                     Stat::P999 => lat?.p999 as f64,
                     Stat::Max => lat?.max as f64,
                     Stat::ServiceMean => s.service_lat_ns.as_ref()?.mean,
-                    Stat::CpuPerIo if def.scope == Scope::Total && r.total.all.ops > 0 => r.cpu.cpu_ns_per_io,
+                    Stat::CpuPerIo if def.scope == Scope::Total => r.cpu.cpu_ns_per_io?,
                     Stat::Depth => match &def.scope {
                         Scope::Group(g) => r.groups.iter().find(|x| &x.name == g)?.achieved_depth,
                         _ => r.depth.achieved,

@@ -37,7 +37,7 @@ fn run_with(ops: u64, lat_ns: u64, slow: u64, slow_ns: u64, seed: u64) -> RunRes
     r.groups[0].write = r.total.write.clone();
     r.groups[0].all = r.total.all.clone();
     r.depth.achieved = r.total.all.littles_law_depth();
-    r.cpu.cpu_ns_per_io = 1000.0;
+    r.cpu.cpu_ns_per_io = Some(1000.0);
     r.histograms = Some(HistogramSet::from_stats(&read, &write));
     r
 }
@@ -188,13 +188,13 @@ fn trials_test_significance_and_merge_percentiles_from_histograms() {
             &LatencyHistogram::from_base64(r.histograms.as_ref().unwrap().read.as_ref().unwrap()).unwrap(),
         );
     }
-    assert_eq!(p99.sides[1].value, merged.quantile(0.99) as f64);
+    assert_eq!(p99.sides[1].value, merged.quantile(0.99).unwrap() as f64);
     let averaged = p99.sides[1].trials.iter().sum::<f64>() / 3.0;
     assert_eq!(p99.sides[1].mean, averaged);
     assert!(p99.sides[1].value != averaged, "merged, not averaged: {} vs {averaged}", p99.sides[1].value);
     // Mean latency from the merged histogram is the op-weighted mean.
     let mean = metric(u, "mean");
-    assert!(close(mean.sides[1].value, merged.mean(), 1e-6));
+    assert!(close(mean.sides[1].value, merged.mean().unwrap(), 1e-6));
     // Without histograms, the mean of the trials, and a note says so.
     let strip = |v: Vec<RunResult>| {
         v.into_iter()
@@ -309,8 +309,8 @@ fn sweep(points: &[(&str, f64)], trials: usize) -> SweepResult {
                     partial: false,
                     iops: iops + k as f64,
                     mb_s: iops * 4096.0 / 1e6,
-                    lat_mean_ns: 1e5,
-                    lat_p99_ns: 2e5,
+                    lat_mean_ns: Some(1e5),
+                    lat_p99_ns: Some(2e5),
                     achieved_depth: 1.0,
                     read_lat_mean_ns: None,
                     cache_read_pct: None,
@@ -409,7 +409,7 @@ fn bad_inputs_are_errors_quoting_the_side() {
 #[test]
 fn zero_baseline_has_no_percentage_and_no_panic() {
     let mut a = crate::tests::sample();
-    a.cpu.cpu_ns_per_io = 0.0;
+    a.cpu.cpu_ns_per_io = Some(0.0);
     let b = crate::tests::sample();
     let c = compare(&[runs("a", vec![a]), runs("b", vec![b])], &CompareOptions::default()).unwrap();
     let cpu = metric(&c.units[0], "cpu_per_io");

@@ -42,11 +42,20 @@ pub(crate) fn run(r: &RunResult) -> String {
     let mut out = String::with_capacity(64 * (r.timeseries.len() + 1));
     out.push_str(TIMESERIES_CSV_HEADER);
     out.push('\n');
+    // An interval in which no op succeeded has no latency: an empty cell.
+    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     for p in &r.timeseries {
         let _ = writeln!(
             out,
             "{},{},{},{},{},{},{},{}",
-            p.t_s, p.interval_s, p.read_iops, p.write_iops, p.iops, p.mb_s, p.lat_mean_ns, p.lat_p99_ns
+            p.t_s,
+            p.interval_s,
+            p.read_iops,
+            p.write_iops,
+            p.iops,
+            p.mb_s,
+            opt(p.lat_mean_ns),
+            opt(p.lat_p99_ns.map(|v| v as f64))
         );
     }
     out
@@ -84,10 +93,10 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
             opt(m.iops.ci95_high),
             opt(m.iops.cv),
             format!("{}", m.mb_s.mean),
-            format!("{}", m.lat_mean_ns.mean),
-            format!("{}", m.lat_p99_ns.mean),
-            opt(m.lat_p99_ns.ci95_low),
-            opt(m.lat_p99_ns.ci95_high),
+            opt(m.lat_mean_ns.as_ref().map(|x| x.mean)),
+            opt(m.lat_p99_ns.as_ref().map(|x| x.mean)),
+            opt(m.lat_p99_ns.as_ref().and_then(|x| x.ci95_low)),
+            opt(m.lat_p99_ns.as_ref().and_then(|x| x.ci95_high)),
             p.result.depth.requested.to_string(),
             format!("{}", m.achieved_depth.mean),
             s.is_knee(p.index).to_string(),

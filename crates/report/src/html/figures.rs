@@ -49,7 +49,7 @@ pub(crate) fn curve_from_histogram(h: &LatencyHistogram) -> Vec<(f64, f64)> {
             break;
         }
         let p = 1.0 - 1.0 / x;
-        pts.push((x, h.quantile(p) as f64));
+        pts.extend(h.quantile(p).map(|v| (x, v as f64)));
     }
     let last_x = pts.last().map_or(1.0, |p| p.0);
     if count > last_x * 1.01 {
@@ -156,8 +156,8 @@ pub(crate) fn timeseries_charts(label: &str, r: &RunResult) -> Vec<LineChart> {
         format!("time since measurement start (s; {} s intervals)", super::charts::compact(interval));
     let iops_y: Vec<f64> = iops.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
     let lat = vec![
-        Series::new("mean", t.iter().zip(ts).map(|(&x, p)| (x, p.lat_mean_ns)).collect()),
-        Series::new("p99", t.iter().zip(ts).map(|(&x, p)| (x, p.lat_p99_ns as f64)).collect()),
+        Series::new("mean", t.iter().zip(ts).filter_map(|(&x, p)| Some((x, p.lat_mean_ns?))).collect()),
+        Series::new("p99", t.iter().zip(ts).filter_map(|(&x, p)| Some((x, p.lat_p99_ns? as f64))).collect()),
     ];
     let lat_y: Vec<f64> = lat.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
     let log = super::charts::spans_decades(&lat_y);
@@ -340,15 +340,15 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
     let xs: Vec<f64> = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
     let x = if numeric { Axis::through(&xs, fmt) } else { Axis::categories(values.clone()) };
     let mb = key == "bs";
-    let thr_metric: Metric = if mb { |s| &s.mb_s } else { |s| &s.iops };
+    let thr_metric: Metric = if mb { |s| Some(&s.mb_s) } else { |s| Some(&s.iops) };
     let thr_series: Vec<Series> = lines
         .iter()
         .map(|l| metric_series(l, series_name(l, if mb { "MB/s" } else { "IOPS" }), thr_metric))
         .collect();
     let mut lat_series = Vec::new();
     for l in &lines {
-        lat_series.push(metric_series(l, series_name(l, "mean"), |s| &s.lat_mean_ns));
-        lat_series.push(metric_series(l, series_name(l, "p99"), |s| &s.lat_p99_ns));
+        lat_series.push(metric_series(l, series_name(l, "mean"), |s| s.lat_mean_ns.as_ref()));
+        lat_series.push(metric_series(l, series_name(l, "p99"), |s| s.lat_p99_ns.as_ref()));
     }
     let (thr_marks, lat_marks) = knee_marks(sweeps, &lines, key, mb);
     let limits = p99_limits(sweeps, key);
@@ -386,17 +386,17 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
 }
 
 /// Reads one metric's statistics over a point's trials.
-type Metric = fn(&PointSummary) -> &MetricSummary;
+type Metric = fn(&PointSummary) -> Option<&MetricSummary>;
 
 /// The series of one metric along a line: the mean over trials at each point, and the 95 % confidence
 /// interval of that mean as an error bar where the point has one (two trials or more).
 fn metric_series(l: &Line<'_>, name: String, metric: Metric) -> Series {
-    let points = l.points.iter().map(|(x, p)| (*x, metric(&p.summary).mean)).collect();
+    let points = l.points.iter().filter_map(|(x, p)| Some((*x, metric(&p.summary)?.mean))).collect();
     let errors = l
         .points
         .iter()
         .filter_map(|(x, p)| {
-            let m = metric(&p.summary);
+            let m = metric(&p.summary)?;
             Some((*x, m.ci95_low?, m.ci95_high?))
         })
         .collect();
@@ -467,7 +467,9 @@ fn knee_marks(sweeps: &[SweepRef<'_>], lines: &[Line<'_>], key: &str, mb: bool) 
                 at: (xv, if mb { pt.summary.mb_s.mean } else { pt.summary.iops.mean }),
                 label: label.clone(),
             });
-            lat_marks.push(Mark { at: (xv, pt.summary.lat_p99_ns.mean), label });
+            if let Some(p99) = &pt.summary.lat_p99_ns {
+                lat_marks.push(Mark { at: (xv, p99.mean), label });
+            }
         }
     }
     (thr_marks, lat_marks)

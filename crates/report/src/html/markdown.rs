@@ -213,8 +213,8 @@ fn sweep(out: &mut String, d: &ReportDoc, s: &SweepResult) {
                 format_rate(p.summary.iops.mean, 0),
                 ci,
                 format_rate(p.summary.mb_s.mean, 1),
-                format_duration_ns(p.summary.lat_mean_ns.mean),
-                format_duration_ns(p.summary.lat_p99_ns.mean),
+                format_duration_ns(p.summary.lat_mean_ns.as_ref().map(|m| m.mean)),
+                format_duration_ns(p.summary.lat_p99_ns.as_ref().map(|m| m.mean)),
                 format!("{:.1}", p.summary.achieved_depth.mean),
                 marks.join(", "),
             ]);

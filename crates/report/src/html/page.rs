@@ -279,7 +279,10 @@ fn run_cards(out: &mut String, r: &RunResult) {
                 out,
                 "issue lag p99",
                 &format_duration_ns(l.p99 as f64),
-                &format!("p50 {}: iolab's own delay, in the response times", format_duration_ns(l.p50 as f64)),
+                &format!(
+                    "p50 {}: iolab's own delay, in the response times",
+                    format_duration_ns(l.p50 as f64)
+                ),
                 "",
             );
         }
@@ -859,8 +862,8 @@ fn sweep_table(out: &mut String, d: &ReportDoc, s: &SweepResult) {
             format_rate(p.summary.iops.mean, 0),
             ci,
             format_rate(p.summary.mb_s.mean, 1),
-            format_duration_ns(p.summary.lat_mean_ns.mean),
-            format_duration_ns(p.summary.lat_p99_ns.mean),
+            format_duration_ns(p.summary.lat_mean_ns.as_ref().map(|m| m.mean)),
+            format_duration_ns(p.summary.lat_p99_ns.as_ref().map(|m| m.mean)),
             p.summary.achieved_depth.mean,
             p.result.warnings.len(),
             marks.join(", ")

@@ -46,8 +46,8 @@ fn sweep(key: &str, values: &[&str], load: bool) -> SweepResult {
                 partial: false,
                 iops,
                 mb_s: iops * 4096.0 / 1e6,
-                lat_mean_ns: p99 / 2.0,
-                lat_p99_ns: p99,
+                lat_mean_ns: Some(p99 / 2.0),
+                lat_p99_ns: Some(p99),
                 achieved_depth: 1.0,
                 read_lat_mean_ns: None,
                 cache_read_pct: None,
@@ -245,8 +245,8 @@ fn html_cache_sweep_draws_iops_and_read_latency_against_the_cache_size() {
             partial: false,
             iops: p.summary.iops.mean,
             mb_s: p.summary.mb_s.mean,
-            lat_mean_ns: p.summary.lat_mean_ns.mean,
-            lat_p99_ns: p.summary.lat_p99_ns.mean,
+            lat_mean_ns: p.summary.lat_mean_ns.as_ref().map(|m| m.mean),
+            lat_p99_ns: p.summary.lat_p99_ns.as_ref().map(|m| m.mean),
             achieved_depth: 1.0,
             read_lat_mean_ns: None,
             cache_read_pct: None,
@@ -413,10 +413,10 @@ fn sweep_with_trials() -> SweepResult {
     s.trials = 3;
     for p in &mut s.points {
         let one = TrialMetrics::from_result(&p.result);
-        let base = (p.summary.iops.mean, p.summary.lat_p99_ns.mean);
+        let base = (p.summary.iops.mean, p.summary.lat_p99_ns.as_ref().expect("a p99").mean);
         p.trials = [0.9, 1.0, 1.1]
             .iter()
-            .map(|f| TrialMetrics { iops: base.0 * f, lat_p99_ns: base.1 * f, ..one.clone() })
+            .map(|f| TrialMetrics { iops: base.0 * f, lat_p99_ns: Some(base.1 * f), ..one.clone() })
             .collect();
         p.summary = PointSummary::from_trials(&p.trials);
     }

@@ -48,8 +48,8 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
             s.axes.iter().map(|a| p.params.get(&a.key).cloned().unwrap_or_default()).collect();
         row.push(format_rate(m.iops.mean, 1));
         row.push(format_rate(m.mb_s.mean, 1));
-        row.push(format_duration_ns(m.lat_mean_ns.mean));
-        row.push(format_duration_ns(m.lat_p99_ns.mean));
+        row.push(format_duration_ns(m.lat_mean_ns.as_ref().map(|m| m.mean)));
+        row.push(format_duration_ns(m.lat_p99_ns.as_ref().map(|m| m.mean)));
         row.push(format!("{:.1}", m.achieved_depth.mean));
         if cached {
             row.push(m.read_lat_mean_ns.as_ref().map_or("-".into(), |x| format_duration_ns(x.mean)));
