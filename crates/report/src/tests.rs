@@ -202,7 +202,7 @@ pub(crate) fn sample_replay() -> RunResult {
     r
 }
 
-fn sample_open_loop() -> RunResult {
+pub(crate) fn sample_open_loop() -> RunResult {
     let mut r = sample();
     let service = lat(95_000.0, 90_000, 250_000, 400_000, 1_200_000);
     let response = lat(180_000.0, 120_000, 2_500_000, 4_000_000, 9_000_000);
@@ -217,6 +217,13 @@ fn sample_open_loop() -> RunResult {
         achieved_iops: 4_998.2,
         backlog_at_end: 0,
         groups: Vec::new(),
+        lag_ns: {
+            let mut lag = iolab_stats::LatencyHistogram::new();
+            for ns in [2_000, 3_000, 40_000] {
+                lag.record(ns);
+            }
+            lag.summary()
+        },
     });
     r.errors.total = 3;
     r.errors.read = ErrorDetail {
@@ -434,6 +441,7 @@ fn json_schema_nested_properties_match_serialised_keys() {
         Warning::PageCacheLikely { target: "f".into(), target_bytes: 1, mem_total_bytes: 2 },
         Warning::FirstIntervalSlow { first_iops: 1.0, median_iops: 3.0 },
         Warning::RateNotSustained { offered_iops: 2.0, achieved_iops: 1.0, backlog_at_end: 1 },
+        Warning::DispatchLag { lag_p99_ns: 90_000, response_p99_ns: 100_000 },
         Warning::Errors { count: 1 },
         Warning::InjectedErrors { count: 1 },
         Warning::ShortIo { count: 1 },
@@ -559,6 +567,16 @@ fn text_of_a_run_over_several_hosts_has_a_row_per_rank_and_the_skew() {
     assert!(t.contains("node1") && t.contains("node2"), "{t}");
     assert!(t.contains("ranks   2: start skew"), "{t}");
     assert!(!text(&sample()).contains("start skew"));
+}
+
+/// Issue 25, item 1 (b): an open-loop run shows iolab's own lag apart, in text and HTML.
+#[test]
+fn an_open_loop_run_shows_its_lag_in_text() {
+    let r = sample_open_loop();
+    let t = text(&r);
+    let lag = t.lines().find(|l| l.starts_with("lag ")).expect("a lag line");
+    assert!(lag.contains("p50 3.00 µs") && lag.contains("p99 40.0 µs"), "{lag}");
+    assert!(!text(&RunResult { rate: None, ..r }).contains("\nlag "), "closed loop: no lag");
 }
 
 /// A run measured by fio (imported with `iolab import fio-result`).

@@ -412,6 +412,7 @@ mod tests {
             Warning::PageCacheLikely { target: "f".into(), target_bytes: 1 << 30, mem_total_bytes: 16 << 30 },
             Warning::FirstIntervalSlow { first_iops: 1.0, median_iops: 10.0 },
             Warning::RateNotSustained { offered_iops: 10.0, achieved_iops: 5.0, backlog_at_end: 3 },
+            Warning::DispatchLag { lag_p99_ns: 90_000, response_p99_ns: 100_000 },
             Warning::Errors { count: 1 },
             Warning::ShortIo { count: 1 },
             Warning::SyncEngineDepth { requested: 32 },

@@ -507,6 +507,7 @@ fn fio_long_option_names_are_accepted_where_they_mean_the_same() {
     ]);
     assert_eq!(fio["config"], ours["config"], "the same plan under fio's names");
     assert_eq!(fio["total"]["all"]["ops"], ours["total"]["all"]["ops"]);
+}
 
 /// Issue 24, item 14: a run in which no I/O succeeded (every op fails with an injected EIO, on `mem:` and
 /// on an emulated device) has no per-I/O CPU, no interval latency and no percentile: null in JSON, "-" in

@@ -583,3 +583,10 @@ fn html_and_markdown_of_a_run_over_several_hosts_have_a_row_per_rank_and_the_ran
     assert!(!render_html("report", &[run_doc("one", single.clone())]).contains("Hosts ("));
     assert!(!render_markdown("report", &[run_doc("one", single)]).contains("Hosts ("));
 }
+
+/// Issue 25, item 1 (b): an open-loop run's page shows iolab's own lag apart.
+#[test]
+fn an_open_loop_run_page_has_the_lag_card() {
+    let html = render_html("t", &[run_doc("run1", crate::tests::sample_open_loop())]);
+    assert!(html.contains("issue lag p99"), "the lag card");
+}
