@@ -183,8 +183,13 @@ impl OpLoop<'_> {
                 .or(self.think.as_ref().and_then(|t| t.idle_until))
                 .or(self.replay.as_ref().filter(|_| self.slots.any_free()).and_then(Replaying::next_at));
             let deadline = window.deadline(now, next_arrival);
+            let timed = deadline > now;
             self.slots.submit_and_wait(engine, deadline, &mut self.done)?;
+            let waited_from = now;
             now = engine.now_ns();
+            if timed && next_arrival.is_some() && self.done.is_empty() && now >= deadline && now > waited_from {
+                window.learn_wake(deadline, now);
+            }
             // 4. Record completions.
             let backlog = arrivals.as_ref().map_or(0, |a| a.due_before(now));
             let mut done = std::mem::take(&mut self.done);

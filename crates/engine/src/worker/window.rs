@@ -21,9 +21,14 @@ use std::sync::mpsc::Sender;
 const TICK_NS: u64 = 200_000_000;
 
 /// On the real clock, how long before an open-loop arrival the worker stops sleeping (in the kernel or on a
-/// timer) and polls instead: a timer wakes tens of microseconds late on a busy or virtual machine, a poll at
-/// once. The cost is this much CPU per arrival at most, and only while no completion is due first.
+/// timer) and polls instead, at first: a timer wakes tens of microseconds late on a busy machine, more on an
+/// idle virtual one, a poll at once. The worker then learns how late its own timed waits end
+/// ([`Window::learn_wake`]) and spins that long, never more than [`SPIN_MAX_NS`] nor a quarter of its mean
+/// time between arrivals, so the CPU it spends stays a bounded share.
 pub(crate) const ARRIVAL_SPIN_NS: u64 = 20_000;
+
+/// The longest spin before an arrival.
+pub(crate) const SPIN_MAX_NS: u64 = 500_000;
 
 /// A worker's window: where it starts and ends, and whether (and why) the worker has stopped issuing.
 pub(crate) struct Window {
@@ -45,6 +50,10 @@ pub(crate) struct Window {
     /// Longest wait in one engine call: [`TICK_NS`] on the real clock; on virtual time none, unless nothing
     /// else bounds the wait (a tick there is a wake-up per 200 ms of virtual time, an hour of CPU over years).
     tick_ns: Option<u64>,
+    /// On the real clock, how long before an arrival the worker polls instead of waiting ([`Window::learn_wake`]).
+    spin_ns: u64,
+    /// The most it may spin: [`SPIN_MAX_NS`], or a quarter of its mean time between arrivals.
+    spin_cap_ns: u64,
 }
 
 /// Waits for all workers at the barrier, then opens the window at the engine's clock, with the arrival
@@ -81,6 +90,8 @@ impl Window {
             stopped_early: false,
             stop_at: None,
             tick_ns: (!matches!(s.engine, crate::EngineChoice::Sim { seat: Some(_), .. })).then_some(TICK_NS),
+            spin_ns: ARRIVAL_SPIN_NS,
+            spin_cap_ns: s.plan.rate_iops.map_or(SPIN_MAX_NS, |r| ((0.25e9 / r.max(1e-9)) as u64).min(SPIN_MAX_NS)),
         }
     }
 
@@ -161,9 +172,19 @@ impl Window {
     fn before_arrival(&self, now: u64, a: u64) -> u64 {
         match self.tick_ns {
             None => a,
-            Some(_) if a.saturating_sub(now) > ARRIVAL_SPIN_NS => a - ARRIVAL_SPIN_NS,
+            Some(_) if a.saturating_sub(now) > self.spin_ns => a - self.spin_ns,
             Some(_) => now,
         }
+    }
+
+    /// Learns from one timed wait, asked to end at `deadline` (in the future when it began) and ended at
+    /// `now` with nothing completed, how late the timer woke: the spin before an arrival covers the latest
+    /// recent lateness and a quarter more, capped; it decays slowly when wake-ups are prompt again.
+    #[inline]
+    pub(crate) fn learn_wake(&mut self, deadline: u64, now: u64) {
+        let late = now.saturating_sub(deadline);
+        let wanted = (late + late / 4 + 2_000).min(self.spin_cap_ns);
+        self.spin_ns = (self.spin_ns - self.spin_ns / 64).max(wanted).max(ARRIVAL_SPIN_NS.min(self.spin_cap_ns));
     }
 
     /// The deadline of one `submit_and_reap` at `now`: a tick, bounded by the end and, while a slot (or queue
