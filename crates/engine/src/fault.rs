@@ -709,6 +709,11 @@ impl<E: Engine> crate::Holding for FaultEngine<E> {
     }
 }
 
+/// How long an op that never reaches the target (an injected EIO or lost write) takes to complete: a device
+/// answers an error in tens of microseconds, not in none, and on virtual time a run whose every op failed at
+/// once would never move its clock, so a timed run would never end.
+const UNSERVED_OP_NS: u64 = 10_000;
+
 impl<E: Engine> Engine for FaultEngine<E> {
     crate::delegate_to_inner!();
     fn features(&self) -> Vec<String> {
@@ -726,14 +731,14 @@ impl<E: Engine> Engine for FaultEngine<E> {
         match fault {
             Fault::Eio => {
                 self.entries.get_mut(tag).result = -libc::EIO;
-                self.hold(now.saturating_add(delay_ns), tag);
+                self.hold(now.saturating_add(delay_ns.max(UNSERVED_OP_NS)), tag);
                 return;
             }
             Fault::Lost { spec } => {
                 let t = self.target_id(&op);
                 book(&self.wf, self.block, t, None, &[(op.offset, op.offset + op.len as u64)], spec);
                 self.entries.get_mut(tag).result = op.len as i32;
-                self.hold(now.saturating_add(delay_ns), tag);
+                self.hold(now.saturating_add(delay_ns.max(UNSERVED_OP_NS)), tag);
                 return;
             }
             Fault::Misdirected { to, .. } => self.inner.push(Op { offset: to, ..tagged }),

@@ -89,17 +89,30 @@ fn remove_instance(dir: &Path) {
 }
 
 impl Drop for Instance {
+    /// Removes the instance while holding [`LIVE`]'s lock: a second signal's exit path waits for the removal
+    /// to finish instead of finding nothing to remove and exiting halfway through it.
     fn drop(&mut self) {
-        LIVE.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let mut live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
         remove_instance(&self.0);
+        live.take();
     }
 }
 
 /// Removes the tracefs instance of a capture under way, if any: for an exit that skips destructors (a
 /// second Ctrl-C), so the kernel does not go on tracing the device.
+///
+/// The capture's own thread may still hold the instance's `trace_pipe` open (the kernel then refuses to remove
+/// the instance): the removal is tried again for up to half a second, while the lock keeps the capture's own
+/// removal waiting; a capture told to stop closes its pipe within one read (20 ms).
 pub fn remove_live_instance() {
-    if let Some(dir) = LIVE.lock().unwrap_or_else(|p| p.into_inner()).take() {
+    let mut live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(dir) = live.take() else { return };
+    for _ in 0..50 {
         remove_instance(&dir);
+        if !dir.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -440,7 +440,7 @@ mod tests {
 
     #[test]
     fn unknown_flag_suggests_the_real_one() {
-        let e = Cli::try_parse_from(["iolab", "run", "--iodepth", "3"]).unwrap_err().to_string();
+        let e = Cli::try_parse_from(["iolab", "run", "--io-dept", "3"]).unwrap_err().to_string();
         assert!(e.contains("--io-depth") || e.contains("--qd"), "{e}");
     }
 

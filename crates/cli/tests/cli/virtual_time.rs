@@ -59,3 +59,21 @@ fn a_month_of_virtual_time_at_one_op_a_second_takes_seconds() {
     assert_eq!(num(&r, "/total/all/lat_ns/mean"), 100_000.0);
     assert!(r["timeseries"].as_array().is_some_and(|s| !s.is_empty() && s.len() <= 4096));
 }
+
+/// Issue 24: on virtual time a run in which every op fails at once (an injected EIO on every I/O) never moved
+/// its clock, so a timed run never ended. An op that never reaches the target takes 10 us.
+#[test]
+fn a_timed_virtual_run_in_which_every_op_fails_still_ends() {
+    let started = std::time::Instant::now();
+    let out = crate::util::iolab()
+        .args(["run", "--target", "sim:fixed,latency=100us,servers=8", "--clock", "virtual", "-d", "1s"])
+        .args(["--ramp", "0", "--inject", "eio@1", "--no-save", "--json", "-", "-q"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .expect("spawn iolab");
+    assert_eq!(out.status.code(), Some(1), "I/O errors: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["total"]["all"]["ops"].as_u64(), Some(0), "no op succeeded");
+    assert!(v["errors"]["total"].as_u64().unwrap_or(0) > 0);
+    assert!(started.elapsed().as_secs() < 30, "took {:?}", started.elapsed());
+}

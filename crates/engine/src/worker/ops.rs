@@ -187,7 +187,8 @@ impl OpLoop<'_> {
             self.slots.submit_and_wait(engine, deadline, &mut self.done)?;
             let waited_from = now;
             now = engine.now_ns();
-            if timed && next_arrival.is_some() && self.done.is_empty() && now >= deadline && now > waited_from {
+            if timed && next_arrival.is_some() && self.done.is_empty() && now >= deadline && now > waited_from
+            {
                 window.learn_wake(deadline, now);
             }
             // 4. Record completions.

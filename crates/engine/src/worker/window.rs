@@ -91,7 +91,10 @@ impl Window {
             stop_at: None,
             tick_ns: (!matches!(s.engine, crate::EngineChoice::Sim { seat: Some(_), .. })).then_some(TICK_NS),
             spin_ns: ARRIVAL_SPIN_NS,
-            spin_cap_ns: s.plan.rate_iops.map_or(SPIN_MAX_NS, |r| ((0.25e9 / r.max(1e-9)) as u64).min(SPIN_MAX_NS)),
+            spin_cap_ns: s
+                .plan
+                .rate_iops
+                .map_or(SPIN_MAX_NS, |r| ((0.25e9 / r.max(1e-9)) as u64).min(SPIN_MAX_NS)),
         }
     }
 
@@ -184,7 +187,8 @@ impl Window {
     pub(crate) fn learn_wake(&mut self, deadline: u64, now: u64) {
         let late = now.saturating_sub(deadline);
         let wanted = (late + late / 4 + 2_000).min(self.spin_cap_ns);
-        self.spin_ns = (self.spin_ns - self.spin_ns / 64).max(wanted).max(ARRIVAL_SPIN_NS.min(self.spin_cap_ns));
+        self.spin_ns =
+            (self.spin_ns - self.spin_ns / 64).max(wanted).max(ARRIVAL_SPIN_NS.min(self.spin_cap_ns));
     }
 
     /// The deadline of one `submit_and_reap` at `now`: a tick, bounded by the end and, while a slot (or queue
