@@ -223,10 +223,25 @@ impl Reader<'_> {
 }
 
 /// Reads and checks a journal.
+///
+/// Only a regular file is read, and only once its first bytes are a journal's magic; then exactly its length
+/// (a FIFO or `/dev/zero` named as a journal is refused, never read until memory runs out).
 pub fn read(path: &Path) -> Result<Journal, VerifyError> {
-    let mut f = File::open(path).map_err(|e| err(path, format!("cannot open: {e}")))?;
+    let f = File::open(path).map_err(|e| err(path, format!("cannot open: {e}")))?;
+    let len = f.metadata().map_err(|e| err(path, format!("cannot inspect: {e}")))?;
+    if !len.is_file() {
+        return Err(err(path, "not a regular file; expected the file a run wrote with --journal"));
+    }
     let mut b = Vec::new();
-    f.read_to_end(&mut b).map_err(|e| err(path, format!("cannot read: {e}")))?;
+    let mut f = f.take(len.len());
+    let mut magic = [0u8; 8];
+    let head = f.read(&mut magic).map_err(|e| err(path, format!("cannot read: {e}")))?;
+    b.extend_from_slice(&magic[..head]);
+    if b.len() == 8 && &b[..8] == MAGIC {
+        b.try_reserve_exact(len.len().saturating_sub(8) as usize)
+            .map_err(|_| err(path, format!("too large to read into memory ({} bytes)", len.len())))?;
+        f.read_to_end(&mut b).map_err(|e| err(path, format!("cannot read: {e}")))?;
+    }
     if b.len() < 8 || &b[..8] != MAGIC {
         return Err(err(
             path,
@@ -335,5 +350,23 @@ mod tests {
         assert!(read(&path).unwrap_err().to_string().contains("checksum"));
         std::fs::write(&path, b"hello world, not a journal at all").expect("write");
         assert!(read(&path).unwrap_err().to_string().contains("not an iolab journal"));
+    }
+}
+
+#[cfg(test)]
+mod bounded_tests {
+    use super::*;
+
+    /// Issue 24, item 8: a journal is read only when it is a regular file with the magic; `/dev/zero` is
+    /// refused at once instead of read until memory runs out.
+    #[test]
+    fn a_journal_that_is_not_a_regular_file_is_refused_unread() {
+        let e = read(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("big");
+        std::fs::write(&other, vec![0u8; 1 << 20]).unwrap();
+        let e = read(&other).unwrap_err().to_string();
+        assert!(e.contains("not an iolab journal"), "{e}");
     }
 }
