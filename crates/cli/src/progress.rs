@@ -148,6 +148,17 @@ fn count_eta(done: u64, total: u64, elapsed_s: f64) -> String {
     format!(", ETA {}", format_clock((total - done) as f64 / rate))
 }
 
+/// The ramp bar's words: how far into the warm-up, in tenths of a second for a short ramp (a 1 s ramp read
+/// "0s/1s" throughout when whole seconds were shown).
+fn ramp_message(elapsed_s: f64, ramp_s: f64) -> String {
+    let done = if ramp_s < 10.0 {
+        format!("{:.1}s", (elapsed_s * 10.0).floor() / 10.0)
+    } else {
+        format_clock(elapsed_s.floor())
+    };
+    format!("{done}/{} warm-up, not measured", format_clock(ramp_s))
+}
+
 /// Seconds left in a sweep of `planned_s.len()` runs, in order. `planned_s[i]`: run i's planned ramp plus
 /// duration (`None` when count-limited); `done`: runs finished, which took `done_elapsed_s` in all;
 /// `current_s`: time into run `done`. Finished runs scale the plan (setup, fill and drain make a run longer
@@ -535,11 +546,7 @@ impl RunBars {
                     )
                 });
                 bar.set_position((elapsed_s * 1e3) as u64);
-                bar.set_message(format!(
-                    "{}/{} warm-up, not measured",
-                    format_clock(elapsed_s.floor()),
-                    format_clock(self.shape.ramp_s)
-                ));
+                bar.set_message(ramp_message(elapsed_s, self.shape.ramp_s));
             }
             Phase::Measure => {
                 if let Some(ramp) = self.ramp.take() {
@@ -677,6 +684,14 @@ mod tests {
         assert_eq!(measure_position(&RunShape::default(), 1.0, 7, 7), (0, 0));
     }
 
+    /// Issue 25, item 9: a 1 s ramp's bar moves in words too, not "0s/1s" throughout.
+    #[test]
+    fn a_short_ramp_says_tenths_of_a_second() {
+        assert!(ramp_message(0.46, 1.0).starts_with("0.4s/"), "{}", ramp_message(0.46, 1.0));
+        assert!(ramp_message(0.91, 1.0).starts_with("0.9s/"));
+        assert_ne!(ramp_message(0.2, 1.0), ramp_message(0.7, 1.0));
+    }
+
     #[test]
     fn phase_ramp_then_measure_and_virtual_time_never_ramps() {
         let shape = timed(2.0, 10.0);
@@ -744,7 +759,7 @@ mod tests {
         bars.update(0.5);
         let ramp = bars.ramp.clone().expect("a ramp bar during the ramp");
         assert_eq!((ramp.position(), ramp.length()), (500, Some(1000)));
-        assert!(ramp.message().starts_with("0s/1s"), "{}", ramp.message());
+        assert!(ramp.message().starts_with("0.5s/1s"), "{}", ramp.message());
         assert!(bars.measure.is_none());
         bars.update(3.0);
         assert!(bars.ramp.is_none() && ramp.is_finished(), "the ramp bar goes when the measurement starts");

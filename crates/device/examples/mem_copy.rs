@@ -71,7 +71,7 @@ fn main() {
         println!("plain copy, huge pages {:<5}      {:>12.0} copies per CPU second", huge, r);
     }
     for huge in [false, true] {
-        let store = MemStore::with_huge_pages(SIZE as u64, huge).expect("1 GiB RAM disk");
+        let store = MemStore::with_huge_pages(SIZE as u64, huge, None, None).expect("1 GiB RAM disk");
         let r = rate(secs, |off, buf| store.read(off as u64, buf));
         println!(
             "MemStore::read, huge pages {:<5} {:>12.0} copies per CPU second  ({})",

@@ -35,14 +35,23 @@ impl MemStore {
     /// Fails with [`TargetError::OutOfMemory`] when `size_bytes` exceeds MemAvailable (/proc/meminfo) or the
     /// allocation fails, and with [`TargetError::InvalidSize`] when it is 0 or not a multiple of 8.
     pub fn new(size_bytes: u64) -> Result<MemStore, TargetError> {
-        MemStore::with_huge_pages(size_bytes, true)
+        MemStore::with_huge_pages(size_bytes, true, None, None)
     }
 
     /// As [`MemStore::new`], asking the kernel for transparent huge pages (`huge`) or not. Huge pages spare a
     /// random 4 KiB copy the page-table walk that 4 KiB pages cost (a 1 GiB store has 262,144 of them, far
     /// more than the TLB holds); the kernel grants them where `/sys/kernel/mm/transparent_hugepage/enabled` is
     /// `always` or `madvise` and it finds free 2 MiB blocks.
-    pub fn with_huge_pages(size_bytes: u64, huge: bool) -> Result<MemStore, TargetError> {
+    ///
+    /// The memory is committed before the run (every page touched, by as many threads as there are cores, a
+    /// store of several GiB in seconds), `progress` told as for a file's fill, and a raised `stop` ends it
+    /// between chunks with [`TargetError::Interrupted`] (the memory is freed).
+    pub fn with_huge_pages(
+        size_bytes: u64,
+        huge: bool,
+        progress: Option<&crate::FillProgress>,
+        stop: Option<&crate::StopFlag>,
+    ) -> Result<MemStore, TargetError> {
         if size_bytes == 0 || size_bytes % 8 != 0 {
             return Err(TargetError::InvalidSize {
                 path: "mem".into(),
@@ -58,15 +67,15 @@ impl MemStore {
         }
         let word_count = usize::try_from(size_bytes / 8)
             .map_err(|_| TargetError::OutOfMemory { requested_bytes: size_bytes, available_bytes })?;
-        let mut words: Vec<AtomicU64> = Vec::new();
-        words.try_reserve_exact(word_count).map_err(|_| out_of_memory)?;
+        // Zeroed by the allocator (fresh pages from the kernel, mapped lazily), then committed page by page.
+        let words: Box<[AtomicU64]> =
+            bytemuck::allocation::try_zeroed_slice_box(word_count).map_err(|_| out_of_memory)?;
         if huge {
             advise_huge_pages(words.as_ptr() as usize, word_count * 8);
         }
-        // Writing every word (rather than relying on calloc's lazily mapped zero pages) commits the memory.
-        words.resize_with(word_count, || AtomicU64::new(0));
+        commit(&words, progress, stop)?;
         let huge_bytes = if huge { huge_page_bytes(words.as_ptr() as usize, word_count * 8) } else { 0 };
-        Ok(MemStore { words: words.into_boxed_slice(), huge_bytes })
+        Ok(MemStore { words, huge_bytes })
     }
 
     /// Bytes of the store the kernel backs with huge pages.
@@ -170,6 +179,56 @@ unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
     }
 }
 
+/// How much of a store one thread commits at a time, between progress reports and stop checks.
+const COMMIT_CHUNK_BYTES: usize = 64 << 20;
+
+/// Commits every page of `words` by writing one word in each 4 KiB (the kernel backs it, zeroed, on that
+/// first write), chunk by chunk on as many threads as there are cores; reports `(done, total)` bytes from the
+/// calling thread and stops between chunks when `stop` is raised.
+fn commit(
+    words: &[AtomicU64],
+    progress: Option<&crate::FillProgress>,
+    stop: Option<&crate::StopFlag>,
+) -> Result<(), TargetError> {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let total = words.len() * 8;
+    let chunk_words = COMMIT_CHUNK_BYTES / 8;
+    let chunks = words.len().div_ceil(chunk_words);
+    let (next, done) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let stopped = || stop.is_some_and(crate::StopFlag::raised);
+    let work = |report: bool| {
+        while !stopped() {
+            let c = next.fetch_add(1, Relaxed);
+            if c >= chunks {
+                break;
+            }
+            let part = &words[c * chunk_words..((c + 1) * chunk_words).min(words.len())];
+            part.iter().step_by(4096 / 8).for_each(|w| w.store(0, Relaxed));
+            let now = done.fetch_add(part.len() * 8, Relaxed) + part.len() * 8;
+            if let Some(p) = progress.filter(|_| report) {
+                (p.0)(now as u64, total as u64);
+            }
+        }
+    };
+    if let Some(p) = progress {
+        (p.0)(0, total as u64);
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(chunks.max(1));
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            s.spawn(|| work(false));
+        }
+        work(true);
+    });
+    if stopped() {
+        return Err(TargetError::Interrupted { path: "mem".into() });
+    }
+    if let Some(p) = progress {
+        (p.0)(total as u64, total as u64);
+    }
+    Ok(())
+}
+
 /// Asks for transparent huge pages over the 2 MiB-aligned part of `[addr, addr + len)` (memory this process
 /// allocated and has not touched yet). Advice only: where the kernel refuses, the store keeps 4 KiB pages.
 #[allow(unsafe_code)]
@@ -210,6 +269,24 @@ fn huge_page_bytes(addr: usize, len: usize) -> u64 {
 mod tests {
     use super::*;
 
+    /// Issue 25, item 9: a RAM disk is committed with its progress told (start, chunks, end) and can be stopped.
+    #[test]
+    fn a_store_is_committed_with_progress_and_stops_on_request() {
+        use std::sync::{Arc, Mutex};
+        let calls: Arc<Mutex<Vec<(u64, u64)>>> = Arc::default();
+        let sink = calls.clone();
+        let progress = crate::FillProgress(Arc::new(move |d, t| sink.lock().unwrap().push((d, t))));
+        let store = MemStore::with_huge_pages(256 << 20, false, Some(&progress), None).unwrap();
+        assert_eq!(store.size_bytes(), 256 << 20);
+        let calls = calls.lock().unwrap().clone();
+        assert_eq!(calls.first(), Some(&(0, 256 << 20)));
+        assert_eq!(calls.last(), Some(&(256 << 20, 256 << 20)));
+        let stop = crate::StopFlag::default();
+        stop.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        let e = MemStore::with_huge_pages(256 << 20, false, None, Some(&stop)).unwrap_err();
+        assert!(matches!(e, TargetError::Interrupted { .. }), "{e}");
+    }
+
     #[test]
     fn mem_store_write_read_round_trip_at_several_offsets() {
         let store = MemStore::new(1 << 20).unwrap();
@@ -235,7 +312,7 @@ mod tests {
         }
         let store = MemStore::new(64 << 20).unwrap();
         assert!(store.huge_page_bytes() > 0, "{}", store.backing());
-        assert_eq!(MemStore::with_huge_pages(64 << 20, false).unwrap().huge_page_bytes(), 0);
+        assert_eq!(MemStore::with_huge_pages(64 << 20, false, None, None).unwrap().huge_page_bytes(), 0);
     }
 
     /// Two threads copying into and out of the same bytes: every read returns, byte by byte, what one of the

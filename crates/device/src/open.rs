@@ -73,7 +73,11 @@ pub fn open(req: &OpenRequest) -> Result<OpenedTarget, TargetError> {
         mem: None,
     };
     match &req.spec {
-        TargetSpec::Mem { size_bytes } => opened.mem = Some(Arc::new(MemStore::new(*size_bytes)?)),
+        TargetSpec::Mem { size_bytes } => {
+            let progress = req.fill_progress.as_ref();
+            opened.mem =
+                Some(Arc::new(MemStore::with_huge_pages(*size_bytes, true, progress, req.stop.as_ref())?))
+        }
         TargetSpec::Null { .. } | TargetSpec::Sim(_) => {}
         TargetSpec::Path { path } => open_path(req, path, &mut opened)?,
         TargetSpec::Named { name } => return Err(TargetError::Unresolved { name: name.clone() }),

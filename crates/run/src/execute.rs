@@ -259,6 +259,18 @@ fn open_targets(
 /// Says how a target about to be created or extended is laid out (`--prealloc`), and hooks the fill's
 /// progress when there is one.
 fn announce_layout(r: &mut OpenRequest, p: &Probe, obs: &mut dyn Observer) {
+    if let iolab_spec::TargetSpec::Mem { size_bytes } = r.spec {
+        // A RAM disk is committed page by page before the run: seconds for several GiB, said and shown.
+        if size_bytes >= 1 << 30 {
+            let size = iolab_report::format_bytes(size_bytes);
+            obs.notice(&format!(
+                "iolab: allocating '{}' ({size} of RAM, committed before the run)...",
+                p.name
+            ));
+        }
+        r.fill_progress = obs.fill_hook("allocating", &p.name, size_bytes);
+        return;
+    }
     if !p.will_create && p.will_extend_to.is_none() {
         return;
     }
