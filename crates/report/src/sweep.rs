@@ -215,24 +215,39 @@ pub fn summarize(values: &[f64]) -> MetricSummary {
 /// such that going to point `i+1` gains less than `iops_gain_pct` % of IOPS while p99 latency grows by more
 /// than `lat_growth_pct` %. Past the knee, more load buys latency, not throughput. `None` when no step
 /// qualifies (the knee is beyond the sweep) or a point has no IOPS or no latency to compare against.
+///
+/// A knee must hold for the rest of the line: no later point may beat the knee's IOPS by `iops_gain_pct` %
+/// or more (on noisy data one flat step followed by four times the IOPS is a dip, not a knee; issue 25).
 pub fn find_knee(points: &[(f64, f64)], iops_gain_pct: f64, lat_growth_pct: f64) -> Option<usize> {
-    points.windows(2).position(|w| {
-        let ((i0, l0), (i1, l1)) = (w[0], w[1]);
+    (0..points.len().saturating_sub(1)).find(|&k| {
+        let ((i0, l0), (i1, l1)) = (points[k], points[k + 1]);
         if !(i0 > 0.0 && l0 > 0.0) {
             return false;
         }
         let gain = (i1 - i0) / i0 * 100.0;
         let growth = (l1 - l0) / l0 * 100.0;
-        gain < iops_gain_pct && growth > lat_growth_pct
+        let best_after = points[k + 1..].iter().map(|p| p.0).fold(0.0, f64::max);
+        let holds = (best_after - i0) / i0 * 100.0 < iops_gain_pct;
+        gain < iops_gain_pct && growth > lat_growth_pct && holds
     })
 }
 
 /// The highest load whose p99 stays within `limit_ns`, points in load order as p99 values: the last point
-/// of the leading run of points with `p99 <= limit_ns` (once p99 has crossed the limit, a later point that
-/// dips back under it does not count). `None` when the first point is already over the limit.
+/// within the limit before p99 crosses it for good, that is at two points in a row or at the last point (a
+/// later point that dips back under it after that does not count). A single point over the limit between
+/// points within it is an outlier of a noisy run, not the end of the curve (issue 25: a first point's one
+/// spike said "no load met the limit" though the next two did). `None` when no point qualifies.
 pub fn find_max_p99(p99_ns: &[f64], limit_ns: f64) -> Option<usize> {
-    let within = p99_ns.iter().take_while(|&&p| p <= limit_ns).count();
-    within.checked_sub(1)
+    let over = |i: usize| p99_ns.get(i).is_none_or(|&p| p > limit_ns);
+    let end = (0..p99_ns.len()).find(|&i| over(i) && over(i + 1)).unwrap_or(p99_ns.len());
+    (0..end).rev().find(|&i| !over(i))
+}
+
+/// The points of a line whose p99 was over `limit_ns` while a heavier point's was within it: the
+/// answer's noise, said beside it.
+pub fn p99_outliers(p99_ns: &[f64], limit_ns: f64, answer: Option<usize>) -> Vec<usize> {
+    let Some(a) = answer else { return Vec::new() };
+    (0..a).filter(|&i| p99_ns[i] > limit_ns).collect()
 }
 
 /// The knee of every line.
@@ -380,7 +395,38 @@ mod tests {
         assert_eq!(find_max_p99(&p99, 300_000.0), Some(4)); // qd 16: 200 µs; qd 32: 400 µs
         assert_eq!(find_max_p99(&p99, 100_000.0), Some(3)); // the limit itself counts
         assert_eq!(find_max_p99(&p99, 50_000.0), None);
-        assert_eq!(find_max_p99(&[1.0, 5.0, 2.0], 3.0), Some(0), "a dip after crossing does not count");
+        assert_eq!(find_max_p99(&[1.0, 5.0, 6.0, 2.0], 3.0), Some(0), "a dip after crossing does not count");
+    }
+
+    /// Issue 25, item 4: on noisy data one point over the limit between points within it is an outlier, not
+    /// the end of the curve; two in a row, or the heaviest point, end it. The outliers are said.
+    #[test]
+    fn max_p99_survives_one_noisy_point() {
+        // QD 1 spiked over 2 ms; QD 2 and 4 were within; QD 8 and up over.
+        let p99 = [2.4e6, 0.9e6, 1.5e6, 3.0e6, 5.0e6];
+        assert_eq!(find_max_p99(&p99, 2e6), Some(2));
+        assert_eq!(p99_outliers(&p99, 2e6, Some(2)), vec![0]);
+        assert_eq!(find_max_p99(&[1.0, 5.0, 2.0], 3.0), Some(2), "one excursion, then within to the end");
+        assert_eq!(find_max_p99(&[1.0, 2.0, 5.0], 3.0), Some(1), "the heaviest point over ends it");
+    }
+
+    /// Issue 25, item 4: IOPS flat from QD 4 to 8 with p99 up, then rising fourfold to QD 64, is a dip of a
+    /// noisy run, not a knee: a knee must hold for the rest of the line.
+    #[test]
+    fn a_knee_must_hold_for_the_rest_of_the_line() {
+        let noisy = [
+            (5_000.0, 1e5),
+            (9_000.0, 1.2e5),
+            (14_000.0, 2e5),
+            (14_600.0, 4e5),
+            (30_000.0, 5e5),
+            (56_000.0, 6e5),
+        ];
+        assert_eq!(find_knee(&noisy, 10.0, 20.0), None);
+        let mut capped = noisy;
+        capped[4].0 = 14_800.0;
+        capped[5].0 = 15_000.0;
+        assert_eq!(find_knee(&capped, 10.0, 20.0), Some(2));
     }
 
     #[test]
@@ -467,6 +513,22 @@ mod tests {
             text.contains("knee (qd; first point after which IOPS gains < 10% while p99 grows > 20%): 8"),
             "{text}"
         );
+    }
+
+    /// Issue 25, item 4: each point's warnings are printed with the sweep (they were only in its JSON), with
+    /// the advice to take trials when points were noisy; lighter loads over the p99 limit are named.
+    #[test]
+    fn the_sweep_text_says_each_points_warnings_and_the_answers_noise() {
+        let mut s = sample_sweep();
+        s.points[2].result.warnings =
+            vec![iolab_stats::Warning::HighVariability { metric: "iops".into(), cv: 0.4 }];
+        s.points[0].summary.lat_p99_ns.as_mut().unwrap().mean = 400_000.0;
+        s.analyze(10.0, 20.0, Some(300_000));
+        assert_eq!(s.max_p99.as_ref().unwrap().lines[0].value.as_deref(), Some("16"), "one spike is noise");
+        let t = text(&s);
+        assert!(t.contains("warning: qd=4: iops varied a lot"), "{t}");
+        assert!(t.contains("--trials 3"), "{t}");
+        assert!(t.contains("p99 was over the limit at lighter load (qd=1)"), "{t}");
     }
 
     #[test]

@@ -870,6 +870,33 @@ fn sweep_table(out: &mut String, d: &ReportDoc, s: &SweepResult) {
         );
     }
     out.push_str("</table>\n");
+    sweep_warnings(out, s);
+}
+
+/// Each point's warnings in words, under the table that counts them (the cards only say how many).
+fn sweep_warnings(out: &mut String, s: &SweepResult) {
+    let warned: Vec<_> = s.points.iter().filter(|p| !p.result.warnings.is_empty()).collect();
+    if warned.is_empty() {
+        return;
+    }
+    out.push_str("<table><tr><th>point</th><th>warning</th><th>what to do</th></tr>\n");
+    for p in warned {
+        let at: Vec<String> = s
+            .axes
+            .iter()
+            .map(|a| format!("{}={}", a.key, p.params.get(&a.key).map_or("", String::as_str)))
+            .collect();
+        for w in &p.result.warnings {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td class=\"warn\">{}</td><td>{}</td></tr>",
+                esc(&at.join(" ")),
+                esc(&w.message()),
+                esc(&w.hint().unwrap_or_default())
+            );
+        }
+    }
+    out.push_str("</table>\n");
 }
 
 /// A trace's miss-ratio curves: the chart (a line per policy, sizes on a log scale, the recommendation

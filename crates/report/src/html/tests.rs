@@ -590,3 +590,13 @@ fn an_open_loop_run_page_has_the_lag_card() {
     let html = render_html("t", &[run_doc("run1", crate::tests::sample_open_loop())]);
     assert!(html.contains("issue lag p99"), "the lag card");
 }
+
+/// Issue 25, item 4: a sweep's page says what each point's warnings are, not only how many.
+#[test]
+fn a_sweep_page_lists_each_points_warnings() {
+    let mut doc = sweep("qd", &["1", "2", "4"], false);
+    doc.points[0].result.warnings =
+        vec![iolab_stats::Warning::HighVariability { metric: "iops".into(), cv: 0.4 }];
+    let html = render_html("t", &[sweep_doc("s", doc)]);
+    assert!(html.contains("iops varied a lot"), "the warning in words");
+}

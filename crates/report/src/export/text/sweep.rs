@@ -94,8 +94,51 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
             "max load with p99 ≤ {} ({}): {}\n",
             format_duration_ns(m.limit_ns as f64),
             m.axis,
-            marks_text(&m.lines, "none (the lightest load is already over)")
+            marks_text(&m.lines, "none (no load stays within it)")
         ));
+        out.push_str(&outliers_text(s, m));
+    }
+    out.push_str(&point_warnings(s));
+    out
+}
+
+/// Lighter loads whose p99 was over the limit although the answer's was within it: the answer's noise.
+fn outliers_text(s: &SweepResult, m: &crate::sweep::MaxP99Report) -> String {
+    let mut said = Vec::new();
+    for mark in &m.lines {
+        let mut pts: Vec<_> = s.points.iter().filter(|p| p.line == mark.line).collect();
+        pts.sort_by(|a, b| a.load.unwrap_or(0.0).total_cmp(&b.load.unwrap_or(0.0)));
+        let p99: Vec<f64> =
+            pts.iter().map(|p| p.summary.lat_p99_ns.as_ref().map_or(f64::INFINITY, |x| x.mean)).collect();
+        let answer = mark.point.and_then(|i| pts.iter().position(|p| p.index == i));
+        for i in crate::sweep::p99_outliers(&p99, m.limit_ns as f64, answer) {
+            said.push(format!("{}={}", m.axis, pts[i].params.get(&m.axis).cloned().unwrap_or_default()));
+        }
+    }
+    if said.is_empty() {
+        return String::new();
+    }
+    let advice = if s.trials > 1 { "" } else { "; --trials 3 gives each point a confidence interval" };
+    format!("  p99 was over the limit at lighter load ({}): noisy data{advice}\n", said.join(", "))
+}
+
+/// Each point's warnings, one line each, so a noisy point is seen where its figures are.
+fn point_warnings(s: &SweepResult) -> String {
+    let mut out = String::new();
+    let mut noisy = false;
+    for p in s.points.iter().filter(|p| !p.result.warnings.is_empty()) {
+        let at: Vec<String> = s
+            .axes
+            .iter()
+            .map(|a| format!("{}={}", a.key, p.params.get(&a.key).cloned().unwrap_or_default()))
+            .collect();
+        for w in &p.result.warnings {
+            noisy |= matches!(w, iolab_stats::Warning::HighVariability { .. });
+            out.push_str(&format!("warning: {}: {}\n", at.join(" "), w.message()));
+        }
+    }
+    if noisy && s.trials <= 1 && s.load_axis.is_some() {
+        out.push_str("hint: points varied a lot within their run: the knee and the max-load answer may move from one sweep to the next; --trials 3 (or a longer --duration) gives intervals\n");
     }
     out
 }
