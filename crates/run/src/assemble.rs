@@ -82,11 +82,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     let rate = rate_result(&plan, &outputs, &workers);
     let retries = outputs.iter().map(|o| o.retries).sum();
     let errors = ErrorSummary::from_stats(&all.read, &all.write, retries);
-    let cache = run.layers.cache.as_ref().map(|rc| {
-        let sources: Vec<&iolab_engine::ReadSources> =
-            outputs.iter().filter_map(|o| o.read_sources.as_deref()).collect();
-        rc.result(&sources)
-    });
+    let cache = cache_result(&run.layers, &outputs);
     let facts = RunFacts {
         open_loop: plan.open_loop(),
         rate_mode: loadgen::rate_mode(&plan),
@@ -167,6 +163,18 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     };
     drop(run.throttle);
     Ok(result)
+}
+
+/// The block cache's result, its reads by source merged over the workers.
+fn cache_result(
+    layers: &crate::layers::Layers,
+    outputs: &[WorkerOutput],
+) -> Option<iolab_report::cache::CacheResult> {
+    layers.cache.as_ref().map(|rc| {
+        let sources: Vec<&iolab_engine::ReadSources> =
+            outputs.iter().filter_map(|o| o.read_sources.as_deref()).collect();
+        rc.result(&sources)
+    })
 }
 
 /// Per worker, its result; and the merged statistics of all.

@@ -149,19 +149,30 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
         (Some(s), Some(released)) => multi::result_over_ranks(s, run, (released, done_unix_s))?,
         _ => assemble::result(run)?,
     };
-    if let (Some(src), Some((ops, skipped))) = (replay.as_ref(), replaying) {
-        let mut lag = iolab_stats::LatencyHistogram::new();
-        for l in &lag_histograms {
-            lag.merge(l);
-        }
-        let replayed = ops.iter().map(|o| o.ops.len() as u64).sum();
-        result.replay = Some(crate::replay::result(src, (replayed, skipped), &lag, &target_names));
-        // A timed replay is open loop: the trace sets the depth, --qd only bounds it.
-        if src.speed.is_some() {
-            result.warnings.retain(|w| !matches!(w, iolab_stats::Warning::LowDepth { .. }));
-        }
+    if let (Some(src), Some(replaying)) = (replay.as_ref(), replaying) {
+        add_replay(&mut result, src, replaying, &lag_histograms, &target_names);
     }
     Ok(Executed::Done(Box::new(result)))
+}
+
+/// The result's `replay` block: the workers' ops and lags together, and a timed replay's depth left to the
+/// trace (no low-depth warning: `--qd` only bounds it).
+fn add_replay(
+    result: &mut iolab_report::RunResult,
+    src: &crate::replay::ReplaySource,
+    (ops, skipped): (Vec<Arc<iolab_engine::ReplayOps>>, std::collections::BTreeMap<String, u64>),
+    lags: &[Box<iolab_stats::LatencyHistogram>],
+    target_names: &[String],
+) {
+    let mut lag = iolab_stats::LatencyHistogram::new();
+    for l in lags {
+        lag.merge(l);
+    }
+    let replayed = ops.iter().map(|o| o.ops.len() as u64).sum();
+    result.replay = Some(crate::replay::result(src, (replayed, skipped), &lag, target_names));
+    if src.speed.is_some() {
+        result.warnings.retain(|w| !matches!(w, iolab_stats::Warning::LowDepth { .. }));
+    }
 }
 
 /// What a run is made of once its targets are open, before its workers start.

@@ -236,6 +236,23 @@ fn sweep(out: &mut String, d: &ReportDoc, s: &SweepResult) {
     }
 }
 
+/// The deep tail from the histogram, when there is one: what the percentile curve draws.
+fn percentile_curve(out: &mut String, r: &RunResult) {
+    let curve = run_curve(r, "all");
+    if curve.len() <= 2 {
+        return;
+    }
+    let picks = decade_picks(&curve);
+    if picks.is_empty() {
+        return;
+    }
+    let header: Vec<String> = picks.iter().map(|(x, _)| super::charts::Fmt::Percentile.format(*x)).collect();
+    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    let row: Vec<String> = picks.iter().map(|(_, y)| format_duration_ns(*y)).collect();
+    out.push_str("Percentile curve (all ops):\n\n");
+    table(out, &header_refs, &vec![true; header.len()], &[row]);
+}
+
 fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
     let _ = writeln!(out, "### Run: {}\n", cell(&d.label));
     let targets: Vec<String> = r
@@ -281,19 +298,7 @@ fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
     let right: Vec<bool> = header.iter().enumerate().map(|(i, _)| i > 0).collect();
     table(out, &header, &right, &rows);
     hosts_table(out, r);
-    // The deep tail from the histogram, when there is one: what the percentile curve draws.
-    let curve = run_curve(r, "all");
-    if curve.len() > 2 {
-        let picks = decade_picks(&curve);
-        if !picks.is_empty() {
-            let header: Vec<String> =
-                picks.iter().map(|(x, _)| super::charts::Fmt::Percentile.format(*x)).collect();
-            let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-            let row: Vec<String> = picks.iter().map(|(_, y)| format_duration_ns(*y)).collect();
-            out.push_str("Percentile curve (all ops):\n\n");
-            table(out, &header_refs, &vec![true; header.len()], &[row]);
-        }
-    }
+    percentile_curve(out, r);
     if let Some(c) = &r.cache {
         out.push_str("Cache (the figures above include its hits):\n\n");
         for line in c.summary_lines() {
