@@ -338,6 +338,20 @@ impl SweepResult {
         v
     }
 
+    /// The worker groups of the points, in first-seen order, when some point has more than one (a job with
+    /// `[worker.db]` and `[worker.log]`); none otherwise. Tables show each beside the total.
+    pub(crate) fn group_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for p in self.points.iter().filter(|p| p.result.groups.len() > 1) {
+            for g in &p.result.groups {
+                if !names.contains(&g.name) {
+                    names.push(g.name.clone());
+                }
+            }
+        }
+        names
+    }
+
     pub(crate) fn is_knee(&self, index: usize) -> bool {
         self.knee.as_ref().is_some_and(|k| k.lines.iter().any(|l| l.point == Some(index)))
     }
@@ -529,6 +543,29 @@ mod tests {
         assert!(t.contains("warning: qd=4: iops varied a lot"), "{t}");
         assert!(t.contains("--trials 3"), "{t}");
         assert!(t.contains("p99 was over the limit at lighter load (qd=1)"), "{t}");
+    }
+
+    /// Issue 25, item 5: a sweep of a job with groups shows each group beside the total (the FabricCache
+    /// sweep's headline IOPS were mostly the log worker's cached reads; the database's own were hidden).
+    #[test]
+    fn a_sweep_of_a_job_with_groups_shows_each_group() {
+        let mut s = sample_sweep();
+        for (i, p) in s.points.iter_mut().enumerate() {
+            let mut db = p.result.groups[0].clone();
+            db.name = "db".into();
+            db.all.iops = 800.0 + 100.0 * i as f64;
+            let mut log = db.clone();
+            log.name = "log".into();
+            log.all.iops = 31_000.0;
+            p.result.groups = vec![db, log];
+        }
+        let t = text(&s);
+        let header = t.lines().find(|l| l.contains("IOPS")).unwrap();
+        assert!(
+            header.contains("db IOPS") && header.contains("log IOPS") && header.contains("db mean"),
+            "{t}"
+        );
+        assert!(t.contains("1,000.0") && t.contains("31,000.0"), "each group's IOPS: {t}");
     }
 
     #[test]

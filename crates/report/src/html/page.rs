@@ -832,7 +832,12 @@ fn sweep_table(out: &mut String, d: &ReportDoc, s: &SweepResult) {
     for k in &keys {
         let _ = write!(out, "<th>{}</th>", esc(k));
     }
-    out.push_str("<th class=\"n\">IOPS</th><th class=\"n\">± 95 %</th><th class=\"n\">MB/s</th><th class=\"n\">mean</th><th class=\"n\">p99</th><th class=\"n\">depth</th><th class=\"n\">warnings</th><th>mark</th></tr>\n");
+    out.push_str("<th class=\"n\">IOPS</th><th class=\"n\">± 95 %</th><th class=\"n\">MB/s</th><th class=\"n\">mean</th><th class=\"n\">p99</th><th class=\"n\">depth</th>");
+    let groups = s.group_names();
+    for g in &groups {
+        let _ = write!(out, "<th class=\"n\">{0} IOPS</th><th class=\"n\">{0} mean</th>", esc(g));
+    }
+    out.push_str("<th class=\"n\">warnings</th><th>mark</th></tr>\n");
     let knee = |i: usize| s.knee.as_ref().is_some_and(|k| k.lines.iter().any(|l| l.point == Some(i)));
     let maxp = |i: usize| s.max_p99.as_ref().is_some_and(|k| k.lines.iter().any(|l| l.point == Some(i)));
     for p in &s.points {
@@ -856,15 +861,25 @@ fn sweep_table(out: &mut String, d: &ReportDoc, s: &SweepResult) {
             (Some(lo), Some(hi)) => format_rate((hi - lo) / 2.0, 0),
             _ => "-".into(),
         };
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+            "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1}</td>",
             format_rate(p.summary.iops.mean, 0),
             ci,
             format_rate(p.summary.mb_s.mean, 1),
             format_duration_ns(p.summary.lat_mean_ns.as_ref().map(|m| m.mean)),
             format_duration_ns(p.summary.lat_p99_ns.as_ref().map(|m| m.mean)),
             p.summary.achieved_depth.mean,
+        );
+        for g in &groups {
+            let found = p.result.groups.iter().find(|x| &x.name == g);
+            let iops = found.map_or("-".into(), |x| format_rate(x.all.iops, 0));
+            let mean = format_duration_ns(found.and_then(|x| x.all.lat_ns.as_ref()).map(|l| l.mean));
+            let _ = write!(out, "<td class=\"n\">{iops}</td><td class=\"n\">{mean}</td>");
+        }
+        let _ = writeln!(
+            out,
+            "<td class=\"n\">{}</td><td>{}</td></tr>",
             p.result.warnings.len(),
             marks.join(", ")
         );

@@ -600,3 +600,18 @@ fn a_sweep_page_lists_each_points_warnings() {
     let html = render_html("t", &[sweep_doc("s", doc)]);
     assert!(html.contains("iops varied a lot"), "the warning in words");
 }
+
+/// Issue 25, item 5: a sweep's points table has each worker group's IOPS and mean beside the total.
+#[test]
+fn a_sweep_page_shows_each_group() {
+    let mut doc = sweep("qd", &["1", "2"], true);
+    for p in &mut doc.points {
+        let mut db = p.result.groups[0].clone();
+        db.name = "db".into();
+        let mut log = db.clone();
+        log.name = "log".into();
+        p.result.groups = vec![db, log];
+    }
+    let html = render_html("t", &[sweep_doc("s", doc)]);
+    assert!(html.contains("db IOPS</th>") && html.contains("log mean</th>"), "group columns");
+}

@@ -40,6 +40,11 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
     if trials {
         header.extend(["±95% IOPS", "CV"].map(String::from));
     }
+    // A job with worker groups (database and log): each group's IOPS and mean latency beside the total.
+    let groups = s.group_names();
+    for g in &groups {
+        header.extend([format!("{g} IOPS"), format!("{g} mean")]);
+    }
     header.push(String::new());
     let mut rows: Vec<Vec<String>> = Vec::new();
     for p in &s.points {
@@ -61,6 +66,11 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
                 _ => "-".into(),
             });
             row.push(m.iops.cv.map_or("-".into(), |c| format!("{:.1}%", c * 100.0)));
+        }
+        for g in &groups {
+            let found = p.result.groups.iter().find(|x| &x.name == g);
+            row.push(found.map_or("-".into(), |x| format_rate(x.all.iops, 1)));
+            row.push(format_duration_ns(found.and_then(|x| x.all.lat_ns.as_ref()).map(|l| l.mean)));
         }
         let mut marks = Vec::new();
         if s.is_knee(p.index) {
