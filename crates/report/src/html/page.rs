@@ -732,8 +732,18 @@ fn sweeps_section(out: &mut String, sweeps: &[(&ReportDoc, &SweepResult)], n: &m
     grid.write(out, n);
     for (d, s) in sweeps {
         sweep_table(out, d, s);
+        sweep_tested(out, s);
     }
     out.push_str("</section>\n");
+}
+
+/// What a sweep tested, as a run's report says it: the environment and targets, and the resolved job, of
+/// its first point (every point runs the same job but for the swept values, which the table shows).
+fn sweep_tested(out: &mut String, s: &SweepResult) {
+    let Some(first) = s.points.first() else { return };
+    out.push_str("<p class=\"meta\">What was tested: the first point's environment, targets and resolved job; the other points differ only in the swept values.</p>\n");
+    env_tables(out, &first.result);
+    config_table(out, &first.result);
 }
 
 /// The `data-chart` kind of chart `k` along `key` (as [`sweep_charts`] orders them).
@@ -748,9 +758,13 @@ fn sweep_chart_kind(key: &str, k: usize) -> String {
 /// The caption of chart `k` along `key`: what it draws, what the error bars are (with trials) and the
 /// p99 limit line (with `--max-p99`).
 fn sweep_caption(refs: &[SweepRef<'_>], key: &str, k: usize) -> String {
+    let knee = refs.iter().any(|r| {
+        r.sweep.knee.as_ref().is_some_and(|k| k.axis == key && k.lines.iter().any(|l| l.point.is_some()))
+    });
+    let ring = if knee { "; a ring marks the knee (more load buys latency, not throughput)" } else { "" };
     let mut caption = match k {
         0 => format!(
-            "{} at each value of {key}: the mean over trials per point; a ring marks the knee (more load buys latency, not throughput).",
+            "{} at each value of {key}: the mean over trials per point{ring}.",
             if key == "bs" { "Throughput" } else { "Completed I/Os per second" }
         ),
         1 => format!("Mean and p99 response time at each value of {key}."),

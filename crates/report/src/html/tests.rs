@@ -615,3 +615,14 @@ fn a_sweep_page_shows_each_group() {
     let html = render_html("t", &[sweep_doc("s", doc)]);
     assert!(html.contains("db IOPS</th>") && html.contains("log mean</th>"), "group columns");
 }
+
+/// Issue 25, item 7: a sweep report says what was tested (environment, targets, resolved job), and its
+/// caption promises a knee ring only where there is a knee.
+#[test]
+fn a_sweep_page_says_what_was_tested_and_no_ring_without_a_knee() {
+    let doc = sweep("qd", &["1", "2", "4"], true);
+    let html = render_html("t", &[sweep_doc("s", doc)]);
+    assert!(html.contains("What was tested") && html.contains("<h3>Environment</h3>"), "environment");
+    assert!(html.contains("Configuration (the resolved job"), "configuration");
+    assert!(!html.contains("a ring marks the knee"), "no knee, no ring promised");
+}
