@@ -74,6 +74,9 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
         overall: crate::progress::OverallBar::search(live),
         unwritten: 0,
     };
+    if !quiet {
+        eprintln!("{}", search_plan(&runner.base, variable, start, resolution_pct));
+    }
     let found = findmax::run(FindMax::new(variable, start, resolution_pct), &mut runner)?;
     let unwritten = runner.unwritten;
     drop(runner);
@@ -97,6 +100,42 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
         return Err(crate::exit::outputs_not_written(unwritten));
     }
     Ok(if found.max.is_some() { ExitStatus::Ok } else { ExitStatus::Fail })
+}
+
+/// What a search will do, said before its first step (issue 25: it grew a user's `db.edb` to 32 GB with no
+/// notice): what it varies from where, how many steps of how long at most, and which files grow with it.
+fn search_plan(base: &JobSpec, variable: Variable, start: f64, resolution_pct: f64) -> String {
+    let ramp = base.ramp_ns.unwrap_or(1_000_000_000);
+    let step_ns = ramp.saturating_add(base.duration_ns.unwrap_or(10_000_000_000));
+    let most_s = step_ns as f64 / 1e9 * findmax::MAX_STEPS as f64;
+    let what = match variable {
+        Variable::Mailboxes => format!("mailboxes from {start:.0}"),
+        Variable::RateIops => format!("the offered rate from {start:.0} IOPS"),
+    };
+    let files: Vec<String> = base
+        .targets
+        .iter()
+        .filter_map(|(name, t)| match &t.spec {
+            Some(iolab_spec::TargetSpec::Path { path }) => Some(format!("{name}={path}")),
+            _ => None,
+        })
+        .collect();
+    let grows = match (variable, files.is_empty()) {
+        (Variable::Mailboxes, false) => format!(
+            "; each step sizes the targets for its mailboxes, so these files grow (never shrink) as the search \
+             climbs: {}",
+            files.join(", ")
+        ),
+        _ => String::new(),
+    };
+    let clock = if base.clock == Some(iolab_spec::ClockKind::Virtual) { " of virtual time" } else { "" };
+    format!(
+        "iolab: --find-max searches {what} to within {resolution_pct}%: at most {} steps of {:.0} s{clock} each \
+         (ramp and measurement), so at most {:.0} min{clock}{grows}",
+        findmax::MAX_STEPS,
+        step_ns as f64 / 1e9,
+        most_s / 60.0
+    )
 }
 
 /// Runs the search's steps for real: each on fresh targets, judged against the job's verdict, its progress

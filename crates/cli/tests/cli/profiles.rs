@@ -227,3 +227,32 @@ fn the_docs_do_not_say_the_imports_are_not_wired() {
         assert!(text.contains("iolab run FILE."), "docs/{name} shows the command that runs the file");
     }
 }
+
+/// Issue 25, item 6: `--find-max` says what it will do before its first step: what it varies, the most
+/// steps and time it may take, and (with files) that they grow with the search.
+#[test]
+fn find_max_says_what_it_will_do_before_it_starts() {
+    let dir = tempdir();
+    let db = dir.path().join("db.edb");
+    let out = iolab()
+        .args([
+            "run",
+            "--profile",
+            "exchange-2010",
+            "--find-max",
+            "--find-max-duration",
+            "1s",
+            "--mailboxes",
+            "10",
+        ])
+        .args(["--target", &format!("db={}", db.display()), "--target", "log=sim:fixed,latency=100us"])
+        .args(["--clock", "virtual", "--no-save", "--json", "/dev/null"])
+        .output()
+        .expect("spawn iolab");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("--find-max searches mailboxes from 10") && first.contains("at most 60 steps"),
+        "{stderr}"
+    );
+}
