@@ -1,4 +1,4 @@
-//! Eviction policies over opaque keys: LRU, ARC and S3-FIFO (1-bit). Each decides which key to evict and
+//! Eviction policies over opaque keys: LRU, ARC and S3-FIFO (the paper's 2-bit and the 1-bit variant). Each decides which key to evict and
 //! keeps only small per-key metadata; the cache maps keys to data slots.
 //!
 //! Every policy is built on the same compact core: nodes in parallel arrays (key `u64`, two `u32` list links,
@@ -75,6 +75,7 @@ pub fn new_policy(kind: CachePolicy, capacity: usize) -> Box<dyn Policy> {
         CachePolicy::Lru => Box::new(Lru::new(capacity)),
         CachePolicy::Arc => Box::new(AdaptiveReplacement::new(capacity)),
         CachePolicy::S3Fifo => Box::new(S3Fifo::new(capacity)),
+        CachePolicy::S3Fifo1Bit => Box::new(S3Fifo::one_bit(capacity)),
     }
 }
 
@@ -560,12 +561,17 @@ impl Policy for AdaptiveReplacement {
 // ------------------------------------------------------------------------------------------------------------
 // S3-FIFO
 
-/// S3-FIFO (Yang et al., "FIFO queues are all you need for cache eviction", SOSP 2023), with the 1-bit
-/// frequency its author recommends for block I/O: new keys enter a small FIFO (10% of the capacity); a key
-/// leaving it moves to the main FIFO if it was hit meanwhile, else it is evicted and remembered in a ghost
-/// FIFO (as many keys as the main FIFO holds); a key inserted while in the ghost FIFO goes straight to main.
-/// The main FIFO reinserts a key whose bit is set (clearing it), like a clock, and evicts one whose bit is
-/// clear. One-hit wonders thus leave quickly through the small FIFO.
+/// S3-FIFO (Yang et al., "FIFO queues are all you need for cache eviction", SOSP 2023). New keys enter a
+/// small FIFO (10% of the capacity); a key leaving it moves to the main FIFO if it was hit enough meanwhile,
+/// else it is evicted and remembered in a ghost FIFO (as many keys as the main FIFO holds); a key inserted
+/// while in the ghost FIFO goes straight to main. One-hit wonders thus leave quickly through the small FIFO.
+///
+/// Two variants. [`S3Fifo::new`] is the paper's, as libCacheSim implements it: a 2-bit frequency per key
+/// (hits counted up to 3), two hits move a key from the small FIFO to the main one, the main FIFO reinserts a
+/// key with frequency `f > 0` at `min(f, 3) - 1` and evicts one at 0, the main FIFO is evicted from when it is
+/// over its share (or the small one is empty), and before the first eviction keys go to main once the small
+/// FIFO is full. [`S3Fifo::one_bit`] is the 1-bit variant its author recommends for block I/O: one hit moves a
+/// key to main, whose reinsertion clears the bit like a clock.
 #[derive(Debug)]
 pub struct S3Fifo {
     core: Core,
@@ -573,6 +579,12 @@ pub struct S3Fifo {
     max: usize,
     small_cap: usize,
     main_cap: usize,
+    /// The 1-bit variant (the frequency is the core's bit); else the paper's (2-bit counts in `freq`).
+    one_bit: bool,
+    /// The paper's frequency per node (0..=3).
+    freq: Vec<u8>,
+    /// A key has been evicted (the paper's variant inserts into main while the small FIFO is full before).
+    evicted: bool,
 }
 
 const SMALL: u32 = 0;
@@ -588,10 +600,91 @@ fn s3_split(cap: usize) -> (usize, usize) {
 }
 
 impl S3Fifo {
-    /// An S3-FIFO of `capacity` keys (plus a ghost FIFO the size of the main FIFO).
+    /// The paper's S3-FIFO of `capacity` keys (plus a ghost FIFO the size of the main FIFO).
     pub fn new(capacity: usize) -> S3Fifo {
+        S3Fifo::build(capacity, false)
+    }
+
+    /// The 1-bit S3-FIFO of `capacity` keys.
+    pub fn one_bit(capacity: usize) -> S3Fifo {
+        S3Fifo::build(capacity, true)
+    }
+
+    fn build(capacity: usize, one_bit: bool) -> S3Fifo {
         let (small_cap, main_cap) = s3_split(capacity);
-        S3Fifo { core: Core::new(capacity + main_cap + 1), cap: capacity, max: capacity, small_cap, main_cap }
+        let nodes = capacity + main_cap + 1;
+        let freq = if one_bit { Vec::new() } else { Vec::with_capacity(nodes) };
+        S3Fifo {
+            core: Core::new(nodes),
+            cap: capacity,
+            max: capacity,
+            small_cap,
+            main_cap,
+            one_bit,
+            freq,
+            evicted: false,
+        }
+    }
+
+    /// The paper's frequency of node `n`.
+    fn count(&self, n: u32) -> u8 {
+        self.freq.get(n as usize).copied().unwrap_or(0)
+    }
+
+    /// Sets the paper's frequency of node `n` (the array grows with the nodes, as the core's do).
+    fn set_count(&mut self, n: u32, f: u8) {
+        let i = n as usize;
+        if i >= self.freq.len() {
+            self.freq.resize(i + 1, 0);
+        }
+        self.freq[i] = f;
+    }
+
+    /// The paper's eviction: from main when it is over its share or the small FIFO is empty, else from the
+    /// small FIFO.
+    fn evict_paper(&mut self, on_evict: &mut dyn FnMut(u64, u32)) {
+        self.evicted = true;
+        if self.core.len(MAIN) > self.main_cap || self.core.len(SMALL) == 0 {
+            self.evict_main_paper(on_evict);
+        } else {
+            self.evict_small_paper(on_evict);
+        }
+    }
+
+    fn evict_small_paper(&mut self, on_evict: &mut dyn FnMut(u64, u32)) {
+        loop {
+            let t = self.core.tail(SMALL);
+            if t == NIL {
+                return self.evict_main_paper(on_evict);
+            }
+            self.core.unlink(t);
+            if self.count(t) >= 2 {
+                self.set_count(t, 0);
+                self.core.push_head(MAIN, t);
+            } else {
+                on_evict(self.core.keys[t as usize], self.core.value(t));
+                self.set_count(t, 0);
+                return self.remember_ghost(t);
+            }
+        }
+    }
+
+    fn evict_main_paper(&mut self, on_evict: &mut dyn FnMut(u64, u32)) {
+        loop {
+            let t = self.core.tail(MAIN);
+            if t == NIL {
+                return self.evict_small_paper(on_evict);
+            }
+            let f = self.count(t);
+            if f >= 1 {
+                self.set_count(t, f.min(3) - 1);
+                self.core.unlink(t);
+                self.core.push_head(MAIN, t);
+            } else {
+                let (k, v) = self.core.drop_tail(MAIN);
+                return on_evict(k, v);
+            }
+        }
     }
 
     /// Keys in the small FIFO now.
@@ -624,6 +717,9 @@ impl S3Fifo {
 
     /// Evicts exactly one resident key.
     fn evict(&mut self, on_evict: &mut dyn FnMut(u64, u32)) {
+        if !self.one_bit {
+            return self.evict_paper(on_evict);
+        }
         if self.core.len(SMALL) >= self.small_cap || self.core.len(MAIN) == 0 {
             self.evict_small(on_evict);
         } else {
@@ -682,7 +778,7 @@ impl Policy for S3Fifo {
         self.resident()
     }
     fn metadata_bytes(&self) -> usize {
-        self.core.metadata_bytes()
+        self.core.metadata_bytes() + self.freq.capacity()
     }
     fn max_capacity(&self) -> usize {
         self.max
@@ -697,7 +793,12 @@ impl Policy for S3Fifo {
         if self.core.tag(n) > MAIN {
             return None;
         }
-        self.core.set_freq(n, true);
+        if self.one_bit {
+            self.core.set_freq(n, true);
+        } else {
+            let f = self.count(n);
+            self.set_count(n, (f + 1).min(3));
+        }
         Some(self.core.value(n))
     }
     fn insert_value(&mut self, key: u64, value: u32, on_evict: &mut dyn FnMut(u64, u32)) {
@@ -714,11 +815,19 @@ impl Policy for S3Fifo {
                 self.core.unlink(n);
                 self.core.set_value(n, value);
                 self.core.set_freq(n, false);
+                if !self.one_bit {
+                    self.set_count(n, 0);
+                }
                 self.core.push_head(MAIN, n);
             }
             None => {
                 let n = self.core.alloc(key, value);
-                self.core.push_head(SMALL, n);
+                // The paper's: before the first eviction, once the small FIFO is full, new keys go to main.
+                let to_main = !self.one_bit && !self.evicted && self.core.len(SMALL) >= self.small_cap;
+                if !self.one_bit {
+                    self.set_count(n, 0);
+                }
+                self.core.push_head(if to_main { MAIN } else { SMALL }, n);
             }
         }
     }
@@ -883,10 +992,29 @@ mod tests {
         assert_eq!(arc.target_t1(), 0);
     }
 
+    /// The paper's variant: a working set hit three times (2-bit counts at 2, main's reinsertion lowering them
+    /// one a pass) survives a stream of one-hit wonders three times the cache.
+    #[test]
+    fn s3fifo_paper_keeps_a_hot_set_through_a_scan() {
+        let cap = 100;
+        let mut s3 = S3Fifo::new(cap);
+        let hot: Vec<u64> = (0..60).collect();
+        for _ in 0..3 {
+            misses(&mut s3, &hot);
+        }
+        let mut ev = Vec::new();
+        for k in 1000..1300u64 {
+            if !s3.access(k) {
+                s3.insert(k, &mut ev);
+            }
+        }
+        assert!(misses(&mut s3, &hot[..50]) <= 10, "hot keys lost to a scan");
+    }
+
     #[test]
     fn s3fifo_demotes_one_hit_wonders_quickly() {
         let cap = 100;
-        let mut s3 = S3Fifo::new(cap);
+        let mut s3 = S3Fifo::one_bit(cap);
         let mut ev = Vec::new();
         // A working set hit twice gets to the main FIFO.
         let hot: Vec<u64> = (0..60).collect();

@@ -15,7 +15,8 @@ use proptest::test_runner::FileFailurePersistence;
 const TARGETS: usize = 2;
 const MODES: [CacheMode; 4] =
     [CacheMode::WriteThrough, CacheMode::WriteAround, CacheMode::WriteBack, CacheMode::ReadOnly];
-const POLICIES: [CachePolicy; 3] = [CachePolicy::Lru, CachePolicy::Arc, CachePolicy::S3Fifo];
+const POLICIES: [CachePolicy; 4] =
+    [CachePolicy::Lru, CachePolicy::Arc, CachePolicy::S3Fifo, CachePolicy::S3Fifo1Bit];
 
 #[derive(Clone, Debug)]
 enum Act {

@@ -62,7 +62,7 @@ fn hit_ns(policy: CachePolicy, lines: u64, count: u64) -> (f64, f64) {
 #[test]
 fn hit_path_cost_is_printed() {
     let count = if cfg!(debug_assertions) { 20_000 } else { 2_000_000 };
-    for policy in [CachePolicy::Lru, CachePolicy::Arc, CachePolicy::S3Fifo] {
+    for policy in [CachePolicy::Lru, CachePolicy::Arc, CachePolicy::S3Fifo, CachePolicy::S3Fifo1Bit] {
         for lines in [1024u64, 65_536] {
             let (hit, copy) = hit_ns(policy, lines, count);
             println!(
@@ -78,7 +78,7 @@ fn hit_path_cost_is_printed() {
 #[test]
 fn metadata_per_line_is_at_most_64_bytes_at_1_gib() {
     for mode in [CacheMode::WriteThrough, CacheMode::WriteBack] {
-        for policy in [CachePolicy::Lru, CachePolicy::Arc, CachePolicy::S3Fifo] {
+        for policy in [CachePolicy::Lru, CachePolicy::Arc, CachePolicy::S3Fifo, CachePolicy::S3Fifo1Bit] {
             // Full, and then some (ARC keeps ghosts of what it evicted): the policy's arrays fill as lines
             // are cached, so an empty cache would say little.
             let c = cache(policy, mode, 1 << 30);

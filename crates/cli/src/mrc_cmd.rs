@@ -160,7 +160,12 @@ fn policies(list: &str) -> Result<Vec<CachePolicy>> {
             "lru" => continue,
             "arc" => CachePolicy::Arc,
             "s3-fifo" | "s3fifo" => CachePolicy::S3Fifo,
-            _ => return Err(usage(format!("--policy '{list}': '{name}' is none of lru, arc, s3-fifo"))),
+            "s3-fifo-1bit" => CachePolicy::S3Fifo1Bit,
+            _ => {
+                return Err(usage(format!(
+                    "--policy '{list}': '{name}' is none of lru, arc, s3-fifo, s3-fifo-1bit"
+                )))
+            }
         };
         if !out.contains(&p) {
             out.push(p);

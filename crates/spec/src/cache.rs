@@ -38,8 +38,12 @@ pub enum CachePolicy {
     Lru,
     /// Adaptive Replacement Cache (Megiddo and Modha, FAST 2003).
     Arc,
-    /// S3-FIFO with 1-bit frequency (Yang et al., SOSP 2023), its author's advice for block I/O.
+    /// S3-FIFO as the paper and libCacheSim define it (Yang et al., SOSP 2023): 2-bit frequencies, a key
+    /// moves from the small FIFO to the main one after two hits.
     S3Fifo,
+    /// S3-FIFO with a 1-bit frequency (one hit moves a key to the main FIFO), its author's advice for block
+    /// I/O; iolab's `s3-fifo` before it followed the paper.
+    S3Fifo1Bit,
 }
 
 impl CacheMode {
@@ -55,12 +59,13 @@ impl CacheMode {
 }
 
 impl CachePolicy {
-    /// The name users type (`lru`, `arc`, `s3-fifo`).
+    /// The name users type (`lru`, `arc`, `s3-fifo`, `s3-fifo-1bit`).
     pub fn as_str(self) -> &'static str {
         match self {
             CachePolicy::Lru => "lru",
             CachePolicy::Arc => "arc",
             CachePolicy::S3Fifo => "s3-fifo",
+            CachePolicy::S3Fifo1Bit => "s3-fifo-1bit",
         }
     }
 }

@@ -270,7 +270,8 @@ fn set_cache(c: &mut CacheSpec, key: &str, text: &str, place: &Place) -> Result<
                 "lru" => CachePolicy::Lru,
                 "arc" => CachePolicy::Arc,
                 "s3-fifo" | "s3fifo" => CachePolicy::S3Fifo,
-                _ => return Err(bad("'lru', 'arc' or 's3-fifo'")),
+                "s3-fifo-1bit" => CachePolicy::S3Fifo1Bit,
+                _ => return Err(bad("'lru', 'arc', 's3-fifo' or 's3-fifo-1bit'")),
             })
         }
         "cache_admit" => c.admit_after = Some(range_u32(place, text, 1, 255, "a number of misses")?),

@@ -255,7 +255,7 @@ pub struct RunArgs {
     /// write-through (default), write-around, write-back or read-only.
     #[arg(long, value_name = "MODE", help_heading = "Cache")]
     pub cache_mode: Option<String>,
-    /// Eviction policy: lru (default), arc or s3-fifo.
+    /// Eviction policy: lru (default), arc, s3-fifo (the paper's, 2-bit frequencies) or s3-fifo-1bit.
     #[arg(long, value_name = "POLICY", help_heading = "Cache")]
     pub cache_policy: Option<String>,
     /// Admit a line on its N-th miss. Default 1.

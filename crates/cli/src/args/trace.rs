@@ -87,7 +87,7 @@ pub struct MrcArgs {
     /// (100,1k,10k). Default: four a doubling, from one object to twice the working set.
     #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
-    /// Policies, comma-separated: lru (from stack distances, always shown), arc, s3-fifo (iolab's cache
+    /// Policies, comma-separated: lru (from stack distances, always shown), arc, s3-fifo, s3-fifo-1bit (iolab's cache
     /// policies replayed at up to 16 of the sizes; on a SHARDS sample, in a cache scaled by the rate).
     #[arg(long, value_name = "LIST", default_value = "lru")]
     pub policy: String,
