@@ -27,6 +27,28 @@ pub struct Translation {
     pub toml: String,
     /// Options dropped because they do not change the I/O, in file order.
     pub ignored: Vec<Ignored>,
+    /// Where fio and the translation may issue different I/O although every option was translated, in job
+    /// order (also written as `# note:` comments in [`Translation::toml`]).
+    pub notes: Vec<Note>,
+}
+
+/// One difference between what fio issues and what the translation issues, said rather than refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    /// The section it is about.
+    pub section: String,
+    /// The 1-based line of the option it is about (the section header's when no option is).
+    pub line: usize,
+    /// What differs, and how to compare like with like.
+    pub text: String,
+}
+
+/// What the command line says about the run a fio file is translated for (`iolab run FILE --target ...`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Given {
+    /// The size in bytes of the one target given on the command line, when known: a job with no `size`
+    /// (nor `io_size`, `number_ios` or `time_based`) then does fio's one pass over it instead of being refused.
+    pub target_bytes: Option<u64>,
 }
 
 /// One fio option that was dropped because it does not change the I/O.
@@ -72,7 +94,7 @@ pub enum FioError {
         line: usize,
     },
     /// An `ioengine` iolab does not have.
-    #[error("{file}, line {line}, [{section}]: ioengine '{engine}' has no iolab equivalent (iolab runs libaio, io_uring and posixaio jobs on io_uring, psync/sync/pvsync/pvsync2/vsync on sync, and null on a null: target)")]
+    #[error("{file}, line {line}, [{section}]: ioengine '{engine}' is not a block engine iolab has (iolab runs libaio, io_uring and posixaio jobs on io_uring, psync/sync/pvsync/pvsync2/vsync on sync, and null on a null: target)")]
     UnsupportedEngine {
         /// The fio file's name.
         file: String,
@@ -145,7 +167,13 @@ impl Src {
 
 /// Translates a fio job file into an iolab job file. `source_name` names the file in errors.
 pub fn translate(text: &str, source_name: &str) -> Result<Translation, FioError> {
+    translate_given(text, source_name, Given::default())
+}
+
+/// [`translate`], for a run whose command line gives what `given` says (the target's size).
+pub fn translate_given(text: &str, source_name: &str, given: Given) -> Result<Translation, FioError> {
     let sections = ini::parse(text, source_name)?;
+    check_engines(&sections, source_name)?;
     let mut ignored = Vec::new();
     let mut global = job::Opts::default();
     let mut jobs = Vec::new();
@@ -167,7 +195,7 @@ pub fn translate(text: &str, source_name: &str) -> Result<Translation, FioError>
         } else {
             let mut opts = global.clone();
             opts.extend(own);
-            jobs.push(job::resolve(source_name, section, &opts)?);
+            jobs.push(job::resolve(source_name, section, &opts, given)?);
         }
     }
     let toml = emit::job_file(source_name, &jobs)?;
@@ -180,7 +208,34 @@ pub fn translate(text: &str, source_name: &str) -> Result<Translation, FioError>
             found: String::new(),
         });
     }
-    Ok(Translation { toml, ignored })
+    let notes = jobs.iter().flat_map(|j| j.notes.clone()).collect();
+    Ok(Translation { toml, ignored, notes })
+}
+
+/// Refuses a job whose engine (its own `ioengine`, else `[global]`'s) iolab does not have, before any other
+/// option: a job for another engine would otherwise be refused for an option of that engine's world.
+fn check_engines(sections: &[ini::Section], file: &str) -> Result<(), FioError> {
+    let mut global: Option<(&ini::Section, &ini::RawOption)> = None;
+    for section in sections {
+        let own = section.options.iter().rev().find(|o| o.key == "ioengine").map(|o| (section, o));
+        let engine = if section.is_global() {
+            global = own.or(global);
+            continue;
+        } else {
+            own.or(global)
+        };
+        let Some((s, o, Some(name))) = engine.map(|(s, o)| (s, o, o.value.as_deref())) else { continue };
+        let name = name.trim();
+        if options::engine(name).is_none() && !name.contains('$') {
+            return Err(FioError::UnsupportedEngine {
+                file: file.to_string(),
+                engine: name.to_string(),
+                section: s.name.clone(),
+                line: o.line,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Sorts one option: `Some` to translate it, `None` when it was ignored (and recorded), or the refusal.
@@ -207,7 +262,7 @@ fn classify(src: Src, file: &str, ignored: &mut Vec<Ignored>) -> Result<Option<S
         Some(Class::OnlyValues(ok, why)) => {
             let v = src.value.as_deref().map(|v| v.trim().to_ascii_lowercase()).unwrap_or_else(|| "1".into());
             if ok.contains(&v.as_str()) {
-                Ok(None)
+                Ok(Some(src))
             } else {
                 Err(refuse(why))
             }

@@ -646,7 +646,7 @@ fn errors_quote_what_was_written() {
     let e = err("[global]\nsize=1g\nfilename=/f\n[seq]\nioengine=rbd\n");
     assert_eq!(
         e.to_string(),
-        "job.fio, line 5, [seq]: ioengine 'rbd' has no iolab equivalent (iolab runs libaio, io_uring and posixaio jobs on io_uring, psync/sync/pvsync/pvsync2/vsync on sync, and null on a null: target)"
+        "job.fio, line 5, [seq]: ioengine 'rbd' is not a block engine iolab has (iolab runs libaio, io_uring and posixaio jobs on io_uring, psync/sync/pvsync/pvsync2/vsync on sync, and null on a null: target)"
     );
     let e = err("[j]\nfilename=/f\nsize=1g\niodepth=9999\nioengine=libaio\n");
     assert!(e.to_string().contains("invalid value '9999' for fio option 'iodepth'"), "{e}");
@@ -758,4 +758,76 @@ fn numbers_that_overflow_are_refused_quoting_the_value() {
         let e = err(text).to_string();
         assert!(e.contains("too large") && e.contains(big), "{text}: {e}");
     }
+}
+
+/// Issue 25, item 12: the engine is checked before any other option, so a job for another engine is refused
+/// for its engine, named, not for an option of that engine's world.
+#[test]
+fn the_engine_is_checked_before_any_other_option() {
+    let engine = |e: FioError| match e {
+        FioError::UnsupportedEngine { engine, section, line, .. } => (engine, section, line),
+        other => panic!("expected UnsupportedEngine, got {other}"),
+    };
+    let e = engine(err("[global]\nioengine=cpuio\n[burn]\ncpuload=50\ncpuchunks=1000\n"));
+    assert_eq!(e, ("cpuio".into(), "global".into(), 2));
+    let e = engine(err("[j]\nzonemode=zbd\nexec_prerun=ls\nioengine=exec\n"));
+    assert_eq!(e, ("exec".into(), "j".into(), 4));
+    // A job that sets a block engine over [global]'s is not refused for [global]'s; the one that inherits it is.
+    let e = engine(err("[global]\nioengine=net\n[a]\nioengine=libaio\nsize=1m\n[b]\nflow=1\n"));
+    assert_eq!(e, ("net".into(), "global".into(), 2));
+    let msg = err("[j]\nioengine=ime_psync\n").to_string();
+    assert!(msg.contains("'ime_psync'") && msg.contains("not a block engine"), "{msg}");
+}
+
+const NOTE_BSSPLIT: &str = "rw=randread\nbssplit=4k/50:16k/30:64k/20";
+
+/// Issue 25, item 12: fio's random map (on by default) shortens I/Os to fit the gaps it leaves, so a random
+/// job with several block sizes issues other sizes in fio than it says; the translation says so.
+#[test]
+fn random_jobs_with_several_sizes_on_fios_random_map_get_a_note() {
+    let (t, _) = one(NOTE_BSSPLIT);
+    assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+    let n = &t.notes[0];
+    assert_eq!((n.section.as_str(), n.line), ("j", 7));
+    assert!(n.text.contains("norandommap=1") && n.text.contains("57%"), "{}", n.text);
+    assert!(t.toml.contains("norandommap=1"), "the job file says it too:\n{}", t.toml);
+    for quiet in [
+        "rw=randread\nbssplit=4k/50:16k/30:64k/20\nnorandommap=1",
+        "rw=randread\nbssplit=4k/50:16k/30:64k/20\nnorandommap",
+        "rw=read\nbssplit=4k/50:16k/30:64k/20",
+        "rw=randread\nbs=4k",
+        "rw=randwrite\nbs=4k,8k",
+    ] {
+        let (t, _) = one(quiet);
+        assert!(t.notes.is_empty(), "{quiet}: {:?}", t.notes);
+    }
+    let (t, _) = one("rw=randrw\nbsrange=4k-64k");
+    assert_eq!(t.notes.len(), 1, "bsrange is several sizes too");
+}
+
+/// Issue 25, item 12: a job on a device with no size does fio's one pass over it when the command line gives
+/// the target (and so its size), as `iolab run jesd219.fio --target mem:256M` does.
+#[test]
+fn a_job_without_size_does_one_pass_over_the_target_given() {
+    let text = "[JESD219]\nioengine=libaio\ndirect=1\nrw=randrw\nnorandommap\nrandrepeat=0\nrwmixread=40\n\
+                iodepth=256\nnumjobs=4\nbssplit=512/4:4k/86:64k/10\nblockalign=4k\nfilename=/dev/nvme0n1\n";
+    refused(err(text), "size", 1);
+    let t = translate_given(text, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap();
+    let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
+    assert_eq!(job.bytes, Some(4 * (256 << 20)), "one pass per job, four jobs:\n{}", t.toml);
+    assert!(t.toml.contains("one pass"), "{}", t.toml);
+    let with_offset = format!("{text}offset=16m\n");
+    let t = translate_given(&with_offset, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap();
+    let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
+    assert_eq!(job.bytes, Some(4 * (240 << 20)));
+    let past = format!("{text}offset=1g\n");
+    refused(
+        translate_given(&past, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap_err(),
+        "offset",
+        13,
+    );
+    // A size in the file wins over the target's.
+    let sized = format!("{text}size=64m\n");
+    let t = translate_given(&sized, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap();
+    assert_eq!(JobSpec::from_toml(&t.toml, "job.fio").unwrap().bytes, Some(4 * (64 << 20)));
 }

@@ -257,15 +257,36 @@ fn limits(cx: &Ctx, has_runtime: bool, job: &mut Job) -> Result<(), FioError> {
         job.limits.ios = Some((n, Origin::Opt(src.clone())));
     }
     if job.limits.bytes.is_none() && job.limits.ios.is_none() {
+        if let Some(n) = cx.given.target_bytes {
+            return one_pass(cx, n, job);
+        }
         let why = if has_runtime {
             "without time_based, fio also ends the job after one pass over the file or device, whose size iolab \
              does not know here; add time_based=1, or give size or io_size"
         } else {
             "fio would do one pass over the whole file or device, whose size iolab does not know here; give \
-             size or io_size, or runtime with time_based=1"
+             size or io_size, or runtime with time_based=1, or run it with one --target (whose size iolab knows)"
         };
         return Err(cx.refuse_missing("size", why));
     }
+    Ok(())
+}
+
+/// fio's one pass over a target of `n` bytes given on the command line: from `offset` to its end.
+fn one_pass(cx: &Ctx, n: u64, job: &mut Job) -> Result<(), FioError> {
+    let offset = cx.size("offset")?;
+    if let Some((_, src)) = offset.filter(|(o, _)| *o >= n) {
+        return Err(
+            cx.refuse(src, format!("the target given is {n} bytes; the offset is at or past its end"))
+        );
+    }
+    let o = offset.map_or(0, |(o, _)| o);
+    let why = format!(
+        "size not set: fio does one pass over the file or device, and the target given on the command line is \
+         {n} bytes ({})",
+        format_size(n)
+    );
+    job.limits.bytes = Some((n - o, Origin::Default(why)));
     Ok(())
 }
 
