@@ -15,6 +15,11 @@ pub enum Origin {
 }
 
 impl Origin {
+    /// The origin in words, without the comment's `# fio: `.
+    pub fn describe(&self) -> String {
+        self.comment().trim_start_matches("# fio: ").to_string()
+    }
+
     fn comment(&self) -> String {
         match self {
             Origin::Opt(s) => match &s.value {

@@ -10,6 +10,7 @@ mod io;
 mod layout;
 mod rate;
 mod sizes;
+mod steady;
 mod think;
 
 /// A job's options by canonical name; a later option replaces an earlier one.
@@ -226,6 +227,7 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
     layout::targets(&cx, &name, &engine, &mut job)?;
     layout::run_keys(&cx, &engine, &pattern, &mut job)?;
     io::access(&cx, &engine, &pattern, &mut job)?;
+    steady::steady_note(&cx, &mut job)?;
     Ok(job)
 }
 

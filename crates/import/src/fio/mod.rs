@@ -177,6 +177,7 @@ pub fn translate_given(text: &str, source_name: &str, given: Given) -> Result<Tr
     let mut ignored = Vec::new();
     let mut global = job::Opts::default();
     let mut jobs = Vec::new();
+    let mut phase = Vec::new();
     for section in &sections {
         let mut own = job::Opts::default();
         for raw in &section.options {
@@ -195,7 +196,9 @@ pub fn translate_given(text: &str, source_name: &str, given: Given) -> Result<Tr
         } else {
             let mut opts = global.clone();
             opts.extend(own);
-            jobs.push(job::resolve(source_name, section, &opts, given)?);
+            let mut job = job::resolve(source_name, section, &opts, given)?;
+            wait_for(&opts, &mut job, &mut phase, source_name)?;
+            jobs.push(job);
         }
     }
     let toml = emit::job_file(source_name, &jobs)?;
@@ -210,6 +213,37 @@ pub fn translate_given(text: &str, source_name: &str, given: Given) -> Result<Tr
     }
     let notes = jobs.iter().flat_map(|j| j.notes.clone()).collect();
     Ok(Translation { toml, ignored, notes })
+}
+
+/// `wait_for=NAME`: a job that waits for the only job of the phase before it starts a new phase, as `stonewall`
+/// does; waiting for one job while others run on is refused. `phase` holds the names of the current phase's jobs.
+fn wait_for(
+    opts: &job::Opts,
+    job: &mut job::Job,
+    phase: &mut Vec<String>,
+    file: &str,
+) -> Result<(), FioError> {
+    if let Some(src) = opts.get("wait_for") {
+        let name = src.text().trim();
+        if phase.len() != 1 || phase[0] != name {
+            return Err(FioError::Unsupported {
+                file: file.to_string(),
+                option: src.key.clone(),
+                section: src.section.clone(),
+                line: src.line,
+                why: format!(
+                    "fio starts this job when job '{name}' ends; iolab's phases start when every job before ends, \
+                     and the jobs running then are {phase:?} (wait_for works here when it names the only one)"
+                ),
+            });
+        }
+        job.wall = Some(src.clone());
+    }
+    if job.wall.is_some() {
+        phase.clear();
+    }
+    phase.push(job.name.clone());
+    Ok(())
 }
 
 /// Refuses a job whose engine (its own `ioengine`, else `[global]`'s) iolab does not have, before any other

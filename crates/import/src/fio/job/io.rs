@@ -271,7 +271,7 @@ fn distribution(cx: &Ctx, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
                 "a second value moves the distribution's centre; iolab's zipf and pareto have none",
             ))
         }
-        "zoned" if !args.is_empty() => format!("zones:{rest}"),
+        "zoned" if !args.is_empty() => format!("zones:{}", fill_zones(&args)),
         "normal" | "gauss" => return Err(cx.refuse(src, "iolab has no normal (Gaussian) distribution")),
         "zoned_abs" => {
             return Err(cx.refuse(src, "iolab's zones are shares of the region, not absolute sizes"))
@@ -287,6 +287,28 @@ fn distribution(cx: &Ctx, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
     }
     job.worker.push(cx.entry("dist", text, src)?);
     Ok(())
+}
+
+/// fio's zones with a share left out (`20/`, `/10`): the rest of 100%, split evenly among those left out, as
+/// fio's zone_split_ddir fills them. Anything that does not parse is left for iolab's parser to quote.
+fn fill_zones(args: &[&str]) -> String {
+    let parts: Vec<(&str, &str)> = args.iter().map(|a| a.split_once('/').unwrap_or((a, ""))).collect();
+    let fill = |texts: Vec<&str>| -> Vec<String> {
+        let given: Option<Vec<f64>> =
+            texts.iter().filter(|t| !t.trim().is_empty()).map(|t| t.trim().parse().ok()).collect();
+        let missing = texts.iter().filter(|t| t.trim().is_empty()).count();
+        let rest = given.map(|g| (100.0 - g.iter().sum::<f64>()) / missing.max(1) as f64);
+        texts
+            .iter()
+            .map(|t| match (t.trim(), rest) {
+                ("", Some(r)) if r >= 0.0 => fmt_pct(r),
+                (t, _) => t.to_string(),
+            })
+            .collect()
+    };
+    let io = fill(parts.iter().map(|p| p.0).collect());
+    let space = fill(parts.iter().map(|p| p.1).collect());
+    io.iter().zip(&space).map(|(i, s)| format!("{i}/{s}")).collect::<Vec<_>>().join(":")
 }
 
 fn data(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
