@@ -111,7 +111,6 @@ const IGNORED: &[(&str, &str)] = &[
     ("log_hist_coarseness", NO_IO),
     ("log_max_value", NO_IO),
     ("log_offset", NO_IO),
-    ("log_prio", NO_IO),
     ("log_compression", NO_IO),
     ("log_store_compressed", NO_IO),
     ("log_unix_epoch", NO_IO),

@@ -587,12 +587,12 @@ fn ignored_options_are_listed_once_each() {
 fn refused_options_name_option_section_and_line() {
     for (opt, val) in [
         ("fsync", "1"),
-        ("loops", "3"),
+        ("startdelay", "5"),
         ("iodepth_batch_submit", "8"),
         ("offset_increment", "1g"),
         ("zonemode", "strided"),
         ("thinktime_spin", "4"),
-        ("rate_min", "1m"),
+        ("latency_target", "10ms"),
         ("wait_for", "a"),
         ("norandommap", "0"),
         ("buffer_pattern", "0xdeadbeef"),
@@ -830,4 +830,86 @@ fn a_job_without_size_does_one_pass_over_the_target_given() {
     let sized = format!("{text}size=64m\n");
     let t = translate_given(&sized, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap();
     assert_eq!(JobSpec::from_toml(&t.toml, "job.fio").unwrap().bytes, Some(4 * (64 << 20)));
+}
+
+/// Issue 25, item 15: fio ends a line at its first ';' or '#', so a comment after a value is not the value.
+#[test]
+fn comments_after_a_value_end_it_as_in_fio() {
+    let (_, job) = tr("[j]\nfilename=/data/f\t; or /dev/sda\nsize=1g # the region\nnumjobs=4\t; four\n");
+    assert_eq!(job.worker_tables[0].count, 4);
+    assert_eq!(layer(&job).target, Some(vec![TargetSpec::Path { path: "/data/f".into() }]));
+}
+
+/// Issue 25, item 15: `loops=N` repeats the job's pass N times; `fill_device` is one pass over the target.
+#[test]
+fn loops_multiply_the_limits_and_fill_device_is_one_pass_over_the_target() {
+    let (t, job) = tr("[j]\nfilename=/data/f\nrw=randrw\nsize=256k\nloops=500\n");
+    assert_eq!(job.bytes, Some(500 * (256 << 10)));
+    assert!(t.toml.contains("times 500 (loops, line 5)"), "{}", t.toml);
+    let (_, job) = tr("[j]\nfilename=/data/f\nsize=1m\nnumber_ios=10\nloops=3\n");
+    assert_eq!(job.ios, Some(30));
+    assert!(matches!(err("[j]\nfilename=/f\nsize=1m\nloops=0\n"), FioError::BadValue { .. }));
+    let fill = "[w]\nfilename=/dev/sdx\nrw=write\nsize=1m\nfill_device=1\n";
+    refused(err(fill), "fill_device", 5);
+    let t = translate_given(fill, "job.fio", Given { target_bytes: Some(64 << 20) }).unwrap();
+    assert_eq!(JobSpec::from_toml(&t.toml, "job.fio").unwrap().bytes, Some(64 << 20));
+}
+
+/// Issue 25, item 15: `wait_for` naming the only job running before is a stonewall; naming one of several is
+/// refused, saying which jobs run.
+#[test]
+fn wait_for_the_only_job_before_is_a_phase() {
+    let text =
+        "[global]\nfilename=/data/f\nsize=1m\nruntime=10\ntime_based\n[writers]\nrw=write\nnumjobs=2\n\
+                [readers]\nwait_for=writers\nrw=randread\n[again]\nwait_for=readers\nrw=write\n";
+    let (_, job) = tr(text);
+    assert_eq!(phases(&job).len(), 3, "{:?}", phases(&job));
+    let e = err("[global]\nfilename=/f\nsize=1m\n[a]\n[b]\n[c]\nwait_for=a\n");
+    refused(e.clone(), "wait_for", 7);
+    assert!(e.to_string().contains("[\"a\", \"b\"]"), "{e}");
+}
+
+/// Issue 25, item 15: `steadystate` (`ss`) runs the whole runtime, with a note giving iolab's flags.
+#[test]
+fn steadystate_is_a_note_with_the_flags_that_stop_the_same_way() {
+    let (t, _) = one("ss=iops:10%\nss_dur=30s\nss_ramp=10s");
+    assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+    assert!(t.notes[0].text.contains("--steady-state iops:10% --steady-state-window 30s"), "{:?}", t.notes);
+    let (t, _) = one("steadystate=bw_slope:1%\nsteadystate_duration=10s");
+    assert!(t.notes[0].text.contains("not a slope"), "{:?}", t.notes);
+    assert!(matches!(err("[j]\nfilename=/f\nsize=1m\nsteadystate=speed:1%\n"), FioError::BadValue { .. }));
+}
+
+/// Issue 25, item 15: a zone share left out is the rest of 100%, as fio fills it (fio's rand-zones.fio).
+#[test]
+fn zoned_shares_left_out_are_the_rest() {
+    let (_, job) = one("rw=randread\nrandom_distribution=zoned:50/5:30/15:20/");
+    let (_, full) = one("rw=randread\nrandom_distribution=zoned:50/5:30/15:20/80");
+    assert_eq!(layer(&job).dist, layer(&full).dist);
+    assert!(layer(&job).dist.is_some());
+}
+
+/// Issue 25, item 15: options of fio's examples that do not change the I/O are ignored, each with why.
+#[test]
+fn options_of_fios_examples_that_do_not_change_the_io_are_ignored_with_why() {
+    let opts = [
+        "threads=1",
+        "io_submit_mode=offload",
+        "random_generator=lfsr",
+        "exitall",
+        "exit_what=stonewall",
+        "ratemin=1024",
+        "ignore_error=,ENOSPC",
+        "error_dump=0",
+        "allow_file_create=0",
+        "prioclass=3",
+        "prio=7",
+        "verify_dump=1",
+    ];
+    let (t, _) = one(&opts.join("\n"));
+    let names: Vec<&str> = t.ignored.iter().map(|i| i.option.as_str()).collect();
+    let want: Vec<&str> = opts.iter().map(|o| o.split('=').next().unwrap()).collect();
+    assert_eq!(names, want);
+    assert!(t.ignored.iter().all(|i| !i.why.is_empty()));
+    assert!(t.ignored.iter().any(|i| i.why.contains("ionice")));
 }
