@@ -291,7 +291,8 @@ fn classify(src: Src, file: &str, ignored: &mut Vec<Ignored>) -> Result<Option<S
                 line: src.line,
                 why: why.to_string(),
             });
-            Ok(None)
+            // Kept for the notes that read it (exitall); the translation reads no other ignored option.
+            Ok(Some(src))
         }
         Some(Class::OnlyValues(ok, why)) => {
             let v = src.value.as_deref().map(|v| v.trim().to_ascii_lowercase()).unwrap_or_else(|| "1".into());

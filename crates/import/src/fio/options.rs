@@ -179,8 +179,8 @@ const IGNORED: &[(&str, &str)] = &[
     ("verify_pattern", VERIFY_OWN),
     ("verify_interval", VERIFY_OWN),
     ("verify_offset", VERIFY_OWN),
-    ("exitall", "fio stops every job when one ends; iolab's workers of a phase already end together, at its limit"),
-    ("exit_what", "which jobs exitall stops; iolab's workers of a phase already end together, at its limit"),
+    ("exitall", EXITALL),
+    ("exit_what", EXITALL),
     ("io_submit_mode", "which fio thread submits (offload: a pool); the I/O issued and its rate are the same"),
     (
         "random_generator",
@@ -193,6 +193,11 @@ const IGNORED: &[(&str, &str)] = &[
     ("exec_prerun", "a command fio runs before the job; it is not the job's I/O (run it yourself)"),
     ("exec_postrun", "a command fio runs after the job; it is not the job's I/O (run it yourself)"),
 ];
+
+/// Why exitall is ignored (with size limits the translation adds a note).
+const EXITALL: &str =
+    "fio stops every job when the first ends; with a runtime iolab's workers of a phase end \
+    together too (with size limits, where each iolab worker ends at its own share, the translation says so)";
 
 /// Why rate floors are ignored.
 const RATE_FLOOR: &str =

@@ -913,3 +913,16 @@ fn options_of_fios_examples_that_do_not_change_the_io_are_ignored_with_why() {
     assert!(t.ignored.iter().all(|i| !i.why.is_empty()));
     assert!(t.ignored.iter().any(|i| i.why.contains("ionice")));
 }
+
+/// Issue 25, item 15: `exitall` is ignored when every job runs for its runtime (they end together, as in
+/// iolab); with size limits fio stops every job when the first ends, and the translation says so.
+#[test]
+fn exitall_with_size_limits_gets_a_note() {
+    let (t, _) = one("exitall");
+    assert!(t.notes.is_empty() && t.ignored.iter().any(|i| i.option == "exitall"), "{:?}", t.notes);
+    let (t, _) = tr("[global]\nfilename=/data/f\nsize=64m\nexitall=1\n[a]\nrw=read\n[b]\nrw=randread\n");
+    assert_eq!(t.notes.len(), 2, "{:?}", t.notes);
+    assert!(t.notes[0].text.contains("time_based=1"), "{:?}", t.notes);
+    let (t, _) = tr("[global]\nfilename=/data/f\nsize=64m\nexitall=0\n[a]\n");
+    assert!(t.notes.is_empty());
+}

@@ -276,7 +276,23 @@ fn limits(cx: &Ctx, has_runtime: bool, job: &mut Job) -> Result<(), FioError> {
             return Err(cx.refuse_missing("size", why));
         }
     }
+    exitall_note(cx, job)?;
     repeat(cx, job)
+}
+
+/// `exitall` on a job with size limits: fio stops every job when the first ends, iolab's workers each end at
+/// their own share.
+fn exitall_note(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
+    let Some((true, src)) = cx.flag("exitall")? else { return Ok(()) };
+    job.notes.push(crate::fio::Note {
+        section: cx.section.name.clone(),
+        line: src.line,
+        text: "exitall: fio stops every job when the first one ends its pass; iolab's workers each end at their \
+               own share of the size limit, so slower ones run on. Add time_based=1 with a runtime to the fio job \
+               to compare like with like"
+            .into(),
+    });
+    Ok(())
 }
 
 /// `loops=N`: fio runs the job's pass N times, so its limits are N times larger.
