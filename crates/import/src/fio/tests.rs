@@ -874,7 +874,13 @@ fn wait_for_the_only_job_before_is_a_phase() {
 fn steadystate_is_a_note_with_the_flags_that_stop_the_same_way() {
     let (t, _) = one("ss=iops:10%\nss_dur=30s\nss_ramp=10s");
     assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
-    assert!(t.notes[0].text.contains("--steady-state iops:10% --steady-state-window 30s"), "{:?}", t.notes);
+    assert!(
+        t.notes[0]
+            .text
+            .contains("--steady-state iops:10% --steady-state-window 30s --steady-state-limit 10s"),
+        "{:?}",
+        t.notes
+    );
     assert!(t.toml.contains("# note ([j], line 6): fio ends this job once iops is steady"), "{}", t.toml);
     let (t, _) = one("steadystate=bw_slope:1%\nsteadystate_duration=10s");
     assert!(t.notes[0].text.contains("not a slope"), "{:?}", t.notes);

@@ -24,9 +24,14 @@ pub fn steady_note(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
         "iops_slope" | "bw_slope" | "lat_slope" => None,
         _ => return Err(cx.bad(src, "a metric iops, iops_slope, bw, bw_slope, lat or lat_slope")),
     };
+    // --steady-state-limit replaces --duration (default 10m): the runtime stays the longest the job runs.
+    let cap = match cx.time("runtime", 1_000_000_000)?.filter(|(ns, _)| *ns > 0) {
+        Some((ns, _)) => format!(" --steady-state-limit {}", format_duration(ns)),
+        None => String::new(),
+    };
     let how = match (flag, limit.trim().ends_with('%')) {
-        (Some(f), true) => format!("`--steady-state {f}:{} --steady-state-window {window}` stops the same way", limit.trim()),
-        _ => format!("iolab's --steady-state checks each interval against the window's mean in percent, not a slope or an absolute spread; the closest is `--steady-state iops:PCT --steady-state-window {window}`"),
+        (Some(f), true) => format!("`--steady-state {f}:{} --steady-state-window {window}{cap}` stops the same way", limit.trim()),
+        _ => format!("iolab's --steady-state checks each interval against the window's mean in percent, not a slope or an absolute spread; the closest is `--steady-state iops:PCT --steady-state-window {window}{cap}`"),
     };
     job.notes.push(Note {
         section: src.section.clone(),
