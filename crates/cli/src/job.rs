@@ -16,7 +16,7 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
         (Some(_), Some(_)) => {
             return Err(usage("give a job file or --profile NAME, not both (`iolab profiles show NAME > job.toml` makes a job file to edit)"))
         }
-        (Some(path), None) => load_job_file(path, args.quiet)?,
+        (Some(path), None) => load_job_file(path, args.quiet, &args.target)?,
         (None, Some(job)) => job,
         (None, None) => JobSpec::default(),
     };
@@ -30,11 +30,13 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
 }
 
 /// Reads a job file: iolab's TOML, a fio job file or an Iometer configuration (recognised by their content,
-/// whatever their name), translated as `iolab import` translates them.
-fn load_job_file(path: &str, quiet: bool) -> Result<JobSpec> {
+/// whatever their name), translated as `iolab import` translates them; a fio job with no size does one pass
+/// over the one `--target` given, when its size is known.
+fn load_job_file(path: &str, quiet: bool, targets: &[String]) -> Result<JobSpec> {
     let text = read_text(path)?;
     let toml = if iolab_import::looks_like_fio(&text) {
-        translate_fio(&text, path, quiet)?
+        let given = iolab_import::Given { target_bytes: target_bytes(targets) };
+        translate_fio_given(&text, path, quiet, given)?
     } else if iolab_import::iometer::looks_like_icf(&text) {
         translate_icf(&text, path, quiet)?
     } else {
@@ -52,7 +54,13 @@ pub fn read_text(path: &str) -> Result<String> {
 /// Translates a fio job file's text into an iolab job file's, saying on stderr (unless `quiet`) each option
 /// dropped because it does not change the I/O.
 pub fn translate_fio(text: &str, file: &str, quiet: bool) -> Result<String> {
-    let t = iolab_import::translate(text, file).map_err(usage)?;
+    translate_fio_given(text, file, quiet, iolab_import::Given::default())
+}
+
+/// [`translate_fio`] for a run whose command line gives `given`; the notes (where fio would issue other I/O)
+/// are said too.
+fn translate_fio_given(text: &str, file: &str, quiet: bool, given: iolab_import::Given) -> Result<String> {
+    let t = iolab_import::translate_given(text, file, given).map_err(usage)?;
     if !quiet {
         for i in &t.ignored {
             eprintln!(
@@ -60,8 +68,35 @@ pub fn translate_fio(text: &str, file: &str, quiet: bool) -> Result<String> {
                 i.option, i.section, i.line, i.why
             );
         }
+        for n in &t.notes {
+            eprintln!("iolab: {file}: note ([{}], line {}): {}", n.section, n.line, n.text);
+        }
     }
     Ok(t.toml)
+}
+
+/// The size of the one `--target` given, when iolab knows it without probing: a `mem:`, `null:` or `sim:`
+/// target, a regular file or a block device (its end, read-only); `None` otherwise.
+fn target_bytes(targets: &[String]) -> Option<u64> {
+    use iolab_spec::TargetSpec;
+    use std::os::unix::fs::FileTypeExt;
+    let [t] = targets else { return None };
+    match TargetSpec::parse(t).ok()? {
+        TargetSpec::Mem { size_bytes } | TargetSpec::Null { size_bytes } => Some(size_bytes),
+        TargetSpec::Sim(s) => Some(s.size_bytes()),
+        TargetSpec::Path { path } => {
+            let kind = std::fs::metadata(&path).ok()?.file_type();
+            if kind.is_file() {
+                return std::fs::metadata(&path).ok().map(|m| m.len());
+            }
+            if !kind.is_block_device() {
+                return None; // never opened: a FIFO's open would wait for a writer
+            }
+            let mut f = std::fs::File::open(&path).ok()?;
+            std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0)).ok()
+        }
+        _ => None,
+    }
 }
 
 /// Translates an Iometer configuration's text into an iolab job file's, saying on stderr (unless `quiet`) the

@@ -17,7 +17,7 @@ pub mod fio;
 pub mod fio_result;
 pub mod iometer;
 
-pub use fio::{looks_like_fio, translate, FioError, Ignored, Translation};
+pub use fio::{looks_like_fio, translate, translate_given, FioError, Given, Ignored, Note, Translation};
 pub use fio_result::{to_results, FioResultError};
 
 /// `s` as a TOML basic string (quotes and backslashes escaped, control characters as `\uXXXX`), for both

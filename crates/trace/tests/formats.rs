@@ -51,7 +51,8 @@ fn fio_iolog_v2_and_v3() {
     let (t, r) = read_all(v2.into());
     assert_eq!(t.format(), Format::FioLog(2));
     assert_eq!(r.len(), 3);
-    assert_eq!((r[1].op, r[1].offset, r[1].start_ns), (TraceOp::Write, 8192, 1_500_000));
+    // fio 3.33 sleeps until `wait N` is N milliseconds since the job started (not N microseconds more).
+    assert_eq!((r[1].op, r[1].offset, r[1].start_ns), (TraceOp::Write, 8192, 1_500_000_000));
     assert_eq!(r[2].op, TraceOp::Flush);
     assert_eq!(bad_lines(&t), [8, 9]);
     assert_eq!(t.passed_over(), 4);
@@ -60,6 +61,16 @@ fn fio_iolog_v2_and_v3() {
     assert_eq!(t.format(), Format::FioLog(3));
     assert_eq!((r[0].op, r[1].start_ns), (TraceOp::Discard, 25_000));
     assert_eq!(bad_lines(&t), [6]);
+}
+
+#[test]
+fn fio_iolog_v2_wait_is_absolute_milliseconds_as_fio_runs_it() {
+    // fio 3.33's iolog.c: a wait entry sleeps `(delay - mtime_since_genesis()) * 1000` us when the delay is
+    // ahead, and not at all when the job is already past it: absolute milliseconds, never backwards.
+    let v2 = "fio version 2 iolog\nf add\nf open\nf wait 2\nf read 0 4096\nf wait 5\nf read 4096 4096\nf wait 3\nf write 0 512\n";
+    let (_, r) = read_all(v2.into());
+    let starts: Vec<u64> = r.iter().map(|r| r.start_ns).collect();
+    assert_eq!(starts, [2_000_000, 5_000_000, 5_000_000]);
 }
 
 #[test]
@@ -308,7 +319,7 @@ fn overflowing_numbers_are_bad_records_quoting_the_value() {
     let log = "fio version 2 iolog\n/dev/sdb add\n/dev/sdb wait 18446744073709551615\n/dev/sdb wait 2\n/dev/sdb read 0 4096\n";
     let (t, _) = read_all(log.into());
     assert!(
-        t.bad.first.iter().any(|b| b.reason.contains("wait time 2 us after 18446744073709551615 us")),
+        t.bad.first.iter().any(|b| b.reason.contains("wait time 18446744073709551615 ms")),
         "{:?}",
         t.bad.first
     );

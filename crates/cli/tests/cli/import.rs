@@ -216,3 +216,42 @@ fn a_stonewalled_fio_job_file_runs_as_phases() {
     assert_eq!(points[1]["params"]["phase"], "randread");
     assert_eq!(points[1]["result"]["total"]["write"]["ops"], 0);
 }
+
+/// Issue 25, item 12: fio's own JESD219 example (a device, no size) runs its one pass over the target given
+/// on the command line, whose size iolab knows; without a target it is refused, naming `size`.
+#[test]
+fn import_jesd219_does_one_pass_over_the_target_given() {
+    let dir = tempdir();
+    let fio = dir.path().join("jesd219.fio");
+    let text = "[JESD219]\nioengine=libaio\ndirect=1\nrw=randrw\nnorandommap\nrandrepeat=0\nrwmixread=40\n\
+                rwmixwrite=60\niodepth=256\nnumjobs=4\n\
+                bssplit=512/4:1024/1:1536/1:2048/1:2560/1:3072/1:3584/1:4k/67:8k/10:16k/7:32k/3:64k/3\n\
+                blockalign=4k\nrandom_distribution=zoned:50/5:30/15:20/80\nfilename=/dev/nvme0n1\ngroup_reporting\n";
+    std::fs::write(&fio, text).unwrap();
+    let out = iolab().args(["import", "fio", fio.to_str().unwrap()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("'size'") && stderr.contains("--target"), "{stderr}");
+    let out = iolab()
+        .args(["run", fio.to_str().unwrap(), "--target", "mem:16M", "--buffered", "--json", "-", "-q"])
+        .arg("--no-save")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bytes = v["total"]["all"]["bytes"].as_f64().unwrap();
+    assert!((bytes - 4.0 * 16.0 * 1048576.0).abs() < 65536.0 * 4.0 * 4.0, "one pass per job: {bytes}");
+}
+
+/// Issue 25, item 12: the random-map note is said on stderr with the ignored options.
+#[test]
+fn import_says_the_random_map_note() {
+    let dir = tempdir();
+    let fio = dir.path().join("split.fio");
+    std::fs::write(&fio, "[j]\nrw=randread\nbssplit=4k/50:16k/30:64k/20\nsize=64m\nfilename=/data/f\n")
+        .unwrap();
+    let out = iolab().args(["import", "fio", fio.to_str().unwrap()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("note ([j], line 3)") && stderr.contains("norandommap=1"), "{stderr}");
+}

@@ -15,6 +15,11 @@ pub enum Origin {
 }
 
 impl Origin {
+    /// The origin in words, without the comment's `# fio: `.
+    pub fn describe(&self) -> String {
+        self.comment().trim_start_matches("# fio: ").to_string()
+    }
+
     fn comment(&self) -> String {
         match self {
             Origin::Opt(s) => match &s.value {
@@ -101,8 +106,12 @@ fn check(key: &str, text: &str) -> Result<(), String> {
 pub fn job_file(file: &str, jobs: &[Job]) -> Result<String, FioError> {
     let mut out = format!(
         "# iolab job file translated from the fio job file '{file}' by iolab-import.\n\
-         # Each key is preceded by the fio option (or fio default) it comes from. See docs/FIO.md.\n\n"
+         # Each key is preceded by the fio option (or fio default) it comes from. See docs/FIO.md.\n"
     );
+    for n in jobs.iter().flat_map(|j| &j.notes) {
+        out.push_str(&format!("# note ([{}], line {}): {}\n", n.section, n.line, n.text));
+    }
+    out.push('\n');
     check_tables(file, jobs)?;
     let phases = split_phases(jobs);
     if let Some(past) = phases.get(iolab_spec::MAX_PHASES) {

@@ -31,14 +31,15 @@ impl Section {
     }
 }
 
-/// Splits the text into sections. Comments are whole lines starting with `#` or `;`.
+/// Splits the text into sections. A `#` or `;` starts a comment that runs to the end of its line, as in fio.
 pub fn parse(text: &str, file: &str) -> Result<Vec<Section>, FioError> {
     let mut sections: Vec<Section> = Vec::new();
     let mut jobs = 0;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
-        let t = raw.trim();
-        if t.is_empty() || t.starts_with('#') || t.starts_with(';') {
+        // fio (parse.c, strip_blank_end) ends every line at its first ';' or '#': a comment after a value too.
+        let t = raw.split([';', '#']).next().unwrap_or("").trim();
+        if t.is_empty() {
             continue;
         }
         if let Some(rest) = t.strip_prefix('[') {

@@ -3,13 +3,14 @@
 use super::emit::{Entry, Origin};
 use super::ini::Section;
 use super::units::{parse_bool, parse_size, parse_time_ns, per_direction};
-use super::{FioError, Src};
+use super::{FioError, Given, Note, Src};
 use std::collections::BTreeMap;
 
 mod io;
 mod layout;
 mod rate;
 mod sizes;
+mod steady;
 mod think;
 
 /// A job's options by canonical name; a later option replaces an earlier one.
@@ -52,6 +53,8 @@ pub struct Job {
     pub specs: Vec<Vec<Entry>>,
     /// I/O limits of each of the job's workers (bytes, I/Os), for the run-wide totals.
     pub limits: Limits,
+    /// Where fio and the translation may issue different I/O (see [`Note`]).
+    pub notes: Vec<Note>,
     /// `stonewall` (or `wait_for_previous`) when set: the job waits for the jobs before it, so it starts a
     /// new phase (unless it is the first job).
     pub wall: Option<Src>,
@@ -76,6 +79,8 @@ pub struct Ctx<'a> {
     pub section: &'a Section,
     /// kb_base (1024 or 1000).
     pub kb: u64,
+    /// What the command line gives (the target's size).
+    pub given: Given,
 }
 
 impl Ctx<'_> {
@@ -187,9 +192,9 @@ pub fn size_expected() -> &'static str {
 }
 
 /// Resolves one job section into iolab keys.
-pub fn resolve(file: &str, section: &Section, opts: &Opts) -> Result<Job, FioError> {
+pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Result<Job, FioError> {
     let kb = kb_base(file, section, opts)?;
-    let cx = Ctx { file, opts, section, kb };
+    let cx = Ctx { file, opts, section, kb, given };
     // stonewall and wait_for_previous (its alias): this job waits for the jobs before it; the later one wins.
     let mut wall = None;
     for key in ["stonewall", "wait_for_previous"] {
@@ -216,11 +221,13 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts) -> Result<Job, FioErr
         worker: Vec::new(),
         specs: Vec::new(),
         limits: Limits::default(),
+        notes: Vec::new(),
         wall,
     };
     layout::targets(&cx, &name, &engine, &mut job)?;
     layout::run_keys(&cx, &engine, &pattern, &mut job)?;
     io::access(&cx, &engine, &pattern, &mut job)?;
+    steady::steady_note(&cx, &mut job)?;
     Ok(job)
 }
 
@@ -229,7 +236,7 @@ fn kb_base(file: &str, section: &Section, opts: &Opts) -> Result<u64, FioError> 
     match src.text().trim() {
         "1024" => Ok(1024),
         "1000" => Ok(1000),
-        _ => Err(Ctx { file, opts, section, kb: 1024 }.bad(src, "1024 or 1000")),
+        _ => Err(Ctx { file, opts, section, kb: 1024, given: Given::default() }.bad(src, "1024 or 1000")),
     }
 }
 

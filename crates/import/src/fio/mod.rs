@@ -27,6 +27,28 @@ pub struct Translation {
     pub toml: String,
     /// Options dropped because they do not change the I/O, in file order.
     pub ignored: Vec<Ignored>,
+    /// Where fio and the translation may issue different I/O although every option was translated, in job
+    /// order (also written as `# note:` comments in [`Translation::toml`]).
+    pub notes: Vec<Note>,
+}
+
+/// One difference between what fio issues and what the translation issues, said rather than refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    /// The section it is about.
+    pub section: String,
+    /// The 1-based line of the option it is about (the section header's when no option is).
+    pub line: usize,
+    /// What differs, and how to compare like with like.
+    pub text: String,
+}
+
+/// What the command line says about the run a fio file is translated for (`iolab run FILE --target ...`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Given {
+    /// The size in bytes of the one target given on the command line, when known: a job with no `size`
+    /// (nor `io_size`, `number_ios` or `time_based`) then does fio's one pass over it instead of being refused.
+    pub target_bytes: Option<u64>,
 }
 
 /// One fio option that was dropped because it does not change the I/O.
@@ -72,7 +94,7 @@ pub enum FioError {
         line: usize,
     },
     /// An `ioengine` iolab does not have.
-    #[error("{file}, line {line}, [{section}]: ioengine '{engine}' has no iolab equivalent (iolab runs libaio, io_uring and posixaio jobs on io_uring, psync/sync/pvsync/pvsync2/vsync on sync, and null on a null: target)")]
+    #[error("{file}, line {line}, [{section}]: ioengine '{engine}' is not a block engine iolab has (iolab runs libaio, io_uring and posixaio jobs on io_uring, psync/sync/pvsync/pvsync2/vsync on sync, and null on a null: target)")]
     UnsupportedEngine {
         /// The fio file's name.
         file: String,
@@ -145,10 +167,17 @@ impl Src {
 
 /// Translates a fio job file into an iolab job file. `source_name` names the file in errors.
 pub fn translate(text: &str, source_name: &str) -> Result<Translation, FioError> {
+    translate_given(text, source_name, Given::default())
+}
+
+/// [`translate`], for a run whose command line gives what `given` says (the target's size).
+pub fn translate_given(text: &str, source_name: &str, given: Given) -> Result<Translation, FioError> {
     let sections = ini::parse(text, source_name)?;
+    check_engines(&sections, source_name)?;
     let mut ignored = Vec::new();
     let mut global = job::Opts::default();
     let mut jobs = Vec::new();
+    let mut phase = Vec::new();
     for section in &sections {
         let mut own = job::Opts::default();
         for raw in &section.options {
@@ -167,7 +196,9 @@ pub fn translate(text: &str, source_name: &str) -> Result<Translation, FioError>
         } else {
             let mut opts = global.clone();
             opts.extend(own);
-            jobs.push(job::resolve(source_name, section, &opts)?);
+            let mut job = job::resolve(source_name, section, &opts, given)?;
+            wait_for(&opts, &mut job, &mut phase, source_name)?;
+            jobs.push(job);
         }
     }
     let toml = emit::job_file(source_name, &jobs)?;
@@ -180,7 +211,65 @@ pub fn translate(text: &str, source_name: &str) -> Result<Translation, FioError>
             found: String::new(),
         });
     }
-    Ok(Translation { toml, ignored })
+    let notes = jobs.iter().flat_map(|j| j.notes.clone()).collect();
+    Ok(Translation { toml, ignored, notes })
+}
+
+/// `wait_for=NAME`: a job that waits for the only job of the phase before it starts a new phase, as `stonewall`
+/// does; waiting for one job while others run on is refused. `phase` holds the names of the current phase's jobs.
+fn wait_for(
+    opts: &job::Opts,
+    job: &mut job::Job,
+    phase: &mut Vec<String>,
+    file: &str,
+) -> Result<(), FioError> {
+    if let Some(src) = opts.get("wait_for") {
+        let name = src.text().trim();
+        if phase.len() != 1 || phase[0] != name {
+            return Err(FioError::Unsupported {
+                file: file.to_string(),
+                option: src.key.clone(),
+                section: src.section.clone(),
+                line: src.line,
+                why: format!(
+                    "fio starts this job when job '{name}' ends; iolab's phases start when every job before ends, \
+                     and the jobs running then are {phase:?} (wait_for works here when it names the only one)"
+                ),
+            });
+        }
+        job.wall = Some(src.clone());
+    }
+    if job.wall.is_some() {
+        phase.clear();
+    }
+    phase.push(job.name.clone());
+    Ok(())
+}
+
+/// Refuses a job whose engine (its own `ioengine`, else `[global]`'s) iolab does not have, before any other
+/// option: a job for another engine would otherwise be refused for an option of that engine's world.
+fn check_engines(sections: &[ini::Section], file: &str) -> Result<(), FioError> {
+    let mut global: Option<(&ini::Section, &ini::RawOption)> = None;
+    for section in sections {
+        let own = section.options.iter().rev().find(|o| o.key == "ioengine").map(|o| (section, o));
+        let engine = if section.is_global() {
+            global = own.or(global);
+            continue;
+        } else {
+            own.or(global)
+        };
+        let Some((s, o, Some(name))) = engine.map(|(s, o)| (s, o, o.value.as_deref())) else { continue };
+        let name = name.trim();
+        if options::engine(name).is_none() && !name.contains('$') {
+            return Err(FioError::UnsupportedEngine {
+                file: file.to_string(),
+                engine: name.to_string(),
+                section: s.name.clone(),
+                line: o.line,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Sorts one option: `Some` to translate it, `None` when it was ignored (and recorded), or the refusal.
@@ -202,12 +291,13 @@ fn classify(src: Src, file: &str, ignored: &mut Vec<Ignored>) -> Result<Option<S
                 line: src.line,
                 why: why.to_string(),
             });
-            Ok(None)
+            // Kept for the notes that read it (exitall); the translation reads no other ignored option.
+            Ok(Some(src))
         }
         Some(Class::OnlyValues(ok, why)) => {
             let v = src.value.as_deref().map(|v| v.trim().to_ascii_lowercase()).unwrap_or_else(|| "1".into());
             if ok.contains(&v.as_str()) {
-                Ok(None)
+                Ok(Some(src))
             } else {
                 Err(refuse(why))
             }

@@ -28,6 +28,11 @@ pub fn canonical(key: &str) -> &str {
         "randseed" | "random_seed" => "randseed",
         "iodepth_batch" => "iodepth_batch_submit",
         "blocksize_unaligned" => "bs_unaligned",
+        "threads" => "thread",
+        "ss" => "steadystate",
+        "ss_dur" => "steadystate_duration",
+        "ss_ramp" => "steadystate_ramp_time",
+        "ss_interval" => "steadystate_check_interval",
         other => other,
     }
 }
@@ -79,6 +84,13 @@ const MAPPED: &[&str] = &[
     "kb_base",
     "zero_buffers",
     "buffer_compress_percentage",
+    "loops",
+    "fill_device",
+    "wait_for",
+    "steadystate",
+    "steadystate_duration",
+    "steadystate_ramp_time",
+    "steadystate_check_interval",
 ];
 
 const NO_IO: &str = "reporting or logging only; it does not change the I/O";
@@ -99,7 +111,6 @@ const IGNORED: &[(&str, &str)] = &[
     ("log_hist_coarseness", NO_IO),
     ("log_max_value", NO_IO),
     ("log_offset", NO_IO),
-    ("log_prio", NO_IO),
     ("log_compression", NO_IO),
     ("log_store_compressed", NO_IO),
     ("log_unix_epoch", NO_IO),
@@ -158,11 +169,51 @@ const IGNORED: &[(&str, &str)] = &[
     ),
     ("warnings_fatal", "fio's own warnings"),
     ("max_latency", "a fio failure threshold; it does not change the I/O until it trips (see [verdict])"),
+    ("rate_min", RATE_FLOOR),
+    ("rate_iops_min", RATE_FLOOR),
+    ("rate_cycle", RATE_FLOOR),
+    ("ignore_error", "which errors fio lets pass; iolab counts errors and goes on (stop_on_error ends the run)"),
+    ("error_dump", NO_IO),
+    ("verify_dump", "what fio writes out after a mismatch; iolab reports the block and offset"),
+    ("verify_write_sequence", "a check of fio's own header; iolab's header carries its own generation"),
+    ("verify_pattern", VERIFY_OWN),
+    ("verify_interval", VERIFY_OWN),
+    ("verify_offset", VERIFY_OWN),
+    ("exitall", EXITALL),
+    ("exit_what", EXITALL),
+    ("io_submit_mode", "which fio thread submits (offload: a pool); the I/O issued and its rate are the same"),
+    (
+        "random_generator",
+        "fio's generator of random offsets; iolab's (xoshiro256**) gives other offsets, with the same distribution",
+    ),
+    ("allow_file_create", "whether fio may create a missing file; the I/O to the file is the same"),
+    ("prio", PRIO),
+    ("prioclass", PRIO),
+    ("log_prio", NO_IO),
+    ("exec_prerun", "a command fio runs before the job; it is not the job's I/O (run it yourself)"),
+    ("exec_postrun", "a command fio runs after the job; it is not the job's I/O (run it yourself)"),
 ];
+
+/// Why exitall is ignored (with size limits the translation adds a note).
+const EXITALL: &str =
+    "fio stops every job when the first ends; with a runtime iolab's workers of a phase end \
+    together too (with size limits, where each iolab worker ends at its own share, the translation says so)";
+
+/// Why rate floors are ignored.
+const RATE_FLOOR: &str =
+    "a fio failure threshold (the job ends with an error below this rate); it does not change the I/O until it trips";
+
+/// Why fio's verification layout options are ignored.
+const VERIFY_OWN: &str = "where fio's verification puts its pattern or checksum in a block; iolab stamps its own \
+    header (offset, generation, checksum) in every block and checks every read: same offsets and sizes, other bytes";
+
+/// Why job-wide I/O priorities are ignored.
+const PRIO: &str =
+    "the job's I/O priority: the same I/O is issued; run iolab under ionice (-c CLASS -n LEVEL) to \
+    give it the same priority";
 
 /// Options accepted only with the values that match iolab's behaviour.
 const ONLY_VALUES: &[(&str, &[&str], &str)] = &[
-    ("loops", &["1"], "iolab runs one pass (or a duration); it cannot repeat a job N times"),
     ("fsync", &["0"], "iolab issues no fsync between writes"),
     ("fdatasync", &["0"], "iolab issues no fdatasync between writes"),
     ("end_fsync", &["0"], "iolab issues no fsync at the end of the job"),
@@ -173,8 +224,7 @@ const ONLY_VALUES: &[(&str, &[&str], &str)] = &[
         &["roundrobin", "roundrobin:1"],
         "iolab switches targets round robin after every I/O",
     ),
-    ("startdelay", &["0"], "iolab starts every worker at once"),
-    ("exitall", &["0"], "iolab stops all workers together at the end of the run, not when the first ends"),
+    ("startdelay", &["0"], "iolab starts every worker at once; it cannot start one job later than another"),
     ("create_on_open", &["0"], "iolab creates files before the run"),
     ("pre_read", &["0"], "iolab does not read files into the page cache before the run"),
     ("bs_unaligned", &["0"], "iolab's I/O sizes are the block sizes given"),
@@ -192,7 +242,7 @@ const ONLY_VALUES: &[(&str, &[&str], &str)] = &[
     ("offset_increment", &["0"], "iolab gives every worker of a table the same region"),
     ("ramp_size", &["0"], "iolab's warm-up is a time (ramp_time)"),
     ("trim_percentage", &["0"], "iolab issues no trims"),
-    ("dedupe_percentage", &["0"], "iolab's data has no controlled duplicate share"),
+    ("dedupe_percentage", &["0"], DEDUPE),
     ("fadvise_hint", &["0", "1"], "iolab gives no other fadvise hints"),
 ];
 
@@ -200,30 +250,18 @@ const ONLY_VALUES: &[(&str, &[&str], &str)] = &[
 const REFUSED: &[(&str, &str)] = &[
     ("bs_is_seq_rand", "iolab's block sizes do not depend on whether the I/O is sequential"),
     ("rwmixcycle", "iolab chooses read or write per I/O"),
-    ("rate_min", "iolab does not end a job whose rate falls below a floor"),
-    ("rate_iops_min", "iolab does not end a job whose rate falls below a floor"),
-    ("rate_cycle", "iolab does not end a job whose rate falls below a floor"),
-    ("io_submit_mode", "iolab submits from the worker thread"),
     ("ioscheduler", "iolab does not change the device's I/O scheduler"),
-    ("random_generator", "iolab has one random generator (xoshiro256**)"),
     ("zonemode", "iolab has no zoned or strided layouts"),
     ("zonesize", "iolab has no zoned or strided layouts"),
     ("zonerange", "iolab has no zoned or strided layouts"),
     ("zoneskip", "iolab has no zoned or strided layouts"),
     ("offset_align", "iolab's region starts at the offset given"),
     ("openfiles", "iolab keeps every target open"),
-    ("wait_for", "iolab's phases run in file order (stonewall); it cannot wait for one named job only"),
-    ("steadystate", "a steady-state stop is iolab's --steady-state flag, not a job-file key"),
-    ("steadystate_duration", "a steady-state stop is iolab's --steady-state flag, not a job-file key"),
-    ("steadystate_ramp_time", "a steady-state stop is iolab's --steady-state flag, not a job-file key"),
     ("read_iolog", "a job file does not replay an I/O log: 'iolab replay LOG --target ...' does"),
     ("replay_no_stall", "a job file does not replay an I/O log: 'iolab replay LOG --speed max' does"),
     ("replay_redirect", "a job file does not replay an I/O log: 'iolab replay LOG --map DEV=TARGET' does"),
     ("buffer_pattern", "iolab's data is random, zero or compressible, not a given pattern"),
     ("buffer_compress_chunk", "iolab's compressible data uses 4 KiB chunks"),
-    ("verify_pattern", "iolab's verification stamps its own header"),
-    ("verify_interval", "iolab's verification stamps every block"),
-    ("verify_offset", "iolab's verification stamps its own header"),
     ("verify_backlog", "iolab verifies every read as it completes and reads back at the end"),
     ("verify_backlog_batch", "iolab verifies every read as it completes and reads back at the end"),
     ("verify_only", "iolab's verification runs with the workload"),
@@ -236,9 +274,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("flow_id", "iolab has no flow control between jobs"),
     ("lockfile", "iolab does not lock files between workers"),
     ("cpuload", "iolab has no CPU-burning engine"),
-    ("prio", "iolab does not set I/O priorities"),
-    ("prioclass", "iolab does not set I/O priorities"),
-    ("cmdprio_percentage", "iolab does not set I/O priorities"),
     ("uid", "iolab runs as the user who starts it"),
     ("gid", "iolab runs as the user who starts it"),
     ("atomic", "iolab does not ask for atomic writes"),
@@ -247,7 +282,51 @@ const REFUSED: &[(&str, &str)] = &[
     ("unique_filename", "iolab names fio's default files $jobname.$jobnum.$filenum only"),
     ("trim_backlog", "iolab issues no trims"),
     ("nrfiles_skip", "iolab has no such file layout"),
+    ("flow_sleep", "iolab has no flow control between jobs"),
+    ("latency_target", LATENCY_TARGET),
+    ("latency_window", LATENCY_TARGET),
+    ("latency_percentile", LATENCY_TARGET),
+    ("latency_run", LATENCY_TARGET),
+    ("dedupe_mode", DEDUPE),
+    ("dedupe_global", DEDUPE),
+    ("dedupe_working_set_percentage", DEDUPE),
+    ("cmdprio", CMDPRIO),
+    ("cmdprio_class", CMDPRIO),
+    ("cmdprio_percentage", CMDPRIO),
+    ("cmdprio_bssplit", CMDPRIO),
+    ("cmdprio_hint", CMDPRIO),
+    ("random_sequence_stride", "iolab has no fixed sequence of blocks"),
+    ("sprandom", "fio's steady-state preconditioning writes a computed sequence of regions; iolab has none"),
+    ("spr_op", "fio's steady-state preconditioning writes a computed sequence of regions; iolab has none"),
+    (
+        "spr_num_regions",
+        "fio's steady-state preconditioning writes a computed sequence of regions; iolab has none",
+    ),
+    ("fdp", ENGINE_ONLY),
+    ("fdp_pli", ENGINE_ONLY),
+    ("fdp_pli_select", ENGINE_ONLY),
+    ("dataplacement", ENGINE_ONLY),
+    ("plids", ENGINE_ONLY),
+    ("md_per_io_size", ENGINE_ONLY),
+    ("pi_act", ENGINE_ONLY),
+    ("pi_chk", ENGINE_ONLY),
+    ("apptag", ENGINE_ONLY),
+    ("apptag_mask", ENGINE_ONLY),
 ];
+
+/// Why latency-target mode is refused.
+const LATENCY_TARGET: &str = "fio's latency-target mode changes the queue depth as it runs to find the deepest that \
+    meets the target; iolab's --find-max searches for the largest load whose verdict passes, one run per step";
+
+/// Why dedupe options are refused.
+const DEDUPE: &str = "iolab's data has no controlled duplicate share";
+
+/// Why per-command priorities are refused.
+const CMDPRIO: &str = "priorities on a share of the I/Os; iolab issues every I/O at one priority";
+
+/// Why NVMe passthrough options are refused.
+const ENGINE_ONLY: &str = "an NVMe option of fio's io_uring_cmd and xnvme engines (placement or protection \
+    information); iolab issues plain block I/O";
 
 /// The class of an option (by its canonical name); `None` for an option the translator does not know.
 pub fn classify(key: &str) -> Option<Class> {

@@ -587,12 +587,12 @@ fn ignored_options_are_listed_once_each() {
 fn refused_options_name_option_section_and_line() {
     for (opt, val) in [
         ("fsync", "1"),
-        ("loops", "3"),
+        ("startdelay", "5"),
         ("iodepth_batch_submit", "8"),
         ("offset_increment", "1g"),
         ("zonemode", "strided"),
         ("thinktime_spin", "4"),
-        ("rate_min", "1m"),
+        ("latency_target", "10ms"),
         ("wait_for", "a"),
         ("norandommap", "0"),
         ("buffer_pattern", "0xdeadbeef"),
@@ -646,7 +646,7 @@ fn errors_quote_what_was_written() {
     let e = err("[global]\nsize=1g\nfilename=/f\n[seq]\nioengine=rbd\n");
     assert_eq!(
         e.to_string(),
-        "job.fio, line 5, [seq]: ioengine 'rbd' has no iolab equivalent (iolab runs libaio, io_uring and posixaio jobs on io_uring, psync/sync/pvsync/pvsync2/vsync on sync, and null on a null: target)"
+        "job.fio, line 5, [seq]: ioengine 'rbd' is not a block engine iolab has (iolab runs libaio, io_uring and posixaio jobs on io_uring, psync/sync/pvsync/pvsync2/vsync on sync, and null on a null: target)"
     );
     let e = err("[j]\nfilename=/f\nsize=1g\niodepth=9999\nioengine=libaio\n");
     assert!(e.to_string().contains("invalid value '9999' for fio option 'iodepth'"), "{e}");
@@ -758,4 +758,178 @@ fn numbers_that_overflow_are_refused_quoting_the_value() {
         let e = err(text).to_string();
         assert!(e.contains("too large") && e.contains(big), "{text}: {e}");
     }
+}
+
+/// Issue 25, item 12: the engine is checked before any other option, so a job for another engine is refused
+/// for its engine, named, not for an option of that engine's world.
+#[test]
+fn the_engine_is_checked_before_any_other_option() {
+    let engine = |e: FioError| match e {
+        FioError::UnsupportedEngine { engine, section, line, .. } => (engine, section, line),
+        other => panic!("expected UnsupportedEngine, got {other}"),
+    };
+    let e = engine(err("[global]\nioengine=cpuio\n[burn]\ncpuload=50\ncpuchunks=1000\n"));
+    assert_eq!(e, ("cpuio".into(), "global".into(), 2));
+    let e = engine(err("[j]\nzonemode=zbd\nexec_prerun=ls\nioengine=exec\n"));
+    assert_eq!(e, ("exec".into(), "j".into(), 4));
+    // A job that sets a block engine over [global]'s is not refused for [global]'s; the one that inherits it is.
+    let e = engine(err("[global]\nioengine=net\n[a]\nioengine=libaio\nsize=1m\n[b]\nflow=1\n"));
+    assert_eq!(e, ("net".into(), "global".into(), 2));
+    let msg = err("[j]\nioengine=ime_psync\n").to_string();
+    assert!(msg.contains("'ime_psync'") && msg.contains("not a block engine"), "{msg}");
+}
+
+const NOTE_BSSPLIT: &str = "rw=randread\nbssplit=4k/50:16k/30:64k/20";
+
+/// Issue 25, item 12: fio's random map (on by default) shortens I/Os to fit the gaps it leaves, so a random
+/// job with several block sizes issues other sizes in fio than it says; the translation says so.
+#[test]
+fn random_jobs_with_several_sizes_on_fios_random_map_get_a_note() {
+    let (t, _) = one(NOTE_BSSPLIT);
+    assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+    let n = &t.notes[0];
+    assert_eq!((n.section.as_str(), n.line), ("j", 7));
+    assert!(n.text.contains("norandommap=1") && n.text.contains("57%"), "{}", n.text);
+    assert!(t.toml.contains("norandommap=1"), "the job file says it too:\n{}", t.toml);
+    for quiet in [
+        "rw=randread\nbssplit=4k/50:16k/30:64k/20\nnorandommap=1",
+        "rw=randread\nbssplit=4k/50:16k/30:64k/20\nnorandommap",
+        "rw=read\nbssplit=4k/50:16k/30:64k/20",
+        "rw=randread\nbs=4k",
+        "rw=randwrite\nbs=4k,8k",
+    ] {
+        let (t, _) = one(quiet);
+        assert!(t.notes.is_empty(), "{quiet}: {:?}", t.notes);
+    }
+    let (t, _) = one("rw=randrw\nbsrange=4k-64k");
+    assert_eq!(t.notes.len(), 1, "bsrange is several sizes too");
+}
+
+/// Issue 25, item 12: a job on a device with no size does fio's one pass over it when the command line gives
+/// the target (and so its size), as `iolab run jesd219.fio --target mem:256M` does.
+#[test]
+fn a_job_without_size_does_one_pass_over_the_target_given() {
+    let text = "[JESD219]\nioengine=libaio\ndirect=1\nrw=randrw\nnorandommap\nrandrepeat=0\nrwmixread=40\n\
+                iodepth=256\nnumjobs=4\nbssplit=512/4:4k/86:64k/10\nblockalign=4k\nfilename=/dev/nvme0n1\n";
+    refused(err(text), "size", 1);
+    let t = translate_given(text, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap();
+    let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
+    assert_eq!(job.bytes, Some(4 * (256 << 20)), "one pass per job, four jobs:\n{}", t.toml);
+    assert!(t.toml.contains("one pass"), "{}", t.toml);
+    let with_offset = format!("{text}offset=16m\n");
+    let t = translate_given(&with_offset, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap();
+    let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
+    assert_eq!(job.bytes, Some(4 * (240 << 20)));
+    let past = format!("{text}offset=1g\n");
+    refused(
+        translate_given(&past, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap_err(),
+        "offset",
+        13,
+    );
+    // A size in the file wins over the target's.
+    let sized = format!("{text}size=64m\n");
+    let t = translate_given(&sized, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap();
+    assert_eq!(JobSpec::from_toml(&t.toml, "job.fio").unwrap().bytes, Some(4 * (64 << 20)));
+}
+
+/// Issue 25, item 15: fio ends a line at its first ';' or '#', so a comment after a value is not the value.
+#[test]
+fn comments_after_a_value_end_it_as_in_fio() {
+    let (_, job) = tr("[j]\nfilename=/data/f\t; or /dev/sda\nsize=1g # the region\nnumjobs=4\t; four\n");
+    assert_eq!(job.worker_tables[0].count, 4);
+    assert_eq!(layer(&job).target, Some(vec![TargetSpec::Path { path: "/data/f".into() }]));
+}
+
+/// Issue 25, item 15: `loops=N` repeats the job's pass N times; `fill_device` is one pass over the target.
+#[test]
+fn loops_multiply_the_limits_and_fill_device_is_one_pass_over_the_target() {
+    let (t, job) = tr("[j]\nfilename=/data/f\nrw=randrw\nsize=256k\nloops=500\n");
+    assert_eq!(job.bytes, Some(500 * (256 << 10)));
+    assert!(t.toml.contains("times 500 (loops, line 5)"), "{}", t.toml);
+    let (_, job) = tr("[j]\nfilename=/data/f\nsize=1m\nnumber_ios=10\nloops=3\n");
+    assert_eq!(job.ios, Some(30));
+    assert!(matches!(err("[j]\nfilename=/f\nsize=1m\nloops=0\n"), FioError::BadValue { .. }));
+    let fill = "[w]\nfilename=/dev/sdx\nrw=write\nsize=1m\nfill_device=1\n";
+    refused(err(fill), "fill_device", 5);
+    let t = translate_given(fill, "job.fio", Given { target_bytes: Some(64 << 20) }).unwrap();
+    assert_eq!(JobSpec::from_toml(&t.toml, "job.fio").unwrap().bytes, Some(64 << 20));
+}
+
+/// Issue 25, item 15: `wait_for` naming the only job running before is a stonewall; naming one of several is
+/// refused, saying which jobs run.
+#[test]
+fn wait_for_the_only_job_before_is_a_phase() {
+    let text =
+        "[global]\nfilename=/data/f\nsize=1m\nruntime=10\ntime_based\n[writers]\nrw=write\nnumjobs=2\n\
+                [readers]\nwait_for=writers\nrw=randread\n[again]\nwait_for=readers\nrw=write\n";
+    let (_, job) = tr(text);
+    assert_eq!(phases(&job).len(), 3, "{:?}", phases(&job));
+    let e = err("[global]\nfilename=/f\nsize=1m\n[a]\n[b]\n[c]\nwait_for=a\n");
+    refused(e.clone(), "wait_for", 7);
+    assert!(e.to_string().contains("[\"a\", \"b\"]"), "{e}");
+}
+
+/// Issue 25, item 15: `steadystate` (`ss`) runs the whole runtime, with a note giving iolab's flags.
+#[test]
+fn steadystate_is_a_note_with_the_flags_that_stop_the_same_way() {
+    let (t, _) = one("ss=iops:10%\nss_dur=30s\nss_ramp=10s");
+    assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+    assert!(
+        t.notes[0]
+            .text
+            .contains("--steady-state iops:10% --steady-state-window 30s --steady-state-limit 10s"),
+        "{:?}",
+        t.notes
+    );
+    assert!(t.toml.contains("# note ([j], line 6): fio ends this job once iops is steady"), "{}", t.toml);
+    let (t, _) = one("steadystate=bw_slope:1%\nsteadystate_duration=10s");
+    assert!(t.notes[0].text.contains("not a slope"), "{:?}", t.notes);
+    assert!(matches!(err("[j]\nfilename=/f\nsize=1m\nsteadystate=speed:1%\n"), FioError::BadValue { .. }));
+}
+
+/// Issue 25, item 15: a zone share left out is the rest of 100%, as fio fills it (fio's rand-zones.fio).
+#[test]
+fn zoned_shares_left_out_are_the_rest() {
+    let (_, job) = one("rw=randread\nrandom_distribution=zoned:50/5:30/15:20/");
+    let (_, full) = one("rw=randread\nrandom_distribution=zoned:50/5:30/15:20/80");
+    assert_eq!(layer(&job).dist, layer(&full).dist);
+    assert!(layer(&job).dist.is_some());
+}
+
+/// Issue 25, item 15: options of fio's examples that do not change the I/O are ignored, each with why.
+#[test]
+fn options_of_fios_examples_that_do_not_change_the_io_are_ignored_with_why() {
+    let opts = [
+        "threads=1",
+        "io_submit_mode=offload",
+        "random_generator=lfsr",
+        "exitall",
+        "exit_what=stonewall",
+        "ratemin=1024",
+        "ignore_error=,ENOSPC",
+        "error_dump=0",
+        "allow_file_create=0",
+        "prioclass=3",
+        "prio=7",
+        "verify_dump=1",
+    ];
+    let (t, _) = one(&opts.join("\n"));
+    let names: Vec<&str> = t.ignored.iter().map(|i| i.option.as_str()).collect();
+    let want: Vec<&str> = opts.iter().map(|o| o.split('=').next().unwrap()).collect();
+    assert_eq!(names, want);
+    assert!(t.ignored.iter().all(|i| !i.why.is_empty()));
+    assert!(t.ignored.iter().any(|i| i.why.contains("ionice")));
+}
+
+/// Issue 25, item 15: `exitall` is ignored when every job runs for its runtime (they end together, as in
+/// iolab); with size limits fio stops every job when the first ends, and the translation says so.
+#[test]
+fn exitall_with_size_limits_gets_a_note() {
+    let (t, _) = one("exitall");
+    assert!(t.notes.is_empty() && t.ignored.iter().any(|i| i.option == "exitall"), "{:?}", t.notes);
+    let (t, _) = tr("[global]\nfilename=/data/f\nsize=64m\nexitall=1\n[a]\nrw=read\n[b]\nrw=randread\n");
+    assert_eq!(t.notes.len(), 2, "{:?}", t.notes);
+    assert!(t.notes[0].text.contains("time_based=1"), "{:?}", t.notes);
+    let (t, _) = tr("[global]\nfilename=/data/f\nsize=64m\nexitall=0\n[a]\n");
+    assert!(t.notes.is_empty());
 }

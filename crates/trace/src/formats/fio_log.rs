@@ -1,7 +1,9 @@
 //! fio's iologs (`write_iolog`): a first line `fio version 2 iolog` or `fio version 3 iolog`, then one action a
 //! line: `FILE ACTION [OFFSET LENGTH]` (v2) or `TIME_US FILE ACTION [OFFSET LENGTH]` (v3, microseconds since
 //! the start). Actions `read`, `write`, `trim`, `sync` and `datasync` are ops; `add`, `open` and `close` are
-//! passed over; v2's `wait N` advances its time by N microseconds.
+//! passed over. v2's `wait N` holds the next op until N milliseconds after the job started, as fio 3.33 runs it
+//! (iolog.c sleeps `(N - mtime_since_genesis()) * 1000` us when N is ahead, not at all when it is past); fio's
+//! HOWTO says "wait N microseconds", which is not what fio does. docs/TRACES.md has the difference.
 
 use super::{field, length, quote, Lines, Source, Targets};
 use crate::{BadRecords, TraceError, TraceOp, TraceRecord};
@@ -39,6 +41,14 @@ impl<R: BufRead> FioLog<R> {
 }
 
 impl State {
+    /// v2's `wait MS`: the clock moves to MS milliseconds since the start, never backwards.
+    fn wait_until(&mut self, ms: &str) -> Result<(), String> {
+        let ms: u64 = field(ms, "wait time (milliseconds since the start)")?;
+        let us = ms.checked_mul(1000).ok_or(format!("wait time {ms} ms is past 2^64 us"))?;
+        self.time_us = self.time_us.max(us);
+        Ok(())
+    }
+
     /// One line: `Ok(None)` for an action that is no op.
     fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, String> {
         let mut words: Vec<&str> = line.split_whitespace().collect();
@@ -64,11 +74,7 @@ impl State {
             "sync" | "datasync" => TraceOp::Flush,
             "add" | "open" | "close" => return Ok(None),
             "wait" if self.version == 2 => {
-                let us: u64 = field(words.get(2).copied().unwrap_or(""), "wait time")?;
-                self.time_us = self
-                    .time_us
-                    .checked_add(us)
-                    .ok_or(format!("wait time {us} us after {} us is past 2^64 us", self.time_us))?;
+                self.wait_until(words.get(2).copied().unwrap_or(""))?;
                 return Ok(None);
             }
             other => {

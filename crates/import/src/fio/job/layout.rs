@@ -244,7 +244,7 @@ fn time_keys(cx: &Ctx, pattern: &Pattern, job: &mut Job) -> Result<(), FioError>
     limits(cx, runtime.is_some(), job)
 }
 
-/// Without time_based, fio ends a job after io_size (else size) bytes, or number_ios I/Os.
+/// Without time_based, fio ends a job after io_size (else size) bytes, or number_ios I/Os, `loops` times.
 fn limits(cx: &Ctx, has_runtime: bool, job: &mut Job) -> Result<(), FioError> {
     let bytes = match cx.size("io_size")? {
         Some((n, src)) => Some((n, src)),
@@ -256,16 +256,73 @@ fn limits(cx: &Ctx, has_runtime: bool, job: &mut Job) -> Result<(), FioError> {
     if let Some((n, src)) = cx.count("number_ios")?.filter(|(n, _)| *n > 0) {
         job.limits.ios = Some((n, Origin::Opt(src.clone())));
     }
-    if job.limits.bytes.is_none() && job.limits.ios.is_none() {
-        let why = if has_runtime {
-            "without time_based, fio also ends the job after one pass over the file or device, whose size iolab \
-             does not know here; add time_based=1, or give size or io_size"
-        } else {
-            "fio would do one pass over the whole file or device, whose size iolab does not know here; give \
-             size or io_size, or runtime with time_based=1"
+    if let Some((true, src)) = cx.flag("fill_device")? {
+        let Some(n) = cx.given.target_bytes else {
+            return Err(cx.refuse(src, "fio writes until the device is full, whose size iolab does not know here; run it with one --target"));
         };
-        return Err(cx.refuse_missing("size", why));
+        job.limits.ios = None;
+        one_pass(cx, n, job)?;
+    } else if job.limits.bytes.is_none() && job.limits.ios.is_none() {
+        if let Some(n) = cx.given.target_bytes {
+            one_pass(cx, n, job)?;
+        } else {
+            let why = if has_runtime {
+                "without time_based, fio also ends the job after one pass over the file or device, whose size iolab \
+                 does not know here; add time_based=1, or give size or io_size, or run it with one --target (whose size iolab knows)"
+            } else {
+                "fio would do one pass over the whole file or device, whose size iolab does not know here; give \
+                 size or io_size, or runtime with time_based=1, or run it with one --target (whose size iolab knows)"
+            };
+            return Err(cx.refuse_missing("size", why));
+        }
     }
+    exitall_note(cx, job)?;
+    repeat(cx, job)
+}
+
+/// `exitall` on a job with size limits: fio stops every job when the first ends, iolab's workers each end at
+/// their own share.
+fn exitall_note(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
+    let Some((true, src)) = cx.flag("exitall")? else { return Ok(()) };
+    job.notes.push(crate::fio::Note {
+        section: cx.section.name.clone(),
+        line: src.line,
+        text: "exitall: fio stops every job when the first one ends its pass; iolab's workers each end at their \
+               own share of the size limit, so slower ones run on. Add time_based=1 with a runtime to the fio job \
+               to compare like with like"
+            .into(),
+    });
+    Ok(())
+}
+
+/// `loops=N`: fio runs the job's pass N times, so its limits are N times larger.
+fn repeat(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
+    let Some((n, src)) = cx.count("loops")? else { return Ok(()) };
+    if n == 0 {
+        return Err(cx.bad(src, "at least 1 (the number of times fio runs the job)"));
+    }
+    for limit in [&mut job.limits.bytes, &mut job.limits.ios].into_iter().flatten() {
+        limit.0 = limit.0.checked_mul(n).ok_or_else(|| cx.bad(src, too_large(limit.0, "*", n)))?;
+        limit.1 = Origin::Default(format!("{} times {n} (loops, line {})", limit.1.describe(), src.line));
+    }
+    Ok(())
+}
+
+/// fio's one pass over a target of `n` bytes given on the command line: from `offset` to its end.
+fn one_pass(cx: &Ctx, n: u64, job: &mut Job) -> Result<(), FioError> {
+    let offset = cx.size("offset")?;
+    if let Some((_, src)) = offset.filter(|(o, _)| *o >= n) {
+        return Err(
+            cx.refuse(src, format!("the target given is {n} bytes; the offset is at or past its end"))
+        );
+    }
+    let o = offset.map_or(0, |(o, _)| o);
+    let why = format!(
+        "size not set: fio does one pass over the file or device, and the target given on the command line is \
+         {n} bytes ({})",
+        format_size(n)
+    );
+    job.limits.bytes = Some((n - o, Origin::Default(why)));
     Ok(())
 }
 
