@@ -60,7 +60,7 @@ pub enum TargetError {
     },
     /// An existing file of length 0 and no `--size`.
     #[error(
-        "'{path}' is empty (0 bytes); give --size with a job that writes to fill it, or give another path"
+        "'{path}' is empty (0 bytes); a read-only run does not fill files\n  hint: fill it first with a write job that gives its size (for example `--rw write --size 1G`), or give another path"
     )]
     Empty {
         /// The path as typed.
@@ -68,9 +68,11 @@ pub enum TargetError {
     },
     /// A read-only run would need to extend a file.
     #[error(
-        "'{path}' is {}, smaller than --size {}; a read-only run does not extend files",
+        "'{path}' is {}, smaller than --size {}; a read-only run does not extend files\n  hint: extend it first with a write job (`--rw write --size {}`), or give a --size of {} or less",
         format_bytes(*size_bytes),
-        format_bytes(*wanted_bytes)
+        format_bytes(*wanted_bytes),
+        iolab_spec::units::format_size(*wanted_bytes),
+        iolab_spec::units::format_size(*size_bytes)
     )]
     TooSmall {
         /// The path as typed.
@@ -313,7 +315,19 @@ mod tests {
         let e = TargetError::TooSmall { path: "/x".into(), size_bytes: 1 << 30, wanted_bytes: 8 << 30 };
         assert_eq!(
             e.to_string(),
-            "'/x' is 1 GiB, smaller than --size 8 GiB; a read-only run does not extend files"
+            "'/x' is 1 GiB, smaller than --size 8 GiB; a read-only run does not extend files\n  \
+             hint: extend it first with a write job (`--rw write --size 8G`), or give a --size of 1G or less"
+        );
+    }
+
+    #[test]
+    fn empty_message_advises_a_write_job_not_size_on_a_read() {
+        let e = TargetError::Empty { path: "/x".into() };
+        assert_eq!(
+            e.to_string(),
+            "'/x' is empty (0 bytes); a read-only run does not fill files\n  \
+             hint: fill it first with a write job that gives its size (for example `--rw write --size 1G`), \
+             or give another path"
         );
     }
 

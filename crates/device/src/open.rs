@@ -235,6 +235,7 @@ fn probe_existing_file(req: &OpenRequest, path: &str, meta: &Metadata) -> Result
     let mut will_extend_to = None;
     match req.create_size {
         None if len == 0 => return Err(TargetError::Empty { path: path.into() }),
+        Some(_) if len == 0 && !req.writes => return Err(TargetError::Empty { path: path.into() }),
         Some(0) => {
             return Err(TargetError::InvalidSize {
                 path: path.into(),
