@@ -139,6 +139,31 @@ pub fn resolve(job: &mut JobSpec, flags: &ProfileFlags) -> Result<()> {
     Ok(())
 }
 
+/// An error that says "give a smaller --size" for a job whose sizes came from Exchange sizing, with the
+/// flags that made them named instead; any other error as it was.
+pub fn name_sizing_flags(job_exchange: Option<&ExchangeSpec>, e: iolab_run::Error) -> iolab_run::Error {
+    let hint = iolab_device::error::HINT_SMALLER_SIZE;
+    match (job_exchange.and_then(|x| x.resolve().ok()), e) {
+        (Some(s), iolab_run::Error::Usage(m)) if m.contains(hint) => {
+            iolab_run::Error::Usage(m.replace(hint, &sizing_hint(&s)))
+        }
+        (_, e) => e,
+    }
+}
+
+fn sizing_hint(s: &ExchangeSizing) -> String {
+    use iolab_spec::units::format_size;
+    format!(
+        "Exchange sizing made the sizes: database {} = --mailboxes {} x --mailbox-size {}, log {} \
+         (--log-size, else 5 % of the database); give fewer --mailboxes, a smaller --mailbox-size or \
+         --log-size, or paths on another file system (--target db=PATH --target log=PATH)",
+        format_size(s.db_size_bytes),
+        s.mailboxes,
+        format_size(s.mailbox_size_bytes),
+        format_size(s.log_size_bytes),
+    )
+}
+
 /// The resolved Exchange sizing as JSON (its fields and a `summary` line), for the verdict and --dry-run.
 pub fn sizing_json(job: &JobSpec) -> Option<serde_json::Value> {
     let s = job.exchange.as_ref()?.resolve().ok()?;

@@ -9,6 +9,10 @@ use std::io;
 /// Hint printed when O_DIRECT is not available.
 pub const HINT_BUFFERED: &str = "use --buffered to go through the page cache (the report will say so)";
 
+/// The advice when a file does not fit its file system; a caller that set the size for the user (Exchange
+/// sizing) replaces it with the flags that made the size.
+pub const HINT_SMALLER_SIZE: &str = "give a smaller --size or a path on another file system";
+
 /// Hint printed when a block device cannot be opened for lack of permission.
 pub const HINT_DISK_GROUP: &str = "run as root or add your user to the 'disk' group";
 
@@ -179,7 +183,7 @@ pub enum TargetError {
     },
     /// Not enough free space to create or extend a file (checked up front, or ENOSPC/EDQUOT while filling).
     #[error(
-        "not enough space to fill '{path}' with {}{}\n  hint: give a smaller --size or a path on another file system",
+        "not enough space to fill '{path}' with {}{}\n  hint: {HINT_SMALLER_SIZE}",
         format_bytes(*needed_bytes),
         available_bytes.map(|a| format!(": {} available", format_bytes(a))).unwrap_or_else(|| ": no space left on device (ENOSPC)".into())
     )]
