@@ -16,7 +16,7 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
         (Some(_), Some(_)) => {
             return Err(usage("give a job file or --profile NAME, not both (`iolab profiles show NAME > job.toml` makes a job file to edit)"))
         }
-        (Some(path), None) => load_job_file(path, args.quiet)?,
+        (Some(path), None) => load_job_file(path, args.quiet, &args.target)?,
         (None, Some(job)) => job,
         (None, None) => JobSpec::default(),
     };
@@ -30,13 +30,14 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
 }
 
 /// Reads a job file: iolab's TOML, a fio job file or an Iometer configuration (recognised by their content,
-/// whatever their name), translated as `iolab import` translates them.
-fn load_job_file(path: &str, quiet: bool) -> Result<JobSpec> {
+/// whatever their name), translated as `iolab import` translates them; `targets` are the `--target` values,
+/// so an Iometer target they already map is not announced.
+fn load_job_file(path: &str, quiet: bool, targets: &[String]) -> Result<JobSpec> {
     let text = read_text(path)?;
     let toml = if iolab_import::looks_like_fio(&text) {
         translate_fio(&text, path, quiet)?
     } else if iolab_import::iometer::looks_like_icf(&text) {
-        translate_icf(&text, path, quiet)?
+        translate_icf_mapped(&text, path, quiet, targets)?
     } else {
         text
     };
@@ -67,9 +68,15 @@ pub fn translate_fio(text: &str, file: &str, quiet: bool) -> Result<String> {
 /// Translates an Iometer configuration's text into an iolab job file's, saying on stderr (unless `quiet`) the
 /// named targets to map with `--target NAME=PATH` and what was skipped or needs `iolab sweep`.
 pub fn translate_icf(text: &str, file: &str, quiet: bool) -> Result<String> {
+    translate_icf_mapped(text, file, quiet, &[])
+}
+
+/// [`translate_icf`] for a run given `targets` (its `--target` values): a target they map (`NAME=PATH`), or
+/// all of them after a plain `--target PATH`, is not announced.
+fn translate_icf_mapped(text: &str, file: &str, quiet: bool, targets: &[String]) -> Result<String> {
     let t = iolab_import::iometer::translate(text, file).map_err(usage)?;
     if !quiet {
-        for target in &t.targets {
+        for target in t.targets.iter().filter(|t| !is_mapped(&t.name, targets)) {
             eprintln!(
                 "iolab: {file}: Iometer target '{}' is named '{}' (line {}): map it with --target {}=PATH",
                 target.iometer, target.name, target.line, target.name
@@ -80,6 +87,14 @@ pub fn translate_icf(text: &str, file: &str, quiet: bool) -> Result<String> {
         }
     }
     Ok(t.toml)
+}
+
+/// Does a `--target` value map the job's target `name`: `name=PATH`, or a plain target that replaces them all.
+fn is_mapped(name: &str, targets: &[String]) -> bool {
+    targets.iter().any(|t| match t.split_once('=') {
+        Some((n, _)) if iolab_spec::target::is_target_name(n) => n == name,
+        _ => true,
+    })
 }
 
 /// Parses `--interval`.

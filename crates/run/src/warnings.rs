@@ -98,6 +98,10 @@ pub struct RunFacts {
     pub requested_depth: u32,
     /// The depth achieved (Little's law, summed over the workers).
     pub achieved_depth: f64,
+    /// The engine that ran the workers (`sync`, `io_uring`, `mem`, `null`, `sim`), for the low-depth hint.
+    pub engine: String,
+    /// The ramp, seconds, for the hints of the warnings about warm-up.
+    pub ramp_s: f64,
     /// Ops completed in the window.
     pub total_ops: u64,
     /// IOPS of each full-length interval.
@@ -142,10 +146,11 @@ pub fn run_warnings(f: &RunFacts) -> Vec<Warning> {
         && f.achieved_depth < iolab_stats::LOW_DEPTH_RATIO * f.requested_depth as f64
         && f.total_ops > 0
     {
-        w.push(Warning::LowDepth { requested: f.requested_depth as f64, achieved: f.achieved_depth });
+        let engine = Some(f.engine.clone()).filter(|e| !e.is_empty());
+        w.push(Warning::LowDepth { requested: f.requested_depth as f64, achieved: f.achieved_depth, engine });
     }
     if !f.virtual_time {
-        w.extend(iolab_stats::series_warnings(&f.interval_iops));
+        w.extend(iolab_stats::series_warnings(&f.interval_iops, f.ramp_s));
     }
     target_warnings(f, &mut w);
     if let Some(r) = &f.rate {
@@ -228,6 +233,7 @@ mod tests {
         RunFacts {
             requested_depth: requested,
             achieved_depth: achieved,
+            engine: "sync".into(),
             total_ops: 1000,
             virtual_time: true,
             direct: true,
@@ -242,12 +248,36 @@ mod tests {
         assert_eq!(run_warnings(&closed(32, 31.0)), vec![]);
         assert_eq!(
             run_warnings(&closed(32, 20.0)),
-            vec![Warning::LowDepth { requested: 32.0, achieved: 20.0 }]
+            vec![Warning::LowDepth { requested: 32.0, achieved: 20.0, engine: Some("sync".into()) }]
         );
         let open = RunFacts { open_loop: true, ..closed(32, 1.0) };
         assert_eq!(run_warnings(&open), vec![]);
         let idle = RunFacts { total_ops: 0, ..closed(32, 0.0) };
         assert_eq!(run_warnings(&idle), vec![]);
+    }
+
+    #[test]
+    fn hints_fit_the_run_s_engine_and_ramp() {
+        let null = RunFacts { engine: "null".into(), ..closed(32, 5.3) };
+        let hint = run_warnings(&null)[0].hint().unwrap();
+        assert!(!hint.contains("--engine"), "null: has no engine to choose: {hint}");
+        let sync = run_warnings(&closed(32, 5.3))[0].hint().unwrap();
+        assert!(sync.contains("--engine=io_uring"), "{sync}");
+        let noisy = RunFacts {
+            virtual_time: false,
+            ramp_s: 1.0,
+            interval_iops: vec![100.0, 1000.0, 300.0, 1000.0, 900.0],
+            ..closed(1, 1.0)
+        };
+        let w = run_warnings(&noisy);
+        assert!(w.iter().any(|w| matches!(w, Warning::HighVariability { .. })), "{w:?}");
+        for w in w
+            .iter()
+            .filter(|w| matches!(w, Warning::HighVariability { .. } | Warning::FirstIntervalSlow { .. }))
+        {
+            let hint = w.hint().unwrap();
+            assert!(!hint.contains("add --ramp") && hint.contains("the 1 s used"), "{hint}");
+        }
     }
 
     #[test]
