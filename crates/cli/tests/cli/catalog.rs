@@ -85,7 +85,9 @@ fn run_with_tags_and_note_is_found_by_tag_and_round_trips_exactly() {
     assert_eq!(e["started_at"], doc["started_at"]);
     assert!(runs(&db, &["--tag", "hba=lpe32002"]).is_empty());
     assert!(runs(&db, &["--tag", "hba=qle2560", "--tag", "site=lab2"]).is_empty());
-    assert_eq!(runs(&db, &["--target", "sim:fixed", "--kind", "run", "--profile", "iolab"]).len(), 1);
+    let name = "randread 4k qd32";
+    assert_eq!(e["profile"], name, "a run without a job, profile or --name is named by what it did");
+    assert_eq!(runs(&db, &["--target", "sim:fixed", "--kind", "run", "--profile", name]).len(), 1);
     assert!(runs(&db, &["--kind", "sweep"]).is_empty());
     assert_eq!(runs(&db, &["--since", "2000-01-01", "--until", "2999-12-31T00:00:00Z"]).len(), 1);
     assert!(runs(&db, &["--until", "2000-01-01"]).is_empty());
@@ -195,6 +197,7 @@ fn sweep_is_saved_as_one_entry_and_exports_its_points() {
     let list = runs(&db, &[]);
     assert_eq!(list.len(), 1, "one entry for the whole sweep");
     assert_eq!(list[0]["kind"], "sweep");
+    assert_eq!(list[0]["profile"], "randread 4k", "named without what it swept");
     let id = list[0]["id"].as_str().unwrap();
     assert_eq!(runs(&db, &["--kind", "sweep", "--tag", "kind=qd"]).len(), 1);
     let exported = ok(at(&db).args(["export", id, "--json"]).output().unwrap(), "export").stdout;
