@@ -143,6 +143,7 @@ fn describe_device(probe: &mut Probe, req: &OpenRequest, info: Option<&BlockInfo
     probe.device_block_size = info.and_then(|i| i.logical_block_size);
     probe.device_model = info.and_then(|i| i.model.clone());
     probe.rotational = info.and_then(|i| i.rotational);
+    probe.loop_cached_backing = info.and_then(|i| i.loop_cached_backing.clone());
     probe.logical_block_size =
         if req.direct { probe.device_block_size.unwrap_or(UNKNOWN_DIRECT_BLOCK_SIZE) } else { 1 };
 }

@@ -448,6 +448,7 @@ fn json_schema_nested_properties_match_serialised_keys() {
         Warning::SyncEngineDepth { requested: 4 },
         Warning::EngineFallback { reason: "r".into() },
         Warning::FileHasHoles { target: "f".into() },
+        Warning::LoopPageCache { target: "/dev/loop0".into(), backing_file: "/x.img".into() },
         Warning::FragmentedTarget {
             target: "f".into(),
             extents: 30,

@@ -367,6 +367,7 @@ fn path_targets(probes: &[Probe], plan: &Plan) -> Vec<PathTarget> {
             size_bytes: p.size_bytes,
             reads: t.reads,
             tmpfs: p.tmpfs,
+            loop_cached_backing: p.loop_cached_backing.clone(),
         })
         .collect()
 }

@@ -17,6 +17,8 @@ pub struct PathTarget {
     pub reads: bool,
     /// It lives on tmpfs (RAM).
     pub tmpfs: bool,
+    /// It is (or lives on) a loop device reading its backing file through the page cache: that file.
+    pub loop_cached_backing: Option<String>,
 }
 
 /// A file target's layout, as the warnings need it: the more fragmented of its states before and after the run.
@@ -197,7 +199,7 @@ pub fn run_warnings(f: &RunFacts) -> Vec<Warning> {
     w
 }
 
-/// Buffered I/O, the page cache, tmpfs and holes.
+/// Buffered I/O, the page cache (of the target or of a loop device's backing file), tmpfs and holes.
 fn target_warnings(f: &RunFacts, w: &mut Vec<Warning>) {
     if !f.direct && !f.path_targets.is_empty() {
         w.push(Warning::BufferedIo);
@@ -211,6 +213,11 @@ fn target_warnings(f: &RunFacts, w: &mut Vec<Warning>) {
     }
     for t in f.path_targets.iter().filter(|t| t.tmpfs) {
         w.push(Warning::TmpfsTarget { target: t.name.clone() });
+    }
+    for t in f.path_targets.iter().filter(|t| t.reads) {
+        if let Some(backing_file) = &t.loop_cached_backing {
+            w.push(Warning::LoopPageCache { target: t.name.clone(), backing_file: backing_file.clone() });
+        }
     }
     for name in &f.targets_with_holes {
         w.push(Warning::FileHasHoles { target: name.clone() });
@@ -361,7 +368,13 @@ mod tests {
 
     #[test]
     fn run_warnings_buffered_reads_smaller_than_memory_warn_of_the_page_cache() {
-        let t = PathTarget { name: "f".into(), size_bytes: 1 << 30, reads: true, tmpfs: true };
+        let t = PathTarget {
+            name: "f".into(),
+            size_bytes: 1 << 30,
+            reads: true,
+            tmpfs: true,
+            ..Default::default()
+        };
         let f = RunFacts {
             direct: false,
             path_targets: vec![t],
@@ -382,6 +395,23 @@ mod tests {
                 Warning::FileHasHoles { target: "f".into() },
             ]
         );
+    }
+
+    #[test]
+    fn a_loop_device_over_a_page_cached_file_warns_when_read_even_with_o_direct() {
+        let read = PathTarget {
+            name: "/dev/loop0".into(),
+            size_bytes: 1 << 30,
+            reads: true,
+            loop_cached_backing: Some("/var/tmp/disk.img".into()),
+            ..Default::default()
+        };
+        let f = RunFacts { path_targets: vec![read.clone()], mem_total_bytes: 16 << 30, ..closed(1, 1.0) };
+        let expected =
+            Warning::LoopPageCache { target: "/dev/loop0".into(), backing_file: "/var/tmp/disk.img".into() };
+        assert_eq!(run_warnings(&f), vec![expected]);
+        let written = RunFacts { path_targets: vec![PathTarget { reads: false, ..read }], ..f.clone() };
+        assert_eq!(run_warnings(&written), vec![], "a write-only run reads nothing from the cache");
     }
 
     /// Fragmented: 8 extents or more, averaging under 16 MiB. A 64 MiB file in 32 pieces is; in 4 it is not

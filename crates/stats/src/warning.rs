@@ -191,6 +191,14 @@ pub enum Warning {
         /// Target name.
         target: String,
     },
+    /// The target is (or lives on) a loop device that reads its backing file through the page cache (sysfs
+    /// `loop/dio` is 0): its reads may be served from memory even with O_DIRECT.
+    LoopPageCache {
+        /// Target name.
+        target: String,
+        /// The loop device's backing file.
+        backing_file: String,
+    },
     /// Users and transactions: the backlog (dispatched, not completed) exceeded LoadGen's overload guard of
     /// 1.5 x users. LoadGen stops there (`SwordfishExceptionTooMuchLoad`); iolab keeps running and counting.
     TransactionOverload {
@@ -291,6 +299,9 @@ impl Warning {
                 format!("{count} latencies exceeded 1 hour and were recorded as 1 hour in the percentiles")
             }
             Self::TmpfsTarget { target } => format!("'{target}' is on tmpfs: this measures memory, not a device"),
+            Self::LoopPageCache { target, backing_file } => format!(
+                "'{target}' is a loop device over '{backing_file}' without direct I/O (loop/dio = 0): reads may be served from the page cache of the backing file"
+            ),
             Self::TransactionOverload { users, backlog_max, backlog_at_end } => format!(
                 "the storage did not keep up with the users: up to {backlog_max} transactions dispatched and not completed ({backlog_at_end} at the end), more than 1.5 x {users} users (LoadGen's overload limit)"
             ),
@@ -361,6 +372,10 @@ impl Warning {
             Self::ShortRun { .. } => "run for at least 5 s (--duration) for stable numbers",
             Self::HistogramSaturated { .. } => "percentiles at the top are lower bounds; max is still exact",
             Self::TmpfsTarget { .. } => "put the target on the device you want to measure",
+            Self::LoopPageCache { .. } => {
+                "attach the loop device with direct I/O (losetup --direct-io=on), or measure the device under \
+                 the backing file"
+            }
             Self::TransactionOverload { .. } => {
                 "LoadGen would stop here (too much load); fewer users, a lower rate or faster storage; transaction latencies include the wait"
             }
@@ -463,6 +478,7 @@ mod tests {
             Warning::ShortRun { measured_s: 1.0 },
             Warning::HistogramSaturated { count: 1 },
             Warning::TmpfsTarget { target: "f".into() },
+            Warning::LoopPageCache { target: "/dev/loop0".into(), backing_file: "/x.img".into() },
         ];
         for w in all {
             assert!(!w.message().is_empty());
