@@ -157,15 +157,15 @@ pub fn name_sizing_flags(job_exchange: Option<&ExchangeSpec>, e: iolab_run::Erro
 }
 
 fn sizing_hint(s: &ExchangeSizing) -> String {
-    use iolab_spec::units::format_size;
+    use iolab_device::format_bytes;
     format!(
         "Exchange sizing made the sizes: database {} = --mailboxes {} x --mailbox-size {}, log {} \
          (--log-size, else 5 % of the database); give fewer --mailboxes, a smaller --mailbox-size or \
          --log-size, or paths on another file system (--target db=PATH --target log=PATH)",
-        format_size(s.db_size_bytes),
+        format_bytes(s.db_size_bytes),
         s.mailboxes,
-        format_size(s.mailbox_size_bytes),
-        format_size(s.log_size_bytes),
+        iolab_spec::units::format_size(s.mailbox_size_bytes),
+        format_bytes(s.log_size_bytes),
     )
 }
 

@@ -64,7 +64,7 @@ pub enum TargetError {
     },
     /// An existing file of length 0 and no `--size`.
     #[error(
-        "'{path}' is empty (0 bytes); a read-only run does not fill files\n  hint: fill it first with a write job that gives its size (for example `--rw write --size 1G`), or give another path"
+        "'{path}' is empty (0 bytes): only a write job that gives --size fills a file (a read-only run does not)\n  hint: fill it first with a write job and its size (for example `--rw write --size 1G`), or give another path"
     )]
     Empty {
         /// The path as typed.
@@ -329,8 +329,8 @@ mod tests {
         let e = TargetError::Empty { path: "/x".into() };
         assert_eq!(
             e.to_string(),
-            "'/x' is empty (0 bytes); a read-only run does not fill files\n  \
-             hint: fill it first with a write job that gives its size (for example `--rw write --size 1G`), \
+            "'/x' is empty (0 bytes): only a write job that gives --size fills a file (a read-only run does \
+             not)\n  hint: fill it first with a write job and its size (for example `--rw write --size 1G`), \
              or give another path"
         );
     }
