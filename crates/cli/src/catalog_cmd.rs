@@ -35,22 +35,29 @@ fn kind_label(stored: &str) -> String {
 }
 
 /// A `--since`/`--until` value in Unix seconds: a day, an RFC 3339 time, or a duration ago with its unit
-/// (`1h`, `30m`, `90s`; a bare number is refused, as it could be a year).
+/// (`1h`, `30m`, `90s`, `2d`; a bare number is refused, as it could be a year).
 fn time_arg(flag: &str, t: &str, end_of_day: bool) -> Result<f64> {
     if let Some(at) = iolab_catalog::time::parse_date(t, end_of_day) {
         return Ok(at);
     }
-    let with_unit = t.trim().ends_with(|c: char| c.is_ascii_alphabetic());
-    match iolab_spec::units::parse_duration_ns(t) {
-        Ok(ago_ns) if with_unit => {
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-            Ok(now.as_secs_f64() - ago_ns as f64 / 1e9)
-        }
-        _ => Err(usage(format!(
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    ago_s(t).map(|ago| now.as_secs_f64() - ago).ok_or_else(|| {
+        usage(format!(
             "invalid value '{t}' for '{flag}': expected a day (2025-03-01), an RFC 3339 time \
-             (2025-03-01T14:30:00Z) or a duration ago (1h, 30m)"
-        ))),
+             (2025-03-01T14:30:00Z) or a duration ago (30m, 1h, 2d)"
+        ))
+    })
+}
+
+/// A duration with its unit in seconds: iolab's durations (`90s`, `30m`, `1h`) and days (`2d`).
+fn ago_s(t: &str) -> Option<f64> {
+    let t = t.trim();
+    if let Some(days) = t.strip_suffix('d').and_then(|d| d.parse::<f64>().ok()) {
+        return (days.is_finite() && days >= 0.0).then_some(days * 86_400.0);
     }
+    let with_unit = t.ends_with(|c: char| c.is_ascii_alphabetic());
+    let ns = iolab_spec::units::parse_duration_ns(t).ok().filter(|_| with_unit)?;
+    Some(ns as f64 / 1e9)
 }
 
 /// Does `iolab export` write CSV (else JSON): `--csv` or `--json`, or without either the extension of `-o`'s

@@ -48,7 +48,7 @@ pub struct RunsArgs {
     #[arg(long, value_name = "TEXT")]
     pub target: Option<String>,
     /// Only entries saved at or after this time: RFC 3339 (2025-03-01T14:30:00Z, or with an offset), a
-    /// day, 2025-03-01 (midnight UTC), or a duration ago: 1h, 30m.
+    /// day, 2025-03-01 (midnight UTC), or a duration ago: 30m, 1h, 2d.
     #[arg(long, value_name = "DATE|AGO")]
     pub since: Option<String>,
     /// Only entries saved before this time: RFC 3339, a day (2025-03-01 includes that whole day, UTC), or a

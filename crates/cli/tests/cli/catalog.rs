@@ -92,6 +92,7 @@ fn run_with_tags_and_note_is_found_by_tag_and_round_trips_exactly() {
     assert_eq!(runs(&db, &["--since", "2000-01-01", "--until", "2999-12-31T00:00:00Z"]).len(), 1);
     assert!(runs(&db, &["--until", "2000-01-01"]).is_empty());
     assert_eq!(runs(&db, &["--since", "1h"]).len(), 1, "--since takes a duration ago");
+    assert_eq!(runs(&db, &["--since", "2d"]).len(), 1, "and days");
     assert!(runs(&db, &["--until", "1h"]).is_empty(), "--until takes a duration ago");
 
     // export --json -o FILE is byte for byte what run --json FILE wrote; to stdout, what --json - prints.
@@ -329,7 +330,7 @@ fn reading_commands_reject_bad_input_with_exit_2() {
     let id = runs(&db, &[])[0]["id"].as_str().unwrap().to_string();
     let cases: [(&[&str], &str); 12] = [
         (&["runs", "--since", "yesterday"], "invalid value 'yesterday' for '--since'"),
-        (&["runs", "--since", "30"], "or a duration ago (1h, 30m)"),
+        (&["runs", "--since", "30"], "or a duration ago (30m, 1h, 2d)"),
         (&["runs", "--until", "2025-02-30"], "invalid value '2025-02-30' for '--until'"),
         (&["runs", "--kind", "runz"], "invalid value 'runz' for '--kind'"),
         (&["runs", "--limit", "0"], "invalid value '0' for '--limit'"),
