@@ -18,7 +18,7 @@ pub struct Columns {
     pub started_unix_s: Option<f64>,
     /// The run's own id (`run_id`), for runs.
     pub run_id: Option<String>,
-    /// Job or profile name (`config.plan.name`).
+    /// Job or profile name (`config.plan.name`); for a run without one, its workload ([`crate::name`]).
     pub profile: Option<String>,
     /// Target display names, in order, without duplicates.
     pub targets: Vec<String>,
@@ -76,7 +76,7 @@ pub fn columns(kind: EntryKind, doc: &Value) -> Columns {
     match kind {
         EntryKind::Run | EntryKind::Verify => {
             c.run_id = str_at(doc, "/run_id");
-            c.profile = str_at(doc, "/config/plan/name");
+            c.profile = doc.pointer("/config/plan").and_then(|p| crate::name::plan_name(p, &[]));
             run_targets(doc, &mut c.targets);
             c.iops = f64_at(doc, "/total/all/iops");
             c.mb_s = f64_at(doc, "/total/all/mb_s");
@@ -85,11 +85,13 @@ pub fn columns(kind: EntryKind, doc: &Value) -> Columns {
         EntryKind::Sweep => {
             // Headline of a sweep: its best point (highest IOPS), with that point's MB/s and p99.
             let points = doc.get("points").and_then(Value::as_array);
+            let axes = doc.get("axes").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+            let swept: Vec<&str> = axes.iter().filter_map(|a| a["key"].as_str()).collect();
             let mut best: Option<&Value> = None;
             for p in points.into_iter().flatten() {
                 let r = &p["result"];
                 if c.profile.is_none() {
-                    c.profile = str_at(r, "/config/plan/name");
+                    c.profile = r.pointer("/config/plan").and_then(|p| crate::name::plan_name(p, &swept));
                 }
                 if c.started_unix_s.is_none() {
                     c.started_unix_s = f64_at(r, "/started_unix_s");

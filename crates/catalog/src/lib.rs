@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod extract;
+pub mod name;
 pub mod schema;
 pub mod time;
 

@@ -69,7 +69,7 @@ fn save_text_round_trips_the_document_byte_for_byte() {
     assert_eq!(e.tags, tags(&[("hba", "qle2560")]));
     assert_eq!(e.note.as_deref(), Some("first"));
     let s = &e.summary;
-    assert_eq!(s.columns.profile.as_deref(), Some("iolab"));
+    assert_eq!(s.columns.profile.as_deref(), Some("randread 4k qd32"));
     assert_eq!(s.columns.targets, ["sim:fixed,latency=100us,servers=8,size=1G"]);
     assert_eq!(s.columns.iops, Some(79_996.0));
     assert_eq!(s.columns.p99_ns, Some(400_000.0));

@@ -34,18 +34,56 @@ fn kind_label(stored: &str) -> String {
     EntryKind::parse(stored).map_or_else(|| stored.to_string(), |k| kind_name(k).to_string())
 }
 
+/// A `--since`/`--until` value in Unix seconds: a day, an RFC 3339 time, or a duration ago with its unit
+/// (`1h`, `30m`, `90s`, `2d`; a bare number is refused, as it could be a year).
+fn time_arg(flag: &str, t: &str, end_of_day: bool) -> Result<f64> {
+    if let Some(at) = iolab_catalog::time::parse_date(t, end_of_day) {
+        return Ok(at);
+    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    ago_s(t).map(|ago| now.as_secs_f64() - ago).ok_or_else(|| {
+        usage(format!(
+            "invalid value '{t}' for '{flag}': expected a day (2025-03-01), an RFC 3339 time \
+             (2025-03-01T14:30:00Z) or a duration ago (30m, 1h, 2d)"
+        ))
+    })
+}
+
+/// A duration with its unit in seconds: iolab's durations (`90s`, `30m`, `1h`) and days (`2d`).
+fn ago_s(t: &str) -> Option<f64> {
+    let t = t.trim();
+    if let Some(days) = t.strip_suffix('d').and_then(|d| d.parse::<f64>().ok()) {
+        return (days.is_finite() && days >= 0.0).then_some(days * 86_400.0);
+    }
+    let with_unit = t.ends_with(|c: char| c.is_ascii_alphabetic());
+    let ns = iolab_spec::units::parse_duration_ns(t).ok().filter(|_| with_unit)?;
+    Some(ns as f64 / 1e9)
+}
+
+/// Does `iolab export` write CSV (else JSON): `--csv` or `--json`, or without either the extension of `-o`'s
+/// file (.csv or .json).
+fn wants_csv(args: &ExportArgs) -> Result<bool> {
+    if args.csv || args.json {
+        return Ok(args.csv);
+    }
+    let file = args.output.as_deref().unwrap_or("-");
+    match std::path::Path::new(file).extension().map(|x| x.to_ascii_lowercase()) {
+        Some(x) if x == "csv" => Ok(true),
+        Some(x) if x == "json" => Ok(false),
+        _ if file == "-" => Err(usage(format!(
+            "`iolab export {}` needs a format: --json (the stored document) or --csv, or -o FILE.json / -o FILE.csv",
+            args.id
+        ))),
+        _ => Err(usage(format!(
+            "cannot tell the format from '-o {file}': give --json (the stored document) or --csv, or a .json or .csv file"
+        ))),
+    }
+}
+
 /// `iolab runs`.
 pub fn runs(args: &RunsArgs) -> Result<ExitStatus> {
     let date = |flag: &str, text: &Option<String>, end: bool| -> Result<Option<f64>> {
-        text.as_ref()
-            .map(|t| {
-                iolab_catalog::time::parse_date(t, end).ok_or_else(|| {
-                    usage(format!(
-                        "invalid value '{t}' for '{flag}': expected a day (2025-03-01) or an RFC 3339 time (2025-03-01T14:30:00Z)"
-                    ))
-                })
-            })
-            .transpose()
+        text.as_ref().map(|t| time_arg(flag, t, end)).transpose()
     };
     let filter = Filter {
         tags: parse_tags(&args.tag)?,
@@ -250,11 +288,12 @@ fn footer(e: &Entry, path: &Path) -> String {
 
 /// `iolab export ID --json|--csv`.
 pub fn export(args: &ExportArgs) -> Result<ExitStatus> {
+    let csv = wants_csv(args)?;
     let out =
         iolab_device::WriteGate::new().output("-o", args.output.as_deref().unwrap_or("-")).map_err(usage)?;
     let catalog = open_existing(&args.db)?;
     let e = catalog.get(&args.id).map_err(usage)?;
-    let text = if args.json {
+    let text = if !csv {
         e.doc_text.clone()
     } else {
         let unreadable = || {

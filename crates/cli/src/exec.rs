@@ -80,7 +80,9 @@ pub fn execute_with(
 /// outputs not written (`--trace`), each said on stderr: the result stands, and the caller ends with exit
 /// code 3 once it is saved.
 pub fn execute_opts(job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<(Executed, usize)> {
-    let done = iolab_run::execute(job, dry_run, opts).map_err(run_error)?;
+    let exchange = job.exchange.clone();
+    let done = iolab_run::execute(job, dry_run, opts)
+        .map_err(|e| run_error(crate::profile::name_sizing_flags(exchange.as_ref(), e)))?;
     for e in &opts.unwritten {
         eprintln!("iolab: {e}; the run's result is kept (exit code 3)");
     }

@@ -30,15 +30,16 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
 }
 
 /// Reads a job file: iolab's TOML, a fio job file or an Iometer configuration (recognised by their content,
-/// whatever their name), translated as `iolab import` translates them; a fio job with no size does one pass
-/// over the one `--target` given, when its size is known.
+/// whatever their name), translated as `iolab import` translates them; `targets` are the `--target` values: a
+/// fio job with no size does one pass over the one target given (when its size is known), and an Iometer
+/// target they already map is not announced.
 fn load_job_file(path: &str, quiet: bool, targets: &[String]) -> Result<JobSpec> {
     let text = read_text(path)?;
     let toml = if iolab_import::looks_like_fio(&text) {
         let given = iolab_import::Given { target_bytes: target_bytes(targets) };
         translate_fio_given(&text, path, quiet, given)?
     } else if iolab_import::iometer::looks_like_icf(&text) {
-        translate_icf(&text, path, quiet)?
+        translate_icf_mapped(&text, path, quiet, targets)?
     } else {
         text
     };
@@ -102,9 +103,15 @@ fn target_bytes(targets: &[String]) -> Option<u64> {
 /// Translates an Iometer configuration's text into an iolab job file's, saying on stderr (unless `quiet`) the
 /// named targets to map with `--target NAME=PATH` and what was skipped or needs `iolab sweep`.
 pub fn translate_icf(text: &str, file: &str, quiet: bool) -> Result<String> {
+    translate_icf_mapped(text, file, quiet, &[])
+}
+
+/// [`translate_icf`] for a run given `targets` (its `--target` values): a target they map (`NAME=PATH`), or
+/// all of them after a plain `--target PATH`, is not announced.
+fn translate_icf_mapped(text: &str, file: &str, quiet: bool, targets: &[String]) -> Result<String> {
     let t = iolab_import::iometer::translate(text, file).map_err(usage)?;
     if !quiet {
-        for target in &t.targets {
+        for target in t.targets.iter().filter(|t| !is_mapped(&t.name, targets)) {
             eprintln!(
                 "iolab: {file}: Iometer target '{}' is named '{}' (line {}): map it with --target {}=PATH",
                 target.iometer, target.name, target.line, target.name
@@ -115,6 +122,14 @@ pub fn translate_icf(text: &str, file: &str, quiet: bool) -> Result<String> {
         }
     }
     Ok(t.toml)
+}
+
+/// Does a `--target` value map the job's target `name`: `name=PATH`, or a plain target that replaces them all.
+fn is_mapped(name: &str, targets: &[String]) -> bool {
+    targets.iter().any(|t| match t.split_once('=') {
+        Some((n, _)) if iolab_spec::target::is_target_name(n) => n == name,
+        _ => true,
+    })
 }
 
 /// Parses `--interval`.

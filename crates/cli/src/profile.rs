@@ -19,6 +19,11 @@ use iolab_spec::{JobSpec, Place};
 
 include!(concat!(env!("OUT_DIR"), "/profiles.rs"));
 
+/// The built-in profiles' names, sorted.
+pub fn names() -> Vec<&'static str> {
+    PROFILES.iter().map(|(n, _)| *n).collect()
+}
+
 /// The text of a built-in profile, or a usage error with the closest name.
 pub fn profile_text(name: &str) -> Result<&'static str> {
     if let Some((_, text)) = PROFILES.iter().find(|(n, _)| *n == name) {
@@ -137,6 +142,31 @@ pub fn resolve(job: &mut JobSpec, flags: &ProfileFlags) -> Result<()> {
         apply_sizing(job, &sizing);
     }
     Ok(())
+}
+
+/// An error that says "give a smaller --size" for a job whose sizes came from Exchange sizing, with the
+/// flags that made them named instead; any other error as it was.
+pub fn name_sizing_flags(job_exchange: Option<&ExchangeSpec>, e: iolab_run::Error) -> iolab_run::Error {
+    let hint = iolab_device::error::HINT_SMALLER_SIZE;
+    match (job_exchange.and_then(|x| x.resolve().ok()), e) {
+        (Some(s), iolab_run::Error::Usage(m)) if m.contains(hint) => {
+            iolab_run::Error::Usage(m.replace(hint, &sizing_hint(&s)))
+        }
+        (_, e) => e,
+    }
+}
+
+fn sizing_hint(s: &ExchangeSizing) -> String {
+    use iolab_device::format_bytes;
+    format!(
+        "Exchange sizing made the sizes: database {} = --mailboxes {} x --mailbox-size {}, log {} \
+         (--log-size, else 5 % of the database); give fewer --mailboxes, a smaller --mailbox-size or \
+         --log-size, or paths on another file system (--target db=PATH --target log=PATH)",
+        format_bytes(s.db_size_bytes),
+        s.mailboxes,
+        iolab_spec::units::format_size(s.mailbox_size_bytes),
+        format_bytes(s.log_size_bytes),
+    )
 }
 
 /// The resolved Exchange sizing as JSON (its fields and a `summary` line), for the verdict and --dry-run.

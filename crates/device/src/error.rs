@@ -9,6 +9,10 @@ use std::io;
 /// Hint printed when O_DIRECT is not available.
 pub const HINT_BUFFERED: &str = "use --buffered to go through the page cache (the report will say so)";
 
+/// The advice when a file does not fit its file system; a caller that set the size for the user (Exchange
+/// sizing) replaces it with the flags that made the size.
+pub const HINT_SMALLER_SIZE: &str = "give a smaller --size or a path on another file system";
+
 /// Hint printed when a block device cannot be opened for lack of permission.
 pub const HINT_DISK_GROUP: &str = "run as root or add your user to the 'disk' group";
 
@@ -60,7 +64,7 @@ pub enum TargetError {
     },
     /// An existing file of length 0 and no `--size`.
     #[error(
-        "'{path}' is empty (0 bytes); give --size with a job that writes to fill it, or give another path"
+        "'{path}' is empty (0 bytes): only a write job that gives --size fills a file (a read-only run does not)\n  hint: fill it first with a write job and its size (for example `--rw write --size 1G`), or give another path"
     )]
     Empty {
         /// The path as typed.
@@ -68,9 +72,11 @@ pub enum TargetError {
     },
     /// A read-only run would need to extend a file.
     #[error(
-        "'{path}' is {}, smaller than --size {}; a read-only run does not extend files",
+        "'{path}' is {}, smaller than --size {}; a read-only run does not extend files\n  hint: extend it first with a write job (`--rw write --size {}`), or give a --size of {} or less",
         format_bytes(*size_bytes),
-        format_bytes(*wanted_bytes)
+        format_bytes(*wanted_bytes),
+        iolab_spec::units::format_size(*wanted_bytes),
+        iolab_spec::units::format_size(*size_bytes)
     )]
     TooSmall {
         /// The path as typed.
@@ -177,7 +183,7 @@ pub enum TargetError {
     },
     /// Not enough free space to create or extend a file (checked up front, or ENOSPC/EDQUOT while filling).
     #[error(
-        "not enough space to fill '{path}' with {}{}\n  hint: give a smaller --size or a path on another file system",
+        "not enough space to fill '{path}' with {}{}\n  hint: {HINT_SMALLER_SIZE}",
         format_bytes(*needed_bytes),
         available_bytes.map(|a| format!(": {} available", format_bytes(a))).unwrap_or_else(|| ": no space left on device (ENOSPC)".into())
     )]
@@ -313,7 +319,19 @@ mod tests {
         let e = TargetError::TooSmall { path: "/x".into(), size_bytes: 1 << 30, wanted_bytes: 8 << 30 };
         assert_eq!(
             e.to_string(),
-            "'/x' is 1 GiB, smaller than --size 8 GiB; a read-only run does not extend files"
+            "'/x' is 1 GiB, smaller than --size 8 GiB; a read-only run does not extend files\n  \
+             hint: extend it first with a write job (`--rw write --size 8G`), or give a --size of 1G or less"
+        );
+    }
+
+    #[test]
+    fn empty_message_advises_a_write_job_not_size_on_a_read() {
+        let e = TargetError::Empty { path: "/x".into() };
+        assert_eq!(
+            e.to_string(),
+            "'/x' is empty (0 bytes): only a write job that gives --size fills a file (a read-only run does \
+             not)\n  hint: fill it first with a write job and its size (for example `--rw write --size 1G`), \
+             or give another path"
         );
     }
 

@@ -207,6 +207,10 @@ pub struct Probe {
     pub rotational: Option<bool>,
     /// A file on tmpfs or ramfs: a RAM target, not a device.
     pub tmpfs: bool,
+    /// The device under the target is a loop device that reads its backing file through the page cache
+    /// (sysfs `loop/dio` is 0): that file. Reads may then be served from memory whatever `--buffered` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_cached_backing: Option<String>,
 }
 
 impl Probe {
@@ -226,6 +230,7 @@ impl Probe {
             device_model: None,
             rotational: None,
             tmpfs: false,
+            loop_cached_backing: None,
         }
     }
 }

@@ -147,6 +147,7 @@ fn describe_device(probe: &mut Probe, req: &OpenRequest, info: Option<&BlockInfo
     probe.device_block_size = info.and_then(|i| i.logical_block_size);
     probe.device_model = info.and_then(|i| i.model.clone());
     probe.rotational = info.and_then(|i| i.rotational);
+    probe.loop_cached_backing = info.and_then(|i| i.loop_cached_backing.clone());
     probe.logical_block_size =
         if req.direct { probe.device_block_size.unwrap_or(UNKNOWN_DIRECT_BLOCK_SIZE) } else { 1 };
 }
@@ -239,6 +240,7 @@ fn probe_existing_file(req: &OpenRequest, path: &str, meta: &Metadata) -> Result
     let mut will_extend_to = None;
     match req.create_size {
         None if len == 0 => return Err(TargetError::Empty { path: path.into() }),
+        Some(_) if len == 0 && !req.writes => return Err(TargetError::Empty { path: path.into() }),
         Some(0) => {
             return Err(TargetError::InvalidSize {
                 path: path.into(),

@@ -113,6 +113,8 @@ pub(crate) struct BlockInfo {
     pub logical_block_size: Option<u32>,
     pub rotational: Option<bool>,
     pub model: Option<String>,
+    /// A loop device whose backing file is read through the page cache (sysfs `loop/dio` is 0): that file.
+    pub loop_cached_backing: Option<String>,
 }
 
 fn read_trimmed(path: &Path) -> Option<String> {
@@ -139,7 +141,15 @@ pub(crate) fn block_info(dev: DevNum) -> Option<BlockInfo> {
         .or_else(|| read_trimmed(&disk_dir.join("device/device/model")))
         .or_else(|| read_trimmed(&disk_dir.join("dm/name")).map(|n| format!("device-mapper {n}")))
         .or_else(|| read_trimmed(&disk_dir.join("loop/backing_file")).map(|f| format!("loop over {f}")));
-    Some(BlockInfo { name, sys_dir, logical_block_size, rotational, model })
+    let loop_cached_backing = loop_cached_backing(&disk_dir);
+    Some(BlockInfo { name, sys_dir, logical_block_size, rotational, model, loop_cached_backing })
+}
+
+/// The backing file of the loop device whose sysfs directory is `disk_dir` when the loop driver reads it
+/// through the page cache (`loop/dio` is 0); `None` for a loop device with direct I/O, or any other device.
+pub(crate) fn loop_cached_backing(disk_dir: &Path) -> Option<String> {
+    let dio = read_trimmed(&disk_dir.join("loop/dio"))?;
+    (dio == "0").then(|| read_trimmed(&disk_dir.join("loop/backing_file"))).flatten()
 }
 
 /// The block device behind a file system: st_dev's sysfs entry, or else the mount's source device (btrfs
@@ -255,6 +265,19 @@ pub fn mem_available_bytes() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_loop_device_without_direct_io_names_its_page_cached_backing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let disk = dir.path();
+        assert_eq!(loop_cached_backing(disk), None, "not a loop device");
+        fs::create_dir(disk.join("loop")).unwrap();
+        fs::write(disk.join("loop/backing_file"), "/var/tmp/disk.img\n").unwrap();
+        fs::write(disk.join("loop/dio"), "1\n").unwrap();
+        assert_eq!(loop_cached_backing(disk), None, "direct I/O: no page cache");
+        fs::write(disk.join("loop/dio"), "0\n").unwrap();
+        assert_eq!(loop_cached_backing(disk).as_deref(), Some("/var/tmp/disk.img"));
+    }
 
     #[test]
     fn mountinfo_parses_escapes_and_optional_fields() {

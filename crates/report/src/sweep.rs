@@ -535,7 +535,7 @@ mod tests {
     fn the_sweep_text_says_each_points_warnings_and_the_answers_noise() {
         let mut s = sample_sweep();
         s.points[2].result.warnings =
-            vec![iolab_stats::Warning::HighVariability { metric: "iops".into(), cv: 0.4 }];
+            vec![iolab_stats::Warning::HighVariability { metric: "iops".into(), cv: 0.4, ramp_s: None }];
         s.points[0].summary.lat_p99_ns.as_mut().unwrap().mean = 400_000.0;
         s.analyze(10.0, 20.0, Some(300_000));
         assert_eq!(s.max_p99.as_ref().unwrap().lines[0].value.as_deref(), Some("16"), "one spike is noise");

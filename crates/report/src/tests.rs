@@ -136,7 +136,7 @@ pub(crate) fn sample() -> RunResult {
         depth: Depth { requested: 128, achieved: 127.4 },
         rate: None,
         warnings: vec![
-            Warning::HighVariability { metric: "iops".to_string(), cv: 0.153 },
+            Warning::HighVariability { metric: "iops".to_string(), cv: 0.153, ramp_s: None },
             Warning::ShortRun { measured_s: 4.0 },
         ],
         timeseries,
@@ -435,11 +435,11 @@ fn json_schema_nested_properties_match_serialised_keys() {
     }
     // Every warning kind is declared.
     let every_kind = [
-        Warning::LowDepth { requested: 1.0, achieved: 0.5 },
-        Warning::HighVariability { metric: "iops".into(), cv: 0.2 },
+        Warning::LowDepth { requested: 1.0, achieved: 0.5, engine: Some("sync".into()) },
+        Warning::HighVariability { metric: "iops".into(), cv: 0.2, ramp_s: Some(1.0) },
         Warning::BufferedIo,
         Warning::PageCacheLikely { target: "f".into(), target_bytes: 1, mem_total_bytes: 2 },
-        Warning::FirstIntervalSlow { first_iops: 1.0, median_iops: 3.0 },
+        Warning::FirstIntervalSlow { first_iops: 1.0, median_iops: 3.0, ramp_s: Some(1.0) },
         Warning::RateNotSustained { offered_iops: 2.0, achieved_iops: 1.0, backlog_at_end: 1 },
         Warning::DispatchLag { lag_p99_ns: 90_000, response_p99_ns: 100_000 },
         Warning::Errors { count: 1 },
@@ -448,6 +448,7 @@ fn json_schema_nested_properties_match_serialised_keys() {
         Warning::SyncEngineDepth { requested: 4 },
         Warning::EngineFallback { reason: "r".into() },
         Warning::FileHasHoles { target: "f".into() },
+        Warning::LoopPageCache { target: "/dev/loop0".into(), backing_file: "/x.img".into() },
         Warning::FragmentedTarget {
             target: "f".into(),
             extents: 30,

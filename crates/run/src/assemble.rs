@@ -89,6 +89,8 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         // The depth the workers ran with: a sync engine's lowered depth has its own warning, not a low-depth one.
         requested_depth: plan.workers.iter().map(|w| w.qd).sum(),
         achieved_depth,
+        engine: outputs.first().map_or("", |o| o.engine).to_string(),
+        ramp_s: outputs.iter().map(|o| o.ramp_ns).max().unwrap_or(plan.ramp_ns) as f64 / 1e9,
         total_ops: total.all.ops,
         interval_iops: series
             .iter()
@@ -373,6 +375,7 @@ fn path_targets(probes: &[Probe], plan: &Plan) -> Vec<PathTarget> {
             size_bytes: p.size_bytes,
             reads: t.reads,
             tmpfs: p.tmpfs,
+            loop_cached_backing: p.loop_cached_backing.clone(),
         })
         .collect()
 }

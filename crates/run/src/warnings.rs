@@ -17,6 +17,8 @@ pub struct PathTarget {
     pub reads: bool,
     /// It lives on tmpfs (RAM).
     pub tmpfs: bool,
+    /// It is (or lives on) a loop device reading its backing file through the page cache: that file.
+    pub loop_cached_backing: Option<String>,
 }
 
 /// A file target's layout, as the warnings need it: the more fragmented of its states before and after the run.
@@ -98,6 +100,10 @@ pub struct RunFacts {
     pub requested_depth: u32,
     /// The depth achieved (Little's law, summed over the workers).
     pub achieved_depth: f64,
+    /// The engine that ran the workers (`sync`, `io_uring`, `mem`, `null`, `sim`), for the low-depth hint.
+    pub engine: String,
+    /// The ramp, seconds, for the hints of the warnings about warm-up.
+    pub ramp_s: f64,
     /// Ops completed in the window.
     pub total_ops: u64,
     /// IOPS of each full-length interval.
@@ -142,10 +148,11 @@ pub fn run_warnings(f: &RunFacts) -> Vec<Warning> {
         && f.achieved_depth < iolab_stats::LOW_DEPTH_RATIO * f.requested_depth as f64
         && f.total_ops > 0
     {
-        w.push(Warning::LowDepth { requested: f.requested_depth as f64, achieved: f.achieved_depth });
+        let engine = Some(f.engine.clone()).filter(|e| !e.is_empty());
+        w.push(Warning::LowDepth { requested: f.requested_depth as f64, achieved: f.achieved_depth, engine });
     }
     if !f.virtual_time {
-        w.extend(iolab_stats::series_warnings(&f.interval_iops));
+        w.extend(iolab_stats::series_warnings(&f.interval_iops, f.ramp_s));
     }
     target_warnings(f, &mut w);
     if let Some(r) = &f.rate {
@@ -192,7 +199,7 @@ pub fn run_warnings(f: &RunFacts) -> Vec<Warning> {
     w
 }
 
-/// Buffered I/O, the page cache, tmpfs and holes.
+/// Buffered I/O, the page cache (of the target or of a loop device's backing file), tmpfs and holes.
 fn target_warnings(f: &RunFacts, w: &mut Vec<Warning>) {
     if !f.direct && !f.path_targets.is_empty() {
         w.push(Warning::BufferedIo);
@@ -206,6 +213,11 @@ fn target_warnings(f: &RunFacts, w: &mut Vec<Warning>) {
     }
     for t in f.path_targets.iter().filter(|t| t.tmpfs) {
         w.push(Warning::TmpfsTarget { target: t.name.clone() });
+    }
+    for t in f.path_targets.iter().filter(|t| t.reads) {
+        if let Some(backing_file) = &t.loop_cached_backing {
+            w.push(Warning::LoopPageCache { target: t.name.clone(), backing_file: backing_file.clone() });
+        }
     }
     for name in &f.targets_with_holes {
         w.push(Warning::FileHasHoles { target: name.clone() });
@@ -228,6 +240,7 @@ mod tests {
         RunFacts {
             requested_depth: requested,
             achieved_depth: achieved,
+            engine: "sync".into(),
             total_ops: 1000,
             virtual_time: true,
             direct: true,
@@ -242,12 +255,36 @@ mod tests {
         assert_eq!(run_warnings(&closed(32, 31.0)), vec![]);
         assert_eq!(
             run_warnings(&closed(32, 20.0)),
-            vec![Warning::LowDepth { requested: 32.0, achieved: 20.0 }]
+            vec![Warning::LowDepth { requested: 32.0, achieved: 20.0, engine: Some("sync".into()) }]
         );
         let open = RunFacts { open_loop: true, ..closed(32, 1.0) };
         assert_eq!(run_warnings(&open), vec![]);
         let idle = RunFacts { total_ops: 0, ..closed(32, 0.0) };
         assert_eq!(run_warnings(&idle), vec![]);
+    }
+
+    #[test]
+    fn hints_fit_the_run_s_engine_and_ramp() {
+        let null = RunFacts { engine: "null".into(), ..closed(32, 5.3) };
+        let hint = run_warnings(&null)[0].hint().unwrap();
+        assert!(!hint.contains("--engine"), "null: has no engine to choose: {hint}");
+        let sync = run_warnings(&closed(32, 5.3))[0].hint().unwrap();
+        assert!(sync.contains("--engine=io_uring"), "{sync}");
+        let noisy = RunFacts {
+            virtual_time: false,
+            ramp_s: 1.0,
+            interval_iops: vec![100.0, 1000.0, 300.0, 1000.0, 900.0],
+            ..closed(1, 1.0)
+        };
+        let w = run_warnings(&noisy);
+        assert!(w.iter().any(|w| matches!(w, Warning::HighVariability { .. })), "{w:?}");
+        for w in w
+            .iter()
+            .filter(|w| matches!(w, Warning::HighVariability { .. } | Warning::FirstIntervalSlow { .. }))
+        {
+            let hint = w.hint().unwrap();
+            assert!(!hint.contains("add --ramp") && hint.contains("the 1 s used"), "{hint}");
+        }
     }
 
     #[test]
@@ -331,7 +368,13 @@ mod tests {
 
     #[test]
     fn run_warnings_buffered_reads_smaller_than_memory_warn_of_the_page_cache() {
-        let t = PathTarget { name: "f".into(), size_bytes: 1 << 30, reads: true, tmpfs: true };
+        let t = PathTarget {
+            name: "f".into(),
+            size_bytes: 1 << 30,
+            reads: true,
+            tmpfs: true,
+            ..Default::default()
+        };
         let f = RunFacts {
             direct: false,
             path_targets: vec![t],
@@ -352,6 +395,23 @@ mod tests {
                 Warning::FileHasHoles { target: "f".into() },
             ]
         );
+    }
+
+    #[test]
+    fn a_loop_device_over_a_page_cached_file_warns_when_read_even_with_o_direct() {
+        let read = PathTarget {
+            name: "/dev/loop0".into(),
+            size_bytes: 1 << 30,
+            reads: true,
+            loop_cached_backing: Some("/var/tmp/disk.img".into()),
+            ..Default::default()
+        };
+        let f = RunFacts { path_targets: vec![read.clone()], mem_total_bytes: 16 << 30, ..closed(1, 1.0) };
+        let expected =
+            Warning::LoopPageCache { target: "/dev/loop0".into(), backing_file: "/var/tmp/disk.img".into() };
+        assert_eq!(run_warnings(&f), vec![expected]);
+        let written = RunFacts { path_targets: vec![PathTarget { reads: false, ..read }], ..f.clone() };
+        assert_eq!(run_warnings(&written), vec![], "a write-only run reads nothing from the cache");
     }
 
     /// Fragmented: 8 extents or more, averaging under 16 MiB. A 64 MiB file in 32 pieces is; in 4 it is not

@@ -51,19 +51,19 @@ pub const LAG_FLOOR_NS: u64 = 5_000;
 pub const RATE_BACKLOG_SHARE: f64 = 0.01;
 
 /// Warnings derived from the per-interval IOPS of the whole run (complete intervals only):
-/// [`Warning::HighVariability`] and [`Warning::FirstIntervalSlow`].
-pub fn series_warnings(interval_iops: &[f64]) -> Vec<Warning> {
+/// [`Warning::HighVariability`] and [`Warning::FirstIntervalSlow`]. `ramp_s` is the run's ramp, for their hints.
+pub fn series_warnings(interval_iops: &[f64], ramp_s: f64) -> Vec<Warning> {
     let mut warnings = Vec::new();
     if let Some(cv) = coefficient_of_variation(interval_iops) {
         if cv > HIGH_CV {
-            warnings.push(Warning::HighVariability { metric: "iops".to_string(), cv });
+            warnings.push(Warning::HighVariability { metric: "iops".to_string(), cv, ramp_s: Some(ramp_s) });
         }
     }
     if interval_iops.len() >= 3 {
         if let Some(median_iops) = median(interval_iops) {
             let first_iops = interval_iops[0];
             if first_iops < FIRST_INTERVAL_SLOW_RATIO * median_iops {
-                warnings.push(Warning::FirstIntervalSlow { first_iops, median_iops });
+                warnings.push(Warning::FirstIntervalSlow { first_iops, median_iops, ramp_s: Some(ramp_s) });
             }
         }
     }
@@ -80,6 +80,10 @@ pub enum Warning {
         requested: f64,
         /// Achieved mean depth.
         achieved: f64,
+        /// The engine that ran the workers (`sync`, `io_uring`, `mem`, `null`, `sim`), when recorded: the hint
+        /// offers `--engine=io_uring` only to a run on the sync engine (or one from before this field).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        engine: Option<String>,
     },
     /// Per-interval `metric` varies more than [`HIGH_CV`].
     HighVariability {
@@ -87,6 +91,9 @@ pub enum Warning {
         metric: String,
         /// Coefficient of variation (sample standard deviation / mean).
         cv: f64,
+        /// The run's ramp, seconds, when recorded: the hint says to add `--ramp` only when there was none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ramp_s: Option<f64>,
     },
     /// `--buffered`: results include the page cache.
     BufferedIo,
@@ -105,6 +112,9 @@ pub enum Warning {
         first_iops: f64,
         /// Median IOPS over all intervals.
         median_iops: f64,
+        /// The run's ramp, seconds, when recorded: the hint says to add `--ramp` only when there was none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ramp_s: Option<f64>,
     },
     /// Open loop: the target did not keep up with the offered rate.
     RateNotSustained {
@@ -181,6 +191,14 @@ pub enum Warning {
         /// Target name.
         target: String,
     },
+    /// The target is (or lives on) a loop device that reads its backing file through the page cache (sysfs
+    /// `loop/dio` is 0): its reads may be served from memory even with O_DIRECT.
+    LoopPageCache {
+        /// Target name.
+        target: String,
+        /// The loop device's backing file.
+        backing_file: String,
+    },
     /// Users and transactions: the backlog (dispatched, not completed) exceeded LoadGen's overload guard of
     /// 1.5 x users. LoadGen stops there (`SwordfishExceptionTooMuchLoad`); iolab keeps running and counting.
     TransactionOverload {
@@ -239,11 +257,11 @@ impl Warning {
     /// One-line statement of what was observed, with the numbers.
     pub fn message(&self) -> String {
         match self {
-            Self::LowDepth { requested, achieved } => format!(
+            Self::LowDepth { requested, achieved, .. } => format!(
                 "achieved queue depth {achieved:.1} is {:.0}% of the requested {requested:.0}",
                 percent(*achieved, *requested)
             ),
-            Self::HighVariability { metric, cv } => {
+            Self::HighVariability { metric, cv, .. } => {
                 format!("{metric} varied a lot between intervals (coefficient of variation {:.1}%)", cv * 100.0)
             }
             Self::BufferedIo => "buffered I/O: results include the page cache".to_string(),
@@ -252,7 +270,7 @@ impl Warning {
                 target_bytes / (1 << 20),
                 mem_total_bytes / (1 << 20)
             ),
-            Self::FirstIntervalSlow { first_iops, median_iops } => format!(
+            Self::FirstIntervalSlow { first_iops, median_iops, .. } => format!(
                 "the first interval ({first_iops:.0} IOPS) was much slower than the median ({median_iops:.0} IOPS)"
             ),
             Self::RateNotSustained { offered_iops, achieved_iops, backlog_at_end } => format!(
@@ -281,6 +299,9 @@ impl Warning {
                 format!("{count} latencies exceeded 1 hour and were recorded as 1 hour in the percentiles")
             }
             Self::TmpfsTarget { target } => format!("'{target}' is on tmpfs: this measures memory, not a device"),
+            Self::LoopPageCache { target, backing_file } => format!(
+                "'{target}' is a loop device over '{backing_file}' without direct I/O (loop/dio = 0): reads may be served from the page cache of the backing file"
+            ),
             Self::TransactionOverload { users, backlog_max, backlog_at_end } => format!(
                 "the storage did not keep up with the users: up to {backlog_max} transactions dispatched and not completed ({backlog_at_end} at the end), more than 1.5 x {users} users (LoadGen's overload limit)"
             ),
@@ -310,17 +331,19 @@ impl Warning {
     /// What to do about it, when there is something to do.
     pub fn hint(&self) -> Option<String> {
         let hint = match self {
-            Self::LowDepth { .. } => {
-                "the workers could not keep the queue full (CPU-bound submission, or a device/engine limit); \
-                 add workers (--workers), check CPU use, or compare with --engine=io_uring"
-            }
-            Self::HighVariability { .. } => {
-                "results are noisy: close background load, run longer (--duration), \
-                 add --ramp to skip warm-up, or check the timeseries for periodic stalls (GC, writeback)"
+            Self::LowDepth { engine, .. } => return Some(low_depth_hint(engine.as_deref())),
+            Self::HighVariability { ramp_s, .. } => {
+                return Some(format!(
+                    "results are noisy: close background load, run longer (--duration), {} to skip warm-up, \
+                     or check the timeseries for periodic stalls (GC, writeback)",
+                    ramp_advice(*ramp_s)
+                ))
             }
             Self::BufferedIo => "drop --buffered to measure the device with O_DIRECT",
             Self::PageCacheLikely { .. } => "use O_DIRECT (drop --buffered) or a target larger than RAM",
-            Self::FirstIntervalSlow { .. } => "consider --ramp to exclude warm-up from the measurement",
+            Self::FirstIntervalSlow { ramp_s, .. } => {
+                return Some(format!("{} to exclude warm-up from the measurement", ramp_advice(*ramp_s)))
+            }
             Self::RateNotSustained { .. } => {
                 "the target is saturated at this rate; lower --rate or raise qd; latencies include queueing delay"
             }
@@ -349,6 +372,10 @@ impl Warning {
             Self::ShortRun { .. } => "run for at least 5 s (--duration) for stable numbers",
             Self::HistogramSaturated { .. } => "percentiles at the top are lower bounds; max is still exact",
             Self::TmpfsTarget { .. } => "put the target on the device you want to measure",
+            Self::LoopPageCache { .. } => {
+                "attach the loop device with direct I/O (losetup --direct-io=on), or measure the device under \
+                 the backing file"
+            }
             Self::TransactionOverload { .. } => {
                 "LoadGen would stop here (too much load); fewer users, a lower rate or faster storage; transaction latencies include the wait"
             }
@@ -372,6 +399,27 @@ impl Warning {
     }
 }
 
+/// [`Warning::LowDepth`]'s hint: `--engine=io_uring` is offered only where the sync engine ran (or the engine
+/// was not recorded); `mem:`, `null:` and `sim:` targets have no engine to choose.
+fn low_depth_hint(engine: Option<&str>) -> String {
+    let engine_advice = match engine {
+        None | Some("sync") => ", or compare with --engine=io_uring",
+        _ => "",
+    };
+    format!(
+        "the workers could not keep the queue full (CPU-bound submission, or a device/engine limit); \
+         add workers (--workers) or check CPU use{engine_advice}"
+    )
+}
+
+/// "add --ramp" when the run had no ramp (or it was not recorded), else a longer one than it had.
+fn ramp_advice(ramp_s: Option<f64>) -> String {
+    match ramp_s {
+        Some(r) if r > 0.0 => format!("give a longer --ramp than the {r} s used"),
+        _ => "add --ramp".to_string(),
+    }
+}
+
 fn percent(part: f64, whole: f64) -> f64 {
     if whole > 0.0 {
         part / whole * 100.0
@@ -386,17 +434,20 @@ mod tests {
 
     #[test]
     fn series_warnings_flags_noise_and_slow_start() {
-        let w = series_warnings(&[100.0, 1000.0, 1000.0, 1000.0, 1000.0]);
+        let w = series_warnings(&[100.0, 1000.0, 1000.0, 1000.0, 1000.0], 0.0);
         assert!(
-            matches!(w[0], Warning::HighVariability { ref metric, cv } if metric == "iops" && cv > HIGH_CV)
+            matches!(w[0], Warning::HighVariability { ref metric, cv, .. } if metric == "iops" && cv > HIGH_CV)
         );
-        assert_eq!(w[1], Warning::FirstIntervalSlow { first_iops: 100.0, median_iops: 1000.0 });
-        assert!(series_warnings(&[1000.0, 1010.0, 990.0]).is_empty());
+        assert_eq!(
+            w[1],
+            Warning::FirstIntervalSlow { first_iops: 100.0, median_iops: 1000.0, ramp_s: Some(0.0) }
+        );
+        assert!(series_warnings(&[1000.0, 1010.0, 990.0], 0.0).is_empty());
     }
 
     #[test]
     fn warning_serialises_with_snake_case_kind_tag() {
-        let w = Warning::LowDepth { requested: 32.0, achieved: 12.5 };
+        let w = Warning::LowDepth { requested: 32.0, achieved: 12.5, engine: None };
         let json = serde_json::to_string(&w).unwrap();
         assert_eq!(json, r#"{"kind":"low_depth","requested":32.0,"achieved":12.5}"#);
         assert_eq!(serde_json::from_str::<Warning>(&json).unwrap(), w);
@@ -406,11 +457,11 @@ mod tests {
     #[test]
     fn warning_every_kind_has_message_and_hint() {
         let all = [
-            Warning::LowDepth { requested: 32.0, achieved: 8.0 },
-            Warning::HighVariability { metric: "iops".into(), cv: 0.2 },
+            Warning::LowDepth { requested: 32.0, achieved: 8.0, engine: None },
+            Warning::HighVariability { metric: "iops".into(), cv: 0.2, ramp_s: None },
             Warning::BufferedIo,
             Warning::PageCacheLikely { target: "f".into(), target_bytes: 1 << 30, mem_total_bytes: 16 << 30 },
-            Warning::FirstIntervalSlow { first_iops: 1.0, median_iops: 10.0 },
+            Warning::FirstIntervalSlow { first_iops: 1.0, median_iops: 10.0, ramp_s: None },
             Warning::RateNotSustained { offered_iops: 10.0, achieved_iops: 5.0, backlog_at_end: 3 },
             Warning::DispatchLag { lag_p99_ns: 90_000, response_p99_ns: 100_000 },
             Warning::Errors { count: 1 },
@@ -427,14 +478,42 @@ mod tests {
             Warning::ShortRun { measured_s: 1.0 },
             Warning::HistogramSaturated { count: 1 },
             Warning::TmpfsTarget { target: "f".into() },
+            Warning::LoopPageCache { target: "/dev/loop0".into(), backing_file: "/x.img".into() },
         ];
         for w in all {
             assert!(!w.message().is_empty());
             assert!(w.hint().is_some_and(|h| !h.is_empty()));
         }
         assert_eq!(
-            Warning::LowDepth { requested: 32.0, achieved: 8.0 }.message(),
+            Warning::LowDepth { requested: 32.0, achieved: 8.0, engine: None }.message(),
             "achieved queue depth 8.0 is 25% of the requested 32"
         );
+    }
+
+    #[test]
+    fn low_depth_offers_io_uring_only_after_the_sync_engine() {
+        let hint = |engine: Option<&str>| {
+            let w = Warning::LowDepth { requested: 32.0, achieved: 5.3, engine: engine.map(str::to_string) };
+            w.hint().unwrap()
+        };
+        assert!(hint(Some("sync")).contains("--engine=io_uring"));
+        assert!(hint(None).contains("--engine=io_uring"), "results saved before the field");
+        for engine in ["null", "mem", "sim", "io_uring"] {
+            assert!(!hint(Some(engine)).contains("--engine"), "{engine}: {}", hint(Some(engine)));
+        }
+    }
+
+    #[test]
+    fn noise_and_slow_start_say_add_ramp_only_without_one() {
+        let noisy =
+            |ramp_s| Warning::HighVariability { metric: "iops".into(), cv: 0.2, ramp_s }.hint().unwrap();
+        assert!(noisy(Some(0.0)).contains("add --ramp") && noisy(None).contains("add --ramp"));
+        assert!(noisy(Some(1.0)).contains("a longer --ramp than the 1 s used"), "{}", noisy(Some(1.0)));
+        let slow = Warning::FirstIntervalSlow { first_iops: 1.0, median_iops: 10.0, ramp_s: Some(1.0) };
+        let hint = slow.hint().unwrap();
+        assert!(!hint.contains("add --ramp") && hint.contains("a longer --ramp"), "{hint}");
+        let back: Warning =
+            serde_json::from_str(r#"{"kind":"high_variability","metric":"iops","cv":0.2}"#).unwrap();
+        assert_eq!(back, Warning::HighVariability { metric: "iops".into(), cv: 0.2, ramp_s: None });
     }
 }

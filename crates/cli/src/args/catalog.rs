@@ -47,12 +47,13 @@ pub struct RunsArgs {
     /// Only entries with a target whose name contains this text (case-sensitive), e.g. 'nvme0' or 'mem:'.
     #[arg(long, value_name = "TEXT")]
     pub target: Option<String>,
-    /// Only entries saved at or after this time: RFC 3339 (2025-03-01T14:30:00Z, or with an offset) or a
-    /// day, 2025-03-01 (midnight UTC).
-    #[arg(long, value_name = "DATE")]
+    /// Only entries saved at or after this time: RFC 3339 (2025-03-01T14:30:00Z, or with an offset), a
+    /// day, 2025-03-01 (midnight UTC), or a duration ago: 30m, 1h, 2d.
+    #[arg(long, value_name = "DATE|AGO")]
     pub since: Option<String>,
-    /// Only entries saved before this time: RFC 3339, or a day (2025-03-01 includes that whole day, UTC).
-    #[arg(long, value_name = "DATE")]
+    /// Only entries saved before this time: RFC 3339, a day (2025-03-01 includes that whole day, UTC), or a
+    /// duration ago (1h).
+    #[arg(long, value_name = "DATE|AGO")]
     pub until: Option<String>,
     /// Only entries of this kind: run, sweep, find-max or verify (`iolab verify` checks).
     #[arg(long, value_name = "KIND")]
@@ -79,12 +80,13 @@ pub struct ShowArgs {
 
 /// `iolab export` options.
 #[derive(Args, Debug, Default, Clone)]
-#[command(group(ArgGroup::new("format").required(true).args(["json", "csv"])))]
+#[command(group(ArgGroup::new("format").args(["json", "csv"])))]
 pub struct ExportArgs {
     /// Entry id, or a unique start of one.
     #[arg(value_name = "ID")]
     pub id: String,
     /// The stored document, exactly as `--json` wrote it (iolab.result/1, iolab.sweep/1 or iolab.findmax/1).
+    /// Without --json or --csv, `-o FILE.json` or `-o FILE.csv` says which.
     #[arg(long)]
     pub json: bool,
     /// CSV: a run's time series (one row per interval), a sweep's points (one row per point) or a search's

@@ -8,6 +8,7 @@
 
 mod catalog;
 mod compare;
+mod hints;
 mod import;
 mod loadgen;
 mod profile;
@@ -136,7 +137,7 @@ pub struct RunArgs {
     /// none (an empty file the run's own writes grow and allocate, as appending writers do: the fragmenting
     /// case; reads of what the run has not written yet are short). fio's fallocate= option. The result shows
     /// each file's extents before and after the run and the I/Os that crossed an extent boundary.
-    #[arg(long, value_name = "fallocate|write|none")]
+    #[arg(long, value_name = "fallocate|write|none", value_parser = hints::Candidates(hints::prealloc), hide_possible_values = true)]
     pub prealloc: Option<String>,
     /// Start of each worker's region in its targets. Default 0.
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
@@ -147,7 +148,7 @@ pub struct RunArgs {
 
     /// Pattern: read, write, randread, randwrite, rw, randrw (sets read and random %; --read-pct and
     /// --random-pct win). Default randread.
-    #[arg(long, value_name = "PATTERN")]
+    #[arg(long, value_name = "PATTERN", value_parser = hints::Candidates(hints::rw), hide_possible_values = true)]
     pub rw: Option<String>,
     /// Share of reads, 0-100. Default 100.
     #[arg(long, value_name = "PCT", allow_hyphen_values = true, alias = "rwmixread")]
@@ -218,7 +219,13 @@ pub struct RunArgs {
 
     /// Engine for files and devices: auto (io_uring if the kernel allows, else sync with a notice),
     /// io_uring, or sync (pread/pwrite, depth 1 per worker).
-    #[arg(long, value_name = "ENGINE", alias = "ioengine")]
+    #[arg(
+        long,
+        value_name = "ENGINE",
+        alias = "ioengine",
+        value_parser = hints::Candidates(hints::engine),
+        hide_possible_values = true
+    )]
     pub engine: Option<String>,
     /// Use the page cache instead of O_DIRECT. Results then include cache hits; the report warns.
     #[arg(long)]
@@ -253,7 +260,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", help_heading = "Cache")]
     pub cache_line: Option<String>,
     /// write-through (default), write-around, write-back or read-only.
-    #[arg(long, value_name = "MODE", help_heading = "Cache")]
+    #[arg(
+        long,
+        value_name = "MODE",
+        help_heading = "Cache",
+        value_parser = hints::Candidates(hints::cache_mode),
+        hide_possible_values = true
+    )]
     pub cache_mode: Option<String>,
     /// Eviction policy: lru (default), arc, s3-fifo (the paper's, 2-bit frequencies) or s3-fifo-1bit.
     #[arg(long, value_name = "POLICY", help_heading = "Cache")]
@@ -288,8 +301,10 @@ pub struct RunArgs {
     /// after a crash or reboot. Implies --verify.
     #[arg(long, value_name = "FILE", help_heading = "Integrity")]
     pub journal: Option<String>,
-    /// Inject a fault: KIND[:PROBABILITY|@N], repeatable. Kinds: bit-flip-read, bit-flip-write, lost-write,
-    /// misdirected-write, torn-write, eio, latency-spike:DURATION (docs/FAULTS.md).
+    /// Inject a fault: KIND[:PROBABILITY|@N], repeatable. KIND alone hits each eligible I/O with probability
+    /// 0.001; KIND:P with probability P (0.001 or 0.1%); KIND@N every N-th eligible I/O (eio@1000 fails
+    /// every 1000th). Kinds: bit-flip-read, bit-flip-write, lost-write, misdirected-write, torn-write, eio,
+    /// latency-spike:DURATION (docs/FAULTS.md).
     #[arg(long, value_name = "KIND[:P|@N]", help_heading = "Integrity")]
     pub inject: Vec<String>,
     /// End the run at the first I/O error (by default errors are counted and the run goes on).

@@ -9,7 +9,12 @@ pub struct ProfileFlags {
     /// Run a built-in profile (list: `iolab profiles`; see one: `iolab profiles show NAME`). Flags override it,
     /// as they do a job file; `--target NAME=PATH` puts one of its named targets (@db, @log, ...) on your
     /// storage, a plain `--target` puts every worker on one target.
-    #[arg(long, value_name = "NAME")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_parser = super::hints::Candidates(super::hints::profile),
+        hide_possible_values = true
+    )]
     pub profile: Option<String>,
 
     /// Exchange sizing: number of mailboxes (1 to 10M). Sets the @db size (x --mailbox-size) and the database

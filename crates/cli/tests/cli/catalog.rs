@@ -85,10 +85,15 @@ fn run_with_tags_and_note_is_found_by_tag_and_round_trips_exactly() {
     assert_eq!(e["started_at"], doc["started_at"]);
     assert!(runs(&db, &["--tag", "hba=lpe32002"]).is_empty());
     assert!(runs(&db, &["--tag", "hba=qle2560", "--tag", "site=lab2"]).is_empty());
-    assert_eq!(runs(&db, &["--target", "sim:fixed", "--kind", "run", "--profile", "iolab"]).len(), 1);
+    let name = "randread 4k qd32";
+    assert_eq!(e["profile"], name, "a run without a job, profile or --name is named by what it did");
+    assert_eq!(runs(&db, &["--target", "sim:fixed", "--kind", "run", "--profile", name]).len(), 1);
     assert!(runs(&db, &["--kind", "sweep"]).is_empty());
     assert_eq!(runs(&db, &["--since", "2000-01-01", "--until", "2999-12-31T00:00:00Z"]).len(), 1);
     assert!(runs(&db, &["--until", "2000-01-01"]).is_empty());
+    assert_eq!(runs(&db, &["--since", "1h"]).len(), 1, "--since takes a duration ago");
+    assert_eq!(runs(&db, &["--since", "2d"]).len(), 1, "and days");
+    assert!(runs(&db, &["--until", "1h"]).is_empty(), "--until takes a duration ago");
 
     // export --json -o FILE is byte for byte what run --json FILE wrote; to stdout, what --json - prints.
     let exported = dir.path().join("exported.json");
@@ -97,6 +102,19 @@ fn run_with_tags_and_note_is_found_by_tag_and_round_trips_exactly() {
         "export",
     );
     assert_eq!(std::fs::read(&exported).unwrap(), std::fs::read(&run_json).unwrap());
+    // Without --json or --csv, -o's extension says which.
+    let by_name = dir.path().join("by-name.json");
+    ok(
+        at(&db).args(["export", run_id, "-o", by_name.to_str().unwrap()]).output().unwrap(),
+        "export -o x.json",
+    );
+    assert_eq!(std::fs::read(&by_name).unwrap(), std::fs::read(&run_json).unwrap());
+    let by_name_csv = dir.path().join("by-name.csv");
+    ok(
+        at(&db).args(["export", run_id, "-o", by_name_csv.to_str().unwrap()]).output().unwrap(),
+        "export -o x.csv",
+    );
+    assert!(std::fs::read_to_string(&by_name_csv).unwrap().starts_with("t_s,interval_s,"));
     let stdout = ok(at(&db).args(["export", run_id, "--json"]).output().unwrap(), "export").stdout;
     let run_stdout =
         ok(at(&db).arg("run").args(SIM).args(["-d", "2s", "--json", "-", "-q"]).output().unwrap(), "run");
@@ -180,6 +198,7 @@ fn sweep_is_saved_as_one_entry_and_exports_its_points() {
     let list = runs(&db, &[]);
     assert_eq!(list.len(), 1, "one entry for the whole sweep");
     assert_eq!(list[0]["kind"], "sweep");
+    assert_eq!(list[0]["profile"], "randread 4k", "named without what it swept");
     let id = list[0]["id"].as_str().unwrap();
     assert_eq!(runs(&db, &["--kind", "sweep", "--tag", "kind=qd"]).len(), 1);
     let exported = ok(at(&db).args(["export", id, "--json"]).output().unwrap(), "export").stdout;
@@ -309,8 +328,9 @@ fn reading_commands_reject_bad_input_with_exit_2() {
 
     ok(at(&db).arg("run").args(SIM).args(["--ios", "100", "-q"]).output().unwrap(), "run");
     let id = runs(&db, &[])[0]["id"].as_str().unwrap().to_string();
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 12] = [
         (&["runs", "--since", "yesterday"], "invalid value 'yesterday' for '--since'"),
+        (&["runs", "--since", "30"], "or a duration ago (30m, 1h, 2d)"),
         (&["runs", "--until", "2025-02-30"], "invalid value '2025-02-30' for '--until'"),
         (&["runs", "--kind", "runz"], "invalid value 'runz' for '--kind'"),
         (&["runs", "--limit", "0"], "invalid value '0' for '--limit'"),
@@ -319,6 +339,7 @@ fn reading_commands_reject_bad_input_with_exit_2() {
         (&["show", "xyz"], "invalid id 'xyz'"),
         (&["export", "ffffffffff", "--csv"], "no entry 'ffffffffff'"),
         (&["export", &id], "--json"),
+        (&["export", &id, "-o", "x.txt"], "cannot tell the format from '-o x.txt'"),
         (&["rm", &id, "ffffffffff"], "no entry 'ffffffffff'"),
     ];
     for (args, expect) in cases {

@@ -6,8 +6,9 @@ use crate::util::iolab;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// Flags of other programs that iolab's messages name on purpose (fio's, in the notes on imported fio results).
-const OTHER_PROGRAMS: &[&str] = &["--lat_percentiles", "--group_reporting"];
+/// Flags of other programs that iolab's messages name on purpose (fio's, in the notes on imported fio results;
+/// losetup's, in the warning about a loop device read through the page cache).
+const OTHER_PROGRAMS: &[&str] = &["--lat_percentiles", "--group_reporting", "--direct-io"];
 
 fn help_flags() -> BTreeSet<String> {
     let mut flags = BTreeSet::new();

@@ -135,6 +135,33 @@ fn run_takes_an_iometer_configuration_and_maps_its_disks() {
     assert_eq!(targets.len(), 3, "{targets:?}");
 }
 
+/// Issue 25, item 16.4: `iolab run FILE.icf` announces only the disks the command line leaves unmapped.
+#[test]
+fn run_of_an_iometer_configuration_announces_only_unmapped_disks() {
+    let stderr_of = |targets: &[&str]| -> String {
+        let out = iolab()
+            .arg("run")
+            .arg(icf())
+            .args(targets)
+            .args(["--clock", "virtual", "-d", "1s", "--ramp", "0", "--no-save"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{targets:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let some = stderr_of(&[
+        "--target",
+        "PHYSICALDRIVE_1=sim:ssd,size=4G",
+        "--target",
+        "PHYSICALDRIVE_2=sim:hdd,size=4G",
+        "--target",
+        "E_LOGS=sim:ssd,size=2G",
+    ]);
+    assert!(!some.contains("map it with"), "every disk is mapped: {some}");
+    let all = stderr_of(&["--target", "sim:ssd,size=4G"]);
+    assert!(!all.contains("map it with"), "a plain --target maps them all: {all}");
+}
+
 #[test]
 fn a_malformed_iometer_configuration_names_its_line() {
     let dir = tempdir();

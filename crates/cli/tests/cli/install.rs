@@ -23,3 +23,30 @@ fn completions_and_man_pages_come_from_the_flags() {
     let out = iolab().args(["completions", "tcsh"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "an unknown shell is a usage error");
 }
+
+/// Issue 25, item 16.7: completions offer the values of --rw, --profile, --engine, --cache-mode and
+/// --prealloc; parsing stays iolab's (an unknown value is its own message, not clap's list).
+#[test]
+fn completions_offer_values_that_iolab_still_parses_itself() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = iolab().args(["completions", shell]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        for value in ["randread", "exchange-2010", "io_uring", "write-back", "fallocate"] {
+            assert!(text.contains(value), "{shell} completions lack '{value}'");
+        }
+    }
+    let out = iolab().args(["run", "--rw", "randred", "--target", "mem:1M"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("invalid value 'randred' for '--rw': expected one of read, write"), "{stderr}");
+    let out = iolab().args(["run", "--engine", "uring", "--target", "mem:1M", "--dry-run"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "an alias clap does not list still parses");
+}
+
+/// Issue 25, item 16.7: `--inject`'s help says what @N means.
+#[test]
+fn inject_help_says_at_n_is_every_nth_io() {
+    let out = iolab().args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains("eio@1000 fails every 1000th"), "{help}");
+}

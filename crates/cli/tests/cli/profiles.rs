@@ -256,3 +256,22 @@ fn find_max_says_what_it_will_do_before_it_starts() {
         "{stderr}"
     );
 }
+
+/// Issue 25, item 16.2: an Exchange size too big for the disk names the flags that made it.
+#[test]
+fn exchange_size_too_big_for_the_disk_names_the_sizing_flags() {
+    let dir = tempdir();
+    let db = format!("db={}", dir.path().join("db.edb").display());
+    let log = format!("log={}", dir.path().join("log.dat").display());
+    let out = iolab()
+        .args(["run", "--profile", "exchange-2010", "--target", &db, "--target", &log])
+        .args(["--mailboxes", "1M", "--mailbox-size", "1G", "-d", "1s", "-q"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not enough space"), "{err}");
+    assert!(!err.contains("give a smaller --size"), "{err}");
+    assert!(err.contains("--mailboxes 1000000 x --mailbox-size 1G"), "{err}");
+    assert!(err.contains("give fewer --mailboxes"), "{err}");
+}

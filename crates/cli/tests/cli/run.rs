@@ -576,3 +576,23 @@ fn sweep_with_no_successful_io_reports_no_latency_from_nothing() {
     let limit = &v["max_p99"]["lines"][0]["point"];
     assert!(limit.is_null(), "no point without a latency passes --max-p99: {}", v["max_p99"]);
 }
+
+/// Issue 25, item 16.6: a loop device that reads its backing file through the page cache (loop/dio = 0) is
+/// warned about, though the run used O_DIRECT on the loop device itself.
+#[test]
+fn a_read_of_a_loop_device_over_a_page_cached_file_warns_of_the_backing_file_s_cache() {
+    let lo = match crate::util::LoopDev::new(16, None) {
+        Ok(l) => l,
+        Err(why) => {
+            eprintln!("skipped: needs root and loop devices ({why})");
+            return;
+        }
+    };
+    let dio = format!("/sys/block/{}/loop/dio", lo.dev.trim_start_matches("/dev/"));
+    if std::fs::read_to_string(&dio).map(|s| s.trim() == "1").unwrap_or(true) {
+        eprintln!("skipped: {} was attached with direct I/O or has no {dio}", lo.dev);
+        return;
+    }
+    let v = run_json(&["--target", &lo.dev, "--rw", "randread", "--ios", "2000", "--seed", "1"]);
+    assert!(warning_kinds(&v).contains(&"loop_page_cache".to_string()), "{:#}", v["warnings"]);
+}

@@ -129,6 +129,18 @@ fn probe_empty_existing_file_without_size_is_error() {
 }
 
 #[test]
+fn probe_empty_existing_file_with_size_on_a_read_says_to_fill_it_with_a_write_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty");
+    fs::File::create(&path).unwrap();
+    let mut req = path_request(&path);
+    req.create_size = Some(1 << 30);
+    let err = probe(&req).unwrap_err();
+    assert!(matches!(err, TargetError::Empty { .. }), "{err}");
+    assert!(err.to_string().contains("--rw write --size 1G"), "{err}");
+}
+
+#[test]
 fn probe_directory_target_is_error() {
     let dir = tempfile::tempdir().unwrap();
     let err = probe(&path_request(dir.path())).unwrap_err();

@@ -596,7 +596,7 @@ fn an_open_loop_run_page_has_the_lag_card() {
 fn a_sweep_page_lists_each_points_warnings() {
     let mut doc = sweep("qd", &["1", "2", "4"], false);
     doc.points[0].result.warnings =
-        vec![iolab_stats::Warning::HighVariability { metric: "iops".into(), cv: 0.4 }];
+        vec![iolab_stats::Warning::HighVariability { metric: "iops".into(), cv: 0.4, ramp_s: None }];
     let html = render_html("t", &[sweep_doc("s", doc)]);
     assert!(html.contains("iops varied a lot"), "the warning in words");
 }
