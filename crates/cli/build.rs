@@ -26,6 +26,14 @@ fn main() {
         let _ = writeln!(out, "    ({name:?}, include_str!({:?})),", path.display().to_string());
     }
     out.push_str("];\n");
-    let dest = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("profiles.rs");
-    std::fs::write(dest, out).expect("write the generated profile table");
+    let dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::write(dir.join("profiles.rs"), out).expect("write the generated profile table");
+    // The names alone, for the flags' completion values (the args module depends on no command module).
+    let mut names =
+        String::from("/// Built-in profiles' names, sorted.\npub static PROFILE_NAMES: &[&str] = &[\n");
+    for (name, _) in &files {
+        let _ = writeln!(names, "    {name:?},");
+    }
+    names.push_str("];\n");
+    std::fs::write(dir.join("profile_names.rs"), names).expect("write the generated profile names");
 }

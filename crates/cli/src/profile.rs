@@ -19,11 +19,6 @@ use iolab_spec::{JobSpec, Place};
 
 include!(concat!(env!("OUT_DIR"), "/profiles.rs"));
 
-/// The built-in profiles' names, sorted.
-pub fn names() -> Vec<&'static str> {
-    PROFILES.iter().map(|(n, _)| *n).collect()
-}
-
 /// The text of a built-in profile, or a usage error with the closest name.
 pub fn profile_text(name: &str) -> Result<&'static str> {
     if let Some((_, text)) = PROFILES.iter().find(|(n, _)| *n == name) {

@@ -46,7 +46,9 @@ pub fn prealloc() -> Vec<&'static str> {
     vec!["fallocate", "write", "none"]
 }
 
+include!(concat!(env!("OUT_DIR"), "/profile_names.rs"));
+
 /// `--profile`: the built-in profiles' names.
 pub fn profile() -> Vec<&'static str> {
-    crate::profile::names()
+    PROFILE_NAMES.to_vec()
 }
