@@ -117,11 +117,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         short_ios: all.read.short + all.write.short,
         saturated: all.read.lat.saturated() + all.write.lat.saturated(),
         measured_s,
-        cache: cache.as_ref().map(|c| CacheFacts {
-            shrinks: c.shrinks.len() as u32,
-            capacity_bytes: c.counters.capacity_bytes,
-            dirty_after_exit: c.dirty_after_exit,
-        }),
+        cache: cache.as_ref().map(cache_facts),
         dropped_data: dropped_data(&plan, &run.layers),
     };
     warnings.extend(run_warnings(&facts));
@@ -165,6 +161,15 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     };
     drop(run.throttle);
     Ok(result)
+}
+
+/// What the warnings need of the block cache.
+fn cache_facts(c: &iolab_report::cache::CacheResult) -> CacheFacts {
+    CacheFacts {
+        shrinks: c.shrinks.len() as u32,
+        capacity_bytes: c.counters.capacity_bytes,
+        dirty_after_exit: c.dirty_after_exit,
+    }
 }
 
 /// The block cache's result, its reads by source merged over the workers.

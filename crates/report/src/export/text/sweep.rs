@@ -88,17 +88,7 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
     }
     out.push_str(&render_table(&header, &rows));
     out.push('\n');
-    if let Some(k) = &s.knee {
-        out.push_str(&format!(
-            "knee ({}; first point after which IOPS gains < {}% while p99 grows > {}%): {}\n",
-            k.axis,
-            k.iops_gain_pct,
-            k.lat_growth_pct,
-            marks_text(&k.lines, "not reached within the sweep")
-        ));
-    } else if !s.points.is_empty() && !phases {
-        out.push_str("knee: not computed (no load axis swept: qd, workers or rate)\n");
-    }
+    out.push_str(&knee_line(s, phases));
     if let Some(m) = &s.max_p99 {
         out.push_str(&format!(
             "max load with p99 ≤ {} ({}): {}\n",
@@ -110,6 +100,23 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
     }
     out.push_str(&point_warnings(s));
     out
+}
+
+/// The knee's closing line: where it is, or why there is none.
+fn knee_line(s: &SweepResult, phases: bool) -> String {
+    match &s.knee {
+        Some(k) => format!(
+            "knee ({}; first point after which IOPS gains < {}% while p99 grows > {}%): {}\n",
+            k.axis,
+            k.iops_gain_pct,
+            k.lat_growth_pct,
+            marks_text(&k.lines, "not reached within the sweep")
+        ),
+        None if !s.points.is_empty() && !phases => {
+            "knee: not computed (no load axis swept: qd, workers or rate)\n".to_string()
+        }
+        None => String::new(),
+    }
 }
 
 /// Lighter loads whose p99 was over the limit although the answer's was within it: the answer's noise.
