@@ -64,6 +64,9 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
     let quiet = args.quiet;
     let live = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut runner = StepRunner {
+        saver,
+        started_at: started_at.clone(),
+        run_ids: Vec::new(),
         base,
         base_rate,
         variable,
@@ -78,15 +81,17 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
         eprintln!("{}", search_plan(&runner.base, variable, start, resolution_pct));
     }
     let found = findmax::run(FindMax::new(variable, start, resolution_pct), &mut runner)?;
-    let unwritten = runner.unwritten;
-    drop(runner);
+    let StepRunner { unwritten, saver, run_ids, .. } = runner;
     if let (Some(why), false) = (&found.limited_by, quiet) {
         if !live {
             eprintln!("not run"); // ends the step's "mailboxes N ... " line
         }
         eprintln!("iolab: the search stopped at step {}: {why}", found.steps.len() + 1);
     }
-    let doc = findmax::document(&found, &started_at);
+    let mut doc = findmax::document(&found, &started_at);
+    for (step, id) in doc.steps.iter_mut().zip(run_ids) {
+        step.run_id = id;
+    }
     let text = JsonExporter.render(&Document::FindMax(&doc));
     let saved = crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::FindMax, &text);
     if !quiet && !outputs.on_stdout() {
@@ -123,8 +128,9 @@ fn search_plan(base: &JobSpec, variable: Variable, start: f64, resolution_pct: f
     let grows = match (variable, files.is_empty()) {
         (Variable::Mailboxes, false) => format!(
             "; each step sizes the targets for its mailboxes, so these files grow (never shrink) as the search \
-             climbs: {}",
-            files.join(", ")
+             climbs: {}{}",
+            files.join(", "),
+            space_text(base, &files)
         ),
         _ => String::new(),
     };
@@ -138,9 +144,44 @@ fn search_plan(base: &JobSpec, variable: Variable, start: f64, resolution_pct: f
     )
 }
 
+/// What the data set takes per mailbox and how many mailboxes the file system of the first file has room
+/// for: "; the data set takes 1.06 MiB a mailbox (1.00 GiB at 1,000); /srv has 40.0 GiB free, room for about
+/// 38,000 mailboxes".
+fn space_text(base: &JobSpec, files: &[String]) -> String {
+    let Some(sizing) = base.exchange.as_ref().and_then(|x| x.resolve().ok()) else { return String::new() };
+    let total = sizing.db_size_bytes.saturating_add(sizing.log_size_bytes);
+    let per_mailbox = total as f64 / sizing.mailboxes.max(1) as f64;
+    let mut text = format!(
+        "; the data set takes {} a mailbox ({} at {})",
+        iolab_report::format_bytes(per_mailbox as u64),
+        iolab_report::format_bytes(total),
+        iolab_report::format_count(sizing.mailboxes)
+    );
+    let first = files.first().and_then(|f| f.split_once('=')).map(|(_, p)| std::path::Path::new(p));
+    let dir = first.and_then(|p| p.parent()).filter(|d| !d.as_os_str().is_empty());
+    let dir = dir.unwrap_or_else(|| std::path::Path::new("."));
+    if let Ok(st) = nix::sys::statvfs::statvfs(dir) {
+        let free = st.blocks_available().saturating_mul(st.fragment_size());
+        let room = (free as f64 / per_mailbox.max(1.0)) as u64;
+        text.push_str(&format!(
+            "; {} has {} free, room for about {} mailboxes",
+            dir.display(),
+            iolab_report::format_bytes(free),
+            iolab_report::format_count(room)
+        ));
+    }
+    text
+}
+
 /// Runs the search's steps for real: each on fresh targets, judged against the job's verdict, its progress
 /// on the overall bar (or one stderr line per step without a terminal).
 struct StepRunner {
+    /// The catalog each step's run is saved in (none with `--no-save`).
+    saver: Option<crate::saving::Saver>,
+    /// When the search began (RFC 3339): the `find-max` tag of its steps' runs.
+    started_at: String,
+    /// Each step's run in the catalog, by step number (from 1), when it was saved.
+    run_ids: Vec<Option<String>>,
     /// The job of the start value.
     base: JobSpec,
     /// The base job's total rate (1 in a mailbox search), which a rate step scales.
@@ -169,6 +210,24 @@ impl StepRunner {
         }
         Ok(job)
     }
+
+    /// Saves the step's whole run in the catalog, so the search's document can name it; a run not saved is
+    /// said and counted as an output not written (exit 3 at the end), and the search goes on.
+    fn save(&mut self, step: StepRequest, step_text: &str, result: &RunResult) {
+        let Some(saver) = &self.saver else { return };
+        let text = JsonExporter.render(&Document::Run(result));
+        let note = format!("find-max step {}: {step_text}", step.number);
+        let id = match saver.save_step(&text, &self.started_at, &note) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                eprintln!("iolab: step {} was not saved in the catalog: {e:#}", step.number);
+                self.unwritten += 1;
+                None
+            }
+        };
+        self.run_ids.resize(step.number - 1, None);
+        self.run_ids.push(id);
+    }
 }
 
 impl Runner<StepRequest> for StepRunner {
@@ -179,9 +238,10 @@ impl Runner<StepRequest> for StepRunner {
         // Each step records into a file of its own: `run.s01.iolabtrace`, ...
         crate::points::tag_trace(&mut job, &format!("s{:02}", step.number));
         let step_text = format!(
-            "{} {}",
+            "{} {}{}",
             self.variable.name(),
-            fmt_value(step.value, self.variable == Variable::Mailboxes)
+            fmt_value(step.value, self.variable == Variable::Mailboxes),
+            if step.repeat { " again, to confirm the boundary" } else { "" }
         );
         if self.live {
             self.overall.begin(&step_text, true);
@@ -215,6 +275,7 @@ impl Runner<StepRequest> for StepRunner {
         } else if !self.quiet {
             eprintln!("{end}");
         }
+        self.save(step, &step_text, &result);
         Ok(result)
     }
 

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use iolab_catalog::{Catalog, EntryKind};
+use iolab_catalog::Catalog;
 use iolab_report::html::{render_html, render_markdown, DocBody, ReportDoc};
 
 use crate::args::{ReportArgs, ReportFormat};
@@ -94,8 +94,8 @@ fn open_catalog<'c>(input: &str, db: Option<&Path>, catalog: &'c mut Option<Cata
     catalog.as_ref().ok_or_else(|| usage(format!("report input '{input}': the catalog is not open")))
 }
 
-/// The runs and sweeps of the catalog whose tags match a `tag:` query, oldest first (as `compare` takes
-/// them); searches (find-max) are left out, as a search is not a report input.
+/// The runs, sweeps and searches of the catalog whose tags match a `tag:` query, oldest first (as `compare`
+/// takes them).
 fn load_tagged(
     input: &str,
     tags: Vec<(String, String)>,
@@ -104,15 +104,11 @@ fn load_tagged(
 ) -> Result<Vec<ReportDoc>> {
     let c = open_catalog(input, db, catalog)?;
     let entries = c.list(&iolab_catalog::Filter { tags, ..Default::default() }).map_err(usage)?;
-    let docs: Vec<ReportDoc> = entries
-        .into_iter()
-        .rev()
-        .filter(|e| e.kind != EntryKind::FindMax)
-        .map(|e| entry_doc(input, e))
-        .collect::<Result<_>>()?;
+    let docs: Vec<ReportDoc> =
+        entries.into_iter().rev().map(|e| entry_doc(input, e)).collect::<Result<_>>()?;
     if docs.is_empty() {
         return Err(usage(format!(
-            "report input '{input}': no run or sweep in catalog '{}' matches; `iolab runs --tag KEY=VALUE` lists what does",
+            "report input '{input}': no run, sweep or search in catalog '{}' matches; `iolab runs --tag KEY=VALUE` lists what does",
             c.path().display()
         )));
     }
@@ -121,11 +117,6 @@ fn load_tagged(
 
 /// A catalog entry as a report input, labelled by its id and tags.
 fn entry_doc(input: &str, entry: iolab_catalog::Entry) -> Result<ReportDoc> {
-    if entry.kind == EntryKind::FindMax {
-        return Err(usage(format!(
-            "report input '{input}': a --find-max search; report takes runs and sweeps (its runs can be reported by id)"
-        )));
-    }
     let body = DocBody::from_value(entry.doc)
         .map_err(|e| usage(format!("report input '{input}' (catalog): {e}")))?;
     let label = if entry.tags.is_empty() {

@@ -104,6 +104,14 @@ impl Saver {
         Ok(self.catalog.get_or_init(|| opened))
     }
 
+    /// Saves the run of one step of a search, silently, tagged `find-max` = the search's start time and with
+    /// `note`, so the search's document can name it (`run_id`) and `iolab report` can show it.
+    pub fn save_step(&self, text: &str, search_started: &str, note: &str) -> Result<String> {
+        let catalog = self.catalog().map_err(|e| not_written(&e))?;
+        let tags = [("find-max".to_string(), search_started.to_string())];
+        catalog.save_text(EntryKind::Run, text, &tags, Some(note)).map_err(|e| not_written(&e))
+    }
+
     /// Saves a document (its `--json` text) and says so on stderr. The work is done by now, so a catalog
     /// that cannot take it (a full disk) is exit 3, an output not written, naming the catalog; never 2.
     pub fn save(&self, kind: EntryKind, text: &str) -> Result<String> {

@@ -17,6 +17,9 @@ pub const FIND_MAX_SCHEMA: &str = "iolab.findmax/1";
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct FindMaxResult {
+    /// Both sides of the boundary were run a second time and held: every run at `max` passed and every run
+    /// at the smallest failing value failed. False when the search did not converge, or a repeat disagreed.
+    pub confirmed: bool,
     /// The search was stopped early (Ctrl-C); `max` is the largest passing value so far.
     pub interrupted: bool,
     /// Version of iolab that produced the search.
@@ -24,8 +27,11 @@ pub struct FindMaxResult {
     /// Why the search stopped before it converged (a step that could not be run, such as no room for a
     /// larger data set); `max` is then a lower bound. `None` when the search converged or was interrupted.
     pub limited_by: Option<String>,
-    /// The largest value that passed; `None` when none did.
+    /// The largest value that passed every time it was run; `None` when none did.
     pub max: Option<f64>,
+    /// How much the checks moved between runs of the same value (the boundary's repeats): the answer's noise.
+    /// `None` when no value was run twice.
+    pub noise: Option<FindMaxNoise>,
     /// The job or profile name (`config.plan.name` of the first step's run).
     pub profile: Option<String>,
     /// The search stops when the passing and failing values are this many percent apart.
@@ -56,6 +62,10 @@ pub struct FindMaxStep {
     pub pass: bool,
     /// Why it failed (the verdict's reasons; empty on pass).
     pub reasons: Vec<String>,
+    /// The value was run before: this step confirms the boundary.
+    pub repeat: bool,
+    /// The step's whole run in the catalog (`iolab show ID`, `iolab report ID`), when it was saved.
+    pub run_id: Option<String>,
     /// Database IOPS asked for (the verdict's).
     pub target_iops: Option<f64>,
     /// The value tried (mailboxes, or total IOPS).
@@ -74,11 +84,65 @@ impl FindMaxStep {
             measured_s,
             pass: verdict.pass,
             reasons: verdict.reasons.clone(),
+            repeat: false,
+            run_id: None,
             target_iops: verdict.target_iops,
             value,
             verdict,
         }
     }
+}
+
+/// The largest change of one check between two runs of the same value.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FindMaxNoise {
+    /// The check (`log_write_avg`, ...) and its group, as `name (group)`.
+    pub check: String,
+    /// (largest - smallest) / mean of the check's measured values over the runs of one value, percent.
+    pub spread_pct: f64,
+    /// The value that was run more than once.
+    pub value: f64,
+}
+
+impl FindMaxNoise {
+    /// The largest spread of any check over the runs of any value run more than once; `None` when no value
+    /// ran twice or nothing was measured twice.
+    pub fn of(steps: &[FindMaxStep]) -> Option<FindMaxNoise> {
+        let mut worst: Option<FindMaxNoise> = None;
+        for (i, s) in steps.iter().enumerate() {
+            if steps[..i].iter().any(|e| e.value == s.value) {
+                continue; // each value once
+            }
+            let runs: Vec<&FindMaxStep> = steps.iter().filter(|e| e.value == s.value).collect();
+            if runs.len() < 2 {
+                continue;
+            }
+            for c in &s.verdict.checks {
+                let measured: Vec<f64> = runs
+                    .iter()
+                    .filter_map(|r| r.verdict.checks.iter().find(|d| d.name == c.name && d.group == c.group))
+                    .filter_map(|d| d.measured)
+                    .collect();
+                let Some(spread) = spread_pct(&measured) else { continue };
+                if worst.as_ref().is_none_or(|w| spread > w.spread_pct) {
+                    let check = format!("{} ({})", c.name, c.group);
+                    worst = Some(FindMaxNoise { check, spread_pct: spread, value: s.value });
+                }
+            }
+        }
+        worst
+    }
+}
+
+/// (largest - smallest) / mean, percent, of two or more positive values.
+fn spread_pct(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let (lo, hi) = values.iter().fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+    (mean > 0.0).then(|| (hi - lo) / mean * 100.0)
 }
 
 impl FindMaxResult {
@@ -87,10 +151,12 @@ impl FindMaxResult {
     /// [`FindMaxStep`] per run and sets `max`, `interrupted`, `profile` and `targets` as it learns them.
     pub fn new(variable: &str, start: f64, resolution_pct: f64, started_at: String) -> FindMaxResult {
         FindMaxResult {
+            confirmed: false,
             interrupted: false,
             iolab_version: env!("CARGO_PKG_VERSION").to_string(),
             limited_by: None,
             max: None,
+            noise: None,
             profile: None,
             resolution_pct,
             schema: FIND_MAX_SCHEMA.to_string(),

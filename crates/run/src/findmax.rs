@@ -3,7 +3,11 @@
 //!
 //! From the start value the search doubles until a step fails (or halves until one passes), then bisects the
 //! interval between the largest pass and the smallest fail until it is at most the resolution (a share of the
-//! passing value; mailbox counts never finer than 1). [`FindMax::next`] says which value to run,
+//! passing value; mailbox counts never finer than 1). Then it confirms the boundary: the last pass and the
+//! first fail are run again. A value counts as passing only when every run of it passed, so a repeat that
+//! disagrees moves the boundary and the bisection goes on (at most [`CONFIRM_ROUNDS`] times); the answer is
+//! the largest value that passed every time, and [`SearchOutcome::confirmed`] says whether both sides of the
+//! boundary held. [`FindMax::next`] says which value to run,
 //! [`FindMax::record`] folds the run's verdict, [`FindMax::finish`] says what was found; [`run`] drives it
 //! with a [`Runner`], which builds each step's job and judges its result. [`document`] is the search's JSON
 //! document (schema `iolab.findmax/1`).
@@ -17,6 +21,8 @@ use iolab_spec::JobSpec;
 pub const MAX_STEPS: usize = 60;
 /// Largest mailbox count a search tries.
 const MAX_MAILBOXES: f64 = 1e7;
+/// Most rounds of confirmation (the last pass and the first fail run again) one search runs.
+pub const CONFIRM_ROUNDS: usize = 2;
 
 /// What the search varies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +58,8 @@ pub struct StepRequest {
     pub number: usize,
     /// The variable's value.
     pub value: f64,
+    /// The value ran before: this step confirms the boundary.
+    pub repeat: bool,
 }
 
 /// What one step produced.
@@ -63,6 +71,8 @@ pub struct Step {
     pub verdict: Verdict,
     /// The run's measured time, s.
     pub measured_s: f64,
+    /// The step ran a value already run, to confirm the boundary.
+    pub repeat: bool,
 }
 
 /// What the search records of its runs for the catalog (the search document has no run of its own): the
@@ -99,6 +109,10 @@ pub struct FindMax {
     interrupted: bool,
     limited_by: Option<String>,
     ended: bool,
+    /// Values to run again, to confirm the boundary (the next one first).
+    repeats: Vec<f64>,
+    /// Confirmation rounds begun.
+    rounds: usize,
 }
 
 /// What a search found.
@@ -114,8 +128,11 @@ pub struct SearchOutcome {
     pub steps: Vec<Step>,
     /// The largest value that passed; `None` when none did.
     pub max: Option<f64>,
-    /// The smallest value that failed, if any.
+    /// The smallest value that failed (in any of its runs), if any.
     pub fail_at: Option<f64>,
+    /// Both sides of the boundary were run twice and held: every run at `max` passed and every run at
+    /// `fail_at` failed.
+    pub confirmed: bool,
     /// The value the search was at when it ended (without a pass, the smallest tried).
     pub last_value: f64,
     /// The user stopped the search (or a step ended early); `max` is the largest pass so far.
@@ -142,13 +159,18 @@ impl FindMax {
             interrupted: false,
             limited_by: None,
             ended: false,
+            repeats: Vec::new(),
+            rounds: 0,
         }
     }
 
     /// The next step to run; `None` when the search is over (found, or [`MAX_STEPS`] run).
     pub fn next(&self) -> Option<StepRequest> {
-        (!self.ended && self.steps.len() < MAX_STEPS)
-            .then_some(StepRequest { number: self.steps.len() + 1, value: self.value })
+        (!self.ended && self.steps.len() < MAX_STEPS).then(|| StepRequest {
+            number: self.steps.len() + 1,
+            value: self.value,
+            repeat: self.steps.iter().any(|s| s.value == self.value),
+        })
     }
 
     /// Folds the judged result of the step [`FindMax::next`] asked for (a result without a verdict fails),
@@ -159,38 +181,55 @@ impl FindMax {
         }
         self.facts.get_or_insert_with(|| RunFacts::of(result));
         let verdict = result.verdict.clone().unwrap_or_default();
-        let pass = verdict.pass;
-        self.steps.push(Step { value: self.value, verdict, measured_s: result.measured_s });
-        if pass {
-            self.lo = Some(self.value);
-        } else {
-            self.hi = Some(self.value);
-        }
-        let Some(next) = self.next_value() else {
-            self.ended = true;
+        let repeat = self.steps.iter().any(|s| s.value == self.value);
+        let step = Step { value: self.value, verdict, measured_s: result.measured_s, repeat };
+        self.steps.push(step);
+        (self.lo, self.hi) = boundary(&self.steps);
+        if let Some(again) = self.repeats.pop() {
+            self.value = again;
             return;
-        };
-        let mailboxes = self.variable == Variable::Mailboxes;
-        self.value = if mailboxes { next.round().max(1.0) } else { next };
-        if mailboxes
-            && (Some(self.value) == self.lo || Some(self.value) == self.hi || self.value > MAX_MAILBOXES)
-        {
-            self.ended = true;
+        }
+        match self.next_value() {
+            Some(next) => self.value = next,
+            None => self.confirm_or_end(),
         }
     }
 
+    /// At convergence: runs the sides of the boundary not yet run twice, or ends the search.
+    fn confirm_or_end(&mut self) {
+        let (Some(lo), Some(hi)) = (self.lo, self.hi) else {
+            self.ended = true;
+            return;
+        };
+        let runs = |v: f64| self.steps.iter().filter(|s| s.value == v).count();
+        let mut wanted: Vec<f64> = [hi, lo].into_iter().filter(|&v| runs(v) < 2).collect();
+        if wanted.is_empty() || self.rounds >= CONFIRM_ROUNDS {
+            self.ended = true;
+            return;
+        }
+        self.rounds += 1;
+        self.value = wanted.pop().expect("one side wanted");
+        self.repeats = wanted;
+    }
+
     /// Doubling while every step passed, halving while every step failed, then bisection; `None` when the
-    /// interval is down to the resolution (or the smallest value failed).
+    /// interval is down to the resolution (or the smallest value failed, or a mailbox count would repeat a
+    /// side or pass [`MAX_MAILBOXES`]).
     fn next_value(&self) -> Option<f64> {
         let min_step = self.variable.min_step();
-        match (self.lo, self.hi) {
+        let next = match (self.lo, self.hi) {
             (Some(l), None) => Some(l * 2.0),
             (None, Some(h)) => (h > min_step).then(|| (h / 2.0).max(min_step)),
             (Some(l), Some(h)) => {
                 (h - l > (l * self.resolution_pct / 100.0).max(min_step)).then_some((l + h) / 2.0)
             }
             (None, None) => None,
+        }?;
+        if self.variable != Variable::Mailboxes {
+            return Some(next);
         }
+        let next = next.round().max(1.0);
+        (Some(next) != self.lo && Some(next) != self.hi && next <= MAX_MAILBOXES).then_some(next)
     }
 
     /// Ends the search before its next step (Ctrl-C, or a step that ended early): the steps run so far stand.
@@ -209,6 +248,7 @@ impl FindMax {
     /// What the search found.
     pub fn finish(self) -> SearchOutcome {
         SearchOutcome {
+            confirmed: confirmed(&self.steps, self.lo, self.hi),
             variable: self.variable,
             start: self.start,
             resolution_pct: self.resolution_pct,
@@ -221,6 +261,30 @@ impl FindMax {
             facts: self.facts,
         }
     }
+}
+
+/// The boundary the steps show: the smallest value that failed in any run, and the largest value below it
+/// that passed in every run.
+fn boundary(steps: &[Step]) -> (Option<f64>, Option<f64>) {
+    let hi = steps.iter().filter(|s| !s.verdict.pass).map(|s| s.value).reduce(f64::min);
+    let held = |v: f64| steps.iter().filter(|s| s.value == v).all(|s| s.verdict.pass);
+    let lo = steps
+        .iter()
+        .filter(|s| s.verdict.pass && hi.is_none_or(|h| s.value < h) && held(s.value))
+        .map(|s| s.value)
+        .reduce(f64::max);
+    (lo, hi)
+}
+
+/// Both sides of the boundary ran at least twice, and every run agreed (the pass side passed, the fail side
+/// failed).
+fn confirmed(steps: &[Step], lo: Option<f64>, hi: Option<f64>) -> bool {
+    let (Some(lo), Some(hi)) = (lo, hi) else { return false };
+    let runs = |v: f64| steps.iter().filter(move |s| s.value == v);
+    runs(lo).count() >= 2
+        && runs(hi).count() >= 2
+        && runs(lo).all(|s| s.verdict.pass)
+        && runs(hi).all(|s| !s.verdict.pass)
 }
 
 /// Runs the search with `runner`, which runs and judges each step, until found, out of steps or stopped. A
@@ -292,8 +356,16 @@ pub fn document(found: &SearchOutcome, started_at: &str) -> iolab_report::find_m
     doc.max = found.max;
     doc.profile = found.facts.as_ref().and_then(|r| r.profile.clone());
     doc.targets = found.facts.as_ref().map(|r| r.targets.clone());
-    doc.steps =
-        found.steps.iter().map(|s| FindMaxStep::new(s.value, s.measured_s, s.verdict.clone())).collect();
+    doc.confirmed = found.confirmed;
+    doc.steps = found
+        .steps
+        .iter()
+        .map(|s| FindMaxStep {
+            repeat: s.repeat,
+            ..FindMaxStep::new(s.value, s.measured_s, s.verdict.clone())
+        })
+        .collect();
+    doc.noise = iolab_report::find_max::FindMaxNoise::of(&doc.steps);
     doc
 }
 
@@ -347,6 +419,51 @@ mod tests {
         assert_eq!(found.steps.len(), dev.asked.len());
     }
 
+    /// Issue 25, item 6: the search ended on one run each side of the boundary (16,000 at 0.58 ms, 20,000
+    /// FAIL, 19,750 PASS at 1.23 ms: "19,750, resolution 2%"). It now runs the last pass and the first fail
+    /// again, and says the boundary held.
+    #[test]
+    fn findmax_confirms_the_boundary_by_running_both_sides_again() {
+        let mut dev = Capacity::new(1234.0);
+        let found = run(FindMax::new(Variable::Mailboxes, 100.0, 2.0), &mut dev).unwrap();
+        let (max, fail) = (found.max.unwrap(), found.fail_at.unwrap());
+        let n = dev.asked.len();
+        assert_eq!(&dev.asked[n - 2..], [max, fail], "the last pass, then the first fail, again");
+        assert_eq!(dev.asked.iter().filter(|&&v| v == max).count(), 2);
+        assert!(found.confirmed);
+        assert!(found.steps[n - 2].repeat && found.steps[n - 1].repeat && !found.steps[n - 3].repeat);
+        let doc = document(&found, "2025-01-01T00:00:00Z");
+        assert!(doc.confirmed && doc.steps[n - 1].repeat);
+    }
+
+    /// A device whose verdict at the boundary flips from run to run: the answer is the largest value that
+    /// passed every time it ran, the search goes on below a repeat that failed, and it never says confirmed.
+    #[test]
+    fn findmax_a_repeat_that_disagrees_moves_the_boundary_and_is_not_confirmed() {
+        struct Flaky(Vec<f64>);
+        impl Runner<StepRequest> for Flaky {
+            type Error = String;
+            fn run(&mut self, step: StepRequest) -> Result<RunResult, String> {
+                let seen = self.0.iter().filter(|&&v| v == step.value).count();
+                self.0.push(step.value);
+                // Passes up to 1,000 the first time a value runs, only up to 900 after that.
+                let pass = step.value <= if seen == 0 { 1000.0 } else { 900.0 };
+                let mut r = mock::result();
+                r.verdict = Some(Verdict { pass, ..Verdict::default() });
+                Ok(r)
+            }
+        }
+        let mut dev = Flaky(Vec::new());
+        let found = run(FindMax::new(Variable::Mailboxes, 100.0, 2.0), &mut dev).unwrap();
+        let max = found.max.unwrap();
+        let runs = |v: f64| found.steps.iter().filter(move |s| s.value == v);
+        assert!(runs(max).all(|s| s.verdict.pass), "{:?}", dev.0);
+        assert!(max <= 1000.0 && max < found.fail_at.unwrap());
+        assert!(runs(found.fail_at.unwrap()).any(|s| !s.verdict.pass));
+        assert!(dev.0.len() < MAX_STEPS, "{:?}", dev.0);
+        assert!(!found.confirmed || (max <= 900.0 && runs(max).count() >= 2), "{:?}", dev.0);
+    }
+
     #[test]
     fn findmax_rate_halves_until_a_pass() {
         let mut dev = Capacity::new(300.0);
@@ -378,7 +495,11 @@ mod tests {
         let mut dev = Capacity::new(f64::INFINITY);
         let found = run(FindMax::new(Variable::Mailboxes, 1.0, 2.0), &mut dev).unwrap();
         assert_eq!(found.max, Some(2f64.powi(23)));
-        assert_eq!(found.last_value, 2f64.powi(24), "the value over the limit is not run");
+        assert_eq!(
+            dev.asked.iter().copied().reduce(f64::max),
+            Some(2f64.powi(23)),
+            "none over the limit runs"
+        );
     }
 
     #[test]

@@ -231,6 +231,20 @@ fn find_max_search_is_saved_with_its_profile_and_targets() {
     assert_eq!(exported, out.stdout);
     let shown = String::from_utf8(ok(at(&db).args(["show", id]).output().unwrap(), "show").stdout).unwrap();
     assert!(shown.contains("max mailboxes that passes"), "{shown}");
+    assert!(shown.contains("the boundary held when run again"), "{shown}");
+    // Issue 25, item 6: each step's whole run is in the catalog, named by the search, and the search is a
+    // report input (it was refused: "a --find-max search; report takes runs and sweeps").
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let steps = doc["steps"].as_array().unwrap();
+    let step_ids: Vec<&str> = steps.iter().map(|s| s["run_id"].as_str().unwrap()).collect();
+    assert_eq!(runs(&db, &["--kind", "run"]).len(), steps.len());
+    assert!(shown.contains(step_ids[0]), "{shown}");
+    let html = dir.path().join("search.html");
+    ok(at(&db).args(["report", id, "-o"]).arg(&html).output().unwrap(), "report of a search");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Find-max search") && page.contains("<svg"), "{page}");
+    let step_html = dir.path().join("step.html");
+    ok(at(&db).args(["report", step_ids[0], "-o"]).arg(&step_html).output().unwrap(), "report of a step");
 }
 
 #[test]

@@ -255,6 +255,9 @@ fn find_max_says_what_it_will_do_before_it_starts() {
         first.contains("--find-max searches mailboxes from 10") && first.contains("at most 60 steps"),
         "{stderr}"
     );
+    // The space it may take: per mailbox, and the room on the file system that holds the file.
+    assert!(first.contains("a mailbox (") && first.contains("free, room for about"), "{stderr}");
+    assert!(first.contains(&db.display().to_string()), "{stderr}");
 }
 
 /// Issue 25, item 16.2: an Exchange size too big for the disk names the flags that made it.

@@ -45,9 +45,12 @@ fn search() -> FindMaxResult {
 #[test]
 fn find_max_json_is_byte_identical_to_the_untyped_document() {
     // The document exactly as crates/cli/src/profile.rs built it with `json!` before it had a type, plus
-    // `limited_by` (issue 14: why a search stopped before it converged).
+    // `limited_by` (issue 14: why a search stopped before it converged), and `confirmed`, `noise`, each step's
+    // `repeat` and `run_id` (issue 25: the boundary run again, the answer's noise, each step's run saved).
     let f = search();
     let untyped = json!({
+        "confirmed": f.confirmed,
+        "noise": f.noise,
         "schema": "iolab.findmax/1",
         "iolab_version": f.iolab_version,
         "started_at": f.started_at,
@@ -66,6 +69,8 @@ fn find_max_json_is_byte_identical_to_the_untyped_document() {
             "achieved_iops": s.verdict.achieved_iops,
             "measured_s": s.measured_s,
             "reasons": s.verdict.reasons,
+            "repeat": s.repeat,
+            "run_id": s.run_id,
             "verdict": s.verdict,
         })).collect::<Vec<_>>(),
     });
@@ -82,6 +87,10 @@ fn find_max_golden_document_round_trips_byte_for_byte() {
     crate::schema_check::check_document(&v, crate::schema_check::FIND_MAX_SCHEMA);
     for k in ["iolab_version", "started_at"] {
         v.as_object_mut().unwrap().remove(k);
+    }
+    // The golden runs scrub `run_id` (a catalog id) wherever it is.
+    for s in v["steps"].as_array_mut().unwrap() {
+        s.as_object_mut().unwrap().remove("run_id");
     }
     assert_eq!(serde_json::to_string_pretty(&v).unwrap() + "\n", golden);
 }
@@ -122,7 +131,11 @@ fn find_max_text_has_a_row_per_step_with_reasons() {
     );
     assert!(lines[3].starts_with("2         2,000") && lines[3].ends_with("FAIL"), "{t}");
     assert_eq!(lines[4], "step 2 failed: db IOPS: achieved 1,500.0 < 1,900.0 (target less tolerance)");
-    assert_eq!(lines[5], "max mailboxes that passes: 1,000 (FAIL at 2,000; resolution 20% or 1 mailboxes)");
+    assert_eq!(
+        lines[5],
+        "max mailboxes that passes: 1,000 (passed 1 of 1 runs; FAIL at 2,000 in 1 of 1; not confirmed: the \
+         boundary was not run again; resolution 20% or 1 mailboxes)"
+    );
     let c = csv(&search());
     assert_eq!(c, "step,value,pass,target_iops,achieved_iops,measured_s\n1,1000,true,2000,998,2\n2,2000,false,2000,1500,2\n");
 }
@@ -144,4 +157,32 @@ fn find_max_json_matches_the_find_max_schema() {
     // Every declared property is serialised (all are required).
     let props = schema["properties"].as_object().unwrap();
     assert_eq!(props.len(), v.as_object().unwrap().len());
+}
+
+/// Issue 25, item 6: the answer says whether its boundary held when run again and how noisy the checks were
+/// between runs of one value, and names the runs of the steps.
+#[test]
+fn find_max_text_says_the_boundary_held_and_the_noise() {
+    let mut f = search();
+    let mut again = verdict(true, 990.0);
+    again.checks[0].measured = Some(6e6); // db read avg 5 ms, then 6 ms: 18% of their mean
+    f.steps.push(FindMaxStep { repeat: true, ..FindMaxStep::new(1000.0, 2.0, again) });
+    f.steps.push(FindMaxStep { repeat: true, ..FindMaxStep::new(2000.0, 2.0, verdict(false, 1400.0)) });
+    f.confirmed = true;
+    f.noise = FindMaxNoise::of(&f.steps);
+    for (i, s) in f.steps.iter_mut().enumerate() {
+        s.run_id = Some(format!("r{i}"));
+    }
+    let n = f.noise.clone().unwrap();
+    assert_eq!((n.check.as_str(), n.value), ("db_read_avg (db)", 1000.0));
+    assert!((n.spread_pct - 100.0 / 5.5).abs() < 1e-9, "{n:?}");
+    let t = text(&f);
+    assert!(t.contains("3 (again)") && t.contains(" r2\n"), "{t}");
+    assert!(
+        t.contains("passed 2 of 2 runs; FAIL at 2,000 in 2 of 2; the boundary held when run again"),
+        "{t}"
+    );
+    assert!(t.contains("noise: db_read_avg (db) moved 18.2% between runs of 1,000"), "{t}");
+    let v: Value = serde_json::from_str(&json(&f)).unwrap();
+    crate::schema_check::check_document(&v, crate::schema_check::FIND_MAX_SCHEMA);
 }

@@ -25,6 +25,12 @@ use crate::format::{format_bytes, format_duration_ns};
 pub(crate) const CHART_SIZE: (u32, u32) = (640, 360);
 /// Size of a chart that spans both columns (the last of an odd number): as tall, twice as wide and the gap.
 pub(crate) const WIDE_CHART_SIZE: (u32, u32) = (1300, 360);
+/// The width of a [`CHART_SIZE`] chart's plot area, less its axis labels and margins, px.
+const PLOT_WIDTH_PX: f64 = 520.0;
+/// The width of one character of an axis label (12 px sans-serif), px, rounded up.
+const LABEL_CHAR_PX: f64 = 7.5;
+/// The least space between two axis labels, px.
+const LABEL_GAP_PX: f64 = 6.0;
 /// Colour of limit lines (`--max-p99`): dark red, apart from the palette.
 const LIMIT_COLOR: RGBColor = RGBColor(0xa0, 0x14, 0x0c);
 
@@ -224,8 +230,9 @@ impl Axis {
     }
 
     /// An x axis through given positions (a sweep's values): logarithmic when they are positive and span a
-    /// factor of 8 or more (`qd 1..64:x2`, `bs 4k..1m:x2`), else linear; ticks at the values themselves
-    /// (thinned to at most 12).
+    /// factor of 8 or more (`qd 1..64:x2`, `bs 4k..1m:x2`), else linear; a grid line at every value, and
+    /// labels at the values that leave room for each other ([`Axis::spaced`]: `25%` and `30%` of a cache
+    /// axis to 100% would overlap, so `30%` is left unlabelled).
     pub(crate) fn through(values: &[f64], fmt: Fmt) -> Axis {
         let mut ticks: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
         ticks.sort_by(f64::total_cmp);
@@ -234,10 +241,6 @@ impl Axis {
             return Axis::linear(&[], true, fmt);
         };
         let log = lo > 0.0 && hi / lo >= 8.0;
-        if ticks.len() > 12 {
-            let stride = ticks.len().div_ceil(12);
-            ticks = ticks.iter().copied().step_by(stride).collect();
-        }
         let (lo, hi) = if log {
             (lo / 1.3, hi * 1.3)
         } else if hi > lo {
@@ -246,7 +249,33 @@ impl Axis {
         } else {
             (lo - 1.0, hi + 1.0)
         };
-        Axis { lo, hi, log, minor: ticks.clone(), major: ticks, fmt }
+        let mut axis = Axis { lo, hi, log, minor: ticks.clone(), major: Vec::new(), fmt };
+        axis.major = axis.spaced(&ticks);
+        axis
+    }
+
+    /// The `ticks` whose labels do not overlap on a chart's plot ([`PLOT_WIDTH_PX`] wide, labels
+    /// [`LABEL_CHAR_PX`] a character), kept from the left: the first always, then each one far enough from the
+    /// last kept.
+    fn spaced(&self, ticks: &[f64]) -> Vec<f64> {
+        let at = |v: f64| -> f64 {
+            let t = if self.log {
+                (v.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
+            } else {
+                (v - self.lo) / (self.hi - self.lo)
+            };
+            t * PLOT_WIDTH_PX
+        };
+        let half_width = |v: f64| self.fmt.format(v).chars().count() as f64 * LABEL_CHAR_PX / 2.0;
+        let mut kept: Vec<f64> = Vec::new();
+        for &v in ticks {
+            let clear =
+                kept.last().is_none_or(|&k| at(v) - at(k) >= half_width(k) + half_width(v) + LABEL_GAP_PX);
+            if clear {
+                kept.push(v);
+            }
+        }
+        kept
     }
 
     /// The x axis of a percentile curve: `1/(1-p)` on a log scale from 1 (0 %) to the next power of ten
@@ -757,6 +786,13 @@ mod tests {
         assert!(a.is_log());
         assert_eq!(a.major, vec![1.0, 2.0, 4.0, 8.0, 16.0]);
         assert!(!Axis::through(&[0.0, 25.0, 50.0, 100.0], Fmt::Percent).is_log());
+        // Issue 25, item 7: the README's cache sweep labelled 25% and 30% 23 px apart, on top of each other.
+        let cache = Axis::through(&[0.0, 25.0, 30.0, 50.0, 75.0, 100.0], Fmt::Percent);
+        assert_eq!(cache.major, [0.0, 25.0, 50.0, 75.0, 100.0]);
+        assert_eq!(cache.minor.len(), 6, "a grid line at every value");
+        let many: Vec<f64> = (1..=40).map(f64::from).collect();
+        let a = Axis::through(&many, Fmt::Plain);
+        assert!(a.major.len() <= 20 && a.major[0] == 1.0, "{:?}", a.major);
     }
 
     #[test]

@@ -639,3 +639,40 @@ pub(crate) fn mrc_chart(label: &str, m: &crate::mrc::MrcResult) -> LineChart {
         legend: Legend::LowerRight,
     }
 }
+
+/// A find-max search: per step, its worst latency check as a percent of that check's limit, passed and
+/// failed steps as two series over the value tried, and the limit at 100%.
+pub(crate) fn find_max_chart(label: &str, f: &crate::find_max::FindMaxResult) -> LineChart {
+    let worst = |s: &crate::find_max::FindMaxStep| {
+        s.verdict
+            .checks
+            .iter()
+            .filter(|c| c.unit == "ns" && c.limit > 0.0)
+            .filter_map(|c| c.measured.map(|m| 100.0 * m / c.limit))
+            .reduce(f64::max)
+    };
+    let side = |pass: bool| {
+        let mut points: Vec<(f64, f64)> = f
+            .steps
+            .iter()
+            .filter(|s| s.pass == pass)
+            .filter_map(|s| worst(s).map(|w| (s.value, w)))
+            .collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        points
+    };
+    let series = vec![Series::new("passed", side(true)), Series::new("failed", side(false))];
+    let xs: Vec<f64> = f.steps.iter().map(|s| s.value).collect();
+    let ys: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).chain([100.0]).collect();
+    LineChart {
+        title: format!("Find-max steps: {label}"),
+        x_desc: f.variable.clone(),
+        y_desc: "worst latency check, % of its limit".into(),
+        x: Axis::linear_x(&xs, Fmt::Count),
+        y: Axis::linear(&ys, true, Fmt::Percent),
+        series,
+        marks: Vec::new(),
+        limits: vec![Limit { y: 100.0, label: "limit".into() }],
+        legend: Legend::UpperLeft,
+    }
+}

@@ -134,6 +134,10 @@ pub fn render_markdown(title: &str, docs: &[ReportDoc]) -> String {
             let _ = writeln!(out, "### Miss-ratio curves: {}\n", cell(&d.label));
             let _ = writeln!(out, "```\n{}```\n", crate::TextExporter.render(&crate::Document::Mrc(m)));
         }
+        if let DocBody::FindMax(f) = &d.body {
+            let _ = writeln!(out, "### Find-max search: {}\n", cell(&d.label));
+            let _ = writeln!(out, "```\n{}```\n", crate::TextExporter.render(&crate::Document::FindMax(f)));
+        }
     }
     for (d, r) in &runs {
         run_details(&mut out, d, r);

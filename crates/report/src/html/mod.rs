@@ -20,6 +20,7 @@ mod page;
 
 use serde_json::Value;
 
+use crate::find_max::{FindMaxResult, FIND_MAX_SCHEMA};
 use crate::mrc::{MrcResult, MRC_SCHEMA};
 use crate::sweep::{SweepResult, SWEEP_SCHEMA};
 use crate::{RunResult, SCHEMA};
@@ -51,6 +52,8 @@ pub enum DocBody {
     Sweep(Box<SweepResult>),
     /// Miss-ratio curves of a trace (`iolab.mrc/1`).
     Mrc(Box<MrcResult>),
+    /// A `--find-max` search (`iolab.findmax/1`).
+    FindMax(Box<FindMaxResult>),
 }
 
 impl DocBody {
@@ -60,6 +63,7 @@ impl DocBody {
             DocBody::Run(r) => ("run", r.started_at.clone()),
             DocBody::Sweep(s) => ("sweep", s.started_at.clone()),
             DocBody::Mrc(_) => ("mrc", String::new()),
+            DocBody::FindMax(f) => ("find-max", f.started_at.clone()),
         }
     }
 
@@ -69,6 +73,7 @@ impl DocBody {
             DocBody::Run(r) => r.iolab_version.clone(),
             DocBody::Sweep(s) => s.iolab_version.clone(),
             DocBody::Mrc(m) => m.iolab_version.clone(),
+            DocBody::FindMax(f) => f.iolab_version.clone(),
         }
     }
 }
@@ -93,8 +98,11 @@ impl DocBody {
             Some(MRC_SCHEMA) => serde_json::from_value::<MrcResult>(v)
                 .map(|m| DocBody::Mrc(Box::new(m)))
                 .map_err(|e| format!("not a valid {MRC_SCHEMA} document: {e}")),
+            Some(FIND_MAX_SCHEMA) => serde_json::from_value::<FindMaxResult>(v)
+                .map(|f| DocBody::FindMax(Box::new(f)))
+                .map_err(|e| format!("not a valid {FIND_MAX_SCHEMA} document: {e}")),
             Some(other) => Err(format!(
-                "schema '{other}' cannot be reported; expected {SCHEMA} (a run), {SWEEP_SCHEMA} (a sweep) or {MRC_SCHEMA} (miss-ratio curves)"
+                "schema '{other}' cannot be reported; expected {SCHEMA} (a run), {SWEEP_SCHEMA} (a sweep), {MRC_SCHEMA} (miss-ratio curves) or {FIND_MAX_SCHEMA} (a --find-max search)"
             )),
             None => Err(format!(
                 "no \"schema\" field; expected an {SCHEMA} (iolab run --json) or {SWEEP_SCHEMA} (iolab sweep --json) document"

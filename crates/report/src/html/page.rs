@@ -95,8 +95,10 @@ pub fn render_html(title: &str, docs: &[ReportDoc]) -> String {
         run_section(&mut out, i, d, r, &mut n_chart);
     }
     for d in docs {
-        if let DocBody::Mrc(m) = &d.body {
-            mrc_section(&mut out, d, m, &mut n_chart);
+        match &d.body {
+            DocBody::Mrc(m) => mrc_section(&mut out, d, m, &mut n_chart),
+            DocBody::FindMax(f) => find_max_section(&mut out, d, f, &mut n_chart),
+            _ => {}
         }
     }
     let version = docs.iter().map(|d| d.body.iolab_version()).next().unwrap_or_default();
@@ -930,6 +932,21 @@ fn sweep_warnings(out: &mut String, s: &SweepResult) {
 
 /// A trace's miss-ratio curves: the chart (a line per policy, sizes on a log scale, the recommendation
 /// marked) and the recommendation in words.
+/// A `--find-max` search: each step's worst latency check against its limit, passes and fails apart, and
+/// the search's table and answer as `iolab show` prints them (with each step's run id, to report on its own).
+fn find_max_section(out: &mut String, d: &ReportDoc, f: &crate::find_max::FindMaxResult, n: &mut usize) {
+    let _ = writeln!(out, "<h2>Find-max search: {}</h2>", esc(&d.label));
+    let mut grid = Grid::default();
+    let caption = format!(
+        "Each step's worst latency check as a share of its limit (100% is the limit), against the {} tried: {}",
+        f.variable, d.label
+    );
+    grid.line("find-max", super::figures::find_max_chart(&d.label, f), &caption);
+    grid.write(out, n);
+    let text = crate::TextExporter.render(&crate::Document::FindMax(f));
+    let _ = writeln!(out, "<pre class=\"mono\">{}</pre>", esc(&text));
+}
+
 fn mrc_section(out: &mut String, d: &ReportDoc, m: &crate::mrc::MrcResult, n: &mut usize) {
     let _ = writeln!(out, "<h2>Miss-ratio curves: {}</h2>", esc(&d.label));
     let _ = writeln!(

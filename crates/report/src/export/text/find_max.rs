@@ -30,7 +30,22 @@ pub(crate) fn find_max(f: &FindMaxResult) -> String {
     let mut header = vec!["step", variable, "target IOPS", "achieved"];
     header.extend(CHECK_COLUMNS.iter().map(|(column, _)| *column));
     header.push("verdict");
-    let rows: Vec<Vec<String>> = f.steps.iter().enumerate().map(|(i, s)| step_row(i, s, &value)).collect();
+    let saved = f.steps.iter().any(|s| s.run_id.is_some());
+    if saved {
+        header.push("run");
+    }
+    let rows: Vec<Vec<String>> = f
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut row = step_row(i, s, &value);
+            if saved {
+                row.push(s.run_id.clone().unwrap_or_else(|| "-".into()));
+            }
+            row
+        })
+        .collect();
     out.push_str(&table(&header, &rows));
     for (i, s) in f.steps.iter().enumerate().filter(|(_, s)| !s.reasons.is_empty()) {
         let _ = writeln!(out, "step {} failed: {}", i + 1, s.reasons.join("; "));
@@ -44,7 +59,8 @@ pub(crate) fn find_max(f: &FindMaxResult) -> String {
 
 fn step_row(i: usize, s: &FindMaxStep, value: &dyn Fn(f64) -> String) -> Vec<String> {
     let rate = |v: Option<f64>| v.map_or("-".to_string(), |v| format_rate(v, 1));
-    let mut row = vec![(i + 1).to_string(), value(s.value), rate(s.target_iops), rate(s.achieved_iops)];
+    let number = if s.repeat { format!("{} (again)", i + 1) } else { (i + 1).to_string() };
+    let mut row = vec![number, value(s.value), rate(s.target_iops), rate(s.achieved_iops)];
     for (_, name) in CHECK_COLUMNS {
         let worst =
             s.verdict.checks.iter().filter(|c| c.name == name).filter_map(|c| c.measured).reduce(f64::max);
@@ -52,6 +68,42 @@ fn step_row(i: usize, s: &FindMaxStep, value: &dyn Fn(f64) -> String) -> Vec<Str
     }
     row.push(if s.pass { "PASS" } else { "FAIL" }.to_string());
     row
+}
+
+/// How the boundary held: "passed 2 of 2 runs; FAIL at 20,000 in 2 of 2: confirmed".
+fn boundary_text(f: &FindMaxResult, max: f64, fail_at: Option<f64>, value: &dyn Fn(f64) -> String) -> String {
+    let runs = |v: f64| f.steps.iter().filter(move |s| s.value == v);
+    let passed = runs(max).filter(|s| s.pass).count();
+    let pass_side = format!("passed {passed} of {} runs", runs(max).count());
+    let Some(fail) = fail_at else { return pass_side };
+    let failed = runs(fail).filter(|s| !s.pass).count();
+    let n = runs(fail).count();
+    let held = if f.confirmed {
+        "the boundary held when run again".to_string()
+    } else if n >= 2 && failed < n {
+        format!("{} passed {} of {n}: the limit lies within the run-to-run noise", value(fail), n - failed)
+    } else {
+        "not confirmed: the boundary was not run again".to_string()
+    };
+    format!("{pass_side}; FAIL at {} in {failed} of {n}; {held}", value(fail))
+}
+
+/// "noise: log_write_avg (log) moved 8.0% between runs of 19,750 (more than the 2% resolution: ...)".
+fn noise_line(f: &FindMaxResult, value: &dyn Fn(f64) -> String) -> String {
+    let Some(n) = &f.noise else { return String::new() };
+    if n.spread_pct == 0.0 {
+        return format!("noise: none; every check measured the same in each run of {}\n", value(n.value));
+    }
+    let wide = if n.spread_pct > f.resolution_pct {
+        format!(
+            "; that is more than the {}% resolution, so the answer is no finer than the noise: a longer \
+             --find-max-duration (or --trials on a sweep) narrows it",
+            f.resolution_pct
+        )
+    } else {
+        String::new()
+    };
+    format!("noise: {} moved {:.1}% between runs of {}{wide}\n", n.check, n.spread_pct, value(n.value))
 }
 
 /// "max mailboxes that passes: 1,000 (FAIL at 1,100; resolution 10% or 1 mailboxes)", or what was tried when
@@ -70,12 +122,15 @@ fn result_line(f: &FindMaxResult, variable: &str, value: &dyn Fn(f64) -> String)
             format!("no {variable} value passed before the search stopped: {}\n", first_line(why))
         }
         (Some(m), None) => {
-            let fail_at = failed.filter(|&v| v > m).reduce(f64::min).map_or("-".to_string(), value);
-            format!(
-                "max {variable} that passes: {} (FAIL at {fail_at}; resolution {}% or 1 {unit})\n",
+            let fail_at = failed.filter(|&v| v > m).reduce(f64::min);
+            let mut line = format!(
+                "max {variable} that passes: {} ({}; resolution {}% or 1 {unit})\n",
                 value(m),
+                boundary_text(f, m, fail_at, value),
                 f.resolution_pct
-            )
+            );
+            line.push_str(&noise_line(f, value));
+            line
         }
         (None, None) => match f.steps.iter().map(|s| s.value).reduce(f64::min) {
             Some(smallest) => format!("no {variable} value passed (smallest tried: {})\n", value(smallest)),
