@@ -1,6 +1,7 @@
 //! Issue 25, item 15: fio's own example job files (tests/data/fio-examples, the 47 of fio's `examples/` that
-//! use block engines), imported as `iolab run FILE --target mem:1G` imports them. At least 80% import; every
-//! refusal names the option (or engine) behind it, and the zoned-device examples stay refused.
+//! use block engines), imported as `iolab run FILE --target mem:1G` imports them. At least 25 of 47 import
+//! (the 80% the issue aimed for would take accepting options that change the I/O); every refusal names the
+//! option (or engine) behind it, and the zoned-device examples stay refused.
 
 use iolab_import::{translate_given, FioError, Given};
 use std::path::PathBuf;
@@ -58,8 +59,10 @@ fn fio_examples_import_and_each_refusal_names_its_option() {
     }
     let share = imported as f64 / all.len() as f64;
     println!("{imported} of {} import ({:.0}%)", all.len(), share * 100.0);
-    // Measured: 12 of 47 before issue 25 (26%), 23 of 47 after (49%); docs/FIO.md lists why the rest are refused.
-    assert!(imported >= 23, "{imported} of {} import", all.len());
+    // Measured: 12 of 47 before issue 25 (26%), 23 of 47 after its first pass (49%), 25 of 47 (53%) since the
+    // per-command priorities (cmdprio_*) are ignored. The 80% (38) issue 25 aimed for is out of reach without
+    // accepting options that change the I/O; docs/FIO.md lists why each of the other 22 is refused.
+    assert!(imported >= 25, "{imported} of {} import", all.len());
 }
 
 #[test]

@@ -190,6 +190,11 @@ const IGNORED: &[(&str, &str)] = &[
     ("prio", PRIO),
     ("prioclass", PRIO),
     ("log_prio", NO_IO),
+    ("cmdprio", CMDPRIO),
+    ("cmdprio_class", CMDPRIO),
+    ("cmdprio_percentage", CMDPRIO),
+    ("cmdprio_bssplit", CMDPRIO),
+    ("cmdprio_hint", CMDPRIO),
     ("exec_prerun", "a command fio runs before the job; it is not the job's I/O (run it yourself)"),
     ("exec_postrun", "a command fio runs after the job; it is not the job's I/O (run it yourself)"),
 ];
@@ -211,6 +216,11 @@ const VERIFY_OWN: &str = "where fio's verification puts its pattern or checksum 
 const PRIO: &str =
     "the job's I/O priority: the same I/O is issued; run iolab under ionice (-c CLASS -n LEVEL) to \
     give it the same priority";
+
+/// Why per-command priorities are ignored.
+const CMDPRIO: &str = "I/O priorities (or priority hints) on a share of the I/Os: the same I/Os are issued, \
+    but iolab issues every one at the process's priority, so fio's split of latency by priority is not \
+    reproduced (ionice gives all of them one priority)";
 
 /// Options accepted only with the values that match iolab's behaviour.
 const ONLY_VALUES: &[(&str, &[&str], &str)] = &[
@@ -290,11 +300,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("dedupe_mode", DEDUPE),
     ("dedupe_global", DEDUPE),
     ("dedupe_working_set_percentage", DEDUPE),
-    ("cmdprio", CMDPRIO),
-    ("cmdprio_class", CMDPRIO),
-    ("cmdprio_percentage", CMDPRIO),
-    ("cmdprio_bssplit", CMDPRIO),
-    ("cmdprio_hint", CMDPRIO),
     ("random_sequence_stride", "iolab has no fixed sequence of blocks"),
     ("sprandom", "fio's steady-state preconditioning writes a computed sequence of regions; iolab has none"),
     ("spr_op", "fio's steady-state preconditioning writes a computed sequence of regions; iolab has none"),
@@ -320,9 +325,6 @@ const LATENCY_TARGET: &str = "fio's latency-target mode changes the queue depth 
 
 /// Why dedupe options are refused.
 const DEDUPE: &str = "iolab's data has no controlled duplicate share";
-
-/// Why per-command priorities are refused.
-const CMDPRIO: &str = "priorities on a share of the I/Os; iolab issues every I/O at one priority";
 
 /// Why NVMe passthrough options are refused.
 const ENGINE_ONLY: &str = "an NVMe option of fio's io_uring_cmd and xnvme engines (placement or protection \

@@ -921,6 +921,26 @@ fn options_of_fios_examples_that_do_not_change_the_io_are_ignored_with_why() {
     assert!(t.ignored.iter().any(|i| i.why.contains("ionice")));
 }
 
+/// Issue 25, item 15: fio's per-command priorities (`cmdprio_*`, cmdprio-percentage.fio and cmdprio-bssplit.fio)
+/// put a priority on a share of the I/Os; the I/Os issued are the same, so they are ignored, each saying that
+/// iolab issues every I/O at one priority, and the translation is the one without them.
+#[test]
+fn per_command_priorities_are_ignored_with_why() {
+    let opts = [
+        "cmdprio_percentage=20",
+        "cmdprio_class=1",
+        "cmdprio=0",
+        "cmdprio_bssplit=64k/25/1/1:64k/75/3/2:1024k/0,1024k/0",
+        "cmdprio_hint=1",
+    ];
+    let (t, job) = one(&format!("rw=randread\nbs=128k\n{}", opts.join("\n")));
+    let names: Vec<&str> = t.ignored.iter().map(|i| i.option.as_str()).collect();
+    let want: Vec<&str> = opts.iter().map(|o| o.split('=').next().unwrap()).collect();
+    assert_eq!(names, want);
+    assert!(t.ignored.iter().all(|i| i.why.contains("at the process's priority")), "{:?}", t.ignored);
+    assert_eq!(job, one("rw=randread\nbs=128k").1, "the same I/O as without them");
+}
+
 /// Issue 25, item 15: `exitall` is ignored when every job runs for its runtime (they end together, as in
 /// iolab); with size limits fio stops every job when the first ends, and the translation says so.
 #[test]
