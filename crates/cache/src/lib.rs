@@ -235,6 +235,34 @@ struct Globals {
     wb_queued: AtomicU64,
     /// Bytes of data chunks allocated.
     data_bytes: AtomicU64,
+    /// Dirty lines (as `dirty`) by [`dirty_bucket`] of their target: what a flush of a target waits for.
+    dirty_of: [AtomicU64; DIRTY_BUCKETS],
+}
+
+/// Buckets of [`Globals::dirty_of`]: targets share one when their ids are equal modulo this, and a flush of one
+/// then also waits for the other's lines (never less than it must).
+const DIRTY_BUCKETS: usize = 32;
+
+/// The [`Globals::dirty_of`] bucket of the line `key`.
+#[inline]
+fn dirty_bucket(key: u64) -> usize {
+    ((key >> LINE_BITS) as usize) % DIRTY_BUCKETS
+}
+
+impl Globals {
+    /// One more dirty line, `key`.
+    #[inline]
+    fn dirtied(&self, key: u64) {
+        self.dirty.fetch_add(1, Relaxed);
+        self.dirty_of[dirty_bucket(key)].fetch_add(1, Relaxed);
+    }
+
+    /// One dirty line fewer, `key` (now clean, or dropped after its write-back).
+    #[inline]
+    fn cleaned(&self, key: u64) {
+        self.dirty.fetch_sub(1, Relaxed);
+        self.dirty_of[dirty_bucket(key)].fetch_sub(1, Relaxed);
+    }
 }
 
 /// Line data: slots of `line_bytes` in chunks allocated as slots are first used. A slot's state word
@@ -584,7 +612,7 @@ impl Shard {
         self.slab.data_mut(slot).copy_from_slice(data);
         self.slab.state[slot as usize] = state;
         if state & DIRTY != 0 {
-            g.dirty.fetch_add(1, Relaxed);
+            g.dirtied(key);
             self.dirty_idle += 1;
             g.res_dirty_idle.fetch_add(1, Relaxed);
         }
@@ -594,10 +622,10 @@ impl Shard {
     }
 
     /// Marks a line dirty (or re-dirtied: a new generation, so a write-back in flight does not clean it).
-    fn make_dirty(&mut self, l: LineRef, g: &Globals) {
+    fn make_dirty(&mut self, key: u64, l: LineRef, g: &Globals) {
         let st = self.slab.state[l.slot as usize];
         if st & DIRTY == 0 {
-            g.dirty.fetch_add(1, Relaxed);
+            g.dirtied(key);
             debug_assert!(matches!(l.place, Place::Resident) && st & FLUSHING == 0);
             self.dirty_idle += 1;
             g.res_dirty_idle.fetch_add(1, Relaxed);
@@ -607,10 +635,10 @@ impl Shard {
 
     /// A dirty line not being written back that the target now holds entirely: clean (an evicted one is
     /// dropped).
-    fn make_clean(&mut self, l: LineRef, g: &Globals) {
+    fn make_clean(&mut self, key: u64, l: LineRef, g: &Globals) {
         let st = self.slab.state[l.slot as usize];
         debug_assert!(st & DIRTY != 0 && st & FLUSHING == 0);
-        g.dirty.fetch_sub(1, Relaxed);
+        g.cleaned(key);
         match l.place {
             Place::Resident => {
                 self.dirty_idle -= 1;
@@ -1146,7 +1174,7 @@ impl Cache {
                 CacheMode::WriteBack => {
                     let sp = self.span(offset, len, line);
                     sh.slab.data_mut(l.slot)[sp.lo..sp.hi].copy_from_slice(&data[sp.buf()]);
-                    sh.make_dirty(l, &self.g);
+                    sh.make_dirty(key, l, &self.g);
                 }
                 CacheMode::WriteThrough | CacheMode::WriteAround => {}
             }
@@ -1197,7 +1225,7 @@ impl Cache {
             match sh.access(key) {
                 Some(l) => {
                     sh.slab.data_mut(l.slot)[sp.lo..sp.hi].copy_from_slice(&data[sp.buf()]);
-                    sh.make_dirty(l, &self.g);
+                    sh.make_dirty(key, l, &self.g);
                 }
                 None => all &= sp.full && sh.insert(key, &data[sp.buf()], DIRTY | 1, &self.g),
             }
@@ -1208,6 +1236,29 @@ impl Cache {
         // A line was evicted between the two passes: the write goes to the target too (the lines taken are
         // dirty with the same data, and the forwarded write's completion reconciles them).
         all
+    }
+
+    /// A trim (discard) of `len` bytes at `offset` of `target`, on its way to the target: the clean lines it
+    /// covers whole are dropped, so no read is served what the target no longer holds. A dirty line stays:
+    /// it holds acknowledged writes, and a discard only allows the device to forget (what a discarded range
+    /// reads back is not defined), so writing it back later is allowed. Ops in flight on those lines see a
+    /// newer write count and do not fill them.
+    pub fn discard(&self, target: u16, offset: u64, len: u32) {
+        for line in self.line_range(offset, len as usize) {
+            if !self.span(offset, len as usize, line).full {
+                continue;
+            }
+            let key = key_of(target, line);
+            let h = hash64(key);
+            let mut sh = self.shard(key);
+            let b = sh.bucket(h);
+            sh.writes[b] = sh.writes[b].wrapping_add(1);
+            if let Some(l) = sh.find(key) {
+                if sh.slab.state[l.slot as usize] & (DIRTY | FLUSHING) == 0 {
+                    sh.invalidate(key, l);
+                }
+            }
+        }
     }
 
     /// A forwarded op completed. `buf` is the op's buffer (a read's data, to fill from and to overlay newer
@@ -1306,11 +1357,11 @@ impl Cache {
                 // now holds all of it: a whole-line write, no write-back in flight, no racing write.
                 if st & DIRTY != 0 {
                     if ok && sp.full && st & FLUSHING == 0 && !changed {
-                        sh.make_clean(l, &self.g);
+                        sh.make_clean(key, l, &self.g);
                     } else if st & FLUSHING != 0 {
                         // The write-back in flight may land before or after this write: it must not clean
                         // the line.
-                        sh.make_dirty(l, &self.g);
+                        sh.make_dirty(key, l, &self.g);
                     }
                 } else if changed {
                     sh.invalidate(key, l);
@@ -1341,11 +1392,27 @@ impl Cache {
     /// [`Cache::next_flush`] restricted to the targets `accept` takes (a worker that can only write to its own
     /// targets). Lines of other targets wait for a caller that accepts them.
     pub fn next_flush_for(&self, all: bool, buf: &mut [u8], accept: &dyn Fn(u16) -> bool) -> Option<Flush> {
-        assert!(buf.len() >= self.config.line_bytes as usize, "flush buffer shorter than a line");
         if all {
             let _ =
                 self.dirty_at_end.compare_exchange(u64::MAX, self.g.dirty.load(Relaxed), Relaxed, Relaxed);
         }
+        self.next_writeback(all, buf, accept)
+    }
+
+    /// The next dirty line of `target` to write back, whatever the dirty share: what a flush of that target
+    /// (fsync) waits for, line by line, until [`Cache::dirty_lines_of`] says none is left.
+    pub fn next_flush_of(&self, target: u16, buf: &mut [u8]) -> Option<Flush> {
+        self.next_writeback(true, buf, &|t| t == target)
+    }
+
+    /// Dirty lines of `target` (and of the targets that share its count: ids equal modulo 32), those being
+    /// written back included. A flush of `target` is done when this is 0.
+    pub fn dirty_lines_of(&self, target: u16) -> u64 {
+        self.g.dirty_of[dirty_bucket(key_of(target, 0))].load(Relaxed)
+    }
+
+    fn next_writeback(&self, all: bool, buf: &mut [u8], accept: &dyn Fn(u16) -> bool) -> Option<Flush> {
+        assert!(buf.len() >= self.config.line_bytes as usize, "flush buffer shorter than a line");
         let n = self.shards.len();
         let start = self.flush_cursor.fetch_add(1, Relaxed) % n;
         if self.g.wb_queued.load(Relaxed) > 0 {
@@ -1399,7 +1466,7 @@ impl Cache {
         sh.writes[b] = sh.writes[b].wrapping_add(1);
         sh.c.writebacks += u64::from(ok);
         if ok && gen == flush.id {
-            self.g.dirty.fetch_sub(1, Relaxed);
+            self.g.cleaned(key);
             sh.slab.state[l.slot as usize] = gen;
             if let Place::Wb(e) = l.place {
                 let slot = sh.wb.remove(e);

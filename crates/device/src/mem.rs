@@ -140,6 +140,13 @@ impl MemStore {
         }
     }
 
+    /// Discards `len` bytes at `offset` (a trim): they read back as zeros, as a RAM disk's discarded pages do.
+    pub fn discard(&self, offset: u64, len: usize) {
+        for word in self.range(offset, len) {
+            word.store(0, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
     #[inline]
     fn range(&self, offset: u64, len: usize) -> &[AtomicU64] {
         assert!(

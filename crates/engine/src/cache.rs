@@ -25,7 +25,7 @@
 //! reads are served from), so it is not a cache image anyone could recover; see docs/CACHE.md.
 
 use crate::tags::Tags;
-use crate::{Completion, Engine, EngineError, Op};
+use crate::{Completion, Engine, EngineError, Op, OpKind, WriteSync};
 use iolab_cache::{Cache, DeviceIo, Flush, ReadOutcome, SeqDetector, Ticket, WriteOutcome};
 use iolab_sim::{Done, Request, SharedDevice};
 use std::sync::Arc;
@@ -142,6 +142,9 @@ pub struct CacheEngine<E: Engine> {
     /// write-backs read their line into (shared by them all, never read by us).
     dev_slots: u32,
     line_bytes: u64,
+    /// Flushes (fsync) of the worker waiting for their target's dirty lines to be written back: a flush is
+    /// forwarded to the target only when none is left, so it never says durable what is only in RAM.
+    held_flushes: Vec<Op>,
 }
 
 impl<E: Engine> CacheEngine<E> {
@@ -158,7 +161,9 @@ impl<E: Engine> CacheEngine<E> {
             None => (Vec::new(), Vec::new()),
         };
         let line_bytes = wc.cache.config().line_bytes as u64;
+        let held_flushes = Vec::with_capacity(slots as usize);
         CacheEngine {
+            held_flushes,
             inner,
             wc,
             seq,
@@ -181,7 +186,17 @@ impl<E: Engine> CacheEngine<E> {
         let rd = self.wc.real_dev.expect("a real cache device");
         let max = self.inner.buffer_mut(buf).len() as u64;
         let (at, dlen) = rd.extent(self.line_bytes, id, offset, len, max);
-        self.inner.push(Op { user_data: tag as u64, write, target: rd.target, offset: at, len: dlen, buf });
+        let kind = if write { OpKind::Write } else { OpKind::Read };
+        let op = Op {
+            user_data: tag as u64,
+            kind,
+            sync: WriteSync::None,
+            target: rd.target,
+            offset: at,
+            len: dlen,
+            buf,
+        };
+        self.inner.push(op);
         self.in_inner += 1;
         self.wc.cache.note_device_io(if write { DeviceIo::Write } else { DeviceIo::Read });
     }
@@ -216,7 +231,7 @@ impl<E: Engine> CacheEngine<E> {
             let buf = self.dev_bufs.pop().expect("more ops in flight than device buffers (bug)");
             let tag = self.take_tag(Pending::DevIo { op, buf });
             let id = self.wc.ids[op.target as usize];
-            return self.push_dev(tag, op.write, id, op.offset, op.len, buf);
+            return self.push_dev(tag, op.kind == OpKind::Write, id, op.offset, op.len, buf);
         }
         match self.wc.dev.clone() {
             // A hit in RAM is done when its copy is: the caller counts it from then, however long it takes to
@@ -234,9 +249,32 @@ impl<E: Engine> CacheEngine<E> {
                 let now = self.inner.now_ns();
                 let tag = self.take_tag(Pending::DevHit { op });
                 let offset = (op.offset % self.wc.dev_size.max(1)) & !511;
-                dev.submit(client, now, Request { tag: tag as u64, write: op.write, offset, len: op.len });
+                let write = op.kind == OpKind::Write;
+                dev.submit(client, now, Request { tag: tag as u64, write, offset, len: op.len });
                 self.in_dev += 1;
             }
+        }
+    }
+
+    /// For each held flush: writes back the dirty lines of its target while staging buffers are free, and
+    /// forwards the flush once the target has none left (written back and acknowledged by the target).
+    #[inline(never)]
+    fn advance_held_flushes(&mut self) {
+        let mut i = 0;
+        while i < self.held_flushes.len() {
+            let op = self.held_flushes[i];
+            let id = self.wc.ids[op.target as usize];
+            if self.wc.cache.dirty_lines_of(id) == 0 {
+                self.held_flushes.swap_remove(i);
+                self.forward(op, None);
+                continue;
+            }
+            while let Some(&buf) = self.staging.last() {
+                let Some(wb) = self.wc.cache.next_flush_of(id, self.inner.buffer_mut(buf)) else { break };
+                self.staging.pop();
+                self.push_writeback(wb, buf);
+            }
+            i += 1;
         }
     }
 
@@ -250,17 +288,23 @@ impl<E: Engine> CacheEngine<E> {
                 return true;
             };
             self.staging.pop();
-            if let Some(rd) = self.wc.real_dev {
-                // A flash cache reads the line from its device before writing it to the target.
-                let tag = self.take_tag(Pending::FlushRead { flush, buf });
-                let sink = rd.first_buf + self.dev_slots + FILL_STAGING;
-                self.push_dev(tag, false, flush.target, flush.offset, flush.len, sink);
-                continue;
-            }
-            let tag = self.take_tag(Pending::Flush { flush, buf });
-            self.push_flush_write(tag, flush, buf);
+            self.push_writeback(flush, buf);
         }
         false
+    }
+
+    /// Pushes the write-back of `flush` held in staging buffer `buf`: to its target, or, with a real cache
+    /// device, first a read of the line from that device.
+    fn push_writeback(&mut self, flush: Flush, buf: u32) {
+        if let Some(rd) = self.wc.real_dev {
+            // A flash cache reads the line from its device before writing it to the target.
+            let tag = self.take_tag(Pending::FlushRead { flush, buf });
+            let sink = rd.first_buf + self.dev_slots + FILL_STAGING;
+            self.push_dev(tag, false, flush.target, flush.offset, flush.len, sink);
+            return;
+        }
+        let tag = self.take_tag(Pending::Flush { flush, buf });
+        self.push_flush_write(tag, flush, buf);
     }
 
     /// Pushes a write-back of `flush` from staging buffer `buf` to its target.
@@ -273,7 +317,8 @@ impl<E: Engine> CacheEngine<E> {
             .expect("a flush for a target of this worker") as u16;
         self.inner.push(Op {
             user_data: tag as u64,
-            write: true,
+            kind: OpKind::Write,
+            sync: WriteSync::None,
             target,
             offset: flush.offset,
             len: flush.len,
@@ -357,6 +402,9 @@ impl<E: Engine> CacheEngine<E> {
 impl<E: Engine> crate::Holding for CacheEngine<E> {
     fn before_turn(&mut self) {
         self.issue_flushes(false);
+        if !self.held_flushes.is_empty() {
+            self.advance_held_flushes();
+        }
     }
     fn clock(&self) -> u64 {
         self.inner.now_ns()
@@ -387,9 +435,20 @@ impl<E: Engine> Engine for CacheEngine<E> {
         let Some(&id) = self.wc.ids.get(op.target as usize) else {
             return self.forward(op, None);
         };
-        let bypass = self.seq.observe(op.target, op.offset, op.len);
+        match op.kind {
+            // Held until the target has no dirty line left (at once, without a write-back cache).
+            OpKind::Flush => return self.held_flushes.push(op),
+            OpKind::Trim => {
+                self.wc.cache.discard(id, op.offset, op.len);
+                return self.forward(op, None);
+            }
+            OpKind::Read | OpKind::Write => {}
+        }
+        // A synchronous write is not durable in a RAM cache: it goes to the target (the cached lines take its
+        // data), as the sequential cut-off's writes do.
+        let bypass = self.seq.observe(op.target, op.offset, op.len) || op.sync.is_durable();
         let len = op.len as usize;
-        if op.write {
+        if op.kind == OpKind::Write {
             let data = &self.inner.buffer_mut(op.buf)[..len];
             match self.wc.cache.write(id, op.offset, data, bypass) {
                 WriteOutcome::Absorbed => self.served(op),
@@ -514,7 +573,7 @@ mod tests {
     }
 
     fn read(offset: u64) -> Op {
-        Op { user_data: 11, write: false, target: 0, offset, len: 4096, buf: 0 }
+        Op { user_data: 11, kind: OpKind::Read, sync: WriteSync::None, target: 0, offset, len: 4096, buf: 0 }
     }
 
     /// Issue 25, item 2: a hit in RAM is done when its copy is. However late the worker comes back for it (here
@@ -555,7 +614,18 @@ mod tests {
     fn cache_write_back_write_is_absorbed_until_finish() {
         let (mut e, store) = cached(CacheMode::WriteBack);
         e.buffer_mut(1).fill(0xAB);
-        let c = one(&mut e, Op { user_data: 5, write: true, target: 0, offset: 8192, len: 4096, buf: 1 });
+        let c = one(
+            &mut e,
+            Op {
+                user_data: 5,
+                kind: OpKind::Write,
+                sync: WriteSync::None,
+                target: 0,
+                offset: 8192,
+                len: 4096,
+                buf: 1,
+            },
+        );
         assert_eq!((c.user_data, c.result, c.cached), (5, 4096, true));
         assert!(e.inner.pushed.is_empty(), "an absorbed write does not reach the target");
         let mut on_target = [0u8; 4096];
@@ -565,14 +635,87 @@ mod tests {
         store.read(8192, &mut on_target);
         assert!(on_target.iter().all(|&b| b == 0xAB), "finish writes the dirty line back");
         let flush = e.inner.pushed.first().copied().expect("a write-back");
-        assert!(flush.write && flush.buf >= 2 * QD, "from a staging buffer: {flush:?}");
+        assert!(flush.kind == OpKind::Write && flush.buf >= 2 * QD, "from a staging buffer: {flush:?}");
+    }
+
+    fn write_at(offset: u64, sync: WriteSync) -> Op {
+        Op { user_data: 5, kind: OpKind::Write, sync, target: 0, offset, len: 4096, buf: 1 }
+    }
+
+    fn flush() -> Op {
+        Op { user_data: 9, kind: OpKind::Flush, sync: WriteSync::Dsync, target: 0, offset: 0, len: 0, buf: 0 }
+    }
+
+    /// Issue 27, item 6: a write-back cache that acknowledged a flush while the data was only in RAM would
+    /// lose what the application was told is durable. The flush completes only after the dirty lines of its
+    /// target were written back (and the target acknowledged them), then the flush itself reached the target.
+    #[test]
+    fn a_write_back_cache_acknowledges_a_flush_only_after_the_data_reached_the_target() {
+        let (mut e, store) = cached(CacheMode::WriteBack);
+        e.buffer_mut(1).fill(0xCD);
+        for offset in [0, 8192, 65536] {
+            let c = one(&mut e, write_at(offset, WriteSync::None));
+            assert!(c.cached, "absorbed");
+        }
+        assert!(e.inner.pushed.is_empty());
+        let c = one(&mut e, flush());
+        assert_eq!((c.user_data, c.result), (9, 0));
+        for offset in [0, 8192, 65536] {
+            let mut on_target = [0u8; 4096];
+            store.read(offset, &mut on_target);
+            assert!(
+                on_target.iter().all(|&b| b == 0xCD),
+                "line at {offset} reached the target before the flush"
+            );
+        }
+        let kinds: Vec<OpKind> = e.inner.pushed.iter().map(|o| o.kind).collect();
+        assert_eq!(
+            kinds,
+            [OpKind::Write, OpKind::Write, OpKind::Write, OpKind::Flush],
+            "write-backs, then the flush"
+        );
+        assert_eq!(e.wc.cache.dirty_lines(), 0);
+    }
+
+    /// A synchronous write is durable when it completes: a write-back cache does not absorb it.
+    #[test]
+    fn a_write_back_cache_sends_a_synchronous_write_to_the_target() {
+        let (mut e, store) = cached(CacheMode::WriteBack);
+        e.buffer_mut(1).fill(0xEF);
+        let c = one(&mut e, write_at(4096, WriteSync::Dsync));
+        assert!(!c.cached);
+        let pushed = e.inner.pushed.first().copied().expect("forwarded");
+        assert_eq!((pushed.kind, pushed.sync), (OpKind::Write, WriteSync::Dsync));
+        let mut on_target = [0u8; 4096];
+        store.read(4096, &mut on_target);
+        assert!(on_target.iter().all(|&b| b == 0xEF));
+    }
+
+    /// Without a write-back cache a flush goes straight to the target.
+    #[test]
+    fn a_write_through_cache_forwards_a_flush_at_once() {
+        let (mut e, _store) = cached(CacheMode::WriteThrough);
+        one(&mut e, flush());
+        let kinds: Vec<OpKind> = e.inner.pushed.iter().map(|o| o.kind).collect();
+        assert_eq!(kinds, [OpKind::Flush]);
     }
 
     #[test]
     fn cache_write_through_reaches_the_target_and_updates_the_line() {
         let (mut e, store) = cached(CacheMode::WriteThrough);
         e.buffer_mut(1).fill(0x77);
-        let c = one(&mut e, Op { user_data: 6, write: true, target: 0, offset: 0, len: 4096, buf: 1 });
+        let c = one(
+            &mut e,
+            Op {
+                user_data: 6,
+                kind: OpKind::Write,
+                sync: WriteSync::None,
+                target: 0,
+                offset: 0,
+                len: 4096,
+                buf: 1,
+            },
+        );
         assert_eq!((c.result, c.cached), (4096, false));
         let mut on_target = [0u8; 4096];
         store.read(0, &mut on_target);

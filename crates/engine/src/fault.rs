@@ -33,7 +33,7 @@
 //! damaged); `bit-flip-read` records stay in the worker's engine and are merged once, when it is dropped.
 
 use crate::tags::Tags;
-use crate::{Completion, Engine, EngineError, Op};
+use crate::{Completion, Engine, EngineError, Op, OpKind};
 use iolab_plan::rng::Rng;
 use iolab_spec::{InjectKind, InjectSpec, InjectWhen};
 use iolab_verify::{InjectCount, InjectResult};
@@ -408,7 +408,8 @@ impl<E: Engine> FaultEngine<E> {
         let mut fault = Fault::None;
         let mut delay = 0u64;
         // Ops for other files of the engine (a real cache device, `--cache-dev PATH`) are not the target's I/O.
-        if op.target as usize >= self.wf.ids.len() {
+        // Faults are of data: a flush or a trim carries none.
+        if op.target as usize >= self.wf.ids.len() || !matches!(op.kind, OpKind::Read | OpKind::Write) {
             return (fault, delay);
         }
         let region = self.wf.regions.get(op.target as usize).copied();
@@ -417,7 +418,7 @@ impl<E: Engine> FaultEngine<E> {
         for (i, s) in self.streams.iter_mut().enumerate() {
             let spec = i as u16;
             let (reads, writes) = s.kind.applies_to();
-            if !(if op.write { writes } else { reads }) || op.len == 0 {
+            if !(if op.kind == OpKind::Write { writes } else { reads }) || op.len == 0 {
                 continue;
             }
             // Kinds that need room: ineligible ops do not count towards `@N`.
@@ -564,7 +565,9 @@ impl<E: Engine> FaultEngine<E> {
                 Fault::Misdirected { to, .. } if c.result > 0 => {
                     faults.record(t, Some((to, to + c.result as u64)), &[], 0);
                 }
-                Fault::None | Fault::FlipWrite { .. } | Fault::Torn { .. } if op.write && c.result > 0 => {
+                Fault::None | Fault::FlipWrite { .. } | Fault::Torn { .. }
+                    if op.kind == OpKind::Write && c.result > 0 =>
+                {
                     faults.record(t, Some((op.offset, op.offset + c.result as u64)), &[], 0);
                 }
                 _ => {}
@@ -585,9 +588,12 @@ impl<E: Engine> FaultEngine<E> {
         let b = self.block;
         let overlaps = |w: &Op, r: &Op, byte: u32| {
             let blk = (r.offset + byte as u64) / b * b;
-            w.write && w.target == r.target && w.offset < blk + b && blk < w.offset + w.len as u64
+            w.kind == OpKind::Write
+                && w.target == r.target
+                && w.offset < blk + b
+                && blk < w.offset + w.len as u64
         };
-        if op.write {
+        if op.kind == OpKind::Write {
             for &r in &self.flip_reads {
                 let re = self.entries.get_mut(r);
                 if let Fault::FlipRead { byte, .. } = re.fault {
@@ -781,9 +787,10 @@ impl<E: Engine> Drop for FaultEngine<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::WriteSync;
 
     fn op(offset: u64, len: u32) -> Op {
-        Op { user_data: 0, write: true, target: 0, offset, len, buf: 0 }
+        Op { user_data: 0, kind: OpKind::Write, sync: WriteSync::None, target: 0, offset, len, buf: 0 }
     }
 
     #[test]

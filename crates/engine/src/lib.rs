@@ -35,8 +35,10 @@ pub mod worker;
 pub struct Op {
     /// Returned unchanged in the [`Completion`]: slot index and generation.
     pub user_data: u64,
-    /// Write (true) or read.
-    pub write: bool,
+    /// What it does: read, write, flush (offset and length 0) or trim.
+    pub kind: OpKind,
+    /// A write's durability when it completes: plain, or synchronous (RWF_DSYNC, RWF_SYNC).
+    pub sync: WriteSync,
     /// Index into the engine's targets.
     pub target: u16,
     /// Byte offset.
@@ -46,6 +48,9 @@ pub struct Op {
     /// Index of the engine buffer that holds the data.
     pub buf: u32,
 }
+
+pub use iolab_plan::gen::OpKind;
+pub use iolab_spec::WriteSync;
 
 /// One finished I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

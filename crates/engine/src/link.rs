@@ -9,7 +9,7 @@
 //! straight through.
 
 use crate::tags::Tags;
-use crate::{Completion, Engine, EngineError, Op};
+use crate::{Completion, Engine, EngineError, Op, OpKind};
 use iolab_sim::LinkTiming;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -115,7 +115,11 @@ impl<E: Engine> LinkEngine<E> {
             e.result = c.result;
             let op = e.op;
             let back = match self.link_of(op.target) {
-                Some(link) => link.lock().unwrap_or_else(|p| p.into_inner()).to_host(now, op.write, op.len),
+                Some(link) => link.lock().unwrap_or_else(|p| p.into_inner()).to_host(
+                    now,
+                    op.kind != OpKind::Read,
+                    op.len,
+                ),
                 None => now,
             };
             if back <= now {
@@ -160,7 +164,11 @@ impl<E: Engine> Engine for LinkEngine<E> {
         let now = self.inner.now_ns();
         match self.link_of(op.target) {
             Some(link) => {
-                let at = link.lock().unwrap_or_else(|p| p.into_inner()).to_device(now, op.write, op.len);
+                let at = link.lock().unwrap_or_else(|p| p.into_inner()).to_device(
+                    now,
+                    op.kind == OpKind::Write,
+                    op.len,
+                );
                 let s = self.next_seq();
                 self.outbound.push(Reverse((at, s, tag)));
             }
@@ -208,7 +216,15 @@ mod tests {
     /// Pushes `op` and returns when its completion comes back, on the engine's clock.
     fn completes_at(e: &mut LinkEngine<SimEngine>, write: bool, len: u32) -> u64 {
         let t0 = e.now_ns();
-        e.push(Op { user_data: 7, write, target: 0, offset: 0, len, buf: u32::from(write) });
+        e.push(Op {
+            user_data: 7,
+            kind: if write { OpKind::Write } else { OpKind::Read },
+            sync: crate::WriteSync::None,
+            target: 0,
+            offset: 0,
+            len,
+            buf: u32::from(write),
+        });
         let mut out = Vec::new();
         while out.is_empty() {
             e.submit_and_reap(None, &mut out).expect("submit_and_reap");
@@ -240,7 +256,15 @@ mod tests {
     fn link_payloads_queue_behind_each_other_on_one_pipe() {
         let mut e = over_sim(link());
         for i in 0..2 {
-            e.push(Op { user_data: i, write: true, target: 0, offset: 0, len: 65536, buf: 1 });
+            e.push(Op {
+                user_data: i,
+                kind: OpKind::Write,
+                sync: crate::WriteSync::None,
+                target: 0,
+                offset: 0,
+                len: 65536,
+                buf: 1,
+            });
         }
         let mut out = Vec::new();
         let mut at = Vec::new();

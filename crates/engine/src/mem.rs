@@ -3,7 +3,7 @@
 //! slot keeping, time stamps and histogram recording.
 
 use crate::buffers::Buffers;
-use crate::{Completion, Engine, EngineError, Op, RealClock};
+use crate::{Completion, Engine, EngineError, Op, OpKind, RealClock};
 use iolab_device::MemStore;
 use std::sync::Arc;
 
@@ -61,10 +61,11 @@ impl Engine for MemEngine {
         for op in self.queued.drain(..) {
             if let Some(store) = &self.store {
                 let len = op.len as usize;
-                if op.write {
-                    store.write(op.offset, &self.buffers.get(op.buf)[..len]);
-                } else {
-                    store.read(op.offset, &mut self.buffers.get_mut(op.buf)[..len]);
+                match op.kind {
+                    OpKind::Write => store.write(op.offset, &self.buffers.get(op.buf)[..len]),
+                    OpKind::Read => store.read(op.offset, &mut self.buffers.get_mut(op.buf)[..len]),
+                    OpKind::Trim => store.discard(op.offset, len),
+                    OpKind::Flush => {} // RAM holds nothing volatile beneath it
                 }
             }
             out.push(Completion {

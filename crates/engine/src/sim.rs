@@ -16,7 +16,7 @@
 use crate::buffers::Buffers;
 use crate::tags::Tags;
 use crate::timeline::Seat;
-use crate::{Completion, Engine, EngineError, Op, RealClock};
+use crate::{Completion, Engine, EngineError, Op, OpKind, RealClock};
 use iolab_sim::{Done, Request, SharedDevice, SparseStore};
 use std::sync::Arc;
 
@@ -143,7 +143,7 @@ impl SimEngine {
         }
         for d in self.done.drain(..) {
             let op = self.ops.remove(d.tag as u32);
-            if !op.write {
+            if op.kind == OpKind::Read {
                 if let Some(store) = &self.targets[op.target as usize].store {
                     store.read(op.offset, &mut self.buffers.get_mut(op.buf)[..op.len as usize]);
                 }
@@ -181,7 +181,7 @@ impl Engine for SimEngine {
     }
     fn push(&mut self, op: Op) {
         let t = &self.targets[op.target as usize];
-        if op.write {
+        if op.kind == OpKind::Write {
             if let Some(store) = &t.store {
                 // The device holds the data from the moment it accepts the write; a read issued after the
                 // write completed sees it.
@@ -193,7 +193,7 @@ impl Engine for SimEngine {
         t.device.submit(
             self.client,
             now,
-            Request { tag: tag as u64, write: op.write, offset: op.offset, len: op.len },
+            Request { tag: tag as u64, write: op.kind.changes_data(), offset: op.offset, len: op.len },
         );
     }
     fn submit_and_reap(

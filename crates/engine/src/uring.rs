@@ -14,11 +14,46 @@
 //! after that, the slab is leaked rather than freed, so the kernel can never write into freed memory.
 
 use crate::buffers::Buffers;
-use crate::{Completion, Engine, EngineError, Op, RealClock};
+use crate::{Completion, Engine, EngineError, Op, OpKind, RealClock, WriteSync};
 use io_uring::{opcode, types, IoUring};
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
+
+/// The block layer's io_uring discard command, `_IO(0x12, 0)` (include/uapi/linux/fs.h, `BLOCK_URING_CMD_DISCARD`).
+const BLOCK_URING_CMD_DISCARD: u32 = 0x12 << 8;
+
+/// Builds an SQE on `op`'s target: its registered index when files are registered, else its fd. (The two
+/// target types share a trait the io-uring crate keeps private, so this is a macro, not a function.)
+macro_rules! on_target {
+    ($engine:expr, $op:expr, |$t:ident| $sqe:expr) => {
+        if $engine.fixed_files {
+            let $t = types::Fixed(u32::from($op.target));
+            $sqe
+        } else {
+            let $t = types::Fd($engine.files[$op.target as usize].as_raw_fd());
+            $sqe
+        }
+    };
+}
+
+/// A write's `rw_flags`: RWF_DSYNC or RWF_SYNC for a synchronous write, else none.
+fn rw_flags(op: &Op) -> i32 {
+    match op.sync {
+        WriteSync::None => 0,
+        WriteSync::Dsync => libc::RWF_DSYNC,
+        WriteSync::Sync => libc::RWF_SYNC,
+    }
+}
+
+/// A flush's flags: fdatasync when it asks for the data only ([`WriteSync::Dsync`]), else fsync.
+fn fsync_flags(op: Op) -> types::FsyncFlags {
+    if op.sync == WriteSync::Dsync {
+        types::FsyncFlags::DATASYNC
+    } else {
+        types::FsyncFlags::empty()
+    }
+}
 
 /// Applies setup flags to a ring builder.
 type RingSetup = fn(&mut io_uring::Builder);
@@ -28,6 +63,8 @@ pub struct UringEngine {
     ring: IoUring,
     buffers: Option<Buffers>,
     files: Vec<Arc<File>>,
+    /// Per file: a block device (trims go out as discards), else a file (trims punch holes).
+    block: Vec<bool>,
     fixed_files: bool,
     fixed_buffers: bool,
     features: Vec<String>,
@@ -127,10 +164,17 @@ impl UringEngine {
         } else {
             "no_ext_arg".into()
         });
+        let block = files
+            .iter()
+            .map(|f| {
+                f.metadata().is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
+            })
+            .collect();
         Ok(UringEngine {
             ring,
             buffers: Some(buffers),
             files,
+            block,
             fixed_files,
             fixed_buffers,
             features,
@@ -141,6 +185,56 @@ impl UringEngine {
 
     fn buffers_mut(&mut self) -> &mut Buffers {
         self.buffers.as_mut().expect("buffers present until drop")
+    }
+
+    /// The SQE of a read or write into buffer `op.buf`. The kernel will move up to `op.len` bytes there, so
+    /// the bounds are checked here: an op whose buffer index or length falls outside the registered buffers
+    /// panics (a bug of the caller) instead of reaching the kernel.
+    #[inline]
+    fn data_sqe(&mut self, op: &Op) -> io_uring::squeue::Entry {
+        let buffers = self.buffers_mut();
+        assert!(
+            op.buf < buffers.count() && op.len as usize <= buffers.buffer_size(),
+            "op on buffer {} of {} bytes outside the engine's {} buffers of {} bytes (bug)",
+            op.buf,
+            op.len,
+            buffers.count(),
+            buffers.buffer_size()
+        );
+        let ptr = buffers.as_mut_ptr(op.buf);
+        let (len, buf, off) = (op.len, op.buf as u16, op.offset);
+        let flags = rw_flags(op);
+        match (op.kind == OpKind::Write, self.fixed_buffers) {
+            (false, true) => {
+                on_target!(self, op, |t| opcode::ReadFixed::new(t, ptr, len, buf).offset(off).build())
+            }
+            (false, false) => on_target!(self, op, |t| opcode::Read::new(t, ptr, len).offset(off).build()),
+            (true, true) => on_target!(self, op, |t| {
+                opcode::WriteFixed::new(t, ptr, len, buf).offset(off).rw_flags(flags).build()
+            }),
+            (true, false) => {
+                on_target!(self, op, |t| opcode::Write::new(t, ptr, len).offset(off).rw_flags(flags).build())
+            }
+        }
+    }
+
+    /// The SQE of a trim: on a block device the block layer's discard command (Linux 6.12; older kernels
+    /// answer it with an error, counted per errno), on a file a punched hole (`fallocate` with PUNCH_HOLE and
+    /// KEEP_SIZE: the blocks are freed, the size kept).
+    fn trim_sqe(&self, op: &Op) -> io_uring::squeue::Entry {
+        if self.block[op.target as usize] {
+            let mut cmd = [0u8; 16];
+            cmd[..8].copy_from_slice(&u64::from(op.len).to_ne_bytes()); // sqe->addr3: the length
+            on_target!(self, op, |t| {
+                opcode::UringCmd16::new(t, BLOCK_URING_CMD_DISCARD).addr(Some(op.offset)).cmd(cmd).build()
+            })
+        } else {
+            let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+            on_target!(self, op, |t| opcode::Fallocate::new(t, u64::from(op.len))
+                .offset(op.offset)
+                .mode(mode)
+                .build())
+        }
     }
 
     fn reap_into(&mut self, out: &mut Vec<Completion>) {
@@ -175,61 +269,24 @@ impl Engine for UringEngine {
         self.buffers_mut().get_mut(buf)
     }
 
-    /// Queues `op` as an SQE that points into buffer `op.buf`. The kernel will write up to `op.len` bytes
-    /// there, so the bounds are checked here, where the `unsafe` push relies on them: an op whose buffer index
-    /// or length falls outside the registered buffers panics (a bug of the caller) instead of reaching the
-    /// kernel.
+    /// Queues `op` as one SQE: a read or write that points into buffer `op.buf` ([`UringEngine::data_sqe`]
+    /// checks the bounds the `unsafe` push relies on), or a flush or trim, which point at no memory.
     #[inline]
     fn push(&mut self, op: Op) {
-        let buffers = self.buffers_mut();
-        assert!(
-            op.buf < buffers.count() && op.len as usize <= buffers.buffer_size(),
-            "op on buffer {} of {} bytes outside the engine's {} buffers of {} bytes (bug)",
-            op.buf,
-            op.len,
-            buffers.count(),
-            buffers.buffer_size()
-        );
-        let ptr = buffers.as_mut_ptr(op.buf);
-        let sqe = match (op.write, self.fixed_files, self.fixed_buffers) {
-            (false, true, true) => {
-                opcode::ReadFixed::new(types::Fixed(op.target as u32), ptr, op.len, op.buf as u16)
-                    .offset(op.offset)
-                    .build()
-            }
-            (true, true, true) => {
-                opcode::WriteFixed::new(types::Fixed(op.target as u32), ptr, op.len, op.buf as u16)
-                    .offset(op.offset)
-                    .build()
-            }
-            (false, true, false) => {
-                opcode::Read::new(types::Fixed(op.target as u32), ptr, op.len).offset(op.offset).build()
-            }
-            (true, true, false) => {
-                opcode::Write::new(types::Fixed(op.target as u32), ptr, op.len).offset(op.offset).build()
-            }
-            (write, false, fixed_buf) => {
-                let fd = types::Fd(self.files[op.target as usize].as_raw_fd());
-                match (write, fixed_buf) {
-                    (false, true) => {
-                        opcode::ReadFixed::new(fd, ptr, op.len, op.buf as u16).offset(op.offset).build()
-                    }
-                    (true, true) => {
-                        opcode::WriteFixed::new(fd, ptr, op.len, op.buf as u16).offset(op.offset).build()
-                    }
-                    (false, false) => opcode::Read::new(fd, ptr, op.len).offset(op.offset).build(),
-                    (true, false) => opcode::Write::new(fd, ptr, op.len).offset(op.offset).build(),
-                }
-            }
+        let sqe = match op.kind {
+            OpKind::Read | OpKind::Write => self.data_sqe(&op),
+            OpKind::Flush => on_target!(self, op, |t| opcode::Fsync::new(t).flags(fsync_flags(op)).build()),
+            OpKind::Trim => self.trim_sqe(&op),
         }
         .user_data(op.user_data);
         // The ring has at least as many SQ entries as slots, and every loop submits what it pushed, so the SQ
         // cannot be full here; a full SQ means the caller broke the slot contract.
         assert!(self.in_flight < self.ring.params().sq_entries(), "more ops in flight than slots");
-        // SAFETY: the SQE points at buffer `op.buf` of the engine-owned slab (valid until the CQE is reaped; see
-        // the module docs and `worker/slots.rs`: a slot and its buffers are not reused before its completion),
-        // with `op.buf` a buffer of the slab and `op.len` <= the buffer size (both asserted above). The file
-        // index or fd refers to a file the engine keeps open (`self.files`) for the ring's whole life.
+        // SAFETY: a read or write SQE points at buffer `op.buf` of the engine-owned slab (valid until the CQE is
+        // reaped; see the module docs and `worker/slots.rs`: a slot and its buffers are not reused before its
+        // completion), with `op.buf` a buffer of the slab and `op.len` <= the buffer size (both asserted in
+        // `data_sqe`); a flush or trim SQE points at no memory. The file index or fd refers to a file the engine
+        // keeps open (`self.files`) for the ring's whole life.
         let pushed = unsafe { self.ring.submission().push(&sqe) };
         pushed.expect("submission queue has room for every slot");
         self.in_flight += 1;

@@ -18,7 +18,7 @@
 //! The op's `user_data` is replaced by the slot index (`buf / 2`: slot i uses buffers 2i and 2i+1) on the way
 //! down and restored on the way up.
 
-use crate::{Completion, Engine, EngineError, Op};
+use crate::{Completion, Engine, EngineError, Op, OpKind, WriteSync};
 use iolab_verify::{Outcome, Tally, Ticket, Verifier};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -76,7 +76,15 @@ impl<E: Engine> VerifyEngine<E> {
         let buffer_len = inner.buffer_mut(0).len() as u64;
         let per_slot = (buffer_len / block) as usize + 2;
         let qd = qd.max(1) as usize;
-        let idle = Op { user_data: 0, write: false, target: 0, offset: 0, len: 0, buf: 0 };
+        let idle = Op {
+            user_data: 0,
+            kind: OpKind::Read,
+            sync: WriteSync::None,
+            target: 0,
+            offset: 0,
+            len: 0,
+            buf: 0,
+        };
         VerifyEngine {
             inner,
             wv,
@@ -107,7 +115,9 @@ impl<E: Engine> VerifyEngine<E> {
         assert!(count as usize <= self.per_slot, "op longer than the buffer (bug)");
         let tickets = &mut self.tickets[slot * self.per_slot..][..count as usize];
         let end = op.offset + op.len as u64;
-        if op.write {
+        // A trim's data is gone: a verified job has none (the plan refuses them). A flush moves no data.
+        debug_assert!(op.kind != OpKind::Trim, "a trim in a verified run (bug)");
+        if op.kind == OpKind::Write {
             let now = self.inner.now_ns();
             let buf = self.inner.buffer_mut(op.buf);
             for (k, t) in tickets.iter_mut().enumerate() {
@@ -118,7 +128,7 @@ impl<E: Engine> VerifyEngine<E> {
                     v.stamp(&mut buf[at..at + self.block as usize], id, boff, *t, now);
                 }
             }
-        } else {
+        } else if op.kind == OpKind::Read {
             for (k, t) in tickets.iter_mut().enumerate() {
                 *t = v.begin_read(id, first + k as u64 * self.block);
             }
@@ -143,12 +153,12 @@ impl<E: Engine> VerifyEngine<E> {
         // `result` bytes on a short transfer.
         let done_end = op.offset + c.result.max(0) as u64;
         let whole = |boff: u64| boff >= op.offset && boff + self.block <= done_end;
-        if op.write {
+        if op.kind == OpKind::Write {
             for (k, t) in tickets.iter().enumerate() {
                 let boff = first + k as u64 * self.block;
                 v.end_write(id, boff, *t, c.result >= 0 && whole(boff));
             }
-        } else if c.result >= 0 {
+        } else if op.kind == OpKind::Read && c.result >= 0 {
             let readback = s.user_data.is_none();
             let buf = self.inner.buffer_mut(op.buf);
             for (k, t) in tickets.iter().enumerate() {
@@ -196,7 +206,8 @@ impl<E: Engine> VerifyEngine<E> {
                 let slot = free.pop().expect("a free slot");
                 let op = Op {
                     user_data: 0,
-                    write: false,
+                    kind: OpKind::Read,
+                    sync: WriteSync::None,
                     target,
                     offset,
                     len: (blocks * self.block) as u32,

@@ -26,6 +26,7 @@ use iolab_engine::sim::SimEngine;
 use iolab_engine::sync::SyncEngine;
 use iolab_engine::uring::{self, UringEngine};
 use iolab_engine::{Completion, Engine, Op, RealClock};
+use iolab_engine::{OpKind, WriteSync};
 use iolab_spec::DataPattern;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -96,7 +97,15 @@ impl Mono {
 }
 
 fn op(i: u64, write: bool, offset: u64, len: u32, buf: u32) -> Op {
-    Op { user_data: TAG | i << 32 | buf as u64, write, target: 0, offset, len, buf }
+    Op {
+        user_data: TAG | i << 32 | buf as u64,
+        kind: if write { OpKind::Write } else { OpKind::Read },
+        sync: WriteSync::None,
+        target: 0,
+        offset,
+        len,
+        buf,
+    }
 }
 
 /// Calls `submit_and_reap(None)` until `n` completions came back; fails on a hang (10 s or 100k calls).
@@ -170,7 +179,7 @@ fn check<E: Engine>(p: Profile, make: impl Fn(Buffers) -> E) {
             })
             .collect();
         for (k, o) in ops.iter().enumerate() {
-            if !o.write {
+            if o.kind == OpKind::Read {
                 e.buffer_mut(o.buf).fill(0xEE);
             }
             e.push(*o);
@@ -188,7 +197,7 @@ fn check<E: Engine>(p: Profile, make: impl Fn(Buffers) -> E) {
                 let mut on_target = vec![0u8; len];
                 (d.peek)(o.offset, &mut on_target);
                 let buf = &e.buffer_mut(o.buf)[..len];
-                if o.write {
+                if o.kind == OpKind::Write {
                     assert!(buf == &on_target[..], "{label} (a): write of {o:?} did not reach the target");
                 } else {
                     let want: Vec<u8> = (o.offset..o.offset + len as u64).map(d.initial).collect();

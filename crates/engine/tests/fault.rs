@@ -16,6 +16,7 @@ use iolab_engine::fault::{FaultEngine, Faults, WorkerFaults};
 use iolab_engine::mem::MemEngine;
 use iolab_engine::sim::SimTarget;
 use iolab_engine::{run_worker, Completion, Engine, EngineChoice, Op, RealClock, WorkerOutput, WorkerSetup};
+use iolab_engine::{OpKind, WriteSync};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{DataPattern, InjectSpec, JobSpec, SimSpec, TargetSpec};
 use iolab_verify::{InjectCount, InjectResult};
@@ -420,7 +421,15 @@ fn reap_all(e: &mut impl Engine, n: usize) -> Vec<Completion> {
 }
 
 fn op(user_data: u64, write: bool, offset: u64, len: u32, buf: u32) -> Op {
-    Op { user_data, write, target: 0, offset, len, buf }
+    Op {
+        user_data,
+        kind: if write { OpKind::Write } else { OpKind::Read },
+        sync: WriteSync::None,
+        target: 0,
+        offset,
+        len,
+        buf,
+    }
 }
 
 fn differing_bits(a: &[u8], b: &[u8]) -> u32 {

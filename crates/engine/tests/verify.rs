@@ -4,7 +4,7 @@
 
 use iolab_device::MemStore;
 use iolab_engine::verify::WorkerVerify;
-use iolab_engine::{run_worker, EngineChoice, WorkerOutput, WorkerSetup};
+use iolab_engine::{run_worker, EngineChoice, OpKind, WorkerOutput, WorkerSetup};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{JobSpec, TargetSpec};
 use iolab_verify::{FailMode, MismatchClass, TargetInfo, Verifier, VerifyConfig};
@@ -192,7 +192,7 @@ impl iolab_engine::Engine for FlakyReads {
         self.inner.buffer_mut(buf)
     }
     fn push(&mut self, op: iolab_engine::Op) {
-        self.reads.insert(op.user_data, (op.offset, op.write));
+        self.reads.insert(op.user_data, (op.offset, op.kind == OpKind::Write));
         self.inner.push(op);
     }
     fn submit_and_reap(

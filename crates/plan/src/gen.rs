@@ -6,13 +6,45 @@ use crate::dist::SlotSampler;
 use crate::rng::Rng;
 use crate::{Region, WorkerPlan};
 
+/// What an op does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    /// Reads `len` bytes at `offset`.
+    Read,
+    /// Writes `len` bytes at `offset`.
+    Write,
+    /// Makes the target's completed writes durable (fsync or fdatasync; on a block device, a cache flush);
+    /// `offset` and `len` are 0.
+    Flush,
+    /// Discards `len` bytes at `offset` (trim; a punched hole in a file): their data is gone.
+    Trim,
+}
+
+impl OpKind {
+    /// The op changes data on the target (a write or a trim).
+    #[inline]
+    pub fn changes_data(self) -> bool {
+        matches!(self, OpKind::Write | OpKind::Trim)
+    }
+
+    /// The name in results and traces: `read`, `write`, `flush`, `trim`.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Flush => "flush",
+            OpKind::Trim => "trim",
+        }
+    }
+}
+
 /// One generated I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GenOp {
     /// Index into the worker's targets.
     pub target: u16,
-    /// Write (true) or read.
-    pub write: bool,
+    /// What it does.
+    pub kind: OpKind,
     /// Byte offset in the target.
     pub offset: u64,
     /// Length in bytes.
@@ -35,6 +67,8 @@ struct SpecGen {
     /// Reads if a 32-bit draw is below this; u64 so 100% is reachable.
     read_below: u64,
     random_below: u64,
+    /// Trims if a 32-bit draw is below this (no draw when 0, so jobs without trims keep their stream).
+    trim_below: u64,
 }
 
 /// Generates a worker's I/O.
@@ -92,6 +126,7 @@ impl OpGen {
                 sizes,
                 read_below: pct_threshold(s.read_pct),
                 random_below: pct_threshold(s.random_pct),
+                trim_below: pct_threshold(s.trim_pct),
             });
         }
         OpGen {
@@ -123,7 +158,13 @@ impl OpGen {
         let si = pick(&self.spec_cum, &mut self.rng);
         let (read_below, random_below) = (self.specs[si].read_below, self.specs[si].random_below);
         let zi = pick(&self.specs[si].size_cum, &mut self.rng);
-        let write = !self.coin(read_below);
+        let kind = if self.coin(self.specs[si].trim_below) {
+            OpKind::Trim
+        } else if self.coin(read_below) {
+            OpKind::Read
+        } else {
+            OpKind::Write
+        };
         let random = self.coin(random_below);
         let region = self.regions[t];
         let size = &self.specs[si].sizes[zi];
@@ -138,6 +179,6 @@ impl OpGen {
             self.seq_next[t] = next + len;
             next
         };
-        GenOp { target: t as u16, write, offset: region.offset + rel, len: len as u32 }
+        GenOp { target: t as u16, kind, offset: region.offset + rel, len: len as u32 }
     }
 }

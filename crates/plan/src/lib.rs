@@ -166,6 +166,44 @@ pub struct WorkerPlan {
     pub max_bs: u64,
     /// This worker's users and transactions; when set, the engine runs transactions instead of the op loop.
     pub loadgen: Option<loadgen::WorkerTxnPlan>,
+    /// How its writes are made durable: flushes every N writes, synchronous writes.
+    #[serde(default, skip_serializing_if = "Durability::is_plain")]
+    pub durability: Durability,
+}
+
+/// How a worker makes its writes durable ([`iolab_spec::durability`]): a flush after every `flush_every`
+/// writes (the worker lets its in-flight ops complete, issues the flush, and issues the next op when the flush
+/// completes, as an application that commits does), and synchronous writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Durability {
+    /// Flush after every this many writes; 0: never.
+    pub flush_every: u32,
+    /// The flush is fdatasync (the data and the metadata needed to read it) rather than fsync.
+    pub flush_data_only: bool,
+    /// Each write durable when it completes (O_DSYNC, O_SYNC).
+    pub write_sync: iolab_spec::WriteSync,
+}
+
+impl Durability {
+    /// Nothing asked: no flushes, plain writes (what the plan's JSON leaves out).
+    pub fn is_plain(&self) -> bool {
+        *self == Durability::default()
+    }
+
+    /// The worker's durability from its merged layer: `fsync` or `fdatasync` (not both), and `sync`.
+    fn of(name: &str, base: &Layer) -> Result<Durability, PlanError> {
+        let (flush_every, flush_data_only) = match (base.fsync.unwrap_or(0), base.fdatasync.unwrap_or(0)) {
+            (0, 0) => (0, false),
+            (n, 0) => (n, false),
+            (0, n) => (n, true),
+            (a, b) => {
+                return Err(PlanError(format!(
+                "worker '{name}': 'fsync = {a}' and 'fdatasync = {b}' both ask for flushes; give one of them"
+            )))
+            }
+        };
+        Ok(Durability { flush_every, flush_data_only, write_sync: base.sync.unwrap_or_default() })
+    }
 }
 
 /// One resolved access spec.
@@ -179,6 +217,9 @@ pub struct AccessPlan {
     pub read_pct: f64,
     /// Random offsets, percent.
     pub random_pct: f64,
+    /// Trims (discards), percent of the spec's ops; reads and writes share the rest by `read_pct`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trim_pct: f64,
     /// Alignment of random offsets (None = each I/O's own size).
     pub align: Option<u64>,
     /// Spread of random offsets.
@@ -349,8 +390,10 @@ impl Plan {
             if table.count > 1 { format!("{}.{}", table.name, instance + 1) } else { table.name.clone() };
         let tspecs = worker_targets(job, &base, &name, default_target)?;
         let specs = access_plans(job, table, &base, &name, self.direct)?;
-        let writes = specs.iter().any(|s| s.weight > 0 && s.read_pct < 100.0);
-        let reads = specs.iter().any(|s| s.weight > 0 && s.read_pct > 0.0);
+        // A trim changes data as a write does: it needs what a write needs.
+        let writes = specs.iter().any(|s| s.weight > 0 && (s.read_pct < 100.0 || s.trim_pct > 0.0));
+        let reads = specs.iter().any(|s| s.weight > 0 && s.read_pct > 0.0 && s.trim_pct < 100.0);
+        let durability = Durability::of(&name, &base)?;
         let targets = self.add_worker_targets(&name, &tspecs, reads, writes, base.size)?;
         let qd = base.qd.unwrap_or(DEFAULT_QD);
         let max_bs = specs.iter().flat_map(|s| s.bs.iter().map(|b| b.size_bytes)).max().unwrap_or(DEFAULT_BS);
@@ -374,6 +417,7 @@ impl Plan {
             bytes: None,
             max_bs,
             loadgen: None,
+            durability,
         })
     }
 
@@ -702,6 +746,11 @@ fn access_plans(
     Ok(specs)
 }
 
+/// True for 0 (what serde skips).
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
 /// One access spec: the read and random shares from the most specific layer, block sizes fit for direct I/O.
 fn access_plan(
     job: &JobSpec,
@@ -714,6 +763,7 @@ fn access_plan(
     let merged = base.merged(sl).merged(&job.forced);
     let read_pct = resolve_pct(&chain, |l| l.read_pct, |(r, _)| r, 100.0);
     let random_pct = resolve_pct(&chain, |l| l.random_pct, |(_, r)| r, 100.0);
+    let trim_pct = merged.trim_pct.unwrap_or(0.0);
     let bs = merged
         .bs
         .clone()
@@ -730,6 +780,7 @@ fn access_plan(
         bs,
         read_pct,
         random_pct,
+        trim_pct,
         align: merged.align,
         dist: merged.dist.clone().unwrap_or(Dist::Uniform),
     })

@@ -13,7 +13,7 @@
 //! limits (a transaction run is timed).
 
 use crate::dist::SlotSampler;
-use crate::gen::GenOp;
+use crate::gen::{GenOp, OpKind};
 use crate::rng::Rng;
 use crate::{AccessPlan, Plan, PlanError, Region, WorkerPlan, DEFAULT_BS};
 use iolab_spec::loadgen::{LoadgenMode, LoadgenSpec, StepSpec};
@@ -146,6 +146,7 @@ pub fn resolve(
                 arrival: users.arrival,
                 transactions: transactions.clone(),
             }),
+            durability: crate::Durability::default(),
         });
     }
     plan.loadgen = Some(LoadgenPlan {
@@ -354,6 +355,7 @@ fn mirror_specs(transactions: &[TxnPlan]) -> Vec<AccessPlan> {
             .any(|a| a.bs[0].size_bytes == size && a.read_pct == read_pct && a.random_pct == random_pct)
         {
             specs.push(AccessPlan {
+                trim_pct: 0.0,
                 weight: 1,
                 bs: vec![BlockSizeWeight { size_bytes: size, weight: 1 }],
                 read_pct,
@@ -474,7 +476,12 @@ impl TxnGen {
             self.seq_next[t] = next + s.len;
             next
         };
-        GenOp { target: t as u16, write: s.write, offset: region.offset + rel, len: s.len as u32 }
+        GenOp {
+            target: t as u16,
+            kind: if s.write { OpKind::Write } else { OpKind::Read },
+            offset: region.offset + rel,
+            len: s.len as u32,
+        }
     }
 }
 
@@ -572,7 +579,7 @@ mod tests {
             for k in 0..g.step_count(t) {
                 let op = g.step_op(t, k);
                 let s = &w.transactions[t as usize].steps[k as usize];
-                assert_eq!((op.target, op.write, op.len), (s.target, s.write, s.len));
+                assert_eq!((op.target, op.kind == OpKind::Write, op.len), (s.target, s.write, s.len));
                 let r = regions[op.target as usize];
                 assert!(op.offset >= r.offset && op.offset + op.len as u64 <= r.offset + r.length);
                 if s.random {

@@ -122,7 +122,7 @@ fn generator_stays_inside_region_and_aligned() {
         let op = g.next_op();
         assert!(op.offset >= 1 << 20 && op.offset + op.len as u64 <= 9 << 20, "{op:?}");
         assert_eq!(op.offset % 512, 0);
-        reads += u32::from(!op.write);
+        reads += u32::from(op.kind == crate::gen::OpKind::Read);
     }
     n /= 100;
     assert!((reads as i64 - 50 * n as i64).abs() < 1000, "reads {reads}");

@@ -17,6 +17,7 @@
 
 pub mod cache;
 pub mod compare;
+pub mod durability;
 pub mod export;
 pub mod find_max;
 mod format;

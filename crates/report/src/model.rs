@@ -313,6 +313,12 @@ pub struct GroupResult {
     pub write: OpSummary,
     /// Reads and writes.
     pub all: OpSummary,
+    /// Flushes; absent when none was issued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<OpSummary>,
+    /// Trims; absent when none was issued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<OpSummary>,
     /// Sum of the workers' achieved depths (Little's law).
     pub achieved_depth: f64,
     /// Largest per-interval mean read response time, ns (what Jetstress's Perfmon-sampled "maximum" sees);
@@ -434,6 +440,13 @@ pub struct OpSet {
     pub write: OpSummary,
     /// Reads and writes, with merged (never averaged) histograms.
     pub all: OpSummary,
+    /// Flushes (fsync, fdatasync), apart from reads and writes (and not in `all`), as fio reports its
+    /// `sync` percentiles; absent when none was issued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<OpSummary>,
+    /// Trims (discards), apart from reads and writes (and not in `all`); absent when none was issued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<OpSummary>,
 }
 
 /// Counts, rates and latency digest of one op kind.
@@ -487,7 +500,8 @@ impl OpSummary {
 }
 
 impl OpSet {
-    /// Digests of `read`, `write` and their merge (`all`, histograms merged, never averaged).
+    /// Digests of `read`, `write` and their merge (`all`, histograms merged, never averaged); no flushes or
+    /// trims ([`OpSet::with_others`] adds them).
     pub fn from_stats(read: &OpStats, write: &OpStats, measured_s: f64) -> Self {
         let mut all = read.clone();
         all.merge(write);
@@ -495,7 +509,23 @@ impl OpSet {
             read: OpSummary::from_stats(read, measured_s),
             write: OpSummary::from_stats(write, measured_s),
             all: OpSummary::from_stats(&all, measured_s),
+            flush: None,
+            trim: None,
         }
+    }
+
+    /// With the digests of `flush` and `trim`, each when it has any op or error.
+    pub fn with_others(mut self, flush: &OpStats, trim: &OpStats, measured_s: f64) -> Self {
+        self.flush = OpSummary::if_any(flush, measured_s);
+        self.trim = OpSummary::if_any(trim, measured_s);
+        self
+    }
+}
+
+impl OpSummary {
+    /// The digest of `s` when it has any op or error, else `None` (an op kind the run did not issue).
+    pub fn if_any(s: &OpStats, measured_s: f64) -> Option<OpSummary> {
+        (s.ops + s.errors > 0).then(|| OpSummary::from_stats(s, measured_s))
     }
 }
 
@@ -518,6 +548,12 @@ pub struct WorkerResult {
     pub write: OpSummary,
     /// Reads and writes.
     pub all: OpSummary,
+    /// Flushes; absent when none was issued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<OpSummary>,
+    /// Trims; absent when none was issued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<OpSummary>,
     /// Mean ops in flight (Little's law, [`OpSummary::littles_law_depth`] of `all`).
     pub achieved_depth: f64,
 }
@@ -586,12 +622,18 @@ pub struct GroupRate {
 /// Failed and short I/O of the run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ErrorSummary {
-    /// Failed completions, reads and writes.
+    /// Failed completions: reads, writes, flushes and trims.
     pub total: u64,
     /// Reads.
     pub read: ErrorDetail,
     /// Writes.
     pub write: ErrorDetail,
+    /// Flushes; absent when none failed or was short.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<ErrorDetail>,
+    /// Trims; absent when none failed or was short.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<ErrorDetail>,
     /// Completions with EAGAIN or EINTR that were pushed again (transient; not errors, not in `total`).
     #[serde(default)]
     pub retries: u64,
@@ -626,8 +668,19 @@ impl ErrorSummary {
             total: read.errors + write.errors,
             read: ErrorDetail::from_stats(read),
             write: ErrorDetail::from_stats(write),
+            flush: None,
+            trim: None,
             retries,
         }
+    }
+
+    /// With the errors of flushes and trims (counted in `total`), each when it has any.
+    pub fn with_others(mut self, flush: &OpStats, trim: &OpStats) -> Self {
+        self.total += flush.errors + trim.errors;
+        let detail = |s: &OpStats| (s.errors + s.short > 0).then(|| ErrorDetail::from_stats(s));
+        self.flush = detail(flush);
+        self.trim = detail(trim);
+        self
     }
 }
 

@@ -62,6 +62,8 @@ pub(crate) fn sample() -> RunResult {
             read: read.clone(),
             write: write.clone(),
             all: all.clone(),
+            flush: None,
+            trim: None,
             achieved_depth: 31.85,
         })
         .collect();
@@ -118,7 +120,7 @@ pub(crate) fn sample() -> RunResult {
         },
         ramp_s: 2.0,
         measured_s,
-        total: OpSet { read: read.clone(), write: write.clone(), all: all.clone() },
+        total: OpSet { read: read.clone(), write: write.clone(), all: all.clone(), flush: None, trim: None },
         workers,
         targets: vec![crate::TargetResult {
             name: "/data/f".to_string(),
@@ -144,6 +146,8 @@ pub(crate) fn sample() -> RunResult {
             total: 0,
             read: ErrorDetail { count: 0, short: 0, by_errno: BTreeMap::new() },
             write: ErrorDetail { count: 0, short: 0, by_errno: BTreeMap::new() },
+            flush: None,
+            trim: None,
             retries: 0,
         },
         groups: vec![GroupResult {
@@ -154,6 +158,8 @@ pub(crate) fn sample() -> RunResult {
             read: read.clone(),
             write: write.clone(),
             all: all.clone(),
+            flush: None,
+            trim: None,
             achieved_depth: 127.4,
             read_interval_mean_max_ns: Some(2_100_000.0),
             write_interval_mean_max_ns: Some(2_500_000.0),

@@ -55,10 +55,35 @@ pub(crate) struct Finished {
     pub warnings: Vec<Warning>,
 }
 
-/// The merged read and write statistics of a set of workers.
+/// The merged read, write, flush and trim statistics of a set of workers.
 struct Merged {
     read: OpStats,
     write: OpStats,
+    flush: OpStats,
+    trim: OpStats,
+}
+
+impl Merged {
+    fn new() -> Merged {
+        Merged { read: OpStats::new(), write: OpStats::new(), flush: OpStats::new(), trim: OpStats::new() }
+    }
+
+    /// Adds one worker's statistics.
+    fn add(&mut self, o: &WorkerOutput) {
+        self.read.merge(&o.read);
+        self.write.merge(&o.write);
+        self.flush.merge(&o.flush);
+        self.trim.merge(&o.trim);
+    }
+
+    /// The digests: reads, writes, both, and flushes and trims when there were any.
+    fn set(&self, measured_s: f64) -> OpSet {
+        OpSet::from_stats(&self.read, &self.write, measured_s).with_others(
+            &self.flush,
+            &self.trim,
+            measured_s,
+        )
+    }
 }
 
 /// The result of a finished run.
@@ -67,7 +92,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     let measured_ns = outputs.iter().map(|o| o.window_ns).max().unwrap_or(0);
     let measured_s = measured_ns as f64 / 1e9;
     let (workers, all) = worker_results(&plan, &outputs, measured_s);
-    let total = OpSet::from_stats(&all.read, &all.write, measured_s);
+    let total = all.set(measured_s);
     let mut histograms = HistogramSet::from_stats(&all.read, &all.write);
     let groups = group_results(&plan, &outputs, &workers, &collected, measured_s, &mut histograms);
     let cpu = cpu(collected.cpu_start, run.cpu_end, total.all.ops);
@@ -81,7 +106,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     let series: Vec<TimePoint> = timeseries.points().to_vec();
     let rate = rate_result(&plan, &outputs, &workers);
     let retries = outputs.iter().map(|o| o.retries).sum();
-    let errors = ErrorSummary::from_stats(&all.read, &all.write, retries);
+    let errors = ErrorSummary::from_stats(&all.read, &all.write, retries).with_others(&all.flush, &all.trim);
     let cache = cache_result(&run.layers, &outputs);
     let facts = RunFacts {
         open_loop: plan.open_loop(),
@@ -186,12 +211,11 @@ fn cache_result(
 
 /// Per worker, its result; and the merged statistics of all.
 fn worker_results(plan: &Plan, outputs: &[WorkerOutput], measured_s: f64) -> (Vec<WorkerResult>, Merged) {
-    let mut all = Merged { read: OpStats::new(), write: OpStats::new() };
+    let mut all = Merged::new();
     let mut workers = Vec::new();
     for (o, w) in outputs.iter().zip(&plan.workers) {
-        all.read.merge(&o.read);
-        all.write.merge(&o.write);
-        let set = OpSet::from_stats(&o.read, &o.write, measured_s);
+        all.add(o);
+        let set = OpSet::from_stats(&o.read, &o.write, measured_s).with_others(&o.flush, &o.trim, measured_s);
         workers.push(WorkerResult {
             index: w.index,
             name: w.name.clone(),
@@ -202,6 +226,8 @@ fn worker_results(plan: &Plan, outputs: &[WorkerOutput], measured_s: f64) -> (Ve
             read: set.read,
             write: set.write,
             all: set.all,
+            flush: set.flush,
+            trim: set.trim,
         });
     }
     (workers, all)
@@ -219,7 +245,7 @@ fn group_results(
     let group_of = group_of(plan);
     let mut groups = Vec::new();
     for (g, interval_max) in collected.group_interval_max.iter().enumerate() {
-        let (mut gr, mut gw) = (OpStats::new(), OpStats::new());
+        let mut merged = Merged::new();
         let mut members = 0u32;
         let mut targets: Vec<String> = Vec::new();
         let mut rate: Option<f64> = None;
@@ -231,8 +257,7 @@ fn group_results(
             }
             name = w.group.clone();
             members += 1;
-            gr.merge(&o.read);
-            gw.merge(&o.write);
+            merged.add(o);
             depth += wr.achieved_depth;
             if let Some(r) = w.rate_iops {
                 rate = Some(rate.unwrap_or(0.0) + r);
@@ -243,10 +268,10 @@ fn group_results(
                 }
             }
         }
-        let set = OpSet::from_stats(&gr, &gw, measured_s);
+        let set = merged.set(measured_s);
         let encoded = GroupHistograms {
-            read: iolab_report::encode_histogram(&gr),
-            write: iolab_report::encode_histogram(&gw),
+            read: iolab_report::encode_histogram(&merged.read),
+            write: iolab_report::encode_histogram(&merged.write),
         };
         histograms.groups.insert(name.clone(), encoded);
         groups.push(GroupResult {
@@ -257,6 +282,8 @@ fn group_results(
             read: set.read,
             write: set.write,
             all: set.all,
+            flush: set.flush,
+            trim: set.trim,
             achieved_depth: depth,
             read_interval_mean_max_ns: interval_max.0,
             write_interval_mean_max_ns: interval_max.1,

@@ -67,6 +67,13 @@ pub fn check_job(
              earlier, use 'iolab verify TARGET' (with --journal FILE if the run kept one)",
         ));
     }
+    if plan.workers.iter().any(|w| w.specs.iter().any(|s| s.trim_pct > 0.0)) {
+        return Err(Error::usage(
+            "--verify checks that every block reads back what was last written to it, but this workload trims \
+             ('trim_pct', --trim-pct), and what a trimmed block reads back is not defined; verify a workload \
+             without trims",
+        ));
+    }
     let (sizes, align) = iolab_plan::sizing::verify_block_sizes(plan, regions);
     let block = Verifier::choose_block(&sizes, align).map_err(|e| Error::usage(format!("--verify: {e}")))?;
     for (i, t) in plan.targets.iter().enumerate() {
@@ -162,6 +169,13 @@ impl RunIntegrity {
                 let block = match &verifier {
                     Some(v) => v.block_bytes(),
                     None => {
+                        if plan.workers.iter().any(|w| w.specs.iter().any(|s| s.trim_pct > 0.0)) {
+                            return Err(Error::usage(
+            "--verify checks that every block reads back what was last written to it, but this workload trims \
+             ('trim_pct', --trim-pct), and what a trimmed block reads back is not defined; verify a workload \
+             without trims",
+        ));
+                        }
                         let (sizes, align) = iolab_plan::sizing::verify_block_sizes(plan, regions);
                         Verifier::choose_block(&sizes, align).unwrap_or(iolab_verify::DEFAULT_BLOCK)
                     }

@@ -8,7 +8,7 @@
 //! trace's.
 
 use iolab_engine::ReplayOps;
-use iolab_plan::gen::GenOp;
+use iolab_plan::gen::{GenOp, OpKind};
 use iolab_plan::{Region, WorkerPlan};
 use iolab_report::ReplayResult;
 use iolab_stats::LatencyHistogram;
@@ -168,7 +168,8 @@ fn op_of(
     if r.offset < region.offset || end.is_none_or(|e| e > region.offset + region.length) {
         return Err("beyond_target");
     }
-    Ok(GenOp { target: target as u16, write: r.op == TraceOp::Write, offset: r.offset, len: r.len })
+    let kind = if r.op == TraceOp::Write { OpKind::Write } else { OpKind::Read };
+    Ok(GenOp { target: target as u16, kind, offset: r.offset, len: r.len })
 }
 
 /// The result's `replay` block: the workers' ops together, their lags merged from their histograms, and

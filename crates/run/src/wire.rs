@@ -38,6 +38,11 @@ pub(crate) struct WireOutput {
     features: Vec<String>,
     read: WireOps,
     write: WireOps,
+    /// Flushes and trims (absent from a rank of an iolab without them).
+    #[serde(default)]
+    flush: Option<WireOps>,
+    #[serde(default)]
+    trim: Option<WireOps>,
     window_ns: u64,
     ramp_ns: u64,
     backlog_at_end: u64,
@@ -127,6 +132,8 @@ impl WireOutput {
             features: o.features.clone(),
             read: WireOps::of(&o.read),
             write: WireOps::of(&o.write),
+            flush: Some(WireOps::of(&o.flush)),
+            trim: Some(WireOps::of(&o.trim)),
             window_ns: o.window_ns,
             ramp_ns: o.ramp_ns,
             backlog_at_end: o.backlog_at_end,
@@ -166,6 +173,8 @@ impl WireOutput {
             features: self.features,
             read: self.read.stats()?,
             write: self.write.stats()?,
+            flush: self.flush.map(WireOps::stats).transpose()?.unwrap_or_default(),
+            trim: self.trim.map(WireOps::stats).transpose()?.unwrap_or_default(),
             window_ns: self.window_ns,
             ramp_ns: self.ramp_ns,
             backlog_at_end: self.backlog_at_end,

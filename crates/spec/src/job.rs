@@ -57,13 +57,26 @@ pub const RUN_KEYS: &[&str] = &[
     "trace",
 ];
 /// Keys of one worker (valid at the top level as defaults, and in `[worker.NAME]`).
-pub const WORKER_KEYS: &[&str] =
-    &["target", "size", "offset", "length", "qd", "rate", "arrival", "think", "burst", "data"];
+pub const WORKER_KEYS: &[&str] = &[
+    "target",
+    "size",
+    "offset",
+    "length",
+    "qd",
+    "rate",
+    "arrival",
+    "think",
+    "burst",
+    "data",
+    "fsync",
+    "fdatasync",
+    "sync",
+];
 /// Tables valid at the top level of a job file.
 pub const TABLE_KEYS: &[&str] =
     &["spec", "worker", "targets", "profile", "exchange", "verdict", "users", "transaction", "phase"];
 /// Keys of one access spec (valid at the top level, in `[worker.NAME]` and in `[[spec]]` tables).
-pub const SPEC_KEYS: &[&str] = &["bs", "rw", "read_pct", "random_pct", "align", "dist", "weight"];
+pub const SPEC_KEYS: &[&str] = &["bs", "rw", "read_pct", "random_pct", "trim_pct", "align", "dist", "weight"];
 
 /// Largest queue depth per worker (io_uring ring entries are sized from it).
 pub const MAX_QD: u32 = 4096;
@@ -199,6 +212,15 @@ pub struct Layer {
     pub burst: Option<u32>,
     /// Written data.
     pub data: Option<DataPattern>,
+    /// Flush (fsync) after every this many writes; 0: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsync: Option<u32>,
+    /// Flush (fdatasync: data, and only the metadata needed to read it) after every this many writes; 0: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdatasync: Option<u32>,
+    /// Whether each write is durable when it completes (O_DSYNC, O_SYNC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<crate::WriteSync>,
     /// Block sizes.
     pub bs: Option<BlockSizes>,
     /// Pattern shorthand.
@@ -207,6 +229,9 @@ pub struct Layer {
     pub read_pct: Option<f64>,
     /// Share of random (vs sequential) offsets, percent.
     pub random_pct: Option<f64>,
+    /// Share of ops that are trims (discards), percent; the rest are reads and writes by `read_pct`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_pct: Option<f64>,
     /// Offset alignment of random I/O (default: the I/O's own size).
     pub align: Option<u64>,
     /// Spread of random offsets.
@@ -401,6 +426,12 @@ impl Layer {
             "random_pct" => {
                 self.random_pct = Some(parse_percent(text).map_err(|e| SpecError::invalid(place, text, e))?)
             }
+            "trim_pct" => {
+                self.trim_pct = Some(parse_percent(text).map_err(|e| SpecError::invalid(place, text, e))?)
+            }
+            "fsync" => self.fsync = Some(crate::durability::parse_flush_every(place, text)?),
+            "fdatasync" => self.fdatasync = Some(crate::durability::parse_flush_every(place, text)?),
+            "sync" => self.sync = Some(crate::WriteSync::parse(place, text)?),
             "align" => self.align = Some(positive_size(place, text)?),
             "dist" => self.dist = Some(Dist::parse(text).map_err(|e| SpecError::invalid(place, text, e))?),
             "weight" => self.weight = Some(range_u32(place, text, 0, 1_000_000, "a whole number")?),
@@ -415,8 +446,8 @@ impl Layer {
             ($($f:ident),*) => { Layer { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
         }
         let mut merged = pick!(
-            target, size, offset, length, qd, rate, rate_bytes, arrival, think, burst, data, bs, rw,
-            read_pct, random_pct, align, dist, weight
+            target, size, offset, length, qd, rate, rate_bytes, arrival, think, burst, data, fsync,
+            fdatasync, sync, bs, rw, read_pct, random_pct, trim_pct, align, dist, weight
         );
         // A rate is one setting in one of two units: the layer that sets it sets both.
         if over.rate.is_some() || over.rate_bytes.is_some() {
@@ -1208,6 +1239,10 @@ mod tests {
             ("rw", "read"),
             ("read_pct", "1"),
             ("random_pct", "1"),
+            ("trim_pct", "5"),
+            ("fsync", "4"),
+            ("fdatasync", "1"),
+            ("sync", "dsync"),
             ("align", "4k"),
             ("dist", "zipf:1.1"),
             ("weight", "2"),

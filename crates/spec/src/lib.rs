@@ -7,6 +7,7 @@
 
 pub mod cache;
 pub mod consent;
+pub mod durability;
 pub mod error;
 pub mod exchange;
 pub mod inject;
@@ -24,6 +25,7 @@ pub mod verdict;
 
 pub use cache::{CacheMode, CachePolicy, CacheSize, CacheSpec};
 pub use consent::{Consent, CONSENT_KEYS};
+pub use durability::WriteSync;
 pub use error::{Place, SpecError};
 pub use inject::{InjectKind, InjectSpec, InjectWhen};
 pub use job::*;

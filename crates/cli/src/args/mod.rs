@@ -156,6 +156,21 @@ pub struct RunArgs {
     /// Share of random offsets (the rest sequential), 0-100. Default 100.
     #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
     pub random_pct: Option<String>,
+    /// Share of ops that are trims (discards of the range), 0-100; reads and writes share the rest. A trim
+    /// destroys data as a write does. Default 0.
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
+    pub trim_pct: Option<String>,
+    /// Flush (fsync) after every N writes: the worker lets its I/Os in flight complete, then flushes each
+    /// target it wrote. 0: never (default). As fio's --fsync.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub fsync: Option<String>,
+    /// As --fsync, with fdatasync (the data, and only the metadata needed to read it back).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub fdatasync: Option<String>,
+    /// Synchronous writes: 'dsync' (each write durable when it completes, as O_DSYNC), 'sync' (as O_SYNC)
+    /// or 'none' (default).
+    #[arg(long, value_name = "none|dsync|sync")]
+    pub sync: Option<String>,
     /// Block size: '4k', or a weighted split '4k/60:8k/20:64k/20'. Default 4k; at most 64M.
     #[arg(long, value_name = "SIZE[/W:...]", allow_hyphen_values = true, alias = "blocksize")]
     pub bs: Option<String>,
@@ -339,13 +354,17 @@ impl RunArgs {
     /// The command-line part of the job: run keys and a forced layer.
     pub fn to_overrides(&self) -> Result<JobSpec, SpecError> {
         let mut job = JobSpec::default();
-        let layer_flags: [(&str, &str, &Option<String>); 16] = [
+        let layer_flags: [(&str, &str, &Option<String>); 20] = [
             ("size", "--size", &self.size),
             ("offset", "--offset", &self.offset),
             ("length", "--length", &self.length),
             ("rw", "--rw", &self.rw),
             ("read_pct", "--read-pct", &self.read_pct),
             ("random_pct", "--random-pct", &self.random_pct),
+            ("trim_pct", "--trim-pct", &self.trim_pct),
+            ("fsync", "--fsync", &self.fsync),
+            ("fdatasync", "--fdatasync", &self.fdatasync),
+            ("sync", "--sync", &self.sync),
             ("bs", "--bs", &self.bs),
             ("align", "--align", &self.align),
             ("dist", "--dist", &self.dist),

@@ -12,6 +12,7 @@ mod catalog;
 mod compare;
 mod device_safety;
 mod doc_commands;
+mod durability;
 mod emulation;
 mod flags_in_messages;
 mod fuzz_args;

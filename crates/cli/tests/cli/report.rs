@@ -416,5 +416,5 @@ fn report_takes_tag_queries_as_compare_does() {
     assert!(text.contains("hba=qle2560") && text.contains("hba=lpe32002"), "{text}");
     let out = iolab().env("IOLAB_DB", &db).args(["report", "tag:site=nowhere"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no run or sweep"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no run, sweep or search"));
 }

@@ -122,7 +122,13 @@ pub struct LoopDev {
     /// The device path, e.g. /dev/loop3.
     pub dev: String,
     _dir: tempfile::TempDir,
+    /// One loop device test at a time: `losetup` opens devices while it looks for a free one, and iolab
+    /// refuses a device another process holds open.
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
+
+/// Held by each [`LoopDev`] for its life.
+static LOOP_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl LoopDev {
     /// Err names why there is none (not root, no loop devices): the caller skips, saying so.
@@ -130,6 +136,7 @@ impl LoopDev {
         if !is_root() {
             return Err("not root".into());
         }
+        let serial = LOOP_TESTS.lock().unwrap_or_else(|p| p.into_inner());
         let dir = tempdir();
         let file = dir.path().join("backing");
         std::fs::write(&file, vec![0u8; (mib << 20) as usize]).map_err(|e| e.to_string())?;
@@ -142,7 +149,11 @@ impl LoopDev {
         if !out.status.success() {
             return Err(format!("losetup failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
         }
-        Ok(LoopDev { dev: String::from_utf8_lossy(&out.stdout).trim().to_string(), _dir: dir })
+        Ok(LoopDev {
+            dev: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            _dir: dir,
+            _serial: serial,
+        })
     }
 }
 

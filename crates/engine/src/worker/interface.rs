@@ -144,6 +144,10 @@ pub struct WorkerOutput {
     pub read: OpStats,
     /// Writes in the window.
     pub write: OpStats,
+    /// Flushes (fsync, fdatasync) in the window: the worker's `fsync`/`fdatasync` every N writes.
+    pub flush: OpStats,
+    /// Trims (discards) in the window.
+    pub trim: OpStats,
     /// Length of the measurement window.
     pub window_ns: u64,
     /// How long the ramp lasted: the planned ramp, or less when the worker stopped issuing before it ended.

@@ -22,7 +22,7 @@ use super::slots::{submit_early, Slots};
 use super::window::{begin, Series, Window};
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
-use iolab_plan::gen::OpGen;
+use iolab_plan::gen::{GenOp, OpGen, OpKind};
 use iolab_plan::rng::Rng;
 use iolab_stats::OpStats;
 use std::sync::atomic::Ordering;
@@ -35,6 +35,10 @@ struct OpLoop<'a> {
     done: Vec<Completion>,
     read: OpStats,
     write: OpStats,
+    flush: OpStats,
+    trim: OpStats,
+    /// `fsync`/`fdatasync` every N writes: where the worker is between flushes.
+    flushing: Option<Flushing>,
     series: Series<'a>,
     sources: Option<Box<ReadSources>>,
     ios_limit: u64,
@@ -97,6 +101,52 @@ impl Replaying<'_> {
     }
 }
 
+/// A worker that flushes every `every` writes, as an application that commits does: after the N-th write it
+/// issues nothing new until its ops in flight have completed, then flushes each target written since the last
+/// flush, and goes on when every flush has completed. A flush thus covers exactly the writes before it (a
+/// flush only makes durable what completed before it was issued), and its latency is the flush's own.
+struct Flushing {
+    every: u32,
+    /// Writes issued since the last flush.
+    writes: u32,
+    /// Per worker target: written since the last flush.
+    dirty: Vec<bool>,
+    /// Flushes in flight.
+    in_flight: u32,
+    /// Draining or flushing: nothing else is issued.
+    due: bool,
+}
+
+impl Flushing {
+    /// Counts a write to `target`; true when a flush is now due.
+    #[inline]
+    fn wrote(&mut self, target: u16) -> bool {
+        self.writes += 1;
+        self.dirty[target as usize] = true;
+        if self.writes >= self.every {
+            self.due = true;
+        }
+        self.due
+    }
+
+    /// The next target to flush, if any is dirty (cleared as it is taken).
+    fn take_dirty(&mut self) -> Option<u16> {
+        let t = self.dirty.iter().position(|d| *d)?;
+        self.dirty[t] = false;
+        Some(t as u16)
+    }
+
+    /// A flush completed; true when the barrier is over.
+    fn flushed(&mut self) -> bool {
+        self.in_flight -= 1;
+        if self.in_flight == 0 && !self.dirty.iter().any(|d| *d) {
+            self.writes = 0;
+            self.due = false;
+        }
+        !self.due
+    }
+}
+
 /// A worker with think time: I/Os left in the current burst, and the end of the idle time after a burst once
 /// the burst has drained ([`iolab_plan::Think`]).
 struct Thinking {
@@ -112,10 +162,19 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
     let mut l = OpLoop {
         s,
         gen: OpGen::new(w, &s.regions, Rng::for_worker(s.seed, w.index)),
-        slots: Slots::new(qd, w.data),
+        slots: Slots::new(qd, w.data, w.durability),
         done: Vec::with_capacity(2 * qd),
         read: OpStats::new(),
         write: OpStats::new(),
+        flush: OpStats::new(),
+        trim: OpStats::new(),
+        flushing: (w.durability.flush_every > 0).then(|| Flushing {
+            every: w.durability.flush_every,
+            writes: 0,
+            dirty: vec![false; w.targets.len()],
+            in_flight: 0,
+            due: false,
+        }),
         series: Series::new(w.index, &s.events),
         sources: s.cache.as_ref().map(|_| Box::<ReadSources>::default()),
         ios_limit: w.ios.unwrap_or(u64::MAX),
@@ -168,9 +227,12 @@ impl OpLoop<'_> {
                 || self.issued_bytes >= self.bytes_limit
                 || self.replay.as_ref().is_some_and(Replaying::done);
             window.check_stop(now, limit, self.s);
-            // 2. Fill free slots.
+            // 2. Fill free slots; once stopping, only the flush the last writes asked for (a count-limited run
+            // ends on a write, and that write is not durable without it).
             if !window.stopping {
                 self.fill(engine, &window, &mut arrivals, now)?;
+            } else if self.flushing.as_ref().is_some_and(|f| f.due) {
+                self.issue_flushes(engine, now);
             }
             if window.stopping && self.slots.drained() {
                 break;
@@ -210,6 +272,8 @@ impl OpLoop<'_> {
             features: engine.features(),
             read: self.read,
             write: self.write,
+            flush: self.flush,
+            trim: self.trim,
             window_ns: window.length(now, Some(self.last_completion)),
             ramp_ns: window.ramp_length(now),
             backlog_at_end: arrivals.as_ref().map_or(0, |a| a.due_before(window.stop(now))),
@@ -237,8 +301,12 @@ impl OpLoop<'_> {
         if self.replay.is_some() {
             return self.refill_replay(engine, window, now);
         }
+        if self.flushing.as_ref().is_some_and(|f| f.due) {
+            self.issue_flushes(engine, now);
+            return Ok(());
+        }
         let mut refilled = 0u32;
-        while self.slots.next_free().is_some() {
+        while self.slots.next_free().is_some() && !self.flushing.as_ref().is_some_and(|f| f.due) {
             let (intended, op) = {
                 let intended = match arrivals {
                     None => match self.think_gate(now) {
@@ -261,6 +329,23 @@ impl OpLoop<'_> {
             self.issue(engine, window, (intended, op), &mut refilled)?;
         }
         Ok(())
+    }
+
+    /// A flush is due: once the ops in flight have completed, one flush per target written since the last, as
+    /// many as there are free slots (the rest when these complete).
+    #[inline(never)]
+    fn issue_flushes<E: Engine>(&mut self, engine: &mut E, now: u64) {
+        let Some(f) = self.flushing.as_mut() else { return };
+        if f.in_flight == 0 && !self.slots.drained() {
+            return; // the writes before the flush are still in flight
+        }
+        while self.slots.any_free() {
+            let Some(target) = f.take_dirty() else { break };
+            let slot = self.slots.take_free();
+            self.slots.get_mut(slot).of = now;
+            self.slots.issue(engine, slot, GenOp { target, kind: OpKind::Flush, offset: 0, len: 0 });
+            f.in_flight += 1;
+        }
     }
 
     /// [`OpLoop::refill`] for `iolab replay`: the trace's ops that are due.
@@ -292,6 +377,11 @@ impl OpLoop<'_> {
         if intended >= window.measure_start {
             self.issued += 1;
             self.issued_bytes += op.len as u64;
+        }
+        if op.kind == OpKind::Write {
+            if let Some(f) = self.flushing.as_mut() {
+                f.wrote(op.target);
+            }
         }
         self.slots.get_mut(slot).of = intended;
         self.slots.issue(engine, slot, op);
@@ -331,11 +421,32 @@ impl OpLoop<'_> {
     fn record_per_target(&mut self, op: &iolab_plan::gen::GenOp, result: i32, lat: u64, svc: u64) {
         let Some(pt) = self.per_target.as_mut() else { return };
         let (r, w) = &mut pt[op.target as usize];
-        let t = if op.write { w } else { r };
+        let t = match op.kind {
+            OpKind::Read => r,
+            OpKind::Write => w,
+            OpKind::Flush | OpKind::Trim => return, // kept per worker only
+        };
         if result >= 0 {
             t.record_ok(op.len, result as u32, lat, svc);
         } else {
             t.record_error(-result);
+        }
+    }
+
+    /// Records a flush or trim in its own stats (no interval series, per-target or cache figures: those are
+    /// of reads and writes).
+    #[inline(never)]
+    fn complete_other(&mut self, op: GenOp, result: i32, lat: u64, svc: u64) {
+        let stats = if op.kind == OpKind::Flush { &mut self.flush } else { &mut self.trim };
+        if result >= 0 {
+            // A trim or flush succeeds whole or fails: engines answer 0 (io_uring, the kernel) or the length
+            // (in-process targets); its bytes are the range it discarded (none for a flush).
+            stats.record_ok(op.len, op.len, lat, svc);
+        } else {
+            stats.record_error(-result);
+            if self.s.stop_on_error {
+                self.s.stop.store(true, Ordering::Relaxed);
+            }
         }
     }
 
@@ -373,6 +484,11 @@ impl OpLoop<'_> {
         let (reaped, backlog) = at;
         let Some(idx) = self.slots.reap(engine, c) else { return };
         self.slots.release(idx);
+        if self.slots.get(idx).op.kind == OpKind::Flush {
+            if let Some(f) = self.flushing.as_mut() {
+                f.flushed();
+            }
+        }
         // An op the engine completed before this reap (a cache hit) counts from when it was done.
         let now = if c.done_ns == 0 { reaped } else { c.done_ns.clamp(self.slots.get(idx).of, reaped) };
         // The window counts completions in [ramp end, end): throughput is what the target delivered in the
@@ -387,13 +503,19 @@ impl OpLoop<'_> {
         let sl = self.slots.get(idx);
         // A hit done at push was handed over after it: its service time is 0, not negative.
         let (op, lat, svc) = (sl.op, now - sl.of, now.saturating_sub(sl.submitted_ns));
-        let stats = if op.write { &mut self.write } else { &mut self.read };
+        if matches!(op.kind, OpKind::Flush | OpKind::Trim) {
+            self.complete_other(op, c.result, lat, svc);
+            self.last_completion = now;
+            return;
+        }
+        let write = op.kind == OpKind::Write;
+        let stats = if write { &mut self.write } else { &mut self.read };
         if c.result >= 0 {
             stats.record_ok(op.len, c.result as u32, lat, svc);
             self.series.close_until(window.interval_at(now), 0, backlog);
             let interval = &mut self.series.current;
-            interval.record(op.write, c.result as u64, lat);
-            if let Some(src) = self.sources.as_deref_mut().filter(|_| !op.write) {
+            interval.record(write, c.result as u64, lat);
+            if let Some(src) = self.sources.as_deref_mut().filter(|_| !write) {
                 interval.cache_hits += u64::from(c.cached);
                 let h = if c.cached { &mut src.from_cache } else { &mut src.from_target };
                 h.record(lat);

@@ -6,7 +6,7 @@
 //! thread is behind by all the queued batches; each such wait is counted ([`Recorder::waits`]) and said.
 
 use super::interface::WorkerTrace;
-use iolab_plan::gen::GenOp;
+use iolab_plan::gen::{GenOp, OpKind};
 use iolab_trace::{TraceOp, TraceRecord, TraceSender};
 
 /// One worker's recorder (see the module header).
@@ -49,7 +49,12 @@ impl Recorder {
             start_ns: start_ns.saturating_sub(o),
             submit_ns: Some(submit_ns.saturating_sub(o)),
             complete_ns: Some(complete_ns.saturating_sub(o)),
-            op: if op.write { TraceOp::Write } else { TraceOp::Read },
+            op: match op.kind {
+                OpKind::Read => TraceOp::Read,
+                OpKind::Write => TraceOp::Write,
+                OpKind::Flush => TraceOp::Flush,
+                OpKind::Trim => TraceOp::Discard,
+            },
             target: self.targets.get(op.target as usize).copied().unwrap_or(op.target),
             worker: self.worker,
             offset: op.offset,

@@ -10,8 +10,9 @@
 //! for the batch) and counts it in flight.
 
 use crate::buffers::stamp_write;
-use crate::{Completion, Engine, EngineError, Op};
+use crate::{Completion, Engine, EngineError, Op, OpKind, WriteSync};
 use iolab_plan::gen::GenOp;
+use iolab_plan::Durability;
 use iolab_spec::DataPattern;
 
 /// One slot: the op it holds and when it was handed over, plus the driver's own state `X` (the op loop's
@@ -40,6 +41,8 @@ pub(crate) struct Slots<X> {
     /// Writes stamped so far (each write's buffer gets a sequence number).
     writes: u64,
     data: DataPattern,
+    /// How writes and flushes are made durable (each op's [`Op::sync`]).
+    durability: Durability,
     /// EAGAIN/EINTR resubmissions.
     pub(crate) retries: u64,
 }
@@ -51,16 +54,29 @@ pub(crate) fn slot_buffer(slot: u32, write: bool) -> u32 {
     2 * slot + u32::from(write)
 }
 
+/// What an op of `kind` asks of durability: a write is synchronous as the worker's `sync` says; a flush is
+/// fdatasync ([`WriteSync::Dsync`]) or fsync ([`WriteSync::Sync`]).
+#[inline]
+fn sync_of(kind: OpKind, d: &Durability) -> WriteSync {
+    match kind {
+        OpKind::Write => d.write_sync,
+        OpKind::Flush if d.flush_data_only => WriteSync::Dsync,
+        OpKind::Flush => WriteSync::Sync,
+        OpKind::Read | OpKind::Trim => WriteSync::None,
+    }
+}
+
 /// Pushes `op` for slot `slot` at `generation` (`user_data = generation << 32 | slot`); no syscall.
 #[inline]
-fn push_op<E: Engine>(engine: &mut E, slot: u32, generation: u32, op: &GenOp) {
+fn push_op<E: Engine>(engine: &mut E, slot: u32, generation: u32, op: &GenOp, d: &Durability) {
     engine.push(Op {
         user_data: (generation as u64) << 32 | slot as u64,
-        write: op.write,
+        kind: op.kind,
+        sync: sync_of(op.kind, d),
         target: op.target,
         offset: op.offset,
         len: op.len,
-        buf: slot_buffer(slot, op.write),
+        buf: slot_buffer(slot, op.kind == OpKind::Write),
     });
 }
 
@@ -79,10 +95,10 @@ pub(crate) fn submit_early(refilled: u32) -> bool {
 }
 
 impl<X: Copy + Default> Slots<X> {
-    /// `qd` free slots; writes are stamped for `data`.
-    pub(crate) fn new(qd: usize, data: DataPattern) -> Slots<X> {
+    /// `qd` free slots; writes are stamped for `data` and made durable as `durability` says.
+    pub(crate) fn new(qd: usize, data: DataPattern, durability: Durability) -> Slots<X> {
         let idle = Slot {
-            op: GenOp { target: 0, write: false, offset: 0, len: 0 },
+            op: GenOp { target: 0, kind: OpKind::Read, offset: 0, len: 0 },
             generation: 0,
             busy: false,
             submitted_ns: 0,
@@ -95,6 +111,7 @@ impl<X: Copy + Default> Slots<X> {
             in_flight: 0,
             writes: 0,
             data,
+            durability,
             retries: 0,
         }
     }
@@ -148,7 +165,7 @@ impl<X> Slots<X> {
     /// busy.
     #[inline]
     pub(crate) fn issue<E: Engine>(&mut self, engine: &mut E, slot: u32, op: GenOp) {
-        if op.write {
+        if op.kind == OpKind::Write {
             self.writes += 1;
             let buf = engine.buffer_mut(slot_buffer(slot, true));
             stamp_write(buf, op.len as usize, op.offset, self.writes, self.data);
@@ -157,7 +174,7 @@ impl<X> Slots<X> {
         sl.generation = sl.generation.wrapping_add(1);
         sl.op = op;
         sl.busy = true;
-        push_op(engine, slot, sl.generation, &op);
+        push_op(engine, slot, sl.generation, &op, &self.durability);
         self.pushed.push(slot);
     }
 
@@ -205,7 +222,7 @@ impl<X> Slots<X> {
             "completion for slot {idx} that is not in flight (bug)"
         );
         if c.result == -libc::EAGAIN || c.result == -libc::EINTR {
-            push_op(engine, idx, sl.generation, &sl.op);
+            push_op(engine, idx, sl.generation, &sl.op, &self.durability);
             self.pushed.push(idx);
             self.retries += 1;
             return None;

@@ -33,6 +33,7 @@ use super::slots::Slots;
 use super::window::{begin, Series, Window};
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
+use iolab_plan::gen::OpKind;
 use iolab_plan::loadgen::{TxnGen, WorkerTxnPlan, PENDING_CAP};
 use iolab_plan::rng::Rng;
 use iolab_spec::loadgen::LoadgenMode;
@@ -130,7 +131,7 @@ pub(crate) fn drive_transactions<E: Engine>(
     let mut l = TxnLoop {
         s,
         gen: TxnGen::new(lg, &s.regions, Rng::for_worker(s.seed ^ crate::salts::TXN, w.index)),
-        slots: Slots::new(qd, w.data),
+        slots: Slots::new(qd, w.data, w.durability),
         done: Vec::with_capacity(2 * qd),
         read: OpStats::new(),
         write: OpStats::new(),
@@ -202,6 +203,8 @@ impl TxnLoop<'_> {
             features: engine.features(),
             read: self.read,
             write: self.write,
+            flush: OpStats::new(),
+            trim: OpStats::new(),
             window_ns: window.length(now, None),
             ramp_ns: window.ramp_length(now),
             backlog_at_end: 0,
@@ -324,10 +327,11 @@ impl TxnLoop<'_> {
             if let Some(splits) = self.splits.as_mut() {
                 splits.count(&op);
             }
-            let stats = if op.write { &mut self.write } else { &mut self.read };
+            let write = op.kind == OpKind::Write;
+            let stats = if write { &mut self.write } else { &mut self.read };
             if c.result >= 0 {
                 stats.record_ok(op.len, c.result as u32, lat, now - sl.submitted_ns);
-                self.series.current.record(op.write, c.result as u64, lat);
+                self.series.current.record(write, c.result as u64, lat);
             } else {
                 stats.record_error(-c.result);
             }

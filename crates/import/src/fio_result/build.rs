@@ -79,7 +79,7 @@ fn sum(parts: &[&OpSummary]) -> OpSummary {
 fn op_set(j: &FioJob) -> OpSet {
     let (read, write) = (op_summary(&j.read), op_summary(&j.write));
     let all = sum(&[&read, &write]);
-    OpSet { read, write, all }
+    OpSet { read, write, all, flush: None, trim: None }
 }
 
 /// The files a job used (`filename`, `:`-separated), or fio's default name in `directory`.
@@ -109,6 +109,8 @@ fn worker(index: usize, j: &FioJob) -> WorkerResult {
         read: set.read,
         write: set.write,
         all: set.all,
+        flush: set.flush,
+        trim: set.trim,
         achieved_depth: littles_law(j),
     }
 }
@@ -150,6 +152,8 @@ fn errors(jobs: &[&FioJob], total: &OpSet) -> ErrorSummary {
         total: 0,
         read: detail(total.read.short),
         write: detail(total.write.short),
+        flush: None,
+        trim: None,
         retries: 0,
     };
     for j in jobs.iter().filter(|j| j.error != 0) {
@@ -241,10 +245,22 @@ fn run_id(ctx: &Context<'_>, groupid: u64) -> String {
 pub(crate) fn run(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], start_unix_s: f64) -> RunResult {
     let workers: Vec<WorkerResult> = jobs.iter().enumerate().map(|(i, j)| worker(i, j)).collect();
     let total = match workers.as_slice() {
-        [one] => OpSet { read: one.read.clone(), write: one.write.clone(), all: one.all.clone() },
+        [one] => OpSet {
+            read: one.read.clone(),
+            write: one.write.clone(),
+            all: one.all.clone(),
+            flush: one.flush.clone(),
+            trim: one.trim.clone(),
+        },
         many => {
             let part = |f: fn(&WorkerResult) -> &OpSummary| sum(&many.iter().map(f).collect::<Vec<_>>());
-            let mut set = OpSet { read: part(|w| &w.read), write: part(|w| &w.write), all: part(|w| &w.all) };
+            let mut set = OpSet {
+                read: part(|w| &w.read),
+                write: part(|w| &w.write),
+                all: part(|w| &w.all),
+                flush: None,
+                trim: None,
+            };
             for s in [&mut set.read, &mut set.write, &mut set.all] {
                 (s.lat_ns, s.service_lat_ns) = (None, None);
             }

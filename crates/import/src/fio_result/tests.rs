@@ -197,7 +197,13 @@ fn live_fio_two_jobs_without_group_reporting_have_no_total_latency() {
     for (i, w) in r.workers.iter().enumerate() {
         assert_eq!(w.name, "mix");
         assert_eq!(w.read.lat_ns.unwrap().p99, p99(&fio, i, "read", "lat_ns"));
-        let set = iolab_report::OpSet { read: w.read.clone(), write: w.write.clone(), all: w.all.clone() };
+        let set = iolab_report::OpSet {
+            read: w.read.clone(),
+            write: w.write.clone(),
+            all: w.all.clone(),
+            flush: None,
+            trim: None,
+        };
         assert_counts_match(&set, &fio, i);
     }
     let ops = |d: &str| (0..2).map(|i| at(&fio, i, d, "total_ios").as_u64().unwrap()).sum::<u64>();

@@ -282,11 +282,7 @@ fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
     let mut header = vec!["ops", "count", "IOPS", "MB/s"];
     header.extend(PERCENTILE_COLUMNS.iter().map(|c| c.0));
     let mut named: Vec<(String, &OpSummary)> =
-        [("read", &r.total.read), ("write", &r.total.write), ("all", &r.total.all)]
-            .into_iter()
-            .filter(|(n, s)| s.ops > 0 || *n == "all")
-            .map(|(n, s)| (n.to_string(), s))
-            .collect();
+        crate::durability::op_rows(r).into_iter().map(|(n, s)| (n.to_string(), s)).collect();
     // Several targets: a row each (reads and writes together), as Iometer shows disks.
     if r.targets.len() > 1 {
         named.extend(r.targets.iter().map(|t| (format!("target {}", t.name), &t.all)));

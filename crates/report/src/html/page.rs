@@ -316,11 +316,7 @@ fn op_table(out: &mut String, r: &RunResult) {
     }
     out.push_str("<th class=\"n\">short</th><th class=\"n\">errors</th></tr>\n");
     let mut rows: Vec<(String, &OpSummary)> =
-        [("read", &r.total.read), ("write", &r.total.write), ("all", &r.total.all)]
-            .into_iter()
-            .filter(|(name, s)| s.ops > 0 || *name == "all")
-            .map(|(name, s)| (name.to_string(), s))
-            .collect();
+        crate::durability::op_rows(r).into_iter().map(|(name, s)| (name.to_string(), s)).collect();
     // Several targets: a row each (reads and writes together), as Iometer shows disks.
     if r.targets.len() > 1 {
         rows.extend(r.targets.iter().map(|t| (format!("target {}", t.name), &t.all)));

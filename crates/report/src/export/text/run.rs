@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use iolab_stats::LatSummary;
 
 use crate::format::{format_bytes, format_count, format_duration_ns, format_rate, table};
-use crate::model::{OpSummary, RunResult, TargetEnv};
+use crate::model::{RunResult, TargetEnv};
 
 /// Width of the label column of the key/value lines (`target  `, `workers `, `cpu     `).
 const LABEL_WIDTH: usize = 8;
@@ -216,19 +216,6 @@ fn target_description(t: &TargetEnv, engine: &str) -> String {
     parts.join(", ")
 }
 
-/// The op kinds to print: read and write only when they had ops, `all` always.
-fn op_rows(r: &RunResult) -> Vec<(&'static str, &OpSummary)> {
-    let mut rows = Vec::new();
-    if r.total.read.ops > 0 {
-        rows.push(("read", &r.total.read));
-    }
-    if r.total.write.ops > 0 {
-        rows.push(("write", &r.total.write));
-    }
-    rows.push(("all", &r.total.all));
-    rows
-}
-
 fn lat_cell(lat: Option<&LatSummary>, pick: impl Fn(&LatSummary) -> f64) -> String {
     lat.map_or_else(|| "-".to_string(), |l| format_duration_ns(pick(l)))
 }
@@ -237,7 +224,7 @@ fn op_table(r: &RunResult) -> String {
     // In open loop the latency here is response time (it includes queueing delay); say so.
     let label = if r.rate.is_some() { "response" } else { "" };
     let header = [label, "ops", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max"];
-    let rows: Vec<Vec<String>> = op_rows(r)
+    let rows: Vec<Vec<String>> = crate::durability::op_rows(r)
         .into_iter()
         .map(|(label, s)| {
             let lat = s.lat_ns.as_ref();
@@ -292,7 +279,7 @@ fn lat_cells(lat: Option<&LatSummary>) -> [String; 5] {
 /// completion, i.e. what the device took.
 fn service_table(r: &RunResult) -> String {
     let header = ["service", "mean", "p50", "p99", "p99.9", "max"];
-    let rows: Vec<Vec<String>> = op_rows(r)
+    let rows: Vec<Vec<String>> = crate::durability::op_rows(r)
         .into_iter()
         .map(|(label, s)| {
             let lat = s.service_lat_ns.as_ref();
