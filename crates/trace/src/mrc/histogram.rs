@@ -43,13 +43,17 @@ impl DistanceHistogram {
         self.total += weight;
     }
 
-    /// Adds `weight` to distance 0 (SHARDS-adj's correction; it may be negative).
-    pub fn adjust_first(&mut self, weight: f64) {
-        if self.counts.is_empty() {
-            self.counts.push(0.0);
+    /// Adds `other`'s counts, each times `factor` (its buckets at this histogram's width or wider).
+    pub fn absorb(&mut self, other: &DistanceHistogram, factor: f64) {
+        while self.width < other.width {
+            self.merge();
         }
-        self.counts[0] += weight;
-        self.total += weight;
+        for (i, &c) in other.counts.iter().enumerate() {
+            if c != 0.0 {
+                self.add(i as u64 * other.width, c * factor);
+            }
+        }
+        self.add_cold(other.cold * factor);
     }
 
     fn merge(&mut self) {

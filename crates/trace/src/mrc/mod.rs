@@ -11,13 +11,14 @@ mod fenwick;
 mod histogram;
 mod kept;
 mod knee;
+mod recent;
 mod shards;
 mod stack;
 
 pub use histogram::DistanceHistogram;
 pub use kept::{Alignment, References};
 pub use knee::{knee, recommend, Recommendation, SHARE_OF_BEST};
-pub use shards::{spatial_hash, LruDistances, Method, MODULUS};
+pub use shards::{spatial_hash, LruDistances, Method, MAX_NEAR_DEPTH, MODULUS, NEAR_SAMPLED};
 pub use stack::StackDistance;
 
 use crate::{TraceOp, TraceRecord};

@@ -1,3 +1,4 @@
+use super::shards::NEAR_SAMPLED;
 use super::*;
 use std::collections::{BTreeMap, HashMap};
 
@@ -199,5 +200,61 @@ fn shards_with_writes_installing_is_within_a_hundredth_of_exact() {
     for method in [Method::FixedRate(0.1), Method::FixedSize(32_768)] {
         let e = mae(&exact, &curve(method));
         assert!(e <= 0.01, "{method:?}: mean absolute error {e}");
+    }
+}
+
+/// A Zipf stream: `n` references over `universe` objects, the object of rank `k` drawn with probability
+/// proportional to `1 / k^s`, the ranks scattered over the keys.
+fn zipf(n: usize, universe: usize, s: f64, seed: u64) -> Vec<u64> {
+    let mut cdf = Vec::with_capacity(universe);
+    let mut sum = 0.0;
+    for k in 1..=universe {
+        sum += (k as f64).powf(-s);
+        cdf.push(sum);
+    }
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64 * sum;
+            (cdf.partition_point(|&c| c < u) as u64).wrapping_mul(0x2545_f491_4f6c_dd1d)
+        })
+        .collect()
+}
+
+fn sampled_curve(refs: &[u64], method: Method, sizes: &[u64]) -> Vec<Point> {
+    let mut lru = LruDistances::new(method);
+    refs.iter().for_each(|&k| lru.access(k));
+    let hist = lru.finish();
+    sizes
+        .iter()
+        .zip(hist.miss_ratios(sizes))
+        .map(|(&objects, miss_ratio)| Point { objects, miss_ratio })
+        .collect()
+}
+
+#[test]
+fn shards_at_a_fixed_rate_is_exact_at_small_sizes_and_close_beyond() {
+    // 40,000 objects: a sample of 4,000 at rate 0.1, 400 at 0.01; a small cache holds few sampled objects
+    // (10 at 100 objects and rate 0.1), too few for the sample's distances alone.
+    let refs = zipf(400_000, 40_000, 0.9, 21);
+    let sizes: Vec<u64> = (0..=24).map(|i| (10.0 * 3_000f64.powf(i as f64 / 24.0)).round() as u64).collect();
+    let exact = exact_curve(&refs, &sizes);
+    for rate in [0.1, 0.01] {
+        let est = sampled_curve(&refs, Method::FixedRate(rate), &sizes);
+        let depth = (NEAR_SAMPLED / rate) as u64;
+        for (e, s) in exact.iter().zip(&est).filter(|(e, _)| e.objects <= depth) {
+            let diff = s.miss_ratio - e.miss_ratio;
+            assert!(
+                diff.abs() < 1e-9,
+                "rate {rate}, {} objects (within the exact depth): off by {diff}",
+                e.objects
+            );
+        }
+        let e = mae(&exact, &est);
+        eprintln!("rate {rate}: mean absolute error {e:.4} over 10..30,000 objects");
+        assert!(e <= 0.004, "rate {rate}: mean absolute error {e} over 10..30,000 objects");
     }
 }
