@@ -17,7 +17,7 @@ use crate::buffers::Buffers;
 use crate::tags::Tags;
 use crate::timeline::Seat;
 use crate::{Completion, Engine, EngineError, Op, RealClock};
-use iolab_sim::{Done, Request, SharedDevice, SparseStore};
+use iolab_sim::{Done, ReqKind, Request, SharedDevice, SparseStore};
 use std::sync::Arc;
 
 /// Spin (rather than sleep) for the last part of a wait on the real clock.
@@ -193,7 +193,13 @@ impl Engine for SimEngine {
         t.device.submit(
             self.client,
             now,
-            Request { tag: tag as u64, write: op.write, offset: op.offset, len: op.len },
+            Request {
+                tag: tag as u64,
+                kind: if op.write { ReqKind::Write } else { ReqKind::Read },
+                durable: false,
+                offset: op.offset,
+                len: op.len,
+            },
         );
     }
     fn submit_and_reap(
