@@ -27,7 +27,7 @@
 use crate::tags::Tags;
 use crate::{Completion, Engine, EngineError, Op, OpKind, WriteSync};
 use iolab_cache::{Cache, DeviceIo, Flush, ReadOutcome, SeqDetector, Ticket, WriteOutcome};
-use iolab_sim::{Done, Request, SharedDevice};
+use iolab_sim::{Done, ReqKind, Request, SharedDevice};
 use std::sync::Arc;
 
 /// Staging buffers per worker for write-backs: at most this many write-backs in flight per worker.
@@ -249,8 +249,9 @@ impl<E: Engine> CacheEngine<E> {
                 let now = self.inner.now_ns();
                 let tag = self.take_tag(Pending::DevHit { op });
                 let offset = (op.offset % self.wc.dev_size.max(1)) & !511;
-                let write = op.kind == OpKind::Write;
-                dev.submit(client, now, Request { tag: tag as u64, write, offset, len: op.len });
+                let kind = if op.kind == OpKind::Write { ReqKind::Write } else { ReqKind::Read };
+                let req = Request { tag: tag as u64, kind, durable: false, offset, len: op.len };
+                dev.submit(client, now, req);
                 self.in_dev += 1;
             }
         }

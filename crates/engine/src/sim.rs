@@ -17,7 +17,7 @@ use crate::buffers::Buffers;
 use crate::tags::Tags;
 use crate::timeline::Seat;
 use crate::{Completion, Engine, EngineError, Op, OpKind, RealClock};
-use iolab_sim::{Done, Request, SharedDevice, SparseStore};
+use iolab_sim::{Done, ReqKind, Request, SharedDevice, SparseStore};
 use std::sync::Arc;
 
 /// Spin (rather than sleep) for the last part of a wait on the real clock.
@@ -193,7 +193,18 @@ impl Engine for SimEngine {
         t.device.submit(
             self.client,
             now,
-            Request { tag: tag as u64, write: op.kind.changes_data(), offset: op.offset, len: op.len },
+            Request {
+                tag: tag as u64,
+                kind: match op.kind {
+                    OpKind::Read => ReqKind::Read,
+                    OpKind::Write => ReqKind::Write,
+                    OpKind::Flush => ReqKind::Flush,
+                    OpKind::Trim => ReqKind::Trim,
+                },
+                durable: op.sync.is_durable(),
+                offset: op.offset,
+                len: op.len,
+            },
         );
     }
     fn submit_and_reap(

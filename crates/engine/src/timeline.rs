@@ -280,7 +280,7 @@ mod tests {
     use super::*;
     use corosensei::{Coroutine, CoroutineResult};
     use iolab_sim::models::Fixed;
-    use iolab_sim::Request;
+    use iolab_sim::{ReqKind, Request};
 
     /// Runs `bodies` as coroutines on `timeline`, the way `run_on_timeline` does.
     fn drive(timeline: &Arc<Timeline>, bodies: Vec<Box<dyn FnOnce()>>) {
@@ -312,7 +312,9 @@ mod tests {
                     seat.join();
                     let mut done = Vec::new();
                     for n in 0..3u64 {
-                        dev.submit(i, seat.now_ns(), Request { tag: n, write: false, offset: 0, len: 512 });
+                        let req =
+                            Request { tag: n, kind: ReqKind::Read, durable: false, offset: 0, len: 512 };
+                        dev.submit(i, seat.now_ns(), req);
                         loop {
                             dev.poll(i, seat.now_ns(), &mut done);
                             if let Some(d) = done.pop() {

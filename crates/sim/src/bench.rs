@@ -4,7 +4,7 @@
 //! (`cargo test -p iolab-sim --release -- --nocapture precision_table`).
 
 use crate::rng::SplitMix64;
-use crate::{Done, Model, Request};
+use crate::{Done, Model, ReqKind, Request};
 
 /// What [`closed_loop`] drives.
 #[derive(Clone, Copy, Debug)]
@@ -54,11 +54,9 @@ pub fn closed_loop(model: &mut dyn Model, load: &Load) -> Measured {
     let blocks = (load.region / load.len.max(1) as u64).max(1);
     let mut submitted_at = vec![0u64; qd];
     let mut done: Vec<Done> = Vec::with_capacity(qd * 2);
-    let next = |rng: &mut SplitMix64, tag: u64| Request {
-        tag,
-        write: rng.next_f64() < load.write_fraction,
-        offset: rng.below(blocks) * load.len as u64,
-        len: load.len,
+    let next = |rng: &mut SplitMix64, tag: u64| {
+        let kind = if rng.next_f64() < load.write_fraction { ReqKind::Write } else { ReqKind::Read };
+        Request { tag, kind, durable: false, offset: rng.below(blocks) * load.len as u64, len: load.len }
     };
     for tag in 0..qd as u64 {
         model.submit(0, next(&mut rng, tag));

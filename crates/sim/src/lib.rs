@@ -7,6 +7,9 @@
 //! completion time. Models never read a clock and never sleep, so on virtual time a run is exact and
 //! deterministic for its seed; the engine (iolab-engine `SimEngine`) does the waiting.
 //!
+//! Every device sits behind its write cache ([`wcache::Cached`]: volatile, power-loss protected or
+//! write-through, per preset and `wcache=`), which answers flushes, durable writes and trims on the same clock.
+//!
 //! A device may be shared by several workers: [`SharedDevice`] puts one model behind a lock and routes each
 //! completion back to the worker (client) that submitted it.
 
@@ -19,22 +22,80 @@ pub mod models;
 pub mod rng;
 pub mod shared;
 pub mod store;
+pub mod wcache;
 
+pub use iolab_spec::sim::{WriteCache, WriteCacheParams};
 pub use link::{LinkTiming, Linked};
 pub use shared::SharedDevice;
 pub use store::SparseStore;
+pub use wcache::Cached;
+
+/// What a request asks of the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReqKind {
+    /// Read `len` bytes at `offset`.
+    Read,
+    /// Write `len` bytes at `offset`.
+    Write,
+    /// Make stable every write that completed before the flush was submitted (Linux `REQ_PREFLUSH`, SCSI
+    /// SYNCHRONIZE CACHE, NVMe Flush); offset 0 and len 0. Writes still in flight are not covered.
+    Flush,
+    /// Discard `[offset, offset + len)` (TRIM, UNMAP, deallocate): a small fixed cost, and any dirty data of
+    /// the range still in the write cache is dropped instead of written.
+    Trim,
+}
 
 /// One request to an emulated device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
     /// The caller's tag, returned in [`Done`]. Below 2^32 when the device is a [`SharedDevice`].
     pub tag: u64,
-    /// Write (true) or read.
-    pub write: bool,
-    /// Byte offset on the device.
+    /// Read, write, flush or trim.
+    pub kind: ReqKind,
+    /// For a write: FUA / `O_DSYNC` semantics, it completes only once its data, and every write completed
+    /// before it was submitted, are on stable media. Ignored for other kinds.
+    pub durable: bool,
+    /// Byte offset on the device (0 for a flush).
     pub offset: u64,
-    /// Length in bytes.
+    /// Length in bytes (0 for a flush).
     pub len: u32,
+}
+
+impl Request {
+    /// A read.
+    pub const fn read(tag: u64, offset: u64, len: u32) -> Request {
+        Request { tag, kind: ReqKind::Read, durable: false, offset, len }
+    }
+
+    /// A plain (cached) write.
+    pub const fn write(tag: u64, offset: u64, len: u32) -> Request {
+        Request { tag, kind: ReqKind::Write, durable: false, offset, len }
+    }
+
+    /// A durable write (FUA / `O_DSYNC`).
+    pub const fn durable_write(tag: u64, offset: u64, len: u32) -> Request {
+        Request { tag, kind: ReqKind::Write, durable: true, offset, len }
+    }
+
+    /// A flush.
+    pub const fn flush(tag: u64) -> Request {
+        Request { tag, kind: ReqKind::Flush, durable: false, offset: 0, len: 0 }
+    }
+
+    /// A trim of `[offset, offset + len)`.
+    pub const fn trim(tag: u64, offset: u64, len: u32) -> Request {
+        Request { tag, kind: ReqKind::Trim, durable: false, offset, len }
+    }
+
+    /// What a media model (behind the write cache, see [`wcache`]) does: (write, bytes moved). Reads and
+    /// writes are themselves; a flush or trim that reaches a media model directly is a command without data.
+    pub fn media_op(&self) -> (bool, u32) {
+        match self.kind {
+            ReqKind::Read => (false, self.len),
+            ReqKind::Write => (true, self.len),
+            ReqKind::Flush | ReqKind::Trim => (true, 0),
+        }
+    }
 }
 
 /// One completed request.
@@ -54,7 +115,8 @@ pub struct Done {
 pub trait Model: Send {
     /// A request arrives at the device at `now_ns`.
     fn submit(&mut self, now_ns: u64, req: Request);
-    /// The earliest time at which a request may complete; None when the device is idle.
+    /// The earliest time at which a request may complete or the device's state changes (a write cache
+    /// draining in the background counts); None when nothing is pending.
     fn next_event_ns(&self) -> Option<u64>;
     /// Moves the device to `now_ns` and appends every request completed by then, in completion order.
     fn advance(&mut self, now_ns: u64, done: &mut Vec<Done>);

@@ -5,15 +5,16 @@
 //! crosses the device-to-host pipe after the device finishes. Commands without payload take no pipe time.
 //! The two directions are independent (full duplex), so reads and writes each get the full `mb_s`. The
 //! command latency (HBA, switch and protocol processing, propagation) is added once per command, on the way
-//! to the device. Link-level flow control (buffer credits, TCP windows) is not modelled: the pipe is always
-//! ready to send.
+//! to the device. Flushes and trims cross as commands without payload (a trim's range list is a few bytes)
+//! and reach the device with their kind unchanged. Link-level flow control (buffer credits, TCP windows) is
+//! not modelled: the pipe is always ready to send.
 
 use iolab_spec::LinkParams;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// A request on its way to the device: (arrival, sequence, slot, write, offset, len).
-type Arrival = (u64, u64, u32, bool, u64, u32);
+/// A request on its way to the device: (arrival, sequence, slot).
+type Arrival = (u64, u64, u32);
 
 /// One link's state: when each direction is next free.
 #[derive(Clone, Debug)]
@@ -76,10 +77,10 @@ impl LinkTiming {
 pub struct Linked {
     link: LinkTiming,
     inner: Box<dyn crate::Model>,
-    /// (original tag, write, len) per slot; the inner model sees the slot index as the tag.
-    slots: Vec<(u64, bool, u32)>,
+    /// The original request per slot; the inner model sees the slot index as the tag.
+    slots: Vec<crate::Request>,
     free: Vec<u32>,
-    /// Requests on their way to the device: (arrival, sequence, slot, write, offset, len).
+    /// Requests on their way to the device: (arrival, sequence, slot).
     arrivals: BinaryHeap<Reverse<Arrival>>,
     /// Completions on their way to the host: (seen at, sequence, slot).
     returns: BinaryHeap<Reverse<(u64, u64, u32)>>,
@@ -94,7 +95,7 @@ impl Linked {
         Linked {
             link: LinkTiming::new(params),
             inner,
-            slots: vec![(0, false, 0); cap],
+            slots: vec![crate::Request::read(0, 0, 0); cap],
             free: (0..cap as u32).rev().collect(),
             arrivals: BinaryHeap::with_capacity(cap),
             returns: BinaryHeap::with_capacity(cap),
@@ -107,8 +108,8 @@ impl Linked {
         for i in 0..self.scratch.len() {
             let d = self.scratch[i];
             let slot = d.tag as u32;
-            let (_, write, len) = self.slots[slot as usize];
-            let seen = self.link.to_host(d.at_ns, write, len);
+            let r = self.slots[slot as usize];
+            let seen = self.link.to_host(d.at_ns, r.kind != crate::ReqKind::Read, r.len);
             self.returns.push(Reverse((seen, self.seq, slot)));
             self.seq += 1;
         }
@@ -119,12 +120,12 @@ impl Linked {
 impl crate::Model for Linked {
     fn submit(&mut self, now_ns: u64, req: crate::Request) {
         let slot = self.free.pop().unwrap_or_else(|| {
-            self.slots.push((0, false, 0));
+            self.slots.push(req);
             (self.slots.len() - 1) as u32
         });
-        self.slots[slot as usize] = (req.tag, req.write, req.len);
-        let at = self.link.to_device(now_ns, req.write, req.len);
-        self.arrivals.push(Reverse((at, self.seq, slot, req.write, req.offset, req.len)));
+        self.slots[slot as usize] = req;
+        let at = self.link.to_device(now_ns, req.kind == crate::ReqKind::Write, req.len);
+        self.arrivals.push(Reverse((at, self.seq, slot)));
         self.seq += 1;
     }
     fn next_event_ns(&self) -> Option<u64> {
@@ -143,10 +144,11 @@ impl crate::Model for Linked {
             let inner = self.inner.next_event_ns().filter(|&t| t <= now_ns);
             match (arrival, inner) {
                 (Some(a), i) if i.is_none_or(|i| a <= i) => {
-                    let Reverse((at, _, slot, write, offset, len)) = self.arrivals.pop().expect("peeked");
+                    let Reverse((at, _, slot)) = self.arrivals.pop().expect("peeked");
                     self.inner.advance(at, &mut self.scratch);
                     self.inner_done();
-                    self.inner.submit(at, crate::Request { tag: slot as u64, write, offset, len });
+                    let req = crate::Request { tag: slot as u64, ..self.slots[slot as usize] };
+                    self.inner.submit(at, req);
                 }
                 (_, Some(i)) => {
                     self.inner.advance(i, &mut self.scratch);
@@ -162,7 +164,7 @@ impl crate::Model for Linked {
                 break;
             }
             self.returns.pop();
-            done.push(crate::Done { tag: self.slots[slot as usize].0, at_ns: t });
+            done.push(crate::Done { tag: self.slots[slot as usize].tag, at_ns: t });
             self.free.push(slot);
         }
     }

@@ -110,8 +110,8 @@ mod tests {
     #[test]
     fn completions_go_back_to_their_client() {
         let d = SharedDevice::new(Box::new(Fixed::new(100, 1, 8)), 2, 8);
-        d.submit(0, 0, Request { tag: 5, write: false, offset: 0, len: 4096 });
-        d.submit(1, 10, Request { tag: 5, write: true, offset: 0, len: 4096 });
+        d.submit(0, 0, Request::read(5, 0, 4096));
+        d.submit(1, 10, Request::write(5, 0, 4096));
         let mut out = Vec::new();
         assert_eq!(d.poll(1, 50, &mut out), Some(100));
         assert!(out.is_empty());

@@ -11,8 +11,14 @@ fn duplex(preset: &str, reads: usize, writes: usize) -> (f64, f64) {
     let n = reads + writes;
     let mut m = iolab_sim::build_target(&spec, 1, n).unwrap();
     let len = 65536u32;
-    let req =
-        |tag: u64| Request { tag, write: tag as usize >= reads, offset: (tag % 1000) * len as u64, len };
+    let req = |tag: u64| {
+        let offset = (tag % 1000) * len as u64;
+        if tag as usize >= reads {
+            Request::write(tag, offset, len)
+        } else {
+            Request::read(tag, offset, len)
+        }
+    };
     for tag in 0..n as u64 {
         m.submit(0, req(tag));
     }
@@ -68,7 +74,7 @@ fn every_preset_delivers_its_rate() {
 fn a_link_adds_latency_and_transfer_to_the_device() {
     let spec = iolab_spec::TargetSpec::parse("link:fc8g:sim:fixed,latency=100us").unwrap();
     let mut m = iolab_sim::build_target(&spec, 1, 4).unwrap();
-    m.submit(0, Request { tag: 1, write: false, offset: 0, len: 8000 });
+    m.submit(0, Request::read(1, 0, 8000));
     let mut out = Vec::new();
     let t = m.next_event_ns().unwrap();
     m.advance(t, &mut out);

@@ -1,6 +1,6 @@
-//! Invariants of every model under arbitrary request streams: each request completes exactly once, never
-//! before its submission, `advance` returns completions in time order and never after `now`, and
-//! `next_event_ns` is never in the past.
+//! Invariants of every model under arbitrary streams of reads, writes, durable writes, flushes and trims:
+//! each request completes exactly once, never before its submission, `advance` returns completions in time
+//! order and never after `now`, and `next_event_ns` is never in the past.
 
 mod common;
 use iolab_sim::{Done, Model, Request};
@@ -11,6 +11,8 @@ const TARGETS: &[&str] = &[
     "sim:hdd,7k2,size=64M,ncq=4",
     "sim:hdd,15k,size=1G",
     "sim:ssd,sata,size=64M",
+    "sim:ssd,sata,size=64M,wcache_size=64K",
+    "sim:hdd,15k,size=1G,wcache=plp,wcache_size=64K",
     "sim:ssd,nvme,size=64M,sigma=1.5,read_bw=50",
     "sim:array,disks=3,stripe=4K,member=hdd:10k:size=16M",
     "sim:array,disks=4,raid=0,stripe=8K,member=ssd:sata:size=16M",
@@ -21,17 +23,32 @@ const TARGETS: &[&str] = &[
 #[derive(Clone, Debug)]
 struct Step {
     gap_ns: u64,
-    write: bool,
+    /// 0-3 read, 4-6 write, 7 durable write, 8 flush, 9 trim.
+    kind: u8,
     block: u64,
     blocks: u32,
 }
 
 fn steps() -> impl Strategy<Value = Vec<Step>> {
     prop::collection::vec(
-        (0u64..3_000_000, any::<bool>(), 0u64..4096, 0u32..40)
-            .prop_map(|(gap_ns, write, block, blocks)| Step { gap_ns, write, block, blocks }),
+        (0u64..3_000_000, 0u8..10, 0u64..4096, 0u32..40).prop_map(|(gap_ns, kind, block, blocks)| Step {
+            gap_ns,
+            kind,
+            block,
+            blocks,
+        }),
         1..120,
     )
+}
+
+fn request(kind: u8, tag: u64, offset: u64, len: u32) -> Request {
+    match kind {
+        0..=3 => Request::read(tag, offset, len),
+        4..=6 => Request::write(tag, offset, len),
+        7 => Request::durable_write(tag, offset, len),
+        8 => Request::flush(tag),
+        _ => Request::trim(tag, offset, len),
+    }
 }
 
 fn check(target: &str, steps: &[Step], link: Option<&str>) -> Result<(), TestCaseError> {
@@ -81,7 +98,7 @@ fn check(target: &str, steps: &[Step], link: Option<&str>) -> Result<(), TestCas
         let len = s.blocks * 512;
         let offset = (s.block * 4096).min(size - len as u64);
         let tag = submitted.len() as u64;
-        m.submit(now, Request { tag, write: s.write, offset, len });
+        m.submit(now, request(s.kind, tag, offset, len));
         submitted.push(now);
         completed.push(None);
     }

@@ -5,6 +5,8 @@
 //! - `sim:hdd[,PRESET][,key=value...]`, presets `7k2`, `10k` (default), `15k`;
 //! - `sim:ssd[,PRESET][,key=value...]`, presets `sata`, `nvme` (default);
 //! - `sim:array[,key=value...]`, default 8 x 10K RPM disks in RAID 5; `member=hdd:15k` or `member=ssd:sata`;
+//! - on `sim:hdd`, `sim:ssd` and `sim:array` (and a member), `wcache=volatile|plp|none` and `wcache_size=SIZE`
+//!   choose the device's write cache ([`WriteCacheParams`]);
 //! - `link:PRESET[,key=value...]:TARGET` in front of any target, presets `fc1g` .. `fc64g`, `10gbe`, `25gbe`,
 //!   `100gbe` (iSCSI), `fcoe10g`.
 //!
@@ -33,6 +35,9 @@ pub struct HddParams {
     pub overhead_ns: u64,
     /// Capacity in bytes.
     pub size_bytes: u64,
+    /// The drive's write cache (results recorded before it existed read back as write-through).
+    #[serde(default)]
+    pub wcache: WriteCacheParams,
 }
 
 /// A flash device.
@@ -54,6 +59,9 @@ pub struct SsdParams {
     pub write_mb_s: f64,
     /// Capacity in bytes.
     pub size_bytes: u64,
+    /// The drive's write cache (results recorded before it existed read back as write-through).
+    #[serde(default)]
+    pub wcache: WriteCacheParams,
 }
 
 /// RAID level of a `sim:array`.
@@ -93,6 +101,74 @@ pub struct ArrayParams {
     pub controller_ns: u64,
     /// Usable capacity in bytes.
     pub size_bytes: u64,
+    /// The controller's write cache (results recorded before it existed read back as write-through).
+    #[serde(default)]
+    pub wcache: WriteCacheParams,
+}
+
+/// What a device's write cache does with a write before the data is on stable media.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteCache {
+    /// Write-back into volatile memory (`wcache=volatile`): a write completes once it is in the cache and is
+    /// lost on power failure until it has drained to the media, so a flush or a durable write waits for that.
+    Volatile,
+    /// Write-back into memory that survives power loss (`wcache=plp`: capacitors, a battery or flash backup):
+    /// a write is stable once in the cache, so flushes and durable writes cost only a small fixed time.
+    PowerProtected,
+    /// No write-back (`wcache=none`): every write completes when the media has it; a flush has nothing to do.
+    #[default]
+    WriteThrough,
+}
+
+impl WriteCache {
+    /// The value of `wcache=`: `volatile`, `plp` or `none`.
+    pub fn key(self) -> &'static str {
+        match self {
+            WriteCache::Volatile => "volatile",
+            WriteCache::PowerProtected => "plp",
+            WriteCache::WriteThrough => "none",
+        }
+    }
+}
+
+/// A device's write cache: its kind and the figures of its timing (see docs/EMULATION.md, "Write caches").
+/// `wcache=` and `wcache_size=` set the first two; the rest come with the preset.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WriteCacheParams {
+    /// Volatile, power-loss protected or write-through.
+    pub kind: WriteCache,
+    /// Dirty data the cache holds before writes wait for room, bytes.
+    pub size_bytes: u64,
+    /// Fixed cost of a write into the cache, after its transfer, ns.
+    pub write_ns: u64,
+    /// Rate at which writes enter the cache (the host interface), 10^6 bytes/s, one transfer after another.
+    pub mb_s: f64,
+    /// Fixed cost of a flush: all of it on a protected or write-through cache, the command's own cost after
+    /// the drain on a volatile one, ns.
+    pub flush_ns: u64,
+    /// Fixed cost of a trim (discard), ns.
+    pub trim_ns: u64,
+}
+
+impl WriteCacheParams {
+    /// `kind` with the given figures.
+    pub const fn new(
+        kind: WriteCache,
+        size_bytes: u64,
+        write_ns: u64,
+        mb_s: f64,
+        flush_ns: u64,
+        trim_ns: u64,
+    ) -> WriteCacheParams {
+        WriteCacheParams { kind, size_bytes, write_ns, mb_s, flush_ns, trim_ns }
+    }
+}
+
+/// The write cache of `sim:fixed`: write-through (every write takes the device's latency), and a flush and a
+/// trim each take `latency_ns` too, without a server, so every command of the device takes its one figure.
+pub fn fixed_write_cache(latency_ns: u64) -> WriteCacheParams {
+    WriteCacheParams::new(WriteCache::WriteThrough, 0, 0, 0.0, latency_ns, latency_ns)
 }
 
 /// A storage link (FC, iSCSI or FCoE over Ethernet), full duplex.
@@ -126,10 +202,42 @@ pub const LINK_PRESETS: &[&str] = &[
 ];
 
 const HDD_KEYS: &str =
-    "rpm, seek_read, seek_write, track_seek, media, queue_depth (or ncq, tcq), overhead, size";
-const SSD_KEYS: &str = "read, write, sigma, channels, read_bw, write_bw, size";
-const ARRAY_KEYS: &str = "disks, raid, stripe, member, controller, size";
+    "rpm, seek_read, seek_write, track_seek, media, queue_depth (or ncq, tcq), overhead, size, \
+                        wcache, wcache_size";
+const SSD_KEYS: &str = "read, write, sigma, channels, read_bw, write_bw, size, wcache, wcache_size";
+const ARRAY_KEYS: &str = "disks, raid, stripe, member, controller, size, wcache, wcache_size";
 const LINK_KEYS: &str = "mb_s, bw, latency";
+
+// Write caches (our assumptions; docs/EMULATION.md "Write caches" gives the reasoning).
+
+const MIB: u64 = 1 << 20;
+
+/// `sim:hdd`: the drive's volatile write cache, on as drives ship: 64 MiB of dirty data (the buffer of a
+/// current enterprise drive), 200 us to take a write (the presets' command overhead) after its transfer at
+/// 550 MB/s (SAS or SATA at 6 Gb/s), 200 us for a flush command and for a trim (which no disk needs: it is
+/// answered as a no-op).
+pub const HDD_WRITE_CACHE: WriteCacheParams =
+    WriteCacheParams::new(WriteCache::Volatile, 64 * MIB, 200_000, 550.0, 200_000, 200_000);
+
+/// `sim:ssd,sata`: volatile. The preset stands for a SATA SSD without power-loss protection (consumer and
+/// most client drives), whose DRAM buffer loses what it holds on power failure; the timing figures come from
+/// the DC S3700, which does have protection: `wcache=plp` gives that drive as sold. 256 MiB of dirty data,
+/// 20 us per write after its transfer at 550 MB/s (SATA 6 Gb/s), 20 us for the flush command, 100 us per
+/// trim (DSM TRIM is not queued on most SATA drives).
+pub const SATA_WRITE_CACHE: WriteCacheParams =
+    WriteCacheParams::new(WriteCache::Volatile, 256 * MIB, 20_000, 550.0, 20_000, 100_000);
+
+/// `sim:ssd,nvme`: power-loss protected, as enterprise NVMe drives (the P3700 among them) are: capacitors
+/// hold up the drive while its DRAM is written to flash. 256 MiB, 10 us per write after its transfer at
+/// 3,200 MB/s (PCIe 3.0 x4), 5 us per flush, 20 us per trim (Dataset Management deallocate).
+pub const NVME_WRITE_CACHE: WriteCacheParams =
+    WriteCacheParams::new(WriteCache::PowerProtected, 256 * MIB, 10_000, 3200.0, 5_000, 20_000);
+
+/// `sim:array`: the controller's mirrored, battery-backed cache (power-loss protected), as mid-range arrays
+/// have: 1 GiB of dirty data, 100 us per write (the controller's 50 us plus the copy to its partner's
+/// mirror) after its transfer at 2,000 MB/s, 20 us per flush, 50 us per trim.
+pub const ARRAY_WRITE_CACHE: WriteCacheParams =
+    WriteCacheParams::new(WriteCache::PowerProtected, 1024 * MIB, 100_000, 2000.0, 20_000, 50_000);
 
 /// The preset `name` of `sim:hdd` (`7k2`, `10k`, `15k`), None for an unknown name.
 ///
@@ -142,7 +250,8 @@ const LINK_KEYS: &str = "mb_s, bw, latency";
 /// - `15k`: Seagate Cheetah 15K.7 SAS 600 GB (ST3600057SS): average seek 3.4 / 3.9 ms, single track 0.2 ms,
 ///   sustained transfer 122-204 MB/s (midpoint 163); overhead 0.2 ms as for the other Seagate SAS drives.
 ///
-/// All three hold 64 commands for reordering (our assumption for SAS tagged queueing).
+/// All three hold 64 commands for reordering (our assumption for SAS tagged queueing), and all three have
+/// [`HDD_WRITE_CACHE`] on: drives ship with their volatile write cache enabled.
 pub fn hdd_preset(name: &str) -> Option<HddParams> {
     let (rpm, seek_read_ms, seek_write_ms, track_ms, media_mb_s, gb) = match name {
         "7k2" => (7200, 7.5, 8.5, 0.23, 123.5, 1000),
@@ -161,6 +270,7 @@ pub fn hdd_preset(name: &str) -> Option<HddParams> {
         queue_depth: 64,
         overhead_ns: 200_000,
         size_bytes: idema_bytes(gb),
+        wcache: HDD_WRITE_CACHE,
     })
 }
 
@@ -171,11 +281,12 @@ pub fn hdd_preset(name: &str) -> Option<HddParams> {
 /// - `nvme`: Intel SSD DC P3700 1.6 TB data sheet: latency 20 us read / 20 us write, 450,000 random 4 KiB read
 ///   IOPS, 2,800 / 1,900 MB/s sequential. 9 channels give 430,000 read IOPS.
 ///
-/// The spread sigma = 0.3 is our assumption (data sheets give no distribution).
+/// The spread sigma = 0.3 is our assumption (data sheets give no distribution). Write caches:
+/// [`SATA_WRITE_CACHE`] (volatile) and [`NVME_WRITE_CACHE`] (power-loss protected).
 pub fn ssd_preset(name: &str) -> Option<SsdParams> {
-    let (read_ns, write_ns, channels, read_mb_s, write_mb_s, gb) = match name {
-        "sata" => (50_000, 65_000, 4, 500.0, 460.0, 800),
-        "nvme" => (20_000, 20_000, 9, 2800.0, 1900.0, 1600),
+    let (read_ns, write_ns, channels, read_mb_s, write_mb_s, gb, wcache) = match name {
+        "sata" => (50_000, 65_000, 4, 500.0, 460.0, 800, SATA_WRITE_CACHE),
+        "nvme" => (20_000, 20_000, 9, 2800.0, 1900.0, 1600, NVME_WRITE_CACHE),
         _ => return None,
     };
     Some(SsdParams {
@@ -187,6 +298,7 @@ pub fn ssd_preset(name: &str) -> Option<SsdParams> {
         read_mb_s,
         write_mb_s,
         size_bytes: idema_bytes(gb),
+        wcache,
     })
 }
 
@@ -227,9 +339,10 @@ pub fn link_preset(name: &str) -> Option<LinkParams> {
 
 /// The `sim:array` default: 8 x `hdd:10k` in RAID 5 with a 64 KiB stripe unit and 50 us of controller
 /// overhead per host command (our assumptions, typical of the seeds' mid-range arrays), all of the members'
-/// capacity usable.
+/// capacity usable, and a battery-backed controller cache ([`ARRAY_WRITE_CACHE`]). Members run write-through
+/// ([`Member::as_member`]).
 pub fn default_array() -> ArrayParams {
-    let member = Member::Hdd(hdd_preset("10k").expect("preset"));
+    let member = Member::Hdd(hdd_preset("10k").expect("preset")).as_member();
     let mut a = ArrayParams {
         disks: 8,
         raid: Raid::Raid5,
@@ -237,12 +350,23 @@ pub fn default_array() -> ArrayParams {
         member,
         controller_ns: 50_000,
         size_bytes: 0,
+        wcache: ARRAY_WRITE_CACHE,
     };
     a.size_bytes = a.max_size_bytes();
     a
 }
 
 impl Member {
+    /// This disk as an array member: its write cache turned to write-through (arrays disable their members'
+    /// volatile caches and cache in the controller), its other cache figures kept for `wcache=` to turn on.
+    pub fn as_member(mut self) -> Member {
+        match &mut self {
+            Member::Hdd(p) => p.wcache.kind = WriteCache::WriteThrough,
+            Member::Ssd(p) => p.wcache.kind = WriteCache::WriteThrough,
+        }
+        self
+    }
+
     /// Capacity of one member in bytes.
     pub fn size_bytes(&self) -> u64 {
         match self {
@@ -251,12 +375,13 @@ impl Member {
         }
     }
 
-    /// The canonical text of `member=`: `hdd:15k` plus `:key=value` for what differs from the preset.
+    /// The canonical text of `member=`: `hdd:15k` plus `:key=value` for what differs from the preset as a
+    /// member (write-through).
     pub fn display(&self) -> String {
         match self {
             Member::Hdd(p) => {
                 let mut s = format!("hdd:{}", p.preset);
-                for kv in hdd_diff(p) {
+                for kv in hdd_diff(p, true) {
                     s.push(':');
                     s.push_str(&kv);
                 }
@@ -264,7 +389,7 @@ impl Member {
             }
             Member::Ssd(p) => {
                 let mut s = format!("ssd:{}", p.preset);
-                for kv in ssd_diff(p) {
+                for kv in ssd_diff(p, true) {
                     s.push(':');
                     s.push_str(&kv);
                 }
@@ -368,6 +493,42 @@ fn device_size(key: &str, v: &str) -> Result<u64, String> {
     Ok(n)
 }
 
+/// The value of `wcache=`.
+fn wcache_kind(v: &str, what: &str) -> Result<WriteCache, String> {
+    match v {
+        "volatile" => Ok(WriteCache::Volatile),
+        "plp" => Ok(WriteCache::PowerProtected),
+        "none" => Ok(WriteCache::WriteThrough),
+        _ => Err(format!(
+            "wcache=volatile, wcache=plp (power-loss protected) or wcache=none (write-through) in '{what}', \
+             found 'wcache={v}'"
+        )),
+    }
+}
+
+/// The value of `wcache_size=`: a multiple of 4 KiB from 64K to 1T.
+fn wcache_size(v: &str, what: &str) -> Result<u64, String> {
+    crate::units::parse_size(v)
+        .ok()
+        .filter(|n| n % 4096 == 0 && ((64 << 10)..=(1 << 40)).contains(n))
+        .ok_or_else(|| {
+            format!(
+                "wcache_size=SIZE with SIZE a multiple of 4K from 64K to 1T in '{what}', \
+                 found 'wcache_size={v}'"
+            )
+        })
+}
+
+/// `wcache=` and `wcache_size=` where they differ from `base`.
+fn wcache_diff(c: &WriteCacheParams, base: &WriteCacheParams, out: &mut Vec<String>) {
+    if c.kind != base.kind {
+        out.push(format!("wcache={}", c.kind.key()));
+    }
+    if c.size_bytes != base.size_bytes {
+        out.push(format!("wcache_size={}", crate::units::format_size(c.size_bytes)));
+    }
+}
+
 fn fmt_f64(x: f64) -> String {
     format!("{x}")
 }
@@ -378,10 +539,15 @@ fn fmt_f64(x: f64) -> String {
 
 /// Parses the items after `sim:hdd` (a preset name, then `key=value`s). `Err` says what was expected.
 pub fn parse_hdd<'a>(items: impl Iterator<Item = &'a str>) -> Result<HddParams, String> {
-    parse_hdd_in(items, "sim:hdd")
+    parse_hdd_in(items, "sim:hdd", false)
 }
 
-fn parse_hdd_in<'a>(items: impl Iterator<Item = &'a str>, what: &str) -> Result<HddParams, String> {
+/// The preset (a member's runs write-through), then the keys.
+fn parse_hdd_in<'a>(
+    items: impl Iterator<Item = &'a str>,
+    what: &str,
+    member: bool,
+) -> Result<HddParams, String> {
     let mut items = items.map(str::trim).filter(|s| !s.is_empty()).peekable();
     let mut p = hdd_preset("10k").expect("preset");
     if let Some(first) = items.peek().copied() {
@@ -395,6 +561,9 @@ fn parse_hdd_in<'a>(items: impl Iterator<Item = &'a str>, what: &str) -> Result<
             items.next();
         }
     }
+    if member {
+        p.wcache.kind = WriteCache::WriteThrough;
+    }
     for item in items {
         let (k, v) = kv(item, what, HDD_KEYS)?;
         match k {
@@ -406,6 +575,8 @@ fn parse_hdd_in<'a>(items: impl Iterator<Item = &'a str>, what: &str) -> Result<
             "queue_depth" | "ncq" | "tcq" => p.queue_depth = int(k, v, 1, 256)? as u32,
             "overhead" => p.overhead_ns = dur(k, v, 0, 100_000_000)?,
             "size" => p.size_bytes = device_size(k, v)?,
+            "wcache" => p.wcache.kind = wcache_kind(v, what)?,
+            "wcache_size" => p.wcache.size_bytes = wcache_size(v, what)?,
             other => {
                 return Err(format!("one of the keys {HDD_KEYS} in '{what}', found '{other}' in '{item}'"))
             }
@@ -423,8 +594,12 @@ fn parse_hdd_in<'a>(items: impl Iterator<Item = &'a str>, what: &str) -> Result<
     Ok(p)
 }
 
-fn hdd_diff(p: &HddParams) -> Vec<String> {
-    let base = hdd_preset(&p.preset).unwrap_or_else(|| hdd_preset("10k").expect("preset"));
+/// What differs from the preset (from the preset as a member, write-through, when `member`).
+fn hdd_diff(p: &HddParams, member: bool) -> Vec<String> {
+    let mut base = hdd_preset(&p.preset).unwrap_or_else(|| hdd_preset("10k").expect("preset"));
+    if member {
+        base.wcache.kind = WriteCache::WriteThrough;
+    }
     let d = crate::units::format_duration;
     let mut out = Vec::new();
     if p.rpm != base.rpm {
@@ -451,6 +626,7 @@ fn hdd_diff(p: &HddParams) -> Vec<String> {
     if p.size_bytes != base.size_bytes {
         out.push(format!("size={}", crate::units::format_size(p.size_bytes)));
     }
+    wcache_diff(&p.wcache, &base.wcache, &mut out);
     out
 }
 
@@ -460,10 +636,15 @@ fn hdd_diff(p: &HddParams) -> Vec<String> {
 
 /// Parses the items after `sim:ssd`.
 pub fn parse_ssd<'a>(items: impl Iterator<Item = &'a str>) -> Result<SsdParams, String> {
-    parse_ssd_in(items, "sim:ssd")
+    parse_ssd_in(items, "sim:ssd", false)
 }
 
-fn parse_ssd_in<'a>(items: impl Iterator<Item = &'a str>, what: &str) -> Result<SsdParams, String> {
+/// The preset (a member's runs write-through), then the keys.
+fn parse_ssd_in<'a>(
+    items: impl Iterator<Item = &'a str>,
+    what: &str,
+    member: bool,
+) -> Result<SsdParams, String> {
     let mut items = items.map(str::trim).filter(|s| !s.is_empty()).peekable();
     let mut p = ssd_preset("nvme").expect("preset");
     if let Some(first) = items.peek().copied() {
@@ -477,6 +658,9 @@ fn parse_ssd_in<'a>(items: impl Iterator<Item = &'a str>, what: &str) -> Result<
             items.next();
         }
     }
+    if member {
+        p.wcache.kind = WriteCache::WriteThrough;
+    }
     for item in items {
         let (k, v) = kv(item, what, SSD_KEYS)?;
         match k {
@@ -487,6 +671,8 @@ fn parse_ssd_in<'a>(items: impl Iterator<Item = &'a str>, what: &str) -> Result<
             "read_bw" | "read_mb_s" => p.read_mb_s = rate(k, v, 1.0, 100_000.0)?,
             "write_bw" | "write_mb_s" => p.write_mb_s = rate(k, v, 1.0, 100_000.0)?,
             "size" => p.size_bytes = device_size(k, v)?,
+            "wcache" => p.wcache.kind = wcache_kind(v, what)?,
+            "wcache_size" => p.wcache.size_bytes = wcache_size(v, what)?,
             other => {
                 return Err(format!("one of the keys {SSD_KEYS} in '{what}', found '{other}' in '{item}'"))
             }
@@ -495,8 +681,12 @@ fn parse_ssd_in<'a>(items: impl Iterator<Item = &'a str>, what: &str) -> Result<
     Ok(p)
 }
 
-fn ssd_diff(p: &SsdParams) -> Vec<String> {
-    let base = ssd_preset(&p.preset).unwrap_or_else(|| ssd_preset("nvme").expect("preset"));
+/// What differs from the preset (from the preset as a member, write-through, when `member`).
+fn ssd_diff(p: &SsdParams, member: bool) -> Vec<String> {
+    let mut base = ssd_preset(&p.preset).unwrap_or_else(|| ssd_preset("nvme").expect("preset"));
+    if member {
+        base.wcache.kind = WriteCache::WriteThrough;
+    }
     let d = crate::units::format_duration;
     let mut out = Vec::new();
     if p.read_ns != base.read_ns {
@@ -520,6 +710,7 @@ fn ssd_diff(p: &SsdParams) -> Vec<String> {
     if p.size_bytes != base.size_bytes {
         out.push(format!("size={}", crate::units::format_size(p.size_bytes)));
     }
+    wcache_diff(&p.wcache, &base.wcache, &mut out);
     out
 }
 
@@ -531,8 +722,8 @@ fn parse_member(v: &str) -> Result<Member, String> {
     let mut parts = v.split(':');
     let kind = parts.next().unwrap_or("").trim();
     match kind {
-        "hdd" => parse_hdd_in(parts, "member=hdd").map(Member::Hdd),
-        "ssd" => parse_ssd_in(parts, "member=ssd").map(Member::Ssd),
+        "hdd" => parse_hdd_in(parts, "member=hdd", true).map(Member::Hdd),
+        "ssd" => parse_ssd_in(parts, "member=ssd", true).map(Member::Ssd),
         _ => Err(format!(
             "member=MODEL[:PRESET][:key=value...] with MODEL 'hdd' (presets {}) or 'ssd' (presets {}), \
              e.g. 'member=hdd:15k', found 'member={v}'",
@@ -571,6 +762,8 @@ pub fn parse_array<'a>(items: impl Iterator<Item = &'a str>) -> Result<ArrayPara
             "member" => a.member = parse_member(v)?,
             "controller" => a.controller_ns = dur(k, v, 0, 100_000_000)?,
             "size" => size = Some((device_size(k, v)?, v)),
+            "wcache" => a.wcache.kind = wcache_kind(v, "sim:array")?,
+            "wcache_size" => a.wcache.size_bytes = wcache_size(v, "sim:array")?,
             other => {
                 return Err(format!(
                     "one of the keys {ARRAY_KEYS} in 'sim:array', found '{other}' in '{item}'"
@@ -638,6 +831,7 @@ fn array_diff(a: &ArrayParams) -> Vec<String> {
     if a.size_bytes != a.max_size_bytes() {
         out.push(format!("size={}", crate::units::format_size(a.size_bytes)));
     }
+    wcache_diff(&a.wcache, &base.wcache, &mut out);
     out
 }
 
@@ -684,14 +878,14 @@ fn with_diff(base: String, diff: Vec<String>) -> String {
 impl HddParams {
     /// The canonical name: `sim:hdd,10k,size=600G` style, listing only what differs from the preset.
     pub fn display_name(&self) -> String {
-        with_diff(format!("sim:hdd,{}", self.preset), hdd_diff(self))
+        with_diff(format!("sim:hdd,{}", self.preset), hdd_diff(self, false))
     }
 }
 
 impl SsdParams {
     /// The canonical name: `sim:ssd,nvme,...`, listing only what differs from the preset.
     pub fn display_name(&self) -> String {
-        with_diff(format!("sim:ssd,{}", self.preset), ssd_diff(self))
+        with_diff(format!("sim:ssd,{}", self.preset), ssd_diff(self, false))
     }
 }
 
@@ -775,6 +969,65 @@ mod tests {
             TargetSpec::parse("sim:array,member=hdd:15k,raid=10").unwrap().display_name(),
             "sim:array,raid=10,member=hdd:15k"
         );
+    }
+
+    #[test]
+    fn write_caches_follow_the_preset_and_the_keys() {
+        let kind = |s: &str| match sim(s) {
+            SimSpec::Hdd(p) => p.wcache.kind,
+            SimSpec::Ssd(p) => p.wcache.kind,
+            SimSpec::Array(a) => a.wcache.kind,
+            SimSpec::Fixed { .. } => unreachable!(),
+        };
+        assert_eq!(kind("sim:hdd"), WriteCache::Volatile);
+        assert_eq!(kind("sim:ssd,sata"), WriteCache::Volatile);
+        assert_eq!(kind("sim:ssd"), WriteCache::PowerProtected);
+        assert_eq!(kind("sim:array"), WriteCache::PowerProtected);
+        assert_eq!(kind("sim:ssd,sata,wcache=plp"), WriteCache::PowerProtected);
+        assert_eq!(kind("sim:hdd,wcache=none"), WriteCache::WriteThrough);
+        assert_eq!(kind("sim:array,wcache=volatile"), WriteCache::Volatile);
+        match sim("sim:array,member=hdd:15k") {
+            SimSpec::Array(a) => match a.member {
+                Member::Hdd(h) => {
+                    assert_eq!(h.wcache.kind, WriteCache::WriteThrough, "members run write-through")
+                }
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        }
+        match sim("sim:ssd,sata,wcache_size=1G") {
+            SimSpec::Ssd(p) => assert_eq!(p.wcache.size_bytes, 1 << 30),
+            _ => unreachable!(),
+        }
+        for s in [
+            "sim:ssd,sata,wcache=plp,wcache_size=64M",
+            "sim:hdd,7k2,wcache=none",
+            "sim:array,wcache=none,member=hdd:10k:wcache=volatile:wcache_size=16M",
+            "sim:array,member=ssd:sata:wcache=volatile",
+        ] {
+            let a = TargetSpec::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+            let name = a.display_name();
+            assert_eq!(TargetSpec::parse(&name).unwrap(), a, "{s} -> {name}");
+        }
+        assert_eq!(TargetSpec::parse("sim:ssd,sata,wcache=volatile").unwrap().display_name(), "sim:ssd,sata");
+        assert_eq!(
+            TargetSpec::parse("sim:array,member=ssd:sata:wcache=volatile").unwrap().display_name(),
+            "sim:array,member=ssd:sata:wcache=volatile"
+        );
+        let e = TargetSpec::parse("sim:ssd,sata,wcache=on").unwrap_err();
+        assert!(e.contains("'wcache=on'") && e.contains("plp") && e.contains("'sim:ssd'"), "{e}");
+        let e = TargetSpec::parse("sim:hdd,wcache_size=1k").unwrap_err();
+        assert!(e.contains("'wcache_size=1k'"), "{e}");
+        let e = TargetSpec::parse("sim:array,member=hdd:wcache=yes").unwrap_err();
+        assert!(e.contains("'wcache=yes'") && e.contains("member=hdd"), "{e}");
+    }
+
+    #[test]
+    fn results_without_a_write_cache_read_back_as_write_through() {
+        let mut v = toml::Value::try_from(hdd_preset("10k").unwrap()).unwrap();
+        v.as_table_mut().unwrap().remove("wcache").expect("serialized");
+        let p: HddParams = v.try_into().unwrap();
+        assert_eq!(p.wcache.kind, WriteCache::WriteThrough);
     }
 
     #[test]

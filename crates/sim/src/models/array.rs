@@ -17,13 +17,16 @@
 //! members seek over a shorter stroke ("short-stroking").
 //!
 //! Member events are processed in time order inside [`Model::advance`], and the writes of a read-modify-write
-//! are submitted at the exact time its reads completed. Not modelled: the controller's cache (the array is
-//! write-through with no read cache), controller queueing (its overhead is a fixed delay), degraded mode and
-//! rebuilds.
+//! are submitted at the exact time its reads completed. Each member sits behind its own write cache
+//! (write-through unless `member=...:wcache=` says otherwise: arrays turn their disks' caches off); the
+//! controller's write cache is put in front of the whole array by [`crate::build`] ([`crate::wcache`]).
+//! Not modelled: the controller's read cache, controller queueing (its overhead is a fixed delay), degraded
+//! mode and rebuilds.
 
 use crate::models::dist::ServiceDist;
 use crate::rng::SplitMix64;
-use crate::{Done, Model, Request};
+use crate::wcache::Cached;
+use crate::{Done, Model, ReqKind, Request};
 use iolab_spec::{ArrayParams, Member, Raid};
 use std::collections::VecDeque;
 
@@ -81,9 +84,13 @@ impl Array {
                 match &p.member {
                     Member::Hdd(h) => {
                         let speed = 1.0 + SPINDLE_SPREAD * (i as f64 - (n - 1) as f64 / 2.0);
-                        Box::new(crate::models::Hdd::with_speed(h, s, member_room, speed))
+                        Cached::build(&h.wcache, h.queue_depth as usize, member_room, |room| {
+                            Box::new(crate::models::Hdd::with_speed(h, s, room, speed))
+                        })
                     }
-                    Member::Ssd(d) => Box::new(crate::models::Ssd::new(d, s, member_room)),
+                    Member::Ssd(d) => Cached::build(&d.wcache, d.channels as usize, member_room, |room| {
+                        Box::new(crate::models::Ssd::new(d, s, room))
+                    }),
                 }
             })
             .collect();
@@ -132,7 +139,8 @@ impl Array {
     fn flush(&mut self, slot: u32, col: usize, now: u64) {
         let Some(op) = self.pend[col].take() else { return };
         let tag = ((slot as u64) << 1) | op.preread as u64;
-        let req = |_: ()| Request { tag, write: op.write, offset: op.off, len: op.len as u32 };
+        let kind = if op.write { ReqKind::Write } else { ReqKind::Read };
+        let req = |_: ()| Request { tag, kind, durable: false, offset: op.off, len: op.len as u32 };
         let s = &mut self.slots[slot as usize];
         self.member_requests += 1 + (self.p.raid == Raid::Raid10 && op.write) as u64;
         match self.p.raid {
@@ -285,9 +293,9 @@ impl Model for Array {
             self.slots.push(Slot::default());
             (self.slots.len() - 1) as u32
         });
-        self.slots[slot as usize] =
-            Slot { tag: req.tag, offset: req.offset, len: req.len, write: req.write, reads: 0, ops: 0 };
-        if req.len == 0 {
+        let (write, len) = req.media_op();
+        self.slots[slot as usize] = Slot { tag: req.tag, offset: req.offset, len, write, reads: 0, ops: 0 };
+        if len == 0 {
             self.host_done.push_back(Done { tag: req.tag, at_ns: now_ns + self.p.controller_ns });
             self.free.push(slot);
             return;

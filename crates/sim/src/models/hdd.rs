@@ -19,8 +19,11 @@
 //!   has waited more than `4 x (queue_depth + 4)` mean random service times goes next regardless (aging, as
 //!   drives do to bound starvation; at depth 64 on a 10K disk that is about 1.9 s). `queue_depth=1` is plain FIFO.
 //!
-//! Not modelled: zoned recording (the media rate is one figure), head switches, the write cache (writes are
-//! write-through, as arrays configure member disks), and defect remapping.
+//! This is the mechanism behind the drive's write cache ([`crate::wcache`]), which [`crate::build`] puts in
+//! front (volatile on the presets, write-through for array members).
+//!
+//! Not modelled: zoned recording (the media rate is one figure), head switches, read hits in the drive's
+//! buffer, and defect remapping.
 
 use crate::rng::SplitMix64;
 use crate::{Done, Model, Request};
@@ -183,13 +186,8 @@ impl Hdd {
 
 impl Model for Hdd {
     fn submit(&mut self, now_ns: u64, req: Request) {
-        self.queue.push_back(Queued {
-            tag: req.tag,
-            write: req.write,
-            offset: req.offset,
-            len: req.len,
-            arrival_ns: now_ns,
-        });
+        let (write, len) = req.media_op();
+        self.queue.push_back(Queued { tag: req.tag, write, offset: req.offset, len, arrival_ns: now_ns });
         if self.current.is_none() {
             self.start_next(now_ns);
         }

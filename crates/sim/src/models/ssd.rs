@@ -6,8 +6,10 @@
 //! `write_bw`, one transfer after another: the request completes at
 //! `max(channel start + service, pipe start + len / bw)`, and holds its channel until then.
 //!
-//! Not modelled: garbage collection and write amplification (no steady-state write cliff), the DRAM cache,
-//! read/write interference inside a die, and a shared bandwidth budget between directions.
+//! This is the flash behind the drive's write cache ([`crate::wcache`]), which [`crate::build`] puts in front.
+//!
+//! Not modelled: garbage collection and write amplification (no steady-state write cliff), read hits in the
+//! DRAM cache, read/write interference inside a die, and a shared bandwidth budget between directions.
 
 use crate::rng::SplitMix64;
 use crate::{Done, Model, Request};
@@ -56,11 +58,12 @@ impl Model for Ssd {
         let Reverse(free) = self.channels.pop().unwrap_or(Reverse(0));
         let start = free.max(now_ns) as f64;
         let factor = if self.p.sigma > 0.0 { (self.p.sigma * self.rng.normal()).exp() } else { 1.0 };
-        let service = median_ns(&self.p, req.write, req.len) * factor;
-        let dir = req.write as usize;
-        let mb_s = if req.write { self.p.write_mb_s } else { self.p.read_mb_s };
+        let (write, len) = req.media_op();
+        let service = median_ns(&self.p, write, len) * factor;
+        let dir = write as usize;
+        let mb_s = if write { self.p.write_mb_s } else { self.p.read_mb_s };
         let pipe_start = self.pipe_free[dir].max(start);
-        let pipe_end = pipe_start + req.len as f64 * 1e3 / mb_s;
+        let pipe_end = pipe_start + len as f64 * 1e3 / mb_s;
         self.pipe_free[dir] = pipe_end;
         let done = (start + service).max(pipe_end).round() as u64;
         self.channels.push(Reverse(done));

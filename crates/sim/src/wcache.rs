@@ -1,0 +1,419 @@
+//! The write cache in front of every emulated device ([`Cached`]), on the caller's clock like the media
+//! model behind it.
+//!
+//! Three kinds ([`WriteCache`], chosen per preset and with `wcache=`):
+//!
+//! - **Volatile** (write-back into memory lost on power failure). A write is taken into the cache: its bytes
+//!   cross the cache's interface at `mb_s`, one transfer after another, then it completes `write_ns` later.
+//!   From its completion it is dirty and drains to the media in the background, oldest first, as ordinary
+//!   media writes (up to `drain_depth` at once), timed by the media model itself. The cache holds at most
+//!   `size_bytes` of dirty data (counted until the media has it) and one extent per [`LINE_BYTES`] of its
+//!   size; a write that does not fit waits, first-in first-out, until draining makes room. A flush completes
+//!   `flush_ns` after every write that completed before the flush was submitted is on the media. A durable
+//!   (FUA) write goes straight to the media and completes when both its own data and every write completed
+//!   before it are there. Reads go to the media.
+//! - **PowerProtected** (capacitors, battery): writes are cached and drain as above, but the cache is stable:
+//!   a durable write is an ordinary cached write, a flush costs `flush_ns` and waits for nothing.
+//! - **WriteThrough**: reads and writes (durable or not) go to the media untouched; a flush costs `flush_ns`.
+//!
+//! On every kind a trim costs `trim_ns` and drops the dirty data of its range that has not yet been sent to the
+//! media (an extent it cuts in the middle is split); a write larger than the whole cache, or any write sent
+//! to the media while cached data of its range is dirty, supersedes that dirty data the same way.
+//!
+//! Nothing allocates after [`Cached::build`]; nothing is random, so the pair is deterministic for the media's
+//! seed.
+
+use crate::{Done, Model, ReqKind, Request};
+pub use iolab_spec::sim::{WriteCache, WriteCacheParams};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// The cache holds at most one extent (a write's dirty range, or a piece of one) per this many bytes of its
+/// size, between [`MIN_EXTENTS`] and [`MAX_EXTENTS`]: a real cache tracks fixed-size lines.
+pub const LINE_BYTES: u64 = 4096;
+/// The fewest extents a cache holds.
+pub const MIN_EXTENTS: usize = 64;
+/// The most extents a cache holds (2 MiB of bookkeeping).
+pub const MAX_EXTENTS: usize = 65_536;
+
+/// Tags of the media requests that drain the cache.
+const DRAIN_BIT: u64 = 1 << 63;
+
+/// Dirty data in the cache, not yet sent to the media.
+#[derive(Clone, Copy, Debug)]
+struct Extent {
+    offset: u64,
+    len: u32,
+    /// Order of the write that made it (pieces of one write share it).
+    seq: u64,
+    /// When its write completed: from then it may drain, and a flush submitted then covers it.
+    ready_ns: u64,
+}
+
+/// A host request the cache does not answer from its own state alone: one sent to the media, or a flush or
+/// durable write waiting for earlier writes to reach the media.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    tag: u64,
+    /// Writes of seq below this must be stable before it completes (None: it completes with its media request).
+    barrier: Option<u64>,
+    /// Its own media request is outstanding.
+    media: bool,
+    /// Added to the time it became complete.
+    extra_ns: u64,
+}
+
+/// A media model behind a write cache (see the module docs).
+pub struct Cached {
+    p: WriteCacheParams,
+    inner: Box<dyn Model>,
+    ns_per_byte: f64,
+    /// When the cache's interface is next free, ns (fractional, so small transfers do not drift).
+    pipe_free: f64,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// Slots of flushes and durable writes still waiting.
+    waiters: Vec<u32>,
+    /// Host completions whose time is known: (at, sequence, tag).
+    due: BinaryHeap<Reverse<(u64, u64, u64)>>,
+    due_seq: u64,
+    /// Dirty extents not yet sent to the media, in write order.
+    dirty: VecDeque<Extent>,
+    /// Per drain slot: (len, seq) of the extent on its way to the media.
+    draining: Vec<Option<(u32, u64)>>,
+    drain_free: Vec<u32>,
+    /// Writes waiting for room: (tag, offset, len).
+    waiting: VecDeque<(u64, u64, u32)>,
+    /// Dirty bytes and extents, dirty or draining.
+    held_bytes: u64,
+    held_extents: usize,
+    max_extents: usize,
+    next_seq: u64,
+    in_flight: usize,
+    scratch: Vec<Done>,
+}
+
+impl Cached {
+    /// `p`'s cache in front of the media model that `media(room)` builds with room for `room` requests;
+    /// room for `max_in_flight` host requests, draining up to `drain_depth` writes at once.
+    pub fn build(
+        p: &WriteCacheParams,
+        drain_depth: usize,
+        max_in_flight: usize,
+        media: impl FnOnce(usize) -> Box<dyn Model>,
+    ) -> Box<dyn Model> {
+        Box::new(Cached::new(p, drain_depth, max_in_flight, media))
+    }
+
+    /// As [`Cached::build`], unboxed.
+    pub fn new(
+        p: &WriteCacheParams,
+        drain_depth: usize,
+        max_in_flight: usize,
+        media: impl FnOnce(usize) -> Box<dyn Model>,
+    ) -> Cached {
+        let cap = max_in_flight.max(1);
+        let caching = p.kind != WriteCache::WriteThrough;
+        let depth = if caching { drain_depth.max(1) } else { 0 };
+        let max_extents =
+            if caching { ((p.size_bytes / LINE_BYTES) as usize).clamp(MIN_EXTENTS, MAX_EXTENTS) } else { 0 };
+        Cached {
+            p: p.clone(),
+            inner: media(cap + depth),
+            ns_per_byte: 1e3 / p.mb_s.max(1e-9),
+            pipe_free: 0.0,
+            slots: vec![Slot::default(); cap],
+            free: (0..cap as u32).rev().collect(),
+            waiters: Vec::with_capacity(cap),
+            due: BinaryHeap::with_capacity(cap),
+            due_seq: 0,
+            dirty: VecDeque::with_capacity(max_extents),
+            draining: vec![None; depth],
+            drain_free: (0..depth as u32).rev().collect(),
+            waiting: VecDeque::with_capacity(if caching { cap } else { 0 }),
+            held_bytes: 0,
+            held_extents: 0,
+            max_extents,
+            next_seq: 0,
+            in_flight: 0,
+            scratch: Vec::with_capacity(cap + depth),
+        }
+    }
+
+    /// The cache's parameters.
+    pub fn params(&self) -> &WriteCacheParams {
+        &self.p
+    }
+
+    /// Bytes of dirty data in the cache (not yet on the media, draining included).
+    pub fn dirty_bytes(&self) -> u64 {
+        self.held_bytes
+    }
+
+    fn push_due(&mut self, at: u64, tag: u64) {
+        self.due.push(Reverse((at, self.due_seq, tag)));
+        self.due_seq += 1;
+    }
+
+    fn take_slot(&mut self, s: Slot) -> u32 {
+        let i = self.free.pop().unwrap_or_else(|| {
+            // More than max_in_flight requests: grow (allocates; the contract says this does not happen).
+            self.slots.push(Slot::default());
+            (self.slots.len() - 1) as u32
+        });
+        self.slots[i as usize] = s;
+        i
+    }
+
+    /// Sends `req` to the media; it completes with it, after `barrier` (if any) is stable too.
+    fn send_to_media(&mut self, now: u64, req: Request, barrier: Option<u64>) {
+        if self.p.kind != WriteCache::WriteThrough && req.kind == ReqKind::Write {
+            self.drop_range(req.offset, req.len);
+        }
+        let slot = self.take_slot(Slot { tag: req.tag, barrier, media: true, extra_ns: 0 });
+        if barrier.is_some() {
+            self.waiters.push(slot);
+        }
+        self.inner.submit(now, Request { tag: slot as u64, durable: false, ..req });
+    }
+
+    /// Waits for writes completed by `now` to be stable, then completes `extra_ns` later.
+    fn wait_stable(&mut self, now: u64, tag: u64, extra_ns: u64) {
+        let barrier = Some(self.barrier(now));
+        let slot = self.take_slot(Slot { tag, barrier, media: false, extra_ns });
+        self.waiters.push(slot);
+        self.finish_waiters(now);
+    }
+
+    /// The seq below which every write has completed by `now` (the newest extents may not have).
+    fn barrier(&self, now: u64) -> u64 {
+        let mut b = self.next_seq;
+        for e in self.dirty.iter().rev() {
+            if e.ready_ns <= now {
+                break;
+            }
+            b = e.seq;
+        }
+        b
+    }
+
+    /// The lowest seq not yet on the media (u64::MAX when everything is).
+    fn unstable_from(&self) -> u64 {
+        let d = self.dirty.front().map_or(u64::MAX, |e| e.seq);
+        self.draining.iter().flatten().map(|&(_, seq)| seq).fold(d, u64::min)
+    }
+
+    /// Completes, at `t` plus their extra, the waiters whose media request is done and whose barrier is stable.
+    fn finish_waiters(&mut self, t: u64) {
+        if self.waiters.is_empty() {
+            return;
+        }
+        let stable = self.unstable_from();
+        let mut i = 0;
+        while i < self.waiters.len() {
+            let slot = self.waiters[i];
+            let s = self.slots[slot as usize];
+            if s.media || s.barrier.is_some_and(|b| stable < b) {
+                i += 1;
+                continue;
+            }
+            self.waiters.swap_remove(i);
+            self.free.push(slot);
+            self.push_due(t + s.extra_ns, s.tag);
+        }
+    }
+
+    fn fits(&self, len: u32) -> bool {
+        self.held_bytes + len as u64 <= self.p.size_bytes && self.held_extents < self.max_extents
+    }
+
+    /// A write into the cache at `now`, or into the queue for room.
+    fn cache_write(&mut self, now: u64, tag: u64, offset: u64, len: u32) {
+        if self.waiting.is_empty() && self.fits(len) {
+            self.admit(now, tag, offset, len);
+        } else {
+            self.waiting.push_back((tag, offset, len));
+        }
+    }
+
+    /// Takes a write that fits at `t`: transfer, then `write_ns`; dirty from its completion.
+    fn admit(&mut self, t: u64, tag: u64, offset: u64, len: u32) {
+        let start = self.pipe_free.max(t as f64);
+        self.pipe_free = start + len as f64 * self.ns_per_byte;
+        let ready_ns = self.pipe_free.round() as u64 + self.p.write_ns;
+        self.held_bytes += len as u64;
+        self.held_extents += 1;
+        self.dirty.push_back(Extent { offset, len, seq: self.next_seq, ready_ns });
+        self.next_seq += 1;
+        self.push_due(ready_ns, tag);
+    }
+
+    /// Takes the waiting writes that now fit.
+    fn admit_waiting(&mut self, t: u64) {
+        while let Some(&(tag, offset, len)) = self.waiting.front() {
+            if !self.fits(len) {
+                break;
+            }
+            self.waiting.pop_front();
+            self.admit(t, tag, offset, len);
+        }
+    }
+
+    /// Drops the dirty data of `[offset, offset + len)` that is not on its way to the media yet.
+    fn drop_range(&mut self, offset: u64, len: u32) {
+        let (a, b) = (offset, offset + len as u64);
+        let mut i = 0;
+        while i < self.dirty.len() {
+            let e = self.dirty[i];
+            let end = e.offset + e.len as u64;
+            if len == 0 || end <= a || e.offset >= b {
+                i += 1;
+                continue;
+            }
+            if a <= e.offset && end <= b {
+                self.dirty.remove(i);
+                self.held_bytes -= e.len as u64;
+                self.held_extents -= 1;
+                continue;
+            }
+            if a > e.offset && end > b {
+                // Cut in the middle: keep both sides when there is room for another extent, else keep it whole.
+                if self.held_extents < self.max_extents {
+                    let upper = Extent { offset: b, len: (end - b) as u32, ..e };
+                    self.dirty[i].len = (a - e.offset) as u32;
+                    self.dirty.insert(i + 1, upper);
+                    self.held_bytes -= b - a;
+                    self.held_extents += 1;
+                    i += 1;
+                }
+            } else if a <= e.offset {
+                self.dirty[i] = Extent { offset: b, len: (end - b) as u32, ..e };
+                self.held_bytes -= b - e.offset;
+            } else {
+                self.dirty[i].len = (a - e.offset) as u32;
+                self.held_bytes -= end - a;
+            }
+            i += 1;
+        }
+    }
+
+    /// When the next dirty extent may start to drain (None: none, or no drain slot free).
+    fn next_drain_ns(&self) -> Option<u64> {
+        if self.drain_free.is_empty() {
+            return None;
+        }
+        self.dirty.front().map(|e| e.ready_ns)
+    }
+
+    /// Sends the ready extents to the media at `t`, as many as there are free drain slots.
+    fn start_drains(&mut self, t: u64) {
+        while let (Some(&slot), Some(e)) = (self.drain_free.last(), self.dirty.front().copied()) {
+            if e.ready_ns > t {
+                break;
+            }
+            self.drain_free.pop();
+            self.dirty.pop_front();
+            self.draining[slot as usize] = Some((e.len, e.seq));
+            self.inner.submit(t, Request::write(DRAIN_BIT | slot as u64, e.offset, e.len));
+        }
+    }
+
+    /// A media request completed at `t`.
+    fn media_done(&mut self, tag: u64, t: u64) {
+        if tag & DRAIN_BIT != 0 {
+            let slot = (tag & !DRAIN_BIT) as u32;
+            let (len, _) = self.draining[slot as usize].take().expect("draining");
+            self.held_bytes -= len as u64;
+            self.held_extents -= 1;
+            self.drain_free.push(slot);
+            return;
+        }
+        let slot = tag as u32;
+        let s = &mut self.slots[slot as usize];
+        s.media = false;
+        if s.barrier.is_none() {
+            let host = s.tag;
+            self.free.push(slot);
+            self.push_due(t, host);
+        }
+    }
+
+    /// Moves the media to `t` (an event time) and reacts to what happened there.
+    fn step(&mut self, t: u64) {
+        let mut buf = std::mem::take(&mut self.scratch);
+        self.inner.advance(t, &mut buf);
+        for d in buf.drain(..) {
+            self.media_done(d.tag, d.at_ns);
+        }
+        self.scratch = buf;
+        self.start_drains(t);
+        self.admit_waiting(t);
+        self.finish_waiters(t);
+    }
+}
+
+impl Model for Cached {
+    fn submit(&mut self, now_ns: u64, req: Request) {
+        self.in_flight += 1;
+        let kind = self.p.kind;
+        match req.kind {
+            ReqKind::Read => self.send_to_media(now_ns, req, None),
+            ReqKind::Write if kind == WriteCache::WriteThrough => self.send_to_media(now_ns, req, None),
+            ReqKind::Write if req.durable && kind == WriteCache::Volatile => {
+                let barrier = self.barrier(now_ns);
+                self.send_to_media(now_ns, req, Some(barrier))
+            }
+            ReqKind::Write if req.len as u64 > self.p.size_bytes => self.send_to_media(now_ns, req, None),
+            ReqKind::Write => self.cache_write(now_ns, req.tag, req.offset, req.len),
+            ReqKind::Flush if kind == WriteCache::Volatile => {
+                self.wait_stable(now_ns, req.tag, self.p.flush_ns)
+            }
+            ReqKind::Flush => self.push_due(now_ns + self.p.flush_ns, req.tag),
+            ReqKind::Trim => {
+                self.drop_range(req.offset, req.len);
+                self.push_due(now_ns + self.p.trim_ns, req.tag);
+                self.admit_waiting(now_ns);
+                self.finish_waiters(now_ns);
+            }
+        }
+    }
+
+    fn next_event_ns(&self) -> Option<u64> {
+        [self.due.peek().map(|Reverse(d)| d.0), self.inner.next_event_ns(), self.next_drain_ns()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    fn advance(&mut self, now_ns: u64, done: &mut Vec<Done>) {
+        while let Some(t) = [self.inner.next_event_ns(), self.next_drain_ns()]
+            .into_iter()
+            .flatten()
+            .min()
+            .filter(|&t| t <= now_ns)
+        {
+            self.step(t);
+        }
+        while let Some(Reverse((t, _, tag))) = self.due.peek().copied() {
+            if t > now_ns {
+                break;
+            }
+            self.due.pop();
+            self.in_flight -= 1;
+            done.push(Done { tag, at_ns: t });
+        }
+    }
+
+    fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// A write into an empty cache costs its transfer plus `write_ns`; everything else is the media's figure.
+    fn expected_service_ns(&self, write: bool, len: u32) -> f64 {
+        if write && self.p.kind != WriteCache::WriteThrough && len as u64 <= self.p.size_bytes {
+            len as f64 * self.ns_per_byte + self.p.write_ns as f64
+        } else {
+            self.inner.expected_service_ns(write, len)
+        }
+    }
+}
