@@ -62,11 +62,12 @@ fn exchange_flags(flags: &ProfileFlags) -> Result<Option<ExchangeSpec>> {
 
 /// The verdict flags as a layer over the job's `[verdict]` table; `None` when no flag was given.
 fn verdict_flags(flags: &ProfileFlags) -> Result<Option<VerdictSpec>> {
-    let pairs: [(&str, &str, &Option<String>); 6] = [
+    let pairs: [(&str, &str, &Option<String>); 7] = [
         ("max_db_read_avg", "--max-db-read-avg", &flags.max_db_read_avg),
         ("max_db_read_max", "--max-db-read-max", &flags.max_db_read_max),
         ("max_log_write_avg", "--max-log-write-avg", &flags.max_log_write_avg),
         ("max_log_write_max", "--max-log-write-max", &flags.max_log_write_max),
+        ("max_flush_p99", "--max-flush-p99", &flags.max_flush_p99),
         ("min_iops", "--min-iops", &flags.min_iops),
         ("iops_tolerance", "--iops-tolerance", &flags.iops_tolerance),
     ];
@@ -180,6 +181,7 @@ fn thresholds(v: &VerdictSpec) -> Thresholds {
         db_read_max_ns: ns(v.max_db_read_max_ns, vspec::DEFAULT_DB_READ_MAX_NS),
         log_write_avg_ns: ns(v.max_log_write_avg_ns, vspec::DEFAULT_LOG_WRITE_AVG_NS),
         log_write_max_ns: ns(v.max_log_write_max_ns, vspec::DEFAULT_LOG_WRITE_MAX_NS),
+        flush_p99_ns: v.max_flush_p99_ns.map(|n| n as f64),
         min_iops: v.min_iops,
         iops_tolerance_pct: v.iops_tolerance_pct.unwrap_or(vspec::DEFAULT_IOPS_TOLERANCE_PCT),
     }

@@ -53,6 +53,10 @@ pub fn evaluate(r: &RunResult, t: &Thresholds, db_groups: &[String], log_groups:
         let (imax, single) = (g.write_interval_mean_max_ns, max1(&g.write));
         latency_check("log_write_max", &g.name, t.log_write_max_ns, imax, single, &mut checks);
     }
+    if let Some(limit) = t.flush_p99_ns {
+        let p99 = r.total.flush.as_ref().and_then(|f| f.lat_ns.as_ref()).map(|l| l.p99 as f64);
+        latency_check("flush_p99", "all", limit, p99, None, &mut checks);
+    }
     let (achieved, offered) = if dbs.is_empty() {
         (r.total.all.iops, r.rate.as_ref().map(|x| x.offered_iops))
     } else {

@@ -73,6 +73,8 @@ pub struct Thresholds {
     pub log_write_avg_ns: f64,
     /// Log write per-interval mean maximum, ns.
     pub log_write_max_ns: f64,
+    /// 99th percentile of the run's flushes, ns; `None`: not checked.
+    pub flush_p99_ns: Option<f64>,
     /// Explicit IOPS target; `None` = the database groups' offered rate (no check in closed loop).
     pub min_iops: Option<f64>,
     /// Tolerance of the IOPS check, percent.
@@ -86,6 +88,7 @@ impl Default for Thresholds {
             db_read_max_ns: 50e6,
             log_write_avg_ns: 10e6,
             log_write_max_ns: 50e6,
+            flush_p99_ns: None,
             min_iops: None,
             iops_tolerance_pct: 5.0,
         }
@@ -101,6 +104,7 @@ impl Check {
             "db_read_max" => "read max*",
             "log_write_avg" => "write avg",
             "log_write_max" => "write max*",
+            "flush_p99" => "flush p99",
             "iops" => "IOPS",
             other => other,
         };

@@ -222,7 +222,7 @@ fn worker_results(plan: &Plan, outputs: &[WorkerOutput], measured_s: f64) -> (Ve
             qd: w.qd,
             targets: w.targets.iter().map(|&i| plan.targets[i].name.clone()).collect(),
             rate_iops: w.rate_iops,
-            achieved_depth: set.all.littles_law_depth(),
+            achieved_depth: depth_of(&set),
             read: set.read,
             write: set.write,
             all: set.all,
@@ -231,6 +231,13 @@ fn worker_results(plan: &Plan, outputs: &[WorkerOutput], measured_s: f64) -> (Ve
         });
     }
     (workers, all)
+}
+
+/// Mean ops in flight by Little's law, flushes and trims included (a worker that flushes after every write
+/// spends much of its time in the flush: its depth is not its writes' alone).
+fn depth_of(set: &OpSet) -> f64 {
+    let others = [&set.flush, &set.trim].into_iter().flatten().map(|s| s.littles_law_depth()).sum::<f64>();
+    set.all.littles_law_depth() + others
 }
 
 /// Per group, its result (and its histograms into `histograms`).

@@ -17,6 +17,7 @@ pub const VERDICT_KEYS: &[&str] = &[
     "max_db_read_max",
     "max_log_write_avg",
     "max_log_write_max",
+    "max_flush_p99",
     "min_iops",
     "iops_tolerance",
 ];
@@ -45,6 +46,10 @@ pub struct VerdictSpec {
     pub max_log_write_avg_ns: Option<u64>,
     /// Largest allowed per-interval mean write response time of each log group, ns.
     pub max_log_write_max_ns: Option<u64>,
+    /// Largest allowed 99th percentile of the run's flushes (fsync, fdatasync), ns: etcd's disk check (10 ms).
+    /// No default: checked only when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_flush_p99_ns: Option<u64>,
     /// Smallest acceptable database IOPS (default: the database groups' offered rate).
     pub min_iops: Option<f64>,
     /// How far below the target the achieved IOPS may be and still pass, percent.
@@ -67,6 +72,7 @@ impl VerdictSpec {
             "max_db_read_max" => self.max_db_read_max_ns = Some(dur()?),
             "max_log_write_avg" => self.max_log_write_avg_ns = Some(dur()?),
             "max_log_write_max" => self.max_log_write_max_ns = Some(dur()?),
+            "max_flush_p99" => self.max_flush_p99_ns = Some(dur()?),
             "min_iops" => {
                 let v = parse_count(text).map_err(|e| SpecError::invalid(place, text, e))?;
                 if v <= 0.0 {
@@ -121,6 +127,7 @@ impl VerdictSpec {
             max_db_read_max_ns: over.max_db_read_max_ns.or(self.max_db_read_max_ns),
             max_log_write_avg_ns: over.max_log_write_avg_ns.or(self.max_log_write_avg_ns),
             max_log_write_max_ns: over.max_log_write_max_ns.or(self.max_log_write_max_ns),
+            max_flush_p99_ns: over.max_flush_p99_ns.or(self.max_flush_p99_ns),
             min_iops: over.min_iops.or(self.min_iops),
             iops_tolerance_pct: over.iops_tolerance_pct.or(self.iops_tolerance_pct),
         }

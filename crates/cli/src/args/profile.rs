@@ -56,6 +56,10 @@ pub struct ProfileFlags {
     /// Verdict: largest per-interval mean write response time of each log group. Default 50ms.
     #[arg(long, value_name = "DUR", help_heading = "Verdict")]
     pub max_log_write_max: Option<String>,
+    /// Verdict: largest 99th percentile of the run's flushes (fsync, fdatasync), as etcd's disk check judges
+    /// it (10ms). Not checked unless given.
+    #[arg(long, value_name = "DUR", help_heading = "Verdict")]
+    pub max_flush_p99: Option<String>,
     /// Verdict: database IOPS the run must achieve. Default: the database groups' offered rate (no check in
     /// closed loop without this flag).
     #[arg(long, value_name = "IOPS", help_heading = "Verdict")]

@@ -35,6 +35,13 @@ fn every_profile_resolves_and_runs_briefly_on_mem() {
             // allocating 2 GiB of RAM for a mem: one.
             out = brief("null:2G");
         }
+        let scratch = tempdir();
+        if String::from_utf8_lossy(&out.stderr)
+            .contains("is not a multiple of the 512-byte logical block size")
+        {
+            // etcd's 2,300-byte writes go through the page cache: they need a file, not a RAM disk.
+            out = brief(&format!("wal={}", scratch.path().join("t.dat").display()));
+        }
         if out.status.code() != Some(0) && name.contains("loadgen") {
             // [users]/[[transaction]] profiles belong to the LoadGen work; not this test's subject.
             eprintln!("skipped: {name} (users/transactions profile) exited {:?}", out.status.code());
@@ -47,7 +54,14 @@ fn every_profile_resolves_and_runs_briefly_on_mem() {
             assert_eq!(v["verdict"]["pass"], false, "{name}: exit 1 without a failed verdict");
             assert_eq!(num(&v, "/errors/total"), 0.0, "{name}: I/O errors");
         }
-        assert!(num(&v, "/total/all/ops") > 0.0, "{name} did no I/O");
+        // A profile with phases (pg-test-fsync) writes one result per phase, as a sweep over `phase`.
+        let results: Vec<&Value> = match v["points"].as_array() {
+            Some(points) => points.iter().map(|p| &p["result"]).collect(),
+            None => vec![&v],
+        };
+        for r in results {
+            assert!(num(r, "/total/all/ops") > 0.0, "{name} did no I/O");
+        }
     }
 }
 
