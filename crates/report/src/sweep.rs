@@ -107,6 +107,9 @@ pub struct TrialMetrics {
     /// Runs with a block cache: read ops served from the cache, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_read_pct: Option<f64>,
+    /// p99 of the run's flushes (fsync, fdatasync), ns; absent without flushes: a commit's durable part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush_p99_ns: Option<f64>,
 }
 
 impl TrialMetrics {
@@ -123,6 +126,7 @@ impl TrialMetrics {
             achieved_depth: r.depth.achieved,
             read_lat_mean_ns: r.total.read.lat_ns.as_ref().map(|l| l.mean),
             cache_read_pct: r.cache.as_ref().map(|c| c.hit_ratio * 100.0),
+            flush_p99_ns: r.total.flush.as_ref().and_then(|f| f.lat_ns.as_ref()).map(|l| l.p99 as f64),
         }
     }
 }
@@ -148,6 +152,9 @@ pub struct PointSummary {
     /// Read ops served from the block cache, percent; absent without a cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_read_pct: Option<MetricSummary>,
+    /// p99 of the flushes, ns; absent when a trial had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush_p99_ns: Option<MetricSummary>,
 }
 
 impl PointSummary {
@@ -163,6 +170,7 @@ impl PointSummary {
             achieved_depth: of(|t| t.achieved_depth),
             read_lat_mean_ns: optional(trials, |t| t.read_lat_mean_ns),
             cache_read_pct: optional(trials, |t| t.cache_read_pct),
+            flush_p99_ns: optional(trials, |t| t.flush_p99_ns),
         }
     }
 }
@@ -482,6 +490,7 @@ mod tests {
                     achieved_depth: qd.parse().unwrap(),
                     read_lat_mean_ns: None,
                     cache_read_pct: None,
+                    flush_p99_ns: None,
                 };
                 SweepPoint {
                     index: i,

@@ -314,6 +314,7 @@ fn sweep(points: &[(&str, f64)], trials: usize) -> SweepResult {
                     achieved_depth: 1.0,
                     read_lat_mean_ns: None,
                     cache_read_pct: None,
+                    flush_p99_ns: None,
                 })
                 .collect();
             SweepPoint {

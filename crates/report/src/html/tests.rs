@@ -51,6 +51,7 @@ fn sweep(key: &str, values: &[&str], load: bool) -> SweepResult {
                 achieved_depth: 1.0,
                 read_lat_mean_ns: None,
                 cache_read_pct: None,
+                flush_p99_ns: None,
             };
             SweepPoint {
                 index: i,
@@ -250,6 +251,7 @@ fn html_cache_sweep_draws_iops_and_read_latency_against_the_cache_size() {
             achieved_depth: 1.0,
             read_lat_mean_ns: None,
             cache_read_pct: None,
+            flush_p99_ns: None,
         };
         t.read_lat_mean_ns = Some(ms * 1e6);
         p.summary = PointSummary::from_trials(&[t]);

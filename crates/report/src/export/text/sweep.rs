@@ -37,6 +37,11 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
     if cached {
         header.extend(["read mean", "from cache"].map(String::from));
     }
+    // Durable writes: each point's flush p99 (a commit's durable part; pg-test-fsync's phases).
+    let flushed = s.points.iter().any(|p| p.summary.flush_p99_ns.is_some());
+    if flushed {
+        header.push("flush p99".into());
+    }
     if trials {
         header.extend(["±95% IOPS", "CV"].map(String::from));
     }
@@ -59,6 +64,9 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
         if cached {
             row.push(m.read_lat_mean_ns.as_ref().map_or("-".into(), |x| format_duration_ns(x.mean)));
             row.push(m.cache_read_pct.as_ref().map_or("-".into(), |x| format!("{:.1}%", x.mean)));
+        }
+        if flushed {
+            row.push(format_duration_ns(m.flush_p99_ns.as_ref().map(|m| m.mean)));
         }
         if trials {
             row.push(match (m.iops.ci95_low, m.iops.ci95_high) {
