@@ -1,6 +1,7 @@
 //! A trace made ready to replay, for `iolab replay` and `iolab sweep --replay`: read into memory once (bad
 //! records said), its devices mapped to targets (`--map DISK=TARGET`, or by position), and the workload
-//! flags of a run set from it (block size the longest op, reads and/or writes, as many I/Os as records).
+//! flags of a run set from it (block size the longest op, reads and/or writes, trims when it discards, as many
+//! I/Os as records).
 
 use crate::args::RunArgs;
 use crate::exit::usage;
@@ -18,6 +19,8 @@ pub struct Loaded {
     targets: Vec<String>,
     reads: usize,
     writes: usize,
+    /// Discards, replayed as trims: the run destroys data as writes do.
+    discards: usize,
     longest: u32,
 }
 
@@ -57,6 +60,7 @@ pub fn load(trace_file: &str, map: &[String], spread: bool, run: &RunArgs) -> Re
         return Err(usage(format!("{trace_file}: the trace has no reads or writes to replay")));
     }
     let longest = rw(TraceOp::Read).chain(rw(TraceOp::Write)).map(|r| r.len).max().unwrap_or(4096);
+    let discards = records.iter().filter(|r| r.op == TraceOp::Discard && r.len > 0).count();
     let src = ReplaySource {
         path: trace_file.to_string(),
         records: Arc::new(records),
@@ -65,15 +69,16 @@ pub fn load(trace_file: &str, map: &[String], spread: bool, run: &RunArgs) -> Re
         devices: t.targets().into(),
         spread,
     };
-    Ok(Loaded { src, targets, reads, writes, longest })
+    Ok(Loaded { src, targets, reads, writes, discards, longest })
 }
 
 /// The job keys a replay takes from its trace, and their flags: never the user's.
-pub const FROM_THE_TRACE: [(&str, &str); 9] = [
+pub const FROM_THE_TRACE: [(&str, &str); 10] = [
     ("bs", "--bs"),
     ("rw", "--rw"),
     ("read_pct", "--read-pct"),
     ("random_pct", "--random-pct"),
+    ("trim_pct", "--trim-pct"),
     ("align", "--align"),
     ("dist", "--dist"),
     ("rate", "--rate"),
@@ -89,6 +94,7 @@ fn workload_given(run: &RunArgs) -> Option<(&'static str, &String)> {
             "rw" => &run.rw,
             "read_pct" => &run.read_pct,
             "random_pct" => &run.random_pct,
+            "trim_pct" => &run.trim_pct,
             "align" => &run.align,
             "dist" => &run.dist,
             "rate" => &run.rate,
@@ -115,6 +121,9 @@ impl Loaded {
         };
         run.rw = Some(rw.to_string());
         run.read_pct = None;
+        // The trace's discards come from the trace, as its reads and writes do; a share of trims in the plan
+        // says the run destroys data (the write gate asks what a write asks).
+        run.trim_pct = (self.discards > 0).then(|| "1".to_string());
         run.workers = run.workers.take().or(Some("1".into()));
         run.qd = run.qd.take().or(Some("64".into()));
         let records = self.src.records.len();

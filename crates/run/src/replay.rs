@@ -92,7 +92,12 @@ fn unfit(r: &ReplayRecord) -> Option<&'static str> {
         TraceOp::Read | TraceOp::Write if r.len == 0 => Some("empty"),
         TraceOp::Read | TraceOp::Write if r.len > MAX_LEN => Some("too_large"),
         TraceOp::Read | TraceOp::Write => None,
-        _ => Some("not_read_or_write"),
+        // Flushes and discards are replayed as flushes and trims (docs/DURABILITY.md); a discard moves no data,
+        // so no buffer bounds its length.
+        TraceOp::Flush => None,
+        TraceOp::Discard if r.len == 0 => Some("empty"),
+        TraceOp::Discard => None,
+        TraceOp::Other => Some("not_read_or_write"),
     }
 }
 
@@ -164,11 +169,18 @@ fn op_of(
     let run_target = src.run_target(r.target, w.targets.len())?;
     let target = w.targets.iter().position(|&t| t == run_target).ok_or("no_target")?;
     let region = regions.get(target).ok_or("no_target")?;
+    if r.op == TraceOp::Flush {
+        return Ok(GenOp { target: target as u16, kind: OpKind::Flush, offset: 0, len: 0 });
+    }
     let end = r.offset.checked_add(r.len as u64);
     if r.offset < region.offset || end.is_none_or(|e| e > region.offset + region.length) {
         return Err("beyond_target");
     }
-    let kind = if r.op == TraceOp::Write { OpKind::Write } else { OpKind::Read };
+    let kind = match r.op {
+        TraceOp::Write => OpKind::Write,
+        TraceOp::Discard => OpKind::Trim,
+        _ => OpKind::Read,
+    };
     Ok(GenOp { target: target as u16, kind, offset: r.offset, len: r.len })
 }
 

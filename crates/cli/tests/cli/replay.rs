@@ -66,8 +66,10 @@ fn virtual_time_replay_is_exact() {
     let target = ["--target", "sim:fixed,latency=100us,servers=1,size=16M", "--clock", "virtual"];
     let r = replay_json(&trace, &target);
     let rp = &r["replay"];
-    assert_eq!((rp["records"].as_u64(), rp["replayed"].as_u64()), (Some(106), Some(104)), "{rp}");
-    assert_eq!(rp["skipped"], serde_json::json!({"beyond_target": 1, "not_read_or_write": 1}));
+    assert_eq!((rp["records"].as_u64(), rp["replayed"].as_u64()), (Some(106), Some(105)), "{rp}");
+    // Issue 27: the flush is replayed as a flush (it was skipped as "not_read_or_write").
+    assert_eq!(rp["skipped"], serde_json::json!({"beyond_target": 1}));
+    assert_eq!(r["total"]["flush"]["ops"], 1, "{}", r["total"]);
     assert_eq!(rp["speed"], "1x");
     // The clock's tick is the largest step dividing every time (the flush at 101.5 ms: 500 µs); the burst of
     // three shares one time.
@@ -87,16 +89,17 @@ fn virtual_time_replay_is_exact() {
         (r["total"]["write"]["ops"].as_u64(), r["total"]["write"]["bytes"].as_u64()),
         (Some(1), Some(8192))
     );
-    // Twice as fast: the same latencies, over half the time (the last op at 101 ms / 2 + 100 µs).
+    // Twice as fast: the same latencies, over half the time (the last op, the flush, at 101.5 ms / 2 + 100 µs).
     let fast = replay_json(&trace, &[&target[..], &["--speed", "2x"]].concat());
     assert_eq!(fast["replay"]["speed"], "2x");
     assert_eq!(fast["total"]["read"]["lat_ns"]["max"], 300_000);
-    assert!((fast["measured_s"].as_f64().unwrap() - 0.0506).abs() < 1e-9, "{}", fast["measured_s"]);
-    // As fast as one slot allows: closed loop, 104 ops of 100 µs back to back, no lag reported.
+    assert!((fast["measured_s"].as_f64().unwrap() - 0.05085).abs() < 1e-9, "{}", fast["measured_s"]);
+    // As fast as one slot allows: closed loop, 105 ops of 100 µs back to back (the write-through device's flush
+    // costs its latency too), no lag reported.
     let max = replay_json(&trace, &[&target[..], &["--speed", "max", "--qd", "1"]].concat());
     assert!(max["replay"]["lag_ns"].is_null());
     assert_eq!(max["total"]["all"]["lat_ns"]["max"], 100_000);
-    assert!((max["measured_s"].as_f64().unwrap() - 0.0104).abs() < 1e-9, "{}", max["measured_s"]);
+    assert!((max["measured_s"].as_f64().unwrap() - 0.0105).abs() < 1e-9, "{}", max["measured_s"]);
 }
 
 #[test]
@@ -164,7 +167,7 @@ fn two_workers_issue_every_record_once_at_its_scheduled_time() {
     let r =
         replay_json(&trace, &[&target[..], &["--workers", "2", "--trace", rec.to_str().unwrap()]].concat());
     let rp = &r["replay"];
-    assert_eq!((rp["records"].as_u64(), rp["replayed"].as_u64()), (Some(106), Some(104)), "{rp}");
+    assert_eq!((rp["records"].as_u64(), rp["replayed"].as_u64()), (Some(106), Some(105)), "{rp}");
     assert_eq!(rp["lag_ns"]["max"], 0, "{rp}");
     assert_eq!(r["workers"].as_array().unwrap().len(), 2);
     // Recorded as issued: each replayable record once, submitted at its scheduled start (its trace time,
@@ -173,7 +176,7 @@ fn two_workers_issue_every_record_once_at_its_scheduled_time() {
         read_trace(&rec).iter().map(|x| (x.start_ns, x.offset, x.len as u64)).collect();
     let mut wanted: Vec<(u64, u64, u64)> = records
         .iter()
-        .filter(|x| matches!(x.op, TraceOp::Read | TraceOp::Write) && x.offset < 16 << 20)
+        .filter(|x| matches!(x.op, TraceOp::Read | TraceOp::Write | TraceOp::Flush) && x.offset < 16 << 20)
         .map(|x| (x.start_ns, x.offset, x.len as u64))
         .collect();
     issued.sort();
@@ -182,7 +185,7 @@ fn two_workers_issue_every_record_once_at_its_scheduled_time() {
     let recs = read_trace(&rec);
     assert!(recs.iter().all(|x| x.submit_ns == Some(x.start_ns)), "an op was submitted late");
     let on = |w: u16| recs.iter().filter(|x| x.worker == w).count();
-    assert_eq!((on(0), on(1)), (52, 52));
+    assert_eq!((on(0), on(1)), (53, 52), "105 ops dealt in turn");
     // One device with one server shared by both workers: the burst of three still queues, 100/200/300 µs.
     assert_eq!(r["total"]["read"]["lat_ns"]["max"], 300_000);
     // One slot per worker: of the burst of three (dealt to workers 0, 1, 0), the third waits 100 µs for
@@ -196,14 +199,14 @@ fn two_workers_issue_every_record_once_at_its_scheduled_time() {
     // (p50: no lag, which the histogram bins as 1 ns.)
     assert_eq!(lag("2"), (Some(1), Some(100_000)));
     assert_eq!(lag("1"), (Some(1), Some(200_000)));
-    // At max speed each worker keeps its own --qd: 104 ops of 100 µs on 2 servers, 52 each back to back.
+    // At max speed each worker keeps its own --qd: 105 ops of 100 µs on 2 servers, 53 and 52 back to back.
     let two_servers = "sim:fixed,latency=100us,servers=2,size=16M";
     let max = replay_json(
         &trace,
         &["--target", two_servers, "--clock", "virtual", "--workers", "2", "--speed", "max", "--qd", "1"],
     );
-    assert_eq!(max["replay"]["replayed"], 104);
-    assert!((max["measured_s"].as_f64().unwrap() - 0.0052).abs() < 1e-9, "{}", max["measured_s"]);
+    assert_eq!(max["replay"]["replayed"], 105);
+    assert!((max["measured_s"].as_f64().unwrap() - 0.0053).abs() < 1e-9, "{}", max["measured_s"]);
 }
 
 /// A trace of three devices `web/0`..`web/2`, ten 4 KiB reads on each, 1 ms apart.
@@ -347,8 +350,8 @@ fn a_sweep_over_a_trace_sweeps_the_speed_and_refuses_the_trace_s_workload() {
         .iter()
         .map(|p| p["result"]["measured_s"].as_f64().unwrap())
         .collect();
-    // The last op at 101 ms (1x) or 50.5 ms (2x), plus its 100 µs.
-    assert!((measured[0] - 0.1011).abs() < 1e-9 && (measured[1] - 0.0506).abs() < 1e-9, "{measured:?}");
+    // The last op (the flush) at 101.5 ms (1x) or 50.75 ms (2x), plus its 100 µs.
+    assert!((measured[0] - 0.1016).abs() < 1e-9 && (measured[1] - 0.05085).abs() < 1e-9, "{measured:?}");
     assert_eq!(doc["points"][1]["params"]["speed"], "2x");
     for (args, wanted) in [
         (vec!["--replay", t, "--bs", "4K,8K"], "'--bs' sweeps 'bs', which '--replay"),
@@ -426,4 +429,34 @@ fn a_trace_bigger_than_memory_is_refused_before_it_is_loaded() {
         &["--target", "sim:fixed,latency=100us,size=1M", "--clock", "virtual", "--speed", "max"],
     );
     assert_eq!(v["replay"]["replayed"], 200_000);
+}
+
+/// Issue 27: a trace's discards are replayed as trims, and they make the replay a writing one: on a file iolab
+/// did not make, the write gate asks for --overwrite as it does for a trace's writes.
+#[test]
+fn a_trace_s_discards_are_replayed_as_trims() {
+    let dir = tempdir();
+    let trace = dir.path().join("discards.iolabtrace");
+    let mut v: Vec<TraceRecord> =
+        (0..10u64).map(|i| TraceRecord::new(i * 1_000_000, TraceOp::Read, 0, i * 4096, 4096)).collect();
+    v.push(TraceRecord::new(20_000_000, TraceOp::Discard, 0, 1 << 20, 1 << 20));
+    write_trace(&trace, &v);
+    let target = ["--target", "sim:fixed,latency=100us,servers=1,size=16M", "--clock", "virtual"];
+    let r = replay_json(&trace, &target);
+    assert_eq!(r["total"]["trim"]["ops"], 1, "{}", r["total"]);
+    assert_eq!(r["total"]["trim"]["bytes"], 1 << 20);
+    assert_eq!(r["replay"]["replayed"], 11);
+    let file = dir.path().join("theirs.dat");
+    std::fs::write(&file, vec![7u8; 16 << 20]).unwrap();
+    let out = iolab()
+        .arg("replay")
+        .arg(&trace)
+        .arg("--target")
+        .arg(&file)
+        .args(["-q", "--no-save"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--overwrite"), "{err}");
 }
