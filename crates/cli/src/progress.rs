@@ -622,6 +622,8 @@ mod tests {
             lat_mean_ns: Some(492_000.0),
             lat_p99_ns: Some(p99_ns),
             cache_hit_ratio: None,
+            flush_iops: 0.0,
+            trim_iops: 0.0,
         }
     }
 

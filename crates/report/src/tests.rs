@@ -78,6 +78,8 @@ pub(crate) fn sample() -> RunResult {
             lat_mean_ns: Some(2_009_300.0),
             lat_p99_ns: Some(5_000_000),
             cache_hit_ratio: None,
+            flush_iops: 0.0,
+            trim_iops: 0.0,
         })
         .collect();
     RunResult {
@@ -352,10 +354,14 @@ fn json_uses_snake_case_names_null_options_and_tagged_warnings() {
 fn timeseries_csv_has_header_and_one_row_per_point() {
     let csv = csv(&sample());
     let l = lines(&csv);
-    assert_eq!(l[0], "t_s,interval_s,read_iops,write_iops,iops,mb_s,lat_mean_ns,lat_p99_ns");
+    // Flushes and trims per second last (issue 27), 0 in a run without them.
+    assert_eq!(
+        l[0],
+        "t_s,interval_s,read_iops,write_iops,iops,mb_s,lat_mean_ns,lat_p99_ns,flush_iops,trim_iops"
+    );
     assert_eq!(l.len(), 1 + 10);
-    assert_eq!(l[1], "0,1,70000,30000,100000,819.2,2009300,5000000");
-    assert!(l[1..].iter().all(|row| row.split(',').count() == 8));
+    assert_eq!(l[1], "0,1,70000,30000,100000,819.2,2009300,5000000,0,0");
+    assert!(l[1..].iter().all(|row| row.split(',').count() == 10));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -212,6 +212,9 @@ pub(crate) struct WireInterval {
     cache_hits: u64,
     cached: bool,
     backlog: u64,
+    /// Flushes and trims completed (absent from a rank of an iolab without them).
+    #[serde(default)]
+    others: [u64; 2],
 }
 
 impl WireInterval {
@@ -225,6 +228,7 @@ impl WireInterval {
             cache_hits: s.cache_hits,
             cached: s.cached,
             backlog: s.backlog,
+            others: [s.flushes, s.trims],
         }
     }
 
@@ -241,6 +245,8 @@ impl WireInterval {
             cache_hits: self.cache_hits,
             cached: self.cached,
             backlog: self.backlog,
+            flushes: self.others[0],
+            trims: self.others[1],
         })
     }
 }

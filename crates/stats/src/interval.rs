@@ -28,6 +28,10 @@ pub struct IntervalStats {
     /// Open loop: I/Os whose arrival was due and that were not yet issued when the interval closed (the queue
     /// of late arrivals waiting for a free slot). Merging sums them, so the merged backlog is the run's.
     pub backlog: u64,
+    /// Flushes (fsync, fdatasync) completed in this interval.
+    pub flushes: u64,
+    /// Trims completed in this interval.
+    pub trims: u64,
 }
 
 /// Transaction counters of one interval (LoadGen's `Task Dispatched/sec`, `Task Completed/sec`), and the
@@ -90,6 +94,8 @@ impl IntervalStats {
             cache_hits: 0,
             cached: false,
             backlog: 0,
+            flushes: 0,
+            trims: 0,
         }
     }
 
@@ -112,6 +118,8 @@ impl IntervalStats {
         self.cache_hits += other.cache_hits;
         self.cached |= other.cached;
         self.backlog += other.backlog;
+        self.flushes += other.flushes;
+        self.trims += other.trims;
     }
 
     /// Empties the accumulator for reuse as interval `index`, keeping the allocations.
@@ -122,6 +130,8 @@ impl IntervalStats {
         self.txn = IntervalTxn::default();
         self.cache_hits = 0;
         self.backlog = 0;
+        self.flushes = 0;
+        self.trims = 0;
     }
 }
 
@@ -148,6 +158,17 @@ pub struct TimePoint {
     /// Runs with a block cache: the share of reads served from the cache (0-1); None without reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_hit_ratio: Option<f64>,
+    /// Flushes per second (not in `iops`, which is reads and writes); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flush_iops: f64,
+    /// Trims per second (not in `iops`); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trim_iops: f64,
+}
+
+/// True for 0 (what serde skips).
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl TimePoint {
@@ -178,6 +199,8 @@ impl TimePoint {
             lat_mean_ns: lat.mean(),
             lat_p99_ns: lat.quantile(0.99),
             cache_hit_ratio: (s.cached && s.read.ops > 0).then(|| s.cache_hits as f64 / s.read.ops as f64),
+            flush_iops: per_s(s.flushes),
+            trim_iops: per_s(s.trims),
         }
     }
 
@@ -203,6 +226,8 @@ impl TimePoint {
         };
         self.read_iops = rate(self.read_iops, next.read_iops);
         self.write_iops = rate(self.write_iops, next.write_iops);
+        self.flush_iops = rate(self.flush_iops, next.flush_iops);
+        self.trim_iops = rate(self.trim_iops, next.trim_iops);
         self.iops = rate(self.iops, next.iops);
         self.mb_s = rate(self.mb_s, next.mb_s);
         self.lat_mean_ns = lat_mean_ns;

@@ -191,3 +191,49 @@ fn durability_flags_refuse_what_cannot_be_done() {
     refused(&["--rw", "write", "--fsync", "often"], &["'often'", "--fsync"]);
     refused(&["--rw", "write", "--sync", "fua"], &["'fua'", "dsync"]);
 }
+
+/// `iolab compare` of two runs that flushed has the flush rows beside the others.
+#[test]
+fn compare_shows_the_flush_rows_of_both_sides() {
+    let dir = crate::util::tempdir();
+    let mut files = Vec::new();
+    for (name, every) in [("a.json", "1"), ("b.json", "8")] {
+        let path = dir.path().join(name);
+        let out = iolab()
+            .args(["run", "--target", "mem:16M", "--rw", "randwrite", "--fdatasync", every, "--ios", "2000"])
+            .args(["--ramp", "0s", "--no-save", "-q", "--json"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        files.push(path);
+    }
+    let out = iolab().arg("compare").args(&files).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("flush IOPS") && text.contains("flush p99"), "{text}");
+}
+
+/// The run's CSV (its time series) has flushes and trims per second beside reads and writes.
+#[test]
+fn the_time_series_counts_flushes_and_trims_per_second() {
+    let out = iolab()
+        .args(["run", "--target", "mem:16M", "--rw", "randwrite", "--fsync", "2", "--trim-pct", "10"])
+        .args(["-d", "2s", "--ramp", "0s", "--no-save", "-q", "--csv", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = String::from_utf8_lossy(&out.stdout);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}: {csv}"));
+    let (flush, trim, writes) = (col("flush_iops"), col("trim_iops"), col("write_iops"));
+    let rows: Vec<Vec<f64>> =
+        lines.map(|l| l.split(',').map(|v| v.parse().unwrap_or(0.0)).collect()).collect();
+    assert!(!rows.is_empty());
+    for r in &rows {
+        // A flush after every second write: half as many flushes as writes, in every interval.
+        assert!((r[flush] - r[writes] / 2.0).abs() <= r[writes] * 0.01 + 2.0, "{r:?}");
+        assert!(r[trim] > 0.0, "{r:?}");
+    }
+}

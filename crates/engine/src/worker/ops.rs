@@ -505,6 +505,11 @@ impl OpLoop<'_> {
         let (op, lat, svc) = (sl.op, now - sl.of, now.saturating_sub(sl.submitted_ns));
         if matches!(op.kind, OpKind::Flush | OpKind::Trim) {
             self.complete_other(op, c.result, lat, svc);
+            if c.result >= 0 {
+                self.series.close_until(window.interval_at(now), 0, backlog);
+                let interval = &mut self.series.current;
+                *(if op.kind == OpKind::Flush { &mut interval.flushes } else { &mut interval.trims }) += 1;
+            }
             self.last_completion = now;
             return;
         }

@@ -14,6 +14,10 @@ pub(crate) enum Kind {
     All,
     Read,
     Write,
+    /// Flushes (fsync, fdatasync): their own rows, as in the results.
+    Flush,
+    /// Trims.
+    Trim,
 }
 
 impl Kind {
@@ -22,6 +26,8 @@ impl Kind {
             Kind::All => "",
             Kind::Read => "read ",
             Kind::Write => "write ",
+            Kind::Flush => "flush ",
+            Kind::Trim => "trim ",
         }
     }
     fn key(self) -> &'static str {
@@ -29,6 +35,8 @@ impl Kind {
             Kind::All => "",
             Kind::Read => "read.",
             Kind::Write => "write.",
+            Kind::Flush => "flush.",
+            Kind::Trim => "trim.",
         }
     }
 }
@@ -239,18 +247,20 @@ pub(crate) enum Trial<'a> {
 
 pub(crate) fn op_summary<'a>(r: &'a RunResult, scope: &Scope, kind: Kind) -> Option<&'a OpSummary> {
     let set = match scope {
-        Scope::Total => (&r.total.read, &r.total.write, &r.total.all),
+        Scope::Total => (&r.total.read, &r.total.write, &r.total.all, &r.total.flush, &r.total.trim),
         Scope::Group(g) => {
             let g = r.groups.iter().find(|x| &x.name == g)?;
-            (&g.read, &g.write, &g.all)
+            (&g.read, &g.write, &g.all, &g.flush, &g.trim)
         }
         _ => return None,
     };
-    Some(match kind {
-        Kind::Read => set.0,
-        Kind::Write => set.1,
-        Kind::All => set.2,
-    })
+    match kind {
+        Kind::Read => Some(set.0),
+        Kind::Write => Some(set.1),
+        Kind::All => Some(set.2),
+        Kind::Flush => set.3.as_ref(),
+        Kind::Trim => set.4.as_ref(),
+    }
 }
 
 pub(crate) fn extract(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
@@ -333,6 +343,12 @@ pub(crate) fn metric_defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
                 defs.push(MetricDef { scope: scope.clone(), kind, stat });
             }
         }
+        // Flushes and trims: their own rows when a side issued any (a flush moves no bytes: no MB/s).
+        for kind in [Kind::Flush, Kind::Trim].into_iter().filter(|&k| has_kind(&scope, k)) {
+            for stat in [Stat::Iops, Stat::Mean, Stat::P50, Stat::P99, Stat::P999, Stat::Max] {
+                defs.push(MetricDef { scope: scope.clone(), kind, stat });
+            }
+        }
         defs.push(MetricDef { scope: scope.clone(), kind: Kind::All, stat: Stat::ServiceMean });
         if scope == Scope::Total {
             defs.push(MetricDef { scope: scope.clone(), kind: Kind::All, stat: Stat::CpuPerIo });
@@ -400,6 +416,8 @@ pub(crate) fn merged_histogram(trials: &[Trial<'_>], scope: &Scope, kind: Kind) 
             Kind::Read => [read, None],
             Kind::Write => [write, None],
             Kind::All => [read, write],
+            // No merged histograms of flushes or trims are kept: the trials' mean stands.
+            Kind::Flush | Kind::Trim => return None,
         };
         for p in parts.into_iter().flatten() {
             let h = LatencyHistogram::from_base64(p).ok()?;

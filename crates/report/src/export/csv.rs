@@ -35,7 +35,7 @@ impl Exporter for CsvExporter {
 
 /// Header of a run's CSV (its time series); the columns are the fields of `iolab_stats::TimePoint`.
 pub const TIMESERIES_CSV_HEADER: &str =
-    "t_s,interval_s,read_iops,write_iops,iops,mb_s,lat_mean_ns,lat_p99_ns";
+    "t_s,interval_s,read_iops,write_iops,iops,mb_s,lat_mean_ns,lat_p99_ns,flush_iops,trim_iops";
 
 /// A run as CSV: its time series, the header then one line per point.
 pub(crate) fn run(r: &RunResult) -> String {
@@ -47,7 +47,7 @@ pub(crate) fn run(r: &RunResult) -> String {
     for p in &r.timeseries {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{}",
             p.t_s,
             p.interval_s,
             p.read_iops,
@@ -55,7 +55,9 @@ pub(crate) fn run(r: &RunResult) -> String {
             p.iops,
             p.mb_s,
             opt(p.lat_mean_ns),
-            opt(p.lat_p99_ns.map(|v| v as f64))
+            opt(p.lat_p99_ns.map(|v| v as f64)),
+            p.flush_iops,
+            p.trim_iops
         );
     }
     out
