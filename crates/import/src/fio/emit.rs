@@ -44,8 +44,21 @@ pub struct Entry {
     pub note: Option<String>,
 }
 
-const NUMBER_KEYS: &[&str] =
-    &["qd", "rate", "burst", "read_pct", "random_pct", "weight", "count", "seed", "ios", "workers"];
+const NUMBER_KEYS: &[&str] = &[
+    "qd",
+    "rate",
+    "burst",
+    "read_pct",
+    "random_pct",
+    "trim_pct",
+    "weight",
+    "count",
+    "seed",
+    "ios",
+    "workers",
+    "fsync",
+    "fdatasync",
+];
 const BOOL_KEYS: &[&str] = &["direct", "verify"];
 
 impl Entry {

@@ -6,6 +6,7 @@ use super::units::{parse_bool, parse_size, parse_time_ns, per_direction};
 use super::{FioError, Given, Note, Src};
 use std::collections::BTreeMap;
 
+mod durable;
 mod io;
 mod layout;
 mod rate;
@@ -70,6 +71,7 @@ pub struct Limits {
 }
 
 /// Reading one job: its options and where errors point.
+#[derive(Clone, Copy)]
 pub struct Ctx<'a> {
     /// The fio file's name.
     pub file: &'a str,
@@ -81,6 +83,10 @@ pub struct Ctx<'a> {
     pub kb: u64,
     /// What the command line gives (the target's size).
     pub given: Given,
+    /// The job issues trims only (`rw=trim`, `randtrim`): [`Ctx::pair`] gives the trim part of a per-direction
+    /// option as the write part, since iolab's trims take the sizes, alignment, random share and rate of the
+    /// access spec they are in.
+    pub trims: bool,
 }
 
 impl Ctx<'_> {
@@ -170,11 +176,12 @@ impl Ctx<'_> {
         Ok(Some((n, src)))
     }
 
-    /// The read and write parts of a per-direction option (`read,write[,trim]`).
+    /// The read and write parts of a per-direction option (`read,write[,trim]`); in a trim-only job the trim
+    /// part stands in for the write part.
     pub fn pair(&self, key: &str) -> Result<Option<Pair<'_>>, FioError> {
         let Some((v, src)) = self.text(key)? else { return Ok(None) };
-        let (r, w) = per_direction(v);
-        Ok(Some((r, w, src)))
+        let [r, w, t] = per_direction(v);
+        Ok(Some((r, if self.trims { t } else { w }, src)))
     }
 
     /// An entry built from `src`, checked with iolab's own parser for `key`.
@@ -194,7 +201,7 @@ pub fn size_expected() -> &'static str {
 /// Resolves one job section into iolab keys.
 pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Result<Job, FioError> {
     let kb = kb_base(file, section, opts)?;
-    let cx = Ctx { file, opts, section, kb, given };
+    let cx = Ctx { file, opts, section, kb, given, trims: false };
     // stonewall and wait_for_previous (its alias): this job waits for the jobs before it; the later one wins.
     let mut wall = None;
     for key in ["stonewall", "wait_for_previous"] {
@@ -211,6 +218,7 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
     };
     let engine = layout::engine(&cx)?;
     let pattern = io::pattern(&cx)?;
+    let cx = Ctx { trims: pattern.trim_pct > 0.0, ..cx };
     let mut job = Job {
         section: section.name.clone(),
         line: section.line,
@@ -227,6 +235,7 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
     layout::targets(&cx, &name, &engine, &mut job)?;
     layout::run_keys(&cx, &engine, &pattern, &mut job)?;
     io::access(&cx, &engine, &pattern, &mut job)?;
+    durable::durability(&cx, &pattern, &mut job)?;
     steady::steady_note(&cx, &mut job)?;
     Ok(job)
 }
@@ -236,7 +245,8 @@ fn kb_base(file: &str, section: &Section, opts: &Opts) -> Result<u64, FioError> 
     match src.text().trim() {
         "1024" => Ok(1024),
         "1000" => Ok(1000),
-        _ => Err(Ctx { file, opts, section, kb: 1024, given: Given::default() }.bad(src, "1024 or 1000")),
+        _ => Err(Ctx { file, opts, section, kb: 1024, given: Given::default(), trims: false }
+            .bad(src, "1024 or 1000")),
     }
 }
 

@@ -91,6 +91,11 @@ const MAPPED: &[&str] = &[
     "steadystate_duration",
     "steadystate_ramp_time",
     "steadystate_check_interval",
+    "fsync",
+    "fdatasync",
+    "sync",
+    "end_fsync",
+    "fsync_on_close",
 ];
 
 const NO_IO: &str = "reporting or logging only; it does not change the I/O";
@@ -197,7 +202,18 @@ const IGNORED: &[(&str, &str)] = &[
     ("cmdprio_hint", CMDPRIO),
     ("exec_prerun", "a command fio runs before the job; it is not the job's I/O (run it yourself)"),
     ("exec_postrun", "a command fio runs after the job; it is not the job's I/O (run it yourself)"),
+    ("write_barrier", WRITE_BARRIER),
 ];
+
+/// Why `write_barrier` is ignored (fio's io_u.c sets the barrier flag only for an engine with FIO_BARRIER).
+const WRITE_BARRIER: &str = "fio marks every N-th write a barrier only for engines that act on the mark \
+    (libpmem; binject, removed from fio); with the engines iolab runs (psync, sync, libaio, io_uring, ...) fio \
+    issues the same writes as without it. It is not a flush: use fsync=N or fdatasync=N for that";
+
+/// Why fio's verify-trim options are refused.
+const VERIFY_TRIM: &str =
+    "fio's verify-trim trims a share of the blocks it wrote and checks that they read back \
+    as zeros; iolab's trims are a share of the ops (rw=trim, rw=randtrim), and --verify refuses trims";
 
 /// Why exitall is ignored (with size limits the translation adds a note).
 const EXITALL: &str =
@@ -224,11 +240,6 @@ const CMDPRIO: &str = "I/O priorities (or priority hints) on a share of the I/Os
 
 /// Options accepted only with the values that match iolab's behaviour.
 const ONLY_VALUES: &[(&str, &[&str], &str)] = &[
-    ("fsync", &["0"], "iolab issues no fsync between writes"),
-    ("fdatasync", &["0"], "iolab issues no fdatasync between writes"),
-    ("end_fsync", &["0"], "iolab issues no fsync at the end of the job"),
-    ("fsync_on_close", &["0"], "iolab issues no fsync at close"),
-    ("sync", &["0", "none"], "iolab does not open files with O_SYNC or O_DSYNC"),
     (
         "file_service_type",
         &["roundrobin", "roundrobin:1"],
@@ -251,7 +262,7 @@ const ONLY_VALUES: &[(&str, &[&str], &str)] = &[
     ("sqthread_poll", &["0"], "iolab's io_uring engine does not use a kernel submission thread"),
     ("offset_increment", &["0"], "iolab gives every worker of a table the same region"),
     ("ramp_size", &["0"], "iolab's warm-up is a time (ramp_time)"),
-    ("trim_percentage", &["0"], "iolab issues no trims"),
+    ("trim_percentage", &["0"], VERIFY_TRIM),
     ("dedupe_percentage", &["0"], DEDUPE),
     ("fadvise_hint", &["0", "1"], "iolab gives no other fadvise hints"),
 ];
@@ -290,7 +301,9 @@ const REFUSED: &[(&str, &str)] = &[
     ("include", "included job files are not read; paste their options in"),
     ("filename_format", "iolab names fio's default files $jobname.$jobnum.$filenum only"),
     ("unique_filename", "iolab names fio's default files $jobname.$jobnum.$filenum only"),
-    ("trim_backlog", "iolab issues no trims"),
+    ("trim_backlog", VERIFY_TRIM),
+    ("trim_backlog_batch", VERIFY_TRIM),
+    ("trim_verify_zero", VERIFY_TRIM),
     ("nrfiles_skip", "iolab has no such file layout"),
     ("flow_sleep", "iolab has no flow control between jobs"),
     ("latency_target", LATENCY_TARGET),

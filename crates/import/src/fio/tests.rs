@@ -1,7 +1,7 @@
 //! Every translation is read back with iolab's own job parser and checked for its meaning.
 
 use super::*;
-use iolab_spec::{Arrival, DataPattern, Dist, EngineKind, JobSpec, Layer, TargetSpec, VerifyFail};
+use iolab_spec::{Arrival, DataPattern, Dist, EngineKind, JobSpec, Layer, TargetSpec, VerifyFail, WriteSync};
 
 fn tr(text: &str) -> (Translation, JobSpec) {
     let t = translate(text, "job.fio").unwrap_or_else(|e| panic!("{e}\n{text}"));
@@ -113,7 +113,7 @@ fn io_size_and_number_ios_limit_the_run() {
 }
 
 #[test]
-fn rw_patterns_map_and_trim_and_skips_are_refused() {
+fn rw_patterns_map_and_trimwrite_and_skips_are_refused() {
     for (rw, read, random) in [
         ("read", 100.0, 0.0),
         ("write", 0.0, 0.0),
@@ -129,7 +129,7 @@ fn rw_patterns_map_and_trim_and_skips_are_refused() {
     }
     let (_, job) = one("readwrite=randrw\nrwmixwrite=30");
     assert_eq!(layer(&job).read_pct, Some(70.0));
-    refused(err("[j]\nfilename=/f\nsize=1g\nrw=trim\n"), "rw", 4);
+    refused(err("[j]\nfilename=/f\nsize=1g\nrw=trimwrite\n"), "rw", 4);
     refused(err("[j]\nfilename=/f\nsize=1g\nrw=read:4k\n"), "rw", 4);
     refused(err("[j]\nfilename=/f\nsize=1g\nrw=randread:8\n"), "rw", 4);
     assert!(matches!(err("[j]\nfilename=/f\nsize=1g\nrw=sideways\n"), FioError::BadValue { line: 4, .. }));
@@ -586,7 +586,7 @@ fn ignored_options_are_listed_once_each() {
 #[test]
 fn refused_options_name_option_section_and_line() {
     for (opt, val) in [
-        ("fsync", "1"),
+        ("trim_percentage", "10"),
         ("startdelay", "5"),
         ("iodepth_batch_submit", "8"),
         ("offset_increment", "1g"),
@@ -600,7 +600,7 @@ fn refused_options_name_option_section_and_line() {
     ] {
         refused(err(&format!("[j]\nfilename=/f\nsize=1g\n{opt}={val}\n")), opt, 4);
     }
-    one("fsync=0\nloops=1\nnorandommap\nfile_service_type=roundrobin");
+    one("fsync=0\nloops=1\nnorandommap\nfile_service_type=roundrobin\nend_fsync=0\nsync=none");
 }
 
 #[test]
@@ -952,4 +952,131 @@ fn exitall_with_size_limits_gets_a_note() {
     assert!(t.notes[0].text.contains("time_based=1"), "{:?}", t.notes);
     let (t, _) = tr("[global]\nfilename=/data/f\nsize=64m\nexitall=0\n[a]\n");
     assert!(t.notes.is_empty());
+}
+
+#[test]
+fn fsync_fdatasync_and_sync_become_iolabs_durability_keys() {
+    let (t, job) = one("rw=randwrite\nfsync=32");
+    assert_eq!((layer(&job).fsync, layer(&job).fdatasync), (Some(32), None));
+    assert!(t.toml.contains("# fio: fsync=32 (section [j], line 7)\nfsync = 32"), "{}", t.toml);
+    let (_, job) = one("rw=write\nfdatasync=1");
+    assert_eq!((layer(&job).fsync, layer(&job).fdatasync), (None, Some(1)));
+    for (v, mode) in [("1", WriteSync::Sync), ("sync", WriteSync::Sync), ("dsync", WriteSync::Dsync)] {
+        let (_, job) = one(&format!("rw=randrw\nsync={v}"));
+        assert_eq!(layer(&job).sync, Some(mode), "sync={v}");
+    }
+    for v in ["0", "none"] {
+        let (_, job) = one(&format!("rw=write\nsync={v}"));
+        assert_eq!(layer(&job).sync, None, "sync={v}");
+    }
+    // fio flushes and syncs after writes only: a read job gets neither key.
+    let (t, job) = one("rw=randread\nfsync=4\nsync=1");
+    assert_eq!((layer(&job).fsync, layer(&job).sync), (None, None), "{}", t.toml);
+    // fsync=0 turns it off, as in iolab.
+    let (_, job) = one("rw=write\nfsync=0\nfdatasync=8");
+    assert_eq!((layer(&job).fsync, layer(&job).fdatasync), (None, Some(8)));
+}
+
+#[test]
+fn durability_values_iolab_cannot_take_are_refused_quoting_them() {
+    refused(err("[j]\nfilename=/f\nsize=1g\nrw=write\nfsync=4\nfdatasync=8\n"), "fdatasync", 6);
+    let msg = err("[j]\nfilename=/f\nsize=1g\nrw=write\nfsync=4\nfdatasync=8\n").to_string();
+    assert!(msg.contains("keep one"), "{msg}");
+    let e = err("[j]\nfilename=/f\nsize=1g\nrw=write\nsync=fua\n");
+    assert!(matches!(&e, FioError::BadValue { value, line: 5, .. } if value == "fua"), "{e}");
+    let e = err("[j]\nfilename=/f\nsize=1g\nrw=write\nfsync=2000000\n");
+    assert!(matches!(&e, FioError::BadValue { value, .. } if value == "2000000"), "{e}");
+}
+
+#[test]
+fn end_of_job_flushes_are_refused_unless_the_job_flushes_as_it_goes() {
+    for opt in ["end_fsync", "fsync_on_close"] {
+        let e = err(&format!("[j]\nfilename=/f\nsize=1g\nrw=write\n{opt}=1\n"));
+        refused(e.clone(), opt, 5);
+        assert!(e.to_string().contains("fsync=N or fdatasync=N"), "{e}");
+        for (with, says) in [
+            ("fdatasync=1", "after every write"),
+            ("fsync=16", "fewer than 16"),
+            ("sync=dsync", "durable when it completes"),
+        ] {
+            let (t, _) = one(&format!("rw=randwrite\n{with}\n{opt}=1"));
+            assert_eq!(t.notes.len(), 1, "{}", t.toml);
+            assert!(t.notes[0].text.starts_with(opt) && t.notes[0].text.contains(says), "{:?}", t.notes);
+            assert!(t.toml.contains("# note ([j], line 8): "), "{}", t.toml);
+        }
+        let (t, _) = one(&format!("rw=randread\n{opt}=1"));
+        assert!(t.notes[0].text.contains("writes nothing"), "{:?}", t.notes);
+    }
+}
+
+#[test]
+fn write_barrier_is_ignored_with_why() {
+    let (t, job) = one("rw=write\nwrite_barrier=8");
+    assert_eq!((layer(&job).fsync, layer(&job).fdatasync), (None, None));
+    let i = t.ignored.iter().find(|i| i.option == "write_barrier").expect("listed as ignored");
+    assert!(i.why.contains("libpmem") && i.why.contains("not a flush"), "{}", i.why);
+}
+
+#[test]
+fn trim_and_randtrim_are_trim_jobs_with_the_trim_sizes() {
+    let (t, job) = one("rw=randtrim\nbs=4k");
+    let l = layer(&job);
+    assert_eq!(
+        (l.trim_pct, l.random_pct, sizes(l)),
+        (Some(100.0), Some(100.0), vec![(4096, 1)]),
+        "{}",
+        t.toml
+    );
+    assert!(
+        t.toml.contains("# fio: rw=randtrim (section [j], line 6)\n# note: every op is a trim"),
+        "{}",
+        t.toml
+    );
+    let (_, job) = one("rw=trim");
+    assert_eq!((layer(&job).trim_pct, layer(&job).random_pct), (Some(100.0), Some(0.0)));
+    // bs=read,write,trim: a trim job takes the third part; two parts give trims the second, as fio.
+    for (bs, trim) in [("4k,8k,64k", 65536), ("4k,8k", 8192), ("4k,8k,", 4096), (",,1m", 1 << 20)] {
+        let (_, job) = one(&format!("rw=trim\nbs={bs}"));
+        assert_eq!(sizes(layer(&job)), vec![(trim, 1)], "bs={bs}");
+    }
+    let (_, job) = one("rw=randtrim\nbssplit=4k,4k,8k/50:64k/50");
+    assert_eq!(sizes(layer(&job)), vec![(8192, 1), (65536, 1)]);
+    let (_, job) = one("rw=randtrim\npercentage_random=100,100,50");
+    assert_eq!(layer(&job).random_pct, Some(50.0));
+    // The trim part of other jobs' options changes nothing: fio issues no trims there.
+    let (_, job) = one("rw=randwrite\nbs=4k,8k,1m");
+    assert_eq!((sizes(layer(&job)), layer(&job).trim_pct), (vec![(8192, 1)], None));
+    // fio flushes after writes only: fsync in a trim job asks for nothing.
+    let (_, job) = one("rw=trim\nfsync=1");
+    assert_eq!(layer(&job).fsync, None);
+}
+
+#[test]
+fn trimwrite_is_refused_with_the_stonewalled_alternative() {
+    for rw in ["trimwrite", "randtrimwrite"] {
+        let e = err(&format!("[j]\nfilename=/f\nsize=1g\nrw={rw}\n"));
+        refused(e.clone(), "rw", 4);
+        let msg = e.to_string();
+        assert!(msg.contains("that same block") && msg.contains("stonewall"), "{msg}");
+    }
+}
+
+#[test]
+fn etcd_disk_check_imports_as_buffered_fdatasync_writes() {
+    let text = include_str!("../../../../docs/etcd-disk-check.fio");
+    let (t, job) = tr(text);
+    let l = layer(&job);
+    assert_eq!(
+        (l.fdatasync, l.fsync, l.sync, l.read_pct, l.random_pct, l.qd),
+        (Some(1), None, None, Some(0.0), Some(0.0), Some(1)),
+        "{}",
+        t.toml
+    );
+    assert_eq!(sizes(l), vec![(2300, 1)]);
+    assert_eq!(job.direct, Some(false), "fio's default is buffered I/O; bs=2300 needs it");
+    assert_eq!(job.engine, Some(EngineKind::Sync));
+    assert_eq!(job.bytes, Some(22 << 20), "one pass over size=22m");
+    assert_eq!(l.target.as_ref().map(Vec::len), Some(1), "{}", t.toml);
+    assert!(t.toml.contains("target = \"test-data/mytest.0.0\""), "{}", t.toml);
+    assert!(t.notes.is_empty() && t.ignored.is_empty(), "{:?} {:?}", t.notes, t.ignored);
 }

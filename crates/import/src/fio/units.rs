@@ -78,16 +78,18 @@ pub fn parse_bool(value: Option<&str>) -> Option<bool> {
     }
 }
 
-/// Splits a per-direction value (`read,write[,trim]`) into the read and write parts. A part left empty is
-/// `None` (fio's default for that direction); a value without a comma applies to both, and the last value
-/// given applies to the directions after it unless it ends with a comma.
-pub fn per_direction(value: &str) -> (Option<String>, Option<String>) {
+/// Splits a per-direction value (`read,write[,trim]`) into its read, write and trim parts. A part left empty
+/// is `None` (fio's default for that direction); a value without a comma applies to all three, and the last
+/// value given applies to the directions after it unless it ends with a comma (`8k,32k` gives trims 32k,
+/// `8k,32k,` leaves them at the default).
+pub fn per_direction(value: &str) -> [Option<String>; 3] {
     let parts: Vec<&str> = value.split(',').map(str::trim).collect();
     let pick = |s: &str| (!s.is_empty()).then(|| s.to_string());
     match parts.as_slice() {
-        [one] => (pick(one), pick(one)),
-        [r, w, ..] => (pick(r), pick(w)),
-        [] => (None, None),
+        [one] => [pick(one), pick(one), pick(one)],
+        [r, w] => [pick(r), pick(w), pick(w)],
+        [r, w, t, ..] => [pick(r), pick(w), pick(t)],
+        [] => [None, None, None],
     }
 }
 
@@ -122,9 +124,13 @@ mod tests {
 
     #[test]
     fn per_direction_values_split() {
-        assert_eq!(per_direction("4k"), (Some("4k".into()), Some("4k".into())));
-        assert_eq!(per_direction("4k,8k"), (Some("4k".into()), Some("8k".into())));
-        assert_eq!(per_direction(",8k"), (None, Some("8k".into())));
-        assert_eq!(per_direction("4k,"), (Some("4k".into()), None));
+        let s = |v: &str| Some(v.to_string());
+        assert_eq!(per_direction("4k"), [s("4k"), s("4k"), s("4k")]);
+        assert_eq!(per_direction("4k,8k"), [s("4k"), s("8k"), s("8k")]);
+        assert_eq!(per_direction(",8k"), [None, s("8k"), s("8k")]);
+        assert_eq!(per_direction("4k,"), [s("4k"), None, None]);
+        assert_eq!(per_direction("4k,8k,"), [s("4k"), s("8k"), None]);
+        assert_eq!(per_direction("4k,8k,16k"), [s("4k"), s("8k"), s("16k")]);
+        assert_eq!(per_direction(",,16k"), [None, None, s("16k")]);
     }
 }

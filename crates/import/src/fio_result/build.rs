@@ -8,7 +8,7 @@ use iolab_report::{
 };
 use serde_json::{json, Value};
 
-use super::parse::{FioDir, FioJob, Header};
+use super::parse::{FioDir, FioJob, FioSync, Header};
 use crate::fio::units::{parse_bool, parse_size, parse_time_ns};
 
 /// What every group of one report shares.
@@ -75,11 +75,37 @@ fn sum(parts: &[&OpSummary]) -> OpSummary {
     }
 }
 
-/// A job entry's reads, writes and both.
+/// A job entry's fsync/fdatasync calls as a flush row: fio times each from its issue, which is where iolab's
+/// flush latency starts too, so the one summary is both response and service time. The rate is over the job's
+/// longest direction runtime (fio reports none for syncs).
+fn flush_summary(s: &FioSync, runtime_ms: f64) -> OpSummary {
+    OpSummary {
+        ops: s.ops,
+        bytes: 0,
+        iops: if runtime_ms > 0.0 { s.ops as f64 / (runtime_ms / 1000.0) } else { 0.0 },
+        mb_s: 0.0,
+        mib_s: 0.0,
+        lat_ns: s.lat.summary,
+        service_lat_ns: s.lat.summary,
+        short: 0,
+        errors: 0,
+    }
+}
+
+/// A job entry's reads, writes and both (trims and flushes apart, as fio and iolab keep them, when it did any).
 fn op_set(j: &FioJob) -> OpSet {
     let (read, write) = (op_summary(&j.read), op_summary(&j.write));
     let all = sum(&[&read, &write]);
-    OpSet { read, write, all, flush: None, trim: None }
+    let runtime_ms = [&j.read, &j.write, &j.trim].iter().map(|d| d.runtime_ms).fold(0.0, f64::max);
+    let flush = (j.sync.ops > 0).then(|| flush_summary(&j.sync, runtime_ms));
+    let trim = (j.trim.ops > 0).then(|| op_summary(&j.trim));
+    OpSet { read, write, all, flush, trim }
+}
+
+/// The sum of the parts that are there (`None` when none is); no latency, as for every total over entries.
+fn sum_some<'a>(parts: impl Iterator<Item = Option<&'a OpSummary>>) -> Option<OpSummary> {
+    let parts: Vec<&OpSummary> = parts.flatten().collect();
+    (!parts.is_empty()).then(|| OpSummary { lat_ns: None, service_lat_ns: None, ..sum(&parts) })
 }
 
 /// The files a job used (`filename`, `:`-separated), or fio's default name in `directory`.
@@ -93,13 +119,15 @@ fn targets(j: &FioJob) -> Vec<String> {
     }
 }
 
-/// Mean I/Os in flight by Little's law: per direction, IOPS × mean clat.
-fn littles_law(j: &FioJob) -> f64 {
-    [&j.read, &j.write].iter().map(|d| d.iops * d.clat.mean / 1e9).sum()
+/// Mean I/Os in flight by Little's law: per direction (trims too), IOPS × mean clat, and the syncs.
+fn littles_law(j: &FioJob, set: &OpSet) -> f64 {
+    let dirs: f64 = [&j.read, &j.write, &j.trim].iter().map(|d| d.iops * d.clat.mean / 1e9).sum();
+    dirs + set.flush.as_ref().map_or(0.0, |f| f.iops * j.sync.lat.mean / 1e9)
 }
 
 fn worker(index: usize, j: &FioJob) -> WorkerResult {
     let set = op_set(j);
+    let achieved_depth = littles_law(j, &set);
     WorkerResult {
         index: index as u32,
         name: j.name.clone(),
@@ -111,14 +139,17 @@ fn worker(index: usize, j: &FioJob) -> WorkerResult {
         all: set.all,
         flush: set.flush,
         trim: set.trim,
-        achieved_depth: littles_law(j),
+        achieved_depth,
     }
 }
 
 /// Seconds measured: the longest direction runtime (fio's `job_runtime` sums the jobs of a
 /// `group_reporting` entry), else the longest `job_runtime`.
 fn measured_s(jobs: &[&FioJob]) -> f64 {
-    let dirs = jobs.iter().map(|j| j.read.runtime_ms.max(j.write.runtime_ms)).fold(0.0, f64::max);
+    let dirs = jobs
+        .iter()
+        .map(|j| j.read.runtime_ms.max(j.write.runtime_ms).max(j.trim.runtime_ms))
+        .fold(0.0, f64::max);
     let ms = if dirs > 0.0 { dirs } else { jobs.iter().map(|j| j.job_runtime_ms).fold(0.0, f64::max) };
     ms / 1000.0
 }
@@ -157,7 +188,16 @@ fn errors(jobs: &[&FioJob], total: &OpSet) -> ErrorSummary {
         retries: 0,
     };
     for j in jobs.iter().filter(|j| j.error != 0) {
-        let d = if j.write.ops == 0 && j.read.ops > 0 { &mut e.read } else { &mut e.write };
+        let trims_only = j.read.ops == 0
+            && j.write.ops == 0
+            && (j.trim.ops > 0 || opt(j, "rw").or(opt(j, "readwrite")).is_some_and(|rw| rw.contains("trim")));
+        let d = if trims_only {
+            e.trim.get_or_insert_with(|| detail(total.trim.as_ref().map_or(0, |t| t.short)))
+        } else if j.write.ops == 0 && j.read.ops > 0 {
+            &mut e.read
+        } else {
+            &mut e.write
+        };
         d.count += 1;
         *d.by_errno.entry(iolab_report::errno_name(j.error as i32)).or_insert(0) += 1;
         e.total += 1;
@@ -201,15 +241,43 @@ fn env(jobs: &[&FioJob], names: &[String]) -> Env {
     }
 }
 
-/// `{"plan": {name, targets}, "fio": {...}}`: the plan part is what the catalog lists (profile, targets).
+/// A job's `fsync`/`fdatasync`/`sync` options as iolab's plan writes a worker's durability (what labels the
+/// flush and write rows), or `None` when it asked for none.
+fn durability(j: &FioJob) -> Option<Value> {
+    let every = |key| opt(j, key).and_then(|v| v.trim().parse::<u64>().ok()).filter(|n| *n > 0);
+    let (flush_every, data_only) = match (every("fsync"), every("fdatasync")) {
+        (Some(n), _) => (n, false),
+        (None, Some(n)) => (n, true),
+        (None, None) => (0, false),
+    };
+    let write_sync = match opt(j, "sync").map(str::trim) {
+        Some("1" | "sync") => "sync",
+        Some("dsync") => "dsync",
+        _ => "none",
+    };
+    (flush_every > 0 || write_sync != "none").then(
+        || json!({ "flush_every": flush_every, "flush_data_only": data_only, "write_sync": write_sync }),
+    )
+}
+
+/// `{"plan": {name, targets[, workers]}, "fio": {...}}`: the plan part is what the catalog lists (profile,
+/// targets); `workers` (each job's `qd` and `durability`) only when a job flushed or synced its writes.
 fn config(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], names: &[String]) -> Value {
     let stem = ctx.source.rsplit('/').next().unwrap_or(ctx.source);
     let name = if jobs[0].name.is_empty() { stem } else { jobs[0].name.as_str() };
+    let mut plan = json!({
+        "name": name,
+        "targets": names.iter().map(|n| json!({ "name": n })).collect::<Vec<_>>(),
+    });
+    if jobs.iter().any(|j| durability(j).is_some()) {
+        let workers = jobs.iter().map(|j| match durability(j) {
+            Some(d) => json!({ "qd": iodepth(j), "durability": d }),
+            None => json!({ "qd": iodepth(j) }),
+        });
+        plan["workers"] = Value::Array(workers.collect());
+    }
     json!({
-        "plan": {
-            "name": name,
-            "targets": names.iter().map(|n| json!({ "name": n })).collect::<Vec<_>>(),
-        },
+        "plan": plan,
         "fio": {
             "fio version": ctx.head.version,
             "groupid": groupid,
@@ -258,8 +326,8 @@ pub(crate) fn run(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], start_unix_
                 read: part(|w| &w.read),
                 write: part(|w| &w.write),
                 all: part(|w| &w.all),
-                flush: None,
-                trim: None,
+                flush: sum_some(many.iter().map(|w| w.flush.as_ref())),
+                trim: sum_some(many.iter().map(|w| w.trim.as_ref())),
             };
             for s in [&mut set.read, &mut set.write, &mut set.all] {
                 (s.lat_ns, s.service_lat_ns) = (None, None);

@@ -6,7 +6,7 @@ use super::parse::{FioDir, FioJob};
 
 /// Directions with ops whose `pick`ed latency has no summary.
 fn missing(jobs: &[&FioJob], pick: fn(&FioDir) -> bool) -> bool {
-    jobs.iter().flat_map(|j| [&j.read, &j.write]).any(|d| d.ops > 0 && !pick(d))
+    jobs.iter().flat_map(|j| [&j.read, &j.write, &j.trim]).any(|d| d.ops > 0 && !pick(d))
 }
 
 /// Notes on the latency fields.
@@ -34,6 +34,32 @@ fn latency_notes(jobs: &[&FioJob], out: &mut Vec<String>) {
         out.push(
             "fio reports reads and writes apart: `all` has no latency summary where both were done (percentiles \
              are never averaged or merged)"
+                .to_string(),
+        );
+    }
+}
+
+/// Notes on the flush row (fio's `sync` section), when the group issued syncs.
+fn sync_notes(jobs: &[&FioJob], out: &mut Vec<String>) {
+    if jobs.iter().all(|j| j.sync.ops == 0) {
+        return;
+    }
+    out.push(
+        "flush is fio's `sync` section (fsync/fdatasync calls): its count is the latency's N (fio 3.33 reports \
+         total_ios 0 for syncs), its latency runs from each sync's issue (as iolab's flush latency does), and \
+         its IOPS is the count over the job's runtime (fio reports no rate for syncs)"
+            .to_string(),
+    );
+    out.push(
+        "fio issues each sync as it goes for the next I/O, so a job that ends exactly at its size has no sync \
+         after its last write (fdatasync=1 over 1m of 4k writes: 255 syncs for 256 writes) unless end_fsync=1; \
+         iolab flushes after its last write too"
+            .to_string(),
+    );
+    if jobs.iter().any(|j| j.sync.ops > 0 && j.sync.lat.summary.is_none()) {
+        out.push(
+            "fio reported no complete sync percentiles (50/90/95/99/99.9/99.99): the flush row's latency is \
+             left empty rather than invented"
                 .to_string(),
         );
     }
@@ -72,12 +98,13 @@ fn job_notes(groupid: u64, jobs: &[&FioJob], out: &mut Vec<String>) {
 pub(crate) fn notes(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], seeded: bool) -> Vec<String> {
     let mut out = Vec::new();
     latency_notes(jobs, &mut out);
+    sync_notes(jobs, &mut out);
     job_notes(groupid, jobs, &mut out);
     if !seeded {
         out.push("no randseed option: fio's seed is not in its report; seed 0 here".to_string());
     }
     out.push(
-        "measured_s is the longest read/write runtime of the group; CPU is usr_cpu/sys_cpu × job_runtime of each \
+        "measured_s is the longest read/write/trim runtime of the group; CPU is usr_cpu/sys_cpu × job_runtime of each \
          job (fio's main thread not included)"
             .to_string(),
     );

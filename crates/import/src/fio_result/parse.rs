@@ -52,6 +52,15 @@ pub(crate) struct FioDir {
     pub clat: FioLat,
 }
 
+/// The `sync` section of a job entry: fio's fsync/fdatasync calls (fio 3.x has no bytes or rate for them).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FioSync {
+    /// How many: `total_ios`, or the latency's `N` where fio reports `total_ios` as 0 (fio 3.33 always does).
+    pub ops: u64,
+    /// `lat_ns`: from issue to completion of each sync.
+    pub lat: FioLat,
+}
+
 /// One entry of `jobs[]` (a job, or a whole group under `group_reporting`).
 #[derive(Clone, Debug)]
 pub(crate) struct FioJob {
@@ -77,6 +86,10 @@ pub(crate) struct FioJob {
     pub read: FioDir,
     /// Writes.
     pub write: FioDir,
+    /// Trims (`trim`; zero when the report has none).
+    pub trim: FioDir,
+    /// fsync/fdatasync calls (`sync`; zero when the report has none).
+    pub sync: FioSync,
 }
 
 /// An object's values as strings (fio writes every option as a string).
@@ -153,6 +166,13 @@ fn dir(v: &Value) -> FioDir {
     }
 }
 
+fn sync(v: Option<&Value>) -> FioSync {
+    let Some(v) = v else { return FioSync::default() };
+    let lat_v = v.get("lat_ns");
+    let n = lat_v.map_or(0, |l| u64_of(l, "N"));
+    FioSync { ops: u64_of(v, "total_ios").max(n), lat: lat(lat_v) }
+}
+
 /// Entry `i` of `jobs[]`, or why it is not a fio job entry.
 pub(crate) fn job(
     v: &Value,
@@ -178,6 +198,8 @@ pub(crate) fn job(
         opts,
         read: dir(read),
         write: dir(write),
+        trim: v.get("trim").map(dir).unwrap_or_default(),
+        sync: sync(v.get("sync")),
         name,
     })
 }

@@ -251,3 +251,79 @@ fn print_sample_text() {
     let runs = to_results(FIXTURE, "fio-3.33-two-groups.json").unwrap();
     println!("{}", iolab_report::TextExporter.render(&(&runs[0]).into()));
 }
+
+/// A real report with a `sync` section: `fio --name=t --rw=write --bs=4k --size=1m --fdatasync=1
+/// --filename=/tmp/ft --output-format=json` (fio 3.33: 256 writes, 255 fdatasyncs).
+const FDATASYNC: &str = include_str!("../../testdata/fio-3.33-fdatasync.json");
+
+/// A real report with a `trim` section: `fio --name=trims --ioengine=null --rw=randtrim --bs=4k --size=1m
+/// --randseed=7 --output-format=json` (fio 3.33's trims of a regular file fail with ENOTTY; the null engine's
+/// complete).
+const RANDTRIM: &str = include_str!("../../testdata/fio-3.33-null-randtrim.json");
+
+#[test]
+fn fios_sync_section_is_the_flush_row() {
+    let fio: Value = serde_json::from_str(FDATASYNC).unwrap();
+    let runs = to_results(FDATASYNC, "fdatasync.json").unwrap();
+    let r = &runs[0];
+    check_document_shape(r);
+    let sync = &fio["jobs"][0]["sync"];
+    assert_eq!(sync["total_ios"], 0, "fio 3.33 counts no syncs in total_ios");
+    let flush = r.total.flush.as_ref().expect("a flush row");
+    assert_eq!(flush.ops, sync["lat_ns"]["N"].as_u64().unwrap());
+    assert_eq!((flush.ops, r.total.write.ops), (255, 256), "no sync after the last write");
+    let lat = flush.lat_ns.expect("fio always reports sync percentiles");
+    assert_eq!(lat.p99, sync["lat_ns"]["percentile"]["99.000000"].as_u64().unwrap());
+    assert_eq!(lat.mean, sync["lat_ns"]["mean"].as_f64().unwrap());
+    assert_eq!(flush.service_lat_ns, flush.lat_ns);
+    assert_eq!((flush.bytes, flush.mb_s), (0, 0.0));
+    let runtime_s = at(&fio, 0, "write", "runtime").as_f64().unwrap() / 1000.0;
+    assert!((flush.iops - 255.0 / runtime_s).abs() < 1e-9, "{}", flush.iops);
+    assert_eq!(r.workers[0].flush, r.total.flush);
+    assert_eq!(r.total.all.ops, 256, "flushes are not in all");
+    assert!(r.total.trim.is_none(), "no trims");
+    // The plan says fdatasync, so every rendering labels the row as iolab's own runs do.
+    assert_eq!(r.config["plan"]["workers"][0]["durability"]["flush_data_only"], true);
+    assert_eq!(iolab_report::durability::flush_label(r), "fdatasync");
+    let text = iolab_report::TextExporter.render(&r.into());
+    assert!(text.lines().any(|l| l.starts_with("fdatasync") && l.contains("255")), "{text}");
+    let notes = &r.measured_by.as_ref().unwrap().notes;
+    assert!(notes.iter().any(|n| n.contains("`sync` section")), "{notes:?}");
+}
+
+#[test]
+fn fios_trim_section_is_the_trim_row() {
+    let fio: Value = serde_json::from_str(RANDTRIM).unwrap();
+    let runs = to_results(RANDTRIM, "randtrim.json").unwrap();
+    let r = &runs[0];
+    check_document_shape(r);
+    let trim = r.total.trim.as_ref().expect("a trim row");
+    assert_eq!(trim.ops, at(&fio, 0, "trim", "total_ios").as_u64().unwrap());
+    assert_eq!(trim.bytes, at(&fio, 0, "trim", "io_bytes").as_u64().unwrap());
+    assert_eq!((trim.ops, trim.bytes), (256, 1 << 20));
+    assert_eq!(trim.service_lat_ns.unwrap().p99, p99(&fio, 0, "trim", "clat_ns"));
+    assert_eq!((r.total.all.ops, r.total.flush.as_ref()), (0, None), "trims are not in all");
+    assert!(r.measured_s > 0.0, "the trim runtime counts");
+    assert!(r.config["plan"].get("workers").is_none(), "no durability asked");
+}
+
+#[test]
+fn group_totals_sum_flushes_and_trims_without_latency() {
+    let mut fio: Value = serde_json::from_str(FDATASYNC).unwrap();
+    let second = fio["jobs"][0].clone();
+    fio["jobs"].as_array_mut().unwrap().push(second);
+    let runs = to_results(&fio.to_string(), "two.json").unwrap();
+    let flush = runs[0].total.flush.as_ref().unwrap();
+    assert_eq!((flush.ops, flush.lat_ns, flush.service_lat_ns), (510, None, None));
+}
+
+#[test]
+fn a_failed_trim_job_counts_its_error_under_trims() {
+    let mut fio: Value = serde_json::from_str(RANDTRIM).unwrap();
+    fio["jobs"][0]["error"] = 25.into();
+    let runs = to_results(&fio.to_string(), "enotty.json").unwrap();
+    let e = &runs[0].errors;
+    assert_eq!((e.total, e.write.count), (1, 0));
+    let trim = e.trim.as_ref().expect("an error under trims");
+    assert_eq!((trim.count, trim.by_errno.values().sum::<u64>()), (1, 1), "{e:?}");
+}

@@ -12,6 +12,9 @@ use iolab_spec::units::format_size;
 pub struct Pattern {
     /// Share of reads, percent.
     pub read_pct: f64,
+    /// Share of trims, percent: 100 for `rw=trim`/`randtrim` (their trims stand in for the writes: read_pct
+    /// is 0, and the write direction's sizes and random share are the trims'), else 0.
+    pub trim_pct: f64,
     /// Random share of reads and of writes, percent.
     pub random: [f64; 2],
     /// The options behind `read_pct`.
@@ -46,27 +49,35 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
             return Err(cx.refuse(src, "a ':N' suffix (a skip after each sequential I/O, or N I/Os per random offset); iolab's sequential I/O is contiguous and every random I/O gets its own offset"));
         }
     }
-    let (read, random) = match base {
-        "read" => (100.0, 0.0),
-        "write" => (0.0, 0.0),
-        "randread" => (100.0, 100.0),
-        "randwrite" => (0.0, 100.0),
-        "rw" | "readwrite" => (50.0, 0.0),
-        "randrw" => (50.0, 100.0),
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(cx.refuse(src.expect("rw is set"), "iolab issues no trims"))
-        }
+    let (read, random, trim) = match base {
+        "read" => (100.0, 0.0, 0.0),
+        "write" => (0.0, 0.0, 0.0),
+        "randread" => (100.0, 100.0, 0.0),
+        "randwrite" => (0.0, 100.0, 0.0),
+        "rw" | "readwrite" => (50.0, 0.0, 0.0),
+        "randrw" => (50.0, 100.0, 0.0),
+        "trim" => (0.0, 0.0, 100.0),
+        "randtrim" => (0.0, 100.0, 100.0),
+        "trimwrite" | "randtrimwrite" => return Err(cx.refuse(src.expect("rw is set"), TRIMWRITE)),
         _ => {
             return Err(cx.bad(
                 src.expect("the default is valid"),
-                "read, write, randread, randwrite, rw, readwrite or randrw",
+                "read, write, randread, randwrite, rw, readwrite, randrw, trim or randtrim",
             ))
         }
     };
-    let mut p = Pattern { read_pct: read, random: [random; 2], origins: vec![origin], random_src: None };
+    let mut p = Pattern {
+        read_pct: read,
+        trim_pct: trim,
+        random: [random; 2],
+        origins: vec![origin],
+        random_src: None,
+    };
     if read == 50.0 {
         mix(cx, &mut p)?;
     }
+    // A trim job's percentage_random is its third (trim) part.
+    let cx = &Ctx { trims: trim > 0.0, ..*cx };
     if random == 100.0 {
         if let Some((r, w, src)) = cx.pair("percentage_random")? {
             for (d, part) in [r, w].into_iter().enumerate() {
@@ -79,6 +90,12 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
     }
     Ok(p)
 }
+
+/// Why `rw=trimwrite` and `randtrimwrite` are refused.
+const TRIMWRITE: &str = "fio trims each block and then writes that same block, so every write lands on a block \
+    just discarded; iolab draws each op's kind and offset on its own, so its trims and writes would not pair up \
+    (half the region would be left discarded and the writes would land elsewhere). To measure writes to \
+    discarded blocks, run a trim job (rw=trim) and then, after a stonewall, a write job over the same region";
 
 fn pct(cx: &Ctx, text: &str, src: &Src) -> Result<f64, FioError> {
     match text.trim().parse::<u32>() {
@@ -184,6 +201,10 @@ fn spec_entries(cx: &Ctx, d: &DirSpec, p: &Pattern, read_pct: f64) -> Result<Vec
         );
     }
     out.push(rp);
+    if p.trim_pct > 0.0 {
+        let e = Entry::new("trim_pct", fmt_pct(p.trim_pct), p.origins[..1].to_vec()).map_err(|_| header())?;
+        out.push(e.with_note(TRIM_NOTE));
+    }
     let mut ro = p.origins[..1].to_vec();
     ro.extend(p.random_src.iter().map(|s| Origin::Opt(s.clone())));
     out.push(Entry::new("random_pct", fmt_pct(d.random), ro).map_err(|_| header())?);
@@ -192,6 +213,11 @@ fn spec_entries(cx: &Ctx, d: &DirSpec, p: &Pattern, read_pct: f64) -> Result<Vec
     }
     Ok(out)
 }
+
+/// What a fio user should know of iolab's trims.
+const TRIM_NOTE: &str = "every op is a trim (a discard of bs bytes): on a block device BLKDISCARD with the \
+    sync engine, as fio issues it, or the block layer's discard with io_uring; on a regular file iolab punches a \
+    hole, where fio 3.33 fails the trim with ENOTTY";
 
 fn fmt_pct(v: f64) -> String {
     if v.fract() == 0.0 {
