@@ -426,18 +426,26 @@ impl Layer {
             "random_pct" => {
                 self.random_pct = Some(parse_percent(text).map_err(|e| SpecError::invalid(place, text, e))?)
             }
-            "trim_pct" => {
-                self.trim_pct = Some(parse_percent(text).map_err(|e| SpecError::invalid(place, text, e))?)
-            }
-            "fsync" => self.fsync = Some(crate::durability::parse_flush_every(place, text)?),
-            "fdatasync" => self.fdatasync = Some(crate::durability::parse_flush_every(place, text)?),
-            "sync" => self.sync = Some(crate::WriteSync::parse(place, text)?),
+            "trim_pct" | "fsync" | "fdatasync" | "sync" => self.set_durability(key, text, place)?,
             "align" => self.align = Some(positive_size(place, text)?),
             "dist" => self.dist = Some(Dist::parse(text).map_err(|e| SpecError::invalid(place, text, e))?),
             "weight" => self.weight = Some(range_u32(place, text, 0, 1_000_000, "a whole number")?),
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// Sets one of the durability keys ([`crate::durability`]): `fsync`, `fdatasync`, `sync`, `trim_pct`.
+    fn set_durability(&mut self, key: &str, text: &str, place: &Place) -> Result<(), SpecError> {
+        match key {
+            "trim_pct" => {
+                self.trim_pct = Some(parse_percent(text).map_err(|e| SpecError::invalid(place, text, e))?)
+            }
+            "fsync" => self.fsync = Some(crate::durability::parse_flush_every(place, text)?),
+            "fdatasync" => self.fdatasync = Some(crate::durability::parse_flush_every(place, text)?),
+            _ => self.sync = Some(crate::WriteSync::parse(place, text)?),
+        }
+        Ok(())
     }
 
     /// `self` with every field that `over` sets replaced by `over`'s value.

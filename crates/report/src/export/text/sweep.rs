@@ -80,18 +80,7 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
             row.push(found.map_or("-".into(), |x| format_rate(x.all.iops, 1)));
             row.push(format_duration_ns(found.and_then(|x| x.all.lat_ns.as_ref()).map(|l| l.mean)));
         }
-        let mut marks = Vec::new();
-        if s.is_knee(p.index) {
-            marks.push("◀ knee".to_string());
-        }
-        if s.is_max_p99(p.index) {
-            let limit = s.max_p99.as_ref().map_or(0, |m| m.limit_ns);
-            marks.push(format!("◀ max p99 ≤ {}", format_duration_ns(limit as f64)));
-        }
-        if p.result.partial {
-            marks.push("(partial)".into());
-        }
-        row.push(marks.join("  "));
+        row.push(point_marks(s, p));
         rows.push(row);
     }
     out.push_str(&render_table(&header, &rows));
@@ -108,6 +97,22 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
     }
     out.push_str(&point_warnings(s));
     out
+}
+
+/// A point's marks at the end of its row: the knee, the max load within the p99 limit, partial.
+fn point_marks(s: &SweepResult, p: &crate::sweep::SweepPoint) -> String {
+    let mut marks = Vec::new();
+    if s.is_knee(p.index) {
+        marks.push("◀ knee".to_string());
+    }
+    if s.is_max_p99(p.index) {
+        let limit = s.max_p99.as_ref().map_or(0, |m| m.limit_ns);
+        marks.push(format!("◀ max p99 ≤ {}", format_duration_ns(limit as f64)));
+    }
+    if p.result.partial {
+        marks.push("(partial)".into());
+    }
+    marks.join("  ")
 }
 
 /// The knee's closing line: where it is, or why there is none.
