@@ -1,6 +1,6 @@
 //! docs/ARCHITECTURE.md stays true: the crate dependency graph it states is the one `cargo metadata` reports,
-//! every crate has its paragraph, and no crate's top-level modules import each other in a circle (a module
-//! cycle is the first sign that a concern has drifted into the wrong place).
+//! every crate has its paragraph, and no module's submodules import each other in a circle, at any depth (a
+//! module cycle is the first sign that a concern has drifted into the wrong place).
 //!
 //! The graph lives in a fenced block of ARCHITECTURE.md marked `deps`, one line per crate:
 //! `engine: cache device plan sim spec stats verify` (short names; `cli` is the binary crate `iolab`).
@@ -102,51 +102,235 @@ fn architecture_every_crate_has_its_paragraph() {
     }
 }
 
-/// Top-level module name -> the top-level modules of the same crate it names as `crate::NAME` or `super::NAME`
-/// from its file or folder.
-fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let mut files: Vec<(String, PathBuf)> = Vec::new();
-    for entry in std::fs::read_dir(src).expect("read src") {
-        let path = entry.expect("dir entry").path();
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
-        if matches!(stem.as_str(), "lib" | "main" | "tests") {
-            continue;
+/// A module's path inside its crate (`["fio", "job", "io"]`; the crate root is `[]`).
+type ModPath = Vec<String>;
+
+/// Every `.rs` file under `src` with the module it is. Test modules (`tests`) are left out: test code may
+/// reach anywhere.
+fn module_files(src: &Path) -> Vec<(ModPath, PathBuf)> {
+    let mut files = Vec::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read module folder") {
+            let path = entry.expect("dir entry").path();
+            let rel = path.strip_prefix(src).expect("under src");
+            let mut module: ModPath =
+                rel.iter().map(|s| s.to_string_lossy().trim_end_matches(".rs").to_string()).collect();
+            if module.iter().any(|m| m == "tests") {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                if module.last().is_some_and(|m| m == "mod")
+                    || matches!(module.as_slice(), [m] if m == "lib" || m == "main")
+                {
+                    module.pop();
+                }
+                files.push((module, path));
+            }
         }
-        if path.is_dir() {
-            let mut stack = vec![path.clone()];
-            while let Some(dir) = stack.pop() {
-                for e in std::fs::read_dir(&dir).expect("read module folder") {
-                    let p = e.expect("dir entry").path();
-                    if p.is_dir() {
-                        stack.push(p);
-                    } else if p.extension().is_some_and(|x| x == "rs") {
-                        files.push((stem.clone(), p));
+    }
+    files
+}
+
+/// The code of a module file as the module graph reads it: what comes before its first `#[cfg(test)]` (test
+/// code may reach anywhere), with comments, strings and character literals blanked out.
+fn module_code(text: &str) -> String {
+    let code: Vec<char> = text.split("#[cfg(test)]").next().unwrap_or_default().chars().collect();
+    let (mut out, mut i) = (String::new(), 0);
+    while i < code.len() {
+        let end = literal_or_comment_end(&code, i);
+        if end > i {
+            out.push(' ');
+            i = end;
+        } else {
+            out.push(code[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Where the comment, string or character literal starting at `i` ends (`i` itself when none starts there).
+fn literal_or_comment_end(c: &[char], i: usize) -> usize {
+    let at = |k: usize| c.get(k).copied().unwrap_or('\0');
+    let find = |from: usize, pat: &str| {
+        let pat: Vec<char> = pat.chars().collect();
+        (from..c.len()).find(|&k| c[k..].starts_with(&pat)).map_or(c.len(), |k| k + pat.len())
+    };
+    let ident_before = i > 0 && (c[i - 1].is_alphanumeric() || c[i - 1] == '_');
+    match (at(i), at(i + 1)) {
+        ('/', '/') => find(i, "\n"),
+        ('/', '*') => find(i + 2, "*/"),
+        ('"', _) => {
+            let mut k = i + 1;
+            while k < c.len() && c[k] != '"' {
+                k += if c[k] == '\\' { 2 } else { 1 };
+            }
+            k + 1
+        }
+        ('r', '"' | '#') if !ident_before => {
+            let hashes = (i + 1..c.len()).take_while(|&k| c[k] == '#').count();
+            if at(i + 1 + hashes) != '"' {
+                return i;
+            }
+            find(i + 2 + hashes, &format!("\"{}", "#".repeat(hashes)))
+        }
+        ('\'', '\\') => find(i + 3, "'"),
+        ('\'', _) if at(i + 2) == '\'' => i + 3,
+        _ => i,
+    }
+}
+
+/// The code's tokens that matter to paths: identifiers, `::` and single punctuation characters.
+fn tokens(code: &str) -> Vec<String> {
+    let c: Vec<char> = code.chars().collect();
+    let (mut out, mut i) = (Vec::new(), 0);
+    while i < c.len() {
+        let start = i;
+        if c[i].is_alphanumeric() || c[i] == '_' {
+            while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
+                i += 1;
+            }
+        } else if c[i] == ':' && c.get(i + 1) == Some(&':') {
+            i += 2;
+        } else {
+            i += 1;
+        }
+        if !c[start].is_whitespace() {
+            out.push(c[start..i].iter().collect());
+        }
+    }
+    out
+}
+
+/// The paths of a `use` tree, braces expanded (`a::{b, c::{self, d}}` is `a::b`, `a::c`, `a::c::d`).
+fn use_tree(t: &[String], i: &mut usize, prefix: &[String], out: &mut Vec<Vec<String>>) {
+    let mut path = prefix.to_vec();
+    while *i < t.len() {
+        match t[*i].as_str() {
+            "::" => *i += 1,
+            "{" => {
+                *i += 1;
+                while *i < t.len() && t[*i] != "}" {
+                    use_tree(t, i, &path, out);
+                    if t.get(*i).is_some_and(|x| x == ",") {
+                        *i += 1;
                     }
                 }
+                *i += 1;
+                return;
             }
-        } else if path.extension().is_some_and(|x| x == "rs") {
-            files.push((stem, path));
+            "," | "}" | ";" => break,
+            "as" => *i += 2,
+            "self" if !path.is_empty() => *i += 1,
+            word => {
+                path.push(word.to_string());
+                *i += 1;
+            }
         }
     }
-    let modules: BTreeSet<String> = files.iter().map(|(m, _)| m.clone()).collect();
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (module, path) in &files {
+    out.push(path);
+}
+
+/// Every path in the code that starts with `crate`, `super` or `self`: those of `use` items (braces expanded)
+/// and those written in place (`crate::fio::Src`, `super::rate::rate(...)`).
+fn crate_paths(code: &str) -> Vec<Vec<String>> {
+    let t = tokens(code);
+    let (mut out, mut i) = (Vec::new(), 0);
+    while i < t.len() {
+        if t[i] == "use" {
+            i += 1;
+            use_tree(&t, &mut i, &[], &mut out);
+        } else if matches!(t[i].as_str(), "crate" | "super" | "self")
+            && t.get(i + 1).is_some_and(|x| x == "::")
+        {
+            let mut path = vec![t[i].clone()];
+            while t.get(i + 1).is_some_and(|x| x == "::") && t.get(i + 2).is_some_and(|x| x != "{") {
+                path.push(t[i + 2].clone());
+                i += 2;
+            }
+            out.push(path);
+        }
+        i += 1;
+    }
+    out.retain(|p| p.first().is_some_and(|f| matches!(f.as_str(), "crate" | "super" | "self")));
+    out
+}
+
+/// The module of the crate a path written in module `from` names: its longest prefix that is a module.
+fn target_module(from: &[String], path: &[String], modules: &BTreeSet<ModPath>) -> ModPath {
+    let mut abs = from.to_vec();
+    for seg in path {
+        match seg.as_str() {
+            "crate" => abs.clear(),
+            "self" => {}
+            "super" => {
+                abs.pop();
+            }
+            name => abs.push(name.to_string()),
+        }
+    }
+    while !modules.contains(&abs) && abs.pop().is_some() {}
+    abs
+}
+
+/// For every module, the import graph among its submodules: `fio` -> {`emit` -> {`job`}, ...} when code in
+/// `fio::emit` (or below it) names something in `fio::job` (or below it). A module naming its own parent or
+/// an ancestor's items is no edge: those are the scope it lives in, and its parent declares it.
+fn module_graphs(src: &Path) -> BTreeMap<ModPath, BTreeMap<String, BTreeSet<String>>> {
+    let files = module_files(src);
+    let modules: BTreeSet<ModPath> = files.iter().map(|(m, _)| m.clone()).collect();
+    let mut graphs: BTreeMap<ModPath, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for (from, path) in &files {
+        for (i, name) in from.iter().enumerate() {
+            graphs.entry(from[..i].to_vec()).or_default().entry(name.clone()).or_default();
+        }
         let text = std::fs::read_to_string(path).expect("read module");
-        // Test code may reach anywhere; only the module's own code counts.
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        let edges = graph.entry(module.clone()).or_default();
-        for other in &modules {
-            if other != module
-                && (code.contains(&format!("crate::{other}::"))
-                    || code.contains(&format!("crate::{other}}}"))
-                    || code.contains(&format!("crate::{other};"))
-                    || code.contains(&format!("crate::{{{other}")))
-            {
-                edges.insert(other.clone());
+        for to in crate_paths(&module_code(&text)).iter().map(|p| target_module(from, p, &modules)) {
+            let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+            if common < from.len() && common < to.len() {
+                let graph = graphs.entry(from[..common].to_vec()).or_default();
+                graph.entry(from[common].clone()).or_default().insert(to[common].clone());
             }
         }
     }
-    graph
+    graphs
+}
+
+/// The module graph reads paths as Rust resolves them: `use` trees with braces, `self`, `super` and `crate`
+/// paths in place, nothing in comments, strings or test code.
+#[test]
+fn architecture_module_paths_are_read_as_rust_reads_them() {
+    let code = module_code(
+        r##"use super::{io::Pattern, Ctx};
+            use crate::fio::{self as f, entry::{Entry, Origin}};
+            // crate::comment::x
+            fn g() { let _ = ("crate::string::x", r#"crate::raw::x"#, '"'); self::own::g(); super::super::up::h(); }
+            #[cfg(test)]
+            use crate::tested::x;"##,
+    );
+    let mut paths: Vec<String> = crate_paths(&code).iter().map(|p| p.join("::")).collect();
+    paths.sort();
+    let expected = [
+        "crate::fio",
+        "crate::fio::entry::Entry",
+        "crate::fio::entry::Origin",
+        "self::own::g",
+        "super::Ctx",
+        "super::io::Pattern",
+        "super::super::up::h",
+    ];
+    assert_eq!(paths, expected);
+    let modules: BTreeSet<ModPath> = [&[][..], &["fio"], &["fio", "emit"], &["fio", "job"]]
+        .iter()
+        .map(|m| m.iter().map(|s| s.to_string()).collect())
+        .collect();
+    let from: ModPath = vec!["fio".into(), "job".into(), "io".into()];
+    let path = |p: &str| p.split("::").map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(target_module(&from, &path("super::super::emit::Entry"), &modules), ["fio", "emit"]);
+    assert_eq!(target_module(&from, &path("crate::fio::Src"), &modules), ["fio"]);
 }
 
 fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
@@ -180,20 +364,30 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
 
 #[test]
 fn architecture_no_crate_has_a_module_cycle() {
-    let crates = workspace_root().join("crates");
+    let root = workspace_root();
     let mut cycles = Vec::new();
-    for entry in std::fs::read_dir(&crates).expect("read crates/") {
+    for entry in std::fs::read_dir(root.join("crates")).expect("read crates/") {
         let src = entry.expect("dir entry").path().join("src");
         if !src.is_dir() {
             continue;
         }
-        if let Some(cycle) = find_cycle(&module_graph(&src)) {
-            cycles.push(format!("{}: {}", src.display(), cycle.join(" -> ")));
+        for (parent, graph) in module_graphs(&src) {
+            if let Some(cycle) = find_cycle(&graph) {
+                let full = |m: &String| parent.iter().chain([m]).cloned().collect::<Vec<_>>().join("::");
+                let circle: Vec<String> = cycle.iter().map(full).collect();
+                cycles.push(format!(
+                    "{}: {}",
+                    src.strip_prefix(&root).unwrap_or(&src).display(),
+                    circle.join(" -> ")
+                ));
+            }
         }
     }
+    cycles.sort();
     assert!(
         cycles.is_empty(),
-        "module cycles (each names a module of the same crate):\n{}",
+        "module cycles (each a circle among the submodules of one module, at any depth, named by their paths in \
+         the crate; move what they share to a leaf module, or turn one import around):\n{}",
         cycles.join("\n")
     );
 }

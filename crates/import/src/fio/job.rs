@@ -1,6 +1,6 @@
 //! One fio job section (with the `[global]` options it inherits), resolved into iolab keys.
 
-use super::emit::{Entry, Origin};
+use super::entry::{Entry, Origin};
 use super::ini::Section;
 use super::units::{parse_bool, parse_size, parse_time_ns, per_direction};
 use super::{FioError, Given, Note, Src};
@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 mod durable;
 mod io;
 mod layout;
+mod pattern;
 mod rate;
 mod sizes;
 mod steady;
@@ -198,6 +199,11 @@ pub fn size_expected() -> &'static str {
     "a size such as '4096', '4k', '8m' or '1g' (k = 1024 with kb_base=1024)"
 }
 
+/// What an overflow of numbers read from the file says: the operation and that its result is too large.
+fn too_large(a: u64, op: &str, b: u64) -> String {
+    format!("values that fit: {a} {op} {b} is too large for 64 bits")
+}
+
 /// Resolves one job section into iolab keys.
 pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Result<Job, FioError> {
     let kb = kb_base(file, section, opts)?;
@@ -217,7 +223,7 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
         None => section.name.clone(),
     };
     let engine = layout::engine(&cx)?;
-    let pattern = io::pattern(&cx)?;
+    let pattern = pattern::pattern(&cx)?;
     let cx = Ctx { trims: pattern.trim_pct > 0.0, ..cx };
     let mut job = Job {
         section: section.name.clone(),

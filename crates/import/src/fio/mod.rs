@@ -10,6 +10,7 @@
 //! equivalent are refused with a [`FioError`] that quotes them. docs/FIO.md has the full table.
 
 mod emit;
+mod entry;
 mod ini;
 mod job;
 mod options;

@@ -373,7 +373,7 @@ pub(crate) fn run(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], start_unix_
             tool: "fio".to_string(),
             version: ctx.head.version.clone(),
             source: ctx.source.to_string(),
-            notes: super::notes::notes(ctx, groupid, jobs, seed.is_some()),
+            notes: super::notes::notes(ctx.groups, groupid, jobs, seed.is_some()),
         }),
         hosts: Vec::new(),
         ranks: None,

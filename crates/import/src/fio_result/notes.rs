@@ -1,7 +1,7 @@
 //! The notes of an imported fio group (`measured_by.notes`): what differs from an iolab run and what fio's
-//! report does not have.
+//! report does not have. They are written from the parsed jobs alone, so this module knows nothing of how
+//! `build` assembles the document around them.
 
-use super::build::Context;
 use super::parse::{FioDir, FioJob};
 
 /// Directions with ops whose `pick`ed latency has no summary.
@@ -94,8 +94,9 @@ fn job_notes(groupid: u64, jobs: &[&FioJob], out: &mut Vec<String>) {
     }
 }
 
-/// Every note of group `groupid`; `seeded` when a job named its `randseed`.
-pub(crate) fn notes(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], seeded: bool) -> Vec<String> {
+/// Every note of group `groupid`, one of the report's `groups` reporting groups; `seeded` when a job named
+/// its `randseed`.
+pub(crate) fn notes(groups: usize, groupid: u64, jobs: &[&FioJob], seeded: bool) -> Vec<String> {
     let mut out = Vec::new();
     latency_notes(jobs, &mut out);
     sync_notes(jobs, &mut out);
@@ -108,8 +109,8 @@ pub(crate) fn notes(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], seeded: b
          job (fio's main thread not included)"
             .to_string(),
     );
-    let phase = if ctx.groups > 1 {
-        format!(" (group {groupid} of {} stonewalled groups: after the earlier groups' runtimes)", ctx.groups)
+    let phase = if groups > 1 {
+        format!(" (group {groupid} of {groups} stonewalled groups: after the earlier groups' runtimes)")
     } else {
         String::new()
     };

@@ -1,8 +1,10 @@
 //! Service-time distributions of one request on an idle device with a uniformly random offset, used for the
 //! analytic figures ([`crate::Model::expected_service_ns`]) of arrays, where the mean of the slower of two or
 //! more member requests is needed. Everything is computed on the stack; nothing allocates.
-
-use iolab_spec::{HddParams, SsdParams};
+//!
+//! This module is the leaf the device models share: it knows no model. Each model builds its own
+//! distribution from its parameters (`ServiceDist::hdd` in [`super::hdd`], `ServiceDist::ssd` in
+//! [`super::ssd`]), and uses [`MEAN_SQRT_DISTANCE`] and [`normal_cdf`] from here.
 
 /// E[sqrt(|U - V|)] for U, V independent uniform on [0, 1]: the distance x has density 2(1 - x), and
 /// the integral of sqrt(x) 2(1 - x) over [0, 1] is 2 (2/3 - 2/5) = 8/15.
@@ -34,7 +36,8 @@ fn erfc(x: f64) -> f64 {
     }
 }
 
-/// The service time of one request of a fixed kind and size on an idle member.
+/// The service time of one request of a fixed kind and size on an idle member (built by
+/// `ServiceDist::hdd` and `ServiceDist::ssd`, defined beside their models).
 #[derive(Clone, Copy, Debug)]
 pub enum ServiceDist {
     /// `c + S + R`: fixed part c (overhead + transfer), seek S = track + B sqrt(x) with x the distance of two
@@ -59,25 +62,6 @@ pub enum ServiceDist {
 }
 
 impl ServiceDist {
-    /// The distribution for an HDD request of `len` bytes at random offsets within the first `span` fraction
-    /// of the disk.
-    pub fn hdd(p: &HddParams, write: bool, len: u32, span: f64) -> ServiceDist {
-        let g = crate::models::hdd::Geometry::new(p);
-        let b = if write { g.b_write_ns } else { g.b_read_ns };
-        ServiceDist::Hdd {
-            fixed: p.overhead_ns as f64 + len as f64 * g.ns_per_byte,
-            track: p.track_seek_ns as f64,
-            b: b * span.clamp(0.0, 1.0).sqrt(),
-            rev: g.rev_ns,
-        }
-    }
-
-    /// The distribution for an SSD request of `len` bytes (the bandwidth pipe is ignored: it binds only for
-    /// large transfers).
-    pub fn ssd(p: &SsdParams, write: bool, len: u32) -> ServiceDist {
-        ServiceDist::Ssd { median: crate::models::ssd::median_ns(p, write, len), sigma: p.sigma }
-    }
-
     /// The mean.
     pub fn mean(&self) -> f64 {
         match *self {

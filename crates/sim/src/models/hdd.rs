@@ -25,6 +25,7 @@
 //! Not modelled: zoned recording (the media rate is one figure), head switches, read hits in the drive's
 //! buffer, and defect remapping.
 
+use super::dist::{ServiceDist, MEAN_SQRT_DISTANCE};
 use crate::rng::SplitMix64;
 use crate::{Done, Model, Request};
 use iolab_spec::HddParams;
@@ -58,7 +59,7 @@ impl Geometry {
         let bytes_per_ns = p.media_mb_s * 1e6 / 1e9;
         let track_bytes = (bytes_per_ns * rev_ns).max(512.0);
         let track = p.track_seek_ns as f64;
-        let k = 1.0 / crate::models::dist::MEAN_SQRT_DISTANCE;
+        let k = 1.0 / MEAN_SQRT_DISTANCE;
         Geometry {
             rev_ns,
             track_bytes,
@@ -72,6 +73,21 @@ impl Geometry {
     /// The full-stroke seek time implied by the curve.
     pub fn full_stroke_ns(&self, p: &HddParams, write: bool) -> f64 {
         p.track_seek_ns as f64 + if write { self.b_write_ns } else { self.b_read_ns }
+    }
+}
+
+impl ServiceDist {
+    /// The distribution for an HDD request of `len` bytes at random offsets within the first `span` fraction
+    /// of the disk.
+    pub fn hdd(p: &HddParams, write: bool, len: u32, span: f64) -> ServiceDist {
+        let g = Geometry::new(p);
+        let b = if write { g.b_write_ns } else { g.b_read_ns };
+        ServiceDist::Hdd {
+            fixed: p.overhead_ns as f64 + len as f64 * g.ns_per_byte,
+            track: p.track_seek_ns as f64,
+            b: b * span.clamp(0.0, 1.0).sqrt(),
+            rev: g.rev_ns,
+        }
     }
 }
 
@@ -213,6 +229,6 @@ impl Model for Hdd {
     /// overhead + mean seek (the datasheet's average) + half a revolution + len / media. Offsets on the same
     /// track as the head (probability about 1 / tracks) are ignored.
     fn expected_service_ns(&self, write: bool, len: u32) -> f64 {
-        crate::models::dist::ServiceDist::hdd(&self.p, write, len, 1.0).mean()
+        ServiceDist::hdd(&self.p, write, len, 1.0).mean()
     }
 }

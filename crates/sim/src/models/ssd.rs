@@ -11,6 +11,7 @@
 //! Not modelled: garbage collection and write amplification (no steady-state write cliff), read hits in the
 //! DRAM cache, read/write interference inside a die, and a shared bandwidth budget between directions.
 
+use super::dist::{normal_cdf, ServiceDist};
 use crate::rng::SplitMix64;
 use crate::{Done, Model, Request};
 use iolab_spec::SsdParams;
@@ -21,6 +22,14 @@ use std::collections::BinaryHeap;
 pub fn median_ns(p: &SsdParams, write: bool, len: u32) -> f64 {
     let (base, mb_s) = if write { (p.write_ns, p.write_mb_s) } else { (p.read_ns, p.read_mb_s) };
     base as f64 + (len as f64 - 4096.0).max(0.0) * 1e3 / mb_s
+}
+
+impl ServiceDist {
+    /// The distribution for an SSD request of `len` bytes (the bandwidth pipe is ignored: it binds only for
+    /// large transfers).
+    pub fn ssd(p: &SsdParams, write: bool, len: u32) -> ServiceDist {
+        ServiceDist::Ssd { median: median_ns(p, write, len), sigma: p.sigma }
+    }
 }
 
 /// The flash model.
@@ -99,7 +108,6 @@ impl Model for Ssd {
         if pipe <= 0.0 {
             return mean;
         }
-        use crate::models::dist::normal_cdf;
         let d = (pipe / m).ln() / s;
         mean + pipe * normal_cdf(d) - mean * normal_cdf(d - s)
     }

@@ -3,7 +3,7 @@
 //! does not issue: accepted with a note where the job's writes are flushed as it goes, refused where fio's
 //! final flush would carry the job's writing (buffered writes with no flush in between).
 
-use super::io::Pattern;
+use super::pattern::Pattern;
 use super::{Ctx, Job};
 use crate::fio::{FioError, Note, Src};
 

@@ -1,124 +1,13 @@
-//! What a job's I/O looks like: direction mix, sequential or random, block sizes, alignment, queue depth,
-//! rate, offset distribution and data.
+//! What a job's I/O looks like, given its direction mix and random shares (`pattern`): the access keys
+//! (block sizes, alignment, shares), queue depth, rate, offset distribution and data.
 
+use super::pattern::{pct, Pattern};
+use super::sizes::Sizes;
 use super::{size_expected, Ctx, Engine, Job};
-use crate::fio::emit::{Entry, Origin};
+use crate::fio::entry::{Entry, Origin};
 use crate::fio::units::parse_size;
-use crate::fio::{FioError, Note, Src};
+use crate::fio::{FioError, Note};
 use iolab_spec::units::format_size;
-
-/// The direction mix and random shares of a job.
-#[derive(Clone, Debug)]
-pub struct Pattern {
-    /// Share of reads, percent.
-    pub read_pct: f64,
-    /// Share of trims, percent: 100 for `rw=trim`/`randtrim` (their trims stand in for the writes: read_pct
-    /// is 0, and the write direction's sizes and random share are the trims'), else 0.
-    pub trim_pct: f64,
-    /// Random share of reads and of writes, percent.
-    pub random: [f64; 2],
-    /// The options behind `read_pct`.
-    pub origins: Vec<Origin>,
-    /// The option behind the random shares, if not the pattern alone.
-    pub random_src: Option<Src>,
-}
-
-impl Pattern {
-    /// Which directions the job issues: [reads, writes].
-    pub fn used(&self) -> [bool; 2] {
-        [self.read_pct > 0.0, self.read_pct < 100.0]
-    }
-    /// True when some I/O the job issues is sequential.
-    pub fn has_sequential(&self) -> bool {
-        (0..2).any(|d| self.used()[d] && self.random[d] < 100.0)
-    }
-}
-
-/// `rw` (with `rwmixread`/`rwmixwrite` and `percentage_random`).
-pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
-    let (rw, origin, src) = match cx.text("rw")? {
-        Some((v, src)) => (v.trim().to_string(), Origin::Opt(src.clone()), Some(src)),
-        None => ("read".into(), Origin::Default("rw not set: fio's default is read".into()), None),
-    };
-    let (base, skip) = match rw.split_once(':') {
-        Some((b, s)) => (b.trim(), Some(s.trim())),
-        None => (rw.as_str(), None),
-    };
-    if let (Some(s), Some(src)) = (skip, src) {
-        if parse_size(s, cx.kb) != Some(0) && !s.is_empty() {
-            return Err(cx.refuse(src, "a ':N' suffix (a skip after each sequential I/O, or N I/Os per random offset); iolab's sequential I/O is contiguous and every random I/O gets its own offset"));
-        }
-    }
-    let (read, random, trim) = match base {
-        "read" => (100.0, 0.0, 0.0),
-        "write" => (0.0, 0.0, 0.0),
-        "randread" => (100.0, 100.0, 0.0),
-        "randwrite" => (0.0, 100.0, 0.0),
-        "rw" | "readwrite" => (50.0, 0.0, 0.0),
-        "randrw" => (50.0, 100.0, 0.0),
-        "trim" => (0.0, 0.0, 100.0),
-        "randtrim" => (0.0, 100.0, 100.0),
-        "trimwrite" | "randtrimwrite" => return Err(cx.refuse(src.expect("rw is set"), TRIMWRITE)),
-        _ => {
-            return Err(cx.bad(
-                src.expect("the default is valid"),
-                "read, write, randread, randwrite, rw, readwrite, randrw, trim or randtrim",
-            ))
-        }
-    };
-    let mut p = Pattern {
-        read_pct: read,
-        trim_pct: trim,
-        random: [random; 2],
-        origins: vec![origin],
-        random_src: None,
-    };
-    if read == 50.0 {
-        mix(cx, &mut p)?;
-    }
-    // A trim job's percentage_random is its third (trim) part.
-    let cx = &Ctx { trims: trim > 0.0, ..*cx };
-    if random == 100.0 {
-        if let Some((r, w, src)) = cx.pair("percentage_random")? {
-            for (d, part) in [r, w].into_iter().enumerate() {
-                if let Some(t) = part {
-                    p.random[d] = pct(cx, &t, src)?;
-                }
-            }
-            p.random_src = Some(src.clone());
-        }
-    }
-    Ok(p)
-}
-
-/// Why `rw=trimwrite` and `randtrimwrite` are refused.
-const TRIMWRITE: &str = "fio trims each block and then writes that same block, so every write lands on a block \
-    just discarded; iolab draws each op's kind and offset on its own, so its trims and writes would not pair up \
-    (half the region would be left discarded and the writes would land elsewhere). To measure writes to \
-    discarded blocks, run a trim job (rw=trim) and then, after a stonewall, a write job over the same region";
-
-fn pct(cx: &Ctx, text: &str, src: &Src) -> Result<f64, FioError> {
-    match text.trim().parse::<u32>() {
-        Ok(n) if n <= 100 => Ok(n as f64),
-        _ => Err(cx.bad(src, "a whole percentage from 0 to 100")),
-    }
-}
-
-/// `rwmixread` / `rwmixwrite`: the later one wins, as in fio.
-fn mix(cx: &Ctx, p: &mut Pattern) -> Result<(), FioError> {
-    let r = cx.get("rwmixread").map(|s| (s, false));
-    let w = cx.get("rwmixwrite").map(|s| (s, true));
-    let Some((src, is_write)) = [r, w].into_iter().flatten().max_by_key(|(s, _)| s.line) else {
-        return Ok(());
-    };
-    let v = pct(cx, src.text(), src)?;
-    p.read_pct = if is_write { 100.0 - v } else { v };
-    p.origins.push(Origin::Opt(src.clone()));
-    Ok(())
-}
-
-/// Block sizes (size, weight) of one direction, and their origins.
-pub type Sizes = (Vec<(u64, u64)>, Vec<Origin>);
 
 /// Everything that may differ between reads and writes.
 #[derive(Clone, Debug)]

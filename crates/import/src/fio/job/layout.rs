@@ -1,8 +1,8 @@
 //! Where a job's I/O goes and for how long: engine, targets, region, run-wide keys and limits.
 
-use super::io::Pattern;
-use super::{Ctx, Engine, Job};
-use crate::fio::emit::{Entry, Origin};
+use super::pattern::Pattern;
+use super::{too_large, Ctx, Engine, Job};
+use crate::fio::entry::{Entry, Origin};
 use crate::fio::options;
 use crate::fio::FioError;
 use iolab_spec::units::{format_duration, format_size};
@@ -400,9 +400,4 @@ fn verify(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
     };
     job.run.push(fail);
     Ok(())
-}
-
-/// What an overflow of numbers read from the file says: the operation and that its result is too large.
-pub(crate) fn too_large(a: u64, op: &str, b: u64) -> String {
-    format!("values that fit: {a} {op} {b} is too large for 64 bits")
 }

@@ -1,8 +1,8 @@
 //! `rate` and `rate_iops` as iolab's open-loop `rate` (IOPS per worker), `rate_process` as its `arrival`.
 
-use super::io::Pattern;
+use super::pattern::Pattern;
 use super::{Ctx, Job};
-use crate::fio::emit::{Entry, Origin};
+use crate::fio::entry::{Entry, Origin};
 use crate::fio::units::parse_size;
 use crate::fio::{FioError, Src};
 

@@ -1,7 +1,7 @@
 //! Block sizes of one direction: `bs`, `bsrange` and `bssplit`, as iolab weighted splits.
 
 use super::{size_expected, Ctx};
-use crate::fio::emit::Origin;
+use crate::fio::entry::Origin;
 use crate::fio::units::parse_size;
 use crate::fio::{FioError, Src};
 use std::collections::BTreeMap;
@@ -9,9 +9,12 @@ use std::collections::BTreeMap;
 /// Largest number of sizes in an iolab split.
 const MAX_SIZES: usize = 64;
 
+/// Block sizes (size, weight) of one direction, and their origins.
+pub type Sizes = (Vec<(u64, u64)>, Vec<Origin>);
+
 /// The block sizes (size, weight) of direction `d` (0 reads, 1 writes) and their origins. `bssplit` wins
 /// over `bs` and `bsrange`; of those two the later one wins; fio's default is 4k.
-pub fn block_sizes(cx: &Ctx, d: usize) -> Result<super::io::Sizes, FioError> {
+pub fn block_sizes(cx: &Ctx, d: usize) -> Result<Sizes, FioError> {
     if let Some((r, w, src)) = cx.pair("bssplit")? {
         if let Some(t) = [r, w][d].clone() {
             return Ok((split(cx, &t, src)?, vec![Origin::Opt(src.clone())]));
@@ -58,7 +61,7 @@ fn range(cx: &Ctx, t: &str, src: &Src) -> Result<Vec<(u64, u64)>, FioError> {
     let mut w: BTreeMap<u64, u64> = BTreeMap::new();
     // The draws are [lo, lo + hi); each bucket's ends are at most hi + 2 lo, so that sum bounds them all.
     let fits = hi.checked_add(lo).and_then(|x| x.checked_add(lo));
-    let end = fits.map(|_| lo + hi).ok_or_else(|| cx.bad(src, super::layout::too_large(hi, "+ 2 x", lo)))?;
+    let end = fits.map(|_| lo + hi).ok_or_else(|| cx.bad(src, super::too_large(hi, "+ 2 x", lo)))?;
     let mut k = 1;
     while k * lo < end {
         let (b_lo, b_hi) = (k * lo, (k + 1) * lo);
