@@ -196,7 +196,9 @@ impl<E: Engine> CacheEngine<E> {
             len: dlen,
             buf,
         };
-        self.inner.push(op);
+        // SAFETY: `buf` is one of this engine's own device buffers (a hit's, a fill's or the write-back sink),
+        // taken from its free list and given back only when this op completes.
+        unsafe { self.inner.push(op) };
         self.in_inner += 1;
         self.wc.cache.note_device_io(if write { DeviceIo::Write } else { DeviceIo::Read });
     }
@@ -221,7 +223,9 @@ impl<E: Engine> CacheEngine<E> {
 
     fn forward(&mut self, op: Op, ticket: Option<Ticket>) {
         let tag = self.take_tag(Pending::Op { op, ticket });
-        self.inner.push(Op { user_data: tag as u64, ..op });
+        // SAFETY: the worker's op, forwarded from `push`: its caller's promise for `op.buf` holds until the
+        // completion, which goes back through this engine.
+        unsafe { self.inner.push(Op { user_data: tag as u64, ..op }) };
         self.in_inner += 1;
     }
 
@@ -316,7 +320,7 @@ impl<E: Engine> CacheEngine<E> {
             .iter()
             .position(|&id| id == flush.target)
             .expect("a flush for a target of this worker") as u16;
-        self.inner.push(Op {
+        let op = Op {
             user_data: tag as u64,
             kind: OpKind::Write,
             sync: WriteSync::None,
@@ -324,7 +328,9 @@ impl<E: Engine> CacheEngine<E> {
             offset: flush.offset,
             len: flush.len,
             buf,
-        });
+        };
+        // SAFETY: `buf` is a staging buffer of this engine, off its free list until this write-back completes.
+        unsafe { self.inner.push(op) };
         self.in_inner += 1;
     }
 
@@ -432,7 +438,7 @@ impl<E: Engine> Engine for CacheEngine<E> {
         f.push("block_cache".into());
         f
     }
-    fn push(&mut self, op: Op) {
+    unsafe fn push(&mut self, op: Op) {
         let Some(&id) = self.wc.ids.get(op.target as usize) else {
             return self.forward(op, None);
         };
@@ -514,9 +520,10 @@ mod tests {
         fn features(&self) -> Vec<String> {
             self.inner.features()
         }
-        fn push(&mut self, op: Op) {
+        unsafe fn push(&mut self, op: Op) {
             self.pushed.push(op);
-            self.inner.push(op)
+            // SAFETY: the caller's promise for `op` passes on unchanged.
+            unsafe { self.inner.push(op) }
         }
         fn submit_and_reap(&mut self, d: Option<u64>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
             self.inner.submit_and_reap(d, out)
@@ -564,7 +571,8 @@ mod tests {
 
     /// Pushes `op` and returns its completion.
     fn one(e: &mut CacheEngine<Counting>, op: Op) -> Completion {
-        e.push(op);
+        // SAFETY: the test touches the op's buffer only after its completion.
+        unsafe { e.push(op) };
         let mut out = Vec::new();
         while out.is_empty() {
             e.submit_and_reap(None, &mut out).expect("submit_and_reap");
@@ -585,7 +593,8 @@ mod tests {
         store.write(8192, &[0x5A; 4096]);
         one(&mut e, read(8192));
         let before = e.now_ns();
-        e.push(read(8192));
+        // SAFETY: the test touches the op's buffer only after its completion.
+        unsafe { e.push(read(8192)) };
         let copied = e.now_ns();
         std::thread::sleep(std::time::Duration::from_millis(5));
         let mut out = Vec::new();

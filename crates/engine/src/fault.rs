@@ -727,7 +727,7 @@ impl<E: Engine> Engine for FaultEngine<E> {
         f.push("fault_injection".into());
         f
     }
-    fn push(&mut self, op: Op) {
+    unsafe fn push(&mut self, op: Op) {
         let (fault, delay_ns) = self.decide(&op);
         let tag =
             self.entries.insert(Entry { op, fault, delay_ns, result: 0, flipped: false, tainted: false });
@@ -747,9 +747,13 @@ impl<E: Engine> Engine for FaultEngine<E> {
                 self.hold(now.saturating_add(delay_ns.max(UNSERVED_OP_NS)), tag);
                 return;
             }
-            Fault::Misdirected { to, .. } => self.inner.push(Op { offset: to, ..tagged }),
-            Fault::Torn { cut, .. } => self.inner.push(Op { len: cut, ..tagged }),
-            _ => self.inner.push(tagged),
+            // SAFETY: the worker's op from `push`, moved to another offset on its own buffer: the caller's
+            // promise for the buffer holds until the completion.
+            Fault::Misdirected { to, .. } => unsafe { self.inner.push(Op { offset: to, ..tagged }) },
+            // SAFETY: the worker's op from `push`, a prefix of its own buffer: the promise holds.
+            Fault::Torn { cut, .. } => unsafe { self.inner.push(Op { len: cut, ..tagged }) },
+            // SAFETY: the worker's op from `push`, unchanged: the promise holds.
+            _ => unsafe { self.inner.push(tagged) },
         }
         self.in_inner += 1;
     }

@@ -7,12 +7,19 @@
 //! emulated engine can run on virtual time. Engines:
 //!
 //! - [`uring::UringEngine`]: io_uring with registered files and buffers, SINGLE_ISSUER, COOP_TASKRUN and
-//!   DEFER_TASKRUN where the kernel has them, batched submit and reap. The crate's only `unsafe` is here.
-//! - [`sync::SyncEngine`]: pread/pwrite, one I/O at a time.
+//!   DEFER_TASKRUN where the kernel has them, batched submit and reap.
+//! - [`sync::SyncEngine`]: pread/pwrite, one I/O at a time; `pwritev2` for synchronous writes and the
+//!   BLKDISCARD ioctl for trims.
 //! - [`mem::MemEngine`]: `mem:` (copies to and from an in-process RAM disk) and `null:` (copies nothing).
 //! - [`sim::SimEngine`]: emulated devices (`sim:fixed`), on the real clock or on virtual time.
 //!
 //! [`worker::run_worker`] is the loop that generates ops, keeps slots, stamps times and records statistics.
+//!
+//! Where `unsafe` is, and the contract each relies on: [`Engine::push`] is an `unsafe fn` whose `# Safety`
+//! says a read's or write's buffer belongs to the engine (and the kernel) until its completion is reaped;
+//! the worker keeps it with its slots (`worker/slots.rs`), the wrappers with buffers of their own. The io_uring
+//! engine relies on it when it pushes an SQE and when it registers its buffers; the sync engine's `pwritev2`
+//! and BLKDISCARD calls borrow memory for the call only; `timeline` runs workers as coroutines on virtual time.
 
 #![deny(missing_docs)]
 
@@ -106,10 +113,21 @@ pub trait Engine {
     fn features(&self) -> Vec<String>;
     /// Nanoseconds since the run's epoch, on this engine's clock.
     fn now_ns(&self) -> u64;
-    /// Buffer `buf` (the length of the largest block size), to fill before a write.
+    /// Buffer `buf` (the length of the largest block size), to fill before a write. Only for a buffer no op
+    /// in flight uses: see [`Engine::push`].
     fn buffer_mut(&mut self, buf: u32) -> &mut [u8];
     /// Queues one op. Never blocks and never fails.
-    fn push(&mut self, op: Op);
+    ///
+    /// # Safety
+    ///
+    /// A read or write hands buffer `op.buf` to the engine, and with io_uring to the kernel, which writes a
+    /// read's data into it (or reads a write's from it) at any moment until the op completes. From this call
+    /// until `submit_and_reap` has returned the op's completion, the caller must not read or write that
+    /// buffer (through [`Engine::buffer_mut`] or a slice taken before) and must not push another op on it.
+    /// A flush or a trim uses no buffer. (The worker keeps this with its slots: a slot's two buffers belong
+    /// to its op from push to reap, `worker/slots.rs`; a wrapper that pushes ops of its own uses buffers of
+    /// its own for them.)
+    unsafe fn push(&mut self, op: Op);
     /// Submits queued ops and appends completions to `out`: waits for at least one while any op is in flight,
     /// but not past `deadline_ns` (on this engine's clock) when given. With nothing in flight it waits until
     /// the deadline.
@@ -229,8 +247,9 @@ impl<E: Engine + ?Sized> Engine for Box<E> {
         (**self).buffer_mut(buf)
     }
     #[inline]
-    fn push(&mut self, op: Op) {
-        (**self).push(op)
+    unsafe fn push(&mut self, op: Op) {
+        // SAFETY: the caller's promise for `op` is the one the boxed engine asks.
+        unsafe { (**self).push(op) }
     }
     fn submit_and_reap(
         &mut self,

@@ -46,7 +46,7 @@ impl Engine for MemEngine {
         self.buffers.get_mut(buf)
     }
     #[inline]
-    fn push(&mut self, op: Op) {
+    unsafe fn push(&mut self, op: Op) {
         self.queued.push(op);
     }
     fn submit_and_reap(

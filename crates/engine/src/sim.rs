@@ -179,7 +179,7 @@ impl Engine for SimEngine {
     fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
         self.buffers.get_mut(buf)
     }
-    fn push(&mut self, op: Op) {
+    unsafe fn push(&mut self, op: Op) {
         let t = &self.targets[op.target as usize];
         if op.kind == OpKind::Write {
             if let Some(store) = &t.store {

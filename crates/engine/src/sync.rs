@@ -41,7 +41,7 @@ impl Engine for SyncEngine {
     fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
         self.buffers.get_mut(buf)
     }
-    fn push(&mut self, op: Op) {
+    unsafe fn push(&mut self, op: Op) {
         self.queued.push(op);
     }
     fn submit_and_reap(

@@ -269,10 +269,10 @@ impl Engine for UringEngine {
         self.buffers_mut().get_mut(buf)
     }
 
-    /// Queues `op` as one SQE: a read or write that points into buffer `op.buf` ([`UringEngine::data_sqe`]
+    /// Queues `op` as one SQE: a read or write that points into buffer `op.buf` (`data_sqe`
     /// checks the bounds the `unsafe` push relies on), or a flush or trim, which point at no memory.
     #[inline]
-    fn push(&mut self, op: Op) {
+    unsafe fn push(&mut self, op: Op) {
         let sqe = match op.kind {
             OpKind::Read | OpKind::Write => self.data_sqe(&op),
             OpKind::Flush => on_target!(self, op, |t| opcode::Fsync::new(t).flags(fsync_flags(op)).build()),

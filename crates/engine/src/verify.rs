@@ -134,7 +134,9 @@ impl<E: Engine> VerifyEngine<E> {
             }
         }
         self.slots[slot] = SlotOp { op, user_data, busy: true };
-        self.inner.push(Op { user_data: slot as u64, ..op });
+        // SAFETY: the worker's op (its `push` caller's promise holds), or a read-back read into a slot's read
+        // buffer while the worker has nothing in flight; either way the slot is busy until its completion.
+        unsafe { self.inner.push(Op { user_data: slot as u64, ..op }) };
     }
 
     /// Acknowledges or checks the blocks of the op completed by `c`; returns the worker's completion (None for
@@ -277,7 +279,7 @@ impl<E: Engine> Engine for VerifyEngine<E> {
     fn features(&self) -> Vec<String> {
         self.inner.features()
     }
-    fn push(&mut self, op: Op) {
+    unsafe fn push(&mut self, op: Op) {
         self.push_op(op, Some(op.user_data));
     }
     fn submit_and_reap(&mut self, d: Option<u64>, out: &mut Vec<Completion>) -> Result<(), EngineError> {

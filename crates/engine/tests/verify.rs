@@ -191,9 +191,10 @@ impl iolab_engine::Engine for FlakyReads {
     fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
         self.inner.buffer_mut(buf)
     }
-    fn push(&mut self, op: iolab_engine::Op) {
+    unsafe fn push(&mut self, op: iolab_engine::Op) {
         self.reads.insert(op.user_data, (op.offset, op.kind == OpKind::Write));
-        self.inner.push(op);
+        // SAFETY: the caller's promise for `op` passes on unchanged.
+        unsafe { self.inner.push(op) };
     }
     fn submit_and_reap(
         &mut self,

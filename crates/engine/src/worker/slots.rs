@@ -69,7 +69,7 @@ fn sync_of(kind: OpKind, d: &Durability) -> WriteSync {
 /// Pushes `op` for slot `slot` at `generation` (`user_data = generation << 32 | slot`); no syscall.
 #[inline]
 fn push_op<E: Engine>(engine: &mut E, slot: u32, generation: u32, op: &GenOp, d: &Durability) {
-    engine.push(Op {
+    let op = Op {
         user_data: (generation as u64) << 32 | slot as u64,
         kind: op.kind,
         sync: sync_of(op.kind, d),
@@ -77,7 +77,11 @@ fn push_op<E: Engine>(engine: &mut E, slot: u32, generation: u32, op: &GenOp, d:
         offset: op.offset,
         len: op.len,
         buf: slot_buffer(slot, op.kind == OpKind::Write),
-    });
+    };
+    // SAFETY: the slot is busy from here until its completion is reaped (`Slots::issue`, `Slots::reap`), and
+    // only a free slot's buffers are written (`stamp_write` before this push) or handed out, so nothing
+    // touches buffer `op.buf` while the op is in flight.
+    unsafe { engine.push(op) };
 }
 
 /// Whether the `refilled`-th op pushed in one turn goes to the kernel at once, before the turn's remaining
