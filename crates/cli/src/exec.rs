@@ -33,7 +33,7 @@ pub fn dry_run_options<'a>(interval_ns: u64, gate: &WriteGate) -> ExecOptions<'a
 
 /// How [`execute`] shows a run: `quiet` prints nothing but errors, `live` draws the bars.
 #[derive(Clone, Copy)]
-pub struct Display {
+pub struct ShowMode {
     /// Nothing but errors.
     pub quiet: bool,
     /// Live bars (stderr is a terminal).
@@ -47,7 +47,7 @@ pub fn execute(
     job: JobSpec,
     dry_run: bool,
     interval_ns: u64,
-    shown: Display,
+    shown: ShowMode,
     gate: &WriteGate,
 ) -> Result<Executed> {
     match execute_with(job, dry_run, interval_ns, shown, gate, None)? {
@@ -63,7 +63,7 @@ pub fn execute_with(
     job: JobSpec,
     dry_run: bool,
     interval_ns: u64,
-    shown: Display,
+    shown: ShowMode,
     gate: &WriteGate,
     replay: Option<iolab_run::replay::ReplaySource>,
 ) -> Result<(Executed, usize)> {

@@ -36,7 +36,7 @@ mod trace_file;
 mod catalog_cmd;
 mod compare;
 mod docs_cmd;
-mod findmax;
+mod find_max;
 mod import_cmd;
 mod mrc_cmd;
 mod profiles_cmd;
@@ -63,7 +63,7 @@ fn main() {
         signals::exit_on_first_signal();
     }
     let result = match cli.command {
-        args::Command::Run(a) if a.profile.find_max => findmax::find_max(&a),
+        args::Command::Run(a) if a.profile.find_max => find_max::find_max(&a),
         args::Command::Run(a) => run::run(&a),
         args::Command::Profiles(a) => profiles_cmd::profiles_cmd(&a),
         args::Command::Sweep(a) => sweep::sweep(&a),

@@ -4,7 +4,7 @@
 //! job's `[[phase]]` tables ([`run_phases`]): phases are the points of a sweep along a `phase` axis.
 
 use crate::args::{ProfileFlags, RunArgs};
-use crate::exec::{execute, execute_with, Display};
+use crate::exec::{execute, execute_with, ShowMode};
 use crate::exit::{usage, ExitStatus};
 use crate::job::parse_interval;
 use crate::output::{print, Outputs};
@@ -64,7 +64,7 @@ fn check_points(
     for (i, (p, job)) in points.iter().zip(jobs).enumerate() {
         let mut job = job.clone();
         point_trace(&mut job, (i, points.len()), (0, 1));
-        let doc = execute(job, true, interval_ns, Display { quiet: true, live: false }, gate)
+        let doc = execute(job, true, interval_ns, ShowMode { quiet: true, live: false }, gate)
             .with_context(|| format!("sweep point {}", p.describe()))?;
         if let Executed::DryRun(d) = doc {
             planned_s.push(crate::progress::planned_run_s(&d));
@@ -151,7 +151,7 @@ pub fn run_points(
         }
         let mut job = job.clone();
         job.seed = Some(job.seed.unwrap_or(base_seed));
-        let shown = Display { quiet, live: terminal };
+        let shown = ShowMode { quiet, live: terminal };
         let (r, mut ss, n) = run_until_steady(job, rule, opts.interval_ns, shown, &gate)?;
         unwritten += n;
         ss.params = Some(first.params.clone());
@@ -307,7 +307,7 @@ impl Runner<Trial> for TrialRunner<'_> {
         job.seed = Some(t.seed);
         point_trace(&mut job, (t.point, self.points.len()), (t.trial, self.trials));
         let judged = job.clone();
-        let shown = Display { quiet: self.quiet, live: self.terminal };
+        let shown = ShowMode { quiet: self.quiet, live: self.terminal };
         let replay = self.replays[t.point].clone();
         let mut r = match execute_with(job, false, self.interval_ns, shown, self.gate, replay)
             .with_context(|| format!("sweep point {}", p.describe()))?

@@ -1,5 +1,5 @@
 //! Built-in profiles (`iolab run --profile NAME`), Exchange sizing flags and the pass/fail verdict; the
-//! `iolab profiles` command is [`crate::profiles_cmd`], the `--find-max` search [`crate::findmax`].
+//! `iolab profiles` command is [`crate::profiles_cmd`], the `--find-max` search [`crate::find_max`].
 //!
 //! A profile is a plain job file from the repository's `profiles/` directory, embedded at build time
 //! (build.rs) and read by the same parser as a user's job file, so `iolab profiles show NAME > job.toml`

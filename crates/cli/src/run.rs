@@ -5,7 +5,7 @@
 //! Everything that can reject the user's input still runs before anything is created or written.
 
 use crate::args::RunArgs;
-use crate::exec::Display;
+use crate::exec::ShowMode;
 use crate::exit::{usage, ExitStatus};
 use crate::job::{build_job, parse_interval};
 use crate::output::{output, print, Outputs};
@@ -58,7 +58,7 @@ fn run_job(
     if !args.dry_run {
         crate::metrics::serve(args.metrics.as_deref())?;
     }
-    let shown = Display { quiet: args.quiet, live };
+    let shown = ShowMode { quiet: args.quiet, live };
     let (result, unwritten) = match (&steady, args.dry_run) {
         (Some(rule), false) => {
             let (mut r, ss, n) = crate::steady::run_until_steady(job, rule, interval_ns, shown, &gate)?;

@@ -2,7 +2,7 @@
 //! bounded job are [`iolab_run::steady`]; this module runs the job, feeding each finished interval to the
 //! rule, with the live line saying "until steady".
 
-use crate::exec::Display;
+use crate::exec::ShowMode;
 use anyhow::Result;
 use iolab_device::WriteGate;
 use iolab_report::steady::{SteadyStateResult, SteadyStateRule};
@@ -14,7 +14,7 @@ use iolab_spec::JobSpec;
 /// Runs a steady-state request with [`iolab_run::execute`] and the CLI's display.
 struct SteadyRunner<'g> {
     interval_ns: u64,
-    shown: Display,
+    shown: ShowMode,
     gate: &'g WriteGate,
     /// Outputs of the run (`--trace`) not written, each said.
     unwritten: usize,
@@ -49,7 +49,7 @@ pub fn run_until_steady(
     job: JobSpec,
     rule: &SteadyStateRule,
     interval_ns: u64,
-    shown: Display,
+    shown: ShowMode,
     gate: &WriteGate,
 ) -> Result<(Box<RunResult>, SteadyStateResult, usize)> {
     let mut runner = SteadyRunner { interval_ns, shown, gate, unwritten: 0 };

@@ -16,6 +16,7 @@
 pub mod fio;
 pub mod fio_result;
 pub mod iometer;
+mod names;
 
 pub use fio::{looks_like_fio, translate, translate_given, FioError, Given, Ignored, Note, Translation};
 pub use fio_result::{to_results, FioResultError};

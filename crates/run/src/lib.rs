@@ -19,7 +19,7 @@ mod collect;
 pub mod env;
 mod error;
 mod execute;
-pub mod findmax;
+pub mod find_max;
 pub mod integrity;
 pub mod layers;
 mod layout;

@@ -108,7 +108,7 @@ fn phased_file(file: &str, phases: &[&[Job]], out: &mut String) -> Result<(), Fi
     let mut phase_names = HashSet::new();
     for (i, jobs) in phases.iter().enumerate() {
         let first = &jobs[0];
-        let name = unique(first.name.clone(), &mut phase_names);
+        let name = crate::names::unique(first.name.clone(), &mut phase_names);
         out.push_str("\n[[phase]]\n");
         let origin = match &first.wall {
             Some(src) if i > 0 => Origin::Opt(src.clone()),
@@ -135,7 +135,7 @@ fn phased_file(file: &str, phases: &[&[Job]], out: &mut String) -> Result<(), Fi
 fn write_tables(out: &mut String, prefix: &str, job: &Job, names: &mut HashSet<String>) {
     for (i, targets) in job.targets.iter().enumerate() {
         let base = if job.targets.len() > 1 { format!("{}.{i}", job.name) } else { job.name.clone() };
-        let name = unique(table_name(&base), names);
+        let name = crate::names::unique(table_name(&base), names);
         write_table(out, prefix, &name, job, targets);
     }
 }
@@ -191,17 +191,6 @@ fn table_name(name: &str) -> String {
     } else {
         s
     }
-}
-
-fn unique(name: String, taken: &mut HashSet<String>) -> String {
-    let mut n = name.clone();
-    let mut i = 2;
-    while taken.contains(&n) {
-        n = format!("{name}_{i}");
-        i += 1;
-    }
-    taken.insert(n.clone());
-    n
 }
 
 /// What a run key is set for: the whole file, or one phase.

@@ -80,17 +80,6 @@ fn bare_name(text: &str, prefix: &str) -> String {
     }
 }
 
-fn unique(name: String, taken: &mut HashSet<String>) -> String {
-    let mut n = name.clone();
-    let mut i = 2;
-    while taken.contains(&n) {
-        n = format!("{name}_{i}");
-        i += 1;
-    }
-    taken.insert(n.clone());
-    n
-}
-
 /// The job file and its named targets.
 pub fn job_file(
     cfg: &Config,
@@ -233,7 +222,7 @@ fn worker_table(
         ));
         return Ok(None);
     }
-    let name = unique(bare_name(&w.name, "w_"), names);
+    let name = crate::names::unique(bare_name(&w.name, "w_"), names);
     table_for(w, spec, &name, "worker", file, targets).map(Some)
 }
 
@@ -254,7 +243,7 @@ fn table_for(
             Some(n) => n,
             None => {
                 let mut taken: HashSet<String> = targets.iter().map(|k| k.name.clone()).collect();
-                let n = unique(bare_name(&t.name, "disk"), &mut taken);
+                let n = crate::names::unique(bare_name(&t.name, "disk"), &mut taken);
                 targets.push(NamedTarget { name: n.clone(), iometer: t.name.clone(), line: t.line });
                 n
             }
@@ -299,7 +288,7 @@ fn test_phases<'a>(
                 w.line, w.name
             ));
         } else {
-            busy.push((w, unique(bare_name(&w.name, "w_"), &mut names)));
+            busy.push((w, crate::names::unique(bare_name(&w.name, "w_"), &mut names)));
         }
     }
     let tests = workers.iter().map(|w| w.specs.len()).max().unwrap_or(0);
@@ -364,7 +353,7 @@ fn test_phases<'a>(
             }
         }
         let lines: Vec<String> = run.iter().map(|(_, l)| l.to_string()).collect();
-        let name = unique(specs.join(" + "), &mut phase_names);
+        let name = crate::names::unique(specs.join(" + "), &mut phase_names);
         out.push_str(&format!(
             "\n[[phase]]\n# iometer: test {} of {tests}: each worker's assigned access spec {} (lines {})\n\
              name = {}\n",

@@ -2,12 +2,12 @@
 //! verdict passes, as Jetstress's "maximum users" finds it.
 //!
 //! The search itself (doubling, bisection, resolution, step limit) and its JSON document are
-//! [`iolab_run::findmax`]; this module checks the flags, builds each step's job (Exchange sizing at the
+//! [`iolab_run::find_max`]; this module checks the flags, builds each step's job (Exchange sizing at the
 //! step's mailbox count, or the job's rates scaled to the step's rate), runs and judges it, draws the
 //! progress, and prints the steps as a table.
 
 use crate::args::RunArgs;
-use crate::exec::Display;
+use crate::exec::ShowMode;
 use crate::exit::{usage, ExitStatus};
 use crate::output::{print, Outputs};
 use crate::profile::{apply_sizing, verdict_of};
@@ -15,7 +15,7 @@ use anyhow::Result;
 use iolab_device::WriteGate;
 use iolab_report::RunResult;
 use iolab_report::{CsvExporter, Document, JsonExporter, TextExporter};
-use iolab_run::findmax::{self, FindMax, StepRequest, Variable};
+use iolab_run::find_max::{self, FindMax, StepRequest, Variable};
 use iolab_run::Runner;
 use iolab_spec::verdict::VerdictSpec;
 use iolab_spec::{JobSpec, Place};
@@ -47,7 +47,7 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
     let variable = if base.exchange.is_some() { Variable::Mailboxes } else { Variable::RateIops };
     let start = match &base.exchange {
         Some(x) => x.mailboxes.unwrap_or(1) as f64,
-        None => findmax::total_rate(&base).ok_or_else(|| {
+        None => find_max::total_rate(&base).ok_or_else(|| {
             usage("--find-max without [exchange] searches the open-loop rate; give a starting --rate (e.g. --rate 1k)")
         })?,
     };
@@ -80,7 +80,7 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
     if !quiet {
         eprintln!("{}", search_plan(&runner.base, variable, start, resolution_pct));
     }
-    let found = findmax::run(FindMax::new(variable, start, resolution_pct), &mut runner)?;
+    let found = find_max::run(FindMax::new(variable, start, resolution_pct), &mut runner)?;
     let StepRunner { unwritten, saver, run_ids, .. } = runner;
     if let (Some(why), false) = (&found.limited_by, quiet) {
         if !live {
@@ -88,7 +88,7 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
         }
         eprintln!("iolab: the search stopped at step {}: {why}", found.steps.len() + 1);
     }
-    let mut doc = findmax::document(&found, &started_at);
+    let mut doc = find_max::document(&found, &started_at);
     for (step, id) in doc.steps.iter_mut().zip(run_ids) {
         step.run_id = id;
     }
@@ -112,7 +112,7 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
 fn search_plan(base: &JobSpec, variable: Variable, start: f64, resolution_pct: f64) -> String {
     let ramp = base.ramp_ns.unwrap_or(1_000_000_000);
     let step_ns = ramp.saturating_add(base.duration_ns.unwrap_or(10_000_000_000));
-    let most_s = step_ns as f64 / 1e9 * findmax::MAX_STEPS as f64;
+    let most_s = step_ns as f64 / 1e9 * find_max::MAX_STEPS as f64;
     let what = match variable {
         Variable::Mailboxes => format!("mailboxes from {start:.0}"),
         Variable::RateIops => format!("the offered rate from {start:.0} IOPS"),
@@ -138,7 +138,7 @@ fn search_plan(base: &JobSpec, variable: Variable, start: f64, resolution_pct: f
     format!(
         "iolab: --find-max searches {what} to within {resolution_pct}%: at most {} steps of {:.0} s{clock} each \
          (ramp and measurement), so at most {:.0} min{clock}{grows}",
-        findmax::MAX_STEPS,
+        find_max::MAX_STEPS,
         step_ns as f64 / 1e9,
         most_s / 60.0
     )
@@ -206,7 +206,7 @@ impl StepRunner {
             let sizing = x.resolve().map_err(usage)?;
             apply_sizing(&mut job, &sizing);
         } else {
-            findmax::scale_rates(&mut job, value / self.base_rate);
+            find_max::scale_rates(&mut job, value / self.base_rate);
         }
         Ok(job)
     }
@@ -250,7 +250,7 @@ impl Runner<StepRequest> for StepRunner {
         }
         let mut result = {
             let _scratch = iolab_device::ScratchGuard;
-            let shown = Display { quiet: true, live: self.live };
+            let shown = ShowMode { quiet: true, live: self.live };
             match crate::exec::execute_with(job.clone(), false, self.interval_ns, shown, &self.gate, None)? {
                 (iolab_run::Executed::Done(r), n) => {
                     self.unwritten += n;

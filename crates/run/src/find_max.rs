@@ -407,7 +407,7 @@ mod tests {
     }
 
     #[test]
-    fn findmax_mailboxes_converges_on_capacity_within_resolution() {
+    fn find_max_mailboxes_converges_on_capacity_within_resolution() {
         let mut dev = Capacity::new(1234.0);
         let found = run(FindMax::new(Variable::Mailboxes, 100.0, 2.0), &mut dev).unwrap();
         let max = found.max.unwrap();
@@ -423,7 +423,7 @@ mod tests {
     /// FAIL, 19,750 PASS at 1.23 ms: "19,750, resolution 2%"). It now runs the last pass and the first fail
     /// again, and says the boundary held.
     #[test]
-    fn findmax_confirms_the_boundary_by_running_both_sides_again() {
+    fn find_max_confirms_the_boundary_by_running_both_sides_again() {
         let mut dev = Capacity::new(1234.0);
         let found = run(FindMax::new(Variable::Mailboxes, 100.0, 2.0), &mut dev).unwrap();
         let (max, fail) = (found.max.unwrap(), found.fail_at.unwrap());
@@ -439,7 +439,7 @@ mod tests {
     /// A device whose verdict at the boundary flips from run to run: the answer is the largest value that
     /// passed every time it ran, the search goes on below a repeat that failed, and it never says confirmed.
     #[test]
-    fn findmax_a_repeat_that_disagrees_moves_the_boundary_and_is_not_confirmed() {
+    fn find_max_a_repeat_that_disagrees_moves_the_boundary_and_is_not_confirmed() {
         struct Flaky(Vec<f64>);
         impl Runner<StepRequest> for Flaky {
             type Error = String;
@@ -465,7 +465,7 @@ mod tests {
     }
 
     #[test]
-    fn findmax_rate_halves_until_a_pass() {
+    fn find_max_rate_halves_until_a_pass() {
         let mut dev = Capacity::new(300.0);
         let found = run(FindMax::new(Variable::RateIops, 1000.0, 5.0), &mut dev).unwrap();
         assert_eq!(&dev.asked[..3], [1000.0, 500.0, 250.0]);
@@ -474,7 +474,7 @@ mod tests {
     }
 
     #[test]
-    fn findmax_nothing_passes_ends_at_smallest_value() {
+    fn find_max_nothing_passes_ends_at_smallest_value() {
         let mut dev = Capacity::new(0.5);
         let found = run(FindMax::new(Variable::Mailboxes, 8.0, 2.0), &mut dev).unwrap();
         assert_eq!(dev.asked, [8.0, 4.0, 2.0, 1.0]);
@@ -482,7 +482,7 @@ mod tests {
     }
 
     #[test]
-    fn findmax_stops_on_the_step_limit() {
+    fn find_max_stops_on_the_step_limit() {
         let mut dev = Capacity::new(f64::INFINITY);
         let found = run(FindMax::new(Variable::RateIops, 1.0, 2.0), &mut dev).unwrap();
         assert_eq!(dev.asked.len(), MAX_STEPS);
@@ -491,7 +491,7 @@ mod tests {
     }
 
     #[test]
-    fn findmax_mailboxes_stop_at_ten_million() {
+    fn find_max_mailboxes_stop_at_ten_million() {
         let mut dev = Capacity::new(f64::INFINITY);
         let found = run(FindMax::new(Variable::Mailboxes, 1.0, 2.0), &mut dev).unwrap();
         assert_eq!(found.max, Some(2f64.powi(23)));
@@ -503,7 +503,7 @@ mod tests {
     }
 
     #[test]
-    fn findmax_interrupted_keeps_the_steps_found() {
+    fn find_max_interrupted_keeps_the_steps_found() {
         let mut dev = Capacity { stop_after: Some(3), ..Capacity::new(1000.0) };
         let found = run(FindMax::new(Variable::Mailboxes, 100.0, 2.0), &mut dev).unwrap();
         assert!(found.interrupted);
@@ -513,7 +513,7 @@ mod tests {
     }
 
     #[test]
-    fn findmax_failing_first_step_returns_the_runner_error() {
+    fn find_max_failing_first_step_returns_the_runner_error() {
         let mut dev = Capacity { fail_run_at: Some(1), ..Capacity::new(1000.0) };
         let e = run(FindMax::new(Variable::Mailboxes, 100.0, 2.0), &mut dev).unwrap_err();
         assert_eq!(e, "the device went away");
@@ -523,7 +523,7 @@ mod tests {
     /// mailboxes) ended the search with an error, and none of the passing steps was printed or saved. The
     /// search now ends with what it found, as a lower bound, and says why.
     #[test]
-    fn findmax_failing_later_step_keeps_what_was_found_as_a_lower_bound() {
+    fn find_max_failing_later_step_keeps_what_was_found_as_a_lower_bound() {
         let mut dev = Capacity { fail_run_at: Some(3), ..Capacity::new(1000.0) };
         let found = run(FindMax::new(Variable::Mailboxes, 100.0, 2.0), &mut dev).unwrap();
         assert_eq!(found.steps.iter().map(|s| s.value).collect::<Vec<_>>(), [100.0, 200.0]);
@@ -535,7 +535,7 @@ mod tests {
     }
 
     #[test]
-    fn findmax_state_machine_keeps_steps_before_a_failed_run() {
+    fn find_max_state_machine_keeps_steps_before_a_failed_run() {
         let mut dev = Capacity { fail_run_at: Some(3), ..Capacity::new(1000.0) };
         let mut search = FindMax::new(Variable::Mailboxes, 100.0, 2.0);
         while let Some(step) = search.next() {
