@@ -696,24 +696,7 @@ fn off_boundary(cut: u64, first: u64, b: u64, u: u64) -> u64 {
     }
 }
 
-impl<E: Engine> crate::Holding for FaultEngine<E> {
-    fn before_turn(&mut self) {}
-    fn clock(&self) -> u64 {
-        self.inner.now_ns()
-    }
-    fn release(&mut self, now: u64, out: &mut Vec<Completion>) -> Option<u64> {
-        FaultEngine::release(self, now, out)
-    }
-    fn in_inner(&self) -> usize {
-        self.in_inner
-    }
-    fn reap_inner(&mut self, wait: Option<u64>, out: &mut Vec<Completion>) -> Result<u64, EngineError> {
-        self.inner.submit_and_reap(wait, &mut self.reaped)?;
-        let now = self.inner.now_ns();
-        self.take_reaped(now, out);
-        Ok(now)
-    }
-}
+crate::holding_by_release!(FaultEngine);
 
 /// How long an op that never reaches the target (an injected EIO or lost write) takes to complete: a device
 /// answers an error in tens of microseconds, not in none, and on virtual time a run whose every op failed at

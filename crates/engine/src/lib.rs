@@ -169,6 +169,37 @@ macro_rules! delegate_to_inner {
 }
 pub(crate) use delegate_to_inner;
 
+/// The [`Holding`] impl of a wrapper that holds completions in its own `release(now, out)`, takes what it
+/// reaped underneath with `take_reaped(now, out)` and does nothing before a turn ([`link::LinkEngine`],
+/// [`fault::FaultEngine`]): written once.
+macro_rules! holding_by_release {
+    ($engine:ident) => {
+        impl<E: Engine> crate::Holding for $engine<E> {
+            fn before_turn(&mut self) {}
+            fn clock(&self) -> u64 {
+                self.inner.now_ns()
+            }
+            fn release(&mut self, now: u64, out: &mut Vec<Completion>) -> Option<u64> {
+                $engine::release(self, now, out)
+            }
+            fn in_inner(&self) -> usize {
+                self.in_inner
+            }
+            fn reap_inner(
+                &mut self,
+                wait: Option<u64>,
+                out: &mut Vec<Completion>,
+            ) -> Result<u64, EngineError> {
+                self.inner.submit_and_reap(wait, &mut self.reaped)?;
+                let now = self.inner.now_ns();
+                self.take_reaped(now, out);
+                Ok(now)
+            }
+        }
+    };
+}
+pub(crate) use holding_by_release;
+
 /// The deadline a wrapper engine ([`link::LinkEngine`], [`cache::CacheEngine`]) passes to the engine underneath:
 /// `now` (submit, don't wait) when it already has something to return or its caller's deadline has passed;
 /// else the earlier of its own next event and the caller's deadline (None: wait for a completion).

@@ -135,24 +135,7 @@ impl<E: Engine> LinkEngine<E> {
     }
 }
 
-impl<E: Engine> crate::Holding for LinkEngine<E> {
-    fn before_turn(&mut self) {}
-    fn clock(&self) -> u64 {
-        self.inner.now_ns()
-    }
-    fn release(&mut self, now: u64, out: &mut Vec<Completion>) -> Option<u64> {
-        LinkEngine::release(self, now, out)
-    }
-    fn in_inner(&self) -> usize {
-        self.in_inner
-    }
-    fn reap_inner(&mut self, wait: Option<u64>, out: &mut Vec<Completion>) -> Result<u64, EngineError> {
-        self.inner.submit_and_reap(wait, &mut self.reaped)?;
-        let now = self.inner.now_ns();
-        self.take_reaped(now, out);
-        Ok(now)
-    }
-}
+crate::holding_by_release!(LinkEngine);
 
 impl<E: Engine> Engine for LinkEngine<E> {
     crate::delegate_to_inner!();
