@@ -95,6 +95,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     let total = all.set(measured_s);
     let mut histograms = HistogramSet::from_stats(&all.read, &all.write);
     let groups = group_results(&plan, &outputs, &workers, &collected, measured_s, &mut histograms);
+    debug_assert_adds_up(&total, &workers, &groups);
     let cpu = cpu(collected.cpu_start, run.cpu_end, total.all.ops);
     let requested_depth = plan.requested_depth();
     let achieved_depth: f64 = workers.iter().map(|w| w.achieved_depth).sum();
@@ -238,6 +239,31 @@ fn worker_results(plan: &Plan, outputs: &[WorkerOutput], measured_s: f64) -> (Ve
 fn depth_of(set: &OpSet) -> f64 {
     let others = [&set.flush, &set.trim].into_iter().flatten().map(|s| s.littles_law_depth()).sum::<f64>();
     set.all.littles_law_depth() + others
+}
+
+/// The invariants of the merge (TigerBeetle asserts its own where results are assembled): `all` is reads and
+/// writes; the workers, and the groups, add up to the total, op kind by op kind, histograms included.
+fn debug_assert_adds_up(total: &OpSet, workers: &[WorkerResult], groups: &[GroupResult]) {
+    debug_assert_eq!(total.all.ops, total.read.ops + total.write.ops, "all is reads and writes");
+    let ops = |s: Option<&iolab_report::OpSummary>| s.map_or(0, |s| s.ops);
+    let kinds =
+        |read: &iolab_report::OpSummary,
+         write: &iolab_report::OpSummary,
+         flush: Option<&iolab_report::OpSummary>,
+         trim: Option<&iolab_report::OpSummary>| { [read.ops, write.ops, ops(flush), ops(trim)] };
+    let want = kinds(&total.read, &total.write, total.flush.as_ref(), total.trim.as_ref());
+    let sum = |rows: &mut dyn Iterator<Item = [u64; 4]>| {
+        rows.fold([0u64; 4], |a, r| std::array::from_fn(|i| a[i] + r[i]))
+    };
+    let by_worker =
+        sum(&mut workers.iter().map(|w| kinds(&w.read, &w.write, w.flush.as_ref(), w.trim.as_ref())));
+    debug_assert_eq!(by_worker, want, "the workers add up to the total (reads, writes, flushes, trims)");
+    let by_group =
+        sum(&mut groups.iter().map(|g| kinds(&g.read, &g.write, g.flush.as_ref(), g.trim.as_ref())));
+    debug_assert_eq!(by_group, want, "the groups add up to the total (reads, writes, flushes, trims)");
+    if let Some(lat) = &total.all.lat_ns {
+        debug_assert!(lat.min as f64 <= lat.mean && lat.mean <= lat.max as f64, "mean within min..max");
+    }
 }
 
 /// Per group, its result (and its histograms into `histograms`).
