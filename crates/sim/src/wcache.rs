@@ -102,6 +102,11 @@ impl Cached {
         max_in_flight: usize,
         media: impl FnOnce(usize) -> Box<dyn Model>,
     ) -> Box<dyn Model> {
+        if p.kind == WriteCache::WriteThrough {
+            // No cache to keep: reads and writes go straight to the media (no step of the cache's own per
+            // completion), flushes and trims cost their fixed figures.
+            return Box::new(WriteThrough::new(p, max_in_flight, media(max_in_flight.max(1))));
+        }
         Box::new(Cached::new(p, drain_depth, max_in_flight, media))
     }
 
@@ -138,6 +143,12 @@ impl Cached {
             in_flight: 0,
             scratch: Vec::with_capacity(cap + depth),
         }
+    }
+
+    /// No flush or durable write waiting, nothing draining or held, no write waiting for room: the media's
+    /// completions are all there is, and they need no step at any time between.
+    fn idle(&self) -> bool {
+        self.waiters.is_empty() && self.held_bytes == 0 && self.waiting.is_empty() && self.dirty.is_empty()
     }
 
     /// The cache's parameters.
@@ -386,6 +397,13 @@ impl Model for Cached {
     }
 
     fn advance(&mut self, now_ns: u64, done: &mut Vec<Done>) {
+        if self.idle() {
+            // Nothing of the cache's own waits on a time in between (no barrier, no drain, no dirty data): the
+            // media moves to `now_ns` in one step, each completion keeping its own time.
+            if self.inner.next_event_ns().is_some_and(|t| t <= now_ns) {
+                self.step(now_ns);
+            }
+        }
         while let Some(t) = [self.inner.next_event_ns(), self.next_drain_ns()]
             .into_iter()
             .flatten()
@@ -415,5 +433,76 @@ impl Model for Cached {
         } else {
             self.inner.expected_service_ns(write, len)
         }
+    }
+}
+
+/// A write-through device ([`WriteCache::WriteThrough`]): every read and write is the media's own request,
+/// completed when the media completes it; a flush completes `flush_ns` after it arrives (nothing volatile to
+/// write) and a trim `trim_ns` after. What [`Cached`] does for this kind, without its bookkeeping per request.
+pub struct WriteThrough {
+    inner: Box<dyn Model>,
+    flush_ns: u64,
+    trim_ns: u64,
+    /// Flushes and trims: (completion time, arrival order, tag).
+    due: BinaryHeap<Reverse<(u64, u64, u64)>>,
+    due_seq: u64,
+}
+
+impl WriteThrough {
+    fn new(p: &WriteCacheParams, max_in_flight: usize, inner: Box<dyn Model>) -> WriteThrough {
+        WriteThrough {
+            inner,
+            flush_ns: p.flush_ns,
+            trim_ns: p.trim_ns,
+            due: BinaryHeap::with_capacity(max_in_flight.max(1)),
+            due_seq: 0,
+        }
+    }
+}
+
+impl Model for WriteThrough {
+    fn submit(&mut self, now_ns: u64, req: Request) {
+        let cost = match req.kind {
+            ReqKind::Read | ReqKind::Write => {
+                return self.inner.submit(now_ns, Request { durable: false, ..req })
+            }
+            ReqKind::Flush => self.flush_ns,
+            ReqKind::Trim => self.trim_ns,
+        };
+        self.due.push(Reverse((now_ns + cost, self.due_seq, req.tag)));
+        self.due_seq += 1;
+    }
+
+    fn next_event_ns(&self) -> Option<u64> {
+        let due = self.due.peek().map(|Reverse(d)| d.0);
+        match (self.inner.next_event_ns(), due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn advance(&mut self, now_ns: u64, done: &mut Vec<Done>) {
+        let first = done.len();
+        self.inner.advance(now_ns, done);
+        let media = done.len();
+        while let Some(Reverse((t, _, tag))) = self.due.peek().copied() {
+            if t > now_ns {
+                break;
+            }
+            self.due.pop();
+            done.push(Done { tag, at_ns: t });
+        }
+        if media > first && done.len() > media {
+            // Both kinds completed: in completion order, as the contract says (stable: ties keep their order).
+            done[first..].sort_by_key(|d| d.at_ns);
+        }
+    }
+
+    fn in_flight(&self) -> usize {
+        self.inner.in_flight() + self.due.len()
+    }
+
+    fn expected_service_ns(&self, write: bool, len: u32) -> f64 {
+        self.inner.expected_service_ns(write, len)
     }
 }
