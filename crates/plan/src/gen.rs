@@ -156,9 +156,11 @@ impl OpGen {
         let t = self.next_target;
         self.next_target = if t + 1 == self.regions.len() { 0 } else { t + 1 };
         let si = pick(&self.spec_cum, &mut self.rng);
-        let (read_below, random_below) = (self.specs[si].read_below, self.specs[si].random_below);
+        let spec = &self.specs[si];
+        let (read_below, random_below, trim_below) = (spec.read_below, spec.random_below, spec.trim_below);
         let zi = pick(&self.specs[si].size_cum, &mut self.rng);
-        let kind = if self.coin(self.specs[si].trim_below) {
+        // A trim only when the spec has any (no draw otherwise, so a job without trims keeps its stream).
+        let kind = if trim_below != 0 && self.coin(trim_below) {
             OpKind::Trim
         } else if self.coin(read_below) {
             OpKind::Read

@@ -433,21 +433,37 @@ impl OpLoop<'_> {
         }
     }
 
-    /// Records a flush or trim in its own stats (no interval series, per-target or cache figures: those are
-    /// of reads and writes).
+    /// A flush or trim completed: the flush barrier moves on (in the window or not), and, in the window, it is
+    /// recorded in its own stats and counted in the interval (no per-target or cache figures: those are of
+    /// reads and writes).
     #[inline(never)]
-    fn complete_other(&mut self, op: GenOp, result: i32, lat: u64, svc: u64) {
+    fn complete_other(&mut self, idx: u32, window: &Window, at: (u64, u64), result: i32, records: bool) {
+        let (now, backlog) = at;
+        let sl = self.slots.get(idx);
+        let (op, lat, svc) = (sl.op, now - sl.of, now.saturating_sub(sl.submitted_ns));
+        if op.kind == OpKind::Flush {
+            if let Some(f) = self.flushing.as_mut() {
+                f.flushed();
+            }
+        }
+        if !records {
+            return;
+        }
         let stats = if op.kind == OpKind::Flush { &mut self.flush } else { &mut self.trim };
         if result >= 0 {
             // A trim or flush succeeds whole or fails: engines answer 0 (io_uring, the kernel) or the length
             // (in-process targets); its bytes are the range it discarded (none for a flush).
             stats.record_ok(op.len, op.len, lat, svc);
+            self.series.close_until(window.interval_at(now), 0, backlog);
+            let interval = &mut self.series.current;
+            *(if op.kind == OpKind::Flush { &mut interval.flushes } else { &mut interval.trims }) += 1;
         } else {
             stats.record_error(-result);
             if self.s.stop_on_error {
                 self.s.stop.store(true, Ordering::Relaxed);
             }
         }
+        self.last_completion = now;
     }
 
     /// With think time, whether an op may start now and its intended start: within a burst at once; after
@@ -484,11 +500,6 @@ impl OpLoop<'_> {
         let (reaped, backlog) = at;
         let Some(idx) = self.slots.reap(engine, c) else { return };
         self.slots.release(idx);
-        if self.slots.get(idx).op.kind == OpKind::Flush {
-            if let Some(f) = self.flushing.as_mut() {
-                f.flushed();
-            }
-        }
         // An op the engine completed before this reap (a cache hit) counts from when it was done.
         let now = if c.done_ns == 0 { reaped } else { c.done_ns.clamp(self.slots.get(idx).of, reaped) };
         // The window counts completions in [ramp end, end): throughput is what the target delivered in the
@@ -497,22 +508,16 @@ impl OpLoop<'_> {
         if self.extras {
             self.complete_extras(idx, now, c.result, records);
         }
+        let op = self.slots.get(idx).op;
+        if matches!(op.kind, OpKind::Flush | OpKind::Trim) {
+            return self.complete_other(idx, window, (now, backlog), c.result, records);
+        }
         if !records {
             return;
         }
         let sl = self.slots.get(idx);
         // A hit done at push was handed over after it: its service time is 0, not negative.
-        let (op, lat, svc) = (sl.op, now - sl.of, now.saturating_sub(sl.submitted_ns));
-        if matches!(op.kind, OpKind::Flush | OpKind::Trim) {
-            self.complete_other(op, c.result, lat, svc);
-            if c.result >= 0 {
-                self.series.close_until(window.interval_at(now), 0, backlog);
-                let interval = &mut self.series.current;
-                *(if op.kind == OpKind::Flush { &mut interval.flushes } else { &mut interval.trims }) += 1;
-            }
-            self.last_completion = now;
-            return;
-        }
+        let (lat, svc) = (now - sl.of, now.saturating_sub(sl.submitted_ns));
         let write = op.kind == OpKind::Write;
         let stats = if write { &mut self.write } else { &mut self.read };
         if c.result >= 0 {
