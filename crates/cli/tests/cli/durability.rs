@@ -237,3 +237,21 @@ fn the_time_series_counts_flushes_and_trims_per_second() {
         assert!(r[trim] > 0.0, "{r:?}");
     }
 }
+
+/// An emulated target's line says what its write cache is, so a reader knows why a flush cost what it did.
+#[test]
+fn an_emulated_target_says_its_write_cache() {
+    for (target, says) in [
+        ("sim:ssd,sata", "volatile write cache 256 MiB"),
+        ("sim:ssd,nvme", "power-loss protected write cache 256 MiB"),
+        ("link:fc8g:sim:array,wcache=none", "write-through"),
+    ] {
+        let out = iolab()
+            .args(["run", "--target", target, "--clock", "virtual", "-d", "1s", "--ramp", "0s", "--no-save"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().find(|l| l.starts_with("target")).unwrap_or_default();
+        assert!(line.ends_with(says), "{target}: {line}");
+    }
+}

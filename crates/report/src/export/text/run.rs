@@ -158,7 +158,11 @@ fn header_lines(r: &RunResult, out: &mut String) {
     }
 
     for t in &r.env.targets {
-        labelled(out, "target", &format!("{}  {}", t.name, target_description(t, &r.env.engine)));
+        let mut description = target_description(t, &r.env.engine);
+        if let Some(cache) = sim_write_cache(&r.config, &t.name) {
+            description.push_str(&format!(", {cache}"));
+        }
+        labelled(out, "target", &format!("{}  {description}", t.name));
     }
 
     let workers = &r.workers;
@@ -175,6 +179,25 @@ fn header_lines(r: &RunResult, out: &mut String) {
         "workers",
         &format!("{qd_text} (requested depth {}, achieved {:.1})", r.depth.requested, r.depth.achieved),
     );
+}
+
+/// An emulated target's write cache, as the plan resolved it (`config.plan.targets[].spec`, through any
+/// links): `volatile write cache 256 MiB`, `power-loss protected write cache 1.00 GiB`, `write-through`;
+/// `None` for other targets (and `sim:fixed`, write-through by construction, whose spec has no cache).
+fn sim_write_cache(config: &serde_json::Value, name: &str) -> Option<String> {
+    let targets = config.pointer("/plan/targets")?.as_array()?;
+    let mut spec =
+        targets.iter().find(|t| t.get("name").and_then(|n| n.as_str()) == Some(name))?.get("spec")?;
+    while spec.get("kind").and_then(|k| k.as_str()) == Some("link") {
+        spec = spec.get("target")?;
+    }
+    let wcache = spec.get("wcache")?;
+    let size = format_bytes(wcache.get("size_bytes").and_then(|v| v.as_u64()).unwrap_or(0));
+    Some(match wcache.get("kind")?.as_str()? {
+        "volatile" => format!("volatile write cache {size}"),
+        "power_protected" => format!("power-loss protected write cache {size}"),
+        _ => "write-through".to_string(),
+    })
 }
 
 fn target_description(t: &TargetEnv, engine: &str) -> String {
