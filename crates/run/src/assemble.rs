@@ -128,14 +128,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         direct: plan.direct,
         path_targets: path_targets(&run.probes, &plan),
         mem_total_bytes: iolab_device::mem_total_bytes(),
-        // Holes matter to reads only: a write-only run on a sparse file (--prealloc none) allocates them.
-        targets_with_holes: run
-            .opened
-            .iter()
-            .zip(&plan.targets)
-            .filter(|(t, p)| t.has_holes && p.reads)
-            .map(|(t, _)| t.probe.name.clone())
-            .collect(),
+        targets_with_holes: read_targets_with_holes(&run.opened, &plan),
         layouts: run.layouts.iter().flatten().map(|l| l.facts.clone()).collect(),
         rate: rate.as_ref().map(|r| rate_facts(r, total.all.lat_ns.as_ref().map(|l| l.p99))),
         errors: errors.total,
@@ -187,6 +180,17 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     };
     drop(run.throttle);
     Ok(result)
+}
+
+/// The targets with holes that the run reads: holes matter to reads only (a write-only run on a sparse file,
+/// `--prealloc none`, allocates them).
+fn read_targets_with_holes(opened: &[OpenedTarget], plan: &Plan) -> Vec<String> {
+    opened
+        .iter()
+        .zip(&plan.targets)
+        .filter(|(t, p)| t.has_holes && p.reads)
+        .map(|(t, _)| t.probe.name.clone())
+        .collect()
 }
 
 /// What the warnings need of the block cache.
