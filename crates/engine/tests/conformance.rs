@@ -17,6 +17,7 @@
 //! as the engine underneath.
 
 mod common;
+use common::PushNow;
 
 use common::{initial_byte, TempTarget};
 use iolab_device::MemStore;
@@ -43,19 +44,6 @@ use iolab_spec::LinkParams;
 use iolab_verify::{FailMode, TargetInfo, Verifier, VerifyConfig};
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
-
-/// `Engine::push` for these tests, which read an op's buffer only after its completion came back and push
-/// no two ops on one buffer at once (the contract of `Engine::push`).
-trait PushNow {
-    fn push_now(&mut self, op: Op);
-}
-
-impl<E: Engine + ?Sized> PushNow for E {
-    fn push_now(&mut self, op: Op) {
-        // SAFETY: see the trait: the tests keep the buffer contract.
-        unsafe { self.push(op) }
-    }
-}
 
 /// Slots (ops in flight at once) of every engine under test.
 const SLOTS: u32 = 32;

@@ -8,6 +8,7 @@
 //! and the expected counts are exact.
 
 mod common;
+use common::PushNow;
 
 use common::{initial_byte, TempTarget};
 use iolab_device::MemStore;
@@ -23,19 +24,6 @@ use iolab_verify::{InjectCount, InjectResult};
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::{Duration, Instant};
-
-/// `Engine::push` for these tests, which read an op's buffer only after its completion came back and push
-/// no two ops on one buffer at once (the contract of `Engine::push`).
-trait PushNow {
-    fn push_now(&mut self, op: Op);
-}
-
-impl<E: Engine + ?Sized> PushNow for E {
-    fn push_now(&mut self, op: Op) {
-        // SAFETY: see the trait: the tests keep the buffer contract.
-        unsafe { self.push(op) }
-    }
-}
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;

@@ -73,3 +73,17 @@ impl TempTarget {
         data.iter().enumerate().filter(|(i, b)| **b != initial_byte(*i as u64)).count() as u64
     }
 }
+
+/// `Engine::push` for the tests, which read an op's buffer only after its completion came back and push no
+/// two ops on one buffer at once (the contract of `Engine::push`).
+pub trait PushNow {
+    /// Pushes `op`.
+    fn push_now(&mut self, op: iolab_engine::Op);
+}
+
+impl<E: iolab_engine::Engine + ?Sized> PushNow for E {
+    fn push_now(&mut self, op: iolab_engine::Op) {
+        // SAFETY: see the trait: the tests keep the buffer contract.
+        unsafe { self.push(op) }
+    }
+}
