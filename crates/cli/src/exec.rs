@@ -1,92 +1,22 @@
-//! How the binary executes a job with [`iolab_run::execute`]: the live display ([`Shown`], the
-//! [`iolab_run::Observer`] that draws the bars and prints the notices), the Ctrl-C stop flag, and the
-//! library's errors mapped to exit codes. Every command that runs a job (run, sweep, find-max, steady-state,
-//! verify) goes through here.
+//! How the binary shows a job [`iolab_run::execute`] runs: the live display ([`Shown`], the
+//! [`iolab_run::Observer`] that draws the bars and prints the notices), and the library's errors mapped to
+//! exit codes. Every command that runs a job (run, sweep, find-max, steady-state, verify) runs it in a
+//! [`crate::session::Session`], which uses these.
 
 use crate::exit::usage;
-use anyhow::Result;
-use iolab_device::{FillProgress, WriteGate};
-use iolab_run::{ExecOptions, Executed, Observer, RunShape};
-use iolab_spec::JobSpec;
+use iolab_device::FillProgress;
+use iolab_run::{Observer, RunShape};
 use iolab_stats::IntervalStats;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How the CLI runs a job: `quiet` prints nothing but errors, `live` draws the bars (stderr is a terminal);
-/// the stop flag is the process's Ctrl-C flag, whose handler stays silent when quiet or live. `gate` holds
-/// the command's outputs and catalog, so the run refuses a target or journal on one of them.
-pub fn exec_options<'a>(interval_ns: u64, quiet: bool, live: bool, gate: &WriteGate) -> ExecOptions<'a> {
-    let stop = crate::signals::stop_flag(quiet || live);
-    let mut opts = ExecOptions::new(interval_ns, stop, Box::new(Shown::new(quiet, live)));
-    opts.gate = gate.clone();
-    opts.sync = crate::ranks::sync();
-    opts
-}
-
-/// Options for a dry run: nothing runs, so no signal handler is installed and nothing is shown.
-pub fn dry_run_options<'a>(interval_ns: u64, gate: &WriteGate) -> ExecOptions<'a> {
-    let mut opts = ExecOptions::new(interval_ns, Arc::default(), Box::new(iolab_run::Silent));
-    opts.gate = gate.clone();
-    opts.sync = crate::ranks::sync();
-    opts
-}
-
-/// How [`execute`] shows a run: `quiet` prints nothing but errors, `live` draws the bars.
+/// How a run is shown: `quiet` prints nothing but errors, `live` draws the bars.
 #[derive(Clone, Copy)]
 pub struct ShowMode {
     /// Nothing but errors.
     pub quiet: bool,
     /// Live bars (stderr is a terminal).
     pub live: bool,
-}
-
-/// Checks (dry-runs, `dry_run`) or runs `job` with the CLI's display and stop flag, its paths claimed in
-/// `gate`. An output of the run not written (`--trace`) is said and ends the command with exit code 3;
-/// commands that keep the result use [`execute_with`] (every command that runs a job does).
-pub fn execute(
-    job: JobSpec,
-    dry_run: bool,
-    interval_ns: u64,
-    shown: ShowMode,
-    gate: &WriteGate,
-) -> Result<Executed> {
-    match execute_with(job, dry_run, interval_ns, shown, gate, None)? {
-        (done, 0) => Ok(done),
-        (_, n) => Err(crate::exit::outputs_not_written(n)),
-    }
-}
-
-/// [`execute`], replaying a trace's ops in place of the generator when `replay` is given (`iolab replay`),
-/// and with the number of the run's own outputs not written (`--trace`: a full disk, its directory gone),
-/// each said on stderr: the result stands, and the caller ends with exit code 3 once it is saved.
-pub fn execute_with(
-    job: JobSpec,
-    dry_run: bool,
-    interval_ns: u64,
-    shown: ShowMode,
-    gate: &WriteGate,
-    replay: Option<iolab_run::replay::ReplaySource>,
-) -> Result<(Executed, usize)> {
-    let mut opts = if dry_run {
-        dry_run_options(interval_ns, gate)
-    } else {
-        exec_options(interval_ns, shown.quiet, shown.live, gate)
-    };
-    opts.replay = replay;
-    execute_opts(job, dry_run, &mut opts)
-}
-
-/// [`iolab_run::execute`] with the library's errors mapped to exit codes, and the number of the run's own
-/// outputs not written (`--trace`), each said on stderr: the result stands, and the caller ends with exit
-/// code 3 once it is saved.
-pub fn execute_opts(job: JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<(Executed, usize)> {
-    let exchange = job.exchange.clone();
-    let done = iolab_run::execute(job, dry_run, opts)
-        .map_err(|e| run_error(crate::profile::name_sizing_flags(exchange.as_ref(), e)))?;
-    for e in &opts.unwritten {
-        eprintln!("iolab: {e}; the run's result is kept (exit code 3)");
-    }
-    Ok((done, opts.unwritten.len()))
 }
 
 /// A run's error for `main`: the user's are marked as usage errors (exit code 2), iolab's own are not; the

@@ -10,12 +10,12 @@ use crate::args::RunArgs;
 use crate::exec::ShowMode;
 use crate::exit::{usage, ExitStatus};
 use crate::output::{print, Outputs};
-use crate::profile::{apply_sizing, verdict_of};
+use crate::session::Session;
 use anyhow::Result;
-use iolab_device::WriteGate;
 use iolab_report::RunResult;
 use iolab_report::{CsvExporter, Document, JsonExporter, TextExporter};
 use iolab_run::find_max::{self, FindMax, StepRequest, Variable};
+use iolab_run::verdict::apply_sizing;
 use iolab_run::Runner;
 use iolab_spec::verdict::VerdictSpec;
 use iolab_spec::{JobSpec, Place};
@@ -52,36 +52,24 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
         })?,
     };
     let base_rate = if variable == Variable::Mailboxes { 1.0 } else { start };
-    let interval_ns = crate::job::parse_interval(&args.interval)?;
-    // Outputs and the catalog are claimed before the first step runs: a path refused or a bad catalog is
-    // an exit-2 error with nothing done.
-    let mut gate = WriteGate::new();
-    crate::output::claim_job_file(&mut gate, args.job.as_deref())?;
-    let outputs = Outputs::claim(&mut gate, args.json.as_deref(), args.csv.as_deref())?;
-    let saver = crate::saving::Saver::open(&args.catalog, args.quiet, false, &mut gate)?;
-    crate::metrics::serve(args.metrics.as_deref())?;
+    let session = Session::of_run(args, None)?;
     let (started_at, _) = iolab_run::env::now_rfc3339();
-    let quiet = args.quiet;
-    let live = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let live = session.shown().live;
     let mut runner = StepRunner {
-        saver,
+        session,
         started_at: started_at.clone(),
         run_ids: Vec::new(),
         base,
         base_rate,
         variable,
-        interval_ns,
-        quiet,
-        live,
-        gate,
         overall: crate::progress::OverallBar::search(live),
-        unwritten: 0,
     };
+    let quiet = args.quiet;
     if !quiet {
         eprintln!("{}", search_plan(&runner.base, variable, start, resolution_pct));
     }
     let found = find_max::run(FindMax::new(variable, start, resolution_pct), &mut runner)?;
-    let StepRunner { unwritten, saver, run_ids, .. } = runner;
+    let StepRunner { session, run_ids, .. } = runner;
     if let (Some(why), false) = (&found.limited_by, quiet) {
         if !live {
             eprintln!("not run"); // ends the step's "mailboxes N ... " line
@@ -93,18 +81,17 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
         step.run_id = id;
     }
     let text = JsonExporter.render(&Document::FindMax(&doc));
-    let saved = crate::saving::save(saver.as_ref(), iolab_catalog::EntryKind::FindMax, &text);
-    if !quiet && !outputs.on_stdout() {
-        print(&TextExporter.render(&Document::FindMax(&doc)))?;
-    }
-    let written = outputs
-        .write(|| text.clone(), || CsvExporter.render(&Document::FindMax(&doc)).map_err(anyhow::Error::new));
-    saved?;
-    written?;
-    if unwritten > 0 {
-        return Err(crate::exit::outputs_not_written(unwritten));
-    }
-    Ok(if found.max.is_some() { ExitStatus::Ok } else { ExitStatus::Fail })
+    let written = |outputs: &Outputs| {
+        if !quiet && !outputs.on_stdout() {
+            print(&TextExporter.render(&Document::FindMax(&doc)))?;
+        }
+        outputs.write(
+            || text.clone(),
+            || CsvExporter.render(&Document::FindMax(&doc)).map_err(anyhow::Error::new),
+        )
+    };
+    let status = if found.max.is_some() { ExitStatus::Ok } else { ExitStatus::Fail };
+    session.conclude((iolab_catalog::EntryKind::FindMax, &text), written, status)
 }
 
 /// What a search will do, said before its first step (issue 25: it grew a user's `db.edb` to 32 GB with no
@@ -177,7 +164,8 @@ fn space_text(base: &JobSpec, files: &[String]) -> String {
 /// on the overall bar (or one stderr line per step without a terminal).
 struct StepRunner {
     /// The catalog each step's run is saved in (none with `--no-save`).
-    saver: Option<crate::saving::Saver>,
+    /// The search's session: its outputs and catalog, which no step's target or journal may be.
+    session: Session,
     /// When the search began (RFC 3339): the `find-max` tag of its steps' runs.
     started_at: String,
     /// Each step's run in the catalog, by step number (from 1), when it was saved.
@@ -187,14 +175,7 @@ struct StepRunner {
     /// The base job's total rate (1 in a mailbox search), which a rate step scales.
     base_rate: f64,
     variable: Variable,
-    interval_ns: u64,
-    quiet: bool,
-    live: bool,
-    /// The search's outputs and catalog, which no step's target or journal may be.
-    gate: WriteGate,
     overall: crate::progress::OverallBar,
-    /// Outputs of the steps (`--trace`) not written, each said.
-    unwritten: usize,
 }
 
 impl StepRunner {
@@ -214,14 +195,14 @@ impl StepRunner {
     /// Saves the step's whole run in the catalog, so the search's document can name it; a run not saved is
     /// said and counted as an output not written (exit 3 at the end), and the search goes on.
     fn save(&mut self, step: StepRequest, step_text: &str, result: &RunResult) {
-        let Some(saver) = &self.saver else { return };
+        let Some(saver) = self.session.saver() else { return };
         let text = JsonExporter.render(&Document::Run(result));
         let note = format!("find-max step {}: {step_text}", step.number);
         let id = match saver.save_step(&text, &self.started_at, &note) {
             Ok(id) => Some(id),
             Err(e) => {
                 eprintln!("iolab: step {} was not saved in the catalog: {e:#}", step.number);
-                self.unwritten += 1;
+                self.session.not_written();
                 None
             }
         };
@@ -243,36 +224,29 @@ impl Runner<StepRequest> for StepRunner {
             fmt_value(step.value, self.variable == Variable::Mailboxes),
             if step.repeat { " again, to confirm the boundary" } else { "" }
         );
-        if self.live {
+        let ShowMode { quiet, live } = self.session.shown();
+        if live {
             self.overall.begin(&step_text, true);
-        } else if !self.quiet {
+        } else if !quiet {
             eprint!("iolab: find-max step {}: {step_text} ... ", step.number);
         }
-        let mut result = {
+        let result = {
             let _scratch = iolab_device::ScratchGuard;
-            let shown = ShowMode { quiet: true, live: self.live };
-            match crate::exec::execute_with(job.clone(), false, self.interval_ns, shown, &self.gate, None)? {
-                (iolab_run::Executed::Done(r), n) => {
-                    self.unwritten += n;
-                    *r
-                }
-                (iolab_run::Executed::DryRun(_), _) => unreachable!("dry_run is false"),
-            }
+            // The step's own notices and bars stay off: the search's line says it.
+            let opts = self.session.options(ShowMode { quiet: true, live });
+            *self.session.run_with(job, opts)?
         };
         self.overall.end();
         let end = if iolab_run::runner::ended_early(self, &result) {
             "interrupted"
+        } else if result.verdict.as_ref().is_some_and(|v| v.pass) {
+            "PASS"
         } else {
-            result.verdict = verdict_of(&job, &result);
-            if result.verdict.as_ref().is_some_and(|v| v.pass) {
-                "PASS"
-            } else {
-                "FAIL"
-            }
+            "FAIL"
         };
-        if self.live {
+        if live {
             self.overall.println(&format!("iolab: find-max step {}: {step_text} ... {end}", step.number));
-        } else if !self.quiet {
+        } else if !quiet {
             eprintln!("{end}");
         }
         self.save(step, &step_text, &result);

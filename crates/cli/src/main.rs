@@ -28,6 +28,7 @@ mod profile;
 mod progress;
 mod replaying;
 mod saving;
+mod session;
 mod signals;
 mod steady;
 mod trace_file;

@@ -3,14 +3,12 @@
 //! written. `iolab sweep` builds the points from its lists ([`crate::sweep`]); `iolab run` builds them from a
 //! job's `[[phase]]` tables ([`run_phases`]): phases are the points of a sweep along a `phase` axis.
 
-use crate::args::{ProfileFlags, RunArgs};
-use crate::exec::{execute, execute_with, ShowMode};
+use crate::args::RunArgs;
 use crate::exit::{usage, ExitStatus};
-use crate::job::parse_interval;
 use crate::output::{print, Outputs};
+use crate::session::Session;
 use crate::steady::run_until_steady;
 use anyhow::{Context, Result};
-use iolab_device::WriteGate;
 use iolab_report::export::steady_state_line;
 use iolab_report::steady::SteadyStateRule;
 use iolab_report::sweep::{
@@ -19,10 +17,8 @@ use iolab_report::sweep::{
 use iolab_report::{CsvExporter, Document, JsonExporter, RunResult, TextExporter};
 use iolab_run::replay::ReplaySource;
 use iolab_run::sweep::{load_axis, Axis, Point, Sweep, Trial};
-use iolab_run::Executed;
 use iolab_run::Runner;
 use iolab_spec::JobSpec;
-use std::io::IsTerminal;
 
 /// A fresh base seed (OS-keyed hasher, time, pid), short enough to type back.
 pub fn fresh_seed() -> u64 {
@@ -47,8 +43,6 @@ pub struct Options {
     pub max_p99_ns: Option<u64>,
     /// `--steady-state`: precondition with the first point until steady.
     pub rule: Option<SteadyStateRule>,
-    /// `--interval`.
-    pub interval_ns: u64,
 }
 
 /// Dry-runs every point's job (plan, probe, bind: nothing created); per point its `--dry-run` document and
@@ -56,20 +50,16 @@ pub struct Options {
 fn check_points(
     points: &[Point],
     jobs: &[JobSpec],
-    interval_ns: u64,
-    gate: &WriteGate,
+    session: &Session,
 ) -> Result<(Vec<serde_json::Value>, Vec<Option<f64>>)> {
     let mut dry = Vec::new();
     let mut planned_s: Vec<Option<f64>> = Vec::new();
     for (i, (p, job)) in points.iter().zip(jobs).enumerate() {
         let mut job = job.clone();
         point_trace(&mut job, (i, points.len()), (0, 1));
-        let doc = execute(job, true, interval_ns, ShowMode { quiet: true, live: false }, gate)
-            .with_context(|| format!("sweep point {}", p.describe()))?;
-        if let Executed::DryRun(d) = doc {
-            planned_s.push(crate::progress::planned_run_s(&d));
-            dry.push(serde_json::json!({ "params": p.params, "plan": d }));
-        }
+        let d = session.dry_run(job).with_context(|| format!("sweep point {}", p.describe()))?;
+        planned_s.push(d.planned_s());
+        dry.push(serde_json::json!({ "params": p.params, "plan": d }));
     }
     Ok((dry, planned_s))
 }
@@ -87,7 +77,6 @@ pub fn run_phases(run: &RunArgs, job: &JobSpec) -> Result<ExitStatus> {
         knee_lat_growth_pct: DEFAULT_KNEE_LAT_GROWTH_PCT,
         max_p99_ns: None,
         rule: None,
-        interval_ns: parse_interval(&run.interval)?,
     };
     let phases = job.phase_jobs();
     let names: Vec<String> = phases.iter().map(|(n, _)| n.clone().unwrap_or_default()).collect();
@@ -110,23 +99,11 @@ pub fn run_points(
     points: Vec<Point>,
     (jobs, replays): (Vec<JobSpec>, Vec<Option<ReplaySource>>),
 ) -> Result<ExitStatus> {
-    let args_run = run;
     let base_seed = jobs.first().and_then(|j| j.seed).unwrap_or_else(fresh_seed);
     let quiet = run.quiet;
-    // Outputs and the catalog are claimed, and every point checked against them, before anything is created
-    // or run: a path refused, a collision or a bad catalog is an exit-2 error with nothing done.
-    let mut gate = WriteGate::new();
-    if let Some(src) = replays.iter().flatten().next() {
-        gate.claim("the trace to replay", &src.path, iolab_device::Access::Reads).map_err(usage)?;
-    }
-    crate::output::claim_job_file(&mut gate, args_run.job.as_deref())?;
-    let outputs = Outputs::claim(&mut gate, args_run.json.as_deref(), args_run.csv.as_deref())?;
-    let saver = crate::saving::Saver::open(&args_run.catalog, quiet, args_run.dry_run, &mut gate)?;
-    let (dry, planned_s) = check_points(&points, &jobs, opts.interval_ns, &gate)?;
-    if !args_run.dry_run {
-        crate::metrics::serve(args_run.metrics.as_deref())?;
-    }
-    if args_run.dry_run {
+    let mut session = Session::of_run(run, replays.iter().flatten().next().map(|src| src.path.as_str()))?;
+    let (dry, planned_s) = check_points(&points, &jobs, &session)?;
+    if run.dry_run {
         let doc = serde_json::json!({ "schema": SWEEP_SCHEMA, "dry_run": true, "base_seed": base_seed, "trials": opts.trials, "points": dry });
         print(&serde_json::to_string_pretty(&doc)?)?;
         return Ok(ExitStatus::Ok);
@@ -134,26 +111,23 @@ pub fn run_points(
 
     // 2. Run: preconditioning once, then every point × trial, holding the scratch files throughout.
     let _scratch_guard = iolab_device::ScratchGuard;
-    let terminal = !quiet && std::io::stderr().is_terminal();
+    let terminal = session.shown().live;
     let mut doc = new_doc(axes, base_seed, opts.trials, points.len());
     let runs_s = planned_s.iter().flat_map(|&s| std::iter::repeat_n(s, opts.trials as usize)).collect();
     let overall = crate::progress::OverallBar::sweep(terminal, runs_s);
-    let mut unwritten = 0;
     if let (Some(rule), Some(first), Some(job)) = (&opts.rule, points.first(), jobs.first()) {
         if terminal {
             let what = format!(
                 "preconditioning with {} until steady ({})",
                 first.describe(),
-                args_run.steady.steady_state.as_deref().unwrap_or("")
+                run.steady.steady_state.as_deref().unwrap_or("")
             );
             overall.println(&format!("iolab: {what}"));
             overall.begin(&what, false);
         }
         let mut job = job.clone();
         job.seed = Some(job.seed.unwrap_or(base_seed));
-        let shown = ShowMode { quiet, live: terminal };
-        let (r, mut ss, n) = run_until_steady(job, rule, opts.interval_ns, shown, &gate)?;
-        unwritten += n;
+        let (r, mut ss) = run_until_steady(job, rule, &mut session)?;
         ss.params = Some(first.params.clone());
         if terminal {
             overall.println(&format!("iolab: preconditioning: {}", steady_state_line(&ss)));
@@ -168,36 +142,22 @@ pub fn run_points(
             points: &points,
             jobs: &jobs,
             replays: &replays,
-            unwritten: 0,
             trials: opts.trials,
-            interval_ns: opts.interval_ns,
-            quiet,
             terminal,
-            gate: &gate,
+            session: &mut session,
             overall: &overall,
-            profile: &args_run.profile,
         };
         let ran = iolab_run::sweep::run(Sweep::new(&points, opts.trials, base_seed), &mut runner)?;
         doc.points = ran.points;
         doc.partial = ran.partial;
-        unwritten += runner.unwritten;
     }
     drop(overall);
     doc.analyze(opts.knee_iops_gain_pct, opts.knee_lat_growth_pct, opts.max_p99_ns);
 
     // 3. Save (one catalog entry for the whole sweep), then output.
-    let saved = crate::saving::save(
-        saver.as_ref(),
-        iolab_catalog::EntryKind::Sweep,
-        &JsonExporter.render(&Document::Sweep(&doc)),
-    );
-    let written = write_sweep(&doc, quiet, &outputs);
-    saved?;
-    written?;
-    if unwritten > 0 {
-        return Err(crate::exit::outputs_not_written(unwritten));
-    }
-    Ok(exit_status(&doc))
+    let json = JsonExporter.render(&Document::Sweep(&doc));
+    let written = |outputs: &Outputs| write_sweep(&doc, quiet, outputs);
+    session.conclude((iolab_catalog::EntryKind::Sweep, &json), written, exit_status(&doc))
 }
 
 /// The sweep's document before its first run: when it started, its axes, seed and size.
@@ -272,22 +232,17 @@ pub(crate) fn tag_trace(job: &mut JobSpec, tag: &str) {
     });
 }
 
-/// Runs the sweep's trials for real: each point's job with the trial's seed, judged against the job's
-/// verdict, its progress on the overall bar.
+/// Runs the sweep's trials for real in the session: each point's job with the trial's seed (the run judges
+/// it against the job's verdict), its progress on the overall bar.
 struct TrialRunner<'a> {
     points: &'a [Point],
     jobs: &'a [JobSpec],
     /// Per point, the trace it replays (`iolab sweep --replay`).
     replays: &'a [Option<ReplaySource>],
-    /// Outputs of the runs (`--trace`) not written so far, each said.
-    unwritten: usize,
     trials: u32,
-    interval_ns: u64,
-    quiet: bool,
     terminal: bool,
-    gate: &'a WriteGate,
+    session: &'a mut Session,
     overall: &'a crate::progress::OverallBar,
-    profile: &'a ProfileFlags,
 }
 
 impl Runner<Trial> for TrialRunner<'_> {
@@ -306,19 +261,8 @@ impl Runner<Trial> for TrialRunner<'_> {
         let mut job = self.jobs[t.point].clone();
         job.seed = Some(t.seed);
         point_trace(&mut job, (t.point, self.points.len()), (t.trial, self.trials));
-        let judged = job.clone();
-        let shown = ShowMode { quiet: self.quiet, live: self.terminal };
         let replay = self.replays[t.point].clone();
-        let mut r = match execute_with(job, false, self.interval_ns, shown, self.gate, replay)
-            .with_context(|| format!("sweep point {}", p.describe()))?
-        {
-            (Executed::Done(r), n) => {
-                self.unwritten += n;
-                r
-            }
-            (Executed::DryRun(_), _) => anyhow::bail!("a sweep point ran as a dry run (bug)"),
-        };
-        crate::profile::judge(&judged, self.profile, &mut r);
+        let r = self.session.run(job, replay).with_context(|| format!("sweep point {}", p.describe()))?;
         self.overall.end();
         Ok(*r)
     }

@@ -4,17 +4,16 @@
 //! A profile is a plain job file from the repository's `profiles/` directory, embedded at build time
 //! (build.rs) and read by the same parser as a user's job file, so `iolab profiles show NAME > job.toml`
 //! gives a file that runs the same. After flags are merged, [`resolve`] applies Exchange sizing
-//! (`[exchange]` + `--mailboxes` ...) to the job's `db*`, `log*` and `bdm*` worker tables and targets; after
-//! the run, [`judge`] fills the Jetstress-style verdict.
+//! (`[exchange]` + `--mailboxes` ...) to the job's `db*`, `log*` and `bdm*` worker tables and targets
+//! ([`iolab_run::verdict`], which also judges the run against the Jetstress-style verdict).
 
 use crate::args::ProfileFlags;
 use crate::exit::usage;
 use anyhow::Result;
-use iolab_report::verdict::{Thresholds, Verdict};
-use iolab_report::RunResult;
+use iolab_run::verdict::apply_sizing;
 use iolab_spec::error::suggest;
-use iolab_spec::exchange::{ExchangeSizing, ExchangeSpec};
-use iolab_spec::verdict::{self as vspec, VerdictSpec};
+use iolab_spec::exchange::ExchangeSpec;
+use iolab_spec::verdict::VerdictSpec;
 use iolab_spec::{JobSpec, Place};
 
 include!(concat!(env!("OUT_DIR"), "/profiles.rs"));
@@ -82,42 +81,6 @@ fn verdict_flags(flags: &ProfileFlags) -> Result<Option<VerdictSpec>> {
     Ok(any.then_some(v))
 }
 
-/// The role a worker-table or target name plays in Exchange sizing and the verdict: `db`, `db1`, `db-2` are
-/// databases; `log`, `log1` logs; `bdm`, `bdm1` maintenance streams.
-pub fn has_role(name: &str, role: &str) -> bool {
-    match name.strip_prefix(role) {
-        Some("") => true,
-        Some(rest) => rest.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '_'),
-        None => false,
-    }
-}
-
-/// Applies Exchange sizing to targets and worker tables. Rates are per worker (a `[worker.NAME]` rate is each
-/// worker's), so a role's rate is split evenly over all its workers; sizes are split over its targets.
-pub fn apply_sizing(job: &mut JobSpec, s: &ExchangeSizing) {
-    const MIB: u64 = 1 << 20;
-    for (role, total) in [("db", s.db_size_bytes), ("log", s.log_size_bytes)] {
-        let n = job.targets.keys().filter(|k| has_role(k, role)).count() as u64;
-        for (_, t) in job.targets.iter_mut().filter(|(k, _)| has_role(k, role)) {
-            t.size = Some((total / n.max(1)).next_multiple_of(MIB));
-        }
-    }
-    for (role, iops) in [("db", s.db_iops), ("log", s.log_iops), ("bdm", s.bdm_iops)] {
-        let workers: u32 =
-            job.worker_tables.iter().filter(|w| has_role(&w.name, role)).map(|w| w.count).sum();
-        for w in job.worker_tables.iter_mut().filter(|w| has_role(&w.name, role)) {
-            w.layer.rate = Some(iops / workers.max(1) as f64);
-            if role == "db" {
-                w.layer.read_pct = Some(s.db_read_pct);
-                for spec in &mut w.specs {
-                    spec.read_pct = None;
-                    spec.rw = None;
-                }
-            }
-        }
-    }
-}
-
 /// Applies sizing (Exchange) and the verdict flags to the job once flags are merged.
 pub fn resolve(job: &mut JobSpec, flags: &ProfileFlags) -> Result<()> {
     if let Some(v) = verdict_flags(flags)? {
@@ -140,73 +103,6 @@ pub fn resolve(job: &mut JobSpec, flags: &ProfileFlags) -> Result<()> {
     Ok(())
 }
 
-/// An error that says "give a smaller --size" for a job whose sizes came from Exchange sizing, with the
-/// flags that made them named instead; any other error as it was.
-pub fn name_sizing_flags(job_exchange: Option<&ExchangeSpec>, e: iolab_run::Error) -> iolab_run::Error {
-    let hint = iolab_device::error::HINT_SMALLER_SIZE;
-    match (job_exchange.and_then(|x| x.resolve().ok()), e) {
-        (Some(s), iolab_run::Error::Usage(m)) if m.contains(hint) => {
-            iolab_run::Error::Usage(m.replace(hint, &sizing_hint(&s)))
-        }
-        (_, e) => e,
-    }
-}
-
-fn sizing_hint(s: &ExchangeSizing) -> String {
-    use iolab_device::format_bytes;
-    format!(
-        "Exchange sizing made the sizes: database {} = --mailboxes {} x --mailbox-size {}, log {} \
-         (--log-size, else 5 % of the database); give fewer --mailboxes, a smaller --mailbox-size or \
-         --log-size, or paths on another file system (--target db=PATH --target log=PATH)",
-        format_bytes(s.db_size_bytes),
-        s.mailboxes,
-        iolab_spec::units::format_size(s.mailbox_size_bytes),
-        format_bytes(s.log_size_bytes),
-    )
-}
-
-/// The resolved Exchange sizing as JSON (its fields and a `summary` line), for the verdict and --dry-run.
-pub fn sizing_json(job: &JobSpec) -> Option<serde_json::Value> {
-    let s = job.exchange.as_ref()?.resolve().ok()?;
-    let mut v = serde_json::to_value(&s).ok()?;
-    v["summary"] = serde_json::Value::String(s.summary());
-    Some(v)
-}
-
-/// The verdict thresholds of a job (defaults where `[verdict]` and the flags are silent).
-fn thresholds(v: &VerdictSpec) -> Thresholds {
-    let ns = |x: Option<u64>, d: u64| x.unwrap_or(d) as f64;
-    Thresholds {
-        db_read_avg_ns: ns(v.max_db_read_avg_ns, vspec::DEFAULT_DB_READ_AVG_NS),
-        db_read_max_ns: ns(v.max_db_read_max_ns, vspec::DEFAULT_DB_READ_MAX_NS),
-        log_write_avg_ns: ns(v.max_log_write_avg_ns, vspec::DEFAULT_LOG_WRITE_AVG_NS),
-        log_write_max_ns: ns(v.max_log_write_max_ns, vspec::DEFAULT_LOG_WRITE_MAX_NS),
-        flush_p99_ns: v.max_flush_p99_ns.map(|n| n as f64),
-        min_iops: v.min_iops,
-        iops_tolerance_pct: v.iops_tolerance_pct.unwrap_or(vspec::DEFAULT_IOPS_TOLERANCE_PCT),
-    }
-}
-
-/// The verdict of a finished run, or `None` when the job asks for none (no `[verdict]`, no `[exchange]`, no
-/// verdict flag).
-pub fn verdict_of(job: &JobSpec, result: &RunResult) -> Option<Verdict> {
-    if job.verdict.is_none() && job.exchange.is_none() {
-        return None;
-    }
-    let t = thresholds(&job.verdict.clone().unwrap_or_default());
-    let names = |role: &str| -> Vec<String> {
-        result.groups.iter().filter(|g| has_role(&g.name, role)).map(|g| g.name.clone()).collect()
-    };
-    let mut v = iolab_report::judge::evaluate(result, &t, &names("db"), &names("log"));
-    v.sizing = sizing_json(job);
-    Some(v)
-}
-
-/// Judges a finished run against the job's thresholds, filling `result.verdict`.
-pub fn judge(job: &JobSpec, _flags: &ProfileFlags, result: &mut RunResult) {
-    result.verdict = verdict_of(job, result);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,12 +116,6 @@ mod tests {
             assert!(meta.description.is_some() && !meta.sources.is_empty(), "{name}");
             assert!(text.starts_with('#'), "{name}: opens with comment lines");
         }
-    }
-
-    #[test]
-    fn role_names_match_prefix_and_separator() {
-        assert!(has_role("db", "db") && has_role("db2", "db") && has_role("db-a", "db"));
-        assert!(!has_role("dbx", "db") && !has_role("logger", "log") && !has_role("xdb", "db"));
     }
 
     #[test]

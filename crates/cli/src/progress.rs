@@ -188,14 +188,6 @@ pub fn sweep_eta_s(
     Some(left)
 }
 
-/// A run's planned ramp plus duration in seconds, from its `--dry-run` document (`plan.ramp_ns`,
-/// `plan.duration_ns`); `None` for a count-limited run, whose length is unknown.
-pub fn planned_run_s(dry_run: &serde_json::Value) -> Option<f64> {
-    let ramp_ns = dry_run.pointer("/plan/ramp_ns").and_then(serde_json::Value::as_u64).unwrap_or(0);
-    let duration_ns = dry_run.pointer("/plan/duration_ns").and_then(serde_json::Value::as_u64)?;
-    Some(ramp_ns.saturating_add(duration_ns) as f64 / 1e9)
-}
-
 /// The overall bar's text: the current point, then elapsed and ETA of the whole sweep.
 pub fn overall_message(current: &str, elapsed_s: f64, eta_s: Option<f64>) -> String {
     let eta = eta_s.map_or_else(|| "-".to_string(), format_clock);
@@ -733,16 +725,6 @@ mod tests {
         let plan = vec![None, None, None];
         assert_eq!(sweep_eta_s(&plan, 0, 0.0, 1.0), None);
         assert_eq!(sweep_eta_s(&plan, 1, 4.0, 1.0), Some(7.0));
-    }
-
-    #[test]
-    fn planned_run_s_reads_the_dry_run_plan() {
-        let timed =
-            serde_json::json!({ "plan": { "ramp_ns": 1_000_000_000u64, "duration_ns": 10_000_000_000u64 } });
-        assert_eq!(planned_run_s(&timed), Some(11.0));
-        let counted = serde_json::json!({ "plan": { "ramp_ns": 0, "duration_ns": null } });
-        assert_eq!(planned_run_s(&counted), None);
-        assert_eq!(planned_run_s(&serde_json::json!({})), None);
     }
 
     #[test]

@@ -2,22 +2,17 @@
 //! bounded job are [`iolab_run::steady`]; this module runs the job, feeding each finished interval to the
 //! rule, with the live line saying "until steady".
 
-use crate::exec::ShowMode;
+use crate::session::Session;
 use anyhow::Result;
-use iolab_device::WriteGate;
 use iolab_report::steady::{SteadyStateResult, SteadyStateRule};
 use iolab_report::RunResult;
 use iolab_run::steady::UntilSteady;
 use iolab_run::Runner;
 use iolab_spec::JobSpec;
 
-/// Runs a steady-state request with [`iolab_run::execute`] and the CLI's display.
-struct SteadyRunner<'g> {
-    interval_ns: u64,
-    shown: ShowMode,
-    gate: &'g WriteGate,
-    /// Outputs of the run (`--trace`) not written, each said.
-    unwritten: usize,
+/// Runs a steady-state request in the session, with the CLI's display.
+struct SteadyRunner<'s> {
+    session: &'s mut Session,
 }
 
 impl Runner<UntilSteady<'_>> for SteadyRunner<'_> {
@@ -26,33 +21,24 @@ impl Runner<UntilSteady<'_>> for SteadyRunner<'_> {
     fn run(&mut self, mut request: UntilSteady<'_>) -> Result<RunResult> {
         let job = std::mem::take(&mut request.job);
         let mut cb = |_k: u64, p: &iolab_stats::TimePoint| request.interval(p);
-        let mut opts = iolab_run::ExecOptions {
+        let opts = iolab_run::ExecOptions {
             on_interval: Some(&mut cb),
-            ..crate::exec::exec_options(self.interval_ns, self.shown.quiet, self.shown.live, self.gate)
+            ..self.session.options(self.session.shown())
         };
         let _note = crate::progress::MeasureNote::set("until steady");
-        match crate::exec::execute_opts(job, false, &mut opts)? {
-            (iolab_run::Executed::Done(r), n) => {
-                self.unwritten += n;
-                Ok(*r)
-            }
-            (iolab_run::Executed::DryRun(_), _) => {
-                anyhow::bail!("a steady-state run cannot be a dry run (bug)")
-            }
-        }
+        Ok(*self.session.run_with(job, opts)?)
     }
 }
 
-/// Runs `job` until steady by `rule` (or the rule's limit), its paths claimed in `gate`: the run's result,
-/// what the rule found, and the run's own outputs not written (`--trace`, said on stderr).
+/// Runs `job` until steady by `rule` (or the rule's limit) in `session`: the run's result and what the rule
+/// found.
 pub fn run_until_steady(
     job: JobSpec,
     rule: &SteadyStateRule,
-    interval_ns: u64,
-    shown: ShowMode,
-    gate: &WriteGate,
-) -> Result<(Box<RunResult>, SteadyStateResult, usize)> {
-    let mut runner = SteadyRunner { interval_ns, shown, gate, unwritten: 0 };
+    session: &mut Session,
+) -> Result<(Box<RunResult>, SteadyStateResult)> {
+    let interval_ns = session.interval_ns();
+    let mut runner = SteadyRunner { session };
     let (result, found) = iolab_run::steady::run_until_steady(job, rule, interval_ns, &mut runner)?;
-    Ok((Box::new(result), found, runner.unwritten))
+    Ok((Box::new(result), found))
 }

@@ -13,7 +13,7 @@
 
 use crate::args::{RunArgs, SweepArgs};
 use crate::exit::{usage, ExitStatus};
-use crate::job::{build_job, parse_interval, steady_rule};
+use crate::job::{build_job, steady_rule};
 use crate::points::Options;
 use anyhow::{Context, Result};
 use iolab_report::sweep::{DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT};
@@ -270,8 +270,7 @@ fn parse_options(args: &SweepArgs) -> Result<Options> {
         })?),
     };
     let rule = steady_rule(&args.run.steady)?;
-    let interval_ns = parse_interval(&args.run.interval)?;
-    Ok(Options { trials, knee_iops_gain_pct, knee_lat_growth_pct, max_p99_ns, rule, interval_ns })
+    Ok(Options { trials, knee_iops_gain_pct, knee_lat_growth_pct, max_p99_ns, rule })
 }
 
 /// Runs `iolab sweep`.

@@ -4,6 +4,7 @@
 
 use crate::args::VerifyArgs;
 use crate::exit::{usage, ExitStatus};
+use crate::session::{Claims, Session};
 use anyhow::Result;
 use iolab_run::CheckMode;
 use std::path::PathBuf;
@@ -65,26 +66,21 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
         None => CheckMode::SelfCheck { block_bytes },
     };
     let _scratch_guard = iolab_device::ScratchGuard;
-    let mut gate = iolab_device::WriteGate::new();
-    let outputs = crate::output::Outputs::claim(&mut gate, a.json.as_deref(), None)?;
-    let saver = crate::saving::Saver::open(&a.catalog, a.quiet, false, &mut gate)?;
-    let live = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut opts = crate::exec::exec_options(1_000_000_000, a.quiet, live, &gate);
+    let mut session = Session::open(Claims {
+        reads: None,
+        job_file: None,
+        json: a.json.as_deref(),
+        csv: None,
+        catalog: &a.catalog,
+        metrics: None,
+        quiet: a.quiet,
+        dry_run: false,
+        interval_ns: 1_000_000_000,
+    })?;
+    let mut opts = session.options(session.shown());
     opts.check = Some(check);
-    let (result, unwritten) = match crate::exec::execute_opts(job, false, &mut opts)? {
-        (iolab_run::Executed::Done(r), n) => (r, n),
-        (iolab_run::Executed::DryRun(_), _) => unreachable!("not a dry run"),
-    };
-    let saved = crate::saving::save(
-        saver.as_ref(),
-        iolab_catalog::EntryKind::Verify,
-        &iolab_report::JsonExporter.render(&iolab_report::Document::Run(&result)),
-    );
-    let written = crate::output::output(&result, a.quiet, &outputs);
-    saved?;
-    written?;
-    if unwritten > 0 {
-        return Err(crate::exit::outputs_not_written(unwritten));
-    }
-    Ok(ExitStatus::of(&result))
+    let result = session.run_with(job, opts)?;
+    let json = iolab_report::JsonExporter.render(&iolab_report::Document::Run(&result));
+    let written = |outputs: &crate::output::Outputs| crate::output::output(&result, a.quiet, outputs);
+    session.conclude((iolab_catalog::EntryKind::Verify, &json), written, ExitStatus::of(&result))
 }

@@ -422,8 +422,7 @@ fn sample_with_verdict() -> RunResult {
         &["db".to_string()],
         &["log".to_string()],
     );
-    v.sizing =
-        Some(serde_json::json!({ "version": 2010, "mailboxes": 1000, "summary": "Exchange 2010: ..." }));
+    v.sizing = Some(crate::verdict::Sizing::sample(1000, "Exchange 2010: ..."));
     r.verdict = Some(v);
     r
 }

@@ -11,6 +11,7 @@ use crate::layout::Layouts;
 use crate::observe::Started;
 use crate::prepare::{self, Prepared};
 use crate::record::RunTrace;
+use crate::verdict::Judging;
 use crate::{env, multi, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape, RunSync};
 use iolab_device::{OpenRequest, OpenedTarget, Probe, ThrottleGuard};
 use iolab_engine::{WorkerEvent, WorkerOutput, WorkerResult, WorkerSetup};
@@ -58,7 +59,20 @@ fn widened_interval(
 /// the resolved job. Raising `opts.stop` ends the run with a partial result; raised before the targets are
 /// open, the run does not start ("interrupted").
 pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<Executed> {
-    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate, sync, replay, unwritten } = opts;
+    let judging = Judging::of(&job);
+    match run(job, dry_run, opts).map_err(|e| judging.name_sizing_flags(e))? {
+        Executed::Done { mut result, unwritten } => {
+            result.verdict = judging.verdict(&result);
+            Ok(Executed::Done { result, unwritten })
+        }
+        dry => Ok(dry),
+    }
+}
+
+/// [`execute`] before the verdict.
+fn run(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<Executed> {
+    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate, sync, replay } = opts;
+    let mut unwritten = Vec::new();
     let interval_ns = *interval_ns;
     let sync = sync.clone();
     let sync = sync.as_deref();
@@ -72,7 +86,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     let p = prepare::prepare(job, check.as_ref(), gate, &mut **observer);
     let mut p = agreed(sync, "prepare", p)?;
     if dry_run {
-        return Ok(Executed::DryRun(p.dry_run_doc()));
+        return Ok(Executed::DryRun(Box::new(p.dry_run())));
     }
     // Before the fill: every rank is still going (a Ctrl-C on one ends the run on all).
     let go = if stop.load(Ordering::Relaxed) { Err(Error::usage("interrupted")) } else { Ok(()) };
@@ -152,7 +166,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     if let (Some(src), Some(replaying)) = (replay.as_ref(), replaying) {
         add_replay(&mut result, src, replaying, &lag_histograms, &target_names);
     }
-    Ok(Executed::Done(Box::new(result)))
+    Ok(Executed::Done { result: Box::new(result), unwritten })
 }
 
 /// The result's `replay` block: the workers' ops and lags together, and a timed replay's depth left to the

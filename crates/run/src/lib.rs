@@ -32,6 +32,7 @@ pub mod replay;
 pub mod runner;
 pub mod steady;
 pub mod sweep;
+pub mod verdict;
 pub mod warnings;
 mod wire;
 
@@ -40,6 +41,7 @@ pub use execute::execute;
 pub use integrity::CheckMode;
 pub use multi::{rank_seed, RunSync};
 pub use observe::{GroupShape, Observer, RunShape, Silent};
+pub use prepare::DryRun;
 pub use runner::Runner;
 
 use iolab_report::RunResult;
@@ -73,10 +75,6 @@ pub struct ExecOptions<'a> {
     pub sync: Option<Arc<dyn RunSync>>,
     /// `iolab replay`: the trace's ops replace the generator of the run's workers.
     pub replay: Option<replay::ReplaySource>,
-    /// Filled by [`execute`]: outputs of the run itself (`--trace`) that could not be written, each an
-    /// error's text. The run was measured and its result is returned all the same; the caller says these and
-    /// ends with its "outputs not written" status.
-    pub unwritten: Vec<String>,
 }
 
 impl<'a> ExecOptions<'a> {
@@ -91,7 +89,6 @@ impl<'a> ExecOptions<'a> {
             gate: Default::default(),
             sync: None,
             replay: None,
-            unwritten: Vec::new(),
         }
     }
 }
@@ -99,7 +96,14 @@ impl<'a> ExecOptions<'a> {
 /// What [`execute`] produced.
 pub enum Executed {
     /// `--dry-run`: the resolved job, nothing created or changed.
-    DryRun(serde_json::Value),
+    DryRun(Box<DryRun>),
     /// A finished (or interrupted, `partial`) run.
-    Done(Box<RunResult>),
+    Done {
+        /// The run's result.
+        result: Box<RunResult>,
+        /// Outputs of the run itself (`--trace`) that could not be written, each an error's text. The run
+        /// was measured and its result stands; the caller says these and ends with its "outputs not
+        /// written" status.
+        unwritten: Vec<String>,
+    },
 }

@@ -71,17 +71,13 @@ pub(crate) fn share_job(sync: &dyn RunSync, mut job: JobSpec) -> Result<JobSpec>
         Vec::new()
     };
     let all = sync.allgather("job", mine);
-    let mut value: serde_json::Value =
+    let job: JobSpec =
         serde_json::from_slice(&all[0]).map_err(|e| Error::internal(e).context("decoding rank 0's job"))?;
-    if let Some(trace) = value.get("trace").and_then(|t| t.as_str()) {
-        per_rank_trace(Some(trace), sync.size())?;
-    }
-    let (rank, size, host) = (sync.rank().to_string(), sync.size().to_string(), sync.host());
-    let put = |s: &str| s.replace("{rank}", &rank).replace("{size}", &size).replace("{host}", &host);
+    per_rank_trace(job.trace.as_deref(), sync.size())?;
+    let host = sync.host();
+    let place = iolab_spec::RankPlace { rank: sync.rank(), size: sync.size(), host: &host };
     let divisor = if sync.rate_per_rank() { 1.0 } else { sync.size() as f64 };
-    rewrite(&mut value, &put, divisor);
-    let mut job: JobSpec =
-        serde_json::from_value(value).map_err(|e| Error::internal(e).context("decoding rank 0's job"))?;
+    let mut job = job.for_rank(&place, divisor);
     job.seed = job.seed.map(|s| rank_seed(s, sync.rank()));
     job.consent = consent;
     Ok(job)
@@ -121,28 +117,6 @@ pub fn rank_seed(seed: u64, rank: u32) -> u64 {
     }
     let mut s = seed ^ (rank as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     iolab_plan::rng::splitmix64(&mut s)
-}
-
-/// Replaces the placeholders in every `path`, `journal` and `trace` string, and divides every `rate` and
-/// `rate_bytes` by `divisor`.
-fn rewrite(v: &mut serde_json::Value, put: &dyn Fn(&str) -> String, divisor: f64) {
-    match v {
-        serde_json::Value::Object(map) => {
-            for (k, x) in map.iter_mut() {
-                match (k.as_str(), &*x) {
-                    ("path" | "journal" | "trace", serde_json::Value::String(s)) => *x = put(s).into(),
-                    ("rate" | "rate_bytes", serde_json::Value::Number(n)) => {
-                        if let Some(f) = n.as_f64() {
-                            *x = serde_json::json!(f / divisor);
-                        }
-                    }
-                    _ => rewrite(x, put, divisor),
-                }
-            }
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|x| rewrite(x, put, divisor)),
-        _ => {}
-    }
 }
 
 /// Every rank's outcome of one stage: this rank's `local` when every rank succeeded; otherwise an error on
@@ -480,18 +454,48 @@ fn f64_of(b: &[u8]) -> f64 {
 mod tests {
     use super::*;
 
+    /// How ranks shared a job before it was typed (every string field named `path`, `journal` or `trace`
+    /// and every number named `rate` or `rate_bytes`, wherever it sat): the oracle `for_rank` must agree with.
+    fn json_rewrite(v: &mut serde_json::Value, put: &dyn Fn(&str) -> String, divisor: f64) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, x) in map.iter_mut() {
+                    match (k.as_str(), &*x) {
+                        ("path" | "journal" | "trace", serde_json::Value::String(s)) => *x = put(s).into(),
+                        ("rate" | "rate_bytes", serde_json::Value::Number(n)) => {
+                            if let Some(f) = n.as_f64() {
+                                *x = serde_json::json!(f / divisor);
+                            }
+                        }
+                        _ => json_rewrite(x, put, divisor),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|x| json_rewrite(x, put, divisor)),
+            _ => {}
+        }
+    }
+
     #[test]
-    fn placeholders_go_into_paths_and_rates_are_split() {
-        let mut v = serde_json::json!({
-            "targets": [{"kind": "path", "path": "/mnt/f.{rank}.{size}.{host}"}],
-            "name": "{rank}",
-            "defaults": {"rate": 1000.0, "rate_bytes": null}
-        });
-        let put = |s: &str| s.replace("{rank}", "1").replace("{size}", "4").replace("{host}", "n2");
-        rewrite(&mut v, &put, 4.0);
-        assert_eq!(v["targets"][0]["path"], "/mnt/f.1.4.n2");
-        assert_eq!(v["name"], "{rank}");
-        assert_eq!(v["defaults"]["rate"], 250.0);
+    fn placeholders_go_into_paths_and_rates_are_split_as_by_name() {
+        let jobs = [
+            "trace = \"/t/{rank}.iolabtrace\"\njournal = \"/j/{host}\"\ncache = \"64M\"\ncache_dev = \"/c/{size}\"\n\
+             rate = \"1000\"\ntarget = \"/mnt/f.{rank}.{size}.{host}\"\n[targets]\ndb = \"/d/{rank}\"\n\
+             [worker.a]\ntarget = \"link:fc8g:/l/{rank}\"\nrate = \"10MB/s\"\n[[spec]]\nbs = \"4k\"\n",
+            "name = \"{rank}\"\n[[phase]]\nname = \"p\"\nduration = \"1s\"\n[phase.worker.w]\ntarget = \"/p/{rank}\"\nrate = \"400\"\n",
+            include_str!("../../../profiles/seed-condusiv-loadgen.toml"),
+        ];
+        let place = iolab_spec::RankPlace { rank: 1, size: 4, host: "n2" };
+        for text in jobs {
+            let job = JobSpec::from_toml(text, "j").unwrap();
+            let mut oracle = serde_json::to_value(&job).unwrap();
+            json_rewrite(&mut oracle, &|s: &str| place.put(s), 4.0);
+            let typed = serde_json::to_value(job.clone().for_rank(&place, 4.0)).unwrap();
+            assert_eq!(typed, oracle, "{text}");
+            if text.contains("{rank}") {
+                assert_ne!(typed, serde_json::to_value(&job).unwrap(), "the job changed: {text}");
+            }
+        }
     }
 
     #[test]

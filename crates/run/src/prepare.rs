@@ -37,15 +37,40 @@ pub(crate) struct Prepared {
     pub trace: Option<Output>,
 }
 
+/// The `--dry-run` document: the resolved job, nothing created or changed.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DryRun {
+    /// The plan the run would follow.
+    pub plan: Plan,
+    /// `regions[w][i]`: worker `w`'s region in its `i`-th target.
+    pub regions: Vec<Vec<Region>>,
+    /// The engine for files and devices.
+    pub file_engine: EngineKind,
+    /// Per run target: what probing found.
+    pub targets: Vec<Probe>,
+    /// The job's Exchange sizing (`[exchange]`), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<iolab_report::verdict::Sizing>,
+}
+
+impl DryRun {
+    /// The planned ramp plus duration, seconds; `None` for a count-limited run, whose length is unknown.
+    pub fn planned_s(&self) -> Option<f64> {
+        let duration_ns = self.plan.duration_ns?;
+        Some(self.plan.ramp_ns.saturating_add(duration_ns) as f64 / 1e9)
+    }
+}
+
 impl Prepared {
-    /// The `--dry-run` document: the resolved job, nothing created or changed.
-    pub fn dry_run_doc(&self) -> serde_json::Value {
-        serde_json::json!({
-            "plan": self.plan,
-            "regions": self.regions,
-            "file_engine": self.file_engine,
-            "targets": self.probes,
-        })
+    /// The `--dry-run` document of the prepared job.
+    pub fn dry_run(&self) -> DryRun {
+        DryRun {
+            plan: self.plan.clone(),
+            regions: self.regions.clone(),
+            file_engine: self.file_engine,
+            targets: self.probes.clone(),
+            exchange: crate::verdict::sizing(&self.job),
+        }
     }
 }
 
@@ -293,4 +318,29 @@ fn throttle_devices(job: &JobSpec, probes: &[Probe]) -> Result<Option<Vec<(Strin
         return Err(Error::usage("--throttle limits block devices, but this job has none (emulated targets have link: and sim: parameters instead)"));
     }
     Ok(Some(devs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DryRun;
+
+    fn dry_run(job: &str) -> DryRun {
+        let job = iolab_spec::JobSpec::from_toml(job, "j").unwrap();
+        let plan =
+            iolab_plan::Plan::from_spec(&job, Some(&iolab_spec::TargetSpec::Null { size_bytes: 1 << 30 }))
+                .unwrap();
+        DryRun {
+            plan,
+            regions: vec![],
+            file_engine: iolab_spec::EngineKind::Sync,
+            targets: vec![],
+            exchange: None,
+        }
+    }
+
+    #[test]
+    fn planned_time_is_ramp_and_duration_and_unknown_for_a_count() {
+        assert_eq!(dry_run("duration = \"10s\"\nramp = \"1s\"\n").planned_s(), Some(11.0));
+        assert_eq!(dry_run("ios = 1000\n").planned_s(), None);
+    }
 }

@@ -28,7 +28,7 @@ fn verdict(pass: bool, achieved: f64) -> Verdict {
         target_iops: Some(2000.0),
         iops_tolerance_pct: 5.0,
         checks: vec![check("db_read_avg", 20e6, 5e6, "ns"), check("iops", 1900.0, achieved, "iops")],
-        sizing: Some(json!({"mailboxes": 2000, "summary": "2,000 mailboxes"})),
+        sizing: Some(crate::verdict::Sizing::sample(2000, "2,000 mailboxes")),
     }
 }
 

@@ -436,7 +436,7 @@ fn verdict_block(out: &mut String, r: &RunResult) {
     let Some(v) = &r.verdict else { return };
     let (text, class) = if v.pass { ("PASS", "pass") } else { ("FAIL", "fail") };
     let _ = writeln!(out, "<h3>Verdict: <span class=\"{class}\">{text}</span></h3>");
-    if let Some(summary) = v.sizing.as_ref().and_then(|s| s.get("summary")).and_then(Value::as_str) {
+    if let Some(summary) = v.sizing.as_ref().map(|s| s.summary.as_str()) {
         let _ = writeln!(out, "<p class=\"meta\">sizing: {}</p>", esc(summary));
     }
     out.push_str("<table><tr><th>check</th><th>group</th><th class=\"n\">measured</th><th class=\"n\">limit</th><th class=\"n\">slowest single I/O</th><th>result</th></tr>\n");

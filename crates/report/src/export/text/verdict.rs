@@ -20,7 +20,7 @@ pub(crate) fn verdict(r: &RunResult) -> String {
         if v.pass { "PASS" } else { "FAIL" },
         r.measured_s
     );
-    if let Some(s) = v.sizing.as_ref().and_then(|s| s.get("summary")).and_then(|s| s.as_str()) {
+    if let Some(s) = v.sizing.as_ref().map(|s| s.summary.as_str()) {
         let _ = writeln!(out, "sizing  {s}");
     }
     let rows: Vec<Vec<String>> = v
