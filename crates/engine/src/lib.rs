@@ -326,6 +326,6 @@ impl RealClock {
 }
 
 pub use worker::{
-    run_on_timeline, run_worker, EngineChoice, ReadSources, ReplayOps, TxnStats, WorkerEvent, WorkerOutput,
-    WorkerResult, WorkerSetup, WorkerTrace,
+    run_on_timeline, run_worker, EngineChoice, ReadSources, ReplayOps, TxnStats, WorkerControl, WorkerEvent,
+    WorkerOutput, WorkerResult, WorkerSetup, WorkerTask, WorkerTools, WorkerTrace,
 };

@@ -16,7 +16,10 @@ use iolab_engine::buffers::Buffers;
 use iolab_engine::fault::{FaultEngine, Faults, WorkerFaults};
 use iolab_engine::mem::MemEngine;
 use iolab_engine::sim::SimTarget;
-use iolab_engine::{run_worker, Completion, Engine, EngineChoice, Op, RealClock, WorkerOutput, WorkerSetup};
+use iolab_engine::{
+    run_worker, Completion, Engine, EngineChoice, Op, RealClock, WorkerControl, WorkerOutput, WorkerSetup,
+    WorkerTask, WorkerTools,
+};
 use iolab_engine::{OpKind, WriteSync};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{DataPattern, InjectSpec, JobSpec, SimSpec, TargetSpec};
@@ -61,27 +64,33 @@ fn run_with(
     };
     let (tx, _rx) = mpsc::channel();
     let setup = WorkerSetup {
-        plan: w,
-        regions: regions[0].clone(),
-        files,
-        engine,
-        links: Vec::new(),
-        cache: None,
-        verify: None,
-        faults: Some(wf),
-        stop_on_error: false,
-        seed,
-        ramp_ns: plan.ramp_ns,
-        duration_ns: plan.duration_ns,
-        interval_ns: 100_000_000,
-        epoch: Instant::now(),
-        stop: Arc::new(AtomicBool::new(false)),
-        finish: Arc::new(AtomicBool::new(false)),
-        barrier: Arc::new(Barrier::new(1)),
-        events: tx,
-        boundaries: Vec::new(),
-        trace: None,
-        replay: None,
+        task: WorkerTask {
+            plan: w,
+            regions: regions[0].clone(),
+            seed,
+            ramp_ns: plan.ramp_ns,
+            duration_ns: plan.duration_ns,
+            interval_ns: 100_000_000,
+            boundaries: Vec::new(),
+            replay: None,
+        },
+        tools: WorkerTools {
+            engine,
+            files,
+            links: Vec::new(),
+            cache: None,
+            verify: None,
+            faults: Some(wf),
+            trace: None,
+        },
+        control: WorkerControl {
+            epoch: Instant::now(),
+            barrier: Arc::new(Barrier::new(1)),
+            stop: Arc::new(AtomicBool::new(false)),
+            finish: Arc::new(AtomicBool::new(false)),
+            stop_on_error: false,
+            events: tx,
+        },
     };
     let out = run_worker(setup).unwrap_or_else(|e| panic!("run_worker (seed {seed}): {e}"));
     (out, faults)

@@ -7,7 +7,9 @@
 mod common;
 
 use common::TempTarget;
-use iolab_engine::{run_worker, EngineChoice, WorkerOutput, WorkerSetup};
+use iolab_engine::{
+    run_worker, EngineChoice, WorkerControl, WorkerOutput, WorkerSetup, WorkerTask, WorkerTools,
+};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{JobSpec, TargetSpec};
 use std::sync::atomic::AtomicBool;
@@ -47,27 +49,33 @@ fn run(t: &TempTarget, job: &str) -> WorkerOutput {
     let regions = plan.bind(&[TargetGeometry { size_bytes: SIZE, block_bytes: 4096 }]).expect("bind");
     let (tx, _rx) = mpsc::channel();
     let out = run_worker(WorkerSetup {
-        plan: plan.workers[0].clone(),
-        regions: regions[0].clone(),
-        files: vec![t.file.clone()],
-        engine: EngineChoice::Uring,
-        links: Vec::new(),
-        cache: None,
-        verify: None,
-        faults: None,
-        stop_on_error: false,
-        seed: plan.seed,
-        ramp_ns: plan.ramp_ns,
-        duration_ns: plan.duration_ns,
-        interval_ns: 100_000_000,
-        epoch: Instant::now(),
-        stop: Arc::new(AtomicBool::new(false)),
-        finish: Arc::new(AtomicBool::new(false)),
-        barrier: Arc::new(Barrier::new(1)),
-        events: tx,
-        boundaries: Vec::new(),
-        trace: None,
-        replay: None,
+        task: WorkerTask {
+            plan: plan.workers[0].clone(),
+            regions: regions[0].clone(),
+            seed: plan.seed,
+            ramp_ns: plan.ramp_ns,
+            duration_ns: plan.duration_ns,
+            interval_ns: 100_000_000,
+            boundaries: Vec::new(),
+            replay: None,
+        },
+        tools: WorkerTools {
+            engine: EngineChoice::Uring,
+            files: vec![t.file.clone()],
+            links: Vec::new(),
+            cache: None,
+            verify: None,
+            faults: None,
+            trace: None,
+        },
+        control: WorkerControl {
+            epoch: Instant::now(),
+            barrier: Arc::new(Barrier::new(1)),
+            stop: Arc::new(AtomicBool::new(false)),
+            finish: Arc::new(AtomicBool::new(false)),
+            stop_on_error: false,
+            events: tx,
+        },
     })
     .unwrap_or_else(|e| panic!("run_worker (seed {}): {e}", plan.seed));
     assert_eq!(out.engine, "io_uring");

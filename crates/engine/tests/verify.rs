@@ -4,7 +4,9 @@
 
 use iolab_device::MemStore;
 use iolab_engine::verify::WorkerVerify;
-use iolab_engine::{run_worker, EngineChoice, OpKind, WorkerOutput, WorkerSetup};
+use iolab_engine::{
+    run_worker, EngineChoice, OpKind, WorkerControl, WorkerOutput, WorkerSetup, WorkerTask, WorkerTools,
+};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{JobSpec, TargetSpec};
 use iolab_verify::{FailMode, MismatchClass, TargetInfo, Verifier, VerifyConfig};
@@ -56,27 +58,33 @@ fn run(job: &str, store: &Arc<MemStore>, v: &Arc<Verifier>, readback: bool) -> V
                 stop: stop.clone(),
             };
             let setup = WorkerSetup {
-                plan: w.clone(),
-                regions,
-                files: Vec::new(),
-                engine: EngineChoice::Mem(store.clone()),
-                links: Vec::new(),
-                cache: None,
-                verify: Some(wv),
-                faults: None,
-                stop_on_error: false,
-                seed: plan.seed,
-                ramp_ns: 0,
-                duration_ns: plan.duration_ns,
-                interval_ns: 1_000_000_000,
-                epoch,
-                stop: stop.clone(),
-                finish: Arc::new(AtomicBool::new(false)),
-                barrier: barrier.clone(),
-                events: tx,
-                boundaries: Vec::new(),
-                trace: None,
-                replay: None,
+                task: WorkerTask {
+                    plan: w.clone(),
+                    regions,
+                    seed: plan.seed,
+                    ramp_ns: 0,
+                    duration_ns: plan.duration_ns,
+                    interval_ns: 1_000_000_000,
+                    boundaries: Vec::new(),
+                    replay: None,
+                },
+                tools: WorkerTools {
+                    engine: EngineChoice::Mem(store.clone()),
+                    files: Vec::new(),
+                    links: Vec::new(),
+                    cache: None,
+                    verify: Some(wv),
+                    faults: None,
+                    trace: None,
+                },
+                control: WorkerControl {
+                    epoch,
+                    barrier: barrier.clone(),
+                    stop: stop.clone(),
+                    finish: Arc::new(AtomicBool::new(false)),
+                    stop_on_error: false,
+                    events: tx,
+                },
             };
             std::thread::spawn(move || run_worker(setup))
         })

@@ -6,7 +6,9 @@
 //! provoked from outside the crate.
 
 use iolab_engine::sim::SimTarget;
-use iolab_engine::{run_worker, EngineChoice, WorkerEvent, WorkerOutput, WorkerSetup};
+use iolab_engine::{
+    run_worker, EngineChoice, WorkerControl, WorkerEvent, WorkerOutput, WorkerSetup, WorkerTask, WorkerTools,
+};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{JobSpec, SimSpec, TargetSpec};
 use iolab_stats::IntervalStats;
@@ -58,35 +60,41 @@ fn run_with(
     let stop = Arc::new(AtomicBool::new(stop_after == Some(Duration::ZERO)));
     let (tx, rx) = mpsc::channel();
     let setup = WorkerSetup {
-        plan: plan.workers[0].clone(),
-        regions: regions[0].clone(),
-        files: Vec::new(),
-        engine: sim_choice(
-            vec![SimTarget::single(
-                &SimSpec::Fixed { latency_ns, servers, size_bytes },
-                plan.seed,
-                plan.workers[0].qd,
-                false,
-            )],
-            virtual_clock,
-        ),
-        links: Vec::new(),
-        cache: None,
-        verify: None,
-        faults: None,
-        stop_on_error: false,
-        seed: plan.seed,
-        ramp_ns: plan.ramp_ns,
-        duration_ns: plan.duration_ns,
-        interval_ns: INTERVAL_NS,
-        epoch: Instant::now(),
-        stop: stop.clone(),
-        finish: Arc::new(AtomicBool::new(false)),
-        barrier: Arc::new(Barrier::new(1)),
-        events: tx,
-        boundaries,
-        trace: None,
-        replay: None,
+        task: WorkerTask {
+            plan: plan.workers[0].clone(),
+            regions: regions[0].clone(),
+            seed: plan.seed,
+            ramp_ns: plan.ramp_ns,
+            duration_ns: plan.duration_ns,
+            interval_ns: INTERVAL_NS,
+            boundaries,
+            replay: None,
+        },
+        tools: WorkerTools {
+            engine: sim_choice(
+                vec![SimTarget::single(
+                    &SimSpec::Fixed { latency_ns, servers, size_bytes },
+                    plan.seed,
+                    plan.workers[0].qd,
+                    false,
+                )],
+                virtual_clock,
+            ),
+            files: Vec::new(),
+            links: Vec::new(),
+            cache: None,
+            verify: None,
+            faults: None,
+            trace: None,
+        },
+        control: WorkerControl {
+            epoch: Instant::now(),
+            barrier: Arc::new(Barrier::new(1)),
+            stop: stop.clone(),
+            finish: Arc::new(AtomicBool::new(false)),
+            stop_on_error: false,
+            events: tx,
+        },
     };
     let stopper = match stop_after {
         Some(d) if !d.is_zero() => Some(std::thread::spawn(move || {

@@ -6,9 +6,10 @@ use crate::collect::{group_of, Collected};
 use crate::integrity::RunIntegrity;
 use crate::layers::Layers;
 use crate::layout::TargetLayouts;
+use crate::target::RunTarget;
 use crate::warnings::{run_warnings, CacheFacts, PathTarget, RateFacts, RunFacts};
 use crate::{env, loadgen, Result};
-use iolab_device::{OpenedTarget, Probe, TargetKind, ThrottleGuard};
+use iolab_device::{TargetKind, ThrottleGuard};
 use iolab_engine::WorkerOutput;
 use iolab_plan::{Plan, Region};
 use iolab_report::{
@@ -25,10 +26,8 @@ pub(crate) struct Finished {
     pub plan: Plan,
     /// The bound regions.
     pub regions: Vec<Vec<Region>>,
-    /// The targets' probes.
-    pub probes: Vec<Probe>,
-    /// The opened targets.
-    pub opened: Vec<OpenedTarget>,
+    /// The run's targets, open.
+    pub targets: Vec<RunTarget>,
     /// The workers' outputs, in worker order.
     pub outputs: Vec<WorkerOutput>,
     /// Per run target: the file's layout before and after the run, `None` for other targets.
@@ -126,9 +125,9 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         virtual_time: plan.clock == ClockKind::Virtual,
         timed: plan.duration_ns.is_some(),
         direct: plan.direct,
-        path_targets: path_targets(&run.probes, &plan),
+        path_targets: path_targets(&run.targets, &plan),
         mem_total_bytes: iolab_device::mem_total_bytes(),
-        targets_with_holes: read_targets_with_holes(&run.opened, &plan),
+        targets_with_holes: read_targets_with_holes(&run.targets, &plan),
         layouts: run.layouts.iter().flatten().map(|l| l.facts.clone()).collect(),
         rate: rate.as_ref().map(|r| rate_facts(r, total.all.lat_ns.as_ref().map(|l| l.p99))),
         errors: errors.total,
@@ -142,7 +141,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     warnings.extend(run_warnings(&facts));
     let (verify, inject) = run.integrity.results(&mut warnings)?;
     let config = serde_json::json!({ "plan": plan, "regions": run.regions, "interval_s": interval_s });
-    let env = environment(&outputs, (&run.opened, &run.layouts), run.throttle.as_ref());
+    let env = environment(&outputs, (&run.targets, &run.layouts), run.throttle.as_ref());
     let result = RunResult {
         schema: iolab_report::SCHEMA.to_string(),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -184,9 +183,10 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
 
 /// The targets with holes that the run reads: holes matter to reads only (a write-only run on a sparse file,
 /// `--prealloc none`, allocates them).
-fn read_targets_with_holes(opened: &[OpenedTarget], plan: &Plan) -> Vec<String> {
-    opened
+fn read_targets_with_holes(targets: &[RunTarget], plan: &Plan) -> Vec<String> {
+    targets
         .iter()
+        .map(|t| &t.opened)
         .zip(&plan.targets)
         .filter(|(t, p)| t.has_holes && p.reads)
         .map(|(t, _)| t.probe.name.clone())
@@ -434,9 +434,10 @@ fn rate_result(plan: &Plan, outputs: &[WorkerOutput], workers: &[WorkerResult]) 
 }
 
 /// The file and block device targets.
-fn path_targets(probes: &[Probe], plan: &Plan) -> Vec<PathTarget> {
-    probes
+fn path_targets(targets: &[RunTarget], plan: &Plan) -> Vec<PathTarget> {
+    targets
         .iter()
+        .map(RunTarget::probe)
         .zip(&plan.targets)
         .filter(|(p, _)| matches!(p.kind, TargetKind::File | TargetKind::BlockDevice))
         .map(|(p, t)| PathTarget {
@@ -464,7 +465,7 @@ fn dropped_data(plan: &Plan, layers: &Layers) -> Vec<(String, u64)> {
 /// The result's `env` block: the machine, the engine, the targets, the throttle.
 fn environment(
     outputs: &[WorkerOutput],
-    (opened, layouts): (&[OpenedTarget], &[Option<TargetLayouts>]),
+    (targets, layouts): (&[RunTarget], &[Option<TargetLayouts>]),
     throttle: Option<&ThrottleGuard>,
 ) -> Env {
     let mut engine_features: Vec<String> = Vec::new();
@@ -473,8 +474,9 @@ fn environment(
             engine_features.push(f.clone());
         }
     }
-    let targets = opened
+    let targets = targets
         .iter()
+        .map(|t| &t.opened)
         .zip(layouts)
         .map(|(t, l)| TargetEnv {
             name: t.probe.name.clone(),

@@ -7,14 +7,16 @@ use crate::assemble::{self, Finished};
 use crate::collect::{self, Watch};
 use crate::integrity::RunIntegrity;
 use crate::layers::Layers;
-use crate::layout::Layouts;
 use crate::observe::Started;
 use crate::prepare::{self, Prepared};
 use crate::record::RunTrace;
+use crate::target::{PreparedTarget, RunTarget};
 use crate::verdict::Judging;
 use crate::{env, multi, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape, RunSync};
 use iolab_device::{OpenRequest, OpenedTarget, Probe, ThrottleGuard};
-use iolab_engine::{WorkerEvent, WorkerOutput, WorkerResult, WorkerSetup};
+use iolab_engine::{
+    WorkerControl, WorkerEvent, WorkerOutput, WorkerResult, WorkerSetup, WorkerTask, WorkerTools,
+};
 use iolab_plan::sizing::DataKept;
 use iolab_spec::{EngineKind, Prealloc};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -69,22 +71,12 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
     }
 }
 
-/// [`execute`] before the verdict.
+/// [`execute`] before the verdict: prepare, stage, start, collect, join, assemble.
 fn run(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<Executed> {
     let ExecOptions { interval_ns, on_interval, check, stop, observer, gate, sync, replay } = opts;
-    let mut unwritten = Vec::new();
-    let interval_ns = *interval_ns;
     let sync = sync.clone();
     let sync = sync.as_deref();
-    let job = match sync {
-        Some(s) => multi::share_job(s, job)?,
-        None => job,
-    };
-    if let (Some(s), Some(src)) = (sync, replay.as_ref()) {
-        multi::one_host_replay(s, &src.path)?;
-    }
-    let p = prepare::prepare(job, check.as_ref(), gate, &mut **observer);
-    let mut p = agreed(sync, "prepare", p)?;
+    let mut p = prepared(job, sync, (replay.as_ref(), check.as_ref()), gate, &mut **observer)?;
     if dry_run {
         return Ok(Executed::DryRun(Box::new(p.dry_run())));
     }
@@ -92,60 +84,84 @@ fn run(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let go = if stop.load(Ordering::Relaxed) { Err(Error::usage("interrupted")) } else { Ok(()) };
     agreed(sync, "fill", go)?;
     let mut shown = Started::new(&mut **observer, &RunShape::of(&p.plan));
-    let Staged { opened, files, layouts, throttle, mut layers, integrity, run_id_bits } =
-        stage(&mut p, sync, stop, check.as_ref(), &mut *shown)?;
+    let mut staged = stage(&mut p, sync, stop, check.as_ref(), &mut *shown)?;
     // Before the ramp: the ranks release their workers at one instant.
     let released_unix_s = sync.map(multi::start_together);
-    let interval_ns = widened_interval(&p.plan, replay.as_ref(), interval_ns, &mut *shown);
-    let finish = Arc::new(AtomicBool::new(false));
-    let trace = p.trace.as_ref().map(|out| RunTrace::start(out, &p.plan)).transpose()?;
-    let replaying = replay.as_ref().map(|src| {
-        let (ops, skipped) = crate::replay::map(src, &p.plan.workers, &p.regions);
-        (ops.into_iter().map(Arc::new).collect::<Vec<_>>(), skipped)
-    });
-    let (handles, rx) = start_workers(
-        &p,
-        (&layers, trace.as_ref(), replaying.as_ref().map(|(ops, _)| &ops[..])),
-        &integrity,
-        (&opened, &files, &layouts),
-        stop,
-        &finish,
-        interval_ns,
-    )?;
-    let (started_at, started_unix_s) = env::now_rfc3339();
+    let interval_ns = widened_interval(&p.plan, replay.as_ref(), *interval_ns, &mut *shown);
+    let running = start(&p, &staged, replay.as_ref(), stop, interval_ns)?;
     // Collect intervals while the workers run; the observer shows the ramp and measure phases.
     let watch = Watch {
         stop,
-        finish: &finish,
+        finish: &running.finish,
         observer: &mut *shown,
         on_interval: on_interval.as_deref_mut().map(|h| h as IntervalHook<'_>),
-        cache: layers.cache.as_mut(),
+        cache: staged.layers.cache.as_mut(),
         ranks: sync,
     };
-    let mut collected = collect::collect(&p.plan, &rx, interval_ns, watch);
+    let mut collected = collect::collect(&p.plan, &running.rx, interval_ns, watch);
     drop(shown);
     let cpu_end = (env::process_cpu_s(), Instant::now());
     collected.close_pending();
-    let outputs = join_workers(handles);
+    let Joined { outputs, unwritten, replaying, started } = join(running, &mut **observer);
     let done_unix_s = multi::unix_now();
-    if let (Some(trace), Ok(local)) = (trace, &outputs) {
-        let waits = local.iter().map(|o| o.trace_waits).sum();
-        match trace.finish() {
-            Ok(recorded) => observer.notice(&recorded.said(waits)),
-            // The run was measured: its result stands; the caller says the trace was not written.
-            Err(e) => unwritten.push(e.to_string()),
-        }
-    }
     let outputs = multi::done(sync, outputs, collected.announced)?;
-    let layouts = layouts.finish(&p.plan, &opened, &files, &outputs);
     let lag_histograms: Vec<_> = outputs.iter().filter_map(|o| o.lag.clone()).collect();
     let target_names: Vec<String> = p.plan.targets.iter().map(|t| t.name.clone()).collect();
-    let Prepared { plan, regions, probes, warnings, .. } = p;
-    let run = Finished {
+    let times = Times { cpu_end, started, interval_ns };
+    let run = finished(p, staged, (outputs, collected), times);
+    let mut result = match (sync, released_unix_s) {
+        (Some(s), Some(released)) => multi::result_over_ranks(s, run, (released, done_unix_s))?,
+        _ => assemble::result(run)?,
+    };
+    if let (Some(src), Some(replaying)) = (replay.as_ref(), replaying) {
+        add_replay(&mut result, src, replaying, &lag_histograms, &target_names);
+    }
+    Ok(Executed::Done { result: Box::new(result), unwritten })
+}
+
+/// The job planned, probed, bound and checked (over several hosts: rank 0's job for this rank, and every
+/// rank agreed).
+fn prepared(
+    job: iolab_spec::JobSpec,
+    sync: Option<&dyn RunSync>,
+    (replay, check): (Option<&crate::replay::ReplaySource>, Option<&crate::CheckMode>),
+    gate: &iolab_device::WriteGate,
+    observer: &mut dyn Observer,
+) -> Result<Prepared> {
+    let job = match sync {
+        Some(s) => multi::share_job(s, job)?,
+        None => job,
+    };
+    if let (Some(s), Some(src)) = (sync, replay) {
+        multi::one_host_replay(s, &src.path)?;
+    }
+    agreed(sync, "prepare", prepare::prepare(job, check, gate, observer))
+}
+
+/// When a run's workers started and were done, and its interval.
+struct Times {
+    /// Process CPU time and instant when the workers were done.
+    cpu_end: ((f64, f64), Instant),
+    /// When the workers started: RFC 3339 and Unix seconds.
+    started: (String, f64),
+    interval_ns: u64,
+}
+
+/// What a run left once its workers are joined, for [`assemble`].
+fn finished(
+    p: Prepared,
+    staged: Staged,
+    (outputs, collected): (Vec<WorkerOutput>, collect::Collected),
+    times: Times,
+) -> Finished {
+    let layouts = crate::layout::finish(&p.plan, &staged.targets, &outputs);
+    let Prepared { plan, regions, warnings, .. } = p;
+    let Staged { targets, throttle, layers, integrity, run_id_bits } = staged;
+    let Times { cpu_end, started: (started_at, started_unix_s), interval_ns } = times;
+    Finished {
         plan,
         regions,
-        probes,
-        opened,
+        targets,
         outputs,
         layouts,
         layers,
@@ -158,15 +174,7 @@ fn run(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
         run_id_bits,
         interval_ns,
         warnings,
-    };
-    let mut result = match (sync, released_unix_s) {
-        (Some(s), Some(released)) => multi::result_over_ranks(s, run, (released, done_unix_s))?,
-        _ => assemble::result(run)?,
-    };
-    if let (Some(src), Some(replaying)) = (replay.as_ref(), replaying) {
-        add_replay(&mut result, src, replaying, &lag_histograms, &target_names);
     }
-    Ok(Executed::Done { result: Box::new(result), unwritten })
 }
 
 /// The result's `replay` block: the workers' ops and lags together, and a timed replay's depth left to the
@@ -174,7 +182,7 @@ fn run(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
 fn add_replay(
     result: &mut iolab_report::RunResult,
     src: &crate::replay::ReplaySource,
-    (ops, skipped): (Vec<Arc<iolab_engine::ReplayOps>>, std::collections::BTreeMap<String, u64>),
+    (ops, skipped): Replaying,
     lags: &[Box<iolab_stats::LatencyHistogram>],
     target_names: &[String],
 ) {
@@ -191,9 +199,7 @@ fn add_replay(
 
 /// What a run is made of once its targets are open, before its workers start.
 struct Staged {
-    opened: Vec<OpenedTarget>,
-    files: Vec<Option<Arc<std::fs::File>>>,
-    layouts: Layouts,
+    targets: Vec<RunTarget>,
     throttle: Option<ThrottleGuard>,
     layers: Layers,
     integrity: RunIntegrity,
@@ -209,15 +215,15 @@ fn stage(
     check: Option<&crate::CheckMode>,
     shown: &mut dyn Observer,
 ) -> Result<Staged> {
-    let opened = open_targets(&mut p.requests, &p.probes, stop, shown);
-    let mut opened = match sync {
+    let opened = open_targets(&mut p.targets, stop, shown);
+    let opened = match sync {
         Some(s) => multi::agree_opened(s, opened, &target_paths(p))?,
         None => opened?,
     };
-    let files: Vec<Option<Arc<std::fs::File>>> =
-        opened.iter_mut().map(|t| t.file.take().map(Arc::new)).collect();
     // The file targets' extents, now that they are prepared: the workers count I/Os against them.
-    let layouts = Layouts::take(&p.plan, &opened, &files);
+    let prepared = std::mem::take(&mut p.targets);
+    let targets: Vec<RunTarget> =
+        prepared.into_iter().zip(opened).map(|(t, o)| RunTarget::new(t, o, &p.plan)).collect();
     let throttle = agreed(sync, "throttle", apply_throttle(p, shown))?;
     // Emulated devices, links and the cache, verification and faults; then the workers.
     let layers = Layers::build(&p.plan, &p.job.cache, &p.regions, p.job.integrity.verifying());
@@ -232,10 +238,9 @@ fn stage(
         shown.cache_started(&rc.cache);
     }
     let run_id_bits = run_id_bits(p.plan.seed);
-    let integrity =
-        RunIntegrity::build(&p.job, &p.plan, &p.regions, (&p.geometry, &files), check, run_id_bits);
+    let integrity = RunIntegrity::build(&p.job, &p.plan, &p.regions, &targets, check, run_id_bits);
     let integrity = agreed(sync, "integrity", integrity)?;
-    Ok(Staged { opened, files, layouts, throttle, layers, integrity, run_id_bits })
+    Ok(Staged { targets, throttle, layers, integrity, run_id_bits })
 }
 
 /// `r` on this host alone; over several hosts, `r` when every rank succeeded at `stage`, or every rank's
@@ -261,13 +266,12 @@ fn target_paths(p: &Prepared) -> Vec<Option<String>> {
 
 /// Opens every target, creating and filling where needed (with a notice and the observer's progress).
 fn open_targets(
-    requests: &mut [OpenRequest],
-    probes: &[Probe],
+    targets: &mut [PreparedTarget],
     stop: &Arc<AtomicBool>,
     obs: &mut dyn Observer,
 ) -> Result<Vec<OpenedTarget>> {
     let mut opened = Vec::new();
-    for (r, p) in requests.iter_mut().zip(probes) {
+    for PreparedTarget { request: r, probe: p, .. } in targets {
         // A Ctrl-C during a long fill stops it between chunks (what it created is removed).
         r.stop = Some(iolab_device::StopFlag(stop.clone()));
         announce_layout(r, p, obs);
@@ -331,65 +335,83 @@ enum Threads {
     Together(JoinHandle<Vec<WorkerResult>>),
 }
 
-/// Worker threads, started and released together.
-type Workers = (Threads, mpsc::Receiver<WorkerEvent>);
+/// The workers, started: their threads, their events, the flag that ends the measurement complete, the
+/// trace they record into, the replay's ops, and when they started (RFC 3339, Unix seconds).
+struct Running {
+    threads: Threads,
+    rx: mpsc::Receiver<WorkerEvent>,
+    finish: Arc<AtomicBool>,
+    trace: Option<RunTrace>,
+    replaying: Option<Replaying>,
+    started: (String, f64),
+}
 
-/// Starts one thread per worker (on virtual time, one thread for all) and releases them together (the barrier)
-/// once all exist.
-fn start_workers(
+/// A replay's ops per worker, and the trace's records skipped (by reason).
+type Replaying = (Vec<Arc<iolab_engine::ReplayOps>>, std::collections::BTreeMap<String, u64>);
+
+/// Starts the workers: one thread per worker (on virtual time, one thread for all), released together (the
+/// barrier) once all exist.
+fn start(
     p: &Prepared,
-    (layers, trace, replay): (&Layers, Option<&RunTrace>, Option<&[Arc<iolab_engine::ReplayOps>]>),
-    integrity: &RunIntegrity,
-    targets: (&[OpenedTarget], &[Option<Arc<std::fs::File>>], &Layouts),
+    staged: &Staged,
+    replay: Option<&crate::replay::ReplaySource>,
     stop: &Arc<AtomicBool>,
-    finish: &Arc<AtomicBool>,
     interval_ns: u64,
-) -> Result<Workers> {
-    let (opened, files, layouts) = targets;
-    let plan = &p.plan;
-    let epoch = Instant::now();
-    let together = layers.on_timeline();
+) -> Result<Running> {
+    let finish = Arc::new(AtomicBool::new(false));
+    let trace = p.trace.as_ref().map(|out| RunTrace::start(out, &p.plan)).transpose()?;
+    let replaying = replay.map(|src| {
+        let (ops, skipped) = crate::replay::map(src, &p.plan.workers, &p.regions);
+        (ops.into_iter().map(Arc::new).collect::<Vec<_>>(), skipped)
+    });
+    let together = staged.layers.on_timeline();
     // Workers on one thread pass no barrier of their own: their thread does, for all of them.
-    let parties = if together { 2 } else { plan.workers.len() + 1 };
+    let parties = if together { 2 } else { p.plan.workers.len() + 1 };
     let barrier = Arc::new(Barrier::new(parties));
     let own_barrier = Arc::new(Barrier::new(1));
     let (tx, rx) = mpsc::channel::<WorkerEvent>();
+    let control = WorkerControl {
+        epoch: Instant::now(),
+        barrier: if together { own_barrier } else { barrier.clone() },
+        stop: stop.clone(),
+        finish: finish.clone(),
+        stop_on_error: staged.integrity.stop_on_error,
+        events: tx,
+    };
+    let replay_ops = replaying.as_ref().map(|(ops, _)| &ops[..]);
     let mut setups = Vec::new();
-    for (w, wregions) in plan.workers.iter().zip(&p.regions) {
-        let (engine, links, cache) = layers.worker(w, opened, p.file_engine == EngineKind::Sync)?;
-        let (verify, faults) = integrity.worker(w, wregions, stop);
-        let setup = WorkerSetup {
-            plan: w.clone(),
-            regions: wregions.clone(),
-            // A real cache device comes after the worker's own targets (iolab_engine::cache::RealDevice).
-            files: w
-                .targets
-                .iter()
-                .filter_map(|&i| files[i].clone())
-                .chain(layers.cache_dev_file())
-                .collect(),
-            engine,
-            links,
-            cache,
-            verify,
-            faults,
-            stop_on_error: integrity.stop_on_error,
-            seed: plan.seed,
-            ramp_ns: plan.ramp_ns,
-            duration_ns: plan.duration_ns,
-            interval_ns,
-            epoch,
-            stop: stop.clone(),
-            finish: finish.clone(),
-            barrier: if together { own_barrier.clone() } else { barrier.clone() },
-            events: tx.clone(),
-            boundaries: layouts.boundaries(&w.targets),
-            trace: trace.map(|t| t.worker(w)),
-            replay: replay.and_then(|r| r.get(w.index as usize)).cloned(),
-        };
-        setups.push(setup);
+    for (index, w) in p.plan.workers.iter().enumerate() {
+        let mut task = WorkerTask::of(&p.plan, index, p.regions[index].clone(), interval_ns);
+        task.boundaries = crate::layout::boundaries(&staged.targets, &w.targets);
+        task.replay = replay_ops.and_then(|r| r.get(w.index as usize)).cloned();
+        let tools = tools(p, staged, w, trace.as_ref(), stop)?;
+        setups.push(WorkerSetup { task, tools, control: control.clone() });
     }
-    drop(tx);
+    drop(control);
+    let threads = spawn(setups, together, barrier)?;
+    Ok(Running { threads, rx, finish, trace, replaying, started: env::now_rfc3339() })
+}
+
+/// What worker `w` does its I/O with: the engine, links and cache of the run's layers, its verification and
+/// faults, its files (a real cache device after its own targets) and its trace recorder.
+fn tools(
+    p: &Prepared,
+    staged: &Staged,
+    w: &iolab_plan::WorkerPlan,
+    trace: Option<&RunTrace>,
+    stop: &Arc<AtomicBool>,
+) -> Result<WorkerTools> {
+    let layers = &staged.layers;
+    let (engine, links, cache) = layers.worker(w, &staged.targets, p.file_engine == EngineKind::Sync)?;
+    let (verify, faults) = staged.integrity.worker(w, &p.regions[w.index as usize], stop);
+    // A real cache device comes after the worker's own targets (iolab_engine::cache::RealDevice).
+    let own = w.targets.iter().filter_map(|&i| staged.targets[i].file.clone());
+    let files = own.chain(layers.cache_dev_file()).collect();
+    Ok(WorkerTools { engine, files, links, cache, verify, faults, trace: trace.map(|t| t.worker(w)) })
+}
+
+/// Spawns the workers' threads and releases them together once all exist.
+fn spawn(setups: Vec<WorkerSetup>, together: bool, barrier: Arc<Barrier>) -> Result<Threads> {
     let spawn = |name: String| std::thread::Builder::new().name(name);
     let threads = if together {
         let b = barrier.clone();
@@ -401,14 +423,41 @@ fn start_workers(
     } else {
         let mut handles = Vec::new();
         for setup in setups {
-            let h =
-                spawn(format!("iolab-w{}", setup.plan.index)).spawn(move || iolab_engine::run_worker(setup));
+            let name = format!("iolab-w{}", setup.task.plan.index);
+            let h = spawn(name).spawn(move || iolab_engine::run_worker(setup));
             handles.push(h.map_err(|e| Error::internal(e).context("starting a worker thread"))?);
         }
         Threads::PerWorker(handles)
     };
     barrier.wait();
-    Ok((threads, rx))
+    Ok(threads)
+}
+
+/// The workers, joined.
+struct Joined {
+    /// Their outputs in worker order, or the first worker's error.
+    outputs: Result<Vec<WorkerOutput>>,
+    /// The run's own outputs not written (`--trace`): the run was measured and its result stands.
+    unwritten: Vec<String>,
+    /// The replay's ops.
+    replaying: Option<Replaying>,
+    /// When they started: RFC 3339 and Unix seconds.
+    started: (String, f64),
+}
+
+/// Joins the workers and finishes their trace.
+fn join(running: Running, observer: &mut dyn Observer) -> Joined {
+    let Running { threads, trace, replaying, started, .. } = running;
+    let outputs = join_workers(threads);
+    let mut unwritten = Vec::new();
+    if let (Some(trace), Ok(local)) = (trace, &outputs) {
+        let waits = local.iter().map(|o| o.trace_waits).sum();
+        match trace.finish() {
+            Ok(recorded) => observer.notice(&recorded.said(waits)),
+            Err(e) => unwritten.push(e.to_string()),
+        }
+    }
+    Joined { outputs, unwritten, replaying, started }
 }
 
 /// Joins the workers; their outputs in worker order, or the first worker's error.

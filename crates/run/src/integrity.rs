@@ -5,6 +5,7 @@
 //! start; each worker gets its share ([`RunIntegrity::worker`]): the verifier's id of each of its targets (the
 //! run's target index) and its regions (what its read-back pass reads and where a misdirected write lands).
 
+use crate::target::RunTarget;
 use crate::{Error, Result};
 use iolab_engine::fault::{Faults, WorkerFaults};
 use iolab_engine::verify::WorkerVerify;
@@ -117,17 +118,18 @@ pub fn check_job(
 }
 
 impl RunIntegrity {
-    /// Builds the run's verifier and faults. `geometry` gives the targets' usable sizes and alignment units,
+    /// Builds the run's verifier and faults. The targets' geometry gives their usable sizes and alignment units,
     /// `run_id` goes into every header. Errors are usage errors (nothing has been written yet).
-    pub fn build(
+    pub(crate) fn build(
         job: &JobSpec,
         plan: &Plan,
         regions: &[Vec<Region>],
-        targets: (&[TargetGeometry], &[Option<Arc<std::fs::File>>]),
+        targets: &[RunTarget],
         check: Option<&CheckMode>,
         run_id: u64,
     ) -> Result<RunIntegrity> {
-        let (geometry, files) = targets;
+        let geometry: Vec<TargetGeometry> = targets.iter().map(|t| t.prepared.geometry).collect();
+        let files: Vec<Option<Arc<std::fs::File>>> = targets.iter().map(|t| t.file.clone()).collect();
         let sizes: Vec<u64> = geometry.iter().map(|g| g.size_bytes).collect();
         // A target that takes any byte offset (buffered, in-process) still tears at sectors, as a disk does.
         let write_units = geometry.iter().map(|g| g.block_bytes.max(512)).collect();

@@ -6,7 +6,7 @@
 
 use crate::{Error, Result};
 use iolab_cache::{Cache, CacheConfig};
-use iolab_device::{OpenRequest, OpenedTarget, TargetKind};
+use iolab_device::{OpenRequest, TargetKind};
 use iolab_engine::cache::{RealDevice, WorkerCache, FLUSH_STAGING};
 use iolab_engine::link::SharedLink;
 use iolab_engine::sim::SimTarget;
@@ -193,11 +193,11 @@ impl Layers {
         Ok(Layers { sims, links, cache, timeline, data })
     }
 
-    /// The engine, links and cache for worker `w`; `opened` are the run's opened targets.
-    pub fn worker(
+    /// The engine, links and cache for worker `w`; `targets` are the run's targets, open.
+    pub(crate) fn worker(
         &self,
         w: &WorkerPlan,
-        opened: &[OpenedTarget],
+        targets: &[crate::target::RunTarget],
         file_engine_sync: bool,
     ) -> Result<(EngineChoice, Vec<Option<SharedLink>>, Option<WorkerCache>)> {
         let first = w.targets[0];
@@ -213,9 +213,9 @@ impl Layers {
                 let seat = self.timeline.as_ref().map(|t| t.seat(w.index as usize));
                 EngineChoice::Sim { targets, client: w.index as usize, seat }
             }
-            false => match &opened[first].mem {
+            false => match &targets[first].opened.mem {
                 Some(store) => EngineChoice::Mem(store.clone()),
-                None if matches!(opened[first].probe.kind, iolab_device::TargetKind::Null) => {
+                None if matches!(targets[first].opened.probe.kind, iolab_device::TargetKind::Null) => {
                     EngineChoice::Null
                 }
                 None if file_engine_sync => EngineChoice::Sync,

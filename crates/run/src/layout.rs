@@ -4,6 +4,7 @@
 //! allocated more extents. Block devices, `mem:`, `null:` and `sim:` targets, and files on file systems
 //! without FIEMAP, have none.
 
+use crate::target::RunTarget;
 use crate::warnings::LayoutFacts;
 use iolab_device::{Layout, OpenedTarget, TargetKind};
 use iolab_engine::WorkerOutput;
@@ -12,12 +13,12 @@ use iolab_report::TargetLayout;
 use std::fs::File;
 use std::sync::Arc;
 
-/// The layouts taken before the ramp, per run target.
-pub(crate) struct Layouts {
-    /// Per run target: its layout before the ramp; `None` for targets without one.
-    before: Vec<Option<Layout>>,
-    /// Per run target: how iolab laid it out, when it created or extended it.
-    prealloc: Vec<Option<&'static str>>,
+/// A run target's layout taken before the ramp.
+pub(crate) struct Before {
+    /// Its layout before the ramp; `None` for targets without one.
+    layout: Option<Layout>,
+    /// How iolab laid it out, when it created or extended it.
+    prealloc: Option<&'static str>,
 }
 
 /// One file target's layout before and after the run, and the I/Os split by the first.
@@ -28,55 +29,48 @@ pub(crate) struct TargetLayouts {
     pub facts: LayoutFacts,
 }
 
-impl Layouts {
-    /// Maps every file target of `opened` (whose descriptors are now in `files`).
-    pub fn take(plan: &Plan, opened: &[OpenedTarget], files: &[Option<Arc<File>>]) -> Layouts {
-        let before = opened.iter().zip(files).map(|(t, f)| layout_of(t, f.as_deref())).collect();
-        let prealloc = opened
-            .iter()
-            .map(|t| (t.created || t.probe.will_extend_to.is_some()).then_some(plan.prealloc.as_str()))
-            .collect();
-        Layouts { before, prealloc }
+impl Before {
+    /// Maps a target once opened (its descriptor now `file`), when it is a file.
+    pub fn take(plan: &Plan, opened: &OpenedTarget, file: Option<&File>) -> Before {
+        let extended = opened.created || opened.probe.will_extend_to.is_some();
+        Before { layout: layout_of(opened, file), prealloc: extended.then_some(plan.prealloc.as_str()) }
     }
+}
 
-    /// The boundaries of a worker's targets (`targets`: run target indices) that have more than one extent;
-    /// empty when none has, so the worker counts nothing.
-    pub fn boundaries(&self, targets: &[usize]) -> Vec<Option<Arc<[u64]>>> {
-        let b: Vec<Option<Arc<[u64]>>> = targets
-            .iter()
-            .map(|&i| self.before[i].as_ref().filter(|l| l.extents > 1).map(|l| l.boundaries.clone()))
-            .collect();
-        if b.iter().any(Option::is_some) {
-            b
-        } else {
-            Vec::new()
-        }
+/// The boundaries of a worker's targets (`worker_targets`: run target indices) that have more than one
+/// extent; empty when none has, so the worker counts nothing.
+pub(crate) fn boundaries(targets: &[RunTarget], worker_targets: &[usize]) -> Vec<Option<Arc<[u64]>>> {
+    let b: Vec<Option<Arc<[u64]>>> = worker_targets
+        .iter()
+        .map(|&i| targets[i].before.layout.as_ref().filter(|l| l.extents > 1).map(|l| l.boundaries.clone()))
+        .collect();
+    if b.iter().any(Option::is_some) {
+        b
+    } else {
+        Vec::new()
     }
+}
 
-    /// Maps the file targets again and adds up the workers' split I/Os per run target.
-    pub fn finish(
-        self,
-        plan: &Plan,
-        opened: &[OpenedTarget],
-        files: &[Option<Arc<File>>],
-        outputs: &[WorkerOutput],
-    ) -> Vec<Option<TargetLayouts>> {
-        let mut split = vec![0u64; plan.targets.len()];
-        for (o, w) in outputs.iter().zip(&plan.workers) {
-            for (&count, &i) in o.split_ios.iter().zip(&w.targets) {
-                split[i] += count;
-            }
+/// Maps the file targets again and adds up the workers' split I/Os, per run target.
+pub(crate) fn finish(
+    plan: &Plan,
+    targets: &[RunTarget],
+    outputs: &[WorkerOutput],
+) -> Vec<Option<TargetLayouts>> {
+    let mut split = vec![0u64; plan.targets.len()];
+    for (o, w) in outputs.iter().zip(&plan.workers) {
+        for (&count, &i) in o.split_ios.iter().zip(&w.targets) {
+            split[i] += count;
         }
-        let mut out = Vec::new();
-        for (i, before) in self.before.into_iter().enumerate() {
-            let after = before.as_ref().and_then(|_| layout_of(&opened[i], files[i].as_deref()));
-            out.push(before.map(|before| {
-                let after = after.unwrap_or_else(|| before.clone());
-                target_layouts(&opened[i].probe.name, self.prealloc[i], (&before, &after), split[i])
-            }));
-        }
-        out
     }
+    let mut out = Vec::new();
+    for (t, split) in targets.iter().zip(split) {
+        out.push(t.before.layout.as_ref().map(|before| {
+            let after = layout_of(&t.opened, t.file.as_deref()).unwrap_or_else(|| before.clone());
+            target_layouts(&t.opened.probe.name, t.before.prealloc, (before, &after), split)
+        }));
+    }
+    out
 }
 
 /// A file target's layout, `None` for other targets or when its file system has no FIEMAP.

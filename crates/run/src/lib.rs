@@ -32,6 +32,7 @@ pub mod replay;
 pub mod runner;
 pub mod steady;
 pub mod sweep;
+mod target;
 pub mod verdict;
 pub mod warnings;
 mod wire;

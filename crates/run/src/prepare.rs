@@ -3,6 +3,7 @@
 //! (no side effects) and the plan is bound to the targets' sizes and sector sizes; then verification, the
 //! cache device and `--throttle` are checked. A dry run ends here.
 
+use crate::target::PreparedTarget;
 use crate::{integrity, layers, CheckMode, Error, Observer, Result};
 use iolab_device::{Access, OpenRequest, Output, Probe, TargetKind, WriteGate};
 use iolab_plan::sizing::{DataKept, MemoryNeed};
@@ -21,12 +22,8 @@ pub(crate) struct Prepared {
     pub plan: Plan,
     /// `regions[w][i]`: worker `w`'s region in its `i`-th target.
     pub regions: Vec<Vec<Region>>,
-    /// Per run target: the size and alignment unit the plan was bound to.
-    pub geometry: Vec<TargetGeometry>,
-    /// Per run target: how to open it.
-    pub requests: Vec<OpenRequest>,
-    /// Per run target: what probing found.
-    pub probes: Vec<Probe>,
+    /// The run's targets, in plan order.
+    pub targets: Vec<PreparedTarget>,
     /// The engine for files and devices.
     pub file_engine: EngineKind,
     /// `--throttle`: the block devices to limit, (name, major, minor).
@@ -68,7 +65,7 @@ impl Prepared {
             plan: self.plan.clone(),
             regions: self.regions.clone(),
             file_engine: self.file_engine,
-            targets: self.probes.clone(),
+            targets: self.targets.iter().map(|t| t.probe.clone()).collect(),
             exchange: crate::verdict::sizing(&self.job),
         }
     }
@@ -110,31 +107,23 @@ pub(crate) fn prepare(
     let trace = claim_paths(gate.clone(), &job, &requests, check)?;
     let probes =
         requests.iter().map(iolab_device::probe).collect::<Result<Vec<_>, _>>().map_err(Error::usage)?;
-    let geometry: Vec<TargetGeometry> = probes
-        .iter()
-        .map(|p| TargetGeometry {
-            size_bytes: p.will_extend_to.unwrap_or(p.size_bytes),
-            block_bytes: p.logical_block_size,
+    let targets: Vec<PreparedTarget> = requests
+        .into_iter()
+        .zip(probes)
+        .map(|(request, probe)| {
+            let size_bytes = probe.will_extend_to.unwrap_or(probe.size_bytes);
+            let geometry = TargetGeometry { size_bytes, block_bytes: probe.logical_block_size };
+            PreparedTarget { request, probe, geometry }
         })
         .collect();
+    let geometry: Vec<TargetGeometry> = targets.iter().map(|t| t.geometry).collect();
     let regions = plan.bind(&geometry).map_err(Error::usage)?;
     integrity::check_job(&job, &plan, &regions, check)?;
     layers::check_cache_dev(&plan, &job.cache, &regions)?;
     let data = DataKept::of(&plan, &job.cache, job.integrity.verifying());
     check_memory(&plan, &regions, (&job.cache, data), iolab_device::mem_available_bytes())?;
-    let throttle_devices = throttle_devices(&job, &probes)?;
-    Ok(Prepared {
-        job,
-        plan,
-        regions,
-        geometry,
-        requests,
-        probes,
-        file_engine,
-        throttle_devices,
-        warnings,
-        trace,
-    })
+    let throttle_devices = throttle_devices(&job, &targets)?;
+    Ok(Prepared { job, plan, regions, targets, file_engine, throttle_devices, warnings, trace })
 }
 
 /// Claims the run's targets, journal, cache device and trace in (a copy of) the caller's gate, which holds its
@@ -304,13 +293,13 @@ fn choose_engine(plan: &mut Plan, warnings: &mut Vec<Warning>, obs: &mut dyn Obs
 }
 
 /// `--throttle`: the kernel's cgroup limits on the block devices, checked now (applied before the workers).
-fn throttle_devices(job: &JobSpec, probes: &[Probe]) -> Result<Option<Vec<(String, u32, u32)>>> {
+fn throttle_devices(job: &JobSpec, targets: &[PreparedTarget]) -> Result<Option<Vec<(String, u32, u32)>>> {
     if job.throttle.is_none() {
         return Ok(None);
     }
     let mut devs = Vec::new();
-    for p in probes.iter().filter(|p| !matches!(p.kind, TargetKind::Mem | TargetKind::Null | TargetKind::Sim))
-    {
+    let probes = targets.iter().map(|t| &t.probe);
+    for p in probes.filter(|p| !matches!(p.kind, TargetKind::Mem | TargetKind::Null | TargetKind::Sim)) {
         let (major, minor) = iolab_device::throttle::device_numbers(&p.name).map_err(Error::Throttle)?;
         devs.push((p.name.clone(), major, minor));
     }

@@ -45,26 +45,23 @@ impl EngineChoice {
     }
 }
 
-/// Everything one worker needs.
+/// Everything one worker needs, by role: what to do, what to do it with, and how it is controlled.
 pub struct WorkerSetup {
+    /// What to do: the worker's plan, where and for how long.
+    pub task: WorkerTask,
+    /// What to do it with: the engine and the layers in front of it.
+    pub tools: WorkerTools,
+    /// How it is controlled: released, stopped, and where its intervals go.
+    pub control: WorkerControl,
+}
+
+/// What a worker does: its plan, its regions, the run's seed and time window, and (`iolab replay`) the ops
+/// it issues instead of the plan's.
+pub struct WorkerTask {
     /// The worker's plan.
     pub plan: WorkerPlan,
     /// Its region in each of its targets.
     pub regions: Vec<Region>,
-    /// Its files (path targets), in target order.
-    pub files: Vec<Arc<File>>,
-    /// Its engine.
-    pub engine: EngineChoice,
-    /// The link in front of each of its targets (`link:`), if any.
-    pub links: Vec<Option<crate::link::SharedLink>>,
-    /// The run's block cache, when there is one.
-    pub cache: Option<WorkerCache>,
-    /// `--verify`: headers on writes, checks on reads, read-back after the run.
-    pub verify: Option<crate::verify::WorkerVerify>,
-    /// `--inject`: faults put into the target's I/O.
-    pub faults: Option<crate::fault::WorkerFaults>,
-    /// Raise `stop` at the first failed I/O (`--stop-on-error`).
-    pub stop_on_error: bool,
     /// The run seed.
     pub seed: u64,
     /// Warm-up.
@@ -73,25 +70,96 @@ pub struct WorkerSetup {
     pub duration_ns: Option<u64>,
     /// Time-series interval.
     pub interval_ns: u64,
+    /// Per worker target (by its own target index): the file's extent boundaries, taken after the targets
+    /// were prepared, when it has more than one extent (`iolab_device::layout`); `None` otherwise. Empty: no
+    /// target has any, and nothing is counted.
+    pub boundaries: Vec<Option<Arc<[u64]>>>,
+    /// `iolab replay`: the ops to issue, in place of the plan's generator and arrivals (None: a normal run).
+    pub replay: Option<Arc<ReplayOps>>,
+}
+
+impl WorkerTask {
+    /// Worker `index` of `plan`, bound to `regions`, with the plan's seed, ramp and duration and intervals of
+    /// `interval_ns`; no extent boundaries, no replay.
+    pub fn of(plan: &iolab_plan::Plan, index: usize, regions: Vec<Region>, interval_ns: u64) -> WorkerTask {
+        WorkerTask {
+            plan: plan.workers[index].clone(),
+            regions,
+            seed: plan.seed,
+            ramp_ns: plan.ramp_ns,
+            duration_ns: plan.duration_ns,
+            interval_ns,
+            boundaries: Vec::new(),
+            replay: None,
+        }
+    }
+}
+
+/// What a worker does its I/O with: its engine, its files, and the layers stacked in front (links, the
+/// cache, verification, faults, the trace recorder).
+pub struct WorkerTools {
+    /// Its engine.
+    pub engine: EngineChoice,
+    /// Its files (path targets), in target order.
+    pub files: Vec<Arc<File>>,
+    /// The link in front of each of its targets (`link:`), if any.
+    pub links: Vec<Option<crate::link::SharedLink>>,
+    /// The run's block cache, when there is one.
+    pub cache: Option<WorkerCache>,
+    /// `--verify`: headers on writes, checks on reads, read-back after the run.
+    pub verify: Option<crate::verify::WorkerVerify>,
+    /// `--inject`: faults put into the target's I/O.
+    pub faults: Option<crate::fault::WorkerFaults>,
+    /// `--trace`: where the worker records every completed op (None: nothing is recorded).
+    pub trace: Option<WorkerTrace>,
+}
+
+impl WorkerTools {
+    /// `engine` alone: no files, links, cache, verification, faults or trace.
+    pub fn on(engine: EngineChoice) -> WorkerTools {
+        WorkerTools {
+            engine,
+            files: Vec::new(),
+            links: Vec::new(),
+            cache: None,
+            verify: None,
+            faults: None,
+            trace: None,
+        }
+    }
+}
+
+#[derive(Clone)]
+/// How a worker is controlled: the clock's epoch, the barrier that releases all workers together, the flags
+/// that end its run, and where its intervals go.
+pub struct WorkerControl {
     /// The run's clock epoch.
     pub epoch: Instant,
+    /// All workers start together.
+    pub barrier: Arc<Barrier>,
     /// Set to stop issuing (Ctrl-C, or another worker failed).
     pub stop: Arc<AtomicBool>,
     /// Raised by the cli to end the measurement now as if its time were up (steady state reached, a search
     /// step decided): the result is complete, not partial.
     pub finish: Arc<AtomicBool>,
-    /// All workers start together.
-    pub barrier: Arc<Barrier>,
+    /// Raise `stop` at the first failed I/O (`--stop-on-error`).
+    pub stop_on_error: bool,
     /// Where intervals go.
     pub events: Sender<WorkerEvent>,
-    /// Per worker target (by its own target index): the file's extent boundaries, taken after the targets
-    /// were prepared, when it has more than one extent (`iolab_device::layout`); `None` otherwise. Empty: no
-    /// target has any, and nothing is counted.
-    pub boundaries: Vec<Option<Arc<[u64]>>>,
-    /// `--trace`: where the worker records every completed op (None: nothing is recorded).
-    pub trace: Option<WorkerTrace>,
-    /// `iolab replay`: the ops to issue, in place of the plan's generator and arrivals (None: a normal run).
-    pub replay: Option<Arc<ReplayOps>>,
+}
+
+impl WorkerControl {
+    /// A worker alone: its own barrier, flags nobody else raises, its events to `events`.
+    pub fn alone(events: Sender<WorkerEvent>) -> WorkerControl {
+        WorkerControl {
+            epoch: Instant::now(),
+            barrier: Arc::new(Barrier::new(1)),
+            stop: Arc::new(AtomicBool::new(false)),
+            finish: Arc::new(AtomicBool::new(false)),
+            stop_on_error: false,
+            events,
+        }
+    }
 }
 
 /// `iolab replay`: a worker's ops, loaded before the run (no file I/O while it goes on), each at its time.
@@ -284,27 +352,9 @@ impl WorkerSetup {
     ) -> (WorkerSetup, std::sync::mpsc::Receiver<WorkerEvent>) {
         let (tx, rx) = std::sync::mpsc::channel();
         let setup = WorkerSetup {
-            plan: plan.workers[0].clone(),
-            regions,
-            files: Vec::new(),
-            engine,
-            links: Vec::new(),
-            cache: None,
-            verify: None,
-            faults: None,
-            stop_on_error: false,
-            seed: plan.seed,
-            ramp_ns: plan.ramp_ns,
-            duration_ns: plan.duration_ns,
-            interval_ns,
-            epoch: Instant::now(),
-            stop: Arc::new(AtomicBool::new(false)),
-            finish: Arc::new(AtomicBool::new(false)),
-            barrier: Arc::new(Barrier::new(1)),
-            events: tx,
-            boundaries: Vec::new(),
-            trace: None,
-            replay: None,
+            task: WorkerTask::of(plan, 0, regions, interval_ns),
+            tools: WorkerTools::on(engine),
+            control: WorkerControl::alone(tx),
         };
         (setup, rx)
     }

@@ -26,7 +26,8 @@ mod txn;
 mod window;
 
 pub use interface::{
-    EngineChoice, ReadSources, ReplayOps, TxnStats, WorkerEvent, WorkerOutput, WorkerSetup, WorkerTrace,
+    EngineChoice, ReadSources, ReplayOps, TxnStats, WorkerControl, WorkerEvent, WorkerOutput, WorkerSetup,
+    WorkerTask, WorkerTools, WorkerTrace,
 };
 pub use setup::run_worker;
 pub use together::{run_on_timeline, WorkerResult};

@@ -157,11 +157,11 @@ struct Thinking {
 
 /// Runs the worker's ops until the end, a limit, a finish or a stop request. See the module header.
 pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, EngineError> {
-    let w = &s.plan;
+    let w = &s.task.plan;
     let qd = w.qd as usize;
     let mut l = OpLoop {
         s,
-        gen: OpGen::new(w, &s.regions, Rng::for_worker(s.seed, w.index)),
+        gen: OpGen::new(w, &s.task.regions, Rng::for_worker(s.task.seed, w.index)),
         slots: Slots::new(qd, w.data, w.durability),
         done: Vec::with_capacity(2 * qd),
         read: OpStats::new(),
@@ -175,8 +175,8 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
             in_flight: 0,
             due: false,
         }),
-        series: Series::new(w.index, &s.events),
-        sources: s.cache.as_ref().map(|_| Box::<ReadSources>::default()),
+        series: Series::new(w.index, &s.control.events),
+        sources: s.tools.cache.as_ref().map(|_| Box::<ReadSources>::default()),
         ios_limit: w.ios.unwrap_or(u64::MAX),
         bytes_limit: w.bytes.unwrap_or(u64::MAX),
         issued: 0,
@@ -185,9 +185,9 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         think: w.think.map(|plan| Thinking { plan, left: plan.burst, idle_until: None }),
         per_target: (w.targets.len() > 1)
             .then(|| w.targets.iter().map(|_| (OpStats::new(), OpStats::new())).collect()),
-        splits: SplitCounter::new(&s.boundaries),
-        trace: s.trace.as_ref().map(|t| Recorder::new(t, w.index)),
-        replay: s.replay.as_deref().map(|r| Replaying {
+        splits: SplitCounter::new(&s.task.boundaries),
+        trace: s.tools.trace.as_ref().map(|t| Recorder::new(t, w.index)),
+        replay: s.task.replay.as_deref().map(|r| Replaying {
             ops: &r.ops,
             next: 0,
             start: 0,
@@ -207,7 +207,7 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
     if let Some(t) = l.trace.as_mut() {
         t.origin = window.start;
     }
-    if let (Some(r), Some(ops)) = (l.replay.as_mut(), s.replay.as_deref()) {
+    if let (Some(r), Some(ops)) = (l.replay.as_mut(), s.task.replay.as_deref()) {
         r.start = *ops.start.get_or_init(|| window.start);
     }
     l.run(engine, window, arrivals)
@@ -267,7 +267,7 @@ impl OpLoop<'_> {
         }
         self.series.close();
         Ok(WorkerOutput {
-            index: self.s.plan.index,
+            index: self.s.task.plan.index,
             engine: engine.name(),
             features: engine.features(),
             read: self.read,
@@ -459,8 +459,8 @@ impl OpLoop<'_> {
             *(if op.kind == OpKind::Flush { &mut interval.flushes } else { &mut interval.trims }) += 1;
         } else {
             stats.record_error(-result);
-            if self.s.stop_on_error {
-                self.s.stop.store(true, Ordering::Relaxed);
+            if self.s.control.stop_on_error {
+                self.s.control.stop.store(true, Ordering::Relaxed);
             }
         }
         self.last_completion = now;
@@ -532,8 +532,8 @@ impl OpLoop<'_> {
             }
         } else {
             stats.record_error(-c.result);
-            if self.s.stop_on_error {
-                self.s.stop.store(true, Ordering::Relaxed);
+            if self.s.control.stop_on_error {
+                self.s.control.stop.store(true, Ordering::Relaxed);
             }
         }
         self.last_completion = now;

@@ -26,27 +26,27 @@ use std::sync::atomic::Ordering;
 /// all workers at the barrier, then runs. A setup failure still passes the barrier and raises the stop flag, so
 /// the other workers end at once.
 pub fn run_worker(setup: WorkerSetup) -> Result<WorkerOutput, EngineError> {
-    let w = &setup.plan;
+    let w = &setup.task.plan;
     // A cache needs staging buffers for its write-backs (and a real cache device its own), as large as a line.
-    let staging = setup.cache.as_ref().map_or(0, |c| c.extra_buffers(w.qd));
-    let line = setup.cache.as_ref().map_or(0, |c| c.cache.config().line_bytes as u64);
+    let staging = setup.tools.cache.as_ref().map_or(0, |c| c.extra_buffers(w.qd));
+    let line = setup.tools.cache.as_ref().map_or(0, |c| c.cache.config().line_bytes as u64);
     // Under --verify the data also depends on the run: a sector an earlier run with the same seed left behind
     // (a torn or lost write) then never equals what this run wrote there, so it cannot pass for it. Written
     // bytes are not reproducible under --verify anyway (headers carry the run id and a timestamp).
-    let run_salt = setup.verify.as_ref().map_or(0, |v| v.verifier.run_id());
-    let data_seed = setup.seed ^ w.index as u64 ^ run_salt;
+    let run_salt = setup.tools.verify.as_ref().map_or(0, |v| v.verifier.run_id());
+    let data_seed = setup.task.seed ^ w.index as u64 ^ run_salt;
     let buffers = Buffers::new(2 * w.qd + staging, w.max_bs.max(line), w.data, data_seed);
-    let slots = w.qd + setup.cache.as_ref().map_or(0, |c| c.extra_slots());
-    let clock = RealClock::new(setup.epoch);
-    if !matches!(setup.engine, EngineChoice::Sim { seat: Some(_), .. }) {
+    let slots = w.qd + setup.tools.cache.as_ref().map_or(0, |c| c.extra_slots());
+    let clock = RealClock::new(setup.control.epoch);
+    if !matches!(setup.tools.engine, EngineChoice::Sim { seat: Some(_), .. }) {
         // The kernel may fire this thread's timers up to its timer slack late (50 us by default): on the real
         // clock an open-loop arrival must not wait for that. Best effort: a refusal changes only the lag.
         let _ = nix::sys::prctl::set_timerslack(1);
     }
-    let layered = setup.cache.is_some()
-        || setup.links.iter().any(Option::is_some)
-        || setup.verify.is_some()
-        || setup.faults.is_some();
+    let layered = setup.tools.cache.is_some()
+        || setup.tools.links.iter().any(Option::is_some)
+        || setup.tools.verify.is_some()
+        || setup.tools.faults.is_some();
     if layered {
         with_base(&setup, buffers, slots, clock, Layered { s: &setup, slots })
     } else {
@@ -68,16 +68,16 @@ fn with_base<F: WithBase>(
     clock: RealClock,
     then: F,
 ) -> Result<WorkerOutput, EngineError> {
-    match &s.engine {
-        EngineChoice::Uring => match UringEngine::new(slots, s.files.clone(), buffers, clock) {
+    match &s.tools.engine {
+        EngineChoice::Uring => match UringEngine::new(slots, s.tools.files.clone(), buffers, clock) {
             Ok(e) => then.with(e),
             Err(err) => {
-                s.stop.store(true, Ordering::Relaxed);
-                s.barrier.wait();
+                s.control.stop.store(true, Ordering::Relaxed);
+                s.control.barrier.wait();
                 Err(err)
             }
         },
-        EngineChoice::Sync => then.with(SyncEngine::new(s.files.clone(), buffers, clock)),
+        EngineChoice::Sync => then.with(SyncEngine::new(s.tools.files.clone(), buffers, clock)),
         EngineChoice::Mem(store) => then.with(MemEngine::new(Some(store.clone()), buffers, slots, clock)),
         EngineChoice::Null => then.with(MemEngine::new(None, buffers, slots, clock)),
         EngineChoice::Sim { targets, client, seat } => {
@@ -110,21 +110,21 @@ impl WithBase for Layered<'_> {
     fn with<E: Engine + 'static>(self, base: E) -> Result<WorkerOutput, EngineError> {
         let (s, slots) = (self.s, self.slots);
         let base: Box<dyn Engine> = Box::new(base);
-        let faulty: Box<dyn Engine> = match &s.faults {
+        let faulty: Box<dyn Engine> = match &s.tools.faults {
             Some(wf) => Box::new(FaultEngine::new(base, wf.clone(), slots)),
             None => base,
         };
-        let linked: Box<dyn Engine> = if s.links.iter().any(Option::is_some) {
-            Box::new(LinkEngine::new(faulty, &s.links, slots))
+        let linked: Box<dyn Engine> = if s.tools.links.iter().any(Option::is_some) {
+            Box::new(LinkEngine::new(faulty, &s.tools.links, slots))
         } else {
             faulty
         };
-        let cached: Box<dyn Engine> = match &s.cache {
-            Some(wc) => Box::new(CacheEngine::new(linked, wc.clone(), s.plan.qd)),
+        let cached: Box<dyn Engine> = match &s.tools.cache {
+            Some(wc) => Box::new(CacheEngine::new(linked, wc.clone(), s.task.plan.qd)),
             None => linked,
         };
-        match &s.verify {
-            Some(wv) => run(&mut VerifyEngine::new(cached, wv.clone(), s.plan.qd), s),
+        match &s.tools.verify {
+            Some(wv) => run(&mut VerifyEngine::new(cached, wv.clone(), s.task.plan.qd), s),
             None => run(&mut { cached }, s),
         }
     }
@@ -132,7 +132,8 @@ impl WithBase for Layered<'_> {
 
 /// Drives the worker (transactions when its plan has them, else the op loop), then lets the engine finish.
 fn run<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<WorkerOutput, EngineError> {
-    let out = if s.plan.loadgen.is_some() { drive_transactions(engine, s)? } else { drive_ops(engine, s)? };
+    let out =
+        if s.task.plan.loadgen.is_some() { drive_transactions(engine, s)? } else { drive_ops(engine, s)? };
     engine.finish()?;
     Ok(out)
 }
@@ -194,8 +195,8 @@ mod tests {
         let regions = plan.bind(&[TargetGeometry { size_bytes: 16 << 20, block_bytes: 512 }]).expect("bind");
         let (setup, _rx) =
             WorkerSetup::for_test(&plan, regions[0].clone(), EngineChoice::Null, 1_000_000_000);
-        let clock = RealClock::new(setup.epoch);
-        let inner = MemEngine::new(None, Buffers::new(64, 4096, setup.plan.data, 1), 32, clock);
+        let clock = RealClock::new(setup.control.epoch);
+        let inner = MemEngine::new(None, Buffers::new(64, 4096, setup.task.plan.data, 1), 32, clock);
         let mut e = Recorder { inner, since: 0, submits: Vec::new(), waits: Vec::new() };
         let out = run(&mut e, &setup).expect("run");
         assert_eq!(out.read.ops, 320);

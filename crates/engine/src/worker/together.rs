@@ -52,14 +52,14 @@ pub fn run_on_timeline(setups: Vec<WorkerSetup>) -> Vec<WorkerResult> {
 
 /// The timeline of a virtual-time setup.
 fn timeline_of(setup: &WorkerSetup) -> Arc<Timeline> {
-    match &setup.engine {
+    match &setup.tools.engine {
         EngineChoice::Sim { seat: Some(seat), .. } => seat.timeline().clone(),
         _ => panic!("run_on_timeline needs workers on virtual time (bug)"),
     }
 }
 
 fn seat_index(setup: &WorkerSetup) -> usize {
-    match &setup.engine {
+    match &setup.tools.engine {
         EngineChoice::Sim { seat: Some(seat), .. } => seat.index(),
         _ => panic!("run_on_timeline needs workers on virtual time (bug)"),
     }

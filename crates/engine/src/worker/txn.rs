@@ -121,7 +121,7 @@ pub(crate) fn drive_transactions<E: Engine>(
     engine: &mut E,
     s: &WorkerSetup,
 ) -> Result<WorkerOutput, EngineError> {
-    let w = &s.plan;
+    let w = &s.task.plan;
     let lg: &WorkerTxnPlan = match &w.loadgen {
         Some(l) => l,
         None => unreachable!("drive_transactions without transactions (bug)"),
@@ -130,20 +130,20 @@ pub(crate) fn drive_transactions<E: Engine>(
     let rate_mode = lg.mode == LoadgenMode::Rate;
     let mut l = TxnLoop {
         s,
-        gen: TxnGen::new(lg, &s.regions, Rng::for_worker(s.seed ^ crate::salts::TXN, w.index)),
+        gen: TxnGen::new(lg, &s.task.regions, Rng::for_worker(s.task.seed ^ crate::salts::TXN, w.index)),
         slots: Slots::new(qd, w.data, w.durability),
         done: Vec::with_capacity(2 * qd),
         read: OpStats::new(),
         write: OpStats::new(),
-        series: Series::new(w.index, &s.events),
+        series: Series::new(w.index, &s.control.events),
         rate_mode,
         ring: Ring::new(if rate_mode { PENDING_CAP } else { 1 }),
         stats: TxnStats::new(lg.transactions.len()),
         executing: 0,
         late: 0,
         carried: false,
-        splits: SplitCounter::new(&s.boundaries),
-        trace: s.trace.as_ref().map(|t| Recorder::new(t, s.plan.index)),
+        splits: SplitCounter::new(&s.task.boundaries),
+        trace: s.tools.trace.as_ref().map(|t| Recorder::new(t, s.task.plan.index)),
     };
     let (window, arrivals) = begin(engine, s, lg.rate_per_s.filter(|_| rate_mode), lg.arrival);
     if let Some(t) = l.trace.as_mut() {
@@ -198,7 +198,7 @@ impl TxnLoop<'_> {
         self.series.current.txn.backlog = self.stats.backlog_at_end;
         self.series.close();
         Ok(WorkerOutput {
-            index: self.s.plan.index,
+            index: self.s.task.plan.index,
             engine: engine.name(),
             features: engine.features(),
             read: self.read,
@@ -339,8 +339,8 @@ impl TxnLoop<'_> {
         let p = &mut self.slots.get_mut(idx).of;
         if c.result < 0 {
             p.failed = true;
-            if self.s.stop_on_error {
-                self.s.stop.store(true, Ordering::Relaxed);
+            if self.s.control.stop_on_error {
+                self.s.control.stop.store(true, Ordering::Relaxed);
             }
         }
         p.step += 1;

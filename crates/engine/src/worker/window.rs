@@ -64,34 +64,40 @@ pub(crate) fn begin<E: Engine>(
     rate: Option<f64>,
     arrival: Arrival,
 ) -> (Window, Option<Arrivals>) {
-    s.barrier.wait();
+    s.control.barrier.wait();
     // On virtual time, nothing happens before every worker has its place on the run's timeline.
-    if let crate::EngineChoice::Sim { seat: Some(seat), .. } = &s.engine {
+    if let crate::EngineChoice::Sim { seat: Some(seat), .. } = &s.tools.engine {
         seat.join();
     }
     let start = engine.now_ns();
-    let rng = || Rng::for_worker(s.seed ^ crate::salts::ARRIVAL, s.plan.index);
+    let rng = || Rng::for_worker(s.task.seed ^ crate::salts::ARRIVAL, s.task.plan.index);
     (Window::open(start, s), rate.map(|r| Arrivals::new(r, arrival, start, rng())))
 }
 
 impl Window {
     /// The window of a worker that starts at `start`.
     pub(crate) fn open(start: u64, s: &WorkerSetup) -> Window {
-        let measure_start = start + s.ramp_ns;
-        let end = s.duration_ns.map(|d| measure_start + d);
+        let measure_start = start + s.task.ramp_ns;
+        let end = s.task.duration_ns.map(|d| measure_start + d);
         Window {
             start,
             measure_start,
             end,
-            last_interval: s.duration_ns.map(|d| d.div_ceil(s.interval_ns).max(1) - 1).unwrap_or(u64::MAX),
-            interval_ns: s.interval_ns,
+            last_interval: s
+                .task
+                .duration_ns
+                .map(|d| d.div_ceil(s.task.interval_ns).max(1) - 1)
+                .unwrap_or(u64::MAX),
+            interval_ns: s.task.interval_ns,
             record_until: end.unwrap_or(u64::MAX),
             stopping: false,
             stopped_early: false,
             stop_at: None,
-            tick_ns: (!matches!(s.engine, crate::EngineChoice::Sim { seat: Some(_), .. })).then_some(TICK_NS),
+            tick_ns: (!matches!(s.tools.engine, crate::EngineChoice::Sim { seat: Some(_), .. }))
+                .then_some(TICK_NS),
             spin_ns: ARRIVAL_SPIN_NS,
             spin_cap_ns: s
+                .task
                 .plan
                 .rate_iops
                 .map_or(SPIN_MAX_NS, |r| ((0.25e9 / r.max(1e-9)) as u64).min(SPIN_MAX_NS)),
@@ -106,8 +112,8 @@ impl Window {
             return false;
         }
         let over_time = self.end.is_some_and(|e| now >= e);
-        let limit = limit || (now >= self.measure_start && s.finish.load(Ordering::Relaxed));
-        let requested = s.stop.load(Ordering::Relaxed);
+        let limit = limit || (now >= self.measure_start && s.control.finish.load(Ordering::Relaxed));
+        let requested = s.control.stop.load(Ordering::Relaxed);
         if !(over_time || limit || requested) {
             return false;
         }
@@ -256,7 +262,7 @@ mod tests {
         let target = iolab_spec::TargetSpec::parse("null:1M").expect("target");
         let plan = iolab_plan::Plan::from_spec(&spec, Some(&target)).expect("plan");
         let (mut s, rx) = WorkerSetup::for_test(&plan, Vec::new(), super::super::EngineChoice::Null, 100);
-        (s.ramp_ns, s.duration_ns) = (ramp_ns, duration_ns);
+        (s.task.ramp_ns, s.task.duration_ns) = (ramp_ns, duration_ns);
         (s, rx)
     }
 
@@ -278,7 +284,7 @@ mod tests {
     fn window_stop_request_closes_recording_and_is_early() {
         let (s, _rx) = setup(0, Some(1000));
         let mut w = Window::open(0, &s);
-        s.stop.store(true, Ordering::Relaxed);
+        s.control.stop.store(true, Ordering::Relaxed);
         assert!(w.check_stop(300, false, &s));
         assert!(w.stopped_early && !w.records(300) && w.records(299));
         assert_eq!(w.length(900, None), 300);
@@ -298,7 +304,7 @@ mod tests {
     #[test]
     fn series_closes_empty_intervals_with_the_backlog() {
         let (s, rx) = setup(0, Some(1000));
-        let mut series = Series::new(3, &s.events);
+        let mut series = Series::new(3, &s.control.events);
         series.close_until(3, 7, 0);
         series.close();
         let got: Vec<(u64, u64)> = rx
