@@ -255,3 +255,21 @@ fn an_emulated_target_says_its_write_cache() {
         assert!(line.ends_with(says), "{target}: {line}");
     }
 }
+
+#[test]
+fn an_open_loop_flush_barrier_lets_virtual_time_move() {
+    // A flush every 4 writes of a mixed open-loop worker: behind the barrier, the arrivals that came due
+    // made each wait return at once, so on virtual time the clock never moved (4 ops in 30 s of wall time).
+    let out = iolab()
+        .args(["run", "--target", "sim:ssd,nvme", "--clock", "virtual", "--duration", "2s", "--ramp", "0s"])
+        .args(["--rw", "randrw", "--fdatasync", "4", "--rate", "4000", "--qd", "8", "--bs", "4k"])
+        .args(["--no-save", "--json", "-", "-q"])
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .expect("spawn iolab");
+    assert!(out.status.success(), "2 s of virtual time did not end within 30 s of wall time: {out:?}");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("the result");
+    let iops = r["total"]["all"]["iops"].as_f64().unwrap();
+    assert!((iops - 4000.0).abs() < 1.0, "achieved {iops} of 4,000 IOPS offered");
+    assert!(ops(&r, "flush") > 900, "a flush per 4 writes of ~4,000: {}", ops(&r, "flush"));
+}

@@ -237,12 +237,16 @@ impl OpLoop<'_> {
             if window.stopping && self.slots.drained() {
                 break;
             }
-            // 3. Submit and wait: for a completion, the next arrival, the end, or a tick.
+            // 3. Submit and wait: for a completion, the next arrival, the end, or a tick. Behind a flush barrier
+            // no arrival can be issued, so none is waited for (a due one would make the wait return at once,
+            // again and again, until the barrier's ops completed: on virtual time, a wait that never lets the
+            // clock move).
+            let barrier = self.flushing.as_ref().is_some_and(|f| f.due);
             let next_arrival = arrivals
                 .as_ref()
-                .filter(|_| self.slots.any_free())
+                .filter(|_| self.slots.any_free() && !barrier)
                 .map(Arrivals::peek)
-                .or(self.think.as_ref().and_then(|t| t.idle_until))
+                .or(self.think.as_ref().filter(|_| !barrier).and_then(|t| t.idle_until))
                 .or(self.replay.as_ref().filter(|_| self.slots.any_free()).and_then(Replaying::next_at));
             let deadline = window.deadline(now, next_arrival);
             let timed = deadline > now;
