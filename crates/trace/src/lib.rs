@@ -15,6 +15,7 @@
 pub mod binary;
 pub mod capture;
 pub mod csv;
+pub mod derive;
 mod detect;
 mod formats;
 pub mod mrc;

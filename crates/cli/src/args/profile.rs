@@ -100,4 +100,21 @@ pub enum ProfilesAction {
         /// The profile's name (see `iolab profiles`).
         name: String,
     },
+    /// Derive a job file from a block I/O trace (any format `iolab replay` reads): per target, workers with
+    /// the trace's read/write, sequential/random and discard shares, sizes, hot zones, flushes per write and
+    /// rate (or depth, --closed). Check it: replay the trace and run the job on one target, then `iolab
+    /// compare` them (docs/TRACES.md).
+    Derive {
+        /// The trace.
+        trace: String,
+        /// Write the job file to FILE (default: stdout).
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<String>,
+        /// The job's name (default: the trace's file name).
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+        /// Closed loop: the trace's mean depth, as fast as the storage allows, instead of its rate.
+        #[arg(long)]
+        closed: bool,
+    },
 }

@@ -1,0 +1,163 @@
+//! Issue 28 item 4: `iolab profiles derive TRACE` writes a job file whose workers reproduce the trace's I/O,
+//! and a run of that job looks like a replay of the trace on the same target (the fidelity check).
+//!
+//! The trace is recorded from a run of a known job (`--trace`), so the test knows what the derived job must
+//! say: its shares, sizes, hot zone, flushes per write and rate.
+
+use crate::util::{iolab, num, tempdir};
+use serde_json::Value;
+use std::path::Path;
+
+/// Random 8K reads at 3,000 IOPS, 80 % of them in the first 20 % of the target; sequential writes of 4K and
+/// 16K at 1,000 IOPS, an fdatasync after every 4th; on an emulated NVMe drive, on virtual time.
+const KNOWN: &str = r#"
+duration = "4s"
+ramp = "0s"
+clock = "virtual"
+seed = 7
+target = "sim:ssd,nvme"
+
+[worker.reader]
+rate = "3000"
+arrival = "poisson"
+qd = 32
+rw = "randread"
+bs = "8k"
+dist = "zones:80/20:20/80"
+
+[worker.writer]
+rate = "1000"
+qd = 8
+fdatasync = 4
+rw = "write"
+bs = "4k/50:16k/50"
+"#;
+
+/// Records the known job's trace into `dir`; its path.
+fn record(dir: &Path) -> std::path::PathBuf {
+    let job = dir.join("known.toml");
+    std::fs::write(&job, KNOWN).unwrap();
+    let trace = dir.join("known.iolabtrace");
+    let out = iolab()
+        .args(["run", job.to_str().unwrap(), "--trace", trace.to_str().unwrap(), "--no-save", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    trace
+}
+
+/// `iolab profiles derive TRACE ARGS`: the job file's text.
+fn derive(trace: &Path, args: &[&str]) -> String {
+    let out = iolab().args(["profiles", "derive", trace.to_str().unwrap()]).args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The value of `key = ...` in the TOML `section` of `job` (the first after the section's header).
+fn value_in<'a>(job: &'a str, section: &str, key: &str) -> &'a str {
+    let start = job.find(section).unwrap_or_else(|| panic!("no {section} in:\n{job}"));
+    let line = job[start..]
+        .lines()
+        .find(|l| l.starts_with(&format!("{key} = ")))
+        .unwrap_or_else(|| panic!("no {key} after {section} in:\n{job}"));
+    line[key.len() + 3..].split("  #").next().unwrap().trim().trim_matches('"')
+}
+
+#[test]
+fn the_derived_job_says_what_the_trace_did() {
+    let dir = tempdir();
+    let trace = record(dir.path());
+    let job = derive(&trace, &[]);
+    iolab_spec::JobSpec::from_toml(&job, "derived").unwrap_or_else(|e| panic!("{e}\n{job}"));
+    let weight = |section: &str| value_in(&job, section, "weight").parse::<f64>().unwrap();
+    let reads = weight("# random reads\n");
+    let writes = weight("# sequential writes\n");
+    let read_share = reads / (reads + writes) * 100.0;
+    assert!((read_share - 75.0).abs() < 2.0, "read share {read_share:.1} % (3,000 of 4,000 IOPS):\n{job}");
+    assert_eq!(value_in(&job, "# random reads\n", "bs"), "8k", "{job}");
+    let write_sizes = value_in(&job, "# sequential writes\n", "bs");
+    assert!(write_sizes.starts_with("4k/") && write_sizes.contains(":16k/"), "{write_sizes}");
+    let rate: f64 = value_in(&job, "[worker.", "rate").parse().unwrap();
+    assert!((rate - 4000.0).abs() < 200.0, "rate {rate} (4,000 IOPS offered):\n{job}");
+    let every: f64 = value_in(&job, "[worker.", "fdatasync").parse().unwrap();
+    assert_eq!(every, 4.0, "{job}");
+    // The hot zone: the first 20 % of the target took 80 % of the random reads.
+    let zones = value_in(&job, "# random reads\n", "dist");
+    let (mut io, mut space) = (0.0, 0.0);
+    for pair in zones.trim_start_matches("zones:").split(':') {
+        let (i, s) = pair.split_once('/').unwrap();
+        if space < 19.9 {
+            io += i.parse::<f64>().unwrap();
+            space += s.parse::<f64>().unwrap();
+        }
+    }
+    assert!((space - 20.0).abs() < 2.5 && (io - 80.0).abs() < 4.0, "{io} % of I/O in {space} %: {zones}");
+    // Closed loop: a depth, no rate.
+    let closed = derive(&trace, &["--closed"]);
+    assert!(closed.contains("\nqd = ") && !closed.contains("\nrate = "), "{closed}");
+}
+
+/// `iolab ARGS --json - -q --no-save`, exit 0; the result.
+fn json(args: &[&str]) -> Value {
+    let out = iolab().args(args).args(["--json", "-", "-q", "--no-save"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_run_of_the_derived_job_looks_like_a_replay_of_the_trace() {
+    let dir = tempdir();
+    let trace = record(dir.path());
+    let job = dir.path().join("derived.toml");
+    let out = iolab()
+        .args(["profiles", "derive", trace.to_str().unwrap(), "-o", job.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&job).unwrap();
+    let label = value_in(&text, "[worker.", "target").trim_start_matches('@').to_string();
+    let on = format!("{label}=sim:ssd,nvme");
+    let t = trace.to_str().unwrap();
+    let replayed = json(&["replay", t, "--target", "sim:ssd,nvme", "--clock", "virtual", "--seed", "7"]);
+    let run = json(&[
+        "run",
+        job.to_str().unwrap(),
+        "--target",
+        &on,
+        "--clock",
+        "virtual",
+        "--duration",
+        "4s",
+        "--ramp",
+        "0s",
+        "--seed",
+        "7",
+    ]);
+    let iops = |v: &Value| num(v, "/total/all/iops");
+    let reads = |v: &Value| num(v, "/total/read/ops") / num(v, "/total/all/ops") * 100.0;
+    let read_p50 = |v: &Value| num(v, "/total/read/lat_ns/p50");
+    assert!((iops(&run) / iops(&replayed) - 1.0).abs() < 0.05, "IOPS {} vs {}", iops(&run), iops(&replayed));
+    assert!((reads(&run) - reads(&replayed)).abs() < 2.0, "reads {} vs {} %", reads(&run), reads(&replayed));
+    let (a, b) = (read_p50(&run), read_p50(&replayed));
+    assert!((a / b - 1.0).abs() < 0.25, "read p50 {a} vs {b} ns");
+    let flushes = |v: &Value| num(v, "/total/flush/ops");
+    assert!(
+        (flushes(&run) / flushes(&replayed) - 1.0).abs() < 0.1,
+        "{} vs {}",
+        flushes(&run),
+        flushes(&replayed)
+    );
+}
+
+#[test]
+fn a_trace_that_is_not_there_is_refused_and_nothing_is_written() {
+    let dir = tempdir();
+    let out_file = dir.path().join("job.toml");
+    let out = iolab()
+        .args(["profiles", "derive", "/nonexistent/trace.csv", "-o", out_file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/trace.csv"));
+    assert!(!out_file.exists());
+}
