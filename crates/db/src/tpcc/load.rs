@@ -8,7 +8,7 @@
 //! the database is the same whatever the number of loaders.
 
 use super::rand::{astring, data, last_name, nstring, nurand, uniform, zip, Constants, A_C_LAST};
-use super::schema::{table, TABLES};
+use super::schema::TABLES;
 use crate::engine::Conn;
 use crate::{DbError, Error, Value};
 use iolab_plan::rng::Rng;
@@ -86,8 +86,7 @@ fn load_error(table: &str, e: DbError) -> Error {
 }
 
 fn index(name: &str) -> usize {
-    let t = table(name);
-    TABLES.iter().position(|x| std::ptr::eq(x, t)).expect("a table")
+    TABLES.iter().position(|t| t.name == name).expect("a TPC-C table")
 }
 
 /// Loads the ITEM table: `items` rows.

@@ -26,7 +26,7 @@ impl Table {
 }
 
 /// The tables, in the order they are loaded.
-pub const TABLES: [Table; 9] = [
+pub static TABLES: [Table; 9] = [
     Table {
         name: "item",
         columns: &[
