@@ -42,9 +42,12 @@ impl Observer for Notices {
 
 /// A whole number flag in `lo..=hi`.
 fn number(flag: &str, text: &str, lo: u64, hi: u64) -> Result<u64> {
-    let v = iolab_spec::units::parse_count(text).map_err(|e| usage(format!("invalid value '{text}' for '{flag}': {e}")))?;
+    let v = iolab_spec::units::parse_count(text)
+        .map_err(|e| usage(format!("invalid value '{text}' for '{flag}': {e}")))?;
     if v.fract() != 0.0 || v < lo as f64 || v > hi as f64 {
-        return Err(usage(format!("invalid value '{text}' for '{flag}': expected a whole number in {lo}..={hi}")));
+        return Err(usage(format!(
+            "invalid value '{text}' for '{flag}': expected a whole number in {lo}..={hi}"
+        )));
     }
     Ok(v as u64)
 }
@@ -57,7 +60,10 @@ fn duration(flag: &str, text: &str) -> Result<Duration> {
 
 fn options(a: &TpccArgs) -> Result<Options> {
     let seed = match &a.seed {
-        Some(s) => s.trim().parse().map_err(|_| usage(format!("invalid value '{s}' for '--seed': expected a whole number")))?,
+        Some(s) => s
+            .trim()
+            .parse()
+            .map_err(|_| usage(format!("invalid value '{s}' for '--seed': expected a whole number")))?,
         None => crate::points::fresh_seed(),
     };
     Ok(Options {
@@ -92,13 +98,17 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
     let postgres = match a.engine.as_str() {
         "sqlite" => false,
         "postgres" | "postgresql" => true,
-        other => return Err(usage(format!("invalid value '{other}' for '--engine': expected sqlite or postgres"))),
+        other => {
+            return Err(usage(format!("invalid value '{other}' for '--engine': expected sqlite or postgres")))
+        }
     };
     if a.url.is_some() && !postgres {
         return Err(usage("--url names a PostgreSQL server: add --engine postgres"));
     }
     if a.url.is_some() && a.dir.is_some() {
-        return Err(usage("--url and --dir exclude each other: a server of your own keeps its files where it keeps them"));
+        return Err(usage(
+            "--url and --dir exclude each other: a server of your own keeps its files where it keeps them",
+        ));
     }
     let shared_buffers = iolab_spec::units::parse_size(&a.shared_buffers)
         .map_err(|e| usage(format!("invalid value '{}' for '--shared-buffers': {e}", a.shared_buffers)))?;
@@ -117,7 +127,10 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
     notices.notice(&format!("db tpcc on {}, seed {}", a.engine, o.seed));
 
     // The directory before the engine, so the engine (a server in it) is closed before it is removed.
-    let dir = dir_state.map(|(state, path)| DbDir::make(path.as_ref(), state, a.keep)).transpose().map_err(db_error)?;
+    let dir = dir_state
+        .map(|(state, path)| DbDir::make(path.as_ref(), state, a.keep))
+        .transpose()
+        .map_err(db_error)?;
     let mut engine: Box<dyn Engine> = match (&dir, &a.url) {
         (_, Some(url)) => Box::new(Postgres::url(url, a.keep).map_err(db_error)?),
         (Some(d), None) if postgres => {

@@ -6,7 +6,8 @@
 //! is taken with `UPDATE ... RETURNING`; stock is updated with one `UPDATE ... RETURNING`; a new order's
 //! lines lock their stock rows in item order (so two new orders never deadlock), the unused item of a
 //! rolled-back order kept last; a delivery runs at once, not queued (as HammerDB runs it), skipping a
-//! district whose oldest new order another delivery took first; stock-level draws its district per
+//! district with no new order waiting (when a concurrent delivery takes a district's oldest order
+//! first, the next is taken); stock-level draws its district per
 //! transaction.
 
 use super::load::{CUSTOMERS, DISTRICTS};
@@ -14,6 +15,10 @@ use super::rand::{last_name, nurand, uniform, Constants, A_C_ID, A_C_LAST, A_OL_
 use crate::engine::{self, Conn, Dialect, Done, Outcome, TxKind};
 use crate::{DbError, Value};
 use iolab_plan::rng::Rng;
+
+/// How many times a delivery tries to take a district's oldest new order that other deliveries keep taking
+/// first.
+const TAKE_TRIES: u32 = 8;
 
 /// Seconds since the epoch, for the tables' dates.
 fn now_s() -> i64 {
@@ -327,22 +332,10 @@ impl Terminal {
             skipped = 0;
             let now = now_s();
             for d in 1..=DISTRICTS as i64 {
-                let oldest = conn.query(
-                    "SELECT min(no_o_id) FROM new_order WHERE no_w_id = $1 AND no_d_id = $2",
-                    &[w.into(), d.into()],
-                )?;
-                let Some(o) = oldest.first().and_then(|r| r[0].int()) else {
+                let Some(o) = Self::take_oldest_new_order(conn, w, d)? else {
                     skipped += 1;
                     continue;
                 };
-                let deleted = conn.execute(
-                    "DELETE FROM new_order WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = $3",
-                    &[w.into(), d.into(), o.into()],
-                )?;
-                if deleted == 0 {
-                    skipped += 1;
-                    continue;
-                }
                 let order = conn.query(
                     "UPDATE orders SET o_carrier_id = $4 WHERE o_w_id = $1 AND o_d_id = $2 AND o_id = $3 RETURNING o_c_id",
                     &[w.into(), d.into(), o.into(), carrier.into()],
@@ -366,6 +359,27 @@ impl Terminal {
             Ok(Outcome::Commit)
         })?;
         Ok(Ran { done, skipped })
+    }
+
+    /// Deletes the oldest new order of a district and returns its id; `None` when none is waiting. Under
+    /// READ COMMITTED another delivery may take the oldest between the SELECT and the DELETE (the DELETE then
+    /// finds nothing): the next oldest is tried, a few times.
+    fn take_oldest_new_order(conn: &mut dyn Conn, w: i64, d: i64) -> Result<Option<i64>, DbError> {
+        for _ in 0..TAKE_TRIES {
+            let oldest = conn.query(
+                "SELECT min(no_o_id) FROM new_order WHERE no_w_id = $1 AND no_d_id = $2",
+                &[w.into(), d.into()],
+            )?;
+            let Some(o) = oldest.first().and_then(|r| r[0].int()) else { return Ok(None) };
+            let deleted = conn.execute(
+                "DELETE FROM new_order WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = $3",
+                &[w.into(), d.into(), o.into()],
+            )?;
+            if deleted > 0 {
+                return Ok(Some(o));
+            }
+        }
+        Ok(None)
     }
 
     /// Stock-Level (2.8): how many of the items of a district's last 20 orders are below a threshold of
