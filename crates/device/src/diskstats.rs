@@ -125,7 +125,7 @@ pub fn devices_under(path: &Path) -> Vec<BlockDevice> {
     let mut out =
         vec![BlockDevice { name: info.name.clone(), role: "filesystem", model: info.model.clone() }];
     if info.sys_dir.join("partition").exists() {
-        if let Some(disk) = info.sys_dir.parent().and_then(|p| sys::dev_of(p)).and_then(sys::block_info) {
+        if let Some(disk) = info.sys_dir.parent().and_then(sys::dev_of).and_then(sys::block_info) {
             out.push(BlockDevice { name: disk.name, role: "disk", model: disk.model });
         }
     }

@@ -40,8 +40,7 @@ pub fn build(
     conn.loading(true)?;
     let mut rows = load::load_items(conn.as_mut(), items, seed, stop)?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let loaders =
-        if dialect.parallel_load { (warehouses as u32).min(cpus).min(MAX_LOADERS).max(1) } else { 1 };
+    let loaders = if dialect.parallel_load { (warehouses as u32).min(cpus).clamp(1, MAX_LOADERS) } else { 1 };
     if loaders == 1 {
         for w in 1..=warehouses {
             rows.add(&load::load_warehouse(conn.as_mut(), w, items, seed, now, stop)?);
