@@ -36,6 +36,7 @@ mod trace_file;
 // The commands, one module each; none imports another.
 mod catalog_cmd;
 mod compare;
+mod db_cmd;
 mod docs_cmd;
 mod find_max;
 mod import_cmd;
@@ -79,6 +80,7 @@ fn main() {
         args::Command::Trace(a) => trace_cmd::trace(&a),
         args::Command::Mrc(a) => mrc_cmd::mrc(&a),
         args::Command::Replay(a) => replay_cmd::replay(&a),
+        args::Command::Db(a) => db_cmd::db(&a),
         args::Command::Completions { shell } => docs_cmd::completions(shell),
         args::Command::Man { dir } => docs_cmd::man(dir.as_deref()),
     };

@@ -230,6 +230,62 @@ impl WriteGate {
     }
 }
 
+/// What a database directory claimed with [`WriteGate::database_dir`] is now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirState {
+    /// Not there: iolab creates it (its parent exists and can be written).
+    New,
+    /// A directory iolab made earlier (it carries [`crate::ownership::DIR_MARK`]): iolab may empty it.
+    Ours,
+}
+
+impl WriteGate {
+    /// Claims `path` as a directory a command fills with files of its own and removes (a database's
+    /// directory, `iolab db --dir`), refusing a path that is there and is not a directory iolab made: an
+    /// existing directory iolab did not mark (a mount point, someone's data) is never emptied, as an output
+    /// never replaces a file it should not. A path not there yet needs an existing, writable parent.
+    pub fn database_dir(&mut self, what: &str, path: &str) -> Result<DirState, GateError> {
+        let not_a_file = |is: &str, hint| GateError::NotAFile {
+            what: what.into(),
+            path: path.into(),
+            is: is.into(),
+            hint,
+        };
+        let state = match fs::symlink_metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                check_directory(&parent_dir(Path::new(path))).map_err(|why| GateError::Unwritable {
+                    what: what.into(),
+                    path: path.into(),
+                    why,
+                })?;
+                DirState::New
+            }
+            Err(e) => {
+                let why = format!("cannot inspect it: {e}");
+                return Err(GateError::Unwritable { what: what.into(), path: path.into(), why });
+            }
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(not_a_file("a symlink", "give the directory's real path"));
+            }
+            Ok(m) if !m.is_dir() => {
+                return Err(not_a_file(
+                    "not a directory",
+                    "give a path that does not exist yet: iolab creates the directory, marks it as its own and removes it after the run",
+                ));
+            }
+            Ok(_) if crate::ownership::dir_is_ours(Path::new(path)) => DirState::Ours,
+            Ok(_) => {
+                return Err(not_a_file(
+                    "a directory iolab did not make",
+                    "iolab never empties a directory that is not its own; give a path that does not exist yet (e.g. DIR/iolab-db): iolab creates the directory, marks it as its own and removes it after the run",
+                ));
+            }
+        };
+        self.add(what, path, Access::Writes, false)?;
+        Ok(state)
+    }
+}
+
 /// Refuses `new` when it names the file `old` names and one of them writes it.
 fn check_pair(old: &Claim, new: &Claim) -> Result<(), GateError> {
     if old.key != new.key || !(old.writes || new.writes) || (old.target && new.target) {

@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod diskstats;
 pub mod error;
 pub mod gate;
 mod inuse;
@@ -39,7 +40,7 @@ mod sys;
 pub mod throttle;
 
 pub use error::{format_bytes, TargetError};
-pub use gate::{Access, GateError, Output, StreamOutput, WriteGate};
+pub use gate::{Access, DirState, GateError, Output, StreamOutput, WriteGate};
 pub use layout::Layout;
 pub use mem::MemStore;
 pub use open::{open, probe};

@@ -10,6 +10,7 @@
 
 use std::fs::File;
 use std::io;
+use std::path::Path;
 
 /// The extended attribute that marks a file as iolab's.
 pub const MARK: &str = "user.iolab";
@@ -46,6 +47,24 @@ pub fn mark_of(file: &File) -> Mark {
     }
 }
 
+/// The file that marks a directory as iolab's (a database directory of `iolab db`): a directory's mark is a
+/// file inside it rather than an extended attribute, so it works on every file system and moves with the
+/// directory.
+pub const DIR_MARK: &str = ".iolab-dir";
+
+/// What the directory mark holds.
+const DIR_MARK_TEXT: &[u8] = b"directory made by iolab; iolab may empty and remove it\n";
+
+/// Marks the directory `dir` (made by iolab, still empty) as iolab's, before anything else is put in it.
+pub fn mark_dir(dir: &Path) -> io::Result<()> {
+    std::fs::write(dir.join(DIR_MARK), DIR_MARK_TEXT)
+}
+
+/// True when the directory `dir` carries iolab's mark (a regular file [`DIR_MARK`], not a symlink).
+pub fn dir_is_ours(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join(DIR_MARK)).is_ok_and(|m| m.file_type().is_file())
+}
+
 fn unsupported(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOTSUP) | Some(libc::ENOSYS))
 }
@@ -69,5 +88,16 @@ mod tests {
         assert_eq!(mark_of(&File::open(dir.path().join("moved")).unwrap()), Mark::Ours, "renamed");
         std::fs::write(&path, b"someone else's").unwrap();
         assert_eq!(mark_of(&File::open(&path).unwrap()), Mark::Unmarked, "another inode at the old name");
+    }
+
+    #[test]
+    fn a_directory_is_ours_only_with_its_mark_file() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!dir_is_ours(dir.path()));
+        mark_dir(dir.path()).unwrap();
+        assert!(dir_is_ours(dir.path()));
+        let other = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(dir.path().join(DIR_MARK), other.path().join(DIR_MARK)).unwrap();
+        assert!(!dir_is_ours(other.path()), "a symlinked mark is no mark");
     }
 }

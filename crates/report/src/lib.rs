@@ -4,7 +4,7 @@
 //!
 //! - **documents**, plain serde data: a run ([`RunResult`], schema [`SCHEMA`], with its parts [`cache`],
 //!   [`loadgen`], [`verdict`] and [`steady`]), a [`sweep`], a comparison ([`compare`]) and a [`find_max`] search,
-//!   miss-ratio curves ([`mrc`]),
+//!   miss-ratio curves ([`mrc`]), a database run ([`db`]),
 //!   plus the pure logic that fills them (the knee, [`judge`], [`compare::compare`]);
 //! - **renderings**: the [`export`] module, one [`Exporter`] per format (text, JSON, CSV, Markdown) over a
 //!   [`Document`], and [`html`] for the HTML and Markdown reports of `iolab report`.
@@ -17,6 +17,7 @@
 
 pub mod cache;
 pub mod compare;
+pub mod db;
 pub mod durability;
 pub mod export;
 pub mod find_max;

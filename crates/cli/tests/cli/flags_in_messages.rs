@@ -7,8 +7,18 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Flags of other programs that iolab's messages name on purpose (fio's, in the notes on imported fio results;
-/// losetup's, in the warning about a loop device read through the page cache).
-const OTHER_PROGRAMS: &[&str] = &["--lat_percentiles", "--group_reporting", "--direct-io"];
+/// losetup's, in the warning about a loop device read through the page cache; pg_config's and useradd's in
+/// `iolab db`'s hints) or passes them (initdb's, for a private PostgreSQL server).
+const OTHER_PROGRAMS: &[&str] = &[
+    "--lat_percentiles",
+    "--group_reporting",
+    "--direct-io",
+    "--bindir",
+    "--system",
+    "--auth",
+    "--no-locale",
+    "--no-sync",
+];
 
 fn help_flags() -> BTreeSet<String> {
     let mut flags = BTreeSet::new();
@@ -33,6 +43,7 @@ fn help_flags() -> BTreeSet<String> {
         "trace capture",
         "mrc",
         "replay",
+        "db tpcc",
     ];
     for cmd in commands {
         let out = iolab().args(cmd.split(' ')).arg("--help").output().expect("spawn iolab");

@@ -10,6 +10,7 @@ mod bridge;
 mod cache;
 mod catalog;
 mod compare;
+mod db;
 mod derive;
 mod device_safety;
 mod doc_commands;

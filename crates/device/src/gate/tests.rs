@@ -190,3 +190,25 @@ fn a_journal_checkpoint_file_that_is_not_iolabs_is_refused() {
     let e = WriteGate::new().journal("--journal", &s(&j)).unwrap_err();
     assert!(e.to_string().contains("checkpoint file"), "{e}");
 }
+
+#[test]
+fn a_database_dir_is_new_or_ours_and_anything_else_is_refused() {
+    let d = dir();
+    let new = d.path().join("db");
+    let mut gate = WriteGate::new();
+    assert_eq!(gate.database_dir("--dir", &s(&new)).unwrap(), DirState::New);
+    fs::create_dir(&new).unwrap();
+    let e = WriteGate::new().database_dir("--dir", &s(&new)).unwrap_err();
+    assert!(e.to_string().contains("a directory iolab did not make"), "{e}");
+    crate::ownership::mark_dir(&new).unwrap();
+    assert_eq!(WriteGate::new().database_dir("--dir", &s(&new)).unwrap(), DirState::Ours);
+    let file = d.path().join("f");
+    fs::write(&file, b"x").unwrap();
+    assert!(WriteGate::new()
+        .database_dir("--dir", &s(&file))
+        .unwrap_err()
+        .to_string()
+        .contains("not a directory"));
+    let e = WriteGate::new().database_dir("--dir", &s(&d.path().join("no/such/db"))).unwrap_err();
+    assert!(e.to_string().contains("does not exist"), "{e}");
+}

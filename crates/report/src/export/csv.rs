@@ -20,7 +20,9 @@ impl CsvExporter {
             Document::Sweep(s) => Ok(sweep(s)),
             Document::FindMax(f) => Ok(find_max(f)),
             Document::Mrc(m) => Ok(mrc(m)),
-            Document::Compare(_) => Err(Unsupported { format: "csv", document: doc.kind() }),
+            Document::Compare(_) | Document::Db(_) => {
+                Err(Unsupported { format: "csv", document: doc.kind() })
+            }
         }
     }
 }

@@ -20,6 +20,7 @@ impl JsonExporter {
             Document::Compare(c) => pretty(c) + "\n",
             Document::FindMax(f) => pretty(f) + "\n",
             Document::Mrc(m) => pretty(m) + "\n",
+            Document::Db(d) => pretty(d) + "\n",
         }
     }
 }

@@ -2,12 +2,12 @@
 //! the model). The documents are plain data (`crate::model`, `crate::sweep`, `crate::compare`,
 //! `crate::find_max`); everything that turns them into text lives under this module.
 //!
-//! | format                | run            | sweep           | compare | find-max | mrc              |
-//! |-----------------------|----------------|-----------------|---------|----------|------------------|
-//! | [`TextExporter`]      | summary        | table           | tables  | table    | table            |
-//! | [`JsonExporter`]      | document       | document        | document| document | document         |
-//! | [`CsvExporter`]       | time series    | one row a point | -       | steps    | one row a point  |
-//! | [`MarkdownExporter`]  | -              | -               | tables  | -        | -                |
+//! | format                | run            | sweep           | compare | find-max | mrc              | db       |
+//! |-----------------------|----------------|-----------------|---------|----------|------------------|----------|
+//! | [`TextExporter`]      | summary        | table           | tables  | table    | table            | summary  |
+//! | [`JsonExporter`]      | document       | document        | document| document | document         | document |
+//! | [`CsvExporter`]       | time series    | one row a point | -       | steps    | one row a point  | -        |
+//! | [`MarkdownExporter`]  | -              | -               | tables  | -        | -                | -        |
 //!
 //! Every exporter also has an inherent `render`, so callers need not import the trait. Text and JSON render
 //! every document: their `render` returns the `String` (`TextExporter.render(&Document::Run(&r))`) and their
@@ -20,6 +20,7 @@ mod markdown;
 mod text;
 
 use crate::compare::Comparison;
+use crate::db::DbResult;
 use crate::find_max::FindMaxResult;
 use crate::model::RunResult;
 use crate::mrc::MrcResult;
@@ -43,6 +44,8 @@ pub enum Document<'a> {
     FindMax(&'a FindMaxResult),
     /// Miss-ratio curves of a trace (`iolab.mrc/1`).
     Mrc(&'a MrcResult),
+    /// A database run (`iolab.db/1`).
+    Db(&'a DbResult),
 }
 
 impl Document<'_> {
@@ -54,6 +57,7 @@ impl Document<'_> {
             Document::Compare(_) => "compare",
             Document::FindMax(_) => "find-max",
             Document::Mrc(_) => "mrc",
+            Document::Db(_) => "db",
         }
     }
 }

@@ -2,6 +2,7 @@
 //! made of (verdict and groups, users and transactions, steady state).
 
 pub(crate) mod compare;
+mod db;
 mod find_max;
 mod loadgen;
 mod mrc;
@@ -28,6 +29,7 @@ impl TextExporter {
             Document::Compare(c) => compare::compare(c),
             Document::FindMax(f) => find_max::find_max(f),
             Document::Mrc(m) => mrc::mrc(m),
+            Document::Db(d) => db::db(d),
         }
     }
 }

@@ -1,0 +1,392 @@
+//! A private PostgreSQL server: iolab's own, for one command, in the database's directory, reachable only
+//! through a Unix socket there, and gone afterwards.
+//!
+//! [`Server::start`] runs `initdb` into `DIR/pgdata` (trust authentication: only the socket, in a directory
+//! of mode 0700, reaches it), then the server itself (`postgres -D DIR/pgdata`) as a child of iolab with
+//! `listen_addresses=''` (no TCP), its socket in DIR, small shared buffers unless told, `fsync`,
+//! `synchronous_commit` and `full_page_writes` on, and its log in `DIR/postgres.log`. It waits until the
+//! server accepts connections. The server is started directly rather than through `pg_ctl start`, so that
+//! it stays iolab's child: in its own process group (a Ctrl-C on the terminal reaches iolab, which stops
+//! the workload first and the server after), and with a parent-death signal (SIGQUIT, PostgreSQL's
+//! immediate shutdown), so even a `kill -9` of iolab leaves no server running. [`Server::stop`] is
+//! `pg_ctl stop -m fast`'s signal (SIGINT), then `-m immediate`'s (SIGQUIT) after [`FAST_STOP_S`], then
+//! SIGKILL; it runs on drop, and [`cleanup_on_exit`] does the immediate stop for an exit that skips
+//! destructors.
+//!
+//! PostgreSQL refuses to run as root. When iolab is root, `initdb` and the server run as the unprivileged
+//! `postgres` account (the distribution's packages make it), the directory is given to it, and the
+//! result says so; every directory above must let that account through, which is checked first.
+
+use crate::Error;
+use std::fs;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The port in the socket's name (`.s.PGSQL.5432`); no TCP port is opened.
+pub const PORT: u16 = 5432;
+
+/// The superuser `initdb` makes, and the user iolab connects as.
+pub const USER: &str = "iolab";
+
+/// The account a server runs as when iolab is root.
+pub const ACCOUNT: &str = "postgres";
+
+/// Seconds a fast shutdown may take before the server is stopped immediately.
+pub const FAST_STOP_S: u64 = 20;
+
+/// Seconds the server has to accept connections after it was started.
+const READY_TIMEOUT_S: u64 = 60;
+
+/// The longest Unix socket path (`sun_path` less its terminating zero).
+const SOCKET_PATH_MAX: usize = 107;
+
+/// Servers running now, by process id, for [`cleanup_on_exit`].
+static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What the server is told.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// `shared_buffers`, in bytes.
+    pub shared_buffers_bytes: u64,
+    /// `max_connections`.
+    pub max_connections: u32,
+}
+
+/// An account a server runs as.
+#[derive(Clone, Debug)]
+pub struct Account {
+    /// Its name.
+    pub name: String,
+    /// Its uid.
+    pub uid: u32,
+    /// Its primary gid.
+    pub gid: u32,
+}
+
+/// A running private server.
+#[derive(Debug)]
+pub struct Server {
+    child: Option<Child>,
+    dir: PathBuf,
+    log: PathBuf,
+    account: Option<Account>,
+}
+
+/// The directory of PostgreSQL's server programs: `$IOLAB_PG_BINDIR`, `pg_config --bindir`, the newest
+/// `/usr/lib/postgresql/*/bin` (Debian and Ubuntu), or the directory of `initdb` on the PATH.
+pub fn find_bindir() -> Result<PathBuf, Error> {
+    let has_server = |d: &Path| d.join("initdb").is_file() && d.join("postgres").is_file();
+    if let Some(d) = std::env::var_os("IOLAB_PG_BINDIR").map(PathBuf::from) {
+        return if has_server(&d) {
+            Ok(d)
+        } else {
+            Err(Error::Setup(format!("IOLAB_PG_BINDIR '{}' has no initdb and postgres", d.display())))
+        };
+    }
+    if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
+        let d = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if out.status.success() && has_server(&d) {
+            return Ok(d);
+        }
+    }
+    let mut versions: Vec<(u32, PathBuf)> = fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
+        .filter(|(_, d)| has_server(d))
+        .collect();
+    versions.sort();
+    if let Some((_, d)) = versions.pop() {
+        return Ok(d);
+    }
+    for d in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
+        if has_server(&d) {
+            return Ok(d);
+        }
+    }
+    Err(Error::Setup(
+        "PostgreSQL's server programs (initdb, postgres) were not found (pg_config --bindir, /usr/lib/postgresql/*/bin, PATH)\n  \
+         hint: install them (Debian and Ubuntu: apt-get install postgresql), set IOLAB_PG_BINDIR, or give a server of your own with --url"
+            .into(),
+    ))
+}
+
+/// The account to run a server as: none when iolab is not root (it runs as iolab's user), else
+/// [`ACCOUNT`], which must exist and must not be root.
+pub fn server_account() -> Result<Option<Account>, Error> {
+    if !nix::unistd::geteuid().is_root() {
+        return Ok(None);
+    }
+    match nix::unistd::User::from_name(ACCOUNT) {
+        Ok(Some(u)) if !u.uid.is_root() => {
+            Ok(Some(Account { name: u.name, uid: u.uid.as_raw(), gid: u.gid.as_raw() }))
+        }
+        _ => Err(Error::Setup(format!(
+            "PostgreSQL refuses to run as root, and there is no unprivileged '{ACCOUNT}' account to run it as\n  \
+             hint: create one (useradd --system {ACCOUNT}; the distribution's postgresql package does), or run iolab as an unprivileged user"
+        ))),
+    }
+}
+
+/// Checks that `account` can reach `dir`: every directory above it lets the account through (search
+/// permission, by owner, group or others; ACLs are not read).
+fn check_reachable(dir: &Path, account: &Account) -> Result<(), Error> {
+    use std::os::unix::fs::MetadataExt;
+    let absolute =
+        fs::canonicalize(dir).map_err(|e| Error::io(format!("resolving '{}'", dir.display()), e))?;
+    for up in absolute.ancestors().skip(1) {
+        let Ok(m) = fs::metadata(up) else { continue };
+        let mode = m.permissions().mode();
+        let through = if m.uid() == account.uid {
+            mode & 0o100 != 0
+        } else if m.gid() == account.gid {
+            mode & 0o010 != 0
+        } else {
+            mode & 0o001 != 0
+        };
+        if !through {
+            return Err(Error::Setup(format!(
+                "the PostgreSQL server would run as '{}' (PostgreSQL refuses root), which cannot reach '{}': '{}' (mode {:o}, owner uid {}) does not let it through\n  \
+                 hint: chmod o+x '{}', or put the database elsewhere with --dir",
+                account.name,
+                dir.display(),
+                up.display(),
+                mode & 0o7777,
+                m.uid(),
+                up.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The last `lines` lines of the file at `path` (at most 64 KiB read), for an error message.
+pub fn tail(path: &Path, lines: usize) -> String {
+    let Ok(mut f) = fs::File::open(path) else { return String::new() };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(64 << 10)));
+    let mut text = String::new();
+    let _ = f.read_to_string(&mut text);
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// A command for one of PostgreSQL's programs, as `account` when there is one, in `dir`.
+fn program(bindir: &Path, name: &str, dir: &Path, account: Option<&Account>) -> Command {
+    let mut c = Command::new(bindir.join(name));
+    c.current_dir(dir).env("LC_ALL", "C").env_remove("PGDATA").env_remove("PGHOST");
+    if let Some(a) = account {
+        c.uid(a.uid).gid(a.gid).env("HOME", dir).env("USER", &a.name).env("LOGNAME", &a.name);
+    }
+    c
+}
+
+impl Server {
+    /// Makes and starts a server in `dir` (an empty directory iolab made; see the module documentation).
+    /// A raised `stop` while waiting for it stops it and returns [`Error::Interrupted`].
+    pub fn start(dir: &Path, options: &ServerOptions, stop: &AtomicBool) -> Result<Server, Error> {
+        let bindir = find_bindir()?;
+        let account = server_account()?;
+        let dir = std::path::absolute(dir).map_err(|e| Error::io("resolving the database directory", e))?;
+        let socket = dir.join(format!(".s.PGSQL.{PORT}"));
+        if socket.as_os_str().len() > SOCKET_PATH_MAX {
+            return Err(Error::Setup(format!(
+                "the server's socket '{}' would be {} bytes long; Unix sockets allow {SOCKET_PATH_MAX}\n  hint: give a shorter --dir",
+                socket.display(),
+                socket.as_os_str().len()
+            )));
+        }
+        if let Some(a) = &account {
+            check_reachable(&dir, a)?;
+            std::os::unix::fs::chown(&dir, Some(a.uid), Some(a.gid)).map_err(|e| {
+                Error::io(format!("giving '{}' to the '{}' account", dir.display(), a.name), e)
+            })?;
+        }
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
+            .map_err(|e| Error::io(format!("setting the mode of '{}'", dir.display()), e))?;
+        let data = dir.join("pgdata");
+        let out = program(&bindir, "initdb", &dir, account.as_ref())
+            .arg("-D")
+            .arg(&data)
+            .args(["-U", USER, "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync"])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| Error::io(format!("running {}", bindir.join("initdb").display()), e))?;
+        if !out.status.success() {
+            return Err(Error::Setup(format!(
+                "initdb failed ({}):\n{}{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )));
+        }
+        let log = dir.join("postgres.log");
+        let log_file =
+            fs::File::create(&log).map_err(|e| Error::io(format!("creating '{}'", log.display()), e))?;
+        let log_err = log_file.try_clone().map_err(|e| Error::io("duplicating the log's descriptor", e))?;
+        let mut cmd = program(&bindir, "postgres", &dir, account.as_ref());
+        cmd.arg("-D").arg(&data);
+        let socket_dir = dir.display().to_string();
+        let settings = [
+            ("listen_addresses", String::new()),
+            ("unix_socket_directories", socket_dir),
+            ("unix_socket_permissions", "0700".into()),
+            ("port", PORT.to_string()),
+            ("shared_buffers", format!("{}kB", (options.shared_buffers_bytes / 1024).max(128))),
+            ("max_connections", options.max_connections.to_string()),
+            ("fsync", "on".into()),
+            ("synchronous_commit", "on".into()),
+            ("full_page_writes", "on".into()),
+            ("huge_pages", "off".into()),
+            ("logging_collector", "off".into()),
+        ];
+        for (k, v) in settings {
+            cmd.arg("-c").arg(format!("{k}={v}"));
+        }
+        cmd.stdin(Stdio::null()).stdout(log_file).stderr(log_err).process_group(0);
+        let parent = std::process::id() as i32;
+        // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe
+        // functions (prctl, getppid, _exit) on no shared state.
+        unsafe {
+            cmd.pre_exec(move || {
+                // After std's setuid (which clears a parent-death signal), so it holds for the server.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGQUIT) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // iolab may have died between the fork and the prctl: then nobody would stop the server.
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let child = cmd
+            .spawn()
+            .map_err(|e| Error::io(format!("starting {}", bindir.join("postgres").display()), e))?;
+        live().push(child.id() as i32);
+        let mut server = Server { child: Some(child), dir: dir.clone(), log, account };
+        server.wait_ready(stop)?;
+        Ok(server)
+    }
+
+    /// Waits until the server accepts a connection, has exited, or `stop` is raised.
+    fn wait_ready(&mut self, stop: &AtomicBool) -> Result<(), Error> {
+        let started = Instant::now();
+        loop {
+            if let Some(child) = &mut self.child {
+                if let Ok(Some(status)) = child.try_wait() {
+                    self.forget();
+                    return Err(Error::Setup(format!(
+                        "the PostgreSQL server exited at start ({status}); its log ({}) ends:\n{}",
+                        self.log.display(),
+                        tail(&self.log, 20)
+                    )));
+                }
+            }
+            if self.config().connect(postgres::NoTls).is_ok() {
+                return Ok(());
+            }
+            if stop.load(Ordering::Relaxed) {
+                let _ = self.stop();
+                return Err(Error::Interrupted);
+            }
+            if started.elapsed() > Duration::from_secs(READY_TIMEOUT_S) {
+                let _ = self.stop();
+                return Err(Error::Setup(format!(
+                    "the PostgreSQL server did not accept connections within {READY_TIMEOUT_S} s; its log ({}) ends:\n{}",
+                    self.log.display(),
+                    tail(&self.log, 20)
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// How to connect: the socket in the directory, as [`USER`], to the `postgres` database.
+    pub fn config(&self) -> postgres::Config {
+        let mut c = postgres::Config::new();
+        c.host_path(&self.dir).port(PORT).user(USER).dbname("postgres");
+        c.connect_timeout(Duration::from_secs(5));
+        c
+    }
+
+    /// The account the server runs as, in words: `postgres (uid 101)`, or iolab's own user.
+    pub fn user_text(&self) -> String {
+        match &self.account {
+            Some(a) => format!("{} (uid {}), since PostgreSQL refuses to run as root", a.name, a.uid),
+            None => format!("iolab's own user (uid {})", nix::unistd::geteuid()),
+        }
+    }
+
+    /// The server's log.
+    pub fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// Stops the server: a fast shutdown (SIGINT: sessions ended, a checkpoint written), then an immediate
+    /// one (SIGQUIT) after [`FAST_STOP_S`], then SIGKILL; waits for it to exit. Idempotent.
+    pub fn stop(&mut self) -> Result<(), Error> {
+        let Some(mut child) = self.child.take() else { return Ok(()) };
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        let steps = [
+            (nix::sys::signal::Signal::SIGINT, FAST_STOP_S),
+            (nix::sys::signal::Signal::SIGQUIT, 5),
+            (nix::sys::signal::Signal::SIGKILL, 5),
+        ];
+        for (signal, wait_s) in steps {
+            let _ = nix::sys::signal::kill(pid, signal);
+            let until = Instant::now() + Duration::from_secs(wait_s);
+            while Instant::now() < until {
+                if let Ok(Some(_)) = child.try_wait() {
+                    live().retain(|p| *p != pid.as_raw());
+                    return Ok(());
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        live().retain(|p| *p != pid.as_raw());
+        Err(Error::Setup(format!("the PostgreSQL server (pid {pid}) did not exit, even after SIGKILL")))
+    }
+
+    /// Forgets a server that has exited by itself.
+    fn forget(&mut self) {
+        if let Some(child) = self.child.take() {
+            live().retain(|p| *p != child.id() as i32);
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// Stops every private server at once (SIGQUIT, PostgreSQL's immediate shutdown), waiting up to 5 s for
+/// each to exit, for an exit that skips destructors.
+pub fn cleanup_on_exit() {
+    use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+    let pids = std::mem::take(&mut *live());
+    for pid in pids {
+        let pid = nix::unistd::Pid::from_raw(pid);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGQUIT);
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(20)),
+                _ => break,
+            }
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! The run: one thread and one connection per user, each running transactions back to back (no keying or
+//! think time, as HammerDB runs by default) in the mix dealt by its [`Deck`], for a ramp and then the
+//! measured window.
+//!
+//! Connections are made before the clock starts. A transaction counts in the window when it *completes*
+//! inside it (as HammerDB's counters, read at the window's ends, count it); its response time runs from its
+//! first statement to its commit or rollback, retries and lock waits included, into the user's HDR histogram
+//! for its type. At each end of the window the driver reads the database's `sum(d_next_o_id)` (HammerDB's
+//! own NOPM) and /proc/diskstats for the devices under the database. A raised stop flag ends the window
+//! early (the result is then partial); a database error that retrying cannot cure ends the run with it.
+
+use super::rand::{Deck, TxType};
+use super::txn::{Ran, Terminal};
+use crate::engine::{Conn, Done, Engine};
+use crate::{DbError, Error, Value};
+use iolab_device::diskstats::{self, BlockDevice, Counters};
+use iolab_stats::LatencyHistogram;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// What the run is asked.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    /// Users.
+    pub users: u32,
+    /// Warehouses in the database.
+    pub warehouses: u64,
+    /// Items in the database.
+    pub items: u64,
+    /// The seed.
+    pub seed: u64,
+    /// Ramp before the window.
+    pub ramp: Duration,
+    /// The window asked for.
+    pub duration: Duration,
+}
+
+/// One transaction type's counts and response times in the window.
+#[derive(Clone, Debug, Default)]
+pub struct TxStats {
+    /// Committed.
+    pub committed: u64,
+    /// Rolled back on purpose.
+    pub rolled_back: u64,
+    /// Retries (in the window's transactions).
+    pub retries: u64,
+    /// Given up.
+    pub failed: u64,
+    /// Response times of the completed ones.
+    pub latency: LatencyHistogram,
+}
+
+impl TxStats {
+    fn merge(&mut self, o: &TxStats) {
+        self.committed += o.committed;
+        self.rolled_back += o.rolled_back;
+        self.retries += o.retries;
+        self.failed += o.failed;
+        self.latency.merge(&o.latency);
+    }
+}
+
+/// What the run measured.
+#[derive(Debug)]
+pub struct Measured {
+    /// Seconds in the window (shorter than asked when stopped).
+    pub measured_s: f64,
+    /// Per transaction type, in [`TxType::ALL`]'s order.
+    pub tx: Vec<TxStats>,
+    /// Districts deliveries skipped.
+    pub skipped: u64,
+    /// New orders counted by the database (growth of `sum(d_next_o_id)`), when both ends were read.
+    pub new_orders_database: Option<u64>,
+    /// Each device under the database and what it did in the window.
+    pub devices: Vec<(BlockDevice, Counters)>,
+    /// The window was cut short by the stop flag.
+    pub partial: bool,
+}
+
+/// What one user gathered.
+struct UserResult {
+    tx: Vec<TxStats>,
+    skipped: u64,
+}
+
+/// Reads `sum(d_next_o_id)`.
+fn next_order_ids(conn: &mut dyn Conn) -> Option<u64> {
+    let rows = conn.query("SELECT CAST(sum(d_next_o_id) AS bigint) FROM district", &[]).ok()?;
+    rows.first().and_then(|r| r.first()).and_then(Value::int).map(|v| v as u64)
+}
+
+/// Sleeps until `until` in small steps, returning early (false) when `stop` or `abort` is raised.
+fn wait_until(until: Instant, stop: &AtomicBool, abort: &AtomicBool) -> bool {
+    while Instant::now() < until {
+        if stop.load(Ordering::Relaxed) || abort.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
+    }
+    true
+}
+
+/// One user's loop.
+fn user(
+    index: u32,
+    conn: &mut dyn Conn,
+    spec: &RunSpec,
+    dialect: &crate::Dialect,
+    (window_start, window_end): (Instant, Instant),
+    done: &AtomicBool,
+) -> Result<UserResult, DbError> {
+    let mut term = Terminal::new(index, spec.warehouses, spec.items, spec.seed, dialect);
+    let mut deck = Deck::new();
+    let mut tx: Vec<TxStats> = TxType::ALL.iter().map(|_| TxStats::default()).collect();
+    let mut skipped = 0;
+    while !done.load(Ordering::Relaxed) {
+        let kind = deck.draw(term.rng());
+        let mut retries = 0;
+        let started = Instant::now();
+        let ran: Ran = match kind {
+            TxType::NewOrder => term.new_order(conn, &mut retries)?,
+            TxType::Payment => term.payment(conn, &mut retries)?,
+            TxType::OrderStatus => term.order_status(conn, &mut retries)?,
+            TxType::Delivery => term.delivery(conn, &mut retries)?,
+            TxType::StockLevel => term.stock_level(conn, &mut retries)?,
+        };
+        let ended = Instant::now();
+        if ended < window_start || ended > window_end {
+            continue;
+        }
+        let s = &mut tx[kind.index()];
+        s.retries += retries;
+        skipped += ran.skipped;
+        match ran.done {
+            Done::Committed => s.committed += 1,
+            Done::RolledBack => s.rolled_back += 1,
+            Done::GaveUp => {
+                s.failed += 1;
+                continue;
+            }
+        }
+        s.latency.record((ended - started).as_nanos().min(u64::MAX as u128) as u64);
+    }
+    Ok(UserResult { tx, skipped })
+}
+
+/// Runs the users for the ramp and the window; `device_dir` is where the database's files are (for the
+/// device view), `stop` the caller's stop flag.
+pub fn run(
+    engine: &dyn Engine,
+    spec: &RunSpec,
+    device_dir: Option<&Path>,
+    stop: &AtomicBool,
+) -> Result<Measured, Error> {
+    let mut conns: Vec<Box<dyn Conn>> = Vec::with_capacity(spec.users as usize);
+    for _ in 0..spec.users {
+        conns.push(engine.connect()?);
+    }
+    let mut monitor = engine.connect()?;
+    let devices = device_dir.map(diskstats::devices_under).unwrap_or_default();
+    let dialect = engine.dialect();
+    let done = AtomicBool::new(false);
+    let abort = AtomicBool::new(false);
+    let first_error: Mutex<Option<DbError>> = Mutex::new(None);
+    let start = Instant::now();
+    let window = (start + spec.ramp, start + spec.ramp + spec.duration);
+    let mut results: Vec<UserResult> = Vec::new();
+    let mut ends = (None, None);
+    let mut counters = (Default::default(), Default::default());
+    let mut actual = (window.0, window.0);
+    let mut partial = false;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = conns
+            .iter_mut()
+            .enumerate()
+            .map(|(i, conn)| {
+                let (done, abort, first_error, dialect) = (&done, &abort, &first_error, &dialect);
+                std::thread::Builder::new()
+                    .name(format!("iolab-db-user-{i}"))
+                    .spawn_scoped(scope, move || {
+                        let r = user(i as u32, conn.as_mut(), spec, dialect, window, done);
+                        if let Err(e) = &r {
+                            first_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e.clone());
+                            abort.store(true, Ordering::Relaxed);
+                        }
+                        r.ok()
+                    })
+                    .expect("spawn a user thread")
+            })
+            .collect();
+        if wait_until(window.0, stop, &abort) {
+            ends.0 = next_order_ids(monitor.as_mut());
+            counters.0 = diskstats::read();
+            actual.0 = Instant::now();
+            let completed = wait_until(window.1, stop, &abort);
+            partial = !completed;
+            ends.1 = next_order_ids(monitor.as_mut());
+            counters.1 = diskstats::read();
+            actual.1 = Instant::now().min(window.1);
+        } else {
+            partial = true;
+        }
+        done.store(true, Ordering::Relaxed);
+        results = handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect();
+    });
+    if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(Error::Db(e));
+    }
+    let mut tx: Vec<TxStats> = TxType::ALL.iter().map(|_| TxStats::default()).collect();
+    let mut skipped = 0;
+    for r in &results {
+        for (a, b) in tx.iter_mut().zip(&r.tx) {
+            a.merge(b);
+        }
+        skipped += r.skipped;
+    }
+    let measured_s = actual.1.saturating_duration_since(actual.0).as_secs_f64();
+    let devices = devices
+        .into_iter()
+        .filter_map(|d| {
+            let (a, b) = (counters.0.get(&d.name)?, counters.1.get(&d.name)?);
+            let delta = b.since(a);
+            Some((d, delta))
+        })
+        .collect();
+    Ok(Measured {
+        measured_s,
+        tx,
+        skipped,
+        new_orders_database: match ends {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        },
+        devices,
+        partial,
+    })
+}

@@ -1,0 +1,261 @@
+//! `iolab db tpcc`: an OLTP workload derived from the TPC-C specification (revision 5.11), in the manner of
+//! HammerDB's TPROC-C: the nine tables and the five transactions in the standard mix, NURand keys, no
+//! keying or think time, reported as new orders per minute (NOPM) and transactions per minute (TPM) with
+//! per-transaction response times, and the consistency conditions checked afterwards. It is *derived from*
+//! TPC-C, not compliant with it (no terminals, no audited durability, scaled items when asked, money in
+//! integer cents) and its numbers are not comparable with published TPC results.
+//!
+//! [`run`] builds ([`build`]), runs ([`driver`]), checks ([`check`]) and returns the `iolab.db/1` document.
+//! The parts: [`rand`] (NURand, the strings, the mix's deck), [`schema`], [`load`], [`txn`] (the five
+//! transactions).
+
+pub mod build;
+pub mod check;
+pub mod driver;
+pub mod load;
+pub mod rand;
+pub mod schema;
+pub mod txn;
+
+use crate::engine::Engine;
+use crate::Error;
+use iolab_device::diskstats::Counters;
+use iolab_report::db::{
+    DbBuild, DbEngine, DbResult, DeviceView, MixShare, Setting, TableRows, TpccConfig, TpccRun, TxResult,
+    DB_SCHEMA, TPCC_DISCLAIMER,
+};
+use rand::TxType;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// The spec's number of items.
+pub const SPEC_ITEMS: u64 = 100_000;
+
+/// A window shorter than this is flagged: checkpoints and the database's caches have not settled.
+pub const SHORT_WINDOW_S: f64 = 60.0;
+
+/// What `iolab db tpcc` asks.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Warehouses to build.
+    pub warehouses: u64,
+    /// Users.
+    pub users: u32,
+    /// Items (stock per warehouse).
+    pub items: u64,
+    /// Ramp.
+    pub ramp: Duration,
+    /// Measured window.
+    pub duration: Duration,
+    /// The seed.
+    pub seed: u64,
+}
+
+/// What the caller is told as the command goes.
+pub trait Observer {
+    /// A line for people (what is being done now).
+    fn notice(&self, text: &str);
+}
+
+/// Builds the database on `engine`, runs the workload, checks consistency and returns the document. The
+/// database's files are under `engine.dir()` (the device view reads the devices there).
+pub fn run(
+    engine: &dyn Engine,
+    o: &Options,
+    stop: &AtomicBool,
+    observer: &dyn Observer,
+) -> Result<DbResult, Error> {
+    let start_unix_s =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    observer.notice(&format!(
+        "building {} warehouse{} ({} items) on {}",
+        o.warehouses,
+        if o.warehouses == 1 { "" } else { "s" },
+        o.items,
+        engine.version()
+    ));
+    let built = build::build(engine, o.warehouses, o.items, o.seed, stop)?;
+    observer.notice(&format!(
+        "built in {:.1} s; running {} user{}: {:.0} s ramp, {:.0} s measured",
+        built.seconds,
+        o.users,
+        if o.users == 1 { "" } else { "s" },
+        o.ramp.as_secs_f64(),
+        o.duration.as_secs_f64()
+    ));
+    let spec = driver::RunSpec {
+        users: o.users,
+        warehouses: o.warehouses,
+        items: o.items,
+        seed: o.seed,
+        ramp: o.ramp,
+        duration: o.duration,
+    };
+    let measured = driver::run(engine, &spec, engine.dir(), stop)?;
+    observer.notice("checking the consistency conditions");
+    let mut conn = engine.connect()?;
+    let consistency = check::check_all(conn.as_mut())?;
+    drop(conn);
+    let size_bytes = engine.dir().map(dir_bytes);
+    Ok(document(engine, o, start_unix_s, &built, &measured, consistency, size_bytes))
+}
+
+/// Bytes in the files under `dir`.
+fn dir_bytes(dir: &Path) -> u64 {
+    fn walk(p: &Path, depth: u32) -> u64 {
+        let Ok(entries) = std::fs::read_dir(p) else { return 0 };
+        entries
+            .flatten()
+            .map(|e| match e.file_type() {
+                Ok(t) if t.is_dir() && depth < 16 => walk(&e.path(), depth + 1),
+                Ok(t) if t.is_file() => e.metadata().map(|m| m.len()).unwrap_or(0),
+                _ => 0,
+            })
+            .sum()
+    }
+    walk(dir, 0)
+}
+
+/// The per-minute rate of `n` events in `s` seconds (0 for an empty window).
+fn per_minute(n: u64, s: f64) -> f64 {
+    if s > 0.0 {
+        n as f64 * 60.0 / s
+    } else {
+        0.0
+    }
+}
+
+fn document(
+    engine: &dyn Engine,
+    o: &Options,
+    start_unix_s: u64,
+    built: &build::Built,
+    m: &driver::Measured,
+    consistency: Vec<iolab_report::db::ConsistencyCheck>,
+    size_bytes: Option<u64>,
+) -> DbResult {
+    let s = m.measured_s;
+    let transactions: Vec<TxResult> = TxType::ALL
+        .iter()
+        .zip(&m.tx)
+        .map(|(t, x)| TxResult {
+            name: t.name().into(),
+            committed: x.committed,
+            rolled_back: x.rolled_back,
+            retries: x.retries,
+            failed: x.failed,
+            per_minute: per_minute(x.committed + x.rolled_back, s),
+            latency_ns: x.latency.summary(),
+            histogram: x.latency.to_base64(),
+        })
+        .collect();
+    let new_orders = m.tx[TxType::NewOrder.index()].committed;
+    let completed: u64 = m.tx.iter().map(|x| x.committed + x.rolled_back).sum();
+    let devices: Vec<DeviceView> = m.devices.iter().map(|(d, c)| device_view(d, c, s)).collect();
+    let mut warnings = Vec::new();
+    let failed: u64 = m.tx.iter().map(|x| x.failed).sum();
+    if failed > 0 {
+        warnings.push(format!(
+            "{failed} transactions were given up after {} retries each: the database was too busy or deadlocked too often",
+            crate::engine::MAX_RETRIES
+        ));
+    }
+    if consistency.iter().any(|c| !c.passed) {
+        warnings.push(
+            "a consistency condition failed: the transactions did not run correctly on this database".into(),
+        );
+    }
+    if !devices.is_empty() && devices.iter().all(|d| d.reads == 0) {
+        warnings.push(
+            "the devices read nothing in the window: the database was served from memory (the engine's cache and the page cache), so this run measured writes, flushes and CPU, not reads; build more warehouses for a database larger than memory"
+                .into(),
+        );
+    }
+    if s > 0.0 && s < SHORT_WINDOW_S && !m.partial {
+        warnings.push(format!(
+            "a {s:.0} s window is short: checkpoints and caches have not settled (HammerDB's default is 5 minutes after a 2-minute ramp); use --duration 5m for numbers to compare"
+        ));
+    }
+    if engine.name() == "sqlite" && o.users > 1 {
+        warnings.push(
+            "SQLite lets one writer at a time: the users queue for the write lock, so NOPM measures that lock as well as the storage"
+                .into(),
+        );
+    }
+    DbResult {
+        schema: DB_SCHEMA.into(),
+        iolab_version: env!("CARGO_PKG_VERSION").into(),
+        workload: "tpcc".into(),
+        disclaimer: TPCC_DISCLAIMER.into(),
+        seed: o.seed,
+        start_unix_s,
+        engine: DbEngine {
+            name: engine.name().into(),
+            version: engine.version(),
+            dir: engine.dir().map(|d| d.display().to_string()),
+            url: engine.url(),
+            server_user: engine.server_user(),
+            settings: engine.settings().into_iter().map(|(name, value)| Setting { name, value }).collect(),
+            size_bytes,
+        },
+        config: TpccConfig {
+            warehouses: o.warehouses as u32,
+            users: o.users,
+            items: o.items as u32,
+            customers_per_district: load::CUSTOMERS as u32,
+            ramp_s: o.ramp.as_secs_f64(),
+            duration_s: o.duration.as_secs_f64(),
+            think_time: false,
+            mix: TxType::ALL.iter().map(|t| MixShare { name: t.name().into(), pct: t.pct() }).collect(),
+        },
+        build: DbBuild {
+            seconds: built.seconds,
+            loaders: built.loaders,
+            rows: schema::TABLES
+                .iter()
+                .zip(built.rows.0)
+                .map(|(t, rows)| TableRows { table: t.name.into(), rows })
+                .collect(),
+        },
+        run: TpccRun {
+            measured_s: s,
+            nopm: per_minute(new_orders, s),
+            tpm: per_minute(completed, s),
+            nopm_database: m.new_orders_database.map(|n| per_minute(n, s)),
+            transactions,
+            delivery_districts_skipped: m.skipped,
+        },
+        consistency,
+        devices,
+        warnings,
+        partial: m.partial,
+    }
+}
+
+/// A device's counters over `s` seconds as the document shows them.
+fn device_view(d: &iolab_device::diskstats::BlockDevice, c: &Counters, s: f64) -> DeviceView {
+    let rate = |n: u64| if s > 0.0 { n as f64 / s } else { 0.0 };
+    let mean = |num: u64, den: u64| (den > 0).then(|| num as f64 / den as f64);
+    DeviceView {
+        name: d.name.clone(),
+        role: d.role.into(),
+        model: d.model.clone(),
+        reads: c.reads,
+        writes: c.writes,
+        flushes: c.flushes,
+        discards: c.discards,
+        read_bytes: c.read_sectors * 512,
+        write_bytes: c.write_sectors * 512,
+        discard_bytes: c.discard_sectors * 512,
+        read_iops: rate(c.reads),
+        write_iops: rate(c.writes),
+        flushes_per_s: rate(c.flushes),
+        read_mean_bytes: mean(c.read_sectors * 512, c.reads),
+        write_mean_bytes: mean(c.write_sectors * 512, c.writes),
+        read_mean_ms: mean(c.read_ms, c.reads),
+        write_mean_ms: mean(c.write_ms, c.writes),
+        flush_mean_ms: mean(c.flush_ms, c.flushes),
+        busy: if s > 0.0 { (c.busy_ms as f64 / 1000.0 / s).min(1.0) } else { 0.0 },
+    }
+}

@@ -1,0 +1,342 @@
+//! The database run document (`iolab.db/1`, `iolab db tpcc --json`): a real database's workload on the
+//! storage under test. What ran (engine, server, warehouses, users, seed), how the database was built, what
+//! the users did (NOPM and TPM as HammerDB reports them, per transaction type: counts, rollbacks, retries and
+//! response-time percentiles from HDR histograms), whether the TPC-C consistency conditions held afterwards,
+//! and what the block devices under the database's files did in the measured window (/proc/diskstats deltas).
+//! Plain data; the text rendering lives in `export`.
+
+use iolab_stats::LatSummary;
+use serde::{Deserialize, Serialize};
+
+/// The `schema` value of a database run document.
+pub const DB_SCHEMA: &str = "iolab.db/1";
+
+/// What every db document says of itself.
+pub const TPCC_DISCLAIMER: &str = "derived from the TPC-C specification; not TPC-C compliant, and not comparable with published TPC results";
+
+/// One database run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DbResult {
+    /// Always [`DB_SCHEMA`].
+    pub schema: String,
+    /// The iolab that ran it.
+    pub iolab_version: String,
+    /// The workload: `tpcc`.
+    pub workload: String,
+    /// What the workload is not ([`TPCC_DISCLAIMER`]).
+    pub disclaimer: String,
+    /// The seed of every random choice (the load's data and each user's stream).
+    pub seed: u64,
+    /// Start of the run, seconds since the Unix epoch.
+    pub start_unix_s: u64,
+    /// The database engine and where it ran.
+    pub engine: DbEngine,
+    /// The workload's settings.
+    pub config: TpccConfig,
+    /// Schema and load.
+    pub build: DbBuild,
+    /// The measured window.
+    pub run: TpccRun,
+    /// TPC-C consistency conditions checked on the database after the run.
+    pub consistency: Vec<ConsistencyCheck>,
+    /// The block devices under the database's files over the measured window; empty for a server of the
+    /// user's own (`--url`), or a file system on no block device.
+    pub devices: Vec<DeviceView>,
+    /// What a reader should know before trusting the numbers.
+    pub warnings: Vec<String>,
+    /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP): its window is shorter than asked.
+    pub partial: bool,
+}
+
+/// The engine and where its files were.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DbEngine {
+    /// `sqlite` or `postgres`.
+    pub name: String,
+    /// The engine's version as it reports it.
+    pub version: String,
+    /// The directory of the database's files (absent for `--url`).
+    pub dir: Option<String>,
+    /// The user's server (`--url`), its password left out.
+    pub url: Option<String>,
+    /// A private server iolab started: the account it ran as.
+    pub server_user: Option<String>,
+    /// Settings that decide durability and caching: journal mode, synchronous, shared buffers, fsync.
+    pub settings: Vec<Setting>,
+    /// Bytes in the database's directory at the end of the run.
+    pub size_bytes: Option<u64>,
+}
+
+/// One engine setting.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Setting {
+    /// Its name (`synchronous`, `shared_buffers`).
+    pub name: String,
+    /// Its value as the engine reports it.
+    pub value: String,
+}
+
+/// The workload's settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TpccConfig {
+    /// Warehouses built.
+    pub warehouses: u32,
+    /// Users (one connection and one thread each), each on a home warehouse (user i on warehouse
+    /// i mod warehouses + 1).
+    pub users: u32,
+    /// Items (the spec's 100,000 unless `--items`); each warehouse stocks every item.
+    pub items: u32,
+    /// Customers per district (the spec's 3,000).
+    pub customers_per_district: u32,
+    /// Seconds of ramp before the measured window.
+    pub ramp_s: f64,
+    /// Seconds asked for the measured window.
+    pub duration_s: f64,
+    /// Keying and think time: none (HammerDB's default), so each user runs transactions back to back.
+    pub think_time: bool,
+    /// The mix, percent of each transaction type (from a shuffled deck of 100 cards per user).
+    pub mix: Vec<MixShare>,
+}
+
+/// One transaction type's share of the mix.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MixShare {
+    /// `new_order`, `payment`, `order_status`, `delivery` or `stock_level`.
+    pub name: String,
+    /// Percent.
+    pub pct: u32,
+}
+
+/// Schema and load.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DbBuild {
+    /// Seconds from the first CREATE to the last index.
+    pub seconds: f64,
+    /// Connections that loaded warehouses at once.
+    pub loaders: u32,
+    /// Rows loaded per table.
+    pub rows: Vec<TableRows>,
+}
+
+/// Rows of one table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TableRows {
+    /// The table.
+    pub table: String,
+    /// Rows loaded.
+    pub rows: u64,
+}
+
+/// The measured window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TpccRun {
+    /// Seconds measured (shorter than asked when interrupted).
+    pub measured_s: f64,
+    /// New orders committed per minute (HammerDB's NOPM), counted by the users.
+    pub nopm: f64,
+    /// Transactions completed per minute, every type, committed or rolled back as the spec asks (HammerDB's
+    /// TPM counts the database's commits and rollbacks; this counts the workload's).
+    pub tpm: f64,
+    /// New orders per minute from the database itself: the growth of the districts' `d_next_o_id` over the
+    /// window, HammerDB's own way, as a check of `nopm`.
+    pub nopm_database: Option<f64>,
+    /// Per transaction type, in the mix's order.
+    pub transactions: Vec<TxResult>,
+    /// Deliveries' districts skipped: no new order waiting (the spec lets a delivery skip them).
+    pub delivery_districts_skipped: u64,
+}
+
+/// One transaction type in the window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TxResult {
+    /// Its name.
+    pub name: String,
+    /// Committed.
+    pub committed: u64,
+    /// Rolled back on purpose (new-order's 1 % with an unused item).
+    pub rolled_back: u64,
+    /// Attempts that met a busy database, a serialization failure or a deadlock and were run again.
+    pub retries: u64,
+    /// Transactions given up after too many retries.
+    pub failed: u64,
+    /// Completed (committed or rolled back) per minute.
+    pub per_minute: f64,
+    /// Response time, from the transaction's start to its commit or rollback, retries included; `None`
+    /// without completions.
+    pub latency_ns: Option<LatSummary>,
+    /// The merged response-time histogram (`iolab-hdr/1`, base64), for later merging and curves.
+    pub histogram: String,
+}
+
+/// One TPC-C consistency condition (clause 3.3.2).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConsistencyCheck {
+    /// Its number (1 to 4).
+    pub condition: u32,
+    /// What it says.
+    pub rule: String,
+    /// Whether every warehouse or district met it.
+    pub passed: bool,
+    /// Warehouses or districts that did not.
+    pub violations: u64,
+    /// The first violation, in words.
+    pub example: Option<String>,
+}
+
+/// What one block device did in the measured window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeviceView {
+    /// The kernel's name.
+    pub name: String,
+    /// `filesystem`, `disk` or `member` (see `iolab_device::diskstats::BlockDevice`).
+    pub role: String,
+    /// Its model, device-mapper name or loop backing file.
+    pub model: Option<String>,
+    /// Reads completed.
+    pub reads: u64,
+    /// Writes completed.
+    pub writes: u64,
+    /// Flushes completed.
+    pub flushes: u64,
+    /// Discards completed.
+    pub discards: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Bytes discarded.
+    pub discard_bytes: u64,
+    /// Reads per second.
+    pub read_iops: f64,
+    /// Writes per second.
+    pub write_iops: f64,
+    /// Flushes per second.
+    pub flushes_per_s: f64,
+    /// Mean read size in bytes.
+    pub read_mean_bytes: Option<f64>,
+    /// Mean write size in bytes.
+    pub write_mean_bytes: Option<f64>,
+    /// Mean time a read spent in the device, in ms (/proc/diskstats' milliseconds over reads).
+    pub read_mean_ms: Option<f64>,
+    /// Mean time a write spent in the device, in ms.
+    pub write_mean_ms: Option<f64>,
+    /// Mean time a flush spent in the device, in ms.
+    pub flush_mean_ms: Option<f64>,
+    /// Share of the window the device had I/O in flight, 0 to 1.
+    pub busy: f64,
+}
+
+impl DbResult {
+    /// The consistency conditions passed, all of them (and at least one was checked).
+    pub fn consistent(&self) -> bool {
+        !self.consistency.is_empty() && self.consistency.iter().all(|c| c.passed)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A small document with every optional part filled.
+    pub(crate) fn sample() -> DbResult {
+        let mut h = iolab_stats::LatencyHistogram::new();
+        for v in [1_000_000, 2_000_000, 5_000_000] {
+            h.record(v);
+        }
+        DbResult {
+            schema: DB_SCHEMA.into(),
+            iolab_version: "0.1.0".into(),
+            workload: "tpcc".into(),
+            disclaimer: TPCC_DISCLAIMER.into(),
+            seed: 42,
+            start_unix_s: 1_700_000_000,
+            engine: DbEngine {
+                name: "postgres".into(),
+                version: "PostgreSQL 15.8".into(),
+                dir: Some("/mnt/t/iolab-db".into()),
+                url: None,
+                server_user: Some("postgres (uid 101)".into()),
+                settings: vec![Setting { name: "shared_buffers".into(), value: "32MB".into() }],
+                size_bytes: Some(150 << 20),
+            },
+            config: TpccConfig {
+                warehouses: 1,
+                users: 2,
+                items: 100_000,
+                customers_per_district: 3000,
+                ramp_s: 1.0,
+                duration_s: 2.0,
+                think_time: false,
+                mix: vec![MixShare { name: "new_order".into(), pct: 45 }],
+            },
+            build: DbBuild {
+                seconds: 3.5,
+                loaders: 1,
+                rows: vec![TableRows { table: "item".into(), rows: 100_000 }],
+            },
+            run: TpccRun {
+                measured_s: 2.0,
+                nopm: 1500.0,
+                tpm: 3300.0,
+                nopm_database: Some(1500.0),
+                transactions: vec![TxResult {
+                    name: "new_order".into(),
+                    committed: 50,
+                    rolled_back: 1,
+                    retries: 2,
+                    failed: 0,
+                    per_minute: 1530.0,
+                    latency_ns: h.summary(),
+                    histogram: h.to_base64(),
+                }],
+                delivery_districts_skipped: 0,
+            },
+            consistency: vec![ConsistencyCheck {
+                condition: 1,
+                rule: "W_YTD = sum(D_YTD)".into(),
+                passed: true,
+                violations: 0,
+                example: None,
+            }],
+            devices: vec![DeviceView {
+                name: "vda".into(),
+                role: "filesystem".into(),
+                model: None,
+                reads: 10,
+                writes: 100,
+                flushes: 50,
+                discards: 0,
+                read_bytes: 40960,
+                write_bytes: 409600,
+                discard_bytes: 0,
+                read_iops: 5.0,
+                write_iops: 50.0,
+                flushes_per_s: 25.0,
+                read_mean_bytes: Some(4096.0),
+                write_mean_bytes: Some(4096.0),
+                read_mean_ms: Some(0.5),
+                write_mean_ms: Some(1.0),
+                flush_mean_ms: Some(2.0),
+                busy: 0.4,
+            }],
+            warnings: vec!["a warning".into()],
+            partial: false,
+        }
+    }
+
+    #[test]
+    fn every_key_is_in_the_schema_and_back() {
+        let v = serde_json::to_value(sample()).unwrap();
+        crate::schema_check::check_document(&v, crate::schema_check::DB_SCHEMA);
+        let back: DbResult = serde_json::from_value(v).unwrap();
+        assert_eq!(back, sample());
+    }
+
+    #[test]
+    fn text_says_nopm_each_check_and_the_disclaimer() {
+        let text = crate::TextExporter.render(&crate::Document::Db(&sample()));
+        for want in ["NOPM", "1,500", "new_order", "condition 1", "passed", "vda", "not TPC-C compliant"] {
+            assert!(text.contains(want), "{want:?} in\n{text}");
+        }
+    }
+}

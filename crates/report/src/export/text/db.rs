@@ -1,0 +1,164 @@
+//! The printed database run (`iolab db tpcc`): what ran, the build, NOPM and TPM as HammerDB prints them, a
+//! table per transaction type (counts, rollbacks, retries, response-time percentiles), the consistency
+//! conditions, and the block devices under the database.
+
+use std::fmt::Write as _;
+
+use crate::db::DbResult;
+use crate::format::{format_bytes, format_count, format_duration_ns, format_rate, table};
+
+pub(crate) fn db(r: &DbResult) -> String {
+    let e = &r.engine;
+    let c = &r.config;
+    let mut out = format!(
+        "iolab {} · db {} · seed {} · {} · measured {:.2} s after {:.2} s ramp{}\n",
+        r.iolab_version,
+        r.workload,
+        r.seed,
+        e.name,
+        r.run.measured_s,
+        c.ramp_s,
+        if r.partial { " (interrupted: partial)" } else { "" },
+    );
+    let _ = writeln!(out, "note    {}", r.disclaimer);
+    let place = match (&e.dir, &e.url) {
+        (_, Some(url)) => format!("the server at {url}"),
+        (Some(dir), None) => dir.clone(),
+        (None, None) => "-".into(),
+    };
+    let size = e.size_bytes.map(|b| format!(", {}", format_bytes(b))).unwrap_or_default();
+    let _ = writeln!(out, "engine  {} in {place}{size}", e.version);
+    if let Some(u) = &e.server_user {
+        let _ = writeln!(out, "server  private, run as {u}, Unix socket only");
+    }
+    if !e.settings.is_empty() {
+        let s: Vec<String> = e.settings.iter().map(|s| format!("{}={}", s.name, s.value)).collect();
+        let _ = writeln!(out, "        {}", s.join(", "));
+    }
+    let mix: Vec<String> = c.mix.iter().map(|m| format!("{} {}%", m.name, m.pct)).collect();
+    let _ = writeln!(
+        out,
+        "load    {} warehouse{}, {} items, {} users, no think time; mix {}",
+        c.warehouses,
+        if c.warehouses == 1 { "" } else { "s" },
+        format_count(c.items as u64),
+        c.users,
+        mix.join(", "),
+    );
+    let rows: u64 = r.build.rows.iter().map(|t| t.rows).sum();
+    let _ = writeln!(
+        out,
+        "build   {} rows in {:.2} s ({} loader{})",
+        format_count(rows),
+        r.build.seconds,
+        r.build.loaders,
+        if r.build.loaders == 1 { "" } else { "s" },
+    );
+    out.push('\n');
+    let db_check = match r.run.nopm_database {
+        Some(n) => format!(" (database: {})", format_rate(n, 0)),
+        None => String::new(),
+    };
+    let _ =
+        writeln!(out, "NOPM {}{db_check}   TPM {}", format_rate(r.run.nopm, 0), format_rate(r.run.tpm, 0));
+    out.push('\n');
+    out.push_str(&tx_table(r));
+    if r.run.delivery_districts_skipped > 0 {
+        let _ = writeln!(
+            out,
+            "delivery skipped {} districts with no new order waiting",
+            format_count(r.run.delivery_districts_skipped)
+        );
+    }
+    out.push('\n');
+    for k in &r.consistency {
+        let verdict =
+            if k.passed { "passed".to_string() } else { format!("FAILED ({} violations)", k.violations) };
+        let _ = writeln!(out, "consistency condition {}: {:<52} {verdict}", k.condition, k.rule);
+        if let Some(x) = &k.example {
+            let _ = writeln!(out, "        e.g. {x}");
+        }
+    }
+    if !r.devices.is_empty() {
+        out.push('\n');
+        out.push_str(&device_table(r));
+    }
+    for w in &r.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}
+
+fn tx_table(r: &DbResult) -> String {
+    let ms = |v: Option<u64>| v.map_or("-".into(), |v| format_duration_ns(v as f64));
+    let rows: Vec<Vec<String>> = r
+        .run
+        .transactions
+        .iter()
+        .map(|t| {
+            let l = t.latency_ns.as_ref();
+            vec![
+                t.name.clone(),
+                format_count(t.committed),
+                format_count(t.rolled_back),
+                format_count(t.retries),
+                format_count(t.failed),
+                format_rate(t.per_minute, 0),
+                l.map_or("-".into(), |l| format_duration_ns(l.mean)),
+                ms(l.map(|l| l.p50)),
+                ms(l.map(|l| l.p95)),
+                ms(l.map(|l| l.p99)),
+                ms(l.map(|l| l.max)),
+            ]
+        })
+        .collect();
+    table(
+        &["", "committed", "rolled back", "retries", "failed", "per min", "mean", "p50", "p95", "p99", "max"],
+        &rows,
+    )
+}
+
+fn device_table(r: &DbResult) -> String {
+    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".into(), f);
+    let rows: Vec<Vec<String>> = r
+        .devices
+        .iter()
+        .map(|d| {
+            vec![
+                format!("{} ({})", d.name, d.role),
+                format_rate(d.read_iops, 1),
+                format_rate(d.write_iops, 1),
+                format_rate(d.flushes_per_s, 1),
+                format_count(d.discards),
+                format_bytes(d.read_bytes),
+                format_bytes(d.write_bytes),
+                opt(d.read_mean_bytes, &|b| format_bytes(b.round() as u64)),
+                opt(d.write_mean_bytes, &|b| format_bytes(b.round() as u64)),
+                opt(d.read_mean_ms, &|m| format!("{m:.2} ms")),
+                opt(d.write_mean_ms, &|m| format!("{m:.2} ms")),
+                opt(d.flush_mean_ms, &|m| format!("{m:.2} ms")),
+                format!("{:.0}%", d.busy * 100.0),
+            ]
+        })
+        .collect();
+    let mut out = String::from("devices under the database, measured window (/proc/diskstats):\n");
+    out.push_str(&table(
+        &[
+            "device",
+            "read/s",
+            "write/s",
+            "flush/s",
+            "discards",
+            "read",
+            "written",
+            "read size",
+            "write size",
+            "read lat",
+            "write lat",
+            "flush lat",
+            "busy",
+        ],
+        &rows,
+    ));
+    out
+}
