@@ -43,7 +43,7 @@ fn run_job(
     let _scratch_guard = iolab_device::ScratchGuard;
     let live = !args.quiet && std::io::stderr().is_terminal();
     let steady = crate::job::steady_rule(&args.steady)?;
-    if let (Some(_), Some(d)) = (&steady, &args.duration) {
+    if let (Some(_), Some(d)) = (&steady, args.keys.get("duration")) {
         return Err(usage(format!("'--duration {d}' and '--steady-state' both bound the run; a steady-state run lasts until steady or '--steady-state-limit'")));
     }
     // Outputs and the catalog are claimed before anything is created or run: a path refused, or a bad
