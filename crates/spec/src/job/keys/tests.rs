@@ -22,6 +22,19 @@ fn every_key_takes_its_good_texts_and_refuses_its_bad_ones() {
     }
 }
 
+/// A key given on the command line reaches the job it overrides: a new run setting missing from
+/// `JobSpec::apply_overrides` fails here.
+#[test]
+fn every_key_on_the_command_line_reaches_the_job() {
+    for key in KEYS {
+        let mut cli = JobSpec::default();
+        key.apply_flag(&mut cli, key.good[0]).unwrap_or_else(|e| panic!("{}: {e}", key.name));
+        let mut job = JobSpec::default();
+        job.apply_overrides(&cli);
+        assert_ne!(job, JobSpec::default(), "--{} is lost by apply_overrides", key.name);
+    }
+}
+
 #[test]
 fn a_key_is_named_once_and_a_flag_once() {
     let names: BTreeSet<&str> = KEYS.iter().map(|k| k.name).collect();
