@@ -15,7 +15,6 @@ use crate::error::{suggest, Place, SpecError};
 use crate::exchange::ExchangeSpec;
 use crate::loadgen::LoadgenSpec;
 use crate::profile::ProfileMeta;
-use crate::units::MAX_WORKERS;
 use crate::verdict::VerdictSpec;
 
 /// Tables valid at the top level of a job file.
@@ -51,16 +50,7 @@ impl JobSpec {
                         job.loadgen = Some(LoadgenSpec::from_job_table(&table, file)?);
                     }
                 }
-                "worker" => {
-                    let workers = value.as_table().ok_or_else(|| SpecError::Conflict {
-                        place: place.clone(),
-                        message: "expected worker tables such as [worker.db]".into(),
-                    })?;
-                    check_table_count(workers.len(), &place)?;
-                    for (name, w) in workers {
-                        job.worker_tables.push(worker::read_worker(name, w, file)?);
-                    }
-                }
+                "worker" => job.worker_tables = worker::read_workers(value, &place, file, "[worker.db]")?,
                 _ => match keys::find(key) {
                     Some(k) => match k.sets {
                         Sets::Run(set) | Sets::Phase(set) => {
@@ -128,17 +118,6 @@ fn each_text(
         }
         one => set(&scalar_text(one, place)?),
     }
-}
-
-/// Refuses more worker tables than a run has workers (each table is at least one), before any is read.
-fn check_table_count(n: usize, place: &Place) -> Result<(), SpecError> {
-    if n > MAX_WORKERS as usize {
-        return Err(SpecError::Conflict {
-            place: place.clone(),
-            message: format!("{n} worker tables; a run has at most {MAX_WORKERS} workers"),
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

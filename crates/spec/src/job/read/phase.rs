@@ -1,8 +1,8 @@
 //! `[[phase]]` tables: each phase's name, its `[phase.worker.NAME]` tables and the run settings it sets for
 //! itself ([`PHASE_RUN_KEYS`]). `crate::phase` makes the jobs they run.
 
-use super::worker::read_worker;
-use super::{check_table_count, scalar_text};
+use super::scalar_text;
+use super::worker::read_workers;
 use crate::error::{suggest, Place, SpecError};
 use crate::job::jobspec::PhaseSpec;
 use crate::job::keys::PHASE_RUN_KEYS;
@@ -39,16 +39,7 @@ fn read_phase(index: usize, value: &toml::Value, file: &str) -> Result<PhaseSpec
         let place = Place::Key { file: file.into(), table: tname.clone(), key: key.clone() };
         match key.as_str() {
             "name" => p.name = scalar_text(v, &place)?,
-            "worker" => {
-                let workers = v.as_table().ok_or_else(|| SpecError::Conflict {
-                    place: place.clone(),
-                    message: "expected worker tables such as [phase.worker.db]".into(),
-                })?;
-                check_table_count(workers.len(), &place)?;
-                for (name, w) in workers {
-                    p.worker_tables.push(read_worker(name, w, file)?);
-                }
-            }
+            "worker" => p.worker_tables = read_workers(v, &place, file, "[phase.worker.db]")?,
             _ if PHASE_RUN_KEYS.contains(&key.as_str()) => {
                 p.run.set_run(key, &scalar_text(v, &place)?, &place)?;
             }

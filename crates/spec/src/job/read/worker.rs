@@ -48,8 +48,29 @@ pub(super) fn read_specs(value: &toml::Value, file: &str, table: &str) -> Result
     Ok(out)
 }
 
+/// Reads the worker tables of a `worker` key (`[worker.NAME]`, `[phase.worker.NAME]`; `example` shows one
+/// when it holds none), refusing more tables than a run has workers (each is at least one) before any is read.
+pub(super) fn read_workers(
+    value: &toml::Value,
+    place: &Place,
+    file: &str,
+    example: &str,
+) -> Result<Vec<WorkerSpec>, SpecError> {
+    let workers = value.as_table().ok_or_else(|| SpecError::Conflict {
+        place: place.clone(),
+        message: format!("expected worker tables such as {example}"),
+    })?;
+    if workers.len() > MAX_WORKERS as usize {
+        return Err(SpecError::Conflict {
+            place: place.clone(),
+            message: format!("{} worker tables; a run has at most {MAX_WORKERS} workers", workers.len()),
+        });
+    }
+    workers.iter().map(|(name, w)| read_worker(name, w, file)).collect()
+}
+
 /// Reads the table `[worker.NAME]` (also `[phase.worker.NAME]`).
-pub(super) fn read_worker(name: &str, value: &toml::Value, file: &str) -> Result<WorkerSpec, SpecError> {
+fn read_worker(name: &str, value: &toml::Value, file: &str) -> Result<WorkerSpec, SpecError> {
     let tname = format!("[worker.{name}]");
     let t = value.as_table().ok_or_else(|| SpecError::Conflict {
         place: Place::Key { file: file.into(), table: String::new(), key: format!("worker.{name}") },
