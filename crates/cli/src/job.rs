@@ -16,7 +16,10 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
         (Some(_), Some(_)) => {
             return Err(usage("give a job file or --profile NAME, not both (`iolab profiles show NAME > job.toml` makes a job file to edit)"))
         }
-        (Some(path), None) => load_job_file(path, args.quiet, &args.target)?,
+        (Some(path), None) => {
+            let targets: Vec<String> = args.keys.all("target").map(str::to_string).collect();
+            load_job_file(path, args.quiet, &targets)?
+        }
         (None, Some(job)) => job,
         (None, None) => JobSpec::default(),
     };

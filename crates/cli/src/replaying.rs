@@ -37,10 +37,9 @@ pub fn load(trace_file: &str, map: &[String], spread: bool, run: &RunArgs) -> Re
             "'{flag} {v}': a replay takes its workload from the trace '{trace_file}' (its ops, sizes and times); give --speed, --qd or --workers instead"
         )));
     }
-    if !map.is_empty() && !run.target.is_empty() {
+    if let (Some(first_map), Some(first_target)) = (map.first(), run.keys.all("target").next()) {
         return Err(usage(format!(
-            "'--map {}' and '--target {}' both give the targets: with --map, each trace device names its target",
-            map[0], run.target[0]
+            "'--map {first_map}' and '--target {first_target}' both give the targets: with --map, each trace device names its target"
         )));
     }
     let mut t = crate::trace_file::open(trace_file)?;
@@ -72,36 +71,15 @@ pub fn load(trace_file: &str, map: &[String], spread: bool, run: &RunArgs) -> Re
     Ok(Loaded { src, targets, reads, writes, discards, longest })
 }
 
-/// The job keys a replay takes from its trace, and their flags: never the user's.
-pub const FROM_THE_TRACE: [(&str, &str); 10] = [
-    ("bs", "--bs"),
-    ("rw", "--rw"),
-    ("read_pct", "--read-pct"),
-    ("random_pct", "--random-pct"),
-    ("trim_pct", "--trim-pct"),
-    ("align", "--align"),
-    ("dist", "--dist"),
-    ("rate", "--rate"),
-    ("arrival", "--arrival"),
-    ("think", "--think"),
-];
+/// The job keys a replay takes from its trace: never the user's.
+pub const FROM_THE_TRACE: [&str; 10] =
+    ["bs", "rw", "read_pct", "random_pct", "trim_pct", "align", "dist", "rate", "arrival", "think"];
 
-/// The first flag of [`FROM_THE_TRACE`] that `run` gives, and its value.
-fn workload_given(run: &RunArgs) -> Option<(&'static str, &String)> {
-    FROM_THE_TRACE.iter().find_map(|&(key, flag)| {
-        let v = match key {
-            "bs" => &run.bs,
-            "rw" => &run.rw,
-            "read_pct" => &run.read_pct,
-            "random_pct" => &run.random_pct,
-            "trim_pct" => &run.trim_pct,
-            "align" => &run.align,
-            "dist" => &run.dist,
-            "rate" => &run.rate,
-            "arrival" => &run.arrival,
-            _ => &run.think,
-        };
-        v.as_ref().map(|v| (flag, v))
+/// The first key of [`FROM_THE_TRACE`] that `run` gives: its flag and its value.
+fn workload_given(run: &RunArgs) -> Option<(String, &str)> {
+    FROM_THE_TRACE.iter().find_map(|&key| {
+        let flag = iolab_spec::keys::find(key).and_then(|k| k.flag).map(|f| format!("--{}", f.long));
+        flag.zip(run.keys.get(key))
     })
 }
 
@@ -110,33 +88,36 @@ impl Loaded {
     /// op, reads and/or writes, one worker and a depth of 64 unless given, as many I/Os as records unless a
     /// duration or a count is given. Fails when more workers are asked for than the trace has records.
     pub fn set_workload(&self, run: &mut RunArgs) -> Result<()> {
+        let keys = &mut run.keys;
         if !self.targets.is_empty() {
-            run.target = self.targets.clone();
+            keys.set("target", self.targets.clone());
         }
-        run.bs = Some(self.longest.max(1).div_ceil(4096).saturating_mul(4096).to_string());
+        keys.set("bs", Some(self.longest.max(1).div_ceil(4096).saturating_mul(4096).to_string()));
         let rw = match (self.reads, self.writes) {
             (_, 0) => "randread",
             (0, _) => "randwrite",
             _ => "randrw",
         };
-        run.rw = Some(rw.to_string());
-        run.read_pct = None;
+        keys.set("rw", Some(rw.to_string()));
+        keys.set("read_pct", None);
         // The trace's discards come from the trace, as its reads and writes do; a share of trims in the plan
         // says the run destroys data (the write gate asks what a write asks).
-        run.trim_pct = (self.discards > 0).then(|| "1".to_string());
-        run.workers = run.workers.take().or(Some("1".into()));
-        run.qd = run.qd.take().or(Some("64".into()));
+        keys.set("trim_pct", (self.discards > 0).then(|| "1".to_string()));
+        for (key, default) in [("workers", "1"), ("qd", "64")] {
+            if !keys.is_given(key) {
+                keys.set(key, Some(default.to_string()));
+            }
+        }
         let records = self.src.records.len();
-        if let Some(w) = run.workers.as_deref().and_then(|w| w.parse::<usize>().ok()).filter(|&w| w > records)
-        {
+        if let Some(w) = keys.get("workers").and_then(|w| w.parse::<usize>().ok()).filter(|&w| w > records) {
             return Err(usage(format!(
                 "'--workers {w}': the trace '{}' has {records} records, fewer than the workers (each replays \
                  some); give at most --workers {records}",
                 self.src.path
             )));
         }
-        if run.duration.is_none() && run.ios.is_none() {
-            run.ios = Some(records.to_string());
+        if !keys.is_given("duration") && !keys.is_given("ios") {
+            keys.set("ios", Some(records.to_string()));
         }
         Ok(())
     }

@@ -37,7 +37,7 @@ fn run_job(
 ) -> Result<ExitStatus> {
     let _scratch_guard = iolab_device::ScratchGuard;
     let steady = crate::job::steady_rule(&args.steady)?;
-    if let (Some(_), Some(d)) = (&steady, &args.duration) {
+    if let (Some(_), Some(d)) = (&steady, args.keys.get("duration")) {
         return Err(usage(format!("'--duration {d}' and '--steady-state' both bound the run; a steady-state run lasts until steady or '--steady-state-limit'")));
     }
     let mut session = Session::of_run(args, replay.as_ref().map(|src| src.path.as_str()))?;

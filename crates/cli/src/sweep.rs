@@ -11,7 +11,7 @@
 //! created. The analysis and the renderings are pure and live in `iolab_report::sweep`. docs/SWEEPS.md is
 //! the user's guide.
 
-use crate::args::{RunArgs, SweepArgs};
+use crate::args::SweepArgs;
 use crate::exit::{usage, ExitStatus};
 use crate::job::{build_job, steady_rule};
 use crate::points::Options;
@@ -27,19 +27,17 @@ fn parse_list(flag: &str, key: &str, text: &str) -> Result<Vec<String>> {
     iolab_spec::sweep::parse_list(flag, key, text, MAX_POINTS).map_err(usage)
 }
 
+/// The flags of `iolab run` that take a list in a sweep (`--qd 1,2,4`), by key.
+const LIST_FLAGS: [&str; 5] = ["cache", "bs", "workers", "rate", "qd"];
+
 /// The swept fields, in cross-product order (outermost first).
 fn axes(args: &SweepArgs) -> Result<Vec<Axis>> {
     let r = &args.run;
     let mut v: Vec<Axis> = Vec::new();
-    for (key, flag, value) in [
-        ("cache", "--cache", &r.cache),
-        ("bs", "--bs", &r.bs),
-        ("workers", "--workers", &r.workers),
-        ("rate", "--rate", &r.rate),
-        ("qd", "--qd", &r.qd),
-    ] {
-        if let Some(text) = value {
-            v.push(Axis { key: key.into(), flag: flag.into(), values: parse_list(flag, key, text)? });
+    for key in LIST_FLAGS {
+        if let Some(text) = r.keys.get(key) {
+            let flag = format!("--{key}");
+            v.push(Axis { key: key.into(), values: parse_list(&flag, key, text)?, flag });
         }
     }
     let known: Vec<&str> = iolab_spec::RUN_KEYS
@@ -78,17 +76,14 @@ fn axes(args: &SweepArgs) -> Result<Vec<Axis>> {
                 prev.flag
             )));
         }
-        if single_flag(r, key).is_some() {
+        if r.keys.is_given(key) {
             return Err(usage(format!("'{flag}' sweeps '{key}', which its own flag also sets; give one")));
         }
         let values = parse_list(&flag, key, values)?;
         // Each value through the key's own parser now, so an error names what the user typed.
         let place = Place::Flag(flag.clone());
         for value in &values {
-            let mut probe = JobSpec::default();
-            if !probe.forced.set(key, value, &place).map_err(usage)? {
-                probe.set_run(key, value, &place).map_err(usage)?;
-            }
+            iolab_spec::keys::check(key, value, &place).map_err(usage)?;
         }
         v.push(Axis { key: key.into(), flag, values });
     }
@@ -111,7 +106,7 @@ fn replay_axes(args: &SweepArgs, v: &mut Vec<Axis>) -> Result<()> {
         }
         return Ok(());
     };
-    let from_the_trace = |key: &str| crate::replaying::FROM_THE_TRACE.iter().any(|&(k, _)| k == key);
+    let from_the_trace = |key: &str| crate::replaying::FROM_THE_TRACE.contains(&key);
     if let Some(a) = v.iter().find(|a| from_the_trace(&a.key)) {
         return Err(usage(format!(
             "'{}' sweeps '{}', which '--replay {trace}' takes from the trace; sweep --cache, --qd, --workers, --speed or --set cache_policy=...",
@@ -128,77 +123,6 @@ fn replay_axes(args: &SweepArgs, v: &mut Vec<Axis>) -> Result<()> {
     Ok(())
 }
 
-/// The RunArgs field that carries `key`, if any (so a swept value takes the same path as the flag).
-fn single_flag<'a>(r: &'a RunArgs, key: &str) -> Option<&'a String> {
-    match key {
-        "size" => r.size.as_ref(),
-        "offset" => r.offset.as_ref(),
-        "length" => r.length.as_ref(),
-        "rw" => r.rw.as_ref(),
-        "read_pct" => r.read_pct.as_ref(),
-        "random_pct" => r.random_pct.as_ref(),
-        "align" => r.align.as_ref(),
-        "dist" => r.dist.as_ref(),
-        "arrival" => r.arrival.as_ref(),
-        "data" => r.data.as_ref(),
-        "duration" => r.duration.as_ref(),
-        "ramp" => r.ramp.as_ref(),
-        "ios" => r.ios.as_ref(),
-        "bytes" => r.bytes.as_ref(),
-        "seed" => r.seed.as_ref(),
-        "engine" => r.engine.as_ref(),
-        "clock" => r.clock.as_ref(),
-        "cache_dev" => r.cache_dev.as_ref(),
-        "cache_line" => r.cache_line.as_ref(),
-        "cache_mode" => r.cache_mode.as_ref(),
-        "cache_policy" => r.cache_policy.as_ref(),
-        "cache_admit" => r.cache_admit.as_ref(),
-        "cache_seq_cutoff" => r.cache_seq_cutoff.as_ref(),
-        "cache_max_mem" => r.cache_max_mem.as_ref(),
-        "cache_dirty_max" => r.cache_dirty_max.as_ref(),
-        _ => None,
-    }
-}
-
-/// Sets `key` to `value` in the point's arguments; `false` when RunArgs has no field for it.
-fn set_field(r: &mut RunArgs, key: &str, value: &str) -> bool {
-    let v = Some(value.to_string());
-    match key {
-        "bs" => r.bs = v,
-        "qd" => r.qd = v,
-        "workers" => r.workers = v,
-        "rate" => r.rate = v,
-        "size" => r.size = v,
-        "offset" => r.offset = v,
-        "length" => r.length = v,
-        "rw" => r.rw = v,
-        "read_pct" => r.read_pct = v,
-        "random_pct" => r.random_pct = v,
-        "align" => r.align = v,
-        "dist" => r.dist = v,
-        "arrival" => r.arrival = v,
-        "data" => r.data = v,
-        "duration" => r.duration = v,
-        "ramp" => r.ramp = v,
-        "ios" => r.ios = v,
-        "bytes" => r.bytes = v,
-        "seed" => r.seed = v,
-        "engine" => r.engine = v,
-        "clock" => r.clock = v,
-        "cache" => r.cache = v,
-        "cache_dev" => r.cache_dev = v,
-        "cache_line" => r.cache_line = v,
-        "cache_mode" => r.cache_mode = v,
-        "cache_policy" => r.cache_policy = v,
-        "cache_admit" => r.cache_admit = v,
-        "cache_seq_cutoff" => r.cache_seq_cutoff = v,
-        "cache_max_mem" => r.cache_max_mem = v,
-        "cache_dirty_max" => r.cache_dirty_max = v,
-        _ => return false,
-    }
-    true
-}
-
 /// Builds every point's job (and so checks every value) before anything runs; each point learns the seed
 /// its job fixes. With `--replay`, each point's job is the replay's (the workload set from the trace) and
 /// its source the trace (read once) at the point's speed.
@@ -213,18 +137,13 @@ fn plan_points(args: &SweepArgs, axes: &[Axis]) -> Result<(Vec<Point>, Vec<JobSp
     let mut replays = Vec::with_capacity(points.len());
     for p in &mut points {
         let mut run = args.run.clone();
-        let mut extra = JobSpec::default();
         let mut speed = Some(1.0);
         for (a, value) in axes.iter().zip(&p.values) {
             if a.key == "speed" {
                 speed = crate::replaying::parse_speed(value)?;
-            } else if !set_field(&mut run, &a.key, value) {
-                let place = Place::Flag(a.flag.clone());
-                let known = extra.forced.set(&a.key, value, &place).map_err(usage)?
-                    || extra.set_run(&a.key, value, &place).map_err(usage)?;
-                if !known {
-                    return Err(usage(format!("'{}': '{}' cannot be swept", a.flag, a.key)));
-                }
+            } else {
+                // A swept value takes the path of the flag: the point is `iolab run` with that flag.
+                run.keys.set(&a.key, Some(value.clone()));
             }
         }
         if let Some(l) = &loaded {
@@ -232,8 +151,7 @@ fn plan_points(args: &SweepArgs, axes: &[Axis]) -> Result<(Vec<Point>, Vec<JobSp
         }
         replays.push(loaded.as_ref().map(|l| l.at(speed)));
         let ctx = || format!("sweep point {}", p.describe());
-        let mut job = build_job(&run).with_context(ctx)?;
-        job.apply_overrides(&extra);
+        let job = build_job(&run).with_context(ctx)?;
         p.seed = job.seed;
         jobs.push(job);
     }

@@ -27,10 +27,11 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
         return Err(usage("--block is for checks without a journal; the journal records the block size"));
     }
     let mut run = crate::args::RunArgs {
-        target: vec![a.target.clone()],
-        rw: Some("read".into()),
-        random_pct: Some("0".into()),
-        qd: Some(a.qd.clone()),
+        keys: crate::args::KeyFlags::default()
+            .with("rw", "read")
+            .with("random_pct", "0")
+            .with("qd", a.qd.as_str())
+            .with("target", a.target.as_str()),
         quiet: a.quiet,
         json: a.json.clone(),
         ..Default::default()
@@ -57,8 +58,8 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
             bs.to_string()
         }
     };
-    run.bs = Some(bs);
-    run.bytes = Some(size.to_string());
+    run.keys.set("bs", Some(bs));
+    run.keys.set("bytes", Some(size.to_string()));
     let mut job = crate::job::build_job(&run)?;
     job.name.get_or_insert_with(|| format!("verify {}", a.target));
     let check = match &a.journal {

@@ -391,3 +391,42 @@ fn architecture_no_crate_has_a_module_cycle() {
         cycles.join("\n")
     );
 }
+
+/// The section of ARCHITECTURE.md titled `title`: from its heading to the next.
+fn section<'a>(doc: &'a str, title: &str) -> &'a str {
+    let start = doc.find(&format!("\n## {title}\n")).unwrap_or_else(|| panic!("no section '{title}'"));
+    let rest = &doc[start + 1..];
+    rest[3..].find("\n## ").map_or(rest, |end| &rest[..end + 3])
+}
+
+/// "How a flag is defined once" stays true: the files it names exist, and `iolab run`'s derived arguments
+/// declare no flag of a job key (each is built from its definition in `iolab-spec`).
+#[test]
+fn architecture_a_flag_is_defined_once() {
+    let root = workspace_root();
+    let doc = architecture_doc();
+    let text = section(&doc, "How a flag is defined once");
+    let named: Vec<&str> = text
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|t| t.starts_with("crates/") && t.ends_with(".rs"))
+        .collect();
+    assert!(named.len() >= 2, "the section names the definitions' file and the CLI's: {named:?}");
+    for path in named {
+        assert!(root.join(path).is_file(), "ARCHITECTURE.md names {path}, which is not there");
+    }
+    let args = std::fs::read_to_string(root.join("crates/cli/src/args/mod.rs")).expect("read args/mod.rs");
+    let run_args =
+        args.split("pub struct RunArgs {").nth(1).and_then(|r| r.split("\n}\n").next()).expect("RunArgs");
+    for key in iolab_spec::keys::KEYS {
+        if let Some(flag) = key.flag {
+            let field = format!("pub {}:", flag.long.replace('-', "_"));
+            assert!(
+                !run_args.contains(&field),
+                "RunArgs declares --{} again: it comes from its definition",
+                flag.long
+            );
+        }
+    }
+}

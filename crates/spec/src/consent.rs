@@ -7,10 +7,9 @@
 
 use crate::error::{Place, SpecError};
 
-/// The keys a job file might use to grant consent, each refused wherever it appears ([`Consent::refuse`]).
-pub const CONSENT_KEYS: &[&str] = &["allow_write_device", "destroy_data", "overwrite"];
-
-/// The consent flags of one command line. All false unless typed.
+/// The consent flags of one command line. All false unless typed. Their keys
+/// ([`crate::job::CONSENT_KEYS`]) are defined with the others ([`crate::job::keys`]), as command-line keys
+/// that a job file, a profile, an import or a sweep may not set.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Consent {
     /// `--allow-write-device`: a write job may write a block device (one that holds no signature and is

@@ -6,6 +6,7 @@
 //! (an emulated device; `sim:fixed` is a fixed-latency device with a known capacity, used by tests and
 //! what-if runs). Parsing is pure: whether a path exists is the target crate's business.
 
+use crate::error::{Place, SpecError};
 use crate::sim::{ArrayParams, HddParams, LinkParams, SsdParams};
 use crate::units::{parse_duration_ns, parse_size};
 use serde::{Deserialize, Serialize};
@@ -84,6 +85,17 @@ impl SimSpec {
 pub const DEFAULT_VIRTUAL_SIZE: u64 = 1 << 30;
 
 impl TargetSpec {
+    /// Parses what a named target (`[targets]`, `--target NAME=TARGET`) stands for: a path, `mem:`, `null:`
+    /// or `sim:` target, never another name (`@NAME`). Errors name `place` and quote `text`.
+    pub(crate) fn parse_named(text: &str, place: &Place) -> Result<TargetSpec, SpecError> {
+        match TargetSpec::parse(text).map_err(|e| SpecError::invalid(place, text, e))? {
+            TargetSpec::Named { .. } => {
+                Err(SpecError::invalid(place, text, "a path, mem:, null: or sim: target"))
+            }
+            t => Ok(t),
+        }
+    }
+
     /// Parses a target string. `Err` carries what was expected (the caller adds the flag or key).
     pub fn parse(s: &str) -> Result<TargetSpec, String> {
         let t = s.trim();

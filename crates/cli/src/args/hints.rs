@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 
 /// A flag's usual values, for completions only: any text parses (as a plain `String` would).
 #[derive(Clone, Copy)]
-pub struct Candidates(pub fn() -> Vec<&'static str>);
+pub struct Candidates(pub &'static [&'static str]);
 
 impl TypedValueParser for Candidates {
     type Value = String;
@@ -22,33 +22,10 @@ impl TypedValueParser for Candidates {
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new((self.0)().into_iter().map(PossibleValue::new)))
+        Some(Box::new(self.0.iter().copied().map(PossibleValue::new)))
     }
 }
 
-/// `--rw`.
-pub fn rw() -> Vec<&'static str> {
-    vec!["read", "write", "randread", "randwrite", "rw", "randrw"]
-}
-
-/// `--engine`.
-pub fn engine() -> Vec<&'static str> {
-    vec!["auto", "io_uring", "sync"]
-}
-
-/// `--cache-mode`.
-pub fn cache_mode() -> Vec<&'static str> {
-    vec!["write-through", "write-around", "write-back", "read-only"]
-}
-
-/// `--prealloc`.
-pub fn prealloc() -> Vec<&'static str> {
-    vec!["fallocate", "write", "none"]
-}
-
+// The job keys' values come with their definitions (`iolab_spec::keys`); the profiles' names are made by
+// build.rs.
 include!(concat!(env!("OUT_DIR"), "/profile_names.rs"));
-
-/// `--profile`: the built-in profiles' names.
-pub fn profile() -> Vec<&'static str> {
-    PROFILE_NAMES.to_vec()
-}

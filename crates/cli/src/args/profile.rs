@@ -12,7 +12,7 @@ pub struct ProfileFlags {
     #[arg(
         long,
         value_name = "NAME",
-        value_parser = super::hints::Candidates(super::hints::profile),
+        value_parser = super::hints::Candidates(super::hints::PROFILE_NAMES),
         hide_possible_values = true
     )]
     pub profile: Option<String>,

@@ -136,7 +136,7 @@ fn sweep_cross_product_has_one_knee_per_line() {
 
 #[test]
 fn sweep_bad_lists_exit_2_quoting_flag_and_text_and_create_nothing() {
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 11] = [
         (&["--qd", "1,,4"], "invalid value '1,,4' for '--qd'"),
         (&["--qd", "64..1:x2"], "runs backwards"),
         (&["--bs", "4k..64k"], "invalid value '4k..64k' for '--bs'"),
@@ -145,6 +145,15 @@ fn sweep_bad_lists_exit_2_quoting_flag_and_text_and_create_nothing() {
         (&["--qd", "1,5000"], "'5000' for '--qd'"),
         (&["--set", "red_pct=0,100"], "did you mean 'read_pct'"),
         (&["--set", "read_pct=0,101"], "invalid value '101' for '--set read_pct'"),
+        (
+            &["--set", "read_pct=0,50", "--read-pct", "10"],
+            "'--set read_pct' sweeps 'read_pct', which its own flag",
+        ),
+        // Every key alike, those added after `--set` was (trims, flushes) as the first ones.
+        (
+            &["--set", "trim_pct=0,5", "--trim-pct", "1"],
+            "'--set trim_pct' sweeps 'trim_pct', which its own flag",
+        ),
         (&["--trials", "0"], "invalid value '0' for '--trials'"),
     ];
     let dir = tempdir();

@@ -3,7 +3,7 @@
 //! knows the other's side of an entry.
 
 use super::Src;
-use iolab_spec::{JobSpec, Layer, Place, SpecError, RUN_KEYS};
+use iolab_spec::{Place, SpecError};
 
 /// Where an iolab key's value came from.
 #[derive(Clone, Debug, PartialEq)]
@@ -108,10 +108,8 @@ fn check(key: &str, text: &str) -> Result<(), String> {
             Ok(n) if (1..=iolab_spec::MAX_WORKERS).contains(&n) => Ok(true),
             _ => return Err(format!("a number of jobs from 1 to {}", iolab_spec::MAX_WORKERS)),
         }
-    } else if RUN_KEYS.contains(&key) {
-        JobSpec::default().set_run(key, text, &place)
     } else {
-        Layer::default().set(key, text, &place)
+        iolab_spec::keys::check(key, text, &place)
     };
     match r {
         Ok(true) => Ok(()),

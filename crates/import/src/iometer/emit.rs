@@ -4,7 +4,7 @@ use super::lines::Value;
 use super::model::{checked, Config, Cycle, Spec, SpecLine, Worker};
 use super::{IcfError, NamedTarget};
 use iolab_spec::units::format_size;
-use iolab_spec::{JobSpec, Layer, Place, RUN_KEYS};
+use iolab_spec::Place;
 use std::collections::HashSet;
 
 /// Keys whose values are written as TOML numbers.
@@ -22,12 +22,7 @@ impl Entry {
     /// An entry whose value iolab's own parser for `key` accepts; else a [`IcfError::BadValue`] at `at`.
     fn new(key: &'static str, text: String, at: &Value, what: &str, file: &str) -> Result<Entry, IcfError> {
         let place = Place::Flag(key.to_string());
-        let r = if RUN_KEYS.contains(&key) {
-            JobSpec::default().set_run(key, &text, &place)
-        } else {
-            Layer::default().set(key, &text, &place)
-        };
-        if let Err(e) = r {
+        if let Err(e) = iolab_spec::keys::check(key, &text, &place) {
             let expected = match e {
                 iolab_spec::SpecError::InvalidValue { expected, .. } => {
                     format!("{expected} (iolab's '{key}' = {text})")

@@ -1,0 +1,275 @@
+//! The job-key flags of `iolab run` (and of `iolab sweep` and `iolab replay`, which take every run flag),
+//! made from their definitions in `iolab-spec` ([`iolab_spec::keys`]): each flag's names, value name,
+//! heading, completion values and help are its definition's, built with clap's builder API, and what the
+//! user typed is kept as (key, text) pairs in command-line order ([`KeyFlags`]), for each key's own setter
+//! to apply ([`KeyFlags::to_job`]). No flag of a job key is declared here: adding a key to
+//! [`iolab_spec::keys::KEYS`] adds its flag, placed in `--help` by [`HELP_ORDER`].
+
+use super::hints::Candidates;
+use clap::builder::StringValueParser;
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use iolab_spec::keys::{find, Count, Flag, Key, Takes, KEYS};
+use iolab_spec::{JobSpec, SpecError};
+
+/// Where `iolab run --help` lists the key flags: in three runs, with the command's own options between them
+/// (`--rate-per-rank` and `--stonewall` after the first, `--interval` after the second, the outputs after
+/// the third). The definitions are in the order of the job-file key lists, which a mistyped key's suggestion
+/// follows; `--help` keeps its own order, grouped for a reader. Every key with a flag is here once (a test
+/// checks).
+pub const HELP_ORDER: [&[&str]; 3] = [
+    &[
+        "target",
+        "size",
+        "prealloc",
+        "offset",
+        "length",
+        "rw",
+        "read_pct",
+        "random_pct",
+        "trim_pct",
+        "fsync",
+        "fdatasync",
+        "sync",
+        "bs",
+        "align",
+        "dist",
+        "qd",
+        "workers",
+        "rate",
+    ],
+    &[
+        "arrival", "think", "burst", "data", "duration", "ramp", "ios", "bytes", "seed", "engine", "direct",
+        "clock",
+    ],
+    &[
+        "allow_write_device",
+        "destroy_data",
+        "overwrite",
+        "cache",
+        "cache_dev",
+        "cache_line",
+        "cache_mode",
+        "cache_policy",
+        "cache_admit",
+        "cache_seq_cutoff",
+        "cache_max_mem",
+        "cache_shrink",
+        "cache_dirty_max",
+        "throttle",
+        "verify",
+        "verify_fail",
+        "journal",
+        "inject",
+        "stop_on_error",
+        "trace",
+    ],
+];
+
+/// The job keys given on the command line, as typed and in the order typed (a switch as the text it stands
+/// for: `--buffered` is `direct` = `false`). Flattened into [`super::RunArgs`], it adds the flags of the first
+/// run of [`HELP_ORDER`] and collects every key flag; [`MoreKeyFlags`] add the other runs.
+#[derive(Clone, Debug, Default)]
+pub struct KeyFlags {
+    given: Vec<(&'static Key, String)>,
+}
+
+impl KeyFlags {
+    /// The text of `key`, the last one given.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.given.iter().rev().find(|(k, _)| k.name == key).map(|(_, t)| t.as_str())
+    }
+
+    /// Every text of `key` (a repeatable flag's), in order.
+    pub fn all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.given.iter().filter(move |(k, _)| k.name == key).map(|(_, t)| t.as_str())
+    }
+
+    /// Whether `key` is given.
+    pub fn is_given(&self, key: &str) -> bool {
+        self.given.iter().any(|(k, _)| k.name == key)
+    }
+
+    /// `key` given `text` after what is given; a key given before keeps its texts (a repeatable key's list
+    /// grows).
+    pub fn with(mut self, key: &str, text: impl Into<String>) -> KeyFlags {
+        self.given.push((job_key(key), text.into()));
+        self
+    }
+
+    /// `key` set to `texts` (one: `Some(text)`; none, taking it out: `None`): whatever was given for it before
+    /// is replaced where it was given (a key not given comes last), as a point of a sweep replaces a listed
+    /// flag's value.
+    pub fn set(&mut self, key: &str, texts: impl IntoIterator<Item = String>) {
+        let key = job_key(key);
+        let at = self.given.iter().position(|(k, _)| k.name == key.name).unwrap_or(self.given.len());
+        self.given.retain(|(k, _)| k.name != key.name);
+        let at = at.min(self.given.len());
+        self.given.splice(at..at, texts.into_iter().map(|t| (key, t)));
+    }
+
+    /// The command line's part of the job: each key applied by its own setter ([`Key::apply_flag`]), in the
+    /// order typed: run keys to the job, worker and access-spec keys to its forced layer, consent to its
+    /// consent. An error names the flag and quotes the text.
+    pub fn to_job(&self) -> Result<JobSpec, SpecError> {
+        let mut job = JobSpec::default();
+        for (key, text) in &self.given {
+            key.apply_flag(&mut job, text)?;
+        }
+        Ok(job)
+    }
+}
+
+/// The definition of `key`, which the code names as a literal.
+fn job_key(key: &str) -> &'static Key {
+    find(key).unwrap_or_else(|| panic!("'{key}' is no job key"))
+}
+
+/// The clap id of a key's flag: its long name as a Rust field would be (`read_pct`, `buffered`).
+fn id(flag: &Flag) -> String {
+    flag.long.replace('-', "_")
+}
+
+/// The help of a flag: its key's doc without the final period, as clap's derive shows a one-paragraph doc.
+fn help(doc: &'static str) -> &'static str {
+    match doc.strip_suffix('.') {
+        Some(short) if !short.ends_with('.') => short,
+        _ => doc,
+    }
+}
+
+/// The clap argument of `key`'s flag.
+fn arg(key: &Key, flag: &Flag) -> Arg {
+    let mut arg = Arg::new(id(flag))
+        .long(flag.long)
+        .help(help(key.doc))
+        .aliases(flag.aliases)
+        .visible_aliases(flag.visible_aliases);
+    if let Some(c) = flag.short {
+        arg = arg.short(c);
+    }
+    if let Some(heading) = flag.heading {
+        arg = arg.help_heading(heading);
+    }
+    let Takes::Value(value_name) = flag.takes else {
+        return arg.action(ArgAction::SetTrue);
+    };
+    let action = if key.count == Count::One { ArgAction::Set } else { ArgAction::Append };
+    let arg = arg.value_name(value_name).allow_hyphen_values(flag.hyphen_values).action(action);
+    if flag.candidates.is_empty() {
+        arg.value_parser(StringValueParser::new())
+    } else {
+        arg.value_parser(Candidates(flag.candidates)).hide_possible_values(true)
+    }
+}
+
+/// `cmd` with the key flags of run `n` of [`HELP_ORDER`].
+fn add_run(cmd: Command, n: usize) -> Command {
+    HELP_ORDER[n].iter().fold(cmd, |cmd, name| {
+        let key = job_key(name);
+        let flag = key.flag.as_ref().unwrap_or_else(|| panic!("'{name}' has no flag"));
+        cmd.arg(arg(key, flag))
+    })
+}
+
+impl Args for KeyFlags {
+    fn augment_args(cmd: Command) -> Command {
+        add_run(cmd, 0)
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        add_run(cmd, 0)
+    }
+}
+
+impl FromArgMatches for KeyFlags {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut given: Vec<(usize, &'static Key, String)> = Vec::new();
+        for key in KEYS {
+            let Some(flag) = &key.flag else { continue };
+            let id = id(flag);
+            match flag.takes {
+                Takes::Switch(text) => {
+                    if m.value_source(&id) == Some(ValueSource::CommandLine) && m.get_flag(&id) {
+                        given.extend(m.index_of(&id).map(|i| (i, key, text.to_string())));
+                    }
+                }
+                Takes::Value(_) => {
+                    if let (Some(texts), Some(at)) = (m.get_many::<String>(&id), m.indices_of(&id)) {
+                        given.extend(at.zip(texts).map(|(i, t)| (i, key, t.clone())));
+                    }
+                }
+            }
+        }
+        given.sort_by_key(|(i, _, _)| *i);
+        Ok(KeyFlags { given: given.into_iter().map(|(_, k, t)| (k, t)).collect() })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = KeyFlags::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+/// Adds the key flags of run `N` (1 or 2) of [`HELP_ORDER`] where it is flattened; [`KeyFlags`] collects
+/// what they were given.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MoreKeyFlags<const N: usize>;
+
+impl<const N: usize> Args for MoreKeyFlags<N> {
+    fn augment_args(cmd: Command) -> Command {
+        add_run(cmd, N)
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        add_run(cmd, N)
+    }
+}
+
+impl<const N: usize> FromArgMatches for MoreKeyFlags<N> {
+    fn from_arg_matches(_: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(MoreKeyFlags)
+    }
+
+    fn update_from_arg_matches(&mut self, _: &ArgMatches) -> Result<(), clap::Error> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flag_is_placed_in_the_help_once() {
+        let placed: Vec<&str> = HELP_ORDER.concat();
+        for key in KEYS.iter().filter(|k| k.flag.is_some()) {
+            let n = placed.iter().filter(|&&p| p == key.name).count();
+            assert_eq!(n, 1, "'{}' has a flag: HELP_ORDER lists it {n} times, not once", key.name);
+        }
+        assert_eq!(placed.len(), KEYS.iter().filter(|k| k.flag.is_some()).count());
+    }
+
+    #[test]
+    fn help_drops_a_final_period_as_derive_does() {
+        assert_eq!(help("Worker threads. Default 1."), "Worker threads. Default 1");
+        assert_eq!(help("rbps=100M,wbps=.."), "rbps=100M,wbps=..");
+    }
+
+    #[test]
+    fn set_replaces_and_with_adds() {
+        let mut k = KeyFlags::default().with("target", "mem:1G").with("target", "mem:2G").with("qd", "4");
+        assert_eq!(k.all("target").collect::<Vec<_>>(), ["mem:1G", "mem:2G"]);
+        k.set("target", Some("mem:3G".into()));
+        k.set("qd", None);
+        assert_eq!(k.all("target").collect::<Vec<_>>(), ["mem:3G"]);
+        assert!(!k.is_given("qd"));
+        assert_eq!(k.get("target"), Some("mem:3G"));
+        let mut k = KeyFlags::default().with("qd", "1").with("bs", "4k");
+        k.set("qd", Some("8".into()));
+        assert_eq!(
+            k.given.iter().map(|(k, t)| (k.name, t.as_str())).collect::<Vec<_>>(),
+            [("qd", "8"), ("bs", "4k")]
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! [`Layer`]: the worker and access-spec settings of one level of a job (its top, a `[worker.NAME]` table, a
+//! `[[spec]]` table, the command line's forced layer), every one optional so that levels merge.
+
+use super::values::{DataPattern, Rw};
+use crate::target::TargetSpec;
+use crate::units::{Arrival, BlockSizes, Dist};
+use serde::{Deserialize, Serialize};
+
+/// Largest queue depth per worker (io_uring ring entries are sized from it).
+pub const MAX_QD: u32 = 4096;
+
+/// Worker and access-spec settings; every field optional so layers can be merged (later wins).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Layer {
+    /// Targets of the worker.
+    pub target: Option<Vec<TargetSpec>>,
+    /// Size of files to create (and of the region, when no `length`).
+    pub size: Option<u64>,
+    /// Start of the worker's region in each target.
+    pub offset: Option<u64>,
+    /// Length of the worker's region (default: to the end of the target).
+    pub length: Option<u64>,
+    /// Outstanding I/Os per worker.
+    pub qd: Option<u32>,
+    /// Open-loop rate in IOPS (at the top level: total, split over workers; in a worker table: that worker's).
+    pub rate: Option<f64>,
+    /// Open-loop rate as a bandwidth, bytes per second (`rate = "100MB/s"`), split as `rate` is; the plan turns
+    /// it into IOPS at the worker's mean I/O size. At most one of `rate` and `rate_bytes` is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_bytes: Option<f64>,
+    /// Inter-arrival law in open loop.
+    pub arrival: Option<Arrival>,
+    /// Think time in closed loop: after each burst of `burst` I/Os, the worker waits for them to complete,
+    /// then idles this long before the next burst (fio's `thinktime`, Iometer's transfer delay).
+    pub think: Option<u64>,
+    /// I/Os per burst between think times (fio's `thinktime_blocks`, Iometer's burst length); default 1.
+    pub burst: Option<u32>,
+    /// Written data.
+    pub data: Option<DataPattern>,
+    /// Flush (fsync) after every this many writes; 0: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsync: Option<u32>,
+    /// Flush (fdatasync: data, and only the metadata needed to read it) after every this many writes; 0: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdatasync: Option<u32>,
+    /// Whether each write is durable when it completes (O_DSYNC, O_SYNC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<crate::WriteSync>,
+    /// Block sizes.
+    pub bs: Option<BlockSizes>,
+    /// Pattern shorthand.
+    pub rw: Option<Rw>,
+    /// Share of reads, percent.
+    pub read_pct: Option<f64>,
+    /// Share of random (vs sequential) offsets, percent.
+    pub random_pct: Option<f64>,
+    /// Share of ops that are trims (discards), percent; the rest are reads and writes by `read_pct`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_pct: Option<f64>,
+    /// Offset alignment of random I/O (default: the I/O's own size).
+    pub align: Option<u64>,
+    /// Spread of random offsets.
+    pub dist: Option<Dist>,
+    /// Relative weight of an access spec among the worker's specs.
+    pub weight: Option<u32>,
+}
+
+impl Layer {
+    /// `self` with every field that `over` sets replaced by `over`'s value.
+    pub fn merged(&self, over: &Layer) -> Layer {
+        macro_rules! pick {
+            ($($f:ident),*) => { Layer { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
+        }
+        let mut merged = pick!(
+            target, size, offset, length, qd, rate, rate_bytes, arrival, think, burst, data, fsync,
+            fdatasync, sync, bs, rw, read_pct, random_pct, trim_pct, align, dist, weight
+        );
+        // A rate is one setting in one of two units: the layer that sets it sets both.
+        if over.rate.is_some() || over.rate_bytes.is_some() {
+            (merged.rate, merged.rate_bytes) = (over.rate, over.rate_bytes);
+        }
+        merged
+    }
+
+    /// True when no field is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Layer::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Place;
+
+    #[test]
+    fn layer_merge_prefers_the_later_layer() {
+        let flag = Place::Flag("--qd".into());
+        let mut a = Layer::default();
+        a.set("qd", "4", &flag).unwrap();
+        a.set("bs", "4k", &flag).unwrap();
+        let mut b = Layer::default();
+        b.set("qd", "32", &flag).unwrap();
+        let m = a.merged(&b);
+        assert_eq!(m.qd, Some(32));
+        assert_eq!(m.bs.unwrap().max(), 4096);
+    }
+}

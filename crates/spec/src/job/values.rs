@@ -1,0 +1,119 @@
+//! The values of the job keys that name one of a few choices: `rw`, `data`, `engine`, `prealloc`, `clock`,
+//! `verify_fail`. Each key's definition ([`super::keys`]) parses its text into one of these.
+
+use serde::{Deserialize, Serialize};
+
+/// Fio-style read/write pattern shorthand; sets `read_pct` and `random_pct` unless those are given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    Randread,
+    /// Random writes.
+    Randwrite,
+    /// Sequential mixed (50% reads unless `read_pct` says otherwise).
+    Rw,
+    /// Random mixed (50% reads unless `read_pct` says otherwise).
+    Randrw,
+}
+
+impl Rw {
+    /// (read %, random %) implied by the pattern.
+    pub fn implied(self) -> (f64, f64) {
+        match self {
+            Rw::Read => (100.0, 0.0),
+            Rw::Write => (0.0, 0.0),
+            Rw::Randread => (100.0, 100.0),
+            Rw::Randwrite => (0.0, 100.0),
+            Rw::Rw => (50.0, 0.0),
+            Rw::Randrw => (50.0, 100.0),
+        }
+    }
+}
+
+/// What written blocks contain.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DataPattern {
+    /// Incompressible pseudo-random bytes, altered per write so no two writes are identical.
+    #[default]
+    Random,
+    /// All zeros.
+    Zero,
+    /// `pct` percent of each 4 KiB chunk is zeros, the rest random (fio's buffer_compress_percentage).
+    Compressible {
+        /// Compressible share, 0..=100.
+        pct: u8,
+    },
+}
+
+/// Which I/O engine runs file and device targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// io_uring where the kernel allows, else sync with a one-line notice.
+    #[default]
+    Auto,
+    /// io_uring, or an error if unavailable.
+    IoUring,
+    /// pread/pwrite, one I/O at a time per worker.
+    Sync,
+}
+
+/// How iolab lays out a file it creates (or the part it adds to a file it extends): the `prealloc` key,
+/// `--prealloc` flag. fio's `fallocate=` option, plus whether the bytes are written before the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Prealloc {
+    /// Reserve the whole size in one `fallocate(2)` call (contiguous where the file system can), then write
+    /// data over it, so reads never hit holes or unwritten extents. The default (fio: `fallocate=native`
+    /// and its layout writes).
+    #[default]
+    Fallocate,
+    /// No reservation: the data is written sequentially, 1 MiB at a time, and the file system allocates as
+    /// the writes come (fio: `fallocate=none` with its layout writes).
+    Write,
+    /// Nothing allocated or written: the file is created empty (a smaller one left as it is), and the run's own
+    /// writes grow and allocate it, as appending writers do: the fragmenting case (fio: `fallocate=none` on a
+    /// write job, which fio does not lay out). Reads of what the run has not written yet are short (past the
+    /// end of the file) or hit holes.
+    None,
+}
+
+impl Prealloc {
+    /// The key's value, as typed: `fallocate`, `write` or `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Prealloc::Fallocate => "fallocate",
+            Prealloc::Write => "write",
+            Prealloc::None => "none",
+        }
+    }
+}
+
+/// Which clock runs the workers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockKind {
+    /// The monotonic clock.
+    #[default]
+    Real,
+    /// Virtual time: only for emulated (`sim:`) targets; time jumps from event to event, so runs are
+    /// deterministic and take no wall time. For tests and what-if runs.
+    Virtual,
+}
+
+/// What to do when verification finds a bad block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifyFail {
+    /// Stop the run at the first mismatch (the default).
+    #[default]
+    Stop,
+    /// Count every mismatch and go on.
+    Continue,
+}
