@@ -135,15 +135,6 @@ fn is_mapped(name: &str, targets: &[String]) -> bool {
     })
 }
 
-/// Parses `--interval`.
-pub fn parse_interval(text: &str) -> Result<u64> {
-    iolab_spec::units::parse_duration_ns(text).ok().filter(|&n| n >= 10_000_000).ok_or_else(|| {
-        usage(format!(
-            "invalid value '{text}' for '--interval': expected a duration of at least 10ms, e.g. '1s'"
-        ))
-    })
-}
-
 /// The steady-state rule the flags ask for; `None` without `--steady-state`.
 pub fn steady_rule(f: &SteadyStateFlags) -> Result<Option<SteadyStateRule>> {
     let Some(text) = &f.steady_state else {

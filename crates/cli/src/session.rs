@@ -41,8 +41,6 @@ pub struct Claims<'a> {
     pub quiet: bool,
     /// `--dry-run`: nothing is saved or served.
     pub dry_run: bool,
-    /// `--interval`, ns.
-    pub interval_ns: u64,
 }
 
 /// One command's session (the module doc says the script).
@@ -51,7 +49,6 @@ pub struct Session {
     outputs: Outputs,
     saver: Option<Saver>,
     shown: ShowMode,
-    interval_ns: u64,
     /// The runs' own outputs not written so far (each said on stderr).
     unwritten: usize,
 }
@@ -71,7 +68,7 @@ impl Session {
         }
         let live = !c.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
         let shown = ShowMode { quiet: c.quiet, live };
-        Ok(Session { gate, outputs, saver, shown, interval_ns: c.interval_ns, unwritten: 0 })
+        Ok(Session { gate, outputs, saver, shown, unwritten: 0 })
     }
 
     /// The session of `iolab run` (and of the sweeps and searches made of its flags), reading `reads` when
@@ -86,13 +83,7 @@ impl Session {
             metrics: args.metrics.as_deref(),
             quiet: args.quiet,
             dry_run: args.dry_run,
-            interval_ns: crate::job::parse_interval(&args.interval)?,
         })
-    }
-
-    /// The time-series interval, ns.
-    pub fn interval_ns(&self) -> u64 {
-        self.interval_ns
     }
 
     /// How the session's runs are shown.
@@ -109,8 +100,7 @@ impl Session {
     /// gate, and the ranks when under MPI.
     pub fn options<'a>(&self, shown: ShowMode) -> ExecOptions<'a> {
         let stop = crate::signals::stop_flag(shown.quiet || shown.live);
-        let mut opts =
-            ExecOptions::new(self.interval_ns, stop, Box::new(Shown::new(shown.quiet, shown.live)));
+        let mut opts = ExecOptions::new(stop, Box::new(Shown::new(shown.quiet, shown.live)));
         opts.gate = self.gate.clone();
         opts.sync = crate::ranks::sync();
         opts
@@ -119,7 +109,7 @@ impl Session {
     /// Checks `job` as `--dry-run` does: plan, probe and bind against the session's gate; nothing is created
     /// or shown, and no signal handler is installed.
     pub fn dry_run(&self, job: JobSpec) -> Result<DryRun> {
-        let mut opts = ExecOptions::new(self.interval_ns, Arc::default(), Box::new(iolab_run::Silent));
+        let mut opts = ExecOptions::new(Arc::default(), Box::new(iolab_run::Silent));
         opts.gate = self.gate.clone();
         opts.sync = crate::ranks::sync();
         match iolab_run::execute(job, true, &mut opts).map_err(run_error)? {

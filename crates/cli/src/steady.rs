@@ -37,8 +37,7 @@ pub fn run_until_steady(
     rule: &SteadyStateRule,
     session: &mut Session,
 ) -> Result<(Box<RunResult>, SteadyStateResult)> {
-    let interval_ns = session.interval_ns();
     let mut runner = SteadyRunner { session };
-    let (result, found) = iolab_run::steady::run_until_steady(job, rule, interval_ns, &mut runner)?;
+    let (result, found) = iolab_run::steady::run_until_steady(job, rule, &mut runner)?;
     Ok((Box::new(result), found))
 }

@@ -76,7 +76,6 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
         metrics: None,
         quiet: a.quiet,
         dry_run: false,
-        interval_ns: 1_000_000_000,
     })?;
     let mut opts = session.options(session.shown());
     opts.check = Some(check);

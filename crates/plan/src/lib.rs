@@ -24,6 +24,8 @@ use serde::Serialize;
 pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
 /// Default ramp (warm-up) for duration-based runs.
 pub const DEFAULT_RAMP_NS: u64 = 1_000_000_000;
+/// Time-series interval unless the job says (`interval`).
+pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000_000;
 /// Default outstanding I/Os per worker.
 pub const DEFAULT_QD: u32 = 32;
 /// Default block size.
@@ -50,6 +52,10 @@ pub struct Plan {
     pub duration_ns: Option<u64>,
     /// Warm-up excluded from every statistic.
     pub ramp_ns: u64,
+    /// The time series' interval. Documents carry it once, as `config.interval_s` (the interval the run
+    /// used, after any widening on virtual time), so the plan's own copy is not serialised.
+    #[serde(skip)]
+    pub interval_ns: u64,
     /// I/O count limit (all workers).
     pub ios: Option<u64>,
     /// Byte limit (all workers).
@@ -359,6 +365,7 @@ impl Plan {
             seed,
             duration_ns,
             ramp_ns,
+            interval_ns: job.interval_ns.unwrap_or(DEFAULT_INTERVAL_NS),
             ios: job.ios,
             bytes: job.bytes,
             engine: job.engine.unwrap_or_default(),

@@ -48,8 +48,6 @@ pub(crate) struct Finished {
     pub started_unix_s: f64,
     /// The run's id.
     pub run_id_bits: u64,
-    /// The interval, ns.
-    pub interval_ns: u64,
     /// Warnings so far.
     pub warnings: Vec<Warning>,
 }
@@ -87,7 +85,8 @@ impl Merged {
 
 /// The result of a finished run.
 pub(crate) fn result(run: Finished) -> Result<RunResult> {
-    let Finished { plan, outputs, collected, interval_ns, mut warnings, .. } = run;
+    let Finished { plan, outputs, collected, mut warnings, .. } = run;
+    let interval_ns = plan.interval_ns;
     let measured_ns = outputs.iter().map(|o| o.window_ns).max().unwrap_or(0);
     let measured_s = measured_ns as f64 / 1e9;
     let (workers, all) = worker_results(&plan, &outputs, measured_s);

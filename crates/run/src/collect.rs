@@ -136,15 +136,11 @@ pub(crate) fn group_of(plan: &Plan) -> Vec<usize> {
 
 /// Collects the workers' intervals until every worker is done (the channel closes); `wall_start` is when
 /// they started.
-pub(crate) fn collect(
-    plan: &Plan,
-    rx: &mpsc::Receiver<WorkerEvent>,
-    interval_ns: u64,
-    w: Watch<'_>,
-) -> Collected {
+pub(crate) fn collect(plan: &Plan, rx: &mpsc::Receiver<WorkerEvent>, w: Watch<'_>) -> Collected {
     let Watch { stop, finish, observer, mut on_interval, mut cache, ranks } = w;
     let group_of = group_of(plan);
     let n_groups = group_of.iter().max().map_or(0, |m| m + 1);
+    let interval_ns = plan.interval_ns;
     let interval_s = interval_ns as f64 / 1e9;
     let cached = cache.is_some();
     // The time series is built as intervals finish, so memory stays flat however long the run: each finished

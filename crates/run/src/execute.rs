@@ -31,9 +31,9 @@ use std::time::Instant;
 fn widened_interval(
     plan: &iolab_plan::Plan,
     replay: Option<&crate::replay::ReplaySource>,
-    interval_ns: u64,
     observer: &mut dyn crate::Observer,
 ) -> u64 {
+    let interval_ns = plan.interval_ns;
     let replay_span =
         || replay.and_then(|r| Some(r.records.iter().map(|x| x.start_ns).max()? as f64 / r.speed?));
     let span_ns = plan.duration_ns.map(|d| d as f64).or_else(replay_span);
@@ -73,7 +73,7 @@ pub fn execute(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'
 
 /// [`execute`] before the verdict: prepare, stage, start, collect, join, assemble.
 fn run(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> Result<Executed> {
-    let ExecOptions { interval_ns, on_interval, check, stop, observer, gate, sync, replay } = opts;
+    let ExecOptions { on_interval, check, stop, observer, gate, sync, replay } = opts;
     let sync = sync.clone();
     let sync = sync.as_deref();
     let mut p = prepared(job, sync, (replay.as_ref(), check.as_ref()), gate, &mut **observer)?;
@@ -87,8 +87,8 @@ fn run(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let mut staged = stage(&mut p, sync, stop, check.as_ref(), &mut *shown)?;
     // Before the ramp: the ranks release their workers at one instant.
     let released_unix_s = sync.map(multi::start_together);
-    let interval_ns = widened_interval(&p.plan, replay.as_ref(), *interval_ns, &mut *shown);
-    let running = start(&p, &staged, replay.as_ref(), stop, interval_ns)?;
+    p.plan.interval_ns = widened_interval(&p.plan, replay.as_ref(), &mut *shown);
+    let running = start(&p, &staged, replay.as_ref(), stop)?;
     // Collect intervals while the workers run; the observer shows the ramp and measure phases.
     let watch = Watch {
         stop,
@@ -98,7 +98,7 @@ fn run(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
         cache: staged.layers.cache.as_mut(),
         ranks: sync,
     };
-    let mut collected = collect::collect(&p.plan, &running.rx, interval_ns, watch);
+    let mut collected = collect::collect(&p.plan, &running.rx, watch);
     drop(shown);
     let cpu_end = (env::process_cpu_s(), Instant::now());
     collected.close_pending();
@@ -107,7 +107,7 @@ fn run(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let outputs = multi::done(sync, outputs, collected.announced)?;
     let lag_histograms: Vec<_> = outputs.iter().filter_map(|o| o.lag.clone()).collect();
     let target_names: Vec<String> = p.plan.targets.iter().map(|t| t.name.clone()).collect();
-    let times = Times { cpu_end, started, interval_ns };
+    let times = Times { cpu_end, started };
     let run = finished(p, staged, (outputs, collected), times);
     let mut result = match (sync, released_unix_s) {
         (Some(s), Some(released)) => multi::result_over_ranks(s, run, (released, done_unix_s))?,
@@ -138,13 +138,12 @@ fn prepared(
     agreed(sync, "prepare", prepare::prepare(job, check, gate, observer))
 }
 
-/// When a run's workers started and were done, and its interval.
+/// When a run's workers started and were done.
 struct Times {
     /// Process CPU time and instant when the workers were done.
     cpu_end: ((f64, f64), Instant),
     /// When the workers started: RFC 3339 and Unix seconds.
     started: (String, f64),
-    interval_ns: u64,
 }
 
 /// What a run left once its workers are joined, for [`assemble`].
@@ -157,7 +156,7 @@ fn finished(
     let layouts = crate::layout::finish(&p.plan, &staged.targets, &outputs);
     let Prepared { plan, regions, warnings, .. } = p;
     let Staged { targets, throttle, layers, integrity, run_id_bits } = staged;
-    let Times { cpu_end, started: (started_at, started_unix_s), interval_ns } = times;
+    let Times { cpu_end, started: (started_at, started_unix_s) } = times;
     Finished {
         plan,
         regions,
@@ -172,7 +171,6 @@ fn finished(
         started_at,
         started_unix_s,
         run_id_bits,
-        interval_ns,
         warnings,
     }
 }
@@ -356,7 +354,6 @@ fn start(
     staged: &Staged,
     replay: Option<&crate::replay::ReplaySource>,
     stop: &Arc<AtomicBool>,
-    interval_ns: u64,
 ) -> Result<Running> {
     let finish = Arc::new(AtomicBool::new(false));
     let trace = p.trace.as_ref().map(|out| RunTrace::start(out, &p.plan)).transpose()?;
@@ -381,7 +378,7 @@ fn start(
     let replay_ops = replaying.as_ref().map(|(ops, _)| &ops[..]);
     let mut setups = Vec::new();
     for (index, w) in p.plan.workers.iter().enumerate() {
-        let mut task = WorkerTask::of(&p.plan, index, p.regions[index].clone(), interval_ns);
+        let mut task = WorkerTask::of(&p.plan, index, p.regions[index].clone());
         task.boundaries = crate::layout::boundaries(&staged.targets, &w.targets);
         task.replay = replay_ops.and_then(|r| r.get(w.index as usize)).cloned();
         let tools = tools(p, staged, w, trace.as_ref(), stop)?;

@@ -55,8 +55,6 @@ pub type IntervalHook<'a> = &'a mut dyn FnMut(u64, &TimePoint) -> bool;
 
 /// How [`execute`] runs: everything that is not part of the job itself.
 pub struct ExecOptions<'a> {
-    /// Time-series interval, ns (at least 10 ms).
-    pub interval_ns: u64,
     /// Called with each finished interval of the whole run (all workers merged) and its index; returning
     /// `true` ends the measurement there, complete (not partial): steady-state detection, search steps.
     pub on_interval: Option<IntervalHook<'a>>,
@@ -80,9 +78,8 @@ pub struct ExecOptions<'a> {
 
 impl<'a> ExecOptions<'a> {
     /// Options for a plain run: no interval callback, no check.
-    pub fn new(interval_ns: u64, stop: Arc<AtomicBool>, observer: Box<dyn Observer + 'a>) -> ExecOptions<'a> {
+    pub fn new(stop: Arc<AtomicBool>, observer: Box<dyn Observer + 'a>) -> ExecOptions<'a> {
         ExecOptions {
-            interval_ns,
             on_interval: None,
             check: None,
             stop,

@@ -269,7 +269,7 @@ pub(crate) fn result_over_ranks(
         cpu_model: crate::env::cpu_model(),
     };
     let mut reports = gather_reports(sync, &mine)?;
-    run.collected.series = merged_series(&mut reports, run.interval_ns, run.plan.loadgen.is_some())?;
+    run.collected.series = merged_series(&mut reports, run.plan.interval_ns, run.plan.loadgen.is_some())?;
     let groups = run.collected.group_interval_max.len();
     run.collected.group_interval_max = merged_group_maxima(&mut reports, groups);
     let n = run.plan.workers.len() as u32;

@@ -37,17 +37,17 @@ pub fn steady_job(mut job: JobSpec, rule: &SteadyStateRule) -> JobSpec {
     job
 }
 
-/// Runs `job` with `runner` until steady by `rule` (or the rule's limit), over intervals of `interval_ns`;
-/// returns the run's result and what the rule found.
+/// Runs `job` with `runner` until steady by `rule` (or the rule's limit), over the job's intervals; returns
+/// the run's result and what the rule found.
 pub fn run_until_steady<R, E>(
     job: JobSpec,
     rule: &SteadyStateRule,
-    interval_ns: u64,
     runner: &mut R,
 ) -> Result<(RunResult, SteadyStateResult), E>
 where
     R: for<'a> Runner<UntilSteady<'a>, Error = E> + ?Sized,
 {
+    let interval_ns = job.interval_ns.unwrap_or(iolab_plan::DEFAULT_INTERVAL_NS);
     let mut tracker = SteadyStateTracker::new(rule.clone(), interval_ns as f64 / 1e9);
     let result = runner.run(UntilSteady { job: steady_job(job, rule), tracker: &mut tracker })?;
     Ok((result, tracker.result()))
@@ -92,7 +92,7 @@ mod tests {
         let mut runner =
             Intervals { iops: vec![10.0, 50.0, 100.0, 101.0, 99.0, 100.0, 500.0], fed: 0, job: None };
         let job = JobSpec { ios: Some(5), ..JobSpec::default() };
-        let (r, ss) = run_until_steady(job, &rule(), 1_000_000_000, &mut runner).unwrap();
+        let (r, ss) = run_until_steady(job, &rule(), &mut runner).unwrap();
         assert_eq!(runner.fed, 5, "steady after 100, 101, 99");
         assert!(ss.reached);
         assert_eq!(ss.after_s, 5.0);
@@ -105,7 +105,7 @@ mod tests {
     #[test]
     fn steady_never_reached_runs_to_the_end() {
         let mut runner = Intervals { iops: vec![10.0, 100.0, 10.0, 100.0], fed: 0, job: None };
-        let (_, ss) = run_until_steady(JobSpec::default(), &rule(), 1_000_000_000, &mut runner).unwrap();
+        let (_, ss) = run_until_steady(JobSpec::default(), &rule(), &mut runner).unwrap();
         assert_eq!(runner.fed, 4);
         assert!(!ss.reached);
     }

@@ -307,6 +307,9 @@ pub const MAX_WORKERS: u32 = 1024;
 /// run of its own, and a job holds all of them at once. The phases run as the points of a sweep, so this is
 /// also at most a sweep's points (`iolab_run::sweep::MAX_POINTS`).
 pub const MAX_PHASES: usize = 1000;
+/// Shortest time-series interval (`interval`): a window shorter than the clock's tick and the workers' own
+/// wake-ups would be mostly noise.
+pub const MIN_INTERVAL_NS: u64 = 10_000_000;
 
 /// Largest number of worker tables in one job, over all its phases (a phase's job copies its own tables, and
 /// the tables of every phase are read before the first runs).

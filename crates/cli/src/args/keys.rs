@@ -13,8 +13,7 @@ use iolab_spec::keys::{find, Count, Flag, Key, Takes, KEYS};
 use iolab_spec::{JobSpec, SpecError};
 
 /// Where `iolab run --help` lists the key flags: in three runs, with the command's own options between them
-/// (`--rate-per-rank` and `--stonewall` after the first, `--interval` after the second, the outputs after
-/// the third). The definitions are in the order of the job-file key lists, which a mistyped key's suggestion
+/// (`--rate-per-rank` and `--stonewall` after the first, the outputs after the third). The definitions are in the order of the job-file key lists, which a mistyped key's suggestion
 /// follows; `--help` keeps its own order, grouped for a reader. Every key with a flag is here once (a test
 /// checks).
 pub const HELP_ORDER: [&[&str]; 3] = [
@@ -40,7 +39,7 @@ pub const HELP_ORDER: [&[&str]; 3] = [
     ],
     &[
         "arrival", "think", "burst", "data", "duration", "ramp", "ios", "bytes", "seed", "engine", "direct",
-        "clock",
+        "clock", "interval",
     ],
     &[
         "allow_write_device",

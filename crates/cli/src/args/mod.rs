@@ -143,9 +143,6 @@ pub struct RunArgs {
     /// The job-key flags from --arrival to --clock.
     #[command(flatten)]
     pub more_keys: MoreKeyFlags<1>,
-    /// Time-series interval. Default 1s.
-    #[arg(long, value_name = "DUR", default_value = "1s", allow_hyphen_values = true)]
-    pub interval: String,
 
     /// The job-key flags from --allow-write-device to --trace.
     #[command(flatten)]

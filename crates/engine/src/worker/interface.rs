@@ -79,16 +79,16 @@ pub struct WorkerTask {
 }
 
 impl WorkerTask {
-    /// Worker `index` of `plan`, bound to `regions`, with the plan's seed, ramp and duration and intervals of
-    /// `interval_ns`; no extent boundaries, no replay.
-    pub fn of(plan: &iolab_plan::Plan, index: usize, regions: Vec<Region>, interval_ns: u64) -> WorkerTask {
+    /// Worker `index` of `plan`, bound to `regions`, with the plan's seed, ramp, duration and interval; no
+    /// extent boundaries, no replay.
+    pub fn of(plan: &iolab_plan::Plan, index: usize, regions: Vec<Region>) -> WorkerTask {
         WorkerTask {
             plan: plan.workers[index].clone(),
             regions,
             seed: plan.seed,
             ramp_ns: plan.ramp_ns,
             duration_ns: plan.duration_ns,
-            interval_ns,
+            interval_ns: plan.interval_ns,
             boundaries: Vec::new(),
             replay: None,
         }
@@ -352,7 +352,7 @@ impl WorkerSetup {
     ) -> (WorkerSetup, std::sync::mpsc::Receiver<WorkerEvent>) {
         let (tx, rx) = std::sync::mpsc::channel();
         let setup = WorkerSetup {
-            task: WorkerTask::of(plan, 0, regions, interval_ns),
+            task: WorkerTask { interval_ns, ..WorkerTask::of(plan, 0, regions) },
             tools: WorkerTools::on(engine),
             control: WorkerControl::alone(tx),
         };

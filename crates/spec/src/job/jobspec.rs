@@ -40,6 +40,9 @@ pub struct JobSpec {
     pub duration_ns: Option<u64>,
     /// Warm-up time excluded from every statistic.
     pub ramp_ns: Option<u64>,
+    /// The time series' interval (`--interval`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_ns: Option<u64>,
     /// Stop after this many I/Os in all (instead of a duration).
     pub ios: Option<u64>,
     /// Stop after this many bytes in all (instead of a duration).
@@ -125,7 +128,20 @@ impl JobSpec {
         macro_rules! over {
             ($($f:ident),*) => { $( if cli.$f.is_some() { self.$f = cli.$f.clone(); } )* };
         }
-        over!(name, duration_ns, ramp_ns, ios, bytes, seed, engine, direct, prealloc, clock, trace);
+        over!(
+            name,
+            duration_ns,
+            ramp_ns,
+            interval_ns,
+            ios,
+            bytes,
+            seed,
+            engine,
+            direct,
+            prealloc,
+            clock,
+            trace
+        );
         self.consent = self.consent.or(cli.consent);
         if cli.throttle.is_some() {
             self.throttle = cli.throttle;

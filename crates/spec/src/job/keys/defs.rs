@@ -15,6 +15,7 @@ use crate::job::layer::{Layer, MAX_QD};
 use crate::job::values::{ClockKind, DataPattern, EngineKind, Prealloc, Rw, VerifyFail};
 use crate::target::{is_target_name, TargetSpec};
 use crate::throttle::ThrottleSpec;
+use crate::units::MIN_INTERVAL_NS;
 use crate::units::{
     parse_bandwidth, parse_count, parse_duration_ns, parse_percent, parse_size, Arrival, BlockSizes, Dist,
     MAX_WORKERS,
@@ -76,6 +77,23 @@ pub const KEYS: &[Key] = &[
         count: Count::One,
         good: &["5s", "0"],
         bad: &["soon"],
+    },
+    Key {
+        name: "interval",
+        doc: "Time-series interval: each worker's statistics are cut into windows this long (at least 10ms). \
+              Default 1s.",
+        flag: Some(Flag::value("interval", "DUR").hyphens()),
+        sets: Sets::Run(|job, text, at| {
+            let v = quoted(parse_duration_ns(text), text, at)?;
+            if v < MIN_INTERVAL_NS {
+                return Err(invalid(at, text, "a duration of at least 10ms, e.g. '1s'"));
+            }
+            job.interval_ns = Some(v);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["1s", "250ms"],
+        bad: &["5ms", "soon"],
     },
     Key {
         name: "ios",
