@@ -152,6 +152,8 @@ pub fn run_points(
         doc.partial = ran.partial;
     }
     drop(overall);
+    debug_assert!(doc.points.len() <= points.len(), "no more results than points");
+    debug_assert!(doc.partial || doc.points.len() == points.len(), "a complete sweep ran every point");
     doc.analyze(opts.knee_iops_gain_pct, opts.knee_lat_growth_pct, opts.max_p99_ns);
 
     // 3. Save (one catalog entry for the whole sweep), then output.

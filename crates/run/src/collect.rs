@@ -282,6 +282,10 @@ impl IntervalSeries {
 
     /// Interval `s` is complete (every worker sent it); workers send theirs in order, so these come in order.
     pub(crate) fn finished(&mut self, s: IntervalStats) {
+        debug_assert!(
+            self.held.as_ref().is_none_or(|h| h.index < s.index) && s.index >= self.next,
+            "complete intervals come in order, each once"
+        );
         if let Some(k) = self.kept.as_mut() {
             k.push(WireInterval::of(&s));
         }

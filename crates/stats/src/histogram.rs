@@ -203,6 +203,7 @@ impl LatencyHistogram {
         if other.count() == 0 {
             return;
         }
+        let want = self.count() + other.count();
         if self.hdr.add(&other.hdr).is_err() {
             // Both sides share the same range, so `add` cannot fail; re-record to be safe anyway.
             for v in other.hdr.iter_recorded() {
@@ -214,6 +215,8 @@ impl LatencyHistogram {
         self.sum_ns = self.sum_ns.saturating_add(other.sum_ns);
         self.sum_squares_ns = self.sum_squares_ns.saturating_add(other.sum_squares_ns);
         self.saturated_count += other.saturated_count;
+        debug_assert_eq!(self.count(), want, "a merge keeps every sample");
+        debug_assert!(self.min_ns <= self.max_ns, "min <= max after a merge");
     }
 
     /// Number of samples.

@@ -110,6 +110,7 @@ impl IntervalStats {
 
     /// Adds another worker's interval (normally of the same index) into `self`.
     pub fn merge(&mut self, other: &IntervalStats) {
+        let ops = self.read.ops + self.write.ops + other.read.ops + other.write.ops;
         self.read.merge(&other.read);
         self.write.merge(&other.write);
         self.txn.dispatched += other.txn.dispatched;
@@ -120,6 +121,8 @@ impl IntervalStats {
         self.backlog += other.backlog;
         self.flushes += other.flushes;
         self.trims += other.trims;
+        debug_assert_eq!(self.read.ops + self.write.ops, ops, "an interval's merge keeps every op");
+        debug_assert!(self.cache_hits <= self.read.ops + self.write.ops, "a cache hit is an op");
     }
 
     /// Empties the accumulator for reuse as interval `index`, keeping the allocations.
@@ -273,6 +276,7 @@ impl TimeSeries {
 
     /// Appends the next raw interval.
     pub fn push(&mut self, p: TimePoint) {
+        debug_assert!(p.interval_s > 0.0, "an interval has a length");
         if self.last_fill < self.stride {
             if let Some(last) = self.points.last_mut() {
                 last.absorb(&p);

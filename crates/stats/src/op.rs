@@ -78,6 +78,12 @@ impl OpStats {
         }
         self.lat.merge(&other.lat);
         self.service_lat.merge(&other.service_lat);
+        debug_assert!(self.short <= self.ops, "short completions are completions");
+        debug_assert_eq!(
+            self.errors,
+            self.errors_by_errno.values().sum::<u64>(),
+            "every error has its errno"
+        );
     }
 }
 

@@ -77,6 +77,7 @@ pub(crate) fn begin<E: Engine>(
 impl Window {
     /// The window of a worker that starts at `start`.
     pub(crate) fn open(start: u64, s: &WorkerSetup) -> Window {
+        debug_assert!(s.task.interval_ns > 0, "an interval has a length");
         let measure_start = start + s.task.ramp_ns;
         let end = s.task.duration_ns.map(|d| measure_start + d);
         Window {
@@ -166,6 +167,7 @@ impl Window {
     /// duration that was not stopped early, up to `last_completion` when the driver gives one (the op loop
     /// under an I/O or byte limit).
     pub(crate) fn length(&self, now: u64, last_completion: Option<u64>) -> u64 {
+        debug_assert!(self.record_until >= self.start, "recording never ends before the worker started");
         let stop = self.stop(now);
         let end = match last_completion {
             Some(last) if self.end.is_none() && !self.stopped_early => last,

@@ -79,6 +79,14 @@ impl Layer {
         if over.rate.is_some() || over.rate_bytes.is_some() {
             (merged.rate, merged.rate_bytes) = (over.rate, over.rate_bytes);
         }
+        debug_assert!(merged.rate.is_none() || merged.rate_bytes.is_none(), "one rate, in one unit");
+        debug_assert!(
+            [merged.read_pct, merged.random_pct, merged.trim_pct]
+                .iter()
+                .flatten()
+                .all(|p| (0.0..=100.0).contains(p)),
+            "shares are percentages"
+        );
         merged
     }
 
