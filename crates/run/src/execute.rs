@@ -13,7 +13,7 @@ use crate::prepare::{self, Prepared};
 use crate::record::RunTrace;
 use crate::{env, multi, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape, RunSync};
 use iolab_device::{OpenRequest, OpenedTarget, Probe, ThrottleGuard};
-use iolab_engine::{WorkerEvent, WorkerOutput, WorkerResult, WorkerSetup};
+use iolab_engine::{WorkerEvent, WorkerOutcome, WorkerOutput, WorkerSetup};
 use iolab_plan::sizing::DataKept;
 use iolab_spec::{EngineKind, Prealloc};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -313,8 +313,8 @@ fn apply_throttle(p: &Prepared, obs: &mut dyn Observer) -> Result<Option<Throttl
 
 /// The workers' threads: one per worker, or, on virtual time, one for all (coroutines on the run's timeline).
 enum Threads {
-    PerWorker(Vec<JoinHandle<WorkerResult>>),
-    Together(JoinHandle<Vec<WorkerResult>>),
+    PerWorker(Vec<JoinHandle<WorkerOutcome>>),
+    Together(JoinHandle<Vec<WorkerOutcome>>),
 }
 
 /// Worker threads, started and released together.

@@ -8,9 +8,9 @@
 //! nodes too and count in [`Policy::metadata_bytes`]: about 26 bytes per resident key for LRU, 52 for ARC
 //! (up to 2c nodes) and 49 for S3-FIFO (c + 0.9c nodes).
 //!
-//! One file per policy, as foyer keeps its eviction policies: [`lru`], [`arc`] ([`AdaptiveReplacement`]) and
-//! [`s3fifo`]; the node core they share is `nodes`, and the methods they answer alike from it are written once
-//! (`resident_in_core!`).
+//! One file per policy, as foyer keeps its eviction policies: `lru.rs` ([`Lru`]), `arc.rs`
+//! ([`AdaptiveReplacement`]) and `s3fifo.rs` ([`S3Fifo`]); the node core they share is `nodes.rs`, and the
+//! methods they answer alike from it are written once (`resident_in_core!`).
 
 mod arc;
 mod lru;

@@ -29,4 +29,4 @@ pub use interface::{
     EngineChoice, ReadSources, ReplayOps, TxnStats, WorkerEvent, WorkerOutput, WorkerSetup, WorkerTrace,
 };
 pub use setup::run_worker;
-pub use together::{run_on_timeline, WorkerResult};
+pub use together::{run_on_timeline, WorkerOutcome};

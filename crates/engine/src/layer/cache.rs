@@ -406,10 +406,10 @@ impl<E: Engine> CacheEngine<E> {
     }
 }
 
-/// The cache's turn of the shared wait loop ([`crate::held_submit_and_reap`]): write-backs are handed out at
+/// The cache's turn of the shared wait loop ([`super::held_submit_and_reap`]): write-backs are handed out at
 /// the start of each turn; what it holds back are hits timed by an emulated cache device (and hits completed
 /// at push, which wait in `ready` for the next call).
-impl<E: Engine> crate::Holding for CacheEngine<E> {
+impl<E: Engine> super::Holding for CacheEngine<E> {
     fn before_turn(&mut self) {
         self.issue_write_backs(false);
         if !self.held_flushes.is_empty() {
@@ -435,7 +435,7 @@ impl<E: Engine> crate::Holding for CacheEngine<E> {
 }
 
 impl<E: Engine> Engine for CacheEngine<E> {
-    crate::delegate_to_inner!();
+    super::delegate_to_inner!();
     fn features(&self) -> Vec<String> {
         let mut f = self.inner.features();
         f.push("block_cache".into());
@@ -477,7 +477,7 @@ impl<E: Engine> Engine for CacheEngine<E> {
         deadline_ns: Option<u64>,
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
-        crate::held_submit_and_reap(self, deadline_ns, out)
+        super::held_submit_and_reap(self, deadline_ns, out)
     }
     /// Hands over what was pushed underneath (misses, write-throughs, write-backs, real cache device I/O):
     /// the target's I/O goes out early as it would without the cache, while hits never reach the engine
@@ -505,8 +505,8 @@ impl<E: Engine> Engine for CacheEngine<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::mem::MemEngine;
     use crate::buffers::Buffers;
-    use crate::mem::MemEngine;
     use crate::RealClock;
     use iolab_cache::{CacheConfig, CacheMode, CachePolicy};
     use iolab_device::MemStore;
@@ -519,7 +519,7 @@ mod tests {
     }
 
     impl Engine for Counting {
-        crate::delegate_to_inner!();
+        crate::layer::delegate_to_inner!();
         fn features(&self) -> Vec<String> {
             self.inner.features()
         }
