@@ -709,12 +709,6 @@ impl JobSpec {
         Ok(true)
     }
 
-    /// Reads a job file.
-    pub fn from_file(path: &str) -> Result<JobSpec, SpecError> {
-        let text = crate::input::read_text(path.as_ref(), "the job file", crate::input::MAX_JOB_FILE_BYTES)?;
-        JobSpec::from_toml(&text, path)
-    }
-
     /// Parses a job file's text; `file` names it in errors.
     pub fn from_toml(text: &str, file: &str) -> Result<JobSpec, SpecError> {
         let table: toml::Table = text

@@ -129,11 +129,6 @@ impl S3Fifo {
         }
     }
 
-    /// Keys in the small FIFO now.
-    pub fn small_len(&self) -> usize {
-        self.core.len(SMALL)
-    }
-
     /// Keys in the main FIFO now.
     pub fn main_len(&self) -> usize {
         self.core.len(MAIN)
