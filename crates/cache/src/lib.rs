@@ -46,7 +46,8 @@ mod slab;
 mod tests;
 mod write_back;
 
-pub use cache::{Cache, CacheConfig, CacheError, CacheStats, DeviceIo, ReadOutcome, Ticket, WriteOutcome};
+pub use cache::{Cache, CacheConfig, CacheError, DeviceIo, ReadOutcome, Ticket, WriteOutcome};
+pub use iolab_doc::CacheStats;
 pub use iolab_spec::{CacheMode, CachePolicy};
 pub use seq::SeqDetector;
 pub use write_back::WriteBack;

@@ -29,7 +29,7 @@ pub struct CacheResult {
     /// `misses`), read ops by source, write-backs, evictions, bypassed ops, capacity and lines at the end,
     /// metadata per line.
     #[serde(flatten)]
-    pub counters: iolab_cache::CacheStats,
+    pub counters: iolab_doc::CacheStats,
     /// Dirty lines still in the cache after the workers' exit flush (write-backs that failed); 0 on a clean run.
     pub dirty_after_exit: u64,
     /// Response time of reads by source, in the window.
