@@ -259,6 +259,13 @@ impl Cache {
         }
     }
 
+    /// A record of the in-flight table for an op to forward, locked: its id (the ticket) and the record.
+    #[inline]
+    fn claim(&self, target: u16, offset: u64) -> (u32, MutexGuard<'_, InFlightOp>) {
+        let id = self.in_flight.alloc((offset >> 16) as usize ^ target as usize);
+        (id, lock(self.in_flight.get(id)))
+    }
+
     /// A read of `buf.len()` bytes at `offset` of `target`. `bypass`: the op is part of a sequential stream
     /// past the cutoff: it is served from the cache only if every line is there, and never fills.
     pub fn read(&self, target: u16, offset: u64, buf: &mut [u8], bypass: bool) -> ReadOutcome {
@@ -283,8 +290,7 @@ impl Cache {
         }
         let Some(miss_at) = miss_at else { return ReadOutcome::Hit };
 
-        let id = self.in_flight.alloc((offset >> 16) as usize ^ target as usize);
-        let mut guard = lock(self.in_flight.get(id));
+        let (id, mut guard) = self.claim(target, offset);
         let op = &mut *guard;
         *op = InFlightOp {
             target,
@@ -294,12 +300,9 @@ impl Cache {
             bypass,
             alloc: false,
             first_miss: (miss_at - lines.start) as usize,
-            snaps: std::mem::take(&mut op.snaps),
-            tags: std::mem::take(&mut op.tags),
-            own_later: std::mem::take(&mut op.own_later),
-            saved: std::mem::take(&mut op.saved),
-            saved_mask: std::mem::take(&mut op.saved_mask),
             any_saved: false,
+            // The scratch vectors keep their allocations from the record's last op.
+            ..std::mem::take(op)
         };
         op.snaps.clear();
         let nlines = (lines.end - lines.start) as usize;
@@ -347,8 +350,7 @@ impl Cache {
             return WriteOutcome::Absorbed;
         }
         let len = data.len();
-        let id = self.in_flight.alloc((offset >> 16) as usize ^ target as usize);
-        let mut guard = lock(self.in_flight.get(id));
+        let (id, mut guard) = self.claim(target, offset);
         let op = &mut *guard;
         *op = InFlightOp {
             target,
@@ -358,12 +360,9 @@ impl Cache {
             bypass,
             alloc: matches!(mode, CacheMode::WriteThrough | CacheMode::WriteBack) && !bypass,
             first_miss: 0,
-            snaps: std::mem::take(&mut op.snaps),
-            tags: std::mem::take(&mut op.tags),
-            own_later: std::mem::take(&mut op.own_later),
-            saved: std::mem::take(&mut op.saved),
-            saved_mask: std::mem::take(&mut op.saved_mask),
             any_saved: false,
+            // The scratch vectors keep their allocations from the record's last op.
+            ..std::mem::take(op)
         };
         op.snaps.clear();
         op.tags.clear();

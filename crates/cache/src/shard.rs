@@ -73,20 +73,23 @@ fn note_eviction(
 }
 
 impl Shard {
+    /// The line `key`, if cached, without telling the policy.
     #[inline]
     pub(crate) fn find(&self, key: u64) -> Option<LineRef> {
-        if let Some(slot) = self.policy.peek(key) {
-            return Some(LineRef { slot, place: Place::Resident });
-        }
-        self.evicted.find(key).map(|entry| LineRef {
-            slot: self.evicted.entries[entry as usize].slot,
-            place: Place::Evicted(entry),
-        })
+        self.resident_or_evicted(key, self.policy.peek(key))
     }
 
+    /// The line `key`, if cached; a resident line's use is told to the policy.
     #[inline]
     pub(crate) fn access(&mut self, key: u64) -> Option<LineRef> {
-        if let Some(slot) = self.policy.access_value(key) {
+        let resident = self.policy.access_value(key);
+        self.resident_or_evicted(key, resident)
+    }
+
+    /// The line at `resident`'s slot, or else the line `key` among the evicted dirty lines.
+    #[inline]
+    fn resident_or_evicted(&self, key: u64, resident: Option<u32>) -> Option<LineRef> {
+        if let Some(slot) = resident {
             return Some(LineRef { slot, place: Place::Resident });
         }
         self.evicted.find(key).map(|entry| LineRef {

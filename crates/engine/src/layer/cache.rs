@@ -472,13 +472,7 @@ impl<E: Engine> Engine for CacheEngine<E> {
             }
         }
     }
-    fn submit_and_reap(
-        &mut self,
-        deadline_ns: Option<u64>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
-        super::held_submit_and_reap(self, deadline_ns, out)
-    }
+    super::reap_by_holding!();
     /// Hands over what was pushed underneath (misses, write-throughs, write-backs, real cache device I/O):
     /// the target's I/O goes out early as it would without the cache, while hits never reach the engine
     /// underneath. On virtual time the engine underneath is emulated and its `submit` does nothing, so

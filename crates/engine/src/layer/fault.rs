@@ -740,13 +740,7 @@ impl<E: Engine> Engine for FaultEngine<E> {
         }
         self.in_inner += 1;
     }
-    fn submit_and_reap(
-        &mut self,
-        deadline_ns: Option<u64>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
-        super::held_submit_and_reap(self, deadline_ns, out)
-    }
+    super::reap_by_holding!();
     fn submit(&mut self) -> Result<(), EngineError> {
         self.inner.submit()
     }

@@ -160,13 +160,7 @@ impl<E: Engine> Engine for LinkEngine<E> {
             None => self.push_inner(tag),
         }
     }
-    fn submit_and_reap(
-        &mut self,
-        deadline_ns: Option<u64>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
-        super::held_submit_and_reap(self, deadline_ns, out)
-    }
+    super::reap_by_holding!();
     /// Hands over what was pushed underneath (ops on targets without a link, and linked ops whose crossing
     /// ended by the last `submit_and_reap`): they are the target's I/O like any other, so they go out early
     /// as they would without the link. Ops still crossing the link stay held; their time is the link's.

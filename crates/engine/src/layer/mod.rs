@@ -34,6 +34,22 @@ macro_rules! delegate_to_inner {
 }
 pub(crate) use delegate_to_inner;
 
+/// `submit_and_reap` of a wrapper that is [`Holding`]: the shared wait loop ([`held_submit_and_reap`]), written
+/// once; used inside the `impl Engine` of each ([`link::LinkEngine`], [`fault::FaultEngine`],
+/// [`cache::CacheEngine`]).
+macro_rules! reap_by_holding {
+    () => {
+        fn submit_and_reap(
+            &mut self,
+            deadline_ns: Option<u64>,
+            out: &mut Vec<Completion>,
+        ) -> Result<(), EngineError> {
+            super::held_submit_and_reap(self, deadline_ns, out)
+        }
+    };
+}
+pub(crate) use reap_by_holding;
+
 /// The [`Holding`] impl of a wrapper that holds completions in its own `release(now, out)`, takes what it
 /// reaped underneath with `take_reaped(now, out)` and does nothing before a turn ([`link::LinkEngine`],
 /// [`fault::FaultEngine`]): written once.
