@@ -100,7 +100,7 @@ impl RunCache {
             from_target.merge(&s.from_target);
         }
         // Reads by source in the measurement window (the cache's own counters run from the start, ramp and
-        // exit flush included).
+        // exit write-back included).
         let (window_hits, window_misses) = (from_cache.count(), from_target.count());
         let reads = window_hits + window_misses;
         let cfg = self.cache.config();

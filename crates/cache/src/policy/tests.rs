@@ -93,7 +93,7 @@ fn values_follow_keys_and_node_cursor_sees_every_resident() {
 }
 
 #[test]
-fn arc_keeps_a_hot_set_through_a_scan_that_flushes_lru() {
+fn arc_keeps_a_hot_set_through_a_scan_that_empties_lru() {
     let cap = 100;
     let hot: Vec<u64> = (0..50).collect();
     let mut seq = Vec::new();
