@@ -3,12 +3,12 @@
 //! policy, capacities of a few lines so that eviction, write-back and the reserve limit happen constantly.
 //!
 //! Strict run: no two in-flight user ops overlap, so every read must return exactly the last acknowledged
-//! data, and after a final flush the target must equal the acknowledged writes. Overlapping run: reads may
+//! data, and after a final write-back the target must equal the acknowledged writes. Overlapping run: reads may
 //! return any write that was not superseded (a write acknowledged before another overlapping write was issued,
-//! which itself was acknowledged before the read was issued, is superseded), and after the final flush the
+//! which itself was acknowledged before the read was issued, is superseded), and after the final write-back the
 //! cache and the target agree.
 
-use iolab_cache::{Cache, CacheConfig, CacheMode, CachePolicy, Flush, ReadOutcome, Ticket, WriteOutcome};
+use iolab_cache::{Cache, CacheConfig, CacheMode, CachePolicy, ReadOutcome, Ticket, WriteBack, WriteOutcome};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 
@@ -24,9 +24,9 @@ enum Act {
     Perform(u8),
     Finish(u8),
     FailRead(u8),
-    Flush(bool),
-    PerformFlush(u8),
-    FinishFlush(u8),
+    WriteBack(bool),
+    PerformWriteBack(u8),
+    FinishWriteBack(u8),
     Request,
     Resize(u8),
 }
@@ -38,9 +38,9 @@ fn act() -> impl Strategy<Value = Act> {
         4 => any::<u8>().prop_map(Act::Perform),
         4 => any::<u8>().prop_map(Act::Finish),
         1 => any::<u8>().prop_map(Act::FailRead),
-        2 => any::<bool>().prop_map(Act::Flush),
-        2 => any::<u8>().prop_map(Act::PerformFlush),
-        2 => any::<u8>().prop_map(Act::FinishFlush),
+        2 => any::<bool>().prop_map(Act::WriteBack),
+        2 => any::<u8>().prop_map(Act::PerformWriteBack),
+        2 => any::<u8>().prop_map(Act::FinishWriteBack),
         1 => Just(Act::Request),
         1 => any::<u8>().prop_map(Act::Resize),
     ]
@@ -75,7 +75,7 @@ struct Sim {
     history: Vec<Vec<Vec<u64>>>,
     writes: Vec<WriteRec>,
     ops: Vec<Op>,
-    flushes: Vec<(Flush, Vec<u8>, bool)>,
+    write_backs: Vec<(WriteBack, Vec<u8>, bool)>,
     clock: u64,
     reads: u64,
     writes_issued: u64,
@@ -110,7 +110,7 @@ impl Sim {
             history: vec![vec![Vec::new(); nwords]; TARGETS],
             writes: vec![WriteRec { issued: 0, acked: Some(0) }],
             ops: Vec::new(),
-            flushes: Vec::new(),
+            write_backs: Vec::new(),
             clock: 1,
             reads: 0,
             writes_issued: 0,
@@ -257,35 +257,35 @@ impl Sim {
                     self.finish(i, false);
                 }
             }
-            Act::Flush(all) => {
+            Act::WriteBack(all) => {
                 let mut buf = vec![0u8; self.line as usize];
-                if let Some(f) = self.cache.next_flush(all, &mut buf) {
+                if let Some(f) = self.cache.next_write_back(all, &mut buf) {
                     assert_eq!(f.len as u64, self.line);
                     assert_eq!(f.offset % self.line, 0);
-                    self.flushes.push((f, buf, false));
+                    self.write_backs.push((f, buf, false));
                 }
             }
-            Act::PerformFlush(i) => {
-                if self.flushes.is_empty() {
+            Act::PerformWriteBack(i) => {
+                if self.write_backs.is_empty() {
                     return;
                 }
-                let i = i as usize % self.flushes.len();
-                let (f, data, done) = &mut self.flushes[i];
+                let i = i as usize % self.write_backs.len();
+                let (f, data, done) = &mut self.write_backs[i];
                 let w0 = (f.offset / 8) as usize;
                 for (j, w) in words(data).into_iter().enumerate() {
                     self.target[f.target as usize][w0 + j] = w;
                 }
                 *done = true;
             }
-            Act::FinishFlush(i) => {
-                if self.flushes.is_empty() {
+            Act::FinishWriteBack(i) => {
+                if self.write_backs.is_empty() {
                     return;
                 }
-                let i = i as usize % self.flushes.len();
-                let (f, _, done) = self.flushes.swap_remove(i);
-                self.cache.finish_flush(f, done);
+                let i = i as usize % self.write_backs.len();
+                let (f, _, done) = self.write_backs.swap_remove(i);
+                self.cache.finish_write_back(f, done);
             }
-            Act::Request => self.cache.request_flush(),
+            Act::Request => self.cache.request_write_back(),
             Act::Resize(n) => {
                 let max = self.cache.config().capacity_bytes / self.line;
                 let lines = n as u64 % (max + 2);
@@ -323,35 +323,35 @@ impl Sim {
         }
     }
 
-    /// Completes everything, flushes every dirty line, and checks the end state.
+    /// Completes everything, writes every dirty line back, and checks the end state.
     fn drain_and_check(&mut self) {
         while !self.ops.is_empty() {
             self.perform(0);
             self.finish(0, true);
         }
-        while let Some((f, data, done)) = self.flushes.pop() {
+        while let Some((f, data, done)) = self.write_backs.pop() {
             if done || data.is_empty() {
-                self.cache.finish_flush(f, done);
+                self.cache.finish_write_back(f, done);
             } else {
                 let w0 = (f.offset / 8) as usize;
                 for (j, w) in words(&data).into_iter().enumerate() {
                     self.target[f.target as usize][w0 + j] = w;
                 }
-                self.cache.finish_flush(f, true);
+                self.cache.finish_write_back(f, true);
             }
         }
         let mut buf = vec![0u8; self.line as usize];
         let mut guard = 0;
-        while let Some(f) = self.cache.next_flush(true, &mut buf) {
+        while let Some(f) = self.cache.next_write_back(true, &mut buf) {
             let w0 = (f.offset / 8) as usize;
             for (j, w) in words(&buf).into_iter().enumerate() {
                 self.target[f.target as usize][w0 + j] = w;
             }
-            self.cache.finish_flush(f, true);
+            self.cache.finish_write_back(f, true);
             guard += 1;
-            assert!(guard < 100_000, "flush never ends");
+            assert!(guard < 100_000, "write-back never ends");
         }
-        assert_eq!(self.cache.dirty_lines(), 0, "dirty lines left after flushing all");
+        assert_eq!(self.cache.dirty_lines(), 0, "dirty lines left after writing all back");
         let s = self.cache.stats();
         assert_eq!(s.reads_from_cache + s.reads_from_target, self.reads, "read ops: {s:?}");
         assert_eq!(s.writes_absorbed + s.writes_to_target, self.writes_issued, "write ops: {s:?}");
@@ -363,7 +363,7 @@ impl Sim {
             for t in 0..TARGETS {
                 if let Some(w) = (0..self.truth[t].len()).find(|&w| self.target[t][w] != self.truth[t][w]) {
                     panic!(
-                        "after the final flush target {t} word {w} (byte {}) holds {:#x}, last acknowledged {:#x}",
+                        "after the final write-back target {t} word {w} (byte {}) holds {:#x}, last acknowledged {:#x}",
                         w * 8, self.target[t][w], self.truth[t][w]
                     );
                 }
@@ -489,9 +489,9 @@ fn long_random_runs_in_every_mode_and_policy() {
                 6..=9 => Act::Perform(b),
                 10..=13 => Act::Finish(b),
                 14 => Act::FailRead(b),
-                15 | 16 => Act::Flush(r & (1 << 50) != 0),
-                17 | 18 => Act::PerformFlush(b),
-                19 | 20 => Act::FinishFlush(b),
+                15 | 16 => Act::WriteBack(r & (1 << 50) != 0),
+                17 | 18 => Act::PerformWriteBack(b),
+                19 | 20 => Act::FinishWriteBack(b),
                 21 => Act::Request,
                 _ => Act::Resize(b),
             }

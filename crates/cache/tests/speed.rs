@@ -124,8 +124,8 @@ fn threads_share_the_cache() {
                         assert!(buf.iter().all(|&b| b == (line % 251) as u8));
                     }
                     let mut fb = vec![0u8; 4096];
-                    if let Some(f) = c.next_flush(false, &mut fb) {
-                        c.finish_flush(f, true);
+                    if let Some(f) = c.next_write_back(false, &mut fb) {
+                        c.finish_write_back(f, true);
                     }
                 }
             })
@@ -135,8 +135,8 @@ fn threads_share_the_cache() {
         t.join().unwrap();
     }
     let mut fb = vec![0u8; 4096];
-    while let Some(f) = c.next_flush(true, &mut fb) {
-        c.finish_flush(f, true);
+    while let Some(f) = c.next_write_back(true, &mut fb) {
+        c.finish_write_back(f, true);
     }
     assert_eq!(c.dirty_lines(), 0);
 }

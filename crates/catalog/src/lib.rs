@@ -19,7 +19,6 @@
 pub mod extract;
 pub mod name;
 pub mod schema;
-pub mod time;
 
 pub use crate::extract::Columns;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};

@@ -37,7 +37,7 @@ fn kind_label(stored: &str) -> String {
 /// A `--since`/`--until` value in Unix seconds: a day, an RFC 3339 time, or a duration ago with its unit
 /// (`1h`, `30m`, `90s`, `2d`; a bare number is refused, as it could be a year).
 fn time_arg(flag: &str, t: &str, end_of_day: bool) -> Result<f64> {
-    if let Some(at) = iolab_catalog::time::parse_date(t, end_of_day) {
+    if let Some(at) = iolab_doc::time::parse_date(t, end_of_day) {
         return Ok(at);
     }
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -142,7 +142,7 @@ fn summary_json(s: &Summary) -> Value {
     serde_json::json!({
         "id": s.id,
         "kind": kind_label(&s.kind),
-        "saved_at": iolab_catalog::time::format_rfc3339(s.saved_unix_s),
+        "saved_at": iolab_doc::time::format_rfc3339(s.saved_unix_s),
         "saved_unix_s": s.saved_unix_s,
         "started_at": s.columns.started_at,
         "run_id": s.columns.run_id,
@@ -186,7 +186,7 @@ fn runs_table(list: &[Summary]) -> String {
             let tags: Vec<String> = s.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
             vec![
                 s.id.clone(),
-                iolab_catalog::time::format_minute(when),
+                iolab_doc::time::format_minute(when),
                 if s.columns.partial { format!("{kind} (partial)") } else { kind.to_string() },
                 clip(s.columns.profile.as_deref().unwrap_or("-"), 24),
                 clip(&targets, 36),
@@ -273,7 +273,7 @@ fn footer(e: &Entry, path: &Path) -> String {
         "catalog {} · {} · saved {} · {}\n",
         e.id,
         kind_name(e.kind),
-        iolab_catalog::time::format_rfc3339(e.saved_unix_s),
+        iolab_doc::time::format_rfc3339(e.saved_unix_s),
         path.display()
     );
     if !e.tags.is_empty() {

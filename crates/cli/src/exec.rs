@@ -37,13 +37,13 @@ pub struct Shown {
     quiet: bool,
     live: bool,
     bars: Option<crate::progress::RunBars>,
-    flush: Option<crate::flush_signal::FlushGuard>,
+    write_back_signal: Option<crate::write_back_signal::WriteBackGuard>,
 }
 
 impl Shown {
     /// A display for a run: nothing but errors when `quiet`; bars when `live`.
     pub fn new(quiet: bool, live: bool) -> Shown {
-        Shown { quiet, live, bars: None, flush: None }
+        Shown { quiet, live, bars: None, write_back_signal: None }
     }
 }
 
@@ -69,7 +69,7 @@ impl Observer for Shown {
     }
 
     fn cache_started(&mut self, cache: &Arc<iolab_cache::Cache>) {
-        self.flush = Some(crate::flush_signal::register(cache.clone()));
+        self.write_back_signal = Some(crate::write_back_signal::register(cache.clone()));
     }
 
     fn tick(&mut self, elapsed: Duration) {
@@ -101,6 +101,6 @@ impl Observer for Shown {
 
     fn finish(&mut self) {
         self.bars = None;
-        self.flush = None;
+        self.write_back_signal = None;
     }
 }

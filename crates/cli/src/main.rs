@@ -18,7 +18,6 @@ mod ranks;
 
 // From flags to jobs, and what runs them.
 mod exec;
-mod flush_signal;
 mod http;
 mod job;
 mod loadgen;
@@ -48,6 +47,7 @@ mod run;
 mod sweep;
 mod trace_cmd;
 mod verify_cmd;
+mod write_back_signal;
 
 use clap::Parser;
 

@@ -13,6 +13,11 @@
 //! - [`mem::MemEngine`]: `mem:` (copies to and from an in-process RAM disk) and `null:` (copies nothing).
 //! - [`sim::SimEngine`]: emulated devices (`sim:fixed`), on the real clock or on virtual time.
 //!
+//! The tree shows the stack: [`base`] holds the engines that issue I/O themselves (re-exported here as
+//! [`uring`], [`sync`], [`mem`], [`sim`]), [`layer`] the layers stacked on one ([`fault`], [`link`], [`cache`],
+//! [`verify`], bottom to top) and what they share. Beside them: [`buffers`], [`timeline`] (virtual time),
+//! the tag table and random-stream salts, and the [`worker`].
+//!
 //! [`worker::run_worker`] is the loop that generates ops, keeps slots, stamps times and records statistics.
 //!
 //! Where `unsafe` is, and the contract each relies on: [`Engine::push`] is an `unsafe fn` whose `# Safety`
@@ -23,19 +28,16 @@
 
 #![deny(missing_docs)]
 
+pub mod base;
 pub mod buffers;
-pub mod cache;
-pub mod fault;
-pub mod link;
-pub mod mem;
+pub mod layer;
 mod salts;
-pub mod sim;
-pub mod sync;
 mod tags;
 pub mod timeline;
-pub mod uring;
-pub mod verify;
 pub mod worker;
+
+pub use base::{mem, sim, sync, uring};
+pub use layer::{cache, fault, link, verify};
 
 /// One I/O handed to an engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,116 +152,6 @@ pub trait Engine {
     fn finish(&mut self) -> Result<(), EngineError>;
 }
 
-/// The [`Engine`] methods every wrapper passes unchanged to its `inner` engine (`name`, `now_ns`,
-/// `buffer_mut`), written once; used inside each wrapper's `impl Engine`. `submit` and `finish` are not in it:
-/// each wrapper writes them, so what it does there is a decision in its own code.
-macro_rules! delegate_to_inner {
-    () => {
-        fn name(&self) -> &'static str {
-            self.inner.name()
-        }
-        #[inline]
-        fn now_ns(&self) -> u64 {
-            self.inner.now_ns()
-        }
-        fn buffer_mut(&mut self, buf: u32) -> &mut [u8] {
-            self.inner.buffer_mut(buf)
-        }
-    };
-}
-pub(crate) use delegate_to_inner;
-
-/// The [`Holding`] impl of a wrapper that holds completions in its own `release(now, out)`, takes what it
-/// reaped underneath with `take_reaped(now, out)` and does nothing before a turn ([`link::LinkEngine`],
-/// [`fault::FaultEngine`]): written once.
-macro_rules! holding_by_release {
-    ($engine:ident) => {
-        impl<E: Engine> crate::Holding for $engine<E> {
-            fn before_turn(&mut self) {}
-            fn clock(&self) -> u64 {
-                self.inner.now_ns()
-            }
-            fn release(&mut self, now: u64, out: &mut Vec<Completion>) -> Option<u64> {
-                $engine::release(self, now, out)
-            }
-            fn in_inner(&self) -> usize {
-                self.in_inner
-            }
-            fn reap_inner(
-                &mut self,
-                wait: Option<u64>,
-                out: &mut Vec<Completion>,
-            ) -> Result<u64, EngineError> {
-                self.inner.submit_and_reap(wait, &mut self.reaped)?;
-                let now = self.inner.now_ns();
-                self.take_reaped(now, out);
-                Ok(now)
-            }
-        }
-    };
-}
-pub(crate) use holding_by_release;
-
-/// The deadline a wrapper engine ([`link::LinkEngine`], [`cache::CacheEngine`]) passes to the engine underneath:
-/// `now` (submit, don't wait) when it already has something to return or its caller's deadline has passed;
-/// else the earlier of its own next event and the caller's deadline (None: wait for a completion).
-pub(crate) fn inner_deadline(
-    ready: bool,
-    now: u64,
-    own_next: Option<u64>,
-    deadline: Option<u64>,
-) -> Option<u64> {
-    if ready {
-        return Some(now);
-    }
-    match (own_next, deadline) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-/// A wrapper engine that holds some completions back until their time ([`link::LinkEngine`],
-/// [`fault::FaultEngine`], [`cache::CacheEngine`]): what [`held_submit_and_reap`] needs from it.
-pub(crate) trait Holding {
-    /// What the wrapper does at the start of each turn of the wait loop, before reading the clock (the cache
-    /// hands out write-backs); nothing for the others.
-    fn before_turn(&mut self);
-    /// The clock of the engine underneath.
-    fn clock(&self) -> u64;
-    /// Moves held completions due by `now` to `out`; returns when the next one is due.
-    fn release(&mut self, now: u64, out: &mut Vec<Completion>) -> Option<u64>;
-    /// Ops in the engine underneath.
-    fn in_inner(&self) -> usize;
-    /// One `submit_and_reap` underneath, waiting until `wait` at most, then takes its completions (into `out`
-    /// or held); returns the time after it.
-    fn reap_inner(&mut self, wait: Option<u64>, out: &mut Vec<Completion>) -> Result<u64, EngineError>;
-}
-
-/// `submit_and_reap` of a [`Holding`] wrapper: waits underneath, but not past its next held completion, and not
-/// at all when it already has something to return (the call still submits what was pushed).
-pub(crate) fn held_submit_and_reap<H: Holding>(
-    h: &mut H,
-    deadline_ns: Option<u64>,
-    out: &mut Vec<Completion>,
-) -> Result<(), EngineError> {
-    let first = out.len();
-    loop {
-        h.before_turn();
-        let now = h.clock();
-        let next = h.release(now, out);
-        let past_deadline = deadline_ns.is_some_and(|d| now >= d);
-        let wait = inner_deadline(out.len() > first || past_deadline, now, next, deadline_ns);
-        if wait.is_none() && h.in_inner() == 0 {
-            return Ok(()); // nothing in flight anywhere and no deadline
-        }
-        let now = h.reap_inner(wait, out)?;
-        h.release(now, out);
-        if out.len() > first || past_deadline || deadline_ns.is_some_and(|d| now >= d) {
-            return Ok(());
-        }
-    }
-}
-
 /// A boxed engine is an engine: how wrappers ([`link::LinkEngine`], [`cache::CacheEngine`]) stack over any
 /// base engine without a generic instantiation per combination. It forwards every method, `submit` and
 /// `finish` included.
@@ -327,5 +219,5 @@ impl RealClock {
 
 pub use worker::{
     run_on_timeline, run_worker, EngineChoice, ReadSources, ReplayOps, TxnStats, WorkerControl, WorkerEvent,
-    WorkerOutput, WorkerResult, WorkerSetup, WorkerTask, WorkerTools, WorkerTrace,
+    WorkerOutcome, WorkerOutput, WorkerSetup, WorkerTask, WorkerTools, WorkerTrace,
 };

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 // The wrapped stacks.
 use iolab_cache::{Cache, CacheConfig, CacheMode, CachePolicy};
-use iolab_engine::cache::{CacheEngine, WorkerCache, FLUSH_STAGING};
+use iolab_engine::cache::{CacheEngine, WorkerCache, WRITE_BACK_STAGING};
 use iolab_engine::fault::{FaultEngine, Faults, WorkerFaults};
 use iolab_engine::link::LinkEngine;
 use iolab_engine::verify::{VerifyEngine, WorkerVerify};
@@ -463,10 +463,11 @@ fn wrappers_over_uring_pass_submit_through() {
     let t = TempTarget::new(1 << 20);
     let ring = |n: u32| {
         let b = Buffers::new(n, BUF as u64, DataPattern::Random, 7);
-        UringEngine::new(SLOTS + FLUSH_STAGING, vec![t.file.clone()], b, clock()).expect("UringEngine::new")
+        UringEngine::new(SLOTS + WRITE_BACK_STAGING, vec![t.file.clone()], b, clock())
+            .expect("UringEngine::new")
     };
     let wc = write_through();
-    submit_reaches_the_file("cache", CacheEngine::new(ring(2 * SLOTS + FLUSH_STAGING), wc, SLOTS), &t);
+    submit_reaches_the_file("cache", CacheEngine::new(ring(2 * SLOTS + WRITE_BACK_STAGING), wc, SLOTS), &t);
     submit_reaches_the_file("link", LinkEngine::new(ring(2 * SLOTS), &[None], SLOTS), &t);
     let wf = WorkerFaults {
         faults: Arc::new(Faults::new(Vec::new(), 1, 4096)),
@@ -632,7 +633,7 @@ fn cache_over_mem_conforms() {
     check(p, |_| {
         // Room for the cache's write-back staging buffers after the suite's.
         let wc = write_through();
-        let b = Buffers::new(2 * SLOTS + FLUSH_STAGING, BUF as u64, DataPattern::Random, 7);
+        let b = Buffers::new(2 * SLOTS + WRITE_BACK_STAGING, BUF as u64, DataPattern::Random, 7);
         let inner = MemEngine::new(Some(store.clone()), b, SLOTS + wc.extra_slots(), clock());
         CacheEngine::new(inner, wc, SLOTS)
     });

@@ -21,12 +21,6 @@ pub enum OpKind {
 }
 
 impl OpKind {
-    /// The op changes data on the target (a write or a trim).
-    #[inline]
-    pub fn changes_data(self) -> bool {
-        matches!(self, OpKind::Write | OpKind::Trim)
-    }
-
     /// The name in results and traces: `read`, `write`, `flush`, `trim`.
     pub fn name(self) -> &'static str {
         match self {

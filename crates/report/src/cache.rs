@@ -25,12 +25,12 @@ pub struct CacheResult {
     pub window_reads_from_cache: u64,
     /// Read ops served by the target in the window.
     pub window_reads_from_target: u64,
-    /// The cache's own counters, over the whole run (ramp and exit flush included): line lookups (`hits`,
+    /// The cache's own counters, over the whole run (ramp and exit write-back included): line lookups (`hits`,
     /// `misses`), read ops by source, write-backs, evictions, bypassed ops, capacity and lines at the end,
     /// metadata per line.
     #[serde(flatten)]
-    pub counters: iolab_cache::CacheStats,
-    /// Dirty lines still in the cache after the workers' exit flush (write-backs that failed); 0 on a clean run.
+    pub counters: iolab_doc::CacheStats,
+    /// Dirty lines still in the cache after the workers' exit write-back (write-backs that failed); 0 on a clean run.
     pub dirty_after_exit: u64,
     /// Response time of reads by source, in the window.
     pub latency: CacheLatency,

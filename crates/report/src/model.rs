@@ -80,10 +80,10 @@ pub struct RunResult {
     pub cache: Option<crate::cache::CacheResult>,
     /// Data verification (`--verify`, `iolab verify`), when the run verified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verify: Option<iolab_verify::VerifyResult>,
+    pub verify: Option<iolab_doc::VerifyResult>,
     /// Injected faults (`--inject`), when the run injected any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inject: Option<iolab_verify::InjectResult>,
+    pub inject: Option<iolab_doc::InjectResult>,
     /// The tool that measured the run when it was not iolab (a fio result imported with `iolab import
     /// fio-result`); absent in iolab's own runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]

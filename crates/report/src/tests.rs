@@ -534,7 +534,7 @@ fn sample_cache() -> RunResult {
         window_reads_from_cache: 25,
         window_reads_from_target: 75,
         dirty_after_exit: 0,
-        counters: iolab_cache::CacheStats {
+        counters: iolab_doc::CacheStats {
             hits: 30,
             misses: 90,
             capacity_bytes: 1 << 30,
@@ -613,9 +613,7 @@ fn text_of_a_fio_run_says_who_measured_it_and_its_notes() {
 
 /// A verified run with injected faults and one mismatch of each kind of header view.
 fn sample_verify() -> RunResult {
-    use iolab_verify::{
-        ByClass, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult,
-    };
+    use iolab_doc::{ByClass, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult};
     let mut r = sample();
     let h = HeaderView {
         target: 0,

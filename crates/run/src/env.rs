@@ -81,7 +81,7 @@ pub fn peak_rss_bytes() -> Option<u64> {
 /// RFC 3339 UTC timestamp and Unix seconds for now (the catalog's date formatting, so the two agree).
 pub fn now_rfc3339() -> (String, f64) {
     let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    (iolab_catalog::time::format_rfc3339(d.as_secs() as f64), d.as_secs_f64())
+    (iolab_doc::time::format_rfc3339(d.as_secs() as f64), d.as_secs_f64())
 }
 
 #[cfg(test)]

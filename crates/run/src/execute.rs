@@ -15,7 +15,7 @@ use crate::verdict::Judging;
 use crate::{env, multi, Error, ExecOptions, Executed, IntervalHook, Observer, Result, RunShape, RunSync};
 use iolab_device::{OpenRequest, OpenedTarget, Probe, ThrottleGuard};
 use iolab_engine::{
-    WorkerControl, WorkerEvent, WorkerOutput, WorkerResult, WorkerSetup, WorkerTask, WorkerTools,
+    WorkerControl, WorkerEvent, WorkerOutcome, WorkerOutput, WorkerSetup, WorkerTask, WorkerTools,
 };
 use iolab_plan::sizing::DataKept;
 use iolab_spec::{EngineKind, Prealloc};
@@ -153,7 +153,7 @@ fn finished(
     (outputs, collected): (Vec<WorkerOutput>, collect::Collected),
     times: Times,
 ) -> Finished {
-    let layouts = crate::layout::finish(&p.plan, &staged.targets, &outputs);
+    let layouts = crate::target::layouts_after(&p.plan, &staged.targets, &outputs);
     let Prepared { plan, regions, warnings, .. } = p;
     let Staged { targets, throttle, layers, integrity, run_id_bits } = staged;
     let Times { cpu_end, started: (started_at, started_unix_s) } = times;
@@ -329,8 +329,8 @@ fn apply_throttle(p: &Prepared, obs: &mut dyn Observer) -> Result<Option<Throttl
 
 /// The workers' threads: one per worker, or, on virtual time, one for all (coroutines on the run's timeline).
 enum Threads {
-    PerWorker(Vec<JoinHandle<WorkerResult>>),
-    Together(JoinHandle<Vec<WorkerResult>>),
+    PerWorker(Vec<JoinHandle<WorkerOutcome>>),
+    Together(JoinHandle<Vec<WorkerOutcome>>),
 }
 
 /// The workers, started: their threads, their events, the flag that ends the measurement complete, the
@@ -379,7 +379,7 @@ fn start(
     let mut setups = Vec::new();
     for (index, w) in p.plan.workers.iter().enumerate() {
         let mut task = WorkerTask::of(&p.plan, index, p.regions[index].clone());
-        task.boundaries = crate::layout::boundaries(&staged.targets, &w.targets);
+        task.boundaries = crate::target::boundaries(&staged.targets, &w.targets);
         task.replay = replay_ops.and_then(|r| r.get(w.index as usize)).cloned();
         let tools = tools(p, staged, w, trace.as_ref(), stop)?;
         setups.push(WorkerSetup { task, tools, control: control.clone() });

@@ -7,7 +7,7 @@
 use crate::{Error, Result};
 use iolab_cache::{Cache, CacheConfig};
 use iolab_device::{OpenRequest, TargetKind};
-use iolab_engine::cache::{RealDevice, WorkerCache, FLUSH_STAGING};
+use iolab_engine::cache::{RealDevice, WorkerCache, WRITE_BACK_STAGING};
 use iolab_engine::link::SharedLink;
 use iolab_engine::sim::SimTarget;
 use iolab_engine::timeline::Timeline;
@@ -100,7 +100,7 @@ impl RunCache {
             from_target.merge(&s.from_target);
         }
         // Reads by source in the measurement window (the cache's own counters run from the start, ramp and
-        // exit flush included).
+        // exit write-back included).
         let (window_hits, window_misses) = (from_cache.count(), from_target.count());
         let reads = window_hits + window_misses;
         let cfg = self.cache.config();
@@ -145,7 +145,7 @@ impl Layers {
         let data = DataKept::of(plan, cache, verifying);
         let n = plan.targets.len();
         let virtual_clock = plan.clock == ClockKind::Virtual;
-        let staging = if cache.enabled() { FLUSH_STAGING as usize } else { 0 };
+        let staging = if cache.enabled() { WRITE_BACK_STAGING as usize } else { 0 };
         let mut users = vec![0usize; n];
         let mut depth = vec![0usize; n];
         for w in &plan.workers {
@@ -233,7 +233,7 @@ impl Layers {
             real_dev: rc.dev_file.as_ref().map(|_| RealDevice {
                 target: w.targets.len() as u16,
                 size_bytes: rc.dev_size,
-                first_buf: 2 * w.qd + FLUSH_STAGING,
+                first_buf: 2 * w.qd + WRITE_BACK_STAGING,
             }),
         });
         Ok((engine, links, cache))
@@ -350,7 +350,7 @@ struct CacheDevice {
 fn cache_device(plan: &Plan, spec: &CacheSpec, bytes: &mut u64, line: u64) -> Result<CacheDevice> {
     let virtual_clock = plan.clock == ClockKind::Virtual;
     // Each worker may have its queue depth and a write-back's staging buffers at the cache device.
-    let per_client = plan.workers.iter().map(|w| (w.qd + FLUSH_STAGING) as usize).max().unwrap_or(1);
+    let per_client = plan.workers.iter().map(|w| (w.qd + WRITE_BACK_STAGING) as usize).max().unwrap_or(1);
     let mut dev_file = None;
     let (dev, dev_size, dev_name) = match &spec.dev {
         // On virtual time the host's own work takes no time, so a RAM hit is given a fixed cost; otherwise a

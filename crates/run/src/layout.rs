@@ -4,10 +4,8 @@
 //! allocated more extents. Block devices, `mem:`, `null:` and `sim:` targets, and files on file systems
 //! without FIEMAP, have none.
 
-use crate::target::RunTarget;
 use crate::warnings::LayoutFacts;
 use iolab_device::{Layout, OpenedTarget, TargetKind};
-use iolab_engine::WorkerOutput;
 use iolab_plan::Plan;
 use iolab_report::TargetLayout;
 use std::fs::File;
@@ -37,40 +35,20 @@ impl Before {
     }
 }
 
-/// The boundaries of a worker's targets (`worker_targets`: run target indices) that have more than one
-/// extent; empty when none has, so the worker counts nothing.
-pub(crate) fn boundaries(targets: &[RunTarget], worker_targets: &[usize]) -> Vec<Option<Arc<[u64]>>> {
-    let b: Vec<Option<Arc<[u64]>>> = worker_targets
-        .iter()
-        .map(|&i| targets[i].before.layout.as_ref().filter(|l| l.extents > 1).map(|l| l.boundaries.clone()))
-        .collect();
-    if b.iter().any(Option::is_some) {
-        b
-    } else {
-        Vec::new()
+impl Before {
+    /// The extent boundaries a worker counts split I/Os against: `None` without a layout of more than one
+    /// extent.
+    pub fn boundaries(&self) -> Option<Arc<[u64]>> {
+        self.layout.as_ref().filter(|l| l.extents > 1).map(|l| l.boundaries.clone())
     }
-}
 
-/// Maps the file targets again and adds up the workers' split I/Os, per run target.
-pub(crate) fn finish(
-    plan: &Plan,
-    targets: &[RunTarget],
-    outputs: &[WorkerOutput],
-) -> Vec<Option<TargetLayouts>> {
-    let mut split = vec![0u64; plan.targets.len()];
-    for (o, w) in outputs.iter().zip(&plan.workers) {
-        for (&count, &i) in o.split_ios.iter().zip(&w.targets) {
-            split[i] += count;
-        }
+    /// The target (`opened`, its descriptor `file`) mapped again after the run, with the workers' `split_ios`
+    /// on it; `None` for targets without a layout.
+    pub fn after(&self, opened: &OpenedTarget, file: Option<&File>, split_ios: u64) -> Option<TargetLayouts> {
+        let before = self.layout.as_ref()?;
+        let after = layout_of(opened, file).unwrap_or_else(|| before.clone());
+        Some(target_layouts(&opened.probe.name, self.prealloc, (before, &after), split_ios))
     }
-    let mut out = Vec::new();
-    for (t, split) in targets.iter().zip(split) {
-        out.push(t.before.layout.as_ref().map(|before| {
-            let after = layout_of(&t.opened, t.file.as_deref()).unwrap_or_else(|| before.clone());
-            target_layouts(&t.opened.probe.name, t.before.prealloc, (before, &after), split)
-        }));
-    }
-    out
 }
 
 /// A file target's layout, `None` for other targets or when its file system has no FIEMAP.

@@ -5,7 +5,7 @@
 //! a terminal and prints notices on stderr unless `-q`). [`Silent`] shows nothing.
 //!
 //! An observer is also where a run hands out what must live exactly as long as its workers, such as the
-//! block cache a `kill -USR1` flushes: the CLI's signal handling is process-wide, not the library's.
+//! block cache a `kill -USR1` writes back: the CLI's signal handling is process-wide, not the library's.
 
 use iolab_cache::Cache;
 use iolab_device::FillProgress;
@@ -96,7 +96,7 @@ pub trait Observer {
     /// A target is being filled (`verb` is "creating" or "extending"): a progress callback for the fill, or
     /// `None` to fill without one.
     fn fill_hook(&mut self, verb: &str, name: &str, total_bytes: u64) -> Option<FillProgress>;
-    /// The run's block cache, live until [`Observer::finish`] (to flush it on the user's demand).
+    /// The run's block cache, live until [`Observer::finish`] (to write it back on the user's demand).
     fn cache_started(&mut self, cache: &Arc<Cache>);
     /// Called often (every 100 ms at least) while the workers run; `elapsed` is since they started.
     fn tick(&mut self, elapsed: Duration);

@@ -3,8 +3,9 @@
 //! plan was bound to), then [`RunTarget`] once open (also the opened target, its file shared with the workers
 //! and its layout before the ramp).
 
-use crate::layout::Before;
+use crate::layout::{Before, TargetLayouts};
 use iolab_device::{OpenRequest, OpenedTarget, Probe};
+use iolab_engine::WorkerOutput;
 use iolab_plan::{Plan, TargetGeometry};
 use std::fs::File;
 use std::sync::Arc;
@@ -43,4 +44,30 @@ impl RunTarget {
     pub fn probe(&self) -> &Probe {
         &self.prepared.probe
     }
+}
+
+/// The boundaries of a worker's targets (`worker_targets`: run target indices) that have more than one
+/// extent; empty when none has, so the worker counts nothing.
+pub(crate) fn boundaries(targets: &[RunTarget], worker_targets: &[usize]) -> Vec<Option<Arc<[u64]>>> {
+    let b: Vec<Option<Arc<[u64]>>> = worker_targets.iter().map(|&i| targets[i].before.boundaries()).collect();
+    if b.iter().any(Option::is_some) {
+        b
+    } else {
+        Vec::new()
+    }
+}
+
+/// Maps the file targets again and adds up the workers' split I/Os, per run target.
+pub(crate) fn layouts_after(
+    plan: &Plan,
+    targets: &[RunTarget],
+    outputs: &[WorkerOutput],
+) -> Vec<Option<TargetLayouts>> {
+    let mut split = vec![0u64; plan.targets.len()];
+    for (o, w) in outputs.iter().zip(&plan.workers) {
+        for (&count, &i) in o.split_ios.iter().zip(&w.targets) {
+            split[i] += count;
+        }
+    }
+    targets.iter().zip(split).map(|(t, split)| t.before.after(&t.opened, t.file.as_deref(), split)).collect()
 }

@@ -97,7 +97,7 @@ pub struct CacheSpec {
     pub max_mem_bytes: Option<u64>,
     /// `cache_shrink`: give memory back when the machine's MemAvailable runs low.
     pub shrink: Option<bool>,
-    /// `cache_dirty_max`: percent of lines that may be dirty before write-back starts flushing (default 50).
+    /// `cache_dirty_max`: percent of lines that may be dirty before write-backs start (default 50).
     pub dirty_max_pct: Option<f64>,
 }
 

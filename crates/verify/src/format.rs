@@ -26,7 +26,7 @@
 //! ([`Expect`]); every rule there is argued in a comment, since a wrong corruption call is the one thing a
 //! verifier must never make.
 
-use crate::result::{HeaderView, MismatchClass};
+use crate::{HeaderView, MismatchClass};
 
 /// Header magic: "iolabVB1".
 pub const MAGIC: u64 = u64::from_le_bytes(*b"iolabVB1");

@@ -30,14 +30,14 @@
 pub mod format;
 pub mod journal;
 pub mod map;
-pub mod result;
 
 pub use format::Outcome;
-pub use result::{ByClass, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult};
+pub use iolab_doc::verify::{
+    ByClass, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult, FIRST_MISMATCHES,
+};
 
 use format::Expect;
 use map::State;
-pub use result::FIRST_MISMATCHES;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};

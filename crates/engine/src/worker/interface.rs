@@ -2,8 +2,8 @@
 //! while it runs, a [`WorkerOutput`] at the end): the worker's whole interface, in a module of its own that
 //! imports none of the worker's parts, so they can all depend on it without a cycle.
 
-use crate::cache::WorkerCache;
-use crate::sim::SimTarget;
+use crate::base::sim::SimTarget;
+use crate::layer::cache::WorkerCache;
 use iolab_device::MemStore;
 use iolab_plan::{Region, WorkerPlan};
 use iolab_stats::{IntervalStats, LatencyHistogram, OpStats};
@@ -103,13 +103,13 @@ pub struct WorkerTools {
     /// Its files (path targets), in target order.
     pub files: Vec<Arc<File>>,
     /// The link in front of each of its targets (`link:`), if any.
-    pub links: Vec<Option<crate::link::SharedLink>>,
+    pub links: Vec<Option<crate::layer::link::SharedLink>>,
     /// The run's block cache, when there is one.
     pub cache: Option<WorkerCache>,
     /// `--verify`: headers on writes, checks on reads, read-back after the run.
-    pub verify: Option<crate::verify::WorkerVerify>,
+    pub verify: Option<crate::layer::verify::WorkerVerify>,
     /// `--inject`: faults put into the target's I/O.
-    pub faults: Option<crate::fault::WorkerFaults>,
+    pub faults: Option<crate::layer::fault::WorkerFaults>,
     /// `--trace`: where the worker records every completed op (None: nothing is recorded).
     pub trace: Option<WorkerTrace>,
 }

@@ -30,4 +30,4 @@ pub use interface::{
     WorkerTask, WorkerTools, WorkerTrace,
 };
 pub use setup::run_worker;
-pub use together::{run_on_timeline, WorkerResult};
+pub use together::{run_on_timeline, WorkerOutcome};

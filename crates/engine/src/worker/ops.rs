@@ -346,7 +346,7 @@ impl OpLoop<'_> {
         while self.slots.any_free() {
             let Some(target) = f.take_dirty() else { break };
             let slot = self.slots.take_free();
-            self.slots.get_mut(slot).of = now;
+            self.slots.get_mut(slot).driver_state = now;
             self.slots.issue(engine, slot, GenOp { target, kind: OpKind::Flush, offset: 0, len: 0 });
             f.in_flight += 1;
         }
@@ -387,7 +387,7 @@ impl OpLoop<'_> {
                 f.wrote(op.target);
             }
         }
-        self.slots.get_mut(slot).of = intended;
+        self.slots.get_mut(slot).driver_state = intended;
         self.slots.issue(engine, slot, op);
         *refilled += 1;
         if submit_early(*refilled) && self.slots.any_free() {
@@ -400,21 +400,21 @@ impl OpLoop<'_> {
     /// when the window `records` it, the replay lag, the target's own stats and split I/Os.
     #[inline(never)]
     fn complete_extras(&mut self, idx: u32, now: u64, result: i32, records: bool) {
-        let sl = self.slots.get(idx);
-        let (op, of, submitted) = (sl.op, sl.of, sl.submitted_ns);
+        let held = self.slots.get(idx);
+        let (op, intended, submitted) = (held.op, held.driver_state, held.submitted_ns);
         if let Some(t) = self.trace.as_mut() {
-            t.record((of, submitted, now), &op, result);
+            t.record((intended, submitted, now), &op, result);
         }
         if !records {
             return;
         }
         if let Some(r) = self.replay.as_mut().filter(|r| r.speed.is_some()) {
-            r.lag.record(submitted.saturating_sub(of));
+            r.lag.record(submitted.saturating_sub(intended));
         }
         if let Some(lag) = self.lag.as_mut() {
-            lag.record(submitted.saturating_sub(of));
+            lag.record(submitted.saturating_sub(intended));
         }
-        self.record_per_target(&op, result, now - of, now.saturating_sub(submitted));
+        self.record_per_target(&op, result, now - intended, now.saturating_sub(submitted));
         if let Some(splits) = self.splits.as_mut() {
             splits.count(&op);
         }
@@ -443,8 +443,8 @@ impl OpLoop<'_> {
     #[inline(never)]
     fn complete_other(&mut self, idx: u32, window: &Window, at: (u64, u64), result: i32, records: bool) {
         let (now, backlog) = at;
-        let sl = self.slots.get(idx);
-        let (op, lat, svc) = (sl.op, now - sl.of, now.saturating_sub(sl.submitted_ns));
+        let held = self.slots.get(idx);
+        let (op, lat, svc) = (held.op, now - held.driver_state, now.saturating_sub(held.submitted_ns));
         if op.kind == OpKind::Flush {
             if let Some(f) = self.flushing.as_mut() {
                 f.flushed();
@@ -505,7 +505,8 @@ impl OpLoop<'_> {
         let Some(idx) = self.slots.reap(engine, c) else { return };
         self.slots.release(idx);
         // An op the engine completed before this reap (a cache hit) counts from when it was done.
-        let now = if c.done_ns == 0 { reaped } else { c.done_ns.clamp(self.slots.get(idx).of, reaped) };
+        let now =
+            if c.done_ns == 0 { reaped } else { c.done_ns.clamp(self.slots.get(idx).driver_state, reaped) };
         // The window counts completions in [ramp end, end): throughput is what the target delivered in the
         // window, even for ops that queued during the ramp (open loop under overload).
         let records = window.records(now);
@@ -519,9 +520,9 @@ impl OpLoop<'_> {
         if !records {
             return;
         }
-        let sl = self.slots.get(idx);
+        let held = self.slots.get(idx);
         // A hit done at push was handed over after it: its service time is 0, not negative.
-        let (lat, svc) = (now - sl.of, now.saturating_sub(sl.submitted_ns));
+        let (lat, svc) = (now - held.driver_state, now.saturating_sub(held.submitted_ns));
         let write = op.kind == OpKind::Write;
         let stats = if write { &mut self.write } else { &mut self.read };
         if c.result >= 0 {

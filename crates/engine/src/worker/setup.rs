@@ -10,15 +10,15 @@
 use super::interface::{EngineChoice, WorkerOutput, WorkerSetup};
 use super::ops::drive_ops;
 use super::txn::drive_transactions;
+use crate::base::mem::MemEngine;
+use crate::base::sim::{SimClock, SimEngine};
+use crate::base::sync::SyncEngine;
+use crate::base::uring::UringEngine;
 use crate::buffers::Buffers;
-use crate::cache::CacheEngine;
-use crate::fault::FaultEngine;
-use crate::link::LinkEngine;
-use crate::mem::MemEngine;
-use crate::sim::{SimClock, SimEngine};
-use crate::sync::SyncEngine;
-use crate::uring::UringEngine;
-use crate::verify::VerifyEngine;
+use crate::layer::cache::CacheEngine;
+use crate::layer::fault::FaultEngine;
+use crate::layer::link::LinkEngine;
+use crate::layer::verify::VerifyEngine;
 use crate::{Engine, EngineError, RealClock};
 use std::sync::atomic::Ordering;
 

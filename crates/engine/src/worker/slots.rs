@@ -28,7 +28,7 @@ pub(crate) struct Slot<X> {
     /// When its op was handed to the kernel.
     pub(crate) submitted_ns: u64,
     /// The driver's state.
-    pub(crate) of: X,
+    pub(crate) driver_state: X,
 }
 
 /// The `qd` slots of a worker, their free list, the ops pushed and not yet handed over, and the counts that
@@ -106,7 +106,7 @@ impl<X: Copy + Default> Slots<X> {
             generation: 0,
             busy: false,
             submitted_ns: 0,
-            of: X::default(),
+            driver_state: X::default(),
         };
         Slots {
             slots: vec![idle; qd],
@@ -174,11 +174,11 @@ impl<X> Slots<X> {
             let buf = engine.buffer_mut(slot_buffer(slot, true));
             stamp_write(buf, op.len as usize, op.offset, self.writes, self.data);
         }
-        let sl = &mut self.slots[slot as usize];
-        sl.generation = sl.generation.wrapping_add(1);
-        sl.op = op;
-        sl.busy = true;
-        push_op(engine, slot, sl.generation, &op, &self.durability);
+        let held = &mut self.slots[slot as usize];
+        held.generation = held.generation.wrapping_add(1);
+        held.op = op;
+        held.busy = true;
+        push_op(engine, slot, held.generation, &op, &self.durability);
         self.pushed.push(slot);
     }
 
@@ -220,13 +220,13 @@ impl<X> Slots<X> {
     pub(crate) fn reap<E: Engine>(&mut self, engine: &mut E, c: &Completion) -> Option<u32> {
         self.in_flight -= 1;
         let idx = (c.user_data & 0xFFFF_FFFF) as u32;
-        let sl = &self.slots[idx as usize];
+        let held = &self.slots[idx as usize];
         assert!(
-            sl.busy && sl.generation == (c.user_data >> 32) as u32,
+            held.busy && held.generation == (c.user_data >> 32) as u32,
             "completion for slot {idx} that is not in flight (bug)"
         );
         if c.result == -libc::EAGAIN || c.result == -libc::EINTR {
-            push_op(engine, idx, sl.generation, &sl.op, &self.durability);
+            push_op(engine, idx, held.generation, &held.op, &self.durability);
             self.pushed.push(idx);
             self.retries += 1;
             return None;

@@ -16,13 +16,13 @@ use std::sync::Arc;
 /// Each worker's stack: what a thread gets by default, reserved and touched only as used.
 const STACK_BYTES: usize = 8 << 20;
 
-/// A worker's result, as a thread would have returned it.
-pub type WorkerResult = Result<WorkerOutput, EngineError>;
+/// How a worker ended, as its thread would have returned it: its output, or the engine error that ended it.
+pub type WorkerOutcome = Result<WorkerOutput, EngineError>;
 
 /// Runs `setups` (all on virtual time, with seats on one timeline, whose barrier is their own) on this
 /// thread, turn by turn, until every worker has ended; their results in the order of `setups`. A worker that
 /// panics ends the run with that panic (the others are unwound, leaving their seats).
-pub fn run_on_timeline(setups: Vec<WorkerSetup>) -> Vec<WorkerResult> {
+pub fn run_on_timeline(setups: Vec<WorkerSetup>) -> Vec<WorkerOutcome> {
     let Some(timeline) = setups.first().map(timeline_of) else { return Vec::new() };
     let mut by_seat: Vec<Option<usize>> = vec![None; setups.len()];
     let mut workers = Vec::with_capacity(setups.len());
@@ -33,7 +33,7 @@ pub fn run_on_timeline(setups: Vec<WorkerSetup>) -> Vec<WorkerResult> {
             DefaultStack::new(STACK_BYTES).expect("a worker's stack (virtual memory) can be reserved");
         workers.push(Coroutine::with_stack(stack, move |y, ()| with_yielder(y, || run_worker(setup))));
     }
-    let mut results: Vec<Option<WorkerResult>> = (0..workers.len()).map(|_| None).collect();
+    let mut results: Vec<Option<WorkerOutcome>> = (0..workers.len()).map(|_| None).collect();
     // Each worker first runs up to its place on the timeline (or to its end, when its setup fails).
     for (i, w) in workers.iter_mut().enumerate() {
         if let CoroutineResult::Return(r) = w.resume(()) {

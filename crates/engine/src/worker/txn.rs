@@ -234,7 +234,7 @@ impl TxnLoop<'_> {
         }
         self.carried = true;
         let stats = &mut self.stats;
-        let in_progress = self.slots.busy().map(|sl| sl.of.txn);
+        let in_progress = self.slots.busy().map(|held| held.driver_state.txn);
         for txn in in_progress.chain(self.ring.iter().map(|&(_, txn)| txn)) {
             stats.dispatch(txn);
         }
@@ -293,7 +293,7 @@ impl TxnLoop<'_> {
             let steps = self.gen.step_count(txn);
             let p =
                 Progress { txn, step: 0, steps, failed: false, intended_ns: intended, step_start_ns: now };
-            self.slots.get_mut(slot).of = p;
+            self.slots.get_mut(slot).driver_state = p;
             let op = self.gen.step_op(txn, 0);
             self.slots.issue(engine, slot, op);
             self.executing += 1;
@@ -316,27 +316,27 @@ impl TxnLoop<'_> {
     ) {
         let Some(idx) = self.slots.reap(engine, c) else { return };
         if let Some(t) = self.trace.as_mut() {
-            let sl = self.slots.get(idx);
-            t.record((sl.of.step_start_ns, sl.submitted_ns, now), &sl.op, c.result);
+            let held = self.slots.get(idx);
+            t.record((held.driver_state.step_start_ns, held.submitted_ns, now), &held.op, c.result);
         }
         let in_window = window.records(now);
         if in_window {
             self.series.close_until(window.interval_at(now), self.backlog(arrivals, now), 0);
-            let sl = self.slots.get(idx);
-            let (op, lat) = (sl.op, now - sl.of.step_start_ns);
+            let held = self.slots.get(idx);
+            let (op, lat) = (held.op, now - held.driver_state.step_start_ns);
             if let Some(splits) = self.splits.as_mut() {
                 splits.count(&op);
             }
             let write = op.kind == OpKind::Write;
             let stats = if write { &mut self.write } else { &mut self.read };
             if c.result >= 0 {
-                stats.record_ok(op.len, c.result as u32, lat, now - sl.submitted_ns);
+                stats.record_ok(op.len, c.result as u32, lat, now - held.submitted_ns);
                 self.series.current.record(write, c.result as u64, lat);
             } else {
                 stats.record_error(-c.result);
             }
         }
-        let p = &mut self.slots.get_mut(idx).of;
+        let p = &mut self.slots.get_mut(idx).driver_state;
         if c.result < 0 {
             p.failed = true;
             if self.s.control.stop_on_error {
@@ -346,7 +346,7 @@ impl TxnLoop<'_> {
         p.step += 1;
         let p = *p;
         if p.step < p.steps && !window.stopping {
-            self.slots.get_mut(idx).of.step_start_ns = now;
+            self.slots.get_mut(idx).driver_state.step_start_ns = now;
             let op = self.gen.step_op(p.txn, p.step);
             self.slots.issue(engine, idx, op);
             return;
@@ -371,7 +371,7 @@ impl TxnLoop<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::SimTarget;
+    use crate::base::sim::SimTarget;
     use crate::{run_worker, EngineChoice, WorkerEvent};
     use iolab_plan::{Plan, TargetGeometry};
     use iolab_spec::{JobSpec, SimSpec, TargetSpec};

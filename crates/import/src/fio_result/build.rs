@@ -346,7 +346,7 @@ pub(crate) fn run(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], start_unix_
         schema: iolab_report::SCHEMA.to_string(),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         run_id: run_id(ctx, groupid),
-        started_at: iolab_catalog::time::format_rfc3339(start_unix_s),
+        started_at: iolab_doc::time::format_rfc3339(start_unix_s),
         started_unix_s: start_unix_s,
         partial: false,
         seed: seed.unwrap_or(0),

@@ -5,13 +5,11 @@
 //! A workload is read from the run's resolved plan (`config.plan`), so it names what ran, whatever the file
 //! was called. A sweep is named by its first point's plan without the fields it sweeps.
 
+use iolab_doc::workload::{bs_text, io_text, DEFAULT_JOB_NAME};
 use serde_json::Value;
 
 use super::{DocBody, ReportDoc};
 use crate::RunResult;
-
-/// The plan name of a run without a job file or profile.
-const DEFAULT_JOB_NAME: &str = "iolab";
 
 /// Facet keys, in naming order.
 const FACET_KEYS: [&str; 7] = ["job", "io", "bs", "qd", "workers", "rate", "target"];
@@ -50,45 +48,6 @@ pub(crate) fn facets(r: &RunResult) -> Vec<Facet> {
         out.push(("target", format!("on {}", targets.join(" + "))));
     }
     out
-}
-
-/// An access spec's mix as fio names it: `randread`, `write`, `randrw 70/30`, `rw 70/30 (50% random)`.
-fn io_text(spec: &Value) -> String {
-    let read = spec["read_pct"].as_f64().unwrap_or(0.0);
-    let random = spec["random_pct"].as_f64().unwrap_or(0.0);
-    let prefix = if random >= 100.0 { "rand" } else { "" };
-    let op = match read {
-        r if r >= 100.0 => "read".to_string(),
-        r if r <= 0.0 => "write".to_string(),
-        r => format!("rw {}/{}", r.round(), (100.0 - r).round()),
-    };
-    match random {
-        x if x >= 100.0 || x <= 0.0 => format!("{prefix}{op}"),
-        x => format!("{op} ({}% random)", x.round()),
-    }
-}
-
-/// An access spec's block size: `4k`, `1m`, or `4k-64k` for a mix.
-fn bs_text(spec: &Value) -> String {
-    let sizes: Vec<u64> =
-        spec["bs"].as_array().into_iter().flatten().filter_map(|b| b["size_bytes"].as_u64()).collect();
-    match (sizes.iter().min(), sizes.iter().max()) {
-        (Some(lo), Some(hi)) if lo == hi => size_text(*lo),
-        (Some(lo), Some(hi)) => format!("{}-{}", size_text(*lo), size_text(*hi)),
-        _ => String::new(),
-    }
-}
-
-/// A block size as fio writes it: `512`, `4k`, `1m`.
-fn size_text(b: u64) -> String {
-    const K: u64 = 1024;
-    if b >= K * K && b % (K * K) == 0 {
-        format!("{}m", b / (K * K))
-    } else if b >= K && b % K == 0 {
-        format!("{}k", b / K)
-    } else {
-        b.to_string()
-    }
 }
 
 /// The facets of a sweep: its first point's, without those of the fields it sweeps.

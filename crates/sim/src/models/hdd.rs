@@ -69,11 +69,6 @@ impl Geometry {
             b_write_ns: (p.seek_write_ns as f64 - track).max(0.0) * k,
         }
     }
-
-    /// The full-stroke seek time implied by the curve.
-    pub fn full_stroke_ns(&self, p: &HddParams, write: bool) -> f64 {
-        p.track_seek_ns as f64 + if write { self.b_write_ns } else { self.b_read_ns }
-    }
 }
 
 impl ServiceDist {

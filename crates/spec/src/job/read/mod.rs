@@ -22,12 +22,6 @@ pub const TABLE_KEYS: &[&str] =
     &["spec", "worker", "targets", "profile", "exchange", "verdict", "users", "transaction", "phase"];
 
 impl JobSpec {
-    /// Reads a job file.
-    pub fn from_file(path: &str) -> Result<JobSpec, SpecError> {
-        let text = crate::input::read_text(path.as_ref(), "the job file", crate::input::MAX_JOB_FILE_BYTES)?;
-        JobSpec::from_toml(&text, path)
-    }
-
     /// Parses a job file's text; `file` names it in errors.
     pub fn from_toml(text: &str, file: &str) -> Result<JobSpec, SpecError> {
         let table: toml::Table = text

@@ -275,7 +275,7 @@ impl<E: Engine> VerifyEngine<E> {
 }
 
 impl<E: Engine> Engine for VerifyEngine<E> {
-    crate::delegate_to_inner!();
+    super::delegate_to_inner!();
     fn features(&self) -> Vec<String> {
         self.inner.features()
     }

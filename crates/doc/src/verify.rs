@@ -1,4 +1,5 @@
-//! What verification and fault injection report, as they appear in a run's JSON (`verify`, `inject`).
+//! What verification (`iolab-verify`) and fault injection (`iolab-engine`'s `FaultEngine`) report, as they
+//! appear in a run's JSON (`verify`, `inject`).
 
 use serde::{Deserialize, Serialize};
 

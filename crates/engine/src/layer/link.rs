@@ -135,10 +135,10 @@ impl<E: Engine> LinkEngine<E> {
     }
 }
 
-crate::holding_by_release!(LinkEngine);
+super::holding_by_release!(LinkEngine);
 
 impl<E: Engine> Engine for LinkEngine<E> {
-    crate::delegate_to_inner!();
+    super::delegate_to_inner!();
     fn features(&self) -> Vec<String> {
         let mut f = self.inner.features();
         f.push("link".into());
@@ -160,13 +160,7 @@ impl<E: Engine> Engine for LinkEngine<E> {
             None => self.push_inner(tag),
         }
     }
-    fn submit_and_reap(
-        &mut self,
-        deadline_ns: Option<u64>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
-        crate::held_submit_and_reap(self, deadline_ns, out)
-    }
+    super::reap_by_holding!();
     /// Hands over what was pushed underneath (ops on targets without a link, and linked ops whose crossing
     /// ended by the last `submit_and_reap`): they are the target's I/O like any other, so they go out early
     /// as they would without the link. Ops still crossing the link stay held; their time is the link's.
@@ -183,8 +177,8 @@ impl<E: Engine> Engine for LinkEngine<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::sim::SimEngine;
     use crate::buffers::Buffers;
-    use crate::sim::SimEngine;
     use iolab_spec::{DataPattern, LinkParams};
 
     /// A 100 us emulated device on virtual time behind `link` (400 MB/s: 2.5 ns per byte; 20 us per command).

@@ -1,6 +1,7 @@
-//! Flush on demand: `kill -USR1 <pid>` asks the running job's block cache to write back every dirty line now
-//! ([`iolab_cache::Cache::request_flush`]); the workers' cache engines hand the lines out at their next turn,
-//! while the run goes on. Each request is counted in the result (`cache.flush_requests`).
+//! Write-back on demand: `kill -USR1 <pid>` asks the running job's block cache to write back every dirty line
+//! now ([`iolab_cache::Cache::request_write_back`]); the workers' cache engines hand the lines out at their next
+//! turn, while the run goes on. Each request is counted in the result (`cache.flush_requests`, the document's
+//! name for them).
 //!
 //! The handler has its own signal_hook iterator thread (Ctrl-C and SIGTERM live in `signals`). It is
 //! installed by the first run with a cache, before its workers start, and stays for the life of the process;
@@ -20,19 +21,19 @@ fn current() -> MutexGuard<'static, Option<Arc<Cache>>> {
 
 /// Clears the registration when dropped (the run is over).
 #[must_use = "the cache stays registered only while the guard lives"]
-pub struct FlushGuard(());
+pub struct WriteBackGuard(());
 
-impl Drop for FlushGuard {
+impl Drop for WriteBackGuard {
     fn drop(&mut self) {
         *current() = None;
     }
 }
 
-/// Makes `cache` the one SIGUSR1 flushes, installing the handler on first use.
-pub fn register(cache: Arc<Cache>) -> FlushGuard {
+/// Makes `cache` the one SIGUSR1 writes back, installing the handler on first use.
+pub fn register(cache: Arc<Cache>) -> WriteBackGuard {
     INSTALL.call_once(install);
     *current() = Some(cache);
-    FlushGuard(())
+    WriteBackGuard(())
 }
 
 fn install() {
@@ -40,11 +41,11 @@ fn install() {
         return;
     };
     std::thread::Builder::new()
-        .name("iolab-flush-signal".into())
+        .name("iolab-write-back-signal".into())
         .spawn(move || {
             for _ in signals.forever() {
                 if let Some(cache) = current().as_ref() {
-                    cache.request_flush();
+                    cache.request_write_back();
                 }
             }
         })

@@ -26,12 +26,12 @@
 
 use crate::tags::Tags;
 use crate::{Completion, Engine, EngineError, Op, OpKind, WriteSync};
-use iolab_cache::{Cache, DeviceIo, Flush, ReadOutcome, SeqDetector, Ticket, WriteOutcome};
+use iolab_cache::{Cache, DeviceIo, ReadOutcome, SeqDetector, Ticket, WriteBack, WriteOutcome};
 use iolab_sim::{Done, ReqKind, Request, SharedDevice};
 use std::sync::Arc;
 
 /// Staging buffers per worker for write-backs: at most this many write-backs in flight per worker.
-pub const FLUSH_STAGING: u32 = 8;
+pub const WRITE_BACK_STAGING: u32 = 8;
 
 /// Buffers per worker for fill and update writes to a real cache device: at most this many in flight per
 /// worker; a fill finding none free is not written to the device (counted in `device_writes_dropped`).
@@ -84,7 +84,7 @@ pub struct WorkerCache {
     pub dev_size: u64,
     /// Sequential cutoff in bytes (0 = never bypass).
     pub seq_cutoff: u64,
-    /// The first of [`FLUSH_STAGING`] engine buffers reserved for write-backs.
+    /// The first of [`WRITE_BACK_STAGING`] engine buffers reserved for write-backs.
     pub first_staging_buf: u32,
     /// A real cache device (`--cache-dev PATH`): one more file of the engine underneath.
     pub real_dev: Option<RealDevice>,
@@ -94,12 +94,12 @@ impl WorkerCache {
     /// Engine buffers the cache needs beyond the worker's `2 * qd`: write-back staging, and with a real
     /// device `qd` device buffers, [`FILL_STAGING`] fill buffers and one sink.
     pub fn extra_buffers(&self, qd: u32) -> u32 {
-        FLUSH_STAGING + if self.real_dev.is_some() { qd + FILL_STAGING + 1 } else { 0 }
+        WRITE_BACK_STAGING + if self.real_dev.is_some() { qd + FILL_STAGING + 1 } else { 0 }
     }
 
     /// Ops the engine underneath must hold beyond the worker's `qd`: write-backs, and fills to a real device.
     pub fn extra_slots(&self) -> u32 {
-        FLUSH_STAGING + if self.real_dev.is_some() { FILL_STAGING } else { 0 }
+        WRITE_BACK_STAGING + if self.real_dev.is_some() { FILL_STAGING } else { 0 }
     }
 }
 
@@ -109,7 +109,7 @@ enum Pending {
     /// A forwarded op; `ticket` None when the op's target is not cached.
     Op { op: Op, ticket: Option<Ticket> },
     /// A write-back from staging buffer `buf`.
-    Flush { flush: Flush, buf: u32 },
+    WriteBack { write_back: WriteBack, buf: u32 },
     /// A hit being timed by the cache device.
     DevHit { op: Op },
     /// A hit (read) or an absorbed write carried by the real cache device, with device buffer `buf`.
@@ -117,7 +117,7 @@ enum Pending {
     /// A fill or update written to the real cache device from fill buffer `buf`.
     DevFill { buf: u32 },
     /// A write-back reading its line from the real cache device before writing staging buffer `buf`.
-    FlushRead { flush: Flush, buf: u32 },
+    WriteBackRead { write_back: WriteBack, buf: u32 },
 }
 
 /// An engine with the block cache in front.
@@ -152,7 +152,7 @@ impl<E: Engine> CacheEngine<E> {
     pub fn new(inner: E, wc: WorkerCache, slots: u32) -> CacheEngine<E> {
         let n = (slots + wc.extra_slots()) as usize;
         let seq = SeqDetector::new(wc.ids.len(), wc.seq_cutoff);
-        let staging = (wc.first_staging_buf..wc.first_staging_buf + FLUSH_STAGING).rev().collect();
+        let staging = (wc.first_staging_buf..wc.first_staging_buf + WRITE_BACK_STAGING).rev().collect();
         let (dev_bufs, fill_bufs) = match &wc.real_dev {
             Some(rd) => {
                 let f = rd.first_buf;
@@ -275,9 +275,11 @@ impl<E: Engine> CacheEngine<E> {
                 continue;
             }
             while let Some(&buf) = self.staging.last() {
-                let Some(wb) = self.wc.cache.next_flush_of(id, self.inner.buffer_mut(buf)) else { break };
+                let Some(wb) = self.wc.cache.next_write_back_of(id, self.inner.buffer_mut(buf)) else {
+                    break;
+                };
                 self.staging.pop();
-                self.push_writeback(wb, buf);
+                self.push_write_back(wb, buf);
             }
             i += 1;
         }
@@ -285,48 +287,49 @@ impl<E: Engine> CacheEngine<E> {
 
     /// Pushes write-backs while staging buffers are free; `all` at the end of the run. Returns true when the
     /// cache had nothing more to hand out.
-    fn issue_flushes(&mut self, all: bool) -> bool {
+    fn issue_write_backs(&mut self, all: bool) -> bool {
         while let Some(&buf) = self.staging.last() {
             let ids = &self.wc.ids;
             let mine = |t: u16| ids.contains(&t);
-            let Some(flush) = self.wc.cache.next_flush_for(all, self.inner.buffer_mut(buf), &mine) else {
+            let Some(write_back) = self.wc.cache.next_write_back_for(all, self.inner.buffer_mut(buf), &mine)
+            else {
                 return true;
             };
             self.staging.pop();
-            self.push_writeback(flush, buf);
+            self.push_write_back(write_back, buf);
         }
         false
     }
 
-    /// Pushes the write-back of `flush` held in staging buffer `buf`: to its target, or, with a real cache
+    /// Pushes `write_back`, its line held in staging buffer `buf`: to its target, or, with a real cache
     /// device, first a read of the line from that device.
-    fn push_writeback(&mut self, flush: Flush, buf: u32) {
+    fn push_write_back(&mut self, write_back: WriteBack, buf: u32) {
         if let Some(rd) = self.wc.real_dev {
             // A flash cache reads the line from its device before writing it to the target.
-            let tag = self.take_tag(Pending::FlushRead { flush, buf });
+            let tag = self.take_tag(Pending::WriteBackRead { write_back, buf });
             let sink = rd.first_buf + self.dev_slots + FILL_STAGING;
-            self.push_dev(tag, false, flush.target, flush.offset, flush.len, sink);
+            self.push_dev(tag, false, write_back.target, write_back.offset, write_back.len, sink);
             return;
         }
-        let tag = self.take_tag(Pending::Flush { flush, buf });
-        self.push_flush_write(tag, flush, buf);
+        let tag = self.take_tag(Pending::WriteBack { write_back, buf });
+        self.push_write_back_write(tag, write_back, buf);
     }
 
-    /// Pushes a write-back of `flush` from staging buffer `buf` to its target.
-    fn push_flush_write(&mut self, tag: u32, flush: Flush, buf: u32) {
+    /// Pushes the write of `write_back` from staging buffer `buf` to its target.
+    fn push_write_back_write(&mut self, tag: u32, write_back: WriteBack, buf: u32) {
         let target = self
             .wc
             .ids
             .iter()
-            .position(|&id| id == flush.target)
-            .expect("a flush for a target of this worker") as u16;
+            .position(|&id| id == write_back.target)
+            .expect("a write-back for a target of this worker") as u16;
         let op = Op {
             user_data: tag as u64,
             kind: OpKind::Write,
             sync: WriteSync::None,
             target,
-            offset: flush.offset,
-            len: flush.len,
+            offset: write_back.offset,
+            len: write_back.len,
             buf,
         };
         // SAFETY: `buf` is a staging buffer of this engine, off its free list until this write-back completes.
@@ -355,8 +358,8 @@ impl<E: Engine> CacheEngine<E> {
                         done_ns: 0,
                     });
                 }
-                Pending::Flush { flush, buf } => {
-                    self.wc.cache.finish_flush(flush, c.result == flush.len as i32);
+                Pending::WriteBack { write_back, buf } => {
+                    self.wc.cache.finish_write_back(write_back, c.result == write_back.len as i32);
                     self.staging.push(buf);
                 }
                 Pending::DevIo { op, buf } => {
@@ -366,10 +369,10 @@ impl<E: Engine> CacheEngine<E> {
                     self.dev_bufs.push(buf);
                 }
                 Pending::DevFill { buf } => self.fill_bufs.push(buf),
-                Pending::FlushRead { flush, buf } => {
+                Pending::WriteBackRead { write_back, buf } => {
                     // The line's data is the RAM copy in the staging buffer; the read was the device's cost.
-                    *self.pending.get_mut(tag) = Pending::Flush { flush, buf };
-                    self.push_flush_write(tag, flush, buf);
+                    *self.pending.get_mut(tag) = Pending::WriteBack { write_back, buf };
+                    self.push_write_back_write(tag, write_back, buf);
                     continue;
                 }
                 Pending::DevHit { .. } => panic!("completion for tag {tag} not in the engine (bug)"),
@@ -403,12 +406,12 @@ impl<E: Engine> CacheEngine<E> {
     }
 }
 
-/// The cache's turn of the shared wait loop ([`crate::held_submit_and_reap`]): write-backs are handed out at
+/// The cache's turn of the shared wait loop ([`super::held_submit_and_reap`]): write-backs are handed out at
 /// the start of each turn; what it holds back are hits timed by an emulated cache device (and hits completed
 /// at push, which wait in `ready` for the next call).
-impl<E: Engine> crate::Holding for CacheEngine<E> {
+impl<E: Engine> super::Holding for CacheEngine<E> {
     fn before_turn(&mut self) {
-        self.issue_flushes(false);
+        self.issue_write_backs(false);
         if !self.held_flushes.is_empty() {
             self.advance_held_flushes();
         }
@@ -432,7 +435,7 @@ impl<E: Engine> crate::Holding for CacheEngine<E> {
 }
 
 impl<E: Engine> Engine for CacheEngine<E> {
-    crate::delegate_to_inner!();
+    super::delegate_to_inner!();
     fn features(&self) -> Vec<String> {
         let mut f = self.inner.features();
         f.push("block_cache".into());
@@ -469,13 +472,7 @@ impl<E: Engine> Engine for CacheEngine<E> {
             }
         }
     }
-    fn submit_and_reap(
-        &mut self,
-        deadline_ns: Option<u64>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
-        crate::held_submit_and_reap(self, deadline_ns, out)
-    }
+    super::reap_by_holding!();
     /// Hands over what was pushed underneath (misses, write-throughs, write-backs, real cache device I/O):
     /// the target's I/O goes out early as it would without the cache, while hits never reach the engine
     /// underneath. On virtual time the engine underneath is emulated and its `submit` does nothing, so
@@ -486,7 +483,7 @@ impl<E: Engine> Engine for CacheEngine<E> {
     fn finish(&mut self) -> Result<(), EngineError> {
         let mut spare = Vec::new();
         loop {
-            let exhausted = self.issue_flushes(true);
+            let exhausted = self.issue_write_backs(true);
             if exhausted && self.in_inner == 0 {
                 break;
             }
@@ -502,8 +499,8 @@ impl<E: Engine> Engine for CacheEngine<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::mem::MemEngine;
     use crate::buffers::Buffers;
-    use crate::mem::MemEngine;
     use crate::RealClock;
     use iolab_cache::{CacheConfig, CacheMode, CachePolicy};
     use iolab_device::MemStore;
@@ -516,7 +513,7 @@ mod tests {
     }
 
     impl Engine for Counting {
-        crate::delegate_to_inner!();
+        crate::layer::delegate_to_inner!();
         fn features(&self) -> Vec<String> {
             self.inner.features()
         }
@@ -560,7 +557,7 @@ mod tests {
             real_dev: None,
         };
         let store = Arc::new(MemStore::new(1 << 20).expect("store"));
-        let b = Buffers::new(2 * QD + FLUSH_STAGING, 4096, DataPattern::Zero, 1);
+        let b = Buffers::new(2 * QD + WRITE_BACK_STAGING, 4096, DataPattern::Zero, 1);
         let clock = RealClock::new(std::time::Instant::now());
         let inner = Counting {
             inner: MemEngine::new(Some(store.clone()), b, QD + wc.extra_slots(), clock),
@@ -644,8 +641,11 @@ mod tests {
         e.finish().expect("finish");
         store.read(8192, &mut on_target);
         assert!(on_target.iter().all(|&b| b == 0xAB), "finish writes the dirty line back");
-        let flush = e.inner.pushed.first().copied().expect("a write-back");
-        assert!(flush.kind == OpKind::Write && flush.buf >= 2 * QD, "from a staging buffer: {flush:?}");
+        let write_back = e.inner.pushed.first().copied().expect("a write-back");
+        assert!(
+            write_back.kind == OpKind::Write && write_back.buf >= 2 * QD,
+            "from a staging buffer: {write_back:?}"
+        );
     }
 
     fn write_at(offset: u64, sync: WriteSync) -> Op {

@@ -696,7 +696,7 @@ fn off_boundary(cut: u64, first: u64, b: u64, u: u64) -> u64 {
     }
 }
 
-crate::holding_by_release!(FaultEngine);
+super::holding_by_release!(FaultEngine);
 
 /// How long an op that never reaches the target (an injected EIO or lost write) takes to complete: a device
 /// answers an error in tens of microseconds, not in none, and on virtual time a run whose every op failed at
@@ -704,7 +704,7 @@ crate::holding_by_release!(FaultEngine);
 const UNSERVED_OP_NS: u64 = 10_000;
 
 impl<E: Engine> Engine for FaultEngine<E> {
-    crate::delegate_to_inner!();
+    super::delegate_to_inner!();
     fn features(&self) -> Vec<String> {
         let mut f = self.inner.features();
         f.push("fault_injection".into());
@@ -740,13 +740,7 @@ impl<E: Engine> Engine for FaultEngine<E> {
         }
         self.in_inner += 1;
     }
-    fn submit_and_reap(
-        &mut self,
-        deadline_ns: Option<u64>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
-        crate::held_submit_and_reap(self, deadline_ns, out)
-    }
+    super::reap_by_holding!();
     fn submit(&mut self) -> Result<(), EngineError> {
         self.inner.submit()
     }

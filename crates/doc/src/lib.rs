@@ -1,0 +1,22 @@
+//! iolab-doc: the parts of iolab's result documents that stages other than the report fill in, so that a
+//! producer and the report share them without depending on each other (the report never compiles the block
+//! cache or the verifier, and the run never the catalog).
+//!
+//! - [`cache`]: the block cache's counters ([`CacheStats`], `iolab-cache`'s `Cache::stats`);
+//! - [`verify`]: what verification and fault injection found ([`VerifyResult`], [`InjectResult`]);
+//! - [`time`]: document time, RFC 3339 and the dates users type for `--since`/`--until`;
+//! - [`workload`]: a workload in words, read from a result's plan (`randread 4k`).
+//!
+//! A leaf: it depends on no other iolab crate. Every type here is a plain serde model; a field's name is its
+//! name in the JSON documents (docs/schema), so renaming one is a change of the document format.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod cache;
+pub mod time;
+pub mod verify;
+pub mod workload;
+
+pub use cache::CacheStats;
+pub use verify::{ByClass, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult};
