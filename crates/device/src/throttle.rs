@@ -13,8 +13,8 @@
 //!
 //! Every failure is a [`ThrottleError`] whose text says the likely cause and a hint, as the CLI prints it.
 
+use iolab_doc::{Throttled, ThrottledDevice};
 use iolab_spec::ThrottleSpec;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -269,41 +269,6 @@ fn parse_maj_min(s: &str) -> Option<(u32, u32)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
-/// What [`apply`] did, for messages and the result's environment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Applied {
-    /// `cgroup-v1 blkio` or `cgroup-v2 io.max`.
-    pub kind: &'static str,
-    /// The cgroup iolab ran in (removed afterwards).
-    pub cgroup: String,
-    /// One entry per throttled disk.
-    pub devices: Vec<AppliedDevice>,
-}
-
-/// The limits on one disk.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct AppliedDevice {
-    /// The targets on this disk, comma-separated (their limits are shared: one budget per disk).
-    pub name: String,
-    /// The throttled device, `MAJ:MIN` (the whole disk).
-    pub device: String,
-    /// The targets' own `MAJ:MIN` when they are partitions of `device`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub partitions: Vec<String>,
-    /// Read bytes per second.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rbps: Option<u64>,
-    /// Write bytes per second.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wbps: Option<u64>,
-    /// Read I/Os per second.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub riops: Option<u64>,
-    /// Write I/Os per second.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wiops: Option<u64>,
-}
-
 /// The v1 writes for one disk: (file, line), one `MAJ:MIN VALUE` per limit that is set.
 fn v1_lines(spec: &ThrottleSpec, maj: u32, min: u32) -> Vec<(&'static str, String)> {
     [
@@ -401,12 +366,12 @@ fn cleanup_where(pick: impl Fn(&Created) -> bool) {
 #[derive(Debug)]
 pub struct ThrottleGuard {
     dir: PathBuf,
-    applied: Applied,
+    applied: Throttled,
 }
 
 impl ThrottleGuard {
     /// What was applied.
-    pub fn applied(&self) -> &Applied {
+    pub fn applied(&self) -> &Throttled {
         &self.applied
     }
 }
@@ -486,7 +451,7 @@ fn apply_in(
         return Err(ThrottleError::NoDevices);
     }
     // Whole disks, in order, with the targets on each.
-    let mut disks: BTreeMap<(u32, u32), AppliedDevice> = BTreeMap::new();
+    let mut disks: BTreeMap<(u32, u32), ThrottledDevice> = BTreeMap::new();
     for (name, maj, min) in devices {
         let (dmaj, dmin) = whole_disk(sysfs, *maj, *min).map_err(|error| ThrottleError::UnknownDevice {
             name: name.clone(),
@@ -495,7 +460,7 @@ fn apply_in(
             sysfs: sysfs.join(format!("dev/block/{maj}:{min}")).display().to_string(),
             error,
         })?;
-        let d = disks.entry((dmaj, dmin)).or_insert_with(|| AppliedDevice {
+        let d = disks.entry((dmaj, dmin)).or_insert_with(|| ThrottledDevice {
             name: String::new(),
             device: format!("{dmaj}:{dmin}"),
             partitions: Vec::new(),
@@ -538,8 +503,8 @@ fn apply_in(
     registry().push(Created { dir: dir.clone(), back });
     let guard = ThrottleGuard {
         dir: dir.clone(),
-        applied: Applied {
-            kind: kind.name(),
+        applied: Throttled {
+            kind: kind.name().to_string(),
             cgroup: dir.display().to_string(),
             devices: disks.values().cloned().collect(),
         },

@@ -4,6 +4,7 @@
 //!
 //! - [`cache`]: the block cache's counters ([`CacheStats`], `iolab-cache`'s `Cache::stats`);
 //! - [`verify`]: what verification and fault injection found ([`VerifyResult`], [`InjectResult`]);
+//! - [`throttle`]: the kernel I/O limits a run had (`--throttle`, [`Throttled`]);
 //! - [`time`]: document time, RFC 3339 and the dates users type for `--since`/`--until`;
 //! - [`workload`]: a workload in words, read from a result's plan (`randread 4k`).
 //!
@@ -14,9 +15,11 @@
 #![forbid(unsafe_code)]
 
 pub mod cache;
+pub mod throttle;
 pub mod time;
 pub mod verify;
 pub mod workload;
 
 pub use cache::CacheStats;
+pub use throttle::{Throttled, ThrottledDevice};
 pub use verify::{ByClass, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult};

@@ -349,7 +349,7 @@ pub struct Env {
     pub targets: Vec<TargetEnv>,
     /// `--throttle`: the kernel I/O limits applied to the block devices (cgroup kind, path, per-device limits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub throttle: Option<serde_json::Value>,
+    pub throttle: Option<iolab_doc::Throttled>,
 }
 
 /// One target as it was opened.

@@ -521,9 +521,11 @@ fn sample_cache() -> RunResult {
     r.env.targets[0].kind = "mem".into();
     r.env.targets[0].layout = None;
     r.env.targets[0].huge_page_bytes = Some(1 << 30);
-    r.env.throttle = Some(
-        serde_json::json!({ "kind": "cgroup-v1 blkio", "cgroup": "/sys/fs/cgroup/blkio/iolab-1", "devices": [] }),
-    );
+    r.env.throttle = Some(iolab_doc::Throttled {
+        kind: "cgroup-v1 blkio".into(),
+        cgroup: "/sys/fs/cgroup/blkio/iolab-1".into(),
+        devices: Vec::new(),
+    });
     r.cache = Some(CacheResult {
         mode: "write-back".into(),
         policy: "s3-fifo".into(),

@@ -501,6 +501,6 @@ fn environment(
         engine: outputs.first().map(|o| o.engine).unwrap_or("none").to_string(),
         engine_features,
         targets,
-        throttle: throttle.and_then(|g| serde_json::to_value(g.applied()).ok()),
+        throttle: throttle.map(|g| g.applied().clone()),
     }
 }
