@@ -2,23 +2,19 @@
 //! read from the plan in `config` (`plan.workers[].durability`, left out of the plan when a worker asked for
 //! nothing), so every rendering labels the rows alike.
 
+use crate::config::PlanDurability;
 use crate::{OpSummary, RunResult};
 
 /// The workers' durability settings, as the plan wrote them.
-fn durabilities(r: &RunResult) -> impl Iterator<Item = &serde_json::Value> {
-    r.config
-        .pointer("/plan/workers")
-        .and_then(serde_json::Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|w| w.get("durability"))
+fn durabilities(r: &RunResult) -> Vec<PlanDurability> {
+    r.config.plan().workers.into_iter().filter_map(|w| w.durability).collect()
 }
 
 /// How the writes reached stable media: `dsync` or `sync` when any worker's writes were synchronous.
 pub fn write_sync(r: &RunResult) -> Option<&'static str> {
     let mut found = None;
     for d in durabilities(r) {
-        match d.get("write_sync").and_then(serde_json::Value::as_str) {
+        match d.write_sync.as_deref() {
             Some("sync") => return Some("sync"),
             Some("dsync") => found = Some("dsync"),
             _ => {}
@@ -39,10 +35,8 @@ pub fn write_label(r: &RunResult) -> &'static str {
 /// The flush row's label: `fdatasync` when every flushing worker issued fdatasync, `fsync` when all issued
 /// fsync, `flush` when they differ.
 pub fn flush_label(r: &RunResult) -> &'static str {
-    let kinds: Vec<bool> = durabilities(r)
-        .filter(|d| d.get("flush_every").and_then(serde_json::Value::as_u64).unwrap_or(0) > 0)
-        .map(|d| d.get("flush_data_only").and_then(serde_json::Value::as_bool).unwrap_or(false))
-        .collect();
+    let kinds: Vec<bool> =
+        durabilities(r).into_iter().filter(|d| d.flush_every > 0).map(|d| d.flush_data_only).collect();
     match (kinds.iter().all(|k| *k), kinds.iter().any(|k| *k)) {
         _ if kinds.is_empty() => "flush",
         (true, _) => "fdatasync",

@@ -17,6 +17,7 @@
 
 pub mod cache;
 pub mod compare;
+pub mod config;
 pub mod db;
 pub mod durability;
 pub mod export;

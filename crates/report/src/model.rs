@@ -29,8 +29,8 @@ pub struct RunResult {
     pub partial: bool,
     /// Seed of every random choice (offsets, op mix, arrivals).
     pub seed: u64,
-    /// The resolved job (plan), as the cli serialises it.
-    pub config: serde_json::Value,
+    /// The resolved job (plan), kept whole ([`crate::config`]).
+    pub config: crate::config::RunConfig,
     /// Machine, engine and targets.
     pub env: Env,
     /// Seconds of warm-up excluded from the measurement.

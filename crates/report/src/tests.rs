@@ -90,7 +90,7 @@ pub(crate) fn sample() -> RunResult {
         started_unix_s: 1_735_787_045.0,
         partial: false,
         seed: 1234,
-        config: serde_json::json!({ "jobs": [{ "name": "randrw", "qd": 32, "read_percent": 70 }] }),
+        config: serde_json::json!({ "jobs": [{ "name": "randrw", "qd": 32, "read_percent": 70 }] }).into(),
         env: Env {
             hostname: "bench1".to_string(),
             kernel: "6.8.0-45-generic".to_string(),

@@ -139,7 +139,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     };
     warnings.extend(run_warnings(&facts));
     let (verify, inject) = run.integrity.results(&mut warnings)?;
-    let config = serde_json::json!({ "plan": plan, "regions": run.regions, "interval_s": interval_s });
+    let config = serde_json::json!({ "plan": plan, "regions": run.regions, "interval_s": interval_s }).into();
     let env = environment(&outputs, (&run.targets, &run.layouts), run.throttle.as_ref());
     let result = RunResult {
         schema: iolab_report::SCHEMA.to_string(),

@@ -89,7 +89,7 @@ impl RunFacts {
     /// The facts of one run.
     pub fn of(r: &RunResult) -> RunFacts {
         RunFacts {
-            profile: r.config.pointer("/plan/name").and_then(serde_json::Value::as_str).map(str::to_string),
+            profile: r.config.plan().name,
             targets: r.env.targets.iter().map(|t| t.name.clone()).collect(),
         }
     }

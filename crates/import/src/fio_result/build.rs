@@ -350,7 +350,7 @@ pub(crate) fn run(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], start_unix_
         started_unix_s: start_unix_s,
         partial: false,
         seed: seed.unwrap_or(0),
-        config: config(ctx, groupid, jobs, &names),
+        config: config(ctx, groupid, jobs, &names).into(),
         env: env(jobs, &names),
         ramp_s: ramp_s(jobs),
         measured_s: measured,

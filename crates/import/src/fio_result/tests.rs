@@ -20,8 +20,8 @@ fn check_document_shape(r: &RunResult) {
     let m = r.measured_by.as_ref().expect("measured_by");
     assert_eq!(m.tool, "fio");
     assert!(m.version.starts_with("fio-3."));
-    assert!(!r.config["plan"]["name"].as_str().unwrap().is_empty());
-    assert!(r.config["plan"]["targets"][0]["name"].is_string());
+    assert!(!r.config.as_value()["plan"]["name"].as_str().unwrap().is_empty());
+    assert!(r.config.as_value()["plan"]["targets"][0]["name"].is_string());
 }
 
 /// `jobs[i][dir][key]` of a fio report.
@@ -48,8 +48,8 @@ fn the_committed_report_maps_field_by_field() {
         assert_eq!(r.env.engine, "psync");
     }
     let (mixed, writes) = (&runs[0], &runs[1]);
-    assert_eq!(mixed.config["plan"]["name"], "mixed");
-    assert_eq!(writes.config["plan"]["name"], "writes");
+    assert_eq!(mixed.config.as_value()["plan"]["name"], "mixed");
+    assert_eq!(writes.config.as_value()["plan"]["name"], "writes");
     assert_ne!(mixed.run_id, writes.run_id);
     assert_eq!(mixed.total.read.ops, at(&fio, 0, "read", "total_ios").as_u64().unwrap());
     assert_eq!(mixed.total.write.bytes, at(&fio, 0, "write", "io_bytes").as_u64().unwrap());
@@ -239,7 +239,7 @@ fn live_fio_stonewalled_jobs_are_two_documents() {
         check_document_shape(r);
         assert_counts_match(&r.total, &fio, i);
     }
-    assert_eq!(runs[1].config["plan"]["name"], "job1");
+    assert_eq!(runs[1].config.as_value()["plan"]["name"], "job1");
     assert_eq!(runs[1].total.write.ops, 0);
     assert_eq!(runs[1].total.all.lat_ns, runs[1].total.read.lat_ns, "read-only: all is the reads'");
     assert_eq!(runs[1].seed, 7);
@@ -283,7 +283,7 @@ fn fios_sync_section_is_the_flush_row() {
     assert_eq!(r.total.all.ops, 256, "flushes are not in all");
     assert!(r.total.trim.is_none(), "no trims");
     // The plan says fdatasync, so every rendering labels the row as iolab's own runs do.
-    assert_eq!(r.config["plan"]["workers"][0]["durability"]["flush_data_only"], true);
+    assert_eq!(r.config.as_value()["plan"]["workers"][0]["durability"]["flush_data_only"], true);
     assert_eq!(iolab_report::durability::flush_label(r), "fdatasync");
     let text = iolab_report::TextExporter.render(&r.into());
     assert!(text.lines().any(|l| l.starts_with("fdatasync") && l.contains("255")), "{text}");
@@ -304,7 +304,7 @@ fn fios_trim_section_is_the_trim_row() {
     assert_eq!(trim.service_lat_ns.unwrap().p99, p99(&fio, 0, "trim", "clat_ns"));
     assert_eq!((r.total.all.ops, r.total.flush.as_ref()), (0, None), "trims are not in all");
     assert!(r.measured_s > 0.0, "the trim runtime counts");
-    assert!(r.config["plan"].get("workers").is_none(), "no durability asked");
+    assert!(r.config.as_value()["plan"].get("workers").is_none(), "no durability asked");
 }
 
 #[test]

@@ -293,7 +293,7 @@ fn side_info(i: usize, s: &Side, notes: &mut Vec<String>) -> SideInfo {
             if r.iter().any(|r| r.partial) {
                 notes.push(format!("side {label} ('{}') includes a partial (interrupted) run", s.source));
             }
-            if r.iter().any(|x| strip_seed(&x.config) != strip_seed(&r[0].config)) {
+            if r.iter().any(|x| strip_seed(x.config.as_value()) != strip_seed(r[0].config.as_value())) {
                 notes.push(format!(
                     "side {label} ('{}'): its runs have different configurations; they are treated as trials of one",
                     s.source

@@ -20,12 +20,11 @@ type Facet = (&'static str, String);
 /// The facets of a run's workload. `io`, `bs` and `qd` are left out when the workers differ in them (a
 /// profile's groups), where the job name says more.
 pub(crate) fn facets(r: &RunResult) -> Vec<Facet> {
-    let plan = &r.config["plan"];
-    let workers = plan["workers"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let specs: Vec<&Value> =
-        workers.iter().flat_map(|w| w["specs"].as_array().into_iter().flatten()).collect();
+    let plan = r.config.plan();
+    let workers = &plan.workers;
+    let specs: Vec<&Value> = workers.iter().flat_map(|w| &w.specs).collect();
     let mut out = Vec::new();
-    if let Some(name) = plan["name"].as_str().filter(|n| !n.is_empty() && *n != DEFAULT_JOB_NAME) {
+    if let Some(name) = plan.name.as_deref().filter(|n| !n.is_empty() && *n != DEFAULT_JOB_NAME) {
         out.push(("job", name.to_string()));
     }
     let shared = |texts: Vec<String>| -> Option<String> {
@@ -34,16 +33,16 @@ pub(crate) fn facets(r: &RunResult) -> Vec<Facet> {
     };
     out.extend(shared(specs.iter().map(|s| io_text(s)).collect()).map(|t| ("io", t)));
     out.extend(shared(specs.iter().map(|s| bs_text(s)).collect()).map(|t| ("bs", t)));
-    out.extend(shared(workers.iter().map(|w| format!("qd {}", w["qd"])).collect()).map(|t| ("qd", t)));
+    let qd = |w: &crate::config::PlanWorker| w.qd.map_or("null".to_string(), |q| q.to_string());
+    out.extend(shared(workers.iter().map(|w| format!("qd {}", qd(w))).collect()).map(|t| ("qd", t)));
     if workers.len() > 1 {
         out.push(("workers", format!("{} workers", workers.len())));
     }
-    let rate: f64 = workers.iter().filter_map(|w| w["rate_iops"].as_f64()).sum();
+    let rate: f64 = workers.iter().filter_map(|w| w.rate_iops).sum();
     if rate > 0.0 {
         out.push(("rate", format!("{} IOPS offered", super::charts::compact(rate))));
     }
-    let targets: Vec<&str> =
-        plan["targets"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
+    let targets: Vec<&str> = plan.targets.iter().map(|t| t.name.as_str()).filter(|n| !n.is_empty()).collect();
     if !targets.is_empty() {
         out.push(("target", format!("on {}", targets.join(" + "))));
     }

@@ -648,7 +648,7 @@ pub(crate) fn flatten(prefix: &str, v: &Value, rows: &mut Vec<(String, String)>)
 
 fn config_table(out: &mut String, r: &RunResult) {
     let mut rows = Vec::new();
-    flatten("", &r.config, &mut rows);
+    flatten("", r.config.as_value(), &mut rows);
     let _ =
         writeln!(out, "<details><summary>Configuration (the resolved job, {} values)</summary>", rows.len());
     out.push_str("<table><tr><th>key</th><th>value</th></tr>\n");

@@ -164,7 +164,7 @@ fn html_escapes_document_text() {
     d.source = "/tmp/a'b.json".into();
     if let DocBody::Run(r) = &mut d.body {
         r.env.targets[0].name = "/data/<evil>".into();
-        r.config = serde_json::json!({ "k<": "v>&" });
+        r.config = serde_json::json!({ "k<": "v>&" }).into();
     }
     let html = render_html("title <i>", &[d]);
     assert!(!html.contains("<script>") && !html.contains("<b>bold") && !html.contains("<evil>"));
@@ -480,7 +480,8 @@ fn with_plan(mut r: RunResult, name: &str, qd: u32, read_pct: f64, target: &str)
         "specs": [{ "read_pct": read_pct, "random_pct": 100.0, "bs": [{ "size_bytes": 4096, "weight": 1 }] }]
     });
     r.config =
-        serde_json::json!({ "plan": { "name": name, "workers": [worker], "targets": [{ "name": target }] } });
+        serde_json::json!({ "plan": { "name": name, "workers": [worker], "targets": [{ "name": target }] } })
+            .into();
     r
 }
 

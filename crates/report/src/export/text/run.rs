@@ -184,10 +184,9 @@ fn header_lines(r: &RunResult, out: &mut String) {
 /// An emulated target's write cache, as the plan resolved it (`config.plan.targets[].spec`, through any
 /// links): `volatile write cache 256 MiB`, `power-loss protected write cache 1.00 GiB`, `write-through`;
 /// `None` for other targets (and `sim:fixed`, write-through by construction, whose spec has no cache).
-fn sim_write_cache(config: &serde_json::Value, name: &str) -> Option<String> {
-    let targets = config.pointer("/plan/targets")?.as_array()?;
-    let mut spec =
-        targets.iter().find(|t| t.get("name").and_then(|n| n.as_str()) == Some(name))?.get("spec")?;
+fn sim_write_cache(config: &crate::config::RunConfig, name: &str) -> Option<String> {
+    let plan = config.plan();
+    let mut spec = &plan.targets.iter().find(|t| t.name == name)?.spec;
     while spec.get("kind").and_then(|k| k.as_str()) == Some("link") {
         spec = spec.get("target")?;
     }
