@@ -4,6 +4,8 @@
 //!
 //! - [`cache`]: the block cache's counters ([`CacheStats`], `iolab-cache`'s `Cache::stats`);
 //! - [`verify`]: what verification and fault injection found ([`VerifyResult`], [`InjectResult`]);
+//! - [`exchange`]: Exchange sizing as a verdict and a dry run carry it ([`ExchangeSizing`]);
+//! - [`job_text`]: what the job files iolab writes (imports, `profiles derive`) need of TOML;
 //! - [`throttle`]: the kernel I/O limits a run had (`--throttle`, [`Throttled`]);
 //! - [`time`]: document time, RFC 3339 and the dates users type for `--since`/`--until`;
 //! - [`workload`]: a workload in words, read from a result's plan (`randread 4k`).
@@ -15,11 +17,14 @@
 #![forbid(unsafe_code)]
 
 pub mod cache;
+pub mod exchange;
+pub mod job_text;
 pub mod throttle;
 pub mod time;
 pub mod verify;
 pub mod workload;
 
 pub use cache::CacheStats;
+pub use exchange::ExchangeSizing;
 pub use throttle::{Throttled, ThrottledDevice};
 pub use verify::{ByClass, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult};

@@ -24,8 +24,7 @@ use iolab_engine::{OpKind, WriteSync};
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{DataPattern, InjectSpec, JobSpec, SimSpec, TargetSpec};
 use iolab_verify::{InjectCount, InjectResult};
-use std::sync::atomic::AtomicBool;
-use std::sync::{mpsc, Arc, Barrier};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 const KIB: u64 = 1024;
@@ -83,14 +82,7 @@ fn run_with(
             faults: Some(wf),
             trace: None,
         },
-        control: WorkerControl {
-            epoch: Instant::now(),
-            barrier: Arc::new(Barrier::new(1)),
-            stop: Arc::new(AtomicBool::new(false)),
-            finish: Arc::new(AtomicBool::new(false)),
-            stop_on_error: false,
-            events: tx,
-        },
+        control: WorkerControl::alone(tx),
     };
     let out = run_worker(setup).unwrap_or_else(|e| panic!("run_worker (seed {seed}): {e}"));
     (out, faults)

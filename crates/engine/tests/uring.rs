@@ -12,9 +12,7 @@ use iolab_engine::{
 };
 use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{JobSpec, TargetSpec};
-use std::sync::atomic::AtomicBool;
-use std::sync::{mpsc, Arc, Barrier};
-use std::time::Instant;
+use std::sync::mpsc;
 
 const SIZE: u64 = 16 << 20;
 
@@ -59,23 +57,8 @@ fn run(t: &TempTarget, job: &str) -> WorkerOutput {
             boundaries: Vec::new(),
             replay: None,
         },
-        tools: WorkerTools {
-            engine: EngineChoice::Uring,
-            files: vec![t.file.clone()],
-            links: Vec::new(),
-            cache: None,
-            verify: None,
-            faults: None,
-            trace: None,
-        },
-        control: WorkerControl {
-            epoch: Instant::now(),
-            barrier: Arc::new(Barrier::new(1)),
-            stop: Arc::new(AtomicBool::new(false)),
-            finish: Arc::new(AtomicBool::new(false)),
-            stop_on_error: false,
-            events: tx,
-        },
+        tools: WorkerTools { files: vec![t.file.clone()], ..WorkerTools::on(EngineChoice::Uring) },
+        control: WorkerControl::alone(tx),
     })
     .unwrap_or_else(|e| panic!("run_worker (seed {}): {e}", plan.seed));
     assert_eq!(out.engine, "io_uring");

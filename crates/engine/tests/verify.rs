@@ -68,15 +68,7 @@ fn run(job: &str, store: &Arc<MemStore>, v: &Arc<Verifier>, readback: bool) -> V
                     boundaries: Vec::new(),
                     replay: None,
                 },
-                tools: WorkerTools {
-                    engine: EngineChoice::Mem(store.clone()),
-                    files: Vec::new(),
-                    links: Vec::new(),
-                    cache: None,
-                    verify: Some(wv),
-                    faults: None,
-                    trace: None,
-                },
+                tools: WorkerTools { verify: Some(wv), ..WorkerTools::on(EngineChoice::Mem(store.clone())) },
                 control: WorkerControl {
                     epoch,
                     barrier: barrier.clone(),

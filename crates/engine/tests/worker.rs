@@ -13,7 +13,7 @@ use iolab_plan::{Plan, TargetGeometry};
 use iolab_spec::{JobSpec, SimSpec, TargetSpec};
 use iolab_stats::IntervalStats;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Barrier};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 const SIM: &str = "sim:fixed,latency=100us,servers=8,size=1G";
@@ -87,14 +87,7 @@ fn run_with(
             faults: None,
             trace: None,
         },
-        control: WorkerControl {
-            epoch: Instant::now(),
-            barrier: Arc::new(Barrier::new(1)),
-            stop: stop.clone(),
-            finish: Arc::new(AtomicBool::new(false)),
-            stop_on_error: false,
-            events: tx,
-        },
+        control: WorkerControl { stop: stop.clone(), ..WorkerControl::alone(tx) },
     };
     let stopper = match stop_after {
         Some(d) if !d.is_zero() => Some(std::thread::spawn(move || {

@@ -21,18 +21,4 @@ mod names;
 pub use fio::{looks_like_fio, translate, translate_given, FioError, Given, Ignored, Note, Translation};
 pub use fio_result::{to_results, FioResultError};
 
-/// `s` as a TOML basic string (quotes and backslashes escaped, control characters as `\uXXXX`), for both
-/// translators' output.
-pub(crate) fn quote(s: &str) -> String {
-    let mut q = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => q.push_str("\\\""),
-            '\\' => q.push_str("\\\\"),
-            c if (c as u32) < 0x20 => q.push_str(&format!("\\u{:04x}", c as u32)),
-            c => q.push(c),
-        }
-    }
-    q.push('"');
-    q
-}
+pub(crate) use iolab_doc::job_text::quote;

@@ -46,30 +46,9 @@ pub struct Verdict {
 /// the numbers and one `summary` line a person reads.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sizing {
-    /// Exchange version.
-    pub version: u32,
-    /// Mailboxes.
-    pub mailboxes: u64,
-    /// One mailbox, bytes.
-    pub mailbox_size_bytes: u64,
-    /// Database IOPS per mailbox.
-    pub iops_per_mailbox: f64,
-    /// How `iops_per_mailbox` was found (given, or messages/day x the version's factor and its source).
-    pub basis: String,
-    /// Database target size, bytes.
-    pub db_size_bytes: u64,
-    /// Log target size, bytes.
-    pub log_size_bytes: u64,
-    /// Database IOPS (reads + writes), the target of the verdict.
-    pub db_iops: f64,
-    /// Database read share, percent.
-    pub db_read_pct: f64,
-    /// Log write IOPS.
-    pub log_iops: f64,
-    /// BDM 256 KiB read IOPS.
-    pub bdm_iops: f64,
-    /// BDM window, ns.
-    pub bdm_window_ns: u64,
+    /// The numbers.
+    #[serde(flatten)]
+    pub sizing: iolab_doc::ExchangeSizing,
     /// The sizing in one line.
     pub summary: String,
 }
@@ -79,7 +58,7 @@ impl Sizing {
     /// A sizing of `mailboxes` 1 MiB mailboxes at 0.12 IOPS, said as `summary` (for tests).
     pub(crate) fn sample(mailboxes: u64, summary: &str) -> Sizing {
         let db_iops = mailboxes as f64 * 0.12;
-        Sizing {
+        let sizing = iolab_doc::ExchangeSizing {
             version: 2010,
             mailboxes,
             mailbox_size_bytes: 1 << 20,
@@ -92,8 +71,8 @@ impl Sizing {
             log_iops: db_iops / 10.0,
             bdm_iops: 0.0,
             bdm_window_ns: 0,
-            summary: summary.into(),
-        }
+        };
+        Sizing { sizing, summary: summary.into() }
     }
 }
 

@@ -48,22 +48,8 @@ pub fn apply_sizing(job: &mut JobSpec, s: &ExchangeSizing) {
 
 /// The job's resolved Exchange sizing as its documents carry it, or `None` without `[exchange]`.
 pub fn sizing(job: &JobSpec) -> Option<Sizing> {
-    let s = job.exchange.as_ref()?.resolve().ok()?;
-    Some(Sizing {
-        summary: s.summary(),
-        version: s.version,
-        mailboxes: s.mailboxes,
-        mailbox_size_bytes: s.mailbox_size_bytes,
-        iops_per_mailbox: s.iops_per_mailbox,
-        basis: s.basis,
-        db_size_bytes: s.db_size_bytes,
-        log_size_bytes: s.log_size_bytes,
-        db_iops: s.db_iops,
-        db_read_pct: s.db_read_pct,
-        log_iops: s.log_iops,
-        bdm_iops: s.bdm_iops,
-        bdm_window_ns: s.bdm_window_ns,
-    })
+    let sizing = job.exchange.as_ref()?.resolve().ok()?;
+    Some(Sizing { summary: iolab_spec::exchange::summary(&sizing), sizing })
 }
 
 /// The verdict thresholds of a job (defaults where `[verdict]` and the flags are silent).

@@ -25,6 +25,8 @@ use crate::error::{suggest, Place, SpecError};
 use crate::units::{format_size, parse_count, parse_duration_ns, parse_size};
 use serde::{Deserialize, Serialize};
 
+pub use iolab_doc::exchange::ExchangeSizing;
+
 /// Keys of the `[exchange]` table.
 pub const EXCHANGE_KEYS: &[&str] = &[
     "version",
@@ -91,55 +93,25 @@ pub struct ExchangeSpec {
     pub bdm_window_ns: Option<u64>,
 }
 
-/// The resolved sizing.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExchangeSizing {
-    /// Exchange version.
-    pub version: u32,
-    /// Mailboxes.
-    pub mailboxes: u64,
-    /// One mailbox, bytes.
-    pub mailbox_size_bytes: u64,
-    /// Database IOPS per mailbox.
-    pub iops_per_mailbox: f64,
-    /// How `iops_per_mailbox` was found (given, or messages/day x the version's factor and its source).
-    pub basis: String,
-    /// Database target size, bytes.
-    pub db_size_bytes: u64,
-    /// Log target size, bytes.
-    pub log_size_bytes: u64,
-    /// Database IOPS (reads + writes), the target of the verdict.
-    pub db_iops: f64,
-    /// Database read share, percent.
-    pub db_read_pct: f64,
-    /// Log write IOPS.
-    pub log_iops: f64,
-    /// BDM 256 KiB read IOPS.
-    pub bdm_iops: f64,
-    /// BDM window, ns.
-    pub bdm_window_ns: u64,
-}
-
-impl ExchangeSizing {
-    /// One line a person reads: `Exchange 2010: 1,000 mailboxes x 0.120 IOPS = 120 DB IOPS (60 % reads) ...`.
-    pub fn summary(&self) -> String {
-        format!(
-            "Exchange {}: {} mailboxes x {:.3} IOPS ({}) = {:.1} DB IOPS ({:.0}% reads); DB {} ({} x {}), log {} at {:.1} IOPS; BDM {:.4} IOPS of 256K (whole DB per {})",
-            self.version,
-            self.mailboxes,
-            self.iops_per_mailbox,
-            self.basis,
-            self.db_iops,
-            self.db_read_pct,
-            format_size(self.db_size_bytes),
-            self.mailboxes,
-            format_size(self.mailbox_size_bytes),
-            format_size(self.log_size_bytes),
-            self.log_iops,
-            self.bdm_iops,
-            crate::units::format_duration(self.bdm_window_ns),
-        )
-    }
+/// The sizing in one line a person reads: `Exchange 2010: 1,000 mailboxes x 0.120 IOPS = 120 DB IOPS (60 %
+/// reads) ...`.
+pub fn summary(s: &ExchangeSizing) -> String {
+    format!(
+        "Exchange {}: {} mailboxes x {:.3} IOPS ({}) = {:.1} DB IOPS ({:.0}% reads); DB {} ({} x {}), log {} at {:.1} IOPS; BDM {:.4} IOPS of 256K (whole DB per {})",
+        s.version,
+        s.mailboxes,
+        s.iops_per_mailbox,
+        s.basis,
+        s.db_iops,
+        s.db_read_pct,
+        format_size(s.db_size_bytes),
+        s.mailboxes,
+        format_size(s.mailbox_size_bytes),
+        format_size(s.log_size_bytes),
+        s.log_iops,
+        s.bdm_iops,
+        crate::units::format_duration(s.bdm_window_ns),
+    )
 }
 
 impl ExchangeSpec {

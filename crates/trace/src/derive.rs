@@ -22,6 +22,7 @@
 //! compares a run of it with a replay of the trace (docs/TRACES.md).
 
 use crate::{TraceOp, TraceRecord};
+use iolab_doc::job_text::quote;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -434,21 +435,6 @@ fn fmt_num(v: f64) -> String {
     } else {
         format!("{v:.3}")
     }
-}
-
-/// `s` as a TOML basic string.
-fn quote(s: &str) -> String {
-    let mut q = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => q.push_str("\\\""),
-            '\\' => q.push_str("\\\\"),
-            c if (c as u32) < 0x20 => q.push_str(&format!("\\u{:04x}", c as u32)),
-            c => q.push(c),
-        }
-    }
-    q.push('"');
-    q
 }
 
 #[cfg(test)]
