@@ -296,18 +296,25 @@ pub(crate) fn facts(r: &DbResult) -> Vec<(&'static str, String)> {
         (
             "load",
             format!(
-                "{} warehouse{}, {} items, {} users, no think time, {:.0} s ramp, {:.2} s measured",
+                "{} warehouse{}, {} items, {} user{}, no think time, {:.0} s ramp, {:.2} s measured",
                 c.warehouses,
                 if c.warehouses == 1 { "" } else { "s" },
                 format_count(c.items as u64),
                 c.users,
+                if c.users == 1 { "" } else { "s" },
                 c.ramp_s,
                 r.run.measured_s
             ),
         ),
         (
             "build",
-            format!("{} rows in {:.2} s ({} loaders)", format_count(rows), r.build.seconds, r.build.loaders),
+            format!(
+                "{} rows in {:.2} s ({} loader{})",
+                format_count(rows),
+                r.build.seconds,
+                r.build.loaders,
+                if r.build.loaders == 1 { "" } else { "s" }
+            ),
         ),
         (
             "NOPM",
