@@ -10,8 +10,11 @@ use crate::db::DbResult;
 use crate::db_sweep::{DbSweepResult, KNEE_TRANSACTION};
 use iolab_stats::{LatSummary, LatencyHistogram};
 
+/// A whole-nanosecond field of a latency summary (p50, p95, p99).
+type NsField = fn(&LatSummary) -> u64;
+
 /// The response-time columns of a transaction: name and field.
-pub(crate) const TX_PERCENTILES: [(&str, fn(&LatSummary) -> u64); 3] =
+pub(crate) const TX_PERCENTILES: [(&str, NsField); 3] =
     [("p50", |l| l.p50), ("p95", |l| l.p95), ("p99", |l| l.p99)];
 
 /// Each transaction type's p50, p95 and p99 response time, side by side.
