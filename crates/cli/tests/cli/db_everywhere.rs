@@ -227,3 +227,29 @@ fn db_users_list_is_checked_before_anything_is_made() {
     assert!(stderr.contains("'nokey' for '--tag'"), "{stderr}");
     assert!(!d.join("db").exists() && !d.join("cat.db").exists(), "nothing made");
 }
+
+/// A private PostgreSQL server carries a sweep over users from start to end: sized for the most users,
+/// consistent at every point, and gone afterwards. Root only (the server runs as `postgres`), as CI runs it.
+#[test]
+fn db_sweep_over_users_on_a_private_postgres_leaves_nothing_behind() {
+    if let Some(why) = crate::db::postgres_missing() {
+        return eprintln!("SKIP db_sweep_over_users_on_a_private_postgres_leaves_nothing_behind: {why}");
+    }
+    let t = crate::db::pg_tempdir();
+    let db = t.path().join("db");
+    let mut args = vec!["db", "tpcc", "--engine", "postgres", "--users", "1,4", "--no-save", "--json", "-"];
+    args.extend(SMALL);
+    args.extend(["--dir", db.to_str().unwrap()]);
+    let out = iolab().args(&args).output().expect("spawn");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["schema"], "iolab.dbsweep/1");
+    let points = s["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for p in points {
+        assert_eq!(p["result"]["engine"]["name"], "postgres");
+        assert!(p["result"]["run"]["nopm"].as_f64().unwrap() > 0.0);
+        assert!(p["result"]["consistency"].as_array().unwrap().iter().all(|c| c["passed"] == true));
+    }
+    crate::db::assert_nothing_left(t.path(), &db);
+}
