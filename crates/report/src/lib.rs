@@ -18,6 +18,7 @@
 pub mod cache;
 pub mod compare;
 pub mod db;
+mod db_rows;
 pub mod db_sweep;
 pub mod durability;
 pub mod export;

@@ -191,110 +191,15 @@ pub(crate) fn db_sweep_charts(label: &str, s: &DbSweepResult) -> Vec<LineChart> 
     ]
 }
 
-/// The columns of the transaction table (text, right-aligned but the first).
-pub(crate) const TX_COLUMNS: [&str; 11] = [
-    "transaction",
-    "committed",
-    "rolled back",
-    "retries",
-    "failed",
-    "per min",
-    "mean",
-    "p50",
-    "p95",
-    "p99",
-    "max",
-];
-
-/// One row per transaction type, as `iolab db` prints them.
-pub(crate) fn tx_rows(r: &DbResult) -> Vec<Vec<String>> {
-    use crate::format::{format_count, format_duration_ns, format_rate};
-    r.run
-        .transactions
-        .iter()
-        .map(|t| {
-            let l = t.latency_ns.as_ref();
-            let ns = |f: fn(&LatSummary) -> u64| l.map_or("-".into(), |l| format_duration_ns(f(l) as f64));
-            vec![
-                t.name.clone(),
-                format_count(t.committed),
-                format_count(t.rolled_back),
-                format_count(t.retries),
-                format_count(t.failed),
-                format_rate(t.per_minute, 0),
-                l.map_or("-".into(), |l| format_duration_ns(l.mean)),
-                ns(|l| l.p50),
-                ns(|l| l.p95),
-                ns(|l| l.p99),
-                ns(|l| l.max),
-            ]
-        })
-        .collect()
-}
-
-/// The columns of the device table.
-pub(crate) const DEVICE_COLUMNS: [&str; 12] = [
-    "device",
-    "read/s",
-    "write/s",
-    "flush/s",
-    "read",
-    "written",
-    "read size",
-    "write size",
-    "read lat",
-    "write lat",
-    "flush lat",
-    "busy",
-];
-
-/// One row per device under the database.
-pub(crate) fn device_rows(r: &DbResult) -> Vec<Vec<String>> {
-    use crate::format::{format_bytes, format_rate};
-    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".into(), f);
-    r.devices
-        .iter()
-        .map(|d| {
-            let model = d.model.as_ref().map(|m| format!(", {m}")).unwrap_or_default();
-            vec![
-                format!("{} ({}{model})", d.name, d.role),
-                format_rate(d.read_iops, 1),
-                format_rate(d.write_iops, 1),
-                format_rate(d.flushes_per_s, 1),
-                format_bytes(d.read_bytes),
-                format_bytes(d.write_bytes),
-                opt(d.read_mean_bytes, &|b| format_bytes(b.round() as u64)),
-                opt(d.write_mean_bytes, &|b| format_bytes(b.round() as u64)),
-                opt(d.read_mean_ms, &|m| format!("{m:.2} ms")),
-                opt(d.write_mean_ms, &|m| format!("{m:.2} ms")),
-                opt(d.flush_mean_ms, &|m| format!("{m:.2} ms")),
-                format!("{:.0}%", d.busy * 100.0),
-            ]
-        })
-        .collect()
-}
-
 /// The facts of a run as (name, value) rows: engine, where, the load, the build, NOPM and TPM.
 pub(crate) fn facts(r: &DbResult) -> Vec<(&'static str, String)> {
-    use crate::format::{format_bytes, format_count, format_rate};
+    use crate::format::{format_count, format_rate};
     let e = &r.engine;
     let c = &r.config;
-    let place = match (&e.dir, &e.url) {
-        (_, Some(url)) => format!("the server at {url}"),
-        (Some(dir), None) => dir.clone(),
-        (None, None) => "-".into(),
-    };
     let settings: Vec<String> = e.settings.iter().map(|s| format!("{}={}", s.name, s.value)).collect();
     let rows: u64 = r.build.rows.iter().map(|t| t.rows).sum();
     let mut out = vec![
-        (
-            "engine",
-            format!(
-                "{} in {place}{}",
-                e.version,
-                e.size_bytes.map(|b| format!(", {}", format_bytes(b))).unwrap_or_default()
-            ),
-        ),
+        ("engine", format!("{} in {}", e.version, crate::db_rows::engine_place(e))),
         ("settings", settings.join(", ")),
         (
             "load",
@@ -337,62 +242,3 @@ pub(crate) fn facts(r: &DbResult) -> Vec<(&'static str, String)> {
     }
     out
 }
-
-/// One row per point of a sweep over users: users, NOPM, TPM, new-order p50/p95/p99, retries, failed,
-/// consistency, and its marks (knee, peak).
-pub(crate) fn sweep_rows(s: &DbSweepResult) -> Vec<Vec<String>> {
-    use crate::format::{format_count, format_duration_ns, format_rate};
-    let knee = s.knee.as_ref().and_then(|k| k.point);
-    let peak = s.peak().map(|p| p.users);
-    s.points
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let r = &p.result;
-            let ns = |f: fn(&LatSummary) -> u64| {
-                let v = knee_tx(r, f);
-                if v.is_finite() {
-                    format_duration_ns(v)
-                } else {
-                    "-".into()
-                }
-            };
-            let mut marks = Vec::new();
-            if knee == Some(i) {
-                marks.push("knee");
-            }
-            if peak == Some(p.users) && s.points.len() > 1 {
-                marks.push("peak NOPM");
-            }
-            if r.partial {
-                marks.push("partial");
-            }
-            vec![
-                p.users.to_string(),
-                format_rate(r.run.nopm, 0),
-                format_rate(r.run.tpm, 0),
-                ns(|l| l.p50),
-                ns(|l| l.p95),
-                ns(|l| l.p99),
-                format_count(r.run.transactions.iter().map(|t| t.retries).sum()),
-                format_count(r.run.transactions.iter().map(|t| t.failed).sum()),
-                if r.consistent() { "passed".into() } else { "FAILED".into() },
-                marks.join(", "),
-            ]
-        })
-        .collect()
-}
-
-/// The columns of [`sweep_rows`].
-pub(crate) const SWEEP_COLUMNS: [&str; 10] = [
-    "users",
-    "NOPM",
-    "TPM",
-    "new_order p50",
-    "new_order p95",
-    "new_order p99",
-    "retries",
-    "failed",
-    "consistency",
-    "mark",
-];

@@ -191,7 +191,12 @@ fn db_parts(out: &mut String, docs: &[ReportDoc]) {
         let facts: Vec<Vec<String>> =
             db_figures::facts(r).into_iter().map(|(k, v)| vec![k.to_string(), v]).collect();
         table(out, &["", ""], &[], &facts);
-        table(out, &db_figures::TX_COLUMNS, &numbers(db_figures::TX_COLUMNS.len()), &db_figures::tx_rows(r));
+        table(
+            out,
+            &crate::db_rows::TX_COLUMNS,
+            &numbers(crate::db_rows::TX_COLUMNS.len()),
+            &crate::db_rows::tx_rows(r),
+        );
         let checks: Vec<Vec<String>> = r
             .consistency
             .iter()
@@ -208,9 +213,9 @@ fn db_parts(out: &mut String, docs: &[ReportDoc]) {
         if !r.devices.is_empty() {
             table(
                 out,
-                &db_figures::DEVICE_COLUMNS,
-                &numbers(db_figures::DEVICE_COLUMNS.len()),
-                &db_figures::device_rows(r),
+                &crate::db_rows::DEVICE_COLUMNS,
+                &numbers(crate::db_rows::DEVICE_COLUMNS.len()),
+                &crate::db_rows::device_rows(r),
             );
         }
         for w in &r.warnings {
@@ -226,9 +231,9 @@ fn db_parts(out: &mut String, docs: &[ReportDoc]) {
         let _ = writeln!(out, "*{}.*\n", cell(&s.disclaimer));
         table(
             out,
-            &db_figures::SWEEP_COLUMNS,
-            &numbers(db_figures::SWEEP_COLUMNS.len() - 1),
-            &db_figures::sweep_rows(s),
+            &crate::db_rows::SWEEP_COLUMNS,
+            &numbers(crate::db_rows::SWEEP_COLUMNS.len() - 1),
+            &crate::db_rows::sweep_rows(s, "knee"),
         );
         if let Some(k) = &s.knee {
             let at = k.users.map_or("beyond the sweep".to_string(), |u| format!("{u} users"));

@@ -1054,7 +1054,7 @@ fn db_section(out: &mut String, i: usize, d: &ReportDoc, r: &crate::db::DbResult
     }
     grid.write(out, n);
     out.push_str("<h3>Transactions</h3>\n");
-    numbers_table(out, &db_figures::TX_COLUMNS, &db_figures::tx_rows(r));
+    numbers_table(out, &crate::db_rows::TX_COLUMNS, &crate::db_rows::tx_rows(r));
     out.push_str("<h3>Consistency conditions (TPC-C clause 3.3.2), checked after the run</h3>\n<table><tr><th>condition</th><th>rule</th><th>result</th></tr>\n");
     for k in &r.consistency {
         let (text, class) = if k.passed {
@@ -1082,7 +1082,7 @@ fn db_section(out: &mut String, i: usize, d: &ReportDoc, r: &crate::db::DbResult
     if r.devices.is_empty() {
         out.push_str("<p class=\"meta\">None: a server of your own (--url), or a file system on no block device.</p>\n");
     } else {
-        numbers_table(out, &db_figures::DEVICE_COLUMNS, &db_figures::device_rows(r));
+        numbers_table(out, &crate::db_rows::DEVICE_COLUMNS, &crate::db_rows::device_rows(r));
     }
     let _ = writeln!(out, "<h3>Warnings ({})</h3>", r.warnings.len());
     for w in &r.warnings {
@@ -1140,7 +1140,7 @@ fn db_sweep_section(out: &mut String, d: &ReportDoc, s: &crate::db_sweep::DbSwee
         grid.line(kind, c, caption);
     }
     grid.write(out, n);
-    numbers_table(out, &db_figures::SWEEP_COLUMNS, &db_figures::sweep_rows(s));
+    numbers_table(out, &crate::db_rows::SWEEP_COLUMNS, &crate::db_rows::sweep_rows(s, "knee"));
     out.push_str("</section>\n");
 }
 

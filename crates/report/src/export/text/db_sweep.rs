@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use crate::db_sweep::{DbSweepResult, KNEE_TRANSACTION};
-use crate::format::{format_bytes, format_count, format_duration_ns, format_rate, table};
+use crate::db_sweep::DbSweepResult;
+use crate::format::{format_count, format_rate, table};
 
 pub(crate) fn db_sweep(s: &DbSweepResult) -> String {
     let first = s.points.first().map(|p| &p.result);
@@ -21,13 +21,7 @@ pub(crate) fn db_sweep(s: &DbSweepResult) -> String {
     let _ = writeln!(out, "note    {}", s.disclaimer);
     if let Some(r) = first {
         let e = &r.engine;
-        let place = match (&e.dir, &e.url) {
-            (_, Some(url)) => format!("the server at {url}"),
-            (Some(dir), None) => dir.clone(),
-            (None, None) => "-".into(),
-        };
-        let size = e.size_bytes.map(|b| format!(", {}", format_bytes(b))).unwrap_or_default();
-        let _ = writeln!(out, "engine  {} in {place}{size}", e.version);
+        let _ = writeln!(out, "engine  {} in {}", e.version, crate::db_rows::engine_place(e));
         let rows: u64 = r.build.rows.iter().map(|t| t.rows).sum();
         let _ = writeln!(
             out,
@@ -45,62 +39,9 @@ pub(crate) fn db_sweep(s: &DbSweepResult) -> String {
         );
     }
     out.push('\n');
-    let knee = s.knee.as_ref().and_then(|k| k.point);
-    let peak = s.peak().map(|p| p.users);
-    let rows: Vec<Vec<String>> = s
-        .points
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let r = &p.result;
-            let no = r.run.transactions.iter().find(|t| t.name == KNEE_TRANSACTION);
-            let lat = |f: fn(&iolab_stats::LatSummary) -> u64| {
-                no.and_then(|t| t.latency_ns.as_ref()).map_or("-".into(), |l| format_duration_ns(f(l) as f64))
-            };
-            let sum = |f: fn(&crate::db::DeviceView) -> f64| r.devices.iter().map(f).sum::<f64>();
-            let mut mark = Vec::new();
-            if knee == Some(i) {
-                mark.push("◀ knee");
-            }
-            if peak == Some(p.users) && s.points.len() > 1 {
-                mark.push("peak");
-            }
-            if r.partial {
-                mark.push("partial");
-            }
-            vec![
-                p.users.to_string(),
-                format_rate(r.run.nopm, 0),
-                format_rate(r.run.tpm, 0),
-                lat(|l| l.p50),
-                lat(|l| l.p95),
-                lat(|l| l.p99),
-                format_count(r.run.transactions.iter().map(|t| t.retries).sum()),
-                format_count(r.run.transactions.iter().map(|t| t.failed).sum()),
-                if r.consistent() { "passed".into() } else { "FAILED".into() },
-                if r.devices.is_empty() { "-".into() } else { format_rate(sum(|d| d.write_iops), 0) },
-                if r.devices.is_empty() { "-".into() } else { format_rate(sum(|d| d.flushes_per_s), 0) },
-                mark.join(", "),
-            ]
-        })
-        .collect();
-    out.push_str(&table(
-        &[
-            "users",
-            "NOPM",
-            "TPM",
-            "new_order p50",
-            "p95",
-            "p99",
-            "retries",
-            "failed",
-            "consistency",
-            "dev write/s",
-            "flush/s",
-            "",
-        ],
-        &rows,
-    ));
+    let mut header = crate::db_rows::SWEEP_COLUMNS;
+    header[11] = "";
+    out.push_str(&table(&header, &crate::db_rows::sweep_rows(s, "◀ knee")));
     out.push('\n');
     match &s.knee {
         Some(k) => {
