@@ -5,7 +5,7 @@
 //! Markdown report prints the same numbers as tables.
 
 use super::charts::{Axis, BarChart, BarSet, Fmt, Legend, LineChart, Mark, Series};
-use super::figures::{curve_from_histogram, curve_from_summary, percentile_chart};
+use super::figures::{curve_from_histogram, curve_from_summary, one_bar_each, percentile_chart};
 use crate::db::DbResult;
 use crate::db_sweep::{DbSweepResult, KNEE_TRANSACTION};
 use iolab_stats::{LatSummary, LatencyHistogram};
@@ -97,12 +97,8 @@ fn knee_tx(r: &DbResult, f: fn(&LatSummary) -> u64) -> f64 {
 /// Several database runs side by side: NOPM, TPM and new-order p99 per run.
 pub(crate) fn db_comparison_bars(runs: &[(&str, &DbResult)]) -> Vec<BarChart> {
     let names: Vec<String> = runs.iter().map(|(l, _)| l.to_string()).collect();
-    let one = |title: &str, y_desc: &str, values: Vec<f64>, fmt: Fmt| BarChart {
-        title: title.into(),
-        y_desc: y_desc.into(),
-        names: names.clone(),
-        sets: vec![BarSet { name: String::new(), values }],
-        fmt,
+    let one = |title: &str, y_desc: &str, values: Vec<f64>, fmt: Fmt| {
+        one_bar_each(&names, title, y_desc, values, fmt)
     };
     vec![
         one(
