@@ -32,6 +32,8 @@ pub struct Columns {
     pub p99_ns: Option<f64>,
     /// iolab version that wrote the document.
     pub iolab_version: Option<String>,
+    /// Headline new orders per minute of a database run (of a sweep over users: its best point).
+    pub nopm: Option<f64>,
 }
 
 fn str_at(v: &Value, pointer: &str) -> Option<String> {
@@ -126,8 +128,55 @@ pub fn columns(kind: EntryKind, doc: &Value) -> Columns {
             });
             c.iops = best.and_then(|s| f64_at(s, "/achieved_iops"));
         }
+        EntryKind::Db => db_columns(doc, &mut c),
+        EntryKind::DbSweep => {
+            // Headline of a sweep over users: its point with the most new orders per minute.
+            let points = doc.get("points").and_then(Value::as_array).into_iter().flatten();
+            let best = points.map(|p| &p["result"]).max_by(|a, b| {
+                f64_at(a, "/run/nopm").unwrap_or(-1.0).total_cmp(&f64_at(b, "/run/nopm").unwrap_or(-1.0))
+            });
+            match best {
+                Some(b) => db_columns(b, &mut c),
+                None => c.profile = db_name(doc),
+            }
+            c.partial = doc.get("partial").and_then(Value::as_bool).unwrap_or(c.partial);
+        }
     }
     c
+}
+
+/// The name of a database run: its workload and engine (`tpcc sqlite`), what `iolab runs --profile` matches.
+fn db_name(doc: &Value) -> Option<String> {
+    let workload = str_at(doc, "/workload")?;
+    Some(match str_at(doc, "/engine/name") {
+        Some(engine) => format!("{workload} {engine}"),
+        None => workload,
+    })
+}
+
+/// The columns of a database run (`iolab.db/1`): its name, the block devices under the database as its
+/// targets (the directory, or the user's server, where there are none), NOPM, and new-order p99 as its p99.
+/// Such a document has `start_unix_s`, whole seconds, and no RFC 3339 start of its own.
+fn db_columns(doc: &Value, c: &mut Columns) {
+    c.profile = db_name(doc);
+    let start = f64_at(doc, "/start_unix_s");
+    c.started_unix_s = c.started_unix_s.or(start);
+    c.started_at = c.started_at.take().or_else(|| start.map(iolab_doc::time::format_rfc3339));
+    c.partial = doc.get("partial").and_then(Value::as_bool).unwrap_or(false);
+    for d in doc.get("devices").and_then(Value::as_array).into_iter().flatten() {
+        if let Some(n) = d.get("name").and_then(Value::as_str) {
+            push_unique(&mut c.targets, n);
+        }
+    }
+    if c.targets.is_empty() {
+        if let Some(at) = str_at(doc, "/engine/dir").or_else(|| str_at(doc, "/engine/url")) {
+            c.targets.push(at);
+        }
+    }
+    c.nopm = f64_at(doc, "/run/nopm");
+    let txs = doc.pointer("/run/transactions").and_then(Value::as_array).into_iter().flatten();
+    let new_order = txs.into_iter().find(|t| t["name"].as_str() == Some("new_order"));
+    c.p99_ns = new_order.and_then(|t| f64_at(t, "/latency_ns/p99"));
 }
 
 /// 64-bit FNV-1a: a fixed, dependency-free hash, so an id computed today is computed the same way by any
@@ -202,6 +251,35 @@ mod tests {
         assert_eq!(c.profile.as_deref(), Some("j"));
         assert_eq!(c.targets, ["mem:1G", "null:1G"]);
         assert_eq!((c.iops, c.mb_s, c.p99_ns), (Some(20.0), Some(2.0), Some(9.0)));
+    }
+
+    #[test]
+    fn columns_of_a_db_run_and_of_a_sweep_over_users() {
+        let run = |users: u32, nopm: f64| {
+            serde_json::json!({
+                "schema": "iolab.db/1", "workload": "tpcc", "start_unix_s": 1_700_000_000u64, "partial": false,
+                "engine": {"name": "sqlite", "dir": "/mnt/t/db"},
+                "config": {"users": users},
+                "run": {"nopm": nopm, "transactions": [
+                    {"name": "payment", "latency_ns": {"p99": 1000}},
+                    {"name": "new_order", "latency_ns": {"p99": 5000}}]},
+                "devices": [{"name": "nvme0n1p1"}, {"name": "nvme0n1"}]
+            })
+        };
+        let c = columns(EntryKind::Db, &run(1, 1500.0));
+        assert_eq!(c.profile.as_deref(), Some("tpcc sqlite"));
+        assert_eq!(c.targets, ["nvme0n1p1", "nvme0n1"]);
+        assert_eq!((c.nopm, c.p99_ns, c.iops), (Some(1500.0), Some(5000.0), None));
+        assert_eq!(c.started_at.as_deref(), Some("2023-11-14T22:13:20Z"));
+        let sweep = serde_json::json!({
+            "schema": "iolab.dbsweep/1", "partial": true,
+            "points": [{"users": 1, "result": run(1, 1500.0)}, {"users": 2, "result": run(2, 2500.0)}]
+        });
+        let c = columns(EntryKind::DbSweep, &sweep);
+        assert_eq!((c.nopm, c.partial), (Some(2500.0), true));
+        let mut no_devices = run(1, 1.0);
+        no_devices["devices"] = serde_json::json!([]);
+        assert_eq!(columns(EntryKind::Db, &no_devices).targets, ["/mnt/t/db"]);
     }
 
     #[test]

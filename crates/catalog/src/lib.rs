@@ -38,16 +38,23 @@ pub enum EntryKind {
     /// An `iolab verify` check of a target's data: an `iolab.result/1` document, kept apart from the runs
     /// that measure performance.
     Verify,
+    /// A database run (`iolab db tpcc`): an `iolab.db/1` document.
+    Db,
+    /// A database run over several user counts (`iolab db tpcc --users 1,2,4`): an `iolab.dbsweep/1`
+    /// document.
+    DbSweep,
 }
 
 impl EntryKind {
-    /// The name stored in the catalog and printed: `run`, `sweep`, `find_max`, `verify`.
+    /// The name stored in the catalog and printed: `run`, `sweep`, `find_max`, `verify`, `db`, `db_sweep`.
     pub fn as_str(self) -> &'static str {
         match self {
             EntryKind::Run => "run",
             EntryKind::Sweep => "sweep",
             EntryKind::FindMax => "find_max",
             EntryKind::Verify => "verify",
+            EntryKind::Db => "db",
+            EntryKind::DbSweep => "db_sweep",
         }
     }
 
@@ -66,18 +73,22 @@ impl EntryKind {
             "sweep" => Some(EntryKind::Sweep),
             "find_max" | "find-max" | "findmax" => Some(EntryKind::FindMax),
             "verify" => Some(EntryKind::Verify),
+            "db" => Some(EntryKind::Db),
+            "db_sweep" | "db-sweep" | "dbsweep" => Some(EntryKind::DbSweep),
             _ => None,
         }
     }
 
     /// The kind of a document by its `schema` field (`iolab.result/1`, `iolab.sweep/1`,
-    /// `iolab.findmax/1`; any version).
+    /// `iolab.findmax/1`, `iolab.db/1`, `iolab.dbsweep/1`; any version).
     pub fn of_schema(schema: &str) -> Option<EntryKind> {
         let (name, _version) = schema.split_once('/')?;
         match name {
             "iolab.result" => Some(EntryKind::Run),
             "iolab.sweep" => Some(EntryKind::Sweep),
             "iolab.findmax" => Some(EntryKind::FindMax),
+            "iolab.db" => Some(EntryKind::Db),
+            "iolab.dbsweep" => Some(EntryKind::DbSweep),
             _ => None,
         }
     }
@@ -270,7 +281,7 @@ pub struct Catalog {
 /// The columns [`Summary`] is read from, in this order.
 const SUMMARY_COLUMNS: &str =
     "id, kind, saved_unix_s, started_at, started_unix_s, run_id, profile, targets, \
-     partial, iops, mb_s, p99_ns, note, iolab_version";
+     partial, iops, mb_s, p99_ns, note, iolab_version, nopm";
 
 fn now_unix_s() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
@@ -444,8 +455,8 @@ impl Catalog {
         }
         tx.execute(
             "INSERT INTO entries (id, kind, saved_unix_s, started_at, run_id, profile, targets, partial, note, doc,
-                                  started_unix_s, iops, mb_s, p99_ns, iolab_version)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                                  started_unix_s, iops, mb_s, p99_ns, iolab_version, nopm)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             params![
                 id,
                 kind.as_str(),
@@ -461,7 +472,8 @@ impl Catalog {
                 c.iops,
                 c.mb_s,
                 c.p99_ns,
-                c.iolab_version
+                c.iolab_version,
+                c.nopm
             ],
         )
         .map_err(|e| self.sql_err(e))?;
@@ -518,7 +530,7 @@ impl Catalog {
         let sql = format!("SELECT {SUMMARY_COLUMNS}, doc FROM entries WHERE id = ?1");
         let row = self
             .conn
-            .query_row(&sql, [&full], |r| Ok((summary_of_row(r)?, r.get::<_, String>(14)?)))
+            .query_row(&sql, [&full], |r| Ok((summary_of_row(r)?, r.get::<_, String>(15)?)))
             .optional()
             .map_err(|e| self.sql_err(e))?;
         // Removed by another process between resolve and read.
@@ -648,6 +660,7 @@ fn summary_of_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
             mb_s: r.get(10)?,
             p99_ns: r.get(11)?,
             iolab_version: r.get(13)?,
+            nopm: r.get(14)?,
         },
         note: r.get(12)?,
         tags: Vec::new(),
@@ -679,7 +692,8 @@ fn reextract_all(conn: &Connection) -> rusqlite::Result<()> {
     };
     let mut update = conn.prepare(
         "UPDATE entries SET started_at = ?2, started_unix_s = ?3, run_id = ?4, profile = ?5, targets = ?6,
-                            partial = ?7, iops = ?8, mb_s = ?9, p99_ns = ?10, iolab_version = ?11 WHERE id = ?1",
+                            partial = ?7, iops = ?8, mb_s = ?9, p99_ns = ?10, iolab_version = ?11, nopm = ?12
+         WHERE id = ?1",
     )?;
     for (id, kind, text) in rows {
         let Some(kind) = EntryKind::parse(&kind) else { continue };
@@ -696,7 +710,8 @@ fn reextract_all(conn: &Connection) -> rusqlite::Result<()> {
             c.iops,
             c.mb_s,
             c.p99_ns,
-            c.iolab_version
+            c.iolab_version,
+            c.nopm
         ])?;
     }
     Ok(())

@@ -118,6 +118,42 @@ UPDATE entries SET kind = 'verify'
 ",
         reextract: false,
     },
+    Migration {
+        version: 4,
+        description:
+            "kinds for database runs (`iolab db`) and their sweeps over users, and their headline NOPM",
+        // The CHECK constraint again (rebuilt as in step 3), and a column for the headline of a database run:
+        // new orders per minute. Database runs were not saved before, so nothing moves between kinds.
+        sql: "
+CREATE TABLE entries_v4 (
+    id             TEXT PRIMARY KEY,
+    kind           TEXT NOT NULL CHECK (kind IN ('run', 'sweep', 'find_max', 'verify', 'db', 'db_sweep')),
+    saved_unix_s   REAL NOT NULL,
+    started_at     TEXT,
+    run_id         TEXT,
+    profile        TEXT,
+    targets        TEXT NOT NULL DEFAULT '',
+    partial        INTEGER NOT NULL DEFAULT 0,
+    note           TEXT,
+    doc            TEXT NOT NULL,
+    started_unix_s REAL,
+    iops           REAL,
+    mb_s           REAL,
+    p99_ns         REAL,
+    iolab_version  TEXT,
+    nopm           REAL
+);
+INSERT INTO entries_v4 (id, kind, saved_unix_s, started_at, run_id, profile, targets, partial, note, doc,
+                        started_unix_s, iops, mb_s, p99_ns, iolab_version)
+    SELECT id, kind, saved_unix_s, started_at, run_id, profile, targets, partial, note, doc,
+           started_unix_s, iops, mb_s, p99_ns, iolab_version FROM entries;
+DROP TABLE entries;
+ALTER TABLE entries_v4 RENAME TO entries;
+CREATE INDEX entries_saved ON entries (saved_unix_s);
+CREATE INDEX entries_profile ON entries (profile);
+",
+        reextract: false,
+    },
 ];
 
 /// The schema version this iolab writes and reads.

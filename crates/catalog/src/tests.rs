@@ -634,3 +634,72 @@ fn save_on_a_full_filesystem_says_disk_full() {
     assert!(matches!(e, CatalogError::DiskFull { .. }), "says disk full, not a generic I/O error: {e}");
     assert!(e.to_string().contains("disk full"), "{e}");
 }
+
+/// A database run document: its workload, engine, devices and NOPM.
+fn db_doc(nopm: f64, device: &str) -> serde_json::Value {
+    json!({
+        "schema": "iolab.db/1",
+        "workload": "tpcc",
+        "start_unix_s": 1_735_689_600u64,
+        "partial": false,
+        "engine": {"name": "postgres", "dir": "/mnt/gen5/db"},
+        "run": {"nopm": nopm, "transactions": [{"name": "new_order", "latency_ns": {"p99": 7_000_000}}]},
+        "devices": [{"name": device}],
+    })
+}
+
+#[test]
+fn db_runs_are_their_own_kind_with_nopm_as_headline() {
+    let (_d, path) = temp();
+    let c = Catalog::open(&path).unwrap();
+    save_run(&c, "0000000a", "oltp", "/dev/sdb", &[]);
+    let id = c
+        .save(&NewEntry {
+            kind: EntryKind::Db,
+            doc: db_doc(5606.0, "nvme0n1"),
+            tags: tags(&[("gen", "5")]),
+            note: None,
+        })
+        .unwrap();
+    let e = c.get(&id).unwrap();
+    assert_eq!(e.kind, EntryKind::Db);
+    assert_eq!(e.summary.columns.nopm, Some(5606.0));
+    assert_eq!(e.summary.columns.profile.as_deref(), Some("tpcc postgres"));
+    assert_eq!(e.summary.columns.targets, ["nvme0n1"]);
+    let dbs = c.summaries(&Filter { kind: Some(EntryKind::Db), ..Filter::default() }).unwrap();
+    assert_eq!(dbs.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), [id.as_str()]);
+    let by_target = c.summaries(&Filter { target: Some("nvme0".into()), ..Filter::default() }).unwrap();
+    assert_eq!(by_target.len(), 1);
+    // A db document saved as a run (or a run as a db entry) is refused.
+    let wrong = c.save(&NewEntry { kind: EntryKind::Run, doc: db_doc(1.0, "sda"), tags: vec![], note: None });
+    assert!(matches!(wrong, Err(CatalogError::BadDocument { .. })), "{wrong:?}");
+    assert_eq!(EntryKind::parse("db-sweep"), Some(EntryKind::DbSweep));
+    assert_eq!(EntryKind::of_schema("iolab.dbsweep/1"), Some(EntryKind::DbSweep));
+}
+
+#[test]
+fn version_3_catalog_takes_db_runs_after_the_upgrade_and_keeps_its_entries() {
+    let (_d, path) = temp();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    make_v1(&path);
+    {
+        let conn = Connection::open(&path).unwrap();
+        // As `schema::migrate` does: step 3 rebuilds the table, which must not cascade to the tags.
+        conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+        for m in &schema::MIGRATIONS[1..3] {
+            conn.execute_batch(m.sql).unwrap();
+        }
+        conn.execute_batch("PRAGMA user_version = 3;").unwrap();
+        let refused = conn.execute(
+            "INSERT INTO entries (id, kind, saved_unix_s, doc) VALUES ('bbbb0001', 'db', 2.0, '{}')",
+            [],
+        );
+        assert!(refused.is_err(), "version 3 has no db kind");
+    }
+    let c = Catalog::open(&path).unwrap();
+    let before = c.summaries(&Filter::default()).unwrap();
+    assert!(!before.is_empty());
+    assert!(before.iter().all(|s| s.tags.len() == 1), "tags kept: {before:?}");
+    c.save(&NewEntry { kind: EntryKind::Db, doc: db_doc(100.0, "vda"), tags: vec![], note: None }).unwrap();
+    assert_eq!(c.summaries(&Filter::default()).unwrap().len(), before.len() + 1);
+}

@@ -11,6 +11,8 @@ use crate::output::{print, write_all};
 use crate::saving::{db_path, kind_name, parse_tags};
 use anyhow::Result;
 use iolab_catalog::{Catalog, Entry, EntryKind, Filter, Summary};
+use iolab_report::db::DbResult;
+use iolab_report::db_sweep::DbSweepResult;
 use iolab_report::find_max::FindMaxResult;
 use iolab_report::sweep::SweepResult;
 use iolab_report::{CsvExporter, Document, RunResult, TextExporter};
@@ -97,7 +99,7 @@ pub fn runs(args: &RunsArgs) -> Result<ExitStatus> {
             .map(|k| {
                 EntryKind::parse(k).ok_or_else(|| {
                     usage(format!(
-                        "invalid value '{k}' for '--kind': expected run, sweep, find-max or verify"
+                        "invalid value '{k}' for '--kind': expected run, sweep, find-max, verify, db or db-sweep"
                     ))
                 })
             })
@@ -152,6 +154,7 @@ fn summary_json(s: &Summary) -> Value {
         "iops": s.columns.iops,
         "mb_s": s.columns.mb_s,
         "p99_ns": s.columns.p99_ns,
+        "nopm": s.columns.nopm,
         "tags": tags,
         "note": s.note,
         "iolab_version": s.columns.iolab_version,
@@ -169,9 +172,17 @@ fn clip(text: &str, max: usize) -> String {
     }
 }
 
-/// The `iolab runs` table: newest first.
+/// The `iolab runs` table: newest first. With a database run among the entries, a NOPM column after MB/s
+/// (and p99 is its new-order p99).
 fn runs_table(list: &[Summary]) -> String {
-    let header = ["id", "when (UTC)", "kind", "name", "targets", "IOPS", "MB/s", "p99", "tags", "note"];
+    let nopm = list.iter().any(|s| s.columns.nopm.is_some());
+    let mut header =
+        vec!["id", "when (UTC)", "kind", "name", "targets", "IOPS", "MB/s", "p99", "tags", "note"];
+    let mut right = vec![false, false, false, false, false, true, true, true, false, false];
+    if nopm {
+        header.insert(7, "NOPM");
+        right.insert(7, true);
+    }
     let rows: Vec<Vec<String>> = list
         .iter()
         .map(|s| {
@@ -184,7 +195,7 @@ fn runs_table(list: &[Summary]) -> String {
                 [a, rest @ ..] => format!("{a} +{}", rest.len()),
             };
             let tags: Vec<String> = s.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            vec![
+            let mut row = vec![
                 s.id.clone(),
                 iolab_doc::time::format_minute(when),
                 if s.columns.partial { format!("{kind} (partial)") } else { kind.to_string() },
@@ -195,11 +206,14 @@ fn runs_table(list: &[Summary]) -> String {
                 s.columns.p99_ns.map_or("-".into(), iolab_report::format_duration_ns),
                 if tags.is_empty() { "-".into() } else { clip(&tags.join(" "), 40) },
                 clip(&s.note.as_deref().unwrap_or("-").replace('\n', " "), 40),
-            ]
+            ];
+            if nopm {
+                row.insert(7, s.columns.nopm.map_or("-".into(), |v| iolab_report::format_rate(v, 0)));
+            }
+            row
         })
         .collect();
     // Numbers right-aligned, text left-aligned.
-    let right = [false, false, false, false, false, true, true, true, false, false];
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r) {
@@ -225,7 +239,7 @@ fn runs_table(list: &[Summary]) -> String {
         out.push_str(l.trim_end());
         out.push('\n');
     };
-    line(&header.map(String::from));
+    line(&header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
     for r in &rows {
         line(r);
     }
@@ -259,6 +273,12 @@ fn render(e: &Entry) -> String {
         EntryKind::FindMax => serde_json::from_str::<FindMaxResult>(&e.doc_text)
             .ok()
             .map(|f| TextExporter.render(&Document::FindMax(&f))),
+        EntryKind::Db => {
+            serde_json::from_str::<DbResult>(&e.doc_text).ok().map(|d| TextExporter.render(&Document::Db(&d)))
+        }
+        EntryKind::DbSweep => serde_json::from_str::<DbSweepResult>(&e.doc_text)
+            .ok()
+            .map(|s| TextExporter.render(&Document::DbSweep(&s))),
     };
     rendered.unwrap_or_else(|| {
         let schema = e.doc["schema"].as_str().unwrap_or("unknown schema");
@@ -312,6 +332,14 @@ pub fn export(args: &ExportArgs) -> Result<ExitStatus> {
                 .map(|s| CsvExporter.render(&Document::Sweep(&s))),
             EntryKind::FindMax => serde_json::from_str::<FindMaxResult>(&e.doc_text)
                 .map(|f| CsvExporter.render(&Document::FindMax(&f))),
+            EntryKind::DbSweep => serde_json::from_str::<DbSweepResult>(&e.doc_text)
+                .map(|s| CsvExporter.render(&Document::DbSweep(&s))),
+            EntryKind::Db => {
+                return Err(usage(format!(
+                    "entry {} is a database run: it has no CSV form (its numbers are one window's, with no time series); `iolab export {} --json` gives its document",
+                    e.id, e.id
+                )))
+            }
         };
         csv.map_err(|_| unreadable())??
     };

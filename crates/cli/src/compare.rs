@@ -1,5 +1,6 @@
 //! `iolab compare A B [C ...]`: resolves each side (a catalog ID or unique prefix, a tag query, a result or
-//! sweep JSON file, or a comma-joined list of files or IDs whose runs are the side's trials) into documents,
+//! sweep JSON file, a database run or sweep of `iolab db`, or a comma-joined list of files or IDs whose runs
+//! are the side's trials) into documents,
 //! and hands them to `iolab_report::compare`, which does all the arithmetic and the renderings. This file is
 //! glue: resolving, error messages that quote what the user typed, and output.
 
@@ -8,6 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use iolab_catalog::{Catalog, Filter};
 use iolab_report::compare::{self, CompareOptions, MetricFilter, Side, SideDocs};
+use iolab_report::db::DbResult;
+use iolab_report::db_sweep::DbSweepResult;
 use iolab_report::sweep::SweepResult;
 use iolab_report::{Document, JsonExporter, RunResult, TextExporter};
 
@@ -19,6 +22,19 @@ use crate::output::{claim, print, write_all};
 enum Docs {
     Runs(Vec<RunResult>),
     Sweeps(Vec<SweepResult>),
+    Db(Vec<DbResult>),
+    DbSweeps(Vec<DbSweepResult>),
+}
+
+impl Docs {
+    fn side(self) -> SideDocs {
+        match self {
+            Docs::Runs(r) => SideDocs::Runs(r),
+            Docs::Sweeps(s) => SideDocs::Sweeps(s),
+            Docs::Db(d) => SideDocs::Db(d),
+            Docs::DbSweeps(s) => SideDocs::DbSweeps(s),
+        }
+    }
 }
 
 /// The catalog, opened on first use (so comparing files needs none), never created.
@@ -59,8 +75,18 @@ fn parse_doc(v: serde_json::Value, what: &str) -> Result<Docs> {
                 .map_err(|e| usage(format!("'{what}' is not a valid iolab.sweep/1 document: {e}")))?;
             Ok(Docs::Sweeps(vec![s]))
         }
+        Some(iolab_report::db::DB_SCHEMA) => {
+            let d: DbResult = serde_json::from_value(v)
+                .map_err(|e| usage(format!("'{what}' is not a valid iolab.db/1 document: {e}")))?;
+            Ok(Docs::Db(vec![d]))
+        }
+        Some(iolab_report::db_sweep::DB_SWEEP_SCHEMA) => {
+            let s: DbSweepResult = serde_json::from_value(v)
+                .map_err(|e| usage(format!("'{what}' is not a valid iolab.dbsweep/1 document: {e}")))?;
+            Ok(Docs::DbSweeps(vec![s]))
+        }
         Some(other) => Err(usage(format!(
-            "'{what}' is a '{other}' document; compare takes results (iolab.result/1) and sweeps (iolab.sweep/1)"
+            "'{what}' is a '{other}' document; compare takes results (iolab.result/1), sweeps (iolab.sweep/1) and database runs (iolab.db/1, iolab.dbsweep/1)"
         ))),
         None => Err(usage(format!(
             "'{what}' is not an iolab result or sweep: it has no \"schema\" field (expected iolab.result/1 or iolab.sweep/1)"
@@ -86,6 +112,13 @@ fn merge(into: &mut Option<Docs>, more: Docs, input: &str) -> Result<()> {
         (None, d) => *into = Some(d),
         (Some(Docs::Runs(a)), Docs::Runs(b)) => a.extend(b),
         (Some(Docs::Sweeps(a)), Docs::Sweeps(b)) => a.extend(b),
+        (Some(Docs::Db(a)), Docs::Db(b)) => a.extend(b),
+        (Some(Docs::DbSweeps(a)), Docs::DbSweeps(b)) => a.extend(b),
+        (Some(Docs::Db(_) | Docs::DbSweeps(_)), _) | (Some(_), Docs::Db(_) | Docs::DbSweeps(_)) => {
+            return Err(usage(format!(
+                "'{input}' mixes database runs (iolab db) with other documents; a side is one kind of document"
+            )))
+        }
         _ => {
             return Err(usage(format!(
                 "'{input}' mixes runs and sweeps; a side is runs (its trials) or sweeps, not both"
@@ -164,10 +197,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitStatus> {
     let mut catalog = LazyCatalog { path: args.db.clone().unwrap_or_else(Catalog::default_path), open: None };
     let mut sides = Vec::with_capacity(args.sides.len());
     for input in &args.sides {
-        let docs = match resolve(input, &mut catalog)? {
-            Docs::Runs(r) => SideDocs::Runs(r),
-            Docs::Sweeps(s) => SideDocs::Sweeps(s),
-        };
+        let docs = resolve(input, &mut catalog)?.side();
         sides.push(Side { source: input.clone(), docs });
     }
     let c = compare::compare(&sides, &CompareOptions { alpha, metrics }).map_err(usage)?;

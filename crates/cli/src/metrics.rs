@@ -6,6 +6,11 @@
 //! encoding is `prometheus-client`'s (label values escaped here), the server [`crate::http`]'s, on one thread
 //! that lives as long as the process and whose CPU the run's figures leave out; a sweep keeps one endpoint
 //! across its points.
+//!
+//! `iolab db` serves its own families instead ([`serve_db`], [`DbMetrics`]): NOPM and TPM of the window so
+//! far, transactions per minute and completed (a counter) per transaction type, the users running, the
+//! seconds measured, and the rows the build has loaded; a sweep over users keeps one endpoint across its
+//! points, its counters going on from point to point.
 
 use crate::exit::usage;
 use anyhow::Result;
@@ -20,6 +25,8 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, OnceLock};
 
 static METRICS: OnceLock<Metrics> = OnceLock::new();
+
+static DB_METRICS: OnceLock<DbMetrics> = OnceLock::new();
 
 /// The quantiles of the response time each interval exports.
 const QUANTILES: [(f64, &str); 4] = [(0.5, "0.5"), (0.9, "0.9"), (0.99, "0.99"), (0.999, "0.999")];
@@ -71,12 +78,22 @@ pub fn serve(addr: Option<&str>) -> Result<()> {
     if METRICS.get().is_some() {
         return Ok(());
     }
-    let listener = crate::http::bind(addr).map_err(|e| {
-        usage(format!("invalid value '{addr}' for '--metrics': cannot listen there ({e}); expected ADDR:PORT, e.g. '127.0.0.1:9464'"))
-    })?;
+    let listener = bind(addr)?;
     let mut registry = Registry::with_prefix("iolab");
     let metrics = Metrics::register(&mut registry);
     let _ = METRICS.set(metrics);
+    start(listener, registry)
+}
+
+/// Listens at `addr`; one that cannot be listened on is the user's error, quoting it.
+fn bind(addr: &str) -> Result<std::net::TcpListener> {
+    crate::http::bind(addr).map_err(|e| {
+        usage(format!("invalid value '{addr}' for '--metrics': cannot listen there ({e}); expected ADDR:PORT, e.g. '127.0.0.1:9464'"))
+    })
+}
+
+/// Serves `registry` on `listener` from a thread of its own.
+fn start(listener: std::net::TcpListener, registry: Registry) -> Result<()> {
     std::thread::Builder::new()
         .name("iolab-metrics".into())
         .spawn(move || {
@@ -90,6 +107,128 @@ pub fn serve(addr: Option<&str>) -> Result<()> {
 /// The metrics, when `--metrics` serves them.
 pub fn current() -> Option<&'static Metrics> {
     METRICS.get()
+}
+
+/// Starts serving a database run's figures at `addr` (once per process) when `iolab db --metrics` was given,
+/// labelled with the workload and engine; an address that cannot be listened on is the user's error, before
+/// anything is built.
+pub fn serve_db(addr: Option<&str>, workload: &str, engine: &str) -> Result<()> {
+    let Some(addr) = addr else { return Ok(()) };
+    if DB_METRICS.get().is_some() {
+        return Ok(());
+    }
+    let listener = bind(addr)?;
+    let mut registry = Registry::with_prefix("iolab_db");
+    let labels = DbLabels { workload: escape(workload), engine: escape(engine) };
+    let _ = DB_METRICS.set(DbMetrics::register(&mut registry, labels));
+    start(listener, registry)
+}
+
+/// A database run's metrics, when `iolab db --metrics` serves them.
+pub fn current_db() -> Option<&'static DbMetrics> {
+    DB_METRICS.get()
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DbLabels {
+    workload: String,
+    engine: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TxLabels {
+    workload: String,
+    engine: String,
+    transaction: String,
+}
+
+/// The families of a database run, and what the counters last saw (a new point's window starts from 0).
+pub struct DbMetrics {
+    labels: DbLabels,
+    nopm: Family<DbLabels, FloatGauge>,
+    tpm: Family<DbLabels, FloatGauge>,
+    users: Family<DbLabels, Gauge>,
+    measured: Family<DbLabels, FloatGauge>,
+    rows: Family<DbLabels, Counter>,
+    per_minute: Family<TxLabels, FloatGauge>,
+    completed: Family<TxLabels, Counter>,
+    last: Mutex<[u64; 5]>,
+}
+
+impl DbMetrics {
+    fn register(registry: &mut Registry, labels: DbLabels) -> DbMetrics {
+        let m = DbMetrics {
+            labels,
+            nopm: Family::default(),
+            tpm: Family::default(),
+            users: Family::default(),
+            measured: Family::default(),
+            rows: Family::default(),
+            per_minute: Family::default(),
+            completed: Family::default(),
+            last: Mutex::new([0; 5]),
+        };
+        registry.register("nopm", "new orders per minute over the measured window so far", m.nopm.clone());
+        registry.register(
+            "tpm",
+            "transactions per minute over the measured window so far, every type, committed or rolled back",
+            m.tpm.clone(),
+        );
+        registry.register("users", "users (connections) running transactions", m.users.clone());
+        registry.register_with_unit(
+            "measured",
+            "seconds of the current measured window so far (0 in the ramp)",
+            Unit::Seconds,
+            m.measured.clone(),
+        );
+        registry.register("build_rows", "rows the build has loaded", m.rows.clone());
+        registry.register(
+            "transactions_per_minute",
+            "transactions of each type completed per minute over the measured window so far",
+            m.per_minute.clone(),
+        );
+        registry.register(
+            "transactions",
+            "transactions of each type completed in measured windows (committed or rolled back)",
+            m.completed.clone(),
+        );
+        m
+    }
+
+    /// The build loaded `rows` more rows.
+    pub fn loaded(&self, rows: u64) {
+        self.rows.get_or_create(&self.labels).inc_by(rows);
+    }
+
+    /// A point (or the run) at `users` users starts: the window's counts start again from 0.
+    pub fn point(&self, users: u32) {
+        self.users.get_or_create(&self.labels).set(i64::from(users));
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = [0; 5];
+        self.measured.get_or_create(&self.labels).set(0.0);
+    }
+
+    /// Where the run is.
+    pub fn running(&self, live: &iolab_db::tpcc::Live) {
+        self.measured.get_or_create(&self.labels).set(live.measured_s);
+        if let (Some(nopm), Some(tpm)) = (live.nopm(), live.tpm()) {
+            self.nopm.get_or_create(&self.labels).set(nopm);
+            self.tpm.get_or_create(&self.labels).set(tpm);
+        }
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        for (i, t) in iolab_db::tpcc::rand::TxType::ALL.iter().enumerate() {
+            let labels = TxLabels {
+                workload: self.labels.workload.clone(),
+                engine: self.labels.engine.clone(),
+                transaction: t.name().into(),
+            };
+            let n = live.completed[i];
+            self.completed.get_or_create(&labels).inc_by(n.saturating_sub(last[i]));
+            last[i] = last[i].max(n);
+            if live.measured_s > 0.0 {
+                self.per_minute.get_or_create(&labels).set(n as f64 * 60.0 / live.measured_s);
+            }
+        }
+    }
 }
 
 /// A scrape's answer: the registry in the OpenMetrics text format.

@@ -599,6 +599,179 @@ impl Drop for RunBars {
     }
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// A database run's bars (`iolab db`).
+
+/// The build bar's words: rows loaded of about how many, the rate, the time left.
+pub fn build_message(rows: u64, expected: u64, elapsed_s: f64) -> String {
+    let rate = if elapsed_s > 0.0 { rows as f64 / elapsed_s } else { 0.0 };
+    let eta = if rate > 0.0 && rows < expected {
+        format!(", ETA {}", format_clock((expected - rows) as f64 / rate))
+    } else {
+        String::new()
+    };
+    format!(
+        "{}/~{} rows, {} rows/s{eta}",
+        format_rate(rows as f64, 0),
+        format_rate(expected as f64, 0),
+        format_rate(rate, 0)
+    )
+}
+
+/// The line under a database run's measure bar: `NOPM 5,606  TPM 12,845  new_order 5,690/min ...`.
+pub fn db_live_stats(live: &iolab_db::tpcc::Live) -> String {
+    let (Some(nopm), Some(tpm)) = (live.nopm(), live.tpm()) else {
+        return String::new();
+    };
+    format!("NOPM {}  TPM {}  {} users", format_rate(nopm, 0), format_rate(tpm, 0), live.users)
+}
+
+/// The bars of a database run (`iolab db tpcc`): the build (rows loaded), then per run its ramp and measure
+/// bars with NOPM and TPM under them, and for a sweep over users the overall bar above. Told from the
+/// library's threads (the loaders, the driver), hence the lock; every method is a no-op unless live.
+pub struct DbBars {
+    multi: Option<MultiProgress>,
+    state: Mutex<DbBarsState>,
+}
+
+#[derive(Default)]
+struct DbBarsState {
+    build: Option<ProgressBar>,
+    build_started: Option<Instant>,
+    loaded: u64,
+    ramp: Option<ProgressBar>,
+    measure: Option<ProgressBar>,
+    stats: Option<ProgressBar>,
+    stopped: bool,
+}
+
+impl DbBars {
+    /// Bars drawn only when `live`.
+    pub fn new(live: bool) -> DbBars {
+        let multi = live.then(|| with_shared(|s| s.multi.clone()));
+        DbBars { multi, state: Mutex::new(DbBarsState::default()) }
+    }
+
+    fn with_state(&self, f: impl FnOnce(&MultiProgress, &mut DbBarsState)) {
+        let Some(multi) = &self.multi else { return };
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.stopped {
+            return;
+        }
+        if crate::signals::stop_requested() {
+            state.clear(multi);
+            state.stopped = true;
+            announce_stop();
+            return;
+        }
+        f(multi, &mut state);
+    }
+
+    /// The build loaded `rows` more rows of about `expected`.
+    pub fn loaded(&self, rows: u64, expected: u64) {
+        self.with_state(|multi, st| {
+            st.loaded += rows;
+            let started = *st.build_started.get_or_insert_with(Instant::now);
+            let bar = st.build.get_or_insert_with(|| {
+                multi.add(
+                    ProgressBar::new(expected)
+                        .with_style(style("{prefix:>8} [{bar}] {wide_msg}"))
+                        .with_prefix("build"),
+                )
+            });
+            bar.set_position(st.loaded.min(expected));
+            bar.set_message(build_message(st.loaded, expected, started.elapsed().as_secs_f64()));
+        });
+    }
+
+    /// A run starts: the build's bar and the last run's go.
+    pub fn point(&self) {
+        self.with_state(|multi, st| {
+            st.clear(multi);
+            with_shared(|s| {
+                if let Some(o) = &s.overall {
+                    o.refresh();
+                }
+            });
+        });
+    }
+
+    /// Where the run is.
+    pub fn running(&self, live: &iolab_db::tpcc::Live) {
+        self.with_state(|multi, st| {
+            if live.measured_s <= 0.0 && live.elapsed_s < live.ramp_s {
+                let bar = st.ramp.get_or_insert_with(|| {
+                    multi.add(
+                        ProgressBar::new((live.ramp_s * 1e3) as u64)
+                            .with_style(style("{prefix:>8} [{bar}] {wide_msg}"))
+                            .with_prefix("ramp"),
+                    )
+                });
+                bar.set_position((live.elapsed_s * 1e3) as u64);
+                bar.set_message(ramp_message(live.elapsed_s, live.ramp_s));
+            } else {
+                if let Some(ramp) = st.ramp.take() {
+                    ramp.finish_and_clear();
+                    multi.remove(&ramp);
+                }
+                let len = (live.duration_s * 1e3) as u64;
+                let bar = st.measure.get_or_insert_with(|| {
+                    multi.add(
+                        ProgressBar::new(len)
+                            .with_style(style("{prefix:>8} [{bar}] {wide_msg}"))
+                            .with_prefix("measure"),
+                    )
+                });
+                bar.set_position(((live.measured_s * 1e3) as u64).min(len));
+                bar.set_message(format!(
+                    "{}/{}, {} left",
+                    format_clock(live.measured_s.floor()),
+                    format_clock(live.duration_s),
+                    format_clock((live.duration_s - live.measured_s).ceil())
+                ));
+                let stats = st.stats.get_or_insert_with(|| {
+                    multi.insert_after(bar, ProgressBar::new(0).with_style(style("{prefix:>8} {wide_msg}")))
+                });
+                stats.set_message(db_live_stats(live));
+            }
+            with_shared(|s| {
+                if let Some(o) = &s.overall {
+                    o.refresh();
+                }
+            });
+        });
+    }
+
+    /// Clears every bar (the run is over).
+    pub fn finish(&self) {
+        let Some(multi) = &self.multi else { return };
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.clear(multi);
+    }
+}
+
+impl DbBarsState {
+    fn clear(&mut self, multi: &MultiProgress) {
+        let bars = self
+            .build
+            .take()
+            .into_iter()
+            .chain(self.ramp.take())
+            .chain(self.measure.take())
+            .chain(self.stats.take());
+        for bar in bars {
+            bar.finish_and_clear();
+            multi.remove(&bar);
+        }
+    }
+}
+
+impl Drop for DbBars {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -621,6 +794,32 @@ mod tests {
 
     fn timed(ramp_s: f64, duration_s: f64) -> RunShape {
         RunShape { ramp_s, duration_s: Some(duration_s), ..RunShape::default() }
+    }
+
+    #[test]
+    fn build_message_says_rows_rate_and_time_left() {
+        assert_eq!(build_message(100_000, 400_000, 2.0), "100,000/~400,000 rows, 50,000 rows/s, ETA 6s");
+        assert_eq!(build_message(0, 400_000, 0.0), "0/~400,000 rows, 0 rows/s");
+        assert_eq!(build_message(410_000, 400_000, 4.1), "410,000/~400,000 rows, 100,000 rows/s");
+    }
+
+    #[test]
+    fn db_live_stats_shows_nopm_and_tpm_once_measuring() {
+        let mut live = iolab_db::tpcc::Live { users: 4, ramp_s: 1.0, duration_s: 10.0, ..Default::default() };
+        assert_eq!(db_live_stats(&live), "");
+        live.measured_s = 30.0;
+        live.new_orders = 450;
+        live.completed = [455, 430, 40, 40, 40];
+        assert_eq!(db_live_stats(&live), "NOPM 900  TPM 2,010  4 users");
+    }
+
+    #[test]
+    fn db_bars_not_live_do_nothing() {
+        let bars = DbBars::new(false);
+        bars.loaded(10, 100);
+        bars.point();
+        bars.running(&iolab_db::tpcc::Live::default());
+        bars.finish();
     }
 
     #[test]

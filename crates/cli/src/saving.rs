@@ -171,6 +171,8 @@ pub fn kind_name(kind: EntryKind) -> &'static str {
         EntryKind::Sweep => "sweep",
         EntryKind::FindMax => "find-max",
         EntryKind::Verify => "verify",
+        EntryKind::Db => "db",
+        EntryKind::DbSweep => "db-sweep",
     }
 }
 

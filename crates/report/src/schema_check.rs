@@ -18,6 +18,8 @@ pub const FIND_MAX_SCHEMA: &str = include_str!("../../../docs/schema/iolab.findm
 pub const MRC_SCHEMA: &str = include_str!("../../../docs/schema/iolab.mrc.v1.json");
 /// `iolab.db/1`.
 pub const DB_SCHEMA: &str = include_str!("../../../docs/schema/iolab.db.v1.json");
+/// `iolab.dbsweep/1`.
+pub const DB_SWEEP_SCHEMA: &str = include_str!("../../../docs/schema/iolab.dbsweep.v1.json");
 
 /// The schema file a `$ref` names, parsed (leaked: tests only, a handful of files).
 fn schema_file(name: &str) -> &'static Value {
@@ -28,6 +30,7 @@ fn schema_file(name: &str) -> &'static Value {
         "iolab.findmax.v1.json" => FIND_MAX_SCHEMA,
         "iolab.mrc.v1.json" => MRC_SCHEMA,
         "iolab.db.v1.json" => DB_SCHEMA,
+        "iolab.dbsweep.v1.json" => DB_SWEEP_SCHEMA,
         other => panic!("$ref to an unknown schema file '{other}'"),
     };
     Box::leak(Box::new(serde_json::from_str(text).expect("schema file is JSON")))

@@ -55,7 +55,8 @@ pub struct RunsArgs {
     /// duration ago (1h).
     #[arg(long, value_name = "DATE|AGO")]
     pub until: Option<String>,
-    /// Only entries of this kind: run, sweep, find-max or verify (`iolab verify` checks).
+    /// Only entries of this kind: run, sweep, find-max, verify (`iolab verify` checks), db (`iolab db` runs) or
+    /// db-sweep (`iolab db` over several --users).
     #[arg(long, value_name = "KIND")]
     pub kind: Option<String>,
     /// At most this many entries (the newest). Default: all.
@@ -85,12 +86,13 @@ pub struct ExportArgs {
     /// Entry id, or a unique start of one.
     #[arg(value_name = "ID")]
     pub id: String,
-    /// The stored document, exactly as `--json` wrote it (iolab.result/1, iolab.sweep/1 or iolab.findmax/1).
+    /// The stored document, exactly as `--json` wrote it (iolab.result/1, iolab.sweep/1, iolab.findmax/1,
+    /// iolab.db/1 or iolab.dbsweep/1).
     /// Without --json or --csv, `-o FILE.json` or `-o FILE.csv` says which.
     #[arg(long)]
     pub json: bool,
-    /// CSV: a run's time series (one row per interval), a sweep's points (one row per point) or a search's
-    /// steps (one row per step).
+    /// CSV: a run's time series (one row per interval), a sweep's points (one row per point), a search's
+    /// steps (one row per step) or a database sweep's user counts (one row per point).
     #[arg(long)]
     pub csv: bool,
     /// Write to FILE instead of stdout.

@@ -41,8 +41,12 @@ pub struct TpccArgs {
     #[arg(long, short = 'w', value_name = "N", default_value = "1")]
     pub warehouses: String,
     /// Users: one connection and one thread each, user i on home warehouse i mod N + 1, running
-    /// transactions back to back (no keying or think time). Default 1 (HammerDB's default).
-    #[arg(long, short = 'u', value_name = "N", default_value = "1")]
+    /// transactions back to back (no keying or think time). Default 1 (HammerDB's default). A list or range
+    /// (1,2,4,8 or 1..32:x2) is a sweep, as HammerDB's autopilot: the database is built once, then each user
+    /// count gets its own ramp and window and consistency check, in the order given; the result
+    /// (iolab.dbsweep/1) has NOPM against users and the knee, where more users gain less than 10% NOPM while
+    /// new-order p99 grows more than 20%.
+    #[arg(long, short = 'u', value_name = "N|LIST", default_value = "1")]
     pub users: String,
     /// Ramp before the measured window: transactions run but are not counted. Default 5s.
     #[arg(long, value_name = "DURATION", default_value = "5s")]
@@ -66,9 +70,17 @@ pub struct TpccArgs {
     /// builds it again.
     #[arg(long)]
     pub keep: bool,
-    /// Write the result (iolab.db/1) as JSON to FILE; '-' for stdout.
+    /// Write the result (iolab.db/1; with several --users, iolab.dbsweep/1) as JSON to FILE; '-' for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
+    /// Serve the live figures (NOPM and TPM of the window so far, transactions per minute and completed per
+    /// transaction type, users, rows loaded by the build) at http://ADDR:PORT/metrics in the
+    /// Prometheus/OpenMetrics text format while the build and the run go on.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
+    /// Results catalog: where the run is saved (as kind db, or db-sweep), its tags and note.
+    #[command(flatten)]
+    pub catalog: super::CatalogFlags,
     /// Print nothing but errors.
     #[arg(long, short = 'q')]
     pub quiet: bool,

@@ -82,7 +82,7 @@ fn a_db_dir_iolab_did_not_make_is_refused_and_left_alone() {
 }
 
 /// Why the PostgreSQL tests cannot run here, if they cannot.
-fn postgres_missing() -> Option<String> {
+pub(crate) fn postgres_missing() -> Option<String> {
     if !is_root() {
         return Some("not root (the tests run the server as the 'postgres' account, as CI does)".into());
     }
@@ -102,7 +102,7 @@ fn postgres_missing() -> Option<String> {
 }
 
 /// A directory in /tmp that the `postgres` account can pass through (the target dir's may not let it).
-fn pg_tempdir() -> tempfile::TempDir {
+pub(crate) fn pg_tempdir() -> tempfile::TempDir {
     let d = tempfile::Builder::new().prefix("iolab-pg-").tempdir_in("/tmp").unwrap();
     std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     d
@@ -122,7 +122,7 @@ fn processes_in(dir: &Path) -> Vec<String> {
 }
 
 /// Nothing of a private server in `parent`/db: no process, no socket, no directory.
-fn assert_nothing_left(parent: &Path, db: &Path) {
+pub(crate) fn assert_nothing_left(parent: &Path, db: &Path) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !processes_in(db).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));

@@ -8,12 +8,12 @@ use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 /// A port nobody listens on now (bound and released).
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// `GET /metrics` with a bare HTTP/1.0 request: the response's status line and body.
-fn scrape(port: u16) -> Option<(String, String)> {
+pub(crate) fn scrape(port: u16) -> Option<(String, String)> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     s.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
@@ -24,7 +24,7 @@ fn scrape(port: u16) -> Option<(String, String)> {
 }
 
 /// The value of the first sample line that starts with `prefix`.
-fn sample(body: &str, prefix: &str) -> Option<f64> {
+pub(crate) fn sample(body: &str, prefix: &str) -> Option<f64> {
     body.lines().find(|l| l.starts_with(prefix))?.rsplit(' ').next()?.parse().ok()
 }
 

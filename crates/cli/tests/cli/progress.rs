@@ -7,7 +7,7 @@ use crate::util::{iolab, tempdir, SIM};
 use std::process::Command;
 
 /// Asserts `stderr` has nothing a terminal would interpret and no bar.
-fn assert_plain(what: &str, stderr: &str) {
+pub(crate) fn assert_plain(what: &str, stderr: &str) {
     assert!(!stderr.contains('\x1b'), "{what}: escape sequence on stderr:\n{stderr:?}");
     assert!(!stderr.contains('\r'), "{what}: carriage return on stderr:\n{stderr:?}");
     for bar in ["fill [", "ramp [", "measure [", "sweep ["] {
@@ -80,7 +80,7 @@ fn progress_quiet_prints_nothing_on_stderr() {
 }
 
 /// Runs `iolab ARGS` under a pseudo-terminal; `None` (with a `skipped:` line) when `script` is missing.
-fn on_a_terminal(args: &[&str]) -> Option<String> {
+pub(crate) fn on_a_terminal(args: &[&str]) -> Option<String> {
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let mut line = quote(env!("CARGO_BIN_EXE_iolab"));
     for a in args {

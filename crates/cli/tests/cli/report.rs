@@ -115,7 +115,7 @@ fn with_two_hosts(from: &Path, to: &Path) {
 }
 
 /// The Chromium binary: `$CHROMIUM`, else `chromium` or `chromium-browser` on the PATH.
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("CHROMIUM") {
         return Some(PathBuf::from(p));
     }
@@ -182,7 +182,7 @@ fn chart_svgs(html: &str) -> Vec<(String, String)> {
 }
 
 /// Loads `report` in Chromium and checks the page, then screenshots its charts and checks each drew.
-fn check_in_browser(bin: &Path, dir: &Path, report: &Path, want_charts: usize) {
+pub(crate) fn check_in_browser(bin: &Path, dir: &Path, report: &Path, want_charts: usize) {
     let html = std::fs::read_to_string(report).expect("read the report");
     let profile = dir.join("chromium-profile");
     let url = format!("file://{}", report.display());

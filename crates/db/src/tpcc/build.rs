@@ -23,13 +23,28 @@ pub struct Built {
     pub rows: RowCounts,
 }
 
-/// Builds a database of `warehouses` warehouses and `items` items from `seed`.
+/// About how many rows a database of `warehouses` and `items` holds: the items, and per warehouse itself,
+/// its stock, 10 districts, 30,000 customers, history rows and orders, 9,000 new orders and about 300,000
+/// order lines (5 to 15 per order, 10 on average). What the build's progress counts towards.
+pub fn expected_rows(warehouses: u64, items: u64) -> u64 {
+    let per_warehouse = 1
+        + items
+        + load::DISTRICTS
+        + 3 * load::DISTRICTS * load::CUSTOMERS
+        + load::DISTRICTS * (load::CUSTOMERS - load::FIRST_NEW_ORDER + 1)
+        + 10 * load::DISTRICTS * load::CUSTOMERS;
+    items + warehouses * per_warehouse
+}
+
+/// Builds a database of `warehouses` warehouses and `items` items from `seed`; `on_rows` is told of the
+/// rows loaded as they are (from the loading threads).
 pub fn build(
     engine: &dyn Engine,
     warehouses: u64,
     items: u64,
     seed: u64,
     stop: &AtomicBool,
+    on_rows: load::OnRows<'_>,
 ) -> Result<Built, Error> {
     let started = Instant::now();
     let dialect = engine.dialect();
@@ -38,12 +53,12 @@ pub fn build(
     let mut conn = engine.connect()?;
     conn.batch(&schema::create_tables(&dialect))?;
     conn.loading(true)?;
-    let mut rows = load::load_items(conn.as_mut(), items, seed, stop)?;
+    let mut rows = load::load_items(conn.as_mut(), items, seed, stop, on_rows)?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let loaders = if dialect.parallel_load { (warehouses as u32).min(cpus).clamp(1, MAX_LOADERS) } else { 1 };
     if loaders == 1 {
         for w in 1..=warehouses {
-            rows.add(&load::load_warehouse(conn.as_mut(), w, items, seed, now, stop)?);
+            rows.add(&load::load_warehouse(conn.as_mut(), w, items, seed, now, stop, on_rows)?);
         }
     } else {
         let next = AtomicU64::new(1);
@@ -60,7 +75,7 @@ pub fn build(
                             if w > warehouses || failed.load(Ordering::Relaxed) {
                                 return Ok(());
                             }
-                            let r = load::load_warehouse(c.as_mut(), w, items, seed, now, stop);
+                            let r = load::load_warehouse(c.as_mut(), w, items, seed, now, stop, on_rows);
                             match r {
                                 Ok(r) => total.lock().unwrap_or_else(|p| p.into_inner()).add(&r),
                                 Err(e) => {

@@ -8,15 +8,20 @@
 //! for its type. At each end of the window the driver reads the database's `sum(d_next_o_id)` (HammerDB's
 //! own NOPM) and /proc/diskstats for the devices under the database. A raised stop flag ends the window
 //! early (the result is then partial); a database error that retrying cannot cure ends the run with it.
+//!
+//! While it runs, the driver's own thread (never a user's) tells the caller's [`Observer`] where the run is
+//! about every [`LIVE_EVERY`]: the phase and, in the window, the transactions completed so far, from
+//! counters the users add to as each transaction completes (one relaxed atomic add per transaction).
 
 use super::rand::{Deck, TxType};
 use super::txn::{Ran, Terminal};
+use super::Observer;
 use crate::engine::{Conn, Done, Engine};
 use crate::{DbError, Error, Value};
 use iolab_device::diskstats::{self, BlockDevice, Counters};
 use iolab_stats::LatencyHistogram;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -79,6 +84,49 @@ pub struct Measured {
     pub partial: bool,
 }
 
+/// How often the observer hears of the run.
+pub const LIVE_EVERY: Duration = Duration::from_millis(100);
+
+/// Where a run is, as the observer is told: what a progress bar and `--metrics` show.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Live {
+    /// Users running.
+    pub users: u32,
+    /// Seconds since the users started.
+    pub elapsed_s: f64,
+    /// The ramp asked for, seconds.
+    pub ramp_s: f64,
+    /// The window asked for, seconds.
+    pub duration_s: f64,
+    /// Seconds of the window so far (0 in the ramp).
+    pub measured_s: f64,
+    /// Per transaction type ([`TxType::ALL`]'s order), completed in the window so far: committed or rolled
+    /// back.
+    pub completed: [u64; 5],
+    /// New orders committed in the window so far.
+    pub new_orders: u64,
+}
+
+impl Live {
+    /// New orders per minute of the window so far (NOPM); `None` before the window.
+    pub fn nopm(&self) -> Option<f64> {
+        (self.measured_s > 0.0).then(|| self.new_orders as f64 * 60.0 / self.measured_s)
+    }
+
+    /// Transactions per minute of the window so far (TPM); `None` before the window.
+    pub fn tpm(&self) -> Option<f64> {
+        let n: u64 = self.completed.iter().sum();
+        (self.measured_s > 0.0).then(|| n as f64 * 60.0 / self.measured_s)
+    }
+}
+
+/// The counters the users add to as transactions complete in the window.
+#[derive(Default)]
+struct LiveCounts {
+    completed: [AtomicU64; 5],
+    new_orders: AtomicU64,
+}
+
 /// What one user gathered.
 struct UserResult {
     tx: Vec<TxStats>,
@@ -91,11 +139,17 @@ fn next_order_ids(conn: &mut dyn Conn) -> Option<u64> {
     rows.first().and_then(|r| r.first()).and_then(Value::int).map(|v| v as u64)
 }
 
-/// Sleeps until `until` in small steps, returning early (false) when `stop` or `abort` is raised.
-fn wait_until(until: Instant, stop: &AtomicBool, abort: &AtomicBool) -> bool {
+/// Sleeps until `until` in small steps, returning early (false) when `stop` or `abort` is raised, and calls
+/// `tick` every [`LIVE_EVERY`].
+fn wait_until(until: Instant, stop: &AtomicBool, abort: &AtomicBool, tick: &mut dyn FnMut()) -> bool {
+    let mut next_tick = Instant::now();
     while Instant::now() < until {
         if stop.load(Ordering::Relaxed) || abort.load(Ordering::Relaxed) {
             return false;
+        }
+        if Instant::now() >= next_tick {
+            tick();
+            next_tick = Instant::now() + LIVE_EVERY;
         }
         std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
     }
@@ -110,6 +164,7 @@ fn user(
     dialect: &crate::Dialect,
     (window_start, window_end): (Instant, Instant),
     done: &AtomicBool,
+    live: &LiveCounts,
 ) -> Result<UserResult, DbError> {
     let mut term = Terminal::new(index, spec.warehouses, spec.items, spec.seed, dialect);
     let mut deck = Deck::new();
@@ -141,18 +196,23 @@ fn user(
                 continue;
             }
         }
+        live.completed[kind.index()].fetch_add(1, Ordering::Relaxed);
+        if kind == TxType::NewOrder && ran.done == Done::Committed {
+            live.new_orders.fetch_add(1, Ordering::Relaxed);
+        }
         s.latency.record((ended - started).as_nanos().min(u64::MAX as u128) as u64);
     }
     Ok(UserResult { tx, skipped })
 }
 
 /// Runs the users for the ramp and the window; `device_dir` is where the database's files are (for the
-/// device view), `stop` the caller's stop flag.
+/// device view), `stop` the caller's stop flag, `observer` told where the run is (from this thread).
 pub fn run(
     engine: &dyn Engine,
     spec: &RunSpec,
     device_dir: Option<&Path>,
     stop: &AtomicBool,
+    observer: &dyn Observer,
 ) -> Result<Measured, Error> {
     let mut conns: Vec<Box<dyn Conn>> = Vec::with_capacity(spec.users as usize);
     for _ in 0..spec.users {
@@ -164,8 +224,22 @@ pub fn run(
     let done = AtomicBool::new(false);
     let abort = AtomicBool::new(false);
     let first_error: Mutex<Option<DbError>> = Mutex::new(None);
+    let live = LiveCounts::default();
     let start = Instant::now();
     let window = (start + spec.ramp, start + spec.ramp + spec.duration);
+    let tell = |window_started: Option<Instant>| {
+        let now = Instant::now();
+        observer.running(&Live {
+            users: spec.users,
+            elapsed_s: now.saturating_duration_since(start).as_secs_f64(),
+            ramp_s: spec.ramp.as_secs_f64(),
+            duration_s: spec.duration.as_secs_f64(),
+            measured_s: window_started
+                .map_or(0.0, |w| now.min(window.1).saturating_duration_since(w).as_secs_f64()),
+            completed: std::array::from_fn(|i| live.completed[i].load(Ordering::Relaxed)),
+            new_orders: live.new_orders.load(Ordering::Relaxed),
+        });
+    };
     let mut results: Vec<UserResult> = Vec::new();
     let mut ends = (None, None);
     let mut counters = (Default::default(), Default::default());
@@ -176,11 +250,12 @@ pub fn run(
             .iter_mut()
             .enumerate()
             .map(|(i, conn)| {
-                let (done, abort, first_error, dialect) = (&done, &abort, &first_error, &dialect);
+                let (done, abort, first_error, dialect, live) =
+                    (&done, &abort, &first_error, &dialect, &live);
                 std::thread::Builder::new()
                     .name(format!("iolab-db-user-{i}"))
                     .spawn_scoped(scope, move || {
-                        let r = user(i as u32, conn.as_mut(), spec, dialect, window, done);
+                        let r = user(i as u32, conn.as_mut(), spec, dialect, window, done, live);
                         if let Err(e) = &r {
                             first_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e.clone());
                             abort.store(true, Ordering::Relaxed);
@@ -190,15 +265,17 @@ pub fn run(
                     .expect("spawn a user thread")
             })
             .collect();
-        if wait_until(window.0, stop, &abort) {
+        if wait_until(window.0, stop, &abort, &mut || tell(None)) {
             ends.0 = next_order_ids(monitor.as_mut());
             counters.0 = diskstats::read();
             actual.0 = Instant::now();
-            let completed = wait_until(window.1, stop, &abort);
+            let window_started = actual.0;
+            let completed = wait_until(window.1, stop, &abort, &mut || tell(Some(window_started)));
             partial = !completed;
             ends.1 = next_order_ids(monitor.as_mut());
             counters.1 = diskstats::read();
             actual.1 = Instant::now().min(window.1);
+            tell(Some(window_started));
         } else {
             partial = true;
         }

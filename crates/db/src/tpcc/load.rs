@@ -38,17 +38,22 @@ impl RowCounts {
     }
 }
 
+/// What a loader is told to tell: rows loaded, after each chunk (it may be called from several loading
+/// threads at once).
+pub type OnRows<'a> = &'a (dyn Fn(u64) + Sync);
+
 /// Collects rows per table and hands them to the engine in chunks.
 struct Writer<'a> {
     conn: &'a mut dyn Conn,
     stop: &'a AtomicBool,
+    on_rows: OnRows<'a>,
     pending: Vec<Vec<Vec<Value>>>,
     counts: RowCounts,
 }
 
 impl<'a> Writer<'a> {
-    fn new(conn: &'a mut dyn Conn, stop: &'a AtomicBool) -> Writer<'a> {
-        Writer { conn, stop, pending: vec![Vec::new(); TABLES.len()], counts: RowCounts::default() }
+    fn new(conn: &'a mut dyn Conn, stop: &'a AtomicBool, on_rows: OnRows<'a>) -> Writer<'a> {
+        Writer { conn, stop, on_rows, pending: vec![Vec::new(); TABLES.len()], counts: RowCounts::default() }
     }
 
     fn push(&mut self, table_index: usize, row: Vec<Value>) -> Result<(), Error> {
@@ -70,6 +75,7 @@ impl<'a> Writer<'a> {
         let t = &TABLES[i];
         self.conn.load(t.name, &t.column_names(), &rows).map_err(|e| load_error(t.name, e))?;
         self.counts.0[i] += rows.len() as u64;
+        (self.on_rows)(rows.len() as u64);
         Ok(())
     }
 
@@ -90,9 +96,15 @@ fn index(name: &str) -> usize {
 }
 
 /// Loads the ITEM table: `items` rows.
-pub fn load_items(conn: &mut dyn Conn, items: u64, seed: u64, stop: &AtomicBool) -> Result<RowCounts, Error> {
+pub fn load_items(
+    conn: &mut dyn Conn,
+    items: u64,
+    seed: u64,
+    stop: &AtomicBool,
+    on_rows: OnRows<'_>,
+) -> Result<RowCounts, Error> {
     let mut rng = Rng::for_worker(seed ^ LOAD_SALT, 0);
-    let mut w = Writer::new(conn, stop);
+    let mut w = Writer::new(conn, stop, on_rows);
     let item = index("item");
     for i in 1..=items {
         let row = vec![
@@ -132,10 +144,11 @@ pub fn load_warehouse(
     seed: u64,
     now: i64,
     stop: &AtomicBool,
+    on_rows: OnRows<'_>,
 ) -> Result<RowCounts, Error> {
     let (c_load, _) = Constants::from_seed(seed);
     let mut rng = Rng::for_worker(seed ^ LOAD_SALT, w as u32);
-    let mut out = Writer::new(conn, stop);
+    let mut out = Writer::new(conn, stop, on_rows);
     let wid = Value::Int(w as i64);
     let mut row = vec![wid.clone(), astring(&mut rng, 6, 10).into()];
     row.extend(address(&mut rng));

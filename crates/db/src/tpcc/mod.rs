@@ -5,9 +5,10 @@
 //! TPC-C, not compliant with it (no terminals, no audited durability, scaled items when asked, money in
 //! integer cents) and its numbers are not comparable with published TPC results.
 //!
-//! [`run`] builds ([`build`]), runs ([`driver`]), checks ([`check`]) and returns the `iolab.db/1` document.
-//! The parts: [`rand`] (NURand, the strings, the mix's deck), [`schema`], [`load`], [`txn`] (the five
-//! transactions).
+//! [`run`] builds ([`build`]), runs ([`driver`]), checks ([`check`]) and returns the `iolab.db/1` document;
+//! [`sweep`] builds once and then runs and checks at each of several user counts (HammerDB's autopilot),
+//! returning the `iolab.dbsweep/1` document. The parts: [`rand`] (NURand, the strings, the mix's deck),
+//! [`schema`], [`load`], [`txn`] (the five transactions).
 
 pub mod build;
 pub mod check;
@@ -24,6 +25,8 @@ use iolab_report::db::{
     DbBuild, DbEngine, DbResult, DeviceView, MixShare, Setting, TableRows, TpccConfig, TpccRun, TxResult,
     DB_SCHEMA, TPCC_DISCLAIMER,
 };
+use iolab_report::db_sweep::{DbSweepPoint, DbSweepResult, DB_SWEEP_SCHEMA};
+use iolab_report::sweep::{DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT};
 use rand::TxType;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -52,10 +55,31 @@ pub struct Options {
     pub seed: u64,
 }
 
-/// What the caller is told as the command goes.
-pub trait Observer {
+pub use driver::Live;
+
+/// What the caller is told as the command goes. Only `notice` must be written; the rest is for live
+/// displays (progress bars, `--metrics`) and does nothing unless implemented. Shared with the loading
+/// threads, hence `Sync`.
+pub trait Observer: Sync {
     /// A line for people (what is being done now).
     fn notice(&self, text: &str);
+
+    /// The build loaded `rows` more rows, of about `expected` in all ([`build::expected_rows`]); called
+    /// after each chunk, from whichever thread loaded it.
+    fn loaded(&self, rows: u64, expected: u64) {
+        let _ = (rows, expected);
+    }
+
+    /// A run at `users` users starts: point `index` (from 0) of `count` (1 for a single run).
+    fn point(&self, index: usize, count: usize, users: u32) {
+        let _ = (index, count, users);
+    }
+
+    /// Where the run is: about every [`driver::LIVE_EVERY`] from the driver's thread, and once at the end of
+    /// the window.
+    fn running(&self, live: &Live) {
+        let _ = live;
+    }
 }
 
 /// Builds the database on `engine`, runs the workload, checks consistency and returns the document. The
@@ -66,8 +90,70 @@ pub fn run(
     stop: &AtomicBool,
     observer: &dyn Observer,
 ) -> Result<DbResult, Error> {
-    let start_unix_s =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let start_unix_s = now_unix_s();
+    let built = build_database(engine, o, stop, observer)?;
+    observer.point(0, 1, o.users);
+    measure(engine, o, start_unix_s, &built, stop, observer)
+}
+
+/// Builds the database on `engine`, then runs the workload at each of `users` (in order) on the same
+/// database, each with its ramp and window and checked for consistency afterwards; returns the
+/// `iolab.dbsweep/1` document with the knee of NOPM against users. A stop during the build is
+/// [`Error::Interrupted`]; a stop during a point ends the sweep there, partial, with the points run.
+pub fn sweep(
+    engine: &dyn Engine,
+    o: &Options,
+    users: &[u32],
+    stop: &AtomicBool,
+    observer: &dyn Observer,
+) -> Result<DbSweepResult, Error> {
+    let start_unix_s = now_unix_s();
+    let built = build_database(engine, o, stop, observer)?;
+    let mut points = Vec::new();
+    let mut partial = false;
+    for (i, &u) in users.iter().enumerate() {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            partial = true;
+            break;
+        }
+        observer.point(i, users.len(), u);
+        let point = Options { users: u, ..o.clone() };
+        let result = measure(engine, &point, now_unix_s(), &built, stop, observer)?;
+        partial |= result.partial;
+        points.push(DbSweepPoint { users: u, result });
+        if partial {
+            break;
+        }
+    }
+    partial |= points.len() < users.len();
+    let mut s = DbSweepResult {
+        schema: DB_SWEEP_SCHEMA.into(),
+        iolab_version: env!("CARGO_PKG_VERSION").into(),
+        workload: "tpcc".into(),
+        disclaimer: TPCC_DISCLAIMER.into(),
+        seed: o.seed,
+        start_unix_s,
+        axis: "users".into(),
+        users: users.to_vec(),
+        points,
+        knee: None,
+        partial,
+    };
+    s.analyze(DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT);
+    Ok(s)
+}
+
+fn now_unix_s() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// The build, with its notices and the rows it loads told to the observer.
+fn build_database(
+    engine: &dyn Engine,
+    o: &Options,
+    stop: &AtomicBool,
+    observer: &dyn Observer,
+) -> Result<build::Built, Error> {
     observer.notice(&format!(
         "building {} warehouse{} ({} items) on {}",
         o.warehouses,
@@ -75,10 +161,24 @@ pub fn run(
         o.items,
         engine.version()
     ));
-    let built = build::build(engine, o.warehouses, o.items, o.seed, stop)?;
+    let expected = build::expected_rows(o.warehouses, o.items);
+    let built = build::build(engine, o.warehouses, o.items, o.seed, stop, &|n| observer.loaded(n, expected))?;
+    observer.notice(&format!("built in {:.1} s", built.seconds));
+    Ok(built)
+}
+
+/// One ramp and window at `o.users` users on the built database, the consistency check after it, and its
+/// document.
+fn measure(
+    engine: &dyn Engine,
+    o: &Options,
+    start_unix_s: u64,
+    built: &build::Built,
+    stop: &AtomicBool,
+    observer: &dyn Observer,
+) -> Result<DbResult, Error> {
     observer.notice(&format!(
-        "built in {:.1} s; running {} user{}: {:.0} s ramp, {:.0} s measured",
-        built.seconds,
+        "running {} user{}: {:.0} s ramp, {:.0} s measured",
         o.users,
         if o.users == 1 { "" } else { "s" },
         o.ramp.as_secs_f64(),
@@ -92,13 +192,13 @@ pub fn run(
         ramp: o.ramp,
         duration: o.duration,
     };
-    let measured = driver::run(engine, &spec, engine.dir(), stop)?;
+    let measured = driver::run(engine, &spec, engine.dir(), stop, observer)?;
     observer.notice("checking the consistency conditions");
     let mut conn = engine.connect()?;
     let consistency = check::check_all(conn.as_mut())?;
     drop(conn);
     let size_bytes = engine.dir().map(dir_bytes);
-    Ok(document(engine, o, start_unix_s, &built, &measured, consistency, size_bytes))
+    Ok(document(engine, o, start_unix_s, built, &measured, consistency, size_bytes))
 }
 
 /// Bytes in the files under `dir`.

@@ -40,6 +40,10 @@ pub enum Unit {
     Depth,
     /// Transactions per hour.
     PerHour,
+    /// Per minute (NOPM, TPM, a transaction type's rate).
+    PerMinute,
+    /// A share of the window, 0 to 1 (a device's busy time).
+    Share,
 }
 
 /// The result of Welch's t-test between a baseline and another side.
@@ -70,7 +74,7 @@ impl WelchTest {
 pub struct Comparison {
     /// Always [`COMPARE_SCHEMA`].
     pub schema: String,
-    /// `runs` or `sweeps`.
+    /// `runs`, `sweeps`, `db` (database runs) or `db_sweeps` (database sweeps over users).
     pub kind: String,
     /// Significance level of the test.
     pub alpha: f64,
@@ -187,11 +191,12 @@ pub struct Change {
 /// One metric across the sides.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MetricComparison {
-    /// Stable key, the name `--metric` matches: `iops`, `read.p99`, `group.db.write.mean`, `tx.tx_per_hour`.
+    /// Stable key, the name `--metric` matches: `iops`, `read.p99`, `group.db.write.mean`, `tx.tx_per_hour`,
+    /// `nopm`, `txn.new_order.p99`, `device.filesystem.write.iops`.
     pub key: String,
     /// Label as printed: `IOPS`, `read p99`, `db: write mean latency`.
     pub label: String,
-    /// `total`, `group:NAME`, `transactions` or `transaction:NAME`.
+    /// `total`, `group:NAME`, `transactions`, `transaction:NAME`, `database` or `device:KEY`.
     pub scope: String,
     /// Unit of the values.
     pub unit: Unit,

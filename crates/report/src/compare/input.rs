@@ -1,5 +1,7 @@
 //! The sides of a comparison as the cli hands them over (runs or sweeps), and why a comparison cannot be made.
 
+use crate::db::DbResult;
+use crate::db_sweep::DbSweepResult;
 use crate::model::RunResult;
 use crate::sweep::SweepResult;
 
@@ -10,6 +12,32 @@ pub enum SideDocs {
     Runs(Vec<RunResult>),
     /// One sweep, or several sweeps whose points' runs are pooled as trials.
     Sweeps(Vec<SweepResult>),
+    /// One database run (`iolab db`), or several of one configuration (its trials).
+    Db(Vec<DbResult>),
+    /// One database sweep over users, or several whose points are pooled as trials.
+    DbSweeps(Vec<DbSweepResult>),
+}
+
+impl SideDocs {
+    /// What the side holds, as messages name it: `runs`, `a sweep`, `database runs`, `a database sweep`.
+    pub fn what(&self) -> &'static str {
+        match self {
+            SideDocs::Runs(_) => "runs",
+            SideDocs::Sweeps(_) => "a sweep",
+            SideDocs::Db(_) => "database runs",
+            SideDocs::DbSweeps(_) => "a database sweep",
+        }
+    }
+
+    /// A database run or sweep (`iolab db`), as against the I/O runs and sweeps.
+    pub fn is_db(&self) -> bool {
+        matches!(self, SideDocs::Db(_) | SideDocs::DbSweeps(_))
+    }
+
+    /// A sweep (points compared one by one), of I/O or of a database.
+    pub fn is_sweep(&self) -> bool {
+        matches!(self, SideDocs::Sweeps(_) | SideDocs::DbSweeps(_))
+    }
 }
 
 /// One side of a comparison.
@@ -35,6 +63,13 @@ pub enum CompareError {
         /// Source of a sweep side.
         sweeps: String,
     },
+    /// A database run or sweep (`iolab db`) on one side, an I/O run or sweep on another.
+    DbWithIo {
+        /// Source of the database side.
+        db: String,
+        /// Source of the I/O side.
+        io: String,
+    },
     /// `alpha` outside (0, 1).
     BadAlpha(f64),
     /// Sweeps with no point (params) in common.
@@ -51,6 +86,10 @@ impl std::fmt::Display for CompareError {
             Self::MixedKinds { runs, sweeps } => write!(
                 f,
                 "cannot compare '{runs}' (runs) with '{sweeps}' (a sweep): compare runs with runs, sweeps with sweeps"
+            ),
+            Self::DbWithIo { db, io } => write!(
+                f,
+                "cannot compare '{db}' (a database run, iolab db) with '{io}' (an I/O run): NOPM and transaction response times have no counterpart in IOPS and I/O latency; compare database runs with database runs (iolab runs --kind db lists them)"
             ),
             Self::BadAlpha(a) => write!(f, "invalid value '{a}' for '--alpha': expected a number between 0 and 1"),
             Self::NoCommonPoint => {

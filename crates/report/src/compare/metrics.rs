@@ -1,11 +1,13 @@
-//! The metrics of a comparison: what each side's trials offer (totals, read and write, groups, transactions),
-//! their keys and labels, the `--metric` filter, and one trial's value of one metric (or the statistic of the
-//! trials' merged histogram).
+//! The metrics of a comparison: what each side's trials offer (totals, read and write, groups, transactions;
+//! for database runs NOPM and TPM, each transaction type's rate and response times, and the devices under the
+//! database), their keys and labels, the `--metric` filter, and one trial's value of one metric (or the
+//! statistic of the trials' merged histogram).
 
 use iolab_stats::LatencyHistogram;
 
 use super::document::{Better, Unit};
 use super::input::CompareError;
+use crate::db::{DbResult, DeviceView};
 use crate::model::{OpSummary, RunResult};
 use crate::sweep::TrialMetrics;
 
@@ -54,10 +56,20 @@ pub(crate) enum Stat {
     CpuPerIo,
     Depth,
     TxPerHour,
+    /// A database run's new orders per minute.
+    Nopm,
+    /// A database run's transactions per minute.
+    Tpm,
+    /// One transaction type's completions per minute.
+    PerMinute,
+    /// The 95th percentile (a database transaction's response time, as HammerDB and iolab db print it).
+    P95,
+    /// A device's share of the window with I/O in flight.
+    Busy,
 }
 
 /// The stat names `--metric` accepts (besides full keys and `read.`/`write.` prefixed names), with aliases.
-const STAT_NAMES: [(&str, &str); 20] = [
+const STAT_NAMES: [(&str, &str); 26] = [
     ("iops", "iops"),
     ("mb_s", "mb_s"),
     ("mbs", "mb_s"),
@@ -78,6 +90,12 @@ const STAT_NAMES: [(&str, &str); 20] = [
     ("latency", "@lat"),
     ("lat", "@lat"),
     ("tx", "@tx"),
+    ("nopm", "nopm"),
+    ("tpm", "tpm"),
+    ("per_minute", "per_minute"),
+    ("p95", "p95"),
+    ("busy", "busy"),
+    ("device", "@device"),
 ];
 
 impl Stat {
@@ -94,6 +112,11 @@ impl Stat {
             Stat::CpuPerIo => "cpu_per_io",
             Stat::Depth => "depth",
             Stat::TxPerHour => "tx_per_hour",
+            Stat::Nopm => "nopm",
+            Stat::Tpm => "tpm",
+            Stat::PerMinute => "per_minute",
+            Stat::P95 => "p95",
+            Stat::Busy => "busy",
         }
     }
     fn label(self) -> &'static str {
@@ -109,15 +132,22 @@ impl Stat {
             Stat::CpuPerIo => "CPU per I/O",
             Stat::Depth => "achieved depth",
             Stat::TxPerHour => "tx/hour",
+            Stat::Nopm => "NOPM",
+            Stat::Tpm => "TPM",
+            Stat::PerMinute => "per minute",
+            Stat::P95 => "p95",
+            Stat::Busy => "busy",
         }
     }
     pub(crate) fn is_latency(self) -> bool {
-        matches!(self, Stat::Mean | Stat::P50 | Stat::P99 | Stat::P999 | Stat::Max)
+        matches!(self, Stat::Mean | Stat::P50 | Stat::P95 | Stat::P99 | Stat::P999 | Stat::Max)
     }
     pub(crate) fn better(self) -> Better {
         match self {
-            Stat::Iops | Stat::MbS | Stat::TxPerHour => Better::Higher,
-            Stat::Depth => Better::Neither,
+            Stat::Iops | Stat::MbS | Stat::TxPerHour | Stat::Nopm | Stat::Tpm | Stat::PerMinute => {
+                Better::Higher
+            }
+            Stat::Depth | Stat::Busy => Better::Neither,
             _ => Better::Lower,
         }
     }
@@ -127,6 +157,8 @@ impl Stat {
             Stat::MbS => Unit::MbS,
             Stat::Depth => Unit::Depth,
             Stat::TxPerHour => Unit::PerHour,
+            Stat::Nopm | Stat::Tpm | Stat::PerMinute => Unit::PerMinute,
+            Stat::Busy => Unit::Share,
             _ => Unit::Ns,
         }
     }
@@ -138,6 +170,13 @@ pub(crate) enum Scope {
     Group(String),
     Tx,
     TxType(String),
+    /// A database run as a whole (NOPM, TPM).
+    Db,
+    /// One transaction type of a database run.
+    DbTx(String),
+    /// A block device under a database: a role (`filesystem`, `disk`) that every run has exactly one device
+    /// of, else a device name every run has.
+    Device(String),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -153,9 +192,19 @@ impl MetricDef {
             Scope::Total => String::new(),
             Scope::Group(g) => format!("group.{g}."),
             Scope::Tx => "tx.".to_string(),
-            Scope::TxType(t) => format!("txn.{t}."),
+            Scope::TxType(t) | Scope::DbTx(t) => format!("txn.{t}."),
+            Scope::Db => String::new(),
+            Scope::Device(d) => format!("device.{d}."),
         };
         format!("{scope}{}{}", self.kind.key(), self.stat.key())
+    }
+    /// Which direction is better. A device's rates and busy share are the workload's doing as much as the
+    /// device's (more new orders write more), so neither is judged; its time per request is.
+    pub(crate) fn better(&self) -> Better {
+        match (&self.scope, self.stat) {
+            (Scope::Device(_), Stat::Iops | Stat::MbS) => Better::Neither,
+            (_, stat) => stat.better(),
+        }
     }
     pub(crate) fn label(&self) -> String {
         let stat = format!("{}{}", self.kind.prefix(), self.stat.label());
@@ -166,6 +215,12 @@ impl MetricDef {
             Scope::Tx => format!("tx {stat}"),
             Scope::TxType(t) if self.stat == Stat::TxPerHour => format!("{t}: {stat}"),
             Scope::TxType(t) => format!("{t}: tx {stat}"),
+            Scope::Db => stat,
+            Scope::DbTx(t) => format!("{t}: {stat}"),
+            Scope::Device(d) if self.stat == Stat::Mean => {
+                format!("device {d}: {}time per request", self.kind.prefix())
+            }
+            Scope::Device(d) => format!("device {d}: {stat}"),
         }
     }
     pub(crate) fn scope_name(&self) -> String {
@@ -173,7 +228,9 @@ impl MetricDef {
             Scope::Total => "total".to_string(),
             Scope::Group(g) => format!("group:{g}"),
             Scope::Tx => "transactions".to_string(),
-            Scope::TxType(t) => format!("transaction:{t}"),
+            Scope::TxType(t) | Scope::DbTx(t) => format!("transaction:{t}"),
+            Scope::Db => "database".to_string(),
+            Scope::Device(d) => format!("device:{d}"),
         }
     }
 }
@@ -232,7 +289,8 @@ impl MetricFilter {
         let key = def.key();
         self.names.iter().any(|n| match n.as_str() {
             "@lat" => def.stat.is_latency() || def.stat == Stat::ServiceMean,
-            "@tx" => matches!(def.scope, Scope::Tx | Scope::TxType(_)),
+            "@tx" => matches!(def.scope, Scope::Tx | Scope::TxType(_) | Scope::DbTx(_)),
+            "@device" => matches!(def.scope, Scope::Device(_)),
             n => key == n || key.ends_with(&format!(".{n}")),
         })
     }
@@ -243,6 +301,60 @@ impl MetricFilter {
 pub(crate) enum Trial<'a> {
     Full(&'a RunResult),
     Headline(&'a TrialMetrics),
+    /// A database run.
+    Db(&'a DbResult),
+}
+
+/// The device of a database run a device scope names: the one device of that role, else the one of that
+/// name.
+fn device<'a>(r: &'a DbResult, key: &str) -> Option<&'a DeviceView> {
+    let mut of_role = r.devices.iter().filter(|d| d.role == key);
+    match (of_role.next(), of_role.next()) {
+        (Some(d), None) => Some(d),
+        _ => r.devices.iter().find(|d| d.name == key),
+    }
+}
+
+/// A database run's value of one metric.
+fn db_value(def: &MetricDef, r: &DbResult) -> Option<f64> {
+    match &def.scope {
+        Scope::Db => match def.stat {
+            Stat::Nopm => Some(r.run.nopm),
+            Stat::Tpm => Some(r.run.tpm),
+            _ => None,
+        },
+        Scope::DbTx(t) => {
+            let t = r.run.transactions.iter().find(|x| &x.name == t)?;
+            let lat = t.latency_ns.as_ref();
+            match def.stat {
+                Stat::PerMinute => Some(t.per_minute),
+                Stat::Mean => Some(lat?.mean),
+                Stat::P50 => Some(lat?.p50 as f64),
+                Stat::P95 => Some(lat?.p95 as f64),
+                Stat::P99 => Some(lat?.p99 as f64),
+                Stat::Max => Some(lat?.max as f64),
+                _ => None,
+            }
+        }
+        Scope::Device(key) => {
+            let d = device(r, key)?;
+            let per_s = |bytes: u64| (r.run.measured_s > 0.0).then(|| bytes as f64 / r.run.measured_s / 1e6);
+            let ns = |ms: Option<f64>| ms.map(|m| m * 1e6);
+            match (def.kind, def.stat) {
+                (Kind::Read, Stat::Iops) => Some(d.read_iops),
+                (Kind::Read, Stat::MbS) => per_s(d.read_bytes),
+                (Kind::Read, Stat::Mean) => ns(d.read_mean_ms),
+                (Kind::Write, Stat::Iops) => Some(d.write_iops),
+                (Kind::Write, Stat::MbS) => per_s(d.write_bytes),
+                (Kind::Write, Stat::Mean) => ns(d.write_mean_ms),
+                (Kind::Flush, Stat::Iops) => Some(d.flushes_per_s),
+                (Kind::Flush, Stat::Mean) => ns(d.flush_mean_ms),
+                (Kind::All, Stat::Busy) => Some(d.busy),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 pub(crate) fn op_summary<'a>(r: &'a RunResult, scope: &Scope, kind: Kind) -> Option<&'a OpSummary> {
@@ -265,6 +377,7 @@ pub(crate) fn op_summary<'a>(r: &'a RunResult, scope: &Scope, kind: Kind) -> Opt
 
 pub(crate) fn extract(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
     let v = match trial {
+        Trial::Db(r) => db_value(def, r)?,
         Trial::Headline(t) => {
             if def.scope != Scope::Total || def.kind != Kind::All {
                 return None;
@@ -299,6 +412,7 @@ pub(crate) fn extract(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
                     _ => return None,
                 }
             }
+            Scope::Db | Scope::DbTx(_) | Scope::Device(_) => return None,
             Scope::Tx | Scope::TxType(_) => {
                 let lg = r.loadgen.as_ref()?;
                 let (per_hour, lat) = match &def.scope {
@@ -327,6 +441,14 @@ pub(crate) fn extract(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
 /// transactions). Read and write rows appear only when some trial had ops of that kind; group rows only
 /// when some trial has more than one group (a single group repeats the totals).
 pub(crate) fn metric_defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
+    let dbs: Vec<&DbResult> = all_trials
+        .iter()
+        .flatten()
+        .filter_map(|t| if let Trial::Db(r) = t { Some(*r) } else { None })
+        .collect();
+    if !dbs.is_empty() {
+        return db_metric_defs(&dbs);
+    }
     let fulls =
         || all_trials.iter().flatten().filter_map(|t| if let Trial::Full(r) = t { Some(*r) } else { None });
     let has_kind =
@@ -394,6 +516,59 @@ pub(crate) fn metric_defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
     defs
 }
 
+/// The metrics of database runs: NOPM and TPM; per transaction type its rate and response times; per device
+/// that every run has (by role, else by name, [`device_keys`]) reads, writes and flushes, their time per
+/// request, and the busy share.
+fn db_metric_defs(dbs: &[&DbResult]) -> Vec<MetricDef> {
+    let def = |scope: Scope, kind: Kind, stat: Stat| MetricDef { scope, kind, stat };
+    let mut defs = vec![def(Scope::Db, Kind::All, Stat::Nopm), def(Scope::Db, Kind::All, Stat::Tpm)];
+    let mut types: Vec<&str> = Vec::new();
+    for t in dbs.iter().flat_map(|r| &r.run.transactions) {
+        if !types.contains(&t.name.as_str()) {
+            types.push(&t.name);
+        }
+    }
+    for t in types {
+        for stat in [Stat::PerMinute, Stat::Mean, Stat::P50, Stat::P95, Stat::P99, Stat::Max] {
+            defs.push(def(Scope::DbTx(t.to_string()), Kind::All, stat));
+        }
+    }
+    for key in device_keys(dbs) {
+        let scope = Scope::Device(key);
+        for kind in [Kind::Read, Kind::Write] {
+            for stat in [Stat::Iops, Stat::MbS, Stat::Mean] {
+                defs.push(def(scope.clone(), kind, stat));
+            }
+        }
+        defs.push(def(scope.clone(), Kind::Flush, Stat::Iops));
+        defs.push(def(scope.clone(), Kind::Flush, Stat::Mean));
+        defs.push(def(scope, Kind::All, Stat::Busy));
+    }
+    defs
+}
+
+/// The devices to compare across database runs: each role (`filesystem`, `disk`, `member`) that every run
+/// has exactly one device of, so that a Gen 5 drive and a Gen 6 one under the same file system compare
+/// although their names differ; then the devices of other roles that every run has by name.
+pub(crate) fn device_keys(dbs: &[&DbResult]) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    let Some(first) = dbs.first() else { return keys };
+    for d in &first.devices {
+        let unique_role = dbs.iter().all(|r| r.devices.iter().filter(|x| x.role == d.role).count() == 1);
+        let key = if unique_role {
+            d.role.clone()
+        } else if dbs.iter().all(|r| r.devices.iter().any(|x| x.name == d.name)) {
+            d.name.clone()
+        } else {
+            continue;
+        };
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    keys
+}
+
 /// The merged response-time histogram of `trials` for a scope and kind; `None` when a trial is not a full
 /// run, lacks its histograms, one does not decode, or the merged count disagrees with the op counts (then
 /// the caller falls back to the mean of the trials).
@@ -401,6 +576,16 @@ pub(crate) fn merged_histogram(trials: &[Trial<'_>], scope: &Scope, kind: Kind) 
     let mut acc: Option<LatencyHistogram> = None;
     let mut ops = 0u64;
     for t in trials {
+        if let (Trial::Db(r), Scope::DbTx(name)) = (t, scope) {
+            let x = r.run.transactions.iter().find(|x| &x.name == name)?;
+            ops = ops.saturating_add(x.committed + x.rolled_back);
+            let h = LatencyHistogram::from_base64(&x.histogram).ok()?;
+            match &mut acc {
+                None => acc = Some(h),
+                Some(a) => a.merge(&h),
+            }
+            continue;
+        }
         let Trial::Full(r) = t else { return None };
         let hs = r.histograms.as_ref()?;
         let (read, write) = match scope {
@@ -435,6 +620,7 @@ pub(crate) fn histogram_stat(h: &LatencyHistogram, stat: Stat) -> Option<f64> {
     Some(match stat {
         Stat::Mean => s.mean,
         Stat::P50 => s.p50 as f64,
+        Stat::P95 => s.p95 as f64,
         Stat::P99 => s.p99 as f64,
         Stat::P999 => s.p999 as f64,
         Stat::Max => s.max as f64,

@@ -89,7 +89,7 @@ fn side_value(def: &MetricDef, trials: &[Trial<'_>], cache: &mut HistCache) -> O
     let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let (value, source) = if values.len() == 1 && trials.len() == 1 {
         (values[0], ValueSource::SingleRun)
-    } else if def.stat.is_latency() && matches!(def.scope, Scope::Total | Scope::Group(_)) {
+    } else if def.stat.is_latency() && matches!(def.scope, Scope::Total | Scope::Group(_) | Scope::DbTx(_)) {
         let h = cache
             .entry((def.scope.clone(), def.kind))
             .or_insert_with(|| merged_histogram(trials, &def.scope, def.kind));
@@ -120,7 +120,7 @@ fn compare_unit(
         let values: Option<Vec<SideValue>> =
             sides.iter().zip(caches.iter_mut()).map(|(t, c)| side_value(&def, t, c)).collect();
         let Some(values) = values else { continue };
-        let better = def.stat.better();
+        let better = def.better();
         let label = def.label();
         let base = &values[0];
         let changes = values
@@ -183,19 +183,27 @@ pub fn compare(sides: &[Side], opts: &CompareOptions) -> Result<Comparison, Comp
         let empty = match &s.docs {
             SideDocs::Runs(r) => r.is_empty(),
             SideDocs::Sweeps(w) => w.is_empty() || w.iter().all(|w| w.points.is_empty()),
+            SideDocs::Db(d) => d.is_empty(),
+            SideDocs::DbSweeps(w) => w.is_empty() || w.iter().all(|w| w.points.is_empty()),
         };
         if empty {
             return Err(CompareError::EmptySide(s.source.clone()));
         }
     }
-    let run_side = sides.iter().find(|s| matches!(s.docs, SideDocs::Runs(_)));
-    let sweep_side = sides.iter().find(|s| matches!(s.docs, SideDocs::Sweeps(_)));
+    if let (Some(db), Some(io)) =
+        (sides.iter().find(|s| s.docs.is_db()), sides.iter().find(|s| !s.docs.is_db()))
+    {
+        return Err(CompareError::DbWithIo { db: db.source.clone(), io: io.source.clone() });
+    }
+    let run_side = sides.iter().find(|s| !s.docs.is_sweep());
+    let sweep_side = sides.iter().find(|s| s.docs.is_sweep());
     if let (Some(r), Some(w)) = (run_side, sweep_side) {
         return Err(CompareError::MixedKinds { runs: r.source.clone(), sweeps: w.source.clone() });
     }
     let mut notes = Vec::new();
     let infos: Vec<SideInfo> = sides.iter().enumerate().map(|(i, s)| side_info(i, s, &mut notes)).collect();
     notes.extend(foreign::foreign_notes(sides));
+    notes.extend(db_notes(sides));
     let mut unmatched_points = Vec::new();
     let units = match run_side {
         Some(_) => {
@@ -203,7 +211,8 @@ pub fn compare(sides: &[Side], opts: &CompareOptions) -> Result<Comparison, Comp
                 .iter()
                 .map(|s| match &s.docs {
                     SideDocs::Runs(r) => r.iter().map(Trial::Full).collect(),
-                    SideDocs::Sweeps(_) => Vec::new(),
+                    SideDocs::Db(d) => d.iter().map(Trial::Db).collect(),
+                    SideDocs::Sweeps(_) | SideDocs::DbSweeps(_) => Vec::new(),
                 })
                 .collect();
             vec![compare_unit(None, &trials, opts)]
@@ -272,9 +281,15 @@ pub fn compare(sides: &[Side], opts: &CompareOptions) -> Result<Comparison, Comp
             labels.join(", ")
         ));
     }
+    let kind = match &sides[0].docs {
+        SideDocs::Runs(_) => "runs",
+        SideDocs::Sweeps(_) => "sweeps",
+        SideDocs::Db(_) => "db",
+        SideDocs::DbSweeps(_) => "db_sweeps",
+    };
     Ok(Comparison {
         schema: COMPARE_SCHEMA.to_string(),
-        kind: if run_side.is_some() { "runs" } else { "sweeps" }.to_string(),
+        kind: kind.to_string(),
         alpha: opts.alpha,
         test: format!(
             "{TEST_NAME} on per-trial values, when both sides have at least {MIN_TRIALS_FOR_TEST} trials"
@@ -307,8 +322,79 @@ fn side_info(i: usize, s: &Side, notes: &mut Vec<String>) -> SideInfo {
             }
             (w.len(), Vec::new(), w.iter().map(|w| w.base_seed).collect())
         }
+        SideDocs::Db(d) => {
+            if d.iter().any(|r| r.partial) {
+                notes.push(format!("side {label} ('{}') includes a partial (interrupted) run", s.source));
+            }
+            let config = |r: &crate::db::DbResult| serde_json::to_value((&r.config, &r.engine.name)).ok();
+            if d.iter().any(|r| config(r) != config(&d[0])) {
+                notes.push(format!(
+                    "side {label} ('{}'): its runs have different configurations; they are treated as trials of one",
+                    s.source
+                ));
+            }
+            (d.len(), Vec::new(), d.iter().map(|r| r.seed).collect())
+        }
+        SideDocs::DbSweeps(w) => {
+            if w.iter().any(|w| w.partial) {
+                notes.push(format!("side {label} ('{}') includes a partial (interrupted) sweep", s.source));
+            }
+            (w.len(), Vec::new(), w.iter().map(|w| w.seed).collect())
+        }
     };
     SideInfo { label, source: s.source.clone(), documents, run_ids, seeds }
+}
+
+/// The database runs of a side (a database sweep's points' runs).
+fn db_runs(s: &Side) -> Vec<&crate::db::DbResult> {
+    match &s.docs {
+        SideDocs::Db(d) => d.iter().collect(),
+        SideDocs::DbSweeps(w) => w.iter().flat_map(|w| w.points.iter().map(|p| &p.result)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What to know when comparing database runs: the workload is derived from TPC-C; which engine and devices
+/// each side ran on (the device rows compare them by their role under the database's file system); and,
+/// with one engine on one side and another on the other, that the difference is the engines' as much as the
+/// storage's.
+fn db_notes(sides: &[Side]) -> Vec<String> {
+    let runs = db_runs;
+    if sides.iter().all(|s| runs(s).is_empty()) {
+        return Vec::new();
+    }
+    let mut notes = vec![crate::db::TPCC_DISCLAIMER.to_string()];
+    let mut engines: Vec<&str> = Vec::new();
+    let mut where_: Vec<String> = Vec::new();
+    for (i, s) in sides.iter().enumerate() {
+        let rs = runs(s);
+        let mut devices: Vec<String> = Vec::new();
+        for d in rs.iter().flat_map(|r| &r.devices) {
+            let name = format!("{} ({})", d.name, d.role);
+            if !devices.contains(&name) {
+                devices.push(name);
+            }
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for r in &rs {
+            if !names.contains(&r.engine.name.as_str()) {
+                names.push(&r.engine.name);
+            }
+            if !engines.contains(&r.engine.name.as_str()) {
+                engines.push(&r.engine.name);
+            }
+        }
+        let on = if devices.is_empty() { "no device view".to_string() } else { devices.join(", ") };
+        where_.push(format!("{} {} on {on}", side_letter(i), names.join("+")));
+    }
+    notes.push(format!("engines and devices: {}", where_.join("; ")));
+    if engines.len() > 1 {
+        notes.push(
+            "the sides ran different database engines: the differences are the engines' as much as the storage's"
+                .to_string(),
+        );
+    }
+    notes
 }
 
 /// A run's configuration without its seeds, to tell trials of one configuration from different ones.
@@ -325,9 +411,20 @@ fn strip_seed(v: &serde_json::Value) -> serde_json::Value {
 /// A sweep point's params and its trials.
 type PointTrials<'a> = (BTreeMap<String, String>, Vec<Trial<'a>>);
 
-/// A sweep side's points: params -> trials, pooling points with the same params (across sweeps too).
+/// A sweep side's points: params -> trials, pooling points with the same params (across sweeps too). A
+/// database sweep's points are its user counts (`users=4`).
 fn sweep_points(s: &Side) -> Vec<PointTrials<'_>> {
     let mut out: Vec<PointTrials<'_>> = Vec::new();
+    if let SideDocs::DbSweeps(sweeps) = &s.docs {
+        for p in sweeps.iter().flat_map(|w| &w.points) {
+            let params = BTreeMap::from([("users".to_string(), p.users.to_string())]);
+            match out.iter_mut().find(|(q, _)| *q == params) {
+                Some((_, t)) => t.push(Trial::Db(&p.result)),
+                None => out.push((params, vec![Trial::Db(&p.result)])),
+            }
+        }
+        return out;
+    }
     let SideDocs::Sweeps(sweeps) = &s.docs else { return out };
     for p in sweeps.iter().flat_map(|w| &w.points) {
         let trials: Vec<Trial<'_>> = if p.trials.is_empty() {

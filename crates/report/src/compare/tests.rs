@@ -478,3 +478,111 @@ fn a_fio_measured_side_brings_the_definition_notes_to_every_rendering() {
     let c = compare(&[runs("a", vec![a.clone()]), runs("b", vec![a])], &CompareOptions::default()).unwrap();
     assert!(c.notes.iter().all(|n| !n.contains("fio")), "{:?}", c.notes);
 }
+
+/// A database run: NOPM, TPM, new-order response times of `lat_ns` (`n` of them) and one device `name`
+/// under the file system, `write_ms` per write.
+fn db_run(nopm: f64, lat_ns: u64, n: u64, name: &str, write_ms: f64, seed: u64) -> crate::db::DbResult {
+    let mut r = crate::db::tests::sample();
+    r.seed = seed;
+    r.run.nopm = nopm;
+    r.run.tpm = nopm * 2.2;
+    let mut h = LatencyHistogram::new();
+    for _ in 0..n {
+        h.record(lat_ns);
+    }
+    let t = &mut r.run.transactions[0];
+    (t.committed, t.rolled_back, t.per_minute) = (n, 0, nopm);
+    t.latency_ns = h.summary();
+    t.histogram = h.to_base64();
+    r.devices[0].name = name.into();
+    r.devices[0].write_mean_ms = Some(write_ms);
+    r
+}
+
+fn db(source: &str, r: Vec<crate::db::DbResult>) -> Side {
+    Side { source: source.to_string(), docs: SideDocs::Db(r) }
+}
+
+/// The seed's Gen 5 and Gen 6 story: the same database on a faster drive, more new orders per minute and
+/// shorter response times; the devices compared by their role though their names differ.
+#[test]
+fn db_runs_compare_nopm_transactions_and_the_device_by_role() {
+    let gen5 = db("gen5", vec![db_run(10_000.0, 8_000_000, 100, "nvme0n1", 0.5, 1)]);
+    let gen6 = db("gen6", vec![db_run(15_000.0, 4_000_000, 100, "nvme1n1", 0.2, 1)]);
+    let c = compare(&[gen5, gen6], &CompareOptions::default()).unwrap();
+    assert_eq!(c.kind, "db");
+    let u = &c.units[0];
+    let nopm = metric(u, "nopm");
+    assert_eq!(nopm.changes[0].phrase, "NOPM +50%");
+    assert_eq!(nopm.changes[0].verdict, ChangeVerdict::Better);
+    assert_eq!(nopm.best, ["B"]);
+    let p99 = metric(u, "txn.new_order.p99");
+    assert!(close(p99.changes[0].pct.unwrap(), -50.0, 0.2), "{p99:?}");
+    assert_eq!(p99.changes[0].verdict, ChangeVerdict::Better);
+    metric(u, "txn.new_order.p95");
+    let w = metric(u, "device.filesystem.write.mean");
+    assert_eq!(w.label, "device filesystem: write time per request");
+    assert!(close(w.sides[1].value, 200_000.0, 1e-6));
+    assert_eq!(w.changes[0].verdict, ChangeVerdict::Better);
+    assert_eq!(metric(u, "device.filesystem.write.iops").better, Better::Neither);
+    assert!(c.notes.iter().any(|n| n.contains("not TPC-C compliant")), "{:?}", c.notes);
+    assert!(
+        c.notes.iter().any(|n| n.contains("nvme0n1 (filesystem)") && n.contains("nvme1n1")),
+        "{:?}",
+        c.notes
+    );
+    crate::schema_check::check_document(
+        &serde_json::to_value(&c).unwrap(),
+        crate::schema_check::COMPARE_SCHEMA,
+    );
+    let t = crate::TextExporter.render(&crate::Document::Compare(&c));
+    assert!(t.contains("B vs A: NOPM +50% (better), TPM +50% (better), new_order: p99 -50% (better)"), "{t}");
+    let only = MetricFilter::parse("nopm,device").unwrap();
+    let c = compare(
+        &[db("a", vec![db_run(1.0, 1, 1, "x", 1.0, 1)]), db("b", vec![db_run(2.0, 1, 1, "y", 1.0, 1)])],
+        &CompareOptions { metrics: only, ..CompareOptions::default() },
+    )
+    .unwrap();
+    assert!(c.units[0].metrics.iter().all(|m| m.key == "nopm" || m.key.starts_with("device.")));
+}
+
+#[test]
+fn db_trials_merge_response_time_histograms_and_are_tested() {
+    let a: Vec<_> = (0..3).map(|i| db_run(10_000.0 + i as f64, 8_000_000, 100 + i, "vda", 0.5, i)).collect();
+    let b: Vec<_> = (0..3).map(|i| db_run(15_000.0 + i as f64, 4_000_000, 100, "vda", 0.5, i)).collect();
+    let c = compare(&[db("tag:gen=5", a), db("tag:gen=6", b)], &CompareOptions::default()).unwrap();
+    let u = &c.units[0];
+    assert_eq!(metric(u, "txn.new_order.p99").sides[0].source, ValueSource::MergedHistograms);
+    assert!(metric(u, "nopm").changes[0].test.as_ref().unwrap().significant);
+}
+
+#[test]
+fn a_db_run_and_an_io_run_are_refused_naming_both() {
+    let e = compare(
+        &[
+            db("5a1b", vec![db_run(1.0, 1, 1, "vda", 1.0, 1)]),
+            runs("run.json", vec![run_with(10, 1000, 0, 0, 1)]),
+        ],
+        &CompareOptions::default(),
+    )
+    .unwrap_err();
+    let m = e.to_string();
+    assert!(m.contains("'5a1b' (a database run, iolab db)") && m.contains("'run.json' (an I/O run)"), "{m}");
+}
+
+#[test]
+fn db_sweeps_compare_point_by_point_by_users() {
+    let a = crate::db_sweep::tests::sample();
+    let mut b = a.clone();
+    b.points.truncate(3);
+    for p in &mut b.points {
+        p.result.run.nopm *= 2.0;
+    }
+    let side = |s: &str, w| Side { source: s.into(), docs: SideDocs::DbSweeps(vec![w]) };
+    let c = compare(&[side("a", a), side("b", b)], &CompareOptions::default()).unwrap();
+    assert_eq!(c.kind, "db_sweeps");
+    assert_eq!(c.units.len(), 3);
+    assert_eq!(c.units[2].params.as_ref().unwrap()["users"], "4");
+    assert_eq!(metric(&c.units[0], "nopm").changes[0].phrase, "NOPM +100%");
+    assert_eq!(c.unmatched_points.len(), 1);
+}

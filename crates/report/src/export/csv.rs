@@ -1,4 +1,5 @@
-//! CSV: a run's time series, a sweep's points, a find-max search's steps. A comparison has no CSV form.
+//! CSV: a run's time series, a sweep's points, a find-max search's steps, a database sweep's user counts. A
+//! comparison and a single database run have no CSV form.
 
 use std::fmt::Write as _;
 
@@ -20,6 +21,7 @@ impl CsvExporter {
             Document::Sweep(s) => Ok(sweep(s)),
             Document::FindMax(f) => Ok(find_max(f)),
             Document::Mrc(m) => Ok(mrc(m)),
+            Document::DbSweep(s) => Ok(db_sweep(s)),
             Document::Compare(_) | Document::Db(_) => {
                 Err(Unsupported { format: "csv", document: doc.kind() })
             }
@@ -33,6 +35,44 @@ impl Exporter for CsvExporter {
     fn export(&self, doc: &Document<'_>) -> Result<String, Unsupported> {
         self.render(doc)
     }
+}
+
+/// Header of a database sweep's CSV: one row per user count; latencies in ns, device rates summed over
+/// the devices under the database; `mark` is `knee` at the knee.
+pub const DB_SWEEP_CSV_HEADER: &str = "users,nopm,tpm,new_order_p50_ns,new_order_p95_ns,new_order_p99_ns,retries,failed,consistent,device_read_iops,device_write_iops,device_flushes_per_s,partial,mark";
+
+/// A database sweep as CSV: the header, then one line per point.
+pub(crate) fn db_sweep(s: &crate::db_sweep::DbSweepResult) -> String {
+    let mut out = String::from(DB_SWEEP_CSV_HEADER);
+    out.push('\n');
+    let knee = s.knee.as_ref().and_then(|k| k.point);
+    for (i, p) in s.points.iter().enumerate() {
+        let r = &p.result;
+        let no = r.run.transactions.iter().find(|t| t.name == crate::db_sweep::KNEE_TRANSACTION);
+        let lat = |f: fn(&iolab_stats::LatSummary) -> u64| {
+            no.and_then(|t| t.latency_ns.as_ref()).map(|l| f(l).to_string()).unwrap_or_default()
+        };
+        let sum = |f: fn(&crate::db::DeviceView) -> f64| r.devices.iter().map(f).sum::<f64>();
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            p.users,
+            r.run.nopm,
+            r.run.tpm,
+            lat(|l| l.p50),
+            lat(|l| l.p95),
+            lat(|l| l.p99),
+            r.run.transactions.iter().map(|t| t.retries).sum::<u64>(),
+            r.run.transactions.iter().map(|t| t.failed).sum::<u64>(),
+            r.consistent(),
+            sum(|d| d.read_iops),
+            sum(|d| d.write_iops),
+            sum(|d| d.flushes_per_s),
+            r.partial,
+            if knee == Some(i) { "knee" } else { "" }
+        );
+    }
+    out
 }
 
 /// Header of a run's CSV (its time series); the columns are the fields of `iolab_stats::TimePoint`.

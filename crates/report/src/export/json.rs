@@ -21,6 +21,7 @@ impl JsonExporter {
             Document::FindMax(f) => pretty(f) + "\n",
             Document::Mrc(m) => pretty(m) + "\n",
             Document::Db(d) => pretty(d) + "\n",
+            Document::DbSweep(d) => pretty(d) + "\n",
         }
     }
 }

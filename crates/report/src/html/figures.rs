@@ -524,15 +524,28 @@ fn short_desc(key: &str) -> String {
     }
 }
 
+/// A bar chart of one value per input, named `names` (the inputs side by side).
+pub(crate) fn one_bar_each(
+    names: &[String],
+    title: &str,
+    y_desc: &str,
+    values: Vec<f64>,
+    fmt: Fmt,
+) -> BarChart {
+    BarChart {
+        title: title.into(),
+        y_desc: y_desc.into(),
+        names: names.to_vec(),
+        sets: vec![BarSet { name: String::new(), values }],
+        fmt,
+    }
+}
+
 /// Side-by-side bars for several runs: IOPS, MB/s, mean and p99 response time.
 pub(crate) fn comparison_bars(runs: &[(&str, &RunResult)]) -> Vec<BarChart> {
     let names: Vec<String> = runs.iter().map(|(l, _)| l.to_string()).collect();
-    let one = |title: &str, y_desc: &str, values: Vec<f64>, fmt: Fmt| BarChart {
-        title: title.into(),
-        y_desc: y_desc.into(),
-        names: names.clone(),
-        sets: vec![BarSet { name: String::new(), values }],
-        fmt,
+    let one = |title: &str, y_desc: &str, values: Vec<f64>, fmt: Fmt| {
+        one_bar_each(&names, title, y_desc, values, fmt)
     };
     let lat = |f: LatField| -> Vec<f64> {
         runs.iter().map(|(_, r)| r.total.all.lat_ns.as_ref().map_or(f64::NAN, f)).collect()

@@ -1,9 +1,12 @@
 //! The report as Markdown for tickets (`iolab report --format md`): the same inputs and numbers as the HTML
 //! page, with the figures as tables (GitHub-flavoured pipe tables): runs side by side, per sweep its points
-//! along each swept field with the knee marked, per run its summary, latency percentiles and warnings.
+//! along each swept field with the knee marked, per run its summary, latency percentiles and warnings; per
+//! database run its facts, transactions, consistency conditions and devices, database runs side by side, and
+//! a database sweep's points with the knee.
 
 use std::fmt::Write as _;
 
+use super::db_figures;
 use super::figures::{run_curve, PERCENTILE_COLUMNS};
 use super::names::workload;
 use super::{DocBody, ReportDoc};
@@ -129,6 +132,7 @@ pub fn render_markdown(title: &str, docs: &[ReportDoc]) -> String {
             sweep(&mut out, d, s);
         }
     }
+    db_parts(&mut out, docs);
     for d in docs {
         if let DocBody::Mrc(m) = &d.body {
             let _ = writeln!(out, "### Miss-ratio curves: {}\n", cell(&d.label));
@@ -146,6 +150,102 @@ pub fn render_markdown(title: &str, docs: &[ReportDoc]) -> String {
 }
 
 /// Each run against the first: IOPS, MB/s, mean and p99 as a percent change, in the seeds' language.
+/// Right-alignment of a numbers table: every column but the first.
+fn numbers(n: usize) -> Vec<bool> {
+    (0..n).map(|i| i > 0).collect()
+}
+
+/// The database runs and sweeps (`iolab db`): side by side when several, then each run and each sweep.
+fn db_parts(out: &mut String, docs: &[ReportDoc]) {
+    use crate::format::format_rate;
+    let dbs: Vec<(&ReportDoc, &crate::db::DbResult)> = docs
+        .iter()
+        .filter_map(|d| if let DocBody::Db(r) = &d.body { Some((d, r.as_ref())) } else { None })
+        .collect();
+    if dbs.len() >= 2 {
+        out.push_str("### Database runs side by side\n\n");
+        let rows: Vec<Vec<String>> = dbs
+            .iter()
+            .map(|(d, r)| {
+                let no = r.run.transactions.iter().find(|t| t.name == crate::db_sweep::KNEE_TRANSACTION);
+                let p99 = no
+                    .and_then(|t| t.latency_ns.as_ref())
+                    .map_or("-".into(), |l| format_duration_ns(l.p99 as f64));
+                vec![
+                    d.label.clone(),
+                    format!("{} {}", r.workload, r.engine.name),
+                    r.config.users.to_string(),
+                    format_rate(r.run.nopm, 0),
+                    format_rate(r.run.tpm, 0),
+                    p99,
+                    if r.consistent() { "passed".into() } else { "FAILED".into() },
+                ]
+            })
+            .collect();
+        let header = ["run", "workload", "users", "NOPM", "TPM", "new_order p99", "consistency"];
+        table(out, &header, &[false, false, true, true, true, true, false], &rows);
+    }
+    for (d, r) in &dbs {
+        let _ = writeln!(out, "### Database run: {}\n", cell(&d.label));
+        let _ = writeln!(out, "*{}.*\n", cell(&r.disclaimer));
+        let facts: Vec<Vec<String>> =
+            db_figures::facts(r).into_iter().map(|(k, v)| vec![k.to_string(), v]).collect();
+        table(out, &["", ""], &[], &facts);
+        table(
+            out,
+            &crate::db_rows::TX_COLUMNS,
+            &numbers(crate::db_rows::TX_COLUMNS.len()),
+            &crate::db_rows::tx_rows(r),
+        );
+        let checks: Vec<Vec<String>> = r
+            .consistency
+            .iter()
+            .map(|k| {
+                let result = if k.passed {
+                    "passed".to_string()
+                } else {
+                    format!("FAILED ({} violations)", k.violations)
+                };
+                vec![k.condition.to_string(), k.rule.clone(), result]
+            })
+            .collect();
+        table(out, &["consistency condition", "rule", "result"], &[], &checks);
+        if !r.devices.is_empty() {
+            table(
+                out,
+                &crate::db_rows::DEVICE_COLUMNS,
+                &numbers(crate::db_rows::DEVICE_COLUMNS.len()),
+                &crate::db_rows::device_rows(r),
+            );
+        }
+        for w in &r.warnings {
+            let _ = writeln!(out, "- warning: {}", cell(w));
+        }
+        if !r.warnings.is_empty() {
+            out.push('\n');
+        }
+    }
+    for d in docs {
+        let DocBody::DbSweep(s) = &d.body else { continue };
+        let _ = writeln!(out, "### Database sweep over users: {}\n", cell(&d.label));
+        let _ = writeln!(out, "*{}.*\n", cell(&s.disclaimer));
+        table(
+            out,
+            &crate::db_rows::SWEEP_COLUMNS,
+            &numbers(crate::db_rows::SWEEP_COLUMNS.len() - 1),
+            &crate::db_rows::sweep_rows(s, "knee"),
+        );
+        if let Some(k) = &s.knee {
+            let at = k.users.map_or("beyond the sweep".to_string(), |u| format!("{u} users"));
+            let _ = writeln!(
+                out,
+                "Knee (first user count after which NOPM gains < {:.0}% while {} p99 grows > {:.0}%): {at}.\n",
+                k.nopm_gain_pct, k.transaction, k.p99_growth_pct
+            );
+        }
+    }
+}
+
 fn comparison(out: &mut String, runs: &[(&ReportDoc, &RunResult)]) {
     let (base_d, base) = runs[0];
     let _ = writeln!(out, "### Against {}\n", cell(&base_d.label));

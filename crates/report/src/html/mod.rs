@@ -5,7 +5,10 @@
 //! percentile curve (from the merged HDR histograms) and the per-interval time series; for sweeps IOPS (or
 //! MB/s along block size) and latency against each swept field, with the knee marked, several sweeps
 //! overlaid (QLogic vs Emulex); for several runs side-by-side bars; and the configuration, environment,
-//! warnings, verdict and LoadGen tables. It has inline CSS and SVG only: no script, font or URL, so it
+//! warnings, verdict and LoadGen tables; per database run (`iolab db`) NOPM and TPM, each transaction's
+//! response times (a table, bars and percentile curves), the consistency conditions and the devices under the
+//! database, several side by side, and a sweep over users as NOPM against users with the knee. It has inline
+//! CSS and SVG only: no script, font or URL, so it
 //! opens offline, mails as one file and prints (charts use line styles and markers as well as colours).
 //!
 //! Both renderings read the same figure data (the `figures` module), so the Markdown tables carry the numbers the
@@ -13,6 +16,7 @@
 //! docs/REPORTS.md.
 
 pub(crate) mod charts;
+mod db_figures;
 mod figures;
 mod markdown;
 mod names;
@@ -20,6 +24,8 @@ mod page;
 
 use serde_json::Value;
 
+use crate::db::{DbResult, DB_SCHEMA};
+use crate::db_sweep::{DbSweepResult, DB_SWEEP_SCHEMA};
 use crate::find_max::{FindMaxResult, FIND_MAX_SCHEMA};
 use crate::mrc::{MrcResult, MRC_SCHEMA};
 use crate::sweep::{SweepResult, SWEEP_SCHEMA};
@@ -54,6 +60,10 @@ pub enum DocBody {
     Mrc(Box<MrcResult>),
     /// A `--find-max` search (`iolab.findmax/1`).
     FindMax(Box<FindMaxResult>),
+    /// A database run (`iolab.db/1`).
+    Db(Box<DbResult>),
+    /// A database run at several user counts (`iolab.dbsweep/1`).
+    DbSweep(Box<DbSweepResult>),
 }
 
 impl DocBody {
@@ -64,6 +74,8 @@ impl DocBody {
             DocBody::Sweep(s) => ("sweep", s.started_at.clone()),
             DocBody::Mrc(_) => ("mrc", String::new()),
             DocBody::FindMax(f) => ("find-max", f.started_at.clone()),
+            DocBody::Db(d) => ("db", iolab_doc::time::format_rfc3339(d.start_unix_s as f64)),
+            DocBody::DbSweep(s) => ("db sweep", iolab_doc::time::format_rfc3339(s.start_unix_s as f64)),
         }
     }
 
@@ -74,6 +86,8 @@ impl DocBody {
             DocBody::Sweep(s) => s.iolab_version.clone(),
             DocBody::Mrc(m) => m.iolab_version.clone(),
             DocBody::FindMax(f) => f.iolab_version.clone(),
+            DocBody::Db(d) => d.iolab_version.clone(),
+            DocBody::DbSweep(s) => s.iolab_version.clone(),
         }
     }
 }
@@ -101,8 +115,14 @@ impl DocBody {
             Some(FIND_MAX_SCHEMA) => serde_json::from_value::<FindMaxResult>(v)
                 .map(|f| DocBody::FindMax(Box::new(f)))
                 .map_err(|e| format!("not a valid {FIND_MAX_SCHEMA} document: {e}")),
+            Some(DB_SCHEMA) => serde_json::from_value::<DbResult>(v)
+                .map(|d| DocBody::Db(Box::new(d)))
+                .map_err(|e| format!("not a valid {DB_SCHEMA} document: {e}")),
+            Some(DB_SWEEP_SCHEMA) => serde_json::from_value::<DbSweepResult>(v)
+                .map(|s| DocBody::DbSweep(Box::new(s)))
+                .map_err(|e| format!("not a valid {DB_SWEEP_SCHEMA} document: {e}")),
             Some(other) => Err(format!(
-                "schema '{other}' cannot be reported; expected {SCHEMA} (a run), {SWEEP_SCHEMA} (a sweep), {MRC_SCHEMA} (miss-ratio curves) or {FIND_MAX_SCHEMA} (a --find-max search)"
+                "schema '{other}' cannot be reported; expected {SCHEMA} (a run), {SWEEP_SCHEMA} (a sweep), {MRC_SCHEMA} (miss-ratio curves), {FIND_MAX_SCHEMA} (a --find-max search), {DB_SCHEMA} or {DB_SWEEP_SCHEMA} (iolab db)"
             )),
             None => Err(format!(
                 "no \"schema\" field; expected an {SCHEMA} (iolab run --json) or {SWEEP_SCHEMA} (iolab sweep --json) document"

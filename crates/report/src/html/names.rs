@@ -75,7 +75,7 @@ fn doc_facets(d: &ReportDoc) -> Vec<Facet> {
     match &d.body {
         DocBody::Run(r) => facets(r),
         DocBody::Sweep(s) => sweep_facets(s),
-        DocBody::Mrc(_) | DocBody::FindMax(_) => Vec::new(),
+        DocBody::Mrc(_) | DocBody::FindMax(_) | DocBody::Db(_) | DocBody::DbSweep(_) => Vec::new(),
     }
 }
 

@@ -630,3 +630,66 @@ fn a_sweep_page_says_what_was_tested_and_no_ring_without_a_knee() {
     assert!(html.contains("Configuration (the resolved job"), "configuration");
     assert!(!html.contains("a ring marks the knee"), "no knee, no ring promised");
 }
+
+fn db_doc(label: &str, body: DocBody) -> ReportDoc {
+    ReportDoc { label: label.into(), source: format!("{label}.json"), tags: Vec::new(), note: None, body }
+}
+
+#[test]
+fn html_db_run_shows_nopm_transactions_consistency_devices_and_the_disclaimer() {
+    let mut r = crate::db::tests::sample();
+    r.engine.dir = Some("/mnt/<gen5>".into());
+    let html = render_html("db", &[db_doc("gen5", DocBody::Db(Box::new(r)))]);
+    for needle in [
+        "Database run: gen5",
+        ">NOPM<",
+        ">1,500<",
+        ">TPM<",
+        ">new_order p99<",
+        "not TPC-C compliant",
+        "<h3>Transactions</h3>",
+        "W_YTD = sum(D_YTD)",
+        "vda (filesystem)",
+        "/mnt/&lt;gen5&gt;",
+        ">passed<",
+    ] {
+        assert!(html.contains(needle), "missing {needle}");
+    }
+    assert_eq!(charts(&html), ["db-tx-latency", "db-tx-percentiles", "db-devices"]);
+    assert!(!html.contains("not drawn"), "every chart drew");
+    assert_self_contained(&html);
+}
+
+#[test]
+fn html_db_runs_side_by_side_and_a_sweep_over_users_with_its_knee() {
+    let a = crate::db::tests::sample();
+    let mut b = a.clone();
+    b.run.nopm = 3000.0;
+    let s = crate::db_sweep::tests::sample();
+    let docs = [
+        db_doc("gen5", DocBody::Db(Box::new(a))),
+        db_doc("gen6", DocBody::Db(Box::new(b))),
+        db_doc("users", DocBody::DbSweep(Box::new(s))),
+    ];
+    let html = render_html("db", &docs);
+    let kinds = charts(&html);
+    assert_eq!(&kinds[..4], ["db-bars", "db-bars", "db-bars", "db-percentiles"]);
+    assert_eq!(&kinds[kinds.len() - 2..], ["db-sweep-nopm", "db-sweep-latency"]);
+    assert!(html.contains("Database runs side by side") && html.contains("Database sweep over users: users"));
+    assert!(html.contains("knee: 4 users") && html.contains(">4 users<"), "the knee is marked and carded");
+    assert!(!html.contains("not drawn"));
+    let md = render_markdown("db", &docs);
+    for needle in [
+        "### Database runs side by side",
+        "| gen6 | tpcc postgres | 2 | 3,000 |",
+        "### Database run: gen5",
+        "| new\\_order | 50 | 1 | 2 | 0 |",
+        "### Database sweep over users: users",
+        "| 4 | 2,500 |",
+        "knee",
+        "Knee (first user count after which NOPM gains < 10% while new_order p99 grows > 20%): 4 users.",
+        "not TPC-C compliant",
+    ] {
+        assert!(md.contains(needle), "missing {needle} in\n{md}");
+    }
+}

@@ -18,6 +18,8 @@ fn format_value(unit: Unit, v: f64) -> String {
         Unit::Ns => format_duration_ns(v),
         Unit::Depth => format_rate(v, 2),
         Unit::PerHour => format_rate(v, 0),
+        Unit::PerMinute => format_rate(v, 0),
+        Unit::Share => format!("{:.1}%", v * 100.0),
     }
 }
 
@@ -90,9 +92,12 @@ pub(crate) fn describe_params(p: &BTreeMap<String, String>) -> String {
 
 pub(crate) fn side_line(s: &SideInfo, kind: &str) -> String {
     let what = match (kind, s.documents) {
-        ("sweeps", 1) => "1 sweep".to_string(),
-        ("sweeps", n) => format!("{n} sweeps"),
-        (_, 1) => format!("1 run, {}", s.run_ids.first().map_or("", String::as_str)),
+        ("sweeps" | "db_sweeps", 1) => "1 sweep".to_string(),
+        ("sweeps" | "db_sweeps", n) => format!("{n} sweeps"),
+        (_, 1) => match s.run_ids.first().filter(|id| !id.is_empty()) {
+            Some(id) => format!("1 run, {id}"),
+            None => "1 run".to_string(),
+        },
         (_, n) => format!("{n} runs as trials"),
     };
     format!("{}  {} ({what}){}", s.label, s.source, if s.label == "A" { " · baseline" } else { "" })
@@ -145,7 +150,18 @@ pub(crate) fn unit_table(c: &Comparison, u: &UnitComparison) -> Rendered {
 /// The seeds' sentence for one side against the baseline: the headline metrics of the unit (IOPS, MB/s,
 /// mean latency, p99, transactions per hour, transaction latency, when kept), each `label +N% (better)`.
 pub(crate) fn headline(u: &UnitComparison, side: usize) -> Option<String> {
-    const KEYS: [&str; 7] = ["iops", "mb_s", "mean", "p99", "tx.tx_per_hour", "tx.mean", "tx.p99"];
+    const KEYS: [&str; 10] = [
+        "iops",
+        "mb_s",
+        "mean",
+        "p99",
+        "tx.tx_per_hour",
+        "tx.mean",
+        "tx.p99",
+        "nopm",
+        "tpm",
+        "txn.new_order.p99",
+    ];
     let parts: Vec<String> = KEYS
         .iter()
         .filter_map(|k| u.metrics.iter().find(|m| m.key == *k))

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::db::DbResult;
-use crate::format::{format_bytes, format_count, format_duration_ns, format_rate, table};
+use crate::format::{format_count, format_rate, table};
 
 pub(crate) fn db(r: &DbResult) -> String {
     let e = &r.engine;
@@ -21,13 +21,7 @@ pub(crate) fn db(r: &DbResult) -> String {
         if r.partial { " (interrupted: partial)" } else { "" },
     );
     let _ = writeln!(out, "note    {}", r.disclaimer);
-    let place = match (&e.dir, &e.url) {
-        (_, Some(url)) => format!("the server at {url}"),
-        (Some(dir), None) => dir.clone(),
-        (None, None) => "-".into(),
-    };
-    let size = e.size_bytes.map(|b| format!(", {}", format_bytes(b))).unwrap_or_default();
-    let _ = writeln!(out, "engine  {} in {place}{size}", e.version);
+    let _ = writeln!(out, "engine  {} in {}", e.version, crate::db_rows::engine_place(e));
     if let Some(u) = &e.server_user {
         let _ = writeln!(out, "server  private, run as {u}, Unix socket only");
     }
@@ -90,75 +84,13 @@ pub(crate) fn db(r: &DbResult) -> String {
 }
 
 fn tx_table(r: &DbResult) -> String {
-    let ms = |v: Option<u64>| v.map_or("-".into(), |v| format_duration_ns(v as f64));
-    let rows: Vec<Vec<String>> = r
-        .run
-        .transactions
-        .iter()
-        .map(|t| {
-            let l = t.latency_ns.as_ref();
-            vec![
-                t.name.clone(),
-                format_count(t.committed),
-                format_count(t.rolled_back),
-                format_count(t.retries),
-                format_count(t.failed),
-                format_rate(t.per_minute, 0),
-                l.map_or("-".into(), |l| format_duration_ns(l.mean)),
-                ms(l.map(|l| l.p50)),
-                ms(l.map(|l| l.p95)),
-                ms(l.map(|l| l.p99)),
-                ms(l.map(|l| l.max)),
-            ]
-        })
-        .collect();
-    table(
-        &["", "committed", "rolled back", "retries", "failed", "per min", "mean", "p50", "p95", "p99", "max"],
-        &rows,
-    )
+    let mut header = crate::db_rows::TX_COLUMNS;
+    header[0] = "";
+    table(&header, &crate::db_rows::tx_rows(r))
 }
 
 fn device_table(r: &DbResult) -> String {
-    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".into(), f);
-    let rows: Vec<Vec<String>> = r
-        .devices
-        .iter()
-        .map(|d| {
-            vec![
-                format!("{} ({})", d.name, d.role),
-                format_rate(d.read_iops, 1),
-                format_rate(d.write_iops, 1),
-                format_rate(d.flushes_per_s, 1),
-                format_count(d.discards),
-                format_bytes(d.read_bytes),
-                format_bytes(d.write_bytes),
-                opt(d.read_mean_bytes, &|b| format_bytes(b.round() as u64)),
-                opt(d.write_mean_bytes, &|b| format_bytes(b.round() as u64)),
-                opt(d.read_mean_ms, &|m| format!("{m:.2} ms")),
-                opt(d.write_mean_ms, &|m| format!("{m:.2} ms")),
-                opt(d.flush_mean_ms, &|m| format!("{m:.2} ms")),
-                format!("{:.0}%", d.busy * 100.0),
-            ]
-        })
-        .collect();
     let mut out = String::from("devices under the database, measured window (/proc/diskstats):\n");
-    out.push_str(&table(
-        &[
-            "device",
-            "read/s",
-            "write/s",
-            "flush/s",
-            "discards",
-            "read",
-            "written",
-            "read size",
-            "write size",
-            "read lat",
-            "write lat",
-            "flush lat",
-            "busy",
-        ],
-        &rows,
-    ));
+    out.push_str(&table(&crate::db_rows::DEVICE_COLUMNS, &crate::db_rows::device_rows(r)));
     out
 }

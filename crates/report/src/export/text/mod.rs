@@ -3,6 +3,7 @@
 
 pub(crate) mod compare;
 mod db;
+mod db_sweep;
 mod find_max;
 mod loadgen;
 mod mrc;
@@ -30,6 +31,7 @@ impl TextExporter {
             Document::FindMax(f) => find_max::find_max(f),
             Document::Mrc(m) => mrc::mrc(m),
             Document::Db(d) => db::db(d),
+            Document::DbSweep(d) => db_sweep::db_sweep(d),
         }
     }
 }

@@ -1,0 +1,157 @@
+//! The tables of database runs (`iolab db`) as rows of text, one place for every rendering: the printed
+//! result, the HTML page and the Markdown report show the same transactions, devices and sweep points.
+
+use crate::db::{DbEngine, DbResult};
+use crate::db_sweep::{DbSweepResult, KNEE_TRANSACTION};
+use crate::format::{format_bytes, format_count, format_duration_ns, format_rate};
+
+/// Where an engine's files were, and how much they took: `/mnt/t/db, 37.2 MiB`, or `the server at URL`.
+pub(crate) fn engine_place(e: &DbEngine) -> String {
+    let place = match (&e.dir, &e.url) {
+        (_, Some(url)) => format!("the server at {url}"),
+        (Some(dir), None) => dir.clone(),
+        (None, None) => "-".into(),
+    };
+    let size = e.size_bytes.map(|b| format!(", {}", format_bytes(b))).unwrap_or_default();
+    format!("{place}{size}")
+}
+
+/// The columns of [`tx_rows`].
+pub(crate) const TX_COLUMNS: [&str; 11] = [
+    "transaction",
+    "committed",
+    "rolled back",
+    "retries",
+    "failed",
+    "per min",
+    "mean",
+    "p50",
+    "p95",
+    "p99",
+    "max",
+];
+
+/// One row per transaction type: counts, rate, response times.
+pub(crate) fn tx_rows(r: &DbResult) -> Vec<Vec<String>> {
+    r.run
+        .transactions
+        .iter()
+        .map(|t| {
+            let l = t.latency_ns.as_ref();
+            let ns = |v: Option<u64>| v.map_or("-".into(), |v| format_duration_ns(v as f64));
+            vec![
+                t.name.clone(),
+                format_count(t.committed),
+                format_count(t.rolled_back),
+                format_count(t.retries),
+                format_count(t.failed),
+                format_rate(t.per_minute, 0),
+                l.map_or("-".into(), |l| format_duration_ns(l.mean)),
+                ns(l.map(|l| l.p50)),
+                ns(l.map(|l| l.p95)),
+                ns(l.map(|l| l.p99)),
+                ns(l.map(|l| l.max)),
+            ]
+        })
+        .collect()
+}
+
+/// The columns of [`device_rows`].
+pub(crate) const DEVICE_COLUMNS: [&str; 13] = [
+    "device",
+    "read/s",
+    "write/s",
+    "flush/s",
+    "discards",
+    "read",
+    "written",
+    "read size",
+    "write size",
+    "read lat",
+    "write lat",
+    "flush lat",
+    "busy",
+];
+
+/// One row per block device under the database: rates, bytes, sizes, times per request, busy share.
+pub(crate) fn device_rows(r: &DbResult) -> Vec<Vec<String>> {
+    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".into(), f);
+    r.devices
+        .iter()
+        .map(|d| {
+            vec![
+                format!("{} ({})", d.name, d.role),
+                format_rate(d.read_iops, 1),
+                format_rate(d.write_iops, 1),
+                format_rate(d.flushes_per_s, 1),
+                format_count(d.discards),
+                format_bytes(d.read_bytes),
+                format_bytes(d.write_bytes),
+                opt(d.read_mean_bytes, &|b| format_bytes(b.round() as u64)),
+                opt(d.write_mean_bytes, &|b| format_bytes(b.round() as u64)),
+                opt(d.read_mean_ms, &|m| format!("{m:.2} ms")),
+                opt(d.write_mean_ms, &|m| format!("{m:.2} ms")),
+                opt(d.flush_mean_ms, &|m| format!("{m:.2} ms")),
+                format!("{:.0}%", d.busy * 100.0),
+            ]
+        })
+        .collect()
+}
+
+/// The columns of [`sweep_rows`].
+pub(crate) const SWEEP_COLUMNS: [&str; 12] = [
+    "users",
+    "NOPM",
+    "TPM",
+    "new_order p50",
+    "p95",
+    "p99",
+    "retries",
+    "failed",
+    "consistency",
+    "dev write/s",
+    "flush/s",
+    "mark",
+];
+
+/// One row per point of a sweep over users; the knee's row is marked `knee_mark`, the peak's `peak`.
+pub(crate) fn sweep_rows(s: &DbSweepResult, knee_mark: &str) -> Vec<Vec<String>> {
+    let knee = s.knee.as_ref().and_then(|k| k.point);
+    let peak = s.peak().map(|p| p.users);
+    s.points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let r = &p.result;
+            let no = r.run.transactions.iter().find(|t| t.name == KNEE_TRANSACTION);
+            let lat = |f: fn(&iolab_stats::LatSummary) -> u64| {
+                no.and_then(|t| t.latency_ns.as_ref()).map_or("-".into(), |l| format_duration_ns(f(l) as f64))
+            };
+            let sum = |f: fn(&crate::db::DeviceView) -> f64| r.devices.iter().map(f).sum::<f64>();
+            let mut mark = Vec::new();
+            if knee == Some(i) {
+                mark.push(knee_mark);
+            }
+            if peak == Some(p.users) && s.points.len() > 1 {
+                mark.push("peak");
+            }
+            if r.partial {
+                mark.push("partial");
+            }
+            vec![
+                p.users.to_string(),
+                format_rate(r.run.nopm, 0),
+                format_rate(r.run.tpm, 0),
+                lat(|l| l.p50),
+                lat(|l| l.p95),
+                lat(|l| l.p99),
+                format_count(r.run.transactions.iter().map(|t| t.retries).sum()),
+                format_count(r.run.transactions.iter().map(|t| t.failed).sum()),
+                if r.consistent() { "passed".into() } else { "FAILED".into() },
+                if r.devices.is_empty() { "-".into() } else { format_rate(sum(|d| d.write_iops), 0) },
+                if r.devices.is_empty() { "-".into() } else { format_rate(sum(|d| d.flushes_per_s), 0) },
+                mark.join(", "),
+            ]
+        })
+        .collect()
+}
