@@ -22,4 +22,6 @@ pub mod workload;
 
 pub use cache::CacheStats;
 pub use throttle::{Throttled, ThrottledDevice};
-pub use verify::{ByClass, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult};
+pub use verify::{
+    ByClass, DurableLogResult, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult,
+};
