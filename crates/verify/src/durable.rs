@@ -45,6 +45,7 @@
 //! is written, so a crash at any point leaves a journal with no log or with its own run's. A final journal
 //! (every write of the run completed and synced) supersedes the log, which is then removed.
 
+use crate::periodic::Periodic;
 use crate::VerifyError;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -331,51 +332,15 @@ impl DurableLog {
     /// once more.
     pub fn commit_every(self: &Arc<Self>, period: Duration) -> DurableCommits {
         let log = self.clone();
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let handle = std::thread::Builder::new()
-            .name("iolab-durable".into())
-            .spawn(move || {
-                let (mut spare, mut bytes) = (Vec::new(), Vec::new());
-                loop {
-                    let stop =
-                        !matches!(rx.recv_timeout(period), Err(std::sync::mpsc::RecvTimeoutError::Timeout));
-                    log.commit(&mut spare, &mut bytes)?;
-                    if stop {
-                        return Ok(());
-                    }
-                }
-            })
-            .expect("spawn the durable-log thread");
-        DurableCommits { stop: Some(tx), handle: Some(handle) }
+        let (mut spare, mut bytes) = (Vec::new(), Vec::new());
+        Periodic::spawn("iolab-durable", "durable-write log", period, true, move || {
+            log.commit(&mut spare, &mut bytes)
+        })
     }
 }
 
 /// The thread of [`DurableLog::commit_every`].
-pub struct DurableCommits {
-    stop: Option<std::sync::mpsc::Sender<()>>,
-    handle: Option<std::thread::JoinHandle<Result<(), VerifyError>>>,
-}
-
-impl DurableCommits {
-    /// Commits what is queued, stops the thread and returns the first error it met (which also ended it).
-    pub fn stop(mut self) -> Result<(), VerifyError> {
-        self.stop.take();
-        match self.handle.take().map(|h| h.join()) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => Err(VerifyError::Config("the durable-log thread panicked".into())),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for DurableCommits {
-    fn drop(&mut self) {
-        self.stop.take();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
+pub type DurableCommits = Periodic;
 
 #[cfg(test)]
 mod tests {

@@ -34,6 +34,7 @@ pub mod durable;
 pub mod format;
 pub mod journal;
 pub mod map;
+pub mod periodic;
 
 pub use format::Outcome;
 pub use iolab_doc::verify::{
@@ -535,17 +536,7 @@ impl Verifier {
     /// [`JournalCheckpoints::stop`]. Without a journal the thread does nothing.
     pub fn checkpoint_every(self: &Arc<Self>, period: std::time::Duration) -> JournalCheckpoints {
         let v = self.clone();
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let handle = std::thread::Builder::new()
-            .name("iolab-journal".into())
-            .spawn(move || loop {
-                match rx.recv_timeout(period) {
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => v.checkpoint_journal()?,
-                    _ => return Ok(()),
-                }
-            })
-            .expect("spawn the journal thread");
-        JournalCheckpoints { stop: Some(tx), handle: Some(handle) }
+        periodic::Periodic::spawn("iolab-journal", "journal", period, false, move || v.checkpoint_journal())
     }
 
     fn word(&self, target: u16, offset: u64) -> &AtomicU64 {
@@ -921,32 +912,7 @@ fn raise_floors(
 }
 
 /// The thread of [`Verifier::checkpoint_every`].
-pub struct JournalCheckpoints {
-    stop: Option<std::sync::mpsc::Sender<()>>,
-    handle: Option<std::thread::JoinHandle<Result<(), VerifyError>>>,
-}
-
-impl JournalCheckpoints {
-    /// Stops the thread (after the checkpoint in progress, if any) and returns the first error it met, which
-    /// also ended it.
-    pub fn stop(mut self) -> Result<(), VerifyError> {
-        self.stop.take();
-        match self.handle.take().map(|h| h.join()) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => Err(VerifyError::Config("the journal thread panicked".into())),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for JournalCheckpoints {
-    fn drop(&mut self) {
-        self.stop.take();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
+pub type JournalCheckpoints = periodic::Periodic;
 
 #[cfg(test)]
 mod tests;
