@@ -1,7 +1,7 @@
 //! What sits between a worker and its targets: emulated devices (one shared model and data store per `sim:`
 //! target), links (`link:`), the run's block cache (`--cache`) and, on virtual time, the run's one timeline.
 //! Built once per run, after the targets are probed and opened, before the workers start; each worker gets
-//! its share through [`Layers::worker`]. Devices, links and the cache device are shared by the workers that
+//! its share through `Layers::worker`. Devices, links and the cache device are shared by the workers that
 //! use them on either clock.
 
 use crate::{Error, Result};

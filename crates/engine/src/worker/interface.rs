@@ -234,7 +234,7 @@ pub struct WorkerOutput {
     /// with one target (its `read` and `write` are that target's) or a transactions driver.
     pub per_target: Option<Vec<(OpStats, OpStats)>>,
     /// Per worker target (by its own target index): ops recorded in the window that crossed an extent boundary
-    /// (split I/Os). Empty when none of the worker's targets had boundaries ([`WorkerSetup::boundaries`]).
+    /// (split I/Os). Empty when none of the worker's targets had boundaries ([`WorkerTask::boundaries`]).
     pub split_ios: Vec<u64>,
     /// `--trace`: batches whose send waited for the trace writer thread (it was behind).
     pub trace_waits: u64,
@@ -243,7 +243,7 @@ pub struct WorkerOutput {
     pub lag: Option<Box<LatencyHistogram>>,
 }
 
-/// Counts split I/Os per target against the boundaries of [`WorkerSetup::boundaries`]: a branch per op, and
+/// Counts split I/Os per target against the boundaries of [`WorkerTask::boundaries`]: a branch per op, and
 /// a binary search only for a target with more than one extent; no allocation or lock.
 #[derive(Debug)]
 pub(crate) struct SplitCounter<'a> {
