@@ -131,7 +131,9 @@ impl Durable {
         if result >= 0 {
             // Acknowledged durable: to the log at once (one lock per flush).
             self.batch.append(list);
-            self.log.not_logged(std::mem::take(over));
+            if *over > 0 {
+                self.log.not_logged(std::mem::take(over));
+            }
             self.hand_over(now);
         } else if result == -libc::EAGAIN || result == -libc::EINTR {
             // Not done at all; the worker issues it again, and that flush covers these writes too.
