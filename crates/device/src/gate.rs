@@ -205,28 +205,32 @@ impl WriteGate {
 
     /// Claims `path` as the journal a run keeps: an output that may replace an earlier iolab journal, but
     /// nothing else with a signature. Its checkpoints go through `PATH.tmp`, which must be absent or the
-    /// leftover of an interrupted checkpoint (an iolab journal).
+    /// leftover of an interrupted checkpoint (an iolab journal); its durable-write log is `PATH.durable`, which
+    /// must be absent or an earlier run's log (iolab removes it and writes its own), and is claimed too.
     pub fn journal(&mut self, what: &str, path: &str) -> Result<(), GateError> {
         output_kind(what, path, Some("iolab journal"))?;
-        let tmp = format!("{path}.tmp");
-        if let Ok(meta) = fs::symlink_metadata(&tmp) {
+        for (suffix, signature, role) in [
+            (".tmp", "iolab journal", "checkpoint file"),
+            (".durable", "iolab durable-write log", "durable-write log"),
+        ] {
+            let file = format!("{path}{suffix}");
+            let Ok(meta) = fs::symlink_metadata(&file) else { continue };
             let leftover = meta.file_type().is_file()
                 && matches!(
-                    device_like(Path::new(&tmp), &meta),
-                    Ok(Some(DeviceLike::Signature(s))) if s == "iolab journal"
+                    device_like(Path::new(&file), &meta),
+                    Ok(Some(DeviceLike::Signature(s))) if s == signature
                 );
             if !leftover {
                 return Err(GateError::NotAFile {
                     what: what.into(),
                     path: path.into(),
-                    is: format!(
-                        "a journal whose checkpoint file '{tmp}' is there already and is not iolab's"
-                    ),
+                    is: format!("a journal whose {role} '{file}' is there already and is not iolab's"),
                     hint: "remove it, or give the journal another path",
                 });
             }
         }
-        self.add(what, path, Access::Writes, false)
+        self.add(what, path, Access::Writes, false)?;
+        self.add(what, &format!("{path}.durable"), Access::Writes, false)
     }
 }
 

@@ -43,7 +43,8 @@ fn disk_image(head: &[u8]) -> Option<&'static str> {
 /// Descriptions read well after "it carries a(n) …": "ext4 filesystem", "xfs filesystem", "btrfs filesystem",
 /// "swap space", "LVM2 physical volume", "LUKS encrypted volume", "GPT partition table",
 /// "dos partition table", "dos boot sector", "FAT filesystem", "NTFS filesystem", "iso9660 filesystem",
-/// "SQLite database" (iolab's catalog is one), "iolab journal", "qcow2 disk image" (and VMDK, VHDX, VHD,
+/// "SQLite database" (iolab's catalog is one), "iolab journal", "iolab durable-write log" (beside a journal),
+/// "qcow2 disk image" (and VMDK, VHDX, VHD,
 /// VDI).
 /// A shorter `head` only means fewer checks can match.
 pub fn detect_signature(head: &[u8]) -> Option<&'static str> {
@@ -54,6 +55,9 @@ pub fn detect_signature(head: &[u8]) -> Option<&'static str> {
     }
     if has(head, 0, b"IOLABJNL") {
         return Some("iolab journal");
+    }
+    if has(head, 0, b"IOLABDUR") {
+        return Some("iolab durable-write log");
     }
     if let Some(image) = disk_image(head) {
         return Some(image);
@@ -259,6 +263,8 @@ mod tests {
         let mut h = zeroed();
         h[..8].copy_from_slice(b"IOLABJNL");
         assert_eq!(detect_signature(&h), Some("iolab journal"));
+        h[..8].copy_from_slice(b"IOLABDUR");
+        assert_eq!(detect_signature(&h), Some("iolab durable-write log"));
     }
 
     #[test]

@@ -27,4 +27,6 @@ pub mod workload;
 pub use cache::CacheStats;
 pub use exchange::ExchangeSizing;
 pub use throttle::{Throttled, ThrottledDevice};
-pub use verify::{ByClass, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult};
+pub use verify::{
+    ByClass, DurableLogResult, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult,
+};

@@ -128,8 +128,39 @@ pub struct VerifyResult {
     /// The journal file, when one was kept or read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<String>,
+    /// The durable-write log beside the journal (`JOURNAL.durable`), when a run kept one (its workload made
+    /// writes durable) or a check read one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durable: Option<DurableLogResult>,
     /// The run stopped at the first mismatch (`--verify-fail stop`).
     pub stopped: bool,
+}
+
+/// The durable-write log (`JOURNAL.durable`, docs/VERIFY.md): in a run, the writes acknowledged durable (a
+/// synchronous write, or a write a completed flush covers) that were logged; in `iolab verify --journal`, what
+/// the log required beyond the journal's last checkpoint.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DurableLogResult {
+    /// The log file.
+    pub log: String,
+    /// A run: acknowledgments logged and made durable (one per block written). A check: records read.
+    pub records: u64,
+    /// A run: acknowledgments of durable writes that were not logged (more writes waiting for a flush than a
+    /// worker keeps, or a log that could not keep up): after a crash, only the journal's checkpoints vouch
+    /// for them.
+    #[serde(default)]
+    pub not_logged: u64,
+    /// A check: blocks the log required to be newer than the journal did.
+    #[serde(default)]
+    pub blocks_raised: u64,
+    /// A check: bytes at the log's end that were not a whole batch with a valid checksum (the batch a crash
+    /// cut short), ignored.
+    #[serde(default)]
+    pub torn_tail_bytes: u64,
+    /// A check: failed blocks among those the log raised: writes acknowledged durable after the journal's
+    /// last checkpoint that are not there (counted in `by_class`, mostly as `lost_write`).
+    #[serde(default)]
+    pub mismatched_blocks: u64,
 }
 
 /// How many mismatches a result lists in full.

@@ -618,6 +618,7 @@ fn worker_verify(verifier: &Arc<Verifier>) -> WorkerVerify {
         regions: vec![(0, size)],
         readback: false,
         stop: Arc::new(AtomicBool::new(false)),
+        durable: None,
     }
 }
 

@@ -56,6 +56,7 @@ fn run(job: &str, store: &Arc<MemStore>, v: &Arc<Verifier>, readback: bool) -> V
                 regions: regions.iter().map(|r| (r.offset, r.length)).collect(),
                 readback,
                 stop: stop.clone(),
+                durable: None,
             };
             let setup = WorkerSetup {
                 task: WorkerTask {
@@ -248,6 +249,7 @@ fn read_back_retries_transient_errors_and_counts_blocks_it_could_not_read() {
         regions: vec![(0, SIZE)],
         readback: true,
         stop: Arc::new(AtomicBool::new(false)),
+        durable: None,
     };
     let mut e = iolab_engine::verify::VerifyEngine::new(flaky, wv, 4);
     e.finish().expect("read-back");

@@ -647,6 +647,14 @@ fn sample_verify() -> RunResult {
         first_mismatches: vec![miss(Some(h.clone())), miss(None)],
         map_bytes_per_block: 8.0,
         journal: Some("j".into()),
+        durable: Some(iolab_doc::DurableLogResult {
+            log: "j.durable".into(),
+            records: 40,
+            blocks_raised: 12,
+            torn_tail_bytes: 14,
+            mismatched_blocks: 1,
+            ..Default::default()
+        }),
         stopped: false,
     });
     r.inject = Some(InjectResult {

@@ -138,7 +138,8 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         dropped_data: dropped_data(&plan, &run.layers),
     };
     warnings.extend(run_warnings(&facts));
-    let (verify, inject) = run.integrity.results(&mut warnings)?;
+    let dirty = run.layers.cache.as_ref().map_or(0, |c| c.cache.dirty_lines());
+    let (verify, inject) = run.integrity.results(&mut warnings, dirty)?;
     let config = serde_json::json!({ "plan": plan, "regions": run.regions, "interval_s": interval_s }).into();
     let env = environment(&outputs, (&run.targets, &run.layouts), run.throttle.as_ref());
     let result = RunResult {

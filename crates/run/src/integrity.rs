@@ -8,7 +8,7 @@
 use crate::target::RunTarget;
 use crate::{Error, Result};
 use iolab_engine::fault::{Faults, WorkerFaults};
-use iolab_engine::verify::WorkerVerify;
+use iolab_engine::verify::{WorkerDurable, WorkerVerify};
 use iolab_plan::{Plan, Region, TargetGeometry, WorkerPlan};
 use iolab_spec::{JobSpec, VerifyFail};
 use iolab_stats::Warning;
@@ -44,6 +44,8 @@ pub struct RunIntegrity {
     write_units: Vec<u32>,
     /// The journal's periodic checkpoints while the run goes on.
     checkpoints: std::sync::Mutex<Option<iolab_verify::JournalCheckpoints>>,
+    /// The durable-write log's commits while the run goes on.
+    commits: std::sync::Mutex<Option<iolab_verify::durable::DurableCommits>>,
 }
 
 /// How often the journal is brought up to date during a run (each time: the targets are made durable, then the
@@ -94,12 +96,6 @@ pub fn check_job(
                 t.name
             )));
         }
-        if job.cache.enabled() && job.cache.mode == Some(iolab_spec::CacheMode::WriteBack) {
-            return Err(Error::usage(format!(
-                "--journal '{j}' with a write-back cache: acknowledged writes are in the cache, not on the target, \
-                 so a crash loses them by design; use --cache-mode write-through"
-            )));
-        }
         let path = std::path::Path::new(j);
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         if !dir.is_dir() {
@@ -115,6 +111,17 @@ pub fn check_job(
         }
     }
     Ok(Some(block))
+}
+
+/// The workload makes writes durable (synchronous writes or flushes): with a journal, the run keeps a
+/// durable-write log.
+fn makes_writes_durable(plan: &Plan) -> bool {
+    plan.workers.iter().any(|w| w.durability.flush_every > 0 || w.durability.write_sync.is_durable())
+}
+
+/// The run has a write-back block cache.
+fn write_back_cache(job: &JobSpec) -> bool {
+    job.cache.enabled() && job.cache.mode == Some(iolab_spec::CacheMode::WriteBack)
 }
 
 impl RunIntegrity {
@@ -165,6 +172,16 @@ impl RunIntegrity {
             }
             None => None,
         };
+        if let Some(s) = spec.inject.iter().find(|s| s.kind == iolab_spec::InjectKind::EarlyFlushAck) {
+            if !write_back_cache(job) {
+                return Err(Error::usage(format!(
+                    "invalid value '{}' for '--inject': early-flush-ack makes a write-back block cache \
+                     acknowledge flushes before writing its dirty lines back, but this run has none; add \
+                     --cache SIZE --cache-mode write-back",
+                    s.text
+                )));
+            }
+        }
         let faults = match spec.inject.is_empty() {
             true => None,
             false => {
@@ -185,19 +202,33 @@ impl RunIntegrity {
                 Some(Arc::new(Faults::new(spec.inject.clone(), plan.seed, block)))
             }
         };
+        let keeps_journal = spec.journal.is_some() && check.is_none();
+        let mut verifier = verifier;
+        if let Some(v) = verifier.as_mut().filter(|_| keeps_journal && makes_writes_durable(plan)) {
+            // Before the first write: the workload will be told writes are durable between checkpoints.
+            v.start_durable_log().map_err(|e| Error::usage(format!("--journal: {e}")))?;
+        }
         let verifier = verifier.map(Arc::new);
-        let mut checkpoints = None;
-        if let (Some(v), Some(_), None) = (&verifier, &spec.journal, check) {
+        let (mut checkpoints, mut commits) = (None, None);
+        if let Some(v) = verifier.as_ref().filter(|_| keeps_journal) {
             // The journal records what the targets hold only once they are durable: it needs their files.
             for (id, f) in files.iter().enumerate() {
                 if let Some(f) = f {
                     v.set_target_file(id as u16, f.clone());
                 }
             }
-            checkpoints = Some(v.checkpoint_every(JOURNAL_PERIOD));
+            // A write-back cache acknowledges writes it holds in RAM: syncing the targets does not make them
+            // durable, so a checkpoint would vouch for what a crash loses by design. Then only the writes the
+            // workload made durable (the durable-write log) and the final journal, written once the cache has
+            // written everything back, vouch for anything.
+            if !write_back_cache(job) {
+                checkpoints = Some(v.checkpoint_every(JOURNAL_PERIOD));
+            }
+            commits = v.durable_log().map(|l| l.commit_every(iolab_verify::durable::COMMIT_PERIOD));
         }
         Ok(RunIntegrity {
             checkpoints: std::sync::Mutex::new(checkpoints),
+            commits: std::sync::Mutex::new(commits),
             verifier,
             faults,
             readback: check.is_none(),
@@ -221,6 +252,9 @@ impl RunIntegrity {
             regions: spans.clone(),
             readback: self.readback,
             stop: stop.clone(),
+            durable: v
+                .durable_log()
+                .map(|log| WorkerDurable { log: log.clone(), flushes: w.durability.flush_every > 0 }),
         });
         let faults = self.faults.as_ref().map(|f| WorkerFaults {
             faults: f.clone(),
@@ -234,10 +268,13 @@ impl RunIntegrity {
     }
 
     /// The result's `verify` and `inject` blocks, and the warning a mismatch deserves. Makes the journal durable
-    /// first (every write has been acknowledged by now).
+    /// first (every write has been acknowledged by now), as a final journal when `cache_dirty_lines` is 0: a
+    /// write-back cache that still holds dirty lines has not put every acknowledged write on the targets, and
+    /// then the last checkpoint and the durable-write log stay as they are.
     pub fn results(
         &self,
         warnings: &mut Vec<Warning>,
+        cache_dirty_lines: u64,
     ) -> Result<(Option<VerifyResult>, Option<InjectResult>)> {
         let verify = match &self.verifier {
             None => None,
@@ -246,7 +283,13 @@ impl RunIntegrity {
                 if let Some(ck) = ck {
                     ck.stop().map_err(|e| Error::internal(format!("--journal: {e}")))?;
                 }
-                v.sync_journal().map_err(|e| Error::internal(format!("--journal: {e}")))?;
+                let commits = self.commits.lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some(c) = commits {
+                    c.stop().map_err(|e| Error::internal(format!("--journal: {e}")))?;
+                }
+                if cache_dirty_lines == 0 {
+                    v.sync_journal().map_err(|e| Error::internal(format!("--journal: {e}")))?;
+                }
                 Some(v.result())
             }
         };

@@ -404,6 +404,17 @@ fn add_verify(m: &mut VerifyResult, v: VerifyResult) {
     let room = iolab_verify::FIRST_MISMATCHES.saturating_sub(m.first_mismatches.len());
     m.first_mismatches.extend(v.first_mismatches.into_iter().take(room));
     m.stopped |= v.stopped;
+    match (&mut m.durable, v.durable) {
+        (Some(a), Some(b)) => {
+            a.records += b.records;
+            a.not_logged += b.not_logged;
+            a.blocks_raised += b.blocks_raised;
+            a.torn_tail_bytes += b.torn_tail_bytes;
+            a.mismatched_blocks += b.mismatched_blocks;
+        }
+        (a @ None, b) => *a = b,
+        (Some(_), None) => {}
+    }
 }
 
 /// One rank's row: its own totals over the run's measured time.

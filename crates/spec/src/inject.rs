@@ -26,6 +26,7 @@ pub const KIND_NAMES: &[&str] = &[
     "torn-write",
     "eio",
     "latency-spike",
+    "early-flush-ack",
 ];
 
 const SYNTAX: &str = "KIND, KIND:PROBABILITY or KIND@N (latency-spike:DURATION[:PROBABILITY|@N]), \
@@ -56,6 +57,10 @@ pub enum InjectKind {
         /// The delay.
         ns: u64,
     },
+    /// A write-back block cache (`--cache-mode write-back`) acknowledges a flush of a target with dirty lines
+    /// at once, without writing them back first: the data-loss bug a host cache must not have, put in on
+    /// purpose so that a test can show verification after a crash catches it.
+    EarlyFlushAck,
 }
 
 impl InjectKind {
@@ -69,18 +74,22 @@ impl InjectKind {
             InjectKind::TornWrite => "torn-write",
             InjectKind::Eio => "eio",
             InjectKind::LatencySpike { .. } => "latency-spike",
+            InjectKind::EarlyFlushAck => "early-flush-ack",
         }
     }
 
     /// The kind damages data (on the medium or in a read's buffer), so verification should find it; `eio` and
-    /// `latency-spike` do not.
+    /// `latency-spike` do not, and `early-flush-ack` only loses data at a crash (`iolab verify --journal`
+    /// finds it then, not the run itself).
     pub fn corrupts(&self) -> bool {
-        !matches!(self, InjectKind::Eio | InjectKind::LatencySpike { .. })
+        !matches!(self, InjectKind::Eio | InjectKind::LatencySpike { .. } | InjectKind::EarlyFlushAck)
     }
 
-    /// Which ops the kind can hit: (reads, writes).
+    /// Which of the target's reads and writes the kind can hit: (reads, writes). Neither for
+    /// `early-flush-ack`, which hits a block cache's flushes.
     pub fn applies_to(&self) -> (bool, bool) {
         match self {
+            InjectKind::EarlyFlushAck => (false, false),
             InjectKind::BitFlipRead => (true, false),
             InjectKind::BitFlipWrite
             | InjectKind::LostWrite
@@ -164,6 +173,7 @@ fn parse_kind(k: &str) -> Result<InjectKind, String> {
         "torn-write" => InjectKind::TornWrite,
         "eio" => InjectKind::Eio,
         "latency-spike" => InjectKind::LatencySpike { ns: 0 },
+        "early-flush-ack" => InjectKind::EarlyFlushAck,
         "bit-flip" => {
             return Err(
                 "'bit-flip-read' (flip a bit in what a read returns) or 'bit-flip-write' (flip a bit \

@@ -188,12 +188,17 @@ pub fn commit(path: &Path, tmp_file: File) -> Result<(), VerifyError> {
     drop(tmp_file);
     std::fs::rename(&tmp, path)
         .map_err(|e| err(path, format!("cannot rename '{}' over it: {e}", tmp.display())))?;
+    // Without this the rename may not survive a crash; the previous journal (older generations, still valid)
+    // would then be read, which is safe, but the new one is what the user asked for.
+    sync_dir(path)
+}
+
+/// Makes the directory entries of `path`'s directory durable (a rename, a creation).
+pub(crate) fn sync_dir(path: &Path) -> Result<(), VerifyError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    // Without this the rename may not survive a crash; the previous journal (older generations, still valid)
-    // would then be read, which is safe, but the new one is what the user asked for.
     File::open(&dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| err(path, format!("cannot sync its directory '{}': {e}", dir.display())))

@@ -17,8 +17,11 @@
 //! another block's header) can accuse it. Every rule is argued where it is decided, in [`format::classify`].
 //!
 //! With `--journal FILE`, the acknowledged generations are made durable in a crash-safe order ([`journal`]),
-//! and [`Verifier::from_journal`] checks a target against them after a crash. [`Verifier::self_check`] checks
-//! only that each block is self-consistent. docs/VERIFY.md is the user's description.
+//! and [`Verifier::from_journal`] checks a target against them after a crash. Between the journal's
+//! checkpoints, the writes the workload was told are durable (a synchronous write, or a write a completed
+//! flush covers) are logged as they are acknowledged ([`durable`], `FILE.durable`), and the check requires
+//! them too. [`Verifier::self_check`] checks only that each block is self-consistent. docs/VERIFY.md is the
+//! user's description.
 //!
 //! The engine side (`iolab-engine`'s `VerifyEngine`) calls, per block: [`Verifier::begin_write`],
 //! [`Verifier::stamp`] and [`Verifier::end_write`] for writes; [`Verifier::begin_read`] and
@@ -27,13 +30,16 @@
 
 #![deny(missing_docs)]
 
+pub mod durable;
 pub mod format;
 pub mod journal;
 pub mod map;
+pub mod periodic;
 
 pub use format::Outcome;
 pub use iolab_doc::verify::{
-    ByClass, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult, FIRST_MISMATCHES,
+    ByClass, DurableLogResult, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult,
+    FIRST_MISMATCHES,
 };
 
 use format::Expect;
@@ -148,6 +154,28 @@ enum Mode {
     SelfCheck,
 }
 
+/// What `iolab verify --journal` took from the durable-write log beside the journal.
+struct DurableCheck {
+    /// The log file.
+    log: String,
+    /// Records read.
+    records: u64,
+    /// Per target: bitmap of the blocks whose floor the log raised above the journal's.
+    raised: Vec<Vec<u8>>,
+    /// Blocks raised.
+    blocks_raised: u64,
+    /// Bytes of a torn last batch, ignored.
+    torn_tail_bytes: u64,
+    /// Failed blocks among the raised ones.
+    mismatched: AtomicU64,
+}
+
+impl DurableCheck {
+    fn raised(&self, t: usize, i: u64) -> bool {
+        self.raised.get(t).and_then(|b| b.get((i / 8) as usize)).is_some_and(|b| b & (1 << (i % 8)) != 0)
+    }
+}
+
 /// The journal being kept.
 struct JournalKeeper {
     path: PathBuf,
@@ -192,6 +220,10 @@ pub struct Verifier {
     mode: Mode,
     keeper: Option<JournalKeeper>,
     journal_name: Option<String>,
+    /// The durable-write log a run keeps beside its journal ([`Verifier::start_durable_log`]).
+    durable: Option<Arc<durable::DurableLog>>,
+    /// What a check took from that log.
+    durable_check: Option<DurableCheck>,
     counts: Counts,
     stop: AtomicBool,
     log: Mutex<Log>,
@@ -233,6 +265,8 @@ impl Verifier {
             mode,
             keeper: None,
             journal_name: None,
+            durable: None,
+            durable_check: None,
             counts: Counts::default(),
             stop: AtomicBool::new(false),
             log: Mutex::new(Log::default()),
@@ -283,6 +317,9 @@ impl Verifier {
                 path: path.clone(),
                 state: Mutex::new(KeeperState { sequence: 0, files: vec![None; n] }),
             });
+            // A durable-write log of an earlier run goes first: from here on, any journal on disk has no log
+            // beside it or one of its own run ([`durable`]).
+            durable::remove(&durable::path_for(&path))?;
             // The empty journal: nothing required of any block. No target has been written by this run yet,
             // so nothing needs syncing first.
             let h = v.journal_header(false, 0);
@@ -320,8 +357,18 @@ impl Verifier {
             }
         }
         let (block, run) = (j.header.block_bytes, j.header.run_id);
+        let mut j = j;
+        let log_path = durable::path_for(path);
+        // A final journal vouches for every write of its run (the log is removed once it is written; one a
+        // crash left beside it says nothing more).
+        let log = if j.header.final_ { None } else { durable::read_for(&log_path, run, block)? };
+        let durable_check = match log {
+            None => None,
+            Some(log) => Some(raise_floors(&mut j, &log, &log_path)?),
+        };
         let mut v = Verifier::with_mode(block, run, targets, FailMode::Continue, Mode::Journal(j));
         v.journal_name = Some(path.display().to_string());
+        v.durable_check = durable_check;
         Ok(v)
     }
 
@@ -395,6 +442,21 @@ impl Verifier {
         }
     }
 
+    /// Starts the durable-write log beside the journal (`FILE.durable`, [`durable`]): call it before the run's
+    /// first write, when the workload makes writes durable (synchronous writes or flushes); the engine hands it
+    /// what was acknowledged durable ([`Verifier::durable_log`]). No effect without a journal.
+    pub fn start_durable_log(&mut self) -> Result<(), VerifyError> {
+        let Some(k) = &self.keeper else { return Ok(()) };
+        let log = durable::DurableLog::create(&durable::path_for(&k.path), self.run_id, self.block_bytes)?;
+        self.durable = Some(Arc::new(log));
+        Ok(())
+    }
+
+    /// The durable-write log this run keeps, if any.
+    pub fn durable_log(&self) -> Option<&Arc<durable::DurableLog>> {
+        self.durable.as_ref()
+    }
+
     /// Makes the journal durable (after the last write was acknowledged): a **final** checkpoint, which vouches
     /// that every block that was clean holds exactly its generation. Call it once, after every worker finished
     /// (nothing in flight and nothing more to be issued); during the run use [`Verifier::checkpoint_journal`].
@@ -461,24 +523,20 @@ impl Verifier {
             })?;
         }
         // 3. Only now may the journal become durable and replace the previous one.
-        journal::commit(&k.path, tmp)
+        journal::commit(&k.path, tmp)?;
+        if final_ {
+            // The final journal vouches for every write of the run: the durable-write log says nothing more.
+            // Stop its thread (`DurableCommits::stop`) before this.
+            durable::remove(&durable::path_for(&k.path))?;
+        }
+        Ok(())
     }
 
     /// Starts a thread that calls [`Verifier::checkpoint_journal`] every `period` until
     /// [`JournalCheckpoints::stop`]. Without a journal the thread does nothing.
     pub fn checkpoint_every(self: &Arc<Self>, period: std::time::Duration) -> JournalCheckpoints {
         let v = self.clone();
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let handle = std::thread::Builder::new()
-            .name("iolab-journal".into())
-            .spawn(move || loop {
-                match rx.recv_timeout(period) {
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => v.checkpoint_journal()?,
-                    _ => return Ok(()),
-                }
-            })
-            .expect("spawn the journal thread");
-        JournalCheckpoints { stop: Some(tx), handle: Some(handle) }
+        periodic::Periodic::spawn("iolab-journal", "journal", period, false, move || v.checkpoint_journal())
     }
 
     fn word(&self, target: u16, offset: u64) -> &AtomicU64 {
@@ -524,14 +582,26 @@ impl Verifier {
     }
 
     /// The write `ticket` completed; `ok`: the block was written whole (no error, not short of it).
-    pub fn end_write(&self, target: u16, offset: u64, ticket: Ticket, ok: bool) {
+    ///
+    /// Returns what the block may hold no older than once this write is durable (0: nothing, as after a failed
+    /// write): the write's generation when it was the only write to the block in flight, else the oldest
+    /// generation overlapping writes may leave. What a [`durable::Record`] carries once a flush or the write's
+    /// own sync made it durable.
+    pub fn end_write(&self, target: u16, offset: u64, ticket: Ticket, ok: bool) -> u32 {
         let after_push = State::from_word(ticket.0);
         // Release: whoever sees this update also sees the data written.
-        self.word(target, offset)
+        let before = self
+            .word(target, offset)
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |x| {
                 Some(map::complete_write(State::from_word(x), after_push, ok).word())
             })
             .expect("the update always succeeds");
+        if !ok {
+            return 0;
+        }
+        // The state this completion left. Writes pushed later are newer and cannot bring older data back;
+        // writes in flight now overlapped this one, so the block is racy and its floor is what they may leave.
+        map::journal_entry(map::complete_write(State::from_word(before), after_push, ok)).0
     }
 
     /// A read of the block at `offset` of target `id` is about to be handed to the engine: snapshots the block's
@@ -690,6 +760,11 @@ impl Verifier {
         if log.distinct.len() < MISMATCH_BLOCKS_MAX {
             if log.distinct.insert((target, offset)) {
                 log.blocks.push((target, offset));
+                if let Some(d) =
+                    self.durable_check.as_ref().filter(|d| d.raised(target as usize, offset >> self.shift))
+                {
+                    d.mismatched.fetch_add(1, Ordering::Relaxed);
+                }
             }
         } else if !log.distinct.contains(&(target, offset)) {
             log.overflow += 1;
@@ -768,38 +843,76 @@ impl Verifier {
             first_mismatches: self.log.lock().expect("mismatch log").first.clone(),
             map_bytes_per_block: self.map_bytes_per_block(),
             journal: self.journal_name.clone(),
+            durable: self.durable_result(),
             stopped: self.stop_requested(),
         }
     }
+
+    /// The result's `durable` block: what a run logged, or what a check took from the log.
+    fn durable_result(&self) -> Option<DurableLogResult> {
+        if let Some(l) = &self.durable {
+            let (records, not_logged) = l.counts();
+            return Some(DurableLogResult {
+                log: l.path().display().to_string(),
+                records,
+                not_logged,
+                ..DurableLogResult::default()
+            });
+        }
+        self.durable_check.as_ref().map(|d| DurableLogResult {
+            log: d.log.clone(),
+            records: d.records,
+            blocks_raised: d.blocks_raised,
+            torn_tail_bytes: d.torn_tail_bytes,
+            mismatched_blocks: d.mismatched.load(Ordering::Relaxed),
+            ..DurableLogResult::default()
+        })
+    }
+}
+
+/// Raises each block the log names to the generation it was acknowledged durable at, where that is newer
+/// than the journal's floor: after a crash, the block must hold it or something newer (classified as
+/// [`format::Expect::Crashed`], the journal's rule, with the higher floor).
+fn raise_floors(
+    j: &mut journal::Journal,
+    log: &durable::LogContents,
+    path: &Path,
+) -> Result<DurableCheck, VerifyError> {
+    let mut raised: Vec<Vec<u8>> = j.floors.iter().map(|f| vec![0u8; f.len().div_ceil(8)]).collect();
+    let mut blocks_raised = 0;
+    for r in &log.records {
+        let floor = j
+            .floors
+            .get_mut(r.target as usize)
+            .and_then(|f| f.get_mut(usize::try_from(r.block).ok()?))
+            .ok_or_else(|| VerifyError::Journal {
+                path: path.display().to_string(),
+                reason: format!(
+                    "damaged: a record names block {} of target {}, which the journal does not have",
+                    r.block, r.target
+                ),
+            })?;
+        if r.generation > *floor {
+            *floor = r.generation;
+            let bits = &mut raised[r.target as usize][(r.block / 8) as usize];
+            if *bits & (1 << (r.block % 8)) == 0 {
+                *bits |= 1 << (r.block % 8);
+                blocks_raised += 1;
+            }
+        }
+    }
+    Ok(DurableCheck {
+        log: path.display().to_string(),
+        records: log.records.len() as u64,
+        raised,
+        blocks_raised,
+        torn_tail_bytes: log.torn_tail_bytes,
+        mismatched: AtomicU64::new(0),
+    })
 }
 
 /// The thread of [`Verifier::checkpoint_every`].
-pub struct JournalCheckpoints {
-    stop: Option<std::sync::mpsc::Sender<()>>,
-    handle: Option<std::thread::JoinHandle<Result<(), VerifyError>>>,
-}
-
-impl JournalCheckpoints {
-    /// Stops the thread (after the checkpoint in progress, if any) and returns the first error it met, which
-    /// also ended it.
-    pub fn stop(mut self) -> Result<(), VerifyError> {
-        self.stop.take();
-        match self.handle.take().map(|h| h.join()) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => Err(VerifyError::Config("the journal thread panicked".into())),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for JournalCheckpoints {
-    fn drop(&mut self) {
-        self.stop.take();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
+pub type JournalCheckpoints = periodic::Periodic;
 
 #[cfg(test)]
 mod tests;

@@ -191,6 +191,28 @@ fn a_journal_checkpoint_file_that_is_not_iolabs_is_refused() {
     assert!(e.to_string().contains("checkpoint file"), "{e}");
 }
 
+/// Issue 27, item 6: the durable-write log beside a journal (`PATH.durable`) is removed and written anew by
+/// the run: an earlier run's log is fine, anything else there is someone's, and a target of that name is
+/// refused.
+#[test]
+fn a_journal_durable_log_that_is_not_iolabs_is_refused() {
+    let d = dir();
+    let j = d.path().join("run.journal");
+    let log = d.path().join("run.journal.durable");
+    fs::write(&log, b"IOLABDUR....").unwrap();
+    WriteGate::new().journal("--journal", &s(&j)).unwrap();
+    fs::write(&log, b"IOLABJNL, a journal, not a log").unwrap();
+    let e = WriteGate::new().journal("--journal", &s(&j)).unwrap_err();
+    assert!(e.to_string().contains("durable-write log"), "{e}");
+    fs::remove_file(&log).unwrap();
+    symlink(d.path().join("victim"), &log).unwrap();
+    assert!(WriteGate::new().journal("--journal", &s(&j)).is_err());
+    fs::remove_file(&log).unwrap();
+    let mut gate = WriteGate::new();
+    gate.journal("--journal", &s(&j)).unwrap();
+    assert!(gate.target(&s(&log), Access::Writes).is_err(), "a target where the log goes");
+}
+
 #[test]
 fn a_database_dir_is_new_or_ours_and_anything_else_is_refused() {
     let d = dir();

@@ -145,6 +145,8 @@ pub struct CacheEngine<E: Engine> {
     /// Flushes (fsync) of the worker waiting for their target's dirty lines to be written back: a flush is
     /// forwarded to the target only when none is left, so it never says durable what is only in RAM.
     held_flushes: Vec<Op>,
+    /// `--inject early-flush-ack`: some flushes are forwarded at once, dirty lines or not (the bug on purpose).
+    early_flush_ack: Option<super::fault::EarlyFlushAck>,
 }
 
 impl<E: Engine> CacheEngine<E> {
@@ -164,6 +166,7 @@ impl<E: Engine> CacheEngine<E> {
         let held_flushes = Vec::with_capacity(slots as usize);
         CacheEngine {
             held_flushes,
+            early_flush_ack: None,
             inner,
             wc,
             seq,
@@ -179,6 +182,13 @@ impl<E: Engine> CacheEngine<E> {
             dev_slots: slots,
             line_bytes,
         }
+    }
+
+    /// With `--inject early-flush-ack`: the flushes it picks among those that would wait for write-backs are
+    /// acknowledged without them (a write-back cache's data-loss bug, on purpose, for tests of verification).
+    pub fn with_early_flush_ack(mut self, early: Option<super::fault::EarlyFlushAck>) -> CacheEngine<E> {
+        self.early_flush_ack = early;
+        self
     }
 
     /// Pushes one I/O to the real cache device, covering the lines of (`id`, `offset`, `len`).
@@ -446,8 +456,17 @@ impl<E: Engine> Engine for CacheEngine<E> {
             return self.forward(op, None);
         };
         match op.kind {
-            // Held until the target has no dirty line left (at once, without a write-back cache).
-            OpKind::Flush => return self.held_flushes.push(op),
+            // Held until the target has no dirty line left (at once, without a write-back cache), unless an
+            // injected early acknowledgment forwards it with dirty lines still in RAM.
+            OpKind::Flush => {
+                let eligible = self.wc.cache.dirty_lines_of(id) > 0;
+                if let Some(e) = self.early_flush_ack.as_mut().filter(|_| eligible) {
+                    if e.fires() {
+                        return self.forward(op, None);
+                    }
+                }
+                return self.held_flushes.push(op);
+            }
             OpKind::Trim => {
                 self.wc.cache.discard(id, op.offset, op.len);
                 return self.forward(op, None);
@@ -685,6 +704,40 @@ mod tests {
             "write-backs, then the flush"
         );
         assert_eq!(e.wc.cache.dirty_lines(), 0);
+    }
+
+    /// `--inject early-flush-ack` puts in, on purpose, the bug the test above catches: the flush reaches the
+    /// target at once while the written line is only in RAM. A flush of a target with no dirty line is not
+    /// eligible (it is right either way) and not counted.
+    #[test]
+    fn an_injected_early_flush_ack_forwards_the_flush_with_dirty_lines_in_ram() {
+        use crate::fault::{Faults, WorkerFaults};
+        let spec = iolab_spec::InjectSpec::parse("early-flush-ack@1").expect("spec");
+        let faults = Arc::new(Faults::new(vec![spec], 1, 4096));
+        let wf = WorkerFaults {
+            faults: faults.clone(),
+            ids: vec![0],
+            regions: vec![(0, 1 << 20)],
+            worker: 0,
+            units: vec![512],
+            verifier: None,
+        };
+        assert!(!wf.hits_target_io(), "no FaultEngine for it");
+        let (e, store) = cached(CacheMode::WriteBack);
+        let mut e = e.with_early_flush_ack(wf.early_flush_ack());
+        e.buffer_mut(1).fill(0xCD);
+        assert!(one(&mut e, write_at(8192, WriteSync::None)).cached);
+        let c = one(&mut e, flush());
+        assert_eq!((c.user_data, c.result), (9, 0), "acknowledged");
+        let kinds: Vec<OpKind> = e.inner.pushed.iter().map(|o| o.kind).collect();
+        assert_eq!(kinds, [OpKind::Flush], "no write-back before it");
+        let mut on_target = [0u8; 4096];
+        store.read(8192, &mut on_target);
+        assert!(on_target.iter().all(|&b| b == 0), "the data is still only in RAM");
+        assert_eq!(e.wc.cache.dirty_lines(), 1);
+        e.finish().expect("finish");
+        one(&mut e, flush());
+        assert_eq!(faults.result(None).faults[0].injected, 1, "the flush with nothing dirty is not counted");
     }
 
     /// A synchronous write is durable when it completes: a write-back cache does not absorb it.

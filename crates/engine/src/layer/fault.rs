@@ -19,6 +19,9 @@
 //! - `eio`: the op is not pushed; it completes with -EIO.
 //! - `latency-spike`: the op's completion is held for the spike on the engine's clock (virtual time included):
 //!   the wrapper never sleeps, it passes its next due time down as the inner engine's deadline.
+//! - `early-flush-ack` is not the target's fault but a write-back cache's: the cache layer asks
+//!   [`EarlyFlushAck`] which flushes to acknowledge without writing its dirty lines back first; a worker with
+//!   no other kind has no FaultEngine.
 //!
 //! Choices are deterministic for a seed: each worker has one xoshiro256** stream per `--inject` (seeded from the
 //! run seed, the worker index and the spec's index), which decides whether an eligible op is hit and where
@@ -297,6 +300,54 @@ pub struct WorkerFaults {
     pub verifier: Option<Arc<iolab_verify::Verifier>>,
 }
 
+impl WorkerFaults {
+    /// The worker's stream for spec `i`: seeded from the run seed, the spec's index and the worker's.
+    fn stream(&self, i: usize) -> Stream {
+        let f = &self.faults;
+        Stream {
+            kind: f.specs[i].kind,
+            when: f.specs[i].when,
+            rng: Rng::for_worker(
+                f.seed ^ crate::salts::INJECT ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                self.worker,
+            ),
+            eligible: 0,
+        }
+    }
+
+    /// True when a spec hits the target's reads or writes, so the worker needs a [`FaultEngine`]
+    /// (`early-flush-ack` alone does not: it is the block cache's).
+    pub fn hits_target_io(&self) -> bool {
+        self.faults.specs.iter().any(|s| s.kind.applies_to() != (false, false))
+    }
+
+    /// The worker's `early-flush-ack` (the first one given), for its block cache.
+    pub fn early_flush_ack(&self) -> Option<EarlyFlushAck> {
+        let i = self.faults.specs.iter().position(|s| s.kind == InjectKind::EarlyFlushAck)?;
+        Some(EarlyFlushAck { faults: self.faults.clone(), spec: i as u16, stream: self.stream(i) })
+    }
+}
+
+/// `early-flush-ack` as a worker's write-back cache applies it ([`crate::cache::CacheEngine`]): which of its
+/// eligible flushes (of a target with dirty lines) are acknowledged without writing them back. Counted as
+/// injected when it fires.
+pub struct EarlyFlushAck {
+    faults: Arc<Faults>,
+    spec: u16,
+    stream: Stream,
+}
+
+impl EarlyFlushAck {
+    /// An eligible flush: true when this one is acknowledged early (and counted).
+    pub fn fires(&mut self) -> bool {
+        let hit = self.stream.fires();
+        if hit {
+            self.faults.count(self.spec);
+        }
+        hit
+    }
+}
+
 /// One `--inject` as a worker applies it.
 struct Stream {
     kind: InjectKind,
@@ -368,20 +419,7 @@ impl<E: Engine> FaultEngine<E> {
     pub fn new(inner: E, wf: WorkerFaults, slots: u32) -> FaultEngine<E> {
         let n = slots as usize;
         let f = &wf.faults;
-        let streams = f
-            .specs
-            .iter()
-            .enumerate()
-            .map(|(i, s)| Stream {
-                kind: s.kind,
-                when: s.when,
-                rng: Rng::for_worker(
-                    f.seed ^ crate::salts::INJECT ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                    wf.worker,
-                ),
-                eligible: 0,
-            })
-            .collect();
+        let streams = (0..f.specs.len()).map(|i| wf.stream(i)).collect();
         FaultEngine {
             inner,
             block: f.block_bytes as u64,
@@ -467,6 +505,8 @@ impl<E: Engine> FaultEngine<E> {
                     Fault::Torn { spec, cut: (at - op.offset) as u32 }
                 }
                 InjectKind::Eio => Fault::Eio,
+                // Applies to no read or write of the target (`applies_to`): the block cache's.
+                InjectKind::EarlyFlushAck => continue,
             };
             if fault == Fault::None {
                 fault = f;

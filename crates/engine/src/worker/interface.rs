@@ -243,7 +243,7 @@ pub struct WorkerOutput {
     pub lag: Option<Box<LatencyHistogram>>,
 }
 
-/// Counts split I/Os per target against the boundaries of [`WorkerSetup::boundaries`]: a branch per op, and
+/// Counts split I/Os per target against the boundaries of [`WorkerTask::boundaries`]: a branch per op, and
 /// a binary search only for a target with more than one extent; no allocation or lock.
 #[derive(Debug)]
 pub(crate) struct SplitCounter<'a> {

@@ -111,8 +111,8 @@ impl WithBase for Layered<'_> {
         let (s, slots) = (self.s, self.slots);
         let base: Box<dyn Engine> = Box::new(base);
         let faulty: Box<dyn Engine> = match &s.tools.faults {
-            Some(wf) => Box::new(FaultEngine::new(base, wf.clone(), slots)),
-            None => base,
+            Some(wf) if wf.hits_target_io() => Box::new(FaultEngine::new(base, wf.clone(), slots)),
+            _ => base,
         };
         let linked: Box<dyn Engine> = if s.tools.links.iter().any(Option::is_some) {
             Box::new(LinkEngine::new(faulty, &s.tools.links, slots))
@@ -120,7 +120,10 @@ impl WithBase for Layered<'_> {
             faulty
         };
         let cached: Box<dyn Engine> = match &s.tools.cache {
-            Some(wc) => Box::new(CacheEngine::new(linked, wc.clone(), s.task.plan.qd)),
+            Some(wc) => {
+                let early = s.tools.faults.as_ref().and_then(|wf| wf.early_flush_ack());
+                Box::new(CacheEngine::new(linked, wc.clone(), s.task.plan.qd).with_early_flush_ack(early))
+            }
             None => linked,
         };
         match &s.tools.verify {

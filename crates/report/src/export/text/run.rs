@@ -99,6 +99,9 @@ fn integrity_lines(r: &RunResult, out: &mut String) {
             line.push_str("; stopped at the first mismatch");
         }
         labelled(out, "verify", &line);
+        if let Some(d) = &v.durable {
+            labelled(out, "durable", &durable_line(d));
+        }
         if let Some(m) = v.first_mismatches.first() {
             let found = m.found.as_ref().map_or("no iolab header".to_string(), |h| {
                 format!("generation {} for offset {} of target {}", h.generation, h.offset, h.target)
@@ -128,6 +131,29 @@ fn integrity_lines(r: &RunResult, out: &mut String) {
         let whole_run = format!("over the whole run, ramp included; seed {}", inj.seed);
         labelled(out, "injected", &format!("{} ({whole_run})", parts.join(", ")));
     }
+}
+
+/// The durable-write log's line: the writes acknowledged durable a run logged (and any it could not), or
+/// those a check read and how many blocks they required newer than the journal did.
+fn durable_line(d: &iolab_doc::DurableLogResult) -> String {
+    let mut line = format!("'{}': {} writes acknowledged durable", d.log, format_count(d.records));
+    if d.not_logged > 0 {
+        line.push_str(&format!(
+            "; {} not logged (only the journal's checkpoints vouch for them)",
+            format_count(d.not_logged)
+        ));
+    }
+    if d.blocks_raised > 0 {
+        line.push_str(&format!(
+            "; {} blocks required newer than the journal, {} of them failed",
+            format_count(d.blocks_raised),
+            format_count(d.mismatched_blocks)
+        ));
+    }
+    if d.torn_tail_bytes > 0 {
+        line.push_str(&format!("; a torn last batch of {} bytes ignored", format_count(d.torn_tail_bytes)));
+    }
+    line
 }
 
 /// One `label  text` line; a label as long as the column still gets a space after it.

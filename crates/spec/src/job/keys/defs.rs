@@ -458,7 +458,8 @@ pub const KEYS: &[Key] = &[
         doc: "Inject a fault: KIND[:PROBABILITY|@N], repeatable. KIND alone hits each eligible I/O with \
               probability 0.001; KIND:P with probability P (0.001 or 0.1%); KIND@N every N-th eligible I/O \
               (eio@1000 fails every 1000th). Kinds: bit-flip-read, bit-flip-write, lost-write, \
-              misdirected-write, torn-write, eio, latency-spike:DURATION (docs/FAULTS.md).",
+              misdirected-write, torn-write, eio, latency-spike:DURATION, early-flush-ack (a write-back \
+              cache's flushes; docs/FAULTS.md).",
         flag: Some(Flag::value("inject", "KIND[:P|@N]").heading("Integrity")),
         sets: Sets::Run(|job, text, at| {
             job.integrity.inject.push(quoted(InjectSpec::parse(text), text, at)?);
