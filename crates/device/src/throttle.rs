@@ -20,7 +20,6 @@ use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
 
 /// Why `--throttle` could not be set up. Nothing is left behind: no cgroup, the process where it was.
 #[derive(Debug, thiserror::Error)]
@@ -206,20 +205,7 @@ pub fn detect() -> Option<CgroupKind> {
 /// Mount points of cgroup2 hierarchies and of cgroup v1 hierarchies with the blkio controller, from the text
 /// of /proc/self/mounts.
 fn cgroup_mounts(mounts: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let (mut v2, mut v1) = (Vec::new(), Vec::new());
-    for line in mounts.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 4 {
-            continue;
-        }
-        let mount = PathBuf::from(f[1].replace("\\040", " "));
-        match f[2] {
-            "cgroup2" => v2.push(mount),
-            "cgroup" if f[3].split(',').any(|o| o == "blkio") => v1.push(mount),
-            _ => {}
-        }
-    }
-    (v2, v1)
+    crate::cgroup::mounts(mounts, "blkio")
 }
 
 /// The block device `path` names (symlinks followed: /dev/disk/by-id/... works), as (major, minor).
@@ -330,16 +316,7 @@ fn v2_line(spec: &ThrottleSpec, maj: u32, min: u32) -> String {
 
 /// The cgroup path (relative to the hierarchy's root) this process is in, from /proc/self/cgroup text.
 fn own_cgroup(proc_cgroup: &str, v2: bool) -> Option<String> {
-    proc_cgroup.lines().find_map(|line| {
-        let mut f = line.splitn(3, ':');
-        let (id, controllers, path) = (f.next()?, f.next()?, f.next()?);
-        let ours = if v2 {
-            id == "0" && controllers.is_empty()
-        } else {
-            controllers.split(',').any(|c| c == "blkio")
-        };
-        ours.then(|| path.to_string())
-    })
+    crate::cgroup::own(proc_cgroup, if v2 { None } else { Some("blkio") })
 }
 
 /// A cgroup iolab created and moved itself into, and where to move back to.
@@ -362,19 +339,7 @@ fn registry() -> std::sync::MutexGuard<'static, Vec<Created>> {
 /// Moves the process back and removes the cgroup; best effort (nothing to report to on the way out).
 fn undo(c: &Created) {
     let _ = std::fs::write(&c.back, std::process::id().to_string());
-    remove_dir(&c.dir);
-}
-
-/// rmdir, retried for up to a second while the cgroup is still busy (tasks leaving it asynchronously).
-fn remove_dir(dir: &Path) -> bool {
-    for _ in 0..50 {
-        match std::fs::remove_dir(dir) {
-            Ok(()) => return true,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return true,
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
-    false
+    crate::cgroup::remove_dir(&c.dir);
 }
 
 /// Undoes every throttle still in place: moves the process back to its cgroups and removes the ones iolab
@@ -563,7 +528,7 @@ fn apply_in(
 
 /// An error creating or joining the cgroup, with the likely cause.
 fn cgroup_error(action: &str, error: io::Error) -> ThrottleError {
-    let root = effective_uid() == Some(0);
+    let root = crate::cgroup::effective_uid() == Some(0);
     let action = action.to_string();
     match error.raw_os_error() {
         Some(libc::EPERM | libc::EACCES | libc::EROFS) if !root => ThrottleError::NeedsRoot { action, error },
@@ -599,19 +564,12 @@ fn limit_error(
     }
 }
 
-/// The effective uid, from /proc/self/status (`Uid: real effective saved fs`).
-fn effective_uid() -> Option<u32> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::fs::{File, OpenOptions};
     use std::os::unix::fs::{FileExt, OpenOptionsExt};
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     fn spec(rbps: Option<u64>, wbps: Option<u64>, riops: Option<u64>, wiops: Option<u64>) -> ThrottleSpec {
         ThrottleSpec { rbps, wbps, riops, wiops }
@@ -843,7 +801,7 @@ mod tests {
 
     #[test]
     fn throttle_real_loop_device() {
-        if effective_uid() != Some(0) {
+        if crate::cgroup::effective_uid() != Some(0) {
             println!("SKIP: throttle_real_loop_device needs root");
             return;
         }

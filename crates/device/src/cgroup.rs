@@ -1,0 +1,59 @@
+//! What `--throttle` ([`crate::throttle`]) and `--memory` ([`crate::memlimit`]) share of the kernel's
+//! control groups: where the hierarchies are mounted, which cgroup this process is in, removing a cgroup
+//! whose tasks are still leaving it, and whether iolab is root.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Mount points of cgroup2 hierarchies and of cgroup v1 hierarchies with the controller `v1_controller`
+/// (`blkio`, `memory`), from the text of /proc/self/mounts.
+pub(crate) fn mounts(mounts: &str, v1_controller: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut v2, mut v1) = (Vec::new(), Vec::new());
+    for line in mounts.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 4 {
+            continue;
+        }
+        let mount = PathBuf::from(f[1].replace("\\040", " "));
+        match f[2] {
+            "cgroup2" => v2.push(mount),
+            "cgroup" if f[3].split(',').any(|o| o == v1_controller) => v1.push(mount),
+            _ => {}
+        }
+    }
+    (v2, v1)
+}
+
+/// The cgroup path (relative to the hierarchy's root) this process is in, from /proc/self/cgroup text: in
+/// the unified hierarchy (`v1_controller` None) or in the v1 hierarchy of that controller.
+pub(crate) fn own(proc_cgroup: &str, v1_controller: Option<&str>) -> Option<String> {
+    proc_cgroup.lines().find_map(|line| {
+        let mut f = line.splitn(3, ':');
+        let (id, controllers, path) = (f.next()?, f.next()?, f.next()?);
+        let ours = match v1_controller {
+            None => id == "0" && controllers.is_empty(),
+            Some(c) => controllers.split(',').any(|x| x == c),
+        };
+        ours.then(|| path.to_string())
+    })
+}
+
+/// rmdir, retried for up to a second while the cgroup is still busy (tasks leaving it asynchronously).
+pub(crate) fn remove_dir(dir: &Path) -> bool {
+    for _ in 0..50 {
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return true,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return true,
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    false
+}
+
+/// The effective uid, from /proc/self/status (`Uid: real effective saved fs`).
+pub(crate) fn effective_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
