@@ -4,7 +4,8 @@
 //!
 //! - **documents**, plain serde data: a run ([`RunResult`], schema [`SCHEMA`], with its parts [`cache`],
 //!   [`loadgen`], [`verdict`] and [`steady`]), a [`sweep`], a comparison ([`compare`]) and a [`find_max`] search,
-//!   miss-ratio curves ([`mrc`]), a database run ([`db`]),
+//!   miss-ratio curves ([`mrc`]), database runs ([`db`]: OLTP; [`db_tpch`]: analytics; [`db_copy`]: snapshot
+//!   copies),
 //!   plus the pure logic that fills them (the knee, [`judge`], [`compare::compare`]);
 //! - **renderings**: the [`export`] module, one [`Exporter`] per format (text, JSON, CSV, Markdown) over a
 //!   [`Document`], and [`html`] for the HTML and Markdown reports of `iolab report`.
@@ -18,6 +19,8 @@
 pub mod cache;
 pub mod compare;
 pub mod db;
+pub mod db_copy;
+pub mod db_tpch;
 pub mod durability;
 pub mod export;
 pub mod find_max;

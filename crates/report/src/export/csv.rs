@@ -20,7 +20,7 @@ impl CsvExporter {
             Document::Sweep(s) => Ok(sweep(s)),
             Document::FindMax(f) => Ok(find_max(f)),
             Document::Mrc(m) => Ok(mrc(m)),
-            Document::Compare(_) | Document::Db(_) => {
+            Document::Compare(_) | Document::Db(_) | Document::DbTpch(_) | Document::DbCopy(_) => {
                 Err(Unsupported { format: "csv", document: doc.kind() })
             }
         }

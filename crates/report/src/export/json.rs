@@ -21,6 +21,8 @@ impl JsonExporter {
             Document::FindMax(f) => pretty(f) + "\n",
             Document::Mrc(m) => pretty(m) + "\n",
             Document::Db(d) => pretty(d) + "\n",
+            Document::DbTpch(t) => pretty(t) + "\n",
+            Document::DbCopy(c) => pretty(c) + "\n",
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::db::DbResult;
+use crate::db::{DbEngine, DbResult, DeviceView};
 use crate::format::{format_bytes, format_count, format_duration_ns, format_rate, table};
 
 pub(crate) fn db(r: &DbResult) -> String {
@@ -21,20 +21,7 @@ pub(crate) fn db(r: &DbResult) -> String {
         if r.partial { " (interrupted: partial)" } else { "" },
     );
     let _ = writeln!(out, "note    {}", r.disclaimer);
-    let place = match (&e.dir, &e.url) {
-        (_, Some(url)) => format!("the server at {url}"),
-        (Some(dir), None) => dir.clone(),
-        (None, None) => "-".into(),
-    };
-    let size = e.size_bytes.map(|b| format!(", {}", format_bytes(b))).unwrap_or_default();
-    let _ = writeln!(out, "engine  {} in {place}{size}", e.version);
-    if let Some(u) = &e.server_user {
-        let _ = writeln!(out, "server  private, run as {u}, Unix socket only");
-    }
-    if !e.settings.is_empty() {
-        let s: Vec<String> = e.settings.iter().map(|s| format!("{}={}", s.name, s.value)).collect();
-        let _ = writeln!(out, "        {}", s.join(", "));
-    }
+    out.push_str(&engine_lines(e));
     let mix: Vec<String> = c.mix.iter().map(|m| format!("{} {}%", m.name, m.pct)).collect();
     let _ = writeln!(
         out,
@@ -119,9 +106,13 @@ fn tx_table(r: &DbResult) -> String {
 }
 
 fn device_table(r: &DbResult) -> String {
+    devices_table("devices under the database, measured window (/proc/diskstats):", &r.devices)
+}
+
+/// The devices' table under `title` (shared by every db document).
+pub(crate) fn devices_table(title: &str, devices: &[DeviceView]) -> String {
     let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".into(), f);
-    let rows: Vec<Vec<String>> = r
-        .devices
+    let rows: Vec<Vec<String>> = devices
         .iter()
         .map(|d| {
             vec![
@@ -141,7 +132,7 @@ fn device_table(r: &DbResult) -> String {
             ]
         })
         .collect();
-    let mut out = String::from("devices under the database, measured window (/proc/diskstats):\n");
+    let mut out = format!("{title}\n");
     out.push_str(&table(
         &[
             "device",
@@ -160,5 +151,25 @@ fn device_table(r: &DbResult) -> String {
         ],
         &rows,
     ));
+    out
+}
+
+/// The engine's lines: where it ran, its size, a private server's account, its settings.
+pub(crate) fn engine_lines(e: &DbEngine) -> String {
+    let mut out = String::new();
+    let place = match (&e.dir, &e.url) {
+        (_, Some(url)) => format!("the server at {url}"),
+        (Some(dir), None) => dir.clone(),
+        (None, None) => "-".into(),
+    };
+    let size = e.size_bytes.map(|b| format!(", {}", format_bytes(b))).unwrap_or_default();
+    let _ = writeln!(out, "engine  {} in {place}{size}", e.version);
+    if let Some(u) = &e.server_user {
+        let _ = writeln!(out, "server  private, run as {u}, Unix socket only");
+    }
+    if !e.settings.is_empty() {
+        let s: Vec<String> = e.settings.iter().map(|s| format!("{}={}", s.name, s.value)).collect();
+        let _ = writeln!(out, "        {}", s.join(", "));
+    }
     out
 }

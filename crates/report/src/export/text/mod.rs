@@ -3,6 +3,8 @@
 
 pub(crate) mod compare;
 mod db;
+mod db_copy;
+mod db_tpch;
 mod find_max;
 mod loadgen;
 mod mrc;
@@ -30,6 +32,8 @@ impl TextExporter {
             Document::FindMax(f) => find_max::find_max(f),
             Document::Mrc(m) => mrc::mrc(m),
             Document::Db(d) => db::db(d),
+            Document::DbTpch(t) => db_tpch::tpch(t),
+            Document::DbCopy(c) => db_copy::copy(c),
         }
     }
 }
