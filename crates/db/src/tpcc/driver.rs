@@ -147,12 +147,13 @@ fn user(
 }
 
 /// Runs the users for the ramp and the window; `device_dir` is where the database's files are (for the
-/// device view), `stop` the caller's stop flag.
+/// device view), `stop` the caller's stop flag; `observer` hears the window's edges.
 pub fn run(
     engine: &dyn Engine,
     spec: &RunSpec,
     device_dir: Option<&Path>,
     stop: &AtomicBool,
+    observer: &dyn crate::Observer,
 ) -> Result<Measured, Error> {
     let mut conns: Vec<Box<dyn Conn>> = Vec::with_capacity(spec.users as usize);
     for _ in 0..spec.users {
@@ -191,6 +192,7 @@ pub fn run(
             })
             .collect();
         if wait_until(window.0, stop, &abort) {
+            observer.window(true);
             ends.0 = next_order_ids(monitor.as_mut());
             counters.0 = diskstats::read();
             actual.0 = Instant::now();
@@ -199,6 +201,7 @@ pub fn run(
             ends.1 = next_order_ids(monitor.as_mut());
             counters.1 = diskstats::read();
             actual.1 = Instant::now().min(window.1);
+            observer.window(false);
         } else {
             partial = true;
         }

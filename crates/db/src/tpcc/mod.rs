@@ -19,13 +19,11 @@ pub mod txn;
 
 use crate::engine::Engine;
 use crate::Error;
-use iolab_device::diskstats::Counters;
 use iolab_report::db::{
     DbBuild, DbEngine, DbResult, DeviceView, MixShare, Setting, TableRows, TpccConfig, TpccRun, TxResult,
     DB_SCHEMA, TPCC_DISCLAIMER,
 };
 use rand::TxType;
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -52,11 +50,7 @@ pub struct Options {
     pub seed: u64,
 }
 
-/// What the caller is told as the command goes.
-pub trait Observer {
-    /// A line for people (what is being done now).
-    fn notice(&self, text: &str);
-}
+pub use crate::Observer;
 
 /// Builds the database on `engine`, runs the workload, checks consistency and returns the document. The
 /// database's files are under `engine.dir()` (the device view reads the devices there).
@@ -92,29 +86,13 @@ pub fn run(
         ramp: o.ramp,
         duration: o.duration,
     };
-    let measured = driver::run(engine, &spec, engine.dir(), stop)?;
+    let measured = driver::run(engine, &spec, engine.dir(), stop, observer)?;
     observer.notice("checking the consistency conditions");
     let mut conn = engine.connect()?;
     let consistency = check::check_all(conn.as_mut())?;
     drop(conn);
-    let size_bytes = engine.dir().map(dir_bytes);
+    let size_bytes = engine.dir().map(crate::devices::dir_bytes);
     Ok(document(engine, o, start_unix_s, &built, &measured, consistency, size_bytes))
-}
-
-/// Bytes in the files under `dir`.
-fn dir_bytes(dir: &Path) -> u64 {
-    fn walk(p: &Path, depth: u32) -> u64 {
-        let Ok(entries) = std::fs::read_dir(p) else { return 0 };
-        entries
-            .flatten()
-            .map(|e| match e.file_type() {
-                Ok(t) if t.is_dir() && depth < 16 => walk(&e.path(), depth + 1),
-                Ok(t) if t.is_file() => e.metadata().map(|m| m.len()).unwrap_or(0),
-                _ => 0,
-            })
-            .sum()
-    }
-    walk(dir, 0)
 }
 
 /// The per-minute rate of `n` events in `s` seconds (0 for an empty window).
@@ -152,7 +130,8 @@ fn document(
         .collect();
     let new_orders = m.tx[TxType::NewOrder.index()].committed;
     let completed: u64 = m.tx.iter().map(|x| x.committed + x.rolled_back).sum();
-    let devices: Vec<DeviceView> = m.devices.iter().map(|(d, c)| device_view(d, c, s)).collect();
+    let devices: Vec<DeviceView> =
+        m.devices.iter().map(|(d, c)| crate::devices::device_view(d, c, s)).collect();
     let mut warnings = Vec::new();
     let failed: u64 = m.tx.iter().map(|x| x.failed).sum();
     if failed > 0 {
@@ -168,7 +147,7 @@ fn document(
     }
     if !devices.is_empty() && devices.iter().all(|d| d.reads == 0) {
         warnings.push(
-            "the devices read nothing in the window: the database was served from memory (the engine's cache and the page cache), so this run measured writes, flushes and CPU, not reads; build more warehouses for a database larger than memory"
+            "the devices read nothing in the window: the database was served from memory (the engine's cache and the page cache), so this run measured writes, flushes and CPU, not reads; hold the engine's memory under the database's size with --memory, or build more warehouses than memory holds"
                 .into(),
         );
     }
@@ -230,32 +209,5 @@ fn document(
         devices,
         warnings,
         partial: m.partial,
-    }
-}
-
-/// A device's counters over `s` seconds as the document shows them.
-fn device_view(d: &iolab_device::diskstats::BlockDevice, c: &Counters, s: f64) -> DeviceView {
-    let rate = |n: u64| if s > 0.0 { n as f64 / s } else { 0.0 };
-    let mean = |num: u64, den: u64| (den > 0).then(|| num as f64 / den as f64);
-    DeviceView {
-        name: d.name.clone(),
-        role: d.role.into(),
-        model: d.model.clone(),
-        reads: c.reads,
-        writes: c.writes,
-        flushes: c.flushes,
-        discards: c.discards,
-        read_bytes: c.read_sectors * 512,
-        write_bytes: c.write_sectors * 512,
-        discard_bytes: c.discard_sectors * 512,
-        read_iops: rate(c.reads),
-        write_iops: rate(c.writes),
-        flushes_per_s: rate(c.flushes),
-        read_mean_bytes: mean(c.read_sectors * 512, c.reads),
-        write_mean_bytes: mean(c.write_sectors * 512, c.writes),
-        read_mean_ms: mean(c.read_ms, c.reads),
-        write_mean_ms: mean(c.write_ms, c.writes),
-        flush_mean_ms: mean(c.flush_ms, c.flushes),
-        busy: if s > 0.0 { (c.busy_ms as f64 / 1000.0 / s).min(1.0) } else { 0.0 },
     }
 }
