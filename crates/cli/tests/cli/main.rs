@@ -11,6 +11,7 @@ mod cache;
 mod catalog;
 mod compare;
 mod db;
+mod db_storage;
 mod derive;
 mod device_safety;
 mod doc_commands;
