@@ -308,8 +308,10 @@ mod tests {
             x-1  [000] d..1.  5.000160: block_rq_issue: 7,9 W 4096 () 8 + 8 none,0,0 [x]\n\
             x-1  [000] d.h1.  5.000200: block_rq_complete: 7,1 W () 8 + 8 none,0,0 [0]\n\
             x-1  [000] d.h1.  5.000300: block_rq_complete: 7,0 R () 8 + 8 none,0,0 [0]\n";
-        let mut p = EventParser::default();
-        p.targets = [("7,0".to_string(), 0u16), ("7,1".to_string(), 1u16)].into_iter().collect();
+        let mut p = EventParser {
+            targets: [("7,0".to_string(), 0u16), ("7,1".to_string(), 1u16)].into_iter().collect(),
+            ..Default::default()
+        };
         p.lines(text);
         let r = p.records;
         assert_eq!(r.len(), 2, "7,9 is not captured");
