@@ -5,15 +5,14 @@
 //! printed and written, then the capture.
 
 use crate::args::db::CopyArgs;
-use crate::db_setup::{self, db_error, number, EngineFlags, Watch};
+use crate::db_setup::{self, number, Session};
 use crate::exit::{usage, ExitStatus};
-use crate::output::{claim, print, write_all};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use iolab_db::copy::{self, Options, Source};
 use iolab_db::dir::DbDir;
 use iolab_db::Observer;
 use iolab_device::WriteGate;
-use iolab_report::{Document, JsonExporter, TextExporter};
+use iolab_report::Document;
 
 fn options(a: &CopyArgs) -> Result<Options> {
     let source = match &a.scale {
@@ -35,54 +34,26 @@ fn options(a: &CopyArgs) -> Result<Options> {
             items: number("--items", &a.items, 1000, iolab_db::tpcc::SPEC_ITEMS)?,
         },
     };
-    Ok(Options { source, seed: db_setup::seed(a.seed.as_deref())?, evict: !a.warm })
+    Ok(Options { source, seed: db_setup::seed(a.common.seed.as_deref())?, evict: !a.warm })
 }
 
 /// Runs `iolab db copy`.
 pub fn copy(a: &CopyArgs) -> Result<ExitStatus> {
     let o = options(a)?;
+    let c = &a.common;
     let mut gate = WriteGate::new();
-    let json = claim(&mut gate, "--json", a.json.as_deref())?;
-    let flags = EngineFlags {
-        engine: &a.engine,
-        dir: a.dir.as_deref(),
-        url: None,
-        shared_buffers: &a.shared_buffers,
-        keep: a.keep,
-        memory: a.memory.as_deref(),
-        capture: a.capture.as_deref(),
-    };
-    let mut prepared = db_setup::prepare(&flags, &mut gate)?;
     let to_state = gate.database_dir("--to", &a.to).map_err(usage)?;
-    let quiet = a.quiet || json.as_ref().is_some_and(|j| j.is_stdout());
-    let stop = crate::signals::stop_flag(quiet);
-    let watch = Watch::new(quiet, &mut prepared);
-    watch.notice(&format!("db copy on {}, seed {}", a.engine, o.seed));
+    let session = Session::begin(gate, &c.flags(None), c.json.as_deref(), c.quiet)?;
+    session.watch.notice(&format!("db copy on {}, seed {}", c.engine, o.seed));
     // The destination first, so it is removed after the engine and the source.
-    let to = DbDir::make(a.to.as_ref(), to_state, a.keep).map_err(db_error)?;
-    let opened = db_setup::open(&prepared, &stop, &watch, iolab_db::tpcc::build::MAX_LOADERS + 10)?;
-    let result = watch.arm(&db_setup::dirs(&opened, Some(to.path()))).and_then(|()| {
-        copy::run(opened.engine.as_ref(), to.path(), &o, &stop, &watch).map_err(|e| match e {
-            iolab_db::Error::Interrupted => anyhow::anyhow!(
-                "interrupted before the copy was done; nothing to report (both directories were removed)"
-            ),
-            e => db_error(e).context("iolab db copy"),
-        })
+    let to = DbDir::make(a.to.as_ref(), to_state, c.keep).map_err(db_setup::db_error)?;
+    let connections = iolab_db::tpcc::build::MAX_LOADERS + 10;
+    let result = session.run(connections, Some(to.path()), "iolab db copy", |engine| {
+        copy::run(engine, to.path(), &o, &session.stop, &session.watch)
     });
-    let memory = opened.memory_setting();
-    let closed = opened.close();
     drop(to);
-    let mut doc = result?;
-    closed.map_err(db_error).context("closing the database")?;
-    if let Some(m) = memory {
-        doc.engine.settings.push(m);
-    }
-    if !quiet {
-        print(&TextExporter.render(&Document::DbCopy(&doc)))?;
-    }
-    if let Some(out) = &json {
-        write_all(vec![(out, Ok(JsonExporter.render(&Document::DbCopy(&doc))))])?;
-    }
-    watch.finish()?;
+    let (mut doc, memory) = result?;
+    doc.engine.settings.extend(memory);
+    session.output(&Document::DbCopy(&doc))?;
     Ok(ExitStatus::Ok)
 }

@@ -91,6 +91,21 @@ pub struct EngineFlags<'a> {
     pub capture: Option<&'a str>,
 }
 
+impl crate::args::db::DbCommonArgs {
+    /// The engine flags, with `url` (`--url`, where the command has it).
+    pub fn flags<'a>(&'a self, url: Option<&'a str>) -> EngineFlags<'a> {
+        EngineFlags {
+            engine: &self.engine,
+            dir: self.dir.as_deref(),
+            url,
+            shared_buffers: &self.shared_buffers,
+            keep: self.keep,
+            memory: self.memory.as_deref(),
+            capture: self.capture.as_deref(),
+        }
+    }
+}
+
 /// The flags checked and the paths claimed, nothing made yet.
 pub struct Prepared {
     /// `--engine postgres`.
@@ -415,4 +430,70 @@ pub fn dirs<'a>(opened: &'a Opened, also: Option<&'a Path>) -> Vec<&'a Path> {
     let mut out: Vec<&Path> = opened.dir.iter().map(DbDir::path).collect();
     out.extend(also);
     out
+}
+
+/// One db command from its flags to its outputs: [`Session::begin`] claims `--json` and checks and claims
+/// the engine's flags (nothing made); [`Session::run`] makes the directory, memory limit and engine, arms the
+/// capture, runs the work and undoes them all on every path; [`Session::output`] prints and writes the
+/// document and the capture.
+pub struct Session {
+    prepared: Prepared,
+    json: Option<Output>,
+    /// Nothing but errors on the terminal (`--quiet`, or the JSON on stdout).
+    pub quiet: bool,
+    /// The process's stop flag (Ctrl-C, SIGTERM, SIGHUP).
+    pub stop: Arc<AtomicBool>,
+    /// The observer: notices and the capture.
+    pub watch: Watch,
+}
+
+impl Session {
+    /// Claims `json` and the engine's flags `f` in `gate` (which may hold the command's other claims).
+    pub fn begin(mut gate: WriteGate, f: &EngineFlags, json: Option<&str>, quiet: bool) -> Result<Session> {
+        let json = crate::output::claim(&mut gate, "--json", json)?;
+        let mut prepared = prepare(f, &mut gate)?;
+        let quiet = quiet || json.as_ref().is_some_and(Output::is_stdout);
+        let stop = crate::signals::stop_flag(quiet);
+        let watch = Watch::new(quiet, &mut prepared);
+        Ok(Session { prepared, json, quiet, stop, watch })
+    }
+
+    /// Makes the engine (a private server sized for `max_connections`), arms the capture over its
+    /// directory and `also`, runs `work`, and undoes everything; the work's result (`what` names the
+    /// command in errors) and the memory limit's setting.
+    pub fn run<T>(
+        &self,
+        max_connections: u32,
+        also: Option<&Path>,
+        what: &str,
+        work: impl FnOnce(&dyn Engine) -> Result<T, iolab_db::Error>,
+    ) -> Result<(T, Option<Setting>)> {
+        use anyhow::Context;
+        let opened = open(&self.prepared, &self.stop, &self.watch, max_connections)?;
+        let result = self.watch.arm(&dirs(&opened, also)).and_then(|()| {
+            work(opened.engine.as_ref()).map_err(|e| match e {
+                iolab_db::Error::Interrupted => anyhow::anyhow!(
+                    "interrupted before there was anything to report (what iolab made was removed)"
+                ),
+                e => db_error(e).context(what.to_string()),
+            })
+        });
+        let memory = opened.memory_setting();
+        let closed = opened.close();
+        let done = result?;
+        closed.map_err(db_error).context("closing the database")?;
+        Ok((done, memory))
+    }
+
+    /// Prints the document (unless quiet), writes `--json`, then the capture.
+    pub fn output(&self, doc: &iolab_report::Document<'_>) -> Result<()> {
+        use iolab_report::{JsonExporter, TextExporter};
+        if !self.quiet {
+            crate::output::print(&TextExporter.render(doc))?;
+        }
+        if let Some(out) = &self.json {
+            crate::output::write_all(vec![(out, Ok(JsonExporter.render(doc)))])?;
+        }
+        self.watch.finish()
+    }
 }

@@ -5,14 +5,13 @@
 //! written, then the capture.
 
 use crate::args::db::TpchArgs;
-use crate::db_setup::{self, db_error, number, EngineFlags, Watch};
+use crate::db_setup::{self, number, Session};
 use crate::exit::{usage, ExitStatus};
-use crate::output::{claim, print, write_all};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use iolab_db::tpch::{self, queries, Options};
 use iolab_db::Observer;
 use iolab_device::WriteGate;
-use iolab_report::{Document, JsonExporter, TextExporter};
+use iolab_report::Document;
 
 /// `--queries`: numbers 1 to 22, each once, in the order given.
 fn query_list(text: &str) -> Result<Vec<u32>> {
@@ -62,53 +61,25 @@ fn options(a: &TpchArgs) -> Result<Options> {
             None => queries::POWER_ORDER.to_vec(),
         },
         cold: !a.warm,
-        seed: db_setup::seed(a.seed.as_deref())?,
+        seed: db_setup::seed(a.common.seed.as_deref())?,
     })
 }
 
 /// Runs `iolab db tpch`.
 pub fn tpch(a: &TpchArgs) -> Result<ExitStatus> {
     let o = options(a)?;
-    let mut gate = WriteGate::new();
-    let json = claim(&mut gate, "--json", a.json.as_deref())?;
-    let flags = EngineFlags {
-        engine: &a.engine,
-        dir: a.dir.as_deref(),
-        url: a.url.as_deref(),
-        shared_buffers: &a.shared_buffers,
-        keep: a.keep,
-        memory: a.memory.as_deref(),
-        capture: a.capture.as_deref(),
-    };
-    let mut prepared = db_setup::prepare(&flags, &mut gate)?;
-    let quiet = a.quiet || json.as_ref().is_some_and(|j| j.is_stdout());
-    let stop = crate::signals::stop_flag(quiet);
-    let watch = Watch::new(quiet, &mut prepared);
-    watch.notice(&format!("db tpch on {}, scale {}, seed {}", a.engine, o.scale, o.seed));
-    let opened = db_setup::open(&prepared, &stop, &watch, tpch::load::MAX_LOADERS as u32 + 10)?;
-    let result = watch.arm(&db_setup::dirs(&opened, None)).and_then(|()| {
-        tpch::run(opened.engine.as_ref(), &o, &stop, &watch).map_err(|e| match e {
-            iolab_db::Error::Interrupted => anyhow::anyhow!(
-                "interrupted while building the database; nothing to report (the database was removed)"
-            ),
-            e => db_error(e).context("iolab db tpch"),
-        })
-    });
-    let memory = opened.memory_setting();
-    let closed = opened.close();
-    let mut doc = result?;
-    closed.map_err(db_error).context("closing the database")?;
+    let c = &a.common;
+    let session = Session::begin(WriteGate::new(), &c.flags(a.url.as_deref()), c.json.as_deref(), c.quiet)?;
+    session.watch.notice(&format!("db tpch on {}, scale {}, seed {}", c.engine, o.scale, o.seed));
+    let connections = tpch::load::MAX_LOADERS as u32 + 10;
+    let (mut doc, memory) = session.run(connections, None, "iolab db tpch", |engine| {
+        tpch::run(engine, &o, &session.stop, &session.watch)
+    })?;
     if let Some(m) = memory {
         doc.warnings.extend(db_setup::memory_warning(Some(&m), &doc.devices, doc.engine.size_bytes));
         doc.engine.settings.push(m);
     }
-    if !quiet {
-        print(&TextExporter.render(&Document::DbTpch(&doc)))?;
-    }
-    if let Some(out) = &json {
-        write_all(vec![(out, Ok(JsonExporter.render(&Document::DbTpch(&doc))))])?;
-    }
-    watch.finish()?;
+    session.output(&Document::DbTpch(&doc))?;
     Ok(ExitStatus::Ok)
 }
 

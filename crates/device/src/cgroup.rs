@@ -1,10 +1,72 @@
 //! What `--throttle` ([`crate::throttle`]) and `--memory` ([`crate::memlimit`]) share of the kernel's
-//! control groups: where the hierarchies are mounted, which cgroup this process is in, removing a cgroup
-//! whose tasks are still leaving it, and whether iolab is root.
+//! control groups: where the hierarchies are mounted, which cgroup this process is in, the registry of the
+//! cgroups iolab made (each undone once: by its guard's drop, or by a forced exit's cleanup), removing a
+//! cgroup whose tasks are still leaving it, and whether iolab is root.
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
+
+/// A cgroup iolab created, and where iolab goes back to when it moved into it.
+#[derive(Debug)]
+pub(crate) struct Created {
+    /// The cgroup directory.
+    pub dir: PathBuf,
+    /// `cgroup.procs` of the cgroup the process was in before.
+    pub back: PathBuf,
+    /// iolab moved itself into it (so it moves back before the removal).
+    pub joined: bool,
+}
+
+/// The cgroups of one kind iolab made and has not undone yet.
+pub(crate) struct Registry(Mutex<Vec<Created>>);
+
+impl Registry {
+    /// An empty registry (for a `static`).
+    pub const fn new() -> Registry {
+        Registry(Mutex::new(Vec::new()))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Created>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers a cgroup made.
+    pub fn add(&self, c: Created) {
+        self.lock().push(c);
+    }
+
+    /// Notes that iolab moved into the cgroup `dir`.
+    pub fn joined(&self, dir: &Path) {
+        if let Some(c) = self.lock().iter_mut().find(|c| c.dir == dir) {
+            c.joined = true;
+        }
+    }
+
+    /// Whether `dir` is registered (not undone yet).
+    #[cfg(test)]
+    pub fn contains(&self, dir: &Path) -> bool {
+        self.lock().iter().any(|c| c.dir == dir)
+    }
+
+    /// Undoes (and forgets) the cgroups `pick` selects: iolab moved back where it joined, each removed.
+    /// Best effort: nothing to report to on the way out.
+    pub fn undo_where(&self, pick: impl Fn(&Created) -> bool) {
+        let taken: Vec<Created> = {
+            let mut reg = self.lock();
+            let (taken, kept) = std::mem::take(&mut *reg).into_iter().partition(|c| pick(c));
+            *reg = kept;
+            taken
+        };
+        for c in &taken {
+            if c.joined {
+                let _ = std::fs::write(&c.back, std::process::id().to_string());
+            }
+            remove_dir(&c.dir);
+        }
+    }
+}
 
 /// Mount points of cgroup2 hierarchies and of cgroup v1 hierarchies with the controller `v1_controller`
 /// (`blkio`, `memory`), from the text of /proc/self/mounts.

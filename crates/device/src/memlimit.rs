@@ -18,8 +18,6 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 
 /// Why `--memory` could not be set up. Nothing is left behind.
 #[derive(Debug, thiserror::Error)]
@@ -110,35 +108,13 @@ pub fn detect() -> Option<MemoryKind> {
     v1.into_iter().find(|m| m.join("memory.limit_in_bytes").exists()).map(|mount| MemoryKind::V1 { mount })
 }
 
-/// A cgroup iolab made, and where iolab goes back to if it joined.
-#[derive(Debug)]
-struct Created {
-    dir: PathBuf,
-    back: PathBuf,
-    joined: bool,
-}
-
-/// Cgroups to undo on a forced exit.
-static REGISTRY: Mutex<Vec<Created>> = Mutex::new(Vec::new());
-
-fn registry() -> std::sync::MutexGuard<'static, Vec<Created>> {
-    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn undo(c: &Created) {
-    if c.joined {
-        let _ = std::fs::write(&c.back, std::process::id().to_string());
-    }
-    crate::cgroup::remove_dir(&c.dir);
-}
+/// Cgroups to undo on a forced exit; a [`MemoryLimit`] takes its own out when dropped.
+static REGISTRY: crate::cgroup::Registry = crate::cgroup::Registry::new();
 
 /// Undoes every memory limit still in place (moves iolab back, removes the cgroups). For the signal
 /// handler's forced exit, after the servers in them were stopped.
 pub fn cleanup_on_exit() {
-    let taken = std::mem::take(&mut *registry());
-    for c in &taken {
-        undo(c);
-    }
+    REGISTRY.undo_where(|_| true);
 }
 
 /// A memory limit in place: a cgroup with the limit, removed when this is dropped.
@@ -147,7 +123,6 @@ pub struct MemoryLimit {
     kind: MemoryKind,
     dir: PathBuf,
     limit_bytes: u64,
-    joined: AtomicBool,
 }
 
 fn cgroup_error(action: String, error: io::Error) -> MemoryError {
@@ -203,8 +178,8 @@ impl MemoryLimit {
         }
         std::fs::create_dir(&dir)
             .map_err(|e| cgroup_error(format!("create the cgroup '{}'", dir.display()), e))?;
-        registry().push(Created { dir: dir.clone(), back, joined: false });
-        let limit = MemoryLimit { kind, dir, limit_bytes, joined: AtomicBool::new(false) };
+        REGISTRY.add(crate::cgroup::Created { dir: dir.clone(), back, joined: false });
+        let limit = MemoryLimit { kind, dir, limit_bytes };
         // From here on an error drops `limit`, which removes the cgroup.
         let file = limit.kind.limit_file();
         std::fs::write(limit.dir.join(file), limit_bytes.to_string()).map_err(|e| {
@@ -219,10 +194,7 @@ impl MemoryLimit {
         let procs = self.procs_file();
         std::fs::write(&procs, std::process::id().to_string())
             .map_err(|e| cgroup_error(format!("move iolab into the cgroup '{}'", self.dir.display()), e))?;
-        self.joined.store(true, Ordering::Relaxed);
-        if let Some(c) = registry().iter_mut().find(|c| c.dir == self.dir) {
-            c.joined = true;
-        }
+        REGISTRY.joined(&self.dir);
         Ok(())
     }
 
@@ -261,14 +233,8 @@ impl MemoryLimit {
 
 impl Drop for MemoryLimit {
     fn drop(&mut self) {
-        let mine = {
-            let mut reg = registry();
-            reg.iter().position(|c| c.dir == self.dir).map(|i| reg.remove(i))
-        };
-        // Already undone by cleanup_on_exit otherwise.
-        if let Some(c) = mine {
-            undo(&c);
-        }
+        // Nothing left to do when cleanup_on_exit has undone it already.
+        REGISTRY.undo_where(|c| c.dir == self.dir);
     }
 }
 
@@ -302,7 +268,7 @@ mod tests {
             std::process::id().to_string(),
             "iolab went back where it was"
         );
-        assert!(!registry().iter().any(|c| c.dir == dir));
+        assert!(!REGISTRY.contains(&dir));
     }
 
     #[test]

@@ -19,7 +19,6 @@ use std::collections::BTreeMap;
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// Why `--throttle` could not be set up. Nothing is left behind: no cgroup, the process where it was.
 #[derive(Debug, thiserror::Error)]
@@ -319,46 +318,14 @@ fn own_cgroup(proc_cgroup: &str, v2: bool) -> Option<String> {
     crate::cgroup::own(proc_cgroup, if v2 { None } else { Some("blkio") })
 }
 
-/// A cgroup iolab created and moved itself into, and where to move back to.
-#[derive(Debug)]
-struct Created {
-    /// The cgroup directory.
-    dir: PathBuf,
-    /// `cgroup.procs` of the cgroup the process was in before.
-    back: PathBuf,
-}
-
 /// Cgroups to undo on a forced exit ([`cleanup_on_exit`]); a [`ThrottleGuard`] takes its own out when
 /// dropped, so each is undone once.
-static REGISTRY: Mutex<Vec<Created>> = Mutex::new(Vec::new());
-
-fn registry() -> std::sync::MutexGuard<'static, Vec<Created>> {
-    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Moves the process back and removes the cgroup; best effort (nothing to report to on the way out).
-fn undo(c: &Created) {
-    let _ = std::fs::write(&c.back, std::process::id().to_string());
-    crate::cgroup::remove_dir(&c.dir);
-}
+static REGISTRY: crate::cgroup::Registry = crate::cgroup::Registry::new();
 
 /// Undoes every throttle still in place: moves the process back to its cgroups and removes the ones iolab
 /// created. For the signal handler's forced exit; a normal exit drops the [`ThrottleGuard`] instead.
 pub fn cleanup_on_exit() {
-    cleanup_where(|_| true);
-}
-
-/// Undoes (and forgets) the registered cgroups `pick` selects.
-fn cleanup_where(pick: impl Fn(&Created) -> bool) {
-    let taken: Vec<Created> = {
-        let mut reg = registry();
-        let (taken, kept) = std::mem::take(&mut *reg).into_iter().partition(|c| pick(c));
-        *reg = kept;
-        taken
-    };
-    for c in &taken {
-        undo(c);
-    }
+    REGISTRY.undo_where(|_| true);
 }
 
 /// The throttle in place: iolab runs in its own cgroup until this is dropped, which moves the process back
@@ -378,14 +345,8 @@ impl ThrottleGuard {
 
 impl Drop for ThrottleGuard {
     fn drop(&mut self) {
-        let mine = {
-            let mut reg = registry();
-            reg.iter().position(|c| c.dir == self.dir).map(|i| reg.remove(i))
-        };
-        // Already undone by cleanup_on_exit otherwise.
-        if let Some(c) = mine {
-            undo(&c);
-        }
+        // Nothing left to do when cleanup_on_exit has undone it already.
+        REGISTRY.undo_where(|c| c.dir == self.dir);
     }
 }
 
@@ -500,7 +461,8 @@ fn apply_in(
     std::fs::create_dir(&dir)
         .map_err(|e| cgroup_error(&format!("create the cgroup '{}'", dir.display()), e))?;
     let back = mount.join(own.trim_start_matches('/')).join("cgroup.procs");
-    registry().push(Created { dir: dir.clone(), back });
+    // Registered as joined: the move below is the next step, and moving back is harmless where it failed.
+    REGISTRY.add(crate::cgroup::Created { dir: dir.clone(), back, joined: true });
     let guard = ThrottleGuard {
         dir: dir.clone(),
         applied: Applied {
@@ -651,7 +613,7 @@ mod tests {
     }
 
     fn registered(dir: &Path) -> bool {
-        registry().iter().any(|c| c.dir == dir)
+        REGISTRY.contains(dir)
     }
 
     #[test]
@@ -753,7 +715,7 @@ mod tests {
             std::fs::remove_file(dir.join(f)).unwrap();
         }
         // What cleanup_on_exit does, limited to this test's cgroup (others' tests may hold real ones).
-        cleanup_where(|c| c.dir == dir);
+        REGISTRY.undo_where(|c| c.dir == dir);
         assert!(!dir.exists());
         assert!(!registered(&dir));
         assert_eq!(

@@ -95,23 +95,59 @@ pub struct TpccArgs {
     pub capture: Option<String>,
 }
 
+/// The flags `iolab db tpch` and `iolab db copy` share: the engine, where its files go, the seed, the
+/// outputs, the memory limit and the capture.
+#[derive(clap::Args, Debug, Clone)]
+pub struct DbCommonArgs {
+    /// The database engine: sqlite (embedded: one file in WAL mode, synchronous=FULL) or postgres (a private
+    /// server iolab starts in --dir and removes after, as the unprivileged 'postgres' account when iolab is
+    /// root). Default sqlite.
+    #[arg(long, value_name = "sqlite|postgres", default_value = "sqlite")]
+    pub engine: String,
+    /// The directory for the database's files, on the storage under test. It must not exist (iolab creates
+    /// it, marks it as its own and removes it after, also on Ctrl-C) or be one iolab made earlier; any other
+    /// directory is refused. Default: iolab-db-PID in $IOLAB_SCRATCH_DIR or the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<String>,
+    /// Seed of the database's data. Default: a fresh one, printed.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<String>,
+    /// A private PostgreSQL server's shared_buffers. Default 32M.
+    #[arg(long, value_name = "SIZE", default_value = "32M")]
+    pub shared_buffers: String,
+    /// Keep the database's directories after the command (the server stopped).
+    #[arg(long)]
+    pub keep: bool,
+    /// Write the result as JSON to FILE (iolab.dbtpch/1, iolab.dbcopy/1); '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Hold the engine's memory, the page cache of its files included, under SIZE with the kernel's memory
+    /// controller: for SQLite iolab itself, for a private PostgreSQL server the server. Root only; at least
+    /// 32M, and for PostgreSQL --shared-buffers plus 64M. Default: no limit.
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
+    /// Record the block I/O of the measured part (the queries, the copy) on the devices under the database
+    /// (and a copy's destination) into FILE, an iolab trace. Root only.
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<String>,
+}
+
 /// `iolab db tpch` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct TpchArgs {
-    /// The database engine: sqlite (embedded) or postgres (a private server in --dir, or yours with --url).
-    /// Default sqlite.
-    #[arg(long, value_name = "sqlite|postgres", default_value = "sqlite")]
-    pub engine: String,
-    /// The directory for the database's files, on the storage under test; as for `iolab db tpcc`.
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<String>,
+    /// The engine, the directory, the seed, the outputs, --memory and --capture.
+    #[command(flatten)]
+    pub common: DbCommonArgs,
     /// With --engine postgres: your own server; iolab's tables go in a schema of its own, dropped after.
     /// No cold start and no device view then.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
-    /// The scale factor, 0.01 to 100: SF × 6 million lines (SF 1 is about 1 GB of raw data; SQLite's file
-    /// about 1.4 times that, PostgreSQL's directory about 1.8 times). Default 0.01 (15 MB in SQLite; a
-    /// smoke test: use a scale larger than the machine's memory, or --memory, to measure storage).
+    /// The scale factor, 0.01 to 100: SF × 6 million lines (SF 0.1: 127 MiB in SQLite, 344 MiB in
+    /// PostgreSQL's directory). Default 0.01 (13 MiB in SQLite: a smoke test; use a scale larger than the
+    /// machine's memory, or --memory, to measure storage).
     #[arg(long, value_name = "SF", default_value = "0.01")]
     pub scale: String,
     /// Times the query set runs back to back; each query's time is the median of its runs. Default 1 (the
@@ -126,44 +162,19 @@ pub struct TpchArgs {
     /// them back and drop them, so the first query reads the device).
     #[arg(long)]
     pub warm: bool,
-    /// Seed of the generated data. Default: a fresh one, printed.
-    #[arg(long, value_name = "N")]
-    pub seed: Option<String>,
-    /// A private PostgreSQL server's shared_buffers. Default 32M.
-    #[arg(long, value_name = "SIZE", default_value = "32M")]
-    pub shared_buffers: String,
-    /// Keep the database's directory after the run (the server stopped).
-    #[arg(long)]
-    pub keep: bool,
-    /// Write the result (iolab.dbtpch/1) as JSON to FILE; '-' for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
-    /// Print nothing but errors.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-    /// Hold the engine's memory, page cache included, under SIZE (as for `iolab db tpcc`). Root only.
-    #[arg(long, value_name = "SIZE")]
-    pub memory: Option<String>,
-    /// Record the block I/O of the queries on the devices under --dir into FILE, an iolab trace. Root only.
-    #[arg(long, value_name = "FILE")]
-    pub capture: Option<String>,
 }
 
 /// `iolab db copy` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CopyArgs {
+    /// The engine, the source's directory (--dir), the seed, the outputs, --memory and --capture.
+    #[command(flatten)]
+    pub common: DbCommonArgs,
     /// Where the copy goes: a directory that must not exist (iolab creates it, marks it as its own and
     /// removes it after, unless --keep), on the storage the copy is written to.
     #[arg(long, value_name = "DIR")]
     pub to: String,
-    /// The database engine: sqlite (copied with the online backup API) or postgres (a private server in
-    /// --dir, copied with pg_basebackup over its socket). Default sqlite.
-    #[arg(long, value_name = "sqlite|postgres", default_value = "sqlite")]
-    pub engine: String,
-    /// The directory of the database copied, on the storage it is read from; as for `iolab db tpcc`.
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<String>,
-    /// Build a tpcc database of N warehouses to copy (about 80 MB each in SQLite with the spec's items).
+    /// Build a tpcc database of N warehouses to copy (about 75 MB each in SQLite with the spec's items).
     /// Default 1.
     #[arg(long, short = 'w', value_name = "N", default_value = "1")]
     pub warehouses: String,
@@ -177,26 +188,4 @@ pub struct CopyArgs {
     /// drop it, so the copy reads the source's device).
     #[arg(long)]
     pub warm: bool,
-    /// Seed of the database's data. Default: a fresh one, printed.
-    #[arg(long, value_name = "N")]
-    pub seed: Option<String>,
-    /// A private PostgreSQL server's shared_buffers. Default 32M.
-    #[arg(long, value_name = "SIZE", default_value = "32M")]
-    pub shared_buffers: String,
-    /// Keep both directories after the copy (the server stopped).
-    #[arg(long)]
-    pub keep: bool,
-    /// Write the result (iolab.dbcopy/1) as JSON to FILE; '-' for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
-    /// Print nothing but errors.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-    /// Hold the engine's memory, page cache included, under SIZE (as for `iolab db tpcc`). Root only.
-    #[arg(long, value_name = "SIZE")]
-    pub memory: Option<String>,
-    /// Record the block I/O of the copy on the devices under --dir and --to into FILE, an iolab trace.
-    /// Root only.
-    #[arg(long, value_name = "FILE")]
-    pub capture: Option<String>,
 }
