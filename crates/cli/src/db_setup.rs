@@ -160,6 +160,11 @@ pub fn prepare(f: &EngineFlags, gate: &mut WriteGate) -> Result<Prepared> {
                     }
                 )));
             }
+            if !nix::unistd::geteuid().is_root() {
+                return Err(usage(
+                    "--memory needs root: only root can create a cgroup and set its memory limit\n  hint: run iolab as root, or drop --memory and build a database larger than memory",
+                ));
+            }
             if iolab_device::memlimit::detect().is_none() {
                 return Err(usage(iolab_device::memlimit::MemoryError::NoController));
             }

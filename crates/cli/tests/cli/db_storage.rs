@@ -374,3 +374,32 @@ fn copy_of_a_private_postgres_uses_pg_basebackup_under_a_memory_limit() {
     assert!(walk_cgroups(Path::new("/sys/fs/cgroup")).is_empty(), "no cgroup left");
     assert!(!dir.exists() && !to.exists(), "both directories removed");
 }
+
+/// Refusals come before anything is made, with exit 2 and the flag named: a `--memory` too small for the
+/// engine, `--memory` or `--capture` with a server of the user's own, a query TPC-H does not have, a scale
+/// below the spec's rule, a copy's destination that is not iolab's.
+#[test]
+fn db_flags_are_refused_before_anything_is_made() {
+    let t = crate::util::tempdir();
+    let dir = t.path().join("db");
+    let d = dir.to_str().unwrap();
+    let other = t.path().join("mine");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("data"), b"x").unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (&["tpcc", "--dir", d, "--memory", "1M"], "at least 32 MiB"),
+        (&["tpch", "--engine", "postgres", "--dir", d, "--memory", "64M"], "at least 96 MiB"),
+        (&["tpch", "--engine", "postgres", "--url", "postgres://x@h/db", "--memory", "1G"], "--url"),
+        (&["tpch", "--dir", d, "--queries", "1,23"], "'--queries'"),
+        (&["tpch", "--dir", d, "--scale", "0.001"], "'--scale'"),
+        (&["copy", "--dir", d, "--to", other.to_str().unwrap()], "--to"),
+    ];
+    for (args, want) in cases {
+        let out = iolab().arg("db").args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!dir.exists(), "{args:?} made the database directory");
+    }
+    assert!(other.join("data").exists(), "a directory iolab did not make is left alone");
+}
