@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::db::{DbEngine, DbResult, DeviceView};
+use crate::db::{DbBuild, DbEngine, DbResult, DeviceView};
 use crate::format::{format_bytes, format_count, format_duration_ns, format_rate, table};
 
 pub(crate) fn db(r: &DbResult) -> String {
@@ -32,15 +32,7 @@ pub(crate) fn db(r: &DbResult) -> String {
         c.users,
         mix.join(", "),
     );
-    let rows: u64 = r.build.rows.iter().map(|t| t.rows).sum();
-    let _ = writeln!(
-        out,
-        "build   {} rows in {:.2} s ({} loader{})",
-        format_count(rows),
-        r.build.seconds,
-        r.build.loaders,
-        if r.build.loaders == 1 { "" } else { "s" },
-    );
+    out.push_str(&build_line(&r.build));
     out.push('\n');
     let db_check = match r.run.nopm_database {
         Some(n) => format!(" (database: {})", format_rate(n, 0)),
@@ -172,4 +164,16 @@ pub(crate) fn engine_lines(e: &DbEngine) -> String {
         let _ = writeln!(out, "        {}", s.join(", "));
     }
     out
+}
+
+/// The build's line: rows, seconds, loaders.
+pub(crate) fn build_line(b: &DbBuild) -> String {
+    let rows: u64 = b.rows.iter().map(|t| t.rows).sum();
+    format!(
+        "build   {} rows in {:.2} s ({} loader{})\n",
+        format_count(rows),
+        b.seconds,
+        b.loaders,
+        if b.loaders == 1 { "" } else { "s" },
+    )
 }

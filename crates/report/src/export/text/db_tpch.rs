@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::db::{devices_table, engine_lines};
+use super::db::{build_line, devices_table, engine_lines};
 use crate::db_tpch::TpchResult;
 use crate::format::{format_bytes, format_count, format_duration_ns, table};
 
@@ -24,15 +24,7 @@ pub(crate) fn tpch(r: &TpchResult) -> String {
     );
     let _ = writeln!(out, "note    {}", r.disclaimer);
     out.push_str(&engine_lines(&r.engine));
-    let rows: u64 = r.build.rows.iter().map(|t| t.rows).sum();
-    let _ = writeln!(
-        out,
-        "build   {} rows in {:.2} s ({} loader{})",
-        format_count(rows),
-        r.build.seconds,
-        r.build.loaders,
-        if r.build.loaders == 1 { "" } else { "s" },
-    );
+    out.push_str(&build_line(&r.build));
     match c.evicted_bytes {
         Some(b) if c.start == "cold" => {
             let _ = writeln!(
