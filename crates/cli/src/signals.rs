@@ -83,9 +83,10 @@ fn install(stop: Arc<AtomicBool>, quiet: bool) {
 
 /// What an exit that skips destructors must undo: scratch files and outputs' temporary files (both in the
 /// scratch registry), cgroup throttles, a trace capture's tracefs instance, and `iolab db`'s private database
-/// servers and directories.
+/// servers and directories, then its memory cgroups (once the servers in them are gone).
 pub fn clean_up() {
     iolab_db::cleanup_on_exit();
+    iolab_device::memlimit::cleanup_on_exit();
     iolab_device::remove_scratch_files();
     iolab_device::throttle::cleanup_on_exit();
     iolab_trace::capture::remove_live_instance();

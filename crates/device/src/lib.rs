@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+mod cgroup;
 pub mod diskstats;
 pub mod error;
 pub mod gate;
@@ -32,6 +33,7 @@ mod inuse;
 pub mod layout;
 mod loops;
 pub mod mem;
+pub mod memlimit;
 mod open;
 pub mod ownership;
 pub mod scratch;

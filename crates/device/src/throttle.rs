@@ -19,8 +19,6 @@ use std::collections::BTreeMap;
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::Duration;
 
 /// Why `--throttle` could not be set up. Nothing is left behind: no cgroup, the process where it was.
 #[derive(Debug, thiserror::Error)]
@@ -206,20 +204,7 @@ pub fn detect() -> Option<CgroupKind> {
 /// Mount points of cgroup2 hierarchies and of cgroup v1 hierarchies with the blkio controller, from the text
 /// of /proc/self/mounts.
 fn cgroup_mounts(mounts: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let (mut v2, mut v1) = (Vec::new(), Vec::new());
-    for line in mounts.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 4 {
-            continue;
-        }
-        let mount = PathBuf::from(f[1].replace("\\040", " "));
-        match f[2] {
-            "cgroup2" => v2.push(mount),
-            "cgroup" if f[3].split(',').any(|o| o == "blkio") => v1.push(mount),
-            _ => {}
-        }
-    }
-    (v2, v1)
+    crate::cgroup::mounts(mounts, "blkio")
 }
 
 /// The block device `path` names (symlinks followed: /dev/disk/by-id/... works), as (major, minor).
@@ -295,70 +280,17 @@ fn v2_line(spec: &ThrottleSpec, maj: u32, min: u32) -> String {
 
 /// The cgroup path (relative to the hierarchy's root) this process is in, from /proc/self/cgroup text.
 fn own_cgroup(proc_cgroup: &str, v2: bool) -> Option<String> {
-    proc_cgroup.lines().find_map(|line| {
-        let mut f = line.splitn(3, ':');
-        let (id, controllers, path) = (f.next()?, f.next()?, f.next()?);
-        let ours = if v2 {
-            id == "0" && controllers.is_empty()
-        } else {
-            controllers.split(',').any(|c| c == "blkio")
-        };
-        ours.then(|| path.to_string())
-    })
-}
-
-/// A cgroup iolab created and moved itself into, and where to move back to.
-#[derive(Debug)]
-struct Created {
-    /// The cgroup directory.
-    dir: PathBuf,
-    /// `cgroup.procs` of the cgroup the process was in before.
-    back: PathBuf,
+    crate::cgroup::own(proc_cgroup, if v2 { None } else { Some("blkio") })
 }
 
 /// Cgroups to undo on a forced exit ([`cleanup_on_exit`]); a [`ThrottleGuard`] takes its own out when
 /// dropped, so each is undone once.
-static REGISTRY: Mutex<Vec<Created>> = Mutex::new(Vec::new());
-
-fn registry() -> std::sync::MutexGuard<'static, Vec<Created>> {
-    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Moves the process back and removes the cgroup; best effort (nothing to report to on the way out).
-fn undo(c: &Created) {
-    let _ = std::fs::write(&c.back, std::process::id().to_string());
-    remove_dir(&c.dir);
-}
-
-/// rmdir, retried for up to a second while the cgroup is still busy (tasks leaving it asynchronously).
-fn remove_dir(dir: &Path) -> bool {
-    for _ in 0..50 {
-        match std::fs::remove_dir(dir) {
-            Ok(()) => return true,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return true,
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
-    false
-}
+static REGISTRY: crate::cgroup::Registry = crate::cgroup::Registry::new();
 
 /// Undoes every throttle still in place: moves the process back to its cgroups and removes the ones iolab
 /// created. For the signal handler's forced exit; a normal exit drops the [`ThrottleGuard`] instead.
 pub fn cleanup_on_exit() {
-    cleanup_where(|_| true);
-}
-
-/// Undoes (and forgets) the registered cgroups `pick` selects.
-fn cleanup_where(pick: impl Fn(&Created) -> bool) {
-    let taken: Vec<Created> = {
-        let mut reg = registry();
-        let (taken, kept) = std::mem::take(&mut *reg).into_iter().partition(|c| pick(c));
-        *reg = kept;
-        taken
-    };
-    for c in &taken {
-        undo(c);
-    }
+    REGISTRY.undo_where(|_| true);
 }
 
 /// The throttle in place: iolab runs in its own cgroup until this is dropped, which moves the process back
@@ -378,14 +310,8 @@ impl ThrottleGuard {
 
 impl Drop for ThrottleGuard {
     fn drop(&mut self) {
-        let mine = {
-            let mut reg = registry();
-            reg.iter().position(|c| c.dir == self.dir).map(|i| reg.remove(i))
-        };
-        // Already undone by cleanup_on_exit otherwise.
-        if let Some(c) = mine {
-            undo(&c);
-        }
+        // Nothing left to do when cleanup_on_exit has undone it already.
+        REGISTRY.undo_where(|c| c.dir == self.dir);
     }
 }
 
@@ -500,7 +426,8 @@ fn apply_in(
     std::fs::create_dir(&dir)
         .map_err(|e| cgroup_error(&format!("create the cgroup '{}'", dir.display()), e))?;
     let back = mount.join(own.trim_start_matches('/')).join("cgroup.procs");
-    registry().push(Created { dir: dir.clone(), back });
+    // Registered as joined: the move below is the next step, and moving back is harmless where it failed.
+    REGISTRY.add(crate::cgroup::Created { dir: dir.clone(), back, joined: true });
     let guard = ThrottleGuard {
         dir: dir.clone(),
         applied: Throttled {
@@ -528,7 +455,7 @@ fn apply_in(
 
 /// An error creating or joining the cgroup, with the likely cause.
 fn cgroup_error(action: &str, error: io::Error) -> ThrottleError {
-    let root = effective_uid() == Some(0);
+    let root = crate::cgroup::effective_uid() == Some(0);
     let action = action.to_string();
     match error.raw_os_error() {
         Some(libc::EPERM | libc::EACCES | libc::EROFS) if !root => ThrottleError::NeedsRoot { action, error },
@@ -564,19 +491,12 @@ fn limit_error(
     }
 }
 
-/// The effective uid, from /proc/self/status (`Uid: real effective saved fs`).
-fn effective_uid() -> Option<u32> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::fs::{File, OpenOptions};
     use std::os::unix::fs::{FileExt, OpenOptionsExt};
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     fn spec(rbps: Option<u64>, wbps: Option<u64>, riops: Option<u64>, wiops: Option<u64>) -> ThrottleSpec {
         ThrottleSpec { rbps, wbps, riops, wiops }
@@ -658,7 +578,7 @@ mod tests {
     }
 
     fn registered(dir: &Path) -> bool {
-        registry().iter().any(|c| c.dir == dir)
+        REGISTRY.contains(dir)
     }
 
     #[test]
@@ -760,7 +680,7 @@ mod tests {
             std::fs::remove_file(dir.join(f)).unwrap();
         }
         // What cleanup_on_exit does, limited to this test's cgroup (others' tests may hold real ones).
-        cleanup_where(|c| c.dir == dir);
+        REGISTRY.undo_where(|c| c.dir == dir);
         assert!(!dir.exists());
         assert!(!registered(&dir));
         assert_eq!(
@@ -808,7 +728,7 @@ mod tests {
 
     #[test]
     fn throttle_real_loop_device() {
-        if effective_uid() != Some(0) {
+        if crate::cgroup::effective_uid() != Some(0) {
             println!("SKIP: throttle_real_loop_device needs root");
             return;
         }

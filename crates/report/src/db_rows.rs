@@ -1,7 +1,7 @@
 //! The tables of database runs (`iolab db`) as rows of text, one place for every rendering: the printed
 //! result, the HTML page and the Markdown report show the same transactions, devices and sweep points.
 
-use crate::db::{DbEngine, DbResult};
+use crate::db::{DbEngine, DbResult, DeviceView};
 use crate::db_sweep::{DbSweepResult, KNEE_TRANSACTION};
 use crate::format::{format_bytes, format_count, format_duration_ns, format_rate};
 
@@ -74,9 +74,9 @@ pub(crate) const DEVICE_COLUMNS: [&str; 13] = [
 ];
 
 /// One row per block device under the database: rates, bytes, sizes, times per request, busy share.
-pub(crate) fn device_rows(r: &DbResult) -> Vec<Vec<String>> {
+pub(crate) fn device_rows(devices: &[DeviceView]) -> Vec<Vec<String>> {
     let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".into(), f);
-    r.devices
+    devices
         .iter()
         .map(|d| {
             vec![

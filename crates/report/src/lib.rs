@@ -4,7 +4,8 @@
 //!
 //! - **documents**, plain serde data: a run ([`RunResult`], schema [`SCHEMA`], with its parts [`cache`],
 //!   [`loadgen`], [`verdict`] and [`steady`]), a [`sweep`], a comparison ([`compare`]) and a [`find_max`] search,
-//!   miss-ratio curves ([`mrc`]), a database run ([`db`]) and one at several user counts ([`db_sweep`]),
+//!   miss-ratio curves ([`mrc`]), database runs ([`db`]: OLTP; [`db_sweep`]: OLTP at several user counts;
+//!   [`db_tpch`]: analytics; [`db_copy`]: snapshot copies),
 //!   plus the pure logic that fills them (the knee, [`judge`], [`compare::compare`]);
 //! - **renderings**: the [`export`] module, one [`Exporter`] per format (text, JSON, CSV, Markdown) over a
 //!   [`Document`], and [`html`] for the HTML and Markdown reports of `iolab report`.
@@ -19,8 +20,10 @@ pub mod cache;
 pub mod compare;
 pub mod config;
 pub mod db;
+pub mod db_copy;
 mod db_rows;
 pub mod db_sweep;
+pub mod db_tpch;
 pub mod durability;
 pub mod export;
 pub mod find_max;

@@ -20,6 +20,10 @@ pub const MRC_SCHEMA: &str = include_str!("../../../docs/schema/iolab.mrc.v1.jso
 pub const DB_SCHEMA: &str = include_str!("../../../docs/schema/iolab.db.v1.json");
 /// `iolab.dbsweep/1`.
 pub const DB_SWEEP_SCHEMA: &str = include_str!("../../../docs/schema/iolab.dbsweep.v1.json");
+/// `iolab.dbtpch/1`.
+pub const DB_TPCH_SCHEMA: &str = include_str!("../../../docs/schema/iolab.dbtpch.v1.json");
+/// `iolab.dbcopy/1`.
+pub const DB_COPY_SCHEMA: &str = include_str!("../../../docs/schema/iolab.dbcopy.v1.json");
 
 /// The schema file a `$ref` names, parsed (leaked: tests only, a handful of files).
 fn schema_file(name: &str) -> &'static Value {
@@ -31,6 +35,8 @@ fn schema_file(name: &str) -> &'static Value {
         "iolab.mrc.v1.json" => MRC_SCHEMA,
         "iolab.db.v1.json" => DB_SCHEMA,
         "iolab.dbsweep.v1.json" => DB_SWEEP_SCHEMA,
+        "iolab.dbtpch.v1.json" => DB_TPCH_SCHEMA,
+        "iolab.dbcopy.v1.json" => DB_COPY_SCHEMA,
         other => panic!("$ref to an unknown schema file '{other}'"),
     };
     Box::leak(Box::new(serde_json::from_str(text).expect("schema file is JSON")))
@@ -40,12 +46,14 @@ fn schema_file(name: &str) -> &'static Value {
 fn resolve<'a>(schema: &'a Value, root: &'a Value) -> (&'a Value, &'a Value) {
     match schema.get("$ref").and_then(Value::as_str) {
         Some(r) => {
-            // `#/$defs/NAME` in this file, `FILE` or `FILE#/$defs/NAME` in another.
+            // `#/$defs/NAME` in this file, `FILE` or `FILE#/$defs/NAME` in another; any other JSON pointer
+            // (`FILE#/properties/engine`) points into the file the same way.
             let (file, def) = r.split_once('#').unwrap_or((r, ""));
             let root = if file.is_empty() { root } else { schema_file(file) };
             match def.strip_prefix("/$defs/") {
                 Some(name) => (&root["$defs"][name], root),
-                None => (root, root),
+                None if def.is_empty() => (root, root),
+                None => (root.pointer(def).unwrap_or_else(|| panic!("$ref {r}: no such place")), root),
             }
         }
         None => (schema, root),

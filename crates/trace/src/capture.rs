@@ -3,6 +3,10 @@
 //! filtered to the device, read from its `trace_pipe`. An op is an issue (as in blktrace's `D`), completed by
 //! the next completion of the same sector. Linux only, root only; times are the trace clock's (tracefs
 //! `local`), relative to the first event.
+//!
+//! [`capture_devices`] records several devices at once into one trace (one target each, in the order
+//! given), until told to stop, and says when the events are on (`iolab db --capture`: the capture spans
+//! the workload's measured window).
 
 use crate::binary::{TraceClock, TraceHeader, TraceWriter};
 use crate::formats::blktrace::rwbs_kind;
@@ -47,8 +51,9 @@ pub fn tracefs() -> Result<PathBuf, CaptureError> {
     ))
 }
 
-/// The kernel's internal device number (`MKDEV`: major << 20 | minor) of block device `device`.
-fn kernel_dev(device: &str) -> Result<u64, CaptureError> {
+/// The kernel's internal device number (`MKDEV`: major << 20 | minor) of block device `device`, and its
+/// `major,minor` as the events print it.
+fn kernel_dev(device: &str) -> Result<(u64, String), CaptureError> {
     let meta = std::fs::metadata(device).map_err(|e| CaptureError::Device(format!("{device}: {e}")))?;
     if !meta.file_type().is_block_device() {
         return Err(CaptureError::Device(format!("{device} is not a block device")));
@@ -56,7 +61,7 @@ fn kernel_dev(device: &str) -> Result<u64, CaptureError> {
     let dev = meta.rdev();
     let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
     let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-    Ok(major << 20 | minor)
+    Ok((major << 20 | minor, format!("{major},{minor}")))
 }
 
 /// The tracefs instance of a capture under way, for [`remove_live_instance`].
@@ -124,20 +129,49 @@ pub fn capture(
     stop: &AtomicBool,
     out: &mut Vec<u8>,
 ) -> Result<u64, CaptureError> {
-    let dev = kernel_dev(device)?;
+    record(&[device.to_string()], Some(Instant::now() + duration), stop, &|| {}, out)
+}
+
+/// Records the I/O of the block devices `devices` (paths, `/dev/NAME`; each a target of the trace, in
+/// this order) until `stop` is raised, into `out` as an iolab binary trace; returns the ops recorded.
+/// `ready` is called once the events are on: what the devices do from then on is in the trace.
+pub fn capture_devices(
+    devices: &[String],
+    stop: &AtomicBool,
+    ready: &dyn Fn(),
+    out: &mut Vec<u8>,
+) -> Result<u64, CaptureError> {
+    record(devices, None, stop, ready, out)
+}
+
+/// [`capture`] and [`capture_devices`]: until `end` (if any) or `stop`.
+fn record(
+    devices: &[String],
+    end: Option<Instant>,
+    stop: &AtomicBool,
+    ready: &dyn Fn(),
+    out: &mut Vec<u8>,
+) -> Result<u64, CaptureError> {
+    if devices.is_empty() || devices.len() > u16::MAX as usize {
+        return Err(CaptureError::Device(format!("{} devices to capture", devices.len())));
+    }
+    let devs = devices.iter().map(|d| kernel_dev(d)).collect::<Result<Vec<_>, _>>()?;
     let root = tracefs()?;
     let instance = Instance::create(root.join(format!("instances/iolab-{}", std::process::id())))?;
+    let filter: Vec<String> = devs.iter().map(|(dev, _)| format!("dev == {dev}")).collect();
     for e in ["block_rq_issue", "block_rq_complete"] {
-        instance.write(&format!("events/block/{e}/filter"), &format!("dev == {dev}"))?;
+        instance.write(&format!("events/block/{e}/filter"), &filter.join(" || "))?;
         instance.write(&format!("events/block/{e}/enable"), "1")?;
     }
-    let records = read_pipe(&instance.0.join("trace_pipe"), Instant::now() + duration, stop)?;
+    let mut events = EventParser::default();
+    if devs.len() > 1 {
+        events.targets = devs.iter().enumerate().map(|(i, (_, text))| (text.clone(), i as u16)).collect();
+    }
+    ready();
+    let records = read_pipe(&instance.0.join("trace_pipe"), end, stop, events)?;
     drop(instance);
-    let header = TraceHeader {
-        clock: TraceClock::Unknown,
-        clock_origin_unix_ns: 0,
-        targets: vec![device.to_string()],
-    };
+    let header =
+        TraceHeader { clock: TraceClock::Unknown, clock_origin_unix_ns: 0, targets: devices.to_vec() };
     let mut w =
         TraceWriter::new(std::mem::take(out), &header).map_err(|e| CaptureError::Io(e.to_string()))?;
     for r in &records {
@@ -147,15 +181,21 @@ pub fn capture(
     Ok(records.len() as u64)
 }
 
-/// The ops `trace_pipe` yields until `end` or `stop`, whichever comes first, however busy the pipe is.
-fn read_pipe(pipe: &Path, end: Instant, stop: &AtomicBool) -> Result<Vec<TraceRecord>, CaptureError> {
+/// The ops `trace_pipe` yields until `end` (if any) or `stop`, whichever comes first, however busy the
+/// pipe is, parsed by `events`.
+fn read_pipe(
+    pipe: &Path,
+    end: Option<Instant>,
+    stop: &AtomicBool,
+    mut events: EventParser,
+) -> Result<Vec<TraceRecord>, CaptureError> {
     let mut f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(pipe)
         .map_err(|e| CaptureError::Io(format!("{}: {e}", pipe.display())))?;
-    let (mut events, mut partial, mut buf) = (EventParser::default(), Vec::new(), vec![0u8; 1 << 16]);
-    while Instant::now() < end && !stop.load(Ordering::Relaxed) {
+    let (mut partial, mut buf) = (Vec::new(), vec![0u8; 1 << 16]);
+    while end.is_none_or(|end| Instant::now() < end) && !stop.load(Ordering::Relaxed) {
         match f.read(&mut buf) {
             Ok(n) if n > 0 => {
                 partial.extend_from_slice(&buf[..n]);
@@ -173,8 +213,9 @@ fn read_pipe(pipe: &Path, end: Instant, stop: &AtomicBool) -> Result<Vec<TraceRe
     Ok(events.records)
 }
 
-/// One event line: (is issue, time ns, rwbs, bytes, sector, sectors, error).
-fn parse_line(line: &str) -> Option<(bool, u64, &str, u32, u64, u64, i32)> {
+/// One event line: (is issue, time ns, `major,minor`, rwbs, bytes, sector, sectors, error).
+#[allow(clippy::type_complexity)]
+fn parse_line(line: &str) -> Option<(bool, u64, &str, &str, u32, u64, u64, i32)> {
     let (issue, at) = match (line.find(" block_rq_issue: "), line.find(" block_rq_complete: ")) {
         (Some(at), _) => (true, at),
         (None, Some(at)) => (false, at),
@@ -188,29 +229,40 @@ fn parse_line(line: &str) -> Option<(bool, u64, &str, u32, u64, u64, i32)> {
     let bytes =
         if issue { w.get(2)?.parse().ok()? } else { sectors.saturating_mul(512).min(u32::MAX as u64) as u32 };
     let error = if issue { 0 } else { w.last()?.trim_matches(['[', ']']).parse().unwrap_or(0) };
-    Some((issue, time, w.get(1)?, bytes, sector, sectors, error))
+    Some((issue, time, w.first()?, w.get(1)?, bytes, sector, sectors, error))
 }
 
 /// Issues waiting for their completion, and the ops so far.
 #[derive(Default)]
 struct EventParser {
     records: Vec<TraceRecord>,
-    pending: HashMap<u64, usize>,
+    /// Issues by (target, sector).
+    pending: HashMap<(u16, u64), usize>,
     origin: Option<u64>,
+    /// Targets by `major,minor` when there are several (else every op is target 0).
+    targets: HashMap<String, u16>,
 }
 
 impl EventParser {
     /// Takes complete event lines: an issue is an op, completed by the next completion of its sector.
     fn lines(&mut self, text: &str) {
         for line in text.lines() {
-            let Some((issue, time, rwbs, bytes, sector, _, error)) = parse_line(line) else { continue };
+            let Some((issue, time, dev, rwbs, bytes, sector, _, error)) = parse_line(line) else { continue };
+            let target = if self.targets.is_empty() {
+                0
+            } else {
+                match self.targets.get(dev) {
+                    Some(t) => *t,
+                    None => continue,
+                }
+            };
             let t = time.saturating_sub(*self.origin.get_or_insert(time));
             if issue {
-                let mut r = TraceRecord::new(t, rwbs_kind(rwbs), 0, sector.saturating_mul(512), bytes);
+                let mut r = TraceRecord::new(t, rwbs_kind(rwbs), target, sector.saturating_mul(512), bytes);
                 r.submit_ns = Some(t);
-                self.pending.insert(sector, self.records.len());
+                self.pending.insert((target, sector), self.records.len());
                 self.records.push(r);
-            } else if let Some(i) = self.pending.remove(&sector) {
+            } else if let Some(i) = self.pending.remove(&(target, sector)) {
                 let r: &mut TraceRecord = &mut self.records[i];
                 r.complete_ns = Some(t);
                 r.result = Some(if error != 0 { -error.abs() } else { r.len as i32 });
@@ -246,6 +298,25 @@ mod tests {
             (TraceOp::Read, 4096, 4096, Some(200_000), Some(4096))
         );
         assert_eq!((r[1].op, r[1].start_ns, r[1].result), (TraceOp::Write, 100_000, Some(-5)));
+    }
+
+    #[test]
+    fn events_of_several_devices_go_to_their_targets() {
+        let text = "\
+            x-1  [000] d..1.  5.000100: block_rq_issue: 7,0 R 4096 () 8 + 8 none,0,0 [x]\n\
+            x-1  [000] d..1.  5.000150: block_rq_issue: 7,1 W 4096 () 8 + 8 none,0,0 [x]\n\
+            x-1  [000] d..1.  5.000160: block_rq_issue: 7,9 W 4096 () 8 + 8 none,0,0 [x]\n\
+            x-1  [000] d.h1.  5.000200: block_rq_complete: 7,1 W () 8 + 8 none,0,0 [0]\n\
+            x-1  [000] d.h1.  5.000300: block_rq_complete: 7,0 R () 8 + 8 none,0,0 [0]\n";
+        let mut p = EventParser {
+            targets: [("7,0".to_string(), 0u16), ("7,1".to_string(), 1u16)].into_iter().collect(),
+            ..Default::default()
+        };
+        p.lines(text);
+        let r = p.records;
+        assert_eq!(r.len(), 2, "7,9 is not captured");
+        assert_eq!((r[0].target, r[0].op, r[0].complete_ns), (0, TraceOp::Read, Some(200_000)));
+        assert_eq!((r[1].target, r[1].op, r[1].complete_ns), (1, TraceOp::Write, Some(100_000)));
     }
 
     #[test]

@@ -16,6 +16,16 @@ pub enum DbWhat {
     /// consistency conditions, and show what the block devices under the database did (docs/DB.md). Not
     /// TPC-C compliant; not comparable with published TPC results.
     Tpcc(Box<TpccArgs>),
+    /// An analytics query set derived from TPC-H: generate and load the eight tables at --scale, then run
+    /// the 22 queries one at a time (the power test's order), each timed with its answer's rows and what
+    /// the block devices under the database read while it ran; the set's total and geometric mean
+    /// (docs/DB.md). Starts cold: the database's files are dropped from the page cache before the first
+    /// query. Not TPC-H compliant; not comparable with published TPC results.
+    Tpch(Box<TpchArgs>),
+    /// Snapshot replication: build a database (tpcc, or tpch with --scale), then copy it to --to the
+    /// engine's own way (SQLite's online backup API, PostgreSQL's pg_basebackup), timed until durable,
+    /// with the bytes copied and what the devices under the source and the destination did (docs/DB.md).
+    Copy(Box<CopyArgs>),
 }
 
 /// `iolab db tpcc` options.
@@ -84,4 +94,110 @@ pub struct TpccArgs {
     /// Print nothing but errors.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Hold the database engine's memory, the page cache of its files included, under SIZE with the
+    /// kernel's memory controller (a cgroup, removed after): for SQLite iolab itself, for a private
+    /// PostgreSQL server the server. A database larger than SIZE then reads from its device. Root only; at
+    /// least 32M, and for PostgreSQL at least --shared-buffers plus 64M. Default: no limit.
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
+    /// Record the block I/O of the measured window on the devices under --dir into FILE, an iolab trace
+    /// (as `iolab trace capture` does; read it with `iolab trace show`, replay it with `iolab replay`).
+    /// Root only.
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<String>,
+}
+
+/// The flags `iolab db tpch` and `iolab db copy` share: the engine, where its files go, the seed, the
+/// outputs, the memory limit and the capture.
+#[derive(clap::Args, Debug, Clone)]
+pub struct DbCommonArgs {
+    /// The database engine: sqlite (embedded: one file in WAL mode, synchronous=FULL) or postgres (a private
+    /// server iolab starts in --dir and removes after, as the unprivileged 'postgres' account when iolab is
+    /// root). Default sqlite.
+    #[arg(long, value_name = "sqlite|postgres", default_value = "sqlite")]
+    pub engine: String,
+    /// The directory for the database's files, on the storage under test. It must not exist (iolab creates
+    /// it, marks it as its own and removes it after, also on Ctrl-C) or be one iolab made earlier; any other
+    /// directory is refused. Default: iolab-db-PID in $IOLAB_SCRATCH_DIR or the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<String>,
+    /// Seed of the database's data. Default: a fresh one, printed.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<String>,
+    /// A private PostgreSQL server's shared_buffers. Default 32M.
+    #[arg(long, value_name = "SIZE", default_value = "32M")]
+    pub shared_buffers: String,
+    /// Keep the database's directories after the command (the server stopped).
+    #[arg(long)]
+    pub keep: bool,
+    /// Write the result as JSON to FILE (iolab.dbtpch/1, iolab.dbcopy/1); '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Hold the engine's memory, the page cache of its files included, under SIZE with the kernel's memory
+    /// controller: for SQLite iolab itself, for a private PostgreSQL server the server. Root only; at least
+    /// 32M, and for PostgreSQL --shared-buffers plus 64M. Default: no limit.
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
+    /// Record the block I/O of the measured part (the queries, the copy) on the devices under the database
+    /// (and a copy's destination) into FILE, an iolab trace. Root only.
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<String>,
+}
+
+/// `iolab db tpch` options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TpchArgs {
+    /// The engine, the directory, the seed, the outputs, --memory and --capture.
+    #[command(flatten)]
+    pub common: DbCommonArgs,
+    /// With --engine postgres: your own server; iolab's tables go in a schema of its own, dropped after.
+    /// No cold start and no device view then.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// The scale factor, 0.01 to 100: SF × 6 million lines (SF 0.1: 127 MiB in SQLite, 344 MiB in
+    /// PostgreSQL's directory). Default 0.01 (13 MiB in SQLite: a smoke test; use a scale larger than the
+    /// machine's memory, or --memory, to measure storage).
+    #[arg(long, value_name = "SF", default_value = "0.01")]
+    pub scale: String,
+    /// Times the query set runs back to back; each query's time is the median of its runs. Default 1 (the
+    /// first, cold run: what the storage decides).
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub runs: String,
+    /// The queries to run, in this order (e.g. 1,6,14). Default: all 22 in the power test's order (14, 2,
+    /// 9, 20, 6, 17, 18, 8, 21, 13, 3, 22, 16, 4, 11, 15, 1, 10, 19, 5, 7, 12).
+    #[arg(long, value_name = "LIST")]
+    pub queries: Option<String>,
+    /// Start warm: leave the database's files in the page cache as the build left them (default: write
+    /// them back and drop them, so the first query reads the device).
+    #[arg(long)]
+    pub warm: bool,
+}
+
+/// `iolab db copy` options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CopyArgs {
+    /// The engine, the source's directory (--dir), the seed, the outputs, --memory and --capture.
+    #[command(flatten)]
+    pub common: DbCommonArgs,
+    /// Where the copy goes: a directory that must not exist (iolab creates it, marks it as its own and
+    /// removes it after, unless --keep), on the storage the copy is written to.
+    #[arg(long, value_name = "DIR")]
+    pub to: String,
+    /// Build a tpcc database of N warehouses to copy (about 75 MB each in SQLite with the spec's items).
+    /// Default 1.
+    #[arg(long, short = 'w', value_name = "N", default_value = "1")]
+    pub warehouses: String,
+    /// Items of the tpcc database. Default 100000.
+    #[arg(long, value_name = "N", default_value = "100000")]
+    pub items: String,
+    /// Build a tpch database at this scale factor to copy, instead of a tpcc one.
+    #[arg(long, value_name = "SF", conflicts_with = "warehouses")]
+    pub scale: Option<String>,
+    /// Copy warm: leave the source in the page cache as the build left it (default: write it back and
+    /// drop it, so the copy reads the source's device).
+    #[arg(long)]
+    pub warm: bool,
 }

@@ -88,8 +88,9 @@ pub enum Command {
     /// Replay a trace against any target: each I/O at its time in the trace (scaled with --speed, or as fast
     /// as --qd allows with --speed max); the result is a run result with a replay block (lag percentiles).
     Replay(Box<ReplayArgs>),
-    /// Real databases in the loop: `iolab db tpcc` builds and runs a TPC-C-derived OLTP workload on SQLite or
-    /// PostgreSQL whose files live on the storage under test (docs/DB.md).
+    /// Real databases in the loop: `iolab db tpcc` builds and runs a TPC-C-derived OLTP workload, `iolab db
+    /// tpch` a TPC-H-derived query set, `iolab db copy` a snapshot copy, on SQLite or PostgreSQL whose files
+    /// live on the storage under test (docs/DB.md).
     Db(db::DbArgs),
     /// Print the shell completion script for SHELL (bash, zsh, fish, elvish, powershell), generated from these
     /// very flags: `iolab completions bash > /etc/bash_completion.d/iolab`.

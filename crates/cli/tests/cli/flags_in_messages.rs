@@ -8,7 +8,8 @@ use std::path::Path;
 
 /// Flags of other programs that iolab's messages name on purpose (fio's, in the notes on imported fio results;
 /// losetup's, in the warning about a loop device read through the page cache; pg_config's and useradd's in
-/// `iolab db`'s hints) or passes them (initdb's, for a private PostgreSQL server).
+/// `iolab db`'s hints) or passes them (initdb's, for a private PostgreSQL server; pg_basebackup's, for `iolab
+/// db copy`).
 const OTHER_PROGRAMS: &[&str] = &[
     "--lat_percentiles",
     "--group_reporting",
@@ -18,6 +19,9 @@ const OTHER_PROGRAMS: &[&str] = &[
     "--auth",
     "--no-locale",
     "--no-sync",
+    "--checkpoint",
+    "--wal-method",
+    "--no-password",
 ];
 
 fn help_flags() -> BTreeSet<String> {
@@ -44,6 +48,8 @@ fn help_flags() -> BTreeSet<String> {
         "mrc",
         "replay",
         "db tpcc",
+        "db tpch",
+        "db copy",
     ];
     for cmd in commands {
         let out = iolab().args(cmd.split(' ')).arg("--help").output().expect("spawn iolab");

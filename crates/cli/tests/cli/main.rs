@@ -12,6 +12,7 @@ mod catalog;
 mod compare;
 mod db;
 mod db_everywhere;
+mod db_storage;
 mod derive;
 mod device_safety;
 mod doc_commands;

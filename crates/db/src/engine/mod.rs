@@ -63,6 +63,25 @@ pub trait Conn: Send {
     fn load(&mut self, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> Result<(), DbError>;
     /// Makes a bulk load cheaper on this connection (no fsync per commit), or undoes that (`false`).
     fn loading(&mut self, on: bool) -> Result<(), DbError>;
+    /// Runs a query without parameters and returns its rows as text (NULL as `None`), whatever the
+    /// columns' types (an analytics answer's decimals and dates included). Default: [`Conn::query`]'s
+    /// values written out.
+    fn query_text(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        let rows = self.query(sql, &[])?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                r.into_iter()
+                    .map(|v| match v {
+                        Value::Null => None,
+                        Value::Int(i) => Some(i.to_string()),
+                        Value::Real(x) => Some(x.to_string()),
+                        Value::Text(s) => Some(s),
+                    })
+                    .collect()
+            })
+            .collect())
+    }
 }
 
 /// A database: where connections come from.
@@ -86,6 +105,17 @@ pub trait Engine: Send + Sync {
     /// Ends the engine: drops what iolab made on a user's server (unless kept), stops a private server.
     /// Called once; dropping an engine without it does the same, less carefully.
     fn close(&mut self) -> Result<(), Error>;
+    /// Makes the database's files whole: what the engine holds in its log or memory is written into them
+    /// (SQLite: the write-ahead log checkpointed and emptied; PostgreSQL: CHECKPOINT). Default: nothing.
+    fn checkpoint(&self) -> Result<(), Error> {
+        Ok(())
+    }
+    /// Copies the database into `to` (an empty directory iolab made) the engine's own way, durable on
+    /// return; returns the method's name (`sqlite-backup`, `pg_basebackup`). A raised `stop` ends it with
+    /// [`Error::Interrupted`]. Default: refused.
+    fn copy_to(&self, _to: &Path, _stop: &std::sync::atomic::AtomicBool) -> Result<&'static str, Error> {
+        Err(Error::Setup(format!("the {} engine cannot copy its database", self.name())))
+    }
 }
 
 /// How a transaction body ended, when the database did not refuse it.

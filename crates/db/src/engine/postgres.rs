@@ -71,7 +71,19 @@ impl Postgres {
         keep: bool,
         stop: &AtomicBool,
     ) -> Result<Postgres, Error> {
-        let server = Server::start(dir, options, stop)?;
+        Postgres::private_in(dir, options, keep, stop, None)
+    }
+
+    /// [`Postgres::private`], the server in the cgroup whose `cgroup.procs` is `cgroup_procs`, when given
+    /// (`--memory`; [`Server::start_in`]).
+    pub fn private_in(
+        dir: &Path,
+        options: &ServerOptions,
+        keep: bool,
+        stop: &AtomicBool,
+        cgroup_procs: Option<&Path>,
+    ) -> Result<Postgres, Error> {
+        let server = Server::start_in(dir, options, stop, cgroup_procs)?;
         let config = server.config();
         Postgres::ready(config, Some(server), Some(dir.to_path_buf()), None, keep)
     }
@@ -188,6 +200,30 @@ impl Engine for Postgres {
             None => Ok(()),
         }
     }
+
+    /// CHECKPOINT on the private server; nothing on a server of the user's own (its files are not iolab's to
+    /// make whole or drop from the page cache, and CHECKPOINT may need rights iolab's account lacks).
+    fn checkpoint(&self) -> Result<(), Error> {
+        if self.server.is_none() {
+            return Ok(());
+        }
+        let mut client =
+            self.config.connect(NoTls).map_err(|e| Error::Setup(format!("cannot connect: {e}")))?;
+        client.batch_execute("CHECKPOINT").map_err(pg_error)?;
+        Ok(())
+    }
+
+    /// `pg_basebackup` against the private server ([`Server::base_backup`]); a server of the user's own
+    /// is refused (its files are not iolab's to copy).
+    fn copy_to(&self, to: &Path, stop: &AtomicBool) -> Result<&'static str, Error> {
+        match &self.server {
+            Some(s) => s.base_backup(to, stop).map(|_| "pg_basebackup"),
+            None => Err(Error::Setup(
+                "iolab db copy needs a private server (--url names a server of your own, whose files iolab does not copy)"
+                    .into(),
+            )),
+        }
+    }
 }
 
 impl Drop for Postgres {
@@ -301,6 +337,20 @@ impl Conn for PgConn {
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         self.client.batch_execute(sql).map_err(pg_error)
+    }
+
+    /// The simple query protocol: every cell comes back as text, numeric and date columns included.
+    fn query_text(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        let messages = self.client.simple_query(sql).map_err(pg_error)?;
+        Ok(messages
+            .iter()
+            .filter_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => {
+                    Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+                }
+                _ => None,
+            })
+            .collect())
     }
 
     fn begin(&mut self, _kind: TxKind) -> Result<(), DbError> {

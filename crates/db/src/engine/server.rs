@@ -16,6 +16,12 @@
 //! PostgreSQL refuses to run as root. When iolab is root, `initdb` and the server run as the unprivileged
 //! `postgres` account (the distribution's packages make it), the directory is given to it, and the
 //! result says so; every directory above must let that account through, which is checked first.
+//!
+//! [`Server::start_in`] also puts the server in a cgroup (`--memory`): between its fork and its exec the
+//! server writes `0` to the cgroup's `cgroup.procs`, through a descriptor iolab opened (so the kernel checks
+//! iolab's rights, not the server account's), and every process it starts afterwards is in the cgroup from
+//! its first page. [`Server::base_backup`] copies the running server's data directory with `pg_basebackup`
+//! over the socket (`iolab db copy`).
 
 use crate::Error;
 use std::fs;
@@ -196,6 +202,26 @@ impl Server {
     /// Makes and starts a server in `dir` (an empty directory iolab made; see the module documentation).
     /// A raised `stop` while waiting for it stops it and returns [`Error::Interrupted`].
     pub fn start(dir: &Path, options: &ServerOptions, stop: &AtomicBool) -> Result<Server, Error> {
+        Server::start_in(dir, options, stop, None)
+    }
+
+    /// [`Server::start`], the server (and every process it starts) in the cgroup whose `cgroup.procs` is
+    /// `cgroup_procs`, when given.
+    pub fn start_in(
+        dir: &Path,
+        options: &ServerOptions,
+        stop: &AtomicBool,
+        cgroup_procs: Option<&Path>,
+    ) -> Result<Server, Error> {
+        // Opened here, as iolab: the kernel checks the rights of the descriptor's opener.
+        let cgroup = cgroup_procs
+            .map(|p| {
+                fs::OpenOptions::new()
+                    .write(true)
+                    .open(p)
+                    .map_err(|e| Error::io(format!("opening '{}' for the server", p.display()), e))
+            })
+            .transpose()?;
         let bindir = find_bindir()?;
         let account = server_account()?;
         let dir = std::path::absolute(dir).map_err(|e| Error::io("resolving the database directory", e))?;
@@ -256,10 +282,18 @@ impl Server {
         }
         cmd.stdin(Stdio::null()).stdout(log_file).stderr(log_err).process_group(0);
         let parent = std::process::id() as i32;
+        let cgroup_fd = cgroup.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
         // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe
-        // functions (prctl, getppid, _exit) on no shared state.
+        // functions (write, prctl, getppid, _exit) on no shared state; `cgroup_fd` stays open in the parent
+        // (`cgroup` lives until after the spawn), so the child's copy of it is valid.
         unsafe {
             cmd.pre_exec(move || {
+                if let Some(fd) = cgroup_fd {
+                    // "0" is the writing process: the server joins the cgroup before it runs.
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
                 // After std's setuid (which clears a parent-death signal), so it holds for the server.
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGQUIT) != 0 {
                     return Err(std::io::Error::last_os_error());
@@ -274,6 +308,7 @@ impl Server {
         let child = cmd
             .spawn()
             .map_err(|e| Error::io(format!("starting {}", bindir.join("postgres").display()), e))?;
+        drop(cgroup);
         live().push(child.id() as i32);
         let mut server = Server { child: Some(child), dir: dir.clone(), log, account };
         server.wait_ready(stop)?;
@@ -332,6 +367,58 @@ impl Server {
     /// The server's log.
     pub fn log(&self) -> &Path {
         &self.log
+    }
+
+    /// Copies the running server's data directory into `to` (an empty directory iolab made) with
+    /// `pg_basebackup` over the socket: a fast checkpoint first, the WAL streamed alongside, every file
+    /// synced before it returns (pg_basebackup's default), run as the server's account when iolab is root.
+    /// The copy lands in `to/pgdata`. A raised `stop` kills it and returns [`Error::Interrupted`].
+    pub fn base_backup(&self, to: &Path, stop: &AtomicBool) -> Result<PathBuf, Error> {
+        let bindir = find_bindir()?;
+        if !bindir.join("pg_basebackup").is_file() {
+            return Err(Error::Setup(format!(
+                "pg_basebackup is not in {} (Debian and Ubuntu: apt-get install postgresql-client)",
+                bindir.display()
+            )));
+        }
+        let to = std::path::absolute(to).map_err(|e| Error::io("resolving the copy's directory", e))?;
+        if let Some(a) = &self.account {
+            check_reachable(&to, a)?;
+            std::os::unix::fs::chown(&to, Some(a.uid), Some(a.gid)).map_err(|e| {
+                Error::io(format!("giving '{}' to the '{}' account", to.display(), a.name), e)
+            })?;
+        }
+        let target = to.join("pgdata");
+        let mut child = program(&bindir, "pg_basebackup", &self.dir, self.account.as_ref())
+            .arg("-D")
+            .arg(&target)
+            .arg("-h")
+            .arg(&self.dir)
+            .args(["-p", &PORT.to_string(), "-U", USER, "--checkpoint=fast", "--wal-method=stream"])
+            .arg("--no-password")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| Error::io(format!("running {}", bindir.join("pg_basebackup").display()), e))?;
+        loop {
+            if let Some(status) = child.try_wait().map_err(|e| Error::io("waiting for pg_basebackup", e))? {
+                if status.success() {
+                    return Ok(target);
+                }
+                let mut err = String::new();
+                if let Some(mut e) = child.stderr.take() {
+                    let _ = e.read_to_string(&mut err);
+                }
+                return Err(Error::Setup(format!("pg_basebackup failed ({status}): {}", err.trim())));
+            }
+            if stop.load(Ordering::Relaxed) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Error::Interrupted);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Stops the server: a fast shutdown (SIGINT: sessions ended, a checkpoint written), then an immediate

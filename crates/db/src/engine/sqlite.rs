@@ -83,7 +83,46 @@ impl Engine for Sqlite {
     fn close(&mut self) -> Result<(), Error> {
         Ok(())
     }
+
+    fn checkpoint(&self) -> Result<(), Error> {
+        let conn = rusqlite::Connection::open(&self.file).map_err(|e| Error::Db(db_error(e)))?;
+        conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS)).map_err(db_error)?;
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).map_err(db_error)?;
+        Ok(())
+    }
+
+    /// SQLite's online backup API: the database copied page by page ([`BACKUP_PAGES_PER_STEP`] at a time)
+    /// into `to/`[`FILE_NAME`] through a connection with `synchronous=FULL`, whose last step commits and
+    /// syncs the copy.
+    fn copy_to(&self, to: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<&'static str, Error> {
+        use rusqlite::backup::{Backup, StepResult};
+        let src = rusqlite::Connection::open(&self.file).map_err(|e| Error::Db(db_error(e)))?;
+        let target = to.join(FILE_NAME);
+        let mut dst = rusqlite::Connection::open(&target).map_err(|e| {
+            Error::Setup(format!("cannot create SQLite database '{}': {e}", target.display()))
+        })?;
+        dst.pragma_update(None, "synchronous", "FULL").map_err(db_error)?;
+        {
+            let backup = Backup::new(&src, &mut dst).map_err(db_error)?;
+            loop {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return Err(Error::Interrupted);
+                }
+                match backup.step(BACKUP_PAGES_PER_STEP).map_err(db_error)? {
+                    StepResult::Done => break,
+                    StepResult::More => {}
+                    // Another connection holds a lock: wait a little, as the backup API asks.
+                    _ => std::thread::sleep(std::time::Duration::from_millis(5)),
+                }
+            }
+        }
+        dst.close().map_err(|(_, e)| db_error(e))?;
+        Ok("sqlite-backup")
+    }
 }
+
+/// Pages each step of a backup copies (4 MiB of 4 KiB pages).
+pub const BACKUP_PAGES_PER_STEP: std::os::raw::c_int = 1024;
 
 /// One connection.
 struct SqliteConn {

@@ -9,13 +9,12 @@
 //! own NOPM) and /proc/diskstats for the devices under the database. A raised stop flag ends the window
 //! early (the result is then partial); a database error that retrying cannot cure ends the run with it.
 //!
-//! While it runs, the driver's own thread (never a user's) tells the caller's [`Observer`] where the run is
+//! While it runs, the driver's own thread (never a user's) tells the caller's [`Observer`](crate::Observer) where the run is
 //! about every [`LIVE_EVERY`]: the phase and, in the window, the transactions completed so far, from
 //! counters the users add to as each transaction completes (one relaxed atomic add per transaction).
 
 use super::rand::{Deck, TxType};
 use super::txn::{Ran, Terminal};
-use super::Observer;
 use crate::engine::{Conn, Done, Engine};
 use crate::{DbError, Error, Value};
 use iolab_device::diskstats::{self, BlockDevice, Counters};
@@ -206,13 +205,14 @@ fn user(
 }
 
 /// Runs the users for the ramp and the window; `device_dir` is where the database's files are (for the
-/// device view), `stop` the caller's stop flag, `observer` told where the run is (from this thread).
+/// device view), `stop` the caller's stop flag, `observer` told where the run is (from this thread) and of the
+/// window's edges.
 pub fn run(
     engine: &dyn Engine,
     spec: &RunSpec,
     device_dir: Option<&Path>,
     stop: &AtomicBool,
-    observer: &dyn Observer,
+    observer: &dyn crate::Observer,
 ) -> Result<Measured, Error> {
     let mut conns: Vec<Box<dyn Conn>> = Vec::with_capacity(spec.users as usize);
     for _ in 0..spec.users {
@@ -266,6 +266,7 @@ pub fn run(
             })
             .collect();
         if wait_until(window.0, stop, &abort, &mut || tell(None)) {
+            observer.window(true);
             ends.0 = next_order_ids(monitor.as_mut());
             counters.0 = diskstats::read();
             actual.0 = Instant::now();
@@ -275,6 +276,7 @@ pub fn run(
             ends.1 = next_order_ids(monitor.as_mut());
             counters.1 = diskstats::read();
             actual.1 = Instant::now().min(window.1);
+            observer.window(false);
             tell(Some(window_started));
         } else {
             partial = true;

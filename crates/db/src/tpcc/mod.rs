@@ -20,7 +20,6 @@ pub mod txn;
 
 use crate::engine::Engine;
 use crate::Error;
-use iolab_device::diskstats::Counters;
 use iolab_report::db::{
     DbBuild, DbEngine, DbResult, DeviceView, MixShare, Setting, TableRows, TpccConfig, TpccRun, TxResult,
     DB_SCHEMA, TPCC_DISCLAIMER,
@@ -28,7 +27,6 @@ use iolab_report::db::{
 use iolab_report::db_sweep::{DbSweepPoint, DbSweepResult, DB_SWEEP_SCHEMA};
 use iolab_report::sweep::{DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT};
 use rand::TxType;
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -55,32 +53,8 @@ pub struct Options {
     pub seed: u64,
 }
 
+pub use crate::Observer;
 pub use driver::Live;
-
-/// What the caller is told as the command goes. Only `notice` must be written; the rest is for live
-/// displays (progress bars, `--metrics`) and does nothing unless implemented. Shared with the loading
-/// threads, hence `Sync`.
-pub trait Observer: Sync {
-    /// A line for people (what is being done now).
-    fn notice(&self, text: &str);
-
-    /// The build loaded `rows` more rows, of about `expected` in all ([`build::expected_rows`]); called
-    /// after each chunk, from whichever thread loaded it.
-    fn loaded(&self, rows: u64, expected: u64) {
-        let _ = (rows, expected);
-    }
-
-    /// A run at `users` users starts: point `index` (from 0) of `count` (1 for a single run).
-    fn point(&self, index: usize, count: usize, users: u32) {
-        let _ = (index, count, users);
-    }
-
-    /// Where the run is: about every [`driver::LIVE_EVERY`] from the driver's thread, and once at the end of
-    /// the window.
-    fn running(&self, live: &Live) {
-        let _ = live;
-    }
-}
 
 /// Builds the database on `engine`, runs the workload, checks consistency and returns the document. The
 /// database's files are under `engine.dir()` (the device view reads the devices there).
@@ -197,24 +171,8 @@ fn measure(
     let mut conn = engine.connect()?;
     let consistency = check::check_all(conn.as_mut())?;
     drop(conn);
-    let size_bytes = engine.dir().map(dir_bytes);
+    let size_bytes = engine.dir().map(crate::devices::dir_bytes);
     Ok(document(engine, o, start_unix_s, built, &measured, consistency, size_bytes))
-}
-
-/// Bytes in the files under `dir`.
-fn dir_bytes(dir: &Path) -> u64 {
-    fn walk(p: &Path, depth: u32) -> u64 {
-        let Ok(entries) = std::fs::read_dir(p) else { return 0 };
-        entries
-            .flatten()
-            .map(|e| match e.file_type() {
-                Ok(t) if t.is_dir() && depth < 16 => walk(&e.path(), depth + 1),
-                Ok(t) if t.is_file() => e.metadata().map(|m| m.len()).unwrap_or(0),
-                _ => 0,
-            })
-            .sum()
-    }
-    walk(dir, 0)
 }
 
 /// The per-minute rate of `n` events in `s` seconds (0 for an empty window).
@@ -252,7 +210,8 @@ fn document(
         .collect();
     let new_orders = m.tx[TxType::NewOrder.index()].committed;
     let completed: u64 = m.tx.iter().map(|x| x.committed + x.rolled_back).sum();
-    let devices: Vec<DeviceView> = m.devices.iter().map(|(d, c)| device_view(d, c, s)).collect();
+    let devices: Vec<DeviceView> =
+        m.devices.iter().map(|(d, c)| crate::devices::device_view(d, c, s)).collect();
     let mut warnings = Vec::new();
     let failed: u64 = m.tx.iter().map(|x| x.failed).sum();
     if failed > 0 {
@@ -268,7 +227,7 @@ fn document(
     }
     if !devices.is_empty() && devices.iter().all(|d| d.reads == 0) {
         warnings.push(
-            "the devices read nothing in the window: the database was served from memory (the engine's cache and the page cache), so this run measured writes, flushes and CPU, not reads; build more warehouses for a database larger than memory"
+            "the devices read nothing in the window: the database was served from memory (the engine's cache and the page cache), so this run measured writes, flushes and CPU, not reads; hold the engine's memory under the database's size with --memory, or build more warehouses than memory holds"
                 .into(),
         );
     }
@@ -330,32 +289,5 @@ fn document(
         devices,
         warnings,
         partial: m.partial,
-    }
-}
-
-/// A device's counters over `s` seconds as the document shows them.
-fn device_view(d: &iolab_device::diskstats::BlockDevice, c: &Counters, s: f64) -> DeviceView {
-    let rate = |n: u64| if s > 0.0 { n as f64 / s } else { 0.0 };
-    let mean = |num: u64, den: u64| (den > 0).then(|| num as f64 / den as f64);
-    DeviceView {
-        name: d.name.clone(),
-        role: d.role.into(),
-        model: d.model.clone(),
-        reads: c.reads,
-        writes: c.writes,
-        flushes: c.flushes,
-        discards: c.discards,
-        read_bytes: c.read_sectors * 512,
-        write_bytes: c.write_sectors * 512,
-        discard_bytes: c.discard_sectors * 512,
-        read_iops: rate(c.reads),
-        write_iops: rate(c.writes),
-        flushes_per_s: rate(c.flushes),
-        read_mean_bytes: mean(c.read_sectors * 512, c.reads),
-        write_mean_bytes: mean(c.write_sectors * 512, c.writes),
-        read_mean_ms: mean(c.read_ms, c.reads),
-        write_mean_ms: mean(c.write_ms, c.writes),
-        flush_mean_ms: mean(c.flush_ms, c.flushes),
-        busy: if s > 0.0 { (c.busy_ms as f64 / 1000.0 / s).min(1.0) } else { 0.0 },
     }
 }

@@ -22,7 +22,7 @@ impl CsvExporter {
             Document::FindMax(f) => Ok(find_max(f)),
             Document::Mrc(m) => Ok(mrc(m)),
             Document::DbSweep(s) => Ok(db_sweep(s)),
-            Document::Compare(_) | Document::Db(_) => {
+            Document::Compare(_) | Document::Db(_) | Document::DbTpch(_) | Document::DbCopy(_) => {
                 Err(Unsupported { format: "csv", document: doc.kind() })
             }
         }

@@ -22,6 +22,8 @@ impl JsonExporter {
             Document::Mrc(m) => pretty(m) + "\n",
             Document::Db(d) => pretty(d) + "\n",
             Document::DbSweep(d) => pretty(d) + "\n",
+            Document::DbTpch(t) => pretty(t) + "\n",
+            Document::DbCopy(c) => pretty(c) + "\n",
         }
     }
 }

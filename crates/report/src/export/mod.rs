@@ -2,12 +2,12 @@
 //! the model). The documents are plain data (`crate::model`, `crate::sweep`, `crate::compare`,
 //! `crate::find_max`); everything that turns them into text lives under this module.
 //!
-//! | format                | run            | sweep           | compare | find-max | mrc              | db       | db sweep        |
-//! |-----------------------|----------------|-----------------|---------|----------|------------------|----------|-----------------|
-//! | [`TextExporter`]      | summary        | table           | tables  | table    | table            | summary  | table           |
-//! | [`JsonExporter`]      | document       | document        | document| document | document         | document | document        |
-//! | [`CsvExporter`]       | time series    | one row a point | -       | steps    | one row a point  | -        | one row a point |
-//! | [`MarkdownExporter`]  | -              | -               | tables  | -        | -                | -        | -               |
+//! | format                | run            | sweep           | compare | find-max | mrc              | db (tpcc, tpch, copy) | db sweep        |
+//! |-----------------------|----------------|-----------------|---------|----------|------------------|-----------------------|-----------------|
+//! | [`TextExporter`]      | summary        | table           | tables  | table    | table            | summary               | table           |
+//! | [`JsonExporter`]      | document       | document        | document| document | document         | document              | document        |
+//! | [`CsvExporter`]       | time series    | one row a point | -       | steps    | one row a point  | -                     | one row a point |
+//! | [`MarkdownExporter`]  | -              | -               | tables  | -        | -                | -                     | -               |
 //!
 //! Every exporter also has an inherent `render`, so callers need not import the trait. Text and JSON render
 //! every document: their `render` returns the `String` (`TextExporter.render(&Document::Run(&r))`) and their
@@ -21,7 +21,9 @@ mod text;
 
 use crate::compare::Comparison;
 use crate::db::DbResult;
+use crate::db_copy::CopyResult;
 use crate::db_sweep::DbSweepResult;
+use crate::db_tpch::TpchResult;
 use crate::find_max::FindMaxResult;
 use crate::model::RunResult;
 use crate::mrc::MrcResult;
@@ -49,6 +51,10 @@ pub enum Document<'a> {
     Db(&'a DbResult),
     /// A database run at several user counts (`iolab.dbsweep/1`).
     DbSweep(&'a DbSweepResult),
+    /// A database analytics run (`iolab.dbtpch/1`).
+    DbTpch(&'a TpchResult),
+    /// A database snapshot copy (`iolab.dbcopy/1`).
+    DbCopy(&'a CopyResult),
 }
 
 impl Document<'_> {
@@ -62,6 +68,8 @@ impl Document<'_> {
             Document::Mrc(_) => "mrc",
             Document::Db(_) => "db",
             Document::DbSweep(_) => "db sweep",
+            Document::DbTpch(_) => "db-tpch",
+            Document::DbCopy(_) => "db-copy",
         }
     }
 }

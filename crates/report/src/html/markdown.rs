@@ -215,7 +215,7 @@ fn db_parts(out: &mut String, docs: &[ReportDoc]) {
                 out,
                 &crate::db_rows::DEVICE_COLUMNS,
                 &numbers(crate::db_rows::DEVICE_COLUMNS.len()),
-                &crate::db_rows::device_rows(r),
+                &crate::db_rows::device_rows(&r.devices),
             );
         }
         for w in &r.warnings {

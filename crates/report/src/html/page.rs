@@ -1082,7 +1082,7 @@ fn db_section(out: &mut String, i: usize, d: &ReportDoc, r: &crate::db::DbResult
     if r.devices.is_empty() {
         out.push_str("<p class=\"meta\">None: a server of your own (--url), or a file system on no block device.</p>\n");
     } else {
-        numbers_table(out, &crate::db_rows::DEVICE_COLUMNS, &crate::db_rows::device_rows(r));
+        numbers_table(out, &crate::db_rows::DEVICE_COLUMNS, &crate::db_rows::device_rows(&r.devices));
     }
     let _ = writeln!(out, "<h3>Warnings ({})</h3>", r.warnings.len());
     for w in &r.warnings {

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::db::DbResult;
+use crate::db::{DbBuild, DbEngine, DbResult, DeviceView};
 use crate::format::{format_count, format_rate, table};
 
 pub(crate) fn db(r: &DbResult) -> String {
@@ -21,14 +21,7 @@ pub(crate) fn db(r: &DbResult) -> String {
         if r.partial { " (interrupted: partial)" } else { "" },
     );
     let _ = writeln!(out, "note    {}", r.disclaimer);
-    let _ = writeln!(out, "engine  {} in {}", e.version, crate::db_rows::engine_place(e));
-    if let Some(u) = &e.server_user {
-        let _ = writeln!(out, "server  private, run as {u}, Unix socket only");
-    }
-    if !e.settings.is_empty() {
-        let s: Vec<String> = e.settings.iter().map(|s| format!("{}={}", s.name, s.value)).collect();
-        let _ = writeln!(out, "        {}", s.join(", "));
-    }
+    out.push_str(&engine_lines(e));
     let mix: Vec<String> = c.mix.iter().map(|m| format!("{} {}%", m.name, m.pct)).collect();
     let _ = writeln!(
         out,
@@ -39,15 +32,7 @@ pub(crate) fn db(r: &DbResult) -> String {
         c.users,
         mix.join(", "),
     );
-    let rows: u64 = r.build.rows.iter().map(|t| t.rows).sum();
-    let _ = writeln!(
-        out,
-        "build   {} rows in {:.2} s ({} loader{})",
-        format_count(rows),
-        r.build.seconds,
-        r.build.loaders,
-        if r.build.loaders == 1 { "" } else { "s" },
-    );
+    out.push_str(&build_line(&r.build));
     out.push('\n');
     let db_check = match r.run.nopm_database {
         Some(n) => format!(" (database: {})", format_rate(n, 0)),
@@ -90,7 +75,38 @@ fn tx_table(r: &DbResult) -> String {
 }
 
 fn device_table(r: &DbResult) -> String {
-    let mut out = String::from("devices under the database, measured window (/proc/diskstats):\n");
-    out.push_str(&table(&crate::db_rows::DEVICE_COLUMNS, &crate::db_rows::device_rows(r)));
+    devices_table("devices under the database, measured window (/proc/diskstats):", &r.devices)
+}
+
+/// The devices' table under `title` (shared by every db document).
+pub(crate) fn devices_table(title: &str, devices: &[DeviceView]) -> String {
+    let mut out = format!("{title}\n");
+    out.push_str(&table(&crate::db_rows::DEVICE_COLUMNS, &crate::db_rows::device_rows(devices)));
     out
+}
+
+/// The engine's lines: where it ran, its size, a private server's account, its settings.
+pub(crate) fn engine_lines(e: &DbEngine) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "engine  {} in {}", e.version, crate::db_rows::engine_place(e));
+    if let Some(u) = &e.server_user {
+        let _ = writeln!(out, "server  private, run as {u}, Unix socket only");
+    }
+    if !e.settings.is_empty() {
+        let s: Vec<String> = e.settings.iter().map(|s| format!("{}={}", s.name, s.value)).collect();
+        let _ = writeln!(out, "        {}", s.join(", "));
+    }
+    out
+}
+
+/// The build's line: rows, seconds, loaders.
+pub(crate) fn build_line(b: &DbBuild) -> String {
+    let rows: u64 = b.rows.iter().map(|t| t.rows).sum();
+    format!(
+        "build   {} rows in {:.2} s ({} loader{})\n",
+        format_count(rows),
+        b.seconds,
+        b.loaders,
+        if b.loaders == 1 { "" } else { "s" },
+    )
 }

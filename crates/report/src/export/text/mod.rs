@@ -3,7 +3,9 @@
 
 pub(crate) mod compare;
 mod db;
+mod db_copy;
 mod db_sweep;
+mod db_tpch;
 mod find_max;
 mod loadgen;
 mod mrc;
@@ -32,6 +34,8 @@ impl TextExporter {
             Document::Mrc(m) => mrc::mrc(m),
             Document::Db(d) => db::db(d),
             Document::DbSweep(d) => db_sweep::db_sweep(d),
+            Document::DbTpch(t) => db_tpch::tpch(t),
+            Document::DbCopy(c) => db_copy::copy(c),
         }
     }
 }

@@ -1,0 +1,523 @@
+//! What every `iolab db` workload shares in the binary: its flags checked and its paths claimed in the write
+//! gate before anything is made ([`prepare`]); the database directory, the memory limit (`--memory`) and the
+//! engine made in that order and undone in the reverse ([`open`], [`Opened`]); the observer that prints
+//! notices and runs `--capture` over the measured window ([`Watch`]); and what is added to a result
+//! afterwards (the memory limit's setting and warning, the capture written). A leaf: it imports no command.
+
+use crate::exit::{outputs_not_written, usage};
+use anyhow::Result;
+use iolab_db::dir::DbDir;
+use iolab_db::engine::postgres::Postgres;
+use iolab_db::engine::server::ServerOptions;
+use iolab_db::engine::sqlite::Sqlite;
+use iolab_db::{Engine, Observer};
+use iolab_device::memlimit::MemoryLimit;
+use iolab_device::{DirState, Output, WriteGate};
+use iolab_report::db::{DeviceView, Setting};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The smallest `--memory`: below it the engine itself would not fit.
+pub const MIN_MEMORY: u64 = 32 << 20;
+
+/// What a PostgreSQL server needs beyond its shared buffers under `--memory` (its processes, their
+/// work memory, the catalog).
+pub const POSTGRES_MEMORY_MARGIN: u64 = 64 << 20;
+
+/// A whole number flag in `lo..=hi`.
+pub fn number(flag: &str, text: &str, lo: u64, hi: u64) -> Result<u64> {
+    let v = iolab_spec::units::parse_count(text)
+        .map_err(|e| usage(format!("invalid value '{text}' for '{flag}': {e}")))?;
+    if v.fract() != 0.0 || v < lo as f64 || v > hi as f64 {
+        return Err(usage(format!(
+            "invalid value '{text}' for '{flag}': expected a whole number in {lo}..={hi}"
+        )));
+    }
+    Ok(v as u64)
+}
+
+/// A duration flag.
+pub fn duration(flag: &str, text: &str) -> Result<Duration> {
+    iolab_spec::units::parse_duration_ns(text)
+        .map(Duration::from_nanos)
+        .map_err(|e| usage(format!("invalid value '{text}' for '{flag}': {e}")))
+}
+
+/// `--seed`, or a fresh one.
+pub fn seed(text: Option<&str>) -> Result<u64> {
+    match text {
+        Some(s) => s
+            .trim()
+            .parse()
+            .map_err(|_| usage(format!("invalid value '{s}' for '--seed': expected a whole number"))),
+        None => Ok(crate::points::fresh_seed()),
+    }
+}
+
+/// The database directory: `--dir`, or `iolab-db-PID` in `$IOLAB_SCRATCH_DIR` or the current directory.
+pub fn dir_path(dir: Option<&str>) -> String {
+    dir.map(str::to_string).unwrap_or_else(|| {
+        let base = std::env::var("IOLAB_SCRATCH_DIR").unwrap_or_else(|_| ".".into());
+        format!("{}/iolab-db-{}", base.trim_end_matches('/'), std::process::id())
+    })
+}
+
+/// An `iolab-db` error as the binary says it: the environment's and the input's are exit-2 usage errors.
+pub fn db_error(e: iolab_db::Error) -> anyhow::Error {
+    if e.is_setup() {
+        usage(e)
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// The flags every workload has.
+pub struct EngineFlags<'a> {
+    /// `--engine`.
+    pub engine: &'a str,
+    /// `--dir`.
+    pub dir: Option<&'a str>,
+    /// `--url`.
+    pub url: Option<&'a str>,
+    /// `--shared-buffers`.
+    pub shared_buffers: &'a str,
+    /// `--keep`.
+    pub keep: bool,
+    /// `--memory`.
+    pub memory: Option<&'a str>,
+    /// `--capture`.
+    pub capture: Option<&'a str>,
+}
+
+impl crate::args::db::DbCommonArgs {
+    /// The engine flags, with `url` (`--url`, where the command has it).
+    pub fn flags<'a>(&'a self, url: Option<&'a str>) -> EngineFlags<'a> {
+        EngineFlags {
+            engine: &self.engine,
+            dir: self.dir.as_deref(),
+            url,
+            shared_buffers: &self.shared_buffers,
+            keep: self.keep,
+            memory: self.memory.as_deref(),
+            capture: self.capture.as_deref(),
+        }
+    }
+}
+
+/// The flags checked and the paths claimed, nothing made yet.
+pub struct Prepared {
+    /// `--engine postgres`.
+    pub postgres: bool,
+    url: Option<String>,
+    shared_buffers: u64,
+    keep: bool,
+    dir: Option<(DirState, String)>,
+    memory_bytes: Option<u64>,
+    capture: Option<Output>,
+}
+
+/// Checks the engine flags and claims the database directory and `--capture` in `gate`; every refusal
+/// here is the user's (exit 2) and comes before anything is made.
+pub fn prepare(f: &EngineFlags, gate: &mut WriteGate) -> Result<Prepared> {
+    let postgres = match f.engine {
+        "sqlite" => false,
+        "postgres" | "postgresql" => true,
+        other => {
+            return Err(usage(format!("invalid value '{other}' for '--engine': expected sqlite or postgres")))
+        }
+    };
+    if f.url.is_some() && !postgres {
+        return Err(usage("--url names a PostgreSQL server: add --engine postgres"));
+    }
+    if f.url.is_some() && f.dir.is_some() {
+        return Err(usage(
+            "--url and --dir exclude each other: a server of your own keeps its files where it keeps them",
+        ));
+    }
+    let shared_buffers = iolab_spec::units::parse_size(f.shared_buffers)
+        .map_err(|e| usage(format!("invalid value '{}' for '--shared-buffers': {e}", f.shared_buffers)))?;
+    let memory_bytes = match f.memory {
+        None => None,
+        Some(_) if f.url.is_some() => {
+            return Err(usage(
+                "--memory holds a server iolab starts; a server of your own (--url) is yours to limit",
+            ))
+        }
+        Some(text) => {
+            let bytes = iolab_spec::units::parse_size(text)
+                .map_err(|e| usage(format!("invalid value '{text}' for '--memory': {e}")))?;
+            let least = if postgres { shared_buffers + POSTGRES_MEMORY_MARGIN } else { MIN_MEMORY };
+            if bytes < least {
+                return Err(usage(format!(
+                    "invalid value '{text}' for '--memory': at least {} {}",
+                    iolab_device::format_bytes(least),
+                    if postgres {
+                        "(--shared-buffers and 64 MiB for the server's processes)"
+                    } else {
+                        "(SQLite and iolab itself)"
+                    }
+                )));
+            }
+            if !nix::unistd::geteuid().is_root() {
+                return Err(usage(
+                    "--memory needs root: only root can create a cgroup and set its memory limit\n  hint: run iolab as root, or drop --memory and build a database larger than memory",
+                ));
+            }
+            if iolab_device::memlimit::detect().is_none() {
+                return Err(usage(iolab_device::memlimit::MemoryError::NoController));
+            }
+            Some(bytes)
+        }
+    };
+    if f.capture.is_some() {
+        if f.url.is_some() {
+            return Err(usage(
+                "--capture records the devices under --dir; a server of your own (--url) has no devices iolab knows",
+            ));
+        }
+        iolab_trace::capture::tracefs().map_err(|e| usage(format!("--capture: {e}")))?;
+    }
+    let capture = crate::output::claim(gate, "--capture", f.capture)?;
+    let dir = match f.url {
+        None => {
+            let path = dir_path(f.dir);
+            Some((gate.database_dir("--dir", &path).map_err(usage)?, path))
+        }
+        Some(_) => None,
+    };
+    Ok(Prepared {
+        postgres,
+        url: f.url.map(str::to_string),
+        shared_buffers,
+        keep: f.keep,
+        dir,
+        memory_bytes,
+        capture,
+    })
+}
+
+/// What [`open`] made, undone in field order when dropped: the engine (stopping a server), then the memory
+/// limit's cgroup (empty once the server is gone), then the directory.
+pub struct Opened {
+    /// The engine.
+    pub engine: Box<dyn Engine>,
+    /// `--memory`'s cgroup.
+    pub memory: Option<MemoryLimit>,
+    /// The database directory (none for `--url`).
+    pub dir: Option<DbDir>,
+}
+
+/// Makes the directory, the memory limit (iolab joins it for SQLite; a private server joins it as it
+/// starts) and the engine, saying what it does on `notices`. `max_connections` sizes a private server.
+pub fn open(p: &Prepared, stop: &AtomicBool, notices: &dyn Observer, max_connections: u32) -> Result<Opened> {
+    let dir = p
+        .dir
+        .as_ref()
+        .map(|(state, path)| DbDir::make(path.as_ref(), *state, p.keep))
+        .transpose()
+        .map_err(db_error)?;
+    let memory = p.memory_bytes.map(MemoryLimit::create).transpose().map_err(usage)?;
+    if let Some(m) = &memory {
+        if !p.postgres {
+            m.join().map_err(usage)?;
+        }
+        notices.notice(&format!(
+            "memory of {} held under {} ({})",
+            if p.postgres { "the PostgreSQL server" } else { "iolab and its SQLite database" },
+            iolab_device::format_bytes(m.limit_bytes()),
+            m.describe()
+        ));
+    }
+    let engine: Box<dyn Engine> = match (&dir, &p.url) {
+        (_, Some(url)) => Box::new(Postgres::url(url, p.keep).map_err(db_error)?),
+        (Some(d), None) if p.postgres => {
+            let options = ServerOptions { shared_buffers_bytes: p.shared_buffers, max_connections };
+            let procs = memory.as_ref().map(MemoryLimit::procs_file);
+            let pg = Postgres::private_in(d.path(), &options, p.keep, stop, procs.as_deref()).map_err(
+                |e| match e {
+                    iolab_db::Error::Interrupted => anyhow::anyhow!(
+                    "interrupted while starting the PostgreSQL server (it was stopped, its directory removed)"
+                ),
+                    e => db_error(e),
+                },
+            )?;
+            notices.notice(&format!(
+                "private PostgreSQL server in {}, run as {}",
+                d.path().display(),
+                pg.server_user().unwrap_or_default()
+            ));
+            Box::new(pg)
+        }
+        (Some(d), None) => Box::new(Sqlite::new(d.path())),
+        (None, None) => unreachable!("a directory unless --url"),
+    };
+    Ok(Opened { engine, memory, dir })
+}
+
+impl Opened {
+    /// The memory limit as an engine setting (`memory_limit`: the limit, the controller, the peak), read
+    /// before the cgroup goes.
+    pub fn memory_setting(&self) -> Option<Setting> {
+        self.memory.as_ref().map(|m| Setting {
+            name: "memory_limit".into(),
+            value: format!(
+                "{} ({}, peak {})",
+                iolab_device::format_bytes(m.limit_bytes()),
+                m.kind_name(),
+                m.peak_bytes().map_or("?".into(), iolab_device::format_bytes)
+            ),
+        })
+    }
+
+    /// Closes the engine, then lets the rest go (memory limit, directory); the engine's close result.
+    pub fn close(mut self) -> Result<(), iolab_db::Error> {
+        let closed = self.engine.close();
+        drop(self);
+        closed
+    }
+}
+
+/// The warning for a run under `--memory` whose devices read nothing: the limit was above the database.
+pub fn memory_warning(
+    memory: Option<&Setting>,
+    devices: &[DeviceView],
+    size_bytes: Option<u64>,
+) -> Option<String> {
+    let m = memory?;
+    (!devices.is_empty() && devices.iter().all(|d| d.reads == 0)).then(|| {
+        format!(
+            "under --memory {} the devices still read nothing: the database ({}) fits in it; give a smaller --memory",
+            m.value,
+            size_bytes.map_or("?".into(), iolab_device::format_bytes)
+        )
+    })
+}
+
+/// The capture's state.
+enum Capture {
+    /// No `--capture`.
+    Off,
+    /// Waiting for the window: the devices to record.
+    Armed(Vec<String>),
+    /// Recording until the flag is raised.
+    Running(Arc<AtomicBool>, std::thread::JoinHandle<Result<(u64, Vec<u8>), String>>),
+    /// Done: the ops and the trace, or why not.
+    Done(Result<(u64, Vec<u8>), String>),
+}
+
+/// The observer of a db workload: notices on stderr (unless quiet; above the bars when live), and
+/// `--capture` started when the measured window opens and stopped when it closes.
+pub struct Watch {
+    quiet: bool,
+    live: bool,
+    capture: Mutex<Capture>,
+    output: Option<Output>,
+}
+
+/// The block devices to record under `dirs`: those that take requests (blk-mq, with `/sys/block/NAME/mq`):
+/// a partition's events are its disk's, a device-mapper or MD device's are its members'.
+fn capture_devices(dirs: &[&Path]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for dir in dirs {
+        for d in iolab_device::diskstats::devices_under(dir) {
+            let path = format!("/dev/{}", d.name);
+            if Path::new("/sys/block").join(&d.name).join("mq").is_dir() && !out.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+impl Watch {
+    /// A watch without a capture yet; `live`: the command draws bars on stderr, so notices go above them.
+    pub fn new(quiet: bool, live: bool, p: &mut Prepared) -> Watch {
+        Watch { quiet, live, capture: Mutex::new(Capture::Off), output: p.capture.take() }
+    }
+
+    /// With `--capture`: records the devices under `dirs` over the window; an error when there are none.
+    pub fn arm(&self, dirs: &[&Path]) -> Result<()> {
+        if self.output.is_none() {
+            return Ok(());
+        }
+        let devices = capture_devices(dirs);
+        if devices.is_empty() {
+            let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            return Err(usage(format!(
+                "--capture: no block device that takes requests under {} (tmpfs, overlay or a network file system?)",
+                shown.join(" or ")
+            )));
+        }
+        self.notice(&format!("capturing the block I/O of {} over the measured window", devices.join(", ")));
+        *self.state() = Capture::Armed(devices);
+        Ok(())
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, Capture> {
+        self.capture.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Writes the capture (if any) to its output, saying how many ops; an error (exit 3) when it failed or
+    /// could not be written.
+    pub fn finish(&self) -> Result<()> {
+        let Some(out) = &self.output else { return Ok(()) };
+        let state = std::mem::replace(&mut *self.state(), Capture::Off);
+        let result = match state {
+            Capture::Done(r) => r,
+            Capture::Running(stop, handle) => {
+                stop.store(true, Ordering::Relaxed);
+                handle.join().unwrap_or_else(|_| Err("the capture thread panicked".into()))
+            }
+            Capture::Armed(_) | Capture::Off => Err("the measured window never opened".into()),
+        };
+        match result.map_err(anyhow::Error::msg).and_then(|(n, bytes)| {
+            out.write(&bytes)?;
+            Ok(n)
+        }) {
+            Ok(n) => {
+                self.notice(&format!("captured {} ops into {}", iolab_report::format_count(n), out.path()));
+                Ok(())
+            }
+            Err(e) => {
+                eprintln!("iolab: --capture: {e:#}");
+                Err(outputs_not_written(1))
+            }
+        }
+    }
+}
+
+impl Observer for Watch {
+    fn notice(&self, text: &str) {
+        if !self.quiet {
+            crate::progress::notice(self.live, &format!("iolab: {text}"));
+        }
+    }
+
+    fn window(&self, open: bool) {
+        let mut state = self.state();
+        match (open, std::mem::replace(&mut *state, Capture::Off)) {
+            (true, Capture::Armed(devices)) => {
+                let stop = Arc::new(AtomicBool::new(false));
+                let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
+                let flag = stop.clone();
+                let handle = std::thread::Builder::new().name("iolab-db-capture".into()).spawn(move || {
+                    let mut trace = Vec::new();
+                    let ready = move || {
+                        let _ = ready_tx.send(());
+                    };
+                    iolab_trace::capture::capture_devices(&devices, &flag, &ready, &mut trace)
+                        .map(|n| (n, trace))
+                        .map_err(|e| e.to_string())
+                });
+                match handle {
+                    Ok(handle) => {
+                        // The events are on before the window's first counters are read (or it failed).
+                        let _ = ready_rx.recv_timeout(Duration::from_secs(10));
+                        *state = Capture::Running(stop, handle);
+                    }
+                    Err(e) => *state = Capture::Done(Err(format!("starting the capture thread: {e}"))),
+                }
+            }
+            (false, Capture::Running(stop, handle)) => {
+                stop.store(true, Ordering::Relaxed);
+                *state = Capture::Done(
+                    handle.join().unwrap_or_else(|_| Err("the capture thread panicked".into())),
+                );
+            }
+            (_, other) => *state = other,
+        }
+    }
+}
+
+/// The paths a capture may record under: the database's directory, and a copy's destination.
+pub fn dirs<'a>(opened: &'a Opened, also: Option<&'a Path>) -> Vec<&'a Path> {
+    let mut out: Vec<&Path> = opened.dir.iter().map(DbDir::path).collect();
+    out.extend(also);
+    out
+}
+
+/// One db command from its flags to its outputs: [`Session::begin`] claims `--json` and checks and claims
+/// the engine's flags (nothing made); [`Session::run`] makes the directory, memory limit and engine, arms the
+/// capture, runs the work and undoes them all on every path; [`Session::output`] prints and writes the
+/// document and the capture.
+pub struct Session {
+    prepared: Prepared,
+    json: Option<Output>,
+    /// Nothing but errors on the terminal (`--quiet`, or the JSON on stdout).
+    pub quiet: bool,
+    /// Live bars on the terminal (asked for by the command, not quiet, stderr a terminal).
+    pub live: bool,
+    /// The process's stop flag (Ctrl-C, SIGTERM, SIGHUP).
+    pub stop: Arc<AtomicBool>,
+    /// The observer: notices and the capture.
+    pub watch: Watch,
+}
+
+impl Session {
+    /// Claims `json` and the engine's flags `f` in `gate` (which may hold the command's other claims).
+    pub fn begin(gate: WriteGate, f: &EngineFlags, json: Option<&str>, quiet: bool) -> Result<Session> {
+        Session::begin_with(gate, f, json, quiet, false, |_, _| Ok(())).map(|(s, ())| s)
+    }
+
+    /// As [`Session::begin`], with `claim` run between `--json` and the engine's flags (told whether the
+    /// command is quiet: the catalog's saver is claimed there), and `bars` when the command draws live bars
+    /// on a terminal (then the signal handler leaves the terminal to them).
+    pub fn begin_with<T>(
+        mut gate: WriteGate,
+        f: &EngineFlags,
+        json: Option<&str>,
+        quiet: bool,
+        bars: bool,
+        claim: impl FnOnce(&mut WriteGate, bool) -> Result<T>,
+    ) -> Result<(Session, T)> {
+        let json = crate::output::claim(&mut gate, "--json", json)?;
+        let quiet = quiet || json.as_ref().is_some_and(Output::is_stdout);
+        let claimed = claim(&mut gate, quiet)?;
+        let mut prepared = prepare(f, &mut gate)?;
+        let live = bars && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let stop = crate::signals::stop_flag(quiet || live);
+        let watch = Watch::new(quiet, live, &mut prepared);
+        Ok((Session { prepared, json, quiet, live, stop, watch }, claimed))
+    }
+
+    /// Makes the engine (a private server sized for `max_connections`), arms the capture over its
+    /// directory and `also`, runs `work`, and undoes everything; the work's result (`what` names the
+    /// command in errors) and the memory limit's setting.
+    pub fn run<T>(
+        &self,
+        max_connections: u32,
+        also: Option<&Path>,
+        what: &str,
+        work: impl FnOnce(&dyn Engine) -> Result<T, iolab_db::Error>,
+    ) -> Result<(T, Option<Setting>)> {
+        use anyhow::Context;
+        let opened = open(&self.prepared, &self.stop, &self.watch, max_connections)?;
+        let result = self.watch.arm(&dirs(&opened, also)).and_then(|()| {
+            work(opened.engine.as_ref()).map_err(|e| match e {
+                iolab_db::Error::Interrupted => anyhow::anyhow!(
+                    "interrupted before there was anything to report (what iolab made was removed)"
+                ),
+                e => db_error(e).context(what.to_string()),
+            })
+        });
+        let memory = opened.memory_setting();
+        let closed = opened.close();
+        let done = result?;
+        closed.map_err(db_error).context("closing the database")?;
+        Ok((done, memory))
+    }
+
+    /// Prints the document (unless quiet), writes `--json`, then the capture.
+    pub fn output(&self, doc: &iolab_report::Document<'_>) -> Result<()> {
+        use iolab_report::{JsonExporter, TextExporter};
+        if !self.quiet {
+            crate::output::print(&TextExporter.render(doc))?;
+        }
+        if let Some(out) = &self.json {
+            crate::output::write_all(vec![(out, Ok(JsonExporter.render(doc)))])?;
+        }
+        self.watch.finish()
+    }
+}

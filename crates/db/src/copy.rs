@@ -1,0 +1,206 @@
+//! `iolab db copy`: the seed study's snapshot replication. A database is built (a tpcc database of
+//! `--warehouses`, or a tpch one at `--scale`), made whole (a checkpoint), by default written back and
+//! dropped from the page cache (so the copy reads the source from its device, as a copy of a database that
+//! was not just written would), then copied into a second directory the engine's own way
+//! ([`Engine::copy_to`]: SQLite's online backup API, PostgreSQL's `pg_basebackup` over the private server's
+//! socket), durable before the clock stops. Reported: the time, the bytes and files copied, their rate,
+//! and what the devices under the source and under the destination did during the copy.
+
+use crate::devices::{self, Window};
+use crate::engine::sqlite::FILE_NAME as SQLITE_FILE;
+use crate::engine::Engine;
+use crate::{Error, Observer};
+use iolab_device::diskstats;
+use iolab_report::db::{DbBuild, TableRows};
+use iolab_report::db_copy::{CopyResult, CopyRun, CopySource, DB_COPY_SCHEMA};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+/// A copy shorter than this is flagged: too short for a bandwidth to mean much.
+pub const SHORT_COPY_S: f64 = 1.0;
+
+/// The database to build and copy.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A TPC-C-derived database.
+    Tpcc {
+        /// Warehouses.
+        warehouses: u64,
+        /// Items.
+        items: u64,
+    },
+    /// A TPC-H-derived database.
+    Tpch {
+        /// The scale factor.
+        scale: f64,
+    },
+}
+
+/// What `iolab db copy` asks.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The database.
+    pub source: Source,
+    /// The seed of its data.
+    pub seed: u64,
+    /// Drop the source's files from the page cache before the copy.
+    pub evict: bool,
+}
+
+/// Where the engine keeps the database in `dir`: the SQLite file, or PostgreSQL's data directory.
+fn database_path(engine: &dyn Engine, dir: &Path) -> PathBuf {
+    if engine.name() == "sqlite" {
+        dir.join(SQLITE_FILE)
+    } else {
+        dir.join("pgdata")
+    }
+}
+
+/// Bytes and files at `path` (a file, or a directory's files).
+fn size(path: &Path) -> (u64, u64) {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => (m.len(), 1),
+        Ok(_) => (devices::dir_bytes(path), devices::dir_files(path)),
+        Err(_) => (0, 0),
+    }
+}
+
+/// Builds the database on `engine`, copies it into `to` (an empty directory iolab made) and returns the
+/// document.
+pub fn run(
+    engine: &dyn Engine,
+    to: &Path,
+    o: &Options,
+    stop: &AtomicBool,
+    observer: &dyn Observer,
+) -> Result<CopyResult, Error> {
+    let start_unix_s =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let dir = engine
+        .dir()
+        .ok_or_else(|| {
+            Error::Setup("iolab db copy needs a database whose files iolab keeps (not --url)".into())
+        })?
+        .to_path_buf();
+    let (build, workload, warehouses, items, scale) = match &o.source {
+        Source::Tpcc { warehouses, items } => {
+            observer.notice(&format!(
+                "building {warehouses} TPC-C warehouse{} ({items} items) on {}",
+                if *warehouses == 1 { "" } else { "s" },
+                engine.version()
+            ));
+            let expected = crate::tpcc::build::expected_rows(*warehouses, *items);
+            let on_rows = |n| observer.loaded(n, expected);
+            let b = crate::tpcc::build::build(engine, *warehouses, *items, o.seed, stop, &on_rows)?;
+            let view = DbBuild {
+                seconds: b.seconds,
+                loaders: b.loaders,
+                rows: crate::tpcc::schema::TABLES
+                    .iter()
+                    .zip(b.rows.0)
+                    .map(|(t, rows)| TableRows { table: t.name.into(), rows })
+                    .collect(),
+            };
+            (view, "tpcc", Some(*warehouses as u32), Some(*items as u32), None)
+        }
+        Source::Tpch { scale } => {
+            observer.notice(&format!(
+                "generating and loading TPC-H data at scale {scale} on {}",
+                engine.version()
+            ));
+            let b = crate::tpch::load::build(engine, *scale, o.seed, stop)?;
+            (crate::tpch::build_view(&b), "tpch", None, None, Some(*scale))
+        }
+    };
+    engine.checkpoint()?;
+    let (size_bytes, _) = size(&database_path(engine, &dir));
+    let evicted = o.evict.then(|| devices::evict(&dir));
+    observer.notice(&format!(
+        "built in {:.1} s ({}); copying it to {}",
+        build.seconds,
+        iolab_report::format_bytes(size_bytes),
+        to.display()
+    ));
+    let source_devices = diskstats::devices_under(&dir);
+    let destination_devices = diskstats::devices_under(to);
+    let mut all = source_devices.clone();
+    for d in &destination_devices {
+        if !all.iter().any(|a| a.name == d.name) {
+            all.push(d.clone());
+        }
+    }
+    observer.window(true);
+    let window = Window::over(all);
+    let started = Instant::now();
+    let method = engine.copy_to(to, stop)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let (deltas, _) = window.deltas();
+    observer.window(false);
+    let (bytes, files) = size(&database_path(engine, to));
+    let view = |list: &[diskstats::BlockDevice]| {
+        deltas
+            .iter()
+            .filter(|(d, _)| list.iter().any(|l| l.name == d.name))
+            .map(|(d, c)| devices::device_view(d, c, seconds))
+            .collect::<Vec<_>>()
+    };
+    let (source_views, destination_views) = (view(&source_devices), view(&destination_devices));
+    let mut warnings = Vec::new();
+    let shared: Vec<&str> = source_devices
+        .iter()
+        .filter(|s| destination_devices.iter().any(|d| d.name == s.name))
+        .map(|d| d.name.as_str())
+        .collect();
+    if !shared.is_empty() {
+        warnings.push(format!(
+            "the source and the destination share {}: its numbers hold the copy's reads and its writes together",
+            shared.join(", ")
+        ));
+    }
+    if o.evict && !source_views.is_empty() && source_views.iter().all(|d| d.reads == 0) {
+        warnings.push(
+            "the source's devices read nothing during the copy, though its files were dropped from the page cache: the engine served them from its own memory"
+                .into(),
+        );
+    }
+    if !o.evict {
+        warnings.push(
+            "--warm: the source was copied from the page cache as the build left it, so the source's device was not read"
+                .into(),
+        );
+    }
+    if seconds < SHORT_COPY_S {
+        warnings.push(format!(
+            "the copy took {seconds:.2} s: too short for its rate to say much about the devices; build a larger database (--warehouses, --scale)"
+        ));
+    }
+    Ok(CopyResult {
+        schema: DB_COPY_SCHEMA.into(),
+        iolab_version: env!("CARGO_PKG_VERSION").into(),
+        workload: "copy".into(),
+        seed: o.seed,
+        start_unix_s,
+        engine: crate::engine_view(engine, Some(devices::dir_bytes(&dir))),
+        source: CopySource {
+            workload: workload.into(),
+            warehouses,
+            items,
+            scale,
+            build,
+            size_bytes,
+            evicted_bytes: evicted,
+        },
+        copy: CopyRun {
+            method: method.into(),
+            to: to.display().to_string(),
+            seconds,
+            bytes,
+            files,
+            mb_per_s: if seconds > 0.0 { bytes as f64 / 1e6 / seconds } else { 0.0 },
+        },
+        source_devices: source_views,
+        destination_devices: destination_views,
+        warnings,
+    })
+}

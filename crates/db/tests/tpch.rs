@@ -1,0 +1,131 @@
+//! The TPC-H-derived query set on real engines, at a tiny scale: on SQLite every query runs and the
+//! answers whose size the data's structure fixes have it (Q1's four return-flag and line-status groups,
+//! Q4's five priorities, Q12's two ship modes, the one-row aggregates); with root and PostgreSQL's server
+//! programs, every answer on PostgreSQL equals SQLite's on the same generated data (row for row, numbers
+//! to within rounding), which checks the SQL both engines were given and the loader of each.
+
+use iolab_db::engine::postgres::Postgres;
+use iolab_db::engine::server::ServerOptions;
+use iolab_db::engine::sqlite::Sqlite;
+use iolab_db::tpch::{self, queries};
+use iolab_db::{Engine, Observer};
+use std::os::unix::fs::PermissionsExt;
+use std::sync::atomic::AtomicBool;
+
+/// The smallest scale: 15,000 orders, 60,000 lines; every query finds rows.
+const SCALE: f64 = 0.01;
+const SEED: u64 = 11;
+
+type Answer = Vec<Vec<Option<String>>>;
+
+/// Builds on `engine` and runs every query; the answers by query number.
+fn answers(engine: &dyn Engine) -> Vec<(u32, Answer)> {
+    let stop = AtomicBool::new(false);
+    tpch::load::build(engine, SCALE, SEED, &stop).unwrap();
+    let mut conn = engine.connect().unwrap();
+    (1..=22)
+        .map(|q| {
+            let a = conn
+                .query_text(&queries::text(q, engine.name(), SCALE))
+                .unwrap_or_else(|e| panic!("Q{q}: {e}"));
+            (q, a)
+        })
+        .collect()
+}
+
+#[test]
+fn tpch_on_sqlite_answers_every_query_with_the_sizes_the_data_fixes() {
+    let t = tempfile::tempdir().unwrap();
+    let a = answers(&Sqlite::new(t.path()));
+    let rows = |q: u32| a[(q - 1) as usize].1.len();
+    assert_eq!(rows(1), 4, "Q1: A/F, N/F, N/O, R/F");
+    let flags: Vec<String> =
+        a[0].1.iter().map(|r| format!("{}{}", r[0].as_deref().unwrap(), r[1].as_deref().unwrap())).collect();
+    assert_eq!(flags, ["AF", "NF", "NO", "RF"]);
+    assert_eq!(rows(4), 5, "Q4: one row per priority");
+    assert_eq!(rows(12), 2, "Q12: MAIL and SHIP");
+    for q in [6, 14, 17, 19] {
+        assert_eq!(rows(q), 1, "Q{q} is one aggregate");
+    }
+    assert!(rows(5) <= 5, "Q5: the nations of ASIA");
+    assert!(rows(22) <= 7, "Q22: seven country codes");
+    assert!(rows(13) > 1, "Q13: customers by their number of orders");
+    // Q13 counts every customer once: its groups add up to the customers.
+    let customers: u64 = a[12].1.iter().map(|r| r[1].as_deref().unwrap().parse::<u64>().unwrap()).sum();
+    assert_eq!(customers, (150_000.0 * SCALE) as u64);
+}
+
+/// `a` and `b` are the same cell: equal text (blank-padded CHAR trimmed), or numbers within rounding.
+fn same(a: &Option<String>, b: &Option<String>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            let (a, b) = (a.trim(), b.trim());
+            if a == b {
+                return true;
+            }
+            match (a.parse::<f64>(), b.parse::<f64>()) {
+                (Ok(x), Ok(y)) => (x - y).abs() <= 1e-6 * x.abs().max(y.abs()).max(1.0),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn tpch_on_postgres_gives_sqlites_answers() {
+    let root = nix::unistd::geteuid().is_root();
+    let found = iolab_db::engine::server::find_bindir().is_ok();
+    if !root || !found {
+        return eprintln!(
+            "SKIP tpch_on_postgres_gives_sqlites_answers: {}",
+            if !root {
+                "not root (the server runs as the 'postgres' account)"
+            } else {
+                "no PostgreSQL server programs"
+            }
+        );
+    }
+    let s = tempfile::tempdir().unwrap();
+    let lite = answers(&Sqlite::new(s.path()));
+    let p = tempfile::Builder::new().prefix("iolab-tpch-").tempdir_in("/tmp").unwrap();
+    std::fs::set_permissions(p.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = p.path().join("db");
+    std::fs::create_dir(&dir).unwrap();
+    let options = ServerOptions { shared_buffers_bytes: 32 << 20, max_connections: 20 };
+    let mut pg = Postgres::private(&dir, &options, false, &AtomicBool::new(false)).unwrap();
+    let post = answers(&pg);
+    pg.close().unwrap();
+    for ((q, l), (_, p)) in lite.iter().zip(&post) {
+        assert_eq!(l.len(), p.len(), "Q{q}: rows on SQLite and on PostgreSQL");
+        for (i, (lr, pr)) in l.iter().zip(p).enumerate() {
+            assert!(
+                lr.iter().zip(pr).all(|(a, b)| same(a, b)),
+                "Q{q} row {i}: SQLite {lr:?}, PostgreSQL {pr:?}"
+            );
+        }
+    }
+}
+
+struct Quiet;
+impl Observer for Quiet {
+    fn notice(&self, _: &str) {}
+}
+
+#[test]
+fn the_tpch_document_has_every_query_in_the_power_order() {
+    let t = tempfile::tempdir().unwrap();
+    let o =
+        tpch::Options { scale: 0.01, runs: 2, queries: queries::POWER_ORDER.to_vec(), cold: true, seed: 3 };
+    let doc = tpch::run(&Sqlite::new(t.path()), &o, &AtomicBool::new(false), &Quiet).unwrap();
+    let order: Vec<u32> = doc.queries.iter().map(|q| q.number).collect();
+    assert_eq!(order, queries::POWER_ORDER);
+    assert!(doc.queries.iter().all(|q| q.runs_s.len() == 2));
+    assert_eq!(doc.power.queries, 22);
+    assert!(doc.power.geomean_s > 0.0 && doc.power.geomean_s <= doc.power.total_s);
+    assert_eq!(doc.config.start, "cold");
+    assert!(doc.config.evicted_bytes.unwrap() > 0);
+    let v = serde_json::to_value(&doc).unwrap();
+    iolab_report::schema_check::check_document(&v, iolab_report::schema_check::DB_TPCH_SCHEMA);
+}

@@ -1,0 +1,307 @@
+//! `--memory SIZE` (`iolab db`): hold a database engine's memory, the page cache of the files it reads and
+//! writes included, under a limit with the kernel's memory controller, so a database larger than the limit
+//! reads from its storage instead of from memory.
+//!
+//! [`MemoryLimit::create`] makes a cgroup `iolab-mem-<pid>` with the limit: in cgroup v2 (`memory.max`, when
+//! the unified hierarchy has the `memory` controller) at the hierarchy's root, as `--throttle` does
+//! ([`crate::throttle`]); in cgroup v1 (`memory.limit_in_bytes`) under the cgroup iolab is in, so any limit
+//! above iolab still holds. Then either iolab itself joins it ([`MemoryLimit::join`]: the whole process, for
+//! an engine that runs inside iolab, SQLite) or a child does (a server writes `0` to
+//! [`MemoryLimit::procs_file`], opened by iolab, between its fork and its exec). The kernel charges a page
+//! of the page cache to the cgroup of the process that brought it in, and reclaims the cgroup's pages when
+//! it reaches the limit: so the engine must be in the cgroup *before* it builds or reads the database
+//! (pages cached earlier stay charged where they were, and are not limited).
+//!
+//! Dropping the [`MemoryLimit`] moves iolab back (if it joined) and removes the cgroup; [`cleanup_on_exit`]
+//! does the same on a forced exit. The cgroup can only be removed once no process is left in it: stop the
+//! server first.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Why `--memory` could not be set up. Nothing is left behind.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MemoryError {
+    /// Neither cgroup v2 `memory` nor cgroup v1 `memory` is mounted.
+    #[error(
+        "--memory: no cgroup memory controller found (neither 'memory' in cgroup.controllers of a cgroup v2 \
+         hierarchy nor a cgroup v1 'memory' hierarchy)\n  likely cause: the controller is not mounted \
+         (containers often hide it)\n  hint: mount it (mount -t cgroup -o memory none /sys/fs/cgroup/memory), \
+         or drop --memory and build a database larger than memory instead"
+    )]
+    NoController,
+    /// /proc/self/cgroup cannot be read, or has no line for the hierarchy.
+    #[error("--memory: cannot tell which cgroup iolab is in ({0})")]
+    OwnCgroup(String),
+    /// Creating or joining the cgroup was refused, and iolab is not root.
+    #[error(
+        "--memory needs root: cannot {action}: {error}\n  likely cause: only root can create cgroups and set \
+         memory limits\n  hint: run iolab as root, or drop --memory and build a database larger than memory"
+    )]
+    NeedsRoot {
+        /// What iolab tried.
+        action: String,
+        /// What the kernel said.
+        error: io::Error,
+    },
+    /// Creating or joining the cgroup failed otherwise.
+    #[error("--memory: cannot {action}: {error}\n  hint: drop --memory to run without a memory limit")]
+    Cgroup {
+        /// What iolab tried.
+        action: String,
+        /// What the kernel said.
+        error: io::Error,
+    },
+}
+
+/// Which kernel interface limits memory here, and where its hierarchy is mounted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MemoryKind {
+    /// cgroup v1 `memory` controller: `memory.limit_in_bytes`.
+    V1 {
+        /// Mount point of the memory hierarchy (usually /sys/fs/cgroup/memory).
+        mount: PathBuf,
+    },
+    /// cgroup v2: `memory.max`.
+    V2 {
+        /// Mount point of the unified hierarchy.
+        mount: PathBuf,
+    },
+}
+
+impl MemoryKind {
+    /// Short name for messages: `cgroup-v1 memory` or `cgroup-v2 memory.max`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            MemoryKind::V1 { .. } => "cgroup-v1 memory",
+            MemoryKind::V2 { .. } => "cgroup-v2 memory.max",
+        }
+    }
+
+    fn limit_file(&self) -> &'static str {
+        match self {
+            MemoryKind::V1 { .. } => "memory.limit_in_bytes",
+            MemoryKind::V2 { .. } => "memory.max",
+        }
+    }
+
+    fn peak_file(&self) -> &'static str {
+        match self {
+            MemoryKind::V1 { .. } => "memory.max_usage_in_bytes",
+            MemoryKind::V2 { .. } => "memory.peak",
+        }
+    }
+}
+
+/// Finds the memory controller: cgroup v2 `memory` (listed in the unified hierarchy's `cgroup.controllers`)
+/// is preferred, else a cgroup v1 `memory` hierarchy. No side effects.
+pub fn detect() -> Option<MemoryKind> {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let (v2, v1) = crate::cgroup::mounts(&mounts, "memory");
+    for mount in v2 {
+        let controllers = std::fs::read_to_string(mount.join("cgroup.controllers")).unwrap_or_default();
+        if controllers.split_whitespace().any(|c| c == "memory") {
+            return Some(MemoryKind::V2 { mount });
+        }
+    }
+    v1.into_iter().find(|m| m.join("memory.limit_in_bytes").exists()).map(|mount| MemoryKind::V1 { mount })
+}
+
+/// Cgroups to undo on a forced exit; a [`MemoryLimit`] takes its own out when dropped.
+static REGISTRY: crate::cgroup::Registry = crate::cgroup::Registry::new();
+
+/// Undoes every memory limit still in place (moves iolab back, removes the cgroups). For the signal
+/// handler's forced exit, after the servers in them were stopped.
+pub fn cleanup_on_exit() {
+    REGISTRY.undo_where(|_| true);
+}
+
+/// A memory limit in place: a cgroup with the limit, removed when this is dropped.
+#[derive(Debug)]
+pub struct MemoryLimit {
+    kind: MemoryKind,
+    dir: PathBuf,
+    limit_bytes: u64,
+}
+
+fn cgroup_error(action: String, error: io::Error) -> MemoryError {
+    match error.raw_os_error() {
+        Some(libc::EPERM | libc::EACCES | libc::EROFS) if crate::cgroup::effective_uid() != Some(0) => {
+            MemoryError::NeedsRoot { action, error }
+        }
+        _ => MemoryError::Cgroup { action, error },
+    }
+}
+
+impl MemoryLimit {
+    /// Makes the cgroup with a limit of `limit_bytes` (nobody in it yet).
+    pub fn create(limit_bytes: u64) -> Result<MemoryLimit, MemoryError> {
+        let kind = detect().ok_or(MemoryError::NoController)?;
+        let text = std::fs::read_to_string("/proc/self/cgroup")
+            .map_err(|e| MemoryError::OwnCgroup(format!("/proc/self/cgroup: {e}")))?;
+        let v1 = matches!(kind, MemoryKind::V1 { .. });
+        let own = crate::cgroup::own(&text, if v1 { Some("memory") } else { None }).ok_or_else(|| {
+            MemoryError::OwnCgroup(format!("/proc/self/cgroup has no {} line", kind.name()))
+        })?;
+        let (mount, own_dir) = match &kind {
+            MemoryKind::V1 { mount } | MemoryKind::V2 { mount } => {
+                (mount.clone(), mount.join(own.trim_start_matches('/')))
+            }
+        };
+        // v1: under iolab's own cgroup. v2: at the root (a v2 cgroup with processes in it cannot hand
+        // controllers to children), with the controller enabled there.
+        let parent = if v1 { own_dir.clone() } else { mount.clone() };
+        if !v1 {
+            let control = mount.join("cgroup.subtree_control");
+            let enabled = std::fs::read_to_string(&control).unwrap_or_default();
+            if !enabled.split_whitespace().any(|c| c == "memory") {
+                std::fs::write(&control, "+memory").map_err(|e| {
+                    cgroup_error(format!("enable the memory controller in '{}'", control.display()), e)
+                })?;
+            }
+        }
+        Self::create_in(kind, &parent, own_dir.join("cgroup.procs"), limit_bytes)
+    }
+
+    /// [`MemoryLimit::create`] under `parent`, iolab going back to `back` (a `cgroup.procs`).
+    fn create_in(
+        kind: MemoryKind,
+        parent: &Path,
+        back: PathBuf,
+        limit_bytes: u64,
+    ) -> Result<MemoryLimit, MemoryError> {
+        let dir = parent.join(format!("iolab-mem-{}", std::process::id()));
+        if dir.exists() {
+            // Left by an earlier process with the same pid that was killed: empty if so.
+            let _ = std::fs::remove_dir(&dir);
+        }
+        std::fs::create_dir(&dir)
+            .map_err(|e| cgroup_error(format!("create the cgroup '{}'", dir.display()), e))?;
+        REGISTRY.add(crate::cgroup::Created { dir: dir.clone(), back, joined: false });
+        let limit = MemoryLimit { kind, dir, limit_bytes };
+        // From here on an error drops `limit`, which removes the cgroup.
+        let file = limit.kind.limit_file();
+        std::fs::write(limit.dir.join(file), limit_bytes.to_string()).map_err(|e| {
+            cgroup_error(format!("write {limit_bytes} to {}", limit.dir.join(file).display()), e)
+        })?;
+        Ok(limit)
+    }
+
+    /// Moves the whole iolab process (every thread; threads started later inherit it) into the cgroup,
+    /// for an engine that runs inside iolab.
+    pub fn join(&self) -> Result<(), MemoryError> {
+        let procs = self.procs_file();
+        std::fs::write(&procs, std::process::id().to_string())
+            .map_err(|e| cgroup_error(format!("move iolab into the cgroup '{}'", self.dir.display()), e))?;
+        REGISTRY.joined(&self.dir);
+        Ok(())
+    }
+
+    /// The cgroup's `cgroup.procs`: a process that writes `0` there (through a descriptor iolab opened:
+    /// the kernel checks the opener's rights) joins the cgroup.
+    pub fn procs_file(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
+    }
+
+    /// The limit, in bytes.
+    pub fn limit_bytes(&self) -> u64 {
+        self.limit_bytes
+    }
+
+    /// The most memory the cgroup held at once, page cache included (v1 `memory.max_usage_in_bytes`, v2
+    /// `memory.peak`, Linux 5.19 and later); `None` when the kernel does not say.
+    pub fn peak_bytes(&self) -> Option<u64> {
+        std::fs::read_to_string(self.dir.join(self.kind.peak_file())).ok()?.trim().parse().ok()
+    }
+
+    /// The cgroup directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The controller, in words.
+    pub fn kind_name(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    /// One line for messages: `cgroup-v1 memory /sys/fs/cgroup/memory/iolab-mem-42: 256 MiB`.
+    pub fn describe(&self) -> String {
+        format!("{} {}: {}", self.kind.name(), self.dir.display(), crate::format_bytes(self.limit_bytes))
+    }
+}
+
+impl Drop for MemoryLimit {
+    fn drop(&mut self) {
+        // Nothing left to do when cleanup_on_exit has undone it already.
+        REGISTRY.undo_where(|c| c.dir == self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_limit_on_a_fake_v1_hierarchy_is_written_joined_and_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mount = tmp.path().join("memory");
+        let own = mount.join("a/b");
+        std::fs::create_dir_all(&own).unwrap();
+        let kind = MemoryKind::V1 { mount: mount.clone() };
+        let limit = MemoryLimit::create_in(kind, &own, own.join("cgroup.procs"), 64 << 20).unwrap();
+        let dir = own.join(format!("iolab-mem-{}", std::process::id()));
+        assert_eq!(limit.dir(), dir);
+        assert_eq!(std::fs::read_to_string(dir.join("memory.limit_in_bytes")).unwrap(), "67108864");
+        assert_eq!(limit.peak_bytes(), None, "a fake hierarchy has no counters");
+        limit.join().unwrap();
+        assert_eq!(std::fs::read_to_string(limit.procs_file()).unwrap(), std::process::id().to_string());
+        assert!(limit.describe().ends_with(": 64 MiB"), "{}", limit.describe());
+        // A real cgroup's files go with it; the fake's must be removed by hand.
+        for f in ["memory.limit_in_bytes", "cgroup.procs"] {
+            std::fs::remove_file(dir.join(f)).unwrap();
+        }
+        drop(limit);
+        assert!(!dir.exists());
+        assert_eq!(
+            std::fs::read_to_string(own.join("cgroup.procs")).unwrap(),
+            std::process::id().to_string(),
+            "iolab went back where it was"
+        );
+        assert!(!REGISTRY.contains(&dir));
+    }
+
+    #[test]
+    fn memory_mounts_are_found_by_controller() {
+        let mounts = "cgroup /sys/fs/cgroup/memory cgroup rw,relatime,memory 0 0\n\
+                      cgroup /sys/fs/cgroup/blkio cgroup rw,relatime,blkio 0 0\n";
+        let (v2, v1) = crate::cgroup::mounts(mounts, "memory");
+        assert!(v2.is_empty());
+        assert_eq!(v1, vec![PathBuf::from("/sys/fs/cgroup/memory")]);
+        let own = crate::cgroup::own("4:memory:/x/y\n0::/\n", Some("memory"));
+        assert_eq!(own.as_deref(), Some("/x/y"));
+    }
+
+    #[test]
+    fn memory_limit_on_the_real_hierarchy_holds_iolab_and_goes_away() {
+        if crate::cgroup::effective_uid() != Some(0) {
+            return println!("SKIP memory_limit_on_the_real_hierarchy_holds_iolab_and_goes_away: not root");
+        }
+        if detect().is_none() {
+            return println!(
+                "SKIP memory_limit_on_the_real_hierarchy_holds_iolab_and_goes_away: no memory controller"
+            );
+        }
+        let before = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        let limit = MemoryLimit::create(256 << 20).unwrap();
+        let dir = limit.dir().to_path_buf();
+        let file = limit.kind.limit_file();
+        assert_eq!(std::fs::read_to_string(dir.join(file)).unwrap().trim(), (256u64 << 20).to_string());
+        limit.join().unwrap();
+        assert!(std::fs::read_to_string("/proc/self/cgroup").unwrap().contains("iolab-mem-"));
+        assert!(limit.peak_bytes().is_some());
+        drop(limit);
+        assert!(!dir.exists(), "{} left", dir.display());
+        assert_eq!(std::fs::read_to_string("/proc/self/cgroup").unwrap(), before);
+    }
+}
