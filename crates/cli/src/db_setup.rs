@@ -19,12 +19,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The smallest `--memory`: below it the engine itself would not fit.
-pub const MIN_MEMORY: u64 = 32 << 20;
-
-/// What a PostgreSQL server needs beyond its shared buffers under `--memory` (its processes, their
-/// work memory, the catalog).
-pub const POSTGRES_MEMORY_MARGIN: u64 = 64 << 20;
+/// The smallest `--memory`: the pages a database needs at hand to run at all (its processes' private
+/// memory is apart: the limit moves with it).
+pub const MIN_MEMORY: u64 = 16 << 20;
 
 /// A whole number flag in `lo..=hi`.
 pub fn number(flag: &str, text: &str, lo: u64, hi: u64) -> Result<u64> {
@@ -148,15 +145,16 @@ pub fn prepare(f: &EngineFlags, gate: &mut WriteGate) -> Result<Prepared> {
         Some(text) => {
             let bytes = iolab_spec::units::parse_size(text)
                 .map_err(|e| usage(format!("invalid value '{text}' for '--memory': {e}")))?;
-            let least = if postgres { shared_buffers + POSTGRES_MEMORY_MARGIN } else { MIN_MEMORY };
+            // PostgreSQL's shared buffers are shared memory, counted with the pages.
+            let least = if postgres { shared_buffers + MIN_MEMORY } else { MIN_MEMORY };
             if bytes < least {
                 return Err(usage(format!(
                     "invalid value '{text}' for '--memory': at least {} {}",
                     iolab_device::format_bytes(least),
                     if postgres {
-                        "(--shared-buffers and 64 MiB for the server's processes)"
+                        "of pages: --shared-buffers, which are counted with them, and 16 MiB"
                     } else {
-                        "(SQLite and iolab itself)"
+                        "of pages"
                     }
                 )));
             }
@@ -224,9 +222,9 @@ pub fn open(p: &Prepared, stop: &AtomicBool, notices: &dyn Observer, max_connect
             m.join().map_err(usage)?;
         }
         notices.notice(&format!(
-            "memory of {} held under {} ({})",
+            "pages of {} held under {}, private memory apart ({})",
             if p.postgres { "the PostgreSQL server" } else { "iolab and its SQLite database" },
-            iolab_device::format_bytes(m.limit_bytes()),
+            iolab_device::format_bytes(m.budget_bytes()),
             m.describe()
         ));
     }
@@ -257,16 +255,21 @@ pub fn open(p: &Prepared, stop: &AtomicBool, notices: &dyn Observer, max_connect
 }
 
 impl Opened {
-    /// The memory limit as an engine setting (`memory_limit`: the limit, the controller, the peak), read
-    /// before the cgroup goes.
+    /// The memory limit as an engine setting (`memory_limit`: the budget for pages, the controller, the
+    /// peaks of pages and of private memory), read before the cgroup goes.
     pub fn memory_setting(&self) -> Option<Setting> {
+        let fmt = iolab_device::format_bytes;
         self.memory.as_ref().map(|m| Setting {
             name: "memory_limit".into(),
             value: format!(
-                "{} ({}, peak {})",
-                iolab_device::format_bytes(m.limit_bytes()),
+                "{} for pages ({}, peak {})",
+                fmt(m.budget_bytes()),
                 m.kind_name(),
-                m.peak_bytes().map_or("?".into(), iolab_device::format_bytes)
+                m.peaks().map_or("?".into(), |(pages, private)| format!(
+                    "{} of pages, {} private memory apart",
+                    fmt(pages),
+                    fmt(private)
+                ))
             ),
         })
     }

@@ -102,6 +102,21 @@ pub(crate) fn own(proc_cgroup: &str, v1_controller: Option<&str>) -> Option<Stri
 }
 
 /// rmdir, retried for up to a second while the cgroup is still busy (tasks leaving it asynchronously).
+/// Removes the cgroups named `prefix<pid>` under `parent` whose process is gone: what an iolab killed
+/// with SIGKILL (or by the kernel's OOM killer) left behind. Only an empty cgroup can be removed (the
+/// kernel refuses one with tasks), and only iolab's names are tried, so nothing of anyone else's goes.
+pub(crate) fn sweep_stale(parent: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else { continue };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        if pid == std::process::id() || !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
+}
+
 pub(crate) fn remove_dir(dir: &Path) -> bool {
     for _ in 0..50 {
         match std::fs::remove_dir(dir) {

@@ -418,11 +418,8 @@ fn apply_in(
         }
     }
 
+    crate::cgroup::sweep_stale(mount, "iolab-");
     let dir = mount.join(format!("iolab-{}", std::process::id()));
-    if dir.exists() {
-        // Left by an earlier process with the same pid that was killed; empty if so (its pid is gone).
-        let _ = std::fs::remove_dir(&dir);
-    }
     std::fs::create_dir(&dir)
         .map_err(|e| cgroup_error(&format!("create the cgroup '{}'", dir.display()), e))?;
     let back = mount.join(own.trim_start_matches('/')).join("cgroup.procs");

@@ -94,10 +94,12 @@ pub struct TpccArgs {
     /// Print nothing but errors.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// Hold the database engine's memory, the page cache of its files included, under SIZE with the
-    /// kernel's memory controller (a cgroup, removed after): for SQLite iolab itself, for a private
-    /// PostgreSQL server the server. A database larger than SIZE then reads from its device. Root only; at
-    /// least 32M, and for PostgreSQL at least --shared-buffers plus 64M. Default: no limit.
+    /// Hold the database's pages (the page cache of its files, and PostgreSQL's shared buffers) under SIZE
+    /// with the kernel's memory controller (a cgroup, removed after): for SQLite iolab itself, for a private
+    /// PostgreSQL server the server. The processes' private memory is apart (the limit moves with it), so
+    /// the kernel reclaims pages and never kills the engine. A database larger than SIZE then reads from
+    /// its device. Root only; at least 16M, and for PostgreSQL at least --shared-buffers plus 16M.
+    /// Default: no limit.
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<String>,
     /// Record the block I/O of the measured window on the devices under --dir into FILE, an iolab trace

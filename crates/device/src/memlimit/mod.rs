@@ -12,9 +12,15 @@
 //! it reaches the limit: so the engine must be in the cgroup *before* it builds or reads the database
 //! (pages cached earlier stay charged where they were, and are not limited).
 //!
+//! The limit is a budget for pages (the page cache, and shared memory such as PostgreSQL's shared buffers):
+//! the processes' own private memory is apart, and [`track`] moves the cgroup's limit with it, so the
+//! kernel reclaims the database's pages and never kills the engine or iolab over their own memory.
+//!
 //! Dropping the [`MemoryLimit`] moves iolab back (if it joined) and removes the cgroup; [`cleanup_on_exit`]
 //! does the same on a forced exit. The cgroup can only be removed once no process is left in it: stop the
 //! server first.
+
+mod track;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -86,10 +92,10 @@ impl MemoryKind {
         }
     }
 
-    fn peak_file(&self) -> &'static str {
+    fn usage_file(&self) -> &'static str {
         match self {
-            MemoryKind::V1 { .. } => "memory.max_usage_in_bytes",
-            MemoryKind::V2 { .. } => "memory.peak",
+            MemoryKind::V1 { .. } => "memory.usage_in_bytes",
+            MemoryKind::V2 { .. } => "memory.current",
         }
     }
 }
@@ -117,12 +123,14 @@ pub fn cleanup_on_exit() {
     REGISTRY.undo_where(|_| true);
 }
 
-/// A memory limit in place: a cgroup with the limit, removed when this is dropped.
+/// A memory limit in place: a cgroup whose limit leaves a budget for pages beside the private memory of
+/// the processes in it, removed when this is dropped.
 #[derive(Debug)]
 pub struct MemoryLimit {
     kind: MemoryKind,
     dir: PathBuf,
-    limit_bytes: u64,
+    budget_bytes: u64,
+    tracker: Option<track::Tracker>,
 }
 
 fn cgroup_error(action: String, error: io::Error) -> MemoryError {
@@ -135,8 +143,9 @@ fn cgroup_error(action: String, error: io::Error) -> MemoryError {
 }
 
 impl MemoryLimit {
-    /// Makes the cgroup with a limit of `limit_bytes` (nobody in it yet).
-    pub fn create(limit_bytes: u64) -> Result<MemoryLimit, MemoryError> {
+    /// Makes the cgroup with `budget_bytes` for pages (nobody in it yet), and starts moving its limit with
+    /// the private memory charged to it.
+    pub fn create(budget_bytes: u64) -> Result<MemoryLimit, MemoryError> {
         let kind = detect().ok_or(MemoryError::NoController)?;
         let text = std::fs::read_to_string("/proc/self/cgroup")
             .map_err(|e| MemoryError::OwnCgroup(format!("/proc/self/cgroup: {e}")))?;
@@ -161,7 +170,9 @@ impl MemoryLimit {
                 })?;
             }
         }
-        Self::create_in(kind, &parent, own_dir.join("cgroup.procs"), limit_bytes)
+        let mut limit = Self::create_in(kind, &parent, own_dir.join("cgroup.procs"), budget_bytes)?;
+        limit.tracker = Some(track::Tracker::start(limit.dir.clone(), limit.kind.clone(), budget_bytes));
+        Ok(limit)
     }
 
     /// [`MemoryLimit::create`] under `parent`, iolab going back to `back` (a `cgroup.procs`).
@@ -169,22 +180,19 @@ impl MemoryLimit {
         kind: MemoryKind,
         parent: &Path,
         back: PathBuf,
-        limit_bytes: u64,
+        budget_bytes: u64,
     ) -> Result<MemoryLimit, MemoryError> {
+        crate::cgroup::sweep_stale(parent, "iolab-mem-");
         let dir = parent.join(format!("iolab-mem-{}", std::process::id()));
-        if dir.exists() {
-            // Left by an earlier process with the same pid that was killed: empty if so.
-            let _ = std::fs::remove_dir(&dir);
-        }
         std::fs::create_dir(&dir)
             .map_err(|e| cgroup_error(format!("create the cgroup '{}'", dir.display()), e))?;
         REGISTRY.add(crate::cgroup::Created { dir: dir.clone(), back, joined: false });
-        let limit = MemoryLimit { kind, dir, limit_bytes };
+        let limit = MemoryLimit { kind, dir, budget_bytes, tracker: None };
         // From here on an error drops `limit`, which removes the cgroup.
         let file = limit.kind.limit_file();
-        std::fs::write(limit.dir.join(file), limit_bytes.to_string()).map_err(|e| {
-            cgroup_error(format!("write {limit_bytes} to {}", limit.dir.join(file).display()), e)
-        })?;
+        let first = track::limit_for(budget_bytes, 0);
+        std::fs::write(limit.dir.join(file), first.to_string())
+            .map_err(|e| cgroup_error(format!("write {first} to {}", limit.dir.join(file).display()), e))?;
         Ok(limit)
     }
 
@@ -204,15 +212,18 @@ impl MemoryLimit {
         self.dir.join("cgroup.procs")
     }
 
-    /// The limit, in bytes.
-    pub fn limit_bytes(&self) -> u64 {
-        self.limit_bytes
+    /// The budget for pages, in bytes (`--memory`).
+    pub fn budget_bytes(&self) -> u64 {
+        self.budget_bytes
     }
 
-    /// The most memory the cgroup held at once, page cache included (v1 `memory.max_usage_in_bytes`, v2
-    /// `memory.peak`, Linux 5.19 and later); `None` when the kernel does not say.
-    pub fn peak_bytes(&self) -> Option<u64> {
-        std::fs::read_to_string(self.dir.join(self.kind.peak_file())).ok()?.trim().parse().ok()
+    /// The most pages (the cgroup's usage less its private memory) and the most private memory it held at
+    /// one of the tracker's reads; `None` before any read.
+    pub fn peaks(&self) -> Option<(u64, u64)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let seen = &self.tracker.as_ref()?.seen;
+        let (pages, private) = (seen.pages_peak.load(Relaxed), seen.private_peak.load(Relaxed));
+        (pages > 0 || private > 0).then_some((pages, private))
     }
 
     /// The cgroup directory.
@@ -225,15 +236,22 @@ impl MemoryLimit {
         self.kind.name()
     }
 
-    /// One line for messages: `cgroup-v1 memory /sys/fs/cgroup/memory/iolab-mem-42: 256 MiB`.
+    /// One line for messages: `cgroup-v1 memory /sys/fs/cgroup/memory/iolab-mem-42: 256 MiB for pages`.
     pub fn describe(&self) -> String {
-        format!("{} {}: {}", self.kind.name(), self.dir.display(), crate::format_bytes(self.limit_bytes))
+        format!(
+            "{} {}: {} for pages",
+            self.kind.name(),
+            self.dir.display(),
+            crate::format_bytes(self.budget_bytes)
+        )
     }
 }
 
 impl Drop for MemoryLimit {
     fn drop(&mut self) {
-        // Nothing left to do when cleanup_on_exit has undone it already.
+        // The tracker first: it writes into the cgroup. Nothing left to do when cleanup_on_exit has undone
+        // it already.
+        drop(self.tracker.take());
         REGISTRY.undo_where(|c| c.dir == self.dir);
     }
 }
@@ -252,11 +270,12 @@ mod tests {
         let limit = MemoryLimit::create_in(kind, &own, own.join("cgroup.procs"), 64 << 20).unwrap();
         let dir = own.join(format!("iolab-mem-{}", std::process::id()));
         assert_eq!(limit.dir(), dir);
-        assert_eq!(std::fs::read_to_string(dir.join("memory.limit_in_bytes")).unwrap(), "67108864");
-        assert_eq!(limit.peak_bytes(), None, "a fake hierarchy has no counters");
+        let first = (64u64 << 20) + track::SLACK_BYTES;
+        assert_eq!(std::fs::read_to_string(dir.join("memory.limit_in_bytes")).unwrap(), first.to_string());
+        assert_eq!(limit.peaks(), None, "not tracked");
         limit.join().unwrap();
         assert_eq!(std::fs::read_to_string(limit.procs_file()).unwrap(), std::process::id().to_string());
-        assert!(limit.describe().ends_with(": 64 MiB"), "{}", limit.describe());
+        assert!(limit.describe().ends_with(": 64 MiB for pages"), "{}", limit.describe());
         // A real cgroup's files go with it; the fake's must be removed by hand.
         for f in ["memory.limit_in_bytes", "cgroup.procs"] {
             std::fs::remove_file(dir.join(f)).unwrap();
@@ -293,15 +312,45 @@ mod tests {
             );
         }
         let before = std::fs::read_to_string("/proc/self/cgroup").unwrap();
-        let limit = MemoryLimit::create(256 << 20).unwrap();
+        let limit = MemoryLimit::create(16 << 20).unwrap();
         let dir = limit.dir().to_path_buf();
         let file = limit.kind.limit_file();
-        assert_eq!(std::fs::read_to_string(dir.join(file)).unwrap().trim(), (256u64 << 20).to_string());
+        let first = (16u64 << 20) + track::SLACK_BYTES;
+        assert_eq!(std::fs::read_to_string(dir.join(file)).unwrap().trim(), first.to_string());
         limit.join().unwrap();
         assert!(std::fs::read_to_string("/proc/self/cgroup").unwrap().contains("iolab-mem-"));
-        assert!(limit.peak_bytes().is_some());
+        // Private memory well past the budget and the slack, grown as a program grows it: with a fixed
+        // limit the OOM killer kills this test's process here.
+        let mut held: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..96 {
+            held.push(vec![1u8; 1 << 20]);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        std::thread::sleep(track::PERIOD * 3);
+        let (_, private) = limit.peaks().expect("tracked");
+        assert!(private >= 64 << 20, "private peak {private}");
+        let now: u64 = std::fs::read_to_string(dir.join(file)).unwrap().trim().parse().unwrap();
+        assert!(now >= (16 << 20) + private, "the limit {now} moved with the private memory {private}");
+        drop(held);
         drop(limit);
         assert!(!dir.exists(), "{} left", dir.display());
         assert_eq!(std::fs::read_to_string("/proc/self/cgroup").unwrap(), before);
+    }
+
+    #[test]
+    fn a_cgroup_left_by_a_killed_iolab_is_swept_and_others_are_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let parent = tmp.path();
+        // No process has pid 4,000,000,000 (pid_max is at most 2^22).
+        for name in ["iolab-mem-4000000000", "iolab-mem-1", "someone-else-4000000000", "iolab-mem-x"] {
+            std::fs::create_dir(parent.join(name)).unwrap();
+        }
+        let kind = MemoryKind::V1 { mount: parent.to_path_buf() };
+        let limit = MemoryLimit::create_in(kind, parent, parent.join("cgroup.procs"), 64 << 20).unwrap();
+        assert!(!parent.join("iolab-mem-4000000000").exists(), "a dead iolab's cgroup is removed");
+        for kept in ["iolab-mem-1", "someone-else-4000000000", "iolab-mem-x"] {
+            assert!(parent.join(kept).exists(), "{kept}: a live pid's or a stranger's is kept");
+        }
+        std::fs::remove_file(limit.dir().join("memory.limit_in_bytes")).unwrap();
     }
 }
