@@ -21,7 +21,7 @@ use iolab_catalog::EntryKind;
 use iolab_db::tpcc::{self, Live, Options};
 use iolab_db::Observer;
 use iolab_device::WriteGate;
-use iolab_report::db::{DbResult, Setting};
+use iolab_report::db::DbResult;
 use iolab_report::db_sweep::DbSweepResult;
 use iolab_report::{Document, JsonExporter};
 
@@ -60,6 +60,7 @@ impl Observer for Shown<'_> {
     }
 
     fn point(&self, index: usize, count: usize, users: u32) {
+        self.watch.point(index, count, users);
         if let Some(m) = crate::metrics::current_db() {
             m.point(users);
         }
@@ -106,12 +107,9 @@ enum Outcome {
     Sweep(Box<DbSweepResult>),
 }
 
-/// `--memory`'s setting and warning added to a result.
-fn add_memory(doc: &mut DbResult, memory: Option<&Setting>) {
-    if let Some(m) = memory {
-        doc.warnings.extend(db_setup::memory_warning(Some(m), &doc.devices, doc.engine.size_bytes));
-        doc.engine.settings.push(m.clone());
-    }
+/// `--memory`'s and `--throttle`'s settings and warning added to a result.
+fn add_limits(doc: &mut DbResult, limits: &db_setup::Limits) {
+    limits.add_to(&mut doc.engine.settings, &mut doc.warnings, &doc.devices, doc.engine.size_bytes);
 }
 
 fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
@@ -123,8 +121,7 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
         url: a.url.as_deref(),
         shared_buffers: &a.shared_buffers,
         keep: a.keep,
-        memory: a.memory.as_deref(),
-        capture: a.capture.as_deref(),
+        storage: &a.storage,
     };
     let (session, saver) =
         Session::begin_with(WriteGate::new(), &flags, a.json.as_deref(), a.quiet, true, |gate, quiet| {
@@ -150,9 +147,9 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
     });
     shown.bars.finish();
     drop(shown);
-    let (mut doc, memory) = result?;
+    let (mut doc, limits) = result?;
     match &mut doc {
-        Outcome::Run(d) => add_memory(d, memory.as_ref()),
+        Outcome::Run(d) => add_limits(d, &limits),
         Outcome::Sweep(s) => {
             if s.points.is_empty() {
                 return Err(anyhow::anyhow!(
@@ -160,7 +157,7 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
                 ));
             }
             for p in &mut s.points {
-                add_memory(&mut p.result, memory.as_ref());
+                add_limits(&mut p.result, &limits);
             }
         }
     }

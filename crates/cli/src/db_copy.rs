@@ -52,8 +52,8 @@ pub fn copy(a: &CopyArgs) -> Result<ExitStatus> {
         copy::run(engine, to.path(), &o, &session.stop, &session.watch)
     });
     drop(to);
-    let (mut doc, memory) = result?;
-    doc.engine.settings.extend(memory);
+    let (mut doc, limits) = result?;
+    doc.engine.settings.extend(limits.memory.into_iter().chain(limits.throttle));
     session.output(&Document::DbCopy(&doc))?;
     Ok(ExitStatus::Ok)
 }

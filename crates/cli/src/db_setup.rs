@@ -14,7 +14,8 @@ use iolab_db::{Engine, Observer};
 use iolab_device::memlimit::MemoryLimit;
 use iolab_device::{DirState, Output, WriteGate};
 use iolab_report::db::{DeviceView, Setting};
-use std::path::Path;
+use iolab_spec::throttle::ThrottleSpec;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -82,10 +83,8 @@ pub struct EngineFlags<'a> {
     pub shared_buffers: &'a str,
     /// `--keep`.
     pub keep: bool,
-    /// `--memory`.
-    pub memory: Option<&'a str>,
-    /// `--capture`.
-    pub capture: Option<&'a str>,
+    /// `--memory`, `--throttle`, `--capture`.
+    pub storage: &'a crate::args::db::DbStorageArgs,
 }
 
 impl crate::args::db::DbCommonArgs {
@@ -97,8 +96,7 @@ impl crate::args::db::DbCommonArgs {
             url,
             shared_buffers: &self.shared_buffers,
             keep: self.keep,
-            memory: self.memory.as_deref(),
-            capture: self.capture.as_deref(),
+            storage: &self.storage,
         }
     }
 }
@@ -112,6 +110,7 @@ pub struct Prepared {
     keep: bool,
     dir: Option<(DirState, String)>,
     memory_bytes: Option<u64>,
+    throttle: Option<ThrottleSpec>,
     capture: Option<Output>,
 }
 
@@ -135,7 +134,40 @@ pub fn prepare(f: &EngineFlags, gate: &mut WriteGate) -> Result<Prepared> {
     }
     let shared_buffers = iolab_spec::units::parse_size(f.shared_buffers)
         .map_err(|e| usage(format!("invalid value '{}' for '--shared-buffers': {e}", f.shared_buffers)))?;
-    let memory_bytes = match f.memory {
+    let memory_bytes = memory_flag(f, postgres, shared_buffers)?;
+    let throttle = throttle_flag(f)?;
+    let capture_flag = f.storage.capture.as_deref();
+    if capture_flag.is_some() {
+        if f.url.is_some() {
+            return Err(usage(
+                "--capture records the devices under --dir; a server of your own (--url) has no devices iolab knows",
+            ));
+        }
+        iolab_trace::capture::tracefs().map_err(|e| usage(format!("--capture: {e}")))?;
+    }
+    let capture = crate::output::claim(gate, "--capture", capture_flag)?;
+    let dir = match f.url {
+        None => {
+            let path = dir_path(f.dir);
+            Some((gate.database_dir("--dir", &path).map_err(usage)?, path))
+        }
+        Some(_) => None,
+    };
+    Ok(Prepared {
+        postgres,
+        url: f.url.map(str::to_string),
+        shared_buffers,
+        keep: f.keep,
+        dir,
+        memory_bytes,
+        throttle,
+        capture,
+    })
+}
+
+/// `--memory`, checked: the budget for pages in bytes.
+fn memory_flag(f: &EngineFlags, postgres: bool, shared_buffers: u64) -> Result<Option<u64>> {
+    Ok(match f.storage.memory.as_deref() {
         None => None,
         Some(_) if f.url.is_some() => {
             return Err(usage(
@@ -168,32 +200,28 @@ pub fn prepare(f: &EngineFlags, gate: &mut WriteGate) -> Result<Prepared> {
             }
             Some(bytes)
         }
-    };
-    if f.capture.is_some() {
-        if f.url.is_some() {
-            return Err(usage(
-                "--capture records the devices under --dir; a server of your own (--url) has no devices iolab knows",
-            ));
-        }
-        iolab_trace::capture::tracefs().map_err(|e| usage(format!("--capture: {e}")))?;
-    }
-    let capture = crate::output::claim(gate, "--capture", f.capture)?;
-    let dir = match f.url {
-        None => {
-            let path = dir_path(f.dir);
-            Some((gate.database_dir("--dir", &path).map_err(usage)?, path))
-        }
-        Some(_) => None,
-    };
-    Ok(Prepared {
-        postgres,
-        url: f.url.map(str::to_string),
-        shared_buffers,
-        keep: f.keep,
-        dir,
-        memory_bytes,
-        capture,
     })
+}
+
+/// `--throttle`, checked: the limits, parsed as `iolab run --throttle`'s.
+fn throttle_flag(f: &EngineFlags) -> Result<Option<ThrottleSpec>> {
+    let Some(text) = f.storage.throttle.as_deref() else { return Ok(None) };
+    let spec = ThrottleSpec::parse(text)
+        .map_err(|e| usage(format!("invalid value '{text}' for '--throttle': {e}")))?;
+    if f.url.is_some() {
+        return Err(usage(
+            "--throttle holds the devices under --dir; a server of your own (--url) is yours to throttle",
+        ));
+    }
+    if !nix::unistd::geteuid().is_root() {
+        return Err(usage(
+            "--throttle needs root: only root can create a cgroup and set its I/O limits\n  hint: run iolab as root, or drop --throttle",
+        ));
+    }
+    if iolab_device::throttle::detect().is_none() {
+        return Err(usage(iolab_device::throttle::ThrottleError::NoController));
+    }
+    Ok(Some(spec))
 }
 
 /// What [`open`] made, undone in field order when dropped: the engine (stopping a server), then the memory
@@ -316,6 +344,7 @@ pub struct Watch {
     quiet: bool,
     live: bool,
     capture: Mutex<Capture>,
+    throttle: Mutex<Throttle>,
     output: Option<Output>,
 }
 
@@ -337,7 +366,54 @@ fn capture_devices(dirs: &[&Path]) -> Vec<String> {
 impl Watch {
     /// A watch without a capture yet; `live`: the command draws bars on stderr, so notices go above them.
     pub fn new(quiet: bool, live: bool, p: &mut Prepared) -> Watch {
-        Watch { quiet, live, capture: Mutex::new(Capture::Off), output: p.capture.take() }
+        Watch {
+            quiet,
+            live,
+            capture: Mutex::new(Capture::Off),
+            throttle: Mutex::new(Throttle::Off),
+            output: p.capture.take(),
+        }
+    }
+
+    /// With `--throttle`: the devices under `dirs` found now (an error when there are none), the throttle
+    /// put in place when the workload starts.
+    pub fn arm_throttle(&self, spec: &ThrottleSpec, server: Option<&Path>, dirs: &[&Path]) -> Result<()> {
+        let devices = throttle_devices(dirs)?;
+        *self.throttle_state() = Throttle::Armed(*spec, devices, server.map(Path::to_path_buf));
+        Ok(())
+    }
+
+    fn throttle_state(&self) -> std::sync::MutexGuard<'_, Throttle> {
+        self.throttle.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Puts an armed throttle in place (once; later calls do nothing).
+    fn throttle_on(&self) {
+        let mut state = self.throttle_state();
+        if !matches!(*state, Throttle::Armed(..)) {
+            return;
+        }
+        if let Throttle::Armed(spec, devices, server) = std::mem::replace(&mut *state, Throttle::Off) {
+            *state = match throttle_on(&spec, &devices, server.as_deref()) {
+                Ok(guard) => {
+                    self.notice(&format!("throttled: {}", iolab_device::throttle::describe(&guard)));
+                    Throttle::On(guard)
+                }
+                Err(e) => Throttle::Failed(e.to_string()),
+            };
+        }
+    }
+
+    /// Takes the throttle off (after the engine stopped): its setting, none when it never went on (the
+    /// workload did not start), an error when it failed to go on.
+    pub fn end_throttle(&self) -> Result<Option<Setting>> {
+        match std::mem::replace(&mut *self.throttle_state(), Throttle::Off) {
+            Throttle::On(guard) => {
+                Ok(Some(Setting { name: "throttle".into(), value: iolab_device::throttle::describe(&guard) }))
+            }
+            Throttle::Failed(e) => Err(anyhow::anyhow!("--throttle: {e}; the run was not throttled")),
+            Throttle::Off | Throttle::Armed(..) => Ok(None),
+        }
     }
 
     /// With `--capture`: records the devices under `dirs` over the window; an error when there are none.
@@ -398,7 +474,14 @@ impl Observer for Watch {
         }
     }
 
+    fn point(&self, _index: usize, _count: usize, _users: u32) {
+        self.throttle_on();
+    }
+
     fn window(&self, open: bool) {
+        if open {
+            self.throttle_on();
+        }
         let mut state = self.state();
         match (open, std::mem::replace(&mut *state, Capture::Off)) {
             (true, Capture::Armed(devices)) => {
@@ -432,6 +515,98 @@ impl Observer for Watch {
             (_, other) => *state = other,
         }
     }
+}
+
+/// What `--memory` and `--throttle` did, as engine settings.
+pub struct Limits {
+    /// `--memory`'s (`memory_limit`).
+    pub memory: Option<Setting>,
+    /// `--throttle`'s (`throttle`).
+    pub throttle: Option<Setting>,
+}
+
+impl Limits {
+    /// Adds the settings to a result's engine `settings`, and the memory limit's warning (from the result's
+    /// `devices` and the database's `size`) to its `warnings`.
+    pub fn add_to(
+        &self,
+        settings: &mut Vec<Setting>,
+        warnings: &mut Vec<String>,
+        devices: &[DeviceView],
+        size: Option<u64>,
+    ) {
+        warnings.extend(memory_warning(self.memory.as_ref(), devices, size));
+        settings.extend(self.memory.iter().chain(&self.throttle).cloned());
+    }
+}
+
+/// `--throttle` over a workload: armed before the build, on when the workload starts (the first run's
+/// ramp, or the measured window: the build is not held), off once the engine has stopped.
+enum Throttle {
+    /// No `--throttle`, or done.
+    Off,
+    /// The limits, the devices under the database ((path, major, minor)), and a private server's
+    /// directory, whose processes join.
+    Armed(ThrottleSpec, Vec<(String, u32, u32)>, Option<PathBuf>),
+    /// In place.
+    On(iolab_device::throttle::ThrottleGuard),
+    /// Putting it in place failed: the run was not throttled.
+    Failed(String),
+}
+
+/// The block devices under `dirs`, as `--throttle` names them ((path, major, minor)).
+fn throttle_devices(dirs: &[&Path]) -> Result<Vec<(String, u32, u32)>> {
+    let mut devices: Vec<(String, u32, u32)> = Vec::new();
+    for dir in dirs {
+        for d in iolab_device::diskstats::devices_under(dir) {
+            let path = format!("/dev/{}", d.name);
+            let (major, minor) = iolab_device::throttle::device_numbers(&path).map_err(usage)?;
+            if !devices.iter().any(|(p, _, _)| *p == path) {
+                devices.push((path, major, minor));
+            }
+        }
+    }
+    if devices.is_empty() {
+        let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        return Err(usage(format!("--throttle: no block device under {}", shown.join(" or "))));
+    }
+    Ok(devices)
+}
+
+/// Puts an armed throttle in place: the devices throttled, the engine in the cgroup (SQLite runs inside
+/// iolab, which joins; the processes of the private PostgreSQL server in `server` are moved in, and the
+/// backends it starts later inherit it).
+fn throttle_on(
+    spec: &ThrottleSpec,
+    devices: &[(String, u32, u32)],
+    server: Option<&Path>,
+) -> Result<iolab_device::throttle::ThrottleGuard, iolab_device::throttle::ThrottleError> {
+    let guard = iolab_device::throttle::apply(spec, devices)?;
+    if let Some(dir) = server {
+        guard.add_processes(&server_processes(&dir.join("pgdata")))?;
+    }
+    Ok(guard)
+}
+
+/// The processes of the PostgreSQL server whose data directory is `pgdata`: its postmaster (the first line
+/// of `postmaster.pid`) and every process in its process group (iolab starts it as the group's leader).
+fn server_processes(pgdata: &Path) -> Vec<u32> {
+    let text = std::fs::read_to_string(pgdata.join("postmaster.pid")).unwrap_or_default();
+    let Some(leader) = text.lines().next().and_then(|l| l.trim().parse::<u32>().ok()) else {
+        return Vec::new();
+    };
+    let mut out = vec![leader];
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid pgrp ...: the fields after the last ')'.
+        let pgrp =
+            stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(2)?.parse::<u32>().ok());
+        if pgrp == Some(leader) && pid != leader {
+            out.push(pid);
+        }
+    }
+    out
 }
 
 /// The paths a capture may record under: the database's directory, and a copy's destination.
@@ -494,9 +669,13 @@ impl Session {
         also: Option<&Path>,
         what: &str,
         work: impl FnOnce(&dyn Engine) -> Result<T, iolab_db::Error>,
-    ) -> Result<(T, Option<Setting>)> {
+    ) -> Result<(T, Limits)> {
         use anyhow::Context;
         let opened = open(&self.prepared, &self.stop, &self.watch, max_connections)?;
+        if let Some(spec) = &self.prepared.throttle {
+            let server = opened.dir.as_ref().filter(|_| self.prepared.postgres);
+            self.watch.arm_throttle(spec, server.map(DbDir::path), &dirs(&opened, also))?;
+        }
         let result = self.watch.arm(&dirs(&opened, also)).and_then(|()| {
             work(opened.engine.as_ref()).map_err(|e| match e {
                 iolab_db::Error::Interrupted => anyhow::anyhow!(
@@ -506,10 +685,13 @@ impl Session {
             })
         });
         let memory = opened.memory_setting();
+        // The server stops first: a cgroup with its processes in it cannot be removed.
         let closed = opened.close();
+        let throttle = self.watch.end_throttle();
         let done = result?;
+        let limits = Limits { memory, throttle: throttle? };
         closed.map_err(db_error).context("closing the database")?;
-        Ok((done, memory))
+        Ok((done, limits))
     }
 
     /// Prints the document (unless quiet), writes `--json`, then the capture.

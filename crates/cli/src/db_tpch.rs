@@ -72,13 +72,10 @@ pub fn tpch(a: &TpchArgs) -> Result<ExitStatus> {
     let session = Session::begin(WriteGate::new(), &c.flags(a.url.as_deref()), c.json.as_deref(), c.quiet)?;
     session.watch.notice(&format!("db tpch on {}, scale {}, seed {}", c.engine, o.scale, o.seed));
     let connections = tpch::load::MAX_LOADERS as u32 + 10;
-    let (mut doc, memory) = session.run(connections, None, "iolab db tpch", |engine| {
+    let (mut doc, limits) = session.run(connections, None, "iolab db tpch", |engine| {
         tpch::run(engine, &o, &session.stop, &session.watch)
     })?;
-    if let Some(m) = memory {
-        doc.warnings.extend(db_setup::memory_warning(Some(&m), &doc.devices, doc.engine.size_bytes));
-        doc.engine.settings.push(m);
-    }
+    limits.add_to(&mut doc.engine.settings, &mut doc.warnings, &doc.devices, doc.engine.size_bytes);
     session.output(&Document::DbTpch(&doc))?;
     Ok(ExitStatus::Ok)
 }

@@ -315,6 +315,21 @@ impl Drop for ThrottleGuard {
     }
 }
 
+impl ThrottleGuard {
+    /// Moves the processes `pids` (another program's, such as a database server iolab started) into the
+    /// cgroup too; the processes they start later inherit it. Stop them before the guard is dropped: a
+    /// cgroup with processes in it cannot be removed.
+    pub fn add_processes(&self, pids: &[u32]) -> Result<(), ThrottleError> {
+        let procs = self.dir.join("cgroup.procs");
+        for pid in pids {
+            std::fs::write(&procs, pid.to_string()).map_err(|e| {
+                cgroup_error(&format!("move process {pid} into the cgroup '{}'", self.dir.display()), e)
+            })?;
+        }
+        Ok(())
+    }
+}
+
 /// One line for messages: `cgroup-v1 blkio /sys/fs/cgroup/blkio/iolab-42: sda (8:0) rbps=100M riops=2000`.
 pub fn describe(guard: &ThrottleGuard) -> String {
     let a = &guard.applied;

@@ -94,6 +94,15 @@ pub struct TpccArgs {
     /// Print nothing but errors.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// The storage side: --memory, --throttle, --capture.
+    #[command(flatten)]
+    pub storage: DbStorageArgs,
+}
+
+/// What every `iolab db` workload can do to the storage under the database: hold its pages in memory under
+/// a budget, throttle its devices, record their I/O.
+#[derive(clap::Args, Debug, Clone)]
+pub struct DbStorageArgs {
     /// Hold the database's pages (the page cache of its files, and PostgreSQL's shared buffers) under SIZE
     /// with the kernel's memory controller (a cgroup, removed after): for SQLite iolab itself, for a private
     /// PostgreSQL server the server. The processes' private memory is apart (the limit moves with it), so
@@ -102,15 +111,21 @@ pub struct TpccArgs {
     /// Default: no limit.
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<String>,
-    /// Record the block I/O of the measured window on the devices under --dir into FILE, an iolab trace
-    /// (as `iolab trace capture` does; read it with `iolab trace show`, replay it with `iolab replay`).
-    /// Root only.
+    /// Throttle the block devices under the database's directories with the kernel's cgroup I/O limits, as
+    /// `iolab run --throttle` does (rbps=100M,wbps=..,riops=..,wiops=..): what-if slower storage. The
+    /// engine is held from the start, the build included (SQLite: iolab itself; a private PostgreSQL
+    /// server: its processes). Root only; not with --url.
+    #[arg(long, value_name = "LIMITS")]
+    pub throttle: Option<String>,
+    /// Record the block I/O of the measured part (the run's window, the queries, the copy) on the devices
+    /// under the database (and a copy's destination) into FILE, an iolab trace (read it with `iolab trace
+    /// show`, replay it with `iolab replay`). Root only.
     #[arg(long, value_name = "FILE")]
     pub capture: Option<String>,
 }
 
 /// The flags `iolab db tpch` and `iolab db copy` share: the engine, where its files go, the seed, the
-/// outputs, the memory limit and the capture.
+/// outputs, and the storage side.
 #[derive(clap::Args, Debug, Clone)]
 pub struct DbCommonArgs {
     /// The database engine: sqlite (embedded: one file in WAL mode, synchronous=FULL) or postgres (a private
@@ -138,15 +153,9 @@ pub struct DbCommonArgs {
     /// Print nothing but errors.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// Hold the engine's memory, the page cache of its files included, under SIZE with the kernel's memory
-    /// controller: for SQLite iolab itself, for a private PostgreSQL server the server. Root only; at least
-    /// 32M, and for PostgreSQL --shared-buffers plus 64M. Default: no limit.
-    #[arg(long, value_name = "SIZE")]
-    pub memory: Option<String>,
-    /// Record the block I/O of the measured part (the queries, the copy) on the devices under the database
-    /// (and a copy's destination) into FILE, an iolab trace. Root only.
-    #[arg(long, value_name = "FILE")]
-    pub capture: Option<String>,
+    /// The storage side: --memory, --throttle, --capture.
+    #[command(flatten)]
+    pub storage: DbStorageArgs,
 }
 
 /// `iolab db tpch` options.

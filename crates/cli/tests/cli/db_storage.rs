@@ -230,6 +230,54 @@ fn memory_limit_never_kills_the_engine_over_its_own_memory() {
     assert!(walk_cgroups(Path::new("/sys/fs/cgroup")).is_empty(), "no cgroup left");
 }
 
+/// `--throttle` holds the engine once the workload starts (the build is not held): SQLite (inside iolab)
+/// and a private PostgreSQL server (its processes moved into the cgroup) are both held to what 20 write
+/// IOPS allow. Every new order is a commit,
+/// and a commit waits for its log write; with 2 users one log write can carry at most 2 commits, so NOPM is
+/// at most 20 x 60 x 2 = 2,400 (unthrottled, both engines make 5,000 to 8,000 here). The setting says so,
+/// and the blkio cgroup is gone afterwards. Needs root and loop devices; PostgreSQL's half its programs.
+#[test]
+fn throttle_holds_the_engine_s_io_on_both_engines() {
+    let name = "throttle_holds_the_engine_s_io_on_both_engines";
+    if iolab_device::throttle::detect().is_none() {
+        return eprintln!("SKIP {name}: no cgroup I/O controller");
+    }
+    let fs = match Ext4::new(256) {
+        Ok(f) => f,
+        Err(why) => return eprintln!("SKIP {name}: {why}"),
+    };
+    let postgres = Path::new("/usr/lib/postgresql")
+        .read_dir()
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| e.path().join("bin/postgres").is_file());
+    let engines: &[&str] = if postgres { &["sqlite", "postgres"] } else { &["sqlite"] };
+    if !postgres {
+        eprintln!("SKIP {name} (postgres half): no PostgreSQL programs");
+    }
+    for engine in engines {
+        let dir = fs.path("db");
+        let d = dir.to_str().unwrap();
+        let base = ["tpcc", "--engine", engine, "--dir", d, "--items", "10000", "--users", "2"];
+        let times = ["--ramp", "1s", "--duration", "3s", "--seed", "9", "-q"];
+        let held = db(&[&base[..], &times, &["--throttle", "wiops=20"]].concat());
+        let nopm = held["run"]["nopm"].as_f64().unwrap();
+        assert!(nopm > 0.0 && nopm <= 2400.0, "{engine}: NOPM {nopm} under wiops=20");
+        let settings = held["engine"]["settings"].as_array().unwrap();
+        let throttle = settings.iter().find(|s| s["name"] == "throttle").expect("the throttle setting");
+        assert!(throttle["value"].as_str().unwrap().contains(&format!("/dev/{}", fs.name())), "{throttle}");
+    }
+    let mut left = Vec::new();
+    for e in std::fs::read_dir("/sys/fs/cgroup/blkio").into_iter().flatten().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.strip_prefix("iolab-").is_some_and(|pid| !Path::new("/proc").join(pid).exists()) {
+            left.push(n);
+        }
+    }
+    assert!(left.is_empty(), "blkio cgroups left: {left:?}");
+}
+
 /// Memory cgroups iolab made (`iolab-mem-*`) and left behind (their process is gone) under `root`, four
 /// levels down.
 fn walk_cgroups(root: &Path) -> Vec<String> {
@@ -436,7 +484,9 @@ fn db_flags_are_refused_before_anything_is_made() {
     let other = t.path().join("mine");
     std::fs::create_dir(&other).unwrap();
     std::fs::write(other.join("data"), b"x").unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
+        (&["tpcc", "--dir", d, "--throttle", "fast"], "invalid value 'fast' for '--throttle'"),
+        (&["tpcc", "--engine", "postgres", "--url", "postgres://x@h/db", "--throttle", "rbps=1M"], "--url"),
         (&["tpcc", "--dir", d, "--memory", "1M"], "at least 16 MiB"),
         (&["tpch", "--engine", "postgres", "--dir", d, "--memory", "40M"], "at least 48 MiB"),
         (&["tpch", "--engine", "postgres", "--url", "postgres://x@h/db", "--memory", "1G"], "--url"),
