@@ -278,6 +278,74 @@ fn throttle_holds_the_engine_s_io_on_both_engines() {
     assert!(left.is_empty(), "blkio cgroups left: {left:?}");
 }
 
+/// The profiles calibrated against a real database stay calibrated (docs/PROFILES.md, "Checked against real
+/// databases"): a tpcc captured on SQLite under `--memory` gives the device about half reads, and
+/// `seed-demartek-oltp`'s data read share (50, measured; it assumed 70 before) is within 15 points of it;
+/// `snapshot-copy` makes its copy durable. Needs root, loop devices, a memory controller and tracefs.
+#[test]
+fn profiles_match_what_a_captured_tpcc_did() {
+    let name = "profiles_match_what_a_captured_tpcc_did";
+    let fs = match Ext4::new(256) {
+        Ok(f) => f,
+        Err(why) => return eprintln!("SKIP {name}: {why}"),
+    };
+    if iolab_device::memlimit::detect().is_none() {
+        return eprintln!("SKIP {name}: no cgroup memory controller");
+    }
+    if std::fs::metadata("/sys/kernel/tracing/events/block").is_err()
+        && std::fs::metadata("/sys/kernel/debug/tracing/events/block").is_err()
+    {
+        return eprintln!("SKIP {name}: no tracefs block events");
+    }
+    let work = crate::util::tempdir();
+    let trace = work.path().join("tpcc.iolabtrace");
+    let dir = fs.path("db");
+    db(&[
+        "tpcc",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--items",
+        "20000",
+        "--users",
+        "4",
+        "--ramp",
+        "2s",
+        "--duration",
+        "5s",
+        "--memory",
+        "16M",
+        "--seed",
+        "7",
+        "--capture",
+        trace.to_str().unwrap(),
+        "-q",
+    ]);
+    let out = iolab().args(["trace", "show", trace.to_str().unwrap()]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ops = |op: &str| -> f64 {
+        let line = text.lines().find(|l| l.trim_start().starts_with(&format!("{op} ")));
+        line.map_or(0.0, |l| l.split_whitespace().nth(1).unwrap().replace(',', "").parse().unwrap())
+    };
+    let (reads, writes) = (ops("read"), ops("write"));
+    assert!(reads + writes > 1000.0, "too little I/O to measure: {text}");
+    let captured = 100.0 * reads / (reads + writes);
+    let show = iolab().args(["profiles", "show", "seed-demartek-oltp"]).output().unwrap();
+    let profile = String::from_utf8_lossy(&show.stdout);
+    let data = &profile[profile.find("[worker.data]").unwrap()..];
+    let read_pct: f64 = data
+        .lines()
+        .find_map(|l| l.strip_prefix("read_pct = "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{data}"));
+    assert!(
+        (captured - read_pct).abs() <= 15.0,
+        "tpcc gave the device {captured:.1} % reads; seed-demartek-oltp assumes {read_pct} %"
+    );
+    let copy = iolab().args(["profiles", "show", "snapshot-copy"]).output().unwrap();
+    let copy = String::from_utf8_lossy(&copy.stdout);
+    assert!(copy[copy.find("[worker.write]").unwrap()..].contains("fsync = "), "{copy}");
+}
+
 /// Memory cgroups iolab made (`iolab-mem-*`) and left behind (their process is gone) under `root`, four
 /// levels down.
 fn walk_cgroups(root: &Path) -> Vec<String> {
