@@ -195,7 +195,10 @@ fn after_refresh_pairs_postgres_still_gives_sqlites_answers() {
     for ((q, l), (_, p)) in lite.iter().zip(&post) {
         assert_eq!(l.len(), p.len(), "Q{q}: rows on SQLite and on PostgreSQL");
         for (i, (lr, pr)) in l.iter().zip(p).enumerate() {
-            assert!(lr.iter().zip(pr).all(|(a, b)| same(a, b)), "Q{q} row {i}: SQLite {lr:?}, PostgreSQL {pr:?}");
+            assert!(
+                lr.iter().zip(pr).all(|(a, b)| same(a, b)),
+                "Q{q} row {i}: SQLite {lr:?}, PostgreSQL {pr:?}"
+            );
         }
     }
 }

@@ -152,8 +152,7 @@ pub struct TpchDerived {
 }
 
 /// What the derived figures say of themselves.
-pub const TPCH_DERIVED_NOTE: &str =
-    "derived from TPC-H, not comparable with published TPC results";
+pub const TPCH_DERIVED_NOTE: &str = "derived from TPC-H, not comparable with published TPC results";
 
 /// The workload's settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -249,10 +248,13 @@ pub(crate) mod tests {
                 },
             ],
             power: TpchPower { queries: 2, total_s: 0.512, geomean_s: 0.0775, measured_s: 0.52 },
-            devices: vec![device],
+            devices: vec![device.clone()],
             warnings: vec!["a warning".into()],
             partial: false,
-            refresh: Some(TpchRefreshPair { rf1: refresh("RF1", vec![device.clone()]), rf2: refresh("RF2", vec![]) }),
+            refresh: Some(TpchRefreshPair {
+                rf1: refresh("RF1", vec![device.clone()]),
+                rf2: refresh("RF2", vec![]),
+            }),
             throughput: Some(TpchThroughput {
                 streams: 1,
                 ordering: "appendix-a".into(),

@@ -105,7 +105,9 @@ pub fn run_tests(
     observer.window(true);
     let window = Window::open(engine.dir());
     let rf1 = match &pool {
-        Some(pool) => Some(timed_refresh(&window, "RF1", || refresh::rf1(conn.as_mut(), &scale, o.seed, pool, 1))?),
+        Some(pool) => {
+            Some(timed_refresh(&window, "RF1", || refresh::rf1(conn.as_mut(), &scale, o.seed, pool, 1))?)
+        }
         None => None,
     };
     let power = power_test(conn.as_mut(), engine.name(), o, &window, stop, observer)?;
@@ -121,8 +123,12 @@ pub fn run_tests(
     let throughput = match (tests.streams, power.partial) {
         (0, _) | (_, true) => None,
         (streams, false) => {
-            observer.notice(&format!("throughput test: {streams} query streams{}", if pool.is_some() { " and a refresh stream" } else { "" }));
-            let t = streams::Test { streams, queries: &o.queries, scale, seed: o.seed, refresh: pool.as_ref() };
+            observer.notice(&format!(
+                "throughput test: {streams} query streams{}",
+                if pool.is_some() { " and a refresh stream" } else { "" }
+            ));
+            let t =
+                streams::Test { streams, queries: &o.queries, scale, seed: o.seed, refresh: pool.as_ref() };
             Some(streams::run(engine, &t, stop)?)
         }
     };
@@ -132,7 +138,8 @@ pub fn run_tests(
     let size_bytes = engine.dir().map(devices::dir_bytes);
     let warnings = warnings(o, partial, evicted.is_some(), &devices, size_bytes);
     let power_view = power_view(&results, power.measured_s);
-    let derived = (!partial).then(|| figures::derived(o.scale, &results, rf2.as_ref(), throughput.as_ref())).flatten();
+    let derived =
+        (!partial).then(|| figures::derived(o.scale, &results, rf2.as_ref(), throughput.as_ref())).flatten();
     Ok(TpchResult {
         schema: DB_TPCH_SCHEMA.into(),
         iolab_version: env!("CARGO_PKG_VERSION").into(),
@@ -266,7 +273,12 @@ fn query_results(window: &Window, order: &[u32], mut measured: BTreeMap<u32, Mea
 /// The query set's sums.
 fn power_view(results: &[QueryResult], measured_s: f64) -> TpchPower {
     let times: Vec<f64> = results.iter().map(|q| q.seconds).collect();
-    TpchPower { queries: results.len() as u32, total_s: times.iter().sum(), geomean_s: geomean(&times), measured_s }
+    TpchPower {
+        queries: results.len() as u32,
+        total_s: times.iter().sum(),
+        geomean_s: geomean(&times),
+        measured_s,
+    }
 }
 
 /// What a reader should know: an interruption, a start that could not be cold, devices that read nothing.

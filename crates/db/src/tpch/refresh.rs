@@ -117,7 +117,13 @@ fn timed(
 }
 
 /// RF1 of `pair`: its new orders and their lines inserted in one transaction.
-pub fn rf1(conn: &mut dyn Conn, scale: &Scale, seed: u64, pool: &TextPool, pair: u32) -> Result<Refreshed, Error> {
+pub fn rf1(
+    conn: &mut dyn Conn,
+    scale: &Scale,
+    seed: u64,
+    pool: &TextPool,
+    pair: u32,
+) -> Result<Refreshed, Error> {
     let mut rng = Rng::for_worker(seed ^ REFRESH_SALT, pair);
     let (mut orders, mut lines) = (Vec::new(), Vec::new());
     for n in new_orders(scale, pair) {

@@ -96,9 +96,11 @@ pub fn run(engine: &dyn Engine, t: &Test, stop: &AtomicBool) -> Result<TpchThrou
     let gate = Barrier::new(t.streams as usize + usize::from(t.refresh.is_some()));
     let (gate, failed) = (&gate, &failed);
     let (streams, refreshes) = std::thread::scope(|scope| {
-        let queries: Vec<_> =
-            (1..=t.streams).map(|s| scope.spawn(move || query_stream(engine, t, s, gate, stop, failed))).collect();
-        let refreshes = t.refresh.map(|pool| scope.spawn(move || refresh_stream(engine, t, pool, gate, stop, failed)));
+        let queries: Vec<_> = (1..=t.streams)
+            .map(|s| scope.spawn(move || query_stream(engine, t, s, gate, stop, failed)))
+            .collect();
+        let refreshes =
+            t.refresh.map(|pool| scope.spawn(move || refresh_stream(engine, t, pool, gate, stop, failed)));
         let joined = |e| Error::Setup(format!("a throughput test stream panicked: {e:?}"));
         let streams: Vec<_> = queries.into_iter().map(|h| h.join().map_err(joined).and_then(|r| r)).collect();
         (streams, refreshes.map(|h| h.join().map_err(joined).and_then(|r| r)))
@@ -112,10 +114,7 @@ pub fn run(engine: &dyn Engine, t: &Test, stop: &AtomicBool) -> Result<TpchThrou
         _ => 0.0,
     };
     let query_streams: Vec<TpchStream> = streams.into_iter().map(|r| r.what).collect();
-    assert!(
-        query_streams.iter().all(|s| s.seconds <= elapsed_s),
-        "a stream within the test's elapsed time"
-    );
+    assert!(query_streams.iter().all(|s| s.seconds <= elapsed_s), "a stream within the test's elapsed time");
     Ok(TpchThroughput {
         streams: t.streams,
         ordering: "appendix-a".into(),
@@ -167,7 +166,11 @@ fn query_stream(
             let rows = conn.query_text(&sql).map_err(|e| {
                 Error::Db(DbError { retryable: false, message: format!("stream {s}, Q{q}: {}", e.message) })
             })?;
-            queries.push(TpchStreamQuery { number: q, rows: rows.len() as u64, seconds: at.elapsed().as_secs_f64() });
+            queries.push(TpchStreamQuery {
+                number: q,
+                rows: rows.len() as u64,
+                seconds: at.elapsed().as_secs_f64(),
+            });
         }
         Ok(TpchStream { stream: s, seconds: started.elapsed().as_secs_f64(), queries })
     })

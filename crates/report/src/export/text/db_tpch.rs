@@ -1,6 +1,8 @@
 //! The printed analytics run (`iolab db tpch`): what ran, the build, how the query set started (cold or
 //! warm), one line per query (its answer's rows, its time, and what the database's device read while it
-//! ran), the set's total and geometric mean, and the devices over all the queries.
+//! ran), the set's total and geometric mean, the refresh functions, the devices over the power test; then
+//! the throughput test (each stream's time and order, the queries' times by stream, the refresh stream,
+//! the devices over the test) and the derived figures, when they ran.
 
 use std::fmt::Write as _;
 
@@ -59,18 +61,22 @@ pub(crate) fn tpch(r: &TpchResult) -> String {
             out.push_str(&refresh_line(f));
         }
     }
+    if !r.devices.is_empty() {
+        out.push('\n');
+        out.push_str(&devices_table(
+            if r.refresh.is_some() {
+                "devices under the database, from RF1 to RF2 (/proc/diskstats):"
+            } else {
+                "devices under the database, from the first query to the last (/proc/diskstats):"
+            },
+            &r.devices,
+        ));
+    }
     if let Some(t) = &r.throughput {
         out.push_str(&throughput(t));
     }
     if let Some(d) = &r.derived {
         out.push_str(&derived(d));
-    }
-    if !r.devices.is_empty() {
-        out.push('\n');
-        out.push_str(&devices_table(
-            "devices under the database, from the first query to the last (/proc/diskstats):",
-            &r.devices,
-        ));
     }
     for w in &r.warnings {
         let _ = writeln!(out, "warning: {w}");
@@ -120,7 +126,12 @@ fn queries_table(r: &TpchResult) -> String {
 fn refresh_line(f: &TpchRefresh) -> String {
     let verb = if f.function == "RF1" { "inserted" } else { "deleted" };
     let device = f.devices.first().map_or(String::new(), |d| {
-        format!(", {} read, {} written on {}", format_bytes(d.read_bytes), format_bytes(d.write_bytes), d.name)
+        format!(
+            ", {} read, {} written on {}",
+            format_bytes(d.read_bytes),
+            format_bytes(d.write_bytes),
+            d.name
+        )
     });
     format!(
         "refresh {} (pair {}): {} orders and {} lines {verb} in {}, one transaction{device}\n",
@@ -152,7 +163,8 @@ fn throughput(t: &TpchThroughput) -> String {
             order.join(" ")
         );
     }
-    let mut numbers: Vec<u32> = t.query_streams.iter().flat_map(|s| s.queries.iter().map(|q| q.number)).collect();
+    let mut numbers: Vec<u32> =
+        t.query_streams.iter().flat_map(|s| s.queries.iter().map(|q| q.number)).collect();
     numbers.sort_unstable();
     numbers.dedup();
     let rows: Vec<Vec<String>> = numbers
@@ -160,7 +172,10 @@ fn throughput(t: &TpchThroughput) -> String {
         .map(|n| {
             let mut row = vec![format!("Q{n}")];
             row.extend(t.query_streams.iter().map(|s| {
-                s.queries.iter().find(|q| q.number == *n).map_or("-".into(), |q| format_duration_ns(q.seconds * 1e9))
+                s.queries
+                    .iter()
+                    .find(|q| q.number == *n)
+                    .map_or("-".into(), |q| format_duration_ns(q.seconds * 1e9))
             }));
             row
         })
@@ -181,7 +196,11 @@ fn throughput(t: &TpchThroughput) -> String {
 /// TPC-H's figures, computed from this run and named as derived.
 fn derived(d: &TpchDerived) -> String {
     let mut out = format!("\nderived ({})\n", d.note);
-    let _ = writeln!(out, "        geometric mean of the 22 query times {}", format_duration_ns(d.geomean_s * 1e9));
+    let _ = writeln!(
+        out,
+        "        geometric mean of the 22 query times {}",
+        format_duration_ns(d.geomean_s * 1e9)
+    );
     let _ = writeln!(out, "        Power@Size {:.1} (over {})", d.power_at_size, d.power_basis);
     if let (Some(t), Some(q)) = (d.throughput_at_size, d.qphh_at_size) {
         let _ = writeln!(out, "        Throughput@Size {t:.1}");
