@@ -73,13 +73,14 @@ fn same(a: &Option<String>, b: &Option<String>) -> bool {
     }
 }
 
-#[test]
-fn tpch_on_postgres_gives_sqlites_answers() {
+/// Runs `answers` on SQLite and on a private PostgreSQL server and asserts the answers are the same, row
+/// for row; says SKIP (as test `name`) without root or PostgreSQL's server programs.
+fn both_engines_agree(name: &str, answers: fn(&dyn Engine) -> Vec<(u32, Answer)>) {
     let root = nix::unistd::geteuid().is_root();
     let found = iolab_db::engine::server::find_bindir().is_ok();
     if !root || !found {
         return eprintln!(
-            "SKIP tpch_on_postgres_gives_sqlites_answers: {}",
+            "SKIP {name}: {}",
             if !root {
                 "not root (the server runs as the 'postgres' account)"
             } else {
@@ -97,6 +98,7 @@ fn tpch_on_postgres_gives_sqlites_answers() {
     let mut pg = Postgres::private(&dir, &options, false, &AtomicBool::new(false)).unwrap();
     let post = answers(&pg);
     pg.close().unwrap();
+    assert_eq!(lite.len(), post.len());
     for ((q, l), (_, p)) in lite.iter().zip(&post) {
         assert_eq!(l.len(), p.len(), "Q{q}: rows on SQLite and on PostgreSQL");
         for (i, (lr, pr)) in l.iter().zip(p).enumerate() {
@@ -106,6 +108,11 @@ fn tpch_on_postgres_gives_sqlites_answers() {
             );
         }
     }
+}
+
+#[test]
+fn tpch_on_postgres_gives_sqlites_answers() {
+    both_engines_agree("tpch_on_postgres_gives_sqlites_answers", answers);
 }
 
 struct Quiet;
@@ -176,31 +183,7 @@ fn a_refresh_pair_on_sqlite_keeps_the_orders_and_the_keys_unique() {
 
 #[test]
 fn after_refresh_pairs_postgres_still_gives_sqlites_answers() {
-    let root = nix::unistd::geteuid().is_root();
-    if !root || iolab_db::engine::server::find_bindir().is_err() {
-        return eprintln!(
-            "SKIP after_refresh_pairs_postgres_still_gives_sqlites_answers: not root or no PostgreSQL server programs"
-        );
-    }
-    let s = tempfile::tempdir().unwrap();
-    let lite = refreshed(&Sqlite::new(s.path()));
-    let p = tempfile::Builder::new().prefix("iolab-tpch-").tempdir_in("/tmp").unwrap();
-    std::fs::set_permissions(p.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let dir = p.path().join("db");
-    std::fs::create_dir(&dir).unwrap();
-    let options = ServerOptions { shared_buffers_bytes: 32 << 20, max_connections: 20 };
-    let mut pg = Postgres::private(&dir, &options, false, &AtomicBool::new(false)).unwrap();
-    let post = refreshed(&pg);
-    pg.close().unwrap();
-    for ((q, l), (_, p)) in lite.iter().zip(&post) {
-        assert_eq!(l.len(), p.len(), "Q{q}: rows on SQLite and on PostgreSQL");
-        for (i, (lr, pr)) in l.iter().zip(p).enumerate() {
-            assert!(
-                lr.iter().zip(pr).all(|(a, b)| same(a, b)),
-                "Q{q} row {i}: SQLite {lr:?}, PostgreSQL {pr:?}"
-            );
-        }
-    }
+    both_engines_agree("after_refresh_pairs_postgres_still_gives_sqlites_answers", refreshed);
 }
 
 #[test]
