@@ -256,7 +256,7 @@ fn merge(results: &[UserResult]) -> (Vec<TxStats>, u64) {
 /// What the run measured: the users' transactions merged, and the window's edges read into rates and
 /// device deltas.
 fn measured(results: &[UserResult], edges: Edges, devices: Vec<BlockDevice>) -> Measured {
-    let (tx, skipped) = merge(&results);
+    let (tx, skipped) = merge(results);
     let Edges { ends, counters, actual, partial } = edges;
     let measured_s = actual.1.saturating_duration_since(actual.0).as_secs_f64();
     let devices = devices

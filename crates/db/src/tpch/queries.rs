@@ -299,7 +299,7 @@ pub fn year(engine: &str, col: &str) -> String {
 }
 
 /// Query `number`'s text for `engine` at scale factor `sf`: its [`Query::sql`] with `@year(col)` the
-/// engine's ([`year`]) and `@fraction` Q11's, 0.0001 / SF ([`fraction`]).
+/// engine's ([`year`]) and `@fraction` Q11's, 0.0001 / SF (`fraction`).
 pub fn text(number: u32, engine: &str, sf: f64) -> String {
     let q = QUERIES
         .get((number as usize).wrapping_sub(1))
