@@ -70,13 +70,7 @@ pub fn check_job(
              earlier, use 'iolab verify TARGET' (with --journal FILE if the run kept one)",
         ));
     }
-    if plan.workers.iter().any(|w| w.specs.iter().any(|s| s.trim_pct > 0.0)) {
-        return Err(Error::usage(
-            "--verify checks that every block reads back what was last written to it, but this workload trims \
-             ('trim_pct', --trim-pct), and what a trimmed block reads back is not defined; verify a workload \
-             without trims",
-        ));
-    }
+    refuse_trims(plan)?;
     let (sizes, align) = iolab_plan::sizing::verify_block_sizes(plan, regions);
     let block = Verifier::choose_block(&sizes, align).map_err(|e| Error::usage(format!("--verify: {e}")))?;
     for (i, t) in plan.targets.iter().enumerate() {
@@ -161,6 +155,18 @@ fn verifier(
     })
 }
 
+/// Verifying a workload that trims is refused: what a trimmed block reads back is not defined.
+fn refuse_trims(plan: &Plan) -> Result<()> {
+    if plan.workers.iter().any(|w| w.specs.iter().any(|s| s.trim_pct > 0.0)) {
+        return Err(Error::usage(
+            "--verify checks that every block reads back what was last written to it, but this workload trims \
+             ('trim_pct', --trim-pct), and what a trimmed block reads back is not defined; verify a workload \
+             without trims",
+        ));
+    }
+    Ok(())
+}
+
 /// The run's injected faults, at the verifier's block size (or the one it would choose); `None` without
 /// `--inject`.
 fn faults(
@@ -186,13 +192,7 @@ fn faults(
             let block = match &verifier {
                 Some(v) => v.block_bytes(),
                 None => {
-                    if plan.workers.iter().any(|w| w.specs.iter().any(|s| s.trim_pct > 0.0)) {
-                        return Err(Error::usage(
-        "--verify checks that every block reads back what was last written to it, but this workload trims \
-         ('trim_pct', --trim-pct), and what a trimmed block reads back is not defined; verify a workload \
-         without trims",
-    ));
-                    }
+                    refuse_trims(plan)?;
                     let (sizes, align) = iolab_plan::sizing::verify_block_sizes(plan, regions);
                     Verifier::choose_block(&sizes, align).unwrap_or(iolab_verify::DEFAULT_BLOCK)
                 }
