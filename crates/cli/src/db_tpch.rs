@@ -8,7 +8,7 @@ use crate::args::db::TpchArgs;
 use crate::db_setup::{self, number, Session};
 use crate::exit::{usage, ExitStatus};
 use anyhow::Result;
-use iolab_db::tpch::{self, queries, Options};
+use iolab_db::tpch::{self, queries, streams, Options, Tests};
 use iolab_db::Observer;
 use iolab_device::WriteGate;
 use iolab_report::Document;
@@ -65,15 +65,24 @@ fn options(a: &TpchArgs) -> Result<Options> {
     })
 }
 
+fn tests(a: &TpchArgs) -> Result<Tests> {
+    Ok(Tests {
+        refresh: a.refresh,
+        streams: number("--streams", &a.streams, 0, u64::from(streams::MAX_STREAMS))? as u32,
+    })
+}
+
 /// Runs `iolab db tpch`.
 pub fn tpch(a: &TpchArgs) -> Result<ExitStatus> {
     let o = options(a)?;
+    let tests = tests(a)?;
     let c = &a.common;
     let session = Session::begin(WriteGate::new(), &c.flags(a.url.as_deref()), c.json.as_deref(), c.quiet)?;
     session.watch.notice(&format!("db tpch on {}, scale {}, seed {}", c.engine, o.scale, o.seed));
-    let connections = tpch::load::MAX_LOADERS as u32 + 10;
+    // The loaders, or the throughput test's query streams and refresh stream, and room to spare.
+    let connections = (tpch::load::MAX_LOADERS as u32).max(tests.streams + 1) + 10;
     let (mut doc, limits) = session.run(connections, None, "iolab db tpch", |engine| {
-        tpch::run(engine, &o, &session.stop, &session.watch)
+        tpch::run_tests(engine, &o, &tests, &session.stop, &session.watch)
     })?;
     limits.add_to(&mut doc.engine.settings, &mut doc.warnings, &doc.devices, doc.engine.size_bytes);
     session.output(&Document::DbTpch(&doc))?;

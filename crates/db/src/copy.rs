@@ -66,24 +66,18 @@ fn size(path: &Path) -> (u64, u64) {
     }
 }
 
-/// Builds the database on `engine`, copies it into `to` (an empty directory iolab made) and returns the
-/// document.
-pub fn run(
+/// The source as built: its build, its workload's name, and its warehouses and items (tpcc) or scale
+/// (tpch).
+type Built = (DbBuild, &'static str, Option<u32>, Option<u32>, Option<f64>);
+
+/// Builds the source database the options name.
+fn build_source(
     engine: &dyn Engine,
-    to: &Path,
     o: &Options,
     stop: &AtomicBool,
     observer: &dyn Observer,
-) -> Result<CopyResult, Error> {
-    let start_unix_s =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let dir = engine
-        .dir()
-        .ok_or_else(|| {
-            Error::Setup("iolab db copy needs a database whose files iolab keeps (not --url)".into())
-        })?
-        .to_path_buf();
-    let (build, workload, warehouses, items, scale) = match &o.source {
+) -> Result<Built, Error> {
+    Ok(match &o.source {
         Source::Tpcc { warehouses, items } => {
             observer.notice(&format!(
                 "building {warehouses} TPC-C warehouse{} ({items} items) on {}",
@@ -112,40 +106,29 @@ pub fn run(
             let b = crate::tpch::load::build(engine, *scale, o.seed, stop)?;
             (crate::tpch::build_view(&b), "tpch", None, None, Some(*scale))
         }
-    };
-    engine.checkpoint()?;
-    let (size_bytes, _) = size(&database_path(engine, &dir));
-    let evicted = o.evict.then(|| devices::evict(&dir));
-    observer.notice(&format!(
-        "built in {:.1} s ({}); copying it to {}",
-        build.seconds,
-        iolab_report::format_bytes(size_bytes),
-        to.display()
-    ));
-    let source_devices = diskstats::devices_under(&dir);
-    let destination_devices = diskstats::devices_under(to);
-    let mut all = source_devices.clone();
-    for d in &destination_devices {
+    })
+}
+
+/// The devices of both lists, each once.
+fn union(a: &[diskstats::BlockDevice], b: &[diskstats::BlockDevice]) -> Vec<diskstats::BlockDevice> {
+    let mut all = a.to_vec();
+    for d in b {
         if !all.iter().any(|a| a.name == d.name) {
             all.push(d.clone());
         }
     }
-    observer.window(true);
-    let window = Window::over(all);
-    let started = Instant::now();
-    let method = engine.copy_to(to, stop)?;
-    let seconds = started.elapsed().as_secs_f64();
-    let (deltas, _) = window.deltas();
-    observer.window(false);
-    let (bytes, files) = size(&database_path(engine, to));
-    let view = |list: &[diskstats::BlockDevice]| {
-        deltas
-            .iter()
-            .filter(|(d, _)| list.iter().any(|l| l.name == d.name))
-            .map(|(d, c)| devices::device_view(d, c, seconds))
-            .collect::<Vec<_>>()
-    };
-    let (source_views, destination_views) = (view(&source_devices), view(&destination_devices));
+    all
+}
+
+/// What a reader should know: shared devices, a source that read nothing though cold, a warm source, a
+/// copy too short to say much.
+fn warnings(
+    o: &Options,
+    source_devices: &[diskstats::BlockDevice],
+    destination_devices: &[diskstats::BlockDevice],
+    source_views: &[iolab_report::db::DeviceView],
+    seconds: f64,
+) -> Vec<String> {
     let mut warnings = Vec::new();
     let shared: Vec<&str> = source_devices
         .iter()
@@ -175,6 +158,56 @@ pub fn run(
             "the copy took {seconds:.2} s: too short for its rate to say much about the devices; build a larger database (--warehouses, --scale)"
         ));
     }
+    warnings
+}
+
+/// Builds the database on `engine`, copies it into `to` (an empty directory iolab made) and returns the
+/// document.
+pub fn run(
+    engine: &dyn Engine,
+    to: &Path,
+    o: &Options,
+    stop: &AtomicBool,
+    observer: &dyn Observer,
+) -> Result<CopyResult, Error> {
+    let start_unix_s =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let dir = engine
+        .dir()
+        .ok_or_else(|| {
+            Error::Setup("iolab db copy needs a database whose files iolab keeps (not --url)".into())
+        })?
+        .to_path_buf();
+    let (build, workload, warehouses, items, scale) = build_source(engine, o, stop, observer)?;
+    engine.checkpoint()?;
+    let (size_bytes, _) = size(&database_path(engine, &dir));
+    let evicted = o.evict.then(|| devices::evict(&dir));
+    observer.notice(&format!(
+        "built in {:.1} s ({}); copying it to {}",
+        build.seconds,
+        iolab_report::format_bytes(size_bytes),
+        to.display()
+    ));
+    let source_devices = diskstats::devices_under(&dir);
+    let destination_devices = diskstats::devices_under(to);
+    let all = union(&source_devices, &destination_devices);
+    observer.window(true);
+    let window = Window::over(all);
+    let started = Instant::now();
+    let method = engine.copy_to(to, stop)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let (deltas, _) = window.deltas();
+    observer.window(false);
+    let (bytes, files) = size(&database_path(engine, to));
+    let view = |list: &[diskstats::BlockDevice]| {
+        deltas
+            .iter()
+            .filter(|(d, _)| list.iter().any(|l| l.name == d.name))
+            .map(|(d, c)| devices::device_view(d, c, seconds))
+            .collect::<Vec<_>>()
+    };
+    let (source_views, destination_views) = (view(&source_devices), view(&destination_devices));
+    let warnings = warnings(o, &source_devices, &destination_devices, &source_views, seconds);
     Ok(CopyResult {
         schema: DB_COPY_SCHEMA.into(),
         iolab_version: env!("CARGO_PKG_VERSION").into(),

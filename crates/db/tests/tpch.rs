@@ -73,13 +73,14 @@ fn same(a: &Option<String>, b: &Option<String>) -> bool {
     }
 }
 
-#[test]
-fn tpch_on_postgres_gives_sqlites_answers() {
+/// Runs `answers` on SQLite and on a private PostgreSQL server and asserts the answers are the same, row
+/// for row; says SKIP (as test `name`) without root or PostgreSQL's server programs.
+fn both_engines_agree(name: &str, answers: fn(&dyn Engine) -> Vec<(u32, Answer)>) {
     let root = nix::unistd::geteuid().is_root();
     let found = iolab_db::engine::server::find_bindir().is_ok();
     if !root || !found {
         return eprintln!(
-            "SKIP tpch_on_postgres_gives_sqlites_answers: {}",
+            "SKIP {name}: {}",
             if !root {
                 "not root (the server runs as the 'postgres' account)"
             } else {
@@ -97,6 +98,7 @@ fn tpch_on_postgres_gives_sqlites_answers() {
     let mut pg = Postgres::private(&dir, &options, false, &AtomicBool::new(false)).unwrap();
     let post = answers(&pg);
     pg.close().unwrap();
+    assert_eq!(lite.len(), post.len());
     for ((q, l), (_, p)) in lite.iter().zip(&post) {
         assert_eq!(l.len(), p.len(), "Q{q}: rows on SQLite and on PostgreSQL");
         for (i, (lr, pr)) in l.iter().zip(p).enumerate() {
@@ -106,6 +108,11 @@ fn tpch_on_postgres_gives_sqlites_answers() {
             );
         }
     }
+}
+
+#[test]
+fn tpch_on_postgres_gives_sqlites_answers() {
+    both_engines_agree("tpch_on_postgres_gives_sqlites_answers", answers);
 }
 
 struct Quiet;
@@ -126,6 +133,81 @@ fn the_tpch_document_has_every_query_in_the_power_order() {
     assert!(doc.power.geomean_s > 0.0 && doc.power.geomean_s <= doc.power.total_s);
     assert_eq!(doc.config.start, "cold");
     assert!(doc.config.evicted_bytes.unwrap() > 0);
+    let v = serde_json::to_value(&doc).unwrap();
+    iolab_report::schema_check::check_document(&v, iolab_report::schema_check::DB_TPCH_SCHEMA);
+}
+
+/// Orders, lines, distinct order keys, distinct (order, line number) pairs and lines without an order.
+fn census(conn: &mut dyn iolab_db::Conn) -> [u64; 5] {
+    let one = |conn: &mut dyn iolab_db::Conn, sql: &str| -> u64 {
+        conn.query_text(sql).unwrap()[0][0].as_deref().unwrap().parse().unwrap()
+    };
+    [
+        one(conn, "select count(*) from orders"),
+        one(conn, "select count(*) from lineitem"),
+        one(conn, "select count(distinct o_orderkey) from orders"),
+        one(conn, "select count(*) from (select distinct l_orderkey, l_linenumber from lineitem) as d"),
+        one(conn, "select count(*) from lineitem where l_orderkey not in (select o_orderkey from orders)"),
+    ]
+}
+
+/// Builds on `engine`, runs refresh pairs 1 and 2 (RF1 then RF2 each), checking after each that the
+/// orders are as many as before, the lines changed by what RF1 inserted less what RF2 deleted, every key
+/// is unique and no line lost its order; then the 22 queries' answers.
+fn refreshed(engine: &dyn Engine) -> Vec<(u32, Answer)> {
+    let stop = AtomicBool::new(false);
+    tpch::load::build(engine, SCALE, SEED, &stop).unwrap();
+    let mut conn = engine.connect().unwrap();
+    let scale = tpch::gen::Scale::new(SCALE);
+    let pool = tpch::gen::TextPool::new(SEED);
+    let before = census(conn.as_mut());
+    assert_eq!(before, [15_000, before[1], 15_000, before[1], 0]);
+    let mut lines = before[1];
+    for pair in [1, 2] {
+        let rf1 = tpch::refresh::rf1(conn.as_mut(), &scale, SEED, &pool, pair).unwrap();
+        let rf2 = tpch::refresh::rf2(conn.as_mut(), &scale, pair).unwrap();
+        assert_eq!((rf1.orders, rf2.orders), (15, 15), "pair {pair}: SF × 1,500 orders each way");
+        assert!(rf1.lineitems >= 15 && rf2.lineitems >= 15, "pair {pair}: each order has lines");
+        lines = lines + rf1.lineitems - rf2.lineitems;
+        assert_eq!(census(conn.as_mut()), [15_000, lines, 15_000, lines, 0], "after pair {pair}");
+    }
+    (1..=22).map(|q| (q, conn.query_text(&queries::text(q, engine.name(), SCALE)).unwrap())).collect()
+}
+
+#[test]
+fn a_refresh_pair_on_sqlite_keeps_the_orders_and_the_keys_unique() {
+    let t = tempfile::tempdir().unwrap();
+    let a = refreshed(&Sqlite::new(t.path()));
+    assert_eq!(a.len(), 22);
+}
+
+#[test]
+fn after_refresh_pairs_postgres_still_gives_sqlites_answers() {
+    both_engines_agree("after_refresh_pairs_postgres_still_gives_sqlites_answers", refreshed);
+}
+
+#[test]
+fn the_tpch_document_with_refresh_and_two_streams_has_every_part() {
+    let t = tempfile::tempdir().unwrap();
+    let o =
+        tpch::Options { scale: 0.01, runs: 1, queries: queries::POWER_ORDER.to_vec(), cold: false, seed: 3 };
+    let tests = tpch::Tests { refresh: true, streams: 2 };
+    let doc = tpch::run_tests(&Sqlite::new(t.path()), &o, &tests, &AtomicBool::new(false), &Quiet).unwrap();
+    let pair = doc.refresh.as_ref().expect("the power test's refresh pair");
+    assert_eq!((pair.rf1.orders, pair.rf2.orders, pair.rf1.pair), (15, 15, 1));
+    let th = doc.throughput.as_ref().expect("the throughput test");
+    assert_eq!(th.query_streams.len(), 2);
+    for (s, stream) in th.query_streams.iter().enumerate() {
+        let order: Vec<u32> = stream.queries.iter().map(|q| q.number).collect();
+        assert_eq!(order, tpch::streams::STREAM_ORDER[s + 1], "stream {}", s + 1);
+        assert!(stream.seconds <= th.elapsed_s);
+    }
+    let pairs: Vec<(String, u32)> = th.refresh.iter().map(|r| (r.function.clone(), r.pair)).collect();
+    assert_eq!(pairs, [("RF1".into(), 2), ("RF2".into(), 2), ("RF1".into(), 3), ("RF2".into(), 3)]);
+    let d = doc.derived.as_ref().expect("the derived figures");
+    assert_eq!(d.power_basis, "22 queries and RF1, RF2");
+    let q = d.qphh_at_size.unwrap();
+    assert!((q * q - d.power_at_size * d.throughput_at_size.unwrap()).abs() < 1e-6 * q * q);
     let v = serde_json::to_value(&doc).unwrap();
     iolab_report::schema_check::check_document(&v, iolab_report::schema_check::DB_TPCH_SCHEMA);
 }

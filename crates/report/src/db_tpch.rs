@@ -45,7 +45,114 @@ pub struct TpchResult {
     pub warnings: Vec<String>,
     /// Interrupted (Ctrl-C, SIGTERM, SIGHUP): the queries after the interruption did not run.
     pub partial: bool,
+    /// The power test's refresh functions (`--refresh`): RF1 before the queries, RF2 after them. Absent
+    /// when they did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh: Option<TpchRefreshPair>,
+    /// The throughput test (`--streams S`): S query streams at once, and with `--refresh` a refresh
+    /// stream beside them. Absent when it did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<TpchThroughput>,
+    /// The figures TPC-H's metrics define, computed from these times (derived, not comparable with
+    /// published TPC results). Absent unless all 22 queries ran, uninterrupted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived: Option<TpchDerived>,
 }
+
+/// One refresh function's run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TpchRefresh {
+    /// `RF1` (new sales: orders inserted with their lines) or `RF2` (old sales: the oldest orders deleted
+    /// with their lines).
+    pub function: String,
+    /// The refresh pair it belongs to (1 in the power test, 2 onwards in the throughput test's refresh
+    /// stream): which orders it inserts or deletes.
+    pub pair: u32,
+    /// Orders inserted or deleted (SF × 1,500).
+    pub orders: u64,
+    /// Lines inserted or deleted with them.
+    pub lineitems: u64,
+    /// Seconds from its first statement to its commit (one transaction).
+    pub seconds: f64,
+    /// What the devices under the database did during it; empty in the throughput test, where the query
+    /// streams share the devices (see the test's own view).
+    pub devices: Vec<DeviceView>,
+}
+
+/// The power test's refresh pair.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TpchRefreshPair {
+    /// RF1, run before the first query.
+    pub rf1: TpchRefresh,
+    /// RF2, run after the last query.
+    pub rf2: TpchRefresh,
+}
+
+/// The throughput test.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TpchThroughput {
+    /// Query streams (S).
+    pub streams: u32,
+    /// Where each stream's order comes from: `appendix-a` (the spec's ordering table, stream s taking
+    /// row s mod 41).
+    pub ordering: String,
+    /// Each query stream.
+    pub query_streams: Vec<TpchStream>,
+    /// The refresh stream's functions, RF1 and RF2 of each pair in the order they ran; empty without
+    /// `--refresh`.
+    pub refresh: Vec<TpchRefresh>,
+    /// Seconds from the first stream's start to the last one's end, the refresh stream included (the
+    /// spec's Ts).
+    pub elapsed_s: f64,
+    /// The block devices under the database's files over the whole test.
+    pub devices: Vec<DeviceView>,
+}
+
+/// One query stream of the throughput test.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TpchStream {
+    /// Its number, 1 to S.
+    pub stream: u32,
+    /// Seconds from its first query's start to its last one's end.
+    pub seconds: f64,
+    /// Its queries, in the order they ran.
+    pub queries: Vec<TpchStreamQuery>,
+}
+
+/// One query of a stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TpchStreamQuery {
+    /// Its number, 1 to 22.
+    pub number: u32,
+    /// Rows in its answer.
+    pub rows: u64,
+    /// Seconds, from sending it to its last row.
+    pub seconds: f64,
+}
+
+/// TPC-H's figures (clause 5.4), computed from this run's times; derived from TPC-H, not comparable with
+/// published TPC results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TpchDerived {
+    /// What the figures are not ([`TPCH_DERIVED_NOTE`]).
+    pub note: String,
+    /// The geometric mean of the power test's 22 query times, seconds (HammerDB's headline).
+    pub geomean_s: f64,
+    /// 3600 × SF over the geometric mean of the power test's 22 query times and its 2 refresh times
+    /// (the 22 query times alone without `--refresh`), each time at least the longest / 1000 (clause
+    /// 5.4.1.4); unrounded.
+    pub power_at_size: f64,
+    /// What `power_at_size` is taken over: `22 queries and RF1, RF2`, or `22 queries (no refresh)`.
+    pub power_basis: String,
+    /// S × 22 × 3600 / Ts × SF, with the throughput test's elapsed time Ts; absent without one.
+    pub throughput_at_size: Option<f64>,
+    /// The composite, √(Power@Size × Throughput@Size) (the spec's QphH@Size); absent without a
+    /// throughput test.
+    pub qphh_at_size: Option<f64>,
+}
+
+/// What the derived figures say of themselves.
+pub const TPCH_DERIVED_NOTE: &str = "derived from TPC-H, not comparable with published TPC results";
 
 /// The workload's settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -141,10 +248,50 @@ pub(crate) mod tests {
                 },
             ],
             power: TpchPower { queries: 2, total_s: 0.512, geomean_s: 0.0775, measured_s: 0.52 },
-            devices: vec![device],
+            devices: vec![device.clone()],
             warnings: vec!["a warning".into()],
             partial: false,
+            refresh: Some(TpchRefreshPair {
+                rf1: refresh("RF1", vec![device.clone()]),
+                rf2: refresh("RF2", vec![]),
+            }),
+            throughput: Some(TpchThroughput {
+                streams: 1,
+                ordering: "appendix-a".into(),
+                query_streams: vec![TpchStream {
+                    stream: 1,
+                    seconds: 0.6,
+                    queries: vec![TpchStreamQuery { number: 14, rows: 1, seconds: 0.1 }],
+                }],
+                refresh: vec![refresh("RF1", vec![]), refresh("RF2", vec![])],
+                elapsed_s: 0.7,
+                devices: vec![device.clone()],
+            }),
+            derived: Some(TpchDerived {
+                note: TPCH_DERIVED_NOTE.into(),
+                geomean_s: 0.0775,
+                power_at_size: 464.5,
+                power_basis: "22 queries and RF1, RF2".into(),
+                throughput_at_size: Some(1131.4),
+                qphh_at_size: Some(725.0),
+            }),
         }
+    }
+
+    fn refresh(function: &str, devices: Vec<DeviceView>) -> TpchRefresh {
+        TpchRefresh { function: function.into(), pair: 1, orders: 15, lineitems: 61, seconds: 0.004, devices }
+    }
+
+    #[test]
+    fn a_document_without_the_new_parts_still_reads() {
+        let mut v = serde_json::to_value(sample()).unwrap();
+        for key in ["refresh", "throughput", "derived"] {
+            v.as_object_mut().unwrap().remove(key);
+        }
+        let back: TpchResult = serde_json::from_value(v).unwrap();
+        assert!(back.refresh.is_none() && back.throughput.is_none() && back.derived.is_none());
+        let again = serde_json::to_value(&back).unwrap();
+        assert!(again.get("refresh").is_none(), "absent when not run");
     }
 
     #[test]
@@ -158,8 +305,21 @@ pub(crate) mod tests {
     #[test]
     fn text_says_each_query_its_rows_the_power_line_and_the_disclaimer() {
         let text = crate::TextExporter.render(&crate::Document::DbTpch(&sample()));
-        for want in ["Q14", "promotion effect", "Q2", "geometric mean", "not TPC-H compliant", "vda", "cold"]
-        {
+        for want in [
+            "Q14",
+            "promotion effect",
+            "Q2",
+            "geometric mean",
+            "not TPC-H compliant",
+            "vda",
+            "cold",
+            "RF1",
+            "stream 1",
+            "Power@Size",
+            "Throughput@Size",
+            "QphH@Size",
+            TPCH_DERIVED_NOTE,
+        ] {
             assert!(text.contains(want), "{want:?} in\n{text}");
         }
     }

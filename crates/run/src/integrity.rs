@@ -70,13 +70,7 @@ pub fn check_job(
              earlier, use 'iolab verify TARGET' (with --journal FILE if the run kept one)",
         ));
     }
-    if plan.workers.iter().any(|w| w.specs.iter().any(|s| s.trim_pct > 0.0)) {
-        return Err(Error::usage(
-            "--verify checks that every block reads back what was last written to it, but this workload trims \
-             ('trim_pct', --trim-pct), and what a trimmed block reads back is not defined; verify a workload \
-             without trims",
-        ));
-    }
+    refuse_trims(plan)?;
     let (sizes, align) = iolab_plan::sizing::verify_block_sizes(plan, regions);
     let block = Verifier::choose_block(&sizes, align).map_err(|e| Error::usage(format!("--verify: {e}")))?;
     for (i, t) in plan.targets.iter().enumerate() {
@@ -124,6 +118,90 @@ fn write_back_cache(job: &JobSpec) -> bool {
     job.cache.enabled() && job.cache.mode == Some(iolab_spec::CacheMode::WriteBack)
 }
 
+/// The run's verifier: from a journal or a self-check (`check`), or one for `--verify`; `None` otherwise.
+fn verifier(
+    job: &JobSpec,
+    plan: &Plan,
+    regions: &[Vec<Region>],
+    check: Option<&CheckMode>,
+    targets: &[TargetInfo],
+    run_id: u64,
+) -> Result<Option<Verifier>> {
+    let spec = &job.integrity;
+    let fail = match spec.verify_fail.unwrap_or_default() {
+        VerifyFail::Stop => FailMode::Stop,
+        VerifyFail::Continue => FailMode::Continue,
+    };
+    Ok(match check {
+        Some(CheckMode::Journal(path)) => Some(
+            Verifier::from_journal(path, targets.to_vec())
+                .map_err(|e| Error::usage(format!("--journal '{}': {e}", path.display())))?,
+        ),
+        Some(CheckMode::SelfCheck { block_bytes }) => {
+            Some(Verifier::self_check(*block_bytes, targets.to_vec()))
+        }
+        None if spec.verifying() => {
+            let block_bytes = check_job(job, plan, regions, None)?.unwrap_or(iolab_verify::DEFAULT_BLOCK);
+            let cfg = VerifyConfig {
+                block_bytes,
+                run_id,
+                targets: targets.to_vec(),
+                fail,
+                journal: spec.journal.as_ref().map(PathBuf::from),
+            };
+            Some(Verifier::new(cfg).map_err(|e| Error::usage(format!("--verify: {e}")))?)
+        }
+        None => None,
+    })
+}
+
+/// Verifying a workload that trims is refused: what a trimmed block reads back is not defined.
+fn refuse_trims(plan: &Plan) -> Result<()> {
+    if plan.workers.iter().any(|w| w.specs.iter().any(|s| s.trim_pct > 0.0)) {
+        return Err(Error::usage(
+            "--verify checks that every block reads back what was last written to it, but this workload trims \
+             ('trim_pct', --trim-pct), and what a trimmed block reads back is not defined; verify a workload \
+             without trims",
+        ));
+    }
+    Ok(())
+}
+
+/// The run's injected faults, at the verifier's block size (or the one it would choose); `None` without
+/// `--inject`.
+fn faults(
+    job: &JobSpec,
+    plan: &Plan,
+    regions: &[Vec<Region>],
+    verifier: Option<&Verifier>,
+) -> Result<Option<Arc<Faults>>> {
+    let spec = &job.integrity;
+    if let Some(s) = spec.inject.iter().find(|s| s.kind == iolab_spec::InjectKind::EarlyFlushAck) {
+        if !write_back_cache(job) {
+            return Err(Error::usage(format!(
+                "invalid value '{}' for '--inject': early-flush-ack makes a write-back block cache \
+                 acknowledge flushes before writing its dirty lines back, but this run has none; add \
+                 --cache SIZE --cache-mode write-back",
+                s.text
+            )));
+        }
+    }
+    Ok(match spec.inject.is_empty() {
+        true => None,
+        false => {
+            let block = match &verifier {
+                Some(v) => v.block_bytes(),
+                None => {
+                    refuse_trims(plan)?;
+                    let (sizes, align) = iolab_plan::sizing::verify_block_sizes(plan, regions);
+                    Verifier::choose_block(&sizes, align).unwrap_or(iolab_verify::DEFAULT_BLOCK)
+                }
+            };
+            Some(Arc::new(Faults::new(spec.inject.clone(), plan.seed, block)))
+        }
+    })
+}
+
 impl RunIntegrity {
     /// Builds the run's verifier and faults. The targets' geometry gives their usable sizes and alignment units,
     /// `run_id` goes into every header. Errors are usage errors (nothing has been written yet).
@@ -147,61 +225,8 @@ impl RunIntegrity {
             .zip(&sizes)
             .map(|(t, &size_bytes)| TargetInfo { name: t.name.clone(), size_bytes })
             .collect();
-        let fail = match spec.verify_fail.unwrap_or_default() {
-            VerifyFail::Stop => FailMode::Stop,
-            VerifyFail::Continue => FailMode::Continue,
-        };
-        let verifier = match check {
-            Some(CheckMode::Journal(path)) => Some(
-                Verifier::from_journal(path, targets.clone())
-                    .map_err(|e| Error::usage(format!("--journal '{}': {e}", path.display())))?,
-            ),
-            Some(CheckMode::SelfCheck { block_bytes }) => {
-                Some(Verifier::self_check(*block_bytes, targets.clone()))
-            }
-            None if spec.verifying() => {
-                let block_bytes = check_job(job, plan, regions, None)?.unwrap_or(iolab_verify::DEFAULT_BLOCK);
-                let cfg = VerifyConfig {
-                    block_bytes,
-                    run_id,
-                    targets: targets.clone(),
-                    fail,
-                    journal: spec.journal.as_ref().map(PathBuf::from),
-                };
-                Some(Verifier::new(cfg).map_err(|e| Error::usage(format!("--verify: {e}")))?)
-            }
-            None => None,
-        };
-        if let Some(s) = spec.inject.iter().find(|s| s.kind == iolab_spec::InjectKind::EarlyFlushAck) {
-            if !write_back_cache(job) {
-                return Err(Error::usage(format!(
-                    "invalid value '{}' for '--inject': early-flush-ack makes a write-back block cache \
-                     acknowledge flushes before writing its dirty lines back, but this run has none; add \
-                     --cache SIZE --cache-mode write-back",
-                    s.text
-                )));
-            }
-        }
-        let faults = match spec.inject.is_empty() {
-            true => None,
-            false => {
-                let block = match &verifier {
-                    Some(v) => v.block_bytes(),
-                    None => {
-                        if plan.workers.iter().any(|w| w.specs.iter().any(|s| s.trim_pct > 0.0)) {
-                            return Err(Error::usage(
-            "--verify checks that every block reads back what was last written to it, but this workload trims \
-             ('trim_pct', --trim-pct), and what a trimmed block reads back is not defined; verify a workload \
-             without trims",
-        ));
-                        }
-                        let (sizes, align) = iolab_plan::sizing::verify_block_sizes(plan, regions);
-                        Verifier::choose_block(&sizes, align).unwrap_or(iolab_verify::DEFAULT_BLOCK)
-                    }
-                };
-                Some(Arc::new(Faults::new(spec.inject.clone(), plan.seed, block)))
-            }
-        };
+        let verifier = verifier(job, plan, regions, check, &targets, run_id)?;
+        let faults = faults(job, plan, regions, verifier.as_ref())?;
         let keeps_journal = spec.journal.is_some() && check.is_none();
         let mut verifier = verifier;
         if let Some(v) = verifier.as_mut().filter(|_| keeps_journal && makes_writes_durable(plan)) {

@@ -185,6 +185,15 @@ pub struct TpchArgs {
     /// them back and drop them, so the first query reads the device).
     #[arg(long)]
     pub warm: bool,
+    /// Run the refresh functions: RF1 (SF × 1,500 new orders with their lines) before the power test's
+    /// queries and RF2 (as many of the oldest orders deleted) after them, each one transaction, and a
+    /// refresh stream beside the throughput test's query streams (default: none, as HammerDB's TPROC-H).
+    #[arg(long)]
+    pub refresh: bool,
+    /// After the power test, a throughput test of S query streams at once, each on its own connection in
+    /// the spec's Appendix A order for its stream. Default 0 (none); at most 64.
+    #[arg(long, value_name = "S", default_value = "0")]
+    pub streams: String,
 }
 
 /// `iolab db copy` options.

@@ -232,3 +232,39 @@ fn sigterm_during_a_postgres_build_exits_130_and_leaves_nothing_behind() {
     assert!(!work.path().join("out.json").exists(), "no result from an interrupted build");
     assert_nothing_left(t.path(), &db);
 }
+
+/// `iolab db tpch --refresh --streams 2` at the smallest scale: the text shows the power test's refresh
+/// pair, both query streams (their times and a column each), the refresh stream's pairs and the derived
+/// figures under their disclaimer; the document has the same.
+#[test]
+fn tpch_with_refresh_and_two_streams_reports_every_stream_and_the_derived_figures() {
+    let t = tempdir();
+    let json = t.path().join("tpch.json");
+    let out = iolab()
+        .args(["db", "tpch", "--scale", "0.01", "--refresh", "--streams", "2", "--warm", "--seed", "3"])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .expect("spawn");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "refresh RF1 (pair 1)",
+        "refresh RF2 (pair 1)",
+        "throughput test: 2 query streams at once and a refresh stream",
+        "stream 1:",
+        "stream 2:",
+        "refresh RF1 (pair 3)",
+        "Power@Size",
+        "Throughput@Size",
+        "QphH@Size",
+        "derived from TPC-H, not comparable with published TPC results",
+    ] {
+        assert!(text.contains(want), "{want:?} in\n{text}");
+    }
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let streams = v["throughput"]["query_streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 2);
+    assert!(streams.iter().all(|s| s["queries"].as_array().unwrap().len() == 22));
+    assert_eq!(v["throughput"]["refresh"].as_array().unwrap().len(), 4, "RF1 and RF2 of pairs 2 and 3");
+    assert!(v["derived"]["qphh_at_size"].as_f64().unwrap() > 0.0);
+}

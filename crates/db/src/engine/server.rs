@@ -198,6 +198,111 @@ fn program(bindir: &Path, name: &str, dir: &Path, account: Option<&Account>) -> 
     c
 }
 
+/// `dir` made absolute, checked to hold the server's socket path, given to the server's account and
+/// closed to others.
+fn prepare_dir(dir: &Path, account: Option<&Account>) -> Result<PathBuf, Error> {
+    let dir = std::path::absolute(dir).map_err(|e| Error::io("resolving the database directory", e))?;
+    let socket = dir.join(format!(".s.PGSQL.{PORT}"));
+    if socket.as_os_str().len() > SOCKET_PATH_MAX {
+        return Err(Error::Setup(format!(
+            "the server's socket '{}' would be {} bytes long; Unix sockets allow {SOCKET_PATH_MAX}\n  hint: give a shorter --dir",
+            socket.display(),
+            socket.as_os_str().len()
+        )));
+    }
+    if let Some(a) = account {
+        check_reachable(&dir, a)?;
+        std::os::unix::fs::chown(&dir, Some(a.uid), Some(a.gid))
+            .map_err(|e| Error::io(format!("giving '{}' to the '{}' account", dir.display(), a.name), e))?;
+    }
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
+        .map_err(|e| Error::io(format!("setting the mode of '{}'", dir.display()), e))?;
+    Ok(dir)
+}
+
+/// Runs initdb for data directory `data`.
+fn initdb(bindir: &Path, dir: &Path, data: &Path, account: Option<&Account>) -> Result<(), Error> {
+    let out = program(bindir, "initdb", dir, account)
+        .arg("-D")
+        .arg(data)
+        .args(["-U", USER, "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Error::io(format!("running {}", bindir.join("initdb").display()), e))?;
+    if !out.status.success() {
+        return Err(Error::Setup(format!(
+            "initdb failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(())
+}
+
+/// The postgres command for data directory `data`: iolab's settings, output into `log`, its own process
+/// group.
+fn server_command(
+    bindir: &Path,
+    dir: &Path,
+    data: &Path,
+    log: &Path,
+    options: &ServerOptions,
+    account: Option<&Account>,
+) -> Result<Command, Error> {
+    let log_file =
+        fs::File::create(log).map_err(|e| Error::io(format!("creating '{}'", log.display()), e))?;
+    let log_err = log_file.try_clone().map_err(|e| Error::io("duplicating the log's descriptor", e))?;
+    let mut cmd = program(bindir, "postgres", dir, account);
+    cmd.arg("-D").arg(data);
+    let socket_dir = dir.display().to_string();
+    let settings = [
+        ("listen_addresses", String::new()),
+        ("unix_socket_directories", socket_dir),
+        ("unix_socket_permissions", "0700".into()),
+        ("port", PORT.to_string()),
+        ("shared_buffers", format!("{}kB", (options.shared_buffers_bytes / 1024).max(128))),
+        ("max_connections", options.max_connections.to_string()),
+        ("fsync", "on".into()),
+        ("synchronous_commit", "on".into()),
+        ("full_page_writes", "on".into()),
+        ("huge_pages", "off".into()),
+        ("logging_collector", "off".into()),
+    ];
+    for (k, v) in settings {
+        cmd.arg("-c").arg(format!("{k}={v}"));
+    }
+    cmd.stdin(Stdio::null()).stdout(log_file).stderr(log_err).process_group(0);
+    Ok(cmd)
+}
+
+/// Makes `cmd`'s child join the cgroup open as `cgroup_fd` (when given) and die with iolab.
+fn join_on_exec(cmd: &mut Command, cgroup_fd: Option<std::os::fd::RawFd>) {
+    let parent = std::process::id() as i32;
+    // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe
+    // functions (write, prctl, getppid, _exit) on no shared state; `cgroup_fd` stays open in the parent
+    // (the caller keeps it until after the spawn), so the child's copy of it is valid.
+    unsafe {
+        cmd.pre_exec(move || {
+            if let Some(fd) = cgroup_fd {
+                // "0" is the writing process: the server joins the cgroup before it runs.
+                if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            // After std's setuid (which clears a parent-death signal), so it holds for the server.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGQUIT) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // iolab may have died between the fork and the prctl: then nobody would stop the server.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
 impl Server {
     /// Makes and starts a server in `dir` (an empty directory iolab made; see the module documentation).
     /// A raised `stop` while waiting for it stops it and returns [`Error::Interrupted`].
@@ -224,87 +329,12 @@ impl Server {
             .transpose()?;
         let bindir = find_bindir()?;
         let account = server_account()?;
-        let dir = std::path::absolute(dir).map_err(|e| Error::io("resolving the database directory", e))?;
-        let socket = dir.join(format!(".s.PGSQL.{PORT}"));
-        if socket.as_os_str().len() > SOCKET_PATH_MAX {
-            return Err(Error::Setup(format!(
-                "the server's socket '{}' would be {} bytes long; Unix sockets allow {SOCKET_PATH_MAX}\n  hint: give a shorter --dir",
-                socket.display(),
-                socket.as_os_str().len()
-            )));
-        }
-        if let Some(a) = &account {
-            check_reachable(&dir, a)?;
-            std::os::unix::fs::chown(&dir, Some(a.uid), Some(a.gid)).map_err(|e| {
-                Error::io(format!("giving '{}' to the '{}' account", dir.display(), a.name), e)
-            })?;
-        }
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
-            .map_err(|e| Error::io(format!("setting the mode of '{}'", dir.display()), e))?;
+        let dir = prepare_dir(dir, account.as_ref())?;
         let data = dir.join("pgdata");
-        let out = program(&bindir, "initdb", &dir, account.as_ref())
-            .arg("-D")
-            .arg(&data)
-            .args(["-U", USER, "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync"])
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| Error::io(format!("running {}", bindir.join("initdb").display()), e))?;
-        if !out.status.success() {
-            return Err(Error::Setup(format!(
-                "initdb failed ({}):\n{}{}",
-                out.status,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            )));
-        }
+        initdb(&bindir, &dir, &data, account.as_ref())?;
         let log = dir.join("postgres.log");
-        let log_file =
-            fs::File::create(&log).map_err(|e| Error::io(format!("creating '{}'", log.display()), e))?;
-        let log_err = log_file.try_clone().map_err(|e| Error::io("duplicating the log's descriptor", e))?;
-        let mut cmd = program(&bindir, "postgres", &dir, account.as_ref());
-        cmd.arg("-D").arg(&data);
-        let socket_dir = dir.display().to_string();
-        let settings = [
-            ("listen_addresses", String::new()),
-            ("unix_socket_directories", socket_dir),
-            ("unix_socket_permissions", "0700".into()),
-            ("port", PORT.to_string()),
-            ("shared_buffers", format!("{}kB", (options.shared_buffers_bytes / 1024).max(128))),
-            ("max_connections", options.max_connections.to_string()),
-            ("fsync", "on".into()),
-            ("synchronous_commit", "on".into()),
-            ("full_page_writes", "on".into()),
-            ("huge_pages", "off".into()),
-            ("logging_collector", "off".into()),
-        ];
-        for (k, v) in settings {
-            cmd.arg("-c").arg(format!("{k}={v}"));
-        }
-        cmd.stdin(Stdio::null()).stdout(log_file).stderr(log_err).process_group(0);
-        let parent = std::process::id() as i32;
-        let cgroup_fd = cgroup.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
-        // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe
-        // functions (write, prctl, getppid, _exit) on no shared state; `cgroup_fd` stays open in the parent
-        // (`cgroup` lives until after the spawn), so the child's copy of it is valid.
-        unsafe {
-            cmd.pre_exec(move || {
-                if let Some(fd) = cgroup_fd {
-                    // "0" is the writing process: the server joins the cgroup before it runs.
-                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                // After std's setuid (which clears a parent-death signal), so it holds for the server.
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGQUIT) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // iolab may have died between the fork and the prctl: then nobody would stop the server.
-                if libc::getppid() != parent {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
+        let mut cmd = server_command(&bindir, &dir, &data, &log, options, account.as_ref())?;
+        join_on_exec(&mut cmd, cgroup.as_ref().map(std::os::fd::AsRawFd::as_raw_fd));
         let child = cmd
             .spawn()
             .map_err(|e| Error::io(format!("starting {}", bindir.join("postgres").display()), e))?;

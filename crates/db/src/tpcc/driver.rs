@@ -204,6 +204,82 @@ fn user(
     Ok(UserResult { tx, skipped })
 }
 
+/// The measured window's two edges: the next order ids and the devices' counters read at each, when
+/// each was, and whether the window was cut short.
+struct Edges {
+    ends: (Option<u64>, Option<u64>),
+    counters: (std::collections::BTreeMap<String, Counters>, std::collections::BTreeMap<String, Counters>),
+    actual: (Instant, Instant),
+    partial: bool,
+}
+
+/// Opens the window now, waits for its end (`until`) or a stop, and closes it.
+fn measure(
+    until: Instant,
+    monitor: &mut dyn Conn,
+    stop: &AtomicBool,
+    abort: &AtomicBool,
+    tell: &dyn Fn(Option<Instant>),
+    observer: &dyn crate::Observer,
+) -> Edges {
+    observer.window(true);
+    let ends0 = next_order_ids(monitor);
+    let counters0 = diskstats::read();
+    let started = Instant::now();
+    let completed = wait_until(until, stop, abort, &mut || tell(Some(started)));
+    let ends1 = next_order_ids(monitor);
+    let counters1 = diskstats::read();
+    let ended = Instant::now().min(until);
+    observer.window(false);
+    tell(Some(started));
+    Edges {
+        ends: (ends0, ends1),
+        counters: (counters0, counters1),
+        actual: (started, ended),
+        partial: !completed,
+    }
+}
+
+/// The users' transactions merged per type, and the transactions they skipped.
+fn merge(results: &[UserResult]) -> (Vec<TxStats>, u64) {
+    let mut tx: Vec<TxStats> = TxType::ALL.iter().map(|_| TxStats::default()).collect();
+    let mut skipped = 0;
+    for r in results {
+        for (a, b) in tx.iter_mut().zip(&r.tx) {
+            a.merge(b);
+        }
+        skipped += r.skipped;
+    }
+    (tx, skipped)
+}
+
+/// What the run measured: the users' transactions merged, and the window's edges read into rates and
+/// device deltas.
+fn measured(results: &[UserResult], edges: Edges, devices: Vec<BlockDevice>) -> Measured {
+    let (tx, skipped) = merge(results);
+    let Edges { ends, counters, actual, partial } = edges;
+    let measured_s = actual.1.saturating_duration_since(actual.0).as_secs_f64();
+    let devices = devices
+        .into_iter()
+        .filter_map(|d| {
+            let (a, b) = (counters.0.get(&d.name)?, counters.1.get(&d.name)?);
+            let delta = b.since(a);
+            Some((d, delta))
+        })
+        .collect();
+    Measured {
+        measured_s,
+        tx,
+        skipped,
+        new_orders_database: match ends {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        },
+        devices,
+        partial,
+    }
+}
+
 /// Runs the users for the ramp and the window; `device_dir` is where the database's files are (for the
 /// device view), `stop` the caller's stop flag, `observer` told where the run is (from this thread) and of the
 /// window's edges.
@@ -241,10 +317,12 @@ pub fn run(
         });
     };
     let mut results: Vec<UserResult> = Vec::new();
-    let mut ends = (None, None);
-    let mut counters = (Default::default(), Default::default());
-    let mut actual = (window.0, window.0);
-    let mut partial = false;
+    let mut edges = Edges {
+        ends: (None, None),
+        counters: Default::default(),
+        actual: (window.0, window.0),
+        partial: true,
+    };
     std::thread::scope(|scope| {
         let handles: Vec<_> = conns
             .iter_mut()
@@ -266,20 +344,7 @@ pub fn run(
             })
             .collect();
         if wait_until(window.0, stop, &abort, &mut || tell(None)) {
-            observer.window(true);
-            ends.0 = next_order_ids(monitor.as_mut());
-            counters.0 = diskstats::read();
-            actual.0 = Instant::now();
-            let window_started = actual.0;
-            let completed = wait_until(window.1, stop, &abort, &mut || tell(Some(window_started)));
-            partial = !completed;
-            ends.1 = next_order_ids(monitor.as_mut());
-            counters.1 = diskstats::read();
-            actual.1 = Instant::now().min(window.1);
-            observer.window(false);
-            tell(Some(window_started));
-        } else {
-            partial = true;
+            edges = measure(window.1, monitor.as_mut(), stop, &abort, &tell, observer);
         }
         done.store(true, Ordering::Relaxed);
         results = handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect();
@@ -287,32 +352,5 @@ pub fn run(
     if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(Error::Db(e));
     }
-    let mut tx: Vec<TxStats> = TxType::ALL.iter().map(|_| TxStats::default()).collect();
-    let mut skipped = 0;
-    for r in &results {
-        for (a, b) in tx.iter_mut().zip(&r.tx) {
-            a.merge(b);
-        }
-        skipped += r.skipped;
-    }
-    let measured_s = actual.1.saturating_duration_since(actual.0).as_secs_f64();
-    let devices = devices
-        .into_iter()
-        .filter_map(|d| {
-            let (a, b) = (counters.0.get(&d.name)?, counters.1.get(&d.name)?);
-            let delta = b.since(a);
-            Some((d, delta))
-        })
-        .collect();
-    Ok(Measured {
-        measured_s,
-        tx,
-        skipped,
-        new_orders_database: match ends {
-            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
-            _ => None,
-        },
-        devices,
-        partial,
-    })
+    Ok(measured(&results, edges, devices))
 }

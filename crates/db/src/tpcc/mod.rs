@@ -21,8 +21,8 @@ pub mod txn;
 use crate::engine::Engine;
 use crate::Error;
 use iolab_report::db::{
-    DbBuild, DbEngine, DbResult, DeviceView, MixShare, Setting, TableRows, TpccConfig, TpccRun, TxResult,
-    DB_SCHEMA, TPCC_DISCLAIMER,
+    DbBuild, DbResult, DeviceView, MixShare, TableRows, TpccConfig, TpccRun, TxResult, DB_SCHEMA,
+    TPCC_DISCLAIMER,
 };
 use iolab_report::db_sweep::{DbSweepPoint, DbSweepResult, DB_SWEEP_SCHEMA};
 use iolab_report::sweep::{DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT};
@@ -184,17 +184,10 @@ fn per_minute(n: u64, s: f64) -> f64 {
     }
 }
 
-fn document(
-    engine: &dyn Engine,
-    o: &Options,
-    start_unix_s: u64,
-    built: &build::Built,
-    m: &driver::Measured,
-    consistency: Vec<iolab_report::db::ConsistencyCheck>,
-    size_bytes: Option<u64>,
-) -> DbResult {
+/// Each transaction type's counts, rate and latency.
+fn transactions(m: &driver::Measured) -> Vec<TxResult> {
     let s = m.measured_s;
-    let transactions: Vec<TxResult> = TxType::ALL
+    TxType::ALL
         .iter()
         .zip(&m.tx)
         .map(|(t, x)| TxResult {
@@ -207,11 +200,19 @@ fn document(
             latency_ns: x.latency.summary(),
             histogram: x.latency.to_base64(),
         })
-        .collect();
-    let new_orders = m.tx[TxType::NewOrder.index()].committed;
-    let completed: u64 = m.tx.iter().map(|x| x.committed + x.rolled_back).sum();
-    let devices: Vec<DeviceView> =
-        m.devices.iter().map(|(d, c)| crate::devices::device_view(d, c, s)).collect();
+        .collect()
+}
+
+/// What a reader should know: transactions given up, a failed consistency condition, devices that read
+/// nothing, a short window, SQLite's one writer.
+fn warnings(
+    engine: &dyn Engine,
+    o: &Options,
+    m: &driver::Measured,
+    consistency: &[iolab_report::db::ConsistencyCheck],
+    devices: &[DeviceView],
+) -> Vec<String> {
+    let s = m.measured_s;
     let mut warnings = Vec::new();
     let failed: u64 = m.tx.iter().map(|x| x.failed).sum();
     if failed > 0 {
@@ -242,6 +243,25 @@ fn document(
                 .into(),
         );
     }
+    warnings
+}
+
+fn document(
+    engine: &dyn Engine,
+    o: &Options,
+    start_unix_s: u64,
+    built: &build::Built,
+    m: &driver::Measured,
+    consistency: Vec<iolab_report::db::ConsistencyCheck>,
+    size_bytes: Option<u64>,
+) -> DbResult {
+    let s = m.measured_s;
+    let transactions = transactions(m);
+    let new_orders = m.tx[TxType::NewOrder.index()].committed;
+    let completed: u64 = m.tx.iter().map(|x| x.committed + x.rolled_back).sum();
+    let devices: Vec<DeviceView> =
+        m.devices.iter().map(|(d, c)| crate::devices::device_view(d, c, s)).collect();
+    let warnings = warnings(engine, o, m, &consistency, &devices);
     DbResult {
         schema: DB_SCHEMA.into(),
         iolab_version: env!("CARGO_PKG_VERSION").into(),
@@ -249,15 +269,7 @@ fn document(
         disclaimer: TPCC_DISCLAIMER.into(),
         seed: o.seed,
         start_unix_s,
-        engine: DbEngine {
-            name: engine.name().into(),
-            version: engine.version(),
-            dir: engine.dir().map(|d| d.display().to_string()),
-            url: engine.url(),
-            server_user: engine.server_user(),
-            settings: engine.settings().into_iter().map(|(name, value)| Setting { name, value }).collect(),
-            size_bytes,
-        },
+        engine: crate::engine_view(engine, size_bytes),
         config: TpccConfig {
             warehouses: o.warehouses as u32,
             users: o.users,

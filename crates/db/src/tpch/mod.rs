@@ -17,10 +17,13 @@
 //! (`--memory`).
 
 pub mod dists;
+pub mod figures;
 pub mod gen;
 pub mod load;
 pub mod queries;
+pub mod refresh;
 pub mod schema;
+pub mod streams;
 
 use crate::devices::{self, Window};
 use crate::engine::Engine;
@@ -28,7 +31,8 @@ use crate::{Error, Observer};
 use iolab_device::diskstats::Counters;
 use iolab_report::db::{DbBuild, TableRows};
 use iolab_report::db_tpch::{
-    QueryResult, TpchConfig, TpchPower, TpchResult, DB_TPCH_SCHEMA, TPCH_DISCLAIMER,
+    QueryResult, TpchConfig, TpchPower, TpchRefresh, TpchRefreshPair, TpchResult, DB_TPCH_SCHEMA,
+    TPCH_DISCLAIMER,
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -63,6 +67,16 @@ struct Measured {
     devices: BTreeMap<String, Counters>,
 }
 
+/// What runs besides the power test's queries (the default: nothing, as HammerDB's TPROC-H).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tests {
+    /// The refresh functions: RF1 before the power test's queries and RF2 after them, and a refresh
+    /// stream beside the throughput test's query streams.
+    pub refresh: bool,
+    /// Query streams of the throughput test after the power test (0: none).
+    pub streams: u32,
+}
+
 /// Builds the database on `engine`, runs the queries and returns the document.
 pub fn run(
     engine: &dyn Engine,
@@ -70,8 +84,97 @@ pub fn run(
     stop: &AtomicBool,
     observer: &dyn Observer,
 ) -> Result<TpchResult, Error> {
+    run_tests(engine, o, &Tests::default(), stop, observer)
+}
+
+/// Builds the database on `engine`, runs the power test (with the refresh functions when asked), then
+/// the throughput test when asked, and returns the document.
+pub fn run_tests(
+    engine: &dyn Engine,
+    o: &Options,
+    tests: &Tests,
+    stop: &AtomicBool,
+    observer: &dyn Observer,
+) -> Result<TpchResult, Error> {
     let start_unix_s =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (built, evicted) = prepare(engine, o, stop, observer)?;
+    let pool = tests.refresh.then(|| gen::TextPool::new(o.seed));
+    let scale = gen::Scale::new(o.scale);
+    let mut conn = engine.connect()?;
+    observer.window(true);
+    let window = Window::open(engine.dir());
+    let rf1 = match &pool {
+        Some(pool) => {
+            Some(timed_refresh(&window, "RF1", || refresh::rf1(conn.as_mut(), &scale, o.seed, pool, 1))?)
+        }
+        None => None,
+    };
+    let power = power_test(conn.as_mut(), engine.name(), o, &window, stop, observer)?;
+    let rf2 = match (rf1, power.partial) {
+        (Some(rf1), false) => Some(TpchRefreshPair {
+            rf1,
+            rf2: timed_refresh(&window, "RF2", || refresh::rf2(conn.as_mut(), &scale, 1))?,
+        }),
+        _ => None,
+    };
+    let devices = window.views();
+    drop(conn);
+    let throughput = match (tests.streams, power.partial) {
+        (0, _) | (_, true) => None,
+        (streams, false) => {
+            observer.notice(&format!(
+                "throughput test: {streams} query streams{}",
+                if pool.is_some() { " and a refresh stream" } else { "" }
+            ));
+            let t =
+                streams::Test { streams, queries: &o.queries, scale, seed: o.seed, refresh: pool.as_ref() };
+            Some(streams::run(engine, &t, stop)?)
+        }
+    };
+    observer.window(false);
+    let partial = power.partial || stop.load(Ordering::Relaxed);
+    let results = query_results(&window, &o.queries, power.measured);
+    let size_bytes = engine.dir().map(devices::dir_bytes);
+    let warnings = warnings(o, partial, evicted.is_some(), &devices, size_bytes);
+    let power_view = power_view(&results, power.measured_s);
+    let derived =
+        (!partial).then(|| figures::derived(o.scale, &results, rf2.as_ref(), throughput.as_ref())).flatten();
+    Ok(TpchResult {
+        schema: DB_TPCH_SCHEMA.into(),
+        iolab_version: env!("CARGO_PKG_VERSION").into(),
+        workload: "tpch".into(),
+        disclaimer: TPCH_DISCLAIMER.into(),
+        seed: o.seed,
+        start_unix_s,
+        engine: crate::engine_view(engine, size_bytes),
+        config: TpchConfig {
+            scale: o.scale,
+            runs: o.runs,
+            order: o.queries.clone(),
+            start: if evicted.is_some() { "cold" } else { "warm" }.into(),
+            evicted_bytes: evicted,
+        },
+        build: build_view(&built),
+        queries: results,
+        power: power_view,
+        devices,
+        warnings,
+        partial,
+        refresh: rf2,
+        throughput,
+        derived,
+    })
+}
+
+/// Builds the database, makes its files whole and, for a cold start, drops them from the page cache;
+/// returns the build and the bytes dropped.
+fn prepare(
+    engine: &dyn Engine,
+    o: &Options,
+    stop: &AtomicBool,
+    observer: &dyn Observer,
+) -> Result<(load::Built, Option<u64>), Error> {
     observer.notice(&format!(
         "generating and loading TPC-H data at scale {} on {}",
         o.scale,
@@ -92,19 +195,33 @@ pub fn run(
         if o.runs == 1 { "" } else { "s" },
         if evicted.is_some() { ", starting cold" } else { "" }
     ));
-    let mut conn = engine.connect()?;
+    Ok((built, evicted))
+}
+
+/// The power test's queries as they ran.
+struct Power {
+    measured: BTreeMap<u32, Measured>,
+    measured_s: f64,
+    partial: bool,
+}
+
+/// The power test's queries, `o.runs` times over, each timed with what the devices did during it.
+fn power_test(
+    conn: &mut dyn crate::Conn,
+    engine: &str,
+    o: &Options,
+    window: &Window,
+    stop: &AtomicBool,
+    observer: &dyn Observer,
+) -> Result<Power, Error> {
     let mut measured: BTreeMap<u32, Measured> = BTreeMap::new();
-    let mut partial = false;
-    observer.window(true);
-    let window = Window::open(engine.dir());
     let started = Instant::now();
-    'runs: for _ in 0..o.runs {
+    for _ in 0..o.runs {
         for &q in &o.queries {
             if stop.load(Ordering::Relaxed) {
-                partial = true;
-                break 'runs;
+                return Ok(Power { measured, measured_s: started.elapsed().as_secs_f64(), partial: true });
             }
-            let sql = queries::text(q, engine.name(), o.scale);
+            let sql = queries::text(q, engine, o.scale);
             let w = Window::over(window.devices().to_vec());
             let t = Instant::now();
             let rows = conn.query_text(&sql).map_err(|e| {
@@ -122,14 +239,15 @@ pub fn run(
             observer.notice(&format!("Q{q}: {} rows in {:.3} s", rows.len(), seconds));
         }
     }
-    let measured_s = started.elapsed().as_secs_f64();
-    let devices = window.views();
-    observer.window(false);
-    drop(conn);
+    Ok(Power { measured, measured_s: started.elapsed().as_secs_f64(), partial: false })
+}
+
+/// Each query that ran, in the order asked, as the document shows it.
+fn query_results(window: &Window, order: &[u32], mut measured: BTreeMap<u32, Measured>) -> Vec<QueryResult> {
     let block: BTreeMap<&str, &iolab_device::diskstats::BlockDevice> =
         window.devices().iter().map(|d| (d.name.as_str(), d)).collect();
     let mut results = Vec::new();
-    for &q in &o.queries {
+    for &q in order {
         let Some(m) = measured.remove(&q) else { continue };
         let busy: f64 = m.runs_s.iter().sum();
         let query = queries::query(q);
@@ -149,19 +267,33 @@ pub fn run(
                 .collect(),
         });
     }
+    results
+}
+
+/// The query set's sums.
+fn power_view(results: &[QueryResult], measured_s: f64) -> TpchPower {
     let times: Vec<f64> = results.iter().map(|q| q.seconds).collect();
-    let power = TpchPower {
+    TpchPower {
         queries: results.len() as u32,
         total_s: times.iter().sum(),
         geomean_s: geomean(&times),
         measured_s,
-    };
-    let size_bytes = engine.dir().map(devices::dir_bytes);
+    }
+}
+
+/// What a reader should know: an interruption, a start that could not be cold, devices that read nothing.
+fn warnings(
+    o: &Options,
+    partial: bool,
+    evicted: bool,
+    devices: &[iolab_report::db::DeviceView],
+    size_bytes: Option<u64>,
+) -> Vec<String> {
     let mut warnings = Vec::new();
     if partial {
         warnings.push("interrupted: the queries after the interruption did not run".into());
     }
-    if o.cold && evicted.is_none() {
+    if o.cold && !evicted {
         warnings.push(
             "the database's files are not iolab's to reach (a server of your own), so the queries started with whatever that server had in memory"
                 .into(),
@@ -173,28 +305,37 @@ pub fn run(
             size_bytes.map_or("?".into(), iolab_report::format_bytes)
         ));
     }
-    Ok(TpchResult {
-        schema: DB_TPCH_SCHEMA.into(),
-        iolab_version: env!("CARGO_PKG_VERSION").into(),
-        workload: "tpch".into(),
-        disclaimer: TPCH_DISCLAIMER.into(),
-        seed: o.seed,
-        start_unix_s,
-        engine: crate::engine_view(engine, size_bytes),
-        config: TpchConfig {
-            scale: o.scale,
-            runs: o.runs,
-            order: o.queries.clone(),
-            start: if evicted.is_some() { "cold" } else { "warm" }.into(),
-            evicted_bytes: evicted,
-        },
-        build: build_view(&built),
-        queries: results,
-        power,
+    warnings
+}
+
+/// Runs refresh function `function` (`RF1`, `RF2`) and reads what the devices did during it.
+fn timed_refresh(
+    window: &Window,
+    function: &str,
+    f: impl FnOnce() -> Result<refresh::Refreshed, Error>,
+) -> Result<TpchRefresh, Error> {
+    let w = Window::over(window.devices().to_vec());
+    let done = f()?;
+    let (deltas, _) = w.deltas();
+    let views = deltas.iter().map(|(d, c)| devices::device_view(d, c, done.seconds)).collect();
+    Ok(refresh_view(function, 1, &done, views))
+}
+
+/// A refresh function as the documents show it.
+pub(crate) fn refresh_view(
+    function: &str,
+    pair: u32,
+    done: &refresh::Refreshed,
+    devices: Vec<iolab_report::db::DeviceView>,
+) -> TpchRefresh {
+    TpchRefresh {
+        function: function.into(),
+        pair,
+        orders: done.orders,
+        lineitems: done.lineitems,
+        seconds: done.seconds,
         devices,
-        warnings,
-        partial,
-    })
+    }
 }
 
 /// The build as the documents show it.
@@ -222,7 +363,7 @@ fn median(v: &[f64]) -> f64 {
 }
 
 /// The geometric mean (times under a microsecond count as one); 0 for none.
-fn geomean(v: &[f64]) -> f64 {
+pub fn geomean(v: &[f64]) -> f64 {
     if v.is_empty() {
         return 0.0;
     }

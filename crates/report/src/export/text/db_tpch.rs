@@ -1,11 +1,13 @@
 //! The printed analytics run (`iolab db tpch`): what ran, the build, how the query set started (cold or
 //! warm), one line per query (its answer's rows, its time, and what the database's device read while it
-//! ran), the set's total and geometric mean, and the devices over all the queries.
+//! ran), the set's total and geometric mean, the refresh functions, the devices over the power test; then
+//! the throughput test (each stream's time and order, the queries' times by stream, the refresh stream,
+//! the devices over the test) and the derived figures, when they ran.
 
 use std::fmt::Write as _;
 
 use super::db::{build_line, devices_table, engine_lines};
-use crate::db_tpch::TpchResult;
+use crate::db_tpch::{TpchDerived, TpchRefresh, TpchResult, TpchThroughput};
 use crate::format::{format_bytes, format_count, format_duration_ns, table};
 
 pub(crate) fn tpch(r: &TpchResult) -> String {
@@ -38,6 +40,53 @@ pub(crate) fn tpch(r: &TpchResult) -> String {
         }
     }
     out.push('\n');
+    out.push_str(&queries_table(r));
+    let p = &r.power;
+    let _ = writeln!(
+        out,
+        "\npower   {} queries: {} in all, geometric mean {} ({} measured{})",
+        p.queries,
+        format_duration_ns(p.total_s * 1e9),
+        format_duration_ns(p.geomean_s * 1e9),
+        format_duration_ns(p.measured_s * 1e9),
+        if c.runs > 1 { ", every run" } else { "" },
+    );
+    let rewritten: Vec<String> =
+        r.queries.iter().filter(|q| q.rewrite.is_some()).map(|q| format!("Q{}", q.number)).collect();
+    if !rewritten.is_empty() {
+        let _ = writeln!(out, "        rewritten for both engines (docs/DB.md): {}", rewritten.join(", "));
+    }
+    if let Some(pair) = &r.refresh {
+        for f in [&pair.rf1, &pair.rf2] {
+            out.push_str(&refresh_line(f));
+        }
+    }
+    if !r.devices.is_empty() {
+        out.push('\n');
+        out.push_str(&devices_table(
+            if r.refresh.is_some() {
+                "devices under the database, from RF1 to RF2 (/proc/diskstats):"
+            } else {
+                "devices under the database, from the first query to the last (/proc/diskstats):"
+            },
+            &r.devices,
+        ));
+    }
+    if let Some(t) = &r.throughput {
+        out.push_str(&throughput(t));
+    }
+    if let Some(d) = &r.derived {
+        out.push_str(&derived(d));
+    }
+    for w in &r.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}
+
+/// One line per query: its answer's rows, its time, and what the first device read during its runs.
+fn queries_table(r: &TpchResult) -> String {
+    let mut out = String::new();
     let device = r.queries.iter().find_map(|q| q.devices.first()).map(|d| d.name.clone());
     let rows: Vec<Vec<String>> = r
         .queries
@@ -70,30 +119,92 @@ pub(crate) fn tpch(r: &TpchResult) -> String {
         let _ = writeln!(out, "reads: the device {name}, during the query's runs");
     }
     out.push_str(&table(&["query", "", "rows", "time", "reads", "read", "read MB/s"], &rows));
-    let p = &r.power;
+    out
+}
+
+/// A refresh function: what it inserted or deleted, its time, and what the device read and wrote.
+fn refresh_line(f: &TpchRefresh) -> String {
+    let verb = if f.function == "RF1" { "inserted" } else { "deleted" };
+    let device = f.devices.first().map_or(String::new(), |d| {
+        format!(
+            ", {} read, {} written on {}",
+            format_bytes(d.read_bytes),
+            format_bytes(d.write_bytes),
+            d.name
+        )
+    });
+    format!(
+        "refresh {} (pair {}): {} orders and {} lines {verb} in {}, one transaction{device}\n",
+        f.function,
+        f.pair,
+        format_count(f.orders),
+        format_count(f.lineitems),
+        format_duration_ns(f.seconds * 1e9),
+    )
+}
+
+/// The throughput test: its elapsed time, each stream's time and order, a table of the queries' times
+/// by stream, the refresh stream and the devices over the test.
+fn throughput(t: &TpchThroughput) -> String {
+    let mut out = format!(
+        "\nthroughput test: {} query stream{} at once{}, {} elapsed (order: the spec's Appendix A)\n",
+        t.streams,
+        if t.streams == 1 { "" } else { "s" },
+        if t.refresh.is_empty() { "" } else { " and a refresh stream" },
+        format_duration_ns(t.elapsed_s * 1e9),
+    );
+    for s in &t.query_streams {
+        let order: Vec<String> = s.queries.iter().map(|q| q.number.to_string()).collect();
+        let _ = writeln!(
+            out,
+            "stream {}: {} ({})",
+            s.stream,
+            format_duration_ns(s.seconds * 1e9),
+            order.join(" ")
+        );
+    }
+    let mut numbers: Vec<u32> =
+        t.query_streams.iter().flat_map(|s| s.queries.iter().map(|q| q.number)).collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    let rows: Vec<Vec<String>> = numbers
+        .iter()
+        .map(|n| {
+            let mut row = vec![format!("Q{n}")];
+            row.extend(t.query_streams.iter().map(|s| {
+                s.queries
+                    .iter()
+                    .find(|q| q.number == *n)
+                    .map_or("-".into(), |q| format_duration_ns(q.seconds * 1e9))
+            }));
+            row
+        })
+        .collect();
+    let heads: Vec<String> = t.query_streams.iter().map(|s| format!("stream {}", s.stream)).collect();
+    let mut header = vec!["query"];
+    header.extend(heads.iter().map(String::as_str));
+    out.push_str(&table(&header, &rows));
+    for f in &t.refresh {
+        out.push_str(&refresh_line(f));
+    }
+    if !t.devices.is_empty() {
+        out.push_str(&devices_table("devices under the database over the throughput test:", &t.devices));
+    }
+    out
+}
+
+/// TPC-H's figures, computed from this run and named as derived.
+fn derived(d: &TpchDerived) -> String {
+    let mut out = format!("\nderived ({})\n", d.note);
     let _ = writeln!(
         out,
-        "\npower   {} queries: {} in all, geometric mean {} ({} measured{})",
-        p.queries,
-        format_duration_ns(p.total_s * 1e9),
-        format_duration_ns(p.geomean_s * 1e9),
-        format_duration_ns(p.measured_s * 1e9),
-        if c.runs > 1 { ", every run" } else { "" },
+        "        geometric mean of the 22 query times {}",
+        format_duration_ns(d.geomean_s * 1e9)
     );
-    let rewritten: Vec<String> =
-        r.queries.iter().filter(|q| q.rewrite.is_some()).map(|q| format!("Q{}", q.number)).collect();
-    if !rewritten.is_empty() {
-        let _ = writeln!(out, "        rewritten for both engines (docs/DB.md): {}", rewritten.join(", "));
-    }
-    if !r.devices.is_empty() {
-        out.push('\n');
-        out.push_str(&devices_table(
-            "devices under the database, from the first query to the last (/proc/diskstats):",
-            &r.devices,
-        ));
-    }
-    for w in &r.warnings {
-        let _ = writeln!(out, "warning: {w}");
+    let _ = writeln!(out, "        Power@Size {:.1} (over {})", d.power_at_size, d.power_basis);
+    if let (Some(t), Some(q)) = (d.throughput_at_size, d.qphh_at_size) {
+        let _ = writeln!(out, "        Throughput@Size {t:.1}");
+        let _ = writeln!(out, "        QphH@Size {q:.1} (the composite, √(Power × Throughput))");
     }
     out
 }
