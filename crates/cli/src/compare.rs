@@ -10,7 +10,9 @@ use anyhow::{Context, Result};
 use iolab_catalog::{Catalog, Filter};
 use iolab_report::compare::{self, CompareOptions, MetricFilter, Side, SideDocs};
 use iolab_report::db::DbResult;
+use iolab_report::db_copy::CopyResult;
 use iolab_report::db_sweep::DbSweepResult;
+use iolab_report::db_tpch::TpchResult;
 use iolab_report::sweep::SweepResult;
 use iolab_report::{Document, JsonExporter, RunResult, TextExporter};
 
@@ -24,6 +26,8 @@ enum Docs {
     Sweeps(Vec<SweepResult>),
     Db(Vec<DbResult>),
     DbSweeps(Vec<DbSweepResult>),
+    Tpch(Vec<TpchResult>),
+    Copy(Vec<CopyResult>),
 }
 
 impl Docs {
@@ -33,6 +37,8 @@ impl Docs {
             Docs::Sweeps(s) => SideDocs::Sweeps(s),
             Docs::Db(d) => SideDocs::Db(d),
             Docs::DbSweeps(s) => SideDocs::DbSweeps(s),
+            Docs::Tpch(t) => SideDocs::Tpch(t),
+            Docs::Copy(c) => SideDocs::Copy(c),
         }
     }
 }
@@ -85,8 +91,18 @@ fn parse_doc(v: serde_json::Value, what: &str) -> Result<Docs> {
                 .map_err(|e| usage(format!("'{what}' is not a valid iolab.dbsweep/1 document: {e}")))?;
             Ok(Docs::DbSweeps(vec![s]))
         }
+        Some(iolab_report::db_tpch::DB_TPCH_SCHEMA) => {
+            let t: TpchResult = serde_json::from_value(v)
+                .map_err(|e| usage(format!("'{what}' is not a valid iolab.dbtpch/1 document: {e}")))?;
+            Ok(Docs::Tpch(vec![t]))
+        }
+        Some(iolab_report::db_copy::DB_COPY_SCHEMA) => {
+            let c: CopyResult = serde_json::from_value(v)
+                .map_err(|e| usage(format!("'{what}' is not a valid iolab.dbcopy/1 document: {e}")))?;
+            Ok(Docs::Copy(vec![c]))
+        }
         Some(other) => Err(usage(format!(
-            "'{what}' is a '{other}' document; compare takes results (iolab.result/1), sweeps (iolab.sweep/1) and database runs (iolab.db/1, iolab.dbsweep/1)"
+            "'{what}' is a '{other}' document; compare takes results (iolab.result/1), sweeps (iolab.sweep/1) and database runs (iolab.db/1, iolab.dbsweep/1, iolab.dbtpch/1, iolab.dbcopy/1)"
         ))),
         None => Err(usage(format!(
             "'{what}' is not an iolab result or sweep: it has no \"schema\" field (expected iolab.result/1 or iolab.sweep/1)"
@@ -114,7 +130,10 @@ fn merge(into: &mut Option<Docs>, more: Docs, input: &str) -> Result<()> {
         (Some(Docs::Sweeps(a)), Docs::Sweeps(b)) => a.extend(b),
         (Some(Docs::Db(a)), Docs::Db(b)) => a.extend(b),
         (Some(Docs::DbSweeps(a)), Docs::DbSweeps(b)) => a.extend(b),
-        (Some(Docs::Db(_) | Docs::DbSweeps(_)), _) | (Some(_), Docs::Db(_) | Docs::DbSweeps(_)) => {
+        (Some(Docs::Tpch(a)), Docs::Tpch(b)) => a.extend(b),
+        (Some(Docs::Copy(a)), Docs::Copy(b)) => a.extend(b),
+        (Some(Docs::Db(_) | Docs::DbSweeps(_) | Docs::Tpch(_) | Docs::Copy(_)), _)
+        | (Some(_), Docs::Db(_) | Docs::DbSweeps(_) | Docs::Tpch(_) | Docs::Copy(_)) => {
             return Err(usage(format!(
                 "'{input}' mixes database runs (iolab db) with other documents; a side is one kind of document"
             )))

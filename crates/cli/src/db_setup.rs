@@ -5,6 +5,7 @@
 //! afterwards (the memory limit's setting and warning, the capture written). A leaf: it imports no command.
 
 use crate::exit::{outputs_not_written, usage};
+use crate::saving::Saver;
 use anyhow::Result;
 use iolab_db::dir::DbDir;
 use iolab_db::engine::postgres::Postgres;
@@ -92,6 +93,15 @@ pub struct EngineFlags<'a> {
 }
 
 impl crate::args::db::DbCommonArgs {
+    /// Begins the command's [`Session`] in `gate` with `url` (`--url`, where the command has it), and opens
+    /// the catalog's [`Saver`] (none with `--no-save`) between `--json` and the engine's flags, as
+    /// `iolab db tpcc` does.
+    pub fn begin(&self, gate: WriteGate, url: Option<&str>) -> Result<(Session, Option<Saver>)> {
+        Session::begin_with(gate, &self.flags(url), self.json.as_deref(), self.quiet, false, |gate, quiet| {
+            Saver::open(&self.catalog, quiet, false, gate)
+        })
+    }
+
     /// The engine flags, with `url` (`--url`, where the command has it).
     pub fn flags<'a>(&'a self, url: Option<&'a str>) -> EngineFlags<'a> {
         EngineFlags {
@@ -438,7 +448,7 @@ pub fn dirs<'a>(opened: &'a Opened, also: Option<&'a Path>) -> Vec<&'a Path> {
     out
 }
 
-/// One db command from its flags to its outputs: [`Session::begin`] claims `--json` and checks and claims
+/// One db command from its flags to its outputs: [`Session::begin_with`] claims `--json` and checks and claims
 /// the engine's flags (nothing made); [`Session::run`] makes the directory, memory limit and engine, arms the
 /// capture, runs the work and undoes them all on every path; [`Session::output`] prints and writes the
 /// document and the capture.
@@ -456,14 +466,10 @@ pub struct Session {
 }
 
 impl Session {
-    /// Claims `json` and the engine's flags `f` in `gate` (which may hold the command's other claims).
-    pub fn begin(gate: WriteGate, f: &EngineFlags, json: Option<&str>, quiet: bool) -> Result<Session> {
-        Session::begin_with(gate, f, json, quiet, false, |_, _| Ok(())).map(|(s, ())| s)
-    }
-
-    /// As [`Session::begin`], with `claim` run between `--json` and the engine's flags (told whether the
-    /// command is quiet: the catalog's saver is claimed there), and `bars` when the command draws live bars
-    /// on a terminal (then the signal handler leaves the terminal to them).
+    /// Claims `json` and the engine's flags `f` in `gate` (which may hold the command's other claims), with
+    /// `claim` run between them (told whether the command is quiet: the catalog's saver is claimed there),
+    /// and `bars` when the command draws live bars on a terminal (then the signal handler leaves the
+    /// terminal to them).
     pub fn begin_with<T>(
         mut gate: WriteGate,
         f: &EngineFlags,
@@ -507,6 +513,21 @@ impl Session {
         let done = result?;
         closed.map_err(db_error).context("closing the database")?;
         Ok((done, memory))
+    }
+
+    /// Saves the document in the catalog (with a saver: as `kind`), then prints it, writes `--json` and
+    /// the capture ([`Session::output`]), then returns the first error of either: a catalog that cannot take
+    /// the result never hides its numbers.
+    pub fn save_and_output(
+        &self,
+        saver: Option<&Saver>,
+        kind: iolab_catalog::EntryKind,
+        doc: &iolab_report::Document<'_>,
+    ) -> Result<()> {
+        let saved = crate::saving::save(saver, kind, &iolab_report::JsonExporter.render(doc));
+        let written = self.output(doc);
+        saved?;
+        written
     }
 
     /// Prints the document (unless quiet), writes `--json`, then the capture.

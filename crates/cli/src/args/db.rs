@@ -145,6 +145,9 @@ pub struct DbCommonArgs {
     /// (and a copy's destination) into FILE, an iolab trace. Root only.
     #[arg(long, value_name = "FILE")]
     pub capture: Option<String>,
+    /// Results catalog: where the result is saved (as kind db-tpch or db-copy), its tags and note.
+    #[command(flatten)]
+    pub catalog: super::CatalogFlags,
 }
 
 /// `iolab db tpch` options.

@@ -21,7 +21,7 @@ pub mod txn;
 use crate::engine::Engine;
 use crate::Error;
 use iolab_report::db::{
-    DbBuild, DbEngine, DbResult, DeviceView, MixShare, Setting, TableRows, TpccConfig, TpccRun, TxResult,
+    DbBuild, DbEngine, DbHeader, DbResult, DeviceView, MixShare, Setting, TableRows, TpccConfig, TpccRun, TxResult,
     DB_SCHEMA, TPCC_DISCLAIMER,
 };
 use iolab_report::db_sweep::{DbSweepPoint, DbSweepResult, DB_SWEEP_SCHEMA};
@@ -101,12 +101,7 @@ pub fn sweep(
     }
     partial |= points.len() < users.len();
     let mut s = DbSweepResult {
-        schema: DB_SWEEP_SCHEMA.into(),
-        iolab_version: env!("CARGO_PKG_VERSION").into(),
-        workload: "tpcc".into(),
-        disclaimer: TPCC_DISCLAIMER.into(),
-        seed: o.seed,
-        start_unix_s,
+        header: DbHeader::new(DB_SWEEP_SCHEMA, "tpcc", Some(TPCC_DISCLAIMER), o.seed, start_unix_s),
         axis: "users".into(),
         users: users.to_vec(),
         points,
@@ -243,12 +238,7 @@ fn document(
         );
     }
     DbResult {
-        schema: DB_SCHEMA.into(),
-        iolab_version: env!("CARGO_PKG_VERSION").into(),
-        workload: "tpcc".into(),
-        disclaimer: TPCC_DISCLAIMER.into(),
-        seed: o.seed,
-        start_unix_s,
+        header: DbHeader::new(DB_SCHEMA, "tpcc", Some(TPCC_DISCLAIMER), o.seed, start_unix_s),
         engine: DbEngine {
             name: engine.name().into(),
             version: engine.version(),
