@@ -31,6 +31,18 @@ enum Docs {
 }
 
 impl Docs {
+    /// What the documents are, as a message names them.
+    fn what(&self) -> &'static str {
+        match self {
+            Docs::Runs(_) => "I/O runs",
+            Docs::Sweeps(_) => "I/O sweeps",
+            Docs::Db(_) => "tpcc runs",
+            Docs::DbSweeps(_) => "tpcc sweeps over users",
+            Docs::Tpch(_) => "tpch query sets",
+            Docs::Copy(_) => "database copies",
+        }
+    }
+
     fn side(self) -> SideDocs {
         match self {
             Docs::Runs(r) => SideDocs::Runs(r),
@@ -124,6 +136,7 @@ fn looks_like_id(s: &str) -> bool {
 }
 
 fn merge(into: &mut Option<Docs>, more: Docs, input: &str) -> Result<()> {
+    let more_what = more.what();
     match (into.as_mut(), more) {
         (None, d) => *into = Some(d),
         (Some(Docs::Runs(a)), Docs::Runs(b)) => a.extend(b),
@@ -134,9 +147,11 @@ fn merge(into: &mut Option<Docs>, more: Docs, input: &str) -> Result<()> {
         (Some(Docs::Copy(a)), Docs::Copy(b)) => a.extend(b),
         (Some(Docs::Db(_) | Docs::DbSweeps(_) | Docs::Tpch(_) | Docs::Copy(_)), _)
         | (Some(_), Docs::Db(_) | Docs::DbSweeps(_) | Docs::Tpch(_) | Docs::Copy(_)) => {
+            let kinds = [into.as_ref().map_or("", Docs::what), more_what];
             return Err(usage(format!(
-                "'{input}' mixes database runs (iolab db) with other documents; a side is one kind of document"
-            )))
+                "'{input}' mixes database runs (iolab db) with other documents ({} and {}); a side is one kind of document",
+                kinds[0], kinds[1]
+            )));
         }
         _ => {
             return Err(usage(format!(
