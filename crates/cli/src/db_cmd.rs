@@ -125,6 +125,7 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
         keep: a.keep,
         memory: a.memory.as_deref(),
         capture: a.capture.as_deref(),
+        capture_points: if users.len() > 1 { &users } else { &[] },
     };
     let (session, saver) =
         Session::begin_with(WriteGate::new(), &flags, a.json.as_deref(), a.quiet, true, |gate, quiet| {
@@ -159,8 +160,11 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
                     "interrupted before the first user count ran; nothing to report"
                 ));
             }
-            for p in &mut s.points {
+            // With --capture, each point names its trace (one per user count, in order).
+            let traces = session.watch.capture_paths();
+            for (i, p) in s.points.iter_mut().enumerate() {
                 add_memory(&mut p.result, memory.as_ref());
+                p.capture = traces.get(i).cloned();
             }
         }
     }

@@ -90,6 +90,9 @@ pub struct EngineFlags<'a> {
     pub memory: Option<&'a str>,
     /// `--capture`.
     pub capture: Option<&'a str>,
+    /// The user counts of a sweep over users (`--users 1,2,4`): `--capture FILE` then records one trace per
+    /// point, into [`point_capture_path`]; empty for one window.
+    pub capture_points: &'a [u32],
 }
 
 impl crate::args::db::DbCommonArgs {
@@ -112,6 +115,7 @@ impl crate::args::db::DbCommonArgs {
             keep: self.keep,
             memory: self.memory.as_deref(),
             capture: self.capture.as_deref(),
+            capture_points: &[],
         }
     }
 }
@@ -125,7 +129,36 @@ pub struct Prepared {
     keep: bool,
     dir: Option<(DirState, String)>,
     memory_bytes: Option<u64>,
-    capture: Option<Output>,
+    capture: Vec<Output>,
+}
+
+/// Where a sweep's point with `users` users writes its trace: FILE with `.users-N` before its extension
+/// (`tpcc.iolabtrace` becomes `tpcc.users-4.iolabtrace`; `trace` becomes `trace.users-4`).
+pub fn point_capture_path(file: &str, users: u32) -> String {
+    let name_at = file.rfind('/').map_or(0, |i| i + 1);
+    match file[name_at..].rfind('.').filter(|&dot| dot > 0) {
+        Some(dot) => format!("{}.users-{users}{}", &file[..name_at + dot], &file[name_at + dot..]),
+        None => format!("{file}.users-{users}"),
+    }
+}
+
+/// Claims `--capture`: its FILE, or for a sweep over users one file per point ([`point_capture_path`]),
+/// each gated as the one file would be.
+fn claim_captures(gate: &mut WriteGate, f: &EngineFlags) -> Result<Vec<Output>> {
+    let Some(file) = f.capture else { return Ok(Vec::new()) };
+    if f.capture_points.is_empty() {
+        return Ok(crate::output::claim(gate, "--capture", Some(file))?.into_iter().collect());
+    }
+    if file == "-" {
+        return Err(usage(
+            "invalid value '-' for '--capture': a sweep over users records one trace per user count, each in a file of its own; give a FILE (FILE.users-N are written)",
+        ));
+    }
+    let mut out = Vec::new();
+    for &u in f.capture_points {
+        out.extend(crate::output::claim(gate, "--capture", Some(&point_capture_path(file, u)))?);
+    }
+    Ok(out)
 }
 
 /// Checks the engine flags and claims the database directory and `--capture` in `gate`; every refusal
@@ -189,7 +222,7 @@ pub fn prepare(f: &EngineFlags, gate: &mut WriteGate) -> Result<Prepared> {
         }
         iolab_trace::capture::tracefs().map_err(|e| usage(format!("--capture: {e}")))?;
     }
-    let capture = crate::output::claim(gate, "--capture", f.capture)?;
+    let capture = claim_captures(gate, f)?;
     let dir = match f.url {
         None => {
             let path = dir_path(f.dir);
@@ -305,25 +338,27 @@ pub fn memory_warning(
     })
 }
 
-/// The capture's state.
+/// The capture's state over the windows.
 enum Capture {
-    /// No `--capture`.
+    /// No `--capture`, or every window recorded.
     Off,
-    /// Waiting for the window: the devices to record.
+    /// Waiting for the next window: the devices to record.
     Armed(Vec<String>),
-    /// Recording until the flag is raised.
-    Running(Arc<AtomicBool>, std::thread::JoinHandle<Result<(u64, Vec<u8>), String>>),
-    /// Done: the ops and the trace, or why not.
-    Done(Result<(u64, Vec<u8>), String>),
+    /// Recording until the flag is raised; the devices, to arm again for the next window.
+    Running(Vec<String>, Arc<AtomicBool>, std::thread::JoinHandle<Result<(u64, Vec<u8>), String>>),
 }
 
 /// The observer of a db workload: notices on stderr (unless quiet; above the bars when live), and
-/// `--capture` started when the measured window opens and stopped when it closes.
+/// `--capture` started when a measured window opens and stopped when it closes. One output per window (a
+/// sweep over users has one window per point): each window's trace is written to its output as the window
+/// closes, so only one trace is ever held in memory.
 pub struct Watch {
     quiet: bool,
     live: bool,
     capture: Mutex<Capture>,
-    output: Option<Output>,
+    outputs: Vec<Output>,
+    /// Per window closed, in order: the ops written to its output, or why not.
+    written: Mutex<Vec<Result<u64, String>>>,
 }
 
 /// The block devices to record under `dirs`: those that take requests (blk-mq, with `/sys/block/NAME/mq`):
@@ -341,15 +376,39 @@ fn capture_devices(dirs: &[&Path]) -> Vec<String> {
     out
 }
 
+/// Starts recording `devices` on a thread of its own; returns once the events are on (or failed).
+fn start_capture(devices: Vec<String>) -> Result<Capture, String> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
+    let flag = stop.clone();
+    let recorded = devices.clone();
+    let handle = std::thread::Builder::new()
+        .name("iolab-db-capture".into())
+        .spawn(move || {
+            let mut trace = Vec::new();
+            let ready = move || {
+                let _ = ready_tx.send(());
+            };
+            iolab_trace::capture::capture_devices(&recorded, &flag, &ready, &mut trace)
+                .map(|n| (n, trace))
+                .map_err(|e| e.to_string())
+        })
+        .map_err(|e| format!("starting the capture thread: {e}"))?;
+    // The events are on before the window's first counters are read (or it failed).
+    let _ = ready_rx.recv_timeout(Duration::from_secs(10));
+    Ok(Capture::Running(devices, stop, handle))
+}
+
 impl Watch {
     /// A watch without a capture yet; `live`: the command draws bars on stderr, so notices go above them.
     pub fn new(quiet: bool, live: bool, p: &mut Prepared) -> Watch {
-        Watch { quiet, live, capture: Mutex::new(Capture::Off), output: p.capture.take() }
+        let outputs = std::mem::take(&mut p.capture);
+        Watch { quiet, live, capture: Mutex::new(Capture::Off), outputs, written: Mutex::new(Vec::new()) }
     }
 
-    /// With `--capture`: records the devices under `dirs` over the window; an error when there are none.
+    /// With `--capture`: records the devices under `dirs` over each window; an error when there are none.
     pub fn arm(&self, dirs: &[&Path]) -> Result<()> {
-        if self.output.is_none() {
+        if self.outputs.is_empty() {
             return Ok(());
         }
         let devices = capture_devices(dirs);
@@ -360,7 +419,8 @@ impl Watch {
                 shown.join(" or ")
             )));
         }
-        self.notice(&format!("capturing the block I/O of {} over the measured window", devices.join(", ")));
+        let each = if self.outputs.len() > 1 { "each measured window" } else { "the measured window" };
+        self.notice(&format!("capturing the block I/O of {} over {each}", devices.join(", ")));
         *self.state() = Capture::Armed(devices);
         Ok(())
     }
@@ -369,32 +429,47 @@ impl Watch {
         self.capture.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Writes the capture (if any) to its output, saying how many ops; an error (exit 3) when it failed or
-    /// could not be written.
+    fn written(&self) -> std::sync::MutexGuard<'_, Vec<Result<u64, String>>> {
+        self.written.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The file each window's trace went to, in order (`None` without `--capture`): what a sweep's points
+    /// name.
+    pub fn capture_paths(&self) -> Vec<String> {
+        self.outputs.iter().map(|o| o.path().to_string()).collect()
+    }
+
+    /// Ends a recording: joins its thread and writes its trace to the next output.
+    fn close(&self, stop: &AtomicBool, handle: std::thread::JoinHandle<Result<(u64, Vec<u8>), String>>) {
+        stop.store(true, Ordering::Relaxed);
+        let recorded = handle.join().unwrap_or_else(|_| Err("the capture thread panicked".into()));
+        let mut written = self.written();
+        let Some(out) = self.outputs.get(written.len()) else { return };
+        let result = recorded.and_then(|(n, bytes)| out.write(&bytes).map(|()| n).map_err(|e| e.to_string()));
+        written.push(result);
+    }
+
+    /// Says what each window's capture wrote; an error (exit 3) when one failed, could not be written, or
+    /// its window never opened. A recording still running (an error ended the work) is stopped and written.
     pub fn finish(&self) -> Result<()> {
-        let Some(out) = &self.output else { return Ok(()) };
-        let state = std::mem::replace(&mut *self.state(), Capture::Off);
-        let result = match state {
-            Capture::Done(r) => r,
-            Capture::Running(stop, handle) => {
-                stop.store(true, Ordering::Relaxed);
-                handle.join().unwrap_or_else(|_| Err("the capture thread panicked".into()))
-            }
-            Capture::Armed(_) | Capture::Off => Err("the measured window never opened".into()),
-        };
-        match result.map_err(anyhow::Error::msg).and_then(|(n, bytes)| {
-            out.write(&bytes)?;
-            Ok(n)
-        }) {
-            Ok(n) => {
-                self.notice(&format!("captured {} ops into {}", iolab_report::format_count(n), out.path()));
-                Ok(())
-            }
-            Err(e) => {
-                eprintln!("iolab: --capture: {e:#}");
-                Err(outputs_not_written(1))
+        if let Capture::Running(_, stop, handle) = std::mem::replace(&mut *self.state(), Capture::Off) {
+            self.close(&stop, handle);
+        }
+        let written = std::mem::take(&mut *self.written());
+        let mut failed = 0;
+        for (i, out) in self.outputs.iter().enumerate() {
+            match written.get(i).cloned().unwrap_or_else(|| Err("the measured window never opened".into())) {
+                Ok(n) => self.notice(&format!("captured {} ops into {}", iolab_report::format_count(n), out.path())),
+                Err(e) => {
+                    eprintln!("iolab: --capture {}: {e}", out.path());
+                    failed += 1;
+                }
             }
         }
+        if failed > 0 {
+            return Err(outputs_not_written(failed));
+        }
+        Ok(())
     }
 }
 
@@ -409,32 +484,18 @@ impl Observer for Watch {
         let mut state = self.state();
         match (open, std::mem::replace(&mut *state, Capture::Off)) {
             (true, Capture::Armed(devices)) => {
-                let stop = Arc::new(AtomicBool::new(false));
-                let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
-                let flag = stop.clone();
-                let handle = std::thread::Builder::new().name("iolab-db-capture".into()).spawn(move || {
-                    let mut trace = Vec::new();
-                    let ready = move || {
-                        let _ = ready_tx.send(());
-                    };
-                    iolab_trace::capture::capture_devices(&devices, &flag, &ready, &mut trace)
-                        .map(|n| (n, trace))
-                        .map_err(|e| e.to_string())
+                *state = start_capture(devices).unwrap_or_else(|e| {
+                    self.written().push(Err(e));
+                    Capture::Off
                 });
-                match handle {
-                    Ok(handle) => {
-                        // The events are on before the window's first counters are read (or it failed).
-                        let _ = ready_rx.recv_timeout(Duration::from_secs(10));
-                        *state = Capture::Running(stop, handle);
-                    }
-                    Err(e) => *state = Capture::Done(Err(format!("starting the capture thread: {e}"))),
-                }
             }
-            (false, Capture::Running(stop, handle)) => {
-                stop.store(true, Ordering::Relaxed);
-                *state = Capture::Done(
-                    handle.join().unwrap_or_else(|_| Err("the capture thread panicked".into())),
-                );
+            (false, Capture::Running(devices, stop, handle)) => {
+                drop(state);
+                self.close(&stop, handle);
+                let more = self.written().len() < self.outputs.len();
+                if more {
+                    *self.state() = Capture::Armed(devices);
+                }
             }
             (_, other) => *state = other,
         }
@@ -540,5 +601,45 @@ impl Session {
             crate::output::write_all(vec![(out, Ok(JsonExporter.render(doc)))])?;
         }
         self.watch.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn point_capture_path_puts_the_users_before_the_extension() {
+        assert_eq!(point_capture_path("tpcc.iolabtrace", 4), "tpcc.users-4.iolabtrace");
+        assert_eq!(point_capture_path("/tmp/a.b/trace", 16), "/tmp/a.b/trace.users-16");
+        assert_eq!(point_capture_path("dir/.hidden", 1), "dir/.hidden.users-1");
+        assert_eq!(point_capture_path("t.tar.gz", 2), "t.tar.users-2.gz");
+    }
+
+    #[test]
+    fn a_sweep_claims_one_capture_per_point_and_refuses_stdout() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.iolabtrace").display().to_string();
+        let flags = |capture, points| EngineFlags {
+            engine: "sqlite",
+            dir: None,
+            url: None,
+            shared_buffers: "32M",
+            keep: false,
+            memory: None,
+            capture,
+            capture_points: points,
+        };
+        let outs = claim_captures(&mut WriteGate::new(), &flags(Some(&file), &[1, 2])).unwrap();
+        let paths: Vec<&str> = outs.iter().map(Output::path).collect();
+        assert!(paths[0].ends_with("t.users-1.iolabtrace") && paths[1].ends_with("t.users-2.iolabtrace"));
+        assert_eq!(claim_captures(&mut WriteGate::new(), &flags(Some(&file), &[])).unwrap().len(), 1);
+        let e = claim_captures(&mut WriteGate::new(), &flags(Some("-"), &[1, 2])).unwrap_err();
+        assert!(format!("{e:#}").contains("invalid value '-' for '--capture'"), "{e:#}");
+        // Each point's file is gated as the one file is: one that is the --json output collides.
+        let mut gate = WriteGate::new();
+        let json = point_capture_path(&file, 2);
+        crate::output::claim(&mut gate, "--json", Some(&json)).unwrap();
+        assert!(claim_captures(&mut gate, &flags(Some(&file), &[1, 2])).is_err());
     }
 }

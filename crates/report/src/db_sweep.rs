@@ -43,6 +43,10 @@ pub struct DbSweepPoint {
     pub users: u32,
     /// Its run, whole.
     pub result: DbResult,
+    /// The trace of its measured window's block I/O (`--capture FILE`: FILE with `.users-N` before its
+    /// extension), if one was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<String>,
 }
 
 /// The knee of NOPM against users.
@@ -121,7 +125,7 @@ pub(crate) mod tests {
                 if let Some(l) = r.run.transactions[0].latency_ns.as_mut() {
                     l.p99 = p99;
                 }
-                DbSweepPoint { users, result: r }
+                DbSweepPoint { users, result: r, capture: Some(format!("t.users-{users}.iolabtrace")) }
             })
             .collect();
         let mut s = DbSweepResult {

@@ -94,7 +94,7 @@ pub fn sweep(
         let point = Options { users: u, ..o.clone() };
         let result = measure(engine, &point, now_unix_s(), &built, stop, observer)?;
         partial |= result.partial;
-        points.push(DbSweepPoint { users: u, result });
+        points.push(DbSweepPoint { users: u, result, capture: None });
         if partial {
             break;
         }
