@@ -796,7 +796,8 @@ fn version_4_catalog_takes_tpch_and_copy_runs_after_the_upgrade_and_keeps_its_db
     let db = before.iter().find(|s| s.id == "dddd0001").expect("the db run is kept");
     assert_eq!((db.kind.as_str(), db.columns.nopm), ("db", Some(4321.0)));
     assert!(before.iter().filter(|s| s.id != "dddd0001").all(|s| s.tags.len() == 1), "tags kept: {before:?}");
-    c.save(&NewEntry { kind: EntryKind::DbTpch, doc: tpch_doc(2.0, "vda"), tags: vec![], note: None }).unwrap();
+    c.save(&NewEntry { kind: EntryKind::DbTpch, doc: tpch_doc(2.0, "vda"), tags: vec![], note: None })
+        .unwrap();
     c.save(&NewEntry { kind: EntryKind::DbCopy, doc: copy_doc(90.0), tags: vec![], note: None }).unwrap();
     assert_eq!(c.summaries(&Filter::default()).unwrap().len(), before.len() + 2);
 }

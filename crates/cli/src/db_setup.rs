@@ -459,7 +459,11 @@ impl Watch {
         let mut failed = 0;
         for (i, out) in self.outputs.iter().enumerate() {
             match written.get(i).cloned().unwrap_or_else(|| Err("the measured window never opened".into())) {
-                Ok(n) => self.notice(&format!("captured {} ops into {}", iolab_report::format_count(n), out.path())),
+                Ok(n) => self.notice(&format!(
+                    "captured {} ops into {}",
+                    iolab_report::format_count(n),
+                    out.path()
+                )),
                 Err(e) => {
                     eprintln!("iolab: --capture {}: {e}", out.path());
                     failed += 1;

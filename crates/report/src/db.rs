@@ -37,7 +37,13 @@ pub struct DbHeader {
 
 impl DbHeader {
     /// A header written by this iolab.
-    pub fn new(schema: &str, workload: &str, disclaimer: Option<&str>, seed: u64, start_unix_s: u64) -> DbHeader {
+    pub fn new(
+        schema: &str,
+        workload: &str,
+        disclaimer: Option<&str>,
+        seed: u64,
+        start_unix_s: u64,
+    ) -> DbHeader {
         DbHeader {
             schema: schema.into(),
             iolab_version: env!("CARGO_PKG_VERSION").into(),

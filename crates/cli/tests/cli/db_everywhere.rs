@@ -280,7 +280,8 @@ fn tpch_and_copy_runs_are_saved_listed_shown_compared_and_reported() {
     }
     // Listed with their headlines: the query times, the copy's MB/s.
     let list = |kind: &str| -> Vec<Value> {
-        let v: Value = serde_json::from_str(&ok(d, &["runs", "--db", "cat.db", "--kind", kind, "--json"])).unwrap();
+        let v: Value =
+            serde_json::from_str(&ok(d, &["runs", "--db", "cat.db", "--kind", kind, "--json"])).unwrap();
         v.as_array().unwrap().clone()
     };
     let tpch = list("db-tpch");
@@ -297,15 +298,19 @@ fn tpch_and_copy_runs_are_saved_listed_shown_compared_and_reported() {
     assert!(table.lines().next().unwrap().contains("queries (total / geomean)"), "{table}");
     // Shown as printed, exported byte for byte.
     let show = ok(d, &["show", &tpch_ids[0], "--db", "cat.db"]);
-    assert!(show.contains("geometric mean") && show.contains(&format!("catalog {} · db-tpch ·", tpch_ids[0])));
+    assert!(
+        show.contains("geometric mean") && show.contains(&format!("catalog {} · db-tpch ·", tpch_ids[0]))
+    );
     let show = ok(d, &["show", &copy_ids[0], "--db", "cat.db"]);
     assert!(show.contains("sqlite-backup") && show.contains("MB/s"), "{show}");
     let exported = ok(d, &["export", &copy_ids[1], "--json", "--db", "cat.db"]);
     assert_eq!(exported, std::fs::read_to_string(d.join("copy6.json")).unwrap());
     // Compared: each query, the total as a ratio; copies by time and rate.
-    let c: Value =
-        serde_json::from_str(&ok(d, &["compare", "tag:gen=5", "tpch6.json", "--db", "cat.db", "--json", "-"]))
-            .unwrap_or_else(|e| panic!("{e}"));
+    let c: Value = serde_json::from_str(&ok(
+        d,
+        &["compare", "tag:gen=5", "tpch6.json", "--db", "cat.db", "--json", "-"],
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c["kind"], "db_tpch");
     let keys: Vec<&str> =
         c["units"][0]["metrics"].as_array().unwrap().iter().map(|m| m["key"].as_str().unwrap()).collect();
@@ -321,7 +326,8 @@ fn tpch_and_copy_runs_are_saved_listed_shown_compared_and_reported() {
     // Reported: a query set and a copy, from the catalog.
     ok(d, &["report", &tpch_ids[0], &copy_ids[0], "--db", "cat.db", "-o", "db.html"]);
     let html = std::fs::read_to_string(d.join("db.html")).unwrap();
-    for want in ["Analytics queries (tpch): ", ">total query time<", "not TPC-H compliant", "Database copy: "] {
+    for want in ["Analytics queries (tpch): ", ">total query time<", "not TPC-H compliant", "Database copy: "]
+    {
         assert!(html.contains(want), "{want} in the report");
     }
     let md = ok(d, &["report", "tpch5.json", "copy5.json", "--format", "md"]);
@@ -330,6 +336,8 @@ fn tpch_and_copy_runs_are_saved_listed_shown_compared_and_reported() {
     assert!(charts >= 1, "the query times are drawn");
     match crate::report::chromium() {
         Some(bin) => crate::report::check_in_browser(&bin, d, &d.join("db.html"), charts),
-        None => println!("skipped: chromium not installed; the tpch and copy report is not checked in a browser"),
+        None => {
+            println!("skipped: chromium not installed; the tpch and copy report is not checked in a browser")
+        }
     }
 }

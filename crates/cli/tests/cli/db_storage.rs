@@ -411,13 +411,17 @@ fn db_flags_are_refused_before_anything_is_made() {
 fn capture_in_a_sweep_over_users_records_one_trace_per_point() {
     let fs = match Ext4::new(96) {
         Ok(f) => f,
-        Err(why) => return eprintln!("SKIP capture_in_a_sweep_over_users_records_one_trace_per_point: {why}"),
+        Err(why) => {
+            return eprintln!("SKIP capture_in_a_sweep_over_users_records_one_trace_per_point: {why}")
+        }
     };
     if std::fs::metadata("/sys/kernel/tracing/events/block")
         .or_else(|_| std::fs::metadata("/sys/kernel/debug/tracing/events/block"))
         .is_err()
     {
-        return eprintln!("SKIP capture_in_a_sweep_over_users_records_one_trace_per_point: no tracefs block events");
+        return eprintln!(
+            "SKIP capture_in_a_sweep_over_users_records_one_trace_per_point: no tracefs block events"
+        );
     }
     let work = crate::util::tempdir();
     let trace = work.path().join("tpcc.iolabtrace");

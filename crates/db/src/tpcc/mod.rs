@@ -21,8 +21,8 @@ pub mod txn;
 use crate::engine::Engine;
 use crate::Error;
 use iolab_report::db::{
-    DbBuild, DbEngine, DbHeader, DbResult, DeviceView, MixShare, Setting, TableRows, TpccConfig, TpccRun, TxResult,
-    DB_SCHEMA, TPCC_DISCLAIMER,
+    DbBuild, DbEngine, DbHeader, DbResult, DeviceView, MixShare, Setting, TableRows, TpccConfig, TpccRun,
+    TxResult, DB_SCHEMA, TPCC_DISCLAIMER,
 };
 use iolab_report::db_sweep::{DbSweepPoint, DbSweepResult, DB_SWEEP_SCHEMA};
 use iolab_report::sweep::{DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT};

@@ -515,21 +515,15 @@ pub(crate) fn extract(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
 /// transactions). Read and write rows appear only when some trial had ops of that kind; group rows only
 /// when some trial has more than one group (a single group repeats the totals).
 pub(crate) fn metric_defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
-    let dbs: Vec<&DbResult> = all_trials
-        .iter()
-        .flatten()
-        .filter_map(|t| if let Trial::Db(r) = t { Some(*r) } else { None })
-        .collect();
+    let dbs = docs_of(all_trials, |t| if let Trial::Db(r) = t { Some(*r) } else { None });
     if !dbs.is_empty() {
         return db_metric_defs(&dbs);
     }
-    let tpch: Vec<&TpchResult> =
-        all_trials.iter().flatten().filter_map(|t| if let Trial::Tpch(r) = t { Some(*r) } else { None }).collect();
+    let tpch = docs_of(all_trials, |t| if let Trial::Tpch(r) = t { Some(*r) } else { None });
     if !tpch.is_empty() {
         return tpch_metric_defs(&tpch);
     }
-    let copies: Vec<&CopyResult> =
-        all_trials.iter().flatten().filter_map(|t| if let Trial::Copy(r) = t { Some(*r) } else { None }).collect();
+    let copies = docs_of(all_trials, |t| if let Trial::Copy(r) = t { Some(*r) } else { None });
     if !copies.is_empty() {
         return copy_metric_defs(&copies);
     }
@@ -598,6 +592,11 @@ pub(crate) fn metric_defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
         }
     }
     defs
+}
+
+/// The documents of one kind among every side's trials.
+fn docs_of<'a, T>(all_trials: &[Vec<Trial<'a>>], pick: impl Fn(&Trial<'a>) -> Option<&'a T>) -> Vec<&'a T> {
+    all_trials.iter().flatten().filter_map(pick).collect()
 }
 
 /// The metrics of database runs: NOPM and TPM; per transaction type its rate and response times; per device

@@ -360,7 +360,10 @@ fn side_info(i: usize, s: &Side, notes: &mut Vec<String>) -> SideInfo {
         }
         SideDocs::Tpch(t) => {
             if t.iter().any(|r| r.partial) {
-                notes.push(format!("side {label} ('{}') includes a partial (interrupted) query set", s.source));
+                notes.push(format!(
+                    "side {label} ('{}') includes a partial (interrupted) query set",
+                    s.source
+                ));
             }
             let config = |r: &crate::db_tpch::TpchResult| (r.config.scale, r.engine.name.clone());
             if t.iter().any(|r| config(r) != config(&t[0])) {
@@ -387,7 +390,9 @@ fn db_runs(s: &Side) -> Vec<(&str, Vec<&crate::db::DeviceView>)> {
         SideDocs::Tpch(t) => t.iter().map(|r| (r.engine.name.as_str(), r.devices.iter().collect())).collect(),
         SideDocs::Copy(c) => c
             .iter()
-            .map(|r| (r.engine.name.as_str(), r.source_devices.iter().chain(&r.destination_devices).collect()))
+            .map(|r| {
+                (r.engine.name.as_str(), r.source_devices.iter().chain(&r.destination_devices).collect())
+            })
             .collect(),
         SideDocs::Runs(_) | SideDocs::Sweeps(_) => Vec::new(),
     }

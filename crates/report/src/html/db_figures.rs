@@ -8,8 +8,8 @@ use super::charts::{Axis, BarChart, BarSet, Fmt, Legend, LineChart, Mark, Series
 use super::figures::{curve_from_histogram, curve_from_summary, one_bar_each, percentile_chart};
 use crate::db::{DbBuild, DbEngine, DbResult};
 use crate::db_copy::CopyResult;
-use crate::db_tpch::TpchResult;
 use crate::db_sweep::{DbSweepResult, KNEE_TRANSACTION};
+use crate::db_tpch::TpchResult;
 use iolab_stats::{LatSummary, LatencyHistogram};
 
 /// A whole-nanosecond field of a latency summary (p50, p95, p99).
@@ -92,7 +92,10 @@ pub(crate) fn query_time_bars(label: &str, r: &TpchResult) -> BarChart {
         title: format!("Query times: {label}"),
         y_desc: "time".into(),
         names: r.queries.iter().map(|q| format!("Q{}", q.number)).collect(),
-        sets: vec![BarSet { name: "time".into(), values: r.queries.iter().map(|q| q.seconds * 1e9).collect() }],
+        sets: vec![BarSet {
+            name: "time".into(),
+            values: r.queries.iter().map(|q| q.seconds * 1e9).collect(),
+        }],
         fmt: Fmt::Nanos,
     }
 }
@@ -217,7 +220,15 @@ fn engine_facts(e: &DbEngine) -> Vec<(&'static str, String)> {
 fn build_fact(b: &DbBuild) -> (&'static str, String) {
     let rows: u64 = b.rows.iter().map(|t| t.rows).sum();
     let loaders = if b.loaders == 1 { "" } else { "s" };
-    ("build", format!("{} rows in {:.2} s ({} loader{loaders})", crate::format::format_count(rows), b.seconds, b.loaders))
+    (
+        "build",
+        format!(
+            "{} rows in {:.2} s ({} loader{loaders})",
+            crate::format::format_count(rows),
+            b.seconds,
+            b.loaders
+        ),
+    )
 }
 
 /// The facts of a run as (name, value) rows: engine, where, the load, the build, NOPM and TPM.
@@ -250,10 +261,15 @@ pub(crate) fn tpch_facts(r: &TpchResult) -> Vec<(&'static str, String)> {
     let c = &r.config;
     let mut out = engine_facts(&r.engine);
     let order: Vec<String> = c.order.iter().map(|q| format!("Q{q}")).collect();
-    out.push(("load", format!("scale {}, {} run(s) of each query, order {}", c.scale, c.runs, order.join(" "))));
+    out.push((
+        "load",
+        format!("scale {}, {} run(s) of each query, order {}", c.scale, c.runs, order.join(" ")),
+    ));
     out.push(build_fact(&r.build));
     let start = match c.evicted_bytes {
-        Some(b) => format!("{}: {} dropped from the page cache first", c.start, crate::format::format_bytes(b)),
+        Some(b) => {
+            format!("{}: {} dropped from the page cache first", c.start, crate::format::format_bytes(b))
+        }
         None => c.start.clone(),
     };
     out.push(("start", start));

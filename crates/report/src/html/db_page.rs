@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::db_figures;
-use super::page::{card, numbers_table, Grid};
+use super::parts::{card, numbers_table, Grid};
 use super::{escape_html as esc, DocBody, ReportDoc};
 use crate::db::{DbHeader, DbResult, DeviceView};
 use crate::db_copy::CopyResult;
@@ -213,7 +213,8 @@ fn db_sweep_section(out: &mut String, d: &ReportDoc, s: &crate::db_sweep::DbSwee
 /// A tpch query set: cards (total, geometric mean, queries, read from the devices), each query's time as
 /// bars and as a table with what the device read, the devices over the set, warnings and facts.
 fn tpch_section(out: &mut String, d: &ReportDoc, r: &TpchResult, n: &mut usize) {
-    let _ = writeln!(out, "<section class=\"db-tpch\">\n<h2>Analytics queries (tpch): {}</h2>", esc(&d.label));
+    let _ =
+        writeln!(out, "<section class=\"db-tpch\">\n<h2>Analytics queries (tpch): {}</h2>", esc(&d.label));
     let c = &r.config;
     let what = format!("scale {} · {} run(s) of each query · {} start", c.scale, c.runs, c.start);
     db_header(out, d, &r.header, &r.engine.name, &what, r.partial);
@@ -239,7 +240,8 @@ fn tpch_section(out: &mut String, d: &ReportDoc, r: &TpchResult, n: &mut usize) 
     grid.write(out, n);
     out.push_str("<h3>Queries</h3>\n");
     if let Some(name) = crate::db_rows::query_device(r) {
-        let _ = writeln!(out, "<p class=\"meta\">reads: the device {}, during each query's runs</p>", esc(name));
+        let _ =
+            writeln!(out, "<p class=\"meta\">reads: the device {}, during each query's runs</p>", esc(name));
     }
     numbers_table(out, &crate::db_rows::QUERY_COLUMNS, &crate::db_rows::query_rows(r));
     let _ = writeln!(out, "<p>{}</p>", esc(&crate::db_rows::power_text(r)));

@@ -23,6 +23,7 @@ mod figures;
 mod markdown;
 mod names;
 mod page;
+mod parts;
 
 use serde_json::Value;
 
