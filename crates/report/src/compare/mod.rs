@@ -232,39 +232,7 @@ pub fn compare(sides: &[Side], opts: &CompareOptions) -> Result<Comparison, Comp
                 .collect();
             vec![compare_unit(None, &trials, opts)]
         }
-        None => {
-            let per_side: Vec<Vec<PointTrials<'_>>> = sides.iter().map(sweep_points).collect();
-            let mut units = Vec::new();
-            let mut seen: Vec<&BTreeMap<String, String>> = Vec::new();
-            for points in &per_side {
-                for (params, _) in points {
-                    if seen.contains(&params) {
-                        continue;
-                    }
-                    seen.push(params);
-                    let found: Vec<Option<&Vec<Trial<'_>>>> = per_side
-                        .iter()
-                        .map(|pts| pts.iter().find(|(p, _)| p == params).map(|(_, t)| t))
-                        .collect();
-                    if found.iter().all(Option::is_some) {
-                        let trials: Vec<Vec<Trial<'_>>> = found.into_iter().flatten().cloned().collect();
-                        units.push(compare_unit(Some(params.clone()), &trials, opts));
-                    } else {
-                        let present_in = found
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, f)| f.is_some())
-                            .map(|(i, _)| side_letter(i))
-                            .collect();
-                        unmatched_points.push(UnmatchedPoint { params: params.clone(), present_in });
-                    }
-                }
-            }
-            if units.is_empty() {
-                return Err(CompareError::NoCommonPoint);
-            }
-            units
-        }
+        None => sweep_units(sides, opts, &mut unmatched_points)?,
     };
     if units.iter().all(|u| u.metrics.is_empty()) {
         return Err(CompareError::Metric(
@@ -316,6 +284,44 @@ pub fn compare(sides: &[Side], opts: &CompareOptions) -> Result<Comparison, Comp
         unmatched_points,
         notes,
     })
+}
+
+/// The units of sweeps: one per point every side has (matched by its params, in the order first seen);
+/// the points not every side has go to `unmatched`.
+fn sweep_units(
+    sides: &[Side],
+    opts: &CompareOptions,
+    unmatched: &mut Vec<UnmatchedPoint>,
+) -> Result<Vec<UnitComparison>, CompareError> {
+    let per_side: Vec<Vec<PointTrials<'_>>> = sides.iter().map(sweep_points).collect();
+    let mut units = Vec::new();
+    let mut seen: Vec<&BTreeMap<String, String>> = Vec::new();
+    for points in &per_side {
+        for (params, _) in points {
+            if seen.contains(&params) {
+                continue;
+            }
+            seen.push(params);
+            let found: Vec<Option<&Vec<Trial<'_>>>> =
+                per_side.iter().map(|pts| pts.iter().find(|(p, _)| p == params).map(|(_, t)| t)).collect();
+            if found.iter().all(Option::is_some) {
+                let trials: Vec<Vec<Trial<'_>>> = found.into_iter().flatten().cloned().collect();
+                units.push(compare_unit(Some(params.clone()), &trials, opts));
+            } else {
+                let present_in = found
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| f.is_some())
+                    .map(|(i, _)| side_letter(i))
+                    .collect();
+                unmatched.push(UnmatchedPoint { params: params.clone(), present_in });
+            }
+        }
+    }
+    if units.is_empty() {
+        return Err(CompareError::NoCommonPoint);
+    }
+    Ok(units)
 }
 
 fn side_info(i: usize, s: &Side, notes: &mut Vec<String>) -> SideInfo {

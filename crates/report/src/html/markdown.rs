@@ -212,36 +212,40 @@ fn copy_md(out: &mut String, d: &ReportDoc, r: &crate::db_copy::CopyResult) {
     warnings_md(out, &r.warnings);
 }
 
+/// Several tpcc runs side by side: workload, users, NOPM, TPM, new-order p99, consistency.
+fn db_side_by_side(out: &mut String, dbs: &[(&ReportDoc, &crate::db::DbResult)]) {
+    out.push_str("### Database runs side by side\n\n");
+    let rows: Vec<Vec<String>> = dbs
+        .iter()
+        .map(|(d, r)| {
+            let no = r.run.transactions.iter().find(|t| t.name == crate::db_sweep::KNEE_TRANSACTION);
+            let p99 = no
+                .and_then(|t| t.latency_ns.as_ref())
+                .map_or("-".into(), |l| format_duration_ns(l.p99 as f64));
+            vec![
+                d.label.clone(),
+                format!("{} {}", r.header.workload, r.engine.name),
+                r.config.users.to_string(),
+                format_rate(r.run.nopm, 0),
+                format_rate(r.run.tpm, 0),
+                p99,
+                if r.consistent() { "passed".into() } else { "FAILED".into() },
+            ]
+        })
+        .collect();
+    let header = ["run", "workload", "users", "NOPM", "TPM", "new_order p99", "consistency"];
+    table(out, &header, &[false, false, true, true, true, true, false], &rows);
+}
+
 /// The database runs and sweeps (`iolab db`): side by side when several, then each run and each sweep,
 /// each tpch query set and each copy.
 fn db_parts(out: &mut String, docs: &[ReportDoc]) {
-    use crate::format::format_rate;
     let dbs: Vec<(&ReportDoc, &crate::db::DbResult)> = docs
         .iter()
         .filter_map(|d| if let DocBody::Db(r) = &d.body { Some((d, r.as_ref())) } else { None })
         .collect();
     if dbs.len() >= 2 {
-        out.push_str("### Database runs side by side\n\n");
-        let rows: Vec<Vec<String>> = dbs
-            .iter()
-            .map(|(d, r)| {
-                let no = r.run.transactions.iter().find(|t| t.name == crate::db_sweep::KNEE_TRANSACTION);
-                let p99 = no
-                    .and_then(|t| t.latency_ns.as_ref())
-                    .map_or("-".into(), |l| format_duration_ns(l.p99 as f64));
-                vec![
-                    d.label.clone(),
-                    format!("{} {}", r.header.workload, r.engine.name),
-                    r.config.users.to_string(),
-                    format_rate(r.run.nopm, 0),
-                    format_rate(r.run.tpm, 0),
-                    p99,
-                    if r.consistent() { "passed".into() } else { "FAILED".into() },
-                ]
-            })
-            .collect();
-        let header = ["run", "workload", "users", "NOPM", "TPM", "new_order p99", "consistency"];
-        table(out, &header, &[false, false, true, true, true, true, false], &rows);
+        db_side_by_side(out, &dbs);
     }
     for (d, r) in &dbs {
         let _ = writeln!(out, "### Database run: {}\n", cell(&d.label));
