@@ -34,6 +34,10 @@ pub struct Columns {
     pub iolab_version: Option<String>,
     /// Headline new orders per minute of a database run (of a sweep over users: its best point).
     pub nopm: Option<f64>,
+    /// Headline of a tpch query set: the sum of its query times, seconds.
+    pub query_total_s: Option<f64>,
+    /// The geometric mean of a tpch query set's query times, seconds.
+    pub query_geomean_s: Option<f64>,
 }
 
 fn str_at(v: &Value, pointer: &str) -> Option<String> {
@@ -129,20 +133,42 @@ pub fn columns(kind: EntryKind, doc: &Value) -> Columns {
             c.iops = best.and_then(|s| f64_at(s, "/achieved_iops"));
         }
         EntryKind::Db => db_columns(doc, &mut c),
-        EntryKind::DbSweep => {
-            // Headline of a sweep over users: its point with the most new orders per minute.
-            let points = doc.get("points").and_then(Value::as_array).into_iter().flatten();
-            let best = points.map(|p| &p["result"]).max_by(|a, b| {
-                f64_at(a, "/run/nopm").unwrap_or(-1.0).total_cmp(&f64_at(b, "/run/nopm").unwrap_or(-1.0))
-            });
-            match best {
-                Some(b) => db_columns(b, &mut c),
-                None => c.profile = db_name(doc),
-            }
-            c.partial = doc.get("partial").and_then(Value::as_bool).unwrap_or(c.partial);
+        EntryKind::DbSweep => db_sweep_columns(doc, &mut c),
+        EntryKind::DbTpch => {
+            db_columns(doc, &mut c);
+            c.query_total_s = f64_at(doc, "/power/total_s");
+            c.query_geomean_s = f64_at(doc, "/power/geomean_s");
         }
+        EntryKind::DbCopy => copy_columns(doc, &mut c),
     }
     c
+}
+
+/// The columns of a sweep over users (`iolab.dbsweep/1`): those of its point with the most new orders per
+/// minute.
+fn db_sweep_columns(doc: &Value, c: &mut Columns) {
+    let points = doc.get("points").and_then(Value::as_array).into_iter().flatten();
+    let best = points.map(|p| &p["result"]).max_by(|a, b| {
+        f64_at(a, "/run/nopm").unwrap_or(-1.0).total_cmp(&f64_at(b, "/run/nopm").unwrap_or(-1.0))
+    });
+    match best {
+        Some(b) => db_columns(b, c),
+        None => c.profile = db_name(doc),
+    }
+    c.partial = doc.get("partial").and_then(Value::as_bool).unwrap_or(c.partial);
+}
+
+/// The columns of a copy (`iolab.dbcopy/1`): its targets are the source's devices, then the destination's
+/// (before [`db_columns`], whose fallback to the directory applies only when there are none); its headline
+/// its MB/s.
+fn copy_columns(doc: &Value, c: &mut Columns) {
+    for d in ["source_devices", "destination_devices"].iter().filter_map(|k| doc.get(*k)) {
+        for n in d.as_array().into_iter().flatten().filter_map(|d| d.get("name")?.as_str()) {
+            push_unique(&mut c.targets, n);
+        }
+    }
+    db_columns(doc, c);
+    c.mb_s = f64_at(doc, "/copy/mb_per_s");
 }
 
 /// The name of a database run: its workload and engine (`tpcc sqlite`), what `iolab runs --profile` matches.
@@ -154,9 +180,10 @@ fn db_name(doc: &Value) -> Option<String> {
     })
 }
 
-/// The columns of a database run (`iolab.db/1`): its name, the block devices under the database as its
-/// targets (the directory, or the user's server, where there are none), NOPM, and new-order p99 as its p99.
-/// Such a document has `start_unix_s`, whole seconds, and no RFC 3339 start of its own.
+/// The columns of a database run (`iolab.db/1`; the common part of `iolab.dbtpch/1` and `iolab.dbcopy/1`):
+/// its name, the block devices under the database as its targets (the directory, or the user's server,
+/// where there are none; a copy adds its devices after), NOPM, and new-order p99 as its p99. Such a
+/// document has `start_unix_s`, whole seconds, and no RFC 3339 start of its own.
 fn db_columns(doc: &Value, c: &mut Columns) {
     c.profile = db_name(doc);
     let start = f64_at(doc, "/start_unix_s");

@@ -43,10 +43,15 @@ pub enum EntryKind {
     /// A database run over several user counts (`iolab db tpcc --users 1,2,4`): an `iolab.dbsweep/1`
     /// document.
     DbSweep,
+    /// An analytics query set (`iolab db tpch`): an `iolab.dbtpch/1` document.
+    DbTpch,
+    /// A database copy (`iolab db copy`): an `iolab.dbcopy/1` document.
+    DbCopy,
 }
 
 impl EntryKind {
-    /// The name stored in the catalog and printed: `run`, `sweep`, `find_max`, `verify`, `db`, `db_sweep`.
+    /// The name stored in the catalog and printed: `run`, `sweep`, `find_max`, `verify`, `db`, `db_sweep`,
+    /// `db_tpch`, `db_copy`.
     pub fn as_str(self) -> &'static str {
         match self {
             EntryKind::Run => "run",
@@ -55,6 +60,8 @@ impl EntryKind {
             EntryKind::Verify => "verify",
             EntryKind::Db => "db",
             EntryKind::DbSweep => "db_sweep",
+            EntryKind::DbTpch => "db_tpch",
+            EntryKind::DbCopy => "db_copy",
         }
     }
 
@@ -75,12 +82,14 @@ impl EntryKind {
             "verify" => Some(EntryKind::Verify),
             "db" => Some(EntryKind::Db),
             "db_sweep" | "db-sweep" | "dbsweep" => Some(EntryKind::DbSweep),
+            "db_tpch" | "db-tpch" | "dbtpch" => Some(EntryKind::DbTpch),
+            "db_copy" | "db-copy" | "dbcopy" => Some(EntryKind::DbCopy),
             _ => None,
         }
     }
 
     /// The kind of a document by its `schema` field (`iolab.result/1`, `iolab.sweep/1`,
-    /// `iolab.findmax/1`, `iolab.db/1`, `iolab.dbsweep/1`; any version).
+    /// `iolab.findmax/1`, `iolab.db/1`, `iolab.dbsweep/1`, `iolab.dbtpch/1`, `iolab.dbcopy/1`; any version).
     pub fn of_schema(schema: &str) -> Option<EntryKind> {
         let (name, _version) = schema.split_once('/')?;
         match name {
@@ -89,6 +98,8 @@ impl EntryKind {
             "iolab.findmax" => Some(EntryKind::FindMax),
             "iolab.db" => Some(EntryKind::Db),
             "iolab.dbsweep" => Some(EntryKind::DbSweep),
+            "iolab.dbtpch" => Some(EntryKind::DbTpch),
+            "iolab.dbcopy" => Some(EntryKind::DbCopy),
             _ => None,
         }
     }
@@ -281,7 +292,7 @@ pub struct Catalog {
 /// The columns [`Summary`] is read from, in this order.
 const SUMMARY_COLUMNS: &str =
     "id, kind, saved_unix_s, started_at, started_unix_s, run_id, profile, targets, \
-     partial, iops, mb_s, p99_ns, note, iolab_version, nopm";
+     partial, iops, mb_s, p99_ns, note, iolab_version, nopm, query_total_s, query_geomean_s";
 
 fn now_unix_s() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
@@ -455,8 +466,9 @@ impl Catalog {
         }
         tx.execute(
             "INSERT INTO entries (id, kind, saved_unix_s, started_at, run_id, profile, targets, partial, note, doc,
-                                  started_unix_s, iops, mb_s, p99_ns, iolab_version, nopm)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                                  started_unix_s, iops, mb_s, p99_ns, iolab_version, nopm, query_total_s,
+                                  query_geomean_s)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
             params![
                 id,
                 kind.as_str(),
@@ -473,7 +485,9 @@ impl Catalog {
                 c.mb_s,
                 c.p99_ns,
                 c.iolab_version,
-                c.nopm
+                c.nopm,
+                c.query_total_s,
+                c.query_geomean_s
             ],
         )
         .map_err(|e| self.sql_err(e))?;
@@ -530,7 +544,7 @@ impl Catalog {
         let sql = format!("SELECT {SUMMARY_COLUMNS}, doc FROM entries WHERE id = ?1");
         let row = self
             .conn
-            .query_row(&sql, [&full], |r| Ok((summary_of_row(r)?, r.get::<_, String>(15)?)))
+            .query_row(&sql, [&full], |r| Ok((summary_of_row(r)?, r.get::<_, String>(17)?)))
             .optional()
             .map_err(|e| self.sql_err(e))?;
         // Removed by another process between resolve and read.
@@ -661,6 +675,8 @@ fn summary_of_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
             p99_ns: r.get(11)?,
             iolab_version: r.get(13)?,
             nopm: r.get(14)?,
+            query_total_s: r.get(15)?,
+            query_geomean_s: r.get(16)?,
         },
         note: r.get(12)?,
         tags: Vec::new(),
@@ -692,7 +708,8 @@ fn reextract_all(conn: &Connection) -> rusqlite::Result<()> {
     };
     let mut update = conn.prepare(
         "UPDATE entries SET started_at = ?2, started_unix_s = ?3, run_id = ?4, profile = ?5, targets = ?6,
-                            partial = ?7, iops = ?8, mb_s = ?9, p99_ns = ?10, iolab_version = ?11, nopm = ?12
+                            partial = ?7, iops = ?8, mb_s = ?9, p99_ns = ?10, iolab_version = ?11, nopm = ?12,
+                            query_total_s = ?13, query_geomean_s = ?14
          WHERE id = ?1",
     )?;
     for (id, kind, text) in rows {
@@ -711,7 +728,9 @@ fn reextract_all(conn: &Connection) -> rusqlite::Result<()> {
             c.mb_s,
             c.p99_ns,
             c.iolab_version,
-            c.nopm
+            c.nopm,
+            c.query_total_s,
+            c.query_geomean_s
         ])?;
     }
     Ok(())

@@ -154,6 +154,45 @@ CREATE INDEX entries_profile ON entries (profile);
 ",
         reextract: false,
     },
+    Migration {
+        version: 5,
+        description: "kinds for tpch query sets and database copies (`iolab db tpch`, `iolab db copy`), and the query sets' headline times",
+        // The CHECK constraint again (rebuilt as in step 3), and two columns for the headline of a tpch
+        // query set: the sum of its query times and their geometric mean, in seconds (a copy's headline is
+        // its MB/s, in `mb_s`). Neither kind was saved before, so nothing moves between kinds.
+        sql: "
+CREATE TABLE entries_v5 (
+    id              TEXT PRIMARY KEY,
+    kind            TEXT NOT NULL CHECK (kind IN ('run', 'sweep', 'find_max', 'verify', 'db', 'db_sweep',
+                                                  'db_tpch', 'db_copy')),
+    saved_unix_s    REAL NOT NULL,
+    started_at      TEXT,
+    run_id          TEXT,
+    profile         TEXT,
+    targets         TEXT NOT NULL DEFAULT '',
+    partial         INTEGER NOT NULL DEFAULT 0,
+    note            TEXT,
+    doc             TEXT NOT NULL,
+    started_unix_s  REAL,
+    iops            REAL,
+    mb_s            REAL,
+    p99_ns          REAL,
+    iolab_version   TEXT,
+    nopm            REAL,
+    query_total_s   REAL,
+    query_geomean_s REAL
+);
+INSERT INTO entries_v5 (id, kind, saved_unix_s, started_at, run_id, profile, targets, partial, note, doc,
+                        started_unix_s, iops, mb_s, p99_ns, iolab_version, nopm)
+    SELECT id, kind, saved_unix_s, started_at, run_id, profile, targets, partial, note, doc,
+           started_unix_s, iops, mb_s, p99_ns, iolab_version, nopm FROM entries;
+DROP TABLE entries;
+ALTER TABLE entries_v5 RENAME TO entries;
+CREATE INDEX entries_saved ON entries (saved_unix_s);
+CREATE INDEX entries_profile ON entries (profile);
+",
+        reextract: false,
+    },
 ];
 
 /// The schema version this iolab writes and reads.

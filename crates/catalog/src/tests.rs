@@ -703,3 +703,101 @@ fn version_3_catalog_takes_db_runs_after_the_upgrade_and_keeps_its_entries() {
     c.save(&NewEntry { kind: EntryKind::Db, doc: db_doc(100.0, "vda"), tags: vec![], note: None }).unwrap();
     assert_eq!(c.summaries(&Filter::default()).unwrap().len(), before.len() + 1);
 }
+
+/// A tpch query set document: its engine, devices, total and geometric mean.
+fn tpch_doc(total_s: f64, device: &str) -> serde_json::Value {
+    json!({
+        "schema": "iolab.dbtpch/1",
+        "workload": "tpch",
+        "start_unix_s": 1_735_689_600u64,
+        "partial": false,
+        "engine": {"name": "sqlite", "dir": "/mnt/gen5/db"},
+        "queries": [{"number": 14, "seconds": total_s}],
+        "power": {"queries": 1, "total_s": total_s, "geomean_s": total_s / 2.0, "measured_s": total_s},
+        "devices": [{"name": device}],
+    })
+}
+
+/// A copy document: its engine, both sides' devices, MB/s.
+fn copy_doc(mb_per_s: f64) -> serde_json::Value {
+    json!({
+        "schema": "iolab.dbcopy/1",
+        "workload": "copy",
+        "start_unix_s": 1_735_689_600u64,
+        "engine": {"name": "postgres", "dir": "/mnt/a/db"},
+        "copy": {"seconds": 1.5, "mb_per_s": mb_per_s},
+        "source_devices": [{"name": "loop0"}],
+        "destination_devices": [{"name": "loop1"}, {"name": "loop0"}],
+    })
+}
+
+#[test]
+fn tpch_and_copy_runs_are_their_own_kinds_with_their_headlines() {
+    let (_d, path) = temp();
+    let c = Catalog::open(&path).unwrap();
+    let new = |kind, doc| NewEntry { kind, doc, tags: tags(&[("gen", "5")]), note: Some("n".into()) };
+    let t = c.save(&new(EntryKind::DbTpch, tpch_doc(8.5, "nvme0n1"))).unwrap();
+    let k = c.save(&new(EntryKind::DbCopy, copy_doc(177.0))).unwrap();
+    let e = c.get(&t).unwrap();
+    assert_eq!(e.kind, EntryKind::DbTpch);
+    assert_eq!((e.summary.columns.query_total_s, e.summary.columns.query_geomean_s), (Some(8.5), Some(4.25)));
+    assert_eq!(e.summary.columns.profile.as_deref(), Some("tpch sqlite"));
+    assert_eq!(e.summary.columns.targets, ["nvme0n1"]);
+    assert_eq!(e.doc, tpch_doc(8.5, "nvme0n1"));
+    let e = c.get(&k).unwrap();
+    assert_eq!(e.kind, EntryKind::DbCopy);
+    assert_eq!(e.summary.columns.mb_s, Some(177.0));
+    assert_eq!(e.summary.columns.profile.as_deref(), Some("copy postgres"));
+    assert_eq!(e.summary.columns.targets, ["loop0", "loop1"]);
+    let only = |kind| c.summaries(&Filter { kind: Some(kind), ..Filter::default() }).unwrap();
+    assert_eq!(only(EntryKind::DbTpch).len(), 1);
+    assert_eq!(only(EntryKind::DbCopy).len(), 1);
+    assert!(only(EntryKind::Db).is_empty());
+    // A tpch document saved as a tpcc run is refused, and the other way round.
+    let wrong = c.save(&new(EntryKind::Db, tpch_doc(1.0, "sda")));
+    assert!(matches!(wrong, Err(CatalogError::BadDocument { .. })), "{wrong:?}");
+    let wrong = c.save(&new(EntryKind::DbTpch, db_doc(1.0, "sda")));
+    assert!(matches!(wrong, Err(CatalogError::BadDocument { .. })), "{wrong:?}");
+    for (typed, kind) in [("db-tpch", EntryKind::DbTpch), ("db_copy", EntryKind::DbCopy)] {
+        assert_eq!(EntryKind::parse(typed), Some(kind));
+    }
+    assert_eq!(EntryKind::of_schema("iolab.dbtpch/1"), Some(EntryKind::DbTpch));
+    assert_eq!(EntryKind::of_schema("iolab.dbcopy/1"), Some(EntryKind::DbCopy));
+}
+
+#[test]
+fn version_4_catalog_takes_tpch_and_copy_runs_after_the_upgrade_and_keeps_its_db_runs() {
+    let (_d, path) = temp();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    make_v1(&path);
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+        for m in &schema::MIGRATIONS[1..4] {
+            conn.execute_batch(m.sql).unwrap();
+        }
+        conn.execute_batch("PRAGMA user_version = 4;").unwrap();
+        let doc = db_doc(4321.0, "vda").to_string();
+        conn.execute(
+            "INSERT INTO entries (id, kind, saved_unix_s, doc, nopm, profile) VALUES ('dddd0001', 'db', 2.0, ?1, 4321.0, 'tpcc postgres')",
+            [&doc],
+        )
+        .unwrap();
+        let refused = conn.execute(
+            "INSERT INTO entries (id, kind, saved_unix_s, doc) VALUES ('bbbb0001', 'db_tpch', 2.0, '{}')",
+            [],
+        );
+        assert!(refused.is_err(), "version 4 has no db_tpch kind");
+    }
+    let c = Catalog::open(&path).unwrap();
+    let v: i64 = c.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(v, schema::LATEST);
+    let before = c.summaries(&Filter::default()).unwrap();
+    let db = before.iter().find(|s| s.id == "dddd0001").expect("the db run is kept");
+    assert_eq!((db.kind.as_str(), db.columns.nopm), ("db", Some(4321.0)));
+    assert!(before.iter().filter(|s| s.id != "dddd0001").all(|s| s.tags.len() == 1), "tags kept: {before:?}");
+    c.save(&NewEntry { kind: EntryKind::DbTpch, doc: tpch_doc(2.0, "vda"), tags: vec![], note: None })
+        .unwrap();
+    c.save(&NewEntry { kind: EntryKind::DbCopy, doc: copy_doc(90.0), tags: vec![], note: None }).unwrap();
+    assert_eq!(c.summaries(&Filter::default()).unwrap().len(), before.len() + 2);
+}

@@ -12,7 +12,9 @@ use crate::saving::{db_path, kind_name, parse_tags};
 use anyhow::Result;
 use iolab_catalog::{Catalog, Entry, EntryKind, Filter, Summary};
 use iolab_report::db::DbResult;
+use iolab_report::db_copy::CopyResult;
 use iolab_report::db_sweep::DbSweepResult;
+use iolab_report::db_tpch::TpchResult;
 use iolab_report::find_max::FindMaxResult;
 use iolab_report::sweep::SweepResult;
 use iolab_report::{CsvExporter, Document, RunResult, TextExporter};
@@ -155,6 +157,8 @@ fn summary_json(s: &Summary) -> Value {
         "mb_s": s.columns.mb_s,
         "p99_ns": s.columns.p99_ns,
         "nopm": s.columns.nopm,
+        "query_total_s": s.columns.query_total_s,
+        "query_geomean_s": s.columns.query_geomean_s,
         "tags": tags,
         "note": s.note,
         "iolab_version": s.columns.iolab_version,
@@ -172,13 +176,19 @@ fn clip(text: &str, max: usize) -> String {
     }
 }
 
-/// The `iolab runs` table: newest first. With a database run among the entries, a NOPM column after MB/s
-/// (and p99 is its new-order p99).
+/// The `iolab runs` table: newest first. With a tpcc run among the entries, a NOPM column after MB/s (and
+/// p99 is its new-order p99); with a tpch query set, a `queries` column after it: the total of the query
+/// times and their geometric mean. A copy's headline is its MB/s.
 fn runs_table(list: &[Summary]) -> String {
     let nopm = list.iter().any(|s| s.columns.nopm.is_some());
+    let queries = list.iter().any(|s| s.columns.query_total_s.is_some());
     let mut header =
         vec!["id", "when (UTC)", "kind", "name", "targets", "IOPS", "MB/s", "p99", "tags", "note"];
     let mut right = vec![false, false, false, false, false, true, true, true, false, false];
+    if queries {
+        header.insert(7, "queries (total / geomean)");
+        right.insert(7, true);
+    }
     if nopm {
         header.insert(7, "NOPM");
         right.insert(7, true);
@@ -207,6 +217,9 @@ fn runs_table(list: &[Summary]) -> String {
                 if tags.is_empty() { "-".into() } else { clip(&tags.join(" "), 40) },
                 clip(&s.note.as_deref().unwrap_or("-").replace('\n', " "), 40),
             ];
+            if queries {
+                row.insert(7, query_times(&s.columns));
+            }
             if nopm {
                 row.insert(7, s.columns.nopm.map_or("-".into(), |v| iolab_report::format_rate(v, 0)));
             }
@@ -246,6 +259,15 @@ fn runs_table(list: &[Summary]) -> String {
     out
 }
 
+/// A tpch query set's headline in `iolab runs`: `8.53 s / 236 ms`, or `-`.
+fn query_times(c: &iolab_catalog::Columns) -> String {
+    let s = |v: Option<f64>| v.map_or("-".into(), |v| iolab_report::format_duration_ns(v * 1e9));
+    match c.query_total_s {
+        Some(_) => format!("{} / {}", s(c.query_total_s), s(c.query_geomean_s)),
+        None => "-".into(),
+    }
+}
+
 /// `iolab show ID`.
 pub fn show(args: &ShowArgs) -> Result<ExitStatus> {
     let catalog = open_existing(&args.db)?;
@@ -279,6 +301,12 @@ fn render(e: &Entry) -> String {
         EntryKind::DbSweep => serde_json::from_str::<DbSweepResult>(&e.doc_text)
             .ok()
             .map(|s| TextExporter.render(&Document::DbSweep(&s))),
+        EntryKind::DbTpch => serde_json::from_str::<TpchResult>(&e.doc_text)
+            .ok()
+            .map(|t| TextExporter.render(&Document::DbTpch(&t))),
+        EntryKind::DbCopy => serde_json::from_str::<CopyResult>(&e.doc_text)
+            .ok()
+            .map(|c| TextExporter.render(&Document::DbCopy(&c))),
     };
     rendered.unwrap_or_else(|| {
         let schema = e.doc["schema"].as_str().unwrap_or("unknown schema");
@@ -334,7 +362,7 @@ pub fn export(args: &ExportArgs) -> Result<ExitStatus> {
                 .map(|f| CsvExporter.render(&Document::FindMax(&f))),
             EntryKind::DbSweep => serde_json::from_str::<DbSweepResult>(&e.doc_text)
                 .map(|s| CsvExporter.render(&Document::DbSweep(&s))),
-            EntryKind::Db => {
+            EntryKind::Db | EntryKind::DbTpch | EntryKind::DbCopy => {
                 return Err(usage(format!(
                     "entry {} is a database run: it has no CSV form (its numbers are one window's, with no time series); `iolab export {} --json` gives its document",
                     e.id, e.id

@@ -10,7 +10,9 @@ use anyhow::{Context, Result};
 use iolab_catalog::{Catalog, Filter};
 use iolab_report::compare::{self, CompareOptions, MetricFilter, Side, SideDocs};
 use iolab_report::db::DbResult;
+use iolab_report::db_copy::CopyResult;
 use iolab_report::db_sweep::DbSweepResult;
+use iolab_report::db_tpch::TpchResult;
 use iolab_report::sweep::SweepResult;
 use iolab_report::{Document, JsonExporter, RunResult, TextExporter};
 
@@ -24,15 +26,31 @@ enum Docs {
     Sweeps(Vec<SweepResult>),
     Db(Vec<DbResult>),
     DbSweeps(Vec<DbSweepResult>),
+    Tpch(Vec<TpchResult>),
+    Copy(Vec<CopyResult>),
 }
 
 impl Docs {
+    /// What the documents are, as a message names them.
+    fn what(&self) -> &'static str {
+        match self {
+            Docs::Runs(_) => "I/O runs",
+            Docs::Sweeps(_) => "I/O sweeps",
+            Docs::Db(_) => "tpcc runs",
+            Docs::DbSweeps(_) => "tpcc sweeps over users",
+            Docs::Tpch(_) => "tpch query sets",
+            Docs::Copy(_) => "database copies",
+        }
+    }
+
     fn side(self) -> SideDocs {
         match self {
             Docs::Runs(r) => SideDocs::Runs(r),
             Docs::Sweeps(s) => SideDocs::Sweeps(s),
             Docs::Db(d) => SideDocs::Db(d),
             Docs::DbSweeps(s) => SideDocs::DbSweeps(s),
+            Docs::Tpch(t) => SideDocs::Tpch(t),
+            Docs::Copy(c) => SideDocs::Copy(c),
         }
     }
 }
@@ -85,8 +103,18 @@ fn parse_doc(v: serde_json::Value, what: &str) -> Result<Docs> {
                 .map_err(|e| usage(format!("'{what}' is not a valid iolab.dbsweep/1 document: {e}")))?;
             Ok(Docs::DbSweeps(vec![s]))
         }
+        Some(iolab_report::db_tpch::DB_TPCH_SCHEMA) => {
+            let t: TpchResult = serde_json::from_value(v)
+                .map_err(|e| usage(format!("'{what}' is not a valid iolab.dbtpch/1 document: {e}")))?;
+            Ok(Docs::Tpch(vec![t]))
+        }
+        Some(iolab_report::db_copy::DB_COPY_SCHEMA) => {
+            let c: CopyResult = serde_json::from_value(v)
+                .map_err(|e| usage(format!("'{what}' is not a valid iolab.dbcopy/1 document: {e}")))?;
+            Ok(Docs::Copy(vec![c]))
+        }
         Some(other) => Err(usage(format!(
-            "'{what}' is a '{other}' document; compare takes results (iolab.result/1), sweeps (iolab.sweep/1) and database runs (iolab.db/1, iolab.dbsweep/1)"
+            "'{what}' is a '{other}' document; compare takes results (iolab.result/1), sweeps (iolab.sweep/1) and database runs (iolab.db/1, iolab.dbsweep/1, iolab.dbtpch/1, iolab.dbcopy/1)"
         ))),
         None => Err(usage(format!(
             "'{what}' is not an iolab result or sweep: it has no \"schema\" field (expected iolab.result/1 or iolab.sweep/1)"
@@ -108,16 +136,22 @@ fn looks_like_id(s: &str) -> bool {
 }
 
 fn merge(into: &mut Option<Docs>, more: Docs, input: &str) -> Result<()> {
+    let more_what = more.what();
     match (into.as_mut(), more) {
         (None, d) => *into = Some(d),
         (Some(Docs::Runs(a)), Docs::Runs(b)) => a.extend(b),
         (Some(Docs::Sweeps(a)), Docs::Sweeps(b)) => a.extend(b),
         (Some(Docs::Db(a)), Docs::Db(b)) => a.extend(b),
         (Some(Docs::DbSweeps(a)), Docs::DbSweeps(b)) => a.extend(b),
-        (Some(Docs::Db(_) | Docs::DbSweeps(_)), _) | (Some(_), Docs::Db(_) | Docs::DbSweeps(_)) => {
+        (Some(Docs::Tpch(a)), Docs::Tpch(b)) => a.extend(b),
+        (Some(Docs::Copy(a)), Docs::Copy(b)) => a.extend(b),
+        (Some(Docs::Db(_) | Docs::DbSweeps(_) | Docs::Tpch(_) | Docs::Copy(_)), _)
+        | (Some(_), Docs::Db(_) | Docs::DbSweeps(_) | Docs::Tpch(_) | Docs::Copy(_)) => {
+            let kinds = [into.as_ref().map_or("", Docs::what), more_what];
             return Err(usage(format!(
-                "'{input}' mixes database runs (iolab db) with other documents; a side is one kind of document"
-            )))
+                "'{input}' mixes database runs (iolab db) with other documents ({} and {}); a side is one kind of document",
+                kinds[0], kinds[1]
+            )));
         }
         _ => {
             return Err(usage(format!(

@@ -9,7 +9,7 @@
 //! the first Ctrl-C through the stop flag; an immediate exit through `signals::clean_up`); the document is
 //! saved in the catalog (kind `db` or `db_sweep`), printed and written (all of it but the catalog, the sweep
 //! and the bars through [`db_setup::Session`]). `iolab db tpch` and `iolab db copy` are dispatched to their
-//! modules (they are not saved in the catalog).
+//! modules (saved as kinds `db_tpch` and `db_copy`).
 
 use crate::args::db::{DbArgs, DbWhat, TpccArgs};
 use crate::db_setup::{self, duration, number, EngineFlags, Session, Watch};
@@ -23,7 +23,7 @@ use iolab_db::Observer;
 use iolab_device::WriteGate;
 use iolab_report::db::DbResult;
 use iolab_report::db_sweep::DbSweepResult;
-use iolab_report::{Document, JsonExporter};
+use iolab_report::Document;
 
 /// Runs `iolab db`.
 pub fn db(args: &DbArgs) -> Result<ExitStatus> {
@@ -122,6 +122,7 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
         shared_buffers: &a.shared_buffers,
         keep: a.keep,
         storage: &a.storage,
+        capture_points: if users.len() > 1 { &users } else { &[] },
     };
     let (session, saver) =
         Session::begin_with(WriteGate::new(), &flags, a.json.as_deref(), a.quiet, true, |gate, quiet| {
@@ -156,8 +157,11 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
                     "interrupted before the first user count ran; nothing to report"
                 ));
             }
-            for p in &mut s.points {
+            // With --capture, each point names its trace (one per user count, in order).
+            let traces = session.watch.capture_paths();
+            for (i, p) in s.points.iter_mut().enumerate() {
                 add_limits(&mut p.result, &limits);
+                p.capture = traces.get(i).cloned();
             }
         }
     }
@@ -169,12 +173,7 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
             !s.points.is_empty() && s.points.iter().all(|p| good(&p.result)),
         ),
     };
-    // As every command that saves: the save first, then the outputs (and the capture), then the first error
-    // of either, so a catalog that cannot take the result never hides its numbers.
-    let saved = crate::saving::save(saver.as_ref(), kind, &JsonExporter.render(&document));
-    let written = session.output(&document);
-    saved?;
-    written?;
+    session.save_and_output(saver.as_ref(), kind, &document)?;
     Ok(if good { ExitStatus::Ok } else { ExitStatus::Fail })
 }
 

@@ -2,12 +2,13 @@
 //! the source directory, the destination (`--to`, a directory iolab makes and removes), `--json` and
 //! `--capture` are claimed before anything is made; the source is built and copied ([`iolab_db::copy`]); the
 //! engine, memory limit and both directories are undone on every path; the `iolab.dbcopy/1` document is
-//! printed and written, then the capture.
+//! saved in the catalog (kind `db_copy`, as `iolab db tpcc` saves), printed and written, then the capture.
 
 use crate::args::db::CopyArgs;
-use crate::db_setup::{self, number, Session};
+use crate::db_setup::{self, number};
 use crate::exit::{usage, ExitStatus};
 use anyhow::Result;
+use iolab_catalog::EntryKind;
 use iolab_db::copy::{self, Options, Source};
 use iolab_db::dir::DbDir;
 use iolab_db::Observer;
@@ -43,7 +44,7 @@ pub fn copy(a: &CopyArgs) -> Result<ExitStatus> {
     let c = &a.common;
     let mut gate = WriteGate::new();
     let to_state = gate.database_dir("--to", &a.to).map_err(usage)?;
-    let session = Session::begin(gate, &c.flags(None), c.json.as_deref(), c.quiet)?;
+    let (session, saver) = c.begin(gate, None)?;
     session.watch.notice(&format!("db copy on {}, seed {}", c.engine, o.seed));
     // The destination first, so it is removed after the engine and the source.
     let to = DbDir::make(a.to.as_ref(), to_state, c.keep).map_err(db_setup::db_error)?;
@@ -54,6 +55,6 @@ pub fn copy(a: &CopyArgs) -> Result<ExitStatus> {
     drop(to);
     let (mut doc, limits) = result?;
     doc.engine.settings.extend(limits.memory.into_iter().chain(limits.throttle));
-    session.output(&Document::DbCopy(&doc))?;
+    session.save_and_output(saver.as_ref(), EntryKind::DbCopy, &Document::DbCopy(&doc))?;
     Ok(ExitStatus::Ok)
 }

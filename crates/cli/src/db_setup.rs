@@ -5,6 +5,7 @@
 //! afterwards (the memory limit's setting and warning, the capture written). A leaf: it imports no command.
 
 use crate::exit::{outputs_not_written, usage};
+use crate::saving::Saver;
 use anyhow::Result;
 use iolab_db::dir::DbDir;
 use iolab_db::engine::postgres::Postgres;
@@ -85,9 +86,21 @@ pub struct EngineFlags<'a> {
     pub keep: bool,
     /// `--memory`, `--throttle`, `--capture`.
     pub storage: &'a crate::args::db::DbStorageArgs,
+    /// The user counts of a sweep over users (`--users 1,2,4`): `--capture FILE` then records one trace per
+    /// point, into [`point_capture_path`]; empty for one window.
+    pub capture_points: &'a [u32],
 }
 
 impl crate::args::db::DbCommonArgs {
+    /// Begins the command's [`Session`] in `gate` with `url` (`--url`, where the command has it), and opens
+    /// the catalog's [`Saver`] (none with `--no-save`) between `--json` and the engine's flags, as
+    /// `iolab db tpcc` does.
+    pub fn begin(&self, gate: WriteGate, url: Option<&str>) -> Result<(Session, Option<Saver>)> {
+        Session::begin_with(gate, &self.flags(url), self.json.as_deref(), self.quiet, false, |gate, quiet| {
+            Saver::open(&self.catalog, quiet, false, gate)
+        })
+    }
+
     /// The engine flags, with `url` (`--url`, where the command has it).
     pub fn flags<'a>(&'a self, url: Option<&'a str>) -> EngineFlags<'a> {
         EngineFlags {
@@ -97,6 +110,7 @@ impl crate::args::db::DbCommonArgs {
             shared_buffers: &self.shared_buffers,
             keep: self.keep,
             storage: &self.storage,
+            capture_points: &[],
         }
     }
 }
@@ -111,7 +125,36 @@ pub struct Prepared {
     dir: Option<(DirState, String)>,
     memory_bytes: Option<u64>,
     throttle: Option<ThrottleSpec>,
-    capture: Option<Output>,
+    capture: Vec<Output>,
+}
+
+/// Where a sweep's point with `users` users writes its trace: FILE with `.users-N` before its extension
+/// (`tpcc.iolabtrace` becomes `tpcc.users-4.iolabtrace`; `trace` becomes `trace.users-4`).
+pub fn point_capture_path(file: &str, users: u32) -> String {
+    let name_at = file.rfind('/').map_or(0, |i| i + 1);
+    match file[name_at..].rfind('.').filter(|&dot| dot > 0) {
+        Some(dot) => format!("{}.users-{users}{}", &file[..name_at + dot], &file[name_at + dot..]),
+        None => format!("{file}.users-{users}"),
+    }
+}
+
+/// Claims `--capture`: its FILE, or for a sweep over users one file per point ([`point_capture_path`]),
+/// each gated as the one file would be.
+fn claim_captures(gate: &mut WriteGate, f: &EngineFlags) -> Result<Vec<Output>> {
+    let Some(file) = f.storage.capture.as_deref() else { return Ok(Vec::new()) };
+    if f.capture_points.is_empty() {
+        return Ok(crate::output::claim(gate, "--capture", Some(file))?.into_iter().collect());
+    }
+    if file == "-" {
+        return Err(usage(
+            "invalid value '-' for '--capture': a sweep over users records one trace per user count, each in a file of its own; give a FILE (FILE.users-N are written)",
+        ));
+    }
+    let mut out = Vec::new();
+    for &u in f.capture_points {
+        out.extend(crate::output::claim(gate, "--capture", Some(&point_capture_path(file, u)))?);
+    }
+    Ok(out)
 }
 
 /// Checks the engine flags and claims the database directory and `--capture` in `gate`; every refusal
@@ -145,7 +188,7 @@ pub fn prepare(f: &EngineFlags, gate: &mut WriteGate) -> Result<Prepared> {
         }
         iolab_trace::capture::tracefs().map_err(|e| usage(format!("--capture: {e}")))?;
     }
-    let capture = crate::output::claim(gate, "--capture", capture_flag)?;
+    let capture = claim_captures(gate, f)?;
     let dir = match f.url {
         None => {
             let path = dir_path(f.dir);
@@ -326,26 +369,28 @@ pub fn memory_warning(
     })
 }
 
-/// The capture's state.
+/// The capture's state over the windows.
 enum Capture {
-    /// No `--capture`.
+    /// No `--capture`, or every window recorded.
     Off,
-    /// Waiting for the window: the devices to record.
+    /// Waiting for the next window: the devices to record.
     Armed(Vec<String>),
-    /// Recording until the flag is raised.
-    Running(Arc<AtomicBool>, std::thread::JoinHandle<Result<(u64, Vec<u8>), String>>),
-    /// Done: the ops and the trace, or why not.
-    Done(Result<(u64, Vec<u8>), String>),
+    /// Recording until the flag is raised; the devices, to arm again for the next window.
+    Running(Vec<String>, Arc<AtomicBool>, std::thread::JoinHandle<Result<(u64, Vec<u8>), String>>),
 }
 
 /// The observer of a db workload: notices on stderr (unless quiet; above the bars when live), and
-/// `--capture` started when the measured window opens and stopped when it closes.
+/// `--capture` started when a measured window opens and stopped when it closes. One output per window (a
+/// sweep over users has one window per point): each window's trace is written to its output as the window
+/// closes, so only one trace is ever held in memory.
 pub struct Watch {
     quiet: bool,
     live: bool,
     capture: Mutex<Capture>,
     throttle: Mutex<Throttle>,
-    output: Option<Output>,
+    outputs: Vec<Output>,
+    /// Per window closed, in order: the ops written to its output, or why not.
+    written: Mutex<Vec<Result<u64, String>>>,
 }
 
 /// The block devices to record under `dirs`: those that take requests (blk-mq, with `/sys/block/NAME/mq`):
@@ -363,15 +408,40 @@ fn capture_devices(dirs: &[&Path]) -> Vec<String> {
     out
 }
 
+/// Starts recording `devices` on a thread of its own; returns once the events are on (or failed).
+fn start_capture(devices: Vec<String>) -> Result<Capture, String> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
+    let flag = stop.clone();
+    let recorded = devices.clone();
+    let handle = std::thread::Builder::new()
+        .name("iolab-db-capture".into())
+        .spawn(move || {
+            let mut trace = Vec::new();
+            let ready = move || {
+                let _ = ready_tx.send(());
+            };
+            iolab_trace::capture::capture_devices(&recorded, &flag, &ready, &mut trace)
+                .map(|n| (n, trace))
+                .map_err(|e| e.to_string())
+        })
+        .map_err(|e| format!("starting the capture thread: {e}"))?;
+    // The events are on before the window's first counters are read (or it failed).
+    let _ = ready_rx.recv_timeout(Duration::from_secs(10));
+    Ok(Capture::Running(devices, stop, handle))
+}
+
 impl Watch {
     /// A watch without a capture yet; `live`: the command draws bars on stderr, so notices go above them.
     pub fn new(quiet: bool, live: bool, p: &mut Prepared) -> Watch {
+        let outputs = std::mem::take(&mut p.capture);
         Watch {
             quiet,
             live,
             capture: Mutex::new(Capture::Off),
             throttle: Mutex::new(Throttle::Off),
-            output: p.capture.take(),
+            outputs,
+            written: Mutex::new(Vec::new()),
         }
     }
 
@@ -416,9 +486,9 @@ impl Watch {
         }
     }
 
-    /// With `--capture`: records the devices under `dirs` over the window; an error when there are none.
+    /// With `--capture`: records the devices under `dirs` over each window; an error when there are none.
     pub fn arm(&self, dirs: &[&Path]) -> Result<()> {
-        if self.output.is_none() {
+        if self.outputs.is_empty() {
             return Ok(());
         }
         let devices = capture_devices(dirs);
@@ -429,7 +499,8 @@ impl Watch {
                 shown.join(" or ")
             )));
         }
-        self.notice(&format!("capturing the block I/O of {} over the measured window", devices.join(", ")));
+        let each = if self.outputs.len() > 1 { "each measured window" } else { "the measured window" };
+        self.notice(&format!("capturing the block I/O of {} over {each}", devices.join(", ")));
         *self.state() = Capture::Armed(devices);
         Ok(())
     }
@@ -438,32 +509,51 @@ impl Watch {
         self.capture.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Writes the capture (if any) to its output, saying how many ops; an error (exit 3) when it failed or
-    /// could not be written.
+    fn written(&self) -> std::sync::MutexGuard<'_, Vec<Result<u64, String>>> {
+        self.written.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The file each window's trace went to, in order (`None` without `--capture`): what a sweep's points
+    /// name.
+    pub fn capture_paths(&self) -> Vec<String> {
+        self.outputs.iter().map(|o| o.path().to_string()).collect()
+    }
+
+    /// Ends a recording: joins its thread and writes its trace to the next output.
+    fn close(&self, stop: &AtomicBool, handle: std::thread::JoinHandle<Result<(u64, Vec<u8>), String>>) {
+        stop.store(true, Ordering::Relaxed);
+        let recorded = handle.join().unwrap_or_else(|_| Err("the capture thread panicked".into()));
+        let mut written = self.written();
+        let Some(out) = self.outputs.get(written.len()) else { return };
+        let result = recorded.and_then(|(n, bytes)| out.write(&bytes).map(|()| n).map_err(|e| e.to_string()));
+        written.push(result);
+    }
+
+    /// Says what each window's capture wrote; an error (exit 3) when one failed, could not be written, or
+    /// its window never opened. A recording still running (an error ended the work) is stopped and written.
     pub fn finish(&self) -> Result<()> {
-        let Some(out) = &self.output else { return Ok(()) };
-        let state = std::mem::replace(&mut *self.state(), Capture::Off);
-        let result = match state {
-            Capture::Done(r) => r,
-            Capture::Running(stop, handle) => {
-                stop.store(true, Ordering::Relaxed);
-                handle.join().unwrap_or_else(|_| Err("the capture thread panicked".into()))
-            }
-            Capture::Armed(_) | Capture::Off => Err("the measured window never opened".into()),
-        };
-        match result.map_err(anyhow::Error::msg).and_then(|(n, bytes)| {
-            out.write(&bytes)?;
-            Ok(n)
-        }) {
-            Ok(n) => {
-                self.notice(&format!("captured {} ops into {}", iolab_report::format_count(n), out.path()));
-                Ok(())
-            }
-            Err(e) => {
-                eprintln!("iolab: --capture: {e:#}");
-                Err(outputs_not_written(1))
+        if let Capture::Running(_, stop, handle) = std::mem::replace(&mut *self.state(), Capture::Off) {
+            self.close(&stop, handle);
+        }
+        let written = std::mem::take(&mut *self.written());
+        let mut failed = 0;
+        for (i, out) in self.outputs.iter().enumerate() {
+            match written.get(i).cloned().unwrap_or_else(|| Err("the measured window never opened".into())) {
+                Ok(n) => self.notice(&format!(
+                    "captured {} ops into {}",
+                    iolab_report::format_count(n),
+                    out.path()
+                )),
+                Err(e) => {
+                    eprintln!("iolab: --capture {}: {e}", out.path());
+                    failed += 1;
+                }
             }
         }
+        if failed > 0 {
+            return Err(outputs_not_written(failed));
+        }
+        Ok(())
     }
 }
 
@@ -485,32 +575,18 @@ impl Observer for Watch {
         let mut state = self.state();
         match (open, std::mem::replace(&mut *state, Capture::Off)) {
             (true, Capture::Armed(devices)) => {
-                let stop = Arc::new(AtomicBool::new(false));
-                let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
-                let flag = stop.clone();
-                let handle = std::thread::Builder::new().name("iolab-db-capture".into()).spawn(move || {
-                    let mut trace = Vec::new();
-                    let ready = move || {
-                        let _ = ready_tx.send(());
-                    };
-                    iolab_trace::capture::capture_devices(&devices, &flag, &ready, &mut trace)
-                        .map(|n| (n, trace))
-                        .map_err(|e| e.to_string())
+                *state = start_capture(devices).unwrap_or_else(|e| {
+                    self.written().push(Err(e));
+                    Capture::Off
                 });
-                match handle {
-                    Ok(handle) => {
-                        // The events are on before the window's first counters are read (or it failed).
-                        let _ = ready_rx.recv_timeout(Duration::from_secs(10));
-                        *state = Capture::Running(stop, handle);
-                    }
-                    Err(e) => *state = Capture::Done(Err(format!("starting the capture thread: {e}"))),
-                }
             }
-            (false, Capture::Running(stop, handle)) => {
-                stop.store(true, Ordering::Relaxed);
-                *state = Capture::Done(
-                    handle.join().unwrap_or_else(|_| Err("the capture thread panicked".into())),
-                );
+            (false, Capture::Running(devices, stop, handle)) => {
+                drop(state);
+                self.close(&stop, handle);
+                let more = self.written().len() < self.outputs.len();
+                if more {
+                    *self.state() = Capture::Armed(devices);
+                }
             }
             (_, other) => *state = other,
         }
@@ -616,7 +692,7 @@ pub fn dirs<'a>(opened: &'a Opened, also: Option<&'a Path>) -> Vec<&'a Path> {
     out
 }
 
-/// One db command from its flags to its outputs: [`Session::begin`] claims `--json` and checks and claims
+/// One db command from its flags to its outputs: [`Session::begin_with`] claims `--json` and checks and claims
 /// the engine's flags (nothing made); [`Session::run`] makes the directory, memory limit and engine, arms the
 /// capture, runs the work and undoes them all on every path; [`Session::output`] prints and writes the
 /// document and the capture.
@@ -634,14 +710,10 @@ pub struct Session {
 }
 
 impl Session {
-    /// Claims `json` and the engine's flags `f` in `gate` (which may hold the command's other claims).
-    pub fn begin(gate: WriteGate, f: &EngineFlags, json: Option<&str>, quiet: bool) -> Result<Session> {
-        Session::begin_with(gate, f, json, quiet, false, |_, _| Ok(())).map(|(s, ())| s)
-    }
-
-    /// As [`Session::begin`], with `claim` run between `--json` and the engine's flags (told whether the
-    /// command is quiet: the catalog's saver is claimed there), and `bars` when the command draws live bars
-    /// on a terminal (then the signal handler leaves the terminal to them).
+    /// Claims `json` and the engine's flags `f` in `gate` (which may hold the command's other claims), with
+    /// `claim` run between them (told whether the command is quiet: the catalog's saver is claimed there),
+    /// and `bars` when the command draws live bars on a terminal (then the signal handler leaves the
+    /// terminal to them).
     pub fn begin_with<T>(
         mut gate: WriteGate,
         f: &EngineFlags,
@@ -694,6 +766,21 @@ impl Session {
         Ok((done, limits))
     }
 
+    /// Saves the document in the catalog (with a saver: as `kind`), then prints it, writes `--json` and
+    /// the capture ([`Session::output`]), then returns the first error of either: a catalog that cannot take
+    /// the result never hides its numbers.
+    pub fn save_and_output(
+        &self,
+        saver: Option<&Saver>,
+        kind: iolab_catalog::EntryKind,
+        doc: &iolab_report::Document<'_>,
+    ) -> Result<()> {
+        let saved = crate::saving::save(saver, kind, &iolab_report::JsonExporter.render(doc));
+        let written = self.output(doc);
+        saved?;
+        written
+    }
+
     /// Prints the document (unless quiet), writes `--json`, then the capture.
     pub fn output(&self, doc: &iolab_report::Document<'_>) -> Result<()> {
         use iolab_report::{JsonExporter, TextExporter};
@@ -704,5 +791,50 @@ impl Session {
             crate::output::write_all(vec![(out, Ok(JsonExporter.render(doc)))])?;
         }
         self.watch.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn point_capture_path_puts_the_users_before_the_extension() {
+        assert_eq!(point_capture_path("tpcc.iolabtrace", 4), "tpcc.users-4.iolabtrace");
+        assert_eq!(point_capture_path("/tmp/a.b/trace", 16), "/tmp/a.b/trace.users-16");
+        assert_eq!(point_capture_path("dir/.hidden", 1), "dir/.hidden.users-1");
+        assert_eq!(point_capture_path("t.tar.gz", 2), "t.tar.users-2.gz");
+    }
+
+    #[test]
+    fn a_sweep_claims_one_capture_per_point_and_refuses_stdout() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.iolabtrace").display().to_string();
+        let storage = |capture: Option<&str>| crate::args::db::DbStorageArgs {
+            memory: None,
+            throttle: None,
+            capture: capture.map(str::to_string),
+        };
+        let (to_file, to_stdout) = (storage(Some(&file)), storage(Some("-")));
+        let flags = |storage, points| EngineFlags {
+            engine: "sqlite",
+            dir: None,
+            url: None,
+            shared_buffers: "32M",
+            keep: false,
+            storage,
+            capture_points: points,
+        };
+        let outs = claim_captures(&mut WriteGate::new(), &flags(&to_file, &[1, 2])).unwrap();
+        let paths: Vec<&str> = outs.iter().map(Output::path).collect();
+        assert!(paths[0].ends_with("t.users-1.iolabtrace") && paths[1].ends_with("t.users-2.iolabtrace"));
+        assert_eq!(claim_captures(&mut WriteGate::new(), &flags(&to_file, &[])).unwrap().len(), 1);
+        let e = claim_captures(&mut WriteGate::new(), &flags(&to_stdout, &[1, 2])).unwrap_err();
+        assert!(format!("{e:#}").contains("invalid value '-' for '--capture'"), "{e:#}");
+        // Each point's file is gated as the one file is: one that is the --json output collides.
+        let mut gate = WriteGate::new();
+        let json = point_capture_path(&file, 2);
+        crate::output::claim(&mut gate, "--json", Some(&json)).unwrap();
+        assert!(claim_captures(&mut gate, &flags(&to_file, &[1, 2])).is_err());
     }
 }

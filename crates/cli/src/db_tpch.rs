@@ -1,13 +1,14 @@
 //! `iolab db tpch`: the TPC-H-derived query set on a real database. The flags become `iolab-db` options,
 //! the directory, `--json` and `--capture` are claimed before anything is made, the directory, memory limit
 //! and engine are made ([`crate::db_setup`]), the data is generated and loaded and the queries run, and the
-//! engine, limit and directory are undone on every path; the `iolab.dbtpch/1` document is printed and
-//! written, then the capture.
+//! engine, limit and directory are undone on every path; the `iolab.dbtpch/1` document is saved in the
+//! catalog (kind `db_tpch`, as `iolab db tpcc` saves), printed and written, then the capture.
 
 use crate::args::db::TpchArgs;
-use crate::db_setup::{self, number, Session};
+use crate::db_setup::{self, number};
 use crate::exit::{usage, ExitStatus};
 use anyhow::Result;
+use iolab_catalog::EntryKind;
 use iolab_db::tpch::{self, queries, streams, Options, Tests};
 use iolab_db::Observer;
 use iolab_device::WriteGate;
@@ -77,7 +78,7 @@ pub fn tpch(a: &TpchArgs) -> Result<ExitStatus> {
     let o = options(a)?;
     let tests = tests(a)?;
     let c = &a.common;
-    let session = Session::begin(WriteGate::new(), &c.flags(a.url.as_deref()), c.json.as_deref(), c.quiet)?;
+    let (session, saver) = c.begin(WriteGate::new(), a.url.as_deref())?;
     session.watch.notice(&format!("db tpch on {}, scale {}, seed {}", c.engine, o.scale, o.seed));
     // The loaders, or the throughput test's query streams and refresh stream, and room to spare.
     let connections = (tpch::load::MAX_LOADERS as u32).max(tests.streams + 1) + 10;
@@ -85,7 +86,7 @@ pub fn tpch(a: &TpchArgs) -> Result<ExitStatus> {
         tpch::run_tests(engine, &o, &tests, &session.stop, &session.watch)
     })?;
     limits.add_to(&mut doc.engine.settings, &mut doc.warnings, &doc.devices, doc.engine.size_bytes);
-    session.output(&Document::DbTpch(&doc))?;
+    session.save_and_output(saver.as_ref(), EntryKind::DbTpch, &Document::DbTpch(&doc))?;
     Ok(ExitStatus::Ok)
 }
 

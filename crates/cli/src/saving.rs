@@ -173,6 +173,8 @@ pub fn kind_name(kind: EntryKind) -> &'static str {
         EntryKind::Verify => "verify",
         EntryKind::Db => "db",
         EntryKind::DbSweep => "db-sweep",
+        EntryKind::DbTpch => "db-tpch",
+        EntryKind::DbCopy => "db-copy",
     }
 }
 

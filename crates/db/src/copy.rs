@@ -11,7 +11,7 @@ use crate::engine::sqlite::FILE_NAME as SQLITE_FILE;
 use crate::engine::Engine;
 use crate::{Error, Observer};
 use iolab_device::diskstats;
-use iolab_report::db::{DbBuild, TableRows};
+use iolab_report::db::{DbBuild, DbHeader, TableRows};
 use iolab_report::db_copy::{CopyResult, CopyRun, CopySource, DB_COPY_SCHEMA};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -209,11 +209,7 @@ pub fn run(
     let (source_views, destination_views) = (view(&source_devices), view(&destination_devices));
     let warnings = warnings(o, &source_devices, &destination_devices, &source_views, seconds);
     Ok(CopyResult {
-        schema: DB_COPY_SCHEMA.into(),
-        iolab_version: env!("CARGO_PKG_VERSION").into(),
-        workload: "copy".into(),
-        seed: o.seed,
-        start_unix_s,
+        header: DbHeader::new(DB_COPY_SCHEMA, "copy", None, o.seed, start_unix_s),
         engine: crate::engine_view(engine, Some(devices::dir_bytes(&dir))),
         source: CopySource {
             workload: workload.into(),

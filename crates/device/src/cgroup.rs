@@ -134,3 +134,8 @@ pub(crate) fn effective_uid() -> Option<u32> {
     let line = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
+
+/// Tests that move this process between cgroups hold this: the process's cgroups are one global state, and
+/// a test that reads `/proc/self/cgroup` must not see another test's move.
+#[cfg(test)]
+pub(crate) static PROCESS_CGROUP_TESTS: Mutex<()> = Mutex::new(());

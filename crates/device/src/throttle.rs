@@ -761,6 +761,7 @@ mod tests {
         };
         let _loop = LoopDev(dev.clone());
         let (maj, min) = device_numbers(&dev).unwrap();
+        let _moves = crate::cgroup::PROCESS_CGROUP_TESTS.lock().unwrap_or_else(|p| p.into_inner());
         let before = std::fs::read_to_string("/proc/self/cgroup").unwrap();
         let unthrottled = read_rate(&dev, SIZE, Duration::from_millis(300));
 

@@ -14,21 +14,54 @@ pub const DB_SCHEMA: &str = "iolab.db/1";
 /// What every db document says of itself.
 pub const TPCC_DISCLAIMER: &str = "derived from the TPC-C specification; not TPC-C compliant, and not comparable with published TPC results";
 
-/// One database run.
+/// What every database document (`iolab.db/1`, `iolab.dbtpch/1`, `iolab.dbcopy/1`, `iolab.dbsweep/1`)
+/// says of itself first, flattened into its top level: the schema, the iolab, the workload and what it is
+/// not, the seed and the start. One type, one renderer (`export::text::db::header_lines`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DbResult {
-    /// Always [`DB_SCHEMA`].
+pub struct DbHeader {
+    /// The document's schema (`iolab.db/1`, ...).
     pub schema: String,
     /// The iolab that ran it.
     pub iolab_version: String,
-    /// The workload: `tpcc`.
+    /// The workload: `tpcc`, `tpch` or `copy`.
     pub workload: String,
-    /// What the workload is not ([`TPCC_DISCLAIMER`]).
-    pub disclaimer: String,
-    /// The seed of every random choice (the load's data and each user's stream).
+    /// What the workload is not ([`TPCC_DISCLAIMER`], `TPCH_DISCLAIMER`); none for a copy, which runs no
+    /// TPC workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disclaimer: Option<String>,
+    /// The seed of every random choice (the database's data, and each tpcc user's stream).
     pub seed: u64,
     /// Start of the run, seconds since the Unix epoch.
     pub start_unix_s: u64,
+}
+
+impl DbHeader {
+    /// A header written by this iolab.
+    pub fn new(
+        schema: &str,
+        workload: &str,
+        disclaimer: Option<&str>,
+        seed: u64,
+        start_unix_s: u64,
+    ) -> DbHeader {
+        DbHeader {
+            schema: schema.into(),
+            iolab_version: env!("CARGO_PKG_VERSION").into(),
+            workload: workload.into(),
+            disclaimer: disclaimer.map(str::to_string),
+            seed,
+            start_unix_s,
+        }
+    }
+}
+
+/// One database run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DbResult {
+    /// What it is (schema [`DB_SCHEMA`], workload `tpcc`, [`TPCC_DISCLAIMER`]), its seed (the load's data
+    /// and each user's stream) and when it started; flattened, so the JSON keeps these keys at its top.
+    #[serde(flatten)]
+    pub header: DbHeader,
     /// The database engine and where it ran.
     pub engine: DbEngine,
     /// The workload's settings.
@@ -244,12 +277,7 @@ pub(crate) mod tests {
             h.record(v);
         }
         DbResult {
-            schema: DB_SCHEMA.into(),
-            iolab_version: "0.1.0".into(),
-            workload: "tpcc".into(),
-            disclaimer: TPCC_DISCLAIMER.into(),
-            seed: 42,
-            start_unix_s: 1_700_000_000,
+            header: DbHeader::new(DB_SCHEMA, "tpcc", Some(TPCC_DISCLAIMER), 42, 1_700_000_000),
             engine: DbEngine {
                 name: "postgres".into(),
                 version: "PostgreSQL 15.8".into(),

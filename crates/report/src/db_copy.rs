@@ -3,7 +3,7 @@
 //! with the bytes copied and what the devices under the source and under the destination did meanwhile
 //! (/proc/diskstats deltas over the copy). Plain data; the text rendering lives in `export`.
 
-use crate::db::{DbBuild, DbEngine, DeviceView};
+use crate::db::{DbBuild, DbEngine, DbHeader, DeviceView};
 use serde::{Deserialize, Serialize};
 
 /// The `schema` value of a copy document.
@@ -12,16 +12,10 @@ pub const DB_COPY_SCHEMA: &str = "iolab.dbcopy/1";
 /// One copy.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CopyResult {
-    /// Always [`DB_COPY_SCHEMA`].
-    pub schema: String,
-    /// The iolab that ran it.
-    pub iolab_version: String,
-    /// The workload: `copy`.
-    pub workload: String,
-    /// The seed of the database's data.
-    pub seed: u64,
-    /// Start of the command, seconds since the Unix epoch.
-    pub start_unix_s: u64,
+    /// Schema [`DB_COPY_SCHEMA`], workload `copy` (no disclaimer: no TPC workload runs), the seed of the
+    /// database's data and the start of the command; flattened.
+    #[serde(flatten)]
+    pub header: DbHeader,
     /// The engine of the source database, and where it ran.
     pub engine: DbEngine,
     /// The database copied.
@@ -82,11 +76,7 @@ pub(crate) mod tests {
     pub(crate) fn sample() -> CopyResult {
         let db = crate::db::tests::sample();
         CopyResult {
-            schema: DB_COPY_SCHEMA.into(),
-            iolab_version: "0.1.0".into(),
-            workload: "copy".into(),
-            seed: 3,
-            start_unix_s: 1_700_000_000,
+            header: DbHeader::new(DB_COPY_SCHEMA, "copy", None, 3, 1_700_000_000),
             engine: db.engine.clone(),
             source: CopySource {
                 workload: "tpcc".into(),

@@ -1,8 +1,11 @@
 //! The tables of database runs (`iolab db`) as rows of text, one place for every rendering: the printed
-//! result, the HTML page and the Markdown report show the same transactions, devices and sweep points.
+//! result, the HTML page and the Markdown report show the same transactions, devices, sweep points, tpch
+//! queries and copy facts.
 
 use crate::db::{DbEngine, DbResult, DeviceView};
+use crate::db_copy::CopyResult;
 use crate::db_sweep::{DbSweepResult, KNEE_TRANSACTION};
+use crate::db_tpch::TpchResult;
 use crate::format::{format_bytes, format_count, format_duration_ns, format_rate};
 
 /// Where an engine's files were, and how much they took: `/mnt/t/db, 37.2 MiB`, or `the server at URL`.
@@ -154,4 +157,86 @@ pub(crate) fn sweep_rows(s: &DbSweepResult, knee_mark: &str) -> Vec<Vec<String>>
             ]
         })
         .collect()
+}
+
+/// The columns of [`query_rows`].
+pub(crate) const QUERY_COLUMNS: [&str; 7] = ["query", "", "rows", "time", "reads", "read", "read MB/s"];
+
+/// The device whose reads [`query_rows`] shows: the first device any query saw.
+pub(crate) fn query_device(r: &TpchResult) -> Option<&str> {
+    r.queries.iter().find_map(|q| q.devices.first()).map(|d| d.name.as_str())
+}
+
+/// One row per tpch query, in the order they ran: its number and title, rows, time, and what
+/// [`query_device`] read during its runs (reads, bytes, MB/s over the runs' time).
+pub(crate) fn query_rows(r: &TpchResult) -> Vec<Vec<String>> {
+    let device = query_device(r);
+    r.queries
+        .iter()
+        .map(|q| {
+            let d = device.and_then(|n| q.devices.iter().find(|d| d.name == n));
+            let busy_s: f64 = q.runs_s.iter().sum();
+            let mut row = vec![
+                format!("Q{}", q.number),
+                q.title.clone(),
+                format_count(q.rows),
+                format_duration_ns(q.seconds * 1e9),
+            ];
+            match d {
+                Some(d) => row.extend([
+                    format_count(d.reads),
+                    format_bytes(d.read_bytes),
+                    if busy_s > 0.0 {
+                        format!("{:.1}", d.read_bytes as f64 / 1e6 / busy_s)
+                    } else {
+                        "-".into()
+                    },
+                ]),
+                None => row.extend(["-".into(), "-".into(), "-".into()]),
+            }
+            row
+        })
+        .collect()
+}
+
+/// The power line's figures: `22 queries: 8.53 s in all, geometric mean 236 ms (8.53 s measured)`.
+pub(crate) fn power_text(r: &TpchResult) -> String {
+    let p = &r.power;
+    format!(
+        "{} queries: {} in all, geometric mean {} ({} measured{})",
+        p.queries,
+        format_duration_ns(p.total_s * 1e9),
+        format_duration_ns(p.geomean_s * 1e9),
+        format_duration_ns(p.measured_s * 1e9),
+        if r.config.runs > 1 { ", every run" } else { "" },
+    )
+}
+
+/// What a copy copied: `tpcc, 4 warehouses, 100,000 items` or `tpch, scale 0.1`.
+pub(crate) fn copy_source(r: &CopyResult) -> String {
+    let s = &r.source;
+    match (s.warehouses, s.scale) {
+        (Some(w), _) => format!(
+            "tpcc, {w} warehouse{}, {} items",
+            if w == 1 { "" } else { "s" },
+            format_count(s.items.unwrap_or(0) as u64)
+        ),
+        (None, Some(sf)) => format!("tpch, scale {sf}"),
+        _ => s.workload.clone(),
+    }
+}
+
+/// The copy's line: `pg_basebackup to DIR: 2.77 s, 467 MiB in 994 files, 177.0 MB/s`.
+pub(crate) fn copy_text(r: &CopyResult) -> String {
+    let c = &r.copy;
+    format!(
+        "{} to {}: {:.2} s, {} in {} file{}, {:.1} MB/s",
+        c.method,
+        c.to,
+        c.seconds,
+        format_bytes(c.bytes),
+        format_count(c.files),
+        if c.files == 1 { "" } else { "s" },
+        c.mb_per_s,
+    )
 }

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::db::DbResult;
+use crate::db::{DbHeader, DbResult};
 
 /// The `schema` value of a database sweep document.
 pub const DB_SWEEP_SCHEMA: &str = "iolab.dbsweep/1";
@@ -19,18 +19,11 @@ pub const KNEE_TRANSACTION: &str = "new_order";
 /// A database workload at several user counts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DbSweepResult {
-    /// Always [`DB_SWEEP_SCHEMA`].
-    pub schema: String,
-    /// The iolab that ran it.
-    pub iolab_version: String,
-    /// The workload: `tpcc`.
-    pub workload: String,
-    /// What the workload is not (as each point's).
-    pub disclaimer: String,
-    /// The seed of every point (each point's users deal the same streams).
-    pub seed: u64,
-    /// Start of the sweep (of its build), seconds since the Unix epoch.
-    pub start_unix_s: u64,
+    /// Schema [`DB_SWEEP_SCHEMA`], workload `tpcc`, its disclaimer (as each point's), the seed of every
+    /// point (each point's users deal the same streams) and the start of the sweep (of its build);
+    /// flattened.
+    #[serde(flatten)]
+    pub header: DbHeader,
     /// The swept setting: `users`.
     pub axis: String,
     /// The user counts asked for, in run order.
@@ -50,6 +43,10 @@ pub struct DbSweepPoint {
     pub users: u32,
     /// Its run, whole.
     pub result: DbResult,
+    /// The trace of its measured window's block I/O (`--capture FILE`: FILE with `.users-N` before its
+    /// extension), if one was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<String>,
 }
 
 /// The knee of NOPM against users.
@@ -128,16 +125,17 @@ pub(crate) mod tests {
                 if let Some(l) = r.run.transactions[0].latency_ns.as_mut() {
                     l.p99 = p99;
                 }
-                DbSweepPoint { users, result: r }
+                DbSweepPoint { users, result: r, capture: Some(format!("t.users-{users}.iolabtrace")) }
             })
             .collect();
         let mut s = DbSweepResult {
-            schema: DB_SWEEP_SCHEMA.into(),
-            iolab_version: "0.1.0".into(),
-            workload: "tpcc".into(),
-            disclaimer: crate::db::TPCC_DISCLAIMER.into(),
-            seed: 42,
-            start_unix_s: 1_700_000_000,
+            header: crate::db::DbHeader::new(
+                DB_SWEEP_SCHEMA,
+                "tpcc",
+                Some(crate::db::TPCC_DISCLAIMER),
+                42,
+                1_700_000_000,
+            ),
             axis: "users".into(),
             users: vec![1, 2, 4, 8],
             points,

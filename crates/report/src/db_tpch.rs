@@ -4,7 +4,7 @@
 //! while it ran (/proc/diskstats deltas), the set's total and geometric mean (power-test-like), and the
 //! devices over the whole query window. Plain data; the text rendering lives in `export`.
 
-use crate::db::{DbBuild, DbEngine, DeviceView};
+use crate::db::{DbBuild, DbEngine, DbHeader, DeviceView};
 use serde::{Deserialize, Serialize};
 
 /// The `schema` value of an analytics run document.
@@ -16,18 +16,10 @@ pub const TPCH_DISCLAIMER: &str = "derived from the TPC-H specification; not TPC
 /// One analytics run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TpchResult {
-    /// Always [`DB_TPCH_SCHEMA`].
-    pub schema: String,
-    /// The iolab that ran it.
-    pub iolab_version: String,
-    /// The workload: `tpch`.
-    pub workload: String,
-    /// What the workload is not ([`TPCH_DISCLAIMER`]).
-    pub disclaimer: String,
-    /// The seed of the generated data.
-    pub seed: u64,
-    /// Start of the run, seconds since the Unix epoch.
-    pub start_unix_s: u64,
+    /// Schema [`DB_TPCH_SCHEMA`], workload `tpch`, [`TPCH_DISCLAIMER`], the seed of the generated data and
+    /// the start; flattened.
+    #[serde(flatten)]
+    pub header: DbHeader,
     /// The database engine and where it ran.
     pub engine: DbEngine,
     /// The workload's settings.
@@ -212,12 +204,7 @@ pub(crate) mod tests {
         engine.name = "sqlite".into();
         let device = crate::db::tests::sample().devices[0].clone();
         TpchResult {
-            schema: DB_TPCH_SCHEMA.into(),
-            iolab_version: "0.1.0".into(),
-            workload: "tpch".into(),
-            disclaimer: TPCH_DISCLAIMER.into(),
-            seed: 7,
-            start_unix_s: 1_700_000_000,
+            header: DbHeader::new(DB_TPCH_SCHEMA, "tpch", Some(TPCH_DISCLAIMER), 7, 1_700_000_000),
             engine,
             config: TpchConfig {
                 scale: 0.01,

@@ -156,6 +156,9 @@ pub struct DbCommonArgs {
     /// The storage side: --memory, --throttle, --capture.
     #[command(flatten)]
     pub storage: DbStorageArgs,
+    /// Results catalog: where the result is saved (as kind db-tpch or db-copy), its tags and note.
+    #[command(flatten)]
+    pub catalog: super::CatalogFlags,
 }
 
 /// `iolab db tpch` options.

@@ -253,3 +253,91 @@ fn db_sweep_over_users_on_a_private_postgres_leaves_nothing_behind() {
     }
     crate::db::assert_nothing_left(t.path(), &db);
 }
+
+/// `iolab db tpch` and `iolab db copy` everywhere else: two small query sets (SQLite, SF 0.01, three
+/// queries) and two copies (1 warehouse of 2,000 items) saved as kinds db-tpch and db-copy, listed with
+/// their headlines, shown, exported, compared (each with its own kind; a tpch set against a copy is refused)
+/// and reported as HTML (in headless Chromium where it is installed) and Markdown.
+#[test]
+fn tpch_and_copy_runs_are_saved_listed_shown_compared_and_reported() {
+    let dir = tempdir();
+    let d = dir.path();
+    let mut tpch_ids = Vec::new();
+    let mut copy_ids = Vec::new();
+    for gen in ["5", "6"] {
+        let (json, tag) = (format!("tpch{gen}.json"), format!("gen={gen}"));
+        let args = ["db", "tpch", "--dir", "db", "--scale", "0.01", "--queries", "14,6,1", "--seed", "7"];
+        let more = ["--db", "cat.db", "--tag", &tag, "--note", "tpch story", "--json", &json];
+        let (code, _, stderr) = run_in(d, &[&args[..], &more].concat());
+        assert_eq!(code, 0, "{stderr}");
+        tpch_ids.push(saved_id(&stderr));
+        let (json, tag) = (format!("copy{gen}.json"), format!("copy={gen}"));
+        let args = ["db", "copy", "--dir", "db", "--to", "copy", "--items", "2000", "--seed", "7"];
+        let more = ["--db", "cat.db", "--tag", &tag, "--json", &json];
+        let (code, _, stderr) = run_in(d, &[&args[..], &more].concat());
+        assert_eq!(code, 0, "{stderr}");
+        copy_ids.push(saved_id(&stderr));
+    }
+    // Listed with their headlines: the query times, the copy's MB/s.
+    let list = |kind: &str| -> Vec<Value> {
+        let v: Value =
+            serde_json::from_str(&ok(d, &["runs", "--db", "cat.db", "--kind", kind, "--json"])).unwrap();
+        v.as_array().unwrap().clone()
+    };
+    let tpch = list("db-tpch");
+    assert_eq!(tpch.len(), 2);
+    for e in &tpch {
+        assert_eq!((e["kind"].as_str(), e["profile"].as_str()), (Some("db-tpch"), Some("tpch sqlite")));
+        assert!(e["query_total_s"].as_f64().unwrap() > 0.0 && e["query_geomean_s"].as_f64().unwrap() > 0.0);
+        assert_eq!(e["note"], "tpch story");
+    }
+    let copies = list("db-copy");
+    assert_eq!(copies.len(), 2);
+    assert!(copies.iter().all(|e| e["mb_s"].as_f64().unwrap() > 0.0 && e["profile"] == "copy sqlite"));
+    let table = ok(d, &["runs", "--db", "cat.db"]);
+    assert!(table.lines().next().unwrap().contains("queries (total / geomean)"), "{table}");
+    // Shown as printed, exported byte for byte.
+    let show = ok(d, &["show", &tpch_ids[0], "--db", "cat.db"]);
+    assert!(
+        show.contains("geometric mean") && show.contains(&format!("catalog {} · db-tpch ·", tpch_ids[0]))
+    );
+    let show = ok(d, &["show", &copy_ids[0], "--db", "cat.db"]);
+    assert!(show.contains("sqlite-backup") && show.contains("MB/s"), "{show}");
+    let exported = ok(d, &["export", &copy_ids[1], "--json", "--db", "cat.db"]);
+    assert_eq!(exported, std::fs::read_to_string(d.join("copy6.json")).unwrap());
+    // Compared: each query, the total as a ratio; copies by time and rate.
+    let c: Value = serde_json::from_str(&ok(
+        d,
+        &["compare", "tag:gen=5", "tpch6.json", "--db", "cat.db", "--json", "-"],
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c["kind"], "db_tpch");
+    let keys: Vec<&str> =
+        c["units"][0]["metrics"].as_array().unwrap().iter().map(|m| m["key"].as_str().unwrap()).collect();
+    assert_eq!(&keys[..5], ["query_total", "query_geomean", "q14.time", "q6.time", "q1.time"]);
+    let text = ok(d, &["compare", &tpch_ids[0], &tpch_ids[1], "--db", "cat.db"]);
+    assert!(text.contains("B vs A: total query time ") && text.contains("x ("), "{text}");
+    let text = ok(d, &["compare", "copy5.json", "copy6.json"]);
+    assert!(text.contains("copy time") && text.contains("B vs A: MB/s "), "{text}");
+    let (code, _, stderr) = run_in(d, &["compare", "tpch5.json", "tag:copy=5", "--db", "cat.db"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("'tpch5.json' (a tpch query set, iolab db tpch)"), "{stderr}");
+    assert!(stderr.contains("'tag:copy=5' (a database copy, iolab db copy)"), "{stderr}");
+    // Reported: a query set and a copy, from the catalog.
+    ok(d, &["report", &tpch_ids[0], &copy_ids[0], "--db", "cat.db", "-o", "db.html"]);
+    let html = std::fs::read_to_string(d.join("db.html")).unwrap();
+    for want in ["Analytics queries (tpch): ", ">total query time<", "not TPC-H compliant", "Database copy: "]
+    {
+        assert!(html.contains(want), "{want} in the report");
+    }
+    let md = ok(d, &["report", "tpch5.json", "copy5.json", "--format", "md"]);
+    assert!(md.contains("| Q14 | promotion effect |") && md.contains("### Database copy: "), "{md}");
+    let charts = html.matches("<figure class=\"chart").count();
+    assert!(charts >= 1, "the query times are drawn");
+    match crate::report::chromium() {
+        Some(bin) => crate::report::check_in_browser(&bin, d, &d.join("db.html"), charts),
+        None => {
+            println!("skipped: chromium not installed; the tpch and copy report is not checked in a browser")
+        }
+    }
+}

@@ -571,3 +571,44 @@ fn db_flags_are_refused_before_anything_is_made() {
     }
     assert!(other.join("data").exists(), "a directory iolab did not make is left alone");
 }
+
+/// `--capture` in a sweep over users records every point's window, not only the first: one trace per user
+/// count (FILE with `.users-N` before its extension), each a trace of the loop device with writes (tpcc
+/// commits write), and the sweep document names each point's trace.
+#[test]
+fn capture_in_a_sweep_over_users_records_one_trace_per_point() {
+    let fs = match Ext4::new(96) {
+        Ok(f) => f,
+        Err(why) => {
+            return eprintln!("SKIP capture_in_a_sweep_over_users_records_one_trace_per_point: {why}")
+        }
+    };
+    if std::fs::metadata("/sys/kernel/tracing/events/block")
+        .or_else(|_| std::fs::metadata("/sys/kernel/debug/tracing/events/block"))
+        .is_err()
+    {
+        return eprintln!(
+            "SKIP capture_in_a_sweep_over_users_records_one_trace_per_point: no tracefs block events"
+        );
+    }
+    let work = crate::util::tempdir();
+    let trace = work.path().join("tpcc.iolabtrace");
+    let dir = fs.path("db");
+    let args = ["tpcc", "--dir", dir.to_str().unwrap(), "--users", "1,2", "--items", "2000", "--seed", "2"];
+    let more = ["--ramp", "0s", "--duration", "1s", "--capture", trace.to_str().unwrap(), "-q"];
+    let v = db(&[&args[..], &more].concat());
+    assert_eq!(v["schema"], "iolab.dbsweep/1");
+    assert!(!trace.exists(), "no trace under the plain name in a sweep");
+    for (i, users) in [1, 2].into_iter().enumerate() {
+        let file = work.path().join(format!("tpcc.users-{users}.iolabtrace"));
+        assert_eq!(v["points"][i]["capture"].as_str(), file.to_str(), "the point names its trace");
+        let out = iolab().args(["trace", "show", file.to_str().unwrap()]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(&format!("targets /dev/{}", fs.name())), "{text}");
+        let line =
+            text.lines().find(|l| l.trim_start().starts_with("write ")).unwrap_or_else(|| panic!("{text}"));
+        let ops: u64 = line.split_whitespace().nth(1).unwrap().replace(',', "").parse().unwrap();
+        assert!(ops > 0, "point {users}: {line}");
+    }
+}

@@ -21,7 +21,7 @@ pub mod txn;
 use crate::engine::Engine;
 use crate::Error;
 use iolab_report::db::{
-    DbBuild, DbResult, DeviceView, MixShare, TableRows, TpccConfig, TpccRun, TxResult, DB_SCHEMA,
+    DbBuild, DbHeader, DbResult, DeviceView, MixShare, TableRows, TpccConfig, TpccRun, TxResult, DB_SCHEMA,
     TPCC_DISCLAIMER,
 };
 use iolab_report::db_sweep::{DbSweepPoint, DbSweepResult, DB_SWEEP_SCHEMA};
@@ -94,19 +94,14 @@ pub fn sweep(
         let point = Options { users: u, ..o.clone() };
         let result = measure(engine, &point, now_unix_s(), &built, stop, observer)?;
         partial |= result.partial;
-        points.push(DbSweepPoint { users: u, result });
+        points.push(DbSweepPoint { users: u, result, capture: None });
         if partial {
             break;
         }
     }
     partial |= points.len() < users.len();
     let mut s = DbSweepResult {
-        schema: DB_SWEEP_SCHEMA.into(),
-        iolab_version: env!("CARGO_PKG_VERSION").into(),
-        workload: "tpcc".into(),
-        disclaimer: TPCC_DISCLAIMER.into(),
-        seed: o.seed,
-        start_unix_s,
+        header: DbHeader::new(DB_SWEEP_SCHEMA, "tpcc", Some(TPCC_DISCLAIMER), o.seed, start_unix_s),
         axis: "users".into(),
         users: users.to_vec(),
         points,
@@ -263,12 +258,7 @@ fn document(
         m.devices.iter().map(|(d, c)| crate::devices::device_view(d, c, s)).collect();
     let warnings = warnings(engine, o, m, &consistency, &devices);
     DbResult {
-        schema: DB_SCHEMA.into(),
-        iolab_version: env!("CARGO_PKG_VERSION").into(),
-        workload: "tpcc".into(),
-        disclaimer: TPCC_DISCLAIMER.into(),
-        seed: o.seed,
-        start_unix_s,
+        header: DbHeader::new(DB_SCHEMA, "tpcc", Some(TPCC_DISCLAIMER), o.seed, start_unix_s),
         engine: crate::engine_view(engine, size_bytes),
         config: TpccConfig {
             warehouses: o.warehouses as u32,

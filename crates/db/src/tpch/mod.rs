@@ -29,7 +29,7 @@ use crate::devices::{self, Window};
 use crate::engine::Engine;
 use crate::{Error, Observer};
 use iolab_device::diskstats::Counters;
-use iolab_report::db::{DbBuild, TableRows};
+use iolab_report::db::{DbBuild, DbHeader, TableRows};
 use iolab_report::db_tpch::{
     QueryResult, TpchConfig, TpchPower, TpchRefresh, TpchRefreshPair, TpchResult, DB_TPCH_SCHEMA,
     TPCH_DISCLAIMER,
@@ -141,12 +141,7 @@ pub fn run_tests(
     let derived =
         (!partial).then(|| figures::derived(o.scale, &results, rf2.as_ref(), throughput.as_ref())).flatten();
     Ok(TpchResult {
-        schema: DB_TPCH_SCHEMA.into(),
-        iolab_version: env!("CARGO_PKG_VERSION").into(),
-        workload: "tpch".into(),
-        disclaimer: TPCH_DISCLAIMER.into(),
-        seed: o.seed,
-        start_unix_s,
+        header: DbHeader::new(DB_TPCH_SCHEMA, "tpch", Some(TPCH_DISCLAIMER), o.seed, start_unix_s),
         engine: crate::engine_view(engine, size_bytes),
         config: TpchConfig {
             scale: o.scale,

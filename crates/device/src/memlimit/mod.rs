@@ -311,6 +311,7 @@ mod tests {
                 "SKIP memory_limit_on_the_real_hierarchy_holds_iolab_and_goes_away: no memory controller"
             );
         }
+        let _moves = crate::cgroup::PROCESS_CGROUP_TESTS.lock().unwrap_or_else(|p| p.into_inner());
         let before = std::fs::read_to_string("/proc/self/cgroup").unwrap();
         let limit = MemoryLimit::create(16 << 20).unwrap();
         let dir = limit.dir().to_path_buf();

@@ -25,7 +25,7 @@ fn side_runs(s: &Side) -> Vec<&RunResult> {
     match &s.docs {
         SideDocs::Runs(r) => r.iter().collect(),
         SideDocs::Sweeps(w) => w.iter().flat_map(|w| w.points.iter().map(|p| &p.result)).collect(),
-        SideDocs::Db(_) | SideDocs::DbSweeps(_) => Vec::new(),
+        SideDocs::Db(_) | SideDocs::DbSweeps(_) | SideDocs::Tpch(_) | SideDocs::Copy(_) => Vec::new(),
     }
 }
 

@@ -8,6 +8,8 @@ use iolab_stats::LatencyHistogram;
 use super::document::{Better, Unit};
 use super::input::CompareError;
 use crate::db::{DbResult, DeviceView};
+use crate::db_copy::CopyResult;
+use crate::db_tpch::TpchResult;
 use crate::model::{OpSummary, RunResult};
 use crate::sweep::TrialMetrics;
 
@@ -66,10 +68,18 @@ pub(crate) enum Stat {
     P95,
     /// A device's share of the window with I/O in flight.
     Busy,
+    /// A tpch query's time (the median of its runs), ns.
+    Time,
+    /// The sum of a tpch query set's times, ns.
+    QueryTotal,
+    /// The geometric mean of a tpch query set's times, ns.
+    QueryGeomean,
+    /// A database copy's time until durable, ns.
+    CopyTime,
 }
 
 /// The stat names `--metric` accepts (besides full keys and `read.`/`write.` prefixed names), with aliases.
-const STAT_NAMES: [(&str, &str); 26] = [
+const STAT_NAMES: [(&str, &str); 30] = [
     ("iops", "iops"),
     ("mb_s", "mb_s"),
     ("mbs", "mb_s"),
@@ -96,6 +106,10 @@ const STAT_NAMES: [(&str, &str); 26] = [
     ("p95", "p95"),
     ("busy", "busy"),
     ("device", "@device"),
+    ("time", "time"),
+    ("query_total", "query_total"),
+    ("query_geomean", "query_geomean"),
+    ("copy_time", "copy_time"),
 ];
 
 impl Stat {
@@ -117,6 +131,10 @@ impl Stat {
             Stat::PerMinute => "per_minute",
             Stat::P95 => "p95",
             Stat::Busy => "busy",
+            Stat::Time => "time",
+            Stat::QueryTotal => "query_total",
+            Stat::QueryGeomean => "query_geomean",
+            Stat::CopyTime => "copy_time",
         }
     }
     fn label(self) -> &'static str {
@@ -137,6 +155,10 @@ impl Stat {
             Stat::PerMinute => "per minute",
             Stat::P95 => "p95",
             Stat::Busy => "busy",
+            Stat::Time => "time",
+            Stat::QueryTotal => "total query time",
+            Stat::QueryGeomean => "geometric mean of query times",
+            Stat::CopyTime => "copy time",
         }
     }
     pub(crate) fn is_latency(self) -> bool {
@@ -164,6 +186,14 @@ impl Stat {
     }
 }
 
+/// Whether a metric (by key) is a time that the comparison also shows as a ratio of the baseline's
+/// (`total query time 0.52x`): the tpch query times, their total and geometric mean, the copy's time. Half
+/// the time reads better as 0.5x than as -50%.
+pub(crate) fn shows_ratio(key: &str) -> bool {
+    let stat = key.rsplit('.').next().unwrap_or(key);
+    [Stat::Time, Stat::QueryTotal, Stat::QueryGeomean, Stat::CopyTime].iter().any(|s| s.key() == stat)
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Scope {
     Total,
@@ -174,6 +204,8 @@ pub(crate) enum Scope {
     Db,
     /// One transaction type of a database run.
     DbTx(String),
+    /// One tpch query, by number.
+    Query(u32),
     /// A block device under a database: a role (`filesystem`, `disk`) that every run has exactly one device
     /// of, else a device name every run has.
     Device(String),
@@ -194,6 +226,7 @@ impl MetricDef {
             Scope::Tx => "tx.".to_string(),
             Scope::TxType(t) | Scope::DbTx(t) => format!("txn.{t}."),
             Scope::Db => String::new(),
+            Scope::Query(n) => format!("q{n}."),
             Scope::Device(d) => format!("device.{d}."),
         };
         format!("{scope}{}{}", self.kind.key(), self.stat.key())
@@ -217,6 +250,7 @@ impl MetricDef {
             Scope::TxType(t) => format!("{t}: tx {stat}"),
             Scope::Db => stat,
             Scope::DbTx(t) => format!("{t}: {stat}"),
+            Scope::Query(n) => format!("Q{n} {stat}"),
             Scope::Device(d) if self.stat == Stat::Mean => {
                 format!("device {d}: {}time per request", self.kind.prefix())
             }
@@ -230,6 +264,7 @@ impl MetricDef {
             Scope::Tx => "transactions".to_string(),
             Scope::TxType(t) | Scope::DbTx(t) => format!("transaction:{t}"),
             Scope::Db => "database".to_string(),
+            Scope::Query(n) => format!("query:{n}"),
             Scope::Device(d) => format!("device:{d}"),
         }
     }
@@ -303,17 +338,42 @@ pub(crate) enum Trial<'a> {
     Headline(&'a TrialMetrics),
     /// A database run.
     Db(&'a DbResult),
+    /// A tpch query set.
+    Tpch(&'a TpchResult),
+    /// A database copy.
+    Copy(&'a CopyResult),
 }
 
-/// The device of a database run a device scope names: the one device of that role, else the one of that
-/// name.
-fn device<'a>(r: &'a DbResult, key: &str) -> Option<&'a DeviceView> {
-    let mut of_role = r.devices.iter().filter(|d| d.role == key);
+/// The device a device scope names among `devices`: the one device of that role, else the one of that name.
+fn device<'a>(devices: &'a [DeviceView], key: &str) -> Option<&'a DeviceView> {
+    let mut of_role = devices.iter().filter(|d| d.role == key);
     match (of_role.next(), of_role.next()) {
         (Some(d), None) => Some(d),
-        _ => r.devices.iter().find(|d| d.name == key),
+        _ => devices.iter().find(|d| d.name == key),
     }
 }
+
+/// A device's value of one metric, its bytes over `seconds` (the window the view covers).
+fn device_value(def: &MetricDef, d: &DeviceView, seconds: f64) -> Option<f64> {
+    let per_s = |bytes: u64| (seconds > 0.0).then(|| bytes as f64 / seconds / 1e6);
+    let ns = |ms: Option<f64>| ms.map(|m| m * 1e6);
+    match (def.kind, def.stat) {
+        (Kind::Read, Stat::Iops) => Some(d.read_iops),
+        (Kind::Read, Stat::MbS) => per_s(d.read_bytes),
+        (Kind::Read, Stat::Mean) => ns(d.read_mean_ms),
+        (Kind::Write, Stat::Iops) => Some(d.write_iops),
+        (Kind::Write, Stat::MbS) => per_s(d.write_bytes),
+        (Kind::Write, Stat::Mean) => ns(d.write_mean_ms),
+        (Kind::Flush, Stat::Iops) => Some(d.flushes_per_s),
+        (Kind::Flush, Stat::Mean) => ns(d.flush_mean_ms),
+        (Kind::All, Stat::Busy) => Some(d.busy),
+        _ => None,
+    }
+}
+
+/// The prefixes of a copy's device keys: the source's devices and the destination's compare apart.
+const COPY_SOURCE: &str = "source.";
+const COPY_DESTINATION: &str = "destination.";
 
 /// A database run's value of one metric.
 fn db_value(def: &MetricDef, r: &DbResult) -> Option<f64> {
@@ -336,22 +396,34 @@ fn db_value(def: &MetricDef, r: &DbResult) -> Option<f64> {
                 _ => None,
             }
         }
-        Scope::Device(key) => {
-            let d = device(r, key)?;
-            let per_s = |bytes: u64| (r.run.measured_s > 0.0).then(|| bytes as f64 / r.run.measured_s / 1e6);
-            let ns = |ms: Option<f64>| ms.map(|m| m * 1e6);
-            match (def.kind, def.stat) {
-                (Kind::Read, Stat::Iops) => Some(d.read_iops),
-                (Kind::Read, Stat::MbS) => per_s(d.read_bytes),
-                (Kind::Read, Stat::Mean) => ns(d.read_mean_ms),
-                (Kind::Write, Stat::Iops) => Some(d.write_iops),
-                (Kind::Write, Stat::MbS) => per_s(d.write_bytes),
-                (Kind::Write, Stat::Mean) => ns(d.write_mean_ms),
-                (Kind::Flush, Stat::Iops) => Some(d.flushes_per_s),
-                (Kind::Flush, Stat::Mean) => ns(d.flush_mean_ms),
-                (Kind::All, Stat::Busy) => Some(d.busy),
-                _ => None,
-            }
+        Scope::Device(key) => device_value(def, device(&r.devices, key)?, r.run.measured_s),
+        _ => None,
+    }
+}
+
+/// A tpch query set's value of one metric: a query's time, the set's total and geometric mean, the devices
+/// over the set.
+fn tpch_value(def: &MetricDef, r: &TpchResult) -> Option<f64> {
+    match (&def.scope, def.stat) {
+        (Scope::Db, Stat::QueryTotal) => Some(r.power.total_s * 1e9),
+        (Scope::Db, Stat::QueryGeomean) => Some(r.power.geomean_s * 1e9),
+        (Scope::Query(n), Stat::Time) => r.queries.iter().find(|q| q.number == *n).map(|q| q.seconds * 1e9),
+        (Scope::Device(key), _) => device_value(def, device(&r.devices, key)?, r.power.measured_s),
+        _ => None,
+    }
+}
+
+/// A copy's value of one metric: its time and rate, the source's and the destination's devices.
+fn copy_value(def: &MetricDef, r: &CopyResult) -> Option<f64> {
+    match (&def.scope, def.stat) {
+        (Scope::Db, Stat::CopyTime) => Some(r.copy.seconds * 1e9),
+        (Scope::Db, Stat::MbS) => Some(r.copy.mb_per_s),
+        (Scope::Device(key), _) => {
+            let (devices, key) = match key.strip_prefix(COPY_SOURCE) {
+                Some(k) => (&r.source_devices, k),
+                None => (&r.destination_devices, key.strip_prefix(COPY_DESTINATION)?),
+            };
+            device_value(def, device(devices, key)?, r.copy.seconds)
         }
         _ => None,
     }
@@ -378,6 +450,8 @@ pub(crate) fn op_summary<'a>(r: &'a RunResult, scope: &Scope, kind: Kind) -> Opt
 pub(crate) fn extract(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
     let v = match trial {
         Trial::Db(r) => db_value(def, r)?,
+        Trial::Tpch(r) => tpch_value(def, r)?,
+        Trial::Copy(r) => copy_value(def, r)?,
         Trial::Headline(t) => {
             if def.scope != Scope::Total || def.kind != Kind::All {
                 return None;
@@ -412,7 +486,7 @@ pub(crate) fn extract(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
                     _ => return None,
                 }
             }
-            Scope::Db | Scope::DbTx(_) | Scope::Device(_) => return None,
+            Scope::Db | Scope::DbTx(_) | Scope::Query(_) | Scope::Device(_) => return None,
             Scope::Tx | Scope::TxType(_) => {
                 let lg = r.loadgen.as_ref()?;
                 let (per_hour, lat) = match &def.scope {
@@ -441,13 +515,17 @@ pub(crate) fn extract(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
 /// transactions). Read and write rows appear only when some trial had ops of that kind; group rows only
 /// when some trial has more than one group (a single group repeats the totals).
 pub(crate) fn metric_defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
-    let dbs: Vec<&DbResult> = all_trials
-        .iter()
-        .flatten()
-        .filter_map(|t| if let Trial::Db(r) = t { Some(*r) } else { None })
-        .collect();
+    let dbs = docs_of(all_trials, |t| if let Trial::Db(r) = t { Some(*r) } else { None });
     if !dbs.is_empty() {
         return db_metric_defs(&dbs);
+    }
+    let tpch = docs_of(all_trials, |t| if let Trial::Tpch(r) = t { Some(*r) } else { None });
+    if !tpch.is_empty() {
+        return tpch_metric_defs(&tpch);
+    }
+    let copies = docs_of(all_trials, |t| if let Trial::Copy(r) = t { Some(*r) } else { None });
+    if !copies.is_empty() {
+        return copy_metric_defs(&copies);
     }
     let fulls =
         || all_trials.iter().flatten().filter_map(|t| if let Trial::Full(r) = t { Some(*r) } else { None });
@@ -516,6 +594,11 @@ pub(crate) fn metric_defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
     defs
 }
 
+/// The documents of one kind among every side's trials.
+fn docs_of<'a, T>(all_trials: &[Vec<Trial<'a>>], pick: impl Fn(&Trial<'a>) -> Option<&'a T>) -> Vec<&'a T> {
+    all_trials.iter().flatten().filter_map(pick).collect()
+}
+
 /// The metrics of database runs: NOPM and TPM; per transaction type its rate and response times; per device
 /// that every run has (by role, else by name, [`device_keys`]) reads, writes and flushes, their time per
 /// request, and the busy share.
@@ -533,31 +616,75 @@ fn db_metric_defs(dbs: &[&DbResult]) -> Vec<MetricDef> {
             defs.push(def(Scope::DbTx(t.to_string()), Kind::All, stat));
         }
     }
-    for key in device_keys(dbs) {
-        let scope = Scope::Device(key);
-        for kind in [Kind::Read, Kind::Write] {
-            for stat in [Stat::Iops, Stat::MbS, Stat::Mean] {
-                defs.push(def(scope.clone(), kind, stat));
-            }
-        }
-        defs.push(def(scope.clone(), Kind::Flush, Stat::Iops));
-        defs.push(def(scope.clone(), Kind::Flush, Stat::Mean));
-        defs.push(def(scope, Kind::All, Stat::Busy));
+    let devices: Vec<&[DeviceView]> = dbs.iter().map(|r| r.devices.as_slice()).collect();
+    for key in device_keys(&devices) {
+        device_defs(key, &mut defs);
     }
     defs
 }
 
-/// The devices to compare across database runs: each role (`filesystem`, `disk`, `member`) that every run
-/// has exactly one device of, so that a Gen 5 drive and a Gen 6 one under the same file system compare
-/// although their names differ; then the devices of other roles that every run has by name.
-pub(crate) fn device_keys(dbs: &[&DbResult]) -> Vec<String> {
+/// Per device: reads and writes (rate, MB/s, time per request), flushes (rate, time), the busy share.
+fn device_defs(key: String, defs: &mut Vec<MetricDef>) {
+    let def = |scope: Scope, kind: Kind, stat: Stat| MetricDef { scope, kind, stat };
+    let scope = Scope::Device(key);
+    for kind in [Kind::Read, Kind::Write] {
+        for stat in [Stat::Iops, Stat::MbS, Stat::Mean] {
+            defs.push(def(scope.clone(), kind, stat));
+        }
+    }
+    defs.push(def(scope.clone(), Kind::Flush, Stat::Iops));
+    defs.push(def(scope.clone(), Kind::Flush, Stat::Mean));
+    defs.push(def(scope, Kind::All, Stat::Busy));
+}
+
+/// The metrics of tpch query sets: the total and the geometric mean of the query times, each query's time
+/// (in the first set's order; a query not every side ran drops out where the values are gathered), and the
+/// devices over the set.
+fn tpch_metric_defs(sets: &[&TpchResult]) -> Vec<MetricDef> {
+    let def = |scope: Scope, stat: Stat| MetricDef { scope, kind: Kind::All, stat };
+    let mut defs = vec![def(Scope::Db, Stat::QueryTotal), def(Scope::Db, Stat::QueryGeomean)];
+    let mut numbers: Vec<u32> = Vec::new();
+    for q in sets.iter().flat_map(|r| &r.queries) {
+        if !numbers.contains(&q.number) {
+            numbers.push(q.number);
+        }
+    }
+    defs.extend(numbers.into_iter().map(|n| def(Scope::Query(n), Stat::Time)));
+    let devices: Vec<&[DeviceView]> = sets.iter().map(|r| r.devices.as_slice()).collect();
+    for key in device_keys(&devices) {
+        device_defs(key, &mut defs);
+    }
+    defs
+}
+
+/// The metrics of database copies: the time and the rate, then the source's devices and the
+/// destination's, each matched by role as a tpcc run's are.
+fn copy_metric_defs(copies: &[&CopyResult]) -> Vec<MetricDef> {
+    let def = |stat: Stat| MetricDef { scope: Scope::Db, kind: Kind::All, stat };
+    let mut defs = vec![def(Stat::CopyTime), def(Stat::MbS)];
+    let sources: Vec<&[DeviceView]> = copies.iter().map(|r| r.source_devices.as_slice()).collect();
+    for key in device_keys(&sources) {
+        device_defs(format!("{COPY_SOURCE}{key}"), &mut defs);
+    }
+    let destinations: Vec<&[DeviceView]> = copies.iter().map(|r| r.destination_devices.as_slice()).collect();
+    for key in device_keys(&destinations) {
+        device_defs(format!("{COPY_DESTINATION}{key}"), &mut defs);
+    }
+    defs
+}
+
+/// The devices to compare across database runs (each run's device list): each role (`filesystem`,
+/// `disk`, `member`) that every run has exactly one device of, so that a Gen 5 drive and a Gen 6 one under
+/// the same file system compare although their names differ; then the devices of other roles that every
+/// run has by name.
+pub(crate) fn device_keys(runs: &[&[DeviceView]]) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
-    let Some(first) = dbs.first() else { return keys };
-    for d in &first.devices {
-        let unique_role = dbs.iter().all(|r| r.devices.iter().filter(|x| x.role == d.role).count() == 1);
+    let Some(first) = runs.first() else { return keys };
+    for d in first.iter() {
+        let unique_role = runs.iter().all(|r| r.iter().filter(|x| x.role == d.role).count() == 1);
         let key = if unique_role {
             d.role.clone()
-        } else if dbs.iter().all(|r| r.devices.iter().any(|x| x.name == d.name)) {
+        } else if runs.iter().all(|r| r.iter().any(|x| x.name == d.name)) {
             d.name.clone()
         } else {
             continue;

@@ -134,12 +134,16 @@ fn compare_unit(
                     && v.trials.len() >= MIN_TRIALS_FOR_TEST)
                     .then(|| WelchTest::from_trials(&base.trials, &v.trials, opts.alpha))
                     .flatten();
+                let phrase = match ratio_of(&def.key(), base.value, v.value) {
+                    Some(r) => format!("{label} {r} ({})", pct.map_or("n/a".into(), format_pct)),
+                    None => change_phrase(&label, pct),
+                };
                 Change {
                     side: side_letter(i),
                     diff,
                     pct,
                     verdict: change_verdict(better, base.value, v.value),
-                    phrase: change_phrase(&label, pct),
+                    phrase,
                     test,
                 }
             })
@@ -157,6 +161,12 @@ fn compare_unit(
         });
     }
     UnitComparison { params, trials: sides.iter().map(Vec::len).collect(), metrics }
+}
+
+/// A side's value as a ratio of the baseline's (`0.52x`), for the metrics that show one
+/// ([`metrics::shows_ratio`]); `None` for the others, or a baseline of 0.
+pub(crate) fn ratio_of(key: &str, base: f64, value: f64) -> Option<String> {
+    (metrics::shows_ratio(key) && base > 0.0 && value.is_finite()).then(|| format!("{:.2}x", value / base))
 }
 
 fn best_sides(better: Better, values: &[SideValue]) -> Vec<String> {
@@ -185,11 +195,14 @@ pub fn compare(sides: &[Side], opts: &CompareOptions) -> Result<Comparison, Comp
             SideDocs::Sweeps(w) => w.is_empty() || w.iter().all(|w| w.points.is_empty()),
             SideDocs::Db(d) => d.is_empty(),
             SideDocs::DbSweeps(w) => w.is_empty() || w.iter().all(|w| w.points.is_empty()),
+            SideDocs::Tpch(t) => t.is_empty(),
+            SideDocs::Copy(c) => c.is_empty(),
         };
         if empty {
             return Err(CompareError::EmptySide(s.source.clone()));
         }
     }
+    check_own_kind(sides)?;
     if let (Some(db), Some(io)) =
         (sides.iter().find(|s| s.docs.is_db()), sides.iter().find(|s| !s.docs.is_db()))
     {
@@ -212,44 +225,14 @@ pub fn compare(sides: &[Side], opts: &CompareOptions) -> Result<Comparison, Comp
                 .map(|s| match &s.docs {
                     SideDocs::Runs(r) => r.iter().map(Trial::Full).collect(),
                     SideDocs::Db(d) => d.iter().map(Trial::Db).collect(),
+                    SideDocs::Tpch(t) => t.iter().map(Trial::Tpch).collect(),
+                    SideDocs::Copy(c) => c.iter().map(Trial::Copy).collect(),
                     SideDocs::Sweeps(_) | SideDocs::DbSweeps(_) => Vec::new(),
                 })
                 .collect();
             vec![compare_unit(None, &trials, opts)]
         }
-        None => {
-            let per_side: Vec<Vec<PointTrials<'_>>> = sides.iter().map(sweep_points).collect();
-            let mut units = Vec::new();
-            let mut seen: Vec<&BTreeMap<String, String>> = Vec::new();
-            for points in &per_side {
-                for (params, _) in points {
-                    if seen.contains(&params) {
-                        continue;
-                    }
-                    seen.push(params);
-                    let found: Vec<Option<&Vec<Trial<'_>>>> = per_side
-                        .iter()
-                        .map(|pts| pts.iter().find(|(p, _)| p == params).map(|(_, t)| t))
-                        .collect();
-                    if found.iter().all(Option::is_some) {
-                        let trials: Vec<Vec<Trial<'_>>> = found.into_iter().flatten().cloned().collect();
-                        units.push(compare_unit(Some(params.clone()), &trials, opts));
-                    } else {
-                        let present_in = found
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, f)| f.is_some())
-                            .map(|(i, _)| side_letter(i))
-                            .collect();
-                        unmatched_points.push(UnmatchedPoint { params: params.clone(), present_in });
-                    }
-                }
-            }
-            if units.is_empty() {
-                return Err(CompareError::NoCommonPoint);
-            }
-            units
-        }
+        None => sweep_units(sides, opts, &mut unmatched_points)?,
     };
     if units.iter().all(|u| u.metrics.is_empty()) {
         return Err(CompareError::Metric(
@@ -286,6 +269,8 @@ pub fn compare(sides: &[Side], opts: &CompareOptions) -> Result<Comparison, Comp
         SideDocs::Sweeps(_) => "sweeps",
         SideDocs::Db(_) => "db",
         SideDocs::DbSweeps(_) => "db_sweeps",
+        SideDocs::Tpch(_) => "db_tpch",
+        SideDocs::Copy(_) => "db_copy",
     };
     Ok(Comparison {
         schema: COMPARE_SCHEMA.to_string(),
@@ -299,6 +284,44 @@ pub fn compare(sides: &[Side], opts: &CompareOptions) -> Result<Comparison, Comp
         unmatched_points,
         notes,
     })
+}
+
+/// The units of sweeps: one per point every side has (matched by its params, in the order first seen);
+/// the points not every side has go to `unmatched`.
+fn sweep_units(
+    sides: &[Side],
+    opts: &CompareOptions,
+    unmatched: &mut Vec<UnmatchedPoint>,
+) -> Result<Vec<UnitComparison>, CompareError> {
+    let per_side: Vec<Vec<PointTrials<'_>>> = sides.iter().map(sweep_points).collect();
+    let mut units = Vec::new();
+    let mut seen: Vec<&BTreeMap<String, String>> = Vec::new();
+    for points in &per_side {
+        for (params, _) in points {
+            if seen.contains(&params) {
+                continue;
+            }
+            seen.push(params);
+            let found: Vec<Option<&Vec<Trial<'_>>>> =
+                per_side.iter().map(|pts| pts.iter().find(|(p, _)| p == params).map(|(_, t)| t)).collect();
+            if found.iter().all(Option::is_some) {
+                let trials: Vec<Vec<Trial<'_>>> = found.into_iter().flatten().cloned().collect();
+                units.push(compare_unit(Some(params.clone()), &trials, opts));
+            } else {
+                let present_in = found
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| f.is_some())
+                    .map(|(i, _)| side_letter(i))
+                    .collect();
+                unmatched.push(UnmatchedPoint { params: params.clone(), present_in });
+            }
+        }
+    }
+    if units.is_empty() {
+        return Err(CompareError::NoCommonPoint);
+    }
+    Ok(units)
 }
 
 fn side_info(i: usize, s: &Side, notes: &mut Vec<String>) -> SideInfo {
@@ -333,55 +356,104 @@ fn side_info(i: usize, s: &Side, notes: &mut Vec<String>) -> SideInfo {
                     s.source
                 ));
             }
-            (d.len(), Vec::new(), d.iter().map(|r| r.seed).collect())
+            (d.len(), Vec::new(), d.iter().map(|r| r.header.seed).collect())
         }
         SideDocs::DbSweeps(w) => {
             if w.iter().any(|w| w.partial) {
                 notes.push(format!("side {label} ('{}') includes a partial (interrupted) sweep", s.source));
             }
-            (w.len(), Vec::new(), w.iter().map(|w| w.seed).collect())
+            (w.len(), Vec::new(), w.iter().map(|w| w.header.seed).collect())
         }
+        SideDocs::Tpch(t) => {
+            if t.iter().any(|r| r.partial) {
+                notes.push(format!(
+                    "side {label} ('{}') includes a partial (interrupted) query set",
+                    s.source
+                ));
+            }
+            let config = |r: &crate::db_tpch::TpchResult| (r.config.scale, r.engine.name.clone());
+            if t.iter().any(|r| config(r) != config(&t[0])) {
+                notes.push(format!(
+                    "side {label} ('{}'): its query sets have different scales or engines; they are treated as trials of one",
+                    s.source
+                ));
+            }
+            (t.len(), Vec::new(), t.iter().map(|r| r.header.seed).collect())
+        }
+        SideDocs::Copy(c) => (c.len(), Vec::new(), c.iter().map(|r| r.header.seed).collect()),
     };
     SideInfo { label, source: s.source.clone(), documents, run_ids, seeds }
 }
 
-/// The database runs of a side (a database sweep's points' runs).
-fn db_runs(s: &Side) -> Vec<&crate::db::DbResult> {
+/// The database runs of a side, as the notes need them: each run's engine and the devices under it.
+fn db_runs(s: &Side) -> Vec<(&str, Vec<&crate::db::DeviceView>)> {
+    fn tpcc(r: &crate::db::DbResult) -> (&str, Vec<&crate::db::DeviceView>) {
+        (r.engine.name.as_str(), r.devices.iter().collect())
+    }
     match &s.docs {
-        SideDocs::Db(d) => d.iter().collect(),
-        SideDocs::DbSweeps(w) => w.iter().flat_map(|w| w.points.iter().map(|p| &p.result)).collect(),
-        _ => Vec::new(),
+        SideDocs::Db(d) => d.iter().map(tpcc).collect(),
+        SideDocs::DbSweeps(w) => w.iter().flat_map(|w| w.points.iter().map(|p| tpcc(&p.result))).collect(),
+        SideDocs::Tpch(t) => t.iter().map(|r| (r.engine.name.as_str(), r.devices.iter().collect())).collect(),
+        SideDocs::Copy(c) => c
+            .iter()
+            .map(|r| {
+                (r.engine.name.as_str(), r.source_devices.iter().chain(&r.destination_devices).collect())
+            })
+            .collect(),
+        SideDocs::Runs(_) | SideDocs::Sweeps(_) => Vec::new(),
     }
 }
 
-/// What to know when comparing database runs: the workload is derived from TPC-C; which engine and devices
-/// each side ran on (the device rows compare them by their role under the database's file system); and,
-/// with one engine on one side and another on the other, that the difference is the engines' as much as the
-/// storage's.
+/// Refuses a tpch query set or a database copy beside any other kind of document: each compares only with
+/// its own kind.
+fn check_own_kind(sides: &[Side]) -> Result<(), CompareError> {
+    for s in sides {
+        let Some((what, kind)) = s.docs.only_with_its_own() else { continue };
+        if let Some(o) = sides.iter().find(|o| o.docs.only_with_its_own() != Some((what, kind))) {
+            return Err(CompareError::OtherWorkload {
+                source: s.source.clone(),
+                what,
+                kind,
+                other: o.source.clone(),
+                other_what: o.docs.kind_words(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What to know when comparing database runs: what the workload is derived from (the documents' own
+/// disclaimer); which engine and devices each side ran on (the device rows compare them by their role under
+/// the database's file system); and, with one engine on one side and another on the other, that the
+/// difference is the engines' as much as the storage's.
 fn db_notes(sides: &[Side]) -> Vec<String> {
     let runs = db_runs;
     if sides.iter().all(|s| runs(s).is_empty()) {
         return Vec::new();
     }
-    let mut notes = vec![crate::db::TPCC_DISCLAIMER.to_string()];
+    let mut notes: Vec<String> = match &sides[0].docs {
+        SideDocs::Tpch(_) => vec![crate::db_tpch::TPCH_DISCLAIMER.to_string()],
+        SideDocs::Copy(_) => Vec::new(),
+        _ => vec![crate::db::TPCC_DISCLAIMER.to_string()],
+    };
     let mut engines: Vec<&str> = Vec::new();
     let mut where_: Vec<String> = Vec::new();
     for (i, s) in sides.iter().enumerate() {
         let rs = runs(s);
         let mut devices: Vec<String> = Vec::new();
-        for d in rs.iter().flat_map(|r| &r.devices) {
+        for d in rs.iter().flat_map(|(_, ds)| ds) {
             let name = format!("{} ({})", d.name, d.role);
             if !devices.contains(&name) {
                 devices.push(name);
             }
         }
         let mut names: Vec<&str> = Vec::new();
-        for r in &rs {
-            if !names.contains(&r.engine.name.as_str()) {
-                names.push(&r.engine.name);
+        for (engine, _) in &rs {
+            if !names.contains(engine) {
+                names.push(engine);
             }
-            if !engines.contains(&r.engine.name.as_str()) {
-                engines.push(&r.engine.name);
+            if !engines.contains(engine) {
+                engines.push(engine);
             }
         }
         let on = if devices.is_empty() { "no device view".to_string() } else { devices.join(", ") };

@@ -483,7 +483,7 @@ fn a_fio_measured_side_brings_the_definition_notes_to_every_rendering() {
 /// under the file system, `write_ms` per write.
 fn db_run(nopm: f64, lat_ns: u64, n: u64, name: &str, write_ms: f64, seed: u64) -> crate::db::DbResult {
     let mut r = crate::db::tests::sample();
-    r.seed = seed;
+    r.header.seed = seed;
     r.run.nopm = nopm;
     r.run.tpm = nopm * 2.2;
     let mut h = LatencyHistogram::new();
@@ -585,4 +585,109 @@ fn db_sweeps_compare_point_by_point_by_users() {
     assert_eq!(c.units[2].params.as_ref().unwrap()["users"], "4");
     assert_eq!(metric(&c.units[0], "nopm").changes[0].phrase, "NOPM +100%");
     assert_eq!(c.unmatched_points.len(), 1);
+}
+
+/// A tpch query set whose queries took `scale` times the sample's, on device `name`.
+fn tpch_run(scale: f64, name: &str, seed: u64) -> crate::db_tpch::TpchResult {
+    let mut r = crate::db_tpch::tests::sample();
+    r.header.seed = seed;
+    for q in &mut r.queries {
+        q.seconds *= scale;
+        q.runs_s = vec![q.seconds];
+    }
+    r.power.total_s = r.queries.iter().map(|q| q.seconds).sum();
+    r.power.geomean_s *= scale;
+    r.power.measured_s *= scale;
+    r.devices[0].name = name.into();
+    r
+}
+
+fn tpch(source: &str, r: Vec<crate::db_tpch::TpchResult>) -> Side {
+    Side { source: source.to_string(), docs: SideDocs::Tpch(r) }
+}
+
+/// The seed's story: the same query set on faster storage completes in about half the time; the compare
+/// says so in one line, and shows each query's time with its ratio.
+#[test]
+fn tpch_runs_compare_each_query_the_total_and_the_geomean_as_ratios() {
+    let c = compare(
+        &[tpch("slow", vec![tpch_run(1.0, "loop0", 1)]), tpch("fast", vec![tpch_run(0.52, "loop1", 1)])],
+        &CompareOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(c.kind, "db_tpch");
+    let u = &c.units[0];
+    let total = metric(u, "query_total");
+    assert_eq!(total.label, "total query time");
+    assert_eq!(total.changes[0].verdict, ChangeVerdict::Better);
+    assert_eq!(total.changes[0].phrase, "total query time 0.52x (-48%)");
+    let q14 = metric(u, "q14.time");
+    assert_eq!(q14.label, "Q14 time");
+    assert!(close(q14.sides[1].value, 0.012 * 0.52 * 1e9, 1e-6), "{q14:?}");
+    metric(u, "q2.time");
+    metric(u, "query_geomean");
+    // The devices compare by role though their names differ.
+    assert_eq!(metric(u, "device.filesystem.read.iops").better, Better::Neither);
+    assert!(c.notes.iter().any(|n| n.contains("not TPC-H compliant")), "{:?}", c.notes);
+    crate::schema_check::check_document(
+        &serde_json::to_value(&c).unwrap(),
+        crate::schema_check::COMPARE_SCHEMA,
+    );
+    let t = crate::TextExporter.render(&crate::Document::Compare(&c));
+    assert!(t.contains("B vs A: total query time 0.52x (-48%) (better)"), "{t}");
+    let row = t.lines().find(|l| l.starts_with("Q14 time")).unwrap_or_else(|| panic!("{t}"));
+    assert!(row.contains("0.52x -48% better"), "{row}");
+}
+
+#[test]
+fn tpch_trials_are_tested_and_a_query_not_every_side_ran_drops_out() {
+    let a: Vec<_> = (0..3).map(|i| tpch_run(1.0 + 0.01 * i as f64, "vda", i)).collect();
+    let mut b: Vec<_> = (0..3).map(|i| tpch_run(0.5 + 0.01 * i as f64, "vda", i)).collect();
+    for r in &mut b {
+        r.queries.retain(|q| q.number == 14);
+    }
+    let c = compare(&[tpch("a", a), tpch("b", b)], &CompareOptions::default()).unwrap();
+    let u = &c.units[0];
+    assert!(metric(u, "query_total").changes[0].test.as_ref().unwrap().significant);
+    assert!(u.metrics.iter().all(|m| m.key != "q2.time"));
+    metric(u, "q14.time");
+}
+
+#[test]
+fn copies_compare_time_rate_and_both_sides_devices() {
+    let a = crate::db_copy::tests::sample();
+    let mut b = a.clone();
+    b.copy.seconds = 0.25;
+    b.copy.mb_per_s = 176.2;
+    b.destination_devices[0].write_mean_ms = Some(0.5);
+    let side = |s: &str, r| Side { source: s.into(), docs: SideDocs::Copy(vec![r]) };
+    let c = compare(&[side("a", a), side("b", b)], &CompareOptions::default()).unwrap();
+    assert_eq!(c.kind, "db_copy");
+    let u = &c.units[0];
+    assert_eq!(metric(u, "copy_time").changes[0].phrase, "copy time 0.50x (-50%)");
+    assert_eq!(metric(u, "mb_s").changes[0].verdict, ChangeVerdict::Better);
+    metric(u, "device.source.filesystem.read.mb_s");
+    let w = metric(u, "device.destination.filesystem.write.mean");
+    assert_eq!(w.changes[0].verdict, ChangeVerdict::Better);
+    let t = crate::TextExporter.render(&crate::Document::Compare(&c));
+    assert!(t.contains("B vs A: MB/s +100% (better), copy time 0.50x (-50%) (better)"), "{t}");
+}
+
+#[test]
+fn a_tpch_run_beside_a_tpcc_run_a_copy_or_an_io_run_is_refused_naming_both() {
+    let others = [
+        db("5a1b", vec![db_run(1.0, 1, 1, "vda", 1.0, 1)]),
+        Side { source: "c0de".into(), docs: SideDocs::Copy(vec![crate::db_copy::tests::sample()]) },
+        runs("run.json", vec![run_with(10, 1000, 0, 0, 1)]),
+    ];
+    for (other, what) in others.into_iter().zip(["a tpcc run", "a database copy", "an I/O run"]) {
+        let source = other.source.clone();
+        for sides in [vec![tpch("t.json", vec![tpch_run(1.0, "vda", 1)]), other.clone()], {
+            vec![other.clone(), tpch("t.json", vec![tpch_run(1.0, "vda", 1)])]
+        }] {
+            let m = compare(&sides, &CompareOptions::default()).unwrap_err().to_string();
+            assert!(m.contains("'t.json' (a tpch query set, iolab db tpch)"), "{m}");
+            assert!(m.contains(&format!("'{source}' ({what}")), "{m}");
+        }
+    }
 }

@@ -6,8 +6,10 @@
 
 use super::charts::{Axis, BarChart, BarSet, Fmt, Legend, LineChart, Mark, Series};
 use super::figures::{curve_from_histogram, curve_from_summary, one_bar_each, percentile_chart};
-use crate::db::DbResult;
+use crate::db::{DbBuild, DbEngine, DbResult};
+use crate::db_copy::CopyResult;
 use crate::db_sweep::{DbSweepResult, KNEE_TRANSACTION};
+use crate::db_tpch::TpchResult;
 use iolab_stats::{LatSummary, LatencyHistogram};
 
 /// A whole-nanosecond field of a latency summary (p50, p95, p99).
@@ -62,19 +64,19 @@ pub(crate) fn tx_percentile_chart(label: &str, r: &DbResult) -> LineChart {
     percentile_chart(format!("Transaction response-time percentiles: {label}"), series)
 }
 
-/// What each device under the database did per second: reads, writes and flushes.
-pub(crate) fn device_bars(label: &str, r: &DbResult) -> Option<BarChart> {
-    if r.devices.is_empty() {
+/// What each device under a database did per second: reads, writes and flushes.
+pub(crate) fn device_bars(label: &str, devices: &[crate::db::DeviceView]) -> Option<BarChart> {
+    if devices.is_empty() {
         return None;
     }
     let set = |name: &str, f: fn(&crate::db::DeviceView) -> f64| BarSet {
         name: name.into(),
-        values: r.devices.iter().map(f).collect(),
+        values: devices.iter().map(f).collect(),
     };
     Some(BarChart {
         title: format!("Devices under the database: {label}"),
         y_desc: "requests per second".into(),
-        names: r.devices.iter().map(|d| format!("{} ({})", d.name, d.role)).collect(),
+        names: devices.iter().map(|d| format!("{} ({})", d.name, d.role)).collect(),
         sets: vec![
             set("reads/s", |d| d.read_iops),
             set("writes/s", |d| d.write_iops),
@@ -82,6 +84,20 @@ pub(crate) fn device_bars(label: &str, r: &DbResult) -> Option<BarChart> {
         ],
         fmt: Fmt::Count,
     })
+}
+
+/// Each tpch query's time (the median of its runs), in the order they ran.
+pub(crate) fn query_time_bars(label: &str, r: &TpchResult) -> BarChart {
+    BarChart {
+        title: format!("Query times: {label}"),
+        y_desc: "time".into(),
+        names: r.queries.iter().map(|q| format!("Q{}", q.number)).collect(),
+        sets: vec![BarSet {
+            name: "time".into(),
+            values: r.queries.iter().map(|q| q.seconds * 1e9).collect(),
+        }],
+        fmt: Fmt::Nanos,
+    }
 }
 
 /// The new-order response time at `f` of a run, ns (NaN without one).
@@ -187,54 +203,92 @@ pub(crate) fn db_sweep_charts(label: &str, s: &DbSweepResult) -> Vec<LineChart> 
     ]
 }
 
-/// The facts of a run as (name, value) rows: engine, where, the load, the build, NOPM and TPM.
-pub(crate) fn facts(r: &DbResult) -> Vec<(&'static str, String)> {
-    use crate::format::{format_count, format_rate};
-    let e = &r.engine;
-    let c = &r.config;
+/// The engine's facts: where it ran, its settings, a private server's account.
+fn engine_facts(e: &DbEngine) -> Vec<(&'static str, String)> {
     let settings: Vec<String> = e.settings.iter().map(|s| format!("{}={}", s.name, s.value)).collect();
-    let rows: u64 = r.build.rows.iter().map(|t| t.rows).sum();
     let mut out = vec![
         ("engine", format!("{} in {}", e.version, crate::db_rows::engine_place(e))),
         ("settings", settings.join(", ")),
-        (
-            "load",
-            format!(
-                "{} warehouse{}, {} items, {} user{}, no think time, {:.0} s ramp, {:.2} s measured",
-                c.warehouses,
-                if c.warehouses == 1 { "" } else { "s" },
-                format_count(c.items as u64),
-                c.users,
-                if c.users == 1 { "" } else { "s" },
-                c.ramp_s,
-                r.run.measured_s
-            ),
-        ),
-        (
-            "build",
-            format!(
-                "{} rows in {:.2} s ({} loader{})",
-                format_count(rows),
-                r.build.seconds,
-                r.build.loaders,
-                if r.build.loaders == 1 { "" } else { "s" }
-            ),
-        ),
-        (
-            "NOPM",
-            format!(
-                "{}{}",
-                format_rate(r.run.nopm, 0),
-                r.run
-                    .nopm_database
-                    .map(|n| format!(" (the database's count: {})", format_rate(n, 0)))
-                    .unwrap_or_default()
-            ),
-        ),
-        ("TPM", format_rate(r.run.tpm, 0)),
     ];
     if let Some(u) = &e.server_user {
         out.insert(1, ("server", format!("private, run as {u}, Unix socket only")));
     }
+    out
+}
+
+/// The build's fact: rows, seconds, loaders.
+fn build_fact(b: &DbBuild) -> (&'static str, String) {
+    let rows: u64 = b.rows.iter().map(|t| t.rows).sum();
+    let loaders = if b.loaders == 1 { "" } else { "s" };
+    (
+        "build",
+        format!(
+            "{} rows in {:.2} s ({} loader{loaders})",
+            crate::format::format_count(rows),
+            b.seconds,
+            b.loaders
+        ),
+    )
+}
+
+/// The facts of a run as (name, value) rows: engine, where, the load, the build, NOPM and TPM.
+pub(crate) fn facts(r: &DbResult) -> Vec<(&'static str, String)> {
+    use crate::format::{format_count, format_rate};
+    let c = &r.config;
+    let mut out = engine_facts(&r.engine);
+    out.push((
+        "load",
+        format!(
+            "{} warehouse{}, {} items, {} user{}, no think time, {:.0} s ramp, {:.2} s measured",
+            c.warehouses,
+            if c.warehouses == 1 { "" } else { "s" },
+            format_count(c.items as u64),
+            c.users,
+            if c.users == 1 { "" } else { "s" },
+            c.ramp_s,
+            r.run.measured_s
+        ),
+    ));
+    out.push(build_fact(&r.build));
+    let db_count = r.run.nopm_database.map(|n| format!(" (the database's count: {})", format_rate(n, 0)));
+    out.push(("NOPM", format!("{}{}", format_rate(r.run.nopm, 0), db_count.unwrap_or_default())));
+    out.push(("TPM", format_rate(r.run.tpm, 0)));
+    out
+}
+
+/// The facts of a tpch query set: engine, settings, the load, the build, the start, the power line.
+pub(crate) fn tpch_facts(r: &TpchResult) -> Vec<(&'static str, String)> {
+    let c = &r.config;
+    let mut out = engine_facts(&r.engine);
+    let order: Vec<String> = c.order.iter().map(|q| format!("Q{q}")).collect();
+    out.push((
+        "load",
+        format!("scale {}, {} run(s) of each query, order {}", c.scale, c.runs, order.join(" ")),
+    ));
+    out.push(build_fact(&r.build));
+    let start = match c.evicted_bytes {
+        Some(b) => {
+            format!("{}: {} dropped from the page cache first", c.start, crate::format::format_bytes(b))
+        }
+        None => c.start.clone(),
+    };
+    out.push(("start", start));
+    out.push(("power", crate::db_rows::power_text(r)));
+    out
+}
+
+/// The facts of a copy: engine, settings, the source database, the build, the copy.
+pub(crate) fn copy_facts(r: &CopyResult) -> Vec<(&'static str, String)> {
+    let s = &r.source;
+    let mut out = engine_facts(&r.engine);
+    let size = crate::format::format_bytes(s.size_bytes);
+    out.push(("source", format!("{}, {size}", crate::db_rows::copy_source(r))));
+    out.push(build_fact(&s.build));
+    let start = match s.evicted_bytes {
+        Some(b) => format!("cold: {} dropped from the page cache first", crate::format::format_bytes(b)),
+        None => "warm (--warm)".into(),
+    };
+    out.push(("start", start));
+    out.push(("copy", crate::db_rows::copy_text(r)));
     out
 }

@@ -1,8 +1,8 @@
 //! The report as Markdown for tickets (`iolab report --format md`): the same inputs and numbers as the HTML
 //! page, with the figures as tables (GitHub-flavoured pipe tables): runs side by side, per sweep its points
 //! along each swept field with the knee marked, per run its summary, latency percentiles and warnings; per
-//! database run its facts, transactions, consistency conditions and devices, database runs side by side, and
-//! a database sweep's points with the knee.
+//! database run its facts, transactions, consistency conditions and devices, database runs side by side, a
+//! database sweep's points with the knee, a tpch query set's queries and a copy's line and devices.
 
 use std::fmt::Write as _;
 
@@ -155,42 +155,102 @@ fn numbers(n: usize) -> Vec<bool> {
     (0..n).map(|i| i > 0).collect()
 }
 
-/// The database runs and sweeps (`iolab db`): side by side when several, then each run and each sweep.
+/// A database document's disclaimer, in italics, when it has one.
+fn disclaimer(out: &mut String, h: &crate::db::DbHeader) {
+    if let Some(d) = &h.disclaimer {
+        let _ = writeln!(out, "*{}.*\n", cell(d));
+    }
+}
+
+/// A devices table with its title, when there are devices.
+fn devices_md(out: &mut String, title: &str, devices: &[crate::db::DeviceView]) {
+    if devices.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{title}:\n");
+    let cols = &crate::db_rows::DEVICE_COLUMNS;
+    table(out, cols, &numbers(cols.len()), &crate::db_rows::device_rows(devices));
+}
+
+/// A database part's facts, as a two-column table.
+fn facts_md(out: &mut String, facts: Vec<(&str, String)>) {
+    let facts: Vec<Vec<String>> = facts.into_iter().map(|(k, v)| vec![k.to_string(), v]).collect();
+    table(out, &["", ""], &[], &facts);
+}
+
+/// The warnings that close a database part.
+fn warnings_md(out: &mut String, warnings: &[String]) {
+    for w in warnings {
+        let _ = writeln!(out, "- warning: {}", cell(w));
+    }
+    if !warnings.is_empty() {
+        out.push('\n');
+    }
+}
+
+/// A tpch query set: its facts, each query's time and reads, the power line, the devices.
+fn tpch_md(out: &mut String, d: &ReportDoc, r: &crate::db_tpch::TpchResult) {
+    let _ = writeln!(out, "### Analytics queries (tpch): {}\n", cell(&d.label));
+    disclaimer(out, &r.header);
+    let _ = writeln!(out, "**{}**\n", cell(&crate::db_rows::power_text(r)));
+    let cols = &crate::db_rows::QUERY_COLUMNS;
+    let mut right = numbers(cols.len());
+    right[1] = false;
+    table(out, cols, &right, &crate::db_rows::query_rows(r));
+    devices_md(out, "Devices under the database, all the queries", &r.devices);
+    facts_md(out, db_figures::tpch_facts(r));
+    warnings_md(out, &r.warnings);
+}
+
+/// A database copy: the copy's line, both sides' devices, the facts.
+fn copy_md(out: &mut String, d: &ReportDoc, r: &crate::db_copy::CopyResult) {
+    let _ = writeln!(out, "### Database copy: {}\n", cell(&d.label));
+    let _ = writeln!(out, "**{}**\n", cell(&crate::db_rows::copy_text(r)));
+    devices_md(out, "Devices under the source, during the copy", &r.source_devices);
+    devices_md(out, "Devices under the destination, during the copy", &r.destination_devices);
+    facts_md(out, db_figures::copy_facts(r));
+    warnings_md(out, &r.warnings);
+}
+
+/// Several tpcc runs side by side: workload, users, NOPM, TPM, new-order p99, consistency.
+fn db_side_by_side(out: &mut String, dbs: &[(&ReportDoc, &crate::db::DbResult)]) {
+    out.push_str("### Database runs side by side\n\n");
+    let rows: Vec<Vec<String>> = dbs
+        .iter()
+        .map(|(d, r)| {
+            let no = r.run.transactions.iter().find(|t| t.name == crate::db_sweep::KNEE_TRANSACTION);
+            let p99 = no
+                .and_then(|t| t.latency_ns.as_ref())
+                .map_or("-".into(), |l| format_duration_ns(l.p99 as f64));
+            vec![
+                d.label.clone(),
+                format!("{} {}", r.header.workload, r.engine.name),
+                r.config.users.to_string(),
+                format_rate(r.run.nopm, 0),
+                format_rate(r.run.tpm, 0),
+                p99,
+                if r.consistent() { "passed".into() } else { "FAILED".into() },
+            ]
+        })
+        .collect();
+    let header = ["run", "workload", "users", "NOPM", "TPM", "new_order p99", "consistency"];
+    table(out, &header, &[false, false, true, true, true, true, false], &rows);
+}
+
+/// The database runs and sweeps (`iolab db`): side by side when several, then each run and each sweep,
+/// each tpch query set and each copy.
 fn db_parts(out: &mut String, docs: &[ReportDoc]) {
-    use crate::format::format_rate;
     let dbs: Vec<(&ReportDoc, &crate::db::DbResult)> = docs
         .iter()
         .filter_map(|d| if let DocBody::Db(r) = &d.body { Some((d, r.as_ref())) } else { None })
         .collect();
     if dbs.len() >= 2 {
-        out.push_str("### Database runs side by side\n\n");
-        let rows: Vec<Vec<String>> = dbs
-            .iter()
-            .map(|(d, r)| {
-                let no = r.run.transactions.iter().find(|t| t.name == crate::db_sweep::KNEE_TRANSACTION);
-                let p99 = no
-                    .and_then(|t| t.latency_ns.as_ref())
-                    .map_or("-".into(), |l| format_duration_ns(l.p99 as f64));
-                vec![
-                    d.label.clone(),
-                    format!("{} {}", r.workload, r.engine.name),
-                    r.config.users.to_string(),
-                    format_rate(r.run.nopm, 0),
-                    format_rate(r.run.tpm, 0),
-                    p99,
-                    if r.consistent() { "passed".into() } else { "FAILED".into() },
-                ]
-            })
-            .collect();
-        let header = ["run", "workload", "users", "NOPM", "TPM", "new_order p99", "consistency"];
-        table(out, &header, &[false, false, true, true, true, true, false], &rows);
+        db_side_by_side(out, &dbs);
     }
     for (d, r) in &dbs {
         let _ = writeln!(out, "### Database run: {}\n", cell(&d.label));
-        let _ = writeln!(out, "*{}.*\n", cell(&r.disclaimer));
-        let facts: Vec<Vec<String>> =
-            db_figures::facts(r).into_iter().map(|(k, v)| vec![k.to_string(), v]).collect();
-        table(out, &["", ""], &[], &facts);
+        disclaimer(out, &r.header);
+        facts_md(out, db_figures::facts(r));
         table(
             out,
             &crate::db_rows::TX_COLUMNS,
@@ -210,25 +270,20 @@ fn db_parts(out: &mut String, docs: &[ReportDoc]) {
             })
             .collect();
         table(out, &["consistency condition", "rule", "result"], &[], &checks);
-        if !r.devices.is_empty() {
-            table(
-                out,
-                &crate::db_rows::DEVICE_COLUMNS,
-                &numbers(crate::db_rows::DEVICE_COLUMNS.len()),
-                &crate::db_rows::device_rows(&r.devices),
-            );
-        }
-        for w in &r.warnings {
-            let _ = writeln!(out, "- warning: {}", cell(w));
-        }
-        if !r.warnings.is_empty() {
-            out.push('\n');
+        devices_md(out, "Devices under the database, measured window", &r.devices);
+        warnings_md(out, &r.warnings);
+    }
+    for d in docs {
+        match &d.body {
+            DocBody::DbTpch(r) => tpch_md(out, d, r),
+            DocBody::DbCopy(r) => copy_md(out, d, r),
+            _ => {}
         }
     }
     for d in docs {
         let DocBody::DbSweep(s) = &d.body else { continue };
         let _ = writeln!(out, "### Database sweep over users: {}\n", cell(&d.label));
-        let _ = writeln!(out, "*{}.*\n", cell(&s.disclaimer));
+        disclaimer(out, &s.header);
         table(
             out,
             &crate::db_rows::SWEEP_COLUMNS,

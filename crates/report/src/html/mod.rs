@@ -7,7 +7,8 @@
 //! overlaid (QLogic vs Emulex); for several runs side-by-side bars; and the configuration, environment,
 //! warnings, verdict and LoadGen tables; per database run (`iolab db`) NOPM and TPM, each transaction's
 //! response times (a table, bars and percentile curves), the consistency conditions and the devices under the
-//! database, several side by side, and a sweep over users as NOPM against users with the knee. It has inline
+//! database, several side by side, a sweep over users as NOPM against users with the knee, a tpch query
+//! set's query times (a table and bars, total and geometric mean) and a copy's time, rate and devices. It has inline
 //! CSS and SVG only: no script, font or URL, so it
 //! opens offline, mails as one file and prints (charts use line styles and markers as well as colours).
 //!
@@ -17,15 +18,19 @@
 
 pub(crate) mod charts;
 mod db_figures;
+mod db_page;
 mod figures;
 mod markdown;
 mod names;
 mod page;
+mod parts;
 
 use serde_json::Value;
 
 use crate::db::{DbResult, DB_SCHEMA};
+use crate::db_copy::{CopyResult, DB_COPY_SCHEMA};
 use crate::db_sweep::{DbSweepResult, DB_SWEEP_SCHEMA};
+use crate::db_tpch::{TpchResult, DB_TPCH_SCHEMA};
 use crate::find_max::{FindMaxResult, FIND_MAX_SCHEMA};
 use crate::mrc::{MrcResult, MRC_SCHEMA};
 use crate::sweep::{SweepResult, SWEEP_SCHEMA};
@@ -64,6 +69,10 @@ pub enum DocBody {
     Db(Box<DbResult>),
     /// A database run at several user counts (`iolab.dbsweep/1`).
     DbSweep(Box<DbSweepResult>),
+    /// An analytics query set (`iolab.dbtpch/1`).
+    DbTpch(Box<TpchResult>),
+    /// A database copy (`iolab.dbcopy/1`).
+    DbCopy(Box<CopyResult>),
 }
 
 impl DocBody {
@@ -74,8 +83,10 @@ impl DocBody {
             DocBody::Sweep(s) => ("sweep", s.started_at.clone()),
             DocBody::Mrc(_) => ("mrc", String::new()),
             DocBody::FindMax(f) => ("find-max", f.started_at.clone()),
-            DocBody::Db(d) => ("db", iolab_doc::time::format_rfc3339(d.start_unix_s as f64)),
-            DocBody::DbSweep(s) => ("db sweep", iolab_doc::time::format_rfc3339(s.start_unix_s as f64)),
+            DocBody::Db(d) => ("db", db_start(&d.header)),
+            DocBody::DbSweep(s) => ("db sweep", db_start(&s.header)),
+            DocBody::DbTpch(t) => ("db tpch", db_start(&t.header)),
+            DocBody::DbCopy(c) => ("db copy", db_start(&c.header)),
         }
     }
 
@@ -86,10 +97,17 @@ impl DocBody {
             DocBody::Sweep(s) => s.iolab_version.clone(),
             DocBody::Mrc(m) => m.iolab_version.clone(),
             DocBody::FindMax(f) => f.iolab_version.clone(),
-            DocBody::Db(d) => d.iolab_version.clone(),
-            DocBody::DbSweep(s) => s.iolab_version.clone(),
+            DocBody::Db(d) => d.header.iolab_version.clone(),
+            DocBody::DbSweep(s) => s.header.iolab_version.clone(),
+            DocBody::DbTpch(t) => t.header.iolab_version.clone(),
+            DocBody::DbCopy(c) => c.header.iolab_version.clone(),
         }
     }
+}
+
+/// A database document's start, RFC 3339.
+fn db_start(h: &crate::db::DbHeader) -> String {
+    iolab_doc::time::format_rfc3339(h.start_unix_s as f64)
 }
 
 impl DocBody {
@@ -121,8 +139,14 @@ impl DocBody {
             Some(DB_SWEEP_SCHEMA) => serde_json::from_value::<DbSweepResult>(v)
                 .map(|s| DocBody::DbSweep(Box::new(s)))
                 .map_err(|e| format!("not a valid {DB_SWEEP_SCHEMA} document: {e}")),
+            Some(DB_TPCH_SCHEMA) => serde_json::from_value::<TpchResult>(v)
+                .map(|t| DocBody::DbTpch(Box::new(t)))
+                .map_err(|e| format!("not a valid {DB_TPCH_SCHEMA} document: {e}")),
+            Some(DB_COPY_SCHEMA) => serde_json::from_value::<CopyResult>(v)
+                .map(|c| DocBody::DbCopy(Box::new(c)))
+                .map_err(|e| format!("not a valid {DB_COPY_SCHEMA} document: {e}")),
             Some(other) => Err(format!(
-                "schema '{other}' cannot be reported; expected {SCHEMA} (a run), {SWEEP_SCHEMA} (a sweep), {MRC_SCHEMA} (miss-ratio curves), {FIND_MAX_SCHEMA} (a --find-max search), {DB_SCHEMA} or {DB_SWEEP_SCHEMA} (iolab db)"
+                "schema '{other}' cannot be reported; expected {SCHEMA} (a run), {SWEEP_SCHEMA} (a sweep), {MRC_SCHEMA} (miss-ratio curves), {FIND_MAX_SCHEMA} (a --find-max search), {DB_SCHEMA}, {DB_SWEEP_SCHEMA}, {DB_TPCH_SCHEMA} or {DB_COPY_SCHEMA} (iolab db)"
             )),
             None => Err(format!(
                 "no \"schema\" field; expected an {SCHEMA} (iolab run --json) or {SWEEP_SCHEMA} (iolab sweep --json) document"

@@ -75,7 +75,12 @@ fn doc_facets(d: &ReportDoc) -> Vec<Facet> {
     match &d.body {
         DocBody::Run(r) => facets(r),
         DocBody::Sweep(s) => sweep_facets(s),
-        DocBody::Mrc(_) | DocBody::FindMax(_) | DocBody::Db(_) | DocBody::DbSweep(_) => Vec::new(),
+        DocBody::Mrc(_)
+        | DocBody::FindMax(_)
+        | DocBody::Db(_)
+        | DocBody::DbSweep(_)
+        | DocBody::DbTpch(_)
+        | DocBody::DbCopy(_) => Vec::new(),
     }
 }
 

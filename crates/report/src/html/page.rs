@@ -10,13 +10,13 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::charts::{bar_svg, line_svg, BarChart, LineChart, Series, CHART_SIZE, WIDE_CHART_SIZE};
-use super::db_figures;
+use super::charts::Series;
 use super::figures::{
     backlog_chart, comparison_bars, group_bars, percentile_chart, run_curve, run_percentile_chart,
     sweep_charts, swept_keys, timeseries_charts, SweepRef, PERCENTILE_COLUMNS,
 };
 use super::names::{workload, workload_names};
+use super::parts::{card, Grid};
 use super::{escape_html as esc, DocBody, ReportDoc};
 use crate::format::{format_bytes, format_count, format_duration_ns, format_rate};
 use crate::hosts;
@@ -96,24 +96,7 @@ pub fn render_html(title: &str, docs: &[ReportDoc]) -> String {
     for (i, (d, r)) in runs.iter().enumerate() {
         run_section(&mut out, i, d, r, &mut n_chart);
     }
-    let dbs: Vec<(&ReportDoc, &crate::db::DbResult)> = docs
-        .iter()
-        .filter_map(|d| match &d.body {
-            DocBody::Db(r) => Some((d, r.as_ref())),
-            _ => None,
-        })
-        .collect();
-    if dbs.len() >= 2 {
-        db_comparison_section(&mut out, &dbs, &mut n_chart);
-    }
-    for (i, (d, r)) in dbs.iter().enumerate() {
-        db_section(&mut out, i, d, r, &mut n_chart);
-    }
-    for d in docs {
-        if let DocBody::DbSweep(s) = &d.body {
-            db_sweep_section(&mut out, d, s, &mut n_chart);
-        }
-    }
+    super::db_page::db_sections(&mut out, docs, &mut n_chart);
     for d in docs {
         match &d.body {
             DocBody::Mrc(m) => mrc_section(&mut out, d, m, &mut n_chart),
@@ -147,102 +130,6 @@ fn inputs_table(out: &mut String, docs: &[ReportDoc]) {
         );
     }
     out.push_str("</table>\n");
-}
-
-/// A chart of a section, before it is drawn.
-enum Chart {
-    Line(Box<LineChart>),
-    Bar(BarChart),
-}
-
-impl Chart {
-    /// The chart as SVG whose `viewBox` is `size` pixels and whose width is its container's (`100%`, the
-    /// `viewBox` keeping the aspect), or why it is not drawn.
-    fn svg(&self, size: (u32, u32)) -> Result<String, String> {
-        let svg = match self {
-            Chart::Line(c) => line_svg(c, size),
-            Chart::Bar(c) => bar_svg(c, size),
-        }?;
-        let fixed = format!("width=\"{}\" height=\"{}\"", size.0, size.1);
-        Ok(svg.replacen(&fixed, "width=\"100%\"", 1))
-    }
-}
-
-/// A section's figures, laid out in a grid of two columns on a wide page (one on a narrow one or in print).
-#[derive(Default)]
-struct Grid {
-    /// Per figure: its kind (`data-chart`), chart and caption.
-    figures: Vec<(String, Chart, String)>,
-}
-
-impl Grid {
-    fn line(&mut self, kind: &str, c: LineChart, caption: &str) {
-        self.figures.push((kind.to_string(), Chart::Line(Box::new(c)), caption.to_string()));
-    }
-
-    fn bar(&mut self, kind: &str, c: BarChart, caption: &str) {
-        self.figures.push((kind.to_string(), Chart::Bar(c), caption.to_string()));
-    }
-
-    /// Draws the figures into `out`, numbering them from `n`. The last of an odd number of drawn charts
-    /// spans both columns and is drawn wide, so no half of the page is left empty; charts with nothing to
-    /// draw become a note under the grid.
-    fn write(self, out: &mut String, n: &mut usize) {
-        let mut drawn: Vec<(String, String, String)> = Vec::new();
-        let mut notes = String::new();
-        let mut last_chart = None;
-        for (kind, chart, caption) in self.figures {
-            match chart.svg(CHART_SIZE) {
-                Ok(svg) => {
-                    drawn.push((kind, svg, caption));
-                    last_chart = Some(chart);
-                }
-                Err(why) => {
-                    let _ = writeln!(
-                        notes,
-                        "<p class=\"nochart\">{}: not drawn ({})</p>",
-                        esc(&caption),
-                        esc(&why)
-                    );
-                }
-            }
-        }
-        let wide = drawn.len() % 2 == 1;
-        if let (true, Some(chart), Some(last)) = (wide, last_chart, drawn.last_mut()) {
-            last.1 = chart.svg(WIDE_CHART_SIZE).unwrap_or_else(|_| last.1.clone());
-        }
-        out.push_str("<div class=\"charts\">\n");
-        let count = drawn.len();
-        for (i, (kind, svg, caption)) in drawn.into_iter().enumerate() {
-            figure(out, &kind, &svg, &caption, wide && i + 1 == count, n);
-        }
-        out.push_str("</div>\n");
-        out.push_str(&notes);
-    }
-}
-
-/// A drawn chart in its figure, scaled to the figure's width (`width="100%"` over the SVG's `viewBox`).
-fn figure(out: &mut String, kind: &str, svg: &str, caption: &str, wide: bool, n: &mut usize) {
-    *n += 1;
-    // Inline SVG in HTML needs no namespace; dropping it keeps the page free of any URL.
-    let svg = svg.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
-    let _ = writeln!(
-        out,
-        "<figure class=\"chart{}\" id=\"chart-{n}\" data-chart=\"{}\">{svg}<figcaption>{}</figcaption></figure>",
-        if wide { " wide" } else { "" },
-        esc(kind),
-        esc(caption)
-    );
-}
-
-fn card(out: &mut String, key: &str, value: &str, sub: &str, class: &str) {
-    let _ = write!(
-        out,
-        "<div class=\"card {class}\"><div class=\"k\">{}</div><div class=\"v\">{}</div><div class=\"s\">{}</div></div>",
-        esc(key),
-        esc(value),
-        esc(sub)
-    );
 }
 
 fn lat_text(s: &OpSummary, f: fn(&iolab_stats::LatSummary) -> f64) -> String {
@@ -944,204 +831,6 @@ fn sweep_warnings(out: &mut String, s: &SweepResult) {
         }
     }
     out.push_str("</table>\n");
-}
-
-/// A table with a header row; the columns after the first are numbers (right-aligned).
-fn numbers_table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
-    out.push_str("<table><tr>");
-    for (i, h) in header.iter().enumerate() {
-        let _ = write!(out, "<th{}>{}</th>", if i > 0 { " class=\"n\"" } else { "" }, esc(h));
-    }
-    out.push_str("</tr>\n");
-    for r in rows {
-        out.push_str("<tr>");
-        for (i, c) in r.iter().enumerate() {
-            let _ = write!(out, "<td{}>{}</td>", if i > 0 { " class=\"n\"" } else { "" }, esc(c));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
-}
-
-/// The disclaimer every database section carries.
-fn db_disclaimer(out: &mut String, disclaimer: &str) {
-    let _ = writeln!(out, "<p class=\"meta warn\">TPC-C: {}.</p>", esc(disclaimer));
-}
-
-/// Several database runs side by side: NOPM, TPM and new-order p99 bars, the new-order percentile curves.
-fn db_comparison_section(out: &mut String, runs: &[(&ReportDoc, &crate::db::DbResult)], n: &mut usize) {
-    out.push_str("<section class=\"compare\" id=\"db-compare\">\n<h2>Database runs side by side</h2>\n");
-    let pairs: Vec<(&str, &crate::db::DbResult)> = runs.iter().map(|(d, r)| (d.label.as_str(), *r)).collect();
-    let mut grid = Grid::default();
-    for c in db_figures::db_comparison_bars(&pairs) {
-        let caption = format!("{} of each database run.", c.title);
-        grid.bar("db-bars", c, &caption);
-    }
-    grid.line(
-        "db-percentiles",
-        db_figures::db_comparison_percentiles(&pairs),
-        "new_order response time at each percentile, from each run's merged HDR histogram.",
-    );
-    grid.write(out, n);
-    out.push_str("</section>\n");
-}
-
-/// One database run: what ran, NOPM and TPM, the transactions (table, bars, percentile curves), the
-/// consistency conditions, the devices under the database, warnings.
-fn db_section(out: &mut String, i: usize, d: &ReportDoc, r: &crate::db::DbResult, n: &mut usize) {
-    use crate::format::format_rate;
-    let _ = writeln!(out, "<section class=\"db\" id=\"db-{}\">", i + 1);
-    let _ = writeln!(out, "<h2>Database run: {}</h2>", esc(&d.label));
-    let _ = writeln!(
-        out,
-        "<p class=\"meta\">{} on {} · seed {} · {:.2} s measured after {:.0} s ramp{}</p>",
-        esc(&r.workload),
-        esc(&r.engine.name),
-        r.seed,
-        r.run.measured_s,
-        r.config.ramp_s,
-        if r.partial { " · <b>partial (stopped early)</b>" } else { "" }
-    );
-    db_disclaimer(out, &r.disclaimer);
-    if let Some(note) = &d.note {
-        let _ = writeln!(out, "<p class=\"meta\">note: {}</p>", esc(note));
-    }
-    out.push_str("<div class=\"cards\">");
-    let db_count = r.run.nopm_database.map(|v| format!("the database counted {}", format_rate(v, 0)));
-    card(
-        out,
-        "NOPM",
-        &format_rate(r.run.nopm, 0),
-        &db_count.unwrap_or_else(|| "new orders per minute".into()),
-        "",
-    );
-    card(out, "TPM", &format_rate(r.run.tpm, 0), "transactions per minute", "");
-    let p99 = r.run.transactions.iter().find(|t| t.name == crate::db_sweep::KNEE_TRANSACTION);
-    if let Some(l) = p99.and_then(|t| t.latency_ns.as_ref()) {
-        card(
-            out,
-            "new_order p99",
-            &format_duration_ns(l.p99 as f64),
-            &format!("p50 {}", format_duration_ns(l.p50 as f64)),
-            "",
-        );
-    }
-    card(out, "users", &r.config.users.to_string(), &format!("{} warehouse(s)", r.config.warehouses), "");
-    let (text, class) = if r.consistent() { ("passed", "pass") } else { ("FAILED", "fail") };
-    card(out, "consistency", text, &format!("{} conditions", r.consistency.len()), class);
-    let w = r.warnings.len();
-    card(
-        out,
-        "warnings",
-        &w.to_string(),
-        if w == 0 { "none" } else { "see below" },
-        if w > 0 { "warn" } else { "" },
-    );
-    out.push_str("</div>\n");
-    let mut grid = Grid::default();
-    grid.bar(
-        "db-tx-latency",
-        db_figures::tx_latency_bars(&d.label, r),
-        "p50, p95 and p99 response time of each transaction type, from its first statement to its commit or rollback, retries included.",
-    );
-    grid.line(
-        "db-tx-percentiles",
-        db_figures::tx_percentile_chart(&d.label, r),
-        "Each transaction type's response time at each percentile, from its merged HDR histogram.",
-    );
-    if let Some(c) = db_figures::device_bars(&d.label, r) {
-        grid.bar("db-devices", c, "Reads, writes and flushes per second of each block device under the database over the measured window (/proc/diskstats deltas; other processes' I/O on the device included).");
-    }
-    grid.write(out, n);
-    out.push_str("<h3>Transactions</h3>\n");
-    numbers_table(out, &crate::db_rows::TX_COLUMNS, &crate::db_rows::tx_rows(r));
-    out.push_str("<h3>Consistency conditions (TPC-C clause 3.3.2), checked after the run</h3>\n<table><tr><th>condition</th><th>rule</th><th>result</th></tr>\n");
-    for k in &r.consistency {
-        let (text, class) = if k.passed {
-            ("passed".to_string(), "pass")
-        } else {
-            (
-                format!(
-                    "FAILED ({} violations{})",
-                    k.violations,
-                    k.example.as_ref().map(|e| format!("; e.g. {e}")).unwrap_or_default()
-                ),
-                "fail",
-            )
-        };
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td class=\"mono\">{}</td><td class=\"{class}\">{}</td></tr>",
-            k.condition,
-            esc(&k.rule),
-            esc(&text)
-        );
-    }
-    out.push_str("</table>\n");
-    out.push_str("<h3>Devices under the database (measured window)</h3>\n");
-    if r.devices.is_empty() {
-        out.push_str("<p class=\"meta\">None: a server of your own (--url), or a file system on no block device.</p>\n");
-    } else {
-        numbers_table(out, &crate::db_rows::DEVICE_COLUMNS, &crate::db_rows::device_rows(&r.devices));
-    }
-    let _ = writeln!(out, "<h3>Warnings ({})</h3>", r.warnings.len());
-    for w in &r.warnings {
-        let _ = writeln!(out, "<p class=\"warn\">{}</p>", esc(w));
-    }
-    out.push_str("<table>");
-    for (k, v) in db_figures::facts(r) {
-        let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
-    }
-    out.push_str("</table>\n</section>\n");
-}
-
-/// A database sweep over users: cards, NOPM and response times against users with the knee, the points.
-fn db_sweep_section(out: &mut String, d: &ReportDoc, s: &crate::db_sweep::DbSweepResult, n: &mut usize) {
-    use crate::format::format_rate;
-    let _ =
-        writeln!(out, "<section class=\"db-sweep\">\n<h2>Database sweep over users: {}</h2>", esc(&d.label));
-    let engine = s.points.first().map_or("-", |p| p.result.engine.name.as_str());
-    let _ = writeln!(
-        out,
-        "<p class=\"meta\">{} on {} · seed {} · users {}{}</p>",
-        esc(&s.workload),
-        esc(engine),
-        s.seed,
-        esc(&s.users.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")),
-        if s.partial { " · <b>partial (stopped early)</b>" } else { "" }
-    );
-    db_disclaimer(out, &s.disclaimer);
-    if let Some(note) = &d.note {
-        let _ = writeln!(out, "<p class=\"meta\">note: {}</p>", esc(note));
-    }
-    out.push_str("<div class=\"cards\">");
-    if let Some(p) = s.peak() {
-        card(out, "peak NOPM", &format_rate(p.result.run.nopm, 0), &format!("at {} users", p.users), "");
-    }
-    if let Some(k) = &s.knee {
-        let at = k.users.map_or("beyond the sweep".to_string(), |u| format!("{u} users"));
-        card(
-            out,
-            "knee",
-            &at,
-            &format!("< {:.0} % NOPM for > {:.0} % {} p99", k.nopm_gain_pct, k.p99_growth_pct, k.transaction),
-            "",
-        );
-    }
-    let (text, class) = if s.consistent() { ("passed", "pass") } else { ("FAILED", "fail") };
-    card(out, "consistency", text, "at every point", class);
-    out.push_str("</div>\n");
-    let mut grid = Grid::default();
-    let captions = [
-        ("db-sweep-nopm", "New orders and transactions per minute at each user count; a ring marks the knee (more users buy latency, not new orders)."),
-        ("db-sweep-latency", "new_order p50, p95 and p99 response time at each user count."),
-    ];
-    for (c, (kind, caption)) in db_figures::db_sweep_charts(&d.label, s).into_iter().zip(captions) {
-        grid.line(kind, c, caption);
-    }
-    grid.write(out, n);
-    numbers_table(out, &crate::db_rows::SWEEP_COLUMNS, &crate::db_rows::sweep_rows(s, "knee"));
-    out.push_str("</section>\n");
 }
 
 /// A trace's miss-ratio curves: the chart (a line per policy, sizes on a log scale, the recommendation

@@ -693,3 +693,68 @@ fn html_db_runs_side_by_side_and_a_sweep_over_users_with_its_knee() {
         assert!(md.contains(needle), "missing {needle} in\n{md}");
     }
 }
+
+#[test]
+fn html_and_markdown_tpch_show_each_query_the_total_the_geomean_and_the_devices() {
+    let mut t = crate::db_tpch::tests::sample();
+    t.queries[1].title = "minimum <cost> supplier".into();
+    let docs = [db_doc("tpch-gen5", DocBody::DbTpch(Box::new(t)))];
+    let html = render_html("db", &docs);
+    for needle in [
+        "Analytics queries (tpch): tpch-gen5",
+        ">total query time<",
+        ">512 ms<",
+        ">geometric mean<",
+        ">77.5 ms<",
+        "not TPC-H compliant",
+        "<h3>Queries</h3>",
+        "minimum &lt;cost&gt; supplier",
+        "vda (filesystem)",
+    ] {
+        assert!(html.contains(needle), "missing {needle}");
+    }
+    assert_eq!(charts(&html), ["db-tpch-queries", "db-devices"]);
+    assert!(!html.contains("not drawn"), "every chart drew");
+    assert_self_contained(&html);
+    let md = render_markdown("db", &docs);
+    for needle in [
+        "### Analytics queries (tpch): tpch-gen5",
+        "**2 queries: 512 ms in all, geometric mean 77.5 ms",
+        "| Q14 | promotion effect | 1 | 12.0 ms |",
+        "| Q2 | minimum &lt;cost&gt; supplier | 4 | 500 ms |",
+        "not TPC-H compliant",
+        "| vda (filesystem) |",
+    ] {
+        assert!(md.contains(needle), "missing {needle} in\n{md}");
+    }
+}
+
+#[test]
+fn html_and_markdown_copy_show_the_time_the_rate_and_both_sides() {
+    let c = crate::db_copy::tests::sample();
+    let docs = [db_doc("copy-gen5", DocBody::DbCopy(Box::new(c)))];
+    let html = render_html("db", &docs);
+    for needle in [
+        "Database copy: copy-gen5",
+        ">copy time<",
+        ">0.50 s<",
+        ">88.1<",
+        "pg_basebackup",
+        "Devices under the source (the copy)",
+        "Devices under the destination (the copy)",
+    ] {
+        assert!(html.contains(needle), "missing {needle}");
+    }
+    assert!(!html.contains("TPC-"), "a copy runs no TPC workload and carries no TPC disclaimer");
+    assert_eq!(charts(&html), ["db-devices", "db-devices"]);
+    assert_self_contained(&html);
+    let md = render_markdown("db", &docs);
+    for needle in [
+        "### Database copy: copy-gen5",
+        "**pg\\_basebackup to /mnt/b/copy: 0.50 s, 42.0 MiB in 900 files, 88.1 MB/s**",
+        "Devices under the source, during the copy:",
+        "Devices under the destination, during the copy:",
+    ] {
+        assert!(md.contains(needle), "missing {needle} in\n{md}");
+    }
+}

@@ -132,9 +132,12 @@ pub(crate) fn unit_table(c: &Comparison, u: &UnitComparison) -> Rendered {
             }
             row.push(value_cell(m, v));
         }
-        for ch in &m.changes {
+        for (i, ch) in m.changes.iter().enumerate() {
             row.push(format_diff(m.unit, ch.diff));
-            let pct = ch.pct.map_or("n/a".to_string(), format_pct);
+            let mut pct = ch.pct.map_or("n/a".to_string(), format_pct);
+            if let Some(r) = crate::compare::ratio_of(&m.key, m.sides[0].value, m.sides[i + 1].value) {
+                pct = format!("{r} {pct}");
+            }
             let word = verdict_word(ch.verdict);
             row.push(if word.is_empty() { pct } else { format!("{pct} {word}") });
             if tested {
@@ -150,7 +153,7 @@ pub(crate) fn unit_table(c: &Comparison, u: &UnitComparison) -> Rendered {
 /// The seeds' sentence for one side against the baseline: the headline metrics of the unit (IOPS, MB/s,
 /// mean latency, p99, transactions per hour, transaction latency, when kept), each `label +N% (better)`.
 pub(crate) fn headline(u: &UnitComparison, side: usize) -> Option<String> {
-    const KEYS: [&str; 10] = [
+    const KEYS: [&str; 13] = [
         "iops",
         "mb_s",
         "mean",
@@ -161,6 +164,9 @@ pub(crate) fn headline(u: &UnitComparison, side: usize) -> Option<String> {
         "nopm",
         "tpm",
         "txn.new_order.p99",
+        "query_total",
+        "query_geomean",
+        "copy_time",
     ];
     let parts: Vec<String> = KEYS
         .iter()

@@ -4,23 +4,14 @@
 
 use std::fmt::Write as _;
 
-use crate::db::{DbBuild, DbEngine, DbResult, DeviceView};
+use crate::db::{DbBuild, DbEngine, DbHeader, DbResult, DeviceView};
 use crate::format::{format_count, format_rate, table};
 
 pub(crate) fn db(r: &DbResult) -> String {
     let e = &r.engine;
     let c = &r.config;
-    let mut out = format!(
-        "iolab {} · db {} · seed {} · {} · measured {:.2} s after {:.2} s ramp{}\n",
-        r.iolab_version,
-        r.workload,
-        r.seed,
-        e.name,
-        r.run.measured_s,
-        c.ramp_s,
-        if r.partial { " (interrupted: partial)" } else { "" },
-    );
-    let _ = writeln!(out, "note    {}", r.disclaimer);
+    let what = [e.name.clone(), format!("measured {:.2} s after {:.2} s ramp", r.run.measured_s, c.ramp_s)];
+    let mut out = header_lines(&r.header, &what, r.partial);
     out.push_str(&engine_lines(e));
     let mix: Vec<String> = c.mix.iter().map(|m| format!("{} {}%", m.name, m.pct)).collect();
     let _ = writeln!(
@@ -82,6 +73,20 @@ fn device_table(r: &DbResult) -> String {
 pub(crate) fn devices_table(title: &str, devices: &[DeviceView]) -> String {
     let mut out = format!("{title}\n");
     out.push_str(&table(&crate::db_rows::DEVICE_COLUMNS, &crate::db_rows::device_rows(devices)));
+    out
+}
+
+/// The first lines of every db document: `iolab VERSION · db WORKLOAD · seed N · WHAT...`, marked when
+/// interrupted, and the disclaimer's `note` line when the document has one.
+pub(crate) fn header_lines(h: &DbHeader, what: &[String], partial: bool) -> String {
+    let mut out = format!("iolab {} · db {} · seed {}", h.iolab_version, h.workload, h.seed);
+    for w in what {
+        let _ = write!(out, " · {w}");
+    }
+    out.push_str(if partial { " (interrupted: partial)\n" } else { "\n" });
+    if let Some(d) = &h.disclaimer {
+        let _ = writeln!(out, "note    {d}");
+    }
     out
 }
 

@@ -3,23 +3,14 @@
 
 use std::fmt::Write as _;
 
-use super::db::{devices_table, engine_lines};
+use super::db::{devices_table, engine_lines, header_lines};
 use crate::db_copy::CopyResult;
 use crate::format::{format_bytes, format_count};
 
 pub(crate) fn copy(r: &CopyResult) -> String {
     let s = &r.source;
-    let what = match (s.warehouses, s.scale) {
-        (Some(w), _) => format!(
-            "tpcc, {w} warehouse{}, {} items",
-            if w == 1 { "" } else { "s" },
-            format_count(s.items.unwrap_or(0) as u64)
-        ),
-        (None, Some(sf)) => format!("tpch, scale {sf}"),
-        _ => s.workload.clone(),
-    };
-    let mut out =
-        format!("iolab {} · db copy · seed {} · {} · {what}\n", r.iolab_version, r.seed, r.engine.name);
+    let what = crate::db_rows::copy_source(r);
+    let mut out = header_lines(&r.header, &[r.engine.name.clone(), what], false);
     out.push_str(&engine_lines(&r.engine));
     let rows: u64 = s.build.rows.iter().map(|t| t.rows).sum();
     let _ = writeln!(
@@ -37,18 +28,7 @@ pub(crate) fn copy(r: &CopyResult) -> String {
         ),
         None => writeln!(out, "source  warm: left in the page cache as the build left it (--warm)"),
     };
-    let c = &r.copy;
-    let _ = writeln!(
-        out,
-        "\ncopy    {} to {}: {:.2} s, {} in {} file{}, {:.1} MB/s (until durable on the destination)",
-        c.method,
-        c.to,
-        c.seconds,
-        format_bytes(c.bytes),
-        format_count(c.files),
-        if c.files == 1 { "" } else { "s" },
-        c.mb_per_s,
-    );
+    let _ = writeln!(out, "\ncopy    {} (until durable on the destination)", crate::db_rows::copy_text(r));
     if !r.source_devices.is_empty() {
         out.push('\n');
         out.push_str(&devices_table(

@@ -4,21 +4,14 @@
 
 use std::fmt::Write as _;
 
+use super::db::header_lines;
 use crate::db_sweep::DbSweepResult;
 use crate::format::{format_count, format_rate, table};
 
 pub(crate) fn db_sweep(s: &DbSweepResult) -> String {
     let first = s.points.first().map(|p| &p.result);
     let users: Vec<String> = s.users.iter().map(u32::to_string).collect();
-    let mut out = format!(
-        "iolab {} · db {} · sweep over users {} · seed {}{}\n",
-        s.iolab_version,
-        s.workload,
-        users.join(", "),
-        s.seed,
-        if s.partial { " (interrupted: partial)" } else { "" },
-    );
-    let _ = writeln!(out, "note    {}", s.disclaimer);
+    let mut out = header_lines(&s.header, &[format!("sweep over users {}", users.join(", "))], s.partial);
     if let Some(r) = first {
         let e = &r.engine;
         let _ = writeln!(out, "engine  {} in {}", e.version, crate::db_rows::engine_place(e));

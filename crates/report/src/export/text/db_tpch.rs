@@ -6,25 +6,18 @@
 
 use std::fmt::Write as _;
 
-use super::db::{build_line, devices_table, engine_lines};
+use super::db::{build_line, devices_table, engine_lines, header_lines};
 use crate::db_tpch::{TpchDerived, TpchRefresh, TpchResult, TpchThroughput};
 use crate::format::{format_bytes, format_count, format_duration_ns, table};
 
 pub(crate) fn tpch(r: &TpchResult) -> String {
     let c = &r.config;
-    let mut out = format!(
-        "iolab {} · db {} · seed {} · {} · scale {} · {} run{} of each query, {} start{}\n",
-        r.iolab_version,
-        r.workload,
-        r.seed,
-        r.engine.name,
-        c.scale,
-        c.runs,
-        if c.runs == 1 { "" } else { "s" },
-        c.start,
-        if r.partial { " (interrupted: partial)" } else { "" },
-    );
-    let _ = writeln!(out, "note    {}", r.disclaimer);
+    let what = [
+        r.engine.name.clone(),
+        format!("scale {}", c.scale),
+        format!("{} run{} of each query, {} start", c.runs, if c.runs == 1 { "" } else { "s" }, c.start),
+    ];
+    let mut out = header_lines(&r.header, &what, r.partial);
     out.push_str(&engine_lines(&r.engine));
     out.push_str(&build_line(&r.build));
     match c.evicted_bytes {
@@ -40,17 +33,11 @@ pub(crate) fn tpch(r: &TpchResult) -> String {
         }
     }
     out.push('\n');
-    out.push_str(&queries_table(r));
-    let p = &r.power;
-    let _ = writeln!(
-        out,
-        "\npower   {} queries: {} in all, geometric mean {} ({} measured{})",
-        p.queries,
-        format_duration_ns(p.total_s * 1e9),
-        format_duration_ns(p.geomean_s * 1e9),
-        format_duration_ns(p.measured_s * 1e9),
-        if c.runs > 1 { ", every run" } else { "" },
-    );
+    if let Some(name) = crate::db_rows::query_device(r) {
+        let _ = writeln!(out, "reads: the device {name}, during the query's runs");
+    }
+    out.push_str(&table(&crate::db_rows::QUERY_COLUMNS, &crate::db_rows::query_rows(r)));
+    let _ = writeln!(out, "\npower   {}", crate::db_rows::power_text(r));
     let rewritten: Vec<String> =
         r.queries.iter().filter(|q| q.rewrite.is_some()).map(|q| format!("Q{}", q.number)).collect();
     if !rewritten.is_empty() {
@@ -81,44 +68,6 @@ pub(crate) fn tpch(r: &TpchResult) -> String {
     for w in &r.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
-    out
-}
-
-/// One line per query: its answer's rows, its time, and what the first device read during its runs.
-fn queries_table(r: &TpchResult) -> String {
-    let mut out = String::new();
-    let device = r.queries.iter().find_map(|q| q.devices.first()).map(|d| d.name.clone());
-    let rows: Vec<Vec<String>> = r
-        .queries
-        .iter()
-        .map(|q| {
-            let d = device.as_ref().and_then(|n| q.devices.iter().find(|d| &d.name == n));
-            let busy_s: f64 = q.runs_s.iter().sum();
-            let mut row = vec![
-                format!("Q{}", q.number),
-                q.title.clone(),
-                format_count(q.rows),
-                format_duration_ns(q.seconds * 1e9),
-            ];
-            match d {
-                Some(d) => row.extend([
-                    format_count(d.reads),
-                    format_bytes(d.read_bytes),
-                    if busy_s > 0.0 {
-                        format!("{:.1}", d.read_bytes as f64 / 1e6 / busy_s)
-                    } else {
-                        "-".into()
-                    },
-                ]),
-                None => row.extend(["-".into(), "-".into(), "-".into()]),
-            }
-            row
-        })
-        .collect();
-    if let Some(name) = &device {
-        let _ = writeln!(out, "reads: the device {name}, during the query's runs");
-    }
-    out.push_str(&table(&["query", "", "rows", "time", "reads", "read", "read MB/s"], &rows));
     out
 }
 
