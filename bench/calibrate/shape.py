@@ -2,21 +2,19 @@
 """The I/O shape of a block trace, for calibrating iolab's built-in profiles (docs/PROFILES.md, "Checked
 against real databases").
 
-    iolab trace convert TRACE -o - | python3 bench/calibrate/shape.py NAME [SPACE_BYTES]
+    iolab trace convert TRACE -o - | python3 bench/calibrate/shape.py NAME
 
 Reads iolab's CSV (start_ns,submit_ns,complete_ns,op,offset,len,...) on stdin and prints one JSON object:
 ops and bytes per op, the read share, IOPS, the size mix per direction, the sequential share per direction,
-the hot spot of the reads and writes, and flushes per second and per write.
+and flushes per second and per write.
 
 Sequential, here, is what a database's streams look like when several are interleaved on one device: an op
 is sequential when it starts where one of the last 16 ops in its direction ended, or rewrites the block one
 of them started at (a log rewriting its last, partly filled page). fio's per-worker rule (the previous op's
 end) calls every op of two interleaved streams random; iolab's `profiles derive` uses that rule.
 
-The hot spot: the share of the direction's ops that went to its busiest 4 KiB blocks, as many as 20% of
-SPACE_BYTES (the database's size; default: the blocks the direction touched) hold. iolab's `dist =
-"pareto:0.8"` over SPACE measures about 80 this way; uniform ops measure 20 (fewer when the trace is too
-short to touch every block).
+Not measured: the hot spot (a capture of seconds touches too few of a database's blocks to tell an 80/20
+skew from a flatter one).
 """
 import collections
 import json
@@ -33,8 +31,6 @@ def main():
     seq = collections.Counter()
     ends = {"read": collections.deque(maxlen=RECENT), "write": collections.deque(maxlen=RECENT)}
     starts = {"read": collections.deque(maxlen=RECENT), "write": collections.deque(maxlen=RECENT)}
-    blocks = {"read": collections.Counter(), "write": collections.Counter()}
-    space = int(sys.argv[2]) if len(sys.argv) > 2 else None
     first = last = None
     header = sys.stdin.readline()
     assert header.startswith("start_ns,"), header
@@ -52,7 +48,6 @@ def main():
             seq[op] += 1
         ends[op].append(offset + length)
         starts[op].append(offset)
-        blocks[op][offset >> 12] += 1
     seconds = max((last or 0) - (first or 0), 1) / 1e9
     out = {"name": name, "seconds": round(seconds, 1), "ops": dict(ops), "bytes": dict(nbytes)}
     rw = ops["read"] + ops["write"]
@@ -70,17 +65,8 @@ def main():
             "mean_kib": round(nbytes[d] / n / 1024, 1),
             "sizes_pct": {f"{s // 1024}k": round(100 * c / n, 1) for s, c in top},
             "sequential_pct": round(100 * seq[d] / n, 1),
-            "hot20_pct": hot20(blocks[d], space),
         }
     print(json.dumps(out))
-
-
-def hot20(counter, space):
-    counts = sorted(counter.values(), reverse=True)
-    if not counts:
-        return None
-    k = max(1, (space >> 12 if space else len(counts)) // 5)
-    return round(100 * sum(counts[:k]) / sum(counts), 1)
 
 
 if __name__ == "__main__":
