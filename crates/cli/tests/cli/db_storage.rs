@@ -281,8 +281,8 @@ fn throttle_holds_the_engine_s_io_on_both_engines() {
 /// The profiles calibrated against a real database stay calibrated (docs/PROFILES.md, "Checked against real
 /// databases"): a tpcc captured on SQLite with a fifth of the database in memory gives the device about
 /// half reads, and `seed-demartek-oltp`'s data read share (50, measured; it assumed 70 before) is within 12
-/// points of it;
-/// `snapshot-copy` makes its copy durable. Needs root, loop devices, a memory controller and tracefs.
+/// points of it; `snapshot-copy` makes its copy durable; and the capture, derived into a profile, runs.
+/// Needs root, loop devices, a memory controller and tracefs.
 #[test]
 fn profiles_match_what_a_captured_tpcc_did() {
     let name = "profiles_match_what_a_captured_tpcc_did";
@@ -344,6 +344,23 @@ fn profiles_match_what_a_captured_tpcc_did() {
         (captured - read_pct).abs() <= 12.0,
         "tpcc gave the device {captured:.1} % reads; seed-demartek-oltp assumes {read_pct} %"
     );
+    // The capture as a profile: `profiles derive` writes a job that runs (on an emulated drive, on
+    // virtual time, in place of the loop device).
+    let job = work.path().join("tpcc.toml");
+    let derive = iolab()
+        .args(["profiles", "derive", trace.to_str().unwrap(), "-o", job.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(derive.status.success(), "{}", String::from_utf8_lossy(&derive.stderr));
+    let target = format!("{}=sim:ssd,size=8G", fs.name());
+    let run = iolab()
+        .args(["run", job.to_str().unwrap(), "--target", &target, "--clock", "virtual"])
+        .args(["--duration", "2s", "--ramp", "0s", "--no-save", "--json", "-", "-q"])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let result: Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert!(result["total"]["all"]["ops"].as_u64().unwrap_or(0) > 0, "{}", result["total"]);
     let copy = iolab().args(["profiles", "show", "snapshot-copy"]).output().unwrap();
     let copy = String::from_utf8_lossy(&copy.stdout);
     assert!(copy[copy.find("[worker.write]").unwrap()..].contains("fsync = "), "{copy}");
