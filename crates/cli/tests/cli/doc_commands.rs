@@ -1,17 +1,34 @@
 //! Issue 15, item 12: commands in README and docs/ went stale (a placeholder target, a job file never shown).
 //! Every `iolab` command in their shell blocks that needs no hardware and no earlier output runs here as
 //! shown: emulated devices on virtual time, and `iolab profiles`. Commands with placeholders (ID, PATH,
-//! /data/, /dev/, job files) are the reader's to fill in and are left out; so are real-clock runs (seconds
-//! each). A duration over 10 s (a benchmark's minute on virtual time) runs as 2 s: the flags are what is
-//! checked. A command that is refused (exit 2) or crashes fails the test, naming the file and the command.
+//! /data/, /dev/, job files, traces an earlier step captured) are the reader's to fill in and are left out;
+//! so are real-clock runs (seconds each). A duration over 10 s (a benchmark's minute on virtual time) runs
+//! as 2 s: the flags are what is checked. A command that is refused (exit 2) or crashes fails the test, naming the file and the command.
 
 use crate::util::{iolab, tempdir};
 use std::path::Path;
 
 /// Words that mark a command the reader must complete before it runs.
 const PLACEHOLDERS: &[&str] = &[
-    "ID", "TARGET", "QD", "FILE", "PATH", "DIR", "SHELL", "NAME", "/data/", "/dev/", ".toml", ".icf", ".fio",
-    "<", "...", "|", "tag:", "$((",
+    "ID",
+    "TARGET",
+    "QD",
+    "FILE",
+    "PATH",
+    "DIR",
+    "SHELL",
+    "NAME",
+    "/data/",
+    "/dev/",
+    ".toml",
+    ".icf",
+    ".fio",
+    ".iolabtrace",
+    "<",
+    "...",
+    "|",
+    "tag:",
+    "$((",
 ];
 
 /// The `iolab ...` commands of the shell blocks of one Markdown text: `\` continuations joined, `$ ` prompts
