@@ -136,7 +136,7 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
         overall: (users.len() > 1).then(|| OverallBar::sweep(session.live, vec![Some(planned); users.len()])),
     };
     shown.notice(&format!("db tpcc on {}, seed {}", a.engine, o.seed));
-    let connections = o.users + iolab_db::tpcc::build::MAX_LOADERS + 10;
+    let connections = o.users + iolab_db::bulk::MAX_LOADERS + 10;
     let result = session.run(connections, None, "iolab db tpcc", |engine| {
         if users.len() == 1 {
             o.users = users[0];

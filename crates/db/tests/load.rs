@@ -3,6 +3,7 @@
 //! figures were taken, and the progress told adds up to the rows loaded. A change to a generator, a random
 //! stream or the loader's order of draws fails here; a change that only moves code does not.
 
+use iolab_db::bulk::Table;
 use iolab_db::engine::sqlite::Sqlite;
 use iolab_db::{tpcc, tpch, Conn, Engine};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -24,6 +25,12 @@ fn checksum(conn: &mut dyn Conn, table: &str, columns: &[&str], order: &[&str]) 
     hash
 }
 
+/// The checksum of each of `tables` on `engine`.
+fn checksums(engine: &dyn Engine, tables: &[Table]) -> Vec<u64> {
+    let mut conn = engine.connect().unwrap();
+    tables.iter().map(|t| checksum(conn.as_mut(), t.name, &t.column_names(), t.key)).collect()
+}
+
 #[test]
 fn a_tpcc_build_loads_the_same_rows_as_before() {
     let t = tempfile::tempdir().unwrap();
@@ -36,13 +43,8 @@ fn a_tpcc_build_loads_the_same_rows_as_before() {
     assert_eq!(built.loaders, 1, "SQLite has one writer");
     assert_eq!(built.rows.0, [1000, 1, 1000, 10, 30_000, 30_000, 30_000, 299_799, 9000]);
     assert_eq!(told.load(Ordering::Relaxed), built.rows.0.iter().sum::<u64>());
-    let mut conn = engine.connect().unwrap();
-    let sums: Vec<u64> = tpcc::schema::TABLES
-        .iter()
-        .map(|t| checksum(conn.as_mut(), t.name, &t.column_names(), t.key))
-        .collect();
     assert_eq!(
-        sums,
+        checksums(&engine, &tpcc::schema::TABLES),
         [
             0x8821_3fe9_3b25_c8a7,
             0x627b_8c1a_1561_8a96,
@@ -64,13 +66,8 @@ fn a_tpch_build_loads_the_same_rows_as_before() {
     let built = tpch::load::build(&engine, 0.01, 11, &AtomicBool::new(false)).unwrap();
     assert_eq!(built.loaders, 1, "SQLite has one writer");
     assert_eq!(built.rows.0, [5, 25, 100, 2000, 8000, 1500, 15_000, 59_984]);
-    let mut conn = engine.connect().unwrap();
-    let sums: Vec<u64> = tpch::schema::TABLES
-        .iter()
-        .map(|t| checksum(conn.as_mut(), t.name, &t.column_names(), t.key))
-        .collect();
     assert_eq!(
-        sums,
+        checksums(&engine, &tpch::schema::TABLES),
         [
             0x0a02_6dd6_c1c0_0d7f,
             0xdd39_7f61_36f0_ae13,
