@@ -4,8 +4,11 @@
 //! stream or the loader's order of draws fails here; a change that only moves code does not.
 
 use iolab_db::bulk::Table;
+use iolab_db::engine::postgres::Postgres;
+use iolab_db::engine::server::ServerOptions;
 use iolab_db::engine::sqlite::Sqlite;
 use iolab_db::{tpcc, tpch, Conn, Engine};
+use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// TPC-C's columns stamped with the time of the load, left out of the checksum.
@@ -79,4 +82,29 @@ fn a_tpch_build_loads_the_same_rows_as_before() {
             0x11c9_30fa_e246_5d28,
         ]
     );
+}
+
+/// Two warehouses on SQLite (one loader) and on a private PostgreSQL server (a loader per warehouse where
+/// there are CPUs for them): the same rows, the same contents.
+#[test]
+fn a_parallel_tpcc_build_on_postgres_loads_what_sqlite_loads() {
+    if !nix::unistd::geteuid().is_root() || iolab_db::engine::server::find_bindir().is_err() {
+        return eprintln!("SKIP: needs root and PostgreSQL's server programs");
+    }
+    let stop = AtomicBool::new(false);
+    let s = tempfile::tempdir().unwrap();
+    let lite = Sqlite::new(s.path());
+    let serial = tpcc::build::build(&lite, 2, 1000, 5, &stop, &|_| ()).unwrap();
+    let p = tempfile::Builder::new().prefix("iolab-load-").tempdir_in("/tmp").unwrap();
+    std::fs::set_permissions(p.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = p.path().join("db");
+    std::fs::create_dir(&dir).unwrap();
+    let options = ServerOptions { shared_buffers_bytes: 32 << 20, max_connections: 20 };
+    let mut pg = Postgres::private(&dir, &options, false, &stop).unwrap();
+    let parallel = tpcc::build::build(&pg, 2, 1000, 5, &stop, &|_| ()).unwrap();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    assert_eq!(parallel.loaders, cpus.min(2));
+    assert_eq!(parallel.rows, serial.rows);
+    assert_eq!(checksums(&pg, &tpcc::schema::TABLES), checksums(&lite, &tpcc::schema::TABLES));
+    pg.close().unwrap();
 }
