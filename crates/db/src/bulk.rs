@@ -306,7 +306,8 @@ mod tests {
     fn keys_go_inline_or_after_the_load_and_a_keyless_table_has_none() {
         assert_eq!(
             create_tables(&TABLES, &dialect(false)),
-            "CREATE TABLE a (x integer, y text, PRIMARY KEY (x)) WITHOUT ROWID;\nCREATE TABLE b (z integer);\n"
+            "CREATE TABLE a (x integer, y text, PRIMARY KEY (x)) WITHOUT ROWID;\n\
+             CREATE TABLE b (z integer);\n"
         );
         assert_eq!(
             create_tables(&TABLES, &dialect(true)),
