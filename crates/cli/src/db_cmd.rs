@@ -12,7 +12,7 @@
 //! modules (saved as kinds `db_tpch` and `db_copy`).
 
 use crate::args::db::{DbArgs, DbWhat, TpccArgs};
-use crate::db_setup::{self, duration, number, EngineFlags, Session, Watch};
+use crate::db_setup::{self, duration, number, Session, Watch};
 use crate::exit::{usage, ExitStatus};
 use crate::progress::{DbBars, OverallBar};
 use crate::saving::Saver;
@@ -97,7 +97,7 @@ fn options(a: &TpccArgs) -> Result<Options> {
         items: number("--items", &a.items, 1000, tpcc::SPEC_ITEMS)?,
         ramp: duration("--ramp", &a.ramp)?,
         duration: duration("--duration", &a.duration)?,
-        seed: db_setup::seed(a.seed.as_deref())?,
+        seed: db_setup::seed(a.common.seed.as_deref())?,
     })
 }
 
@@ -115,20 +115,14 @@ fn add_limits(doc: &mut DbResult, limits: &db_setup::Limits) {
 fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
     let mut o = options(a)?;
     let users = users_list(&a.users)?;
-    let flags = EngineFlags {
-        engine: &a.engine,
-        dir: a.dir.as_deref(),
-        url: a.url.as_deref(),
-        shared_buffers: &a.shared_buffers,
-        keep: a.keep,
-        storage: &a.storage,
-        capture_points: if users.len() > 1 { &users } else { &[] },
-    };
+    let c = &a.common;
+    let mut flags = c.flags(a.url.as_deref());
+    flags.capture_points = if users.len() > 1 { &users } else { &[] };
     let (session, saver) =
-        Session::begin_with(WriteGate::new(), &flags, a.json.as_deref(), a.quiet, true, |gate, quiet| {
-            Saver::open(&a.catalog, quiet, false, gate)
+        Session::begin_with(WriteGate::new(), &flags, c.json.as_deref(), c.quiet, true, |gate, quiet| {
+            Saver::open(&c.catalog, quiet, false, gate)
         })?;
-    let postgres = matches!(a.engine.as_str(), "postgres" | "postgresql");
+    let postgres = matches!(c.engine.as_str(), "postgres" | "postgresql");
     crate::metrics::serve_db(a.metrics.as_deref(), "tpcc", if postgres { "postgres" } else { "sqlite" })?;
     let planned = (o.ramp + o.duration).as_secs_f64();
     let shown = Shown {
@@ -136,8 +130,8 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
         bars: DbBars::new(session.live),
         overall: (users.len() > 1).then(|| OverallBar::sweep(session.live, vec![Some(planned); users.len()])),
     };
-    shown.notice(&format!("db tpcc on {}, seed {}", a.engine, o.seed));
-    let connections = o.users + iolab_db::tpcc::build::MAX_LOADERS + 10;
+    shown.notice(&format!("db tpcc on {}, seed {}", c.engine, o.seed));
+    let connections = o.users + iolab_db::bulk::MAX_LOADERS + 10;
     let result = session.run(connections, None, "iolab db tpcc", |engine| {
         if users.len() == 1 {
             o.users = users[0];

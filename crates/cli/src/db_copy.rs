@@ -48,7 +48,7 @@ pub fn copy(a: &CopyArgs) -> Result<ExitStatus> {
     session.watch.notice(&format!("db copy on {}, seed {}", c.engine, o.seed));
     // The destination first, so it is removed after the engine and the source.
     let to = DbDir::make(a.to.as_ref(), to_state, c.keep).map_err(db_setup::db_error)?;
-    let connections = iolab_db::tpcc::build::MAX_LOADERS + 10;
+    let connections = iolab_db::bulk::MAX_LOADERS + 10;
     let result = session.run(connections, Some(to.path()), "iolab db copy", |engine| {
         copy::run(engine, to.path(), &o, &session.stop, &session.watch)
     });

@@ -81,7 +81,7 @@ pub fn tpch(a: &TpchArgs) -> Result<ExitStatus> {
     let (session, saver) = c.begin(WriteGate::new(), a.url.as_deref())?;
     session.watch.notice(&format!("db tpch on {}, scale {}, seed {}", c.engine, o.scale, o.seed));
     // The loaders, or the throughput test's query streams and refresh stream, and room to spare.
-    let connections = (tpch::load::MAX_LOADERS as u32).max(tests.streams + 1) + 10;
+    let connections = iolab_db::bulk::MAX_LOADERS.max(tests.streams + 1) + 10;
     let (mut doc, limits) = session.run(connections, None, "iolab db tpch", |engine| {
         tpch::run_tests(engine, &o, &tests, &session.stop, &session.watch)
     })?;

@@ -11,7 +11,7 @@ use crate::engine::sqlite::FILE_NAME as SQLITE_FILE;
 use crate::engine::Engine;
 use crate::{Error, Observer};
 use iolab_device::diskstats;
-use iolab_report::db::{DbBuild, DbHeader, TableRows};
+use iolab_report::db::{DbBuild, DbHeader};
 use iolab_report::db_copy::{CopyResult, CopyRun, CopySource, DB_COPY_SCHEMA};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -87,15 +87,7 @@ fn build_source(
             let expected = crate::tpcc::build::expected_rows(*warehouses, *items);
             let on_rows = |n| observer.loaded(n, expected);
             let b = crate::tpcc::build::build(engine, *warehouses, *items, o.seed, stop, &on_rows)?;
-            let view = DbBuild {
-                seconds: b.seconds,
-                loaders: b.loaders,
-                rows: crate::tpcc::schema::TABLES
-                    .iter()
-                    .zip(b.rows.0)
-                    .map(|(t, rows)| TableRows { table: t.name.into(), rows })
-                    .collect(),
-            };
+            let view = b.view(&crate::tpcc::schema::TABLES);
             (view, "tpcc", Some(*warehouses as u32), Some(*items as u32), None)
         }
         Source::Tpch { scale } => {
@@ -104,7 +96,7 @@ fn build_source(
                 engine.version()
             ));
             let b = crate::tpch::load::build(engine, *scale, o.seed, stop)?;
-            (crate::tpch::build_view(&b), "tpch", None, None, Some(*scale))
+            (b.view(&crate::tpch::schema::TABLES), "tpch", None, None, Some(*scale))
         }
     })
 }

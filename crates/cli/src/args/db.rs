@@ -31,16 +31,9 @@ pub enum DbWhat {
 /// `iolab db tpcc` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct TpccArgs {
-    /// The database engine: sqlite (embedded, nothing to install: one file in WAL mode, synchronous=FULL)
-    /// or postgres (a private server iolab starts in --dir and removes after, as the unprivileged
-    /// 'postgres' account when iolab is root; or your own server with --url). Default sqlite.
-    #[arg(long, value_name = "sqlite|postgres", default_value = "sqlite")]
-    pub engine: String,
-    /// The directory for the database's files, on the storage under test. It must not exist (iolab creates
-    /// it, marks it as its own and removes it after the run, also on Ctrl-C) or be one iolab made earlier;
-    /// any other directory is refused. Default: iolab-db-PID in $IOLAB_SCRATCH_DIR or the current directory.
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<String>,
+    /// The engine, the directory, the seed, the outputs, and the storage side.
+    #[command(flatten)]
+    pub common: DbCommonArgs,
     /// With --engine postgres: use your own server (postgres://user:password@host/db, or key=value); iolab
     /// creates its tables in a schema of its own, iolab_tpcc, and drops it after. No --dir then, and no
     /// device view (the server's files are not iolab's to find).
@@ -68,35 +61,11 @@ pub struct TpccArgs {
     /// distributions scale with it) but make the database smaller than TPC-C's.
     #[arg(long, value_name = "N", default_value = "100000")]
     pub items: String,
-    /// Seed of every random choice (the loaded data, each user's stream, the mix). Default: a fresh one,
-    /// printed.
-    #[arg(long, value_name = "N")]
-    pub seed: Option<String>,
-    /// A private PostgreSQL server's shared_buffers. Default 32M: small, so the database's reads and
-    /// writes reach the operating system rather than staying in the server's cache.
-    #[arg(long, value_name = "SIZE", default_value = "32M")]
-    pub shared_buffers: String,
-    /// Keep the database's directory after the run (the server stopped); a later run with the same --dir
-    /// builds it again.
-    #[arg(long)]
-    pub keep: bool,
-    /// Write the result (iolab.db/1; with several --users, iolab.dbsweep/1) as JSON to FILE; '-' for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
     /// Serve the live figures (NOPM and TPM of the window so far, transactions per minute and completed per
     /// transaction type, users, rows loaded by the build) at http://ADDR:PORT/metrics in the
     /// Prometheus/OpenMetrics text format while the build and the run go on.
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics: Option<String>,
-    /// Results catalog: where the run is saved (as kind db, or db-sweep), its tags and note.
-    #[command(flatten)]
-    pub catalog: super::CatalogFlags,
-    /// Print nothing but errors.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-    /// The storage side: --memory, --throttle, --capture.
-    #[command(flatten)]
-    pub storage: DbStorageArgs,
 }
 
 /// What every `iolab db` workload can do to the storage under the database: hold its pages in memory under
@@ -124,30 +93,35 @@ pub struct DbStorageArgs {
     pub capture: Option<String>,
 }
 
-/// The flags `iolab db tpch` and `iolab db copy` share: the engine, where its files go, the seed, the
-/// outputs, and the storage side.
+/// The flags every `iolab db` workload has: the engine, where its files go, the seed, the outputs, and
+/// the storage side (one definition each, so tpcc, tpch and copy say the same).
 #[derive(clap::Args, Debug, Clone)]
 pub struct DbCommonArgs {
-    /// The database engine: sqlite (embedded: one file in WAL mode, synchronous=FULL) or postgres (a private
-    /// server iolab starts in --dir and removes after, as the unprivileged 'postgres' account when iolab is
-    /// root). Default sqlite.
+    /// The database engine: sqlite (embedded, nothing to install: one file in WAL mode, synchronous=FULL)
+    /// or postgres (a private server iolab starts in --dir and removes after, as the unprivileged
+    /// 'postgres' account when iolab is root; or, for tpcc and tpch, your own server with --url). Default
+    /// sqlite.
     #[arg(long, value_name = "sqlite|postgres", default_value = "sqlite")]
     pub engine: String,
     /// The directory for the database's files, on the storage under test. It must not exist (iolab creates
-    /// it, marks it as its own and removes it after, also on Ctrl-C) or be one iolab made earlier; any other
-    /// directory is refused. Default: iolab-db-PID in $IOLAB_SCRATCH_DIR or the current directory.
+    /// it, marks it as its own and removes it after the run, also on Ctrl-C) or be one iolab made earlier;
+    /// any other directory is refused. Default: iolab-db-PID in $IOLAB_SCRATCH_DIR or the current directory.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<String>,
-    /// Seed of the database's data. Default: a fresh one, printed.
+    /// Seed of every random choice: the loaded data (and tpch's refresh rows) and, in tpcc, each user's
+    /// stream and the mix. Default: a fresh one, printed.
     #[arg(long, value_name = "N")]
     pub seed: Option<String>,
-    /// A private PostgreSQL server's shared_buffers. Default 32M.
+    /// A private PostgreSQL server's shared_buffers. Default 32M: small, so the database's reads and
+    /// writes reach the operating system rather than staying in the server's cache.
     #[arg(long, value_name = "SIZE", default_value = "32M")]
     pub shared_buffers: String,
-    /// Keep the database's directories after the command (the server stopped).
+    /// Keep the database's directories after the run (the server stopped); a later run with the same
+    /// --dir builds it again.
     #[arg(long)]
     pub keep: bool,
-    /// Write the result as JSON to FILE (iolab.dbtpch/1, iolab.dbcopy/1); '-' for stdout.
+    /// Write the result as JSON to FILE; '-' for stdout. tpcc: iolab.db/1 (with several --users,
+    /// iolab.dbsweep/1); tpch: iolab.dbtpch/1; copy: iolab.dbcopy/1.
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
     /// Print nothing but errors.
@@ -156,7 +130,8 @@ pub struct DbCommonArgs {
     /// The storage side: --memory, --throttle, --capture.
     #[command(flatten)]
     pub storage: DbStorageArgs,
-    /// Results catalog: where the result is saved (as kind db-tpch or db-copy), its tags and note.
+    /// Results catalog: where the result is saved (as kind db or db-sweep for tpcc, db-tpch, db-copy), its
+    /// tags and note.
     #[command(flatten)]
     pub catalog: super::CatalogFlags,
 }
@@ -164,7 +139,7 @@ pub struct DbCommonArgs {
 /// `iolab db tpch` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct TpchArgs {
-    /// The engine, the directory, the seed, the outputs, --memory and --capture.
+    /// The engine, the directory, the seed, the outputs, and the storage side.
     #[command(flatten)]
     pub common: DbCommonArgs,
     /// With --engine postgres: your own server; iolab's tables go in a schema of its own, dropped after.
@@ -202,7 +177,7 @@ pub struct TpchArgs {
 /// `iolab db copy` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CopyArgs {
-    /// The engine, the source's directory (--dir), the seed, the outputs, --memory and --capture.
+    /// The engine, the source's directory (--dir), the seed, the outputs, and the storage side.
     #[command(flatten)]
     pub common: DbCommonArgs,
     /// Where the copy goes: a directory that must not exist (iolab creates it, marks it as its own and

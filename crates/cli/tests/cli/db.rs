@@ -147,12 +147,14 @@ fn tpcc_on_a_private_postgres_passes_and_leaves_nothing_behind() {
     assert_nothing_left(t.path(), &db);
 }
 
-/// Starts `iolab db tpcc --engine postgres` in the background, its stderr to a file.
+/// Starts `iolab db tpcc --engine postgres` in the background, its stderr to a file, saving into the
+/// tests' catalog (never the user's).
 fn spawn_postgres(t: &Path, db: &Path, duration: &str) -> Child {
     let err = std::fs::File::create(t.join("stderr")).unwrap();
     let mut args: Vec<&str> = SMALL.to_vec();
     args[9] = duration;
     Command::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .env("IOLAB_DB", crate::util::shared_catalog())
         .args(["db", "tpcc", "--engine", "postgres", "--dir", db.to_str().unwrap(), "--json"])
         .arg(t.join("out.json"))
         .args(args)

@@ -148,7 +148,7 @@ mod tests {
     fn small_db(dir: &std::path::Path) -> Box<dyn Conn> {
         let e = Sqlite::new(dir);
         let mut c = e.connect().unwrap();
-        c.batch(&schema::create_tables(&e.dialect())).unwrap();
+        c.batch(&crate::bulk::create_tables(&schema::TABLES, &e.dialect())).unwrap();
         c.batch(
             "INSERT INTO warehouse (w_id, w_ytd) VALUES (1, 700);
              INSERT INTO district (d_w_id, d_id, d_ytd, d_next_o_id) VALUES (1, 1, 300, 4), (1, 2, 400, 3);

@@ -2,17 +2,15 @@
 //! one history row each, 3,000 orders per district with their lines (the first 2,100 delivered), and the
 //! last 900 orders of each district waiting as new orders.
 //!
-//! Rows go to the engine in chunks of [`CHUNK_ROWS`] ([`Conn::load`]: COPY, or INSERTs in one transaction),
-//! each table in its key's order. Where the engine allows ([`crate::Dialect::parallel_load`]), warehouses
-//! load on several connections at once; every warehouse's data comes from its own stream of the seed, so
-//! the database is the same whatever the number of loaders.
+//! The rows are written through the shared bulk load ([`crate::bulk::Writer`]), each table in its key's
+//! order. Where the engine allows ([`crate::Dialect::parallel_load`]), warehouses load on several
+//! connections at once; every warehouse's data comes from its own stream of the seed, so the database is
+//! the same whatever the number of loaders.
 
 use super::rand::{astring, data, last_name, nstring, nurand, uniform, zip, Constants, A_C_LAST};
 use super::schema::TABLES;
-use crate::engine::Conn;
-use crate::{DbError, Error, Value};
+use crate::{Error, Value};
 use iolab_plan::rng::Rng;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Districts per warehouse.
 pub const DISTRICTS: u64 = 10;
@@ -20,91 +18,19 @@ pub const DISTRICTS: u64 = 10;
 pub const CUSTOMERS: u64 = 3000;
 /// The first order of a district not yet delivered at the start (the last 900 wait as new orders).
 pub const FIRST_NEW_ORDER: u64 = 2101;
-/// Rows per bulk load call.
-pub const CHUNK_ROWS: usize = 10_000;
 /// Salt of the load's random streams (each warehouse's stream is this and its number).
 const LOAD_SALT: u64 = 0x10ad_0000_0000_0000;
-
-/// Rows loaded, per table (in [`TABLES`]' order).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RowCounts(pub [u64; 9]);
-
-impl RowCounts {
-    /// Adds `other`.
-    pub fn add(&mut self, other: &RowCounts) {
-        for (a, b) in self.0.iter_mut().zip(other.0) {
-            *a += b;
-        }
-    }
-}
-
-/// What a loader is told to tell: rows loaded, after each chunk (it may be called from several loading
-/// threads at once).
-pub type OnRows<'a> = &'a (dyn Fn(u64) + Sync);
-
-/// Collects rows per table and hands them to the engine in chunks.
-struct Writer<'a> {
-    conn: &'a mut dyn Conn,
-    stop: &'a AtomicBool,
-    on_rows: OnRows<'a>,
-    pending: Vec<Vec<Vec<Value>>>,
-    counts: RowCounts,
-}
-
-impl<'a> Writer<'a> {
-    fn new(conn: &'a mut dyn Conn, stop: &'a AtomicBool, on_rows: OnRows<'a>) -> Writer<'a> {
-        Writer { conn, stop, on_rows, pending: vec![Vec::new(); TABLES.len()], counts: RowCounts::default() }
-    }
-
-    fn push(&mut self, table_index: usize, row: Vec<Value>) -> Result<(), Error> {
-        self.pending[table_index].push(row);
-        if self.pending[table_index].len() >= CHUNK_ROWS {
-            self.flush(table_index)?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self, i: usize) -> Result<(), Error> {
-        if self.stop.load(Ordering::Relaxed) {
-            return Err(Error::Interrupted);
-        }
-        let rows = std::mem::take(&mut self.pending[i]);
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let t = &TABLES[i];
-        self.conn.load(t.name, &t.column_names(), &rows).map_err(|e| load_error(t.name, e))?;
-        self.counts.0[i] += rows.len() as u64;
-        (self.on_rows)(rows.len() as u64);
-        Ok(())
-    }
-
-    fn finish(mut self) -> Result<RowCounts, Error> {
-        for i in 0..TABLES.len() {
-            self.flush(i)?;
-        }
-        Ok(self.counts)
-    }
-}
-
-fn load_error(table: &str, e: DbError) -> Error {
-    Error::Db(DbError { retryable: false, message: format!("loading {table}: {}", e.message) })
-}
 
 fn index(name: &str) -> usize {
     TABLES.iter().position(|t| t.name == name).expect("a TPC-C table")
 }
 
-/// Loads the ITEM table: `items` rows.
-pub fn load_items(
-    conn: &mut dyn Conn,
-    items: u64,
-    seed: u64,
-    stop: &AtomicBool,
-    on_rows: OnRows<'_>,
-) -> Result<RowCounts, Error> {
+/// The writer of TPC-C's tables.
+type Writer<'a> = crate::bulk::Writer<'a, 9>;
+
+/// Writes the ITEM table: `items` rows.
+pub(crate) fn items(w: &mut Writer<'_>, items: u64, seed: u64) -> Result<(), Error> {
     let mut rng = Rng::for_worker(seed ^ LOAD_SALT, 0);
-    let mut w = Writer::new(conn, stop, on_rows);
     let item = index("item");
     for i in 1..=items {
         let row = vec![
@@ -116,7 +42,7 @@ pub fn load_items(
         ];
         w.push(item, row)?;
     }
-    w.finish()
+    Ok(())
 }
 
 /// Street, street, city, state and zip.
@@ -135,20 +61,11 @@ fn rate(rng: &mut Rng, max_ten_thousandths: u64) -> Value {
     Value::Real(uniform(rng, 0, max_ten_thousandths) as f64 / 10_000.0)
 }
 
-/// Loads warehouse `w` (stock for `items` items, its districts, customers, history, orders, order lines
+/// Writes warehouse `w` (stock for `items` items, its districts, customers, history, orders, order lines
 /// and new orders), its rows stamped with time `now` (seconds since the epoch).
-pub fn load_warehouse(
-    conn: &mut dyn Conn,
-    w: u64,
-    items: u64,
-    seed: u64,
-    now: i64,
-    stop: &AtomicBool,
-    on_rows: OnRows<'_>,
-) -> Result<RowCounts, Error> {
+pub(crate) fn warehouse(out: &mut Writer<'_>, w: u64, items: u64, seed: u64, now: i64) -> Result<(), Error> {
     let (c_load, _) = Constants::from_seed(seed);
     let mut rng = Rng::for_worker(seed ^ LOAD_SALT, w as u32);
-    let mut out = Writer::new(conn, stop, on_rows);
     let wid = Value::Int(w as i64);
     let mut row = vec![wid.clone(), astring(&mut rng, 6, 10).into()];
     row.extend(address(&mut rng));
@@ -170,9 +87,9 @@ pub fn load_warehouse(
         out.push(index("district"), row)?;
     }
     for d in 1..=DISTRICTS {
-        load_district(&mut out, &mut rng, (w, d), items, c_load, now)?;
+        load_district(out, &mut rng, (w, d), items, c_load, now)?;
     }
-    out.finish()
+    Ok(())
 }
 
 /// One district's customers, history, orders, order lines and new orders.

@@ -21,8 +21,7 @@ pub mod txn;
 use crate::engine::Engine;
 use crate::Error;
 use iolab_report::db::{
-    DbBuild, DbHeader, DbResult, DeviceView, MixShare, TableRows, TpccConfig, TpccRun, TxResult, DB_SCHEMA,
-    TPCC_DISCLAIMER,
+    DbHeader, DbResult, DeviceView, MixShare, TpccConfig, TpccRun, TxResult, DB_SCHEMA, TPCC_DISCLAIMER,
 };
 use iolab_report::db_sweep::{DbSweepPoint, DbSweepResult, DB_SWEEP_SCHEMA};
 use iolab_report::sweep::{DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT};
@@ -270,15 +269,7 @@ fn document(
             think_time: false,
             mix: TxType::ALL.iter().map(|t| MixShare { name: t.name().into(), pct: t.pct() }).collect(),
         },
-        build: DbBuild {
-            seconds: built.seconds,
-            loaders: built.loaders,
-            rows: schema::TABLES
-                .iter()
-                .zip(built.rows.0)
-                .map(|(t, rows)| TableRows { table: t.name.into(), rows })
-                .collect(),
-        },
+        build: built.view(&schema::TABLES),
         run: TpccRun {
             measured_s: s,
             nopm: per_minute(new_orders, s),

@@ -1,4 +1,5 @@
-//! The nine tables of TPC-C (clause 1.3), declared for any engine's [`Dialect`].
+//! The nine tables of TPC-C (clause 1.3) and their secondary indexes, made for any engine's
+//! [`crate::Dialect`] by the bulk load ([`crate::bulk::create_tables`], [`crate::bulk::after_load`]).
 //!
 //! Deviations, all for exactness or portability, none changing the access pattern: money is integer cents
 //! (`bigint`: sums are exact, so the consistency conditions compare exactly, as DECIMAL would), times are
@@ -6,24 +7,7 @@
 //! secondary indexes are the two every implementation adds (HammerDB, go-tpc): customers by last name, and
 //! orders by customer, for Payment and Order-Status by name and an Order-Status's last order.
 
-use crate::engine::Dialect;
-
-/// A table: its name, its columns with types, and its primary key (none for HISTORY).
-pub struct Table {
-    /// Its name.
-    pub name: &'static str,
-    /// `name type` for each column, in the order the loader writes them.
-    pub columns: &'static [(&'static str, &'static str)],
-    /// Its primary key's columns.
-    pub key: &'static [&'static str],
-}
-
-impl Table {
-    /// The column names.
-    pub fn column_names(&self) -> Vec<&'static str> {
-        self.columns.iter().map(|c| c.0).collect()
-    }
-}
+use crate::bulk::Table;
 
 /// The tables, in the order they are loaded.
 pub static TABLES: [Table; 9] = [
@@ -176,31 +160,8 @@ pub fn table(name: &str) -> &'static Table {
     TABLES.iter().find(|t| t.name == name).expect("a TPC-C table")
 }
 
-/// The CREATE TABLE statements (keys inline unless the dialect adds them after the load).
-pub fn create_tables(d: &Dialect) -> String {
-    let mut sql = String::new();
-    for t in &TABLES {
-        let mut cols: Vec<String> = t.columns.iter().map(|(n, ty)| format!("{n} {ty}")).collect();
-        let inline = !t.key.is_empty() && !d.keys_after_load;
-        if inline {
-            cols.push(format!("PRIMARY KEY ({})", t.key.join(", ")));
-        }
-        let options = if inline { d.keyed_table_options } else { "" };
-        sql.push_str(&format!("CREATE TABLE {} ({}){options};\n", t.name, cols.join(", ")));
-    }
-    sql
-}
-
-/// The statements run after the load: the keys (when added late), the secondary indexes, statistics.
-pub fn after_load(d: &Dialect) -> Vec<String> {
-    let mut out = Vec::new();
-    if d.keys_after_load {
-        for t in TABLES.iter().filter(|t| !t.key.is_empty()) {
-            out.push(format!("ALTER TABLE {} ADD PRIMARY KEY ({})", t.name, t.key.join(", ")));
-        }
-    }
-    out.push("CREATE INDEX customer_by_name ON customer (c_w_id, c_d_id, c_last, c_first)".into());
-    out.push("CREATE INDEX orders_by_customer ON orders (o_w_id, o_d_id, o_c_id, o_id)".into());
-    out.push("ANALYZE".into());
-    out
-}
+/// The secondary indexes, made after the load.
+pub static INDEXES: [&str; 2] = [
+    "CREATE INDEX customer_by_name ON customer (c_w_id, c_d_id, c_last, c_first)",
+    "CREATE INDEX orders_by_customer ON orders (o_w_id, o_d_id, o_c_id, o_id)",
+];

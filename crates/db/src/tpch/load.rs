@@ -1,50 +1,25 @@
-//! The build: the tables, the data in units of work (the fixed tables; then suppliers, parts with their
-//! PARTSUPP rows, customers, and orders with their lines, each in chunks of [`UNIT_KEYS`] keys), loaded on
-//! several connections at once where the engine allows ([`crate::Dialect::parallel_load`]); then keys,
-//! indexes and statistics. Every unit draws from its own stream of the seed, so the database is the same
-//! whatever the number of loaders. Timed from the first CREATE to the last statistic.
+//! The build, through the shared bulk load ([`crate::bulk`]): the tables, the data in units of work (orders
+//! with their lines, parts with their PARTSUPP rows, customers, suppliers, each in chunks of [`UNIT_KEYS`]
+//! keys, and the fixed tables), loaded on several connections at once where the engine allows
+//! ([`crate::Dialect::parallel_load`]); then keys, indexes and statistics. Every unit draws from its own
+//! stream of the seed, so the database is the same whatever the number of loaders.
 
 use super::gen::{self, Remark, Scale, TextPool};
-use super::schema::{self, TABLES};
-use crate::engine::{Conn, Engine};
-use crate::{DbError, Error, Value};
+use super::schema::{self, INDEXES, TABLES};
+use crate::bulk::{self, Load};
+use crate::engine::Engine;
+use crate::Error;
 use iolab_plan::rng::Rng;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::time::Instant;
+use std::sync::atomic::AtomicBool;
 
 /// Keys per unit of work.
 pub const UNIT_KEYS: i64 = 10_000;
-/// Rows per bulk load call.
-pub const CHUNK_ROWS: usize = 10_000;
-/// Loaders at most.
-pub const MAX_LOADERS: usize = 8;
 /// Salt of the load's random streams.
 const LOAD_SALT: u64 = 0x7c90_0000_0000_0000;
 
-/// Rows loaded, per table (in [`TABLES`]' order).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RowCounts(pub [u64; 8]);
-
-impl RowCounts {
-    fn add(&mut self, other: &RowCounts) {
-        for (a, b) in self.0.iter_mut().zip(other.0) {
-            *a += b;
-        }
-    }
-}
-
 /// What the build did.
-#[derive(Debug)]
-pub struct Built {
-    /// Seconds it took.
-    pub seconds: f64,
-    /// Connections that loaded at once.
-    pub loaders: u32,
-    /// Rows per table.
-    pub rows: RowCounts,
-}
+pub type Built = bulk::Built<8>;
 
 /// One unit of the load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,47 +79,6 @@ fn remarks(scale: &Scale, seed: u64) -> HashMap<i64, Remark> {
     out
 }
 
-/// Collects rows per table and hands them to the engine in chunks.
-struct Writer<'a> {
-    conn: &'a mut dyn Conn,
-    stop: &'a AtomicBool,
-    pending: Vec<Vec<Vec<Value>>>,
-    counts: RowCounts,
-}
-
-impl<'a> Writer<'a> {
-    fn push(&mut self, table: usize, row: Vec<Value>) -> Result<(), Error> {
-        self.pending[table].push(row);
-        if self.pending[table].len() >= CHUNK_ROWS {
-            self.flush(table)?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self, i: usize) -> Result<(), Error> {
-        if self.stop.load(Ordering::Relaxed) {
-            return Err(Error::Interrupted);
-        }
-        let rows = std::mem::take(&mut self.pending[i]);
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let t = &TABLES[i];
-        self.conn.load(t.name, &t.column_names(), &rows).map_err(|e| {
-            Error::Db(DbError { retryable: false, message: format!("loading {}: {}", t.name, e.message) })
-        })?;
-        self.counts.0[i] += rows.len() as u64;
-        Ok(())
-    }
-
-    fn finish(mut self) -> Result<RowCounts, Error> {
-        for i in 0..TABLES.len() {
-            self.flush(i)?;
-        }
-        Ok(self.counts)
-    }
-}
-
 /// The shared inputs of every unit.
 struct Inputs<'a> {
     scale: &'a Scale,
@@ -153,10 +87,9 @@ struct Inputs<'a> {
     remarks: &'a HashMap<i64, Remark>,
 }
 
-/// Loads one unit.
-fn load_unit(conn: &mut dyn Conn, unit: Unit, at: &Inputs, stop: &AtomicBool) -> Result<RowCounts, Error> {
+/// Writes one unit's rows.
+fn generate(w: &mut bulk::Writer<'_, 8>, unit: Unit, at: &Inputs) -> Result<(), Error> {
     let mut rng = unit.rng(at.seed);
-    let mut w = Writer { conn, stop, pending: vec![Vec::new(); TABLES.len()], counts: RowCounts::default() };
     let range = |n: i64, total: i64| (n * UNIT_KEYS + 1)..=((n + 1) * UNIT_KEYS).min(total);
     match unit {
         Unit::Fixed => {
@@ -197,72 +130,27 @@ fn load_unit(conn: &mut dyn Conn, unit: Unit, at: &Inputs, stop: &AtomicBool) ->
             }
         }
     }
-    w.finish()
+    Ok(())
 }
 
 /// Builds the database at scale `sf` from `seed`.
 pub fn build(engine: &dyn Engine, sf: f64, seed: u64, stop: &AtomicBool) -> Result<Built, Error> {
-    let started = Instant::now();
-    let dialect = engine.dialect();
+    let started = std::time::Instant::now();
     let scale = Scale::new(sf);
-    let mut conn = engine.connect()?;
-    conn.batch(&schema::create_tables(&dialect))?;
-    conn.loading(true)?;
     let pool = TextPool::new(seed);
     let remarks = remarks(&scale, seed);
     let inputs = Inputs { scale: &scale, seed, pool: &pool, remarks: &remarks };
-    let units = units(&scale);
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let loaders = if dialect.parallel_load { units.len().min(cpus).clamp(1, MAX_LOADERS) } else { 1 };
-    let mut rows = RowCounts::default();
-    if loaders == 1 {
-        for u in &units {
-            rows.add(&load_unit(conn.as_mut(), *u, &inputs, stop)?);
-        }
-    } else {
-        let next = AtomicUsize::new(0);
-        let total = Mutex::new(RowCounts::default());
-        let failed = AtomicBool::new(false);
-        let results: Vec<Result<(), Error>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..loaders)
-                .map(|_| {
-                    scope.spawn(|| -> Result<(), Error> {
-                        let mut c = engine.connect()?;
-                        c.loading(true)?;
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            if i >= units.len() || failed.load(Ordering::Relaxed) {
-                                return Ok(());
-                            }
-                            match load_unit(c.as_mut(), units[i], &inputs, stop) {
-                                Ok(r) => total.lock().unwrap_or_else(|p| p.into_inner()).add(&r),
-                                Err(e) => {
-                                    failed.store(true, Ordering::Relaxed);
-                                    return Err(e);
-                                }
-                            }
-                        }
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or(Err(Error::Setup("a loader panicked".into()))))
-                .collect()
-        });
-        for r in results {
-            r?;
-        }
-        rows.add(&total.into_inner().unwrap_or_else(|p| p.into_inner()));
-    }
-    for sql in schema::after_load(&dialect) {
-        if stop.load(Ordering::Relaxed) {
-            return Err(Error::Interrupted);
-        }
-        conn.batch(&sql)?;
-    }
-    conn.loading(false)?;
-    Ok(Built { seconds: started.elapsed().as_secs_f64(), loaders: loaders as u32, rows })
+    let plan = Load {
+        tables: &TABLES,
+        indexes: &INDEXES,
+        first: Vec::new(),
+        units: units(&scale),
+        generate: &|w: &mut bulk::Writer<'_, 8>, unit: &Unit| generate(w, *unit, &inputs),
+    };
+    let mut built = bulk::build(engine, &plan, stop, &|_| ())?;
+    // The build's time includes drawing the text pool and the remarks, the inputs of every unit.
+    built.seconds = started.elapsed().as_secs_f64();
+    Ok(built)
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use crate::devices::{self, Window};
 use crate::engine::Engine;
 use crate::{Error, Observer};
 use iolab_device::diskstats::Counters;
-use iolab_report::db::{DbBuild, DbHeader, TableRows};
+use iolab_report::db::DbHeader;
 use iolab_report::db_tpch::{
     QueryResult, TpchConfig, TpchPower, TpchRefresh, TpchRefreshPair, TpchResult, DB_TPCH_SCHEMA,
     TPCH_DISCLAIMER,
@@ -150,7 +150,7 @@ pub fn run_tests(
             start: if evicted.is_some() { "cold" } else { "warm" }.into(),
             evicted_bytes: evicted,
         },
-        build: build_view(&built),
+        build: built.view(&schema::TABLES),
         queries: results,
         power: power_view,
         devices,
@@ -330,19 +330,6 @@ pub(crate) fn refresh_view(
         lineitems: done.lineitems,
         seconds: done.seconds,
         devices,
-    }
-}
-
-/// The build as the documents show it.
-pub fn build_view(built: &load::Built) -> DbBuild {
-    DbBuild {
-        seconds: built.seconds,
-        loaders: built.loaders,
-        rows: schema::TABLES
-            .iter()
-            .zip(built.rows.0)
-            .map(|(t, rows)| TableRows { table: t.name.into(), rows })
-            .collect(),
     }
 }
 

@@ -1,30 +1,14 @@
-//! The eight tables of TPC-H (clause 1.4), declared for any engine's [`Dialect`], with the spec's types:
-//! identifiers `integer`, money, quantities and rates `decimal(15,2)`, dates `date` (PostgreSQL's DATE;
-//! SQLite keeps the ISO text), fixed and variable text as the spec sizes them.
+//! The eight tables of TPC-H (clause 1.4) and their secondary indexes, made for any engine's
+//! [`crate::Dialect`] by the bulk load ([`crate::bulk`]), with the spec's types: identifiers `integer`,
+//! money, quantities and rates `decimal(15,2)`, dates `date` (PostgreSQL's DATE; SQLite keeps the ISO
+//! text), fixed and variable text as the spec sizes them.
 //!
 //! Primary keys are the spec's (clause 1.4.2.2); the two secondary indexes are on foreign keys, as clause
 //! 1.5.4 allows: orders by customer (Q13's and Q22's joins) and lines by part and supplier (Q17's and Q20's
 //! correlated subqueries, which without it scan LINEITEM once per outer row on both engines). Statistics
 //! are gathered after the build (ANALYZE).
 
-use crate::engine::Dialect;
-
-/// A table: its name, its columns with types, and its primary key.
-pub struct Table {
-    /// Its name.
-    pub name: &'static str,
-    /// `name type` for each column, in the order the loader writes them.
-    pub columns: &'static [(&'static str, &'static str)],
-    /// Its primary key's columns.
-    pub key: &'static [&'static str],
-}
-
-impl Table {
-    /// The column names.
-    pub fn column_names(&self) -> Vec<&'static str> {
-        self.columns.iter().map(|c| c.0).collect()
-    }
-}
+use crate::bulk::Table;
 
 /// Index of REGION in [`TABLES`].
 pub const REGION: usize = 0;
@@ -152,31 +136,8 @@ pub static TABLES: [Table; 8] = [
     },
 ];
 
-/// The CREATE TABLE statements (keys inline unless the dialect adds them after the load).
-pub fn create_tables(d: &Dialect) -> String {
-    let mut sql = String::new();
-    for t in &TABLES {
-        let mut cols: Vec<String> = t.columns.iter().map(|(n, ty)| format!("{n} {ty}")).collect();
-        let inline = !d.keys_after_load;
-        if inline {
-            cols.push(format!("PRIMARY KEY ({})", t.key.join(", ")));
-        }
-        let options = if inline { d.keyed_table_options } else { "" };
-        sql.push_str(&format!("CREATE TABLE {} ({}){options};\n", t.name, cols.join(", ")));
-    }
-    sql
-}
-
-/// The statements run after the load: the keys (when added late), the secondary indexes, statistics.
-pub fn after_load(d: &Dialect) -> Vec<String> {
-    let mut out = Vec::new();
-    if d.keys_after_load {
-        for t in &TABLES {
-            out.push(format!("ALTER TABLE {} ADD PRIMARY KEY ({})", t.name, t.key.join(", ")));
-        }
-    }
-    out.push("CREATE INDEX orders_by_customer ON orders (o_custkey)".into());
-    out.push("CREATE INDEX lineitem_by_part_supplier ON lineitem (l_partkey, l_suppkey)".into());
-    out.push("ANALYZE".into());
-    out
-}
+/// The secondary indexes, made after the load.
+pub static INDEXES: [&str; 2] = [
+    "CREATE INDEX orders_by_customer ON orders (o_custkey)",
+    "CREATE INDEX lineitem_by_part_supplier ON lineitem (l_partkey, l_suppkey)",
+];

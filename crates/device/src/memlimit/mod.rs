@@ -13,8 +13,8 @@
 //! (pages cached earlier stay charged where they were, and are not limited).
 //!
 //! The limit is a budget for pages (the page cache, and shared memory such as PostgreSQL's shared buffers):
-//! the processes' own private memory is apart, and [`track`] moves the cgroup's limit with it, so the
-//! kernel reclaims the database's pages and never kills the engine or iolab over their own memory.
+//! the processes' own private memory is apart, and the private `track` moves the cgroup's limit with it,
+//! so the kernel reclaims the database's pages and never kills the engine or iolab over their own memory.
 //!
 //! Dropping the [`MemoryLimit`] moves iolab back (if it joined) and removes the cgroup; [`cleanup_on_exit`]
 //! does the same on a forced exit. The cgroup can only be removed once no process is left in it: stop the
