@@ -264,4 +264,13 @@ mod tests {
         let none = parse(&[]).to_overrides().unwrap();
         assert_eq!(none, JobSpec::default(), "no flag, no setting (and no consent)");
     }
+
+    /// clap's own checks of every command, subcommand and flag (names unique, values valid), which otherwise
+    /// run only when a command is parsed: a flag defined twice through two flattened structs made `iolab db
+    /// tpcc` panic on every use.
+    #[test]
+    fn every_command_s_flags_pass_clap_s_checks() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
 }
