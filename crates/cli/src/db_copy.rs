@@ -5,8 +5,10 @@
 //! saved in the catalog (kind `db_copy`, as `iolab db tpcc` saves), printed and written, then the capture.
 
 use crate::args::db::CopyArgs;
+use crate::db_cmd::BuildShown;
 use crate::db_setup::{self, number};
 use crate::exit::{usage, ExitStatus};
+use crate::progress::DbBars;
 use anyhow::Result;
 use iolab_catalog::EntryKind;
 use iolab_db::copy::{self, Options, Source};
@@ -49,9 +51,11 @@ pub fn copy(a: &CopyArgs) -> Result<ExitStatus> {
     // The destination first, so it is removed after the engine and the source.
     let to = DbDir::make(a.to.as_ref(), to_state, c.keep).map_err(db_setup::db_error)?;
     let connections = iolab_db::bulk::MAX_LOADERS + 10;
+    let shown = BuildShown { watch: &session.watch, bars: DbBars::new(session.live) };
     let result = session.run(connections, Some(to.path()), "iolab db copy", |engine| {
-        copy::run(engine, to.path(), &o, &session.stop, &session.watch)
+        copy::run(engine, to.path(), &o, &session.stop, &shown)
     });
+    shown.bars.finish();
     drop(to);
     let (mut doc, limits) = result?;
     doc.engine.settings.extend(limits.memory.into_iter().chain(limits.throttle));

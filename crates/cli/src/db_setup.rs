@@ -96,7 +96,7 @@ impl crate::args::db::DbCommonArgs {
     /// the catalog's [`Saver`] (none with `--no-save`) between `--json` and the engine's flags, as
     /// `iolab db tpcc` does.
     pub fn begin(&self, gate: WriteGate, url: Option<&str>) -> Result<(Session, Option<Saver>)> {
-        Session::begin_with(gate, &self.flags(url), self.json.as_deref(), self.quiet, false, |gate, quiet| {
+        Session::begin_with(gate, &self.flags(url), self.json.as_deref(), self.quiet, true, |gate, quiet| {
             Saver::open(&self.catalog, quiet, false, gate)
         })
     }

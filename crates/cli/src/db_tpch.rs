@@ -5,8 +5,10 @@
 //! catalog (kind `db_tpch`, as `iolab db tpcc` saves), printed and written, then the capture.
 
 use crate::args::db::TpchArgs;
+use crate::db_cmd::BuildShown;
 use crate::db_setup::{self, number};
 use crate::exit::{usage, ExitStatus};
+use crate::progress::DbBars;
 use anyhow::Result;
 use iolab_catalog::EntryKind;
 use iolab_db::tpch::{self, queries, streams, Options, Tests};
@@ -82,9 +84,12 @@ pub fn tpch(a: &TpchArgs) -> Result<ExitStatus> {
     session.watch.notice(&format!("db tpch on {}, scale {}, seed {}", c.engine, o.scale, o.seed));
     // The loaders, or the throughput test's query streams and refresh stream, and room to spare.
     let connections = iolab_db::bulk::MAX_LOADERS.max(tests.streams + 1) + 10;
-    let (mut doc, limits) = session.run(connections, None, "iolab db tpch", |engine| {
-        tpch::run_tests(engine, &o, &tests, &session.stop, &session.watch)
-    })?;
+    let shown = BuildShown { watch: &session.watch, bars: DbBars::new(session.live) };
+    let result = session.run(connections, None, "iolab db tpch", |engine| {
+        tpch::run_tests(engine, &o, &tests, &session.stop, &shown)
+    });
+    shown.bars.finish();
+    let (mut doc, limits) = result?;
     limits.add_to(&mut doc.engine.settings, &mut doc.warnings, &doc.devices, doc.engine.size_bytes);
     session.save_and_output(saver.as_ref(), EntryKind::DbTpch, &Document::DbTpch(&doc))?;
     Ok(ExitStatus::Ok)

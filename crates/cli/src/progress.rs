@@ -604,18 +604,15 @@ impl Drop for RunBars {
 
 /// The build bar's words: rows loaded of about how many, the rate, the time left.
 pub fn build_message(rows: u64, expected: u64, elapsed_s: f64) -> String {
-    let rate = if elapsed_s > 0.0 { rows as f64 / elapsed_s } else { 0.0 };
+    // The clock starts at the first chunk told, already loaded: no rate until it means something.
+    let rate = if elapsed_s >= 0.25 { rows as f64 / elapsed_s } else { 0.0 };
     let eta = if rate > 0.0 && rows < expected {
         format!(", ETA {}", format_clock((expected - rows) as f64 / rate))
     } else {
         String::new()
     };
-    format!(
-        "{}/~{} rows, {} rows/s{eta}",
-        format_rate(rows as f64, 0),
-        format_rate(expected as f64, 0),
-        format_rate(rate, 0)
-    )
+    let rate = if rate > 0.0 { format!(", {} rows/s", format_rate(rate, 0)) } else { String::new() };
+    format!("{}/~{} rows{rate}{eta}", format_rate(rows as f64, 0), format_rate(expected as f64, 0))
 }
 
 /// The line under a database run's measure bar: `NOPM 5,606  TPM 12,845  new_order 5,690/min ...`.
@@ -799,7 +796,8 @@ mod tests {
     #[test]
     fn build_message_says_rows_rate_and_time_left() {
         assert_eq!(build_message(100_000, 400_000, 2.0), "100,000/~400,000 rows, 50,000 rows/s, ETA 6s");
-        assert_eq!(build_message(0, 400_000, 0.0), "0/~400,000 rows, 0 rows/s");
+        assert_eq!(build_message(0, 400_000, 0.0), "0/~400,000 rows");
+        assert_eq!(build_message(10_000, 400_000, 0.001), "10,000/~400,000 rows", "no rate from one chunk");
         assert_eq!(build_message(410_000, 400_000, 4.1), "410,000/~400,000 rows, 100,000 rows/s");
     }
 

@@ -95,7 +95,9 @@ fn build_source(
                 "generating and loading TPC-H data at scale {scale} on {}",
                 engine.version()
             ));
-            let b = crate::tpch::load::build(engine, *scale, o.seed, stop)?;
+            let expected = crate::tpch::load::expected_rows(&crate::tpch::gen::Scale::new(*scale));
+            let b =
+                crate::tpch::load::build(engine, *scale, o.seed, stop, &|n| observer.loaded(n, expected))?;
             (b.view(&crate::tpch::schema::TABLES), "tpch", None, None, Some(*scale))
         }
     })

@@ -66,9 +66,18 @@ fn a_tpcc_build_loads_the_same_rows_as_before() {
 fn a_tpch_build_loads_the_same_rows_as_before() {
     let t = tempfile::tempdir().unwrap();
     let engine = Sqlite::new(t.path());
-    let built = tpch::load::build(&engine, 0.01, 11, &AtomicBool::new(false)).unwrap();
+    let told = std::sync::atomic::AtomicU64::new(0);
+    let on_rows = |n| {
+        told.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    };
+    let built = tpch::load::build(&engine, 0.01, 11, &AtomicBool::new(false), &on_rows).unwrap();
     assert_eq!(built.loaders, 1, "SQLite has one writer");
     assert_eq!(built.rows.0, [5, 25, 100, 2000, 8000, 1500, 15_000, 59_984]);
+    // The progress told is every row loaded, and the expected count is close to it.
+    let total: u64 = built.rows.0.iter().sum();
+    assert_eq!(told.into_inner(), total);
+    let expected = tpch::load::expected_rows(&tpch::gen::Scale::new(0.01));
+    assert!(expected.abs_diff(total) * 100 < total, "expected {expected}, loaded {total}");
     assert_eq!(
         checksums(&engine, &tpch::schema::TABLES),
         [

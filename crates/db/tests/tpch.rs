@@ -21,7 +21,7 @@ type Answer = Vec<Vec<Option<String>>>;
 /// Builds on `engine` and runs every query; the answers by query number.
 fn answers(engine: &dyn Engine) -> Vec<(u32, Answer)> {
     let stop = AtomicBool::new(false);
-    tpch::load::build(engine, SCALE, SEED, &stop).unwrap();
+    tpch::load::build(engine, SCALE, SEED, &stop, &|_| ()).unwrap();
     let mut conn = engine.connect().unwrap();
     (1..=22)
         .map(|q| {
@@ -156,7 +156,7 @@ fn census(conn: &mut dyn iolab_db::Conn) -> [u64; 5] {
 /// is unique and no line lost its order; then the 22 queries' answers.
 fn refreshed(engine: &dyn Engine) -> Vec<(u32, Answer)> {
     let stop = AtomicBool::new(false);
-    tpch::load::build(engine, SCALE, SEED, &stop).unwrap();
+    tpch::load::build(engine, SCALE, SEED, &stop, &|_| ()).unwrap();
     let mut conn = engine.connect().unwrap();
     let scale = tpch::gen::Scale::new(SCALE);
     let pool = tpch::gen::TextPool::new(SEED);

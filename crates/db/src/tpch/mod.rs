@@ -175,7 +175,8 @@ fn prepare(
         o.scale,
         engine.version()
     ));
-    let built = load::build(engine, o.scale, o.seed, stop)?;
+    let expected = load::expected_rows(&gen::Scale::new(o.scale));
+    let built = load::build(engine, o.scale, o.seed, stop, &|n| observer.loaded(n, expected))?;
     engine.checkpoint()?;
     let evicted = match (o.cold, engine.dir()) {
         (true, Some(dir)) => Some(devices::evict(dir)),
@@ -231,7 +232,8 @@ fn power_test(
                 let sum = m.devices.entry(d.name).or_default();
                 *sum = devices::add(sum, &c);
             }
-            observer.notice(&format!("Q{q}: {} rows in {:.3} s", rows.len(), seconds));
+            let n = rows.len();
+            observer.notice(&format!("Q{q}: {n} row{} in {seconds:.3} s", if n == 1 { "" } else { "s" }));
         }
     }
     Ok(Power { measured, measured_s: started.elapsed().as_secs_f64(), partial: false })
