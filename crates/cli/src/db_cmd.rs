@@ -81,30 +81,6 @@ impl Observer for Shown<'_> {
     }
 }
 
-/// How `iolab db tpch` and `iolab db copy` are shown: notices and `--capture` through the session's
-/// [`Watch`], and the build's bar of [`DbBars`] until the work it was built for starts.
-pub(crate) struct BuildShown<'a> {
-    pub watch: &'a Watch,
-    pub bars: DbBars,
-}
-
-impl Observer for BuildShown<'_> {
-    fn notice(&self, text: &str) {
-        self.watch.notice(text);
-    }
-
-    fn window(&self, open: bool) {
-        if open {
-            self.bars.finish();
-        }
-        self.watch.window(open);
-    }
-
-    fn loaded(&self, rows: u64, expected: u64) {
-        self.bars.loaded(rows, expected);
-    }
-}
-
 /// The user counts of `--users`: one number, or a list or range (a sweep), each in 1..=1024.
 fn users_list(text: &str) -> Result<Vec<u32>> {
     let values = iolab_spec::sweep::parse_list("--users", "workers", text, MAX_USER_COUNTS).map_err(usage)?;

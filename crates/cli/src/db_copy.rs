@@ -5,7 +5,7 @@
 //! saved in the catalog (kind `db_copy`, as `iolab db tpcc` saves), printed and written, then the capture.
 
 use crate::args::db::CopyArgs;
-use crate::db_cmd::BuildShown;
+use crate::db_setup::BuildShown;
 use crate::db_setup::{self, number};
 use crate::exit::{usage, ExitStatus};
 use crate::progress::DbBars;

@@ -685,6 +685,32 @@ fn server_processes(pgdata: &Path) -> Vec<u32> {
     out
 }
 
+/// How `iolab db tpch` and `iolab db copy` are shown: notices and `--capture` through the session's
+/// [`Watch`], and the build's bar of [`DbBars`] until the work it was built for starts.
+pub struct BuildShown<'a> {
+    /// Notices and the capture.
+    pub watch: &'a Watch,
+    /// The build's bar.
+    pub bars: crate::progress::DbBars,
+}
+
+impl Observer for BuildShown<'_> {
+    fn notice(&self, text: &str) {
+        self.watch.notice(text);
+    }
+
+    fn window(&self, open: bool) {
+        if open {
+            self.bars.finish();
+        }
+        self.watch.window(open);
+    }
+
+    fn loaded(&self, rows: u64, expected: u64) {
+        self.bars.loaded(rows, expected);
+    }
+}
+
 /// The paths a capture may record under: the database's directory, and a copy's destination.
 pub fn dirs<'a>(opened: &'a Opened, also: Option<&'a Path>) -> Vec<&'a Path> {
     let mut out: Vec<&Path> = opened.dir.iter().map(DbDir::path).collect();
