@@ -39,6 +39,7 @@ mod db_cmd;
 mod db_copy;
 mod db_setup;
 mod db_tpch;
+mod derive_check;
 mod docs_cmd;
 mod find_max;
 mod import_cmd;

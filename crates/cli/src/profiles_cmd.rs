@@ -18,8 +18,9 @@ pub fn profiles_cmd(args: &ProfilesArgs) -> Result<ExitStatus> {
         Some(ProfilesAction::Show { name }) => {
             out.write_all(profile_text(name)?.as_bytes())?;
         }
-        Some(ProfilesAction::Derive { trace, output, name, closed }) => {
-            return derive(trace, output.as_deref(), name.as_deref(), *closed);
+        Some(ProfilesAction::Derive { trace, output, name, closed, check, seed }) => {
+            let how = Derive { output: output.as_deref(), name: name.as_deref(), closed: *closed };
+            return derive(trace, &how, check.as_deref(), seed);
         }
         None => {
             let width = PROFILES.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
@@ -40,12 +41,27 @@ pub fn profiles_cmd(args: &ProfilesArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Ok)
 }
 
+/// How `iolab profiles derive` writes its job: `-o`, `--name`, `--closed`.
+struct Derive<'a> {
+    output: Option<&'a str>,
+    name: Option<&'a str>,
+    closed: bool,
+}
+
 /// `iolab profiles derive TRACE`: the trace read once into a [`Deriver`], its job file checked by the job
-/// reader (a job that does not read back is iolab's bug) and written to `-o FILE` or stdout.
-fn derive(trace: &str, output: Option<&str>, name: Option<&str>, closed: bool) -> Result<ExitStatus> {
+/// reader (a job that does not read back is iolab's bug) and written to `-o FILE` or stdout; with `--check
+/// TARGET`, to `-o FILE` only, and the fidelity check ([`crate::derive_check`]) printed.
+fn derive(trace: &str, how: &Derive<'_>, check: Option<&str>, seed: &str) -> Result<ExitStatus> {
+    let (output, name, closed) = (how.output, how.name, how.closed);
+    let seed: u64 = seed
+        .parse()
+        .map_err(|_| usage(format!("invalid value '{seed}' for '--seed': expected a whole number")))?;
     let mut gate = WriteGate::new();
     gate.claim("the trace to derive from", trace, Access::Reads).map_err(usage)?;
-    let out = gate.output("-o", output.unwrap_or("-")).map_err(usage)?;
+    let out = match (output, check) {
+        (None, Some(_)) => None,
+        (output, _) => Some(gate.output("-o", output.unwrap_or("-")).map_err(usage)?),
+    };
     let mut t = crate::trace_file::open(trace)?;
     let mut deriver = Deriver::new();
     while let Some(r) = t.next_record().map_err(usage)? {
@@ -59,6 +75,17 @@ fn derive(trace: &str, output: Option<&str>, name: Option<&str>, closed: bool) -
     JobSpec::from_toml(&job, "the derived job").map_err(|e| {
         anyhow::anyhow!("the job derived from '{trace}' does not read back (a bug in iolab): {e}")
     })?;
-    crate::output::write_all(vec![(&out, Ok(job))])?;
-    Ok(ExitStatus::Ok)
+    let Some(target) = check else {
+        crate::output::write_all(out.iter().map(|o| (o, Ok(job.clone()))).collect())?;
+        return Ok(ExitStatus::Ok);
+    };
+    if t.targets().len() != 1 {
+        return Err(usage(format!(
+            "--check {target}: '{trace}' has {} devices; the check replays a trace of one device (split it, or check by hand: docs/TRACES.md)",
+            t.targets().len()
+        )));
+    }
+    crate::output::write_all(out.iter().map(|o| (o, Ok(job.clone()))).collect())?;
+    let span_s = deriver.span_s().unwrap_or(1.0);
+    crate::derive_check::check(&crate::derive_check::Check { trace, job: &job, target, seed, span_s })
 }

@@ -102,8 +102,8 @@ pub enum ProfilesAction {
     },
     /// Derive a job file from a block I/O trace (any format `iolab replay` reads): per target, workers with
     /// the trace's read/write, sequential/random and discard shares, sizes, hot zones, flushes per write and
-    /// rate (or depth, --closed). Check it: replay the trace and run the job on one target, then `iolab
-    /// compare` them (docs/TRACES.md).
+    /// rate (or depth, --closed). `--check TARGET` says how faithful it is: the trace replayed and the job
+    /// run on TARGET, compared (docs/TRACES.md).
     Derive {
         /// The trace.
         trace: String,
@@ -116,5 +116,14 @@ pub enum ProfilesAction {
         /// Closed loop: the trace's mean depth, as fast as the storage allows, instead of its rate.
         #[arg(long)]
         closed: bool,
+        /// The fidelity check: replay the trace on TARGET and run the derived job there for the trace's
+        /// span, then print how far apart they are (IOPS, MB/s, reads and writes, latency percentiles), as
+        /// `iolab compare` does. On an emulated TARGET (sim:, link:) both run on virtual time. The job then
+        /// goes to -o FILE only. A trace of one device.
+        #[arg(long, value_name = "TARGET")]
+        check: Option<String>,
+        /// Seed of the check's two runs. Default 1.
+        #[arg(long, value_name = "N", default_value = "1", requires = "check")]
+        seed: String,
     },
 }

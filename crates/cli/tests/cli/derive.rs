@@ -161,3 +161,46 @@ fn a_trace_that_is_not_there_is_refused_and_nothing_is_written() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/trace.csv"));
     assert!(!out_file.exists());
 }
+
+/// `--check TARGET` is the fidelity check in one command: the trace replayed (A) and the derived job run (B)
+/// on the emulated drive, compared; the known job's IOPS come back within a few percent, and the job goes to
+/// `-o` only. A trace of several devices is refused, with nothing written.
+#[test]
+fn check_replays_and_runs_on_the_target_and_compares() {
+    let dir = tempdir();
+    let trace = record(dir.path());
+    let job = dir.path().join("checked.toml");
+    let t = trace.to_str().unwrap();
+    let out = iolab()
+        .args(["profiles", "derive", t, "--check", "sim:ssd,nvme", "-o", job.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("the trace replayed (A) and the job run (B), seed 1, virtual clock"), "{text}");
+    let iops = text.lines().find(|l| l.starts_with("IOPS")).unwrap_or_else(|| panic!("{text}"));
+    let numbers: Vec<f64> =
+        iops.split_whitespace().filter_map(|w| w.replace(',', "").parse::<f64>().ok()).collect();
+    let (a, b) = (numbers[0], numbers[1]);
+    assert!((b / a - 1.0).abs() < 0.05, "{iops}");
+    assert!(!text.contains("[worker."), "the job is not on stdout");
+    assert!(std::fs::read_to_string(&job).unwrap().contains("[worker."));
+    let two = dir.path().join("two.csv");
+    std::fs::write(&two, "start_ns,submit_ns,complete_ns,op,offset,len,result,worker,target\n0,0,10,read,0,4096,4096,0,a\n5,5,20,read,0,4096,4096,0,b\n").unwrap();
+    let other = dir.path().join("other.toml");
+    let out = iolab()
+        .args([
+            "profiles",
+            "derive",
+            two.to_str().unwrap(),
+            "--check",
+            "sim:ssd",
+            "-o",
+            other.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 devices"));
+    assert!(!other.exists(), "nothing written");
+}
