@@ -10,7 +10,7 @@ fn lbns() -> Option<Vec<u64>> {
     let text = match std::fs::read_to_string(TRACE) {
         Ok(t) => t,
         Err(e) => {
-            println!("SKIP: trace golden test: cannot read {TRACE}: {e}");
+            iolab_testkit::skip(format_args!("trace golden test: cannot read {TRACE}: {e}"));
             return None;
         }
     };

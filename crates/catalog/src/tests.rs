@@ -568,7 +568,7 @@ fn check_ready_to_save_read_only_catalog_is_refused_before_a_run() {
     let dir = tempfile::tempdir().unwrap();
     let (path, _mount) = if is_root() {
         let Some(m) = Tmpfs::mount(dir.path(), "16m") else {
-            eprintln!("skipped: cannot mount a tmpfs");
+            iolab_testkit::skip(format_args!("cannot mount a tmpfs"));
             return;
         };
         let path = m.0.join("results.db");
@@ -599,12 +599,12 @@ fn check_ready_to_save_read_only_catalog_is_refused_before_a_run() {
 #[test]
 fn save_on_a_full_filesystem_says_disk_full() {
     if !is_root() {
-        eprintln!("skipped: needs root to mount a small tmpfs");
+        iolab_testkit::skip(format_args!("needs root to mount a small tmpfs"));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let Some(m) = Tmpfs::mount(dir.path(), "1m") else {
-        eprintln!("skipped: cannot mount a tmpfs");
+        iolab_testkit::skip(format_args!("cannot mount a tmpfs"));
         return;
     };
     let path = m.0.join("results.db");

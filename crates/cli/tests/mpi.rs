@@ -17,7 +17,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_iolab");
 /// `mpirun` on this machine as root and with more ranks than cores, as CI runs it; `None` without mpirun.
 fn mpirun(np: u32, extra_mca: &[&str], args: &[&str]) -> Option<Output> {
     if Command::new("mpirun").arg("--version").output().is_err() {
-        println!("skipped: mpirun is not installed");
+        iolab_testkit::skip(format_args!("mpirun is not installed"));
         return None;
     }
     let mut c = Command::new("mpirun");
@@ -186,7 +186,7 @@ fn with_rank_1_stalled(extra: &[&str]) -> Option<Value> {
         .stderr(std::process::Stdio::piped())
         .spawn();
     let Ok(child) = child else {
-        println!("skipped: mpirun is not installed");
+        iolab_testkit::skip(format_args!("mpirun is not installed"));
         return None;
     };
     let t = Instant::now();
@@ -274,7 +274,7 @@ fn a_stalled_rank_ends_the_run_naming_it() {
         .stderr(std::process::Stdio::piped())
         .spawn();
     let Ok(child) = child else {
-        println!("skipped: mpirun is not installed");
+        iolab_testkit::skip(format_args!("mpirun is not installed"));
         return;
     };
     // Rank 1 stops (SIGSTOP) during its run: rank 0 finishes and waits for it in vain.

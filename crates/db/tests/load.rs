@@ -98,7 +98,7 @@ fn a_tpch_build_loads_the_same_rows_as_before() {
 #[test]
 fn a_parallel_tpcc_build_on_postgres_loads_what_sqlite_loads() {
     if !nix::unistd::geteuid().is_root() || iolab_db::engine::server::find_bindir().is_err() {
-        return eprintln!("SKIP: needs root and PostgreSQL's server programs");
+        return iolab_testkit::skip(format_args!("needs root and PostgreSQL's server programs"));
     }
     let stop = AtomicBool::new(false);
     let s = tempfile::tempdir().unwrap();

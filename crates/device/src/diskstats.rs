@@ -187,7 +187,7 @@ mod tests {
     fn the_root_file_system_has_its_device_in_diskstats() {
         let devices = devices_under(Path::new("/"));
         let Some(first) = devices.first() else {
-            return println!("SKIP: / is on no block device here");
+            return iolab_testkit::skip(format_args!("/ is on no block device here"));
         };
         assert_eq!(first.role, "filesystem");
         assert!(read().contains_key(&first.name), "{first:?} in /proc/diskstats");

@@ -307,7 +307,7 @@ mod tests {
         // flock(1) holds the lock in a child process for as long as it sleeps.
         let child = std::process::Command::new("flock").arg("-o").arg(&path).args(["sleep", "5"]).spawn();
         let Ok(mut child) = child else {
-            println!("SKIP: flock(1) is not installed");
+            iolab_testkit::skip(format_args!("flock(1) is not installed"));
             return;
         };
         let mut found = None;

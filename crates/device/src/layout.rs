@@ -228,7 +228,7 @@ mod tests {
         f.write_all_at(&[1u8; 65536], 0).unwrap();
         f.write_all_at(&[2u8; 65536], 1 << 20).unwrap();
         let Some(l) = file_layout(&f) else {
-            println!("skipped: no FIEMAP on this file system");
+            iolab_testkit::skip(format_args!("no FIEMAP on this file system"));
             return;
         };
         assert_eq!(l.extents, 2, "{l:?}");

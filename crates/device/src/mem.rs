@@ -314,7 +314,7 @@ mod tests {
     fn mem_store_asks_for_huge_pages() {
         let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
         if !(thp.contains("[always]") || thp.contains("[madvise]")) {
-            eprintln!("skipped: transparent huge pages are off here ({})", thp.trim());
+            iolab_testkit::skip(format_args!("transparent huge pages are off here ({})", thp.trim()));
             return;
         }
         let store = MemStore::new(64 << 20).unwrap();
@@ -360,7 +360,7 @@ mod tests {
     fn mem_store_more_than_available_is_out_of_memory() {
         let available = mem_available_bytes();
         if available == 0 {
-            eprintln!("skipped: /proc/meminfo unreadable");
+            iolab_testkit::skip(format_args!("/proc/meminfo unreadable"));
             return;
         }
         let too_big = (available + (1 << 30)) & !7;

@@ -80,7 +80,7 @@ mod tests {
         let f = File::create(&path).unwrap();
         if !mark(&f) {
             assert_eq!(mark_of(&f), Mark::Unsupported);
-            println!("SKIP: this file system keeps no user extended attributes");
+            iolab_testkit::skip(format_args!("this file system keeps no user extended attributes"));
             return;
         }
         assert_eq!(mark_of(&File::open(&path).unwrap()), Mark::Ours);

@@ -292,7 +292,7 @@ mod tests {
         h[1024 + 16..1024 + 18].copy_from_slice(&0x137Fu16.to_le_bytes());
         std::fs::write(&path, &h).unwrap();
         if std::process::Command::new("blkid").arg("-V").output().is_err() {
-            println!("SKIP: blkid (util-linux) is not installed");
+            iolab_testkit::skip(format_args!("blkid (util-linux) is not installed"));
             return;
         }
         assert_eq!(detect_signature(&h), None);

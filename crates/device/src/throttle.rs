@@ -741,11 +741,11 @@ mod tests {
     #[test]
     fn throttle_real_loop_device() {
         if crate::cgroup::effective_uid() != Some(0) {
-            println!("SKIP: throttle_real_loop_device needs root");
+            iolab_testkit::skip(format_args!("throttle_real_loop_device needs root"));
             return;
         }
         let Some(kind) = detect() else {
-            println!("SKIP: no cgroup blkio/io controller");
+            iolab_testkit::skip(format_args!("no cgroup blkio/io controller"));
             return;
         };
         const SIZE: u64 = 64 << 20;
@@ -755,7 +755,7 @@ mod tests {
         let dev = match std::process::Command::new("losetup").arg("--find").arg("--show").arg(&img).output() {
             Ok(o) if o.status.success() => String::from_utf8(o.stdout).unwrap().trim().to_string(),
             other => {
-                println!("SKIP: no loop device (losetup --find --show: {other:?})");
+                iolab_testkit::skip(format_args!("no loop device (losetup --find --show: {other:?})"));
                 return;
             }
         };

@@ -309,7 +309,8 @@ fn check<E: Engine>(p: Profile, make: impl Fn(Buffers) -> E) {
             // A deadline already past returns at once.
             let t0 = Instant::now();
             e.submit_and_reap(Some(e.now_ns().saturating_sub(1_000)), &mut out).expect("submit_and_reap");
-            assert!(t0.elapsed() < Duration::from_millis(50), "{label} (d): a past deadline waited");
+            // A hang guard on a loaded machine: the bug this catches waits for a deadline that never comes.
+            assert!(t0.elapsed() < Duration::from_millis(500), "{label} (d): a past deadline waited");
             mono.see(&e, "past deadline");
         }
         assert!(out.is_empty(), "{label} (d): completions with nothing in flight: {out:?}");
@@ -382,7 +383,7 @@ fn sync_engine_conforms() {
 #[test]
 fn uring_engine_conforms() {
     if let Err(e) = uring::probe() {
-        println!("skipped: io_uring unavailable: {e}");
+        iolab_testkit::skip(format_args!("io_uring unavailable: {e}"));
         return;
     }
     let t = Arc::new(TempTarget::new(SIZE));
@@ -398,7 +399,7 @@ fn uring_engine_conforms() {
 #[test]
 fn uring_submit_starts_io_without_reaping() {
     if let Err(e) = uring::probe() {
-        println!("skipped: io_uring unavailable: {e}");
+        iolab_testkit::skip(format_args!("io_uring unavailable: {e}"));
         return;
     }
     let t = TempTarget::new(1 << 20);
@@ -457,7 +458,7 @@ fn submit_reaches_the_file<E: Engine>(label: &str, mut e: E, t: &TempTarget) {
 #[test]
 fn wrappers_over_uring_pass_submit_through() {
     if let Err(e) = uring::probe() {
-        println!("skipped: io_uring unavailable: {e}");
+        iolab_testkit::skip(format_args!("io_uring unavailable: {e}"));
         return;
     }
     let t = TempTarget::new(1 << 20);
@@ -487,7 +488,7 @@ fn wrappers_over_uring_pass_submit_through() {
 #[test]
 fn uring_push_outside_the_buffers_panics() {
     if let Err(e) = uring::probe() {
-        println!("skipped: io_uring unavailable: {e}");
+        iolab_testkit::skip(format_args!("io_uring unavailable: {e}"));
         return;
     }
     let t = TempTarget::new(1 << 20);
@@ -507,7 +508,7 @@ fn uring_push_outside_the_buffers_panics() {
 #[test]
 fn uring_engine_registers_files_and_buffers_as_root() {
     if let Err(e) = uring::probe() {
-        println!("skipped: io_uring unavailable: {e}");
+        iolab_testkit::skip(format_args!("io_uring unavailable: {e}"));
         return;
     }
     let t = TempTarget::new(1 << 20);

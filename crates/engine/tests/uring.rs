@@ -22,7 +22,7 @@ macro_rules! require {
         match $e {
             Ok(v) => v,
             Err(why) => {
-                println!("skipped: {why}");
+                iolab_testkit::skip(why);
                 return;
             }
         }

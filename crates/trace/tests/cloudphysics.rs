@@ -11,7 +11,9 @@ fn sample() -> Option<Vec<TraceRecord>> {
     let path =
         std::env::var("IOLAB_TRACE_SAMPLE").unwrap_or("/work/shared/traces/cloudphysics-sample.csv".into());
     if !std::path::Path::new(&path).exists() {
-        eprintln!("SKIPPED: the CloudPhysics sample trace is missing at {path} (set IOLAB_TRACE_SAMPLE)");
+        iolab_testkit::skip(format_args!(
+            "the CloudPhysics sample trace is missing at {path} (set IOLAB_TRACE_SAMPLE)"
+        ));
         return None;
     }
     let mut t = open(&path).unwrap();

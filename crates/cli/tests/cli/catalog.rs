@@ -495,7 +495,7 @@ fn a_catalog_that_fills_during_the_work_is_exit_3_naming_it() {
         let dir = tempdir();
         let fs = match SmallFs::mount(dir.path(), 512) {
             Ok(fs) => fs,
-            Err(why) => return eprintln!("SKIP a_catalog_that_fills_during_the_work: {why}"),
+            Err(why) => return iolab_testkit::skip(why),
         };
         let db = fs.0.join("results.db");
         ok(at(&db).args(["run"]).args(SIM).args(["-q"]).output().unwrap(), "the first run");
@@ -530,7 +530,7 @@ fn a_command_refused_on_a_full_catalog_file_system_creates_nothing() {
         let dir = tempdir();
         let fs = match SmallFs::mount(dir.path(), 512) {
             Ok(fs) => fs,
-            Err(why) => return eprintln!("SKIP a_command_refused_on_a_full_catalog_file_system: {why}"),
+            Err(why) => return iolab_testkit::skip(why),
         };
         let db = fs.0.join("results.db");
         ok(at(&db).args(["run"]).args(SIM).args(["-q"]).output().unwrap(), "the first run");

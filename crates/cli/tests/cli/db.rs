@@ -136,7 +136,7 @@ pub(crate) fn assert_nothing_left(parent: &Path, db: &Path) {
 #[test]
 fn tpcc_on_a_private_postgres_passes_and_leaves_nothing_behind() {
     if let Some(why) = postgres_missing() {
-        return eprintln!("SKIP tpcc_on_a_private_postgres_passes_and_leaves_nothing_behind: {why}");
+        return iolab_testkit::skip(why);
     }
     let t = pg_tempdir();
     let db = t.path().join("db");
@@ -199,9 +199,7 @@ fn sigterm_and_wait(child: &mut Child) -> Option<i32> {
 #[test]
 fn sigterm_during_a_postgres_run_keeps_the_partial_result_and_leaves_nothing_behind() {
     if let Some(why) = postgres_missing() {
-        return eprintln!(
-            "SKIP sigterm_during_a_postgres_run_keeps_the_partial_result_and_leaves_nothing_behind: {why}"
-        );
+        return iolab_testkit::skip(why);
     }
     let t = pg_tempdir();
     let work = tempdir();
@@ -223,7 +221,9 @@ fn sigterm_during_a_postgres_run_keeps_the_partial_result_and_leaves_nothing_beh
 #[test]
 fn sigterm_during_a_postgres_build_exits_130_and_leaves_nothing_behind() {
     if let Some(why) = postgres_missing() {
-        return eprintln!("SKIP sigterm_during_a_postgres_build_exits_130_and_leaves_nothing_behind: {why}");
+        return iolab_testkit::skip(format_args!(
+            "sigterm_during_a_postgres_build_exits_130_and_leaves_nothing_behind: {why}"
+        ));
     }
     let t = pg_tempdir();
     let work = tempdir();

@@ -133,7 +133,9 @@ fn db_runs_are_saved_listed_shown_exported_compared_and_reported() {
     assert_eq!(charts, 4 + 2 * per_run, "charts in the report");
     match crate::report::chromium() {
         Some(bin) => crate::report::check_in_browser(&bin, d, &d.join("db.html"), charts),
-        None => println!("skipped: chromium not installed; the db report is not checked in a browser"),
+        None => iolab_testkit::skip(format_args!(
+            "chromium not installed; the db report is not checked in a browser"
+        )),
     }
 }
 
@@ -233,7 +235,7 @@ fn db_users_list_is_checked_before_anything_is_made() {
 #[test]
 fn db_sweep_over_users_on_a_private_postgres_leaves_nothing_behind() {
     if let Some(why) = crate::db::postgres_missing() {
-        return eprintln!("SKIP db_sweep_over_users_on_a_private_postgres_leaves_nothing_behind: {why}");
+        return iolab_testkit::skip(why);
     }
     let t = crate::db::pg_tempdir();
     let db = t.path().join("db");
@@ -336,8 +338,8 @@ fn tpch_and_copy_runs_are_saved_listed_shown_compared_and_reported() {
     assert!(charts >= 1, "the query times are drawn");
     match crate::report::chromium() {
         Some(bin) => crate::report::check_in_browser(&bin, d, &d.join("db.html"), charts),
-        None => {
-            println!("skipped: chromium not installed; the tpch and copy report is not checked in a browser")
-        }
+        None => iolab_testkit::skip(format_args!(
+            "chromium not installed; the tpch and copy report is not checked in a browser"
+        )),
     }
 }

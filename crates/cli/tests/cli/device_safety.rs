@@ -72,8 +72,7 @@ fn setup(test: &str) -> Option<Ext4Loop> {
     match Ext4Loop::new() {
         Ok(l) => Some(l),
         Err(why) => {
-            println!("SKIP: {test}: needs root, loop devices and mkfs.ext4 ({why})");
-            eprintln!("SKIP: {test}: needs root, loop devices and mkfs.ext4 ({why})");
+            iolab_testkit::skip(format_args!("{test}: needs root, loop devices and mkfs.ext4 ({why})"));
             None
         }
     }
@@ -130,7 +129,7 @@ fn ext4_loop_device_write_is_refused_without_destroy_data_and_left_unchanged() {
 fn mounted_loop_device_is_never_written_not_even_with_destroy_data() {
     let Some(mut lo) = setup("mounted device refused") else { return };
     if let Err(why) = lo.mount() {
-        println!("SKIP: mounted device refused: cannot mount ({why})");
+        iolab_testkit::skip(format_args!("mounted device refused: cannot mount ({why})"));
         return;
     }
     let before = lo.image_bytes();
@@ -186,7 +185,9 @@ fn scratch_file_never_reuses_or_follows_a_taken_name() {
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(0);
     if last == 0 {
-        eprintln!("SKIP: cannot read /proc/sys/kernel/ns_last_pid to predict the next PIDs");
+        iolab_testkit::skip(format_args!(
+            "cannot read /proc/sys/kernel/ns_last_pid to predict the next PIDs"
+        ));
         return;
     }
     let planted: Vec<u32> = (last + 1..last + 400).collect();
@@ -245,7 +246,7 @@ fn backing_file_of_a_loop_device_is_never_written() {
     assert!(stderr.contains(&format!("backs the loop device {}", lo.dev)), "{stderr}");
     assert_unchanged(&before, &lo, "attached loop's backing file");
     if let Err(why) = lo.mount() {
-        println!("SKIP: the mounted case: {why}");
+        iolab_testkit::skip(format_args!("the mounted case: {why}"));
         return;
     }
     let (code, stderr) = iolab_on(&image, &["--rw", "randwrite", "--destroy-data"]);

@@ -43,9 +43,7 @@ fn ops(r: &Value, kind: &str) -> u64 {
 fn fdatasync_every_write_counts_as_many_flushes_as_the_kernel() {
     let lo = match LoopDev::new(16, None) {
         Ok(l) => l,
-        Err(why) => {
-            return eprintln!("SKIP fdatasync_every_write_counts_as_many_flushes_as_the_kernel: {why}")
-        }
+        Err(why) => return iolab_testkit::skip(why),
     };
     for engine in ["io_uring", "sync"] {
         let (r, [writes, sectors, _, _, flushes]) = run_on(
@@ -78,7 +76,7 @@ fn fdatasync_every_write_counts_as_many_flushes_as_the_kernel() {
 fn trims_count_as_many_discards_as_the_kernel() {
     let lo = match LoopDev::new(16, None) {
         Ok(l) => l,
-        Err(why) => return eprintln!("SKIP trims_count_as_many_discards_as_the_kernel: {why}"),
+        Err(why) => return iolab_testkit::skip(why),
     };
     let supported = std::fs::read_to_string(format!(
         "/sys/block/{}/queue/discard_max_bytes",
@@ -86,9 +84,7 @@ fn trims_count_as_many_discards_as_the_kernel() {
     ))
     .is_ok_and(|v| v.trim() != "0");
     if !supported {
-        return eprintln!(
-            "SKIP trims_count_as_many_discards_as_the_kernel: the loop device takes no discards"
-        );
+        return iolab_testkit::skip(format_args!("the loop device takes no discards"));
     }
     for engine in ["io_uring", "sync"] {
         let (r, [writes, _, discards, discarded, _]) = run_on(
@@ -109,9 +105,7 @@ fn trims_count_as_many_discards_as_the_kernel() {
 fn fsync_every_n_writes_flushes_once_per_n_after_they_completed() {
     let lo = match LoopDev::new(16, None) {
         Ok(l) => l,
-        Err(why) => {
-            return eprintln!("SKIP fsync_every_n_writes_flushes_once_per_n_after_they_completed: {why}")
-        }
+        Err(why) => return iolab_testkit::skip(why),
     };
     let (r, [_, sectors, _, _, flushes]) =
         run_on(&lo, &["--qd", "8", "--rw", "randwrite", "--bs", "4k", "--fsync", "16", "--ios", "64"]);

@@ -109,7 +109,7 @@ fn throttle_slows_a_real_block_device_to_the_limit() {
     let lo = match LoopDev::new(64, None) {
         Ok(l) => l,
         Err(why) => {
-            eprintln!("skipped: throttle test needs root and loop devices ({why})");
+            iolab_testkit::skip(format_args!("throttle test needs root and loop devices ({why})"));
             return;
         }
     };
@@ -125,7 +125,7 @@ fn throttle_slows_a_real_block_device_to_the_limit() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     if out.status.code() == Some(2) && stderr.contains("cgroup") {
-        eprintln!("skipped: no cgroup I/O controller here ({})", stderr.trim());
+        iolab_testkit::skip(format_args!("no cgroup I/O controller here ({})", stderr.trim()));
         return;
     }
     assert_eq!(out.status.code(), Some(0), "{stderr}");

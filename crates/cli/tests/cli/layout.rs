@@ -99,8 +99,9 @@ fn prealloc_none_fragments_appending_writers_and_fallocate_does_not() {
     let fs = match MountedExt4::new() {
         Ok(fs) => fs,
         Err(why) => {
-            println!("SKIP: file layout: needs root, loop devices, mkfs.ext4 and mount ({why})");
-            eprintln!("SKIP: file layout: needs root, loop devices, mkfs.ext4 and mount ({why})");
+            iolab_testkit::skip(format_args!(
+                "file layout: needs root, loop devices, mkfs.ext4 and mount ({why})"
+            ));
             return;
         }
     };

@@ -44,7 +44,7 @@ fn every_profile_resolves_and_runs_briefly_on_mem() {
         }
         if out.status.code() != Some(0) && name.contains("loadgen") {
             // [users]/[[transaction]] profiles belong to the LoadGen work; not this test's subject.
-            eprintln!("skipped: {name} (users/transactions profile) exited {:?}", out.status.code());
+            iolab_testkit::skip(format_args!("(users/transactions profile) exited {:?}", out.status.code()));
             continue;
         }
         // Exit 1 is allowed only for a verdict FAIL: 200 ms at a low open-loop rate is too short to judge.
@@ -186,7 +186,7 @@ fn find_max_finds_the_emulated_capacity_within_resolution() {
 #[test]
 fn find_max_limited_by_space_keeps_what_it_found() {
     if !crate::util::is_root() {
-        eprintln!("skipped: needs root to mount a small tmpfs");
+        iolab_testkit::skip(format_args!("needs root to mount a small tmpfs"));
         return;
     }
     let dir = crate::util::tempdir();
@@ -198,7 +198,7 @@ fn find_max_limited_by_space_keeps_what_it_found() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        eprintln!("skipped: cannot mount a tmpfs");
+        iolab_testkit::skip(format_args!("cannot mount a tmpfs"));
         return;
     }
     let json = dir.path().join("search.json");

@@ -96,7 +96,9 @@ pub(crate) fn on_a_terminal(args: &[&str]) -> Option<String> {
     {
         Ok(out) => out,
         Err(e) => {
-            println!("skipped: script(1) is not available ({e}); the terminal path is untested here");
+            iolab_testkit::skip(format_args!(
+                "script(1) is not available ({e}); the terminal path is untested here"
+            ));
             return None;
         }
     };

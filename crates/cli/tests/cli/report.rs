@@ -355,7 +355,7 @@ fn report_single_run_sweep_and_two_runs_render_in_chromium() {
     );
 
     let Some(bin) = chromium() else {
-        println!("skipped: chromium not installed");
+        iolab_testkit::skip(format_args!("chromium not installed"));
         return;
     };
     for (out, _, n) in &cases {

@@ -224,7 +224,7 @@ fn run_file_json(dir: &std::path::Path, args: &[&str]) -> Option<Value> {
             ("No space left", "not enough disk space"),
         ];
         if let Some((_, why)) = missing.iter().find(|(needle, _)| err.contains(needle)) {
-            println!("skipped: {why} ({})", err.trim());
+            iolab_testkit::skip(format_args!("{why} ({})", err.trim()));
             return None;
         }
         panic!("iolab run {} failed: {err}", args.join(" "));
@@ -588,13 +588,13 @@ fn a_read_of_a_loop_device_over_a_page_cached_file_warns_of_the_backing_file_s_c
     let lo = match crate::util::LoopDev::new(16, None) {
         Ok(l) => l,
         Err(why) => {
-            eprintln!("skipped: needs root and loop devices ({why})");
+            iolab_testkit::skip(format_args!("needs root and loop devices ({why})"));
             return;
         }
     };
     let dio = format!("/sys/block/{}/loop/dio", lo.dev.trim_start_matches("/dev/"));
     if std::fs::read_to_string(&dio).map(|s| s.trim() == "1").unwrap_or(true) {
-        eprintln!("skipped: {} was attached with direct I/O or has no {dio}", lo.dev);
+        iolab_testkit::skip(format_args!("{} was attached with direct I/O or has no {dio}", lo.dev));
         return;
     }
     let v = run_json(&["--target", &lo.dev, "--rw", "randread", "--ios", "2000", "--seed", "1"]);

@@ -15,8 +15,7 @@ fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
 }
 
 fn skip(test: &str, why: &str) {
-    println!("SKIP: {test}: {why}");
-    eprintln!("SKIP: {test}: {why}");
+    iolab_testkit::skip(format_args!("{test}: {why}"));
 }
 
 /// `iolab run ARGS` for a short write, not saved: (exit code, stderr).

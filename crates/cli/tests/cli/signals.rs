@@ -378,12 +378,12 @@ fn load(dir: &Path, dev: &str, secs: u32) -> Child {
 fn trace_capture_ends_on_sigterm_or_its_deadline_and_removes_its_instance() {
     let tracefs = match Tracefs::get() {
         Ok(t) => t,
-        Err(why) => return eprintln!("SKIP trace_capture_ends_on_sigterm: {why}"),
+        Err(why) => return iolab_testkit::skip(why),
     };
     let root = tracefs.0.clone();
     let lo = match crate::util::LoopDev::new(64, None) {
         Ok(l) => l,
-        Err(why) => return eprintln!("SKIP trace_capture_ends_on_sigterm: {why}"),
+        Err(why) => return iolab_testkit::skip(why),
     };
     let _one = one_at_a_time();
     let dir = tempdir();
@@ -399,7 +399,8 @@ fn trace_capture_ends_on_sigterm_or_its_deadline_and_removes_its_instance() {
     let took = started.elapsed();
     let instance = root.join(format!("instances/iolab-{}", child.id()));
     assert_eq!(code, Some(0), "{}", read(dir.path(), "stderr"));
-    assert!(took < Duration::from_millis(2500), "a 1 s capture took {took:?}");
+    // The device stays busy for 20 s: a capture that waited for it to go idle would take that long.
+    assert!(took < Duration::from_secs(10), "a 1 s capture took {took:?}");
     assert!(!instance.exists(), "{} was left", instance.display());
     // A signal ends a long capture: what was recorded is written, the instance removed; a second one right
     // after exits at once, and still removes the instance (and writes nothing, or all).

@@ -16,7 +16,9 @@ fn sample() -> Option<String> {
     if std::path::Path::new(&path).exists() {
         Some(path)
     } else {
-        eprintln!("skipped: the CloudPhysics sample trace is missing at {path} (set IOLAB_TRACE_SAMPLE)");
+        iolab_testkit::skip(format_args!(
+            "the CloudPhysics sample trace is missing at {path} (set IOLAB_TRACE_SAMPLE)"
+        ));
         None
     }
 }
@@ -146,7 +148,7 @@ fn capture_records_a_loop_device_or_is_refused_clearly() {
         Ok(d) => d,
         Err(why) => {
             // Not root: a plain file is no block device, which is said before anything else.
-            eprintln!("skipped: no loop device ({why}); checking the refusal of a file");
+            iolab_testkit::skip(format_args!("no loop device ({why}); checking the refusal of a file"));
             let f = dir.path().join("f");
             std::fs::write(&f, b"x").unwrap();
             let out = iolab()
@@ -179,7 +181,7 @@ fn capture_records_a_loop_device_or_is_refused_clearly() {
     let out = std::process::Command::new("unshare").args(["-m", "sh", "-c", &script]).output();
     writer.join().unwrap();
     let Ok(out) = out else {
-        eprintln!("skipped: no unshare to mount tracefs privately");
+        iolab_testkit::skip(format_args!("no unshare to mount tracefs privately"));
         return;
     };
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -188,7 +190,7 @@ fn capture_records_a_loop_device_or_is_refused_clearly() {
             stderr.contains("block tracing is unavailable") || stderr.contains("unshare"),
             "neither a capture nor a clear refusal: {stderr}"
         );
-        eprintln!("skipped: {stderr}");
+        iolab_testkit::skip(format_args!("{stderr}"));
         return;
     }
     assert_eq!(out.status.code(), Some(0), "{stderr}");

@@ -135,8 +135,9 @@ fn torn_writes_on_a_4k_native_device_tear_at_4k_and_are_all_found() {
     let lo = match LoopDev::new(32, Some(4096)) {
         Ok(l) => l,
         Err(why) => {
-            println!("SKIP: torn writes on a 4 KiB device need root and loop devices ({why})");
-            eprintln!("SKIP: torn writes on a 4 KiB device need root and loop devices ({why})");
+            iolab_testkit::skip(format_args!(
+                "torn writes on a 4 KiB device need root and loop devices ({why})"
+            ));
             return;
         }
     };

@@ -7,18 +7,15 @@ use iolab_trace::{TraceHeader, TraceOp, TraceRecord, TraceWriter};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-/// Wall time allowed: the old code took an hour (the trace) and minutes (the 720 h run).
-const WALL_LIMIT: Duration = Duration::from_secs(20);
+/// A hang guard, not a speed test: slept through, the trace would take three years and the run a month;
+/// the old code took an hour and minutes. A loaded 2-core machine takes about 20 s in a debug build.
+const WALL_LIMIT: Duration = Duration::from_secs(300);
 
-/// `iolab ARGS --json - -q --no-save`, killed after a minute; the result and the wall time it took.
+/// `iolab ARGS --json - -q --no-save`, killed after [`WALL_LIMIT`]; the result and the wall time it took.
 fn timed(args: &[&str]) -> (Value, Duration) {
     let started = Instant::now();
-    let out = iolab()
-        .args(args)
-        .args(["--json", "-", "-q", "--no-save"])
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
+    let out =
+        iolab().args(args).args(["--json", "-", "-q", "--no-save"]).timeout(WALL_LIMIT).output().unwrap();
     let took = started.elapsed();
     assert_eq!(out.status.code(), Some(0), "after {took:?}: {}", String::from_utf8_lossy(&out.stderr));
     (serde_json::from_slice(&out.stdout).unwrap(), took)
@@ -64,16 +61,14 @@ fn a_month_of_virtual_time_at_one_op_a_second_takes_seconds() {
 /// its clock, so a timed run never ended. An op that never reaches the target takes 10 us.
 #[test]
 fn a_timed_virtual_run_in_which_every_op_fails_still_ends() {
-    let started = std::time::Instant::now();
     let out = crate::util::iolab()
         .args(["run", "--target", "sim:fixed,latency=100us,servers=8", "--clock", "virtual", "-d", "1s"])
         .args(["--ramp", "0", "--inject", "eio@1", "--no-save", "--json", "-", "-q"])
-        .timeout(std::time::Duration::from_secs(60))
+        .timeout(WALL_LIMIT)
         .output()
         .expect("spawn iolab");
     assert_eq!(out.status.code(), Some(1), "I/O errors: {}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["total"]["all"]["ops"].as_u64(), Some(0), "no op succeeded");
     assert!(v["errors"]["total"].as_u64().unwrap_or(0) > 0);
-    assert!(started.elapsed().as_secs() < 30, "took {:?}", started.elapsed());
 }

@@ -110,7 +110,7 @@ fn outputs_over_a_block_device_are_refused_and_the_device_unchanged() {
     let lo = match LoopDev::new(4, None) {
         Ok(l) => l,
         Err(why) => {
-            eprintln!("SKIP outputs_over_a_block_device_are_refused: needs a loop device ({why})");
+            iolab_testkit::skip(format_args!("needs a loop device ({why})"));
             return;
         }
     };
@@ -142,7 +142,7 @@ fn outputs_over_a_block_device_are_refused_and_the_device_unchanged() {
 #[test]
 fn outputs_on_a_full_disk_leave_old_files_whole_and_exit_3() {
     if !is_root() {
-        eprintln!("SKIP outputs_on_a_full_disk: needs root for a tmpfs mount");
+        iolab_testkit::skip(format_args!("needs root for a tmpfs mount"));
         return;
     }
     let dir = tempdir();
@@ -153,7 +153,7 @@ fn outputs_on_a_full_disk_leave_old_files_whole_and_exit_3() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        eprintln!("SKIP outputs_on_a_full_disk: cannot mount a tmpfs");
+        iolab_testkit::skip(format_args!("cannot mount a tmpfs"));
         return;
     }
     let json = small.join("r.json");

@@ -90,7 +90,7 @@ mod tests {
     #[test]
     fn another_users_symlink_in_a_world_writable_directory_is_refused_wherever_it_sits() {
         if !nix::unistd::Uid::effective().is_root() {
-            println!("SKIP: needs root to make a symlink owned by another user");
+            iolab_testkit::skip(format_args!("needs root to make a symlink owned by another user"));
             return;
         }
         let dir = tempfile::tempdir().unwrap();

@@ -103,7 +103,7 @@ fn a_block_device_is_never_an_output() {
         .into_iter()
         .find(|p| fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device()))
     else {
-        eprintln!("SKIP a_block_device_is_never_an_output: no block device node found");
+        iolab_testkit::skip(format_args!("no block device node found"));
         return;
     };
     let e = WriteGate::new().output("--json", dev).unwrap_err();
@@ -150,7 +150,7 @@ fn a_taken_temporary_name_is_never_followed() {
 #[test]
 fn a_full_disk_leaves_the_old_file_whole() {
     if !crate::error::running_as_root() {
-        eprintln!("SKIP a_full_disk_leaves_the_old_file_whole: needs root for a tmpfs mount");
+        iolab_testkit::skip(format_args!("needs root for a tmpfs mount"));
         return;
     }
     let d = dir();
@@ -159,7 +159,7 @@ fn a_full_disk_leaves_the_old_file_whole() {
         .arg(d.path())
         .status();
     if !status.is_ok_and(|s| s.success()) {
-        eprintln!("SKIP a_full_disk_leaves_the_old_file_whole: cannot mount a tmpfs");
+        iolab_testkit::skip(format_args!("cannot mount a tmpfs"));
         return;
     }
     let p = d.path().join("r.json");

@@ -304,12 +304,10 @@ mod tests {
     #[test]
     fn memory_limit_on_the_real_hierarchy_holds_iolab_and_goes_away() {
         if crate::cgroup::effective_uid() != Some(0) {
-            return println!("SKIP memory_limit_on_the_real_hierarchy_holds_iolab_and_goes_away: not root");
+            return iolab_testkit::skip(format_args!("not root"));
         }
         if detect().is_none() {
-            return println!(
-                "SKIP memory_limit_on_the_real_hierarchy_holds_iolab_and_goes_away: no memory controller"
-            );
+            return iolab_testkit::skip(format_args!("no memory controller"));
         }
         let _moves = crate::cgroup::PROCESS_CGROUP_TESTS.lock().unwrap_or_else(|p| p.into_inner());
         let before = std::fs::read_to_string("/proc/self/cgroup").unwrap();

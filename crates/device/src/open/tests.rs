@@ -241,7 +241,7 @@ fn probe_block_device_read_only_needs_no_flag_and_size_is_refused() {
         .into_iter()
         .find(|d| fs::metadata(d).is_ok_and(|m| m.file_type().is_block_device()))
     else {
-        println!("skipped: no block device found");
+        iolab_testkit::skip(format_args!("no block device found"));
         return;
     };
     let mut req = path_request(Path::new(dev));
@@ -294,7 +294,7 @@ fn open_loop_device_with_ext4_signature_write_is_refused_without_destroy_data() 
     let lo = match attach_loop(&image) {
         Ok(lo) => lo,
         Err(reason) => {
-            println!("skipped: {reason}");
+            iolab_testkit::skip(format_args!("{reason}"));
             return;
         }
     };
@@ -387,7 +387,9 @@ fn a_write_job_writes_only_files_iolab_made_unless_told_to_overwrite() {
     again.direct = false;
     again.writes = true;
     match crate::ownership::mark_of(&File::open(&moved).unwrap()) {
-        crate::ownership::Mark::Unsupported => println!("SKIP: no extended attributes on this file system"),
+        crate::ownership::Mark::Unsupported => {
+            iolab_testkit::skip(format_args!("no extended attributes on this file system"))
+        }
         _ => {
             probe(&again).expect("iolab's own file needs no flag");
         }

@@ -740,7 +740,8 @@ fn identical_job_names_stay_unique_quickly() {
     let started = std::time::Instant::now();
     let (_, job) = tr(&text);
     assert_eq!(job.worker_tables.len(), 1000);
-    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    // A hang guard (the old code was quadratic in the names and took minutes), not a speed test.
+    assert!(started.elapsed().as_secs() < 120, "{:?}", started.elapsed());
 }
 
 /// Issue 24, item 13: sums and products of numbers read from the file are checked; an overflow is refused,

@@ -121,7 +121,7 @@ fn run_fio(extra: &[&str]) -> Option<String> {
 fn run_fio_jobs(jobs: &[&[&str]]) -> Option<String> {
     use std::process::Command;
     if Command::new("fio").arg("--version").output().map_or(true, |o| !o.status.success()) {
-        println!("SKIP: fio not installed");
+        iolab_testkit::skip(format_args!("fio not installed"));
         return None;
     }
     let dir = tempfile::tempdir().unwrap();
