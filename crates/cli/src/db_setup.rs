@@ -7,11 +7,11 @@
 use crate::exit::{outputs_not_written, usage};
 use crate::saving::Saver;
 use anyhow::Result;
+use iolab_db::database::postgres::Postgres;
+use iolab_db::database::server::ServerOptions;
+use iolab_db::database::sqlite::Sqlite;
 use iolab_db::dir::DbDir;
-use iolab_db::engine::postgres::Postgres;
-use iolab_db::engine::server::ServerOptions;
-use iolab_db::engine::sqlite::Sqlite;
-use iolab_db::{Engine, Observer};
+use iolab_db::{Database, Observer};
 use iolab_device::memlimit::MemoryLimit;
 use iolab_device::{DirState, Output, WriteGate};
 use iolab_report::db::{DeviceView, Setting};
@@ -271,7 +271,7 @@ fn throttle_flag(f: &EngineFlags) -> Result<Option<ThrottleSpec>> {
 /// limit's cgroup (empty once the server is gone), then the directory.
 pub struct Opened {
     /// The engine.
-    pub engine: Box<dyn Engine>,
+    pub engine: Box<dyn Database>,
     /// `--memory`'s cgroup.
     pub memory: Option<MemoryLimit>,
     /// The database directory (none for `--url`).
@@ -299,7 +299,7 @@ pub fn open(p: &Prepared, stop: &AtomicBool, notices: &dyn Observer, max_connect
             m.describe()
         ));
     }
-    let engine: Box<dyn Engine> = match (&dir, &p.url) {
+    let engine: Box<dyn Database> = match (&dir, &p.url) {
         (_, Some(url)) => Box::new(Postgres::url(url, p.keep).map_err(db_error)?),
         (Some(d), None) if p.postgres => {
             let options = ServerOptions { shared_buffers_bytes: p.shared_buffers, max_connections };
@@ -766,7 +766,7 @@ impl Session {
         max_connections: u32,
         also: Option<&Path>,
         what: &str,
-        work: impl FnOnce(&dyn Engine) -> Result<T, iolab_db::Error>,
+        work: impl FnOnce(&dyn Database) -> Result<T, iolab_db::Error>,
     ) -> Result<(T, Limits)> {
         use anyhow::Context;
         let opened = open(&self.prepared, &self.stop, &self.watch, max_connections)?;

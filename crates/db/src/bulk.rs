@@ -10,7 +10,7 @@
 //! A workload gives its tables, its indexes and its units with the generator of each; every unit draws
 //! from its own stream of the seed, so the database is the same whatever the number of loaders.
 
-use crate::engine::{Conn, Dialect, Engine};
+use crate::database::{Conn, Database, Dialect};
 use crate::{DbError, Error, Value};
 use iolab_report::db::{DbBuild, TableRows};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -200,7 +200,7 @@ impl<const N: usize, U: Sync> Load<'_, N, U> {
     /// left or one fails.
     fn parallel(
         &self,
-        engine: &dyn Engine,
+        engine: &dyn Database,
         loaders: u32,
         stop: &AtomicBool,
         on_rows: OnRows<'_>,
@@ -252,7 +252,7 @@ fn loaders(dialect: &Dialect, units: usize) -> u32 {
 /// Builds `load`'s database on `engine`: the tables, the data (the rows told to `on_rows` as they load,
 /// from the loading threads), then keys, indexes and statistics.
 pub fn build<const N: usize, U: Sync>(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     load: &Load<'_, N, U>,
     stop: &AtomicBool,
     on_rows: OnRows<'_>,

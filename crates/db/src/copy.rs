@@ -2,13 +2,13 @@
 //! `--warehouses`, or a tpch one at `--scale`), made whole (a checkpoint), by default written back and
 //! dropped from the page cache (so the copy reads the source from its device, as a copy of a database that
 //! was not just written would), then copied into a second directory the engine's own way
-//! ([`Engine::copy_to`]: SQLite's online backup API, PostgreSQL's `pg_basebackup` over the private server's
+//! ([`Database::copy_to`]: SQLite's online backup API, PostgreSQL's `pg_basebackup` over the private server's
 //! socket), durable before the clock stops. Reported: the time, the bytes and files copied, their rate,
 //! and what the devices under the source and under the destination did during the copy.
 
+use crate::database::sqlite::FILE_NAME as SQLITE_FILE;
+use crate::database::Database;
 use crate::devices::{self, Window};
-use crate::engine::sqlite::FILE_NAME as SQLITE_FILE;
-use crate::engine::Engine;
 use crate::{Error, Observer};
 use iolab_device::diskstats;
 use iolab_report::db::{DbBuild, DbHeader};
@@ -49,7 +49,7 @@ pub struct Options {
 }
 
 /// Where the engine keeps the database in `dir`: the SQLite file, or PostgreSQL's data directory.
-fn database_path(engine: &dyn Engine, dir: &Path) -> PathBuf {
+fn database_path(engine: &dyn Database, dir: &Path) -> PathBuf {
     if engine.name() == "sqlite" {
         dir.join(SQLITE_FILE)
     } else {
@@ -72,7 +72,7 @@ type Built = (DbBuild, &'static str, Option<u32>, Option<u32>, Option<f64>);
 
 /// Builds the source database the options name.
 fn build_source(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     o: &Options,
     stop: &AtomicBool,
     observer: &dyn Observer,
@@ -158,7 +158,7 @@ fn warnings(
 /// Builds the database on `engine`, copies it into `to` (an empty directory iolab made) and returns the
 /// document.
 pub fn run(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     to: &Path,
     o: &Options,
     stop: &AtomicBool,

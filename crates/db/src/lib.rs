@@ -2,12 +2,12 @@
 //! storage under test, so its numbers are an application's (new orders per minute, transaction response
 //! times) with the storage's own view beside them (the block devices' counters over the same window).
 //!
-//! - [`engine`] is the seam between a workload and a database: an [`Engine`] builds connections ([`Conn`]:
+//! - [`engine`] is the seam between a workload and a database: an [`Database`] builds connections ([`Conn`]:
 //!   statements with `$N` parameters, transactions, bulk load), says how its SQL differs ([`Dialect`]) and
-//!   cleans up after itself; [`engine::transaction`] runs a transaction body again when the database answers
-//!   busy, a serialization failure or a deadlock, and counts each retry. Two engines: [`engine::sqlite`]
-//!   (a file in WAL mode with real fsyncs) and [`engine::postgres`] (a private server iolab starts,
-//!   [`engine::server`], or the user's own through a URL). A third (MariaDB/InnoDB) is a `Conn`, a
+//!   cleans up after itself; [`database::transaction`] runs a transaction body again when the database answers
+//!   busy, a serialization failure or a deadlock, and counts each retry. Two engines: [`database::sqlite`]
+//!   (a file in WAL mode with real fsyncs) and [`database::postgres`] (a private server iolab starts,
+//!   [`database::server`], or the user's own through a URL). A third (MariaDB/InnoDB) is a `Conn`, a
 //!   `Dialect` and, for a private server, a start and stop like `server`'s.
 //! - [`dir`] is the database's directory: made by iolab, marked as its own, removed at exit and on signals.
 //! - [`bulk`] is the bulk load both workloads build with: tables, rows in chunks on one or several
@@ -29,15 +29,15 @@
 
 pub mod bulk;
 pub mod copy;
+pub mod database;
 pub mod devices;
 pub mod dir;
-pub mod engine;
 mod error;
 pub mod tpcc;
 pub mod tpch;
 mod value;
 
-pub use engine::{Conn, Dialect, Engine, TxKind};
+pub use database::{Conn, Database, Dialect, TxKind};
 pub use error::{DbError, Error};
 pub use value::Value;
 
@@ -71,7 +71,7 @@ pub trait Observer: Sync {
 }
 
 /// The engine as the documents show it, with the size of its files.
-pub(crate) fn engine_view(engine: &dyn Engine, size_bytes: Option<u64>) -> iolab_report::db::DbEngine {
+pub(crate) fn engine_view(engine: &dyn Database, size_bytes: Option<u64>) -> iolab_report::db::DbEngine {
     iolab_report::db::DbEngine {
         name: engine.name().into(),
         version: engine.version(),
@@ -91,6 +91,6 @@ pub(crate) fn engine_view(engine: &dyn Engine, size_bytes: Option<u64>) -> iolab
 /// at once (SIGQUIT: PostgreSQL's immediate shutdown) and waited for a few seconds, then the database
 /// directories iolab made are removed. Safe to call from any thread, and more than once.
 pub fn cleanup_on_exit() {
-    engine::server::cleanup_on_exit();
+    database::server::cleanup_on_exit();
     dir::cleanup_on_exit();
 }

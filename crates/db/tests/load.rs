@@ -4,10 +4,10 @@
 //! stream or the loader's order of draws fails here; a change that only moves code does not.
 
 use iolab_db::bulk::Table;
-use iolab_db::engine::postgres::Postgres;
-use iolab_db::engine::server::ServerOptions;
-use iolab_db::engine::sqlite::Sqlite;
-use iolab_db::{tpcc, tpch, Conn, Engine};
+use iolab_db::database::postgres::Postgres;
+use iolab_db::database::server::ServerOptions;
+use iolab_db::database::sqlite::Sqlite;
+use iolab_db::{tpcc, tpch, Conn, Database};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -29,7 +29,7 @@ fn checksum(conn: &mut dyn Conn, table: &str, columns: &[&str], order: &[&str]) 
 }
 
 /// The checksum of each of `tables` on `engine`.
-fn checksums(engine: &dyn Engine, tables: &[Table]) -> Vec<u64> {
+fn checksums(engine: &dyn Database, tables: &[Table]) -> Vec<u64> {
     let mut conn = engine.connect().unwrap();
     tables.iter().map(|t| checksum(conn.as_mut(), t.name, &t.column_names(), t.key)).collect()
 }
@@ -97,7 +97,7 @@ fn a_tpch_build_loads_the_same_rows_as_before() {
 /// there are CPUs for them): the same rows, the same contents.
 #[test]
 fn a_parallel_tpcc_build_on_postgres_loads_what_sqlite_loads() {
-    if !nix::unistd::geteuid().is_root() || iolab_db::engine::server::find_bindir().is_err() {
+    if !nix::unistd::geteuid().is_root() || iolab_db::database::server::find_bindir().is_err() {
         return iolab_testkit::skip(format_args!("needs root and PostgreSQL's server programs"));
     }
     let stop = AtomicBool::new(false);

@@ -4,11 +4,11 @@
 //! programs, every answer on PostgreSQL equals SQLite's on the same generated data (row for row, numbers
 //! to within rounding), which checks the SQL both engines were given and the loader of each.
 
-use iolab_db::engine::postgres::Postgres;
-use iolab_db::engine::server::ServerOptions;
-use iolab_db::engine::sqlite::Sqlite;
+use iolab_db::database::postgres::Postgres;
+use iolab_db::database::server::ServerOptions;
+use iolab_db::database::sqlite::Sqlite;
 use iolab_db::tpch::{self, queries};
-use iolab_db::{Engine, Observer};
+use iolab_db::{Database, Observer};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::AtomicBool;
 
@@ -19,7 +19,7 @@ const SEED: u64 = 11;
 type Answer = Vec<Vec<Option<String>>>;
 
 /// Builds on `engine` and runs every query; the answers by query number.
-fn answers(engine: &dyn Engine) -> Vec<(u32, Answer)> {
+fn answers(engine: &dyn Database) -> Vec<(u32, Answer)> {
     let stop = AtomicBool::new(false);
     tpch::load::build(engine, SCALE, SEED, &stop, &|_| ()).unwrap();
     let mut conn = engine.connect().unwrap();
@@ -75,9 +75,9 @@ fn same(a: &Option<String>, b: &Option<String>) -> bool {
 
 /// Runs `answers` on SQLite and on a private PostgreSQL server and asserts the answers are the same, row
 /// for row; says SKIP (as test `name`) without root or PostgreSQL's server programs.
-fn both_engines_agree(name: &str, answers: fn(&dyn Engine) -> Vec<(u32, Answer)>) {
+fn both_engines_agree(name: &str, answers: fn(&dyn Database) -> Vec<(u32, Answer)>) {
     let root = nix::unistd::geteuid().is_root();
-    let found = iolab_db::engine::server::find_bindir().is_ok();
+    let found = iolab_db::database::server::find_bindir().is_ok();
     if !root || !found {
         return eprintln!(
             "SKIP {name}: {}",
@@ -154,7 +154,7 @@ fn census(conn: &mut dyn iolab_db::Conn) -> [u64; 5] {
 /// Builds on `engine`, runs refresh pairs 1 and 2 (RF1 then RF2 each), checking after each that the
 /// orders are as many as before, the lines changed by what RF1 inserted less what RF2 deleted, every key
 /// is unique and no line lost its order; then the 22 queries' answers.
-fn refreshed(engine: &dyn Engine) -> Vec<(u32, Answer)> {
+fn refreshed(engine: &dyn Database) -> Vec<(u32, Answer)> {
     let stop = AtomicBool::new(false);
     tpch::load::build(engine, SCALE, SEED, &stop, &|_| ()).unwrap();
     let mut conn = engine.connect().unwrap();

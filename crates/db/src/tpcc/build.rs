@@ -4,7 +4,7 @@
 use super::load;
 use super::schema::{INDEXES, TABLES};
 use crate::bulk::{self, Load, OnRows};
-use crate::engine::Engine;
+use crate::database::Database;
 use crate::Error;
 use std::sync::atomic::AtomicBool;
 
@@ -35,7 +35,7 @@ enum Unit {
 /// Builds a database of `warehouses` warehouses and `items` items from `seed`; `on_rows` is told of the
 /// rows loaded as they are (from the loading threads).
 pub fn build(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     warehouses: u64,
     items: u64,
     seed: u64,

@@ -9,7 +9,7 @@
 //! 3. max(NO_O_ID) − min(NO_O_ID) + 1 = the number of NEW-ORDER rows, for each district that has any.
 //! 4. sum(O_OL_CNT) = the number of ORDER-LINE rows, for each district.
 
-use crate::engine::Conn;
+use crate::database::Conn;
 use crate::{DbError, Value};
 use iolab_report::db::ConsistencyCheck;
 use std::collections::BTreeMap;
@@ -139,8 +139,8 @@ pub fn condition_4(conn: &mut dyn Conn) -> Result<ConsistencyCheck, DbError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::sqlite::Sqlite;
-    use crate::engine::Engine;
+    use crate::database::sqlite::Sqlite;
+    use crate::database::Database;
     use crate::tpcc::schema;
 
     /// One warehouse, two districts, a handful of consistent orders (district 1: orders 1 to 3, order 3

@@ -15,7 +15,7 @@
 
 use super::rand::{Deck, TxType};
 use super::txn::{Ran, Terminal};
-use crate::engine::{Conn, Done, Engine};
+use crate::database::{Conn, Database, Done};
 use crate::{DbError, Error, Value};
 use iolab_device::diskstats::{self, BlockDevice, Counters};
 use iolab_stats::LatencyHistogram;
@@ -284,7 +284,7 @@ fn measured(results: &[UserResult], edges: Edges, devices: Vec<BlockDevice>) -> 
 /// device view), `stop` the caller's stop flag, `observer` told where the run is (from this thread) and of the
 /// window's edges.
 pub fn run(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     spec: &RunSpec,
     device_dir: Option<&Path>,
     stop: &AtomicBool,

@@ -18,7 +18,7 @@ pub mod rand;
 pub mod schema;
 pub mod txn;
 
-use crate::engine::Engine;
+use crate::database::Database;
 use crate::Error;
 use iolab_report::db::{
     DbHeader, DbResult, DeviceView, MixShare, TpccConfig, TpccRun, TxResult, DB_SCHEMA, TPCC_DISCLAIMER,
@@ -58,7 +58,7 @@ pub use driver::Live;
 /// Builds the database on `engine`, runs the workload, checks consistency and returns the document. The
 /// database's files are under `engine.dir()` (the device view reads the devices there).
 pub fn run(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     o: &Options,
     stop: &AtomicBool,
     observer: &dyn Observer,
@@ -74,7 +74,7 @@ pub fn run(
 /// `iolab.dbsweep/1` document with the knee of NOPM against users. A stop during the build is
 /// [`Error::Interrupted`]; a stop during a point ends the sweep there, partial, with the points run.
 pub fn sweep(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     o: &Options,
     users: &[u32],
     stop: &AtomicBool,
@@ -117,7 +117,7 @@ fn now_unix_s() -> u64 {
 
 /// The build, with its notices and the rows it loads told to the observer.
 fn build_database(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     o: &Options,
     stop: &AtomicBool,
     observer: &dyn Observer,
@@ -138,7 +138,7 @@ fn build_database(
 /// One ramp and window at `o.users` users on the built database, the consistency check after it, and its
 /// document.
 fn measure(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     o: &Options,
     start_unix_s: u64,
     built: &build::Built,
@@ -200,7 +200,7 @@ fn transactions(m: &driver::Measured) -> Vec<TxResult> {
 /// What a reader should know: transactions given up, a failed consistency condition, devices that read
 /// nothing, a short window, SQLite's one writer.
 fn warnings(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     o: &Options,
     m: &driver::Measured,
     consistency: &[iolab_report::db::ConsistencyCheck],
@@ -212,7 +212,7 @@ fn warnings(
     if failed > 0 {
         warnings.push(format!(
             "{failed} transactions were given up after {} retries each: the database was too busy or deadlocked too often",
-            crate::engine::MAX_RETRIES
+            crate::database::MAX_RETRIES
         ));
     }
     if consistency.iter().any(|c| !c.passed) {
@@ -241,7 +241,7 @@ fn warnings(
 }
 
 fn document(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     o: &Options,
     start_unix_s: u64,
     built: &build::Built,

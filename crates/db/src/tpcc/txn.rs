@@ -1,7 +1,7 @@
 //! The five transactions (clauses 2.4 to 2.8), as one user (a *terminal*) runs them.
 //!
 //! Each transaction draws its inputs first (so a retry after a busy database or a deadlock runs the same
-//! transaction again) and then runs its statements through [`engine::transaction`]. The profile is the
+//! transaction again) and then runs its statements through [`database::transaction`]. The profile is the
 //! spec's, with the usual implementation choices, each noted where it is made: a district's next order id
 //! is taken with `UPDATE ... RETURNING`; stock is updated with one `UPDATE ... RETURNING`; a new order's
 //! lines lock their stock rows in item order (so two new orders never deadlock), the unused item of a
@@ -12,7 +12,7 @@
 
 use super::load::{CUSTOMERS, DISTRICTS};
 use super::rand::{last_name, nurand, uniform, Constants, A_C_ID, A_C_LAST, A_OL_I_ID};
-use crate::engine::{self, Conn, Dialect, Done, Outcome, TxKind};
+use crate::database::{self, Conn, Dialect, Done, Outcome, TxKind};
 use crate::{DbError, Value};
 use iolab_plan::rng::Rng;
 
@@ -138,7 +138,7 @@ impl Terminal {
                 )
             })
             .collect();
-        let done = engine::transaction(conn, TxKind::Write, retries, |conn| {
+        let done = database::transaction(conn, TxKind::Write, retries, |conn| {
             let now = now_s();
             let wh = conn.query("SELECT w_tax FROM warehouse WHERE w_id = $1", &[w.into()])?;
             int_or_real(&wh, "warehouse")?;
@@ -222,7 +222,7 @@ impl Terminal {
         let (last, id) = self.customer();
         let amount = uniform(&mut self.rng, 100, 500_000) as i64;
         let for_update = self.for_update;
-        let done = engine::transaction(conn, TxKind::Write, retries, |conn| {
+        let done = database::transaction(conn, TxKind::Write, retries, |conn| {
             let wh = conn.query(
                 "UPDATE warehouse SET w_ytd = w_ytd + $2 WHERE w_id = $1 \
                  RETURNING w_name, w_street_1, w_street_2, w_city, w_state, w_zip",
@@ -297,7 +297,7 @@ impl Terminal {
         let w = self.w_id as i64;
         let d = uniform(&mut self.rng, 1, DISTRICTS) as i64;
         let (last, id) = self.customer();
-        let done = engine::transaction(conn, TxKind::Read, retries, |conn| {
+        let done = database::transaction(conn, TxKind::Read, retries, |conn| {
             let c = match &last {
                 Some(name) => Self::customer_by_name(conn, w, d, name)?,
                 None => id as i64,
@@ -328,7 +328,7 @@ impl Terminal {
         let w = self.w_id as i64;
         let carrier = uniform(&mut self.rng, 1, 10) as i64;
         let mut skipped = 0;
-        let done = engine::transaction(conn, TxKind::Write, retries, |conn| {
+        let done = database::transaction(conn, TxKind::Write, retries, |conn| {
             skipped = 0;
             let now = now_s();
             for d in 1..=DISTRICTS as i64 {
@@ -388,7 +388,7 @@ impl Terminal {
         let w = self.w_id as i64;
         let d = uniform(&mut self.rng, 1, DISTRICTS) as i64;
         let threshold = uniform(&mut self.rng, 10, 20) as i64;
-        let done = engine::transaction(conn, TxKind::Read, retries, |conn| {
+        let done = database::transaction(conn, TxKind::Read, retries, |conn| {
             let next = conn.query(
                 "SELECT d_next_o_id FROM district WHERE d_w_id = $1 AND d_id = $2",
                 &[w.into(), d.into()],

@@ -7,7 +7,7 @@
 use super::gen::{self, Remark, Scale, TextPool};
 use super::schema::{self, INDEXES, TABLES};
 use crate::bulk::{self, Load};
-use crate::engine::Engine;
+use crate::database::Database;
 use crate::Error;
 use iolab_plan::rng::Rng;
 use std::collections::HashMap;
@@ -144,7 +144,7 @@ pub fn expected_rows(scale: &Scale) -> u64 {
 
 /// Builds the database at scale `sf` from `seed`, telling `on_rows` the rows as they load.
 pub fn build(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     sf: f64,
     seed: u64,
     stop: &AtomicBool,

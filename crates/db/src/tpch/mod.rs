@@ -25,8 +25,8 @@ pub mod refresh;
 pub mod schema;
 pub mod streams;
 
+use crate::database::Database;
 use crate::devices::{self, Window};
-use crate::engine::Engine;
 use crate::{Error, Observer};
 use iolab_device::diskstats::Counters;
 use iolab_report::db::DbHeader;
@@ -79,7 +79,7 @@ pub struct Tests {
 
 /// Builds the database on `engine`, runs the queries and returns the document.
 pub fn run(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     o: &Options,
     stop: &AtomicBool,
     observer: &dyn Observer,
@@ -90,7 +90,7 @@ pub fn run(
 /// Builds the database on `engine`, runs the power test (with the refresh functions when asked), then
 /// the throughput test when asked, and returns the document.
 pub fn run_tests(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     o: &Options,
     tests: &Tests,
     stop: &AtomicBool,
@@ -165,7 +165,7 @@ pub fn run_tests(
 /// Builds the database, makes its files whole and, for a cold start, drops them from the page cache;
 /// returns the build and the bytes dropped.
 fn prepare(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     o: &Options,
     stop: &AtomicBool,
     observer: &dyn Observer,

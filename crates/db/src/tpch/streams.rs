@@ -7,8 +7,8 @@
 
 use super::gen::{Scale, TextPool};
 use super::{queries, refresh};
+use crate::database::Database;
 use crate::devices::Window;
-use crate::engine::Engine;
 use crate::{DbError, Error};
 use iolab_report::db_tpch::{TpchRefresh, TpchStream, TpchStreamQuery, TpchThroughput};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,7 +90,7 @@ struct Ran<T> {
 }
 
 /// Runs the throughput test; `stop` ends every stream after its current query.
-pub fn run(engine: &dyn Engine, t: &Test, stop: &AtomicBool) -> Result<TpchThroughput, Error> {
+pub fn run(engine: &dyn Database, t: &Test, stop: &AtomicBool) -> Result<TpchThroughput, Error> {
     let window = Window::open(engine.dir());
     let failed = AtomicBool::new(false);
     let gate = Barrier::new(t.streams as usize + usize::from(t.refresh.is_some()));
@@ -127,7 +127,7 @@ pub fn run(engine: &dyn Engine, t: &Test, stop: &AtomicBool) -> Result<TpchThrou
 
 /// Connects, waits for every stream to be ready, then runs `body` timed; a failure stops the others.
 fn stream<T>(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     gate: &Barrier,
     failed: &AtomicBool,
     body: impl FnOnce(&mut dyn crate::Conn) -> Result<T, Error>,
@@ -147,7 +147,7 @@ fn stream<T>(
 
 /// Query stream `s`: its queries in its order, each timed.
 fn query_stream(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     t: &Test,
     s: u32,
     gate: &Barrier,
@@ -178,7 +178,7 @@ fn query_stream(
 
 /// The refresh stream: RF1 and RF2 of pairs 2 to S + 1, back to back.
 fn refresh_stream(
-    engine: &dyn Engine,
+    engine: &dyn Database,
     t: &Test,
     pool: &TextPool,
     gate: &Barrier,

@@ -9,7 +9,7 @@
 //! A bulk load uses COPY.
 
 use super::server::{Server, ServerOptions};
-use super::{Conn, Dialect, Engine, TxKind};
+use super::{Conn, Database, Dialect, TxKind};
 use crate::{DbError, Error, Value};
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls, Statement};
@@ -145,7 +145,7 @@ fn make_schema(client: &mut Client, shown: &str) -> Result<(), Error> {
     Ok(())
 }
 
-impl Engine for Postgres {
+impl Database for Postgres {
     fn name(&self) -> &'static str {
         "postgres"
     }

@@ -3,7 +3,7 @@
 //! A workload writes its SQL once, with `$1, $2, ...` parameters, in the subset SQLite and PostgreSQL share
 //! (and MariaDB would: `RETURNING` aside, which MariaDB has for DELETE and INSERT since 10.5). What differs
 //! is in a [`Dialect`]: how a table is declared (`WITHOUT ROWID`), whether a read locks (`FOR UPDATE`),
-//! whether keys are added after the load. An [`Engine`] opens connections and describes itself; a [`Conn`]
+//! whether keys are added after the load. An [`Database`] opens connections and describes itself; a [`Conn`]
 //! runs statements, transactions and bulk loads. [`transaction`] is the one retry loop.
 //!
 //! Adding MariaDB/InnoDB: a `Conn` over the `mysql` crate (`?` parameters: rewrite `$N` as the SQLite engine
@@ -85,7 +85,7 @@ pub trait Conn: Send {
 }
 
 /// A database: where connections come from.
-pub trait Engine: Send + Sync {
+pub trait Database: Send + Sync {
     /// `sqlite` or `postgres`.
     fn name(&self) -> &'static str;
     /// How its SQL differs.

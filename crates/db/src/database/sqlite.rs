@@ -4,7 +4,7 @@
 //! [`BUSY_TIMEOUT_MS`] for the write lock (SQLite has one writer at a time) before its transaction is
 //! retried and the retry counted.
 
-use super::{Conn, Dialect, Engine, TxKind};
+use super::{Conn, Database, Dialect, TxKind};
 use crate::{DbError, Error, Value};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ impl Sqlite {
     }
 }
 
-impl Engine for Sqlite {
+impl Database for Sqlite {
     fn name(&self) -> &'static str {
         "sqlite"
     }
