@@ -1,29 +1,19 @@
-//! `iolab db tpcc`: a TPC-C-derived workload on a real database. The flags become `iolab-db` options; the
-//! `--json` output, the catalog, `--capture` and the database's directory are claimed in the command's
-//! write gate before anything is made (a catalog that cannot take the result is refused then, as for
-//! `iolab run`); `--metrics` is served; the engine is made (a SQLite file, a private PostgreSQL server, or the
-//! user's server; under `--memory`'s cgroup); the workload builds, runs and checks, at one user count
-//! (`iolab.db/1`) or at several on the one database (`--users 1,2,4`: `iolab.dbsweep/1`, HammerDB's
-//! autopilot), shown live on a terminal ([`Shown`]: the bars of `progress::DbBars`) with `--capture` over the
-//! measured window; the engine is closed, the cgroup and the directory removed on every path (return, error,
-//! the first Ctrl-C through the stop flag; an immediate exit through `signals::clean_up`); the document is
-//! saved in the catalog (kind `db` or `db_sweep`), printed and written (all of it but the catalog, the sweep
-//! and the bars through [`db_setup::Session`]). `iolab db tpch` and `iolab db copy` are dispatched to their
-//! modules (saved as kinds `db_tpch` and `db_copy`).
+//! `iolab db tpcc`: a TPC-C-derived workload on a real database. The flags become the library's setup and
+//! `iolab_db::tpcc` options; everything else is [`db_run::run`]'s: the session and the harness (the paths
+//! claimed before anything is made; the directory, memory limit, database, throttle and capture made and
+//! undone on every path), the bars and `--metrics`, and the document saved in the catalog (kind `db`, or
+//! `db_sweep` for several `--users`: HammerDB's autopilot), printed and written. `iolab db tpch` and `iolab
+//! db copy` are dispatched to their modules.
 
 use crate::args::db::{DbArgs, DbWhat, TpccArgs};
-use crate::db_setup::{self, duration, number, Session, Watch};
+use crate::db_run::{self, number, Command, Outcome};
 use crate::exit::{usage, ExitStatus};
-use crate::progress::{DbBars, OverallBar};
-use crate::saving::Saver;
 use anyhow::Result;
 use iolab_catalog::EntryKind;
-use iolab_db::tpcc::{self, Live, Options};
-use iolab_db::Observer;
-use iolab_device::WriteGate;
+use iolab_db::tpcc::{self, Options, Tpcc, TpccDocument};
 use iolab_report::db::DbResult;
-use iolab_report::db_sweep::DbSweepResult;
 use iolab_report::Document;
+use std::time::Duration;
 
 /// Runs `iolab db`.
 pub fn db(args: &DbArgs) -> Result<ExitStatus> {
@@ -31,53 +21,6 @@ pub fn db(args: &DbArgs) -> Result<ExitStatus> {
         DbWhat::Tpcc(a) => tpcc(a),
         DbWhat::Tpch(a) => crate::db_tpch::tpch(a),
         DbWhat::Copy(a) => crate::db_copy::copy(a),
-    }
-}
-
-/// How a database run is shown: notices and `--capture` through the session's [`Watch`] (notices on
-/// stderr unless quiet, above the bars when live), the bars of [`DbBars`] and, for several user counts,
-/// the sweep's overall bar; `--metrics` fed as it goes.
-struct Shown<'a> {
-    watch: &'a Watch,
-    bars: DbBars,
-    overall: Option<OverallBar>,
-}
-
-impl Observer for Shown<'_> {
-    fn notice(&self, text: &str) {
-        self.watch.notice(text);
-    }
-
-    fn window(&self, open: bool) {
-        self.watch.window(open);
-    }
-
-    fn loaded(&self, rows: u64, expected: u64) {
-        if let Some(m) = crate::metrics::current_db() {
-            m.loaded(rows);
-        }
-        self.bars.loaded(rows, expected);
-    }
-
-    fn point(&self, index: usize, count: usize, users: u32) {
-        self.watch.point(index, count, users);
-        if let Some(m) = crate::metrics::current_db() {
-            m.point(users);
-        }
-        if let Some(o) = &self.overall {
-            if index > 0 {
-                o.end();
-            }
-            o.begin(&format!("users {users} ({}/{count})", index + 1), true);
-        }
-        self.bars.point();
-    }
-
-    fn running(&self, live: &Live) {
-        if let Some(m) = crate::metrics::current_db() {
-            m.running(live);
-        }
-        self.bars.running(live);
     }
 }
 
@@ -90,85 +33,41 @@ fn users_list(text: &str) -> Result<Vec<u32>> {
 /// Most user counts in one sweep.
 const MAX_USER_COUNTS: usize = 64;
 
-fn options(a: &TpccArgs) -> Result<Options> {
+/// The options of `a`, with the seed of the common flags.
+fn options(a: &TpccArgs, seed: u64) -> Result<Options> {
+    let window = a.window.to_job().map_err(usage)?;
     Ok(Options {
         warehouses: number("--warehouses", &a.warehouses, 1, 10_000)?,
-        users: users_list(&a.users)?.into_iter().max().unwrap_or(1),
         items: number("--items", &a.items, 1000, tpcc::SPEC_ITEMS)?,
-        ramp: duration("--ramp", &a.ramp)?,
-        duration: duration("--duration", &a.duration)?,
-        seed: db_setup::seed(a.common.seed.as_deref())?,
+        ramp: window.ramp_ns.map_or(Duration::from_secs(5), Duration::from_nanos),
+        duration: window.duration_ns.map_or(Duration::from_secs(60), Duration::from_nanos),
+        seed,
     })
 }
 
-/// What a run made: one document, or a sweep's.
-enum Outcome {
-    Run(Box<DbResult>),
-    Sweep(Box<DbSweepResult>),
-}
-
-/// `--memory`'s and `--throttle`'s settings and warning added to a result.
-fn add_limits(doc: &mut DbResult, limits: &db_setup::Limits) {
-    limits.add_to(&mut doc.engine.settings, &mut doc.warnings, &doc.devices, doc.engine.size_bytes);
-}
-
 fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
-    let mut o = options(a)?;
+    let c = db_run::common(&a.common, a.url.as_deref())?;
+    let o = options(a, c.seed)?;
     let users = users_list(&a.users)?;
-    let c = &a.common;
-    let mut flags = c.flags(a.url.as_deref());
-    flags.capture_points = if users.len() > 1 { &users } else { &[] };
-    let (session, saver) =
-        Session::begin_with(WriteGate::new(), &flags, c.json.as_deref(), c.quiet, true, |gate, quiet| {
-            Saver::open(&c.catalog, quiet, false, gate)
-        })?;
-    let postgres = matches!(c.engine.as_str(), "postgres" | "postgresql");
-    crate::metrics::serve_db(a.metrics.as_deref(), "tpcc", if postgres { "postgres" } else { "sqlite" })?;
-    let planned = (o.ramp + o.duration).as_secs_f64();
-    let shown = Shown {
-        watch: &session.watch,
-        bars: DbBars::new(session.live),
-        overall: (users.len() > 1).then(|| OverallBar::sweep(session.live, vec![Some(planned); users.len()])),
+    let cmd = Command {
+        headline: format!("db tpcc on {}, seed {}", c.setup.database.name(), o.seed),
+        metrics: a.metrics.as_deref(),
+        point_s: Some((o.ramp + o.duration).as_secs_f64()),
+        outcome,
     };
-    shown.notice(&format!("db tpcc on {}, seed {}", c.engine, o.seed));
-    let connections = o.users + iolab_db::bulk::MAX_LOADERS + 10;
-    let result = session.run(connections, None, "iolab db tpcc", |engine| {
-        if users.len() == 1 {
-            o.users = users[0];
-            tpcc::run(engine, &o, &session.stop, &shown).map(|d| Outcome::Run(Box::new(d)))
-        } else {
-            tpcc::sweep(engine, &o, &users, &session.stop, &shown).map(|s| Outcome::Sweep(Box::new(s)))
-        }
-    });
-    shown.bars.finish();
-    drop(shown);
-    let (mut doc, limits) = result?;
-    match &mut doc {
-        Outcome::Run(d) => add_limits(d, &limits),
-        Outcome::Sweep(s) => {
-            if s.points.is_empty() {
-                return Err(anyhow::anyhow!(
-                    "interrupted before the first user count ran; nothing to report"
-                ));
-            }
-            // With --capture, each point names its trace (one per user count, in order).
-            let traces = session.watch.capture_paths();
-            for (i, p) in s.points.iter_mut().enumerate() {
-                add_limits(&mut p.result, &limits);
-                p.capture = traces.get(i).cloned();
-            }
-        }
+    db_run::run(&a.common, c.setup, Tpcc::new(o, users), cmd)
+}
+
+/// A tpcc document's kind and exit status.
+fn outcome(d: &TpccDocument) -> Outcome<'_> {
+    match d {
+        TpccDocument::Run(r) => Outcome { kind: EntryKind::Db, doc: Document::Db(r), good: good(r) },
+        TpccDocument::Sweep(s) => Outcome {
+            kind: EntryKind::DbSweep,
+            doc: Document::DbSweep(s),
+            good: !s.points.is_empty() && s.points.iter().all(|p| good(&p.result)),
+        },
     }
-    let (kind, document, good) = match &doc {
-        Outcome::Run(d) => (EntryKind::Db, Document::Db(d), good(d)),
-        Outcome::Sweep(s) => (
-            EntryKind::DbSweep,
-            Document::DbSweep(s),
-            !s.points.is_empty() && s.points.iter().all(|p| good(&p.result)),
-        ),
-    };
-    session.save_and_output(saver.as_ref(), kind, &document)?;
-    Ok(if good { ExitStatus::Ok } else { ExitStatus::Fail })
 }
 
 /// A run that passed its consistency conditions and gave up no transaction.

@@ -1,23 +1,18 @@
-//! `iolab db copy`: snapshot replication of a database iolab builds. The flags become `iolab-db` options;
-//! the source directory, the destination (`--to`, a directory iolab makes and removes), `--json` and
-//! `--capture` are claimed before anything is made; the source is built and copied ([`iolab_db::copy`]); the
-//! engine, memory limit and both directories are undone on every path; the `iolab.dbcopy/1` document is
-//! saved in the catalog (kind `db_copy`, as `iolab db tpcc` saves), printed and written, then the capture.
+//! `iolab db copy`: snapshot replication of a database iolab builds. The flags become the library's setup
+//! (the destination, `--to`, a directory the harness claims, makes and removes beside the database's) and
+//! `iolab_db::copy` options; the rest is [`db_run::run`]'s, and the `iolab.dbcopy/1` document is saved in
+//! the catalog as kind `db_copy`.
 
 use crate::args::db::CopyArgs;
-use crate::db_setup::BuildShown;
-use crate::db_setup::{self, number};
+use crate::db_run::{self, number, Command, Outcome};
 use crate::exit::{usage, ExitStatus};
-use crate::progress::DbBars;
 use anyhow::Result;
 use iolab_catalog::EntryKind;
-use iolab_db::copy::{self, Options, Source};
-use iolab_db::dir::DbDir;
-use iolab_db::Observer;
-use iolab_device::WriteGate;
+use iolab_db::copy::{Copy, Options, Source};
+use iolab_report::db_copy::CopyResult;
 use iolab_report::Document;
 
-fn options(a: &CopyArgs) -> Result<Options> {
+fn options(a: &CopyArgs, seed: u64) -> Result<Options> {
     let source = match &a.scale {
         Some(text) => {
             let scale: f64 = text.trim().parse().map_err(|_| {
@@ -37,28 +32,23 @@ fn options(a: &CopyArgs) -> Result<Options> {
             items: number("--items", &a.items, 1000, iolab_db::tpcc::SPEC_ITEMS)?,
         },
     };
-    Ok(Options { source, seed: db_setup::seed(a.common.seed.as_deref())?, evict: !a.warm })
+    Ok(Options { source, seed, evict: !a.warm })
 }
 
 /// Runs `iolab db copy`.
 pub fn copy(a: &CopyArgs) -> Result<ExitStatus> {
-    let o = options(a)?;
-    let c = &a.common;
-    let mut gate = WriteGate::new();
-    let to_state = gate.database_dir("--to", &a.to).map_err(usage)?;
-    let (session, saver) = c.begin(gate, None)?;
-    session.watch.notice(&format!("db copy on {}, seed {}", c.engine, o.seed));
-    // The destination first, so it is removed after the engine and the source.
-    let to = DbDir::make(a.to.as_ref(), to_state, c.keep).map_err(db_setup::db_error)?;
-    let connections = iolab_db::bulk::MAX_LOADERS + 10;
-    let shown = BuildShown { watch: &session.watch, bars: DbBars::new(session.live) };
-    let result = session.run(connections, Some(to.path()), "iolab db copy", |engine| {
-        copy::run(engine, to.path(), &o, &session.stop, &shown)
-    });
-    shown.bars.finish();
-    drop(to);
-    let (mut doc, limits) = result?;
-    doc.engine.settings.extend(limits.memory.into_iter().chain(limits.throttle));
-    session.save_and_output(saver.as_ref(), EntryKind::DbCopy, &Document::DbCopy(&doc))?;
-    Ok(ExitStatus::Ok)
+    let mut c = db_run::common(&a.common, None)?;
+    let o = options(a, c.seed)?;
+    c.setup.also.push(("--to", a.to.clone()));
+    let cmd = Command {
+        headline: format!("db copy on {}, seed {}", c.setup.database.name(), o.seed),
+        metrics: None,
+        point_s: None,
+        outcome,
+    };
+    db_run::run(&a.common, c.setup, Copy::new(o), cmd)
+}
+
+fn outcome(d: &CopyResult) -> Outcome<'_> {
+    Outcome { kind: EntryKind::DbCopy, doc: Document::DbCopy(d), good: true }
 }

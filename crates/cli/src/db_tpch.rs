@@ -1,19 +1,14 @@
-//! `iolab db tpch`: the TPC-H-derived query set on a real database. The flags become `iolab-db` options,
-//! the directory, `--json` and `--capture` are claimed before anything is made, the directory, memory limit
-//! and engine are made ([`crate::db_setup`]), the data is generated and loaded and the queries run, and the
-//! engine, limit and directory are undone on every path; the `iolab.dbtpch/1` document is saved in the
-//! catalog (kind `db_tpch`, as `iolab db tpcc` saves), printed and written, then the capture.
+//! `iolab db tpch`: the TPC-H-derived query set on a real database. The flags become the library's setup
+//! and `iolab_db::tpch` options; the rest is [`db_run::run`]'s (the harness, the session, the bars), and
+//! the `iolab.dbtpch/1` document is saved in the catalog as kind `db_tpch`.
 
 use crate::args::db::TpchArgs;
-use crate::db_setup::BuildShown;
-use crate::db_setup::{self, number};
+use crate::db_run::{self, number, Command, Outcome};
 use crate::exit::{usage, ExitStatus};
-use crate::progress::DbBars;
 use anyhow::Result;
 use iolab_catalog::EntryKind;
-use iolab_db::tpch::{self, queries, streams, Options, Tests};
-use iolab_db::Observer;
-use iolab_device::WriteGate;
+use iolab_db::tpch::{self, queries, streams, Options, Tests, Tpch};
+use iolab_report::db_tpch::TpchResult;
 use iolab_report::Document;
 
 /// `--queries`: numbers 1 to 22, each once, in the order given.
@@ -55,7 +50,7 @@ fn scale(text: &str) -> Result<f64> {
     Ok(v)
 }
 
-fn options(a: &TpchArgs) -> Result<Options> {
+fn options(a: &TpchArgs, seed: u64) -> Result<Options> {
     Ok(Options {
         scale: scale(&a.scale)?,
         runs: number("--runs", &a.runs, 1, 100)? as u32,
@@ -64,7 +59,7 @@ fn options(a: &TpchArgs) -> Result<Options> {
             None => queries::POWER_ORDER.to_vec(),
         },
         cold: !a.warm,
-        seed: db_setup::seed(a.common.seed.as_deref())?,
+        seed,
     })
 }
 
@@ -77,22 +72,19 @@ fn tests(a: &TpchArgs) -> Result<Tests> {
 
 /// Runs `iolab db tpch`.
 pub fn tpch(a: &TpchArgs) -> Result<ExitStatus> {
-    let o = options(a)?;
-    let tests = tests(a)?;
-    let c = &a.common;
-    let (session, saver) = c.begin(WriteGate::new(), a.url.as_deref())?;
-    session.watch.notice(&format!("db tpch on {}, scale {}, seed {}", c.engine, o.scale, o.seed));
-    // The loaders, or the throughput test's query streams and refresh stream, and room to spare.
-    let connections = iolab_db::bulk::MAX_LOADERS.max(tests.streams + 1) + 10;
-    let shown = BuildShown { watch: &session.watch, bars: DbBars::new(session.live) };
-    let result = session.run(connections, None, "iolab db tpch", |engine| {
-        tpch::run_tests(engine, &o, &tests, &session.stop, &shown)
-    });
-    shown.bars.finish();
-    let (mut doc, limits) = result?;
-    limits.add_to(&mut doc.engine.settings, &mut doc.warnings, &doc.devices, doc.engine.size_bytes);
-    session.save_and_output(saver.as_ref(), EntryKind::DbTpch, &Document::DbTpch(&doc))?;
-    Ok(ExitStatus::Ok)
+    let c = db_run::common(&a.common, a.url.as_deref())?;
+    let o = options(a, c.seed)?;
+    let cmd = Command {
+        headline: format!("db tpch on {}, scale {}, seed {}", c.setup.database.name(), o.scale, o.seed),
+        metrics: None,
+        point_s: None,
+        outcome,
+    };
+    db_run::run(&a.common, c.setup, Tpch::new(o, tests(a)?), cmd)
+}
+
+fn outcome(d: &TpchResult) -> Outcome<'_> {
+    Outcome { kind: EntryKind::DbTpch, doc: Document::DbTpch(d), good: true }
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ mod catalog_cmd;
 mod compare;
 mod db_cmd;
 mod db_copy;
-mod db_setup;
+mod db_run;
 mod db_tpch;
 mod derive_check;
 mod docs_cmd;

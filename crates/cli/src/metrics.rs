@@ -94,10 +94,16 @@ fn bind(addr: &str) -> Result<std::net::TcpListener> {
 
 /// Serves `registry` on `listener` from a thread of its own.
 fn start(listener: std::net::TcpListener, registry: Registry) -> Result<()> {
+    start_shared(listener, std::sync::Arc::new(Mutex::new(registry)))
+}
+
+/// Serves `registry`, which the run may still add families to (a database workload's figures, registered
+/// as it first tells them), on `listener` from a thread of its own.
+fn start_shared(listener: std::net::TcpListener, registry: std::sync::Arc<Mutex<Registry>>) -> Result<()> {
     std::thread::Builder::new()
         .name("iolab-metrics".into())
         .spawn(move || {
-            let answer = || encode(&registry);
+            let answer = || encode(&registry.lock().unwrap_or_else(|p| p.into_inner()));
             crate::http::serve(listener, "/metrics", answer, iolab_run::env::leave_out_this_thread_cpu)
         })
         .map_err(|e| anyhow::anyhow!("cannot start the metrics thread: {e}"))?;
@@ -120,8 +126,10 @@ pub fn serve_db(addr: Option<&str>, workload: &str, engine: &str) -> Result<()> 
     let listener = bind(addr)?;
     let mut registry = Registry::with_prefix("iolab_db");
     let labels = DbLabels { workload: escape(workload), engine: escape(engine) };
-    let _ = DB_METRICS.set(DbMetrics::register(&mut registry, labels));
-    start(listener, registry)
+    let metrics = DbMetrics::register(&mut registry, labels);
+    let shared = std::sync::Arc::new(Mutex::new(registry));
+    let _ = DB_METRICS.set(DbMetrics { registry: Some(shared.clone()), ..metrics });
+    start_shared(listener, shared)
 }
 
 /// A database run's metrics, when `iolab db --metrics` serves them.
@@ -145,35 +153,32 @@ struct TxLabels {
 /// The families of a database run, and what the counters last saw (a new point's window starts from 0).
 pub struct DbMetrics {
     labels: DbLabels,
-    nopm: Family<DbLabels, FloatGauge>,
-    tpm: Family<DbLabels, FloatGauge>,
+    /// The registry served, for the figures registered as the workload first tells them.
+    registry: Option<std::sync::Arc<Mutex<Registry>>>,
+    /// The workload's figures (tpcc's `nopm`, `tpm`), by metric name.
+    figures: Mutex<std::collections::BTreeMap<&'static str, Family<DbLabels, FloatGauge>>>,
     users: Family<DbLabels, Gauge>,
     measured: Family<DbLabels, FloatGauge>,
     rows: Family<DbLabels, Counter>,
     per_minute: Family<TxLabels, FloatGauge>,
     completed: Family<TxLabels, Counter>,
-    last: Mutex<[u64; 5]>,
+    /// Per kind of operation, the completed count last told (a counter only grows by the difference).
+    last: Mutex<std::collections::BTreeMap<&'static str, u64>>,
 }
 
 impl DbMetrics {
     fn register(registry: &mut Registry, labels: DbLabels) -> DbMetrics {
         let m = DbMetrics {
             labels,
-            nopm: Family::default(),
-            tpm: Family::default(),
+            registry: None,
+            figures: Mutex::new(std::collections::BTreeMap::new()),
             users: Family::default(),
             measured: Family::default(),
             rows: Family::default(),
             per_minute: Family::default(),
             completed: Family::default(),
-            last: Mutex::new([0; 5]),
+            last: Mutex::new(std::collections::BTreeMap::new()),
         };
-        registry.register("nopm", "new orders per minute over the measured window so far", m.nopm.clone());
-        registry.register(
-            "tpm",
-            "transactions per minute over the measured window so far, every type, committed or rolled back",
-            m.tpm.clone(),
-        );
         registry.register("users", "users (connections) running transactions", m.users.clone());
         registry.register_with_unit(
             "measured",
@@ -203,27 +208,43 @@ impl DbMetrics {
     /// A point (or the run) at `users` users starts: the window's counts start again from 0.
     pub fn point(&self, users: u32) {
         self.users.get_or_create(&self.labels).set(i64::from(users));
-        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = [0; 5];
+        self.last.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.measured.get_or_create(&self.labels).set(0.0);
     }
 
-    /// Where the run is.
-    pub fn running(&self, live: &iolab_db::tpcc::Live) {
+    /// The gauge of figure `f`, registered the first time it is told.
+    fn figure(&self, f: &iolab_db::workload::Figure) -> Family<DbLabels, FloatGauge> {
+        let mut figures = self.figures.lock().unwrap_or_else(|p| p.into_inner());
+        figures
+            .entry(f.metric)
+            .or_insert_with(|| {
+                let family = Family::default();
+                if let Some(r) = &self.registry {
+                    r.lock().unwrap_or_else(|p| p.into_inner()).register(f.metric, f.help, family.clone());
+                }
+                family
+            })
+            .clone()
+    }
+
+    /// Where the run is: its figures (tpcc's NOPM and TPM) and each kind of operation completed.
+    pub fn running(&self, live: &iolab_db::Live) {
         self.measured.get_or_create(&self.labels).set(live.measured_s);
-        if let (Some(nopm), Some(tpm)) = (live.nopm(), live.tpm()) {
-            self.nopm.get_or_create(&self.labels).set(nopm);
-            self.tpm.get_or_create(&self.labels).set(tpm);
+        for f in &live.figures {
+            if let Some(v) = f.value {
+                self.figure(f).get_or_create(&self.labels).set(v);
+            }
         }
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        for (i, t) in iolab_db::tpcc::rand::TxType::ALL.iter().enumerate() {
+        for &(name, n) in &live.completed {
             let labels = TxLabels {
                 workload: self.labels.workload.clone(),
                 engine: self.labels.engine.clone(),
-                transaction: t.name().into(),
+                transaction: name.into(),
             };
-            let n = live.completed[i];
-            self.completed.get_or_create(&labels).inc_by(n.saturating_sub(last[i]));
-            last[i] = last[i].max(n);
+            let seen = last.entry(name).or_default();
+            self.completed.get_or_create(&labels).inc_by(n.saturating_sub(*seen));
+            *seen = (*seen).max(n);
             if live.measured_s > 0.0 {
                 self.per_minute.get_or_create(&labels).set(n as f64 * 60.0 / live.measured_s);
             }

@@ -2,7 +2,7 @@
 //! (`iolab profiles show NAME > job.toml` gives a file that runs the same), or a job file derived from a block
 //! I/O trace (`iolab profiles derive TRACE`, [`iolab_trace::derive`]).
 
-use crate::args::{ProfilesAction, ProfilesArgs};
+use crate::args::{CheckKeys, ProfilesAction, ProfilesArgs, SomeKeys};
 use crate::exit::{usage, ExitStatus};
 use crate::profile::{profile_text, PROFILES};
 use anyhow::Result;
@@ -18,9 +18,9 @@ pub fn profiles_cmd(args: &ProfilesArgs) -> Result<ExitStatus> {
         Some(ProfilesAction::Show { name }) => {
             out.write_all(profile_text(name)?.as_bytes())?;
         }
-        Some(ProfilesAction::Derive { trace, output, name, closed, check, seed }) => {
+        Some(ProfilesAction::Derive { trace, output, name, closed, check, keys }) => {
             let how = Derive { output: output.as_deref(), name: name.as_deref(), closed: *closed };
-            return derive(trace, &how, check.as_deref(), seed);
+            return derive(trace, &how, check.as_deref(), keys);
         }
         None => {
             let width = PROFILES.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
@@ -51,11 +51,18 @@ struct Derive<'a> {
 /// `iolab profiles derive TRACE`: the trace read once into a [`Deriver`], its job file checked by the job
 /// reader (a job that does not read back is iolab's bug) and written to `-o FILE` or stdout; with `--check
 /// TARGET`, to `-o FILE` only, and the fidelity check ([`crate::derive_check`]) printed.
-fn derive(trace: &str, how: &Derive<'_>, check: Option<&str>, seed: &str) -> Result<ExitStatus> {
+fn derive(
+    trace: &str,
+    how: &Derive<'_>,
+    check: Option<&str>,
+    keys: &SomeKeys<CheckKeys>,
+) -> Result<ExitStatus> {
     let (output, name, closed) = (how.output, how.name, how.closed);
-    let seed: u64 = seed
-        .parse()
-        .map_err(|_| usage(format!("invalid value '{seed}' for '--seed': expected a whole number")))?;
+    let seed = keys.to_job().map_err(usage)?.seed;
+    if seed.is_some() && check.is_none() {
+        return Err(usage("--seed is the seed of --check's two runs: add --check TARGET, or drop --seed"));
+    }
+    let seed = seed.unwrap_or(1);
     let mut gate = WriteGate::new();
     gate.claim("the trace to derive from", trace, Access::Reads).map_err(usage)?;
     let out = match (output, check) {

@@ -615,12 +615,17 @@ pub fn build_message(rows: u64, expected: u64, elapsed_s: f64) -> String {
     format!("{}/~{} rows{rate}{eta}", format_rate(rows as f64, 0), format_rate(expected as f64, 0))
 }
 
-/// The line under a database run's measure bar: `NOPM 5,606  TPM 12,845  new_order 5,690/min ...`.
-pub fn db_live_stats(live: &iolab_db::tpcc::Live) -> String {
-    let (Some(nopm), Some(tpm)) = (live.nopm(), live.tpm()) else {
+/// The line under a database run's measure bar: its figures and users (`NOPM 5,606  TPM 12,845  4 users`).
+pub fn db_live_stats(live: &iolab_db::Live) -> String {
+    let figures: Vec<String> = live
+        .figures
+        .iter()
+        .filter_map(|f| f.value.map(|v| format!("{} {}", f.shown, format_rate(v, 0))))
+        .collect();
+    if figures.is_empty() {
         return String::new();
-    };
-    format!("NOPM {}  TPM {}  {} users", format_rate(nopm, 0), format_rate(tpm, 0), live.users)
+    }
+    format!("{}  {} users", figures.join("  "), live.users)
 }
 
 /// The bars of a database run (`iolab db tpcc`): the build (rows loaded), then per run its ramp and measure
@@ -694,7 +699,7 @@ impl DbBars {
     }
 
     /// Where the run is.
-    pub fn running(&self, live: &iolab_db::tpcc::Live) {
+    pub fn running(&self, live: &iolab_db::Live) {
         self.with_state(|multi, st| {
             if live.measured_s <= 0.0 && live.elapsed_s < live.ramp_s {
                 let bar = st.ramp.get_or_insert_with(|| {
@@ -802,12 +807,12 @@ mod tests {
     }
 
     #[test]
-    fn db_live_stats_shows_nopm_and_tpm_once_measuring() {
-        let mut live = iolab_db::tpcc::Live { users: 4, ramp_s: 1.0, duration_s: 10.0, ..Default::default() };
+    fn db_live_stats_shows_the_figures_once_measuring() {
+        let figure = |shown, value| iolab_db::workload::Figure { shown, metric: "", help: "", value };
+        let mut live = iolab_db::Live { users: 4, ramp_s: 1.0, duration_s: 10.0, ..Default::default() };
+        live.figures = vec![figure("NOPM", None), figure("TPM", None)];
         assert_eq!(db_live_stats(&live), "");
-        live.measured_s = 30.0;
-        live.new_orders = 450;
-        live.completed = [455, 430, 40, 40, 40];
+        live.figures = vec![figure("NOPM", Some(900.0)), figure("TPM", Some(2010.0))];
         assert_eq!(db_live_stats(&live), "NOPM 900  TPM 2,010  4 users");
     }
 
@@ -816,7 +821,7 @@ mod tests {
         let bars = DbBars::new(false);
         bars.loaded(10, 100);
         bars.point();
-        bars.running(&iolab_db::tpcc::Live::default());
+        bars.running(&iolab_db::Live::default());
         bars.finish();
     }
 

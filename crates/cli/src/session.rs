@@ -86,6 +86,17 @@ impl Session {
         })
     }
 
+    /// The session's write gate, for a command's further claims before anything is made (a database
+    /// run's directories and captures: `iolab_db::Harness::claim`).
+    pub fn gate_mut(&mut self) -> &mut WriteGate {
+        &mut self.gate
+    }
+
+    /// Whether `--json` or `--csv` is standard output, which then carries no text summary.
+    pub fn outputs_on_stdout(&self) -> bool {
+        self.outputs.on_stdout()
+    }
+
     /// How the session's runs are shown.
     pub fn shown(&self) -> ShowMode {
         self.shown

@@ -2,7 +2,7 @@
 //! or as CSV, and a live device's I/O recorded. Reading, writing and capturing are `iolab-trace`'s; here are
 //! the flags, the write gate and the messages.
 
-use crate::args::{TraceArgs, TraceWhat};
+use crate::args::{CaptureKeys, SomeKeys, TraceArgs, TraceWhat};
 use crate::exit::{outputs_not_written, usage, ExitStatus};
 use crate::output::{print, write_all};
 use anyhow::Result;
@@ -16,7 +16,7 @@ pub fn trace(args: &TraceArgs) -> Result<ExitStatus> {
     match &args.what {
         TraceWhat::Show { file, limit } => show(file, limit),
         TraceWhat::Convert { input, output, format } => convert(input, output, format.as_deref()),
-        TraceWhat::Capture { device, duration, output } => capture(device, duration, output),
+        TraceWhat::Capture { device, keys, output } => capture(device, keys, output),
     }
 }
 
@@ -148,9 +148,11 @@ fn to_binary(t: &mut Trace) -> Result<Vec<u8>> {
     Ok(w.finish()?.0)
 }
 
-fn capture(device: &str, duration: &str, output: &str) -> Result<ExitStatus> {
-    let duration_ns = iolab_spec::units::parse_duration_ns(duration)
-        .map_err(|e| usage(format!("--duration '{duration}': {e}")))?;
+fn capture(device: &str, keys: &SomeKeys<CaptureKeys>, output: &str) -> Result<ExitStatus> {
+    let duration_ns =
+        keys.to_job().map_err(usage)?.duration_ns.ok_or_else(|| {
+            usage("iolab trace capture needs --duration DUR (how long to record, e.g. 30s)")
+        })?;
     let mut gate = WriteGate::new();
     let out = gate.output("-o", output).map_err(usage)?;
     // The first signal ends the capture early and what was recorded is written (atomically); a second exits

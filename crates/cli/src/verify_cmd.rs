@@ -30,7 +30,7 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
         keys: crate::args::KeyFlags::default()
             .with("rw", "read")
             .with("random_pct", "0")
-            .with("qd", a.qd.as_str())
+            .with("qd", a.keys.get("qd").unwrap_or("16"))
             .with("target", a.target.as_str()),
         quiet: a.quiet,
         json: a.json.clone(),
@@ -48,8 +48,8 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
             a.target
         )));
     }
-    let bs = match &a.bs {
-        Some(t) => t.clone(),
+    let bs = match a.keys.get("bs") {
+        Some(t) => t.to_string(),
         None => {
             let mut bs = 1u64 << 20;
             while size % bs != 0 {

@@ -9,7 +9,8 @@
 use crate::database::sqlite::FILE_NAME as SQLITE_FILE;
 use crate::database::Database;
 use crate::devices::{self, Window};
-use crate::{Error, Observer};
+use crate::workload::{Context, Point, StorageSettings, Workload, WorkloadObserver};
+use crate::Error;
 use iolab_device::diskstats;
 use iolab_report::db::{DbBuild, DbHeader};
 use iolab_report::db_copy::{CopyResult, CopyRun, CopySource, DB_COPY_SCHEMA};
@@ -75,7 +76,7 @@ fn build_source(
     engine: &dyn Database,
     o: &Options,
     stop: &AtomicBool,
-    observer: &dyn Observer,
+    observer: &dyn WorkloadObserver,
 ) -> Result<Built, Error> {
     Ok(match &o.source {
         Source::Tpcc { warehouses, items } => {
@@ -155,40 +156,106 @@ fn warnings(
     warnings
 }
 
-/// Builds the database on `engine`, copies it into `to` (an empty directory iolab made) and returns the
-/// document.
-pub fn run(
-    engine: &dyn Database,
-    to: &Path,
+/// The copy workload: a database built, made whole (and cold), then copied into the harness's first other
+/// directory ([`Context::also`]).
+pub struct Copy {
+    o: Options,
+    start_unix_s: u64,
+    source: Option<BuiltSource>,
+    result: Option<CopyResult>,
+}
+
+/// The source as built, and where it is.
+struct BuiltSource {
+    built: Built,
+    dir: PathBuf,
+    size_bytes: u64,
+    evicted: Option<u64>,
+}
+
+impl Copy {
+    /// The workload of `o`.
+    pub fn new(o: Options) -> Copy {
+        Copy { o, start_unix_s: 0, source: None, result: None }
+    }
+}
+
+impl Workload for Copy {
+    type Document = CopyResult;
+
+    fn name(&self) -> &'static str {
+        "copy"
+    }
+
+    fn seed(&self) -> u64 {
+        self.o.seed
+    }
+
+    fn connections(&self) -> u32 {
+        crate::bulk::MAX_LOADERS + 10
+    }
+
+    fn users(&self) -> Vec<u32> {
+        vec![1]
+    }
+
+    fn build(&mut self, cx: &Context<'_>) -> Result<(), Error> {
+        self.start_unix_s =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let engine = cx.database;
+        let dir = engine
+            .dir()
+            .ok_or_else(|| {
+                Error::Setup("iolab db copy needs a database whose files iolab keeps (not --url)".into())
+            })?
+            .to_path_buf();
+        let built = build_source(engine, &self.o, cx.stop, cx.observer)?;
+        engine.checkpoint()?;
+        let (size_bytes, _) = size(&database_path(engine, &dir));
+        let evicted = self.o.evict.then(|| devices::evict(&dir));
+        self.source = Some(BuiltSource { built, dir, size_bytes, evicted });
+        Ok(())
+    }
+
+    fn run(&mut self, cx: &Context<'_>, _: Point) -> Result<(), Error> {
+        let to =
+            cx.also.first().ok_or_else(|| Error::Setup("iolab db copy needs a destination (--to)".into()))?;
+        let source = self.source.as_ref().expect("the harness builds first");
+        self.result = Some(copy(cx, &self.o, self.start_unix_s, source, to)?);
+        Ok(())
+    }
+
+    fn document(&mut self, _: &Context<'_>, storage: &StorageSettings) -> Result<CopyResult, Error> {
+        let mut doc = self.result.take().expect("the harness runs before the document");
+        doc.engine.settings.extend(storage.memory.iter().chain(&storage.throttle).cloned());
+        Ok(doc)
+    }
+}
+
+/// Copies the built `source` into `to` (an empty directory iolab made) over the measured window and returns
+/// the document.
+fn copy(
+    cx: &Context<'_>,
     o: &Options,
-    stop: &AtomicBool,
-    observer: &dyn Observer,
+    start_unix_s: u64,
+    source: &BuiltSource,
+    to: &Path,
 ) -> Result<CopyResult, Error> {
-    let start_unix_s =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let dir = engine
-        .dir()
-        .ok_or_else(|| {
-            Error::Setup("iolab db copy needs a database whose files iolab keeps (not --url)".into())
-        })?
-        .to_path_buf();
-    let (build, workload, warehouses, items, scale) = build_source(engine, o, stop, observer)?;
-    engine.checkpoint()?;
-    let (size_bytes, _) = size(&database_path(engine, &dir));
-    let evicted = o.evict.then(|| devices::evict(&dir));
+    let (engine, observer) = (cx.database, cx.observer);
+    let BuiltSource { built: (build, workload, warehouses, items, scale), dir, size_bytes, evicted } = source;
     observer.notice(&format!(
         "built in {:.1} s ({}); copying it to {}",
         build.seconds,
-        iolab_report::format_bytes(size_bytes),
+        iolab_report::format_bytes(*size_bytes),
         to.display()
     ));
-    let source_devices = diskstats::devices_under(&dir);
+    let source_devices = diskstats::devices_under(dir);
     let destination_devices = diskstats::devices_under(to);
     let all = union(&source_devices, &destination_devices);
     observer.window(true);
     let window = Window::over(all);
     let started = Instant::now();
-    let method = engine.copy_to(to, stop)?;
+    let method = engine.copy_to(to, cx.stop)?;
     let seconds = started.elapsed().as_secs_f64();
     let (deltas, _) = window.deltas();
     observer.window(false);
@@ -204,15 +271,15 @@ pub fn run(
     let warnings = warnings(o, &source_devices, &destination_devices, &source_views, seconds);
     Ok(CopyResult {
         header: DbHeader::new(DB_COPY_SCHEMA, "copy", None, o.seed, start_unix_s),
-        engine: crate::engine_view(engine, Some(devices::dir_bytes(&dir))),
+        engine: crate::engine_view(engine, Some(devices::dir_bytes(dir))),
         source: CopySource {
-            workload: workload.into(),
-            warehouses,
-            items,
-            scale,
-            build,
-            size_bytes,
-            evicted_bytes: evicted,
+            workload: (*workload).into(),
+            warehouses: *warehouses,
+            items: *items,
+            scale: *scale,
+            build: build.clone(),
+            size_bytes: *size_bytes,
+            evicted_bytes: *evicted,
         },
         copy: CopyRun {
             method: method.into(),

@@ -2,14 +2,18 @@
 //! storage under test, so its numbers are an application's (new orders per minute, transaction response
 //! times) with the storage's own view beside them (the block devices' counters over the same window).
 //!
-//! - [`engine`] is the seam between a workload and a database: an [`Database`] builds connections ([`Conn`]:
+//! - [`database`] is the seam between a workload and a database: a [`Database`] builds connections ([`Conn`]:
 //!   statements with `$N` parameters, transactions, bulk load), says how its SQL differs ([`Dialect`]) and
 //!   cleans up after itself; [`database::transaction`] runs a transaction body again when the database answers
 //!   busy, a serialization failure or a deadlock, and counts each retry. Two engines: [`database::sqlite`]
 //!   (a file in WAL mode with real fsyncs) and [`database::postgres`] (a private server iolab starts,
 //!   [`database::server`], or the user's own through a URL). A third (MariaDB/InnoDB) is a `Conn`, a
 //!   `Dialect` and, for a private server, a start and stop like `server`'s.
-//! - [`dir`] is the database's directory: made by iolab, marked as its own, removed at exit and on signals.
+//! - [`workload`] is the workload plug-in ([`Workload`]: build, run and check each point, document,
+//!   cleanup) and what a workload tells as it goes ([`WorkloadObserver`], [`Live`]).
+//! - [`harness`] is the storage side of a run ([`Harness`]): claim the directories and outputs in the write
+//!   gate, make the directory, the memory limit and the database, throttle and capture around the measured
+//!   windows, run the workload, and undo everything in reverse on every path.
 //! - [`bulk`] is the bulk load both workloads build with: tables, rows in chunks on one or several
 //!   connections, then keys, indexes and statistics.
 //! - [`tpcc`] is a workload derived from the TPC-C specification: build, run, consistency checks, and the
@@ -21,9 +25,9 @@
 //! - [`devices`] is the device view of a window (/proc/diskstats deltas for the devices under the
 //!   database), the database's size, and dropping its files from the page cache.
 //!
-//! Nothing here prints or installs a signal handler: the caller passes a stop flag and an [`Observer`] for
-//! notices and the measured window's edges, and calls [`cleanup_on_exit`] from its own handler when it must
-//! exit at once.
+//! Nothing here prints or installs a signal handler: the caller passes a stop flag and a [`WorkloadObserver`]
+//! for notices, the measured window's edges and live figures, and calls [`cleanup_on_exit`] from its own
+//! handler when it must exit at once.
 
 #![deny(missing_docs)]
 
@@ -31,44 +35,18 @@ pub mod bulk;
 pub mod copy;
 pub mod database;
 pub mod devices;
-pub mod dir;
 mod error;
+pub mod harness;
 pub mod tpcc;
 pub mod tpch;
 mod value;
+pub mod workload;
 
 pub use database::{Conn, Database, Dialect, TxKind};
 pub use error::{DbError, Error};
+pub use harness::{Harness, Ran, Setup};
 pub use value::Value;
-
-/// What the caller of a workload is told as it goes. Only `notice` must be written; the rest is for the
-/// measured window's edges and live displays (progress bars, `--metrics`) and does nothing unless
-/// implemented. Shared with the loading threads, hence `Sync`.
-pub trait Observer: Sync {
-    /// A line for people (what is being done now).
-    fn notice(&self, text: &str);
-
-    /// The measured window opens (`true`: just before the device counters are first read) or closes
-    /// (`false`: just after they are last read). A `--capture` starts and stops here. Default: nothing.
-    fn window(&self, _open: bool) {}
-
-    /// The build loaded `rows` more rows, of about `expected` in all ([`tpcc::build::expected_rows`]);
-    /// called after each chunk, from whichever thread loaded it (tpcc).
-    fn loaded(&self, rows: u64, expected: u64) {
-        let _ = (rows, expected);
-    }
-
-    /// A run at `users` users starts: point `index` (from 0) of `count` (1 for a single run) (tpcc).
-    fn point(&self, index: usize, count: usize, users: u32) {
-        let _ = (index, count, users);
-    }
-
-    /// Where a tpcc run is: about every [`tpcc::driver::LIVE_EVERY`] from the driver's thread, and once at
-    /// the end of the window.
-    fn running(&self, live: &tpcc::Live) {
-        let _ = live;
-    }
-}
+pub use workload::{Live, Workload, WorkloadObserver};
 
 /// The engine as the documents show it, with the size of its files.
 pub(crate) fn engine_view(engine: &dyn Database, size_bytes: Option<u64>) -> iolab_report::db::DbEngine {
@@ -92,5 +70,5 @@ pub(crate) fn engine_view(engine: &dyn Database, size_bytes: Option<u64>) -> iol
 /// directories iolab made are removed. Safe to call from any thread, and more than once.
 pub fn cleanup_on_exit() {
     database::server::cleanup_on_exit();
-    dir::cleanup_on_exit();
+    harness::remove_dirs_on_exit();
 }

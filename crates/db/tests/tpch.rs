@@ -7,8 +7,10 @@
 use iolab_db::database::postgres::Postgres;
 use iolab_db::database::server::ServerOptions;
 use iolab_db::database::sqlite::Sqlite;
+use iolab_db::harness::{DatabaseKind, Setup};
 use iolab_db::tpch::{self, queries};
-use iolab_db::{Database, Observer};
+use iolab_db::workload::Silent;
+use iolab_db::{Database, Harness};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::AtomicBool;
 
@@ -115,9 +117,13 @@ fn tpch_on_postgres_gives_sqlites_answers() {
     both_engines_agree("tpch_on_postgres_gives_sqlites_answers", answers);
 }
 
-struct Quiet;
-impl Observer for Quiet {
-    fn notice(&self, _: &str) {}
+/// Runs tpch through the harness on SQLite in `dir`, which the harness makes and removes after.
+fn run(dir: &std::path::Path, o: tpch::Options, tests: tpch::Tests) -> iolab_report::db_tpch::TpchResult {
+    let mut setup = Setup::new(DatabaseKind::Sqlite);
+    setup.dir = Some(dir.display().to_string());
+    let workload = tpch::Tpch::new(o, tests);
+    let harness = Harness::claim(setup, &workload, &mut iolab_device::WriteGate::new()).unwrap();
+    harness.run(workload, &Silent, &AtomicBool::new(false)).unwrap().document
 }
 
 #[test]
@@ -125,7 +131,9 @@ fn the_tpch_document_has_every_query_in_the_power_order() {
     let t = tempfile::tempdir().unwrap();
     let o =
         tpch::Options { scale: 0.01, runs: 2, queries: queries::POWER_ORDER.to_vec(), cold: true, seed: 3 };
-    let doc = tpch::run(&Sqlite::new(t.path()), &o, &AtomicBool::new(false), &Quiet).unwrap();
+    let dir = t.path().join("db");
+    let doc = run(&dir, o, tpch::Tests::default());
+    assert!(!dir.exists(), "the harness removed the database's directory");
     let order: Vec<u32> = doc.queries.iter().map(|q| q.number).collect();
     assert_eq!(order, queries::POWER_ORDER);
     assert!(doc.queries.iter().all(|q| q.runs_s.len() == 2));
@@ -192,7 +200,7 @@ fn the_tpch_document_with_refresh_and_two_streams_has_every_part() {
     let o =
         tpch::Options { scale: 0.01, runs: 1, queries: queries::POWER_ORDER.to_vec(), cold: false, seed: 3 };
     let tests = tpch::Tests { refresh: true, streams: 2 };
-    let doc = tpch::run_tests(&Sqlite::new(t.path()), &o, &tests, &AtomicBool::new(false), &Quiet).unwrap();
+    let doc = run(&t.path().join("db"), o, tests);
     let pair = doc.refresh.as_ref().expect("the power test's refresh pair");
     assert_eq!((pair.rf1.orders, pair.rf2.orders, pair.rf1.pair), (15, 15, 1));
     let th = doc.throughput.as_ref().expect("the throughput test");

@@ -1,4 +1,8 @@
-//! `iolab db` arguments: workloads on a real database whose files live on the storage under test.
+//! `iolab db` arguments: workloads on a real database whose files live on the storage under test. The flags
+//! `iolab run` also has (`--duration`, `--ramp`, `--seed`, `--throttle`) come from the same job-key
+//! definitions ([`SomeKeys`]), so they are spelled and parsed the same.
+
+use super::{KeySet, SomeKeys};
 
 /// `iolab db` options.
 #[derive(clap::Args, Debug, Clone)]
@@ -31,17 +35,17 @@ pub enum DbWhat {
 /// `iolab db tpcc` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct TpccArgs {
-    /// The engine, the directory, the seed, the outputs, and the storage side.
+    /// The database, the directory, the seed, the outputs, and the storage side.
     #[command(flatten)]
     pub common: DbCommonArgs,
-    /// With --engine postgres: use your own server (postgres://user:password@host/db, or key=value); iolab
-    /// creates its tables in a schema of its own, iolab_tpcc, and drops it after. No --dir then, and no
-    /// device view (the server's files are not iolab's to find).
+    /// With --database postgres: use your own server (postgres://user:password@host/db, or key=value);
+    /// iolab creates its tables in a schema of its own, iolab_tpcc, and drops it after. No --dir then, and
+    /// no device view (the server's files are not iolab's to find).
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
     /// Warehouses to build (each: 10 districts, 30,000 customers and orders, stock for every item; about
     /// 100 MB). Default 1.
-    #[arg(long, short = 'w', value_name = "N", default_value = "1")]
+    #[arg(long, value_name = "N", default_value = "1")]
     pub warehouses: String,
     /// Users: one connection and one thread each, user i on home warehouse i mod N + 1, running
     /// transactions back to back (no keying or think time). Default 1 (HammerDB's default). A list or range
@@ -51,12 +55,9 @@ pub struct TpccArgs {
     /// new-order p99 grows more than 20%.
     #[arg(long, short = 'u', value_name = "N|LIST", default_value = "1")]
     pub users: String,
-    /// Ramp before the measured window: transactions run but are not counted. Default 5s.
-    #[arg(long, value_name = "DURATION", default_value = "5s")]
-    pub ramp: String,
-    /// The measured window. Default 60s (HammerDB's is 5m after a 2m ramp: use that for numbers to compare).
-    #[arg(long, value_name = "DURATION", default_value = "60s")]
-    pub duration: String,
+    /// --duration and --ramp: the measured window and the ramp before it.
+    #[command(flatten)]
+    pub window: SomeKeys<DbWindowKeys>,
     /// Items, and so stock rows per warehouse. Default 100000, the spec's; fewer build faster (the key
     /// distributions scale with it) but make the database smaller than TPC-C's.
     #[arg(long, value_name = "N", default_value = "100000")]
@@ -68,8 +69,40 @@ pub struct TpccArgs {
     pub metrics: Option<String>,
 }
 
+/// `--duration` and `--ramp` of a database run: `iolab run`'s own flags (the same spellings, aliases and
+/// parsers: `-d 5m`, `--runtime`), with a database run's defaults.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DbWindowKeys;
+
+impl KeySet for DbWindowKeys {
+    const KEYS: &'static [(&'static str, Option<&'static str>)] = &[
+        (
+            "duration",
+            Some("The measured window (e.g. 60s, 5m). Default 60s (HammerDB's is 5m after a 2m ramp: use that for numbers to compare)."),
+        ),
+        ("ramp", Some("Ramp before the measured window: transactions run but are not counted. Default 5s.")),
+    ];
+}
+
+/// `--seed` and `--throttle` of every database run: `iolab run`'s own flags, in a database run's words.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DbKeys;
+
+impl KeySet for DbKeys {
+    const KEYS: &'static [(&'static str, Option<&'static str>)] = &[
+        (
+            "seed",
+            Some("Seed of every random choice: the loaded data (and tpch's refresh rows) and, in tpcc, each user's stream and the mix. Default: a fresh one, printed."),
+        ),
+        (
+            "throttle",
+            Some("Throttle the block devices under the database's directories with the kernel's cgroup I/O limits, as `iolab run --throttle` does (rbps=100M,wbps=..,riops=..,wiops=..): what-if slower storage. The limits go on when the workload starts, after the build (SQLite: iolab itself; a private PostgreSQL server: its processes, known as iolab's children). Root only; not with --url."),
+        ),
+    ];
+}
+
 /// What every `iolab db` workload can do to the storage under the database: hold its pages in memory under
-/// a budget, throttle its devices, record their I/O.
+/// a budget, record their I/O (and throttle its devices: `--throttle`, with `--seed` in [`DbKeys`]).
 #[derive(clap::Args, Debug, Clone)]
 pub struct DbStorageArgs {
     /// Hold the database's pages (the page cache of its files, and PostgreSQL's shared buffers) under SIZE
@@ -80,12 +113,6 @@ pub struct DbStorageArgs {
     /// Default: no limit.
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<String>,
-    /// Throttle the block devices under the database's directories with the kernel's cgroup I/O limits, as
-    /// `iolab run --throttle` does (rbps=100M,wbps=..,riops=..,wiops=..): what-if slower storage. The
-    /// engine is held from the start, the build included (SQLite: iolab itself; a private PostgreSQL
-    /// server: its processes). Root only; not with --url.
-    #[arg(long, value_name = "LIMITS")]
-    pub throttle: Option<String>,
     /// Record the block I/O of the measured part (the run's window, the queries, the copy) on the devices
     /// under the database (and a copy's destination) into FILE, an iolab trace (read it with `iolab trace
     /// show`, replay it with `iolab replay`). Root only.
@@ -97,21 +124,20 @@ pub struct DbStorageArgs {
 /// the storage side (one definition each, so tpcc, tpch and copy say the same).
 #[derive(clap::Args, Debug, Clone)]
 pub struct DbCommonArgs {
-    /// The database engine: sqlite (embedded, nothing to install: one file in WAL mode, synchronous=FULL)
-    /// or postgres (a private server iolab starts in --dir and removes after, as the unprivileged
-    /// 'postgres' account when iolab is root; or, for tpcc and tpch, your own server with --url). Default
-    /// sqlite.
+    /// The database: sqlite (embedded, nothing to install: one file in WAL mode, synchronous=FULL) or
+    /// postgres (a private server iolab starts in --dir and removes after, as the unprivileged 'postgres'
+    /// account when iolab is root; or, for tpcc and tpch, your own server with --url). Default sqlite.
+    /// (`--engine` is `iolab run`'s I/O engine, io_uring or sync.)
     #[arg(long, value_name = "sqlite|postgres", default_value = "sqlite")]
-    pub engine: String,
+    pub database: String,
     /// The directory for the database's files, on the storage under test. It must not exist (iolab creates
     /// it, marks it as its own and removes it after the run, also on Ctrl-C) or be one iolab made earlier;
     /// any other directory is refused. Default: iolab-db-PID in $IOLAB_SCRATCH_DIR or the current directory.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<String>,
-    /// Seed of every random choice: the loaded data (and tpch's refresh rows) and, in tpcc, each user's
-    /// stream and the mix. Default: a fresh one, printed.
-    #[arg(long, value_name = "N")]
-    pub seed: Option<String>,
+    /// --seed and --throttle.
+    #[command(flatten)]
+    pub keys: SomeKeys<DbKeys>,
     /// A private PostgreSQL server's shared_buffers. Default 32M: small, so the database's reads and
     /// writes reach the operating system rather than staying in the server's cache.
     #[arg(long, value_name = "SIZE", default_value = "32M")]
@@ -139,10 +165,10 @@ pub struct DbCommonArgs {
 /// `iolab db tpch` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct TpchArgs {
-    /// The engine, the directory, the seed, the outputs, and the storage side.
+    /// The database, the directory, the seed, the outputs, and the storage side.
     #[command(flatten)]
     pub common: DbCommonArgs,
-    /// With --engine postgres: your own server; iolab's tables go in a schema of its own, dropped after.
+    /// With --database postgres: your own server; iolab's tables go in a schema of its own, dropped after.
     /// No cold start and no device view then.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
@@ -177,7 +203,7 @@ pub struct TpchArgs {
 /// `iolab db copy` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CopyArgs {
-    /// The engine, the source's directory (--dir), the seed, the outputs, and the storage side.
+    /// The database, the source's directory (--dir), the seed, the outputs, and the storage side.
     #[command(flatten)]
     pub common: DbCommonArgs,
     /// Where the copy goes: a directory that must not exist (iolab creates it, marks it as its own and
@@ -186,7 +212,7 @@ pub struct CopyArgs {
     pub to: String,
     /// Build a tpcc database of N warehouses to copy (about 75 MB each in SQLite with the spec's items).
     /// Default 1.
-    #[arg(long, short = 'w', value_name = "N", default_value = "1")]
+    #[arg(long, value_name = "N", default_value = "1")]
     pub warehouses: String,
     /// Items of the tpcc database. Default 100000.
     #[arg(long, value_name = "N", default_value = "100000")]

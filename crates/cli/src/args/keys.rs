@@ -183,8 +183,22 @@ impl Args for KeyFlags {
 
 impl FromArgMatches for KeyFlags {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(KeyFlags::collect(m, KEYS.iter()))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = KeyFlags::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl KeyFlags {
+    /// What the flags of `keys` were given in `m`, in the order typed (each of `keys` must be a flag of the
+    /// command `m` came from).
+    fn collect<'k>(m: &ArgMatches, keys: impl Iterator<Item = &'k Key>) -> KeyFlags {
         let mut given: Vec<(usize, &'static Key, String)> = Vec::new();
-        for key in KEYS {
+        for key in keys {
+            let key = job_key(key.name);
             let Some(flag) = &key.flag else { continue };
             let id = id(flag);
             match flag.takes {
@@ -201,11 +215,64 @@ impl FromArgMatches for KeyFlags {
             }
         }
         given.sort_by_key(|(i, _, _)| *i);
-        Ok(KeyFlags { given: given.into_iter().map(|(_, k, t)| (k, t)).collect() })
+        KeyFlags { given: given.into_iter().map(|(_, k, t)| (k, t)).collect() }
+    }
+}
+
+/// A command's own choice of job-key flags: `iolab db tpcc` takes `--duration`, `--ramp`, `--seed` and
+/// `--throttle` from the same definitions as `iolab run`, so they are spelled, aliased and parsed the
+/// same (`--seed 0xff`, `-d 2m`), with help in the command's own words (its defaults differ).
+pub trait KeySet: Clone + std::fmt::Debug + Default + Send + Sync + 'static {
+    /// Each key by name, with the help the command gives its flag (`None`: the key's own doc).
+    const KEYS: &'static [(&'static str, Option<&'static str>)];
+}
+
+/// The flags of the keys of `S`, flattened into a command's arguments; what the user typed, applied by the
+/// keys' own setters ([`SomeKeys::to_job`]).
+#[derive(Clone, Debug, Default)]
+pub struct SomeKeys<S: KeySet> {
+    given: KeyFlags,
+    set: std::marker::PhantomData<S>,
+}
+
+impl<S: KeySet> SomeKeys<S> {
+    /// The keys given, applied to a job by their own setters: an error names the flag and quotes the text.
+    pub fn to_job(&self) -> Result<JobSpec, SpecError> {
+        self.given.to_job()
+    }
+
+    /// The text of `key` as typed (the last one given), for a command that hands it on to a job's flags.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.given.get(key)
+    }
+}
+
+impl<S: KeySet> Args for SomeKeys<S> {
+    fn augment_args(cmd: Command) -> Command {
+        S::KEYS.iter().fold(cmd, |cmd, (name, own)| {
+            let key = job_key(name);
+            let flag = key.flag.as_ref().unwrap_or_else(|| panic!("'{name}' has no flag"));
+            let arg = arg(key, flag);
+            cmd.arg(match own {
+                Some(text) => arg.help(help(text)),
+                None => arg,
+            })
+        })
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl<S: KeySet> FromArgMatches for SomeKeys<S> {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let keys = S::KEYS.iter().map(|(name, _)| job_key(name));
+        Ok(SomeKeys { given: KeyFlags::collect(m, keys), set: std::marker::PhantomData })
     }
 
     fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
-        *self = KeyFlags::from_arg_matches(m)?;
+        *self = Self::from_arg_matches(m)?;
         Ok(())
     }
 }

@@ -16,6 +16,8 @@ mod keys;
 mod loadgen;
 mod profile;
 mod report;
+#[cfg(test)]
+mod same_flags;
 mod sweep;
 mod trace;
 mod verify;
@@ -23,12 +25,12 @@ mod verify;
 pub use catalog::{CatalogFlags, DbFlag, ExportArgs, RmArgs, RunsArgs, ShowArgs};
 pub use compare::CompareArgs;
 pub use import::{ImportArgs, ImportWhat};
-pub use keys::{KeyFlags, MoreKeyFlags};
+pub use keys::{KeyFlags, KeySet, MoreKeyFlags, SomeKeys};
 pub use loadgen::LoadgenFlags;
-pub use profile::{ProfileFlags, ProfilesAction, ProfilesArgs};
+pub use profile::{CheckKeys, ProfileFlags, ProfilesAction, ProfilesArgs};
 pub use report::{ReportArgs, ReportFormat};
 pub use sweep::{SteadyStateFlags, SweepArgs};
-pub use trace::{MrcArgs, ReplayArgs, TraceArgs, TraceWhat};
+pub use trace::{CaptureKeys, MrcArgs, ReplayArgs, TraceArgs, TraceWhat};
 pub use verify::VerifyArgs;
 
 use clap::{Args, Parser, Subcommand};

@@ -1,6 +1,7 @@
 //! Flags of profiles, Exchange sizing, the verdict and `--find-max` (flattened into `iolab run`), and the
 //! `iolab profiles` command's arguments.
 
+use super::{KeySet, SomeKeys};
 use clap::{Args, Subcommand};
 
 /// Profile, Exchange-sizing and verdict flags of `iolab run` (and `iolab sweep`).
@@ -122,8 +123,17 @@ pub enum ProfilesAction {
         /// goes to -o FILE only. A trace of one device.
         #[arg(long, value_name = "TARGET")]
         check: Option<String>,
-        /// Seed of the check's two runs. Default 1.
-        #[arg(long, value_name = "N", default_value = "1", requires = "check")]
-        seed: String,
+        /// --seed: of the check's two runs.
+        #[command(flatten)]
+        keys: SomeKeys<CheckKeys>,
     },
+}
+
+/// `--seed` of `iolab profiles derive --check`: `iolab run`'s own flag (`--seed 0xff`), in the check's words.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CheckKeys;
+
+impl KeySet for CheckKeys {
+    const KEYS: &'static [(&'static str, Option<&'static str>)] =
+        &[("seed", Some("Seed of the check's two runs (with --check). Default 1."))];
 }

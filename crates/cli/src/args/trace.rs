@@ -1,5 +1,7 @@
 //! `iolab trace` and `iolab mrc` arguments.
 
+use super::{KeySet, SomeKeys};
+
 /// `iolab trace` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct TraceArgs {
@@ -40,13 +42,22 @@ pub enum TraceWhat {
         /// The block device, e.g. /dev/sdb.
         #[arg(long, value_name = "DEV")]
         device: String,
-        /// How long to record, e.g. 30s.
-        #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
-        duration: String,
+        /// --duration: how long to record.
+        #[command(flatten)]
+        keys: SomeKeys<CaptureKeys>,
         /// The trace file to write.
         #[arg(long, short = 'o', value_name = "FILE")]
         output: String,
     },
+}
+
+/// `--duration` of `iolab trace capture`: `iolab run`'s own flag (`-d 30s`), in a capture's words.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CaptureKeys;
+
+impl KeySet for CaptureKeys {
+    const KEYS: &'static [(&'static str, Option<&'static str>)] =
+        &[("duration", Some("How long to record, e.g. 30s (required)."))];
 }
 
 /// `iolab mrc` options.

@@ -64,7 +64,7 @@ fn assert_good(v: &Value, engine: &str) {
 fn tpcc_on_sqlite_reports_nopm_and_passes_the_consistency_checks() {
     let dir = tempdir();
     let db = dir.path().join("db");
-    let v = tpcc(&["--engine", "sqlite", "--dir", db.to_str().unwrap()]);
+    let v = tpcc(&["--database", "sqlite", "--dir", db.to_str().unwrap()]);
     assert_good(&v, "sqlite");
     assert_eq!(v["engine"]["settings"][0]["value"], "wal");
     assert_eq!(v["build"]["rows"][0]["rows"], 10_000, "items");
@@ -140,14 +140,14 @@ fn tpcc_on_a_private_postgres_passes_and_leaves_nothing_behind() {
     }
     let t = pg_tempdir();
     let db = t.path().join("db");
-    let v = tpcc(&["--engine", "postgres", "--dir", db.to_str().unwrap()]);
+    let v = tpcc(&["--database", "postgres", "--dir", db.to_str().unwrap()]);
     assert_good(&v, "postgres");
     assert!(v["engine"]["server_user"].as_str().unwrap().starts_with("postgres (uid"), "{}", v["engine"]);
     assert!(v["engine"]["version"].as_str().unwrap().starts_with("PostgreSQL "));
     assert_nothing_left(t.path(), &db);
 }
 
-/// Starts `iolab db tpcc --engine postgres` in the background, its stderr to a file, saving into the
+/// Starts `iolab db tpcc --database postgres` in the background, its stderr to a file, saving into the
 /// tests' catalog (never the user's).
 fn spawn_postgres(t: &Path, db: &Path, duration: &str) -> Child {
     let err = std::fs::File::create(t.join("stderr")).unwrap();
@@ -155,7 +155,7 @@ fn spawn_postgres(t: &Path, db: &Path, duration: &str) -> Child {
     args[9] = duration;
     Command::new(assert_cmd::cargo::cargo_bin("iolab"))
         .env("IOLAB_DB", crate::util::shared_catalog())
-        .args(["db", "tpcc", "--engine", "postgres", "--dir", db.to_str().unwrap(), "--json"])
+        .args(["db", "tpcc", "--database", "postgres", "--dir", db.to_str().unwrap(), "--json"])
         .arg(t.join("out.json"))
         .args(args)
         .stdin(Stdio::null())

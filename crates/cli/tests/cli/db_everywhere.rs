@@ -239,7 +239,7 @@ fn db_sweep_over_users_on_a_private_postgres_leaves_nothing_behind() {
     }
     let t = crate::db::pg_tempdir();
     let db = t.path().join("db");
-    let mut args = vec!["db", "tpcc", "--engine", "postgres", "--users", "1,4", "--no-save", "--json", "-"];
+    let mut args = vec!["db", "tpcc", "--database", "postgres", "--users", "1,4", "--no-save", "--json", "-"];
     args.extend(SMALL);
     args.extend(["--dir", db.to_str().unwrap()]);
     let out = iolab().args(&args).output().expect("spawn");

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// An ext4 file system on a loop device of the test's own, mounted in a temporary directory; unmounted and
 /// detached when dropped.
@@ -253,7 +253,7 @@ fn throttle_holds_the_engine_s_io_on_both_engines() {
     for engine in engines {
         let dir = fs.path("db");
         let d = dir.to_str().unwrap();
-        let base = ["tpcc", "--engine", engine, "--dir", d, "--items", "10000", "--users", "2"];
+        let base = ["tpcc", "--database", engine, "--dir", d, "--items", "10000", "--users", "2"];
         let times = ["--ramp", "1s", "--duration", "3s", "--seed", "9", "-q"];
         let held = db(&[&base[..], &times, &["--throttle", "wiops=20"]].concat());
         let nopm = held["run"]["nopm"].as_f64().unwrap();
@@ -502,7 +502,7 @@ fn copy_of_a_private_postgres_uses_pg_basebackup_under_a_memory_limit() {
     let (dir, to) = (fs.path("db"), fs.path("copy"));
     let v = db(&[
         "copy",
-        "--engine",
+        "--database",
         "postgres",
         "--dir",
         dir.to_str().unwrap(),
@@ -546,10 +546,10 @@ fn db_flags_are_refused_before_anything_is_made() {
     std::fs::write(other.join("data"), b"x").unwrap();
     let cases: [(&[&str], &str); 8] = [
         (&["tpcc", "--dir", d, "--throttle", "fast"], "invalid value 'fast' for '--throttle'"),
-        (&["tpcc", "--engine", "postgres", "--url", "postgres://x@h/db", "--throttle", "rbps=1M"], "--url"),
+        (&["tpcc", "--database", "postgres", "--url", "postgres://x@h/db", "--throttle", "rbps=1M"], "--url"),
         (&["tpcc", "--dir", d, "--memory", "1M"], "at least 16 MiB"),
-        (&["tpch", "--engine", "postgres", "--dir", d, "--memory", "40M"], "at least 48 MiB"),
-        (&["tpch", "--engine", "postgres", "--url", "postgres://x@h/db", "--memory", "1G"], "--url"),
+        (&["tpch", "--database", "postgres", "--dir", d, "--memory", "40M"], "at least 48 MiB"),
+        (&["tpch", "--database", "postgres", "--url", "postgres://x@h/db", "--memory", "1G"], "--url"),
         (&["tpch", "--dir", d, "--queries", "1,23"], "'--queries'"),
         (&["tpch", "--dir", d, "--scale", "0.001"], "'--scale'"),
         (&["copy", "--dir", d, "--to", other.to_str().unwrap()], "--to"),

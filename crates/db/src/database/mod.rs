@@ -105,6 +105,11 @@ pub trait Database: Send + Sync {
     /// Ends the engine: drops what iolab made on a user's server (unless kept), stops a private server.
     /// Called once; dropping an engine without it does the same, less carefully.
     fn close(&mut self) -> Result<(), Error>;
+    /// The processes of a private server iolab started, known by construction ([`server::Server::processes`]);
+    /// empty for an engine that runs inside iolab (SQLite) or a server of the user's. Default: none.
+    fn server_processes(&self) -> Vec<u32> {
+        Vec::new()
+    }
     /// Makes the database's files whole: what the engine holds in its log or memory is written into them
     /// (SQLite: the write-ahead log checkpointed and emptied; PostgreSQL: CHECKPOINT). Default: nothing.
     fn checkpoint(&self) -> Result<(), Error> {

@@ -146,6 +146,10 @@ fn make_schema(client: &mut Client, shown: &str) -> Result<(), Error> {
 }
 
 impl Database for Postgres {
+    fn server_processes(&self) -> Vec<u32> {
+        self.server.as_ref().map(Server::processes).unwrap_or_default()
+    }
+
     fn name(&self) -> &'static str {
         "postgres"
     }

@@ -276,6 +276,13 @@ fn server_command(
     Ok(cmd)
 }
 
+/// The process group of the process whose `/proc` directory is `proc_dir`: the field after the state in
+/// `stat` (`pid (comm) state ppid pgrp ...`), read after the last `)` (a command name may hold one).
+fn process_group(proc_dir: &Path) -> Option<u32> {
+    let stat = fs::read_to_string(proc_dir.join("stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(2)?.parse().ok()
+}
+
 /// Makes `cmd`'s child join the cgroup open as `cgroup_fd` (when given) and die with iolab.
 fn join_on_exec(cmd: &mut Command, cgroup_fd: Option<std::os::fd::RawFd>) {
     let parent = std::process::id() as i32;
@@ -343,6 +350,21 @@ impl Server {
         let mut server = Server { child: Some(child), dir: dir.clone(), log, account };
         server.wait_ready(stop)?;
         Ok(server)
+    }
+
+    /// The server's processes, known by construction: the postmaster iolab spawned (its child, never a
+    /// process id read from a file the server's account can write) and every process in the process group
+    /// it leads (iolab started it as the group's leader; its backends are in the group).
+    pub fn processes(&self) -> Vec<u32> {
+        let Some(leader) = self.child.as_ref().map(Child::id) else { return Vec::new() };
+        let mut out = vec![leader];
+        for entry in fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            if pid != leader && process_group(&entry.path()) == Some(leader) {
+                out.push(pid);
+            }
+        }
+        out
     }
 
     /// Waits until the server accepts a connection, has exited, or `stop` is raised.

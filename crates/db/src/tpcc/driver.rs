@@ -9,13 +9,14 @@
 //! own NOPM) and /proc/diskstats for the devices under the database. A raised stop flag ends the window
 //! early (the result is then partial); a database error that retrying cannot cure ends the run with it.
 //!
-//! While it runs, the driver's own thread (never a user's) tells the caller's [`Observer`](crate::Observer) where the run is
+//! While it runs, the driver's own thread (never a user's) tells the caller's [`WorkloadObserver`] where the run is
 //! about every [`LIVE_EVERY`]: the phase and, in the window, the transactions completed so far, from
 //! counters the users add to as each transaction completes (one relaxed atomic add per transaction).
 
 use super::rand::{Deck, TxType};
 use super::txn::{Ran, Terminal};
 use crate::database::{Conn, Database, Done};
+use crate::workload::{Figure, Live, WorkloadObserver, LIVE_EVERY};
 use crate::{DbError, Error, Value};
 use iolab_device::diskstats::{self, BlockDevice, Counters};
 use iolab_stats::LatencyHistogram;
@@ -83,40 +84,23 @@ pub struct Measured {
     pub partial: bool,
 }
 
-/// How often the observer hears of the run.
-pub const LIVE_EVERY: Duration = Duration::from_millis(100);
-
-/// Where a run is, as the observer is told: what a progress bar and `--metrics` show.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Live {
-    /// Users running.
-    pub users: u32,
-    /// Seconds since the users started.
-    pub elapsed_s: f64,
-    /// The ramp asked for, seconds.
-    pub ramp_s: f64,
-    /// The window asked for, seconds.
-    pub duration_s: f64,
-    /// Seconds of the window so far (0 in the ramp).
-    pub measured_s: f64,
-    /// Per transaction type ([`TxType::ALL`]'s order), completed in the window so far: committed or rolled
-    /// back.
-    pub completed: [u64; 5],
-    /// New orders committed in the window so far.
-    pub new_orders: u64,
-}
-
-impl Live {
-    /// New orders per minute of the window so far (NOPM); `None` before the window.
-    pub fn nopm(&self) -> Option<f64> {
-        (self.measured_s > 0.0).then(|| self.new_orders as f64 * 60.0 / self.measured_s)
-    }
-
-    /// Transactions per minute of the window so far (TPM); `None` before the window.
-    pub fn tpm(&self) -> Option<f64> {
-        let n: u64 = self.completed.iter().sum();
-        (self.measured_s > 0.0).then(|| n as f64 * 60.0 / self.measured_s)
-    }
+/// The headline figures of a tpcc run so far: NOPM and TPM over the window's `measured_s` seconds.
+fn figures(completed: u64, new_orders: u64, measured_s: f64) -> Vec<Figure> {
+    let rate = |n: u64| (measured_s > 0.0).then(|| n as f64 * 60.0 / measured_s);
+    vec![
+        Figure {
+            shown: "NOPM",
+            metric: "nopm",
+            help: "new orders per minute over the measured window so far",
+            value: rate(new_orders),
+        },
+        Figure {
+            shown: "TPM",
+            metric: "tpm",
+            help: "transactions per minute over the measured window so far, every type, committed or rolled back",
+            value: rate(completed),
+        },
+    ]
 }
 
 /// The counters the users add to as transactions complete in the window.
@@ -220,7 +204,7 @@ fn measure(
     stop: &AtomicBool,
     abort: &AtomicBool,
     tell: &dyn Fn(Option<Instant>),
-    observer: &dyn crate::Observer,
+    observer: &dyn WorkloadObserver,
 ) -> Edges {
     observer.window(true);
     let ends0 = next_order_ids(monitor);
@@ -288,7 +272,7 @@ pub fn run(
     spec: &RunSpec,
     device_dir: Option<&Path>,
     stop: &AtomicBool,
-    observer: &dyn crate::Observer,
+    observer: &dyn WorkloadObserver,
 ) -> Result<Measured, Error> {
     let mut conns: Vec<Box<dyn Conn>> = Vec::with_capacity(spec.users as usize);
     for _ in 0..spec.users {
@@ -305,16 +289,22 @@ pub fn run(
     let window = (start + spec.ramp, start + spec.ramp + spec.duration);
     let tell = |window_started: Option<Instant>| {
         let now = Instant::now();
-        observer.running(&Live {
+        let mut now_live = Live {
             users: spec.users,
             elapsed_s: now.saturating_duration_since(start).as_secs_f64(),
             ramp_s: spec.ramp.as_secs_f64(),
             duration_s: spec.duration.as_secs_f64(),
             measured_s: window_started
                 .map_or(0.0, |w| now.min(window.1).saturating_duration_since(w).as_secs_f64()),
-            completed: std::array::from_fn(|i| live.completed[i].load(Ordering::Relaxed)),
-            new_orders: live.new_orders.load(Ordering::Relaxed),
-        });
+            completed: TxType::ALL
+                .iter()
+                .map(|t| (t.name(), live.completed[t.index()].load(Ordering::Relaxed)))
+                .collect(),
+            figures: Vec::new(),
+        };
+        let total = now_live.completed_total();
+        now_live.figures = figures(total, live.new_orders.load(Ordering::Relaxed), now_live.measured_s);
+        observer.live(&now_live);
     };
     let mut results: Vec<UserResult> = Vec::new();
     let mut edges = Edges {

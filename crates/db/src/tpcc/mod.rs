@@ -5,9 +5,9 @@
 //! TPC-C, not compliant with it (no terminals, no audited durability, scaled items when asked, money in
 //! integer cents) and its numbers are not comparable with published TPC results.
 //!
-//! [`run`] builds ([`build`]), runs ([`driver`]), checks ([`check`]) and returns the `iolab.db/1` document;
-//! [`sweep`] builds once and then runs and checks at each of several user counts (HammerDB's autopilot),
-//! returning the `iolab.dbsweep/1` document. The parts: [`rand`] (NURand, the strings, the mix's deck),
+//! [`Tpcc`] is the workload the harness runs ([`crate::workload::Workload`]): it builds ([`build`]), then at
+//! each user count runs ([`driver`]) and checks ([`check`]), and returns the `iolab.db/1` document, or for
+//! several user counts (HammerDB's autopilot) the `iolab.dbsweep/1` one. The parts: [`rand`] (NURand, the strings, the mix's deck),
 //! [`schema`], [`load`], [`txn`] (the five transactions).
 
 pub mod build;
@@ -19,6 +19,7 @@ pub mod schema;
 pub mod txn;
 
 use crate::database::Database;
+use crate::workload::{Context, Point, StorageSettings, Workload, WorkloadObserver};
 use crate::Error;
 use iolab_report::db::{
     DbHeader, DbResult, DeviceView, MixShare, TpccConfig, TpccRun, TxResult, DB_SCHEMA, TPCC_DISCLAIMER,
@@ -35,13 +36,11 @@ pub const SPEC_ITEMS: u64 = 100_000;
 /// A window shorter than this is flagged: checkpoints and the database's caches have not settled.
 pub const SHORT_WINDOW_S: f64 = 60.0;
 
-/// What `iolab db tpcc` asks.
+/// What `iolab db tpcc` asks (the user counts apart: [`Tpcc::new`]).
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Warehouses to build.
     pub warehouses: u64,
-    /// Users.
-    pub users: u32,
     /// Items (stock per warehouse).
     pub items: u64,
     /// Ramp.
@@ -52,63 +51,123 @@ pub struct Options {
     pub seed: u64,
 }
 
-pub use crate::Observer;
-pub use driver::Live;
-
-/// Builds the database on `engine`, runs the workload, checks consistency and returns the document. The
-/// database's files are under `engine.dir()` (the device view reads the devices there).
-pub fn run(
-    engine: &dyn Database,
-    o: &Options,
-    stop: &AtomicBool,
-    observer: &dyn Observer,
-) -> Result<DbResult, Error> {
-    let start_unix_s = now_unix_s();
-    let built = build_database(engine, o, stop, observer)?;
-    observer.point(0, 1, o.users);
-    measure(engine, o, start_unix_s, &built, stop, observer)
+/// What `iolab db tpcc` returns: one run's document, or a sweep's over users.
+#[derive(Clone, Debug)]
+pub enum TpccDocument {
+    /// One user count (`iolab.db/1`).
+    Run(Box<DbResult>),
+    /// Several (`iolab.dbsweep/1`).
+    Sweep(Box<DbSweepResult>),
 }
 
-/// Builds the database on `engine`, then runs the workload at each of `users` (in order) on the same
-/// database, each with its ramp and window and checked for consistency afterwards; returns the
-/// `iolab.dbsweep/1` document with the knee of NOPM against users. A stop during the build is
-/// [`Error::Interrupted`]; a stop during a point ends the sweep there, partial, with the points run.
-pub fn sweep(
-    engine: &dyn Database,
-    o: &Options,
-    users: &[u32],
-    stop: &AtomicBool,
-    observer: &dyn Observer,
-) -> Result<DbSweepResult, Error> {
-    let start_unix_s = now_unix_s();
-    let built = build_database(engine, o, stop, observer)?;
-    let mut points = Vec::new();
-    let mut partial = false;
-    for (i, &u) in users.iter().enumerate() {
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            partial = true;
-            break;
-        }
-        observer.point(i, users.len(), u);
-        let point = Options { users: u, ..o.clone() };
-        let result = measure(engine, &point, now_unix_s(), &built, stop, observer)?;
-        partial |= result.partial;
-        points.push(DbSweepPoint { users: u, result, capture: None });
-        if partial {
-            break;
-        }
+/// The tpcc workload: built once, then run and checked at each user count.
+pub struct Tpcc {
+    o: Options,
+    users: Vec<u32>,
+    start_unix_s: u64,
+    built: Option<build::Built>,
+    /// The last point's start (Unix seconds) and measurements, until it is checked.
+    measured: Option<(u64, driver::Measured)>,
+    points: Vec<DbSweepPoint>,
+}
+
+impl Tpcc {
+    /// The workload of `o` at each of `users` (one: a single run; several: a sweep over users, in order).
+    pub fn new(o: Options, users: Vec<u32>) -> Tpcc {
+        Tpcc { o, users, start_unix_s: now_unix_s(), built: None, measured: None, points: Vec::new() }
     }
-    partial |= points.len() < users.len();
-    let mut s = DbSweepResult {
-        header: DbHeader::new(DB_SWEEP_SCHEMA, "tpcc", Some(TPCC_DISCLAIMER), o.seed, start_unix_s),
-        axis: "users".into(),
-        users: users.to_vec(),
-        points,
-        knee: None,
-        partial,
-    };
-    s.analyze(DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT);
-    Ok(s)
+}
+
+impl Workload for Tpcc {
+    type Document = TpccDocument;
+
+    fn name(&self) -> &'static str {
+        "tpcc"
+    }
+
+    fn seed(&self) -> u64 {
+        self.o.seed
+    }
+
+    fn connections(&self) -> u32 {
+        self.users.iter().copied().max().unwrap_or(1) + crate::bulk::MAX_LOADERS + 10
+    }
+
+    fn users(&self) -> Vec<u32> {
+        self.users.clone()
+    }
+
+    fn build(&mut self, cx: &Context<'_>) -> Result<(), Error> {
+        self.start_unix_s = now_unix_s();
+        self.built = Some(build_database(cx.database, &self.o, cx.stop, cx.observer)?);
+        Ok(())
+    }
+
+    fn run(&mut self, cx: &Context<'_>, point: Point) -> Result<(), Error> {
+        let (o, users) = (&self.o, point.users);
+        cx.observer.notice(&format!(
+            "running {users} user{}: {:.0} s ramp, {:.0} s measured",
+            if users == 1 { "" } else { "s" },
+            o.ramp.as_secs_f64(),
+            o.duration.as_secs_f64()
+        ));
+        let spec = driver::RunSpec {
+            users,
+            warehouses: o.warehouses,
+            items: o.items,
+            seed: o.seed,
+            ramp: o.ramp,
+            duration: o.duration,
+        };
+        // A single run's document starts with its build; a sweep's points each at their own start.
+        let start_unix_s = if point.count == 1 { self.start_unix_s } else { now_unix_s() };
+        let measured = driver::run(cx.database, &spec, cx.database.dir(), cx.stop, cx.observer)?;
+        self.measured = Some((start_unix_s, measured));
+        Ok(())
+    }
+
+    fn check(&mut self, cx: &Context<'_>, point: Point) -> Result<(), Error> {
+        cx.observer.notice("checking the consistency conditions");
+        let mut conn = cx.database.connect()?;
+        let consistency = check::check_all(conn.as_mut())?;
+        drop(conn);
+        let (start_unix_s, measured) = self.measured.take().expect("a point is checked after it ran");
+        let built = self.built.as_ref().expect("a point runs after the build");
+        let size_bytes = cx.database.dir().map(crate::devices::dir_bytes);
+        let ran = Ran { users: point.users, start_unix_s, built, measured: &measured, size_bytes };
+        let result = document(cx.database, &self.o, &ran, consistency);
+        self.points.push(DbSweepPoint { users: point.users, result, capture: None });
+        Ok(())
+    }
+
+    fn document(&mut self, _: &Context<'_>, storage: &StorageSettings) -> Result<TpccDocument, Error> {
+        for p in &mut self.points {
+            let d = &mut p.result;
+            storage.add_to(&mut d.engine.settings, &mut d.warnings, &d.devices, d.engine.size_bytes);
+        }
+        if self.users.len() == 1 {
+            let point = self.points.pop().expect("the harness runs a point before the document");
+            return Ok(TpccDocument::Run(Box::new(point.result)));
+        }
+        let points = std::mem::take(&mut self.points);
+        let partial = points.len() < self.users.len() || points.iter().any(|p| p.result.partial);
+        let mut s = DbSweepResult {
+            header: DbHeader::new(
+                DB_SWEEP_SCHEMA,
+                "tpcc",
+                Some(TPCC_DISCLAIMER),
+                self.o.seed,
+                self.start_unix_s,
+            ),
+            axis: "users".into(),
+            users: self.users.clone(),
+            points,
+            knee: None,
+            partial,
+        };
+        s.analyze(DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT);
+        Ok(TpccDocument::Sweep(Box::new(s)))
+    }
 }
 
 fn now_unix_s() -> u64 {
@@ -117,56 +176,23 @@ fn now_unix_s() -> u64 {
 
 /// The build, with its notices and the rows it loads told to the observer.
 fn build_database(
-    engine: &dyn Database,
+    database: &dyn Database,
     o: &Options,
     stop: &AtomicBool,
-    observer: &dyn Observer,
+    observer: &dyn WorkloadObserver,
 ) -> Result<build::Built, Error> {
     observer.notice(&format!(
         "building {} warehouse{} ({} items) on {}",
         o.warehouses,
         if o.warehouses == 1 { "" } else { "s" },
         o.items,
-        engine.version()
+        database.version()
     ));
     let expected = build::expected_rows(o.warehouses, o.items);
-    let built = build::build(engine, o.warehouses, o.items, o.seed, stop, &|n| observer.loaded(n, expected))?;
+    let built =
+        build::build(database, o.warehouses, o.items, o.seed, stop, &|n| observer.loaded(n, expected))?;
     observer.notice(&format!("built in {:.1} s", built.seconds));
     Ok(built)
-}
-
-/// One ramp and window at `o.users` users on the built database, the consistency check after it, and its
-/// document.
-fn measure(
-    engine: &dyn Database,
-    o: &Options,
-    start_unix_s: u64,
-    built: &build::Built,
-    stop: &AtomicBool,
-    observer: &dyn Observer,
-) -> Result<DbResult, Error> {
-    observer.notice(&format!(
-        "running {} user{}: {:.0} s ramp, {:.0} s measured",
-        o.users,
-        if o.users == 1 { "" } else { "s" },
-        o.ramp.as_secs_f64(),
-        o.duration.as_secs_f64()
-    ));
-    let spec = driver::RunSpec {
-        users: o.users,
-        warehouses: o.warehouses,
-        items: o.items,
-        seed: o.seed,
-        ramp: o.ramp,
-        duration: o.duration,
-    };
-    let measured = driver::run(engine, &spec, engine.dir(), stop, observer)?;
-    observer.notice("checking the consistency conditions");
-    let mut conn = engine.connect()?;
-    let consistency = check::check_all(conn.as_mut())?;
-    drop(conn);
-    let size_bytes = engine.dir().map(crate::devices::dir_bytes);
-    Ok(document(engine, o, start_unix_s, built, &measured, consistency, size_bytes))
 }
 
 /// The per-minute rate of `n` events in `s` seconds (0 for an empty window).
@@ -197,15 +223,24 @@ fn transactions(m: &driver::Measured) -> Vec<TxResult> {
         .collect()
 }
 
+/// One point as it ran, for its document.
+struct Ran<'a> {
+    users: u32,
+    start_unix_s: u64,
+    built: &'a build::Built,
+    measured: &'a driver::Measured,
+    size_bytes: Option<u64>,
+}
+
 /// What a reader should know: transactions given up, a failed consistency condition, devices that read
 /// nothing, a short window, SQLite's one writer.
 fn warnings(
-    engine: &dyn Database,
-    o: &Options,
-    m: &driver::Measured,
+    database: &dyn Database,
+    ran: &Ran<'_>,
     consistency: &[iolab_report::db::ConsistencyCheck],
     devices: &[DeviceView],
 ) -> Vec<String> {
+    let m = ran.measured;
     let s = m.measured_s;
     let mut warnings = Vec::new();
     let failed: u64 = m.tx.iter().map(|x| x.failed).sum();
@@ -231,7 +266,7 @@ fn warnings(
             "a {s:.0} s window is short: checkpoints and caches have not settled (HammerDB's default is 5 minutes after a 2-minute ramp); use --duration 5m for numbers to compare"
         ));
     }
-    if engine.name() == "sqlite" && o.users > 1 {
+    if database.name() == "sqlite" && ran.users > 1 {
         warnings.push(
             "SQLite lets one writer at a time: the users queue for the write lock, so NOPM measures that lock as well as the storage"
                 .into(),
@@ -240,28 +275,27 @@ fn warnings(
     warnings
 }
 
+/// One point's document (`iolab.db/1`).
 fn document(
-    engine: &dyn Database,
+    database: &dyn Database,
     o: &Options,
-    start_unix_s: u64,
-    built: &build::Built,
-    m: &driver::Measured,
+    ran: &Ran<'_>,
     consistency: Vec<iolab_report::db::ConsistencyCheck>,
-    size_bytes: Option<u64>,
 ) -> DbResult {
+    let m = ran.measured;
     let s = m.measured_s;
     let transactions = transactions(m);
     let new_orders = m.tx[TxType::NewOrder.index()].committed;
     let completed: u64 = m.tx.iter().map(|x| x.committed + x.rolled_back).sum();
     let devices: Vec<DeviceView> =
         m.devices.iter().map(|(d, c)| crate::devices::device_view(d, c, s)).collect();
-    let warnings = warnings(engine, o, m, &consistency, &devices);
+    let warnings = warnings(database, ran, &consistency, &devices);
     DbResult {
-        header: DbHeader::new(DB_SCHEMA, "tpcc", Some(TPCC_DISCLAIMER), o.seed, start_unix_s),
-        engine: crate::engine_view(engine, size_bytes),
+        header: DbHeader::new(DB_SCHEMA, "tpcc", Some(TPCC_DISCLAIMER), o.seed, ran.start_unix_s),
+        engine: crate::engine_view(database, ran.size_bytes),
         config: TpccConfig {
             warehouses: o.warehouses as u32,
-            users: o.users,
+            users: ran.users,
             items: o.items as u32,
             customers_per_district: load::CUSTOMERS as u32,
             ramp_s: o.ramp.as_secs_f64(),
@@ -269,7 +303,7 @@ fn document(
             think_time: false,
             mix: TxType::ALL.iter().map(|t| MixShare { name: t.name().into(), pct: t.pct() }).collect(),
         },
-        build: built.view(&schema::TABLES),
+        build: ran.built.view(&schema::TABLES),
         run: TpccRun {
             measured_s: s,
             nopm: per_minute(new_orders, s),

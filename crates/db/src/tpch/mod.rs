@@ -27,7 +27,8 @@ pub mod streams;
 
 use crate::database::Database;
 use crate::devices::{self, Window};
-use crate::{Error, Observer};
+use crate::workload::{Context, Point, StorageSettings, Workload, WorkloadObserver};
+use crate::Error;
 use iolab_device::diskstats::Counters;
 use iolab_report::db::DbHeader;
 use iolab_report::db_tpch::{
@@ -77,28 +78,74 @@ pub struct Tests {
     pub streams: u32,
 }
 
-/// Builds the database on `engine`, runs the queries and returns the document.
-pub fn run(
-    engine: &dyn Database,
-    o: &Options,
-    stop: &AtomicBool,
-    observer: &dyn Observer,
-) -> Result<TpchResult, Error> {
-    run_tests(engine, o, &Tests::default(), stop, observer)
+/// The tpch workload: built (and made cold) once, then the power test, and the throughput test when asked.
+pub struct Tpch {
+    o: Options,
+    tests: Tests,
+    start_unix_s: u64,
+    /// The build and the bytes dropped from the page cache (a cold start).
+    built: Option<(load::Built, Option<u64>)>,
+    result: Option<TpchResult>,
 }
 
-/// Builds the database on `engine`, runs the power test (with the refresh functions when asked), then
-/// the throughput test when asked, and returns the document.
-pub fn run_tests(
-    engine: &dyn Database,
+impl Tpch {
+    /// The workload of `o`, with the `tests` besides the power test's queries.
+    pub fn new(o: Options, tests: Tests) -> Tpch {
+        Tpch { o, tests, start_unix_s: 0, built: None, result: None }
+    }
+}
+
+impl Workload for Tpch {
+    type Document = TpchResult;
+
+    fn name(&self) -> &'static str {
+        "tpch"
+    }
+
+    fn seed(&self) -> u64 {
+        self.o.seed
+    }
+
+    fn connections(&self) -> u32 {
+        // The loaders, or the throughput test's query streams and refresh stream, and room to spare.
+        crate::bulk::MAX_LOADERS.max(self.tests.streams + 1) + 10
+    }
+
+    fn users(&self) -> Vec<u32> {
+        vec![1]
+    }
+
+    fn build(&mut self, cx: &Context<'_>) -> Result<(), Error> {
+        self.start_unix_s =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        self.built = Some(prepare(cx.database, &self.o, cx.stop, cx.observer)?);
+        Ok(())
+    }
+
+    fn run(&mut self, cx: &Context<'_>, _: Point) -> Result<(), Error> {
+        let (built, evicted) = self.built.as_ref().expect("the harness builds first");
+        self.result = Some(measure(cx, &self.o, &self.tests, self.start_unix_s, built, *evicted)?);
+        Ok(())
+    }
+
+    fn document(&mut self, _: &Context<'_>, storage: &StorageSettings) -> Result<TpchResult, Error> {
+        let mut doc = self.result.take().expect("the harness runs before the document");
+        storage.add_to(&mut doc.engine.settings, &mut doc.warnings, &doc.devices, doc.engine.size_bytes);
+        Ok(doc)
+    }
+}
+
+/// Runs the power test (with the refresh functions when asked), then the throughput test when asked, on the
+/// built database, and returns the document.
+fn measure(
+    cx: &Context<'_>,
     o: &Options,
     tests: &Tests,
-    stop: &AtomicBool,
-    observer: &dyn Observer,
+    start_unix_s: u64,
+    built: &load::Built,
+    evicted: Option<u64>,
 ) -> Result<TpchResult, Error> {
-    let start_unix_s =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (built, evicted) = prepare(engine, o, stop, observer)?;
+    let (engine, stop, observer) = (cx.database, cx.stop, cx.observer);
     let pool = tests.refresh.then(|| gen::TextPool::new(o.seed));
     let scale = gen::Scale::new(o.scale);
     let mut conn = engine.connect()?;
@@ -168,7 +215,7 @@ fn prepare(
     engine: &dyn Database,
     o: &Options,
     stop: &AtomicBool,
-    observer: &dyn Observer,
+    observer: &dyn WorkloadObserver,
 ) -> Result<(load::Built, Option<u64>), Error> {
     observer.notice(&format!(
         "generating and loading TPC-H data at scale {} on {}",
@@ -208,7 +255,7 @@ fn power_test(
     o: &Options,
     window: &Window,
     stop: &AtomicBool,
-    observer: &dyn Observer,
+    observer: &dyn WorkloadObserver,
 ) -> Result<Power, Error> {
     let mut measured: BTreeMap<u32, Measured> = BTreeMap::new();
     let started = Instant::now();

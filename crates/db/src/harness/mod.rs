@@ -1,0 +1,261 @@
+//! The storage side of an application run, as a library: what `iolab run`'s `iolab_run::execute` is to a
+//! job, [`Harness`] is to a [`Workload`]. It prints nothing, installs no signal handler, and takes a plain
+//! [`Setup`] (no command-line types).
+//!
+//! 1. [`Harness::claim`] checks the setup and claims every path it will write in the command's one
+//!    [`WriteGate`] (the database's directory, a workload's other directories, `--capture`'s outputs),
+//!    before anything is made: a refusal is [`Error::Setup`].
+//! 2. [`Harness::run`] makes, in order, the directories, the `--memory` cgroup (iolab joins it for SQLite;
+//!    a private server joins it between its fork and its exec), the database (a SQLite file, a private
+//!    PostgreSQL server, or the user's server), arms `--throttle` and `--capture` over the directories,
+//!    then runs the workload's steps: build, each point's run and check (one point, or a sweep over
+//!    users), document; `cleanup` on every path. It then undoes what it made in the reverse order: the
+//!    database closed (a private server stopped), the cgroups removed, the directories removed (unless
+//!    `--keep`), on success, on error and on a raised stop flag alike. An exit that skips destructors (a
+//!    second Ctrl-C) is the caller's to handle with [`crate::cleanup_on_exit`].
+//!
+//! The workload tells the caller's observer what it does through the harness's own ([`watch`]), which
+//! puts `--throttle` on when the workload starts and records `--capture` over each measured window.
+
+mod dir;
+mod setup;
+mod watch;
+
+pub use dir::{cleanup_on_exit as remove_dirs_on_exit, DbDir};
+pub use setup::{window_capture_path, DatabaseKind, Setup, Typed, MIN_MEMORY};
+pub use watch::CaptureWritten;
+
+use crate::database::postgres::Postgres;
+use crate::database::server::ServerOptions;
+use crate::database::sqlite::Sqlite;
+use crate::database::Database;
+use crate::workload::{Context, Point, StorageSettings, Workload, WorkloadObserver};
+use crate::Error;
+use iolab_device::memlimit::MemoryLimit;
+use iolab_device::WriteGate;
+use iolab_report::db::Setting;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use watch::Watch;
+
+/// A setup checked and its paths claimed, nothing made yet.
+#[derive(Debug)]
+pub struct Harness {
+    setup: Setup,
+    claimed: setup::Claimed,
+    /// The user counts of the workload's points.
+    users: Vec<u32>,
+}
+
+/// What a run gave: the workload's document and what each window's capture wrote.
+#[derive(Debug)]
+pub struct Ran<D> {
+    /// The workload's document.
+    pub document: D,
+    /// Per window, in order: the trace written (its ops) or why not; empty without `--capture`.
+    pub captures: Vec<CaptureWritten>,
+}
+
+/// The labels of a run's windows when it has several points: `users-N` each.
+fn window_labels(users: &[u32]) -> Vec<String> {
+    if users.len() < 2 {
+        return Vec::new();
+    }
+    users.iter().map(|u| format!("users-{u}")).collect()
+}
+
+impl Harness {
+    /// Checks `setup` and claims its paths in `gate` for `workload` (whose points decide how many traces
+    /// `--capture` writes). Nothing is made; every refusal is [`Error::Setup`].
+    pub fn claim<W: Workload>(setup: Setup, workload: &W, gate: &mut WriteGate) -> Result<Harness, Error> {
+        setup.check()?;
+        let users = workload.users();
+        assert!(!users.is_empty(), "a workload runs at least one point");
+        let claimed = setup::claim(&setup, &window_labels(&users), gate)?;
+        Ok(Harness { setup, claimed, users })
+    }
+
+    /// The path of the database's directory, when iolab keeps one (not with `--url`).
+    pub fn dir(&self) -> Option<&str> {
+        self.claimed.dir.as_ref().map(|(p, _)| p.as_str())
+    }
+
+    /// Runs `workload` on the storage side the setup asked for (the module doc says the order), telling
+    /// `observer`; `stop` raised ends it early. Undoes everything it made on every path.
+    pub fn run<W: Workload>(
+        self,
+        mut workload: W,
+        observer: &dyn WorkloadObserver,
+        stop: &AtomicBool,
+    ) -> Result<Ran<W::Document>, Error> {
+        let watch = Watch::new(observer, self.claimed.captures);
+        let made = Made::make(&self.setup, &self.claimed.dir, &self.claimed.also, &watch, stop, &workload)?;
+        let result = made.arm(&self.setup, &watch).and_then(|()| {
+            let also: Vec<&Path> = made.also.iter().map(DbDir::path).collect();
+            let cx = Context { database: made.database.as_ref(), also: &also, stop, observer: &watch };
+            let done = steps(&mut workload, &cx, &self.users, || made.storage(&watch));
+            let cleaned = workload.cleanup(&cx);
+            done.and_then(|d| cleaned.map(|()| d))
+        });
+        let closed = made.close(&watch);
+        let captures = watch.finish_captures();
+        let document = result?;
+        closed?;
+        Ok(Ran { document, captures })
+    }
+}
+
+/// The workload's steps, in order: build; each point's run and check, until the last or a stop; the
+/// document, with what the harness did to the storage (read by `storage` before anything is undone).
+fn steps<W: Workload>(
+    workload: &mut W,
+    cx: &Context<'_>,
+    users: &[u32],
+    storage: impl FnOnce() -> Result<StorageSettings, Error>,
+) -> Result<W::Document, Error> {
+    workload.build(cx)?;
+    let mut ran = 0;
+    for (index, &u) in users.iter().enumerate() {
+        if cx.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let point = Point { index, count: users.len(), users: u };
+        cx.observer.point(index, users.len(), u);
+        workload.run(cx, point)?;
+        workload.check(cx, point)?;
+        ran += 1;
+    }
+    if ran == 0 {
+        return Err(Error::Interrupted);
+    }
+    workload.document(cx, &storage()?)
+}
+
+/// What [`Harness::run`] made, undone in field order when dropped: the database (stopping a private
+/// server), then the memory limit's cgroup (empty once the server is gone), then the directories.
+struct Made {
+    database: Box<dyn Database>,
+    memory: Option<MemoryLimit>,
+    dir: Option<DbDir>,
+    also: Vec<DbDir>,
+}
+
+impl Made {
+    /// Makes the directories, the memory limit and the database, saying what it does on `watch`.
+    fn make<W: Workload>(
+        setup: &Setup,
+        dir: &Option<(String, iolab_device::DirState)>,
+        also: &[(String, iolab_device::DirState)],
+        watch: &Watch<'_>,
+        stop: &AtomicBool,
+        workload: &W,
+    ) -> Result<Made, Error> {
+        let dir =
+            dir.as_ref().map(|(path, state)| DbDir::make(path.as_ref(), *state, setup.keep)).transpose()?;
+        let also = also
+            .iter()
+            .map(|(path, state)| DbDir::make(path.as_ref(), *state, setup.keep))
+            .collect::<Result<Vec<_>, _>>()?;
+        let memory = memory_limit(setup, watch)?;
+        let database = open_database(setup, dir.as_ref(), memory.as_ref(), stop, watch, workload)?;
+        Ok(Made { database, memory, dir, also })
+    }
+
+    /// The directories the run writes: the database's, then the others.
+    fn dirs(&self) -> Vec<&Path> {
+        self.dir.iter().chain(&self.also).map(DbDir::path).collect()
+    }
+
+    /// Arms `--throttle` (a private server's processes are moved in when it goes on) and `--capture` over
+    /// the run's directories.
+    fn arm(&self, setup: &Setup, watch: &Watch<'_>) -> Result<(), Error> {
+        if let Some(spec) = &setup.throttle {
+            watch.arm_throttle(spec, &self.dirs(), self.database.server_processes())?;
+        }
+        watch.arm_capture(&self.dirs())
+    }
+
+    /// What the run did to the storage, read while it is all in place.
+    fn storage(&self, watch: &Watch<'_>) -> Result<StorageSettings, Error> {
+        Ok(StorageSettings {
+            memory: self.memory.as_ref().map(memory_setting),
+            throttle: watch.throttle_setting()?,
+        })
+    }
+
+    /// Closes the database, then lets the rest go (throttle, memory limit, directories); the database's
+    /// close result.
+    fn close(mut self, watch: &Watch<'_>) -> Result<(), Error> {
+        let closed = self.database.close();
+        // The server has stopped: its cgroups are empty and can go.
+        watch.throttle_off();
+        drop(self);
+        closed
+    }
+}
+
+/// The `--memory` cgroup, with iolab in it for SQLite (a private server joins it as it starts).
+fn memory_limit(setup: &Setup, watch: &Watch<'_>) -> Result<Option<MemoryLimit>, Error> {
+    let Some(budget) = &setup.memory else { return Ok(None) };
+    let m = MemoryLimit::create(budget.value).map_err(|e| Error::Setup(e.to_string()))?;
+    if setup.database == DatabaseKind::Sqlite {
+        m.join().map_err(|e| Error::Setup(e.to_string()))?;
+    }
+    watch.notice(&format!(
+        "pages of {} held under {}, private memory apart ({})",
+        if setup.private_server() { "the PostgreSQL server" } else { "iolab and its SQLite database" },
+        iolab_device::format_bytes(m.budget_bytes()),
+        m.describe()
+    ));
+    Ok(Some(m))
+}
+
+/// The memory limit as a setting (`memory_limit`: the budget for pages, the controller, the peaks of pages
+/// and of private memory), read before the cgroup goes.
+fn memory_setting(m: &MemoryLimit) -> Setting {
+    let fmt = iolab_device::format_bytes;
+    Setting {
+        name: "memory_limit".into(),
+        value: format!(
+            "{} for pages ({}, peak {})",
+            fmt(m.budget_bytes()),
+            m.kind_name(),
+            m.peaks().map_or("?".into(), |(pages, private)| format!(
+                "{} of pages, {} private memory apart",
+                fmt(pages),
+                fmt(private)
+            ))
+        ),
+    }
+}
+
+/// The database the setup names: the user's server, a private server in `dir` (in the memory cgroup when
+/// given) sized for the workload's connections, or a SQLite file in `dir`.
+fn open_database<W: Workload>(
+    setup: &Setup,
+    dir: Option<&DbDir>,
+    memory: Option<&MemoryLimit>,
+    stop: &AtomicBool,
+    watch: &Watch<'_>,
+    workload: &W,
+) -> Result<Box<dyn Database>, Error> {
+    Ok(match (dir, &setup.url) {
+        (_, Some(url)) => Box::new(Postgres::url(url, setup.keep)?),
+        (Some(d), None) if setup.private_server() => {
+            let options = ServerOptions {
+                shared_buffers_bytes: setup.shared_buffers_bytes,
+                max_connections: workload.connections(),
+            };
+            let procs = memory.map(MemoryLimit::procs_file);
+            let pg = Postgres::private_in(d.path(), &options, setup.keep, stop, procs.as_deref())?;
+            watch.notice(&format!(
+                "private PostgreSQL server in {}, run as {}",
+                d.path().display(),
+                pg.server_user().unwrap_or_default()
+            ));
+            Box::new(pg)
+        }
+        (Some(d), None) => Box::new(Sqlite::new(d.path())),
+        (None, None) => unreachable!("a directory unless --url"),
+    })
+}

@@ -1,0 +1,208 @@
+//! The workload plug-in: what every application workload is to the [`crate::harness`], in the manner of
+//! go-tpc's `Workloader` (prepare, run, check, cleanup, output) and BenchBase's `BenchmarkModule`.
+//!
+//! A workload never sees the storage side of a run: the harness has made the database's directory, held its
+//! pages under `--memory`, started its engine, and puts `--throttle` and `--capture` on and off at the
+//! measured window's edges, which the workload marks by telling its observer ([`WorkloadObserver::window`]).
+//! The harness calls the steps in order, [`Workload::build`], then [`Workload::run`] and
+//! [`Workload::check`] for each of its points (one, or one per user count of a sweep), then
+//! [`Workload::document`], and [`Workload::cleanup`] on every path (success, error, stop), and undoes what
+//! it made in the reverse order. A workload prints nothing: it tells its observer, which the binary
+//! draws as notices, bars and `--metrics`, and a test records.
+
+use crate::database::Database;
+use crate::Error;
+use iolab_report::db::{DeviceView, Setting};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// What a workload is given at every step.
+pub struct Context<'a> {
+    /// The database the harness opened.
+    pub database: &'a dyn Database,
+    /// Directories the harness made for the workload besides the database's, in the order the setup
+    /// named them (a copy's destination).
+    pub also: &'a [&'a Path],
+    /// Raised to stop (Ctrl-C, SIGTERM, SIGHUP): a workload ends its measured part early (the document is
+    /// then partial) or, before there is anything to report, returns [`Error::Interrupted`].
+    pub stop: &'a AtomicBool,
+    /// Where the workload tells what it does.
+    pub observer: &'a dyn WorkloadObserver,
+}
+
+/// What the harness did to the storage under the database, for the document to say: the memory limit's
+/// setting (its budget and the peaks seen) and the throttle in place.
+#[derive(Clone, Debug, Default)]
+pub struct StorageSettings {
+    /// `--memory`'s setting (`memory_limit`).
+    pub memory: Option<Setting>,
+    /// `--throttle`'s setting (`throttle`).
+    pub throttle: Option<Setting>,
+}
+
+impl StorageSettings {
+    /// Adds the settings to a document's engine `settings` and, when the devices under a database held
+    /// under `--memory` read nothing in the window (`devices`), a warning that the database (`size` bytes)
+    /// fits in the memory given, to its `warnings`.
+    pub fn add_to(
+        &self,
+        settings: &mut Vec<Setting>,
+        warnings: &mut Vec<String>,
+        devices: &[DeviceView],
+        size: Option<u64>,
+    ) {
+        warnings.extend(self.memory_warning(devices, size));
+        settings.extend(self.memory.iter().chain(&self.throttle).cloned());
+    }
+
+    /// The warning for a run under `--memory` whose devices read nothing: the limit was above the database.
+    pub fn memory_warning(&self, devices: &[DeviceView], size: Option<u64>) -> Option<String> {
+        let m = self.memory.as_ref()?;
+        (!devices.is_empty() && devices.iter().all(|d| d.reads == 0)).then(|| {
+            format!(
+                "under --memory {} the devices still read nothing: the database ({}) fits in it; give a smaller --memory",
+                m.value,
+                size.map_or("?".into(), iolab_device::format_bytes)
+            )
+        })
+    }
+}
+
+/// An application workload on a real database: one folder of this crate each (`tpcc`, `tpch`, `copy`,
+/// `ycsb`), run by [`crate::harness::Harness::run`].
+pub trait Workload {
+    /// The document it returns (`iolab_report::db::DbResult` for tpcc, ...).
+    type Document;
+
+    /// Its name as documents and notices say it: `tpcc`.
+    fn name(&self) -> &'static str;
+
+    /// The seed of every random choice it makes (printed before anything is built).
+    fn seed(&self) -> u64;
+
+    /// Connections a private server must accept for it (its users and loaders, with room to spare).
+    fn connections(&self) -> u32;
+
+    /// The user counts it runs at, one point each: one for a single run, several for a sweep over users
+    /// (HammerDB's autopilot), each point with its own ramp, window and check on the one database. With
+    /// several, `--capture FILE` records one trace per point (FILE with `.users-N` before its
+    /// extension). Never empty.
+    fn users(&self) -> Vec<u32>;
+
+    /// Creates and loads the database (go-tpc's Prepare).
+    fn build(&mut self, cx: &Context<'_>) -> Result<(), Error>;
+
+    /// The measured part of `point`: its window opened and closed through the observer. A raised stop ends
+    /// it early, and the harness runs no further point.
+    fn run(&mut self, cx: &Context<'_>, point: Point) -> Result<(), Error>;
+
+    /// Checks what `point`'s run left (consistency conditions). Default: nothing to check.
+    fn check(&mut self, cx: &Context<'_>, point: Point) -> Result<(), Error> {
+        let _ = (cx, point);
+        Ok(())
+    }
+
+    /// The document of what was built, run and checked (the points that ran), with what the harness did to
+    /// the storage.
+    fn document(&mut self, cx: &Context<'_>, storage: &StorageSettings) -> Result<Self::Document, Error>;
+
+    /// Drops what the workload made that the harness does not remove (its schema on a user's server).
+    /// Called once on every path. Default: nothing.
+    fn cleanup(&mut self, cx: &Context<'_>) -> Result<(), Error> {
+        let _ = cx;
+        Ok(())
+    }
+}
+
+/// One point of a run: the workload at `users` users, point `index` (from 0) of `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Point {
+    /// Its place, from 0.
+    pub index: usize,
+    /// Points in the run (1: a single run; more: a sweep over users).
+    pub count: usize,
+    /// Users at this point.
+    pub users: u32,
+}
+
+/// A headline figure of a workload so far, as the bars and `--metrics` show it (tpcc's NOPM).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Figure {
+    /// As a bar shows it: `NOPM`.
+    pub shown: &'static str,
+    /// Its `--metrics` name: `nopm`.
+    pub metric: &'static str,
+    /// Its `--metrics` help.
+    pub help: &'static str,
+    /// The value; `None` before the window.
+    pub value: Option<f64>,
+}
+
+/// Where a workload's run is, as the observer is told about every [`LIVE_EVERY`] from the driver's thread
+/// and once at the end of each window: what a progress bar and `--metrics` show, whatever the workload.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Live {
+    /// Users (connections) running.
+    pub users: u32,
+    /// Seconds since the users started.
+    pub elapsed_s: f64,
+    /// The ramp asked for, seconds.
+    pub ramp_s: f64,
+    /// The window asked for, seconds.
+    pub duration_s: f64,
+    /// Seconds of the window so far (0 in the ramp).
+    pub measured_s: f64,
+    /// Operations completed in the window so far, per kind, in the workload's order (tpcc: its five
+    /// transactions, committed or rolled back).
+    pub completed: Vec<(&'static str, u64)>,
+    /// The workload's headline figures so far.
+    pub figures: Vec<Figure>,
+}
+
+impl Live {
+    /// Operations of every kind completed in the window so far.
+    pub fn completed_total(&self) -> u64 {
+        self.completed.iter().map(|(_, n)| n).sum()
+    }
+}
+
+/// How often the observer hears where a run is.
+pub const LIVE_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// What the caller of a workload is told as it goes. Only `notice` must be written; the rest marks the
+/// measured window's edges and feeds live displays (progress bars, `--metrics`), and does nothing unless
+/// implemented. Shared with the loading and user threads, hence `Sync`.
+pub trait WorkloadObserver: Sync {
+    /// A line for people (what is being done now).
+    fn notice(&self, text: &str);
+
+    /// The measured window opens (`true`: just before the device counters are first read) or closes
+    /// (`false`: just after they are last read). The harness starts and stops `--capture` here, and puts
+    /// `--throttle` on at the first opening if the workload has not started before. Default: nothing.
+    fn window(&self, open: bool) {
+        let _ = open;
+    }
+
+    /// The build loaded `rows` more rows, of about `expected` in all; called after each chunk, from
+    /// whichever thread loaded it.
+    fn loaded(&self, rows: u64, expected: u64) {
+        let _ = (rows, expected);
+    }
+
+    /// A run at `users` users starts (its ramp): point `index` (from 0) of `count` (1 for a single run).
+    fn point(&self, index: usize, count: usize, users: u32) {
+        let _ = (index, count, users);
+    }
+
+    /// Where the run is.
+    fn live(&self, live: &Live) {
+        let _ = live;
+    }
+}
+
+/// An observer that ignores everything: for tests and callers that need no notices.
+pub struct Silent;
+
+impl WorkloadObserver for Silent {
+    fn notice(&self, _: &str) {}
+}
