@@ -2,7 +2,7 @@
 //! storage under test, so its numbers are an application's (new orders per minute, transaction response
 //! times) with the storage's own view beside them (the block devices' counters over the same window).
 //!
-//! - [`engine`] is the seam between a workload and a database: an [`Database`] builds connections ([`Conn`]:
+//! - [`database`] is the seam between a workload and a database: an [`Database`] builds connections ([`Conn`]:
 //!   statements with `$N` parameters, transactions, bulk load), says how its SQL differs ([`Dialect`]) and
 //!   cleans up after itself; [`database::transaction`] runs a transaction body again when the database answers
 //!   busy, a serialization failure or a deadlock, and counts each retry. Two engines: [`database::sqlite`]
