@@ -4,7 +4,8 @@
 //! (and MariaDB would: `RETURNING` aside, which MariaDB has for DELETE and INSERT since 10.5). What differs
 //! is in a [`Dialect`]: how a table is declared (`WITHOUT ROWID`), whether a read locks (`FOR UPDATE`),
 //! whether keys are added after the load. An [`Database`] opens connections and describes itself; a [`Conn`]
-//! runs statements, transactions and bulk loads. [`transaction`] is the one retry loop.
+//! runs statements, transactions and bulk loads, and answers a query with [`Rows`], read by column name.
+//! [`transaction`] is the one retry loop.
 //!
 //! Adding MariaDB/InnoDB: a `Conn` over the `mysql` crate (`?` parameters: rewrite `$N` as the SQLite engine
 //! does), a `Dialect` (`ENGINE=InnoDB`, `FOR UPDATE`, keys inline), retryable errors 1213 (deadlock) and
@@ -12,8 +13,11 @@
 //! into the directory, `mariadbd --skip-networking --socket=...`).
 
 pub mod postgres;
+pub mod rows;
 pub mod server;
 pub mod sqlite;
+
+pub use rows::{Columns, Row, Rows};
 
 use crate::{DbError, Error, Value};
 use std::path::Path;
@@ -48,8 +52,8 @@ pub struct Dialect {
 pub trait Conn: Send {
     /// Runs a statement; returns the rows it changed.
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError>;
-    /// Runs a query; returns its rows.
-    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, DbError>;
+    /// Runs a query; returns its rows, under its columns' names.
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Rows, DbError>;
     /// Runs statements without parameters (DDL), separated by semicolons.
     fn batch(&mut self, sql: &str) -> Result<(), DbError>;
     /// Starts a transaction.
@@ -69,6 +73,7 @@ pub trait Conn: Send {
     fn query_text(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
         let rows = self.query(sql, &[])?;
         Ok(rows
+            .into_cells()
             .into_iter()
             .map(|r| {
                 r.into_iter()
@@ -193,8 +198,8 @@ mod tests {
         fn execute(&mut self, _: &str, _: &[Value]) -> Result<u64, DbError> {
             Ok(0)
         }
-        fn query(&mut self, _: &str, _: &[Value]) -> Result<Vec<Vec<Value>>, DbError> {
-            Ok(vec![])
+        fn query(&mut self, _: &str, _: &[Value]) -> Result<Rows, DbError> {
+            Ok(Rows::default())
         }
         fn batch(&mut self, _: &str) -> Result<(), DbError> {
             Ok(())

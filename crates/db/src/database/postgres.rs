@@ -6,10 +6,11 @@
 //! else; a schema of that name that is not iolab's is refused. Each connection sets its `search_path` to it.
 //! Transactions run at READ COMMITTED (PostgreSQL's default, HammerDB's), with `FOR UPDATE` on the rows a
 //! transaction reads and then updates; a serialization failure (40001) or a deadlock (40P01) is retried.
-//! A bulk load uses COPY.
+//! A bulk load uses COPY. A query's columns' names (`Statement::columns`) are kept with its prepared
+//! statement, so its answers share them.
 
 use super::server::{Server, ServerOptions};
-use super::{Conn, Database, Dialect, TxKind};
+use super::{Columns, Conn, Database, Dialect, Rows, TxKind};
 use crate::{DbError, Error, Value};
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls, Statement};
@@ -239,17 +240,26 @@ impl Drop for Postgres {
 /// One connection, with its prepared statements.
 struct PgConn {
     client: Client,
-    statements: HashMap<String, Statement>,
+    statements: HashMap<String, Prepared>,
+}
+
+/// A prepared statement and its columns' names.
+#[derive(Clone)]
+struct Prepared {
+    statement: Statement,
+    columns: Columns,
 }
 
 impl PgConn {
-    fn statement(&mut self, sql: &str) -> Result<Statement, DbError> {
+    fn statement(&mut self, sql: &str) -> Result<Prepared, DbError> {
         if let Some(s) = self.statements.get(sql) {
             return Ok(s.clone());
         }
-        let s = self.client.prepare(sql).map_err(pg_error)?;
-        self.statements.insert(sql.to_string(), s.clone());
-        Ok(s)
+        let statement = self.client.prepare(sql).map_err(pg_error)?;
+        let columns = statement.columns().iter().map(|c| c.name().to_string()).collect();
+        let prepared = Prepared { statement, columns };
+        self.statements.insert(sql.to_string(), prepared.clone());
+        Ok(prepared)
     }
 }
 
@@ -325,18 +335,20 @@ fn copy_text(v: &Value, out: &mut String) {
 
 impl Conn for PgConn {
     fn execute(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError> {
-        let st = self.statement(sql)?;
+        let st = self.statement(sql)?.statement;
         let p = params(&st, values)?;
         let refs: Vec<&(dyn ToSql + Sync)> = p.iter().map(|b| b.as_ref()).collect();
         self.client.execute(&st, &refs).map_err(pg_error)
     }
 
-    fn query(&mut self, sql: &str, values: &[Value]) -> Result<Vec<Vec<Value>>, DbError> {
-        let st = self.statement(sql)?;
+    fn query(&mut self, sql: &str, values: &[Value]) -> Result<Rows, DbError> {
+        let Prepared { statement: st, columns } = self.statement(sql)?;
         let p = params(&st, values)?;
         let refs: Vec<&(dyn ToSql + Sync)> = p.iter().map(|b| b.as_ref()).collect();
         let rows = self.client.query(&st, &refs).map_err(pg_error)?;
-        rows.iter().map(|r| (0..r.len()).map(|i| cell(r, i)).collect()).collect()
+        let cells =
+            rows.iter().map(|r| (0..r.len()).map(|i| cell(r, i)).collect()).collect::<Result<_, _>>()?;
+        Ok(Rows::new(columns, cells))
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {

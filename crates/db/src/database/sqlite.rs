@@ -2,11 +2,13 @@
 //! database's directory, in WAL mode with `synchronous=FULL`, so every commit is a real fsync of the log and
 //! every checkpoint one of the database file; one connection per user, each waiting up to
 //! [`BUSY_TIMEOUT_MS`] for the write lock (SQLite has one writer at a time) before its transaction is
-//! retried and the retry counted.
+//! retried and the retry counted. A query's columns' names (rusqlite's `Statement::column_name`) are kept per
+//! statement, so its answers share them.
 
-use super::{Conn, Database, Dialect, TxKind};
+use super::{Columns, Conn, Database, Dialect, Rows, TxKind};
 use crate::{DbError, Error, Value};
 use rusqlite::types::{ToSqlOutput, ValueRef};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// How long a connection waits for the write lock before SQLite answers busy.
@@ -52,7 +54,7 @@ impl Database for Sqlite {
         conn.pragma_update(None, "journal_mode", "WAL").map_err(db_error)?;
         conn.pragma_update(None, "synchronous", "FULL").map_err(db_error)?;
         conn.set_prepared_statement_cache_capacity(64);
-        Ok(Box::new(SqliteConn { conn }))
+        Ok(Box::new(SqliteConn { conn, columns: HashMap::new() }))
     }
 
     fn version(&self) -> String {
@@ -127,6 +129,8 @@ pub const BACKUP_PAGES_PER_STEP: std::os::raw::c_int = 1024;
 /// One connection.
 struct SqliteConn {
     conn: rusqlite::Connection,
+    /// Each query's columns' names, by its SQL (as SQLite reads it).
+    columns: HashMap<String, Columns>,
 }
 
 /// Whether SQLite's answer means "try again": the lock was not had within the busy timeout.
@@ -174,6 +178,17 @@ fn cell(v: ValueRef<'_>) -> Value {
     }
 }
 
+/// Whether `columns` are still `st`'s columns' names (a table may have changed under a `SELECT *`).
+fn same_columns(st: &rusqlite::Statement<'_>, columns: &Columns) -> bool {
+    st.column_count() == columns.len()
+        && columns.iter().enumerate().all(|(i, c)| st.column_name(i).is_ok_and(|n| n == c))
+}
+
+/// `st`'s columns' names.
+fn column_names(st: &rusqlite::Statement<'_>) -> Columns {
+    st.column_names().into_iter().map(str::to_string).collect()
+}
+
 impl SqliteConn {
     fn statement(&self, sql: &str) -> Result<rusqlite::CachedStatement<'_>, DbError> {
         self.conn.prepare_cached(&sqlite_params(sql)).map_err(db_error)
@@ -187,19 +202,27 @@ impl Conn for SqliteConn {
         Ok(n as u64)
     }
 
-    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, DbError> {
-        let mut st = self.statement(sql)?;
-        let columns = st.column_count();
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Rows, DbError> {
+        let text = sqlite_params(sql);
+        let mut st = self.conn.prepare_cached(&text).map_err(db_error)?;
+        let columns = match self.columns.get(&text) {
+            Some(known) if same_columns(&st, known) => known.clone(),
+            _ => {
+                let made = column_names(&st);
+                self.columns.insert(text, made.clone());
+                made
+            }
+        };
         let mut rows = st.query(rusqlite::params_from_iter(params.iter().map(Param))).map_err(db_error)?;
         let mut out = Vec::new();
         while let Some(row) = rows.next().map_err(db_error)? {
-            let mut cells = Vec::with_capacity(columns);
-            for i in 0..columns {
+            let mut cells = Vec::with_capacity(columns.len());
+            for i in 0..columns.len() {
                 cells.push(cell(row.get_ref(i).map_err(db_error)?));
             }
             out.push(cells);
         }
-        Ok(out)
+        Ok(Rows::new(columns, out))
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
@@ -256,6 +279,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_query_s_answers_share_its_column_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = Sqlite::new(dir.path()).connect().unwrap();
+        c.batch("CREATE TABLE t (a integer PRIMARY KEY); INSERT INTO t VALUES (1), (2)").unwrap();
+        let sql = "SELECT a, CAST(sum(a) AS bigint) AS total FROM t WHERE a >= $1";
+        let (one, two) = (c.query(sql, &[Value::Int(1)]).unwrap(), c.query(sql, &[Value::Int(2)]).unwrap());
+        assert_eq!(one.columns(), ["a", "total"]);
+        assert_eq!(one.columns().as_ptr(), two.columns().as_ptr());
+        assert_eq!(two.first("the sum").unwrap().int("total").unwrap(), 2);
+    }
+
+    #[test]
     fn dollar_parameters_become_numbered_question_marks() {
         assert_eq!(sqlite_params("SELECT $2, $1, '$x' WHERE a = $10"), "SELECT ?2, ?1, '$x' WHERE a = ?10");
     }
@@ -268,8 +303,9 @@ mod tests {
         c.batch("CREATE TABLE t (a integer PRIMARY KEY, b varchar(10), c double precision)").unwrap();
         c.load("t", &["a", "b", "c"], &[vec![1i64.into(), "x".into(), 0.5.into()]]).unwrap();
         let rows = c.query("SELECT b, c, a FROM t WHERE a = $1", &[Value::Int(1)]).unwrap();
-        assert_eq!(rows, vec![vec![Value::Text("x".into()), Value::Real(0.5), Value::Int(1)]]);
+        assert_eq!(rows.columns(), ["b", "c", "a"]);
+        assert_eq!(rows.into_cells(), vec![vec![Value::Text("x".into()), Value::Real(0.5), Value::Int(1)]]);
         let mode = c.query("PRAGMA journal_mode", &[]).unwrap();
-        assert_eq!(mode[0][0], Value::Text("wal".into()));
+        assert_eq!(mode.first("the journal mode").unwrap().text("journal_mode").unwrap(), "wal");
     }
 }

@@ -8,24 +8,28 @@
 //!    district has new orders waiting).
 //! 3. max(NO_O_ID) − min(NO_O_ID) + 1 = the number of NEW-ORDER rows, for each district that has any.
 //! 4. sum(O_OL_CNT) = the number of ORDER-LINE rows, for each district.
+//!
+//! Each condition reads its figures per warehouse or district, by column name (every aggregate aliased).
 
-use crate::database::Conn;
-use crate::{DbError, Value};
+use crate::database::{Conn, Rows};
+use crate::DbError;
 use iolab_report::db::ConsistencyCheck;
 use std::collections::BTreeMap;
 
 type Key = (i64, i64);
 
-fn int(v: &Value) -> Option<i64> {
-    v.int()
-}
-
-/// Rows of `(w, d, value...)` as a map from (w, d) to the values.
-fn by_district(rows: Vec<Vec<Value>>) -> BTreeMap<Key, Vec<Option<i64>>> {
-    rows.into_iter()
-        .filter_map(|r| {
-            let key = (int(r.first()?)?, int(r.get(1)?)?);
-            Some((key, r[2..].iter().map(int).collect()))
+/// The rows of a per-district query (`purpose` naming it in errors) as a map from the district's key (the
+/// columns `key`: warehouse, district) to the integers of `values` (NULL as `None`).
+fn by_district(
+    rows: &Rows,
+    purpose: &str,
+    key: [&str; 2],
+    values: &[&str],
+) -> Result<BTreeMap<Key, Vec<Option<i64>>>, DbError> {
+    rows.iter(purpose)
+        .map(|r| {
+            let ints = values.iter().map(|v| r.int_or_null(v)).collect::<Result<_, _>>()?;
+            Ok(((r.int(key[0])?, r.int(key[1])?), ints))
         })
         .collect()
 }
@@ -55,15 +59,10 @@ pub fn condition_1(conn: &mut dyn Conn) -> Result<ConsistencyCheck, DbError> {
         &[],
     )?;
     let mut bad = Vec::new();
-    for r in rows {
-        let (w, w_ytd, d_ytd) = (int(&r[0]), int(&r[1]), int(&r[2]));
+    for r in rows.iter("condition 1: the warehouses' totals") {
+        let (w, w_ytd, d_ytd) = (r.int("w_id")?, r.int_or_null("w_ytd")?, r.int_or_null("ytd")?);
         if w_ytd != d_ytd {
-            bad.push(format!(
-                "warehouse {}: W_YTD {:?} but its districts' D_YTD sum to {:?}",
-                w.unwrap_or(0),
-                w_ytd,
-                d_ytd
-            ));
+            bad.push(format!("warehouse {w}: W_YTD {w_ytd:?} but its districts' D_YTD sum to {d_ytd:?}"));
         }
     }
     Ok(check(1, "W_YTD = sum(D_YTD)", bad))
@@ -71,12 +70,28 @@ pub fn condition_1(conn: &mut dyn Conn) -> Result<ConsistencyCheck, DbError> {
 
 /// D_NEXT_O_ID − 1 = max(O_ID) = max(NO_O_ID).
 pub fn condition_2(conn: &mut dyn Conn) -> Result<ConsistencyCheck, DbError> {
-    let next = by_district(conn.query("SELECT d_w_id, d_id, d_next_o_id FROM district", &[])?);
-    let max_o =
-        by_district(conn.query("SELECT o_w_id, o_d_id, max(o_id) FROM orders GROUP BY o_w_id, o_d_id", &[])?);
+    let next = by_district(
+        &conn.query("SELECT d_w_id, d_id, d_next_o_id FROM district", &[])?,
+        "condition 2: the districts",
+        ["d_w_id", "d_id"],
+        &["d_next_o_id"],
+    )?;
+    let max_o = by_district(
+        &conn
+            .query("SELECT o_w_id, o_d_id, max(o_id) AS max_o_id FROM orders GROUP BY o_w_id, o_d_id", &[])?,
+        "condition 2: the orders",
+        ["o_w_id", "o_d_id"],
+        &["max_o_id"],
+    )?;
     let max_no = by_district(
-        conn.query("SELECT no_w_id, no_d_id, max(no_o_id) FROM new_order GROUP BY no_w_id, no_d_id", &[])?,
-    );
+        &conn.query(
+            "SELECT no_w_id, no_d_id, max(no_o_id) AS max_no_o_id FROM new_order GROUP BY no_w_id, no_d_id",
+            &[],
+        )?,
+        "condition 2: the new orders",
+        ["no_w_id", "no_d_id"],
+        &["max_no_o_id"],
+    )?;
     let mut bad = Vec::new();
     for (key, v) in &next {
         let last = v[0].map(|n| n - 1);
@@ -94,10 +109,16 @@ pub fn condition_2(conn: &mut dyn Conn) -> Result<ConsistencyCheck, DbError> {
 
 /// max(NO_O_ID) − min(NO_O_ID) + 1 = count(NEW-ORDER).
 pub fn condition_3(conn: &mut dyn Conn) -> Result<ConsistencyCheck, DbError> {
-    let rows = by_district(conn.query(
-        "SELECT no_w_id, no_d_id, max(no_o_id) - min(no_o_id) + 1, count(*) FROM new_order GROUP BY no_w_id, no_d_id",
-        &[],
-    )?);
+    let rows = by_district(
+        &conn.query(
+            "SELECT no_w_id, no_d_id, max(no_o_id) - min(no_o_id) + 1 AS span, count(*) AS new_orders \
+             FROM new_order GROUP BY no_w_id, no_d_id",
+            &[],
+        )?,
+        "condition 3: the new orders",
+        ["no_w_id", "no_d_id"],
+        &["span", "new_orders"],
+    )?;
     let bad = rows
         .iter()
         .filter(|(_, v)| v[0] != v[1])
@@ -113,13 +134,24 @@ pub fn condition_3(conn: &mut dyn Conn) -> Result<ConsistencyCheck, DbError> {
 
 /// sum(O_OL_CNT) = count(ORDER-LINE).
 pub fn condition_4(conn: &mut dyn Conn) -> Result<ConsistencyCheck, DbError> {
-    let ol_cnt = by_district(conn.query(
-        "SELECT o_w_id, o_d_id, CAST(sum(o_ol_cnt) AS bigint) FROM orders GROUP BY o_w_id, o_d_id",
-        &[],
-    )?);
+    let ol_cnt = by_district(
+        &conn.query(
+            "SELECT o_w_id, o_d_id, CAST(sum(o_ol_cnt) AS bigint) AS ol_cnt FROM orders GROUP BY o_w_id, o_d_id",
+            &[],
+        )?,
+        "condition 4: the orders",
+        ["o_w_id", "o_d_id"],
+        &["ol_cnt"],
+    )?;
     let lines = by_district(
-        conn.query("SELECT ol_w_id, ol_d_id, count(*) FROM order_line GROUP BY ol_w_id, ol_d_id", &[])?,
-    );
+        &conn.query(
+            "SELECT ol_w_id, ol_d_id, count(*) AS lines FROM order_line GROUP BY ol_w_id, ol_d_id",
+            &[],
+        )?,
+        "condition 4: the order lines",
+        ["ol_w_id", "ol_d_id"],
+        &["lines"],
+    )?;
     let mut keys: Vec<&Key> = ol_cnt.keys().chain(lines.keys()).collect();
     keys.sort();
     keys.dedup();

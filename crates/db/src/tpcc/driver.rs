@@ -17,7 +17,7 @@ use super::rand::{Deck, TxType};
 use super::txn::{Ran, Terminal};
 use crate::database::{Conn, Database, Done};
 use crate::workload::{Figure, Live, WorkloadObserver, LIVE_EVERY};
-use crate::{DbError, Error, Value};
+use crate::{DbError, Error};
 use iolab_device::diskstats::{self, BlockDevice, Counters};
 use iolab_stats::LatencyHistogram;
 use std::path::Path;
@@ -118,8 +118,8 @@ struct UserResult {
 
 /// Reads `sum(d_next_o_id)`.
 fn next_order_ids(conn: &mut dyn Conn) -> Option<u64> {
-    let rows = conn.query("SELECT CAST(sum(d_next_o_id) AS bigint) FROM district", &[]).ok()?;
-    rows.first().and_then(|r| r.first()).and_then(Value::int).map(|v| v as u64)
+    let rows = conn.query("SELECT CAST(sum(d_next_o_id) AS bigint) AS next_ids FROM district", &[]).ok()?;
+    rows.first("the next order ids").and_then(|r| r.int("next_ids")).ok().map(|v| v as u64)
 }
 
 /// Sleeps until `until` in small steps, returning early (false) when `stop` or `abort` is raised, and calls
@@ -157,13 +157,7 @@ fn user(
         let kind = deck.draw(term.rng());
         let mut retries = 0;
         let started = Instant::now();
-        let ran: Ran = match kind {
-            TxType::NewOrder => term.new_order(conn, &mut retries)?,
-            TxType::Payment => term.payment(conn, &mut retries)?,
-            TxType::OrderStatus => term.order_status(conn, &mut retries)?,
-            TxType::Delivery => term.delivery(conn, &mut retries)?,
-            TxType::StockLevel => term.stock_level(conn, &mut retries)?,
-        };
+        let ran: Ran = term.perform(kind, conn, &mut retries)?;
         let ended = Instant::now();
         if ended < window_start || ended > window_end {
             continue;
