@@ -35,6 +35,7 @@ pub mod bulk;
 pub mod copy;
 pub mod database;
 pub mod devices;
+pub mod driver;
 mod error;
 pub mod harness;
 pub mod tpcc;

@@ -121,7 +121,7 @@ impl Workload for Tpcc {
         };
         // A single run's document starts with its build; a sweep's points each at their own start.
         let start_unix_s = if point.count == 1 { self.start_unix_s } else { now_unix_s() };
-        let measured = driver::run(cx.database, &spec, cx.database.dir(), cx.stop, cx.observer)?;
+        let measured = driver::run(cx.database, &spec, cx.stop, cx.observer)?;
         self.measured = Some((start_unix_s, measured));
         Ok(())
     }
@@ -209,7 +209,7 @@ fn transactions(m: &driver::Measured) -> Vec<TxResult> {
     let s = m.measured_s;
     TxType::ALL
         .iter()
-        .zip(&m.tx)
+        .zip(&m.ops)
         .map(|(t, x)| TxResult {
             name: t.name().into(),
             committed: x.committed,
@@ -243,7 +243,7 @@ fn warnings(
     let m = ran.measured;
     let s = m.measured_s;
     let mut warnings = Vec::new();
-    let failed: u64 = m.tx.iter().map(|x| x.failed).sum();
+    let failed: u64 = m.ops.iter().map(|x| x.failed).sum();
     if failed > 0 {
         warnings.push(format!(
             "{failed} transactions were given up after {} retries each: the database was too busy or deadlocked too often",
@@ -285,8 +285,8 @@ fn document(
     let m = ran.measured;
     let s = m.measured_s;
     let transactions = transactions(m);
-    let new_orders = m.tx[TxType::NewOrder.index()].committed;
-    let completed: u64 = m.tx.iter().map(|x| x.committed + x.rolled_back).sum();
+    let new_orders = m.ops[TxType::NewOrder.index()].committed;
+    let completed: u64 = m.ops.iter().map(driver::OpStats::completed).sum();
     let devices: Vec<DeviceView> =
         m.devices.iter().map(|(d, c)| crate::devices::device_view(d, c, s)).collect();
     let warnings = warnings(database, ran, &consistency, &devices);
@@ -308,9 +308,9 @@ fn document(
             measured_s: s,
             nopm: per_minute(new_orders, s),
             tpm: per_minute(completed, s),
-            nopm_database: m.new_orders_database.map(|n| per_minute(n, s)),
+            nopm_database: m.edge_delta.map(|n| per_minute(n, s)),
             transactions,
-            delivery_districts_skipped: m.skipped,
+            delivery_districts_skipped: m.extra,
         },
         consistency,
         devices,
