@@ -19,7 +19,6 @@
 pub mod bench;
 pub mod link;
 pub mod models;
-pub mod rng;
 pub mod shared;
 pub mod store;
 pub mod wcache;

@@ -14,7 +14,7 @@ use super::load::{CUSTOMERS, DISTRICTS};
 use super::rand::{last_name, nurand, uniform, Constants, A_C_ID, A_C_LAST, A_OL_I_ID};
 use crate::engine::{self, Conn, Dialect, Done, Outcome, TxKind};
 use crate::{DbError, Value};
-use iolab_plan::rng::Rng;
+use iolab_rng::Rng;
 
 /// How many times a delivery tries to take a district's oldest new order that other deliveries keep taking
 /// first.

@@ -24,9 +24,9 @@
 //! mode and rebuilds.
 
 use crate::models::dist::ServiceDist;
-use crate::rng::SplitMix64;
 use crate::wcache::Cached;
 use crate::{Done, Model, ReqKind, Request};
+use iolab_rng::SplitMix64;
 use iolab_spec::{ArrayParams, Member, Raid};
 use std::collections::VecDeque;
 

@@ -1,7 +1,18 @@
-//! The models' own pseudo-random numbers: SplitMix64 (Steele, Lea and Flood, 2014), small, fast and fully
-//! determined by its seed, so a run is reproducible for its seed on every build of iolab.
+//! SplitMix64: one step ([`splitmix64`]) and the stream of steps ([`SplitMix64`]), written once so that
+//! [`crate::Rng`]'s seeding and the emulated devices' stream are the same arithmetic.
 
-/// A SplitMix64 generator.
+/// One step of SplitMix64: advances `state` by the golden-ratio increment and returns its mix. Used to expand
+/// seeds ([`crate::Rng::new`]) and, step after step, as the [`SplitMix64`] stream.
+#[inline]
+pub fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A SplitMix64 generator: the stream of [`splitmix64`] steps from its seed.
 #[derive(Clone, Debug)]
 pub struct SplitMix64 {
     state: u64,
@@ -20,20 +31,19 @@ impl SplitMix64 {
     }
 
     /// The next 64 random bits.
+    #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        splitmix64(&mut self.state)
     }
 
     /// Uniform in [0, 1).
+    #[inline]
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// Uniform in [0, n) (n > 0).
+    #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         ((self.next_u64() as u128 * n as u128) >> 64) as u64
     }
@@ -55,7 +65,8 @@ mod tests {
         // Computed before the generator moved to its own crate: every model's draws stay bit-identical.
         // (seed, first four outputs, then next_f64's bits, below(1000) and normal()'s bits, and the first
         // output of the streams derived for an array member (1), an HDD (0x48_4444) and an SSD (0x53_5344)).
-        let pins: [(u64, [u64; 4], (u64, u64, u64), [u64; 3]); 2] = [
+        type Pin = (u64, [u64; 4], (u64, u64, u64), [u64; 3]);
+        let pins: [Pin; 2] = [
             (
                 0,
                 [0xE220_A839_7B1D_CDAF, 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F, 0xF88B_B8A8_724C_81EC],

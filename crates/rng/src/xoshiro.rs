@@ -1,23 +1,13 @@
-//! The one random-number generator of iolab: xoshiro256** seeded through SplitMix64.
-//!
-//! It is written out here rather than taken from a crate so that a seed printed by any iolab version
-//! reproduces the same offsets, sizes and arrivals forever (crates change their streams between major
-//! versions). Each worker derives its own stream from the run seed and its index, so adding a worker never
-//! changes the I/O of the others.
+//! xoshiro256** (Blackman and Vigna, 2018), seeded through [`splitmix64`]: the generator of the workload.
+//! Each worker derives its own stream from the run seed and its index ([`Rng::for_worker`]), so adding a
+//! worker never changes the I/O of the others.
+
+use crate::splitmix64;
 
 /// A fast, seedable, non-cryptographic generator (xoshiro256**, Blackman and Vigna 2018).
 #[derive(Clone, Debug)]
 pub struct Rng {
     s: [u64; 4],
-}
-
-/// One step of SplitMix64, used to expand seeds.
-pub fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 impl Rng {
@@ -86,7 +76,8 @@ mod tests {
     fn every_stream_is_pinned_for_two_seeds() {
         // Computed before the generator moved to its own crate: the streams of xoshiro256**, its seeding,
         // the per-worker streams and SplitMix64 itself stay bit-identical.
-        let pins: [(u64, [u64; 4], (u64, u64), [u64; 3], u64); 2] = [
+        type Pin = (u64, [u64; 4], (u64, u64), [u64; 3], u64);
+        let pins: [Pin; 2] = [
             (
                 0,
                 [0x99EC_5F36_CB75_F2B4, 0xBF6E_1F78_4956_452A, 0x1A5F_849D_4933_E6E0, 0x6AA5_94F1_262D_2D2C],
