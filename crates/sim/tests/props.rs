@@ -255,6 +255,40 @@ fn array(g: &mut SplitMix64) -> (String, Option<u64>) {
     (text, Some(stripe * data))
 }
 
+/// What a seed's requests look like.
+struct Workload {
+    /// Weights of read, write, durable write, flush and trim (a run may have none of a kind).
+    weights: [u64; 5],
+    max_len: u32,
+    /// Most offsets in the first 256 KiB, so writes overlap and trims cut cached extents.
+    hot: bool,
+    /// Where the last request ended: the next sequential offset.
+    seq_next: u64,
+}
+
+impl Workload {
+    fn new(g: &mut SplitMix64, max_len: u32) -> Workload {
+        let weights: [u64; 5] = std::array::from_fn(|_| pick(g, &[0, 1, 4]));
+        let weights = if weights.iter().sum::<u64>() == 0 { [1, 1, 0, 0, 0] } else { weights };
+        Workload { weights, max_len, hot: chance(g, 0.5), seq_next: 0 }
+    }
+
+    /// Submits the next request, once there is room.
+    fn submit(&mut self, g: &mut SplitMix64, h: &mut Harness) {
+        h.make_room();
+        let kind = kind(g, &self.weights);
+        let len = length(g, self.max_len);
+        let offset = match g.below(4) {
+            0 => self.seq_next,
+            _ if self.hot => g.below(256 << 10),
+            1 => g.below(h.size) & !511,
+            _ => g.below(h.size),
+        };
+        self.seq_next = offset + len as u64;
+        h.submit(kind, offset, len);
+    }
+}
+
 /// One seeded run: a random device, `max_in_flight`, request mix, lengths, offsets and pacing.
 fn vopr(seed: u64, verbose: bool) {
     let mut g = SplitMix64::new(seed);
@@ -265,27 +299,14 @@ fn vopr(seed: u64, verbose: bool) {
         println!("seed {seed}: {text}, max_in_flight {max}, requests up to {max_len} bytes");
     }
     let mut h = Harness::new(&text, g.next_u64(), max);
-    // The mix: weights of read, write, durable write, flush, trim (some runs have none of a kind).
-    let weights: [u64; 5] = std::array::from_fn(|_| pick(&mut g, &[0, 1, 4]));
-    let weights = if weights.iter().sum::<u64>() == 0 { [1, 1, 0, 0, 0] } else { weights };
-    let hot = chance(&mut g, 0.5); // overlapping ranges in the first 256 KiB
-    let mut seq_next = 0u64;
+    let mut work = Workload::new(&mut g, max_len);
     for _ in 0..100 + g.below(200) {
         pace(&mut g, &mut h);
-        let burst =
-            if chance(&mut g, 0.1) { 1 + g.below((h.max - h.in_flight().min(h.max - 1)) as u64) } else { 1 };
+        // Now and then a burst at this instant, up to the room left.
+        let room = h.max - h.in_flight().min(h.max - 1);
+        let burst = if chance(&mut g, 0.1) { 1 + g.below(room as u64) } else { 1 };
         for _ in 0..burst {
-            h.make_room();
-            let kind = kind(&mut g, &weights);
-            let len = length(&mut g, max_len);
-            let offset = match g.below(4) {
-                0 => seq_next,
-                _ if hot => g.below(256 << 10),
-                1 => g.below(h.size) & !511,
-                _ => g.below(h.size),
-            };
-            seq_next = offset + len as u64;
-            h.submit(kind, offset, len);
+            work.submit(&mut g, &mut h);
         }
     }
     h.finish();
