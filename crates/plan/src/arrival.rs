@@ -5,7 +5,7 @@
 //! (coordinated omission). Fixed arrivals are computed as `start + k / rate` (no accumulated drift);
 //! Poisson arrivals add exponential gaps with mean `1 / rate`.
 
-use crate::rng::Rng;
+use iolab_rng::Rng;
 use iolab_spec::Arrival;
 
 /// The schedule of one worker.

@@ -5,7 +5,7 @@
 //! blocks are not all at the start of the device (fio scrambles with a hash for the same reason). Zones are
 //! positional by definition ("80% of I/O to the first 20% of the space") and are not scattered.
 
-use crate::rng::Rng;
+use iolab_rng::Rng;
 use iolab_spec::{Dist, Zone};
 
 /// A sampler of slot indices in `0..n`.

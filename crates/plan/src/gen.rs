@@ -3,8 +3,8 @@
 //! a spec or size with a single choice consumes no random numbers.
 
 use crate::dist::SlotSampler;
-use crate::rng::Rng;
 use crate::{Region, WorkerPlan};
+use iolab_rng::Rng;
 
 /// What an op does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

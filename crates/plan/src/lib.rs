@@ -11,7 +11,6 @@ pub mod arrival;
 pub mod dist;
 pub mod gen;
 pub mod loadgen;
-pub mod rng;
 pub mod sizing;
 
 use iolab_spec::{

@@ -14,8 +14,8 @@
 
 use crate::dist::SlotSampler;
 use crate::gen::{GenOp, OpKind};
-use crate::rng::Rng;
 use crate::{AccessPlan, Plan, PlanError, Region, WorkerPlan, DEFAULT_BS};
+use iolab_rng::Rng;
 use iolab_spec::loadgen::{LoadgenMode, LoadgenSpec, StepSpec};
 use iolab_spec::{Arrival, BlockSizeWeight, Dist, JobSpec, Layer, NamedTarget, TargetSpec};
 use serde::Serialize;

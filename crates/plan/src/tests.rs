@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::gen::OpGen;
-use crate::rng::Rng;
+use iolab_rng::Rng;
 use iolab_spec::{JobSpec, Place};
 
 fn job(toml: &str) -> JobSpec {

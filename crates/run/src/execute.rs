@@ -491,5 +491,5 @@ fn run_id_bits(seed: u64) -> u64 {
     let t =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     let mut s = seed ^ t ^ (std::process::id() as u64) << 32;
-    iolab_plan::rng::splitmix64(&mut s)
+    iolab_rng::splitmix64(&mut s)
 }

@@ -116,7 +116,7 @@ pub fn rank_seed(seed: u64, rank: u32) -> u64 {
         return seed;
     }
     let mut s = seed ^ (rank as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    iolab_plan::rng::splitmix64(&mut s)
+    iolab_rng::splitmix64(&mut s)
 }
 
 /// Every rank's outcome of one stage: this rank's `local` when every rank succeeded; otherwise an error on

@@ -3,8 +3,8 @@
 //! request size) over the device. Used by the tests and by the precision table in docs/BENCHMARKS.md
 //! (`cargo test -p iolab-sim --release -- --nocapture precision_table`).
 
-use crate::rng::SplitMix64;
 use crate::{Done, Model, ReqKind, Request};
+use iolab_rng::SplitMix64;
 
 /// What [`closed_loop`] drives.
 #[derive(Clone, Copy, Debug)]

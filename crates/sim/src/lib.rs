@@ -17,9 +17,9 @@
 #![forbid(unsafe_code)]
 
 pub mod bench;
+pub mod check;
 pub mod link;
 pub mod models;
-pub mod rng;
 pub mod shared;
 pub mod store;
 pub mod wcache;
@@ -48,7 +48,8 @@ pub enum ReqKind {
 /// One request to an emulated device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
-    /// The caller's tag, returned in [`Done`]. Below 2^32 when the device is a [`SharedDevice`].
+    /// The caller's tag, returned in [`Done`]. Below 2^62 (a write cache's own media requests use the top two
+    /// bits); below 2^32 when the device is a [`SharedDevice`].
     pub tag: u64,
     /// Read, write, flush or trim.
     pub kind: ReqKind,
@@ -109,9 +110,15 @@ pub struct Done {
 
 /// A device model: a discrete-event simulation on its caller's clock.
 ///
-/// Contract: calls come with non-decreasing times; `submit(now, ..)` is only called after `advance(now, ..)`
-/// (so the model has processed everything up to `now`); at most `max_in_flight` (given at build) requests are
-/// in the model at once, and nothing allocates once built.
+/// Contract. The caller's side: calls come with non-decreasing times; `submit(now, ..)` is only called after
+/// `advance(now, ..)` (so the model has processed everything up to `now`); at most `max_in_flight` (given at
+/// build) requests are in the model at once. The model's side: every request completes exactly once, never
+/// before its submission and never after the `now` of the `advance` that returns it, completions come in
+/// time order (across calls too: none before an earlier `advance`'s `now`); after `advance(now)` the next
+/// event is later than `now`, and there is one while requests are in flight; `in_flight()` is the requests
+/// submitted minus those completed; nothing allocates once built. [`check::Checked`] asserts all but the
+/// last on every call (in debug builds, around every model [`build`] and [`build_target`] return); the
+/// property tests (crates/sim/tests/props.rs) check all of it over many seeds.
 pub trait Model: Send {
     /// A request arrives at the device at `now_ns`.
     fn submit(&mut self, now_ns: u64, req: Request);
@@ -128,13 +135,15 @@ pub trait Model: Send {
 }
 
 /// Builds the model for `spec`, deterministic for `seed`, with room for `max_in_flight` requests.
+/// In debug builds the model is behind [`check::Checked`], which asserts the [`Model`] contract on every call.
 pub fn build(spec: &iolab_spec::SimSpec, seed: u64, max_in_flight: usize) -> Box<dyn Model> {
-    models::build(spec, seed, max_in_flight)
+    check::in_debug(models::build(spec, seed, max_in_flight), max_in_flight)
 }
 
 /// Builds the model for an emulated target: a `sim:` device, or a `link:` (any depth) in front of one, as one
 /// [`Model`] whose completion times are those the host sees. None for targets that are not emulated
-/// (paths, `mem:`, `null:`, unresolved names) or a link in front of one of those.
+/// (paths, `mem:`, `null:`, unresolved names) or a link in front of one of those. In debug builds the model,
+/// and each one a link is in front of, is behind [`check::Checked`].
 pub fn build_target(
     target: &iolab_spec::TargetSpec,
     seed: u64,
@@ -144,7 +153,7 @@ pub fn build_target(
         iolab_spec::TargetSpec::Sim(spec) => Some(build(spec, seed, max_in_flight)),
         iolab_spec::TargetSpec::Link { link, target } => {
             let inner = build_target(target, seed, max_in_flight)?;
-            Some(Box::new(Linked::new(link, inner, max_in_flight)))
+            Some(check::in_debug(Box::new(Linked::new(link, inner, max_in_flight)), max_in_flight))
         }
         _ => None,
     }

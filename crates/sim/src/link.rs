@@ -119,10 +119,10 @@ impl Linked {
 
 impl crate::Model for Linked {
     fn submit(&mut self, now_ns: u64, req: crate::Request) {
-        let slot = self.free.pop().unwrap_or_else(|| {
-            self.slots.push(req);
-            (self.slots.len() - 1) as u32
-        });
+        let slot = self.free.pop().expect(
+            "link: a free slot (the table holds max_in_flight requests and never grows: more in flight breaks \
+             the Model contract)",
+        );
         self.slots[slot as usize] = req;
         let at = self.link.to_device(now_ns, req.kind == crate::ReqKind::Write, req.len);
         self.arrivals.push(Reverse((at, self.seq, slot)));

@@ -2,7 +2,7 @@
 //!
 //! Each model is a plain struct implementing [`Model`]; [`build`] picks one from a [`SimSpec`]. All of them
 //! allocate only when built (room for `max_in_flight` requests), never read a clock and never sleep, and
-//! draw their randomness from [`crate::rng::SplitMix64`] seeded from the run's seed.
+//! draw their randomness from [`iolab_rng::SplitMix64`] seeded from the run's seed.
 
 pub mod array;
 pub mod dist;

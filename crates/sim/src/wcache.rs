@@ -15,13 +15,17 @@
 //! - **PowerProtected** (capacitors, battery): writes are cached and drain as above, but the cache is stable:
 //!   a durable write is an ordinary cached write, a flush costs `flush_ns` and waits for nothing.
 //! - **WriteThrough**: reads and writes (durable or not) go to the media untouched; a flush costs `flush_ns`.
+//!   This kind is its own, smaller model, [`WriteThrough`]: [`Cached::build`] returns it, and [`Cached`] is
+//!   only ever a write-back cache.
 //!
 //! On every kind a trim costs `trim_ns` and drops the dirty data of its range that has not yet been sent to the
 //! media (an extent it cuts in the middle is split); a write larger than the whole cache, or any write sent
 //! to the media while cached data of its range is dirty, supersedes that dirty data the same way.
 //!
 //! Nothing allocates after [`Cached::build`]; nothing is random, so the pair is deterministic for the media's
-//! seed.
+//! seed. The bookkeeping is sized at build and asserted where it is used: the slot table holds at most
+//! `max_in_flight` waiting flushes and durable writes and never grows, and the dirty byte and extent counts
+//! never go below zero.
 
 use crate::{Done, Model, ReqKind, Request};
 pub use iolab_spec::sim::{WriteCache, WriteCacheParams};
@@ -38,6 +42,9 @@ pub const MAX_EXTENTS: usize = 65_536;
 
 /// Tags of the media requests that drain the cache.
 const DRAIN_BIT: u64 = 1 << 63;
+/// Tags of the media requests of a slot (a durable write waiting for earlier writes). Any other media request
+/// carries its host tag, which is below this bit.
+const SLOT_BIT: u64 = 1 << 62;
 
 /// Dirty data in the cache, not yet sent to the media.
 #[derive(Clone, Copy, Debug)]
@@ -50,26 +57,27 @@ struct Extent {
     ready_ns: u64,
 }
 
-/// A host request the cache does not answer from its own state alone: one sent to the media, or a flush or
-/// durable write waiting for earlier writes to reach the media.
+/// A flush or durable write waiting for earlier writes to reach the media. (A request that completes with its
+/// media request alone needs no slot: its media request carries its host tag.)
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
     tag: u64,
-    /// Writes of seq below this must be stable before it completes (None: it completes with its media request).
-    barrier: Option<u64>,
+    /// Writes of seq below this must be stable before it completes.
+    barrier: u64,
     /// Its own media request is outstanding.
     media: bool,
     /// Added to the time it became complete.
     extra_ns: u64,
 }
 
-/// A media model behind a write cache (see the module docs).
+/// A media model behind a write-back cache, volatile or power-loss protected (see the module docs).
 pub struct Cached {
     p: WriteCacheParams,
     inner: Box<dyn Model>,
     ns_per_byte: f64,
     /// When the cache's interface is next free, ns (fractional, so small transfers do not drift).
     pipe_free: f64,
+    /// Flushes and durable writes waiting: at most `max_in_flight`, never grown.
     slots: Vec<Slot>,
     free: Vec<u32>,
     /// Slots of flushes and durable writes still waiting.
@@ -110,18 +118,21 @@ impl Cached {
         Box::new(Cached::new(p, drain_depth, max_in_flight, media))
     }
 
-    /// As [`Cached::build`], unboxed.
+    /// As [`Cached::build`], unboxed, for a write-back cache (`p.kind` volatile or power-loss protected).
     pub fn new(
         p: &WriteCacheParams,
         drain_depth: usize,
         max_in_flight: usize,
         media: impl FnOnce(usize) -> Box<dyn Model>,
     ) -> Cached {
+        assert_ne!(
+            p.kind,
+            WriteCache::WriteThrough,
+            "a write-through device is a WriteThrough (Cached::build)"
+        );
         let cap = max_in_flight.max(1);
-        let caching = p.kind != WriteCache::WriteThrough;
-        let depth = if caching { drain_depth.max(1) } else { 0 };
-        let max_extents =
-            if caching { ((p.size_bytes / LINE_BYTES) as usize).clamp(MIN_EXTENTS, MAX_EXTENTS) } else { 0 };
+        let depth = drain_depth.max(1);
+        let max_extents = ((p.size_bytes / LINE_BYTES) as usize).clamp(MIN_EXTENTS, MAX_EXTENTS);
         Cached {
             p: p.clone(),
             inner: media(cap + depth),
@@ -135,7 +146,7 @@ impl Cached {
             dirty: VecDeque::with_capacity(max_extents),
             draining: vec![None; depth],
             drain_free: (0..depth as u32).rev().collect(),
-            waiting: VecDeque::with_capacity(if caching { cap } else { 0 }),
+            waiting: VecDeque::with_capacity(cap),
             held_bytes: 0,
             held_extents: 0,
             max_extents,
@@ -166,34 +177,51 @@ impl Cached {
         self.due_seq += 1;
     }
 
+    /// A slot for a waiting flush or durable write, among the `max_in_flight` made at build.
     fn take_slot(&mut self, s: Slot) -> u32 {
-        let i = self.free.pop().unwrap_or_else(|| {
-            // More than max_in_flight requests: grow (allocates; the contract says this does not happen).
-            self.slots.push(Slot::default());
-            (self.slots.len() - 1) as u32
-        });
+        let i = self.free.pop().expect(
+            "write cache: a free slot (the table holds max_in_flight waiting requests and never grows: more in \
+             flight breaks the Model contract)",
+        );
         self.slots[i as usize] = s;
+        self.waiters.push(i);
         i
     }
 
-    /// Sends `req` to the media; it completes with it, after `barrier` (if any) is stable too.
-    fn send_to_media(&mut self, now: u64, req: Request, barrier: Option<u64>) {
-        if self.p.kind != WriteCache::WriteThrough && req.kind == ReqKind::Write {
+    /// Sends `req` (a read, or a write past the cache) to the media, where it completes with its host tag.
+    fn send_to_media(&mut self, now: u64, req: Request) {
+        if req.kind == ReqKind::Write {
             self.drop_range(req.offset, req.len);
         }
+        self.inner.submit(now, Request { durable: false, ..req });
+    }
+
+    /// Sends the durable write `req` to the media; it completes once it is there and every write completed
+    /// before `now` is stable too.
+    fn durable_write(&mut self, now: u64, req: Request) {
+        let barrier = self.barrier(now);
+        self.drop_range(req.offset, req.len);
         let slot = self.take_slot(Slot { tag: req.tag, barrier, media: true, extra_ns: 0 });
-        if barrier.is_some() {
-            self.waiters.push(slot);
-        }
-        self.inner.submit(now, Request { tag: slot as u64, durable: false, ..req });
+        self.inner.submit(now, Request { tag: SLOT_BIT | slot as u64, durable: false, ..req });
     }
 
     /// Waits for writes completed by `now` to be stable, then completes `extra_ns` later.
     fn wait_stable(&mut self, now: u64, tag: u64, extra_ns: u64) {
-        let barrier = Some(self.barrier(now));
-        let slot = self.take_slot(Slot { tag, barrier, media: false, extra_ns });
-        self.waiters.push(slot);
+        let barrier = self.barrier(now);
+        self.take_slot(Slot { tag, barrier, media: false, extra_ns });
         self.finish_waiters(now);
+    }
+
+    /// Takes `bytes` and one extent off the dirty counts: an extent reached the media or was dropped whole.
+    fn release(&mut self, bytes: u64) {
+        self.release_bytes(bytes);
+        self.held_extents =
+            self.held_extents.checked_sub(1).expect("write cache: an extent released is held");
+    }
+
+    /// Takes `bytes` off the dirty count: part of an extent was dropped, or all of one (with [`Self::release`]).
+    fn release_bytes(&mut self, bytes: u64) {
+        self.held_bytes = self.held_bytes.checked_sub(bytes).expect("write cache: bytes released are held");
     }
 
     /// The seq below which every write has completed by `now` (the newest extents may not have).
@@ -224,7 +252,7 @@ impl Cached {
         while i < self.waiters.len() {
             let slot = self.waiters[i];
             let s = self.slots[slot as usize];
-            if s.media || s.barrier.is_some_and(|b| stable < b) {
+            if s.media || stable < s.barrier {
                 i += 1;
                 continue;
             }
@@ -283,8 +311,7 @@ impl Cached {
             }
             if a <= e.offset && end <= b {
                 self.dirty.remove(i);
-                self.held_bytes -= e.len as u64;
-                self.held_extents -= 1;
+                self.release(e.len as u64);
                 continue;
             }
             if a > e.offset && end > b {
@@ -293,16 +320,16 @@ impl Cached {
                     let upper = Extent { offset: b, len: (end - b) as u32, ..e };
                     self.dirty[i].len = (a - e.offset) as u32;
                     self.dirty.insert(i + 1, upper);
-                    self.held_bytes -= b - a;
+                    self.release_bytes(b - a);
                     self.held_extents += 1;
                     i += 1;
                 }
             } else if a <= e.offset {
                 self.dirty[i] = Extent { offset: b, len: (end - b) as u32, ..e };
-                self.held_bytes -= b - e.offset;
+                self.release_bytes(b - e.offset);
             } else {
                 self.dirty[i].len = (a - e.offset) as u32;
-                self.held_bytes -= end - a;
+                self.release_bytes(end - a);
             }
             i += 1;
         }
@@ -329,23 +356,18 @@ impl Cached {
         }
     }
 
-    /// A media request completed at `t`.
+    /// A media request completed at `t`: a drain, a durable write's own request (it completes once its
+    /// barrier is stable, [`Self::finish_waiters`]), or a request that completes with it.
     fn media_done(&mut self, tag: u64, t: u64) {
         if tag & DRAIN_BIT != 0 {
             let slot = (tag & !DRAIN_BIT) as u32;
-            let (len, _) = self.draining[slot as usize].take().expect("draining");
-            self.held_bytes -= len as u64;
-            self.held_extents -= 1;
+            let (len, _) = self.draining[slot as usize].take().expect("write cache: a drain completes once");
+            self.release(len as u64);
             self.drain_free.push(slot);
-            return;
-        }
-        let slot = tag as u32;
-        let s = &mut self.slots[slot as usize];
-        s.media = false;
-        if s.barrier.is_none() {
-            let host = s.tag;
-            self.free.push(slot);
-            self.push_due(t, host);
+        } else if tag & SLOT_BIT != 0 {
+            self.slots[(tag & !SLOT_BIT) as usize].media = false;
+        } else {
+            self.push_due(t, tag);
         }
     }
 
@@ -365,16 +387,16 @@ impl Cached {
 
 impl Model for Cached {
     fn submit(&mut self, now_ns: u64, req: Request) {
+        assert!(
+            req.tag < SLOT_BIT,
+            "write cache: host tags are below 2^62 (the cache's own use the top two bits)"
+        );
         self.in_flight += 1;
         let kind = self.p.kind;
         match req.kind {
-            ReqKind::Read => self.send_to_media(now_ns, req, None),
-            ReqKind::Write if kind == WriteCache::WriteThrough => self.send_to_media(now_ns, req, None),
-            ReqKind::Write if req.durable && kind == WriteCache::Volatile => {
-                let barrier = self.barrier(now_ns);
-                self.send_to_media(now_ns, req, Some(barrier))
-            }
-            ReqKind::Write if req.len as u64 > self.p.size_bytes => self.send_to_media(now_ns, req, None),
+            ReqKind::Read => self.send_to_media(now_ns, req),
+            ReqKind::Write if req.durable && kind == WriteCache::Volatile => self.durable_write(now_ns, req),
+            ReqKind::Write if req.len as u64 > self.p.size_bytes => self.send_to_media(now_ns, req),
             ReqKind::Write => self.cache_write(now_ns, req.tag, req.offset, req.len),
             ReqKind::Flush if kind == WriteCache::Volatile => {
                 self.wait_stable(now_ns, req.tag, self.p.flush_ns)
@@ -417,7 +439,8 @@ impl Model for Cached {
                 break;
             }
             self.due.pop();
-            self.in_flight -= 1;
+            self.in_flight =
+                self.in_flight.checked_sub(1).expect("write cache: a request completing is in flight");
             done.push(Done { tag, at_ns: t });
         }
     }
@@ -428,7 +451,7 @@ impl Model for Cached {
 
     /// A write into an empty cache costs its transfer plus `write_ns`; everything else is the media's figure.
     fn expected_service_ns(&self, write: bool, len: u32) -> f64 {
-        if write && self.p.kind != WriteCache::WriteThrough && len as u64 <= self.p.size_bytes {
+        if write && len as u64 <= self.p.size_bytes {
             len as f64 * self.ns_per_byte + self.p.write_ns as f64
         } else {
             self.inner.expected_service_ns(write, len)
@@ -436,9 +459,9 @@ impl Model for Cached {
     }
 }
 
-/// A write-through device ([`WriteCache::WriteThrough`]): every read and write is the media's own request,
-/// completed when the media completes it; a flush completes `flush_ns` after it arrives (nothing volatile to
-/// write) and a trim `trim_ns` after. What [`Cached`] does for this kind, without its bookkeeping per request.
+/// A write-through device ([`WriteCache::WriteThrough`]), the one model of that kind ([`Cached::build`] returns
+/// it): every read and write is the media's own request, completed when the media completes it; a flush
+/// completes `flush_ns` after it arrives (nothing volatile to write) and a trim `trim_ns` after.
 pub struct WriteThrough {
     inner: Box<dyn Model>,
     flush_ns: u64,
@@ -484,17 +507,15 @@ impl Model for WriteThrough {
     fn advance(&mut self, now_ns: u64, done: &mut Vec<Done>) {
         let first = done.len();
         self.inner.advance(now_ns, done);
-        let media = done.len();
         while let Some(Reverse((t, _, tag))) = self.due.peek().copied() {
             if t > now_ns {
                 break;
             }
             self.due.pop();
-            done.push(Done { tag, at_ns: t });
-        }
-        if media > first && done.len() > media {
-            // Both kinds completed: in completion order, as the contract says (stable: ties keep their order).
-            done[first..].sort_by_key(|d| d.at_ns);
+            // Merged into the media's completions in time order, after those of the same time (what a stable
+            // sort of the two runs gives), in place: a sort allocates its scratch past a few hundred.
+            let at = first + done[first..].partition_point(|d| d.at_ns <= t);
+            done.insert(at, Done { tag, at_ns: t });
         }
     }
 

@@ -15,9 +15,19 @@ const FLUSH_NS: u64 = 5_000;
 const TRIM_NS: u64 = 2_000;
 const BLK: u32 = 4096;
 
+fn params(kind: WriteCache, size_bytes: u64) -> WriteCacheParams {
+    WriteCacheParams::new(kind, size_bytes, CACHE_NS, 1000.0, FLUSH_NS, TRIM_NS)
+}
+
+/// A write-back cache (volatile or power-loss protected) over the test device.
 fn cache(kind: WriteCache, size_bytes: u64) -> Cached {
-    let p = WriteCacheParams::new(kind, size_bytes, CACHE_NS, 1000.0, FLUSH_NS, TRIM_NS);
-    Cached::new(&p, 1, 16, |room| Box::new(Fixed::new(MEDIA_NS, 1, room)))
+    Cached::new(&params(kind, size_bytes), 1, 16, |room| Box::new(Fixed::new(MEDIA_NS, 1, room)))
+}
+
+/// The test device write-through, as [`Cached::build`] makes it (the [`iolab_sim::wcache::WriteThrough`]
+/// model, which production uses).
+fn write_through() -> Box<dyn Model> {
+    Cached::build(&params(WriteCache::WriteThrough, 0), 1, 16, |room| Box::new(Fixed::new(MEDIA_NS, 1, room)))
 }
 
 /// Runs the device to `t` and returns what completed.
@@ -108,9 +118,9 @@ fn a_durable_write_costs_media_time_on_volatile_and_cache_time_on_plp() {
     p.submit(0, Request::durable_write(1, 0, BLK));
     assert_eq!(at(&mut p, 1_000_000), vec![d(1, ack(0))]);
 
-    let mut w = cache(WriteCache::WriteThrough, 0);
+    let mut w = write_through();
     w.submit(0, Request::durable_write(1, 0, BLK));
-    assert_eq!(settle(&mut w), vec![d(1, MEDIA_NS)]);
+    assert_eq!(settle(w.as_mut()), vec![d(1, MEDIA_NS)]);
 }
 
 #[test]
@@ -156,11 +166,11 @@ fn a_trim_inside_an_extent_splits_it() {
 
 #[test]
 fn write_through_writes_take_media_time_and_flushes_the_fixed_cost() {
-    let mut m = cache(WriteCache::WriteThrough, 0);
+    let mut m = write_through();
     m.submit(0, Request::write(0, 0, BLK));
     m.submit(0, Request::flush(1));
     m.submit(0, Request::trim(2, 0, BLK));
-    assert_eq!(settle(&mut m), vec![d(2, TRIM_NS), d(1, FLUSH_NS), d(0, MEDIA_NS)]);
+    assert_eq!(settle(m.as_mut()), vec![d(2, TRIM_NS), d(1, FLUSH_NS), d(0, MEDIA_NS)]);
     assert_eq!(m.expected_service_ns(true, BLK), MEDIA_NS as f64);
 }
 

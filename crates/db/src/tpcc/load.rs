@@ -10,7 +10,7 @@
 use super::rand::{astring, data, last_name, nstring, nurand, uniform, zip, Constants, A_C_LAST};
 use super::schema::TABLES;
 use crate::{Error, Value};
-use iolab_plan::rng::Rng;
+use iolab_rng::Rng;
 
 /// Districts per warehouse.
 pub const DISTRICTS: u64 = 10;

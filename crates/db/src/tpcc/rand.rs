@@ -1,4 +1,4 @@
-//! TPC-C's random choices (clause 2.1.6 and 4.3.2), on iolab's seeded generator ([`iolab_plan::rng::Rng`]),
+//! TPC-C's random choices (clause 2.1.6 and 4.3.2), on iolab's seeded generator ([`iolab_rng::Rng`]),
 //! so a printed seed reproduces the loaded data and every user's stream.
 //!
 //! - [`nurand`] is NURand(A, x, y) = (((random(0, A) | random(x, y)) + C) % (y − x + 1)) + x, with A = 255
@@ -10,7 +10,7 @@
 //! - [`Deck`] deals the transaction mix from a shuffled deck of 100 cards (5.2.4.2 allows a deck), so every
 //!   100 transactions of a user hold the mix exactly.
 
-use iolab_plan::rng::Rng;
+use iolab_rng::Rng;
 
 /// A for C_LAST.
 pub const A_C_LAST: u64 = 255;

@@ -3,7 +3,7 @@
 //! segments, priorities, instructions and modes, and the nations with their regions. A weighted list is
 //! drawn from by its cumulative weights ([`Weighted::pick`]).
 
-use iolab_plan::rng::Rng;
+use iolab_rng::Rng;
 
 /// A list of words with relative weights.
 pub struct Weighted(pub &'static [(&'static str, u32)]);

@@ -16,7 +16,7 @@
 
 use super::dists::{self, uniform_pick, Weighted};
 use crate::Value;
-use iolab_plan::rng::Rng;
+use iolab_rng::Rng;
 
 /// Days from 1970-01-01 to the civil date (proleptic Gregorian; Howard Hinnant's algorithm).
 pub const fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {

@@ -9,7 +9,7 @@ use super::schema::{self, INDEXES, TABLES};
 use crate::bulk::{self, Load};
 use crate::database::Database;
 use crate::Error;
-use iolab_plan::rng::Rng;
+use iolab_rng::Rng;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 

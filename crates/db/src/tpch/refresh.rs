@@ -20,7 +20,7 @@ use super::gen::{self, Scale, TextPool};
 use super::schema::{self, TABLES};
 use crate::database::{transaction, Conn, Done, Outcome, TxKind};
 use crate::{DbError, Error, Value};
-use iolab_plan::rng::Rng;
+use iolab_rng::Rng;
 use std::ops::Range;
 use std::time::Instant;
 

@@ -37,7 +37,7 @@
 
 use crate::tags::Tags;
 use crate::{Completion, Engine, EngineError, Op, OpKind};
-use iolab_plan::rng::Rng;
+use iolab_rng::Rng;
 use iolab_spec::{InjectKind, InjectSpec, InjectWhen};
 use iolab_verify::{InjectCount, InjectResult};
 use std::cmp::Reverse;

@@ -23,7 +23,7 @@ use super::window::{begin, Series, Window};
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::{GenOp, OpGen, OpKind};
-use iolab_plan::rng::Rng;
+use iolab_rng::Rng;
 use iolab_stats::OpStats;
 use std::sync::atomic::Ordering;
 

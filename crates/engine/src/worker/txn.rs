@@ -35,7 +35,7 @@ use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::OpKind;
 use iolab_plan::loadgen::{TxnGen, WorkerTxnPlan, PENDING_CAP};
-use iolab_plan::rng::Rng;
+use iolab_rng::Rng;
 use iolab_spec::loadgen::LoadgenMode;
 use iolab_stats::OpStats;
 use std::sync::atomic::Ordering;

@@ -11,7 +11,7 @@
 use super::interface::{WorkerEvent, WorkerSetup};
 use crate::Engine;
 use iolab_plan::arrival::Arrivals;
-use iolab_plan::rng::Rng;
+use iolab_rng::Rng;
 use iolab_spec::Arrival;
 use iolab_stats::IntervalStats;
 use std::sync::atomic::Ordering;

@@ -24,9 +24,9 @@
 //! mode and rebuilds.
 
 use crate::models::dist::ServiceDist;
-use crate::rng::SplitMix64;
 use crate::wcache::Cached;
 use crate::{Done, Model, ReqKind, Request};
+use iolab_rng::SplitMix64;
 use iolab_spec::{ArrayParams, Member, Raid};
 use std::collections::VecDeque;
 
@@ -288,11 +288,10 @@ impl Array {
 
 impl Model for Array {
     fn submit(&mut self, now_ns: u64, req: Request) {
-        let slot = self.free.pop().unwrap_or_else(|| {
-            // More than max_in_flight requests: grow (allocates; the contract says this does not happen).
-            self.slots.push(Slot::default());
-            (self.slots.len() - 1) as u32
-        });
+        let slot = self.free.pop().expect(
+            "array: a free slot (the table holds max_in_flight host requests and never grows: more in flight \
+             breaks the Model contract)",
+        );
         let (write, len) = req.media_op();
         self.slots[slot as usize] = Slot { tag: req.tag, offset: req.offset, len, write, reads: 0, ops: 0 };
         if len == 0 {

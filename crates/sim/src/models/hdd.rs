@@ -26,8 +26,8 @@
 //! buffer, and defect remapping.
 
 use super::dist::{ServiceDist, MEAN_SQRT_DISTANCE};
-use crate::rng::SplitMix64;
 use crate::{Done, Model, Request};
+use iolab_rng::SplitMix64;
 use iolab_spec::HddParams;
 use std::collections::VecDeque;
 

@@ -12,8 +12,8 @@
 //! DRAM cache, read/write interference inside a die, and a shared bandwidth budget between directions.
 
 use super::dist::{normal_cdf, ServiceDist};
-use crate::rng::SplitMix64;
 use crate::{Done, Model, Request};
+use iolab_rng::SplitMix64;
 use iolab_spec::SsdParams;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

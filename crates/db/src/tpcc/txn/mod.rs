@@ -19,7 +19,7 @@ use super::load::CUSTOMERS;
 use super::rand::{last_name, nurand, uniform, Constants, TxType, A_C_ID, A_C_LAST};
 use crate::database::{Conn, Dialect, Done};
 use crate::DbError;
-use iolab_plan::rng::Rng;
+use iolab_rng::Rng;
 
 /// Seconds since the epoch, for the tables' dates.
 fn now_s() -> i64 {
