@@ -17,7 +17,6 @@ use crate::exit::{usage, ExitStatus};
 use crate::progress::{DbBars, OverallBar};
 use crate::saving::Saver;
 use anyhow::Result;
-use iolab_catalog::EntryKind;
 use iolab_db::tpcc::{self, Live, Options};
 use iolab_db::Observer;
 use iolab_device::WriteGate;
@@ -159,15 +158,11 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
             }
         }
     }
-    let (kind, document, good) = match &doc {
-        Outcome::Run(d) => (EntryKind::Db, Document::Db(d), good(d)),
-        Outcome::Sweep(s) => (
-            EntryKind::DbSweep,
-            Document::DbSweep(s),
-            !s.points.is_empty() && s.points.iter().all(|p| good(&p.result)),
-        ),
+    let (document, good): (&dyn Document, bool) = match &doc {
+        Outcome::Run(d) => (&**d, good(d)),
+        Outcome::Sweep(s) => (&**s, !s.points.is_empty() && s.points.iter().all(|p| good(&p.result))),
     };
-    session.save_and_output(saver.as_ref(), kind, &document)?;
+    session.save_and_output(saver.as_ref(), document)?;
     Ok(if good { ExitStatus::Ok } else { ExitStatus::Fail })
 }
 

@@ -10,12 +10,10 @@ use crate::db_setup::{self, number};
 use crate::exit::{usage, ExitStatus};
 use crate::progress::DbBars;
 use anyhow::Result;
-use iolab_catalog::EntryKind;
 use iolab_db::copy::{self, Options, Source};
 use iolab_db::dir::DbDir;
 use iolab_db::Observer;
 use iolab_device::WriteGate;
-use iolab_report::Document;
 
 fn options(a: &CopyArgs) -> Result<Options> {
     let source = match &a.scale {
@@ -59,6 +57,6 @@ pub fn copy(a: &CopyArgs) -> Result<ExitStatus> {
     drop(to);
     let (mut doc, limits) = result?;
     doc.engine.settings.extend(limits.memory.into_iter().chain(limits.throttle));
-    session.save_and_output(saver.as_ref(), EntryKind::DbCopy, &Document::DbCopy(&doc))?;
+    session.save_and_output(saver.as_ref(), &doc)?;
     Ok(ExitStatus::Ok)
 }

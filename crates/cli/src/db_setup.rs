@@ -792,23 +792,19 @@ impl Session {
         Ok((done, limits))
     }
 
-    /// Saves the document in the catalog (with a saver: as `kind`), then prints it, writes `--json` and
-    /// the capture ([`Session::output`]), then returns the first error of either: a catalog that cannot take
-    /// the result never hides its numbers.
-    pub fn save_and_output(
-        &self,
-        saver: Option<&Saver>,
-        kind: iolab_catalog::EntryKind,
-        doc: &iolab_report::Document<'_>,
-    ) -> Result<()> {
-        let saved = crate::saving::save(saver, kind, &iolab_report::JsonExporter.render(doc));
+    /// Saves the document in the catalog (with a saver: as its kind's entry), then prints it, writes
+    /// `--json` and the capture ([`Session::output`]), then returns the first error of either: a catalog
+    /// that cannot take the result never hides its numbers.
+    pub fn save_and_output(&self, saver: Option<&Saver>, doc: &dyn iolab_report::Document) -> Result<()> {
+        let entry = crate::saving::entry(doc)?;
+        let saved = crate::saving::save(saver, entry, &iolab_report::JsonExporter.render(doc));
         let written = self.output(doc);
         saved?;
         written
     }
 
     /// Prints the document (unless quiet), writes `--json`, then the capture.
-    pub fn output(&self, doc: &iolab_report::Document<'_>) -> Result<()> {
+    pub fn output(&self, doc: &dyn iolab_report::Document) -> Result<()> {
         use iolab_report::{JsonExporter, TextExporter};
         if !self.quiet {
             crate::output::print(&TextExporter.render(doc))?;

@@ -10,11 +10,9 @@ use crate::db_setup::{self, number};
 use crate::exit::{usage, ExitStatus};
 use crate::progress::DbBars;
 use anyhow::Result;
-use iolab_catalog::EntryKind;
 use iolab_db::tpch::{self, queries, streams, Options, Tests};
 use iolab_db::Observer;
 use iolab_device::WriteGate;
-use iolab_report::Document;
 
 /// `--queries`: numbers 1 to 22, each once, in the order given.
 fn query_list(text: &str) -> Result<Vec<u32>> {
@@ -91,7 +89,7 @@ pub fn tpch(a: &TpchArgs) -> Result<ExitStatus> {
     shown.bars.finish();
     let (mut doc, limits) = result?;
     limits.add_to(&mut doc.engine.settings, &mut doc.warnings, &doc.devices, doc.engine.size_bytes);
-    session.save_and_output(saver.as_ref(), EntryKind::DbTpch, &Document::DbTpch(&doc))?;
+    session.save_and_output(saver.as_ref(), &doc)?;
     Ok(ExitStatus::Ok)
 }
 

@@ -763,21 +763,21 @@ pub(crate) fn names() -> (Vec<String>, Vec<String>) {
 }
 
 /// A document as text (the text exporter renders every document).
-pub(crate) fn text<'a>(doc: impl Into<Document<'a>>) -> String {
-    TextExporter.render(&doc.into())
+pub(crate) fn text(doc: &dyn Document) -> String {
+    TextExporter.render(doc)
 }
 
 /// A document as JSON (the JSON exporter renders every document).
-pub(crate) fn json<'a>(doc: impl Into<Document<'a>>) -> String {
-    JsonExporter.render(&doc.into())
+pub(crate) fn json(doc: &dyn Document) -> String {
+    JsonExporter.render(doc)
 }
 
 /// A document as CSV; panics for a document without a CSV form.
-pub(crate) fn csv<'a>(doc: impl Into<Document<'a>>) -> String {
-    CsvExporter.export(&doc.into()).expect("the document has a CSV form")
+pub(crate) fn csv(doc: &dyn Document) -> String {
+    CsvExporter.export(doc).expect("the document has a CSV form")
 }
 
 /// A document as Markdown; panics for a document without a Markdown form.
-pub(crate) fn markdown<'a>(doc: impl Into<Document<'a>>) -> String {
-    MarkdownExporter.export(&doc.into()).expect("the document has a Markdown form")
+pub(crate) fn markdown(doc: &dyn Document) -> String {
+    MarkdownExporter.export(doc).expect("the document has a Markdown form")
 }
