@@ -797,3 +797,86 @@ fn version_4_catalog_takes_tpch_and_copy_runs_after_the_upgrade_and_keeps_its_db
     c.save(&NewEntry { kind: "db_copy".into(), doc: copy_doc(90.0), tags: vec![], note: None }).unwrap();
     assert_eq!(c.summaries(&Filter::default()).unwrap().len(), before.len() + 2);
 }
+
+/// Issue 34, item 4: version 6 drops the list of kinds and moves the headline columns of particular kinds
+/// (IOPS, MB/s, p99, NOPM, the query times) into `figures`, each value as it was: nothing recomputed.
+#[test]
+fn version_5_catalog_moves_its_headline_columns_into_figures_and_keeps_every_entry() {
+    let (_d, path) = temp();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    make_v1(&path);
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+        for m in &schema::MIGRATIONS[1..5] {
+            conn.execute_batch(m.sql).unwrap();
+        }
+        conn.execute_batch("PRAGMA user_version = 5;").unwrap();
+        // Values no extraction would give, so a recomputation would show.
+        conn.execute(
+            "INSERT INTO entries (id, kind, saved_unix_s, doc, profile, iops, mb_s, p99_ns, nopm, query_total_s,
+                                  query_geomean_s)
+             VALUES ('eeee0001', 'db_tpch', 3.0, ?1, 'tpch sqlite', 1.5, 2.5, 3.5, 4.5, 5.5, 6.5)",
+            [tpch_doc(8.5, "vda").to_string()],
+        )
+        .unwrap();
+        conn.execute("INSERT INTO tags VALUES ('eeee0001', 'gen', '5')", []).unwrap();
+    }
+    let c = Catalog::open(&path, INDEX).unwrap();
+    let e = c.get("eeee0001").unwrap();
+    let want: Vec<(&str, f64)> = vec![
+        ("iops", 1.5),
+        ("mb_s", 2.5),
+        ("nopm", 4.5),
+        ("p99_ns", 3.5),
+        ("query_geomean_s", 6.5),
+        ("query_total_s", 5.5),
+    ];
+    let got: Vec<(&str, f64)> = e.summary.columns.figures.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(got, want);
+    assert_eq!(
+        (e.kind.as_str(), e.tags.len(), e.summary.columns.profile.as_deref()),
+        ("db_tpch", 1, Some("tpch sqlite"))
+    );
+    assert!(c.get("d89d").is_ok(), "the older entry is kept");
+    let check: Vec<String> = {
+        let mut stmt = c.conn.prepare("SELECT sql FROM sqlite_master WHERE name = 'entries'").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+    };
+    assert!(!check[0].contains("CHECK"), "no list of kinds left: {}", check[0]);
+    c.remove("eeee0001").unwrap();
+    let n: i64 = c
+        .conn
+        .query_row("SELECT count(*) FROM figures WHERE entry_id = 'eeee0001'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 0, "an entry's figures go with it");
+}
+
+/// A kind of document the catalog has never heard of (the caller's indexer knows it) is saved, listed and
+/// filtered with no migration and no change here.
+#[test]
+fn a_new_kind_of_entry_needs_no_migration() {
+    fn index(kind: &str, doc: &serde_json::Value) -> Result<Columns, String> {
+        if kind != "db_ycsb" {
+            return INDEX(kind, doc);
+        }
+        let mut c = Columns { profile: Some("ycsb a".into()), ..Columns::default() };
+        c.set_figure("ops_per_s", doc["ops_per_s"].as_f64());
+        Ok(c)
+    }
+    let (_d, path) = temp();
+    let c = Catalog::open(&path, index).unwrap();
+    save_run(&c, "0000000a", "oltp", "/dev/sdb", &[]);
+    let doc = json!({"schema": "iolab.dbycsb/1", "ops_per_s": 12_345.0});
+    let id =
+        c.save(&NewEntry { kind: "db_ycsb".into(), doc, tags: tags(&[("w", "a")]), note: None }).unwrap();
+    let e = c.get(&id).unwrap();
+    assert_eq!((e.kind.as_str(), e.summary.columns.figure("ops_per_s")), ("db_ycsb", Some(12_345.0)));
+    let only = c.summaries(&Filter { kind: Some("db_ycsb".into()), ..Filter::default() }).unwrap();
+    assert_eq!(only.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), [id.as_str()]);
+    let refused = c.save_text("db_ycssb", "{}", &[], None).unwrap_err().to_string();
+    assert!(
+        refused.contains("cannot save this document as a db_ycssb") && refused.contains("'db_ycssb'"),
+        "{refused}"
+    );
+}

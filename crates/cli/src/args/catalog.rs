@@ -94,8 +94,8 @@ pub struct ExportArgs {
     /// Entry id, or a unique start of one.
     #[arg(value_name = "ID")]
     pub id: String,
-    /// The stored document, exactly as `--json` wrote it (iolab.result/1, iolab.sweep/1, iolab.findmax/1,
-    /// iolab.db/1 or iolab.dbsweep/1).
+    /// The stored document, exactly as `--json` wrote it (its schema is its kind's: iolab.result/1,
+    /// iolab.sweep/1, iolab.db/1, ...).
     /// Without --json or --csv, `-o FILE.json` or `-o FILE.csv` says which.
     #[arg(long)]
     pub json: bool,
