@@ -1,7 +1,8 @@
 //! Exporters: one per format, each rendering any [`Document`] it supports (hyperfine's `Exporter` trait is
 //! the model). The documents are plain data (`crate::model`, `crate::sweep`, `crate::compare`,
 //! `crate::find_max`, ...); what turns them into text lives under this module, one function per document and
-//! format, and each kind (`crate::kinds`) says which is its own: an exporter asks the document.
+//! format, and each kind (`crate::kinds`) says which is its own: an exporter asks the document. What the
+//! kinds of today have:
 //!
 //! | format                | run            | sweep           | compare | find-max | mrc              | db (tpcc, tpch, copy) | db sweep        |
 //! |-----------------------|----------------|-----------------|---------|----------|------------------|-----------------------|-----------------|
