@@ -313,12 +313,11 @@ pub fn export(args: &ExportArgs) -> Result<ExitStatus> {
         };
         let doc = document(&e).ok_or_else(unreadable)?;
         CsvExporter.render(doc.as_ref()).map_err(|_| {
-            usage(format!(
-                "entry {} is a {} document: it has no CSV form (its numbers are one window's, with no time series); `iolab export {} --json` gives its document",
-                e.id,
-                doc.kind().name(),
-                e.id
-            ))
+            let kind = doc.kind();
+            let why = kind
+                .without_csv()
+                .map_or_else(|| format!("a {} document: it has no CSV form", kind.name()), str::to_string);
+            usage(format!("entry {} is {why}; `iolab export {} --json` gives its document", e.id, e.id))
         })?
     };
     write_all(vec![(&out, Ok(text))])?;

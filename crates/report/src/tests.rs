@@ -59,11 +59,13 @@ pub(crate) fn sample() -> RunResult {
             qd: 32,
             targets: vec!["/data/f".to_string()],
             rate_iops: None,
-            read: read.clone(),
-            write: write.clone(),
-            all: all.clone(),
-            flush: None,
-            trim: None,
+            total: OpSet {
+                read: read.clone(),
+                write: write.clone(),
+                all: all.clone(),
+                flush: None,
+                trim: None,
+            },
             achieved_depth: 31.85,
         })
         .collect();
@@ -157,11 +159,13 @@ pub(crate) fn sample() -> RunResult {
             workers: 1,
             targets: vec!["/data/f".to_string()],
             rate_iops: None,
-            read: read.clone(),
-            write: write.clone(),
-            all: all.clone(),
-            flush: None,
-            trim: None,
+            total: OpSet {
+                read: read.clone(),
+                write: write.clone(),
+                all: all.clone(),
+                flush: None,
+                trim: None,
+            },
             achieved_depth: 127.4,
             read_interval_mean_max_ns: Some(2_100_000.0),
             write_interval_mean_max_ns: Some(2_500_000.0),
@@ -745,13 +749,13 @@ pub(crate) fn with_groups(db_read_mean: f64, db_imax: f64, log_write_mean: f64, 
     let mut db = r.groups[0].clone();
     db.name = "db".into();
     db.rate_iops = Some(1000.0);
-    db.read.lat_ns.as_mut().unwrap().mean = db_read_mean;
+    db.total.read.lat_ns.as_mut().unwrap().mean = db_read_mean;
     db.read_interval_mean_max_ns = Some(db_imax);
-    db.all.iops = db_iops;
+    db.total.all.iops = db_iops;
     let mut log = r.groups[0].clone();
     log.name = "log".into();
     log.rate_iops = Some(100.0);
-    log.write.lat_ns.as_mut().unwrap().mean = log_write_mean;
+    log.total.write.lat_ns.as_mut().unwrap().mean = log_write_mean;
     log.write_interval_mean_max_ns = Some(log_write_mean * 2.0);
     r.groups = vec![db, log];
     r

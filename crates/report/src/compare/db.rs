@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use iolab_stats::LatencyHistogram;
 
 use super::document::side_letter;
-use super::metrics::{device_keys, device_metrics, Kind, MetricDef, Scope, Stat, DEVICES};
+use super::metrics::{device_keys, device_metrics, MetricDef, OpKind, Scope, Stat, DEVICES};
 use crate::db::{DbResult, DeviceView, TPCC_DISCLAIMER};
 use crate::db_sweep::DbSweepResult;
 use crate::plugin::{Comparing, Document, HistogramParts, Metric, Peers, Point, Trial};
@@ -219,7 +219,7 @@ fn value(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
 
 /// A tpcc run's part of a transaction type's merged histogram: the type's histogram and its committed and
 /// rolled-back transactions.
-fn parts(scope: &Scope, _kind: Kind, trial: Trial<'_>) -> HistogramParts {
+fn parts(scope: &Scope, _kind: OpKind, trial: Trial<'_>) -> HistogramParts {
     let (Some(r), Scope::DbTx(name)) = (trial.get::<DbResult>(), scope) else { return None };
     let x = r.run.transactions.iter().find(|x| &x.name == name)?;
     let h = LatencyHistogram::from_base64(&x.histogram).ok()?;
@@ -236,7 +236,7 @@ fn devices(trial: Trial<'_>) -> Option<(&[DeviceView], f64)> {
 /// and the busy share.
 fn metrics(all_trials: &[Vec<Trial<'_>>]) -> Vec<Metric> {
     let dbs: Vec<&DbResult> = all_trials.iter().flatten().filter_map(|t| t.get::<DbResult>()).collect();
-    let def = |scope: Scope, stat: Stat| MetricDef { scope, kind: Kind::All, stat };
+    let def = |scope: Scope, stat: Stat| MetricDef { scope, op: OpKind::All, stat };
     let mut defs = vec![def(Scope::Db, Stat::Nopm), def(Scope::Db, Stat::Tpm)];
     let mut types: Vec<&str> = Vec::new();
     for t in dbs.iter().flat_map(|r| &r.run.transactions) {

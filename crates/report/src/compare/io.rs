@@ -7,7 +7,7 @@
 use iolab_stats::LatencyHistogram;
 
 use super::document::side_letter;
-use super::metrics::{Kind, MetricDef, Scope, Stat, LATENCY, TRANSACTIONS};
+use super::metrics::{MetricDef, OpKind, Scope, Stat, LATENCY, TRANSACTIONS};
 use crate::model::{OpSummary, RunResult};
 use crate::plugin::{Comparing, Document, HistogramParts, Metric, Peers, Point, Trial};
 use crate::sweep::{SweepResult, TrialMetrics};
@@ -212,21 +212,18 @@ fn foreign_notes<'a>(
 }
 
 /// A run's summary of one op kind in a scope (the totals or a group).
-pub(crate) fn op_summary<'a>(r: &'a RunResult, scope: &Scope, kind: Kind) -> Option<&'a OpSummary> {
+pub(crate) fn op_summary<'a>(r: &'a RunResult, scope: &Scope, kind: OpKind) -> Option<&'a OpSummary> {
     let set = match scope {
-        Scope::Total => (&r.total.read, &r.total.write, &r.total.all, &r.total.flush, &r.total.trim),
-        Scope::Group(g) => {
-            let g = r.groups.iter().find(|x| &x.name == g)?;
-            (&g.read, &g.write, &g.all, &g.flush, &g.trim)
-        }
+        Scope::Total => &r.total,
+        Scope::Group(g) => &r.groups.iter().find(|x| &x.name == g)?.total,
         _ => return None,
     };
     match kind {
-        Kind::Read => Some(set.0),
-        Kind::Write => Some(set.1),
-        Kind::All => Some(set.2),
-        Kind::Flush => set.3.as_ref(),
-        Kind::Trim => set.4.as_ref(),
+        OpKind::Read => Some(&set.read),
+        OpKind::Write => Some(&set.write),
+        OpKind::All => Some(&set.all),
+        OpKind::Flush => set.flush.as_ref(),
+        OpKind::Trim => set.trim.as_ref(),
     }
 }
 
@@ -238,7 +235,7 @@ fn value(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
     let r = trial.get::<RunResult>()?;
     match &def.scope {
         Scope::Total | Scope::Group(_) => {
-            let s = op_summary(r, &def.scope, def.kind)?;
+            let s = op_summary(r, &def.scope, def.op)?;
             let lat = s.lat_ns.as_ref();
             Some(match def.stat {
                 Stat::Iops => s.iops,
@@ -282,7 +279,7 @@ fn value(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
 
 /// The headline numbers a sweep point keeps of each trial: the totals' IOPS, MB/s, mean, p99 and depth.
 fn headline(def: &MetricDef, t: &TrialMetrics) -> Option<f64> {
-    if def.scope != Scope::Total || def.kind != Kind::All {
+    if def.scope != Scope::Total || def.op != OpKind::All {
         return None;
     }
     match def.stat {
@@ -297,7 +294,7 @@ fn headline(def: &MetricDef, t: &TrialMetrics) -> Option<f64> {
 
 /// A run's part of a merged histogram of reads, writes or both, in the totals or a group: its histograms
 /// and its op count. `None` for a trial that is not a full run, or lacks the histograms.
-fn parts(scope: &Scope, kind: Kind, trial: Trial<'_>) -> HistogramParts {
+fn parts(scope: &Scope, kind: OpKind, trial: Trial<'_>) -> HistogramParts {
     let r = trial.get::<RunResult>()?;
     let hs = r.histograms.as_ref()?;
     let (read, write) = match scope {
@@ -310,11 +307,11 @@ fn parts(scope: &Scope, kind: Kind, trial: Trial<'_>) -> HistogramParts {
     };
     let ops = op_summary(r, scope, kind).map_or(0, |s| s.ops);
     let wanted = match kind {
-        Kind::Read => [read, None],
-        Kind::Write => [write, None],
-        Kind::All => [read, write],
+        OpKind::Read => [read, None],
+        OpKind::Write => [write, None],
+        OpKind::All => [read, write],
         // No merged histograms of flushes or trims are kept: the trials' mean stands.
-        Kind::Flush | Kind::Trim => return None,
+        OpKind::Flush | OpKind::Trim => return None,
     };
     let hs: Option<Vec<LatencyHistogram>> =
         wanted.into_iter().flatten().map(|p| LatencyHistogram::from_base64(p).ok()).collect();
@@ -331,30 +328,30 @@ fn metrics(all_trials: &[Vec<Trial<'_>>]) -> Vec<Metric> {
 fn defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
     let fulls = || all_trials.iter().flatten().filter_map(|t| t.get::<RunResult>());
     let has_kind =
-        |scope: &Scope, kind: Kind| fulls().any(|r| op_summary(r, scope, kind).is_some_and(|s| s.ops > 0));
+        |scope: &Scope, kind: OpKind| fulls().any(|r| op_summary(r, scope, kind).is_some_and(|s| s.ops > 0));
     let op_block = |scope: Scope, defs: &mut Vec<MetricDef>| {
-        let mut kinds = vec![Kind::All];
-        kinds.extend([Kind::Read, Kind::Write].into_iter().filter(|&k| has_kind(&scope, k)));
+        let mut kinds = vec![OpKind::All];
+        kinds.extend([OpKind::Read, OpKind::Write].into_iter().filter(|&k| has_kind(&scope, k)));
         // Pure reads or pure writes: the kind's rows would repeat the "all" rows; keep them only for mixes.
         if kinds.len() == 2 {
             kinds.truncate(1);
         }
         for kind in kinds {
             for stat in [Stat::Iops, Stat::MbS, Stat::Mean, Stat::P50, Stat::P99, Stat::P999, Stat::Max] {
-                defs.push(MetricDef { scope: scope.clone(), kind, stat });
+                defs.push(MetricDef { scope: scope.clone(), op: kind, stat });
             }
         }
         // Flushes and trims: their own rows when a side issued any (a flush moves no bytes: no MB/s).
-        for kind in [Kind::Flush, Kind::Trim].into_iter().filter(|&k| has_kind(&scope, k)) {
+        for kind in [OpKind::Flush, OpKind::Trim].into_iter().filter(|&k| has_kind(&scope, k)) {
             for stat in [Stat::Iops, Stat::Mean, Stat::P50, Stat::P99, Stat::P999, Stat::Max] {
-                defs.push(MetricDef { scope: scope.clone(), kind, stat });
+                defs.push(MetricDef { scope: scope.clone(), op: kind, stat });
             }
         }
-        defs.push(MetricDef { scope: scope.clone(), kind: Kind::All, stat: Stat::ServiceMean });
+        defs.push(MetricDef { scope: scope.clone(), op: OpKind::All, stat: Stat::ServiceMean });
         if scope == Scope::Total {
-            defs.push(MetricDef { scope: scope.clone(), kind: Kind::All, stat: Stat::CpuPerIo });
+            defs.push(MetricDef { scope: scope.clone(), op: OpKind::All, stat: Stat::CpuPerIo });
         }
-        defs.push(MetricDef { scope, kind: Kind::All, stat: Stat::Depth });
+        defs.push(MetricDef { scope, op: OpKind::All, stat: Stat::Depth });
     };
     let mut defs = Vec::new();
     op_block(Scope::Total, &mut defs);
@@ -374,7 +371,7 @@ fn defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
     if fulls().any(|r| r.loadgen.is_some()) {
         let lat = [Stat::TxPerHour, Stat::Mean, Stat::P50, Stat::P99, Stat::P999, Stat::Max];
         for stat in lat {
-            defs.push(MetricDef { scope: Scope::Tx, kind: Kind::All, stat });
+            defs.push(MetricDef { scope: Scope::Tx, op: OpKind::All, stat });
         }
         let mut types: Vec<String> = Vec::new();
         for r in fulls() {
@@ -387,7 +384,7 @@ fn defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
         if types.len() > 1 {
             for t in types {
                 for stat in [Stat::TxPerHour, Stat::Mean, Stat::P99] {
-                    defs.push(MetricDef { scope: Scope::TxType(t.clone()), kind: Kind::All, stat });
+                    defs.push(MetricDef { scope: Scope::TxType(t.clone()), op: OpKind::All, stat });
                 }
             }
         }

@@ -13,8 +13,9 @@ pub(crate) const TRANSACTIONS: &str = "@tx";
 /// The class `--metric device` keeps: the devices under a database.
 pub(crate) const DEVICES: &str = "@device";
 
+/// The op kind of a comparison's row: reads, writes, flushes or trims, or all (reads and writes together).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Kind {
+pub(crate) enum OpKind {
     All,
     Read,
     Write,
@@ -24,23 +25,23 @@ pub(crate) enum Kind {
     Trim,
 }
 
-impl Kind {
+impl OpKind {
     pub(crate) fn prefix(self) -> &'static str {
         match self {
-            Kind::All => "",
-            Kind::Read => "read ",
-            Kind::Write => "write ",
-            Kind::Flush => "flush ",
-            Kind::Trim => "trim ",
+            OpKind::All => "",
+            OpKind::Read => "read ",
+            OpKind::Write => "write ",
+            OpKind::Flush => "flush ",
+            OpKind::Trim => "trim ",
         }
     }
     pub(crate) fn key(self) -> &'static str {
         match self {
-            Kind::All => "",
-            Kind::Read => "read.",
-            Kind::Write => "write.",
-            Kind::Flush => "flush.",
-            Kind::Trim => "trim.",
+            OpKind::All => "",
+            OpKind::Read => "read.",
+            OpKind::Write => "write.",
+            OpKind::Flush => "flush.",
+            OpKind::Trim => "trim.",
         }
     }
 }
@@ -166,7 +167,7 @@ pub(crate) enum Scope {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct MetricDef {
     pub(crate) scope: Scope,
-    pub(crate) kind: Kind,
+    pub(crate) op: OpKind,
     pub(crate) stat: Stat,
 }
 
@@ -179,10 +180,10 @@ impl MetricDef {
             Scope::TxType(t) | Scope::DbTx(t) => format!("txn.{t}."),
             Scope::Db => String::new(),
         };
-        format!("{scope}{}{}", self.kind.key(), self.stat.key())
+        format!("{scope}{}{}", self.op.key(), self.stat.key())
     }
     pub(crate) fn label(&self) -> String {
-        let stat = format!("{}{}", self.kind.prefix(), self.stat.label());
+        let stat = format!("{}{}", self.op.prefix(), self.stat.label());
         match &self.scope {
             Scope::Total => stat,
             Scope::Group(g) => format!("{g}: {stat}"),
@@ -219,14 +220,14 @@ impl MetricDef {
     pub(crate) fn metric(
         self,
         value: fn(&MetricDef, Trial<'_>) -> Option<f64>,
-        parts: fn(&Scope, Kind, Trial<'_>) -> HistogramParts,
+        parts: fn(&Scope, OpKind, Trial<'_>) -> HistogramParts,
     ) -> Metric {
         let merges = matches!(self.scope, Scope::Total | Scope::Group(_) | Scope::DbTx(_))
-            && !matches!(self.kind, Kind::Flush | Kind::Trim);
+            && !matches!(self.op, OpKind::Flush | OpKind::Trim);
         let merged = self.stat.quantile().filter(|_| merges).map(|quantile| {
-            let (scope, kind) = (self.scope.clone(), self.kind);
+            let (scope, kind) = (self.scope.clone(), self.op);
             Merged {
-                histogram: format!("{}|{}", self.scope_name(), self.kind.key()),
+                histogram: format!("{}|{}", self.scope_name(), self.op.key()),
                 quantile,
                 parts: Box::new(move |t| parts(&scope, kind, t)),
             }
@@ -344,19 +345,19 @@ fn device<'a>(devices: &'a [crate::db::DeviceView], key: &str) -> Option<&'a cra
 }
 
 /// A device's value of one (op kind, statistic), its bytes over `seconds` (the window the view covers).
-fn device_value(kind: Kind, stat: Stat, d: &crate::db::DeviceView, seconds: f64) -> Option<f64> {
+fn device_value(kind: OpKind, stat: Stat, d: &crate::db::DeviceView, seconds: f64) -> Option<f64> {
     let per_s = |bytes: u64| (seconds > 0.0).then(|| bytes as f64 / seconds / 1e6);
     let ns = |ms: Option<f64>| ms.map(|m| m * 1e6);
     match (kind, stat) {
-        (Kind::Read, Stat::Iops) => Some(d.read_iops),
-        (Kind::Read, Stat::MbS) => per_s(d.read_bytes),
-        (Kind::Read, Stat::Mean) => ns(d.read_mean_ms),
-        (Kind::Write, Stat::Iops) => Some(d.write_iops),
-        (Kind::Write, Stat::MbS) => per_s(d.write_bytes),
-        (Kind::Write, Stat::Mean) => ns(d.write_mean_ms),
-        (Kind::Flush, Stat::Iops) => Some(d.flushes_per_s),
-        (Kind::Flush, Stat::Mean) => ns(d.flush_mean_ms),
-        (Kind::All, Stat::Busy) => Some(d.busy),
+        (OpKind::Read, Stat::Iops) => Some(d.read_iops),
+        (OpKind::Read, Stat::MbS) => per_s(d.read_bytes),
+        (OpKind::Read, Stat::Mean) => ns(d.read_mean_ms),
+        (OpKind::Write, Stat::Iops) => Some(d.write_iops),
+        (OpKind::Write, Stat::MbS) => per_s(d.write_bytes),
+        (OpKind::Write, Stat::Mean) => ns(d.write_mean_ms),
+        (OpKind::Flush, Stat::Iops) => Some(d.flushes_per_s),
+        (OpKind::Flush, Stat::Mean) => ns(d.flush_mean_ms),
+        (OpKind::All, Stat::Busy) => Some(d.busy),
         _ => None,
     }
 }
@@ -366,11 +367,11 @@ fn device_value(kind: Kind, stat: Stat, d: &crate::db::DeviceView, seconds: f64)
 /// the busy share. A device's rates and busy share are the workload's doing as much as the device's (more
 /// new orders write more), so neither is judged; its time per request is.
 pub(crate) fn device_metrics(name: &str, device_key: &str, source: DeviceSource) -> Vec<Metric> {
-    let mut pairs: Vec<(Kind, Stat)> = Vec::new();
-    for kind in [Kind::Read, Kind::Write] {
+    let mut pairs: Vec<(OpKind, Stat)> = Vec::new();
+    for kind in [OpKind::Read, OpKind::Write] {
         pairs.extend([Stat::Iops, Stat::MbS, Stat::Mean].map(|s| (kind, s)));
     }
-    pairs.extend([(Kind::Flush, Stat::Iops), (Kind::Flush, Stat::Mean), (Kind::All, Stat::Busy)]);
+    pairs.extend([(OpKind::Flush, Stat::Iops), (OpKind::Flush, Stat::Mean), (OpKind::All, Stat::Busy)]);
     pairs
         .into_iter()
         .map(|(kind, stat)| {

@@ -33,9 +33,9 @@ fn run_with(ops: u64, lat_ns: u64, slow: u64, slow_ns: u64, seed: u64) -> RunRes
     r.run_id = format!("run{seed}");
     r.total = OpSet::from_stats(&read, &write, 1.0);
     r.groups.truncate(1);
-    r.groups[0].read = r.total.read.clone();
-    r.groups[0].write = r.total.write.clone();
-    r.groups[0].all = r.total.all.clone();
+    r.groups[0].total.read = r.total.read.clone();
+    r.groups[0].total.write = r.total.write.clone();
+    r.groups[0].total.all = r.total.all.clone();
     r.depth.achieved = r.total.all.littles_law_depth();
     r.cpu.cpu_ns_per_io = Some(1000.0);
     r.histograms = Some(HistogramSet::from_stats(&read, &write));
@@ -241,12 +241,12 @@ fn groups_compared_where_both_sides_have_them() {
     let mut a = crate::tests::sample();
     let mut db = a.groups[0].clone();
     db.name = "db".into();
-    db.all.iops = 1000.0;
+    db.total.all.iops = 1000.0;
     let mut log = db.clone();
     log.name = "log".into();
     a.groups = vec![db.clone(), log];
     let mut b = a.clone();
-    b.groups[0].all.iops = 2330.0;
+    b.groups[0].total.all.iops = 2330.0;
     b.groups.truncate(1);
     let c = compare(&[runs("a", vec![a]), runs("b", vec![b])], &CompareOptions::default()).unwrap();
     let u = &c.units[0];

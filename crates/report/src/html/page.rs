@@ -355,12 +355,12 @@ fn groups_table(out: &mut String, r: &RunResult) {
             esc(&g.name),
             g.workers,
             esc(&g.targets.join(", ")),
-            format_rate(g.all.iops, 1),
-            format_rate(g.all.mb_s, 1),
-            lat_text(&g.read, |l| l.mean),
-            lat_text(&g.read, |l| l.p99 as f64),
-            lat_text(&g.write, |l| l.mean),
-            lat_text(&g.write, |l| l.p99 as f64),
+            format_rate(g.total.all.iops, 1),
+            format_rate(g.total.all.mb_s, 1),
+            lat_text(&g.total.read, |l| l.mean),
+            lat_text(&g.total.read, |l| l.p99 as f64),
+            lat_text(&g.total.write, |l| l.mean),
+            lat_text(&g.total.write, |l| l.p99 as f64),
             g.achieved_depth
         );
     }
@@ -763,8 +763,8 @@ fn sweep_table(out: &mut String, d: &ReportDoc, s: &SweepResult) {
         );
         for g in &groups {
             let found = p.result.groups.iter().find(|x| &x.name == g);
-            let iops = found.map_or("-".into(), |x| format_rate(x.all.iops, 0));
-            let mean = format_duration_ns(found.and_then(|x| x.all.lat_ns.as_ref()).map(|l| l.mean));
+            let iops = found.map_or("-".into(), |x| format_rate(x.total.all.iops, 0));
+            let mean = format_duration_ns(found.and_then(|x| x.total.all.lat_ns.as_ref()).map(|l| l.mean));
             let _ = write!(out, "<td class=\"n\">{iops}</td><td class=\"n\">{mean}</td>");
         }
         let _ = writeln!(

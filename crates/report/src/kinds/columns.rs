@@ -10,6 +10,10 @@ use crate::format::{format_duration_ns, format_rate};
 use crate::plugin::catalog::{f64_at, push_unique, str_at};
 use crate::plugin::{Column, Shown};
 
+/// Why a database document has no CSV form ([`crate::Kind::without_csv`]).
+pub(crate) const DATABASE_RUN_WITHOUT_CSV: &str =
+    "a database run: it has no CSV form (its numbers are one window's, with no time series)";
+
 /// A figure as a rate with `decimals`, or `-`.
 fn rate(c: &Columns, key: &str, decimals: usize) -> String {
     c.figure(key).map_or("-".into(), |v| format_rate(v, decimals))

@@ -40,6 +40,9 @@ impl Kind for Db {
     fn markdown(&self) -> &'static [Part] {
         &[Part::Group(Stage::Databases, sections_md)]
     }
+    fn without_csv(&self) -> Option<&'static str> {
+        Some(super::columns::DATABASE_RUN_WITHOUT_CSV)
+    }
     fn compare(&self) -> Option<&'static dyn Comparing> {
         Some(&crate::compare::db::TPCC)
     }

@@ -54,6 +54,9 @@ impl Kind for DbCopy {
     fn markdown(&self) -> &'static [Part] {
         &[Part::Each(Stage::DatabaseEach, section_md)]
     }
+    fn without_csv(&self) -> Option<&'static str> {
+        Some(super::columns::DATABASE_RUN_WITHOUT_CSV)
+    }
     fn compare(&self) -> Option<&'static dyn Comparing> {
         Some(&DbCopy)
     }

@@ -138,6 +138,12 @@ pub trait Kind: Sync {
         &[]
     }
 
+    /// Why its documents have no CSV form, as `iolab export --csv` refuses one (`a database run: it has no
+    /// CSV form (...)`); `None` for a kind that has one, or to say only that it has none.
+    fn without_csv(&self) -> Option<&'static str> {
+        None
+    }
+
     /// What `iolab compare` reads from its documents; `None` for a kind that is not compared.
     fn compare(&self) -> Option<&'static dyn Comparing> {
         None
