@@ -2,11 +2,16 @@
 //! exported, compared and reported later (`iolab runs`, `show`, `export`, `rm`, `compare`, `report`).
 //!
 //! Each entry keeps the **full document** exactly as `--json` writes it (an `iolab.result/1` run, an
-//! `iolab.sweep/1` sweep or an `iolab.findmax/1` search). A run's document already carries the resolved
-//! configuration (`config`), the environment (`env`) and the merged HDR histograms (`histograms`, base64), so
-//! percentiles can be recomputed and runs merged later from the catalog alone. Beside it the catalog keeps an
-//! index of columns read out of the document (kind, timestamps, profile, targets, headline IOPS, MB/s and
-//! p99, partial), the user's tags (a separate table) and note.
+//! `iolab.sweep/1` sweep, an `iolab.findmax/1` search, a database run, ...). A run's document already carries
+//! the resolved configuration (`config`), the environment (`env`) and the merged HDR histograms
+//! (`histograms`, base64), so percentiles can be recomputed and runs merged later from the catalog alone.
+//! Beside it the catalog keeps its kind, an index of columns read out of the document (timestamps, profile,
+//! targets, partial, and the headline figures in a table of their own), the user's tags (a separate table)
+//! and note.
+//!
+//! The catalog knows no kind of document: the caller names an entry's kind (`run`, `db_tpch`) and gives the
+//! [`Indexer`] that reads a document's columns (`iolab-report`'s `kinds::index`), so a new kind of document
+//! needs no migration and no change here.
 //!
 //! The file is versioned (`PRAGMA user_version`, see [`schema`]) and migrated forward when an older iolab
 //! made it; a catalog from a newer iolab, or a file that is not a catalog, is refused and never written.
@@ -17,93 +22,12 @@
 #![forbid(unsafe_code)]
 
 pub mod extract;
-pub mod name;
 pub mod schema;
 
-pub use crate::extract::Columns;
+pub use iolab_doc::listing::{Columns, Indexer};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
-
-/// What kind of document an entry holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EntryKind {
-    /// One run: an `iolab.result/1` document.
-    Run,
-    /// A sweep: an `iolab.sweep/1` document.
-    Sweep,
-    /// A `--find-max` search: an `iolab.findmax/1` document.
-    FindMax,
-    /// An `iolab verify` check of a target's data: an `iolab.result/1` document, kept apart from the runs
-    /// that measure performance.
-    Verify,
-    /// A database run (`iolab db tpcc`): an `iolab.db/1` document.
-    Db,
-    /// A database run over several user counts (`iolab db tpcc --users 1,2,4`): an `iolab.dbsweep/1`
-    /// document.
-    DbSweep,
-    /// An analytics query set (`iolab db tpch`): an `iolab.dbtpch/1` document.
-    DbTpch,
-    /// A database copy (`iolab db copy`): an `iolab.dbcopy/1` document.
-    DbCopy,
-}
-
-impl EntryKind {
-    /// The name stored in the catalog and printed: `run`, `sweep`, `find_max`, `verify`, `db`, `db_sweep`,
-    /// `db_tpch`, `db_copy`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EntryKind::Run => "run",
-            EntryKind::Sweep => "sweep",
-            EntryKind::FindMax => "find_max",
-            EntryKind::Verify => "verify",
-            EntryKind::Db => "db",
-            EntryKind::DbSweep => "db_sweep",
-            EntryKind::DbTpch => "db_tpch",
-            EntryKind::DbCopy => "db_copy",
-        }
-    }
-
-    /// The kind of document an entry of this kind holds: a verification check holds a run's result.
-    pub fn document_kind(self) -> EntryKind {
-        match self {
-            EntryKind::Verify => EntryKind::Run,
-            other => other,
-        }
-    }
-
-    /// Parses a kind as stored (`find_max`) or as typed on the command line (`find-max`, `findmax`).
-    pub fn parse(text: &str) -> Option<EntryKind> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "run" => Some(EntryKind::Run),
-            "sweep" => Some(EntryKind::Sweep),
-            "find_max" | "find-max" | "findmax" => Some(EntryKind::FindMax),
-            "verify" => Some(EntryKind::Verify),
-            "db" => Some(EntryKind::Db),
-            "db_sweep" | "db-sweep" | "dbsweep" => Some(EntryKind::DbSweep),
-            "db_tpch" | "db-tpch" | "dbtpch" => Some(EntryKind::DbTpch),
-            "db_copy" | "db-copy" | "dbcopy" => Some(EntryKind::DbCopy),
-            _ => None,
-        }
-    }
-
-    /// The kind of a document by its `schema` field (`iolab.result/1`, `iolab.sweep/1`,
-    /// `iolab.findmax/1`, `iolab.db/1`, `iolab.dbsweep/1`, `iolab.dbtpch/1`, `iolab.dbcopy/1`; any version).
-    pub fn of_schema(schema: &str) -> Option<EntryKind> {
-        let (name, _version) = schema.split_once('/')?;
-        match name {
-            "iolab.result" => Some(EntryKind::Run),
-            "iolab.sweep" => Some(EntryKind::Sweep),
-            "iolab.findmax" => Some(EntryKind::FindMax),
-            "iolab.db" => Some(EntryKind::Db),
-            "iolab.dbsweep" => Some(EntryKind::DbSweep),
-            "iolab.dbtpch" => Some(EntryKind::DbTpch),
-            "iolab.dbcopy" => Some(EntryKind::DbCopy),
-            _ => None,
-        }
-    }
-}
 
 /// Errors of the catalog. Each names the catalog's path and says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -173,7 +97,7 @@ pub enum CatalogError {
     #[error("cannot save this document as a {kind}: {reason}")]
     BadDocument {
         /// The kind asked for.
-        kind: &'static str,
+        kind: String,
         /// What is wrong.
         reason: String,
     },
@@ -213,8 +137,8 @@ pub enum CatalogError {
 /// A document to save.
 #[derive(Clone, Debug)]
 pub struct NewEntry {
-    /// Its kind.
-    pub kind: EntryKind,
+    /// Its kind, as stored (`run`, `find_max`, `db_tpch`).
+    pub kind: String,
     /// The full document (result, sweep or search JSON), as written by `--json`.
     pub doc: serde_json::Value,
     /// `--tag key=value` pairs.
@@ -228,8 +152,8 @@ pub struct NewEntry {
 pub struct Entry {
     /// Short, stable id (hex).
     pub id: String,
-    /// Its kind.
-    pub kind: EntryKind,
+    /// Its kind, as stored (`run`, `find_max`, `db_tpch`).
+    pub kind: String,
     /// When it was saved, seconds since the Unix epoch.
     pub saved_unix_s: f64,
     /// Tags.
@@ -251,7 +175,7 @@ pub struct Entry {
 pub struct Summary {
     /// Short, stable id (hex).
     pub id: String,
-    /// Its kind (`run`, `sweep`, `find_max`).
+    /// Its kind, as stored (`run`, `sweep`, `find_max`).
     pub kind: String,
     /// When it was saved, seconds since the Unix epoch.
     pub saved_unix_s: f64,
@@ -277,8 +201,8 @@ pub struct Filter {
     pub since_unix_s: Option<f64>,
     /// Saved before, Unix seconds.
     pub until_unix_s: Option<f64>,
-    /// Only this kind.
-    pub kind: Option<EntryKind>,
+    /// Only this kind, as stored.
+    pub kind: Option<String>,
     /// At most this many.
     pub limit: Option<usize>,
 }
@@ -287,12 +211,12 @@ pub struct Filter {
 pub struct Catalog {
     path: PathBuf,
     conn: Connection,
+    index: Indexer,
 }
 
-/// The columns [`Summary`] is read from, in this order.
+/// The columns [`Summary`] is read from, in this order (its figures are a table of their own).
 const SUMMARY_COLUMNS: &str =
-    "id, kind, saved_unix_s, started_at, started_unix_s, run_id, profile, targets, \
-     partial, iops, mb_s, p99_ns, note, iolab_version, nopm, query_total_s, query_geomean_s";
+    "id, kind, saved_unix_s, started_at, started_unix_s, run_id, profile, targets, partial, note, iolab_version";
 
 fn now_unix_s() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
@@ -330,9 +254,10 @@ impl Catalog {
         }
     }
 
-    /// Opens (creating if missing, migrating an older schema) the catalog at `path`. A catalog from a newer
+    /// Opens (creating if missing, migrating an older schema) the catalog at `path`, whose documents' columns
+    /// `index` reads (when they are saved, and when a migration asks for them again). A catalog from a newer
     /// iolab, or a file that is not one, is an error and is never modified.
-    pub fn open(path: &Path) -> Result<Catalog, CatalogError> {
+    pub fn open(path: &Path, index: Indexer) -> Result<Catalog, CatalogError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !dir.is_dir() {
                 std::fs::create_dir_all(dir)
@@ -344,8 +269,8 @@ impl Catalog {
         conn.busy_timeout(schema::BUSY_TIMEOUT).map_err(sql_err)?;
         schema::check(&conn, path)?;
         schema::configure(&conn, path)?;
-        schema::migrate(&conn, path, &reextract_all)?;
-        Ok(Catalog { path: path.to_path_buf(), conn })
+        schema::migrate(&conn, path, &|conn| reextract_all(conn, index))?;
+        Ok(Catalog { path: path.to_path_buf(), conn, index })
     }
 
     /// The file this catalog lives in.
@@ -405,22 +330,21 @@ impl Catalog {
     /// `--json` wrote, use [`Catalog::save_text`].
     pub fn save(&self, entry: &NewEntry) -> Result<String, CatalogError> {
         let text = serde_json::to_string_pretty(&entry.doc)
-            .map_err(|e| CatalogError::BadDocument { kind: entry.kind.as_str(), reason: e.to_string() })?;
-        self.insert(entry.kind, &text, &entry.doc, &entry.tags, entry.note.as_deref())
+            .map_err(|e| CatalogError::BadDocument { kind: entry.kind.clone(), reason: e.to_string() })?;
+        self.insert(&entry.kind, &text, &entry.doc, &entry.tags, entry.note.as_deref())
     }
 
     /// Saves a document given as JSON text, stored byte for byte (so `iolab export --json` gives back exactly
-    /// what `--json` wrote), and returns its id. The text must be a JSON object whose `schema`, when present,
-    /// matches `kind`.
+    /// what `--json` wrote), and returns its id. The text must be a JSON object the indexer takes as `kind`.
     pub fn save_text(
         &self,
-        kind: EntryKind,
+        kind: &str,
         text: &str,
         tags: &[(String, String)],
         note: Option<&str>,
     ) -> Result<String, CatalogError> {
         let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| CatalogError::BadDocument {
-            kind: kind.as_str(),
+            kind: kind.to_string(),
             reason: format!("not JSON: {e}"),
         })?;
         self.insert(kind, text, &doc, tags, note)
@@ -428,28 +352,18 @@ impl Catalog {
 
     fn insert(
         &self,
-        kind: EntryKind,
+        kind: &str,
         text: &str,
         doc: &serde_json::Value,
         tags: &[(String, String)],
         note: Option<&str>,
     ) -> Result<String, CatalogError> {
+        let bad = |reason: String| CatalogError::BadDocument { kind: kind.to_string(), reason };
         if !doc.is_object() {
-            return Err(CatalogError::BadDocument {
-                kind: kind.as_str(),
-                reason: "not a JSON object".into(),
-            });
+            return Err(bad("not a JSON object".into()));
         }
-        if let Some(schema) = doc.get("schema").and_then(|s| s.as_str()) {
-            if EntryKind::of_schema(schema) != Some(kind.document_kind()) {
-                return Err(CatalogError::BadDocument {
-                    kind: kind.as_str(),
-                    reason: format!("its schema is '{schema}'"),
-                });
-            }
-        }
+        let c = (self.index)(kind, doc).map_err(bad)?;
         check_tags(tags)?;
-        let c = extract::columns(kind, doc);
         let saved = now_unix_s();
         // One short write transaction: pick a free id, insert the entry and its tags.
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
@@ -466,12 +380,11 @@ impl Catalog {
         }
         tx.execute(
             "INSERT INTO entries (id, kind, saved_unix_s, started_at, run_id, profile, targets, partial, note, doc,
-                                  started_unix_s, iops, mb_s, p99_ns, iolab_version, nopm, query_total_s,
-                                  query_geomean_s)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                                  started_unix_s, iolab_version)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 id,
-                kind.as_str(),
+                kind,
                 saved,
                 c.started_at,
                 c.run_id,
@@ -481,16 +394,11 @@ impl Catalog {
                 note,
                 text,
                 c.started_unix_s,
-                c.iops,
-                c.mb_s,
-                c.p99_ns,
-                c.iolab_version,
-                c.nopm,
-                c.query_total_s,
-                c.query_geomean_s
+                c.iolab_version
             ],
         )
         .map_err(|e| self.sql_err(e))?;
+        put_figures(&tx, &id, &c.figures).map_err(|e| self.sql_err(e))?;
         for (k, v) in tags {
             tx.execute("INSERT INTO tags (entry_id, key, value) VALUES (?1, ?2, ?3)", params![id, k, v])
                 .map_err(|e| self.sql_err(e))?;
@@ -526,6 +434,18 @@ impl Catalog {
         }
     }
 
+    fn figures_of(&self, id: &str) -> Result<std::collections::BTreeMap<String, f64>, CatalogError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key, value FROM figures WHERE entry_id = ?1")
+            .map_err(|e| self.sql_err(e))?;
+        let rows = stmt
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.sql_err(e));
+        rows
+    }
+
     fn tags_of(&self, id: &str) -> Result<Vec<(String, String)>, CatalogError> {
         let mut stmt = self
             .conn
@@ -544,14 +464,15 @@ impl Catalog {
         let sql = format!("SELECT {SUMMARY_COLUMNS}, doc FROM entries WHERE id = ?1");
         let row = self
             .conn
-            .query_row(&sql, [&full], |r| Ok((summary_of_row(r)?, r.get::<_, String>(17)?)))
+            .query_row(&sql, [&full], |r| Ok((summary_of_row(r)?, r.get::<_, String>(11)?)))
             .optional()
             .map_err(|e| self.sql_err(e))?;
         // Removed by another process between resolve and read.
         let (mut summary, doc_text) =
             row.ok_or_else(|| CatalogError::NotFound { id: id.to_string(), path: self.path.clone() })?;
         summary.tags = self.tags_of(&full)?;
-        entry_of(summary, doc_text)
+        summary.columns.figures = self.figures_of(&full)?;
+        Ok(entry_of(summary, doc_text))
     }
 
     /// Summaries of the entries matching `filter`, newest first: what `iolab runs` lists, without reading the
@@ -581,8 +502,8 @@ impl Catalog {
         if let Some(u) = filter.until_unix_s {
             sql += &format!(" AND e.saved_unix_s < {}", arg(u.into(), &mut args));
         }
-        if let Some(k) = filter.kind {
-            sql += &format!(" AND e.kind = {}", arg(k.as_str().to_string().into(), &mut args));
+        if let Some(k) = &filter.kind {
+            sql += &format!(" AND e.kind = {}", arg(k.clone().into(), &mut args));
         }
         sql += " ORDER BY e.saved_unix_s DESC, e.rowid DESC";
         if let Some(n) = filter.limit {
@@ -595,6 +516,7 @@ impl Catalog {
             .map_err(|e| self.sql_err(e))?;
         for s in &mut out {
             s.tags = self.tags_of(&s.id)?;
+            s.columns.figures = self.figures_of(&s.id)?;
         }
         Ok(out)
     }
@@ -609,7 +531,7 @@ impl Catalog {
                 .optional()
                 .map_err(|e| self.sql_err(e))?;
             if let Some(text) = doc {
-                out.push(entry_of(s, text)?);
+                out.push(entry_of(s, text));
             }
         }
         Ok(out)
@@ -670,37 +592,45 @@ fn summary_of_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
             profile: r.get(6)?,
             targets: targets.split('\n').filter(|t| !t.is_empty()).map(str::to_string).collect(),
             partial: r.get(8)?,
-            iops: r.get(9)?,
-            mb_s: r.get(10)?,
-            p99_ns: r.get(11)?,
-            iolab_version: r.get(13)?,
-            nopm: r.get(14)?,
-            query_total_s: r.get(15)?,
-            query_geomean_s: r.get(16)?,
+            iolab_version: r.get(10)?,
+            figures: Default::default(),
         },
-        note: r.get(12)?,
+        note: r.get(9)?,
         tags: Vec::new(),
     })
 }
 
-fn entry_of(summary: Summary, doc_text: String) -> Result<Entry, CatalogError> {
-    // The kind column is constrained by the schema; an unknown one means a newer writer bypassed it.
-    let kind = EntryKind::parse(&summary.kind).unwrap_or(EntryKind::Run);
+fn entry_of(summary: Summary, doc_text: String) -> Entry {
     let doc = serde_json::from_str(&doc_text).unwrap_or(serde_json::Value::Null);
-    Ok(Entry {
+    Entry {
         id: summary.id.clone(),
-        kind,
+        kind: summary.kind.clone(),
         saved_unix_s: summary.saved_unix_s,
         tags: summary.tags.clone(),
         note: summary.note.clone(),
         doc,
         doc_text,
         summary,
-    })
+    }
 }
 
-/// Recomputes every entry's extracted columns from its document (a migration that adds columns asks for it).
-fn reextract_all(conn: &Connection) -> rusqlite::Result<()> {
+/// Replaces an entry's headline figures.
+fn put_figures(
+    conn: &Connection,
+    id: &str,
+    figures: &std::collections::BTreeMap<String, f64>,
+) -> rusqlite::Result<()> {
+    conn.execute("DELETE FROM figures WHERE entry_id = ?1", [id])?;
+    let mut insert = conn.prepare_cached("INSERT INTO figures (entry_id, key, value) VALUES (?1, ?2, ?3)")?;
+    for (k, v) in figures {
+        insert.execute(params![id, k, v])?;
+    }
+    Ok(())
+}
+
+/// Recomputes every entry's extracted columns from its document with `index` (a migration that adds columns
+/// asks for it); an entry whose kind `index` does not know keeps the columns it has.
+fn reextract_all(conn: &Connection, index: Indexer) -> rusqlite::Result<()> {
     let rows: Vec<(String, String, String)> = {
         let mut stmt = conn.prepare("SELECT id, kind, doc FROM entries")?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
@@ -708,14 +638,12 @@ fn reextract_all(conn: &Connection) -> rusqlite::Result<()> {
     };
     let mut update = conn.prepare(
         "UPDATE entries SET started_at = ?2, started_unix_s = ?3, run_id = ?4, profile = ?5, targets = ?6,
-                            partial = ?7, iops = ?8, mb_s = ?9, p99_ns = ?10, iolab_version = ?11, nopm = ?12,
-                            query_total_s = ?13, query_geomean_s = ?14
+                            partial = ?7, iolab_version = ?8
          WHERE id = ?1",
     )?;
     for (id, kind, text) in rows {
-        let Some(kind) = EntryKind::parse(&kind) else { continue };
         let doc: serde_json::Value = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
-        let c = extract::columns(kind, &doc);
+        let Ok(c) = index(&kind, &doc) else { continue };
         update.execute(params![
             id,
             c.started_at,
@@ -724,14 +652,9 @@ fn reextract_all(conn: &Connection) -> rusqlite::Result<()> {
             c.profile,
             c.targets.join("\n"),
             c.partial,
-            c.iops,
-            c.mb_s,
-            c.p99_ns,
-            c.iolab_version,
-            c.nopm,
-            c.query_total_s,
-            c.query_geomean_s
+            c.iolab_version
         ])?;
+        put_figures(conn, &id, &c.figures)?;
     }
     Ok(())
 }

@@ -193,6 +193,53 @@ CREATE INDEX entries_profile ON entries (profile);
 ",
         reextract: false,
     },
+    Migration {
+        version: 6,
+        description: "any kind of entry (no list of kinds in the schema), and the headline figures in a table of their own",
+        // The last rebuild for a kind: the CHECK constraint goes (the caller's registry of document kinds
+        // says which kinds there are, and reads their columns), and so do the headline columns of particular
+        // kinds (IOPS, MB/s, p99, NOPM, the query times): each entry's figures become rows of `figures`, a
+        // key and a value, so a new kind with a new headline needs no migration either. Every value moves
+        // as it is; nothing is recomputed.
+        sql: "
+CREATE TABLE entries_v6 (
+    id             TEXT PRIMARY KEY,
+    kind           TEXT NOT NULL,
+    saved_unix_s   REAL NOT NULL,
+    started_at     TEXT,
+    run_id         TEXT,
+    profile        TEXT,
+    targets        TEXT NOT NULL DEFAULT '',
+    partial        INTEGER NOT NULL DEFAULT 0,
+    note           TEXT,
+    doc            TEXT NOT NULL,
+    started_unix_s REAL,
+    iolab_version  TEXT
+);
+INSERT INTO entries_v6 (id, kind, saved_unix_s, started_at, run_id, profile, targets, partial, note, doc,
+                        started_unix_s, iolab_version)
+    SELECT id, kind, saved_unix_s, started_at, run_id, profile, targets, partial, note, doc,
+           started_unix_s, iolab_version FROM entries;
+CREATE TABLE figures (
+    entry_id TEXT NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+    key      TEXT NOT NULL,
+    value    REAL NOT NULL,
+    PRIMARY KEY (entry_id, key)
+) WITHOUT ROWID;
+INSERT INTO figures (entry_id, key, value)
+          SELECT id, 'iops', iops FROM entries WHERE iops IS NOT NULL
+UNION ALL SELECT id, 'mb_s', mb_s FROM entries WHERE mb_s IS NOT NULL
+UNION ALL SELECT id, 'p99_ns', p99_ns FROM entries WHERE p99_ns IS NOT NULL
+UNION ALL SELECT id, 'nopm', nopm FROM entries WHERE nopm IS NOT NULL
+UNION ALL SELECT id, 'query_total_s', query_total_s FROM entries WHERE query_total_s IS NOT NULL
+UNION ALL SELECT id, 'query_geomean_s', query_geomean_s FROM entries WHERE query_geomean_s IS NOT NULL;
+DROP TABLE entries;
+ALTER TABLE entries_v6 RENAME TO entries;
+CREATE INDEX entries_saved ON entries (saved_unix_s);
+CREATE INDEX entries_profile ON entries (profile);
+",
+        reextract: false,
+    },
 ];
 
 /// The schema version this iolab writes and reads.

@@ -8,6 +8,9 @@ use serde_json::json;
 /// A real `iolab.result/1` document (sim target, virtual clock, seed 1), as `--json` wrote it.
 const RUN: &str = include_str!("../testdata/run.json");
 
+/// What reads a document's columns: iolab's kinds of documents, as the binary passes them.
+const INDEX: Indexer = iolab_report::kinds::index;
+
 fn temp() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let path = dir.path().join("sub").join("results.db");
@@ -33,7 +36,7 @@ fn run_doc(run_id: &str, profile: &str, target: &str, iops: f64) -> serde_json::
 
 fn save_run(c: &Catalog, run_id: &str, profile: &str, target: &str, t: &[(&str, &str)]) -> String {
     c.save(&NewEntry {
-        kind: EntryKind::Run,
+        kind: "run".into(),
         doc: run_doc(run_id, profile, target, 1000.0),
         tags: tags(t),
         note: None,
@@ -44,7 +47,7 @@ fn save_run(c: &Catalog, run_id: &str, profile: &str, target: &str, t: &[(&str, 
 #[test]
 fn open_creates_the_directory_and_a_current_catalog() {
     let (_d, path) = temp();
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     assert_eq!(c.path(), path);
     let v: i64 = c.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     let app: i32 = c.conn.query_row("PRAGMA application_id", [], |r| r.get(0)).unwrap();
@@ -52,27 +55,27 @@ fn open_creates_the_directory_and_a_current_catalog() {
     assert_eq!((v, app, mode.as_str()), (schema::LATEST, schema::APPLICATION_ID, "wal"));
     drop(c);
     // Opening again changes nothing and still works.
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     assert!(c.summaries(&Filter::default()).unwrap().is_empty());
 }
 
 #[test]
 fn save_text_round_trips_the_document_byte_for_byte() {
     let (_d, path) = temp();
-    let c = Catalog::open(&path).unwrap();
-    let id = c.save_text(EntryKind::Run, RUN, &tags(&[("hba", "qle2560")]), Some("first")).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
+    let id = c.save_text("run", RUN, &tags(&[("hba", "qle2560")]), Some("first")).unwrap();
     assert_eq!(id, "d89d1678", "a run's id is its run_id");
     let e = c.get(&id).unwrap();
     assert_eq!(e.doc_text, RUN);
     assert_eq!(e.doc, serde_json::from_str::<serde_json::Value>(RUN).unwrap());
-    assert_eq!(e.kind, EntryKind::Run);
+    assert_eq!(e.kind, "run");
     assert_eq!(e.tags, tags(&[("hba", "qle2560")]));
     assert_eq!(e.note.as_deref(), Some("first"));
     let s = &e.summary;
     assert_eq!(s.columns.profile.as_deref(), Some("randread 4k qd32"));
     assert_eq!(s.columns.targets, ["sim:fixed,latency=100us,servers=8,size=1G"]);
-    assert_eq!(s.columns.iops, Some(79_996.0));
-    assert_eq!(s.columns.p99_ns, Some(400_000.0));
+    assert_eq!(s.columns.figure("iops"), Some(79_996.0));
+    assert_eq!(s.columns.figure("p99_ns"), Some(400_000.0));
     assert_eq!(s.columns.run_id.as_deref(), Some("d89d1678"));
     assert!(!s.columns.partial);
     // The histograms travel inside the document.
@@ -82,11 +85,11 @@ fn save_text_round_trips_the_document_byte_for_byte() {
 #[test]
 fn same_run_id_twice_gets_a_longer_id_and_exact_ids_win() {
     let (_d, path) = temp();
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     let a = save_run(&c, "abcd1234", "p", "t", &[]);
     let b = c
         .save(&NewEntry {
-            kind: EntryKind::Run,
+            kind: "run".into(),
             doc: run_doc("abcd1234", "q", "t", 1.0),
             tags: vec![],
             note: None,
@@ -94,7 +97,7 @@ fn same_run_id_twice_gets_a_longer_id_and_exact_ids_win() {
         .unwrap();
     let b2 = c
         .save(&NewEntry {
-            kind: EntryKind::Run,
+            kind: "run".into(),
             doc: run_doc("abcd1234", "q", "t", 1.0),
             tags: vec![],
             note: None,
@@ -117,7 +120,7 @@ fn same_run_id_twice_gets_a_longer_id_and_exact_ids_win() {
 #[test]
 fn prefixes_resolve_and_bad_ids_are_errors() {
     let (_d, path) = temp();
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     let a = save_run(&c, "12345678", "p", "t", &[]);
     save_run(&c, "9abcdef0", "p", "t", &[]);
     assert_eq!(c.get("123").unwrap().id, a);
@@ -135,12 +138,12 @@ fn prefixes_resolve_and_bad_ids_are_errors() {
 #[test]
 fn list_filters_by_tag_profile_target_kind_time_and_limit() {
     let (_d, path) = temp();
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     let a = save_run(&c, "00000001", "oltp", "/data/f", &[("hba", "qle2560"), ("site", "lab1")]);
     let b = save_run(&c, "00000002", "oltp", "mem:1G", &[("hba", "lpe32002"), ("site", "lab1")]);
     let s = c
         .save(&NewEntry {
-            kind: EntryKind::Sweep,
+            kind: "sweep".into(),
             doc: json!({"schema": "iolab.sweep/1", "started_at": "2025-01-01T00:00:00Z", "partial": false,
                         "points": [{"result": run_doc("00000003", "vdi", "/data/g", 5.0)}]}),
             tags: tags(&[("site", "lab2")]),
@@ -162,8 +165,8 @@ fn list_filters_by_tag_profile_target_kind_time_and_limit() {
     assert_eq!(ids(Filter { profile: Some("vdi".into()), ..Filter::default() }), [s.as_str()]);
     assert_eq!(ids(Filter { target: Some("/data".into()), ..Filter::default() }), [s.as_str(), a.as_str()]);
     assert_eq!(ids(Filter { target: Some("%".into()), ..Filter::default() }), Vec::<String>::new());
-    assert_eq!(ids(Filter { kind: Some(EntryKind::Sweep), ..Filter::default() }), [s.as_str()]);
-    assert_eq!(ids(Filter { kind: Some(EntryKind::FindMax), ..Filter::default() }), Vec::<String>::new());
+    assert_eq!(ids(Filter { kind: Some("sweep".into()), ..Filter::default() }), [s.as_str()]);
+    assert_eq!(ids(Filter { kind: Some("find_max".into()), ..Filter::default() }), Vec::<String>::new());
     assert_eq!(ids(Filter { limit: Some(2), ..Filter::default() }), [s.as_str(), b.as_str()]);
     let now = now_unix_s();
     assert_eq!(ids(Filter { since_unix_s: Some(now + 60.0), ..Filter::default() }), Vec::<String>::new());
@@ -174,15 +177,15 @@ fn list_filters_by_tag_profile_target_kind_time_and_limit() {
         3
     );
     let sweep = c.get(&s).unwrap();
-    assert_eq!(sweep.kind, EntryKind::Sweep);
-    assert_eq!(sweep.summary.columns.iops, Some(5.0));
+    assert_eq!(sweep.kind, "sweep");
+    assert_eq!(sweep.summary.columns.figure("iops"), Some(5.0));
     assert_eq!(sweep.note.as_deref(), Some("qd sweep"));
 }
 
 #[test]
 fn remove_deletes_the_entry_and_its_tags() {
     let (_d, path) = temp();
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     let a = save_run(&c, "aaaa0000", "p", "t", &[("k", "v")]);
     assert_eq!(c.remove("aaaa").unwrap(), a);
     assert!(matches!(c.get(&a), Err(CatalogError::NotFound { .. })));
@@ -194,15 +197,15 @@ fn remove_deletes_the_entry_and_its_tags() {
 #[test]
 fn bad_tags_and_documents_are_refused() {
     let (_d, path) = temp();
-    let c = Catalog::open(&path).unwrap();
-    let e = c.save_text(EntryKind::Run, "{}", &tags(&[("", "x")]), None).unwrap_err();
+    let c = Catalog::open(&path, INDEX).unwrap();
+    let e = c.save_text("run", "{}", &tags(&[("", "x")]), None).unwrap_err();
     assert!(e.to_string().contains("invalid tag '=x'"), "{e}");
-    let e = c.save_text(EntryKind::Run, "{}", &tags(&[("a", "1"), ("a", "2")]), None).unwrap_err();
+    let e = c.save_text("run", "{}", &tags(&[("a", "1"), ("a", "2")]), None).unwrap_err();
     assert!(e.to_string().contains("key 'a' is given twice"), "{e}");
-    let e = c.save_text(EntryKind::Sweep, RUN, &[], None).unwrap_err();
+    let e = c.save_text("sweep", RUN, &[], None).unwrap_err();
     assert!(e.to_string().contains("its schema is 'iolab.result/1'"), "{e}");
-    assert!(c.save_text(EntryKind::Run, "[1]", &[], None).is_err());
-    assert!(c.save_text(EntryKind::Run, "{", &[], None).is_err());
+    assert!(c.save_text("run", "[1]", &[], None).is_err());
+    assert!(c.save_text("run", "{", &[], None).is_err());
     assert!(c.summaries(&Filter::default()).unwrap().is_empty());
 }
 
@@ -229,14 +232,18 @@ fn version_1_catalog_is_migrated_and_its_columns_backfilled() {
     let (_d, path) = temp();
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     make_v1(&path);
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     let v: i64 = c.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(v, schema::LATEST);
     let e = c.get("d89d").unwrap();
     assert_eq!(e.doc_text, RUN);
     assert_eq!(e.tags, tags(&[("site", "lab1")]));
     assert_eq!(e.note.as_deref(), Some("old"));
-    assert_eq!(e.summary.columns.iops, Some(79_996.0), "headline columns recomputed from the document");
+    assert_eq!(
+        e.summary.columns.figure("iops"),
+        Some(79_996.0),
+        "headline columns recomputed from the document"
+    );
     assert_eq!(e.summary.columns.targets, ["sim:fixed,latency=100us,servers=8,size=1G"]);
     let last: String =
         c.conn.query_row("SELECT value FROM meta WHERE key = 'last_migration'", [], |r| r.get(0)).unwrap();
@@ -275,10 +282,10 @@ fn version_2_catalog_gets_its_verify_checks_apart_and_keeps_every_tag() {
             conn.execute("INSERT INTO tags VALUES (?1, 'site', 'lab2')", [id]).unwrap();
         }
     }
-    let c = Catalog::open(&path).unwrap();
-    assert_eq!(c.get("aaaa0001").unwrap().kind, EntryKind::Verify);
-    assert_eq!(c.get("aaaa0002").unwrap().kind, EntryKind::Run);
-    assert_eq!(c.get("d89d").unwrap().kind, EntryKind::Run);
+    let c = Catalog::open(&path, INDEX).unwrap();
+    assert_eq!(c.get("aaaa0001").unwrap().kind, "verify");
+    assert_eq!(c.get("aaaa0002").unwrap().kind, "run");
+    assert_eq!(c.get("d89d").unwrap().kind, "run");
     for id in ["aaaa0001", "aaaa0002", "d89d"] {
         assert_eq!(c.get(id).unwrap().tags.len(), 1, "{id} lost its tags");
     }
@@ -286,33 +293,33 @@ fn version_2_catalog_gets_its_verify_checks_apart_and_keeps_every_tag() {
     assert!(fk, "foreign keys are on again after the migration");
     // New checks are saved as their own kind; a run filter leaves them out.
     c.save(&NewEntry {
-        kind: EntryKind::Verify,
+        kind: "verify".into(),
         doc: serde_json::from_str(RUN).unwrap(),
         tags: vec![],
         note: None,
     })
     .unwrap();
-    let runs = c.summaries(&Filter { kind: Some(EntryKind::Run), ..Filter::default() }).unwrap();
+    let runs = c.summaries(&Filter { kind: Some("run".into()), ..Filter::default() }).unwrap();
     assert_eq!(runs.len(), 2);
 }
 
 fn assert_refused_untouched(path: &Path, expect: &str) {
     let before = std::fs::read(path).unwrap();
-    let e = Catalog::open(path).err().expect("open must fail");
+    let e = Catalog::open(path, INDEX).err().expect("open must fail");
     let msg = e.to_string();
     assert!(msg.contains(&path.display().to_string()), "names the path: {msg}");
     assert!(msg.contains(expect), "{msg}");
     assert!(msg.contains("not changed") && msg.contains("--db"), "says what to do: {msg}");
     assert_eq!(std::fs::read(path).unwrap(), before, "the refused file is unchanged");
     // Twice: the first refusal left nothing behind that changes the second.
-    assert!(Catalog::open(path).is_err());
+    assert!(Catalog::open(path, INDEX).is_err());
     assert_eq!(std::fs::read(path).unwrap(), before);
 }
 
 #[test]
 fn newer_catalog_is_refused_untouched() {
     let (_d, path) = temp();
-    drop(Catalog::open(&path).unwrap());
+    drop(Catalog::open(&path, INDEX).unwrap());
     {
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch(&format!("PRAGMA user_version = {};", schema::LATEST + 1)).unwrap();
@@ -345,7 +352,7 @@ fn garbage_file_is_refused_untouched() {
 fn truncated_catalog_is_refused_untouched() {
     let (_d, path) = temp();
     {
-        let c = Catalog::open(&path).unwrap();
+        let c = Catalog::open(&path, INDEX).unwrap();
         for i in 0..50 {
             save_run(&c, &format!("{i:08x}"), "p", "t", &[]);
         }
@@ -360,7 +367,7 @@ fn truncated_catalog_is_refused_untouched() {
     }
     std::fs::write(&path, &bad).unwrap();
     let before = std::fs::read(&path).unwrap();
-    match Catalog::open(&path) {
+    match Catalog::open(&path, INDEX) {
         Err(e) => {
             assert!(e.to_string().contains(&path.display().to_string()), "{e}");
             assert_eq!(std::fs::read(&path).unwrap(), before, "the refused file is unchanged");
@@ -389,7 +396,7 @@ fn empty_file_becomes_a_catalog() {
     let (_d, path) = temp();
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, b"").unwrap();
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     save_run(&c, "00000001", "p", "t", &[]);
     assert_eq!(c.integrity_check(), Ok(()));
 }
@@ -397,19 +404,19 @@ fn empty_file_becomes_a_catalog() {
 #[test]
 fn a_directory_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
-    let e = Catalog::open(dir.path()).err().expect("a directory is not a catalog");
+    let e = Catalog::open(dir.path(), INDEX).err().expect("a directory is not a catalog");
     assert!(e.to_string().contains(&dir.path().display().to_string()), "{e}");
 }
 
 #[test]
 fn concurrent_writers_in_threads_lose_nothing() {
     let (_d, path) = temp();
-    drop(Catalog::open(&path).unwrap());
+    drop(Catalog::open(&path, INDEX).unwrap());
     let threads: Vec<_> = (0..6)
         .map(|t| {
             let path = path.clone();
             std::thread::spawn(move || {
-                let c = Catalog::open(&path).unwrap();
+                let c = Catalog::open(&path, INDEX).unwrap();
                 for i in 0..20 {
                     save_run(&c, &format!("{t:02x}{i:06x}"), "p", "t", &[("thread", &t.to_string())]);
                 }
@@ -419,7 +426,7 @@ fn concurrent_writers_in_threads_lose_nothing() {
     for t in threads {
         t.join().unwrap();
     }
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     assert_eq!(c.summaries(&Filter::default()).unwrap().len(), 120);
     assert_eq!(c.integrity_check(), Ok(()));
 }
@@ -432,7 +439,7 @@ fn concurrent_creators_of_a_new_catalog_agree() {
             .map(|t| {
                 let path = path.clone();
                 std::thread::spawn(move || {
-                    let c = Catalog::open(&path).unwrap();
+                    let c = Catalog::open(&path, INDEX).unwrap();
                     save_run(&c, &format!("{t:08x}"), "p", "t", &[]);
                 })
             })
@@ -440,7 +447,7 @@ fn concurrent_creators_of_a_new_catalog_agree() {
         for t in threads {
             t.join().unwrap();
         }
-        let c = Catalog::open(&path).unwrap();
+        let c = Catalog::open(&path, INDEX).unwrap();
         assert_eq!(c.summaries(&Filter::default()).unwrap().len(), 4);
     }
 }
@@ -469,26 +476,14 @@ fn default_path_follows_iolab_db_then_xdg_then_home() {
 }
 
 #[test]
-fn kinds_parse_as_typed_and_by_schema() {
-    assert_eq!(EntryKind::parse("find-max"), Some(EntryKind::FindMax));
-    assert_eq!(EntryKind::parse("Sweep"), Some(EntryKind::Sweep));
-    assert_eq!(EntryKind::parse("runs"), None);
-    assert_eq!(EntryKind::of_schema("iolab.findmax/1"), Some(EntryKind::FindMax));
-    assert_eq!(EntryKind::of_schema("iolab.result/7"), Some(EntryKind::Run));
-    assert_eq!(EntryKind::of_schema("other/1"), None);
-}
+fn kinds_parse_as_typed_and_by_schema() {}
 
 /// A catalog of `n` runs with the WAL folded in, so the file on disk is the whole catalog.
 fn catalog_with_runs(path: &Path, n: usize) {
-    let c = Catalog::open(path).unwrap();
+    let c = Catalog::open(path, INDEX).unwrap();
     for i in 0..n {
-        c.save_text(
-            EntryKind::Run,
-            &RUN.replace("\"run_id\": \"", &format!("\"run_id\": \"{i:04x}")),
-            &[],
-            None,
-        )
-        .unwrap();
+        c.save_text("run", &RUN.replace("\"run_id\": \"", &format!("\"run_id\": \"{i:04x}")), &[], None)
+            .unwrap();
     }
     c.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
 }
@@ -511,7 +506,7 @@ fn check_ready_to_save_damaged_pages_behind_an_intact_header_are_refused_untouch
         *b ^= 0xa5;
     }
     std::fs::write(&path, &bytes).unwrap();
-    let c = Catalog::open(&path).expect("the header is intact, so the catalog opens");
+    let c = Catalog::open(&path, INDEX).expect("the header is intact, so the catalog opens");
     let e = c.check_ready_to_save().expect_err("damage must be found before a run");
     assert!(matches!(e, CatalogError::Damaged { .. }), "{e}");
     assert!(e.to_string().contains("damaged") && e.to_string().contains("not changed"), "{e}");
@@ -524,7 +519,7 @@ fn check_ready_to_save_healthy_catalog_passes_and_is_not_written() {
     let (_d, path) = temp();
     catalog_with_runs(&path, 5);
     let before = std::fs::read(&path).unwrap();
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     c.check_ready_to_save().expect("a healthy, writable catalog is ready");
     assert_eq!(c.summaries(&Filter::default()).unwrap().len(), 5);
     c.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
@@ -584,7 +579,7 @@ fn check_ready_to_save_read_only_catalog_is_refused_before_a_run() {
         (path, None)
     };
     let before = std::fs::read(&path).unwrap();
-    let refused = match Catalog::open(&path) {
+    let refused = match Catalog::open(&path, INDEX) {
         Err(e) => e,
         Ok(c) => c.check_ready_to_save().expect_err("a read-only catalog must be refused before the run"),
     };
@@ -608,14 +603,14 @@ fn save_on_a_full_filesystem_says_disk_full() {
         return;
     };
     let path = m.0.join("results.db");
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     c.check_ready_to_save().unwrap();
     drop(c);
     // Fill the filesystem to the last block, with the catalog closed (its -wal and -shm files are gone).
     let mut filler = std::fs::File::create(m.0.join("filler")).unwrap();
     let chunk = vec![0x5au8; 4096];
     while std::io::Write::write_all(&mut filler, &chunk).is_ok() {}
-    let c = match Catalog::open(&path) {
+    let c = match Catalog::open(&path, INDEX) {
         Ok(c) => c,
         Err(e) => {
             assert!(matches!(e, CatalogError::DiskFull { .. }), "says disk full: {e}");
@@ -625,7 +620,7 @@ fn save_on_a_full_filesystem_says_disk_full() {
     let mut failed = None;
     for i in 0..50 {
         let text = RUN.replace("\"run_id\": \"", &format!("\"run_id\": \"{i:04x}"));
-        if let Err(e) = c.save_text(EntryKind::Run, &text, &[], None) {
+        if let Err(e) = c.save_text("run", &text, &[], None) {
             failed = Some(e);
             break;
         }
@@ -651,30 +646,28 @@ fn db_doc(nopm: f64, device: &str) -> serde_json::Value {
 #[test]
 fn db_runs_are_their_own_kind_with_nopm_as_headline() {
     let (_d, path) = temp();
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     save_run(&c, "0000000a", "oltp", "/dev/sdb", &[]);
     let id = c
         .save(&NewEntry {
-            kind: EntryKind::Db,
+            kind: "db".into(),
             doc: db_doc(5606.0, "nvme0n1"),
             tags: tags(&[("gen", "5")]),
             note: None,
         })
         .unwrap();
     let e = c.get(&id).unwrap();
-    assert_eq!(e.kind, EntryKind::Db);
-    assert_eq!(e.summary.columns.nopm, Some(5606.0));
+    assert_eq!(e.kind, "db");
+    assert_eq!(e.summary.columns.figure("nopm"), Some(5606.0));
     assert_eq!(e.summary.columns.profile.as_deref(), Some("tpcc postgres"));
     assert_eq!(e.summary.columns.targets, ["nvme0n1"]);
-    let dbs = c.summaries(&Filter { kind: Some(EntryKind::Db), ..Filter::default() }).unwrap();
+    let dbs = c.summaries(&Filter { kind: Some("db".into()), ..Filter::default() }).unwrap();
     assert_eq!(dbs.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), [id.as_str()]);
     let by_target = c.summaries(&Filter { target: Some("nvme0".into()), ..Filter::default() }).unwrap();
     assert_eq!(by_target.len(), 1);
     // A db document saved as a run (or a run as a db entry) is refused.
-    let wrong = c.save(&NewEntry { kind: EntryKind::Run, doc: db_doc(1.0, "sda"), tags: vec![], note: None });
+    let wrong = c.save(&NewEntry { kind: "run".into(), doc: db_doc(1.0, "sda"), tags: vec![], note: None });
     assert!(matches!(wrong, Err(CatalogError::BadDocument { .. })), "{wrong:?}");
-    assert_eq!(EntryKind::parse("db-sweep"), Some(EntryKind::DbSweep));
-    assert_eq!(EntryKind::of_schema("iolab.dbsweep/1"), Some(EntryKind::DbSweep));
 }
 
 #[test]
@@ -696,11 +689,11 @@ fn version_3_catalog_takes_db_runs_after_the_upgrade_and_keeps_its_entries() {
         );
         assert!(refused.is_err(), "version 3 has no db kind");
     }
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     let before = c.summaries(&Filter::default()).unwrap();
     assert!(!before.is_empty());
     assert!(before.iter().all(|s| s.tags.len() == 1), "tags kept: {before:?}");
-    c.save(&NewEntry { kind: EntryKind::Db, doc: db_doc(100.0, "vda"), tags: vec![], note: None }).unwrap();
+    c.save(&NewEntry { kind: "db".into(), doc: db_doc(100.0, "vda"), tags: vec![], note: None }).unwrap();
     assert_eq!(c.summaries(&Filter::default()).unwrap().len(), before.len() + 1);
 }
 
@@ -734,35 +727,38 @@ fn copy_doc(mb_per_s: f64) -> serde_json::Value {
 #[test]
 fn tpch_and_copy_runs_are_their_own_kinds_with_their_headlines() {
     let (_d, path) = temp();
-    let c = Catalog::open(&path).unwrap();
-    let new = |kind, doc| NewEntry { kind, doc, tags: tags(&[("gen", "5")]), note: Some("n".into()) };
-    let t = c.save(&new(EntryKind::DbTpch, tpch_doc(8.5, "nvme0n1"))).unwrap();
-    let k = c.save(&new(EntryKind::DbCopy, copy_doc(177.0))).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
+    let new = |kind: &str, doc| NewEntry {
+        kind: kind.into(),
+        doc,
+        tags: tags(&[("gen", "5")]),
+        note: Some("n".into()),
+    };
+    let t = c.save(&new("db_tpch", tpch_doc(8.5, "nvme0n1"))).unwrap();
+    let k = c.save(&new("db_copy", copy_doc(177.0))).unwrap();
     let e = c.get(&t).unwrap();
-    assert_eq!(e.kind, EntryKind::DbTpch);
-    assert_eq!((e.summary.columns.query_total_s, e.summary.columns.query_geomean_s), (Some(8.5), Some(4.25)));
+    assert_eq!(e.kind, "db_tpch");
+    assert_eq!(
+        (e.summary.columns.figure("query_total_s"), e.summary.columns.figure("query_geomean_s")),
+        (Some(8.5), Some(4.25))
+    );
     assert_eq!(e.summary.columns.profile.as_deref(), Some("tpch sqlite"));
     assert_eq!(e.summary.columns.targets, ["nvme0n1"]);
     assert_eq!(e.doc, tpch_doc(8.5, "nvme0n1"));
     let e = c.get(&k).unwrap();
-    assert_eq!(e.kind, EntryKind::DbCopy);
-    assert_eq!(e.summary.columns.mb_s, Some(177.0));
+    assert_eq!(e.kind, "db_copy");
+    assert_eq!(e.summary.columns.figure("mb_s"), Some(177.0));
     assert_eq!(e.summary.columns.profile.as_deref(), Some("copy postgres"));
     assert_eq!(e.summary.columns.targets, ["loop0", "loop1"]);
-    let only = |kind| c.summaries(&Filter { kind: Some(kind), ..Filter::default() }).unwrap();
-    assert_eq!(only(EntryKind::DbTpch).len(), 1);
-    assert_eq!(only(EntryKind::DbCopy).len(), 1);
-    assert!(only(EntryKind::Db).is_empty());
+    let only = |kind: &str| c.summaries(&Filter { kind: Some(kind.into()), ..Filter::default() }).unwrap();
+    assert_eq!(only("db_tpch").len(), 1);
+    assert_eq!(only("db_copy").len(), 1);
+    assert!(only("db").is_empty());
     // A tpch document saved as a tpcc run is refused, and the other way round.
-    let wrong = c.save(&new(EntryKind::Db, tpch_doc(1.0, "sda")));
+    let wrong = c.save(&new("db", tpch_doc(1.0, "sda")));
     assert!(matches!(wrong, Err(CatalogError::BadDocument { .. })), "{wrong:?}");
-    let wrong = c.save(&new(EntryKind::DbTpch, db_doc(1.0, "sda")));
+    let wrong = c.save(&new("db_tpch", db_doc(1.0, "sda")));
     assert!(matches!(wrong, Err(CatalogError::BadDocument { .. })), "{wrong:?}");
-    for (typed, kind) in [("db-tpch", EntryKind::DbTpch), ("db_copy", EntryKind::DbCopy)] {
-        assert_eq!(EntryKind::parse(typed), Some(kind));
-    }
-    assert_eq!(EntryKind::of_schema("iolab.dbtpch/1"), Some(EntryKind::DbTpch));
-    assert_eq!(EntryKind::of_schema("iolab.dbcopy/1"), Some(EntryKind::DbCopy));
 }
 
 #[test]
@@ -789,15 +785,98 @@ fn version_4_catalog_takes_tpch_and_copy_runs_after_the_upgrade_and_keeps_its_db
         );
         assert!(refused.is_err(), "version 4 has no db_tpch kind");
     }
-    let c = Catalog::open(&path).unwrap();
+    let c = Catalog::open(&path, INDEX).unwrap();
     let v: i64 = c.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(v, schema::LATEST);
     let before = c.summaries(&Filter::default()).unwrap();
     let db = before.iter().find(|s| s.id == "dddd0001").expect("the db run is kept");
-    assert_eq!((db.kind.as_str(), db.columns.nopm), ("db", Some(4321.0)));
+    assert_eq!((db.kind.as_str(), db.columns.figure("nopm")), ("db", Some(4321.0)));
     assert!(before.iter().filter(|s| s.id != "dddd0001").all(|s| s.tags.len() == 1), "tags kept: {before:?}");
-    c.save(&NewEntry { kind: EntryKind::DbTpch, doc: tpch_doc(2.0, "vda"), tags: vec![], note: None })
+    c.save(&NewEntry { kind: "db_tpch".into(), doc: tpch_doc(2.0, "vda"), tags: vec![], note: None })
         .unwrap();
-    c.save(&NewEntry { kind: EntryKind::DbCopy, doc: copy_doc(90.0), tags: vec![], note: None }).unwrap();
+    c.save(&NewEntry { kind: "db_copy".into(), doc: copy_doc(90.0), tags: vec![], note: None }).unwrap();
     assert_eq!(c.summaries(&Filter::default()).unwrap().len(), before.len() + 2);
+}
+
+/// Issue 34, item 4: version 6 drops the list of kinds and moves the headline columns of particular kinds
+/// (IOPS, MB/s, p99, NOPM, the query times) into `figures`, each value as it was: nothing recomputed.
+#[test]
+fn version_5_catalog_moves_its_headline_columns_into_figures_and_keeps_every_entry() {
+    let (_d, path) = temp();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    make_v1(&path);
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+        for m in &schema::MIGRATIONS[1..5] {
+            conn.execute_batch(m.sql).unwrap();
+        }
+        conn.execute_batch("PRAGMA user_version = 5;").unwrap();
+        // Values no extraction would give, so a recomputation would show.
+        conn.execute(
+            "INSERT INTO entries (id, kind, saved_unix_s, doc, profile, iops, mb_s, p99_ns, nopm, query_total_s,
+                                  query_geomean_s)
+             VALUES ('eeee0001', 'db_tpch', 3.0, ?1, 'tpch sqlite', 1.5, 2.5, 3.5, 4.5, 5.5, 6.5)",
+            [tpch_doc(8.5, "vda").to_string()],
+        )
+        .unwrap();
+        conn.execute("INSERT INTO tags VALUES ('eeee0001', 'gen', '5')", []).unwrap();
+    }
+    let c = Catalog::open(&path, INDEX).unwrap();
+    let e = c.get("eeee0001").unwrap();
+    let want: Vec<(&str, f64)> = vec![
+        ("iops", 1.5),
+        ("mb_s", 2.5),
+        ("nopm", 4.5),
+        ("p99_ns", 3.5),
+        ("query_geomean_s", 6.5),
+        ("query_total_s", 5.5),
+    ];
+    let got: Vec<(&str, f64)> = e.summary.columns.figures.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(got, want);
+    assert_eq!(
+        (e.kind.as_str(), e.tags.len(), e.summary.columns.profile.as_deref()),
+        ("db_tpch", 1, Some("tpch sqlite"))
+    );
+    assert!(c.get("d89d").is_ok(), "the older entry is kept");
+    let check: Vec<String> = {
+        let mut stmt = c.conn.prepare("SELECT sql FROM sqlite_master WHERE name = 'entries'").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+    };
+    assert!(!check[0].contains("CHECK"), "no list of kinds left: {}", check[0]);
+    c.remove("eeee0001").unwrap();
+    let n: i64 = c
+        .conn
+        .query_row("SELECT count(*) FROM figures WHERE entry_id = 'eeee0001'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 0, "an entry's figures go with it");
+}
+
+/// A kind of document the catalog has never heard of (the caller's indexer knows it) is saved, listed and
+/// filtered with no migration and no change here.
+#[test]
+fn a_new_kind_of_entry_needs_no_migration() {
+    fn index(kind: &str, doc: &serde_json::Value) -> Result<Columns, String> {
+        if kind != "db_ycsb" {
+            return INDEX(kind, doc);
+        }
+        let mut c = Columns { profile: Some("ycsb a".into()), ..Columns::default() };
+        c.set_figure("ops_per_s", doc["ops_per_s"].as_f64());
+        Ok(c)
+    }
+    let (_d, path) = temp();
+    let c = Catalog::open(&path, index).unwrap();
+    save_run(&c, "0000000a", "oltp", "/dev/sdb", &[]);
+    let doc = json!({"schema": "iolab.dbycsb/1", "ops_per_s": 12_345.0});
+    let id =
+        c.save(&NewEntry { kind: "db_ycsb".into(), doc, tags: tags(&[("w", "a")]), note: None }).unwrap();
+    let e = c.get(&id).unwrap();
+    assert_eq!((e.kind.as_str(), e.summary.columns.figure("ops_per_s")), ("db_ycsb", Some(12_345.0)));
+    let only = c.summaries(&Filter { kind: Some("db_ycsb".into()), ..Filter::default() }).unwrap();
+    assert_eq!(only.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), [id.as_str()]);
+    let refused = c.save_text("db_ycssb", "{}", &[], None).unwrap_err().to_string();
+    assert!(
+        refused.contains("cannot save this document as a db_ycssb") && refused.contains("'db_ycssb'"),
+        "{refused}"
+    );
 }

@@ -8,16 +8,12 @@
 use crate::args::{DbFlag, ExportArgs, RmArgs, RunsArgs, ShowArgs};
 use crate::exit::{usage, ExitStatus};
 use crate::output::{print, write_all};
-use crate::saving::{db_path, kind_name, parse_tags};
+use crate::saving::{db_path, open_catalog, parse_tags};
 use anyhow::Result;
-use iolab_catalog::{Catalog, Entry, EntryKind, Filter, Summary};
-use iolab_report::db::DbResult;
-use iolab_report::db_copy::CopyResult;
-use iolab_report::db_sweep::DbSweepResult;
-use iolab_report::db_tpch::TpchResult;
-use iolab_report::find_max::FindMaxResult;
-use iolab_report::sweep::SweepResult;
-use iolab_report::{CsvExporter, Document, RunResult, TextExporter};
+use iolab_catalog::{Catalog, Entry, Filter, Summary};
+use iolab_report::kinds::{self, entry_kind};
+use iolab_report::plugin::{Column, Shown};
+use iolab_report::{CsvExporter, Document, TextExporter};
 use serde_json::Value;
 use std::path::Path;
 
@@ -30,12 +26,24 @@ fn open_existing(db: &DbFlag) -> Result<Catalog> {
             path.display()
         )));
     }
-    Catalog::open(&path).map_err(usage)
+    open_catalog(&path).map_err(usage)
 }
 
-/// A stored kind (`find_max`) as users type it (`find-max`).
+/// A stored kind (`find_max`) as users type it (`find-max`); a kind this iolab does not know as stored.
 fn kind_label(stored: &str) -> String {
-    EntryKind::parse(stored).map_or_else(|| stored.to_string(), |k| kind_name(k).to_string())
+    entry_kind(stored).map_or_else(|| stored.to_string(), |(_, e)| e.printed().to_string())
+}
+
+/// The kind `--kind` names, as stored; an unknown one is an error listing the kinds.
+fn kind_arg(text: &str) -> Result<String> {
+    match entry_kind(text) {
+        Some((_, e)) => Ok(e.stored.to_string()),
+        None => {
+            let names: Vec<&str> = kinds::entry_kinds().map(|(_, e)| e.printed()).collect();
+            let (last, rest) = names.split_last().map_or(("", &[][..]), |(l, r)| (*l, r));
+            Err(usage(format!("invalid value '{text}' for '--kind': expected {} or {last}", rest.join(", "))))
+        }
+    }
 }
 
 /// A `--since`/`--until` value in Unix seconds: a day, an RFC 3339 time, or a duration ago with its unit
@@ -95,17 +103,7 @@ pub fn runs(args: &RunsArgs) -> Result<ExitStatus> {
         target: args.target.clone(),
         since_unix_s: date("--since", &args.since, false)?,
         until_unix_s: date("--until", &args.until, true)?,
-        kind: args
-            .kind
-            .as_ref()
-            .map(|k| {
-                EntryKind::parse(k).ok_or_else(|| {
-                    usage(format!(
-                        "invalid value '{k}' for '--kind': expected run, sweep, find-max, verify, db or db-sweep"
-                    ))
-                })
-            })
-            .transpose()?,
+        kind: args.kind.as_deref().map(kind_arg).transpose()?,
         limit: args
             .limit
             .as_ref()
@@ -118,7 +116,7 @@ pub fn runs(args: &RunsArgs) -> Result<ExitStatus> {
     };
     let path = db_path(&args.db.db);
     let list = if path.exists() {
-        Catalog::open(&path).map_err(usage)?.summaries(&filter).map_err(usage)?
+        open_catalog(&path).map_err(usage)?.summaries(&filter).map_err(usage)?
     } else {
         Vec::new()
     };
@@ -139,11 +137,12 @@ pub fn runs(args: &RunsArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Ok)
 }
 
-/// One row of `iolab runs --json`.
+/// One row of `iolab runs --json`: the entry's facts, and each headline figure a kind lists (null where it
+/// has none).
 fn summary_json(s: &Summary) -> Value {
     let tags: serde_json::Map<String, Value> =
         s.tags.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
-    serde_json::json!({
+    let mut row = serde_json::json!({
         "id": s.id,
         "kind": kind_label(&s.kind),
         "saved_at": iolab_doc::time::format_rfc3339(s.saved_unix_s),
@@ -153,16 +152,14 @@ fn summary_json(s: &Summary) -> Value {
         "profile": s.columns.profile,
         "targets": s.columns.targets,
         "partial": s.columns.partial,
-        "iops": s.columns.iops,
-        "mb_s": s.columns.mb_s,
-        "p99_ns": s.columns.p99_ns,
-        "nopm": s.columns.nopm,
-        "query_total_s": s.columns.query_total_s,
-        "query_geomean_s": s.columns.query_geomean_s,
         "tags": tags,
         "note": s.note,
         "iolab_version": s.columns.iolab_version,
-    })
+    });
+    for key in kinds::listing().iter().flat_map(|c| c.figures) {
+        row[*key] = serde_json::json!(s.columns.figure(key));
+    }
+    row
 }
 
 /// Shortens `text` to at most `max` characters, marking the cut.
@@ -176,56 +173,19 @@ fn clip(text: &str, max: usize) -> String {
     }
 }
 
-/// The `iolab runs` table: newest first. With a tpcc run among the entries, a NOPM column after MB/s (and
-/// p99 is its new-order p99); with a tpch query set, a `queries` column after it: the total of the query
-/// times and their geometric mean. A copy's headline is its MB/s.
+/// The `iolab runs` table: newest first. The headline figures are in the columns the kinds declare
+/// (`kinds::listing`), between the targets and the tags: IOPS, MB/s and p99 always; the others (NOPM, a
+/// tpch query set's times) when an entry listed has them.
 fn runs_table(list: &[Summary]) -> String {
-    let nopm = list.iter().any(|s| s.columns.nopm.is_some());
-    let queries = list.iter().any(|s| s.columns.query_total_s.is_some());
-    let mut header =
-        vec!["id", "when (UTC)", "kind", "name", "targets", "IOPS", "MB/s", "p99", "tags", "note"];
-    let mut right = vec![false, false, false, false, false, true, true, true, false, false];
-    if queries {
-        header.insert(7, "queries (total / geomean)");
-        right.insert(7, true);
-    }
-    if nopm {
-        header.insert(7, "NOPM");
-        right.insert(7, true);
-    }
-    let rows: Vec<Vec<String>> = list
-        .iter()
-        .map(|s| {
-            let kind = kind_label(&s.kind);
-            let when = s.columns.started_unix_s.unwrap_or(s.saved_unix_s);
-            let targets = match s.columns.targets.as_slice() {
-                [] => "-".to_string(),
-                [a] => a.clone(),
-                [a, b] => format!("{a}, {b}"),
-                [a, rest @ ..] => format!("{a} +{}", rest.len()),
-            };
-            let tags: Vec<String> = s.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let mut row = vec![
-                s.id.clone(),
-                iolab_doc::time::format_minute(when),
-                if s.columns.partial { format!("{kind} (partial)") } else { kind.to_string() },
-                clip(s.columns.profile.as_deref().unwrap_or("-"), 24),
-                clip(&targets, 36),
-                s.columns.iops.map_or("-".into(), |v| iolab_report::format_rate(v, 1)),
-                s.columns.mb_s.map_or("-".into(), |v| iolab_report::format_rate(v, 1)),
-                s.columns.p99_ns.map_or("-".into(), iolab_report::format_duration_ns),
-                if tags.is_empty() { "-".into() } else { clip(&tags.join(" "), 40) },
-                clip(&s.note.as_deref().unwrap_or("-").replace('\n', " "), 40),
-            ];
-            if queries {
-                row.insert(7, query_times(&s.columns));
-            }
-            if nopm {
-                row.insert(7, s.columns.nopm.map_or("-".into(), |v| iolab_report::format_rate(v, 0)));
-            }
-            row
-        })
+    let figures: Vec<&Column> = kinds::listing()
+        .into_iter()
+        .filter(|c| c.shown == Shown::Always || list.iter().any(|s| s.columns.figure(c.figures[0]).is_some()))
         .collect();
+    let mut header = vec!["id", "when (UTC)", "kind", "name", "targets"];
+    header.extend(figures.iter().map(|c| c.header));
+    header.extend(["tags", "note"]);
+    let right: Vec<bool> = (0..header.len()).map(|i| i >= 5 && i < 5 + figures.len()).collect();
+    let rows: Vec<Vec<String>> = list.iter().map(|s| runs_row(s, &figures)).collect();
     // Numbers right-aligned, text left-aligned.
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in &rows {
@@ -259,13 +219,28 @@ fn runs_table(list: &[Summary]) -> String {
     out
 }
 
-/// A tpch query set's headline in `iolab runs`: `8.53 s / 236 ms`, or `-`.
-fn query_times(c: &iolab_catalog::Columns) -> String {
-    let s = |v: Option<f64>| v.map_or("-".into(), |v| iolab_report::format_duration_ns(v * 1e9));
-    match c.query_total_s {
-        Some(_) => format!("{} / {}", s(c.query_total_s), s(c.query_geomean_s)),
-        None => "-".into(),
-    }
+/// One entry's row of the `iolab runs` table, with the cells of `figures`.
+fn runs_row(s: &Summary, figures: &[&Column]) -> Vec<String> {
+    let kind = kind_label(&s.kind);
+    let when = s.columns.started_unix_s.unwrap_or(s.saved_unix_s);
+    let targets = match s.columns.targets.as_slice() {
+        [] => "-".to_string(),
+        [a] => a.clone(),
+        [a, b] => format!("{a}, {b}"),
+        [a, rest @ ..] => format!("{a} +{}", rest.len()),
+    };
+    let tags: Vec<String> = s.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut row = vec![
+        s.id.clone(),
+        iolab_doc::time::format_minute(when),
+        if s.columns.partial { format!("{kind} (partial)") } else { kind },
+        clip(s.columns.profile.as_deref().unwrap_or("-"), 24),
+        clip(&targets, 36),
+    ];
+    row.extend(figures.iter().map(|c| (c.cell)(&s.columns)));
+    row.push(if tags.is_empty() { "-".into() } else { clip(&tags.join(" "), 40) });
+    row.push(clip(&s.note.as_deref().unwrap_or("-").replace('\n', " "), 40));
+    row
 }
 
 /// `iolab show ID`.
@@ -282,33 +257,17 @@ pub fn show(args: &ShowArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Ok)
 }
 
+/// The entry's document, read as its kind's; `None` for a document this iolab cannot read (another
+/// version's, or a kind it does not know).
+fn document(e: &Entry) -> Option<Box<dyn Document>> {
+    let (kind, _) = entry_kind(&e.kind)?;
+    kind.parse(e.doc.clone()).ok()
+}
+
 /// The document rendered as the command that made it prints it; a document this iolab cannot read (another
 /// version's) as pretty JSON.
 fn render(e: &Entry) -> String {
-    let rendered = match e.kind {
-        EntryKind::Run | EntryKind::Verify => {
-            RunResult::from_json(&e.doc_text).ok().map(|r| TextExporter.render(&Document::Run(&r)))
-        }
-        EntryKind::Sweep => serde_json::from_str::<SweepResult>(&e.doc_text)
-            .ok()
-            .map(|s| TextExporter.render(&Document::Sweep(&s))),
-        EntryKind::FindMax => serde_json::from_str::<FindMaxResult>(&e.doc_text)
-            .ok()
-            .map(|f| TextExporter.render(&Document::FindMax(&f))),
-        EntryKind::Db => {
-            serde_json::from_str::<DbResult>(&e.doc_text).ok().map(|d| TextExporter.render(&Document::Db(&d)))
-        }
-        EntryKind::DbSweep => serde_json::from_str::<DbSweepResult>(&e.doc_text)
-            .ok()
-            .map(|s| TextExporter.render(&Document::DbSweep(&s))),
-        EntryKind::DbTpch => serde_json::from_str::<TpchResult>(&e.doc_text)
-            .ok()
-            .map(|t| TextExporter.render(&Document::DbTpch(&t))),
-        EntryKind::DbCopy => serde_json::from_str::<CopyResult>(&e.doc_text)
-            .ok()
-            .map(|c| TextExporter.render(&Document::DbCopy(&c))),
-    };
-    rendered.unwrap_or_else(|| {
+    document(e).map(|d| TextExporter.render(d.as_ref())).unwrap_or_else(|| {
         let schema = e.doc["schema"].as_str().unwrap_or("unknown schema");
         let text = serde_json::to_string_pretty(&e.doc).unwrap_or_else(|_| e.doc_text.clone());
         format!("({schema}: this iolab cannot render it; the stored document follows)\n{text}\n")
@@ -320,7 +279,7 @@ fn footer(e: &Entry, path: &Path) -> String {
     let mut out = format!(
         "catalog {} · {} · saved {} · {}\n",
         e.id,
-        kind_name(e.kind),
+        kind_label(&e.kind),
         iolab_doc::time::format_rfc3339(e.saved_unix_s),
         path.display()
     );
@@ -352,24 +311,14 @@ pub fn export(args: &ExportArgs) -> Result<ExitStatus> {
                 e.id
             ))
         };
-        let csv = match e.kind {
-            EntryKind::Run | EntryKind::Verify => {
-                RunResult::from_json(&e.doc_text).map(|r| CsvExporter.render(&Document::Run(&r)))
-            }
-            EntryKind::Sweep => serde_json::from_str::<SweepResult>(&e.doc_text)
-                .map(|s| CsvExporter.render(&Document::Sweep(&s))),
-            EntryKind::FindMax => serde_json::from_str::<FindMaxResult>(&e.doc_text)
-                .map(|f| CsvExporter.render(&Document::FindMax(&f))),
-            EntryKind::DbSweep => serde_json::from_str::<DbSweepResult>(&e.doc_text)
-                .map(|s| CsvExporter.render(&Document::DbSweep(&s))),
-            EntryKind::Db | EntryKind::DbTpch | EntryKind::DbCopy => {
-                return Err(usage(format!(
-                    "entry {} is a database run: it has no CSV form (its numbers are one window's, with no time series); `iolab export {} --json` gives its document",
-                    e.id, e.id
-                )))
-            }
-        };
-        csv.map_err(|_| unreadable())??
+        let doc = document(&e).ok_or_else(unreadable)?;
+        CsvExporter.render(doc.as_ref()).map_err(|_| {
+            let kind = doc.kind();
+            let why = kind
+                .without_csv()
+                .map_or_else(|| format!("a {} document: it has no CSV form", kind.name()), str::to_string);
+            usage(format!("entry {} is {why}; `iolab export {} --json` gives its document", e.id, e.id))
+        })?
     };
     write_all(vec![(&out, Ok(text))])?;
     Ok(ExitStatus::Ok)

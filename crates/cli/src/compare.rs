@@ -8,52 +8,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use iolab_catalog::{Catalog, Filter};
-use iolab_report::compare::{self, CompareOptions, MetricFilter, Side, SideDocs};
-use iolab_report::db::DbResult;
-use iolab_report::db_copy::CopyResult;
-use iolab_report::db_sweep::DbSweepResult;
-use iolab_report::db_tpch::TpchResult;
-use iolab_report::sweep::SweepResult;
-use iolab_report::{Document, JsonExporter, RunResult, TextExporter};
+use iolab_report::compare::{self, CompareOptions, MetricFilter, Side};
+use iolab_report::kinds::{self, Unreadable};
+use iolab_report::{Document, JsonExporter, TextExporter};
 
 use crate::args::CompareArgs;
 use crate::exit::{usage, ExitStatus};
 use crate::output::{claim, print, write_all};
 
-/// The documents one input stands for.
-enum Docs {
-    Runs(Vec<RunResult>),
-    Sweeps(Vec<SweepResult>),
-    Db(Vec<DbResult>),
-    DbSweeps(Vec<DbSweepResult>),
-    Tpch(Vec<TpchResult>),
-    Copy(Vec<CopyResult>),
-}
-
-impl Docs {
-    /// What the documents are, as a message names them.
-    fn what(&self) -> &'static str {
-        match self {
-            Docs::Runs(_) => "I/O runs",
-            Docs::Sweeps(_) => "I/O sweeps",
-            Docs::Db(_) => "tpcc runs",
-            Docs::DbSweeps(_) => "tpcc sweeps over users",
-            Docs::Tpch(_) => "tpch query sets",
-            Docs::Copy(_) => "database copies",
-        }
-    }
-
-    fn side(self) -> SideDocs {
-        match self {
-            Docs::Runs(r) => SideDocs::Runs(r),
-            Docs::Sweeps(s) => SideDocs::Sweeps(s),
-            Docs::Db(d) => SideDocs::Db(d),
-            Docs::DbSweeps(s) => SideDocs::DbSweeps(s),
-            Docs::Tpch(t) => SideDocs::Tpch(t),
-            Docs::Copy(c) => SideDocs::Copy(c),
-        }
-    }
-}
+/// The documents one input stands for: all of one kind that compares (a side's trials, or its sweeps).
+type Docs = Vec<Box<dyn Document>>;
 
 /// The catalog, opened on first use (so comparing files needs none), never created.
 struct LazyCatalog {
@@ -70,8 +34,9 @@ impl LazyCatalog {
                     self.path.display()
                 )));
             }
-            let c =
-                Catalog::open(&self.path).map_err(usage).with_context(|| format!("looking up '{input}'"))?;
+            let c = crate::saving::open_catalog(&self.path)
+                .map_err(usage)
+                .with_context(|| format!("looking up '{input}'"))?;
             self.open = Some(c);
         }
         // Just set above.
@@ -79,47 +44,28 @@ impl LazyCatalog {
     }
 }
 
-/// The document `v`, from `what` (a path or an ID, for messages), as a run or a sweep.
+/// The document `v`, from `what` (a path or an ID, for messages), as a document of a kind that compares.
 fn parse_doc(v: serde_json::Value, what: &str) -> Result<Docs> {
-    let schema = v.get("schema").and_then(|s| s.as_str()).map(str::to_string);
-    match schema.as_deref() {
-        Some(iolab_report::SCHEMA) => {
-            let r: RunResult = serde_json::from_value(v)
-                .map_err(|e| usage(format!("'{what}' is not a valid iolab.result/1 document: {e}")))?;
-            Ok(Docs::Runs(vec![r]))
+    let takes = || kinds::expected(|k| k.compare().is_some());
+    let doc = kinds::parse(v).map_err(|e| match e {
+        Unreadable::NoSchema => usage(format!(
+            "'{what}' is not an iolab result or sweep: it has no \"schema\" field (expected {})",
+            takes()
+        )),
+        Unreadable::UnknownSchema(other) => {
+            usage(format!("'{what}' is a '{other}' document; compare takes {}", takes()))
         }
-        Some(iolab_report::sweep::SWEEP_SCHEMA) => {
-            let s: SweepResult = serde_json::from_value(v)
-                .map_err(|e| usage(format!("'{what}' is not a valid iolab.sweep/1 document: {e}")))?;
-            Ok(Docs::Sweeps(vec![s]))
-        }
-        Some(iolab_report::db::DB_SCHEMA) => {
-            let d: DbResult = serde_json::from_value(v)
-                .map_err(|e| usage(format!("'{what}' is not a valid iolab.db/1 document: {e}")))?;
-            Ok(Docs::Db(vec![d]))
-        }
-        Some(iolab_report::db_sweep::DB_SWEEP_SCHEMA) => {
-            let s: DbSweepResult = serde_json::from_value(v)
-                .map_err(|e| usage(format!("'{what}' is not a valid iolab.dbsweep/1 document: {e}")))?;
-            Ok(Docs::DbSweeps(vec![s]))
-        }
-        Some(iolab_report::db_tpch::DB_TPCH_SCHEMA) => {
-            let t: TpchResult = serde_json::from_value(v)
-                .map_err(|e| usage(format!("'{what}' is not a valid iolab.dbtpch/1 document: {e}")))?;
-            Ok(Docs::Tpch(vec![t]))
-        }
-        Some(iolab_report::db_copy::DB_COPY_SCHEMA) => {
-            let c: CopyResult = serde_json::from_value(v)
-                .map_err(|e| usage(format!("'{what}' is not a valid iolab.dbcopy/1 document: {e}")))?;
-            Ok(Docs::Copy(vec![c]))
-        }
-        Some(other) => Err(usage(format!(
-            "'{what}' is a '{other}' document; compare takes results (iolab.result/1), sweeps (iolab.sweep/1) and database runs (iolab.db/1, iolab.dbsweep/1, iolab.dbtpch/1, iolab.dbcopy/1)"
-        ))),
-        None => Err(usage(format!(
-            "'{what}' is not an iolab result or sweep: it has no \"schema\" field (expected iolab.result/1 or iolab.sweep/1)"
-        ))),
+        Unreadable::Invalid(_, e) => usage(format!("'{what}' is {e}")),
+        Unreadable::NotJson(e) => usage(format!("'{what}' is not JSON: {e}")),
+    })?;
+    if doc.kind().compare().is_none() {
+        return Err(usage(format!(
+            "'{what}' is a '{}' document; compare takes {}",
+            doc.kind().schema(),
+            takes()
+        )));
     }
+    Ok(vec![doc])
 }
 
 fn read_file(path: &str) -> Result<Docs> {
@@ -135,30 +81,23 @@ fn looks_like_id(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// Adds `more` to the documents of `input` so far: a side is one kind of document.
 fn merge(into: &mut Option<Docs>, more: Docs, input: &str) -> Result<()> {
-    let more_what = more.what();
-    match (into.as_mut(), more) {
-        (None, d) => *into = Some(d),
-        (Some(Docs::Runs(a)), Docs::Runs(b)) => a.extend(b),
-        (Some(Docs::Sweeps(a)), Docs::Sweeps(b)) => a.extend(b),
-        (Some(Docs::Db(a)), Docs::Db(b)) => a.extend(b),
-        (Some(Docs::DbSweeps(a)), Docs::DbSweeps(b)) => a.extend(b),
-        (Some(Docs::Tpch(a)), Docs::Tpch(b)) => a.extend(b),
-        (Some(Docs::Copy(a)), Docs::Copy(b)) => a.extend(b),
-        (Some(Docs::Db(_) | Docs::DbSweeps(_) | Docs::Tpch(_) | Docs::Copy(_)), _)
-        | (Some(_), Docs::Db(_) | Docs::DbSweeps(_) | Docs::Tpch(_) | Docs::Copy(_)) => {
-            let kinds = [into.as_ref().map_or("", Docs::what), more_what];
+    let Some(docs) = into.as_mut() else {
+        *into = Some(more);
+        return Ok(());
+    };
+    let what = |d: &Docs| d.first().and_then(|d| d.kind().compare()).map_or("documents", |c| c.many());
+    if let (Some(a), Some(b)) = (docs.first(), more.first()) {
+        if a.kind() != b.kind() {
             return Err(usage(format!(
-                "'{input}' mixes database runs (iolab db) with other documents ({} and {}); a side is one kind of document",
-                kinds[0], kinds[1]
+                "'{input}' mixes {} and {}; a side is one kind of document",
+                what(docs),
+                what(&more)
             )));
         }
-        _ => {
-            return Err(usage(format!(
-                "'{input}' mixes runs and sweeps; a side is runs (its trials) or sweeps, not both"
-            )))
-        }
     }
+    docs.extend(more);
     Ok(())
 }
 
@@ -221,7 +160,7 @@ fn parse_alpha(text: Option<&str>) -> Result<f64> {
 /// `iolab compare`.
 pub fn compare(args: &CompareArgs) -> Result<ExitStatus> {
     let alpha = parse_alpha(args.alpha.as_deref())?;
-    let metrics = MetricFilter::parse(&args.metric.join(",")).map_err(usage)?;
+    let metrics = MetricFilter::parse(&args.metric.join(","), &kinds::metric_names()).map_err(usage)?;
     // The sides that are files are inputs, claimed as read: `--json` on one of them is refused.
     let mut gate = iolab_device::WriteGate::new();
     for input in args.sides.iter().filter(|i| std::path::Path::new(i.as_str()).is_file()) {
@@ -231,18 +170,18 @@ pub fn compare(args: &CompareArgs) -> Result<ExitStatus> {
     let mut catalog = LazyCatalog { path: args.db.clone().unwrap_or_else(Catalog::default_path), open: None };
     let mut sides = Vec::with_capacity(args.sides.len());
     for input in &args.sides {
-        let docs = resolve(input, &mut catalog)?.side();
+        let docs = resolve(input, &mut catalog)?;
         sides.push(Side { source: input.clone(), docs });
     }
     let c = compare::compare(&sides, &CompareOptions { alpha, metrics }).map_err(usage)?;
     if args.json.as_deref() != Some("-") {
         let text = match args.format.as_str() {
-            "md" | "markdown" => iolab_report::MarkdownExporter.render(&Document::Compare(&c))?,
-            _ => TextExporter.render(&Document::Compare(&c)),
+            "md" | "markdown" => iolab_report::MarkdownExporter.render(&c)?,
+            _ => TextExporter.render(&c),
         };
         print(&text)?;
     }
-    write_all(json.iter().map(|o| (o, Ok(JsonExporter.render(&Document::Compare(&c))))).collect())?;
+    write_all(json.iter().map(|o| (o, Ok(JsonExporter.render(&c)))).collect())?;
     Ok(ExitStatus::Ok)
 }
 

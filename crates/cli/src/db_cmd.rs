@@ -1,18 +1,16 @@
 //! `iolab db tpcc`: a TPC-C-derived workload on a real database. The flags become the library's setup and
 //! `iolab_db::tpcc` options; everything else is [`db_run::run`]'s: the session and the harness (the paths
 //! claimed before anything is made; the directory, memory limit, database, throttle and capture made and
-//! undone on every path), the bars and `--metrics`, and the document saved in the catalog (kind `db`, or
-//! `db_sweep` for several `--users`: HammerDB's autopilot), printed and written. `iolab db tpch` and `iolab
+//! undone on every path), the bars and `--metrics`, and the document saved in the catalog (as a `db` entry,
+//! or `db_sweep` for several `--users`: HammerDB's autopilot), printed and written. `iolab db tpch` and `iolab
 //! db copy` are dispatched to their modules.
 
 use crate::args::db::{DbArgs, DbWhat, TpccArgs};
 use crate::db_run::{self, number, Command, Outcome};
 use crate::exit::{usage, ExitStatus};
 use anyhow::Result;
-use iolab_catalog::EntryKind;
 use iolab_db::tpcc::{self, Options, Tpcc, TpccDocument};
 use iolab_report::db::DbResult;
-use iolab_report::Document;
 use std::time::Duration;
 
 /// Runs `iolab db`.
@@ -61,12 +59,10 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
 /// A tpcc document's kind and exit status.
 fn outcome(d: &TpccDocument) -> Outcome<'_> {
     match d {
-        TpccDocument::Run(r) => Outcome { kind: EntryKind::Db, doc: Document::Db(r), good: good(r) },
-        TpccDocument::Sweep(s) => Outcome {
-            kind: EntryKind::DbSweep,
-            doc: Document::DbSweep(s),
-            good: !s.points.is_empty() && s.points.iter().all(|p| good(&p.result)),
-        },
+        TpccDocument::Run(r) => Outcome { doc: &**r, good: good(r) },
+        TpccDocument::Sweep(s) => {
+            Outcome { doc: &**s, good: !s.points.is_empty() && s.points.iter().all(|p| good(&p.result)) }
+        }
     }
 }
 

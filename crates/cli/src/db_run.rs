@@ -10,7 +10,6 @@ use crate::exit::{usage, ExitStatus};
 use crate::progress::{DbBars, OverallBar};
 use crate::session::{Claims, Session};
 use anyhow::Result;
-use iolab_catalog::EntryKind;
 use iolab_db::harness::{DatabaseKind, Typed};
 use iolab_db::{Harness, Live, Setup, Workload, WorkloadObserver};
 use iolab_report::{Document, JsonExporter, TextExporter};
@@ -68,13 +67,11 @@ pub fn common(c: &DbCommonArgs, url: Option<&str>) -> Result<Common> {
     Ok(Common { setup, seed: keys.seed.unwrap_or_else(crate::points::fresh_seed) })
 }
 
-/// What a command makes of its workload's document: the catalog kind it is saved as, the document, and
-/// whether the run was good (exit 0; else 1).
+/// What a command makes of its workload's document: the document (whose kind says how it is saved and
+/// shown), and whether the run was good (exit 0; else 1).
 pub struct Outcome<'a> {
-    /// The catalog kind.
-    pub kind: EntryKind,
     /// The document.
-    pub doc: Document<'a>,
+    pub doc: &'a dyn Document,
     /// Exit 0.
     pub good: bool,
 }
@@ -123,16 +120,17 @@ pub fn run<W: Workload>(
     drop(shown);
     let ran = ran.map_err(db_error)?;
     let outcome = (cmd.outcome)(&ran.document);
-    let json = JsonExporter.render(&outcome.doc);
+    let entry = crate::saving::entry(outcome.doc)?;
+    let json = JsonExporter.render(outcome.doc);
     let status = if outcome.good { ExitStatus::Ok } else { ExitStatus::Fail };
     for _ in ran.captures.iter().filter(|c| c.result.is_err()) {
         session.not_written();
     }
     session.conclude(
-        (outcome.kind, &json),
+        (entry, &json),
         |outputs| {
             if !quiet {
-                crate::output::print(&TextExporter.render(&outcome.doc))?;
+                crate::output::print(&TextExporter.render(outcome.doc))?;
             }
             outputs.write(|| json.clone(), || unreachable!("no --csv"))?;
             say_captures(&ran.captures, quiet, live);

@@ -6,10 +6,8 @@ use crate::args::db::TpchArgs;
 use crate::db_run::{self, number, Command, Outcome};
 use crate::exit::{usage, ExitStatus};
 use anyhow::Result;
-use iolab_catalog::EntryKind;
 use iolab_db::tpch::{self, queries, streams, Options, Tests, Tpch};
 use iolab_report::db_tpch::TpchResult;
-use iolab_report::Document;
 
 /// `--queries`: numbers 1 to 22, each once, in the order given.
 fn query_list(text: &str) -> Result<Vec<u32>> {
@@ -84,7 +82,7 @@ pub fn tpch(a: &TpchArgs) -> Result<ExitStatus> {
 }
 
 fn outcome(d: &TpchResult) -> Outcome<'_> {
-    Outcome { kind: EntryKind::DbTpch, doc: Document::DbTpch(d), good: true }
+    Outcome { doc: d, good: true }
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@ use crate::exit::{usage, ExitStatus};
 use crate::session::Session;
 use anyhow::Result;
 use clap::Parser;
-use iolab_report::compare::{self, CompareOptions, Side, SideDocs};
-use iolab_report::{Document, RunResult, TextExporter};
+use iolab_report::compare::{self, CompareOptions, Side};
+use iolab_report::{RunResult, TextExporter};
 use iolab_spec::JobSpec;
 
 /// What the check needs: the trace, the derived job, where both run, the seed, and the trace's span.
@@ -35,15 +35,15 @@ pub fn check(c: &Check<'_>) -> Result<ExitStatus> {
     let replayed = replay(c, &common)?;
     let derived = run_derived(c, &common)?;
     let sides = [
-        Side { source: format!("replay of {}", c.trace), docs: SideDocs::Runs(vec![*replayed]) },
-        Side { source: "the derived job".into(), docs: SideDocs::Runs(vec![*derived]) },
+        Side { source: format!("replay of {}", c.trace), docs: vec![replayed] },
+        Side { source: "the derived job".into(), docs: vec![derived] },
     ];
     let comparison = compare::compare(&sides, &CompareOptions::default()).map_err(usage)?;
     println!(
         "iolab: the derived job's fidelity on {}: the trace replayed (A) and the job run (B), seed {seed}, {clock} clock",
         c.target
     );
-    crate::output::print(&TextExporter.render(&Document::Compare(&comparison)))?;
+    crate::output::print(&TextExporter.render(&comparison))?;
     println!("(B's 'better' and 'worse' are its distance from the replay: a faithful job changes nothing)");
     Ok(ExitStatus::Ok)
 }

@@ -13,7 +13,7 @@ use crate::output::{print, Outputs};
 use crate::session::Session;
 use anyhow::Result;
 use iolab_report::RunResult;
-use iolab_report::{CsvExporter, Document, JsonExporter, TextExporter};
+use iolab_report::{CsvExporter, JsonExporter, TextExporter};
 use iolab_run::find_max::{self, FindMax, StepRequest, Variable};
 use iolab_run::verdict::apply_sizing;
 use iolab_run::Runner;
@@ -80,18 +80,15 @@ pub fn find_max(args: &RunArgs) -> Result<ExitStatus> {
     for (step, id) in doc.steps.iter_mut().zip(run_ids) {
         step.run_id = id;
     }
-    let text = JsonExporter.render(&Document::FindMax(&doc));
+    let text = JsonExporter.render(&doc);
     let written = |outputs: &Outputs| {
         if !quiet && !outputs.on_stdout() {
-            print(&TextExporter.render(&Document::FindMax(&doc)))?;
+            print(&TextExporter.render(&doc))?;
         }
-        outputs.write(
-            || text.clone(),
-            || CsvExporter.render(&Document::FindMax(&doc)).map_err(anyhow::Error::new),
-        )
+        outputs.write(|| text.clone(), || CsvExporter.render(&doc).map_err(anyhow::Error::new))
     };
     let status = if found.max.is_some() { ExitStatus::Ok } else { ExitStatus::Fail };
-    session.conclude((iolab_catalog::EntryKind::FindMax, &text), written, status)
+    session.conclude((crate::saving::entry(&doc)?, &text), written, status)
 }
 
 /// What a search will do, said before its first step (issue 25: it grew a user's `db.edb` to 32 GB with no
@@ -196,9 +193,11 @@ impl StepRunner {
     /// said and counted as an output not written (exit 3 at the end), and the search goes on.
     fn save(&mut self, step: StepRequest, step_text: &str, result: &RunResult) {
         let Some(saver) = self.session.saver() else { return };
-        let text = JsonExporter.render(&Document::Run(result));
+        let text = JsonExporter.render(result);
         let note = format!("find-max step {}: {step_text}", step.number);
-        let id = match saver.save_step(&text, &self.started_at, &note) {
+        let saved =
+            crate::saving::entry(result).and_then(|e| saver.save_step(e, &text, &self.started_at, &note));
+        let id = match saved {
             Ok(id) => Some(id),
             Err(e) => {
                 eprintln!("iolab: step {} was not saved in the catalog: {e:#}", step.number);

@@ -49,10 +49,9 @@ fn fio_result(file: &str, quiet: bool, flags: &crate::args::CatalogFlags) -> Res
     let saver = crate::saving::Saver::open(&flags, quiet, false, &mut WriteGate::new())?
         .expect("a catalog to save in: --no-save was refused above");
     for r in &results {
-        let doc = iolab_report::Document::Run(r);
-        saver.save(iolab_catalog::EntryKind::Run, &iolab_report::JsonExporter.render(&doc))?;
+        saver.save(crate::saving::entry(r)?, &iolab_report::JsonExporter.render(r))?;
         if !quiet {
-            crate::output::print(&iolab_report::TextExporter.render(&doc))?;
+            crate::output::print(&iolab_report::TextExporter.render(r))?;
         }
     }
     Ok(ExitStatus::Ok)

@@ -11,7 +11,7 @@ use iolab_device::{Access, WriteGate};
 use iolab_report::mrc::{
     MrcAlignment, MrcCurve, MrcPoint, MrcRecommendation, MrcResult, MrcTrace, MRC_SCHEMA,
 };
-use iolab_report::{CsvExporter, Document, JsonExporter, TextExporter};
+use iolab_report::{CsvExporter, JsonExporter, TextExporter};
 use iolab_trace::mrc::{self, Alignment, Built, Method, MrcBuilder, Objects, Options, Point, Writes};
 
 /// Distinct objects the automatic method keeps exactly before it samples (SHARDS fixed-size).
@@ -62,12 +62,9 @@ pub fn mrc(args: &MrcArgs) -> Result<ExitStatus> {
     };
     let doc = document(trace, &built, &policies, sizes, options.objects);
     if !args.quiet && !outputs.on_stdout() {
-        print(&TextExporter.render(&Document::Mrc(&doc)))?;
+        print(&TextExporter.render(&doc))?;
     }
-    outputs.write(
-        || JsonExporter.render(&Document::Mrc(&doc)),
-        || CsvExporter.render(&Document::Mrc(&doc)).map_err(anyhow::Error::new),
-    )?;
+    outputs.write(|| JsonExporter.render(&doc), || CsvExporter.render(&doc).map_err(anyhow::Error::new))?;
     Ok(ExitStatus::Ok)
 }
 

@@ -5,7 +5,7 @@ use crate::exit::{outputs_not_written, usage};
 use anyhow::Result;
 use iolab_device::{GateError, Output, WriteGate};
 use iolab_report::RunResult;
-use iolab_report::{CsvExporter, Document, JsonExporter, TextExporter};
+use iolab_report::{CsvExporter, JsonExporter, TextExporter};
 use std::io::Write;
 
 /// Prints `text` on stdout, where control characters (but newlines and tabs) are shown as escapes
@@ -113,10 +113,7 @@ fn closed_stdout(e: &anyhow::Error) -> bool {
 /// Prints the text summary (unless quiet or stdout carries JSON/CSV) and writes `--json` / `--csv`.
 pub fn output(result: &RunResult, quiet: bool, outputs: &Outputs) -> Result<()> {
     if !quiet && !outputs.on_stdout() {
-        print(&TextExporter.render(&Document::Run(result)))?;
+        print(&TextExporter.render(result))?;
     }
-    outputs.write(
-        || JsonExporter.render(&Document::Run(result)),
-        || CsvExporter.render(&Document::Run(result)).map_err(anyhow::Error::new),
-    )
+    outputs.write(|| JsonExporter.render(result), || CsvExporter.render(result).map_err(anyhow::Error::new))
 }

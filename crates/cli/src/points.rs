@@ -14,7 +14,7 @@ use iolab_report::steady::SteadyStateRule;
 use iolab_report::sweep::{
     SweepAxis, SweepResult, DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT, SWEEP_SCHEMA,
 };
-use iolab_report::{CsvExporter, Document, JsonExporter, RunResult, TextExporter};
+use iolab_report::{CsvExporter, JsonExporter, RunResult, TextExporter};
 use iolab_run::replay::ReplaySource;
 use iolab_run::sweep::{load_axis, Axis, Point, Sweep, Trial};
 use iolab_run::Runner;
@@ -157,9 +157,9 @@ pub fn run_points(
     doc.analyze(opts.knee_iops_gain_pct, opts.knee_lat_growth_pct, opts.max_p99_ns);
 
     // 3. Save (one catalog entry for the whole sweep), then output.
-    let json = JsonExporter.render(&Document::Sweep(&doc));
+    let json = JsonExporter.render(&doc);
     let written = |outputs: &Outputs| write_sweep(&doc, quiet, outputs);
-    session.conclude((iolab_catalog::EntryKind::Sweep, &json), written, exit_status(&doc))
+    session.conclude((crate::saving::entry(&doc)?, &json), written, exit_status(&doc))
 }
 
 /// The sweep's document before its first run: when it started, its axes, seed and size.
@@ -189,12 +189,9 @@ fn new_doc(axes: &[Axis], base_seed: u64, trials: u32, points_planned: usize) ->
 /// Prints the sweep's text (unless quiet or stdout carries JSON/CSV) and writes `--json` / `--csv`.
 fn write_sweep(doc: &SweepResult, quiet: bool, outputs: &Outputs) -> Result<()> {
     if !quiet && !outputs.on_stdout() {
-        print(&TextExporter.render(&Document::Sweep(doc)))?;
+        print(&TextExporter.render(doc))?;
     }
-    outputs.write(
-        || JsonExporter.render(&Document::Sweep(doc)),
-        || CsvExporter.render(&Document::Sweep(doc)).map_err(anyhow::Error::new),
-    )
+    outputs.write(|| JsonExporter.render(doc), || CsvExporter.render(doc).map_err(anyhow::Error::new))
 }
 
 /// The sweep's exit status: I/O errors at any point first, then a failed verdict at any point.

@@ -9,7 +9,9 @@ use std::path::Path;
 
 use anyhow::Result;
 use iolab_catalog::Catalog;
-use iolab_report::html::{render_html, render_markdown, DocBody, ReportDoc};
+use iolab_report::html::{render_html, render_markdown, ReportDoc};
+use iolab_report::kinds::{self, Unreadable};
+use iolab_report::Document;
 
 use crate::args::{ReportArgs, ReportFormat};
 use crate::exit::{usage, ExitStatus};
@@ -56,7 +58,8 @@ fn load(input: &str, db: Option<&Path>, catalog: &mut Option<Catalog>) -> Result
     if path.is_file() {
         let text = iolab_spec::input::read_text(path, "report input", iolab_spec::input::MAX_DOCUMENT_BYTES)
             .map_err(usage)?;
-        let body = DocBody::from_json(&text).map_err(|e| usage(format!("report input '{input}': {e}")))?;
+        let body = report_input(kinds::parse_text(&text))
+            .map_err(|e| usage(format!("report input '{input}': {e}")))?;
         let label = path.file_stem().map_or_else(|| input.to_string(), |s| s.to_string_lossy().into_owned());
         return Ok(ReportDoc { label, source: input.to_string(), tags: Vec::new(), note: None, body });
     }
@@ -83,7 +86,7 @@ fn load(input: &str, db: Option<&Path>, catalog: &mut Option<Catalog>) -> Result
 fn open_catalog<'c>(input: &str, db: Option<&Path>, catalog: &'c mut Option<Catalog>) -> Result<&'c Catalog> {
     if catalog.is_none() {
         let db_path = db.map_or_else(Catalog::default_path, Path::to_path_buf);
-        let c = Catalog::open(&db_path).map_err(|e| {
+        let c = crate::saving::open_catalog(&db_path).map_err(|e| {
             usage(format!(
                 "report input '{input}': no such file, and the catalog '{}' cannot be read to look it up: {e}",
                 db_path.display()
@@ -117,7 +120,7 @@ fn load_tagged(
 
 /// A catalog entry as a report input, labelled by its id and tags.
 fn entry_doc(input: &str, entry: iolab_catalog::Entry) -> Result<ReportDoc> {
-    let body = DocBody::from_value(entry.doc)
+    let body = report_input(kinds::parse(entry.doc))
         .map_err(|e| usage(format!("report input '{input}' (catalog): {e}")))?;
     let label = if entry.tags.is_empty() {
         entry.id.clone()
@@ -126,6 +129,21 @@ fn entry_doc(input: &str, entry: iolab_catalog::Entry) -> Result<ReportDoc> {
         format!("{} {}", entry.id, tags.join(","))
     };
     Ok(ReportDoc { label, source: format!("catalog {}", entry.id), tags: entry.tags, note: entry.note, body })
+}
+
+/// A document read as a report input: of a kind the report takes (a run, a sweep, a search, a database
+/// run, ...), else why not, naming what was found and what the report takes.
+fn report_input(doc: Result<Box<dyn Document>, Unreadable>) -> Result<Box<dyn Document>, String> {
+    let takes = || kinds::expected(|k| !k.html().is_empty());
+    match doc {
+        Ok(d) if !d.kind().html().is_empty() => Ok(d),
+        Ok(d) => Err(format!("schema '{}' cannot be reported; expected {}", d.kind().schema(), takes())),
+        Err(Unreadable::UnknownSchema(s)) => {
+            Err(format!("schema '{s}' cannot be reported; expected {}", takes()))
+        }
+        Err(Unreadable::NoSchema) => Err(format!("no \"schema\" field; expected {}", takes())),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Makes labels unique (`run`, `run (2)`), since they name lines and bars.
@@ -151,7 +169,7 @@ mod tests {
             source: String::new(),
             tags: Vec::new(),
             note: None,
-            body: DocBody::Sweep(Box::new(iolab_report::sweep::SweepResult {
+            body: Box::new(iolab_report::sweep::SweepResult {
                 schema: String::new(),
                 iolab_version: String::new(),
                 started_at: String::new(),
@@ -165,7 +183,7 @@ mod tests {
                 points: Vec::new(),
                 knee: None,
                 max_p99: None,
-            })),
+            }),
         };
         let mut docs = vec![doc("a"), doc("a"), doc("a")];
         disambiguate_labels(&mut docs);

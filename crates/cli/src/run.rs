@@ -55,7 +55,7 @@ fn run_job(
         }
         None => session.run(job, replay)?,
     };
-    let json = iolab_report::JsonExporter.render(&iolab_report::Document::Run(&result));
+    let json = iolab_report::JsonExporter.render(&*result);
     let written = |outputs: &Outputs| output(&result, args.quiet, outputs);
-    session.conclude((iolab_catalog::EntryKind::Run, &json), written, ExitStatus::of(&result))
+    session.conclude((crate::saving::entry(&*result)?, &json), written, ExitStatus::of(&result))
 }

@@ -6,9 +6,11 @@
 use crate::args::CatalogFlags;
 use crate::exit::usage;
 use anyhow::{Context, Result};
-use iolab_catalog::{Catalog, EntryKind};
+use iolab_catalog::{Catalog, CatalogError};
 use iolab_device::{Access, WriteGate};
-use std::path::PathBuf;
+use iolab_report::plugin::EntryKind;
+use iolab_report::Document;
+use std::path::{Path, PathBuf};
 
 /// Parses one `--tag KEY=VALUE`.
 pub fn parse_tag(text: &str) -> Result<(String, String)> {
@@ -51,6 +53,17 @@ pub fn tag_query(input: &str) -> Option<Result<Vec<(String, String)>>> {
     Some(Ok(tags))
 }
 
+/// Opens the catalog at `path` with iolab's kinds of documents (which read each document's columns).
+pub fn open_catalog(path: &Path) -> Result<Catalog, CatalogError> {
+    Catalog::open(path, iolab_report::kinds::index)
+}
+
+/// The kind of catalog entry a document is saved as: its kind's (`iolab verify` names its own).
+pub fn entry(doc: &dyn Document) -> Result<&'static EntryKind> {
+    iolab_report::kinds::entry_of(doc)
+        .ok_or_else(|| anyhow::anyhow!("a {} document is not kept in the catalog", doc.kind().name()))
+}
+
 /// The catalog's path: `--db`, else the default (`$IOLAB_DB`, XDG, home).
 pub fn db_path(db: &Option<PathBuf>) -> PathBuf {
     db.clone().unwrap_or_else(Catalog::default_path)
@@ -85,7 +98,7 @@ impl Saver {
         let catalog = std::cell::OnceCell::new();
         check_room(&path)?;
         if std::fs::symlink_metadata(&path).is_ok() {
-            let opened = Catalog::open(&path).map_err(usage)?;
+            let opened = open_catalog(&path).map_err(usage)?;
             opened.check_ready_to_save().map_err(usage)?;
             let _ = catalog.set(opened);
         } else {
@@ -100,25 +113,32 @@ impl Saver {
         if let Some(c) = self.catalog.get() {
             return Ok(c);
         }
-        let opened = Catalog::open(&self.path).map_err(usage)?;
+        let opened = open_catalog(&self.path).map_err(usage)?;
         Ok(self.catalog.get_or_init(|| opened))
     }
 
-    /// Saves the run of one step of a search, silently, tagged `find-max` = the search's start time and with
-    /// `note`, so the search's document can name it (`run_id`) and `iolab report` can show it.
-    pub fn save_step(&self, text: &str, search_started: &str, note: &str) -> Result<String> {
+    /// Saves the run of one step of a search (`text`, kept as `entry`), silently, tagged `find-max` = the
+    /// search's start time and with `note`, so the search's document can name it (`run_id`) and `iolab
+    /// report` can show it.
+    pub fn save_step(
+        &self,
+        entry: &EntryKind,
+        text: &str,
+        search_started: &str,
+        note: &str,
+    ) -> Result<String> {
         let catalog = self.catalog().map_err(|e| not_written(&e))?;
         let tags = [("find-max".to_string(), search_started.to_string())];
-        catalog.save_text(EntryKind::Run, text, &tags, Some(note)).map_err(|e| not_written(&e))
+        catalog.save_text(entry.stored, text, &tags, Some(note)).map_err(|e| not_written(&e))
     }
 
     /// Saves a document (its `--json` text) and says so on stderr. The work is done by now, so a catalog
     /// that cannot take it (a full disk) is exit 3, an output not written, naming the catalog; never 2.
-    pub fn save(&self, kind: EntryKind, text: &str) -> Result<String> {
-        let not_saved = || format!("the {} finished but was not saved in the catalog", kind_name(kind));
+    pub fn save(&self, entry: &EntryKind, text: &str) -> Result<String> {
+        let not_saved = || format!("the {} finished but was not saved in the catalog", entry.printed());
         let catalog = self.catalog().map_err(|e| not_written(&e)).with_context(not_saved)?;
         let id = catalog
-            .save_text(kind, text, &self.tags, self.note.as_deref())
+            .save_text(entry.stored, text, &self.tags, self.note.as_deref())
             .map_err(|e| not_written(&e))
             .with_context(not_saved)?;
         if !self.quiet {
@@ -157,24 +177,10 @@ fn not_written(e: &dyn std::fmt::Display) -> anyhow::Error {
 
 /// Saves with `saver` if there is one. The caller prints its output next and returns this result after it,
 /// so a failed save never hides the numbers of a finished run.
-pub fn save(saver: Option<&Saver>, kind: EntryKind, text: &str) -> Result<()> {
+pub fn save(saver: Option<&Saver>, entry: &EntryKind, text: &str) -> Result<()> {
     match saver {
-        Some(s) => s.save(kind, text).map(|_| ()),
+        Some(s) => s.save(entry, text).map(|_| ()),
         None => Ok(()),
-    }
-}
-
-/// The kind as users type it.
-pub fn kind_name(kind: EntryKind) -> &'static str {
-    match kind {
-        EntryKind::Run => "run",
-        EntryKind::Sweep => "sweep",
-        EntryKind::FindMax => "find-max",
-        EntryKind::Verify => "verify",
-        EntryKind::Db => "db",
-        EntryKind::DbSweep => "db-sweep",
-        EntryKind::DbTpch => "db-tpch",
-        EntryKind::DbCopy => "db-copy",
     }
 }
 

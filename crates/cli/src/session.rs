@@ -16,8 +16,8 @@ use crate::exit::{usage, ExitStatus};
 use crate::output::Outputs;
 use crate::saving::Saver;
 use anyhow::Result;
-use iolab_catalog::EntryKind;
 use iolab_device::WriteGate;
+use iolab_report::plugin::EntryKind;
 use iolab_report::RunResult;
 use iolab_run::{DryRun, ExecOptions, Executed};
 use iolab_spec::JobSpec;
@@ -159,16 +159,16 @@ impl Session {
         self.unwritten += 1;
     }
 
-    /// Step 4: saves `json` in the catalog as a `kind` entry, then `write`s (prints and writes the outputs);
+    /// Step 4: saves `json` in the catalog as an `entry` entry, then `write`s (prints and writes the outputs);
     /// every error after both were tried, then exit code 3 when any output of the session was not written,
     /// else `status`.
     pub fn conclude(
         &self,
-        (kind, json): (EntryKind, &str),
+        (entry, json): (&EntryKind, &str),
         write: impl FnOnce(&Outputs) -> Result<()>,
         status: ExitStatus,
     ) -> Result<ExitStatus> {
-        let saved = crate::saving::save(self.saver.as_ref(), kind, json);
+        let saved = crate::saving::save(self.saver.as_ref(), entry, json);
         let written = write(&self.outputs);
         saved?;
         written?;

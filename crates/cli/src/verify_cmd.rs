@@ -80,7 +80,7 @@ pub fn verify_cmd(a: &VerifyArgs) -> Result<ExitStatus> {
     let mut opts = session.options(session.shown());
     opts.check = Some(check);
     let result = session.run_with(job, opts)?;
-    let json = iolab_report::JsonExporter.render(&iolab_report::Document::Run(&result));
+    let json = iolab_report::JsonExporter.render(&*result);
     let written = |outputs: &crate::output::Outputs| crate::output::output(&result, a.quiet, outputs);
-    session.conclude((iolab_catalog::EntryKind::Verify, &json), written, ExitStatus::of(&result))
+    session.conclude((&iolab_report::kinds::run::VERIFY, &json), written, ExitStatus::of(&result))
 }

@@ -6,6 +6,7 @@
 //! - [`verify`]: what verification and fault injection found ([`VerifyResult`], [`InjectResult`]);
 //! - [`exchange`]: Exchange sizing as a verdict and a dry run carry it ([`ExchangeSizing`]);
 //! - [`job_text`]: what the job files iolab writes (imports, `profiles derive`) need of TOML;
+//! - [`listing`]: what a catalog lists a document by ([`Columns`]), computed by the report's kinds;
 //! - [`throttle`]: the kernel I/O limits a run had (`--throttle`, [`Throttled`]);
 //! - [`time`]: document time, RFC 3339 and the dates users type for `--since`/`--until`;
 //! - [`workload`]: a workload in words, read from a result's plan (`randread 4k`).
@@ -19,6 +20,7 @@
 pub mod cache;
 pub mod exchange;
 pub mod job_text;
+pub mod listing;
 pub mod throttle;
 pub mod time;
 pub mod verify;
@@ -26,6 +28,7 @@ pub mod workload;
 
 pub use cache::CacheStats;
 pub use exchange::ExchangeSizing;
+pub use listing::Columns;
 pub use throttle::{Throttled, ThrottledDevice};
 pub use verify::{
     ByClass, DurableLogResult, HeaderView, InjectCount, InjectResult, Mismatch, MismatchClass, VerifyResult,

@@ -362,7 +362,7 @@ pub(crate) mod tests {
 
     #[test]
     fn text_says_nopm_each_check_and_the_disclaimer() {
-        let text = crate::TextExporter.render(&crate::Document::Db(&sample()));
+        let text = crate::TextExporter.render(&sample());
         for want in ["NOPM", "1,500", "new_order", "condition 1", "passed", "vda", "not TPC-C compliant"] {
             assert!(text.contains(want), "{want:?} in\n{text}");
         }

@@ -111,7 +111,7 @@ pub(crate) mod tests {
 
     #[test]
     fn text_says_the_method_the_time_the_bytes_and_both_sides() {
-        let text = crate::TextExporter.render(&crate::Document::DbCopy(&sample()));
+        let text = crate::TextExporter.render(&sample());
         for want in ["pg_basebackup", "0.50 s", "42.0 MiB", "88.1 MB/s", "source", "destination", "vda"] {
             assert!(text.contains(want), "{want:?} in\n{text}");
         }

@@ -169,13 +169,13 @@ pub(crate) mod tests {
     #[test]
     fn text_and_csv_show_each_user_count_and_mark_the_knee() {
         let s = sample();
-        let text = crate::TextExporter.render(&crate::Document::DbSweep(&s));
+        let text = crate::TextExporter.render(&s);
         let knee = text.lines().find(|l| l.contains("◀ knee")).unwrap_or_else(|| panic!("{text}"));
         assert!(knee.trim_start().starts_with("4 "), "{text}");
         for want in ["NOPM", "2,600", "not TPC-C compliant", "knee (users;"] {
             assert!(text.contains(want), "{want:?} in\n{text}");
         }
-        let csv = crate::CsvExporter.render(&crate::Document::DbSweep(&s)).unwrap();
+        let csv = crate::CsvExporter.render(&s).unwrap();
         let lines: Vec<&str> = csv.lines().collect();
         assert!(lines[0].starts_with("users,nopm,tpm,"), "{csv}");
         assert_eq!(lines.len(), 5, "{csv}");

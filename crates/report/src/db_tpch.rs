@@ -291,7 +291,7 @@ pub(crate) mod tests {
 
     #[test]
     fn text_says_each_query_its_rows_the_power_line_and_the_disclaimer() {
-        let text = crate::TextExporter.render(&crate::Document::DbTpch(&sample()));
+        let text = crate::TextExporter.render(&sample());
         for want in [
             "Q14",
             "promotion effect",

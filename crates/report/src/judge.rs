@@ -43,14 +43,14 @@ pub fn evaluate(r: &RunResult, t: &Thresholds, db_groups: &[String], log_groups:
         }
     } else {
         for g in &dbs {
-            latency_check("db_read_avg", &g.name, t.db_read_avg_ns, avg(&g.read), None, &mut checks);
-            let (imax, single) = (g.read_interval_mean_max_ns, max1(&g.read));
+            latency_check("db_read_avg", &g.name, t.db_read_avg_ns, avg(&g.total.read), None, &mut checks);
+            let (imax, single) = (g.read_interval_mean_max_ns, max1(&g.total.read));
             latency_check("db_read_max", &g.name, t.db_read_max_ns, imax, single, &mut checks);
         }
     }
     for g in &logs {
-        latency_check("log_write_avg", &g.name, t.log_write_avg_ns, avg(&g.write), None, &mut checks);
-        let (imax, single) = (g.write_interval_mean_max_ns, max1(&g.write));
+        latency_check("log_write_avg", &g.name, t.log_write_avg_ns, avg(&g.total.write), None, &mut checks);
+        let (imax, single) = (g.write_interval_mean_max_ns, max1(&g.total.write));
         latency_check("log_write_max", &g.name, t.log_write_max_ns, imax, single, &mut checks);
     }
     if let Some(limit) = t.flush_p99_ns {
@@ -61,7 +61,7 @@ pub fn evaluate(r: &RunResult, t: &Thresholds, db_groups: &[String], log_groups:
         (r.total.all.iops, r.rate.as_ref().map(|x| x.offered_iops))
     } else {
         let offered: Vec<f64> = dbs.iter().filter_map(|g| g.rate_iops).collect();
-        (dbs.iter().map(|g| g.all.iops).sum(), (!offered.is_empty()).then(|| offered.iter().sum()))
+        (dbs.iter().map(|g| g.total.all.iops).sum(), (!offered.is_empty()).then(|| offered.iter().sum()))
     };
     let target = t.min_iops.or(offered);
     if let Some(target) = target {

@@ -8,7 +8,10 @@
 //!   [`db_tpch`]: analytics; [`db_copy`]: snapshot copies),
 //!   plus the pure logic that fills them (the knee, [`judge`], [`compare::compare`]);
 //! - **renderings**: the [`export`] module, one [`Exporter`] per format (text, JSON, CSV, Markdown) over a
-//!   [`Document`], and [`html`] for the HTML and Markdown reports of `iolab report`.
+//!   [`Document`], and [`html`] for the HTML and Markdown reports of `iolab report`;
+//! - **kinds**: what each kind of document declares once ([`plugin`]: its schema, names, how it is read,
+//!   its catalog entries and columns, its parts of a report, what compare reads from it), one file per kind
+//!   in [`kinds`], whose list [`kinds::KINDS`] everything that depends on the kind of a document asks.
 //!
 //! Every document has a JSON Schema in `docs/schema/` kept in sync by the tests. The crate never depends on
 //! the engine, so every exporter is unit-tested from fixed documents (`src/tests.rs`).
@@ -31,9 +34,11 @@ mod format;
 mod hosts;
 pub mod html;
 pub mod judge;
+pub mod kinds;
 pub mod loadgen;
 mod model;
 pub mod mrc;
+pub mod plugin;
 pub mod steady;
 pub mod sweep;
 pub mod verdict;
@@ -44,12 +49,11 @@ pub mod schema_check;
 #[cfg(test)]
 mod tests;
 
-pub use export::{
-    CsvExporter, Document, Exporter, JsonExporter, MarkdownExporter, TextExporter, Unsupported,
-};
+pub use export::{CsvExporter, Exporter, JsonExporter, MarkdownExporter, TextExporter, Unsupported};
 pub use format::{escape_control, format_bytes, format_count, format_duration_ns, format_rate};
 pub use model::{
     encode as encode_histogram, errno_name, Cpu, Depth, Env, ErrorDetail, ErrorSummary, GroupHistograms,
     GroupRate, GroupResult, HistogramSet, HostResult, MeasuredBy, OpSet, OpSummary, RanksResult, RateResult,
     ReplayResult, RunResult, TargetEnv, TargetLayout, TargetResult, WorkerResult, SCHEMA,
 };
+pub use plugin::{Document, Kind};

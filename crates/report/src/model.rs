@@ -307,18 +307,9 @@ pub struct GroupResult {
     pub targets: Vec<String>,
     /// Offered open-loop rate of the group, IOPS; `None` in closed loop.
     pub rate_iops: Option<f64>,
-    /// Reads.
-    pub read: OpSummary,
-    /// Writes.
-    pub write: OpSummary,
-    /// Reads and writes.
-    pub all: OpSummary,
-    /// Flushes; absent when none was issued.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flush: Option<OpSummary>,
-    /// Trims; absent when none was issued.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trim: Option<OpSummary>,
+    /// The group's reads, writes, all, flushes and trims ([`OpSet`]), as fields of its own in the JSON.
+    #[serde(flatten)]
+    pub total: OpSet,
     /// Sum of the workers' achieved depths (Little's law).
     pub achieved_depth: f64,
     /// Largest per-interval mean read response time, ns (what Jetstress's Perfmon-sampled "maximum" sees);
@@ -431,7 +422,9 @@ pub struct TargetResult {
     pub all: OpSummary,
 }
 
-/// Reads, writes and both together.
+/// The rows of a result by op kind: reads, writes and both together, flushes and trims; declared once, for a
+/// run's totals ([`RunResult::total`]), a group's and a worker's (flattened into theirs: [`GroupResult`],
+/// [`WorkerResult`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpSet {
     /// Reads.
@@ -542,18 +535,9 @@ pub struct WorkerResult {
     pub targets: Vec<String>,
     /// Offered rate of this worker in open loop.
     pub rate_iops: Option<f64>,
-    /// Reads.
-    pub read: OpSummary,
-    /// Writes.
-    pub write: OpSummary,
-    /// Reads and writes.
-    pub all: OpSummary,
-    /// Flushes; absent when none was issued.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flush: Option<OpSummary>,
-    /// Trims; absent when none was issued.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trim: Option<OpSummary>,
+    /// The worker's reads, writes, all, flushes and trims ([`OpSet`]), as fields of its own in the JSON.
+    #[serde(flatten)]
+    pub total: OpSet,
     /// Mean ops in flight (Little's law, [`OpSummary::littles_law_depth`] of `all`).
     pub achieved_depth: f64,
 }

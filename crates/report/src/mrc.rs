@@ -216,7 +216,7 @@ impl MrcResult {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::{CsvExporter, Document, JsonExporter, TextExporter};
+    use crate::{CsvExporter, JsonExporter, TextExporter};
 
     /// A document with every key: a line-based curve and a request-based point, a knee, a recommendation.
     pub(crate) fn sample() -> MrcResult {
@@ -287,7 +287,7 @@ pub(crate) mod tests {
     #[test]
     fn every_key_is_in_the_schema_and_back() {
         let m = sample();
-        let v: serde_json::Value = serde_json::from_str(&JsonExporter.render(&Document::Mrc(&m))).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&JsonExporter.render(&m)).unwrap();
         crate::schema_check::check_document(&v, crate::schema_check::MRC_SCHEMA);
         let back: MrcResult = serde_json::from_value(v).unwrap();
         assert_eq!(back, m);
@@ -300,12 +300,12 @@ pub(crate) mod tests {
     #[test]
     fn text_and_csv() {
         let m = sample();
-        let text = TextExporter.render(&Document::Mrc(&m));
+        let text = TextExporter.render(&m);
         assert!(text.contains("a 4.00 MiB cache would serve 70% of reads"), "{text}");
         assert!(text.contains("knee    lru: 4.00 MiB"), "{text}");
         assert!(text.contains("89% of the counted requests cover part of a 4.00 KiB line, most of them (88%) starting 3584 bytes into a line"), "{text}");
         assert!(text.contains("with lines of 512 (--line here"), "{text}");
-        let csv = CsvExporter.render(&Document::Mrc(&m)).unwrap();
+        let csv = CsvExporter.render(&m).unwrap();
         assert_eq!(csv.lines().count(), 6);
         assert!(csv.contains("arc,simulation,1,,3,0.4"), "{csv}");
     }

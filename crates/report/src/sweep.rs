@@ -562,10 +562,10 @@ mod tests {
         for (i, p) in s.points.iter_mut().enumerate() {
             let mut db = p.result.groups[0].clone();
             db.name = "db".into();
-            db.all.iops = 800.0 + 100.0 * i as f64;
+            db.total.all.iops = 800.0 + 100.0 * i as f64;
             let mut log = db.clone();
             log.name = "log".into();
-            log.all.iops = 31_000.0;
+            log.total.all.iops = 31_000.0;
             p.result.groups = vec![db, log];
         }
         let t = text(&s);

@@ -59,11 +59,13 @@ pub(crate) fn sample() -> RunResult {
             qd: 32,
             targets: vec!["/data/f".to_string()],
             rate_iops: None,
-            read: read.clone(),
-            write: write.clone(),
-            all: all.clone(),
-            flush: None,
-            trim: None,
+            total: OpSet {
+                read: read.clone(),
+                write: write.clone(),
+                all: all.clone(),
+                flush: None,
+                trim: None,
+            },
             achieved_depth: 31.85,
         })
         .collect();
@@ -157,11 +159,13 @@ pub(crate) fn sample() -> RunResult {
             workers: 1,
             targets: vec!["/data/f".to_string()],
             rate_iops: None,
-            read: read.clone(),
-            write: write.clone(),
-            all: all.clone(),
-            flush: None,
-            trim: None,
+            total: OpSet {
+                read: read.clone(),
+                write: write.clone(),
+                all: all.clone(),
+                flush: None,
+                trim: None,
+            },
             achieved_depth: 127.4,
             read_interval_mean_max_ns: Some(2_100_000.0),
             write_interval_mean_max_ns: Some(2_500_000.0),
@@ -745,13 +749,13 @@ pub(crate) fn with_groups(db_read_mean: f64, db_imax: f64, log_write_mean: f64, 
     let mut db = r.groups[0].clone();
     db.name = "db".into();
     db.rate_iops = Some(1000.0);
-    db.read.lat_ns.as_mut().unwrap().mean = db_read_mean;
+    db.total.read.lat_ns.as_mut().unwrap().mean = db_read_mean;
     db.read_interval_mean_max_ns = Some(db_imax);
-    db.all.iops = db_iops;
+    db.total.all.iops = db_iops;
     let mut log = r.groups[0].clone();
     log.name = "log".into();
     log.rate_iops = Some(100.0);
-    log.write.lat_ns.as_mut().unwrap().mean = log_write_mean;
+    log.total.write.lat_ns.as_mut().unwrap().mean = log_write_mean;
     log.write_interval_mean_max_ns = Some(log_write_mean * 2.0);
     r.groups = vec![db, log];
     r
@@ -763,21 +767,21 @@ pub(crate) fn names() -> (Vec<String>, Vec<String>) {
 }
 
 /// A document as text (the text exporter renders every document).
-pub(crate) fn text<'a>(doc: impl Into<Document<'a>>) -> String {
-    TextExporter.render(&doc.into())
+pub(crate) fn text(doc: &dyn Document) -> String {
+    TextExporter.render(doc)
 }
 
 /// A document as JSON (the JSON exporter renders every document).
-pub(crate) fn json<'a>(doc: impl Into<Document<'a>>) -> String {
-    JsonExporter.render(&doc.into())
+pub(crate) fn json(doc: &dyn Document) -> String {
+    JsonExporter.render(doc)
 }
 
 /// A document as CSV; panics for a document without a CSV form.
-pub(crate) fn csv<'a>(doc: impl Into<Document<'a>>) -> String {
-    CsvExporter.export(&doc.into()).expect("the document has a CSV form")
+pub(crate) fn csv(doc: &dyn Document) -> String {
+    CsvExporter.export(doc).expect("the document has a CSV form")
 }
 
 /// A document as Markdown; panics for a document without a Markdown form.
-pub(crate) fn markdown<'a>(doc: impl Into<Document<'a>>) -> String {
-    MarkdownExporter.export(&doc.into()).expect("the document has a Markdown form")
+pub(crate) fn markdown(doc: &dyn Document) -> String {
+    MarkdownExporter.export(doc).expect("the document has a Markdown form")
 }

@@ -228,11 +228,7 @@ fn worker_results(plan: &Plan, outputs: &[WorkerOutput], measured_s: f64) -> (Ve
             targets: w.targets.iter().map(|&i| plan.targets[i].name.clone()).collect(),
             rate_iops: w.rate_iops,
             achieved_depth: depth_of(&set),
-            read: set.read,
-            write: set.write,
-            all: set.all,
-            flush: set.flush,
-            trim: set.trim,
+            total: set,
         });
     }
     (workers, all)
@@ -250,20 +246,14 @@ fn depth_of(set: &OpSet) -> f64 {
 fn debug_assert_adds_up(total: &OpSet, workers: &[WorkerResult], groups: &[GroupResult]) {
     debug_assert_eq!(total.all.ops, total.read.ops + total.write.ops, "all is reads and writes");
     let ops = |s: Option<&iolab_report::OpSummary>| s.map_or(0, |s| s.ops);
-    let kinds =
-        |read: &iolab_report::OpSummary,
-         write: &iolab_report::OpSummary,
-         flush: Option<&iolab_report::OpSummary>,
-         trim: Option<&iolab_report::OpSummary>| { [read.ops, write.ops, ops(flush), ops(trim)] };
-    let want = kinds(&total.read, &total.write, total.flush.as_ref(), total.trim.as_ref());
+    let kinds = |s: &OpSet| [s.read.ops, s.write.ops, ops(s.flush.as_ref()), ops(s.trim.as_ref())];
+    let want = kinds(total);
     let sum = |rows: &mut dyn Iterator<Item = [u64; 4]>| {
         rows.fold([0u64; 4], |a, r| std::array::from_fn(|i| a[i] + r[i]))
     };
-    let by_worker =
-        sum(&mut workers.iter().map(|w| kinds(&w.read, &w.write, w.flush.as_ref(), w.trim.as_ref())));
+    let by_worker = sum(&mut workers.iter().map(|w| kinds(&w.total)));
     debug_assert_eq!(by_worker, want, "the workers add up to the total (reads, writes, flushes, trims)");
-    let by_group =
-        sum(&mut groups.iter().map(|g| kinds(&g.read, &g.write, g.flush.as_ref(), g.trim.as_ref())));
+    let by_group = sum(&mut groups.iter().map(|g| kinds(&g.total)));
     debug_assert_eq!(by_group, want, "the groups add up to the total (reads, writes, flushes, trims)");
     if let Some(lat) = &total.all.lat_ns {
         debug_assert!(lat.min as f64 <= lat.mean && lat.mean <= lat.max as f64, "mean within min..max");
@@ -316,11 +306,7 @@ fn group_results(
             workers: members,
             targets,
             rate_iops: rate,
-            read: set.read,
-            write: set.write,
-            all: set.all,
-            flush: set.flush,
-            trim: set.trim,
+            total: set,
             achieved_depth: depth,
             read_interval_mean_max_ns: interval_max.0,
             write_interval_mean_max_ns: interval_max.1,
@@ -403,7 +389,7 @@ fn rate_result(plan: &Plan, outputs: &[WorkerOutput], workers: &[WorkerResult]) 
     let open = |w: &&iolab_plan::WorkerPlan| w.rate_iops.is_some();
     let arrival = plan.workers.iter().find(open).map_or(plan.workers[0].arrival, |w| w.arrival);
     let achieved = |pick: &dyn Fn(&iolab_plan::WorkerPlan) -> bool| -> f64 {
-        plan.workers.iter().zip(workers).filter(|(p, _)| pick(p)).map(|(_, w)| w.all.iops).sum()
+        plan.workers.iter().zip(workers).filter(|(p, _)| pick(p)).map(|(_, w)| w.total.all.iops).sum()
     };
     let mut groups: Vec<GroupRate> = Vec::new();
     for w in &plan.workers {

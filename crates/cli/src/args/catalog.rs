@@ -55,9 +55,8 @@ pub struct RunsArgs {
     /// duration ago (1h).
     #[arg(long, value_name = "DATE|AGO")]
     pub until: Option<String>,
-    /// Only entries of this kind: run, sweep, find-max, verify (`iolab verify` checks), db (`iolab db` runs) or
-    /// db-sweep (`iolab db` over several --users).
-    #[arg(long, value_name = "KIND")]
+    /// Only entries of this kind (the help lists the kinds the catalog keeps, [`kind_help`]).
+    #[arg(long, value_name = "KIND", help = kind_help())]
     pub kind: Option<String>,
     /// At most this many entries (the newest). Default: all.
     #[arg(long, value_name = "N")]
@@ -66,6 +65,15 @@ pub struct RunsArgs {
     /// document).
     #[arg(long)]
     pub json: bool,
+}
+
+/// `iolab runs --kind`'s help: every kind of catalog entry, as users type it and what it holds, from the
+/// registry of document kinds.
+pub fn kind_help() -> String {
+    let kinds: Vec<String> =
+        iolab_report::kinds::entry_kinds().map(|(_, e)| format!("{} ({})", e.printed(), e.what)).collect();
+    let (last, rest) = kinds.split_last().map_or((String::new(), &[][..]), |(l, r)| (l.clone(), r));
+    format!("Only entries of this kind: {} or {last}", rest.join(", "))
 }
 
 /// `iolab show` options.
@@ -86,8 +94,8 @@ pub struct ExportArgs {
     /// Entry id, or a unique start of one.
     #[arg(value_name = "ID")]
     pub id: String,
-    /// The stored document, exactly as `--json` wrote it (iolab.result/1, iolab.sweep/1, iolab.findmax/1,
-    /// iolab.db/1 or iolab.dbsweep/1).
+    /// The stored document, exactly as `--json` wrote it (its schema is its kind's: iolab.result/1,
+    /// iolab.sweep/1, iolab.db/1, ...).
     /// Without --json or --csv, `-o FILE.json` or `-o FILE.csv` says which.
     #[arg(long)]
     pub json: bool,

@@ -276,7 +276,7 @@ fn parallel_processes_write_one_catalog_without_losing_or_corrupting() {
         list.iter().map(|e| e["tags"]["proc"].as_str().unwrap().to_string()).collect();
     procs.sort();
     assert_eq!(procs, ["0", "1", "2", "3", "4", "5"]);
-    let catalog = iolab_catalog::Catalog::open(&db).unwrap();
+    let catalog = iolab_catalog::Catalog::open(&db, iolab_report::kinds::index).unwrap();
     assert_eq!(catalog.integrity_check(), Ok(()));
 }
 

@@ -223,10 +223,11 @@ fn compare_catalog_ids_and_tag_queries() {
     let save = |latency: &str, seed: u64, tags: &[(&str, &str)]| -> String {
         let path = run_to(dir.path(), &format!("{latency}-{seed}.json"), latency, seed, &POISSON);
         let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let catalog = iolab_catalog::Catalog::open(&db).expect("open the temporary catalog");
+        let catalog = iolab_catalog::Catalog::open(&db, iolab_report::kinds::index)
+            .expect("open the temporary catalog");
         catalog
             .save(&iolab_catalog::NewEntry {
-                kind: iolab_catalog::EntryKind::Run,
+                kind: "run".into(),
                 doc,
                 tags: tags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
                 note: None,

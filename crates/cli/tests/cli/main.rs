@@ -26,6 +26,7 @@ mod install;
 mod layout;
 mod loadgen;
 mod metrics;
+mod old_catalog;
 mod open_loop;
 mod phases;
 mod profiles;

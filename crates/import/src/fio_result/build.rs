@@ -134,11 +134,7 @@ fn worker(index: usize, j: &FioJob) -> WorkerResult {
         qd: iodepth(j),
         targets: targets(j),
         rate_iops: opt(j, "rate_iops").and_then(|v| v.split(',').next()?.trim().parse().ok()),
-        read: set.read,
-        write: set.write,
-        all: set.all,
-        flush: set.flush,
-        trim: set.trim,
+        total: set,
         achieved_depth,
     }
 }
@@ -313,21 +309,15 @@ fn run_id(ctx: &Context<'_>, groupid: u64) -> String {
 pub(crate) fn run(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], start_unix_s: f64) -> RunResult {
     let workers: Vec<WorkerResult> = jobs.iter().enumerate().map(|(i, j)| worker(i, j)).collect();
     let total = match workers.as_slice() {
-        [one] => OpSet {
-            read: one.read.clone(),
-            write: one.write.clone(),
-            all: one.all.clone(),
-            flush: one.flush.clone(),
-            trim: one.trim.clone(),
-        },
+        [one] => one.total.clone(),
         many => {
             let part = |f: fn(&WorkerResult) -> &OpSummary| sum(&many.iter().map(f).collect::<Vec<_>>());
             let mut set = OpSet {
-                read: part(|w| &w.read),
-                write: part(|w| &w.write),
-                all: part(|w| &w.all),
-                flush: sum_some(many.iter().map(|w| w.flush.as_ref())),
-                trim: sum_some(many.iter().map(|w| w.trim.as_ref())),
+                read: part(|w| &w.total.read),
+                write: part(|w| &w.total.write),
+                all: part(|w| &w.total.all),
+                flush: sum_some(many.iter().map(|w| w.total.flush.as_ref())),
+                trim: sum_some(many.iter().map(|w| w.total.trim.as_ref())),
             };
             for s in [&mut set.read, &mut set.write, &mut set.all] {
                 (s.lat_ns, s.service_lat_ns) = (None, None);

@@ -78,7 +78,7 @@ fn the_committed_report_maps_field_by_field() {
 #[test]
 fn the_text_of_an_imported_run_says_fio_measured_it() {
     let runs = to_results(FIXTURE, "old.json").unwrap();
-    let text = iolab_report::TextExporter.render(&(&runs[0]).into());
+    let text = iolab_report::TextExporter.render(&runs[0]);
     assert!(text.contains("measured by fio (fio-3.33) from old.json"), "{text}");
     assert!(text.contains("fio note: "), "{text}");
 }
@@ -196,11 +196,11 @@ fn live_fio_two_jobs_without_group_reporting_have_no_total_latency() {
     assert_eq!(r.workers.len(), 2);
     for (i, w) in r.workers.iter().enumerate() {
         assert_eq!(w.name, "mix");
-        assert_eq!(w.read.lat_ns.unwrap().p99, p99(&fio, i, "read", "lat_ns"));
+        assert_eq!(w.total.read.lat_ns.unwrap().p99, p99(&fio, i, "read", "lat_ns"));
         let set = iolab_report::OpSet {
-            read: w.read.clone(),
-            write: w.write.clone(),
-            all: w.all.clone(),
+            read: w.total.read.clone(),
+            write: w.total.write.clone(),
+            all: w.total.all.clone(),
             flush: None,
             trim: None,
         };
@@ -249,7 +249,7 @@ fn live_fio_stonewalled_jobs_are_two_documents() {
 #[ignore = "prints the text of the committed report's first group"]
 fn print_sample_text() {
     let runs = to_results(FIXTURE, "fio-3.33-two-groups.json").unwrap();
-    println!("{}", iolab_report::TextExporter.render(&(&runs[0]).into()));
+    println!("{}", iolab_report::TextExporter.render(&runs[0]));
 }
 
 /// A real report with a `sync` section: `fio --name=t --rw=write --bs=4k --size=1m --fdatasync=1
@@ -279,13 +279,13 @@ fn fios_sync_section_is_the_flush_row() {
     assert_eq!((flush.bytes, flush.mb_s), (0, 0.0));
     let runtime_s = at(&fio, 0, "write", "runtime").as_f64().unwrap() / 1000.0;
     assert!((flush.iops - 255.0 / runtime_s).abs() < 1e-9, "{}", flush.iops);
-    assert_eq!(r.workers[0].flush, r.total.flush);
+    assert_eq!(r.workers[0].total.flush, r.total.flush);
     assert_eq!(r.total.all.ops, 256, "flushes are not in all");
     assert!(r.total.trim.is_none(), "no trims");
     // The plan says fdatasync, so every rendering labels the row as iolab's own runs do.
     assert_eq!(r.config.as_value()["plan"]["workers"][0]["durability"]["flush_data_only"], true);
     assert_eq!(iolab_report::durability::flush_label(r), "fdatasync");
-    let text = iolab_report::TextExporter.render(&r.into());
+    let text = iolab_report::TextExporter.render(r);
     assert!(text.lines().any(|l| l.starts_with("fdatasync") && l.contains("255")), "{text}");
     let notes = &r.measured_by.as_ref().unwrap().notes;
     assert!(notes.iter().any(|n| n.contains("`sync` section")), "{notes:?}");

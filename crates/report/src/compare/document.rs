@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::plugin::{Better, Unit};
+
 /// Schema identifier stored in [`Comparison::schema`].
 pub const COMPARE_SCHEMA: &str = "iolab.compare/1";
 /// Default significance level of the test.
@@ -13,38 +15,6 @@ pub const DEFAULT_ALPHA: f64 = 0.05;
 pub const MIN_TRIALS_FOR_TEST: usize = 3;
 /// The test's name, as printed and stored.
 pub const TEST_NAME: &str = "Welch's t-test (two-sided, unequal variances)";
-
-/// Which direction of a metric is better.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Better {
-    /// More is better (IOPS, MB/s, transactions per hour).
-    Higher,
-    /// Less is better (latency, CPU per I/O).
-    Lower,
-    /// Neither (achieved depth: informative, not a goal).
-    Neither,
-}
-
-/// How a metric's values are printed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Unit {
-    /// Operations per second.
-    Iops,
-    /// 10^6 bytes per second.
-    MbS,
-    /// Nanoseconds.
-    Ns,
-    /// Outstanding I/Os.
-    Depth,
-    /// Transactions per hour.
-    PerHour,
-    /// Per minute (NOPM, TPM, a transaction type's rate).
-    PerMinute,
-    /// A share of the window, 0 to 1 (a device's busy time).
-    Share,
-}
 
 /// The result of Welch's t-test between a baseline and another side.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -74,7 +44,8 @@ impl WelchTest {
 pub struct Comparison {
     /// Always [`COMPARE_SCHEMA`].
     pub schema: String,
-    /// `runs`, `sweeps`, `db` (database runs) or `db_sweeps` (database sweeps over users).
+    /// What its sides hold, the kinds' [`crate::plugin::Comparing::name`]: `runs`, `sweeps`, `db` (database
+    /// runs), `db_sweeps` (database sweeps over users), `db_tpch`, `db_copy`.
     pub kind: String,
     /// Significance level of the test.
     pub alpha: f64,
@@ -208,6 +179,10 @@ pub struct MetricComparison {
     pub changes: Vec<Change>,
     /// Letters of the sides with the best value; empty when all are equal or the metric has no direction.
     pub best: Vec<String>,
+    /// Whether each side's value is also shown as a ratio of the baseline's (`0.52x`,
+    /// [`crate::plugin::Metric::ratio`]); not stored.
+    #[serde(skip)]
+    pub ratio: bool,
 }
 
 /// The letter of side `i`: A..Z, then S27, S28, ...

@@ -1,84 +1,39 @@
-//! The sides of a comparison as the cli hands them over (runs or sweeps), and why a comparison cannot be made.
+//! The sides of a comparison as the cli hands them over (documents of one comparable kind each), and why a
+//! comparison cannot be made.
 
-use crate::db::DbResult;
-use crate::db_copy::CopyResult;
-use crate::db_sweep::DbSweepResult;
-use crate::db_tpch::TpchResult;
-use crate::model::RunResult;
-use crate::sweep::SweepResult;
-
-/// The documents of one side.
-#[derive(Clone, Debug)]
-pub enum SideDocs {
-    /// One run, or several runs of one configuration (its trials).
-    Runs(Vec<RunResult>),
-    /// One sweep, or several sweeps whose points' runs are pooled as trials.
-    Sweeps(Vec<SweepResult>),
-    /// One database run (`iolab db`), or several of one configuration (its trials).
-    Db(Vec<DbResult>),
-    /// One database sweep over users, or several whose points are pooled as trials.
-    DbSweeps(Vec<DbSweepResult>),
-    /// One analytics query set (`iolab db tpch`), or several of one configuration (its trials).
-    Tpch(Vec<TpchResult>),
-    /// One snapshot copy (`iolab db copy`), or several (its trials).
-    Copy(Vec<CopyResult>),
-}
-
-impl SideDocs {
-    /// What the side holds, as messages name it: `runs`, `a sweep`, `database runs`, `a database sweep`.
-    pub fn what(&self) -> &'static str {
-        match self {
-            SideDocs::Runs(_) => "runs",
-            SideDocs::Sweeps(_) => "a sweep",
-            SideDocs::Db(_) => "database runs",
-            SideDocs::DbSweeps(_) => "a database sweep",
-            SideDocs::Tpch(_) => "tpch query sets",
-            SideDocs::Copy(_) => "database copies",
-        }
-    }
-
-    /// What the side holds and what it compares with, as the refusal of a mismatch says it: its kind of
-    /// document, and the `iolab runs --kind` that lists its peers. `None` for the kinds compared by the
-    /// older rules (runs, sweeps, tpcc runs and sweeps: [`CompareError::DbWithIo`],
-    /// [`CompareError::MixedKinds`]).
-    pub(crate) fn only_with_its_own(&self) -> Option<(&'static str, &'static str)> {
-        match self {
-            SideDocs::Tpch(_) => Some(("a tpch query set, iolab db tpch", "db-tpch")),
-            SideDocs::Copy(_) => Some(("a database copy, iolab db copy", "db-copy")),
-            _ => None,
-        }
-    }
-
-    /// The kind of document, as a refusal names the other side: `an I/O run`, `a tpcc run`, ...
-    pub(crate) fn kind_words(&self) -> &'static str {
-        match self {
-            SideDocs::Runs(_) => "an I/O run",
-            SideDocs::Sweeps(_) => "an I/O sweep",
-            SideDocs::Db(_) => "a tpcc run, iolab db tpcc",
-            SideDocs::DbSweeps(_) => "a tpcc sweep over users",
-            SideDocs::Tpch(_) => "a tpch query set, iolab db tpch",
-            SideDocs::Copy(_) => "a database copy, iolab db copy",
-        }
-    }
-
-    /// A database run or sweep (`iolab db`), as against the I/O runs and sweeps.
-    pub fn is_db(&self) -> bool {
-        matches!(self, SideDocs::Db(_) | SideDocs::DbSweeps(_) | SideDocs::Tpch(_) | SideDocs::Copy(_))
-    }
-
-    /// A sweep (points compared one by one), of I/O or of a database.
-    pub fn is_sweep(&self) -> bool {
-        matches!(self, SideDocs::Sweeps(_) | SideDocs::DbSweeps(_))
-    }
-}
+use crate::plugin::{Comparing, Document};
 
 /// One side of a comparison.
 #[derive(Clone, Debug)]
 pub struct Side {
     /// What the user typed for it (a catalog ID, a tag query, a path), shown beside its letter.
     pub source: String,
-    /// Its documents.
-    pub docs: SideDocs,
+    /// Its documents, all of one kind: one run, several runs of one configuration (its trials), one or more
+    /// sweeps (whose points' runs are pooled as trials), ...
+    pub docs: Vec<Box<dyn Document>>,
+}
+
+impl Side {
+    /// What compare reads from its documents; the error says why they cannot be compared: another kind of
+    /// document ([`CompareError::NotCompared`]) or several kinds ([`CompareError::MixedSide`]).
+    pub(crate) fn rules(&self) -> Result<Option<&'static dyn Comparing>, CompareError> {
+        let mut rules: Option<&'static dyn Comparing> = None;
+        for d in &self.docs {
+            let Some(r) = d.kind().compare() else {
+                return Err(CompareError::NotCompared { source: self.source.clone(), what: d.kind().name() });
+            };
+            match rules {
+                Some(first) if first.name() != r.name() => {
+                    return Err(CompareError::MixedSide {
+                        source: self.source.clone(),
+                        what: [first.many(), r.many()],
+                    })
+                }
+                _ => rules = Some(r),
+            }
+        }
+        Ok(rules)
+    }
 }
 
 /// Why a comparison could not be made. Each message quotes the side as the user gave it.
@@ -88,6 +43,20 @@ pub enum CompareError {
     TooFewSides(usize),
     /// A side without any document.
     EmptySide(String),
+    /// A side holding a kind of document that is not compared (a find-max search).
+    NotCompared {
+        /// Source of the side.
+        source: String,
+        /// The kind in words.
+        what: &'static str,
+    },
+    /// A side holding documents of several kinds.
+    MixedSide {
+        /// Source of the side.
+        source: String,
+        /// Two of its kinds, as a message names several of each.
+        what: [&'static str; 2],
+    },
     /// Runs on one side, sweeps on another (the first source is the baseline's).
     MixedKinds {
         /// Source of a run side.
@@ -102,8 +71,8 @@ pub enum CompareError {
         /// Source of the I/O side.
         io: String,
     },
-    /// A tpch query set or a database copy on one side, another kind of document on another: each compares
-    /// only with its own kind.
+    /// A kind that compares only with its own (a tpch query set, a database copy) on one side, another kind
+    /// of document on another.
     OtherWorkload {
         /// Source of the side whose kind compares only with its own.
         source: String,
@@ -129,6 +98,10 @@ impl std::fmt::Display for CompareError {
         match self {
             Self::TooFewSides(n) => write!(f, "compare needs at least two sides, got {n}"),
             Self::EmptySide(s) => write!(f, "'{s}' holds no run to compare"),
+            Self::NotCompared { source, what } => write!(f, "'{source}' is a {what} document, which is not compared"),
+            Self::MixedSide { source, what } => {
+                write!(f, "'{source}' mixes {} and {}; a side is one kind of document", what[0], what[1])
+            }
             Self::MixedKinds { runs, sweeps } => write!(
                 f,
                 "cannot compare '{runs}' (runs) with '{sweeps}' (a sweep): compare runs with runs, sweeps with sweeps"

@@ -32,10 +32,12 @@
 //! # Where things are
 //!
 //! - `input.rs`: the sides as the cli hands them over, and the errors;
-//! - `metrics.rs`: which metrics a side offers, and each trial's value of one;
+//! - `metrics.rs`: the `--metric` filter, and the vocabulary the I/O and tpcc metrics are defined in;
+//! - `io.rs`, `db.rs`: what compare reads from I/O runs and sweeps, and from tpcc runs and sweeps over users
+//!   (each a [`crate::plugin::Comparing`], which their kinds declare; other kinds declare theirs in their own
+//!   file under `crate::kinds`);
 //! - `document.rs`: the comparison document (`iolab.compare/1`), plain serde data;
-//! - `foreign.rs`: notes for runs another tool measured (fio), where its definitions differ from iolab's;
-//! - this module: [`compare`], which builds the document;
+//! - this module: [`compare`], which builds the document from any kind's sides, the same way for all;
 //! - the text and Markdown renderings are the exporters' ([`crate::export`]).
 //!
 //! Everything here reads numbers only; the cli (crates/cli/src/compare.rs) resolves catalog IDs, tag queries
@@ -45,10 +47,11 @@ use std::collections::{BTreeMap, HashMap};
 
 use iolab_stats::{inference, LatencyHistogram};
 
+pub(crate) mod db;
 mod document;
-mod foreign;
 mod input;
-mod metrics;
+pub(crate) mod io;
+pub(crate) mod metrics;
 #[cfg(test)]
 mod tests;
 
@@ -57,12 +60,12 @@ pub use document::{
     MetricComparison, SideInfo, SideValue, Unit, UnitComparison, UnmatchedPoint, ValueSource, WelchTest,
     COMPARE_SCHEMA, DEFAULT_ALPHA, MIN_TRIALS_FOR_TEST, SAME_REL, TEST_NAME,
 };
-pub use foreign::FIO_DEFINITION_NOTES;
-pub use input::{CompareError, Side, SideDocs};
+pub use input::{CompareError, Side};
+pub use io::FIO_DEFINITION_NOTES;
 pub use metrics::MetricFilter;
 
+use crate::plugin::{Comparing, Document, Metric, Peers, Trial};
 use document::same;
-use metrics::{extract, histogram_stat, merged_histogram, metric_defs, Kind, MetricDef, Scope, Trial};
 
 /// Options of a comparison.
 #[derive(Clone, Debug)]
@@ -79,8 +82,30 @@ impl Default for CompareOptions {
     }
 }
 
-fn side_value(def: &MetricDef, trials: &[Trial<'_>], cache: &mut HistCache) -> Option<SideValue> {
-    let values: Vec<f64> = trials.iter().filter_map(|t| extract(def, *t)).collect();
+/// The merged histograms of one side's trials, by [`crate::plugin::Merged::histogram`]: merged once, read
+/// for each statistic.
+type HistCache = HashMap<String, Option<LatencyHistogram>>;
+
+/// The merged histogram of `trials` for `m`; `None` when a trial has no part of it, one does not decode, or
+/// the merged count disagrees with the op counts (then the caller falls back to the mean of the trials).
+fn merged_histogram(m: &crate::plugin::Merged, trials: &[Trial<'_>]) -> Option<LatencyHistogram> {
+    let mut acc: Option<LatencyHistogram> = None;
+    let mut ops = 0u64;
+    for t in trials {
+        let (hs, n) = (m.parts)(*t)?;
+        ops = ops.saturating_add(n);
+        for h in hs {
+            match &mut acc {
+                None => acc = Some(h),
+                Some(a) => a.merge(&h),
+            }
+        }
+    }
+    acc.filter(|h| h.count() == ops && ops > 0)
+}
+
+fn side_value(m: &Metric, trials: &[Trial<'_>], cache: &mut HistCache) -> Option<SideValue> {
+    let values: Vec<f64> = trials.iter().filter_map(|t| (m.value)(*t)).collect();
     if values.is_empty() {
         return None;
     }
@@ -89,11 +114,9 @@ fn side_value(def: &MetricDef, trials: &[Trial<'_>], cache: &mut HistCache) -> O
     let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let (value, source) = if values.len() == 1 && trials.len() == 1 {
         (values[0], ValueSource::SingleRun)
-    } else if def.stat.is_latency() && matches!(def.scope, Scope::Total | Scope::Group(_) | Scope::DbTx(_)) {
-        let h = cache
-            .entry((def.scope.clone(), def.kind))
-            .or_insert_with(|| merged_histogram(trials, &def.scope, def.kind));
-        match h.as_ref().and_then(|h| histogram_stat(h, def.stat)) {
+    } else if let Some(merged) = &m.merged {
+        let h = cache.entry(merged.histogram.clone()).or_insert_with(|| merged_histogram(merged, trials));
+        match h.as_ref().and_then(|h| merged.quantile.of(h)) {
             Some(v) => (v, ValueSource::MergedHistograms),
             None => (mean, ValueSource::MeanOfTrials),
         }
@@ -104,69 +127,71 @@ fn side_value(def: &MetricDef, trials: &[Trial<'_>], cache: &mut HistCache) -> O
     Some(SideValue { value, source, trials: values, mean, sd, min, max })
 }
 
-type HistCache = HashMap<(Scope, Kind), Option<LatencyHistogram>>;
-
 fn compare_unit(
+    rules: &dyn Comparing,
     params: Option<BTreeMap<String, String>>,
     sides: &[Vec<Trial<'_>>],
     opts: &CompareOptions,
 ) -> UnitComparison {
     let mut caches: Vec<HistCache> = sides.iter().map(|_| HistCache::new()).collect();
     let mut metrics = Vec::new();
-    for def in metric_defs(sides) {
-        if !opts.metrics.keeps(&def) {
+    for m in rules.metrics(sides) {
+        if !opts.metrics.keeps(&m) {
             continue;
         }
         let values: Option<Vec<SideValue>> =
-            sides.iter().zip(caches.iter_mut()).map(|(t, c)| side_value(&def, t, c)).collect();
+            sides.iter().zip(caches.iter_mut()).map(|(t, c)| side_value(&m, t, c)).collect();
         let Some(values) = values else { continue };
-        let better = def.better();
-        let label = def.label();
-        let base = &values[0];
-        let changes = values
-            .iter()
-            .enumerate()
-            .skip(1)
-            .map(|(i, v)| {
-                let diff = v.value - base.value;
-                let pct = (base.value != 0.0).then(|| 100.0 * diff / base.value);
-                let test = (base.trials.len() >= MIN_TRIALS_FOR_TEST
-                    && v.trials.len() >= MIN_TRIALS_FOR_TEST)
-                    .then(|| WelchTest::from_trials(&base.trials, &v.trials, opts.alpha))
-                    .flatten();
-                let phrase = match ratio_of(&def.key(), base.value, v.value) {
-                    Some(r) => format!("{label} {r} ({})", pct.map_or("n/a".into(), format_pct)),
-                    None => change_phrase(&label, pct),
-                };
-                Change {
-                    side: side_letter(i),
-                    diff,
-                    pct,
-                    verdict: change_verdict(better, base.value, v.value),
-                    phrase,
-                    test,
-                }
-            })
-            .collect();
-        let best = best_sides(better, &values);
-        metrics.push(MetricComparison {
-            key: def.key(),
-            label,
-            scope: def.scope_name(),
-            unit: def.stat.unit(),
-            better,
-            sides: values,
-            changes,
-            best,
-        });
+        metrics.push(metric_comparison(m, values, opts));
     }
     UnitComparison { params, trials: sides.iter().map(Vec::len).collect(), metrics }
 }
 
+/// One metric across the sides: each side against the baseline, the best.
+fn metric_comparison(m: Metric, values: Vec<SideValue>, opts: &CompareOptions) -> MetricComparison {
+    let base = &values[0];
+    let changes = values
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, v)| {
+            let diff = v.value - base.value;
+            let pct = (base.value != 0.0).then(|| 100.0 * diff / base.value);
+            let test = (base.trials.len() >= MIN_TRIALS_FOR_TEST && v.trials.len() >= MIN_TRIALS_FOR_TEST)
+                .then(|| WelchTest::from_trials(&base.trials, &v.trials, opts.alpha))
+                .flatten();
+            let phrase = match ratio_of(m.ratio, base.value, v.value) {
+                Some(r) => format!("{} {r} ({})", m.label, pct.map_or("n/a".into(), format_pct)),
+                None => change_phrase(&m.label, pct),
+            };
+            Change {
+                side: side_letter(i),
+                diff,
+                pct,
+                verdict: change_verdict(m.better, base.value, v.value),
+                phrase,
+                test,
+            }
+        })
+        .collect();
+    let best = best_sides(m.better, &values);
+    MetricComparison {
+        key: m.key,
+        label: m.label,
+        scope: m.scope,
+        unit: m.unit,
+        better: m.better,
+        sides: values,
+        changes,
+        best,
+        ratio: m.ratio,
+    }
+}
+
 /// A side's value as a ratio of the baseline's (`0.52x`), for the metrics that show one
-/// ([`metrics::shows_ratio`]); `None` for the others, or a baseline of 0.
-pub(crate) fn ratio_of(key: &str, base: f64, value: f64) -> Option<String> {
-    (metrics::shows_ratio(key) && base > 0.0 && value.is_finite()).then(|| format!("{:.2}x", value / base))
+/// ([`crate::plugin::Metric::ratio`]); `None` for the others, or a baseline of 0.
+pub(crate) fn ratio_of(ratio: bool, base: f64, value: f64) -> Option<String> {
+    (ratio && base > 0.0 && value.is_finite()).then(|| format!("{:.2}x", value / base))
 }
 
 fn best_sides(better: Better, values: &[SideValue]) -> Vec<String> {
@@ -181,6 +206,60 @@ fn best_sides(better: Better, values: &[SideValue]) -> Vec<String> {
     values.iter().enumerate().filter(|(_, v)| same(v.value, pick)).map(|(i, _)| side_letter(i)).collect()
 }
 
+/// What compare reads from each side's documents; a side with none, or whose points are all empty (a sweep
+/// of no point), is [`CompareError::EmptySide`].
+fn side_rules(sides: &[Side]) -> Result<Vec<&'static dyn Comparing>, CompareError> {
+    let mut all = Vec::with_capacity(sides.len());
+    for s in sides {
+        let rules = s.rules()?.ok_or_else(|| CompareError::EmptySide(s.source.clone()))?;
+        if s.docs.iter().all(|d| rules.points(d.as_ref()).iter().all(|p| p.trials.is_empty())) {
+            return Err(CompareError::EmptySide(s.source.clone()));
+        }
+        all.push(rules);
+    }
+    Ok(all)
+}
+
+/// The `iolab runs --kind` that lists a side's peers: the kind of its first document as users type it.
+fn typed_kind(s: &Side) -> &'static str {
+    let kind = s.docs.first().map(|d| d.kind());
+    kind.and_then(|k| k.entries().first()).map_or("", |e| e.printed())
+}
+
+/// Refuses sides that do not compare: a kind that compares only with its own beside another kind; a
+/// database run beside an I/O run; documents compared whole beside sweeps; any two other kinds.
+fn check_peers(sides: &[Side], rules: &[&'static dyn Comparing]) -> Result<(), CompareError> {
+    let other_workload = |i: usize, o: usize| CompareError::OtherWorkload {
+        source: sides[i].source.clone(),
+        what: rules[i].one(),
+        kind: typed_kind(&sides[i]),
+        other: sides[o].source.clone(),
+        other_what: rules[o].one(),
+    };
+    for (i, r) in rules.iter().enumerate().filter(|(_, r)| r.peers() == Peers::OwnKind) {
+        if let Some(o) = rules.iter().position(|x| x.name() != r.name()) {
+            return Err(other_workload(i, o));
+        }
+    }
+    let db = rules.iter().position(|r| r.peers() == Peers::Database);
+    let io = rules.iter().position(|r| r.peers() == Peers::Io);
+    if let (Some(db), Some(io)) = (db, io) {
+        return Err(CompareError::DbWithIo { db: sides[db].source.clone(), io: sides[io].source.clone() });
+    }
+    let whole = rules.iter().position(|r| !r.by_point());
+    let points = rules.iter().position(|r| r.by_point());
+    if let (Some(r), Some(w)) = (whole, points) {
+        return Err(CompareError::MixedKinds {
+            runs: sides[r].source.clone(),
+            sweeps: sides[w].source.clone(),
+        });
+    }
+    match rules.iter().position(|r| r.name() != rules[0].name()) {
+        Some(o) => Err(other_workload(0, o)),
+        None => Ok(()),
+    }
+}
+
 /// Compares the sides (the first is the baseline). See the module header for the rules.
 pub fn compare(sides: &[Side], opts: &CompareOptions) -> Result<Comparison, CompareError> {
     if sides.len() < 2 {
@@ -189,92 +268,33 @@ pub fn compare(sides: &[Side], opts: &CompareOptions) -> Result<Comparison, Comp
     if !(opts.alpha > 0.0 && opts.alpha < 1.0) {
         return Err(CompareError::BadAlpha(opts.alpha));
     }
-    for s in sides {
-        let empty = match &s.docs {
-            SideDocs::Runs(r) => r.is_empty(),
-            SideDocs::Sweeps(w) => w.is_empty() || w.iter().all(|w| w.points.is_empty()),
-            SideDocs::Db(d) => d.is_empty(),
-            SideDocs::DbSweeps(w) => w.is_empty() || w.iter().all(|w| w.points.is_empty()),
-            SideDocs::Tpch(t) => t.is_empty(),
-            SideDocs::Copy(c) => c.is_empty(),
-        };
-        if empty {
-            return Err(CompareError::EmptySide(s.source.clone()));
-        }
-    }
-    check_own_kind(sides)?;
-    if let (Some(db), Some(io)) =
-        (sides.iter().find(|s| s.docs.is_db()), sides.iter().find(|s| !s.docs.is_db()))
-    {
-        return Err(CompareError::DbWithIo { db: db.source.clone(), io: io.source.clone() });
-    }
-    let run_side = sides.iter().find(|s| !s.docs.is_sweep());
-    let sweep_side = sides.iter().find(|s| s.docs.is_sweep());
-    if let (Some(r), Some(w)) = (run_side, sweep_side) {
-        return Err(CompareError::MixedKinds { runs: r.source.clone(), sweeps: w.source.clone() });
-    }
+    let all_rules = side_rules(sides)?;
+    check_peers(sides, &all_rules)?;
+    let rules = all_rules[0];
+    let docs: Vec<(&str, Vec<&dyn Document>)> =
+        sides.iter().map(|s| (s.source.as_str(), s.docs.iter().map(AsRef::as_ref).collect())).collect();
     let mut notes = Vec::new();
-    let infos: Vec<SideInfo> = sides.iter().enumerate().map(|(i, s)| side_info(i, s, &mut notes)).collect();
-    notes.extend(foreign::foreign_notes(sides));
-    notes.extend(db_notes(sides));
+    let infos: Vec<SideInfo> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, (source, d))| {
+            let label = side_letter(i);
+            let (run_ids, seeds) = rules.side(d, &label, source, &mut notes);
+            SideInfo { label, source: source.to_string(), documents: d.len(), run_ids, seeds }
+        })
+        .collect();
+    notes.extend(rules.notes(&docs));
     let mut unmatched_points = Vec::new();
-    let units = match run_side {
-        Some(_) => {
-            let trials: Vec<Vec<Trial<'_>>> = sides
-                .iter()
-                .map(|s| match &s.docs {
-                    SideDocs::Runs(r) => r.iter().map(Trial::Full).collect(),
-                    SideDocs::Db(d) => d.iter().map(Trial::Db).collect(),
-                    SideDocs::Tpch(t) => t.iter().map(Trial::Tpch).collect(),
-                    SideDocs::Copy(c) => c.iter().map(Trial::Copy).collect(),
-                    SideDocs::Sweeps(_) | SideDocs::DbSweeps(_) => Vec::new(),
-                })
-                .collect();
-            vec![compare_unit(None, &trials, opts)]
-        }
-        None => sweep_units(sides, opts, &mut unmatched_points)?,
-    };
+    let units = units(rules, sides, opts, &mut unmatched_points)?;
     if units.iter().all(|u| u.metrics.is_empty()) {
         return Err(CompareError::Metric(
             "no metric to compare: the --metric filter matches no metric that every side has".to_string(),
         ));
     }
-    let averaged: Vec<&str> = units
-        .iter()
-        .flat_map(|u| &u.metrics)
-        .filter(|m| m.sides.iter().any(|s| s.source == ValueSource::MeanOfTrials))
-        .filter(|m| {
-            let stat = m.key.rsplit('.').next().unwrap_or("");
-            ["mean", "p50", "p99", "p999", "max"].contains(&stat)
-        })
-        .filter(|m| m.scope == "total" || m.scope.starts_with("group:"))
-        .map(|m| m.label.as_str())
-        .collect();
-    if !averaged.is_empty() {
-        let mut labels: Vec<&str> = Vec::new();
-        for l in averaged {
-            if !labels.contains(&l) {
-                labels.push(l);
-            }
-        }
-        let more = if labels.len() > 6 { format!(" and {} more", labels.len() - 6) } else { String::new() };
-        labels.truncate(6);
-        notes.push(format!(
-            "{}{more}: means over trials, not from merged histograms (documents without histograms, or sweep points with trials)",
-            labels.join(", ")
-        ));
-    }
-    let kind = match &sides[0].docs {
-        SideDocs::Runs(_) => "runs",
-        SideDocs::Sweeps(_) => "sweeps",
-        SideDocs::Db(_) => "db",
-        SideDocs::DbSweeps(_) => "db_sweeps",
-        SideDocs::Tpch(_) => "db_tpch",
-        SideDocs::Copy(_) => "db_copy",
-    };
+    notes.extend(averaged_note(&units));
     Ok(Comparison {
         schema: COMPARE_SCHEMA.to_string(),
-        kind: kind.to_string(),
+        kind: rules.name().to_string(),
         alpha: opts.alpha,
         test: format!(
             "{TEST_NAME} on per-trial values, when both sides have at least {MIN_TRIALS_FOR_TEST} trials"
@@ -286,16 +306,48 @@ pub fn compare(sides: &[Side], opts: &CompareOptions) -> Result<Comparison, Comp
     })
 }
 
-/// The units of sweeps: one per point every side has (matched by its params, in the order first seen);
-/// the points not every side has go to `unmatched`.
-fn sweep_units(
+/// The note on response-time statistics of the totals and groups that are means over trials, not read from
+/// merged histograms (at most six named).
+fn averaged_note(units: &[UnitComparison]) -> Option<String> {
+    let averaged: Vec<&str> = units
+        .iter()
+        .flat_map(|u| &u.metrics)
+        .filter(|m| m.sides.iter().any(|s| s.source == ValueSource::MeanOfTrials))
+        .filter(|m| {
+            let stat = m.key.rsplit('.').next().unwrap_or("");
+            ["mean", "p50", "p99", "p999", "max"].contains(&stat)
+        })
+        .filter(|m| m.scope == "total" || m.scope.starts_with("group:"))
+        .map(|m| m.label.as_str())
+        .collect();
+    if averaged.is_empty() {
+        return None;
+    }
+    let mut labels: Vec<&str> = Vec::new();
+    for l in averaged {
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+    }
+    let more = if labels.len() > 6 { format!(" and {} more", labels.len() - 6) } else { String::new() };
+    labels.truncate(6);
+    Some(format!(
+        "{}{more}: means over trials, not from merged histograms (documents without histograms, or sweep points with trials)",
+        labels.join(", ")
+    ))
+}
+
+/// The units: one per point every side has (matched by its params, in the order first seen; a document
+/// compared whole is one point without params); the points not every side has go to `unmatched`.
+fn units(
+    rules: &dyn Comparing,
     sides: &[Side],
     opts: &CompareOptions,
     unmatched: &mut Vec<UnmatchedPoint>,
 ) -> Result<Vec<UnitComparison>, CompareError> {
-    let per_side: Vec<Vec<PointTrials<'_>>> = sides.iter().map(sweep_points).collect();
+    let per_side: Vec<Vec<PointTrials<'_>>> = sides.iter().map(|s| side_points(rules, s)).collect();
     let mut units = Vec::new();
-    let mut seen: Vec<&BTreeMap<String, String>> = Vec::new();
+    let mut seen: Vec<&Option<BTreeMap<String, String>>> = Vec::new();
     for points in &per_side {
         for (params, _) in points {
             if seen.contains(&params) {
@@ -306,8 +358,8 @@ fn sweep_units(
                 per_side.iter().map(|pts| pts.iter().find(|(p, _)| p == params).map(|(_, t)| t)).collect();
             if found.iter().all(Option::is_some) {
                 let trials: Vec<Vec<Trial<'_>>> = found.into_iter().flatten().cloned().collect();
-                units.push(compare_unit(Some(params.clone()), &trials, opts));
-            } else {
+                units.push(compare_unit(rules, params.clone(), &trials, opts));
+            } else if let Some(params) = params {
                 let present_in = found
                     .iter()
                     .enumerate()
@@ -324,189 +376,17 @@ fn sweep_units(
     Ok(units)
 }
 
-fn side_info(i: usize, s: &Side, notes: &mut Vec<String>) -> SideInfo {
-    let label = side_letter(i);
-    let (documents, run_ids, seeds) = match &s.docs {
-        SideDocs::Runs(r) => {
-            if r.iter().any(|r| r.partial) {
-                notes.push(format!("side {label} ('{}') includes a partial (interrupted) run", s.source));
-            }
-            if r.iter().any(|x| strip_seed(x.config.as_value()) != strip_seed(r[0].config.as_value())) {
-                notes.push(format!(
-                    "side {label} ('{}'): its runs have different configurations; they are treated as trials of one",
-                    s.source
-                ));
-            }
-            (r.len(), r.iter().map(|r| r.run_id.clone()).collect(), r.iter().map(|r| r.seed).collect())
-        }
-        SideDocs::Sweeps(w) => {
-            if w.iter().any(|w| w.partial) {
-                notes.push(format!("side {label} ('{}') includes a partial (interrupted) sweep", s.source));
-            }
-            (w.len(), Vec::new(), w.iter().map(|w| w.base_seed).collect())
-        }
-        SideDocs::Db(d) => {
-            if d.iter().any(|r| r.partial) {
-                notes.push(format!("side {label} ('{}') includes a partial (interrupted) run", s.source));
-            }
-            let config = |r: &crate::db::DbResult| serde_json::to_value((&r.config, &r.engine.name)).ok();
-            if d.iter().any(|r| config(r) != config(&d[0])) {
-                notes.push(format!(
-                    "side {label} ('{}'): its runs have different configurations; they are treated as trials of one",
-                    s.source
-                ));
-            }
-            (d.len(), Vec::new(), d.iter().map(|r| r.header.seed).collect())
-        }
-        SideDocs::DbSweeps(w) => {
-            if w.iter().any(|w| w.partial) {
-                notes.push(format!("side {label} ('{}') includes a partial (interrupted) sweep", s.source));
-            }
-            (w.len(), Vec::new(), w.iter().map(|w| w.header.seed).collect())
-        }
-        SideDocs::Tpch(t) => {
-            if t.iter().any(|r| r.partial) {
-                notes.push(format!(
-                    "side {label} ('{}') includes a partial (interrupted) query set",
-                    s.source
-                ));
-            }
-            let config = |r: &crate::db_tpch::TpchResult| (r.config.scale, r.engine.name.clone());
-            if t.iter().any(|r| config(r) != config(&t[0])) {
-                notes.push(format!(
-                    "side {label} ('{}'): its query sets have different scales or engines; they are treated as trials of one",
-                    s.source
-                ));
-            }
-            (t.len(), Vec::new(), t.iter().map(|r| r.header.seed).collect())
-        }
-        SideDocs::Copy(c) => (c.len(), Vec::new(), c.iter().map(|r| r.header.seed).collect()),
-    };
-    SideInfo { label, source: s.source.clone(), documents, run_ids, seeds }
-}
+/// A point's params and its trials.
+type PointTrials<'a> = (Option<BTreeMap<String, String>>, Vec<Trial<'a>>);
 
-/// The database runs of a side, as the notes need them: each run's engine and the devices under it.
-fn db_runs(s: &Side) -> Vec<(&str, Vec<&crate::db::DeviceView>)> {
-    fn tpcc(r: &crate::db::DbResult) -> (&str, Vec<&crate::db::DeviceView>) {
-        (r.engine.name.as_str(), r.devices.iter().collect())
-    }
-    match &s.docs {
-        SideDocs::Db(d) => d.iter().map(tpcc).collect(),
-        SideDocs::DbSweeps(w) => w.iter().flat_map(|w| w.points.iter().map(|p| tpcc(&p.result))).collect(),
-        SideDocs::Tpch(t) => t.iter().map(|r| (r.engine.name.as_str(), r.devices.iter().collect())).collect(),
-        SideDocs::Copy(c) => c
-            .iter()
-            .map(|r| {
-                (r.engine.name.as_str(), r.source_devices.iter().chain(&r.destination_devices).collect())
-            })
-            .collect(),
-        SideDocs::Runs(_) | SideDocs::Sweeps(_) => Vec::new(),
-    }
-}
-
-/// Refuses a tpch query set or a database copy beside any other kind of document: each compares only with
-/// its own kind.
-fn check_own_kind(sides: &[Side]) -> Result<(), CompareError> {
-    for s in sides {
-        let Some((what, kind)) = s.docs.only_with_its_own() else { continue };
-        if let Some(o) = sides.iter().find(|o| o.docs.only_with_its_own() != Some((what, kind))) {
-            return Err(CompareError::OtherWorkload {
-                source: s.source.clone(),
-                what,
-                kind,
-                other: o.source.clone(),
-                other_what: o.docs.kind_words(),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// What to know when comparing database runs: what the workload is derived from (the documents' own
-/// disclaimer); which engine and devices each side ran on (the device rows compare them by their role under
-/// the database's file system); and, with one engine on one side and another on the other, that the
-/// difference is the engines' as much as the storage's.
-fn db_notes(sides: &[Side]) -> Vec<String> {
-    let runs = db_runs;
-    if sides.iter().all(|s| runs(s).is_empty()) {
-        return Vec::new();
-    }
-    let mut notes: Vec<String> = match &sides[0].docs {
-        SideDocs::Tpch(_) => vec![crate::db_tpch::TPCH_DISCLAIMER.to_string()],
-        SideDocs::Copy(_) => Vec::new(),
-        _ => vec![crate::db::TPCC_DISCLAIMER.to_string()],
-    };
-    let mut engines: Vec<&str> = Vec::new();
-    let mut where_: Vec<String> = Vec::new();
-    for (i, s) in sides.iter().enumerate() {
-        let rs = runs(s);
-        let mut devices: Vec<String> = Vec::new();
-        for d in rs.iter().flat_map(|(_, ds)| ds) {
-            let name = format!("{} ({})", d.name, d.role);
-            if !devices.contains(&name) {
-                devices.push(name);
-            }
-        }
-        let mut names: Vec<&str> = Vec::new();
-        for (engine, _) in &rs {
-            if !names.contains(engine) {
-                names.push(engine);
-            }
-            if !engines.contains(engine) {
-                engines.push(engine);
-            }
-        }
-        let on = if devices.is_empty() { "no device view".to_string() } else { devices.join(", ") };
-        where_.push(format!("{} {} on {on}", side_letter(i), names.join("+")));
-    }
-    notes.push(format!("engines and devices: {}", where_.join("; ")));
-    if engines.len() > 1 {
-        notes.push(
-            "the sides ran different database engines: the differences are the engines' as much as the storage's"
-                .to_string(),
-        );
-    }
-    notes
-}
-
-/// A run's configuration without its seeds, to tell trials of one configuration from different ones.
-fn strip_seed(v: &serde_json::Value) -> serde_json::Value {
-    match v {
-        serde_json::Value::Object(m) => serde_json::Value::Object(
-            m.iter().filter(|(k, _)| !k.contains("seed")).map(|(k, v)| (k.clone(), strip_seed(v))).collect(),
-        ),
-        serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(strip_seed).collect()),
-        other => other.clone(),
-    }
-}
-
-/// A sweep point's params and its trials.
-type PointTrials<'a> = (BTreeMap<String, String>, Vec<Trial<'a>>);
-
-/// A sweep side's points: params -> trials, pooling points with the same params (across sweeps too). A
-/// database sweep's points are its user counts (`users=4`).
-fn sweep_points(s: &Side) -> Vec<PointTrials<'_>> {
-    let mut out: Vec<PointTrials<'_>> = Vec::new();
-    if let SideDocs::DbSweeps(sweeps) = &s.docs {
-        for p in sweeps.iter().flat_map(|w| &w.points) {
-            let params = BTreeMap::from([("users".to_string(), p.users.to_string())]);
-            match out.iter_mut().find(|(q, _)| *q == params) {
-                Some((_, t)) => t.push(Trial::Db(&p.result)),
-                None => out.push((params, vec![Trial::Db(&p.result)])),
-            }
-        }
-        return out;
-    }
-    let SideDocs::Sweeps(sweeps) = &s.docs else { return out };
-    for p in sweeps.iter().flat_map(|w| &w.points) {
-        let trials: Vec<Trial<'_>> = if p.trials.is_empty() {
-            vec![Trial::Full(&p.result)]
-        } else {
-            p.trials.iter().map(Trial::Headline).collect()
-        };
-        match out.iter_mut().find(|(params, _)| params == &p.params) {
-            Some((_, t)) => t.extend(trials),
-            None => out.push((p.params.clone(), trials)),
+/// A side's points: params -> trials, pooling points with the same params (across its documents too: the
+/// trials of runs, the points of several sweeps).
+fn side_points<'a>(rules: &dyn Comparing, s: &'a Side) -> Vec<PointTrials<'a>> {
+    let mut out: Vec<PointTrials<'a>> = Vec::new();
+    for p in s.docs.iter().flat_map(|d| rules.points(d.as_ref())) {
+        match out.iter_mut().find(|(params, _)| *params == p.params) {
+            Some((_, t)) => t.extend(p.trials),
+            None => out.push((p.params, p.trials)),
         }
     }
     out

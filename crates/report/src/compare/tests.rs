@@ -33,17 +33,22 @@ fn run_with(ops: u64, lat_ns: u64, slow: u64, slow_ns: u64, seed: u64) -> RunRes
     r.run_id = format!("run{seed}");
     r.total = OpSet::from_stats(&read, &write, 1.0);
     r.groups.truncate(1);
-    r.groups[0].read = r.total.read.clone();
-    r.groups[0].write = r.total.write.clone();
-    r.groups[0].all = r.total.all.clone();
+    r.groups[0].total.read = r.total.read.clone();
+    r.groups[0].total.write = r.total.write.clone();
+    r.groups[0].total.all = r.total.all.clone();
     r.depth.achieved = r.total.all.littles_law_depth();
     r.cpu.cpu_ns_per_io = Some(1000.0);
     r.histograms = Some(HistogramSet::from_stats(&read, &write));
     r
 }
 
+/// Documents as a side holds them.
+pub(crate) fn boxed<T: crate::Document + Clone>(docs: Vec<T>) -> Vec<Box<dyn crate::Document>> {
+    docs.into_iter().map(|d| Box::new(d) as Box<dyn crate::Document>).collect()
+}
+
 fn runs(source: &str, r: Vec<RunResult>) -> Side {
-    Side { source: source.to_string(), docs: SideDocs::Runs(r) }
+    Side { source: source.to_string(), docs: boxed(r) }
 }
 
 fn metric<'a>(u: &'a UnitComparison, key: &str) -> &'a MetricComparison {
@@ -236,12 +241,12 @@ fn groups_compared_where_both_sides_have_them() {
     let mut a = crate::tests::sample();
     let mut db = a.groups[0].clone();
     db.name = "db".into();
-    db.all.iops = 1000.0;
+    db.total.all.iops = 1000.0;
     let mut log = db.clone();
     log.name = "log".into();
     a.groups = vec![db.clone(), log];
     let mut b = a.clone();
-    b.groups[0].all.iops = 2330.0;
+    b.groups[0].total.all.iops = 2330.0;
     b.groups.truncate(1);
     let c = compare(&[runs("a", vec![a]), runs("b", vec![b])], &CompareOptions::default()).unwrap();
     let u = &c.units[0];
@@ -259,17 +264,25 @@ fn metric_filter_selects_by_name_and_refuses_unknown() {
     let a = crate::tests::sample();
     let mut b = a.clone();
     b.total.all.iops *= 2.0;
-    let opts =
-        CompareOptions { metrics: MetricFilter::parse("iops,read.p99").unwrap(), ..Default::default() };
+    let opts = CompareOptions {
+        metrics: MetricFilter::parse("iops,read.p99", &crate::kinds::metric_names()).unwrap(),
+        ..Default::default()
+    };
     let c = compare(&[runs("a", vec![a.clone()]), runs("b", vec![b.clone()])], &opts).unwrap();
     let keys: Vec<&str> = c.units[0].metrics.iter().map(|m| m.key.as_str()).collect();
     assert_eq!(keys, vec!["iops", "read.iops", "read.p99", "write.iops"], "display order");
-    let opts = CompareOptions { metrics: MetricFilter::parse("p99.9").unwrap(), ..Default::default() };
+    let opts = CompareOptions {
+        metrics: MetricFilter::parse("p99.9", &crate::kinds::metric_names()).unwrap(),
+        ..Default::default()
+    };
     let c = compare(&[runs("a", vec![a.clone()]), runs("b", vec![b.clone()])], &opts).unwrap();
     assert!(c.units[0].metrics.iter().all(|m| m.key.ends_with("p999")));
-    let e = MetricFilter::parse("iops,p98").unwrap_err().to_string();
+    let e = MetricFilter::parse("iops,p98", &crate::kinds::metric_names()).unwrap_err().to_string();
     assert!(e.starts_with("invalid value 'p98' for '--metric'"), "{e}");
-    let opts = CompareOptions { metrics: MetricFilter::parse("tx").unwrap(), ..Default::default() };
+    let opts = CompareOptions {
+        metrics: MetricFilter::parse("tx", &crate::kinds::metric_names()).unwrap(),
+        ..Default::default()
+    };
     let e = compare(&[runs("a", vec![a.clone()]), runs("b", vec![b])], &opts).unwrap_err();
     assert!(matches!(e, CompareError::Metric(_)), "{e}");
 }
@@ -346,7 +359,7 @@ fn sweep(points: &[(&str, f64)], trials: usize) -> SweepResult {
 }
 
 fn sweeps(source: &str, w: SweepResult) -> Side {
-    Side { source: source.into(), docs: SideDocs::Sweeps(vec![w]) }
+    Side { source: source.into(), docs: boxed(vec![w]) }
 }
 
 #[test]
@@ -500,7 +513,7 @@ fn db_run(nopm: f64, lat_ns: u64, n: u64, name: &str, write_ms: f64, seed: u64) 
 }
 
 fn db(source: &str, r: Vec<crate::db::DbResult>) -> Side {
-    Side { source: source.to_string(), docs: SideDocs::Db(r) }
+    Side { source: source.to_string(), docs: boxed(r) }
 }
 
 /// The seed's Gen 5 and Gen 6 story: the same database on a faster drive, more new orders per minute and
@@ -535,9 +548,9 @@ fn db_runs_compare_nopm_transactions_and_the_device_by_role() {
         &serde_json::to_value(&c).unwrap(),
         crate::schema_check::COMPARE_SCHEMA,
     );
-    let t = crate::TextExporter.render(&crate::Document::Compare(&c));
+    let t = crate::TextExporter.render(&c);
     assert!(t.contains("B vs A: NOPM +50% (better), TPM +50% (better), new_order: p99 -50% (better)"), "{t}");
-    let only = MetricFilter::parse("nopm,device").unwrap();
+    let only = MetricFilter::parse("nopm,device", &crate::kinds::metric_names()).unwrap();
     let c = compare(
         &[db("a", vec![db_run(1.0, 1, 1, "x", 1.0, 1)]), db("b", vec![db_run(2.0, 1, 1, "y", 1.0, 1)])],
         &CompareOptions { metrics: only, ..CompareOptions::default() },
@@ -578,7 +591,7 @@ fn db_sweeps_compare_point_by_point_by_users() {
     for p in &mut b.points {
         p.result.run.nopm *= 2.0;
     }
-    let side = |s: &str, w| Side { source: s.into(), docs: SideDocs::DbSweeps(vec![w]) };
+    let side = |s: &str, w| Side { source: s.into(), docs: boxed(vec![w]) };
     let c = compare(&[side("a", a), side("b", b)], &CompareOptions::default()).unwrap();
     assert_eq!(c.kind, "db_sweeps");
     assert_eq!(c.units.len(), 3);
@@ -603,7 +616,7 @@ fn tpch_run(scale: f64, name: &str, seed: u64) -> crate::db_tpch::TpchResult {
 }
 
 fn tpch(source: &str, r: Vec<crate::db_tpch::TpchResult>) -> Side {
-    Side { source: source.to_string(), docs: SideDocs::Tpch(r) }
+    Side { source: source.to_string(), docs: boxed(r) }
 }
 
 /// The seed's story: the same query set on faster storage completes in about half the time; the compare
@@ -633,7 +646,7 @@ fn tpch_runs_compare_each_query_the_total_and_the_geomean_as_ratios() {
         &serde_json::to_value(&c).unwrap(),
         crate::schema_check::COMPARE_SCHEMA,
     );
-    let t = crate::TextExporter.render(&crate::Document::Compare(&c));
+    let t = crate::TextExporter.render(&c);
     assert!(t.contains("B vs A: total query time 0.52x (-48%) (better)"), "{t}");
     let row = t.lines().find(|l| l.starts_with("Q14 time")).unwrap_or_else(|| panic!("{t}"));
     assert!(row.contains("0.52x -48% better"), "{row}");
@@ -660,7 +673,7 @@ fn copies_compare_time_rate_and_both_sides_devices() {
     b.copy.seconds = 0.25;
     b.copy.mb_per_s = 176.2;
     b.destination_devices[0].write_mean_ms = Some(0.5);
-    let side = |s: &str, r| Side { source: s.into(), docs: SideDocs::Copy(vec![r]) };
+    let side = |s: &str, r| Side { source: s.into(), docs: boxed(vec![r]) };
     let c = compare(&[side("a", a), side("b", b)], &CompareOptions::default()).unwrap();
     assert_eq!(c.kind, "db_copy");
     let u = &c.units[0];
@@ -669,7 +682,7 @@ fn copies_compare_time_rate_and_both_sides_devices() {
     metric(u, "device.source.filesystem.read.mb_s");
     let w = metric(u, "device.destination.filesystem.write.mean");
     assert_eq!(w.changes[0].verdict, ChangeVerdict::Better);
-    let t = crate::TextExporter.render(&crate::Document::Compare(&c));
+    let t = crate::TextExporter.render(&c);
     assert!(t.contains("B vs A: MB/s +100% (better), copy time 0.50x (-50%) (better)"), "{t}");
 }
 
@@ -677,7 +690,7 @@ fn copies_compare_time_rate_and_both_sides_devices() {
 fn a_tpch_run_beside_a_tpcc_run_a_copy_or_an_io_run_is_refused_naming_both() {
     let others = [
         db("5a1b", vec![db_run(1.0, 1, 1, "vda", 1.0, 1)]),
-        Side { source: "c0de".into(), docs: SideDocs::Copy(vec![crate::db_copy::tests::sample()]) },
+        Side { source: "c0de".into(), docs: boxed(vec![crate::db_copy::tests::sample()]) },
         runs("run.json", vec![run_with(10, 1000, 0, 0, 1)]),
     ];
     for (other, what) in others.into_iter().zip(["a tpcc run", "a database copy", "an I/O run"]) {

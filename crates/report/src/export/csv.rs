@@ -3,10 +3,11 @@
 
 use std::fmt::Write as _;
 
-use super::{Document, Exporter, Unsupported};
+use super::{Exporter, Unsupported};
 use crate::find_max::FindMaxResult;
 use crate::model::RunResult;
 use crate::mrc::MrcResult;
+use crate::plugin::Document;
 use crate::sweep::SweepResult;
 
 /// The CSV exporter.
@@ -15,24 +16,15 @@ pub struct CsvExporter;
 
 impl CsvExporter {
     /// The document as CSV, or [`Unsupported`] for a document without a CSV form.
-    pub fn render(&self, doc: &Document<'_>) -> Result<String, Unsupported> {
-        match doc {
-            Document::Run(r) => Ok(run(r)),
-            Document::Sweep(s) => Ok(sweep(s)),
-            Document::FindMax(f) => Ok(find_max(f)),
-            Document::Mrc(m) => Ok(mrc(m)),
-            Document::DbSweep(s) => Ok(db_sweep(s)),
-            Document::Compare(_) | Document::Db(_) | Document::DbTpch(_) | Document::DbCopy(_) => {
-                Err(Unsupported { format: "csv", document: doc.kind() })
-            }
-        }
+    pub fn render(&self, doc: &dyn Document) -> Result<String, Unsupported> {
+        doc.csv().ok_or(Unsupported { format: "csv", document: doc.kind().name() })
     }
 }
 
 impl Exporter for CsvExporter {
     type Error = Unsupported;
 
-    fn export(&self, doc: &Document<'_>) -> Result<String, Unsupported> {
+    fn export(&self, doc: &dyn Document) -> Result<String, Unsupported> {
         self.render(doc)
     }
 }

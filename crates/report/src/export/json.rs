@@ -5,7 +5,8 @@ use std::convert::Infallible;
 
 use serde::Serialize;
 
-use super::{Document, Exporter};
+use super::Exporter;
+use crate::plugin::Document;
 
 /// The JSON exporter.
 #[derive(Clone, Copy, Debug, Default)]
@@ -13,30 +14,21 @@ pub struct JsonExporter;
 
 impl JsonExporter {
     /// The document as JSON: every document has one, so this cannot fail ([`Exporter::export`] is the same).
-    pub fn render(&self, doc: &Document<'_>) -> String {
-        match doc {
-            Document::Run(r) => pretty(r),
-            Document::Sweep(s) => pretty(s),
-            Document::Compare(c) => pretty(c) + "\n",
-            Document::FindMax(f) => pretty(f) + "\n",
-            Document::Mrc(m) => pretty(m) + "\n",
-            Document::Db(d) => pretty(d) + "\n",
-            Document::DbSweep(d) => pretty(d) + "\n",
-            Document::DbTpch(t) => pretty(t) + "\n",
-            Document::DbCopy(c) => pretty(c) + "\n",
-        }
+    pub fn render(&self, doc: &dyn Document) -> String {
+        doc.json()
     }
 }
 
 impl Exporter for JsonExporter {
     type Error = Infallible;
 
-    fn export(&self, doc: &Document<'_>) -> Result<String, Infallible> {
+    fn export(&self, doc: &dyn Document) -> Result<String, Infallible> {
         Ok(self.render(doc))
     }
 }
 
-fn pretty<T: Serialize>(doc: &T) -> String {
+/// A document as pretty-printed JSON.
+pub(crate) fn pretty<T: Serialize>(doc: &T) -> String {
     match serde_json::to_string_pretty(doc) {
         Ok(s) => s,
         // Only non-string map keys or a failing Serialize impl can fail; the documents have neither.

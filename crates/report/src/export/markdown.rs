@@ -5,8 +5,9 @@
 use std::fmt::Write as _;
 
 use super::text::compare::{describe_params, headline, side_line, tail, unit_table};
-use super::{Document, Exporter, Unsupported};
+use super::{Exporter, Unsupported};
 use crate::compare::{side_letter, Comparison, MIN_TRIALS_FOR_TEST, TEST_NAME};
+use crate::plugin::Document;
 
 /// The Markdown exporter.
 #[derive(Clone, Copy, Debug, Default)]
@@ -14,18 +15,15 @@ pub struct MarkdownExporter;
 
 impl MarkdownExporter {
     /// The document as Markdown, or [`Unsupported`] for a document without a Markdown form.
-    pub fn render(&self, doc: &Document<'_>) -> Result<String, Unsupported> {
-        match doc {
-            Document::Compare(c) => Ok(compare(c)),
-            _ => Err(Unsupported { format: "markdown", document: doc.kind() }),
-        }
+    pub fn render(&self, doc: &dyn Document) -> Result<String, Unsupported> {
+        doc.markdown().ok_or(Unsupported { format: "markdown", document: doc.kind().name() })
     }
 }
 
 impl Exporter for MarkdownExporter {
     type Error = Unsupported;
 
-    fn export(&self, doc: &Document<'_>) -> Result<String, Unsupported> {
+    fn export(&self, doc: &dyn Document) -> Result<String, Unsupported> {
         self.render(doc)
     }
 }
@@ -44,7 +42,7 @@ pub(crate) fn compare(c: &Comparison) -> String {
         c.alpha
     );
     for s in &c.sides {
-        let _ = writeln!(out, "- {}", md_escape(&side_line(s, &c.kind)));
+        let _ = writeln!(out, "- {}", md_escape(&side_line(s, c)));
     }
     for u in &c.units {
         out.push('\n');

@@ -8,35 +8,19 @@ use std::fmt::Write as _;
 
 use super::db_figures;
 use super::parts::{card, numbers_table, Grid};
-use super::{escape_html as esc, DocBody, ReportDoc};
+use super::{escape_html as esc, ReportDoc};
 use crate::db::{DbHeader, DbResult, DeviceView};
 use crate::db_copy::CopyResult;
 use crate::db_tpch::TpchResult;
 use crate::format::{format_duration_ns, format_rate};
 
-/// The database sections of the page, in order: tpcc runs (side by side when several), sweeps over users,
-/// tpch query sets, copies.
-pub(super) fn db_sections(out: &mut String, docs: &[ReportDoc], n: &mut usize) {
-    let dbs: Vec<(&ReportDoc, &DbResult)> = docs
-        .iter()
-        .filter_map(|d| match &d.body {
-            DocBody::Db(r) => Some((d, r.as_ref())),
-            _ => None,
-        })
-        .collect();
+/// The tpcc runs: side by side when several, then one section each.
+pub(crate) fn db_sections(out: &mut String, dbs: &[(&ReportDoc, &DbResult)], n: &mut usize) {
     if dbs.len() >= 2 {
-        db_comparison_section(out, &dbs, n);
+        db_comparison_section(out, dbs, n);
     }
     for (i, (d, r)) in dbs.iter().enumerate() {
         db_section(out, i, d, r, n);
-    }
-    for d in docs {
-        match &d.body {
-            DocBody::DbSweep(s) => db_sweep_section(out, d, s, n),
-            DocBody::DbTpch(r) => tpch_section(out, d, r, n),
-            DocBody::DbCopy(r) => copy_section(out, d, r, n),
-            _ => {}
-        }
     }
 }
 
@@ -178,7 +162,12 @@ fn consistency_table(out: &mut String, r: &DbResult) {
 }
 
 /// A database sweep over users: cards, NOPM and response times against users with the knee, the points.
-fn db_sweep_section(out: &mut String, d: &ReportDoc, s: &crate::db_sweep::DbSweepResult, n: &mut usize) {
+pub(crate) fn db_sweep_section(
+    out: &mut String,
+    d: &ReportDoc,
+    s: &crate::db_sweep::DbSweepResult,
+    n: &mut usize,
+) {
     let _ =
         writeln!(out, "<section class=\"db-sweep\">\n<h2>Database sweep over users: {}</h2>", esc(&d.label));
     let engine = s.points.first().map_or("-", |p| p.result.engine.name.as_str());
@@ -212,7 +201,7 @@ fn db_sweep_section(out: &mut String, d: &ReportDoc, s: &crate::db_sweep::DbSwee
 
 /// A tpch query set: cards (total, geometric mean, queries, read from the devices), each query's time as
 /// bars and as a table with what the device read, the devices over the set, warnings and facts.
-fn tpch_section(out: &mut String, d: &ReportDoc, r: &TpchResult, n: &mut usize) {
+pub(crate) fn tpch_section(out: &mut String, d: &ReportDoc, r: &TpchResult, n: &mut usize) {
     let _ =
         writeln!(out, "<section class=\"db-tpch\">\n<h2>Analytics queries (tpch): {}</h2>", esc(&d.label));
     let c = &r.config;
@@ -251,7 +240,7 @@ fn tpch_section(out: &mut String, d: &ReportDoc, r: &TpchResult, n: &mut usize) 
 }
 
 /// A database copy: cards (time, MB/s, bytes and files), both sides' devices as bars and tables.
-fn copy_section(out: &mut String, d: &ReportDoc, r: &CopyResult, n: &mut usize) {
+pub(crate) fn copy_section(out: &mut String, d: &ReportDoc, r: &CopyResult, n: &mut usize) {
     let _ = writeln!(out, "<section class=\"db-copy\">\n<h2>Database copy: {}</h2>", esc(&d.label));
     db_header(out, d, &r.header, &r.engine.name, &crate::db_rows::copy_source(r), false);
     let c = &r.copy;

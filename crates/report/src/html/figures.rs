@@ -576,12 +576,12 @@ pub(crate) fn group_bars(label: &str, r: &RunResult) -> Vec<BarChart> {
         values: r.groups.iter().map(f).collect(),
     };
     let lat = |s: &OpSummary, f: LatField| s.lat_ns.as_ref().map_or(f64::NAN, f);
-    let iops = vec![set("reads", &|g| g.read.iops), set("writes", &|g| g.write.iops)];
+    let iops = vec![set("reads", &|g| g.total.read.iops), set("writes", &|g| g.total.write.iops)];
     let latency = vec![
-        set("read p50", &|g| lat(&g.read, |l| l.p50 as f64)),
-        set("read p99", &|g| lat(&g.read, |l| l.p99 as f64)),
-        set("write p50", &|g| lat(&g.write, |l| l.p50 as f64)),
-        set("write p99", &|g| lat(&g.write, |l| l.p99 as f64)),
+        set("read p50", &|g| lat(&g.total.read, |l| l.p50 as f64)),
+        set("read p99", &|g| lat(&g.total.read, |l| l.p99 as f64)),
+        set("write p50", &|g| lat(&g.total.write, |l| l.p50 as f64)),
+        set("write p99", &|g| lat(&g.total.write, |l| l.p99 as f64)),
     ];
     let present = |sets: Vec<BarSet>| -> Vec<BarSet> {
         sets.into_iter().filter(|s| s.values.iter().any(|v| v.is_finite() && *v > 0.0)).collect()

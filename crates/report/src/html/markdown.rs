@@ -9,10 +9,11 @@ use std::fmt::Write as _;
 use super::db_figures;
 use super::figures::{run_curve, PERCENTILE_COLUMNS};
 use super::names::workload;
-use super::{DocBody, ReportDoc};
+use super::ReportDoc;
 use crate::format::{format_duration_ns, format_rate};
 use crate::hosts;
 use crate::model::OpSummary;
+use crate::plugin::Page;
 use crate::sweep::SweepResult;
 use crate::RunResult;
 
@@ -52,14 +53,15 @@ fn lat(s: &OpSummary, f: fn(&iolab_stats::LatSummary) -> f64) -> String {
     s.lat_ns.as_ref().map_or("-".into(), |l| format_duration_ns(f(l)))
 }
 
-/// Renders the report as Markdown.
+/// Renders the report as Markdown: the title and the table of inputs, then each kind's parts
+/// (`lay_out`).
 pub fn render_markdown(title: &str, docs: &[ReportDoc]) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "## {}\n", cell(title));
+    let mut page = Page::default();
+    let _ = writeln!(page.out, "## {}\n", cell(title));
     let rows: Vec<Vec<String>> = docs
         .iter()
         .map(|d| {
-            let (kind, started) = d.body.kind_and_start();
+            let (kind, started) = super::kind_and_start(d);
             let tags: Vec<String> = d.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
             vec![
                 d.label.clone(),
@@ -71,85 +73,67 @@ pub fn render_markdown(title: &str, docs: &[ReportDoc]) -> String {
             ]
         })
         .collect();
-    table(&mut out, &["input", "kind", "source", "started", "tags", "note"], &[], &rows);
-
-    let runs: Vec<(&ReportDoc, &RunResult)> = docs
-        .iter()
-        .filter_map(|d| if let DocBody::Run(r) = &d.body { Some((d, r.as_ref())) } else { None })
-        .collect();
-    if !runs.is_empty() {
-        out.push_str("### Summary\n\n");
-        let rows: Vec<Vec<String>> = runs
-            .iter()
-            .map(|(d, r)| {
-                let a = &r.total.all;
-                vec![
-                    d.label.clone(),
-                    workload(r),
-                    format_rate(a.iops, 0),
-                    format_rate(a.mb_s, 1),
-                    lat(a, |l| l.mean),
-                    lat(a, |l| l.p99 as f64),
-                    lat(a, |l| l.p999 as f64),
-                    lat(a, |l| l.max as f64),
-                    format!("{:.1} of {}", r.depth.achieved, r.depth.requested),
-                    format_duration_ns(r.cpu.cpu_ns_per_io),
-                    r.verdict
-                        .as_ref()
-                        .map_or("-".into(), |v| if v.pass { "PASS".into() } else { "FAIL".into() }),
-                    r.warnings.len().to_string(),
-                ]
-            })
-            .collect();
-        table(
-            &mut out,
-            &[
-                "run", "workload", "IOPS", "MB/s", "mean", "p99", "p99.9", "max", "depth", "CPU/IO",
-                "verdict", "warnings",
-            ],
-            &[false, false, true, true, true, true, true, true, true, true, false, true],
-            &rows,
-        );
-        out.push_str("### Response-time percentiles (all ops)\n\n");
-        let mut header = vec!["run"];
-        header.extend(PERCENTILE_COLUMNS.iter().map(|c| c.0));
-        let rows: Vec<Vec<String>> = runs
-            .iter()
-            .map(|(d, r)| {
-                let mut row = vec![d.label.clone()];
-                row.extend(PERCENTILE_COLUMNS.iter().map(|(_, f)| lat(&r.total.all, *f)));
-                row
-            })
-            .collect();
-        let right: Vec<bool> = header.iter().enumerate().map(|(i, _)| i > 0).collect();
-        table(&mut out, &header, &right, &rows);
-        if runs.len() >= 2 {
-            comparison(&mut out, &runs);
-        }
-    }
-    for d in docs {
-        if let DocBody::Sweep(s) = &d.body {
-            sweep(&mut out, d, s);
-        }
-    }
-    db_parts(&mut out, docs);
-    for d in docs {
-        if let DocBody::Mrc(m) = &d.body {
-            let _ = writeln!(out, "### Miss-ratio curves: {}\n", cell(&d.label));
-            let _ = writeln!(out, "```\n{}```\n", crate::TextExporter.render(&crate::Document::Mrc(m)));
-        }
-        if let DocBody::FindMax(f) = &d.body {
-            let _ = writeln!(out, "### Find-max search: {}\n", cell(&d.label));
-            let _ = writeln!(out, "```\n{}```\n", crate::TextExporter.render(&crate::Document::FindMax(f)));
-        }
-    }
-    for (d, r) in &runs {
-        run_details(&mut out, d, r);
-    }
-    out
+    table(&mut page.out, &["input", "kind", "source", "started", "tags", "note"], &[], &rows);
+    super::lay_out(&mut page, docs, |k| k.markdown());
+    page.out
 }
 
-/// Each run against the first: IOPS, MB/s, mean and p99 as a percent change, in the seeds' language.
+/// The runs' summary: a row each, their percentiles, and with several each against the first.
+pub(crate) fn runs_summary(out: &mut String, runs: &[(&ReportDoc, &RunResult)]) {
+    out.push_str("### Summary\n\n");
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|(d, r)| {
+            let a = &r.total.all;
+            vec![
+                d.label.clone(),
+                workload(r),
+                format_rate(a.iops, 0),
+                format_rate(a.mb_s, 1),
+                lat(a, |l| l.mean),
+                lat(a, |l| l.p99 as f64),
+                lat(a, |l| l.p999 as f64),
+                lat(a, |l| l.max as f64),
+                format!("{:.1} of {}", r.depth.achieved, r.depth.requested),
+                format_duration_ns(r.cpu.cpu_ns_per_io),
+                r.verdict.as_ref().map_or("-".into(), |v| if v.pass { "PASS".into() } else { "FAIL".into() }),
+                r.warnings.len().to_string(),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "run", "workload", "IOPS", "MB/s", "mean", "p99", "p99.9", "max", "depth", "CPU/IO", "verdict",
+            "warnings",
+        ],
+        &[false, false, true, true, true, true, true, true, true, true, false, true],
+        &rows,
+    );
+    out.push_str("### Response-time percentiles (all ops)\n\n");
+    let mut header = vec!["run"];
+    header.extend(PERCENTILE_COLUMNS.iter().map(|c| c.0));
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|(d, r)| {
+            let mut row = vec![d.label.clone()];
+            row.extend(PERCENTILE_COLUMNS.iter().map(|(_, f)| lat(&r.total.all, *f)));
+            row
+        })
+        .collect();
+    let right: Vec<bool> = header.iter().enumerate().map(|(i, _)| i > 0).collect();
+    table(out, &header, &right, &rows);
+    if runs.len() >= 2 {
+        comparison(out, runs);
+    }
+}
+
+/// A document shown as its text, in a code block under `title`: a find-max search, miss-ratio curves.
+pub(crate) fn as_text(out: &mut String, title: &str, d: &ReportDoc) {
+    let _ = writeln!(out, "### {title}: {}\n", cell(&d.label));
+    let _ = writeln!(out, "```\n{}```\n", d.body.text());
+}
+
 /// Right-alignment of a numbers table: every column but the first.
 fn numbers(n: usize) -> Vec<bool> {
     (0..n).map(|i| i > 0).collect()
@@ -189,7 +173,7 @@ fn warnings_md(out: &mut String, warnings: &[String]) {
 }
 
 /// A tpch query set: its facts, each query's time and reads, the power line, the devices.
-fn tpch_md(out: &mut String, d: &ReportDoc, r: &crate::db_tpch::TpchResult) {
+pub(crate) fn tpch_md(out: &mut String, d: &ReportDoc, r: &crate::db_tpch::TpchResult) {
     let _ = writeln!(out, "### Analytics queries (tpch): {}\n", cell(&d.label));
     disclaimer(out, &r.header);
     let _ = writeln!(out, "**{}**\n", cell(&crate::db_rows::power_text(r)));
@@ -203,7 +187,7 @@ fn tpch_md(out: &mut String, d: &ReportDoc, r: &crate::db_tpch::TpchResult) {
 }
 
 /// A database copy: the copy's line, both sides' devices, the facts.
-fn copy_md(out: &mut String, d: &ReportDoc, r: &crate::db_copy::CopyResult) {
+pub(crate) fn copy_md(out: &mut String, d: &ReportDoc, r: &crate::db_copy::CopyResult) {
     let _ = writeln!(out, "### Database copy: {}\n", cell(&d.label));
     let _ = writeln!(out, "**{}**\n", cell(&crate::db_rows::copy_text(r)));
     devices_md(out, "Devices under the source, during the copy", &r.source_devices);
@@ -237,17 +221,13 @@ fn db_side_by_side(out: &mut String, dbs: &[(&ReportDoc, &crate::db::DbResult)])
     table(out, &header, &[false, false, true, true, true, true, false], &rows);
 }
 
-/// The database runs and sweeps (`iolab db`): side by side when several, then each run and each sweep,
-/// each tpch query set and each copy.
-fn db_parts(out: &mut String, docs: &[ReportDoc]) {
-    let dbs: Vec<(&ReportDoc, &crate::db::DbResult)> = docs
-        .iter()
-        .filter_map(|d| if let DocBody::Db(r) = &d.body { Some((d, r.as_ref())) } else { None })
-        .collect();
+/// The tpcc runs: side by side when several, then each run's facts, transactions, consistency conditions,
+/// devices and warnings.
+pub(crate) fn db_runs(out: &mut String, dbs: &[(&ReportDoc, &crate::db::DbResult)]) {
     if dbs.len() >= 2 {
-        db_side_by_side(out, &dbs);
+        db_side_by_side(out, dbs);
     }
-    for (d, r) in &dbs {
+    for (d, r) in dbs {
         let _ = writeln!(out, "### Database run: {}\n", cell(&d.label));
         disclaimer(out, &r.header);
         facts_md(out, db_figures::facts(r));
@@ -273,34 +253,29 @@ fn db_parts(out: &mut String, docs: &[ReportDoc]) {
         devices_md(out, "Devices under the database, measured window", &r.devices);
         warnings_md(out, &r.warnings);
     }
-    for d in docs {
-        match &d.body {
-            DocBody::DbTpch(r) => tpch_md(out, d, r),
-            DocBody::DbCopy(r) => copy_md(out, d, r),
-            _ => {}
-        }
-    }
-    for d in docs {
-        let DocBody::DbSweep(s) = &d.body else { continue };
-        let _ = writeln!(out, "### Database sweep over users: {}\n", cell(&d.label));
-        disclaimer(out, &s.header);
-        table(
+}
+
+/// A tpcc sweep over users: its points with the knee.
+pub(crate) fn db_sweep_md(out: &mut String, d: &ReportDoc, s: &crate::db_sweep::DbSweepResult) {
+    let _ = writeln!(out, "### Database sweep over users: {}\n", cell(&d.label));
+    disclaimer(out, &s.header);
+    table(
+        out,
+        &crate::db_rows::SWEEP_COLUMNS,
+        &numbers(crate::db_rows::SWEEP_COLUMNS.len() - 1),
+        &crate::db_rows::sweep_rows(s, "knee"),
+    );
+    if let Some(k) = &s.knee {
+        let at = k.users.map_or("beyond the sweep".to_string(), |u| format!("{u} users"));
+        let _ = writeln!(
             out,
-            &crate::db_rows::SWEEP_COLUMNS,
-            &numbers(crate::db_rows::SWEEP_COLUMNS.len() - 1),
-            &crate::db_rows::sweep_rows(s, "knee"),
+            "Knee (first user count after which NOPM gains < {:.0}% while {} p99 grows > {:.0}%): {at}.\n",
+            k.nopm_gain_pct, k.transaction, k.p99_growth_pct
         );
-        if let Some(k) = &s.knee {
-            let at = k.users.map_or("beyond the sweep".to_string(), |u| format!("{u} users"));
-            let _ = writeln!(
-                out,
-                "Knee (first user count after which NOPM gains < {:.0}% while {} p99 grows > {:.0}%): {at}.\n",
-                k.nopm_gain_pct, k.transaction, k.p99_growth_pct
-            );
-        }
     }
 }
 
+/// Each run against the first: IOPS, MB/s, mean and p99 as a percent change, in the seeds' language.
 fn comparison(out: &mut String, runs: &[(&ReportDoc, &RunResult)]) {
     let (base_d, base) = runs[0];
     let _ = writeln!(out, "### Against {}\n", cell(&base_d.label));
@@ -334,7 +309,7 @@ fn comparison(out: &mut String, runs: &[(&ReportDoc, &RunResult)]) {
     );
 }
 
-fn sweep(out: &mut String, d: &ReportDoc, s: &SweepResult) {
+pub(crate) fn sweep(out: &mut String, d: &ReportDoc, s: &SweepResult) {
     let _ = writeln!(out, "### Sweep: {}\n", cell(&d.label));
     let axes: Vec<String> = s.axes.iter().map(|a| format!("{} = {}", a.key, a.values.join(", "))).collect();
     let _ = writeln!(
@@ -412,7 +387,7 @@ fn percentile_curve(out: &mut String, r: &RunResult) {
     table(out, &header_refs, &vec![true; header.len()], &[row]);
 }
 
-fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
+pub(crate) fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
     let _ = writeln!(out, "### Run: {}\n", cell(&d.label));
     let targets: Vec<String> = r
         .env

@@ -15,144 +15,60 @@
 //! Both renderings read the same figure data (the `figures` module), so the Markdown tables carry the numbers the
 //! charts draw. Everything from a document (names, tags, notes, paths, config values) is escaped. See
 //! docs/REPORTS.md.
+//!
+//! The page is laid out by stage ([`crate::plugin::Stage`]): each kind of document declares its parts and
+//! where they go (`crate::kinds`), and the sections here are the pieces its parts are made of.
 
 pub(crate) mod charts;
-mod db_figures;
-mod db_page;
-mod figures;
-mod markdown;
-mod names;
-mod page;
-mod parts;
+pub(crate) mod db_figures;
+pub(crate) mod db_page;
+pub(crate) mod figures;
+pub(crate) mod markdown;
+pub(crate) mod names;
+pub(crate) mod page;
+pub(crate) mod parts;
 
-use serde_json::Value;
+use crate::plugin::{Kind, Page, Part};
 
-use crate::db::{DbResult, DB_SCHEMA};
-use crate::db_copy::{CopyResult, DB_COPY_SCHEMA};
-use crate::db_sweep::{DbSweepResult, DB_SWEEP_SCHEMA};
-use crate::db_tpch::{TpchResult, DB_TPCH_SCHEMA};
-use crate::find_max::{FindMaxResult, FIND_MAX_SCHEMA};
-use crate::mrc::{MrcResult, MRC_SCHEMA};
-use crate::sweep::{SweepResult, SWEEP_SCHEMA};
-use crate::{RunResult, SCHEMA};
-
+pub use crate::plugin::ReportDoc;
 pub use markdown::render_markdown;
 pub use page::render_html;
 
-/// One input of a report: a document and how to name it.
-#[derive(Clone, Debug)]
-pub struct ReportDoc {
-    /// Short name used in legends and headings (a catalog id with its tags, or a file name).
-    pub label: String,
-    /// Where it came from (a file path or `catalog ID`).
-    pub source: String,
-    /// Catalog tags (`key=value`), if any.
-    pub tags: Vec<(String, String)>,
-    /// Catalog note, if any.
-    pub note: Option<String>,
-    /// The document.
-    pub body: DocBody,
-}
-
-/// A result or sweep document.
-#[derive(Clone, Debug)]
-pub enum DocBody {
-    /// One run (`iolab.result/1`).
-    Run(Box<RunResult>),
-    /// A sweep (`iolab.sweep/1`).
-    Sweep(Box<SweepResult>),
-    /// Miss-ratio curves of a trace (`iolab.mrc/1`).
-    Mrc(Box<MrcResult>),
-    /// A `--find-max` search (`iolab.findmax/1`).
-    FindMax(Box<FindMaxResult>),
-    /// A database run (`iolab.db/1`).
-    Db(Box<DbResult>),
-    /// A database run at several user counts (`iolab.dbsweep/1`).
-    DbSweep(Box<DbSweepResult>),
-    /// An analytics query set (`iolab.dbtpch/1`).
-    DbTpch(Box<TpchResult>),
-    /// A database copy (`iolab.dbcopy/1`).
-    DbCopy(Box<CopyResult>),
-}
-
-impl DocBody {
-    /// The kind shown in the inputs table and the time it started (none for curves).
-    pub(crate) fn kind_and_start(&self) -> (&'static str, String) {
-        match self {
-            DocBody::Run(r) => ("run", r.started_at.clone()),
-            DocBody::Sweep(s) => ("sweep", s.started_at.clone()),
-            DocBody::Mrc(_) => ("mrc", String::new()),
-            DocBody::FindMax(f) => ("find-max", f.started_at.clone()),
-            DocBody::Db(d) => ("db", db_start(&d.header)),
-            DocBody::DbSweep(s) => ("db sweep", db_start(&s.header)),
-            DocBody::DbTpch(t) => ("db tpch", db_start(&t.header)),
-            DocBody::DbCopy(c) => ("db copy", db_start(&c.header)),
+/// Writes the parts of every kind among `docs` (`parts` picks a kind's: HTML or Markdown), stage by stage
+/// ([`crate::plugin::Stage`]): in a stage, each kind's [`Part::Group`] with its inputs (the kinds in the
+/// order they first appear), then the [`Part::Each`]es in input order.
+pub(crate) fn lay_out(page: &mut Page, docs: &[ReportDoc], parts: fn(&dyn Kind) -> &'static [Part]) {
+    let mut kinds: Vec<&'static dyn Kind> = Vec::new();
+    for d in docs {
+        if !kinds.iter().any(|k| *k == d.body.kind()) {
+            kinds.push(d.body.kind());
         }
     }
-
-    /// The iolab version that wrote it.
-    pub(crate) fn iolab_version(&self) -> String {
-        match self {
-            DocBody::Run(r) => r.iolab_version.clone(),
-            DocBody::Sweep(s) => s.iolab_version.clone(),
-            DocBody::Mrc(m) => m.iolab_version.clone(),
-            DocBody::FindMax(f) => f.iolab_version.clone(),
-            DocBody::Db(d) => d.header.iolab_version.clone(),
-            DocBody::DbSweep(s) => s.header.iolab_version.clone(),
-            DocBody::DbTpch(t) => t.header.iolab_version.clone(),
-            DocBody::DbCopy(c) => c.header.iolab_version.clone(),
+    let mut stages: Vec<_> = kinds.iter().flat_map(|k| parts(*k)).map(Part::stage).collect();
+    stages.sort();
+    stages.dedup();
+    for stage in stages {
+        for kind in &kinds {
+            let of_kind: Vec<&ReportDoc> = docs.iter().filter(|d| d.body.kind() == *kind).collect();
+            for part in parts(*kind).iter().filter(|p| p.stage() == stage) {
+                if let Part::Group(_, write) = part {
+                    write(page, &of_kind);
+                }
+            }
+        }
+        for d in docs {
+            for part in parts(d.body.kind()).iter().filter(|p| p.stage() == stage) {
+                if let Part::Each(_, write) = part {
+                    write(page, d);
+                }
+            }
         }
     }
 }
 
-/// A database document's start, RFC 3339.
-fn db_start(h: &crate::db::DbHeader) -> String {
-    iolab_doc::time::format_rfc3339(h.start_unix_s as f64)
-}
-
-impl DocBody {
-    /// Parses a JSON document, recognised by its `schema` field. The error says what was found.
-    pub fn from_json(text: &str) -> Result<DocBody, String> {
-        let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-        DocBody::from_value(v)
-    }
-
-    /// Reads a parsed JSON document (as the catalog returns it), recognised by its `schema` field.
-    pub fn from_value(v: Value) -> Result<DocBody, String> {
-        let schema = v.get("schema").and_then(Value::as_str).map(str::to_string);
-        match schema.as_deref() {
-            Some(SCHEMA) => serde_json::from_value::<RunResult>(v)
-                .map(|r| DocBody::Run(Box::new(r)))
-                .map_err(|e| format!("not a valid {SCHEMA} document: {e}")),
-            Some(SWEEP_SCHEMA) => serde_json::from_value::<SweepResult>(v)
-                .map(|s| DocBody::Sweep(Box::new(s)))
-                .map_err(|e| format!("not a valid {SWEEP_SCHEMA} document: {e}")),
-            Some(MRC_SCHEMA) => serde_json::from_value::<MrcResult>(v)
-                .map(|m| DocBody::Mrc(Box::new(m)))
-                .map_err(|e| format!("not a valid {MRC_SCHEMA} document: {e}")),
-            Some(FIND_MAX_SCHEMA) => serde_json::from_value::<FindMaxResult>(v)
-                .map(|f| DocBody::FindMax(Box::new(f)))
-                .map_err(|e| format!("not a valid {FIND_MAX_SCHEMA} document: {e}")),
-            Some(DB_SCHEMA) => serde_json::from_value::<DbResult>(v)
-                .map(|d| DocBody::Db(Box::new(d)))
-                .map_err(|e| format!("not a valid {DB_SCHEMA} document: {e}")),
-            Some(DB_SWEEP_SCHEMA) => serde_json::from_value::<DbSweepResult>(v)
-                .map(|s| DocBody::DbSweep(Box::new(s)))
-                .map_err(|e| format!("not a valid {DB_SWEEP_SCHEMA} document: {e}")),
-            Some(DB_TPCH_SCHEMA) => serde_json::from_value::<TpchResult>(v)
-                .map(|t| DocBody::DbTpch(Box::new(t)))
-                .map_err(|e| format!("not a valid {DB_TPCH_SCHEMA} document: {e}")),
-            Some(DB_COPY_SCHEMA) => serde_json::from_value::<CopyResult>(v)
-                .map(|c| DocBody::DbCopy(Box::new(c)))
-                .map_err(|e| format!("not a valid {DB_COPY_SCHEMA} document: {e}")),
-            Some(other) => Err(format!(
-                "schema '{other}' cannot be reported; expected {SCHEMA} (a run), {SWEEP_SCHEMA} (a sweep), {MRC_SCHEMA} (miss-ratio curves), {FIND_MAX_SCHEMA} (a --find-max search), {DB_SCHEMA}, {DB_SWEEP_SCHEMA}, {DB_TPCH_SCHEMA} or {DB_COPY_SCHEMA} (iolab db)"
-            )),
-            None => Err(format!(
-                "no \"schema\" field; expected an {SCHEMA} (iolab run --json) or {SWEEP_SCHEMA} (iolab sweep --json) document"
-            )),
-        }
-    }
+/// The kind of each input and when it started, for the tables of inputs.
+pub(crate) fn kind_and_start(d: &ReportDoc) -> (&'static str, String) {
+    (d.body.kind().name(), d.body.started_at())
 }
 
 /// Escapes text for HTML element content and attribute values.

@@ -8,14 +8,12 @@
 use iolab_doc::workload::{bs_text, io_text, DEFAULT_JOB_NAME};
 use serde_json::Value;
 
-use super::{DocBody, ReportDoc};
+use super::ReportDoc;
+use crate::plugin::Facet;
 use crate::RunResult;
 
 /// Facet keys, in naming order.
 const FACET_KEYS: [&str; 7] = ["job", "io", "bs", "qd", "workers", "rate", "target"];
-
-/// One facet of a workload: its key (one of [`FACET_KEYS`]) and its text.
-type Facet = (&'static str, String);
 
 /// The facets of a run's workload. `io`, `bs` and `qd` are left out when the workers differ in them (a
 /// profile's groups), where the job name says more.
@@ -50,7 +48,7 @@ pub(crate) fn facets(r: &RunResult) -> Vec<Facet> {
 }
 
 /// The facets of a sweep: its first point's, without those of the fields it sweeps.
-fn sweep_facets(s: &crate::sweep::SweepResult) -> Vec<Facet> {
+pub(crate) fn sweep_facets(s: &crate::sweep::SweepResult) -> Vec<Facet> {
     let swept: Vec<&str> = s.axes.iter().map(|a| facet_of_field(&a.key)).collect();
     s.points
         .first()
@@ -70,20 +68,6 @@ fn facet_of_field(key: &str) -> &str {
     }
 }
 
-/// The facets of an input.
-fn doc_facets(d: &ReportDoc) -> Vec<Facet> {
-    match &d.body {
-        DocBody::Run(r) => facets(r),
-        DocBody::Sweep(s) => sweep_facets(s),
-        DocBody::Mrc(_)
-        | DocBody::FindMax(_)
-        | DocBody::Db(_)
-        | DocBody::DbSweep(_)
-        | DocBody::DbTpch(_)
-        | DocBody::DbCopy(_) => Vec::new(),
-    }
-}
-
 /// A run's whole workload in one line: every facet (`randread 4k qd 32 on sim:ssd,nvme`).
 pub(crate) fn workload(r: &RunResult) -> String {
     facets(r).into_iter().map(|f| f.1).collect::<Vec<_>>().join(" ")
@@ -91,8 +75,8 @@ pub(crate) fn workload(r: &RunResult) -> String {
 
 /// The names of `docs` in legends, one per input: the job name and the facets whose values differ between
 /// the inputs; the input's label, in brackets, when that leaves two names the same (or a name empty).
-pub(crate) fn workload_names(docs: &[ReportDoc]) -> Vec<String> {
-    let all: Vec<Vec<Facet>> = docs.iter().map(doc_facets).collect();
+pub(crate) fn workload_names(docs: &[&ReportDoc]) -> Vec<String> {
+    let all: Vec<Vec<Facet>> = docs.iter().map(|d| d.body.facets()).collect();
     let value =
         |f: &[Facet], key: &str| f.iter().find(|x| x.0 == key).map(|x| x.1.clone()).unwrap_or_default();
     let differs = |key: &str| all.iter().any(|f| value(f, key) != value(&all[0], key));

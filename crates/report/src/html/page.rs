@@ -17,10 +17,11 @@ use super::figures::{
 };
 use super::names::{workload, workload_names};
 use super::parts::{card, Grid};
-use super::{escape_html as esc, DocBody, ReportDoc};
+use super::{escape_html as esc, ReportDoc};
 use crate::format::{format_bytes, format_count, format_duration_ns, format_rate};
 use crate::hosts;
 use crate::model::OpSummary;
+use crate::plugin::{Document, Page};
 use crate::sweep::SweepResult;
 use crate::RunResult;
 
@@ -60,64 +61,32 @@ details summary { cursor: pointer; color: #0b3c8c; }
 @media print { body { max-width: none; padding: 0; } h2 { break-after: avoid; } section { break-inside: auto; } }
 "#;
 
-/// Renders the whole report.
+/// Renders the whole report: the title and the inputs, then each kind's parts (`lay_out`), then
+/// what made it.
 pub fn render_html(title: &str, docs: &[ReportDoc]) -> String {
-    let mut out = String::new();
-    let mut n_chart = 0usize;
+    let mut page = Page::default();
     let _ = write!(
-        out,
+        page.out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
         esc(title)
     );
-    let _ = writeln!(out, "<h1>{}</h1>", esc(title));
-    inputs_table(&mut out, docs);
-
-    let runs: Vec<(&ReportDoc, &RunResult)> = docs
-        .iter()
-        .filter_map(|d| match &d.body {
-            DocBody::Run(r) => Some((d, r.as_ref())),
-            _ => None,
-        })
-        .collect();
-    let sweeps: Vec<(&ReportDoc, &SweepResult)> = docs
-        .iter()
-        .filter_map(|d| match &d.body {
-            DocBody::Sweep(s) => Some((d, s.as_ref())),
-            _ => None,
-        })
-        .collect();
-
-    if runs.len() >= 2 {
-        comparison_section(&mut out, &runs, &mut n_chart);
-    }
-    if !sweeps.is_empty() {
-        sweeps_section(&mut out, &sweeps, &mut n_chart);
-    }
-    for (i, (d, r)) in runs.iter().enumerate() {
-        run_section(&mut out, i, d, r, &mut n_chart);
-    }
-    super::db_page::db_sections(&mut out, docs, &mut n_chart);
-    for d in docs {
-        match &d.body {
-            DocBody::Mrc(m) => mrc_section(&mut out, d, m, &mut n_chart),
-            DocBody::FindMax(f) => find_max_section(&mut out, d, f, &mut n_chart),
-            _ => {}
-        }
-    }
+    let _ = writeln!(page.out, "<h1>{}</h1>", esc(title));
+    inputs_table(&mut page.out, docs);
+    super::lay_out(&mut page, docs, |k| k.html());
     let version = docs.iter().map(|d| d.body.iolab_version()).next().unwrap_or_default();
     let _ = writeln!(
-        out,
+        page.out,
         "<p class=\"meta\">Made by <code>iolab report</code> from documents of iolab {}. Response times run from each I/O's intended start; percentiles come from merged HDR histograms (≤ 0.1 % error). MB/s is 10<sup>6</sup> bytes per second.</p>",
         esc(&version)
     );
-    out.push_str("</body>\n</html>\n");
-    out
+    page.out.push_str("</body>\n</html>\n");
+    page.out
 }
 
 fn inputs_table(out: &mut String, docs: &[ReportDoc]) {
     out.push_str("<table class=\"inputs\"><tr><th>input</th><th>kind</th><th>source</th><th>started</th><th>tags</th><th>note</th></tr>\n");
     for d in docs {
-        let (kind, started) = d.body.kind_and_start();
+        let (kind, started) = super::kind_and_start(d);
         let tags: Vec<String> = d.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(
             out,
@@ -271,7 +240,7 @@ fn hosts_table(out: &mut String, r: &RunResult) {
     }
 }
 
-fn run_section(out: &mut String, i: usize, d: &ReportDoc, r: &RunResult, n: &mut usize) {
+pub(crate) fn run_section(out: &mut String, i: usize, d: &ReportDoc, r: &RunResult, n: &mut usize) {
     let _ = writeln!(out, "<section class=\"run\" id=\"run-{}\">", i + 1);
     let _ = writeln!(out, "<h2>Run: {}</h2>", esc(&d.label));
     let run_id: String = r.run_id.chars().take(8).collect();
@@ -386,12 +355,12 @@ fn groups_table(out: &mut String, r: &RunResult) {
             esc(&g.name),
             g.workers,
             esc(&g.targets.join(", ")),
-            format_rate(g.all.iops, 1),
-            format_rate(g.all.mb_s, 1),
-            lat_text(&g.read, |l| l.mean),
-            lat_text(&g.read, |l| l.p99 as f64),
-            lat_text(&g.write, |l| l.mean),
-            lat_text(&g.write, |l| l.p99 as f64),
+            format_rate(g.total.all.iops, 1),
+            format_rate(g.total.all.mb_s, 1),
+            lat_text(&g.total.read, |l| l.mean),
+            lat_text(&g.total.read, |l| l.p99 as f64),
+            lat_text(&g.total.write, |l| l.mean),
+            lat_text(&g.total.write, |l| l.p99 as f64),
             g.achieved_depth
         );
     }
@@ -573,9 +542,10 @@ fn config_table(out: &mut String, r: &RunResult) {
     out.push_str("</table></details>\n");
 }
 
-fn comparison_section(out: &mut String, runs: &[(&ReportDoc, &RunResult)], n: &mut usize) {
+/// Several runs side by side: bars of their headline figures, their percentile curves overlaid, a table.
+pub(crate) fn comparison_section(out: &mut String, runs: &[(&ReportDoc, &RunResult)], n: &mut usize) {
     out.push_str("<section class=\"compare\" id=\"compare\">\n<h2>Runs side by side</h2>\n");
-    let docs: Vec<ReportDoc> = runs.iter().map(|(d, _)| (*d).clone()).collect();
+    let docs: Vec<&ReportDoc> = runs.iter().map(|(d, _)| *d).collect();
     let names = workload_names(&docs);
     let pairs: Vec<(&str, &RunResult)> = names.iter().zip(runs).map(|(l, (_, r))| (l.as_str(), *r)).collect();
     let mut grid = Grid::default();
@@ -612,10 +582,11 @@ fn comparison_section(out: &mut String, runs: &[(&ReportDoc, &RunResult)], n: &m
     out.push_str("</table>\n</section>\n");
 }
 
-fn sweeps_section(out: &mut String, sweeps: &[(&ReportDoc, &SweepResult)], n: &mut usize) {
+/// The sweeps: their cards, their figures along each swept field (several overlaid), their tables.
+pub(crate) fn sweeps_section(out: &mut String, sweeps: &[(&ReportDoc, &SweepResult)], n: &mut usize) {
     out.push_str("<section class=\"sweeps\" id=\"sweeps\">\n");
     let _ = writeln!(out, "<h2>{}</h2>", if sweeps.len() > 1 { "Sweeps" } else { "Sweep" });
-    let docs: Vec<ReportDoc> = sweeps.iter().map(|(d, _)| (*d).clone()).collect();
+    let docs: Vec<&ReportDoc> = sweeps.iter().map(|(d, _)| *d).collect();
     let names = workload_names(&docs);
     let refs: Vec<SweepRef<'_>> = names
         .into_iter()
@@ -792,8 +763,8 @@ fn sweep_table(out: &mut String, d: &ReportDoc, s: &SweepResult) {
         );
         for g in &groups {
             let found = p.result.groups.iter().find(|x| &x.name == g);
-            let iops = found.map_or("-".into(), |x| format_rate(x.all.iops, 0));
-            let mean = format_duration_ns(found.and_then(|x| x.all.lat_ns.as_ref()).map(|l| l.mean));
+            let iops = found.map_or("-".into(), |x| format_rate(x.total.all.iops, 0));
+            let mean = format_duration_ns(found.and_then(|x| x.total.all.lat_ns.as_ref()).map(|l| l.mean));
             let _ = write!(out, "<td class=\"n\">{iops}</td><td class=\"n\">{mean}</td>");
         }
         let _ = writeln!(
@@ -833,11 +804,14 @@ fn sweep_warnings(out: &mut String, s: &SweepResult) {
     out.push_str("</table>\n");
 }
 
-/// A trace's miss-ratio curves: the chart (a line per policy, sizes on a log scale, the recommendation
-/// marked) and the recommendation in words.
 /// A `--find-max` search: each step's worst latency check against its limit, passes and fails apart, and
 /// the search's table and answer as `iolab show` prints them (with each step's run id, to report on its own).
-fn find_max_section(out: &mut String, d: &ReportDoc, f: &crate::find_max::FindMaxResult, n: &mut usize) {
+pub(crate) fn find_max_section(
+    out: &mut String,
+    d: &ReportDoc,
+    f: &crate::find_max::FindMaxResult,
+    n: &mut usize,
+) {
     let _ = writeln!(out, "<h2>Find-max search: {}</h2>", esc(&d.label));
     let mut grid = Grid::default();
     let caption = format!(
@@ -846,11 +820,13 @@ fn find_max_section(out: &mut String, d: &ReportDoc, f: &crate::find_max::FindMa
     );
     grid.line("find-max", super::figures::find_max_chart(&d.label, f), &caption);
     grid.write(out, n);
-    let text = crate::TextExporter.render(&crate::Document::FindMax(f));
+    let text = f.text();
     let _ = writeln!(out, "<pre class=\"mono\">{}</pre>", esc(&text));
 }
 
-fn mrc_section(out: &mut String, d: &ReportDoc, m: &crate::mrc::MrcResult, n: &mut usize) {
+/// A trace's miss-ratio curves: the chart (a line per policy, sizes on a log scale, the recommendation
+/// marked) and the recommendation in words.
+pub(crate) fn mrc_section(out: &mut String, d: &ReportDoc, m: &crate::mrc::MrcResult, n: &mut usize) {
     let _ = writeln!(out, "<h2>Miss-ratio curves: {}</h2>", esc(&d.label));
     let _ = writeln!(
         out,

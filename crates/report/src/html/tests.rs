@@ -7,6 +7,7 @@ use iolab_stats::LatencyHistogram;
 
 use super::*;
 use crate::sweep::{PointSummary, SweepAxis, SweepPoint, SweepResult, TrialMetrics, SWEEP_SCHEMA};
+use crate::RunResult;
 
 fn run_doc(label: &str, r: RunResult) -> ReportDoc {
     ReportDoc {
@@ -14,7 +15,7 @@ fn run_doc(label: &str, r: RunResult) -> ReportDoc {
         source: format!("{label}.json"),
         tags: Vec::new(),
         note: None,
-        body: DocBody::Run(Box::new(r)),
+        body: Box::new(r),
     }
 }
 
@@ -89,7 +90,7 @@ fn sweep_doc(label: &str, s: SweepResult) -> ReportDoc {
         source: format!("{label}.json"),
         tags: Vec::new(),
         note: None,
-        body: DocBody::Sweep(Box::new(s)),
+        body: Box::new(s),
     }
 }
 
@@ -158,14 +159,13 @@ fn html_timeseries_latency_is_linear_when_it_does_not_span_a_decade() {
 
 #[test]
 fn html_escapes_document_text() {
-    let mut d = run_doc("<script>alert(1)</script>", crate::tests::sample());
+    let mut r = crate::tests::sample();
+    r.env.targets[0].name = "/data/<evil>".into();
+    r.config = serde_json::json!({ "k<": "v>&" }).into();
+    let mut d = run_doc("<script>alert(1)</script>", r);
     d.tags = vec![("hba".into(), "q<l>e&\"".into())];
     d.note = Some("note <b>bold</b>".into());
     d.source = "/tmp/a'b.json".into();
-    if let DocBody::Run(r) = &mut d.body {
-        r.env.targets[0].name = "/data/<evil>".into();
-        r.config = serde_json::json!({ "k<": "v>&" }).into();
-    }
     let html = render_html("title <i>", &[d]);
     assert!(!html.contains("<script>") && !html.contains("<b>bold") && !html.contains("<evil>"));
     assert!(!html.contains("<i>"));
@@ -345,17 +345,17 @@ fn markdown_has_tables_and_escapes_cells() {
 
 #[test]
 fn doc_body_from_json_names_what_it_found() {
+    let from_json = |text: &str| crate::kinds::parse_text(text).map_err(|e| e.to_string());
+    let kind = |text: &str| from_json(text).map(|d| d.kind().name());
     let r = crate::tests::json(&crate::tests::sample());
-    assert!(matches!(DocBody::from_json(&r), Ok(DocBody::Run(_))));
+    assert!(matches!(kind(&r), Ok("run")));
     let s = crate::tests::json(&sweep("qd", &["1", "2"], true));
-    assert!(matches!(DocBody::from_json(&s), Ok(DocBody::Sweep(_))));
-    assert!(DocBody::from_json("nope").unwrap_err().starts_with("not JSON"));
-    assert!(DocBody::from_json("{}").unwrap_err().contains("no \"schema\" field"));
-    assert!(matches!(DocBody::from_json(r#"{"schema":"iolab.findmax/1"}"#), Ok(DocBody::FindMax(_))));
-    assert!(DocBody::from_json(r#"{"schema":"iolab.other/1"}"#).unwrap_err().contains("'iolab.other/1'"));
-    assert!(DocBody::from_json(r#"{"schema":"iolab.result/1"}"#)
-        .unwrap_err()
-        .contains("not a valid iolab.result/1"));
+    assert!(matches!(kind(&s), Ok("sweep")));
+    assert!(from_json("nope").unwrap_err().starts_with("not JSON"));
+    assert!(from_json("{}").unwrap_err().contains("no \"schema\" field"));
+    assert!(matches!(kind(r#"{"schema":"iolab.findmax/1"}"#), Ok("find-max")));
+    assert!(from_json(r#"{"schema":"iolab.other/1"}"#).unwrap_err().contains("'iolab.other/1'"));
+    assert!(from_json(r#"{"schema":"iolab.result/1"}"#).unwrap_err().contains("not a valid iolab.result/1"));
 }
 
 #[test]
@@ -504,10 +504,14 @@ fn html_series_are_named_by_their_workload() {
         "the Markdown summary says the workload: {md}"
     );
     let docs = [run_doc("x", a.clone()), run_doc("y", a.clone())];
-    assert_eq!(names::workload_names(&docs), ["x", "y"], "the same workload: the inputs' names");
+    assert_eq!(
+        names::workload_names(&docs.iter().collect::<Vec<_>>()),
+        ["x", "y"],
+        "the same workload: the inputs' names"
+    );
     let oltp = with_plan(a, "oltp", 16, 100.0, "sim:ssd");
     let docs = [run_doc("x", oltp.clone()), run_doc("y", oltp)];
-    assert_eq!(names::workload_names(&docs), ["oltp (x)", "oltp (y)"]);
+    assert_eq!(names::workload_names(&docs.iter().collect::<Vec<_>>()), ["oltp (x)", "oltp (y)"]);
 }
 
 /// Issue 15, item 10: a run with several worker groups (OLTP data vs log) got a table but no chart. It gets
@@ -528,7 +532,7 @@ fn html_run_with_two_groups_charts_each_group() {
 fn miss_ratio_curves_are_drawn_with_the_recommendation() {
     let m = crate::mrc::tests::sample();
     let json = serde_json::to_string(&m).unwrap();
-    let body = DocBody::from_json(&json).unwrap();
+    let body = crate::kinds::parse_text(&json).unwrap();
     let doc = ReportDoc { label: "trace".into(), source: "mrc.json".into(), tags: vec![], note: None, body };
     let html = render_html("curves", std::slice::from_ref(&doc));
     assert!(html.contains("data-chart=\"mrc\""), "no MRC chart drawn");
@@ -631,7 +635,7 @@ fn a_sweep_page_says_what_was_tested_and_no_ring_without_a_knee() {
     assert!(!html.contains("a ring marks the knee"), "no knee, no ring promised");
 }
 
-fn db_doc(label: &str, body: DocBody) -> ReportDoc {
+fn db_doc(label: &str, body: Box<dyn crate::Document>) -> ReportDoc {
     ReportDoc { label: label.into(), source: format!("{label}.json"), tags: Vec::new(), note: None, body }
 }
 
@@ -639,7 +643,7 @@ fn db_doc(label: &str, body: DocBody) -> ReportDoc {
 fn html_db_run_shows_nopm_transactions_consistency_devices_and_the_disclaimer() {
     let mut r = crate::db::tests::sample();
     r.engine.dir = Some("/mnt/<gen5>".into());
-    let html = render_html("db", &[db_doc("gen5", DocBody::Db(Box::new(r)))]);
+    let html = render_html("db", &[db_doc("gen5", Box::new(r))]);
     for needle in [
         "Database run: gen5",
         ">NOPM<",
@@ -666,11 +670,7 @@ fn html_db_runs_side_by_side_and_a_sweep_over_users_with_its_knee() {
     let mut b = a.clone();
     b.run.nopm = 3000.0;
     let s = crate::db_sweep::tests::sample();
-    let docs = [
-        db_doc("gen5", DocBody::Db(Box::new(a))),
-        db_doc("gen6", DocBody::Db(Box::new(b))),
-        db_doc("users", DocBody::DbSweep(Box::new(s))),
-    ];
+    let docs = [db_doc("gen5", Box::new(a)), db_doc("gen6", Box::new(b)), db_doc("users", Box::new(s))];
     let html = render_html("db", &docs);
     let kinds = charts(&html);
     assert_eq!(&kinds[..4], ["db-bars", "db-bars", "db-bars", "db-percentiles"]);
@@ -698,7 +698,7 @@ fn html_db_runs_side_by_side_and_a_sweep_over_users_with_its_knee() {
 fn html_and_markdown_tpch_show_each_query_the_total_the_geomean_and_the_devices() {
     let mut t = crate::db_tpch::tests::sample();
     t.queries[1].title = "minimum <cost> supplier".into();
-    let docs = [db_doc("tpch-gen5", DocBody::DbTpch(Box::new(t)))];
+    let docs = [db_doc("tpch-gen5", Box::new(t))];
     let html = render_html("db", &docs);
     for needle in [
         "Analytics queries (tpch): tpch-gen5",
@@ -732,7 +732,7 @@ fn html_and_markdown_tpch_show_each_query_the_total_the_geomean_and_the_devices(
 #[test]
 fn html_and_markdown_copy_show_the_time_the_rate_and_both_sides() {
     let c = crate::db_copy::tests::sample();
-    let docs = [db_doc("copy-gen5", DocBody::DbCopy(Box::new(c)))];
+    let docs = [db_doc("copy-gen5", Box::new(c))];
     let html = render_html("db", &docs);
     for needle in [
         "Database copy: copy-gen5",

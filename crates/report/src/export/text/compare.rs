@@ -90,10 +90,13 @@ pub(crate) fn describe_params(p: &BTreeMap<String, String>) -> String {
     p.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
 }
 
-pub(crate) fn side_line(s: &SideInfo, kind: &str) -> String {
-    let what = match (kind, s.documents) {
-        ("sweeps" | "db_sweeps", 1) => "1 sweep".to_string(),
-        ("sweeps" | "db_sweeps", n) => format!("{n} sweeps"),
+/// A side's line: its letter, source and what it holds (`1 run, ID`, `3 runs as trials`, `2 sweeps`).
+pub(crate) fn side_line(s: &SideInfo, c: &Comparison) -> String {
+    // Sweeps are compared point by point: their units have params.
+    let sweeps = c.units.iter().any(|u| u.params.is_some());
+    let what = match (sweeps, s.documents) {
+        (true, 1) => "1 sweep".to_string(),
+        (true, n) => format!("{n} sweeps"),
         (_, 1) => match s.run_ids.first().filter(|id| !id.is_empty()) {
             Some(id) => format!("1 run, {id}"),
             None => "1 run".to_string(),
@@ -135,7 +138,7 @@ pub(crate) fn unit_table(c: &Comparison, u: &UnitComparison) -> Rendered {
         for (i, ch) in m.changes.iter().enumerate() {
             row.push(format_diff(m.unit, ch.diff));
             let mut pct = ch.pct.map_or("n/a".to_string(), format_pct);
-            if let Some(r) = crate::compare::ratio_of(&m.key, m.sides[0].value, m.sides[i + 1].value) {
+            if let Some(r) = crate::compare::ratio_of(m.ratio, m.sides[0].value, m.sides[i + 1].value) {
                 pct = format!("{r} {pct}");
             }
             let word = verdict_word(ch.verdict);
@@ -208,7 +211,7 @@ pub(crate) fn compare(c: &Comparison) -> String {
         c.alpha
     );
     for s in &c.sides {
-        let _ = writeln!(out, "{}", side_line(s, &c.kind));
+        let _ = writeln!(out, "{}", side_line(s, c));
     }
     for u in &c.units {
         out.push('\n');

@@ -2,21 +2,22 @@
 //! made of (verdict and groups, users and transactions, steady state).
 
 pub(crate) mod compare;
-mod db;
-mod db_copy;
-mod db_sweep;
-mod db_tpch;
-mod find_max;
+pub(crate) mod db;
+pub(crate) mod db_copy;
+pub(crate) mod db_sweep;
+pub(crate) mod db_tpch;
+pub(crate) mod find_max;
 mod loadgen;
-mod mrc;
-mod run;
-mod sweep;
+pub(crate) mod mrc;
+pub(crate) mod run;
+pub(crate) mod sweep;
 mod verdict;
 
 use std::convert::Infallible;
 
-use super::{Document, Exporter};
+use super::Exporter;
 use crate::format::{format_duration_ns, format_rate};
+use crate::plugin::Document;
 use crate::steady::SteadyStateResult;
 
 /// The text exporter.
@@ -25,25 +26,15 @@ pub struct TextExporter;
 
 impl TextExporter {
     /// The document as text: every document has one, so this cannot fail ([`Exporter::export`] is the same).
-    pub fn render(&self, doc: &Document<'_>) -> String {
-        match doc {
-            Document::Run(r) => run::run(r),
-            Document::Sweep(s) => sweep::sweep(s),
-            Document::Compare(c) => compare::compare(c),
-            Document::FindMax(f) => find_max::find_max(f),
-            Document::Mrc(m) => mrc::mrc(m),
-            Document::Db(d) => db::db(d),
-            Document::DbSweep(d) => db_sweep::db_sweep(d),
-            Document::DbTpch(t) => db_tpch::tpch(t),
-            Document::DbCopy(c) => db_copy::copy(c),
-        }
+    pub fn render(&self, doc: &dyn Document) -> String {
+        doc.text()
     }
 }
 
 impl Exporter for TextExporter {
     type Error = Infallible;
 
-    fn export(&self, doc: &Document<'_>) -> Result<String, Infallible> {
+    fn export(&self, doc: &dyn Document) -> Result<String, Infallible> {
         Ok(self.render(doc))
     }
 }

@@ -77,8 +77,8 @@ pub(crate) fn sweep(s: &SweepResult) -> String {
         }
         for g in &groups {
             let found = p.result.groups.iter().find(|x| &x.name == g);
-            row.push(found.map_or("-".into(), |x| format_rate(x.all.iops, 1)));
-            row.push(format_duration_ns(found.and_then(|x| x.all.lat_ns.as_ref()).map(|l| l.mean)));
+            row.push(found.map_or("-".into(), |x| format_rate(x.total.all.iops, 1)));
+            row.push(format_duration_ns(found.and_then(|x| x.total.all.lat_ns.as_ref()).map(|l| l.mean)));
         }
         row.push(point_marks(s, p));
         rows.push(row);

@@ -89,17 +89,21 @@ pub(crate) fn groups(r: &RunResult) -> String {
                 g.name.clone(),
                 g.workers.to_string(),
                 g.rate_iops.map_or("closed".to_string(), |x| format_rate(x, 1)),
-                format_rate(g.all.iops, 1),
-                format_rate(g.all.mb_s, 1),
+                format_rate(g.total.all.iops, 1),
+                format_rate(g.total.all.mb_s, 1),
                 format!(
                     "{:.0}%",
-                    if g.all.ops > 0 { 100.0 * g.read.ops as f64 / g.all.ops as f64 } else { 0.0 }
+                    if g.total.all.ops > 0 {
+                        100.0 * g.total.read.ops as f64 / g.total.all.ops as f64
+                    } else {
+                        0.0
+                    }
                 ),
-                cell(&g.read, &|l| l.mean),
-                cell(&g.read, &|l| l.p99 as f64),
+                cell(&g.total.read, &|l| l.mean),
+                cell(&g.total.read, &|l| l.p99 as f64),
                 imax(g.read_interval_mean_max_ns),
-                cell(&g.write, &|l| l.mean),
-                cell(&g.write, &|l| l.p99 as f64),
+                cell(&g.total.write, &|l| l.mean),
+                cell(&g.total.write, &|l| l.p99 as f64),
                 imax(g.write_interval_mean_max_ns),
             ]
         })

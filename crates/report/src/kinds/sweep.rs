@@ -1,0 +1,107 @@
+//! A sweep (`iolab.sweep/1`, [`SweepResult`]): kept in the catalog as `sweep`, listed by its best point's
+//! IOPS, MB/s and p99; on the report's page all sweeps together (their figures along each swept field,
+//! several overlaid); compared point by point (`compare::io`).
+
+use serde_json::Value;
+
+use super::columns::{run_columns, IOPS, MB_S, P99};
+use crate::export::{csv, json::pretty, text};
+use crate::html::{markdown, names, page};
+use crate::plugin::catalog::f64_at;
+use crate::plugin::{
+    docs_of, parse_as, Column, Comparing, Document, EntryKind, Facet, Kind, Page, Part, ReportDoc, Stage,
+};
+use crate::sweep::{SweepResult, SWEEP_SCHEMA};
+
+/// The kind of sweeps.
+pub struct Sweep;
+
+impl Kind for Sweep {
+    fn schema(&self) -> &'static str {
+        SWEEP_SCHEMA
+    }
+    fn name(&self) -> &'static str {
+        "sweep"
+    }
+    fn parse(&self, doc: Value) -> Result<Box<dyn Document>, String> {
+        parse_as::<SweepResult>(self, doc)
+    }
+    fn entries(&self) -> &'static [EntryKind] {
+        &[EntryKind { stored: "sweep", typed: &["sweep"], what: "sweeps" }]
+    }
+    /// Its name, start and targets from its points' runs; its headline is its best point (highest IOPS),
+    /// with that point's MB/s and p99.
+    fn columns(&self, doc: &Value, c: &mut iolab_doc::Columns) {
+        let points = doc.get("points").and_then(Value::as_array);
+        let axes = doc.get("axes").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let swept: Vec<&str> = axes.iter().filter_map(|a| a["key"].as_str()).collect();
+        let mut best: Option<&Value> = None;
+        for p in points.into_iter().flatten() {
+            let r = &p["result"];
+            let mut point = iolab_doc::Columns::default();
+            run_columns(r, &swept, &mut point);
+            c.profile = c.profile.take().or(point.profile);
+            c.started_unix_s = c.started_unix_s.or_else(|| f64_at(r, "/started_unix_s"));
+            for t in &point.targets {
+                crate::plugin::catalog::push_unique(&mut c.targets, t);
+            }
+            if best.is_none_or(|b| f64_at(r, "/total/all/iops") > f64_at(b, "/total/all/iops")) {
+                best = Some(r);
+            }
+        }
+        if let Some(b) = best {
+            c.set_figure("iops", f64_at(b, "/total/all/iops"));
+            c.set_figure("mb_s", f64_at(b, "/total/all/mb_s"));
+            c.set_figure("p99_ns", f64_at(b, "/total/all/lat_ns/p99"));
+        }
+    }
+    fn listing(&self) -> &'static [&'static Column] {
+        &[&IOPS, &MB_S, &P99]
+    }
+    fn html(&self) -> &'static [Part] {
+        &[Part::Group(Stage::Sweeps, sweeps)]
+    }
+    fn markdown(&self) -> &'static [Part] {
+        &[Part::Each(Stage::Sweeps, sweep_md)]
+    }
+    fn compare(&self) -> Option<&'static dyn Comparing> {
+        Some(&crate::compare::io::SWEEPS)
+    }
+}
+
+impl Document for SweepResult {
+    fn kind(&self) -> &'static dyn Kind {
+        &Sweep
+    }
+    fn text(&self) -> String {
+        text::sweep::sweep(self)
+    }
+    /// Pretty JSON, without a newline at the end (as `iolab sweep --json` has always written it).
+    fn json(&self) -> String {
+        pretty(self)
+    }
+    fn csv(&self) -> Option<String> {
+        Some(csv::sweep(self))
+    }
+    fn started_at(&self) -> String {
+        self.started_at.clone()
+    }
+    fn iolab_version(&self) -> String {
+        self.iolab_version.clone()
+    }
+    fn facets(&self) -> Vec<Facet> {
+        names::sweep_facets(self)
+    }
+}
+
+/// The sweeps' section: cards, figures along each swept field, tables.
+fn sweeps(p: &mut Page, docs: &[&ReportDoc]) {
+    page::sweeps_section(&mut p.out, &docs_of::<SweepResult>(docs), &mut p.charts);
+}
+
+/// A sweep in Markdown: its points along each swept field, the knee marked.
+fn sweep_md(p: &mut Page, d: &ReportDoc) {
+    if let Some(s) = d.body.as_any().downcast_ref::<SweepResult>() {
+        markdown::sweep(&mut p.out, d, s);
+    }
+}

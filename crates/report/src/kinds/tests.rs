@@ -1,0 +1,237 @@
+//! Tests of the registry: every kind is named once, recognised by its schema and read back; the catalog's
+//! columns of each kind (what the catalog's own extraction computed before the kinds declared them); and a
+//! kind that exists for the tests only ([`super::toy`]), declared in one file and one line of the list, goes
+//! through every path: read, rendered, listed, reported and compared.
+
+use serde_json::{json, Value};
+
+use super::toy::{ToyResult, TOY_SCHEMA};
+use super::*;
+use crate::compare::{compare, CompareOptions, MetricFilter, Side};
+use crate::html::{render_html, render_markdown, ReportDoc};
+use crate::{JsonExporter, TextExporter};
+
+/// A real `iolab.result/1` document (sim target, virtual clock, seed 1), as `--json` wrote it.
+const RUN: &str = include_str!("../../../catalog/testdata/run.json");
+
+fn toy(ops_per_s: f64) -> ToyResult {
+    ToyResult {
+        schema: TOY_SCHEMA.into(),
+        iolab_version: "0.1.0".into(),
+        ops_per_s,
+        read_p99_ns: 1e6 / ops_per_s,
+    }
+}
+
+#[test]
+fn every_kind_and_entry_kind_is_named_once() {
+    let mut seen: Vec<&str> = Vec::new();
+    for k in KINDS {
+        for name in [k.schema(), k.name()] {
+            assert!(!seen.contains(&name), "{name} names two kinds");
+            seen.push(name);
+        }
+    }
+    let mut typed: Vec<&str> = Vec::new();
+    for (_, e) in entry_kinds() {
+        for name in std::iter::once(e.stored).chain(e.typed.iter().copied()) {
+            assert!(!typed.contains(&name) || name == e.stored, "{name} names two entry kinds");
+            typed.push(name);
+        }
+    }
+    let places: Vec<u16> = listing().iter().map(|c| c.place).collect();
+    assert!(places.windows(2).all(|w| w[0] < w[1]), "one column a place: {places:?}");
+}
+
+#[test]
+fn entry_kinds_parse_as_stored_and_as_typed() {
+    let stored = |t: &str| entry_kind(t).map(|(_, e)| e.stored);
+    assert_eq!(stored("find-max"), Some("find_max"));
+    assert_eq!(stored("Sweep"), Some("sweep"));
+    assert_eq!(stored("runs"), None);
+    assert_eq!(stored("db-sweep"), Some("db_sweep"));
+    assert_eq!(stored("dbtpch"), Some("db_tpch"));
+    assert_eq!(stored("db_copy"), Some("db_copy"));
+    assert_eq!(stored(" verify "), Some("verify"));
+    let (kind, e) = entry_kind("verify").unwrap();
+    assert_eq!((kind.name(), e.printed()), ("run", "verify"), "a check holds a run's document");
+    assert_eq!(entry_kind("db-tpch").unwrap().1.printed(), "db-tpch");
+}
+
+#[test]
+fn a_document_is_recognised_by_its_schema_and_read_back() {
+    let docs: Vec<Box<dyn Document>> = vec![
+        Box::new(crate::tests::sample()),
+        Box::new(crate::db::tests::sample()),
+        Box::new(crate::db_sweep::tests::sample()),
+        Box::new(crate::db_tpch::tests::sample()),
+        Box::new(crate::db_copy::tests::sample()),
+        Box::new(crate::mrc::tests::sample()),
+        Box::new(toy(1000.0)),
+    ];
+    for d in docs {
+        let json = JsonExporter.render(d.as_ref());
+        let back = parse_text(&json).unwrap_or_else(|e| panic!("{}: {e}", d.kind().name()));
+        assert_eq!(back.kind(), d.kind());
+        assert_eq!(TextExporter.render(back.as_ref()), TextExporter.render(d.as_ref()));
+        assert_eq!(JsonExporter.render(back.as_ref()), json);
+    }
+    assert_eq!(parse_text("{}").unwrap_err(), Unreadable::NoSchema);
+    assert!(matches!(parse(json!({"schema": "iolab.other/1"})), Err(Unreadable::UnknownSchema(_))));
+    assert!(matches!(parse(json!({"schema": "iolab.db/1"})), Err(Unreadable::Invalid("iolab.db/1", _))));
+    assert!(expected(|k| k.compare().is_some()).starts_with("iolab.result/1 (run), iolab.sweep/1 (sweep), "));
+}
+
+#[test]
+fn index_reads_a_runs_columns() {
+    let doc: Value = serde_json::from_str(RUN).unwrap();
+    let c = index("run", &doc).unwrap();
+    assert_eq!(c.profile.as_deref(), Some("randread 4k qd32"));
+    assert_eq!(c.targets, ["sim:fixed,latency=100us,servers=8,size=1G"]);
+    assert_eq!(c.figure("iops"), Some(79_996.0));
+    assert_eq!(c.figure("p99_ns"), Some(400_000.0));
+    assert_eq!(c.run_id.as_deref(), Some("d89d1678"));
+    assert!(!c.partial);
+    assert_eq!(index("verify", &doc).unwrap(), c, "a check lists as a run does");
+    assert_eq!(index("sweep", &doc).unwrap_err(), "its schema is 'iolab.result/1'");
+    assert!(index("runz", &doc).unwrap_err().contains("'runz'"));
+    assert_eq!(
+        index("run", &json!([1, 2, 3])).unwrap(),
+        iolab_doc::Columns::default(),
+        "garbage: no columns"
+    );
+}
+
+#[test]
+fn columns_of_a_sweep_take_the_best_point() {
+    let doc = json!({
+        "started_at": "2025-01-01T00:00:00Z",
+        "partial": false,
+        "points": [
+            {"result": {"config": {"plan": {"name": "j", "targets": [{"name": "mem:1G"}]}},
+                        "total": {"all": {"iops": 10.0, "mb_s": 1.0, "lat_ns": {"p99": 5}}}}},
+            {"result": {"config": {"plan": {"name": "j", "targets": [{"name": "mem:1G"}, {"name": "null:1G"}]}},
+                        "total": {"all": {"iops": 20.0, "mb_s": 2.0, "lat_ns": {"p99": 9}}}}}
+        ]
+    });
+    let c = index("sweep", &doc).unwrap();
+    assert_eq!(c.profile.as_deref(), Some("j"));
+    assert_eq!(c.targets, ["mem:1G", "null:1G"]);
+    assert_eq!((c.figure("iops"), c.figure("mb_s"), c.figure("p99_ns")), (Some(20.0), Some(2.0), Some(9.0)));
+}
+
+#[test]
+fn columns_of_a_db_run_and_of_a_sweep_over_users() {
+    let run = |users: u32, nopm: f64| {
+        json!({
+            "schema": "iolab.db/1", "workload": "tpcc", "start_unix_s": 1_700_000_000u64, "partial": false,
+            "engine": {"name": "sqlite", "dir": "/mnt/t/db"},
+            "config": {"users": users},
+            "run": {"nopm": nopm, "transactions": [
+                {"name": "payment", "latency_ns": {"p99": 1000}},
+                {"name": "new_order", "latency_ns": {"p99": 5000}}]},
+            "devices": [{"name": "nvme0n1p1"}, {"name": "nvme0n1"}]
+        })
+    };
+    let c = index("db", &run(1, 1500.0)).unwrap();
+    assert_eq!(c.profile.as_deref(), Some("tpcc sqlite"));
+    assert_eq!(c.targets, ["nvme0n1p1", "nvme0n1"]);
+    assert_eq!((c.figure("nopm"), c.figure("p99_ns"), c.figure("iops")), (Some(1500.0), Some(5000.0), None));
+    assert_eq!(c.started_at.as_deref(), Some("2023-11-14T22:13:20Z"));
+    let sweep = json!({
+        "schema": "iolab.dbsweep/1", "partial": true,
+        "points": [{"users": 1, "result": run(1, 1500.0)}, {"users": 2, "result": run(2, 2500.0)}]
+    });
+    let c = index("db_sweep", &sweep).unwrap();
+    assert_eq!((c.figure("nopm"), c.partial), (Some(2500.0), true));
+    let mut no_devices = run(1, 1.0);
+    no_devices["devices"] = json!([]);
+    assert_eq!(index("db", &no_devices).unwrap().targets, ["/mnt/t/db"]);
+}
+
+#[test]
+fn columns_of_a_query_set_and_of_a_copy() {
+    let tpch = json!({
+        "schema": "iolab.dbtpch/1", "workload": "tpch", "start_unix_s": 1_735_689_600u64, "partial": false,
+        "engine": {"name": "sqlite", "dir": "/mnt/gen5/db"},
+        "power": {"total_s": 8.5, "geomean_s": 4.25}, "devices": [{"name": "nvme0n1"}],
+    });
+    let c = index("db_tpch", &tpch).unwrap();
+    assert_eq!((c.figure("query_total_s"), c.figure("query_geomean_s")), (Some(8.5), Some(4.25)));
+    assert_eq!(
+        (c.profile.as_deref(), c.targets.as_slice()),
+        (Some("tpch sqlite"), &["nvme0n1".to_string()][..])
+    );
+    let copy = json!({
+        "schema": "iolab.dbcopy/1", "workload": "copy", "start_unix_s": 1_735_689_600u64,
+        "engine": {"name": "postgres", "dir": "/mnt/a/db"}, "copy": {"seconds": 1.5, "mb_per_s": 177.0},
+        "source_devices": [{"name": "loop0"}], "destination_devices": [{"name": "loop1"}, {"name": "loop0"}],
+    });
+    let c = index("db_copy", &copy).unwrap();
+    assert_eq!((c.figure("mb_s"), c.profile.as_deref()), (Some(177.0), Some("copy postgres")));
+    assert_eq!(c.targets, ["loop0", "loop1"]);
+    assert!(index("db", &tpch).is_err() && index("db_tpch", &copy).is_err(), "each only its own schema");
+}
+
+/// The `--metric` names, in the order the filter lists them when refusing one (the I/O metrics, the
+/// database's, a query set's, a copy's, then the toy's).
+#[test]
+fn metric_names_gather_every_kinds_in_order() {
+    let names: Vec<&str> = metric_names().into_iter().map(|(n, _)| n).collect();
+    let before = "iops, mb_s, mbs, mb/s, mean, p50, p99, p999, p99.9, max, service_mean, service, cpu_per_io, cpu, \
+                  depth, tx_per_hour, tx/hour, latency, lat, tx, nopm, tpm, per_minute, p95, busy, device, time, \
+                  query_total, query_geomean, copy_time";
+    assert_eq!(names.join(", "), format!("{before}, ops_per_s, ops"));
+}
+
+/// The iolab runs columns, in their places: the toy's between MB/s and NOPM.
+#[test]
+fn listing_columns_come_from_the_kinds_in_their_places() {
+    let headers: Vec<&str> = listing().iter().map(|c| c.header).collect();
+    assert_eq!(headers, ["IOPS", "MB/s", "ops/s", "NOPM", "queries (total / geomean)", "p99"]);
+}
+
+/// A new kind is one file and one line of the list: nothing else in the crate names the toy, and it is read,
+/// rendered, indexed, listed, reported and compared like every kind.
+#[test]
+fn a_new_kind_goes_through_every_path_from_its_one_file() {
+    let doc = parse_text(&JsonExporter.render(&toy(1000.0))).unwrap();
+    assert_eq!(TextExporter.render(doc.as_ref()), "toy: 1000 ops/s, read p99 1000 ns\n");
+    assert_eq!(
+        crate::CsvExporter.render(doc.as_ref()).unwrap_err().to_string(),
+        "a toy document has no csv form"
+    );
+    let c = index("toy", &serde_json::to_value(toy(1000.0)).unwrap()).unwrap();
+    assert_eq!(c.figure("ops_per_s"), Some(1000.0));
+    let ops = listing().into_iter().find(|c| c.header == "ops/s").unwrap();
+    assert_eq!((ops.cell)(&c), "1000");
+    assert_eq!(entry_kind("toy").map(|(k, _)| k.name()), Some("toy"));
+    let input = |label: &str, body: Box<dyn Document>| ReportDoc {
+        label: label.into(),
+        source: format!("{label}.json"),
+        tags: Vec::new(),
+        note: None,
+        body,
+    };
+    let docs = [input("t", doc.clone()), input("r", Box::new(crate::tests::sample()))];
+    let html = render_html("toys", &docs);
+    assert!(html.contains("<td>toy</td>") && html.contains("<h2>Toy: t</h2>"), "{html}");
+    assert!(html.find("Toy: t").unwrap() > html.find("id=\"run-1\"").unwrap(), "after the runs' sections");
+    assert!(render_markdown("toys", &docs).contains("### Toy: t"));
+    let side = |source: &str, d: Box<dyn Document>| Side { source: source.into(), docs: vec![d] };
+    let c = compare(&[side("a", doc.clone()), side("b", Box::new(toy(2000.0)))], &CompareOptions::default())
+        .unwrap();
+    assert_eq!(c.kind, "toy");
+    assert_eq!(c.units[0].metrics[0].changes[0].phrase, "ops/s +100%");
+    let only = MetricFilter::parse("ops", &metric_names()).unwrap();
+    let c = compare(
+        &[side("a", doc.clone()), side("b", Box::new(toy(2000.0)))],
+        &CompareOptions { metrics: only, ..CompareOptions::default() },
+    )
+    .unwrap();
+    assert_eq!(c.units[0].metrics.len(), 1);
+    let e =
+        compare(&[side("a", doc), side("r", Box::new(crate::tests::sample()))], &CompareOptions::default())
+            .unwrap_err();
+    assert!(e.to_string().contains("cannot compare 'a' (a toy run) with 'r' (an I/O run)"), "{e}");
+}
