@@ -11,7 +11,6 @@ use crate::exit::{usage, ExitStatus};
 use anyhow::Result;
 use iolab_db::tpcc::{self, Options, Tpcc, TpccDocument};
 use iolab_report::db::DbResult;
-use std::time::Duration;
 
 /// Runs `iolab db`.
 pub fn db(args: &DbArgs) -> Result<ExitStatus> {
@@ -19,6 +18,7 @@ pub fn db(args: &DbArgs) -> Result<ExitStatus> {
         DbWhat::Tpcc(a) => tpcc(a),
         DbWhat::Tpch(a) => crate::db_tpch::tpch(a),
         DbWhat::Copy(a) => crate::db_copy::copy(a),
+        DbWhat::Ycsb(a) => crate::db_ycsb::ycsb(a),
     }
 }
 
@@ -33,12 +33,12 @@ const MAX_USER_COUNTS: usize = 64;
 
 /// The options of `a`, with the seed of the common flags.
 fn options(a: &TpccArgs, seed: u64) -> Result<Options> {
-    let window = a.window.to_job().map_err(usage)?;
+    let (ramp, duration) = db_run::window(&a.window)?;
     Ok(Options {
         warehouses: number("--warehouses", &a.warehouses, 1, 10_000)?,
         items: number("--items", &a.items, 1000, tpcc::SPEC_ITEMS)?,
-        ramp: window.ramp_ns.map_or(Duration::from_secs(5), Duration::from_nanos),
-        duration: window.duration_ns.map_or(Duration::from_secs(60), Duration::from_nanos),
+        ramp,
+        duration,
         seed,
     })
 }

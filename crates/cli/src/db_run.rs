@@ -5,7 +5,8 @@
 //! and written after), and how a workload is shown ([`Shown`]: notices, the bars of `progress::DbBars`,
 //! `--metrics`). A leaf: it imports no command.
 
-use crate::args::db::DbCommonArgs;
+use crate::args::db::{DbCommonArgs, DbWindowKeys};
+use crate::args::SomeKeys;
 use crate::exit::{usage, ExitStatus};
 use crate::progress::{DbBars, OverallBar};
 use crate::session::{Claims, Session};
@@ -13,6 +14,7 @@ use anyhow::Result;
 use iolab_db::harness::{DatabaseKind, Typed};
 use iolab_db::{Harness, Live, Setup, Workload, WorkloadObserver};
 use iolab_report::{Document, JsonExporter, TextExporter};
+use std::time::Duration;
 
 /// A whole number flag in `lo..=hi`.
 pub fn number(flag: &str, text: &str, lo: u64, hi: u64) -> Result<u64> {
@@ -36,6 +38,15 @@ pub fn db_error(e: iolab_db::Error) -> anyhow::Error {
         e if e.is_setup() => usage(e),
         e => anyhow::Error::new(e),
     }
+}
+
+/// `--ramp` and `--duration` of a database run, with its defaults (5 s and 60 s).
+pub fn window(keys: &SomeKeys<DbWindowKeys>) -> Result<(Duration, Duration)> {
+    let window = keys.to_job().map_err(usage)?;
+    Ok((
+        window.ramp_ns.map_or(Duration::from_secs(5), Duration::from_nanos),
+        window.duration_ns.map_or(Duration::from_secs(60), Duration::from_nanos),
+    ))
 }
 
 /// The flags every database command has, parsed: the storage side's setup and the seed.
@@ -210,5 +221,33 @@ impl WorkloadObserver for Shown {
             m.running(live);
         }
         self.bars.running(live);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::args::db::DbWhat;
+    use crate::args::{Cli, Command};
+    use clap::Parser;
+
+    /// The database commands parse `--seed`, `-d` and `--ramp` with `iolab run`'s own parsers: `0xff`, `2m`.
+    #[test]
+    fn db_flags_spelled_as_run_s_parse_as_run_s() {
+        let cli = Cli::try_parse_from(["iolab", "db", "tpcc", "--seed", "0xff", "-d", "2m", "--ramp", "0"])
+            .unwrap();
+        let Command::Db(db) = cli.command else { panic!("db") };
+        let DbWhat::Tpcc(a) = db.what else { panic!("tpcc") };
+        assert_eq!(super::common(&a.common, None).unwrap().seed, 255);
+        let (ramp, duration) = super::window(&a.window).unwrap();
+        assert_eq!((ramp.as_secs(), duration.as_secs()), (0, 120));
+        let run = Cli::try_parse_from(["iolab", "run", "--seed", "0xff", "-d", "2m"]).unwrap();
+        let Command::Run(r) = run.command else { panic!("run") };
+        let job = r.keys.to_job().unwrap();
+        assert_eq!((job.seed, job.duration_ns), (Some(255), Some(120_000_000_000)));
+        let bad = Cli::try_parse_from(["iolab", "db", "tpch", "--seed", "soon"]).unwrap();
+        let Command::Db(db) = bad.command else { panic!("db") };
+        let DbWhat::Tpch(a) = db.what else { panic!("tpch") };
+        let e = super::common(&a.common, None).err().expect("refused").to_string();
+        assert!(e.contains("invalid value 'soon' for '--seed'"), "{e}");
     }
 }

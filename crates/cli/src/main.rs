@@ -39,6 +39,7 @@ mod db_cmd;
 mod db_copy;
 mod db_run;
 mod db_tpch;
+mod db_ycsb;
 mod derive_check;
 mod docs_cmd;
 mod find_max;

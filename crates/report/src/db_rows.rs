@@ -2,7 +2,7 @@
 //! result, the HTML page and the Markdown report show the same transactions, devices, sweep points, tpch
 //! queries and copy facts.
 
-use crate::db::{DbEngine, DbResult, DeviceView};
+use crate::db::{DbEngine, DeviceView, TxResult};
 use crate::db_copy::CopyResult;
 use crate::db_sweep::{DbSweepResult, KNEE_TRANSACTION};
 use crate::db_tpch::TpchResult;
@@ -34,10 +34,9 @@ pub(crate) const TX_COLUMNS: [&str; 11] = [
     "max",
 ];
 
-/// One row per transaction type: counts, rate, response times.
-pub(crate) fn tx_rows(r: &DbResult) -> Vec<Vec<String>> {
-    r.run
-        .transactions
+/// One row per transaction type (or operation, for a key-value workload): counts, rate, response times.
+pub(crate) fn tx_rows(transactions: &[TxResult]) -> Vec<Vec<String>> {
+    transactions
         .iter()
         .map(|t| {
             let l = t.latency_ns.as_ref();

@@ -30,6 +30,12 @@ pub enum DbWhat {
     /// engine's own way (SQLite's online backup API, PostgreSQL's pg_basebackup), timed until durable,
     /// with the bytes copied and what the devices under the source and the destination did (docs/DB.md).
     Copy(Box<CopyArgs>),
+    /// A key-value workload in the manner of YCSB's CoreWorkload: load --records records (a key and ten
+    /// 100-byte fields each), then run one of YCSB's core workloads (a: read/update 50/50, b: read 95 %,
+    /// c: read only, d: read the newest, e: short scans, f: read-modify-write) with --users users and no
+    /// think time; reports operations per second and each operation's response times, with the devices
+    /// under the database (docs/DB.md).
+    Ycsb(Box<YcsbArgs>),
 }
 
 /// `iolab db tpcc` options.
@@ -224,4 +230,31 @@ pub struct CopyArgs {
     /// drop it, so the copy reads the source's device).
     #[arg(long)]
     pub warm: bool,
+}
+
+/// `iolab db ycsb` options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct YcsbArgs {
+    /// The database, the directory, the seed, the outputs, and the storage side.
+    #[command(flatten)]
+    pub common: DbCommonArgs,
+    /// With --database postgres: your own server; iolab's table goes in a schema of its own, dropped after.
+    /// No device view then.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// YCSB's core workload: a (read 50 %, update 50 %), b (read 95 %, update 5 %), c (read 100 %), d (read
+    /// 95 % of the newest records, insert 5 %), e (scan 95 %, insert 5 %) or f (read 50 %,
+    /// read-modify-write 50 %). Default a.
+    #[arg(long, value_name = "a-f", default_value = "a")]
+    pub workload: String,
+    /// Records to load (YCSB's recordcount), each about 1 KiB. Default 100000 (about 115 MiB in SQLite):
+    /// load more than memory holds, or use --memory, to measure storage.
+    #[arg(long, value_name = "N", default_value = "100000")]
+    pub records: String,
+    /// Users (YCSB's threadcount): one connection and one thread each, no think time. Default 1.
+    #[arg(long, short = 'u', value_name = "N", default_value = "1")]
+    pub users: String,
+    /// --duration and --ramp: the measured window and the ramp before it.
+    #[command(flatten)]
+    pub window: SomeKeys<DbWindowKeys>,
 }

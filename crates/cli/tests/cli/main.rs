@@ -13,6 +13,7 @@ mod compare;
 mod db;
 mod db_everywhere;
 mod db_storage;
+mod db_ycsb;
 mod derive;
 mod device_safety;
 mod doc_commands;

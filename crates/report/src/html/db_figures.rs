@@ -6,7 +6,7 @@
 
 use super::charts::{Axis, BarChart, BarSet, Fmt, Legend, LineChart, Mark, Series};
 use super::figures::{curve_from_histogram, curve_from_summary, one_bar_each, percentile_chart};
-use crate::db::{DbBuild, DbEngine, DbResult};
+use crate::db::{DbBuild, DbEngine, DbResult, TxResult};
 use crate::db_copy::CopyResult;
 use crate::db_sweep::{DbSweepResult, KNEE_TRANSACTION};
 use crate::db_tpch::TpchResult;
@@ -19,23 +19,21 @@ type NsField = fn(&LatSummary) -> u64;
 pub(crate) const TX_PERCENTILES: [(&str, NsField); 3] =
     [("p50", |l| l.p50), ("p95", |l| l.p95), ("p99", |l| l.p99)];
 
-/// Each transaction type's p50, p95 and p99 response time, side by side.
-pub(crate) fn tx_latency_bars(label: &str, r: &DbResult) -> BarChart {
-    let names: Vec<String> = r.run.transactions.iter().map(|t| t.name.clone()).collect();
+/// Each transaction type's (or, `noun` says, operation's) p50, p95 and p99 response time, side by side.
+pub(crate) fn tx_latency_bars(label: &str, transactions: &[TxResult], noun: &str) -> BarChart {
+    let names: Vec<String> = transactions.iter().map(|t| t.name.clone()).collect();
     let sets = TX_PERCENTILES
         .iter()
         .map(|(name, f)| BarSet {
             name: name.to_string(),
-            values: r
-                .run
-                .transactions
+            values: transactions
                 .iter()
                 .map(|t| t.latency_ns.as_ref().map_or(f64::NAN, |l| f(l) as f64))
                 .collect(),
         })
         .collect();
     BarChart {
-        title: format!("Response time per transaction: {label}"),
+        title: format!("Response time per {noun}: {label}"),
         y_desc: "response time".into(),
         names,
         sets,

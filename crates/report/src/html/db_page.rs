@@ -26,7 +26,14 @@ pub(crate) fn db_sections(out: &mut String, dbs: &[(&ReportDoc, &DbResult)], n: 
 
 /// The header every database section carries: `WORKLOAD on ENGINE · seed N · WHAT`, marked when
 /// interrupted, the document's disclaimer (TPC-C's, TPC-H's; none for a copy) and the catalog note.
-fn db_header(out: &mut String, d: &ReportDoc, h: &DbHeader, engine: &str, what: &str, partial: bool) {
+pub(crate) fn db_header(
+    out: &mut String,
+    d: &ReportDoc,
+    h: &DbHeader,
+    engine: &str,
+    what: &str,
+    partial: bool,
+) {
     let _ = writeln!(
         out,
         "<p class=\"meta\">{} on {} · seed {} · {}{}</p>",
@@ -45,7 +52,7 @@ fn db_header(out: &mut String, d: &ReportDoc, h: &DbHeader, engine: &str, what: 
 }
 
 /// A devices table under `title`, or why there is none.
-fn devices_part(out: &mut String, title: &str, devices: &[DeviceView]) {
+pub(crate) fn devices_part(out: &mut String, title: &str, devices: &[DeviceView]) {
     let _ = writeln!(out, "<h3>{}</h3>", esc(title));
     if devices.is_empty() {
         out.push_str("<p class=\"meta\">None: a server of your own (--url), or a file system on no block device.</p>\n");
@@ -55,7 +62,7 @@ fn devices_part(out: &mut String, title: &str, devices: &[DeviceView]) {
 }
 
 /// The warnings and the facts table that close a section.
-fn warnings_and_facts(out: &mut String, warnings: &[String], facts: &[(&str, String)]) {
+pub(crate) fn warnings_and_facts(out: &mut String, warnings: &[String], facts: &[(&str, String)]) {
     let _ = writeln!(out, "<h3>Warnings ({})</h3>", warnings.len());
     for w in warnings {
         let _ = writeln!(out, "<p class=\"warn\">{}</p>", esc(w));
@@ -96,7 +103,7 @@ fn db_section(out: &mut String, i: usize, d: &ReportDoc, r: &DbResult, n: &mut u
     let mut grid = Grid::default();
     grid.bar(
         "db-tx-latency",
-        db_figures::tx_latency_bars(&d.label, r),
+        db_figures::tx_latency_bars(&d.label, &r.run.transactions, "transaction"),
         "p50, p95 and p99 response time of each transaction type, from its first statement to its commit or rollback, retries included.",
     );
     grid.line(
@@ -109,7 +116,7 @@ fn db_section(out: &mut String, i: usize, d: &ReportDoc, r: &DbResult, n: &mut u
     }
     grid.write(out, n);
     out.push_str("<h3>Transactions</h3>\n");
-    numbers_table(out, &crate::db_rows::TX_COLUMNS, &crate::db_rows::tx_rows(r));
+    numbers_table(out, &crate::db_rows::TX_COLUMNS, &crate::db_rows::tx_rows(&r.run.transactions));
     consistency_table(out, r);
     devices_part(out, "Devices under the database (measured window)", &r.devices);
     warnings_and_facts(out, &r.warnings, &db_figures::facts(r));
@@ -135,7 +142,7 @@ fn db_cards(out: &mut String, r: &DbResult) {
     out.push_str("</div>\n");
 }
 
-fn warnings_card(out: &mut String, w: usize) {
+pub(crate) fn warnings_card(out: &mut String, w: usize) {
     let (sub, class) = if w == 0 { ("none", "") } else { ("see below", "warn") };
     card(out, "warnings", &w.to_string(), sub, class);
 }

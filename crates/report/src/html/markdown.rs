@@ -235,7 +235,7 @@ pub(crate) fn db_runs(out: &mut String, dbs: &[(&ReportDoc, &crate::db::DbResult
             out,
             &crate::db_rows::TX_COLUMNS,
             &numbers(crate::db_rows::TX_COLUMNS.len()),
-            &crate::db_rows::tx_rows(r),
+            &crate::db_rows::tx_rows(&r.run.transactions),
         );
         let checks: Vec<Vec<String>> = r
             .consistency

@@ -28,24 +28,24 @@ impl Chart {
 
 /// A section's figures, laid out in a grid of two columns on a wide page (one on a narrow one or in print).
 #[derive(Default)]
-pub(super) struct Grid {
+pub(crate) struct Grid {
     /// Per figure: its kind (`data-chart`), chart and caption.
     figures: Vec<(String, Chart, String)>,
 }
 
 impl Grid {
-    pub(super) fn line(&mut self, kind: &str, c: LineChart, caption: &str) {
+    pub(crate) fn line(&mut self, kind: &str, c: LineChart, caption: &str) {
         self.figures.push((kind.to_string(), Chart::Line(Box::new(c)), caption.to_string()));
     }
 
-    pub(super) fn bar(&mut self, kind: &str, c: BarChart, caption: &str) {
+    pub(crate) fn bar(&mut self, kind: &str, c: BarChart, caption: &str) {
         self.figures.push((kind.to_string(), Chart::Bar(c), caption.to_string()));
     }
 
     /// Draws the figures into `out`, numbering them from `n`. The last of an odd number of drawn charts
     /// spans both columns and is drawn wide, so no half of the page is left empty; charts with nothing to
     /// draw become a note under the grid.
-    pub(super) fn write(self, out: &mut String, n: &mut usize) {
+    pub(crate) fn write(self, out: &mut String, n: &mut usize) {
         let mut drawn: Vec<(String, String, String)> = Vec::new();
         let mut notes = String::new();
         let mut last_chart = None;
@@ -93,7 +93,7 @@ fn figure(out: &mut String, kind: &str, svg: &str, caption: &str, wide: bool, n:
     );
 }
 
-pub(super) fn card(out: &mut String, key: &str, value: &str, sub: &str, class: &str) {
+pub(crate) fn card(out: &mut String, key: &str, value: &str, sub: &str, class: &str) {
     let _ = write!(
         out,
         "<div class=\"card {class}\"><div class=\"k\">{}</div><div class=\"v\">{}</div><div class=\"s\">{}</div></div>",
@@ -104,7 +104,7 @@ pub(super) fn card(out: &mut String, key: &str, value: &str, sub: &str, class: &
 }
 
 /// A table with a header row; the columns after the first are numbers (right-aligned).
-pub(super) fn numbers_table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
+pub(crate) fn numbers_table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
     out.push_str("<table><tr>");
     for (i, h) in header.iter().enumerate() {
         let _ = write!(out, "<th{}>{}</th>", if i > 0 { " class=\"n\"" } else { "" }, esc(h));

@@ -42,6 +42,7 @@ kinds! {
     db_sweep::DbSweep,
     db_tpch::DbTpch,
     db_copy::DbCopy,
+    db_ycsb::DbYcsb,
     #[cfg(test)]
     toy::Toy,
 }

@@ -62,7 +62,7 @@ pub(crate) fn db(r: &DbResult) -> String {
 fn tx_table(r: &DbResult) -> String {
     let mut header = crate::db_rows::TX_COLUMNS;
     header[0] = "";
-    table(&header, &crate::db_rows::tx_rows(r))
+    table(&header, &crate::db_rows::tx_rows(&r.run.transactions))
 }
 
 fn device_table(r: &DbResult) -> String {
