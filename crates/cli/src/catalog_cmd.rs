@@ -72,16 +72,25 @@ fn ago_s(t: &str) -> Option<f64> {
     Some(ns as f64 / 1e9)
 }
 
-/// Does `iolab export` write CSV (else JSON): `--csv` or `--json`, or without either the extension of `-o`'s
-/// file (.csv or .json).
-fn wants_csv(args: &ExportArgs) -> Result<bool> {
-    if args.csv || args.json {
-        return Ok(args.csv);
+/// What `iolab export` writes, and where: CSV (else JSON) and the file (`-` for stdout). `--csv [FILE]` or
+/// `--json [FILE]` say the format; without either, the extension of `-o`'s file (.csv or .json) does. The
+/// file is `--json`'s or `--csv`'s, else `-o`'s, else stdout; given twice, it is refused.
+fn export_to(args: &ExportArgs) -> Result<(bool, String)> {
+    let given = args.csv.as_deref().map(|f| (true, f)).or(args.json.as_deref().map(|f| (false, f)));
+    if let Some((csv, file)) = given {
+        return match (file, args.output.as_deref()) {
+            ("-", out) => Ok((csv, out.unwrap_or("-").to_string())),
+            (f, None) => Ok((csv, f.to_string())),
+            (f, Some(o)) => Err(usage(format!(
+                "'{f}' and '-o {o}': give the file once, to --{} or to -o",
+                if csv { "csv" } else { "json" }
+            ))),
+        };
     }
     let file = args.output.as_deref().unwrap_or("-");
     match std::path::Path::new(file).extension().map(|x| x.to_ascii_lowercase()) {
-        Some(x) if x == "csv" => Ok(true),
-        Some(x) if x == "json" => Ok(false),
+        Some(x) if x == "csv" => Ok((true, file.to_string())),
+        Some(x) if x == "json" => Ok((false, file.to_string())),
         _ if file == "-" => Err(usage(format!(
             "`iolab export {}` needs a format: --json (the stored document) or --csv, or -o FILE.json / -o FILE.csv",
             args.id
@@ -115,14 +124,21 @@ pub fn runs(args: &RunsArgs) -> Result<ExitStatus> {
             .transpose()?,
     };
     let path = db_path(&args.db.db);
+    // `--json FILE` is an output like any other: claimed beside the catalog, which it may not be.
+    let mut gate = iolab_device::WriteGate::new();
+    if path.exists() {
+        gate.claim("the catalog", &path.display().to_string(), iolab_device::Access::Reads).map_err(usage)?;
+    }
+    let json_out = crate::output::claim(&mut gate, "--json", args.json.as_deref())?;
     let list = if path.exists() {
         open_catalog(&path).map_err(usage)?.summaries(&filter).map_err(usage)?
     } else {
         Vec::new()
     };
-    if args.json {
-        let rows: Vec<Value> = list.iter().map(summary_json).collect();
-        print(&serde_json::to_string_pretty(&rows)?)?;
+    if let Some(out) = &json_out {
+        let figures = shown_figures(&list);
+        let rows: Vec<Value> = list.iter().map(|s| summary_json(s, &figures)).collect();
+        crate::output::write_all(vec![(out, Ok(serde_json::to_string_pretty(&rows)? + "\n"))])?;
         return Ok(ExitStatus::Ok);
     }
     if list.is_empty() {
@@ -139,7 +155,7 @@ pub fn runs(args: &RunsArgs) -> Result<ExitStatus> {
 
 /// One row of `iolab runs --json`: the entry's facts, and each headline figure a kind lists (null where it
 /// has none).
-fn summary_json(s: &Summary) -> Value {
+fn summary_json(s: &Summary, figures: &[&Column]) -> Value {
     let tags: serde_json::Map<String, Value> =
         s.tags.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
     let mut row = serde_json::json!({
@@ -156,10 +172,19 @@ fn summary_json(s: &Summary) -> Value {
         "note": s.note,
         "iolab_version": s.columns.iolab_version,
     });
-    for key in kinds::listing().iter().flat_map(|c| c.figures) {
+    for key in figures.iter().flat_map(|c| c.figures) {
         row[*key] = serde_json::json!(s.columns.figure(key));
     }
     row
+}
+
+/// The figure columns a list shows, in `iolab runs` and in its JSON alike: those always shown, and those
+/// some entry of the list has (a kind's own headline, such as a YCSB run's ops/s, only where one is listed).
+fn shown_figures(list: &[Summary]) -> Vec<&'static Column> {
+    kinds::listing()
+        .into_iter()
+        .filter(|c| c.shown == Shown::Always || list.iter().any(|s| s.columns.figure(c.figures[0]).is_some()))
+        .collect()
 }
 
 /// Shortens `text` to at most `max` characters, marking the cut.
@@ -177,10 +202,7 @@ fn clip(text: &str, max: usize) -> String {
 /// (`kinds::listing`), between the targets and the tags: IOPS, MB/s and p99 always; the others (NOPM, a
 /// tpch query set's times) when an entry listed has them.
 fn runs_table(list: &[Summary]) -> String {
-    let figures: Vec<&Column> = kinds::listing()
-        .into_iter()
-        .filter(|c| c.shown == Shown::Always || list.iter().any(|s| s.columns.figure(c.figures[0]).is_some()))
-        .collect();
+    let figures = shown_figures(list);
     let mut header = vec!["id", "when (UTC)", "kind", "name", "targets"];
     header.extend(figures.iter().map(|c| c.header));
     header.extend(["tags", "note"]);
@@ -295,9 +317,18 @@ fn footer(e: &Entry, path: &Path) -> String {
 
 /// `iolab export ID --json|--csv`.
 pub fn export(args: &ExportArgs) -> Result<ExitStatus> {
-    let csv = wants_csv(args)?;
-    let out =
-        iolab_device::WriteGate::new().output("-o", args.output.as_deref().unwrap_or("-")).map_err(usage)?;
+    let (csv, file) = export_to(args)?;
+    let flag = match (&args.csv, &args.json) {
+        (Some(f), _) | (None, Some(f)) if f != "-" => {
+            if csv {
+                "--csv"
+            } else {
+                "--json"
+            }
+        }
+        _ => "-o",
+    };
+    let out = iolab_device::WriteGate::new().output(flag, &file).map_err(usage)?;
     let catalog = open_existing(&args.db)?;
     let e = catalog.get(&args.id).map_err(usage)?;
     let text = if !csv {

@@ -12,7 +12,7 @@ use iolab_report::compare::{self, CompareOptions, MetricFilter, Side};
 use iolab_report::kinds::{self, Unreadable};
 use iolab_report::{Document, JsonExporter, TextExporter};
 
-use crate::args::CompareArgs;
+use crate::args::{CompareArgs, Format};
 use crate::exit::{usage, ExitStatus};
 use crate::output::{claim, print, write_all};
 
@@ -159,6 +159,11 @@ fn parse_alpha(text: Option<&str>) -> Result<f64> {
 
 /// `iolab compare`.
 pub fn compare(args: &CompareArgs) -> Result<ExitStatus> {
+    if args.format == Format::Html {
+        return Err(usage(
+            "invalid value 'html' for '--format': iolab compare writes text or md (iolab report writes html)",
+        ));
+    }
     let alpha = parse_alpha(args.alpha.as_deref())?;
     let metrics = MetricFilter::parse(&args.metric.join(","), &kinds::metric_names()).map_err(usage)?;
     // The sides that are files are inputs, claimed as read: `--json` on one of them is refused.
@@ -175,8 +180,8 @@ pub fn compare(args: &CompareArgs) -> Result<ExitStatus> {
     }
     let c = compare::compare(&sides, &CompareOptions { alpha, metrics }).map_err(usage)?;
     if args.json.as_deref() != Some("-") {
-        let text = match args.format.as_str() {
-            "md" | "markdown" => iolab_report::MarkdownExporter.render(&c)?,
+        let text = match args.format {
+            Format::Md => iolab_report::MarkdownExporter.render(&c)?,
             _ => TextExporter.render(&c),
         };
         print(&text)?;

@@ -13,20 +13,28 @@ use iolab_report::html::{render_html, render_markdown, ReportDoc};
 use iolab_report::kinds::{self, Unreadable};
 use iolab_report::Document;
 
-use crate::args::{ReportArgs, ReportFormat};
+use crate::args::{Format, ReportArgs};
 use crate::exit::{usage, ExitStatus};
 use crate::output::write_all;
+use clap::ValueEnum;
 use iolab_device::{Access, WriteGate};
 
 /// Runs `iolab report`.
 pub fn report(args: &ReportArgs) -> Result<ExitStatus> {
+    let format = args.format.unwrap_or_else(|| match &args.output {
+        Some(p) if Path::new(p).extension().is_some_and(|e| e.eq_ignore_ascii_case("md")) => Format::Md,
+        _ => Format::Html,
+    });
+    if !matches!(format, Format::Html | Format::Md) {
+        let name = format.to_possible_value().map_or(String::new(), |v| v.get_name().to_string());
+        return Err(usage(format!("invalid value '{name}' for '--format': iolab report writes html or md")));
+    }
     // The inputs that are files are claimed as read, so `-o` can never overwrite one of them.
     let mut gate = WriteGate::new();
     for input in args.inputs.iter().filter(|i| Path::new(i).is_file()) {
         gate.claim("report input", input, Access::Reads).map_err(usage)?;
     }
-    let output = args.output.as_ref().map_or_else(|| "-".to_string(), |p| p.to_string_lossy().into_owned());
-    let out = gate.output("-o", &output).map_err(usage)?;
+    let out = gate.output("-o", args.output.as_deref().unwrap_or("-")).map_err(usage)?;
     let mut catalog: Option<Catalog> = None;
     let mut docs = Vec::with_capacity(args.inputs.len());
     for input in &args.inputs {
@@ -40,13 +48,9 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus> {
         let names: Vec<&str> = docs.iter().map(|d| d.label.as_str()).collect();
         format!("iolab report: {}", names.join(", "))
     });
-    let format = args.format.unwrap_or_else(|| match &args.output {
-        Some(p) if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("md")) => ReportFormat::Md,
-        _ => ReportFormat::Html,
-    });
     let text = match format {
-        ReportFormat::Html => render_html(&title, &docs),
-        ReportFormat::Md => render_markdown(&title, &docs),
+        Format::Md => render_markdown(&title, &docs),
+        _ => render_html(&title, &docs),
     };
     write_all(vec![(&out, Ok(text))])?;
     Ok(ExitStatus::Ok)

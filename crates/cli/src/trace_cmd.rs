@@ -2,10 +2,11 @@
 //! or as CSV, and a live device's I/O recorded. Reading, writing and capturing are `iolab-trace`'s; here are
 //! the flags, the write gate and the messages.
 
-use crate::args::{CaptureKeys, SomeKeys, TraceArgs, TraceWhat};
+use crate::args::{CaptureKeys, Format, SomeKeys, TraceArgs, TraceWhat};
 use crate::exit::{outputs_not_written, usage, ExitStatus};
 use crate::output::{print, write_all};
 use anyhow::Result;
+use clap::ValueEnum;
 use iolab_device::{Access, WriteGate};
 use iolab_report::{format_bytes, format_count, format_duration_ns};
 use iolab_trace::{Trace, TraceError, TraceOp, TraceRecord, TraceWriter};
@@ -15,7 +16,7 @@ use std::fmt::Write as _;
 pub fn trace(args: &TraceArgs) -> Result<ExitStatus> {
     match &args.what {
         TraceWhat::Show { file, limit } => show(file, limit),
-        TraceWhat::Convert { input, output, format } => convert(input, output, format.as_deref()),
+        TraceWhat::Convert { input, output, format } => convert(input, output, *format),
         TraceWhat::Capture { device, keys, output } => capture(device, keys, output),
     }
 }
@@ -93,11 +94,14 @@ fn show_text(t: &Trace, file: &str, totals: &Totals, listed: &str) -> String {
     out
 }
 
-fn convert(input: &str, output: &str, format: Option<&str>) -> Result<ExitStatus> {
+fn convert(input: &str, output: &str, format: Option<Format>) -> Result<ExitStatus> {
     let csv = match format {
-        Some("csv") => true,
-        Some("iolab") => false,
-        Some(other) => return Err(usage(format!("--format '{other}': expected csv or iolab"))),
+        Some(Format::Csv) => true,
+        Some(Format::Iolab) => false,
+        Some(other) => {
+            let name = other.to_possible_value().map_or(String::new(), |v| v.get_name().to_string());
+            return Err(usage(format!("invalid value '{name}' for '--format': expected csv or iolab")));
+        }
         None => output == "-" || output.ends_with(".csv"),
     };
     if !csv && output == "-" {

@@ -44,8 +44,9 @@ pub struct RunsArgs {
     /// Only entries of this job or profile name (exactly, as the NAME column shows it).
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
-    /// Only entries with a target whose name contains this text (case-sensitive), e.g. 'nvme0' or 'mem:'.
-    #[arg(long, value_name = "TEXT")]
+    /// Only entries with a target whose name contains this text (case-sensitive), e.g. 'nvme0' or 'mem:'
+    /// (`--filename`, fio's name, as for `iolab run`).
+    #[arg(long, value_name = "TEXT", alias = "filename")]
     pub target: Option<String>,
     /// Only entries saved at or after this time: RFC 3339 (2025-03-01T14:30:00Z, or with an offset), a
     /// day, 2025-03-01 (midnight UTC), or a duration ago: 30m, 1h, 2d.
@@ -61,10 +62,10 @@ pub struct RunsArgs {
     /// At most this many entries (the newest). Default: all.
     #[arg(long, value_name = "N")]
     pub limit: Option<String>,
-    /// Print the list as JSON (an array of entries without their documents; `iolab export ID --json` gives a
-    /// document).
-    #[arg(long)]
-    pub json: bool,
+    /// Write the list as JSON (an array of entries without their documents; `iolab export ID --json` gives a
+    /// document) to FILE, or to stdout without one ('-').
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<String>,
 }
 
 /// `iolab runs --kind`'s help: every kind of catalog entry, as users type it and what it holds, from the
@@ -96,13 +97,15 @@ pub struct ExportArgs {
     pub id: String,
     /// The stored document, exactly as `--json` wrote it (its schema is its kind's: iolab.result/1,
     /// iolab.sweep/1, iolab.db/1, ...).
-    /// Without --json or --csv, `-o FILE.json` or `-o FILE.csv` says which.
-    #[arg(long)]
-    pub json: bool,
+    /// Without --json or --csv, `-o FILE.json` or `-o FILE.csv` says which. To FILE when given (as `-o`),
+    /// else stdout.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<String>,
     /// CSV: a run's time series (one row per interval), a sweep's points (one row per point), a search's
-    /// steps (one row per step) or a database sweep's user counts (one row per point).
-    #[arg(long)]
-    pub csv: bool,
+    /// steps (one row per step) or a database sweep's user counts (one row per point). To FILE when given
+    /// (as `-o`), else stdout.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub csv: Option<String>,
     /// Write to FILE instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<String>,

@@ -24,8 +24,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "LIST")]
     pub metric: Vec<String>,
     /// Output format of the table: text or md (Markdown, for tickets). Default text.
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "md", "markdown"])]
-    pub format: String,
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
+    pub format: super::Format,
     /// Also write the comparison as JSON (schema iolab.compare/1) to FILE; '-' for stdout (then the table
     /// is not printed).
     #[arg(long, value_name = "FILE")]

@@ -3,13 +3,22 @@
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
-/// Output format of `iolab report`.
+/// What `--format` takes, in every command that has it (`iolab compare`: text or md; `iolab report`: html or
+/// md; `iolab trace convert`: iolab or csv): one parser, so the same word means the same format everywhere;
+/// a command refuses the formats it has no form of, naming those it has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
+pub enum Format {
+    /// Plain text tables, as the terminal shows them.
+    Text,
+    /// Markdown tables, for pasting into a ticket.
+    #[value(alias = "markdown")]
+    Md,
     /// One self-contained HTML page: inline CSS and SVG charts, no script, font or URL.
     Html,
-    /// Markdown tables, for pasting into a ticket.
-    Md,
+    /// Comma-separated values (a trace's records).
+    Csv,
+    /// iolab's binary trace format.
+    Iolab,
 }
 
 /// `iolab report` options.
@@ -23,11 +32,11 @@ pub struct ReportArgs {
     #[arg(required = true, value_name = "ID_OR_FILE")]
     pub inputs: Vec<String>,
     /// Write the report here. Default: standard output.
-    #[arg(long, short = 'o', value_name = "PATH")]
-    pub output: Option<PathBuf>,
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<String>,
     /// html or md. Default: md when --output ends in .md, else html.
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<ReportFormat>,
+    pub format: Option<Format>,
     /// The results catalog to read ids from. Default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else
     /// ~/.local/share/iolab/results.db.
     #[arg(long, value_name = "PATH")]

@@ -33,8 +33,8 @@ pub enum TraceWhat {
         #[arg(long, short = 'o', value_name = "OUT")]
         output: String,
         /// Output format: iolab (binary) or csv. Default: csv when OUT ends in .csv or is '-', else iolab.
-        #[arg(long, value_name = "FORMAT")]
-        format: Option<String>,
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<super::Format>,
     },
     /// Record a live block device's I/O for a while through the kernel's block trace events (tracefs;
     /// Linux, root), into an iolab binary trace.
