@@ -105,9 +105,26 @@ fn architecture_every_crate_has_its_paragraph() {
 /// A module's path inside its crate (`["fio", "job", "io"]`; the crate root is `[]`).
 type ModPath = Vec<String>;
 
-/// Every `.rs` file under `src` with the module it is. Test modules (`tests`) are left out: test code may
-/// reach anywhere.
+/// Every `.rs` file under `src` with the module it is. Test modules are left out (test code may reach
+/// anywhere): those named `tests` and those a file declares under `#[cfg(test)]` (`#[cfg(test)] mod toy;`).
 fn module_files(src: &Path) -> Vec<(ModPath, PathBuf)> {
+    let files = all_module_files(src);
+    let mut test_modules = Vec::new();
+    for (module, path) in &files {
+        let code = blank_literals(&std::fs::read_to_string(path).expect("read module"));
+        for marked in code.split("#[cfg(test)]").skip(1) {
+            let t = tokens(marked);
+            let at = t.iter().position(|x| x == "mod").filter(|&m| m <= 4);
+            if let Some(name) = at.filter(|&m| t.get(m + 2).is_some_and(|x| x == ";")).map(|m| &t[m + 1]) {
+                test_modules.push(module.iter().chain([name]).cloned().collect::<ModPath>());
+            }
+        }
+    }
+    files.into_iter().filter(|(module, _)| !test_modules.iter().any(|t| module.starts_with(t))).collect()
+}
+
+/// Every `.rs` file under `src` with the module it is, but those of modules named `tests`.
+fn all_module_files(src: &Path) -> Vec<(ModPath, PathBuf)> {
     let mut files = Vec::new();
     let mut stack = vec![src.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -134,10 +151,15 @@ fn module_files(src: &Path) -> Vec<(ModPath, PathBuf)> {
     files
 }
 
-/// The code of a module file as the module graph reads it: what comes before its first `#[cfg(test)]` (test
-/// code may reach anywhere), with comments, strings and character literals blanked out.
+/// The code of a module file as the module graph reads it: comments, strings and character literals blanked
+/// out, and every item marked `#[cfg(test)]` left out (test code may reach anywhere).
 fn module_code(text: &str) -> String {
-    let code: Vec<char> = text.split("#[cfg(test)]").next().unwrap_or_default().chars().collect();
+    without_test_items(&blank_literals(text))
+}
+
+/// The text with its comments, strings and character literals each replaced by one space.
+fn blank_literals(text: &str) -> String {
+    let code: Vec<char> = text.chars().collect();
     let (mut out, mut i) = (String::new(), 0);
     while i < code.len() {
         let end = literal_or_comment_end(&code, i);
@@ -149,6 +171,43 @@ fn module_code(text: &str) -> String {
             i += 1;
         }
     }
+    out
+}
+
+/// Blanked code (no comments or literals) without the items marked `#[cfg(test)]`: from the attribute to
+/// the end of the item it marks (its `;` or `,`, or the `}` that closes its body; or just before the `}`
+/// that closes what encloses it).
+fn without_test_items(code: &str) -> String {
+    const ATTR: &str = "#[cfg(test)]";
+    let (mut out, mut rest) = (String::new(), code);
+    while let Some(at) = rest.find(ATTR) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + ATTR.len()..];
+        let mut depth = 0usize;
+        let mut end = rest.len();
+        for (k, ch) in rest.char_indices() {
+            match ch {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' if depth == 0 => {
+                    end = k;
+                    break;
+                }
+                '}' if depth == 1 => {
+                    end = k + 1;
+                    break;
+                }
+                ')' | ']' | '}' => depth -= 1,
+                ';' | ',' if depth == 0 => {
+                    end = k + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        out.push(' ');
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -429,4 +488,87 @@ fn architecture_a_flag_is_defined_once() {
             );
         }
     }
+}
+
+/// Every public type (`struct`, `enum`, `trait`, `type`, `union`; `pub` of any scope) declared in blanked,
+/// test-free code.
+fn public_types(code: &str) -> Vec<String> {
+    let t = tokens(code);
+    let mut names = Vec::new();
+    for (i, _) in t.iter().enumerate().filter(|(_, x)| *x == "pub") {
+        let mut j = i + 1;
+        if t.get(j).is_some_and(|x| x == "(") {
+            j += t[j..].iter().position(|x| x == ")").map_or(t.len(), |k| k + 1);
+        }
+        while t.get(j).is_some_and(|x| x == "unsafe" || x == "auto") {
+            j += 1;
+        }
+        let is_type =
+            t.get(j).is_some_and(|x| matches!(x.as_str(), "struct" | "enum" | "trait" | "type" | "union"));
+        let name = t.get(j + 1).filter(|n| n.starts_with(|c: char| c.is_alphabetic() || c == '_'));
+        if let Some(name) = name.filter(|_| is_type) {
+            names.push(name.clone());
+        }
+    }
+    names
+}
+
+#[test]
+fn architecture_public_types_are_read_as_rust_declares_them() {
+    let code = module_code(
+        r#"pub struct A; pub(crate) enum B {} pub(super) trait C {} pub(in crate::x) type D = u8;
+           pub unsafe trait E {} pub union F { x: u8 } struct Private; pub fn g() {} pub mod h {}
+           // pub struct Comment;
+           const S: &str = "pub struct Str;";
+           macro_rules! m { ($n:ident) => { pub struct $n; } }
+           #[cfg(test)]
+           pub struct Tested;
+           #[cfg(test)]
+           impl A { pub fn t() {} }
+           pub struct After;"#,
+    );
+    assert_eq!(public_types(&code), ["A", "B", "C", "D", "E", "F", "After"]);
+}
+
+/// One meaning per name (docs/ARCHITECTURE.md, "Words"): no public type's name is declared in two crates
+/// (the binary crate is `cli`). One crate may use a name in several modules for one idea (iolab-db's
+/// `tpcc::Options`, `tpch::Options`: what a workload asks).
+#[test]
+fn architecture_no_two_crates_declare_a_public_type_of_one_name() {
+    let root = workspace_root();
+    let mut declared: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for entry in std::fs::read_dir(root.join("crates")).expect("read crates/") {
+        let dir = entry.expect("dir entry").path();
+        let src = dir.join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        let krate = dir.file_name().expect("crate folder").to_string_lossy().to_string();
+        for (_, path) in module_files(&src) {
+            let code = module_code(&std::fs::read_to_string(&path).expect("read module"));
+            let file = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
+            for name in public_types(&code) {
+                declared.entry(name).or_default().entry(krate.clone()).or_default().insert(file.clone());
+            }
+        }
+    }
+    let twice: Vec<String> = declared
+        .iter()
+        .filter(|(_, crates)| crates.len() > 1)
+        .map(|(name, crates)| {
+            let wheres: Vec<String> = crates
+                .iter()
+                .map(|(krate, files)| {
+                    format!("{krate} ({})", files.iter().cloned().collect::<Vec<_>>().join(", "))
+                })
+                .collect();
+            format!("{name}: {}", wheres.join("; "))
+        })
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "public types of one name in two crates (one meaning per name: the crate whose word it is keeps it, \
+         the other names what its type is):\n{}",
+        twice.join("\n")
+    );
 }
