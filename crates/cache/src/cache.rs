@@ -8,7 +8,7 @@ use crate::line::{key_of, DIRTY, GENERATION, LINE_BITS, LINE_MASK, WRITING_BACK}
 use crate::lock::lock;
 use crate::policy;
 use crate::registry::{InFlightOp, Registry};
-use crate::shard::{PaddedShard, Place, Shard};
+use crate::shard::{PaddedShard, LinePlace, Shard};
 use crate::slab::Slab;
 use crate::write_back::{EvictedDirty, WriteBack};
 use iolab_doc::CacheStats;
@@ -48,7 +48,7 @@ pub enum CacheError {
 
 /// A forwarded op's claim, handed back to [`Cache::finish`] when the target completes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ticket {
+pub struct ForwardTicket {
     /// Internal index of the in-flight record.
     pub id: u32,
 }
@@ -59,7 +59,7 @@ pub enum ReadOutcome {
     /// Every line was cached; the data is in the buffer. Complete the op now (or after the cache device's time).
     Hit,
     /// Read the target into the same buffer, then call [`Cache::finish`].
-    Forward(Ticket),
+    Forward(ForwardTicket),
 }
 
 /// What to do with a write.
@@ -68,7 +68,7 @@ pub enum WriteOutcome {
     /// Write-back: the data is in the cache (dirty). Complete the op now.
     Absorbed,
     /// Write the data to the target, then call [`Cache::finish`].
-    Forward(Ticket),
+    Forward(ForwardTicket),
 }
 
 /// One I/O to a real cache device, for the counters ([`Cache::note_device_io`]).
@@ -340,7 +340,7 @@ impl Cache {
                 }
             }
         }
-        ReadOutcome::Forward(Ticket { id })
+        ReadOutcome::Forward(ForwardTicket { id })
     }
 
     /// A write of `data` at `offset` of `target`. `bypass` as for [`Cache::read`]: forwarded, never allocates.
@@ -394,7 +394,7 @@ impl Cache {
             }
         }
         Self::own_counts(op);
-        WriteOutcome::Forward(Ticket { id })
+        WriteOutcome::Forward(ForwardTicket { id })
     }
 
     /// A write over several lines counts itself once per line, and lines can share a bucket. So that the op
@@ -480,7 +480,7 @@ impl Cache {
     ///
     /// Returns how many lines took data from `buf` (filled from a read, allocated or updated by a write), so
     /// an engine with a real cache device knows whether to write them there.
-    pub fn finish(&self, ticket: Ticket, buf: &mut [u8], ok: bool) -> u32 {
+    pub fn finish(&self, ticket: ForwardTicket, buf: &mut [u8], ok: bool) -> u32 {
         let mut stored = 0u32;
         let mut guard = lock(self.in_flight.get(ticket.id));
         let op = &mut *guard;
@@ -696,18 +696,18 @@ impl Cache {
         if ok && gen == write_back.id {
             self.shared.cleaned(key);
             shard.slab.state[cached.slot as usize] = gen;
-            if let Place::Evicted(e) = cached.place {
+            if let LinePlace::Evicted(e) = cached.place {
                 let slot = shard.evicted.remove(e);
                 shard.slab.free_slot(slot);
             }
         } else {
             shard.slab.state[cached.slot as usize] = DIRTY | gen;
             match cached.place {
-                Place::Resident => {
+                LinePlace::Resident => {
                     shard.dirty_idle += 1;
                     self.shared.resident_dirty_idle.fetch_add(1, Relaxed);
                 }
-                Place::Evicted(e) => {
+                LinePlace::Evicted(e) => {
                     shard.evicted.enqueue(e);
                     self.shared.evicted_queued.fetch_add(1, Relaxed);
                 }

@@ -2,7 +2,7 @@
 //!
 //! The cache is engine- and clock-agnostic: it decides and copies, the engine (iolab-engine `CacheEngine`)
 //! issues the I/Os. A read either hits (every line of it is cached: the data is copied into the caller's
-//! buffer now) or is forwarded to the target with a [`Ticket`]; a write is absorbed (write-back) or forwarded
+//! buffer now) or is forwarded to the target with a [`ForwardTicket`]; a write is absorbed (write-back) or forwarded
 //! with a ticket. When a forwarded op completes, the caller hands the ticket back ([`Cache::finish`]), and the
 //! cache fills lines from a read, updates or invalidates lines after a write, and overlays cached lines that
 //! are newer than the target onto the read's buffer. Dirty lines go back to the target through
@@ -46,7 +46,7 @@ mod slab;
 mod tests;
 mod write_back;
 
-pub use cache::{Cache, CacheConfig, CacheError, DeviceIo, ReadOutcome, Ticket, WriteOutcome};
+pub use cache::{Cache, CacheConfig, CacheError, DeviceIo, ReadOutcome, ForwardTicket, WriteOutcome};
 pub use iolab_doc::CacheStats;
 pub use iolab_spec::{CacheMode, CachePolicy};
 pub use seq::SeqDetector;

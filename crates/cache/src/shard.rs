@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 /// Where a cached line is: resident in the policy, or evicted and awaiting write-back (evicted entry).
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Place {
+pub(crate) enum LinePlace {
     Resident,
     Evicted(u32),
 }
@@ -20,7 +20,7 @@ pub(crate) enum Place {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LineRef {
     pub(crate) slot: u32,
-    pub(crate) place: Place,
+    pub(crate) place: LinePlace,
 }
 
 /// One shard of the index: its policy, data, write-back list, and write counters for poisoning fills.
@@ -90,11 +90,11 @@ impl Shard {
     #[inline]
     fn resident_or_evicted(&self, key: u64, resident: Option<u32>) -> Option<LineRef> {
         if let Some(slot) = resident {
-            return Some(LineRef { slot, place: Place::Resident });
+            return Some(LineRef { slot, place: LinePlace::Resident });
         }
         self.evicted.find(key).map(|entry| LineRef {
             slot: self.evicted.entries[entry as usize].slot,
-            place: Place::Evicted(entry),
+            place: LinePlace::Evicted(entry),
         })
     }
 
@@ -159,7 +159,7 @@ impl Shard {
         let state = self.slab.state[line.slot as usize];
         if state & DIRTY == 0 {
             shared.dirtied(key);
-            debug_assert!(matches!(line.place, Place::Resident) && state & WRITING_BACK == 0);
+            debug_assert!(matches!(line.place, LinePlace::Resident) && state & WRITING_BACK == 0);
             self.dirty_idle += 1;
             shared.resident_dirty_idle.fetch_add(1, Relaxed);
         }
@@ -174,12 +174,12 @@ impl Shard {
         debug_assert!(state & DIRTY != 0 && state & WRITING_BACK == 0);
         shared.cleaned(key);
         match line.place {
-            Place::Resident => {
+            LinePlace::Resident => {
                 self.dirty_idle -= 1;
                 shared.resident_dirty_idle.fetch_sub(1, Relaxed);
                 self.slab.state[line.slot as usize] = state & GENERATION;
             }
-            Place::Evicted(entry) => {
+            LinePlace::Evicted(entry) => {
                 if self.evicted.entries[entry as usize].queued {
                     shared.evicted_queued.fetch_sub(1, Relaxed);
                 }
@@ -192,7 +192,7 @@ impl Shard {
     /// Drops a clean line.
     pub(crate) fn invalidate(&mut self, key: u64, line: LineRef) {
         debug_assert!(self.slab.state[line.slot as usize] & DIRTY == 0);
-        if let Place::Resident = line.place {
+        if let LinePlace::Resident = line.place {
             self.policy.remove_value(key);
             self.slab.free_slot(line.slot);
             self.counters.invalidations += 1;

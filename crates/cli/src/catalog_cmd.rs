@@ -12,7 +12,7 @@ use crate::saving::{db_path, open_catalog, parse_tags};
 use anyhow::Result;
 use iolab_catalog::{Catalog, Entry, Filter, Summary};
 use iolab_report::kinds::{self, entry_kind};
-use iolab_report::plugin::{Column, Shown};
+use iolab_report::plugin::{Column, WhenShown};
 use iolab_report::{CsvExporter, Document, TextExporter};
 use serde_json::Value;
 use std::path::Path;
@@ -183,7 +183,7 @@ fn summary_json(s: &Summary, figures: &[&Column]) -> Value {
 fn shown_figures(list: &[Summary]) -> Vec<&'static Column> {
     kinds::listing()
         .into_iter()
-        .filter(|c| c.shown == Shown::Always || list.iter().any(|s| s.columns.figure(c.figures[0]).is_some()))
+        .filter(|c| c.shown == WhenShown::Always || list.iter().any(|s| s.columns.figure(c.figures[0]).is_some()))
         .collect()
 }
 

@@ -20,12 +20,12 @@ pub(crate) struct Created {
 }
 
 /// The cgroups of one kind iolab made and has not undone yet.
-pub(crate) struct Registry(Mutex<Vec<Created>>);
+pub(crate) struct CgroupRegistry(Mutex<Vec<Created>>);
 
-impl Registry {
+impl CgroupRegistry {
     /// An empty registry (for a `static`).
-    pub const fn new() -> Registry {
-        Registry(Mutex::new(Vec::new()))
+    pub const fn new() -> CgroupRegistry {
+        CgroupRegistry(Mutex::new(Vec::new()))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Created>> {

@@ -285,7 +285,7 @@ fn own_cgroup(proc_cgroup: &str, v2: bool) -> Option<String> {
 
 /// Cgroups to undo on a forced exit ([`cleanup_on_exit`]); a [`ThrottleGuard`] takes its own out when
 /// dropped, so each is undone once.
-static REGISTRY: crate::cgroup::Registry = crate::cgroup::Registry::new();
+static REGISTRY: crate::cgroup::CgroupRegistry = crate::cgroup::CgroupRegistry::new();
 
 /// Undoes every throttle still in place: moves the process back to its cgroups and removes the ones iolab
 /// created. For the signal handler's forced exit; a normal exit drops the [`ThrottleGuard`] instead.

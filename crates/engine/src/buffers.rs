@@ -9,11 +9,11 @@ use iolab_spec::DataPattern;
 /// One 4 KiB page with 4 KiB alignment.
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(4096))]
-pub struct Page([u8; 4096]);
+pub struct AlignedPage([u8; 4096]);
 
 /// `count` buffers of `size` bytes each (size rounded up to whole pages).
 pub struct Buffers {
-    pages: Vec<Page>,
+    pages: Vec<AlignedPage>,
     pages_per_buffer: usize,
     count: u32,
 }
@@ -23,7 +23,7 @@ impl Buffers {
     pub fn new(count: u32, size: u64, pattern: DataPattern, seed: u64) -> Buffers {
         let pages_per_buffer = size.div_ceil(4096).max(1) as usize;
         let mut b = Buffers {
-            pages: vec![Page([0; 4096]); pages_per_buffer * count as usize],
+            pages: vec![AlignedPage([0; 4096]); pages_per_buffer * count as usize],
             pages_per_buffer,
             count,
         };

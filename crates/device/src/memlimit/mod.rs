@@ -115,7 +115,7 @@ pub fn detect() -> Option<MemoryKind> {
 }
 
 /// Cgroups to undo on a forced exit; a [`MemoryLimit`] takes its own out when dropped.
-static REGISTRY: crate::cgroup::Registry = crate::cgroup::Registry::new();
+static REGISTRY: crate::cgroup::CgroupRegistry = crate::cgroup::CgroupRegistry::new();
 
 /// Undoes every memory limit still in place (moves iolab back, removes the cgroups). For the signal
 /// handler's forced exit, after the servers in them were stopped.

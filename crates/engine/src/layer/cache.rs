@@ -26,7 +26,7 @@
 
 use crate::tags::Tags;
 use crate::{Completion, Engine, EngineError, Op, OpKind, WriteSync};
-use iolab_cache::{Cache, DeviceIo, ReadOutcome, SeqDetector, Ticket, WriteBack, WriteOutcome};
+use iolab_cache::{Cache, DeviceIo, ReadOutcome, SeqDetector, ForwardTicket, WriteBack, WriteOutcome};
 use iolab_sim::{Done, ReqKind, Request, SharedDevice};
 use std::sync::Arc;
 
@@ -107,7 +107,7 @@ impl WorkerCache {
 #[derive(Clone, Copy)]
 enum Pending {
     /// A forwarded op; `ticket` None when the op's target is not cached.
-    Op { op: Op, ticket: Option<Ticket> },
+    Op { op: Op, ticket: Option<ForwardTicket> },
     /// A write-back from staging buffer `buf`.
     WriteBack { write_back: WriteBack, buf: u32 },
     /// A hit being timed by the cache device.
@@ -231,7 +231,7 @@ impl<E: Engine> CacheEngine<E> {
         self.pending.insert(p)
     }
 
-    fn forward(&mut self, op: Op, ticket: Option<Ticket>) {
+    fn forward(&mut self, op: Op, ticket: Option<ForwardTicket>) {
         let tag = self.take_tag(Pending::Op { op, ticket });
         // SAFETY: the worker's op, forwarded from `push`: its caller's promise for `op.buf` holds until the
         // completion, which goes back through this engine.
@@ -419,7 +419,7 @@ impl<E: Engine> CacheEngine<E> {
 /// The cache's turn of the shared wait loop ([`super::held_submit_and_reap`]): write-backs are handed out at
 /// the start of each turn; what it holds back are hits timed by an emulated cache device (and hits completed
 /// at push, which wait in `ready` for the next call).
-impl<E: Engine> super::Holding for CacheEngine<E> {
+impl<E: Engine> super::HoldingEngine for CacheEngine<E> {
     fn before_turn(&mut self) {
         self.issue_write_backs(false);
         if !self.held_flushes.is_empty() {

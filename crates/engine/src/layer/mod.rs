@@ -4,7 +4,7 @@
 //! a layer a run does not ask for is not in the stack.
 //!
 //! What the layers share is here: the methods they pass through unchanged (`delegate_to_inner!`), and the
-//! wait loop of a layer that holds completions back until their time (`Holding`, `held_submit_and_reap`).
+//! wait loop of a layer that holds completions back until their time (`HoldingEngine`, `held_submit_and_reap`).
 //! Their tag table (which op a held or forwarded completion belongs to) is the crate's `tags`, which the
 //! emulated base engine uses too.
 
@@ -34,7 +34,7 @@ macro_rules! delegate_to_inner {
 }
 pub(crate) use delegate_to_inner;
 
-/// `submit_and_reap` of a wrapper that is [`Holding`]: the shared wait loop ([`held_submit_and_reap`]), written
+/// `submit_and_reap` of a [`HoldingEngine`]: the shared wait loop ([`held_submit_and_reap`]), written
 /// once; used inside the `impl Engine` of each ([`link::LinkEngine`], [`fault::FaultEngine`],
 /// [`cache::CacheEngine`]).
 macro_rules! reap_by_holding {
@@ -50,12 +50,12 @@ macro_rules! reap_by_holding {
 }
 pub(crate) use reap_by_holding;
 
-/// The [`Holding`] impl of a wrapper that holds completions in its own `release(now, out)`, takes what it
+/// The [`HoldingEngine`] impl of a wrapper that holds completions in its own `release(now, out)`, takes what it
 /// reaped underneath with `take_reaped(now, out)` and does nothing before a turn ([`link::LinkEngine`],
 /// [`fault::FaultEngine`]): written once.
 macro_rules! holding_by_release {
     ($engine:ident) => {
-        impl<E: Engine> super::Holding for $engine<E> {
+        impl<E: Engine> super::HoldingEngine for $engine<E> {
             fn before_turn(&mut self) {}
             fn clock(&self) -> u64 {
                 self.inner.now_ns()
@@ -101,7 +101,7 @@ pub(crate) fn inner_deadline(
 
 /// A wrapper engine that holds some completions back until their time ([`link::LinkEngine`],
 /// [`fault::FaultEngine`], [`cache::CacheEngine`]): what [`held_submit_and_reap`] needs from it.
-pub(crate) trait Holding {
+pub(crate) trait HoldingEngine {
     /// What the wrapper does at the start of each turn of the wait loop, before reading the clock (the cache
     /// hands out write-backs); nothing for the others.
     fn before_turn(&mut self);
@@ -116,9 +116,9 @@ pub(crate) trait Holding {
     fn reap_inner(&mut self, wait: Option<u64>, out: &mut Vec<Completion>) -> Result<u64, EngineError>;
 }
 
-/// `submit_and_reap` of a [`Holding`] wrapper: waits underneath, but not past its next held completion, and not
+/// `submit_and_reap` of a [`HoldingEngine`]: waits underneath, but not past its next held completion, and not
 /// at all when it already has something to return (the call still submits what was pushed).
-pub(crate) fn held_submit_and_reap<H: Holding>(
+pub(crate) fn held_submit_and_reap<H: HoldingEngine>(
     h: &mut H,
     deadline_ns: Option<u64>,
     out: &mut Vec<Completion>,

@@ -19,7 +19,7 @@
 use super::interface::{ReadSources, SplitCounter, WorkerOutput, WorkerSetup};
 use super::record::Recorder;
 use super::slots::{submit_early, Slots};
-use super::window::{begin, Series, Window};
+use super::window::{begin, WorkerSeries, Window};
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::{GenOp, OpGen, OpKind};
@@ -39,7 +39,7 @@ struct OpLoop<'a> {
     trim: OpStats,
     /// `fsync`/`fdatasync` every N writes: where the worker is between flushes.
     flushing: Option<Flushing>,
-    series: Series<'a>,
+    series: WorkerSeries<'a>,
     sources: Option<Box<ReadSources>>,
     ios_limit: u64,
     bytes_limit: u64,
@@ -175,7 +175,7 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
             in_flight: 0,
             due: false,
         }),
-        series: Series::new(w.index, &s.control.events),
+        series: WorkerSeries::new(w.index, &s.control.events),
         sources: s.tools.cache.as_ref().map(|_| Box::<ReadSources>::default()),
         ios_limit: w.ios.unwrap_or(u64::MAX),
         bytes_limit: w.bytes.unwrap_or(u64::MAX),

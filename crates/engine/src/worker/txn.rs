@@ -30,7 +30,7 @@
 use super::interface::{SplitCounter, TxnStats, WorkerOutput, WorkerSetup};
 use super::record::Recorder;
 use super::slots::Slots;
-use super::window::{begin, Series, Window};
+use super::window::{begin, WorkerSeries, Window};
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::OpKind;
@@ -99,7 +99,7 @@ struct TxnLoop<'a> {
     done: Vec<Completion>,
     read: OpStats,
     write: OpStats,
-    series: Series<'a>,
+    series: WorkerSeries<'a>,
     rate_mode: bool,
     ring: Ring,
     stats: TxnStats,
@@ -135,7 +135,7 @@ pub(crate) fn drive_transactions<E: Engine>(
         done: Vec::with_capacity(2 * qd),
         read: OpStats::new(),
         write: OpStats::new(),
-        series: Series::new(w.index, &s.control.events),
+        series: WorkerSeries::new(w.index, &s.control.events),
         rate_mode,
         ring: Ring::new(if rate_mode { PENDING_CAP } else { 1 }),
         stats: TxnStats::new(lg.transactions.len()),

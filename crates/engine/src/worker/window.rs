@@ -220,17 +220,17 @@ impl Window {
 }
 
 /// The worker's time series: the open interval, sent to the cli thread when it closes.
-pub(crate) struct Series<'a> {
+pub(crate) struct WorkerSeries<'a> {
     /// The open interval.
     pub(crate) current: IntervalStats,
     worker: u32,
     events: &'a Sender<WorkerEvent>,
 }
 
-impl<'a> Series<'a> {
+impl<'a> WorkerSeries<'a> {
     /// Interval 0 of worker `worker`.
-    pub(crate) fn new(worker: u32, events: &'a Sender<WorkerEvent>) -> Series<'a> {
-        Series { current: IntervalStats::new(0), worker, events }
+    pub(crate) fn new(worker: u32, events: &'a Sender<WorkerEvent>) -> WorkerSeries<'a> {
+        WorkerSeries { current: IntervalStats::new(0), worker, events }
     }
 
     /// Closes and sends every interval before `k` (empty ones too), each with the backlogs at this moment:
@@ -306,7 +306,7 @@ mod tests {
     #[test]
     fn series_closes_empty_intervals_with_the_backlog() {
         let (s, rx) = setup(0, Some(1000));
-        let mut series = Series::new(3, &s.control.events);
+        let mut series = WorkerSeries::new(3, &s.control.events);
         series.close_until(3, 7, 0);
         series.close();
         let got: Vec<(u64, u64)> = rx

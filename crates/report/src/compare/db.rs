@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use iolab_stats::LatencyHistogram;
 
 use super::document::side_letter;
-use super::metrics::{device_keys, device_metrics, MetricDef, OpKind, Scope, Stat, DEVICES};
+use super::metrics::{device_keys, device_metrics, MetricDef, MetricOp, MetricScope, Stat, DEVICES};
 use crate::db::{DbResult, DeviceView, TPCC_DISCLAIMER};
 use crate::db_sweep::DbSweepResult;
-use crate::plugin::{Comparing, Document, HistogramParts, Metric, Peers, Point, Trial};
+use crate::plugin::{Comparing, Document, HistogramParts, Metric, Peers, ComparedPoint, ComparedTrial};
 
 /// The `--metric` names of database metrics (the devices' too), with what they stand for.
 pub(crate) const METRIC_NAMES: &[(&str, &str)] = &[
@@ -25,17 +25,17 @@ pub(crate) const METRIC_NAMES: &[(&str, &str)] = &[
 ];
 
 /// tpcc runs, compared whole: one, or several of one configuration (its trials).
-pub(crate) struct Tpcc;
+pub(crate) struct TpccRuns;
 
 /// tpcc sweeps over users, compared point by point (a point is a user count).
 pub(crate) struct TpccSweeps;
 
 /// What compare reads from tpcc runs.
-pub(crate) static TPCC: Tpcc = Tpcc;
+pub(crate) static TPCC: TpccRuns = TpccRuns;
 /// What compare reads from tpcc sweeps over users.
 pub(crate) static TPCC_SWEEPS: TpccSweeps = TpccSweeps;
 
-impl Comparing for Tpcc {
+impl Comparing for TpccRuns {
     fn name(&self) -> &'static str {
         "db"
     }
@@ -51,8 +51,8 @@ impl Comparing for Tpcc {
     fn metric_names(&self) -> &'static [(&'static str, &'static str)] {
         METRIC_NAMES
     }
-    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<Point<'a>> {
-        vec![Point { params: None, trials: vec![Trial::document(doc)] }]
+    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<ComparedPoint<'a>> {
+        vec![ComparedPoint { params: None, trials: vec![ComparedTrial::document(doc)] }]
     }
     fn side(
         &self,
@@ -78,7 +78,7 @@ impl Comparing for Tpcc {
             d.as_any().downcast_ref().map(tpcc_run).into_iter().collect()
         })
     }
-    fn metrics(&self, trials: &[Vec<Trial<'_>>]) -> Vec<Metric> {
+    fn metrics(&self, trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
         metrics(trials)
     }
 }
@@ -103,13 +103,13 @@ impl Comparing for TpccSweeps {
         METRIC_NAMES
     }
     /// A sweep's user counts (`users=4`), each its run.
-    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<Point<'a>> {
+    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<ComparedPoint<'a>> {
         let Some(s) = doc.as_any().downcast_ref::<DbSweepResult>() else { return Vec::new() };
         s.points
             .iter()
-            .map(|p| Point {
+            .map(|p| ComparedPoint {
                 params: Some(BTreeMap::from([("users".to_string(), p.users.to_string())])),
-                trials: vec![Trial::of(&p.result)],
+                trials: vec![ComparedTrial::of(&p.result)],
             })
             .collect()
     }
@@ -132,7 +132,7 @@ impl Comparing for TpccSweeps {
             sweep.into_iter().flat_map(|w| w.points.iter().map(|p| tpcc_run(&p.result))).collect()
         })
     }
-    fn metrics(&self, trials: &[Vec<Trial<'_>>]) -> Vec<Metric> {
+    fn metrics(&self, trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
         metrics(trials)
     }
 }
@@ -192,15 +192,15 @@ pub(crate) fn db_notes<'a>(
 }
 
 /// A tpcc run's value of one metric.
-fn value(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
+fn value(def: &MetricDef, trial: ComparedTrial<'_>) -> Option<f64> {
     let r = trial.get::<DbResult>()?;
     match &def.scope {
-        Scope::Db => match def.stat {
+        MetricScope::Db => match def.stat {
             Stat::Nopm => Some(r.run.nopm),
             Stat::Tpm => Some(r.run.tpm),
             _ => None,
         },
-        Scope::DbTx(t) => {
+        MetricScope::DbTx(t) => {
             let t = r.run.transactions.iter().find(|x| &x.name == t)?;
             let lat = t.latency_ns.as_ref();
             match def.stat {
@@ -219,25 +219,25 @@ fn value(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
 
 /// A tpcc run's part of a transaction type's merged histogram: the type's histogram and its committed and
 /// rolled-back transactions.
-fn parts(scope: &Scope, _kind: OpKind, trial: Trial<'_>) -> HistogramParts {
-    let (Some(r), Scope::DbTx(name)) = (trial.get::<DbResult>(), scope) else { return None };
+fn parts(scope: &MetricScope, _kind: MetricOp, trial: ComparedTrial<'_>) -> HistogramParts {
+    let (Some(r), MetricScope::DbTx(name)) = (trial.get::<DbResult>(), scope) else { return None };
     let x = r.run.transactions.iter().find(|x| &x.name == name)?;
     let h = LatencyHistogram::from_base64(&x.histogram).ok()?;
     Some((vec![h], x.committed + x.rolled_back))
 }
 
 /// Where a tpcc run's devices are, and the window they cover.
-fn devices(trial: Trial<'_>) -> Option<(&[DeviceView], f64)> {
+fn devices(trial: ComparedTrial<'_>) -> Option<(&[DeviceView], f64)> {
     trial.get::<DbResult>().map(|r| (r.devices.as_slice(), r.run.measured_s))
 }
 
 /// The metrics of tpcc runs: NOPM and TPM; per transaction type its rate and response times; per device that
 /// every run has (by role, else by name, [`device_keys`]) reads, writes and flushes, their time per request,
 /// and the busy share.
-fn metrics(all_trials: &[Vec<Trial<'_>>]) -> Vec<Metric> {
+fn metrics(all_trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
     let dbs: Vec<&DbResult> = all_trials.iter().flatten().filter_map(|t| t.get::<DbResult>()).collect();
-    let def = |scope: Scope, stat: Stat| MetricDef { scope, op: OpKind::All, stat };
-    let mut defs = vec![def(Scope::Db, Stat::Nopm), def(Scope::Db, Stat::Tpm)];
+    let def = |scope: MetricScope, stat: Stat| MetricDef { scope, op: MetricOp::All, stat };
+    let mut defs = vec![def(MetricScope::Db, Stat::Nopm), def(MetricScope::Db, Stat::Tpm)];
     let mut types: Vec<&str> = Vec::new();
     for t in dbs.iter().flat_map(|r| &r.run.transactions) {
         if !types.contains(&t.name.as_str()) {
@@ -246,7 +246,7 @@ fn metrics(all_trials: &[Vec<Trial<'_>>]) -> Vec<Metric> {
     }
     for t in types {
         for stat in [Stat::PerMinute, Stat::Mean, Stat::P50, Stat::P95, Stat::P99, Stat::Max] {
-            defs.push(def(Scope::DbTx(t.to_string()), stat));
+            defs.push(def(MetricScope::DbTx(t.to_string()), stat));
         }
     }
     let mut metrics: Vec<Metric> = defs.into_iter().map(|d| d.metric(value, parts)).collect();

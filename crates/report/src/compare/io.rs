@@ -7,9 +7,9 @@
 use iolab_stats::LatencyHistogram;
 
 use super::document::side_letter;
-use super::metrics::{MetricDef, OpKind, Scope, Stat, LATENCY, TRANSACTIONS};
+use super::metrics::{MetricDef, MetricOp, MetricScope, Stat, LATENCY, TRANSACTIONS};
 use crate::model::{OpSummary, RunResult};
-use crate::plugin::{Comparing, Document, HistogramParts, Metric, Peers, Point, Trial};
+use crate::plugin::{Comparing, Document, HistogramParts, Metric, Peers, ComparedPoint, ComparedTrial};
 use crate::sweep::{SweepResult, TrialMetrics};
 
 /// Where fio's definitions differ from iolab's: the notes a comparison with a fio-measured side carries (also
@@ -78,8 +78,8 @@ impl Comparing for Runs {
     fn metric_names(&self) -> &'static [(&'static str, &'static str)] {
         METRIC_NAMES
     }
-    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<Point<'a>> {
-        vec![Point { params: None, trials: vec![Trial::document(doc)] }]
+    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<ComparedPoint<'a>> {
+        vec![ComparedPoint { params: None, trials: vec![ComparedTrial::document(doc)] }]
     }
     fn side(
         &self,
@@ -102,7 +102,7 @@ impl Comparing for Runs {
     fn notes(&self, sides: &[(&str, Vec<&dyn Document>)]) -> Vec<String> {
         foreign_notes(sides, |d| d.as_any().downcast_ref::<RunResult>().into_iter().collect())
     }
-    fn metrics(&self, trials: &[Vec<Trial<'_>>]) -> Vec<Metric> {
+    fn metrics(&self, trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
         metrics(trials)
     }
 }
@@ -127,16 +127,16 @@ impl Comparing for Sweeps {
         METRIC_NAMES
     }
     /// A sweep's points; a point with trials compares their headline numbers, one without its run.
-    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<Point<'a>> {
+    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<ComparedPoint<'a>> {
         let Some(s) = doc.as_any().downcast_ref::<SweepResult>() else { return Vec::new() };
         s.points
             .iter()
-            .map(|p| Point {
+            .map(|p| ComparedPoint {
                 params: Some(p.params.clone()),
                 trials: if p.trials.is_empty() {
-                    vec![Trial::of(&p.result)]
+                    vec![ComparedTrial::of(&p.result)]
                 } else {
-                    p.trials.iter().map(Trial::of).collect()
+                    p.trials.iter().map(ComparedTrial::of).collect()
                 },
             })
             .collect()
@@ -162,7 +162,7 @@ impl Comparing for Sweeps {
                 .unwrap_or_default()
         })
     }
-    fn metrics(&self, trials: &[Vec<Trial<'_>>]) -> Vec<Metric> {
+    fn metrics(&self, trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
         metrics(trials)
     }
 }
@@ -212,29 +212,29 @@ fn foreign_notes<'a>(
 }
 
 /// A run's summary of one op kind in a scope (the totals or a group).
-pub(crate) fn op_summary<'a>(r: &'a RunResult, scope: &Scope, kind: OpKind) -> Option<&'a OpSummary> {
+pub(crate) fn op_summary<'a>(r: &'a RunResult, scope: &MetricScope, kind: MetricOp) -> Option<&'a OpSummary> {
     let set = match scope {
-        Scope::Total => &r.total,
-        Scope::Group(g) => &r.groups.iter().find(|x| &x.name == g)?.total,
+        MetricScope::Total => &r.total,
+        MetricScope::Group(g) => &r.groups.iter().find(|x| &x.name == g)?.total,
         _ => return None,
     };
     match kind {
-        OpKind::Read => Some(&set.read),
-        OpKind::Write => Some(&set.write),
-        OpKind::All => Some(&set.all),
-        OpKind::Flush => set.flush.as_ref(),
-        OpKind::Trim => set.trim.as_ref(),
+        MetricOp::Read => Some(&set.read),
+        MetricOp::Write => Some(&set.write),
+        MetricOp::All => Some(&set.all),
+        MetricOp::Flush => set.flush.as_ref(),
+        MetricOp::Trim => set.trim.as_ref(),
     }
 }
 
 /// One trial's value of an I/O metric: a whole run's, or the headline numbers of a sweep point's trial.
-fn value(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
+fn value(def: &MetricDef, trial: ComparedTrial<'_>) -> Option<f64> {
     if let Some(t) = trial.get::<TrialMetrics>() {
         return headline(def, t);
     }
     let r = trial.get::<RunResult>()?;
     match &def.scope {
-        Scope::Total | Scope::Group(_) => {
+        MetricScope::Total | MetricScope::Group(_) => {
             let s = op_summary(r, &def.scope, def.op)?;
             let lat = s.lat_ns.as_ref();
             Some(match def.stat {
@@ -246,18 +246,18 @@ fn value(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
                 Stat::P999 => lat?.p999 as f64,
                 Stat::Max => lat?.max as f64,
                 Stat::ServiceMean => s.service_lat_ns.as_ref()?.mean,
-                Stat::CpuPerIo if def.scope == Scope::Total => r.cpu.cpu_ns_per_io?,
+                Stat::CpuPerIo if def.scope == MetricScope::Total => r.cpu.cpu_ns_per_io?,
                 Stat::Depth => match &def.scope {
-                    Scope::Group(g) => r.groups.iter().find(|x| &x.name == g)?.achieved_depth,
+                    MetricScope::Group(g) => r.groups.iter().find(|x| &x.name == g)?.achieved_depth,
                     _ => r.depth.achieved,
                 },
                 _ => return None,
             })
         }
-        Scope::Tx | Scope::TxType(_) => {
+        MetricScope::Tx | MetricScope::TxType(_) => {
             let lg = r.loadgen.as_ref()?;
             let (per_hour, lat) = match &def.scope {
-                Scope::TxType(t) => {
+                MetricScope::TxType(t) => {
                     let t = lg.transactions.iter().find(|x| &x.name == t)?;
                     (t.transactions_per_hour, t.latency_ns.as_ref())
                 }
@@ -273,13 +273,13 @@ fn value(def: &MetricDef, trial: Trial<'_>) -> Option<f64> {
                 _ => return None,
             })
         }
-        Scope::Db | Scope::DbTx(_) => None,
+        MetricScope::Db | MetricScope::DbTx(_) => None,
     }
 }
 
 /// The headline numbers a sweep point keeps of each trial: the totals' IOPS, MB/s, mean, p99 and depth.
 fn headline(def: &MetricDef, t: &TrialMetrics) -> Option<f64> {
-    if def.scope != Scope::Total || def.op != OpKind::All {
+    if def.scope != MetricScope::Total || def.op != MetricOp::All {
         return None;
     }
     match def.stat {
@@ -294,12 +294,12 @@ fn headline(def: &MetricDef, t: &TrialMetrics) -> Option<f64> {
 
 /// A run's part of a merged histogram of reads, writes or both, in the totals or a group: its histograms
 /// and its op count. `None` for a trial that is not a full run, or lacks the histograms.
-fn parts(scope: &Scope, kind: OpKind, trial: Trial<'_>) -> HistogramParts {
+fn parts(scope: &MetricScope, kind: MetricOp, trial: ComparedTrial<'_>) -> HistogramParts {
     let r = trial.get::<RunResult>()?;
     let hs = r.histograms.as_ref()?;
     let (read, write) = match scope {
-        Scope::Total => (hs.read.as_ref(), hs.write.as_ref()),
-        Scope::Group(g) => match hs.groups.get(g) {
+        MetricScope::Total => (hs.read.as_ref(), hs.write.as_ref()),
+        MetricScope::Group(g) => match hs.groups.get(g) {
             Some(gh) => (gh.read.as_ref(), gh.write.as_ref()),
             None => (None, None),
         },
@@ -307,11 +307,11 @@ fn parts(scope: &Scope, kind: OpKind, trial: Trial<'_>) -> HistogramParts {
     };
     let ops = op_summary(r, scope, kind).map_or(0, |s| s.ops);
     let wanted = match kind {
-        OpKind::Read => [read, None],
-        OpKind::Write => [write, None],
-        OpKind::All => [read, write],
+        MetricOp::Read => [read, None],
+        MetricOp::Write => [write, None],
+        MetricOp::All => [read, write],
         // No merged histograms of flushes or trims are kept: the trials' mean stands.
-        OpKind::Flush | OpKind::Trim => return None,
+        MetricOp::Flush | MetricOp::Trim => return None,
     };
     let hs: Option<Vec<LatencyHistogram>> =
         wanted.into_iter().flatten().map(|p| LatencyHistogram::from_base64(p).ok()).collect();
@@ -321,17 +321,17 @@ fn parts(scope: &Scope, kind: OpKind, trial: Trial<'_>) -> HistogramParts {
 /// Every I/O metric the trials can provide, in display order (totals, read, write, service, CPU, depth,
 /// groups, transactions). Read and write rows appear only when some trial had ops of that kind; group rows
 /// only when some trial has more than one group (a single group repeats the totals).
-fn metrics(all_trials: &[Vec<Trial<'_>>]) -> Vec<Metric> {
+fn metrics(all_trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
     defs(all_trials).into_iter().map(|d| d.metric(value, parts)).collect()
 }
 
-fn defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
+fn defs(all_trials: &[Vec<ComparedTrial<'_>>]) -> Vec<MetricDef> {
     let fulls = || all_trials.iter().flatten().filter_map(|t| t.get::<RunResult>());
     let has_kind =
-        |scope: &Scope, kind: OpKind| fulls().any(|r| op_summary(r, scope, kind).is_some_and(|s| s.ops > 0));
-    let op_block = |scope: Scope, defs: &mut Vec<MetricDef>| {
-        let mut kinds = vec![OpKind::All];
-        kinds.extend([OpKind::Read, OpKind::Write].into_iter().filter(|&k| has_kind(&scope, k)));
+        |scope: &MetricScope, kind: MetricOp| fulls().any(|r| op_summary(r, scope, kind).is_some_and(|s| s.ops > 0));
+    let op_block = |scope: MetricScope, defs: &mut Vec<MetricDef>| {
+        let mut kinds = vec![MetricOp::All];
+        kinds.extend([MetricOp::Read, MetricOp::Write].into_iter().filter(|&k| has_kind(&scope, k)));
         // Pure reads or pure writes: the kind's rows would repeat the "all" rows; keep them only for mixes.
         if kinds.len() == 2 {
             kinds.truncate(1);
@@ -342,19 +342,19 @@ fn defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
             }
         }
         // Flushes and trims: their own rows when a side issued any (a flush moves no bytes: no MB/s).
-        for kind in [OpKind::Flush, OpKind::Trim].into_iter().filter(|&k| has_kind(&scope, k)) {
+        for kind in [MetricOp::Flush, MetricOp::Trim].into_iter().filter(|&k| has_kind(&scope, k)) {
             for stat in [Stat::Iops, Stat::Mean, Stat::P50, Stat::P99, Stat::P999, Stat::Max] {
                 defs.push(MetricDef { scope: scope.clone(), op: kind, stat });
             }
         }
-        defs.push(MetricDef { scope: scope.clone(), op: OpKind::All, stat: Stat::ServiceMean });
-        if scope == Scope::Total {
-            defs.push(MetricDef { scope: scope.clone(), op: OpKind::All, stat: Stat::CpuPerIo });
+        defs.push(MetricDef { scope: scope.clone(), op: MetricOp::All, stat: Stat::ServiceMean });
+        if scope == MetricScope::Total {
+            defs.push(MetricDef { scope: scope.clone(), op: MetricOp::All, stat: Stat::CpuPerIo });
         }
-        defs.push(MetricDef { scope, op: OpKind::All, stat: Stat::Depth });
+        defs.push(MetricDef { scope, op: MetricOp::All, stat: Stat::Depth });
     };
     let mut defs = Vec::new();
-    op_block(Scope::Total, &mut defs);
+    op_block(MetricScope::Total, &mut defs);
     let mut groups: Vec<String> = Vec::new();
     for r in fulls() {
         for g in &r.groups {
@@ -365,13 +365,13 @@ fn defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
     }
     if fulls().any(|r| r.groups.len() > 1) {
         for g in groups {
-            op_block(Scope::Group(g), &mut defs);
+            op_block(MetricScope::Group(g), &mut defs);
         }
     }
     if fulls().any(|r| r.loadgen.is_some()) {
         let lat = [Stat::TxPerHour, Stat::Mean, Stat::P50, Stat::P99, Stat::P999, Stat::Max];
         for stat in lat {
-            defs.push(MetricDef { scope: Scope::Tx, op: OpKind::All, stat });
+            defs.push(MetricDef { scope: MetricScope::Tx, op: MetricOp::All, stat });
         }
         let mut types: Vec<String> = Vec::new();
         for r in fulls() {
@@ -384,7 +384,7 @@ fn defs(all_trials: &[Vec<Trial<'_>>]) -> Vec<MetricDef> {
         if types.len() > 1 {
             for t in types {
                 for stat in [Stat::TxPerHour, Stat::Mean, Stat::P99] {
-                    defs.push(MetricDef { scope: Scope::TxType(t.clone()), op: OpKind::All, stat });
+                    defs.push(MetricDef { scope: MetricScope::TxType(t.clone()), op: MetricOp::All, stat });
                 }
             }
         }

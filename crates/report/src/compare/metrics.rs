@@ -4,7 +4,7 @@
 //! own (`crate::kinds`); the devices under a database have their builder here ([`device_metrics`]).
 
 use super::input::CompareError;
-use crate::plugin::{Better, HistogramParts, Merged, Metric, Quantile, Trial, Unit};
+use crate::plugin::{Better, HistogramParts, Merged, Metric, Quantile, ComparedTrial, Unit};
 
 /// The class `--metric latency` keeps: every response-time statistic and the service time.
 pub(crate) const LATENCY: &str = "@lat";
@@ -15,7 +15,7 @@ pub(crate) const DEVICES: &str = "@device";
 
 /// The op kind of a comparison's row: reads, writes, flushes or trims, or all (reads and writes together).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum OpKind {
+pub(crate) enum MetricOp {
     All,
     Read,
     Write,
@@ -25,23 +25,23 @@ pub(crate) enum OpKind {
     Trim,
 }
 
-impl OpKind {
+impl MetricOp {
     pub(crate) fn prefix(self) -> &'static str {
         match self {
-            OpKind::All => "",
-            OpKind::Read => "read ",
-            OpKind::Write => "write ",
-            OpKind::Flush => "flush ",
-            OpKind::Trim => "trim ",
+            MetricOp::All => "",
+            MetricOp::Read => "read ",
+            MetricOp::Write => "write ",
+            MetricOp::Flush => "flush ",
+            MetricOp::Trim => "trim ",
         }
     }
     pub(crate) fn key(self) -> &'static str {
         match self {
-            OpKind::All => "",
-            OpKind::Read => "read.",
-            OpKind::Write => "write.",
-            OpKind::Flush => "flush.",
-            OpKind::Trim => "trim.",
+            MetricOp::All => "",
+            MetricOp::Read => "read.",
+            MetricOp::Write => "write.",
+            MetricOp::Flush => "flush.",
+            MetricOp::Trim => "trim.",
         }
     }
 }
@@ -152,7 +152,7 @@ impl Stat {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Scope {
+pub(crate) enum MetricScope {
     Total,
     Group(String),
     Tx,
@@ -166,46 +166,46 @@ pub(crate) enum Scope {
 /// A metric of I/O runs or tpcc runs, in their vocabulary: a scope, an op kind, a statistic.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct MetricDef {
-    pub(crate) scope: Scope,
-    pub(crate) op: OpKind,
+    pub(crate) scope: MetricScope,
+    pub(crate) op: MetricOp,
     pub(crate) stat: Stat,
 }
 
 impl MetricDef {
     pub(crate) fn key(&self) -> String {
         let scope = match &self.scope {
-            Scope::Total => String::new(),
-            Scope::Group(g) => format!("group.{g}."),
-            Scope::Tx => "tx.".to_string(),
-            Scope::TxType(t) | Scope::DbTx(t) => format!("txn.{t}."),
-            Scope::Db => String::new(),
+            MetricScope::Total => String::new(),
+            MetricScope::Group(g) => format!("group.{g}."),
+            MetricScope::Tx => "tx.".to_string(),
+            MetricScope::TxType(t) | MetricScope::DbTx(t) => format!("txn.{t}."),
+            MetricScope::Db => String::new(),
         };
         format!("{scope}{}{}", self.op.key(), self.stat.key())
     }
     pub(crate) fn label(&self) -> String {
         let stat = format!("{}{}", self.op.prefix(), self.stat.label());
         match &self.scope {
-            Scope::Total => stat,
-            Scope::Group(g) => format!("{g}: {stat}"),
-            Scope::Tx if self.stat == Stat::TxPerHour => stat,
-            Scope::Tx => format!("tx {stat}"),
-            Scope::TxType(t) if self.stat == Stat::TxPerHour => format!("{t}: {stat}"),
-            Scope::TxType(t) => format!("{t}: tx {stat}"),
-            Scope::Db => stat,
-            Scope::DbTx(t) => format!("{t}: {stat}"),
+            MetricScope::Total => stat,
+            MetricScope::Group(g) => format!("{g}: {stat}"),
+            MetricScope::Tx if self.stat == Stat::TxPerHour => stat,
+            MetricScope::Tx => format!("tx {stat}"),
+            MetricScope::TxType(t) if self.stat == Stat::TxPerHour => format!("{t}: {stat}"),
+            MetricScope::TxType(t) => format!("{t}: tx {stat}"),
+            MetricScope::Db => stat,
+            MetricScope::DbTx(t) => format!("{t}: {stat}"),
         }
     }
     pub(crate) fn scope_name(&self) -> String {
         match &self.scope {
-            Scope::Total => "total".to_string(),
-            Scope::Group(g) => format!("group:{g}"),
-            Scope::Tx => "transactions".to_string(),
-            Scope::TxType(t) | Scope::DbTx(t) => format!("transaction:{t}"),
-            Scope::Db => "database".to_string(),
+            MetricScope::Total => "total".to_string(),
+            MetricScope::Group(g) => format!("group:{g}"),
+            MetricScope::Tx => "transactions".to_string(),
+            MetricScope::TxType(t) | MetricScope::DbTx(t) => format!("transaction:{t}"),
+            MetricScope::Db => "database".to_string(),
         }
     }
     fn classes(&self) -> &'static [&'static str] {
-        let tx = matches!(self.scope, Scope::Tx | Scope::TxType(_) | Scope::DbTx(_));
+        let tx = matches!(self.scope, MetricScope::Tx | MetricScope::TxType(_) | MetricScope::DbTx(_));
         match (self.stat.latency(), tx) {
             (true, true) => &[LATENCY, TRANSACTIONS],
             (true, false) => &[LATENCY],
@@ -219,11 +219,11 @@ impl MetricDef {
     /// gives (reads and writes are merged, flushes and trims have no merged histograms kept).
     pub(crate) fn metric(
         self,
-        value: fn(&MetricDef, Trial<'_>) -> Option<f64>,
-        parts: fn(&Scope, OpKind, Trial<'_>) -> HistogramParts,
+        value: fn(&MetricDef, ComparedTrial<'_>) -> Option<f64>,
+        parts: fn(&MetricScope, MetricOp, ComparedTrial<'_>) -> HistogramParts,
     ) -> Metric {
-        let merges = matches!(self.scope, Scope::Total | Scope::Group(_) | Scope::DbTx(_))
-            && !matches!(self.op, OpKind::Flush | OpKind::Trim);
+        let merges = matches!(self.scope, MetricScope::Total | MetricScope::Group(_) | MetricScope::DbTx(_))
+            && !matches!(self.op, MetricOp::Flush | MetricOp::Trim);
         let merged = self.stat.quantile().filter(|_| merges).map(|quantile| {
             let (scope, kind) = (self.scope.clone(), self.op);
             Merged {
@@ -333,7 +333,7 @@ pub(crate) fn device_keys(runs: &[&[crate::db::DeviceView]]) -> Vec<String> {
 }
 
 /// Where a trial's devices are: the device list, and the seconds its counts cover (the measured window).
-pub(crate) type DeviceSource = fn(Trial<'_>) -> Option<(&[crate::db::DeviceView], f64)>;
+pub(crate) type DeviceSource = fn(ComparedTrial<'_>) -> Option<(&[crate::db::DeviceView], f64)>;
 
 /// The device a device key names among `devices`: the one device of that role, else the one of that name.
 fn device<'a>(devices: &'a [crate::db::DeviceView], key: &str) -> Option<&'a crate::db::DeviceView> {
@@ -345,19 +345,19 @@ fn device<'a>(devices: &'a [crate::db::DeviceView], key: &str) -> Option<&'a cra
 }
 
 /// A device's value of one (op kind, statistic), its bytes over `seconds` (the window the view covers).
-fn device_value(kind: OpKind, stat: Stat, d: &crate::db::DeviceView, seconds: f64) -> Option<f64> {
+fn device_value(kind: MetricOp, stat: Stat, d: &crate::db::DeviceView, seconds: f64) -> Option<f64> {
     let per_s = |bytes: u64| (seconds > 0.0).then(|| bytes as f64 / seconds / 1e6);
     let ns = |ms: Option<f64>| ms.map(|m| m * 1e6);
     match (kind, stat) {
-        (OpKind::Read, Stat::Iops) => Some(d.read_iops),
-        (OpKind::Read, Stat::MbS) => per_s(d.read_bytes),
-        (OpKind::Read, Stat::Mean) => ns(d.read_mean_ms),
-        (OpKind::Write, Stat::Iops) => Some(d.write_iops),
-        (OpKind::Write, Stat::MbS) => per_s(d.write_bytes),
-        (OpKind::Write, Stat::Mean) => ns(d.write_mean_ms),
-        (OpKind::Flush, Stat::Iops) => Some(d.flushes_per_s),
-        (OpKind::Flush, Stat::Mean) => ns(d.flush_mean_ms),
-        (OpKind::All, Stat::Busy) => Some(d.busy),
+        (MetricOp::Read, Stat::Iops) => Some(d.read_iops),
+        (MetricOp::Read, Stat::MbS) => per_s(d.read_bytes),
+        (MetricOp::Read, Stat::Mean) => ns(d.read_mean_ms),
+        (MetricOp::Write, Stat::Iops) => Some(d.write_iops),
+        (MetricOp::Write, Stat::MbS) => per_s(d.write_bytes),
+        (MetricOp::Write, Stat::Mean) => ns(d.write_mean_ms),
+        (MetricOp::Flush, Stat::Iops) => Some(d.flushes_per_s),
+        (MetricOp::Flush, Stat::Mean) => ns(d.flush_mean_ms),
+        (MetricOp::All, Stat::Busy) => Some(d.busy),
         _ => None,
     }
 }
@@ -367,11 +367,11 @@ fn device_value(kind: OpKind, stat: Stat, d: &crate::db::DeviceView, seconds: f6
 /// the busy share. A device's rates and busy share are the workload's doing as much as the device's (more
 /// new orders write more), so neither is judged; its time per request is.
 pub(crate) fn device_metrics(name: &str, device_key: &str, source: DeviceSource) -> Vec<Metric> {
-    let mut pairs: Vec<(OpKind, Stat)> = Vec::new();
-    for kind in [OpKind::Read, OpKind::Write] {
+    let mut pairs: Vec<(MetricOp, Stat)> = Vec::new();
+    for kind in [MetricOp::Read, MetricOp::Write] {
         pairs.extend([Stat::Iops, Stat::MbS, Stat::Mean].map(|s| (kind, s)));
     }
-    pairs.extend([(OpKind::Flush, Stat::Iops), (OpKind::Flush, Stat::Mean), (OpKind::All, Stat::Busy)]);
+    pairs.extend([(MetricOp::Flush, Stat::Iops), (MetricOp::Flush, Stat::Mean), (MetricOp::All, Stat::Busy)]);
     pairs
         .into_iter()
         .map(|(kind, stat)| {

@@ -64,7 +64,7 @@ pub use input::{CompareError, Side};
 pub use io::FIO_DEFINITION_NOTES;
 pub use metrics::MetricFilter;
 
-use crate::plugin::{Comparing, Document, Metric, Peers, Trial};
+use crate::plugin::{Comparing, Document, Metric, Peers, ComparedTrial};
 use document::same;
 
 /// Options of a comparison.
@@ -88,7 +88,7 @@ type HistCache = HashMap<String, Option<LatencyHistogram>>;
 
 /// The merged histogram of `trials` for `m`; `None` when a trial has no part of it, one does not decode, or
 /// the merged count disagrees with the op counts (then the caller falls back to the mean of the trials).
-fn merged_histogram(m: &crate::plugin::Merged, trials: &[Trial<'_>]) -> Option<LatencyHistogram> {
+fn merged_histogram(m: &crate::plugin::Merged, trials: &[ComparedTrial<'_>]) -> Option<LatencyHistogram> {
     let mut acc: Option<LatencyHistogram> = None;
     let mut ops = 0u64;
     for t in trials {
@@ -104,7 +104,7 @@ fn merged_histogram(m: &crate::plugin::Merged, trials: &[Trial<'_>]) -> Option<L
     acc.filter(|h| h.count() == ops && ops > 0)
 }
 
-fn side_value(m: &Metric, trials: &[Trial<'_>], cache: &mut HistCache) -> Option<SideValue> {
+fn side_value(m: &Metric, trials: &[ComparedTrial<'_>], cache: &mut HistCache) -> Option<SideValue> {
     let values: Vec<f64> = trials.iter().filter_map(|t| (m.value)(*t)).collect();
     if values.is_empty() {
         return None;
@@ -130,7 +130,7 @@ fn side_value(m: &Metric, trials: &[Trial<'_>], cache: &mut HistCache) -> Option
 fn compare_unit(
     rules: &dyn Comparing,
     params: Option<BTreeMap<String, String>>,
-    sides: &[Vec<Trial<'_>>],
+    sides: &[Vec<ComparedTrial<'_>>],
     opts: &CompareOptions,
 ) -> UnitComparison {
     let mut caches: Vec<HistCache> = sides.iter().map(|_| HistCache::new()).collect();
@@ -354,10 +354,10 @@ fn units(
                 continue;
             }
             seen.push(params);
-            let found: Vec<Option<&Vec<Trial<'_>>>> =
+            let found: Vec<Option<&Vec<ComparedTrial<'_>>>> =
                 per_side.iter().map(|pts| pts.iter().find(|(p, _)| p == params).map(|(_, t)| t)).collect();
             if found.iter().all(Option::is_some) {
-                let trials: Vec<Vec<Trial<'_>>> = found.into_iter().flatten().cloned().collect();
+                let trials: Vec<Vec<ComparedTrial<'_>>> = found.into_iter().flatten().cloned().collect();
                 units.push(compare_unit(rules, params.clone(), &trials, opts));
             } else if let Some(params) = params {
                 let present_in = found
@@ -377,7 +377,7 @@ fn units(
 }
 
 /// A point's params and its trials.
-type PointTrials<'a> = (Option<BTreeMap<String, String>>, Vec<Trial<'a>>);
+type PointTrials<'a> = (Option<BTreeMap<String, String>>, Vec<ComparedTrial<'a>>);
 
 /// A side's points: params -> trials, pooling points with the same params (across its documents too: the
 /// trials of runs, the points of several sweeps).

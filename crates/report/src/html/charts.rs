@@ -3,7 +3,7 @@
 //!
 //! Every chart has a title, axis labels with units and a legend. Series differ in colour **and** in line
 //! style (solid, dashed, dotted) **and** in marker shape, so they stay apart when printed in grey. Axes are
-//! one runtime-chosen type ([`Axis`]) so a chart can switch between linear and log scales without a generic
+//! one runtime-chosen type ([`ChartAxis`]) so a chart can switch between linear and log scales without a generic
 //! explosion: the axis owns its tick positions (1-2-5 per decade on log scales, the swept values on a sweep's
 //! x axis, percentiles on a latency-percentile axis) and formats its own labels in the chart's unit.
 //!
@@ -152,7 +152,7 @@ pub(crate) fn compact(v: f64) -> String {
 
 /// One axis: its range, scale, ticks and label format.
 #[derive(Clone, Debug)]
-pub(crate) struct Axis {
+pub(crate) struct ChartAxis {
     lo: f64,
     hi: f64,
     log: bool,
@@ -161,19 +161,19 @@ pub(crate) struct Axis {
     fmt: Fmt,
 }
 
-impl Axis {
+impl ChartAxis {
     /// A linear axis over the data `values`, from 0 when `from_zero` (counts, rates), with "nice" ticks.
-    pub(crate) fn linear(values: &[f64], from_zero: bool, fmt: Fmt) -> Axis {
-        Axis::linear_with(values, from_zero, 0.08, fmt)
+    pub(crate) fn linear(values: &[f64], from_zero: bool, fmt: Fmt) -> ChartAxis {
+        ChartAxis::linear_with(values, from_zero, 0.08, fmt)
     }
 
     /// A linear x axis over `values` (time): no headroom past the last point.
-    pub(crate) fn linear_x(values: &[f64], fmt: Fmt) -> Axis {
-        Axis::linear_with(values, true, 0.0, fmt)
+    pub(crate) fn linear_x(values: &[f64], fmt: Fmt) -> ChartAxis {
+        ChartAxis::linear_with(values, true, 0.0, fmt)
     }
 
     /// A linear axis with `headroom` (a fraction of the span) above the highest value.
-    fn linear_with(values: &[f64], from_zero: bool, headroom: f64, fmt: Fmt) -> Axis {
+    fn linear_with(values: &[f64], from_zero: bool, headroom: f64, fmt: Fmt) -> ChartAxis {
         let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
         let (mut lo, mut hi) = min_max(&finite).unwrap_or((0.0, 1.0));
         if from_zero {
@@ -188,12 +188,12 @@ impl Axis {
         let hi = ((hi + (hi - lo) * headroom) / step - 1e-9).ceil() * step;
         let major: Vec<f64> =
             (0..=200).map(|i| lo + step * i as f64).take_while(|v| *v <= hi + step * 1e-9).collect();
-        Axis { lo, hi, log: false, minor: major.clone(), major, fmt }
+        ChartAxis { lo, hi, log: false, minor: major.clone(), major, fmt }
     }
 
     /// A logarithmic axis over positive data `values`, widened to whole decades: ticks at 1, 2 and 5 per
     /// decade when it spans at most three decades, else at each power of ten.
-    pub(crate) fn log(values: &[f64], fmt: Fmt) -> Axis {
+    pub(crate) fn log(values: &[f64], fmt: Fmt) -> ChartAxis {
         let positive: Vec<f64> = values.iter().copied().filter(|v| v.is_finite() && *v > 0.0).collect();
         let (lo, hi) = min_max(&positive).unwrap_or((1.0, 10.0));
         let d_lo = lo.log10().floor() as i32;
@@ -217,28 +217,28 @@ impl Axis {
                 }
             }
         }
-        Axis { lo: 10f64.powi(d_lo), hi: 10f64.powi(d_hi), log: true, major, minor, fmt }
+        ChartAxis { lo: 10f64.powi(d_lo), hi: 10f64.powi(d_hi), log: true, major, minor, fmt }
     }
 
     /// Log if the positive `values` span at least a decade (`max / min >= 10`), else linear from zero.
-    pub(crate) fn auto(values: &[f64], fmt: Fmt) -> Axis {
+    pub(crate) fn auto(values: &[f64], fmt: Fmt) -> ChartAxis {
         if spans_decades(values) {
-            Axis::log(values, fmt)
+            ChartAxis::log(values, fmt)
         } else {
-            Axis::linear(values, true, fmt)
+            ChartAxis::linear(values, true, fmt)
         }
     }
 
     /// An x axis through given positions (a sweep's values): logarithmic when they are positive and span a
     /// factor of 8 or more (`qd 1..64:x2`, `bs 4k..1m:x2`), else linear; a grid line at every value, and
-    /// labels at the values that leave room for each other ([`Axis::spaced`]: `25%` and `30%` of a cache
+    /// labels at the values that leave room for each other ([`ChartAxis::spaced`]: `25%` and `30%` of a cache
     /// axis to 100% would overlap, so `30%` is left unlabelled).
-    pub(crate) fn through(values: &[f64], fmt: Fmt) -> Axis {
+    pub(crate) fn through(values: &[f64], fmt: Fmt) -> ChartAxis {
         let mut ticks: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
         ticks.sort_by(f64::total_cmp);
         ticks.dedup();
         let Some((lo, hi)) = min_max(&ticks) else {
-            return Axis::linear(&[], true, fmt);
+            return ChartAxis::linear(&[], true, fmt);
         };
         let log = lo > 0.0 && hi / lo >= 8.0;
         let (lo, hi) = if log {
@@ -249,7 +249,7 @@ impl Axis {
         } else {
             (lo - 1.0, hi + 1.0)
         };
-        let mut axis = Axis { lo, hi, log, minor: ticks.clone(), major: Vec::new(), fmt };
+        let mut axis = ChartAxis { lo, hi, log, minor: ticks.clone(), major: Vec::new(), fmt };
         axis.major = axis.spaced(&ticks);
         axis
     }
@@ -280,17 +280,17 @@ impl Axis {
 
     /// The x axis of a percentile curve: `1/(1-p)` on a log scale from 1 (0 %) to the next power of ten
     /// above `max_x`, ticks at 0, 90, 99, 99.9 ... %.
-    pub(crate) fn percentile(max_x: f64) -> Axis {
+    pub(crate) fn percentile(max_x: f64) -> ChartAxis {
         let d_hi = if max_x.is_finite() && max_x > 10.0 { max_x.log10().ceil() as i32 } else { 1 };
         let major: Vec<f64> = (0..=d_hi).map(|d| 10f64.powi(d)).collect();
-        Axis { lo: 1.0, hi: 10f64.powi(d_hi), log: true, minor: major.clone(), major, fmt: Fmt::Percentile }
+        ChartAxis { lo: 1.0, hi: 10f64.powi(d_hi), log: true, minor: major.clone(), major, fmt: Fmt::Percentile }
     }
 
     /// A categorical axis: one slot per name, centred on 0, 1, 2, ...
-    pub(crate) fn categories(names: Vec<String>) -> Axis {
+    pub(crate) fn categories(names: Vec<String>) -> ChartAxis {
         let n = names.len().max(1);
         let major: Vec<f64> = (0..names.len()).map(|i| i as f64).collect();
-        Axis {
+        ChartAxis {
             lo: -0.5,
             hi: n as f64 - 0.5,
             log: false,
@@ -311,7 +311,7 @@ impl Axis {
     }
 }
 
-impl Ranged for Axis {
+impl Ranged for ChartAxis {
     type FormatOption = NoDefaultFormatting;
     type ValueType = f64;
 
@@ -335,7 +335,7 @@ impl Ranged for Axis {
     }
 }
 
-impl ValueFormatter<f64> for Axis {
+impl ValueFormatter<f64> for ChartAxis {
     fn format_ext(&self, value: &f64) -> String {
         self.fmt.format(*value)
     }
@@ -403,7 +403,7 @@ pub(crate) struct Limit {
 
 /// An annotated point (the knee of a sweep).
 #[derive(Clone, Debug)]
-pub(crate) struct Mark {
+pub(crate) struct Annotation {
     /// Where.
     pub at: (f64, f64),
     /// Its label.
@@ -431,13 +431,13 @@ pub(crate) struct LineChart {
     /// y axis description, with its unit.
     pub y_desc: String,
     /// The x axis.
-    pub x: Axis,
+    pub x: ChartAxis,
     /// The y axis.
-    pub y: Axis,
+    pub y: ChartAxis,
     /// The lines.
     pub series: Vec<Series>,
     /// Annotated points.
-    pub marks: Vec<Mark>,
+    pub marks: Vec<Annotation>,
     /// Horizontal limit lines.
     pub limits: Vec<Limit>,
     /// Legend position.
@@ -488,8 +488,8 @@ fn dash(i: usize) -> Option<(u32, u32)> {
     }
 }
 
-/// The plot area of a chart: both axes are [`Axis`].
-type Plot<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Axis, Axis>>;
+/// The plot area of a chart: both axes are [`ChartAxis`].
+type Plot<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<ChartAxis, ChartAxis>>;
 
 /// A plotters error as the reason a chart was not drawn.
 fn failed<E: std::fmt::Display>(e: E) -> ChartError {
@@ -500,7 +500,7 @@ fn failed<E: std::fmt::Display>(e: E) -> ChartError {
 fn plot<'a, 'b>(
     root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
     title: &str,
-    (x, y): (Axis, Axis),
+    (x, y): (ChartAxis, ChartAxis),
     (x_desc, y_desc): (&str, &str),
 ) -> Result<Plot<'a, 'b>, ChartError> {
     let mut chart = ChartBuilder::on(root)
@@ -695,7 +695,7 @@ pub(crate) fn bar_svg(c: &BarChart, size: (u32, u32)) -> Result<String, ChartErr
         return Err("no data to draw".into());
     }
     let short: Vec<String> = c.names.iter().map(|s| truncate(s, (90 / n).max(8))).collect();
-    let axes = (Axis::categories(short), Axis::linear(&values, true, c.fmt.clone()));
+    let axes = (ChartAxis::categories(short), ChartAxis::linear(&values, true, c.fmt.clone()));
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
@@ -765,14 +765,14 @@ mod tests {
 
     #[test]
     fn axis_auto_latency_spanning_decades_is_log() {
-        assert!(Axis::auto(&[100_000.0, 5_000_000.0], Fmt::Nanos).is_log());
-        assert!(!Axis::auto(&[100_000.0, 500_000.0], Fmt::Nanos).is_log());
-        assert!(!Axis::auto(&[], Fmt::Nanos).is_log());
+        assert!(ChartAxis::auto(&[100_000.0, 5_000_000.0], Fmt::Nanos).is_log());
+        assert!(!ChartAxis::auto(&[100_000.0, 500_000.0], Fmt::Nanos).is_log());
+        assert!(!ChartAxis::auto(&[], Fmt::Nanos).is_log());
     }
 
     #[test]
     fn axis_log_ticks_are_1_2_5_per_decade() {
-        let a = Axis::log(&[150.0, 40_000.0], Fmt::Plain);
+        let a = ChartAxis::log(&[150.0, 40_000.0], Fmt::Plain);
         assert_eq!(a.range(), 100.0..100_000.0);
         assert_eq!(
             a.major,
@@ -782,16 +782,16 @@ mod tests {
 
     #[test]
     fn axis_through_doubling_values_is_log_with_ticks_at_values() {
-        let a = Axis::through(&[1.0, 2.0, 4.0, 8.0, 16.0], Fmt::Plain);
+        let a = ChartAxis::through(&[1.0, 2.0, 4.0, 8.0, 16.0], Fmt::Plain);
         assert!(a.is_log());
         assert_eq!(a.major, vec![1.0, 2.0, 4.0, 8.0, 16.0]);
-        assert!(!Axis::through(&[0.0, 25.0, 50.0, 100.0], Fmt::Percent).is_log());
+        assert!(!ChartAxis::through(&[0.0, 25.0, 50.0, 100.0], Fmt::Percent).is_log());
         // Issue 25, item 7: the README's cache sweep labelled 25% and 30% 23 px apart, on top of each other.
-        let cache = Axis::through(&[0.0, 25.0, 30.0, 50.0, 75.0, 100.0], Fmt::Percent);
+        let cache = ChartAxis::through(&[0.0, 25.0, 30.0, 50.0, 75.0, 100.0], Fmt::Percent);
         assert_eq!(cache.major, [0.0, 25.0, 50.0, 75.0, 100.0]);
         assert_eq!(cache.minor.len(), 6, "a grid line at every value");
         let many: Vec<f64> = (1..=40).map(f64::from).collect();
-        let a = Axis::through(&many, Fmt::Plain);
+        let a = ChartAxis::through(&many, Fmt::Plain);
         assert!(a.major.len() <= 20 && a.major[0] == 1.0, "{:?}", a.major);
     }
 
@@ -813,13 +813,13 @@ mod tests {
             title: "IOPS <&> test".into(),
             x_desc: "x".into(),
             y_desc: "y".into(),
-            x: Axis::linear(&[0.0, 10.0], true, Fmt::Plain),
-            y: Axis::log(&[1.0, 1000.0], Fmt::Nanos),
+            x: ChartAxis::linear(&[0.0, 10.0], true, Fmt::Plain),
+            y: ChartAxis::log(&[1.0, 1000.0], Fmt::Nanos),
             series: vec![
                 Series::new("a", vec![(0.0, 1.0), (5.0, 10.0), (10.0, 1000.0)]),
                 Series::new("b", vec![(0.0, 2.0), (5.0, -1.0), (10.0, f64::NAN)]),
             ],
-            marks: vec![Mark { at: (5.0, 10.0), label: "knee".into() }],
+            marks: vec![Annotation { at: (5.0, 10.0), label: "knee".into() }],
             limits: Vec::new(),
             legend: Legend::UpperLeft,
         };

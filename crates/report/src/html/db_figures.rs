@@ -4,7 +4,7 @@
 //! NOPM and new-order response times against users with the knee marked. The HTML page draws them and the
 //! Markdown report prints the same numbers as tables.
 
-use super::charts::{Axis, BarChart, BarSet, Fmt, Legend, LineChart, Mark, Series};
+use super::charts::{ChartAxis, BarChart, BarSet, Fmt, Legend, LineChart, Annotation, Series};
 use super::figures::{curve_from_histogram, curve_from_summary, one_bar_each, percentile_chart};
 use crate::db::{DbBuild, DbEngine, DbResult, TxResult};
 use crate::db_copy::CopyResult;
@@ -168,20 +168,20 @@ pub(crate) fn db_sweep_charts(label: &str, s: &DbSweepResult) -> Vec<LineChart> 
         .collect();
     let knee = s.knee.as_ref().and_then(|k| k.point).and_then(|i| s.points.get(i));
     let mark =
-        |y: f64| knee.map(|p| Mark { at: (p.users as f64, y), label: format!("knee: {} users", p.users) });
-    let x = Axis::through(&xs, Fmt::Plain);
+        |y: f64| knee.map(|p| Annotation { at: (p.users as f64, y), label: format!("knee: {} users", p.users) });
+    let x = ChartAxis::through(&xs, Fmt::Plain);
     let x_desc = format!("users{}", if x.is_log() { " (log scale)" } else { "" });
     let ys = |series: &[Series]| -> Vec<f64> {
         series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect()
     };
-    let lat_axis = Axis::auto(&ys(&lat), Fmt::Nanos);
+    let lat_axis = ChartAxis::auto(&ys(&lat), Fmt::Nanos);
     vec![
         LineChart {
             title: format!("NOPM and TPM against users: {label}"),
             x_desc: x_desc.clone(),
             y_desc: "per minute".into(),
             x: x.clone(),
-            y: Axis::linear(&ys(&rates), true, Fmt::Count),
+            y: ChartAxis::linear(&ys(&rates), true, Fmt::Count),
             marks: mark(knee.map_or(0.0, |p| p.result.run.nopm)).into_iter().collect(),
             series: rates,
             limits: Vec::new(),

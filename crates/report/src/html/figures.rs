@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use iolab_stats::{LatSummary, LatencyHistogram};
 
-use super::charts::{Axis, BarChart, BarSet, Fmt, Legend, Limit, LineChart, Mark, Series};
+use super::charts::{ChartAxis, BarChart, BarSet, Fmt, Legend, Limit, LineChart, Annotation, Series};
 use crate::format::format_duration_ns;
 use crate::model::{GroupResult, OpSummary};
 use crate::sweep::{MetricSummary, PointSummary, SweepPoint, SweepResult};
@@ -117,8 +117,8 @@ pub(crate) fn percentile_chart(title: String, series: Vec<Series>) -> LineChart 
             "response time{}",
             if super::charts::spans_decades(&ys) { " (log scale)" } else { "" }
         ),
-        x: Axis::percentile(max_x),
-        y: Axis::auto(&ys, Fmt::Nanos),
+        x: ChartAxis::percentile(max_x),
+        y: ChartAxis::auto(&ys, Fmt::Nanos),
         series,
         marks: Vec::new(),
         limits: Vec::new(),
@@ -166,8 +166,8 @@ pub(crate) fn timeseries_charts(label: &str, r: &RunResult) -> Vec<LineChart> {
             title: format!("IOPS per interval: {label}"),
             x_desc: x_desc.clone(),
             y_desc: "IOPS (ops/s)".into(),
-            x: Axis::linear_x(&t, Fmt::Seconds),
-            y: Axis::linear(&iops_y, true, Fmt::Count),
+            x: ChartAxis::linear_x(&t, Fmt::Seconds),
+            y: ChartAxis::linear(&iops_y, true, Fmt::Count),
             series: iops,
             marks: Vec::new(),
             limits: Vec::new(),
@@ -177,8 +177,8 @@ pub(crate) fn timeseries_charts(label: &str, r: &RunResult) -> Vec<LineChart> {
             title: format!("Response time per interval: {label}"),
             x_desc,
             y_desc: format!("response time{}", if log { " (log scale)" } else { "" }),
-            x: Axis::linear_x(&t, Fmt::Seconds),
-            y: Axis::auto(&lat_y, Fmt::Nanos),
+            x: ChartAxis::linear_x(&t, Fmt::Seconds),
+            y: ChartAxis::auto(&lat_y, Fmt::Nanos),
             series: lat,
             marks: Vec::new(),
             limits: Vec::new(),
@@ -203,8 +203,8 @@ pub(crate) fn backlog_chart(label: &str, r: &RunResult) -> Option<LineChart> {
         title: format!("Transactions dispatched and not completed: {label}"),
         x_desc: "time since measurement start (s)".into(),
         y_desc: "transactions".into(),
-        x: Axis::linear_x(&t, Fmt::Seconds),
-        y: Axis::linear(&y_extent(&series, &limits), true, Fmt::Count),
+        x: ChartAxis::linear_x(&t, Fmt::Seconds),
+        y: ChartAxis::linear(&y_extent(&series, &limits), true, Fmt::Count),
         series,
         marks: Vec::new(),
         limits,
@@ -338,7 +338,7 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
     }
     let (desc, fmt) = axis_desc(key, &values);
     let xs: Vec<f64> = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
-    let x = if numeric { Axis::through(&xs, fmt) } else { Axis::categories(values.clone()) };
+    let x = if numeric { ChartAxis::through(&xs, fmt) } else { ChartAxis::categories(values.clone()) };
     let mb = key == "bs";
     let thr_metric: Metric = if mb { |s| Some(&s.mb_s) } else { |s| Some(&s.iops) };
     let thr_series: Vec<Series> = lines
@@ -352,7 +352,7 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
     }
     let (thr_marks, lat_marks) = knee_marks(sweeps, &lines, key, mb);
     let limits = p99_limits(sweeps, key);
-    let lat_axis = Axis::auto(&y_extent(&lat_series, &limits), Fmt::Nanos);
+    let lat_axis = ChartAxis::auto(&y_extent(&lat_series, &limits), Fmt::Nanos);
     let x_desc = format!("{desc}{}", log_note(&x));
     let read_lat_chart = read_latency_chart(&lines, key, &x, &x_desc);
     let mut charts = vec![
@@ -361,7 +361,7 @@ pub(crate) fn sweep_charts(sweeps: &[SweepRef<'_>], key: &str) -> Vec<LineChart>
             x_desc: x_desc.clone(),
             y_desc: if mb { "throughput (MB/s, 10^6 bytes/s)".into() } else { "IOPS (ops/s)".into() },
             x: x.clone(),
-            y: Axis::linear(&y_extent(&thr_series, &[]), true, if mb { Fmt::Plain } else { Fmt::Count }),
+            y: ChartAxis::linear(&y_extent(&thr_series, &[]), true, if mb { Fmt::Plain } else { Fmt::Count }),
             series: thr_series,
             marks: thr_marks,
             limits: Vec::new(),
@@ -427,7 +427,7 @@ fn p99_limits(sweeps: &[SweepRef<'_>], key: &str) -> Vec<Limit> {
 }
 
 /// ` (log scale)` after an axis description when the axis is logarithmic.
-fn log_note(a: &Axis) -> &'static str {
+fn log_note(a: &ChartAxis) -> &'static str {
     if a.is_log() {
         " (log scale)"
     } else {
@@ -446,7 +446,7 @@ fn series_name(l: &Line<'_>, what: &str) -> String {
 }
 
 /// The knee of each line of the load axis, marked on the throughput and the latency charts.
-fn knee_marks(sweeps: &[SweepRef<'_>], lines: &[Line<'_>], key: &str, mb: bool) -> (Vec<Mark>, Vec<Mark>) {
+fn knee_marks(sweeps: &[SweepRef<'_>], lines: &[Line<'_>], key: &str, mb: bool) -> (Vec<Annotation>, Vec<Annotation>) {
     let mut thr_marks = Vec::new();
     let mut lat_marks = Vec::new();
     for s in sweeps {
@@ -463,12 +463,12 @@ fn knee_marks(sweeps: &[SweepRef<'_>], lines: &[Line<'_>], key: &str, mb: bool) 
                 continue;
             };
             let label = format!("knee ({key}={})", m.value.clone().unwrap_or_default());
-            thr_marks.push(Mark {
+            thr_marks.push(Annotation {
                 at: (xv, if mb { pt.summary.mb_s.mean } else { pt.summary.iops.mean }),
                 label: label.clone(),
             });
             if let Some(p99) = &pt.summary.lat_p99_ns {
-                lat_marks.push(Mark { at: (xv, p99.mean), label });
+                lat_marks.push(Annotation { at: (xv, p99.mean), label });
             }
         }
     }
@@ -477,7 +477,7 @@ fn knee_marks(sweeps: &[SweepRef<'_>], lines: &[Line<'_>], key: &str, mb: bool) 
 
 /// Along the cache size, the seeds' cache tables (FabricCache) put read latency beside IOPS: reads are what a
 /// cache serves, so their mean falls as it grows while writes may not change. `None` along other fields.
-fn read_latency_chart(lines: &[Line<'_>], key: &str, x: &Axis, x_desc: &str) -> Option<LineChart> {
+fn read_latency_chart(lines: &[Line<'_>], key: &str, x: &ChartAxis, x_desc: &str) -> Option<LineChart> {
     let read_lat_series: Vec<Series> = if key == "cache" {
         lines
             .iter()
@@ -497,7 +497,7 @@ fn read_latency_chart(lines: &[Line<'_>], key: &str, x: &Axis, x_desc: &str) -> 
     };
     (!read_lat_series.is_empty()).then(|| {
         let y: Vec<f64> = read_lat_series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
-        let y_axis = Axis::auto(&y, Fmt::Nanos);
+        let y_axis = ChartAxis::auto(&y, Fmt::Nanos);
         LineChart {
             title: format!("Read latency against {}", short_desc(key)),
             x_desc: x_desc.to_string(),
@@ -635,7 +635,7 @@ pub(crate) fn mrc_chart(label: &str, m: &crate::mrc::MrcResult) -> LineChart {
     let marks = m
         .recommendation
         .iter()
-        .map(|r| Mark {
+        .map(|r| Annotation {
             at: (r.point.size().max(1) as f64, 100.0 * r.point.miss_ratio),
             label: "recommended".into(),
         })
@@ -644,8 +644,8 @@ pub(crate) fn mrc_chart(label: &str, m: &crate::mrc::MrcResult) -> LineChart {
         title: format!("Miss ratio against cache size: {label}"),
         x_desc: format!("cache size ({}, log scale)", if bytes { "bytes" } else { "objects" }),
         y_desc: "miss ratio".into(),
-        x: Axis::log(&xs, if bytes { Fmt::Bytes } else { Fmt::Count }),
-        y: Axis::linear(&[0.0, 100.0], true, Fmt::Percent),
+        x: ChartAxis::log(&xs, if bytes { Fmt::Bytes } else { Fmt::Count }),
+        y: ChartAxis::linear(&[0.0, 100.0], true, Fmt::Percent),
         series,
         marks,
         limits: Vec::new(),
@@ -681,8 +681,8 @@ pub(crate) fn find_max_chart(label: &str, f: &crate::find_max::FindMaxResult) ->
         title: format!("Find-max steps: {label}"),
         x_desc: f.variable.clone(),
         y_desc: "worst latency check, % of its limit".into(),
-        x: Axis::linear_x(&xs, Fmt::Count),
-        y: Axis::linear(&ys, true, Fmt::Percent),
+        x: ChartAxis::linear_x(&xs, Fmt::Count),
+        y: ChartAxis::linear(&ys, true, Fmt::Percent),
         series,
         marks: Vec::new(),
         limits: vec![Limit { y: 100.0, label: "limit".into() }],

@@ -8,9 +8,9 @@ use crate::export::{json::pretty, markdown, text};
 use crate::plugin::{parse_as, Document, Kind};
 
 /// The kind of comparisons.
-pub struct Compare;
+pub struct CompareKind;
 
-impl Kind for Compare {
+impl Kind for CompareKind {
     fn schema(&self) -> &'static str {
         COMPARE_SCHEMA
     }
@@ -24,7 +24,7 @@ impl Kind for Compare {
 
 impl Document for Comparison {
     fn kind(&self) -> &'static dyn Kind {
-        &Compare
+        &CompareKind
     }
     fn text(&self) -> String {
         text::compare::compare(self)

@@ -13,9 +13,9 @@ use crate::plugin::{
 };
 
 /// The kind of tpcc runs.
-pub struct Db;
+pub struct TpccKind;
 
-impl Kind for Db {
+impl Kind for TpccKind {
     fn schema(&self) -> &'static str {
         DB_SCHEMA
     }
@@ -55,7 +55,7 @@ pub(crate) fn started_at(h: &DbHeader) -> String {
 
 impl Document for DbResult {
     fn kind(&self) -> &'static dyn Kind {
-        &Db
+        &TpccKind
     }
     fn text(&self) -> String {
         text::db::db(self)

@@ -14,14 +14,14 @@ use crate::export::{json::pretty, text};
 use crate::html::{db_page, markdown};
 use crate::plugin::catalog::{f64_at, push_unique};
 use crate::plugin::{
-    parse_as, Better, Column, Comparing, Document, EntryKind, Kind, Metric, Page, Part, Peers, Point,
-    ReportDoc, Stage, Trial, Unit,
+    parse_as, Better, Column, Comparing, Document, EntryKind, Kind, Metric, Page, Part, Peers, ComparedPoint,
+    ReportDoc, Stage, ComparedTrial, Unit,
 };
 
 /// The kind of database copies.
-pub struct DbCopy;
+pub struct CopyKind;
 
-impl Kind for DbCopy {
+impl Kind for CopyKind {
     fn schema(&self) -> &'static str {
         DB_COPY_SCHEMA
     }
@@ -58,13 +58,13 @@ impl Kind for DbCopy {
         Some(super::columns::DATABASE_RUN_WITHOUT_CSV)
     }
     fn compare(&self) -> Option<&'static dyn Comparing> {
-        Some(&DbCopy)
+        Some(&CopyKind)
     }
 }
 
 impl Document for CopyResult {
     fn kind(&self) -> &'static dyn Kind {
-        &DbCopy
+        &CopyKind
     }
     fn text(&self) -> String {
         text::db_copy::copy(self)
@@ -92,7 +92,7 @@ fn section_md(p: &mut Page, d: &ReportDoc) {
     }
 }
 
-impl Comparing for DbCopy {
+impl Comparing for CopyKind {
     fn name(&self) -> &'static str {
         "db_copy"
     }
@@ -108,8 +108,8 @@ impl Comparing for DbCopy {
     fn metric_names(&self) -> &'static [(&'static str, &'static str)] {
         &[("copy_time", "copy_time")]
     }
-    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<Point<'a>> {
-        vec![Point { params: None, trials: vec![Trial::document(doc)] }]
+    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<ComparedPoint<'a>> {
+        vec![ComparedPoint { params: None, trials: vec![ComparedTrial::document(doc)] }]
     }
     fn side(
         &self,
@@ -126,9 +126,9 @@ impl Comparing for DbCopy {
     }
     /// The time and the rate, then the source's devices and the destination's, each matched by role as a
     /// tpcc run's are.
-    fn metrics(&self, trials: &[Vec<Trial<'_>>]) -> Vec<Metric> {
+    fn metrics(&self, trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
         let copies: Vec<&CopyResult> = trials.iter().flatten().filter_map(|t| t.get::<CopyResult>()).collect();
-        let of = |t: Trial<'_>| t.get::<CopyResult>().map(|r| (r.copy.seconds, r.copy.mb_per_s));
+        let of = |t: ComparedTrial<'_>| t.get::<CopyResult>().map(|r| (r.copy.seconds, r.copy.mb_per_s));
         let mut metrics = vec![
             Metric::new("copy_time", "copy time", "database", (Unit::Ns, Better::Lower), move |t| {
                 of(t).map(|c| c.0 * 1e9)
@@ -160,10 +160,10 @@ fn on(r: &CopyResult) -> EngineOn<'_> {
     (r.engine.name.as_str(), r.source_devices.iter().chain(&r.destination_devices).collect())
 }
 
-fn source_devices(trial: Trial<'_>) -> Option<(&[DeviceView], f64)> {
+fn source_devices(trial: ComparedTrial<'_>) -> Option<(&[DeviceView], f64)> {
     trial.get::<CopyResult>().map(|r| (r.source_devices.as_slice(), r.copy.seconds))
 }
 
-fn destination_devices(trial: Trial<'_>) -> Option<(&[DeviceView], f64)> {
+fn destination_devices(trial: ComparedTrial<'_>) -> Option<(&[DeviceView], f64)> {
     trial.get::<CopyResult>().map(|r| (r.destination_devices.as_slice(), r.copy.seconds))
 }

@@ -13,9 +13,9 @@ use crate::plugin::catalog::f64_at;
 use crate::plugin::{parse_as, Column, Comparing, Document, EntryKind, Kind, Page, Part, ReportDoc, Stage};
 
 /// The kind of tpcc sweeps over users.
-pub struct DbSweep;
+pub struct TpccSweepKind;
 
-impl Kind for DbSweep {
+impl Kind for TpccSweepKind {
     fn schema(&self) -> &'static str {
         DB_SWEEP_SCHEMA
     }
@@ -60,7 +60,7 @@ impl Kind for DbSweep {
 
 impl Document for DbSweepResult {
     fn kind(&self) -> &'static dyn Kind {
-        &DbSweep
+        &TpccSweepKind
     }
     fn text(&self) -> String {
         text::db_sweep::db_sweep(self)

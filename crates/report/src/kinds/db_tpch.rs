@@ -14,14 +14,14 @@ use crate::export::{json::pretty, text};
 use crate::html::{db_page, markdown};
 use crate::plugin::catalog::f64_at;
 use crate::plugin::{
-    parse_as, Better, Column, Comparing, Document, EntryKind, Kind, Metric, Page, Part, Peers, Point,
-    ReportDoc, Stage, Trial, Unit,
+    parse_as, Better, Column, Comparing, Document, EntryKind, Kind, Metric, Page, Part, Peers, ComparedPoint,
+    ReportDoc, Stage, ComparedTrial, Unit,
 };
 
 /// The kind of tpch query sets.
-pub struct DbTpch;
+pub struct TpchKind;
 
-impl Kind for DbTpch {
+impl Kind for TpchKind {
     fn schema(&self) -> &'static str {
         DB_TPCH_SCHEMA
     }
@@ -52,13 +52,13 @@ impl Kind for DbTpch {
         Some(super::columns::DATABASE_RUN_WITHOUT_CSV)
     }
     fn compare(&self) -> Option<&'static dyn Comparing> {
-        Some(&DbTpch)
+        Some(&TpchKind)
     }
 }
 
 impl Document for TpchResult {
     fn kind(&self) -> &'static dyn Kind {
-        &DbTpch
+        &TpchKind
     }
     fn text(&self) -> String {
         text::db_tpch::tpch(self)
@@ -86,7 +86,7 @@ fn section_md(p: &mut Page, d: &ReportDoc) {
     }
 }
 
-impl Comparing for DbTpch {
+impl Comparing for TpchKind {
     fn name(&self) -> &'static str {
         "db_tpch"
     }
@@ -102,8 +102,8 @@ impl Comparing for DbTpch {
     fn metric_names(&self) -> &'static [(&'static str, &'static str)] {
         &[("time", "time"), ("query_total", "query_total"), ("query_geomean", "query_geomean")]
     }
-    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<Point<'a>> {
-        vec![Point { params: None, trials: vec![Trial::document(doc)] }]
+    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<ComparedPoint<'a>> {
+        vec![ComparedPoint { params: None, trials: vec![ComparedTrial::document(doc)] }]
     }
     fn side(
         &self,
@@ -129,11 +129,11 @@ impl Comparing for DbTpch {
     }
     /// The total and the geometric mean of the query times, each query's time (in the first set's order; a
     /// query not every side ran drops out where the values are gathered), and the devices over the set.
-    fn metrics(&self, trials: &[Vec<Trial<'_>>]) -> Vec<Metric> {
+    fn metrics(&self, trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
         let sets: Vec<&TpchResult> = trials.iter().flatten().filter_map(|t| t.get::<TpchResult>()).collect();
         let time = (Unit::Ns, Better::Lower);
-        let total = |t: Trial<'_>| t.get::<TpchResult>().map(|r| r.power.total_s * 1e9);
-        let geomean = |t: Trial<'_>| t.get::<TpchResult>().map(|r| r.power.geomean_s * 1e9);
+        let total = |t: ComparedTrial<'_>| t.get::<TpchResult>().map(|r| r.power.total_s * 1e9);
+        let geomean = |t: ComparedTrial<'_>| t.get::<TpchResult>().map(|r| r.power.geomean_s * 1e9);
         let mut metrics = vec![
             Metric::new("query_total", "total query time", "database", time, total).with_ratio(),
             Metric::new("query_geomean", "geometric mean of query times", "database", time, geomean).with_ratio(),
@@ -145,7 +145,7 @@ impl Comparing for DbTpch {
             }
         }
         for n in numbers {
-            let query = move |t: Trial<'_>| {
+            let query = move |t: ComparedTrial<'_>| {
                 let r = t.get::<TpchResult>()?;
                 r.queries.iter().find(|q| q.number == n).map(|q| q.seconds * 1e9)
             };
@@ -165,6 +165,6 @@ fn on(r: &TpchResult) -> EngineOn<'_> {
 }
 
 /// Where a query set's devices are, and the time they cover.
-fn devices(trial: Trial<'_>) -> Option<(&[DeviceView], f64)> {
+fn devices(trial: ComparedTrial<'_>) -> Option<(&[DeviceView], f64)> {
     trial.get::<TpchResult>().map(|r| (r.devices.as_slice(), r.power.measured_s))
 }

@@ -21,8 +21,8 @@ use crate::html::parts::{card, numbers_table, Grid};
 use crate::html::{db_figures, escape_html as esc};
 use crate::plugin::catalog::f64_at;
 use crate::plugin::{
-    parse_as, Better, Column, Comparing, Document, EntryKind, Kind, Metric, Page, Part, Peers, Point,
-    ReportDoc, Shown, Stage, Trial, Unit,
+    parse_as, Better, Column, Comparing, Document, EntryKind, Kind, Metric, Page, Part, Peers, ComparedPoint,
+    ReportDoc, WhenShown, Stage, ComparedTrial, Unit,
 };
 
 /// The `schema` value of a YCSB run document.
@@ -102,18 +102,18 @@ impl YcsbRun {
 const OPERATIONS: [&str; 5] = ["read", "update", "insert", "scan", "read_modify_write"];
 
 /// The kind of YCSB runs.
-pub struct DbYcsb;
+pub struct YcsbKind;
 
 /// The `iolab runs` column of a YCSB run's throughput.
 const OPS: Column = Column {
     header: "ops/s",
     place: 25,
-    shown: Shown::WhenAny,
+    shown: WhenShown::WhenAny,
     figures: &["ops_per_s"],
     cell: |c| c.figure("ops_per_s").map_or("-".into(), |v| format_rate(v, 0)),
 };
 
-impl Kind for DbYcsb {
+impl Kind for YcsbKind {
     fn schema(&self) -> &'static str {
         DB_YCSB_SCHEMA
     }
@@ -148,13 +148,13 @@ impl Kind for DbYcsb {
         Some(DATABASE_RUN_WITHOUT_CSV)
     }
     fn compare(&self) -> Option<&'static dyn Comparing> {
-        Some(&DbYcsb)
+        Some(&YcsbKind)
     }
 }
 
 impl Document for YcsbResult {
     fn kind(&self) -> &'static dyn Kind {
-        &DbYcsb
+        &YcsbKind
     }
     fn text(&self) -> String {
         text(self)
@@ -257,7 +257,7 @@ fn section_md(p: &mut Page, d: &ReportDoc) {
     }
 }
 
-impl Comparing for DbYcsb {
+impl Comparing for YcsbKind {
     fn name(&self) -> &'static str {
         "db_ycsb"
     }
@@ -273,22 +273,22 @@ impl Comparing for DbYcsb {
     fn metric_names(&self) -> &'static [(&'static str, &'static str)] {
         &[("ops_per_s", "ops_per_s"), ("ops", "ops_per_s")]
     }
-    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<Point<'a>> {
-        vec![Point { params: None, trials: vec![Trial::document(doc)] }]
+    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<ComparedPoint<'a>> {
+        vec![ComparedPoint { params: None, trials: vec![ComparedTrial::document(doc)] }]
     }
     fn side(&self, docs: &[&dyn Document], _: &str, _: &str, _: &mut Vec<String>) -> (Vec<String>, Vec<u64>) {
         let runs = docs.iter().filter_map(|d| d.as_any().downcast_ref::<YcsbResult>());
         (Vec::new(), runs.map(|r| r.header.seed).collect())
     }
     /// Throughput, each operation's p99 (of the operations the runs did), then the devices.
-    fn metrics(&self, trials: &[Vec<Trial<'_>>]) -> Vec<Metric> {
+    fn metrics(&self, trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
         let runs: Vec<&YcsbResult> = trials.iter().flatten().filter_map(|t| t.get::<YcsbResult>()).collect();
         let mut metrics = vec![Metric::new("ops_per_s", "ops/s", "database", (Unit::Iops, Better::Higher), |t| {
             t.get::<YcsbResult>().map(|r| r.run.ops_per_s)
         })];
         for op in OPERATIONS {
             if runs.iter().any(|r| r.run.operation(op).is_some_and(|t| t.latency_ns.is_some())) {
-                let p99 = move |t: Trial<'_>| {
+                let p99 = move |t: ComparedTrial<'_>| {
                     let r = t.get::<YcsbResult>()?;
                     r.run.operation(op)?.latency_ns.as_ref().map(|l| l.p99 as f64)
                 };
@@ -304,6 +304,6 @@ impl Comparing for DbYcsb {
     }
 }
 
-fn devices(trial: Trial<'_>) -> Option<(&[DeviceView], f64)> {
+fn devices(trial: ComparedTrial<'_>) -> Option<(&[DeviceView], f64)> {
     trial.get::<YcsbResult>().map(|r| (r.devices.as_slice(), r.run.measured_s))
 }

@@ -12,9 +12,9 @@ use crate::plugin::catalog::{f64_at, push_unique, str_at};
 use crate::plugin::{parse_as, Column, Document, EntryKind, Kind, Page, Part, ReportDoc, Stage};
 
 /// The kind of find-max searches.
-pub struct FindMax;
+pub struct FindMaxKind;
 
-impl Kind for FindMax {
+impl Kind for FindMaxKind {
     fn schema(&self) -> &'static str {
         FIND_MAX_SCHEMA
     }
@@ -53,7 +53,7 @@ impl Kind for FindMax {
 
 impl Document for FindMaxResult {
     fn kind(&self) -> &'static dyn Kind {
-        &FindMax
+        &FindMaxKind
     }
     fn text(&self) -> String {
         text::find_max::find_max(self)

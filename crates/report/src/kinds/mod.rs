@@ -33,18 +33,18 @@ macro_rules! kinds {
 }
 
 kinds! {
-    run::Run,
-    sweep::Sweep,
-    compare::Compare,
-    find_max::FindMax,
-    mrc::Mrc,
-    db::Db,
-    db_sweep::DbSweep,
-    db_tpch::DbTpch,
-    db_copy::DbCopy,
-    db_ycsb::DbYcsb,
+    run::RunKind,
+    sweep::SweepKind,
+    compare::CompareKind,
+    find_max::FindMaxKind,
+    mrc::MrcKind,
+    db::TpccKind,
+    db_sweep::TpccSweepKind,
+    db_tpch::TpchKind,
+    db_copy::CopyKind,
+    db_ycsb::YcsbKind,
     #[cfg(test)]
-    toy::Toy,
+    toy::ToyKind,
 }
 
 /// Why a JSON document is not one this iolab reads.

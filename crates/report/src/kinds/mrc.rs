@@ -9,9 +9,9 @@ use crate::mrc::{MrcResult, MRC_SCHEMA};
 use crate::plugin::{parse_as, Document, Kind, Page, Part, ReportDoc, Stage};
 
 /// The kind of miss-ratio curves.
-pub struct Mrc;
+pub struct MrcKind;
 
-impl Kind for Mrc {
+impl Kind for MrcKind {
     fn schema(&self) -> &'static str {
         MRC_SCHEMA
     }
@@ -31,7 +31,7 @@ impl Kind for Mrc {
 
 impl Document for MrcResult {
     fn kind(&self) -> &'static dyn Kind {
-        &Mrc
+        &MrcKind
     }
     fn text(&self) -> String {
         text::mrc::mrc(self)

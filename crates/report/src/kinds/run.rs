@@ -15,7 +15,7 @@ use crate::plugin::{
 use crate::{RunResult, SCHEMA};
 
 /// The kind of runs.
-pub struct Run;
+pub struct RunKind;
 
 /// A run as the catalog keeps it.
 pub const RUN_ENTRY: EntryKind = EntryKind { stored: "run", typed: &["run"], what: "runs" };
@@ -24,7 +24,7 @@ pub const RUN_ENTRY: EntryKind = EntryKind { stored: "run", typed: &["run"], wha
 /// performance.
 pub const VERIFY: EntryKind = EntryKind { stored: "verify", typed: &["verify"], what: "`iolab verify` checks" };
 
-impl Kind for Run {
+impl Kind for RunKind {
     fn schema(&self) -> &'static str {
         SCHEMA
     }
@@ -57,7 +57,7 @@ impl Kind for Run {
 
 impl Document for RunResult {
     fn kind(&self) -> &'static dyn Kind {
-        &Run
+        &RunKind
     }
     fn text(&self) -> String {
         text::run::run(self)

@@ -14,9 +14,9 @@ use crate::plugin::{
 use crate::sweep::{SweepResult, SWEEP_SCHEMA};
 
 /// The kind of sweeps.
-pub struct Sweep;
+pub struct SweepKind;
 
-impl Kind for Sweep {
+impl Kind for SweepKind {
     fn schema(&self) -> &'static str {
         SWEEP_SCHEMA
     }
@@ -71,7 +71,7 @@ impl Kind for Sweep {
 
 impl Document for SweepResult {
     fn kind(&self) -> &'static dyn Kind {
-        &Sweep
+        &SweepKind
     }
     fn text(&self) -> String {
         text::sweep::sweep(self)

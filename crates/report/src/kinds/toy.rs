@@ -11,8 +11,8 @@ use crate::export::json::pretty;
 use crate::html::escape_html;
 use crate::plugin::catalog::f64_at;
 use crate::plugin::{
-    parse_as, Better, Column, Comparing, Document, EntryKind, Kind, Metric, Page, Part, Peers, Point,
-    ReportDoc, Shown, Stage, Trial, Unit,
+    parse_as, Better, Column, Comparing, Document, EntryKind, Kind, Metric, Page, Part, Peers, ComparedPoint,
+    ReportDoc, WhenShown, Stage, ComparedTrial, Unit,
 };
 
 /// The schema of a toy document.
@@ -32,18 +32,18 @@ pub struct ToyResult {
 }
 
 /// The kind of toy documents.
-pub struct Toy;
+pub struct ToyKind;
 
 /// The `iolab runs` column of its throughput, between MB/s and NOPM.
 const OPS: Column = Column {
     header: "ops/s",
     place: 25,
-    shown: Shown::WhenAny,
+    shown: WhenShown::WhenAny,
     figures: &["ops_per_s"],
     cell: |c| c.figure("ops_per_s").map_or("-".into(), |v| format!("{v:.0}")),
 };
 
-impl Kind for Toy {
+impl Kind for ToyKind {
     fn schema(&self) -> &'static str {
         TOY_SCHEMA
     }
@@ -70,13 +70,13 @@ impl Kind for Toy {
         &[Part::Each(Stage::DatabaseEach, section_md)]
     }
     fn compare(&self) -> Option<&'static dyn Comparing> {
-        Some(&Toy)
+        Some(&ToyKind)
     }
 }
 
 impl Document for ToyResult {
     fn kind(&self) -> &'static dyn Kind {
-        &Toy
+        &ToyKind
     }
     fn text(&self) -> String {
         format!("toy: {:.0} ops/s, read p99 {:.0} ns\n", self.ops_per_s, self.read_p99_ns)
@@ -100,7 +100,7 @@ fn section_md(p: &mut Page, d: &ReportDoc) {
     p.out.push_str(&format!("### Toy: {}\n\n{}\n", d.label, d.body.text()));
 }
 
-impl Comparing for Toy {
+impl Comparing for ToyKind {
     fn name(&self) -> &'static str {
         "toy"
     }
@@ -116,14 +116,14 @@ impl Comparing for Toy {
     fn metric_names(&self) -> &'static [(&'static str, &'static str)] {
         &[("ops_per_s", "ops_per_s"), ("ops", "ops_per_s")]
     }
-    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<Point<'a>> {
-        vec![Point { params: None, trials: vec![Trial::document(doc)] }]
+    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<ComparedPoint<'a>> {
+        vec![ComparedPoint { params: None, trials: vec![ComparedTrial::document(doc)] }]
     }
     fn side(&self, docs: &[&dyn Document], _: &str, _: &str, _: &mut Vec<String>) -> (Vec<String>, Vec<u64>) {
         (Vec::new(), vec![0; docs.len()])
     }
-    fn metrics(&self, _trials: &[Vec<Trial<'_>>]) -> Vec<Metric> {
-        let of = |t: Trial<'_>| t.get::<ToyResult>().cloned();
+    fn metrics(&self, _trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
+        let of = |t: ComparedTrial<'_>| t.get::<ToyResult>().cloned();
         vec![
             Metric::new("ops_per_s", "ops/s", "total", (Unit::Iops, Better::Higher), move |t| {
                 of(t).map(|r| r.ops_per_s)

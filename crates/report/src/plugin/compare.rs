@@ -44,19 +44,19 @@ pub enum Unit {
 }
 
 /// One trial as a metric reads it: a document, or a part of one (a sweep point's run, the headline numbers a
-/// point keeps of each of its trials), read as its own type with [`Trial::get`].
+/// point keeps of each of its trials), read as its own type with [`ComparedTrial::get`].
 #[derive(Clone, Copy)]
-pub struct Trial<'a>(&'a dyn Any);
+pub struct ComparedTrial<'a>(&'a dyn Any);
 
-impl<'a> Trial<'a> {
+impl<'a> ComparedTrial<'a> {
     /// A trial of `t`.
     pub fn of<T: Any>(t: &'a T) -> Self {
-        Trial(t)
+        ComparedTrial(t)
     }
 
     /// A trial of a whole document.
     pub fn document(doc: &'a dyn Document) -> Self {
-        Trial(doc.as_any())
+        ComparedTrial(doc.as_any())
     }
 
     /// The trial as a `T`, if it is one.
@@ -67,11 +67,11 @@ impl<'a> Trial<'a> {
 
 /// One unit of comparison a document holds: a document compared whole is one point without params; a sweep
 /// has one per set of swept values, matched across sides by them.
-pub struct Point<'a> {
+pub struct ComparedPoint<'a> {
     /// The swept values (`qd=4`, `users=8`); `None` for a document compared whole.
     pub params: Option<BTreeMap<String, String>>,
     /// Its trials.
-    pub trials: Vec<Trial<'a>>,
+    pub trials: Vec<ComparedTrial<'a>>,
 }
 
 /// A response-time statistic, read from a histogram.
@@ -111,10 +111,10 @@ impl Quantile {
 pub type HistogramParts = Option<(Vec<LatencyHistogram>, u64)>;
 
 /// How a trial gives its part of a merged histogram.
-pub type PartsFn = Box<dyn Fn(Trial<'_>) -> HistogramParts>;
+pub type PartsFn = Box<dyn Fn(ComparedTrial<'_>) -> HistogramParts>;
 
 /// How a trial gives a metric's value.
-pub type ValueFn = Box<dyn Fn(Trial<'_>) -> Option<f64>>;
+pub type ValueFn = Box<dyn Fn(ComparedTrial<'_>) -> Option<f64>>;
 
 /// How a response-time statistic of several trials is read from their merged histogram (percentiles are
 /// never averaged).
@@ -160,7 +160,7 @@ impl Metric {
         label: impl Into<String>,
         scope: impl Into<String>,
         (unit, better): (Unit, Better),
-        value: impl Fn(Trial<'_>) -> Option<f64> + 'static,
+        value: impl Fn(ComparedTrial<'_>) -> Option<f64> + 'static,
     ) -> Metric {
         Metric {
             key: key.into(),
@@ -222,7 +222,7 @@ pub trait Comparing: Sync {
     fn metric_names(&self) -> &'static [(&'static str, &'static str)];
 
     /// The points of one of its documents (one without params for a document compared whole).
-    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<Point<'a>>;
+    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<ComparedPoint<'a>>;
 
     /// What the side `letter` (given as `source`) holding `docs` says of itself: the run ids of its
     /// documents (where they have them) and their seeds. Its notes (a partial run, trials of different
@@ -243,5 +243,5 @@ pub trait Comparing: Sync {
     }
 
     /// Every metric the trials of one unit offer (one list of trials per side), in display order.
-    fn metrics(&self, trials: &[Vec<Trial<'_>>]) -> Vec<Metric>;
+    fn metrics(&self, trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric>;
 }

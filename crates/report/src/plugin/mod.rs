@@ -21,9 +21,9 @@ pub mod catalog;
 pub mod compare;
 pub mod report;
 
-pub use catalog::{Column, EntryKind, Shown};
+pub use catalog::{Column, EntryKind, WhenShown};
 pub use compare::{
-    Better, Comparing, HistogramParts, Merged, Metric, PartsFn, Peers, Point, Quantile, Trial, Unit, ValueFn,
+    Better, Comparing, HistogramParts, Merged, Metric, PartsFn, Peers, ComparedPoint, Quantile, ComparedTrial, Unit, ValueFn,
 };
 pub use report::{docs_of, Page, Part, ReportDoc, Stage};
 
@@ -70,7 +70,7 @@ pub trait Document: AnyDocument + Debug + Send + Sync {
 }
 
 /// What every [`Document`] has by being a `Clone` type, given to it: itself as [`Any`], to be read as its
-/// own type by its kind's parts ([`report::docs_of`], [`Trial::get`]), and a boxed copy.
+/// own type by its kind's parts ([`report::docs_of`], [`ComparedTrial::get`]), and a boxed copy.
 pub trait AnyDocument: Any {
     /// Itself, as [`Any`].
     fn as_any(&self) -> &dyn Any;
