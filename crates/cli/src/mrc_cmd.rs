@@ -12,7 +12,7 @@ use iolab_report::mrc::{
     MrcAlignment, MrcCurve, MrcPoint, MrcRecommendation, MrcResult, MrcTrace, MRC_SCHEMA,
 };
 use iolab_report::{CsvExporter, JsonExporter, TextExporter};
-use iolab_trace::mrc::{self, Alignment, Built, Method, MrcBuilder, Objects, Options, Point, Writes};
+use iolab_trace::mrc::{self, Alignment, MrcAnalysis, Method, MrcBuilder, Objects, MrcOptions, CurvePoint, Writes};
 
 /// Distinct objects the automatic method keeps exactly before it samples (SHARDS fixed-size).
 const AUTO_OBJECTS: usize = 1 << 21;
@@ -89,7 +89,7 @@ fn check_memory(
     )))
 }
 
-fn options(args: &MrcArgs) -> Result<Options> {
+fn options(args: &MrcArgs) -> Result<MrcOptions> {
     let objects = match (args.objects.as_deref(), args.line.as_deref()) {
         (Some("request"), _) => Objects::Requests,
         (Some("line"), None) | (None, None) => Objects::Lines(iolab_spec::cache::DEFAULT_CACHE_LINE),
@@ -113,7 +113,7 @@ fn options(args: &MrcArgs) -> Result<Options> {
             return Err(usage(format!("--writes '{other}': expected 'count', 'install' or 'ignore'")))
         }
     };
-    Ok(Options { objects, writes })
+    Ok(MrcOptions { objects, writes })
 }
 
 /// The document's account of how the counted requests sit on lines.
@@ -202,7 +202,7 @@ fn sizes(list: &str, objects: Objects) -> Result<Vec<u64>> {
     Ok(out)
 }
 
-fn point(p: &Point, objects: Objects) -> MrcPoint {
+fn point(p: &CurvePoint, objects: Objects) -> MrcPoint {
     match objects {
         Objects::Lines(line) => {
             MrcPoint { cache_bytes: Some(p.objects * line), cache_objects: None, miss_ratio: p.miss_ratio }
@@ -213,7 +213,7 @@ fn point(p: &Point, objects: Objects) -> MrcPoint {
     }
 }
 
-fn curve(policy: &str, method: &str, rate: f64, points: &[Point], objects: Objects) -> MrcCurve {
+fn curve(policy: &str, method: &str, rate: f64, points: &[CurvePoint], objects: Objects) -> MrcCurve {
     MrcCurve {
         policy: policy.into(),
         method: method.into(),
@@ -226,7 +226,7 @@ fn curve(policy: &str, method: &str, rate: f64, points: &[Point], objects: Objec
 /// The document: LRU at every size, the policies at up to [`SIMULATED_SIZES`] of them, the recommendation.
 fn document(
     trace: MrcTrace,
-    built: &Built,
+    built: &MrcAnalysis,
     policies: &[CachePolicy],
     sizes: Option<Vec<u64>>,
     objects: Objects,

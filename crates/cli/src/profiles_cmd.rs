@@ -8,7 +8,7 @@ use crate::profile::{profile_text, PROFILES};
 use anyhow::Result;
 use iolab_device::{Access, WriteGate};
 use iolab_spec::JobSpec;
-use iolab_trace::derive::{Deriver, Load};
+use iolab_trace::derive::{Deriver, Loop};
 use std::io::Write;
 
 /// Runs `iolab profiles`.
@@ -77,7 +77,7 @@ fn derive(
     crate::trace_file::report_bad(&t, trace);
     let file_name = std::path::Path::new(trace).file_stem().map(|s| s.to_string_lossy().into_owned());
     let name = name.map(str::to_string).or(file_name).unwrap_or_else(|| "derived".into());
-    let load = if closed { Load::Closed } else { Load::Open };
+    let load = if closed { Loop::Closed } else { Loop::Open };
     let job = deriver.job_toml(&name, trace, t.targets(), load).map_err(usage)?;
     JobSpec::from_toml(&job, "the derived job").map_err(|e| {
         anyhow::anyhow!("the job derived from '{trace}' does not read back (a bug in iolab): {e}")

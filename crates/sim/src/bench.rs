@@ -8,7 +8,7 @@ use iolab_rng::SplitMix64;
 
 /// What [`closed_loop`] drives.
 #[derive(Clone, Copy, Debug)]
-pub struct Load {
+pub struct ClosedLoad {
     /// Requests kept in flight.
     pub qd: usize,
     /// Bytes per request.
@@ -27,7 +27,7 @@ pub struct Load {
 
 /// What [`closed_loop`] measured, over the measurement window only.
 #[derive(Clone, Copy, Debug)]
-pub struct Measured {
+pub struct LoopMeasured {
     /// Completions measured.
     pub ios: u64,
     /// Length of the window, ns.
@@ -40,7 +40,7 @@ pub struct Measured {
     pub mean_in_flight: f64,
 }
 
-impl Measured {
+impl LoopMeasured {
     /// Little's law: mean in flight / (throughput x mean latency); 1.0 when it holds exactly.
     pub fn littles_ratio(&self) -> f64 {
         self.mean_in_flight / (self.iops / 1e9 * self.mean_latency_ns)
@@ -48,7 +48,7 @@ impl Measured {
 }
 
 /// Runs `load` against `model` from virtual time 0 and returns the measurement.
-pub fn closed_loop(model: &mut dyn Model, load: &Load) -> Measured {
+pub fn closed_loop(model: &mut dyn Model, load: &ClosedLoad) -> LoopMeasured {
     let qd = load.qd.max(1);
     let mut rng = SplitMix64::new(load.seed);
     let blocks = (load.region / load.len.max(1) as u64).max(1);
@@ -92,7 +92,7 @@ pub fn closed_loop(model: &mut dyn Model, load: &Load) -> Measured {
         }
     }
     let elapsed = last_t - t_start;
-    Measured {
+    LoopMeasured {
         ios: measured,
         elapsed_ns: elapsed,
         iops: measured as f64 * 1e9 / elapsed.max(1) as f64,

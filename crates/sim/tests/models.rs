@@ -2,7 +2,7 @@
 
 mod common;
 use common::{run, spec};
-use iolab_sim::bench::{closed_loop, Load};
+use iolab_sim::bench::{closed_loop, ClosedLoad};
 use iolab_sim::models::{Array, Fixed};
 use iolab_sim::{Done, Model, Request};
 
@@ -122,7 +122,7 @@ fn member_cost(s: &str, write: bool, len: u32, n: u64) -> f64 {
     };
     let r = closed_loop(
         &mut a,
-        &Load { qd: 8, len, write_fraction: write as u8 as f64, region, warmup: 0, ios: n, seed: 4 },
+        &ClosedLoad { qd: 8, len, write_fraction: write as u8 as f64, region, warmup: 0, ios: n, seed: 4 },
     );
     assert!(r.ios > 0);
     a.member_requests() as f64 / (n + 8) as f64

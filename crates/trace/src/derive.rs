@@ -14,7 +14,7 @@
 //! - **durability**: flushes per write (`fdatasync = N`: a block trace cannot tell fsync from fdatasync);
 //! - **load**: the ops' rate over the trace's span (open loop, Poisson arrivals), and, when the trace has
 //!   completion times, the mean number in flight (Little's law), which sizes the queue depth; with
-//!   [`Load::Closed`], that depth and no rate.
+//!   [`Loop::Closed`], that depth and no rate.
 //!
 //! The job names each trace target as a named target (`[targets]`) sized to the largest offset reached, so
 //! `--target NAME=PATH` puts it on storage and, without, it runs on a scratch file. What the job cannot say
@@ -41,7 +41,7 @@ const MAX_STREAMS: usize = 4096;
 
 /// How the derived workers load the target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Load {
+pub enum Loop {
     /// At the trace's rate (open loop), the queue depth sized from the trace.
     Open,
     /// At the trace's mean depth, as fast as the storage allows (closed loop).
@@ -247,14 +247,14 @@ impl Deriver {
 
     /// The job file of the shape: `name` its name, `source` what it was derived from (said in its comments),
     /// `names` the trace's target names, `load` how its workers load the storage.
-    pub fn job_toml(&self, name: &str, source: &str, names: &[String], load: Load) -> Result<String, String> {
+    pub fn job_toml(&self, name: &str, source: &str, names: &[String], load: Loop) -> Result<String, String> {
         let targets: Vec<(usize, &TargetShape)> =
             self.targets.iter().enumerate().filter(|(_, t)| t.total() > 0).collect();
         if targets.is_empty() {
             return Err(format!("'{source}' has no reads, writes or discards to derive a job from"));
         }
         let span_s = self.span_s();
-        if load == Load::Open && span_s.is_none() {
+        if load == Loop::Open && span_s.is_none() {
             return Err(format!(
                 "'{source}' has no span of time (every record starts at one instant), so it has no rate; derive a closed-loop job (--closed)"
             ));
@@ -327,7 +327,7 @@ fn target_labels(names: &[String], targets: &[(usize, &TargetShape)]) -> Vec<Str
 }
 
 /// One target's `[worker.NAME]` table and its access specs.
-fn worker_table(label: &str, t: &TargetShape, span_s: Option<f64>, load: Load) -> String {
+fn worker_table(label: &str, t: &TargetShape, span_s: Option<f64>, load: Loop) -> String {
     let total = t.total();
     let mut out = String::new();
     let share = |c: Class| t.ops.get(&c).copied().unwrap_or(0) as f64 / total as f64 * 100.0;
@@ -341,7 +341,7 @@ fn worker_table(label: &str, t: &TargetShape, span_s: Option<f64>, load: Load) -
     let _ = writeln!(out, "[worker.{label}]");
     let _ = writeln!(out, "target = \"@{label}\"");
     match (load, span_s) {
-        (Load::Open, Some(s)) => {
+        (Loop::Open, Some(s)) => {
             let rate = total as f64 / s;
             let qd = depth.map_or(32, |d| (d * 4.0).ceil().clamp(8.0, 1024.0) as u32);
             let _ = writeln!(out, "rate = \"{}\"\narrival = \"poisson\"\nqd = {qd}", fmt_num(rate));
@@ -510,9 +510,9 @@ mod tests {
     fn a_trace_without_time_has_no_rate() {
         let mut d = Deriver::new();
         d.add(&rec(0, TraceOp::Read, 0, 4096));
-        let e = d.job_toml("j", "t.csv", &["sda".into()], Load::Open).unwrap_err();
+        let e = d.job_toml("j", "t.csv", &["sda".into()], Loop::Open).unwrap_err();
         assert!(e.contains("--closed"), "{e}");
-        assert!(d.job_toml("j", "t.csv", &["sda".into()], Load::Closed).is_ok());
+        assert!(d.job_toml("j", "t.csv", &["sda".into()], Loop::Closed).is_ok());
     }
 
     #[test]
@@ -524,7 +524,7 @@ mod tests {
                 d.add(&rec(i * 1_000_000 + 1, TraceOp::Flush, 0, 0));
             }
         }
-        let job = d.job_toml("j", "t", &["/dev/sdb".into()], Load::Open).unwrap();
+        let job = d.job_toml("j", "t", &["/dev/sdb".into()], Loop::Open).unwrap();
         assert!(job.contains("fdatasync = 4"), "{job}");
         assert!(job.contains("[worker.sdb]") && job.contains("sdb = { size = \"1m\" }"), "{job}");
     }

@@ -1,7 +1,7 @@
 //! Which format a trace is in, told by its content (never by its name), and the one reader over all of them.
 
 use crate::binary::{TraceClock, TraceReader, MAGIC};
-use crate::formats::{blktrace, cloudphysics, fio_log, iolab_csv, msr, Source};
+use crate::formats::{blktrace, cloudphysics, fio_log, iolab_csv, msr, RecordSource};
 use crate::{BadRecords, TraceError, TraceHeader, TraceRecord};
 use std::io::{BufRead, BufReader, Read};
 
@@ -76,7 +76,7 @@ pub fn detect(start: &[u8]) -> Result<Format, String> {
 /// A trace being read: its format, its records one at a time, and the bad records met so far.
 pub struct Trace {
     format: Format,
-    source: Box<dyn Source>,
+    source: Box<dyn RecordSource>,
     header: TraceHeader,
     /// Bad records met so far, with their line or record numbers.
     pub bad: BadRecords,
@@ -109,7 +109,7 @@ impl Trace {
     }
 }
 
-impl<R: Read> Source for TraceReader<R> {
+impl<R: Read> RecordSource for TraceReader<R> {
     fn next_record(&mut self, bad: &mut BadRecords) -> Result<Option<TraceRecord>, TraceError> {
         TraceReader::next_record(self, bad)
     }
@@ -134,7 +134,7 @@ pub fn open_reader(input: impl Read + 'static, path: &str) -> Result<Trace, Trac
     let start = &start[..start.len().min(4096)];
     let format = detect(start).map_err(|why| TraceError::Unrecognised { path: path.to_string(), why })?;
     let mut header = TraceHeader { clock: TraceClock::Unknown, ..TraceHeader::default() };
-    let source: Box<dyn Source> = match format {
+    let source: Box<dyn RecordSource> = match format {
         Format::Iolab => {
             let reader = TraceReader::new(input, path)?;
             header = reader.header().clone();

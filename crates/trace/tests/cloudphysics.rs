@@ -3,7 +3,7 @@
 //! the repository (IOLAB_TRACE_SAMPLE, or /work/shared/traces/cloudphysics-sample.csv); without it these
 //! tests say so and pass.
 
-use iolab_trace::mrc::{default_sizes, Method, MrcBuilder, Objects, Options, Point, Writes};
+use iolab_trace::mrc::{default_sizes, Method, MrcBuilder, Objects, MrcOptions, CurvePoint, Writes};
 use iolab_trace::{open, Format, TraceRecord};
 use std::collections::{BTreeMap, HashMap};
 
@@ -26,14 +26,14 @@ fn sample() -> Option<Vec<TraceRecord>> {
     Some(out)
 }
 
-fn curve(records: &[TraceRecord], options: Options, method: Method, sizes: &[u64]) -> Vec<Point> {
+fn curve(records: &[TraceRecord], options: MrcOptions, method: Method, sizes: &[u64]) -> Vec<CurvePoint> {
     let mut b = MrcBuilder::new(options, method, false);
     records.iter().for_each(|r| b.add(r));
     b.finish().lru_curve(sizes)
 }
 
-const REQUESTS: Options = Options { objects: Objects::Requests, writes: Writes::Count };
-const LINES: Options = Options { objects: Objects::Lines(4096), writes: Writes::Count };
+const REQUESTS: MrcOptions = MrcOptions { objects: Objects::Requests, writes: Writes::Count };
+const LINES: MrcOptions = MrcOptions { objects: Objects::Lines(4096), writes: Writes::Count };
 
 #[test]
 fn libcachesims_published_lru_miss_ratios() {

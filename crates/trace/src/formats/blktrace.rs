@@ -9,7 +9,7 @@
 //! the same sector its completion time and result (ops come out in issue order, each held until its
 //! completion or until 4,096 later issues wait behind it).
 
-use super::{field, length, quote, seconds_ns, Lines, Origin, Pending, Source, Targets};
+use super::{field, length, quote, seconds_ns, NumberedLines, TimeOrigin, Pending, RecordSource, Targets};
 use crate::binary::read_some;
 use crate::{BadRecords, TraceError, TraceOp, TraceRecord};
 use std::io::{BufRead, Read};
@@ -43,7 +43,7 @@ pub(crate) struct Blktrace<R: Read> {
     little: bool,
     event: [u8; EVENT],
     index: u64,
-    origin: Origin,
+    origin: TimeOrigin,
     targets: Targets,
     passed_over: u64,
     pending: Pending,
@@ -58,7 +58,7 @@ impl<R: Read> Blktrace<R> {
             little,
             event: [0; EVENT],
             index: 0,
-            origin: Origin::default(),
+            origin: TimeOrigin::default(),
             targets: Targets::default(),
             passed_over: 0,
             pending: Pending::default(),
@@ -156,7 +156,7 @@ fn kind(category: u32, bytes: u32) -> TraceOp {
     }
 }
 
-impl<R: Read> Source for Blktrace<R> {
+impl<R: Read> RecordSource for Blktrace<R> {
     fn next_record(&mut self, bad: &mut BadRecords) -> Result<Option<TraceRecord>, TraceError> {
         loop {
             if let Some(r) = self.pending.pop(self.ended) {
@@ -188,8 +188,8 @@ impl<R: Read> Source for Blktrace<R> {
 /// `blkparse`'s default text: `MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS SECTOR + COUNT [PROCESS]`; ops are
 /// the `D` (issue) lines, as in the binary. The summary blkparse prints at the end is passed over.
 pub(crate) struct Blkparse<R: BufRead> {
-    lines: Lines<R>,
-    origin: Origin,
+    lines: NumberedLines<R>,
+    origin: TimeOrigin,
     targets: Targets,
     passed_over: u64,
     in_summary: bool,
@@ -200,8 +200,8 @@ pub(crate) struct Blkparse<R: BufRead> {
 impl<R: BufRead> Blkparse<R> {
     pub(crate) fn new(input: R, path: &str) -> Self {
         Blkparse {
-            lines: Lines::new(input, path),
-            origin: Origin::default(),
+            lines: NumberedLines::new(input, path),
+            origin: TimeOrigin::default(),
             targets: Targets::default(),
             passed_over: 0,
             in_summary: false,
@@ -238,7 +238,7 @@ pub(crate) fn rwbs_kind(rwbs: &str) -> TraceOp {
 }
 
 /// A `D` or `C` line's time, target and sector (0 for requests without one, such as a flush).
-fn event_at(w: &[&str], origin: &mut Origin, targets: &mut Targets) -> Result<(u64, u16, u64), String> {
+fn event_at(w: &[&str], origin: &mut TimeOrigin, targets: &mut Targets) -> Result<(u64, u16, u64), String> {
     let time = origin.rel(seconds_ns(w[3]).ok_or(format!("time {:?} is not seconds", w[3]))?);
     let target = targets.id(w[0])?;
     let sector = match (w.get(7), w.get(8)) {
@@ -249,7 +249,7 @@ fn event_at(w: &[&str], origin: &mut Origin, targets: &mut Targets) -> Result<(u
 }
 
 /// A `D` line as an op, and its sector.
-fn parse_event(w: &[&str], origin: &mut Origin, targets: &mut Targets) -> Result<(TraceRecord, u64), String> {
+fn parse_event(w: &[&str], origin: &mut TimeOrigin, targets: &mut Targets) -> Result<(TraceRecord, u64), String> {
     let (start, target, sector) = event_at(w, origin, targets)?;
     let rwbs = w.get(6).copied().unwrap_or("");
     let len = match (w.get(8), w.get(9)) {
@@ -267,7 +267,7 @@ fn parse_event(w: &[&str], origin: &mut Origin, targets: &mut Targets) -> Result
 /// the end); false for other actions.
 fn take_line(
     w: &[&str],
-    origin: &mut Origin,
+    origin: &mut TimeOrigin,
     targets: &mut Targets,
     pending: &mut Pending,
 ) -> Result<bool, String> {
@@ -287,7 +287,7 @@ fn take_line(
     }
 }
 
-impl<R: BufRead> Source for Blkparse<R> {
+impl<R: BufRead> RecordSource for Blkparse<R> {
     fn next_record(&mut self, bad: &mut BadRecords) -> Result<Option<TraceRecord>, TraceError> {
         loop {
             if let Some(r) = self.pending.pop(self.ended) {

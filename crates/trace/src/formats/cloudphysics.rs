@@ -2,7 +2,7 @@
 //! taken as whole seconds (as in the CloudPhysics sample libCacheSim ships), `op` is the SCSI opcode in hex,
 //! `size` bytes, `lbn` the starting 512-byte sector.
 
-use super::{field, length, quote, Lines, Origin, Source};
+use super::{field, length, quote, NumberedLines, TimeOrigin, RecordSource};
 use crate::{BadRecords, TraceError, TraceOp, TraceRecord};
 use std::io::BufRead;
 
@@ -10,16 +10,16 @@ use std::io::BufRead;
 pub(crate) const HEADER: &str = "version,time,op,size,lbn";
 
 pub(crate) struct CloudPhysics<R: BufRead> {
-    lines: Lines<R>,
-    origin: Origin,
+    lines: NumberedLines<R>,
+    origin: TimeOrigin,
     targets: Vec<String>,
 }
 
 impl<R: BufRead> CloudPhysics<R> {
     pub(crate) fn new(input: R, path: &str) -> Self {
         CloudPhysics {
-            lines: Lines::new(input, path),
-            origin: Origin::default(),
+            lines: NumberedLines::new(input, path),
+            origin: TimeOrigin::default(),
             targets: vec![path.to_string()],
         }
     }
@@ -43,7 +43,7 @@ pub(crate) fn looks_like(line: &str) -> bool {
         || (f.len() == 5 && u8::from_str_radix(f[2].trim(), 16).is_ok() && f[4].trim().parse::<u64>().is_ok())
 }
 
-fn parse(line: &str, origin: &mut Origin) -> Result<TraceRecord, String> {
+fn parse(line: &str, origin: &mut TimeOrigin) -> Result<TraceRecord, String> {
     let f: Vec<&str> = line.split(',').collect();
     if f.len() != 5 {
         return Err(format!("{} fields, expected 5 (version,time,op,size,lbn): {}", f.len(), quote(line)));
@@ -59,7 +59,7 @@ fn parse(line: &str, origin: &mut Origin) -> Result<TraceRecord, String> {
     Ok(TraceRecord::new(start, scsi_op(code), 0, offset, length(size)?))
 }
 
-impl<R: BufRead> Source for CloudPhysics<R> {
+impl<R: BufRead> RecordSource for CloudPhysics<R> {
     fn next_record(&mut self, bad: &mut BadRecords) -> Result<Option<TraceRecord>, TraceError> {
         while let Some((n, line)) = self.lines.next_line()? {
             if line.trim().is_empty() || (n == 1 && line.trim().eq_ignore_ascii_case(HEADER)) {

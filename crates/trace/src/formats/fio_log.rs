@@ -5,12 +5,12 @@
 //! (iolog.c sleeps `(N - mtime_since_genesis()) * 1000` us when N is ahead, not at all when it is past); fio's
 //! HOWTO says "wait N microseconds", which is not what fio does. docs/TRACES.md has the difference.
 
-use super::{field, length, quote, Lines, Source, Targets};
+use super::{field, length, quote, NumberedLines, RecordSource, Targets};
 use crate::{BadRecords, TraceError, TraceOp, TraceRecord};
 use std::io::BufRead;
 
 pub(crate) struct FioLog<R: BufRead> {
-    lines: Lines<R>,
+    lines: NumberedLines<R>,
     state: State,
     passed_over: u64,
 }
@@ -33,7 +33,7 @@ pub(crate) fn version(first_line: &str) -> Option<u8> {
 impl<R: BufRead> FioLog<R> {
     pub(crate) fn new(input: R, path: &str, version: u8) -> Self {
         FioLog {
-            lines: Lines::new(input, path),
+            lines: NumberedLines::new(input, path),
             state: State { version, time_us: 0, targets: Targets::default() },
             passed_over: 0,
         }
@@ -96,7 +96,7 @@ impl State {
     }
 }
 
-impl<R: BufRead> Source for FioLog<R> {
+impl<R: BufRead> RecordSource for FioLog<R> {
     fn next_record(&mut self, bad: &mut BadRecords) -> Result<Option<TraceRecord>, TraceError> {
         loop {
             let Some((n, line)) = self.lines.next_line()? else { return Ok(None) };

@@ -1,18 +1,18 @@
 //! iolab's own CSV export ([`crate::csv`]) read back.
 
-use super::{field, quote, Lines, Source, Targets};
+use super::{field, quote, NumberedLines, RecordSource, Targets};
 use crate::csv::HEADER;
 use crate::{BadRecords, TraceError, TraceOp, TraceRecord};
 use std::io::BufRead;
 
 pub(crate) struct IolabCsv<R: BufRead> {
-    lines: Lines<R>,
+    lines: NumberedLines<R>,
     targets: Targets,
 }
 
 impl<R: BufRead> IolabCsv<R> {
     pub(crate) fn new(input: R, path: &str) -> Self {
-        IolabCsv { lines: Lines::new(input, path), targets: Targets::default() }
+        IolabCsv { lines: NumberedLines::new(input, path), targets: Targets::default() }
     }
 }
 
@@ -49,7 +49,7 @@ fn parse(line: &str, targets: &mut Targets) -> Result<TraceRecord, String> {
     })
 }
 
-impl<R: BufRead> Source for IolabCsv<R> {
+impl<R: BufRead> RecordSource for IolabCsv<R> {
     fn next_record(&mut self, bad: &mut BadRecords) -> Result<Option<TraceRecord>, TraceError> {
         while let Some((n, line)) = self.lines.next_line()? {
             if n == 1 || line.trim().is_empty() {

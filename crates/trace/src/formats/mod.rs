@@ -12,7 +12,7 @@ use foldhash::HashMap;
 use std::io::{BufRead, Read};
 
 /// A stream of records in one format.
-pub(crate) trait Source {
+pub(crate) trait RecordSource {
     /// The next good record; bad ones are put in `bad` and skipped.
     fn next_record(&mut self, bad: &mut BadRecords) -> Result<Option<TraceRecord>, TraceError>;
     /// The target names met so far (a record's `target` indexes them).
@@ -27,7 +27,7 @@ pub(crate) const MAX_LINE_BYTES: usize = 64 << 10;
 
 /// Lines of a text input, numbered from 1, with invalid UTF-8 replaced (so such a line is reported as bad,
 /// not an I/O error).
-pub(crate) struct Lines<R: BufRead> {
+pub(crate) struct NumberedLines<R: BufRead> {
     input: R,
     path: String,
     raw: Vec<u8>,
@@ -35,9 +35,9 @@ pub(crate) struct Lines<R: BufRead> {
     number: u64,
 }
 
-impl<R: BufRead> Lines<R> {
-    pub(crate) fn new(input: R, path: &str) -> Lines<R> {
-        Lines { input, path: path.to_string(), raw: Vec::new(), line: String::new(), number: 0 }
+impl<R: BufRead> NumberedLines<R> {
+    pub(crate) fn new(input: R, path: &str) -> NumberedLines<R> {
+        NumberedLines { input, path: path.to_string(), raw: Vec::new(), line: String::new(), number: 0 }
     }
 
     /// The next line without its line end, and its number.
@@ -90,9 +90,9 @@ impl Targets {
 
 /// Times relative to the first record's: foreign traces start at 0.
 #[derive(Default)]
-pub(crate) struct Origin(Option<u64>);
+pub(crate) struct TimeOrigin(Option<u64>);
 
-impl Origin {
+impl TimeOrigin {
     /// `t` (in ns) relative to the first time seen; a time before it is 0.
     pub(crate) fn rel(&mut self, t: u64) -> u64 {
         t.saturating_sub(*self.0.get_or_insert(t))

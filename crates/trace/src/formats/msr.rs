@@ -2,7 +2,7 @@
 //! a header line). Timestamps are Windows file times (100 ns ticks), response times 100 ns ticks, offsets and
 //! sizes bytes; a target is `HOSTNAME/DISK`.
 
-use super::{field, length, quote, Lines, Origin, Source, Targets};
+use super::{field, length, quote, NumberedLines, TimeOrigin, RecordSource, Targets};
 use crate::{BadRecords, TraceError, TraceOp, TraceRecord};
 use std::io::BufRead;
 
@@ -10,14 +10,14 @@ use std::io::BufRead;
 pub(crate) const HEADER: &str = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime";
 
 pub(crate) struct Msr<R: BufRead> {
-    lines: Lines<R>,
-    origin: Origin,
+    lines: NumberedLines<R>,
+    origin: TimeOrigin,
     targets: Targets,
 }
 
 impl<R: BufRead> Msr<R> {
     pub(crate) fn new(input: R, path: &str) -> Self {
-        Msr { lines: Lines::new(input, path), origin: Origin::default(), targets: Targets::default() }
+        Msr { lines: NumberedLines::new(input, path), origin: TimeOrigin::default(), targets: Targets::default() }
     }
 }
 
@@ -28,7 +28,7 @@ pub(crate) fn looks_like(line: &str) -> bool {
         || (f.len() == 7 && ["read", "write"].contains(&f[3].trim().to_ascii_lowercase().as_str()))
 }
 
-fn parse(line: &str, origin: &mut Origin, targets: &mut Targets) -> Result<TraceRecord, String> {
+fn parse(line: &str, origin: &mut TimeOrigin, targets: &mut Targets) -> Result<TraceRecord, String> {
     let f: Vec<&str> = line.split(',').collect();
     if f.len() != 7 {
         return Err(format!("{} fields, expected 7 ({HEADER}): {}", f.len(), quote(line)));
@@ -50,7 +50,7 @@ fn parse(line: &str, origin: &mut Origin, targets: &mut Targets) -> Result<Trace
     Ok(r)
 }
 
-impl<R: BufRead> Source for Msr<R> {
+impl<R: BufRead> RecordSource for Msr<R> {
     fn next_record(&mut self, bad: &mut BadRecords) -> Result<Option<TraceRecord>, TraceError> {
         while let Some((n, line)) = self.lines.next_line()? {
             if line.trim().is_empty() || (n == 1 && line.trim().eq_ignore_ascii_case(HEADER)) {

@@ -59,7 +59,7 @@ impl Writes {
 
 /// Which ops and objects make the references.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Options {
+pub struct MrcOptions {
     /// The objects.
     pub objects: Objects,
     /// What writes do.
@@ -79,7 +79,7 @@ pub const BYTES_PER_KEPT_REFERENCE: u64 = 17;
 
 /// One point of a curve.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Point {
+pub struct CurvePoint {
     /// Cache size in objects.
     pub objects: u64,
     /// Misses per reference at that size.
@@ -88,7 +88,7 @@ pub struct Point {
 
 /// Takes a trace's records and builds the LRU distances and the references kept for simulations.
 pub struct MrcBuilder {
-    options: Options,
+    options: MrcOptions,
     method: Method,
     lru: LruDistances,
     kept: Option<References>,
@@ -101,7 +101,7 @@ pub struct MrcBuilder {
 impl MrcBuilder {
     /// A builder for `options`, finding LRU distances by `method`; `keep` keeps the references for
     /// [`simulate`] (8 bytes each, of the sampled objects only when sampling).
-    pub fn new(options: Options, method: Method, keep: bool) -> MrcBuilder {
+    pub fn new(options: MrcOptions, method: Method, keep: bool) -> MrcBuilder {
         MrcBuilder {
             options,
             method,
@@ -210,7 +210,7 @@ impl MrcBuilder {
 
     /// The LRU analysis and the kept references (those of objects still sampled at the end, with the rate
     /// they were sampled at).
-    pub fn finish(self) -> Built {
+    pub fn finish(self) -> MrcAnalysis {
         let threshold = self.lru.threshold();
         let rate = self.lru.rate();
         let exact = self.lru.is_exact();
@@ -220,7 +220,7 @@ impl MrcBuilder {
             }
             k
         });
-        Built {
+        MrcAnalysis {
             method: self.method,
             references: self.lru.references(),
             sampled_references: self.lru.sampled(),
@@ -234,7 +234,7 @@ impl MrcBuilder {
 }
 
 /// What [`MrcBuilder::finish`] returns.
-pub struct Built {
+pub struct MrcAnalysis {
     /// The method asked for.
     pub method: Method,
     /// All references.
@@ -253,7 +253,7 @@ pub struct Built {
     pub kept: Option<References>,
 }
 
-impl Built {
+impl MrcAnalysis {
     /// Distinct objects (estimated when sampled).
     pub fn objects(&self) -> u64 {
         (self.sampled_objects as f64 / self.rate).round() as u64
@@ -270,9 +270,9 @@ impl Built {
     }
 
     /// The LRU curve at `sizes` (objects).
-    pub fn lru_curve(&self, sizes: &[u64]) -> Vec<Point> {
+    pub fn lru_curve(&self, sizes: &[u64]) -> Vec<CurvePoint> {
         let ratios = self.histogram.miss_ratios(sizes);
-        sizes.iter().zip(ratios).map(|(&objects, miss_ratio)| Point { objects, miss_ratio }).collect()
+        sizes.iter().zip(ratios).map(|(&objects, miss_ratio)| CurvePoint { objects, miss_ratio }).collect()
     }
 }
 
@@ -308,7 +308,7 @@ pub fn thin_sizes(sizes: &[u64], n: usize) -> Vec<u64> {
 /// counted references per counted reference; an installing write uses or installs its line uncounted. The
 /// references of a sample at `rate` < 1 are replayed in a cache of `size × rate` objects, a miniature
 /// simulation (Waldspurger et al., USENIX ATC 2017).
-pub fn simulate(policy: CachePolicy, references: &References, rate: f64, sizes: &[u64]) -> Vec<Point> {
+pub fn simulate(policy: CachePolicy, references: &References, rate: f64, sizes: &[u64]) -> Vec<CurvePoint> {
     let mut evicted = Vec::new();
     let counted = references.counted_len();
     sizes
@@ -325,7 +325,7 @@ pub fn simulate(policy: CachePolicy, references: &References, rate: f64, sizes: 
                 }
             }
             let miss_ratio = if counted == 0 { 0.0 } else { misses as f64 / counted as f64 };
-            Point { objects, miss_ratio }
+            CurvePoint { objects, miss_ratio }
         })
         .collect()
 }

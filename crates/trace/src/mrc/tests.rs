@@ -46,14 +46,14 @@ fn skewed(n: usize, universe: u64, seed: u64) -> Vec<u64> {
         .collect()
 }
 
-fn exact_curve(refs: &[u64], sizes: &[u64]) -> Vec<Point> {
+fn exact_curve(refs: &[u64], sizes: &[u64]) -> Vec<CurvePoint> {
     let mut lru = LruDistances::new(Method::Exact);
     refs.iter().for_each(|&k| lru.access(k));
     let hist = lru.finish();
     sizes
         .iter()
         .zip(hist.miss_ratios(sizes))
-        .map(|(&objects, miss_ratio)| Point { objects, miss_ratio })
+        .map(|(&objects, miss_ratio)| CurvePoint { objects, miss_ratio })
         .collect()
 }
 
@@ -89,7 +89,7 @@ fn iolab_caches_lru_policy_agrees_with_the_exact_curve() {
     }
 }
 
-fn mae(a: &[Point], b: &[Point]) -> f64 {
+fn mae(a: &[CurvePoint], b: &[CurvePoint]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x.miss_ratio - y.miss_ratio).abs()).sum::<f64>() / a.len() as f64
 }
 
@@ -103,10 +103,10 @@ fn shards_is_within_a_hundredth_of_exact_on_a_large_random_stream() {
         let mut lru = LruDistances::new(method);
         refs.iter().for_each(|&k| lru.access(k));
         let hist = lru.finish();
-        let est: Vec<Point> = sizes
+        let est: Vec<CurvePoint> = sizes
             .iter()
             .zip(hist.miss_ratios(&sizes))
-            .map(|(&objects, miss_ratio)| Point { objects, miss_ratio })
+            .map(|(&objects, miss_ratio)| CurvePoint { objects, miss_ratio })
             .collect();
         let e = mae(&exact, &est);
         assert!(e <= 0.01, "{method:?}: mean absolute error {e}");
@@ -115,7 +115,7 @@ fn shards_is_within_a_hundredth_of_exact_on_a_large_random_stream() {
 
 #[test]
 fn the_recommendation_is_the_smallest_size_near_the_best_hit_ratio() {
-    let p = |objects, miss_ratio| Point { objects, miss_ratio };
+    let p = |objects, miss_ratio| CurvePoint { objects, miss_ratio };
     let curve = [p(1, 0.9), p(2, 0.5), p(4, 0.22), p(8, 0.21), p(16, 0.2)];
     let r = recommend(&curve).unwrap();
     assert_eq!(r.point.objects, 4);
@@ -157,7 +157,7 @@ fn flagged(records: &[TraceRecord]) -> Vec<(u64, bool)> {
 #[test]
 fn with_writes_installing_the_curve_counts_reads_in_a_cache_writes_fill() {
     let records = mixed_records(60_000, 6_000, 5);
-    let options = Options { objects: Objects::Lines(4096), writes: Writes::Install };
+    let options = MrcOptions { objects: Objects::Lines(4096), writes: Writes::Install };
     let mut b = MrcBuilder::new(options, Method::Exact, true);
     records.iter().for_each(|r| b.add(r));
     assert_eq!(b.ops() + b.installs(), records.len() as u64);
@@ -181,7 +181,7 @@ fn with_writes_installing_the_curve_counts_reads_in_a_cache_writes_fill() {
         );
     }
     // Counting writes, or passing them over, is another curve.
-    let count = Options { writes: Writes::Count, ..options };
+    let count = MrcOptions { writes: Writes::Count, ..options };
     let mut b = MrcBuilder::new(count, Method::Exact, false);
     records.iter().for_each(|r| b.add(r));
     assert_ne!(b.finish().lru_curve(&[1_000]), built.lru_curve(&[1_000]));
@@ -190,7 +190,7 @@ fn with_writes_installing_the_curve_counts_reads_in_a_cache_writes_fill() {
 #[test]
 fn shards_with_writes_installing_is_within_a_hundredth_of_exact() {
     let records = mixed_records(1_000_000, 200_000, 9);
-    let options = Options { objects: Objects::Lines(4096), writes: Writes::Install };
+    let options = MrcOptions { objects: Objects::Lines(4096), writes: Writes::Install };
     let curve = |method| {
         let mut b = MrcBuilder::new(options, method, false);
         records.iter().for_each(|r| b.add(r));
@@ -224,14 +224,14 @@ fn zipf(n: usize, universe: usize, s: f64, seed: u64) -> Vec<u64> {
         .collect()
 }
 
-fn sampled_curve(refs: &[u64], method: Method, sizes: &[u64]) -> Vec<Point> {
+fn sampled_curve(refs: &[u64], method: Method, sizes: &[u64]) -> Vec<CurvePoint> {
     let mut lru = LruDistances::new(method);
     refs.iter().for_each(|&k| lru.access(k));
     let hist = lru.finish();
     sizes
         .iter()
         .zip(hist.miss_ratios(sizes))
-        .map(|(&objects, miss_ratio)| Point { objects, miss_ratio })
+        .map(|(&objects, miss_ratio)| CurvePoint { objects, miss_ratio })
         .collect()
 }
 
