@@ -1,6 +1,6 @@
 //! Writing the iolab job file: keys with the fio options they came from, run-wide keys checked for agreement.
 
-use super::entry::{Entry, Origin};
+use super::entry::{TranslatedKey, Origin};
 use super::job::{Job, Limits};
 use super::FioError;
 use std::collections::HashSet;
@@ -80,11 +80,11 @@ fn phased_file(file: &str, phases: &[&[Job]], out: &mut String) -> Result<(), Fi
     for e in run_entries_of(file, &all, |k| !PHASE_KEYS.contains(&k), Scope::File)? {
         e.write(out);
     }
-    let mut own: Vec<Vec<Entry>> = Vec::new();
+    let mut own: Vec<Vec<TranslatedKey>> = Vec::new();
     for jobs in phases {
         own.push(run_entries_of(file, jobs, |k| PHASE_KEYS.contains(&k), Scope::Phase)?);
     }
-    let mut limits: Vec<Vec<Entry>> = Vec::new();
+    let mut limits: Vec<Vec<TranslatedKey>> = Vec::new();
     for jobs in phases {
         limits.push(limit_entries(file, jobs)?);
     }
@@ -93,7 +93,7 @@ fn phased_file(file: &str, phases: &[&[Job]], out: &mut String) -> Result<(), Fi
     let any_limit = limits.iter().any(|l| !l.is_empty());
     let mut shared = Vec::new();
     for key in PHASE_KEYS {
-        let values: Vec<Option<&Entry>> = own.iter().map(|p| p.iter().find(|e| e.key == *key)).collect();
+        let values: Vec<Option<&TranslatedKey>> = own.iter().map(|p| p.iter().find(|e| e.key == *key)).collect();
         let same = values.iter().all(|v| v.map(|e| &e.text) == values[0].map(|e| &e.text));
         if same && !(*key == "duration" && any_limit) {
             shared.extend(values[0].cloned());
@@ -140,7 +140,7 @@ fn write_tables(out: &mut String, prefix: &str, job: &Job, names: &mut HashSet<S
     }
 }
 
-fn write_table(out: &mut String, prefix: &str, name: &str, job: &Job, targets: &[Entry]) {
+fn write_table(out: &mut String, prefix: &str, name: &str, job: &Job, targets: &[TranslatedKey]) {
     out.push_str(&format!("\n# fio job [{}] (line {})\n[{prefix}.{name}]\n", job.section, job.line));
     if job.targets.len() == 1 {
         if let Some(c) = &job.count {
@@ -160,7 +160,7 @@ fn write_table(out: &mut String, prefix: &str, name: &str, job: &Job, targets: &
 }
 
 /// `target`: one string, or an array when fio gives the job several files.
-fn write_targets(out: &mut String, targets: &[Entry]) {
+fn write_targets(out: &mut String, targets: &[TranslatedKey]) {
     let mut comments: Vec<String> = Vec::new();
     for o in targets.iter().flat_map(|e| &e.origins) {
         let c = o.comment();
@@ -205,7 +205,7 @@ enum Scope {
 }
 
 /// The run-wide keys: every job must agree on each, since iolab sets them once per run.
-fn run_entries(file: &str, jobs: &[Job]) -> Result<Vec<Entry>, FioError> {
+fn run_entries(file: &str, jobs: &[Job]) -> Result<Vec<TranslatedKey>, FioError> {
     let mut out = run_entries_of(file, jobs, |_| true, Scope::Run)?;
     out.extend(limit_entries(file, jobs)?);
     Ok(out)
@@ -217,7 +217,7 @@ fn run_entries_of(
     jobs: &[Job],
     pick: impl Fn(&str) -> bool,
     scope: Scope,
-) -> Result<Vec<Entry>, FioError> {
+) -> Result<Vec<TranslatedKey>, FioError> {
     let mut keys: Vec<&'static str> = Vec::new();
     for e in jobs.iter().flat_map(|j| &j.run) {
         if pick(e.key) && !keys.contains(&e.key) {
@@ -242,8 +242,8 @@ fn disagree(
     file: &str,
     key: &str,
     job: &Job,
-    mine: Option<&Entry>,
-    first: Option<&Entry>,
+    mine: Option<&TranslatedKey>,
+    first: Option<&TranslatedKey>,
     scope: Scope,
 ) -> FioError {
     let src = mine.or(first).and_then(|e| {
@@ -252,7 +252,7 @@ fn disagree(
             Origin::Default(_) => None,
         })
     });
-    let show = |e: Option<&Entry>| e.map_or("(not set)".to_string(), |e| e.text.clone());
+    let show = |e: Option<&TranslatedKey>| e.map_or("(not set)".to_string(), |e| e.text.clone());
     let (mine, first) = (show(mine), show(first));
     let why = match scope {
         Scope::Run => format!(
@@ -288,7 +288,7 @@ type LimitOf = fn(&Limits) -> &Option<(u64, Origin)>;
 
 /// `bytes` and `ios`: fio limits each job; iolab splits a run-wide total evenly, so every worker must have
 /// the same limit.
-fn limit_entries(file: &str, jobs: &[Job]) -> Result<Vec<Entry>, FioError> {
+fn limit_entries(file: &str, jobs: &[Job]) -> Result<Vec<TranslatedKey>, FioError> {
     let mut out = Vec::new();
     let pick: [(&'static str, LimitOf); 2] = [("bytes", |l| &l.bytes), ("ios", |l| &l.ios)];
     for (key, get) in pick {
@@ -330,7 +330,7 @@ fn limit_entries(file: &str, jobs: &[Job]) -> Result<Vec<Entry>, FioError> {
                 return Err(e);
             };
             let text = if key == "bytes" { iolab_spec::units::format_size(total) } else { total.to_string() };
-            let e = Entry::new(key, text, vec![origin])
+            let e = TranslatedKey::new(key, text, vec![origin])
                 .map_err(|x| limit_error(file, &jobs[0], key, x))?
                 .with_note(format!(
                     "fio's limit is per job; iolab's is the total over all {workers} workers"

@@ -34,7 +34,7 @@ impl Origin {
 
 /// One iolab key with its value and origins.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Entry {
+pub struct TranslatedKey {
     /// The iolab key.
     pub key: &'static str,
     /// The value as iolab's parser reads it (unquoted).
@@ -64,15 +64,15 @@ const NUMBER_KEYS: &[&str] = &[
 /// Keys whose values are written bare, as TOML booleans.
 const BOOL_KEYS: &[&str] = &["direct", "verify"];
 
-impl Entry {
+impl TranslatedKey {
     /// An entry whose value iolab's own parser for `key` accepts; `Err` says what it expected.
-    pub fn new(key: &'static str, text: String, origins: Vec<Origin>) -> Result<Entry, String> {
+    pub fn new(key: &'static str, text: String, origins: Vec<Origin>) -> Result<TranslatedKey, String> {
         check(key, &text)?;
-        Ok(Entry { key, text, origins, note: None })
+        Ok(TranslatedKey { key, text, origins, note: None })
     }
 
     /// The same entry with a note.
-    pub fn with_note(mut self, note: impl Into<String>) -> Entry {
+    pub fn with_note(mut self, note: impl Into<String>) -> TranslatedKey {
         self.note = Some(note.into());
         self
     }

@@ -1,6 +1,6 @@
 //! One fio job section (with the `[global]` options it inherits), resolved into iolab keys.
 
-use super::entry::{Entry, Origin};
+use super::entry::{TranslatedKey, Origin};
 use super::ini::Section;
 use super::units::{parse_bool, parse_size, parse_time_ns, per_direction};
 use super::{FioError, Given, Note, Src};
@@ -44,15 +44,15 @@ pub struct Job {
     /// The worker table name (fio's job name).
     pub name: String,
     /// Run-wide keys (must agree between jobs).
-    pub run: Vec<Entry>,
+    pub run: Vec<TranslatedKey>,
     /// How many workers (fio's numjobs) and its origin.
-    pub count: Option<Entry>,
+    pub count: Option<TranslatedKey>,
     /// Per-clone target entries when fio would give every clone its own files; else one shared list.
-    pub targets: Vec<Vec<Entry>>,
+    pub targets: Vec<Vec<TranslatedKey>>,
     /// Worker-level keys (region, queue depth, rate, data, and the single access spec's keys).
-    pub worker: Vec<Entry>,
+    pub worker: Vec<TranslatedKey>,
     /// Access specs, when reads and writes need specs of their own.
-    pub specs: Vec<Vec<Entry>>,
+    pub specs: Vec<Vec<TranslatedKey>>,
     /// I/O limits of each of the job's workers (bytes, I/Os), for the run-wide totals.
     pub limits: Limits,
     /// Where fio and the translation may issue different I/O (see [`Note`]).
@@ -186,8 +186,8 @@ impl Ctx<'_> {
     }
 
     /// An entry built from `src`, checked with iolab's own parser for `key`.
-    pub fn entry(&self, key: &'static str, text: String, src: &Src) -> Result<Entry, FioError> {
-        Entry::new(key, text, vec![Origin::Opt(src.clone())]).map_err(|e| self.bad(src, e))
+    pub fn entry(&self, key: &'static str, text: String, src: &Src) -> Result<TranslatedKey, FioError> {
+        TranslatedKey::new(key, text, vec![Origin::Opt(src.clone())]).map_err(|e| self.bad(src, e))
     }
 }
 
@@ -258,14 +258,14 @@ fn kb_base(file: &str, section: &Section, opts: &Opts) -> Result<u64, FioError> 
 
 /// The iolab engine for a job, and where it came from.
 #[derive(Clone, Debug)]
-pub struct Engine {
+pub struct TranslatedEngine {
     /// `io_uring`, `sync` or `null`.
     pub kind: &'static str,
     /// The `ioengine` option, or `None` for fio's default (psync).
     pub src: Option<Src>,
 }
 
-impl Engine {
+impl TranslatedEngine {
     /// The origin of the engine choice.
     pub fn origin(&self) -> Origin {
         match &self.src {

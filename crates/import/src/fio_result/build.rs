@@ -8,13 +8,13 @@ use iolab_report::{
 };
 use serde_json::{json, Value};
 
-use super::parse::{FioDir, FioJob, FioSync, Header};
+use super::parse::{FioDir, FioJob, FioSync, FioHeader};
 use crate::fio::units::{parse_bool, parse_size, parse_time_ns};
 
 /// What every group of one report shares.
-pub(crate) struct Context<'a> {
+pub(crate) struct GroupContext<'a> {
     /// The report's header.
-    pub head: &'a Header,
+    pub head: &'a FioHeader,
     /// The file's name.
     pub source: &'a str,
     /// Reporting groups in the report.
@@ -258,7 +258,7 @@ fn durability(j: &FioJob) -> Option<Value> {
 
 /// `{"plan": {name, targets[, workers]}, "fio": {...}}`: the plan part is what the catalog lists (profile,
 /// targets); `workers` (each job's `qd` and `durability`) only when a job flushed or synced its writes.
-fn config(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], names: &[String]) -> Value {
+fn config(ctx: &GroupContext<'_>, groupid: u64, jobs: &[&FioJob], names: &[String]) -> Value {
     let stem = ctx.source.rsplit('/').next().unwrap_or(ctx.source);
     let name = if jobs[0].name.is_empty() { stem } else { jobs[0].name.as_str() };
     let mut plan = json!({
@@ -295,7 +295,7 @@ fn target_names(workers: &[WorkerResult]) -> Vec<String> {
 }
 
 /// A stable 8-hex-digit run id from the report and the group (importing the same file twice gives the same ids).
-fn run_id(ctx: &Context<'_>, groupid: u64) -> String {
+fn run_id(ctx: &GroupContext<'_>, groupid: u64) -> String {
     let key = format!("{}\n{}\n{}\n{groupid}", ctx.head.version, ctx.head.report_unix_s, ctx.source);
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in key.bytes() {
@@ -306,7 +306,7 @@ fn run_id(ctx: &Context<'_>, groupid: u64) -> String {
 
 /// The iolab document of reporting group `groupid` (its job entries `jobs`, non-empty), started at
 /// `start_unix_s`.
-pub(crate) fn run(ctx: &Context<'_>, groupid: u64, jobs: &[&FioJob], start_unix_s: f64) -> RunResult {
+pub(crate) fn run(ctx: &GroupContext<'_>, groupid: u64, jobs: &[&FioJob], start_unix_s: f64) -> RunResult {
     let workers: Vec<WorkerResult> = jobs.iter().enumerate().map(|(i, j)| worker(i, j)).collect();
     let total = match workers.as_slice() {
         [one] => one.total.clone(),

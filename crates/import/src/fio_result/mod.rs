@@ -82,7 +82,7 @@ pub fn to_results(text: &str, source: &str) -> Result<Vec<RunResult>, FioResultE
     // fio's `timestamp` is its report time and `elapsed` counts from its start; stonewalled groups run one
     // after another, so each starts when the earlier ones (ramp and runtime) are done.
     let mut start = head.report_unix_s - jobs.iter().map(|j| j.elapsed_s).fold(0.0, f64::max);
-    let ctx = build::Context { head: &head, source, groups: groups.len() };
+    let ctx = build::GroupContext { head: &head, source, groups: groups.len() };
     let mut runs = Vec::new();
     for g in groups {
         let members: Vec<&parse::FioJob> = jobs.iter().filter(|j| j.groupid == g).collect();

@@ -13,7 +13,7 @@ const KEPT: [f64; 6] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
 
 /// The report's header.
 #[derive(Clone, Debug)]
-pub(crate) struct Header {
+pub(crate) struct FioHeader {
     /// `fio version` (`fio-3.33`).
     pub version: String,
     /// Report time (`timestamp_ms`, else `timestamp`), Unix seconds.
@@ -107,7 +107,7 @@ fn u64_of(v: &Value, key: &str) -> u64 {
 }
 
 /// The report's header, or why the text is not a fio 3.x JSON report.
-pub(crate) fn header(root: &Value, source: &str) -> Result<Header, FioResultError> {
+pub(crate) fn header(root: &Value, source: &str) -> Result<FioHeader, FioResultError> {
     let version = root
         .get("fio version")
         .and_then(Value::as_str)
@@ -120,7 +120,7 @@ pub(crate) fn header(root: &Value, source: &str) -> Result<Header, FioResultErro
         Some(ms) => ms / 1000.0,
         None => f64_of(root, "timestamp"),
     };
-    Ok(Header { version, report_unix_s, global: options(root.get("global options")) })
+    Ok(FioHeader { version, report_unix_s, global: options(root.get("global options")) })
 }
 
 /// The value of fio's percentile key nearest `p` (`"99.900000"` for 99.9), if fio reported it.

@@ -1,8 +1,8 @@
 //! Writing the iolab job file from the model: keys with the Iometer settings they came from.
 
-use super::lines::Value;
-use super::model::{checked, Config, Cycle, Spec, SpecLine, Worker};
-use super::{IcfError, NamedTarget};
+use super::lines::ValueLine;
+use super::model::{checked, Config, Cycle, AccessSpec, SpecLine, Worker};
+use super::{IcfError, IometerTarget};
 use iolab_spec::units::format_size;
 use iolab_spec::Place;
 use std::collections::HashSet;
@@ -11,16 +11,16 @@ use std::collections::HashSet;
 const NUMBER_KEYS: &[&str] = &["qd", "burst", "read_pct", "random_pct", "weight", "seed"];
 
 /// One iolab key, its value and the comments above it.
-struct Entry {
+struct TranslatedKey {
     key: &'static str,
     text: String,
     origin: String,
     note: Option<String>,
 }
 
-impl Entry {
+impl TranslatedKey {
     /// An entry whose value iolab's own parser for `key` accepts; else a [`IcfError::BadValue`] at `at`.
-    fn new(key: &'static str, text: String, at: &Value, what: &str, file: &str) -> Result<Entry, IcfError> {
+    fn new(key: &'static str, text: String, at: &ValueLine, what: &str, file: &str) -> Result<TranslatedKey, IcfError> {
         let place = Place::Flag(key.to_string());
         if let Err(e) = iolab_spec::keys::check(key, &text, &place) {
             let expected = match e {
@@ -38,10 +38,10 @@ impl Entry {
             });
         }
         let origin = format!("# iometer: {what} = {} (line {})", at.text, at.line);
-        Ok(Entry { key, text, origin, note: None })
+        Ok(TranslatedKey { key, text, origin, note: None })
     }
 
-    fn note(mut self, note: impl Into<String>) -> Entry {
+    fn note(mut self, note: impl Into<String>) -> TranslatedKey {
         self.note = Some(note.into());
         self
     }
@@ -80,7 +80,7 @@ pub fn job_file(
     cfg: &Config,
     file: &str,
     warnings: &mut Vec<String>,
-) -> Result<(String, Vec<NamedTarget>), IcfError> {
+) -> Result<(String, Vec<IometerTarget>), IcfError> {
     let busy: Vec<_> = cfg.managers.iter().filter(|m| !m.workers.is_empty()).collect();
     if busy.len() > 1 {
         return Err(IcfError::Unsupported {
@@ -92,7 +92,7 @@ pub fn job_file(
     }
     let workers: Vec<&Worker> = busy.iter().flat_map(|m| &m.workers).collect();
     check_size(&workers, file)?;
-    let mut targets: Vec<NamedTarget> = Vec::new();
+    let mut targets: Vec<IometerTarget> = Vec::new();
     let mut tables = String::new();
     let mut table_names = HashSet::new();
     let mut active: Vec<&Worker> = Vec::new();
@@ -142,27 +142,27 @@ fn run_entries(
     active: &[&Worker],
     file: &str,
     warnings: &mut Vec<String>,
-) -> Result<Vec<Entry>, IcfError> {
+) -> Result<Vec<TranslatedKey>, IcfError> {
     let s = &cfg.setup;
     let mut out = Vec::new();
     if let Some(d) = s.description.as_ref().filter(|d| !d.text.is_empty()) {
-        out.push(Entry::new("name", d.text.clone(), d, "'Test Description", file)?);
+        out.push(TranslatedKey::new("name", d.text.clone(), d, "'Test Description", file)?);
     }
     match &s.run_time {
         Some((0, at)) => warnings.push(format!(
             "line {}: 'Run Time 0 0 0 runs until stopped in Iometer; iolab's default duration applies (set --duration)",
             at.line
         )),
-        Some((secs, at)) => out.push(Entry::new("duration", format!("{secs}s"), at, "'Run Time (h m s)", file)?),
+        Some((secs, at)) => out.push(TranslatedKey::new("duration", format!("{secs}s"), at, "'Run Time (h m s)", file)?),
         None => {}
     }
     if let Some((secs, at)) = &s.ramp {
-        out.push(Entry::new("ramp", format!("{secs}s"), at, "'Ramp Up Time (s)", file)?);
+        out.push(TranslatedKey::new("ramp", format!("{secs}s"), at, "'Ramp Up Time (s)", file)?);
     }
-    let seeds: Vec<&(u64, Value)> = active.iter().filter_map(|w| w.seed.as_ref()).collect();
+    let seeds: Vec<&(u64, ValueLine)> = active.iter().filter_map(|w| w.seed.as_ref()).collect();
     if let Some(first) = seeds.first() {
         if seeds.iter().all(|s| s.0 == first.0) {
-            let e = Entry::new("seed", first.0.to_string(), &first.1, "fixed seed", file)?
+            let e = TranslatedKey::new("seed", first.0.to_string(), &first.1, "fixed seed", file)?
                 .note("Iometer seeds each worker; iolab has one run-wide seed");
             out.push(e);
         } else {
@@ -206,7 +206,7 @@ fn worker_table(
     cfg: &Config,
     file: &str,
     names: &mut HashSet<String>,
-    targets: &mut Vec<NamedTarget>,
+    targets: &mut Vec<IometerTarget>,
     warnings: &mut Vec<String>,
 ) -> Result<Option<String>, IcfError> {
     let Some(spec) = assigned_spec(w, cfg, file, warnings)? else { return Ok(None) };
@@ -224,11 +224,11 @@ fn worker_table(
 /// The table of worker `w` running `spec`, named `[PREFIX.NAME]` (`worker` or `phase.worker`).
 fn table_for(
     w: &Worker,
-    spec: &Spec,
+    spec: &AccessSpec,
     name: &str,
     prefix: &str,
     file: &str,
-    targets: &mut Vec<NamedTarget>,
+    targets: &mut Vec<IometerTarget>,
 ) -> Result<String, IcfError> {
     let mut out = format!("\n# iometer: 'Worker = {} (line {})\n[{prefix}.{name}]\n", w.name, w.line);
     let mut refs = Vec::new();
@@ -239,7 +239,7 @@ fn table_for(
             None => {
                 let mut taken: HashSet<String> = targets.iter().map(|k| k.name.clone()).collect();
                 let n = crate::names::unique(bare_name(&t.name, "disk"), &mut taken);
-                targets.push(NamedTarget { name: n.clone(), iometer: t.name.clone(), line: t.line });
+                targets.push(IometerTarget { name: n.clone(), iometer: t.name.clone(), line: t.line });
                 n
             }
         };
@@ -265,10 +265,10 @@ fn test_phases<'a>(
     workers: &[&'a Worker],
     cfg: &Config,
     file: &str,
-    targets: &mut Vec<NamedTarget>,
+    targets: &mut Vec<IometerTarget>,
     warnings: &mut Vec<String>,
 ) -> Result<(String, Vec<&'a Worker>), IcfError> {
-    let find = |v: &Value| cfg.specs.iter().find(|s| s.name.eq_ignore_ascii_case(v.text.trim()));
+    let find = |v: &ValueLine| cfg.specs.iter().find(|s| s.name.eq_ignore_ascii_case(v.text.trim()));
     let mut names = HashSet::new();
     let mut busy: Vec<(&Worker, String)> = Vec::new();
     for w in workers {
@@ -292,7 +292,7 @@ fn test_phases<'a>(
     let mut phase_names = HashSet::new();
     for i in 0..tests {
         let mut tables = String::new();
-        let mut run: Vec<(&Spec, usize)> = Vec::new();
+        let mut run: Vec<(&AccessSpec, usize)> = Vec::new();
         for (w, name) in &busy {
             let Some(v) = w.specs.get(i) else {
                 warnings.push(format!(
@@ -368,8 +368,8 @@ fn assigned_spec<'a>(
     cfg: &'a Config,
     file: &str,
     warnings: &mut Vec<String>,
-) -> Result<Option<&'a Spec>, IcfError> {
-    let find = |v: &Value| cfg.specs.iter().find(|s| s.name.eq_ignore_ascii_case(v.text.trim()));
+) -> Result<Option<&'a AccessSpec>, IcfError> {
+    let find = |v: &ValueLine| cfg.specs.iter().find(|s| s.name.eq_ignore_ascii_case(v.text.trim()));
     match w.specs.as_slice() {
         [] => {
             warnings.push(format!("line {}: worker '{}' has no assigned access spec; Iometer leaves it idle, so it is left out", w.line, w.name));
@@ -399,12 +399,12 @@ fn assigned_spec<'a>(
     }
 }
 
-fn worker_entries(w: &Worker, file: &str) -> Result<Vec<Entry>, IcfError> {
+fn worker_entries(w: &Worker, file: &str) -> Result<Vec<TranslatedKey>, IcfError> {
     let mut out = Vec::new();
     if let Some((qd, at)) = &w.qd {
         let n = w.targets.len() as u64;
         let what = "'Number of outstanding IOs (per target)";
-        let mut e = Entry::new("qd", checked(file, at, what, (*qd, n, 0))?.to_string(), at, what, file)?;
+        let mut e = TranslatedKey::new("qd", checked(file, at, what, (*qd, n, 0))?.to_string(), at, what, file)?;
         if n > 1 {
             e = e.note(format!(
                 "Iometer keeps {qd} I/Os outstanding on each of the {n} targets; iolab's qd is per worker, \
@@ -416,7 +416,7 @@ fn worker_entries(w: &Worker, file: &str) -> Result<Vec<Entry>, IcfError> {
     if let Some((max, start, pattern, at)) = &w.disk {
         let what = "'Disk maximum size,starting sector (512-byte sectors)";
         if *start > 0 {
-            out.push(Entry::new(
+            out.push(TranslatedKey::new(
                 "offset",
                 format_size(checked(file, at, what, (*start, 512, 0))?),
                 at,
@@ -425,7 +425,7 @@ fn worker_entries(w: &Worker, file: &str) -> Result<Vec<Entry>, IcfError> {
             )?);
         }
         if *max > 0 {
-            out.push(Entry::new(
+            out.push(TranslatedKey::new(
                 "length",
                 format_size(checked(file, at, what, (*max, 512, 0))?),
                 at,
@@ -440,7 +440,7 @@ fn worker_entries(w: &Worker, file: &str) -> Result<Vec<Entry>, IcfError> {
     Ok(out)
 }
 
-fn data_entry(pattern: u64, at: &Value, file: &str) -> Result<Entry, IcfError> {
+fn data_entry(pattern: u64, at: &ValueLine, file: &str) -> Result<TranslatedKey, IcfError> {
     let what = "Data pattern";
     let (text, note) = match pattern {
         0 => ("zero", "Iometer writes one repeated byte per buffer; iolab's nearest pattern is zeros"),
@@ -456,12 +456,12 @@ fn data_entry(pattern: u64, at: &Value, file: &str) -> Result<Entry, IcfError> {
             })
         }
     };
-    Ok(Entry::new("data", text.into(), at, what, file)?.note(note))
+    Ok(TranslatedKey::new("data", text.into(), at, what, file)?.note(note))
 }
 
 /// `think` and `burst` from the spec's transfer delay and burst length (those of every line the worker runs: iolab's
 /// think time is per worker); none when the delay is 0.
-fn think_entries(spec: &Spec, file: &str) -> Result<Vec<Entry>, IcfError> {
+fn think_entries(spec: &AccessSpec, file: &str) -> Result<Vec<TranslatedKey>, IcfError> {
     let lines: Vec<&SpecLine> = spec.lines.iter().filter(|l| l.of_size > 0).collect();
     let Some(first) = lines.first() else { return Ok(Vec::new()) };
     // Iometer's burst length 0 or 1: one I/O per delay.
@@ -487,25 +487,25 @@ fn think_entries(spec: &Spec, file: &str) -> Result<Vec<Entry>, IcfError> {
     if delay == 0 {
         return Ok(Vec::new());
     }
-    let at = |n: u64| Value { line: first.at.line, text: n.to_string() };
+    let at = |n: u64| ValueLine { line: first.at.line, text: n.to_string() };
     let every = if lines.len() > 1 {
         format!(" (the same on all {} lines of the spec)", lines.len())
     } else {
         String::new()
     };
-    let think = Entry::new("think", format!("{delay}ms"), &at(first.delay), "delay (ms)", file)?.note(format!(
+    let think = TranslatedKey::new("think", format!("{delay}ms"), &at(first.delay), "delay (ms)", file)?.note(format!(
         "Iometer waits the transfer delay between bursts of 'burst' I/Os{every}; iolab's worker issues a burst \
          (at most qd I/Os at a time), waits until all of its I/Os complete, and only then idles 'think' before \
          the next burst"
     ));
-    let mut b = Entry::new("burst", burst.to_string(), &at(first.burst), "burst", file)?;
+    let mut b = TranslatedKey::new("burst", burst.to_string(), &at(first.burst), "burst", file)?;
     if first.burst == 0 {
         b = b.note("Iometer's burst length 0 means 1 I/O per burst");
     }
     Ok(vec![think, b])
 }
 
-fn spec_tables(out: &mut String, worker: &str, spec: &Spec, file: &str) -> Result<(), IcfError> {
+fn spec_tables(out: &mut String, worker: &str, spec: &AccessSpec, file: &str) -> Result<(), IcfError> {
     let sum: u64 = spec.lines.iter().map(|l| l.of_size).sum();
     if sum != 100 {
         return Err(IcfError::Unsupported {
@@ -528,7 +528,7 @@ fn spec_tables(out: &mut String, worker: &str, spec: &Spec, file: &str) -> Resul
     Ok(())
 }
 
-fn spec_entries(l: &SpecLine, file: &str) -> Result<Vec<Entry>, IcfError> {
+fn spec_entries(l: &SpecLine, file: &str) -> Result<Vec<TranslatedKey>, IcfError> {
     let refuse = |what: String, why: &str| IcfError::Unsupported {
         file: file.into(),
         line: l.at.line,
@@ -542,7 +542,7 @@ fn spec_entries(l: &SpecLine, file: &str) -> Result<Vec<Entry>, IcfError> {
         ));
     }
     let at = &l.at;
-    let field = |n: u64| Value { line: at.line, text: n.to_string() };
+    let field = |n: u64| ValueLine { line: at.line, text: n.to_string() };
     if l.size == 0 {
         return Err(IcfError::BadValue {
             file: file.into(),
@@ -553,16 +553,16 @@ fn spec_entries(l: &SpecLine, file: &str) -> Result<Vec<Entry>, IcfError> {
         });
     }
     let mut out = vec![
-        Entry::new("bs", format_size(l.size), &field(l.size), "size", file)?,
-        Entry::new("weight", l.of_size.to_string(), &field(l.of_size), "% of size", file)?,
-        Entry::new("read_pct", l.reads.to_string(), &field(l.reads), "% reads", file)?,
-        Entry::new("random_pct", l.random.to_string(), &field(l.random), "% random", file)?,
+        TranslatedKey::new("bs", format_size(l.size), &field(l.size), "size", file)?,
+        TranslatedKey::new("weight", l.of_size.to_string(), &field(l.of_size), "% of size", file)?,
+        TranslatedKey::new("read_pct", l.reads.to_string(), &field(l.reads), "% reads", file)?,
+        TranslatedKey::new("random_pct", l.random.to_string(), &field(l.random), "% random", file)?,
     ];
     let align = if l.align == 0 {
-        Entry::new("align", "512".into(), &field(0), "align", file)?
+        TranslatedKey::new("align", "512".into(), &field(0), "align", file)?
             .note("align 0 is Iometer's 'sector boundaries'; 512-byte sectors assumed")
     } else {
-        Entry::new("align", format_size(l.align), &field(l.align), "align", file)?
+        TranslatedKey::new("align", format_size(l.align), &field(l.align), "align", file)?
     };
     out.push(align);
     Ok(out)

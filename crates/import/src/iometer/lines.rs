@@ -4,7 +4,7 @@ use super::IcfError;
 
 /// One value line: its 1-based line number and its trimmed text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Value {
+pub struct ValueLine {
     /// 1-based line number.
     pub line: usize,
     /// The trimmed text.
@@ -21,7 +21,7 @@ pub struct Item {
     /// 1-based line number of the key line.
     pub line: usize,
     /// The value lines.
-    pub values: Vec<Value>,
+    pub values: Vec<ValueLine>,
 }
 
 impl Item {
@@ -31,7 +31,7 @@ impl Item {
     }
 
     /// The first value line, or a syntax error naming the key.
-    pub fn value(&self, file: &str, what: &str) -> Result<&Value, IcfError> {
+    pub fn value(&self, file: &str, what: &str) -> Result<&ValueLine, IcfError> {
         self.values.first().ok_or_else(|| IcfError::Syntax {
             file: file.to_string(),
             line: self.line,
@@ -71,7 +71,7 @@ pub fn split(text: &str, file: &str) -> Result<Lines, IcfError> {
         } else if let Some(v) = version_of(t) {
             out.version.get_or_insert(v);
         } else if let Some(item) = out.items.last_mut() {
-            item.values.push(Value { line, text: t.to_string() });
+            item.values.push(ValueLine { line, text: t.to_string() });
         } else {
             return Err(IcfError::Syntax {
                 file: file.into(),

@@ -23,7 +23,7 @@ pub struct Translation {
     /// The iolab job file (TOML), a `# iometer: ... (line N)` comment above each key.
     pub toml: String,
     /// The targets the job declares in `[targets]`, in order of first use; the user maps each to a path.
-    pub targets: Vec<NamedTarget>,
+    pub targets: Vec<IometerTarget>,
     /// Settings skipped or only described, each with its line: unknown keys, idle workers, cycling test
     /// types (with the `iolab sweep` flags that run the same cycle).
     pub warnings: Vec<String>,
@@ -31,7 +31,7 @@ pub struct Translation {
 
 /// One Iometer target and the name it has in the translated job file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NamedTarget {
+pub struct IometerTarget {
     /// The name in `[targets]` (`PHYSICALDRIVE_1`); workers use it as `@NAME`, the user maps it with
     /// `--target NAME=PATH`.
     pub name: String,

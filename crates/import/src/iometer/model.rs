@@ -1,6 +1,6 @@
 //! The sections of an ICF file read into a model: test setup, access specifications, managers and workers.
 
-use super::lines::{comma_fields, fields, Item, Lines, Value};
+use super::lines::{comma_fields, fields, Item, Lines, ValueLine};
 use super::IcfError;
 
 /// A cycling setting: `start step type` or `start end step type`.
@@ -10,16 +10,16 @@ pub struct Cycle {
     pub end: Option<u64>,
     pub step: u64,
     pub exponential: bool,
-    pub at: Value,
+    pub at: ValueLine,
 }
 
 /// `'TEST SETUP`.
 #[derive(Clone, Debug, Default)]
-pub struct Setup {
-    pub description: Option<Value>,
-    pub run_time: Option<(u64, Value)>,
-    pub ramp: Option<(u64, Value)>,
-    pub test_type: Option<Value>,
+pub struct TestSetup {
+    pub description: Option<ValueLine>,
+    pub run_time: Option<(u64, ValueLine)>,
+    pub ramp: Option<(u64, ValueLine)>,
+    pub test_type: Option<ValueLine>,
     pub worker_cycling: Option<Cycle>,
     pub disk_cycling: Option<Cycle>,
     pub qd_cycling: Option<Cycle>,
@@ -28,7 +28,7 @@ pub struct Setup {
 /// One line of an access specification.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpecLine {
-    pub at: Value,
+    pub at: ValueLine,
     pub size: u64,
     pub of_size: u64,
     pub reads: u64,
@@ -41,7 +41,7 @@ pub struct SpecLine {
 
 /// One access specification.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Spec {
+pub struct AccessSpec {
     pub name: String,
     pub line: usize,
     pub lines: Vec<SpecLine>,
@@ -60,12 +60,12 @@ pub struct Worker {
     pub name: String,
     pub line: usize,
     /// Outstanding I/Os per target, with the line.
-    pub qd: Option<(u64, Value)>,
+    pub qd: Option<(u64, ValueLine)>,
     /// The fixed seed, when enabled.
-    pub seed: Option<(u64, Value)>,
+    pub seed: Option<(u64, ValueLine)>,
     /// Maximum disk size and starting sector (sectors of 512 bytes), data pattern.
-    pub disk: Option<(u64, u64, Option<u64>, Value)>,
-    pub specs: Vec<Value>,
+    pub disk: Option<(u64, u64, Option<u64>, ValueLine)>,
+    pub specs: Vec<ValueLine>,
     pub targets: Vec<Target>,
 }
 
@@ -81,8 +81,8 @@ pub struct Manager {
 #[derive(Clone, Debug, Default)]
 pub struct Config {
     pub version: Option<String>,
-    pub setup: Setup,
-    pub specs: Vec<Spec>,
+    pub setup: TestSetup,
+    pub specs: Vec<AccessSpec>,
     pub managers: Vec<Manager>,
 }
 
@@ -127,7 +127,7 @@ pub fn read(lines: Lines, file: &str, warnings: &mut Vec<String>) -> Result<Conf
     Ok(cfg)
 }
 
-fn bad(file: &str, at: &Value, what: &str, expected: &str) -> IcfError {
+fn bad(file: &str, at: &ValueLine, what: &str, expected: &str) -> IcfError {
     IcfError::BadValue {
         file: file.into(),
         line: at.line,
@@ -140,7 +140,7 @@ fn bad(file: &str, at: &Value, what: &str, expected: &str) -> IcfError {
 /// `a * b + c`, or the value refused as too large: a product of numbers read from the file never wraps.
 pub(crate) fn checked(
     file: &str,
-    at: &Value,
+    at: &ValueLine,
     what: &str,
     (a, b, c): (u64, u64, u64),
 ) -> Result<u64, IcfError> {
@@ -150,7 +150,7 @@ pub(crate) fn checked(
     })
 }
 
-fn number(file: &str, at: &Value, field: &str, what: &str) -> Result<u64, IcfError> {
+fn number(file: &str, at: &ValueLine, field: &str, what: &str) -> Result<u64, IcfError> {
     field.trim().parse::<u64>().map_err(|_| bad(file, at, what, "whole numbers"))
 }
 
@@ -162,8 +162,8 @@ const SETUP_SKIPPED: &[&str] = &[
     "record results",
 ];
 
-fn read_setup(items: &[Item], file: &str, warnings: &mut Vec<String>) -> Result<Setup, IcfError> {
-    let mut s = Setup::default();
+fn read_setup(items: &[Item], file: &str, warnings: &mut Vec<String>) -> Result<TestSetup, IcfError> {
+    let mut s = TestSetup::default();
     for item in items {
         if item.is("test description") {
             s.description = item.values.first().cloned();
@@ -215,14 +215,14 @@ fn cycle(item: &Item, file: &str, with_end: bool) -> Result<Cycle, IcfError> {
     Ok(Cycle { start, end, step, exponential, at: v.clone() })
 }
 
-fn read_specs(items: &[Item], file: &str, warnings: &mut Vec<String>) -> Result<Vec<Spec>, IcfError> {
-    let mut specs: Vec<Spec> = Vec::new();
+fn read_specs(items: &[Item], file: &str, warnings: &mut Vec<String>) -> Result<Vec<AccessSpec>, IcfError> {
+    let mut specs: Vec<AccessSpec> = Vec::new();
     for item in items {
         if item.is("access specification name") {
             let v = item.value(file, "NAME,DEFAULT ASSIGNMENT")?;
             // The name may hold commas; the default assignment is after the last one.
             let name = v.text.rsplit_once(',').map_or(v.text.as_str(), |(n, _)| n).trim();
-            specs.push(Spec { name: name.to_string(), line: v.line, lines: Vec::new() });
+            specs.push(AccessSpec { name: name.to_string(), line: v.line, lines: Vec::new() });
         } else if item.is("size,") {
             let Some(spec) = specs.last_mut() else {
                 return Err(IcfError::Syntax {
@@ -243,7 +243,7 @@ fn read_specs(items: &[Item], file: &str, warnings: &mut Vec<String>) -> Result<
     Ok(specs)
 }
 
-fn spec_line(v: &Value, file: &str) -> Result<SpecLine, IcfError> {
+fn spec_line(v: &ValueLine, file: &str) -> Result<SpecLine, IcfError> {
     let f = comma_fields(&v.text);
     let expected = "eight whole numbers: size,% of size,% reads,% random,delay,burst,align,reply";
     if f.len() != 8 {

@@ -3,8 +3,8 @@
 
 use super::pattern::{pct, Pattern};
 use super::sizes::Sizes;
-use super::{size_expected, Ctx, Engine, Job};
-use crate::fio::entry::{Entry, Origin};
+use super::{size_expected, Ctx, TranslatedEngine, Job};
+use crate::fio::entry::{TranslatedKey, Origin};
 use crate::fio::units::parse_size;
 use crate::fio::{FioError, Note};
 use iolab_spec::units::format_size;
@@ -18,7 +18,7 @@ struct DirSpec {
 }
 
 /// The job's access keys, queue depth, rate, distribution and data.
-pub fn access(cx: &Ctx, engine: &Engine, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
+pub fn access(cx: &Ctx, engine: &TranslatedEngine, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
     job.worker.push(queue_depth(cx, engine)?);
     let dirs = [dir_spec(cx, p, 0)?, dir_spec(cx, p, 1)?];
     super::rate::rate(cx, p, [&dirs[0].sizes.0, &dirs[1].sizes.0], job)?;
@@ -38,7 +38,7 @@ pub fn access(cx: &Ctx, engine: &Engine, p: &Pattern, job: &mut Job) -> Result<(
     for (i, d) in dirs.iter().enumerate() {
         let share = if i == 0 { p.read_pct } else { 100.0 - p.read_pct };
         let mut spec = spec_entries(cx, d, p, if i == 0 { 100.0 } else { 0.0 })?;
-        let w = Entry::new("weight", format!("{}", share.round() as u64), p.origins.clone())
+        let w = TranslatedKey::new("weight", format!("{}", share.round() as u64), p.origins.clone())
             .map_err(|e| cx.refuse_missing("rwmixread", e))?;
         spec.push(w.with_note("reads and writes differ here (block sizes, alignment or random share), so each direction is an access spec of its own, weighted by fio's mix"));
         job.specs.push(spec);
@@ -74,16 +74,16 @@ fn random_map_note(cx: &Ctx, dirs: &[DirSpec; 2], used: [bool; 2], job: &mut Job
     }
 }
 
-fn spec_entries(cx: &Ctx, d: &DirSpec, p: &Pattern, read_pct: f64) -> Result<Vec<Entry>, FioError> {
+fn spec_entries(cx: &Ctx, d: &DirSpec, p: &Pattern, read_pct: f64) -> Result<Vec<TranslatedKey>, FioError> {
     let header = || cx.refuse_missing("bs", "");
-    let mut out = vec![Entry::new("bs", sizes_text(&d.sizes.0), d.sizes.1.clone()).map_err(|e| {
+    let mut out = vec![TranslatedKey::new("bs", sizes_text(&d.sizes.0), d.sizes.1.clone()).map_err(|e| {
         let src = d.sizes.1.iter().find_map(|o| match o {
             Origin::Opt(s) => Some(s.clone()),
             Origin::Default(_) => None,
         });
         src.map_or_else(header, |s| cx.bad(&s, e))
     })?];
-    let mut rp = Entry::new("read_pct", fmt_pct(read_pct), p.origins.clone()).map_err(|_| header())?;
+    let mut rp = TranslatedKey::new("read_pct", fmt_pct(read_pct), p.origins.clone()).map_err(|_| header())?;
     if p.read_pct > 0.0 && p.read_pct < 100.0 && p.random[0].min(p.random[1]) < 100.0 {
         rp = rp.with_note(
             "iolab's sequential mix has one cursor for reads and writes; fio keeps one per direction",
@@ -91,14 +91,14 @@ fn spec_entries(cx: &Ctx, d: &DirSpec, p: &Pattern, read_pct: f64) -> Result<Vec
     }
     out.push(rp);
     if p.trim_pct > 0.0 {
-        let e = Entry::new("trim_pct", fmt_pct(p.trim_pct), p.origins[..1].to_vec()).map_err(|_| header())?;
+        let e = TranslatedKey::new("trim_pct", fmt_pct(p.trim_pct), p.origins[..1].to_vec()).map_err(|_| header())?;
         out.push(e.with_note(TRIM_NOTE));
     }
     let mut ro = p.origins[..1].to_vec();
     ro.extend(p.random_src.iter().map(|s| Origin::Opt(s.clone())));
-    out.push(Entry::new("random_pct", fmt_pct(d.random), ro).map_err(|_| header())?);
+    out.push(TranslatedKey::new("random_pct", fmt_pct(d.random), ro).map_err(|_| header())?);
     if let Some((a, o)) = &d.align {
-        out.push(Entry::new("align", format_size(*a), vec![o.clone()]).map_err(|_| header())?);
+        out.push(TranslatedKey::new("align", format_size(*a), vec![o.clone()]).map_err(|_| header())?);
     }
     Ok(out)
 }
@@ -116,17 +116,17 @@ fn fmt_pct(v: f64) -> String {
     }
 }
 
-fn queue_depth(cx: &Ctx, engine: &Engine) -> Result<Entry, FioError> {
+fn queue_depth(cx: &Ctx, engine: &TranslatedEngine) -> Result<TranslatedKey, FioError> {
     if engine.kind == "sync" {
         let mut origins = vec![engine.origin()];
         origins.extend(cx.get("iodepth").map(|s| Origin::Opt(s.clone())));
-        let e = Entry::new("qd", "1".into(), origins).map_err(|e| cx.refuse_missing("iodepth", e))?;
+        let e = TranslatedKey::new("qd", "1".into(), origins).map_err(|e| cx.refuse_missing("iodepth", e))?;
         return Ok(e.with_note("fio's sync engines issue one I/O at a time, whatever iodepth says"));
     }
     match cx.count("iodepth")? {
         Some((n, src)) => cx.entry("qd", n.to_string(), src),
         None => {
-            Entry::new("qd", "1".into(), vec![Origin::Default("iodepth not set: fio's default is 1".into())])
+            TranslatedKey::new("qd", "1".into(), vec![Origin::Default("iodepth not set: fio's default is 1".into())])
                 .map_err(|e| cx.refuse_missing("iodepth", e))
         }
     }

@@ -1,8 +1,8 @@
 //! Where a job's I/O goes and for how long: engine, targets, region, run-wide keys and limits.
 
 use super::pattern::Pattern;
-use super::{too_large, Ctx, Engine, Job};
-use crate::fio::entry::{Entry, Origin};
+use super::{too_large, Ctx, TranslatedEngine, Job};
+use crate::fio::entry::{TranslatedKey, Origin};
 use crate::fio::options;
 use crate::fio::FioError;
 use iolab_spec::units::{format_duration, format_size};
@@ -11,12 +11,12 @@ use iolab_spec::units::{format_duration, format_size};
 const FIO_DEFAULT_SEED: u64 = 0x89;
 
 /// The job's engine.
-pub fn engine(cx: &Ctx) -> Result<Engine, FioError> {
+pub fn engine(cx: &Ctx) -> Result<TranslatedEngine, FioError> {
     let Some((name, src)) = cx.text("ioengine")? else {
-        return Ok(Engine { kind: "sync", src: None });
+        return Ok(TranslatedEngine { kind: "sync", src: None });
     };
     match options::engine(name) {
-        Some(kind) => Ok(Engine { kind, src: Some(src.clone()) }),
+        Some(kind) => Ok(TranslatedEngine { kind, src: Some(src.clone()) }),
         None => Err(FioError::UnsupportedEngine {
             file: cx.file.to_string(),
             engine: name.to_string(),
@@ -46,7 +46,7 @@ pub fn split_filenames(v: &str) -> Vec<String> {
 }
 
 /// The job's targets (one list shared by its workers, or one list per clone), and its region keys.
-pub fn targets(cx: &Ctx, name: &str, engine: &Engine, job: &mut Job) -> Result<(), FioError> {
+pub fn targets(cx: &Ctx, name: &str, engine: &TranslatedEngine, job: &mut Job) -> Result<(), FioError> {
     let numjobs = match cx.count("numjobs")? {
         Some((n, src)) => {
             job.count = Some(cx.entry("count", n.to_string(), src)?);
@@ -62,7 +62,7 @@ pub fn targets(cx: &Ctx, name: &str, engine: &Engine, job: &mut Job) -> Result<(
         let (offset, osrc) = cx.size("offset")?.unwrap_or((0, src));
         let end = offset.checked_add(size).ok_or_else(|| cx.bad(osrc, too_large(offset, "+", size)))?;
         let text = format!("null:{}", format_size(end));
-        let e = Entry::new("target", text, vec![engine.origin(), Origin::Opt(src.clone())])
+        let e = TranslatedKey::new("target", text, vec![engine.origin(), Origin::Opt(src.clone())])
             .map_err(|e| cx.bad(src, e))?;
         job.targets = vec![vec![e]];
         return region(cx, 1, false, job);
@@ -88,12 +88,12 @@ pub fn targets(cx: &Ctx, name: &str, engine: &Engine, job: &mut Job) -> Result<(
     region(cx, nfiles as u64, devices, job)
 }
 
-fn path_entry(cx: &Ctx, path: &str, origins: Vec<Origin>, src: &crate::fio::Src) -> Result<Entry, FioError> {
+fn path_entry(cx: &Ctx, path: &str, origins: Vec<Origin>, src: &crate::fio::Src) -> Result<TranslatedKey, FioError> {
     let virtual_prefix = ["mem:", "null:", "sim:", "link:", "@"].iter().any(|p| path.starts_with(p));
     if virtual_prefix {
         return Err(cx.bad(src, "a path; iolab reads 'mem:', 'null:', 'sim:', 'link:' and '@' as targets of its own (write ./ before the name)"));
     }
-    Entry::new("target", path.to_string(), origins).map_err(|e| cx.bad(src, e))
+    TranslatedKey::new("target", path.to_string(), origins).map_err(|e| cx.bad(src, e))
 }
 
 /// fio's own file names when no `filename` is given: `DIR/JOBNAME.JOBNUM.FILENUM`, one set per clone.
@@ -102,7 +102,7 @@ fn default_files(
     name: &str,
     dir: &str,
     numjobs: u64,
-) -> Result<(Vec<Vec<Entry>>, usize, bool), FioError> {
+) -> Result<(Vec<Vec<TranslatedKey>>, usize, bool), FioError> {
     let nrfiles = match cx.count("nrfiles")? {
         Some((0, src)) => return Err(cx.bad(src, "at least 1")),
         Some((n, _)) => n,
@@ -189,11 +189,11 @@ fn region(cx: &Ctx, nfiles: u64, devices: bool, job: &mut Job) -> Result<(), Fio
 }
 
 /// Run-wide keys of the job (duration, ramp, engine, direct, seed, verification) and its I/O limits.
-pub fn run_keys(cx: &Ctx, engine: &Engine, pattern: &Pattern, job: &mut Job) -> Result<(), FioError> {
+pub fn run_keys(cx: &Ctx, engine: &TranslatedEngine, pattern: &Pattern, job: &mut Job) -> Result<(), FioError> {
     time_keys(cx, pattern, job)?;
     if engine.kind != "null" {
         job.run.push(
-            Entry::new("engine", engine.kind.into(), vec![engine.origin()])
+            TranslatedKey::new("engine", engine.kind.into(), vec![engine.origin()])
                 .map_err(|e| cx.refuse_missing("ioengine", e))?,
         );
     }
@@ -203,7 +203,7 @@ pub fn run_keys(cx: &Ctx, engine: &Engine, pattern: &Pattern, job: &mut Job) -> 
         .max_by_key(|(_, s)| s.line);
     job.run.push(match direct {
         Some((b, src)) => cx.entry("direct", b.to_string(), src)?,
-        None => Entry::new(
+        None => TranslatedKey::new(
             "direct",
             "false".into(),
             vec![Origin::Default("direct not set: fio's default is buffered I/O (direct=0)".into())],
@@ -222,7 +222,7 @@ fn time_keys(cx: &Ctx, pattern: &Pattern, job: &mut Job) -> Result<(), FioError>
     }
     job.run.push(match cx.time("ramp_time", S)? {
         Some((ns, src)) => cx.entry("ramp", format_duration(ns), src)?,
-        None => Entry::new(
+        None => TranslatedKey::new(
             "ramp",
             "0s".into(),
             vec![Origin::Default("ramp_time not set: fio's default is 0".into())],
@@ -345,7 +345,7 @@ fn seed(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
                 "randrepeat not set: fio's default repeats the same random sequence every run (seed 0x89)"
                     .into(),
             );
-            let e = Entry::new("seed", FIO_DEFAULT_SEED.to_string(), vec![o])
+            let e = TranslatedKey::new("seed", FIO_DEFAULT_SEED.to_string(), vec![o])
                 .map_err(|e| cx.refuse_missing("randrepeat", e))?;
             job.run.push(e);
             Ok(())
@@ -391,7 +391,7 @@ fn verify(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
     job.run.push(e);
     let fail = match cx.flag("verify_fatal")? {
         Some((b, s)) => cx.entry("verify_fail", if b { "stop" } else { "continue" }.into(), s)?,
-        None => Entry::new(
+        None => TranslatedKey::new(
             "verify_fail",
             "continue".into(),
             vec![Origin::Default("verify_fatal not set: fio's default checks on after a mismatch".into())],

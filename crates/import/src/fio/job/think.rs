@@ -1,7 +1,7 @@
 //! `thinktime` (with `thinktime_blocks`) as iolab's closed-loop `think` and `burst`.
 
 use super::{Ctx, Job};
-use crate::fio::entry::{Entry, Origin};
+use crate::fio::entry::{TranslatedKey, Origin};
 use crate::fio::FioError;
 use iolab_spec::units::format_duration;
 
@@ -73,7 +73,7 @@ pub fn think(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
     job.worker.push(e);
     let burst = match blocks {
         Some((n, s)) => cx.entry("burst", n.to_string(), s)?,
-        None => Entry::new(
+        None => TranslatedKey::new(
             "burst",
             "1".into(),
             vec![Origin::Default("thinktime_blocks not set: fio's default is 1".into())],
