@@ -6,7 +6,7 @@
 //! db copy` are dispatched to their modules.
 
 use crate::args::db::{DbArgs, DbWhat, TpccArgs};
-use crate::db_run::{self, number, Command, Outcome};
+use crate::db_run::{self, number, Command, DbOutcome};
 use crate::exit::{usage, ExitStatus};
 use anyhow::Result;
 use iolab_db::tpcc::{self, Options, Tpcc, TpccDocument};
@@ -57,11 +57,11 @@ fn tpcc(a: &TpccArgs) -> Result<ExitStatus> {
 }
 
 /// A tpcc document's kind and exit status.
-fn outcome(d: &TpccDocument) -> Outcome<'_> {
+fn outcome(d: &TpccDocument) -> DbOutcome<'_> {
     match d {
-        TpccDocument::Run(r) => Outcome { doc: &**r, good: good(r) },
+        TpccDocument::Run(r) => DbOutcome { doc: &**r, good: good(r) },
         TpccDocument::Sweep(s) => {
-            Outcome { doc: &**s, good: !s.points.is_empty() && s.points.iter().all(|p| good(&p.result)) }
+            DbOutcome { doc: &**s, good: !s.points.is_empty() && s.points.iter().all(|p| good(&p.result)) }
         }
     }
 }

@@ -4,7 +4,7 @@
 //! the catalog as kind `db_copy`.
 
 use crate::args::db::CopyArgs;
-use crate::db_run::{self, number, Command, Outcome};
+use crate::db_run::{self, number, Command, DbOutcome};
 use crate::exit::{usage, ExitStatus};
 use anyhow::Result;
 use iolab_db::copy::{Copy, Options, Source};
@@ -47,6 +47,6 @@ pub fn copy(a: &CopyArgs) -> Result<ExitStatus> {
     db_run::run(&a.common, c.setup, Copy::new(o), cmd)
 }
 
-fn outcome(d: &CopyResult) -> Outcome<'_> {
-    Outcome { doc: d, good: true }
+fn outcome(d: &CopyResult) -> DbOutcome<'_> {
+    DbOutcome { doc: d, good: true }
 }

@@ -30,9 +30,9 @@ pub fn number(flag: &str, text: &str, lo: u64, hi: u64) -> Result<u64> {
 
 /// An `iolab-db` error as the binary says it: the environment's and the input's are exit-2 usage errors;
 /// a stop before there was anything to report says what became of what iolab made.
-pub fn db_error(e: iolab_db::Error) -> anyhow::Error {
+pub fn db_error(e: iolab_db::WorkloadError) -> anyhow::Error {
     match e {
-        iolab_db::Error::Interrupted => {
+        iolab_db::WorkloadError::Interrupted => {
             anyhow::anyhow!("interrupted before there was anything to report (what iolab made was removed)")
         }
         e if e.is_setup() => usage(e),
@@ -80,7 +80,7 @@ pub fn common(c: &DbCommonArgs, url: Option<&str>) -> Result<Common> {
 
 /// What a command makes of its workload's document: the document (whose kind says how it is saved and
 /// shown), and whether the run was good (exit 0; else 1).
-pub struct Outcome<'a> {
+pub struct DbOutcome<'a> {
     /// The document.
     pub doc: &'a dyn Document,
     /// Exit 0.
@@ -97,7 +97,7 @@ pub struct Command<'a, D> {
     /// Seconds each point is planned to take (its ramp and window), for a sweep's overall bar.
     pub point_s: Option<f64>,
     /// The document's kind, rendering and exit status.
-    pub outcome: fn(&D) -> Outcome<'_>,
+    pub outcome: fn(&D) -> DbOutcome<'_>,
 }
 
 /// One database command from its flags to its outputs (the module doc says the script); `setup` is

@@ -3,7 +3,7 @@
 //! the `iolab.dbtpch/1` document is saved in the catalog as kind `db_tpch`.
 
 use crate::args::db::TpchArgs;
-use crate::db_run::{self, number, Command, Outcome};
+use crate::db_run::{self, number, Command, DbOutcome};
 use crate::exit::{usage, ExitStatus};
 use anyhow::Result;
 use iolab_db::tpch::{self, queries, streams, Options, Tests, Tpch};
@@ -81,8 +81,8 @@ pub fn tpch(a: &TpchArgs) -> Result<ExitStatus> {
     db_run::run(&a.common, c.setup, Tpch::new(o, tests(a)?), cmd)
 }
 
-fn outcome(d: &TpchResult) -> Outcome<'_> {
-    Outcome { doc: d, good: true }
+fn outcome(d: &TpchResult) -> DbOutcome<'_> {
+    DbOutcome { doc: d, good: true }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! the catalog as a `db_ycsb` entry.
 
 use crate::args::db::YcsbArgs;
-use crate::db_run::{self, number, Command, Outcome};
+use crate::db_run::{self, number, Command, DbOutcome};
 use crate::exit::{usage, ExitStatus};
 use anyhow::Result;
 use iolab_db::ycsb::{Mix, Options, Ycsb};
@@ -45,6 +45,6 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitStatus> {
     db_run::run(&a.common, c.setup, Ycsb::new(o), cmd)
 }
 
-fn outcome(d: &YcsbResult) -> Outcome<'_> {
-    Outcome { doc: d, good: d.run.operations.iter().all(|t| t.failed == 0) }
+fn outcome(d: &YcsbResult) -> DbOutcome<'_> {
+    DbOutcome { doc: d, good: d.run.operations.iter().all(|t| t.failed == 0) }
 }

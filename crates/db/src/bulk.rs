@@ -11,7 +11,7 @@
 //! from its own stream of the seed, so the database is the same whatever the number of loaders.
 
 use crate::database::{Conn, Database, Dialect};
-use crate::{DbError, Error, Value};
+use crate::{DbError, WorkloadError, Value};
 use iolab_report::db::{DbBuild, TableRows};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -129,7 +129,7 @@ pub struct Writer<'a, const N: usize> {
 impl<const N: usize> Writer<'_, N> {
     /// Adds `row` to table `table` (its index in the workload's tables), loading the table's rows when
     /// they make a chunk.
-    pub fn push(&mut self, table: usize, row: Vec<Value>) -> Result<(), Error> {
+    pub fn push(&mut self, table: usize, row: Vec<Value>) -> Result<(), WorkloadError> {
         self.pending[table].push(row);
         if self.pending[table].len() >= CHUNK_ROWS {
             self.flush(table)?;
@@ -137,9 +137,9 @@ impl<const N: usize> Writer<'_, N> {
         Ok(())
     }
 
-    fn flush(&mut self, i: usize) -> Result<(), Error> {
+    fn flush(&mut self, i: usize) -> Result<(), WorkloadError> {
         if self.stop.load(Ordering::Relaxed) {
-            return Err(Error::Interrupted);
+            return Err(WorkloadError::Interrupted);
         }
         let rows = std::mem::take(&mut self.pending[i]);
         if rows.is_empty() {
@@ -147,14 +147,14 @@ impl<const N: usize> Writer<'_, N> {
         }
         let t = &self.tables[i];
         self.conn.load(t.name, &t.column_names(), &rows).map_err(|e| {
-            Error::Db(DbError { retryable: false, message: format!("loading {}: {}", t.name, e.message) })
+            WorkloadError::Db(DbError { retryable: false, message: format!("loading {}: {}", t.name, e.message) })
         })?;
         self.counts.0[i] += rows.len() as u64;
         (self.on_rows)(rows.len() as u64);
         Ok(())
     }
 
-    fn finish(mut self) -> Result<RowCounts<N>, Error> {
+    fn finish(mut self) -> Result<RowCounts<N>, WorkloadError> {
         for i in 0..N {
             self.flush(i)?;
         }
@@ -163,7 +163,7 @@ impl<const N: usize> Writer<'_, N> {
 }
 
 /// Writes one unit's rows.
-pub type Generate<'a, const N: usize, U> = &'a (dyn Fn(&mut Writer<'_, N>, &U) -> Result<(), Error> + Sync);
+pub type Generate<'a, const N: usize, U> = &'a (dyn Fn(&mut Writer<'_, N>, &U) -> Result<(), WorkloadError> + Sync);
 
 /// A workload's load: its tables, its secondary indexes, and its data in units of work.
 pub struct Load<'a, const N: usize, U> {
@@ -188,7 +188,7 @@ impl<const N: usize, U: Sync> Load<'_, N, U> {
         unit: &U,
         stop: &AtomicBool,
         on_rows: OnRows<'_>,
-    ) -> Result<RowCounts<N>, Error> {
+    ) -> Result<RowCounts<N>, WorkloadError> {
         let pending = vec![Vec::new(); N];
         let mut w =
             Writer { tables: self.tables, conn, stop, on_rows, pending, counts: RowCounts::default() };
@@ -204,11 +204,11 @@ impl<const N: usize, U: Sync> Load<'_, N, U> {
         loaders: u32,
         stop: &AtomicBool,
         on_rows: OnRows<'_>,
-    ) -> Result<RowCounts<N>, Error> {
+    ) -> Result<RowCounts<N>, WorkloadError> {
         let next = AtomicUsize::new(0);
         let total = Mutex::new(RowCounts::default());
         let failed = AtomicBool::new(false);
-        let loader = || -> Result<(), Error> {
+        let loader = || -> Result<(), WorkloadError> {
             let mut c = engine.connect()?;
             c.loading(true)?;
             loop {
@@ -225,11 +225,11 @@ impl<const N: usize, U: Sync> Load<'_, N, U> {
                 }
             }
         };
-        let results: Vec<Result<(), Error>> = std::thread::scope(|scope| {
+        let results: Vec<Result<(), WorkloadError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..loaders).map(|_| scope.spawn(loader)).collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or(Err(Error::Setup("a loader panicked".into()))))
+                .map(|h| h.join().unwrap_or(Err(WorkloadError::Setup("a loader panicked".into()))))
                 .collect()
         });
         for r in results {
@@ -256,7 +256,7 @@ pub fn build<const N: usize, U: Sync>(
     load: &Load<'_, N, U>,
     stop: &AtomicBool,
     on_rows: OnRows<'_>,
-) -> Result<Built<N>, Error> {
+) -> Result<Built<N>, WorkloadError> {
     let started = Instant::now();
     let dialect = engine.dialect();
     let mut conn = engine.connect()?;
@@ -276,7 +276,7 @@ pub fn build<const N: usize, U: Sync>(
     }
     for sql in after_load(load.tables, load.indexes, &dialect) {
         if stop.load(Ordering::Relaxed) {
-            return Err(Error::Interrupted);
+            return Err(WorkloadError::Interrupted);
         }
         conn.batch(&sql)?;
     }

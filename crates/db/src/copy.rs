@@ -8,9 +8,9 @@
 
 use crate::database::sqlite::FILE_NAME as SQLITE_FILE;
 use crate::database::Database;
-use crate::devices::{self, Window};
-use crate::workload::{Context, Point, StorageSettings, Workload, WorkloadObserver};
-use crate::Error;
+use crate::devices::{self, DeviceWindow};
+use crate::workload::{Context, UsersPoint, StorageSettings, Workload, WorkloadObserver};
+use crate::WorkloadError;
 use iolab_device::diskstats;
 use iolab_report::db::{DbBuild, DbHeader};
 use iolab_report::db_copy::{CopyResult, CopyRun, CopySource, DB_COPY_SCHEMA};
@@ -77,7 +77,7 @@ fn build_source(
     o: &Options,
     stop: &AtomicBool,
     observer: &dyn WorkloadObserver,
-) -> Result<Built, Error> {
+) -> Result<Built, WorkloadError> {
     Ok(match &o.source {
         Source::Tpcc { warehouses, items } => {
             observer.notice(&format!(
@@ -199,14 +199,14 @@ impl Workload for Copy {
         vec![1]
     }
 
-    fn build(&mut self, cx: &Context<'_>) -> Result<(), Error> {
+    fn build(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError> {
         self.start_unix_s =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let engine = cx.database;
         let dir = engine
             .dir()
             .ok_or_else(|| {
-                Error::Setup("iolab db copy needs a database whose files iolab keeps (not --url)".into())
+                WorkloadError::Setup("iolab db copy needs a database whose files iolab keeps (not --url)".into())
             })?
             .to_path_buf();
         let built = build_source(engine, &self.o, cx.stop, cx.observer)?;
@@ -217,15 +217,15 @@ impl Workload for Copy {
         Ok(())
     }
 
-    fn run(&mut self, cx: &Context<'_>, _: Point) -> Result<(), Error> {
+    fn run(&mut self, cx: &Context<'_>, _: UsersPoint) -> Result<(), WorkloadError> {
         let to =
-            cx.also.first().ok_or_else(|| Error::Setup("iolab db copy needs a destination (--to)".into()))?;
+            cx.also.first().ok_or_else(|| WorkloadError::Setup("iolab db copy needs a destination (--to)".into()))?;
         let source = self.source.as_ref().expect("the harness builds first");
         self.result = Some(copy(cx, &self.o, self.start_unix_s, source, to)?);
         Ok(())
     }
 
-    fn document(&mut self, _: &Context<'_>, storage: &StorageSettings) -> Result<CopyResult, Error> {
+    fn document(&mut self, _: &Context<'_>, storage: &StorageSettings) -> Result<CopyResult, WorkloadError> {
         let mut doc = self.result.take().expect("the harness runs before the document");
         doc.engine.settings.extend(storage.memory.iter().chain(&storage.throttle).cloned());
         Ok(doc)
@@ -240,7 +240,7 @@ fn copy(
     start_unix_s: u64,
     source: &BuiltSource,
     to: &Path,
-) -> Result<CopyResult, Error> {
+) -> Result<CopyResult, WorkloadError> {
     let (engine, observer) = (cx.database, cx.observer);
     let BuiltSource { built: (build, workload, warehouses, items, scale), dir, size_bytes, evicted } = source;
     observer.notice(&format!(
@@ -253,7 +253,7 @@ fn copy(
     let destination_devices = diskstats::devices_under(to);
     let all = union(&source_devices, &destination_devices);
     observer.window(true);
-    let window = Window::over(all);
+    let window = DeviceWindow::over(all);
     let started = Instant::now();
     let method = engine.copy_to(to, cx.stop)?;
     let seconds = started.elapsed().as_secs_f64();

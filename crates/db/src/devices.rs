@@ -1,5 +1,5 @@
 //! What the block devices under a database did over a window, as the documents show it ([`DeviceView`]):
-//! [`Window`] reads /proc/diskstats for the devices under the database's directory when it opens and when
+//! [`DeviceWindow`] reads /proc/diskstats for the devices under the database's directory when it opens and when
 //! it is read, through `iolab-device`'s `diskstats`. Also the database's files as a whole: their size
 //! ([`dir_bytes`], [`dir_files`]) and [`evict`], which writes them back and drops them from the page cache,
 //! so what reads them next reads the device (a cold start, as after a restart).
@@ -12,23 +12,23 @@ use std::time::Instant;
 
 /// A measured window over the devices under a directory.
 #[derive(Debug)]
-pub struct Window {
+pub struct DeviceWindow {
     devices: Vec<BlockDevice>,
     start: BTreeMap<String, Counters>,
     opened: Instant,
 }
 
-impl Window {
+impl DeviceWindow {
     /// Opens a window over the devices under `dir` (none for `None`: a server of the user's own).
-    pub fn open(dir: Option<&Path>) -> Window {
+    pub fn open(dir: Option<&Path>) -> DeviceWindow {
         let devices = dir.map(diskstats::devices_under).unwrap_or_default();
-        Window::over(devices)
+        DeviceWindow::over(devices)
     }
 
     /// Opens a window over `devices`.
-    pub fn over(devices: Vec<BlockDevice>) -> Window {
+    pub fn over(devices: Vec<BlockDevice>) -> DeviceWindow {
         let start = if devices.is_empty() { BTreeMap::new() } else { diskstats::read() };
-        Window { devices, start, opened: Instant::now() }
+        DeviceWindow { devices, start, opened: Instant::now() }
     }
 
     /// The devices.
@@ -152,7 +152,7 @@ mod tests {
 
     #[test]
     fn a_window_over_nothing_is_empty_and_files_are_counted_and_evicted() {
-        let w = Window::open(None);
+        let w = DeviceWindow::open(None);
         assert!(w.views().is_empty());
         let t = tempfile::tempdir().unwrap();
         std::fs::create_dir(t.path().join("sub")).unwrap();

@@ -17,9 +17,9 @@
 //! counters the users add to as each operation completes (one relaxed atomic add per operation; no lock or
 //! allocation per operation).
 
-use crate::database::{Conn, Database, Done};
+use crate::database::{Conn, Database, TxEnd};
 use crate::workload::{Figure, Live, WorkloadObserver, LIVE_EVERY};
-use crate::{DbError, Error};
+use crate::{DbError, WorkloadError};
 use iolab_device::diskstats::{self, BlockDevice, Counters};
 use iolab_stats::LatencyHistogram;
 use std::collections::BTreeMap;
@@ -29,11 +29,11 @@ use std::time::{Duration, Instant};
 
 /// What one operation did, as its client tells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Op {
+pub struct Performed {
     /// Its kind: an index into [`Spec::kinds`].
     pub kind: usize,
     /// Committed, rolled back on purpose, or given up.
-    pub done: Done,
+    pub done: TxEnd,
     /// Retries it took (busy, serialization failure, deadlock).
     pub retries: u64,
     /// What the workload counts beside (tpcc: the districts a delivery skipped).
@@ -45,7 +45,7 @@ pub struct Op {
 /// One user's stream of operations: its own random stream, drawing and running the next operation.
 pub trait Client: Send {
     /// Runs the next operation on `conn`.
-    fn next(&mut self, conn: &mut dyn Conn) -> Result<Op, DbError>;
+    fn next(&mut self, conn: &mut dyn Conn) -> Result<Performed, DbError>;
 }
 
 /// What the run is asked, and how the workload names and counts what it does.
@@ -65,7 +65,7 @@ pub struct Spec {
 
 /// One kind of operation's counts and response times in the window.
 #[derive(Clone, Debug, Default)]
-pub struct OpStats {
+pub struct TxStats {
     /// Committed.
     pub committed: u64,
     /// Rolled back on purpose.
@@ -78,8 +78,8 @@ pub struct OpStats {
     pub latency: LatencyHistogram,
 }
 
-impl OpStats {
-    fn merge(&mut self, o: &OpStats) {
+impl TxStats {
+    fn merge(&mut self, o: &TxStats) {
         self.committed += o.committed;
         self.rolled_back += o.rolled_back;
         self.retries += o.retries;
@@ -99,8 +99,8 @@ pub struct Measured {
     /// Seconds in the window (shorter than asked when stopped).
     pub measured_s: f64,
     /// Per kind, in [`Spec::kinds`]' order.
-    pub ops: Vec<OpStats>,
-    /// The sum of the operations' [`Op::extra`].
+    pub ops: Vec<TxStats>,
+    /// The sum of the operations' [`Performed::extra`].
     pub extra: u64,
     /// Operations that counted toward the headline.
     pub headline: u64,
@@ -120,7 +120,7 @@ struct LiveCounts {
 
 /// What one user gathered.
 struct UserResult {
-    ops: Vec<OpStats>,
+    ops: Vec<TxStats>,
     extra: u64,
     headline: u64,
 }
@@ -151,7 +151,7 @@ fn user(
     done: &AtomicBool,
     live: &LiveCounts,
 ) -> Result<UserResult, DbError> {
-    let mut r = UserResult { ops: (0..kinds).map(|_| OpStats::default()).collect(), extra: 0, headline: 0 };
+    let mut r = UserResult { ops: (0..kinds).map(|_| TxStats::default()).collect(), extra: 0, headline: 0 };
     while !done.load(Ordering::Relaxed) {
         let started = Instant::now();
         let op = client.next(conn)?;
@@ -164,9 +164,9 @@ fn user(
         s.retries += op.retries;
         r.extra += op.extra;
         match op.done {
-            Done::Committed => s.committed += 1,
-            Done::RolledBack => s.rolled_back += 1,
-            Done::GaveUp => {
+            TxEnd::Committed => s.committed += 1,
+            TxEnd::RolledBack => s.rolled_back += 1,
+            TxEnd::GaveUp => {
                 s.failed += 1;
                 continue;
             }
@@ -219,7 +219,7 @@ fn measure(
 /// What the run measured: the users' operations merged per kind, and the window's edges read into rates
 /// and device deltas.
 fn measured(kinds: usize, results: &[UserResult], edges: Edges, devices: Vec<BlockDevice>) -> Measured {
-    let mut ops: Vec<OpStats> = (0..kinds).map(|_| OpStats::default()).collect();
+    let mut ops: Vec<TxStats> = (0..kinds).map(|_| TxStats::default()).collect();
     for r in results {
         for (a, b) in ops.iter_mut().zip(&r.ops) {
             a.merge(b);
@@ -256,7 +256,7 @@ pub fn run<C: Client>(
     mut clients: Vec<C>,
     stop: &AtomicBool,
     observer: &dyn WorkloadObserver,
-) -> Result<Measured, Error> {
+) -> Result<Measured, WorkloadError> {
     let mut conns: Vec<Box<dyn Conn>> = Vec::with_capacity(clients.len());
     for _ in &clients {
         conns.push(database.connect()?);
@@ -311,7 +311,7 @@ pub fn run<C: Client>(
         results = handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect();
     });
     if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(Error::Db(e));
+        return Err(WorkloadError::Db(e));
     }
     Ok(measured(kinds, &results, edges, devices))
 }

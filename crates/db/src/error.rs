@@ -1,5 +1,5 @@
 //! Errors: a database's own ([`DbError`], which says whether running the transaction again may succeed) and
-//! everything else that can stop a database workload ([`Error`]).
+//! everything else that can stop a database workload ([`WorkloadError`]).
 
 /// An error the database returned for a statement.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -21,7 +21,7 @@ impl DbError {
 
 /// Why a database workload stopped.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub enum WorkloadError {
     /// The database refused a statement.
     #[error(transparent)]
     Db(#[from] DbError),
@@ -43,14 +43,14 @@ pub enum Error {
     Interrupted,
 }
 
-impl Error {
+impl WorkloadError {
     /// An I/O error with what iolab was doing.
-    pub fn io(context: impl Into<String>, source: std::io::Error) -> Error {
-        Error::Io { context: context.into(), source }
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> WorkloadError {
+        WorkloadError::Io { context: context.into(), source }
     }
 
     /// True when the user's input or environment is at fault (exit code 2), not the database's answers.
     pub fn is_setup(&self) -> bool {
-        matches!(self, Error::Setup(_) | Error::Io { .. })
+        matches!(self, WorkloadError::Setup(_) | WorkloadError::Io { .. })
     }
 }

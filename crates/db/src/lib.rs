@@ -47,7 +47,7 @@ pub mod workload;
 pub mod ycsb;
 
 pub use database::{Conn, Database, Dialect, TxKind};
-pub use error::{DbError, Error};
+pub use error::{DbError, WorkloadError};
 pub use harness::{Harness, Ran, Setup};
 pub use value::Value;
 pub use workload::{Live, Workload, WorkloadObserver};

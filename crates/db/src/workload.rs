@@ -11,7 +11,7 @@
 //! draws as notices, bars and `--metrics`, and a test records.
 
 use crate::database::Database;
-use crate::Error;
+use crate::WorkloadError;
 use iolab_report::db::{DeviceView, Setting};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -24,7 +24,7 @@ pub struct Context<'a> {
     /// named them (a copy's destination).
     pub also: &'a [&'a Path],
     /// Raised to stop (Ctrl-C, SIGTERM, SIGHUP): a workload ends its measured part early (the document is
-    /// then partial) or, before there is anything to report, returns [`Error::Interrupted`].
+    /// then partial) or, before there is anything to report, returns [`WorkloadError::Interrupted`].
     pub stop: &'a AtomicBool,
     /// Where the workload tells what it does.
     pub observer: &'a dyn WorkloadObserver,
@@ -90,25 +90,25 @@ pub trait Workload {
     fn users(&self) -> Vec<u32>;
 
     /// Creates and loads the database (go-tpc's Prepare).
-    fn build(&mut self, cx: &Context<'_>) -> Result<(), Error>;
+    fn build(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError>;
 
     /// The measured part of `point`: its window opened and closed through the observer. A raised stop ends
     /// it early, and the harness runs no further point.
-    fn run(&mut self, cx: &Context<'_>, point: Point) -> Result<(), Error>;
+    fn run(&mut self, cx: &Context<'_>, point: UsersPoint) -> Result<(), WorkloadError>;
 
     /// Checks what `point`'s run left (consistency conditions). Default: nothing to check.
-    fn check(&mut self, cx: &Context<'_>, point: Point) -> Result<(), Error> {
+    fn check(&mut self, cx: &Context<'_>, point: UsersPoint) -> Result<(), WorkloadError> {
         let _ = (cx, point);
         Ok(())
     }
 
     /// The document of what was built, run and checked (the points that ran), with what the harness did to
     /// the storage.
-    fn document(&mut self, cx: &Context<'_>, storage: &StorageSettings) -> Result<Self::Document, Error>;
+    fn document(&mut self, cx: &Context<'_>, storage: &StorageSettings) -> Result<Self::Document, WorkloadError>;
 
     /// Drops what the workload made that the harness does not remove (its schema on a user's server).
     /// Called once on every path. Default: nothing.
-    fn cleanup(&mut self, cx: &Context<'_>) -> Result<(), Error> {
+    fn cleanup(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError> {
         let _ = cx;
         Ok(())
     }
@@ -116,7 +116,7 @@ pub trait Workload {
 
 /// One point of a run: the workload at `users` users, point `index` (from 0) of `count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Point {
+pub struct UsersPoint {
     /// Its place, from 0.
     pub index: usize,
     /// Points in the run (1: a single run; more: a sweep over users).
@@ -201,8 +201,8 @@ pub trait WorkloadObserver: Sync {
 }
 
 /// An observer that ignores everything: for tests and callers that need no notices.
-pub struct Silent;
+pub struct Unobserved;
 
-impl WorkloadObserver for Silent {
+impl WorkloadObserver for Unobserved {
     fn notice(&self, _: &str) {}
 }

@@ -4,8 +4,8 @@
 //! are claimed in the caller's write gate before anything is made.
 
 use iolab_db::harness::{DatabaseKind, Setup};
-use iolab_db::workload::{Context, Point, StorageSettings, Workload, WorkloadObserver};
-use iolab_db::{Error, Harness};
+use iolab_db::workload::{Context, UsersPoint, StorageSettings, Workload, WorkloadObserver};
+use iolab_db::{WorkloadError, Harness};
 use iolab_device::WriteGate;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,16 +59,16 @@ impl Workload for Rows<'_> {
     fn users(&self) -> Vec<u32> {
         self.users.clone()
     }
-    fn build(&mut self, cx: &Context<'_>) -> Result<(), Error> {
+    fn build(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError> {
         self.log.push("build");
         self.dir = cx.database.dir().map(Path::to_path_buf);
         cx.database.connect()?.batch("CREATE TABLE t (n INTEGER)")?;
         Ok(())
     }
-    fn run(&mut self, cx: &Context<'_>, p: Point) -> Result<(), Error> {
+    fn run(&mut self, cx: &Context<'_>, p: UsersPoint) -> Result<(), WorkloadError> {
         self.log.push(format!("run {}", p.index));
         if self.fail_in_run == Some(p.index) {
-            return Err(Error::Setup("the test's failure".into()));
+            return Err(WorkloadError::Setup("the test's failure".into()));
         }
         cx.observer.window(true);
         let mut conn = cx.database.connect()?;
@@ -83,16 +83,16 @@ impl Workload for Rows<'_> {
         }
         Ok(())
     }
-    fn check(&mut self, _: &Context<'_>, p: Point) -> Result<(), Error> {
+    fn check(&mut self, _: &Context<'_>, p: UsersPoint) -> Result<(), WorkloadError> {
         self.log.push(format!("check {}", p.index));
         Ok(())
     }
-    fn document(&mut self, cx: &Context<'_>, _: &StorageSettings) -> Result<Self::Document, Error> {
+    fn document(&mut self, cx: &Context<'_>, _: &StorageSettings) -> Result<Self::Document, WorkloadError> {
         self.log.push("document");
         let rows = cx.database.connect()?.query("SELECT count(*) FROM t", &[])?;
         Ok((rows.len(), self.dir.clone()))
     }
-    fn cleanup(&mut self, _: &Context<'_>) -> Result<(), Error> {
+    fn cleanup(&mut self, _: &Context<'_>) -> Result<(), WorkloadError> {
         self.log.push("cleanup");
         Ok(())
     }
@@ -109,7 +109,7 @@ fn setup(dir: &Path, keep: bool) -> Setup {
     s
 }
 
-fn run(s: Setup, w: Rows<'_>, stop: &AtomicBool, log: &Log) -> Result<(usize, Option<PathBuf>), Error> {
+fn run(s: Setup, w: Rows<'_>, stop: &AtomicBool, log: &Log) -> Result<(usize, Option<PathBuf>), WorkloadError> {
     let harness = Harness::claim(s, &w, &mut WriteGate::new())?;
     harness.run(w, log, stop).map(|ran| ran.document)
 }
@@ -174,7 +174,7 @@ fn a_stop_ends_a_sweep_after_its_point_and_a_stop_before_any_is_interrupted() {
     let log = Log::default();
     let stopped = AtomicBool::new(true);
     let e = run(setup(&t.path().join("b"), false), workload(&log, &[1]), &stopped, &log).unwrap_err();
-    assert!(matches!(e, Error::Interrupted), "{e}");
+    assert!(matches!(e, WorkloadError::Interrupted), "{e}");
     assert_eq!(log.lines(), ["build", "cleanup"]);
     assert!(!t.path().join("b").exists());
 }
@@ -190,7 +190,7 @@ fn paths_are_claimed_before_anything_is_made() {
     std::fs::write(t.path().join("theirs/keep"), b"x").unwrap();
     let e =
         Harness::claim(setup(&t.path().join("theirs"), false), &workload(&log, &[1]), &mut gate).unwrap_err();
-    assert!(matches!(e, Error::Setup(_)), "{e}");
+    assert!(matches!(e, WorkloadError::Setup(_)), "{e}");
     assert!(t.path().join("theirs/keep").exists());
     assert!(!dir.exists(), "nothing made");
     assert!(log.lines().is_empty());

@@ -9,7 +9,7 @@ use iolab_db::database::server::ServerOptions;
 use iolab_db::database::sqlite::Sqlite;
 use iolab_db::harness::{DatabaseKind, Setup};
 use iolab_db::tpch::{self, queries};
-use iolab_db::workload::Silent;
+use iolab_db::workload::Unobserved;
 use iolab_db::{Database, Harness};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::AtomicBool;
@@ -123,7 +123,7 @@ fn run(dir: &std::path::Path, o: tpch::Options, tests: tpch::Tests) -> iolab_rep
     setup.dir = Some(dir.display().to_string());
     let workload = tpch::Tpch::new(o, tests);
     let harness = Harness::claim(setup, &workload, &mut iolab_device::WriteGate::new()).unwrap();
-    harness.run(workload, &Silent, &AtomicBool::new(false)).unwrap().document
+    harness.run(workload, &Unobserved, &AtomicBool::new(false)).unwrap().document
 }
 
 #[test]

@@ -10,7 +10,7 @@ use iolab_db::bulk::Table;
 use iolab_db::database::postgres::Postgres;
 use iolab_db::database::server::ServerOptions;
 use iolab_db::database::sqlite::Sqlite;
-use iolab_db::database::Done;
+use iolab_db::database::TxEnd;
 use iolab_db::tpcc::rand::{Deck, TxType};
 use iolab_db::tpcc::txn::{Ran, Terminal};
 use iolab_db::{tpcc, Conn, Database};
@@ -86,9 +86,9 @@ fn run_one(term: &mut Terminal, kind: TxType, conn: &mut dyn Conn, retries: &mut
 fn count(out: &mut Outcomes, kind: TxType, ran: Ran) {
     let t = &mut out.per_type[kind.index()];
     match ran.done {
-        Done::Committed => t.1 += 1,
-        Done::RolledBack => t.2 += 1,
-        Done::GaveUp => t.3 += 1,
+        TxEnd::Committed => t.1 += 1,
+        TxEnd::RolledBack => t.2 += 1,
+        TxEnd::GaveUp => t.3 += 1,
     }
     out.skipped += ran.skipped;
 }

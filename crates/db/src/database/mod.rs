@@ -17,9 +17,9 @@ pub mod rows;
 pub mod server;
 pub mod sqlite;
 
-pub use rows::{Columns, Row, Rows};
+pub use rows::{ColumnNames, Row, Rows};
 
-use crate::{DbError, Error, Value};
+use crate::{DbError, WorkloadError, Value};
 use std::path::Path;
 
 /// Whether a transaction writes: SQLite takes its write lock at the start of a writing one
@@ -96,7 +96,7 @@ pub trait Database: Send + Sync {
     /// How its SQL differs.
     fn dialect(&self) -> Dialect;
     /// A new connection, ready for the workload's tables.
-    fn connect(&self) -> Result<Box<dyn Conn>, Error>;
+    fn connect(&self) -> Result<Box<dyn Conn>, WorkloadError>;
     /// The engine's version, as it reports it.
     fn version(&self) -> String;
     /// The settings that decide durability and caching, as (name, value).
@@ -109,7 +109,7 @@ pub trait Database: Send + Sync {
     fn server_user(&self) -> Option<String>;
     /// Ends the engine: drops what iolab made on a user's server (unless kept), stops a private server.
     /// Called once; dropping an engine without it does the same, less carefully.
-    fn close(&mut self) -> Result<(), Error>;
+    fn close(&mut self) -> Result<(), WorkloadError>;
     /// The processes of a private server iolab started, known by construction ([`server::Server::processes`]);
     /// empty for an engine that runs inside iolab (SQLite) or a server of the user's. Default: none.
     fn server_processes(&self) -> Vec<u32> {
@@ -117,20 +117,20 @@ pub trait Database: Send + Sync {
     }
     /// Makes the database's files whole: what the engine holds in its log or memory is written into them
     /// (SQLite: the write-ahead log checkpointed and emptied; PostgreSQL: CHECKPOINT). Default: nothing.
-    fn checkpoint(&self) -> Result<(), Error> {
+    fn checkpoint(&self) -> Result<(), WorkloadError> {
         Ok(())
     }
     /// Copies the database into `to` (an empty directory iolab made) the engine's own way, durable on
     /// return; returns the method's name (`sqlite-backup`, `pg_basebackup`). A raised `stop` ends it with
-    /// [`Error::Interrupted`]. Default: refused.
-    fn copy_to(&self, _to: &Path, _stop: &std::sync::atomic::AtomicBool) -> Result<&'static str, Error> {
-        Err(Error::Setup(format!("the {} engine cannot copy its database", self.name())))
+    /// [`WorkloadError::Interrupted`]. Default: refused.
+    fn copy_to(&self, _to: &Path, _stop: &std::sync::atomic::AtomicBool) -> Result<&'static str, WorkloadError> {
+        Err(WorkloadError::Setup(format!("the {} engine cannot copy its database", self.name())))
     }
 }
 
 /// How a transaction body ended, when the database did not refuse it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum TxOutcome {
     /// Commit it.
     Commit,
     /// Roll it back on purpose (new-order's unused item).
@@ -142,7 +142,7 @@ pub const MAX_RETRIES: u32 = 100;
 
 /// What [`transaction`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Done {
+pub enum TxEnd {
     /// Committed.
     Committed,
     /// Rolled back on purpose.
@@ -158,16 +158,16 @@ pub fn transaction(
     conn: &mut dyn Conn,
     kind: TxKind,
     retries: &mut u64,
-    mut body: impl FnMut(&mut dyn Conn) -> Result<Outcome, DbError>,
-) -> Result<Done, DbError> {
+    mut body: impl FnMut(&mut dyn Conn) -> Result<TxOutcome, DbError>,
+) -> Result<TxEnd, DbError> {
     for attempt in 0..=MAX_RETRIES {
         if attempt > 0 {
             *retries += 1;
             std::thread::sleep(std::time::Duration::from_micros(100 * (attempt as u64).min(100)));
         }
         let result = conn.begin(kind).and_then(|()| body(conn)).and_then(|outcome| match outcome {
-            Outcome::Commit => conn.commit().map(|()| Done::Committed),
-            Outcome::Rollback => conn.rollback().map(|()| Done::RolledBack),
+            TxOutcome::Commit => conn.commit().map(|()| TxEnd::Committed),
+            TxOutcome::Rollback => conn.rollback().map(|()| TxEnd::RolledBack),
         });
         match result {
             Ok(done) => return Ok(done),
@@ -180,7 +180,7 @@ pub fn transaction(
             }
         }
     }
-    Ok(Done::GaveUp)
+    Ok(TxEnd::GaveUp)
 }
 
 #[cfg(test)]
@@ -231,16 +231,16 @@ mod tests {
     fn transaction_retries_busy_commits_and_counts_them() {
         let mut c = Flaky { busy: 3, began: 0, rolled_back: 0 };
         let mut retries = 0;
-        let done = transaction(&mut c, TxKind::Write, &mut retries, |_| Ok(Outcome::Commit)).unwrap();
-        assert_eq!((done, retries, c.began), (Done::Committed, 3, 4));
+        let done = transaction(&mut c, TxKind::Write, &mut retries, |_| Ok(TxOutcome::Commit)).unwrap();
+        assert_eq!((done, retries, c.began), (TxEnd::Committed, 3, 4));
     }
 
     #[test]
     fn transaction_gives_up_after_the_limit_and_returns_fatal_errors_at_once() {
         let mut c = Flaky { busy: u32::MAX, began: 0, rolled_back: 0 };
         let mut retries = 0;
-        let done = transaction(&mut c, TxKind::Write, &mut retries, |_| Ok(Outcome::Commit)).unwrap();
-        assert_eq!((done, retries), (Done::GaveUp, MAX_RETRIES as u64));
+        let done = transaction(&mut c, TxKind::Write, &mut retries, |_| Ok(TxOutcome::Commit)).unwrap();
+        assert_eq!((done, retries), (TxEnd::GaveUp, MAX_RETRIES as u64));
         let mut c = Flaky { busy: 0, began: 0, rolled_back: 0 };
         let e = transaction(&mut c, TxKind::Read, &mut retries, |_| Err(DbError::fatal("no such table")));
         assert_eq!(e.unwrap_err().message, "no such table");
@@ -251,7 +251,7 @@ mod tests {
     fn an_intended_rollback_is_not_a_retry() {
         let mut c = Flaky { busy: 0, began: 0, rolled_back: 0 };
         let mut retries = 0;
-        let done = transaction(&mut c, TxKind::Write, &mut retries, |_| Ok(Outcome::Rollback)).unwrap();
-        assert_eq!((done, retries, c.rolled_back), (Done::RolledBack, 0, 1));
+        let done = transaction(&mut c, TxKind::Write, &mut retries, |_| Ok(TxOutcome::Rollback)).unwrap();
+        assert_eq!((done, retries, c.rolled_back), (TxEnd::RolledBack, 0, 1));
     }
 }

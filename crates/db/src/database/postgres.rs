@@ -10,8 +10,8 @@
 //! statement, so its answers share them.
 
 use super::server::{Server, ServerOptions};
-use super::{Columns, Conn, Database, Dialect, Rows, TxKind};
-use crate::{DbError, Error, Value};
+use super::{ColumnNames, Conn, Database, Dialect, Rows, TxKind};
+use crate::{DbError, WorkloadError, Value};
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls, Statement};
 use std::collections::HashMap;
@@ -71,7 +71,7 @@ impl Postgres {
         options: &ServerOptions,
         keep: bool,
         stop: &AtomicBool,
-    ) -> Result<Postgres, Error> {
+    ) -> Result<Postgres, WorkloadError> {
         Postgres::private_in(dir, options, keep, stop, None)
     }
 
@@ -83,16 +83,16 @@ impl Postgres {
         keep: bool,
         stop: &AtomicBool,
         cgroup_procs: Option<&Path>,
-    ) -> Result<Postgres, Error> {
+    ) -> Result<Postgres, WorkloadError> {
         let server = Server::start_in(dir, options, stop, cgroup_procs)?;
         let config = server.config();
         Postgres::ready(config, Some(server), Some(dir.to_path_buf()), None, keep)
     }
 
     /// The user's server at `url` (a `postgres://` URL or a key=value string); makes the schema there.
-    pub fn url(url: &str, keep: bool) -> Result<Postgres, Error> {
+    pub fn url(url: &str, keep: bool) -> Result<Postgres, WorkloadError> {
         let config: postgres::Config =
-            url.parse().map_err(|e| Error::Setup(format!("--url '{}': {e}", redact(url))))?;
+            url.parse().map_err(|e| WorkloadError::Setup(format!("--url '{}': {e}", redact(url))))?;
         Postgres::ready(config, None, None, Some(redact(url)), keep)
     }
 
@@ -102,10 +102,10 @@ impl Postgres {
         dir: Option<PathBuf>,
         url: Option<String>,
         keep: bool,
-    ) -> Result<Postgres, Error> {
+    ) -> Result<Postgres, WorkloadError> {
         let shown = url.clone().unwrap_or_else(|| "the private server".into());
         let mut client =
-            config.connect(NoTls).map_err(|e| Error::Setup(format!("cannot connect to {shown}: {e}")))?;
+            config.connect(NoTls).map_err(|e| WorkloadError::Setup(format!("cannot connect to {shown}: {e}")))?;
         make_schema(&mut client, &shown)?;
         let show = |client: &mut Client, name: &str| -> String {
             client
@@ -126,14 +126,14 @@ impl Postgres {
 
 /// Makes [`SCHEMA`]: anew when absent, again when it is iolab's (a run that was killed), refused when it is
 /// someone else's.
-fn make_schema(client: &mut Client, shown: &str) -> Result<(), Error> {
+fn make_schema(client: &mut Client, shown: &str) -> Result<(), WorkloadError> {
     let rows = client
         .query("SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1", &[&SCHEMA])
         .map_err(pg_error)?;
     if let Some(row) = rows.first() {
         let comment: Option<String> = row.get(0);
         if comment.as_deref() != Some(SCHEMA_MARK) {
-            return Err(Error::Setup(format!(
+            return Err(WorkloadError::Setup(format!(
                 "{shown} has a schema '{SCHEMA}' that iolab did not make; iolab creates and drops only its own\n  \
                  hint: drop or rename that schema, or use another database"
             )));
@@ -164,9 +164,9 @@ impl Database for Postgres {
         }
     }
 
-    fn connect(&self) -> Result<Box<dyn Conn>, Error> {
+    fn connect(&self) -> Result<Box<dyn Conn>, WorkloadError> {
         let mut client =
-            self.config.connect(NoTls).map_err(|e| Error::Setup(format!("cannot connect: {e}")))?;
+            self.config.connect(NoTls).map_err(|e| WorkloadError::Setup(format!("cannot connect: {e}")))?;
         client.batch_execute(&format!("SET search_path TO {SCHEMA}")).map_err(pg_error)?;
         Ok(Box::new(PgConn { client, statements: HashMap::new() }))
     }
@@ -191,13 +191,13 @@ impl Database for Postgres {
         self.server.as_ref().map(Server::user_text)
     }
 
-    fn close(&mut self) -> Result<(), Error> {
+    fn close(&mut self) -> Result<(), WorkloadError> {
         if std::mem::replace(&mut self.closed, true) {
             return Ok(());
         }
         if self.server.is_none() && !self.keep {
             let mut client =
-                self.config.connect(NoTls).map_err(|e| Error::Setup(format!("cannot connect: {e}")))?;
+                self.config.connect(NoTls).map_err(|e| WorkloadError::Setup(format!("cannot connect: {e}")))?;
             client.batch_execute(&format!("DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")).map_err(pg_error)?;
         }
         match &mut self.server {
@@ -208,22 +208,22 @@ impl Database for Postgres {
 
     /// CHECKPOINT on the private server; nothing on a server of the user's own (its files are not iolab's to
     /// make whole or drop from the page cache, and CHECKPOINT may need rights iolab's account lacks).
-    fn checkpoint(&self) -> Result<(), Error> {
+    fn checkpoint(&self) -> Result<(), WorkloadError> {
         if self.server.is_none() {
             return Ok(());
         }
         let mut client =
-            self.config.connect(NoTls).map_err(|e| Error::Setup(format!("cannot connect: {e}")))?;
+            self.config.connect(NoTls).map_err(|e| WorkloadError::Setup(format!("cannot connect: {e}")))?;
         client.batch_execute("CHECKPOINT").map_err(pg_error)?;
         Ok(())
     }
 
     /// `pg_basebackup` against the private server ([`Server::base_backup`]); a server of the user's own
     /// is refused (its files are not iolab's to copy).
-    fn copy_to(&self, to: &Path, stop: &AtomicBool) -> Result<&'static str, Error> {
+    fn copy_to(&self, to: &Path, stop: &AtomicBool) -> Result<&'static str, WorkloadError> {
         match &self.server {
             Some(s) => s.base_backup(to, stop).map(|_| "pg_basebackup"),
-            None => Err(Error::Setup(
+            None => Err(WorkloadError::Setup(
                 "iolab db copy needs a private server (--url names a server of your own, whose files iolab does not copy)"
                     .into(),
             )),
@@ -247,7 +247,7 @@ struct PgConn {
 #[derive(Clone)]
 struct Prepared {
     statement: Statement,
-    columns: Columns,
+    columns: ColumnNames,
 }
 
 impl PgConn {

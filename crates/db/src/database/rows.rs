@@ -13,18 +13,18 @@ use crate::{DbError, Value};
 use std::sync::Arc;
 
 /// The names of a result's columns, in order; shared, never copied per row.
-pub type Columns = Arc<[String]>;
+pub type ColumnNames = Arc<[String]>;
 
 /// A query's answer: its columns' names and its rows, each row's cells in the columns' order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Rows {
-    columns: Columns,
+    columns: ColumnNames,
     rows: Vec<Vec<Value>>,
 }
 
 impl Rows {
     /// An answer of `rows` under `columns` (each row as long as `columns`).
-    pub fn new(columns: Columns, rows: Vec<Vec<Value>>) -> Rows {
+    pub fn new(columns: ColumnNames, rows: Vec<Vec<Value>>) -> Rows {
         debug_assert!(rows.iter().all(|r| r.len() == columns.len()));
         Rows { columns, rows }
     }
@@ -146,7 +146,7 @@ mod tests {
     use super::*;
 
     fn answer() -> Rows {
-        let columns: Columns = ["id", "name", "rate", "gone"].iter().map(|c| c.to_string()).collect();
+        let columns: ColumnNames = ["id", "name", "rate", "gone"].iter().map(|c| c.to_string()).collect();
         Rows::new(
             columns,
             vec![

@@ -23,7 +23,7 @@
 //! its first page. [`Server::base_backup`] copies the running server's data directory with `pg_basebackup`
 //! over the socket (`iolab db copy`).
 
-use crate::Error;
+use crate::WorkloadError;
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::PermissionsExt;
@@ -90,13 +90,13 @@ pub struct Server {
 
 /// The directory of PostgreSQL's server programs: `$IOLAB_PG_BINDIR`, `pg_config --bindir`, the newest
 /// `/usr/lib/postgresql/*/bin` (Debian and Ubuntu), or the directory of `initdb` on the PATH.
-pub fn find_bindir() -> Result<PathBuf, Error> {
+pub fn find_bindir() -> Result<PathBuf, WorkloadError> {
     let has_server = |d: &Path| d.join("initdb").is_file() && d.join("postgres").is_file();
     if let Some(d) = std::env::var_os("IOLAB_PG_BINDIR").map(PathBuf::from) {
         return if has_server(&d) {
             Ok(d)
         } else {
-            Err(Error::Setup(format!("IOLAB_PG_BINDIR '{}' has no initdb and postgres", d.display())))
+            Err(WorkloadError::Setup(format!("IOLAB_PG_BINDIR '{}' has no initdb and postgres", d.display())))
         };
     }
     if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
@@ -121,7 +121,7 @@ pub fn find_bindir() -> Result<PathBuf, Error> {
             return Ok(d);
         }
     }
-    Err(Error::Setup(
+    Err(WorkloadError::Setup(
         "PostgreSQL's server programs (initdb, postgres) were not found (pg_config --bindir, /usr/lib/postgresql/*/bin, PATH)\n  \
          hint: install them (Debian and Ubuntu: apt-get install postgresql), set IOLAB_PG_BINDIR, or give a server of your own with --url"
             .into(),
@@ -130,7 +130,7 @@ pub fn find_bindir() -> Result<PathBuf, Error> {
 
 /// The account to run a server as: none when iolab is not root (it runs as iolab's user), else
 /// [`ACCOUNT`], which must exist and must not be root.
-pub fn server_account() -> Result<Option<Account>, Error> {
+pub fn server_account() -> Result<Option<Account>, WorkloadError> {
     if !nix::unistd::geteuid().is_root() {
         return Ok(None);
     }
@@ -138,7 +138,7 @@ pub fn server_account() -> Result<Option<Account>, Error> {
         Ok(Some(u)) if !u.uid.is_root() => {
             Ok(Some(Account { name: u.name, uid: u.uid.as_raw(), gid: u.gid.as_raw() }))
         }
-        _ => Err(Error::Setup(format!(
+        _ => Err(WorkloadError::Setup(format!(
             "PostgreSQL refuses to run as root, and there is no unprivileged '{ACCOUNT}' account to run it as\n  \
              hint: create one (useradd --system {ACCOUNT}; the distribution's postgresql package does), or run iolab as an unprivileged user"
         ))),
@@ -147,10 +147,10 @@ pub fn server_account() -> Result<Option<Account>, Error> {
 
 /// Checks that `account` can reach `dir`: every directory above it lets the account through (search
 /// permission, by owner, group or others; ACLs are not read).
-fn check_reachable(dir: &Path, account: &Account) -> Result<(), Error> {
+fn check_reachable(dir: &Path, account: &Account) -> Result<(), WorkloadError> {
     use std::os::unix::fs::MetadataExt;
     let absolute =
-        fs::canonicalize(dir).map_err(|e| Error::io(format!("resolving '{}'", dir.display()), e))?;
+        fs::canonicalize(dir).map_err(|e| WorkloadError::io(format!("resolving '{}'", dir.display()), e))?;
     for up in absolute.ancestors().skip(1) {
         let Ok(m) = fs::metadata(up) else { continue };
         let mode = m.permissions().mode();
@@ -162,7 +162,7 @@ fn check_reachable(dir: &Path, account: &Account) -> Result<(), Error> {
             mode & 0o001 != 0
         };
         if !through {
-            return Err(Error::Setup(format!(
+            return Err(WorkloadError::Setup(format!(
                 "the PostgreSQL server would run as '{}' (PostgreSQL refuses root), which cannot reach '{}': '{}' (mode {:o}, owner uid {}) does not let it through\n  \
                  hint: chmod o+x '{}', or put the database elsewhere with --dir",
                 account.name,
@@ -200,11 +200,11 @@ fn program(bindir: &Path, name: &str, dir: &Path, account: Option<&Account>) -> 
 
 /// `dir` made absolute, checked to hold the server's socket path, given to the server's account and
 /// closed to others.
-fn prepare_dir(dir: &Path, account: Option<&Account>) -> Result<PathBuf, Error> {
-    let dir = std::path::absolute(dir).map_err(|e| Error::io("resolving the database directory", e))?;
+fn prepare_dir(dir: &Path, account: Option<&Account>) -> Result<PathBuf, WorkloadError> {
+    let dir = std::path::absolute(dir).map_err(|e| WorkloadError::io("resolving the database directory", e))?;
     let socket = dir.join(format!(".s.PGSQL.{PORT}"));
     if socket.as_os_str().len() > SOCKET_PATH_MAX {
-        return Err(Error::Setup(format!(
+        return Err(WorkloadError::Setup(format!(
             "the server's socket '{}' would be {} bytes long; Unix sockets allow {SOCKET_PATH_MAX}\n  hint: give a shorter --dir",
             socket.display(),
             socket.as_os_str().len()
@@ -213,24 +213,24 @@ fn prepare_dir(dir: &Path, account: Option<&Account>) -> Result<PathBuf, Error> 
     if let Some(a) = account {
         check_reachable(&dir, a)?;
         std::os::unix::fs::chown(&dir, Some(a.uid), Some(a.gid))
-            .map_err(|e| Error::io(format!("giving '{}' to the '{}' account", dir.display(), a.name), e))?;
+            .map_err(|e| WorkloadError::io(format!("giving '{}' to the '{}' account", dir.display(), a.name), e))?;
     }
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
-        .map_err(|e| Error::io(format!("setting the mode of '{}'", dir.display()), e))?;
+        .map_err(|e| WorkloadError::io(format!("setting the mode of '{}'", dir.display()), e))?;
     Ok(dir)
 }
 
 /// Runs initdb for data directory `data`.
-fn initdb(bindir: &Path, dir: &Path, data: &Path, account: Option<&Account>) -> Result<(), Error> {
+fn initdb(bindir: &Path, dir: &Path, data: &Path, account: Option<&Account>) -> Result<(), WorkloadError> {
     let out = program(bindir, "initdb", dir, account)
         .arg("-D")
         .arg(data)
         .args(["-U", USER, "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync"])
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| Error::io(format!("running {}", bindir.join("initdb").display()), e))?;
+        .map_err(|e| WorkloadError::io(format!("running {}", bindir.join("initdb").display()), e))?;
     if !out.status.success() {
-        return Err(Error::Setup(format!(
+        return Err(WorkloadError::Setup(format!(
             "initdb failed ({}):\n{}{}",
             out.status,
             String::from_utf8_lossy(&out.stdout),
@@ -249,10 +249,10 @@ fn server_command(
     log: &Path,
     options: &ServerOptions,
     account: Option<&Account>,
-) -> Result<Command, Error> {
+) -> Result<Command, WorkloadError> {
     let log_file =
-        fs::File::create(log).map_err(|e| Error::io(format!("creating '{}'", log.display()), e))?;
-    let log_err = log_file.try_clone().map_err(|e| Error::io("duplicating the log's descriptor", e))?;
+        fs::File::create(log).map_err(|e| WorkloadError::io(format!("creating '{}'", log.display()), e))?;
+    let log_err = log_file.try_clone().map_err(|e| WorkloadError::io("duplicating the log's descriptor", e))?;
     let mut cmd = program(bindir, "postgres", dir, account);
     cmd.arg("-D").arg(data);
     let socket_dir = dir.display().to_string();
@@ -312,8 +312,8 @@ fn join_on_exec(cmd: &mut Command, cgroup_fd: Option<std::os::fd::RawFd>) {
 
 impl Server {
     /// Makes and starts a server in `dir` (an empty directory iolab made; see the module documentation).
-    /// A raised `stop` while waiting for it stops it and returns [`Error::Interrupted`].
-    pub fn start(dir: &Path, options: &ServerOptions, stop: &AtomicBool) -> Result<Server, Error> {
+    /// A raised `stop` while waiting for it stops it and returns [`WorkloadError::Interrupted`].
+    pub fn start(dir: &Path, options: &ServerOptions, stop: &AtomicBool) -> Result<Server, WorkloadError> {
         Server::start_in(dir, options, stop, None)
     }
 
@@ -324,14 +324,14 @@ impl Server {
         options: &ServerOptions,
         stop: &AtomicBool,
         cgroup_procs: Option<&Path>,
-    ) -> Result<Server, Error> {
+    ) -> Result<Server, WorkloadError> {
         // Opened here, as iolab: the kernel checks the rights of the descriptor's opener.
         let cgroup = cgroup_procs
             .map(|p| {
                 fs::OpenOptions::new()
                     .write(true)
                     .open(p)
-                    .map_err(|e| Error::io(format!("opening '{}' for the server", p.display()), e))
+                    .map_err(|e| WorkloadError::io(format!("opening '{}' for the server", p.display()), e))
             })
             .transpose()?;
         let bindir = find_bindir()?;
@@ -344,7 +344,7 @@ impl Server {
         join_on_exec(&mut cmd, cgroup.as_ref().map(std::os::fd::AsRawFd::as_raw_fd));
         let child = cmd
             .spawn()
-            .map_err(|e| Error::io(format!("starting {}", bindir.join("postgres").display()), e))?;
+            .map_err(|e| WorkloadError::io(format!("starting {}", bindir.join("postgres").display()), e))?;
         drop(cgroup);
         live().push(child.id() as i32);
         let mut server = Server { child: Some(child), dir: dir.clone(), log, account };
@@ -368,13 +368,13 @@ impl Server {
     }
 
     /// Waits until the server accepts a connection, has exited, or `stop` is raised.
-    fn wait_ready(&mut self, stop: &AtomicBool) -> Result<(), Error> {
+    fn wait_ready(&mut self, stop: &AtomicBool) -> Result<(), WorkloadError> {
         let started = Instant::now();
         loop {
             if let Some(child) = &mut self.child {
                 if let Ok(Some(status)) = child.try_wait() {
                     self.forget();
-                    return Err(Error::Setup(format!(
+                    return Err(WorkloadError::Setup(format!(
                         "the PostgreSQL server exited at start ({status}); its log ({}) ends:\n{}",
                         self.log.display(),
                         tail(&self.log, 20)
@@ -386,11 +386,11 @@ impl Server {
             }
             if stop.load(Ordering::Relaxed) {
                 let _ = self.stop();
-                return Err(Error::Interrupted);
+                return Err(WorkloadError::Interrupted);
             }
             if started.elapsed() > Duration::from_secs(READY_TIMEOUT_S) {
                 let _ = self.stop();
-                return Err(Error::Setup(format!(
+                return Err(WorkloadError::Setup(format!(
                     "the PostgreSQL server did not accept connections within {READY_TIMEOUT_S} s; its log ({}) ends:\n{}",
                     self.log.display(),
                     tail(&self.log, 20)
@@ -424,20 +424,20 @@ impl Server {
     /// Copies the running server's data directory into `to` (an empty directory iolab made) with
     /// `pg_basebackup` over the socket: a fast checkpoint first, the WAL streamed alongside, every file
     /// synced before it returns (pg_basebackup's default), run as the server's account when iolab is root.
-    /// The copy lands in `to/pgdata`. A raised `stop` kills it and returns [`Error::Interrupted`].
-    pub fn base_backup(&self, to: &Path, stop: &AtomicBool) -> Result<PathBuf, Error> {
+    /// The copy lands in `to/pgdata`. A raised `stop` kills it and returns [`WorkloadError::Interrupted`].
+    pub fn base_backup(&self, to: &Path, stop: &AtomicBool) -> Result<PathBuf, WorkloadError> {
         let bindir = find_bindir()?;
         if !bindir.join("pg_basebackup").is_file() {
-            return Err(Error::Setup(format!(
+            return Err(WorkloadError::Setup(format!(
                 "pg_basebackup is not in {} (Debian and Ubuntu: apt-get install postgresql-client)",
                 bindir.display()
             )));
         }
-        let to = std::path::absolute(to).map_err(|e| Error::io("resolving the copy's directory", e))?;
+        let to = std::path::absolute(to).map_err(|e| WorkloadError::io("resolving the copy's directory", e))?;
         if let Some(a) = &self.account {
             check_reachable(&to, a)?;
             std::os::unix::fs::chown(&to, Some(a.uid), Some(a.gid)).map_err(|e| {
-                Error::io(format!("giving '{}' to the '{}' account", to.display(), a.name), e)
+                WorkloadError::io(format!("giving '{}' to the '{}' account", to.display(), a.name), e)
             })?;
         }
         let target = to.join("pgdata");
@@ -452,9 +452,9 @@ impl Server {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| Error::io(format!("running {}", bindir.join("pg_basebackup").display()), e))?;
+            .map_err(|e| WorkloadError::io(format!("running {}", bindir.join("pg_basebackup").display()), e))?;
         loop {
-            if let Some(status) = child.try_wait().map_err(|e| Error::io("waiting for pg_basebackup", e))? {
+            if let Some(status) = child.try_wait().map_err(|e| WorkloadError::io("waiting for pg_basebackup", e))? {
                 if status.success() {
                     return Ok(target);
                 }
@@ -462,12 +462,12 @@ impl Server {
                 if let Some(mut e) = child.stderr.take() {
                     let _ = e.read_to_string(&mut err);
                 }
-                return Err(Error::Setup(format!("pg_basebackup failed ({status}): {}", err.trim())));
+                return Err(WorkloadError::Setup(format!("pg_basebackup failed ({status}): {}", err.trim())));
             }
             if stop.load(Ordering::Relaxed) {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(Error::Interrupted);
+                return Err(WorkloadError::Interrupted);
             }
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -475,7 +475,7 @@ impl Server {
 
     /// Stops the server: a fast shutdown (SIGINT: sessions ended, a checkpoint written), then an immediate
     /// one (SIGQUIT) after [`FAST_STOP_S`], then SIGKILL; waits for it to exit. Idempotent.
-    pub fn stop(&mut self) -> Result<(), Error> {
+    pub fn stop(&mut self) -> Result<(), WorkloadError> {
         let Some(mut child) = self.child.take() else { return Ok(()) };
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);
         let steps = [
@@ -495,7 +495,7 @@ impl Server {
             }
         }
         live().retain(|p| *p != pid.as_raw());
-        Err(Error::Setup(format!("the PostgreSQL server (pid {pid}) did not exit, even after SIGKILL")))
+        Err(WorkloadError::Setup(format!("the PostgreSQL server (pid {pid}) did not exit, even after SIGKILL")))
     }
 
     /// Forgets a server that has exited by itself.

@@ -5,8 +5,8 @@
 //! retried and the retry counted. A query's columns' names (rusqlite's `Statement::column_name`) are kept per
 //! statement, so its answers share them.
 
-use super::{Columns, Conn, Database, Dialect, Rows, TxKind};
-use crate::{DbError, Error, Value};
+use super::{ColumnNames, Conn, Database, Dialect, Rows, TxKind};
+use crate::{DbError, WorkloadError, Value};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -45,9 +45,9 @@ impl Database for Sqlite {
         }
     }
 
-    fn connect(&self) -> Result<Box<dyn Conn>, Error> {
+    fn connect(&self) -> Result<Box<dyn Conn>, WorkloadError> {
         let conn = rusqlite::Connection::open(&self.file).map_err(|e| {
-            Error::Setup(format!("cannot open SQLite database '{}': {e}", self.file.display()))
+            WorkloadError::Setup(format!("cannot open SQLite database '{}': {e}", self.file.display()))
         })?;
         conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS)).map_err(db_error)?;
         // WAL is kept in the file; synchronous is per connection.
@@ -82,12 +82,12 @@ impl Database for Sqlite {
         None
     }
 
-    fn close(&mut self) -> Result<(), Error> {
+    fn close(&mut self) -> Result<(), WorkloadError> {
         Ok(())
     }
 
-    fn checkpoint(&self) -> Result<(), Error> {
-        let conn = rusqlite::Connection::open(&self.file).map_err(|e| Error::Db(db_error(e)))?;
+    fn checkpoint(&self) -> Result<(), WorkloadError> {
+        let conn = rusqlite::Connection::open(&self.file).map_err(|e| WorkloadError::Db(db_error(e)))?;
         conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS)).map_err(db_error)?;
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).map_err(db_error)?;
         Ok(())
@@ -96,19 +96,19 @@ impl Database for Sqlite {
     /// SQLite's online backup API: the database copied page by page ([`BACKUP_PAGES_PER_STEP`] at a time)
     /// into `to/`[`FILE_NAME`] through a connection with `synchronous=FULL`, whose last step commits and
     /// syncs the copy.
-    fn copy_to(&self, to: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<&'static str, Error> {
+    fn copy_to(&self, to: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<&'static str, WorkloadError> {
         use rusqlite::backup::{Backup, StepResult};
-        let src = rusqlite::Connection::open(&self.file).map_err(|e| Error::Db(db_error(e)))?;
+        let src = rusqlite::Connection::open(&self.file).map_err(|e| WorkloadError::Db(db_error(e)))?;
         let target = to.join(FILE_NAME);
         let mut dst = rusqlite::Connection::open(&target).map_err(|e| {
-            Error::Setup(format!("cannot create SQLite database '{}': {e}", target.display()))
+            WorkloadError::Setup(format!("cannot create SQLite database '{}': {e}", target.display()))
         })?;
         dst.pragma_update(None, "synchronous", "FULL").map_err(db_error)?;
         {
             let backup = Backup::new(&src, &mut dst).map_err(db_error)?;
             loop {
                 if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    return Err(Error::Interrupted);
+                    return Err(WorkloadError::Interrupted);
                 }
                 match backup.step(BACKUP_PAGES_PER_STEP).map_err(db_error)? {
                     StepResult::Done => break,
@@ -130,7 +130,7 @@ pub const BACKUP_PAGES_PER_STEP: std::os::raw::c_int = 1024;
 struct SqliteConn {
     conn: rusqlite::Connection,
     /// Each query's columns' names, by its SQL (as SQLite reads it).
-    columns: HashMap<String, Columns>,
+    columns: HashMap<String, ColumnNames>,
 }
 
 /// Whether SQLite's answer means "try again": the lock was not had within the busy timeout.
@@ -179,13 +179,13 @@ fn cell(v: ValueRef<'_>) -> Value {
 }
 
 /// Whether `columns` are still `st`'s columns' names (a table may have changed under a `SELECT *`).
-fn same_columns(st: &rusqlite::Statement<'_>, columns: &Columns) -> bool {
+fn same_columns(st: &rusqlite::Statement<'_>, columns: &ColumnNames) -> bool {
     st.column_count() == columns.len()
         && columns.iter().enumerate().all(|(i, c)| st.column_name(i).is_ok_and(|n| n == c))
 }
 
 /// `st`'s columns' names.
-fn column_names(st: &rusqlite::Statement<'_>) -> Columns {
+fn column_names(st: &rusqlite::Statement<'_>) -> ColumnNames {
     st.column_names().into_iter().map(str::to_string).collect()
 }
 

@@ -3,7 +3,7 @@
 //! command ends: on return and on error (by [`DbDir`]'s drop), and on an exit that skips destructors (a
 //! second Ctrl-C: [`cleanup_on_exit`]). `--keep` leaves it, its server stopped.
 
-use crate::Error;
+use crate::WorkloadError;
 use iolab_device::DirState;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -25,22 +25,22 @@ pub struct DbDir {
 impl DbDir {
     /// Makes the directory `path` as the gate found it (`New`: created; `Ours`: emptied and made again),
     /// marks it, and registers it for removal at exit unless `keep`.
-    pub fn make(path: &Path, state: DirState, keep: bool) -> Result<DbDir, Error> {
+    pub fn make(path: &Path, state: DirState, keep: bool) -> Result<DbDir, WorkloadError> {
         let path =
-            std::path::absolute(path).map_err(|e| Error::io(format!("resolving '{}'", path.display()), e))?;
+            std::path::absolute(path).map_err(|e| WorkloadError::io(format!("resolving '{}'", path.display()), e))?;
         if !keep {
             dirs().push(path.clone());
         }
         let dir = DbDir { path, keep };
         if state == DirState::Ours {
             std::fs::remove_dir_all(&dir.path).map_err(|e| {
-                Error::io(format!("emptying iolab's earlier directory '{}'", dir.path.display()), e)
+                WorkloadError::io(format!("emptying iolab's earlier directory '{}'", dir.path.display()), e)
             })?;
         }
         std::fs::create_dir(&dir.path)
-            .map_err(|e| Error::io(format!("creating '{}'", dir.path.display()), e))?;
+            .map_err(|e| WorkloadError::io(format!("creating '{}'", dir.path.display()), e))?;
         iolab_device::ownership::mark_dir(&dir.path)
-            .map_err(|e| Error::io(format!("marking '{}' as iolab's", dir.path.display()), e))?;
+            .map_err(|e| WorkloadError::io(format!("marking '{}' as iolab's", dir.path.display()), e))?;
         Ok(dir)
     }
 

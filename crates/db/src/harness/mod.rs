@@ -4,7 +4,7 @@
 //!
 //! 1. [`Harness::claim`] checks the setup and claims every path it will write in the command's one
 //!    [`WriteGate`] (the database's directory, a workload's other directories, `--capture`'s outputs),
-//!    before anything is made: a refusal is [`Error::Setup`].
+//!    before anything is made: a refusal is [`WorkloadError::Setup`].
 //! 2. [`Harness::run`] makes, in order, the directories, the `--memory` cgroup (iolab joins it for SQLite;
 //!    a private server joins it between its fork and its exec), the database (a SQLite file, a private
 //!    PostgreSQL server, or the user's server), arms `--throttle` and `--capture` over the directories,
@@ -29,14 +29,14 @@ use crate::database::postgres::Postgres;
 use crate::database::server::ServerOptions;
 use crate::database::sqlite::Sqlite;
 use crate::database::Database;
-use crate::workload::{Context, Point, StorageSettings, Workload, WorkloadObserver};
-use crate::Error;
+use crate::workload::{Context, UsersPoint, StorageSettings, Workload, WorkloadObserver};
+use crate::WorkloadError;
 use iolab_device::memlimit::MemoryLimit;
 use iolab_device::WriteGate;
 use iolab_report::db::Setting;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use watch::Watch;
+use watch::HarnessObserver;
 
 /// A setup checked and its paths claimed, nothing made yet.
 #[derive(Debug)]
@@ -66,8 +66,8 @@ fn window_labels(users: &[u32]) -> Vec<String> {
 
 impl Harness {
     /// Checks `setup` and claims its paths in `gate` for `workload` (whose points decide how many traces
-    /// `--capture` writes). Nothing is made; every refusal is [`Error::Setup`].
-    pub fn claim<W: Workload>(setup: Setup, workload: &W, gate: &mut WriteGate) -> Result<Harness, Error> {
+    /// `--capture` writes). Nothing is made; every refusal is [`WorkloadError::Setup`].
+    pub fn claim<W: Workload>(setup: Setup, workload: &W, gate: &mut WriteGate) -> Result<Harness, WorkloadError> {
         setup.check()?;
         let users = workload.users();
         assert!(!users.is_empty(), "a workload runs at least one point");
@@ -87,8 +87,8 @@ impl Harness {
         mut workload: W,
         observer: &dyn WorkloadObserver,
         stop: &AtomicBool,
-    ) -> Result<Ran<W::Document>, Error> {
-        let watch = Watch::new(observer, self.claimed.captures);
+    ) -> Result<Ran<W::Document>, WorkloadError> {
+        let watch = HarnessObserver::new(observer, self.claimed.captures);
         let made = Made::make(&self.setup, &self.claimed.dir, &self.claimed.also, &watch, stop, &workload)?;
         let result = made.arm(&self.setup, &watch).and_then(|()| {
             let also: Vec<&Path> = made.also.iter().map(DbDir::path).collect();
@@ -111,22 +111,22 @@ fn steps<W: Workload>(
     workload: &mut W,
     cx: &Context<'_>,
     users: &[u32],
-    storage: impl FnOnce() -> Result<StorageSettings, Error>,
-) -> Result<W::Document, Error> {
+    storage: impl FnOnce() -> Result<StorageSettings, WorkloadError>,
+) -> Result<W::Document, WorkloadError> {
     workload.build(cx)?;
     let mut ran = 0;
     for (index, &u) in users.iter().enumerate() {
         if cx.stop.load(Ordering::Relaxed) {
             break;
         }
-        let point = Point { index, count: users.len(), users: u };
+        let point = UsersPoint { index, count: users.len(), users: u };
         cx.observer.point(index, users.len(), u);
         workload.run(cx, point)?;
         workload.check(cx, point)?;
         ran += 1;
     }
     if ran == 0 {
-        return Err(Error::Interrupted);
+        return Err(WorkloadError::Interrupted);
     }
     workload.document(cx, &storage()?)
 }
@@ -146,10 +146,10 @@ impl Made {
         setup: &Setup,
         dir: &Option<(String, iolab_device::DirState)>,
         also: &[(String, iolab_device::DirState)],
-        watch: &Watch<'_>,
+        watch: &HarnessObserver<'_>,
         stop: &AtomicBool,
         workload: &W,
-    ) -> Result<Made, Error> {
+    ) -> Result<Made, WorkloadError> {
         let dir =
             dir.as_ref().map(|(path, state)| DbDir::make(path.as_ref(), *state, setup.keep)).transpose()?;
         let also = also
@@ -168,7 +168,7 @@ impl Made {
 
     /// Arms `--throttle` (a private server's processes are moved in when it goes on) and `--capture` over
     /// the run's directories.
-    fn arm(&self, setup: &Setup, watch: &Watch<'_>) -> Result<(), Error> {
+    fn arm(&self, setup: &Setup, watch: &HarnessObserver<'_>) -> Result<(), WorkloadError> {
         if let Some(spec) = &setup.throttle {
             watch.arm_throttle(spec, &self.dirs(), self.database.server_processes())?;
         }
@@ -176,7 +176,7 @@ impl Made {
     }
 
     /// What the run did to the storage, read while it is all in place.
-    fn storage(&self, watch: &Watch<'_>) -> Result<StorageSettings, Error> {
+    fn storage(&self, watch: &HarnessObserver<'_>) -> Result<StorageSettings, WorkloadError> {
         Ok(StorageSettings {
             memory: self.memory.as_ref().map(memory_setting),
             throttle: watch.throttle_setting()?,
@@ -185,7 +185,7 @@ impl Made {
 
     /// Closes the database, then lets the rest go (throttle, memory limit, directories); the database's
     /// close result.
-    fn close(mut self, watch: &Watch<'_>) -> Result<(), Error> {
+    fn close(mut self, watch: &HarnessObserver<'_>) -> Result<(), WorkloadError> {
         let closed = self.database.close();
         // The server has stopped: its cgroups are empty and can go.
         watch.throttle_off();
@@ -195,11 +195,11 @@ impl Made {
 }
 
 /// The `--memory` cgroup, with iolab in it for SQLite (a private server joins it as it starts).
-fn memory_limit(setup: &Setup, watch: &Watch<'_>) -> Result<Option<MemoryLimit>, Error> {
+fn memory_limit(setup: &Setup, watch: &HarnessObserver<'_>) -> Result<Option<MemoryLimit>, WorkloadError> {
     let Some(budget) = &setup.memory else { return Ok(None) };
-    let m = MemoryLimit::create(budget.value).map_err(|e| Error::Setup(e.to_string()))?;
+    let m = MemoryLimit::create(budget.value).map_err(|e| WorkloadError::Setup(e.to_string()))?;
     if setup.database == DatabaseKind::Sqlite {
-        m.join().map_err(|e| Error::Setup(e.to_string()))?;
+        m.join().map_err(|e| WorkloadError::Setup(e.to_string()))?;
     }
     watch.notice(&format!(
         "pages of {} held under {}, private memory apart ({})",
@@ -236,9 +236,9 @@ fn open_database<W: Workload>(
     dir: Option<&DbDir>,
     memory: Option<&MemoryLimit>,
     stop: &AtomicBool,
-    watch: &Watch<'_>,
+    watch: &HarnessObserver<'_>,
     workload: &W,
-) -> Result<Box<dyn Database>, Error> {
+) -> Result<Box<dyn Database>, WorkloadError> {
     Ok(match (dir, &setup.url) {
         (_, Some(url)) => Box::new(Postgres::url(url, setup.keep)?),
         (Some(d), None) if setup.private_server() => {

@@ -1,8 +1,8 @@
 //! What an application run asks of the storage side, as plain data ([`Setup`]: no command-line types), and
 //! its checks and claims, all made before anything is: every refusal here is the user's
-//! ([`Error::Setup`], exit 2 in the binary) and names the flag.
+//! ([`WorkloadError::Setup`], exit 2 in the binary) and names the flag.
 
-use crate::Error;
+use crate::WorkloadError;
 use iolab_device::{DirState, Output, WriteGate};
 use iolab_spec::throttle::ThrottleSpec;
 
@@ -21,11 +21,11 @@ pub enum DatabaseKind {
 
 impl DatabaseKind {
     /// Parses `--database`'s value (`sqlite`, `postgres` or `postgresql`); the error quotes it.
-    pub fn parse(text: &str) -> Result<DatabaseKind, Error> {
+    pub fn parse(text: &str) -> Result<DatabaseKind, WorkloadError> {
         match text.trim() {
             "sqlite" => Ok(DatabaseKind::Sqlite),
             "postgres" | "postgresql" => Ok(DatabaseKind::Postgres),
-            other => Err(Error::Setup(format!(
+            other => Err(WorkloadError::Setup(format!(
                 "invalid value '{other}' for '--database': expected sqlite or postgres"
             ))),
         }
@@ -104,8 +104,8 @@ impl Setup {
     }
 
     /// Checks the flags against each other and against the machine (root, controllers, tracefs).
-    pub(crate) fn check(&self) -> Result<(), Error> {
-        let setup = |m: &str| Err(Error::Setup(m.to_string()));
+    pub(crate) fn check(&self) -> Result<(), WorkloadError> {
+        let setup = |m: &str| Err(WorkloadError::Setup(m.to_string()));
         if self.url.is_some() {
             if self.database != DatabaseKind::Postgres {
                 return setup("--url names a PostgreSQL server: add --database postgres");
@@ -128,18 +128,18 @@ impl Setup {
         self.check_memory()?;
         self.check_throttle()?;
         if self.capture.is_some() {
-            iolab_trace::capture::tracefs().map_err(|e| Error::Setup(format!("--capture: {e}")))?;
+            iolab_trace::capture::tracefs().map_err(|e| WorkloadError::Setup(format!("--capture: {e}")))?;
         }
         Ok(())
     }
 
-    fn check_memory(&self) -> Result<(), Error> {
+    fn check_memory(&self) -> Result<(), WorkloadError> {
         let Some(Typed { value: bytes, text }) = &self.memory else { return Ok(()) };
         let postgres = self.database == DatabaseKind::Postgres;
         // PostgreSQL's shared buffers are shared memory, counted with the pages.
         let least = if postgres { self.shared_buffers_bytes + MIN_MEMORY } else { MIN_MEMORY };
         if *bytes < least {
-            return Err(Error::Setup(format!(
+            return Err(WorkloadError::Setup(format!(
                 "invalid value '{text}' for '--memory': at least {} {}",
                 iolab_device::format_bytes(least),
                 if postgres {
@@ -150,27 +150,27 @@ impl Setup {
             )));
         }
         if !nix::unistd::geteuid().is_root() {
-            return Err(Error::Setup(
+            return Err(WorkloadError::Setup(
                 "--memory needs root: only root can create a cgroup and set its memory limit\n  hint: run iolab as root, or drop --memory and build a database larger than memory".into(),
             ));
         }
         if iolab_device::memlimit::detect().is_none() {
-            return Err(Error::Setup(iolab_device::memlimit::MemoryError::NoController.to_string()));
+            return Err(WorkloadError::Setup(iolab_device::memlimit::MemoryError::NoController.to_string()));
         }
         Ok(())
     }
 
-    fn check_throttle(&self) -> Result<(), Error> {
+    fn check_throttle(&self) -> Result<(), WorkloadError> {
         if self.throttle.is_none() {
             return Ok(());
         }
         if !nix::unistd::geteuid().is_root() {
-            return Err(Error::Setup(
+            return Err(WorkloadError::Setup(
                 "--throttle needs root: only root can create a cgroup and set its I/O limits\n  hint: run iolab as root, or drop --throttle".into(),
             ));
         }
         if iolab_device::throttle::detect().is_none() {
-            return Err(Error::Setup(iolab_device::throttle::ThrottleError::NoController.to_string()));
+            return Err(WorkloadError::Setup(iolab_device::throttle::ThrottleError::NoController.to_string()));
         }
         Ok(())
     }
@@ -197,14 +197,14 @@ pub(crate) struct Claimed {
 
 /// Claims `--capture` (FILE, or one file per window when `windows` name several) and the directories in
 /// `gate`; a refused path or a collision is the user's error.
-pub(crate) fn claim(setup: &Setup, windows: &[String], gate: &mut WriteGate) -> Result<Claimed, Error> {
-    let gated = |e: iolab_device::GateError| Error::Setup(e.to_string());
+pub(crate) fn claim(setup: &Setup, windows: &[String], gate: &mut WriteGate) -> Result<Claimed, WorkloadError> {
+    let gated = |e: iolab_device::GateError| WorkloadError::Setup(e.to_string());
     let mut captures = Vec::new();
     if let Some(file) = setup.capture.as_deref() {
         if windows.is_empty() {
             captures.push(gate.output("--capture", file).map_err(gated)?);
         } else if file == "-" {
-            return Err(Error::Setup(
+            return Err(WorkloadError::Setup(
                 "invalid value '-' for '--capture': a sweep over users records one trace per user count, each in a file of its own; give a FILE (FILE.users-N are written)".into(),
             ));
         } else {

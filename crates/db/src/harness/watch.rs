@@ -50,7 +50,7 @@ enum Throttle {
 }
 
 /// The harness's observer (the module doc says what it does).
-pub(crate) struct Watch<'a> {
+pub(crate) struct HarnessObserver<'a> {
     caller: &'a dyn WorkloadObserver,
     capture: Mutex<Capture>,
     throttle: Mutex<Throttle>,
@@ -80,13 +80,13 @@ pub(crate) fn capture_devices(dirs: &[&Path]) -> Vec<String> {
 }
 
 /// The block devices under `dirs`, as `--throttle` names them ((path, major, minor)).
-pub(crate) fn throttle_devices(dirs: &[&Path]) -> Result<Vec<(String, u32, u32)>, crate::Error> {
+pub(crate) fn throttle_devices(dirs: &[&Path]) -> Result<Vec<(String, u32, u32)>, crate::WorkloadError> {
     let mut devices: Vec<(String, u32, u32)> = Vec::new();
     for dir in dirs {
         for d in iolab_device::diskstats::devices_under(dir) {
             let path = format!("/dev/{}", d.name);
             let (major, minor) = iolab_device::throttle::device_numbers(&path)
-                .map_err(|e| crate::Error::Setup(e.to_string()))?;
+                .map_err(|e| crate::WorkloadError::Setup(e.to_string()))?;
             if !devices.iter().any(|(p, _, _)| *p == path) {
                 devices.push((path, major, minor));
             }
@@ -94,7 +94,7 @@ pub(crate) fn throttle_devices(dirs: &[&Path]) -> Result<Vec<(String, u32, u32)>
     }
     if devices.is_empty() {
         let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        return Err(crate::Error::Setup(format!("--throttle: no block device under {}", shown.join(" or "))));
+        return Err(crate::WorkloadError::Setup(format!("--throttle: no block device under {}", shown.join(" or "))));
     }
     Ok(devices)
 }
@@ -122,10 +122,10 @@ fn start_capture(devices: Vec<String>) -> Result<Capture, String> {
     Ok(Capture::Running(devices, stop, handle))
 }
 
-impl<'a> Watch<'a> {
+impl<'a> HarnessObserver<'a> {
     /// A watch forwarding to `caller`, with one capture output per window (none without `--capture`).
-    pub(crate) fn new(caller: &'a dyn WorkloadObserver, outputs: Vec<Output>) -> Watch<'a> {
-        Watch {
+    pub(crate) fn new(caller: &'a dyn WorkloadObserver, outputs: Vec<Output>) -> HarnessObserver<'a> {
+        HarnessObserver {
             caller,
             capture: Mutex::new(Capture::Off),
             throttle: Mutex::new(Throttle::Off),
@@ -142,7 +142,7 @@ impl<'a> Watch<'a> {
         spec: &ThrottleSpec,
         dirs: &[&Path],
         server: Vec<u32>,
-    ) -> Result<(), crate::Error> {
+    ) -> Result<(), crate::WorkloadError> {
         let devices = throttle_devices(dirs)?;
         *locked(&self.server) = server;
         *locked(&self.throttle) = Throttle::Armed(*spec, devices);
@@ -170,13 +170,13 @@ impl<'a> Watch<'a> {
 
     /// The throttle's setting: none when it never went on (the workload did not start), an error when it
     /// failed to go on (the run was not throttled).
-    pub(crate) fn throttle_setting(&self) -> Result<Option<Setting>, crate::Error> {
+    pub(crate) fn throttle_setting(&self) -> Result<Option<Setting>, crate::WorkloadError> {
         match &*locked(&self.throttle) {
             Throttle::On(guard) => {
                 Ok(Some(Setting { name: "throttle".into(), value: iolab_device::throttle::describe(guard) }))
             }
             Throttle::Failed(e) => {
-                Err(crate::Error::Setup(format!("--throttle: {e}; the run was not throttled")))
+                Err(crate::WorkloadError::Setup(format!("--throttle: {e}; the run was not throttled")))
             }
             Throttle::Off | Throttle::Armed(..) => Ok(None),
         }
@@ -188,14 +188,14 @@ impl<'a> Watch<'a> {
     }
 
     /// With `--capture`: records the devices under `dirs` over each window; an error when there are none.
-    pub(crate) fn arm_capture(&self, dirs: &[&Path]) -> Result<(), crate::Error> {
+    pub(crate) fn arm_capture(&self, dirs: &[&Path]) -> Result<(), crate::WorkloadError> {
         if self.outputs.is_empty() {
             return Ok(());
         }
         let devices = capture_devices(dirs);
         if devices.is_empty() {
             let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-            return Err(crate::Error::Setup(format!(
+            return Err(crate::WorkloadError::Setup(format!(
                 "--capture: no block device that takes requests under {} (tmpfs, overlay or a network file system?)",
                 shown.join(" or ")
             )));
@@ -235,7 +235,7 @@ impl<'a> Watch<'a> {
     }
 }
 
-impl WorkloadObserver for Watch<'_> {
+impl WorkloadObserver for HarnessObserver<'_> {
     fn notice(&self, text: &str) {
         self.caller.notice(text);
     }

@@ -5,7 +5,7 @@ use super::load;
 use super::schema::{INDEXES, TABLES};
 use crate::bulk::{self, Load, OnRows};
 use crate::database::Database;
-use crate::Error;
+use crate::WorkloadError;
 use std::sync::atomic::AtomicBool;
 
 /// What the build did.
@@ -41,7 +41,7 @@ pub fn build(
     seed: u64,
     stop: &AtomicBool,
     on_rows: OnRows<'_>,
-) -> Result<Built, Error> {
+) -> Result<Built, WorkloadError> {
     let now =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
     let generate = |out: &mut bulk::Writer<'_, 9>, unit: &Unit| match *unit {

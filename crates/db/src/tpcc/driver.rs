@@ -5,14 +5,14 @@
 
 use super::rand::{Deck, TxType};
 use super::txn::Terminal;
-use crate::database::{Conn, Database, Done};
-use crate::driver::{self, Client, Op, Spec};
+use crate::database::{Conn, Database, TxEnd};
+use crate::driver::{self, Client, Performed, Spec};
 use crate::workload::{Figure, WorkloadObserver};
-use crate::{DbError, Error};
+use crate::{DbError, WorkloadError};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-pub use crate::driver::{Measured, OpStats};
+pub use crate::driver::{Measured, TxStats};
 
 /// What the run is asked.
 #[derive(Clone, Debug)]
@@ -66,12 +66,12 @@ struct User {
 }
 
 impl Client for User {
-    fn next(&mut self, conn: &mut dyn Conn) -> Result<Op, DbError> {
+    fn next(&mut self, conn: &mut dyn Conn) -> Result<Performed, DbError> {
         let kind = self.deck.draw(self.term.rng());
         let mut retries = 0;
         let ran = self.term.perform(kind, conn, &mut retries)?;
-        let headline = kind == TxType::NewOrder && ran.done == Done::Committed;
-        Ok(Op { kind: kind.index(), done: ran.done, retries, extra: ran.skipped, headline })
+        let headline = kind == TxType::NewOrder && ran.done == TxEnd::Committed;
+        Ok(Performed { kind: kind.index(), done: ran.done, retries, extra: ran.skipped, headline })
     }
 }
 
@@ -82,7 +82,7 @@ pub fn run(
     spec: &RunSpec,
     stop: &AtomicBool,
     observer: &dyn WorkloadObserver,
-) -> Result<Measured, Error> {
+) -> Result<Measured, WorkloadError> {
     debug_assert!(TxType::ALL.iter().zip(KINDS).all(|(t, k)| t.name() == k && KINDS[t.index()] == k));
     let dialect = database.dialect();
     let users = (0..spec.users)

@@ -9,7 +9,7 @@
 
 use super::rand::{astring, data, last_name, nstring, nurand, uniform, zip, Constants, A_C_LAST};
 use super::schema::TABLES;
-use crate::{Error, Value};
+use crate::{WorkloadError, Value};
 use iolab_rng::Rng;
 
 /// Districts per warehouse.
@@ -29,7 +29,7 @@ fn index(name: &str) -> usize {
 type Writer<'a> = crate::bulk::Writer<'a, 9>;
 
 /// Writes the ITEM table: `items` rows.
-pub(crate) fn items(w: &mut Writer<'_>, items: u64, seed: u64) -> Result<(), Error> {
+pub(crate) fn items(w: &mut Writer<'_>, items: u64, seed: u64) -> Result<(), WorkloadError> {
     let mut rng = Rng::for_worker(seed ^ LOAD_SALT, 0);
     let item = index("item");
     for i in 1..=items {
@@ -63,7 +63,7 @@ fn rate(rng: &mut Rng, max_ten_thousandths: u64) -> Value {
 
 /// Writes warehouse `w` (stock for `items` items, its districts, customers, history, orders, order lines
 /// and new orders), its rows stamped with time `now` (seconds since the epoch).
-pub(crate) fn warehouse(out: &mut Writer<'_>, w: u64, items: u64, seed: u64, now: i64) -> Result<(), Error> {
+pub(crate) fn warehouse(out: &mut Writer<'_>, w: u64, items: u64, seed: u64, now: i64) -> Result<(), WorkloadError> {
     let (c_load, _) = Constants::from_seed(seed);
     let mut rng = Rng::for_worker(seed ^ LOAD_SALT, w as u32);
     let wid = Value::Int(w as i64);
@@ -100,7 +100,7 @@ fn load_district(
     items: u64,
     c_load: Constants,
     now: i64,
-) -> Result<(), Error> {
+) -> Result<(), WorkloadError> {
     let (wid, did) = (Value::Int(w as i64), Value::Int(d as i64));
     let (customer, history) = (index("customer"), index("history"));
     for c in 1..=CUSTOMERS {

@@ -19,8 +19,8 @@ pub mod schema;
 pub mod txn;
 
 use crate::database::Database;
-use crate::workload::{Context, Point, StorageSettings, Workload, WorkloadObserver};
-use crate::Error;
+use crate::workload::{Context, UsersPoint, StorageSettings, Workload, WorkloadObserver};
+use crate::WorkloadError;
 use iolab_report::db::{
     DbHeader, DbResult, DeviceView, MixShare, TpccConfig, TpccRun, TxResult, DB_SCHEMA, TPCC_DISCLAIMER,
 };
@@ -97,13 +97,13 @@ impl Workload for Tpcc {
         self.users.clone()
     }
 
-    fn build(&mut self, cx: &Context<'_>) -> Result<(), Error> {
+    fn build(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError> {
         self.start_unix_s = now_unix_s();
         self.built = Some(build_database(cx.database, &self.o, cx.stop, cx.observer)?);
         Ok(())
     }
 
-    fn run(&mut self, cx: &Context<'_>, point: Point) -> Result<(), Error> {
+    fn run(&mut self, cx: &Context<'_>, point: UsersPoint) -> Result<(), WorkloadError> {
         let (o, users) = (&self.o, point.users);
         cx.observer.notice(&format!(
             "running {users} user{}: {:.0} s ramp, {:.0} s measured",
@@ -126,7 +126,7 @@ impl Workload for Tpcc {
         Ok(())
     }
 
-    fn check(&mut self, cx: &Context<'_>, point: Point) -> Result<(), Error> {
+    fn check(&mut self, cx: &Context<'_>, point: UsersPoint) -> Result<(), WorkloadError> {
         cx.observer.notice("checking the consistency conditions");
         let mut conn = cx.database.connect()?;
         let consistency = check::check_all(conn.as_mut())?;
@@ -140,7 +140,7 @@ impl Workload for Tpcc {
         Ok(())
     }
 
-    fn document(&mut self, _: &Context<'_>, storage: &StorageSettings) -> Result<TpccDocument, Error> {
+    fn document(&mut self, _: &Context<'_>, storage: &StorageSettings) -> Result<TpccDocument, WorkloadError> {
         for p in &mut self.points {
             let d = &mut p.result;
             storage.add_to(&mut d.engine.settings, &mut d.warnings, &d.devices, d.engine.size_bytes);
@@ -180,7 +180,7 @@ fn build_database(
     o: &Options,
     stop: &AtomicBool,
     observer: &dyn WorkloadObserver,
-) -> Result<build::Built, Error> {
+) -> Result<build::Built, WorkloadError> {
     observer.notice(&format!(
         "building {} warehouse{} ({} items) on {}",
         o.warehouses,
@@ -286,7 +286,7 @@ fn document(
     let s = m.measured_s;
     let transactions = transactions(m);
     let new_orders = m.ops[TxType::NewOrder.index()].committed;
-    let completed: u64 = m.ops.iter().map(driver::OpStats::completed).sum();
+    let completed: u64 = m.ops.iter().map(driver::TxStats::completed).sum();
     let devices: Vec<DeviceView> =
         m.devices.iter().map(|(d, c)| crate::devices::device_view(d, c, s)).collect();
     let warnings = warnings(database, ran, &consistency, &devices);

@@ -8,7 +8,7 @@ use super::gen::{self, Remark, Scale, TextPool};
 use super::schema::{self, INDEXES, TABLES};
 use crate::bulk::{self, Load};
 use crate::database::Database;
-use crate::Error;
+use crate::WorkloadError;
 use iolab_rng::Rng;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -88,7 +88,7 @@ struct Inputs<'a> {
 }
 
 /// Writes one unit's rows.
-fn generate(w: &mut bulk::Writer<'_, 8>, unit: Unit, at: &Inputs) -> Result<(), Error> {
+fn generate(w: &mut bulk::Writer<'_, 8>, unit: Unit, at: &Inputs) -> Result<(), WorkloadError> {
     let mut rng = unit.rng(at.seed);
     let range = |n: i64, total: i64| (n * UNIT_KEYS + 1)..=((n + 1) * UNIT_KEYS).min(total);
     match unit {
@@ -149,7 +149,7 @@ pub fn build(
     seed: u64,
     stop: &AtomicBool,
     on_rows: bulk::OnRows<'_>,
-) -> Result<Built, Error> {
+) -> Result<Built, WorkloadError> {
     let started = std::time::Instant::now();
     let scale = Scale::new(sf);
     let pool = TextPool::new(seed);

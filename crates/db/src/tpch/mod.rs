@@ -26,9 +26,9 @@ pub mod schema;
 pub mod streams;
 
 use crate::database::Database;
-use crate::devices::{self, Window};
-use crate::workload::{Context, Point, StorageSettings, Workload, WorkloadObserver};
-use crate::Error;
+use crate::devices::{self, DeviceWindow};
+use crate::workload::{Context, UsersPoint, StorageSettings, Workload, WorkloadObserver};
+use crate::WorkloadError;
 use iolab_device::diskstats::Counters;
 use iolab_report::db::DbHeader;
 use iolab_report::db_tpch::{
@@ -115,20 +115,20 @@ impl Workload for Tpch {
         vec![1]
     }
 
-    fn build(&mut self, cx: &Context<'_>) -> Result<(), Error> {
+    fn build(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError> {
         self.start_unix_s =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         self.built = Some(prepare(cx.database, &self.o, cx.stop, cx.observer)?);
         Ok(())
     }
 
-    fn run(&mut self, cx: &Context<'_>, _: Point) -> Result<(), Error> {
+    fn run(&mut self, cx: &Context<'_>, _: UsersPoint) -> Result<(), WorkloadError> {
         let (built, evicted) = self.built.as_ref().expect("the harness builds first");
         self.result = Some(measure(cx, &self.o, &self.tests, self.start_unix_s, built, *evicted)?);
         Ok(())
     }
 
-    fn document(&mut self, _: &Context<'_>, storage: &StorageSettings) -> Result<TpchResult, Error> {
+    fn document(&mut self, _: &Context<'_>, storage: &StorageSettings) -> Result<TpchResult, WorkloadError> {
         let mut doc = self.result.take().expect("the harness runs before the document");
         storage.add_to(&mut doc.engine.settings, &mut doc.warnings, &doc.devices, doc.engine.size_bytes);
         Ok(doc)
@@ -144,13 +144,13 @@ fn measure(
     start_unix_s: u64,
     built: &load::Built,
     evicted: Option<u64>,
-) -> Result<TpchResult, Error> {
+) -> Result<TpchResult, WorkloadError> {
     let (engine, stop, observer) = (cx.database, cx.stop, cx.observer);
     let pool = tests.refresh.then(|| gen::TextPool::new(o.seed));
     let scale = gen::Scale::new(o.scale);
     let mut conn = engine.connect()?;
     observer.window(true);
-    let window = Window::open(engine.dir());
+    let window = DeviceWindow::open(engine.dir());
     let rf1 = match &pool {
         Some(pool) => {
             Some(timed_refresh(&window, "RF1", || refresh::rf1(conn.as_mut(), &scale, o.seed, pool, 1))?)
@@ -216,7 +216,7 @@ fn prepare(
     o: &Options,
     stop: &AtomicBool,
     observer: &dyn WorkloadObserver,
-) -> Result<(load::Built, Option<u64>), Error> {
+) -> Result<(load::Built, Option<u64>), WorkloadError> {
     observer.notice(&format!(
         "generating and loading TPC-H data at scale {} on {}",
         o.scale,
@@ -253,10 +253,10 @@ fn power_test(
     conn: &mut dyn crate::Conn,
     engine: &str,
     o: &Options,
-    window: &Window,
+    window: &DeviceWindow,
     stop: &AtomicBool,
     observer: &dyn WorkloadObserver,
-) -> Result<Power, Error> {
+) -> Result<Power, WorkloadError> {
     let mut measured: BTreeMap<u32, Measured> = BTreeMap::new();
     let started = Instant::now();
     for _ in 0..o.runs {
@@ -265,10 +265,10 @@ fn power_test(
                 return Ok(Power { measured, measured_s: started.elapsed().as_secs_f64(), partial: true });
             }
             let sql = queries::text(q, engine, o.scale);
-            let w = Window::over(window.devices().to_vec());
+            let w = DeviceWindow::over(window.devices().to_vec());
             let t = Instant::now();
             let rows = conn.query_text(&sql).map_err(|e| {
-                Error::Db(crate::DbError { retryable: false, message: format!("Q{q}: {}", e.message) })
+                WorkloadError::Db(crate::DbError { retryable: false, message: format!("Q{q}: {}", e.message) })
             })?;
             let seconds = t.elapsed().as_secs_f64();
             let (deltas, _) = w.deltas();
@@ -287,7 +287,7 @@ fn power_test(
 }
 
 /// Each query that ran, in the order asked, as the document shows it.
-fn query_results(window: &Window, order: &[u32], mut measured: BTreeMap<u32, Measured>) -> Vec<QueryResult> {
+fn query_results(window: &DeviceWindow, order: &[u32], mut measured: BTreeMap<u32, Measured>) -> Vec<QueryResult> {
     let block: BTreeMap<&str, &iolab_device::diskstats::BlockDevice> =
         window.devices().iter().map(|d| (d.name.as_str(), d)).collect();
     let mut results = Vec::new();
@@ -354,11 +354,11 @@ fn warnings(
 
 /// Runs refresh function `function` (`RF1`, `RF2`) and reads what the devices did during it.
 fn timed_refresh(
-    window: &Window,
+    window: &DeviceWindow,
     function: &str,
-    f: impl FnOnce() -> Result<refresh::Refreshed, Error>,
-) -> Result<TpchRefresh, Error> {
-    let w = Window::over(window.devices().to_vec());
+    f: impl FnOnce() -> Result<refresh::Refreshed, WorkloadError>,
+) -> Result<TpchRefresh, WorkloadError> {
+    let w = DeviceWindow::over(window.devices().to_vec());
     let done = f()?;
     let (deltas, _) = w.deltas();
     let views = deltas.iter().map(|(d, c)| devices::device_view(d, c, done.seconds)).collect();

@@ -18,8 +18,8 @@
 
 use super::gen::{self, Scale, TextPool};
 use super::schema::{self, TABLES};
-use crate::database::{transaction, Conn, Done, Outcome, TxKind};
-use crate::{DbError, Error, Value};
+use crate::database::{transaction, Conn, TxEnd, TxOutcome, TxKind};
+use crate::{DbError, WorkloadError, Value};
 use iolab_rng::Rng;
 use std::ops::Range;
 use std::time::Instant;
@@ -104,13 +104,13 @@ fn inserts(t: usize, rows: &[Vec<Value>]) -> Vec<String> {
 fn timed(
     conn: &mut dyn Conn,
     what: &str,
-    body: impl FnMut(&mut dyn Conn) -> Result<Outcome, DbError>,
-) -> Result<f64, Error> {
+    body: impl FnMut(&mut dyn Conn) -> Result<TxOutcome, DbError>,
+) -> Result<f64, WorkloadError> {
     let started = Instant::now();
     let mut retries = 0;
-    let failed = |message: String| Error::Db(DbError { retryable: false, message });
+    let failed = |message: String| WorkloadError::Db(DbError { retryable: false, message });
     match transaction(conn, TxKind::Write, &mut retries, body) {
-        Ok(Done::Committed) => Ok(started.elapsed().as_secs_f64()),
+        Ok(TxEnd::Committed) => Ok(started.elapsed().as_secs_f64()),
         Ok(_) => Err(failed(format!("{what}: still refused after {retries} retries"))),
         Err(e) => Err(failed(format!("{what}: {}", e.message))),
     }
@@ -123,7 +123,7 @@ pub fn rf1(
     seed: u64,
     pool: &TextPool,
     pair: u32,
-) -> Result<Refreshed, Error> {
+) -> Result<Refreshed, WorkloadError> {
     let mut rng = Rng::for_worker(seed ^ REFRESH_SALT, pair);
     let (mut orders, mut lines) = (Vec::new(), Vec::new());
     for n in new_orders(scale, pair) {
@@ -137,20 +137,20 @@ pub fn rf1(
         for sql in &statements {
             c.batch(sql)?;
         }
-        Ok(Outcome::Commit)
+        Ok(TxOutcome::Commit)
     })?;
     Ok(Refreshed { orders: orders.len() as u64, lineitems: lines.len() as u64, seconds })
 }
 
 /// RF2 of `pair`: its old orders and their lines deleted in one transaction.
-pub fn rf2(conn: &mut dyn Conn, scale: &Scale, pair: u32) -> Result<Refreshed, Error> {
+pub fn rf2(conn: &mut dyn Conn, scale: &Scale, pair: u32) -> Result<Refreshed, WorkloadError> {
     let range = old_orders(scale, pair);
     let keys = [Value::Int(gen::order_key(range.start)), Value::Int(gen::order_key(range.end - 1))];
     let (mut orders, mut lineitems) = (0, 0);
     let seconds = timed(conn, &format!("RF2 of pair {pair}"), |c| {
         lineitems = c.execute("DELETE FROM lineitem WHERE l_orderkey BETWEEN $1 AND $2", &keys)?;
         orders = c.execute("DELETE FROM orders WHERE o_orderkey BETWEEN $1 AND $2", &keys)?;
-        Ok(Outcome::Commit)
+        Ok(TxOutcome::Commit)
     })?;
     Ok(Refreshed { orders, lineitems, seconds })
 }

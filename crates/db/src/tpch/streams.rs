@@ -8,8 +8,8 @@
 use super::gen::{Scale, TextPool};
 use super::{queries, refresh};
 use crate::database::Database;
-use crate::devices::Window;
-use crate::{DbError, Error};
+use crate::devices::DeviceWindow;
+use crate::{DbError, WorkloadError};
 use iolab_report::db_tpch::{TpchRefresh, TpchStream, TpchStreamQuery, TpchThroughput};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
@@ -90,8 +90,8 @@ struct Ran<T> {
 }
 
 /// Runs the throughput test; `stop` ends every stream after its current query.
-pub fn run(engine: &dyn Database, t: &Test, stop: &AtomicBool) -> Result<TpchThroughput, Error> {
-    let window = Window::open(engine.dir());
+pub fn run(engine: &dyn Database, t: &Test, stop: &AtomicBool) -> Result<TpchThroughput, WorkloadError> {
+    let window = DeviceWindow::open(engine.dir());
     let failed = AtomicBool::new(false);
     let gate = Barrier::new(t.streams as usize + usize::from(t.refresh.is_some()));
     let (gate, failed) = (&gate, &failed);
@@ -101,7 +101,7 @@ pub fn run(engine: &dyn Database, t: &Test, stop: &AtomicBool) -> Result<TpchThr
             .collect();
         let refreshes =
             t.refresh.map(|pool| scope.spawn(move || refresh_stream(engine, t, pool, gate, stop, failed)));
-        let joined = |e| Error::Setup(format!("a throughput test stream panicked: {e:?}"));
+        let joined = |e| WorkloadError::Setup(format!("a throughput test stream panicked: {e:?}"));
         let streams: Vec<_> = queries.into_iter().map(|h| h.join().map_err(joined).and_then(|r| r)).collect();
         (streams, refreshes.map(|h| h.join().map_err(joined).and_then(|r| r)))
     });
@@ -130,8 +130,8 @@ fn stream<T>(
     engine: &dyn Database,
     gate: &Barrier,
     failed: &AtomicBool,
-    body: impl FnOnce(&mut dyn crate::Conn) -> Result<T, Error>,
-) -> Result<Ran<T>, Error> {
+    body: impl FnOnce(&mut dyn crate::Conn) -> Result<T, WorkloadError>,
+) -> Result<Ran<T>, WorkloadError> {
     let conn = engine.connect();
     gate.wait();
     let result = conn.and_then(|mut c| {
@@ -153,7 +153,7 @@ fn query_stream(
     gate: &Barrier,
     stop: &AtomicBool,
     failed: &AtomicBool,
-) -> Result<Ran<TpchStream>, Error> {
+) -> Result<Ran<TpchStream>, WorkloadError> {
     stream(engine, gate, failed, |conn| {
         let started = Instant::now();
         let mut queries = Vec::new();
@@ -164,7 +164,7 @@ fn query_stream(
             let sql = queries::text(q, engine.name(), t.scale.sf);
             let at = Instant::now();
             let rows = conn.query_text(&sql).map_err(|e| {
-                Error::Db(DbError { retryable: false, message: format!("stream {s}, Q{q}: {}", e.message) })
+                WorkloadError::Db(DbError { retryable: false, message: format!("stream {s}, Q{q}: {}", e.message) })
             })?;
             queries.push(TpchStreamQuery {
                 number: q,
@@ -184,7 +184,7 @@ fn refresh_stream(
     gate: &Barrier,
     stop: &AtomicBool,
     failed: &AtomicBool,
-) -> Result<Ran<Vec<TpchRefresh>>, Error> {
+) -> Result<Ran<Vec<TpchRefresh>>, WorkloadError> {
     stream(engine, gate, failed, |conn| {
         let mut out = Vec::new();
         for pair in 2..=t.streams + 1 {

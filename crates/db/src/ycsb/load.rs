@@ -6,7 +6,7 @@
 use super::keys;
 use crate::bulk::{self, Load, OnRows, Table, Writer};
 use crate::database::Database;
-use crate::{Error, Value};
+use crate::{WorkloadError, Value};
 use iolab_rng::Rng;
 use std::sync::atomic::AtomicBool;
 
@@ -66,7 +66,7 @@ pub fn row(n: u64, rng: &mut Rng) -> Vec<Value> {
 }
 
 /// Loads records `first..end` (one unit), from the unit's own stream of `seed`.
-fn unit(out: &mut Writer<'_, 1>, (first, end): &(u64, u64), seed: u64) -> Result<(), Error> {
+fn unit(out: &mut Writer<'_, 1>, (first, end): &(u64, u64), seed: u64) -> Result<(), WorkloadError> {
     let mut rng = Rng::for_worker(seed, (first / UNIT_RECORDS) as u32);
     for n in *first..*end {
         out.push(0, row(n, &mut rng))?;
@@ -81,7 +81,7 @@ pub fn build(
     seed: u64,
     stop: &AtomicBool,
     on_rows: OnRows<'_>,
-) -> Result<Built, Error> {
+) -> Result<Built, WorkloadError> {
     let units: Vec<(u64, u64)> = (0..records.div_ceil(UNIT_RECORDS))
         .map(|u| (u * UNIT_RECORDS, ((u + 1) * UNIT_RECORDS).min(records)))
         .collect();

@@ -23,12 +23,12 @@ pub mod ops;
 
 use crate::database::Database;
 use crate::driver::{self, Measured, Spec};
-use crate::workload::{Context, Figure, Point, StorageSettings, Workload};
-use crate::Error;
+use crate::workload::{Context, Figure, UsersPoint, StorageSettings, Workload};
+use crate::WorkloadError;
 use iolab_report::db::{DbHeader, DeviceView, MixShare, TxResult};
 use iolab_report::kinds::db_ycsb::{YcsbConfig, YcsbResult, YcsbRun, DB_YCSB_SCHEMA, YCSB_DISCLAIMER};
 use keys::{Chooser, Distribution};
-use ops::{OpKind, Shared, User};
+use ops::{YcsbOp, Shared, User};
 use std::time::Duration;
 
 /// A window shorter than this is flagged: the database's caches and checkpoints have not settled.
@@ -73,7 +73,7 @@ impl Mix {
         ["a", "b", "c", "d", "e", "f"][self as usize]
     }
 
-    /// Percent of each operation, in [`OpKind::ALL`]'s order (read, update, insert, scan,
+    /// Percent of each operation, in [`YcsbOp::ALL`]'s order (read, update, insert, scan,
     /// read-modify-write).
     pub fn pcts(self) -> [u32; 5] {
         match self {
@@ -157,7 +157,7 @@ impl Workload for Ycsb {
         vec![self.o.users]
     }
 
-    fn build(&mut self, cx: &Context<'_>) -> Result<(), Error> {
+    fn build(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError> {
         self.start_unix_s =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let records = self.o.records;
@@ -175,7 +175,7 @@ impl Workload for Ycsb {
         Ok(())
     }
 
-    fn run(&mut self, cx: &Context<'_>, point: Point) -> Result<(), Error> {
+    fn run(&mut self, cx: &Context<'_>, point: UsersPoint) -> Result<(), WorkloadError> {
         let o = &self.o;
         cx.observer.notice(&format!(
             "running workload {} with {} user{}: {:.0} s ramp, {:.0} s measured",
@@ -195,7 +195,7 @@ impl Workload for Ycsb {
         Ok(())
     }
 
-    fn document(&mut self, cx: &Context<'_>, storage: &StorageSettings) -> Result<YcsbResult, Error> {
+    fn document(&mut self, cx: &Context<'_>, storage: &StorageSettings) -> Result<YcsbResult, WorkloadError> {
         let m = self.measured.take().expect("the harness runs before the document");
         let built = self.built.as_ref().expect("the harness builds first");
         let size_bytes = cx.database.dir().map(crate::devices::dir_bytes);
@@ -216,7 +216,7 @@ fn per_minute(n: u64, s: f64) -> f64 {
 
 /// The operations of the mix (those with a share), with their counts, rates and response times.
 fn operations(o: &Options, m: &Measured) -> Vec<TxResult> {
-    OpKind::ALL
+    YcsbOp::ALL
         .iter()
         .zip(&m.ops)
         .filter(|(k, _)| o.mix.pcts()[k.index()] > 0)
@@ -278,8 +278,8 @@ fn document(
     let s = m.measured_s;
     let devices: Vec<DeviceView> =
         m.devices.iter().map(|(d, c)| crate::devices::device_view(d, c, s)).collect();
-    let completed: u64 = m.ops.iter().map(driver::OpStats::completed).sum();
-    let mix = OpKind::ALL
+    let completed: u64 = m.ops.iter().map(driver::TxStats::completed).sum();
+    let mix = YcsbOp::ALL
         .iter()
         .map(|k| MixShare { name: k.name().into(), pct: o.mix.pcts()[k.index()] })
         .collect();

@@ -10,8 +10,8 @@
 
 use super::keys::{self, Chooser};
 use super::load::{self, FIELDS};
-use crate::database::{transaction, Conn, Done, Outcome, TxKind};
-use crate::driver::{Client, Op};
+use crate::database::{transaction, Conn, TxEnd, TxOutcome, TxKind};
+use crate::driver::{Client, Performed};
 use crate::{DbError, Value};
 use iolab_rng::Rng;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 /// An operation of the mix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpKind {
+pub enum YcsbOp {
     /// Every field of one record.
     Read,
     /// One field of one record.
@@ -32,12 +32,12 @@ pub enum OpKind {
     ReadModifyWrite,
 }
 
-impl OpKind {
+impl YcsbOp {
     /// Every kind, in the document's order.
-    pub const ALL: [OpKind; 5] =
-        [OpKind::Read, OpKind::Update, OpKind::Insert, OpKind::Scan, OpKind::ReadModifyWrite];
+    pub const ALL: [YcsbOp; 5] =
+        [YcsbOp::Read, YcsbOp::Update, YcsbOp::Insert, YcsbOp::Scan, YcsbOp::ReadModifyWrite];
 
-    /// Its place in [`OpKind::ALL`].
+    /// Its place in [`YcsbOp::ALL`].
     pub fn index(self) -> usize {
         self as usize
     }
@@ -48,7 +48,7 @@ impl OpKind {
     }
 }
 
-/// The kinds' names, in [`OpKind::ALL`]'s order.
+/// The kinds' names, in [`YcsbOp::ALL`]'s order.
 pub const NAMES: [&str; 5] = ["read", "update", "insert", "scan", "read_modify_write"];
 
 /// What the users share: the records there are (loaded, then inserted and committed) and the next record
@@ -71,7 +71,7 @@ impl Shared {
 /// One user of a YCSB run.
 pub struct User {
     rng: Rng,
-    /// Cumulative percents of [`OpKind::ALL`], the last 100.
+    /// Cumulative percents of [`YcsbOp::ALL`], the last 100.
     mix: [u32; 5],
     chooser: Chooser,
     max_scan: u64,
@@ -88,7 +88,7 @@ fn fields() -> String {
 }
 
 impl User {
-    /// User `index` of a run seeded `seed`, with the mix's percents (in [`OpKind::ALL`]'s order, summing to
+    /// User `index` of a run seeded `seed`, with the mix's percents (in [`YcsbOp::ALL`]'s order, summing to
     /// 100), its chooser and the scans' longest length.
     pub fn new(
         index: u32,
@@ -123,10 +123,10 @@ impl User {
     }
 
     /// The next kind, from the mix.
-    fn draw(&mut self) -> OpKind {
+    fn draw(&mut self) -> YcsbOp {
         let roll = self.rng.below(100) as u32;
         let at = self.mix.iter().position(|&c| roll < c).unwrap_or(4);
-        OpKind::ALL[at]
+        YcsbOp::ALL[at]
     }
 
     /// An existing record's key, as the chooser picks it.
@@ -137,56 +137,56 @@ impl User {
 }
 
 impl Client for User {
-    fn next(&mut self, conn: &mut dyn Conn) -> Result<Op, DbError> {
+    fn next(&mut self, conn: &mut dyn Conn) -> Result<Performed, DbError> {
         let kind = self.draw();
         let mut retries = 0;
         let done = match kind {
-            OpKind::Read => {
+            YcsbOp::Read => {
                 let k = self.existing();
                 transaction(conn, TxKind::Read, &mut retries, |c| {
-                    c.query(&self.read_sql, std::slice::from_ref(&k)).map(|_| Outcome::Commit)
+                    c.query(&self.read_sql, std::slice::from_ref(&k)).map(|_| TxOutcome::Commit)
                 })?
             }
-            OpKind::Update => {
+            YcsbOp::Update => {
                 let (k, f, v) =
                     (self.existing(), self.rng.below(FIELDS as u64) as usize, load::field(&mut self.rng));
                 let params = [Value::Text(v), k];
                 let sql = &self.update_sql[f];
                 transaction(conn, TxKind::Write, &mut retries, |c| {
-                    c.execute(sql, &params).map(|_| Outcome::Commit)
+                    c.execute(sql, &params).map(|_| TxOutcome::Commit)
                 })?
             }
-            OpKind::Insert => {
+            YcsbOp::Insert => {
                 let n = self.shared.next.fetch_add(1, Ordering::Relaxed);
                 let row = load::row(n, &mut self.rng);
                 let sql = &self.insert_sql;
                 let done = transaction(conn, TxKind::Write, &mut retries, |c| {
-                    c.execute(sql, &row).map(|_| Outcome::Commit)
+                    c.execute(sql, &row).map(|_| TxOutcome::Commit)
                 })?;
-                if done == Done::Committed {
+                if done == TxEnd::Committed {
                     self.shared.count.fetch_add(1, Ordering::Relaxed);
                 }
                 done
             }
-            OpKind::Scan => {
+            YcsbOp::Scan => {
                 let (k, len) = (self.existing(), 1 + self.rng.below(self.max_scan));
                 let params = [k, Value::Int(len as i64)];
                 transaction(conn, TxKind::Read, &mut retries, |c| {
-                    c.query(&self.scan_sql, &params).map(|_| Outcome::Commit)
+                    c.query(&self.scan_sql, &params).map(|_| TxOutcome::Commit)
                 })?
             }
-            OpKind::ReadModifyWrite => {
+            YcsbOp::ReadModifyWrite => {
                 let (k, f, v) =
                     (self.existing(), self.rng.below(FIELDS as u64) as usize, load::field(&mut self.rng));
                 let params = [Value::Text(v), k.clone()];
                 let (read, update) = (&self.read_sql, &self.update_sql[f]);
                 transaction(conn, TxKind::Write, &mut retries, |c| {
                     c.query(read, std::slice::from_ref(&k))?;
-                    c.execute(update, &params).map(|_| Outcome::Commit)
+                    c.execute(update, &params).map(|_| TxOutcome::Commit)
                 })?
             }
         };
-        Ok(Op { kind: kind.index(), done, retries, extra: 0, headline: false })
+        Ok(Performed { kind: kind.index(), done, retries, extra: 0, headline: false })
     }
 }
 
@@ -204,6 +204,6 @@ mod tests {
             counts[u.draw().index()] += 1;
         }
         assert!(counts[0].abs_diff(10_000) < 400 && counts[2..].iter().all(|&c| c == 0), "{counts:?}");
-        assert_eq!(NAMES.iter().zip(OpKind::ALL).filter(|(n, k)| **n == k.name()).count(), 5);
+        assert_eq!(NAMES.iter().zip(YcsbOp::ALL).filter(|(n, k)| **n == k.name()).count(), 5);
     }
 }

@@ -7,7 +7,7 @@
 //! and then the next oldest is taken (up to [`TAKE_TRIES`] times).
 
 use super::{now_s, Ran, Terminal};
-use crate::database::{self, Conn, Outcome, TxKind};
+use crate::database::{self, Conn, TxOutcome, TxKind};
 use crate::tpcc::load::DISTRICTS;
 use crate::tpcc::rand::uniform;
 use crate::DbError;
@@ -31,7 +31,7 @@ impl Terminal {
                     None => skipped += 1,
                 }
             }
-            Ok(Outcome::Commit)
+            Ok(TxOutcome::Commit)
         })?;
         Ok(Ran { done, skipped })
     }

@@ -17,7 +17,7 @@ pub mod stock_level;
 
 use super::load::CUSTOMERS;
 use super::rand::{last_name, nurand, uniform, Constants, TxType, A_C_ID, A_C_LAST};
-use crate::database::{Conn, Dialect, Done};
+use crate::database::{Conn, Dialect, TxEnd};
 use crate::DbError;
 use iolab_rng::Rng;
 
@@ -41,7 +41,7 @@ pub struct Terminal {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ran {
     /// Committed, rolled back or given up.
-    pub done: Done,
+    pub done: TxEnd,
     /// Districts a delivery skipped (no new order waiting).
     pub skipped: u64,
 }

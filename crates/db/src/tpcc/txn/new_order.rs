@@ -7,7 +7,7 @@
 //! never deadlock, the unused item of an order that rolls back kept last (the spec's last item).
 
 use super::{now_s, Ran, Terminal};
-use crate::database::{self, Conn, Outcome, TxKind};
+use crate::database::{self, Conn, TxOutcome, TxKind};
 use crate::tpcc::load::{CUSTOMERS, DISTRICTS};
 use crate::tpcc::rand::{nurand, uniform, A_C_ID, A_OL_I_ID};
 use crate::{DbError, Value};
@@ -44,10 +44,10 @@ impl Terminal {
             let o_id = self.enter_order(conn, &order, &lines)?;
             for (n, line) in lines.iter().enumerate() {
                 if !self.enter_line(conn, &order, o_id, n as i64 + 1, line)? {
-                    return Ok(Outcome::Rollback);
+                    return Ok(TxOutcome::Rollback);
                 }
             }
-            Ok(Outcome::Commit)
+            Ok(TxOutcome::Commit)
         })?;
         Ok(Ran { done, skipped: 0 })
     }

@@ -8,7 +8,7 @@
 //! reads no lines.
 
 use super::{Ran, Terminal};
-use crate::database::{self, Conn, Outcome, TxKind};
+use crate::database::{self, Conn, TxOutcome, TxKind};
 use crate::tpcc::load::DISTRICTS;
 use crate::tpcc::rand::uniform;
 use crate::DbError;
@@ -41,7 +41,7 @@ impl Terminal {
                     &[w.into(), d.into(), o.into()],
                 )?;
             }
-            Ok(Outcome::Commit)
+            Ok(TxOutcome::Commit)
         })?;
         Ok(Ran { done, skipped: 0 })
     }

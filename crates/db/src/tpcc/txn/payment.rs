@@ -9,7 +9,7 @@
 //! characters; money is integer cents.
 
 use super::{now_s, Ran, Terminal};
-use crate::database::{self, Conn, Outcome, TxKind};
+use crate::database::{self, Conn, TxOutcome, TxKind};
 use crate::tpcc::load::DISTRICTS;
 use crate::tpcc::rand::uniform;
 use crate::DbError;
@@ -66,7 +66,7 @@ impl Terminal {
                     h_data.into(),
                 ],
             )?;
-            Ok(Outcome::Commit)
+            Ok(TxOutcome::Commit)
         })?;
         Ok(Ran { done, skipped: 0 })
     }

@@ -6,7 +6,7 @@
 //! the home warehouse's stock, counting distinct items.
 
 use super::{Ran, Terminal};
-use crate::database::{self, Conn, Outcome, TxKind};
+use crate::database::{self, Conn, TxOutcome, TxKind};
 use crate::tpcc::load::DISTRICTS;
 use crate::tpcc::rand::uniform;
 use crate::DbError;
@@ -29,7 +29,7 @@ impl Terminal {
                  AND ol_o_id < $3 AND ol_o_id >= $4 AND s_w_id = $1 AND s_i_id = ol_i_id AND s_quantity < $5",
                 &[w.into(), d.into(), next.into(), (next - 20).into(), threshold.into()],
             )?;
-            Ok(Outcome::Commit)
+            Ok(TxOutcome::Commit)
         })?;
         Ok(Ran { done, skipped: 0 })
     }
