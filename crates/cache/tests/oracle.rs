@@ -8,7 +8,7 @@
 //! which itself was acknowledged before the read was issued, is superseded), and after the final write-back the
 //! cache and the target agree.
 
-use iolab_cache::{Cache, CacheConfig, CacheMode, CachePolicy, ReadOutcome, Ticket, WriteBack, WriteOutcome};
+use iolab_cache::{Cache, CacheConfig, CacheMode, CachePolicy, ReadOutcome, ForwardTicket, WriteBack, WriteOutcome};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 
@@ -52,7 +52,7 @@ struct Op {
     target: usize,
     offset: u64,
     buf: Vec<u8>,
-    ticket: Ticket,
+    ticket: ForwardTicket,
     performed: bool,
     id: u64,
     issued: u64,

@@ -12,7 +12,7 @@ use iolab_report::compare::{self, CompareOptions, MetricFilter, Side};
 use iolab_report::kinds::{self, Unreadable};
 use iolab_report::{Document, JsonExporter, TextExporter};
 
-use crate::args::{CompareArgs, Format};
+use crate::args::{CompareArgs, OutputFormat};
 use crate::exit::{usage, ExitStatus};
 use crate::output::{claim, print, write_all};
 
@@ -159,7 +159,7 @@ fn parse_alpha(text: Option<&str>) -> Result<f64> {
 
 /// `iolab compare`.
 pub fn compare(args: &CompareArgs) -> Result<ExitStatus> {
-    if args.format == Format::Html {
+    if args.format == OutputFormat::Html {
         return Err(usage(
             "invalid value 'html' for '--format': iolab compare writes text or md (iolab report writes html)",
         ));
@@ -181,7 +181,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitStatus> {
     let c = compare::compare(&sides, &CompareOptions { alpha, metrics }).map_err(usage)?;
     if args.json.as_deref() != Some("-") {
         let text = match args.format {
-            Format::Md => iolab_report::MarkdownExporter.render(&c)?,
+            OutputFormat::Md => iolab_report::MarkdownExporter.render(&c)?,
             _ => TextExporter.render(&c),
         };
         print(&text)?;

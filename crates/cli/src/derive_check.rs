@@ -13,7 +13,7 @@ use iolab_report::{RunResult, TextExporter};
 use iolab_spec::JobSpec;
 
 /// What the check needs: the trace, the derived job, where both run, the seed, and the trace's span.
-pub struct Check<'a> {
+pub struct DeriveCheck<'a> {
     /// The trace file.
     pub trace: &'a str,
     /// The derived job file's text.
@@ -27,7 +27,7 @@ pub struct Check<'a> {
 }
 
 /// Runs the check and prints the comparison: A the replay, B the derived job.
-pub fn check(c: &Check<'_>) -> Result<ExitStatus> {
+pub fn check(c: &DeriveCheck<'_>) -> Result<ExitStatus> {
     let virtual_clock = c.target.starts_with("sim:") || c.target.starts_with("link:");
     let clock = if virtual_clock { "virtual" } else { "real" };
     let seed = c.seed.to_string();
@@ -58,7 +58,7 @@ fn run_args(words: &[&str]) -> Result<RunArgs> {
 }
 
 /// The trace replayed at its own times on the target, as `iolab replay TRACE --target TARGET` does.
-fn replay(c: &Check<'_>, common: &[&str]) -> Result<Box<RunResult>> {
+fn replay(c: &DeriveCheck<'_>, common: &[&str]) -> Result<Box<RunResult>> {
     let mut words = vec!["--target", c.target];
     words.extend_from_slice(common);
     let mut run = run_args(&words)?;
@@ -70,7 +70,7 @@ fn replay(c: &Check<'_>, common: &[&str]) -> Result<Box<RunResult>> {
 }
 
 /// The derived job on the target (each of its targets there), for the trace's span.
-fn run_derived(c: &Check<'_>, common: &[&str]) -> Result<Box<RunResult>> {
+fn run_derived(c: &DeriveCheck<'_>, common: &[&str]) -> Result<Box<RunResult>> {
     let job = JobSpec::from_toml(c.job, "the derived job").map_err(usage)?;
     let targets: Vec<String> = job.targets.keys().map(|name| format!("{name}={}", c.target)).collect();
     let duration = format!("{:.3}s", c.span_s.max(0.001));

@@ -122,7 +122,7 @@ fn runs_long_without_stopping(command: &args::Command) -> bool {
 }
 
 /// Says `e` (on one host; over several, as [`ranks::end_on_error`] decides) and returns its exit code.
-fn error_code(e: &anyhow::Error, session: Option<&iolab_multihost::Session>) -> i32 {
+fn error_code(e: &anyhow::Error, session: Option<&iolab_multihost::RankSession>) -> i32 {
     let code = if e.chain().any(|c| c.is::<exit::OutputsNotWritten>()) {
         exit::OUTPUTS_NOT_WRITTEN
     } else if signals::interrupted() {

@@ -32,7 +32,7 @@ pub fn fresh_seed() -> u64 {
 }
 
 /// The sweep's own options, checked before anything else.
-pub struct Options {
+pub struct SweepOptions {
     /// Runs per point (`--trials`).
     pub trials: u32,
     /// `--knee-iops-gain`.
@@ -71,7 +71,7 @@ pub fn run_phases(run: &RunArgs, job: &JobSpec) -> Result<ExitStatus> {
     if run.steady.steady_state.is_some() {
         return Err(usage("'--steady-state' runs one job until steady; a job with [[phase]] tables runs its phases as they are"));
     }
-    let opts = Options {
+    let opts = SweepOptions {
         trials: 1,
         knee_iops_gain_pct: DEFAULT_KNEE_IOPS_GAIN_PCT,
         knee_lat_growth_pct: DEFAULT_KNEE_LAT_GROWTH_PCT,
@@ -94,7 +94,7 @@ pub fn run_phases(run: &RunArgs, job: &JobSpec) -> Result<ExitStatus> {
 /// Each point has its job and, for a sweep over a trace, the trace it replays.
 pub fn run_points(
     run: &RunArgs,
-    opts: &Options,
+    opts: &SweepOptions,
     axes: &[Axis],
     points: Vec<Point>,
     (jobs, replays): (Vec<JobSpec>, Vec<Option<ReplaySource>>),

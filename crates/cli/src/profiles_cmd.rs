@@ -94,5 +94,5 @@ fn derive(
     }
     crate::output::write_all(out.iter().map(|o| (o, Ok(job.clone()))).collect())?;
     let span_s = deriver.span_s().unwrap_or(1.0);
-    crate::derive_check::check(&crate::derive_check::Check { trace, job: &job, target, seed, span_s })
+    crate::derive_check::check(&crate::derive_check::DeriveCheck { trace, job: &job, target, seed, span_s })
 }

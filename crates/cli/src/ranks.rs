@@ -12,7 +12,7 @@ static SYNC: OnceLock<Arc<dyn RunSync>> = OnceLock::new();
 
 /// Joins the ranks when a launcher started this process (and MPI is compiled in); a rank other than 0 then
 /// hands its output to rank 0 ([`follow`]).
-pub fn join(command: &mut Command) -> Option<iolab_multihost::Session> {
+pub fn join(command: &mut Command) -> Option<iolab_multihost::RankSession> {
     let session = iolab_multihost::init(options(command))?;
     let _ = SYNC.set(session.sync());
     if session.rank() != 0 {
@@ -79,7 +79,7 @@ impl std::error::Error for Agreed {}
 /// said by rank 0 alone; any other is said by the rank that saw it, naming it, and ends every rank at once
 /// (MPI_Abort), so none is left waiting. `None` when the error is to be handled as on one host.
 pub fn end_on_error(
-    session: &iolab_multihost::Session,
+    session: &iolab_multihost::RankSession,
     e: &anyhow::Error,
     text: &str,
     code: i32,

@@ -13,7 +13,7 @@ use iolab_report::html::{render_html, render_markdown, ReportDoc};
 use iolab_report::kinds::{self, Unreadable};
 use iolab_report::Document;
 
-use crate::args::{Format, ReportArgs};
+use crate::args::{OutputFormat, ReportArgs};
 use crate::exit::{usage, ExitStatus};
 use crate::output::write_all;
 use clap::ValueEnum;
@@ -22,10 +22,10 @@ use iolab_device::{Access, WriteGate};
 /// Runs `iolab report`.
 pub fn report(args: &ReportArgs) -> Result<ExitStatus> {
     let format = args.format.unwrap_or_else(|| match &args.output {
-        Some(p) if Path::new(p).extension().is_some_and(|e| e.eq_ignore_ascii_case("md")) => Format::Md,
-        _ => Format::Html,
+        Some(p) if Path::new(p).extension().is_some_and(|e| e.eq_ignore_ascii_case("md")) => OutputFormat::Md,
+        _ => OutputFormat::Html,
     });
-    if !matches!(format, Format::Html | Format::Md) {
+    if !matches!(format, OutputFormat::Html | OutputFormat::Md) {
         let name = format.to_possible_value().map_or(String::new(), |v| v.get_name().to_string());
         return Err(usage(format!("invalid value '{name}' for '--format': iolab report writes html or md")));
     }
@@ -49,7 +49,7 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus> {
         format!("iolab report: {}", names.join(", "))
     });
     let text = match format {
-        Format::Md => render_markdown(&title, &docs),
+        OutputFormat::Md => render_markdown(&title, &docs),
         _ => render_html(&title, &docs),
     };
     write_all(vec![(&out, Ok(text))])?;

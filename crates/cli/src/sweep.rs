@@ -14,7 +14,7 @@
 use crate::args::SweepArgs;
 use crate::exit::{usage, ExitStatus};
 use crate::job::{build_job, steady_rule};
-use crate::points::Options;
+use crate::points::SweepOptions;
 use anyhow::{Context, Result};
 use iolab_report::sweep::{DEFAULT_KNEE_IOPS_GAIN_PCT, DEFAULT_KNEE_LAT_GROWTH_PCT};
 use iolab_run::sweep::{order_axes, Axis, Point, MAX_POINTS, MAX_TRIALS};
@@ -170,7 +170,7 @@ fn parse_pct(flag: &str, v: &Option<String>, default: f64) -> Result<f64> {
 }
 
 /// The sweep's own options, parsed from its flags before anything else.
-fn parse_options(args: &SweepArgs) -> Result<Options> {
+fn parse_options(args: &SweepArgs) -> Result<SweepOptions> {
     let trials: u32 =
         args.trials.trim().parse().ok().filter(|t| (1..=MAX_TRIALS).contains(t)).ok_or_else(|| {
             usage(format!(
@@ -188,7 +188,7 @@ fn parse_options(args: &SweepArgs) -> Result<Options> {
         })?),
     };
     let rule = steady_rule(&args.run.steady)?;
-    Ok(Options { trials, knee_iops_gain_pct, knee_lat_growth_pct, max_p99_ns, rule })
+    Ok(SweepOptions { trials, knee_iops_gain_pct, knee_lat_growth_pct, max_p99_ns, rule })
 }
 
 /// Runs `iolab sweep`.

@@ -2,7 +2,7 @@
 //! or as CSV, and a live device's I/O recorded. Reading, writing and capturing are `iolab-trace`'s; here are
 //! the flags, the write gate and the messages.
 
-use crate::args::{CaptureKeys, Format, SomeKeys, TraceArgs, TraceWhat};
+use crate::args::{CaptureKeys, OutputFormat, SomeKeys, TraceArgs, TraceWhat};
 use crate::exit::{outputs_not_written, usage, ExitStatus};
 use crate::output::{print, write_all};
 use anyhow::Result;
@@ -94,10 +94,10 @@ fn show_text(t: &Trace, file: &str, totals: &Totals, listed: &str) -> String {
     out
 }
 
-fn convert(input: &str, output: &str, format: Option<Format>) -> Result<ExitStatus> {
+fn convert(input: &str, output: &str, format: Option<OutputFormat>) -> Result<ExitStatus> {
     let csv = match format {
-        Some(Format::Csv) => true,
-        Some(Format::Iolab) => false,
+        Some(OutputFormat::Csv) => true,
+        Some(OutputFormat::Iolab) => false,
         Some(other) => {
             let name = other.to_possible_value().map_or(String::new(), |v| v.get_name().to_string());
             return Err(usage(format!("invalid value '{name}' for '--format': expected csv or iolab")));

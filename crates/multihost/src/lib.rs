@@ -1,6 +1,6 @@
 //! iolab-multihost: several hosts, one run, over MPI. The binary calls [`init`] first thing: launched by
 //! `mpirun` or `srun` (and built with the `mpi` feature) it joins the job's ranks and returns a
-//! [`Session`], whose [`Session::sync`] is the [`iolab_run::RunSync`] that `iolab_run::execute` runs its
+//! [`RankSession`], whose [`RankSession::sync`] is the [`iolab_run::RunSync`] that `iolab_run::execute` runs its
 //! collectives through; otherwise (no launcher, or a build without MPI) it returns `None` and iolab runs on
 //! this host alone, exactly as it always has.
 //!
@@ -39,7 +39,7 @@ pub fn launched() -> bool {
 }
 
 /// This process's part in a run over several hosts: MPI stays initialised while it lives.
-pub struct Session {
+pub struct RankSession {
     #[cfg(feature = "mpi")]
     universe: mpi::environment::Universe,
     sync: Arc<dyn iolab_run::RunSync>,
@@ -48,7 +48,7 @@ pub struct Session {
     host: String,
 }
 
-impl Session {
+impl RankSession {
     /// The collectives for `iolab_run::ExecOptions::sync`.
     pub fn sync(&self) -> Arc<dyn iolab_run::RunSync> {
         self.sync.clone()
@@ -96,7 +96,7 @@ pub struct RankOptions {
 
 /// Joins the ranks of an MPI job when a launcher started this process and the build has MPI; `None`
 /// otherwise.
-pub fn init(options: RankOptions) -> Option<Session> {
+pub fn init(options: RankOptions) -> Option<RankSession> {
     if !COMPILED || !launched() {
         return None;
     }
@@ -104,7 +104,7 @@ pub fn init(options: RankOptions) -> Option<Session> {
     {
         let (universe, ranks) = ranks::Ranks::join(timeout_s(), options)?;
         let (rank, size, host) = (ranks.rank, ranks.size, ranks.host());
-        Some(Session { universe, sync: Arc::new(ranks), rank, size, host })
+        Some(RankSession { universe, sync: Arc::new(ranks), rank, size, host })
     }
     #[cfg(not(feature = "mpi"))]
     {

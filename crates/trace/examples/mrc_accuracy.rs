@@ -5,7 +5,7 @@
 //! `cargo run --release -p iolab-trace --example mrc_accuracy -- [TRACE]` (default: IOLAB_TRACE_SAMPLE, or
 //! /work/shared/traces/cloudphysics-sample.csv)
 
-use iolab_trace::mrc::{Method, MrcBuilder, Objects, Options, Writes};
+use iolab_trace::mrc::{Method, MrcBuilder, Objects, MrcOptions, Writes};
 use iolab_trace::{open, TraceRecord};
 
 fn records(path: &str) -> Vec<TraceRecord> {
@@ -17,7 +17,7 @@ fn records(path: &str) -> Vec<TraceRecord> {
     out
 }
 
-fn curve(records: &[TraceRecord], options: Options, method: Method, sizes: &[u64]) -> Vec<f64> {
+fn curve(records: &[TraceRecord], options: MrcOptions, method: Method, sizes: &[u64]) -> Vec<f64> {
     let mut b = MrcBuilder::new(options, method, false);
     records.iter().for_each(|r| b.add(r));
     b.finish().lru_curve(sizes).iter().map(|p| p.miss_ratio).collect()
@@ -29,8 +29,8 @@ fn main() {
     let path = std::env::args().nth(1).unwrap_or(default);
     let records = records(&path);
     let sizes: Vec<u64> = (0..=32).map(|i| (100.0 * 300f64.powf(i as f64 / 32.0)).round() as u64).collect();
-    let requests = Options { objects: Objects::Requests, writes: Writes::Count };
-    let lines = Options { objects: Objects::Lines(4096), writes: Writes::Count };
+    let requests = MrcOptions { objects: Objects::Requests, writes: Writes::Count };
+    let lines = MrcOptions { objects: Objects::Lines(4096), writes: Writes::Count };
     for (name, options) in [("requests", requests), ("4 KiB lines", lines)] {
         let exact = curve(&records, options, Method::Exact, &sizes);
         for method in [Method::FixedRate(0.1), Method::FixedRate(0.01), Method::FixedSize(8192)] {

@@ -25,7 +25,7 @@ pub struct CompareArgs {
     pub metric: Vec<String>,
     /// Output format of the table: text or md (Markdown, for tickets). Default text.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
-    pub format: super::Format,
+    pub format: super::OutputFormat,
     /// Also write the comparison as JSON (schema iolab.compare/1) to FILE; '-' for stdout (then the table
     /// is not printed).
     #[arg(long, value_name = "FILE")]

@@ -28,7 +28,7 @@ pub use import::{ImportArgs, ImportWhat};
 pub use keys::{KeyFlags, KeySet, MoreKeyFlags, SomeKeys};
 pub use loadgen::LoadgenFlags;
 pub use profile::{CheckKeys, ProfileFlags, ProfilesAction, ProfilesArgs};
-pub use report::{Format, ReportArgs};
+pub use report::{OutputFormat, ReportArgs};
 pub use sweep::{SteadyStateFlags, SweepArgs};
 pub use trace::{CaptureKeys, MrcArgs, ReplayArgs, TraceArgs, TraceWhat};
 pub use verify::VerifyArgs;

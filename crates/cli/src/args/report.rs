@@ -7,7 +7,7 @@ use std::path::PathBuf;
 /// md; `iolab trace convert`: iolab or csv): one parser, so the same word means the same format everywhere;
 /// a command refuses the formats it has no form of, naming those it has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub enum OutputFormat {
     /// Plain text tables, as the terminal shows them.
     Text,
     /// Markdown tables, for pasting into a ticket.
@@ -36,7 +36,7 @@ pub struct ReportArgs {
     pub output: Option<String>,
     /// html or md. Default: md when --output ends in .md, else html.
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<Format>,
+    pub format: Option<OutputFormat>,
     /// The results catalog to read ids from. Default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else
     /// ~/.local/share/iolab/results.db.
     #[arg(long, value_name = "PATH")]

@@ -34,7 +34,7 @@ pub enum TraceWhat {
         output: String,
         /// Output format: iolab (binary) or csv. Default: csv when OUT ends in .csv or is '-', else iolab.
         #[arg(long, value_enum, value_name = "FORMAT")]
-        format: Option<super::Format>,
+        format: Option<super::OutputFormat>,
     },
     /// Record a live block device's I/O for a while through the kernel's block trace events (tracefs;
     /// Linux, root), into an iolab binary trace.
