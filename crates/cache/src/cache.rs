@@ -8,7 +8,7 @@ use crate::line::{key_of, DIRTY, GENERATION, LINE_BITS, LINE_MASK, WRITING_BACK}
 use crate::lock::lock;
 use crate::policy;
 use crate::registry::{InFlightOp, Registry};
-use crate::shard::{PaddedShard, LinePlace, Shard};
+use crate::shard::{LinePlace, PaddedShard, Shard};
 use crate::slab::Slab;
 use crate::write_back::{EvictedDirty, WriteBack};
 use iolab_doc::CacheStats;

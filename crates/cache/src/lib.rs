@@ -46,7 +46,7 @@ mod slab;
 mod tests;
 mod write_back;
 
-pub use cache::{Cache, CacheConfig, CacheError, DeviceIo, ReadOutcome, ForwardTicket, WriteOutcome};
+pub use cache::{Cache, CacheConfig, CacheError, DeviceIo, ForwardTicket, ReadOutcome, WriteOutcome};
 pub use iolab_doc::CacheStats;
 pub use iolab_spec::{CacheMode, CachePolicy};
 pub use seq::SeqDetector;

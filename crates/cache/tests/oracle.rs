@@ -8,7 +8,9 @@
 //! which itself was acknowledged before the read was issued, is superseded), and after the final write-back the
 //! cache and the target agree.
 
-use iolab_cache::{Cache, CacheConfig, CacheMode, CachePolicy, ReadOutcome, ForwardTicket, WriteBack, WriteOutcome};
+use iolab_cache::{
+    Cache, CacheConfig, CacheMode, CachePolicy, ForwardTicket, ReadOutcome, WriteBack, WriteOutcome,
+};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 

@@ -183,7 +183,9 @@ fn summary_json(s: &Summary, figures: &[&Column]) -> Value {
 fn shown_figures(list: &[Summary]) -> Vec<&'static Column> {
     kinds::listing()
         .into_iter()
-        .filter(|c| c.shown == WhenShown::Always || list.iter().any(|s| s.columns.figure(c.figures[0]).is_some()))
+        .filter(|c| {
+            c.shown == WhenShown::Always || list.iter().any(|s| s.columns.figure(c.figures[0]).is_some())
+        })
         .collect()
 }
 

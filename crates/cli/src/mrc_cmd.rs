@@ -12,7 +12,9 @@ use iolab_report::mrc::{
     MrcAlignment, MrcCurve, MrcPoint, MrcRecommendation, MrcResult, MrcTrace, MRC_SCHEMA,
 };
 use iolab_report::{CsvExporter, JsonExporter, TextExporter};
-use iolab_trace::mrc::{self, Alignment, MrcAnalysis, Method, MrcBuilder, Objects, MrcOptions, CurvePoint, Writes};
+use iolab_trace::mrc::{
+    self, Alignment, CurvePoint, Method, MrcAnalysis, MrcBuilder, MrcOptions, Objects, Writes,
+};
 
 /// Distinct objects the automatic method keeps exactly before it samples (SHARDS fixed-size).
 const AUTO_OBJECTS: usize = 1 << 21;

@@ -1,6 +1,7 @@
 //! docs/ARCHITECTURE.md stays true: the crate dependency graph it states is the one `cargo metadata` reports,
-//! every crate has its paragraph, and no module's submodules import each other in a circle, at any depth (a
-//! module cycle is the first sign that a concern has drifted into the wrong place).
+//! every crate has its paragraph, no module's submodules import each other in a circle, at any depth (a
+//! module cycle is the first sign that a concern has drifted into the wrong place), and no two crates declare
+//! a public type of the same name (one meaning per name, "Words").
 //!
 //! The graph lives in a fenced block of ARCHITECTURE.md marked `deps`, one line per crate:
 //! `engine: cache device plan sim spec stats verify` (short names; `cli` is the binary crate `iolab`).

@@ -11,7 +11,7 @@
 //! from its own stream of the seed, so the database is the same whatever the number of loaders.
 
 use crate::database::{Conn, Database, Dialect};
-use crate::{DbError, WorkloadError, Value};
+use crate::{DbError, Value, WorkloadError};
 use iolab_report::db::{DbBuild, TableRows};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -147,7 +147,10 @@ impl<const N: usize> Writer<'_, N> {
         }
         let t = &self.tables[i];
         self.conn.load(t.name, &t.column_names(), &rows).map_err(|e| {
-            WorkloadError::Db(DbError { retryable: false, message: format!("loading {}: {}", t.name, e.message) })
+            WorkloadError::Db(DbError {
+                retryable: false,
+                message: format!("loading {}: {}", t.name, e.message),
+            })
         })?;
         self.counts.0[i] += rows.len() as u64;
         (self.on_rows)(rows.len() as u64);
@@ -163,7 +166,8 @@ impl<const N: usize> Writer<'_, N> {
 }
 
 /// Writes one unit's rows.
-pub type Generate<'a, const N: usize, U> = &'a (dyn Fn(&mut Writer<'_, N>, &U) -> Result<(), WorkloadError> + Sync);
+pub type Generate<'a, const N: usize, U> =
+    &'a (dyn Fn(&mut Writer<'_, N>, &U) -> Result<(), WorkloadError> + Sync);
 
 /// A workload's load: its tables, its secondary indexes, and its data in units of work.
 pub struct Load<'a, const N: usize, U> {

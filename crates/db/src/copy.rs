@@ -9,7 +9,7 @@
 use crate::database::sqlite::FILE_NAME as SQLITE_FILE;
 use crate::database::Database;
 use crate::devices::{self, DeviceWindow};
-use crate::workload::{Context, UsersPoint, StorageSettings, Workload, WorkloadObserver};
+use crate::workload::{Context, StorageSettings, UsersPoint, Workload, WorkloadObserver};
 use crate::WorkloadError;
 use iolab_device::diskstats;
 use iolab_report::db::{DbBuild, DbHeader};
@@ -206,7 +206,9 @@ impl Workload for Copy {
         let dir = engine
             .dir()
             .ok_or_else(|| {
-                WorkloadError::Setup("iolab db copy needs a database whose files iolab keeps (not --url)".into())
+                WorkloadError::Setup(
+                    "iolab db copy needs a database whose files iolab keeps (not --url)".into(),
+                )
             })?
             .to_path_buf();
         let built = build_source(engine, &self.o, cx.stop, cx.observer)?;
@@ -218,8 +220,10 @@ impl Workload for Copy {
     }
 
     fn run(&mut self, cx: &Context<'_>, _: UsersPoint) -> Result<(), WorkloadError> {
-        let to =
-            cx.also.first().ok_or_else(|| WorkloadError::Setup("iolab db copy needs a destination (--to)".into()))?;
+        let to = cx
+            .also
+            .first()
+            .ok_or_else(|| WorkloadError::Setup("iolab db copy needs a destination (--to)".into()))?;
         let source = self.source.as_ref().expect("the harness builds first");
         self.result = Some(copy(cx, &self.o, self.start_unix_s, source, to)?);
         Ok(())

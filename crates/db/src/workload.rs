@@ -104,7 +104,11 @@ pub trait Workload {
 
     /// The document of what was built, run and checked (the points that ran), with what the harness did to
     /// the storage.
-    fn document(&mut self, cx: &Context<'_>, storage: &StorageSettings) -> Result<Self::Document, WorkloadError>;
+    fn document(
+        &mut self,
+        cx: &Context<'_>,
+        storage: &StorageSettings,
+    ) -> Result<Self::Document, WorkloadError>;
 
     /// Drops what the workload made that the harness does not remove (its schema on a user's server).
     /// Called once on every path. Default: nothing.

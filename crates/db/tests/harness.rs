@@ -4,8 +4,8 @@
 //! are claimed in the caller's write gate before anything is made.
 
 use iolab_db::harness::{DatabaseKind, Setup};
-use iolab_db::workload::{Context, UsersPoint, StorageSettings, Workload, WorkloadObserver};
-use iolab_db::{WorkloadError, Harness};
+use iolab_db::workload::{Context, StorageSettings, UsersPoint, Workload, WorkloadObserver};
+use iolab_db::{Harness, WorkloadError};
 use iolab_device::WriteGate;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -109,7 +109,12 @@ fn setup(dir: &Path, keep: bool) -> Setup {
     s
 }
 
-fn run(s: Setup, w: Rows<'_>, stop: &AtomicBool, log: &Log) -> Result<(usize, Option<PathBuf>), WorkloadError> {
+fn run(
+    s: Setup,
+    w: Rows<'_>,
+    stop: &AtomicBool,
+    log: &Log,
+) -> Result<(usize, Option<PathBuf>), WorkloadError> {
     let harness = Harness::claim(s, &w, &mut WriteGate::new())?;
     harness.run(w, log, stop).map(|ran| ran.document)
 }

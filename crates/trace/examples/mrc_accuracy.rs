@@ -5,7 +5,7 @@
 //! `cargo run --release -p iolab-trace --example mrc_accuracy -- [TRACE]` (default: IOLAB_TRACE_SAMPLE, or
 //! /work/shared/traces/cloudphysics-sample.csv)
 
-use iolab_trace::mrc::{Method, MrcBuilder, Objects, MrcOptions, Writes};
+use iolab_trace::mrc::{Method, MrcBuilder, MrcOptions, Objects, Writes};
 use iolab_trace::{open, TraceRecord};
 
 fn records(path: &str) -> Vec<TraceRecord> {

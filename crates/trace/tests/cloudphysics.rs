@@ -3,7 +3,7 @@
 //! the repository (IOLAB_TRACE_SAMPLE, or /work/shared/traces/cloudphysics-sample.csv); without it these
 //! tests say so and pass.
 
-use iolab_trace::mrc::{default_sizes, Method, MrcBuilder, Objects, MrcOptions, CurvePoint, Writes};
+use iolab_trace::mrc::{default_sizes, CurvePoint, Method, MrcBuilder, MrcOptions, Objects, Writes};
 use iolab_trace::{open, Format, TraceRecord};
 use std::collections::{BTreeMap, HashMap};
 

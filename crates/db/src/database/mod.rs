@@ -19,7 +19,7 @@ pub mod sqlite;
 
 pub use rows::{ColumnNames, Row, Rows};
 
-use crate::{DbError, WorkloadError, Value};
+use crate::{DbError, Value, WorkloadError};
 use std::path::Path;
 
 /// Whether a transaction writes: SQLite takes its write lock at the start of a writing one
@@ -123,7 +123,11 @@ pub trait Database: Send + Sync {
     /// Copies the database into `to` (an empty directory iolab made) the engine's own way, durable on
     /// return; returns the method's name (`sqlite-backup`, `pg_basebackup`). A raised `stop` ends it with
     /// [`WorkloadError::Interrupted`]. Default: refused.
-    fn copy_to(&self, _to: &Path, _stop: &std::sync::atomic::AtomicBool) -> Result<&'static str, WorkloadError> {
+    fn copy_to(
+        &self,
+        _to: &Path,
+        _stop: &std::sync::atomic::AtomicBool,
+    ) -> Result<&'static str, WorkloadError> {
         Err(WorkloadError::Setup(format!("the {} engine cannot copy its database", self.name())))
     }
 }

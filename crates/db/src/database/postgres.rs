@@ -11,7 +11,7 @@
 
 use super::server::{Server, ServerOptions};
 use super::{ColumnNames, Conn, Database, Dialect, Rows, TxKind};
-use crate::{DbError, WorkloadError, Value};
+use crate::{DbError, Value, WorkloadError};
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls, Statement};
 use std::collections::HashMap;
@@ -104,8 +104,9 @@ impl Postgres {
         keep: bool,
     ) -> Result<Postgres, WorkloadError> {
         let shown = url.clone().unwrap_or_else(|| "the private server".into());
-        let mut client =
-            config.connect(NoTls).map_err(|e| WorkloadError::Setup(format!("cannot connect to {shown}: {e}")))?;
+        let mut client = config
+            .connect(NoTls)
+            .map_err(|e| WorkloadError::Setup(format!("cannot connect to {shown}: {e}")))?;
         make_schema(&mut client, &shown)?;
         let show = |client: &mut Client, name: &str| -> String {
             client
@@ -196,8 +197,10 @@ impl Database for Postgres {
             return Ok(());
         }
         if self.server.is_none() && !self.keep {
-            let mut client =
-                self.config.connect(NoTls).map_err(|e| WorkloadError::Setup(format!("cannot connect: {e}")))?;
+            let mut client = self
+                .config
+                .connect(NoTls)
+                .map_err(|e| WorkloadError::Setup(format!("cannot connect: {e}")))?;
             client.batch_execute(&format!("DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")).map_err(pg_error)?;
         }
         match &mut self.server {

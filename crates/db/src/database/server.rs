@@ -201,7 +201,8 @@ fn program(bindir: &Path, name: &str, dir: &Path, account: Option<&Account>) -> 
 /// `dir` made absolute, checked to hold the server's socket path, given to the server's account and
 /// closed to others.
 fn prepare_dir(dir: &Path, account: Option<&Account>) -> Result<PathBuf, WorkloadError> {
-    let dir = std::path::absolute(dir).map_err(|e| WorkloadError::io("resolving the database directory", e))?;
+    let dir =
+        std::path::absolute(dir).map_err(|e| WorkloadError::io("resolving the database directory", e))?;
     let socket = dir.join(format!(".s.PGSQL.{PORT}"));
     if socket.as_os_str().len() > SOCKET_PATH_MAX {
         return Err(WorkloadError::Setup(format!(
@@ -212,8 +213,9 @@ fn prepare_dir(dir: &Path, account: Option<&Account>) -> Result<PathBuf, Workloa
     }
     if let Some(a) = account {
         check_reachable(&dir, a)?;
-        std::os::unix::fs::chown(&dir, Some(a.uid), Some(a.gid))
-            .map_err(|e| WorkloadError::io(format!("giving '{}' to the '{}' account", dir.display(), a.name), e))?;
+        std::os::unix::fs::chown(&dir, Some(a.uid), Some(a.gid)).map_err(|e| {
+            WorkloadError::io(format!("giving '{}' to the '{}' account", dir.display(), a.name), e)
+        })?;
     }
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
         .map_err(|e| WorkloadError::io(format!("setting the mode of '{}'", dir.display()), e))?;
@@ -252,7 +254,8 @@ fn server_command(
 ) -> Result<Command, WorkloadError> {
     let log_file =
         fs::File::create(log).map_err(|e| WorkloadError::io(format!("creating '{}'", log.display()), e))?;
-    let log_err = log_file.try_clone().map_err(|e| WorkloadError::io("duplicating the log's descriptor", e))?;
+    let log_err =
+        log_file.try_clone().map_err(|e| WorkloadError::io("duplicating the log's descriptor", e))?;
     let mut cmd = program(bindir, "postgres", dir, account);
     cmd.arg("-D").arg(data);
     let socket_dir = dir.display().to_string();
@@ -433,7 +436,8 @@ impl Server {
                 bindir.display()
             )));
         }
-        let to = std::path::absolute(to).map_err(|e| WorkloadError::io("resolving the copy's directory", e))?;
+        let to =
+            std::path::absolute(to).map_err(|e| WorkloadError::io("resolving the copy's directory", e))?;
         if let Some(a) = &self.account {
             check_reachable(&to, a)?;
             std::os::unix::fs::chown(&to, Some(a.uid), Some(a.gid)).map_err(|e| {
@@ -452,9 +456,13 @@ impl Server {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| WorkloadError::io(format!("running {}", bindir.join("pg_basebackup").display()), e))?;
+            .map_err(|e| {
+                WorkloadError::io(format!("running {}", bindir.join("pg_basebackup").display()), e)
+            })?;
         loop {
-            if let Some(status) = child.try_wait().map_err(|e| WorkloadError::io("waiting for pg_basebackup", e))? {
+            if let Some(status) =
+                child.try_wait().map_err(|e| WorkloadError::io("waiting for pg_basebackup", e))?
+            {
                 if status.success() {
                     return Ok(target);
                 }
@@ -495,7 +503,9 @@ impl Server {
             }
         }
         live().retain(|p| *p != pid.as_raw());
-        Err(WorkloadError::Setup(format!("the PostgreSQL server (pid {pid}) did not exit, even after SIGKILL")))
+        Err(WorkloadError::Setup(format!(
+            "the PostgreSQL server (pid {pid}) did not exit, even after SIGKILL"
+        )))
     }
 
     /// Forgets a server that has exited by itself.

@@ -6,7 +6,7 @@
 //! statement, so its answers share them.
 
 use super::{ColumnNames, Conn, Database, Dialect, Rows, TxKind};
-use crate::{DbError, WorkloadError, Value};
+use crate::{DbError, Value, WorkloadError};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -96,7 +96,11 @@ impl Database for Sqlite {
     /// SQLite's online backup API: the database copied page by page ([`BACKUP_PAGES_PER_STEP`] at a time)
     /// into `to/`[`FILE_NAME`] through a connection with `synchronous=FULL`, whose last step commits and
     /// syncs the copy.
-    fn copy_to(&self, to: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<&'static str, WorkloadError> {
+    fn copy_to(
+        &self,
+        to: &Path,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> Result<&'static str, WorkloadError> {
         use rusqlite::backup::{Backup, StepResult};
         let src = rusqlite::Connection::open(&self.file).map_err(|e| WorkloadError::Db(db_error(e)))?;
         let target = to.join(FILE_NAME);

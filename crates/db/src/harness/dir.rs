@@ -26,8 +26,8 @@ impl DbDir {
     /// Makes the directory `path` as the gate found it (`New`: created; `Ours`: emptied and made again),
     /// marks it, and registers it for removal at exit unless `keep`.
     pub fn make(path: &Path, state: DirState, keep: bool) -> Result<DbDir, WorkloadError> {
-        let path =
-            std::path::absolute(path).map_err(|e| WorkloadError::io(format!("resolving '{}'", path.display()), e))?;
+        let path = std::path::absolute(path)
+            .map_err(|e| WorkloadError::io(format!("resolving '{}'", path.display()), e))?;
         if !keep {
             dirs().push(path.clone());
         }

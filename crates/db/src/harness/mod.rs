@@ -14,7 +14,7 @@
 //!    `--keep`), on success, on error and on a raised stop flag alike. An exit that skips destructors (a
 //!    second Ctrl-C) is the caller's to handle with [`crate::cleanup_on_exit`].
 //!
-//! The workload tells the caller's observer what it does through the harness's own ([`watch`]), which
+//! The workload tells the caller's observer what it does through the harness's own (`watch`), which
 //! puts `--throttle` on when the workload starts and records `--capture` over each measured window.
 
 mod dir;
@@ -29,7 +29,7 @@ use crate::database::postgres::Postgres;
 use crate::database::server::ServerOptions;
 use crate::database::sqlite::Sqlite;
 use crate::database::Database;
-use crate::workload::{Context, UsersPoint, StorageSettings, Workload, WorkloadObserver};
+use crate::workload::{Context, StorageSettings, UsersPoint, Workload, WorkloadObserver};
 use crate::WorkloadError;
 use iolab_device::memlimit::MemoryLimit;
 use iolab_device::WriteGate;
@@ -67,7 +67,11 @@ fn window_labels(users: &[u32]) -> Vec<String> {
 impl Harness {
     /// Checks `setup` and claims its paths in `gate` for `workload` (whose points decide how many traces
     /// `--capture` writes). Nothing is made; every refusal is [`WorkloadError::Setup`].
-    pub fn claim<W: Workload>(setup: Setup, workload: &W, gate: &mut WriteGate) -> Result<Harness, WorkloadError> {
+    pub fn claim<W: Workload>(
+        setup: Setup,
+        workload: &W,
+        gate: &mut WriteGate,
+    ) -> Result<Harness, WorkloadError> {
         setup.check()?;
         let users = workload.users();
         assert!(!users.is_empty(), "a workload runs at least one point");

@@ -170,7 +170,9 @@ impl Setup {
             ));
         }
         if iolab_device::throttle::detect().is_none() {
-            return Err(WorkloadError::Setup(iolab_device::throttle::ThrottleError::NoController.to_string()));
+            return Err(WorkloadError::Setup(
+                iolab_device::throttle::ThrottleError::NoController.to_string(),
+            ));
         }
         Ok(())
     }
@@ -197,7 +199,11 @@ pub(crate) struct Claimed {
 
 /// Claims `--capture` (FILE, or one file per window when `windows` name several) and the directories in
 /// `gate`; a refused path or a collision is the user's error.
-pub(crate) fn claim(setup: &Setup, windows: &[String], gate: &mut WriteGate) -> Result<Claimed, WorkloadError> {
+pub(crate) fn claim(
+    setup: &Setup,
+    windows: &[String],
+    gate: &mut WriteGate,
+) -> Result<Claimed, WorkloadError> {
     let gated = |e: iolab_device::GateError| WorkloadError::Setup(e.to_string());
     let mut captures = Vec::new();
     if let Some(file) = setup.capture.as_deref() {

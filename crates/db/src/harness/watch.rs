@@ -94,7 +94,10 @@ pub(crate) fn throttle_devices(dirs: &[&Path]) -> Result<Vec<(String, u32, u32)>
     }
     if devices.is_empty() {
         let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        return Err(crate::WorkloadError::Setup(format!("--throttle: no block device under {}", shown.join(" or "))));
+        return Err(crate::WorkloadError::Setup(format!(
+            "--throttle: no block device under {}",
+            shown.join(" or ")
+        )));
     }
     Ok(devices)
 }

@@ -9,7 +9,7 @@
 
 use super::rand::{astring, data, last_name, nstring, nurand, uniform, zip, Constants, A_C_LAST};
 use super::schema::TABLES;
-use crate::{WorkloadError, Value};
+use crate::{Value, WorkloadError};
 use iolab_rng::Rng;
 
 /// Districts per warehouse.
@@ -63,7 +63,13 @@ fn rate(rng: &mut Rng, max_ten_thousandths: u64) -> Value {
 
 /// Writes warehouse `w` (stock for `items` items, its districts, customers, history, orders, order lines
 /// and new orders), its rows stamped with time `now` (seconds since the epoch).
-pub(crate) fn warehouse(out: &mut Writer<'_>, w: u64, items: u64, seed: u64, now: i64) -> Result<(), WorkloadError> {
+pub(crate) fn warehouse(
+    out: &mut Writer<'_>,
+    w: u64,
+    items: u64,
+    seed: u64,
+    now: i64,
+) -> Result<(), WorkloadError> {
     let (c_load, _) = Constants::from_seed(seed);
     let mut rng = Rng::for_worker(seed ^ LOAD_SALT, w as u32);
     let wid = Value::Int(w as i64);

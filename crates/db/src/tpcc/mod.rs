@@ -19,7 +19,7 @@ pub mod schema;
 pub mod txn;
 
 use crate::database::Database;
-use crate::workload::{Context, UsersPoint, StorageSettings, Workload, WorkloadObserver};
+use crate::workload::{Context, StorageSettings, UsersPoint, Workload, WorkloadObserver};
 use crate::WorkloadError;
 use iolab_report::db::{
     DbHeader, DbResult, DeviceView, MixShare, TpccConfig, TpccRun, TxResult, DB_SCHEMA, TPCC_DISCLAIMER,
@@ -140,7 +140,11 @@ impl Workload for Tpcc {
         Ok(())
     }
 
-    fn document(&mut self, _: &Context<'_>, storage: &StorageSettings) -> Result<TpccDocument, WorkloadError> {
+    fn document(
+        &mut self,
+        _: &Context<'_>,
+        storage: &StorageSettings,
+    ) -> Result<TpccDocument, WorkloadError> {
         for p in &mut self.points {
             let d = &mut p.result;
             storage.add_to(&mut d.engine.settings, &mut d.warnings, &d.devices, d.engine.size_bytes);

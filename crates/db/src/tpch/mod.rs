@@ -27,7 +27,7 @@ pub mod streams;
 
 use crate::database::Database;
 use crate::devices::{self, DeviceWindow};
-use crate::workload::{Context, UsersPoint, StorageSettings, Workload, WorkloadObserver};
+use crate::workload::{Context, StorageSettings, UsersPoint, Workload, WorkloadObserver};
 use crate::WorkloadError;
 use iolab_device::diskstats::Counters;
 use iolab_report::db::DbHeader;
@@ -268,7 +268,10 @@ fn power_test(
             let w = DeviceWindow::over(window.devices().to_vec());
             let t = Instant::now();
             let rows = conn.query_text(&sql).map_err(|e| {
-                WorkloadError::Db(crate::DbError { retryable: false, message: format!("Q{q}: {}", e.message) })
+                WorkloadError::Db(crate::DbError {
+                    retryable: false,
+                    message: format!("Q{q}: {}", e.message),
+                })
             })?;
             let seconds = t.elapsed().as_secs_f64();
             let (deltas, _) = w.deltas();
@@ -287,7 +290,11 @@ fn power_test(
 }
 
 /// Each query that ran, in the order asked, as the document shows it.
-fn query_results(window: &DeviceWindow, order: &[u32], mut measured: BTreeMap<u32, Measured>) -> Vec<QueryResult> {
+fn query_results(
+    window: &DeviceWindow,
+    order: &[u32],
+    mut measured: BTreeMap<u32, Measured>,
+) -> Vec<QueryResult> {
     let block: BTreeMap<&str, &iolab_device::diskstats::BlockDevice> =
         window.devices().iter().map(|d| (d.name.as_str(), d)).collect();
     let mut results = Vec::new();

@@ -18,8 +18,8 @@
 
 use super::gen::{self, Scale, TextPool};
 use super::schema::{self, TABLES};
-use crate::database::{transaction, Conn, TxEnd, TxOutcome, TxKind};
-use crate::{DbError, WorkloadError, Value};
+use crate::database::{transaction, Conn, TxEnd, TxKind, TxOutcome};
+use crate::{DbError, Value, WorkloadError};
 use iolab_rng::Rng;
 use std::ops::Range;
 use std::time::Instant;

@@ -164,7 +164,10 @@ fn query_stream(
             let sql = queries::text(q, engine.name(), t.scale.sf);
             let at = Instant::now();
             let rows = conn.query_text(&sql).map_err(|e| {
-                WorkloadError::Db(DbError { retryable: false, message: format!("stream {s}, Q{q}: {}", e.message) })
+                WorkloadError::Db(DbError {
+                    retryable: false,
+                    message: format!("stream {s}, Q{q}: {}", e.message),
+                })
             })?;
             queries.push(TpchStreamQuery {
                 number: q,

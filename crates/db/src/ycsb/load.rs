@@ -6,7 +6,7 @@
 use super::keys;
 use crate::bulk::{self, Load, OnRows, Table, Writer};
 use crate::database::Database;
-use crate::{WorkloadError, Value};
+use crate::{Value, WorkloadError};
 use iolab_rng::Rng;
 use std::sync::atomic::AtomicBool;
 

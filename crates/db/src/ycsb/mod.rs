@@ -23,12 +23,12 @@ pub mod ops;
 
 use crate::database::Database;
 use crate::driver::{self, Measured, Spec};
-use crate::workload::{Context, Figure, UsersPoint, StorageSettings, Workload};
+use crate::workload::{Context, Figure, StorageSettings, UsersPoint, Workload};
 use crate::WorkloadError;
 use iolab_report::db::{DbHeader, DeviceView, MixShare, TxResult};
 use iolab_report::kinds::db_ycsb::{YcsbConfig, YcsbResult, YcsbRun, DB_YCSB_SCHEMA, YCSB_DISCLAIMER};
 use keys::{Chooser, Distribution};
-use ops::{YcsbOp, Shared, User};
+use ops::{Shared, User, YcsbOp};
 use std::time::Duration;
 
 /// A window shorter than this is flagged: the database's caches and checkpoints have not settled.

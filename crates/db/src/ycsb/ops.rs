@@ -10,7 +10,7 @@
 
 use super::keys::{self, Chooser};
 use super::load::{self, FIELDS};
-use crate::database::{transaction, Conn, TxEnd, TxOutcome, TxKind};
+use crate::database::{transaction, Conn, TxEnd, TxKind, TxOutcome};
 use crate::driver::{Client, Performed};
 use crate::{DbError, Value};
 use iolab_rng::Rng;

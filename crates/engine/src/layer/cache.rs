@@ -26,7 +26,7 @@
 
 use crate::tags::Tags;
 use crate::{Completion, Engine, EngineError, Op, OpKind, WriteSync};
-use iolab_cache::{Cache, DeviceIo, ReadOutcome, SeqDetector, ForwardTicket, WriteBack, WriteOutcome};
+use iolab_cache::{Cache, DeviceIo, ForwardTicket, ReadOutcome, SeqDetector, WriteBack, WriteOutcome};
 use iolab_sim::{Done, ReqKind, Request, SharedDevice};
 use std::sync::Arc;
 

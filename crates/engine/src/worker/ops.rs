@@ -19,7 +19,7 @@
 use super::interface::{ReadSources, SplitCounter, WorkerOutput, WorkerSetup};
 use super::record::Recorder;
 use super::slots::{submit_early, Slots};
-use super::window::{begin, WorkerSeries, Window};
+use super::window::{begin, Window, WorkerSeries};
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::{GenOp, OpGen, OpKind};

@@ -30,7 +30,7 @@
 use super::interface::{SplitCounter, TxnStats, WorkerOutput, WorkerSetup};
 use super::record::Recorder;
 use super::slots::Slots;
-use super::window::{begin, WorkerSeries, Window};
+use super::window::{begin, Window, WorkerSeries};
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::OpKind;

@@ -1,6 +1,6 @@
 //! Writing the iolab job file: keys with the fio options they came from, run-wide keys checked for agreement.
 
-use super::entry::{TranslatedKey, Origin};
+use super::entry::{Origin, TranslatedKey};
 use super::job::{Job, Limits};
 use super::FioError;
 use std::collections::HashSet;
@@ -93,7 +93,8 @@ fn phased_file(file: &str, phases: &[&[Job]], out: &mut String) -> Result<(), Fi
     let any_limit = limits.iter().any(|l| !l.is_empty());
     let mut shared = Vec::new();
     for key in PHASE_KEYS {
-        let values: Vec<Option<&TranslatedKey>> = own.iter().map(|p| p.iter().find(|e| e.key == *key)).collect();
+        let values: Vec<Option<&TranslatedKey>> =
+            own.iter().map(|p| p.iter().find(|e| e.key == *key)).collect();
         let same = values.iter().all(|v| v.map(|e| &e.text) == values[0].map(|e| &e.text));
         if same && !(*key == "duration" && any_limit) {
             shared.extend(values[0].cloned());

@@ -1,6 +1,6 @@
 //! One fio job section (with the `[global]` options it inherits), resolved into iolab keys.
 
-use super::entry::{TranslatedKey, Origin};
+use super::entry::{Origin, TranslatedKey};
 use super::ini::Section;
 use super::units::{parse_bool, parse_size, parse_time_ns, per_direction};
 use super::{FioError, Given, Note, Src};

@@ -8,7 +8,7 @@ use iolab_report::{
 };
 use serde_json::{json, Value};
 
-use super::parse::{FioDir, FioJob, FioSync, FioHeader};
+use super::parse::{FioDir, FioHeader, FioJob, FioSync};
 use crate::fio::units::{parse_bool, parse_size, parse_time_ns};
 
 /// What every group of one report shares.

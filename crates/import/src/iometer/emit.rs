@@ -1,7 +1,7 @@
 //! Writing the iolab job file from the model: keys with the Iometer settings they came from.
 
 use super::lines::ValueLine;
-use super::model::{checked, Config, Cycle, AccessSpec, SpecLine, Worker};
+use super::model::{checked, AccessSpec, Config, Cycle, SpecLine, Worker};
 use super::{IcfError, IometerTarget};
 use iolab_spec::units::format_size;
 use iolab_spec::Place;
@@ -20,7 +20,13 @@ struct TranslatedKey {
 
 impl TranslatedKey {
     /// An entry whose value iolab's own parser for `key` accepts; else a [`IcfError::BadValue`] at `at`.
-    fn new(key: &'static str, text: String, at: &ValueLine, what: &str, file: &str) -> Result<TranslatedKey, IcfError> {
+    fn new(
+        key: &'static str,
+        text: String,
+        at: &ValueLine,
+        what: &str,
+        file: &str,
+    ) -> Result<TranslatedKey, IcfError> {
         let place = Place::Flag(key.to_string());
         if let Err(e) = iolab_spec::keys::check(key, &text, &place) {
             let expected = match e {
@@ -404,7 +410,8 @@ fn worker_entries(w: &Worker, file: &str) -> Result<Vec<TranslatedKey>, IcfError
     if let Some((qd, at)) = &w.qd {
         let n = w.targets.len() as u64;
         let what = "'Number of outstanding IOs (per target)";
-        let mut e = TranslatedKey::new("qd", checked(file, at, what, (*qd, n, 0))?.to_string(), at, what, file)?;
+        let mut e =
+            TranslatedKey::new("qd", checked(file, at, what, (*qd, n, 0))?.to_string(), at, what, file)?;
         if n > 1 {
             e = e.note(format!(
                 "Iometer keeps {qd} I/Os outstanding on each of the {n} targets; iolab's qd is per worker, \

@@ -12,7 +12,7 @@ use super::document::side_letter;
 use super::metrics::{device_keys, device_metrics, MetricDef, MetricOp, MetricScope, Stat, DEVICES};
 use crate::db::{DbResult, DeviceView, TPCC_DISCLAIMER};
 use crate::db_sweep::DbSweepResult;
-use crate::plugin::{Comparing, Document, HistogramParts, Metric, Peers, ComparedPoint, ComparedTrial};
+use crate::plugin::{ComparedPoint, ComparedTrial, Comparing, Document, HistogramParts, Metric, Peers};
 
 /// The `--metric` names of database metrics (the devices' too), with what they stand for.
 pub(crate) const METRIC_NAMES: &[(&str, &str)] = &[

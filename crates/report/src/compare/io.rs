@@ -9,7 +9,7 @@ use iolab_stats::LatencyHistogram;
 use super::document::side_letter;
 use super::metrics::{MetricDef, MetricOp, MetricScope, Stat, LATENCY, TRANSACTIONS};
 use crate::model::{OpSummary, RunResult};
-use crate::plugin::{Comparing, Document, HistogramParts, Metric, Peers, ComparedPoint, ComparedTrial};
+use crate::plugin::{ComparedPoint, ComparedTrial, Comparing, Document, HistogramParts, Metric, Peers};
 use crate::sweep::{SweepResult, TrialMetrics};
 
 /// Where fio's definitions differ from iolab's: the notes a comparison with a fio-measured side carries (also
@@ -327,8 +327,9 @@ fn metrics(all_trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
 
 fn defs(all_trials: &[Vec<ComparedTrial<'_>>]) -> Vec<MetricDef> {
     let fulls = || all_trials.iter().flatten().filter_map(|t| t.get::<RunResult>());
-    let has_kind =
-        |scope: &MetricScope, kind: MetricOp| fulls().any(|r| op_summary(r, scope, kind).is_some_and(|s| s.ops > 0));
+    let has_kind = |scope: &MetricScope, kind: MetricOp| {
+        fulls().any(|r| op_summary(r, scope, kind).is_some_and(|s| s.ops > 0))
+    };
     let op_block = |scope: MetricScope, defs: &mut Vec<MetricDef>| {
         let mut kinds = vec![MetricOp::All];
         kinds.extend([MetricOp::Read, MetricOp::Write].into_iter().filter(|&k| has_kind(&scope, k)));

@@ -4,7 +4,7 @@
 //! own (`crate::kinds`); the devices under a database have their builder here ([`device_metrics`]).
 
 use super::input::CompareError;
-use crate::plugin::{Better, HistogramParts, Merged, Metric, Quantile, ComparedTrial, Unit};
+use crate::plugin::{Better, ComparedTrial, HistogramParts, Merged, Metric, Quantile, Unit};
 
 /// The class `--metric latency` keeps: every response-time statistic and the service time.
 pub(crate) const LATENCY: &str = "@lat";

@@ -64,7 +64,7 @@ pub use input::{CompareError, Side};
 pub use io::FIO_DEFINITION_NOTES;
 pub use metrics::MetricFilter;
 
-use crate::plugin::{Comparing, Document, Metric, Peers, ComparedTrial};
+use crate::plugin::{ComparedTrial, Comparing, Document, Metric, Peers};
 use document::same;
 
 /// Options of a comparison.

@@ -283,7 +283,14 @@ impl ChartAxis {
     pub(crate) fn percentile(max_x: f64) -> ChartAxis {
         let d_hi = if max_x.is_finite() && max_x > 10.0 { max_x.log10().ceil() as i32 } else { 1 };
         let major: Vec<f64> = (0..=d_hi).map(|d| 10f64.powi(d)).collect();
-        ChartAxis { lo: 1.0, hi: 10f64.powi(d_hi), log: true, minor: major.clone(), major, fmt: Fmt::Percentile }
+        ChartAxis {
+            lo: 1.0,
+            hi: 10f64.powi(d_hi),
+            log: true,
+            minor: major.clone(),
+            major,
+            fmt: Fmt::Percentile,
+        }
     }
 
     /// A categorical axis: one slot per name, centred on 0, 1, 2, ...

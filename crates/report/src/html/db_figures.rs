@@ -4,7 +4,7 @@
 //! NOPM and new-order response times against users with the knee marked. The HTML page draws them and the
 //! Markdown report prints the same numbers as tables.
 
-use super::charts::{ChartAxis, BarChart, BarSet, Fmt, Legend, LineChart, Annotation, Series};
+use super::charts::{Annotation, BarChart, BarSet, ChartAxis, Fmt, Legend, LineChart, Series};
 use super::figures::{curve_from_histogram, curve_from_summary, one_bar_each, percentile_chart};
 use crate::db::{DbBuild, DbEngine, DbResult, TxResult};
 use crate::db_copy::CopyResult;
@@ -167,8 +167,9 @@ pub(crate) fn db_sweep_charts(label: &str, s: &DbSweepResult) -> Vec<LineChart> 
         .map(|(n, f)| line(&format!("{KNEE_TRANSACTION} {n}"), &|r| knee_tx(r, *f)))
         .collect();
     let knee = s.knee.as_ref().and_then(|k| k.point).and_then(|i| s.points.get(i));
-    let mark =
-        |y: f64| knee.map(|p| Annotation { at: (p.users as f64, y), label: format!("knee: {} users", p.users) });
+    let mark = |y: f64| {
+        knee.map(|p| Annotation { at: (p.users as f64, y), label: format!("knee: {} users", p.users) })
+    };
     let x = ChartAxis::through(&xs, Fmt::Plain);
     let x_desc = format!("users{}", if x.is_log() { " (log scale)" } else { "" });
     let ys = |series: &[Series]| -> Vec<f64> {

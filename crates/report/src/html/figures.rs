@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use iolab_stats::{LatSummary, LatencyHistogram};
 
-use super::charts::{ChartAxis, BarChart, BarSet, Fmt, Legend, Limit, LineChart, Annotation, Series};
+use super::charts::{Annotation, BarChart, BarSet, ChartAxis, Fmt, Legend, Limit, LineChart, Series};
 use crate::format::format_duration_ns;
 use crate::model::{GroupResult, OpSummary};
 use crate::sweep::{MetricSummary, PointSummary, SweepPoint, SweepResult};
@@ -446,7 +446,12 @@ fn series_name(l: &Line<'_>, what: &str) -> String {
 }
 
 /// The knee of each line of the load axis, marked on the throughput and the latency charts.
-fn knee_marks(sweeps: &[SweepRef<'_>], lines: &[Line<'_>], key: &str, mb: bool) -> (Vec<Annotation>, Vec<Annotation>) {
+fn knee_marks(
+    sweeps: &[SweepRef<'_>],
+    lines: &[Line<'_>],
+    key: &str,
+    mb: bool,
+) -> (Vec<Annotation>, Vec<Annotation>) {
     let mut thr_marks = Vec::new();
     let mut lat_marks = Vec::new();
     for s in sweeps {

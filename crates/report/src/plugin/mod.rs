@@ -23,7 +23,8 @@ pub mod report;
 
 pub use catalog::{Column, EntryKind, WhenShown};
 pub use compare::{
-    Better, Comparing, HistogramParts, Merged, Metric, PartsFn, Peers, ComparedPoint, Quantile, ComparedTrial, Unit, ValueFn,
+    Better, ComparedPoint, ComparedTrial, Comparing, HistogramParts, Merged, Metric, PartsFn, Peers,
+    Quantile, Unit, ValueFn,
 };
 pub use report::{docs_of, Page, Part, ReportDoc, Stage};
 

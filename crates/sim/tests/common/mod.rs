@@ -14,7 +14,15 @@ pub fn run(s: &str, qd: usize, len: u32, write_fraction: f64, ios: u64, seed: u6
     let mut m = iolab_sim::build(&sp, seed, 64);
     let r = closed_loop(
         m.as_mut(),
-        &ClosedLoad { qd, len, write_fraction, region: sp.size_bytes(), warmup: ios / 10, ios, seed: seed ^ 0x55 },
+        &ClosedLoad {
+            qd,
+            len,
+            write_fraction,
+            region: sp.size_bytes(),
+            warmup: ios / 10,
+            ios,
+            seed: seed ^ 0x55,
+        },
     );
     (r, m.expected_service_ns(write_fraction >= 0.5, len))
 }

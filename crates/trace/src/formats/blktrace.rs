@@ -9,7 +9,7 @@
 //! the same sector its completion time and result (ops come out in issue order, each held until its
 //! completion or until 4,096 later issues wait behind it).
 
-use super::{field, length, quote, seconds_ns, NumberedLines, TimeOrigin, Pending, RecordSource, Targets};
+use super::{field, length, quote, seconds_ns, NumberedLines, Pending, RecordSource, Targets, TimeOrigin};
 use crate::binary::read_some;
 use crate::{BadRecords, TraceError, TraceOp, TraceRecord};
 use std::io::{BufRead, Read};
@@ -249,7 +249,11 @@ fn event_at(w: &[&str], origin: &mut TimeOrigin, targets: &mut Targets) -> Resul
 }
 
 /// A `D` line as an op, and its sector.
-fn parse_event(w: &[&str], origin: &mut TimeOrigin, targets: &mut Targets) -> Result<(TraceRecord, u64), String> {
+fn parse_event(
+    w: &[&str],
+    origin: &mut TimeOrigin,
+    targets: &mut Targets,
+) -> Result<(TraceRecord, u64), String> {
     let (start, target, sector) = event_at(w, origin, targets)?;
     let rwbs = w.get(6).copied().unwrap_or("");
     let len = match (w.get(8), w.get(9)) {

@@ -2,7 +2,7 @@
 //! taken as whole seconds (as in the CloudPhysics sample libCacheSim ships), `op` is the SCSI opcode in hex,
 //! `size` bytes, `lbn` the starting 512-byte sector.
 
-use super::{field, length, quote, NumberedLines, TimeOrigin, RecordSource};
+use super::{field, length, quote, NumberedLines, RecordSource, TimeOrigin};
 use crate::{BadRecords, TraceError, TraceOp, TraceRecord};
 use std::io::BufRead;
 

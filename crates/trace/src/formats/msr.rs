@@ -2,7 +2,7 @@
 //! a header line). Timestamps are Windows file times (100 ns ticks), response times 100 ns ticks, offsets and
 //! sizes bytes; a target is `HOSTNAME/DISK`.
 
-use super::{field, length, quote, NumberedLines, TimeOrigin, RecordSource, Targets};
+use super::{field, length, quote, NumberedLines, RecordSource, Targets, TimeOrigin};
 use crate::{BadRecords, TraceError, TraceOp, TraceRecord};
 use std::io::BufRead;
 
@@ -17,7 +17,11 @@ pub(crate) struct Msr<R: BufRead> {
 
 impl<R: BufRead> Msr<R> {
     pub(crate) fn new(input: R, path: &str) -> Self {
-        Msr { lines: NumberedLines::new(input, path), origin: TimeOrigin::default(), targets: Targets::default() }
+        Msr {
+            lines: NumberedLines::new(input, path),
+            origin: TimeOrigin::default(),
+            targets: Targets::default(),
+        }
     }
 }
 

@@ -39,7 +39,8 @@ pub fn knee(points: &[CurvePoint]) -> Option<CurvePoint> {
     }
     let x = |p: &CurvePoint| (p.objects.max(1) as f64).ln();
     let (x0, x1) = (x(first), x(last));
-    let chord = |p: &CurvePoint| first.miss_ratio + (last.miss_ratio - first.miss_ratio) * (x(p) - x0) / (x1 - x0);
+    let chord =
+        |p: &CurvePoint| first.miss_ratio + (last.miss_ratio - first.miss_ratio) * (x(p) - x0) / (x1 - x0);
     let (best, gap) = points
         .iter()
         .map(|p| (p, chord(p) - p.miss_ratio))

@@ -7,7 +7,7 @@
 //! and then the next oldest is taken (up to [`TAKE_TRIES`] times).
 
 use super::{now_s, Ran, Terminal};
-use crate::database::{self, Conn, TxOutcome, TxKind};
+use crate::database::{self, Conn, TxKind, TxOutcome};
 use crate::tpcc::load::DISTRICTS;
 use crate::tpcc::rand::uniform;
 use crate::DbError;

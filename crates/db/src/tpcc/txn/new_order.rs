@@ -7,7 +7,7 @@
 //! never deadlock, the unused item of an order that rolls back kept last (the spec's last item).
 
 use super::{now_s, Ran, Terminal};
-use crate::database::{self, Conn, TxOutcome, TxKind};
+use crate::database::{self, Conn, TxKind, TxOutcome};
 use crate::tpcc::load::{CUSTOMERS, DISTRICTS};
 use crate::tpcc::rand::{nurand, uniform, A_C_ID, A_OL_I_ID};
 use crate::{DbError, Value};

@@ -8,7 +8,7 @@
 //! reads no lines.
 
 use super::{Ran, Terminal};
-use crate::database::{self, Conn, TxOutcome, TxKind};
+use crate::database::{self, Conn, TxKind, TxOutcome};
 use crate::tpcc::load::DISTRICTS;
 use crate::tpcc::rand::uniform;
 use crate::DbError;

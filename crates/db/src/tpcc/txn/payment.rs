@@ -9,7 +9,7 @@
 //! characters; money is integer cents.
 
 use super::{now_s, Ran, Terminal};
-use crate::database::{self, Conn, TxOutcome, TxKind};
+use crate::database::{self, Conn, TxKind, TxOutcome};
 use crate::tpcc::load::DISTRICTS;
 use crate::tpcc::rand::uniform;
 use crate::DbError;

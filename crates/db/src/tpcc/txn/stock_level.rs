@@ -6,7 +6,7 @@
 //! the home warehouse's stock, counting distinct items.
 
 use super::{Ran, Terminal};
-use crate::database::{self, Conn, TxOutcome, TxKind};
+use crate::database::{self, Conn, TxKind, TxOutcome};
 use crate::tpcc::load::DISTRICTS;
 use crate::tpcc::rand::uniform;
 use crate::DbError;

@@ -3,8 +3,8 @@
 
 use super::pattern::{pct, Pattern};
 use super::sizes::Sizes;
-use super::{size_expected, Ctx, TranslatedEngine, Job};
-use crate::fio::entry::{TranslatedKey, Origin};
+use super::{size_expected, Ctx, Job, TranslatedEngine};
+use crate::fio::entry::{Origin, TranslatedKey};
 use crate::fio::units::parse_size;
 use crate::fio::{FioError, Note};
 use iolab_spec::units::format_size;
@@ -83,7 +83,8 @@ fn spec_entries(cx: &Ctx, d: &DirSpec, p: &Pattern, read_pct: f64) -> Result<Vec
         });
         src.map_or_else(header, |s| cx.bad(&s, e))
     })?];
-    let mut rp = TranslatedKey::new("read_pct", fmt_pct(read_pct), p.origins.clone()).map_err(|_| header())?;
+    let mut rp =
+        TranslatedKey::new("read_pct", fmt_pct(read_pct), p.origins.clone()).map_err(|_| header())?;
     if p.read_pct > 0.0 && p.read_pct < 100.0 && p.random[0].min(p.random[1]) < 100.0 {
         rp = rp.with_note(
             "iolab's sequential mix has one cursor for reads and writes; fio keeps one per direction",
@@ -91,7 +92,8 @@ fn spec_entries(cx: &Ctx, d: &DirSpec, p: &Pattern, read_pct: f64) -> Result<Vec
     }
     out.push(rp);
     if p.trim_pct > 0.0 {
-        let e = TranslatedKey::new("trim_pct", fmt_pct(p.trim_pct), p.origins[..1].to_vec()).map_err(|_| header())?;
+        let e = TranslatedKey::new("trim_pct", fmt_pct(p.trim_pct), p.origins[..1].to_vec())
+            .map_err(|_| header())?;
         out.push(e.with_note(TRIM_NOTE));
     }
     let mut ro = p.origins[..1].to_vec();
@@ -125,10 +127,12 @@ fn queue_depth(cx: &Ctx, engine: &TranslatedEngine) -> Result<TranslatedKey, Fio
     }
     match cx.count("iodepth")? {
         Some((n, src)) => cx.entry("qd", n.to_string(), src),
-        None => {
-            TranslatedKey::new("qd", "1".into(), vec![Origin::Default("iodepth not set: fio's default is 1".into())])
-                .map_err(|e| cx.refuse_missing("iodepth", e))
-        }
+        None => TranslatedKey::new(
+            "qd",
+            "1".into(),
+            vec![Origin::Default("iodepth not set: fio's default is 1".into())],
+        )
+        .map_err(|e| cx.refuse_missing("iodepth", e)),
     }
 }
 

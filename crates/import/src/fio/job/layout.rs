@@ -1,8 +1,8 @@
 //! Where a job's I/O goes and for how long: engine, targets, region, run-wide keys and limits.
 
 use super::pattern::Pattern;
-use super::{too_large, Ctx, TranslatedEngine, Job};
-use crate::fio::entry::{TranslatedKey, Origin};
+use super::{too_large, Ctx, Job, TranslatedEngine};
+use crate::fio::entry::{Origin, TranslatedKey};
 use crate::fio::options;
 use crate::fio::FioError;
 use iolab_spec::units::{format_duration, format_size};
@@ -88,7 +88,12 @@ pub fn targets(cx: &Ctx, name: &str, engine: &TranslatedEngine, job: &mut Job) -
     region(cx, nfiles as u64, devices, job)
 }
 
-fn path_entry(cx: &Ctx, path: &str, origins: Vec<Origin>, src: &crate::fio::Src) -> Result<TranslatedKey, FioError> {
+fn path_entry(
+    cx: &Ctx,
+    path: &str,
+    origins: Vec<Origin>,
+    src: &crate::fio::Src,
+) -> Result<TranslatedKey, FioError> {
     let virtual_prefix = ["mem:", "null:", "sim:", "link:", "@"].iter().any(|p| path.starts_with(p));
     if virtual_prefix {
         return Err(cx.bad(src, "a path; iolab reads 'mem:', 'null:', 'sim:', 'link:' and '@' as targets of its own (write ./ before the name)"));
@@ -189,7 +194,12 @@ fn region(cx: &Ctx, nfiles: u64, devices: bool, job: &mut Job) -> Result<(), Fio
 }
 
 /// Run-wide keys of the job (duration, ramp, engine, direct, seed, verification) and its I/O limits.
-pub fn run_keys(cx: &Ctx, engine: &TranslatedEngine, pattern: &Pattern, job: &mut Job) -> Result<(), FioError> {
+pub fn run_keys(
+    cx: &Ctx,
+    engine: &TranslatedEngine,
+    pattern: &Pattern,
+    job: &mut Job,
+) -> Result<(), FioError> {
     time_keys(cx, pattern, job)?;
     if engine.kind != "null" {
         job.run.push(

@@ -2,7 +2,7 @@
 
 use super::pattern::Pattern;
 use super::{Ctx, Job};
-use crate::fio::entry::{TranslatedKey, Origin};
+use crate::fio::entry::{Origin, TranslatedKey};
 use crate::fio::units::parse_size;
 use crate::fio::{FioError, Src};
 
@@ -88,8 +88,8 @@ fn arrival(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
             ("fixed", Origin::Default("rate_process not set: fio's default is linear (evenly spaced)".into()))
         }
     };
-    let e =
-        TranslatedKey::new("arrival", text.into(), vec![origin]).map_err(|e| cx.refuse_missing("rate_process", e))?;
+    let e = TranslatedKey::new("arrival", text.into(), vec![origin])
+        .map_err(|e| cx.refuse_missing("rate_process", e))?;
     job.worker.push(e.with_note("open loop: iolab measures each I/O's latency from its scheduled start, so waiting for a free slot counts"));
     Ok(())
 }

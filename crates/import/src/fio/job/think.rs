@@ -1,7 +1,7 @@
 //! `thinktime` (with `thinktime_blocks`) as iolab's closed-loop `think` and `burst`.
 
 use super::{Ctx, Job};
-use crate::fio::entry::{TranslatedKey, Origin};
+use crate::fio::entry::{Origin, TranslatedKey};
 use crate::fio::FioError;
 use iolab_spec::units::format_duration;
 
