@@ -12,7 +12,7 @@ use crate::saving::{db_path, open_catalog, parse_tags};
 use anyhow::Result;
 use iolab_catalog::{Catalog, Entry, Filter, Summary};
 use iolab_report::kinds::{self, entry_kind};
-use iolab_report::plugin::{Column, WhenShown};
+use iolab_report::plugin::{Column, ColumnShown};
 use iolab_report::{CsvExporter, Document, TextExporter};
 use serde_json::Value;
 use std::path::Path;
@@ -184,7 +184,7 @@ fn shown_figures(list: &[Summary]) -> Vec<&'static Column> {
     kinds::listing()
         .into_iter()
         .filter(|c| {
-            c.shown == WhenShown::Always || list.iter().any(|s| s.columns.figure(c.figures[0]).is_some())
+            c.shown == ColumnShown::Always || list.iter().any(|s| s.columns.figure(c.figures[0]).is_some())
         })
         .collect()
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::plan_name::plan_name;
 use crate::format::{format_duration_ns, format_rate};
 use crate::plugin::catalog::{f64_at, push_unique, str_at};
-use crate::plugin::{Column, WhenShown};
+use crate::plugin::{Column, ColumnShown};
 
 /// Why a database document has no CSV form ([`crate::Kind::without_csv`]).
 pub(crate) const DATABASE_RUN_WITHOUT_CSV: &str =
@@ -23,7 +23,7 @@ fn rate(c: &Columns, key: &str, decimals: usize) -> String {
 pub(crate) const IOPS: Column = Column {
     header: "IOPS",
     place: 10,
-    shown: WhenShown::Always,
+    shown: ColumnShown::Always,
     figures: &["iops"],
     cell: |c| rate(c, "iops", 1),
 };
@@ -32,7 +32,7 @@ pub(crate) const IOPS: Column = Column {
 pub(crate) const MB_S: Column = Column {
     header: "MB/s",
     place: 20,
-    shown: WhenShown::Always,
+    shown: ColumnShown::Always,
     figures: &["mb_s"],
     cell: |c| rate(c, "mb_s", 1),
 };
@@ -41,7 +41,7 @@ pub(crate) const MB_S: Column = Column {
 pub(crate) const NOPM: Column = Column {
     header: "NOPM",
     place: 30,
-    shown: WhenShown::WhenAny,
+    shown: ColumnShown::WhenAny,
     figures: &["nopm"],
     cell: |c| rate(c, "nopm", 0),
 };
@@ -50,7 +50,7 @@ pub(crate) const NOPM: Column = Column {
 pub(crate) const QUERIES: Column = Column {
     header: "queries (total / geomean)",
     place: 40,
-    shown: WhenShown::WhenAny,
+    shown: ColumnShown::WhenAny,
     figures: &["query_total_s", "query_geomean_s"],
     cell: query_times,
 };
@@ -59,7 +59,7 @@ pub(crate) const QUERIES: Column = Column {
 pub(crate) const P99: Column = Column {
     header: "p99",
     place: 90,
-    shown: WhenShown::Always,
+    shown: ColumnShown::Always,
     figures: &["p99_ns"],
     cell: |c| c.figure("p99_ns").map_or("-".into(), format_duration_ns),
 };

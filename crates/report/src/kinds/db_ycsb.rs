@@ -22,7 +22,7 @@ use crate::html::{db_figures, escape_html as esc};
 use crate::plugin::catalog::f64_at;
 use crate::plugin::{
     parse_as, Better, Column, Comparing, Document, EntryKind, Kind, Metric, Page, Part, Peers, ComparedPoint,
-    ReportDoc, WhenShown, Stage, ComparedTrial, Unit,
+    ReportDoc, ColumnShown, Stage, ComparedTrial, Unit,
 };
 
 /// The `schema` value of a YCSB run document.
@@ -108,7 +108,7 @@ pub struct YcsbKind;
 const OPS: Column = Column {
     header: "ops/s",
     place: 25,
-    shown: WhenShown::WhenAny,
+    shown: ColumnShown::WhenAny,
     figures: &["ops_per_s"],
     cell: |c| c.figure("ops_per_s").map_or("-".into(), |v| format_rate(v, 0)),
 };

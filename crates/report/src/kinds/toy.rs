@@ -12,7 +12,7 @@ use crate::html::escape_html;
 use crate::plugin::catalog::f64_at;
 use crate::plugin::{
     parse_as, Better, Column, Comparing, Document, EntryKind, Kind, Metric, Page, Part, Peers, ComparedPoint,
-    ReportDoc, WhenShown, Stage, ComparedTrial, Unit,
+    ReportDoc, ColumnShown, Stage, ComparedTrial, Unit,
 };
 
 /// The schema of a toy document.
@@ -38,7 +38,7 @@ pub struct ToyKind;
 const OPS: Column = Column {
     header: "ops/s",
     place: 25,
-    shown: WhenShown::WhenAny,
+    shown: ColumnShown::WhenAny,
     figures: &["ops_per_s"],
     cell: |c| c.figure("ops_per_s").map_or("-".into(), |v| format!("{v:.0}")),
 };

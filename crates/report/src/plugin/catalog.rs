@@ -34,7 +34,7 @@ impl EntryKind {
 
 /// When `iolab runs` shows a column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WhenShown {
+pub enum ColumnShown {
     /// Always, with `-` where an entry has none of its figures (IOPS, MB/s, p99).
     Always,
     /// When some listed entry has its first figure (NOPM, a tpch query set's times).
@@ -50,7 +50,7 @@ pub struct Column {
     /// queries 40, p99 90), between the targets and the tags.
     pub place: u16,
     /// When it is shown.
-    pub shown: WhenShown,
+    pub shown: ColumnShown,
     /// The figures it shows (their keys in [`Columns::figures`]); `iolab runs --json` has each as a field.
     pub figures: &'static [&'static str],
     /// The cell of an entry, `-` when it has none.

@@ -21,7 +21,7 @@ pub mod catalog;
 pub mod compare;
 pub mod report;
 
-pub use catalog::{Column, EntryKind, WhenShown};
+pub use catalog::{Column, ColumnShown, EntryKind};
 pub use compare::{
     Better, ComparedPoint, ComparedTrial, Comparing, HistogramParts, Merged, Metric, PartsFn, Peers,
     Quantile, Unit, ValueFn,
