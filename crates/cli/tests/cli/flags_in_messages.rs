@@ -24,38 +24,36 @@ const OTHER_PROGRAMS: &[&str] = &[
     "--no-password",
 ];
 
+/// The subcommands `iolab CMD --help` lists under "Commands:" (the first word of each entry, `help` aside).
+fn subcommands(help: &str) -> Vec<String> {
+    let Some(at) = help.find("\nCommands:\n") else { return Vec::new() };
+    help[at + 11..]
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| *w != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every flag of every command, found by walking `--help` from `iolab` down (so a new command is in without
+/// a word here).
 fn help_flags() -> BTreeSet<String> {
     let mut flags = BTreeSet::new();
-    let commands = [
-        "run",
-        "sweep",
-        "runs",
-        "show",
-        "export",
-        "rm",
-        "compare",
-        "report",
-        "verify",
-        "profiles",
-        "man",
-        "completions",
-        "import fio",
-        "import iometer",
-        "import fio-result",
-        "trace show",
-        "trace convert",
-        "trace capture",
-        "mrc",
-        "replay",
-        "db tpcc",
-        "db tpch",
-        "db copy",
-    ];
-    for cmd in commands {
-        let out = iolab().args(cmd.split(' ')).arg("--help").output().expect("spawn iolab");
-        assert!(out.status.success(), "iolab {cmd} --help");
-        flags.extend(flag_tokens(&String::from_utf8_lossy(&out.stdout)));
+    let mut commands: Vec<Vec<String>> = vec![Vec::new()];
+    let mut walked = 0;
+    while let Some(cmd) = commands.pop() {
+        let out = iolab().args(&cmd).arg("--help").output().expect("spawn iolab");
+        assert!(out.status.success(), "iolab {} --help", cmd.join(" "));
+        let help = String::from_utf8_lossy(&out.stdout);
+        flags.extend(flag_tokens(&help));
+        for sub in subcommands(&help) {
+            commands.push(cmd.iter().cloned().chain([sub]).collect());
+        }
+        walked += 1;
     }
+    assert!(walked > 20, "the walk found {walked} commands");
     flags
 }
 

@@ -36,11 +36,11 @@ pub struct ToyKind;
 
 /// The `iolab runs` column of its throughput, between MB/s and NOPM.
 const OPS: Column = Column {
-    header: "ops/s",
-    place: 25,
+    header: "toy ops/s",
+    place: 26,
     shown: ColumnShown::WhenAny,
-    figures: &["ops_per_s"],
-    cell: |c| c.figure("ops_per_s").map_or("-".into(), |v| format!("{v:.0}")),
+    figures: &["toy_ops_per_s"],
+    cell: |c| c.figure("toy_ops_per_s").map_or("-".into(), |v| format!("{v:.0}")),
 };
 
 impl Kind for ToyKind {
@@ -58,7 +58,7 @@ impl Kind for ToyKind {
     }
     fn columns(&self, doc: &Value, c: &mut iolab_doc::Columns) {
         c.profile = Some("toy".into());
-        c.set_figure("ops_per_s", f64_at(doc, "/ops_per_s"));
+        c.set_figure("toy_ops_per_s", f64_at(doc, "/ops_per_s"));
     }
     fn listing(&self) -> &'static [&'static Column] {
         &[&OPS]
@@ -114,7 +114,7 @@ impl Comparing for ToyKind {
         Peers::OwnKind
     }
     fn metric_names(&self) -> &'static [(&'static str, &'static str)] {
-        &[("ops_per_s", "ops_per_s"), ("ops", "ops_per_s")]
+        &[("toy_ops_per_s", "toy_ops_per_s"), ("toy_ops", "toy_ops_per_s")]
     }
     fn points<'a>(&self, doc: &'a dyn Document) -> Vec<ComparedPoint<'a>> {
         vec![ComparedPoint { params: None, trials: vec![ComparedTrial::document(doc)] }]
@@ -125,7 +125,7 @@ impl Comparing for ToyKind {
     fn metrics(&self, _trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
         let of = |t: ComparedTrial<'_>| t.get::<ToyResult>().cloned();
         vec![
-            Metric::new("ops_per_s", "ops/s", "total", (Unit::Iops, Better::Higher), move |t| {
+            Metric::new("toy_ops_per_s", "toy ops/s", "total", (Unit::Iops, Better::Higher), move |t| {
                 of(t).map(|r| r.ops_per_s)
             }),
             Metric::new("read.p99", "read p99", "total", (Unit::Ns, Better::Lower), move |t| {
