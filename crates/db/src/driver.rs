@@ -102,8 +102,6 @@ pub struct Measured {
     pub ops: Vec<TxStats>,
     /// The sum of the operations' [`Performed::extra`].
     pub extra: u64,
-    /// Operations that counted toward the headline.
-    pub headline: u64,
     /// The growth of the database's own counter ([`Spec::edge`]) over the window, when both ends were read.
     pub edge_delta: Option<u64>,
     /// Each device under the database and what it did in the window.
@@ -122,7 +120,6 @@ struct LiveCounts {
 struct UserResult {
     ops: Vec<TxStats>,
     extra: u64,
-    headline: u64,
 }
 
 /// Sleeps until `until` in small steps, returning early (false) when `stop` or `abort` is raised, and calls
@@ -151,7 +148,7 @@ fn user(
     done: &AtomicBool,
     live: &LiveCounts,
 ) -> Result<UserResult, DbError> {
-    let mut r = UserResult { ops: (0..kinds).map(|_| TxStats::default()).collect(), extra: 0, headline: 0 };
+    let mut r = UserResult { ops: (0..kinds).map(|_| TxStats::default()).collect(), extra: 0 };
     while !done.load(Ordering::Relaxed) {
         let started = Instant::now();
         let op = client.next(conn)?;
@@ -173,7 +170,6 @@ fn user(
         }
         live.completed[op.kind].fetch_add(1, Ordering::Relaxed);
         if op.headline {
-            r.headline += 1;
             live.headline.fetch_add(1, Ordering::Relaxed);
         }
         s.latency.record((ended - started).as_nanos().min(u64::MAX as u128) as u64);
@@ -237,7 +233,6 @@ fn measured(kinds: usize, results: &[UserResult], edges: Edges, devices: Vec<Blo
         measured_s: actual.1.saturating_duration_since(actual.0).as_secs_f64(),
         ops,
         extra: results.iter().map(|r| r.extra).sum(),
-        headline: results.iter().map(|r| r.headline).sum(),
         edge_delta: match ends {
             (Some(a), Some(b)) => Some(b.saturating_sub(a)),
             _ => None,

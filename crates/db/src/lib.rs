@@ -24,7 +24,7 @@
 //!   `iolab.dbycsb/1` document.
 //! - [`copy`] copies a built database to a second directory the engine's own way (SQLite's backup API,
 //!   PostgreSQL's base backup), timed: the `iolab.dbcopy/1` document.
-//! - [`devices`] is the device view of a window (/proc/diskstats deltas for the devices under the
+//! - `devices` is the device view of a window (/proc/diskstats deltas for the devices under the
 //!   database), the database's size, and dropping its files from the page cache.
 //!
 //! Nothing here prints or installs a signal handler: the caller passes a stop flag and a [`WorkloadObserver`]
@@ -36,8 +36,8 @@
 pub mod bulk;
 pub mod copy;
 pub mod database;
-pub mod devices;
-pub mod driver;
+pub(crate) mod devices;
+pub(crate) mod driver;
 mod error;
 pub mod harness;
 pub mod tpcc;

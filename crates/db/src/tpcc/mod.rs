@@ -6,14 +6,14 @@
 //! integer cents) and its numbers are not comparable with published TPC results.
 //!
 //! [`Tpcc`] is the workload the harness runs ([`crate::workload::Workload`]): it builds ([`build`]), then at
-//! each user count runs ([`driver`]) and checks ([`check`]), and returns the `iolab.db/1` document, or for
+//! each user count runs (`driver`) and checks ([`check`]), and returns the `iolab.db/1` document, or for
 //! several user counts (HammerDB's autopilot) the `iolab.dbsweep/1` one. The parts: [`rand`] (NURand, the strings, the mix's deck),
-//! [`schema`], [`load`], [`txn`] (the five transactions).
+//! [`schema`], `load`, [`txn`] (the five transactions).
 
 pub mod build;
 pub mod check;
-pub mod driver;
-pub mod load;
+pub(crate) mod driver;
+pub(crate) mod load;
 pub mod rand;
 pub mod schema;
 pub mod txn;

@@ -9,7 +9,7 @@
 //!   and 5 regions at every scale. Order keys are sparse (the first 8 of every 32), customers whose key is a
 //!   multiple of 3 place no orders.
 //! - Text columns come from the spec's pseudo-text grammar ([`TextPool`]): a pool of sentences built from
-//!   the weighted word lists of [`super::dists`], comments being random substrings of it (so `%special%requests%`
+//!   the weighted word lists of `dists`, comments being random substrings of it (so `%special%requests%`
 //!   and `%Customer%Complaints%` occur as often as the grammar makes them).
 //! - Dates are ISO text (`1995-03-15`), the engine storing them as DATE (PostgreSQL) or TEXT (SQLite);
 //!   money and rates are decimals with two places.

@@ -11,13 +11,13 @@
 //! comparable with published TPC results.
 //!
 //! By default the query set starts cold: after the build, the database's files are made whole (a
-//! checkpoint), written back and dropped from the page cache ([`crate::devices::evict`]), as after a
+//! checkpoint), written back and dropped from the page cache (`devices::evict`), as after a
 //! restart, so the first query that needs a table reads it from the device. Later queries find in memory
 //! whatever earlier ones brought in, unless the engine's memory is held under the database's size
 //! (`--memory`).
 
-pub mod dists;
-pub mod figures;
+pub(crate) mod dists;
+pub(crate) mod figures;
 pub mod gen;
 pub mod load;
 pub mod queries;

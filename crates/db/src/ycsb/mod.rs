@@ -1,9 +1,9 @@
 //! `iolab db ycsb`: a key-value workload in the manner of YCSB's CoreWorkload (Cooper et al., "Benchmarking
 //! Cloud Serving Systems with YCSB", SoCC 2010): one table of records, each a key and ten 100-byte fields
-//! ([`load`]); users that run operations back to back with no think time on the crate's closed loop
-//! ([`crate::driver`]), in the mix of one of YCSB's six core workloads ([`Mix`]), on records chosen as
+//! (`load`); users that run operations back to back with no think time on the crate's closed loop
+//! (`driver`), in the mix of one of YCSB's six core workloads ([`Mix`]), on records chosen as
 //! YCSB chooses them ([`keys`]); reported as operations per second and per-operation response times
-//! ([`ops`]), with the devices under the database over the window. It is YCSB-*style*: iolab's own client
+//! (`ops`), with the devices under the database over the window. It is YCSB-*style*: iolab's own client
 //! and SQL (YCSB's JDBC binding's statements), so its numbers compare with YCSB's in kind.
 //!
 //! The workloads, as YCSB's `workloads/workloada` to `workloadf` define them:
@@ -18,8 +18,8 @@
 //! | f | read 50 %, read-modify-write 50 % | zipfian | read, modify, write (a user database) |
 
 pub mod keys;
-pub mod load;
-pub mod ops;
+pub(crate) mod load;
+pub(crate) mod ops;
 
 use crate::database::Database;
 use crate::driver::{self, Measured, Spec};
@@ -73,7 +73,7 @@ impl Mix {
         ["a", "b", "c", "d", "e", "f"][self as usize]
     }
 
-    /// Percent of each operation, in [`YcsbOp::ALL`]'s order (read, update, insert, scan,
+    /// Percent of each operation, in `ops::YcsbOp::ALL`'s order (read, update, insert, scan,
     /// read-modify-write).
     pub fn pcts(self) -> [u32; 5] {
         match self {
