@@ -38,6 +38,9 @@ pub struct StorageSettings {
     pub memory: Option<Setting>,
     /// `--throttle`'s setting (`throttle`).
     pub throttle: Option<Setting>,
+    /// With `--capture`: each measured window's trace file, in the order the windows ran (a sweep's
+    /// points), `None` where that window's trace was not written.
+    pub captures: Vec<Option<String>>,
 }
 
 impl StorageSettings {

@@ -184,6 +184,7 @@ impl Made {
         Ok(StorageSettings {
             memory: self.memory.as_ref().map(memory_setting),
             throttle: watch.throttle_setting()?,
+            captures: watch.captured(),
         })
     }
 

@@ -219,6 +219,12 @@ impl<'a> HarnessObserver<'a> {
         written.push(CaptureWritten { path: out.path().to_string(), result });
     }
 
+    /// The trace file of each window closed so far, in order; `None` where its trace was not written.
+    pub(crate) fn captured(&self) -> Vec<Option<String>> {
+        let written = locked(&self.written);
+        written.iter().map(|c| c.result.is_ok().then(|| c.path.clone())).collect()
+    }
+
     /// What each window's capture wrote, in order (a window that never opened says so); a recording still
     /// running (an error ended the work) is stopped and written first.
     pub(crate) fn finish_captures(&self) -> Vec<CaptureWritten> {

@@ -145,7 +145,8 @@ impl Workload for Tpcc {
         _: &Context<'_>,
         storage: &StorageSettings,
     ) -> Result<TpccDocument, WorkloadError> {
-        for p in &mut self.points {
+        for (i, p) in self.points.iter_mut().enumerate() {
+            p.capture = storage.captures.get(i).cloned().flatten();
             let d = &mut p.result;
             storage.add_to(&mut d.engine.settings, &mut d.warnings, &d.devices, d.engine.size_bytes);
         }
