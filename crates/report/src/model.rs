@@ -37,6 +37,11 @@ pub struct RunResult {
     pub ramp_s: f64,
     /// Seconds measured.
     pub measured_s: f64,
+    /// The I/Os in flight when the window closed: how many, the longest, and how long after the end the
+    /// last completed (none of them is in another figure). Absent in documents from before it was counted
+    /// and in imported results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight_at_end: Option<iolab_stats::InFlightAtEnd>,
     /// Totals over all workers.
     pub total: OpSet,
     /// Per-worker results.

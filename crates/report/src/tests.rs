@@ -124,6 +124,7 @@ pub(crate) fn sample() -> RunResult {
         },
         ramp_s: 2.0,
         measured_s,
+        in_flight_at_end: None,
         total: OpSet { read: read.clone(), write: write.clone(), all: all.clone(), flush: None, trim: None },
         workers,
         targets: vec![crate::TargetResult {
@@ -223,6 +224,8 @@ pub(crate) fn sample_open_loop() -> RunResult {
     r.total.all = r.total.read.clone();
     r.total.all.errors = 3;
     r.total.read.errors = 3;
+    r.in_flight_at_end =
+        Some(iolab_stats::InFlightAtEnd { ops: 7, longest_ns: 3_100_000, drained_ns: 1_400_000 });
     r.rate = Some(RateResult {
         offered_iops: 5_000.0,
         arrival: "poisson".to_string(),
@@ -312,6 +315,10 @@ fn render_text_open_loop_shows_service_rate_and_errors() {
         "{text}"
     );
     assert!(l.contains(&"warning: 3 I/O errors"));
+    assert!(
+        l.contains(&"at end  7 I/Os in flight, the last done 1.40 ms after the end (longest 3.10 ms); not in the figures"),
+        "issue 35, class 13: what the window's end left out is said: {text}"
+    );
 }
 
 #[test]
@@ -480,6 +487,7 @@ fn json_schema_nested_properties_match_serialised_keys() {
         Warning::CacheDirtyAtExit { lines: 3 },
         Warning::DataMismatch { blocks: 2, reads: 3, classes: "2 lost_write, 1 torn_write".into() },
         Warning::ReadbackIncomplete { blocks: 4 },
+        Warning::WindowEndedLate { ops: 4, drained_ns: 8_000_000_000, longest_ns: 8_100_000_000 },
     ];
     let warnings = serde_json::to_value(every_kind).unwrap();
     let branches = schema["$defs"]["Warning"]["oneOf"].as_array().unwrap();

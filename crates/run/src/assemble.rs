@@ -17,7 +17,7 @@ use iolab_report::{
     RunResult, TargetEnv, TargetResult, WorkerResult,
 };
 use iolab_spec::ClockKind;
-use iolab_stats::{OpStats, TimePoint, Warning};
+use iolab_stats::{InFlightAtEnd, OpStats, TimePoint, Warning};
 use std::time::Instant;
 
 /// Everything a run left behind once its workers are joined.
@@ -107,6 +107,10 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     let retries = outputs.iter().map(|o| o.retries).sum();
     let errors = ErrorSummary::from_stats(&all.read, &all.write, retries).with_others(&all.flush, &all.trim);
     let cache = cache_result(&run.layers, &outputs);
+    let in_flight_at_end = outputs.iter().fold(InFlightAtEnd::default(), |mut a, o| {
+        a.merge(&o.in_flight_at_end);
+        a
+    });
     let facts = RunFacts {
         open_loop: plan.open_loop(),
         rate_mode: loadgen::rate_mode(&plan),
@@ -136,6 +140,8 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         measured_s,
         cache: cache.as_ref().map(cache_facts),
         dropped_data: dropped_data(&plan, &run.layers),
+        in_flight_at_end,
+        max_recorded_ns: max_recorded_ns(&total),
     };
     warnings.extend(run_warnings(&facts));
     let dirty = run.layers.cache.as_ref().map_or(0, |c| c.cache.dirty_lines());
@@ -155,6 +161,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         // The ramp as it happened: a run stopped during its ramp did not ramp for as long as planned.
         ramp_s: outputs.iter().map(|o| o.ramp_ns).max().unwrap_or(plan.ramp_ns) as f64 / 1e9,
         measured_s,
+        in_flight_at_end: Some(in_flight_at_end),
         total,
         workers,
         targets: target_results(&plan, &outputs, measured_s),
@@ -179,6 +186,12 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     };
     drop(run.throttle);
     Ok(result)
+}
+
+/// The longest I/O of any kind the window recorded.
+fn max_recorded_ns(total: &OpSet) -> Option<u64> {
+    let others = total.flush.iter().chain(&total.trim);
+    std::iter::once(&total.all).chain(others).filter_map(|s| s.lat_ns.as_ref()).map(|l| l.max).max()
 }
 
 /// The targets with holes that the run reads: holes matter to reads only (a write-only run on a sparse file,

@@ -138,6 +138,10 @@ pub struct RunFacts {
     pub cache: Option<CacheFacts>,
     /// Emulated targets whose written data outgrew RAM: (name, bytes kept).
     pub dropped_data: Vec<(String, u64)>,
+    /// The I/Os in flight when the window closed.
+    pub in_flight_at_end: iolab_stats::InFlightAtEnd,
+    /// The longest I/O the window recorded (any kind), ns; `None` when it recorded none.
+    pub max_recorded_ns: Option<u64>,
 }
 
 /// The warnings `f` deserves, in the result's order.
@@ -195,6 +199,14 @@ pub fn run_warnings(f: &RunFacts) -> Vec<Warning> {
     }
     for (target, kept_bytes) in &f.dropped_data {
         w.push(Warning::EmulatedDataDropped { target: target.clone(), kept_bytes: *kept_bytes });
+    }
+    let end = f.in_flight_at_end;
+    if end.late(f.max_recorded_ns) {
+        w.push(Warning::WindowEndedLate {
+            ops: end.ops,
+            drained_ns: end.drained_ns,
+            longest_ns: end.longest_ns,
+        });
     }
     w
 }
@@ -447,6 +459,28 @@ mod tests {
         assert_eq!(run_warnings(&short), vec![Warning::ShortRun { measured_s: 1.0 }]);
         assert_eq!(run_warnings(&RunFacts { timed: false, ..short.clone() }), vec![]);
         assert_eq!(run_warnings(&RunFacts { virtual_time: true, ..short }), vec![]);
+    }
+
+    /// Issue 35, class 13: a stall at the end of the window (a file system frozen for 8 s) is said, not
+    /// censored; a deep queue draining as its I/Os always take is not a stall.
+    #[test]
+    fn a_window_whose_last_ios_stalled_past_its_end_ended_late() {
+        let end = |ops, longest_ns, drained_ns| iolab_stats::InFlightAtEnd { ops, longest_ns, drained_ns };
+        let stalled = RunFacts {
+            in_flight_at_end: end(4, 8_100_000_000, 8_000_000_000),
+            max_recorded_ns: Some(17_000_000),
+            ..closed(1, 1.0)
+        };
+        assert_eq!(
+            run_warnings(&stalled),
+            vec![Warning::WindowEndedLate { ops: 4, drained_ns: 8_000_000_000, longest_ns: 8_100_000_000 }]
+        );
+        let queue = RunFacts {
+            in_flight_at_end: end(256, 2_100_000_000, 2_000_000_000),
+            max_recorded_ns: Some(2_300_000_000),
+            ..closed(1, 1.0)
+        };
+        assert_eq!(run_warnings(&queue), vec![]);
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub(crate) struct WireOutput {
     window_ns: u64,
     ramp_ns: u64,
     backlog_at_end: u64,
+    /// The I/Os in flight at the window's end (absent from a rank of an iolab before it was counted).
+    #[serde(default)]
+    in_flight_at_end: iolab_stats::InFlightAtEnd,
     retries: u64,
     stopped_early: bool,
     txn: Option<WireTxn>,
@@ -137,6 +140,7 @@ impl WireOutput {
             window_ns: o.window_ns,
             ramp_ns: o.ramp_ns,
             backlog_at_end: o.backlog_at_end,
+            in_flight_at_end: o.in_flight_at_end,
             retries: o.retries,
             stopped_early: o.stopped_early,
             txn: o.txn.as_ref().map(WireTxn::of),
@@ -178,6 +182,7 @@ impl WireOutput {
             window_ns: self.window_ns,
             ramp_ns: self.ramp_ns,
             backlog_at_end: self.backlog_at_end,
+            in_flight_at_end: self.in_flight_at_end,
             retries: self.retries,
             stopped_early: self.stopped_early,
             txn: self.txn.map(WireTxn::stats).transpose()?,

@@ -20,12 +20,14 @@ pub mod inference;
 mod interval;
 mod op;
 mod warning;
+mod window_end;
 
 pub use histogram::{
     HistogramDecodeError, LatSummary, LatencyHistogram, COARSE_SIGFIG, FINE_SIGFIG, LATENCY_NS_MAX,
 };
 pub use interval::{IntervalOp, IntervalStats, IntervalTxn, TimePoint, TimeSeries, DEFAULT_TIMESERIES_CAP};
 pub use op::OpStats;
+pub use window_end::{InFlightAtEnd, LATE_END_NS, LATE_END_RATIO};
 
 /// `total` per op over `ops` ops (e.g. CPU seconds per I/O); None when there were none, never `total`
 /// itself or a division by a made-up 1.

@@ -251,6 +251,16 @@ pub enum Warning {
         /// Written blocks not read back.
         blocks: u64,
     },
+    /// The window did not end on time ([`crate::InFlightAtEnd::late`]): I/Os in flight at its end completed
+    /// long after it, longer than any I/O the window recorded, so its figures leave the stall out.
+    WindowEndedLate {
+        /// I/Os in flight at the end.
+        ops: u64,
+        /// From the end to the last of them completing, in nanoseconds.
+        drained_ns: u64,
+        /// The longest of them, from its intended start, in nanoseconds.
+        longest_ns: u64,
+    },
 }
 
 impl Warning {
@@ -325,6 +335,12 @@ impl Warning {
             Self::ReadbackIncomplete { blocks } => {
                 format!("the read-back pass could not read {blocks} written blocks: they were not verified")
             }
+            Self::WindowEndedLate { ops, drained_ns, longest_ns } => format!(
+                "the window did not end on time: {ops} I/Os in flight at its end completed up to {} after it \
+                 (the longest took {}), longer than any I/O in the figures, which leave them out",
+                seconds(*drained_ns),
+                seconds(*longest_ns)
+            ),
         }
     }
 
@@ -394,6 +410,11 @@ impl Warning {
             Self::ReadbackIncomplete { .. } => {
                 "the target failed reads after the run: check its health (dmesg), then run `iolab verify` on it"
             }
+            Self::WindowEndedLate { .. } => {
+                "the storage stalled at the end of the window (a frozen file system, a device or controller \
+                 reset, a cache flushing): check dmesg and the last intervals of the time series, and run \
+                 again to see whether the stall repeats"
+            }
         };
         Some(hint.to_string())
     }
@@ -417,6 +438,15 @@ fn ramp_advice(ramp_s: Option<f64>) -> String {
     match ramp_s {
         Some(r) if r > 0.0 => format!("give a longer --ramp than the {r} s used"),
         _ => "add --ramp".to_string(),
+    }
+}
+
+/// `ns` in seconds, as the warning's numbers are read: "8.02 s", "350.0 ms".
+fn seconds(ns: u64) -> String {
+    if ns >= 1_000_000_000 {
+        format!("{:.2} s", ns as f64 / 1e9)
+    } else {
+        format!("{:.1} ms", ns as f64 / 1e6)
     }
 }
 

@@ -222,6 +222,8 @@ pub struct WorkerOutput {
     pub ramp_ns: u64,
     /// Open loop: arrivals due before the end that were never issued.
     pub backlog_at_end: u64,
+    /// The I/Os in flight when the window closed, counted as they completed after it.
+    pub in_flight_at_end: iolab_stats::InFlightAtEnd,
     /// EAGAIN/EINTR resubmissions.
     pub retries: u64,
     /// Stopped by a stop request before its end.

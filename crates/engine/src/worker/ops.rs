@@ -62,6 +62,8 @@ struct OpLoop<'a> {
     /// Whether a completion has more to do than the common path: per-target stats, split I/Os, `--trace`,
     /// replay or open-loop lag. One branch per I/O instead of one per feature.
     extras: bool,
+    /// The ops in flight when the window closed, counted as they complete after it.
+    at_end: iolab_stats::InFlightAtEnd,
 }
 
 /// `iolab replay`'s source of ops: each op's intended start is the worker's start + its trace time / speed,
@@ -196,6 +198,7 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         }),
         lag: w.rate_iops.map(|_| Box::default()),
         extras: false,
+        at_end: iolab_stats::InFlightAtEnd::default(),
     };
     l.extras = l.per_target.is_some()
         || l.splits.is_some()
@@ -281,6 +284,7 @@ impl OpLoop<'_> {
             window_ns: window.length(now, Some(self.last_completion)),
             ramp_ns: window.ramp_length(now),
             backlog_at_end: arrivals.as_ref().map_or(0, |a| a.due_before(window.stop(now))),
+            in_flight_at_end: self.at_end,
             retries: self.slots.retries,
             stopped_early: window.stopped_early,
             txn: None,
@@ -470,6 +474,15 @@ impl OpLoop<'_> {
         self.last_completion = now;
     }
 
+    /// A completion the window does not record: counted in [`OpLoop::at_end`] when it comes after the end
+    /// (it was in flight when the window closed).
+    #[inline(never)]
+    fn unrecorded(&mut self, window: &Window, idx: u32, now: u64) {
+        if let Some(after) = window.after_end(now) {
+            self.at_end.add(now - self.slots.get(idx).driver_state, after);
+        }
+    }
+
     /// With think time, whether an op may start now and its intended start: within a burst at once; after
     /// it, once every op of the burst completed and the idle time that follows has passed (the first op of the
     /// next burst is intended at the idle time's end). Without think time, always, at `now`.
@@ -512,6 +525,9 @@ impl OpLoop<'_> {
         let records = window.records(now);
         if self.extras {
             self.complete_extras(idx, now, c.result, records);
+        }
+        if !records {
+            self.unrecorded(window, idx, now);
         }
         let op = self.slots.get(idx).op;
         if matches!(op.kind, OpKind::Flush | OpKind::Trim) {

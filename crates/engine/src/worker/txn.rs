@@ -108,6 +108,8 @@ struct TxnLoop<'a> {
     /// Transactions completed at or after the end before the stop was noticed: outside the window, so still
     /// in its backlog (dispatched - completed = backlog at end holds exactly).
     late: u64,
+    /// The I/Os in flight when the window closed, counted as they complete after it.
+    at_end: iolab_stats::InFlightAtEnd,
     /// The ramp's backlog has been carried into the window.
     carried: bool,
     /// Split I/Os per target, when some target has extent boundaries.
@@ -141,6 +143,7 @@ pub(crate) fn drive_transactions<E: Engine>(
         stats: TxnStats::new(lg.transactions.len()),
         executing: 0,
         late: 0,
+        at_end: iolab_stats::InFlightAtEnd::default(),
         carried: false,
         splits: SplitCounter::new(&s.task.boundaries),
         trace: s.tools.trace.as_ref().map(|t| Recorder::new(t, s.task.plan.index)),
@@ -208,6 +211,7 @@ impl TxnLoop<'_> {
             window_ns: window.length(now, None),
             ramp_ns: window.ramp_length(now),
             backlog_at_end: 0,
+            in_flight_at_end: self.at_end,
             retries: self.slots.retries,
             stopped_early: window.stopped_early,
             txn: Some(self.stats),
@@ -320,6 +324,9 @@ impl TxnLoop<'_> {
             t.record((held.driver_state.step_start_ns, held.submitted_ns, now), &held.op, c.result);
         }
         let in_window = window.records(now);
+        if let Some(after) = window.after_end(now) {
+            self.at_end.add(now - self.slots.get(idx).driver_state.step_start_ns, after);
+        }
         if in_window {
             self.series.close_until(window.interval_at(now), self.backlog(arrivals, now), 0);
             let held = self.slots.get(idx);

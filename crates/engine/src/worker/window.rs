@@ -139,6 +139,13 @@ impl Window {
         now >= self.record_until
     }
 
+    /// How long after the end of what is recorded (the end, or a stop request) a completion at `now` comes;
+    /// `None` when it is recorded or in the ramp.
+    #[inline]
+    pub(crate) fn after_end(&self, now: u64) -> Option<u64> {
+        self.past(now).then(|| now - self.record_until)
+    }
+
     /// Whether `now` is past the ramp.
     #[inline]
     pub(crate) fn measuring(&self, now: u64) -> bool {

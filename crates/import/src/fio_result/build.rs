@@ -344,6 +344,7 @@ pub(crate) fn run(ctx: &GroupContext<'_>, groupid: u64, jobs: &[&FioJob], start_
         env: env(jobs, &names),
         ramp_s: ramp_s(jobs),
         measured_s: measured,
+        in_flight_at_end: None,
         cpu: cpu(jobs, total.all.ops, measured),
         depth: Depth { requested, achieved: workers.iter().map(|w| w.achieved_depth).sum() },
         rate: None,

@@ -165,6 +165,19 @@ fn run_cards(out: &mut String, r: &RunResult) {
             );
         }
     }
+    if let Some(end) = r.in_flight_at_end.filter(|e| e.ops > 0) {
+        card(
+            out,
+            "in flight at end",
+            &format!("{} I/Os", format_count(end.ops)),
+            &format!(
+                "last done {} after the end, longest {}; not in the figures",
+                format_duration_ns(end.drained_ns as f64),
+                format_duration_ns(end.longest_ns as f64)
+            ),
+            "",
+        );
+    }
     if let Some(v) = &r.verdict {
         let (text, class) = if v.pass { ("PASS", "pass") } else { ("FAIL", "fail") };
         card(out, "verdict", text, &format!("{} checks", v.checks.len()), class);

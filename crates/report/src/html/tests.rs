@@ -597,6 +597,7 @@ fn html_and_markdown_of_a_run_over_several_hosts_have_a_row_per_rank_and_the_ran
 fn an_open_loop_run_page_has_the_lag_card() {
     let html = render_html("t", &[run_doc("run1", crate::tests::sample_open_loop())]);
     assert!(html.contains("issue lag p99"), "the lag card");
+    assert!(html.contains("in flight at end") && html.contains("7 I/Os"), "what the window's end left out");
 }
 
 /// Issue 25, item 4: a sweep's page says what each point's warnings are, not only how many.

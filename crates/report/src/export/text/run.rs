@@ -156,6 +156,17 @@ fn durable_line(d: &iolab_doc::DurableLogResult) -> String {
     line
 }
 
+/// The I/Os in flight when the window closed, in the units of the tables.
+pub(crate) fn in_flight_line(end: &iolab_stats::InFlightAtEnd) -> String {
+    format!(
+        "{} {} in flight, the last done {} after the end (longest {}); not in the figures",
+        format_count(end.ops),
+        if end.ops == 1 { "I/O" } else { "I/Os" },
+        format_duration_ns(end.drained_ns as f64),
+        format_duration_ns(end.longest_ns as f64)
+    )
+}
+
 /// One `label  text` line; a label as long as the column still gets a space after it.
 fn labelled(out: &mut String, label: &str, rest: &str) {
     let width = LABEL_WIDTH.max(label.chars().count() + 1);
@@ -395,6 +406,9 @@ fn tail_lines(r: &RunResult, out: &mut String) {
             format_duration_ns(c.cpu_ns_per_io)
         ),
     );
+    if let Some(end) = r.in_flight_at_end.filter(|e| e.ops > 0) {
+        labelled(out, "at end", &in_flight_line(&end));
+    }
     let e = &r.errors;
     if e.total > 0 || e.read.short > 0 || e.write.short > 0 {
         let detail = |d: &crate::model::ErrorDetail| {
