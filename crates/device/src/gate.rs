@@ -359,7 +359,7 @@ pub(crate) enum DeviceLike {
 /// shares the data live counts), or one whose first bytes carry a filesystem, volume, database or disk-image
 /// signature.
 pub(crate) fn device_like(path: &Path, meta: &Metadata) -> io::Result<Option<DeviceLike>> {
-    if let Some(usage) = crate::inuse::file_in_use(meta.dev(), meta.ino(), crate::inuse::Holding::Shared) {
+    if let Some(usage) = crate::inuse::file_in_use(path, meta, crate::inuse::Holding::Shared) {
         return Ok(Some(DeviceLike::InUse(usage)));
     }
     let mut head = Vec::with_capacity(SIGNATURE_HEAD_BYTES);

@@ -12,6 +12,8 @@
 //! (`fd/`, `maps`, and /proc/locks), which shows every process to root and a user's own to a user: an
 //! unprivileged run sees less, and the exclusive open of a device (O_EXCL) is the kernel's second line.
 
+mod overlay;
+
 use crate::loops::{self, Backing, LoopDevice};
 use crate::sys::{self, DevNum};
 use std::collections::{HashSet, VecDeque};
@@ -147,7 +149,7 @@ pub(crate) fn device_in_use(path: &str, dev: DevNum) -> Option<String> {
         return Some(format!("{} is built on it; remove or detach what is stacked on it first", n.shown));
     }
     let (fdev, ino) = file?;
-    file_users(fdev, ino, Holding::Open).map(|u| format!("the file beneath it: {u}"))
+    file_users(&[(fdev, ino)], Holding::Open).map(|u| format!("the file beneath it: {u}"))
 }
 
 /// What may count as a file being used by another process.
@@ -160,32 +162,39 @@ pub(crate) enum Holding {
     Open,
 }
 
-/// How the file `(st_dev, st_ino)` is in use; `None` when it is not.
-pub(crate) fn file_in_use(st_dev: u64, st_ino: u64, holding: Holding) -> Option<String> {
-    if let Some(l) = loops::backed_by_file(st_dev, st_ino) {
-        let loop_path = format!("/dev/{}", l.name);
-        return Some(match device_in_use(&loop_path, l.dev) {
-            Some(u) => format!("it backs the loop device {loop_path}, and {u}"),
-            None => format!(
-                "it backs the loop device {loop_path} (detach it with `losetup -d {loop_path}` first)"
-            ),
-        });
+/// How the file at `path` (its metadata `meta`) is in use, under any of its identities (its own, and its
+/// other names through overlayfs: [`overlay::identities`]); `None` when it is not.
+pub(crate) fn file_in_use(path: &std::path::Path, meta: &fs::Metadata, holding: Holding) -> Option<String> {
+    let ids = overlay::identities(path, (meta.dev(), meta.ino()));
+    for &(st_dev, st_ino) in &ids {
+        if let Some(l) = loops::backed_by_file(st_dev, st_ino) {
+            let loop_path = format!("/dev/{}", l.name);
+            return Some(match device_in_use(&loop_path, l.dev) {
+                Some(u) => format!("it backs the loop device {loop_path}, and {u}"),
+                None => format!(
+                    "it backs the loop device {loop_path} (detach it with `losetup -d {loop_path}` first)"
+                ),
+            });
+        }
     }
-    file_users(DevNum::from_dev(st_dev), st_ino, holding)
+    let ids: Vec<(DevNum, u64)> = ids.into_iter().map(|(d, i)| (DevNum::from_dev(d), i)).collect();
+    file_users(&ids, holding)
 }
 
-/// How the file `(dev, ino)` is used other than by a loop device: swap, a lock, a mapping or (with
-/// [`Holding::Open`]) an open descriptor of another process.
-fn file_users(dev: DevNum, ino: u64, holding: Holding) -> Option<String> {
-    let same = |m: &fs::Metadata| DevNum::from_dev(m.dev()) == dev && m.ino() == ino;
+/// How a file known by `ids` (device, inode) is used other than by a loop device: swap, a lock, a mapping
+/// or (with [`Holding::Open`]) an open descriptor of another process.
+fn file_users(ids: &[(DevNum, u64)], holding: Holding) -> Option<String> {
+    let same = |m: &fs::Metadata| ids.contains(&(DevNum::from_dev(m.dev()), m.ino()));
     if let Some(name) = sys::swap_files().into_iter().find(|(_, m)| same(m)).map(|(n, _)| n) {
         return Some(format!("it is in use as swap ({name} in /proc/swaps)"));
     }
-    if let Some(who) = locked_by(dev, ino) {
-        return Some(format!("{who} holds a lock on it (a live database or disk image)"));
-    }
-    if let Some(who) = mapped_by(dev, ino) {
-        return Some(format!("{who} maps it into memory"));
+    for &(dev, ino) in ids {
+        if let Some(who) = locked_by(dev, ino) {
+            return Some(format!("{who} holds a lock on it (a live database or disk image)"));
+        }
+        if let Some(who) = mapped_by(dev, ino) {
+            return Some(format!("{who} maps it into memory"));
+        }
     }
     if holding == Holding::Open {
         if let Some((_, who)) = open_by_another(|m| same(m).then_some(0)) {
@@ -312,7 +321,7 @@ mod tests {
         };
         let mut found = None;
         for _ in 0..100 {
-            found = file_in_use(meta.dev(), meta.ino(), Holding::Shared);
+            found = file_in_use(&path, &meta, Holding::Shared);
             if found.is_some() {
                 break;
             }
@@ -322,6 +331,6 @@ mod tests {
         let _ = child.wait();
         let found = found.expect("a lock held by another process is found");
         assert!(found.contains("holds a lock on it"), "{found}");
-        assert_eq!(file_in_use(meta.dev(), meta.ino(), Holding::Open), None, "once the lock is gone");
+        assert_eq!(file_in_use(&path, &meta, Holding::Open), None, "once the lock is gone");
     }
 }

@@ -283,7 +283,7 @@ fn probe_existing_file(req: &OpenRequest, path: &str, meta: &Metadata) -> Result
 /// partition-table, database or disk-image signature only with --destroy-data; what iolab did not make
 /// (no [`ownership`] mark) and is not empty only with --overwrite (or --destroy-data).
 fn check_file_may_be_written(req: &OpenRequest, path: &str, meta: &Metadata) -> Result<(), TargetError> {
-    if let Some(usage) = inuse::file_in_use(meta.dev(), meta.ino(), Holding::Open) {
+    if let Some(usage) = inuse::file_in_use(Path::new(path), meta, Holding::Open) {
         return Err(TargetError::DeviceInUse { path: path.into(), usage });
     }
     let dir = parent_dir(Path::new(path));

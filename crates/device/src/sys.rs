@@ -37,6 +37,8 @@ pub(crate) struct Mount {
     pub fs_type: String,
     pub source: String,
     pub read_only: bool,
+    /// The file system's own options (overlayfs: `upperdir=`, `lowerdir=`), escapes undone.
+    pub super_options: String,
 }
 
 /// Undoes the octal escapes (`\040` for a space) of mountinfo paths.
@@ -79,6 +81,7 @@ fn parse_mountinfo(text: &str) -> Vec<Mount> {
             fs_type: right[0].to_string(),
             source: unescape(right[1]),
             read_only,
+            super_options: right.get(2).map_or_else(String::new, |o| unescape(o)),
         });
     }
     mounts

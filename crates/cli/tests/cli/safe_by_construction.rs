@@ -48,6 +48,18 @@ impl Stack {
         Ok(dev)
     }
 
+    /// Mounts an overlay at `at` of `lower` under `upper` (`work` beside them).
+    fn overlay(&mut self, lower: &Path, upper: &Path, work: &Path, at: &Path) -> Result<(), String> {
+        for d in [lower, upper, work, at] {
+            std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+        }
+        let opts =
+            format!("lowerdir={},upperdir={},workdir={}", lower.display(), upper.display(), work.display());
+        sh("mount", &["-t", "overlay", "overlay", "-o", &opts, at.to_str().unwrap()])?;
+        self.mounts.push(at.to_path_buf());
+        Ok(())
+    }
+
     fn mount(&mut self, dev: &str, at: &Path) -> Result<(), String> {
         std::fs::create_dir_all(at).map_err(|e| e.to_string())?;
         sh("mount", &[dev, at.to_str().unwrap()])?;
@@ -134,6 +146,53 @@ fn a_loop_backing_file_is_found_by_identity_whatever_its_name() {
         assert_eq!(code, Some(2), "{}: {stderr}", file.display());
         assert!(stderr.contains(&format!("backs the loop device {dev}")), "{stderr}");
         assert!(std::fs::read(file).unwrap() == before, "{} was written", file.display());
+    }
+}
+
+/// Issue 35, class 4: in use means in use, whatever the path. Through overlayfs a file has two identities
+/// (the merged one, on the overlay's device, and the layer's): a loop device attached to the merged path,
+/// and a process holding the merged path open, make the upper-layer path in use, and one holding the layer
+/// file makes the merged path in use; each write is refused, even with --destroy-data, the bytes unchanged.
+#[test]
+fn a_file_in_use_through_overlayfs_is_in_use_under_its_layer_path_too() {
+    let test = "overlayfs identities";
+    if !is_root() {
+        return skip(test, "needs root");
+    }
+    let dir = tempdir();
+    let (upper, merged) = (dir.path().join("upper"), dir.path().join("merged"));
+    let mut stack = Stack::default();
+    let lower = dir.path().join("lower");
+    if let Err(why) = stack.overlay(&lower, &upper, &dir.path().join("work"), &merged) {
+        return skip(test, &format!("cannot mount overlayfs: {why}"));
+    }
+    for name in ["disk.img", "held.dat", "layer-held.dat"] {
+        std::fs::write(merged.join(name), vec![7u8; 4 << 20]).unwrap();
+    }
+    if let Err(why) = stack.attach(&merged.join("disk.img"), None) {
+        return skip(test, &format!("losetup: {why}"));
+    }
+    let mut holders: Vec<std::process::Child> = Vec::new();
+    for held in [merged.join("held.dat"), upper.join("layer-held.dat")] {
+        let f = std::fs::File::open(held).unwrap();
+        holders.push(Command::new("sleep").arg("30").stdin(f).spawn().unwrap());
+    }
+    let cases = [
+        (upper.join("disk.img"), "backs the loop device"),
+        (upper.join("held.dat"), "held open by"),
+        (merged.join("layer-held.dat"), "held open by"),
+    ];
+    for (file, why) in &cases {
+        let before = std::fs::read(file).unwrap();
+        let (code, stderr) =
+            write_run(&["--target", file.to_str().unwrap(), "--rw", "randwrite", "--destroy-data"]);
+        assert_eq!(code, Some(2), "{}: {stderr}", file.display());
+        assert!(stderr.contains(why), "{}: {stderr}", file.display());
+        assert!(std::fs::read(file).unwrap() == before, "{} was written", file.display());
+    }
+    for mut h in holders {
+        let _ = h.kill();
+        let _ = h.wait();
     }
 }
 
