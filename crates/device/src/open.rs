@@ -496,7 +496,8 @@ fn extend_and_fill(path: &str, from: u64, to: u64, req: &OpenRequest) -> Result<
 }
 
 /// Lays out `[start, end)` of `file` as `req.prealloc` says: `fallocate` reserves it in one call, then fills
-/// it; `write` fills it, allocating as the writes come; `none` leaves the file as it is (a new one empty),
+/// it; `write` fills it, allocating as the writes come; `reserve` reserves it and writes nothing (unwritten
+/// extents); `none` leaves the file as it is (a new one empty),
 /// for the run's writes to grow and allocate, as appending writers do. Returns the seconds spent filling,
 /// `None` when nothing was written.
 fn lay_out(
@@ -508,13 +509,17 @@ fn lay_out(
 ) -> Result<Option<f64>, TargetError> {
     let no_space =
         || TargetError::NoSpace { path: path.into(), needed_bytes: end - start, available_bytes: None };
-    match req.prealloc {
-        Prealloc::None => return Ok(None),
-        Prealloc::Write => {}
-        Prealloc::Fallocate => reserve(file, start, end).map_err(|e| match e.raw_os_error() {
+    let reserved = || {
+        reserve(file, start, end).map_err(|e| match e.raw_os_error() {
             Some(libc::ENOSPC) | Some(libc::EDQUOT) => no_space(),
             _ => TargetError::from_io(path, "allocate", e, false),
-        })?,
+        })
+    };
+    match req.prealloc {
+        Prealloc::None => return Ok(None),
+        Prealloc::Reserve => return reserved().map(|()| None),
+        Prealloc::Write => {}
+        Prealloc::Fallocate => reserved()?,
     }
     fill(file, path, start, end, watch, req.fill_progress.as_ref(), req.stop.as_ref()).map(Some)
 }

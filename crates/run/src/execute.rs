@@ -308,13 +308,16 @@ fn announce_layout(r: &mut OpenRequest, p: &Probe, obs: &mut dyn Observer) {
         Prealloc::Write => {
             "writing data so reads never hit holes (allocated as written, --prealloc write)..."
         }
+        Prealloc::Reserve => {
+            "reserved and not written: unwritten extents the run's writes convert, as etcd's WAL (--prealloc reserve)"
+        }
         Prealloc::None if p.will_create => {
             "empty: the run's own writes grow and allocate it (--prealloc none)"
         }
         Prealloc::None => "left as it is: the run's own writes grow and allocate the rest (--prealloc none)",
     };
     obs.notice(&format!("iolab: {verb} '{}' ({}), {how}", p.name, iolab_report::format_bytes(size_bytes)));
-    if r.prealloc != Prealloc::None {
+    if matches!(r.prealloc, Prealloc::Fallocate | Prealloc::Write) {
         r.fill_progress = obs.fill_hook(verb, &p.name, size_bytes);
     }
 }

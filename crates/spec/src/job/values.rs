@@ -77,6 +77,12 @@ pub enum Prealloc {
     /// No reservation: the data is written sequentially, 1 MiB at a time, and the file system allocates as
     /// the writes come (fio: `fallocate=none` with its layout writes).
     Write,
+    /// Reserved in one `fallocate(2)` call and never written: unwritten extents, which read as zeros without
+    /// touching the device and which the file system converts as the run's writes land (each fdatasync then
+    /// also commits that conversion). The layout of logs made ahead and filled as they go: etcd's WAL
+    /// segments (`fallocate(fd, 0, 0, 64 MiB)`), fio's own files for a write job. A write smaller than a
+    /// page then needs no read of the page first.
+    Reserve,
     /// Nothing allocated or written: the file is created empty (a smaller one left as it is), and the run's own
     /// writes grow and allocate it, as appending writers do: the fragmenting case (fio: `fallocate=none` on a
     /// write job, which fio does not lay out). Reads of what the run has not written yet are short (past the
@@ -85,11 +91,12 @@ pub enum Prealloc {
 }
 
 impl Prealloc {
-    /// The key's value, as typed: `fallocate`, `write` or `none`.
+    /// The key's value, as typed: `fallocate`, `write`, `reserve` or `none`.
     pub fn as_str(self) -> &'static str {
         match self {
             Prealloc::Fallocate => "fallocate",
             Prealloc::Write => "write",
+            Prealloc::Reserve => "reserve",
             Prealloc::None => "none",
         }
     }

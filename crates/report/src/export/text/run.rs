@@ -262,6 +262,7 @@ fn target_description(t: &TargetEnv, engine: &str) -> String {
         let how = match t.layout.as_ref().and_then(|l| l.prealloc.as_deref()) {
             Some("none") => "created empty (--prealloc none)",
             Some("write") => "created (--prealloc write)",
+            Some("reserve") => "created reserved, unwritten (--prealloc reserve)",
             _ => "created",
         };
         match t.fill_s {

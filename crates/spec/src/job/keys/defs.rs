@@ -177,24 +177,28 @@ pub const KEYS: &[Key] = &[
         name: "prealloc",
         doc: "How a file iolab creates (or extends to --size) is laid out: fallocate (reserve it in one call, \
               then write data over it; the default), write (write data, the file system allocating as the \
-              writes come), or none (an empty file the run's own writes grow and allocate, as appending \
+              writes come), reserve (reserve it in one call and write nothing: unwritten extents, which read \
+              as zeros without the device and are converted as the run writes them, as etcd's WAL segments \
+              are made), or none (an empty file the run's own writes grow and allocate, as appending \
               writers do: the fragmenting case; reads of what the run has not written yet are short). fio's \
               fallocate= option. The result shows each file's extents before and after the run and the I/Os \
               that crossed an extent boundary.",
         flag: Some(
-            Flag::value("prealloc", "fallocate|write|none").candidates(&["fallocate", "write", "none"]),
+            Flag::value("prealloc", "fallocate|write|reserve|none")
+                .candidates(&["fallocate", "write", "reserve", "none"]),
         ),
         sets: Sets::Run(|job, text, at| {
             job.prealloc = Some(match text.trim() {
                 "fallocate" => Prealloc::Fallocate,
                 "write" => Prealloc::Write,
+                "reserve" => Prealloc::Reserve,
                 "none" => Prealloc::None,
-                _ => return Err(invalid(at, text, "'fallocate', 'write' or 'none'")),
+                _ => return Err(invalid(at, text, "'fallocate', 'write', 'reserve' or 'none'")),
             });
             Ok(())
         }),
         count: Count::One,
-        good: &["none", "fallocate"],
+        good: &["none", "fallocate", "reserve"],
         bad: &["posix"],
     },
     Key {

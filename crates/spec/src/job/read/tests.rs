@@ -61,7 +61,7 @@ fn workers_count_with_worker_tables_is_conflict() {
 }
 
 #[test]
-fn prealloc_key_takes_its_three_modes_and_names_them_when_refused() {
+fn prealloc_key_takes_its_modes_and_names_them_when_refused() {
     let job = JobSpec::from_toml("prealloc = \"none\"\n", "j.toml").unwrap();
     assert_eq!(job.prealloc, Some(Prealloc::None));
     let mut cli = JobSpec::default();
@@ -70,8 +70,8 @@ fn prealloc_key_takes_its_three_modes_and_names_them_when_refused() {
     job.apply_overrides(&cli);
     assert_eq!(job.prealloc, Some(Prealloc::Write), "the flag wins over the file");
     let e = JobSpec::from_toml("prealloc = \"posix\"\n", "j.toml").unwrap_err().to_string();
-    assert!(e.contains("'posix'") && e.contains("'fallocate', 'write' or 'none'"), "{e}");
-    for p in [Prealloc::Fallocate, Prealloc::Write, Prealloc::None] {
+    assert!(e.contains("'posix'") && e.contains("'fallocate', 'write', 'reserve' or 'none'"), "{e}");
+    for p in [Prealloc::Fallocate, Prealloc::Write, Prealloc::Reserve, Prealloc::None] {
         let mut j = JobSpec::default();
         j.set_run("prealloc", p.as_str(), &Place::Flag("--prealloc".into())).unwrap();
         assert_eq!(j.prealloc, Some(p), "one name everywhere");
