@@ -460,6 +460,9 @@ pub fn check_can_create(path: &Path) -> Result<(), String> {
 /// writable file system), so that a long run does not end with an output it cannot write.
 fn check_directory(dir: &Path) -> Result<(), String> {
     use nix::unistd::{access, AccessFlags};
+    if let Some(why) = crate::pseudofs::refuse_pseudo_fs(dir) {
+        return Err(why);
+    }
     match fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(format!("'{}' is not a directory", dir.display())),

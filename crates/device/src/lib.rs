@@ -36,6 +36,7 @@ pub mod mem;
 pub mod memlimit;
 mod open;
 pub mod ownership;
+pub mod pseudofs;
 pub mod scratch;
 pub mod signature;
 mod sys;
