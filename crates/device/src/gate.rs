@@ -19,6 +19,7 @@
 //! full disk or a crash leaves the old file or none, never a truncated one. The final path is the resolved
 //! one: `--json LINK` replaces the file the symlink names and keeps the symlink.
 
+use crate::helddir::{HeldDir, Refusal};
 use crate::scratch;
 use crate::signature::{identify, SIGNATURE_HEAD_BYTES};
 use std::fs::{self, File, Metadata, OpenOptions};
@@ -234,59 +235,24 @@ impl WriteGate {
     }
 }
 
-/// What a database directory claimed with [`WriteGate::database_dir`] is now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DirState {
-    /// Not there: iolab creates it (its parent exists and can be written).
-    New,
-    /// A directory iolab made earlier (it carries [`crate::ownership::DIR_MARK`]): iolab may empty it.
-    Ours,
-}
-
 impl WriteGate {
     /// Claims `path` as a directory a command fills with files of its own and removes (a database's
-    /// directory, `iolab db --dir`), refusing a path that is there and is not a directory iolab made: an
-    /// existing directory iolab did not mark (a mount point, someone's data) is never emptied, as an output
-    /// never replaces a file it should not. A path not there yet needs an existing, writable parent.
-    pub fn database_dir(&mut self, what: &str, path: &str) -> Result<DirState, GateError> {
-        let not_a_file = |is: &str, hint| GateError::NotAFile {
-            what: what.into(),
-            path: path.into(),
-            is: is.into(),
-            hint,
-        };
-        let state = match fs::symlink_metadata(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                check_directory(&parent_dir(Path::new(path))).map_err(|why| GateError::Unwritable {
-                    what: what.into(),
-                    path: path.into(),
-                    why,
-                })?;
-                DirState::New
-            }
-            Err(e) => {
-                let why = format!("cannot inspect it: {e}");
-                return Err(GateError::Unwritable { what: what.into(), path: path.into(), why });
-            }
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(not_a_file("a symlink", "give the directory's real path"));
-            }
-            Ok(m) if !m.is_dir() => {
-                return Err(not_a_file(
-                    "not a directory",
-                    "give a path that does not exist yet: iolab creates the directory, marks it as its own and removes it after the run",
-                ));
-            }
-            Ok(_) if crate::ownership::dir_is_ours(Path::new(path)) => DirState::Ours,
-            Ok(_) => {
-                return Err(not_a_file(
-                    "a directory iolab did not make",
-                    "iolab never empties a directory that is not its own; give a path that does not exist yet (e.g. DIR/iolab-db): iolab creates the directory, marks it as its own and removes it after the run",
-                ));
-            }
-        };
+    /// directory, `iolab db --dir`), and holds it ([`HeldDir`]: see there for what is refused: a directory
+    /// that is there and is not iolab's, is mounted, or has a mount point or something another account owns
+    /// beneath it). A path not there yet needs an existing, writable parent on a real file system. `owners`:
+    /// the accounts besides iolab's own user whose files iolab may remove from it (a private database
+    /// server's).
+    pub fn database_dir(&mut self, what: &str, path: &str, owners: &[u32]) -> Result<HeldDir, GateError> {
+        let unwritable = |why: String| GateError::Unwritable { what: what.into(), path: path.into(), why };
+        let absolute =
+            std::path::absolute(path).map_err(|e| unwritable(format!("cannot resolve it: {e}")))?;
+        check_directory(&parent_dir(&absolute)).map_err(unwritable)?;
+        let held = HeldDir::claim(path, owners).map_err(|refusal| match refusal {
+            Refusal::Is(is, hint) => GateError::NotAFile { what: what.into(), path: path.into(), is, hint },
+            Refusal::Unwritable(why) => unwritable(why),
+        })?;
         self.add(what, path, Access::Writes, false)?;
-        Ok(state)
+        Ok(held)
     }
 }
 
@@ -458,7 +424,7 @@ pub fn check_can_create(path: &Path) -> Result<(), String> {
 
 /// Checks that a new file can be created in `dir` (it exists, is a directory, and is writable on a
 /// writable file system), so that a long run does not end with an output it cannot write.
-fn check_directory(dir: &Path) -> Result<(), String> {
+pub(crate) fn check_directory(dir: &Path) -> Result<(), String> {
     use nix::unistd::{access, AccessFlags};
     if let Some(why) = crate::pseudofs::refuse_pseudo_fs(dir) {
         return Err(why);

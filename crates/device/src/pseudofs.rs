@@ -62,6 +62,8 @@ mod tests {
         assert_eq!(pseudo_fs_of(Path::new("/sys/iolab-no-such")), Some("sysfs"));
         let t = tempfile::tempdir().unwrap();
         assert_eq!(pseudo_fs_of(&t.path().join("new/deeper")), None);
-        assert!(refuse_pseudo_fs(Path::new("/proc/x")).unwrap().contains("'/proc/x' is on a pseudo file system (proc)"));
+        assert!(refuse_pseudo_fs(Path::new("/proc/x"))
+            .unwrap()
+            .contains("'/proc/x' is on a pseudo file system (proc)"));
     }
 }

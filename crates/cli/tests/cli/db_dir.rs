@@ -44,9 +44,9 @@ fn a_dir_on_a_pseudo_file_system_is_refused_and_nothing_is_made() {
 }
 
 /// Files under `dir`, relative, sorted.
-#[allow(dead_code)]
 fn files_under(dir: &Path) -> Vec<String> {
-    let mut out: Vec<String> = walk(dir).into_iter().map(|p| p.strip_prefix(dir).unwrap().display().to_string()).collect();
+    let mut out: Vec<String> =
+        walk(dir).into_iter().map(|p| p.strip_prefix(dir).unwrap().display().to_string()).collect();
     out.sort();
     out
 }
@@ -63,7 +63,79 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-#[allow(dead_code)]
-fn unused() -> tempfile::TempDir {
-    tempdir()
+/// The flags of a short real run (a small build, a 1 s window).
+const SHORT: [&str; 11] = [
+    "--database",
+    "sqlite",
+    "--warehouses",
+    "1",
+    "--users",
+    "1",
+    "--items",
+    "10000",
+    "--ramp",
+    "0s",
+    "--no-save",
+];
+
+#[test]
+fn a_planted_old_mark_file_does_not_make_iolab_empty_a_directory() {
+    let t = tempdir();
+    let d = t.path().join("mnt");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::write(d.join(".iolab-dir"), b"planted by another user").unwrap();
+    std::fs::write(d.join("their-data"), b"precious").unwrap();
+    let (code, stderr) = tpcc(&["--dir", d.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("an older iolab's mark") && stderr.contains("rm -r"), "{stderr}");
+    assert_eq!(files_under(&d), [".iolab-dir", "their-data"]);
+}
+
+/// `iolab db tpcc --dir DIR SHORT ARGS` as the account `uid` (through setpriv), its state directory under
+/// `state`; its exit code and stderr.
+fn tpcc_as(uid: u32, state: &Path, dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new("setpriv")
+        .args([format!("--reuid={uid}"), format!("--regid={uid}"), "--clear-groups".into()])
+        .arg("env")
+        .arg("HOME=/nonexistent")
+        .arg(format!("XDG_STATE_HOME={}", state.display()))
+        .arg(assert_cmd::cargo::cargo_bin("iolab"))
+        .args(["db", "tpcc", "--dir", dir.to_str().unwrap(), "--duration", "1s"])
+        .args(SHORT)
+        .args(args)
+        .current_dir("/")
+        .output()
+        .expect("spawn setpriv");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn an_unprivileged_user_s_directory_is_its_own_by_a_record_no_other_account_can_write() {
+    let have_setpriv = std::process::Command::new("setpriv").arg("--version").output().is_ok();
+    if !crate::util::is_root() || !have_setpriv {
+        iolab_testkit::skip(format_args!("needs root and setpriv(1) to run iolab as two other accounts"));
+        return;
+    }
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let t = tempfile::Builder::new().prefix("iolab-users-").tempdir_in("/tmp").unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (user, other) = (65534, 65533);
+    let d = t.path().join("db");
+    let state = t.path().join("state-user");
+    let (code, stderr) = tpcc_as(user, &state, &d, &["--keep"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let records = state.join("iolab/dirs");
+    let m = std::fs::metadata(&records).expect("the user's record");
+    assert_eq!((m.uid(), m.mode() & 0o777), (user, 0o600));
+    let kept = files_under(&d);
+    // Another account, with records of its own, cannot take it.
+    let (code, stderr) = tpcc_as(other, &t.path().join("state-other"), &d, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("a directory iolab did not make"), "{stderr}");
+    assert_eq!(files_under(&d), kept);
+    // The user who made it empties it, runs, removes it and forgets it.
+    let (code, stderr) = tpcc_as(user, &state, &d, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!d.exists());
+    assert_eq!(std::fs::read_to_string(&records).unwrap(), "", "the record is forgotten");
 }

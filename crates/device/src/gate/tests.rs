@@ -2,6 +2,7 @@
 //! atomic replacement.
 
 use super::*;
+use crate::helddir::DirState;
 use std::os::unix::fs::symlink;
 
 fn dir() -> tempfile::TempDir {
@@ -218,19 +219,25 @@ fn a_database_dir_is_new_or_ours_and_anything_else_is_refused() {
     let d = dir();
     let new = d.path().join("db");
     let mut gate = WriteGate::new();
-    assert_eq!(gate.database_dir("--dir", &s(&new)).unwrap(), DirState::New);
+    let mut held = gate.database_dir("--dir", &s(&new), &[]).unwrap();
+    assert_eq!(held.state(), DirState::New);
     fs::create_dir(&new).unwrap();
-    let e = WriteGate::new().database_dir("--dir", &s(&new)).unwrap_err();
+    let e = WriteGate::new().database_dir("--dir", &s(&new), &[]).unwrap_err();
     assert!(e.to_string().contains("a directory iolab did not make"), "{e}");
-    crate::ownership::mark_dir(&new).unwrap();
-    assert_eq!(WriteGate::new().database_dir("--dir", &s(&new)).unwrap(), DirState::Ours);
+    fs::remove_dir(&new).unwrap();
+    held.make().unwrap();
+    drop(held);
+    if crate::ownership::dir_is_ours(&fs::File::open(&new).unwrap()) {
+        let again = WriteGate::new().database_dir("--dir", &s(&new), &[]).unwrap();
+        assert_eq!(again.state(), DirState::Ours);
+    }
     let file = d.path().join("f");
     fs::write(&file, b"x").unwrap();
     assert!(WriteGate::new()
-        .database_dir("--dir", &s(&file))
+        .database_dir("--dir", &s(&file), &[])
         .unwrap_err()
         .to_string()
         .contains("not a directory"));
-    let e = WriteGate::new().database_dir("--dir", &s(&d.path().join("no/such/db"))).unwrap_err();
+    let e = WriteGate::new().database_dir("--dir", &s(&d.path().join("no/such/db")), &[]).unwrap_err();
     assert!(e.to_string().contains("does not exist"), "{e}");
 }
