@@ -238,8 +238,8 @@ impl WriteGate {
 impl WriteGate {
     /// Claims `path` as a directory a command fills with files of its own and removes (a database's
     /// directory, `iolab db --dir`), and holds it ([`HeldDir`]: see there for what is refused: a directory
-    /// that is there and is not iolab's, is mounted, or has a mount point or something another account owns
-    /// beneath it). A path not there yet needs an existing, writable parent on a real file system. `owners`:
+    /// that is there and is not iolab's, is mounted or has a mount point, something another account owns or
+    /// something in use beneath it, or is locked by another run). A path not there yet needs an existing, writable parent on a real file system. `owners`:
     /// the accounts besides iolab's own user whose files iolab may remove from it (a private database
     /// server's).
     pub fn database_dir(&mut self, what: &str, path: &str, owners: &[u32]) -> Result<HeldDir, GateError> {

@@ -1,21 +1,25 @@
 //! Directories iolab makes, fills and removes (`iolab db --dir`), held by descriptor from their claim.
 //!
 //! The claim ([`crate::WriteGate::database_dir`]) resolves the path once: it opens the parent directory (O_DIRECTORY) and keeps it with
-//! the entry's name, and, for a directory that is there already, opens it (O_DIRECTORY|O_NOFOLLOW). A
-//! directory that is there is taken only when it carries iolab's mark ([`crate::ownership::dir_is_ours`]),
-//! is not a mount point, has no mount point beneath it, and holds nothing owned by an account other than
-//! iolab's user or the database server's.
+//! the entry's name, and, for a directory that is there already, opens it (O_DIRECTORY|O_NOFOLLOW) and takes
+//! an exclusive `flock` on it, held for the whole run, so a second iolab run on the same directory is refused
+//! before it changes anything. A directory that is there is taken only when it carries iolab's mark
+//! ([`crate::ownership::dir_is_ours`]), is not a mount point, has no mount point beneath it, holds nothing
+//! owned by an account other than iolab's user or the database server's, and has nothing beneath it in use
+//! by another process (`inuse`: held open, mapped, locked, or a working directory).
 //!
 //! Everything after the claim goes through those descriptors, never through the path again:
-//! [`HeldDir::make`] makes a new directory with `mkdirat` in the held parent (and marks it) or
+//! [`HeldDir::make`] makes a new directory with `mkdirat` in the held parent (and marks and locks it) or
 //! empties the held one; [`HeldDir::remove`] empties it with `openat`/`unlinkat`, entry by entry, never
 //! following a symlink (a symlink is removed, not what it names), never crossing into another mount (an
 //! error, not a skip), never removing what another account owns; then it removes the directory from the
 //! held parent only when the parent's entry is still the same directory (device and inode). A path
 //! component swapped for a symlink during the run changes nothing iolab removes.
 
-use nix::fcntl::OFlag;
+use crate::sys::DevNum;
+use nix::fcntl::{Flock, FlockArg, OFlag};
 use nix::sys::stat::Mode;
+use std::collections::HashMap;
 use std::ffi::{CStr, CString, OsStr};
 use std::fs::File;
 use std::io;
@@ -64,8 +68,8 @@ pub struct HeldDir {
     path: PathBuf,
     parent: File,
     name: CString,
-    /// The directory, once held (at the claim when it was there, else once made).
-    dir: Option<File>,
+    /// The directory, once held (at the claim when it was there, else once made), locked.
+    dir: Option<Flock<File>>,
     state: DirState,
     /// The accounts whose files iolab may remove from it.
     owners: Vec<u32>,
@@ -137,6 +141,15 @@ fn unlink_at(dir: &File, name: &CStr, is_dir: bool) -> io::Result<()> {
     Ok(nix::unistd::unlinkat(dir, name, flags)?)
 }
 
+/// Takes an exclusive `flock` on `dir` without waiting; `Ok(None)` when another holds one.
+fn lock(dir: File) -> io::Result<Option<Flock<File>>> {
+    match Flock::lock(dir, FlockArg::LockExclusiveNonblock) {
+        Ok(locked) => Ok(Some(locked)),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
+        Err((_, e)) => Err(e.into()),
+    }
+}
+
 /// The names in the directory `dir`, `.` and `..` left out.
 fn names_in(dir: &File) -> io::Result<Vec<CString>> {
     let mut d = nix::dir::Dir::openat(
@@ -179,11 +192,13 @@ impl std::fmt::Display for WalkError {
     }
 }
 
-/// One walk over a held directory: a survey (what is there) or a removal.
+/// One walk over a held directory: a survey (what is there, each file by identity) or a removal.
 struct Walk<'a> {
     top: Stat,
     owners: &'a [u32],
     remove: bool,
+    /// Every entry seen, by device and inode, with its path (for a survey's in-use check).
+    seen: HashMap<(DevNum, u64), PathBuf>,
 }
 
 impl Walk<'_> {
@@ -206,6 +221,7 @@ impl Walk<'_> {
             if !self.owners.contains(&st.uid) {
                 return Err(WalkError::Foreign(path, st.uid));
             }
+            self.seen.insert((DevNum::from_dev(st.dev), st.ino), path.clone());
             if st.is_dir() {
                 let sub = open_dir_at(dir, &name).map_err(io)?;
                 let m = sub.metadata().map_err(io)?;
@@ -228,7 +244,7 @@ impl Walk<'_> {
 impl HeldDir {
     /// Claims `path` for `what` (`--dir`): see the module documentation. `owners`: the accounts whose files
     /// iolab may remove from it besides its own user (a database server's account). Nothing is made or
-    /// changed.
+    /// changed; a directory that is there stays locked while the [`HeldDir`] lives.
     pub(crate) fn claim(path: &str, owners: &[u32]) -> Result<HeldDir, Refusal> {
         let refuse = Refusal::Is;
         let unwritable = Refusal::Unwritable;
@@ -286,12 +302,22 @@ impl HeldDir {
         }
         let dir =
             open_dir_at(&held.parent, &held.name).map_err(|e| unwritable(format!("cannot open it: {e}")))?;
+        let dir = match lock(dir) {
+            Ok(Some(locked)) => locked,
+            Ok(None) => {
+                return Err(refuse(
+                    "a directory another iolab run is using (it holds the directory's lock)".into(),
+                    "wait for that run to end, or give another path",
+                ))
+            }
+            Err(e) => return Err(unwritable(format!("cannot lock it: {e}"))),
+        };
         if !crate::ownership::dir_is_ours(&dir) {
             return Err(not_ours(&dir, path, &refuse));
         }
         held.dir = Some(dir);
         held.state = DirState::Ours;
-        held.survey().map_err(|is| refuse(is, "iolab never empties a directory with something mounted or not its own beneath it; unmount or remove it, or give another path"))?;
+        held.survey().map_err(|is| refuse(is, "iolab never empties a directory with something in use, mounted or not its own beneath it; stop or unmount it, or give another path"))?;
         Ok(held)
     }
 
@@ -305,22 +331,29 @@ impl HeldDir {
         &self.path
     }
 
-    /// Walks the held directory without changing it: no mount point and nothing another account owns
-    /// beneath it. Says what is wrong in words.
+    /// Walks the held directory without changing it: no mount point, nothing another account owns, and
+    /// nothing in use by another process beneath it. Says what is wrong in words.
     fn survey(&self) -> Result<(), String> {
         let Some(dir) = &self.dir else { return Ok(()) };
         let mut walk =
             self.walker(dir, false).map_err(|e| format!("a directory iolab cannot inspect ({e})"))?;
-        walk.walk(dir, Path::new(&self.shown), 0).map_err(|e| format!("a directory iolab may not empty: {e}"))
+        walk.walk(dir, Path::new(&self.shown), 0)
+            .map_err(|e| format!("a directory iolab may not empty: {e}"))?;
+        let top = walk.top;
+        walk.seen.insert((DevNum::from_dev(top.dev), top.ino), PathBuf::from(&self.shown));
+        match crate::inuse::any_in_use(&walk.seen) {
+            Some(usage) => Err(format!("a directory in use: {usage}")),
+            None => Ok(()),
+        }
     }
 
     fn walker(&self, dir: &File, remove: bool) -> io::Result<Walk<'_>> {
         let top = stat_at(dir.as_raw_fd(), c"")?;
-        Ok(Walk { top, owners: &self.owners, remove })
+        Ok(Walk { top, owners: &self.owners, remove, seen: HashMap::new() })
     }
 
     /// Makes the directory ready for the run: a new one is made in the held parent (`mkdirat`), opened,
-    /// and marked as iolab's; one of iolab's is emptied.
+    /// locked and marked as iolab's; one of iolab's is emptied.
     pub fn make(&mut self) -> io::Result<()> {
         if self.dir.is_some() {
             return self.empty();
@@ -338,6 +371,9 @@ impl HeldDir {
             return Err(e.into());
         }
         let dir = open_dir_at(&self.parent, &self.name)?;
+        let Some(dir) = lock(dir)? else {
+            return Err(io::Error::other(format!("'{}' is locked by another iolab run", self.shown)));
+        };
         crate::ownership::mark_dir(&dir);
         self.dir = Some(dir);
         Ok(())

@@ -78,6 +78,16 @@ const SHORT: [&str; 11] = [
     "--no-save",
 ];
 
+/// Runs a short `iolab db tpcc --dir DIR --keep`: DIR is then a database iolab made and kept.
+fn kept_database(dir: &Path) {
+    let out = iolab()
+        .args(["db", "tpcc", "--dir", dir.to_str().unwrap(), "--keep", "--duration", "1s"])
+        .args(SHORT)
+        .output()
+        .expect("spawn");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[test]
 fn a_planted_old_mark_file_does_not_make_iolab_empty_a_directory() {
     let t = tempdir();
@@ -89,6 +99,53 @@ fn a_planted_old_mark_file_does_not_make_iolab_empty_a_directory() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("an older iolab's mark") && stderr.contains("rm -r"), "{stderr}");
     assert_eq!(files_under(&d), [".iolab-dir", "their-data"]);
+}
+
+#[test]
+fn a_kept_database_held_open_by_another_process_is_refused_and_nothing_is_deleted() {
+    let t = tempdir();
+    let d = t.path().join("db");
+    kept_database(&d);
+    let before = files_under(&d);
+    let file =
+        before.iter().find(|f| f.ends_with(".sqlite") || f.ends_with(".db")).expect("the database file");
+    let mut holder = std::process::Command::new("sleep")
+        .arg("30")
+        .stdin(std::fs::File::open(d.join(file)).unwrap())
+        .spawn()
+        .unwrap();
+    let (code, stderr) = tpcc(&["--dir", d.to_str().unwrap()]);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("process {} (sleep) holds", holder.id())), "{stderr}");
+    assert_eq!(files_under(&d), before, "nothing deleted");
+}
+
+#[test]
+fn a_second_run_on_one_dir_is_refused_and_the_first_runs_on() {
+    let t = tempdir();
+    let d = t.path().join("db");
+    let first = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .args(["db", "tpcc", "--dir", d.to_str().unwrap(), "--duration", "3s"])
+        .args(SHORT)
+        .args(["--json", t.path().join("first.json").to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while files_under(&d).len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let during = files_under(&d);
+    let (code, stderr) = tpcc(&["--dir", d.to_str().unwrap()]);
+    let out = first.wait_with_output().unwrap();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("another iolab run is using"), "{stderr}");
+    assert!(during.len() >= 2, "the first run made its files: {during:?}");
+    assert_eq!(out.status.code(), Some(0), "the first run: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(!d.exists(), "the first run removed its directory");
 }
 
 /// `iolab db tpcc --dir DIR SHORT ARGS` as the account `uid` (through setpriv), its state directory under

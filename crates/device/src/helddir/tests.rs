@@ -1,13 +1,25 @@
 //! Held directories: made, emptied and removed through descriptors, never through a swapped path, a
-//! symlink or a mount; taken only with iolab's mark.
+//! symlink or a mount; taken only with iolab's mark, unlocked, and with nothing in use beneath.
 
 use super::*;
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 fn s(p: &Path) -> String {
     p.display().to_string()
+}
+
+/// A directory made and marked by iolab at `path`, its hold let go (as after a `--keep` run); `None` when
+/// no mark can be kept here (then the caller skips).
+fn kept(path: &Path) -> Option<()> {
+    let mut held = HeldDir::claim(&s(path), &[]).unwrap();
+    held.make().unwrap();
+    let ours = crate::ownership::dir_is_ours(&File::open(path).unwrap());
+    if !ours {
+        iolab_testkit::skip(format_args!("this file system keeps no mark iolab trusts"));
+    }
+    ours.then_some(())
 }
 
 #[test]
@@ -62,6 +74,45 @@ fn a_directory_with_only_a_planted_old_mark_is_refused_and_left_alone() {
     let _ =
         File::open(&db).unwrap().set_xattr(crate::ownership::DIR_TOKEN, b"00112233445566778899aabbccddeeff");
     assert!(HeldDir::claim(&s(&db), &[]).is_err());
+}
+
+#[test]
+fn a_second_claim_of_a_held_directory_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    if kept(&db).is_none() {
+        return;
+    }
+    let first = HeldDir::claim(&s(&db), &[]).unwrap();
+    assert_eq!(first.state(), DirState::Ours);
+    let e = HeldDir::claim(&s(&db), &[]).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("another iolab run is using"), "{e}");
+    drop(first);
+    HeldDir::claim(&s(&db), &[]).unwrap();
+}
+
+#[test]
+fn a_kept_directory_with_a_file_held_open_by_another_process_is_refused_and_kept() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    if kept(&db).is_none() {
+        return;
+    }
+    fs::write(db.join("tpcc.sqlite"), b"a live database").unwrap();
+    let mut child = Command::new("sleep")
+        .arg("30")
+        .stdin(File::open(db.join("tpcc.sqlite")).unwrap())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let e = HeldDir::claim(&s(&db), &[]).map(|_| ()).unwrap_err().to_string();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(e.contains("in use") && e.contains(&format!("process {} (sleep)", child.id())), "{e}");
+    assert!(db.join("tpcc.sqlite").exists());
+    let mut held = HeldDir::claim(&s(&db), &[]).unwrap();
+    held.make().unwrap();
+    assert!(!db.join("tpcc.sqlite").exists(), "once nothing holds it, it is emptied");
 }
 
 #[test]
