@@ -331,6 +331,12 @@ impl HeldDir {
         &self.path
     }
 
+    /// The held directory's device and inode, once it is held.
+    pub(crate) fn identity(&self) -> Option<(u64, u64)> {
+        let m = self.dir.as_ref()?.metadata().ok()?;
+        Some((m.dev(), m.ino()))
+    }
+
     /// Walks the held directory without changing it: no mount point, nothing another account owns, and
     /// nothing in use by another process beneath it. Says what is wrong in words.
     fn survey(&self) -> Result<(), String> {

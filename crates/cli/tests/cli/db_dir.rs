@@ -148,6 +148,26 @@ fn a_second_run_on_one_dir_is_refused_and_the_first_runs_on() {
     assert!(!d.exists(), "the first run removed its directory");
 }
 
+#[test]
+fn a_catalog_or_output_inside_the_dir_is_refused_before_anything_is_made() {
+    let t = tempdir();
+    let d = t.path().join("db");
+    kept_database(&d);
+    let before = files_under(&d);
+    for (flag, name) in [("--db", "catalog.db"), ("--json", "out.json")] {
+        let inner = d.join(name);
+        let out = iolab()
+            .args(["db", "tpcc", "--dir", d.to_str().unwrap(), flag, inner.to_str().unwrap()])
+            .args(QUICK)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {stderr}");
+        assert!(stderr.contains("lies inside --dir"), "{flag}: {stderr}");
+        assert_eq!(files_under(&d), before, "{flag}: the directory is untouched");
+    }
+}
+
 /// `iolab db tpcc --dir DIR SHORT ARGS` as the account `uid` (through setpriv), its state directory under
 /// `state`; its exit code and stderr.
 fn tpcc_as(uid: u32, state: &Path, dir: &Path, args: &[&str]) -> (Option<i32>, String) {

@@ -241,3 +241,29 @@ fn a_database_dir_is_new_or_ours_and_anything_else_is_refused() {
     let e = WriteGate::new().database_dir("--dir", &s(&d.path().join("no/such/db")), &[]).unwrap_err();
     assert!(e.to_string().contains("does not exist"), "{e}");
 }
+
+#[test]
+fn a_path_inside_a_directory_iolab_removes_is_refused_whichever_comes_first() {
+    let d = dir();
+    let db = d.path().join("db");
+    // A directory not there yet: the output claimed first, then the directory.
+    let mut gate = WriteGate::new();
+    gate.claim("the catalog", &s(&db.join("cat.db")), Access::Writes).unwrap();
+    let e = gate.database_dir("--dir", &s(&db), &[]).unwrap_err();
+    assert!(e.to_string().contains("the catalog '") && e.to_string().contains("lies inside --dir"), "{e}");
+    // One of iolab's, there already, reached through a symlink: the directory first, then the output.
+    let mut held = WriteGate::new().database_dir("--dir", &s(&db), &[]).unwrap();
+    held.make().unwrap();
+    if !crate::ownership::dir_is_ours(&fs::File::open(&db).unwrap()) {
+        iolab_testkit::skip(format_args!("no mark can be kept here"));
+        return;
+    }
+    drop(held);
+    symlink(&db, d.path().join("link")).unwrap();
+    let mut gate = WriteGate::new();
+    let _held = gate.database_dir("--dir", &s(&db), &[]).unwrap();
+    let e = gate.output("--json", &s(&d.path().join("link/out.json"))).unwrap_err();
+    assert!(matches!(e, GateError::Inside { .. }), "{e}");
+    assert!(e.is_refusal());
+    gate.output("--csv", &s(&d.path().join("out.csv"))).unwrap();
+}
