@@ -197,11 +197,12 @@ pub(crate) struct Claimed {
     pub(crate) also: Vec<(String, HeldDir)>,
 }
 
-/// The accounts besides iolab's user whose files iolab may remove from its directories: a private
-/// PostgreSQL server's account, when iolab (as root) runs one as that account.
-fn dir_owners(setup: &Setup) -> Vec<u32> {
+/// The accounts besides iolab's user whose files iolab may remove from its directories: the account a
+/// private PostgreSQL server runs as when iolab is root (whether this run starts one or not: a directory an
+/// earlier run kept holds that server's files).
+fn dir_owners() -> Vec<u32> {
     match crate::database::server::server_account() {
-        Ok(Some(a)) if setup.private_server() => vec![a.uid],
+        Ok(Some(a)) => vec![a.uid],
         _ => Vec::new(),
     }
 }
@@ -228,7 +229,7 @@ pub(crate) fn claim(
             }
         }
     }
-    let owners = dir_owners(setup);
+    let owners = dir_owners();
     let dir = match setup.url {
         None => {
             let path = setup.dir_path();
