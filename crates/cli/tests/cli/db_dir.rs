@@ -216,3 +216,29 @@ fn an_unprivileged_user_s_directory_is_its_own_by_a_record_no_other_account_can_
     assert!(!d.exists());
     assert_eq!(std::fs::read_to_string(&records).unwrap(), "", "the record is forgotten");
 }
+
+#[test]
+fn a_directory_kept_by_a_private_postgres_is_emptied_by_a_later_run() {
+    if let Some(why) = crate::db::postgres_missing() {
+        iolab_testkit::skip(format_args!("{why}"));
+        return;
+    }
+    let t = crate::db::pg_tempdir();
+    let d = t.path().join("db");
+    let run = |engine: &str, keep: bool| {
+        let mut c = iolab();
+        c.args(["db", "tpcc", "--dir", d.to_str().unwrap(), "--duration", "1s"]);
+        // SHORT without its --database sqlite.
+        c.args(["--database", engine]).args(&SHORT[2..]);
+        if keep {
+            c.arg("--keep");
+        }
+        let out = c.output().expect("spawn");
+        assert_eq!(out.status.code(), Some(0), "{engine}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    run("postgres", true);
+    assert!(d.join("pgdata").is_dir(), "kept, its files the server account's");
+    // The files are the server account's, not iolab's user's: still iolab's to empty.
+    run("sqlite", false);
+    assert!(!d.exists());
+}
