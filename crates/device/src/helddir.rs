@@ -246,27 +246,10 @@ impl HeldDir {
     /// iolab may remove from it besides its own user (a database server's account). Nothing is made or
     /// changed; a directory that is there stays locked while the [`HeldDir`] lives.
     pub(crate) fn claim(path: &str, owners: &[u32]) -> Result<HeldDir, Refusal> {
-        let refuse = Refusal::Is;
-        let unwritable = Refusal::Unwritable;
         if let Some(why) = crate::pseudofs::refuse_pseudo_fs(Path::new(path)) {
-            return Err(unwritable(why));
+            return Err(Refusal::Unwritable(why));
         }
-        let absolute =
-            std::path::absolute(path).map_err(|e| unwritable(format!("cannot resolve it: {e}")))?;
-        let name = absolute
-            .file_name()
-            .filter(|n| n.as_bytes() != b"..")
-            .and_then(|n| CString::new(n.as_bytes()).ok())
-            .ok_or_else(|| {
-                refuse(
-                    "not a directory's name".into(),
-                    "give the path of a directory to make, e.g. DIR/iolab-db",
-                )
-            })?;
-        let parent_path = absolute.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
-        let parent =
-            File::open(&parent_path).map_err(|e| unwritable(format!("cannot open its directory: {e}")))?;
-        let parent_path = std::fs::canonicalize(&parent_path).unwrap_or(parent_path);
+        let (parent, parent_path, name) = open_parent(path)?;
         let mut owners = owners.to_vec();
         owners.push(nix::unistd::geteuid().as_raw());
         let mut held = HeldDir {
@@ -278,11 +261,20 @@ impl HeldDir {
             state: DirState::New,
             owners,
         };
-        let st = match stat_at(held.parent.as_raw_fd(), &held.name) {
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(held),
-            Err(e) => return Err(unwritable(format!("cannot inspect it: {e}"))),
-            Ok(st) => st,
-        };
+        match stat_at(held.parent.as_raw_fd(), &held.name) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(held),
+            Err(e) => Err(Refusal::Unwritable(format!("cannot inspect it: {e}"))),
+            Ok(st) => {
+                held.take_existing(&st)?;
+                Ok(held)
+            }
+        }
+    }
+
+    /// Takes the directory that is there (described by `st`): a directory, not a mount point, locked,
+    /// iolab's, and with nothing beneath it that iolab may not remove.
+    fn take_existing(&mut self, st: &Stat) -> Result<(), Refusal> {
+        let refuse = Refusal::Is;
         if st.is_symlink() {
             return Err(refuse("a symlink".into(), "give the directory's real path"));
         }
@@ -292,16 +284,20 @@ impl HeldDir {
                 "give a path that does not exist yet: iolab creates the directory, marks it as its own and removes it after the run",
             ));
         }
-        let parent_st = stat_at(held.parent.as_raw_fd(), c"")
-            .map_err(|e| unwritable(format!("cannot inspect its directory: {e}")))?;
+        let parent_st = stat_at(self.parent.as_raw_fd(), c"")
+            .map_err(|e| Refusal::Unwritable(format!("cannot inspect its directory: {e}")))?;
         if st.crosses_from(&parent_st) {
             return Err(refuse(
                 "a mount point".into(),
                 "iolab never empties a mount point; give a path that does not exist yet (e.g. DIR/iolab-db)",
             ));
         }
-        let dir =
-            open_dir_at(&held.parent, &held.name).map_err(|e| unwritable(format!("cannot open it: {e}")))?;
+        let (dir, meta) = open_dir_at(&self.parent, &self.name)
+            .and_then(|d| d.metadata().map(|m| (d, m)))
+            .map_err(|e| Refusal::Unwritable(format!("cannot open it: {e}")))?;
+        if (meta.dev(), meta.ino()) != (st.dev, st.ino) {
+            return Err(Refusal::Unwritable("it changed while iolab looked at it".into()));
+        }
         let dir = match lock(dir) {
             Ok(Some(locked)) => locked,
             Ok(None) => {
@@ -310,15 +306,14 @@ impl HeldDir {
                     "wait for that run to end, or give another path",
                 ))
             }
-            Err(e) => return Err(unwritable(format!("cannot lock it: {e}"))),
+            Err(e) => return Err(Refusal::Unwritable(format!("cannot lock it: {e}"))),
         };
         if !crate::ownership::dir_is_ours(&dir) {
-            return Err(not_ours(&dir, path, &refuse));
+            return Err(not_ours(&dir, &self.shown, &refuse));
         }
-        held.dir = Some(dir);
-        held.state = DirState::Ours;
-        held.survey().map_err(|is| refuse(is, "iolab never empties a directory with something in use, mounted or not its own beneath it; stop or unmount it, or give another path"))?;
-        Ok(held)
+        self.dir = Some(dir);
+        self.state = DirState::Ours;
+        self.survey().map_err(|is| refuse(is, "iolab never empties a directory with something in use, mounted or not its own beneath it; stop or unmount it, or give another path"))
     }
 
     /// What the claim found: a new path, or a directory of iolab's to empty.
@@ -406,6 +401,28 @@ impl HeldDir {
             _ => Ok(()),
         }
     }
+}
+
+/// The directory `path` lives in, opened (its path resolved once, here), with that directory's resolved path
+/// and the entry's name.
+fn open_parent(path: &str) -> Result<(File, PathBuf, CString), Refusal> {
+    let absolute =
+        std::path::absolute(path).map_err(|e| Refusal::Unwritable(format!("cannot resolve it: {e}")))?;
+    let name = absolute
+        .file_name()
+        .filter(|n| n.as_bytes() != b"..")
+        .and_then(|n| CString::new(n.as_bytes()).ok())
+        .ok_or_else(|| {
+            Refusal::Is(
+                "not a directory's name".into(),
+                "give the path of a directory to make, e.g. DIR/iolab-db",
+            )
+        })?;
+    let parent_path = absolute.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+    let parent = File::open(&parent_path)
+        .map_err(|e| Refusal::Unwritable(format!("cannot open its directory: {e}")))?;
+    let parent_path = std::fs::canonicalize(&parent_path).unwrap_or(parent_path);
+    Ok((parent, parent_path, name))
 }
 
 /// The refusal of a directory without iolab's mark (saying so when an older iolab's plain mark file is
