@@ -43,6 +43,35 @@ fn a_dir_on_a_pseudo_file_system_is_refused_and_nothing_is_made() {
     assert!(!made, "a cgroup was made at {}", dir.display());
 }
 
+#[test]
+fn a_new_target_or_an_output_on_a_pseudo_file_system_is_refused_and_nothing_is_made() {
+    let Some(root) = cgroup_mount() else {
+        iolab_testkit::skip(format_args!("no cgroup file system is mounted"));
+        return;
+    };
+    let t = tempdir();
+    let made = root.join(format!("iolab-target-test-{}.dat", std::process::id()));
+    let out = iolab()
+        .args(["run", "--target", made.to_str().unwrap(), "--size", "1M", "-q", "--no-save"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("pseudo file system (cgroup"), "{stderr}");
+    assert!(!made.exists());
+    let json = root.join(format!("iolab-output-test-{}.json", std::process::id()));
+    let target = t.path().join("t.dat");
+    let out = iolab()
+        .args(["run", "--target", target.to_str().unwrap(), "--size", "1M", "-q", "--no-save"])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--json") && stderr.contains("pseudo file system (cgroup"), "{stderr}");
+    assert!(!json.exists() && !target.exists(), "nothing made");
+}
+
 /// Files under `dir`, relative, sorted.
 fn files_under(dir: &Path) -> Vec<String> {
     let mut out: Vec<String> =
