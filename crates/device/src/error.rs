@@ -40,6 +40,15 @@ pub enum TargetError {
         /// Its parent directory.
         dir: String,
     },
+    /// A new file would be made on a pseudo file system (cgroupfs, tracefs, sysfs, ...), where it is a kernel
+    /// object ([`crate::pseudofs`]).
+    #[error("cannot create '{path}': {why}")]
+    PseudoFs {
+        /// The path as typed.
+        path: String,
+        /// Why, naming the file system.
+        why: String,
+    },
     /// The parent of a new file is not a directory.
     #[error("cannot create '{path}': '{dir}' is not a directory")]
     ParentNotDirectory {

@@ -19,6 +19,7 @@
 //! full disk or a crash leaves the old file or none, never a truncated one. The final path is the resolved
 //! one: `--json LINK` replaces the file the symlink names and keeps the symlink.
 
+use crate::helddir::{HeldDir, Refusal};
 use crate::scratch;
 use crate::signature::{identify, SIGNATURE_HEAD_BYTES};
 use std::fs::{self, File, Metadata, OpenOptions};
@@ -92,6 +93,18 @@ pub enum GateError {
         /// The world-writable directory it sits in.
         dir: String,
     },
+    /// A path the command writes lies inside a directory the command empties and removes.
+    #[error("{what} '{path}' lies inside {dir_what} '{dir_path}', which iolab empties and removes, so it would be deleted with it; give {what} a path outside it")]
+    Inside {
+        /// The use (`--json`, `the catalog`).
+        what: String,
+        /// Its path as typed.
+        path: String,
+        /// The directory's flag (`--dir`).
+        dir_what: String,
+        /// The directory's path as typed.
+        dir_path: String,
+    },
     /// An output was not written (disk full, I/O error); the file at its path is as it was.
     #[error("{what} '{path}' was not written: {}", describe_write_error(.source))]
     Write {
@@ -145,6 +158,8 @@ struct Claim {
 #[derive(Clone, Debug, Default)]
 pub struct WriteGate {
     claims: Vec<Claim>,
+    /// The directories the command empties and removes ([`WriteGate::database_dir`]).
+    dirs: Vec<DirClaim>,
 }
 
 /// What a path was claimed as.
@@ -191,6 +206,14 @@ impl WriteGate {
         for c in &self.claims {
             check_pair(c, &claim)?;
         }
+        if let Some(d) = self.dirs.iter().find(|d| inside(d, path)) {
+            return Err(GateError::Inside {
+                what: what.into(),
+                path: path.into(),
+                dir_what: d.what.clone(),
+                dir_path: d.path.clone(),
+            });
+        }
         self.claims.push(claim);
         Ok(())
     }
@@ -234,59 +257,86 @@ impl WriteGate {
     }
 }
 
-/// What a database directory claimed with [`WriteGate::database_dir`] is now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DirState {
-    /// Not there: iolab creates it (its parent exists and can be written).
-    New,
-    /// A directory iolab made earlier (it carries [`crate::ownership::DIR_MARK`]): iolab may empty it.
-    Ours,
+/// A directory the command empties and removes, as the gate knows it: by device and inode when it is
+/// there, else by its resolved path.
+#[derive(Clone, Debug)]
+struct DirClaim {
+    what: String,
+    path: String,
+    id: Key,
 }
 
 impl WriteGate {
     /// Claims `path` as a directory a command fills with files of its own and removes (a database's
-    /// directory, `iolab db --dir`), refusing a path that is there and is not a directory iolab made: an
-    /// existing directory iolab did not mark (a mount point, someone's data) is never emptied, as an output
-    /// never replaces a file it should not. A path not there yet needs an existing, writable parent.
-    pub fn database_dir(&mut self, what: &str, path: &str) -> Result<DirState, GateError> {
-        let not_a_file = |is: &str, hint| GateError::NotAFile {
-            what: what.into(),
-            path: path.into(),
-            is: is.into(),
-            hint,
+    /// directory, `iolab db --dir`), and holds it ([`HeldDir`]: see there for what is refused: a directory
+    /// that is there and is not iolab's, is mounted or has a mount point, something another account owns or
+    /// something in use beneath it, or is locked by another run). A path not there yet needs an existing,
+    /// writable parent on a real file system. `owners`: the accounts besides iolab's own user whose files
+    /// iolab may remove from it (a private database server's). No path claimed in the gate, before or
+    /// after, may lie inside it.
+    pub fn database_dir(&mut self, what: &str, path: &str, owners: &[u32]) -> Result<HeldDir, GateError> {
+        let unwritable = |why: String| GateError::Unwritable { what: what.into(), path: path.into(), why };
+        let absolute =
+            std::path::absolute(path).map_err(|e| unwritable(format!("cannot resolve it: {e}")))?;
+        check_directory(&parent_dir(&absolute)).map_err(unwritable)?;
+        let held = HeldDir::claim(path, owners).map_err(|refusal| match refusal {
+            Refusal::Is(is, hint) => GateError::NotAFile { what: what.into(), path: path.into(), is, hint },
+            Refusal::Unwritable(why) => unwritable(why),
+        })?;
+        let id = match held.identity() {
+            Some((dev, ino)) => Key::Inode { dev, ino },
+            None => Key::New(held.path().to_path_buf()),
         };
-        let state = match fs::symlink_metadata(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                check_directory(&parent_dir(Path::new(path))).map_err(|why| GateError::Unwritable {
-                    what: what.into(),
-                    path: path.into(),
-                    why,
-                })?;
-                DirState::New
-            }
-            Err(e) => {
-                let why = format!("cannot inspect it: {e}");
-                return Err(GateError::Unwritable { what: what.into(), path: path.into(), why });
-            }
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(not_a_file("a symlink", "give the directory's real path"));
-            }
-            Ok(m) if !m.is_dir() => {
-                return Err(not_a_file(
-                    "not a directory",
-                    "give a path that does not exist yet: iolab creates the directory, marks it as its own and removes it after the run",
-                ));
-            }
-            Ok(_) if crate::ownership::dir_is_ours(Path::new(path)) => DirState::Ours,
-            Ok(_) => {
-                return Err(not_a_file(
-                    "a directory iolab did not make",
-                    "iolab never empties a directory that is not its own; give a path that does not exist yet (e.g. DIR/iolab-db): iolab creates the directory, marks it as its own and removes it after the run",
-                ));
-            }
-        };
+        let dir = DirClaim { what: what.into(), path: path.into(), id };
+        if let Some(c) = self.claims.iter().find(|c| inside(&dir, &c.path)) {
+            return Err(GateError::Inside {
+                what: c.what.clone(),
+                path: c.path.clone(),
+                dir_what: dir.what,
+                dir_path: dir.path,
+            });
+        }
         self.add(what, path, Access::Writes, false)?;
-        Ok(state)
+        self.dirs.push(dir);
+        Ok(held)
+    }
+}
+
+/// True when `path` lies inside the directory `dir` (by identity: one of the path's existing ancestors, its
+/// symlinks resolved, is that directory; for a directory not there yet, the path's resolved form lies
+/// under the directory's).
+fn inside(dir: &DirClaim, path: &str) -> bool {
+    if path == "-" {
+        return false;
+    }
+    let resolved = resolved_path(Path::new(path));
+    match &dir.id {
+        Key::Inode { dev, ino } => resolved
+            .ancestors()
+            .skip(1)
+            .filter_map(|a| fs::metadata(a).ok())
+            .any(|m| (m.dev(), m.ino()) == (*dev, *ino)),
+        Key::New(p) => resolved != *p && resolved.starts_with(p),
+        Key::Stdout => false,
+    }
+}
+
+/// `path` made absolute, its longest existing part resolved (symlinks, `..`) and the rest appended.
+fn resolved_path(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut rest = Vec::new();
+    let mut cur = absolute.as_path();
+    loop {
+        if let Ok(real) = fs::canonicalize(cur) {
+            return rest.iter().rev().fold(real, |p: PathBuf, n| p.join(n));
+        }
+        match (cur.parent(), cur.file_name()) {
+            (Some(up), Some(name)) => {
+                rest.push(name.to_os_string());
+                cur = up;
+            }
+            _ => return absolute,
+        }
     }
 }
 
@@ -458,8 +508,11 @@ pub fn check_can_create(path: &Path) -> Result<(), String> {
 
 /// Checks that a new file can be created in `dir` (it exists, is a directory, and is writable on a
 /// writable file system), so that a long run does not end with an output it cannot write.
-fn check_directory(dir: &Path) -> Result<(), String> {
+pub(crate) fn check_directory(dir: &Path) -> Result<(), String> {
     use nix::unistd::{access, AccessFlags};
+    if let Some(why) = crate::pseudofs::refuse_pseudo_fs(dir) {
+        return Err(why);
+    }
     match fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(format!("'{}' is not a directory", dir.display())),

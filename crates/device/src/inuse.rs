@@ -16,7 +16,7 @@ mod overlay;
 
 use crate::loops::{self, Backing, LoopDevice};
 use crate::sys::{self, DevNum};
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::PathBuf;
@@ -260,23 +260,81 @@ fn open_by_another_now<T>(hit: &impl Fn(&fs::Metadata) -> Option<T>) -> Option<(
     None
 }
 
+/// Which of the files `files` (by device and inode, each with its name for a message) another process
+/// uses: holds open, maps, locks, or has as its working directory; `None` when none is. A directory with
+/// anything in use beneath it is in use ([`crate::helddir`]). Only a use seen at every one of
+/// [`HOLDER_LOOKS`] looks counts, as for [`open_by_another`].
+pub(crate) fn any_in_use(files: &HashMap<(DevNum, u64), PathBuf>) -> Option<String> {
+    let mut found = any_in_use_now(files)?;
+    for _ in 1..HOLDER_LOOKS {
+        std::thread::sleep(HOLDER_RECHECK);
+        found = any_in_use_now(files)?;
+    }
+    Some(found)
+}
+
+/// One look for [`any_in_use`].
+fn any_in_use_now(files: &HashMap<(DevNum, u64), PathBuf>) -> Option<String> {
+    let name = |m: &fs::Metadata| files.get(&(DevNum::from_dev(m.dev()), m.ino()));
+    let me = std::process::id();
+    let locks = lock_holders().into_iter().filter(|(pid, _, _)| *pid != Some(me));
+    if let Some((who, path)) = locks.into_iter().find_map(|(_, who, key)| Some((who, files.get(&key)?))) {
+        return Some(format!("{who} holds a lock on '{}'", path.display()));
+    }
+    for (pid, dir) in other_processes() {
+        if let Some(path) = fs::metadata(dir.join("cwd")).ok().as_ref().and_then(name) {
+            return Some(format!(
+                "{} works in '{}' (its current directory)",
+                describe_process(pid),
+                path.display()
+            ));
+        }
+        let fds = fs::read_dir(dir.join("fd")).into_iter().flatten().flatten();
+        if let Some(path) = fds.filter_map(|fd| fs::metadata(fd.path()).ok()).find_map(|m| name(&m)) {
+            return Some(format!("{} holds '{}' open", describe_process(pid), path.display()));
+        }
+        let maps = fs::read_to_string(dir.join("maps")).unwrap_or_default();
+        if let Some(path) = maps.lines().filter_map(maps_key).find_map(|k| files.get(&k)) {
+            return Some(format!("{} maps '{}' into memory", describe_process(pid), path.display()));
+        }
+    }
+    None
+}
+
+/// The device and inode a maps line names ("7f00-7f10 rw-s 00000000 fd:01 1234 /path").
+fn maps_key(line: &str) -> Option<(DevNum, u64)> {
+    let mut fields = line.split_whitespace();
+    let (major, minor) = fields.nth(3)?.split_once(':')?;
+    let ino: u64 = fields.next()?.parse().ok()?;
+    let dev =
+        DevNum { major: u64::from_str_radix(major, 16).ok()?, minor: u64::from_str_radix(minor, 16).ok()? };
+    (ino != 0).then_some((dev, ino))
+}
+
+/// Every lock in /proc/locks: the holder's pid (none for an OFD lock), who it is in words, and the file's
+/// device and inode.
+fn lock_holders() -> Vec<(Option<u32>, String, (DevNum, u64))> {
+    let text = fs::read_to_string("/proc/locks").unwrap_or_default();
+    text.lines().filter_map(lock_line).collect()
+}
+
+/// One line of /proc/locks: "1: POSIX  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (a blocked waiter's line has
+/// "->" first); as [`lock_holders`] gives it.
+fn lock_line(line: &str) -> Option<(Option<u32>, String, (DevNum, u64))> {
+    let fields: Vec<&str> = line.split_whitespace().filter(|f| *f != "->").collect();
+    let (pid, id) = (fields.get(4)?, fields.get(5)?);
+    let mut parts = id.split(':');
+    let major = u64::from_str_radix(parts.next()?, 16).ok()?;
+    let minor = u64::from_str_radix(parts.next()?, 16).ok()?;
+    let inode: u64 = parts.next()?.parse().ok()?;
+    let pid = pid.parse::<u32>().ok().filter(|&p| p > 0);
+    let who = pid.map_or_else(|| "a process (an open file description lock)".to_string(), describe_process);
+    Some((pid, who, (DevNum { major, minor }, inode)))
+}
+
 /// A lock on the file in /proc/locks (POSIX, flock or OFD; an OFD lock shows no pid).
 fn locked_by(dev: DevNum, ino: u64) -> Option<String> {
-    let text = fs::read_to_string("/proc/locks").ok()?;
-    text.lines().find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        // "1: POSIX  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a blocked waiter's line has "->" first.
-        let fields: Vec<&str> = fields.into_iter().filter(|f| *f != "->").collect();
-        let (pid, id) = (fields.get(4)?, fields.get(5)?);
-        let mut parts = id.split(':');
-        let major = u64::from_str_radix(parts.next()?, 16).ok()?;
-        let minor = u64::from_str_radix(parts.next()?, 16).ok()?;
-        let inode: u64 = parts.next()?.parse().ok()?;
-        (DevNum { major, minor } == dev && inode == ino).then(|| match pid.parse::<u32>() {
-            Ok(pid) if pid > 0 => describe_process(pid),
-            _ => "a process (an open file description lock)".to_string(),
-        })
-    })
+    lock_holders().into_iter().find_map(|(_, who, key)| (key == (dev, ino)).then_some(who))
 }
 
 /// Another process that maps the file (`/proc/PID/maps`: device as hex major:minor, then the inode).

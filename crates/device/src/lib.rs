@@ -18,9 +18,10 @@
 //! An error leaves the target as it was: a half-made file is removed, a half-extended one truncated back.
 //!
 //! [`layout`] maps a file target's extents (FIEMAP) and counts the I/Os that cross their boundaries. The
-//! crate's `unsafe` is in four places, each allowed where it is with its SAFETY comment (everything else is
-//! denied it): that ioctl, the loop driver's `LOOP_GET_STATUS64` (`loops`), and in [`mem`] the huge-page
-//! advice and the RAM disk's copy.
+//! crate's `unsafe` is in five places, each allowed where it is with its SAFETY comment (everything else is
+//! denied it): that ioctl, the loop driver's `LOOP_GET_STATUS64` (`loops`), in [`mem`] the huge-page
+//! advice and the RAM disk's copy, and [`helddir`]'s `statx` (for the mount id, which tells a bind mount
+//! apart).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
@@ -29,6 +30,7 @@ mod cgroup;
 pub mod diskstats;
 pub mod error;
 pub mod gate;
+pub mod helddir;
 mod inuse;
 pub mod layout;
 mod loops;
@@ -36,13 +38,15 @@ pub mod mem;
 pub mod memlimit;
 mod open;
 pub mod ownership;
+pub mod pseudofs;
 pub mod scratch;
 pub mod signature;
 mod sys;
 pub mod throttle;
 
 pub use error::{format_bytes, TargetError};
-pub use gate::{Access, DirState, GateError, Output, StreamOutput, WriteGate};
+pub use gate::{Access, GateError, Output, StreamOutput, WriteGate};
+pub use helddir::{DirState, HeldDir};
 pub use layout::Layout;
 pub use mem::MemStore;
 pub use open::{open, probe};

@@ -218,6 +218,9 @@ fn probe_new_file(req: &OpenRequest, path: &str) -> Result<Probe, TargetError> {
     if !dir_meta.is_dir() {
         return Err(TargetError::ParentNotDirectory { path: path.into(), dir: dir.display().to_string() });
     }
+    if let Some(why) = crate::pseudofs::refuse_pseudo_fs(&dir) {
+        return Err(TargetError::PseudoFs { path: path.into(), why });
+    }
     let Some(size_bytes) = req.create_size else { return Err(TargetError::NotFound { path: path.into() }) };
     if size_bytes == 0 {
         return Err(TargetError::InvalidSize { path: path.into(), size_bytes, expected: "a size above 0" });

@@ -7,10 +7,14 @@
 //! any other existing file needs `--overwrite` ([`iolab_spec::Consent`]). On a file system without extended
 //! attributes (vfat, some network file systems) nothing can be marked, and a later write run asks for the
 //! flag; the refusal says so.
+//!
+//! A directory iolab makes to fill and remove (`iolab db --dir`) is marked so that no other account can
+//! forge the mark: as root, with [`DIR_MARK`] in the `trusted.` namespace; otherwise with a record in the
+//! user's own state directory ([`records`]). The plain file an older iolab put inside ([`OLD_DIR_MARK`]) is
+//! no mark: anyone who could write the directory could have planted it.
 
 use std::fs::File;
 use std::io;
-use std::path::Path;
 
 /// The extended attribute that marks a file as iolab's.
 pub const MARK: &str = "user.iolab";
@@ -47,22 +51,261 @@ pub fn mark_of(file: &File) -> Mark {
     }
 }
 
-/// The file that marks a directory as iolab's (a database directory of `iolab db`): a directory's mark is a
-/// file inside it rather than an extended attribute, so it works on every file system and moves with the
-/// directory.
-pub const DIR_MARK: &str = ".iolab-dir";
+/// The file an older iolab put in a directory to mark it as its own. Anyone who can write the directory can
+/// plant one, so it marks nothing now: a directory that carries only it is refused, with a hint to remove it.
+pub const OLD_DIR_MARK: &str = ".iolab-dir";
+
+/// The extended attribute that marks a directory as iolab's when iolab runs as root: in the `trusted.`
+/// namespace, which only a process with CAP_SYS_ADMIN can set (or even read), so no other account can
+/// forge it.
+pub const DIR_MARK: &str = "trusted.iolab";
 
 /// What the directory mark holds.
-const DIR_MARK_TEXT: &[u8] = b"directory made by iolab; iolab may empty and remove it\n";
+const DIR_MARK_VALUE: &[u8] = b"directory made by iolab; iolab may empty and remove it";
 
-/// Marks the directory `dir` (made by iolab, still empty) as iolab's, before anything else is put in it.
-pub fn mark_dir(dir: &Path) -> io::Result<()> {
-    std::fs::write(dir.join(DIR_MARK), DIR_MARK_TEXT)
+/// The extended attribute that carries a directory's token for the record of an unprivileged user (see
+/// [`mark_dir`]): a planted one matches no record, since no other account can read or write the records.
+pub const DIR_TOKEN: &str = "user.iolab-dir";
+
+/// Marks the directory `dir` (made by iolab, still empty) as iolab's, before anything is put in it. As root:
+/// [`DIR_MARK`]. Otherwise (or where the file system keeps no `trusted.` attributes) a record in iolab's
+/// own state directory ([`records::state_dir`]), which only this user can write: the directory's device and
+/// inode, its birth time where the file system keeps one, and a random token also put on the directory as
+/// [`DIR_TOKEN`], so that another directory given the same inode later does not match. Returns whether a
+/// mark could be kept; without one the directory is still removed by the run that made it (it holds it),
+/// but a later run will not take it for iolab's.
+pub fn mark_dir(dir: &File) -> bool {
+    use xattr::FileExt;
+    if nix::unistd::geteuid().is_root() && dir.set_xattr(DIR_MARK, DIR_MARK_VALUE).is_ok() {
+        return true;
+    }
+    let Some(state) = records::state_dir() else { return false };
+    records::add(&state, dir).is_ok()
 }
 
-/// True when the directory `dir` carries iolab's mark (a regular file [`DIR_MARK`], not a symlink).
-pub fn dir_is_ours(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir.join(DIR_MARK)).is_ok_and(|m| m.file_type().is_file())
+/// Whether the directory `dir` (held open) carries a mark of iolab's: [`DIR_MARK`] (as root) or a record
+/// of this user's that matches it. A file [`OLD_DIR_MARK`] inside it is no mark.
+pub fn dir_is_ours(dir: &File) -> bool {
+    use xattr::FileExt;
+    if nix::unistd::geteuid().is_root() && matches!(dir.get_xattr(DIR_MARK), Ok(Some(_))) {
+        return true;
+    }
+    records::state_dir().is_some_and(|state| records::find(&state, dir))
+}
+
+/// Forgets the record of the directory `dir`, which iolab is about to remove (nothing for a `trusted.`
+/// mark, which goes with the directory).
+pub fn unmark_dir(dir: &File) {
+    if let Some(state) = records::state_dir() {
+        let _ = records::forget(&state, dir);
+    }
+}
+
+/// The records an unprivileged user's iolab keeps of the directories it made: one file, `dirs`, in a
+/// directory of the user's own (mode 0700), written only under an exclusive lock.
+pub mod records {
+    use nix::fcntl::{Flock, FlockArg};
+    use std::fs::{self, File, OpenOptions};
+    use std::io::{self, Read, Write};
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+    use std::path::{Path, PathBuf};
+
+    /// The file of records in the state directory.
+    const FILE: &str = "dirs";
+
+    /// iolab's state directory: `$XDG_STATE_HOME/iolab`, else `$HOME/.local/state/iolab`.
+    pub fn state_dir() -> Option<PathBuf> {
+        let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| Path::new(v).is_absolute()) {
+            Some(x) => PathBuf::from(x),
+            None => PathBuf::from(std::env::var_os("HOME").filter(|v| Path::new(v).is_absolute())?)
+                .join(".local/state"),
+        };
+        Some(base.join("iolab"))
+    }
+
+    /// What identifies a directory: device, inode, birth time (0 when not kept) and token (empty when the
+    /// file system keeps no user attributes).
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    struct Entry {
+        dev: u64,
+        ino: u64,
+        birth: String,
+        token: String,
+    }
+
+    impl Entry {
+        fn line(&self) -> String {
+            format!(
+                "{} {} {} {}\n",
+                self.dev,
+                self.ino,
+                self.birth,
+                if self.token.is_empty() { "-" } else { &self.token }
+            )
+        }
+
+        fn parse(line: &str) -> Option<Entry> {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let token = if *f.get(3)? == "-" { String::new() } else { f[3].to_string() };
+            Some(Entry { dev: f[0].parse().ok()?, ino: f[1].parse().ok()?, birth: f[2].to_string(), token })
+        }
+
+        /// True when `self` (a record) vouches for `now` (the directory as it is): same inode, and every
+        /// identity both know agrees; at least one of birth time and token is known to both.
+        fn vouches_for(&self, now: &Entry) -> bool {
+            let birth_known = self.birth != "0" && now.birth != "0";
+            let token_known = !self.token.is_empty() && !now.token.is_empty();
+            self.dev == now.dev
+                && self.ino == now.ino
+                && (birth_known || token_known)
+                && (!birth_known || self.birth == now.birth)
+                && (self.token.is_empty() || self.token == now.token)
+        }
+    }
+
+    /// The directory as it is now (its token read from it).
+    fn identify(dir: &File) -> io::Result<Entry> {
+        use xattr::FileExt;
+        let m = dir.metadata()?;
+        let token = match dir.get_xattr(super::DIR_TOKEN) {
+            Ok(Some(v)) => String::from_utf8_lossy(&v).into_owned(),
+            _ => String::new(),
+        };
+        Ok(Entry { dev: m.dev(), ino: m.ino(), birth: birth_time(dir), token })
+    }
+
+    /// The directory's birth time (statx), "0" when its file system keeps none.
+    fn birth_time(dir: &File) -> String {
+        match dir.metadata().and_then(|m| m.created()) {
+            Ok(t) => t
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or("0".into(), |d| format!("{}.{}", d.as_secs(), d.subsec_nanos())),
+            Err(_) => "0".into(),
+        }
+    }
+
+    /// A new random token (hex).
+    fn new_token() -> io::Result<String> {
+        let mut bytes = [0u8; 16];
+        File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+        Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// Opens the records file in `state` (made 0700/0600 when missing) under an exclusive lock, after
+    /// checking that no other account could have written it.
+    fn open_locked(state: &Path, create: bool) -> io::Result<Flock<File>> {
+        let me = nix::unistd::geteuid().as_raw();
+        if create {
+            fs::DirBuilder::new().recursive(true).mode(0o700).create(state)?;
+        }
+        let d = fs::symlink_metadata(state)?;
+        if !d.is_dir() || d.uid() != me || d.mode() & 0o022 != 0 {
+            return Err(io::Error::other(format!(
+                "'{}' is not a directory of this user's alone",
+                state.display()
+            )));
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(create)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(state.join(FILE))?;
+        let m = file.metadata()?;
+        if !m.is_file() || m.uid() != me || m.mode() & 0o022 != 0 {
+            return Err(io::Error::other("the records file is not this user's alone"));
+        }
+        Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| e.into())
+    }
+
+    fn read_all(mut file: &File) -> io::Result<Vec<Entry>> {
+        let mut text = String::new();
+        file.read_to_string(&mut text)?;
+        Ok(text.lines().filter_map(Entry::parse).collect())
+    }
+
+    /// Records the directory `dir` in `state`, putting a new token on it.
+    pub fn add(state: &Path, dir: &File) -> io::Result<()> {
+        use xattr::FileExt;
+        let token = new_token()?;
+        let token =
+            if dir.set_xattr(super::DIR_TOKEN, token.as_bytes()).is_ok() { token } else { String::new() };
+        let entry = Entry { token, ..identify(dir)? };
+        if entry.birth == "0" && entry.token.is_empty() {
+            return Err(io::Error::other("the directory has neither a birth time nor user attributes"));
+        }
+        let mut file = open_locked(state, true)?;
+        let kept: Vec<Entry> =
+            read_all(&file)?.into_iter().filter(|e| (e.dev, e.ino) != (entry.dev, entry.ino)).collect();
+        rewrite(&mut file, &kept)?;
+        file.write_all(entry.line().as_bytes())?;
+        file.sync_all()
+    }
+
+    /// Whether a record in `state` vouches for `dir`.
+    pub fn find(state: &Path, dir: &File) -> bool {
+        let (Ok(file), Ok(now)) = (open_locked(state, false), identify(dir)) else { return false };
+        read_all(&file).is_ok_and(|all| all.iter().any(|e| e.vouches_for(&now)))
+    }
+
+    /// Removes the record of `dir` from `state`.
+    pub fn forget(state: &Path, dir: &File) -> io::Result<()> {
+        let now = identify(dir)?;
+        let mut file = open_locked(state, false)?;
+        let all = read_all(&file)?;
+        let kept: Vec<Entry> = all.iter().filter(|e| (e.dev, e.ino) != (now.dev, now.ino)).cloned().collect();
+        if kept.len() != all.len() {
+            rewrite(&mut file, &kept)?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the (locked) file's content with `entries`.
+    fn rewrite(file: &mut File, entries: &[Entry]) -> io::Result<()> {
+        file.set_len(0)?;
+        let text: String = entries.iter().map(Entry::line).collect();
+        file.write_all(text.as_bytes())
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_record_vouches_for_its_directory_only_and_a_planted_token_matches_none() {
+            use xattr::FileExt;
+            let state = tempfile::tempdir().unwrap();
+            let state = state.path().join("iolab");
+            let t = tempfile::tempdir().unwrap();
+            let dir = File::open(t.path()).unwrap();
+            assert!(!find(&state, &dir), "no records yet");
+            if let Err(e) = add(&state, &dir) {
+                iolab_testkit::skip(format_args!("this file system cannot identify a directory: {e}"));
+                return;
+            }
+            assert!(find(&state, &dir));
+            assert_eq!(fs::metadata(state.join(FILE)).unwrap().mode() & 0o777, 0o600);
+            assert_eq!(fs::metadata(&state).unwrap().mode() & 0o777, 0o700);
+            let other = tempfile::tempdir().unwrap();
+            let other = File::open(other.path()).unwrap();
+            let _ = other.set_xattr(crate::ownership::DIR_TOKEN, b"0123456789abcdef0123456789abcdef");
+            assert!(!find(&state, &other), "another directory, a planted token");
+            forget(&state, &dir).unwrap();
+            assert!(!find(&state, &dir), "forgotten");
+        }
+
+        #[test]
+        fn a_reused_inode_does_not_match_its_old_record() {
+            let old = Entry { dev: 1, ino: 2, birth: "10.5".into(), token: "aa".into() };
+            assert!(old.vouches_for(&old.clone()));
+            assert!(!old.vouches_for(&Entry { birth: "11.0".into(), ..old.clone() }), "born later");
+            assert!(!old.vouches_for(&Entry { token: String::new(), birth: "11.0".into(), ..old.clone() }));
+            assert!(!old.vouches_for(&Entry { token: "bb".into(), ..old.clone() }), "another token");
+            let bare = Entry { dev: 1, ino: 2, birth: "0".into(), token: String::new() };
+            assert!(!bare.vouches_for(&bare.clone()), "nothing to tell two inodes apart");
+        }
+    }
 }
 
 fn unsupported(e: &io::Error) -> bool {
@@ -91,13 +334,17 @@ mod tests {
     }
 
     #[test]
-    fn a_directory_is_ours_only_with_its_mark_file() {
+    fn a_directory_is_ours_by_its_trusted_mark_and_a_planted_old_mark_file_is_no_mark() {
+        if !nix::unistd::geteuid().is_root() {
+            iolab_testkit::skip(format_args!("not root: trusted. attributes need CAP_SYS_ADMIN"));
+            return;
+        }
         let dir = tempfile::tempdir().unwrap();
-        assert!(!dir_is_ours(dir.path()));
-        mark_dir(dir.path()).unwrap();
-        assert!(dir_is_ours(dir.path()));
-        let other = tempfile::tempdir().unwrap();
-        std::os::unix::fs::symlink(dir.path().join(DIR_MARK), other.path().join(DIR_MARK)).unwrap();
-        assert!(!dir_is_ours(other.path()), "a symlinked mark is no mark");
+        std::fs::write(dir.path().join(OLD_DIR_MARK), b"planted").unwrap();
+        let held = File::open(dir.path()).unwrap();
+        assert!(!dir_is_ours(&held), "a planted .iolab-dir marks nothing");
+        assert!(mark_dir(&held));
+        assert!(dir_is_ours(&held));
+        assert!(dir_is_ours(&File::open(dir.path()).unwrap()), "the mark is on the inode");
     }
 }

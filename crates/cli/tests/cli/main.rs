@@ -11,6 +11,7 @@ mod cache;
 mod catalog;
 mod compare;
 mod db;
+mod db_dir;
 mod db_everywhere;
 mod db_storage;
 mod db_ycsb;

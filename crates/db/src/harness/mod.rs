@@ -93,7 +93,7 @@ impl Harness {
         stop: &AtomicBool,
     ) -> Result<Ran<W::Document>, WorkloadError> {
         let watch = HarnessObserver::new(observer, self.claimed.captures);
-        let made = Made::make(&self.setup, &self.claimed.dir, &self.claimed.also, &watch, stop, &workload)?;
+        let made = Made::make(&self.setup, self.claimed.dir, self.claimed.also, &watch, stop, &workload)?;
         let result = made.arm(&self.setup, &watch).and_then(|()| {
             let also: Vec<&Path> = made.also.iter().map(DbDir::path).collect();
             let cx = Context { database: made.database.as_ref(), also: &also, stop, observer: &watch };
@@ -148,18 +148,15 @@ impl Made {
     /// Makes the directories, the memory limit and the database, saying what it does on `watch`.
     fn make<W: Workload>(
         setup: &Setup,
-        dir: &Option<(String, iolab_device::DirState)>,
-        also: &[(String, iolab_device::DirState)],
+        dir: Option<(String, iolab_device::HeldDir)>,
+        also: Vec<(String, iolab_device::HeldDir)>,
         watch: &HarnessObserver<'_>,
         stop: &AtomicBool,
         workload: &W,
     ) -> Result<Made, WorkloadError> {
-        let dir =
-            dir.as_ref().map(|(path, state)| DbDir::make(path.as_ref(), *state, setup.keep)).transpose()?;
-        let also = also
-            .iter()
-            .map(|(path, state)| DbDir::make(path.as_ref(), *state, setup.keep))
-            .collect::<Result<Vec<_>, _>>()?;
+        let dir = dir.map(|(_, held)| DbDir::make(held, setup.keep)).transpose()?;
+        let also =
+            also.into_iter().map(|(_, held)| DbDir::make(held, setup.keep)).collect::<Result<Vec<_>, _>>()?;
         let memory = memory_limit(setup, watch)?;
         let database = open_database(setup, dir.as_ref(), memory.as_ref(), stop, watch, workload)?;
         Ok(Made { database, memory, dir, also })
@@ -188,13 +185,20 @@ impl Made {
         })
     }
 
-    /// Closes the database, then lets the rest go (throttle, memory limit, directories); the database's
-    /// close result.
-    fn close(mut self, watch: &HarnessObserver<'_>) -> Result<(), WorkloadError> {
-        let closed = self.database.close();
+    /// Closes the database, then lets the rest go (throttle, memory limit, directories: one that cannot be
+    /// removed, as a mount point inside it, is left and said on `watch`); the database's close result.
+    fn close(self, watch: &HarnessObserver<'_>) -> Result<(), WorkloadError> {
+        let Made { mut database, memory, dir, also } = self;
+        let closed = database.close();
         // The server has stopped: its cgroups are empty and can go.
         watch.throttle_off();
-        drop(self);
+        drop(database);
+        drop(memory);
+        for d in dir.into_iter().chain(also) {
+            if let Err(why) = d.remove() {
+                watch.notice(&why);
+            }
+        }
         closed
     }
 }

@@ -3,7 +3,7 @@
 //! ([`WorkloadError::Setup`], exit 2 in the binary) and names the flag.
 
 use crate::WorkloadError;
-use iolab_device::{DirState, Output, WriteGate};
+use iolab_device::{HeldDir, Output, WriteGate};
 use iolab_spec::throttle::ThrottleSpec;
 
 /// The smallest `--memory`: the pages a database needs at hand to run at all (its processes' private
@@ -189,12 +189,22 @@ pub fn window_capture_path(file: &str, label: &str) -> String {
 }
 
 /// The paths a setup claimed in the command's gate: the captures' outputs, one per window, and the
-/// directories (the database's, then the others), each with its path and what the gate found there.
+/// directories (the database's, then the others), each with its path as given and held by the gate's claim.
 #[derive(Debug)]
 pub(crate) struct Claimed {
     pub(crate) captures: Vec<Output>,
-    pub(crate) dir: Option<(String, DirState)>,
-    pub(crate) also: Vec<(String, DirState)>,
+    pub(crate) dir: Option<(String, HeldDir)>,
+    pub(crate) also: Vec<(String, HeldDir)>,
+}
+
+/// The accounts besides iolab's user whose files iolab may remove from its directories: the account a
+/// private PostgreSQL server runs as when iolab is root (whether this run starts one or not: a directory an
+/// earlier run kept holds that server's files).
+fn dir_owners() -> Vec<u32> {
+    match crate::database::server::server_account() {
+        Ok(Some(a)) => vec![a.uid],
+        _ => Vec::new(),
+    }
 }
 
 /// Claims `--capture` (FILE, or one file per window when `windows` name several) and the directories in
@@ -219,16 +229,17 @@ pub(crate) fn claim(
             }
         }
     }
+    let owners = dir_owners();
     let dir = match setup.url {
         None => {
             let path = setup.dir_path();
-            Some((path.clone(), gate.database_dir("--dir", &path).map_err(gated)?))
+            Some((path.clone(), gate.database_dir("--dir", &path, &owners).map_err(gated)?))
         }
         Some(_) => None,
     };
     let mut also = Vec::new();
     for (flag, path) in &setup.also {
-        also.push((path.clone(), gate.database_dir(flag, path).map_err(gated)?));
+        also.push((path.clone(), gate.database_dir(flag, path, &owners).map_err(gated)?));
     }
     Ok(Claimed { captures, dir, also })
 }

@@ -2,6 +2,7 @@
 //! atomic replacement.
 
 use super::*;
+use crate::helddir::DirState;
 use std::os::unix::fs::symlink;
 
 fn dir() -> tempfile::TempDir {
@@ -218,19 +219,51 @@ fn a_database_dir_is_new_or_ours_and_anything_else_is_refused() {
     let d = dir();
     let new = d.path().join("db");
     let mut gate = WriteGate::new();
-    assert_eq!(gate.database_dir("--dir", &s(&new)).unwrap(), DirState::New);
+    let mut held = gate.database_dir("--dir", &s(&new), &[]).unwrap();
+    assert_eq!(held.state(), DirState::New);
     fs::create_dir(&new).unwrap();
-    let e = WriteGate::new().database_dir("--dir", &s(&new)).unwrap_err();
+    let e = WriteGate::new().database_dir("--dir", &s(&new), &[]).unwrap_err();
     assert!(e.to_string().contains("a directory iolab did not make"), "{e}");
-    crate::ownership::mark_dir(&new).unwrap();
-    assert_eq!(WriteGate::new().database_dir("--dir", &s(&new)).unwrap(), DirState::Ours);
+    fs::remove_dir(&new).unwrap();
+    held.make().unwrap();
+    drop(held);
+    if crate::ownership::dir_is_ours(&fs::File::open(&new).unwrap()) {
+        let again = WriteGate::new().database_dir("--dir", &s(&new), &[]).unwrap();
+        assert_eq!(again.state(), DirState::Ours);
+    }
     let file = d.path().join("f");
     fs::write(&file, b"x").unwrap();
     assert!(WriteGate::new()
-        .database_dir("--dir", &s(&file))
+        .database_dir("--dir", &s(&file), &[])
         .unwrap_err()
         .to_string()
         .contains("not a directory"));
-    let e = WriteGate::new().database_dir("--dir", &s(&d.path().join("no/such/db"))).unwrap_err();
+    let e = WriteGate::new().database_dir("--dir", &s(&d.path().join("no/such/db")), &[]).unwrap_err();
     assert!(e.to_string().contains("does not exist"), "{e}");
+}
+
+#[test]
+fn a_path_inside_a_directory_iolab_removes_is_refused_whichever_comes_first() {
+    let d = dir();
+    let db = d.path().join("db");
+    // A directory not there yet: the output claimed first, then the directory.
+    let mut gate = WriteGate::new();
+    gate.claim("the catalog", &s(&db.join("cat.db")), Access::Writes).unwrap();
+    let e = gate.database_dir("--dir", &s(&db), &[]).unwrap_err();
+    assert!(e.to_string().contains("the catalog '") && e.to_string().contains("lies inside --dir"), "{e}");
+    // One of iolab's, there already, reached through a symlink: the directory first, then the output.
+    let mut held = WriteGate::new().database_dir("--dir", &s(&db), &[]).unwrap();
+    held.make().unwrap();
+    if !crate::ownership::dir_is_ours(&fs::File::open(&db).unwrap()) {
+        iolab_testkit::skip(format_args!("no mark can be kept here"));
+        return;
+    }
+    drop(held);
+    symlink(&db, d.path().join("link")).unwrap();
+    let mut gate = WriteGate::new();
+    let _held = gate.database_dir("--dir", &s(&db), &[]).unwrap();
+    let e = gate.output("--json", &s(&d.path().join("link/out.json"))).unwrap_err();
+    assert!(matches!(e, GateError::Inside { .. }), "{e}");
+    assert!(e.is_refusal());
+    gate.output("--csv", &s(&d.path().join("out.csv"))).unwrap();
 }
