@@ -46,6 +46,7 @@ mod value;
 pub mod workload;
 pub mod ycsb;
 
+pub use database::url::ServerUrl;
 pub use database::{Conn, Database, Dialect, TxKind};
 pub use error::{DbError, WorkloadError};
 pub use harness::{Harness, Ran, Setup};

@@ -46,7 +46,8 @@ pub struct TpccArgs {
     pub common: DbCommonArgs,
     /// With --database postgres: use your own server (postgres://user:password@host/db, or key=value);
     /// iolab creates its tables in a schema of its own, iolab_tpcc, and drops it after. No --dir then, and
-    /// no device view (the server's files are not iolab's to find).
+    /// no device view (the server's files are not iolab's to find). Shown without its password; a
+    /// connection gives up after connect_timeout (10 s unless the URL sets it).
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
     /// Warehouses to build (each: 10 districts, 30,000 customers and orders, stock for every item; about

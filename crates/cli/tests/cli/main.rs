@@ -12,6 +12,7 @@ mod catalog;
 mod compare;
 mod db;
 mod db_everywhere;
+mod db_safety;
 mod db_storage;
 mod db_ycsb;
 mod derive;

@@ -16,6 +16,7 @@ pub mod postgres;
 pub mod rows;
 pub mod server;
 pub mod sqlite;
+pub mod url;
 
 pub use rows::{ColumnNames, Row, Rows};
 

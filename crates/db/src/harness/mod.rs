@@ -245,7 +245,7 @@ fn open_database<W: Workload>(
     workload: &W,
 ) -> Result<Box<dyn Database>, WorkloadError> {
     Ok(match (dir, &setup.url) {
-        (_, Some(url)) => Box::new(Postgres::url(url, setup.keep)?),
+        (_, Some(url)) => Box::new(Postgres::url(url, setup.keep, stop)?),
         (Some(d), None) if setup.private_server() => {
             let options = ServerOptions {
                 shared_buffers_bytes: setup.shared_buffers_bytes,

@@ -2,6 +2,7 @@
 //! its checks and claims, all made before anything is: every refusal here is the user's
 //! ([`WorkloadError::Setup`], exit 2 in the binary) and names the flag.
 
+use crate::database::url::ServerUrl;
 use crate::WorkloadError;
 use iolab_device::{DirState, Output, WriteGate};
 use iolab_spec::throttle::ThrottleSpec;
@@ -54,8 +55,8 @@ pub struct Typed<T> {
 pub struct Setup {
     /// `--database`.
     pub database: DatabaseKind,
-    /// `--url`: a PostgreSQL server of the user's.
-    pub url: Option<String>,
+    /// `--url`: a PostgreSQL server of the user's, parsed ([`ServerUrl::parse`]; shown without its password).
+    pub url: Option<ServerUrl>,
     /// `--dir`: the database's directory; `None`: `iolab-db-PID` in `$IOLAB_SCRATCH_DIR` or the current
     /// directory.
     pub dir: Option<String>,
@@ -270,7 +271,7 @@ mod tests {
     #[test]
     fn url_excludes_what_needs_the_files_and_names_the_flag() {
         let mut s = Setup::new(DatabaseKind::Sqlite);
-        s.url = Some("postgres://u@h/db".into());
+        s.url = Some(ServerUrl::parse("postgres://u@h/db").unwrap());
         assert!(s.check().unwrap_err().to_string().contains("add --database postgres"));
         s.database = DatabaseKind::Postgres;
         s.memory = Some(Typed { value: 1 << 30, text: "1G".into() });

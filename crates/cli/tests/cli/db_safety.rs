@@ -1,0 +1,80 @@
+//! Issue 35 on the database side: a password in `--url` is never printed (class 8); every wait on a
+//! server of the user's is bounded, and one signal ends it (class 9).
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A server that accepts connections (the kernel does, into the backlog) and never answers.
+fn silent_server() -> (TcpListener, u16) {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let port = l.local_addr().unwrap().port();
+    (l, port)
+}
+
+/// Waits for `child` at most `limit` (a hang guard, not a speed assertion); kills it and panics past it.
+fn wait_bounded(mut child: Child, limit: Duration) -> Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("iolab did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn tpcc_on(url: &str) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .env("IOLAB_DB", crate::util::shared_catalog())
+        .env_remove("IOLAB_SCRATCH_DIR")
+        .args(["db", "tpcc", "--database", "postgres", "--url", url, "--duration", "1s", "--ramp", "0s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn")
+}
+
+#[test]
+fn a_password_in_url_is_never_printed_however_it_is_spelled() {
+    // Port 1: nothing listens there, so each run fails connecting, and says why.
+    for url in [
+        "postgres://x:s3cretpw@127.0.0.1:1/db",
+        "postgres://x@127.0.0.1:1/db?password=s3cretpw",
+        "postgres://x:s3cret%40pw@127.0.0.1:1/db",
+        "postgres://x:s3cret@pw@127.0.0.1:1/db",
+        "host=127.0.0.1 port=1 user=x password='s3cret pw' dbname=db",
+        "host=127.0.0.1 port=1 user=x password=s3cretpw dbname=db",
+    ] {
+        let out = wait_bounded(tpcc_on(url), Duration::from_secs(30));
+        let text =
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_ne!(out.status.code(), Some(0), "{url}: {text}");
+        assert!(text.contains("--url") || text.contains("127.0.0.1"), "{url}: {text}");
+        assert!(!text.contains("s3cret"), "{url}: the password is printed: {text}");
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_is_given_up_after_connect_timeout() {
+    let (_listener, port) = silent_server();
+    let child = tpcc_on(&format!("postgres://u@127.0.0.1:{port}/db?connect_timeout=1"));
+    let out = wait_bounded(child, Duration::from_secs(15));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("connect_timeout") && err.contains(&format!("127.0.0.1:{port}")), "{err}");
+}
+
+#[test]
+fn sigterm_ends_a_connection_to_a_server_that_never_answers() {
+    let (_listener, port) = silent_server();
+    let child = tpcc_on(&format!("postgres://u@127.0.0.1:{port}/db"));
+    std::thread::sleep(Duration::from_secs(1));
+    // SAFETY: kill(2) with a pid we spawned and have not yet reaped, so it cannot name another process.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+    let out = wait_bounded(child, Duration::from_secs(15));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+}
