@@ -40,6 +40,7 @@ pub(crate) mod devices;
 pub(crate) mod driver;
 mod error;
 pub mod harness;
+mod sizes;
 pub mod tpcc;
 pub mod tpch;
 mod value;

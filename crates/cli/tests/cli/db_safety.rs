@@ -1,5 +1,6 @@
 //! Issue 35 on the database side: a password in `--url` is never printed (class 8); every wait on a
-//! server of the user's is bounded, and one signal ends it (class 9).
+//! server of the user's is bounded, and one signal ends it (class 9); a build that cannot fit is refused
+//! before anything is made (class 10).
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Output, Stdio};
@@ -78,3 +79,39 @@ fn sigterm_ends_a_connection_to_a_server_that_never_answers() {
     assert_ne!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("interrupted"), "{err}");
 }
+
+/// Free bytes for an unprivileged user under `path` (statvfs f_bavail).
+fn free_bytes(path: &std::path::Path) -> u64 {
+    let st = nix::sys::statvfs::statvfs(path).unwrap();
+    st.blocks_available() as u64 * st.fragment_size() as u64
+}
+
+#[test]
+fn a_build_larger_than_the_free_space_is_refused_before_anything_is_made() {
+    let fs = match crate::db_storage::Ext4::new(64) {
+        Ok(f) => f,
+        Err(why) => return iolab_testkit::skip(why),
+    };
+    let root = fs.path("");
+    let dir = fs.path("db");
+    let d = dir.to_str().unwrap();
+    let before = crate::util::entries(&root);
+    let free = free_bytes(&root);
+    for (args, flag) in [
+        (vec!["tpcc", "--dir", d, "--warehouses", "20"], "--warehouses"),
+        (vec!["tpch", "--dir", d, "--scale", "100"], "--scale"),
+        (vec!["ycsb", "--dir", d, "--records", "10000000"], "--records"),
+        (
+            vec!["copy", "--dir", d, "--to", fs.path("to").to_str().unwrap(), "--warehouses", "2"],
+            "--warehouses",
+        ),
+    ] {
+        let out = crate::util::iolab().arg("db").args(&args).output().expect("spawn");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("needs about") && err.contains("free") && err.contains(flag), "{args:?}: {err}");
+        assert_eq!(crate::util::entries(&root), before, "{args:?}: something was made");
+        assert_eq!(free_bytes(&root), free, "{args:?}: the free space changed");
+    }
+}
+

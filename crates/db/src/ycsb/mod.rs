@@ -157,6 +157,14 @@ impl Workload for Ycsb {
         vec![self.o.users]
     }
 
+    fn space_need(&self, database: crate::harness::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
+        Some(crate::workload::SpaceNeed {
+            bytes: vec![crate::sizes::ycsb_bytes(database, self.o.records)],
+            sized_by: format!("--records {}", self.o.records),
+            flag: "--records",
+        })
+    }
+
     fn build(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError> {
         self.start_unix_s =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
