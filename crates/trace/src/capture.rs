@@ -103,6 +103,30 @@ impl Drop for Instance {
     }
 }
 
+/// Removes the instances `iolab-PID` under `instances` that no live capture holds: what an iolab killed
+/// with SIGKILL left behind (its events still on, tracing the device for nobody). An instance is stale
+/// when its process is gone, when the process of that number is not iolab (the number was reused), or
+/// when it is this process's and no capture of its own is under way. Only iolab's names are tried.
+fn sweep_stale_instances(instances: &Path) {
+    let Ok(entries) = std::fs::read_dir(instances) else { return };
+    let own_live = LIVE.lock().unwrap_or_else(|p| p.into_inner()).is_some();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("iolab-")) else { continue };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        let stale = if pid == std::process::id() { !own_live } else { !is_iolab(pid) };
+        if stale {
+            remove_instance(&entry.path());
+        }
+    }
+}
+
+/// Process `pid` is alive and is iolab (its command name starts with `iolab`: the binary, or a test
+/// binary of one of its crates).
+fn is_iolab(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with("iolab"))
+}
+
 /// Removes the tracefs instance of a capture under way, if any: for an exit that skips destructors (a
 /// second Ctrl-C), so the kernel does not go on tracing the device.
 ///
@@ -157,6 +181,7 @@ fn record(
     }
     let devs = devices.iter().map(|d| kernel_dev(d)).collect::<Result<Vec<_>, _>>()?;
     let root = tracefs()?;
+    sweep_stale_instances(&root.join("instances"));
     let instance = Instance::create(root.join(format!("instances/iolab-{}", std::process::id())))?;
     let filter: Vec<String> = devs.iter().map(|(dev, _)| format!("dev == {dev}")).collect();
     for e in ["block_rq_issue", "block_rq_complete"] {

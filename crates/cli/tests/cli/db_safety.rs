@@ -115,3 +115,50 @@ fn a_build_larger_than_the_free_space_is_refused_before_anything_is_made() {
     }
 }
 
+/// Removes a tracefs instance the test made, if it is still there.
+struct TestInstance(std::path::PathBuf);
+
+impl Drop for TestInstance {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn a_capture_sweeps_the_tracefs_instances_a_killed_iolab_left() {
+    let instances = std::path::Path::new("/sys/kernel/tracing/instances");
+    if !instances.is_dir() {
+        return iolab_testkit::skip(format_args!("tracefs is not mounted at /sys/kernel/tracing"));
+    }
+    let dev = match crate::util::LoopDev::new(8, None) {
+        Ok(d) => d,
+        Err(why) => return iolab_testkit::skip(why),
+    };
+    // A pid whose process is gone, and a live process that is not iolab.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let gone_pid = gone.id();
+    gone.wait().unwrap();
+    let mut other = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let left: Vec<TestInstance> = [gone_pid, other.id()]
+        .iter()
+        .map(|pid| TestInstance(instances.join(format!("iolab-{pid}"))))
+        .collect();
+    for i in &left {
+        if let Err(e) = std::fs::create_dir(&i.0) {
+            let _ = other.kill();
+            return iolab_testkit::skip(format_args!("cannot make a tracefs instance: {e}"));
+        }
+    }
+    let t = crate::util::tempdir();
+    let out = crate::util::iolab()
+        .args(["trace", "capture", "--device", &dev.dev, "--duration", "1s", "-o"])
+        .arg(t.path().join("cap.iolabtrace"))
+        .output()
+        .unwrap();
+    let _ = other.kill();
+    let _ = other.wait();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    for i in &left {
+        assert!(!i.0.exists(), "{} was left", i.0.display());
+    }
+}
