@@ -285,6 +285,7 @@ fn warnings(
                 .into(),
         );
     }
+    warnings.extend(m.window_end.warning());
     warnings
 }
 
@@ -324,6 +325,7 @@ fn document(
             nopm_database: m.edge_delta.map(|n| per_minute(n, s)),
             transactions,
             delivery_districts_skipped: m.extra,
+            window_end: Some(m.window_end.clone()),
         },
         consistency,
         devices,

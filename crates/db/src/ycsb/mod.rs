@@ -271,6 +271,7 @@ fn warnings(database: &dyn Database, o: &Options, m: &Measured, devices: &[Devic
                 .into(),
         );
     }
+    warnings.extend(m.window_end.warning());
     warnings
 }
 
@@ -311,6 +312,7 @@ fn document(
             measured_s: s,
             ops_per_s: if s > 0.0 { completed as f64 / s } else { 0.0 },
             operations: operations(o, m),
+            window_end: Some(m.window_end.clone()),
         },
         warnings: warnings(database, o, m, &devices),
         devices,
