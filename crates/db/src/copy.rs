@@ -200,7 +200,7 @@ impl Workload for Copy {
     }
 
     /// The source database, and its copy under `--to`.
-    fn space_need(&self, database: crate::harness::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
+    fn space_need(&self, database: crate::database::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
         let (bytes, sized_by, flag) = match self.o.source {
             Source::Tpcc { warehouses, items } => (
                 crate::sizes::tpcc_bytes(database, warehouses, items),

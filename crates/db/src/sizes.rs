@@ -22,7 +22,7 @@
 //!
 //! The models round up; the check adds a margin (`harness::space::margin`) for what a run adds.
 
-use crate::harness::DatabaseKind;
+use crate::database::DatabaseKind;
 
 const MB: f64 = 1e6;
 

@@ -94,7 +94,7 @@ pub trait Workload {
 
     /// What its build writes, estimated before anything is made, for the free-space check
     /// (`harness::space`); `database` is the engine. Default: nothing known (no check).
-    fn space_need(&self, database: crate::harness::DatabaseKind) -> Option<SpaceNeed> {
+    fn space_need(&self, database: crate::database::DatabaseKind) -> Option<SpaceNeed> {
         let _ = database;
         None
     }

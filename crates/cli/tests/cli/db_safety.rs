@@ -146,6 +146,7 @@ fn a_capture_sweeps_the_tracefs_instances_a_killed_iolab_left() {
     for i in &left {
         if let Err(e) = std::fs::create_dir(&i.0) {
             let _ = other.kill();
+            let _ = other.wait();
             return iolab_testkit::skip(format_args!("cannot make a tracefs instance: {e}"));
         }
     }

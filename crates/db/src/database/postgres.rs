@@ -170,10 +170,8 @@ impl Postgres {
 
     /// A connection, its wait bounded ([`connect_bounded`]).
     fn client(&self, stop: Option<&AtomicBool>) -> Result<Client, WorkloadError> {
-        let (timeout, scrub): (Duration, Box<dyn Fn(&str) -> String>) = match &self.url {
-            Some(u) => (u.connect_timeout(), Box::new(|m: &str| u.scrub(m))),
-            None => (PRIVATE_CONNECT_TIMEOUT, Box::new(str::to_string)),
-        };
+        let timeout = self.url.as_ref().map_or(PRIVATE_CONNECT_TIMEOUT, ServerUrl::connect_timeout);
+        let scrub = |m: &str| self.url.as_ref().map_or_else(|| m.to_string(), |u| u.scrub(m));
         connect_bounded(&self.config, timeout, stop, self.shown(), &scrub)
     }
 

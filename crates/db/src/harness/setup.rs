@@ -3,6 +3,7 @@
 //! ([`WorkloadError::Setup`], exit 2 in the binary) and names the flag.
 
 use crate::database::url::ServerUrl;
+pub use crate::database::DatabaseKind;
 use crate::WorkloadError;
 use iolab_device::{DirState, Output, WriteGate};
 use iolab_spec::throttle::ThrottleSpec;
@@ -10,36 +11,6 @@ use iolab_spec::throttle::ThrottleSpec;
 /// The smallest `--memory`: the pages a database needs at hand to run at all (its processes' private
 /// memory is apart: the limit moves with it).
 pub const MIN_MEMORY: u64 = 16 << 20;
-
-/// The database engine a run uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DatabaseKind {
-    /// SQLite, embedded: one file in WAL mode, run inside iolab.
-    Sqlite,
-    /// PostgreSQL: a private server iolab starts, or the user's (`url`).
-    Postgres,
-}
-
-impl DatabaseKind {
-    /// Parses `--database`'s value (`sqlite`, `postgres` or `postgresql`); the error quotes it.
-    pub fn parse(text: &str) -> Result<DatabaseKind, WorkloadError> {
-        match text.trim() {
-            "sqlite" => Ok(DatabaseKind::Sqlite),
-            "postgres" | "postgresql" => Ok(DatabaseKind::Postgres),
-            other => Err(WorkloadError::Setup(format!(
-                "invalid value '{other}' for '--database': expected sqlite or postgres"
-            ))),
-        }
-    }
-
-    /// Its name: `sqlite` or `postgres`.
-    pub fn name(self) -> &'static str {
-        match self {
-            DatabaseKind::Sqlite => "sqlite",
-            DatabaseKind::Postgres => "postgres",
-        }
-    }
-}
 
 /// A value and the text it was parsed from, for errors that quote what the user typed.
 #[derive(Clone, Debug, PartialEq, Eq)]

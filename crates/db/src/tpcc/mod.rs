@@ -97,7 +97,7 @@ impl Workload for Tpcc {
         self.users.clone()
     }
 
-    fn space_need(&self, database: crate::harness::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
+    fn space_need(&self, database: crate::database::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
         Some(crate::workload::SpaceNeed {
             bytes: vec![crate::sizes::tpcc_bytes(database, self.o.warehouses, self.o.items)],
             sized_by: format!("--warehouses {} with {} items", self.o.warehouses, self.o.items),

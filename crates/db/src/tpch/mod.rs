@@ -115,7 +115,7 @@ impl Workload for Tpch {
         vec![1]
     }
 
-    fn space_need(&self, database: crate::harness::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
+    fn space_need(&self, database: crate::database::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
         Some(crate::workload::SpaceNeed {
             bytes: vec![crate::sizes::tpch_bytes(database, self.o.scale)],
             sized_by: format!("--scale {}", self.o.scale),

@@ -157,7 +157,7 @@ impl Workload for Ycsb {
         vec![self.o.users]
     }
 
-    fn space_need(&self, database: crate::harness::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
+    fn space_need(&self, database: crate::database::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
         Some(crate::workload::SpaceNeed {
             bytes: vec![crate::sizes::ycsb_bytes(database, self.o.records)],
             sized_by: format!("--records {}", self.o.records),
