@@ -83,7 +83,7 @@ fn install(stop: Arc<AtomicBool>, quiet: bool) {
 }
 
 /// How long the work has, after the first signal, to stop cleanly before iolab quits as on a second one.
-pub const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(15);
+pub const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// One signal ends iolab: work that does not stop within [`STOP_GRACE`] of the first signal (a wait that
 /// cannot see the stop flag: a query on a server that stopped answering, an I/O on a frozen file system)
