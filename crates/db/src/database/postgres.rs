@@ -61,7 +61,7 @@ const PRIVATE_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
 /// iolab for ever) and returning at once when `stop` is raised. The attempt runs on a thread of its own,
 /// left behind (its socket closed when it ends or iolab exits) on a timeout or a stop. `shown` names the
 /// server in the error; `scrub` takes the password out of the driver's message.
-fn connect_bounded(
+pub(crate) fn connect_bounded(
     config: &postgres::Config,
     timeout: Duration,
     stop: Option<&AtomicBool>,

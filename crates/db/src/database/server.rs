@@ -384,7 +384,11 @@ impl Server {
                     )));
                 }
             }
-            if self.config().connect(postgres::NoTls).is_ok() {
+            // Bounded: a server that accepts and never answers (stopped mid-start) cannot hold the wait.
+            let attempt = Duration::from_secs(5);
+            if super::postgres::connect_bounded(&self.config(), attempt, Some(stop), "", &str::to_string)
+                .is_ok()
+            {
                 return Ok(());
             }
             if stop.load(Ordering::Relaxed) {
