@@ -65,7 +65,7 @@ pub fn common(c: &DbCommonArgs, url: Option<&str>) -> Result<Common> {
     };
     let keys = c.keys.to_job().map_err(usage)?;
     let mut setup = Setup::new(DatabaseKind::parse(&c.database).map_err(db_error)?);
-    setup.url = url.map(str::to_string);
+    setup.url = url.map(iolab_db::ServerUrl::parse).transpose().map_err(db_error)?;
     setup.dir = c.dir.clone();
     setup.shared_buffers_bytes = size("--shared-buffers", &c.shared_buffers)?;
     setup.keep = c.keep;

@@ -71,6 +71,7 @@ fn install(stop: Arc<AtomicBool>, quiet: bool) {
                 }
                 SIGNALED.store(true, Ordering::Relaxed);
                 stop.store(true, Ordering::Relaxed);
+                exit_after_grace();
                 if !quiet {
                     eprintln!(
                         "\niolab: stopping: draining in-flight I/O (press Ctrl-C again to quit at once)"
@@ -79,6 +80,24 @@ fn install(stop: Arc<AtomicBool>, quiet: bool) {
             }
         })
         .ok();
+}
+
+/// How long the work has, after the first signal, to stop cleanly before iolab quits as on a second one.
+pub const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// One signal ends iolab: work that does not stop within [`STOP_GRACE`] of the first signal (a wait that
+/// cannot see the stop flag: a query on a server that stopped answering, an I/O on a frozen file system)
+/// is ended as a second signal would end it, undoing what iolab made ([`clean_up`]).
+fn exit_after_grace() {
+    let _ = std::thread::Builder::new().name("iolab-stop-grace".into()).spawn(|| {
+        std::thread::sleep(STOP_GRACE);
+        clean_up();
+        eprintln!(
+            "\niolab: interrupted, and the work did not stop within {} s; quit, scratch and temporary files removed",
+            STOP_GRACE.as_secs()
+        );
+        std::process::exit(130);
+    });
 }
 
 /// What an exit that skips destructors must undo: scratch files and outputs' temporary files (both in the

@@ -199,6 +199,21 @@ impl Workload for Copy {
         vec![1]
     }
 
+    /// The source database, and its copy under `--to`.
+    fn space_need(&self, database: crate::database::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
+        let (bytes, sized_by, flag) = match self.o.source {
+            Source::Tpcc { warehouses, items } => (
+                crate::sizes::tpcc_bytes(database, warehouses, items),
+                format!("--warehouses {warehouses} with {items} items"),
+                "--warehouses",
+            ),
+            Source::Tpch { scale } => {
+                (crate::sizes::tpch_bytes(database, scale), format!("--scale {scale}"), "--scale")
+            }
+        };
+        Some(crate::workload::SpaceNeed { bytes: vec![bytes, bytes], sized_by, flag })
+    }
+
     fn build(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError> {
         self.start_unix_s =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());

@@ -12,6 +12,11 @@
 //! stop flag ends the window early (the result is then partial); a database error that retrying cannot cure
 //! ends the run with it.
 //!
+//! What was in flight when the window ended is not censored: each user notes the operation that started
+//! inside the window and completed after its end (at most one each), and how long past the end it took;
+//! with how late the window's edges were read, that is the run's [`WindowEnd`], which says the window did
+//! not end on time (`late`, with a warning in the document) past [`LATE_AFTER_S`].
+//!
 //! While it runs, the driver's own thread (never a user's) tells the caller's [`WorkloadObserver`] where the
 //! run is about every [`LIVE_EVERY`]: the phase and, in the window, the operations completed so far, from
 //! counters the users add to as each operation completes (one relaxed atomic add per operation; no lock or
@@ -21,6 +26,7 @@ use crate::database::{Conn, Database, TxEnd};
 use crate::workload::{Figure, Live, WorkloadObserver, LIVE_EVERY};
 use crate::{DbError, WorkloadError};
 use iolab_device::diskstats::{self, BlockDevice, Counters};
+use iolab_report::db::{WindowEnd, LATE_AFTER_S};
 use iolab_stats::LatencyHistogram;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -108,6 +114,8 @@ pub struct Measured {
     pub devices: Vec<(BlockDevice, Counters)>,
     /// The window was cut short by the stop flag.
     pub partial: bool,
+    /// What was in flight when the window ended, and whether it ended on time.
+    pub window_end: WindowEnd,
 }
 
 /// The counters the users add to as operations complete in the window.
@@ -120,6 +128,8 @@ struct LiveCounts {
 struct UserResult {
     ops: Vec<TxStats>,
     extra: u64,
+    /// The operation running when the window ended: how long past the end it completed.
+    past_end: Option<Duration>,
 }
 
 /// Sleeps until `until` in small steps, returning early (false) when `stop` or `abort` is raised, and calls
@@ -148,11 +158,16 @@ fn user(
     done: &AtomicBool,
     live: &LiveCounts,
 ) -> Result<UserResult, DbError> {
-    let mut r = UserResult { ops: (0..kinds).map(|_| TxStats::default()).collect(), extra: 0 };
+    let mut r =
+        UserResult { ops: (0..kinds).map(|_| TxStats::default()).collect(), extra: 0, past_end: None };
     while !done.load(Ordering::Relaxed) {
         let started = Instant::now();
-        let op = client.next(conn)?;
+        let op = client.next(conn);
         let ended = Instant::now();
+        if started <= window_end && ended > window_end {
+            r.past_end = Some(ended - window_end);
+        }
+        let op = op?;
         if ended < window_start || ended > window_end {
             continue;
         }
@@ -184,6 +199,8 @@ struct Edges {
     counters: (BTreeMap<String, Counters>, BTreeMap<String, Counters>),
     actual: (Instant, Instant),
     partial: bool,
+    /// How long past its end the window was closed (its closing edge read).
+    closed_late: Duration,
 }
 
 /// Opens the window now, waits for its end (`until`) or a stop, and closes it.
@@ -201,7 +218,8 @@ fn measure(
     let completed = wait_until(until, stop, abort, &mut || tell(Some(started)));
     let ends1 = edge();
     let counters1 = diskstats::read();
-    let ended = Instant::now().min(until);
+    let closed = Instant::now();
+    let ended = closed.min(until);
     observer.window(false);
     tell(Some(started));
     Edges {
@@ -209,6 +227,7 @@ fn measure(
         counters: (counters0, counters1),
         actual: (started, ended),
         partial: !completed,
+        closed_late: if completed { closed.saturating_duration_since(until) } else { Duration::ZERO },
     }
 }
 
@@ -221,7 +240,7 @@ fn measured(kinds: usize, results: &[UserResult], edges: Edges, devices: Vec<Blo
             a.merge(b);
         }
     }
-    let Edges { ends, counters, actual, partial } = edges;
+    let Edges { ends, counters, actual, partial, closed_late } = edges;
     let devices = devices
         .into_iter()
         .filter_map(|d| {
@@ -239,6 +258,20 @@ fn measured(kinds: usize, results: &[UserResult], edges: Edges, devices: Vec<Blo
         },
         devices,
         partial,
+        window_end: window_end(results, closed_late),
+    }
+}
+
+/// What was in flight at the window's end, from each user's note, and how late the window was closed.
+fn window_end(results: &[UserResult], closed_late: Duration) -> WindowEnd {
+    let past: Vec<f64> = results.iter().filter_map(|r| r.past_end).map(|d| d.as_secs_f64()).collect();
+    let longest = past.iter().copied().fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    let closed_late_s = closed_late.as_secs_f64();
+    WindowEnd {
+        in_flight: past.len() as u64,
+        longest_past_end_s: longest,
+        closed_late_s,
+        late: longest.is_some_and(|l| l > LATE_AFTER_S) || closed_late_s > LATE_AFTER_S,
     }
 }
 
@@ -278,6 +311,7 @@ pub fn run<C: Client>(
         counters: Default::default(),
         actual: (window.0, window.0),
         partial: true,
+        closed_late: Duration::ZERO,
     };
     std::thread::scope(|scope| {
         let handles: Vec<_> = clients
@@ -334,5 +368,66 @@ fn live_now(
         measured_s,
         completed,
         figures: (spec.figures)(total, live.headline.load(Ordering::Relaxed), measured_s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::database::sqlite::Sqlite;
+
+    /// Each operation sleeps `each`: a transaction that a stalled storage holds.
+    struct Sleepy {
+        each: Duration,
+    }
+
+    impl Client for Sleepy {
+        fn next(&mut self, _conn: &mut dyn Conn) -> Result<Performed, DbError> {
+            std::thread::sleep(self.each);
+            Ok(Performed { kind: 0, done: TxEnd::Committed, retries: 0, extra: 0, headline: true })
+        }
+    }
+
+    struct Quiet;
+
+    impl WorkloadObserver for Quiet {
+        fn notice(&self, _text: &str) {}
+    }
+
+    fn run_sleepy(users: usize, each: Duration, window: Duration) -> Measured {
+        let t = tempfile::tempdir().unwrap();
+        let db = Sqlite::new(t.path());
+        let spec = Spec {
+            ramp: Duration::ZERO,
+            duration: window,
+            kinds: &["op"],
+            figures: |_, _, _| Vec::new(),
+            edge: None,
+        };
+        let clients = (0..users).map(|_| Sleepy { each }).collect();
+        run(&db, &spec, clients, &AtomicBool::new(false), &Quiet).unwrap()
+    }
+
+    /// An operation that outlasts the window by more than LATE_AFTER_S is counted, timed and marked late,
+    /// not dropped in silence.
+    #[test]
+    fn an_operation_that_outlasts_the_window_is_reported_late() {
+        let m = run_sleepy(2, Duration::from_millis(1500), Duration::from_millis(200));
+        assert_eq!(m.ops[0].completed(), 0, "nothing completed inside the window");
+        let end = &m.window_end;
+        assert_eq!(end.in_flight, 2, "{end:?}");
+        assert!(end.longest_past_end_s.unwrap() >= 1.2, "{end:?}");
+        assert!(end.late, "{end:?}");
+        assert!(end.warning().unwrap().contains("2 operations were in flight"), "{:?}", end.warning());
+    }
+
+    /// Short operations straddle the end too (one per user at most), and the window ends on time.
+    #[test]
+    fn short_operations_in_flight_at_the_end_are_counted_and_on_time() {
+        let m = run_sleepy(1, Duration::from_millis(120), Duration::from_millis(300));
+        let end = &m.window_end;
+        assert!(m.ops[0].completed() >= 1);
+        assert!(end.in_flight <= 1 && !end.late && end.warning().is_none(), "{end:?}");
+        assert!(end.longest_past_end_s.unwrap_or(0.0) < 0.2, "{end:?}");
     }
 }

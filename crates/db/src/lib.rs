@@ -40,12 +40,14 @@ pub(crate) mod devices;
 pub(crate) mod driver;
 mod error;
 pub mod harness;
+mod sizes;
 pub mod tpcc;
 pub mod tpch;
 mod value;
 pub mod workload;
 pub mod ycsb;
 
+pub use database::url::ServerUrl;
 pub use database::{Conn, Database, Dialect, TxKind};
 pub use error::{DbError, WorkloadError};
 pub use harness::{Harness, Ran, Setup};

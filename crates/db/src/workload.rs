@@ -92,6 +92,13 @@ pub trait Workload {
     /// extension). Never empty.
     fn users(&self) -> Vec<u32>;
 
+    /// What its build writes, estimated before anything is made, for the free-space check
+    /// (`harness::space`); `database` is the engine. Default: nothing known (no check).
+    fn space_need(&self, database: crate::database::DatabaseKind) -> Option<SpaceNeed> {
+        let _ = database;
+        None
+    }
+
     /// Creates and loads the database (go-tpc's Prepare).
     fn build(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError>;
 
@@ -119,6 +126,17 @@ pub trait Workload {
         let _ = cx;
         Ok(())
     }
+}
+
+/// A workload's build size, estimated from sizes measured on real builds (docs/DB.md, "Free space").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpaceNeed {
+    /// Bytes under the database's directory, then under each other directory the setup names, in its order.
+    pub bytes: Vec<u64>,
+    /// The flags that size it, as typed: `--warehouses 20`.
+    pub sized_by: String,
+    /// The flag to lower: `--warehouses`.
+    pub flag: &'static str,
 }
 
 /// One point of a run: the workload at `users` users, point `index` (from 0) of `count`.

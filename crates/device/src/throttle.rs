@@ -298,6 +298,8 @@ pub fn cleanup_on_exit() {
 #[derive(Debug)]
 pub struct ThrottleGuard {
     dir: PathBuf,
+    /// `cgroup.procs` of iolab's own cgroup before the throttle: where every process goes back.
+    back: PathBuf,
     applied: Throttled,
 }
 
@@ -309,7 +311,9 @@ impl ThrottleGuard {
 }
 
 impl Drop for ThrottleGuard {
+    /// Moves out whatever is still in the cgroup (a server that did not stop) and removes it.
     fn drop(&mut self) {
+        self.evacuate();
         // Nothing left to do when cleanup_on_exit has undone it already.
         REGISTRY.undo_where(|c| c.dir == self.dir);
     }
@@ -319,14 +323,33 @@ impl ThrottleGuard {
     /// Moves the processes `pids` (another program's, such as a database server iolab started) into the
     /// cgroup too; the processes they start later inherit it. Stop them before the guard is dropped: a
     /// cgroup with processes in it cannot be removed.
+    /// A process that ended before its move is passed over; any other failure moves every process
+    /// back out (so dropping the guard removes the cgroup) and is the error.
     pub fn add_processes(&self, pids: &[u32]) -> Result<(), ThrottleError> {
         let procs = self.dir.join("cgroup.procs");
         for pid in pids {
-            std::fs::write(&procs, pid.to_string()).map_err(|e| {
-                cgroup_error(&format!("move process {pid} into the cgroup '{}'", self.dir.display()), e)
-            })?;
+            match std::fs::write(&procs, pid.to_string()) {
+                Ok(()) => {}
+                // Gone between its listing and its move: nothing of it to throttle.
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+                Err(e) => {
+                    self.evacuate();
+                    return Err(cgroup_error(
+                        &format!("move process {pid} into the cgroup '{}'", self.dir.display()),
+                        e,
+                    ));
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Moves every process in the cgroup back to iolab's own cgroup of before, so it can be removed.
+    fn evacuate(&self) {
+        let listed = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
+        for pid in listed.split_whitespace() {
+            let _ = std::fs::write(&self.back, pid);
+        }
     }
 }
 
@@ -439,9 +462,10 @@ fn apply_in(
         .map_err(|e| cgroup_error(&format!("create the cgroup '{}'", dir.display()), e))?;
     let back = mount.join(own.trim_start_matches('/')).join("cgroup.procs");
     // Registered as joined: the move below is the next step, and moving back is harmless where it failed.
-    REGISTRY.add(crate::cgroup::Created { dir: dir.clone(), back, joined: true });
+    REGISTRY.add(crate::cgroup::Created { dir: dir.clone(), back: back.clone(), joined: true });
     let guard = ThrottleGuard {
         dir: dir.clone(),
+        back,
         applied: Throttled {
             kind: kind.name().to_string(),
             cgroup: dir.display().to_string(),
@@ -792,5 +816,39 @@ mod tests {
             unthrottled >= 3.0 * throttled,
             "unthrottled {unthrottled:.0} B/s vs throttled {throttled:.0}"
         );
+    }
+
+    /// A server process that cannot be moved (here a kernel thread, which the kernel refuses) leaves no
+    /// process behind in the cgroup, and the cgroup goes when the guard does.
+    #[test]
+    fn a_failed_move_leaves_nothing_in_the_cgroup_and_it_is_removed() {
+        if crate::cgroup::effective_uid() != Some(0) {
+            return iolab_testkit::skip(format_args!("needs root"));
+        }
+        if detect().is_none() {
+            return iolab_testkit::skip(format_args!("no cgroup blkio/io controller"));
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let img = tmp.path().join("disk.img");
+        File::create(&img).unwrap().set_len(8 << 20).unwrap();
+        let dev = match std::process::Command::new("losetup").arg("--find").arg("--show").arg(&img).output() {
+            Ok(o) if o.status.success() => String::from_utf8(o.stdout).unwrap().trim().to_string(),
+            other => return iolab_testkit::skip(format_args!("no loop device: {other:?}")),
+        };
+        let _loop = LoopDev(dev.clone());
+        let (maj, min) = device_numbers(&dev).unwrap();
+        let _moves = crate::cgroup::PROCESS_CGROUP_TESTS.lock().unwrap_or_else(|p| p.into_inner());
+        let mut server = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let guard = apply(&spec(Some(1 << 20), None, None, None), &[(dev.clone(), maj, min)]).unwrap();
+        let dir = guard.dir.clone();
+        // pid 2 is kthreadd, a kernel thread: its move is refused (not ESRCH).
+        let moved = guard.add_processes(&[server.id(), 2]);
+        let in_cgroup = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap();
+        drop(guard);
+        let _ = server.kill();
+        let _ = server.wait();
+        assert!(moved.is_err(), "the kernel thread's move was refused");
+        assert_eq!(in_cgroup.trim(), "", "processes left in the cgroup: {in_cgroup}");
+        assert!(!dir.exists(), "cgroup {} left behind", dir.display());
     }
 }

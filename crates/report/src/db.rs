@@ -177,6 +177,44 @@ pub struct TpccRun {
     pub transactions: Vec<TxResult>,
     /// Deliveries' districts skipped: no new order waiting (the spec lets a delivery skip them).
     pub delivery_districts_skipped: u64,
+    /// What was still running when the window ended (absent in documents of iolab before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_end: Option<WindowEnd>,
+}
+
+/// How long an operation may complete past the window's end, or the window's close be late, before the
+/// window counts as not ended on time ([`WindowEnd::late`]).
+pub const LATE_AFTER_S: f64 = 1.0;
+
+/// What was in flight when a measured window ended: the figures count only what completed inside the
+/// window, so a stall at its end shows here, not in them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowEnd {
+    /// Operations (transactions) running when the window ended; each completed after it, uncounted.
+    pub in_flight: u64,
+    /// Seconds past the window's end the last of them took to complete (or to be given up); null when
+    /// none was in flight.
+    pub longest_past_end_s: Option<f64>,
+    /// Seconds past its end the window was closed (its edges read); 0 when on time.
+    pub closed_late_s: f64,
+    /// The window did not end on time: an operation in flight completed, or the window was closed, more
+    /// than [`LATE_AFTER_S`] past its end. The document then carries a warning.
+    pub late: bool,
+}
+
+impl WindowEnd {
+    /// The warning for a window that did not end on time; none when it did.
+    pub fn warning(&self) -> Option<String> {
+        if !self.late {
+            return None;
+        }
+        Some(format!(
+            "the window did not end on time: {} operations were in flight at its end, the last completing {:.2} s after it, and the window was closed {:.2} s late; the figures count only what completed inside the window, so this stall is not in them",
+            self.in_flight,
+            self.longest_past_end_s.unwrap_or(0.0),
+            self.closed_late_s
+        ))
+    }
 }
 
 /// One transaction type in the window.
@@ -318,6 +356,7 @@ pub(crate) mod tests {
                     histogram: h.to_base64(),
                 }],
                 delivery_districts_skipped: 0,
+                window_end: None,
             },
             consistency: vec![ConsistencyCheck {
                 condition: 1,

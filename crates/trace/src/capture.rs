@@ -103,6 +103,56 @@ impl Drop for Instance {
     }
 }
 
+/// Removes the instances `iolab-PID` under `instances` that no live capture holds: what an iolab killed
+/// with SIGKILL left behind (its events still on, tracing the device for nobody). An instance is stale
+/// when its process is gone, when the process of that number started after the instance was made (the
+/// number was reused: it cannot be the capture that made it), or when it is this process's and no capture
+/// of its own is under way. Only iolab's names are tried.
+fn sweep_stale_instances(instances: &Path) {
+    let Ok(entries) = std::fs::read_dir(instances) else { return };
+    let own_live = LIVE.lock().unwrap_or_else(|p| p.into_inner()).is_some();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("iolab-")) else { continue };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        let stale = if pid == std::process::id() {
+            !own_live
+        } else {
+            let made = entry.metadata().ok().and_then(|m| m.modified().ok());
+            let alive = Path::new(&format!("/proc/{pid}")).exists();
+            !alive || process_start(pid).zip(made).is_some_and(|(started, made)| started_after(started, made))
+        };
+        if stale {
+            remove_instance(&entry.path());
+        }
+    }
+}
+
+/// A process that started at `started` cannot have made an instance made at `made`: it started after
+/// (by more than a second: both clocks are coarse).
+fn started_after(started: std::time::SystemTime, made: std::time::SystemTime) -> bool {
+    started.duration_since(made).is_ok_and(|d| d > Duration::from_secs(1))
+}
+
+/// When process `pid` started (the boot time in /proc/stat plus its start in /proc/PID/stat); None when
+/// either cannot be read.
+fn process_start(pid: u32) -> Option<std::time::SystemTime> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 22, counted after the command name (which may hold spaces and parentheses).
+    let ticks: u64 = stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()?;
+    let btime: u64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf reads a constant of the system; no memory is shared.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let since_epoch = Duration::from_secs(btime) + Duration::from_millis(ticks * 1000 / hz);
+    Some(std::time::UNIX_EPOCH + since_epoch)
+}
+
 /// Removes the tracefs instance of a capture under way, if any: for an exit that skips destructors (a
 /// second Ctrl-C), so the kernel does not go on tracing the device.
 ///
@@ -157,6 +207,7 @@ fn record(
     }
     let devs = devices.iter().map(|d| kernel_dev(d)).collect::<Result<Vec<_>, _>>()?;
     let root = tracefs()?;
+    sweep_stale_instances(&root.join("instances"));
     let instance = Instance::create(root.join(format!("instances/iolab-{}", std::process::id())))?;
     let filter: Vec<String> = devs.iter().map(|(dev, _)| format!("dev == {dev}")).collect();
     for e in ["block_rq_issue", "block_rq_complete"] {
@@ -280,6 +331,19 @@ pub fn parse_events(text: &str) -> Vec<TraceRecord> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_instance_made_before_its_process_started_is_not_its() {
+        let t0 = std::time::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        assert!(started_after(t0 + Duration::from_secs(5), t0));
+        assert!(!started_after(t0 + Duration::from_millis(500), t0), "within the clocks' grain");
+        assert!(!started_after(t0, t0 + Duration::from_secs(5)));
+        let me = process_start(std::process::id()).expect("this process's start");
+        let now = std::time::SystemTime::now();
+        assert!(me <= now + Duration::from_secs(1), "{me:?} after {now:?}");
+        assert!(now.duration_since(me).unwrap() < Duration::from_secs(3600), "{me:?}");
+    }
+
     use super::*;
     use crate::TraceOp;
 

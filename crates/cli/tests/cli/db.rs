@@ -218,6 +218,44 @@ fn sigterm_during_a_postgres_run_keeps_the_partial_result_and_leaves_nothing_beh
     assert_nothing_left(t.path(), &db);
 }
 
+/// The postmaster iolab `iolab` started: its child whose command is `postgres` (it leads the server's
+/// process group).
+fn postmaster_of(iolab: u32) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+        let (head, tail) = stat.rsplit_once(')')?;
+        let ppid: u32 = tail.split_whitespace().nth(1)?.parse().ok()?;
+        (ppid == iolab && head.ends_with("(postgres")).then(|| e.file_name().to_str()?.parse().ok())?
+    })
+}
+
+#[test]
+fn one_sigterm_ends_a_run_whose_server_stopped_answering() {
+    if let Some(why) = postgres_missing() {
+        return iolab_testkit::skip(why);
+    }
+    let t = pg_tempdir();
+    let work = tempdir();
+    let db = t.path().join("db");
+    let mut child = spawn_postgres(work.path(), &db, "60s");
+    wait_for_stderr(work.path(), "running 2 users", &mut child);
+    std::thread::sleep(Duration::from_millis(1000));
+    let postmaster = postmaster_of(child.id()).expect("the postmaster is iolab's child");
+    // The whole server stops answering: its queries and the window's edge reads block.
+    // SAFETY: kill(2) on the process group the postmaster (iolab's live child) leads.
+    assert_eq!(unsafe { libc::kill(-postmaster, libc::SIGSTOP) }, 0);
+    std::thread::sleep(Duration::from_millis(500));
+    let code = sigterm_and_wait(&mut child);
+    if Path::new(&format!("/proc/{postmaster}")).exists() {
+        // SAFETY: as above: what is left of the server's group is continued, so it does not linger stopped.
+        unsafe { libc::kill(-postmaster, libc::SIGCONT) };
+    }
+    assert_eq!(code, Some(130), "{}", std::fs::read_to_string(work.path().join("stderr")).unwrap());
+    let err = std::fs::read_to_string(work.path().join("stderr")).unwrap();
+    assert!(err.contains("did not stop within"), "{err}");
+    assert_nothing_left(t.path(), &db);
+}
+
 #[test]
 fn sigterm_during_a_postgres_build_exits_130_and_leaves_nothing_behind() {
     if let Some(why) = postgres_missing() {

@@ -15,14 +15,14 @@ use std::time::Duration;
 
 /// An ext4 file system on a loop device of the test's own, mounted in a temporary directory; unmounted and
 /// detached when dropped.
-struct Ext4 {
+pub(crate) struct Ext4 {
     mount: tempfile::TempDir,
     lo: LoopDev,
 }
 
 impl Ext4 {
     /// Err says why there is none (not root, no loop devices, no mkfs.ext4).
-    fn new(mib: u64) -> Result<Ext4, String> {
+    pub(crate) fn new(mib: u64) -> Result<Ext4, String> {
         let lo = LoopDev::new(mib, None)?;
         // Inode tables and the journal initialised now, not by a kernel thread writing during the test.
         let mkfs = Command::new("mkfs.ext4")
@@ -43,7 +43,7 @@ impl Ext4 {
         Ok(Ext4 { mount, lo })
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.mount.path().join(name)
     }
 

@@ -13,6 +13,7 @@ mod compare;
 mod db;
 mod db_dir;
 mod db_everywhere;
+mod db_safety;
 mod db_storage;
 mod db_ycsb;
 mod derive;

@@ -16,11 +16,42 @@ pub mod postgres;
 pub mod rows;
 pub mod server;
 pub mod sqlite;
+pub mod url;
 
 pub use rows::{ColumnNames, Row, Rows};
 
 use crate::{DbError, Value, WorkloadError};
 use std::path::Path;
+
+/// The database engine a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DatabaseKind {
+    /// SQLite, embedded: one file in WAL mode, run inside iolab.
+    Sqlite,
+    /// PostgreSQL: a private server iolab starts, or the user's (`url`).
+    Postgres,
+}
+
+impl DatabaseKind {
+    /// Parses `--database`'s value (`sqlite`, `postgres` or `postgresql`); the error quotes it.
+    pub fn parse(text: &str) -> Result<DatabaseKind, WorkloadError> {
+        match text.trim() {
+            "sqlite" => Ok(DatabaseKind::Sqlite),
+            "postgres" | "postgresql" => Ok(DatabaseKind::Postgres),
+            other => Err(WorkloadError::Setup(format!(
+                "invalid value '{other}' for '--database': expected sqlite or postgres"
+            ))),
+        }
+    }
+
+    /// Its name: `sqlite` or `postgres`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DatabaseKind::Sqlite => "sqlite",
+            DatabaseKind::Postgres => "postgres",
+        }
+    }
+}
 
 /// Whether a transaction writes: SQLite takes its write lock at the start of a writing one
 /// (`BEGIN IMMEDIATE`), so two writers never deadlock upgrading a read lock.

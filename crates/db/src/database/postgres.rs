@@ -10,6 +10,7 @@
 //! statement, so its answers share them.
 
 use super::server::{Server, ServerOptions};
+use super::url::ServerUrl;
 use super::{ColumnNames, Conn, Database, Dialect, Rows, TxKind};
 use crate::{DbError, Value, WorkloadError};
 use postgres::types::{ToSql, Type};
@@ -17,7 +18,8 @@ use postgres::{Client, NoTls, Statement};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// The schema of iolab's tables.
 pub const SCHEMA: &str = "iolab_tpcc";
@@ -31,7 +33,7 @@ pub struct Postgres {
     config: postgres::Config,
     server: Option<Server>,
     dir: Option<PathBuf>,
-    url: Option<String>,
+    url: Option<ServerUrl>,
     keep: bool,
     version: String,
     settings: Vec<(String, String)>,
@@ -51,17 +53,70 @@ fn pg_error(e: postgres::Error) -> DbError {
     DbError { retryable, message }
 }
 
-/// `url` with its password left out (`postgres://u:secret@h/db` → `postgres://u@h/db`; `password=...` in a
-/// key=value string dropped).
-pub fn redact(url: &str) -> String {
-    if let Some((scheme, rest)) = url.split_once("://") {
-        if let Some((userinfo, host)) = rest.split_once('@') {
-            let user = userinfo.split(':').next().unwrap_or("");
-            return format!("{scheme}://{user}@{host}");
+/// How long a connection to the private server may take, start-up exchange included.
+const PRIVATE_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Connects with `config`, waiting at most `timeout` for the connection and its start-up exchange (which
+/// the driver's own `connect_timeout` leaves unbounded: a server that accepts and never answers would hold
+/// iolab for ever) and returning at once when `stop` is raised. The attempt runs on a thread of its own,
+/// left behind (its socket closed when it ends or iolab exits) on a timeout or a stop. `shown` names the
+/// server in the error; `scrub` takes the password out of the driver's message.
+pub(crate) fn connect_bounded(
+    config: &postgres::Config,
+    timeout: Duration,
+    stop: Option<&AtomicBool>,
+    shown: &str,
+    scrub: &dyn Fn(&str) -> String,
+) -> Result<Client, WorkloadError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let config = config.clone();
+    std::thread::Builder::new()
+        .name("iolab-pg-connect".into())
+        .spawn(move || {
+            let _ = tx.send(config.connect(NoTls));
+        })
+        .map_err(|e| WorkloadError::io("starting a thread to connect to PostgreSQL", e))?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            return Err(WorkloadError::Interrupted);
         }
-        return url.to_string();
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(WorkloadError::Setup(format!(
+                "cannot connect to {shown}: no answer within {} s (connect_timeout)\n  \
+                 hint: check the server is up and answering, or give a longer connect_timeout=SECONDS in --url",
+                timeout.as_secs_f64()
+            )));
+        }
+        match rx.recv_timeout(left.min(Duration::from_millis(100))) {
+            Ok(Ok(client)) => return Ok(client),
+            Ok(Err(e)) => {
+                return Err(WorkloadError::Setup(format!(
+                    "cannot connect to {shown}: {}",
+                    scrub(&with_causes(&e))
+                )))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(WorkloadError::Setup(format!("cannot connect to {shown}: the attempt ended")))
+            }
+        }
     }
-    url.split_whitespace().filter(|kv| !kv.starts_with("password=")).collect::<Vec<_>>().join(" ")
+}
+
+/// `e` and the errors beneath it (`error connecting to server: Connection refused (os error 111)`).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        source = s.source();
+    }
+    text
 }
 
 impl Postgres {
@@ -86,28 +141,47 @@ impl Postgres {
     ) -> Result<Postgres, WorkloadError> {
         let server = Server::start_in(dir, options, stop, cgroup_procs)?;
         let config = server.config();
-        Postgres::ready(config, Some(server), Some(dir.to_path_buf()), None, keep)
+        let pg = Postgres::unready(config, Some(server), Some(dir.to_path_buf()), None, keep);
+        pg.ready(stop)
     }
 
-    /// The user's server at `url` (a `postgres://` URL or a key=value string); makes the schema there.
-    pub fn url(url: &str, keep: bool) -> Result<Postgres, WorkloadError> {
-        let config: postgres::Config =
-            url.parse().map_err(|e| WorkloadError::Setup(format!("--url '{}': {e}", redact(url))))?;
-        Postgres::ready(config, None, None, Some(redact(url)), keep)
+    /// The user's server at `url`; makes the schema there. `stop` raised ends the first connection attempt.
+    pub fn url(url: &ServerUrl, keep: bool, stop: &AtomicBool) -> Result<Postgres, WorkloadError> {
+        let pg = Postgres::unready(url.config().clone(), None, None, Some(url.clone()), keep);
+        pg.ready(stop)
     }
 
-    fn ready(
+    /// A database not yet connected to (closed: nothing to undo until [`Postgres::ready`]).
+    fn unready(
         config: postgres::Config,
         server: Option<Server>,
         dir: Option<PathBuf>,
-        url: Option<String>,
+        url: Option<ServerUrl>,
         keep: bool,
-    ) -> Result<Postgres, WorkloadError> {
-        let shown = url.clone().unwrap_or_else(|| "the private server".into());
-        let mut client = config
-            .connect(NoTls)
-            .map_err(|e| WorkloadError::Setup(format!("cannot connect to {shown}: {e}")))?;
+    ) -> Postgres {
+        let (version, settings) = (String::new(), Vec::new());
+        Postgres { config, server, dir, url, keep, version, settings, closed: true }
+    }
+
+    /// The server as messages name it: the URL without its password, or the private server.
+    fn shown(&self) -> &str {
+        self.url.as_ref().map_or("the private server", ServerUrl::shown)
+    }
+
+    /// A connection, its wait bounded ([`connect_bounded`]).
+    fn client(&self, stop: Option<&AtomicBool>) -> Result<Client, WorkloadError> {
+        let timeout = self.url.as_ref().map_or(PRIVATE_CONNECT_TIMEOUT, ServerUrl::connect_timeout);
+        let scrub = |m: &str| self.url.as_ref().map_or_else(|| m.to_string(), |u| u.scrub(m));
+        connect_bounded(&self.config, timeout, stop, self.shown(), &scrub)
+    }
+
+    /// Connects, makes the schema and reads the server's version and settings.
+    fn ready(mut self, stop: &AtomicBool) -> Result<Postgres, WorkloadError> {
+        let mut client = self.client(Some(stop))?;
+        let shown = self.shown().to_string();
         make_schema(&mut client, &shown)?;
+        // The schema is iolab's now: closing drops it (a private server: stops it).
+        self.closed = false;
         let show = |client: &mut Client, name: &str| -> String {
             client
                 .query_one(&format!("SHOW {name}"), &[])
@@ -121,7 +195,9 @@ impl Postgres {
                 .iter()
                 .map(|n| (n.to_string(), show(&mut client, n)))
                 .collect();
-        Ok(Postgres { config, server, dir, url, keep, version, settings, closed: false })
+        self.version = version;
+        self.settings = settings;
+        Ok(self)
     }
 }
 
@@ -166,8 +242,7 @@ impl Database for Postgres {
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, WorkloadError> {
-        let mut client =
-            self.config.connect(NoTls).map_err(|e| WorkloadError::Setup(format!("cannot connect: {e}")))?;
+        let mut client = self.client(None)?;
         client.batch_execute(&format!("SET search_path TO {SCHEMA}")).map_err(pg_error)?;
         Ok(Box::new(PgConn { client, statements: HashMap::new() }))
     }
@@ -185,7 +260,7 @@ impl Database for Postgres {
     }
 
     fn url(&self) -> Option<String> {
-        self.url.clone()
+        self.url.as_ref().map(|u| u.shown().to_string())
     }
 
     fn server_user(&self) -> Option<String> {
@@ -197,10 +272,7 @@ impl Database for Postgres {
             return Ok(());
         }
         if self.server.is_none() && !self.keep {
-            let mut client = self
-                .config
-                .connect(NoTls)
-                .map_err(|e| WorkloadError::Setup(format!("cannot connect: {e}")))?;
+            let mut client = self.client(None)?;
             client.batch_execute(&format!("DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")).map_err(pg_error)?;
         }
         match &mut self.server {
@@ -215,8 +287,7 @@ impl Database for Postgres {
         if self.server.is_none() {
             return Ok(());
         }
-        let mut client =
-            self.config.connect(NoTls).map_err(|e| WorkloadError::Setup(format!("cannot connect: {e}")))?;
+        let mut client = self.client(None)?;
         client.batch_execute("CHECKPOINT").map_err(pg_error)?;
         Ok(())
     }
@@ -416,13 +487,6 @@ impl Conn for PgConn {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_url_is_shown_without_its_password() {
-        assert_eq!(redact("postgres://bob:secret@db.example/tpcc"), "postgres://bob@db.example/tpcc");
-        assert_eq!(redact("postgresql://db.example/tpcc"), "postgresql://db.example/tpcc");
-        assert_eq!(redact("host=/tmp user=bob password=secret"), "host=/tmp user=bob");
-    }
 
     #[test]
     fn copy_text_escapes_what_copy_reads_specially() {

@@ -384,7 +384,11 @@ impl Server {
                     )));
                 }
             }
-            if self.config().connect(postgres::NoTls).is_ok() {
+            // Bounded: a server that accepts and never answers (stopped mid-start) cannot hold the wait.
+            let attempt = Duration::from_secs(5);
+            if super::postgres::connect_bounded(&self.config(), attempt, Some(stop), "", &str::to_string)
+                .is_ok()
+            {
                 return Ok(());
             }
             if stop.load(Ordering::Relaxed) {
@@ -523,19 +527,30 @@ impl Drop for Server {
 }
 
 /// Stops every private server at once (SIGQUIT, PostgreSQL's immediate shutdown), waiting up to 5 s for
-/// each to exit, for an exit that skips destructors.
+/// each to exit, then killing what is left of it, for an exit that skips destructors. A server whose
+/// processes were stopped (SIGSTOP: one that stopped answering) is continued first, so it can take the
+/// signal; its processes are its process group, which the postmaster (iolab's unreaped child) leads.
 pub fn cleanup_on_exit() {
+    use nix::sys::signal::{kill, killpg, Signal};
     use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
     let pids = std::mem::take(&mut *live());
     for pid in pids {
         let pid = nix::unistd::Pid::from_raw(pid);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGQUIT);
-        let until = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < until {
-            match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(20)),
-                _ => break,
+        let _ = killpg(pid, Signal::SIGCONT);
+        let _ = kill(pid, Signal::SIGQUIT);
+        let exited = |wait: Duration| {
+            let until = Instant::now() + wait;
+            while Instant::now() < until {
+                match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+                    Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(20)),
+                    _ => return true,
+                }
             }
+            false
+        };
+        if !exited(Duration::from_secs(5)) {
+            let _ = killpg(pid, Signal::SIGKILL);
+            exited(Duration::from_secs(1));
         }
     }
 }

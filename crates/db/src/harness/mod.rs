@@ -4,7 +4,8 @@
 //!
 //! 1. [`Harness::claim`] checks the setup and claims every path it will write in the command's one
 //!    [`WriteGate`] (the database's directory, a workload's other directories, `--capture`'s outputs),
-//!    before anything is made: a refusal is [`WorkloadError::Setup`].
+//!    before anything is made, and checks the file systems under the directories have room for the
+//!    workload's build (`space`): a refusal is [`WorkloadError::Setup`].
 //! 2. [`Harness::run`] makes, in order, the directories, the `--memory` cgroup (iolab joins it for SQLite;
 //!    a private server joins it between its fork and its exec), the database (a SQLite file, a private
 //!    PostgreSQL server, or the user's server), arms `--throttle` and `--capture` over the directories,
@@ -19,6 +20,7 @@
 
 mod dir;
 mod setup;
+mod space;
 mod watch;
 
 pub use dir::{cleanup_on_exit as remove_dirs_on_exit, DbDir};
@@ -76,6 +78,7 @@ impl Harness {
         let users = workload.users();
         assert!(!users.is_empty(), "a workload runs at least one point");
         let claimed = setup::claim(&setup, &window_labels(&users), gate)?;
+        space::check(&setup, &claimed, workload)?;
         Ok(Harness { setup, claimed, users })
     }
 
@@ -249,7 +252,7 @@ fn open_database<W: Workload>(
     workload: &W,
 ) -> Result<Box<dyn Database>, WorkloadError> {
     Ok(match (dir, &setup.url) {
-        (_, Some(url)) => Box::new(Postgres::url(url, setup.keep)?),
+        (_, Some(url)) => Box::new(Postgres::url(url, setup.keep, stop)?),
         (Some(d), None) if setup.private_server() => {
             let options = ServerOptions {
                 shared_buffers_bytes: setup.shared_buffers_bytes,

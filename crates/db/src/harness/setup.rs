@@ -2,6 +2,8 @@
 //! its checks and claims, all made before anything is: every refusal here is the user's
 //! ([`WorkloadError::Setup`], exit 2 in the binary) and names the flag.
 
+use crate::database::url::ServerUrl;
+pub use crate::database::DatabaseKind;
 use crate::WorkloadError;
 use iolab_device::{HeldDir, Output, WriteGate};
 use iolab_spec::throttle::ThrottleSpec;
@@ -9,36 +11,6 @@ use iolab_spec::throttle::ThrottleSpec;
 /// The smallest `--memory`: the pages a database needs at hand to run at all (its processes' private
 /// memory is apart: the limit moves with it).
 pub const MIN_MEMORY: u64 = 16 << 20;
-
-/// The database engine a run uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DatabaseKind {
-    /// SQLite, embedded: one file in WAL mode, run inside iolab.
-    Sqlite,
-    /// PostgreSQL: a private server iolab starts, or the user's (`url`).
-    Postgres,
-}
-
-impl DatabaseKind {
-    /// Parses `--database`'s value (`sqlite`, `postgres` or `postgresql`); the error quotes it.
-    pub fn parse(text: &str) -> Result<DatabaseKind, WorkloadError> {
-        match text.trim() {
-            "sqlite" => Ok(DatabaseKind::Sqlite),
-            "postgres" | "postgresql" => Ok(DatabaseKind::Postgres),
-            other => Err(WorkloadError::Setup(format!(
-                "invalid value '{other}' for '--database': expected sqlite or postgres"
-            ))),
-        }
-    }
-
-    /// Its name: `sqlite` or `postgres`.
-    pub fn name(self) -> &'static str {
-        match self {
-            DatabaseKind::Sqlite => "sqlite",
-            DatabaseKind::Postgres => "postgres",
-        }
-    }
-}
 
 /// A value and the text it was parsed from, for errors that quote what the user typed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,8 +26,8 @@ pub struct Typed<T> {
 pub struct Setup {
     /// `--database`.
     pub database: DatabaseKind,
-    /// `--url`: a PostgreSQL server of the user's.
-    pub url: Option<String>,
+    /// `--url`: a PostgreSQL server of the user's, parsed ([`ServerUrl::parse`]; shown without its password).
+    pub url: Option<ServerUrl>,
     /// `--dir`: the database's directory; `None`: `iolab-db-PID` in `$IOLAB_SCRATCH_DIR` or the current
     /// directory.
     pub dir: Option<String>,
@@ -281,7 +253,7 @@ mod tests {
     #[test]
     fn url_excludes_what_needs_the_files_and_names_the_flag() {
         let mut s = Setup::new(DatabaseKind::Sqlite);
-        s.url = Some("postgres://u@h/db".into());
+        s.url = Some(ServerUrl::parse("postgres://u@h/db").unwrap());
         assert!(s.check().unwrap_err().to_string().contains("add --database postgres"));
         s.database = DatabaseKind::Postgres;
         s.memory = Some(Typed { value: 1 << 30, text: "1G".into() });

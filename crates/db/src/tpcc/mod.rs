@@ -97,6 +97,14 @@ impl Workload for Tpcc {
         self.users.clone()
     }
 
+    fn space_need(&self, database: crate::database::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
+        Some(crate::workload::SpaceNeed {
+            bytes: vec![crate::sizes::tpcc_bytes(database, self.o.warehouses, self.o.items)],
+            sized_by: format!("--warehouses {} with {} items", self.o.warehouses, self.o.items),
+            flag: "--warehouses",
+        })
+    }
+
     fn build(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError> {
         self.start_unix_s = now_unix_s();
         self.built = Some(build_database(cx.database, &self.o, cx.stop, cx.observer)?);
@@ -277,6 +285,7 @@ fn warnings(
                 .into(),
         );
     }
+    warnings.extend(m.window_end.warning());
     warnings
 }
 
@@ -316,6 +325,7 @@ fn document(
             nopm_database: m.edge_delta.map(|n| per_minute(n, s)),
             transactions,
             delivery_districts_skipped: m.extra,
+            window_end: Some(m.window_end.clone()),
         },
         consistency,
         devices,

@@ -115,6 +115,14 @@ impl Workload for Tpch {
         vec![1]
     }
 
+    fn space_need(&self, database: crate::database::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
+        Some(crate::workload::SpaceNeed {
+            bytes: vec![crate::sizes::tpch_bytes(database, self.o.scale)],
+            sized_by: format!("--scale {}", self.o.scale),
+            flag: "--scale",
+        })
+    }
+
     fn build(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError> {
         self.start_unix_s =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());

@@ -157,6 +157,14 @@ impl Workload for Ycsb {
         vec![self.o.users]
     }
 
+    fn space_need(&self, database: crate::database::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
+        Some(crate::workload::SpaceNeed {
+            bytes: vec![crate::sizes::ycsb_bytes(database, self.o.records)],
+            sized_by: format!("--records {}", self.o.records),
+            flag: "--records",
+        })
+    }
+
     fn build(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError> {
         self.start_unix_s =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
@@ -263,6 +271,7 @@ fn warnings(database: &dyn Database, o: &Options, m: &Measured, devices: &[Devic
                 .into(),
         );
     }
+    warnings.extend(m.window_end.warning());
     warnings
 }
 
@@ -303,6 +312,7 @@ fn document(
             measured_s: s,
             ops_per_s: if s > 0.0 { completed as f64 / s } else { 0.0 },
             operations: operations(o, m),
+            window_end: Some(m.window_end.clone()),
         },
         warnings: warnings(database, o, m, &devices),
         devices,

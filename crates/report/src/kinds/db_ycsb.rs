@@ -89,6 +89,9 @@ pub struct YcsbRun {
     /// Per operation (`read`, `update`, `insert`, `scan`, `read_modify_write`): counts, rate per minute,
     /// response times from HDR histograms.
     pub operations: Vec<TxResult>,
+    /// What was still running when the window ended (absent in documents of iolab before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_end: Option<crate::db::WindowEnd>,
 }
 
 impl YcsbRun {
