@@ -12,6 +12,7 @@
 //! 1205 (lock wait timeout), and for a private server a start and stop like [`server`]'s (`mariadb-install-db`
 //! into the directory, `mariadbd --skip-networking --socket=...`).
 
+mod connect;
 pub mod postgres;
 pub mod rows;
 pub mod server;

@@ -9,17 +9,18 @@
 //! A bulk load uses COPY. A query's columns' names (`Statement::columns`) are kept with its prepared
 //! statement, so its answers share them.
 
+use super::connect::connect_bounded;
 use super::server::{Server, ServerOptions};
 use super::url::ServerUrl;
 use super::{ColumnNames, Conn, Database, Dialect, Rows, TxKind};
 use crate::{DbError, Value, WorkloadError};
 use postgres::types::{ToSql, Type};
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, Statement};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 /// The schema of iolab's tables.
 pub const SCHEMA: &str = "iolab_tpcc";
@@ -55,69 +56,6 @@ fn pg_error(e: postgres::Error) -> DbError {
 
 /// How long a connection to the private server may take, start-up exchange included.
 const PRIVATE_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Connects with `config`, waiting at most `timeout` for the connection and its start-up exchange (which
-/// the driver's own `connect_timeout` leaves unbounded: a server that accepts and never answers would hold
-/// iolab for ever) and returning at once when `stop` is raised. The attempt runs on a thread of its own,
-/// left behind (its socket closed when it ends or iolab exits) on a timeout or a stop. `shown` names the
-/// server in the error; `scrub` takes the password out of the driver's message.
-pub(crate) fn connect_bounded(
-    config: &postgres::Config,
-    timeout: Duration,
-    stop: Option<&AtomicBool>,
-    shown: &str,
-    scrub: &dyn Fn(&str) -> String,
-) -> Result<Client, WorkloadError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let config = config.clone();
-    std::thread::Builder::new()
-        .name("iolab-pg-connect".into())
-        .spawn(move || {
-            let _ = tx.send(config.connect(NoTls));
-        })
-        .map_err(|e| WorkloadError::io("starting a thread to connect to PostgreSQL", e))?;
-    let deadline = Instant::now() + timeout;
-    loop {
-        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-            return Err(WorkloadError::Interrupted);
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(WorkloadError::Setup(format!(
-                "cannot connect to {shown}: no answer within {} s (connect_timeout)\n  \
-                 hint: check the server is up and answering, or give a longer connect_timeout=SECONDS in --url",
-                timeout.as_secs_f64()
-            )));
-        }
-        match rx.recv_timeout(left.min(Duration::from_millis(100))) {
-            Ok(Ok(client)) => return Ok(client),
-            Ok(Err(e)) => {
-                return Err(WorkloadError::Setup(format!(
-                    "cannot connect to {shown}: {}",
-                    scrub(&with_causes(&e))
-                )))
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(WorkloadError::Setup(format!("cannot connect to {shown}: the attempt ended")))
-            }
-        }
-    }
-}
-
-/// `e` and the errors beneath it (`error connecting to server: Connection refused (os error 111)`).
-fn with_causes(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text = format!("{text}: {more}");
-        }
-        source = s.source();
-    }
-    text
-}
 
 impl Postgres {
     /// Starts a private server in `dir` (an empty directory iolab made) and makes the schema.

@@ -386,7 +386,7 @@ impl Server {
             }
             // Bounded: a server that accepts and never answers (stopped mid-start) cannot hold the wait.
             let attempt = Duration::from_secs(5);
-            if super::postgres::connect_bounded(&self.config(), attempt, Some(stop), "", &str::to_string)
+            if super::connect::connect_bounded(&self.config(), attempt, Some(stop), "", &str::to_string)
                 .is_ok()
             {
                 return Ok(());
