@@ -260,6 +260,9 @@ pub struct OpenedTarget {
     pub has_holes: bool,
     /// `mem:` targets: the RAM disk.
     pub mem: Option<Arc<MemStore>>,
+    /// A file of iolab's that this run writes: its mark is set again ([`ownership::seal`]) when this is
+    /// dropped, so whoever holds the file for the run's writes holds this too, and drops it after the last.
+    pub seal: Option<ownership::Seal>,
 }
 
 #[cfg(test)]
