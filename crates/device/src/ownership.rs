@@ -7,7 +7,7 @@
 //! needs `--overwrite` ([`iolab_spec::Consent`]). On a file system without extended attributes (vfat, some
 //! network file systems) nothing can be marked, and a later write run asks for the flag; the refusal says so.
 //!
-//! A mark vouches only for the data iolab left: it is a [`Stamp`] of the file as iolab last closed it (its
+//! A mark vouches only for the data iolab left: it is a [`MarkStamp`] of the file as iolab last closed it (its
 //! size, mtime and ctime), set again ([`seal`]) by every run that wrote the file, when it lets the file go
 //! ([`Seal`]). Any change since (other data copied over it on the same inode, `truncate`, `touch`, a
 //! `chmod`, a rename, a run killed with SIGKILL before it sealed) leaves a mark that no longer matches
@@ -31,7 +31,7 @@ use std::path::Path;
 /// The extended attribute that marks a file as iolab's.
 pub const MARK: &str = "user.iolab";
 
-/// What every mark starts with (the rest is the [`Stamp`]): it says whose the file is to someone who looks.
+/// What every mark starts with (the rest is the [`MarkStamp`]): it says whose the file is to someone who looks.
 /// A mark is short (under 70 bytes), so it fits inside an ext4 inode and an empty file keeps no block.
 const MARK_PREFIX: &str = "iolab";
 
@@ -54,7 +54,7 @@ pub enum Mark {
 
 /// A file as iolab left it: what a mark records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stamp {
+pub struct MarkStamp {
     /// Its length in bytes.
     pub size: u64,
     /// Its last data change, nanoseconds since the epoch.
@@ -63,11 +63,11 @@ pub struct Stamp {
     pub ctime_ns: i128,
 }
 
-impl Stamp {
+impl MarkStamp {
     /// The stamp of the file whose metadata is `meta`.
-    pub fn of(meta: &std::fs::Metadata) -> Stamp {
+    pub fn of(meta: &std::fs::Metadata) -> MarkStamp {
         let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
-        Stamp {
+        MarkStamp {
             size: meta.len(),
             mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
             ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
@@ -80,18 +80,18 @@ impl Stamp {
     }
 
     /// The stamp a mark's value records; `None` for anything else (an older iolab's mark).
-    fn parse(value: &[u8]) -> Option<Stamp> {
+    fn parse(value: &[u8]) -> Option<MarkStamp> {
         let rest = std::str::from_utf8(value).ok()?.strip_prefix(MARK_PREFIX)?;
         let mut fields = rest.split_whitespace();
         let mut field = |name: &str| fields.next()?.strip_prefix(name)?.strip_prefix('=').map(str::to_string);
         let size = field("s")?.parse().ok()?;
         let mtime_ns = field("m")?.parse().ok()?;
         let ctime_ns = field("c")?.parse().ok()?;
-        fields.next().is_none().then_some(Stamp { size, mtime_ns, ctime_ns })
+        fields.next().is_none().then_some(MarkStamp { size, mtime_ns, ctime_ns })
     }
 
     /// True when a file now stamped `now` is the one this stamp recorded (see the module documentation).
-    fn matches(&self, now: &Stamp) -> bool {
+    fn matches(&self, now: &MarkStamp) -> bool {
         let after = now.ctime_ns - self.ctime_ns;
         self.size == now.size && self.mtime_ns == now.mtime_ns && (0..=SEAL_WINDOW_NS).contains(&after)
     }
@@ -107,13 +107,13 @@ pub fn mark(file: &File) -> bool {
 /// gave (see the module documentation). Returns whether the mark was set.
 pub fn seal(file: &File) -> bool {
     use xattr::FileExt;
-    let set = |stamp: Stamp| file.set_xattr(MARK, stamp.value().as_bytes()).is_ok();
+    let set = |stamp: MarkStamp| file.set_xattr(MARK, stamp.value().as_bytes()).is_ok();
     let Ok(before) = file.metadata() else { return false };
-    if !set(Stamp::of(&before)) {
+    if !set(MarkStamp::of(&before)) {
         return false;
     }
     match file.metadata() {
-        Ok(after) => set(Stamp::of(&after)),
+        Ok(after) => set(MarkStamp::of(&after)),
         Err(_) => false,
     }
 }
@@ -122,8 +122,8 @@ pub fn seal(file: &File) -> bool {
 pub fn mark_of(file: &File) -> Mark {
     use xattr::FileExt;
     match file.get_xattr(MARK) {
-        Ok(Some(value)) => match (Stamp::parse(&value), file.metadata()) {
-            (Some(recorded), Ok(meta)) if recorded.matches(&Stamp::of(&meta)) => Mark::Ours,
+        Ok(Some(value)) => match (MarkStamp::parse(&value), file.metadata()) {
+            (Some(recorded), Ok(meta)) if recorded.matches(&MarkStamp::of(&meta)) => Mark::Ours,
             _ => Mark::Changed,
         },
         Ok(None) => Mark::Unmarked,
@@ -230,8 +230,8 @@ mod tests {
         let f = File::open(&path).unwrap();
         f.set_xattr(MARK, b"target file made by iolab; its data is iolab's").unwrap();
         assert_eq!(mark_of(&f), Mark::Changed);
-        let stamp = Stamp { size: 3, mtime_ns: -5, ctime_ns: 1 << 70 };
-        assert_eq!(Stamp::parse(stamp.value().as_bytes()), Some(stamp));
+        let stamp = MarkStamp { size: 3, mtime_ns: -5, ctime_ns: 1 << 70 };
+        assert_eq!(MarkStamp::parse(stamp.value().as_bytes()), Some(stamp));
     }
 
     #[test]
