@@ -144,13 +144,19 @@ fn claim_paths(
         (Some(CheckMode::Journal(path)), _) => {
             gate.claim("--journal", &path.to_string_lossy(), Access::Reads).map_err(Error::usage)?
         }
-        (_, Some(path)) => gate.journal("--journal", path).map_err(Error::usage)?,
+        (_, Some(path)) => {
+            gate.journal("--journal", path, job.integrity.journal_named_by).map_err(Error::usage)?
+        }
         _ => {}
     }
     if let Some(path) = job.cache.dev.as_ref().and_then(path_of) {
         gate.claim("--cache-dev", path, Access::Writes).map_err(Error::usage)?;
     }
-    job.trace.as_ref().map(|path| gate.output("--trace", path)).transpose().map_err(Error::usage)
+    job.trace
+        .as_ref()
+        .map(|path| gate.output_named("--trace", path, job.trace_named_by))
+        .transpose()
+        .map_err(Error::usage)
 }
 
 /// The file or device path behind a target (through links), if it has one.

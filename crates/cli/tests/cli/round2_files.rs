@@ -57,3 +57,66 @@ fn a_mark_whose_data_was_replaced_no_longer_vouches_for_it() {
     let (code, stderr) = write_run(&[&again[..], &["--overwrite"]].concat());
     assert_eq!(code, Some(0), "consent typed: {stderr}");
 }
+
+/// `iolab run JOB ARGS` on a small file target that iolab creates (exit code, stderr).
+fn job_run(dir: &Path, job_text: &str, args: &[&str]) -> (Option<i32>, String) {
+    let job = dir.join("job.toml");
+    std::fs::write(&job, job_text).unwrap();
+    let target = dir.join("t.dat");
+    let out = iolab()
+        .args(["run", job.to_str().unwrap(), "--target", target.to_str().unwrap(), "--size", "1M"])
+        .args([
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--qd",
+            "2",
+            "--ios",
+            "64",
+            "--buffered",
+            "-q",
+            "--no-save",
+        ])
+        .args(args)
+        .output()
+        .expect("spawn iolab");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Class 7: the job-file keys `trace` and `journal` may only create a new regular file. An existing file (a
+/// stand-in for /etc/passwd) and a character device are refused, naming the key, the path, what is there and
+/// the flag, and left as they were; the same path typed on the command line is the user's consent; a new
+/// path from a job file is written.
+#[test]
+fn a_job_file_names_only_new_files_for_a_run_to_write() {
+    let dir = tempdir();
+    let victim = dir.path().join("passwd");
+    let text = "root:x:0:0:root:/root:/bin/bash\n";
+    std::fs::write(&victim, text).unwrap();
+    let v = victim.to_str().unwrap();
+    for key in ["trace", "journal"] {
+        let (code, stderr) = job_run(dir.path(), &format!("{key} = \"{v}\"\n"), &[]);
+        assert_eq!(code, Some(2), "{key}: {stderr}");
+        for part in [&format!("{key} = '{v}'"), "an existing regular file", &format!("--{key}")] {
+            assert!(stderr.contains(part), "{key}: no {part:?} in {stderr}");
+        }
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), text, "{key} replaced the file");
+    }
+    for device in ["/dev/null", "/dev/zero"] {
+        let (code, stderr) = job_run(dir.path(), &format!("trace = \"{device}\"\n"), &[]);
+        assert_eq!(code, Some(2), "{device}: {stderr}");
+        assert!(stderr.contains("a character device"), "{stderr}");
+    }
+    let (code, stderr) = job_run(dir.path(), "trace = \"/dev/null\"\n", &["--trace", "/dev/null"]);
+    assert_eq!(code, Some(0), "typed on the command line: {stderr}");
+    let (code, stderr) = job_run(dir.path(), &format!("trace = \"{v}\"\n"), &["--trace", v]);
+    assert_eq!(code, Some(0), "typed on the command line: {stderr}");
+    assert_ne!(std::fs::read_to_string(&victim).ok().as_deref(), Some(text), "consent typed: replaced");
+    for (key, name) in [("trace", "new.iolabtrace"), ("journal", "new.journal")] {
+        let new = dir.path().join(name);
+        let (code, stderr) = job_run(dir.path(), &format!("{key} = \"{}\"\n", new.display()), &[]);
+        assert_eq!(code, Some(0), "{key} on a new path: {stderr}");
+        assert!(new.is_file(), "{key}: {} was not written", new.display());
+    }
+}
