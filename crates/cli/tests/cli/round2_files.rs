@@ -120,3 +120,27 @@ fn a_job_file_names_only_new_files_for_a_run_to_write() {
         assert!(new.is_file(), "{key}: {} was not written", new.display());
     }
 }
+
+/// Class 12: stderr is escaped as stdout is. A target named in a job file with an OSC sequence (set the
+/// window title) and a CSI one (clear the screen) reaches stderr through the "creating" notice and through an
+/// error message: neither carries a raw ESC or BEL byte.
+#[test]
+fn a_name_with_escape_sequences_never_reaches_stderr_raw() {
+    let dir = tempdir();
+    let evil = "\\u001b]0;pwned\\u0007\\u001b[2J";
+    let new = format!("{}/{evil}.dat", dir.path().display());
+    let missing = format!("{}/no-such-dir{evil}/t.dat", dir.path().display());
+    for (target, code) in [(new, 0), (missing, 2)] {
+        let job = dir.path().join("job.toml");
+        std::fs::write(&job, format!("target = \"{target}\"\nsize = \"1M\"\nrw = \"randread\"\n")).unwrap();
+        let out = iolab()
+            .args(["run", job.to_str().unwrap(), "--bs", "4k", "--qd", "1", "--ios", "16", "--no-save"])
+            .args(["--buffered", "--json", "/dev/null"])
+            .output()
+            .expect("spawn iolab");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
+        assert!(stderr.contains("pwned"), "the name is said: {stderr}");
+        assert!(!out.stderr.iter().any(|&b| b == 0x1b || b == 0x07), "raw escape on stderr: {stderr:?}");
+    }
+}
