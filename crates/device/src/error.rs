@@ -211,15 +211,18 @@ pub enum TargetError {
     },
     /// A `mem:` target larger than the memory available.
     #[error(
-        "cannot allocate a RAM disk of {}: only {} of memory is available (MemAvailable in /proc/meminfo)\n  hint: give a smaller mem:SIZE",
+        "cannot allocate a RAM disk of {}: only {} of memory is available ({})\n  hint: give a smaller mem:SIZE",
         format_bytes(*requested_bytes),
-        format_bytes(*available_bytes)
+        format_bytes(*available_bytes),
+        limit.describe()
     )]
     OutOfMemory {
         /// Bytes asked for.
         requested_bytes: u64,
         /// Bytes available.
         available_bytes: u64,
+        /// The limit that bounds them.
+        limit: crate::MemoryBound,
     },
     /// The path iolab chose for a scratch file is taken (by a file or a symlink created meanwhile): it is not
     /// reused, followed or overwritten.

@@ -29,6 +29,7 @@ mod cgroup;
 pub mod diskstats;
 pub mod error;
 pub mod gate;
+pub mod headroom;
 mod inuse;
 pub mod layout;
 mod loops;
@@ -43,6 +44,7 @@ pub mod throttle;
 
 pub use error::{format_bytes, TargetError};
 pub use gate::{Access, DirState, GateError, Output, StreamOutput, WriteGate};
+pub use headroom::{memory_headroom, MemoryBound, MemoryHeadroom};
 pub use layout::Layout;
 pub use mem::MemStore;
 pub use open::{open, probe};

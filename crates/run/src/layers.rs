@@ -437,13 +437,14 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64], keep_data: bool
             line
         )));
     }
-    let avail = iolab_device::mem_available_bytes();
+    let headroom = iolab_device::memory_headroom();
     let ram = if keep_data { bytes } else { bytes / line * iolab_plan::sizing::METADATA_BYTES_PER_LINE };
-    if avail != 0 && ram > avail {
+    if !headroom.fits(ram) {
         return Err(Error::usage(format!(
-            "the cache needs {} of RAM but only {} is available; lower --cache or set --cache-max-mem",
+            "the cache needs {} of RAM but only {} is available ({}); lower --cache or set --cache-max-mem",
             iolab_report::format_bytes(ram),
-            iolab_report::format_bytes(avail)
+            iolab_report::format_bytes(headroom.bytes),
+            headroom.limit.describe()
         )));
     }
     let config = CacheConfig {

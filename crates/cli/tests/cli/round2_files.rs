@@ -144,3 +144,67 @@ fn a_name_with_escape_sequences_never_reaches_stderr_raw() {
         assert!(!out.stderr.iter().any(|&b| b == 0x1b || b == 0x07), "raw escape on stderr: {stderr:?}");
     }
 }
+
+/// `iolab ARGS` with its address space limited to `limit_bytes` (RLIMIT_AS, as `ulimit -v` sets it).
+fn iolab_limited(limit_bytes: u64, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolab"));
+    c.args(args).env_remove("IOLAB_SCRATCH_DIR").env_remove("IOLAB_MEMINFO");
+    let limit = libc::rlimit { rlim_cur: limit_bytes, rlim_max: limit_bytes };
+    // SAFETY: between fork and exec the closure only calls setrlimit, which is async-signal-safe, on a
+    // value it owns.
+    unsafe {
+        c.pre_exec(move || {
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    c.output().expect("spawn iolab")
+}
+
+/// Class 11: `iolab mrc --exact` on 200 reads of 4 GiB each (200 M references) under an address-space limit
+/// of 1 GiB: the estimate counts RLIMIT_AS, not only MemAvailable, and refuses with exit 2 naming the limit,
+/// where it used to abort with "memory allocation failed".
+#[test]
+fn mrc_counts_the_address_space_limit_before_it_allocates() {
+    use iolab_trace::{TraceHeader, TraceOp, TraceRecord, TraceWriter};
+    let dir = tempdir();
+    let path = dir.path().join("huge.trace");
+    let header = TraceHeader { targets: vec!["d".into()], ..TraceHeader::default() };
+    let mut w = TraceWriter::new(std::fs::File::create(&path).unwrap(), &header).unwrap();
+    for i in 0..200u64 {
+        w.write(&TraceRecord::new(i, TraceOp::Read, 0, i * (4 << 30), u32::MAX)).unwrap();
+    }
+    w.finish().unwrap();
+    let out = iolab_limited(1 << 30, &["mrc".as_ref(), path.as_os_str(), "--exact".as_ref()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("needs up to") && err.contains("RLIMIT_AS"), "{err}");
+}
+
+/// Class 11: a journal and a durable-write log that hold their magic and then 2 GiB of nothing (a sparse
+/// file) are refused from their headers, under an address-space limit of 512 MiB that reading them whole
+/// would break: exit 2, the version named, nothing read past the header.
+#[test]
+fn a_huge_journal_or_log_is_refused_from_its_header() {
+    let dir = tempdir();
+    let target = dir.path().join("t.dat");
+    std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
+    let journal = dir.path().join("run.journal");
+    let log = dir.path().join("run.journal.durable");
+    for (path, magic, version) in [(&journal, &b"IOLABJNL"[..], 7u32), (&log, &b"IOLABDUR"[..], 9)] {
+        let mut head = magic.to_vec();
+        head.extend_from_slice(&version.to_le_bytes());
+        std::fs::write(path, &head).unwrap();
+        std::fs::OpenOptions::new().write(true).open(path).unwrap().set_len(2 << 30).unwrap();
+    }
+    let out = iolab_limited(
+        512 << 20,
+        &["verify".as_ref(), target.as_os_str(), "--journal".as_ref(), journal.as_os_str()],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("journal version 7"), "{err}");
+}
