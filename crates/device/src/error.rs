@@ -307,6 +307,16 @@ pub fn format_bytes(n: u64) -> String {
     format!("{n} bytes")
 }
 
+/// Why a file is not iolab's to write, in words, for [`TargetError::NotIolabs`].
+fn not_ours_why(mark: crate::ownership::Mark) -> &'static str {
+    use crate::ownership::Mark;
+    match mark {
+        Mark::Changed => "that changed since iolab last wrote it (its size, time stamps or inode changed after iolab's mark was set: other data copied over it, or a run that was killed before it could seal the file)",
+        Mark::Unsupported => "that iolab did not make (its file system keeps no extended attributes, so iolab cannot mark the files it makes there)",
+        Mark::Ours | Mark::Unmarked => "that iolab did not make",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,15 +357,5 @@ mod tests {
             e.to_string(),
             "refusing to write to '/dev/loop0': it carries an ext4 filesystem signature; give --destroy-data to overwrite it"
         );
-    }
-}
-
-/// Why a file is not iolab's to write, in words, for [`TargetError::NotIolabs`].
-fn not_ours_why(mark: crate::ownership::Mark) -> &'static str {
-    use crate::ownership::Mark;
-    match mark {
-        Mark::Changed => "that changed since iolab last wrote it (its size, time stamps or inode changed after iolab's mark was set: other data copied over it, or a run that was killed before it could seal the file)",
-        Mark::Unsupported => "that iolab did not make (its file system keeps no extended attributes, so iolab cannot mark the files it makes there)",
-        Mark::Ours | Mark::Unmarked => "that iolab did not make",
     }
 }

@@ -218,7 +218,7 @@ impl WriteGate {
     }
 
     /// [`WriteGate::output`] for a path that `by` named: one a job file named must be a new regular file
-    /// ([`check_named_by`]), and is then written without replacing anything put there meanwhile.
+    /// (`check_named_by`), and is then written without replacing anything put there meanwhile.
     pub fn output_named(&mut self, what: &str, path: &str, by: NamedBy) -> Result<Output, GateError> {
         check_named_by(what, path, by)?;
         let kind = output_kind(what, path, None)?;
@@ -231,7 +231,7 @@ impl WriteGate {
     /// leftover of an interrupted checkpoint (an iolab journal); its durable-write log is `PATH.durable`, which
     /// must be absent or an earlier run's log (iolab removes it and writes its own), and is claimed too.
     /// A journal that a job file named (`by`) must be new, with no checkpoint file or log beside it
-    /// ([`check_named_by`]).
+    /// (`check_named_by`).
     pub fn journal(&mut self, what: &str, path: &str, by: NamedBy) -> Result<(), GateError> {
         check_named_by(what, path, by)?;
         if by == NamedBy::JobFile {

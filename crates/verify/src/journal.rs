@@ -279,7 +279,7 @@ impl Stream<'_> {
 ///
 /// Only a regular file is read, and only once its first bytes are a journal's magic. The header comes first,
 /// in fixed-size reads: its version, block size, target count and name lengths are checked against hard caps
-/// ([`MAX_TARGETS`], [`MAX_NAME_BYTES`]), and the length it describes against the file's, before anything is
+/// (65,536 targets, names of 4 KiB), and the length it describes against the file's, before anything is
 /// allocated for the generation arrays, which are then streamed (a FIFO, `/dev/zero` or a sparse file of
 /// gigabytes named as a journal is refused from its first bytes, never read whole).
 pub fn read(path: &Path) -> Result<Journal, VerifyError> {
