@@ -94,6 +94,10 @@ fn cgroup_left(proc_cgroup: &Path, root: &Path) -> Option<u64> {
         let mut parts = line.splitn(3, ':');
         let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
         let (dir, max, current) = match controllers {
+            // cgroup v2 is mounted at the root, or at `unified` beside v1's hierarchies (a hybrid system).
+            "" if !root.join("cgroup.controllers").exists() => {
+                (root.join("unified"), "memory.max", "memory.current")
+            }
             "" => (root.to_path_buf(), "memory.max", "memory.current"),
             c if c.split(',').any(|c| c == "memory") => {
                 (root.join("memory"), "memory.limit_in_bytes", "memory.usage_in_bytes")
@@ -156,6 +160,7 @@ mod tests {
         fs::write(&proc_cgroup, "0::/a/b\n").unwrap();
         let root = d.path().join("fs");
         fs::create_dir_all(root.join("a/b")).unwrap();
+        fs::write(root.join("cgroup.controllers"), "memory\n").unwrap();
         fs::write(root.join("a/memory.max"), "1073741824\n").unwrap();
         fs::write(root.join("a/memory.current"), "268435456\n").unwrap();
         fs::write(root.join("a/b/memory.max"), "max\n").unwrap();
