@@ -134,23 +134,47 @@ pub fn mark_of(file: &File) -> Mark {
 
 /// Seals a file iolab writes when dropped ([`seal`]): held by whoever holds the file while the run writes it
 /// (the opened target, the cache device), so the mark is set again once the last write is done, on every
-/// way out that runs destructors (an error, a first Ctrl-C). An exit that skips them (a second Ctrl-C,
-/// SIGKILL) leaves a mark that no longer matches: the next write run asks for `--overwrite`.
+/// way out that runs destructors (an error, a first Ctrl-C). An exit that skips them calls
+/// [`seal_on_exit`] (a second Ctrl-C); one that runs nothing (SIGKILL) leaves a mark that no longer matches,
+/// and the next write run asks for `--overwrite`.
 #[derive(Debug)]
 pub struct Seal {
     file: File,
+    id: u64,
+}
+
+/// The files of the [`Seal`]s alive, by id, for [`seal_on_exit`].
+static LIVE_SEALS: std::sync::Mutex<Vec<(u64, File)>> = std::sync::Mutex::new(Vec::new());
+
+/// The next [`Seal`]'s id.
+static NEXT_SEAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn live_seals() -> std::sync::MutexGuard<'static, Vec<(u64, File)>> {
+    LIVE_SEALS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Seal {
-    /// A seal of `file` (a second descriptor of it, so the seal outlives the caller's).
+    /// A seal of `file` (descriptors of its own, so the seal outlives the caller's).
     pub fn of(file: &File) -> Option<Seal> {
-        file.try_clone().ok().map(|file| Seal { file })
+        let (mine, listed) = (file.try_clone().ok()?, file.try_clone().ok()?);
+        let id = NEXT_SEAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        live_seals().push((id, listed));
+        Some(Seal { file: mine, id })
     }
 }
 
 impl Drop for Seal {
     fn drop(&mut self) {
+        live_seals().retain(|(id, _)| *id != self.id);
         seal(&self.file);
+    }
+}
+
+/// Seals every file a live [`Seal`] holds: for an exit that skips destructors (a second Ctrl-C). A write
+/// still landing after it changes the file's mtime, so the mark then no longer matches: the safe side.
+pub fn seal_on_exit() {
+    for (_, file) in live_seals().iter() {
+        seal(file);
     }
 }
 
@@ -220,6 +244,24 @@ mod tests {
         std::fs::write(&path, b"x,y,z\n4,5,6\n").unwrap();
         File::options().write(true).open(&path).unwrap().set_modified(meta.modified().unwrap()).unwrap();
         assert_eq!(mark_of(&File::open(&path).unwrap()), Mark::Changed, "mtime forged back");
+    }
+
+    #[test]
+    fn a_seal_marks_again_when_dropped_or_at_an_exit_that_skips_destructors() {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(path) = marked_file(dir.path()) else { return };
+        let file = File::options().write(true).open(&path).unwrap();
+        let guard = Seal::of(&file).unwrap();
+        std::fs::write(&path, b"the run's writes").unwrap();
+        assert_eq!(mark_of(&file), Mark::Changed, "written, not yet sealed");
+        seal_on_exit();
+        assert_eq!(mark_of(&file), Mark::Ours, "sealed by the exit path");
+        std::fs::write(&path, b"more of the run's writes").unwrap();
+        drop(guard);
+        assert_eq!(mark_of(&file), Mark::Ours, "sealed when dropped");
+        assert!(live_seals()
+            .iter()
+            .all(|(_, f)| f.metadata().unwrap().ino() != file.metadata().unwrap().ino()));
     }
 
     #[test]
