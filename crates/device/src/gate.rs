@@ -320,14 +320,35 @@ impl WriteGate {
     }
 }
 
+/// Paths (directory resolved) that a job file named and this process claimed as new: a later point of the
+/// same command (a sweep's next point writing its journal again) may write the regular file there again.
+static CLAIMED_NEW: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
 /// The one check of who named a path a run writes: a path typed on the command line (`by`) may be anything an
 /// output may be; one a job file, a profile or an import named may only be a new regular file, so nothing is
 /// at the path (not even a dangling symlink) and its directory is a directory: never a file to replace, a
-/// terminal, a device, a FIFO or standard output. `what` is the flag (`--trace`); the refusal names its key.
+/// terminal, a device, a FIFO or standard output. The one exception is a regular file at a path this process
+/// claimed as new earlier in the command (see `CLAIMED_NEW`). `what` is the flag (`--trace`); the refusal
+/// names its key.
 fn check_named_by(what: &str, path: &str, by: NamedBy) -> Result<(), GateError> {
     if by == NamedBy::CommandLine {
         return Ok(());
     }
+    let resolved = resolved_new_path(Path::new(path));
+    let mut claimed = CLAIMED_NEW.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let ours = claimed.contains(&resolved);
+    if ours && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
+        return Ok(());
+    }
+    check_new(what, path)?;
+    if !ours {
+        claimed.push(resolved);
+    }
+    Ok(())
+}
+
+/// Refuses anything at `path`, or a parent that is not a directory (see `check_named_by`).
+fn check_new(what: &str, path: &str) -> Result<(), GateError> {
     let refuse =
         |is: String| GateError::NotNew { key: what.trim_start_matches("--").into(), path: path.into(), is };
     if path == "-" {

@@ -119,6 +119,18 @@ fn a_job_file_names_only_new_files_for_a_run_to_write() {
         assert_eq!(code, Some(0), "{key} on a new path: {stderr}");
         assert!(new.is_file(), "{key}: {} was not written", new.display());
     }
+    // A sweep writes its journal at each point: the file its own first point made is its to replace.
+    let journal = dir.path().join("sweep.journal");
+    let job = dir.path().join("sweep.toml");
+    std::fs::write(&job, format!("journal = \"{}\"\n", journal.display())).unwrap();
+    let target = dir.path().join("t.dat");
+    let out = iolab()
+        .args(["sweep", job.to_str().unwrap(), "--target", target.to_str().unwrap(), "--qd", "1,2"])
+        .args(["--rw", "randwrite", "--bs", "4k", "--ios", "64", "--buffered", "-q", "--no-save"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(journal.is_file());
 }
 
 /// Class 12: stderr is escaped as stdout is. A target named in a job file with an OSC sequence (set the

@@ -273,6 +273,8 @@ fn a_path_a_job_file_named_only_creates_a_new_file() {
     fs::remove_file(&new).unwrap();
     out.write(b"trace").unwrap();
     assert_eq!(fs::read(&new).unwrap(), b"trace");
+    // Claimed as new by this process (a sweep's next point): its regular file may be written again.
+    WriteGate::new().output_named("--trace", &s(&new), by).unwrap();
     let leftovers = fs::read_dir(d.path())
         .unwrap()
         .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp"))
