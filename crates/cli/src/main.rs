@@ -10,6 +10,24 @@
 // rustdoc would show the backslashes to users.
 #![allow(rustdoc::broken_intra_doc_links)]
 
+/// This crate's `eprintln!`: formats as the standard one, then writes through [`stderr::line`], escaped. It
+/// shadows the standard macro in every module below, so no message reaches stderr unescaped.
+macro_rules! eprintln {
+    () => {
+        $crate::stderr::line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::stderr::line(format_args!($($arg)*))
+    };
+}
+
+/// This crate's `eprint!`: [`stderr::text`], escaped, as `eprintln!` is.
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        $crate::stderr::text(format_args!($($arg)*))
+    };
+}
+
 // Flags and exits (leaves: they depend on no command module).
 mod args;
 mod exit;
@@ -29,6 +47,7 @@ mod replaying;
 mod saving;
 mod session;
 mod signals;
+mod stderr;
 mod steady;
 mod trace_file;
 
@@ -59,9 +78,14 @@ use clap::Parser;
 fn main() {
     let mut cli = match args::Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if e.use_stderr() => {
+            // The typed value is quoted: escaped, as every message (clap's colours go with it).
+            eprint!("{}", e.render());
+            std::process::exit(2);
+        }
         Err(e) => {
             let _ = e.print();
-            std::process::exit(if e.use_stderr() { 2 } else { 0 });
+            std::process::exit(0);
         }
     };
     // Under mpirun or srun (with MPI compiled in), this process is one rank of a run over several hosts.

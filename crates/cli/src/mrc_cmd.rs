@@ -34,10 +34,11 @@ pub fn mrc(args: &MrcArgs) -> Result<ExitStatus> {
     let mut t = crate::trace_file::open(&args.trace)?;
     let mut builder = MrcBuilder::new(options, method, !policies.is_empty());
     let mut records = 0u64;
-    let available = iolab_device::mem_available_bytes();
+    let available = iolab_device::memory_headroom();
     while let Some(r) = t.next_record().map_err(usage)? {
         records += 1;
         check_memory(&builder, &r, (records, available), args)?;
+        builder.try_reserve_for(&r).map_err(|_| not_allocated(&builder, &r, records, args))?;
         builder.add(&r);
     }
     crate::trace_file::report_bad(&t, &args.trace);
@@ -70,25 +71,34 @@ pub fn mrc(args: &MrcArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Ok)
 }
 
-/// Refuses record `n` when adding it may take the builder past `available` bytes (MemAvailable as the command
-/// started; 0: unknown, not checked), before anything is allocated for it.
+/// Refuses record `n` when adding it may take the builder past `available` (the memory the command could
+/// use as it started: MemAvailable, RLIMIT_AS or the cgroup's limit, the least), before anything is allocated
+/// for it.
 fn check_memory(
     b: &MrcBuilder,
     r: &iolab_trace::TraceRecord,
-    (n, available): (u64, u64),
+    (n, available): (u64, iolab_device::MemoryHeadroom),
     args: &MrcArgs,
 ) -> Result<()> {
     let need = b.memory_after(r);
-    if available == 0 || need <= available {
+    if available.fits(need) {
         return Ok(());
     }
     let gib = |x: u64| format!("{:.2} GiB", x as f64 / (1u64 << 30) as f64);
     let how = if args.exact { "the exact curve" } else { "the curve" };
     Err(usage(format!(
         "'{}': {how} needs up to {} of memory by record {n} ({} objects tracked, {} more references in this record of {} bytes at offset {}), \
-         but only {} is available (MemAvailable); sample fewer objects (--sample 0.01, --sample-size 1M), or simulate no policy (--policy lru)",
-        args.trace, gib(need), b.objects(), b.references_of(r), r.len, r.offset, gib(available)
+         but only {} is available ({}); sample fewer objects (--sample 0.01, --sample-size 1M), or simulate no policy (--policy lru)",
+        args.trace, gib(need), b.objects(), b.references_of(r), r.len, r.offset, gib(available.bytes), available.limit.describe()
     )))
+}
+
+/// The error for record `n`, whose memory could not be allocated although the estimate fitted.
+fn not_allocated(b: &MrcBuilder, r: &iolab_trace::TraceRecord, n: u64, args: &MrcArgs) -> anyhow::Error {
+    usage(format!(
+        "'{}': memory for record {n} ({} references, {} objects tracked) could not be allocated; sample fewer objects (--sample 0.01, --sample-size 1M), or simulate no policy (--policy lru)",
+        args.trace, b.references_of(r), b.objects()
+    ))
 }
 
 fn options(args: &MrcArgs) -> Result<MrcOptions> {

@@ -20,6 +20,7 @@
 //! the partial result are never drawn over. The pure parts (messages, ETA arithmetic, phases) are tested
 //! below; the terminal path is checked by the CLI test `progress` through a pseudo-terminal.
 
+use crate::stderr::clean;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iolab_device::FillProgress;
 use iolab_report::{format_bytes, format_duration_ns, format_rate};
@@ -216,7 +217,8 @@ impl Overall {
         } else {
             sweep_eta_s(&self.planned_s, self.done, self.done_elapsed_s, current_s)
         };
-        self.bar.set_message(overall_message(&self.current, self.started.elapsed().as_secs_f64(), eta));
+        let message = overall_message(&self.current, self.started.elapsed().as_secs_f64(), eta);
+        self.bar.set_message(clean(&message).into_owned());
     }
 }
 
@@ -249,7 +251,7 @@ fn style(template: &str) -> ProgressStyle {
 /// Prints a one-line notice: above the bars when live (so they are not drawn over), else plainly.
 pub fn notice(live: bool, line: &str) {
     if live {
-        let printed = with_shared(|s| s.multi.println(line).is_ok());
+        let printed = with_shared(|s| s.multi.println(clean(line)).is_ok());
         if printed {
             return;
         }
@@ -462,7 +464,7 @@ impl RunBars {
                     "{prefix:>8} [{bar}] {bytes}/{total_bytes} {decimal_bytes_per_sec} ETA {eta} {wide_msg}",
                 ))
                 .with_prefix("fill")
-                .with_message(format!("{verb} {name}")),
+                .with_message(clean(&format!("{verb} {name}")).into_owned()),
         );
         self.fills.push(bar.clone());
         let multi = multi.clone();
@@ -564,7 +566,7 @@ impl RunBars {
                 });
                 bar.set_length(len);
                 bar.set_position(pos);
-                bar.set_message(message);
+                bar.set_message(clean(&message).into_owned());
             }
         }
     }

@@ -217,37 +217,52 @@ fn unknown_device(flag: &str, disk: &str, devices: &[String]) -> anyhow::Error {
 /// Reads every record of `t`, its memory checked against MemAvailable before it is taken: for an iolab trace,
 /// once for the records its size holds (reserved exactly); for the others, each time the list doubles.
 fn load_records(t: &mut iolab_trace::Trace, path: &str) -> Result<Vec<ReplayRecord>> {
-    let available = iolab_device::mem_available_bytes();
+    let available = iolab_device::memory_headroom();
     let mut records = Vec::new();
     if t.format() == iolab_trace::Format::Iolab {
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
         let n = size / iolab_trace::binary::RECORD_SIZE as u64;
         check_memory(n, available, path)?;
-        records.reserve_exact(n as usize);
+        records.try_reserve_exact(n as usize).map_err(|_| not_allocated(n, path))?;
     }
     while let Some(r) = t.next_record().map_err(usage)? {
         if records.len() == records.capacity() {
-            check_memory((records.len() as u64 * 2).max(1024), available, path)?;
+            let more = records.len().max(1024);
+            check_memory((records.len() + more) as u64, available, path)?;
+            records
+                .try_reserve_exact(more)
+                .map_err(|_| not_allocated((records.len() + more) as u64, path))?;
         }
         records.push(ReplayRecord::from(&r));
     }
     Ok(records)
 }
 
-/// Refuses a load of `n` records that would take more than `available` bytes (0: unknown, not checked).
-fn check_memory(n: u64, available: u64, path: &str) -> Result<()> {
+/// Refuses a load of `n` records that would take more than `available` allows.
+fn check_memory(n: u64, available: iolab_device::MemoryHeadroom, path: &str) -> Result<()> {
     let need = n.saturating_mul(BYTES_PER_RECORD);
-    if available == 0 || need <= available {
+    if available.fits(need) {
         return Ok(());
     }
     let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64);
     Err(usage(format!(
         "'{path}': replaying {} records needs {} ({BYTES_PER_RECORD} bytes a record), but only {} is available \
-         (MemAvailable); replay part of the trace (iolab trace convert can cut it) or use a machine with more memory",
+         ({}); replay part of the trace (iolab trace convert can cut it) or use a machine with more memory",
         format_count(n),
         mib(need),
-        mib(available)
+        mib(available.bytes),
+        available.limit.describe()
     )))
+}
+
+/// The error for an allocation of `n` records that failed although the estimate fitted.
+fn not_allocated(n: u64, path: &str) -> anyhow::Error {
+    usage(format!(
+        "'{path}': memory for {} records ({} bytes a record) could not be allocated; replay part of the trace \
+         (iolab trace convert can cut it) or use a machine with more memory",
+        format_count(n),
+        BYTES_PER_RECORD
+    ))
 }
 
 /// Says on stderr which trace devices `--map` leaves out and how many records they hold (skipped as

@@ -151,11 +151,12 @@ pub enum TargetError {
         /// The world-writable directory.
         dir: String,
     },
-    /// A job would write to an existing file that iolab did not make ([`crate::ownership`]).
+    /// A job would write to an existing file that iolab did not make, or that changed since iolab last wrote
+    /// it ([`crate::ownership`]).
     #[error(
-        "refusing to write to '{path}': it is an existing file ({}, {holds}) that iolab did not make{}, and a write job would overwrite its data; type --overwrite if it may be lost, or give a path that does not exist (created with --size)",
+        "refusing to write to '{path}': it is an existing file ({}, {holds}) {}, and a write job would overwrite its data; type --overwrite if it may be lost, or give a path that does not exist (created with --size)",
         format_bytes(*size_bytes),
-        if *unmarkable { " (its file system keeps no extended attributes, so iolab cannot mark the files it makes there)" } else { "" }
+        not_ours_why(*mark)
     )]
     NotIolabs {
         /// The path as typed.
@@ -164,8 +165,8 @@ pub enum TargetError {
         size_bytes: u64,
         /// What it appears to hold ("text", "zeros", "binary data").
         holds: &'static str,
-        /// Its file system cannot carry iolab's mark.
-        unmarkable: bool,
+        /// What its mark says.
+        mark: crate::ownership::Mark,
     },
     /// Permission denied (EACCES or EPERM).
     #[error("cannot {action} '{path}': {source}\n  hint: {hint}")]
@@ -219,15 +220,18 @@ pub enum TargetError {
     },
     /// A `mem:` target larger than the memory available.
     #[error(
-        "cannot allocate a RAM disk of {}: only {} of memory is available (MemAvailable in /proc/meminfo)\n  hint: give a smaller mem:SIZE",
+        "cannot allocate a RAM disk of {}: only {} of memory is available ({})\n  hint: give a smaller mem:SIZE",
         format_bytes(*requested_bytes),
-        format_bytes(*available_bytes)
+        format_bytes(*available_bytes),
+        limit.describe()
     )]
     OutOfMemory {
         /// Bytes asked for.
         requested_bytes: u64,
         /// Bytes available.
         available_bytes: u64,
+        /// The limit that bounds them.
+        limit: crate::MemoryBound,
     },
     /// The path iolab chose for a scratch file is taken (by a file or a symlink created meanwhile): it is not
     /// reused, followed or overwritten.
@@ -310,6 +314,16 @@ pub fn format_bytes(n: u64) -> String {
         }
     }
     format!("{n} bytes")
+}
+
+/// Why a file is not iolab's to write, in words, for [`TargetError::NotIolabs`].
+fn not_ours_why(mark: crate::ownership::Mark) -> &'static str {
+    use crate::ownership::Mark;
+    match mark {
+        Mark::Changed => "that changed since iolab last wrote it (its size, time stamps or inode changed after iolab's mark was set: other data copied over it, or a run that was killed before it could seal the file)",
+        Mark::Unsupported => "that iolab did not make (its file system keeps no extended attributes, so iolab cannot mark the files it makes there)",
+        Mark::Ours | Mark::Unmarked => "that iolab did not make",
+    }
 }
 
 #[cfg(test)]

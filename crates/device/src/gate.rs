@@ -11,6 +11,10 @@
 //! signature (a disk image, iolab's catalog or journal) are refused, since a report or a JSON document never
 //! belongs there. Character devices and FIFOs (`/dev/null`, a pipe) are written as they are.
 //!
+//! Who named an output matters ([`NamedBy`], checked by `check_named_by`): a path typed on the command line
+//! may be replaced as above; one a job file, a profile or an import named (`trace`, `journal`) may only
+//! become a new regular file, and is linked into place only if its name is still free.
+//!
 //! Every claim first applies the kernel's protected-symlinks rule (`symlinks`): a path through another
 //! user's symlink in a world-writable directory is refused, whatever `fs.protected_symlinks` says.
 //!
@@ -22,6 +26,7 @@
 use crate::helddir::{HeldDir, Refusal};
 use crate::scratch;
 use crate::signature::{identify, SIGNATURE_HEAD_BYTES};
+use iolab_spec::NamedBy;
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -104,6 +109,17 @@ pub enum GateError {
         dir_what: String,
         /// The directory's path as typed.
         dir_path: String,
+    },
+    /// A job file, a profile or an import names a path for a run to write (`trace`, `journal`) where
+    /// something is already (or that cannot be a new regular file): only the command line may replace.
+    #[error("the job file's {key} = '{path}' names {is}; a path named by a job file, a profile or an import may only create a new regular file: give it on the command line with --{key} if it may be replaced, or remove it, or name a new file")]
+    NotNew {
+        /// The key (`trace`, `journal`).
+        key: String,
+        /// The path as the job file gave it.
+        path: String,
+        /// What is there ("an existing regular file", "a character device").
+        is: String,
     },
     /// An output was not written (disk full, I/O error); the file at its path is as it was.
     #[error("{what} '{path}' was not written: {}", describe_write_error(.source))]
@@ -218,19 +234,33 @@ impl WriteGate {
         Ok(())
     }
 
-    /// Claims `path` as an output that `what` writes (`--json`, `--csv`, `-o`) and checks that a file may go
-    /// there (see the module documentation); nothing is written yet.
+    /// Claims `path`, typed on the command line, as an output that `what` writes (`--json`, `--csv`, `-o`)
+    /// and checks that a file may go there (see the module documentation); nothing is written yet.
     pub fn output(&mut self, what: &str, path: &str) -> Result<Output, GateError> {
+        self.output_named(what, path, NamedBy::CommandLine)
+    }
+
+    /// [`WriteGate::output`] for a path that `by` named: one a job file named must be a new regular file
+    /// (`check_named_by`), and is then written without replacing anything put there meanwhile.
+    pub fn output_named(&mut self, what: &str, path: &str, by: NamedBy) -> Result<Output, GateError> {
+        check_named_by(what, path, by)?;
         let kind = output_kind(what, path, None)?;
         self.add(what, path, Access::Writes, false)?;
-        Ok(Output { what: what.into(), path: path.into(), kind })
+        Ok(Output { what: what.into(), path: path.into(), kind, replaces: by == NamedBy::CommandLine })
     }
 
     /// Claims `path` as the journal a run keeps: an output that may replace an earlier iolab journal, but
     /// nothing else with a signature. Its checkpoints go through `PATH.tmp`, which must be absent or the
     /// leftover of an interrupted checkpoint (an iolab journal); its durable-write log is `PATH.durable`, which
     /// must be absent or an earlier run's log (iolab removes it and writes its own), and is claimed too.
-    pub fn journal(&mut self, what: &str, path: &str) -> Result<(), GateError> {
+    /// A journal that a job file named (`by`) must be new, with no checkpoint file or log beside it
+    /// (`check_named_by`).
+    pub fn journal(&mut self, what: &str, path: &str, by: NamedBy) -> Result<(), GateError> {
+        check_named_by(what, path, by)?;
+        if by == NamedBy::JobFile {
+            check_named_by(what, &format!("{path}.tmp"), by)?;
+            check_named_by(what, &format!("{path}.durable"), by)?;
+        }
         output_kind(what, path, Some("iolab journal"))?;
         for (suffix, signature, role) in [
             (".tmp", "iolab journal", "checkpoint file"),
@@ -337,6 +367,72 @@ fn resolved_path(path: &Path) -> PathBuf {
             }
             _ => return absolute,
         }
+    }
+}
+
+/// Paths (directory resolved) that a job file named and this process claimed as new: a later point of the
+/// same command (a sweep's next point writing its journal again) may write the regular file there again.
+static CLAIMED_NEW: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// The one check of who named a path a run writes: a path typed on the command line (`by`) may be anything an
+/// output may be; one a job file, a profile or an import named may only be a new regular file, so nothing is
+/// at the path (not even a dangling symlink) and its directory is a directory: never a file to replace, a
+/// terminal, a device, a FIFO or standard output. The one exception is a regular file at a path this process
+/// claimed as new earlier in the command (see `CLAIMED_NEW`). `what` is the flag (`--trace`); the refusal
+/// names its key.
+fn check_named_by(what: &str, path: &str, by: NamedBy) -> Result<(), GateError> {
+    if by == NamedBy::CommandLine {
+        return Ok(());
+    }
+    let resolved = resolved_new_path(Path::new(path));
+    let mut claimed = CLAIMED_NEW.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let ours = claimed.contains(&resolved);
+    if ours && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
+        return Ok(());
+    }
+    check_new(what, path)?;
+    if !ours {
+        claimed.push(resolved);
+    }
+    Ok(())
+}
+
+/// Refuses anything at `path`, or a parent that is not a directory (see `check_named_by`).
+fn check_new(what: &str, path: &str) -> Result<(), GateError> {
+    let refuse =
+        |is: String| GateError::NotNew { key: what.trim_start_matches("--").into(), path: path.into(), is };
+    if path == "-" {
+        return Err(refuse("standard output".into()));
+    }
+    match fs::symlink_metadata(path) {
+        Ok(meta) => Err(refuse(what_is_there(&meta.file_type()).into())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => {
+            let dir = parent_dir(Path::new(path));
+            match fs::metadata(&dir) {
+                Ok(m) if m.is_dir() => Ok(()),
+                _ => Err(refuse(format!("a file in '{}', which is not a directory", dir.display()))),
+            }
+        }
+        Err(e) => Err(refuse(format!("a path iolab cannot inspect ({e})"))),
+    }
+}
+
+/// What a file of type `t` is, in words ("an existing regular file", "a character device").
+fn what_is_there(t: &fs::FileType) -> &'static str {
+    if t.is_file() {
+        "an existing regular file"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symlink"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else {
+        "a socket or special file"
     }
 }
 
@@ -538,6 +634,9 @@ pub struct Output {
     what: String,
     path: String,
     kind: OutputKind,
+    /// Named on the command line: a regular file may be replaced. Otherwise only a new one is made, and
+    /// a file put at the path meanwhile is left as it is (the write fails).
+    replaces: bool,
 }
 
 impl Output {
@@ -567,15 +666,16 @@ impl Output {
             OutputKind::Stream(p) => {
                 OpenOptions::new().write(true).open(p).and_then(|mut f| f.write_all(bytes))
             }
-            OutputKind::File(p) => replace_atomically(p, bytes),
+            OutputKind::File(p) => replace_atomically(p, bytes, self.replaces),
         };
         result.map_err(|source| GateError::Write { what: self.what.clone(), path: self.path.clone(), source })
     }
 }
 
-/// Writes `bytes` to a new file beside `path` and renames it over `path`; the new file takes the old one's
-/// mode and owner. On error the new file is removed and `path` is untouched.
-fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+/// Writes `bytes` to a new file beside `path` and renames it over `path` (with `replaces`; else links it
+/// at `path` only if nothing is there, see [`put_in_place`]); the new file takes the old one's mode and
+/// owner. On error the new file is removed and `path` is untouched.
+fn replace_atomically(path: &Path, bytes: &[u8], replaces: bool) -> io::Result<()> {
     let old = fs::metadata(path).ok();
     let (temp_path, mut file) = create_temp_beside(path)?;
     // Registered as a scratch file, so a second Ctrl-C (an immediate exit) removes it too.
@@ -588,7 +688,7 @@ fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         }
         file.write_all(bytes)?;
         file.sync_all()?;
-        fs::rename(&temp_path, path)?;
+        put_in_place(&temp_path, path, replaces)?;
         // The rename is durable once the directory is synced; a failure here loses nothing already renamed.
         if let Ok(dir) = File::open(parent_dir(path)) {
             let _ = dir.sync_all();
@@ -600,6 +700,17 @@ fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     }
     scratch::unregister_scratch(&temp_path);
     result
+}
+
+/// Puts the written file `temp` at `path`: renamed over it when the user's command line named it
+/// (`replaces`), else linked there, which fails (EEXIST) when anything is at `path`, a symlink included,
+/// then removed from `temp` (the O_CREAT|O_EXCL of a new file, once it is whole).
+fn put_in_place(temp: &Path, path: &Path, replaces: bool) -> io::Result<()> {
+    if replaces {
+        return fs::rename(temp, path);
+    }
+    fs::hard_link(temp, path)?;
+    fs::remove_file(temp)
 }
 
 /// Creates `.NAME.iolab-PID-N.tmp` beside `path` with O_EXCL|O_NOFOLLOW, trying the next N when one is taken.
@@ -637,6 +748,8 @@ pub struct StreamOutput {
     file: Option<File>,
     /// (temporary file, final path) of a regular file.
     rename: Option<(PathBuf, PathBuf)>,
+    /// The output may replace a file at its path ([`Output`]'s).
+    replaces: bool,
 }
 
 impl Output {
@@ -652,7 +765,13 @@ impl Output {
                 (Some(file), Some((temp, p.clone())))
             }
         };
-        Ok(StreamOutput { what: self.what.clone(), shown: self.path.clone(), file, rename })
+        Ok(StreamOutput {
+            what: self.what.clone(),
+            shown: self.path.clone(),
+            file,
+            rename,
+            replaces: self.replaces,
+        })
     }
 }
 
@@ -679,7 +798,7 @@ impl StreamOutput {
                         f.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))?;
                     }
                 }
-                fs::rename(temp, path)?;
+                put_in_place(temp, path, self.replaces)?;
                 if let Ok(dir) = File::open(parent_dir(path)) {
                     let _ = dir.sync_all();
                 }

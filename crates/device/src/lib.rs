@@ -30,6 +30,7 @@ mod cgroup;
 pub mod diskstats;
 pub mod error;
 pub mod gate;
+pub mod headroom;
 pub mod helddir;
 mod inuse;
 pub mod layout;
@@ -46,6 +47,7 @@ pub mod throttle;
 
 pub use error::{format_bytes, TargetError};
 pub use gate::{Access, GateError, Output, StreamOutput, WriteGate};
+pub use headroom::{memory_headroom, MemoryBound, MemoryHeadroom};
 pub use helddir::{DirState, HeldDir};
 pub use layout::Layout;
 pub use mem::MemStore;
@@ -264,6 +266,9 @@ pub struct OpenedTarget {
     pub has_holes: bool,
     /// `mem:` targets: the RAM disk.
     pub mem: Option<Arc<MemStore>>,
+    /// A file of iolab's that this run writes: its mark is set again ([`ownership::seal`]) when this is
+    /// dropped, so whoever holds the file for the run's writes holds this too, and drops it after the last.
+    pub seal: Option<ownership::Seal>,
 }
 
 #[cfg(test)]

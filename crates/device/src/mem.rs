@@ -6,7 +6,6 @@
 //! compile to plain moves on x86-64 and aarch64, so a copy costs about what `memcpy` does word by word.
 
 use crate::error::TargetError;
-use crate::sys::mem_available_bytes;
 use std::sync::atomic::AtomicU64;
 #[cfg(not(target_arch = "x86_64"))]
 use std::sync::atomic::Ordering;
@@ -59,14 +58,18 @@ impl MemStore {
                 expected: "a positive multiple of 8 bytes",
             });
         }
-        let available_bytes = mem_available_bytes();
-        let out_of_memory = TargetError::OutOfMemory { requested_bytes: size_bytes, available_bytes };
-        // 0 means /proc/meminfo was unreadable: let the allocation decide.
-        if available_bytes != 0 && size_bytes > available_bytes {
+        let headroom = crate::memory_headroom();
+        let (available_bytes, limit) = (headroom.bytes, headroom.limit);
+        let out_of_memory = TargetError::OutOfMemory { requested_bytes: size_bytes, available_bytes, limit };
+        // Nothing known (0): let the allocation decide.
+        if !headroom.fits(size_bytes) {
             return Err(out_of_memory);
         }
-        let word_count = usize::try_from(size_bytes / 8)
-            .map_err(|_| TargetError::OutOfMemory { requested_bytes: size_bytes, available_bytes })?;
+        let word_count = usize::try_from(size_bytes / 8).map_err(|_| TargetError::OutOfMemory {
+            requested_bytes: size_bytes,
+            available_bytes,
+            limit,
+        })?;
         // Zeroed by the allocator (fresh pages from the kernel, mapped lazily), then committed page by page.
         let words: Box<[AtomicU64]> =
             bytemuck::allocation::try_zeroed_slice_box(word_count).map_err(|_| out_of_memory)?;
@@ -275,6 +278,7 @@ fn huge_page_bytes(addr: usize, len: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::mem_available_bytes;
 
     /// Issue 25, item 9: a RAM disk is committed with its progress told (start, chunks, end) and can be stopped.
     #[test]

@@ -71,6 +71,7 @@ pub fn open(req: &OpenRequest) -> Result<OpenedTarget, TargetError> {
         fill_s: None,
         has_holes: false,
         mem: None,
+        seal: None,
     };
     match &req.spec {
         TargetSpec::Mem { size_bytes } => {
@@ -284,7 +285,8 @@ fn probe_existing_file(req: &OpenRequest, path: &str, meta: &Metadata) -> Result
 /// May a write job write the existing regular file at `path`? What is in use (it backs a loop device, is
 /// swap, or another process holds it open, locks or maps it) never; what carries a filesystem, volume,
 /// partition-table, database or disk-image signature only with --destroy-data; what iolab did not make
-/// (no [`ownership`] mark) and is not empty only with --overwrite (or --destroy-data).
+/// (no [`ownership`] mark, or one that no longer matches the file) and is not empty only with --overwrite (or
+/// --destroy-data).
 fn check_file_may_be_written(req: &OpenRequest, path: &str, meta: &Metadata) -> Result<(), TargetError> {
     if let Some(usage) = inuse::file_in_use(Path::new(path), meta, Holding::Open) {
         return Err(TargetError::DeviceInUse { path: path.into(), usage });
@@ -312,7 +314,7 @@ fn check_file_may_be_written(req: &OpenRequest, path: &str, meta: &Metadata) -> 
         path: path.into(),
         size_bytes: meta.len(),
         holds: signature::describe_head(&head),
-        unmarkable: mark == Mark::Unsupported,
+        mark,
     })
 }
 
@@ -380,6 +382,10 @@ fn open_path(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> Result
         create_and_fill(req, path, opened)?;
     } else {
         let file = open_final(req, path, device, &opened.probe)?;
+        if req.writes && !device && ownership::mark_of(&file) == Mark::Ours {
+            // iolab's own file stays its own after this run's writes: sealed again when the run lets it go.
+            opened.seal = ownership::Seal::of(&file);
+        }
         if let Some(to) = opened.probe.will_extend_to {
             let from = fs::metadata(path).map_err(|e| TargetError::from_io(path, "inspect", e, false))?.len();
             opened.fill_s = extend_and_fill(path, from, to, req)?;
@@ -446,11 +452,16 @@ fn create_and_fill(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> 
         let file = open_final(req, path, false, &opened.probe)?;
         let watch = req.scratch.then_some(absolute.as_path());
         let fill_s = lay_out(&writer, path, (0, size_bytes), watch, req)?;
+        // The mark vouches for the file as filled; a write run seals it again when it lets it go.
+        ownership::seal(&writer);
         guard.disarm();
         Ok((file, fill_s))
     })();
     match result {
         Ok((file, fill_s)) => {
+            if req.writes && !req.scratch {
+                opened.seal = ownership::Seal::of(&file);
+            }
             opened.file = Some(file);
             opened.fill_s = fill_s;
             opened.created = true;

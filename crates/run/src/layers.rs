@@ -45,6 +45,8 @@ pub struct RunCache {
     pub dev_name: String,
     /// A real cache device (`--cache-dev PATH`), opened: appended to each worker's files.
     pub dev_file: Option<Arc<std::fs::File>>,
+    /// The cache device's seal, when it is a file of iolab's: its mark is set again when the cache goes.
+    pub dev_seal: Option<iolab_device::ownership::Seal>,
     /// Sequential cutoff.
     pub seq_cutoff: u64,
     /// Capacity asked for, after resolving a percentage and the memory cap.
@@ -344,6 +346,8 @@ struct CacheDevice {
     dev_name: String,
     /// A real cache device, opened.
     dev_file: Option<Arc<std::fs::File>>,
+    /// Its seal, when it is a file of iolab's.
+    dev_seal: Option<iolab_device::ownership::Seal>,
 }
 
 /// Resolves `--cache-dev` (opening a real one); lowers `bytes` to what the device holds.
@@ -352,6 +356,7 @@ fn cache_device(plan: &Plan, spec: &CacheSpec, bytes: &mut u64, line: u64) -> Re
     // Each worker may have its queue depth and a write-back's staging buffers at the cache device.
     let per_client = plan.workers.iter().map(|w| (w.qd + WRITE_BACK_STAGING) as usize).max().unwrap_or(1);
     let mut dev_file = None;
+    let mut dev_seal = None;
     let (dev, dev_size, dev_name) = match &spec.dev {
         // On virtual time the host's own work takes no time, so a RAM hit is given a fixed cost; otherwise a
         // fully cached run would never move the clock.
@@ -399,6 +404,7 @@ fn cache_device(plan: &Plan, spec: &CacheSpec, bytes: &mut u64, line: u64) -> Re
             }
             *bytes = (*bytes).min(size);
             dev_file = opened.file.map(Arc::new);
+            dev_seal = opened.seal;
             (None, size, path.clone())
         }
         Some(other) => {
@@ -408,13 +414,14 @@ fn cache_device(plan: &Plan, spec: &CacheSpec, bytes: &mut u64, line: u64) -> Re
             )))
         }
     };
-    Ok(CacheDevice { dev, dev_size, dev_name, dev_file })
+    Ok(CacheDevice { dev, dev_size, dev_name, dev_file, dev_seal })
 }
 
 fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64], keep_data: bool) -> Result<RunCache> {
     let line = spec.line_bytes.unwrap_or(DEFAULT_CACHE_LINE);
     let mut bytes = iolab_plan::sizing::cache_asked_bytes(spec, addressed, line);
-    let CacheDevice { dev, dev_size, dev_name, dev_file } = cache_device(plan, spec, &mut bytes, line)?;
+    let CacheDevice { dev, dev_size, dev_name, dev_file, dev_seal } =
+        cache_device(plan, spec, &mut bytes, line)?;
     if let Some(cap) = spec.max_mem_bytes {
         bytes = bytes.min(cap);
     }
@@ -430,13 +437,14 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64], keep_data: bool
             line
         )));
     }
-    let avail = iolab_device::mem_available_bytes();
+    let headroom = iolab_device::memory_headroom();
     let ram = if keep_data { bytes } else { bytes / line * iolab_plan::sizing::METADATA_BYTES_PER_LINE };
-    if avail != 0 && ram > avail {
+    if !headroom.fits(ram) {
         return Err(Error::usage(format!(
-            "the cache needs {} of RAM but only {} is available; lower --cache or set --cache-max-mem",
+            "the cache needs {} of RAM but only {} is available ({}); lower --cache or set --cache-max-mem",
             iolab_report::format_bytes(ram),
-            iolab_report::format_bytes(avail)
+            iolab_report::format_bytes(headroom.bytes),
+            headroom.limit.describe()
         )));
     }
     let config = CacheConfig {
@@ -456,6 +464,7 @@ fn build_cache(plan: &Plan, spec: &CacheSpec, addressed: &[u64], keep_data: bool
         dev_size,
         dev_name,
         dev_file,
+        dev_seal,
         seq_cutoff: spec.seq_cutoff_bytes.unwrap_or(0),
         capacity_bytes: bytes,
         shrink: spec.shrink.unwrap_or(false),

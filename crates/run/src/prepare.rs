@@ -121,7 +121,7 @@ pub(crate) fn prepare(
     integrity::check_job(&job, &plan, &regions, check)?;
     layers::check_cache_dev(&plan, &job.cache, &regions)?;
     let data = DataKept::of(&plan, &job.cache, job.integrity.verifying());
-    check_memory(&plan, &regions, (&job.cache, data), iolab_device::mem_available_bytes())?;
+    check_memory(&plan, &regions, (&job.cache, data), iolab_device::memory_headroom())?;
     let throttle_devices = throttle_devices(&job, &targets)?;
     Ok(Prepared { job, plan, regions, targets, file_engine, throttle_devices, warnings, trace })
 }
@@ -144,13 +144,19 @@ fn claim_paths(
         (Some(CheckMode::Journal(path)), _) => {
             gate.claim("--journal", &path.to_string_lossy(), Access::Reads).map_err(Error::usage)?
         }
-        (_, Some(path)) => gate.journal("--journal", path).map_err(Error::usage)?,
+        (_, Some(path)) => {
+            gate.journal("--journal", path, job.integrity.journal_named_by).map_err(Error::usage)?
+        }
         _ => {}
     }
     if let Some(path) = job.cache.dev.as_ref().and_then(path_of) {
         gate.claim("--cache-dev", path, Access::Writes).map_err(Error::usage)?;
     }
-    job.trace.as_ref().map(|path| gate.output("--trace", path)).transpose().map_err(Error::usage)
+    job.trace
+        .as_ref()
+        .map(|path| gate.output_named("--trace", path, job.trace_named_by))
+        .transpose()
+        .map_err(Error::usage)
 }
 
 /// The file or device path behind a target (through links), if it has one.
@@ -169,12 +175,12 @@ fn check_memory(
     plan: &Plan,
     regions: &[Vec<Region>],
     cache: (&CacheSpec, DataKept),
-    available_bytes: u64,
+    headroom: iolab_device::MemoryHeadroom,
 ) -> Result<()> {
     let (cache, data) = cache;
     let line = cache.line_bytes.unwrap_or(iolab_spec::cache::DEFAULT_CACHE_LINE);
     let need = MemoryNeed::of(plan, regions, cache, line, data);
-    if available_bytes == 0 || need.total_bytes() <= available_bytes {
+    if headroom.fits(need.total_bytes()) {
         return Ok(());
     }
     let b = iolab_report::format_bytes;
@@ -188,11 +194,12 @@ fn check_memory(
         parts.push(format!("{what} {}", b(need.cache_bytes)));
     }
     Err(Error::usage(format!(
-        "this run needs {} of memory before it starts ({}), but only {} is available (MemAvailable)\n  \
+        "this run needs {} of memory before it starts ({}), but only {} is available ({})\n  \
          hint: lower --qd, --bs or --workers, use a smaller mem: target, or a smaller --cache (or --cache-max-mem)",
         b(need.total_bytes()),
         parts.join(", "),
-        b(available_bytes)
+        b(headroom.bytes),
+        headroom.limit.describe()
     )))
 }
 

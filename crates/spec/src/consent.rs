@@ -7,6 +7,19 @@
 
 use crate::error::{Place, SpecError};
 
+/// Who named a path a run writes (`trace`, `journal`): consent to replace what is there comes only from the
+/// command line, as for targets. A path a job file, a profile or an import names may only create a new
+/// regular file; `iolab-device`'s `WriteGate::output_named` and `WriteGate::journal` enforce it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NamedBy {
+    /// Typed on the command line (`--trace FILE`, `--journal FILE`): it may replace a file there.
+    CommandLine,
+    /// A job file, a profile, an import, or anything else not typed: it may only create a new file. The
+    /// default, so that a path whose origin is not known gets no consent.
+    #[default]
+    JobFile,
+}
+
 /// The consent flags of one command line. All false unless typed. Their keys
 /// ([`crate::job::CONSENT_KEYS`]) are defined with the others ([`crate::job::keys`]), as command-line keys
 /// that a job file, a profile, an import or a sweep may not set.

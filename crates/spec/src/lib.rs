@@ -25,7 +25,7 @@ pub mod units;
 pub mod verdict;
 
 pub use cache::{CacheMode, CachePolicy, CacheSize, CacheSpec};
-pub use consent::Consent;
+pub use consent::{Consent, NamedBy};
 pub use durability::WriteSync;
 pub use error::{Place, SpecError};
 pub use inject::{InjectKind, InjectSpec, InjectWhen};

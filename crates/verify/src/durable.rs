@@ -139,13 +139,22 @@ pub struct LogContents {
 /// Decodes a log's bytes. The header must be whole and valid; batches are read while they are whole with a
 /// valid checksum, and the rest is the torn tail.
 pub fn decode(b: &[u8], path: &Path) -> Result<LogContents, VerifyError> {
-    if b.len() < 8 || &b[..8] != MAGIC {
+    decode_from(b, b.len() as u64, path)
+}
+
+/// [`decode`] of a log read as a stream of `len` bytes: the 32-byte header first (magic, version, checksum),
+/// then one batch at a time, each at most [`BATCH_RECORDS_MAX`] records, so nothing is read or allocated
+/// beyond what whole, valid batches hold (a log of gigabytes of zeros stops at its first batch).
+fn decode_from(mut r: impl Read, len: u64, path: &Path) -> Result<LogContents, VerifyError> {
+    let mut h = [0u8; HEADER_BYTES];
+    let got = read_up_to(&mut r, &mut h, path)?;
+    if got < 8 || &h[..8] != MAGIC {
         return Err(err(path, "not an iolab durable-write log (no IOLABDUR magic)"));
     }
-    if b.len() < HEADER_BYTES {
-        return Err(err(path, format!("truncated header: {} bytes", b.len())));
+    if got < HEADER_BYTES {
+        return Err(err(path, format!("truncated header: {got} bytes")));
     }
-    let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+    let u32_at = |at: usize| u32::from_le_bytes(h[at..at + 4].try_into().expect("4 bytes"));
     let version = u32_at(8);
     if version != VERSION {
         return Err(err(
@@ -153,33 +162,57 @@ pub fn decode(b: &[u8], path: &Path) -> Result<LogContents, VerifyError> {
             format!("durable-write log version {version}; this iolab reads version {VERSION}"),
         ));
     }
-    if crc32c::crc32c(&b[..24]) != u32_at(24) {
+    if crc32c::crc32c(&h[..24]) != u32_at(24) {
         return Err(err(path, "damaged header: its checksum does not match"));
     }
     let block_bytes = u32_at(12);
-    let run_id = u64::from_le_bytes(b[16..24].try_into().expect("8 bytes"));
+    let run_id = u64::from_le_bytes(h[16..24].try_into().expect("8 bytes"));
     let mut c = LogContents { run_id, block_bytes, ..LogContents::default() };
-    let mut at = HEADER_BYTES;
-    while let Some(head) = b.get(at..at + 8) {
+    let mut at = HEADER_BYTES as u64;
+    let mut body = Vec::new();
+    loop {
+        let mut head = [0u8; 8];
+        if read_up_to(&mut r, &mut head, path)? < head.len() {
+            break;
+        }
         let n = u32::from_le_bytes(head[..4].try_into().expect("4 bytes")) as usize;
         let stored = u32::from_le_bytes(head[4..].try_into().expect("4 bytes"));
         if n == 0 || n > BATCH_RECORDS_MAX {
             break;
         }
-        let Some(body) = b.get(at + 8..at + 8 + n * RECORD_BYTES) else { break };
-        if crc32c::crc32c_append(crc32c::crc32c(&head[..4]), body) != stored {
+        body.resize(n * RECORD_BYTES, 0);
+        if read_up_to(&mut r, &mut body, path)? < body.len()
+            || crc32c::crc32c_append(crc32c::crc32c(&head[..4]), &body) != stored
+        {
             break;
         }
+        c.records
+            .try_reserve(n)
+            .map_err(|_| err(path, format!("too large to read into memory ({len} bytes)")))?;
         c.records.extend(body.chunks_exact(RECORD_BYTES).map(|r| Record {
             target: u16::from_le_bytes(r[..2].try_into().expect("2 bytes")),
             block: u64::from_le_bytes(r[2..10].try_into().expect("8 bytes")),
             generation: u32::from_le_bytes(r[10..14].try_into().expect("4 bytes")),
         }));
         c.batches += 1;
-        at += 8 + n * RECORD_BYTES;
+        at += (8 + n * RECORD_BYTES) as u64;
     }
-    c.torn_tail_bytes = (b.len() - at) as u64;
+    c.torn_tail_bytes = len.saturating_sub(at);
     Ok(c)
+}
+
+/// Reads into `buf` until it is full or the stream ends; returns the bytes read.
+fn read_up_to(r: &mut impl Read, buf: &mut [u8], path: &Path) -> Result<usize, VerifyError> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(err(path, format!("cannot read: {e}"))),
+        }
+    }
+    Ok(filled)
 }
 
 /// Reads the log at `path` for the journal of run `run_id` with `block_bytes` blocks. None when there is no
@@ -201,11 +234,7 @@ pub fn read_for(path: &Path, run_id: u64, block_bytes: u32) -> Result<Option<Log
             "not a regular file; expected the durable-write log a run wrote beside its journal",
         ));
     }
-    let mut b = Vec::new();
-    b.try_reserve_exact(meta.len() as usize)
-        .map_err(|_| err(path, format!("too large to read into memory ({} bytes)", meta.len())))?;
-    f.take(meta.len()).read_to_end(&mut b).map_err(|e| err(path, format!("cannot read: {e}")))?;
-    let c = decode(&b, path)?;
+    let c = decode_from(std::io::BufReader::new(f.take(meta.len())), meta.len(), path)?;
     if c.records.is_empty() {
         return Ok(None);
     }
@@ -452,5 +481,33 @@ mod tests {
         DurableLog::create(&path, 1, 4096).expect("create");
         assert_eq!(std::fs::read(&victim).expect("victim"), b"keep me");
         assert_eq!(std::fs::read(&path).expect("log").len(), HEADER_BYTES);
+    }
+
+    /// Issue 35, class 11: a log of gigabytes (its header, then zeros, as a sparse file reads) is read only
+    /// as far as its first batch head; one of another version is refused from its header alone.
+    #[test]
+    fn a_huge_log_is_read_no_further_than_its_first_batch() {
+        struct Counted<R>(R, u64);
+        impl<R: Read> Read for Counted<R> {
+            fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.read(b)?;
+                self.1 += n as u64;
+                Ok(n)
+            }
+        }
+        let len = 2u64 << 30;
+        let zeros = || std::io::repeat(0).take(len - HEADER_BYTES as u64);
+        let path = Path::new("huge.durable");
+        let h = encode_header(7, 4096);
+        let mut r = Counted((&h[..]).chain(zeros()), 0);
+        let c = decode_from(&mut r, len, path).expect("a log with no batch");
+        assert!(c.records.is_empty() && c.torn_tail_bytes == len - HEADER_BYTES as u64);
+        assert!(r.1 <= 64, "read {} bytes", r.1);
+        let mut h = encode_header(7, 4096);
+        h[8] = 9;
+        let mut r = Counted((&h[..]).chain(zeros()), 0);
+        let e = decode_from(&mut r, len, path).unwrap_err().to_string();
+        assert!(e.contains("version 9"), "{e}");
+        assert!(r.1 <= HEADER_BYTES as u64, "read {} bytes", r.1);
     }
 }

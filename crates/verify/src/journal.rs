@@ -204,67 +204,104 @@ pub(crate) fn sync_dir(path: &Path) -> Result<(), VerifyError> {
         .map_err(|e| err(path, format!("cannot sync its directory '{}': {e}", dir.display())))
 }
 
-struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
+/// Most targets a journal may name, and the longest name: a header past them is damage, refused before
+/// anything is allocated for it.
+const MAX_TARGETS: u32 = 1 << 16;
+/// The longest target name a journal may hold.
+const MAX_NAME_BYTES: u32 = 4096;
+/// The header up to the first target: magic, version, flags, run id, block size, target count, sequence.
+const FIXED_HEADER_BYTES: u64 = 40;
+/// A target's record before its name: size, blocks, name length.
+const TARGET_RECORD_BYTES: u64 = 20;
+
+/// A journal file read as a stream, its checksum kept as it goes: every read is of a size the header has
+/// already checked against the file's length.
+struct Stream<'a> {
+    r: std::io::BufReader<std::io::Take<File>>,
+    crc: u32,
+    at: u64,
+    len: u64,
     path: &'a Path,
 }
 
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], VerifyError> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len()).ok_or_else(|| {
-            err(self.path, format!("truncated: {} bytes, more expected after byte {}", self.b.len(), self.at))
+impl Stream<'_> {
+    /// Fills `buf` from the file (checksummed), or says it is truncated.
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), VerifyError> {
+        self.r.read_exact(buf).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => {
+                err(self.path, format!("truncated: {} bytes, more expected after byte {}", self.len, self.at))
+            }
+            _ => err(self.path, format!("cannot read: {e}")),
         })?;
-        let s = &self.b[self.at..end];
-        self.at = end;
-        Ok(s)
+        self.crc = crc32c::crc32c_append(self.crc, buf);
+        self.at += buf.len() as u64;
+        Ok(())
+    }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], VerifyError> {
+        let mut b = [0u8; N];
+        self.fill(&mut b)?;
+        Ok(b)
     }
     fn u32(&mut self) -> Result<u32, VerifyError> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(self.array()?))
     }
     fn u64(&mut self) -> Result<u64, VerifyError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+    /// `n` bytes, `n` already checked against the file's length.
+    fn bytes(&mut self, n: u64) -> Result<Vec<u8>, VerifyError> {
+        let mut b = Vec::new();
+        b.try_reserve_exact(n as usize).map_err(|_| self.too_large())?;
+        b.resize(n as usize, 0);
+        self.fill(&mut b)?;
+        Ok(b)
+    }
+    /// `n` little-endian u32s, `n` already checked against the file's length, read in chunks.
+    fn u32s(&mut self, n: u64) -> Result<Vec<u32>, VerifyError> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(n as usize).map_err(|_| self.too_large())?;
+        let mut chunk = vec![0u8; 64 << 10];
+        let mut left = n as usize * 4;
+        while left > 0 {
+            let part = &mut chunk[..left.min(64 << 10)];
+            self.fill(part)?;
+            v.extend(part.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))));
+            left -= part.len();
+        }
+        Ok(v)
+    }
+    fn too_large(&self) -> VerifyError {
+        err(self.path, format!("too large to read into memory ({} bytes)", self.len))
     }
 }
 
 /// Reads and checks a journal.
 ///
-/// Only a regular file is read, and only once its first bytes are a journal's magic; then exactly its length
-/// (a FIFO or `/dev/zero` named as a journal is refused, never read until memory runs out).
+/// Only a regular file is read, and only once its first bytes are a journal's magic. The header comes first,
+/// in fixed-size reads: its version, block size, target count and name lengths are checked against hard caps
+/// (65,536 targets, names of 4 KiB), and the length it describes against the file's, before anything is
+/// allocated for the generation arrays, which are then streamed (a FIFO, `/dev/zero` or a sparse file of
+/// gigabytes named as a journal is refused from its first bytes, never read whole).
 pub fn read(path: &Path) -> Result<Journal, VerifyError> {
     let f = File::open(path).map_err(|e| err(path, format!("cannot open: {e}")))?;
-    let len = f.metadata().map_err(|e| err(path, format!("cannot inspect: {e}")))?;
-    if !len.is_file() {
+    let meta = f.metadata().map_err(|e| err(path, format!("cannot inspect: {e}")))?;
+    if !meta.is_file() {
         return Err(err(path, "not a regular file; expected the file a run wrote with --journal"));
     }
-    let mut b = Vec::new();
-    let mut f = f.take(len.len());
-    let mut magic = [0u8; 8];
-    let head = f.read(&mut magic).map_err(|e| err(path, format!("cannot read: {e}")))?;
-    b.extend_from_slice(&magic[..head]);
-    if b.len() == 8 && &b[..8] == MAGIC {
-        b.try_reserve_exact(len.len().saturating_sub(8) as usize)
-            .map_err(|_| err(path, format!("too large to read into memory ({} bytes)", len.len())))?;
-        f.read_to_end(&mut b).map_err(|e| err(path, format!("cannot read: {e}")))?;
+    let len = meta.len();
+    let mut r = Stream { r: std::io::BufReader::new(f.take(len)), crc: 0, at: 0, len, path };
+    let not_a_journal = || {
+        err(path, "not an iolab journal (no IOLABJNL magic); expected the file a run wrote with --journal")
+    };
+    if len < 8 || &r.array::<8>()? != MAGIC {
+        return Err(not_a_journal());
     }
-    if b.len() < 8 || &b[..8] != MAGIC {
-        return Err(err(
-            path,
-            "not an iolab journal (no IOLABJNL magic); expected the file a run wrote with --journal",
-        ));
+    if len < FIXED_HEADER_BYTES + 4 {
+        return Err(err(path, format!("truncated: {len} bytes")));
     }
-    if b.len() < 44 {
-        return Err(err(path, format!("truncated: {} bytes", b.len())));
-    }
-    let body = b.len() - 4;
-    let stored = u32::from_le_bytes(b[body..].try_into().expect("4 bytes"));
-    let mut r = Reader { b: &b[..body], at: 8, path };
     let version = r.u32()?;
     if version != VERSION {
         return Err(err(path, format!("journal version {version}; this iolab reads version {VERSION}")));
-    }
-    if crc32c::crc32c(&b[..body]) != stored {
-        return Err(err(path, "damaged: its checksum does not match its contents"));
     }
     let flags = r.u32()?;
     let run_id = r.u64()?;
@@ -272,38 +309,70 @@ pub fn read(path: &Path) -> Result<Journal, VerifyError> {
     if !block_bytes.is_power_of_two() || !(512..=1 << 20).contains(&block_bytes) {
         return Err(err(path, format!("damaged: block size {block_bytes}")));
     }
-    let count = r.u32()? as usize;
+    let count = r.u32()?;
+    if count > MAX_TARGETS {
+        return Err(err(path, format!("damaged: {count} targets (at most {MAX_TARGETS})")));
+    }
     let sequence = r.u64()?;
-    let mut targets = Vec::with_capacity(count.min(1 << 16));
-    for _ in 0..count {
-        let size_bytes = r.u64()?;
-        let blocks = r.u64()?;
-        let n = r.u32()? as usize;
-        let name = String::from_utf8_lossy(r.take(n)?).into_owned();
-        if blocks != size_bytes / block_bytes as u64 {
-            return Err(err(
-                path,
-                format!("damaged: target '{name}' has {blocks} blocks for {size_bytes} bytes"),
-            ));
-        }
-        targets.push(JournalTarget { name, size_bytes, blocks });
-    }
-    let mut floors = Vec::with_capacity(count);
-    let mut exact = Vec::with_capacity(count);
+    let targets = read_targets(&mut r, count, block_bytes)?;
+    check_length(&r, &targets)?;
+    let mut floors = Vec::with_capacity(targets.len());
+    let mut exact = Vec::with_capacity(targets.len());
     for t in &targets {
-        let raw = r.take(t.blocks as usize * 4)?;
-        floors
-            .push(raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect());
-        exact.push(r.take(t.blocks.div_ceil(8) as usize)?.to_vec());
+        floors.push(r.u32s(t.blocks)?);
+        exact.push(r.bytes(t.blocks.div_ceil(8))?);
     }
-    if r.at != body {
-        return Err(err(path, format!("damaged: {} bytes after the generation arrays", body - r.at)));
+    let computed = r.crc;
+    if r.u32()? != computed {
+        return Err(err(path, "damaged: its checksum does not match its contents"));
     }
     Ok(Journal {
         header: JournalHeader { final_: flags & FLAG_FINAL != 0, run_id, block_bytes, sequence, targets },
         floors,
         exact,
     })
+}
+
+/// Reads the header's `count` target records, each name at most [`MAX_NAME_BYTES`] and within the file.
+fn read_targets(r: &mut Stream<'_>, count: u32, block_bytes: u32) -> Result<Vec<JournalTarget>, VerifyError> {
+    let mut targets = Vec::new();
+    for _ in 0..count {
+        if r.at + TARGET_RECORD_BYTES > r.len {
+            return Err(err(r.path, format!("truncated: {} bytes, more targets expected", r.len)));
+        }
+        let size_bytes = r.u64()?;
+        let blocks = r.u64()?;
+        let n = r.u32()?;
+        if n > MAX_NAME_BYTES || r.at + u64::from(n) > r.len {
+            return Err(err(r.path, format!("damaged: a target name of {n} bytes")));
+        }
+        let name = String::from_utf8_lossy(&r.bytes(u64::from(n))?).into_owned();
+        if blocks != size_bytes / block_bytes as u64 {
+            return Err(err(
+                r.path,
+                format!("damaged: target '{name}' has {blocks} blocks for {size_bytes} bytes"),
+            ));
+        }
+        targets.push(JournalTarget { name, size_bytes, blocks });
+    }
+    Ok(targets)
+}
+
+/// Refuses a journal whose header describes another length than the file's: the generation arrays (4 bytes
+/// and a bit a block) and the checksum must end exactly at its end.
+fn check_length(r: &Stream<'_>, targets: &[JournalTarget]) -> Result<(), VerifyError> {
+    let arrays = targets.iter().try_fold(0u64, |sum, t| {
+        sum.checked_add(t.blocks.checked_mul(4)?)?.checked_add(t.blocks.div_ceil(8))
+    });
+    let described = arrays.and_then(|a| a.checked_add(r.at + 4));
+    match described {
+        Some(d) if d == r.len => Ok(()),
+        Some(d) if d > r.len => {
+            Err(err(r.path, format!("truncated: {} bytes of the {d} its header describes", r.len)))
+        }
+        Some(d) => Err(err(r.path, format!("damaged: {} bytes after the generation arrays", r.len - d))),
+        None => Err(err(r.path, "damaged: its header describes more blocks than a file can hold")),
+    }
 }
 
 #[cfg(test)]
@@ -373,5 +442,44 @@ mod bounded_tests {
         std::fs::write(&other, vec![0u8; 1 << 20]).unwrap();
         let e = read(&other).unwrap_err().to_string();
         assert!(e.contains("not an iolab journal"), "{e}");
+    }
+
+    /// Issue 35, class 11: a journal's header is checked before its body is read: a sparse file of 2 GiB
+    /// holding only the magic and another version, and one whose header describes more than the file holds,
+    /// are refused from their first bytes.
+    #[test]
+    fn a_journal_is_refused_from_its_header_before_its_body_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j");
+        let mut head = MAGIC.to_vec();
+        head.extend_from_slice(&7u32.to_le_bytes());
+        std::fs::write(&path, &head).unwrap();
+        File::options().write(true).open(&path).unwrap().set_len(2 << 30).unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(e.contains("journal version 7"), "{e}");
+        // A valid header naming a target of 2^40 blocks, then nothing: refused by its length.
+        let h = JournalHeader {
+            final_: true,
+            run_id: 1,
+            block_bytes: 4096,
+            sequence: 1,
+            targets: vec![JournalTarget { name: "t".into(), size_bytes: 4096 << 40, blocks: 1 << 40 }],
+        };
+        let mut b = MAGIC.to_vec();
+        for v in [VERSION, FLAG_FINAL] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.extend_from_slice(&h.run_id.to_le_bytes());
+        b.extend_from_slice(&h.block_bytes.to_le_bytes());
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&h.sequence.to_le_bytes());
+        b.extend_from_slice(&h.targets[0].size_bytes.to_le_bytes());
+        b.extend_from_slice(&h.targets[0].blocks.to_le_bytes());
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.push(b't');
+        b.extend_from_slice(&[0u8; 64]);
+        std::fs::write(&path, &b).unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(e.contains("truncated") && e.contains("its header describes"), "{e}");
     }
 }

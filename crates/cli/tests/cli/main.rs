@@ -36,6 +36,7 @@ mod profiles;
 mod progress;
 mod replay;
 mod report;
+mod round2_files;
 mod run;
 mod safe_by_construction;
 mod signals;

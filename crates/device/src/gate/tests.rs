@@ -53,7 +53,7 @@ fn a_journal_or_output_on_a_target_is_refused_but_targets_may_share() {
     let mut gate = WriteGate::new();
     gate.target(&s(&t), Access::Reads).unwrap();
     gate.target(&s(&t), Access::Writes).unwrap();
-    let e = gate.journal("--journal", &s(&t)).unwrap_err();
+    let e = gate.journal("--journal", &s(&t), NamedBy::CommandLine).unwrap_err();
     assert!(e.to_string().contains("never writes a target"), "{e}");
     assert!(gate.output("--json", &s(&t)).is_err());
     // Two reads of one file are no collision; a read and a write are.
@@ -95,7 +95,7 @@ fn outputs_are_refused_where_no_file_belongs() {
     let j = d.path().join("old.journal");
     fs::write(&j, b"IOLABJNL....").unwrap();
     assert!(gate.output("--json", &s(&j)).is_err());
-    gate.journal("--journal", &s(&j)).unwrap();
+    gate.journal("--journal", &s(&j), NamedBy::CommandLine).unwrap();
 }
 
 #[test]
@@ -183,12 +183,12 @@ fn a_journal_checkpoint_file_that_is_not_iolabs_is_refused() {
     let tmp = d.path().join("run.journal.tmp");
     // A leftover of an interrupted checkpoint is fine; anything else there is someone's.
     fs::write(&tmp, b"IOLABJNL....").unwrap();
-    WriteGate::new().journal("--journal", &s(&j)).unwrap();
+    WriteGate::new().journal("--journal", &s(&j), NamedBy::CommandLine).unwrap();
     fs::write(&tmp, b"someone's notes").unwrap();
-    assert!(WriteGate::new().journal("--journal", &s(&j)).is_err());
+    assert!(WriteGate::new().journal("--journal", &s(&j), NamedBy::CommandLine).is_err());
     fs::remove_file(&tmp).unwrap();
     symlink(d.path().join("victim"), &tmp).unwrap();
-    let e = WriteGate::new().journal("--journal", &s(&j)).unwrap_err();
+    let e = WriteGate::new().journal("--journal", &s(&j), NamedBy::CommandLine).unwrap_err();
     assert!(e.to_string().contains("checkpoint file"), "{e}");
 }
 
@@ -201,16 +201,16 @@ fn a_journal_durable_log_that_is_not_iolabs_is_refused() {
     let j = d.path().join("run.journal");
     let log = d.path().join("run.journal.durable");
     fs::write(&log, b"IOLABDUR....").unwrap();
-    WriteGate::new().journal("--journal", &s(&j)).unwrap();
+    WriteGate::new().journal("--journal", &s(&j), NamedBy::CommandLine).unwrap();
     fs::write(&log, b"IOLABJNL, a journal, not a log").unwrap();
-    let e = WriteGate::new().journal("--journal", &s(&j)).unwrap_err();
+    let e = WriteGate::new().journal("--journal", &s(&j), NamedBy::CommandLine).unwrap_err();
     assert!(e.to_string().contains("durable-write log"), "{e}");
     fs::remove_file(&log).unwrap();
     symlink(d.path().join("victim"), &log).unwrap();
-    assert!(WriteGate::new().journal("--journal", &s(&j)).is_err());
+    assert!(WriteGate::new().journal("--journal", &s(&j), NamedBy::CommandLine).is_err());
     fs::remove_file(&log).unwrap();
     let mut gate = WriteGate::new();
-    gate.journal("--journal", &s(&j)).unwrap();
+    gate.journal("--journal", &s(&j), NamedBy::CommandLine).unwrap();
     assert!(gate.target(&s(&log), Access::Writes).is_err(), "a target where the log goes");
 }
 
@@ -266,4 +266,51 @@ fn a_path_inside_a_directory_iolab_removes_is_refused_whichever_comes_first() {
     assert!(matches!(e, GateError::Inside { .. }), "{e}");
     assert!(e.is_refusal());
     gate.output("--csv", &s(&d.path().join("out.csv"))).unwrap();
+}
+
+/// A path a job file named may only become a new regular file: nothing there (a file, a dangling symlink, a
+/// FIFO, a terminal, standard output) and a directory above it; a file put there after the claim is left as
+/// it is (the output is not written); the command line may replace.
+#[test]
+fn a_path_a_job_file_named_only_creates_a_new_file() {
+    let d = dir();
+    let by = NamedBy::JobFile;
+    let file = d.path().join("file");
+    fs::write(&file, b"keep").unwrap();
+    let dangling = d.path().join("dangling");
+    symlink(d.path().join("nowhere"), &dangling).unwrap();
+    let fifo = d.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    for (path, is) in [
+        (s(&file), "an existing regular file"),
+        (s(&dangling), "a symlink"),
+        (s(&fifo), "a FIFO"),
+        ("/dev/null".into(), "a character device"),
+        ("-".into(), "standard output"),
+        (s(&file.join("x")), "not a directory"),
+    ] {
+        let e = WriteGate::new().output_named("--trace", &path, by).unwrap_err();
+        assert!(matches!(e, GateError::NotNew { .. }), "{path}: {e}");
+        assert!(e.to_string().contains(is) && e.to_string().contains("--trace"), "{path}: {e}");
+        assert!(WriteGate::new().journal("--journal", &path, by).is_err(), "{path}");
+    }
+    WriteGate::new().output_named("--trace", &s(&file), NamedBy::CommandLine).unwrap();
+    let j = d.path().join("j");
+    fs::write(d.path().join("j.durable"), b"x").unwrap();
+    assert!(WriteGate::new().journal("--journal", &s(&j), by).is_err(), "a log beside it");
+    let new = d.path().join("new");
+    let out = WriteGate::new().output_named("--trace", &s(&new), by).unwrap();
+    fs::write(&new, b"put there meanwhile").unwrap();
+    assert!(out.write(b"trace").is_err());
+    assert_eq!(fs::read(&new).unwrap(), b"put there meanwhile");
+    fs::remove_file(&new).unwrap();
+    out.write(b"trace").unwrap();
+    assert_eq!(fs::read(&new).unwrap(), b"trace");
+    // Claimed as new by this process (a sweep's next point): its regular file may be written again.
+    WriteGate::new().output_named("--trace", &s(&new), by).unwrap();
+    let leftovers = fs::read_dir(d.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp"))
+        .count();
+    assert_eq!(leftovers, 0, "no temporary file left");
 }

@@ -17,6 +17,10 @@ pub struct IntegritySpec {
     pub inject: Vec<crate::inject::InjectSpec>,
     /// End the run at the first I/O error (`stop_on_error`); by default errors are counted and the run goes on.
     pub stop_on_error: Option<bool>,
+    /// Who named `journal`: only a path typed on the command line may replace a file. Never read from a file
+    /// and never serialised.
+    #[serde(skip)]
+    pub journal_named_by: crate::NamedBy,
 }
 
 impl IntegritySpec {
@@ -34,6 +38,7 @@ impl IntegritySpec {
         }
         if cli.journal.is_some() {
             self.journal = cli.journal.clone();
+            self.journal_named_by = crate::NamedBy::CommandLine;
         }
         if !cli.inject.is_empty() {
             self.inject = cli.inject.clone();

@@ -99,6 +99,10 @@ pub struct JobSpec {
     /// Record every I/O of the run into this file, iolab's binary trace format (`trace`, `--trace`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// Who named `trace`: only a path typed on the command line may replace a file. Never read from a file
+    /// and never serialised, as [`JobSpec::consent`].
+    #[serde(skip)]
+    pub trace_named_by: crate::NamedBy,
 }
 
 /// One entry of `[targets]`: `db = "/data/db.edb"`, or `db = { path = "/data/db.edb", size = "200G" }`, or
@@ -142,6 +146,9 @@ impl JobSpec {
             clock,
             trace
         );
+        if cli.trace.is_some() {
+            self.trace_named_by = crate::NamedBy::CommandLine;
+        }
         self.consent = self.consent.or(cli.consent);
         if cli.throttle.is_some() {
             self.throttle = cli.throttle;

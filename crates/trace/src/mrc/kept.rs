@@ -18,6 +18,12 @@ impl References {
         References { installs: vec![0; keys.len().div_ceil(64)], keys, counted }
     }
 
+    /// Makes room for `more` references, or says the memory could not be had.
+    pub fn try_reserve(&mut self, more: usize) -> Result<(), std::collections::TryReserveError> {
+        self.keys.try_reserve(more)?;
+        self.installs.try_reserve(more.div_ceil(64) + 1)
+    }
+
     /// Appends a reference.
     #[inline]
     pub fn push(&mut self, key: u64, counted: bool) {

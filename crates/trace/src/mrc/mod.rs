@@ -183,6 +183,18 @@ impl MrcBuilder {
             .saturating_add(kept * BYTES_PER_KEPT_REFERENCE)
     }
 
+    /// Makes room for what adding `r` may take (each of its references a new object, and kept), or says the
+    /// memory could not be had: checked before [`MrcBuilder::add`], an allocation that fails is an error, not an
+    /// abort.
+    pub fn try_reserve_for(&mut self, r: &TraceRecord) -> Result<(), std::collections::TryReserveError> {
+        let refs = usize::try_from(self.references_of(r)).unwrap_or(usize::MAX);
+        self.lru.try_reserve(refs)?;
+        match &mut self.kept {
+            Some(kept) => kept.try_reserve(refs),
+            None => Ok(()),
+        }
+    }
+
     /// Objects tracked now (every distinct object when exact; the sample's otherwise).
     pub fn objects(&self) -> u64 {
         self.lru.objects()

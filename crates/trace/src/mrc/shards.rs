@@ -96,6 +96,12 @@ impl Near {
 }
 
 impl LruDistances {
+    /// Makes room for `more` new objects, or says the memory could not be had (so that an allocation that
+    /// fails is an error, not an abort).
+    pub fn try_reserve(&mut self, more: usize) -> Result<(), std::collections::TryReserveError> {
+        self.stack.try_reserve(more)
+    }
+
     /// Distances found by `method`.
     pub fn new(method: Method) -> LruDistances {
         let (threshold, fixed_size) = match method {

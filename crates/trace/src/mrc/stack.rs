@@ -30,6 +30,11 @@ impl StackDistance {
         StackDistance { last: HashMap::default(), marks: Marks::new(FIRST_CAPACITY, 0), now: 0 }
     }
 
+    /// Makes room for `more` new objects, or says the memory could not be had.
+    pub fn try_reserve(&mut self, more: usize) -> Result<(), std::collections::TryReserveError> {
+        self.last.try_reserve(more)
+    }
+
     /// Objects tracked.
     pub fn objects(&self) -> u64 {
         self.last.len() as u64
