@@ -27,13 +27,11 @@ use crate::helddir::{HeldDir, Refusal};
 use crate::scratch;
 use crate::signature::{identify, SIGNATURE_HEAD_BYTES};
 use iolab_spec::NamedBy;
+use place::OutputPlace;
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-
-/// How many names a temporary output file tries before giving up (each taken name moves to the next).
-const TEMP_NAME_TRIES: u32 = 100;
 
 /// Why a path was refused, or an output not written.
 #[derive(Debug, thiserror::Error)]
@@ -520,8 +518,8 @@ enum OutputKind {
     Stdout,
     /// A character device or FIFO, written as it is.
     Stream(PathBuf),
-    /// A regular file (the resolved path), replaced atomically.
-    File(PathBuf),
+    /// A regular file (its directory held from the claim), replaced atomically.
+    File(OutputPlace),
 }
 
 /// Checks that an output may be written at `path` and says how. `allowed_signature`: the one signature the
@@ -545,7 +543,7 @@ fn output_kind(what: &str, path: &str, allowed_signature: Option<&str>) -> Resul
             }
             let final_path = resolved_new_path(Path::new(path));
             check_directory(&parent_dir(Path::new(path))).map_err(unwritable)?;
-            return Ok(OutputKind::File(final_path));
+            return held(final_path).map_err(unwritable);
         }
         Err(e) => return Err(unwritable(format!("cannot inspect it: {e}"))),
     };
@@ -563,7 +561,12 @@ fn output_kind(what: &str, path: &str, allowed_signature: Option<&str>) -> Resul
     check_existing_output(path, &meta, allowed_signature).map_err(|(is, hint)| not_a_file(is, hint))?;
     let final_path = fs::canonicalize(path).map_err(|e| unwritable(format!("cannot resolve it: {e}")))?;
     check_directory(&parent_dir(&final_path)).map_err(unwritable)?;
-    Ok(OutputKind::File(final_path))
+    held(final_path).map_err(unwritable)
+}
+
+/// A regular-file output at the resolved `path`, its directory held from now on ([`OutputPlace`]).
+fn held(path: PathBuf) -> Result<OutputKind, String> {
+    OutputPlace::hold(path).map(OutputKind::File).map_err(|e| format!("cannot open its directory: {e}"))
 }
 
 /// Refuses replacing a regular file that is a device in disguise (see [`device_like`]).
@@ -666,75 +669,36 @@ impl Output {
             OutputKind::Stream(p) => {
                 OpenOptions::new().write(true).open(p).and_then(|mut f| f.write_all(bytes))
             }
-            OutputKind::File(p) => replace_atomically(p, bytes, self.replaces),
+            OutputKind::File(place) => replace_atomically(place, bytes, self.replaces),
         };
         result.map_err(|source| GateError::Write { what: self.what.clone(), path: self.path.clone(), source })
     }
 }
 
-/// Writes `bytes` to a new file beside `path` and renames it over `path` (with `replaces`; else links it
-/// at `path` only if nothing is there, see [`put_in_place`]); the new file takes the old one's mode and
-/// owner. On error the new file is removed and `path` is untouched.
-fn replace_atomically(path: &Path, bytes: &[u8], replaces: bool) -> io::Result<()> {
-    let old = fs::metadata(path).ok();
-    let (temp_path, mut file) = create_temp_beside(path)?;
+/// Writes `bytes` to a new file in the output's held directory and renames it over the name (with
+/// `replaces`; else links it there only if nothing is there, see [`OutputPlace::put`]); the new file takes the old
+/// one's mode and owner. On error the new file is removed and the name is untouched.
+fn replace_atomically(place: &OutputPlace, bytes: &[u8], replaces: bool) -> io::Result<()> {
+    let old = place.regular_file();
+    let (temp, mut file) = place.create_temp()?;
     // Registered as a scratch file, so a second Ctrl-C (an immediate exit) removes it too.
+    let temp_path = place.temp_path(&temp);
     scratch::register_scratch(&temp_path);
     let result = (|| {
         if let Some(old) = &old {
-            file.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))?;
+            file.set_permissions(fs::Permissions::from_mode(old.st_mode & 0o7777))?;
             // Root replacing a user's file keeps it the user's; an unprivileged user cannot, and need not.
-            let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
+            let _ = std::os::unix::fs::fchown(&file, Some(old.st_uid), Some(old.st_gid));
         }
         file.write_all(bytes)?;
         file.sync_all()?;
-        put_in_place(&temp_path, path, replaces)?;
-        // The rename is durable once the directory is synced; a failure here loses nothing already renamed.
-        if let Ok(dir) = File::open(parent_dir(path)) {
-            let _ = dir.sync_all();
-        }
-        Ok(())
+        place.put(&temp, replaces)
     })();
     if result.is_err() {
-        let _ = fs::remove_file(&temp_path);
+        place.remove(&temp);
     }
     scratch::unregister_scratch(&temp_path);
     result
-}
-
-/// Puts the written file `temp` at `path`: renamed over it when the user's command line named it
-/// (`replaces`), else linked there, which fails (EEXIST) when anything is at `path`, a symlink included,
-/// then removed from `temp` (the O_CREAT|O_EXCL of a new file, once it is whole).
-fn put_in_place(temp: &Path, path: &Path, replaces: bool) -> io::Result<()> {
-    if replaces {
-        return fs::rename(temp, path);
-    }
-    fs::hard_link(temp, path)?;
-    fs::remove_file(temp)
-}
-
-/// Creates `.NAME.iolab-PID-N.tmp` beside `path` with O_EXCL|O_NOFOLLOW, trying the next N when one is taken.
-fn create_temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
-    let dir = parent_dir(path);
-    let name = path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    for n in 0..TEMP_NAME_TRIES {
-        let temp = dir.join(format!(".{name}.iolab-{}-{n}.tmp", std::process::id()));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o666)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&temp)
-        {
-            Ok(f) => return Ok((temp, f)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        format!("no free temporary name beside '{}'", path.display()),
-    ))
 }
 
 /// An output written as it goes (a trace recorded during a run): a regular file is written into a new file
@@ -746,8 +710,8 @@ pub struct StreamOutput {
     what: String,
     shown: String,
     file: Option<File>,
-    /// (temporary file, final path) of a regular file.
-    rename: Option<(PathBuf, PathBuf)>,
+    /// A regular file's temporary name and its place.
+    rename: Option<(std::ffi::OsString, OutputPlace)>,
     /// The output may replace a file at its path ([`Output`]'s).
     replaces: bool,
 }
@@ -759,10 +723,10 @@ impl Output {
         let (file, rename) = match &self.kind {
             OutputKind::Stdout => (None, None),
             OutputKind::Stream(p) => (Some(OpenOptions::new().write(true).open(p).map_err(err)?), None),
-            OutputKind::File(p) => {
-                let (temp, file) = create_temp_beside(p).map_err(err)?;
-                scratch::register_scratch(&temp);
-                (Some(file), Some((temp, p.clone())))
+            OutputKind::File(place) => {
+                let (temp, file) = place.create_temp().map_err(err)?;
+                scratch::register_scratch(&place.temp_path(&temp));
+                (Some(file), Some((temp, place.clone())))
             }
         };
         Ok(StreamOutput {
@@ -792,24 +756,19 @@ impl StreamOutput {
                     f.sync_all()?;
                 }
             }
-            if let Some((temp, path)) = &self.rename {
-                if let Ok(old) = fs::metadata(path) {
-                    if let Some(f) = &self.file {
-                        f.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))?;
-                    }
+            if let Some((temp, place)) = &self.rename {
+                if let (Some(old), Some(f)) = (place.regular_file(), &self.file) {
+                    f.set_permissions(fs::Permissions::from_mode(old.st_mode & 0o7777))?;
                 }
-                put_in_place(temp, path, self.replaces)?;
-                if let Ok(dir) = File::open(parent_dir(path)) {
-                    let _ = dir.sync_all();
-                }
+                place.put(temp, self.replaces)?;
             }
             Ok(())
         })();
-        if let Some((temp, _)) = self.rename.take() {
+        if let Some((temp, place)) = self.rename.take() {
             if result.is_err() {
-                let _ = fs::remove_file(&temp);
+                place.remove(&temp);
             }
-            scratch::unregister_scratch(&temp);
+            scratch::unregister_scratch(&place.temp_path(&temp));
         }
         result.map_err(|source| GateError::Write {
             what: self.what.clone(),
@@ -821,13 +780,14 @@ impl StreamOutput {
 
 impl Drop for StreamOutput {
     fn drop(&mut self) {
-        if let Some((temp, _)) = self.rename.take() {
-            let _ = fs::remove_file(&temp);
-            scratch::unregister_scratch(&temp);
+        if let Some((temp, place)) = self.rename.take() {
+            place.remove(&temp);
+            scratch::unregister_scratch(&place.temp_path(&temp));
         }
     }
 }
 
+mod place;
 mod symlinks;
 #[cfg(test)]
 mod tests;

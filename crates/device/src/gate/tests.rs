@@ -314,3 +314,34 @@ fn a_path_a_job_file_named_only_creates_a_new_file() {
         .count();
     assert_eq!(leftovers, 0, "no temporary file left");
 }
+
+/// Issue 35, class 3: an output's path is resolved once. Its directory swapped for a symlink to another
+/// after the claim (renamed away, a link put at its name), the output still lands in the directory that
+/// was claimed and checked, for a new file, a replaced one and one written as it goes; the other directory
+/// gets nothing.
+#[test]
+fn an_output_lands_where_it_was_claimed_though_its_directory_was_swapped_for_a_symlink() {
+    let d = dir();
+    let (out, moved, elsewhere) = (d.path().join("out"), d.path().join("moved"), d.path().join("elsewhere"));
+    fs::create_dir(&out).unwrap();
+    fs::create_dir(&elsewhere).unwrap();
+    fs::write(out.join("old.json"), b"old").unwrap();
+    let mut gate = WriteGate::new();
+    let new = gate.output("--json", &s(&out.join("new.json"))).unwrap();
+    let old = gate.output("--csv", &s(&out.join("old.json"))).unwrap();
+    let stream = gate.output("--trace", &s(&out.join("trace.bin"))).unwrap().stream().unwrap();
+    fs::rename(&out, &moved).unwrap();
+    symlink(&elsewhere, &out).unwrap();
+    new.write(b"new").unwrap();
+    old.write(b"replaced").unwrap();
+    stream.writer().unwrap().write_all(b"trace").unwrap();
+    stream.commit().unwrap();
+    assert_eq!(fs::read(moved.join("new.json")).unwrap(), b"new");
+    assert_eq!(fs::read(moved.join("old.json")).unwrap(), b"replaced");
+    assert_eq!(fs::read(moved.join("trace.bin")).unwrap(), b"trace");
+    assert_eq!(
+        fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "nothing written through the swapped-in symlink"
+    );
+}
