@@ -27,6 +27,33 @@ fn line(name: Option<&str>, why: &dyn Display) -> String {
     }
 }
 
+/// Set in the process [`in_own_process`] starts, so the test there runs its body.
+const ALONE: &str = "IOLAB_TEST_IN_OWN_PROCESS";
+
+/// For a test that changes its whole process (it joins a memory cgroup, whose limit would then hold every
+/// test running beside it in the same test binary, and whose OOM kill would end them all): runs the test
+/// named `test` (its path in the crate, `memlimit::tests::name`) again, alone, in a process of its own, and
+/// returns false here once that passed (its `SKIP` lines passed on); returns true in that process, where the
+/// test goes on with its body. `if !iolab_testkit::in_own_process("m::tests::t") { return; }`.
+pub fn in_own_process(test: &str) -> bool {
+    if std::env::var_os(ALONE).is_some() {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = std::process::Command::new(exe)
+        .args(["--exact", test, "--test-threads=1", "--nocapture"])
+        .env(ALONE, "1")
+        .output()
+        .expect("start the test binary again");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    for skipped in stderr.lines().filter(|l| l.starts_with("SKIP")) {
+        let _ = writeln!(std::io::stderr().lock(), "{skipped}");
+    }
+    let ran = stdout.contains("test result: ok. 1 passed");
+    assert!(out.status.success() && ran, "{test}, run in a process of its own:\n{stdout}\n{stderr}");
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
