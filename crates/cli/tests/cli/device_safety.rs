@@ -13,6 +13,7 @@ struct Ext4Loop {
     image: PathBuf,
     mount_point: Option<PathBuf>,
     dir: tempfile::TempDir,
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
 
 fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
@@ -41,8 +42,9 @@ impl Ext4Loop {
             &["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", image.to_str().unwrap()],
         )
         .map_err(|e| format!("mkfs.ext4 unavailable or failed ({e})"))?;
+        let serial = crate::util::loop_lock();
         let dev = run("losetup", &["--find", "--show", image.to_str().unwrap()])?;
-        Ok(Ext4Loop { dev, image, mount_point: None, dir })
+        Ok(Ext4Loop { dev, image, mount_point: None, dir, _serial: serial })
     }
 
     /// Mounts the filesystem read-only without replaying the journal, so the mount itself writes nothing.

@@ -22,6 +22,9 @@ const OTHER_PROGRAMS: &[&str] = &[
     "--checkpoint",
     "--wal-method",
     "--no-password",
+    // libtest's, which iolab-testkit's `in_own_process` passes to a test binary it runs again.
+    "--test-threads",
+    "--nocapture",
 ];
 
 /// The subcommands `iolab CMD --help` lists under "Commands:" (the first word of each entry, `help` aside).

@@ -16,6 +16,7 @@ struct MountedExt4 {
     dev: String,
     mount_point: PathBuf,
     _dir: tempfile::TempDir,
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
 
 fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
@@ -38,6 +39,7 @@ impl MountedExt4 {
         let img = image.to_str().unwrap();
         run("mkfs.ext4", &["-q", "-F", "-b", "4096", "-E", "lazy_itable_init=0,lazy_journal_init=0", img])
             .map_err(|e| format!("mkfs.ext4 unavailable or failed ({e})"))?;
+        let serial = crate::util::loop_lock();
         let dev = run("losetup", &["--find", "--show", img])?;
         let mount_point = dir.path().join("mnt");
         std::fs::create_dir_all(&mount_point).map_err(|e| e.to_string())?;
@@ -45,7 +47,7 @@ impl MountedExt4 {
             let _ = Command::new("losetup").args(["-d", &dev]).status();
             return Err(e);
         }
-        Ok(MountedExt4 { dev, mount_point, _dir: dir })
+        Ok(MountedExt4 { dev, mount_point, _dir: dir, _serial: serial })
     }
 }
 

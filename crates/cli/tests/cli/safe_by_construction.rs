@@ -28,14 +28,18 @@ fn write_run(args: &[&str]) -> (Option<i32>, String) {
     (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-/// Loop devices and mounts of one test, undone in reverse order on drop.
-#[derive(Default)]
+/// Loop devices and mounts of one test, undone in reverse order on drop; the loop-device lock held throughout.
 struct Stack {
     loops: Vec<String>,
     mounts: Vec<PathBuf>,
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
 
 impl Stack {
+    fn new() -> Stack {
+        Stack { loops: Vec::new(), mounts: Vec::new(), _serial: crate::util::loop_lock() }
+    }
+
     fn attach(&mut self, file: &Path, offset: Option<u64>) -> Result<String, String> {
         let mut args = vec!["--find".to_string(), "--show".to_string()];
         if let Some(o) = offset {
@@ -130,7 +134,7 @@ fn a_loop_backing_file_is_found_by_identity_whatever_its_name() {
     let link = dir.path().join("hard-link.img");
     std::fs::copy(&spaced, &removed).unwrap();
     std::fs::hard_link(&removed, &link).unwrap();
-    let mut stack = Stack::default();
+    let mut stack = Stack::new();
     let (a, b) = match (stack.attach(&spaced, None), stack.attach(&removed, None)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(why), _) | (_, Err(why)) => return skip(test, &format!("losetup: {why}")),
@@ -161,7 +165,7 @@ fn a_file_in_use_through_overlayfs_is_in_use_under_its_layer_path_too() {
     }
     let dir = tempdir();
     let (upper, merged) = (dir.path().join("upper"), dir.path().join("merged"));
-    let mut stack = Stack::default();
+    let mut stack = Stack::new();
     let lower = dir.path().join("lower");
     if let Err(why) = stack.overlay(&lower, &upper, &dir.path().join("work"), &merged) {
         return skip(test, &format!("cannot mount overlayfs: {why}"));
@@ -208,7 +212,7 @@ fn a_device_with_a_mounted_file_system_stacked_on_it_is_never_written() {
     let dir = tempdir();
     let image = dir.path().join("lower.img");
     std::fs::write(&image, vec![0u8; 48 << 20]).unwrap();
-    let mut stack = Stack::default();
+    let mut stack = Stack::new();
     let lower = match stack.attach(&image, None) {
         Ok(d) => d,
         Err(why) => return skip(test, &format!("losetup: {why}")),
@@ -256,7 +260,7 @@ fn a_loop_device_over_bytes_in_use_is_never_written() {
     if let Err(why) = mkfs_ext4(image.to_str().unwrap()) {
         return skip(test, &format!("mkfs.ext4: {why}"));
     }
-    let mut stack = Stack::default();
+    let mut stack = Stack::new();
     let mounted = match stack.attach(&image, None) {
         Ok(d) => d,
         Err(why) => return skip(test, &format!("losetup: {why}")),

@@ -127,8 +127,16 @@ pub struct LoopDev {
     _serial: std::sync::MutexGuard<'static, ()>,
 }
 
-/// Held by each [`LoopDev`] for its life.
+/// Held by each [`LoopDev`] for its life, and by every other test helper that attaches loop devices
+/// ([`loop_lock`]).
 static LOOP_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// One test with loop devices at a time: `losetup --find` opens, and while it attaches claims, devices
+/// another test may be running iolab on (which then sees the device busy). A helper that attaches loop
+/// devices holds this for as long as it keeps them; never take it twice in one test.
+pub fn loop_lock() -> std::sync::MutexGuard<'static, ()> {
+    LOOP_TESTS.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 impl LoopDev {
     /// Err names why there is none (not root, no loop devices): the caller skips, saying so.
@@ -136,7 +144,7 @@ impl LoopDev {
         if !is_root() {
             return Err("not root".into());
         }
-        let serial = LOOP_TESTS.lock().unwrap_or_else(|p| p.into_inner());
+        let serial = loop_lock();
         let dir = tempdir();
         let file = dir.path().join("backing");
         std::fs::write(&file, vec![0u8; (mib << 20) as usize]).map_err(|e| e.to_string())?;
