@@ -45,9 +45,10 @@
 //! is written, so a crash at any point leaves a journal with no log or with its own run's. A final journal
 //! (every write of the run completed and synced) supersedes the log, which is then removed.
 
+use crate::journal::JournalPlace;
 use crate::periodic::Periodic;
 use crate::VerifyError;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -85,9 +86,12 @@ pub struct Record {
 /// The log next to the journal at `journal`: `JOURNAL.durable`.
 pub fn path_for(journal: &Path) -> PathBuf {
     let mut s = journal.as_os_str().to_owned();
-    s.push(".durable");
+    s.push(SUFFIX);
     PathBuf::from(s)
 }
+
+/// What the log's name adds to the journal's.
+const SUFFIX: &str = ".durable";
 
 fn err(path: &Path, reason: impl Into<String>) -> VerifyError {
     VerifyError::Journal { path: path.display().to_string(), reason: reason.into() }
@@ -253,11 +257,8 @@ pub fn read_for(path: &Path, run_id: u64, block_bytes: u32) -> Result<Option<Log
 
 /// Removes what is at `path` (a log of an earlier run; the write gate checked that it is iolab's or absent):
 /// the name, never what a symlink there points to.
-pub fn remove(path: &Path) -> Result<(), VerifyError> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(err(path, format!("cannot remove: {e}"))),
-        _ => Ok(()),
-    }
+pub fn remove(place: &JournalPlace) -> Result<(), VerifyError> {
+    place.remove(SUFFIX).map_err(|e| err(&place.beside_path(SUFFIX), format!("cannot remove: {e}")))
 }
 
 struct Queue {
@@ -277,17 +278,19 @@ pub struct DurableLog {
 }
 
 impl DurableLog {
-    /// Creates the log at `path` with O_EXCL (a name there already is removed first, never followed) and
-    /// makes its header and its directory entry durable.
-    pub fn create(path: &Path, run_id: u64, block_bytes: u32) -> Result<DurableLog, VerifyError> {
-        remove(path)?;
-        let io = |e: std::io::Error| err(path, format!("cannot create: {e}"));
-        let mut file = OpenOptions::new().append(true).create_new(true).open(path).map_err(io)?;
+    /// Creates the log beside the journal kept at `place` (`FILE.durable`, in its held directory) with
+    /// O_EXCL (a name there already is removed first, never followed) and makes its header and its directory
+    /// entry durable.
+    pub fn create(place: &JournalPlace, run_id: u64, block_bytes: u32) -> Result<DurableLog, VerifyError> {
+        remove(place)?;
+        let path = place.beside_path(SUFFIX);
+        let io = |e: std::io::Error| err(&path, format!("cannot create: {e}"));
+        let mut file = place.create_new(SUFFIX, true).map_err(io)?;
         file.write_all(&encode_header(run_id, block_bytes)).map_err(io)?;
         file.sync_data().map_err(io)?;
-        crate::journal::sync_dir(path)?;
+        place.sync()?;
         Ok(DurableLog {
-            path: path.to_path_buf(),
+            path,
             file,
             queue: Mutex::new(Queue { records: Vec::new(), failed: false }),
             logged: AtomicU64::new(0),
@@ -382,8 +385,9 @@ mod tests {
     #[test]
     fn a_log_round_trips_through_its_thread() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = path_for(&dir.path().join("j"));
-        let log = Arc::new(DurableLog::create(&path, 0xABCD, 4096).expect("create"));
+        let place = JournalPlace::hold(&dir.path().join("j")).expect("hold");
+        let path = path_for(place.path());
+        let log = Arc::new(DurableLog::create(&place, 0xABCD, 4096).expect("create"));
         let commits = log.commit_every(Duration::from_millis(1));
         let mut a = vec![rec(0, 1, 2), rec(1, u64::MAX / 4096, u32::MAX)];
         log.submit(&mut a);
@@ -461,7 +465,8 @@ mod tests {
     #[test]
     fn a_full_queue_counts_what_it_cannot_take() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let log = DurableLog::create(&dir.path().join("j.durable"), 1, 4096).expect("create");
+        let place = JournalPlace::hold(&dir.path().join("j")).expect("hold");
+        let log = DurableLog::create(&place, 1, 4096).expect("create");
         let mut a = vec![rec(0, 0, 1); QUEUE_RECORDS_MAX - 1];
         log.submit(&mut a);
         let mut b = vec![rec(0, 1, 1); 3];
@@ -478,7 +483,8 @@ mod tests {
         std::fs::write(&victim, b"keep me").expect("write");
         let path = dir.path().join("j.durable");
         std::os::unix::fs::symlink(&victim, &path).expect("symlink");
-        DurableLog::create(&path, 1, 4096).expect("create");
+        DurableLog::create(&JournalPlace::hold(&dir.path().join("j")).expect("hold"), 1, 4096)
+            .expect("create");
         assert_eq!(std::fs::read(&victim).expect("victim"), b"keep me");
         assert_eq!(std::fs::read(&path).expect("log").len(), HEADER_BYTES);
     }

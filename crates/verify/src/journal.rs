@@ -40,9 +40,94 @@
 //! exactly its generation, so only then is a checksum failure at the journal's generation an error.
 
 use crate::VerifyError;
+use nix::fcntl::{openat, renameat, OFlag};
+use nix::sys::stat::Mode;
+use nix::unistd::{unlinkat, UnlinkatFlags};
+use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+
+/// Where a journal is kept: its directory, held open from the start of the run, and its name there. The
+/// checkpoint's temporary file (`FILE.tmp`), the rename over the journal, the durable-write log beside it
+/// (`FILE.durable`) and the directory's sync are all relative to the held directory, never to a path looked
+/// up again: a directory swapped for a symlink mid-run changes nothing iolab writes.
+#[derive(Debug)]
+pub struct JournalPlace {
+    dir: File,
+    name: OsString,
+    path: PathBuf,
+}
+
+impl JournalPlace {
+    /// Holds the directory of the journal at `path`.
+    pub fn hold(path: &Path) -> Result<JournalPlace, VerifyError> {
+        let name = path.file_name().map(|n| n.to_os_string()).ok_or_else(|| err(path, "names no file"))?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let held = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC).open(&dir);
+        let dir =
+            held.map_err(|e| err(path, format!("cannot open its directory '{}': {e}", dir.display())))?;
+        Ok(JournalPlace { dir, name, path: path.to_path_buf() })
+    }
+
+    /// The journal's path (as given: for messages).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The name of the file beside the journal with `suffix` (`.tmp`, `.durable`).
+    fn beside(&self, suffix: &str) -> OsString {
+        let mut n = self.name.clone();
+        n.push(suffix);
+        n
+    }
+
+    /// The path of that file, for messages.
+    pub(crate) fn beside_path(&self, suffix: &str) -> PathBuf {
+        let mut p = self.path.as_os_str().to_owned();
+        p.push(suffix);
+        PathBuf::from(p)
+    }
+
+    /// Creates the file beside the journal with `suffix`, O_EXCL|O_NOFOLLOW (so nothing at that name is
+    /// followed or truncated), for appending with `append`.
+    pub(crate) fn create_new(&self, suffix: &str, append: bool) -> std::io::Result<File> {
+        let mut flags =
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        if append {
+            flags |= OFlag::O_APPEND;
+        }
+        Ok(File::from(openat(
+            &self.dir,
+            self.beside(suffix).as_os_str(),
+            flags,
+            Mode::from_bits_truncate(0o644),
+        )?))
+    }
+
+    /// Removes the file beside the journal with `suffix` (a symlink there, not what it names); none there is
+    /// no error.
+    pub(crate) fn remove(&self, suffix: &str) -> std::io::Result<()> {
+        match unlinkat(&self.dir, self.beside(suffix).as_os_str(), UnlinkatFlags::NoRemoveDir) {
+            Err(nix::errno::Errno::ENOENT) => Ok(()),
+            other => Ok(other?),
+        }
+    }
+
+    /// Renames the file beside the journal with `suffix` over the journal.
+    fn rename_over(&self, suffix: &str) -> std::io::Result<()> {
+        Ok(renameat(&self.dir, self.beside(suffix).as_os_str(), &self.dir, self.name.as_os_str())?)
+    }
+
+    /// Makes the held directory's entries durable (a rename, a creation).
+    pub(crate) fn sync(&self) -> Result<(), VerifyError> {
+        self.dir.sync_all().map_err(|e| err(&self.path, format!("cannot sync its directory: {e}")))
+    }
+}
 
 /// Journal magic.
 pub const MAGIC: &[u8; 8] = b"IOLABJNL";
@@ -125,13 +210,13 @@ pub fn tmp_path(path: &Path) -> PathBuf {
 /// Step 1 of a checkpoint: writes the journal into `FILE.tmp` (not yet durable) with `entry(t, i)` = (floor,
 /// exact) for block i of target t, read now. Returns the open file for [`commit`].
 pub fn write_tmp(
-    path: &Path,
+    place: &JournalPlace,
     h: &JournalHeader,
     mut entry: impl FnMut(usize, u64) -> (u32, bool),
 ) -> Result<File, VerifyError> {
-    let tmp = tmp_path(path);
+    let (path, tmp) = (place.path(), tmp_path(place.path()));
     let io = |e: std::io::Error| err(path, format!("cannot write '{}': {e}", tmp.display()));
-    let file = create_tmp(&tmp).map_err(io)?;
+    let file = create_tmp(place).map_err(io)?;
     let mut w = Crc { w: BufWriter::with_capacity(1 << 20, file), crc: 0 };
     w.write_all(MAGIC).map_err(io)?;
     w.write_all(&VERSION.to_le_bytes()).map_err(io)?;
@@ -169,12 +254,11 @@ pub fn write_tmp(
 /// nothing at that name is ever followed or truncated. One there already is a leftover of an interrupted
 /// checkpoint (the write gate checked before the run that it is an iolab journal or absent) or a symlink
 /// someone put there: the name is removed (a symlink, not what it points to) and created anew.
-fn create_tmp(tmp: &Path) -> std::io::Result<File> {
-    let create = || OpenOptions::new().write(true).create_new(true).open(tmp);
-    match create() {
+fn create_tmp(place: &JournalPlace) -> std::io::Result<File> {
+    match place.create_new(".tmp", false) {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            std::fs::remove_file(tmp)?;
-            create()
+            place.remove(".tmp")?;
+            place.create_new(".tmp", false)
         }
         other => other,
     }
@@ -182,26 +266,16 @@ fn create_tmp(tmp: &Path) -> std::io::Result<File> {
 
 /// Step 3 of a checkpoint: makes `FILE.tmp` durable and renames it over the journal, then makes the rename
 /// durable. Call only after the targets were synced (step 2).
-pub fn commit(path: &Path, tmp_file: File) -> Result<(), VerifyError> {
-    let tmp = tmp_path(path);
+pub fn commit(place: &JournalPlace, tmp_file: File) -> Result<(), VerifyError> {
+    let (path, tmp) = (place.path(), tmp_path(place.path()));
     tmp_file.sync_data().map_err(|e| err(path, format!("cannot sync '{}': {e}", tmp.display())))?;
     drop(tmp_file);
-    std::fs::rename(&tmp, path)
+    place
+        .rename_over(".tmp")
         .map_err(|e| err(path, format!("cannot rename '{}' over it: {e}", tmp.display())))?;
     // Without this the rename may not survive a crash; the previous journal (older generations, still valid)
     // would then be read, which is safe, but the new one is what the user asked for.
-    sync_dir(path)
-}
-
-/// Makes the directory entries of `path`'s directory durable (a rename, a creation).
-pub(crate) fn sync_dir(path: &Path) -> Result<(), VerifyError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    File::open(&dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| err(path, format!("cannot sync its directory '{}': {e}", dir.display())))
+    place.sync()
 }
 
 /// Most targets a journal may name, and the longest name: a header past them is damage, refused before
@@ -389,10 +463,33 @@ mod tests {
         std::fs::write(&victim, b"keep me").expect("write");
         std::os::unix::fs::symlink(&victim, tmp_path(&path)).expect("symlink");
         let h = JournalHeader { final_: true, run_id: 1, block_bytes: 4096, sequence: 1, targets: vec![] };
-        let f = write_tmp(&path, &h, |_, _| (0, false)).expect("write");
-        commit(&path, f).expect("commit");
+        let f = write_tmp(&JournalPlace::hold(&path).unwrap(), &h, |_, _| (0, false)).expect("write");
+        commit(&JournalPlace::hold(&path).unwrap(), f).expect("commit");
         assert_eq!(std::fs::read(&victim).expect("victim"), b"keep me");
         assert!(read(&path).is_ok());
+    }
+
+    /// Issue 35, class 3: the journal's directory is held from the start of the run. Swapped for a symlink
+    /// to another directory mid-run, the next checkpoint and the durable-write log still land where the run
+    /// began; the other directory gets nothing.
+    #[test]
+    fn checkpoints_land_in_the_held_directory_though_it_was_swapped_for_a_symlink() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (kept, moved, elsewhere) =
+            (dir.path().join("kept"), dir.path().join("moved"), dir.path().join("elsewhere"));
+        std::fs::create_dir(&kept).unwrap();
+        std::fs::create_dir(&elsewhere).unwrap();
+        let place = JournalPlace::hold(&kept.join("j")).unwrap();
+        let h = JournalHeader { final_: false, run_id: 7, block_bytes: 4096, sequence: 1, targets: vec![] };
+        commit(&place, write_tmp(&place, &h, |_, _| (0, false)).unwrap()).unwrap();
+        std::fs::rename(&kept, &moved).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &kept).unwrap();
+        let h = JournalHeader { sequence: 2, ..h };
+        commit(&place, write_tmp(&place, &h, |_, _| (0, false)).unwrap()).unwrap();
+        crate::durable::DurableLog::create(&place, 7, 4096).unwrap();
+        assert_eq!(read(&moved.join("j")).unwrap().header.sequence, 2);
+        assert!(moved.join("j.durable").exists());
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing through the symlink");
     }
 
     #[test]
@@ -409,8 +506,11 @@ mod tests {
                 JournalTarget { name: "bb".into(), size_bytes: 8192, blocks: 2 },
             ],
         };
-        let f = write_tmp(&path, &h, |t, i| (t as u32 * 100 + i as u32, i % 3 == 0)).expect("write");
-        commit(&path, f).expect("commit");
+        let f = write_tmp(&JournalPlace::hold(&path).unwrap(), &h, |t, i| {
+            (t as u32 * 100 + i as u32, i % 3 == 0)
+        })
+        .expect("write");
+        commit(&JournalPlace::hold(&path).unwrap(), f).expect("commit");
         assert!(!tmp_path(&path).exists());
         let j = read(&path).expect("read");
         assert_eq!(j.header, h);

@@ -178,7 +178,8 @@ impl DurableCheck {
 
 /// The journal being kept.
 struct JournalKeeper {
-    path: PathBuf,
+    /// Where: the directory held from the start of the run ([`journal::JournalPlace`]).
+    place: journal::JournalPlace,
     /// Held for a whole checkpoint: one at a time. Never taken per I/O.
     state: Mutex<KeeperState>,
 }
@@ -313,18 +314,19 @@ impl Verifier {
         );
         if let Some(path) = cfg.journal {
             v.journal_name = Some(path.display().to_string());
-            v.keeper = Some(JournalKeeper {
-                path: path.clone(),
-                state: Mutex::new(KeeperState { sequence: 0, files: vec![None; n] }),
-            });
+            let place = journal::JournalPlace::hold(&path)?;
             // A durable-write log of an earlier run goes first: from here on, any journal on disk has no log
             // beside it or one of its own run ([`durable`]).
-            durable::remove(&durable::path_for(&path))?;
+            durable::remove(&place)?;
             // The empty journal: nothing required of any block. No target has been written by this run yet,
             // so nothing needs syncing first.
             let h = v.journal_header(false, 0);
-            let tmp = journal::write_tmp(&path, &h, |_, _| (0, false))?;
-            journal::commit(&path, tmp)?;
+            let tmp = journal::write_tmp(&place, &h, |_, _| (0, false))?;
+            journal::commit(&place, tmp)?;
+            v.keeper = Some(JournalKeeper {
+                place,
+                state: Mutex::new(KeeperState { sequence: 0, files: vec![None; n] }),
+            });
         }
         Ok(v)
     }
@@ -447,7 +449,7 @@ impl Verifier {
     /// what was acknowledged durable ([`Verifier::durable_log`]). No effect without a journal.
     pub fn start_durable_log(&mut self) -> Result<(), VerifyError> {
         let Some(k) = &self.keeper else { return Ok(()) };
-        let log = durable::DurableLog::create(&durable::path_for(&k.path), self.run_id, self.block_bytes)?;
+        let log = durable::DurableLog::create(&k.place, self.run_id, self.block_bytes)?;
         self.durable = Some(Arc::new(log));
         Ok(())
     }
@@ -501,7 +503,7 @@ impl Verifier {
             .enumerate()
             .map(|(i, f)| {
                 f.clone().ok_or_else(|| VerifyError::Journal {
-                    path: k.path.display().to_string(),
+                    path: k.place.path().display().to_string(),
                     reason: format!(
                         "target '{}' has no file to make durable (the journal needs file or device targets)",
                         self.targets[i].name
@@ -512,22 +514,22 @@ impl Verifier {
         st.sequence += 1;
         let h = self.journal_header(final_, st.sequence);
         // 1. Read the map: every generation recorded here was acknowledged before this read.
-        let tmp = journal::write_tmp(&k.path, &h, |t, i| {
+        let tmp = journal::write_tmp(&k.place, &h, |t, i| {
             map::journal_entry(State::from_word(maps[t][i as usize].load(Ordering::Acquire)))
         })?;
         // 2. Make every acknowledged write durable: all that step 1 recorded, and perhaps more.
         for (i, f) in files.iter().enumerate() {
             f.sync_data().map_err(|e| VerifyError::Journal {
-                path: k.path.display().to_string(),
+                path: k.place.path().display().to_string(),
                 reason: format!("cannot fdatasync target '{}': {e}", self.targets[i].name),
             })?;
         }
         // 3. Only now may the journal become durable and replace the previous one.
-        journal::commit(&k.path, tmp)?;
+        journal::commit(&k.place, tmp)?;
         if final_ {
             // The final journal vouches for every write of the run: the durable-write log says nothing more.
             // Stop its thread (`DurableCommits::stop`) before this.
-            durable::remove(&durable::path_for(&k.path))?;
+            durable::remove(&k.place)?;
         }
         Ok(())
     }

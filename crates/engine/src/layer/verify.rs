@@ -482,7 +482,14 @@ mod tests {
             })
             .expect("verifier"),
         );
-        let log = Arc::new(DurableLog::create(&dir.join("j.durable"), 3, BLOCK as u32).expect("log"));
+        let log = Arc::new(
+            DurableLog::create(
+                &iolab_verify::journal::JournalPlace::hold(&dir.join("j")).expect("hold"),
+                3,
+                BLOCK as u32,
+            )
+            .expect("log"),
+        );
         let wv = WorkerVerify {
             verifier,
             ids: vec![0],
