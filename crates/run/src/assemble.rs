@@ -107,10 +107,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     let retries = outputs.iter().map(|o| o.retries).sum();
     let errors = ErrorSummary::from_stats(&all.read, &all.write, retries).with_others(&all.flush, &all.trim);
     let cache = cache_result(&run.layers, &outputs);
-    let in_flight_at_end = outputs.iter().fold(InFlightAtEnd::default(), |mut a, o| {
-        a.merge(&o.in_flight_at_end);
-        a
-    });
+    let in_flight_at_end = in_flight_at_end(&outputs);
     let facts = RunFacts {
         open_loop: plan.open_loop(),
         rate_mode: loadgen::rate_mode(&plan),
@@ -186,6 +183,14 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     };
     drop(run.throttle);
     Ok(result)
+}
+
+/// The I/Os in flight when the window closed, over every worker (and rank).
+fn in_flight_at_end(outputs: &[WorkerOutput]) -> InFlightAtEnd {
+    outputs.iter().fold(InFlightAtEnd::default(), |mut a, o| {
+        a.merge(&o.in_flight_at_end);
+        a
+    })
 }
 
 /// The longest I/O of any kind the window recorded.
