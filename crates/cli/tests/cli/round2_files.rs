@@ -1,19 +1,9 @@
 //! Issue 35, classes 2, 7, 11 and 12: a mark that cannot outlive the data, consent for outputs only from the
 //! command line, bounded input, and every stream escaped. Every refusal is exit 2 with the victim unchanged.
 
-use crate::util::{iolab, tempdir};
+use crate::util::{iolab, tempdir, write_run};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-
-/// `iolab run ARGS` for a short write, not saved: (exit code, stderr).
-fn write_run(args: &[&str]) -> (Option<i32>, String) {
-    let out = iolab()
-        .args(["run", "-d", "1s", "--ramp", "0", "--bs", "4k", "--qd", "4", "-q", "--no-save"])
-        .args(args)
-        .output()
-        .expect("spawn iolab");
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
 
 /// True when `path` carries iolab's mark (`user.iolab`).
 fn has_mark(path: &Path) -> bool {

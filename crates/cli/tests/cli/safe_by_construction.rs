@@ -2,7 +2,7 @@
 //! that need root, loop devices, `mkfs.ext4`, `mount`, `mkswap`/`swapon` or `sqlite3` print `SKIP: reason`
 //! without them. Every refusal must be exit 2 with the victim byte-identical.
 
-use crate::util::{iolab, is_root, tempdir};
+use crate::util::{iolab, is_root, tempdir, write_run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -16,16 +16,6 @@ fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
 
 fn skip(test: &str, why: &str) {
     iolab_testkit::skip(format_args!("{test}: {why}"));
-}
-
-/// `iolab run ARGS` for a short write, not saved: (exit code, stderr).
-fn write_run(args: &[&str]) -> (Option<i32>, String) {
-    let out = iolab()
-        .args(["run", "-d", "1s", "--ramp", "0", "--bs", "4k", "--qd", "4", "-q", "--no-save"])
-        .args(args)
-        .output()
-        .expect("spawn iolab");
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// Loop devices and mounts of one test, undone in reverse order on drop; the loop-device lock held throughout.

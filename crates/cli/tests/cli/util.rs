@@ -40,6 +40,16 @@ pub fn tempdir() -> tempfile::TempDir {
         .expect("create a temporary directory")
 }
 
+/// `iolab run ARGS` for a short write (1 s, 4 KiB, QD 4), not saved: (exit code, stderr).
+pub fn write_run(args: &[&str]) -> (Option<i32>, String) {
+    let out = iolab()
+        .args(["run", "-d", "1s", "--ramp", "0", "--bs", "4k", "--qd", "4", "-q", "--no-save"])
+        .args(args)
+        .output()
+        .expect("spawn iolab");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 /// Runs `iolab run ARGS --json -` (quiet), asserts exit code 0 and returns the parsed result.
 pub fn run_json(args: &[&str]) -> Value {
     let mut c = iolab();
