@@ -374,6 +374,14 @@ impl Drop for UringEngine {
                 self.in_flight
             );
             std::mem::forget(self.buffers.take());
+            return;
+        }
+        // The ring's teardown runs in a kernel worker after close, so files still registered with it are
+        // released late, after this process may have exited: a device opened O_EXCL would stay claimed and
+        // the next run on it would be refused as busy. Unregistering waits for the kernel to let them go
+        // now; the engine's own descriptors then close with it.
+        if self.fixed_files {
+            let _ = self.ring.submitter().unregister_files();
         }
     }
 }
