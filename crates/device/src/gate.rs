@@ -683,7 +683,7 @@ fn replace_atomically(place: &OutputPlace, bytes: &[u8], replaces: bool) -> io::
     let (temp, mut file) = place.create_temp()?;
     // Registered as a scratch file, so a second Ctrl-C (an immediate exit) removes it too.
     let temp_path = place.temp_path(&temp);
-    scratch::register_scratch(&temp_path);
+    place.register_scratch(&temp, &file);
     let result = (|| {
         if let Some(old) = &old {
             file.set_permissions(fs::Permissions::from_mode(old.st_mode & 0o7777))?;
@@ -725,7 +725,7 @@ impl Output {
             OutputKind::Stream(p) => (Some(OpenOptions::new().write(true).open(p).map_err(err)?), None),
             OutputKind::File(place) => {
                 let (temp, file) = place.create_temp().map_err(err)?;
-                scratch::register_scratch(&place.temp_path(&temp));
+                place.register_scratch(&temp, &file);
                 (Some(file), Some((temp, place.clone())))
             }
         };

@@ -16,6 +16,7 @@ use crate::sys::{self, BlockInfo, DevNum, Mount};
 use crate::{FillProgress, OpenRequest, OpenedTarget, Probe, StopFlag, TargetKind, FILL_PROGRESS_STEP_BYTES};
 use iolab_spec::{Prealloc, TargetSpec};
 use std::fs::{self, File, Metadata, OpenOptions};
+use std::os::fd::AsRawFd;
 use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -407,6 +408,19 @@ fn open_path(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> Result
 /// a device also gets O_EXCL (with or without `--destroy-data`), so the kernel refuses (EBUSY) a device that
 /// is mounted or held even when the sysfs checks missed it.
 fn open_final(req: &OpenRequest, path: &str, device: bool, probe: &Probe) -> Result<File, TargetError> {
+    open_final_at(req, Path::new(path), path, device, probe)
+}
+
+/// [`open_final`] of the file at `at`, named `path` in messages (a file just created is reopened through
+/// its descriptor, `/proc/self/fd/N`, so the run's descriptor is the created file whatever its path names
+/// by then).
+fn open_final_at(
+    req: &OpenRequest,
+    at: &Path,
+    path: &str,
+    device: bool,
+    probe: &Probe,
+) -> Result<File, TargetError> {
     let mut options = OpenOptions::new();
     options.read(true).write(req.writes);
     let mut flags = 0;
@@ -417,7 +431,7 @@ fn open_final(req: &OpenRequest, path: &str, device: bool, probe: &Probe) -> Res
         flags |= libc::O_EXCL;
     }
     options.custom_flags(flags);
-    options.open(path).map_err(|e| match e.raw_os_error() {
+    options.open(at).map_err(|e| match e.raw_os_error() {
         Some(libc::EINVAL) if req.direct => {
             TargetError::DirectUnsupported { path: path.into(), fs_type: probe.fs_type.clone(), source: e }
         }
@@ -437,19 +451,21 @@ fn create_and_fill(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> 
     let absolute = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
     if req.scratch {
         // Before creating: a Ctrl-C during the fill must still remove the file.
-        scratch::register_scratch(&absolute);
+        scratch::register_scratch(&absolute).map_err(|e| TargetError::from_io(path, "create", e, false))?;
     }
     let result = (|| {
-        let writer = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .open(path)
-            .map_err(|e| TargetError::from_io(path, "create", e, false))?;
-        let guard = RemoveOnError { path: &absolute, armed: true };
+        let writer = if req.scratch {
+            scratch::create(&absolute)
+        } else {
+            OpenOptions::new().write(true).create_new(true).mode(0o644).open(path)
+        }
+        .map_err(|e| TargetError::from_io(path, "create", e, false))?;
+        // A scratch file is removed through the registry (relative to its held directory) on error.
+        let guard = RemoveOnError { path: &absolute, armed: !req.scratch };
         // Marked before a byte is written: a later run may write it without --overwrite.
         ownership::mark(&writer);
-        let file = open_final(req, path, false, &opened.probe)?;
+        let at = PathBuf::from(format!("/proc/self/fd/{}", writer.as_raw_fd()));
+        let file = open_final_at(req, &at, path, false, &opened.probe)?;
         let watch = req.scratch.then_some(absolute.as_path());
         let fill_s = lay_out(&writer, path, (0, size_bytes), watch, req)?;
         // The mark vouches for the file as filled; a write run seals it again when it lets it go.
@@ -470,7 +486,7 @@ fn create_and_fill(req: &OpenRequest, path: &str, opened: &mut OpenedTarget) -> 
         }
         Err(e) => {
             if req.scratch {
-                scratch::unregister_scratch(&absolute);
+                scratch::remove(&absolute);
             }
             Err(e)
         }

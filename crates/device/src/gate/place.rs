@@ -23,8 +23,8 @@ const TEMP_NAME_TRIES: u32 = 100;
 pub(super) struct OutputPlace {
     dir: Arc<File>,
     name: OsString,
-    /// The resolved path at the claim: for messages and the scratch registry (a second Ctrl-C removes a
-    /// temporary file by path, the one step not made relative to the held directory).
+    /// The resolved path at the claim: for messages, and the name the scratch registry knows a temporary
+    /// file by (its removal is relative to the held directory too).
     path: PathBuf,
 }
 
@@ -67,6 +67,14 @@ impl OutputPlace {
     }
 
     /// The temporary file's path, for the scratch registry.
+    /// Registers the temporary file `temp` (just created as `file`) as a scratch file of the held
+    /// directory, so a second Ctrl-C (an immediate exit) removes it, relative to the directory too.
+    pub(super) fn register_scratch(&self, temp: &OsStr, file: &File) {
+        let path = self.temp_path(temp);
+        crate::scratch::register_in(&self.dir, temp, path.clone());
+        crate::scratch::created(&path, file);
+    }
+
     pub(super) fn temp_path(&self, temp: &OsStr) -> PathBuf {
         super::parent_dir(&self.path).join(temp)
     }

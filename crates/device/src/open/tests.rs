@@ -218,7 +218,7 @@ fn scratch_registry_removes_files_and_open_registers_scratch() {
     let dir = tempfile::tempdir().unwrap();
     let manual = dir.path().join("manual");
     fs::write(&manual, b"x").unwrap();
-    crate::register_scratch(&manual);
+    crate::register_scratch(&manual).unwrap();
     let created = dir.path().join("scratch");
     let mut req = path_request(&created);
     req.direct = false;
@@ -232,6 +232,29 @@ fn scratch_registry_removes_files_and_open_registers_scratch() {
     }
     assert!(!manual.exists() && !created.exists());
     remove_scratch_files(); // idempotent
+    swapped_scratch_directory_removes_nothing_elsewhere();
+}
+
+/// The scratch directory swapped for a symlink to another directory during the run (which has a file of
+/// the scratch file's name): the cleanup removes the scratch file from the directory it was created in,
+/// and nothing from the other one.
+fn swapped_scratch_directory_removes_nothing_elsewhere() {
+    let top = tempfile::tempdir().unwrap();
+    let (dir, moved, other) = (top.path().join("dir"), top.path().join("moved"), top.path().join("other"));
+    fs::create_dir(&dir).unwrap();
+    fs::create_dir(&other).unwrap();
+    let created = dir.join("scratch");
+    let mut req = path_request(&created);
+    (req.direct, req.writes, req.scratch, req.create_size) = (false, true, true, Some(1 << 20));
+    let t = open(&req).unwrap();
+    assert!(t.scratch);
+    fs::rename(&dir, &moved).unwrap();
+    std::os::unix::fs::symlink(&other, &dir).unwrap();
+    fs::write(other.join("scratch"), b"not iolab's").unwrap();
+    drop(t);
+    remove_scratch_files();
+    assert!(other.join("scratch").exists(), "a file in the directory the symlink names was removed");
+    assert!(!moved.join("scratch").exists(), "the scratch file was left behind");
 }
 
 #[test]
