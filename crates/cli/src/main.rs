@@ -76,6 +76,7 @@ mod write_back_signal;
 use clap::Parser;
 
 fn main() {
+    stderr::escape_panic_messages();
     let mut cli = match args::Cli::try_parse() {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {

@@ -30,7 +30,7 @@ use iolab_spec::NamedBy;
 use place::OutputPlace;
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Why a path was refused, or an output not written.
@@ -252,8 +252,8 @@ impl WriteGate {
     /// leftover of an interrupted checkpoint (an iolab journal); its durable-write log is `PATH.durable`, which
     /// must be absent or an earlier run's log (iolab removes it and writes its own), and is claimed too.
     /// A journal that a job file named (`by`) must be new, with no checkpoint file or log beside it
-    /// (`check_named_by`).
-    pub fn journal(&mut self, what: &str, path: &str, by: NamedBy) -> Result<(), GateError> {
+    /// (`check_named_by`). Returns the journal's directory, opened and held from this claim on.
+    pub fn journal(&mut self, what: &str, path: &str, by: NamedBy) -> Result<File, GateError> {
         check_named_by(what, path, by)?;
         if by == NamedBy::JobFile {
             check_named_by(what, &format!("{path}.tmp"), by)?;
@@ -281,7 +281,15 @@ impl WriteGate {
             }
         }
         self.add(what, path, Access::Writes, false)?;
-        self.add(what, &format!("{path}.durable"), Access::Writes, false)
+        self.add(what, &format!("{path}.durable"), Access::Writes, false)?;
+        // Held from this claim on: the journal, its checkpoints and its durable-write log are written relative
+        // to this directory (`iolab_verify::journal::JournalPlace`), whatever its path names later.
+        let dir = parent_dir(Path::new(path));
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .open(&dir)
+            .map_err(|source| GateError::Write { what: what.into(), path: path.into(), source })
     }
 }
 

@@ -75,13 +75,13 @@ pub(crate) fn register_in(dir: &Arc<File>, name: &OsStr, path: PathBuf) {
 /// its identity ([`created`]).
 pub(crate) fn create(path: &Path) -> std::io::Result<File> {
     use nix::fcntl::{openat, OFlag};
-    let (dir, name) = registry()
-        .iter()
-        .find(|e| e.path == path)
-        .map(|e| (Arc::clone(&e.dir), e.name.clone()))
-        .ok_or_else(|| std::io::Error::other(format!("'{}' is not a registered scratch file", path.display())))?;
+    let (dir, name) =
+        registry().iter().find(|e| e.path == path).map(|e| (Arc::clone(&e.dir), e.name.clone())).ok_or_else(
+            || std::io::Error::other(format!("'{}' is not a registered scratch file", path.display())),
+        )?;
     let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let file = File::from(openat(&*dir, name.as_os_str(), flags, nix::sys::stat::Mode::from_bits_truncate(0o644))?);
+    let file =
+        File::from(openat(&*dir, name.as_os_str(), flags, nix::sys::stat::Mode::from_bits_truncate(0o644))?);
     created(path, &file);
     Ok(file)
 }

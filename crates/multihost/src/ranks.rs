@@ -106,7 +106,8 @@ impl Ranks {
         eprintln!(
             "error: {} {what} at '{stage}' within {} s (rank {} waited; IOLAB_MPI_TIMEOUT sets the bound): \
              ending the run on every rank",
-            named.join(", "),
+            // Host names come from the other hosts' MPI: escaped as every line iolab prints.
+            iolab_report::escape_control(&named.join(", ")),
             self.timeout_s,
             self.rank
         );

@@ -236,7 +236,8 @@ fn stage(
         shown.cache_started(&rc.cache);
     }
     let run_id_bits = run_id_bits(p.plan.seed);
-    let integrity = RunIntegrity::build(&p.job, &p.plan, &p.regions, &targets, check, run_id_bits);
+    let journal = (check, p.journal_dir.as_ref());
+    let integrity = RunIntegrity::build(&p.job, &p.plan, &p.regions, &targets, journal, run_id_bits);
     let integrity = agreed(sync, "integrity", integrity)?;
     Ok(Staged { targets, throttle, layers, integrity, run_id_bits })
 }

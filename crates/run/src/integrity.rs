@@ -118,12 +118,13 @@ fn write_back_cache(job: &JobSpec) -> bool {
     job.cache.enabled() && job.cache.mode == Some(iolab_spec::CacheMode::WriteBack)
 }
 
-/// The run's verifier: from a journal or a self-check (`check`), or one for `--verify`; `None` otherwise.
+/// The run's verifier: from a journal or a self-check (`check`), or one for `--verify`, keeping its journal
+/// in `journal_dir` (held from the write gate's claim); `None` otherwise.
 fn verifier(
     job: &JobSpec,
     plan: &Plan,
     regions: &[Vec<Region>],
-    check: Option<&CheckMode>,
+    (check, journal_dir): (Option<&CheckMode>, Option<&std::fs::File>),
     targets: &[TargetInfo],
     run_id: u64,
 ) -> Result<Option<Verifier>> {
@@ -147,12 +148,25 @@ fn verifier(
                 run_id,
                 targets: targets.to_vec(),
                 fail,
-                journal: spec.journal.as_ref().map(PathBuf::from),
+                journal: journal_place(spec.journal.as_deref(), journal_dir)?,
             };
             Some(Verifier::new(cfg).map_err(|e| Error::usage(format!("--verify: {e}")))?)
         }
         None => None,
     })
+}
+
+/// The journal's place: its path in the directory the write gate held at the claim.
+fn journal_place(
+    path: Option<&str>,
+    dir: Option<&std::fs::File>,
+) -> Result<Option<iolab_verify::journal::JournalPlace>> {
+    let (Some(path), Some(dir)) = (path, dir) else { return Ok(None) };
+    let usage = |e: std::io::Error| Error::usage(format!("--journal '{path}': {e}"));
+    let dir = dir.try_clone().map_err(usage)?;
+    let place = iolab_verify::journal::JournalPlace::in_dir(dir, std::path::Path::new(path))
+        .map_err(|e| Error::usage(format!("--journal: {e}")))?;
+    Ok(Some(place))
 }
 
 /// Verifying a workload that trims is refused: what a trimmed block reads back is not defined.
@@ -210,7 +224,7 @@ impl RunIntegrity {
         plan: &Plan,
         regions: &[Vec<Region>],
         targets: &[RunTarget],
-        check: Option<&CheckMode>,
+        (check, journal_dir): (Option<&CheckMode>, Option<&std::fs::File>),
         run_id: u64,
     ) -> Result<RunIntegrity> {
         let geometry: Vec<TargetGeometry> = targets.iter().map(|t| t.prepared.geometry).collect();
@@ -225,7 +239,7 @@ impl RunIntegrity {
             .zip(&sizes)
             .map(|(t, &size_bytes)| TargetInfo { name: t.name.clone(), size_bytes })
             .collect();
-        let verifier = verifier(job, plan, regions, check, &targets, run_id)?;
+        let verifier = verifier(job, plan, regions, (check, journal_dir), &targets, run_id)?;
         let faults = faults(job, plan, regions, verifier.as_ref())?;
         let keeps_journal = spec.journal.is_some() && check.is_none();
         let mut verifier = verifier;

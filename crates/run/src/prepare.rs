@@ -30,6 +30,8 @@ pub(crate) struct Prepared {
     pub throttle_devices: Option<Vec<(String, u32, u32)>>,
     /// Warnings so far (engine fallback, sync engine depth).
     pub warnings: Vec<Warning>,
+    /// `--journal`: its directory, held from the write gate's claim.
+    pub journal_dir: Option<std::fs::File>,
     /// `--trace`: the trace output, claimed in the gate.
     pub trace: Option<Output>,
 }
@@ -104,7 +106,7 @@ pub(crate) fn prepare(
         })
         .collect();
     // Collisions first: two uses of one file is the clearer message than what either use finds there.
-    let trace = claim_paths(gate.clone(), &job, &requests, check)?;
+    let (trace, journal_dir) = claim_paths(gate.clone(), &job, &requests, check)?;
     let probes =
         requests.iter().map(iolab_device::probe).collect::<Result<Vec<_>, _>>().map_err(Error::usage)?;
     let targets: Vec<PreparedTarget> = requests
@@ -123,40 +125,43 @@ pub(crate) fn prepare(
     let data = DataKept::of(&plan, &job.cache, job.integrity.verifying());
     check_memory(&plan, &regions, (&job.cache, data), iolab_device::memory_headroom())?;
     let throttle_devices = throttle_devices(&job, &targets)?;
-    Ok(Prepared { job, plan, regions, targets, file_engine, throttle_devices, warnings, trace })
+    Ok(Prepared { job, plan, regions, targets, file_engine, throttle_devices, warnings, trace, journal_dir })
 }
 
 /// Claims the run's targets, journal, cache device and trace in (a copy of) the caller's gate, which holds its
 /// outputs and catalog: a path named twice where one use writes is refused before anything is created.
-/// Returns the trace output (`--trace`).
+/// Returns the trace output (`--trace`) and the journal's directory, held from its claim (`--journal`).
 fn claim_paths(
     mut gate: WriteGate,
     job: &JobSpec,
     requests: &[OpenRequest],
     check: Option<&CheckMode>,
-) -> Result<Option<Output>> {
+) -> Result<(Option<Output>, Option<std::fs::File>)> {
     for r in requests {
         if let Some(path) = path_of(&r.spec) {
             gate.target(path, if r.writes { Access::Writes } else { Access::Reads }).map_err(Error::usage)?;
         }
     }
-    match (check, &job.integrity.journal) {
+    let journal_dir = match (check, &job.integrity.journal) {
         (Some(CheckMode::Journal(path)), _) => {
-            gate.claim("--journal", &path.to_string_lossy(), Access::Reads).map_err(Error::usage)?
+            gate.claim("--journal", &path.to_string_lossy(), Access::Reads).map_err(Error::usage)?;
+            None
         }
         (_, Some(path)) => {
-            gate.journal("--journal", path, job.integrity.journal_named_by).map_err(Error::usage)?
+            Some(gate.journal("--journal", path, job.integrity.journal_named_by).map_err(Error::usage)?)
         }
-        _ => {}
-    }
+        _ => None,
+    };
     if let Some(path) = job.cache.dev.as_ref().and_then(path_of) {
         gate.claim("--cache-dev", path, Access::Writes).map_err(Error::usage)?;
     }
-    job.trace
+    let trace = job
+        .trace
         .as_ref()
         .map(|path| gate.output_named("--trace", path, job.trace_named_by))
         .transpose()
-        .map_err(Error::usage)
+        .map_err(Error::usage)?;
+    Ok((trace, journal_dir))
 }
 
 /// The file or device path behind a target (through links), if it has one.

@@ -74,6 +74,13 @@ impl JournalPlace {
         Ok(JournalPlace { dir, name, path: path.to_path_buf() })
     }
 
+    /// The journal at `path` in `dir`, its directory as the write gate opened and held it at the claim
+    /// (`WriteGate::journal`): the run writes where the gate checked.
+    pub fn in_dir(dir: File, path: &Path) -> Result<JournalPlace, VerifyError> {
+        let name = path.file_name().map(|n| n.to_os_string()).ok_or_else(|| err(path, "names no file"))?;
+        Ok(JournalPlace { dir, name, path: path.to_path_buf() })
+    }
+
     /// The journal's path (as given: for messages).
     pub fn path(&self) -> &Path {
         &self.path

@@ -45,7 +45,7 @@ pub use iolab_doc::verify::{
 use format::Expect;
 use map::State;
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -74,7 +74,7 @@ pub struct TargetInfo {
 }
 
 /// How a run verifies.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct VerifyConfig {
     /// Verification block size (a power of two, 512 to 1 MiB).
     pub block_bytes: u32,
@@ -84,8 +84,8 @@ pub struct VerifyConfig {
     pub targets: Vec<TargetInfo>,
     /// Stop or continue at a mismatch.
     pub fail: FailMode,
-    /// Keep acknowledged generations here (`--journal`).
-    pub journal: Option<PathBuf>,
+    /// Keep acknowledged generations here (`--journal`): its directory held from the write gate's claim.
+    pub journal: Option<journal::JournalPlace>,
 }
 
 /// Verification failures that are not mismatches (a journal that cannot be written or read).
@@ -312,9 +312,8 @@ impl Verifier {
             cfg.fail,
             Mode::Run { maps, touched },
         );
-        if let Some(path) = cfg.journal {
-            v.journal_name = Some(path.display().to_string());
-            let place = journal::JournalPlace::hold(&path)?;
+        if let Some(place) = cfg.journal {
+            v.journal_name = Some(place.path().display().to_string());
             // A durable-write log of an earlier run goes first: from here on, any journal on disk has no log
             // beside it or one of its own run ([`durable`]).
             durable::remove(&place)?;

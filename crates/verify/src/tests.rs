@@ -2,6 +2,7 @@
 //! piece: a proptest of random interleavings (no false alarm, ever), each mismatch class, the journal round
 //! trip and its crash ordering.
 
+use std::path::PathBuf;
 use super::*;
 use proptest::prelude::*;
 
@@ -423,7 +424,7 @@ fn journaled(t: &FileTarget, blocks: u64) -> Verifier {
         run_id: 77,
         targets: vec![TargetInfo { name: "f".into(), size_bytes: blocks * BLOCK as u64 }],
         fail: FailMode::Continue,
-        journal: Some(t.journal.clone()),
+        journal: Some(crate::journal::JournalPlace::hold(&t.journal).expect("hold")),
     })
     .expect("verifier");
     v.set_target_file(0, t.file.clone());
@@ -552,7 +553,7 @@ fn journal_without_target_files_is_an_error_not_a_silent_promise() {
         run_id: 1,
         targets: vec![TargetInfo { name: "f".into(), size_bytes: BLOCK as u64 }],
         fail: FailMode::Continue,
-        journal: Some(t.journal.clone()),
+        journal: Some(crate::journal::JournalPlace::hold(&t.journal).expect("hold")),
     })
     .expect("verifier");
     let e = v.sync_journal().unwrap_err();

@@ -210,3 +210,40 @@ fn a_huge_journal_or_log_is_refused_from_its_header() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("journal version 7"), "{err}");
 }
+
+/// Class 3, the journal: its directory is held from the write gate's claim, before the targets are made.
+/// The journal's directory swapped for a symlink to another while the target is being filled (after the
+/// claim, before the verifier starts): the journal is written in the directory the gate checked, nothing in
+/// the one the symlink names.
+#[test]
+fn the_journal_lands_where_the_gate_checked_even_if_its_directory_is_swapped_during_the_fill() {
+    let top = tempdir();
+    let (jdir, moved, other) = (top.path().join("jdir"), top.path().join("moved"), top.path().join("other"));
+    std::fs::create_dir(&jdir).unwrap();
+    std::fs::create_dir(&other).unwrap();
+    let target = top.path().join("target.img");
+    let journal = jdir.join("run.journal");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .env("IOLAB_DB", crate::util::shared_catalog())
+        .args(["run", "--ios", "64", "--ramp", "0", "--bs", "4k", "--rw", "randwrite", "-q", "--no-save"])
+        .args(["--size", "512M", "--buffered", "--verify", "--journal"])
+        .arg(&journal)
+        .arg("--target")
+        .arg(&target)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn iolab");
+    let since = std::time::Instant::now();
+    while !target.exists() {
+        assert!(since.elapsed().as_secs() < 30, "the target was never created");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    std::fs::rename(&jdir, &moved).unwrap();
+    std::os::unix::fs::symlink(&other, &jdir).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(moved.join("run.journal").is_file(), "the journal is in the directory the gate checked");
+    let strays: Vec<_> = std::fs::read_dir(&other).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(strays.is_empty(), "written through the swapped-in symlink: {strays:?}");
+}
