@@ -2,9 +2,9 @@
 //! piece: a proptest of random interleavings (no false alarm, ever), each mismatch class, the journal round
 //! trip and its crash ordering.
 
-use std::path::PathBuf;
 use super::*;
 use proptest::prelude::*;
+use std::path::PathBuf;
 
 const BLOCK: u32 = 1024;
 /// Writes land and reads sample in pieces of this many bytes, in any order: finer than a sector, as a RAM

@@ -100,6 +100,29 @@ fn trims_count_as_many_discards_as_the_kernel() {
     }
 }
 
+/// `--sync dsync` on a device without FUA, as docs/DURABILITY.md's table says: io_uring's write carries its
+/// durability (one flush per write); the sync engine's pwritev2 also syncs after the write (a second flush,
+/// carried by an empty write), as fio's psync does. iolab counts writes only: the flushes are the kernel's.
+#[test]
+fn dsync_writes_cost_the_flushes_docs_durability_says_on_each_engine() {
+    let lo = match LoopDev::new(16, None) {
+        Ok(l) => l,
+        Err(why) => return iolab_testkit::skip(why),
+    };
+    for (engine, per_write) in [("io_uring", (1, 1)), ("sync", (2, 2))] {
+        let (r, [writes, sectors, _, _, flushes]) = run_on(
+            &lo,
+            &[
+                "--engine", engine, "--qd", "1", "--rw", "write", "--bs", "4k", "--sync", "dsync", "--ios",
+                "100",
+            ],
+        );
+        assert_eq!((ops(&r, "write"), ops(&r, "flush")), (100, 0), "{engine}: {}", r["total"]);
+        assert_eq!((writes, flushes), (100 * per_write.0, 100 * per_write.1), "{engine}: diskstats");
+        assert_eq!(sectors, 100 * 8, "{engine}: sectors written");
+    }
+}
+
 /// A run lets go of the device before it exits: right after `iolab run` returns, the device can be opened
 /// exclusively again (the next run, mkfs, a mount). io_uring's teardown runs in a kernel worker after the
 /// process is gone, so a device still registered with the ring stayed claimed for a moment and a second run
