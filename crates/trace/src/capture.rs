@@ -2,7 +2,8 @@
 //! own (so nobody else's tracing is disturbed) with `block:block_rq_issue` and `block:block_rq_complete`
 //! filtered to the device, read from its `trace_pipe`. An op is an issue (as in blktrace's `D`), completed by
 //! the next completion of the same sector. Linux only, root only; times are the trace clock's (tracefs
-//! `local`), relative to the first event.
+//! `local`), relative to the first event. Where tracefs is not mounted, the capture mounts it at
+//! /sys/kernel/tracing (as trace-cmd does) and unmounts it when done, on a signal too.
 //!
 //! [`capture_devices`] records several devices at once into one trace (one target each, in the order
 //! given), until told to stop, and says when the events are on (`iolab db --capture`: the capture spans
@@ -33,22 +34,86 @@ pub enum CaptureError {
     Io(String),
 }
 
-/// Where tracefs is mounted, or why it cannot be used.
+/// Where tracefs is mounted when iolab mounts it (the place the kernel documents).
+const TRACING: &str = "/sys/kernel/tracing";
+
+/// Where tracefs is, or why it cannot be used. Where it is not mounted, root mounts it as trace-cmd does;
+/// here only to see that it can be (mounted and unmounted again at once): a capture mounts it for its own
+/// time ([`TracefsMount`]).
 pub fn tracefs() -> Result<PathBuf, CaptureError> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err(CaptureError::Unavailable("capturing needs root (tracefs block events)".into()));
-    }
-    for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-        if Path::new(dir).join("events/block/block_rq_issue").is_dir()
-            && Path::new(dir).join("instances").is_dir()
-        {
-            return Ok(PathBuf::from(dir));
+    let (dir, _mount) = TracefsMount::ensure()?;
+    Ok(dir)
+}
+
+/// tracefs where it is mounted with block events, at either of its two places.
+fn mounted_tracefs() -> Option<PathBuf> {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .into_iter()
+        .map(Path::new)
+        .find(|dir| dir.join("events/block/block_rq_issue").is_dir() && dir.join("instances").is_dir())
+        .map(Path::to_path_buf)
+}
+
+/// True while this process has tracefs mounted ([`TracefsMount`]): for [`remove_live_instance`].
+static MOUNTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// tracefs mounted at /sys/kernel/tracing by this process because nothing was (`true`), unmounted when
+/// dropped, after the capture's instance is gone; or tracefs that was there already (`false`), left alone.
+struct TracefsMount(bool);
+
+impl TracefsMount {
+    /// Finds tracefs, or mounts it when it is not mounted; root only.
+    fn ensure() -> Result<(PathBuf, TracefsMount), CaptureError> {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(CaptureError::Unavailable("capturing needs root (tracefs block events)".into()));
+        }
+        if let Some(dir) = mounted_tracefs() {
+            return Ok((dir, TracefsMount(false)));
+        }
+        // SAFETY: constant NUL-terminated strings that live across the call; tracefs takes no data.
+        let rc = unsafe {
+            libc::mount(
+                c"nodev".as_ptr(),
+                c"/sys/kernel/tracing".as_ptr(),
+                c"tracefs".as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(CaptureError::Unavailable(format!(
+                "tracefs is not mounted and mounting it at {TRACING} failed ({e}); a container may not allow it"
+            )));
+        }
+        MOUNTED.store(true, std::sync::atomic::Ordering::SeqCst);
+        let mount = TracefsMount(true);
+        match mounted_tracefs() {
+            Some(dir) => Ok((dir, mount)),
+            None => Err(CaptureError::Unavailable(format!(
+                "tracefs mounted at {TRACING} has no block events (a kernel without CONFIG_BLK_DEV_IO_TRACE?)"
+            ))),
         }
     }
-    Err(CaptureError::Unavailable(
-        "tracefs with block events is not mounted at /sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing; a container may not allow it)".into(),
-    ))
+}
+
+/// Unmounts tracefs when this process mounted it; where another process uses it by now (EBUSY) it stays.
+/// Tried again by the capture's own drop when the exit path's try found it still in use.
+fn unmount_own_tracefs() {
+    use std::sync::atomic::Ordering::SeqCst;
+    // SAFETY: a constant NUL-terminated path that lives across the call.
+    if MOUNTED.load(SeqCst) && unsafe { libc::umount2(c"/sys/kernel/tracing".as_ptr(), 0) } == 0 {
+        MOUNTED.store(false, SeqCst);
+    }
+}
+
+impl Drop for TracefsMount {
+    fn drop(&mut self) {
+        if self.0 {
+            unmount_own_tracefs();
+        }
+    }
 }
 
 /// The kernel's internal device number (`MKDEV`: major << 20 | minor) of block device `device`, and its
@@ -159,16 +224,19 @@ fn process_start(pid: u32) -> Option<std::time::SystemTime> {
 /// The capture's own thread may still hold the instance's `trace_pipe` open (the kernel then refuses to remove
 /// the instance): the removal is tried again for up to half a second, while the lock keeps the capture's own
 /// removal waiting; a capture told to stop closes its pipe within one read (20 ms).
+/// tracefs, when the capture mounted it, is unmounted after.
 pub fn remove_live_instance() {
     let mut live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(dir) = live.take() else { return };
-    for _ in 0..50 {
-        remove_instance(&dir);
-        if !dir.exists() {
-            return;
+    if let Some(dir) = live.take() {
+        for _ in 0..50 {
+            remove_instance(&dir);
+            if !dir.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
-        std::thread::sleep(Duration::from_millis(10));
     }
+    unmount_own_tracefs();
 }
 
 /// Records `device`'s I/O for `duration`, or until `stop` is raised, into `out` as an iolab binary trace;
@@ -206,7 +274,8 @@ fn record(
         return Err(CaptureError::Device(format!("{} devices to capture", devices.len())));
     }
     let devs = devices.iter().map(|d| kernel_dev(d)).collect::<Result<Vec<_>, _>>()?;
-    let root = tracefs()?;
+    // Declared before the instance: dropped after it.
+    let (root, _mount) = TracefsMount::ensure()?;
     sweep_stale_instances(&root.join("instances"));
     let instance = Instance::create(root.join(format!("instances/iolab-{}", std::process::id())))?;
     let filter: Vec<String> = devs.iter().map(|(dev, _)| format!("dev == {dev}")).collect();

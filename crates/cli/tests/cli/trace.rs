@@ -199,6 +199,42 @@ fn capture_records_a_loop_device_or_is_refused_clearly() {
     assert!(text.contains("write"), "the 16 writes were not captured:\n{text}");
 }
 
+/// Issue 36, item 9: as root on a host where tracefs is not mounted, `trace capture` mounts it (as
+/// trace-cmd does) and unmounts it when done. Tried in a private mount namespace (unshare -m) with tracefs
+/// and debugfs unmounted there, so nothing changes for the rest of the machine.
+#[test]
+fn capture_mounts_tracefs_where_it_is_not_and_unmounts_it_after() {
+    let dir = tempdir();
+    let out_file = dir.path().join("cap.iolabtrace");
+    let dev = match LoopDev::new(8, None) {
+        Ok(d) => d,
+        Err(why) => return iolab_testkit::skip(why),
+    };
+    let script = format!(
+        "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug 2>/dev/null; \
+         if grep -q tracefs /proc/self/mountinfo; then echo 'still mounted'; exit 3; fi; \
+         {} trace capture --device {} --duration 1s -o {} || exit $?; \
+         if grep -q tracefs /proc/self/mountinfo; then echo 'left mounted'; exit 4; fi",
+        env!("CARGO_BIN_EXE_iolab"),
+        dev.dev,
+        out_file.display()
+    );
+    let Ok(out) = std::process::Command::new("unshare").args(["-m", "sh", "-c", &script]).output() else {
+        return iolab_testkit::skip(format_args!("no unshare to unmount tracefs privately"));
+    };
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if out.status.code() == Some(3) || stderr.contains("unshare:") {
+        return iolab_testkit::skip(format_args!(
+            "tracefs cannot be unmounted privately here: {stdout}{stderr}"
+        ));
+    }
+    if stderr.contains("mounting it at /sys/kernel/tracing failed") {
+        return iolab_testkit::skip(format_args!("tracefs cannot be mounted here: {stderr}"));
+    }
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(out_file.exists(), "no trace written: {stderr}");
+}
+
 /// Reads every record of an iolab trace, with its target names.
 fn read_trace(path: &std::path::Path) -> (Vec<String>, Vec<iolab_trace::TraceRecord>) {
     let mut t = iolab_trace::open(path.to_str().unwrap()).unwrap();
