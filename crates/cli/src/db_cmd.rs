@@ -19,6 +19,7 @@ pub fn db(args: &DbArgs) -> Result<ExitStatus> {
         DbWhat::Tpch(a) => crate::db_tpch::tpch(a),
         DbWhat::Copy(a) => crate::db_copy::copy(a),
         DbWhat::Ycsb(a) => crate::db_ycsb::ycsb(a),
+        DbWhat::Check(a) => crate::db_check::check(a),
     }
 }
 

@@ -54,6 +54,7 @@ mod trace_file;
 // The commands, one module each; none imports another.
 mod catalog_cmd;
 mod compare;
+mod db_check;
 mod db_cmd;
 mod db_copy;
 mod db_run;

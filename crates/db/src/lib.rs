@@ -40,6 +40,7 @@ pub(crate) mod devices;
 pub(crate) mod driver;
 mod error;
 pub mod harness;
+pub mod kept;
 mod sizes;
 pub mod tpcc;
 pub mod tpch;

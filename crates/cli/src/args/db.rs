@@ -36,6 +36,25 @@ pub enum DbWhat {
     /// think time; reports operations per second and each operation's response times, with the devices
     /// under the database (docs/DB.md).
     Ycsb(Box<YcsbArgs>),
+    /// Checks a database an earlier run kept (--keep) as it was left, after a crash test: opened without
+    /// building anything (SQLite replays its WAL, PostgreSQL's server its crash recovery), then the
+    /// engine's own integrity check (SQLite) and, for a tpcc database, TPC-C's consistency conditions.
+    /// Nothing in the directory is removed. Exit 0 when every check passed, 1 when one failed.
+    Check(CheckArgs),
+}
+
+/// `iolab db check` options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// The directory an earlier `iolab db ... --dir DIR --keep` left.
+    #[arg(long, value_name = "DIR")]
+    pub dir: String,
+    /// Write what was checked as JSON to FILE; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// `iolab db tpcc` options.

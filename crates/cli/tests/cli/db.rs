@@ -308,3 +308,86 @@ fn tpch_with_refresh_and_two_streams_reports_every_stream_and_the_derived_figure
     assert_eq!(v["throughput"]["refresh"].as_array().unwrap().len(), 4, "RF1 and RF2 of pairs 2 and 3");
     assert!(v["derived"]["qphh_at_size"].as_f64().unwrap() > 0.0);
 }
+
+/// Issue 36, item 9: a database kept with `--keep` is checked again as it was left (`iolab db check`):
+/// SQLite's integrity check and the four TPC-C conditions pass (exit 0); a year-to-date total changed behind
+/// the database's back fails condition 1 (exit 1), and nothing in the directory is removed; a directory
+/// with no kept database, or one iolab did not make, is refused (exit 2).
+#[test]
+fn db_check_checks_a_kept_sqlite_database_and_fails_a_broken_one() {
+    let t = tempdir();
+    let db = t.path().join("kept");
+    let dir = db.to_str().unwrap();
+    let out =
+        iolab().args(["db", "tpcc", "--dir", dir, "--keep", "--no-save", "-q"]).args(SMALL).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let check = |args: &[&str]| iolab().args(["db", "check", "--dir"]).args(args).output().unwrap();
+    let out = check(&[dir, "--json", "-", "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["engine"].as_str(), v["workload"].as_str(), v["passed"].as_bool()),
+        (Some("sqlite"), Some("tpcc"), Some(true))
+    );
+    let conditions: Vec<u64> =
+        v["checks"].as_array().unwrap().iter().map(|c| c["condition"].as_u64().unwrap()).collect();
+    assert_eq!(conditions, [0, 1, 2, 3, 4]);
+    let conn = rusqlite::Connection::open(db.join("tpcc.sqlite")).unwrap();
+    conn.execute("UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1", []).unwrap();
+    drop(conn);
+    let out = check(&[dir]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("1 FAIL (1 violations): W_YTD") && text.contains("consistency FAIL"), "{text}");
+    assert!(db.join("tpcc.sqlite").is_file(), "the kept database is left in place");
+    let missing = t.path().join("never-made");
+    let out = check(&[missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("there is no kept database to check"));
+    let foreign = t.path().join("not-iolabs");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("tpcc.sqlite"), b"someone's").unwrap();
+    let out = check(&[foreign.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(foreign.join("tpcc.sqlite")).unwrap(), b"someone's");
+}
+
+/// The crash test `db check` is for: iolab killed with SIGKILL in the middle of a PostgreSQL run kept with
+/// `--keep` (its server gets SIGQUIT: an immediate shutdown, no checkpoint); `db check` starts the server on
+/// the data as left, says that it recovered, and the four conditions pass.
+#[test]
+fn db_check_after_a_kill_9_recovers_the_postgres_database_and_passes() {
+    if let Some(why) = postgres_missing() {
+        return iolab_testkit::skip(why);
+    }
+    let t = pg_tempdir();
+    let db = t.path().join("db");
+    let err = std::fs::File::create(t.path().join("stderr")).unwrap();
+    let mut args: Vec<&str> = SMALL.to_vec();
+    args[9] = "60s";
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .env("IOLAB_DB", crate::util::shared_catalog())
+        .args(["db", "tpcc", "--database", "postgres", "--keep", "--no-save", "--dir", db.to_str().unwrap()])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(err)
+        .spawn()
+        .unwrap();
+    wait_for_stderr(t.path(), "running 2 users", &mut child);
+    std::thread::sleep(Duration::from_secs(2));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !processes_in(&db).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out =
+        iolab().args(["db", "check", "--dir", db.to_str().unwrap(), "--json", "-", "-q"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["engine"].as_str(), v["passed"].as_bool()), (Some("postgres"), Some(true)), "{v}");
+    assert!(v["recovered"].as_str().is_some_and(|r| r.contains("crash recovery")), "{v}");
+    assert_eq!(v["checks"].as_array().unwrap().len(), 4);
+    assert!(processes_in(&db).is_empty(), "the check stopped its server");
+}

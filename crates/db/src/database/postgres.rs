@@ -83,6 +83,34 @@ impl Postgres {
         pg.ready(stop)
     }
 
+    /// The database a kept directory holds (`--keep`): its server started on the data as it was left (crash
+    /// recovery first), nothing made or dropped; closing stops the server and leaves the directory.
+    pub fn existing(
+        dir: &Path,
+        options: &ServerOptions,
+        stop: &AtomicBool,
+    ) -> Result<Postgres, WorkloadError> {
+        let server = Server::start_existing(dir, options, stop)?;
+        let config = server.config();
+        let mut pg = Postgres::unready(config, Some(server), Some(dir.to_path_buf()), None, true);
+        let mut client = pg.client(Some(stop))?;
+        let rows = client
+            .query(
+                "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1",
+                &[&SCHEMA],
+            )
+            .map_err(pg_error)?;
+        pg.closed = false;
+        let comment: Option<String> = rows.first().and_then(|r| r.get(0));
+        if comment.as_deref() != Some(SCHEMA_MARK) {
+            return Err(WorkloadError::Setup(format!("'{}' holds no database iolab built", dir.display())));
+        }
+        let version =
+            client.query_one("SHOW server_version", &[]).ok().and_then(|r| r.try_get::<_, String>(0).ok());
+        pg.version = format!("PostgreSQL {}", version.unwrap_or_else(|| "?".into()));
+        Ok(pg)
+    }
+
     /// The user's server at `url`; makes the schema there. `stop` raised ends the first connection attempt.
     pub fn url(url: &ServerUrl, keep: bool, stop: &AtomicBool) -> Result<Postgres, WorkloadError> {
         let pg = Postgres::unready(url.config().clone(), None, None, Some(url.clone()), keep);

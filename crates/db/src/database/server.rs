@@ -328,6 +328,32 @@ impl Server {
         stop: &AtomicBool,
         cgroup_procs: Option<&Path>,
     ) -> Result<Server, WorkloadError> {
+        Server::launch(dir, options, stop, cgroup_procs, true)
+    }
+
+    /// Starts a server on the data a kept directory holds (`--keep`): no initdb; the server's own crash
+    /// recovery replays its WAL before it accepts connections.
+    pub fn start_existing(
+        dir: &Path,
+        options: &ServerOptions,
+        stop: &AtomicBool,
+    ) -> Result<Server, WorkloadError> {
+        if !dir.join("pgdata/PG_VERSION").is_file() {
+            return Err(WorkloadError::Setup(format!(
+                "'{}' holds no PostgreSQL data directory (pgdata/PG_VERSION)",
+                dir.display()
+            )));
+        }
+        Server::launch(dir, options, stop, None, false)
+    }
+
+    fn launch(
+        dir: &Path,
+        options: &ServerOptions,
+        stop: &AtomicBool,
+        cgroup_procs: Option<&Path>,
+        init: bool,
+    ) -> Result<Server, WorkloadError> {
         // Opened here, as iolab: the kernel checks the rights of the descriptor's opener.
         let cgroup = cgroup_procs
             .map(|p| {
@@ -341,7 +367,9 @@ impl Server {
         let account = server_account()?;
         let dir = prepare_dir(dir, account.as_ref())?;
         let data = dir.join("pgdata");
-        initdb(&bindir, &dir, &data, account.as_ref())?;
+        if init {
+            initdb(&bindir, &dir, &data, account.as_ref())?;
+        }
         let log = dir.join("postgres.log");
         let mut cmd = server_command(&bindir, &dir, &data, &log, options, account.as_ref())?;
         join_on_exec(&mut cmd, cgroup.as_ref().map(std::os::fd::AsRawFd::as_raw_fd));
