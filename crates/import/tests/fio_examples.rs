@@ -7,7 +7,7 @@ use iolab_import::{translate_given, FioError, Given};
 use std::path::PathBuf;
 
 /// The target size `--target mem:1G` gives.
-const TARGET: Given = Given { target_bytes: Some(1 << 30) };
+const TARGET: Given = Given { target_bytes: Some(1 << 30), target_fixed: true };
 
 fn examples() -> Vec<(String, String)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/fio-examples");

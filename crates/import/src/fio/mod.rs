@@ -50,6 +50,10 @@ pub struct Given {
     /// The size in bytes of the one target given on the command line, when known: a job with no `size`
     /// (nor `io_size`, `number_ios` or `time_based`) then does fio's one pass over it instead of being refused.
     pub target_bytes: Option<u64>,
+    /// The one target given has a size of its own that iolab does not change (a block device, or a `mem:`,
+    /// `null:` or `sim:` target): fio's `size` is then the region its I/O goes to, clamped to what exists, as
+    /// fio does on an existing device (filesetup.c, io_u.c), not the size of a file to create.
+    pub target_fixed: bool,
 }
 
 /// One fio option that was dropped because it does not change the I/O.

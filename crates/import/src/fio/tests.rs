@@ -813,23 +813,31 @@ fn a_job_without_size_does_one_pass_over_the_target_given() {
     let text = "[JESD219]\nioengine=libaio\ndirect=1\nrw=randrw\nnorandommap\nrandrepeat=0\nrwmixread=40\n\
                 iodepth=256\nnumjobs=4\nbssplit=512/4:4k/86:64k/10\nblockalign=4k\nfilename=/dev/nvme0n1\n";
     refused(err(text), "size", 1);
-    let t = translate_given(text, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap();
+    let t = translate_given(text, "job.fio", Given { target_bytes: Some(256 << 20), target_fixed: false })
+        .unwrap();
     let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
     assert_eq!(job.bytes, Some(4 * (256 << 20)), "one pass per job, four jobs:\n{}", t.toml);
     assert!(t.toml.contains("one pass"), "{}", t.toml);
     let with_offset = format!("{text}offset=16m\n");
-    let t = translate_given(&with_offset, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap();
+    let t = translate_given(
+        &with_offset,
+        "job.fio",
+        Given { target_bytes: Some(256 << 20), target_fixed: false },
+    )
+    .unwrap();
     let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
     assert_eq!(job.bytes, Some(4 * (240 << 20)));
     let past = format!("{text}offset=1g\n");
     refused(
-        translate_given(&past, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap_err(),
+        translate_given(&past, "job.fio", Given { target_bytes: Some(256 << 20), target_fixed: false })
+            .unwrap_err(),
         "offset",
         13,
     );
     // A size in the file wins over the target's.
     let sized = format!("{text}size=64m\n");
-    let t = translate_given(&sized, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap();
+    let t = translate_given(&sized, "job.fio", Given { target_bytes: Some(256 << 20), target_fixed: false })
+        .unwrap();
     assert_eq!(JobSpec::from_toml(&t.toml, "job.fio").unwrap().bytes, Some(4 * (64 << 20)));
 }
 
@@ -852,7 +860,8 @@ fn loops_multiply_the_limits_and_fill_device_is_one_pass_over_the_target() {
     assert!(matches!(err("[j]\nfilename=/f\nsize=1m\nloops=0\n"), FioError::BadValue { .. }));
     let fill = "[w]\nfilename=/dev/sdx\nrw=write\nsize=1m\nfill_device=1\n";
     refused(err(fill), "fill_device", 5);
-    let t = translate_given(fill, "job.fio", Given { target_bytes: Some(64 << 20) }).unwrap();
+    let t = translate_given(fill, "job.fio", Given { target_bytes: Some(64 << 20), target_fixed: false })
+        .unwrap();
     assert_eq!(JobSpec::from_toml(&t.toml, "job.fio").unwrap().bytes, Some(64 << 20));
 }
 
@@ -1080,4 +1089,26 @@ fn etcd_disk_check_imports_as_buffered_fdatasync_writes() {
     assert_eq!(l.target.as_ref().map(Vec::len), Some(1), "{}", t.toml);
     assert!(t.toml.contains("target = \"test-data/mytest.0.0\""), "{}", t.toml);
     assert!(t.notes.is_empty() && t.ignored.is_empty(), "{:?} {:?}", t.notes, t.ignored);
+}
+
+/// Issue 36, item 7: on a target of fixed size (a device, `mem:`), fio's `size` is the region, clamped to the
+/// target with a note; the one pass ends at the target's end; an offset past the end is refused.
+#[test]
+fn size_on_a_fixed_target_is_its_region_clamped_to_the_target() {
+    let fixed = Given { target_bytes: Some(16 << 20), target_fixed: true };
+    let t = translate_given("[j]\nrw=read\nsize=8m\n", "job.fio", fixed).unwrap();
+    let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
+    assert_eq!(job.bytes, Some(8 << 20));
+    assert!(t.toml.contains("length = \"8M\"") && !t.toml.contains("\nsize ="), "{}", t.toml);
+    assert!(t.notes.is_empty(), "{:?}", t.notes);
+    let t = translate_given("[j]\nrw=read\noffset=4m\nsize=100g\n", "job.fio", fixed).unwrap();
+    let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
+    assert_eq!(job.bytes, Some(12 << 20));
+    assert!(t.toml.contains("length = \"12M\""), "{}", t.toml);
+    assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+    assert!(t.notes[0].text.contains("size=100g runs past the end"), "{:?}", t.notes);
+    assert!(t.toml.contains("# note ([j], line 4): size=100g"), "{}", t.toml);
+    assert!(t.toml.contains("# note: cut to the end of the target given"), "{}", t.toml);
+    let e = translate_given("[j]\nrw=read\noffset=16m\nsize=1m\n", "job.fio", fixed).unwrap_err();
+    refused(e, "offset", 3);
 }
