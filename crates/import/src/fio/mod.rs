@@ -15,6 +15,9 @@ mod ini;
 mod job;
 mod options;
 pub(crate) mod units;
+mod vars;
+
+pub use vars::FioVars;
 
 #[cfg(test)]
 mod tests;
@@ -175,9 +178,21 @@ pub fn translate(text: &str, source_name: &str) -> Result<Translation, FioError>
     translate_given(text, source_name, Given::default())
 }
 
-/// [`translate`], for a run whose command line gives what `given` says (the target's size).
+/// [`translate`], for a run whose command line gives what `given` says (the target's size). `${NAME}`,
+/// `$pagesize`, `$mb_memory` and `$ncpus` in values are this process's, as fio substitutes them.
 pub fn translate_given(text: &str, source_name: &str, given: Given) -> Result<Translation, FioError> {
-    let sections = ini::parse(text, source_name)?;
+    translate_with(text, source_name, given, &FioVars::of_process())
+}
+
+/// [`translate_given`] with the values `vars` gives for fio's substitutions; each one made is a note.
+pub fn translate_with(
+    text: &str,
+    source_name: &str,
+    given: Given,
+    vars: &FioVars,
+) -> Result<Translation, FioError> {
+    let mut sections = ini::parse(text, source_name)?;
+    let substituted = vars.expand(&mut sections, source_name)?;
     check_engines(&sections, source_name)?;
     let mut ignored = Vec::new();
     let mut global = job::Opts::default();
@@ -205,6 +220,9 @@ pub fn translate_given(text: &str, source_name: &str, given: Given) -> Result<Tr
             wait_for(&opts, &mut job, &mut phase, source_name)?;
             jobs.push(job);
         }
+    }
+    if let Some(first) = jobs.first_mut() {
+        first.notes.splice(0..0, substituted);
     }
     let toml = emit::job_file(source_name, &jobs)?;
     if let Err(e) = iolab_spec::JobSpec::from_toml(&toml, source_name) {

@@ -638,7 +638,9 @@ fn syntax_errors_have_line_numbers() {
             other => panic!("{text}: {other}"),
         }
     }
-    assert!(err("[j]\nfilename=${DEV}\nsize=1g\n").to_string().contains("not expanded"));
+    let unset = "[j]\nfilename=${IOLAB_TEST_SURELY_UNSET}\nsize=1g\n";
+    assert!(err(unset).to_string().contains("'IOLAB_TEST_SURELY_UNSET' to be set"), "{}", err(unset));
+    assert!(err("[j]\nfilename=$DEV\nsize=1g\n").to_string().contains("fio substitutes only"));
 }
 
 #[test]
@@ -1111,4 +1113,31 @@ fn size_on_a_fixed_target_is_its_region_clamped_to_the_target() {
     assert!(t.toml.contains("# note: cut to the end of the target given"), "{}", t.toml);
     let e = translate_given("[j]\nrw=read\noffset=16m\nsize=1m\n", "job.fio", fixed).unwrap_err();
     refused(e, "offset", 3);
+}
+
+/// Issue 36, item 8: fio substitutes `${NAME}` from the environment and `$pagesize`, `$mb_memory`, `$ncpus`
+/// in values; the translation does the same with the values it is given, and says each in a note.
+#[test]
+fn environment_variables_and_fio_keywords_are_substituted_with_a_note() {
+    let vars = crate::fio::FioVars {
+        env: [("RW".to_string(), "randwrite".to_string()), ("QD".into(), "8".into())].into_iter().collect(),
+        pagesize: 4096,
+        mb_memory: 2048,
+        ncpus: 3,
+    };
+    let text =
+        "[global]\nrw=${RW}\n[j]\niodepth=${QD}\nioengine=libaio\nbs=$pagesize\nnumjobs=$ncpus\nsize=1m\nfilename=/data/f\n";
+    let t = crate::fio::translate_with(text, "job.fio", Given::default(), &vars).unwrap();
+    let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
+    assert_eq!(job.worker_tables[0].count, 3, "{}", t.toml);
+    assert!(
+        t.toml.contains("qd = 8") && t.toml.contains("bs = \"4K\"") && t.toml.contains("read_pct = 0"),
+        "{}",
+        t.toml
+    );
+    assert_eq!(t.notes.len(), 4, "{:?}", t.notes);
+    assert!(t.notes[0].text.starts_with("rw=${RW} is rw=randwrite"), "{:?}", t.notes);
+    let math = "[j]\nsize=$mb_memory/2\n";
+    let e = crate::fio::translate_with(math, "job.fio", Given::default(), &vars).unwrap_err();
+    assert!(e.to_string().contains("bc"), "{e}");
 }
