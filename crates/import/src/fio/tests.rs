@@ -113,7 +113,7 @@ fn io_size_and_number_ios_limit_the_run() {
 }
 
 #[test]
-fn rw_patterns_map_and_trimwrite_and_skips_are_refused() {
+fn rw_patterns_map_and_trimwrite_and_random_skips_are_refused() {
     for (rw, read, random) in [
         ("read", 100.0, 0.0),
         ("write", 0.0, 0.0),
@@ -130,7 +130,6 @@ fn rw_patterns_map_and_trimwrite_and_skips_are_refused() {
     let (_, job) = one("readwrite=randrw\nrwmixwrite=30");
     assert_eq!(layer(&job).read_pct, Some(70.0));
     refused(err("[j]\nfilename=/f\nsize=1g\nrw=trimwrite\n"), "rw", 4);
-    refused(err("[j]\nfilename=/f\nsize=1g\nrw=read:4k\n"), "rw", 4);
     refused(err("[j]\nfilename=/f\nsize=1g\nrw=randread:8\n"), "rw", 4);
     assert!(matches!(err("[j]\nfilename=/f\nsize=1g\nrw=sideways\n"), FioError::BadValue { line: 4, .. }));
     let (_, job) = one("");
@@ -1140,4 +1139,17 @@ fn environment_variables_and_fio_keywords_are_substituted_with_a_note() {
     let math = "[j]\nsize=$mb_memory/2\n";
     let e = crate::fio::translate_with(math, "job.fio", Given::default(), &vars).unwrap_err();
     assert!(e.to_string().contains("bc"), "{e}");
+}
+
+/// Issue 36, item 8: `rw=read:8k` skips 8k after each sequential I/O and `rw=read:-8k` reads backwards, as
+/// `seq_skip`; a `:N` after a random pattern (N I/Os per random offset) stays refused by name.
+#[test]
+fn a_sequential_skip_is_seq_skip_and_backwards_is_negative() {
+    let (t, job) = tr("[j]\nfilename=/data/f\nsize=1m\nrw=read:-8k\n");
+    assert_eq!(layer(&job).seq_skip, Some(-8192), "{}", t.toml);
+    let (_, job) = tr("[j]\nfilename=/data/f\nsize=1m\nrw=write:4k\n");
+    assert_eq!(layer(&job).seq_skip, Some(4096));
+    let (t, _) = tr("[j]\nfilename=/data/f\nsize=1m\nrw=rw:4k\n");
+    assert!(t.toml.contains("cursor per direction"), "{}", t.toml);
+    refused(err("[j]\nfilename=/data/f\nsize=1m\nrw=randread:8\n"), "rw", 4);
 }
