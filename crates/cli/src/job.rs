@@ -39,7 +39,7 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
 fn load_job_file(path: &str, quiet: bool, targets: &[String]) -> Result<JobSpec> {
     let text = read_text(path)?;
     let toml = if iolab_import::looks_like_fio(&text) {
-        let given = iolab_import::Given { target_bytes: target_bytes(targets) };
+        let given = given_target(targets);
         translate_fio_given(&text, path, quiet, given)?
     } else if iolab_import::iometer::looks_like_icf(&text) {
         translate_icf_mapped(&text, path, quiet, targets)?
@@ -79,25 +79,35 @@ fn translate_fio_given(text: &str, file: &str, quiet: bool, given: iolab_import:
     Ok(t.toml)
 }
 
+/// What a fio job is told of the one `--target` given: its size when iolab knows it without probing, and
+/// whether that size is fixed (anything but a regular file, which iolab may extend as fio does).
+fn given_target(targets: &[String]) -> iolab_import::Given {
+    match target_bytes(targets) {
+        Some((n, fixed)) => iolab_import::Given { target_bytes: Some(n), target_fixed: fixed },
+        None => iolab_import::Given::default(),
+    }
+}
+
 /// The size of the one `--target` given, when iolab knows it without probing: a `mem:`, `null:` or `sim:`
-/// target, a regular file or a block device (its end, read-only); `None` otherwise.
-fn target_bytes(targets: &[String]) -> Option<u64> {
+/// target, a regular file or a block device (its end, read-only); `None` otherwise. The flag says the size is
+/// fixed (every one but a regular file).
+fn target_bytes(targets: &[String]) -> Option<(u64, bool)> {
     use iolab_spec::TargetSpec;
     use std::os::unix::fs::FileTypeExt;
     let [t] = targets else { return None };
     match TargetSpec::parse(t).ok()? {
-        TargetSpec::Mem { size_bytes } | TargetSpec::Null { size_bytes } => Some(size_bytes),
-        TargetSpec::Sim(s) => Some(s.size_bytes()),
+        TargetSpec::Mem { size_bytes } | TargetSpec::Null { size_bytes } => Some((size_bytes, true)),
+        TargetSpec::Sim(s) => Some((s.size_bytes(), true)),
         TargetSpec::Path { path } => {
             let kind = std::fs::metadata(&path).ok()?.file_type();
             if kind.is_file() {
-                return std::fs::metadata(&path).ok().map(|m| m.len());
+                return std::fs::metadata(&path).ok().map(|m| (m.len(), false));
             }
             if !kind.is_block_device() {
                 return None; // never opened: a FIFO's open would wait for a writer
             }
             let mut f = std::fs::File::open(&path).ok()?;
-            std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0)).ok()
+            std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0)).ok().map(|n| (n, true))
         }
         _ => None,
     }

@@ -18,7 +18,10 @@ pub mod fio_result;
 pub mod iometer;
 mod names;
 
-pub use fio::{looks_like_fio, translate, translate_given, FioError, Given, Ignored, Note, Translation};
+pub use fio::{
+    looks_like_fio, translate, translate_given, translate_with, FioError, FioVars, Given, Ignored, Note,
+    Translation,
+};
 pub use fio_result::{to_results, FioResultError};
 
 pub(crate) use iolab_doc::job_text::quote;

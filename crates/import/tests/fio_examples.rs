@@ -7,7 +7,7 @@ use iolab_import::{translate_given, FioError, Given};
 use std::path::PathBuf;
 
 /// The target size `--target mem:1G` gives.
-const TARGET: Given = Given { target_bytes: Some(1 << 30) };
+const TARGET: Given = Given { target_bytes: Some(1 << 30), target_fixed: true };
 
 fn examples() -> Vec<(String, String)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/fio-examples");
@@ -64,7 +64,9 @@ fn fio_examples_import_and_each_refusal_names_its_option() {
     // with them are enospc-pressure (its randtrim job translates, its verifier job is refused for
     // create_on_open and verify_backlog) and a zoned one. The 80% (38) issue 25 aimed for is out of reach without
     // accepting options that change the I/O; docs/FIO.md lists why each of the other 22 is refused.
-    assert!(imported >= 25, "{imported} of {} import", all.len());
+    // Issue 36: 26 of 47 (55%) with `size` on the fixed-size target cut to it (four examples ran past
+    // `mem:1G`'s end) and `rw=read:-8k` as `seq_skip`; startdelay, flow and latency_target stay refused.
+    assert!(imported >= 26, "{imported} of {} import", all.len());
 }
 
 #[test]

@@ -63,6 +63,25 @@ struct SpecGen {
     random_below: u64,
     /// Trims if a 32-bit draw is below this (no draw when 0, so jobs without trims keep their stream).
     trim_below: u64,
+    /// Bytes the sequential cursor skips after each sequential I/O; negative: backwards.
+    seq_skip: i64,
+}
+
+/// The next sequential offset after one that ended at `end` (relative to the region), with a skip of `skip`
+/// bytes, as fio's `get_next_seq_offset` (io_u.c): the first I/O (`end` 0) takes no skip; past the region's
+/// end the cursor starts again at 0, and backwards, past its start, at the end plus the (negative) skip.
+fn skipped(end: u64, skip: i64, length: u64) -> u64 {
+    if end == 0 || skip == 0 {
+        return end;
+    }
+    let pos = end as i128 + skip as i128;
+    if (0..length as i128).contains(&pos) {
+        pos as u64
+    } else if skip > 0 {
+        0
+    } else {
+        (length as i128 + skip as i128).max(0) as u64
+    }
 }
 
 /// Generates a worker's I/O.
@@ -121,6 +140,7 @@ impl OpGen {
                 read_below: pct_threshold(s.read_pct),
                 random_below: pct_threshold(s.random_pct),
                 trim_below: pct_threshold(s.trim_pct),
+                seq_skip: s.seq_skip,
             });
         }
         OpGen {
@@ -152,6 +172,7 @@ impl OpGen {
         let si = pick(&self.spec_cum, &mut self.rng);
         let spec = &self.specs[si];
         let (read_below, random_below, trim_below) = (spec.read_below, spec.random_below, spec.trim_below);
+        let skip = spec.seq_skip;
         let zi = pick(&self.specs[si].size_cum, &mut self.rng);
         // A trim only when the spec has any (no draw otherwise, so a job without trims keeps its stream).
         let kind = if trim_below != 0 && self.coin(trim_below) {
@@ -168,7 +189,7 @@ impl OpGen {
         let rel = if random {
             size.samplers[t].sample(&mut self.rng) * size.align
         } else {
-            let mut next = self.seq_next[t];
+            let mut next = skipped(self.seq_next[t], skip, region.length);
             if next + len > region.length {
                 next = 0;
             }

@@ -227,6 +227,9 @@ pub struct AccessPlan {
     pub trim_pct: f64,
     /// Alignment of random offsets (None = each I/O's own size).
     pub align: Option<u64>,
+    /// Bytes the sequential cursor skips after each sequential I/O; negative: backwards (the `seq_skip` key).
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub seq_skip: i64,
     /// Spread of random offsets.
     pub dist: Dist,
 }
@@ -562,6 +565,12 @@ impl Plan {
                             )));
                         }
                     }
+                    if s.seq_skip.unsigned_abs() % blk != 0 {
+                        return Err(PlanError(format!(
+                            "'seq_skip' {} is not a multiple of the {blk}-byte logical block size of target '{}'",
+                            s.seq_skip, t.name
+                        )));
+                    }
                 }
                 regions.push(Region { offset: w.region_offset, length });
             }
@@ -753,6 +762,10 @@ fn access_plans(
 }
 
 /// True for 0 (what serde skips).
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
+}
+
 fn is_zero(v: &f64) -> bool {
     *v == 0.0
 }
@@ -788,6 +801,7 @@ fn access_plan(
         random_pct,
         trim_pct,
         align: merged.align,
+        seq_skip: merged.seq_skip.unwrap_or(0),
         dist: merged.dist.clone().unwrap_or(Dist::Uniform),
     })
 }

@@ -361,6 +361,7 @@ fn mirror_specs(transactions: &[TxnPlan]) -> Vec<AccessPlan> {
                 read_pct,
                 random_pct,
                 align: None,
+                seq_skip: 0,
                 dist: s.dist.clone(),
             });
         }

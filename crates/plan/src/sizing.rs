@@ -131,6 +131,7 @@ pub fn verify_block_sizes(plan: &Plan, regions: &[Vec<Region>]) -> (Vec<u32>, u6
             if let Some(a) = s.align {
                 align = gcd(align, a);
             }
+            align = gcd(align, s.seq_skip.unsigned_abs());
         }
     }
     (sizes, align)

@@ -137,6 +137,26 @@ fn generator_sequential_is_contiguous_and_wraps() {
     assert_eq!(offs, vec![0, 4096, 8192, 12288, 0, 4096]);
 }
 
+/// Issue 36, item 8: `seq_skip` leaves a gap after each sequential I/O (fio's `rw=read:4k`) and, negative,
+/// moves backwards (`rw=read:-8k`: from the first I/O at 0 to the end less 8k, then down), as fio's
+/// `get_next_seq_offset` does.
+#[test]
+fn generator_sequential_skips_forwards_and_backwards() {
+    let offsets = |skip: &str| {
+        let p =
+            Plan::from_spec(&job(&format!("rw = 'read'\nbs = '4k'\nseq_skip = '{skip}'\n")), Some(&mem()))
+                .unwrap();
+        let regions = p.bind(&[TargetGeometry { size_bytes: 32768, block_bytes: 512 }]).unwrap();
+        let mut g = OpGen::new(&p.workers[0], &regions[0], Rng::new(1));
+        (0..10).map(|_| g.next_op().offset / 4096).collect::<Vec<u64>>()
+    };
+    assert_eq!(offsets("4k"), vec![0, 2, 4, 6, 0, 2, 4, 6, 0, 2]);
+    assert_eq!(offsets("-8k"), vec![0, 6, 5, 4, 3, 2, 1, 0, 6, 5]);
+    let p = Plan::from_spec(&job("rw = 'read'\nseq_skip = '1000'\n"), Some(&mem())).unwrap();
+    let e = p.bind(&[TargetGeometry { size_bytes: 1 << 20, block_bytes: 512 }]).unwrap_err();
+    assert!(e.0.contains("'seq_skip' 1000"), "{e}");
+}
+
 #[test]
 fn generator_is_reproducible_from_the_seed() {
     let p = Plan::from_spec(&job("seed = 99\n"), Some(&mem())).unwrap();

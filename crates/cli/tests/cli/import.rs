@@ -282,3 +282,55 @@ fn import_says_the_random_map_note() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("note ([j], line 3)") && stderr.contains("norandommap=1"), "{stderr}");
 }
+
+/// Issue 36, item 7: fio's `size` on an existing device is the region its I/O goes to, not a size to create: a
+/// fio job with `size=8m` run against a 16 MiB loop device writes its one pass within the first 8 MiB and
+/// leaves the rest as it was (zeros). Root only (loop devices); skips saying so.
+#[test]
+fn fio_size_on_a_device_is_the_region_its_io_goes_to() {
+    let lo = match crate::util::LoopDev::new(16, None) {
+        Ok(l) => l,
+        Err(why) => return iolab_testkit::skip(why),
+    };
+    let dir = tempdir();
+    let fio = dir.path().join("region.fio");
+    std::fs::write(&fio, "[w]\nrw=randwrite\nbs=64k\nsize=8m\ndirect=1\nnorandommap=1\n").unwrap();
+    let out = iolab()
+        .args(["run", fio.to_str().unwrap(), "--target", &lo.dev, "--allow-write-device"])
+        .args(["--no-save", "--json", "-", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["total"]["all"]["bytes"].as_u64(), Some(8 << 20), "one pass over size: {}", v["total"]);
+    let data = std::fs::read(&lo.dev).unwrap();
+    assert_eq!(data.len(), 16 << 20);
+    assert!(data[..8 << 20].iter().any(|b| *b != 0), "the first 8 MiB were written");
+    assert!(data[8 << 20..].iter().all(|b| *b == 0), "nothing was written past size=8m");
+}
+
+/// Issue 36, item 7: `size` larger than the target given is clamped to the target, as fio does on an existing
+/// device, and a note says so (stderr and the translation's `# note:`).
+#[test]
+fn fio_size_past_the_target_is_clamped_with_a_note() {
+    let dir = tempdir();
+    let fio = dir.path().join("big.fio");
+    std::fs::write(&fio, "[r]\nrw=read\nbs=1m\nsize=100g\n").unwrap();
+    let out = iolab()
+        .args(["run", fio.to_str().unwrap(), "--target", "mem:16M", "--no-save", "--json", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("note ([r], line 4)") && stderr.contains("size=100g runs past the end"),
+        "{stderr}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["total"]["all"]["bytes"].as_u64(),
+        Some(16 << 20),
+        "one pass over the target: {}",
+        v["total"]
+    );
+}

@@ -136,8 +136,13 @@ impl Ctx<'_> {
         let Some(v) = src.value.as_deref() else {
             return Err(self.bad(src, "a value ('option=value')"));
         };
+        if let Some(name) = v.split_once("${").and_then(|(_, r)| r.split_once('}')).map(|(n, _)| n) {
+            return Err(
+                self.bad(src, format!("environment variable '{name}' to be set (fio reads it as empty)"))
+            );
+        }
         if v.contains('$') {
-            return Err(self.bad(src, "a literal value ($VAR and ${VAR} are not expanded; write the value)"));
+            return Err(self.bad(src, "a literal value (fio substitutes only ${NAME}, $pagesize, $mb_memory and $ncpus; write the value)"));
         }
         Ok(Some((v, src)))
     }

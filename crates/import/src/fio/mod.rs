@@ -15,6 +15,9 @@ mod ini;
 mod job;
 mod options;
 pub(crate) mod units;
+mod vars;
+
+pub use vars::FioVars;
 
 #[cfg(test)]
 mod tests;
@@ -50,6 +53,10 @@ pub struct Given {
     /// The size in bytes of the one target given on the command line, when known: a job with no `size`
     /// (nor `io_size`, `number_ios` or `time_based`) then does fio's one pass over it instead of being refused.
     pub target_bytes: Option<u64>,
+    /// The one target given has a size of its own that iolab does not change (a block device, or a `mem:`,
+    /// `null:` or `sim:` target): fio's `size` is then the region its I/O goes to, clamped to what exists, as
+    /// fio does on an existing device (filesetup.c, io_u.c), not the size of a file to create.
+    pub target_fixed: bool,
 }
 
 /// One fio option that was dropped because it does not change the I/O.
@@ -171,9 +178,21 @@ pub fn translate(text: &str, source_name: &str) -> Result<Translation, FioError>
     translate_given(text, source_name, Given::default())
 }
 
-/// [`translate`], for a run whose command line gives what `given` says (the target's size).
+/// [`translate`], for a run whose command line gives what `given` says (the target's size). `${NAME}`,
+/// `$pagesize`, `$mb_memory` and `$ncpus` in values are this process's, as fio substitutes them.
 pub fn translate_given(text: &str, source_name: &str, given: Given) -> Result<Translation, FioError> {
-    let sections = ini::parse(text, source_name)?;
+    translate_with(text, source_name, given, &FioVars::of_process())
+}
+
+/// [`translate_given`] with the values `vars` gives for fio's substitutions; each one made is a note.
+pub fn translate_with(
+    text: &str,
+    source_name: &str,
+    given: Given,
+    vars: &FioVars,
+) -> Result<Translation, FioError> {
+    let mut sections = ini::parse(text, source_name)?;
+    let substituted = vars.expand(&mut sections, source_name)?;
     check_engines(&sections, source_name)?;
     let mut ignored = Vec::new();
     let mut global = job::Opts::default();
@@ -201,6 +220,9 @@ pub fn translate_given(text: &str, source_name: &str, given: Given) -> Result<Tr
             wait_for(&opts, &mut job, &mut phase, source_name)?;
             jobs.push(job);
         }
+    }
+    if let Some(first) = jobs.first_mut() {
+        first.notes.splice(0..0, substituted);
     }
     let toml = emit::job_file(source_name, &jobs)?;
     if let Err(e) = iolab_spec::JobSpec::from_toml(&toml, source_name) {

@@ -113,7 +113,7 @@ fn io_size_and_number_ios_limit_the_run() {
 }
 
 #[test]
-fn rw_patterns_map_and_trimwrite_and_skips_are_refused() {
+fn rw_patterns_map_and_trimwrite_and_random_skips_are_refused() {
     for (rw, read, random) in [
         ("read", 100.0, 0.0),
         ("write", 0.0, 0.0),
@@ -130,7 +130,6 @@ fn rw_patterns_map_and_trimwrite_and_skips_are_refused() {
     let (_, job) = one("readwrite=randrw\nrwmixwrite=30");
     assert_eq!(layer(&job).read_pct, Some(70.0));
     refused(err("[j]\nfilename=/f\nsize=1g\nrw=trimwrite\n"), "rw", 4);
-    refused(err("[j]\nfilename=/f\nsize=1g\nrw=read:4k\n"), "rw", 4);
     refused(err("[j]\nfilename=/f\nsize=1g\nrw=randread:8\n"), "rw", 4);
     assert!(matches!(err("[j]\nfilename=/f\nsize=1g\nrw=sideways\n"), FioError::BadValue { line: 4, .. }));
     let (_, job) = one("");
@@ -638,7 +637,9 @@ fn syntax_errors_have_line_numbers() {
             other => panic!("{text}: {other}"),
         }
     }
-    assert!(err("[j]\nfilename=${DEV}\nsize=1g\n").to_string().contains("not expanded"));
+    let unset = "[j]\nfilename=${IOLAB_TEST_SURELY_UNSET}\nsize=1g\n";
+    assert!(err(unset).to_string().contains("'IOLAB_TEST_SURELY_UNSET' to be set"), "{}", err(unset));
+    assert!(err("[j]\nfilename=$DEV\nsize=1g\n").to_string().contains("fio substitutes only"));
 }
 
 #[test]
@@ -813,23 +814,31 @@ fn a_job_without_size_does_one_pass_over_the_target_given() {
     let text = "[JESD219]\nioengine=libaio\ndirect=1\nrw=randrw\nnorandommap\nrandrepeat=0\nrwmixread=40\n\
                 iodepth=256\nnumjobs=4\nbssplit=512/4:4k/86:64k/10\nblockalign=4k\nfilename=/dev/nvme0n1\n";
     refused(err(text), "size", 1);
-    let t = translate_given(text, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap();
+    let t = translate_given(text, "job.fio", Given { target_bytes: Some(256 << 20), target_fixed: false })
+        .unwrap();
     let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
     assert_eq!(job.bytes, Some(4 * (256 << 20)), "one pass per job, four jobs:\n{}", t.toml);
     assert!(t.toml.contains("one pass"), "{}", t.toml);
     let with_offset = format!("{text}offset=16m\n");
-    let t = translate_given(&with_offset, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap();
+    let t = translate_given(
+        &with_offset,
+        "job.fio",
+        Given { target_bytes: Some(256 << 20), target_fixed: false },
+    )
+    .unwrap();
     let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
     assert_eq!(job.bytes, Some(4 * (240 << 20)));
     let past = format!("{text}offset=1g\n");
     refused(
-        translate_given(&past, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap_err(),
+        translate_given(&past, "job.fio", Given { target_bytes: Some(256 << 20), target_fixed: false })
+            .unwrap_err(),
         "offset",
         13,
     );
     // A size in the file wins over the target's.
     let sized = format!("{text}size=64m\n");
-    let t = translate_given(&sized, "job.fio", Given { target_bytes: Some(256 << 20) }).unwrap();
+    let t = translate_given(&sized, "job.fio", Given { target_bytes: Some(256 << 20), target_fixed: false })
+        .unwrap();
     assert_eq!(JobSpec::from_toml(&t.toml, "job.fio").unwrap().bytes, Some(4 * (64 << 20)));
 }
 
@@ -852,7 +861,8 @@ fn loops_multiply_the_limits_and_fill_device_is_one_pass_over_the_target() {
     assert!(matches!(err("[j]\nfilename=/f\nsize=1m\nloops=0\n"), FioError::BadValue { .. }));
     let fill = "[w]\nfilename=/dev/sdx\nrw=write\nsize=1m\nfill_device=1\n";
     refused(err(fill), "fill_device", 5);
-    let t = translate_given(fill, "job.fio", Given { target_bytes: Some(64 << 20) }).unwrap();
+    let t = translate_given(fill, "job.fio", Given { target_bytes: Some(64 << 20), target_fixed: false })
+        .unwrap();
     assert_eq!(JobSpec::from_toml(&t.toml, "job.fio").unwrap().bytes, Some(64 << 20));
 }
 
@@ -1080,4 +1090,66 @@ fn etcd_disk_check_imports_as_buffered_fdatasync_writes() {
     assert_eq!(l.target.as_ref().map(Vec::len), Some(1), "{}", t.toml);
     assert!(t.toml.contains("target = \"test-data/mytest.0.0\""), "{}", t.toml);
     assert!(t.notes.is_empty() && t.ignored.is_empty(), "{:?} {:?}", t.notes, t.ignored);
+}
+
+/// Issue 36, item 7: on a target of fixed size (a device, `mem:`), fio's `size` is the region, clamped to the
+/// target with a note; the one pass ends at the target's end; an offset past the end is refused.
+#[test]
+fn size_on_a_fixed_target_is_its_region_clamped_to_the_target() {
+    let fixed = Given { target_bytes: Some(16 << 20), target_fixed: true };
+    let t = translate_given("[j]\nrw=read\nsize=8m\n", "job.fio", fixed).unwrap();
+    let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
+    assert_eq!(job.bytes, Some(8 << 20));
+    assert!(t.toml.contains("length = \"8M\"") && !t.toml.contains("\nsize ="), "{}", t.toml);
+    assert!(t.notes.is_empty(), "{:?}", t.notes);
+    let t = translate_given("[j]\nrw=read\noffset=4m\nsize=100g\n", "job.fio", fixed).unwrap();
+    let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
+    assert_eq!(job.bytes, Some(12 << 20));
+    assert!(t.toml.contains("length = \"12M\""), "{}", t.toml);
+    assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+    assert!(t.notes[0].text.contains("size=100g runs past the end"), "{:?}", t.notes);
+    assert!(t.toml.contains("# note ([j], line 4): size=100g"), "{}", t.toml);
+    assert!(t.toml.contains("# note: cut to the end of the target given"), "{}", t.toml);
+    let e = translate_given("[j]\nrw=read\noffset=16m\nsize=1m\n", "job.fio", fixed).unwrap_err();
+    refused(e, "offset", 3);
+}
+
+/// Issue 36, item 8: fio substitutes `${NAME}` from the environment and `$pagesize`, `$mb_memory`, `$ncpus`
+/// in values; the translation does the same with the values it is given, and says each in a note.
+#[test]
+fn environment_variables_and_fio_keywords_are_substituted_with_a_note() {
+    let vars = crate::fio::FioVars {
+        env: [("RW".to_string(), "randwrite".to_string()), ("QD".into(), "8".into())].into_iter().collect(),
+        pagesize: 4096,
+        mb_memory: 2048,
+        ncpus: 3,
+    };
+    let text =
+        "[global]\nrw=${RW}\n[j]\niodepth=${QD}\nioengine=libaio\nbs=$pagesize\nnumjobs=$ncpus\nsize=1m\nfilename=/data/f\n";
+    let t = crate::fio::translate_with(text, "job.fio", Given::default(), &vars).unwrap();
+    let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
+    assert_eq!(job.worker_tables[0].count, 3, "{}", t.toml);
+    assert!(
+        t.toml.contains("qd = 8") && t.toml.contains("bs = \"4K\"") && t.toml.contains("read_pct = 0"),
+        "{}",
+        t.toml
+    );
+    assert_eq!(t.notes.len(), 4, "{:?}", t.notes);
+    assert!(t.notes[0].text.starts_with("rw=${RW} is rw=randwrite"), "{:?}", t.notes);
+    let math = "[j]\nsize=$mb_memory/2\n";
+    let e = crate::fio::translate_with(math, "job.fio", Given::default(), &vars).unwrap_err();
+    assert!(e.to_string().contains("bc"), "{e}");
+}
+
+/// Issue 36, item 8: `rw=read:8k` skips 8k after each sequential I/O and `rw=read:-8k` reads backwards, as
+/// `seq_skip`; a `:N` after a random pattern (N I/Os per random offset) stays refused by name.
+#[test]
+fn a_sequential_skip_is_seq_skip_and_backwards_is_negative() {
+    let (t, job) = tr("[j]\nfilename=/data/f\nsize=1m\nrw=read:-8k\n");
+    assert_eq!(layer(&job).seq_skip, Some(-8192), "{}", t.toml);
+    let (_, job) = tr("[j]\nfilename=/data/f\nsize=1m\nrw=write:4k\n");
+    assert_eq!(layer(&job).seq_skip, Some(4096));
+    let (t, _) = tr("[j]\nfilename=/data/f\nsize=1m\nrw=rw:4k\n");
+    assert!(t.toml.contains("cursor per direction"), "{}", t.toml);
+    refused(err("[j]\nfilename=/data/f\nsize=1m\nrw=randread:8\n"), "rw", 4);
 }

@@ -59,6 +59,9 @@ pub struct Layer {
     pub trim_pct: Option<f64>,
     /// Offset alignment of random I/O (default: the I/O's own size).
     pub align: Option<u64>,
+    /// Bytes the sequential cursor skips after each sequential I/O; negative: it moves backwards (fio's
+    /// `rw=read:8k`, `rw=read:-8k`). Default 0: contiguous.
+    pub seq_skip: Option<i64>,
     /// Spread of random offsets.
     pub dist: Option<Dist>,
     /// Relative weight of an access spec among the worker's specs.
@@ -73,7 +76,7 @@ impl Layer {
         }
         let mut merged = pick!(
             target, size, offset, length, qd, rate, rate_bytes, arrival, think, burst, data, fsync,
-            fdatasync, sync, bs, rw, read_pct, random_pct, trim_pct, align, dist, weight
+            fdatasync, sync, bs, rw, read_pct, random_pct, trim_pct, align, seq_skip, dist, weight
         );
         // A rate is one setting in one of two units: the layer that sets it sets both.
         if over.rate.is_some() || over.rate_bytes.is_some() {

@@ -24,6 +24,7 @@ pub fn access(cx: &Ctx, engine: &TranslatedEngine, p: &Pattern, job: &mut Job) -
     super::rate::rate(cx, p, [&dirs[0].sizes.0, &dirs[1].sizes.0], job)?;
     super::think::think(cx, job)?;
     distribution(cx, p, job)?;
+    seq_skip(cx, p, job)?;
     data(cx, job)?;
     let used = p.used();
     let same = dirs[0].sizes.0 == dirs[1].sizes.0
@@ -116,6 +117,19 @@ fn fmt_pct(v: f64) -> String {
     } else {
         format!("{v}")
     }
+}
+
+/// `rw=BASE:SIZE`: the skip after each sequential I/O (`seq_skip`).
+fn seq_skip(cx: &Ctx, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
+    let Some((n, src)) = &p.skip else { return Ok(()) };
+    let text =
+        format!("{}{}", if *n < 0 { "-" } else { "" }, iolab_spec::units::format_size(n.unsigned_abs()));
+    let mut e = cx.entry("seq_skip", text, src)?;
+    if p.used() == [true, true] {
+        e = e.with_note("fio keeps a sequential cursor per direction, each with this skip; iolab's reads and writes share one");
+    }
+    job.worker.push(e);
+    Ok(())
 }
 
 fn queue_depth(cx: &Ctx, engine: &TranslatedEngine) -> Result<TranslatedKey, FioError> {

@@ -170,15 +170,22 @@ fn region(cx: &Ctx, nfiles: u64, devices: bool, job: &mut Job) -> Result<(), Fio
         (None, None) => None,
     };
     let is_null = job.targets.iter().flatten().any(|e| e.text.starts_with("null:"));
+    let fixed = cx.given.target_fixed;
     let o = offset.map_or(0, |(n, _)| n);
     if let Some((n, src)) = offset.filter(|(n, _)| *n > 0) {
         job.worker.push(cx.entry("offset", format_size(n), src)?);
     }
     if let Some((len, src)) = per_file {
         let split = nfiles > 1 && cx.get("filesize").is_none();
+        let devices = devices || fixed;
+        let asked = len;
+        let len = if fixed { clamped(cx, (o, len), &src, job)? } else { len };
         let mut e = cx.entry("length", format_size(len), &src)?;
         if split {
             e = e.with_note(format!("fio divides size among the job's {nfiles} files"));
+        }
+        if len < asked {
+            e = e.with_note("cut to the end of the target given, as fio does on an existing device");
         }
         if !devices && !is_null {
             let end = o.checked_add(len).ok_or_else(|| cx.bad(&src, too_large(o, "+", len)))?;
@@ -191,6 +198,41 @@ fn region(cx: &Ctx, nfiles: u64, devices: bool, job: &mut Job) -> Result<(), Fio
         }
     }
     Ok(())
+}
+
+/// fio's `size` on a target of fixed size (the one `--target` given): the region from `offset` is at most
+/// what the target holds past it (fio's io_u.c takes the smaller of `size` and the device's size), said in a
+/// note when that cuts it; an offset at or past the end is refused, as fio refuses it ("offset extends end").
+fn clamped(
+    cx: &Ctx,
+    (offset, len): (u64, u64),
+    src: &crate::fio::Src,
+    job: &mut Job,
+) -> Result<u64, FioError> {
+    let Some(n) = cx.given.target_bytes else { return Ok(len) };
+    if offset >= n {
+        let why =
+            format!("the target given is {n} bytes ({}); the offset is at or past its end", format_size(n));
+        return Err(cx.refuse(cx.get("offset").unwrap_or(src), why));
+    }
+    if offset.saturating_add(len) <= n {
+        return Ok(len);
+    }
+    let room = n - offset;
+    job.notes.push(crate::fio::Note {
+        section: cx.section.name.clone(),
+        line: src.line,
+        text: format!(
+            "{}={} runs past the end of the target given ({}): fio does its I/O within what exists, so the \
+             region (and one pass) is the {} from offset {} to the target's end",
+            src.key,
+            src.value.as_deref().unwrap_or(""),
+            format_size(n),
+            format_size(room),
+            format_size(offset)
+        ),
+    });
+    Ok(room)
 }
 
 /// Run-wide keys of the job (duration, ramp, engine, direct, seed, verification) and its I/O limits.
@@ -258,7 +300,7 @@ fn time_keys(cx: &Ctx, pattern: &Pattern, job: &mut Job) -> Result<(), FioError>
 fn limits(cx: &Ctx, has_runtime: bool, job: &mut Job) -> Result<(), FioError> {
     let bytes = match cx.size("io_size")? {
         Some((n, src)) => Some((n, src)),
-        None => cx.size("size")?,
+        None => cx.size("size")?.map(|(n, src)| (within_target(cx, n), src)),
     };
     if let Some((n, src)) = bytes.filter(|(n, _)| *n > 0) {
         job.limits.bytes = Some((n, Origin::Opt(src.clone())));
@@ -288,6 +330,15 @@ fn limits(cx: &Ctx, has_runtime: bool, job: &mut Job) -> Result<(), FioError> {
     }
     exitall_note(cx, job)?;
     repeat(cx, job)
+}
+
+/// A pass of `size` bytes on a target of fixed size ends at its end, as fio's sequential pass does (io_u.c,
+/// `get_next_seq_offset`): at most what the target holds past `offset`.
+fn within_target(cx: &Ctx, size: u64) -> u64 {
+    match cx.given.target_bytes.filter(|_| cx.given.target_fixed) {
+        Some(n) => size.min(n.saturating_sub(cx.size("offset").ok().flatten().map_or(0, |(o, _)| o))),
+        None => size,
+    }
 }
 
 /// `exitall` on a job with size limits: fio stops every job when the first ends, iolab's workers each end at

@@ -20,6 +20,8 @@ pub struct Pattern {
     pub origins: Vec<Origin>,
     /// The option behind the random shares, if not the pattern alone.
     pub random_src: Option<Src>,
+    /// Bytes skipped after each sequential I/O (`rw=read:8k`; negative: backwards), and the option.
+    pub skip: Option<(i64, Src)>,
 }
 
 impl Pattern {
@@ -43,11 +45,10 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
         Some((b, s)) => (b.trim(), Some(s.trim())),
         None => (rw.as_str(), None),
     };
-    if let (Some(s), Some(src)) = (skip, src) {
-        if parse_size(s, cx.kb) != Some(0) && !s.is_empty() {
-            return Err(cx.refuse(src, "a ':N' suffix (a skip after each sequential I/O, or N I/Os per random offset); iolab's sequential I/O is contiguous and every random I/O gets its own offset"));
-        }
-    }
+    let skip = match (skip, src) {
+        (Some(s), Some(src)) => seq_skip(cx, base, s, src)?,
+        _ => None,
+    };
     let (read, random, trim) = match base {
         "read" => (100.0, 0.0, 0.0),
         "write" => (0.0, 0.0, 0.0),
@@ -71,6 +72,7 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
         random: [random; 2],
         origins: vec![origin],
         random_src: None,
+        skip,
     };
     if read == 50.0 {
         mix(cx, &mut p)?;
@@ -88,6 +90,22 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
         }
     }
     Ok(p)
+}
+
+/// The `:N` of `rw=BASE:N`: after a sequential base, the bytes fio skips after each I/O (a leading `-` moves
+/// backwards; io_u.c `get_next_seq_offset`); after a random base, fio issues N I/Os per random offset
+/// (`rw_sequencer`), which iolab does not.
+fn seq_skip(cx: &Ctx, base: &str, s: &str, src: &Src) -> Result<Option<(i64, Src)>, FioError> {
+    let (sign, size) = s.strip_prefix('-').map_or((1, s), |r| (-1, r.trim()));
+    let n = parse_size(size, cx.kb).ok_or_else(|| cx.bad(src, "BASE:SIZE, e.g. read:8k or read:-8k"))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if base.starts_with("rand") {
+        return Err(cx.refuse(src, "a ':N' suffix on a random pattern: fio issues N I/Os per random offset (rw_sequencer); every iolab random I/O gets its own offset"));
+    }
+    let n = i64::try_from(n).map_err(|_| cx.bad(src, "a skip below 8E"))?;
+    Ok(Some((sign * n, src.clone())))
 }
 
 /// Why `rw=trimwrite` and `randtrimwrite` are refused.

@@ -804,6 +804,25 @@ pub const KEYS: &[Key] = &[
         bad: &["0"],
     },
     Key {
+        name: "seq_skip",
+        doc: "Bytes the sequential cursor skips after each sequential I/O, as fio's rw=read:SIZE: '8k' leaves \
+              an 8k gap after each I/O; '-8k' moves it backwards (each I/O starts 8k before the end of the one \
+              before). Past the region's end it starts again at its start; backwards, past its start it \
+              starts again at its end less the skip. Default 0 (contiguous).",
+        flag: None,
+        sets: Sets::Spec(|l, text, at| {
+            let t = text.trim();
+            let (sign, size) = t.strip_prefix('-').map_or((1, t), |r| (-1, r));
+            let n = quoted(crate::units::parse_size(size), text, at)?;
+            let n = i64::try_from(n).map_err(|_| SpecError::invalid(at, text, "a skip below 8E"))?;
+            l.seq_skip = Some(sign * n);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["8k", "-8k", "0"],
+        bad: &["ten"],
+    },
+    Key {
         name: "dist",
         doc: "Spread of random offsets: uniform, zipf:THETA, pareto:H, zones:IO%/SPACE%:... Default uniform.",
         flag: Some(Flag::value("dist", "DIST")),
