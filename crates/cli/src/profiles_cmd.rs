@@ -74,6 +74,7 @@ fn derive(
     while let Some(r) = t.next_record().map_err(usage)? {
         deriver.add(&r);
     }
+    deriver.finish();
     crate::trace_file::report_bad(&t, trace);
     let file_name = std::path::Path::new(trace).file_stem().map(|s| s.to_string_lossy().into_owned());
     let name = name.map(str::to_string).or(file_name).unwrap_or_else(|| "derived".into());
@@ -94,5 +95,8 @@ fn derive(
     }
     crate::output::write_all(out.iter().map(|o| (o, Ok(job.clone()))).collect())?;
     let span_s = deriver.span_s().unwrap_or(1.0);
-    crate::derive_check::check(&crate::derive_check::DeriveCheck { trace, job: &job, target, seed, span_s })
+    let shape =
+        deriver.shape(0).ok_or_else(|| usage(format!("'{trace}' has no reads, writes or discards")))?;
+    let check = crate::derive_check::DeriveCheck { trace, job: &job, target, seed, span_s, shape: &shape };
+    crate::derive_check::check(&check)
 }

@@ -104,6 +104,10 @@ pub struct TargetPlan {
     pub role: Option<String>,
     /// Size to create a missing file with (`size`).
     pub create_size: Option<u64>,
+    /// The span its workers address by default (`[targets]` `footprint`): their region where the target is
+    /// larger, the whole target where it is smaller ([`Plan::bind`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint: Option<u64>,
     /// Some worker reads it.
     pub reads: bool,
     /// Some worker writes it.
@@ -124,9 +128,9 @@ pub struct Think {
 /// The think time `base` asks for: closed loop only (an open-loop rate already says when I/Os start).
 fn think_of(name: &str, base: &Layer, rate: Option<f64>) -> Result<Option<Think>, PlanError> {
     match (base.think, base.burst, rate) {
-        (None, None, _) => Ok(None),
-        (None, Some(_), _) => Err(PlanError(format!(
-            "worker '{name}': 'burst' counts I/Os between think times; give 'think' (e.g. think = \"10ms\") too"
+        (None, None, _) | (None, Some(_), Some(_)) => Ok(None),
+        (None, Some(_), None) => Err(PlanError(format!(
+            "worker '{name}': 'burst' counts I/Os between think times (closed loop) or arriving at once (with 'rate'); give 'think' (e.g. think = \"10ms\") or 'rate' too"
         ))),
         (Some(_), _, Some(_)) => Err(PlanError(format!(
             "worker '{name}': 'think' is for closed loop; with 'rate' the arrivals already say when each I/O starts"
@@ -152,6 +156,9 @@ pub struct WorkerPlan {
     pub rate_iops: Option<f64>,
     /// Inter-arrival law in open loop.
     pub arrival: Arrival,
+    /// Open loop: I/Os arriving at each arrival instant (`burst` with `rate`; the instants at `rate / burst`).
+    #[serde(skip_serializing_if = "is_one")]
+    pub arrival_burst: u32,
     /// Closed loop with think time: bursts of I/Os, each drained, then an idle time ([`Think`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think: Option<Think>,
@@ -279,6 +286,8 @@ pub struct TargetUse {
     pub writes: bool,
     /// Size a missing file should be created with.
     pub create_size: Option<u64>,
+    /// The target's `[targets]` footprint.
+    pub footprint: Option<u64>,
 }
 
 impl Plan {
@@ -302,6 +311,7 @@ impl Plan {
                     name: spec.display_name(),
                     role: None,
                     create_size: None,
+                    footprint: None,
                     reads: false,
                     writes: false,
                 });
@@ -315,6 +325,7 @@ impl Plan {
             tp.role = role.map(str::to_string);
         }
         tp.create_size = tp.create_size.max(used.create_size);
+        tp.footprint = tp.footprint.max(used.footprint);
         i
     }
 
@@ -417,6 +428,7 @@ impl Plan {
             qd,
             rate_iops,
             arrival: base.arrival.unwrap_or_default(),
+            arrival_burst: if rate_iops.is_some() { base.burst.unwrap_or(1) } else { 1 },
             think,
             data: base.data.unwrap_or_default(),
             region_offset: base.offset.unwrap_or(0),
@@ -446,8 +458,10 @@ impl Plan {
             )));
         }
         let mut targets = Vec::new();
-        for (t, role, declared_size) in tspecs {
-            let use_ = TargetUse { reads, writes, create_size: size.max(*declared_size) };
+        for (t, role, declared_size, footprint) in tspecs {
+            // A footprint sizes a created file unless `size` (`--size`) says otherwise.
+            let create_size = size.max(*declared_size).or(*footprint);
+            let use_ = TargetUse { reads, writes, create_size, footprint: *footprint };
             let i = self.add_target(t, role.as_deref(), use_);
             if !targets.contains(&i) {
                 targets.push(i);
@@ -516,7 +530,8 @@ impl Plan {
                         fmt(g.size_bytes)
                     )));
                 }
-                let length = w.region_length.unwrap_or(g.size_bytes - w.region_offset);
+                let rest = g.size_bytes - w.region_offset;
+                let length = w.region_length.unwrap_or(t.footprint.map_or(rest, |f| f.min(rest)));
                 if w.region_offset + length > g.size_bytes {
                     return Err(PlanError(format!(
                         "worker '{}': region {}+{} ('offset'/'length') runs past the end of target '{}' ({})",
@@ -599,8 +614,8 @@ impl Plan {
     }
 }
 
-/// (target, its `[targets]` name, its declared size) of one worker.
-type WorkerTarget = (TargetSpec, Option<String>, Option<u64>);
+/// (target, its `[targets]` name, its declared size, its footprint) of one worker.
+type WorkerTarget = (TargetSpec, Option<String>, Option<u64>, Option<u64>);
 
 /// The worker tables a job's workers come from: none for a `[users]` job, else its tables or the default one.
 fn worker_tables<'a>(
@@ -708,7 +723,7 @@ fn worker_targets(
 ) -> Result<Vec<WorkerTarget>, PlanError> {
     let Some(t) = &base.target else {
         return match default_target {
-            Some(t) => Ok(vec![(t.clone(), None, None)]),
+            Some(t) => Ok(vec![(t.clone(), None, None, None)]),
             None => Err(PlanError(format!(
                 "worker '{name}' has no target; give --target PATH (or 'target' in the job file)"
             ))),
@@ -718,7 +733,9 @@ fn worker_targets(
     for spec in t {
         v.push(match spec {
             TargetSpec::Named { name: tn } => match job.targets.get(tn) {
-                Some(NamedTarget { spec: Some(s), size }) => (s.clone(), Some(tn.clone()), *size),
+                Some(NamedTarget { spec: Some(s), size, footprint }) => {
+                    (s.clone(), Some(tn.clone()), *size, *footprint)
+                }
                 Some(NamedTarget { spec: None, .. }) => {
                     return Err(PlanError(format!(
                         "worker '{name}' uses target '@{tn}', which has no path; give --target {tn}=PATH"
@@ -730,7 +747,7 @@ fn worker_targets(
                     )))
                 }
             },
-            other => (other.clone(), None, None),
+            other => (other.clone(), None, None, None),
         });
     }
     Ok(v)
@@ -764,6 +781,10 @@ fn access_plans(
 /// True for 0 (what serde skips).
 fn is_zero_i64(v: &i64) -> bool {
     *v == 0
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
 }
 
 fn is_zero(v: &f64) -> bool {

@@ -130,6 +130,7 @@ pub fn resolve(
             qd: slots as u32,
             rate_iops: None,
             arrival: users.arrival,
+            arrival_burst: 1,
             think: None,
             data: base.data.unwrap_or_default(),
             region_offset: base.offset.unwrap_or(0),
@@ -282,7 +283,7 @@ fn step_target(
     match (forced, &s.target) {
         (Some(f), _) => Ok((f.clone(), None, None)),
         (None, Some(TargetSpec::Named { name })) => match job.targets.get(name) {
-            Some(NamedTarget { spec: Some(sp), size }) => Ok((sp.clone(), Some(name.clone()), *size)),
+            Some(NamedTarget { spec: Some(sp), size, .. }) => Ok((sp.clone(), Some(name.clone()), *size)),
             Some(NamedTarget { spec: None, .. }) => Err(err(format!(
                 "{} uses target '@{name}', which has no path; give --target {name}=PATH",
                 where_()
@@ -335,7 +336,12 @@ fn add_step_targets(plan: &mut Plan, targets: &[StepTarget], base: &Layer) -> Re
     }
     let mut worker_targets = Vec::new();
     for (spec, role, size, reads, writes) in targets {
-        let used = crate::TargetUse { reads: *reads, writes: *writes, create_size: base.size.max(*size) };
+        let used = crate::TargetUse {
+            reads: *reads,
+            writes: *writes,
+            create_size: base.size.max(*size),
+            footprint: None,
+        };
         worker_targets.push(plan.add_target(spec, role.as_deref(), used));
     }
     Ok(worker_targets)

@@ -96,7 +96,7 @@ pub(crate) fn prepare(
                 spec: t.spec.clone(),
                 direct: plan.direct,
                 writes: t.writes,
-                create_size: t.create_size.or(if scratch { Some(SCRATCH_SIZE) } else { None }),
+                create_size: create_size(t, scratch),
                 prealloc: plan.prealloc,
                 scratch,
                 consent: plan.consent(),
@@ -120,12 +120,38 @@ pub(crate) fn prepare(
         .collect();
     let geometry: Vec<TargetGeometry> = targets.iter().map(|t| t.geometry).collect();
     let regions = plan.bind(&geometry).map_err(Error::usage)?;
+    warnings.extend(footprints_scaled(&plan, &geometry));
     integrity::check_job(&job, &plan, &regions, check)?;
     layers::check_cache_dev(&plan, &job.cache, &regions)?;
     let data = DataKept::of(&plan, &job.cache, job.integrity.verifying());
     check_memory(&plan, &regions, (&job.cache, data), iolab_device::memory_headroom())?;
     let throttle_devices = throttle_devices(&job, &targets)?;
     Ok(Prepared { job, plan, regions, targets, file_engine, throttle_devices, warnings, trace, journal_dir })
+}
+
+/// The size to create (or extend) a target's file with: its `create_size`, a scratch file's default; none for
+/// an existing file of a target with a footprint, which is used at its own size (a smaller one scales the
+/// footprint down: [`footprints_scaled`]).
+fn create_size(t: &iolab_plan::TargetPlan, scratch: bool) -> Option<u64> {
+    let existing = matches!(&t.spec, TargetSpec::Path { path } if std::path::Path::new(path).exists());
+    if t.footprint.is_some() && existing && !scratch {
+        return None;
+    }
+    t.create_size.or(if scratch { Some(SCRATCH_SIZE) } else { None })
+}
+
+/// A warning for each target smaller than the job's footprint of it: its workers address all of it instead
+/// ([`Plan::bind`]).
+fn footprints_scaled(plan: &Plan, geometry: &[TargetGeometry]) -> Vec<Warning> {
+    let scaled = plan.targets.iter().zip(geometry).filter_map(|(t, g)| {
+        let footprint = t.footprint.filter(|&f| f > g.size_bytes)?;
+        Some(Warning::FootprintScaled {
+            target: t.role.clone().unwrap_or_else(|| t.name.clone()),
+            footprint_bytes: footprint,
+            size_bytes: g.size_bytes,
+        })
+    });
+    scaled.collect()
 }
 
 /// Claims the run's targets, journal, cache device and trace in (a copy of) the caller's gate, which holds its
@@ -233,7 +259,9 @@ fn scratch_targets(job: &mut JobSpec) -> (Vec<TargetSpec>, Option<TargetSpec>) {
             let spec = TargetSpec::Path { path: scratch_path(Some(name)) };
             scratch_specs.push(spec.clone());
             t.spec = Some(spec);
-            t.size = t.size.or(Some(SCRATCH_SIZE));
+            if t.footprint.is_none() {
+                t.size = t.size.or(Some(SCRATCH_SIZE));
+            }
         }
     }
     let scratch_target = if has_any_target(job) {

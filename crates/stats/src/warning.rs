@@ -186,6 +186,16 @@ pub enum Warning {
         /// Saturated samples.
         count: u64,
     },
+    /// A target is smaller than the job's `footprint` of it (`[targets]`): its workers address the whole
+    /// target, the footprint scaled down.
+    FootprintScaled {
+        /// Target name.
+        target: String,
+        /// The job's footprint of it.
+        footprint_bytes: u64,
+        /// The target's size.
+        size_bytes: u64,
+    },
     /// The target lives in tmpfs or another RAM-backed filesystem.
     TmpfsTarget {
         /// Target name.
@@ -308,6 +318,12 @@ impl Warning {
             Self::HistogramSaturated { count } => {
                 format!("{count} latencies exceeded 1 hour and were recorded as 1 hour in the percentiles")
             }
+            Self::FootprintScaled { target, footprint_bytes, size_bytes } => format!(
+                "'{target}' ({:.2} GiB) is smaller than the job's footprint of it ({:.2} GiB): its workers addressed the whole target, the footprint scaled to {:.1} %",
+                *size_bytes as f64 / (1u64 << 30) as f64,
+                *footprint_bytes as f64 / (1u64 << 30) as f64,
+                100.0 * *size_bytes as f64 / (*footprint_bytes).max(1) as f64
+            ),
             Self::TmpfsTarget { target } => format!("'{target}' is on tmpfs: this measures memory, not a device"),
             Self::LoopPageCache { target, backing_file } => format!(
                 "'{target}' is a loop device over '{backing_file}' without direct I/O (loop/dio = 0): reads may be served from the page cache of the backing file"
@@ -387,6 +403,9 @@ impl Warning {
             }
             Self::ShortRun { .. } => "run for at least 5 s (--duration) for stable numbers",
             Self::HistogramSaturated { .. } => "percentiles at the top are lower bounds; max is still exact",
+            Self::FootprintScaled { .. } => {
+                "the shares of the hot zones are kept, the span is not: fewer seeks and more cache hits than the trace had; give a target at least the footprint's size to run it whole"
+            }
             Self::TmpfsTarget { .. } => "put the target on the device you want to measure",
             Self::LoopPageCache { .. } => {
                 "attach the loop device with direct I/O (losetup --direct-io=on), or measure the device under \
@@ -508,6 +527,7 @@ mod tests {
             Warning::ShortRun { measured_s: 1.0 },
             Warning::HistogramSaturated { count: 1 },
             Warning::TmpfsTarget { target: "f".into() },
+            Warning::FootprintScaled { target: "f".into(), footprint_bytes: 2 << 30, size_bytes: 1 << 30 },
             Warning::LoopPageCache { target: "/dev/loop0".into(), backing_file: "/x.img".into() },
         ];
         for w in all {

@@ -17,6 +17,7 @@ pub mod capture;
 pub mod csv;
 pub mod derive;
 mod detect;
+pub mod fidelity;
 mod formats;
 pub mod mrc;
 

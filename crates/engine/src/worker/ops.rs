@@ -205,7 +205,7 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         || l.trace.is_some()
         || l.replay.is_some()
         || l.lag.is_some();
-    let (window, arrivals) = begin(engine, s, w.rate_iops, w.arrival);
+    let (window, arrivals) = begin(engine, s, w.rate_iops, (w.arrival, w.arrival_burst));
     l.last_completion = window.measure_start;
     if let Some(t) = l.trace.as_mut() {
         t.origin = window.start;

@@ -148,7 +148,7 @@ pub(crate) fn drive_transactions<E: Engine>(
         splits: SplitCounter::new(&s.task.boundaries),
         trace: s.tools.trace.as_ref().map(|t| Recorder::new(t, s.task.plan.index)),
     };
-    let (window, arrivals) = begin(engine, s, lg.rate_per_s.filter(|_| rate_mode), lg.arrival);
+    let (window, arrivals) = begin(engine, s, lg.rate_per_s.filter(|_| rate_mode), (lg.arrival, 1));
     if let Some(t) = l.trace.as_mut() {
         t.origin = window.start;
     }

@@ -57,12 +57,13 @@ pub(crate) struct Window {
 }
 
 /// Waits for all workers at the barrier, then opens the window at the engine's clock, with the arrival
-/// schedule of `rate` per second (None: closed loop, or transactions in stress mode) starting there.
+/// schedule of `rate` per second (None: closed loop, or transactions in stress mode), of `arrival` (its law, and
+/// the arrivals at each instant), starting there.
 pub(crate) fn begin<E: Engine>(
     engine: &E,
     s: &WorkerSetup,
     rate: Option<f64>,
-    arrival: Arrival,
+    arrival: (Arrival, u32),
 ) -> (Window, Option<Arrivals>) {
     s.control.barrier.wait();
     // On virtual time, nothing happens before every worker has its place on the run's timeline.
@@ -71,7 +72,8 @@ pub(crate) fn begin<E: Engine>(
     }
     let start = engine.now_ns();
     let rng = || Rng::for_worker(s.task.seed ^ crate::salts::ARRIVAL, s.task.plan.index);
-    (Window::open(start, s), rate.map(|r| Arrivals::new(r, arrival, start, rng())))
+    let (law, burst) = arrival;
+    (Window::open(start, s), rate.map(|r| Arrivals::new(r, law, start, rng()).in_bursts(burst)))
 }
 
 impl Window {

@@ -106,13 +106,19 @@ pub struct JobSpec {
 }
 
 /// One entry of `[targets]`: `db = "/data/db.edb"`, or `db = { path = "/data/db.edb", size = "200G" }`, or
-/// `db = { size = "200G" }` (a scratch file of that size unless the user names one with `--target db=PATH`).
+/// `db = { size = "200G" }` (a scratch file of that size unless the user names one with `--target db=PATH`),
+/// or `vda = { footprint = "32G" }` (the span its workers address: a derived job's trace footprint).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct NamedTarget {
     /// The target; `None` until the user (or the cli's scratch default) gives one.
     pub spec: Option<TargetSpec>,
     /// Size of the file to create if missing.
     pub size: Option<u64>,
+    /// The span of the target its workers address, from their `offset`: their region's length where the target
+    /// is larger, the whole target (the footprint scaled down, and the result says so) where it is smaller;
+    /// the size of a scratch or missing file unless `--size` gives one; an existing file is used at its size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint: Option<u64>,
 }
 
 /// One `[[phase]]` table.

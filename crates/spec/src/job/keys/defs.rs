@@ -642,7 +642,8 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "burst",
-        doc: "I/Os per burst between think times (fio's thinktime_blocks, Iometer's burst length). Default 1.",
+        doc: "I/Os per burst: between think times (fio's thinktime_blocks, Iometer's burst length), or with \
+              'rate', arriving at one instant (the instants at rate/N, Poisson or fixed by 'arrival'). Default 1.",
         flag: Some(Flag::value("burst", "N")),
         sets: Sets::Worker(|l, text, at| {
             l.burst = Some(range_u32(at, text, 1, 1 << 20, "a whole number of I/Os")?);

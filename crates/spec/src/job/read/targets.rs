@@ -36,18 +36,25 @@ pub(super) fn read_targets(
                     match k.as_str() {
                         "path" | "target" => nt.spec = Some(TargetSpec::parse_named(&text, &place)?),
                         "size" => nt.size = Some(positive_size(&place, &text)?),
+                        "footprint" => nt.footprint = Some(positive_size(&place, &text)?),
                         _ => {
                             return Err(SpecError::UnknownKey {
                                 file: file.into(),
                                 table: format!("[targets.{name}]"),
                                 key: k.clone(),
-                                suggestion: suggest(k, &["path", "size"]).map(str::to_string),
+                                suggestion: suggest(k, &["path", "size", "footprint"]).map(str::to_string),
                             })
                         }
                     }
                 }
             }
             other => nt.spec = Some(TargetSpec::parse_named(&scalar_text(other, &place)?, &place)?),
+        }
+        if nt.size.is_some() && nt.footprint.is_some() {
+            return Err(conflict(
+                name,
+                "'size' (the file to create) or 'footprint' (the span the workers address, which also sizes a created file), not both".into(),
+            ));
         }
         out.insert(name.clone(), nt);
     }
