@@ -37,8 +37,10 @@ pub fn mrc(args: &MrcArgs) -> Result<ExitStatus> {
     let available = iolab_device::memory_headroom();
     while let Some(r) = t.next_record().map_err(usage)? {
         records += 1;
-        check_memory(&builder, &r, (records, available), args)?;
-        builder.try_reserve_for(&r).map_err(|_| not_allocated(&builder, &r, records, args))?;
+        if !builder.has_room_for(&r) {
+            check_memory(&builder, &r, (records, available), args)?;
+            builder.try_reserve_for(&r).map_err(|_| not_allocated(&builder, &r, records, args))?;
+        }
         builder.add(&r);
     }
     crate::trace_file::report_bad(&t, &args.trace);

@@ -83,11 +83,11 @@ pub struct Alignment {
 const STEPS: u64 = 4096;
 
 impl Alignment {
-    /// One counted request of bytes `start..end` on lines of `line` bytes.
+    /// One counted request on lines of `line` bytes whose start lies `head` bytes into its first line and
+    /// whose end `tail` bytes into its last (0: on a line's edge).
     #[inline]
-    pub fn add(&mut self, start: u64, end: u64, line: u64) {
+    pub fn add(&mut self, head: u64, tail: u64, line: u64) {
         self.requests += 1;
-        let (head, tail) = (start % line, end % line);
         if head == 0 && tail == 0 {
             return;
         }
@@ -137,10 +137,11 @@ mod tests {
     #[test]
     fn alignment_finds_the_common_start() {
         let mut a = Alignment::default();
-        for i in 0..10 {
-            a.add(i * 4096 + 3584, i * 4096 + 3584 + 4096, 4096);
+        // Each request as (where it starts in its first line, where it ends in its last).
+        for _ in 0..10 {
+            a.add(3584, 3584, 4096);
         }
-        a.add(8192, 16384, 4096);
+        a.add(0, 0, 4096);
         a.add(512, 1024, 4096);
         assert_eq!((a.requests(), a.partial()), (12, 11));
         assert_eq!(a.common_start(), Some((3584, 10)));

@@ -86,9 +86,49 @@ pub struct CurvePoint {
     pub miss_ratio: f64,
 }
 
+/// References reserved (memory checked and allocated) ahead at a time, so that the check and the
+/// allocation are not made per record: [`MrcBuilder::has_room_for`].
+pub const RESERVE_AHEAD: u64 = 4096;
+
+/// A line size's arithmetic: a shift and a mask where it is a power of two (4 KiB lines: no division per
+/// reference), a division otherwise.
+#[derive(Clone, Copy, Debug)]
+struct LineMath {
+    bytes: u64,
+    shift: Option<u32>,
+}
+
+impl LineMath {
+    fn new(bytes: u64) -> LineMath {
+        let bytes = bytes.max(1);
+        LineMath { bytes, shift: bytes.is_power_of_two().then(|| bytes.trailing_zeros()) }
+    }
+
+    /// The line holding byte `x`.
+    #[inline]
+    fn line(self, x: u64) -> u64 {
+        match self.shift {
+            Some(s) => x >> s,
+            None => x / self.bytes,
+        }
+    }
+
+    /// `x`'s offset within its line.
+    #[inline]
+    fn within(self, x: u64) -> u64 {
+        match self.shift {
+            Some(_) => x & (self.bytes - 1),
+            None => x % self.bytes,
+        }
+    }
+}
+
 /// Takes a trace's records and builds the LRU distances and the references kept for simulations.
 pub struct MrcBuilder {
     options: MrcOptions,
+    line: LineMath,
+    /// References that may still be added without another memory check and reservation.
+    room: u64,
     method: Method,
     lru: LruDistances,
     kept: Option<References>,
@@ -102,8 +142,14 @@ impl MrcBuilder {
     /// A builder for `options`, finding LRU distances by `method`; `keep` keeps the references for
     /// [`simulate`] (8 bytes each, of the sampled objects only when sampling).
     pub fn new(options: MrcOptions, method: Method, keep: bool) -> MrcBuilder {
+        let line = LineMath::new(match options.objects {
+            Objects::Lines(bytes) => bytes,
+            Objects::Requests => 1,
+        });
         MrcBuilder {
             options,
+            line,
+            room: 0,
             method,
             lru: LruDistances::new(method),
             kept: keep.then(References::default),
@@ -129,19 +175,31 @@ impl MrcBuilder {
         self.ops += u64::from(counted);
         self.installs += u64::from(!counted);
         match self.options.objects {
-            Objects::Lines(line) => {
+            Objects::Lines(_) => {
                 let target = (r.target as u64) << 48;
                 let end = r.offset.saturating_add((r.len as u64).max(1));
-                let (first, last) = (r.offset / line, (end - 1) / line);
+                let (first, last) = (self.line.line(r.offset), self.line.line(end - 1));
                 if counted {
-                    self.alignment.add(r.offset, end, line);
+                    let (head, tail) = (self.line.within(r.offset), self.line.within(end));
+                    self.alignment.add(head, tail, self.line.bytes);
                 }
+                self.room = self.room.saturating_sub(last - first + 1);
                 for l in first..=last {
                     self.reference(target ^ l, counted);
                 }
             }
-            Objects::Requests => self.reference(r.offset ^ ((r.target as u64) << 56), counted),
+            Objects::Requests => {
+                self.room = self.room.saturating_sub(1);
+                self.reference(r.offset ^ ((r.target as u64) << 56), counted)
+            }
         }
+    }
+
+    /// Whether `r` fits in what was reserved already ([`RESERVE_AHEAD`]): when it does not, check
+    /// [`MrcBuilder::memory_after`] and call [`MrcBuilder::try_reserve_for`] before adding it.
+    #[inline]
+    pub fn has_room_for(&self, r: &TraceRecord) -> bool {
+        self.references_of(r) <= self.room
     }
 
     /// One reference to `key`: counted (a read, or a write that counts), or a write installing it.
@@ -162,10 +220,10 @@ impl MrcBuilder {
     /// The references `r` makes: the lines it touches, one for a request, none when it is passed over.
     pub fn references_of(&self, r: &TraceRecord) -> u64 {
         match (r.op, self.options.writes, self.options.objects) {
-            (TraceOp::Read, _, Objects::Lines(line))
-            | (TraceOp::Write, Writes::Count | Writes::Install, Objects::Lines(line)) => {
+            (TraceOp::Read, _, Objects::Lines(_))
+            | (TraceOp::Write, Writes::Count | Writes::Install, Objects::Lines(_)) => {
                 let end = r.offset.saturating_add((r.len as u64).max(1));
-                (end - 1) / line - r.offset / line + 1
+                self.line.line(end - 1) - self.line.line(r.offset) + 1
             }
             (TraceOp::Read, _, Objects::Requests)
             | (TraceOp::Write, Writes::Count | Writes::Install, Objects::Requests) => 1,
@@ -173,10 +231,10 @@ impl MrcBuilder {
         }
     }
 
-    /// The memory the builder will hold at most once `r` is added, as if each of its references were to a
-    /// new object (and kept): what to check before adding it.
+    /// The memory the builder will hold at most once `r` is added and [`RESERVE_AHEAD`] more references
+    /// after it, as if each were to a new object (and kept): what to check before adding it.
     pub fn memory_after(&self, r: &TraceRecord) -> u64 {
-        let refs = self.references_of(r);
+        let refs = self.references_of(r).saturating_add(RESERVE_AHEAD);
         let kept = self.kept.as_ref().map_or(0, |k| k.len() as u64 + refs);
         (self.lru.objects() + refs)
             .saturating_mul(BYTES_PER_OBJECT)
@@ -186,13 +244,16 @@ impl MrcBuilder {
     /// Makes room for what adding `r` may take (each of its references a new object, and kept), or says the
     /// memory could not be had: checked before [`MrcBuilder::add`], an allocation that fails is an error, not an
     /// abort.
+    /// Reserves for `r` and [`RESERVE_AHEAD`] references after it.
     pub fn try_reserve_for(&mut self, r: &TraceRecord) -> Result<(), std::collections::TryReserveError> {
-        let refs = usize::try_from(self.references_of(r)).unwrap_or(usize::MAX);
-        self.lru.try_reserve(refs)?;
-        match &mut self.kept {
-            Some(kept) => kept.try_reserve(refs),
-            None => Ok(()),
+        let refs = self.references_of(r).saturating_add(RESERVE_AHEAD);
+        let more = usize::try_from(refs).unwrap_or(usize::MAX);
+        self.lru.try_reserve(more)?;
+        if let Some(kept) = &mut self.kept {
+            kept.try_reserve(more)?;
         }
+        self.room = refs;
+        Ok(())
     }
 
     /// Objects tracked now (every distinct object when exact; the sample's otherwise).
