@@ -266,6 +266,23 @@ impl Cache {
         (id, lock(self.in_flight.get(id)))
     }
 
+    /// Whether [`Cache::read`] (`write` false) or [`Cache::write`] (`write` true, not bypassing) of `len` bytes
+    /// at `offset` of `target` would be served by the cache now: every line a read touches is cached; every
+    /// line a write-back write touches is cached, or wholly written with room for it. Looks only (no policy
+    /// use, no counter): the engine asks it to push such ops first. Another thread may change the answer
+    /// before the op is pushed.
+    pub fn would_serve(&self, target: u16, offset: u64, len: u32, write: bool) -> bool {
+        if write && self.config.mode != CacheMode::WriteBack {
+            return false;
+        }
+        let len = len as usize;
+        self.line_range(offset, len).all(|line| {
+            let key = key_of(target, line);
+            let shard = self.shard(key);
+            shard.find(key).is_some() || (write && self.span(offset, len, line).full && shard.room())
+        })
+    }
+
     /// A read of `buf.len()` bytes at `offset` of `target`. `bypass`: the op is part of a sequential stream
     /// past the cutoff: it is served from the cache only if every line is there, and never fills.
     pub fn read(&self, target: u16, offset: u64, buf: &mut [u8], bypass: bool) -> ReadOutcome {

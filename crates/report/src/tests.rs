@@ -554,7 +554,7 @@ fn sample_cache() -> RunResult {
             capacity_bytes: 1 << 30,
             ..Default::default()
         },
-        latency: CacheLatency { from_cache: lat, from_target: lat },
+        latency: CacheLatency { from_cache: lat, from_target: lat, ..Default::default() },
         shrinks: vec![CacheShrink { t_s: 3.0, mem_available_bytes: 1 << 28, capacity_bytes: 3 << 28 }],
     });
     r
