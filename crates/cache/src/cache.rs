@@ -440,8 +440,15 @@ impl Cache {
         let lines = self.line_range(offset, len);
         for line in lines.clone() {
             let key = key_of(target, line);
-            let shard = self.shard(key);
-            if shard.find(key).is_none() && !(self.span(offset, len, line).full && shard.room()) {
+            let mut shard = self.shard(key);
+            if shard.find(key).is_some() {
+                continue;
+            }
+            let full = self.span(offset, len, line).full;
+            if !(full && shard.room()) {
+                // No room for a line it writes whole: the cache is full of dirty lines, its write-back
+                // reserve too, and the target behind it sets the pace.
+                shard.counters.writes_forwarded_full += u64::from(full);
                 return false;
             }
         }
@@ -462,6 +469,7 @@ impl Cache {
             }
             if all && line + 1 == lines.end {
                 shard.counters.writes_absorbed += 1;
+                shard.counters.absorbed_bytes += len as u64;
             }
         }
         // A line was evicted between the two passes: the write goes to the target too (the lines taken are
@@ -811,6 +819,9 @@ impl Cache {
             evictions: total.evictions,
             bypassed: total.bypassed,
             invalidations: total.invalidations,
+            absorbed_bytes: total.absorbed_bytes,
+            writes_forwarded_full: total.writes_forwarded_full,
+            peak_dirty_lines: self.shared.peak_dirty.load(Relaxed),
             dirty_at_end: if end == u64::MAX { self.dirty_lines() } else { end },
             capacity_bytes: self.capacity_lines.load(Relaxed) << self.line_shift,
             lines,
