@@ -560,7 +560,7 @@ mod tests {
         let hint = w[0].hint().unwrap();
         assert!(hint.contains("--ramp of at least 3 s") && hint.contains("108 MiB"), "{hint}");
         assert!(
-            w[0].message().contains("wrote 36 MiB into the device's write cache of 64 MiB"),
+            w[0].message().contains("wrote 36 MiB into the 64 MiB write cache of 'sim:hdd,15k'"),
             "{}",
             w[0].message()
         );

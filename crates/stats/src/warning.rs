@@ -359,13 +359,15 @@ impl Warning {
                 format!("{lines} dirty cache lines could not be written back at the end")
             }
             Self::WriteCacheNeverFilled { target, cache, size_bytes, written_bytes, peak_dirty_bytes, .. } => {
-                let (what, behind) = write_cache_words(cache);
+                let behind = behind_word(cache);
+                let (written, size, peak) = (mib(*written_bytes), mib(*size_bytes), mib(*peak_dirty_bytes));
+                let what = match cache.as_str() {
+                    "block_cache" => format!("iolab's {size} write-back block cache over '{target}'"),
+                    _ => format!("the {size} write cache of '{target}'"),
+                };
                 format!(
-                    "the run wrote {} into {what} of {} over '{target}', which never filled (at most {} dirty at \
-                     once): the {behind} behind it was never the limit",
-                    mib(*written_bytes),
-                    mib(*size_bytes),
-                    mib(*peak_dirty_bytes)
+                    "the run wrote {written} into {what}, which never filled (at most {peak} dirty at once): the \
+                     {behind} behind it was never the limit"
                 )
             }
             Self::DataMismatch { blocks, reads, classes } => {
@@ -462,18 +464,18 @@ impl Warning {
     }
 }
 
-/// What a [`Warning::WriteCacheNeverFilled`] cache is called, and what is behind it.
-fn write_cache_words(cache: &str) -> (&'static str, &'static str) {
+/// What is behind a [`Warning::WriteCacheNeverFilled`] cache.
+fn behind_word(cache: &str) -> &'static str {
     match cache {
-        "block_cache" => ("iolab's write-back block cache", "target"),
-        _ => ("the device's write cache", "media"),
+        "block_cache" => "target",
+        _ => "media",
     }
 }
 
 /// [`Warning::WriteCacheNeverFilled`]'s hint: how long to run, or how much to write first, for the cache to
 /// be full when the window starts (half as long again as the estimate, which assumes the run's rate holds).
 fn never_filled_hint(cache: &str, fill_s: Option<f64>, fill_bytes: Option<u64>) -> String {
-    let (_, behind) = write_cache_words(cache);
+    let behind = behind_word(cache);
     match (fill_s, fill_bytes) {
         (Some(s), Some(b)) => format!(
             "the figures are the cache's, not the {behind}'s: at this rate it fills after about {s:.1} s and {} \

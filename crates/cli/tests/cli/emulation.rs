@@ -181,10 +181,7 @@ fn a_run_that_never_filled_the_device_s_write_cache_says_so_and_one_that_did_doe
     let w = w.unwrap_or_else(|| panic!("no warning: {:#}", short["warnings"]));
     assert_eq!((w["cache"].as_str(), w["size_bytes"].as_u64()), (Some("device"), Some(64 << 20)));
     assert!(num(w, "/peak_dirty_bytes") < (64 << 20) as f64 && num(w, "/fill_s") > 1.0, "{w:#}");
-    assert!(
-        text.contains("into the device's write cache of 64 MiB over 'sim:hdd,15k', which never filled"),
-        "{text}"
-    );
+    assert!(text.contains("into the 64 MiB write cache of 'sim:hdd,15k', which never filled"), "{text}");
     assert!(text.contains("--ramp of at least 3 s"), "{text}");
     assert!(
         page.contains("which never filled") && page.contains("--ramp of at least 3 s"),
@@ -211,7 +208,7 @@ fn a_write_back_block_cache_that_never_filled_says_so_and_one_that_did_does_not(
     let w = short["warnings"].as_array().unwrap().iter().find(|w| w["kind"] == "write_cache_never_filled");
     let w = w.unwrap_or_else(|| panic!("no warning: {:#}", short["warnings"]));
     assert_eq!((w["cache"].as_str(), w["size_bytes"].as_u64()), (Some("block_cache"), Some(1 << 30)));
-    assert!(text.contains("iolab's write-back block cache of 1.00 GiB"), "{text}");
+    assert!(text.contains("iolab's 1.00 GiB write-back block cache over"), "{text}");
     let (_, long, _) = text_and_json(&[&args[..], &["-d", "1s"]].concat());
     assert!(num(&long, "/cache/writes_forwarded_full") > 0.0, "{:#}", long["cache"]);
     assert!(
