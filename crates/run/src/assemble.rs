@@ -115,7 +115,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         requested_depth: plan.workers.iter().map(|w| w.qd).sum(),
         achieved_depth,
         engine: outputs.first().map_or("", |o| o.engine).to_string(),
-        ramp_s: outputs.iter().map(|o| o.ramp_ns).max().unwrap_or(plan.ramp_ns) as f64 / 1e9,
+        ramp_s: ramp_ns(&plan, &outputs) as f64 / 1e9,
         total_ops: total.all.ops,
         interval_iops: series
             .iter()
@@ -156,8 +156,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         seed: plan.seed,
         config,
         env,
-        // The ramp as it happened: a run stopped during its ramp did not ramp for as long as planned.
-        ramp_s: outputs.iter().map(|o| o.ramp_ns).max().unwrap_or(plan.ramp_ns) as f64 / 1e9,
+        ramp_s: ramp_ns(&plan, &outputs) as f64 / 1e9,
         measured_s,
         in_flight_at_end: Some(in_flight_at_end),
         total,
