@@ -204,7 +204,7 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         lag: w.rate_iops.map(|_| Box::default()),
         extras: false,
         at_end: iolab_stats::InFlightAtEnd::default(),
-        hits_first: s.tools.cache.as_ref().is_some_and(|c| c.dev.is_none() && c.real_dev.is_none()),
+        hits_first: hits_first(s),
         later: Vec::with_capacity(qd),
     };
     l.extras = l.per_target.is_some()
@@ -221,6 +221,15 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         r.start = *ops.start.get_or_init(|| window.start);
     }
     l.run(engine, window, arrivals)
+}
+
+/// Whether a refill pushes the ops the block cache serves from RAM first ([`OpLoop::hits_first`]): only where
+/// the cache serves at push (no cache device) and handing ops to the kernel costs time in the refill (io_uring's
+/// early submits). In-process engines submit nothing early, so there the order is the generator's and a hit
+/// costs no second lookup (a hit in `mem:` stays at issue 5's cost, docs/BENCHMARKS.md).
+fn hits_first(s: &WorkerSetup) -> bool {
+    let in_ram = s.tools.cache.as_ref().is_some_and(|c| c.dev.is_none() && c.real_dev.is_none());
+    in_ram && matches!(s.tools.engine, crate::EngineChoice::Uring)
 }
 
 impl OpLoop<'_> {
@@ -700,7 +709,7 @@ mod tests {
         let plan = Plan::from_spec(&spec, Some(&TargetSpec::Sim(sim))).expect("plan");
         let regions = plan.bind(&[TargetGeometry { size_bytes: 1 << 20, block_bytes: 512 }]).expect("bind");
         let (mut setup, _rx) =
-            WorkerSetup::for_test(&plan, regions[0].clone(), EngineChoice::Null, 10_000_000);
+            WorkerSetup::for_test(&plan, regions[0].clone(), EngineChoice::Uring, 10_000_000);
         let config = CacheConfig {
             capacity_bytes: 512 << 10,
             line_bytes: 4096,
