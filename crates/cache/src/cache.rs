@@ -266,6 +266,23 @@ impl Cache {
         (id, lock(self.in_flight.get(id)))
     }
 
+    /// Whether [`Cache::read`] (`write` false) or [`Cache::write`] (`write` true, not bypassing) of `len` bytes
+    /// at `offset` of `target` would be served by the cache now: every line a read touches is cached; every
+    /// line a write-back write touches is cached, or wholly written with room for it. Looks only (no policy
+    /// use, no counter): the engine asks it to push such ops first. Another thread may change the answer
+    /// before the op is pushed.
+    pub fn would_serve(&self, target: u16, offset: u64, len: u32, write: bool) -> bool {
+        if write && self.config.mode != CacheMode::WriteBack {
+            return false;
+        }
+        let len = len as usize;
+        self.line_range(offset, len).all(|line| {
+            let key = key_of(target, line);
+            let shard = self.shard(key);
+            shard.find(key).is_some() || (write && self.span(offset, len, line).full && shard.room())
+        })
+    }
+
     /// A read of `buf.len()` bytes at `offset` of `target`. `bypass`: the op is part of a sequential stream
     /// past the cutoff: it is served from the cache only if every line is there, and never fills.
     pub fn read(&self, target: u16, offset: u64, buf: &mut [u8], bypass: bool) -> ReadOutcome {
@@ -423,8 +440,15 @@ impl Cache {
         let lines = self.line_range(offset, len);
         for line in lines.clone() {
             let key = key_of(target, line);
-            let shard = self.shard(key);
-            if shard.find(key).is_none() && !(self.span(offset, len, line).full && shard.room()) {
+            let mut shard = self.shard(key);
+            if shard.find(key).is_some() {
+                continue;
+            }
+            let full = self.span(offset, len, line).full;
+            if !(full && shard.room()) {
+                // No room for a line it writes whole: the cache is full of dirty lines, its write-back
+                // reserve too, and the target behind it sets the pace.
+                shard.counters.writes_forwarded_full += u64::from(full);
                 return false;
             }
         }
@@ -445,6 +469,7 @@ impl Cache {
             }
             if all && line + 1 == lines.end {
                 shard.counters.writes_absorbed += 1;
+                shard.counters.absorbed_bytes += len as u64;
             }
         }
         // A line was evicted between the two passes: the write goes to the target too (the lines taken are
@@ -794,6 +819,9 @@ impl Cache {
             evictions: total.evictions,
             bypassed: total.bypassed,
             invalidations: total.invalidations,
+            absorbed_bytes: total.absorbed_bytes,
+            writes_forwarded_full: total.writes_forwarded_full,
+            peak_dirty_lines: self.shared.peak_dirty.load(Relaxed),
             dirty_at_end: if end == u64::MAX { self.dirty_lines() } else { end },
             capacity_bytes: self.capacity_lines.load(Relaxed) << self.line_shift,
             lines,

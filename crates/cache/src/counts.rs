@@ -26,6 +26,8 @@ pub(crate) struct ShardCounters {
     pub(crate) evictions: u64,
     pub(crate) bypassed: u64,
     pub(crate) invalidations: u64,
+    pub(crate) absorbed_bytes: u64,
+    pub(crate) writes_forwarded_full: u64,
 }
 
 impl ShardCounters {
@@ -43,6 +45,8 @@ impl ShardCounters {
         self.evictions += other.evictions;
         self.bypassed += other.bypassed;
         self.invalidations += other.invalidations;
+        self.absorbed_bytes += other.absorbed_bytes;
+        self.writes_forwarded_full += other.writes_forwarded_full;
     }
 }
 
@@ -51,6 +55,8 @@ impl ShardCounters {
 pub(crate) struct SharedCounts {
     /// Dirty lines, resident or awaiting write-back, including those being written back.
     pub(crate) dirty: AtomicU64,
+    /// The most lines `dirty` ever counted.
+    pub(crate) peak_dirty: AtomicU64,
     /// Resident dirty lines not being written back.
     pub(crate) resident_dirty_idle: AtomicU64,
     /// Evicted dirty lines queued for write-back.
@@ -75,7 +81,10 @@ impl SharedCounts {
     /// One more dirty line, `key`.
     #[inline]
     pub(crate) fn dirtied(&self, key: u64) {
-        self.dirty.fetch_add(1, Relaxed);
+        let now = self.dirty.fetch_add(1, Relaxed) + 1;
+        if now > self.peak_dirty.load(Relaxed) {
+            self.peak_dirty.fetch_max(now, Relaxed);
+        }
         self.dirty_of[dirty_bucket(key)].fetch_add(1, Relaxed);
     }
 

@@ -267,3 +267,31 @@ fn bypass_never_fills_but_hits_cached_lines() {
     assert_eq!(cache.read(0, 0, &mut buf, true), ReadOutcome::Hit);
     assert_eq!(cache.stats().bypassed, 2);
 }
+
+/// Issue 36, items 3 and 5: a write-back cache counts the bytes it absorbed, its most dirty lines at once and
+/// the writes of whole lines it had no room for (full of dirty lines, its write-back reserve too: the target
+/// sets the pace from then); `would_serve` answers as the read or write would, without using a line.
+#[test]
+fn write_back_counts_absorbed_bytes_the_dirty_peak_and_writes_forwarded_full() {
+    let cache = Cache::new(config(CacheMode::WriteBack, CachePolicy::Lru, 16)).unwrap();
+    let data = vec![3u8; 4096];
+    let mut absorbed = 0u64;
+    for line in 0..64u64 {
+        let (predicted, before) = (cache.would_serve(0, line * 4096, 4096, true), absorbed);
+        match cache.write(0, line * 4096, &data, false) {
+            WriteOutcome::Absorbed => absorbed += 1,
+            WriteOutcome::Forward(t) => {
+                cache.finish(t, &mut data.clone(), true);
+            }
+        }
+        assert_eq!(predicted, absorbed > before, "line {line}: the write as predicted");
+    }
+    let s = cache.stats();
+    assert!(absorbed > 16, "16 lines, and the write-back reserve: {absorbed}");
+    let want = (absorbed * 4096, absorbed, 64 - absorbed);
+    assert_eq!((s.absorbed_bytes, s.peak_dirty_lines, s.writes_forwarded_full), want);
+    assert!(cache.would_serve(0, 5 * 4096, 4096, false) && cache.would_serve(0, 0, 4096, false), "cached");
+    assert!(!cache.would_serve(0, 40 * 4096, 4096, false), "never cached");
+    assert!(cache.would_serve(0, 5 * 4096, 512, true), "a partial write to a cached line is absorbed");
+    assert_eq!(cache.stats().hits, 0, "asking uses nothing");
+}

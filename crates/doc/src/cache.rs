@@ -29,6 +29,16 @@ pub struct CacheStats {
     pub bypassed: u64,
     /// Lines invalidated by writes (read-only mode, or partial writes that could not update a line).
     pub invalidations: u64,
+    /// Bytes of the writes absorbed (write-back).
+    #[serde(default)]
+    pub absorbed_bytes: u64,
+    /// Write-back writes of whole lines sent to the target because the cache had no room for them (every
+    /// line cached, the write-back reserve full of dirty lines waiting for the target): the cache was full.
+    #[serde(default)]
+    pub writes_forwarded_full: u64,
+    /// The most lines dirty at once (write-back).
+    #[serde(default)]
+    pub peak_dirty_lines: u64,
     /// Dirty lines when the run ended, before the exit write-back.
     pub dirty_at_end: u64,
     /// Capacity now, in bytes (after any shrink).

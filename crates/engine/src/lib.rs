@@ -73,6 +73,10 @@ pub struct Completion {
     /// When the op completed, where the engine knows it before the caller comes back for it (a cache hit in
     /// RAM: when its copy was done); 0: when it is reaped.
     pub done_ns: u64,
+    /// When the engine began serving it, where it knows (a cache hit in RAM: when its copy began); 0: its
+    /// hand-over to the engine stands for it. From the op's intended start to here is iolab's own dispatch
+    /// delay; from here to its completion, its service time.
+    pub start_ns: u64,
 }
 
 /// Engine failures (not per-I/O errors, which are [`Completion`] results).
@@ -130,6 +134,14 @@ pub trait Engine {
     /// to its op from push to reap, `worker/slots.rs`; a wrapper that pushes ops of its own uses buffers of
     /// its own for them.)
     unsafe fn push(&mut self, op: Op);
+    /// Whether [`Engine::push`] would complete `op` by itself, at once, without the engine underneath (a read
+    /// every line of which is in the block cache's RAM, a write a write-back cache would absorb): the worker
+    /// pushes those first in a refill, so they are served before the refill's other ops go to the kernel. A
+    /// guess that may be wrong either way (another worker may evict or fill a line in between): it orders
+    /// pushes, it decides nothing. No engine but the cache's serves at push.
+    fn serves_at_push(&self, _op: &Op) -> bool {
+        false
+    }
     /// Submits queued ops and appends completions to `out`: waits for at least one while any op is in flight,
     /// but not past `deadline_ns` (on this engine's clock) when given. With nothing in flight it waits until
     /// the deadline.
@@ -173,6 +185,10 @@ impl<E: Engine + ?Sized> Engine for Box<E> {
     unsafe fn push(&mut self, op: Op) {
         // SAFETY: the caller's promise for `op` is the one the boxed engine asks.
         unsafe { (**self).push(op) }
+    }
+    #[inline]
+    fn serves_at_push(&self, op: &Op) -> bool {
+        (**self).serves_at_push(op)
     }
     fn submit_and_reap(
         &mut self,

@@ -441,7 +441,7 @@ fn bit_flip_write_stores_one_flipped_bit() {
     let sent = d.engine.buffer_mut(1)[..8192].to_vec();
     d.engine.push_now(op(0xABCD, true, 8192, 8192, 1));
     let c = reap_all(&mut d.engine, 1);
-    assert_eq!(c[0], Completion { user_data: 0xABCD, result: 8192, cached: false, done_ns: 0 });
+    assert_eq!(c[0], Completion { user_data: 0xABCD, result: 8192, cached: false, done_ns: 0, start_ns: 0 });
     let mut stored = vec![0u8; 8192];
     d.store.read(8192, &mut stored);
     assert_eq!(differing_bits(&sent, &stored), 1);

@@ -71,8 +71,16 @@ impl CacheResult {
                 format_count(self.window_reads_from_target),
             ),
             format!(
-                "read latency from cache {} · from the target {}",
+                "read latency from cache {}{} · from the target {}",
                 lat(&self.latency.from_cache),
+                match (&self.latency.hit_service, &self.latency.hit_dispatch) {
+                    (Some(_), Some(_)) => format!(
+                        " (service {}, dispatch delay {})",
+                        lat(&self.latency.hit_service),
+                        lat(&self.latency.hit_dispatch)
+                    ),
+                    _ => String::new(),
+                },
                 lat(&self.latency.from_target)
             ),
             format!(
@@ -94,6 +102,14 @@ pub struct CacheLatency {
     pub from_cache: Option<LatSummary>,
     /// Reads served by the target.
     pub from_target: Option<LatSummary>,
+    /// Reads served from the cache: their service time, from when the cache began serving them (a hit in
+    /// RAM: its copy began; a hit timed by a cache device: its hand-over to it) to their completion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit_service: Option<LatSummary>,
+    /// Reads served from the cache: their dispatch delay, from their intended start until the cache began
+    /// serving them (iolab's own turn-around). `from_cache` is, op by op, the sum of the two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit_dispatch: Option<LatSummary>,
 }
 
 /// One shrink of the cache under memory pressure.

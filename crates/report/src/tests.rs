@@ -485,6 +485,15 @@ fn json_schema_nested_properties_match_serialised_keys() {
         Warning::EmulatedDataDropped { target: "sim:ssd,nvme".into(), kept_bytes: 1 << 30 },
         Warning::CacheShrunk { times: 2, capacity_bytes: 1 << 30 },
         Warning::CacheDirtyAtExit { lines: 3 },
+        Warning::WriteCacheNeverFilled {
+            target: "sim:hdd,15k".into(),
+            cache: "device".into(),
+            size_bytes: 64 << 20,
+            written_bytes: 36 << 20,
+            peak_dirty_bytes: 32 << 20,
+            fill_s: Some(2.0),
+            fill_bytes: Some(72 << 20),
+        },
         Warning::DataMismatch { blocks: 2, reads: 3, classes: "2 lost_write, 1 torn_write".into() },
         Warning::ReadbackIncomplete { blocks: 4 },
         Warning::WindowEndedLate { ops: 4, drained_ns: 8_000_000_000, longest_ns: 8_100_000_000 },
@@ -554,7 +563,7 @@ fn sample_cache() -> RunResult {
             capacity_bytes: 1 << 30,
             ..Default::default()
         },
-        latency: CacheLatency { from_cache: lat, from_target: lat },
+        latency: CacheLatency { from_cache: lat, from_target: lat, ..Default::default() },
         shrinks: vec![CacheShrink { t_s: 3.0, mem_available_bytes: 1 << 28, capacity_bytes: 3 << 28 }],
     });
     r

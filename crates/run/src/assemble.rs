@@ -7,7 +7,7 @@ use crate::integrity::RunIntegrity;
 use crate::layers::Layers;
 use crate::layout::TargetLayouts;
 use crate::target::RunTarget;
-use crate::warnings::{run_warnings, CacheFacts, PathTarget, RateFacts, RunFacts};
+use crate::warnings::{run_warnings, CacheFacts, PathTarget, RateFacts, RunFacts, WriteCacheFacts};
 use crate::{env, loadgen, Result};
 use iolab_device::{TargetKind, ThrottleGuard};
 use iolab_engine::WorkerOutput;
@@ -115,7 +115,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         requested_depth: plan.workers.iter().map(|w| w.qd).sum(),
         achieved_depth,
         engine: outputs.first().map_or("", |o| o.engine).to_string(),
-        ramp_s: outputs.iter().map(|o| o.ramp_ns).max().unwrap_or(plan.ramp_ns) as f64 / 1e9,
+        ramp_s: ramp_ns(&plan, &outputs) as f64 / 1e9,
         total_ops: total.all.ops,
         interval_iops: series
             .iter()
@@ -137,6 +137,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         measured_s,
         cache: cache.as_ref().map(cache_facts),
         dropped_data: dropped_data(&plan, &run.layers),
+        write_caches: write_caches(&plan, &run.layers, &run.regions, measured_ns + ramp_ns(&plan, &outputs)),
         in_flight_at_end,
         max_recorded_ns: max_recorded_ns(&total),
     };
@@ -155,8 +156,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         seed: plan.seed,
         config,
         env,
-        // The ramp as it happened: a run stopped during its ramp did not ramp for as long as planned.
-        ramp_s: outputs.iter().map(|o| o.ramp_ns).max().unwrap_or(plan.ramp_ns) as f64 / 1e9,
+        ramp_s: ramp_ns(&plan, &outputs) as f64 / 1e9,
         measured_s,
         in_flight_at_end: Some(in_flight_at_end),
         total,
@@ -452,6 +452,62 @@ fn path_targets(targets: &[RunTarget], plan: &Plan) -> Vec<PathTarget> {
             loop_cached_backing: p.loop_cached_backing.clone(),
         })
         .collect()
+}
+
+/// The ramp as it happened (a run stopped during its ramp did not ramp for as long as planned), ns.
+fn ramp_ns(plan: &Plan, outputs: &[WorkerOutput]) -> u64 {
+    outputs.iter().map(|o| o.ramp_ns).max().unwrap_or(plan.ramp_ns)
+}
+
+/// The write-back caches the run wrote into: each emulated device's own (the outermost: an array's, not its
+/// members'), and iolab's block cache in write-back mode, whose dirty data grew over `elapsed_ns` (the ramp
+/// and the window).
+fn write_caches(
+    plan: &Plan,
+    layers: &Layers,
+    regions: &[Vec<Region>],
+    elapsed_ns: u64,
+) -> Vec<WriteCacheFacts> {
+    let mut facts: Vec<WriteCacheFacts> = plan
+        .targets
+        .iter()
+        .zip(&layers.sims)
+        .filter_map(|(t, sim)| {
+            let f = sim.as_ref()?.device.write_cache_fill()?;
+            Some(WriteCacheFacts {
+                target: t.name.clone(),
+                cache: "device",
+                size_bytes: f.size_bytes,
+                written_bytes: f.taken_bytes,
+                peak_dirty_bytes: f.peak_dirty_bytes,
+                full_writes: f.waited_writes,
+                growth_ns: f.growth_ns,
+                fits: false,
+            })
+        })
+        .collect();
+    let Some(rc) =
+        layers.cache.as_ref().filter(|rc| rc.cache.config().mode == iolab_cache::CacheMode::WriteBack)
+    else {
+        return facts;
+    };
+    let k = rc.cache.stats();
+    let addressed: u64 = iolab_plan::sizing::addressed_bytes(plan, regions).iter().sum();
+    let target = match plan.targets.len() {
+        1 => plan.targets[0].name.clone(),
+        n => format!("{} and {} more", plan.targets[0].name, n - 1),
+    };
+    facts.push(WriteCacheFacts {
+        target,
+        cache: "block_cache",
+        size_bytes: k.capacity_bytes,
+        written_bytes: k.absorbed_bytes,
+        peak_dirty_bytes: k.peak_dirty_lines * rc.cache.config().line_bytes as u64,
+        full_writes: k.writes_forwarded_full,
+        growth_ns: elapsed_ns,
+        fits: addressed <= k.capacity_bytes,
+    });
+    facts
 }
 
 /// Emulated targets whose written data outgrew the RAM given to them: (name, bytes kept).

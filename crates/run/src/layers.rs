@@ -97,9 +97,13 @@ impl RunCache {
         let counters = self.cache.stats();
         let mut from_cache = iolab_stats::LatencyHistogram::new();
         let mut from_target = iolab_stats::LatencyHistogram::new();
+        let mut hit_service = iolab_stats::LatencyHistogram::new();
+        let mut hit_dispatch = iolab_stats::LatencyHistogram::new();
         for s in sources {
             from_cache.merge(&s.from_cache);
             from_target.merge(&s.from_target);
+            hit_service.merge(&s.hit_service);
+            hit_dispatch.merge(&s.hit_dispatch);
         }
         // Reads by source in the measurement window (the cache's own counters run from the start, ramp and
         // exit write-back included).
@@ -120,6 +124,8 @@ impl RunCache {
             latency: iolab_report::cache::CacheLatency {
                 from_cache: from_cache.summary(),
                 from_target: from_target.summary(),
+                hit_service: hit_service.summary(),
+                hit_dispatch: hit_dispatch.summary(),
             },
             shrinks: self.shrinks.clone(),
         }

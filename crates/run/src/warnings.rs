@@ -89,6 +89,56 @@ pub struct CacheFacts {
     pub dirty_after_exit: u64,
 }
 
+/// A write-back cache's fill over the run (an emulated device's own, or iolab's block cache), as the
+/// warnings need it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WriteCacheFacts {
+    /// The target behind it.
+    pub target: String,
+    /// `device` or `block_cache` ([`Warning::WriteCacheNeverFilled`]).
+    pub cache: &'static str,
+    /// Its size.
+    pub size_bytes: u64,
+    /// Bytes of the writes it took.
+    pub written_bytes: u64,
+    /// The most dirty data it held at once.
+    pub peak_dirty_bytes: u64,
+    /// Writes that found it full (they waited for room, or went to the target instead).
+    pub full_writes: u64,
+    /// The time its dirty data took to grow to that peak, ns: from the first write (a device's cache), or
+    /// the run's ramp and window (iolab's block cache).
+    pub growth_ns: u64,
+    /// The run's data set fits in it, so it can never fill (iolab's block cache).
+    pub fits: bool,
+}
+
+impl WriteCacheFacts {
+    /// It never filled, and not because the media kept up: no write found it full, and its dirty data peaked
+    /// above [`iolab_stats::WRITE_CACHE_GROWTH_SHARE`] of what it took.
+    pub fn never_filled(&self) -> bool {
+        self.full_writes == 0
+            && self.written_bytes > 0
+            && self.peak_dirty_bytes as f64
+                > iolab_stats::WRITE_CACHE_GROWTH_SHARE * self.written_bytes as f64
+    }
+
+    /// The warning, with how long (and how much writing) the run's rate takes to fill it: its size over the
+    /// rate its dirty data grew at, and over the share of the writes that stayed dirty.
+    fn warning(&self) -> Warning {
+        let grew = !self.fits && self.growth_ns > 0 && self.peak_dirty_bytes > 0;
+        let per_dirty_byte = |x: f64| x * self.size_bytes as f64 / self.peak_dirty_bytes as f64;
+        Warning::WriteCacheNeverFilled {
+            target: self.target.clone(),
+            cache: self.cache.to_string(),
+            size_bytes: self.size_bytes,
+            written_bytes: self.written_bytes,
+            peak_dirty_bytes: self.peak_dirty_bytes,
+            fill_s: grew.then(|| per_dirty_byte(self.growth_ns as f64 / 1e9)),
+            fill_bytes: grew.then(|| per_dirty_byte(self.written_bytes as f64) as u64),
+        }
+    }
+}
+
 /// Everything the run-level warnings are derived from.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunFacts {
@@ -138,6 +188,8 @@ pub struct RunFacts {
     pub cache: Option<CacheFacts>,
     /// Emulated targets whose written data outgrew RAM: (name, bytes kept).
     pub dropped_data: Vec<(String, u64)>,
+    /// The write-back caches the run wrote into: emulated devices' own, iolab's block cache.
+    pub write_caches: Vec<WriteCacheFacts>,
     /// The I/Os in flight when the window closed.
     pub in_flight_at_end: iolab_stats::InFlightAtEnd,
     /// The longest I/O the window recorded (any kind), ns; `None` when it recorded none.
@@ -200,6 +252,7 @@ pub fn run_warnings(f: &RunFacts) -> Vec<Warning> {
     for (target, kept_bytes) in &f.dropped_data {
         w.push(Warning::EmulatedDataDropped { target: target.clone(), kept_bytes: *kept_bytes });
     }
+    w.extend(f.write_caches.iter().filter(|c| c.never_filled()).map(WriteCacheFacts::warning));
     let end = f.in_flight_at_end;
     if end.late(f.max_recorded_ns) {
         w.push(Warning::WindowEndedLate {
@@ -481,6 +534,44 @@ mod tests {
             ..closed(1, 1.0)
         };
         assert_eq!(run_warnings(&queue), vec![]);
+    }
+
+    /// Issue 36, item 3: a write cache that took the run's writes and never filled is said, with how long the
+    /// run's rate takes to fill it; one that filled, or that the media kept up with, is not.
+    #[test]
+    fn a_write_cache_that_never_filled_is_warned_about_with_the_time_to_fill_it() {
+        let m = 1u64 << 20;
+        let short = WriteCacheFacts {
+            target: "sim:hdd,15k".into(),
+            cache: "device",
+            size_bytes: 64 * m,
+            written_bytes: 36 * m,
+            peak_dirty_bytes: 32 * m,
+            full_writes: 0,
+            growth_ns: 1_000_000_000,
+            fits: false,
+        };
+        let f = RunFacts { write_caches: vec![short.clone()], ..closed(1, 1.0) };
+        let w = run_warnings(&f);
+        let [Warning::WriteCacheNeverFilled { fill_s: Some(s), fill_bytes: Some(b), .. }] = &w[..] else {
+            panic!("{w:?}")
+        };
+        assert!((s - 2.0).abs() < 1e-9 && *b == 72 * m, "64 MiB at 32 MiB a second, 9 written per 8 kept");
+        let hint = w[0].hint().unwrap();
+        assert!(hint.contains("--ramp of at least 3 s") && hint.contains("108 MiB"), "{hint}");
+        assert!(
+            w[0].message().contains("wrote 36 MiB into the 64 MiB write cache of 'sim:hdd,15k'"),
+            "{}",
+            w[0].message()
+        );
+        let filled = WriteCacheFacts { full_writes: 1, ..short.clone() };
+        let kept_up = WriteCacheFacts { written_bytes: 4096 * m, peak_dirty_bytes: 2 * m, ..short.clone() };
+        let f = RunFacts { write_caches: vec![filled, kept_up], ..closed(1, 1.0) };
+        assert_eq!(run_warnings(&f), vec![]);
+        let fits = WriteCacheFacts { cache: "block_cache", fits: true, ..short };
+        let w = run_warnings(&RunFacts { write_caches: vec![fits], ..closed(1, 1.0) });
+        assert!(matches!(w[..], [Warning::WriteCacheNeverFilled { fill_s: None, .. }]), "{w:?}");
+        assert!(w[0].hint().unwrap().contains("data set fits"), "{:?}", w[0].hint());
     }
 
     #[test]

@@ -53,6 +53,10 @@ pub(crate) struct WireOutput {
     stopped_early: bool,
     txn: Option<WireTxn>,
     read_sources: Option<(String, String)>,
+    /// Cache hits' service time and dispatch delay (`iolab-hdr/1`; absent from a rank of an iolab before they
+    /// were kept apart).
+    #[serde(default)]
+    hit_times: Option<(String, String)>,
     per_target: Option<Vec<(WireOps, WireOps)>>,
     split_ios: Vec<u64>,
     /// Open loop: the lag histogram (`iolab-hdr/1`).
@@ -148,6 +152,10 @@ impl WireOutput {
                 .read_sources
                 .as_ref()
                 .map(|r| (r.from_cache.to_base64(), r.from_target.to_base64())),
+            hit_times: o
+                .read_sources
+                .as_ref()
+                .map(|r| (r.hit_service.to_base64(), r.hit_dispatch.to_base64())),
             per_target: o
                 .per_target
                 .as_ref()
@@ -161,7 +169,12 @@ impl WireOutput {
     pub(crate) fn output(self, index: u32) -> Result<WorkerOutput> {
         let read_sources = match self.read_sources {
             Some((c, t)) => {
-                Some(Box::new(ReadSources { from_cache: histogram(&c)?, from_target: histogram(&t)? }))
+                let (hit_service, hit_dispatch) = match &self.hit_times {
+                    Some((s, d)) => (histogram(s)?, histogram(d)?),
+                    None => Default::default(),
+                };
+                let (from_cache, from_target) = (histogram(&c)?, histogram(&t)?);
+                Some(Box::new(ReadSources { from_cache, from_target, hit_service, hit_dispatch }))
             }
             None => None,
         };

@@ -163,6 +163,10 @@ impl Model for Checked {
     fn expected_service_ns(&self, write: bool, len: u32) -> f64 {
         self.inner.expected_service_ns(write, len)
     }
+
+    fn write_cache_fill(&self) -> Option<crate::WriteCacheFill> {
+        self.inner.write_cache_fill()
+    }
 }
 
 /// `model` as [`crate::build`] returns it: behind [`Checked`] in debug builds, itself in release builds.

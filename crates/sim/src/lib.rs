@@ -108,6 +108,25 @@ pub struct Done {
     pub at_ns: u64,
 }
 
+/// How full a device's write-back cache ([`wcache::Cached`]) got over a run: whether the media behind it was
+/// ever the limit. A write waits for room only once the cache holds `size_bytes` of dirty data (or its
+/// extents); until then every write completes at the cache's speed, whatever the media can take.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WriteCacheFill {
+    /// The cache's size.
+    pub size_bytes: u64,
+    /// Volatile (lost on power failure), else power-loss protected.
+    pub volatile: bool,
+    /// Bytes of the writes it took.
+    pub taken_bytes: u64,
+    /// The most dirty data it held at once (on its way to the media included).
+    pub peak_dirty_bytes: u64,
+    /// Writes that found it full and waited for room: the media was the limit for them.
+    pub waited_writes: u64,
+    /// From the first write it took to the moment it held its most dirty data, on the caller's clock.
+    pub growth_ns: u64,
+}
+
 /// A device model: a discrete-event simulation on its caller's clock.
 ///
 /// Contract. The caller's side: calls come with non-decreasing times; `submit(now, ..)` is only called after
@@ -132,6 +151,11 @@ pub trait Model: Send {
     /// The mean service time of one request of `len` bytes on an idle device with uniformly random offsets
     /// over the whole device (the analytic figure tests and the precision table compare against).
     fn expected_service_ns(&self, write: bool, len: u32) -> f64;
+    /// How full the device's write-back cache got so far, when it has one (the outermost: an array's own
+    /// cache, not its members'); None for a write-through device.
+    fn write_cache_fill(&self) -> Option<WriteCacheFill> {
+        None
+    }
 }
 
 /// Builds the model for `spec`, deterministic for `seed`, with room for `max_in_flight` requests.

@@ -177,6 +177,10 @@ impl crate::Model for Linked {
             + self.link.params.latency_ns as f64
             + self.link.transfer_ns(len)
     }
+
+    fn write_cache_fill(&self) -> Option<crate::WriteCacheFill> {
+        self.inner.write_cache_fill()
+    }
 }
 
 #[cfg(test)]

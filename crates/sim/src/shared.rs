@@ -96,6 +96,11 @@ impl SharedDevice {
         self.lock().model.in_flight()
     }
 
+    /// How full the device's write-back cache got so far ([`crate::Model::write_cache_fill`]).
+    pub fn write_cache_fill(&self) -> Option<crate::WriteCacheFill> {
+        self.lock().model.write_cache_fill()
+    }
+
     /// The model's analytic mean service time (see [`Model::expected_service_ns`]).
     pub fn expected_service_ns(&self, write: bool, len: u32) -> f64 {
         self.lock().model.expected_service_ns(write, len)

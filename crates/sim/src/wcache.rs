@@ -99,6 +99,9 @@ pub struct Cached {
     next_seq: u64,
     in_flight: usize,
     scratch: Vec<Done>,
+    /// How full it got ([`Model::write_cache_fill`]), and when it took its first write.
+    fill: crate::WriteCacheFill,
+    first_write_ns: Option<u64>,
 }
 
 impl Cached {
@@ -153,6 +156,12 @@ impl Cached {
             next_seq: 0,
             in_flight: 0,
             scratch: Vec::with_capacity(cap + depth),
+            fill: crate::WriteCacheFill {
+                size_bytes: p.size_bytes,
+                volatile: p.kind == WriteCache::Volatile,
+                ..Default::default()
+            },
+            first_write_ns: None,
         }
     }
 
@@ -271,6 +280,7 @@ impl Cached {
         if self.waiting.is_empty() && self.fits(len) {
             self.admit(now, tag, offset, len);
         } else {
+            self.fill.waited_writes += 1;
             self.waiting.push_back((tag, offset, len));
         }
     }
@@ -282,9 +292,20 @@ impl Cached {
         let ready_ns = self.pipe_free.round() as u64 + self.p.write_ns;
         self.held_bytes += len as u64;
         self.held_extents += 1;
+        self.note_taken(t, len);
         self.dirty.push_back(Extent { offset, len, seq: self.next_seq, ready_ns });
         self.next_seq += 1;
         self.push_due(ready_ns, tag);
+    }
+
+    /// Counts a write of `len` bytes taken at `t` (already in the dirty count) in [`Self::fill`].
+    fn note_taken(&mut self, t: u64, len: u32) {
+        let first = *self.first_write_ns.get_or_insert(t);
+        self.fill.taken_bytes += len as u64;
+        if self.held_bytes > self.fill.peak_dirty_bytes {
+            self.fill.peak_dirty_bytes = self.held_bytes;
+            self.fill.growth_ns = t - first;
+        }
     }
 
     /// Takes the waiting writes that now fit.
@@ -447,6 +468,10 @@ impl Model for Cached {
 
     fn in_flight(&self) -> usize {
         self.in_flight
+    }
+
+    fn write_cache_fill(&self) -> Option<crate::WriteCacheFill> {
+        Some(self.fill)
     }
 
     /// A write into an empty cache costs its transfer plus `write_ns`; everything else is the media's figure.

@@ -277,3 +277,25 @@ fn a_shared_device_passes_kinds_through() {
     }
     assert_eq!(out, vec![d(3, ack(0) + MEDIA_NS + FLUSH_NS)]);
 }
+
+/// Issue 36, item 3: the cache says how full it got. Four writes into a 1 MiB cache: all taken, all dirty at
+/// once (the media drains one at a time, from the first write's completion), none waited, and the peak came
+/// with the fourth write's admission at time 0. Into a cache of three blocks the fourth waits for room.
+#[test]
+fn the_cache_reports_what_it_took_its_dirty_peak_and_the_writes_that_waited() {
+    let mut m = cache(WriteCache::Volatile, 1 << 20);
+    four_writes(&mut m);
+    settle(&mut m);
+    let f = m.write_cache_fill().expect("a write-back cache");
+    assert_eq!((f.size_bytes, f.volatile), (1 << 20, true));
+    assert_eq!((f.taken_bytes, f.peak_dirty_bytes, f.waited_writes, f.growth_ns), (4 * 4096, 4 * 4096, 0, 0));
+    let mut small = cache(WriteCache::PowerProtected, 3 * BLK as u64);
+    four_writes(&mut small);
+    settle(&mut small);
+    let f = small.write_cache_fill().expect("a write-back cache");
+    assert_eq!(
+        (f.volatile, f.taken_bytes, f.peak_dirty_bytes, f.waited_writes),
+        (false, 4 * 4096, 3 * 4096, 1)
+    );
+    assert_eq!(write_through().write_cache_fill(), None, "nothing to fill");
+}

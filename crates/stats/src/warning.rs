@@ -26,6 +26,12 @@ pub const FRAGMENTED_MEAN_EXTENT_BYTES: u64 = 16 << 20;
 /// of a few percent stop being meaningful.
 pub const HIGH_CV: f64 = 0.10;
 
+/// A write-back cache that took the run's writes without ever filling raises [`Warning::WriteCacheNeverFilled`]
+/// when its dirty data peaked above this share of what it took: the device or target behind it drained less
+/// than three quarters of the writes. One that keeps up (a rate the media sustains) holds a few writes at a
+/// time, a vanishing share of a run's.
+pub const WRITE_CACHE_GROWTH_SHARE: f64 = 0.25;
+
 /// A first interval below this fraction of the median interval raises
 /// [`Warning::FirstIntervalSlow`].
 pub const FIRST_INTERVAL_SLOW_RATIO: f64 = 0.50;
@@ -241,6 +247,29 @@ pub enum Warning {
         /// Capacity at the end.
         capacity_bytes: u64,
     },
+    /// A write-back cache took the run's writes and never filled: no write waited for room and its dirty data
+    /// grew through the run (the device or target behind it did not keep up, [`WRITE_CACHE_GROWTH_SHARE`]).
+    /// Every write completed at the cache's speed; the device or target behind it was never the limit.
+    WriteCacheNeverFilled {
+        /// The target behind the cache (iolab's block cache: the first of the run's targets, "and N more").
+        target: String,
+        /// `device`: the emulated device's own write cache; `block_cache`: iolab's block cache in write-back
+        /// mode.
+        cache: String,
+        /// The cache's size.
+        size_bytes: u64,
+        /// Bytes of the writes it took.
+        written_bytes: u64,
+        /// The most dirty data it held at once.
+        peak_dirty_bytes: u64,
+        /// At the rate the run filled it, seconds from the first write until it is full; absent when it never
+        /// fills (the run's data set fits in iolab's block cache).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fill_s: Option<f64>,
+        /// Likewise, bytes written until it is full.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fill_bytes: Option<u64>,
+    },
     /// A write-back cache still held dirty lines after the run (write-backs failed).
     CacheDirtyAtExit {
         /// Dirty lines left.
@@ -345,6 +374,18 @@ impl Warning {
             Self::CacheDirtyAtExit { lines } => {
                 format!("{lines} dirty cache lines could not be written back at the end")
             }
+            Self::WriteCacheNeverFilled { target, cache, size_bytes, written_bytes, peak_dirty_bytes, .. } => {
+                let behind = behind_word(cache);
+                let (written, size, peak) = (mib(*written_bytes), mib(*size_bytes), mib(*peak_dirty_bytes));
+                let what = match cache.as_str() {
+                    "block_cache" => format!("iolab's {size} write-back block cache over '{target}'"),
+                    _ => format!("the {size} write cache of '{target}'"),
+                };
+                format!(
+                    "the run wrote {written} into {what}, which never filled (at most {peak} dirty at once): the \
+                     {behind} behind it was never the limit"
+                )
+            }
             Self::DataMismatch { blocks, reads, classes } => {
                 format!("DATA MISMATCH: {blocks} blocks failed verification, in {reads} reads ({classes})")
             }
@@ -422,6 +463,9 @@ impl Warning {
             }
             Self::CacheShrunk { .. } => "hit ratios changed during the run; cap the cache with --cache-max-mem",
             Self::CacheDirtyAtExit { .. } => "the target failed write-backs: see the errors; acknowledged writes were lost",
+            Self::WriteCacheNeverFilled { cache, fill_s, fill_bytes, .. } => {
+                return Some(never_filled_hint(cache, *fill_s, *fill_bytes))
+            }
             Self::DataMismatch { .. } => {
                 "the storage returned data other than what was acknowledged: see verify.first_mismatches for \
                  offsets, headers and hex dumps (docs/VERIFY.md explains each class)"
@@ -436,6 +480,46 @@ impl Warning {
             }
         };
         Some(hint.to_string())
+    }
+}
+
+/// What is behind a [`Warning::WriteCacheNeverFilled`] cache.
+fn behind_word(cache: &str) -> &'static str {
+    match cache {
+        "block_cache" => "target",
+        _ => "media",
+    }
+}
+
+/// [`Warning::WriteCacheNeverFilled`]'s hint: how long to run, or how much to write first, for the cache to
+/// be full when the window starts (half as long again as the estimate, which assumes the run's rate holds).
+fn never_filled_hint(cache: &str, fill_s: Option<f64>, fill_bytes: Option<u64>) -> String {
+    let behind = behind_word(cache);
+    match (fill_s, fill_bytes) {
+        (Some(s), Some(b)) => format!(
+            "the figures are the cache's, not the {behind}'s: at this rate it fills after about {s:.1} s and {} \
+             of writes; give the run a --ramp of at least {:.0} s, or precondition with at least {} of writes, \
+             so the window measures the {behind} behind the cache (or measure the cache on purpose, and say so)",
+            mib(b),
+            (1.5 * s).ceil().max(1.0),
+            mib(b + b / 2)
+        ),
+        _ => format!(
+            "the run's data set fits in the cache, which never fills however long the run: a --cache smaller \
+             than the data set measures the {behind} behind it"
+        ),
+    }
+}
+
+/// `bytes` as the tables give sizes: "2.5 MiB" under 10 MiB, "37 MiB", "1.00 GiB" from 1 GiB.
+fn mib(bytes: u64) -> String {
+    let m = bytes as f64 / (1u64 << 20) as f64;
+    if m >= 1024.0 {
+        format!("{:.2} GiB", m / 1024.0)
+    } else if m >= 10.0 {
+        format!("{m:.0} MiB")
+    } else {
+        format!("{m:.1} MiB")
     }
 }
 
@@ -529,6 +613,15 @@ mod tests {
             Warning::TmpfsTarget { target: "f".into() },
             Warning::FootprintScaled { target: "f".into(), footprint_bytes: 2 << 30, size_bytes: 1 << 30 },
             Warning::LoopPageCache { target: "/dev/loop0".into(), backing_file: "/x.img".into() },
+            Warning::WriteCacheNeverFilled {
+                target: "f".into(),
+                cache: "block_cache".into(),
+                size_bytes: 1 << 30,
+                written_bytes: 1 << 29,
+                peak_dirty_bytes: 1 << 29,
+                fill_s: None,
+                fill_bytes: None,
+            },
         ];
         for w in all {
             assert!(!w.message().is_empty());

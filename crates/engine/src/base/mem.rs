@@ -73,6 +73,7 @@ impl Engine for MemEngine {
                 result: op.len as i32,
                 cached: false,
                 done_ns: 0,
+                start_ns: 0,
             });
         }
         Ok(())

@@ -153,6 +153,7 @@ impl SimEngine {
                 result: op.len as i32,
                 cached: false,
                 done_ns: 0,
+                start_ns: 0,
             });
         }
         next

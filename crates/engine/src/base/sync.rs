@@ -70,7 +70,7 @@ impl Engine for SyncEngine {
                 Ok(n) => n as i32,
                 Err(e) => -e.raw_os_error().unwrap_or(libc::EIO),
             };
-            out.push(Completion { user_data: op.user_data, result, cached: false, done_ns: 0 });
+            out.push(Completion { user_data: op.user_data, result, cached: false, done_ns: 0, start_ns: 0 });
         }
         Ok(())
     }

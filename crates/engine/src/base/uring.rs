@@ -245,6 +245,7 @@ impl UringEngine {
                 result: cqe.result(),
                 cached: false,
                 done_ns: 0,
+                start_ns: 0,
             });
         }
         self.in_flight -= (out.len() - before) as u32;

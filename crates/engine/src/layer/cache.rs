@@ -239,8 +239,9 @@ impl<E: Engine> CacheEngine<E> {
         self.in_inner += 1;
     }
 
-    /// A hit or an absorbed write: complete now, or when the cache device would have served it.
-    fn served(&mut self, op: Op) {
+    /// A hit or an absorbed write, its copy begun at `start` (0 when the clock was not read: a device serves
+    /// it): complete now, or when the cache device would have served it.
+    fn served(&mut self, op: Op, start: u64) {
         if self.wc.real_dev.is_some() {
             let buf = self.dev_bufs.pop().expect("more ops in flight than device buffers (bug)");
             let tag = self.take_tag(Pending::DevIo { op, buf });
@@ -257,6 +258,7 @@ impl<E: Engine> CacheEngine<E> {
                     result: op.len as i32,
                     cached: true,
                     done_ns,
+                    start_ns: start,
                 })
             }
             Some((dev, client)) => {
@@ -269,6 +271,12 @@ impl<E: Engine> CacheEngine<E> {
                 self.in_dev += 1;
             }
         }
+    }
+
+    /// Hits are served by a copy from RAM, timed by nothing else (no cache device, real or emulated).
+    #[inline]
+    fn in_ram(&self) -> bool {
+        self.wc.dev.is_none() && self.wc.real_dev.is_none()
     }
 
     /// For each held flush: writes back the dirty lines of its target while staging buffers are free, and
@@ -366,6 +374,7 @@ impl<E: Engine> CacheEngine<E> {
                         result: c.result,
                         cached: false,
                         done_ns: 0,
+                        start_ns: 0,
                     });
                 }
                 Pending::WriteBack { write_back, buf } => {
@@ -375,7 +384,13 @@ impl<E: Engine> CacheEngine<E> {
                 Pending::DevIo { op, buf } => {
                     // The data came from (or went into) the cache's RAM; the device's own error is the op's.
                     let result = if c.result < 0 { c.result } else { op.len as i32 };
-                    out.push(Completion { user_data: op.user_data, result, cached: true, done_ns: 0 });
+                    out.push(Completion {
+                        user_data: op.user_data,
+                        result,
+                        cached: true,
+                        done_ns: 0,
+                        start_ns: 0,
+                    });
                     self.dev_bufs.push(buf);
                 }
                 Pending::DevFill { buf } => self.fill_bufs.push(buf),
@@ -409,6 +424,7 @@ impl<E: Engine> CacheEngine<E> {
                 result: op.len as i32,
                 cached: true,
                 done_ns: 0,
+                start_ns: 0,
             });
             self.in_dev -= 1;
         }
@@ -477,19 +493,32 @@ impl<E: Engine> Engine for CacheEngine<E> {
         // data), as the sequential cut-off's writes do.
         let bypass = self.seq.observe(op.target, op.offset, op.len) || op.sync.is_durable();
         let len = op.len as usize;
+        // A hit in RAM is served by the copy below: its service time runs from here.
+        let start = if self.in_ram() { self.inner.now_ns() } else { 0 };
         if op.kind == OpKind::Write {
             let data = &self.inner.buffer_mut(op.buf)[..len];
             match self.wc.cache.write(id, op.offset, data, bypass) {
-                WriteOutcome::Absorbed => self.served(op),
+                WriteOutcome::Absorbed => self.served(op, start),
                 WriteOutcome::Forward(t) => self.forward(op, Some(t)),
             }
         } else {
             let buf = &mut self.inner.buffer_mut(op.buf)[..len];
             match self.wc.cache.read(id, op.offset, buf, bypass) {
-                ReadOutcome::Hit => self.served(op),
+                ReadOutcome::Hit => self.served(op, start),
                 ReadOutcome::Forward(t) => self.forward(op, Some(t)),
             }
         }
+    }
+    /// A read all of whose lines are cached, or a plain write a write-back cache would take, served from RAM
+    /// (no cache device): it completes at its push ([`Engine::serves_at_push`]).
+    fn serves_at_push(&self, op: &Op) -> bool {
+        let Some(&id) = self.wc.ids.get(op.target as usize) else { return false };
+        let write = match op.kind {
+            OpKind::Read => false,
+            OpKind::Write if !op.sync.is_durable() => true,
+            _ => return false,
+        };
+        self.in_ram() && self.wc.cache.would_serve(id, op.offset, op.len, write)
     }
     super::reap_by_holding!();
     /// Hands over what was pushed underneath (misses, write-throughs, write-backs, real cache device I/O):

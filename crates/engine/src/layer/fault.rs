@@ -544,7 +544,13 @@ impl<E: Engine> FaultEngine<E> {
                 *self.reads.entry((spec, self.target_id(&e.op), block)).or_insert(0) += 1;
             }
         }
-        out.push(Completion { user_data: e.op.user_data, result: e.result, cached: false, done_ns: 0 });
+        out.push(Completion {
+            user_data: e.op.user_data,
+            result: e.result,
+            cached: false,
+            done_ns: 0,
+            start_ns: 0,
+        });
     }
 
     /// Handles the inner engine's completions at `now`: applies read flips, books the writes' damage and

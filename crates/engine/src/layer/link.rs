@@ -104,7 +104,13 @@ impl<E: Engine> LinkEngine<E> {
 
     fn complete(&mut self, tag: u32, out: &mut Vec<Completion>) {
         let e = self.entries.remove(tag);
-        out.push(Completion { user_data: e.op.user_data, result: e.result, cached: false, done_ns: 0 });
+        out.push(Completion {
+            user_data: e.op.user_data,
+            result: e.result,
+            cached: false,
+            done_ns: 0,
+            start_ns: 0,
+        });
     }
 
     /// Handles the inner engine's completions at `now`: a linked read crosses the inbound pipe first.
@@ -210,7 +216,10 @@ mod tests {
         while out.is_empty() {
             e.submit_and_reap(None, &mut out).expect("submit_and_reap");
         }
-        assert_eq!(out, [Completion { user_data: 7, result: len as i32, cached: false, done_ns: 0 }]);
+        assert_eq!(
+            out,
+            [Completion { user_data: 7, result: len as i32, cached: false, done_ns: 0, start_ns: 0 }]
+        );
         e.now_ns() - t0
     }
 

@@ -426,6 +426,9 @@ impl<E: Engine> Engine for VerifyEngine<E> {
     unsafe fn push(&mut self, op: Op) {
         self.push_op(op, Some(op.user_data));
     }
+    fn serves_at_push(&self, op: &Op) -> bool {
+        self.inner.serves_at_push(op)
+    }
     fn submit_and_reap(&mut self, d: Option<u64>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         let mut reaped = std::mem::take(&mut self.reaped);
         let r = self.inner.submit_and_reap(d, &mut reaped);

@@ -286,6 +286,13 @@ pub struct ReadSources {
     pub from_cache: LatencyHistogram,
     /// Reads that went to the target.
     pub from_target: LatencyHistogram,
+    /// Reads served from the cache: their service time, from the moment the cache began serving them (a
+    /// hit in RAM: its copy began; a hit timed by a cache device: its hand-over) to their completion.
+    pub hit_service: LatencyHistogram,
+    /// Reads served from the cache: their dispatch delay, from their intended start until the cache began
+    /// serving them (iolab's own turn-around: the worker reaping, recording and refilling). With
+    /// `hit_service`, it adds up to the hit's response time in `from_cache`.
+    pub hit_dispatch: LatencyHistogram,
 }
 
 /// What one worker measured about its transactions (the I/Os themselves are in [`WorkerOutput`]'s

@@ -128,6 +128,22 @@ impl<X> Slots<X> {
         self.free.last().copied()
     }
 
+    /// How many slots are free.
+    #[inline]
+    pub(crate) fn free(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Whether `engine` would complete `op` at its push ([`Engine::serves_at_push`]), asked with the op the
+    /// worker would push.
+    #[inline]
+    pub(crate) fn serves_at_push<E: Engine>(&self, engine: &E, op: &GenOp) -> bool {
+        let kind = op.kind;
+        let (target, offset, len) = (op.target, op.offset, op.len);
+        let sync = sync_of(kind, &self.durability);
+        engine.serves_at_push(&Op { user_data: 0, kind, sync, target, offset, len, buf: 0 })
+    }
+
     /// Whether a slot is free.
     #[inline]
     pub(crate) fn any_free(&self) -> bool {
