@@ -135,6 +135,50 @@ fn think_of(name: &str, base: &Layer, rate: Option<f64>) -> Result<Option<Think>
     }
 }
 
+/// A worker's place in a flow group (fio's `flow`): the group's workers issue I/Os in the ratio of their
+/// weights; one ahead of its share issues nothing, waits for its I/Os in flight, then `sleep_ns`, and looks
+/// again (fio's flow.c `flow_threshold_exceeded`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Flow {
+    /// The group (`flow_id`).
+    pub id: u32,
+    /// This worker's weight in it (`flow`).
+    pub weight: u32,
+    /// How long it waits, once drained, before it looks again (`flow_sleep`).
+    pub sleep_ns: u64,
+}
+
+/// How long a worker ahead of its flow share waits before it looks again, when `flow_sleep` is not given
+/// (fio looks again at once, spinning).
+pub const DEFAULT_FLOW_SLEEP_NS: u64 = 10_000;
+
+/// Salt of the stream a worker's start delay is drawn from (`start_delay = "1s-5s"`).
+const START_DELAY_SALT: u64 = 0x5354_4152_5444_4c59;
+
+/// The flow group `base` puts a worker in, if any.
+fn flow_of(name: &str, base: &Layer) -> Result<Option<Flow>, PlanError> {
+    match (base.flow, base.flow_id, base.flow_sleep) {
+        (Some(weight), id, sleep) => Ok(Some(Flow {
+            id: id.unwrap_or(0),
+            weight,
+            sleep_ns: sleep.unwrap_or(DEFAULT_FLOW_SLEEP_NS),
+        })),
+        (None, None, None) => Ok(None),
+        (None, ..) => Err(PlanError(format!(
+            "worker '{name}': 'flow_id' and 'flow_sleep' are for a worker in a flow group; give its weight too (e.g. flow = 1)"
+        ))),
+    }
+}
+
+/// The start delay of worker `index`: the one given, or a draw from the range given, from the run's seed.
+fn start_delay_of(base: &Layer, seed: u64, index: u32) -> u64 {
+    match base.start_delay {
+        None => 0,
+        Some((lo, hi)) if lo == hi => lo,
+        Some((lo, hi)) => lo + iolab_rng::Rng::for_worker(seed ^ START_DELAY_SALT, index).below(hi - lo + 1),
+    }
+}
+
 /// One worker thread.
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkerPlan {
@@ -155,6 +199,12 @@ pub struct WorkerPlan {
     /// Closed loop with think time: bursts of I/Os, each drained, then an idle time ([`Think`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think: Option<Think>,
+    /// How long after the run's start it issues its first I/O, ns (`start_delay`, fio's `startdelay`).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub start_delay_ns: u64,
+    /// Its place in a flow group (`flow`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Flow>,
     /// Written data.
     pub data: DataPattern,
     /// Region start in each target.
@@ -409,6 +459,7 @@ impl Plan {
         check_worker_buffers(&name, qd, max_bs)?;
         let rate_iops = rates.of_table(job, table).map(|r| r.iops(mean_op_bytes(&specs)));
         let think = think_of(&name, &base, rate_iops)?;
+        let flow = flow_of(&name, &base)?;
         Ok(WorkerPlan {
             index,
             name,
@@ -418,6 +469,8 @@ impl Plan {
             rate_iops,
             arrival: base.arrival.unwrap_or_default(),
             think,
+            start_delay_ns: start_delay_of(&base, self.seed, index),
+            flow,
             data: base.data.unwrap_or_default(),
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,
@@ -759,6 +812,11 @@ fn access_plans(
         return Err(PlanError(format!("worker '{name}': every access spec has weight 0")));
     }
     Ok(specs)
+}
+
+/// True for 0 (what serde skips).
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }
 
 /// True for 0 (what serde skips).

@@ -131,6 +131,8 @@ pub fn resolve(
             rate_iops: None,
             arrival: users.arrival,
             think: None,
+            start_delay_ns: 0,
+            flow: None,
             data: base.data.unwrap_or_default(),
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,

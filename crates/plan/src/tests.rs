@@ -223,3 +223,27 @@ fn forced_target_replaces_named_targets() {
     assert_eq!(p.targets.len(), 1);
     assert_eq!(p.targets[0].spec, TargetSpec::Mem { size_bytes: 8 << 20 });
 }
+
+/// Issue 36, item 8: `start_delay` is each worker's; a range is drawn per worker from the run's seed (the same
+/// seed, the same delays), within the range. `flow` puts a worker in its group (`flow_id`, default 0) with
+/// the default look-again time; `flow_sleep` without `flow` is refused.
+#[test]
+fn start_delays_are_drawn_per_worker_and_flow_needs_a_weight() {
+    let delays = |seed: u64| {
+        let p = Plan::from_spec(
+            &job(&format!("seed = {seed}\nworkers = 8\nstart_delay = '1s-5s'\n")),
+            Some(&mem()),
+        )
+        .unwrap();
+        p.workers.iter().map(|w| w.start_delay_ns).collect::<Vec<u64>>()
+    };
+    let a = delays(7);
+    assert_eq!(a, delays(7));
+    assert!(a.iter().all(|d| (1_000_000_000..=5_000_000_000).contains(d)), "{a:?}");
+    assert!(a.windows(2).any(|w| w[0] != w[1]), "each worker draws its own: {a:?}");
+    let p = Plan::from_spec(&job("start_delay = '2s'\nflow = 3\n"), Some(&mem())).unwrap();
+    assert_eq!(p.workers[0].start_delay_ns, 2_000_000_000);
+    assert_eq!(p.workers[0].flow, Some(Flow { id: 0, weight: 3, sleep_ns: DEFAULT_FLOW_SLEEP_NS }));
+    let e = Plan::from_spec(&job("flow_sleep = '1ms'\n"), Some(&mem())).unwrap_err();
+    assert!(e.0.contains("'flow_id' and 'flow_sleep'"), "{e}");
+}

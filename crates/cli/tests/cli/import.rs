@@ -334,3 +334,56 @@ fn fio_size_past_the_target_is_clamped_with_a_note() {
         v["total"]
     );
 }
+
+/// `iolab run FILE` with [`SIM`] (virtual time, seed 1): the JSON result; exit 0 asserted.
+fn run_fio_on_sim(name: &str, text: &str) -> Value {
+    let dir = tempdir();
+    let fio = dir.path().join(name);
+    std::fs::write(&fio, text).unwrap();
+    let out = iolab()
+        .args(["run", fio.to_str().unwrap()])
+        .args(SIM)
+        .args(["--json", "-", "-q", "--no-save"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The ops of each group of a result, by group name.
+fn group_ops(v: &Value) -> std::collections::BTreeMap<String, f64> {
+    v["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["name"].as_str().unwrap().to_string(), g["all"]["ops"].as_f64().unwrap()))
+        .collect()
+}
+
+/// Issue 36, item 8: fio's `startdelay`: on virtual time, at qd 1 on a 100 us device, a job delayed 1 s of a
+/// 2 s run issues half the I/Os of the one that starts at once, and its first I/O comes 1 s in.
+#[test]
+fn a_fio_startdelay_starts_the_job_later_on_virtual_time() {
+    let v = run_fio_on_sim(
+        "delay.fio",
+        "[global]\nrw=randread\nbs=4k\niodepth=1\nsize=64m\ntime_based\nruntime=2\n[early]\n[late]\nstartdelay=1\n",
+    );
+    let ops = group_ops(&v);
+    assert!((ops["early"] - 20_000.0).abs() <= 2.0, "{ops:?}");
+    assert!((ops["late"] - 10_000.0).abs() <= 2.0, "{ops:?}");
+}
+
+/// Issue 36, item 8: fio's flow control: jobs of weights 1 and 3 in one flow group issue I/Os 1 to 3, where
+/// alone each would issue as many (both at qd 4 on a 100 us device with room for both): the job of weight 1
+/// is held back to a third of the other's 40,000.
+#[test]
+fn fio_flow_weights_keep_the_ratio_of_the_jobs_ios() {
+    let v = run_fio_on_sim(
+        "flow.fio",
+        "[global]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=4\nsize=64m\ntime_based\nruntime=1\n[one]\nflow=1\n[three]\nflow=3\n",
+    );
+    let ops = group_ops(&v);
+    let share = ops["one"] / (ops["one"] + ops["three"]);
+    assert!((share - 0.25).abs() < 0.01, "{ops:?}");
+    assert!(ops["three"] > 39_000.0, "the job with the larger share runs at its full depth: {ops:?}");
+}

@@ -64,6 +64,57 @@ struct OpLoop<'a> {
     extras: bool,
     /// The ops in flight when the window closed, counted as they complete after it.
     at_end: iolab_stats::InFlightAtEnd,
+    /// When the worker issues its first op: the window's start plus its `start_delay`.
+    starts_at: u64,
+    /// Its flow group (`flow`), when it is in one.
+    flow: Option<Flowing<'a>>,
+}
+
+/// A worker in a flow group ([`crate::flow`]): its own count, whether it has joined, and, while it is ahead
+/// of its share, whether it waits (for its ops in flight, then `flow_sleep`).
+struct Flowing<'a> {
+    group: &'a crate::flow::FlowGroup,
+    plan: iolab_plan::Flow,
+    mine: u64,
+    joined: bool,
+    /// Ahead of its share at the last look: nothing is issued, no arrival is waited for.
+    held: bool,
+    /// Drained while held: when it looks again.
+    idle_until: Option<u64>,
+}
+
+impl Flowing<'_> {
+    /// Whether the worker may issue an op at `now` (joining at its first look); `drained`: nothing in flight.
+    fn may_issue(&mut self, now: u64, drained: bool) -> bool {
+        if !self.joined {
+            self.group.join(self.plan.weight);
+            self.joined = true;
+        }
+        if let Some(until) = self.idle_until {
+            if now < until {
+                return false;
+            }
+            self.idle_until = None;
+        }
+        self.held = self.group.ahead(self.plan.weight, self.mine);
+        if self.held && drained {
+            self.idle_until = Some(now + self.plan.sleep_ns);
+        }
+        !self.held
+    }
+
+    /// One op issued.
+    fn count(&mut self) {
+        self.group.count();
+        self.mine += 1;
+    }
+
+    /// The worker stops issuing: it leaves the group with its weight and count.
+    fn leave(&mut self) {
+        if std::mem::take(&mut self.joined) {
+            self.group.leave(self.plan.weight, self.mine);
+        }
+    }
 }
 
 /// `iolab replay`'s source of ops: each op's intended start is the worker's start + its trace time / speed,
@@ -199,6 +250,15 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         lag: w.rate_iops.map(|_| Box::default()),
         extras: false,
         at_end: iolab_stats::InFlightAtEnd::default(),
+        starts_at: 0,
+        flow: s.task.flow.as_deref().zip(w.flow).map(|(group, plan)| Flowing {
+            group,
+            plan,
+            mine: 0,
+            joined: false,
+            held: false,
+            idle_until: None,
+        }),
     };
     l.extras = l.per_target.is_some()
         || l.splits.is_some()
@@ -207,6 +267,7 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         || l.lag.is_some();
     let (window, arrivals) = begin(engine, s, w.rate_iops, w.arrival);
     l.last_completion = window.measure_start;
+    l.starts_at = window.start + w.start_delay_ns;
     if let Some(t) = l.trace.as_mut() {
         t.origin = window.start;
     }
@@ -232,6 +293,11 @@ impl OpLoop<'_> {
             window.check_stop(now, limit, self.s);
             // 2. Fill free slots; once stopping, only the flush the last writes asked for (a count-limited run
             // ends on a write, and that write is not durable without it).
+            if window.stopping {
+                if let Some(f) = self.flow.as_mut() {
+                    f.leave();
+                }
+            }
             if !window.stopping {
                 self.fill(engine, &window, &mut arrivals, now)?;
             } else if self.flushing.as_ref().is_some_and(|f| f.due) {
@@ -244,12 +310,17 @@ impl OpLoop<'_> {
             // no arrival can be issued, so none is waited for (a due one would make the wait return at once,
             // again and again, until the barrier's ops completed: on virtual time, a wait that never lets the
             // clock move).
+            // Held back by its flow group, a worker waits for its ops in flight or its look again, not for an
+            // arrival that it may not issue.
             let barrier = self.flushing.as_ref().is_some_and(|f| f.due);
+            let held = self.flow.as_ref().is_some_and(|f| f.held);
             let next_arrival = arrivals
                 .as_ref()
-                .filter(|_| self.slots.any_free() && !barrier)
+                .filter(|_| self.slots.any_free() && !barrier && !held)
                 .map(Arrivals::peek)
                 .or(self.think.as_ref().filter(|_| !barrier).and_then(|t| t.idle_until))
+                .or(self.flow.as_ref().and_then(|f| f.idle_until))
+                .or((now < self.starts_at).then_some(self.starts_at))
                 .or(self.replay.as_ref().filter(|_| self.slots.any_free()).and_then(Replaying::next_at));
             let deadline = window.deadline(now, next_arrival);
             let timed = deadline > now;
@@ -271,6 +342,9 @@ impl OpLoop<'_> {
             if window.measuring(now) {
                 self.series.close_until(window.interval_at(now), 0, backlog);
             }
+        }
+        if let Some(f) = self.flow.as_mut() {
+            f.leave();
         }
         self.series.close();
         Ok(WorkerOutput {
@@ -313,8 +387,15 @@ impl OpLoop<'_> {
             self.issue_flushes(engine, now);
             return Ok(());
         }
+        if now < self.starts_at {
+            return Ok(());
+        }
         let mut refilled = 0u32;
         while self.slots.next_free().is_some() && !self.flushing.as_ref().is_some_and(|f| f.due) {
+            let drained = self.slots.drained();
+            if self.flow.as_mut().is_some_and(|f| !f.may_issue(now, drained)) {
+                break;
+            }
             let (intended, op) = {
                 let intended = match arrivals {
                     None => match self.think_gate(now) {
@@ -331,6 +412,9 @@ impl OpLoop<'_> {
                 };
                 if self.issued >= self.ios_limit || self.issued_bytes >= self.bytes_limit {
                     break;
+                }
+                if let Some(f) = self.flow.as_mut() {
+                    f.count();
                 }
                 (intended, self.gen.next_op())
             };

@@ -71,7 +71,9 @@ pub(crate) fn begin<E: Engine>(
     }
     let start = engine.now_ns();
     let rng = || Rng::for_worker(s.task.seed ^ crate::salts::ARRIVAL, s.task.plan.index);
-    (Window::open(start, s), rate.map(|r| Arrivals::new(r, arrival, start, rng())))
+    // A delayed worker's first arrival is at its start (`start_delay`).
+    let first = start + s.task.plan.start_delay_ns;
+    (Window::open(start, s), rate.map(|r| Arrivals::new(r, arrival, first, rng())))
 }
 
 impl Window {

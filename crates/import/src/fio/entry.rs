@@ -50,6 +50,8 @@ const NUMBER_KEYS: &[&str] = &[
     "qd",
     "rate",
     "burst",
+    "flow",
+    "flow_id",
     "read_pct",
     "random_pct",
     "trim_pct",

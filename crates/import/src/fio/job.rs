@@ -12,6 +12,7 @@ mod layout;
 mod pattern;
 mod rate;
 mod sizes;
+mod start;
 mod steady;
 mod think;
 
@@ -246,6 +247,8 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
     layout::targets(&cx, &name, &engine, &mut job)?;
     layout::run_keys(&cx, &engine, &pattern, &mut job)?;
     io::access(&cx, &engine, &pattern, &mut job)?;
+    start::start_delay(&cx, &mut job)?;
+    start::flow(&cx, &mut job)?;
     durable::durability(&cx, &pattern, &mut job)?;
     steady::steady_note(&cx, &mut job)?;
     Ok(job)

@@ -586,7 +586,6 @@ fn ignored_options_are_listed_once_each() {
 fn refused_options_name_option_section_and_line() {
     for (opt, val) in [
         ("trim_percentage", "10"),
-        ("startdelay", "5"),
         ("iodepth_batch_submit", "8"),
         ("offset_increment", "1g"),
         ("zonemode", "strided"),
@@ -1152,4 +1151,34 @@ fn a_sequential_skip_is_seq_skip_and_backwards_is_negative() {
     let (t, _) = tr("[j]\nfilename=/data/f\nsize=1m\nrw=rw:4k\n");
     assert!(t.toml.contains("cursor per direction"), "{}", t.toml);
     refused(err("[j]\nfilename=/data/f\nsize=1m\nrw=randread:8\n"), "rw", 4);
+}
+
+/// Issue 36, item 8: `startdelay` is `start_delay` (a range stays a range, each worker drawing its own), with
+/// the note that fio counts the job's runtime from its own start; `startdelay=0` is no key.
+#[test]
+fn startdelay_is_start_delay_with_a_note() {
+    let (t, job) = one("startdelay=4");
+    assert_eq!(layer(&job).start_delay, Some((4_000_000_000, 4_000_000_000)), "{}", t.toml);
+    assert!(t.toml.contains("from its own start"), "{}", t.toml);
+    let (_, job) = one("startdelay=1-5");
+    assert_eq!(layer(&job).start_delay, Some((1_000_000_000, 5_000_000_000)));
+    let (_, job) = one("startdelay=500ms");
+    assert_eq!(layer(&job).start_delay, Some((500_000_000, 500_000_000)));
+    let (_, job) = one("startdelay=0");
+    assert_eq!(layer(&job).start_delay, None);
+    assert!(matches!(err("[j]\nfilename=/f\nsize=1g\nstartdelay=5-1\n"), FioError::BadValue { line: 4, .. }));
+}
+
+/// Issue 36, item 8: fio's flow control (`flow`, `flow_id`, `flow_sleep` in microseconds) is iolab's flow keys;
+/// `flow=0` (fio's default) is none, and a weight above fio's 1000 is refused as fio refuses it.
+#[test]
+fn flow_weights_map_to_the_flow_keys() {
+    let (t, job) =
+        tr("[global]\nfilename=/data/f\nsize=1g\nflow_sleep=1000\n[a]\nflow=1\n[b]\nflow=8\nflow_id=2\n");
+    let (a, b) = (&job.worker_tables[0].layer, &job.worker_tables[1].layer);
+    assert_eq!((a.flow, a.flow_id, a.flow_sleep), (Some(1), None, Some(1_000_000)), "{}", t.toml);
+    assert_eq!((b.flow, b.flow_id, b.flow_sleep), (Some(8), Some(2), Some(1_000_000)));
+    let (_, job) = one("flow=0");
+    assert_eq!(layer(&job).flow, None);
+    assert!(matches!(err("[j]\nfilename=/f\nsize=1g\nflow=1001\n"), FioError::BadValue { line: 4, .. }));
 }

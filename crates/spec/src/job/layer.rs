@@ -35,6 +35,20 @@ pub struct Layer {
     pub think: Option<u64>,
     /// I/Os per burst between think times (fio's `thinktime_blocks`, Iometer's burst length); default 1.
     pub burst: Option<u32>,
+    /// How long after the run's start the worker issues its first I/O, ns: (low, high), each worker drawing
+    /// its own from the range (fio's `startdelay`); default none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_delay: Option<(u64, u64)>,
+    /// The worker's weight in its flow group (fio's `flow`): the group's workers issue I/Os in the ratio of
+    /// their weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<u32>,
+    /// The worker's flow group (fio's `flow_id`); default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_id: Option<u32>,
+    /// How long a worker ahead of its flow share waits before it looks again, ns (fio's `flow_sleep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_sleep: Option<u64>,
     /// Written data.
     pub data: Option<DataPattern>,
     /// Flush (fsync) after every this many writes; 0: never.
@@ -75,8 +89,33 @@ impl Layer {
             ($($f:ident),*) => { Layer { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
         }
         let mut merged = pick!(
-            target, size, offset, length, qd, rate, rate_bytes, arrival, think, burst, data, fsync,
-            fdatasync, sync, bs, rw, read_pct, random_pct, trim_pct, align, seq_skip, dist, weight
+            target,
+            size,
+            offset,
+            length,
+            qd,
+            rate,
+            rate_bytes,
+            arrival,
+            think,
+            burst,
+            start_delay,
+            flow,
+            flow_id,
+            flow_sleep,
+            data,
+            fsync,
+            fdatasync,
+            sync,
+            bs,
+            rw,
+            read_pct,
+            random_pct,
+            trim_pct,
+            align,
+            seq_skip,
+            dist,
+            weight
         );
         // A rate is one setting in one of two units: the layer that sets it sets both.
         if over.rate.is_some() || over.rate_bytes.is_some() {

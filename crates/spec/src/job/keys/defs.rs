@@ -712,6 +712,75 @@ pub const KEYS: &[Key] = &[
         good: &["dsync", "none"],
         bad: &["always"],
     },
+    Key {
+        name: "start_delay",
+        doc: "How long after the run's start the worker issues its first I/O, as fio's startdelay: '4s', or a \
+              range '1s-5s' from which each worker draws its own delay (seeded by the run's seed). The \
+              run's duration and ramp count from the run's start, so a delayed worker issues for less of \
+              them. Default 0.",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            let (lo, hi) = match text.split_once('-') {
+                Some((a, b)) => (quoted(parse_duration_ns(a), text, at)?, quoted(parse_duration_ns(b), text, at)?),
+                None => {
+                    let ns = quoted(parse_duration_ns(text), text, at)?;
+                    (ns, ns)
+                }
+            };
+            if lo > hi {
+                return Err(invalid(at, text, "a delay, or a range LOW-HIGH with LOW at most HIGH, e.g. '1s-5s'"));
+            }
+            l.start_delay = Some((lo, hi));
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["4s", "1s-5s", "0"],
+        bad: &["5s-1s", "soon"],
+    },
+    Key {
+        name: "flow",
+        doc: "The worker's weight in its flow group, as fio's flow: the workers of a group (flow_id) issue \
+              I/Os in the ratio of their weights; one that is ahead of its share issues nothing until the \
+              others catch up (it waits for its I/Os in flight, then flow_sleep, then looks again). 1-1000, as fio; \
+              default none (not in a group).",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            l.flow = Some(range_u32(at, text, 1, 1000, "a weight")?);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["1", "8"],
+        bad: &["0", "1001"],
+    },
+    Key {
+        name: "flow_id",
+        doc: "The flow group a worker with a flow weight is in, as fio's flow_id. Default 0.",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            l.flow_id = Some(range_u32(at, text, 0, u32::MAX, "a whole number")?);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["0", "7"],
+        bad: &["-1"],
+    },
+    Key {
+        name: "flow_sleep",
+        doc: "How long a worker ahead of its flow share waits, once its I/Os in flight completed, before it \
+              looks again, as fio's flow_sleep: '1ms'. Default 10us (fio looks again at once).",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            let ns = quoted(parse_duration_ns(text), text, at)?;
+            if ns == 0 || ns > 3_600_000_000_000 {
+                return Err(invalid(at, text, "a time above 0 and at most 1h, e.g. '1ms'"));
+            }
+            l.flow_sleep = Some(ns);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["1ms"],
+        bad: &["0", "2h"],
+    },
     // ------------------------------------------------------------------------------------------------------
     // Access-spec keys: where worker keys are, and [[spec]] tables.
     Key {
