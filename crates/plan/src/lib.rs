@@ -179,6 +179,45 @@ fn start_delay_of(base: &Layer, seed: u64, index: u32) -> u64 {
     }
 }
 
+/// The queue-depth search of a worker (`latency_target`, fio's io_u.c `lat_target_*`): from depth 1, after
+/// each window, up while `percentile` of the window's I/Os took at most `target_ns` from submission, down
+/// when they did not, never above the worker's `qd`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LatencyTarget {
+    /// The latency to meet, ns.
+    pub target_ns: u64,
+    /// How long each depth runs before the search decides, ns (0: at every completion).
+    pub window_ns: u64,
+    /// The share of a window's I/Os that must meet it, percent.
+    pub percentile: f64,
+}
+
+/// The queue-depth search `base` asks for: closed loop only (in open loop the arrivals set the depth).
+fn latency_target_of(
+    name: &str,
+    base: &Layer,
+    rate: Option<f64>,
+) -> Result<Option<LatencyTarget>, PlanError> {
+    let Some(target_ns) = base.latency_target else {
+        if base.latency_window.is_some() || base.latency_percentile.is_some() {
+            return Err(PlanError(format!(
+                "worker '{name}': 'latency_window' and 'latency_percentile' are for the depth search; give 'latency_target' (e.g. latency_target = \"1ms\") too"
+            )));
+        }
+        return Ok(None);
+    };
+    if rate.is_some() {
+        return Err(PlanError(format!(
+            "worker '{name}': 'latency_target' searches the depth of a closed loop; with 'rate' the arrivals set the depth"
+        )));
+    }
+    Ok(Some(LatencyTarget {
+        target_ns,
+        window_ns: base.latency_window.unwrap_or(0),
+        percentile: base.latency_percentile.unwrap_or(100.0),
+    }))
+}
+
 /// One worker thread.
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkerPlan {
@@ -205,6 +244,9 @@ pub struct WorkerPlan {
     /// Its place in a flow group (`flow`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
+    /// Its queue-depth search (`latency_target`), if any: `qd` is then the most it tries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTarget>,
     /// Written data.
     pub data: DataPattern,
     /// Region start in each target.
@@ -460,6 +502,7 @@ impl Plan {
         let rate_iops = rates.of_table(job, table).map(|r| r.iops(mean_op_bytes(&specs)));
         let think = think_of(&name, &base, rate_iops)?;
         let flow = flow_of(&name, &base)?;
+        let latency_target = latency_target_of(&name, &base, rate_iops)?;
         Ok(WorkerPlan {
             index,
             name,
@@ -471,6 +514,7 @@ impl Plan {
             think,
             start_delay_ns: start_delay_of(&base, self.seed, index),
             flow,
+            latency_target,
             data: base.data.unwrap_or_default(),
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,

@@ -133,6 +133,7 @@ pub fn resolve(
             think: None,
             start_delay_ns: 0,
             flow: None,
+            latency_target: None,
             data: base.data.unwrap_or_default(),
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,

@@ -247,3 +247,18 @@ fn start_delays_are_drawn_per_worker_and_flow_needs_a_weight() {
     let e = Plan::from_spec(&job("flow_sleep = '1ms'\n"), Some(&mem())).unwrap_err();
     assert!(e.0.contains("'flow_id' and 'flow_sleep'"), "{e}");
 }
+
+/// Issue 36, item 8: the depth search needs its target, and is for closed loop.
+#[test]
+fn a_latency_target_is_closed_loop_and_its_window_needs_it() {
+    let p = Plan::from_spec(&job("qd = 16\nlatency_target = '1ms'\nlatency_window = '1s'\n"), Some(&mem()))
+        .unwrap();
+    assert_eq!(
+        p.workers[0].latency_target,
+        Some(LatencyTarget { target_ns: 1_000_000, window_ns: 1_000_000_000, percentile: 100.0 })
+    );
+    let e = Plan::from_spec(&job("latency_window = '1s'\n"), Some(&mem())).unwrap_err();
+    assert!(e.0.contains("give 'latency_target'"), "{e}");
+    let e = Plan::from_spec(&job("rate = 100\nlatency_target = '1ms'\n"), Some(&mem())).unwrap_err();
+    assert!(e.0.contains("closed loop"), "{e}");
+}

@@ -387,3 +387,28 @@ fn fio_flow_weights_keep_the_ratio_of_the_jobs_ios() {
     assert!((share - 0.25).abs() < 0.01, "{ops:?}");
     assert!(ops["three"] > 39_000.0, "the job with the larger share runs at its full depth: {ops:?}");
 }
+
+/// Issue 36, item 8: fio's latency-target mode searches the queue depth as it runs. On virtual time, on a
+/// device of 4 servers at 100 us, a job of iodepth=32 with latency_target=150 (us) settles at depth 4: its
+/// I/Os take 100 us, where at depth 32 they queue for 800 us, at the same 40,000 IOPS the device has.
+#[test]
+fn a_fio_latency_target_finds_the_depth_that_meets_it_on_virtual_time() {
+    let text = "[global]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=32\nsize=64m\ntime_based\nruntime=2\n\
+                latency_target=150\nlatency_window=10000\nlatency_percentile=100\n[j]\n";
+    let dir = tempdir();
+    let fio = dir.path().join("latency.fio");
+    std::fs::write(&fio, text).unwrap();
+    let out = iolab()
+        .args(["run", fio.to_str().unwrap(), "--target", "sim:fixed,latency=100us,servers=4"])
+        .args(["--clock", "virtual", "--seed", "1", "--json", "-", "-q", "--no-save"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (ops, mean) =
+        (v["total"]["all"]["ops"].as_f64().unwrap(), v["total"]["all"]["lat_ns"]["mean"].as_f64().unwrap());
+    assert!(mean < 110_000.0, "the I/Os meet the target: mean {mean} ns");
+    assert!(ops > 60_000.0, "most of the device's 80,000 I/Os in 2 s: {ops}");
+    let depth = v["depth"]["achieved"].as_f64().unwrap();
+    assert!((3.0..5.0).contains(&depth), "{}", v["depth"]);
+}

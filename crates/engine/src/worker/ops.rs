@@ -68,6 +68,8 @@ struct OpLoop<'a> {
     starts_at: u64,
     /// Its flow group (`flow`), when it is in one.
     flow: Option<Flowing<'a>>,
+    /// Its queue-depth search (`latency_target`), when it has one.
+    search: Option<crate::depth_search::DepthSearch>,
 }
 
 /// A worker in a flow group ([`crate::flow`]): its own count, whether it has joined, and, while it is ahead
@@ -259,6 +261,7 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
             held: false,
             idle_until: None,
         }),
+        search: None,
     };
     l.extras = l.per_target.is_some()
         || l.splits.is_some()
@@ -268,6 +271,7 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
     let (window, arrivals) = begin(engine, s, w.rate_iops, w.arrival);
     l.last_completion = window.measure_start;
     l.starts_at = window.start + w.start_delay_ns;
+    l.search = w.latency_target.map(|t| crate::depth_search::DepthSearch::new(t, w.qd, l.starts_at));
     if let Some(t) = l.trace.as_mut() {
         t.origin = window.start;
     }
@@ -338,6 +342,9 @@ impl OpLoop<'_> {
                 self.complete(engine, &window, (now, backlog), &c);
             }
             self.done = done;
+            if let Some(d) = self.search.as_mut() {
+                d.check(now);
+            }
             // Keep the live view moving when nothing completes.
             if window.measuring(now) {
                 self.series.close_until(window.interval_at(now), 0, backlog);
@@ -394,6 +401,10 @@ impl OpLoop<'_> {
         while self.slots.next_free().is_some() && !self.flushing.as_ref().is_some_and(|f| f.due) {
             let drained = self.slots.drained();
             if self.flow.as_mut().is_some_and(|f| !f.may_issue(now, drained)) {
+                break;
+            }
+            let taken = self.slots.taken();
+            if self.search.as_mut().is_some_and(|d| !d.may_issue(taken, drained)) {
                 break;
             }
             let (intended, op) = {
@@ -616,6 +627,9 @@ impl OpLoop<'_> {
         let op = self.slots.get(idx).op;
         if matches!(op.kind, OpKind::Flush | OpKind::Trim) {
             return self.complete_other(idx, window, (now, backlog), c.result, records);
+        }
+        if let Some(d) = self.search.as_mut().filter(|_| c.result >= 0) {
+            d.completed(now.saturating_sub(self.slots.get(idx).submitted_ns), now);
         }
         if !records {
             return;

@@ -52,6 +52,7 @@ const NUMBER_KEYS: &[&str] = &[
     "burst",
     "flow",
     "flow_id",
+    "latency_percentile",
     "read_pct",
     "random_pct",
     "trim_pct",

@@ -6,6 +6,7 @@ use super::units::{parse_bool, parse_size, parse_time_ns, per_direction};
 use super::{FioError, Given, Note, Src};
 use std::collections::BTreeMap;
 
+mod depth;
 mod durable;
 mod io;
 mod layout;
@@ -249,6 +250,7 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
     io::access(&cx, &engine, &pattern, &mut job)?;
     start::start_delay(&cx, &mut job)?;
     start::flow(&cx, &mut job)?;
+    depth::latency_target(&cx, &mut job)?;
     durable::durability(&cx, &pattern, &mut job)?;
     steady::steady_note(&cx, &mut job)?;
     Ok(job)

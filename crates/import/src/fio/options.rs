@@ -100,6 +100,10 @@ const MAPPED: &[&str] = &[
     "flow",
     "flow_id",
     "flow_sleep",
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "latency_run",
 ];
 
 const NO_IO: &str = "reporting or logging only; it does not change the I/O";
@@ -306,10 +310,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("trim_backlog_batch", VERIFY_TRIM),
     ("trim_verify_zero", VERIFY_TRIM),
     ("nrfiles_skip", "iolab has no such file layout"),
-    ("latency_target", LATENCY_TARGET),
-    ("latency_window", LATENCY_TARGET),
-    ("latency_percentile", LATENCY_TARGET),
-    ("latency_run", LATENCY_TARGET),
     ("dedupe_mode", DEDUPE),
     ("dedupe_global", DEDUPE),
     ("dedupe_working_set_percentage", DEDUPE),
@@ -331,10 +331,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("apptag", ENGINE_ONLY),
     ("apptag_mask", ENGINE_ONLY),
 ];
-
-/// Why latency-target mode is refused.
-const LATENCY_TARGET: &str = "fio's latency-target mode changes the queue depth as it runs to find the deepest that \
-    meets the target; iolab's --find-max searches for the largest load whose verdict passes, one run per step";
 
 /// Why dedupe options are refused.
 const DEDUPE: &str = "iolab's data has no controlled duplicate share";

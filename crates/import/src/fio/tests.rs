@@ -590,7 +590,6 @@ fn refused_options_name_option_section_and_line() {
         ("offset_increment", "1g"),
         ("zonemode", "strided"),
         ("thinktime_spin", "4"),
-        ("latency_target", "10ms"),
         ("wait_for", "a"),
         ("norandommap", "0"),
         ("buffer_pattern", "0xdeadbeef"),
@@ -1181,4 +1180,21 @@ fn flow_weights_map_to_the_flow_keys() {
     let (_, job) = one("flow=0");
     assert_eq!(layer(&job).flow, None);
     assert!(matches!(err("[j]\nfilename=/f\nsize=1g\nflow=1001\n"), FioError::BadValue { line: 4, .. }));
+}
+
+/// Issue 36, item 8: fio's latency-target mode is iolab's depth search: `latency_target` and `latency_window`
+/// (microseconds when bare) and `latency_percentile`; without `latency_run=1` a note says fio stops at the
+/// depth it finds; with a rate (open loop) it is refused by name.
+#[test]
+fn latency_target_is_the_depth_search() {
+    let (t, job) = one("iodepth=128\nioengine=libaio\nlatency_target=500000\nlatency_window=5000000\nlatency_percentile=99.9");
+    let l = layer(&job);
+    assert_eq!(
+        (l.latency_target, l.latency_window, l.latency_percentile),
+        (Some(500_000_000), Some(5_000_000_000), Some(99.9))
+    );
+    assert!(t.toml.contains("latency_run=1"), "{}", t.toml);
+    let (t, _) = one("latency_target=2ms\nlatency_run=1");
+    assert!(!t.toml.contains("# note: fio stops the job"), "{}", t.toml);
+    refused(err("[j]\nfilename=/f\nsize=1g\nrate_iops=100\nlatency_target=1ms\n"), "latency_target", 5);
 }

@@ -49,6 +49,15 @@ pub struct Layer {
     /// How long a worker ahead of its flow share waits before it looks again, ns (fio's `flow_sleep`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_sleep: Option<u64>,
+    /// The latency the queue-depth search holds the worker to, ns (fio's `latency_target`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<u64>,
+    /// How long each depth of the search runs before it decides, ns (fio's `latency_window`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_window: Option<u64>,
+    /// The share of a window's I/Os that must meet the target, percent (fio's `latency_percentile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_percentile: Option<f64>,
     /// Written data.
     pub data: Option<DataPattern>,
     /// Flush (fsync) after every this many writes; 0: never.
@@ -103,6 +112,9 @@ impl Layer {
             flow,
             flow_id,
             flow_sleep,
+            latency_target,
+            latency_window,
+            latency_percentile,
             data,
             fsync,
             fdatasync,

@@ -738,6 +738,56 @@ pub const KEYS: &[Key] = &[
         bad: &["5s-1s", "soon"],
     },
     Key {
+        name: "latency_target",
+        doc: "Searches the queue depth as it runs, as fio's latency_target: the worker starts at depth 1 and, \
+              after each latency_window, doubles it (or bisects towards the lowest depth that missed) while \
+              latency_percentile of the I/Os completed in the window took at most this long from submission, \
+              and halves towards the highest depth that met it when they did not; qd is the most it tries. \
+              E.g. '500us'. Closed loop only. Default none (the depth is qd).",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            let ns = quoted(parse_duration_ns(text), text, at)?;
+            if ns == 0 {
+                return Err(invalid(at, text, "a latency above 0, e.g. '500us'"));
+            }
+            l.latency_target = Some(ns);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["500us", "10ms"],
+        bad: &["0", "fast"],
+    },
+    Key {
+        name: "latency_window",
+        doc: "How long each depth runs before latency_target's search decides (fio's latency_window), e.g. '5s'. \
+              Default 0: at every completion, as fio.",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            l.latency_window = Some(quoted(parse_duration_ns(text), text, at)?);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["5s", "0"],
+        bad: &["-1s"],
+    },
+    Key {
+        name: "latency_percentile",
+        doc: "The share of the I/Os of a window that must meet latency_target, percent (fio's \
+              latency_percentile). Default 100: one I/O over the target steps the depth down at once.",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            let p = quoted(parse_percent(text), text, at)?;
+            if p <= 0.0 {
+                return Err(invalid(at, text, "a percentage above 0 and at most 100, e.g. '99.9'"));
+            }
+            l.latency_percentile = Some(p);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["99.9", "100"],
+        bad: &["0", "101"],
+    },
+    Key {
         name: "flow",
         doc: "The worker's weight in its flow group, as fio's flow: the workers of a group (flow_id) issue \
               I/Os in the ratio of their weights; one that is ahead of its share issues nothing until the \
