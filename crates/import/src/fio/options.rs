@@ -104,6 +104,7 @@ const MAPPED: &[&str] = &[
     "latency_window",
     "latency_percentile",
     "latency_run",
+    "create_on_open",
 ];
 
 const NO_IO: &str = "reporting or logging only; it does not change the I/O";
@@ -253,7 +254,6 @@ const ONLY_VALUES: &[(&str, &[&str], &str)] = &[
         &["roundrobin", "roundrobin:1"],
         "iolab switches targets round robin after every I/O",
     ),
-    ("create_on_open", &["0"], "iolab creates files before the run"),
     ("pre_read", &["0"], "iolab does not read files into the page cache before the run"),
     ("bs_unaligned", &["0"], "iolab's I/O sizes are the block sizes given"),
     ("iodepth_batch_submit", &["1"], "iolab submits I/Os as slots free, not in batches"),

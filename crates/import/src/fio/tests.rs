@@ -1198,3 +1198,14 @@ fn latency_target_is_the_depth_search() {
     assert!(!t.toml.contains("# note: fio stops the job"), "{}", t.toml);
     refused(err("[j]\nfilename=/f\nsize=1g\nrate_iops=100\nlatency_target=1ms\n"), "latency_target", 5);
 }
+
+/// Issue 36, item 8: `create_on_open=1` is `prealloc = "none"` (the files iolab creates are empty until the
+/// run's writes grow them, as fio's job creates its file when it opens it), with a note; `=0` is nothing.
+#[test]
+fn create_on_open_is_prealloc_none() {
+    let (t, job) = one("create_on_open=1\nrw=randwrite");
+    assert_eq!(job.prealloc, Some(iolab_spec::Prealloc::None), "{}", t.toml);
+    assert!(t.toml.contains("lays nothing out first"), "{}", t.toml);
+    let (_, job) = one("create_on_open=0");
+    assert_eq!(job.prealloc, None);
+}
