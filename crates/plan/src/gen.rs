@@ -65,6 +65,9 @@ struct SpecGen {
     trim_below: u64,
     /// Bytes the sequential cursor skips after each sequential I/O; negative: backwards.
     seq_skip: i64,
+    /// I/Os per random offset (1: every random I/O draws its own), and whether the rest are at its offset.
+    random_run: u32,
+    run_identical: bool,
 }
 
 /// The next sequential offset after one that ended at `end` (relative to the region), with a skip of `skip`
@@ -94,6 +97,9 @@ pub struct OpGen {
     /// Next sequential offset per target, relative to the region start.
     seq_next: Vec<u64>,
     next_target: usize,
+    /// With `random_run`: I/Os left in the current run (0: a run starts), and each target's last offset.
+    run_left: u32,
+    last_start: Vec<u64>,
 }
 
 fn pct_threshold(pct: f64) -> u64 {
@@ -141,6 +147,8 @@ impl OpGen {
                 random_below: pct_threshold(s.random_pct),
                 trim_below: pct_threshold(s.trim_pct),
                 seq_skip: s.seq_skip,
+                random_run: s.random_run.max(1),
+                run_identical: s.random_run_identical,
             });
         }
         OpGen {
@@ -150,6 +158,8 @@ impl OpGen {
             regions: regions.to_vec(),
             seq_next: vec![0; regions.len()],
             next_target: 0,
+            run_left: 0,
+            last_start: vec![0; regions.len()],
         }
     }
 
@@ -172,7 +182,7 @@ impl OpGen {
         let si = pick(&self.spec_cum, &mut self.rng);
         let spec = &self.specs[si];
         let (read_below, random_below, trim_below) = (spec.read_below, spec.random_below, spec.trim_below);
-        let skip = spec.seq_skip;
+        let (skip, run, identical) = (spec.seq_skip, spec.random_run, spec.run_identical);
         let zi = pick(&self.specs[si].size_cum, &mut self.rng);
         // A trim only when the spec has any (no draw otherwise, so a job without trims keeps its stream).
         let kind = if trim_below != 0 && self.coin(trim_below) {
@@ -182,11 +192,22 @@ impl OpGen {
         } else {
             OpKind::Write
         };
-        let random = self.coin(random_below);
+        // Within a random run (fio's rw=randread:N), only its last I/O draws as the spec says (fio's
+        // get_next_offset counts down and draws at 0); the others follow the I/O before.
+        let follow = run > 1 && {
+            if self.run_left == 0 {
+                self.run_left = run;
+            }
+            self.run_left -= 1;
+            self.run_left != 0
+        };
+        let random = !follow && self.coin(random_below);
         let region = self.regions[t];
         let size = &self.specs[si].sizes[zi];
         let len = size.size;
-        let rel = if random {
+        let rel = if follow && identical {
+            self.last_start[t].min(region.length.saturating_sub(len))
+        } else if random {
             size.samplers[t].sample(&mut self.rng) * size.align
         } else {
             let mut next = skipped(self.seq_next[t], skip, region.length);
@@ -196,6 +217,10 @@ impl OpGen {
             self.seq_next[t] = next + len;
             next
         };
+        if run > 1 {
+            // fio's last position is every I/O's end, random or not.
+            (self.seq_next[t], self.last_start[t]) = (rel + len, rel);
+        }
         GenOp { target: t as u16, kind, offset: region.offset + rel, len: len as u32 }
     }
 }

@@ -322,6 +322,14 @@ pub struct AccessPlan {
     /// Bytes the sequential cursor skips after each sequential I/O; negative: backwards (the `seq_skip` key).
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub seq_skip: i64,
+    /// I/Os per random offset (the `random_run` key): every this many I/Os a random offset is drawn, the
+    /// others follow the one before; 1: every random I/O draws its own.
+    #[serde(skip_serializing_if = "is_one_u32")]
+    pub random_run: u32,
+    /// Within a random run, the I/Os after the first are at its offset, not after it (fio's
+    /// `rw_sequencer=identical`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub random_run_identical: bool,
     /// Spread of random offsets.
     pub dist: Dist,
 }
@@ -858,6 +866,11 @@ fn access_plans(
     Ok(specs)
 }
 
+/// True for 1 (what serde skips).
+fn is_one_u32(v: &u32) -> bool {
+    *v == 1
+}
+
 /// True for 0 (what serde skips).
 fn is_zero_u64(v: &u64) -> bool {
     *v == 0
@@ -904,6 +917,8 @@ fn access_plan(
         trim_pct,
         align: merged.align,
         seq_skip: merged.seq_skip.unwrap_or(0),
+        random_run: merged.random_run.map_or(1, |r| r.0),
+        random_run_identical: merged.random_run.is_some_and(|r| r.1 && r.0 > 1),
         dist: merged.dist.clone().unwrap_or(Dist::Uniform),
     })
 }

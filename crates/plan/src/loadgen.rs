@@ -365,6 +365,8 @@ fn mirror_specs(transactions: &[TxnPlan]) -> Vec<AccessPlan> {
                 random_pct,
                 align: None,
                 seq_skip: 0,
+                random_run: 1,
+                random_run_identical: false,
                 dist: s.dist.clone(),
             });
         }

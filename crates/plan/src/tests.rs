@@ -262,3 +262,30 @@ fn a_latency_target_is_closed_loop_and_its_window_needs_it() {
     let e = Plan::from_spec(&job("rate = 100\nlatency_target = '1ms'\n"), Some(&mem())).unwrap_err();
     assert!(e.0.contains("closed loop"), "{e}");
 }
+
+/// Issue 36, item 8: `random_run = N` (fio's `rw=randread:N`) draws a random offset every N-th I/O and the
+/// others follow the I/O before: sequentially by default, at the same offset with `:identical`; the first
+/// N-1 follow the region's start, as fio's counter does.
+#[test]
+fn generator_random_runs_follow_each_random_offset() {
+    let offsets = |run: &str| {
+        let p = Plan::from_spec(
+            &job(&format!("rw = 'randread'\nbs = '4k'\nrandom_run = '{run}'\n")),
+            Some(&mem()),
+        )
+        .unwrap();
+        let regions = p.bind(&[TargetGeometry { size_bytes: 1 << 30, block_bytes: 512 }]).unwrap();
+        let mut g = OpGen::new(&p.workers[0], &regions[0], Rng::new(1));
+        (0..12).map(|_| g.next_op().offset / 4096).collect::<Vec<u64>>()
+    };
+    let seq = offsets("4");
+    assert_eq!(&seq[..3], &[0, 1, 2], "{seq:?}");
+    for start in [3, 7] {
+        assert_eq!(&seq[start + 1..start + 4], &[seq[start] + 1, seq[start] + 2, seq[start] + 3], "{seq:?}");
+    }
+    assert_ne!(seq[3], 3, "the run's first I/O is random: {seq:?}");
+    let same = offsets("4:identical");
+    assert_eq!(&same[..3], &[0, 0, 0], "{same:?}");
+    assert!(same[4..7].iter().all(|o| *o == same[3]), "{same:?}");
+    assert!(offsets("1").windows(2).all(|w| w[0] != w[1]));
+}

@@ -435,3 +435,41 @@ fn a_fio_create_on_open_file_holds_only_what_the_job_wrote() {
     assert!(allocated(1) <= 64 << 10, "only the writes allocate: {}", allocated(1));
     assert_eq!(allocated(0), 1 << 20, "laid out before the run");
 }
+
+/// Issue 36, item 8: fio's `rw=randread:4` issues 4 I/Os per random offset, the 3 after it sequential
+/// (`rw_sequencer=sequential`, fio's default); with `rw_sequencer=identical` at the same offset. Read from the
+/// run's trace (qd 1: in issue order).
+#[test]
+fn a_fio_random_run_follows_each_random_offset() {
+    let dir = tempdir();
+    let offsets = |sequencer: &str| {
+        let fio = dir.path().join("runs.fio");
+        let trace = dir.path().join(format!("{sequencer}.iolabtrace"));
+        let text = format!("[r]\nrw=randread:4\nrw_sequencer={sequencer}\nbs=4k\nsize=16m\nnumber_ios=16\n");
+        std::fs::write(&fio, text).unwrap();
+        let out = iolab()
+            .args(["run", fio.to_str().unwrap(), "--target", "mem:16M", "--trace", trace.to_str().unwrap()])
+            .args(["--no-save", "-q"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let file = std::fs::File::open(&trace).unwrap();
+        let mut r = iolab_trace::TraceReader::new(file, "trace").unwrap();
+        let mut bad = iolab_trace::BadRecords::default();
+        let mut offs = Vec::new();
+        while let Some(rec) = r.next_record(&mut bad).unwrap() {
+            offs.push(rec.offset / 4096);
+        }
+        offs
+    };
+    let seq = offsets("sequential");
+    assert_eq!(seq.len(), 16, "{seq:?}");
+    assert_eq!(&seq[..3], &[0, 1, 2], "fio's first run follows the region's start: {seq:?}");
+    for run in seq[3..15].chunks(4) {
+        assert_eq!(run, &[run[0], run[0] + 1, run[0] + 2, run[0] + 3], "{seq:?}");
+    }
+    let same = offsets("identical");
+    for run in same[3..15].chunks(4) {
+        assert!(run.iter().all(|o| *o == run[0]), "{same:?}");
+    }
+}

@@ -105,6 +105,7 @@ const MAPPED: &[&str] = &[
     "latency_percentile",
     "latency_run",
     "create_on_open",
+    "rw_sequencer",
 ];
 
 const NO_IO: &str = "reporting or logging only; it does not change the I/O";

@@ -113,7 +113,7 @@ fn io_size_and_number_ios_limit_the_run() {
 }
 
 #[test]
-fn rw_patterns_map_and_trimwrite_and_random_skips_are_refused() {
+fn rw_patterns_map_and_trimwrite_is_refused() {
     for (rw, read, random) in [
         ("read", 100.0, 0.0),
         ("write", 0.0, 0.0),
@@ -130,7 +130,6 @@ fn rw_patterns_map_and_trimwrite_and_random_skips_are_refused() {
     let (_, job) = one("readwrite=randrw\nrwmixwrite=30");
     assert_eq!(layer(&job).read_pct, Some(70.0));
     refused(err("[j]\nfilename=/f\nsize=1g\nrw=trimwrite\n"), "rw", 4);
-    refused(err("[j]\nfilename=/f\nsize=1g\nrw=randread:8\n"), "rw", 4);
     assert!(matches!(err("[j]\nfilename=/f\nsize=1g\nrw=sideways\n"), FioError::BadValue { line: 4, .. }));
     let (_, job) = one("");
     assert_eq!(layer(&job).read_pct, Some(100.0), "fio's default is read");
@@ -1140,7 +1139,7 @@ fn environment_variables_and_fio_keywords_are_substituted_with_a_note() {
 }
 
 /// Issue 36, item 8: `rw=read:8k` skips 8k after each sequential I/O and `rw=read:-8k` reads backwards, as
-/// `seq_skip`; a `:N` after a random pattern (N I/Os per random offset) stays refused by name.
+/// `seq_skip`.
 #[test]
 fn a_sequential_skip_is_seq_skip_and_backwards_is_negative() {
     let (t, job) = tr("[j]\nfilename=/data/f\nsize=1m\nrw=read:-8k\n");
@@ -1149,7 +1148,6 @@ fn a_sequential_skip_is_seq_skip_and_backwards_is_negative() {
     assert_eq!(layer(&job).seq_skip, Some(4096));
     let (t, _) = tr("[j]\nfilename=/data/f\nsize=1m\nrw=rw:4k\n");
     assert!(t.toml.contains("cursor per direction"), "{}", t.toml);
-    refused(err("[j]\nfilename=/data/f\nsize=1m\nrw=randread:8\n"), "rw", 4);
 }
 
 /// Issue 36, item 8: `startdelay` is `start_delay` (a range stays a range, each worker drawing its own), with
@@ -1208,4 +1206,23 @@ fn create_on_open_is_prealloc_none() {
     assert!(t.toml.contains("lays nothing out first"), "{}", t.toml);
     let (_, job) = one("create_on_open=0");
     assert_eq!(job.prealloc, None);
+}
+
+/// Issue 36, item 8: `rw=randread:8` is `random_run = 8` (8 I/Os per random offset, the rest sequential
+/// after it), `:identical` with `rw_sequencer=identical`; `:1` changes nothing; mixed jobs get a note.
+#[test]
+fn random_runs_map_to_random_run() {
+    let (t, job) = one("rw=randread:8");
+    assert_eq!(layer(&job).random_run, Some((8, false)), "{}", t.toml);
+    let (t, job) = one("rw=randwrite:4\nrw_sequencer=identical");
+    assert_eq!(layer(&job).random_run, Some((4, true)), "{}", t.toml);
+    assert!(t.toml.contains("rw_sequencer=identical"), "{}", t.toml);
+    let (_, job) = one("rw=randread:1\nrw_sequencer=identical");
+    assert_eq!(layer(&job).random_run, None);
+    let (t, _) = one("rw=randrw:8");
+    assert!(t.toml.contains("per direction"), "{}", t.toml);
+    assert!(matches!(
+        err("[j]\nfilename=/f\nsize=1g\nrw_sequencer=twice\n"),
+        FioError::BadValue { line: 4, .. }
+    ));
 }

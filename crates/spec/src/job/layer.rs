@@ -85,6 +85,10 @@ pub struct Layer {
     /// Bytes the sequential cursor skips after each sequential I/O; negative: it moves backwards (fio's
     /// `rw=read:8k`, `rw=read:-8k`). Default 0: contiguous.
     pub seq_skip: Option<i64>,
+    /// I/Os per random offset (fio's `rw=randread:N`): each random offset starts a run of N I/Os, the rest
+    /// sequential after it, or at the identical offset when the flag is set (fio's `rw_sequencer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_run: Option<(u32, bool)>,
     /// Spread of random offsets.
     pub dist: Option<Dist>,
     /// Relative weight of an access spec among the worker's specs.
@@ -126,6 +130,7 @@ impl Layer {
             trim_pct,
             align,
             seq_skip,
+            random_run,
             dist,
             weight
         );

@@ -25,6 +25,7 @@ pub fn access(cx: &Ctx, engine: &TranslatedEngine, p: &Pattern, job: &mut Job) -
     super::think::think(cx, job)?;
     distribution(cx, p, job)?;
     seq_skip(cx, p, job)?;
+    random_run(cx, p, job)?;
     data(cx, job)?;
     let used = p.used();
     let same = dirs[0].sizes.0 == dirs[1].sizes.0
@@ -127,6 +128,29 @@ fn seq_skip(cx: &Ctx, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
     let mut e = cx.entry("seq_skip", text, src)?;
     if p.used() == [true, true] {
         e = e.with_note("fio keeps a sequential cursor per direction, each with this skip; iolab's reads and writes share one");
+    }
+    job.worker.push(e);
+    Ok(())
+}
+
+/// `rw=randBASE:N` (with `rw_sequencer`): N I/Os per random offset (`random_run`).
+fn random_run(cx: &Ctx, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
+    let sequencer = match cx.text("rw_sequencer")? {
+        None => None,
+        Some((v, src)) => match v.trim() {
+            "sequential" => None,
+            "identical" => Some(src),
+            _ => return Err(cx.bad(src, "sequential or identical")),
+        },
+    };
+    let Some((n, src)) = &p.run else { return Ok(()) };
+    let text = if sequencer.is_some() { format!("{n}:identical") } else { n.to_string() };
+    let mut e = cx.entry("random_run", text, src)?;
+    if let Some(s) = sequencer {
+        e.origins.push(Origin::Opt(s.clone()));
+    }
+    if p.used() == [true, true] {
+        e = e.with_note("fio keeps the last position per direction; iolab's reads and writes follow one");
     }
     job.worker.push(e);
     Ok(())

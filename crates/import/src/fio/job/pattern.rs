@@ -22,6 +22,8 @@ pub struct Pattern {
     pub random_src: Option<Src>,
     /// Bytes skipped after each sequential I/O (`rw=read:8k`; negative: backwards), and the option.
     pub skip: Option<(i64, Src)>,
+    /// I/Os per random offset (`rw=randread:8`), and the option.
+    pub run: Option<(u32, Src)>,
 }
 
 impl Pattern {
@@ -45,9 +47,10 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
         Some((b, s)) => (b.trim(), Some(s.trim())),
         None => (rw.as_str(), None),
     };
-    let skip = match (skip, src) {
-        (Some(s), Some(src)) => seq_skip(cx, base, s, src)?,
-        _ => None,
+    let (skip, run) = match (skip, src) {
+        (Some(s), Some(src)) if base.starts_with("rand") => (None, random_run(cx, s, src)?),
+        (Some(s), Some(src)) => (seq_skip(cx, s, src)?, None),
+        _ => (None, None),
     };
     let (read, random, trim) = match base {
         "read" => (100.0, 0.0, 0.0),
@@ -73,6 +76,7 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
         origins: vec![origin],
         random_src: None,
         skip,
+        run,
     };
     if read == 50.0 {
         mix(cx, &mut p)?;
@@ -92,17 +96,22 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
     Ok(p)
 }
 
-/// The `:N` of `rw=BASE:N`: after a sequential base, the bytes fio skips after each I/O (a leading `-` moves
-/// backwards; io_u.c `get_next_seq_offset`); after a random base, fio issues N I/Os per random offset
-/// (`rw_sequencer`), which iolab does not.
-fn seq_skip(cx: &Ctx, base: &str, s: &str, src: &Src) -> Result<Option<(i64, Src)>, FioError> {
+/// The `:N` of `rw=randBASE:N`: fio issues N I/Os per random offset (io_u.c `get_next_offset`), the rest
+/// as `rw_sequencer` says; 0 and 1 change nothing.
+fn random_run(cx: &Ctx, s: &str, src: &Src) -> Result<Option<(u32, Src)>, FioError> {
+    let n = parse_size(s, cx.kb).ok_or_else(|| cx.bad(src, "BASE:N, e.g. randread:8"))?;
+    let n =
+        u32::try_from(n).ok().filter(|n| *n <= 1 << 20).ok_or_else(|| cx.bad(src, "N at most 1048576"))?;
+    Ok((n > 1).then(|| (n, src.clone())))
+}
+
+/// The `:N` of `rw=BASE:N` after a sequential base: the bytes fio skips after each I/O (a leading `-` moves
+/// backwards; io_u.c `get_next_seq_offset`).
+fn seq_skip(cx: &Ctx, s: &str, src: &Src) -> Result<Option<(i64, Src)>, FioError> {
     let (sign, size) = s.strip_prefix('-').map_or((1, s), |r| (-1, r.trim()));
     let n = parse_size(size, cx.kb).ok_or_else(|| cx.bad(src, "BASE:SIZE, e.g. read:8k or read:-8k"))?;
     if n == 0 {
         return Ok(None);
-    }
-    if base.starts_with("rand") {
-        return Err(cx.refuse(src, "a ':N' suffix on a random pattern: fio issues N I/Os per random offset (rw_sequencer); every iolab random I/O gets its own offset"));
     }
     let n = i64::try_from(n).map_err(|_| cx.bad(src, "a skip below 8E"))?;
     Ok(Some((sign * n, src.clone())))

@@ -942,6 +942,28 @@ pub const KEYS: &[Key] = &[
         bad: &["ten"],
     },
     Key {
+        name: "random_run",
+        doc: "I/Os per random offset, as fio's rw=randread:N: every N-th I/O draws a random offset and the \
+              others follow the one before, sequentially ('8', fio's rw_sequencer=sequential) or at the \
+              same offset ('8:identical', rw_sequencer=identical). The first N-1 I/Os follow the region's \
+              start, as fio's do. Default 1 (every random I/O draws its own offset).",
+        flag: None,
+        sets: Sets::Spec(|l, text, at| {
+            let t = text.trim();
+            let (n, identical) = match t.split_once(':') {
+                Some((n, "identical")) => (n, true),
+                Some((n, "sequential")) => (n, false),
+                Some(_) => return Err(invalid(at, text, "N, N:sequential or N:identical, e.g. '8'")),
+                None => (t, false),
+            };
+            l.random_run = Some((range_u32(at, n, 1, 1 << 20, "a whole number of I/Os")?, identical));
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["8", "4:identical", "1"],
+        bad: &["0", "8:twice"],
+    },
+    Key {
         name: "dist",
         doc: "Spread of random offsets: uniform, zipf:THETA, pareto:H, zones:IO%/SPACE%:... Default uniform.",
         flag: Some(Flag::value("dist", "DIST")),
