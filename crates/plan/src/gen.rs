@@ -68,6 +68,8 @@ struct SpecGen {
     /// I/Os per random offset (1: every random I/O draws its own), and whether the rest are at its offset.
     random_run: u32,
     run_identical: bool,
+    /// Each trim is followed by a write of the same block.
+    trim_then_write: bool,
 }
 
 /// The next sequential offset after one that ended at `end` (relative to the region), with a skip of `skip`
@@ -100,6 +102,8 @@ pub struct OpGen {
     /// With `random_run`: I/Os left in the current run (0: a run starts), and each target's last offset.
     run_left: u32,
     last_start: Vec<u64>,
+    /// The write that follows the last trim of a `trim_then_write` spec.
+    paired_write: Option<GenOp>,
 }
 
 fn pct_threshold(pct: f64) -> u64 {
@@ -149,6 +153,7 @@ impl OpGen {
                 seq_skip: s.seq_skip,
                 random_run: s.random_run.max(1),
                 run_identical: s.random_run_identical,
+                trim_then_write: s.trim_then_write,
             });
         }
         OpGen {
@@ -160,6 +165,7 @@ impl OpGen {
             next_target: 0,
             run_left: 0,
             last_start: vec![0; regions.len()],
+            paired_write: None,
         }
     }
 
@@ -177,6 +183,9 @@ impl OpGen {
     /// The next I/O. Targets are used round-robin, as Iometer does.
     #[inline]
     pub fn next_op(&mut self) -> GenOp {
+        if let Some(write) = self.paired_write.take() {
+            return write;
+        }
         let t = self.next_target;
         self.next_target = if t + 1 == self.regions.len() { 0 } else { t + 1 };
         let si = pick(&self.spec_cum, &mut self.rng);
@@ -185,7 +194,10 @@ impl OpGen {
         let (skip, run, identical) = (spec.seq_skip, spec.random_run, spec.run_identical);
         let zi = pick(&self.specs[si].size_cum, &mut self.rng);
         // A trim only when the spec has any (no draw otherwise, so a job without trims keeps its stream).
-        let kind = if trim_below != 0 && self.coin(trim_below) {
+        let pairs = spec.trim_then_write;
+        let kind = if pairs {
+            OpKind::Trim
+        } else if trim_below != 0 && self.coin(trim_below) {
             OpKind::Trim
         } else if self.coin(read_below) {
             OpKind::Read
@@ -221,6 +233,10 @@ impl OpGen {
             // fio's last position is every I/O's end, random or not.
             (self.seq_next[t], self.last_start[t]) = (rel + len, rel);
         }
-        GenOp { target: t as u16, kind, offset: region.offset + rel, len: len as u32 }
+        let op = GenOp { target: t as u16, kind, offset: region.offset + rel, len: len as u32 };
+        if pairs {
+            self.paired_write = Some(GenOp { kind: OpKind::Write, ..op });
+        }
+        op
     }
 }

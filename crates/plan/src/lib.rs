@@ -330,6 +330,9 @@ pub struct AccessPlan {
     /// `rw_sequencer=identical`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub random_run_identical: bool,
+    /// Each trim is followed by a write of the same block (the `trim_then_write` key).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub trim_then_write: bool,
     /// Spread of random offsets.
     pub dist: Dist,
 }
@@ -898,6 +901,12 @@ fn access_plan(
     let read_pct = resolve_pct(&chain, |l| l.read_pct, |(r, _)| r, 100.0);
     let random_pct = resolve_pct(&chain, |l| l.random_pct, |(_, r)| r, 100.0);
     let trim_pct = merged.trim_pct.unwrap_or(0.0);
+    let trim_then_write = merged.trim_then_write.unwrap_or(false);
+    if trim_then_write && (trim_pct != 50.0 || read_pct != 0.0) {
+        return Err(PlanError(format!(
+            "'trim_then_write' pairs each trim with a write: it needs trim_pct = 50 and read_pct = 0 (here {trim_pct} and {read_pct})"
+        )));
+    }
     let bs = merged
         .bs
         .clone()
@@ -919,6 +928,7 @@ fn access_plan(
         seq_skip: merged.seq_skip.unwrap_or(0),
         random_run: merged.random_run.map_or(1, |r| r.0),
         random_run_identical: merged.random_run.is_some_and(|r| r.1 && r.0 > 1),
+        trim_then_write,
         dist: merged.dist.clone().unwrap_or(Dist::Uniform),
     })
 }

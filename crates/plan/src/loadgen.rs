@@ -367,6 +367,7 @@ fn mirror_specs(transactions: &[TxnPlan]) -> Vec<AccessPlan> {
                 seq_skip: 0,
                 random_run: 1,
                 random_run_identical: false,
+                trim_then_write: false,
                 dist: s.dist.clone(),
             });
         }

@@ -289,3 +289,31 @@ fn generator_random_runs_follow_each_random_offset() {
     assert!(same[4..7].iter().all(|o| *o == same[3]), "{same:?}");
     assert!(offsets("1").windows(2).all(|w| w[0] != w[1]));
 }
+
+/// Issue 36, item 8: `trim_then_write` issues each trim's write of the same block next (fio's trimwrite),
+/// sequentially or at random offsets; it needs trim_pct 50 and read_pct 0.
+#[test]
+fn generator_pairs_each_trim_with_a_write_of_the_same_block() {
+    let ops = |random: u32| {
+        let text = format!(
+            "rw = 'write'\ntrim_pct = 50\ntrim_then_write = true\nrandom_pct = {random}\nbs = '4k'\n"
+        );
+        let p = Plan::from_spec(&job(&text), Some(&mem())).unwrap();
+        let regions = p.bind(&[TargetGeometry { size_bytes: 1 << 30, block_bytes: 512 }]).unwrap();
+        let mut g = OpGen::new(&p.workers[0], &regions[0], Rng::new(1));
+        (0..8)
+            .map(|_| {
+                let o = g.next_op();
+                (o.kind, o.offset / 4096)
+            })
+            .collect::<Vec<_>>()
+    };
+    let (t, w) = (crate::gen::OpKind::Trim, crate::gen::OpKind::Write);
+    assert_eq!(ops(0), vec![(t, 0), (w, 0), (t, 1), (w, 1), (t, 2), (w, 2), (t, 3), (w, 3)]);
+    let random = ops(100);
+    for pair in random.chunks(2) {
+        assert_eq!((pair[0].0, pair[1].0, pair[0].1), (t, w, pair[1].1), "{random:?}");
+    }
+    let e = Plan::from_spec(&job("rw = 'write'\ntrim_then_write = true\n"), Some(&mem())).unwrap_err();
+    assert!(e.0.contains("trim_pct = 50"), "{e}");
+}

@@ -436,31 +436,36 @@ fn a_fio_create_on_open_file_holds_only_what_the_job_wrote() {
     assert_eq!(allocated(0), 1 << 20, "laid out before the run");
 }
 
+/// Runs the fio job `text` on `mem:16M` with `--trace`: each completed op's kind and offset in 4k blocks, in
+/// completion order (issue order at qd 1).
+fn traced_ops(text: &str) -> Vec<(iolab_trace::TraceOp, u64)> {
+    let dir = tempdir();
+    let fio = dir.path().join("traced.fio");
+    let trace = dir.path().join("traced.iolabtrace");
+    std::fs::write(&fio, text).unwrap();
+    let out = iolab()
+        .args(["run", fio.to_str().unwrap(), "--target", "mem:16M", "--trace", trace.to_str().unwrap()])
+        .args(["--no-save", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut r = iolab_trace::TraceReader::new(std::fs::File::open(&trace).unwrap(), "trace").unwrap();
+    let mut bad = iolab_trace::BadRecords::default();
+    let mut ops = Vec::new();
+    while let Some(rec) = r.next_record(&mut bad).unwrap() {
+        ops.push((rec.op, rec.offset / 4096));
+    }
+    ops
+}
+
 /// Issue 36, item 8: fio's `rw=randread:4` issues 4 I/Os per random offset, the 3 after it sequential
 /// (`rw_sequencer=sequential`, fio's default); with `rw_sequencer=identical` at the same offset. Read from the
 /// run's trace (qd 1: in issue order).
 #[test]
 fn a_fio_random_run_follows_each_random_offset() {
-    let dir = tempdir();
     let offsets = |sequencer: &str| {
-        let fio = dir.path().join("runs.fio");
-        let trace = dir.path().join(format!("{sequencer}.iolabtrace"));
         let text = format!("[r]\nrw=randread:4\nrw_sequencer={sequencer}\nbs=4k\nsize=16m\nnumber_ios=16\n");
-        std::fs::write(&fio, text).unwrap();
-        let out = iolab()
-            .args(["run", fio.to_str().unwrap(), "--target", "mem:16M", "--trace", trace.to_str().unwrap()])
-            .args(["--no-save", "-q"])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-        let file = std::fs::File::open(&trace).unwrap();
-        let mut r = iolab_trace::TraceReader::new(file, "trace").unwrap();
-        let mut bad = iolab_trace::BadRecords::default();
-        let mut offs = Vec::new();
-        while let Some(rec) = r.next_record(&mut bad).unwrap() {
-            offs.push(rec.offset / 4096);
-        }
-        offs
+        traced_ops(&text).into_iter().map(|(_, o)| o).collect::<Vec<u64>>()
     };
     let seq = offsets("sequential");
     assert_eq!(seq.len(), 16, "{seq:?}");
@@ -472,4 +477,17 @@ fn a_fio_random_run_follows_each_random_offset() {
     for run in same[3..15].chunks(4) {
         assert!(run.iter().all(|o| *o == run[0]), "{same:?}");
     }
+}
+
+/// Issue 36, item 8: fio's `rw=randtrimwrite` trims a random block and then writes that same block: in the
+/// run's trace (qd 1) every trim is followed by a write of its block.
+#[test]
+fn a_fio_randtrimwrite_writes_each_block_it_trimmed() {
+    use iolab_trace::TraceOp;
+    let ops = traced_ops("[tw]\nrw=randtrimwrite\nbs=4k\nsize=16m\nnumber_ios=32\n");
+    assert_eq!(ops.len(), 32, "{ops:?}");
+    for pair in ops.chunks(2) {
+        assert!(matches!(pair, [(TraceOp::Discard, a), (TraceOp::Write, b)] if a == b), "{ops:?}");
+    }
+    assert!(ops.iter().step_by(2).any(|(_, o)| *o > 16), "random blocks: {ops:?}");
 }

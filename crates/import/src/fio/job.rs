@@ -231,7 +231,7 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
     };
     let engine = layout::engine(&cx)?;
     let pattern = pattern::pattern(&cx)?;
-    let cx = Ctx { trims: pattern.trim_pct > 0.0, ..cx };
+    let cx = Ctx { trims: pattern.trim_pct == 100.0, ..cx };
     let mut job = Job {
         section: section.name.clone(),
         line: section.line,

@@ -129,7 +129,6 @@ fn rw_patterns_map_and_trimwrite_is_refused() {
     }
     let (_, job) = one("readwrite=randrw\nrwmixwrite=30");
     assert_eq!(layer(&job).read_pct, Some(70.0));
-    refused(err("[j]\nfilename=/f\nsize=1g\nrw=trimwrite\n"), "rw", 4);
     assert!(matches!(err("[j]\nfilename=/f\nsize=1g\nrw=sideways\n"), FioError::BadValue { line: 4, .. }));
     let (_, job) = one("");
     assert_eq!(layer(&job).read_pct, Some(100.0), "fio's default is read");
@@ -1059,13 +1058,21 @@ fn trim_and_randtrim_are_trim_jobs_with_the_trim_sizes() {
     assert_eq!(layer(&job).fsync, None);
 }
 
+/// Issue 36, item 8: `rw=trimwrite` and `randtrimwrite` are trim-then-write pairs (`trim_then_write`, half
+/// the ops trims, no reads), sequential or random.
 #[test]
-fn trimwrite_is_refused_with_the_stonewalled_alternative() {
-    for rw in ["trimwrite", "randtrimwrite"] {
-        let e = err(&format!("[j]\nfilename=/f\nsize=1g\nrw={rw}\n"));
-        refused(e.clone(), "rw", 4);
-        let msg = e.to_string();
-        assert!(msg.contains("that same block") && msg.contains("stonewall"), "{msg}");
+fn trimwrite_is_trim_then_write_pairs() {
+    for (rw, random) in [("trimwrite", 0.0), ("randtrimwrite", 100.0)] {
+        let (t, job) = tr(&format!("[j]\nfilename=/f\nsize=1g\nrw={rw}\n"));
+        let l = layer(&job);
+        assert_eq!(
+            (l.trim_then_write, l.trim_pct, l.read_pct),
+            (Some(true), Some(50.0), Some(0.0)),
+            "{}",
+            t.toml
+        );
+        assert_eq!(l.random_pct, Some(random));
+        assert!(t.toml.contains("followed by a write of the same block"), "{}", t.toml);
     }
 }
 

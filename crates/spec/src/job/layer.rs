@@ -89,6 +89,10 @@ pub struct Layer {
     /// sequential after it, or at the identical offset when the flag is set (fio's `rw_sequencer`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random_run: Option<(u32, bool)>,
+    /// Trims and writes in pairs: each trim is followed by a write of the same block (fio's `rw=trimwrite`);
+    /// with `trim_pct = 50` and `read_pct = 0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_then_write: Option<bool>,
     /// Spread of random offsets.
     pub dist: Option<Dist>,
     /// Relative weight of an access spec among the worker's specs.
@@ -131,6 +135,7 @@ impl Layer {
             align,
             seq_skip,
             random_run,
+            trim_then_write,
             dist,
             weight
         );

@@ -96,7 +96,12 @@ fn spec_entries(cx: &Ctx, d: &DirSpec, p: &Pattern, read_pct: f64) -> Result<Vec
     if p.trim_pct > 0.0 {
         let e = TranslatedKey::new("trim_pct", fmt_pct(p.trim_pct), p.origins[..1].to_vec())
             .map_err(|_| header())?;
-        out.push(e.with_note(TRIM_NOTE));
+        out.push(e.with_note(if p.pairs { TRIMWRITE_NOTE } else { TRIM_NOTE }));
+    }
+    if p.pairs {
+        let e = TranslatedKey::new("trim_then_write", "true".into(), p.origins[..1].to_vec())
+            .map_err(|_| header())?;
+        out.push(e);
     }
     let mut ro = p.origins[..1].to_vec();
     ro.extend(p.random_src.iter().map(|s| Origin::Opt(s.clone())));
@@ -111,6 +116,11 @@ fn spec_entries(cx: &Ctx, d: &DirSpec, p: &Pattern, read_pct: f64) -> Result<Vec
 const TRIM_NOTE: &str = "every op is a trim (a discard of bs bytes): on a block device BLKDISCARD with the \
     sync engine, as fio issues it, or the block layer's discard with io_uring; on a regular file iolab punches a \
     hole, where fio 3.33 fails the trim with ENOTTY";
+
+/// What a fio user should know of iolab's trim-then-write pairs.
+const TRIMWRITE_NOTE: &str = "half the ops are trims, each followed by a write of the same block (bs: the \
+    write part), as fio's trimwrite issues them; with qd above 1 the pair may be in flight together, in fio \
+    as in iolab";
 
 fn fmt_pct(v: f64) -> String {
     if v.fract() == 0.0 {

@@ -24,6 +24,8 @@ pub struct Pattern {
     pub skip: Option<(i64, Src)>,
     /// I/Os per random offset (`rw=randread:8`), and the option.
     pub run: Option<(u32, Src)>,
+    /// `rw=trimwrite`, `randtrimwrite`: each trim is followed by a write of the same block (trim_pct is 50).
+    pub pairs: bool,
 }
 
 impl Pattern {
@@ -61,11 +63,12 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
         "randrw" => (50.0, 100.0, 0.0),
         "trim" => (0.0, 0.0, 100.0),
         "randtrim" => (0.0, 100.0, 100.0),
-        "trimwrite" | "randtrimwrite" => return Err(cx.refuse(src.expect("rw is set"), TRIMWRITE)),
+        "trimwrite" => (0.0, 0.0, 50.0),
+        "randtrimwrite" => (0.0, 100.0, 50.0),
         _ => {
             return Err(cx.bad(
                 src.expect("the default is valid"),
-                "read, write, randread, randwrite, rw, readwrite, randrw, trim or randtrim",
+                "read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite or randtrimwrite",
             ))
         }
     };
@@ -77,12 +80,14 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
         random_src: None,
         skip,
         run,
+        pairs: trim == 50.0,
     };
     if read == 50.0 {
         mix(cx, &mut p)?;
     }
-    // A trim job's percentage_random is its third (trim) part.
-    let cx = &Ctx { trims: trim > 0.0, ..*cx };
+    // A trim job's percentage_random is its third (trim) part; a trimwrite job's trims and writes are pairs of
+    // one block, drawn as its writes are.
+    let cx = &Ctx { trims: trim == 100.0, ..*cx };
     if random == 100.0 {
         if let Some((r, w, src)) = cx.pair("percentage_random")? {
             for (d, part) in [r, w].into_iter().enumerate() {
@@ -116,12 +121,6 @@ fn seq_skip(cx: &Ctx, s: &str, src: &Src) -> Result<Option<(i64, Src)>, FioError
     let n = i64::try_from(n).map_err(|_| cx.bad(src, "a skip below 8E"))?;
     Ok(Some((sign * n, src.clone())))
 }
-
-/// Why `rw=trimwrite` and `randtrimwrite` are refused.
-const TRIMWRITE: &str = "fio trims each block and then writes that same block, so every write lands on a block \
-    just discarded; iolab draws each op's kind and offset on its own, so its trims and writes would not pair up \
-    (half the region would be left discarded and the writes would land elsewhere). To measure writes to \
-    discarded blocks, run a trim job (rw=trim) and then, after a stonewall, a write job over the same region";
 
 /// A whole percentage from 0 to 100, as `rwmixread` and `percentage_random` (and `buffer_compress_percentage`)
 /// take it.

@@ -942,6 +942,20 @@ pub const KEYS: &[Key] = &[
         bad: &["ten"],
     },
     Key {
+        name: "trim_then_write",
+        doc: "Trims and writes in pairs, as fio's rw=trimwrite and randtrimwrite: each trim (at the next \
+              sequential or a random offset, by random_pct) is followed by a write of the same block, so \
+              every write lands on a block just discarded. Needs trim_pct = 50 and read_pct = 0. Default false.",
+        flag: None,
+        sets: Sets::Spec(|l, text, at| {
+            l.trim_then_write = Some(parse_bool(at, text)?);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["true", "false"],
+        bad: &["sometimes"],
+    },
+    Key {
         name: "random_run",
         doc: "I/Os per random offset, as fio's rw=randread:N: every N-th I/O draws a random offset and the \
               others follow the one before, sequentially ('8', fio's rw_sequencer=sequential) or at the \
