@@ -491,3 +491,47 @@ fn a_fio_randtrimwrite_writes_each_block_it_trimmed() {
     }
     assert!(ops.iter().step_by(2).any(|(_, o)| *o > 16), "random blocks: {ops:?}");
 }
+
+/// Issue 36, item 8: `iolab run TEMPLATE.icf --target T` runs an Iometer configuration whose workers have no
+/// targets (a template) on T, saying so; without a target it is refused, exit 2, naming the way out.
+#[test]
+fn an_iometer_template_runs_on_the_target_given() {
+    let dir = tempdir();
+    let text = std::fs::read_to_string(icf()).unwrap();
+    let mut template = String::new();
+    let mut skipping = false;
+    for line in text.lines() {
+        skipping = (skipping || line.starts_with("'Target assignments"))
+            && !line.starts_with("'End target assignments");
+        if !skipping && !line.starts_with("'End target assignments") {
+            template.push_str(line);
+            template.push('\n');
+        }
+    }
+    let file = dir.path().join("template.icf");
+    std::fs::write(&file, &template).unwrap();
+    let out = iolab().args(["run", file.to_str().unwrap(), "--no-save", "-q"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("one --target PATH"), "{stderr}");
+    let out = iolab()
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--target",
+            "sim:ssd,size=4G",
+            "--clock",
+            "virtual",
+            "-d",
+            "1s",
+        ])
+        .args(["--ramp", "0", "--json", "-", "--no-save"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("no target (a template)"), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["workers"].as_array().unwrap().len(), 2, "both workers run");
+    assert!(v["total"]["all"]["ops"].as_f64().unwrap() > 0.0);
+}
