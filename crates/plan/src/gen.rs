@@ -193,11 +193,10 @@ impl OpGen {
         let (read_below, random_below, trim_below) = (spec.read_below, spec.random_below, spec.trim_below);
         let (skip, run, identical) = (spec.seq_skip, spec.random_run, spec.run_identical);
         let zi = pick(&self.specs[si].size_cum, &mut self.rng);
-        // A trim only when the spec has any (no draw otherwise, so a job without trims keeps its stream).
         let pairs = spec.trim_then_write;
-        let kind = if pairs {
-            OpKind::Trim
-        } else if trim_below != 0 && self.coin(trim_below) {
+        // A pair's first op is its trim; a trim only when the spec has any (no draw otherwise, so a job without
+        // trims keeps its stream).
+        let kind = if pairs || (trim_below != 0 && self.coin(trim_below)) {
             OpKind::Trim
         } else if self.coin(read_below) {
             OpKind::Read
