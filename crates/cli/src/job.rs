@@ -120,9 +120,11 @@ pub fn translate_icf(text: &str, file: &str, quiet: bool) -> Result<String> {
 }
 
 /// [`translate_icf`] for a run given `targets` (its `--target` values): a target they map (`NAME=PATH`), or
-/// all of them after a plain `--target PATH`, is not announced.
+/// all of them after a plain `--target PATH`, is not announced; with one plain `--target PATH`, workers with
+/// no target (a template's) run on it.
 fn translate_icf_mapped(text: &str, file: &str, quiet: bool, targets: &[String]) -> Result<String> {
-    let t = iolab_import::iometer::translate(text, file).map_err(usage)?;
+    let one_plain = matches!(targets, [t] if !t.split_once('=').is_some_and(|(n, _)| iolab_spec::target::is_target_name(n)));
+    let t = iolab_import::iometer::translate_given(text, file, one_plain).map_err(usage)?;
     if !quiet {
         for target in t.targets.iter().filter(|t| !is_mapped(&t.name, targets)) {
             eprintln!(

@@ -30,6 +30,8 @@
 
 pub mod base;
 pub mod buffers;
+pub mod depth_search;
+pub mod flow;
 pub mod layer;
 mod salts;
 mod tags;

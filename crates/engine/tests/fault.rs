@@ -72,6 +72,7 @@ fn run_with(
             interval_ns: 100_000_000,
             boundaries: Vec::new(),
             replay: None,
+            flow: None,
         },
         tools: WorkerTools {
             engine,

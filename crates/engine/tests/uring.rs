@@ -56,6 +56,7 @@ fn run(t: &TempTarget, job: &str) -> WorkerOutput {
             interval_ns: 100_000_000,
             boundaries: Vec::new(),
             replay: None,
+            flow: None,
         },
         tools: WorkerTools { files: vec![t.file.clone()], ..WorkerTools::on(EngineChoice::Uring) },
         control: WorkerControl::alone(tx),

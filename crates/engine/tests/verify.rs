@@ -68,6 +68,7 @@ fn run(job: &str, store: &Arc<MemStore>, v: &Arc<Verifier>, readback: bool) -> V
                     interval_ns: 1_000_000_000,
                     boundaries: Vec::new(),
                     replay: None,
+                    flow: None,
                 },
                 tools: WorkerTools { verify: Some(wv), ..WorkerTools::on(EngineChoice::Mem(store.clone())) },
                 control: WorkerControl {

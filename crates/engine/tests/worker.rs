@@ -69,6 +69,7 @@ fn run_with(
             interval_ns: INTERVAL_NS,
             boundaries,
             replay: None,
+            flow: None,
         },
         tools: WorkerTools {
             engine: sim_choice(

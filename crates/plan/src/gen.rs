@@ -65,6 +65,11 @@ struct SpecGen {
     trim_below: u64,
     /// Bytes the sequential cursor skips after each sequential I/O; negative: backwards.
     seq_skip: i64,
+    /// I/Os per random offset (1: every random I/O draws its own), and whether the rest are at its offset.
+    random_run: u32,
+    run_identical: bool,
+    /// Each trim is followed by a write of the same block.
+    trim_then_write: bool,
 }
 
 /// The next sequential offset after one that ended at `end` (relative to the region), with a skip of `skip`
@@ -94,6 +99,11 @@ pub struct OpGen {
     /// Next sequential offset per target, relative to the region start.
     seq_next: Vec<u64>,
     next_target: usize,
+    /// With `random_run`: I/Os left in the current run (0: a run starts), and each target's last offset.
+    run_left: u32,
+    last_start: Vec<u64>,
+    /// The write that follows the last trim of a `trim_then_write` spec.
+    paired_write: Option<GenOp>,
 }
 
 fn pct_threshold(pct: f64) -> u64 {
@@ -141,6 +151,9 @@ impl OpGen {
                 random_below: pct_threshold(s.random_pct),
                 trim_below: pct_threshold(s.trim_pct),
                 seq_skip: s.seq_skip,
+                random_run: s.random_run.max(1),
+                run_identical: s.random_run_identical,
+                trim_then_write: s.trim_then_write,
             });
         }
         OpGen {
@@ -150,6 +163,9 @@ impl OpGen {
             regions: regions.to_vec(),
             seq_next: vec![0; regions.len()],
             next_target: 0,
+            run_left: 0,
+            last_start: vec![0; regions.len()],
+            paired_write: None,
         }
     }
 
@@ -167,26 +183,42 @@ impl OpGen {
     /// The next I/O. Targets are used round-robin, as Iometer does.
     #[inline]
     pub fn next_op(&mut self) -> GenOp {
+        if let Some(write) = self.paired_write.take() {
+            return write;
+        }
         let t = self.next_target;
         self.next_target = if t + 1 == self.regions.len() { 0 } else { t + 1 };
         let si = pick(&self.spec_cum, &mut self.rng);
         let spec = &self.specs[si];
         let (read_below, random_below, trim_below) = (spec.read_below, spec.random_below, spec.trim_below);
-        let skip = spec.seq_skip;
+        let (skip, run, identical) = (spec.seq_skip, spec.random_run, spec.run_identical);
         let zi = pick(&self.specs[si].size_cum, &mut self.rng);
-        // A trim only when the spec has any (no draw otherwise, so a job without trims keeps its stream).
-        let kind = if trim_below != 0 && self.coin(trim_below) {
+        let pairs = spec.trim_then_write;
+        // A pair's first op is its trim; a trim only when the spec has any (no draw otherwise, so a job without
+        // trims keeps its stream).
+        let kind = if pairs || (trim_below != 0 && self.coin(trim_below)) {
             OpKind::Trim
         } else if self.coin(read_below) {
             OpKind::Read
         } else {
             OpKind::Write
         };
-        let random = self.coin(random_below);
+        // Within a random run (fio's rw=randread:N), only its last I/O draws as the spec says (fio's
+        // get_next_offset counts down and draws at 0); the others follow the I/O before.
+        let follow = run > 1 && {
+            if self.run_left == 0 {
+                self.run_left = run;
+            }
+            self.run_left -= 1;
+            self.run_left != 0
+        };
+        let random = !follow && self.coin(random_below);
         let region = self.regions[t];
         let size = &self.specs[si].sizes[zi];
         let len = size.size;
-        let rel = if random {
+        let rel = if follow && identical {
+            self.last_start[t].min(region.length.saturating_sub(len))
+        } else if random {
             size.samplers[t].sample(&mut self.rng) * size.align
         } else {
             let mut next = skipped(self.seq_next[t], skip, region.length);
@@ -196,6 +228,14 @@ impl OpGen {
             self.seq_next[t] = next + len;
             next
         };
-        GenOp { target: t as u16, kind, offset: region.offset + rel, len: len as u32 }
+        if run > 1 {
+            // fio's last position is every I/O's end, random or not.
+            (self.seq_next[t], self.last_start[t]) = (rel + len, rel);
+        }
+        let op = GenOp { target: t as u16, kind, offset: region.offset + rel, len: len as u32 };
+        if pairs {
+            self.paired_write = Some(GenOp { kind: OpKind::Write, ..op });
+        }
+        op
     }
 }

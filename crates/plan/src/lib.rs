@@ -139,6 +139,89 @@ fn think_of(name: &str, base: &Layer, rate: Option<f64>) -> Result<Option<Think>
     }
 }
 
+/// A worker's place in a flow group (fio's `flow`): the group's workers issue I/Os in the ratio of their
+/// weights; one ahead of its share issues nothing, waits for its I/Os in flight, then `sleep_ns`, and looks
+/// again (fio's flow.c `flow_threshold_exceeded`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Flow {
+    /// The group (`flow_id`).
+    pub id: u32,
+    /// This worker's weight in it (`flow`).
+    pub weight: u32,
+    /// How long it waits, once drained, before it looks again (`flow_sleep`).
+    pub sleep_ns: u64,
+}
+
+/// How long a worker ahead of its flow share waits before it looks again, when `flow_sleep` is not given
+/// (fio looks again at once, spinning).
+pub const DEFAULT_FLOW_SLEEP_NS: u64 = 10_000;
+
+/// Salt of the stream a worker's start delay is drawn from (`start_delay = "1s-5s"`).
+const START_DELAY_SALT: u64 = 0x5354_4152_5444_4c59;
+
+/// The flow group `base` puts a worker in, if any.
+fn flow_of(name: &str, base: &Layer) -> Result<Option<Flow>, PlanError> {
+    match (base.flow, base.flow_id, base.flow_sleep) {
+        (Some(weight), id, sleep) => Ok(Some(Flow {
+            id: id.unwrap_or(0),
+            weight,
+            sleep_ns: sleep.unwrap_or(DEFAULT_FLOW_SLEEP_NS),
+        })),
+        (None, None, None) => Ok(None),
+        (None, ..) => Err(PlanError(format!(
+            "worker '{name}': 'flow_id' and 'flow_sleep' are for a worker in a flow group; give its weight too (e.g. flow = 1)"
+        ))),
+    }
+}
+
+/// The start delay of worker `index`: the one given, or a draw from the range given, from the run's seed.
+fn start_delay_of(base: &Layer, seed: u64, index: u32) -> u64 {
+    match base.start_delay {
+        None => 0,
+        Some((lo, hi)) if lo == hi => lo,
+        Some((lo, hi)) => lo + iolab_rng::Rng::for_worker(seed ^ START_DELAY_SALT, index).below(hi - lo + 1),
+    }
+}
+
+/// The queue-depth search of a worker (`latency_target`, fio's io_u.c `lat_target_*`): from depth 1, after
+/// each window, up while `percentile` of the window's I/Os took at most `target_ns` from submission, down
+/// when they did not, never above the worker's `qd`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LatencyTarget {
+    /// The latency to meet, ns.
+    pub target_ns: u64,
+    /// How long each depth runs before the search decides, ns (0: at every completion).
+    pub window_ns: u64,
+    /// The share of a window's I/Os that must meet it, percent.
+    pub percentile: f64,
+}
+
+/// The queue-depth search `base` asks for: closed loop only (in open loop the arrivals set the depth).
+fn latency_target_of(
+    name: &str,
+    base: &Layer,
+    rate: Option<f64>,
+) -> Result<Option<LatencyTarget>, PlanError> {
+    let Some(target_ns) = base.latency_target else {
+        if base.latency_window.is_some() || base.latency_percentile.is_some() {
+            return Err(PlanError(format!(
+                "worker '{name}': 'latency_window' and 'latency_percentile' are for the depth search; give 'latency_target' (e.g. latency_target = \"1ms\") too"
+            )));
+        }
+        return Ok(None);
+    };
+    if rate.is_some() {
+        return Err(PlanError(format!(
+            "worker '{name}': 'latency_target' searches the depth of a closed loop; with 'rate' the arrivals set the depth"
+        )));
+    }
+    Ok(Some(LatencyTarget {
+        target_ns,
+        window_ns: base.latency_window.unwrap_or(0),
+        percentile: base.latency_percentile.unwrap_or(100.0),
+    }))
+}
+
 /// One worker thread.
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkerPlan {
@@ -162,6 +245,15 @@ pub struct WorkerPlan {
     /// Closed loop with think time: bursts of I/Os, each drained, then an idle time ([`Think`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think: Option<Think>,
+    /// How long after the run's start it issues its first I/O, ns (`start_delay`, fio's `startdelay`).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub start_delay_ns: u64,
+    /// Its place in a flow group (`flow`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Flow>,
+    /// Its queue-depth search (`latency_target`), if any: `qd` is then the most it tries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTarget>,
     /// Written data.
     pub data: DataPattern,
     /// Region start in each target.
@@ -237,6 +329,17 @@ pub struct AccessPlan {
     /// Bytes the sequential cursor skips after each sequential I/O; negative: backwards (the `seq_skip` key).
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub seq_skip: i64,
+    /// I/Os per random offset (the `random_run` key): every this many I/Os a random offset is drawn, the
+    /// others follow the one before; 1: every random I/O draws its own.
+    #[serde(skip_serializing_if = "is_one_u32")]
+    pub random_run: u32,
+    /// Within a random run, the I/Os after the first are at its offset, not after it (fio's
+    /// `rw_sequencer=identical`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub random_run_identical: bool,
+    /// Each trim is followed by a write of the same block (the `trim_then_write` key).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub trim_then_write: bool,
     /// Spread of random offsets.
     pub dist: Dist,
 }
@@ -420,6 +523,8 @@ impl Plan {
         check_worker_buffers(&name, qd, max_bs)?;
         let rate_iops = rates.of_table(job, table).map(|r| r.iops(mean_op_bytes(&specs)));
         let think = think_of(&name, &base, rate_iops)?;
+        let flow = flow_of(&name, &base)?;
+        let latency_target = latency_target_of(&name, &base, rate_iops)?;
         Ok(WorkerPlan {
             index,
             name,
@@ -430,6 +535,9 @@ impl Plan {
             arrival: base.arrival.unwrap_or_default(),
             arrival_burst: if rate_iops.is_some() { base.burst.unwrap_or(1) } else { 1 },
             think,
+            start_delay_ns: start_delay_of(&base, self.seed, index),
+            flow,
+            latency_target,
             data: base.data.unwrap_or_default(),
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,
@@ -778,6 +886,16 @@ fn access_plans(
     Ok(specs)
 }
 
+/// True for 1 (what serde skips).
+fn is_one_u32(v: &u32) -> bool {
+    *v == 1
+}
+
+/// True for 0 (what serde skips).
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
+}
+
 /// True for 0 (what serde skips).
 fn is_zero_i64(v: &i64) -> bool {
     *v == 0
@@ -804,6 +922,12 @@ fn access_plan(
     let read_pct = resolve_pct(&chain, |l| l.read_pct, |(r, _)| r, 100.0);
     let random_pct = resolve_pct(&chain, |l| l.random_pct, |(_, r)| r, 100.0);
     let trim_pct = merged.trim_pct.unwrap_or(0.0);
+    let trim_then_write = merged.trim_then_write.unwrap_or(false);
+    if trim_then_write && (trim_pct != 50.0 || read_pct != 0.0) {
+        return Err(PlanError(format!(
+            "'trim_then_write' pairs each trim with a write: it needs trim_pct = 50 and read_pct = 0 (here {trim_pct} and {read_pct})"
+        )));
+    }
     let bs = merged
         .bs
         .clone()
@@ -823,6 +947,9 @@ fn access_plan(
         trim_pct,
         align: merged.align,
         seq_skip: merged.seq_skip.unwrap_or(0),
+        random_run: merged.random_run.map_or(1, |r| r.0),
+        random_run_identical: merged.random_run.is_some_and(|r| r.1 && r.0 > 1),
+        trim_then_write,
         dist: merged.dist.clone().unwrap_or(Dist::Uniform),
     })
 }

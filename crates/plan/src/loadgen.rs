@@ -132,6 +132,9 @@ pub fn resolve(
             arrival: users.arrival,
             arrival_burst: 1,
             think: None,
+            start_delay_ns: 0,
+            flow: None,
+            latency_target: None,
             data: base.data.unwrap_or_default(),
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,
@@ -368,6 +371,9 @@ fn mirror_specs(transactions: &[TxnPlan]) -> Vec<AccessPlan> {
                 random_pct,
                 align: None,
                 seq_skip: 0,
+                random_run: 1,
+                random_run_identical: false,
+                trim_then_write: false,
                 dist: s.dist.clone(),
             });
         }

@@ -223,3 +223,97 @@ fn forced_target_replaces_named_targets() {
     assert_eq!(p.targets.len(), 1);
     assert_eq!(p.targets[0].spec, TargetSpec::Mem { size_bytes: 8 << 20 });
 }
+
+/// Issue 36, item 8: `start_delay` is each worker's; a range is drawn per worker from the run's seed (the same
+/// seed, the same delays), within the range. `flow` puts a worker in its group (`flow_id`, default 0) with
+/// the default look-again time; `flow_sleep` without `flow` is refused.
+#[test]
+fn start_delays_are_drawn_per_worker_and_flow_needs_a_weight() {
+    let delays = |seed: u64| {
+        let p = Plan::from_spec(
+            &job(&format!("seed = {seed}\nworkers = 8\nstart_delay = '1s-5s'\n")),
+            Some(&mem()),
+        )
+        .unwrap();
+        p.workers.iter().map(|w| w.start_delay_ns).collect::<Vec<u64>>()
+    };
+    let a = delays(7);
+    assert_eq!(a, delays(7));
+    assert!(a.iter().all(|d| (1_000_000_000..=5_000_000_000).contains(d)), "{a:?}");
+    assert!(a.windows(2).any(|w| w[0] != w[1]), "each worker draws its own: {a:?}");
+    let p = Plan::from_spec(&job("start_delay = '2s'\nflow = 3\n"), Some(&mem())).unwrap();
+    assert_eq!(p.workers[0].start_delay_ns, 2_000_000_000);
+    assert_eq!(p.workers[0].flow, Some(Flow { id: 0, weight: 3, sleep_ns: DEFAULT_FLOW_SLEEP_NS }));
+    let e = Plan::from_spec(&job("flow_sleep = '1ms'\n"), Some(&mem())).unwrap_err();
+    assert!(e.0.contains("'flow_id' and 'flow_sleep'"), "{e}");
+}
+
+/// Issue 36, item 8: the depth search needs its target, and is for closed loop.
+#[test]
+fn a_latency_target_is_closed_loop_and_its_window_needs_it() {
+    let p = Plan::from_spec(&job("qd = 16\nlatency_target = '1ms'\nlatency_window = '1s'\n"), Some(&mem()))
+        .unwrap();
+    assert_eq!(
+        p.workers[0].latency_target,
+        Some(LatencyTarget { target_ns: 1_000_000, window_ns: 1_000_000_000, percentile: 100.0 })
+    );
+    let e = Plan::from_spec(&job("latency_window = '1s'\n"), Some(&mem())).unwrap_err();
+    assert!(e.0.contains("give 'latency_target'"), "{e}");
+    let e = Plan::from_spec(&job("rate = 100\nlatency_target = '1ms'\n"), Some(&mem())).unwrap_err();
+    assert!(e.0.contains("closed loop"), "{e}");
+}
+
+/// Issue 36, item 8: `random_run = N` (fio's `rw=randread:N`) draws a random offset every N-th I/O and the
+/// others follow the I/O before: sequentially by default, at the same offset with `:identical`; the first
+/// N-1 follow the region's start, as fio's counter does.
+#[test]
+fn generator_random_runs_follow_each_random_offset() {
+    let offsets = |run: &str| {
+        let p = Plan::from_spec(
+            &job(&format!("rw = 'randread'\nbs = '4k'\nrandom_run = '{run}'\n")),
+            Some(&mem()),
+        )
+        .unwrap();
+        let regions = p.bind(&[TargetGeometry { size_bytes: 1 << 30, block_bytes: 512 }]).unwrap();
+        let mut g = OpGen::new(&p.workers[0], &regions[0], Rng::new(1));
+        (0..12).map(|_| g.next_op().offset / 4096).collect::<Vec<u64>>()
+    };
+    let seq = offsets("4");
+    assert_eq!(&seq[..3], &[0, 1, 2], "{seq:?}");
+    for start in [3, 7] {
+        assert_eq!(&seq[start + 1..start + 4], &[seq[start] + 1, seq[start] + 2, seq[start] + 3], "{seq:?}");
+    }
+    assert_ne!(seq[3], 3, "the run's first I/O is random: {seq:?}");
+    let same = offsets("4:identical");
+    assert_eq!(&same[..3], &[0, 0, 0], "{same:?}");
+    assert!(same[4..7].iter().all(|o| *o == same[3]), "{same:?}");
+    assert!(offsets("1").windows(2).all(|w| w[0] != w[1]));
+}
+
+/// Issue 36, item 8: `trim_then_write` issues each trim's write of the same block next (fio's trimwrite),
+/// sequentially or at random offsets; it needs trim_pct 50 and read_pct 0.
+#[test]
+fn generator_pairs_each_trim_with_a_write_of_the_same_block() {
+    let ops = |random: u32| {
+        let text = format!(
+            "rw = 'write'\ntrim_pct = 50\ntrim_then_write = true\nrandom_pct = {random}\nbs = '4k'\n"
+        );
+        let p = Plan::from_spec(&job(&text), Some(&mem())).unwrap();
+        let regions = p.bind(&[TargetGeometry { size_bytes: 1 << 30, block_bytes: 512 }]).unwrap();
+        let mut g = OpGen::new(&p.workers[0], &regions[0], Rng::new(1));
+        (0..8)
+            .map(|_| {
+                let o = g.next_op();
+                (o.kind, o.offset / 4096)
+            })
+            .collect::<Vec<_>>()
+    };
+    let (t, w) = (crate::gen::OpKind::Trim, crate::gen::OpKind::Write);
+    assert_eq!(ops(0), vec![(t, 0), (w, 0), (t, 1), (w, 1), (t, 2), (w, 2), (t, 3), (w, 3)]);
+    let random = ops(100);
+    for pair in random.chunks(2) {
+        assert_eq!((pair[0].0, pair[1].0, pair[0].1), (t, w, pair[1].1), "{random:?}");
+    }
+    let e = Plan::from_spec(&job("rw = 'write'\ntrim_then_write = true\n"), Some(&mem())).unwrap_err();
+    assert!(e.0.contains("trim_pct = 50"), "{e}");
+}

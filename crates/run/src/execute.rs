@@ -381,8 +381,10 @@ fn start(
     };
     let replay_ops = replaying.as_ref().map(|(ops, _)| &ops[..]);
     let mut setups = Vec::new();
+    let flows = iolab_engine::flow::FlowGroup::for_workers(&p.plan.workers);
     for (index, w) in p.plan.workers.iter().enumerate() {
         let mut task = WorkerTask::of(&p.plan, index, p.regions[index].clone());
+        task.flow = flows[index].clone();
         task.boundaries = crate::target::boundaries(&staged.targets, &w.targets);
         task.replay = replay_ops.and_then(|r| r.get(w.index as usize)).cloned();
         let tools = tools(p, staged, w, trace.as_ref(), stop)?;

@@ -379,6 +379,13 @@ fn good_value(key: &str) -> Option<BoxedStrategy<String>> {
         "mode" => words(&["rate", "stress"]),
         "version" => select(vec![2007u32, 2010, 2013, 2016]).prop_map(|v| v.to_string()).boxed(),
         "iops_per_mailbox" => words(&["0.18", "0.5", "1"]),
+        "start_delay" | "flow_sleep" | "latency_target" | "latency_window" => dur(),
+        "flow" => int(1, 8),
+        "flow_id" => int(0, 3),
+        "latency_percentile" => int(1, 100),
+        "random_run" => prop_oneof![int(1, 16), words(&["8:identical", "4:sequential"])].boxed(),
+        "seq_skip" => prop_oneof![size(), words(&["-8k", "-4K"])].boxed(),
+        "trim_then_write" => boolean(),
         _ => return None,
     })
 }

@@ -334,3 +334,204 @@ fn fio_size_past_the_target_is_clamped_with_a_note() {
         v["total"]
     );
 }
+
+/// `iolab run FILE` with [`SIM`] (virtual time, seed 1): the JSON result; exit 0 asserted.
+fn run_fio_on_sim(name: &str, text: &str) -> Value {
+    let dir = tempdir();
+    let fio = dir.path().join(name);
+    std::fs::write(&fio, text).unwrap();
+    let out = iolab()
+        .args(["run", fio.to_str().unwrap()])
+        .args(SIM)
+        .args(["--json", "-", "-q", "--no-save"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The ops of each group of a result, by group name.
+fn group_ops(v: &Value) -> std::collections::BTreeMap<String, f64> {
+    v["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["name"].as_str().unwrap().to_string(), g["all"]["ops"].as_f64().unwrap()))
+        .collect()
+}
+
+/// Issue 36, item 8: fio's `startdelay`: on virtual time, at qd 1 on a 100 us device, a job delayed 1 s of a
+/// 2 s run issues half the I/Os of the one that starts at once, and its first I/O comes 1 s in.
+#[test]
+fn a_fio_startdelay_starts_the_job_later_on_virtual_time() {
+    let v = run_fio_on_sim(
+        "delay.fio",
+        "[global]\nrw=randread\nbs=4k\niodepth=1\nsize=64m\ntime_based\nruntime=2\n[early]\n[late]\nstartdelay=1\n",
+    );
+    let ops = group_ops(&v);
+    assert!((ops["early"] - 20_000.0).abs() <= 2.0, "{ops:?}");
+    assert!((ops["late"] - 10_000.0).abs() <= 2.0, "{ops:?}");
+}
+
+/// Issue 36, item 8: fio's flow control: jobs of weights 1 and 3 in one flow group issue I/Os 1 to 3, where
+/// alone each would issue as many (both at qd 4 on a 100 us device with room for both): the job of weight 1
+/// is held back to a third of the other's 40,000.
+#[test]
+fn fio_flow_weights_keep_the_ratio_of_the_jobs_ios() {
+    let v = run_fio_on_sim(
+        "flow.fio",
+        "[global]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=4\nsize=64m\ntime_based\nruntime=1\n[one]\nflow=1\n[three]\nflow=3\n",
+    );
+    let ops = group_ops(&v);
+    let share = ops["one"] / (ops["one"] + ops["three"]);
+    assert!((share - 0.25).abs() < 0.01, "{ops:?}");
+    assert!(ops["three"] > 39_000.0, "the job with the larger share runs at its full depth: {ops:?}");
+}
+
+/// Issue 36, item 8: fio's latency-target mode searches the queue depth as it runs. On virtual time, on a
+/// device of 4 servers at 100 us, a job of iodepth=32 with latency_target=150 (us) settles at depth 4: its
+/// I/Os take 100 us, where at depth 32 they queue for 800 us, at the same 40,000 IOPS the device has.
+#[test]
+fn a_fio_latency_target_finds_the_depth_that_meets_it_on_virtual_time() {
+    let text = "[global]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=32\nsize=64m\ntime_based\nruntime=2\n\
+                latency_target=150\nlatency_window=10000\nlatency_percentile=100\n[j]\n";
+    let dir = tempdir();
+    let fio = dir.path().join("latency.fio");
+    std::fs::write(&fio, text).unwrap();
+    let out = iolab()
+        .args(["run", fio.to_str().unwrap(), "--target", "sim:fixed,latency=100us,servers=4"])
+        .args(["--clock", "virtual", "--seed", "1", "--json", "-", "-q", "--no-save"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (ops, mean) =
+        (v["total"]["all"]["ops"].as_f64().unwrap(), v["total"]["all"]["lat_ns"]["mean"].as_f64().unwrap());
+    assert!(mean < 110_000.0, "the I/Os meet the target: mean {mean} ns");
+    assert!(ops > 60_000.0, "most of the device's 80,000 I/Os in 2 s: {ops}");
+    let depth = v["depth"]["achieved"].as_f64().unwrap();
+    assert!((3.0..5.0).contains(&depth), "{}", v["depth"]);
+}
+
+/// Issue 36, item 8: fio's `create_on_open=1` lays nothing out before the job: the file the job creates holds
+/// only what the job wrote (16 random 4k writes of a 1 MiB file: 64 KiB allocated), where iolab's default lays
+/// out the whole size first.
+#[test]
+fn a_fio_create_on_open_file_holds_only_what_the_job_wrote() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempdir();
+    let allocated = |create_on_open: u8| {
+        let file = dir.path().join(format!("f{create_on_open}"));
+        let fio = dir.path().join("coo.fio");
+        let text = format!(
+            "[w]\nrw=randwrite\nbs=4k\nsize=1m\nio_size=64k\nnorandommap\ncreate_on_open={create_on_open}\nfilename={}\n",
+            file.display()
+        );
+        std::fs::write(&fio, text).unwrap();
+        let out = iolab().args(["run", fio.to_str().unwrap(), "--no-save", "-q"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        std::fs::metadata(&file).unwrap().blocks() * 512
+    };
+    assert!(allocated(1) <= 64 << 10, "only the writes allocate: {}", allocated(1));
+    assert_eq!(allocated(0), 1 << 20, "laid out before the run");
+}
+
+/// Runs the fio job `text` on `mem:16M` with `--trace`: each completed op's kind and offset in 4k blocks, in
+/// completion order (issue order at qd 1).
+fn traced_ops(text: &str) -> Vec<(iolab_trace::TraceOp, u64)> {
+    let dir = tempdir();
+    let fio = dir.path().join("traced.fio");
+    let trace = dir.path().join("traced.iolabtrace");
+    std::fs::write(&fio, text).unwrap();
+    let out = iolab()
+        .args(["run", fio.to_str().unwrap(), "--target", "mem:16M", "--trace", trace.to_str().unwrap()])
+        .args(["--no-save", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut r = iolab_trace::TraceReader::new(std::fs::File::open(&trace).unwrap(), "trace").unwrap();
+    let mut bad = iolab_trace::BadRecords::default();
+    let mut ops = Vec::new();
+    while let Some(rec) = r.next_record(&mut bad).unwrap() {
+        ops.push((rec.op, rec.offset / 4096));
+    }
+    ops
+}
+
+/// Issue 36, item 8: fio's `rw=randread:4` issues 4 I/Os per random offset, the 3 after it sequential
+/// (`rw_sequencer=sequential`, fio's default); with `rw_sequencer=identical` at the same offset. Read from the
+/// run's trace (qd 1: in issue order).
+#[test]
+fn a_fio_random_run_follows_each_random_offset() {
+    let offsets = |sequencer: &str| {
+        let text = format!("[r]\nrw=randread:4\nrw_sequencer={sequencer}\nbs=4k\nsize=16m\nnumber_ios=16\n");
+        traced_ops(&text).into_iter().map(|(_, o)| o).collect::<Vec<u64>>()
+    };
+    let seq = offsets("sequential");
+    assert_eq!(seq.len(), 16, "{seq:?}");
+    assert_eq!(&seq[..3], &[0, 1, 2], "fio's first run follows the region's start: {seq:?}");
+    for run in seq[3..15].chunks(4) {
+        assert_eq!(run, &[run[0], run[0] + 1, run[0] + 2, run[0] + 3], "{seq:?}");
+    }
+    let same = offsets("identical");
+    for run in same[3..15].chunks(4) {
+        assert!(run.iter().all(|o| *o == run[0]), "{same:?}");
+    }
+}
+
+/// Issue 36, item 8: fio's `rw=randtrimwrite` trims a random block and then writes that same block: in the
+/// run's trace (qd 1) every trim is followed by a write of its block.
+#[test]
+fn a_fio_randtrimwrite_writes_each_block_it_trimmed() {
+    use iolab_trace::TraceOp;
+    let ops = traced_ops("[tw]\nrw=randtrimwrite\nbs=4k\nsize=16m\nnumber_ios=32\n");
+    assert_eq!(ops.len(), 32, "{ops:?}");
+    for pair in ops.chunks(2) {
+        assert!(matches!(pair, [(TraceOp::Discard, a), (TraceOp::Write, b)] if a == b), "{ops:?}");
+    }
+    assert!(ops.iter().step_by(2).any(|(_, o)| *o > 16), "random blocks: {ops:?}");
+}
+
+/// Issue 36, item 8: `iolab run TEMPLATE.icf --target T` runs an Iometer configuration whose workers have no
+/// targets (a template) on T, saying so; without a target it is refused, exit 2, naming the way out.
+#[test]
+fn an_iometer_template_runs_on_the_target_given() {
+    let dir = tempdir();
+    let text = std::fs::read_to_string(icf()).unwrap();
+    let mut template = String::new();
+    let mut skipping = false;
+    for line in text.lines() {
+        skipping = (skipping || line.starts_with("'Target assignments"))
+            && !line.starts_with("'End target assignments");
+        if !skipping && !line.starts_with("'End target assignments") {
+            template.push_str(line);
+            template.push('\n');
+        }
+    }
+    let file = dir.path().join("template.icf");
+    std::fs::write(&file, &template).unwrap();
+    let out = iolab().args(["run", file.to_str().unwrap(), "--no-save", "-q"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("one --target PATH"), "{stderr}");
+    let out = iolab()
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--target",
+            "sim:ssd,size=4G",
+            "--clock",
+            "virtual",
+            "-d",
+            "1s",
+        ])
+        .args(["--ramp", "0", "--json", "-", "--no-save"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("no target (a template)"), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["workers"].as_array().unwrap().len(), 2, "both workers run");
+    assert!(v["total"]["all"]["ops"].as_f64().unwrap() > 0.0);
+}

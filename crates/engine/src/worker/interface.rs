@@ -76,6 +76,8 @@ pub struct WorkerTask {
     pub boundaries: Vec<Option<Arc<[u64]>>>,
     /// `iolab replay`: the ops to issue, in place of the plan's generator and arrivals (None: a normal run).
     pub replay: Option<Arc<ReplayOps>>,
+    /// The flow group it is in (its plan's `flow`), shared with the group's other workers (None: in none).
+    pub flow: Option<Arc<crate::flow::FlowGroup>>,
 }
 
 impl WorkerTask {
@@ -91,6 +93,7 @@ impl WorkerTask {
             interval_ns: plan.interval_ns,
             boundaries: Vec::new(),
             replay: None,
+            flow: None,
         }
     }
 }

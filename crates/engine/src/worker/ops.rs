@@ -69,6 +69,59 @@ struct OpLoop<'a> {
     /// the kernel; the others wait in `later` meanwhile.
     hits_first: bool,
     later: Vec<(u64, GenOp)>,
+    /// When the worker issues its first op: the window's start plus its `start_delay`.
+    starts_at: u64,
+    /// Its flow group (`flow`), when it is in one.
+    flow: Option<Flowing<'a>>,
+    /// Its queue-depth search (`latency_target`), when it has one.
+    search: Option<crate::depth_search::DepthSearch>,
+}
+
+/// A worker in a flow group ([`crate::flow`]): its own count, whether it has joined, and, while it is ahead
+/// of its share, whether it waits (for its ops in flight, then `flow_sleep`).
+struct Flowing<'a> {
+    group: &'a crate::flow::FlowGroup,
+    plan: iolab_plan::Flow,
+    mine: u64,
+    joined: bool,
+    /// Ahead of its share at the last look: nothing is issued, no arrival is waited for.
+    held: bool,
+    /// Drained while held: when it looks again.
+    idle_until: Option<u64>,
+}
+
+impl Flowing<'_> {
+    /// Whether the worker may issue an op at `now` (joining at its first look); `drained`: nothing in flight.
+    fn may_issue(&mut self, now: u64, drained: bool) -> bool {
+        if !self.joined {
+            self.group.join(self.plan.weight);
+            self.joined = true;
+        }
+        if let Some(until) = self.idle_until {
+            if now < until {
+                return false;
+            }
+            self.idle_until = None;
+        }
+        self.held = self.group.ahead(self.plan.weight, self.mine);
+        if self.held && drained {
+            self.idle_until = Some(now + self.plan.sleep_ns);
+        }
+        !self.held
+    }
+
+    /// One op issued.
+    fn count(&mut self) {
+        self.group.count();
+        self.mine += 1;
+    }
+
+    /// The worker stops issuing: it leaves the group with its weight and count.
+    fn leave(&mut self) {
+        if std::mem::take(&mut self.joined) {
+            self.group.leave(self.plan.weight, self.mine);
+        }
+    }
 }
 
 /// `iolab replay`'s source of ops: each op's intended start is the worker's start + its trace time / speed,
@@ -206,6 +259,16 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         at_end: iolab_stats::InFlightAtEnd::default(),
         hits_first: hits_first(s),
         later: Vec::with_capacity(qd),
+        starts_at: 0,
+        flow: s.task.flow.as_deref().zip(w.flow).map(|(group, plan)| Flowing {
+            group,
+            plan,
+            mine: 0,
+            joined: false,
+            held: false,
+            idle_until: None,
+        }),
+        search: None,
     };
     l.extras = l.per_target.is_some()
         || l.splits.is_some()
@@ -214,6 +277,8 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
         || l.lag.is_some();
     let (window, arrivals) = begin(engine, s, w.rate_iops, (w.arrival, w.arrival_burst));
     l.last_completion = window.measure_start;
+    l.starts_at = window.start + w.start_delay_ns;
+    l.search = w.latency_target.map(|t| crate::depth_search::DepthSearch::new(t, w.qd, l.starts_at));
     if let Some(t) = l.trace.as_mut() {
         t.origin = window.start;
     }
@@ -248,6 +313,11 @@ impl OpLoop<'_> {
             window.check_stop(now, limit, self.s);
             // 2. Fill free slots; once stopping, only the flush the last writes asked for (a count-limited run
             // ends on a write, and that write is not durable without it).
+            if window.stopping {
+                if let Some(f) = self.flow.as_mut() {
+                    f.leave();
+                }
+            }
             if !window.stopping {
                 self.fill(engine, &window, &mut arrivals, now)?;
             } else if self.flushing.as_ref().is_some_and(|f| f.due) {
@@ -260,12 +330,17 @@ impl OpLoop<'_> {
             // no arrival can be issued, so none is waited for (a due one would make the wait return at once,
             // again and again, until the barrier's ops completed: on virtual time, a wait that never lets the
             // clock move).
+            // Held back by its flow group, a worker waits for its ops in flight or its look again, not for an
+            // arrival that it may not issue.
             let barrier = self.flushing.as_ref().is_some_and(|f| f.due);
+            let held = self.flow.as_ref().is_some_and(|f| f.held);
             let next_arrival = arrivals
                 .as_ref()
-                .filter(|_| self.slots.any_free() && !barrier)
+                .filter(|_| self.slots.any_free() && !barrier && !held)
                 .map(Arrivals::peek)
                 .or(self.think.as_ref().filter(|_| !barrier).and_then(|t| t.idle_until))
+                .or(self.flow.as_ref().and_then(|f| f.idle_until))
+                .or((now < self.starts_at).then_some(self.starts_at))
                 .or(self.replay.as_ref().filter(|_| self.slots.any_free()).and_then(Replaying::next_at));
             let deadline = window.deadline(now, next_arrival);
             let timed = deadline > now;
@@ -283,10 +358,16 @@ impl OpLoop<'_> {
                 self.complete(engine, &window, (now, backlog), &c);
             }
             self.done = done;
+            if let Some(d) = self.search.as_mut() {
+                d.check(now);
+            }
             // Keep the live view moving when nothing completes.
             if window.measuring(now) {
                 self.series.close_until(window.interval_at(now), 0, backlog);
             }
+        }
+        if let Some(f) = self.flow.as_mut() {
+            f.leave();
         }
         self.series.close();
         Ok(WorkerOutput {
@@ -329,9 +410,21 @@ impl OpLoop<'_> {
             self.issue_flushes(engine, now);
             return Ok(());
         }
+        if now < self.starts_at {
+            return Ok(());
+        }
         let mut refilled = 0u32;
         let mut later = std::mem::take(&mut self.later);
         while self.slots.free() > later.len() && !self.flushing.as_ref().is_some_and(|f| f.due) {
+            // Ops held back for the kernel (hits first) count as taken.
+            let drained = self.slots.drained() && later.is_empty();
+            if self.flow.as_mut().is_some_and(|f| !f.may_issue(now, drained)) {
+                break;
+            }
+            let taken = self.slots.taken() + later.len();
+            if self.search.as_mut().is_some_and(|d| !d.may_issue(taken, drained)) {
+                break;
+            }
             let (intended, op) = {
                 let intended = match arrivals {
                     None => match self.think_gate(now) {
@@ -348,6 +441,9 @@ impl OpLoop<'_> {
                 };
                 if self.issued >= self.ios_limit || self.issued_bytes >= self.bytes_limit {
                     break;
+                }
+                if let Some(f) = self.flow.as_mut() {
+                    f.count();
                 }
                 (intended, self.gen.next_op())
             };
@@ -582,6 +678,9 @@ impl OpLoop<'_> {
         let op = self.slots.get(idx).op;
         if matches!(op.kind, OpKind::Flush | OpKind::Trim) {
             return self.complete_other(idx, window, (now, backlog), c.result, records);
+        }
+        if let Some(d) = self.search.as_mut().filter(|_| c.result >= 0) {
+            d.completed(now.saturating_sub(self.slots.get(idx).submitted_ns), now);
         }
         if !records {
             return;

@@ -170,6 +170,12 @@ impl<X> Slots<X> {
         &mut self.slots[i as usize]
     }
 
+    /// Slots taken (in flight, pushed, or being filled).
+    #[inline]
+    pub(crate) fn taken(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
     /// The busy slots.
     pub(crate) fn busy(&self) -> impl Iterator<Item = &Slot<X>> {
         self.slots.iter().filter(|s| s.busy)

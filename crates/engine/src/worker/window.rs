@@ -73,7 +73,9 @@ pub(crate) fn begin<E: Engine>(
     let start = engine.now_ns();
     let rng = || Rng::for_worker(s.task.seed ^ crate::salts::ARRIVAL, s.task.plan.index);
     let (law, burst) = arrival;
-    (Window::open(start, s), rate.map(|r| Arrivals::new(r, law, start, rng()).in_bursts(burst)))
+    // A delayed worker's first arrival is at its start (`start_delay`).
+    let first = start + s.task.plan.start_delay_ns;
+    (Window::open(start, s), rate.map(|r| Arrivals::new(r, law, first, rng()).in_bursts(burst)))
 }
 
 impl Window {

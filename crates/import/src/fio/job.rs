@@ -6,12 +6,14 @@ use super::units::{parse_bool, parse_size, parse_time_ns, per_direction};
 use super::{FioError, Given, Note, Src};
 use std::collections::BTreeMap;
 
+mod depth;
 mod durable;
 mod io;
 mod layout;
 mod pattern;
 mod rate;
 mod sizes;
+mod start;
 mod steady;
 mod think;
 
@@ -229,7 +231,7 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
     };
     let engine = layout::engine(&cx)?;
     let pattern = pattern::pattern(&cx)?;
-    let cx = Ctx { trims: pattern.trim_pct > 0.0, ..cx };
+    let cx = Ctx { trims: pattern.trim_pct == 100.0, ..cx };
     let mut job = Job {
         section: section.name.clone(),
         line: section.line,
@@ -246,6 +248,9 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
     layout::targets(&cx, &name, &engine, &mut job)?;
     layout::run_keys(&cx, &engine, &pattern, &mut job)?;
     io::access(&cx, &engine, &pattern, &mut job)?;
+    start::start_delay(&cx, &mut job)?;
+    start::flow(&cx, &mut job)?;
+    depth::latency_target(&cx, &mut job)?;
     durable::durability(&cx, &pattern, &mut job)?;
     steady::steady_note(&cx, &mut job)?;
     Ok(job)

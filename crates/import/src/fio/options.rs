@@ -96,6 +96,16 @@ const MAPPED: &[&str] = &[
     "sync",
     "end_fsync",
     "fsync_on_close",
+    "startdelay",
+    "flow",
+    "flow_id",
+    "flow_sleep",
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "latency_run",
+    "create_on_open",
+    "rw_sequencer",
 ];
 
 const NO_IO: &str = "reporting or logging only; it does not change the I/O";
@@ -245,8 +255,6 @@ const ONLY_VALUES: &[(&str, &[&str], &str)] = &[
         &["roundrobin", "roundrobin:1"],
         "iolab switches targets round robin after every I/O",
     ),
-    ("startdelay", &["0"], "iolab starts every worker at once; it cannot start one job later than another"),
-    ("create_on_open", &["0"], "iolab creates files before the run"),
     ("pre_read", &["0"], "iolab does not read files into the page cache before the run"),
     ("bs_unaligned", &["0"], "iolab's I/O sizes are the block sizes given"),
     ("iodepth_batch_submit", &["1"], "iolab submits I/Os as slots free, not in batches"),
@@ -291,8 +299,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("verify_state_load", "iolab keeps written generations in its own journal (journal = FILE)"),
     ("experimental_verify", "iolab's verification stamps its own header"),
     ("serialize_overlap", "iolab does not serialize overlapping I/Os"),
-    ("flow", "iolab has no flow control between jobs"),
-    ("flow_id", "iolab has no flow control between jobs"),
     ("lockfile", "iolab does not lock files between workers"),
     ("cpuload", "iolab has no CPU-burning engine"),
     ("uid", "iolab runs as the user who starts it"),
@@ -305,11 +311,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("trim_backlog_batch", VERIFY_TRIM),
     ("trim_verify_zero", VERIFY_TRIM),
     ("nrfiles_skip", "iolab has no such file layout"),
-    ("flow_sleep", "iolab has no flow control between jobs"),
-    ("latency_target", LATENCY_TARGET),
-    ("latency_window", LATENCY_TARGET),
-    ("latency_percentile", LATENCY_TARGET),
-    ("latency_run", LATENCY_TARGET),
     ("dedupe_mode", DEDUPE),
     ("dedupe_global", DEDUPE),
     ("dedupe_working_set_percentage", DEDUPE),
@@ -331,10 +332,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("apptag", ENGINE_ONLY),
     ("apptag_mask", ENGINE_ONLY),
 ];
-
-/// Why latency-target mode is refused.
-const LATENCY_TARGET: &str = "fio's latency-target mode changes the queue depth as it runs to find the deepest that \
-    meets the target; iolab's --find-max searches for the largest load whose verdict passes, one run per step";
 
 /// Why dedupe options are refused.
 const DEDUPE: &str = "iolab's data has no controlled duplicate share";

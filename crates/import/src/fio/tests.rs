@@ -113,7 +113,7 @@ fn io_size_and_number_ios_limit_the_run() {
 }
 
 #[test]
-fn rw_patterns_map_and_trimwrite_and_random_skips_are_refused() {
+fn rw_patterns_map_and_trimwrite_is_refused() {
     for (rw, read, random) in [
         ("read", 100.0, 0.0),
         ("write", 0.0, 0.0),
@@ -129,8 +129,6 @@ fn rw_patterns_map_and_trimwrite_and_random_skips_are_refused() {
     }
     let (_, job) = one("readwrite=randrw\nrwmixwrite=30");
     assert_eq!(layer(&job).read_pct, Some(70.0));
-    refused(err("[j]\nfilename=/f\nsize=1g\nrw=trimwrite\n"), "rw", 4);
-    refused(err("[j]\nfilename=/f\nsize=1g\nrw=randread:8\n"), "rw", 4);
     assert!(matches!(err("[j]\nfilename=/f\nsize=1g\nrw=sideways\n"), FioError::BadValue { line: 4, .. }));
     let (_, job) = one("");
     assert_eq!(layer(&job).read_pct, Some(100.0), "fio's default is read");
@@ -586,12 +584,10 @@ fn ignored_options_are_listed_once_each() {
 fn refused_options_name_option_section_and_line() {
     for (opt, val) in [
         ("trim_percentage", "10"),
-        ("startdelay", "5"),
         ("iodepth_batch_submit", "8"),
         ("offset_increment", "1g"),
         ("zonemode", "strided"),
         ("thinktime_spin", "4"),
-        ("latency_target", "10ms"),
         ("wait_for", "a"),
         ("norandommap", "0"),
         ("buffer_pattern", "0xdeadbeef"),
@@ -1062,13 +1058,21 @@ fn trim_and_randtrim_are_trim_jobs_with_the_trim_sizes() {
     assert_eq!(layer(&job).fsync, None);
 }
 
+/// Issue 36, item 8: `rw=trimwrite` and `randtrimwrite` are trim-then-write pairs (`trim_then_write`, half
+/// the ops trims, no reads), sequential or random.
 #[test]
-fn trimwrite_is_refused_with_the_stonewalled_alternative() {
-    for rw in ["trimwrite", "randtrimwrite"] {
-        let e = err(&format!("[j]\nfilename=/f\nsize=1g\nrw={rw}\n"));
-        refused(e.clone(), "rw", 4);
-        let msg = e.to_string();
-        assert!(msg.contains("that same block") && msg.contains("stonewall"), "{msg}");
+fn trimwrite_is_trim_then_write_pairs() {
+    for (rw, random) in [("trimwrite", 0.0), ("randtrimwrite", 100.0)] {
+        let (t, job) = tr(&format!("[j]\nfilename=/f\nsize=1g\nrw={rw}\n"));
+        let l = layer(&job);
+        assert_eq!(
+            (l.trim_then_write, l.trim_pct, l.read_pct),
+            (Some(true), Some(50.0), Some(0.0)),
+            "{}",
+            t.toml
+        );
+        assert_eq!(l.random_pct, Some(random));
+        assert!(t.toml.contains("followed by a write of the same block"), "{}", t.toml);
     }
 }
 
@@ -1142,7 +1146,7 @@ fn environment_variables_and_fio_keywords_are_substituted_with_a_note() {
 }
 
 /// Issue 36, item 8: `rw=read:8k` skips 8k after each sequential I/O and `rw=read:-8k` reads backwards, as
-/// `seq_skip`; a `:N` after a random pattern (N I/Os per random offset) stays refused by name.
+/// `seq_skip`.
 #[test]
 fn a_sequential_skip_is_seq_skip_and_backwards_is_negative() {
     let (t, job) = tr("[j]\nfilename=/data/f\nsize=1m\nrw=read:-8k\n");
@@ -1151,5 +1155,81 @@ fn a_sequential_skip_is_seq_skip_and_backwards_is_negative() {
     assert_eq!(layer(&job).seq_skip, Some(4096));
     let (t, _) = tr("[j]\nfilename=/data/f\nsize=1m\nrw=rw:4k\n");
     assert!(t.toml.contains("cursor per direction"), "{}", t.toml);
-    refused(err("[j]\nfilename=/data/f\nsize=1m\nrw=randread:8\n"), "rw", 4);
+}
+
+/// Issue 36, item 8: `startdelay` is `start_delay` (a range stays a range, each worker drawing its own), with
+/// the note that fio counts the job's runtime from its own start; `startdelay=0` is no key.
+#[test]
+fn startdelay_is_start_delay_with_a_note() {
+    let (t, job) = one("startdelay=4");
+    assert_eq!(layer(&job).start_delay, Some((4_000_000_000, 4_000_000_000)), "{}", t.toml);
+    assert!(t.toml.contains("from its own start"), "{}", t.toml);
+    let (_, job) = one("startdelay=1-5");
+    assert_eq!(layer(&job).start_delay, Some((1_000_000_000, 5_000_000_000)));
+    let (_, job) = one("startdelay=500ms");
+    assert_eq!(layer(&job).start_delay, Some((500_000_000, 500_000_000)));
+    let (_, job) = one("startdelay=0");
+    assert_eq!(layer(&job).start_delay, None);
+    assert!(matches!(err("[j]\nfilename=/f\nsize=1g\nstartdelay=5-1\n"), FioError::BadValue { line: 4, .. }));
+}
+
+/// Issue 36, item 8: fio's flow control (`flow`, `flow_id`, `flow_sleep` in microseconds) is iolab's flow keys;
+/// `flow=0` (fio's default) is none, and a weight above fio's 1000 is refused as fio refuses it.
+#[test]
+fn flow_weights_map_to_the_flow_keys() {
+    let (t, job) =
+        tr("[global]\nfilename=/data/f\nsize=1g\nflow_sleep=1000\n[a]\nflow=1\n[b]\nflow=8\nflow_id=2\n");
+    let (a, b) = (&job.worker_tables[0].layer, &job.worker_tables[1].layer);
+    assert_eq!((a.flow, a.flow_id, a.flow_sleep), (Some(1), None, Some(1_000_000)), "{}", t.toml);
+    assert_eq!((b.flow, b.flow_id, b.flow_sleep), (Some(8), Some(2), Some(1_000_000)));
+    let (_, job) = one("flow=0");
+    assert_eq!(layer(&job).flow, None);
+    assert!(matches!(err("[j]\nfilename=/f\nsize=1g\nflow=1001\n"), FioError::BadValue { line: 4, .. }));
+}
+
+/// Issue 36, item 8: fio's latency-target mode is iolab's depth search: `latency_target` and `latency_window`
+/// (microseconds when bare) and `latency_percentile`; without `latency_run=1` a note says fio stops at the
+/// depth it finds; with a rate (open loop) it is refused by name.
+#[test]
+fn latency_target_is_the_depth_search() {
+    let (t, job) = one("iodepth=128\nioengine=libaio\nlatency_target=500000\nlatency_window=5000000\nlatency_percentile=99.9");
+    let l = layer(&job);
+    assert_eq!(
+        (l.latency_target, l.latency_window, l.latency_percentile),
+        (Some(500_000_000), Some(5_000_000_000), Some(99.9))
+    );
+    assert!(t.toml.contains("latency_run=1"), "{}", t.toml);
+    let (t, _) = one("latency_target=2ms\nlatency_run=1");
+    assert!(!t.toml.contains("# note: fio stops the job"), "{}", t.toml);
+    refused(err("[j]\nfilename=/f\nsize=1g\nrate_iops=100\nlatency_target=1ms\n"), "latency_target", 5);
+}
+
+/// Issue 36, item 8: `create_on_open=1` is `prealloc = "none"` (the files iolab creates are empty until the
+/// run's writes grow them, as fio's job creates its file when it opens it), with a note; `=0` is nothing.
+#[test]
+fn create_on_open_is_prealloc_none() {
+    let (t, job) = one("create_on_open=1\nrw=randwrite");
+    assert_eq!(job.prealloc, Some(iolab_spec::Prealloc::None), "{}", t.toml);
+    assert!(t.toml.contains("lays nothing out first"), "{}", t.toml);
+    let (_, job) = one("create_on_open=0");
+    assert_eq!(job.prealloc, None);
+}
+
+/// Issue 36, item 8: `rw=randread:8` is `random_run = 8` (8 I/Os per random offset, the rest sequential
+/// after it), `:identical` with `rw_sequencer=identical`; `:1` changes nothing; mixed jobs get a note.
+#[test]
+fn random_runs_map_to_random_run() {
+    let (t, job) = one("rw=randread:8");
+    assert_eq!(layer(&job).random_run, Some((8, false)), "{}", t.toml);
+    let (t, job) = one("rw=randwrite:4\nrw_sequencer=identical");
+    assert_eq!(layer(&job).random_run, Some((4, true)), "{}", t.toml);
+    assert!(t.toml.contains("rw_sequencer=identical"), "{}", t.toml);
+    let (_, job) = one("rw=randread:1\nrw_sequencer=identical");
+    assert_eq!(layer(&job).random_run, None);
+    let (t, _) = one("rw=randrw:8");
+    assert!(t.toml.contains("per direction"), "{}", t.toml);
+    assert!(matches!(
+        err("[j]\nfilename=/f\nsize=1g\nrw_sequencer=twice\n"),
+        FioError::BadValue { line: 4, .. }
+    ));
 }

@@ -85,6 +85,7 @@ fn bare_name(text: &str, prefix: &str) -> String {
 pub fn job_file(
     cfg: &Config,
     file: &str,
+    one_target: bool,
     warnings: &mut Vec<String>,
 ) -> Result<(String, Vec<IometerTarget>), IcfError> {
     let busy: Vec<_> = cfg.managers.iter().filter(|m| !m.workers.is_empty()).collect();
@@ -104,10 +105,11 @@ pub fn job_file(
     let mut active: Vec<&Worker> = Vec::new();
     if workers.iter().any(|w| w.specs.len() > 1) {
         // Several assigned specs: Iometer runs them as successive tests, each its own phase here.
-        (tables, active) = test_phases(&workers, cfg, file, &mut targets, warnings)?;
+        (tables, active) = test_phases(&workers, cfg, (file, one_target), &mut targets, warnings)?;
     } else {
         for w in &workers {
-            if let Some(t) = worker_table(w, cfg, file, &mut table_names, &mut targets, warnings)? {
+            let at = (file, one_target);
+            if let Some(t) = worker_table(w, cfg, at, &mut table_names, &mut targets, warnings)? {
                 tables.push_str(&t);
                 active.push(w);
             }
@@ -117,7 +119,9 @@ pub fn job_file(
         return Err(IcfError::Syntax {
             file: file.into(),
             line: cfg.managers.first().map_or(1, |m| m.line),
-            expected: "at least one disk worker with an access specification and a target".into(),
+            expected: "at least one disk worker with an access specification and a target (a configuration \
+                       whose workers have no targets, a template, runs with one --target PATH)"
+                .into(),
             found: "no worker that does I/O".into(),
         });
     }
@@ -206,21 +210,40 @@ fn check_size(workers: &[&Worker], file: &str) -> Result<(), IcfError> {
     Ok(())
 }
 
-/// The `[worker.NAME]` table of one worker, or `None` (with a warning) for an idle worker.
+/// Whether worker `w`, with an access spec, runs: with a target of its own, or (`one_target`) on the one
+/// `--target` given (a template's worker, said in a warning); else it is left out with a warning.
+fn runs(w: &Worker, one_target: bool, warnings: &mut Vec<String>) -> bool {
+    if !w.targets.is_empty() {
+        return true;
+    }
+    warnings.push(if one_target {
+        format!(
+            "line {}: worker '{}' has no target (a template); it runs on the one --target given, as if the \
+             configuration had assigned it that disk",
+            w.line, w.name
+        )
+    } else {
+        format!(
+            "line {}: worker '{}' has no target; Iometer leaves it idle, so it is left out (give one --target \
+             PATH to run a template's workers on it)",
+            w.line, w.name
+        )
+    });
+    one_target
+}
+
+/// The `[worker.NAME]` table of one worker, or `None` (with a warning) for an idle worker. `at`: the file's
+/// name, and whether one `--target` is given for workers without targets.
 fn worker_table(
     w: &Worker,
     cfg: &Config,
-    file: &str,
+    (file, one_target): (&str, bool),
     names: &mut HashSet<String>,
     targets: &mut Vec<IometerTarget>,
     warnings: &mut Vec<String>,
 ) -> Result<Option<String>, IcfError> {
     let Some(spec) = assigned_spec(w, cfg, file, warnings)? else { return Ok(None) };
-    if w.targets.is_empty() {
-        warnings.push(format!(
-            "line {}: worker '{}' has no target; Iometer leaves it idle, so it is left out",
-            w.line, w.name
-        ));
+    if !runs(w, one_target, warnings) {
         return Ok(None);
     }
     let name = crate::names::unique(bare_name(&w.name, "w_"), names);
@@ -253,6 +276,7 @@ fn table_for(
         refs.push(crate::quote(&format!("@{tname}")));
     }
     match refs.as_slice() {
+        [] => out.push_str("# iometer: no target (a template): the --target given\n"),
         [one] => out.push_str(&format!("target = {one}\n")),
         many => out.push_str(&format!("target = [{}]\n", many.join(", "))),
     }
@@ -270,7 +294,7 @@ fn table_for(
 fn test_phases<'a>(
     workers: &[&'a Worker],
     cfg: &Config,
-    file: &str,
+    (file, one_target): (&str, bool),
     targets: &mut Vec<IometerTarget>,
     warnings: &mut Vec<String>,
 ) -> Result<(String, Vec<&'a Worker>), IcfError> {
@@ -283,12 +307,7 @@ fn test_phases<'a>(
                 "line {}: worker '{}' has no assigned access spec; Iometer leaves it idle, so it is left out",
                 w.line, w.name
             ));
-        } else if w.targets.is_empty() {
-            warnings.push(format!(
-                "line {}: worker '{}' has no target; Iometer leaves it idle, so it is left out",
-                w.line, w.name
-            ));
-        } else {
+        } else if runs(w, one_target, warnings) {
             busy.push((w, crate::names::unique(bare_name(&w.name, "w_"), &mut names)));
         }
     }
@@ -408,7 +427,7 @@ fn assigned_spec<'a>(
 fn worker_entries(w: &Worker, file: &str) -> Result<Vec<TranslatedKey>, IcfError> {
     let mut out = Vec::new();
     if let Some((qd, at)) = &w.qd {
-        let n = w.targets.len() as u64;
+        let n = w.targets.len().max(1) as u64;
         let what = "'Number of outstanding IOs (per target)";
         let mut e =
             TranslatedKey::new("qd", checked(file, at, what, (*qd, n, 0))?.to_string(), at, what, file)?;
@@ -603,7 +622,7 @@ fn cycling_warnings(cfg: &Config, active: &[&Worker], warnings: &mut Vec<String>
     let qd_part = || -> String {
         let Some(c) = &s.qd_cycling else { return String::new() };
         let depths = cycle_values(c, c.end.unwrap_or(c.start));
-        let counts: Vec<u64> = active.iter().map(|w| w.targets.len() as u64).collect();
+        let counts: Vec<u64> = active.iter().map(|w| w.targets.len().max(1) as u64).collect();
         if counts.iter().all(|n| *n == counts[0]) {
             let Some(per_worker) =
                 depths.iter().map(|d| d.checked_mul(counts[0])).collect::<Option<Vec<u64>>>()

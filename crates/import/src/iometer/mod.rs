@@ -98,10 +98,17 @@ pub enum IcfError {
 
 /// Translates an Iometer configuration file into an iolab job file. `source_name` names the file in errors.
 pub fn translate(text: &str, source_name: &str) -> Result<Translation, IcfError> {
+    translate_given(text, source_name, false)
+}
+
+/// [`translate`] for a run given one plain `--target PATH` (`one_target`): a worker with an access spec and
+/// no target (a configuration saved as a template, as vendors ship them) runs on that target, with a
+/// warning saying so, where without it the worker is left out as Iometer leaves it idle.
+pub fn translate_given(text: &str, source_name: &str, one_target: bool) -> Result<Translation, IcfError> {
     let mut warnings = Vec::new();
     let split = lines::split(text, source_name)?;
     let cfg = model::read(split, source_name, &mut warnings)?;
-    let (toml, targets) = emit::job_file(&cfg, source_name, &mut warnings)?;
+    let (toml, targets) = emit::job_file(&cfg, source_name, one_target, &mut warnings)?;
     if let Err(e) = iolab_spec::JobSpec::from_toml(&toml, source_name) {
         // Every value was checked with iolab's own parsers as it was written; this is a bug if it happens.
         return Err(IcfError::Syntax {

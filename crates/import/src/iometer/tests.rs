@@ -419,3 +419,21 @@ fn numbers_that_overflow_are_refused_quoting_the_value() {
         assert!(e.contains(&format!("'{to}'")) && e.contains(quoted) && refused, "{to}: {e}");
     }
 }
+
+/// Issue 36, item 8: a configuration whose workers have access specs and no targets (a template, as vendors
+/// ship them) is refused alone, naming the way out; given one `--target`, its workers run on it (no `target`
+/// key: the command line's is every worker's), each said in a warning.
+#[test]
+fn a_template_without_targets_runs_on_the_one_target_given() {
+    let template = OLD.replace("'Target\n\tsdc\n'Target type\n\tDISK\n'End target\n", "");
+    assert_ne!(template, OLD, "the target assignment was taken out");
+    let e = err(&template);
+    assert!(e.contains("a template, runs with one --target PATH"), "{e}");
+    let t = translate_given(&template, "t.icf", true).unwrap();
+    let j = job(&t);
+    assert_eq!(j.worker_tables.len(), 1);
+    assert_eq!(j.worker_tables[0].layer.target, None, "{}", t.toml);
+    assert_eq!(j.worker_tables[0].layer.qd, Some(8));
+    assert!(t.warnings.iter().any(|w| w.contains("no target (a template)")), "{:?}", t.warnings);
+    assert!(t.targets.is_empty());
+}

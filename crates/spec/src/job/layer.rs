@@ -35,6 +35,29 @@ pub struct Layer {
     pub think: Option<u64>,
     /// I/Os per burst between think times (fio's `thinktime_blocks`, Iometer's burst length); default 1.
     pub burst: Option<u32>,
+    /// How long after the run's start the worker issues its first I/O, ns: (low, high), each worker drawing
+    /// its own from the range (fio's `startdelay`); default none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_delay: Option<(u64, u64)>,
+    /// The worker's weight in its flow group (fio's `flow`): the group's workers issue I/Os in the ratio of
+    /// their weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<u32>,
+    /// The worker's flow group (fio's `flow_id`); default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_id: Option<u32>,
+    /// How long a worker ahead of its flow share waits before it looks again, ns (fio's `flow_sleep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_sleep: Option<u64>,
+    /// The latency the queue-depth search holds the worker to, ns (fio's `latency_target`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<u64>,
+    /// How long each depth of the search runs before it decides, ns (fio's `latency_window`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_window: Option<u64>,
+    /// The share of a window's I/Os that must meet the target, percent (fio's `latency_percentile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_percentile: Option<f64>,
     /// Written data.
     pub data: Option<DataPattern>,
     /// Flush (fsync) after every this many writes; 0: never.
@@ -62,6 +85,14 @@ pub struct Layer {
     /// Bytes the sequential cursor skips after each sequential I/O; negative: it moves backwards (fio's
     /// `rw=read:8k`, `rw=read:-8k`). Default 0: contiguous.
     pub seq_skip: Option<i64>,
+    /// I/Os per random offset (fio's `rw=randread:N`): each random offset starts a run of N I/Os, the rest
+    /// sequential after it, or at the identical offset when the flag is set (fio's `rw_sequencer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_run: Option<(u32, bool)>,
+    /// Trims and writes in pairs: each trim is followed by a write of the same block (fio's `rw=trimwrite`);
+    /// with `trim_pct = 50` and `read_pct = 0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_then_write: Option<bool>,
     /// Spread of random offsets.
     pub dist: Option<Dist>,
     /// Relative weight of an access spec among the worker's specs.
@@ -75,8 +106,38 @@ impl Layer {
             ($($f:ident),*) => { Layer { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
         }
         let mut merged = pick!(
-            target, size, offset, length, qd, rate, rate_bytes, arrival, think, burst, data, fsync,
-            fdatasync, sync, bs, rw, read_pct, random_pct, trim_pct, align, seq_skip, dist, weight
+            target,
+            size,
+            offset,
+            length,
+            qd,
+            rate,
+            rate_bytes,
+            arrival,
+            think,
+            burst,
+            start_delay,
+            flow,
+            flow_id,
+            flow_sleep,
+            latency_target,
+            latency_window,
+            latency_percentile,
+            data,
+            fsync,
+            fdatasync,
+            sync,
+            bs,
+            rw,
+            read_pct,
+            random_pct,
+            trim_pct,
+            align,
+            seq_skip,
+            random_run,
+            trim_then_write,
+            dist,
+            weight
         );
         // A rate is one setting in one of two units: the layer that sets it sets both.
         if over.rate.is_some() || over.rate_bytes.is_some() {

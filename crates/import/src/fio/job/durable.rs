@@ -10,7 +10,7 @@ use crate::fio::{FioError, Note, Src};
 /// The job's durability keys, and its end-of-job flush options checked against them.
 pub fn durability(cx: &Ctx, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
     // fio flushes and syncs writes only; a trim-only job's "write" direction is its trims.
-    let writes = p.used()[1] && p.trim_pct == 0.0;
+    let writes = p.used()[1] && p.trim_pct < 100.0;
     let every = flush_every(cx, writes, job)?;
     let sync = write_sync(cx, writes, job)?;
     end_flush(cx, writes, every, sync, job)

@@ -25,6 +25,7 @@ pub fn access(cx: &Ctx, engine: &TranslatedEngine, p: &Pattern, job: &mut Job) -
     super::think::think(cx, job)?;
     distribution(cx, p, job)?;
     seq_skip(cx, p, job)?;
+    random_run(cx, p, job)?;
     data(cx, job)?;
     let used = p.used();
     let same = dirs[0].sizes.0 == dirs[1].sizes.0
@@ -95,7 +96,12 @@ fn spec_entries(cx: &Ctx, d: &DirSpec, p: &Pattern, read_pct: f64) -> Result<Vec
     if p.trim_pct > 0.0 {
         let e = TranslatedKey::new("trim_pct", fmt_pct(p.trim_pct), p.origins[..1].to_vec())
             .map_err(|_| header())?;
-        out.push(e.with_note(TRIM_NOTE));
+        out.push(e.with_note(if p.pairs { TRIMWRITE_NOTE } else { TRIM_NOTE }));
+    }
+    if p.pairs {
+        let e = TranslatedKey::new("trim_then_write", "true".into(), p.origins[..1].to_vec())
+            .map_err(|_| header())?;
+        out.push(e);
     }
     let mut ro = p.origins[..1].to_vec();
     ro.extend(p.random_src.iter().map(|s| Origin::Opt(s.clone())));
@@ -110,6 +116,11 @@ fn spec_entries(cx: &Ctx, d: &DirSpec, p: &Pattern, read_pct: f64) -> Result<Vec
 const TRIM_NOTE: &str = "every op is a trim (a discard of bs bytes): on a block device BLKDISCARD with the \
     sync engine, as fio issues it, or the block layer's discard with io_uring; on a regular file iolab punches a \
     hole, where fio 3.33 fails the trim with ENOTTY";
+
+/// What a fio user should know of iolab's trim-then-write pairs.
+const TRIMWRITE_NOTE: &str = "half the ops are trims, each followed by a write of the same block (bs: the \
+    write part), as fio's trimwrite issues them; with qd above 1 the pair may be in flight together, in fio \
+    as in iolab";
 
 fn fmt_pct(v: f64) -> String {
     if v.fract() == 0.0 {
@@ -127,6 +138,29 @@ fn seq_skip(cx: &Ctx, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
     let mut e = cx.entry("seq_skip", text, src)?;
     if p.used() == [true, true] {
         e = e.with_note("fio keeps a sequential cursor per direction, each with this skip; iolab's reads and writes share one");
+    }
+    job.worker.push(e);
+    Ok(())
+}
+
+/// `rw=randBASE:N` (with `rw_sequencer`): N I/Os per random offset (`random_run`).
+fn random_run(cx: &Ctx, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
+    let sequencer = match cx.text("rw_sequencer")? {
+        None => None,
+        Some((v, src)) => match v.trim() {
+            "sequential" => None,
+            "identical" => Some(src),
+            _ => return Err(cx.bad(src, "sequential or identical")),
+        },
+    };
+    let Some((n, src)) = &p.run else { return Ok(()) };
+    let text = if sequencer.is_some() { format!("{n}:identical") } else { n.to_string() };
+    let mut e = cx.entry("random_run", text, src)?;
+    if let Some(s) = sequencer {
+        e.origins.push(Origin::Opt(s.clone()));
+    }
+    if p.used() == [true, true] {
+        e = e.with_note("fio keeps the last position per direction; iolab's reads and writes follow one");
     }
     job.worker.push(e);
     Ok(())

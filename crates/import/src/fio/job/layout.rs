@@ -263,7 +263,21 @@ pub fn run_keys(
         .map_err(|e| cx.refuse_missing("direct", e))?,
     });
     seed(cx, job)?;
+    create_on_open(cx, job)?;
     verify(cx, job)
+}
+
+/// `create_on_open=1`: fio lays out no file before the job; the job's open creates it empty and its writes
+/// grow it, as iolab's `prealloc = "none"` does with the files it creates.
+fn create_on_open(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
+    let Some((true, src)) = cx.flag("create_on_open")? else { return Ok(()) };
+    let e = cx.entry("prealloc", "none".into(), src)?.with_note(
+        "fio creates the file when the job opens it and lays nothing out first: the job's writes allocate it, \
+         and reads of what it has not written yet are short; iolab's prealloc = \"none\" makes the files it \
+         creates the same way (a file that exists is used as it is, by both)",
+    );
+    job.run.push(e);
+    Ok(())
 }
 
 fn time_keys(cx: &Ctx, pattern: &Pattern, job: &mut Job) -> Result<(), FioError> {

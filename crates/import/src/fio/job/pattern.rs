@@ -22,6 +22,10 @@ pub struct Pattern {
     pub random_src: Option<Src>,
     /// Bytes skipped after each sequential I/O (`rw=read:8k`; negative: backwards), and the option.
     pub skip: Option<(i64, Src)>,
+    /// I/Os per random offset (`rw=randread:8`), and the option.
+    pub run: Option<(u32, Src)>,
+    /// `rw=trimwrite`, `randtrimwrite`: each trim is followed by a write of the same block (trim_pct is 50).
+    pub pairs: bool,
 }
 
 impl Pattern {
@@ -45,9 +49,10 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
         Some((b, s)) => (b.trim(), Some(s.trim())),
         None => (rw.as_str(), None),
     };
-    let skip = match (skip, src) {
-        (Some(s), Some(src)) => seq_skip(cx, base, s, src)?,
-        _ => None,
+    let (skip, run) = match (skip, src) {
+        (Some(s), Some(src)) if base.starts_with("rand") => (None, random_run(cx, s, src)?),
+        (Some(s), Some(src)) => (seq_skip(cx, s, src)?, None),
+        _ => (None, None),
     };
     let (read, random, trim) = match base {
         "read" => (100.0, 0.0, 0.0),
@@ -58,11 +63,12 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
         "randrw" => (50.0, 100.0, 0.0),
         "trim" => (0.0, 0.0, 100.0),
         "randtrim" => (0.0, 100.0, 100.0),
-        "trimwrite" | "randtrimwrite" => return Err(cx.refuse(src.expect("rw is set"), TRIMWRITE)),
+        "trimwrite" => (0.0, 0.0, 50.0),
+        "randtrimwrite" => (0.0, 100.0, 50.0),
         _ => {
             return Err(cx.bad(
                 src.expect("the default is valid"),
-                "read, write, randread, randwrite, rw, readwrite, randrw, trim or randtrim",
+                "read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite or randtrimwrite",
             ))
         }
     };
@@ -73,12 +79,15 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
         origins: vec![origin],
         random_src: None,
         skip,
+        run,
+        pairs: trim == 50.0,
     };
     if read == 50.0 {
         mix(cx, &mut p)?;
     }
-    // A trim job's percentage_random is its third (trim) part.
-    let cx = &Ctx { trims: trim > 0.0, ..*cx };
+    // A trim job's percentage_random is its third (trim) part; a trimwrite job's trims and writes are pairs of
+    // one block, drawn as its writes are.
+    let cx = &Ctx { trims: trim == 100.0, ..*cx };
     if random == 100.0 {
         if let Some((r, w, src)) = cx.pair("percentage_random")? {
             for (d, part) in [r, w].into_iter().enumerate() {
@@ -92,27 +101,26 @@ pub fn pattern(cx: &Ctx) -> Result<Pattern, FioError> {
     Ok(p)
 }
 
-/// The `:N` of `rw=BASE:N`: after a sequential base, the bytes fio skips after each I/O (a leading `-` moves
-/// backwards; io_u.c `get_next_seq_offset`); after a random base, fio issues N I/Os per random offset
-/// (`rw_sequencer`), which iolab does not.
-fn seq_skip(cx: &Ctx, base: &str, s: &str, src: &Src) -> Result<Option<(i64, Src)>, FioError> {
+/// The `:N` of `rw=randBASE:N`: fio issues N I/Os per random offset (io_u.c `get_next_offset`), the rest
+/// as `rw_sequencer` says; 0 and 1 change nothing.
+fn random_run(cx: &Ctx, s: &str, src: &Src) -> Result<Option<(u32, Src)>, FioError> {
+    let n = parse_size(s, cx.kb).ok_or_else(|| cx.bad(src, "BASE:N, e.g. randread:8"))?;
+    let n =
+        u32::try_from(n).ok().filter(|n| *n <= 1 << 20).ok_or_else(|| cx.bad(src, "N at most 1048576"))?;
+    Ok((n > 1).then(|| (n, src.clone())))
+}
+
+/// The `:N` of `rw=BASE:N` after a sequential base: the bytes fio skips after each I/O (a leading `-` moves
+/// backwards; io_u.c `get_next_seq_offset`).
+fn seq_skip(cx: &Ctx, s: &str, src: &Src) -> Result<Option<(i64, Src)>, FioError> {
     let (sign, size) = s.strip_prefix('-').map_or((1, s), |r| (-1, r.trim()));
     let n = parse_size(size, cx.kb).ok_or_else(|| cx.bad(src, "BASE:SIZE, e.g. read:8k or read:-8k"))?;
     if n == 0 {
         return Ok(None);
     }
-    if base.starts_with("rand") {
-        return Err(cx.refuse(src, "a ':N' suffix on a random pattern: fio issues N I/Os per random offset (rw_sequencer); every iolab random I/O gets its own offset"));
-    }
     let n = i64::try_from(n).map_err(|_| cx.bad(src, "a skip below 8E"))?;
     Ok(Some((sign * n, src.clone())))
 }
-
-/// Why `rw=trimwrite` and `randtrimwrite` are refused.
-const TRIMWRITE: &str = "fio trims each block and then writes that same block, so every write lands on a block \
-    just discarded; iolab draws each op's kind and offset on its own, so its trims and writes would not pair up \
-    (half the region would be left discarded and the writes would land elsewhere). To measure writes to \
-    discarded blocks, run a trim job (rw=trim) and then, after a stonewall, a write job over the same region";
 
 /// A whole percentage from 0 to 100, as `rwmixread` and `percentage_random` (and `buffer_compress_percentage`)
 /// take it.

@@ -713,6 +713,125 @@ pub const KEYS: &[Key] = &[
         good: &["dsync", "none"],
         bad: &["always"],
     },
+    Key {
+        name: "start_delay",
+        doc: "How long after the run's start the worker issues its first I/O, as fio's startdelay: '4s', or a \
+              range '1s-5s' from which each worker draws its own delay (seeded by the run's seed). The \
+              run's duration and ramp count from the run's start, so a delayed worker issues for less of \
+              them. Default 0.",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            let (lo, hi) = match text.split_once('-') {
+                Some((a, b)) => (quoted(parse_duration_ns(a), text, at)?, quoted(parse_duration_ns(b), text, at)?),
+                None => {
+                    let ns = quoted(parse_duration_ns(text), text, at)?;
+                    (ns, ns)
+                }
+            };
+            if lo > hi {
+                return Err(invalid(at, text, "a delay, or a range LOW-HIGH with LOW at most HIGH, e.g. '1s-5s'"));
+            }
+            l.start_delay = Some((lo, hi));
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["4s", "1s-5s", "0"],
+        bad: &["5s-1s", "soon"],
+    },
+    Key {
+        name: "latency_target",
+        doc: "Searches the queue depth as it runs, as fio's latency_target: the worker starts at depth 1 and, \
+              after each latency_window, doubles it (or bisects towards the lowest depth that missed) while \
+              latency_percentile of the I/Os completed in the window took at most this long from submission, \
+              and halves towards the highest depth that met it when they did not; qd is the most it tries. \
+              E.g. '500us'. Closed loop only. Default none (the depth is qd).",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            let ns = quoted(parse_duration_ns(text), text, at)?;
+            if ns == 0 {
+                return Err(invalid(at, text, "a latency above 0, e.g. '500us'"));
+            }
+            l.latency_target = Some(ns);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["500us", "10ms"],
+        bad: &["0", "fast"],
+    },
+    Key {
+        name: "latency_window",
+        doc: "How long each depth runs before latency_target's search decides (fio's latency_window), e.g. '5s'. \
+              Default 0: at every completion, as fio.",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            l.latency_window = Some(quoted(parse_duration_ns(text), text, at)?);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["5s", "0"],
+        bad: &["-1s"],
+    },
+    Key {
+        name: "latency_percentile",
+        doc: "The share of the I/Os of a window that must meet latency_target, percent (fio's \
+              latency_percentile). Default 100: one I/O over the target steps the depth down at once.",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            let p = quoted(parse_percent(text), text, at)?;
+            if p <= 0.0 {
+                return Err(invalid(at, text, "a percentage above 0 and at most 100, e.g. '99.9'"));
+            }
+            l.latency_percentile = Some(p);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["99.9", "100"],
+        bad: &["0", "101"],
+    },
+    Key {
+        name: "flow",
+        doc: "The worker's weight in its flow group, as fio's flow: the workers of a group (flow_id) issue \
+              I/Os in the ratio of their weights; one that is ahead of its share issues nothing until the \
+              others catch up (it waits for its I/Os in flight, then flow_sleep, then looks again). 1-1000, as fio; \
+              default none (not in a group).",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            l.flow = Some(range_u32(at, text, 1, 1000, "a weight")?);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["1", "8"],
+        bad: &["0", "1001"],
+    },
+    Key {
+        name: "flow_id",
+        doc: "The flow group a worker with a flow weight is in, as fio's flow_id. Default 0.",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            l.flow_id = Some(range_u32(at, text, 0, u32::MAX, "a whole number")?);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["0", "7"],
+        bad: &["-1"],
+    },
+    Key {
+        name: "flow_sleep",
+        doc: "How long a worker ahead of its flow share waits, once its I/Os in flight completed, before it \
+              looks again, as fio's flow_sleep: '1ms'. Default 10us (fio looks again at once).",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            let ns = quoted(parse_duration_ns(text), text, at)?;
+            if ns == 0 || ns > 3_600_000_000_000 {
+                return Err(invalid(at, text, "a time above 0 and at most 1h, e.g. '1ms'"));
+            }
+            l.flow_sleep = Some(ns);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["1ms"],
+        bad: &["0", "2h"],
+    },
     // ------------------------------------------------------------------------------------------------------
     // Access-spec keys: where worker keys are, and [[spec]] tables.
     Key {
@@ -822,6 +941,42 @@ pub const KEYS: &[Key] = &[
         count: Count::One,
         good: &["8k", "-8k", "0"],
         bad: &["ten"],
+    },
+    Key {
+        name: "trim_then_write",
+        doc: "Trims and writes in pairs, as fio's rw=trimwrite and randtrimwrite: each trim (at the next \
+              sequential or a random offset, by random_pct) is followed by a write of the same block, so \
+              every write lands on a block just discarded. Needs trim_pct = 50 and read_pct = 0. Default false.",
+        flag: None,
+        sets: Sets::Spec(|l, text, at| {
+            l.trim_then_write = Some(parse_bool(at, text)?);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["true", "false"],
+        bad: &["sometimes"],
+    },
+    Key {
+        name: "random_run",
+        doc: "I/Os per random offset, as fio's rw=randread:N: every N-th I/O draws a random offset and the \
+              others follow the one before, sequentially ('8', fio's rw_sequencer=sequential) or at the \
+              same offset ('8:identical', rw_sequencer=identical). The first N-1 I/Os follow the region's \
+              start, as fio's do. Default 1 (every random I/O draws its own offset).",
+        flag: None,
+        sets: Sets::Spec(|l, text, at| {
+            let t = text.trim();
+            let (n, identical) = match t.split_once(':') {
+                Some((n, "identical")) => (n, true),
+                Some((n, "sequential")) => (n, false),
+                Some(_) => return Err(invalid(at, text, "N, N:sequential or N:identical, e.g. '8'")),
+                None => (t, false),
+            };
+            l.random_run = Some((range_u32(at, n, 1, 1 << 20, "a whole number of I/Os")?, identical));
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["8", "4:identical", "1"],
+        bad: &["0", "8:twice"],
     },
     Key {
         name: "dist",
