@@ -32,6 +32,7 @@ mod metrics;
 mod old_catalog;
 mod open_loop;
 mod phases;
+mod plain_outputs;
 mod profiles;
 mod progress;
 mod replay;
