@@ -24,6 +24,7 @@ mod emulation;
 mod flags_in_messages;
 mod fuzz_args;
 mod golden;
+mod help;
 mod import;
 mod install;
 mod layout;
