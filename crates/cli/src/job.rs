@@ -24,6 +24,11 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
         (None, None) => JobSpec::default(),
     };
     let cli = args.to_overrides().map_err(usage)?;
+    if !args.quiet {
+        for note in args.keys.notes() {
+            eprintln!("iolab: note: {note}");
+        }
+    }
     let given: Vec<String> = cli.targets.keys().cloned().collect();
     job.check_target_names(&given).map_err(usage)?;
     job.apply_overrides(&cli);

@@ -74,13 +74,18 @@ mod trace_cmd;
 mod verify_cmd;
 mod write_back_signal;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 fn main() {
     stderr::escape_panic_messages();
-    let mut cli = match args::Cli::try_parse() {
+    let parsed = args::command().try_get_matches().and_then(|m| args::Cli::from_arg_matches(&m));
+    let mut cli = match parsed {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
+            if let Some(answer) = args::fio_switch_value(&e) {
+                eprint!("{answer}");
+                std::process::exit(2);
+            }
             // The typed value is quoted: escaped, as every message (clap's colours go with it).
             eprint!("{}", e.render());
             std::process::exit(2);

@@ -627,7 +627,7 @@ pub fn db_live_stats(live: &iolab_db::Live) -> String {
     if figures.is_empty() {
         return String::new();
     }
-    format!("{}  {} users", figures.join("  "), live.users)
+    format!("{}  {}", figures.join("  "), iolab_report::counted(live.users as u64, "user"))
 }
 
 /// The bars of a database run (`iolab db tpcc`): the build (rows loaded), then per run its ramp and measure

@@ -52,7 +52,11 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus> {
         OutputFormat::Md => render_markdown(&title, &docs),
         _ => render_html(&title, &docs),
     };
+    let bytes = text.len();
     write_all(vec![(&out, Ok(text))])?;
+    if let (Some(file), false) = (args.output.as_deref().filter(|f| *f != "-"), args.quiet) {
+        eprintln!("iolab: report written to {file} ({} bytes)", iolab_report::format_count(bytes as u64));
+    }
     Ok(ExitStatus::Ok)
 }
 

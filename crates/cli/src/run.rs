@@ -55,6 +55,9 @@ fn run_job(
         }
         None => session.run(job, replay)?,
     };
+    if result.partial && result.total.all.ops == 0 {
+        session.skip_save("the run was interrupted before it measured any I/O (in its ramp)");
+    }
     let json = iolab_report::JsonExporter.render(&*result);
     let written = |outputs: &Outputs| output(&result, args.quiet, outputs);
     session.conclude((crate::saving::entry(&*result)?, &json), written, ExitStatus::of(&result))

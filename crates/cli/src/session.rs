@@ -154,6 +154,14 @@ impl Session {
         }
     }
 
+    /// Saves nothing in the catalog, saying why on stderr (when it would have saved): a run interrupted
+    /// before it measured any I/O has nothing to keep.
+    pub fn skip_save(&mut self, why: &str) {
+        if self.saver.take().is_some() {
+            eprintln!("iolab: not saved in the catalog: {why}");
+        }
+    }
+
     /// Counts one output of the session not written (said by the caller).
     pub fn not_written(&mut self) {
         self.unwritten += 1;

@@ -135,8 +135,11 @@ fn plan_points(args: &SweepArgs, axes: &[Axis]) -> Result<(Vec<Point>, Vec<JobSp
     let mut points = iolab_run::sweep::points(axes).map_err(usage)?;
     let mut jobs = Vec::with_capacity(points.len());
     let mut replays = Vec::with_capacity(points.len());
-    for p in &mut points {
+    for (index, p) in points.iter_mut().enumerate() {
         let mut run = args.run.clone();
+        if index > 0 {
+            run.keys.forget_notes(); // said with the first point's job
+        }
         let mut speed = Some(1.0);
         for (a, value) in axes.iter().zip(&p.values) {
             if a.key == "speed" {

@@ -208,7 +208,8 @@ impl Users {
         }
         if n_workers > users {
             return Err(err(format!(
-                "{n_workers} workers for {users} users ([users] 'workers'/'count'); every worker needs at least one user"
+                "{n_workers} workers for {users} user{} ([users] 'workers'/'count'); every worker needs at least one user",
+                if users == 1 { "" } else { "s" }
             )));
         }
         if n_workers > iolab_spec::MAX_WORKERS {
@@ -385,7 +386,8 @@ fn mirror_specs(transactions: &[TxnPlan]) -> Vec<AccessPlan> {
 fn check_slots(name: &str, w_users: u32, outstanding: u32, slots: u64, max_bs: u64) -> Result<(), PlanError> {
     if slots > iolab_spec::MAX_QD as u64 {
         return Err(err(format!(
-            "worker '{name}': {w_users} users x {outstanding} outstanding = {slots} transactions in progress at once; at most {} per worker: spread the users over more workers ([users] workers = N)",
+            "worker '{name}': {w_users} user{} x {outstanding} outstanding = {slots} transactions in progress at once; at most {} per worker: spread the users over more workers ([users] workers = N)",
+            if w_users == 1 { "" } else { "s" },
             iolab_spec::MAX_QD
         )));
     }
@@ -567,7 +569,7 @@ mod tests {
         assert!(plan(&JOB.replace("count = 1001", "count = 1"))
             .unwrap_err()
             .0
-            .contains("2 workers for 1 users"));
+            .contains("2 workers for 1 user ("));
         assert!(plan(&JOB.replace("workers = 2", "workers = 1").replace("1001", "5000"))
             .unwrap_err()
             .0

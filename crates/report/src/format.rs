@@ -57,6 +57,12 @@ pub fn format_bytes(n: u64) -> String {
     format!("{text} {}", UNITS[unit])
 }
 
+/// A count and its noun, singular or plural as the count asks, the count with thousands separators: `1 user`,
+/// `2 users`, `1,000 users` (`noun` is the singular; the plural adds an s).
+pub fn counted(n: u64, noun: &str) -> String {
+    format!("{} {noun}{}", format_count(n), if n == 1 { "" } else { "s" })
+}
+
 /// An integer with thousands separators: `1,000,579`.
 pub fn format_count(n: u64) -> String {
     let digits = n.to_string();

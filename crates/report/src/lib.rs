@@ -50,7 +50,7 @@ pub mod schema_check;
 mod tests;
 
 pub use export::{CsvExporter, Exporter, JsonExporter, MarkdownExporter, TextExporter, Unsupported};
-pub use format::{escape_control, format_bytes, format_count, format_duration_ns, format_rate};
+pub use format::{counted, escape_control, format_bytes, format_count, format_duration_ns, format_rate};
 pub use model::{
     encode as encode_histogram, errno_name, Cpu, Depth, Env, ErrorDetail, ErrorSummary, GroupHistograms,
     GroupRate, GroupResult, HistogramSet, HostResult, MeasuredBy, OpSet, OpSummary, RanksResult, RateResult,

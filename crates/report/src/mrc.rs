@@ -172,7 +172,7 @@ impl MrcPoint {
     pub fn size_text(&self) -> String {
         match (self.cache_bytes, self.cache_objects) {
             (Some(b), _) => crate::format_bytes(b),
-            (None, Some(o)) => format!("{} objects", crate::format_count(o)),
+            (None, Some(o)) => crate::format::counted(o, "object"),
             (None, None) => "?".into(),
         }
     }

@@ -358,7 +358,8 @@ impl Warning {
                 "'{target}' is a loop device over '{backing_file}' without direct I/O (loop/dio = 0): reads may be served from the page cache of the backing file"
             ),
             Self::TransactionOverload { users, backlog_max, backlog_at_end } => format!(
-                "the storage did not keep up with the users: up to {backlog_max} transactions dispatched and not completed ({backlog_at_end} at the end), more than 1.5 x {users} users (LoadGen's overload limit)"
+                "the storage did not keep up with the users: up to {backlog_max} transactions dispatched and not completed ({backlog_at_end} at the end), more than 1.5 x {users} user{} (LoadGen's overload limit)",
+                if *users == 1 { "" } else { "s" }
             ),
             Self::VirtualDeviceCopies { target, workers } => format!(
                 "'{target}' is used by {workers} workers on virtual time: each worker drove its own copy of the device"

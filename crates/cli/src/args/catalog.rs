@@ -11,7 +11,7 @@ pub struct CatalogFlags {
     /// else ~/.local/share/iolab/results.db (the directory is created). `iolab runs` lists what it holds.
     #[arg(long, value_name = "PATH", help_heading = "Catalog")]
     pub db: Option<PathBuf>,
-    /// Do not save this run, sweep or search in the catalog. --dry-run never saves.
+    /// Do not save the result in the catalog.
     #[arg(long, help_heading = "Catalog")]
     pub no_save: bool,
     /// Tag the saved entry, KEY=VALUE (e.g. --tag hba=qle2560 --tag site=lab1); repeatable, each key once.

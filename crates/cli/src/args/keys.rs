@@ -5,12 +5,12 @@
 //! to apply ([`KeyFlags::to_job`]). No flag of a job key is declared here: adding a key to
 //! [`iolab_spec::keys::KEYS`] adds its flag, placed in `--help` by [`HELP_ORDER`].
 
-use super::hints::Candidates;
+use super::hints::{Candidates, FioMeans, FIO_FLAGS};
 use clap::builder::StringValueParser;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use iolab_spec::keys::{find, Count, Flag, Key, Takes, KEYS};
-use iolab_spec::{JobSpec, SpecError};
+use iolab_spec::{EngineKind, JobSpec, SpecError};
 
 /// Where `iolab run --help` lists the key flags: in three runs, with the command's own options between them
 /// (`--rate-per-rank` and `--stonewall` after the first, the outputs after the third). The definitions are in the order of the job-file key lists, which a mistyped key's suggestion
@@ -18,6 +18,7 @@ use iolab_spec::{JobSpec, SpecError};
 /// checks).
 pub const HELP_ORDER: [&[&str]; 3] = [
     &[
+        "name",
         "target",
         "size",
         "prealloc",
@@ -71,6 +72,8 @@ pub const HELP_ORDER: [&[&str]; 3] = [
 #[derive(Clone, Debug, Default)]
 pub struct KeyFlags {
     given: Vec<(&'static Key, String)>,
+    /// What iolab made of fio's spellings typed (`--time_based`, `--ioengine=libaio`), to say on stderr.
+    notes: Vec<String>,
 }
 
 impl KeyFlags {
@@ -82,6 +85,16 @@ impl KeyFlags {
     /// Every text of `key` (a repeatable flag's), in order.
     pub fn all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.given.iter().filter(move |(k, _)| k.name == key).map(|(_, t)| t.as_str())
+    }
+
+    /// What iolab made of fio's flags and values given (each a line for stderr, without `iolab: `).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Drops [`KeyFlags::notes`], said already (a sweep's later points).
+    pub fn forget_notes(&mut self) {
+        self.notes.clear();
     }
 
     /// Whether `key` is given.
@@ -137,11 +150,23 @@ fn help(doc: &'static str) -> &'static str {
     }
 }
 
+/// The long help (`--help`) of a flag: its key's doc, and the names fio has for it (its hidden aliases: they
+/// work, and a fio user looking for `--iodepth` finds it here).
+fn long_help(doc: &'static str, flag: &Flag) -> String {
+    let doc = help(doc);
+    if flag.aliases.is_empty() {
+        return doc.to_string();
+    }
+    let names: Vec<String> = flag.aliases.iter().map(|a| format!("--{a}")).collect();
+    format!("{doc}\n[also: {} (fio)]", names.join(", "))
+}
+
 /// The clap argument of `key`'s flag.
 fn arg(key: &Key, flag: &Flag) -> Arg {
     let mut arg = Arg::new(id(flag))
         .long(flag.long)
         .help(help(key.doc))
+        .long_help(long_help(key.doc, flag))
         .aliases(flag.aliases)
         .visible_aliases(flag.visible_aliases);
     if let Some(c) = flag.short {
@@ -171,19 +196,53 @@ fn add_run(cmd: Command, n: usize) -> Command {
     })
 }
 
+/// The id of fio's flag `long` (apart from every iolab flag's).
+fn fio_id(long: &str) -> String {
+    format!("fio_{long}")
+}
+
+/// `cmd` with fio's flags of [`FIO_FLAGS`], hidden (`--help` names iolab's flags, and fio's names of them).
+fn add_fio(cmd: Command) -> Command {
+    FIO_FLAGS.iter().fold(cmd, |cmd, f| {
+        let arg = Arg::new(fio_id(f.long)).long(f.long).hide(true);
+        cmd.arg(match f.values {
+            Some(values) => {
+                arg.value_parser(values.to_vec()).value_name(values.join("|")).action(ArgAction::Set)
+            }
+            None => arg.action(ArgAction::SetTrue),
+        })
+    })
+}
+
 impl Args for KeyFlags {
     fn augment_args(cmd: Command) -> Command {
-        add_run(cmd, 0)
+        add_fio(add_run(cmd, 0))
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {
-        add_run(cmd, 0)
+        Self::augment_args(cmd)
     }
 }
 
 impl FromArgMatches for KeyFlags {
+    /// Every key flag typed, fio's flags among them ([`FIO_FLAGS`]: a key's text, or a note).
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        Ok(KeyFlags::collect(m, KEYS.iter()))
+        let mut flags = KeyFlags::collect(m, KEYS.iter());
+        for f in FIO_FLAGS {
+            let id = fio_id(f.long);
+            if m.value_source(&id) != Some(ValueSource::CommandLine) {
+                continue;
+            }
+            match f.means {
+                FioMeans::Key(key) => {
+                    if let Some(text) = m.get_one::<String>(&id) {
+                        flags.given.push((job_key(key), text.clone()));
+                    }
+                }
+                FioMeans::Same(note) => flags.notes.push(format!("{note}: nothing to change")),
+            }
+        }
+        Ok(flags)
     }
 
     fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
@@ -215,7 +274,12 @@ impl KeyFlags {
             }
         }
         given.sort_by_key(|(i, _, _)| *i);
-        KeyFlags { given: given.into_iter().map(|(_, k, t)| (k, t)).collect() }
+        let notes = given
+            .iter()
+            .filter(|(_, k, _)| k.name == "engine")
+            .filter_map(|(_, _, t)| EngineKind::fio_note(t));
+        let notes = notes.collect();
+        KeyFlags { given: given.into_iter().map(|(_, k, t)| (k, t)).collect(), notes }
     }
 }
 
@@ -254,7 +318,7 @@ impl<S: KeySet> Args for SomeKeys<S> {
             let flag = key.flag.as_ref().unwrap_or_else(|| panic!("'{name}' has no flag"));
             let arg = arg(key, flag);
             cmd.arg(match own {
-                Some(text) => arg.help(help(text)),
+                Some(text) => arg.help(help(text)).long_help(long_help(text, flag)),
                 None => arg,
             })
         })

@@ -24,6 +24,7 @@ mod verify;
 
 pub use catalog::{CatalogFlags, DbFlag, ExportArgs, RmArgs, RunsArgs, ShowArgs};
 pub use compare::CompareArgs;
+pub use hints::fio_switch_value;
 pub use import::{ImportArgs, ImportWhat};
 pub use keys::{KeyFlags, KeySet, MoreKeyFlags, SomeKeys};
 pub use loadgen::LoadgenFlags;
@@ -42,6 +43,100 @@ const VERSION: &str = if iolab_multihost::COMPILED {
 } else {
     concat!(env!("CARGO_PKG_VERSION"), " (MPI: not compiled in)")
 };
+
+/// iolab's command line as it is parsed, documented (`--help`, man pages) and completed: [`Cli`]'s, with
+/// every flag's and command's `-h` help cut to its first sentence; `--help` (and the man pages) keep the
+/// whole text.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    short_helps(Cli::command())
+}
+
+/// What `-h` says under its summary.
+const MORE_HELP: &str =
+    "(-h: each flag's first sentence; --help: the whole text, and fio's names of the flags)";
+
+/// What `-h` says under the summary of a command with many flags, which shows the common ones.
+const MORE_FLAGS: &str =
+    "(-h: the common flags, each's first sentence; --help: every flag, the whole text, and fio's names of the flags)";
+
+/// A command with more flags than this (`run`, `sweep`, `replay`) shows in `-h` only its own flags and the
+/// job keys' flags of [`COMMON_KEYS`]: one screen, not 250 lines.
+const MANY_FLAGS: usize = 40;
+
+/// The job keys' flags `-h` shows in a command with [`MANY_FLAGS`], and the catalog's and the outputs'.
+const COMMON_KEYS: &[&str] = &[
+    "target",
+    "size",
+    "rw",
+    "read-pct",
+    "random-pct",
+    "bs",
+    "qd",
+    "workers",
+    "rate",
+    "duration",
+    "ramp",
+    "seed",
+    "engine",
+    "buffered",
+    "clock",
+    "profile",
+    "json",
+    "csv",
+    "quiet",
+    "dry-run",
+    "no-save",
+    "tag",
+    "help",
+    "version",
+];
+
+/// Whether `-h` of a command with [`MANY_FLAGS`] leaves `a` out: a job key's flag, or one under a heading
+/// (Cache, Integrity, Verdict, ...), not among [`COMMON_KEYS`].
+fn rare(a: &clap::Arg) -> bool {
+    let Some(long) = a.get_long() else { return false };
+    let key_flag = iolab_spec::keys::KEYS.iter().any(|k| k.flag.as_ref().is_some_and(|f| f.long == long));
+    (key_flag || a.get_help_heading().is_some()) && !COMMON_KEYS.contains(&long)
+}
+
+/// `cmd` and its subcommands, each flag's help and each command's about cut to their first sentence for
+/// `-h`, the whole text kept as the long help for `--help`.
+fn short_helps(cmd: clap::Command) -> clap::Command {
+    let cmd = cmd.mut_args(|a| match (a.get_help().map(|h| h.to_string()), a.get_long_help()) {
+        (Some(h), None) if first_sentence(&h).len() < h.len() => {
+            a.help(first_sentence(&h).to_string()).long_help(h)
+        }
+        (Some(h), Some(_)) if first_sentence(&h).len() < h.len() => a.help(first_sentence(&h).to_string()),
+        _ => a,
+    });
+    let about = cmd.get_about().map(|h| h.to_string());
+    let cmd = match (about, cmd.get_long_about()) {
+        (Some(h), None) if first_sentence(&h).len() < h.len() => {
+            cmd.about(first_sentence(&h).to_string()).long_about(h)
+        }
+        _ => cmd,
+    };
+    let many = cmd.get_arguments().count() > MANY_FLAGS;
+    let cmd = if many { cmd.mut_args(|a| if rare(&a) { a.hide_short_help(true) } else { a }) } else { cmd };
+    let cmd = match cmd.get_after_help() {
+        None => cmd.after_help(if many { MORE_FLAGS } else { MORE_HELP }).after_long_help(""),
+        Some(_) => cmd,
+    };
+    cmd.mut_subcommands(short_helps)
+}
+
+/// The first sentence of `text`: up to the first '. ' or ': ' before a capital letter or a backquote (not
+/// 'e.g. 60s'), without its period; all of it when it has one sentence.
+fn first_sentence(text: &str) -> &str {
+    let bytes = text.as_bytes();
+    for (i, w) in bytes.windows(3).enumerate() {
+        if w[0] == b'.' && w[1] == b' ' && (w[2].is_ascii_uppercase() || w[2] == b'`') {
+            return &text[..i];
+        }
+    }
+    text
+}
 
 /// iolab: a storage performance lab in one tool.
 #[derive(Parser, Debug)]
@@ -136,12 +231,12 @@ pub struct RunArgs {
     pub keys: KeyFlags,
     /// Several hosts (mpirun): --rate (and each worker table's rate) is per rank, not a total split over the
     /// ranks (docs/MULTIHOST.md).
-    #[arg(long)]
+    #[arg(long, help_heading = "Several hosts")]
     pub rate_per_rank: bool,
     /// Several hosts (mpirun): every rank ends its measurement, complete, when the first rank's workers are
     /// done (IOR's stonewalling; with --ios or --bytes, the first rank to finish its count). No effect on one
     /// host.
-    #[arg(long)]
+    #[arg(long, help_heading = "Several hosts")]
     pub stonewall: bool,
     /// The job-key flags from --arrival to --clock.
     #[command(flatten)]
@@ -165,7 +260,8 @@ pub struct RunArgs {
     /// Print nothing but errors (and what --json/--csv send to stdout).
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// Print the fully resolved job (plan, regions, engine) as JSON and exit; creates and changes nothing.
+    /// Print the fully resolved job (plan, regions, engine) as JSON and exit; creates, changes and saves
+    /// nothing.
     #[arg(long)]
     pub dry_run: bool,
 }
@@ -265,6 +361,13 @@ mod tests {
         assert_eq!(j.forced.target.as_ref().map(Vec::len), Some(1), "a plain target replaces the workers'");
         let none = parse(&[]).to_overrides().unwrap();
         assert_eq!(none, JobSpec::default(), "no flag, no setting (and no consent)");
+    }
+
+    #[test]
+    fn first_sentence_ends_at_a_period_before_a_capital() {
+        assert_eq!(first_sentence("Worker threads. Default 1"), "Worker threads");
+        assert_eq!(first_sentence("The window (e.g. 60s, 5m). Default 60s"), "The window (e.g. 60s, 5m)");
+        assert_eq!(first_sentence("One sentence, e.g. this"), "One sentence, e.g. this");
     }
 
     /// clap's own checks of every command, subcommand and flag (names unique, values valid), which otherwise

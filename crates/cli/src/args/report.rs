@@ -44,4 +44,7 @@ pub struct ReportArgs {
     /// Title of the report. Default: "iolab report" and the inputs' names.
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
+    /// Print nothing but errors (not where the report was written).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }

@@ -61,12 +61,12 @@ pub struct SteadyStateFlags {
     /// --steady-state-limit replaces --duration. The result's 'steady_state' says whether it was reached,
     /// after how long, and the window's values. In a sweep this preconditions once, with the first point's
     /// job, before the first point.
-    #[arg(long, value_name = "METRIC:PCT")]
+    #[arg(long, value_name = "METRIC:PCT", help_heading = "Steady state")]
     pub steady_state: Option<String>,
     /// Window of --steady-state. Default 30s; at least 2 intervals.
-    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true, help_heading = "Steady state")]
     pub steady_state_window: Option<String>,
     /// Longest a --steady-state run lasts (after the ramp), steady or not. Default 10m.
-    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true, help_heading = "Steady state")]
     pub steady_state_limit: Option<String>,
 }

@@ -65,7 +65,7 @@ bad_flags! {
     arrival_unknown_law_exits_2: ["--arrival", "gaussian"] => ["'--arrival'", "'gaussian'", "poisson"];
     dist_zipf_theta_zero_exits_2: ["--dist", "zipf:0"] => ["'--dist'", "'zipf:0'"];
     dist_zones_not_summing_to_100_exits_2: ["--dist", "zones:80/20:10/80"] => ["'--dist'", "'zones:80/20:10/80'"];
-    engine_unknown_exits_2: ["--engine", "libaio"] => ["'--engine'", "'libaio'", "io_uring"];
+    engine_unknown_exits_2: ["--engine", "aio"] => ["'--engine'", "'aio'", "io_uring"];
     prealloc_unknown_exits_2: ["--prealloc", "posix"] => ["'--prealloc'", "'posix'", "'fallocate', 'write', 'reserve' or 'none'"];
     clock_virtual_on_mem_target_exits_2: ["--clock", "virtual", "--target", "mem:64M"] => ["--clock", "virtual", "mem:64M"];
     workers_zero_exits_2: ["--workers", "0"] => ["'--workers'", "'0'"];

@@ -13,6 +13,9 @@ use std::path::Path;
 const OTHER_PROGRAMS: &[&str] = &[
     "--lat_percentiles",
     "--group_reporting",
+    // fio's flags `iolab run` takes, hidden from `--help` (args/hints.rs): their notes name them as fio's.
+    "--time_based",
+    "--direct",
     "--direct-io",
     "--bindir",
     "--system",

@@ -169,6 +169,35 @@ fn signal_during_the_ramp_reports_the_ramp_as_it_happened() {
     assert_eq!(v["measured_s"].as_f64(), Some(0.0), "nothing was measured: {v:#}");
 }
 
+/// Issue 37, item 8: Ctrl-C during the ramp saved an empty partial run in the catalog. A run that measured
+/// no I/O is not saved, and stderr says why.
+#[test]
+fn signal_during_the_ramp_saves_nothing_and_says_why() {
+    let _one = one_at_a_time();
+    let dir = tempdir();
+    std::fs::create_dir(dir.path().join("scratch")).unwrap();
+    let catalog = dir.path().join("c.db");
+    let mut child = spawn(
+        dir.path(),
+        "64M",
+        &["--rw", "randread", "-d", "60s", "--ramp", "30s", "--db", catalog.to_str().unwrap()],
+    );
+    let scratch = scratch_file(dir.path(), child.id());
+    wait_filled(&scratch, 64 << 20);
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, libc::SIGINT);
+    let code = wait_exit(&mut child, Duration::from_secs(20));
+    let stderr = read(dir.path(), "stderr");
+    assert_eq!(code, Some(130), "stderr: {stderr}");
+    assert!(
+        stderr.contains("not saved in the catalog: the run was interrupted before it measured any I/O"),
+        "{stderr}"
+    );
+    let out =
+        crate::util::iolab().args(["runs", "--json", "--db", catalog.to_str().unwrap()]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]", "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// Issue 14, item 9: Ctrl-C during the fill exited 2, the code of a usage error, and only after the whole fill.
 /// It is an interruption: the fill stops between chunks, the file is removed, and the exit code is 130.
 #[test]

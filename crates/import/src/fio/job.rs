@@ -245,6 +245,11 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
         notes: Vec::new(),
         wall,
     };
+    if let (Some((text, src)), Some(_)) = (cx.text("ioengine")?, &engine.src) {
+        if let Some(note) = iolab_spec::EngineKind::fio_note(text) {
+            job.notes.push(Note { section: src.section.clone(), line: src.line, text: note });
+        }
+    }
     layout::targets(&cx, &name, &engine, &mut job)?;
     layout::run_keys(&cx, &engine, &pattern, &mut job)?;
     io::access(&cx, &engine, &pattern, &mut job)?;

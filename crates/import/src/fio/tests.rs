@@ -1138,8 +1138,9 @@ fn environment_variables_and_fio_keywords_are_substituted_with_a_note() {
         "{}",
         t.toml
     );
-    assert_eq!(t.notes.len(), 4, "{:?}", t.notes);
+    assert_eq!(t.notes.len(), 5, "four substitutions and libaio's engine: {:?}", t.notes);
     assert!(t.notes[0].text.starts_with("rw=${RW} is rw=randwrite"), "{:?}", t.notes);
+    assert!(t.notes[4].text.starts_with("ioengine libaio is fio's"), "{:?}", t.notes);
     let math = "[j]\nsize=$mb_memory/2\n";
     let e = crate::fio::translate_with(math, "job.fio", Given::default(), &vars).unwrap_err();
     assert!(e.to_string().contains("bc"), "{e}");

@@ -168,7 +168,10 @@ pub(crate) fn db_sweep_charts(label: &str, s: &DbSweepResult) -> Vec<LineChart> 
         .collect();
     let knee = s.knee.as_ref().and_then(|k| k.point).and_then(|i| s.points.get(i));
     let mark = |y: f64| {
-        knee.map(|p| Annotation { at: (p.users as f64, y), label: format!("knee: {} users", p.users) })
+        knee.map(|p| Annotation {
+            at: (p.users as f64, y),
+            label: format!("knee: {}", crate::format::counted(p.users as u64, "user")),
+        })
     };
     let x = ChartAxis::through(&xs, Fmt::Plain);
     let x_desc = format!("users{}", if x.is_log() { " (log scale)" } else { "" });

@@ -135,7 +135,13 @@ fn db_cards(out: &mut String, r: &DbResult) {
         let p50 = format!("p50 {}", format_duration_ns(l.p50 as f64));
         card(out, "new_order p99", &format_duration_ns(l.p99 as f64), &p50, "");
     }
-    card(out, "users", &r.config.users.to_string(), &format!("{} warehouse(s)", r.config.warehouses), "");
+    card(
+        out,
+        "users",
+        &r.config.users.to_string(),
+        &crate::format::counted(r.config.warehouses as u64, "warehouse"),
+        "",
+    );
     let (text, class) = if r.consistent() { ("passed", "pass") } else { ("FAILED", "fail") };
     card(out, "consistency", text, &format!("{} conditions", r.consistency.len()), class);
     warnings_card(out, r.warnings.len());
@@ -182,10 +188,16 @@ pub(crate) fn db_sweep_section(
     db_header(out, d, &s.header, engine, &format!("users {}", users.join(", ")), s.partial);
     out.push_str("<div class=\"cards\">");
     if let Some(p) = s.peak() {
-        card(out, "peak NOPM", &format_rate(p.result.run.nopm, 0), &format!("at {} users", p.users), "");
+        card(
+            out,
+            "peak NOPM",
+            &format_rate(p.result.run.nopm, 0),
+            &format!("at {}", crate::format::counted(p.users as u64, "user")),
+            "",
+        );
     }
     if let Some(k) = &s.knee {
-        let at = k.users.map_or("beyond the sweep".to_string(), |u| format!("{u} users"));
+        let at = k.users.map_or("beyond the sweep".to_string(), |u| crate::format::counted(u as u64, "user"));
         let rule =
             format!("< {:.0} % NOPM for > {:.0} % {} p99", k.nopm_gain_pct, k.p99_growth_pct, k.transaction);
         card(out, "knee", &at, &rule, "");

@@ -10,7 +10,7 @@ use super::db_figures;
 use super::figures::{run_curve, PERCENTILE_COLUMNS};
 use super::names::workload;
 use super::ReportDoc;
-use crate::format::{format_duration_ns, format_rate};
+use crate::format::{format_count, format_duration_ns, format_rate};
 use crate::hosts;
 use crate::model::OpSummary;
 use crate::plugin::Page;
@@ -209,7 +209,7 @@ fn db_side_by_side(out: &mut String, dbs: &[(&ReportDoc, &crate::db::DbResult)])
             vec![
                 d.label.clone(),
                 format!("{} {}", r.header.workload, r.engine.name),
-                r.config.users.to_string(),
+                format_count(r.config.users as u64),
                 format_rate(r.run.nopm, 0),
                 format_rate(r.run.tpm, 0),
                 p99,
@@ -244,7 +244,7 @@ pub(crate) fn db_runs(out: &mut String, dbs: &[(&ReportDoc, &crate::db::DbResult
                 let result = if k.passed {
                     "passed".to_string()
                 } else {
-                    format!("FAILED ({} violations)", k.violations)
+                    format!("FAILED ({})", crate::format::counted(k.violations, "violation"))
                 };
                 vec![k.condition.to_string(), k.rule.clone(), result]
             })
@@ -266,7 +266,7 @@ pub(crate) fn db_sweep_md(out: &mut String, d: &ReportDoc, s: &crate::db_sweep::
         &crate::db_rows::sweep_rows(s, "knee"),
     );
     if let Some(k) = &s.knee {
-        let at = k.users.map_or("beyond the sweep".to_string(), |u| format!("{u} users"));
+        let at = k.users.map_or("beyond the sweep".to_string(), |u| crate::format::counted(u as u64, "user"));
         let _ = writeln!(
             out,
             "Knee (first user count after which NOPM gains < {:.0}% while {} p99 grows > {:.0}%): {at}.\n",
@@ -314,10 +314,10 @@ pub(crate) fn sweep(out: &mut String, d: &ReportDoc, s: &SweepResult) {
     let axes: Vec<String> = s.axes.iter().map(|a| format!("{} = {}", a.key, a.values.join(", "))).collect();
     let _ = writeln!(
         out,
-        "{} of {} points, {} trial(s) each; {}.{}\n",
-        s.points.len(),
-        s.points_planned,
-        s.trials,
+        "{} of {} points, {} each; {}.{}\n",
+        format_count(s.points.len() as u64),
+        format_count(s.points_planned as u64),
+        crate::format::counted(s.trials as u64, "trial"),
         cell(&axes.join("; ")),
         if s.partial { " **Partial (stopped early).**" } else { "" }
     );
@@ -420,7 +420,7 @@ pub(crate) fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
     let rows: Vec<Vec<String>> = named
         .iter()
         .map(|(n, s)| {
-            let mut row = vec![cell(n), s.ops.to_string(), format_rate(s.iops, 1), format_rate(s.mb_s, 1)];
+            let mut row = vec![cell(n), format_count(s.ops), format_rate(s.iops, 1), format_rate(s.mb_s, 1)];
             row.extend(PERCENTILE_COLUMNS.iter().map(|(_, f)| lat(s, *f)));
             row
         })
@@ -455,12 +455,12 @@ pub(crate) fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
     if let Some(lg) = &r.loadgen {
         let _ = writeln!(
             out,
-            "LoadGen: {} users ({}), {} transactions/hour completed, backlog max {} (limit {:.0}){}\n",
-            lg.users,
+            "LoadGen: {} ({}), {} transactions/hour completed, backlog max {} (limit {}){}\n",
+            crate::format::counted(lg.users as u64, "user"),
             cell(&lg.mode),
             format_rate(lg.transactions_per_hour, 0),
-            lg.backlog_max,
-            lg.overload_threshold,
+            format_count(lg.backlog_max),
+            format_rate(lg.overload_threshold, 0),
             if lg.overload { ", **overloaded**" } else { "" }
         );
     }

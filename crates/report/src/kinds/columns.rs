@@ -64,6 +64,15 @@ pub(crate) const P99: Column = Column {
     cell: |c| c.figure("p99_ns").map_or("-".into(), format_duration_ns),
 };
 
+/// What a sweep's figures are when its points had several trials: `mean of 3 trials`.
+pub(crate) const TRIALS: Column = Column {
+    header: "figures",
+    place: 95,
+    shown: ColumnShown::WhenAny,
+    figures: &["trials"],
+    cell: |c| c.figure("trials").map_or("-".into(), |n| format!("mean of {n:.0} trials")),
+};
+
 fn query_times(c: &Columns) -> String {
     let s = |v: Option<f64>| v.map_or("-".into(), |v| format_duration_ns(v * 1e9));
     match c.figure("query_total_s") {

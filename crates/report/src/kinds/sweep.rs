@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::columns::{run_columns, IOPS, MB_S, P99};
+use super::columns::{run_columns, IOPS, MB_S, P99, TRIALS};
 use crate::export::{csv, json::pretty, text};
 use crate::html::{markdown, names, page};
 use crate::plugin::catalog::f64_at;
@@ -29,34 +29,36 @@ impl Kind for SweepKind {
     fn entries(&self) -> &'static [EntryKind] {
         &[EntryKind { stored: "sweep", typed: &["sweep"], what: "sweeps" }]
     }
-    /// Its name, start and targets from its points' runs; its headline is its best point (highest IOPS),
-    /// with that point's MB/s and p99.
+    /// Its name, start and targets from its points' runs; its headline is its best point (highest IOPS), with
+    /// that point's MB/s and p99: each the mean over the point's trials, as the sweep's own table shows them
+    /// (a point's `result` is its first trial's run), and the number of trials when more than one.
     fn columns(&self, doc: &Value, c: &mut iolab_doc::Columns) {
         let points = doc.get("points").and_then(Value::as_array);
         let axes = doc.get("axes").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         let swept: Vec<&str> = axes.iter().filter_map(|a| a["key"].as_str()).collect();
-        let mut best: Option<&Value> = None;
+        let mut best: Option<iolab_doc::Columns> = None;
         for p in points.into_iter().flatten() {
             let r = &p["result"];
             let mut point = iolab_doc::Columns::default();
             run_columns(r, &swept, &mut point);
-            c.profile = c.profile.take().or(point.profile);
+            point_means(p, &mut point);
+            c.profile = c.profile.take().or(point.profile.take());
             c.started_unix_s = c.started_unix_s.or_else(|| f64_at(r, "/started_unix_s"));
             for t in &point.targets {
                 crate::plugin::catalog::push_unique(&mut c.targets, t);
             }
-            if best.is_none_or(|b| f64_at(r, "/total/all/iops") > f64_at(b, "/total/all/iops")) {
-                best = Some(r);
+            if best.as_ref().is_none_or(|b| point.figure("iops") > b.figure("iops")) {
+                best = Some(point);
             }
         }
         if let Some(b) = best {
-            c.set_figure("iops", f64_at(b, "/total/all/iops"));
-            c.set_figure("mb_s", f64_at(b, "/total/all/mb_s"));
-            c.set_figure("p99_ns", f64_at(b, "/total/all/lat_ns/p99"));
+            for key in ["iops", "mb_s", "p99_ns", "trials"] {
+                c.set_figure(key, b.figure(key));
+            }
         }
     }
     fn listing(&self) -> &'static [&'static Column] {
-        &[&IOPS, &MB_S, &P99]
+        &[&IOPS, &MB_S, &P99, &TRIALS]
     }
     fn html(&self) -> &'static [Part] {
         &[Part::Group(Stage::Sweeps, sweeps)]
@@ -104,4 +106,14 @@ fn sweep_md(p: &mut Page, d: &ReportDoc) {
     if let Some(s) = d.body.as_any().downcast_ref::<SweepResult>() {
         markdown::sweep(&mut p.out, d, s);
     }
+}
+
+/// A point's headline figures as the sweep's table shows them: the means over its trials (its `summary`),
+/// with their number when above one; a point without a summary keeps its run's.
+fn point_means(point: &Value, c: &mut iolab_doc::Columns) {
+    let Some(summary) = point.get("summary").filter(|s| s.is_object()) else { return };
+    c.set_figure("iops", f64_at(summary, "/iops/mean"));
+    c.set_figure("mb_s", f64_at(summary, "/mb_s/mean"));
+    c.set_figure("p99_ns", f64_at(summary, "/lat_p99_ns/mean"));
+    c.set_figure("trials", f64_at(summary, "/n").filter(|n| *n > 1.0));
 }

@@ -120,6 +120,25 @@ fn columns_of_a_sweep_take_the_best_point() {
     assert_eq!((c.figure("iops"), c.figure("mb_s"), c.figure("p99_ns")), (Some(20.0), Some(2.0), Some(9.0)));
 }
 
+/// Issue 37, item 8: `iolab runs` showed a 3-trial sweep's first trial (42,433 IOPS) where its own table
+/// shows the mean (33,048.7): the list shows the best point's means, and says they are.
+#[test]
+fn columns_of_a_sweep_with_trials_are_the_best_point_s_means() {
+    let m = |mean: f64| json!({"mean": mean});
+    let doc = json!({
+        "points": [
+            {"result": {"total": {"all": {"iops": 42433.0, "mb_s": 9.0, "lat_ns": {"p99": 1}}}},
+             "summary": {"n": 3, "iops": m(33048.7), "mb_s": m(4.0), "lat_p99_ns": m(700.0)}},
+            {"result": {"total": {"all": {"iops": 30000.0, "mb_s": 9.0, "lat_ns": {"p99": 1}}}},
+             "summary": {"n": 3, "iops": m(34000.0), "mb_s": m(5.0), "lat_p99_ns": m(800.0)}}
+        ]
+    });
+    let c = index("sweep", &doc).unwrap();
+    let figures = (c.figure("iops"), c.figure("mb_s"), c.figure("p99_ns"), c.figure("trials"));
+    assert_eq!(figures, (Some(34000.0), Some(5.0), Some(800.0), Some(3.0)), "the best mean, not a trial");
+    assert_eq!((super::columns::TRIALS.cell)(&c), "mean of 3 trials");
+}
+
 #[test]
 fn columns_of_a_db_run_and_of_a_sweep_over_users() {
     let run = |users: u32, nopm: f64| {
@@ -184,11 +203,13 @@ fn metric_names_gather_every_kinds_in_order() {
     assert_eq!(names.join(", "), format!("{before}, ops_per_s, ops, toy_ops_per_s, toy_ops"));
 }
 
-/// The iolab runs columns, in their places: a YCSB run's ops/s and the toy's between MB/s and NOPM.
+/// The iolab runs columns, in their places: a YCSB run's ops/s and the toy's between MB/s and NOPM; what a
+/// sweep's figures are (means over trials) after them.
 #[test]
 fn listing_columns_come_from_the_kinds_in_their_places() {
     let headers: Vec<&str> = listing().iter().map(|c| c.header).collect();
-    assert_eq!(headers, ["IOPS", "MB/s", "ops/s", "toy ops/s", "NOPM", "queries (total / geomean)", "p99"]);
+    let want = ["IOPS", "MB/s", "ops/s", "toy ops/s", "NOPM", "queries (total / geomean)", "p99", "figures"];
+    assert_eq!(headers, want);
 }
 
 /// A new kind is one file and one line of the list: nothing else in the crate names the toy, and it is read,

@@ -64,6 +64,28 @@ pub enum EngineKind {
     Sync,
 }
 
+impl EngineKind {
+    /// What `text` names as the `engine` key (and `--engine`, `--ioengine`) takes it: iolab's names, and
+    /// fio's asynchronous engines (libaio, posixaio), which run on io_uring ([`EngineKind::fio_note`]).
+    pub fn named(text: &str) -> Option<EngineKind> {
+        match text.trim() {
+            "auto" => Some(EngineKind::Auto),
+            "io_uring" | "uring" | "libaio" | "posixaio" => Some(EngineKind::IoUring),
+            "sync" | "psync" => Some(EngineKind::Sync),
+            _ => None,
+        }
+    }
+
+    /// What a fio engine name becomes, said the same wherever it is given (a fio job file's `ioengine=libaio`,
+    /// `iolab run --ioengine=libaio`): `None` for a name that is iolab's own.
+    pub fn fio_note(text: &str) -> Option<String> {
+        let name = text.trim();
+        matches!(name, "libaio" | "posixaio").then(|| {
+            format!("ioengine {name} is fio's: iolab has no {name} engine and runs the job on io_uring (asynchronous I/O, as {name}'s)")
+        })
+    }
+}
+
 /// How iolab lays out a file it creates (or the part it adds to a file it extends): the `prealloc` key,
 /// `--prealloc` flag. fio's `fallocate=` option, plus whether the bytes are written before the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]

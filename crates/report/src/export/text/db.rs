@@ -16,11 +16,10 @@ pub(crate) fn db(r: &DbResult) -> String {
     let mix: Vec<String> = c.mix.iter().map(|m| format!("{} {}%", m.name, m.pct)).collect();
     let _ = writeln!(
         out,
-        "load    {} warehouse{}, {} items, {} users, no think time; mix {}",
-        c.warehouses,
-        if c.warehouses == 1 { "" } else { "s" },
+        "load    {}, {} items, {}, no think time; mix {}",
+        crate::format::counted(c.warehouses as u64, "warehouse"),
         format_count(c.items as u64),
-        c.users,
+        crate::format::counted(c.users as u64, "user"),
         mix.join(", "),
     );
     out.push_str(&build_line(&r.build));

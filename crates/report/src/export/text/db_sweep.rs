@@ -50,7 +50,8 @@ pub(crate) fn db_sweep(s: &DbSweepResult) -> String {
         }
     }
     if let Some(p) = s.peak() {
-        let _ = writeln!(out, "peak    NOPM {} at {} users", format_rate(p.result.run.nopm, 0), p.users);
+        let at = crate::format::counted(p.users as u64, "user");
+        let _ = writeln!(out, "peak    NOPM {} at {at}", format_rate(p.result.run.nopm, 0));
     }
     let mut warnings: Vec<String> = Vec::new();
     for p in &s.points {

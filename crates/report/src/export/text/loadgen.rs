@@ -37,7 +37,12 @@ pub(crate) fn block(r: &RunResult) -> String {
         ),
         _ => format!(", up to {} outstanding per user", lg.outstanding_per_user),
     };
-    let _ = writeln!(out, "users   {} users, {} mode{offered}", format_count(lg.users as u64), lg.mode);
+    let _ = writeln!(
+        out,
+        "users   {}, {} mode{offered}",
+        crate::format::counted(lg.users as u64, "user"),
+        lg.mode
+    );
     let _ = writeln!(
         out,
         "tasks   dispatched {}, completed {}{}, {} transactions/h ({}/s)",

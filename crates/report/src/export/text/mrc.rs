@@ -84,7 +84,14 @@ fn miss_table(m: &MrcResult) -> String {
             row
         })
         .collect();
-    let mut out = String::from("miss ratio by cache size\n");
+    let mut out = if picked.len() < n {
+        format!(
+            "miss ratio by cache size ({} of {n} points shown; the JSON and CSV have all)\n",
+            picked.len()
+        )
+    } else {
+        String::from("miss ratio by cache size\n")
+    };
     out.push_str(&table(&header, &rows));
     out
 }

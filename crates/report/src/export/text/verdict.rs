@@ -108,14 +108,20 @@ pub(crate) fn groups(r: &RunResult) -> String {
             ]
         })
         .collect();
-    table(
+    let mut out = table(
         &[
             "group", "workers", "offered", "IOPS", "MB/s", "read", "r mean", "r p99", "r imax", "w mean",
             "w p99", "w imax",
         ],
         &rows,
-    )
+    );
+    out.push_str(IMAX_LEGEND);
+    out
 }
+
+/// What the group table's `r imax` and `w imax` are (the verdict's max limits check them).
+const IMAX_LEGEND: &str =
+    "(r imax, w imax: the largest mean response time of one interval, of reads and of writes: what the verdict's max limits check)\n";
 
 #[cfg(test)]
 mod tests {
@@ -133,7 +139,8 @@ mod tests {
         assert!(text.starts_with("verdict FAIL"), "{text}");
         assert!(text.contains("reason: db read avg: 25.0 ms > limit 20.0 ms"), "{text}");
         let g = groups(&r);
-        assert_eq!(g.lines().count(), 3, "{g}");
+        assert_eq!(g.lines().count(), 4, "{g}");
+        assert!(g.lines().last().unwrap().starts_with("(r imax, w imax: the largest mean"), "{g}");
         assert!(g.lines().nth(1).unwrap().starts_with("db "), "{g}");
     }
 }

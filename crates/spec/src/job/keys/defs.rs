@@ -40,8 +40,8 @@ pub const KEYS: &[Key] = &[
     // Run keys: the top of a job file.
     Key {
         name: "name",
-        doc: "A name for the job.",
-        flag: None,
+        doc: "A name for the job: what `iolab runs` lists it by (as fio's --name names a job).",
+        flag: Some(Flag::value("name", "NAME")),
         sets: Sets::Run(|job, text, _| {
             job.name = Some(text.to_string());
             Ok(())
@@ -144,22 +144,19 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "engine",
         doc: "Engine for files and devices: auto (io_uring if the kernel allows, else sync with a notice), \
-              io_uring, or sync (pread/pwrite, depth 1 per worker).",
+              io_uring, or sync (pread/pwrite, depth 1 per worker). fio's libaio and posixaio run on io_uring, \
+              with a note.",
         flag: Some(
             Flag::value("engine", "ENGINE").aliases(&["ioengine"]).candidates(&["auto", "io_uring", "sync"]),
         ),
         sets: Sets::Run(|job, text, at| {
-            job.engine = Some(match text.trim() {
-                "auto" => EngineKind::Auto,
-                "io_uring" | "uring" => EngineKind::IoUring,
-                "sync" | "psync" => EngineKind::Sync,
-                _ => return Err(invalid(at, text, "'auto', 'io_uring' or 'sync'")),
-            });
+            let engine = EngineKind::named(text).ok_or_else(|| invalid(at, text, "'auto', 'io_uring' or 'sync'"))?;
+            job.engine = Some(engine);
             Ok(())
         }),
         count: Count::One,
-        good: &["io_uring", "psync"],
-        bad: &["libaio"],
+        good: &["io_uring", "psync", "libaio"],
+        bad: &["aio", "net"],
     },
     Key {
         name: "direct",

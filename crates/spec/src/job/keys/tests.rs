@@ -134,7 +134,9 @@ fn run_keys_parse_and_reject_bad_values() {
     assert!(j.set_run("duration", "0", &p).is_err());
     j.set_run("seed", "0xff", &p).unwrap();
     assert_eq!(j.seed, Some(255));
-    assert!(j.set_run("engine", "libaio", &p).is_err());
+    assert!(j.set_run("engine", "aio", &p).is_err());
+    j.set_run("engine", "libaio", &p).unwrap();
+    assert_eq!(j.engine, Some(crate::EngineKind::IoUring), "fio's libaio runs on io_uring");
     assert!(!j.set_run("qd", "4", &p).unwrap(), "a worker key is no run key");
     assert!(!Layer::default().set("seed", "4", &p).unwrap(), "a run key is no layer key");
 }
