@@ -61,7 +61,7 @@ fn exchange_flags(flags: &ProfileFlags) -> Result<Option<ExchangeSpec>> {
 
 /// The verdict flags as a layer over the job's `[verdict]` table; `None` when no flag was given.
 fn verdict_flags(flags: &ProfileFlags) -> Result<Option<VerdictSpec>> {
-    let pairs: [(&str, &str, &Option<String>); 7] = [
+    let pairs: [(&str, &str, &Option<String>); 8] = [
         ("max_db_read_avg", "--max-db-read-avg", &flags.max_db_read_avg),
         ("max_db_read_max", "--max-db-read-max", &flags.max_db_read_max),
         ("max_log_write_avg", "--max-log-write-avg", &flags.max_log_write_avg),
@@ -69,6 +69,7 @@ fn verdict_flags(flags: &ProfileFlags) -> Result<Option<VerdictSpec>> {
         ("max_flush_p99", "--max-flush-p99", &flags.max_flush_p99),
         ("min_iops", "--min-iops", &flags.min_iops),
         ("iops_tolerance", "--iops-tolerance", &flags.iops_tolerance),
+        ("standard_duration", "--standard-duration", &flags.standard_duration),
     ];
     let mut v = VerdictSpec::default();
     let mut any = false;

@@ -89,6 +89,7 @@ pub fn evaluate(r: &RunResult, t: &Thresholds, db_groups: &[String], log_groups:
         iops_tolerance_pct: t.iops_tolerance_pct,
         checks,
         sizing: None,
+        provisional: Vec::new(),
     }
 }
 

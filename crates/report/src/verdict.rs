@@ -40,6 +40,22 @@ pub struct Verdict {
     pub checks: Vec<Check>,
     /// The Exchange sizing that set the target, if any.
     pub sizing: Option<Sizing>,
+    /// Why the run cannot carry its verdict in full (shorter or smaller than its standard requires), one
+    /// line each; empty when it can. A provisional verdict is printed as such in every output.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provisional: Vec<String>,
+}
+
+impl Verdict {
+    /// `PASS` or `FAIL`, with `(provisional)` when the run cannot carry it in full.
+    pub fn word(&self) -> String {
+        let word = if self.pass { "PASS" } else { "FAIL" };
+        if self.provisional.is_empty() {
+            word.to_string()
+        } else {
+            format!("{word} (provisional)")
+        }
+    }
 }
 
 /// The Exchange sizing of a run (`[exchange]` and the sizing flags, resolved), as its documents carry it:

@@ -20,7 +20,12 @@ pub const VERDICT_KEYS: &[&str] = &[
     "max_flush_p99",
     "min_iops",
     "iops_tolerance",
+    "standard_duration",
 ];
+
+/// The run length Jetstress's performance test takes, and so the length an Exchange verdict's standard
+/// requires unless `standard_duration` says otherwise: 2 hours (Microsoft's Jetstress guide).
+pub const EXCHANGE_STANDARD_DURATION_NS: u64 = 2 * 3600 * 1_000_000_000;
 
 /// Default database read latency limit, average: 20 ms [S docs/SOURCES.md §2.6].
 pub const DEFAULT_DB_READ_AVG_NS: u64 = 20_000_000;
@@ -54,6 +59,10 @@ pub struct VerdictSpec {
     pub min_iops: Option<f64>,
     /// How far below the target the achieved IOPS may be and still pass, percent.
     pub iops_tolerance_pct: Option<f64>,
+    /// The run length the verdict's standard requires (Jetstress: 2 h); a shorter run's verdict is
+    /// provisional. Default: 2 h for a job with `[exchange]`, none otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standard_duration_ns: Option<u64>,
 }
 
 impl VerdictSpec {
@@ -73,6 +82,7 @@ impl VerdictSpec {
             "max_log_write_avg" => self.max_log_write_avg_ns = Some(dur()?),
             "max_log_write_max" => self.max_log_write_max_ns = Some(dur()?),
             "max_flush_p99" => self.max_flush_p99_ns = Some(dur()?),
+            "standard_duration" => self.standard_duration_ns = Some(dur()?),
             "min_iops" => {
                 let v = parse_count(text).map_err(|e| SpecError::invalid(place, text, e))?;
                 if v <= 0.0 {
@@ -130,6 +140,7 @@ impl VerdictSpec {
             max_flush_p99_ns: over.max_flush_p99_ns.or(self.max_flush_p99_ns),
             min_iops: over.min_iops.or(self.min_iops),
             iops_tolerance_pct: over.iops_tolerance_pct.or(self.iops_tolerance_pct),
+            standard_duration_ns: over.standard_duration_ns.or(self.standard_duration_ns),
         }
     }
 }

@@ -69,6 +69,11 @@ pub struct ProfileFlags {
     /// cannot exceed its offered rate; Poisson counts vary).
     #[arg(long, value_name = "PCT", help_heading = "Verdict")]
     pub iops_tolerance: Option<String>,
+    /// Verdict: the run length its standard requires; the verdict of a shorter run is printed as
+    /// provisional, with the reason. Default 2h for Exchange jobs (Jetstress's performance test), none
+    /// otherwise.
+    #[arg(long, value_name = "DUR", help_heading = "Verdict")]
+    pub standard_duration: Option<String>,
 
     /// Search for the largest mailbox count (jobs with [exchange]) or total open-loop rate (other jobs; start
     /// from --rate or the job's rate) whose verdict passes: double until FAIL, then bisect. Each step is a

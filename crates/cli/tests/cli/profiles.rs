@@ -133,6 +133,52 @@ fn verdict_passes_at_1ms_and_fails_at_60ms_with_exit_1() {
     assert_eq!(loose.status.code(), Some(0), "{}", String::from_utf8_lossy(&loose.stdout));
 }
 
+/// Issue 37, item 2: a verdict from a run shorter than Jetstress's 2-hour test, or of 1 MiB mailboxes, is
+/// provisional, with the reasons, in JSON and text; 2 h of 256 MiB mailboxes (virtual time) carries it.
+#[test]
+fn a_short_or_small_exchange_run_s_verdict_is_provisional_and_a_full_one_is_not() {
+    let short = exchange_on("1ms", &[]);
+    let v: Value = serde_json::from_slice(&short.stdout).unwrap();
+    let why: Vec<&str> =
+        v["verdict"]["provisional"].as_array().unwrap().iter().filter_map(|r| r.as_str()).collect();
+    assert_eq!(why.len(), 2, "{why:?}");
+    assert!(why[0].starts_with("measured 5s where Jetstress's performance test runs 2h"), "{why:?}");
+    assert!(why[1].starts_with("mailboxes of 1 MiB each"), "{why:?}");
+    let text = iolab()
+        .args(["run", "--profile", "exchange-2010", "--target", "sim:fixed,latency=1ms,servers=64"])
+        .args(["--clock", "virtual", "--seed", "1", "-d", "5s", "--ramp", "1s", "--no-save"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("verdict PASS (provisional)") && text.contains("  provisional: measured 5s"),
+        "{text}"
+    );
+    let full = iolab()
+        .args(["run", "--profile", "exchange-2010", "--target", "sim:fixed,latency=1ms,servers=64"])
+        .args(["--clock", "virtual", "--seed", "1", "-d", "2h", "--ramp", "1s", "--json", "-", "-q"])
+        .args(["--mailboxes", "10", "--mailbox-size", "256M"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&full.stdout).unwrap();
+    assert_eq!(
+        (v["verdict"]["pass"].as_bool(), v["verdict"].get("provisional")),
+        (Some(true), None),
+        "{:#}",
+        v["verdict"]
+    );
+    // etcd's check judges flushes, not a database: its verdict line says IOPS, not DB IOPS.
+    let dir = crate::util::tempdir();
+    let wal = dir.path().join("etcd.wal");
+    let etcd = iolab()
+        .args(["run", "--profile", "etcd", "--no-save", "--seed", "1", "--size", "64M", "--target"])
+        .arg(&wal)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&etcd.stdout);
+    assert!(text.contains("· IOPS ") && !text.contains("DB IOPS"), "{text}");
+}
+
 #[test]
 fn exchange_sizing_flags_set_rates_and_sizes() {
     // Dell BP1026: 5,000 mailboxes at 150 messages/day -> 900 IOPS; log = 90.

@@ -29,6 +29,7 @@ fn verdict(pass: bool, achieved: f64) -> Verdict {
         iops_tolerance_pct: 5.0,
         checks: vec![check("db_read_avg", 20e6, 5e6, "ns"), check("iops", 1900.0, achieved, "iops")],
         sizing: Some(crate::verdict::Sizing::sample(2000, "2,000 mailboxes")),
+        provisional: Vec::new(),
     }
 }
 
@@ -133,8 +134,8 @@ fn find_max_text_has_a_row_per_step_with_reasons() {
     assert_eq!(lines[4], "step 2 failed: db IOPS: achieved 1,500.0 < 1,900.0 (target less tolerance)");
     assert_eq!(
         lines[5],
-        "max mailboxes that passes: 1,000 (passed 1 of 1 runs; FAIL at 2,000 in 1 of 1; not confirmed: the \
-         boundary was not run again; resolution 20% or 1 mailboxes)"
+        "max mailboxes that passes: 1,000 of 1.00 MiB each (passed 1 of 1 runs; FAIL at 2,000 in 1 of 1; not \
+         confirmed: the boundary was not run again; resolution 20% or 1 mailboxes)"
     );
     let c = csv(&search());
     assert_eq!(c, "step,value,pass,target_iops,achieved_iops,measured_s\n1,1000,true,2000,998,2\n2,2000,false,2000,1500,2\n");

@@ -96,7 +96,7 @@ pub(crate) fn runs_summary(out: &mut String, runs: &[(&ReportDoc, &RunResult)]) 
                 lat(a, |l| l.max as f64),
                 format!("{:.1} of {}", r.depth.achieved, r.depth.requested),
                 format_duration_ns(r.cpu.cpu_ns_per_io),
-                r.verdict.as_ref().map_or("-".into(), |v| if v.pass { "PASS".into() } else { "FAIL".into() }),
+                r.verdict.as_ref().map_or("-".into(), |v| v.word()),
                 r.warnings.len().to_string(),
             ]
         })
@@ -444,11 +444,14 @@ pub(crate) fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
         out.push('\n');
     }
     if let Some(v) = &r.verdict {
-        let _ = writeln!(out, "**Verdict: {}**\n", if v.pass { "PASS" } else { "FAIL" });
+        let _ = writeln!(out, "**Verdict: {}**\n", v.word());
         for reason in &v.reasons {
             let _ = writeln!(out, "- {}", cell(reason));
         }
-        if !v.reasons.is_empty() {
+        for why in &v.provisional {
+            let _ = writeln!(out, "- provisional: {}", cell(why));
+        }
+        if !v.reasons.is_empty() || !v.provisional.is_empty() {
             out.push('\n');
         }
     }

@@ -179,8 +179,12 @@ fn run_cards(out: &mut String, r: &RunResult) {
         );
     }
     if let Some(v) = &r.verdict {
-        let (text, class) = if v.pass { ("PASS", "pass") } else { ("FAIL", "fail") };
-        card(out, "verdict", text, &format!("{} checks", v.checks.len()), class);
+        let class = if v.pass { "pass" } else { "fail" };
+        let detail = match v.provisional.as_slice() {
+            [] => format!("{} checks", v.checks.len()),
+            why => format!("{} checks; provisional: {}", v.checks.len(), why.join("; ")),
+        };
+        card(out, "verdict", &v.word(), &detail, class);
     }
     let w = r.warnings.len();
     card(

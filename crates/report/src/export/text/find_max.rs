@@ -106,8 +106,15 @@ fn noise_line(f: &FindMaxResult, value: &dyn Fn(f64) -> String) -> String {
     format!("noise: {} moved {:.1}% between runs of {}{wide}\n", n.check, n.spread_pct, value(n.value))
 }
 
-/// "max mailboxes that passes: 1,000 (FAIL at 1,100; resolution 10% or 1 mailboxes)", or what was tried when
-/// nothing passed.
+/// The mailbox size of a search over mailboxes (its steps' sizing), as the answer says it: a mailbox
+/// count means nothing without it.
+fn mailbox_size(f: &FindMaxResult) -> Option<String> {
+    let s = f.steps.iter().find_map(|s| s.verdict.sizing.as_ref())?;
+    f.by_mailboxes().then(|| crate::format::format_bytes(s.sizing.mailbox_size_bytes))
+}
+
+/// "max mailboxes that passes: 1,000 of 1.00 MiB each (FAIL at 1,100; resolution 10% or 1 mailboxes)", or
+/// what was tried when nothing passed.
 fn result_line(f: &FindMaxResult, variable: &str, value: &dyn Fn(f64) -> String) -> String {
     let unit = if f.by_mailboxes() { "mailboxes" } else { "IOPS" };
     let failed = f.steps.iter().filter(|s| !s.pass).map(|s| s.value);
@@ -124,8 +131,9 @@ fn result_line(f: &FindMaxResult, variable: &str, value: &dyn Fn(f64) -> String)
         (Some(m), None) => {
             let fail_at = failed.filter(|&v| v > m).reduce(f64::min);
             let mut line = format!(
-                "max {variable} that passes: {} ({}; resolution {}% or 1 {unit})\n",
+                "max {variable} that passes: {}{} ({}; resolution {}% or 1 {unit})\n",
                 value(m),
+                mailbox_size(f).map(|s| format!(" of {s} each")).unwrap_or_default(),
                 boundary_text(f, m, fail_at, value),
                 f.resolution_pct
             );

@@ -14,12 +14,18 @@ pub(crate) fn verdict(r: &RunResult) -> String {
         Some(t) => format!(" of target {} (tolerance {}%)", format_rate(t, 1), v.iops_tolerance_pct),
         None => String::new(),
     };
+    // "DB IOPS" only where database groups were judged; a job without them (etcd's check) has no database.
+    let db = v.checks.iter().any(|c| c.unit == "iops" && c.group != "all");
     let _ = writeln!(
         out,
-        "verdict {}  · DB IOPS {achieved}{target} · measured {:.1} s",
-        if v.pass { "PASS" } else { "FAIL" },
+        "verdict {}  · {} {achieved}{target} · measured {:.1} s",
+        v.word(),
+        if db { "DB IOPS" } else { "IOPS" },
         r.measured_s
     );
+    for why in &v.provisional {
+        let _ = writeln!(out, "  provisional: {why}");
+    }
     if let Some(s) = v.sizing.as_ref().map(|s| s.summary.as_str()) {
         let _ = writeln!(out, "sizing  {s}");
     }
