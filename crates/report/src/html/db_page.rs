@@ -61,13 +61,10 @@ pub(crate) fn devices_part(out: &mut String, title: &str, devices: &[DeviceView]
     }
 }
 
-/// The warnings and the facts table that close a section.
-pub(crate) fn warnings_and_facts(out: &mut String, warnings: &[String], facts: &[(&str, String)]) {
-    let _ = writeln!(out, "<h3>Warnings ({})</h3>", warnings.len());
-    for w in warnings {
-        let _ = writeln!(out, "<p class=\"warn\">{}</p>", esc(w));
-    }
-    out.push_str("<table>");
+/// The facts table that closes a section, under its own heading (its warnings are the page's, under
+/// Warnings: [`super::parts::warnings_section`]).
+pub(crate) fn facts_part(out: &mut String, facts: &[(&str, String)]) {
+    out.push_str("<h3>Engine and settings</h3>\n<table class=\"facts\">");
     for (k, v) in facts {
         let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
     }
@@ -119,7 +116,7 @@ fn db_section(out: &mut String, i: usize, d: &ReportDoc, r: &DbResult, n: &mut u
     numbers_table(out, &crate::db_rows::TX_COLUMNS, &crate::db_rows::tx_rows(&r.run.transactions));
     consistency_table(out, r);
     devices_part(out, "Devices under the database (measured window)", &r.devices);
-    warnings_and_facts(out, &r.warnings, &db_figures::facts(r));
+    facts_part(out, &db_figures::facts(r));
     out.push_str("</section>\n");
 }
 
@@ -149,7 +146,7 @@ fn db_cards(out: &mut String, r: &DbResult) {
 }
 
 pub(crate) fn warnings_card(out: &mut String, w: usize) {
-    let (sub, class) = if w == 0 { ("none", "") } else { ("see below", "warn") };
+    let (sub, class) = if w == 0 { ("none", "") } else { ("listed under Warnings", "warn") };
     card(out, "warnings", &w.to_string(), sub, class);
 }
 
@@ -254,7 +251,7 @@ pub(crate) fn tpch_section(out: &mut String, d: &ReportDoc, r: &TpchResult, n: &
     numbers_table(out, &crate::db_rows::QUERY_COLUMNS, &crate::db_rows::query_rows(r));
     let _ = writeln!(out, "<p>{}</p>", esc(&crate::db_rows::power_text(r)));
     devices_part(out, "Devices under the database (all the queries)", &r.devices);
-    warnings_and_facts(out, &r.warnings, &db_figures::tpch_facts(r));
+    facts_part(out, &db_figures::tpch_facts(r));
     out.push_str("</section>\n");
 }
 
@@ -282,6 +279,6 @@ pub(crate) fn copy_section(out: &mut String, d: &ReportDoc, r: &CopyResult, n: &
     let _ = writeln!(out, "<p>{}</p>", esc(&crate::db_rows::copy_text(r)));
     devices_part(out, "Devices under the source (the copy)", &r.source_devices);
     devices_part(out, "Devices under the destination (the copy)", &r.destination_devices);
-    warnings_and_facts(out, &r.warnings, &db_figures::copy_facts(r));
+    facts_part(out, &db_figures::copy_facts(r));
     out.push_str("</section>\n");
 }

@@ -335,7 +335,7 @@ fn markdown_has_tables_and_escapes_cells() {
         "knee",
         "### Run: c",
         "/data/f (file, 3 extents before the run, 4 after, 1,234 split I/Os)",
-        "Warnings (2):",
+        "- warning: c: ",
         "Percentile curve (all ops):",
     ] {
         assert!(md.contains(needle), "missing {needle}\n{md}");
