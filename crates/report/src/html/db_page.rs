@@ -231,6 +231,9 @@ pub(crate) fn tpch_section(out: &mut String, d: &ReportDoc, r: &TpchResult, n: &
     card(out, "queries", &p.queries.to_string(), &format!("scale {}", c.scale), "");
     let read: u64 = r.devices.iter().map(|d| d.read_bytes).sum();
     card(out, "read", &crate::format::format_bytes(read), "from the devices, over the set", "");
+    if let Some(dv) = &r.derived {
+        card(out, "Power@Size", &format!("{:.1}", dv.power_at_size), &format!("over {}", dv.power_basis), "");
+    }
     warnings_card(out, r.warnings.len());
     out.push_str("</div>\n");
     let mut grid = Grid::default();
@@ -250,6 +253,9 @@ pub(crate) fn tpch_section(out: &mut String, d: &ReportDoc, r: &TpchResult, n: &
     }
     numbers_table(out, &crate::db_rows::QUERY_COLUMNS, &crate::db_rows::query_rows(r));
     let _ = writeln!(out, "<p>{}</p>", esc(&crate::db_rows::power_text(r)));
+    if let Some(line) = crate::db_rows::derived_text(r) {
+        let _ = writeln!(out, "<p class=\"derived\">{}</p>", esc(&line));
+    }
     devices_part(out, "Devices under the database (all the queries)", &r.devices);
     facts_part(out, &db_figures::tpch_facts(r));
     out.push_str("</section>\n");

@@ -187,6 +187,9 @@ pub(crate) fn tpch_md(out: &mut String, d: &ReportDoc, r: &crate::db_tpch::TpchR
     let _ = writeln!(out, "### Analytics queries (tpch): {}\n", cell(&d.label));
     disclaimer(out, &r.header);
     let _ = writeln!(out, "**{}**\n", cell(&crate::db_rows::power_text(r)));
+    if let Some(line) = crate::db_rows::derived_text(r) {
+        let _ = writeln!(out, "{}\n", cell(&line));
+    }
     let cols = &crate::db_rows::QUERY_COLUMNS;
     let mut right = numbers(cols.len());
     right[1] = false;

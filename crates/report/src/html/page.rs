@@ -51,7 +51,8 @@ figure.chart svg { display: block; width: 100%; height: auto; }
 figure.chart figcaption { font-size: 0.8em; color: #555; padding: 2px 4px; }
 p.nochart { color: #777; font-style: italic; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 0.88em; }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; overflow-wrap: break-word; }
+td.mono, td .mono, td code { overflow-wrap: anywhere; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 th { background: #eef2f8; }
 tr.mark td { font-weight: 600; }

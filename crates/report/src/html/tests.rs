@@ -759,3 +759,21 @@ fn html_and_markdown_copy_show_the_time_the_rate_and_both_sides() {
         assert!(md.contains(needle), "missing {needle} in\n{md}");
     }
 }
+
+/// Issue 37, item 4: the tpch report lacked Power@Size (the text prints it), and its engine table sat under
+/// "Warnings (0)". The page has a Power@Size card and the derived line, the Markdown the line, and the facts
+/// their own heading.
+#[test]
+fn a_tpch_report_shows_power_at_size_and_its_engine_table_under_its_own_heading() {
+    let t = crate::db_tpch::tests::sample();
+    let power = t.derived.as_ref().expect("the sample has derived figures").power_at_size;
+    let docs = [db_doc("tpch", Box::new(t))];
+    let html = render_html("db", &docs);
+    assert!(html.contains(">Power@Size<") && html.contains(&format!(">{power:.1}<")), "a card");
+    assert!(html.contains(&format!("Power@Size {power:.1} (over ")), "the derived line");
+    let facts = html.find("<table class=\"facts\">").expect("the facts table");
+    let heading = html[..facts].rfind("<h3>").unwrap();
+    assert_eq!(&html[heading..facts], "<h3>Engine and settings</h3>\n");
+    let md = render_markdown("db", &docs);
+    assert!(md.contains(&format!("Power@Size {power:.1} (over ")), "{md}");
+}
