@@ -528,7 +528,9 @@ fn every_kind_of_report_keeps_its_warnings_and_fits_1280_px_in_chromium() {
                 wrong.push(format!("{name}: warning not on the page: {w}"));
             }
         }
-        for (what, key) in [("clipped", "clipped"), ("outside its chart", "outside"), ("overlapping", "overlaps")] {
+        for (what, key) in
+            [("clipped", "clipped"), ("outside its chart", "outside"), ("overlapping", "overlaps")]
+        {
             for e in m[key].as_array().unwrap() {
                 wrong.push(format!("{name}: {what}: {}", e.as_str().unwrap()));
             }

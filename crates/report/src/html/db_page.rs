@@ -74,7 +74,9 @@ pub(crate) fn facts_part(out: &mut String, facts: &[(&str, String)]) {
 /// Several database runs side by side: NOPM, TPM and new-order p99 bars, the new-order percentile curves.
 fn db_comparison_section(out: &mut String, runs: &[(&ReportDoc, &DbResult)], n: &mut usize) {
     out.push_str("<section class=\"compare\" id=\"db-compare\">\n<h2>Database runs side by side</h2>\n");
-    let pairs: Vec<(&str, &DbResult)> = runs.iter().map(|(d, r)| (d.label.as_str(), *r)).collect();
+    let docs: Vec<&ReportDoc> = runs.iter().map(|(d, _)| *d).collect();
+    let names = super::names::workload_names(&docs);
+    let pairs: Vec<(&str, &DbResult)> = names.iter().zip(runs).map(|(n, (_, r))| (n.as_str(), *r)).collect();
     let mut grid = Grid::default();
     for c in db_figures::db_comparison_bars(&pairs) {
         let caption = format!("{} of each database run.", c.title);

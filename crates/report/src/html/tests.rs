@@ -777,3 +777,24 @@ fn a_tpch_report_shows_power_at_size_and_its_engine_table_under_its_own_heading(
     let md = render_markdown("db", &docs);
     assert!(md.contains(&format!("Power@Size {power:.1} (over ")), "{md}");
 }
+
+/// Issue 37, item 4: the database runs side by side were named by their catalog ids; they are named by what
+/// tells them apart (their workload and engine, users, warehouses, the engine's settings), the input's name
+/// only where that is all the same.
+#[test]
+fn db_runs_side_by_side_are_named_by_engine_and_settings() {
+    let a = crate::db::tests::sample();
+    let mut b = a.clone();
+    b.config.users = 8;
+    b.engine.settings = vec![crate::db::Setting { name: "shared_buffers".into(), value: "1GB".into() }];
+    let docs = [db_doc("1a2b3c4d", Box::new(a.clone())), db_doc("5e6f7a8b", Box::new(b))];
+    let html = render_html("db", &docs);
+    let side = &html[html.find("id=\"db-compare\"").unwrap()..];
+    let side = &side[..side.find("</section>").unwrap()];
+    assert!(side.contains("8 users") && side.contains("shared_buffers=1GB"), "{side}");
+    assert!(side.contains(&format!("{} on {}", a.header.workload, a.engine.name)), "{side}");
+    assert!(!side.contains("1a2b3c4d") && !side.contains("5e6f7a8b"), "not by id: {side}");
+    let same = [db_doc("1a2b3c4d", Box::new(a.clone())), db_doc("5e6f7a8b", Box::new(a))];
+    let html = render_html("db", &same);
+    assert!(html.contains("(5e6f7a8b)"), "the same runs are told apart by their names");
+}
