@@ -440,13 +440,13 @@ for (const svg of document.querySelectorAll('figure.chart svg')) {
   const chart = svg.closest('figure').dataset.chart;
   for (const [t, r] of texts) {
     if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1)
-      out.outside.push(chart + ': "' + t.textContent + '"');
+      out.outside.push(chart + ': "' + t.textContent.trim() + '"');
   }
   for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
     const [a, ra] = texts[i], [b, rb] = texts[j];
     const x = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
     const y = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
-    if (x > 1 && y > 1) out.overlaps.push(chart + ': "' + a.textContent + '" and "' + b.textContent + '"');
+    if (x > 1 && y > 1) out.overlaps.push(chart + ': "' + a.textContent.trim() + '" and "' + b.textContent.trim() + '"');
   }
 }
 const pre = document.createElement('pre');
