@@ -211,6 +211,18 @@ pub(crate) fn power_text(r: &TpchResult) -> String {
     )
 }
 
+/// TPC-H's derived figures in a line, named as derived: `derived from TPC-H, not comparable with published
+/// TPC results: Power@Size 464.5 (over 22 queries (no refresh)); Throughput@Size ...; QphH@Size ...`. None
+/// for a set without them (not the 22 queries).
+pub(crate) fn derived_text(r: &TpchResult) -> Option<String> {
+    let d = r.derived.as_ref()?;
+    let mut line = format!("{}: Power@Size {:.1} (over {})", d.note, d.power_at_size, d.power_basis);
+    if let (Some(t), Some(q)) = (d.throughput_at_size, d.qphh_at_size) {
+        line.push_str(&format!("; Throughput@Size {t:.1}; QphH@Size {q:.1}"));
+    }
+    Some(line)
+}
+
 /// What a copy copied: `tpcc, 4 warehouses, 100,000 items` or `tpch, scale 0.1`.
 pub(crate) fn copy_source(r: &CopyResult) -> String {
     let s = &r.source;

@@ -56,4 +56,4 @@ pub use model::{
     GroupRate, GroupResult, HistogramSet, HostResult, MeasuredBy, OpSet, OpSummary, RanksResult, RateResult,
     ReplayResult, RunResult, TargetEnv, TargetLayout, TargetResult, WorkerResult, SCHEMA,
 };
-pub use plugin::{Document, Kind};
+pub use plugin::{Document, Kind, Warned};

@@ -370,7 +370,7 @@ impl SweepResult {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::export::SWEEP_CSV_METRICS;
     use crate::tests::{csv, json, text};
@@ -470,7 +470,7 @@ mod tests {
         assert_eq!(summarize(&[]).mean, 0.0);
     }
 
-    fn sample_sweep() -> SweepResult {
+    pub(crate) fn sample_sweep() -> SweepResult {
         let base = crate::tests::sample();
         let qds = ["1", "2", "4", "8", "16", "32", "64"];
         let points = sim_curve()

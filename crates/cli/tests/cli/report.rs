@@ -418,3 +418,123 @@ fn report_takes_tag_queries_as_compare_does() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no run, sweep or search"));
 }
+
+/// What the page measures of itself in Chromium ([`MEASURE_ALL`]): the text of its Warnings section, the
+/// elements whose box leaves the window's width, the chart labels drawn outside their chart, and the pairs of
+/// labels of one chart that overlap.
+const MEASURE_ALL: &str = r#"<script>(() => {
+const W = document.documentElement.clientWidth;
+const name = e => { const t = (e.textContent || '').trim().slice(0, 60); return e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string' ? '.' + e.className : '') + ' "' + t + '"'; };
+const out = { width: W, warnings: '', clipped: [], outside: [], overlaps: [] };
+const w = document.getElementById('warnings');
+if (w) out.warnings = w.innerText;
+for (const e of document.body.querySelectorAll('*')) {
+  if (e.closest('svg') || e.id === 'measured') continue;
+  const r = e.getBoundingClientRect();
+  if (r.width === 0 && r.height === 0) continue;
+  if (r.left < -0.5 || r.right > W + 0.5) out.clipped.push(name(e) + ' spans ' + Math.round(r.left) + '..' + Math.round(r.right));
+}
+for (const svg of document.querySelectorAll('figure.chart svg')) {
+  const box = svg.getBoundingClientRect();
+  const texts = [...svg.querySelectorAll('text')].map(t => [t, t.getBoundingClientRect()]).filter(([, r]) => r.width > 0);
+  const chart = svg.closest('figure').dataset.chart;
+  for (const [t, r] of texts) {
+    if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1)
+      out.outside.push(chart + ': "' + t.textContent.trim() + '"');
+  }
+  for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+    const [a, ra] = texts[i], [b, rb] = texts[j];
+    const x = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+    const y = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+    if (x > 1 && y > 1) out.overlaps.push(chart + ': "' + a.textContent.trim() + '" and "' + b.textContent.trim() + '"');
+  }
+}
+const pre = document.createElement('pre');
+pre.id = 'measured';
+pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+})();</script>"#;
+
+/// Loads a copy of `report` with [`MEASURE_ALL`], `PAGE_W` px wide, and returns what it measured.
+fn measure_all(bin: &Path, dir: &Path, report: &Path) -> serde_json::Value {
+    let html = std::fs::read_to_string(report).expect("read the report");
+    let path = dir.join(format!("{}-measured.html", report.file_stem().unwrap().to_string_lossy()));
+    std::fs::write(&path, html.replace("</body>", &format!("{MEASURE_ALL}</body>"))).unwrap();
+    let (dom, log) = run_chromium(
+        bin,
+        &dir.join("chromium-profile"),
+        &[format!("--window-size={PAGE_W},900"), "--dump-dom".into()],
+        &format!("file://{}", path.display()),
+    );
+    let json = dom.rsplit("<pre id=\"measured\">").next().filter(|_| dom.contains("<pre id=\"measured\">"));
+    let json = json.and_then(|s| s.split("</pre>").next());
+    let json = json.unwrap_or_else(|| panic!("nothing measured in {}: {log}", report.display()));
+    let json = json.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+/// Issue 37, item 4: a report of each kind of document iolab saves, from the catalog of an earlier iolab
+/// (fixtures/catalog-v5: a run, a sweep, a find-max search, a verify check, a tpcc run, a sweep over users, a
+/// tpch query set, a copy), and of all of them at once, opened in Chromium 1280 px wide: every warning of its
+/// documents is on the page (in its Warnings section, as `Document::warnings` says them), no element reaches
+/// past the window's width, no chart label is drawn outside its chart, and no two labels of a chart overlap.
+#[test]
+fn every_kind_of_report_keeps_its_warnings_and_fits_1280_px_in_chromium() {
+    let dir = tempdir();
+    let d = dir.path();
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/catalog-v5/catalog.db");
+    std::fs::copy(fixture, d.join("catalog.db")).unwrap();
+    let db = d.join("catalog.db");
+    let kinds = [
+        ("run", "83734017"),
+        ("sweep", "bdad9279"),
+        ("find-max", "2a287b5f"),
+        ("verify", "2b084ce5"),
+        ("db", "6b934314"),
+        ("db-sweep", "c161b2e6"),
+        ("db-tpch", "061a9399"),
+        ("db-copy", "372d9f7b"),
+    ];
+    let mut pages: Vec<(String, Vec<String>)> = Vec::new();
+    let all: Vec<&str> = kinds.iter().map(|(_, id)| *id).collect();
+    for (name, ids) in kinds.iter().map(|(k, id)| (k.to_string(), vec![*id])).chain([("all".into(), all)]) {
+        let mut warnings = Vec::new();
+        for id in &ids {
+            let out = iolab().args(["export", id, "--json", "--db"]).arg(&db).output().unwrap();
+            assert!(out.status.success(), "export {id}: {}", String::from_utf8_lossy(&out.stderr));
+            let doc = iolab_report::kinds::parse_text(&String::from_utf8_lossy(&out.stdout)).unwrap();
+            warnings.extend(doc.warnings().into_iter().map(|w| w.text));
+        }
+        let page = d.join(format!("{name}.html"));
+        let out = iolab().args(["report", "--db"]).arg(&db).args(&ids).arg("-o").arg(&page).output().unwrap();
+        assert!(out.status.success(), "report {name}: {}", String::from_utf8_lossy(&out.stderr));
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert_eq!(html.matches("<tr class=\"warning\">").count(), warnings.len(), "{name}: warnings' rows");
+        pages.push((name, warnings));
+    }
+    assert!(pages.iter().any(|(_, w)| !w.is_empty()), "some document of the fixture has warnings");
+    let Some(bin) = chromium() else {
+        iolab_testkit::skip(format_args!("chromium not installed"));
+        return;
+    };
+    let mut wrong = Vec::new();
+    for (name, warnings) in &pages {
+        let m = measure_all(&bin, d, &d.join(format!("{name}.html")));
+        assert_eq!(m["width"], PAGE_W, "{name}: the window's width");
+        let shown = m["warnings"].as_str().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+        for w in warnings {
+            let w = w.split_whitespace().collect::<Vec<_>>().join(" ");
+            if !shown.contains(&w) {
+                wrong.push(format!("{name}: warning not on the page: {w}"));
+            }
+        }
+        for (what, key) in
+            [("clipped", "clipped"), ("outside its chart", "outside"), ("overlapping", "overlaps")]
+        {
+            for e in m[key].as_array().unwrap() {
+                wrong.push(format!("{name}: {what}: {}", e.as_str().unwrap()));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "at {PAGE_W} px:\n{}", wrong.join("\n"));
+}

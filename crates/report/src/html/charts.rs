@@ -708,8 +708,9 @@ pub(crate) fn bar_svg(c: &BarChart, size: (u32, u32)) -> Result<String, ChartErr
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(failed)?;
         let mut chart = plot(&root, &c.title, axes, ("", &c.y_desc))?;
+        let labelled = values_fit(c, size.0);
         for (j, set) in c.sets.iter().enumerate() {
-            draw_bar_set(&mut chart, c, j, set)?;
+            draw_bar_set(&mut chart, c, j, set, labelled)?;
         }
         if c.sets.len() > 1 {
             draw_legend(&mut chart, Legend::UpperRight)?;
@@ -719,18 +720,40 @@ pub(crate) fn bar_svg(c: &BarChart, size: (u32, u32)) -> Result<String, ChartErr
     Ok(svg)
 }
 
-/// Set `j` of `c`: its bars (coloured by category with one set, by set with several), each outlined and
-/// with its value above it.
+/// The font size of the values above the bars of a chart with `sets` sets, px.
+fn value_font_px(sets: usize) -> u32 {
+    if sets > 2 {
+        13
+    } else {
+        16
+    }
+}
+
+/// Whether every value of `c` fits above its bar, `width` px being the chart's: each value's text no wider
+/// than its bar's slot (so neighbouring values cannot overlap). Where they do not fit, the bars go without
+/// them: the section's table has every number.
+fn values_fit(c: &BarChart, width: u32) -> bool {
+    let plot = f64::from(width.saturating_sub(12 + 34 + 80));
+    let slot = plot / c.names.len().max(1) as f64 * 0.8 / c.sets.len().max(1) as f64;
+    let widest = c.sets.iter().flat_map(|s| &s.values).filter(|v| v.is_finite()).map(|v| c.fmt.format(*v));
+    let widest = widest.map(|t| t.chars().count()).max().unwrap_or(0);
+    // A sans-serif digit is about 0.6 em wide.
+    widest as f64 * 0.6 * f64::from(value_font_px(c.sets.len())) <= slot
+}
+
+/// Set `j` of `c`: its bars (coloured by category with one set, by set with several), each outlined and,
+/// when `labelled`, with its value above it.
 fn draw_bar_set<'a, 'b: 'a>(
     chart: &mut Plot<'a, 'b>,
     c: &BarChart,
     j: usize,
     set: &BarSet,
+    labelled: bool,
 ) -> Result<(), ChartError> {
     let m = c.sets.len();
     let width = 0.8 / m as f64;
     let set_color = PALETTE[j % PALETTE.len()];
-    let value_font = ("sans-serif", if m > 2 { 13 } else { 16 })
+    let value_font = ("sans-serif", value_font_px(m))
         .into_font()
         .color(&BLACK)
         .pos(text_anchor::Pos::new(text_anchor::HPos::Center, text_anchor::VPos::Bottom));
@@ -740,6 +763,9 @@ fn draw_bar_set<'a, 'b: 'a>(
         let (x0, x1) = (x0 + width * 0.05, x0 + width * 0.95);
         chart.draw_series([Rectangle::new([(x0, 0.0), (x1, v)], color.filled())]).map_err(failed)?;
         chart.draw_series([Rectangle::new([(x0, 0.0), (x1, v)], BLACK.stroke_width(1))]).map_err(failed)?;
+        if !labelled {
+            continue;
+        }
         let text =
             EmptyElement::at(((x0 + x1) / 2.0, v)) + Text::new(c.fmt.format(v), (0, -8), value_font.clone());
         chart.draw_series(std::iter::once(text)).map_err(failed)?;
@@ -769,6 +795,29 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 37, item 4: the values above narrow bars (3 percentiles of 5 transactions) overlapped their
+    /// neighbours'; a chart whose values do not fit their bars goes without them, one whose values fit keeps
+    /// them.
+    #[test]
+    fn bar_values_are_written_only_where_they_fit_their_bars() {
+        let chart = |names: usize, sets: usize| BarChart {
+            title: "t".into(),
+            y_desc: "time".into(),
+            names: (0..names).map(|i| format!("n{i}")).collect(),
+            sets: (0..sets)
+                .map(|j| BarSet {
+                    name: format!("s{j}"),
+                    values: (0..names).map(|i| 284_000.0 + (i * 10 + j) as f64 * 1000.0).collect(),
+                })
+                .collect(),
+            fmt: Fmt::Nanos,
+        };
+        let narrow = bar_svg(&chart(5, 3), CHART_SIZE).unwrap();
+        assert!(!narrow.contains("284 µs"), "no values over narrow bars");
+        let wide = bar_svg(&chart(2, 1), CHART_SIZE).unwrap();
+        assert!(wide.contains("284 µs") && wide.contains("294 µs"), "values over wide bars");
+    }
 
     #[test]
     fn axis_auto_latency_spanning_decades_is_log() {

@@ -61,13 +61,10 @@ pub(crate) fn devices_part(out: &mut String, title: &str, devices: &[DeviceView]
     }
 }
 
-/// The warnings and the facts table that close a section.
-pub(crate) fn warnings_and_facts(out: &mut String, warnings: &[String], facts: &[(&str, String)]) {
-    let _ = writeln!(out, "<h3>Warnings ({})</h3>", warnings.len());
-    for w in warnings {
-        let _ = writeln!(out, "<p class=\"warn\">{}</p>", esc(w));
-    }
-    out.push_str("<table>");
+/// The facts table that closes a section, under its own heading (its warnings are the page's, under
+/// Warnings: [`super::parts::warnings_section`]).
+pub(crate) fn facts_part(out: &mut String, facts: &[(&str, String)]) {
+    out.push_str("<h3>Engine and settings</h3>\n<table class=\"facts\">");
     for (k, v) in facts {
         let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
     }
@@ -77,7 +74,9 @@ pub(crate) fn warnings_and_facts(out: &mut String, warnings: &[String], facts: &
 /// Several database runs side by side: NOPM, TPM and new-order p99 bars, the new-order percentile curves.
 fn db_comparison_section(out: &mut String, runs: &[(&ReportDoc, &DbResult)], n: &mut usize) {
     out.push_str("<section class=\"compare\" id=\"db-compare\">\n<h2>Database runs side by side</h2>\n");
-    let pairs: Vec<(&str, &DbResult)> = runs.iter().map(|(d, r)| (d.label.as_str(), *r)).collect();
+    let docs: Vec<&ReportDoc> = runs.iter().map(|(d, _)| *d).collect();
+    let names = super::names::workload_names(&docs);
+    let pairs: Vec<(&str, &DbResult)> = names.iter().zip(runs).map(|(n, (_, r))| (n.as_str(), *r)).collect();
     let mut grid = Grid::default();
     for c in db_figures::db_comparison_bars(&pairs) {
         let caption = format!("{} of each database run.", c.title);
@@ -119,7 +118,7 @@ fn db_section(out: &mut String, i: usize, d: &ReportDoc, r: &DbResult, n: &mut u
     numbers_table(out, &crate::db_rows::TX_COLUMNS, &crate::db_rows::tx_rows(&r.run.transactions));
     consistency_table(out, r);
     devices_part(out, "Devices under the database (measured window)", &r.devices);
-    warnings_and_facts(out, &r.warnings, &db_figures::facts(r));
+    facts_part(out, &db_figures::facts(r));
     out.push_str("</section>\n");
 }
 
@@ -149,7 +148,7 @@ fn db_cards(out: &mut String, r: &DbResult) {
 }
 
 pub(crate) fn warnings_card(out: &mut String, w: usize) {
-    let (sub, class) = if w == 0 { ("none", "") } else { ("see below", "warn") };
+    let (sub, class) = if w == 0 { ("none", "") } else { ("listed under Warnings", "warn") };
     card(out, "warnings", &w.to_string(), sub, class);
 }
 
@@ -234,6 +233,9 @@ pub(crate) fn tpch_section(out: &mut String, d: &ReportDoc, r: &TpchResult, n: &
     card(out, "queries", &p.queries.to_string(), &format!("scale {}", c.scale), "");
     let read: u64 = r.devices.iter().map(|d| d.read_bytes).sum();
     card(out, "read", &crate::format::format_bytes(read), "from the devices, over the set", "");
+    if let Some(dv) = &r.derived {
+        card(out, "Power@Size", &format!("{:.1}", dv.power_at_size), &format!("over {}", dv.power_basis), "");
+    }
     warnings_card(out, r.warnings.len());
     out.push_str("</div>\n");
     let mut grid = Grid::default();
@@ -253,8 +255,11 @@ pub(crate) fn tpch_section(out: &mut String, d: &ReportDoc, r: &TpchResult, n: &
     }
     numbers_table(out, &crate::db_rows::QUERY_COLUMNS, &crate::db_rows::query_rows(r));
     let _ = writeln!(out, "<p>{}</p>", esc(&crate::db_rows::power_text(r)));
+    if let Some(line) = crate::db_rows::derived_text(r) {
+        let _ = writeln!(out, "<p class=\"derived\">{}</p>", esc(&line));
+    }
     devices_part(out, "Devices under the database (all the queries)", &r.devices);
-    warnings_and_facts(out, &r.warnings, &db_figures::tpch_facts(r));
+    facts_part(out, &db_figures::tpch_facts(r));
     out.push_str("</section>\n");
 }
 
@@ -282,6 +287,6 @@ pub(crate) fn copy_section(out: &mut String, d: &ReportDoc, r: &CopyResult, n: &
     let _ = writeln!(out, "<p>{}</p>", esc(&crate::db_rows::copy_text(r)));
     devices_part(out, "Devices under the source (the copy)", &r.source_devices);
     devices_part(out, "Devices under the destination (the copy)", &r.destination_devices);
-    warnings_and_facts(out, &r.warnings, &db_figures::copy_facts(r));
+    facts_part(out, &db_figures::copy_facts(r));
     out.push_str("</section>\n");
 }

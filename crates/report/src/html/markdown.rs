@@ -19,7 +19,7 @@ use crate::RunResult;
 
 /// Escapes a table cell: pipes, line breaks and HTML-significant characters (Markdown renderers pass raw
 /// HTML through).
-fn cell(s: &str) -> String {
+pub(crate) fn cell(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -74,6 +74,7 @@ pub fn render_markdown(title: &str, docs: &[ReportDoc]) -> String {
         })
         .collect();
     table(&mut page.out, &["input", "kind", "source", "started", "tags", "note"], &[], &rows);
+    warnings_md(&mut page.out, docs);
     super::lay_out(&mut page, docs, |k| k.markdown());
     page.out
 }
@@ -162,14 +163,23 @@ fn facts_md(out: &mut String, facts: Vec<(&str, String)>) {
     table(out, &["", ""], &[], &facts);
 }
 
-/// The warnings that close a database part.
-fn warnings_md(out: &mut String, warnings: &[String]) {
-    for w in warnings {
-        let _ = writeln!(out, "- warning: {}", cell(w));
+/// Every input's warnings ([`crate::plugin::Document::warnings`]) under the table of inputs, as the page's
+/// `Warnings` section: written here for every input of every kind, so no kind's part can leave them out. One
+/// `- warning: ` line each (the tests count them).
+fn warnings_md(out: &mut String, docs: &[ReportDoc]) {
+    let all: Vec<(&ReportDoc, crate::plugin::Warned)> =
+        docs.iter().flat_map(|d| d.body.warnings().into_iter().map(move |w| (d, w))).collect();
+    let _ = writeln!(out, "### Warnings ({})\n", all.len());
+    if all.is_empty() {
+        out.push_str("None: no input carries a warning.\n\n");
+        return;
     }
-    if !warnings.is_empty() {
-        out.push('\n');
+    for (d, w) in &all {
+        let at = if w.at.is_empty() { String::new() } else { format!(" at {}", cell(&w.at)) };
+        let hint = if w.hint.is_empty() { String::new() } else { format!(" (hint: {})", cell(&w.hint)) };
+        let _ = writeln!(out, "- warning: {}{at}: {}{hint}", cell(&d.label), cell(&w.text));
     }
+    out.push('\n');
 }
 
 /// A tpch query set: its facts, each query's time and reads, the power line, the devices.
@@ -177,13 +187,15 @@ pub(crate) fn tpch_md(out: &mut String, d: &ReportDoc, r: &crate::db_tpch::TpchR
     let _ = writeln!(out, "### Analytics queries (tpch): {}\n", cell(&d.label));
     disclaimer(out, &r.header);
     let _ = writeln!(out, "**{}**\n", cell(&crate::db_rows::power_text(r)));
+    if let Some(line) = crate::db_rows::derived_text(r) {
+        let _ = writeln!(out, "{}\n", cell(&line));
+    }
     let cols = &crate::db_rows::QUERY_COLUMNS;
     let mut right = numbers(cols.len());
     right[1] = false;
     table(out, cols, &right, &crate::db_rows::query_rows(r));
     devices_md(out, "Devices under the database, all the queries", &r.devices);
     facts_md(out, db_figures::tpch_facts(r));
-    warnings_md(out, &r.warnings);
 }
 
 /// A database copy: the copy's line, both sides' devices, the facts.
@@ -193,7 +205,6 @@ pub(crate) fn copy_md(out: &mut String, d: &ReportDoc, r: &crate::db_copy::CopyR
     devices_md(out, "Devices under the source, during the copy", &r.source_devices);
     devices_md(out, "Devices under the destination, during the copy", &r.destination_devices);
     facts_md(out, db_figures::copy_facts(r));
-    warnings_md(out, &r.warnings);
 }
 
 /// Several tpcc runs side by side: workload, users, NOPM, TPM, new-order p99, consistency.
@@ -251,7 +262,6 @@ pub(crate) fn db_runs(out: &mut String, dbs: &[(&ReportDoc, &crate::db::DbResult
             .collect();
         table(out, &["consistency condition", "rule", "result"], &[], &checks);
         devices_md(out, "Devices under the database, measured window", &r.devices);
-        warnings_md(out, &r.warnings);
     }
 }
 
@@ -466,19 +476,6 @@ pub(crate) fn run_details(out: &mut String, d: &ReportDoc, r: &RunResult) {
             format_rate(lg.overload_threshold, 0),
             if lg.overload { ", **overloaded**" } else { "" }
         );
-    }
-    if r.warnings.is_empty() {
-        out.push_str("No warnings.\n\n");
-    } else {
-        let _ = writeln!(out, "Warnings ({}):\n", r.warnings.len());
-        for w in &r.warnings {
-            let _ = write!(out, "- {}", cell(&w.message()));
-            if let Some(h) = w.hint() {
-                let _ = write!(out, " (hint: {})", cell(&h));
-            }
-            out.push('\n');
-        }
-        out.push('\n');
     }
 }
 

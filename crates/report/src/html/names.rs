@@ -12,7 +12,7 @@ use super::ReportDoc;
 use crate::plugin::Facet;
 use crate::RunResult;
 
-/// Facet keys, in naming order.
+/// The I/O facet keys, in naming order (a database run's come after: [`db_facets`]).
 const FACET_KEYS: [&str; 7] = ["job", "io", "bs", "qd", "workers", "rate", "target"];
 
 /// The facets of a run's workload. `io`, `bs` and `qd` are left out when the workers differ in them (a
@@ -80,7 +80,15 @@ pub(crate) fn workload_names(docs: &[&ReportDoc]) -> Vec<String> {
     let value =
         |f: &[Facet], key: &str| f.iter().find(|x| x.0 == key).map(|x| x.1.clone()).unwrap_or_default();
     let differs = |key: &str| all.iter().any(|f| value(f, key) != value(&all[0], key));
-    let keys: Vec<&str> = FACET_KEYS.into_iter().filter(|k| *k == "job" || differs(k)).collect();
+    let mut keys: Vec<&str> = Vec::new();
+    for k in all.iter().flatten().map(|f| f.0) {
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    // The I/O facets in their order; other kinds' (a database run's users, settings) after, as they came.
+    keys.sort_by_key(|k| FACET_KEYS.iter().position(|x| x == k).unwrap_or(FACET_KEYS.len()));
+    keys.retain(|k| *k == "job" || differs(k));
     let bases: Vec<String> = all
         .iter()
         .map(|f| keys.iter().map(|k| value(f, k)).filter(|v| !v.is_empty()).collect::<Vec<_>>().join(" "))
@@ -94,4 +102,18 @@ pub(crate) fn workload_names(docs: &[&ReportDoc]) -> Vec<String> {
             (false, false) => base.clone(),
         })
         .collect()
+}
+
+/// The facets of a tpcc run: its workload on its engine (`tpcc on sqlite`), then what tells runs apart: users,
+/// warehouses, the engine's version and its settings (`journal_mode=wal synchronous=full`).
+pub(crate) fn db_facets(r: &crate::db::DbResult) -> Vec<Facet> {
+    let c = &r.config;
+    let settings: Vec<String> = r.engine.settings.iter().map(|s| format!("{}={}", s.name, s.value)).collect();
+    vec![
+        ("job", format!("{} on {}", r.header.workload, r.engine.name)),
+        ("version", r.engine.version.clone()),
+        ("users", crate::format::counted(c.users as u64, "user")),
+        ("warehouses", crate::format::counted(c.warehouses as u64, "warehouse")),
+        ("settings", settings.join(" ")),
+    ]
 }

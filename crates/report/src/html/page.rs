@@ -51,7 +51,8 @@ figure.chart svg { display: block; width: 100%; height: auto; }
 figure.chart figcaption { font-size: 0.8em; color: #555; padding: 2px 4px; }
 p.nochart { color: #777; font-style: italic; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 0.88em; }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; overflow-wrap: break-word; }
+td.mono, td .mono, td code { overflow-wrap: anywhere; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 th { background: #eef2f8; }
 tr.mark td { font-weight: 600; }
@@ -72,6 +73,7 @@ pub fn render_html(title: &str, docs: &[ReportDoc]) -> String {
     );
     let _ = writeln!(page.out, "<h1>{}</h1>", esc(title));
     inputs_table(&mut page.out, docs);
+    super::parts::warnings_section(&mut page.out, docs);
     super::lay_out(&mut page, docs, |k| k.html());
     let version = docs.iter().map(|d| d.body.iolab_version()).next().unwrap_or_default();
     let _ = writeln!(
@@ -191,7 +193,7 @@ fn run_cards(out: &mut String, r: &RunResult) {
         out,
         "warnings",
         &w.to_string(),
-        if w == 0 { "none" } else { "see the table below" },
+        if w == 0 { "none" } else { "listed under Warnings" },
         if w > 0 { "warn" } else { "" },
     );
     if r.errors.total > 0 {
@@ -286,7 +288,6 @@ pub(crate) fn run_section(out: &mut String, i: usize, d: &ReportDoc, r: &RunResu
     replay_block(out, r);
     groups_table(out, r);
     loadgen_block(out, r);
-    warnings_table(out, r);
     env_tables(out, r);
     config_table(out, r);
     out.push_str("</section>\n");
@@ -462,24 +463,6 @@ fn replay_block(out: &mut String, r: &RunResult) {
         let _ = writeln!(out, "<li>{}</li>", esc(&line));
     }
     out.push_str("</ul>\n");
-}
-
-fn warnings_table(out: &mut String, r: &RunResult) {
-    let _ = writeln!(out, "<h3>Warnings ({})</h3>", r.warnings.len());
-    if r.warnings.is_empty() {
-        out.push_str("<p class=\"meta\">None.</p>\n");
-        return;
-    }
-    out.push_str("<table><tr><th>warning</th><th>what to do</th></tr>\n");
-    for w in &r.warnings {
-        let _ = writeln!(
-            out,
-            "<tr><td class=\"warn\">{}</td><td>{}</td></tr>",
-            esc(&w.message()),
-            esc(&w.hint().unwrap_or_default())
-        );
-    }
-    out.push_str("</table>\n");
 }
 
 fn env_tables(out: &mut String, r: &RunResult) {
@@ -728,7 +711,8 @@ fn sweep_cards(out: &mut String, d: &ReportDoc, s: &SweepResult) {
         );
     }
     let warnings: usize = s.points.iter().map(|p| p.result.warnings.len()).sum();
-    card(out, "warnings", &warnings.to_string(), "over all points", if warnings > 0 { "warn" } else { "" });
+    let sub = if warnings > 0 { "over all points, listed under Warnings" } else { "over all points" };
+    card(out, "warnings", &warnings.to_string(), sub, if warnings > 0 { "warn" } else { "" });
     out.push_str("</div>\n");
 }
 
@@ -790,33 +774,6 @@ fn sweep_table(out: &mut String, d: &ReportDoc, s: &SweepResult) {
             p.result.warnings.len(),
             marks.join(", ")
         );
-    }
-    out.push_str("</table>\n");
-    sweep_warnings(out, s);
-}
-
-/// Each point's warnings in words, under the table that counts them (the cards only say how many).
-fn sweep_warnings(out: &mut String, s: &SweepResult) {
-    let warned: Vec<_> = s.points.iter().filter(|p| !p.result.warnings.is_empty()).collect();
-    if warned.is_empty() {
-        return;
-    }
-    out.push_str("<table><tr><th>point</th><th>warning</th><th>what to do</th></tr>\n");
-    for p in warned {
-        let at: Vec<String> = s
-            .axes
-            .iter()
-            .map(|a| format!("{}={}", a.key, p.params.get(&a.key).map_or("", String::as_str)))
-            .collect();
-        for w in &p.result.warnings {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td class=\"warn\">{}</td><td>{}</td></tr>",
-                esc(&at.join(" ")),
-                esc(&w.message()),
-                esc(&w.hint().unwrap_or_default())
-            );
-        }
     }
     out.push_str("</table>\n");
 }

@@ -119,3 +119,28 @@ pub(crate) fn numbers_table(out: &mut String, header: &[&str], rows: &[Vec<Strin
     }
     out.push_str("</table>\n");
 }
+
+/// Every input's warnings ([`crate::plugin::Document::warnings`]) in one table under the table of inputs:
+/// written here for every input of every kind, so no kind's section can leave its warnings out. Each row is a
+/// `<tr class="warning">` (the tests count them).
+pub(crate) fn warnings_section(out: &mut String, docs: &[super::ReportDoc]) {
+    let all: Vec<(&str, crate::plugin::Warned)> =
+        docs.iter().flat_map(|d| d.body.warnings().into_iter().map(move |w| (d.label.as_str(), w))).collect();
+    let _ = writeln!(out, "<section class=\"warnings\" id=\"warnings\">\n<h2>Warnings ({})</h2>", all.len());
+    if all.is_empty() {
+        out.push_str("<p class=\"meta\">None: no input carries a warning.</p>\n</section>\n");
+        return;
+    }
+    out.push_str("<table><tr><th>input</th><th>where</th><th>warning</th><th>what to do</th></tr>\n");
+    for (label, w) in &all {
+        let _ = writeln!(
+            out,
+            "<tr class=\"warning\"><td>{}</td><td>{}</td><td class=\"warn\">{}</td><td>{}</td></tr>",
+            esc(label),
+            esc(&w.at),
+            esc(&w.text),
+            esc(&w.hint)
+        );
+    }
+    out.push_str("</table>\n</section>\n");
+}

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::compare::{Comparison, COMPARE_SCHEMA};
 use crate::export::{json::pretty, markdown, text};
-use crate::plugin::{parse_as, Document, Kind};
+use crate::plugin::{parse_as, Document, Kind, Warned};
 
 /// The kind of comparisons.
 pub struct CompareKind;
@@ -38,5 +38,9 @@ impl Document for Comparison {
     /// A comparison does not say which iolab made it.
     fn iolab_version(&self) -> String {
         String::new()
+    }
+    /// None: what a comparison has to say of its sides is in its notes and its tables.
+    fn warnings(&self) -> Vec<Warned> {
+        Vec::new()
     }
 }

@@ -9,7 +9,7 @@ use crate::db::{DbHeader, DbResult, DB_SCHEMA};
 use crate::export::{json::pretty, text};
 use crate::html::{db_page, markdown};
 use crate::plugin::{
-    docs_of, parse_as, Column, Comparing, Document, EntryKind, Kind, Page, Part, ReportDoc, Stage,
+    docs_of, parse_as, Column, Facet, Warned, Comparing, Document, EntryKind, Kind, Page, Part, ReportDoc, Stage,
 };
 
 /// The kind of tpcc runs.
@@ -68,6 +68,13 @@ impl Document for DbResult {
     }
     fn iolab_version(&self) -> String {
         self.header.iolab_version.clone()
+    }
+    /// Its workload, engine, users, warehouses and settings: the side-by-side charts name runs by them.
+    fn facets(&self) -> Vec<Facet> {
+        crate::html::names::db_facets(self)
+    }
+    fn warnings(&self) -> Vec<Warned> {
+        self.warnings.iter().map(Warned::of).collect()
     }
 }
 

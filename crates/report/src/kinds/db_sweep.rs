@@ -10,7 +10,7 @@ use crate::db_sweep::{DbSweepResult, DB_SWEEP_SCHEMA};
 use crate::export::{csv, json::pretty, text};
 use crate::html::{db_page, markdown};
 use crate::plugin::catalog::f64_at;
-use crate::plugin::{parse_as, Column, Comparing, Document, EntryKind, Kind, Page, Part, ReportDoc, Stage};
+use crate::plugin::{parse_as, Column, Comparing, Warned, Document, EntryKind, Kind, Page, Part, ReportDoc, Stage};
 
 /// The kind of tpcc sweeps over users.
 pub struct TpccSweepKind;
@@ -76,6 +76,23 @@ impl Document for DbSweepResult {
     }
     fn iolab_version(&self) -> String {
         self.header.iolab_version.clone()
+    }
+    /// Each distinct warning once, at the user counts whose runs gave it (its text prints each once).
+    fn warnings(&self) -> Vec<Warned> {
+        let mut out: Vec<(Vec<u32>, &String)> = Vec::new();
+        for p in &self.points {
+            for w in &p.result.warnings {
+                match out.iter_mut().find(|(_, t)| *t == w) {
+                    Some((users, _)) => users.push(p.users),
+                    None => out.push((vec![p.users], w)),
+                }
+            }
+        }
+        let at = |users: Vec<u32>| {
+            let list: Vec<String> = users.iter().map(u32::to_string).collect();
+            format!("users {}", list.join(", "))
+        };
+        out.into_iter().map(|(users, w)| Warned { at: at(users), ..Warned::of(w.clone()) }).collect()
     }
 }
 

@@ -14,6 +14,7 @@ use crate::export::{json::pretty, text};
 use crate::html::{db_page, markdown};
 use crate::plugin::catalog::f64_at;
 use crate::plugin::{
+    Warned,
     parse_as, Better, Column, Comparing, Document, EntryKind, Kind, Metric, Page, Part, Peers, ComparedPoint,
     ReportDoc, Stage, ComparedTrial, Unit,
 };
@@ -71,6 +72,9 @@ impl Document for TpchResult {
     }
     fn iolab_version(&self) -> String {
         self.header.iolab_version.clone()
+    }
+    fn warnings(&self) -> Vec<Warned> {
+        self.warnings.iter().map(Warned::of).collect()
     }
 }
 

@@ -16,11 +16,12 @@ use crate::db::{DbBuild, DbEngine, DbHeader, DeviceView, MixShare, TxResult};
 use crate::export::json::pretty;
 use crate::export::text::db::{build_line, devices_table, engine_lines, header_lines};
 use crate::format::{format_count, format_duration_ns, format_rate, table};
-use crate::html::db_page::{db_header, devices_part, warnings_and_facts, warnings_card};
+use crate::html::db_page::{db_header, devices_part, facts_part, warnings_card};
 use crate::html::parts::{card, numbers_table, Grid};
 use crate::html::{db_figures, escape_html as esc};
 use crate::plugin::catalog::f64_at;
 use crate::plugin::{
+    Warned,
     parse_as, Better, Column, Comparing, Document, EntryKind, Kind, Metric, Page, Part, Peers, ComparedPoint,
     ReportDoc, ColumnShown, Stage, ComparedTrial, Unit,
 };
@@ -171,6 +172,9 @@ impl Document for YcsbResult {
     fn iolab_version(&self) -> String {
         self.header.iolab_version.clone()
     }
+    fn warnings(&self) -> Vec<Warned> {
+        self.warnings.iter().map(Warned::of).collect()
+    }
 }
 
 /// What the run was: `workload a (zipfian), 100,000 records of 10 × 100 B, 4 users; mix read 50%, ...`.
@@ -246,18 +250,16 @@ fn section(p: &mut Page, d: &ReportDoc) {
     numbers_table(out, &crate::db_rows::TX_COLUMNS, &crate::db_rows::tx_rows(ops));
     devices_part(out, "Devices under the database (measured window)", &r.devices);
     let facts = [("load", load_words(r)), ("engine", r.engine.version.clone()), ("ops/s", format_rate(r.run.ops_per_s, 1))];
-    warnings_and_facts(out, &r.warnings, &facts.iter().map(|(k, v)| (*k, v.clone())).collect::<Vec<_>>());
+    facts_part(out, &facts.iter().map(|(k, v)| (*k, v.clone())).collect::<Vec<_>>());
     out.push_str("</section>\n");
 }
 
-/// The Markdown report's section: what ran, the operations' table, the devices, the warnings.
+/// The Markdown report's section: what ran, the operations' table (its warnings are the report's, under
+/// Warnings).
 fn section_md(p: &mut Page, d: &ReportDoc) {
     let Some(r) = d.body.as_any().downcast_ref::<YcsbResult>() else { return };
     let _ = writeln!(p.out, "### YCSB run: {}\n\n{}; ops/s {}\n", d.label, load_words(r), format_rate(r.run.ops_per_s, 1));
     let _ = writeln!(p.out, "```\n{}```\n", operations_table(r));
-    for w in &r.warnings {
-        let _ = writeln!(p.out, "- warning: {w}");
-    }
 }
 
 impl Comparing for YcsbKind {

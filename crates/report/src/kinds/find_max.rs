@@ -9,7 +9,7 @@ use crate::export::{csv, json::pretty, text};
 use crate::find_max::{FindMaxResult, FIND_MAX_SCHEMA};
 use crate::html::{markdown, page};
 use crate::plugin::catalog::{f64_at, push_unique, str_at};
-use crate::plugin::{parse_as, Column, Document, EntryKind, Kind, Page, Part, ReportDoc, Stage};
+use crate::plugin::{parse_as, Column, Document, EntryKind, Kind, Page, Part, ReportDoc, Stage, Warned};
 
 /// The kind of find-max searches.
 pub struct FindMaxKind;
@@ -69,6 +69,10 @@ impl Document for FindMaxResult {
     }
     fn iolab_version(&self) -> String {
         self.iolab_version.clone()
+    }
+    /// None of its own: its steps' failed checks and its noise are its answer, shown with it.
+    fn warnings(&self) -> Vec<Warned> {
+        Vec::new()
     }
 }
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::export::{csv, json::pretty, text};
 use crate::html::{markdown, page};
 use crate::mrc::{MrcResult, MRC_SCHEMA};
-use crate::plugin::{parse_as, Document, Kind, Page, Part, ReportDoc, Stage};
+use crate::plugin::{parse_as, Document, Kind, Page, Part, ReportDoc, Stage, Warned};
 
 /// The kind of miss-ratio curves.
 pub struct MrcKind;
@@ -44,6 +44,10 @@ impl Document for MrcResult {
     }
     fn iolab_version(&self) -> String {
         self.iolab_version.clone()
+    }
+    /// None: curves computed from a trace carry no warnings.
+    fn warnings(&self) -> Vec<Warned> {
+        Vec::new()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::export::{csv, json::pretty, text};
 use crate::html::{markdown, names, page};
 use crate::plugin::catalog::str_at;
 use crate::plugin::{
-    docs_of, parse_as, Column, Comparing, Document, EntryKind, Facet, Kind, Page, Part, ReportDoc, Stage,
+    docs_of, parse_as, Column, Warned, Comparing, Document, EntryKind, Facet, Kind, Page, Part, ReportDoc, Stage,
 };
 use crate::{RunResult, SCHEMA};
 
@@ -77,6 +77,9 @@ impl Document for RunResult {
     }
     fn facets(&self) -> Vec<Facet> {
         names::facets(self)
+    }
+    fn warnings(&self) -> Vec<Warned> {
+        self.warnings.iter().map(|w| Warned::stats(String::new(), w)).collect()
     }
 }
 

@@ -9,6 +9,7 @@ use crate::export::{csv, json::pretty, text};
 use crate::html::{markdown, names, page};
 use crate::plugin::catalog::f64_at;
 use crate::plugin::{
+    Warned,
     docs_of, parse_as, Column, Comparing, Document, EntryKind, Facet, Kind, Page, Part, ReportDoc, Stage,
 };
 use crate::sweep::{SweepResult, SWEEP_SCHEMA};
@@ -93,6 +94,19 @@ impl Document for SweepResult {
     }
     fn facets(&self) -> Vec<Facet> {
         names::sweep_facets(self)
+    }
+    /// Each point's warnings, at the point's swept values (`qd=4`), as its text prints them.
+    fn warnings(&self) -> Vec<Warned> {
+        let mut out = Vec::new();
+        for p in &self.points {
+            let at: Vec<String> = self
+                .axes
+                .iter()
+                .map(|a| format!("{}={}", a.key, p.params.get(&a.key).cloned().unwrap_or_default()))
+                .collect();
+            out.extend(p.result.warnings.iter().map(|w| Warned::stats(at.join(" "), w)));
+        }
+        out
     }
 }
 

@@ -256,3 +256,133 @@ fn a_new_kind_goes_through_every_path_from_its_one_file() {
             .unwrap_err();
     assert!(e.to_string().contains("cannot compare 'a' (a toy run) with 'r' (an I/O run)"), "{e}");
 }
+
+/// The warnings a kind's test document carries.
+const WARNINGS: [&str; 3] = [
+    "the devices read nothing in the window: the database was served from memory",
+    "a <second> warning & its \"quotes\"",
+    "a third warning",
+];
+
+/// A document of `kind` carrying warnings where the kind has them ([`WARNINGS`], or the stats crate's for
+/// I/O runs), with what its warnings say; every kind of [`KINDS`] must have one here.
+fn warned(kind: &dyn Kind) -> (Box<dyn Document>, Vec<String>) {
+    use iolab_stats::Warning;
+    let strings = || WARNINGS.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    let stats = vec![
+        Warning::HighVariability { metric: "iops".into(), cv: 0.4, ramp_s: None },
+        Warning::BufferedIo,
+        Warning::HighVariability { metric: "p99".into(), cv: 0.5, ramp_s: Some(2.0) },
+    ];
+    let messages = |w: &[Warning]| w.iter().map(Warning::message).collect::<Vec<_>>();
+    let doc: Box<dyn Document> = match kind.name() {
+        "run" => Box::new(crate::RunResult { warnings: stats.clone(), ..crate::tests::sample() }),
+        "sweep" => {
+            let mut s = crate::sweep::tests::sample_sweep();
+            s.points.iter_mut().for_each(|p| p.result.warnings.clear());
+            s.points[1].result.warnings = stats[..2].to_vec();
+            s.points[3].result.warnings = stats[2..].to_vec();
+            Box::new(s)
+        }
+        "compare" => {
+            let side = |s: &str| Side { source: s.into(), docs: vec![Box::new(crate::tests::sample())] };
+            Box::new(compare(&[side("a"), side("b")], &CompareOptions::default()).unwrap())
+        }
+        "find-max" => Box::new(crate::find_max::FindMaxResult::new("mailboxes", 1000.0, 10.0, String::new())),
+        "mrc" => Box::new(crate::mrc::tests::sample()),
+        "db" => Box::new(crate::db::DbResult { warnings: strings(), ..crate::db::tests::sample() }),
+        "db sweep" => {
+            // The same warning at two user counts is one warning, as the sweep's text prints it.
+            let mut s = crate::db_sweep::tests::sample();
+            s.points[0].result.warnings = strings();
+            for p in &mut s.points[1..] {
+                p.result.warnings = vec![WARNINGS[0].to_string()];
+            }
+            Box::new(s)
+        }
+        "db tpch" => {
+            Box::new(crate::db_tpch::TpchResult { warnings: strings(), ..crate::db_tpch::tests::sample() })
+        }
+        "db copy" => {
+            Box::new(crate::db_copy::CopyResult { warnings: strings(), ..crate::db_copy::tests::sample() })
+        }
+        "db ycsb" => Box::new(ycsb(strings())),
+        "toy" => Box::new(toy(1000.0)),
+        other => panic!("kind '{other}' has no document with warnings in this test: add one"),
+    };
+    let want = match kind.name() {
+        "run" | "sweep" => messages(&stats),
+        "db" | "db sweep" | "db tpch" | "db copy" | "db ycsb" => strings(),
+        _ => Vec::new(),
+    };
+    (doc, want)
+}
+
+/// A YCSB run made of a tpcc run's parts.
+fn ycsb(warnings: Vec<String>) -> super::db_ycsb::YcsbResult {
+    let db = crate::db::tests::sample();
+    super::db_ycsb::YcsbResult {
+        header: crate::db::DbHeader { schema: super::db_ycsb::DB_YCSB_SCHEMA.into(), ..db.header },
+        engine: db.engine,
+        config: super::db_ycsb::YcsbConfig {
+            workload: "a".into(),
+            records: 1000,
+            fields: 10,
+            field_bytes: 100,
+            distribution: "zipfian".into(),
+            max_scan: 100,
+            users: 4,
+            ramp_s: 1.0,
+            duration_s: 5.0,
+            mix: Vec::new(),
+        },
+        build: db.build,
+        run: super::db_ycsb::YcsbRun {
+            measured_s: 5.0,
+            ops_per_s: 1000.0,
+            operations: db.run.transactions,
+            window_end: None,
+        },
+        devices: db.devices,
+        warnings,
+        partial: false,
+    }
+}
+
+/// Issue 37, item 4: a sweep over users printed three warnings, and the report's page and Markdown showed
+/// none (its section had no place for them). The report now lists every input's warnings itself, whatever
+/// its kind: for every kind of the registry, a document with N warnings has N in its text, N rows of the
+/// page's Warnings table and N `- warning:` lines of the Markdown, each saying what the text says.
+#[test]
+fn every_kinds_warnings_reach_the_text_the_page_and_the_markdown() {
+    for kind in KINDS {
+        let (doc, want) = warned(*kind);
+        let name = kind.name();
+        assert_eq!(doc.kind(), *kind);
+        let texts: Vec<String> = doc.warnings().into_iter().map(|w| w.text).collect();
+        assert_eq!(texts, want, "{name}: its warnings");
+        let text = TextExporter.render(doc.as_ref());
+        for w in &want {
+            assert!(text.contains(w.as_str()), "{name}: the text lacks '{w}':\n{text}");
+        }
+        let docs = [ReportDoc {
+            label: "in".into(),
+            source: "in.json".into(),
+            tags: Vec::new(),
+            note: None,
+            body: doc,
+        }];
+        let html = render_html("w", &docs);
+        assert_eq!(html.matches("<tr class=\"warning\">").count(), want.len(), "{name}: rows of the page");
+        assert!(html.contains(&format!("<h2>Warnings ({})</h2>", want.len())), "{name}");
+        for w in &want {
+            assert!(html.contains(&crate::html::escape_html(w)), "{name}: the page lacks '{w}'");
+        }
+        let md = render_markdown("w", &docs);
+        assert_eq!(md.matches("\n- warning: ").count(), want.len(), "{name}: lines of the Markdown:\n{md}");
+        assert!(md.contains(&format!("### Warnings ({})", want.len())), "{name}");
+        for w in &want {
+            assert!(md.contains(&crate::html::markdown::cell(w)), "{name}: the Markdown lacks '{w}'");
+        }
+    }
+}

@@ -11,6 +11,7 @@ use crate::export::json::pretty;
 use crate::html::escape_html;
 use crate::plugin::catalog::f64_at;
 use crate::plugin::{
+    Warned,
     parse_as, Better, Column, Comparing, Document, EntryKind, Kind, Metric, Page, Part, Peers, ComparedPoint,
     ReportDoc, ColumnShown, Stage, ComparedTrial, Unit,
 };
@@ -86,6 +87,9 @@ impl Document for ToyResult {
     }
     fn iolab_version(&self) -> String {
         self.iolab_version.clone()
+    }
+    fn warnings(&self) -> Vec<Warned> {
+        Vec::new()
     }
 }
 

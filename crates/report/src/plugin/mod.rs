@@ -68,6 +68,36 @@ pub trait Document: AnyDocument + Debug + Send + Sync {
     fn facets(&self) -> Vec<Facet> {
         Vec::new()
     }
+
+    /// Every warning it carries, each once, in its order: what its text says with `warning:`, and what the
+    /// report's page and Markdown list under "Warnings" (the report writes them itself, for every input of
+    /// every kind, so a kind cannot leave them out). No default: a kind says what its warnings are, or that
+    /// it has none.
+    fn warnings(&self) -> Vec<Warned>;
+}
+
+/// One warning of a document, as every rendering shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warned {
+    /// Where in the document it was found: empty for the whole document, else its points (`qd=4`,
+    /// `users 4, 8`).
+    pub at: String,
+    /// The warning, in words.
+    pub text: String,
+    /// What to do about it; empty when the text says.
+    pub hint: String,
+}
+
+impl Warned {
+    /// A warning of the whole document, its text saying what to do.
+    pub fn of(text: impl Into<String>) -> Warned {
+        Warned { at: String::new(), text: text.into(), hint: String::new() }
+    }
+
+    /// A warning of the stats crate's kinds (a run's, a sweep point's), found at `at`.
+    pub fn stats(at: String, w: &iolab_stats::Warning) -> Warned {
+        Warned { at, text: w.message(), hint: w.hint().unwrap_or_default() }
+    }
 }
 
 /// What every [`Document`] has by being a `Clone` type, given to it: itself as [`Any`], to be read as its
