@@ -7,7 +7,7 @@
 
 /// One step of one accelerator, nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Step {
+pub struct TrainStep {
     /// Waited for the batch.
     pub wait_ns: u64,
     /// Computed.
@@ -29,7 +29,7 @@ pub struct Utilization {
 }
 
 /// AU over `runs`, each the steps of one accelerator in one epoch, in order.
-pub fn utilization<'a>(runs: impl IntoIterator<Item = &'a [Step]>) -> Utilization {
+pub fn utilization<'a>(runs: impl IntoIterator<Item = &'a [TrainStep]>) -> Utilization {
     let (mut compute, mut wait, mut first, mut judged) = (0u64, 0u64, 0u64, false);
     for steps in runs {
         compute += steps.iter().map(|s| s.compute_ns).sum::<u64>();
@@ -53,8 +53,8 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    fn step(wait_ms: u64, compute_ms: u64) -> Step {
-        Step { wait_ns: wait_ms * MS, compute_ns: compute_ms * MS }
+    fn step(wait_ms: u64, compute_ms: u64) -> TrainStep {
+        TrainStep { wait_ns: wait_ms * MS, compute_ns: compute_ms * MS }
     }
 
     #[test]
@@ -84,7 +84,7 @@ mod tests {
         // DLIO's four-accelerator anchor (docs/AI.md): too few steps; DLIO prints 0.0, iolab says why.
         let one = [step(300, 323)];
         assert_eq!(utilization([&one[..], &one[..]]).au_pct, None);
-        assert_eq!(utilization(std::iter::empty::<&[Step]>()).au_pct, None);
+        assert_eq!(utilization(std::iter::empty::<&[TrainStep]>()).au_pct, None);
         // The first wait counts in samples per second: 7 samples over 623 ms.
         assert_eq!(rate(7, 623 * MS), Some(7.0 / 0.623));
         assert_eq!(rate(7, 0), None);

@@ -4,8 +4,8 @@
 //! named as DLIO names them (`img_3_of_16.npz`). Each file is synced and dropped from the page cache when
 //! written, so the first epoch reads the storage, not memory.
 
-use crate::config::{Format, TrainConfig};
-use crate::format::{self, Layout, NPZ_MAX_BYTES};
+use crate::config::{DataFormat, TrainConfig};
+use crate::format::{self, SampleLayout, NPZ_MAX_BYTES};
 use crate::AiError;
 use iolab_rng::Rng;
 use std::fs::File;
@@ -19,7 +19,7 @@ pub struct DataFile {
     /// Its path.
     pub path: PathBuf,
     /// Where its samples are.
-    pub layout: Layout,
+    pub layout: SampleLayout,
 }
 
 /// The dataset generated.
@@ -70,7 +70,7 @@ pub fn generate(
 ) -> Result<Dataset, AiError> {
     let sizes = sample_sizes(c, seed);
     let largest = sizes.iter().max().copied().unwrap_or(0);
-    if c.format == Format::Npz && format::layout(c.format, c.samples_per_file, largest).file_len > NPZ_MAX_BYTES {
+    if c.format == DataFormat::Npz && format::layout(c.format, c.samples_per_file, largest).file_len > NPZ_MAX_BYTES {
         return Err(AiError::Config(format!(
             "dataset: a file of {} samples of up to {largest} bytes is over 4 GiB, which an npz without ZIP64 cannot hold; use fewer samples per file or dataset.format=npy",
             c.samples_per_file
@@ -93,7 +93,7 @@ pub fn generate(
 }
 
 /// Writes, syncs and drops one file from the page cache.
-fn write_one(path: &Path, c: &TrainConfig, len: u64, rng: &mut Rng) -> Result<Layout, AiError> {
+fn write_one(path: &Path, c: &TrainConfig, len: u64, rng: &mut Rng) -> Result<SampleLayout, AiError> {
     let err = |e| AiError::io(format!("writing '{}'", path.display()), e);
     let mut f = File::options().write(true).create_new(true).open(path).map_err(err)?;
     let layout = format::write(&mut f, c.format, c.samples_per_file, len, rng).map_err(err)?;

@@ -2,8 +2,8 @@
 //! timelines (samples/s and MiB/s over the wall-clock time; AU from [`crate::au`]), the verdict, the
 //! client's cost and the warnings.
 
-use crate::au::{self, Step};
-use crate::config::{Loaded, TrainConfig};
+use crate::au::{self, TrainStep};
+use crate::config::{LoadedWorkload, TrainConfig};
 use crate::dataset;
 use crate::train::{self, Trained};
 use crate::usage::{cpu_and_peak_rss, host_memory};
@@ -27,7 +27,7 @@ pub const MIN_STEPS_PER_EPOCH: u64 = 500;
 
 /// Generates, trains, and assembles the document.
 pub fn generate_and_train(
-    loaded: &Loaded,
+    loaded: &LoadedWorkload,
     dir: &Path,
     seed: u64,
     stop: &AtomicBool,
@@ -76,7 +76,7 @@ fn unix_now() -> f64 {
 
 /// The document of a run.
 pub fn assemble(
-    loaded: &Loaded,
+    loaded: &LoadedWorkload,
     dir: &Path,
     seed: u64,
     started_at: String,
@@ -181,7 +181,7 @@ pub fn figures(c: &TrainConfig, t: &Trained) -> TrainingFigures {
 fn timeline(t: &Trained) -> Vec<StepRow> {
     let rows = t.epochs.iter().enumerate().flat_map(|(e, accs)| {
         accs.iter().enumerate().flat_map(move |(a, acc)| {
-            acc.steps.iter().enumerate().map(move |(k, s): (usize, &Step)| StepRow {
+            acc.steps.iter().enumerate().map(move |(k, s): (usize, &TrainStep)| StepRow {
                 accelerator: a as u64,
                 epoch: e as u64 + 1,
                 step: k as u64,
@@ -233,7 +233,7 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     fn acc(steps: &[(u64, u64)], start_ms: u64, samples: u64) -> AcceleratorEpoch {
-        let steps: Vec<Step> = steps.iter().map(|&(w, c)| Step { wait_ns: w * MS, compute_ns: c * MS }).collect();
+        let steps: Vec<TrainStep> = steps.iter().map(|&(w, c)| TrainStep { wait_ns: w * MS, compute_ns: c * MS }).collect();
         let len: u64 = steps.iter().map(|s| s.wait_ns + s.compute_ns).sum();
         AcceleratorEpoch { steps, span_ns: (start_ms * MS, start_ms * MS + len), samples, bytes: samples * 1024 }
     }

@@ -4,7 +4,7 @@
 //! A file is written in one pass: its data drawn from the seeded generator in chunks, the zip's CRC-32
 //! computed on the way and put into the local header at the end.
 
-use crate::config::Format;
+use crate::config::DataFormat;
 use iolab_rng::Rng;
 use std::fs::File;
 use std::io::{self, Write};
@@ -12,7 +12,7 @@ use std::os::unix::fs::FileExt;
 
 /// Where a file's samples are: sample `i` is `sample_len` bytes at `data_offset + i * sample_len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
+pub struct SampleLayout {
     /// Where the first sample starts.
     pub data_offset: u64,
     /// Bytes of each sample in this file.
@@ -77,26 +77,26 @@ fn central_entry(name: &str, len: u32, crc: u32, offset: u32) -> Vec<u8> {
 pub const NPZ_MAX_BYTES: u64 = u32::MAX as u64 - (1 << 20);
 
 /// Where the samples of a file of `samples` samples of `sample_len` bytes are, in `format`.
-pub fn layout(format: Format, samples: u64, sample_len: u64) -> Layout {
+pub fn layout(format: DataFormat, samples: u64, sample_len: u64) -> SampleLayout {
     let x = npy_header(&[samples, sample_len]).len() as u64;
     let data = samples * sample_len;
     match format {
-        Format::Npy => Layout { data_offset: x, sample_len, file_len: x + data },
-        Format::Npz => {
+        DataFormat::Npy => SampleLayout { data_offset: x, sample_len, file_len: x + data },
+        DataFormat::Npz => {
             let y = npy_header(&[samples]).len() as u64 + samples;
             let members = 30 + 5 + x + data + 30 + 5 + y;
-            Layout { data_offset: 30 + 5 + x, sample_len, file_len: members + 2 * (46 + 5) + 22 }
+            SampleLayout { data_offset: 30 + 5 + x, sample_len, file_len: members + 2 * (46 + 5) + 22 }
         }
     }
 }
 
 /// Writes one file of `samples` samples of `sample_len` random bytes from `rng`; returns its layout.
-pub fn write(file: &mut File, format: Format, samples: u64, sample_len: u64, rng: &mut Rng) -> io::Result<Layout> {
+pub fn write(file: &mut File, format: DataFormat, samples: u64, sample_len: u64, rng: &mut Rng) -> io::Result<SampleLayout> {
     let l = layout(format, samples, sample_len);
     let x_head = npy_header(&[samples, sample_len]);
     let data = samples * sample_len;
     let mut out = io::BufWriter::with_capacity(1 << 20, &mut *file);
-    if format == Format::Npy {
+    if format == DataFormat::Npy {
         out.write_all(&x_head)?;
         fill(&mut out, data, rng)?;
         out.flush()?;
@@ -182,7 +182,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let p = t.path().join("a.npz");
         let mut f = File::create(&p).unwrap();
-        let l = write(&mut f, Format::Npz, 3, 1000, &mut Rng::new(1)).unwrap();
+        let l = write(&mut f, DataFormat::Npz, 3, 1000, &mut Rng::new(1)).unwrap();
         drop(f);
         let bytes = std::fs::read(&p).unwrap();
         assert_eq!(bytes.len() as u64, l.file_len);

@@ -17,7 +17,7 @@ pub mod format;
 pub mod train;
 mod usage;
 
-pub use config::{load, ConfigError, Loaded, TrainConfig};
+pub use config::{load, ConfigError, LoadedWorkload, TrainConfig};
 pub use dir::cleanup_on_exit;
 pub use document::Notices;
 
@@ -60,7 +60,7 @@ impl AiError {
 /// `seed`, and returns the document. `stop` ends training early (a partial document) or, before training,
 /// the whole run ([`AiError::Interrupted`]).
 pub fn run(
-    loaded: &Loaded,
+    loaded: &LoadedWorkload,
     held: HeldDir,
     seed: u64,
     stop: &AtomicBool,

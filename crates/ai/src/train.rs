@@ -6,7 +6,7 @@
 //! each holding at most `prefetch_size` ready, as a DataLoader's workers do. A sample read opens its file
 //! (O_DIRECT when asked) and reads the sample's bytes; its latency goes into an HDR histogram.
 
-use crate::au::Step;
+use crate::au::TrainStep;
 use crate::config::{Shuffle, TrainConfig};
 use crate::dataset::{normal, Dataset};
 use crate::AiError;
@@ -62,7 +62,7 @@ pub fn steps_per_epoch(c: &TrainConfig) -> u64 {
 #[derive(Clone, Debug, Default)]
 pub struct AcceleratorEpoch {
     /// Its steps, in order.
-    pub steps: Vec<Step>,
+    pub steps: Vec<TrainStep>,
     /// When its first step began and its last ended, ns from the training's start.
     pub span_ns: (u64, u64),
     /// Samples it consumed.
@@ -147,7 +147,7 @@ fn accelerator(
                 latency.merge(&hist);
                 std::thread::sleep(compute_time(c, &mut compute_rng));
                 let t2 = Instant::now();
-                ae.steps.push(Step { wait_ns: nanos(t1 - t0), compute_ns: nanos(t2 - t1) });
+                ae.steps.push(TrainStep { wait_ns: nanos(t1 - t0), compute_ns: nanos(t2 - t1) });
                 ae.samples += batches[k].len() as u64;
                 ae.bytes += bytes;
             }

@@ -1,10 +1,10 @@
 //! Every DLIO workload key iolab knows, and what it does with each: one `match`, so the honoured, the
 //! ignored and the refused are read in one place (docs/AI.md has the table).
 
-use super::{Format, Shuffle, TrainConfig};
+use super::{DataFormat, Shuffle, TrainConfig};
 
 /// What a key does.
-pub enum Outcome {
+pub enum KeyOutcome {
     /// It set the configuration.
     Set,
     /// It changes no I/O: why.
@@ -18,7 +18,7 @@ const LOADER: &str = "the Python loader DLIO emulates; iolab reads the same byte
 const NOT_RUN: &str = "what it configures is not run";
 
 /// Applies `key` = `value` to `c`.
-pub fn apply(c: &mut TrainConfig, key: &str, value: &str) -> Outcome {
+pub fn apply(c: &mut TrainConfig, key: &str, value: &str) -> KeyOutcome {
     let r = match key {
         "model.name" => text(value).map(|v| c.name = v),
         "dataset.format" => format(value).map(|f| c.format = f),
@@ -44,12 +44,12 @@ pub fn apply(c: &mut TrainConfig, key: &str, value: &str) -> Outcome {
         "train.seed_change_epoch" => boolean(value).map(|b| c.seed_change_epoch = b),
         "metric.au" => fraction(value).map(|v| c.min_au = Some(v)),
         "workflow.train" => match boolean(value) {
-            Ok(true) => return Outcome::Set,
+            Ok(true) => return KeyOutcome::Set,
             Ok(false) => Err("'iolab ai train' trains; this workload does not (workflow.train: False)".into()),
             Err(e) => Err(e),
         },
         "workflow.evaluation" => match boolean(value) {
-            Ok(false) => return Outcome::Ignored(NOT_RUN),
+            Ok(false) => return KeyOutcome::Ignored(NOT_RUN),
             Ok(true) => Err("evaluation is not run by iolab yet; --param workflow.evaluation=False trains alone".into()),
             Err(e) => Err(e),
         },
@@ -62,42 +62,42 @@ pub fn apply(c: &mut TrainConfig, key: &str, value: &str) -> Outcome {
         k => return other(k),
     };
     match r {
-        Ok(()) => Outcome::Set,
-        Err(why) => Outcome::Refused(why),
+        Ok(()) => KeyOutcome::Set,
+        Err(why) => KeyOutcome::Refused(why),
     }
 }
 
 /// Keys that only name, describe or tune what iolab does not run, and keys refused outright.
-fn other(key: &str) -> Outcome {
+fn other(key: &str) -> KeyOutcome {
     let section = key.split('.').next().unwrap_or(key);
     match key {
         "framework" | "reader.data_loader" | "reader.data_loader_classname" | "reader.reader_classname"
         | "reader.computation_threads" | "reader.pin_memory" | "reader.multiprocessing_context"
-        | "reader.dont_use_mmap" | "reader.data_loader_sampler" => Outcome::Ignored(LOADER),
+        | "reader.dont_use_mmap" | "reader.data_loader_sampler" => KeyOutcome::Ignored(LOADER),
         "reader.shuffle_size" => {
-            Outcome::Ignored("a TensorFlow shuffle buffer; iolab's sample_shuffle shuffles the whole epoch")
+            KeyOutcome::Ignored("a TensorFlow shuffle buffer; iolab's sample_shuffle shuffles the whole epoch")
         }
         "dataset.record_length_bytes_resize" | "dataset.record_length_resize" | "reader.transformed_record_dims"
         | "reader.transformed_record_element_type" => {
-            Outcome::Ignored("the size a sample is resized to in memory, after it is read")
+            KeyOutcome::Ignored("the size a sample is resized to in memory, after it is read")
         }
-        "dataset.data_folder" | "storage.storage_root" => Outcome::Ignored("the dataset goes in --data-dir"),
+        "dataset.data_folder" | "storage.storage_root" => KeyOutcome::Ignored("the dataset goes in --data-dir"),
         "dataset.file_prefix" | "dataset.keep_files" | "dataset.generation_buffer_size" => {
-            Outcome::Ignored("names or generation only; iolab generates the dataset and removes it")
+            KeyOutcome::Ignored("names or generation only; iolab generates the dataset and removes it")
         }
         "workflow.generate_data" => {
-            Outcome::Ignored("iolab always generates the dataset in --data-dir, and removes it after")
+            KeyOutcome::Ignored("iolab always generates the dataset in --data-dir, and removes it after")
         }
         "workflow.profiling" | "workflow.debug" | "profiling.profiler" | "profiling.iostat_devices" | "output.folder"
         | "output.log_file" | "output.metric" | "dataset.num_files_eval" | "dataset.num_subfolders_eval"
-        | "reader.batch_size_eval" => Outcome::Ignored(NO_IO),
-        _ if matches!(section, "model" | "checkpoint" | "evaluation" | "hydra") => Outcome::Ignored(NOT_RUN),
+        | "reader.batch_size_eval" => KeyOutcome::Ignored(NO_IO),
+        _ if matches!(section, "model" | "checkpoint" | "evaluation" | "hydra") => KeyOutcome::Ignored(NOT_RUN),
         "reader.transfer_size" | "reader.preprocess_time" | "reader.preprocess_time_stdev" | "train.total_training_steps"
         | "dataset.record_dims" | "dataset.record_element_bytes" | "dataset.record_element_type"
         | "dataset.enable_chunking" | "dataset.chunk_size" | "dataset.compression_level" | "storage.storage_options" => {
-            Outcome::Refused("it changes the I/O in a way iolab does not do yet".into())
+            KeyOutcome::Refused("it changes the I/O in a way iolab does not do yet".into())
         }
-        _ => Outcome::Refused("not an option of DLIO's workload files that iolab knows".into()),
+        _ => KeyOutcome::Refused("not an option of DLIO's workload files that iolab knows".into()),
     }
 }
 
@@ -132,10 +132,10 @@ fn text(v: &str) -> Result<String, String> {
     Ok(v.to_string())
 }
 
-fn format(v: &str) -> Result<Format, String> {
+fn format(v: &str) -> Result<DataFormat, String> {
     match v {
-        "npz" => Ok(Format::Npz),
-        "npy" => Ok(Format::Npy),
+        "npz" => Ok(DataFormat::Npz),
+        "npy" => Ok(DataFormat::Npy),
         "tfrecord" | "hdf5" | "csv" | "png" | "jpeg" | "indexed_binary" | "mmap_indexed_binary" | "synthetic" | "parquet" => {
             Err(format!("iolab writes npz and npy datasets so far; {v} is not written yet (--param dataset.format=npz reads the same samples and bytes)"))
         }

@@ -18,7 +18,7 @@ pub struct TrainConfig {
     /// `built-in unet3d` or the file's path.
     pub source: String,
     /// The files' format.
-    pub format: Format,
+    pub format: DataFormat,
     /// Training files (`dataset.num_files_train`).
     pub num_files: u64,
     /// Samples per file (`dataset.num_samples_per_file`).
@@ -63,7 +63,7 @@ impl Default for TrainConfig {
         TrainConfig {
             name: "default".into(),
             source: String::new(),
-            format: Format::Npz,
+            format: DataFormat::Npz,
             num_files: 8,
             samples_per_file: 1,
             record_length: 65536,
@@ -88,19 +88,19 @@ impl Default for TrainConfig {
 
 /// A dataset file format iolab writes and reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub enum DataFormat {
     /// NumPy's `.npz`: a zip of `.npy` arrays (`x`: the samples, `y`: their labels), stored.
     Npz,
     /// NumPy's `.npy`: one array of the samples.
     Npy,
 }
 
-impl Format {
+impl DataFormat {
     /// As DLIO names it.
     pub fn name(self) -> &'static str {
         match self {
-            Format::Npz => "npz",
-            Format::Npy => "npy",
+            DataFormat::Npz => "npz",
+            DataFormat::Npy => "npy",
         }
     }
 }
@@ -129,7 +129,7 @@ impl Shuffle {
 
 /// A workload read: its settings and the options it left out.
 #[derive(Clone, Debug)]
-pub struct Loaded {
+pub struct LoadedWorkload {
     /// The settings.
     pub config: TrainConfig,
     /// Options that change no I/O.
@@ -147,7 +147,7 @@ struct Place(String);
 
 /// Reads `config` (a workload file's path or a built-in's name) with `params` (`KEY=VALUE`, DLIO's dotted
 /// keys) over it.
-pub fn load(config: &str, params: &[String]) -> Result<Loaded, ConfigError> {
+pub fn load(config: &str, params: &[String]) -> Result<LoadedWorkload, ConfigError> {
     let (text, source, file) = source_text(config)?;
     let mut values: Vec<(String, String, Place)> = yaml::entries(&text)
         .map_err(|e| ConfigError(format!("{source}: {e}")))?
@@ -166,18 +166,18 @@ pub fn load(config: &str, params: &[String]) -> Result<Loaded, ConfigError> {
     let mut ignored = Vec::new();
     for (key, value, place) in &values {
         match keys::apply(&mut config, key, value) {
-            keys::Outcome::Set => {}
-            keys::Outcome::Ignored(why) => {
+            keys::KeyOutcome::Set => {}
+            keys::KeyOutcome::Ignored(why) => {
                 ignored.push(IgnoredOption { key: key.clone(), value: value.clone(), why: why.into() })
             }
-            keys::Outcome::Refused(why) => {
+            keys::KeyOutcome::Refused(why) => {
                 return Err(ConfigError(format!("{key}: '{value}' ({}): {why}", place.0)));
             }
         }
     }
     keys::check_together(&config, &values.iter().map(|(k, v, _)| (k.as_str(), v.as_str())).collect::<Vec<_>>())
         .map_err(ConfigError)?;
-    Ok(Loaded { config, ignored })
+    Ok(LoadedWorkload { config, ignored })
 }
 
 fn builtin_name(config: &str) -> Option<&str> {

@@ -16,7 +16,7 @@ fn dlio_unet3d_reads_as_dlio_sets_it_once_its_checkpoint_is_off() {
     let l = load(&fixture("unet3d_h100"), &["workflow.checkpoint=False".into()]).unwrap();
     let c = &l.config;
     assert_eq!(c.name, "unet3d");
-    assert_eq!((c.format, c.num_files, c.samples_per_file), (Format::Npz, 168, 1));
+    assert_eq!((c.format, c.num_files, c.samples_per_file), (DataFormat::Npz, 168, 1));
     assert_eq!((c.record_length, c.record_stdev), (146_600_628, 68_341_808));
     assert_eq!((c.batch_size, c.read_threads, c.epochs), (7, 4, 5));
     assert_eq!((c.file_shuffle, c.sample_shuffle), (Shuffle::Seed, Shuffle::Seed));

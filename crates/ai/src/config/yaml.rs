@@ -7,7 +7,7 @@
 /// One scalar of the file: its dotted key, its value (quotes taken off; empty for a key with nothing under
 /// it) and its line (from 1).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Entry {
+pub struct YamlScalar {
     /// `dataset.num_files_train`.
     pub key: String,
     /// `168`.
@@ -17,8 +17,8 @@ pub struct Entry {
 }
 
 /// Reads `text` into its scalars, in file order; the error names the line and says what is not read.
-pub fn entries(text: &str) -> Result<Vec<Entry>, String> {
-    let mut out: Vec<Entry> = Vec::new();
+pub fn entries(text: &str) -> Result<Vec<YamlScalar>, String> {
+    let mut out: Vec<YamlScalar> = Vec::new();
     // The open mappings: (indent, key, index in `out` of its own entry while it has no children).
     let mut open: Vec<(usize, String, Option<usize>)> = Vec::new();
     for (n, raw) in text.lines().enumerate() {
@@ -52,7 +52,7 @@ pub fn entries(text: &str) -> Result<Vec<Entry>, String> {
         if out.iter().any(|e| e.key == dotted) {
             return Err(format!("line {line}: '{dotted}' is set twice"));
         }
-        out.push(Entry { key: dotted.clone(), value: value.clone(), line });
+        out.push(YamlScalar { key: dotted.clone(), value: value.clone(), line });
         if value.is_empty() {
             open.push((indent, key.to_string(), Some(out.len() - 1)));
         }
@@ -61,7 +61,7 @@ pub fn entries(text: &str) -> Result<Vec<Entry>, String> {
 }
 
 /// `- value` under a key: appended to the key's flow list.
-fn list_item(out: &mut [Entry], open: &[(usize, String, Option<usize>)], v: &str, line: usize) -> Result<(), String> {
+fn list_item(out: &mut [YamlScalar], open: &[(usize, String, Option<usize>)], v: &str, line: usize) -> Result<(), String> {
     let Some((_, _, Some(i))) = open.last() else {
         return Err(format!("line {line}: a list item with no key above it"));
     };
