@@ -70,7 +70,9 @@ pub fn generate(
 ) -> Result<Dataset, AiError> {
     let sizes = sample_sizes(c, seed);
     let largest = sizes.iter().max().copied().unwrap_or(0);
-    if c.format == DataFormat::Npz && format::layout(c.format, c.samples_per_file, largest).file_len > NPZ_MAX_BYTES {
+    if c.format == DataFormat::Npz
+        && format::layout(c.format, c.samples_per_file, largest).file_len > NPZ_MAX_BYTES
+    {
         return Err(AiError::Config(format!(
             "dataset: a file of {} samples of up to {largest} bytes is over 4 GiB, which an npz without ZIP64 cannot hold; use fewer samples per file or dataset.format=npy",
             c.samples_per_file
@@ -81,7 +83,11 @@ pub fn generate(
         if stop.load(Ordering::Relaxed) {
             return Err(AiError::Interrupted);
         }
-        let sub = if c.subfolders > 0 { dir.join("train").join((i as u64 % c.subfolders).to_string()) } else { dir.join("train") };
+        let sub = if c.subfolders > 0 {
+            dir.join("train").join((i as u64 % c.subfolders).to_string())
+        } else {
+            dir.join("train")
+        };
         std::fs::create_dir_all(&sub).map_err(|e| AiError::io(format!("making '{}'", sub.display()), e))?;
         let path = sub.join(format!("img_{}_of_{}.{}", i + 1, c.num_files, c.format.name()));
         let mut rng = Rng::for_worker(seed, i as u32);
@@ -116,7 +122,12 @@ mod tests {
 
     #[test]
     fn sizes_follow_the_mean_and_stdev_and_the_seed() {
-        let c = TrainConfig { num_files: 2000, record_length: 100_000, record_stdev: 10_000, ..TrainConfig::default() };
+        let c = TrainConfig {
+            num_files: 2000,
+            record_length: 100_000,
+            record_stdev: 10_000,
+            ..TrainConfig::default()
+        };
         let s = sample_sizes(&c, 7);
         assert_eq!(s, sample_sizes(&c, 7));
         let mean = s.iter().sum::<u64>() as f64 / s.len() as f64;
@@ -128,7 +139,13 @@ mod tests {
     #[test]
     fn a_dataset_is_files_of_their_planned_size() {
         let t = tempfile::tempdir().unwrap();
-        let c = TrainConfig { num_files: 3, samples_per_file: 2, record_length: 5000, subfolders: 2, ..TrainConfig::default() };
+        let c = TrainConfig {
+            num_files: 3,
+            samples_per_file: 2,
+            record_length: 5000,
+            subfolders: 2,
+            ..TrainConfig::default()
+        };
         let d = generate(&c, t.path(), 1, &AtomicBool::new(false), &|_| {}).unwrap();
         assert_eq!(d.bytes(), planned_bytes(&c, 1));
         assert!(t.path().join("train/0/img_1_of_3.npz").is_file());

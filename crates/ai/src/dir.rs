@@ -23,7 +23,8 @@ pub struct DataDir {
 impl DataDir {
     /// Makes the claimed directory (new: created; iolab's: emptied) and registers it for removal.
     pub fn make(mut held: HeldDir) -> Result<DataDir, AiError> {
-        held.make().map_err(|e| AiError::io(format!("making the directory '{}'", held.path().display()), e))?;
+        held.make()
+            .map_err(|e| AiError::io(format!("making the directory '{}'", held.path().display()), e))?;
         let held = Arc::new(held);
         dirs().push(Arc::clone(&held));
         Ok(DataDir { held: Some(held) })

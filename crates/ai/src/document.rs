@@ -9,8 +9,8 @@ use crate::train::{self, Trained};
 use crate::usage::{cpu_and_peak_rss, host_memory};
 use crate::AiError;
 use iolab_report::ai::{
-    AiConfigView, AiTrainResult, AuVerdict, ClientCost, DatasetFigures, EpochFigures, StepRow, TrainingFigures,
-    AI_DISCLAIMER, AI_TRAIN_SCHEMA, TIMELINE_ROWS,
+    AiConfigView, AiTrainResult, AuVerdict, ClientCost, DatasetFigures, EpochFigures, StepRow,
+    TrainingFigures, AI_DISCLAIMER, AI_TRAIN_SCHEMA, TIMELINE_ROWS,
 };
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -64,7 +64,11 @@ pub fn generate_and_train(
     if trained.epochs.is_empty() {
         return Err(AiError::Interrupted);
     }
-    let client = ClientCost { cpu_s: cpu2 - cpu1, cpu_s_per_accelerator: (cpu2 - cpu1) / c.accelerators as f64, peak_rss_bytes: peak };
+    let client = ClientCost {
+        cpu_s: cpu2 - cpu1,
+        cpu_s_per_accelerator: (cpu2 - cpu1) / c.accelerators as f64,
+        peak_rss_bytes: peak,
+    };
     let doc = assemble(loaded, dir, seed, started_at, generated, &trained, client);
     doc.assert_consistent();
     Ok(doc)
@@ -87,7 +91,9 @@ pub fn assemble(
     let c = &loaded.config;
     let training = figures(c, t);
     let verdict = match (c.min_au, training.au_pct) {
-        (Some(min), Some(au)) => Some(AuVerdict { passed: au >= min * 100.0, min_au_pct: min * 100.0, au_pct: au }),
+        (Some(min), Some(au)) => {
+            Some(AuVerdict { passed: au >= min * 100.0, min_au_pct: min * 100.0, au_pct: au })
+        }
         _ => None,
     };
     let warnings = warnings(c, &dataset, &training, host_memory());
@@ -146,7 +152,8 @@ pub fn figures(c: &TrainConfig, t: &Trained) -> TrainingFigures {
         .iter()
         .enumerate()
         .map(|(e, accs)| {
-            let span = accs.iter().map(|a| a.span_ns.0).min().unwrap_or(0)..accs.iter().map(|a| a.span_ns.1).max().unwrap_or(0);
+            let span = accs.iter().map(|a| a.span_ns.0).min().unwrap_or(0)
+                ..accs.iter().map(|a| a.span_ns.1).max().unwrap_or(0);
             let n = accs.iter().map(|a| a.samples).sum();
             EpochFigures {
                 epoch: e as u64 + 1,
@@ -194,7 +201,12 @@ fn timeline(t: &Trained) -> Vec<StepRow> {
 }
 
 /// What a reader must know before trusting the figures.
-pub fn warnings(c: &TrainConfig, d: &DatasetFigures, t: &TrainingFigures, memory: Option<u64>) -> Vec<String> {
+pub fn warnings(
+    c: &TrainConfig,
+    d: &DatasetFigures,
+    t: &TrainingFigures,
+    memory: Option<u64>,
+) -> Vec<String> {
     let mut w = Vec::new();
     if t.au_pct.is_none() {
         w.push(format!(
@@ -212,7 +224,11 @@ pub fn warnings(c: &TrainConfig, d: &DatasetFigures, t: &TrainingFigures, memory
     }
     if let (false, Some(m)) = (c.odirect, memory) {
         if d.bytes < 5 * m {
-            let epochs = if c.epochs > 1 { "epochs after the first may be read from the page cache, not the storage; " } else { "" };
+            let epochs = if c.epochs > 1 {
+                "epochs after the first may be read from the page cache, not the storage; "
+            } else {
+                ""
+            };
             w.push(format!(
                 "the dataset ({}) is under 5x this host's memory ({}): {epochs}MLPerf Storage's rules ask for a dataset of at least {} (--param dataset.num_files_train=N), or read with --param reader.odirect=True",
                 iolab_device::format_bytes(d.bytes),
@@ -233,17 +249,32 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     fn acc(steps: &[(u64, u64)], start_ms: u64, samples: u64) -> AcceleratorEpoch {
-        let steps: Vec<TrainStep> = steps.iter().map(|&(w, c)| TrainStep { wait_ns: w * MS, compute_ns: c * MS }).collect();
+        let steps: Vec<TrainStep> =
+            steps.iter().map(|&(w, c)| TrainStep { wait_ns: w * MS, compute_ns: c * MS }).collect();
         let len: u64 = steps.iter().map(|s| s.wait_ns + s.compute_ns).sum();
-        AcceleratorEpoch { steps, span_ns: (start_ms * MS, start_ms * MS + len), samples, bytes: samples * 1024 }
+        AcceleratorEpoch {
+            steps,
+            span_ns: (start_ms * MS, start_ms * MS + len),
+            samples,
+            bytes: samples * 1024,
+        }
     }
 
     #[test]
     fn figures_from_a_given_timeline_are_exact() {
         // Two accelerators, one epoch, batch 2: 3 steps each.
-        let c = TrainConfig { num_files: 12, batch_size: 2, accelerators: 2, computation_s: 0.05, ..TrainConfig::default() };
+        let c = TrainConfig {
+            num_files: 12,
+            batch_size: 2,
+            accelerators: 2,
+            computation_s: 0.05,
+            ..TrainConfig::default()
+        };
         let t = Trained {
-            epochs: vec![vec![acc(&[(100, 50), (10, 50), (0, 50)], 0, 6), acc(&[(120, 50), (30, 50), (0, 50)], 0, 6)]],
+            epochs: vec![vec![
+                acc(&[(100, 50), (10, 50), (0, 50)], 0, 6),
+                acc(&[(120, 50), (30, 50), (0, 50)], 0, 6),
+            ]],
             latency: LatencyHistogram::new(),
             elapsed_ns: 300 * MS,
             stopped: false,
@@ -262,12 +293,24 @@ mod tests {
 
     #[test]
     fn one_step_per_epoch_says_why_au_has_no_value() {
-        let c = TrainConfig { num_files: 64, batch_size: 7, accelerators: 8, computation_s: 0.323, ..TrainConfig::default() };
-        let t = Trained { epochs: vec![vec![acc(&[(300, 323)], 0, 7)]], latency: LatencyHistogram::new(), elapsed_ns: 623 * MS, stopped: false };
+        let c = TrainConfig {
+            num_files: 64,
+            batch_size: 7,
+            accelerators: 8,
+            computation_s: 0.323,
+            ..TrainConfig::default()
+        };
+        let t = Trained {
+            epochs: vec![vec![acc(&[(300, 323)], 0, 7)]],
+            latency: LatencyHistogram::new(),
+            elapsed_ns: 623 * MS,
+            stopped: false,
+        };
         let f = figures(&c, &t);
         assert_eq!(f.au_pct, None);
         assert!(f.samples_per_s > 11.0);
-        let d = DatasetFigures { files: 64, samples: 64, bytes: 1 << 20, generate_s: 0.0, generate_cpu_s: 0.0 };
+        let d =
+            DatasetFigures { files: 64, samples: 64, bytes: 1 << 20, generate_s: 0.0, generate_cpu_s: 0.0 };
         let w = warnings(&c, &d, &f, Some(1 << 30));
         assert!(w[0].starts_with("AU has no value: 1 step per epoch"), "{w:?}");
         assert!(w[1].contains("under 5x this host's memory"), "{w:?}");

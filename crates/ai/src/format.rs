@@ -91,7 +91,13 @@ pub fn layout(format: DataFormat, samples: u64, sample_len: u64) -> SampleLayout
 }
 
 /// Writes one file of `samples` samples of `sample_len` random bytes from `rng`; returns its layout.
-pub fn write(file: &mut File, format: DataFormat, samples: u64, sample_len: u64, rng: &mut Rng) -> io::Result<SampleLayout> {
+pub fn write(
+    file: &mut File,
+    format: DataFormat,
+    samples: u64,
+    sample_len: u64,
+    rng: &mut Rng,
+) -> io::Result<SampleLayout> {
     let l = layout(format, samples, sample_len);
     let x_head = npy_header(&[samples, sample_len]);
     let data = samples * sample_len;
@@ -115,7 +121,8 @@ pub fn write(file: &mut File, format: DataFormat, samples: u64, sample_len: u64,
     out.write_all(&local_header("y.npy", y.len() as u32, y_crc))?;
     out.write_all(&y)?;
     let cd_at = y_at + 30 + 5 + y.len() as u32;
-    let cd = [central_entry("x.npy", x_len, x_crc, 0), central_entry("y.npy", y.len() as u32, y_crc, y_at)].concat();
+    let cd = [central_entry("x.npy", x_len, x_crc, 0), central_entry("y.npy", y.len() as u32, y_crc, y_at)]
+        .concat();
     out.write_all(&cd)?;
     let mut end = END.to_le_bytes().to_vec();
     end.extend_from_slice(&[0; 4]); // disks

@@ -137,18 +137,18 @@ fn accelerator(
         let r = std::thread::scope(|s| -> Result<(), AiError> {
             let mut loader = Loader::start(s, c, data, &batches, stop);
             let first = start.elapsed().as_nanos() as u64;
-            for k in 0..batches.len() {
+            for (k, batch) in batches.iter().enumerate() {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
                 let t0 = Instant::now();
-                let (bytes, hist) = loader.next(k, data, c)?;
+                let (bytes, hist) = loader.next(k, data)?;
                 let t1 = Instant::now();
                 latency.merge(&hist);
                 std::thread::sleep(compute_time(c, &mut compute_rng));
                 let t2 = Instant::now();
                 ae.steps.push(TrainStep { wait_ns: nanos(t1 - t0), compute_ns: nanos(t2 - t1) });
-                ae.samples += batches[k].len() as u64;
+                ae.samples += batch.len() as u64;
                 ae.bytes += bytes;
             }
             ae.span_ns = (first, start.elapsed().as_nanos() as u64);
@@ -167,7 +167,11 @@ fn nanos(d: Duration) -> u64 {
 
 /// This step's computation: `computation_time`, with its stdev drawn when it has one.
 fn compute_time(c: &TrainConfig, rng: &mut Rng) -> Duration {
-    let s = if c.computation_stdev_s > 0.0 { c.computation_s + normal(rng) * c.computation_stdev_s } else { c.computation_s };
+    let s = if c.computation_stdev_s > 0.0 {
+        c.computation_s + normal(rng) * c.computation_stdev_s
+    } else {
+        c.computation_s
+    };
     Duration::from_secs_f64(s.max(0.0))
 }
 
@@ -198,7 +202,9 @@ impl<'b> Loader<'b> {
                 let (tx, rx) = sync_channel::<Batch>(c.prefetch as usize);
                 s.spawn(move || {
                     for k in (w..batches.len()).step_by(n) {
-                        if stop.load(Ordering::Relaxed) || tx.send(read_batch(batches[k], data, c.odirect)).is_err() {
+                        if stop.load(Ordering::Relaxed)
+                            || tx.send(read_batch(batches[k], data, c.odirect)).is_err()
+                        {
                             return;
                         }
                     }
@@ -210,7 +216,7 @@ impl<'b> Loader<'b> {
     }
 
     /// Batch `k`: from its reader, or read now.
-    fn next(&mut self, k: usize, data: &Dataset, _c: &TrainConfig) -> Batch {
+    fn next(&mut self, k: usize, data: &Dataset) -> Batch {
         if self.readers.is_empty() {
             return read_batch(self.batches[k], data, self.odirect);
         }
@@ -245,7 +251,13 @@ fn read_batch(batch: &[SampleRef], data: &Dataset, odirect: bool) -> Batch {
 }
 
 /// Opens `path` and reads `len` bytes at `at` (with O_DIRECT: the aligned range around them).
-fn read_range(path: &std::path::Path, at: u64, len: u64, odirect: bool, buf: &mut AlignedBuf) -> std::io::Result<()> {
+fn read_range(
+    path: &std::path::Path,
+    at: u64,
+    len: u64,
+    odirect: bool,
+    buf: &mut AlignedBuf,
+) -> std::io::Result<()> {
     let mut o = std::fs::File::options();
     o.read(true);
     let (start, end) = if odirect {
@@ -294,7 +306,13 @@ mod tests {
 
     #[test]
     fn an_epoch_is_every_sample_once_shuffled_by_the_seed_and_the_epoch() {
-        let c = TrainConfig { num_files: 10, samples_per_file: 3, file_shuffle: Shuffle::Seed, sample_shuffle: Shuffle::Seed, ..TrainConfig::default() };
+        let c = TrainConfig {
+            num_files: 10,
+            samples_per_file: 3,
+            file_shuffle: Shuffle::Seed,
+            sample_shuffle: Shuffle::Seed,
+            ..TrainConfig::default()
+        };
         let e1 = epoch_order(&c, 9, 1);
         let mut sorted = e1.clone();
         sorted.sort_by_key(|s| (s.file, s.index));
@@ -308,7 +326,13 @@ mod tests {
 
     #[test]
     fn steps_drop_what_does_not_fill_a_batch() {
-        let c = TrainConfig { num_files: 64, samples_per_file: 1, batch_size: 7, accelerators: 4, ..TrainConfig::default() };
+        let c = TrainConfig {
+            num_files: 64,
+            samples_per_file: 1,
+            batch_size: 7,
+            accelerators: 4,
+            ..TrainConfig::default()
+        };
         assert_eq!(steps_per_epoch(&c), 2, "DLIO's four-accelerator anchor: 16 samples each, 2 steps of 7");
     }
 }

@@ -51,7 +51,10 @@ fn train(a: &TrainArgs) -> Result<ExitStatus> {
     let held = session.gate_mut().database_dir("--data-dir", &dir, &[]).map_err(usage)?;
     let stop = crate::signals::stop_flag(quiet);
     let said = Said(quiet);
-    iolab_ai::Notices::notice(&said, &format!("ai train {} ({}), seed {seed}", loaded.config.name, loaded.config.source));
+    iolab_ai::Notices::notice(
+        &said,
+        &format!("ai train {} ({}), seed {seed}", loaded.config.name, loaded.config.source),
+    );
     let doc = iolab_ai::run(&loaded, held, seed, &stop, &said).map_err(ai_error)?;
     let entry = crate::saving::entry(&doc)?;
     let json = JsonExporter.render(&doc);

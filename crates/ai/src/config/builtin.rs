@@ -5,7 +5,8 @@
 //! writer lands: the same files, samples and bytes per sample (docs/AI.md).
 
 /// `(name, YAML)` of each built-in workload.
-pub const BUILTINS: &[(&str, &str)] = &[("tiny", TINY), ("unet3d", UNET3D), ("resnet50", RESNET50), ("cosmoflow", COSMOFLOW)];
+pub const BUILTINS: &[(&str, &str)] =
+    &[("tiny", TINY), ("unet3d", UNET3D), ("resnet50", RESNET50), ("cosmoflow", COSMOFLOW)];
 
 /// The YAML of a built-in workload.
 pub fn builtin(name: &str) -> Option<&'static str> {

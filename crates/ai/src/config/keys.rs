@@ -45,20 +45,29 @@ pub fn apply(c: &mut TrainConfig, key: &str, value: &str) -> KeyOutcome {
         "metric.au" => fraction(value).map(|v| c.min_au = Some(v)),
         "workflow.train" => match boolean(value) {
             Ok(true) => return KeyOutcome::Set,
-            Ok(false) => Err("'iolab ai train' trains; this workload does not (workflow.train: False)".into()),
+            Ok(false) => {
+                Err("'iolab ai train' trains; this workload does not (workflow.train: False)".into())
+            }
             Err(e) => Err(e),
         },
         "workflow.evaluation" => match boolean(value) {
             Ok(false) => return KeyOutcome::Ignored(NOT_RUN),
-            Ok(true) => Err("evaluation is not run by iolab yet; --param workflow.evaluation=False trains alone".into()),
+            Ok(true) => {
+                Err("evaluation is not run by iolab yet; --param workflow.evaluation=False trains alone"
+                    .into())
+            }
             Err(e) => Err(e),
         },
         // Checked with the epochs in `check_together`.
         "workflow.checkpoint" => boolean(value).map(|_| ()),
         "reader.read_type" => one_of(value, &["on_demand"], "iolab reads on demand"),
-        "reader.file_access" => one_of(value, &["multi"], "iolab opens a file per sample read (DLIO's multi)"),
+        "reader.file_access" => {
+            one_of(value, &["multi"], "iolab opens a file per sample read (DLIO's multi)")
+        }
         "dataset.compression" => one_of(value, &["none", "None"], "iolab writes uncompressed files"),
-        "storage.storage_type" => one_of(value, &["local_fs"], "iolab reads a local file system (--data-dir)"),
+        "storage.storage_type" => {
+            one_of(value, &["local_fs"], "iolab reads a local file system (--data-dir)")
+        }
         k => return other(k),
     };
     match r {
@@ -71,30 +80,57 @@ pub fn apply(c: &mut TrainConfig, key: &str, value: &str) -> KeyOutcome {
 fn other(key: &str) -> KeyOutcome {
     let section = key.split('.').next().unwrap_or(key);
     match key {
-        "framework" | "reader.data_loader" | "reader.data_loader_classname" | "reader.reader_classname"
-        | "reader.computation_threads" | "reader.pin_memory" | "reader.multiprocessing_context"
-        | "reader.dont_use_mmap" | "reader.data_loader_sampler" => KeyOutcome::Ignored(LOADER),
-        "reader.shuffle_size" => {
-            KeyOutcome::Ignored("a TensorFlow shuffle buffer; iolab's sample_shuffle shuffles the whole epoch")
-        }
-        "dataset.record_length_bytes_resize" | "dataset.record_length_resize" | "reader.transformed_record_dims"
+        "framework"
+        | "reader.data_loader"
+        | "reader.data_loader_classname"
+        | "reader.reader_classname"
+        | "reader.computation_threads"
+        | "reader.pin_memory"
+        | "reader.multiprocessing_context"
+        | "reader.dont_use_mmap"
+        | "reader.data_loader_sampler" => KeyOutcome::Ignored(LOADER),
+        "reader.shuffle_size" => KeyOutcome::Ignored(
+            "a TensorFlow shuffle buffer; iolab's sample_shuffle shuffles the whole epoch",
+        ),
+        "dataset.record_length_bytes_resize"
+        | "dataset.record_length_resize"
+        | "reader.transformed_record_dims"
         | "reader.transformed_record_element_type" => {
             KeyOutcome::Ignored("the size a sample is resized to in memory, after it is read")
         }
-        "dataset.data_folder" | "storage.storage_root" => KeyOutcome::Ignored("the dataset goes in --data-dir"),
+        "dataset.data_folder" | "storage.storage_root" => {
+            KeyOutcome::Ignored("the dataset goes in --data-dir")
+        }
         "dataset.file_prefix" | "dataset.keep_files" | "dataset.generation_buffer_size" => {
             KeyOutcome::Ignored("names or generation only; iolab generates the dataset and removes it")
         }
         "workflow.generate_data" => {
             KeyOutcome::Ignored("iolab always generates the dataset in --data-dir, and removes it after")
         }
-        "workflow.profiling" | "workflow.debug" | "profiling.profiler" | "profiling.iostat_devices" | "output.folder"
-        | "output.log_file" | "output.metric" | "dataset.num_files_eval" | "dataset.num_subfolders_eval"
+        "workflow.profiling"
+        | "workflow.debug"
+        | "profiling.profiler"
+        | "profiling.iostat_devices"
+        | "output.folder"
+        | "output.log_file"
+        | "output.metric"
+        | "dataset.num_files_eval"
+        | "dataset.num_subfolders_eval"
         | "reader.batch_size_eval" => KeyOutcome::Ignored(NO_IO),
-        _ if matches!(section, "model" | "checkpoint" | "evaluation" | "hydra") => KeyOutcome::Ignored(NOT_RUN),
-        "reader.transfer_size" | "reader.preprocess_time" | "reader.preprocess_time_stdev" | "train.total_training_steps"
-        | "dataset.record_dims" | "dataset.record_element_bytes" | "dataset.record_element_type"
-        | "dataset.enable_chunking" | "dataset.chunk_size" | "dataset.compression_level" | "storage.storage_options" => {
+        _ if matches!(section, "model" | "checkpoint" | "evaluation" | "hydra") => {
+            KeyOutcome::Ignored(NOT_RUN)
+        }
+        "reader.transfer_size"
+        | "reader.preprocess_time"
+        | "reader.preprocess_time_stdev"
+        | "train.total_training_steps"
+        | "dataset.record_dims"
+        | "dataset.record_element_bytes"
+        | "dataset.record_element_type"
+        | "dataset.enable_chunking"
+        | "dataset.chunk_size"
+        | "dataset.compression_level"
+        | "storage.storage_options" => {
             KeyOutcome::Refused("it changes the I/O in a way iolab does not do yet".into())
         }
         _ => KeyOutcome::Refused("not an option of DLIO's workload files that iolab knows".into()),

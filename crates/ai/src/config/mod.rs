@@ -156,13 +156,19 @@ pub fn load(config: &str, params: &[String]) -> Result<LoadedWorkload, ConfigErr
         .collect();
     for p in params {
         let Some((k, v)) = p.split_once('=') else {
-            return Err(ConfigError(format!("invalid value '{p}' for '--param': expected KEY=VALUE (e.g. dataset.num_files_train=64)")));
+            return Err(ConfigError(format!(
+                "invalid value '{p}' for '--param': expected KEY=VALUE (e.g. dataset.num_files_train=64)"
+            )));
         };
         let k = k.trim().trim_start_matches("++").trim_start_matches("workload.");
         values.retain(|(key, _, _)| key != k);
         values.push((k.to_string(), v.trim().to_string(), Place(format!("--param {p}"))));
     }
-    let mut config = TrainConfig { name: builtin_name(config).unwrap_or(&file).to_string(), source, ..TrainConfig::default() };
+    let mut config = TrainConfig {
+        name: builtin_name(config).unwrap_or(&file).to_string(),
+        source,
+        ..TrainConfig::default()
+    };
     let mut ignored = Vec::new();
     for (key, value, place) in &values {
         match keys::apply(&mut config, key, value) {
@@ -175,8 +181,11 @@ pub fn load(config: &str, params: &[String]) -> Result<LoadedWorkload, ConfigErr
             }
         }
     }
-    keys::check_together(&config, &values.iter().map(|(k, v, _)| (k.as_str(), v.as_str())).collect::<Vec<_>>())
-        .map_err(ConfigError)?;
+    keys::check_together(
+        &config,
+        &values.iter().map(|(k, v, _)| (k.as_str(), v.as_str())).collect::<Vec<_>>(),
+    )
+    .map_err(ConfigError)?;
     Ok(LoadedWorkload { config, ignored })
 }
 

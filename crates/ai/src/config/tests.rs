@@ -23,7 +23,13 @@ fn dlio_unet3d_reads_as_dlio_sets_it_once_its_checkpoint_is_off() {
     assert_eq!(c.computation_s, 0.323);
     assert_eq!(c.min_au, Some(0.90));
     let ignored: Vec<&str> = l.ignored.iter().map(|i| i.key.as_str()).collect();
-    for k in ["framework", "reader.data_loader", "dataset.data_folder", "model.model_size", "checkpoint.checkpoint_folder"] {
+    for k in [
+        "framework",
+        "reader.data_loader",
+        "dataset.data_folder",
+        "model.model_size",
+        "checkpoint.checkpoint_folder",
+    ] {
         assert!(ignored.contains(&k), "{k} in {ignored:?}");
     }
 }
@@ -31,7 +37,10 @@ fn dlio_unet3d_reads_as_dlio_sets_it_once_its_checkpoint_is_off() {
 #[test]
 fn a_checkpoint_inside_the_epochs_run_is_refused_by_name() {
     let e = refused(&fixture("unet3d_h100"), &[]);
-    assert!(e.starts_with("workflow.checkpoint: 'True': a checkpoint falls after epoch 5 of the 5 epochs run"), "{e}");
+    assert!(
+        e.starts_with("workflow.checkpoint: 'True': a checkpoint falls after epoch 5 of the 5 epochs run"),
+        "{e}"
+    );
     assert!(e.contains("--param workflow.checkpoint=False"), "{e}");
     // One epoch of unet3d never reaches epoch 5's checkpoint: it runs.
     assert!(load(&fixture("unet3d_h100"), &["train.epochs=1".into()]).is_ok());
@@ -40,7 +49,12 @@ fn a_checkpoint_inside_the_epochs_run_is_refused_by_name() {
 #[test]
 fn formats_iolab_does_not_write_are_refused_by_name_with_the_line() {
     let e = refused(&fixture("resnet50_h100"), &[]);
-    assert!(e.starts_with("dataset.format: 'tfrecord' (line 17 of dlio_resnet50_h100.yaml): iolab writes npz and npy"), "{e}");
+    assert!(
+        e.starts_with(
+            "dataset.format: 'tfrecord' (line 17 of dlio_resnet50_h100.yaml): iolab writes npz and npy"
+        ),
+        "{e}"
+    );
     let l = load(&fixture("resnet50_h100"), &["dataset.format=npz".into()]).unwrap();
     assert_eq!(l.config.record_length, 114_660, "114660.07 bytes, rounded");
     // cosmoflow: the same, and its TensorFlow shuffle buffer is ignored with why.
@@ -51,9 +65,17 @@ fn formats_iolab_does_not_write_are_refused_by_name_with_the_line() {
 #[test]
 fn options_that_change_the_io_are_refused_by_name() {
     let e = refused(&fixture("bert_v100"), &["dataset.format=npz", "workflow.checkpoint=False"]);
-    assert!(e.starts_with("train.total_training_steps: '1000' (line 24 of dlio_bert_v100.yaml): it changes the I/O"), "{e}");
+    assert!(
+        e.starts_with(
+            "train.total_training_steps: '1000' (line 24 of dlio_bert_v100.yaml): it changes the I/O"
+        ),
+        "{e}"
+    );
     let e = refused(&fixture("default"), &[]);
-    assert!(e.starts_with("workflow.evaluation: 'True' (line 9 of dlio_default.yaml): evaluation is not run"), "{e}");
+    assert!(
+        e.starts_with("workflow.evaluation: 'True' (line 9 of dlio_default.yaml): evaluation is not run"),
+        "{e}"
+    );
     let e = refused(&fixture("llama_8b_zero3"), &[]);
     assert!(e.starts_with("workflow.train: 'False'"), "{e}");
     let e = refused("tiny", &["reader.read_type=memory"]);
@@ -64,7 +86,8 @@ fn options_that_change_the_io_are_refused_by_name() {
 
 #[test]
 fn params_override_the_file_and_bad_values_are_quoted() {
-    let l = load("unet3d", &["dataset.num_files_train=64".into(), "++workload.train.epochs=1".into()]).unwrap();
+    let l =
+        load("unet3d", &["dataset.num_files_train=64".into(), "++workload.train.epochs=1".into()]).unwrap();
     assert_eq!((l.config.num_files, l.config.epochs, l.config.source.as_str()), (64, 1, "built-in unet3d"));
     assert_eq!(
         refused("tiny", &["reader.batch_size=0"]),
@@ -97,11 +120,9 @@ fn every_dlio_and_mlperf_storage_workload_file_reads_or_is_refused_by_name() {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
         match load(&p.display().to_string(), &[]) {
             Ok(_) => runs.push(name),
-            Err(e) => assert!(
-                e.0.contains(": '") && !e.0.contains("not an option of DLIO"),
-                "{name}: {}",
-                e.0
-            ),
+            Err(e) => {
+                assert!(e.0.contains(": '") && !e.0.contains("not an option of DLIO"), "{name}: {}", e.0)
+            }
         }
     }
     // As they are, every one is refused by name: the unet3d files checkpoint after their last epoch, the

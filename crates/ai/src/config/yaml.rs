@@ -61,7 +61,12 @@ pub fn entries(text: &str) -> Result<Vec<YamlScalar>, String> {
 }
 
 /// `- value` under a key: appended to the key's flow list.
-fn list_item(out: &mut [YamlScalar], open: &[(usize, String, Option<usize>)], v: &str, line: usize) -> Result<(), String> {
+fn list_item(
+    out: &mut [YamlScalar],
+    open: &[(usize, String, Option<usize>)],
+    v: &str,
+    line: usize,
+) -> Result<(), String> {
     let Some((_, _, Some(i))) = open.last() else {
         return Err(format!("line {line}: a list item with no key above it"));
     };
@@ -87,7 +92,13 @@ fn split_key(item: &str) -> Option<(&str, &str)> {
 /// A scalar without its quotes; anchors, aliases and multi-line scalars refused.
 fn scalar(v: &str, line: usize) -> Result<String, String> {
     let v = v.trim();
-    if v.starts_with('&') || v.starts_with('*') || v == "|" || v == ">" || v.starts_with("|-") || v.starts_with(">-") {
+    if v.starts_with('&')
+        || v.starts_with('*')
+        || v == "|"
+        || v == ">"
+        || v.starts_with("|-")
+        || v.starts_with(">-")
+    {
         return Err(format!("line {line}: '{v}': anchors, aliases and multi-line scalars are not read"));
     }
     for q in ['"', '\''] {
@@ -138,11 +149,10 @@ mod tests {
 
     #[test]
     fn lists_and_empty_keys_are_values() {
-        assert_eq!(kv("a:\n  - 1\n  - 2\nb: [3, 4]\nc:\n"), [
-            ("a".into(), "[1, 2]".into()),
-            ("b".into(), "[3, 4]".into()),
-            ("c".into(), "".into())
-        ]);
+        assert_eq!(
+            kv("a:\n  - 1\n  - 2\nb: [3, 4]\nc:\n"),
+            [("a".into(), "[1, 2]".into()), ("b".into(), "[3, 4]".into()), ("c".into(), "".into())]
+        );
     }
 
     #[test]

@@ -7,9 +7,9 @@
 //! Every command's flags live here (the submodules hold the larger groups), so this module depends on no
 //! command module: commands take their arguments from here, never from each other.
 
+pub mod ai;
 mod catalog;
 mod compare;
-pub mod ai;
 pub mod db;
 mod hints;
 mod import;

@@ -62,13 +62,21 @@ fn a_tiny_training_run_reports_au_and_samples_per_second_and_leaves_nothing() {
     assert!(d["client"]["cpu_s"].as_f64().is_some());
     assert_eq!(crate::util::entries(t.path()), ["cat.db"], "the data directory is removed");
     let listed = iolab().env("IOLAB_DB", &catalog).args(["runs", "--kind", "ai-train"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&listed.stdout).contains("tiny"), "{}", String::from_utf8_lossy(&listed.stdout));
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("tiny"),
+        "{}",
+        String::from_utf8_lossy(&listed.stdout)
+    );
 }
 
 #[test]
 fn one_step_per_accelerator_says_why_au_has_no_value() {
     let t = tempdir();
-    let (_, stdout, stderr) = train(t.path(), &t.path().join("c.db"), &[&TINY[..], &["--num-accelerators", "4", "--no-save"]].concat());
+    let (_, stdout, stderr) = train(
+        t.path(),
+        &t.path().join("c.db"),
+        &[&TINY[..], &["--num-accelerators", "4", "--no-save"]].concat(),
+    );
     assert!(stdout.contains("AU - (see warnings)"), "{stdout}{stderr}");
     assert!(stdout.contains("warning: AU has no value: 1 step per epoch per accelerator"), "{stdout}");
     assert!(stdout.contains("verdict: none"), "{stdout}");
