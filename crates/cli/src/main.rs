@@ -52,6 +52,7 @@ mod steady;
 mod trace_file;
 
 // The commands, one module each; none imports another.
+mod ai_cmd;
 mod catalog_cmd;
 mod compare;
 mod db_check;
@@ -117,6 +118,7 @@ fn main() {
         args::Command::Mrc(a) => mrc_cmd::mrc(&a),
         args::Command::Replay(a) => replay_cmd::replay(&a),
         args::Command::Db(a) => db_cmd::db(&a),
+        args::Command::Ai(a) => ai_cmd::ai(&a),
         args::Command::Completions { shell } => docs_cmd::completions(shell),
         args::Command::Man { dir } => docs_cmd::man(dir.as_deref()),
     };

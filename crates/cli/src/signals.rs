@@ -106,6 +106,7 @@ fn exit_after_grace() {
 /// own files being written are set again (`iolab_device::ownership::seal_on_exit`).
 pub fn clean_up() {
     iolab_db::cleanup_on_exit();
+    iolab_ai::cleanup_on_exit();
     iolab_device::memlimit::cleanup_on_exit();
     iolab_device::remove_scratch_files();
     iolab_device::throttle::cleanup_on_exit();

@@ -7,6 +7,7 @@
 //! Every command's flags live here (the submodules hold the larger groups), so this module depends on no
 //! command module: commands take their arguments from here, never from each other.
 
+pub mod ai;
 mod catalog;
 mod compare;
 pub mod db;
@@ -189,6 +190,10 @@ pub enum Command {
     /// tpch` a TPC-H-derived query set, `iolab db copy` a snapshot copy, on SQLite or PostgreSQL whose files
     /// live on the storage under test (docs/DB.md).
     Db(db::DbArgs),
+    /// AI training storage: `iolab ai train CONFIG` runs a DLIO workload (a YAML file, or a built-in:
+    /// tiny, unet3d, resnet50, cosmoflow) with simulated accelerators and judges accelerator utilization
+    /// (docs/AI.md).
+    Ai(ai::AiArgs),
     /// Print the shell completion script for SHELL (bash, zsh, fish, elvish, powershell), generated from these
     /// very flags: `iolab completions bash > /etc/bash_completion.d/iolab`.
     Completions {

@@ -43,6 +43,7 @@ kinds! {
     db_tpch::TpchKind,
     db_copy::CopyKind,
     db_ycsb::YcsbKind,
+    ai_train::AiTrainKind,
     #[cfg(test)]
     toy::ToyKind,
 }

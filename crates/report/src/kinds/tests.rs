@@ -203,12 +203,23 @@ fn metric_names_gather_every_kinds_in_order() {
     assert_eq!(names.join(", "), format!("{before}, ops_per_s, ops, toy_ops_per_s, toy_ops"));
 }
 
-/// The iolab runs columns, in their places: a YCSB run's ops/s and the toy's between MB/s and NOPM; what a
-/// sweep's figures are (means over trials) after them.
+/// The iolab runs columns, in their places: a YCSB run's ops/s and the toy's between MB/s and NOPM, an AI
+/// training run's AU and samples/s after NOPM; what a sweep's figures are (means over trials) after them.
 #[test]
 fn listing_columns_come_from_the_kinds_in_their_places() {
     let headers: Vec<&str> = listing().iter().map(|c| c.header).collect();
-    let want = ["IOPS", "MB/s", "ops/s", "toy ops/s", "NOPM", "queries (total / geomean)", "p99", "figures"];
+    let want = [
+        "IOPS",
+        "MB/s",
+        "ops/s",
+        "toy ops/s",
+        "NOPM",
+        "AU",
+        "samples/s",
+        "queries (total / geomean)",
+        "p99",
+        "figures",
+    ];
     assert_eq!(headers, want);
 }
 

@@ -1,0 +1,84 @@
+//! `iolab ai train`: a DLIO workload (a YAML file or a built-in) with `--param` over it, read by
+//! `iolab-ai`; the data directory claimed in the command's write gate with `--json` and the catalog before
+//! anything is made; the run (`iolab_ai::run`: generate, train, remove); the document saved (as an
+//! `ai_train` entry), printed and written. Exit 1 on a FAIL verdict, as a profile's verdict does.
+
+use crate::args::ai::{AiArgs, AiWhat, TrainArgs};
+use crate::db_run::number;
+use crate::exit::{usage, ExitStatus};
+use crate::session::{Claims, Session};
+use anyhow::Result;
+use iolab_report::{Document, JsonExporter, TextExporter};
+
+/// Runs `iolab ai`.
+pub fn ai(args: &AiArgs) -> Result<ExitStatus> {
+    match &args.what {
+        AiWhat::Train(a) => train(a),
+    }
+}
+
+/// Notices on stderr, unless quiet.
+struct Said(bool);
+
+impl iolab_ai::Notices for Said {
+    fn notice(&self, text: &str) {
+        if !self.0 {
+            eprintln!("{text}");
+        }
+    }
+}
+
+fn train(a: &TrainArgs) -> Result<ExitStatus> {
+    let mut loaded = iolab_ai::load(&a.config, &a.param).map_err(usage)?;
+    loaded.config.accelerators = number("--num-accelerators", &a.num_accelerators, 1, 1024)?;
+    iolab_ai::check(&loaded.config).map_err(ai_error)?;
+    let seed = a.seed.or(loaded.config.seed).unwrap_or_else(crate::points::fresh_seed);
+    let quiet = a.quiet || a.json.as_deref() == Some("-");
+    let mut session = Session::open(Claims {
+        reads: None,
+        job_file: None,
+        json: a.json.as_deref(),
+        csv: None,
+        catalog: &a.catalog,
+        metrics: None,
+        quiet,
+        dry_run: false,
+    })?;
+    let dir = a.data_dir.clone().unwrap_or_else(|| {
+        let base = std::env::var("IOLAB_SCRATCH_DIR").unwrap_or_else(|_| ".".into());
+        format!("{}/iolab-ai-{}", base.trim_end_matches('/'), std::process::id())
+    });
+    let held = session.gate_mut().database_dir("--data-dir", &dir, &[]).map_err(usage)?;
+    let stop = crate::signals::stop_flag(quiet);
+    let said = Said(quiet);
+    iolab_ai::Notices::notice(
+        &said,
+        &format!("ai train {} ({}), seed {seed}", loaded.config.name, loaded.config.source),
+    );
+    let doc = iolab_ai::run(&loaded, held, seed, &stop, &said).map_err(ai_error)?;
+    let entry = crate::saving::entry(&doc)?;
+    let json = JsonExporter.render(&doc);
+    let status = match &doc.verdict {
+        Some(v) if !v.passed => ExitStatus::Fail,
+        _ => ExitStatus::Ok,
+    };
+    session.conclude(
+        (entry, &json),
+        |outputs| {
+            if !quiet {
+                crate::output::print(&TextExporter.render(&doc as &dyn Document))?;
+            }
+            outputs.write(|| json.clone(), || unreachable!("no --csv"))
+        },
+        status,
+    )
+}
+
+/// An `iolab-ai` error as the binary says it: the input's are exit-2 usage errors.
+fn ai_error(e: iolab_ai::AiError) -> anyhow::Error {
+    if e.is_usage() {
+        usage(e)
+    } else {
+        anyhow::Error::new(e)
+    }
+}

@@ -1,0 +1,56 @@
+//! `iolab ai` flags: AI training storage workloads (docs/AI.md).
+
+use super::CatalogFlags;
+
+/// `iolab ai` options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct AiArgs {
+    /// The workload.
+    #[command(subcommand)]
+    pub what: AiWhat,
+}
+
+/// The workloads of `iolab ai`.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum AiWhat {
+    /// Training data loading as DLIO runs it: generate the dataset (npz or npy files) in --data-dir, then
+    /// read it in batches with simulated accelerators that compute (sleep) per step; report samples/s,
+    /// MiB/s, accelerator utilization (AU) and PASS/FAIL against the workload's minimum AU. CONFIG is a DLIO
+    /// workload YAML file or a built-in: tiny (the default, a smoke test), unet3d, resnet50, cosmoflow
+    /// (MLPerf-Storage-compatible; not MLPerf results).
+    Train(Box<TrainArgs>),
+}
+
+/// `iolab ai train` options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TrainArgs {
+    /// A DLIO workload YAML file, or a built-in workload: tiny, unet3d, resnet50, cosmoflow.
+    #[arg(value_name = "CONFIG", default_value = "tiny")]
+    pub config: String,
+    /// Set a workload option in DLIO's dotted keys, over the file (repeatable): --param
+    /// dataset.num_files_train=64 --param train.epochs=1. Options that change no I/O are listed as ignored;
+    /// options iolab cannot honour are refused by name.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub param: Vec<String>,
+    /// Simulated accelerators on this host (threads, each with its reader threads). Default 1.
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub num_accelerators: String,
+    /// The directory for the dataset, on the storage under test. It must not exist (iolab creates it, marks
+    /// it as its own and removes it after the run, also on Ctrl-C) or be one iolab made earlier. Default:
+    /// iolab-ai-PID in $IOLAB_SCRATCH_DIR or the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<String>,
+    /// The seed of the dataset's contents and of every shuffle. Default: the workload's train.seed, else a
+    /// fresh one (printed).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Write the result as JSON (iolab.aitrain/1) to FILE; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Results catalog: where the result is saved (as kind ai-train), its tags and note.
+    #[command(flatten)]
+    pub catalog: CatalogFlags,
+}

@@ -1,0 +1,120 @@
+//! `iolab ai train` end to end (issue 38, items 1-2): a tiny npz dataset generated in a scratch directory,
+//! read by simulated accelerators, the document with its samples/s, MiB/s and AU, saved and listed, nothing
+//! left behind; a DLIO workload file run with --param; options refused by name before anything is made.
+
+use crate::util::{iolab, tempdir};
+use serde_json::Value;
+use std::path::Path;
+
+/// `iolab ai train ARGS` in `dir`, saving into `catalog`: (exit code, stdout, stderr).
+fn train(dir: &Path, catalog: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = iolab()
+        .current_dir(dir)
+        .env("IOLAB_DB", catalog)
+        .env_remove("IOLAB_SCRATCH_DIR")
+        .args(["ai", "train"])
+        .args(args)
+        .output()
+        .expect("spawn iolab");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+/// 8 npz files of one 64 KiB sample, batch 2, 1 ms of computation, 1 epoch.
+const TINY: [&str; 12] = [
+    "--param",
+    "dataset.num_files_train=8",
+    "--param",
+    "dataset.record_length_bytes=65536",
+    "--param",
+    "reader.batch_size=2",
+    "--param",
+    "train.computation_time=0.001",
+    "--param",
+    "train.epochs=1",
+    "--seed",
+    "5",
+];
+
+#[test]
+fn a_tiny_training_run_reports_au_and_samples_per_second_and_leaves_nothing() {
+    let t = tempdir();
+    let catalog = t.path().join("cat.db");
+    let (code, stdout, stderr) = train(t.path(), &catalog, &[&TINY[..], &["--json", "-"]].concat());
+    // PASS or FAIL is the storage's and the machine's; the document is what is checked.
+    assert!(matches!(code, Some(0 | 1)), "{stderr}");
+    let d: Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(d["schema"], "iolab.aitrain/1");
+    assert_eq!(d["seed"], 5);
+    assert_eq!(d["dataset"]["files"], 8);
+    let tr = &d["training"];
+    assert_eq!((tr["steps_per_epoch"].as_u64(), tr["samples"].as_u64()), (Some(4), Some(8)));
+    assert_eq!(tr["bytes_read"], 8 * 65536);
+    assert!(tr["samples_per_s"].as_f64().unwrap() > 0.0);
+    assert!(tr["mib_per_s"].as_f64().unwrap() > 0.0);
+    let au = tr["au_pct"].as_f64().expect("AU with 4 steps");
+    assert!(au > 0.0 && au <= 100.0, "{au}");
+    assert_eq!(tr["timeline"].as_array().unwrap().len(), 4);
+    assert!(tr["first_wait_s"].as_f64().unwrap() <= tr["wait_s"].as_f64().unwrap());
+    assert_eq!(d["verdict"]["min_au_pct"], 90.0, "tiny's minimum AU");
+    assert_eq!(d["verdict"]["passed"], code == Some(0));
+    assert_eq!(d["latency_ns"].as_object().map(|_| ()), Some(()));
+    assert!(d["client"]["cpu_s"].as_f64().is_some());
+    assert_eq!(crate::util::entries(t.path()), ["cat.db"], "the data directory is removed");
+    let listed = iolab().env("IOLAB_DB", &catalog).args(["runs", "--kind", "ai-train"]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("tiny"),
+        "{}",
+        String::from_utf8_lossy(&listed.stdout)
+    );
+}
+
+#[test]
+fn one_step_per_accelerator_says_why_au_has_no_value() {
+    let t = tempdir();
+    let (_, stdout, stderr) = train(
+        t.path(),
+        &t.path().join("c.db"),
+        &[&TINY[..], &["--num-accelerators", "4", "--no-save"]].concat(),
+    );
+    assert!(stdout.contains("AU - (see warnings)"), "{stdout}{stderr}");
+    assert!(stdout.contains("warning: AU has no value: 1 step per epoch per accelerator"), "{stdout}");
+    assert!(stdout.contains("verdict: none"), "{stdout}");
+}
+
+#[test]
+fn a_dlio_workload_file_runs_with_params_on_its_data_dir() {
+    let t = tempdir();
+    let yaml = concat!(env!("CARGO_MANIFEST_DIR"), "/../ai/tests/fixtures/dlio/dlio_unet3d_h100.yaml");
+    let data = t.path().join("data");
+    let (code, stdout, stderr) = train(
+        t.path(),
+        &t.path().join("c.db"),
+        &[
+            &[yaml, "--data-dir", data.to_str().unwrap(), "--param", "workflow.checkpoint=False"][..],
+            &TINY[..],
+            &["--param", "dataset.record_length_bytes_stdev=0", "--no-save"],
+        ]
+        .concat(),
+    );
+    assert!(matches!(code, Some(0 | 1)), "{stderr}");
+    assert!(stdout.starts_with("ai train unet3d ("), "{stdout}");
+    assert!(stdout.contains("ignored: framework: pytorch"), "{stdout}");
+    assert!(!data.exists(), "the data directory is removed");
+}
+
+#[test]
+fn options_iolab_cannot_honour_are_refused_by_name_before_anything_is_made() {
+    let t = tempdir();
+    let yaml = concat!(env!("CARGO_MANIFEST_DIR"), "/../ai/tests/fixtures/dlio/dlio_resnet50_h100.yaml");
+    let (code, _, stderr) = train(t.path(), &t.path().join("c.db"), &[yaml]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("dataset.format: 'tfrecord' (line 17 of dlio_resnet50_h100.yaml)"), "{stderr}");
+    let (code, _, stderr) = train(t.path(), &t.path().join("c.db"), &["--param", "reader.batch_size=64"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("give no step"), "{stderr}");
+    let (code, _, stderr) = train(t.path(), &t.path().join("c.db"), &["--num-accelerators", "0"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("'--num-accelerators'"), "{stderr}");
+    assert_eq!(crate::util::entries(t.path()), Vec::<String>::new(), "nothing made");
+}

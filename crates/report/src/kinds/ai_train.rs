@@ -1,0 +1,201 @@
+//! An AI training run (`iolab.aitrain/1`, [`AiTrainResult`], `iolab ai train`): kept in the catalog as
+//! `ai_train` (typed `ai-train`), listed by its samples/s, MiB/s and AU; in the Markdown report as its text;
+//! not compared yet.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::ai::{AiTrainResult, AI_TRAIN_SCHEMA};
+use crate::export::json::pretty;
+use crate::format::{format_bytes, format_count, format_duration_ns, format_rate};
+use crate::html::markdown;
+use crate::plugin::catalog::{f64_at, str_at};
+use crate::plugin::{parse_as, Column, ColumnShown, Document, EntryKind, Kind, Page, Part, ReportDoc, Stage};
+
+/// The kind of AI training runs.
+pub struct AiTrainKind;
+
+/// The `iolab runs` column of a training run's accelerator utilization.
+const AU: Column = Column {
+    header: "AU",
+    place: 35,
+    shown: ColumnShown::WhenAny,
+    figures: &["au_pct"],
+    cell: |c| c.figure("au_pct").map_or("-".into(), |v| format!("{v:.1} %")),
+};
+
+/// The `iolab runs` column of a training run's samples per second.
+const SAMPLES: Column = Column {
+    header: "samples/s",
+    place: 36,
+    shown: ColumnShown::WhenAny,
+    figures: &["samples_per_s"],
+    cell: |c| c.figure("samples_per_s").map_or("-".into(), |v| format_rate(v, 1)),
+};
+
+impl Kind for AiTrainKind {
+    fn schema(&self) -> &'static str {
+        AI_TRAIN_SCHEMA
+    }
+    fn name(&self) -> &'static str {
+        "ai train"
+    }
+    fn parse(&self, doc: Value) -> Result<Box<dyn Document>, String> {
+        parse_as::<AiTrainResult>(self, doc)
+    }
+    fn entries(&self) -> &'static [EntryKind] {
+        &[EntryKind { stored: "ai_train", typed: &["ai-train", "aitrain"], what: "`iolab ai train` runs" }]
+    }
+    /// The workload, the data directory, samples/s, MiB/s (as `mb_s`, 10^6 bytes) and AU.
+    fn columns(&self, doc: &Value, c: &mut iolab_doc::Columns) {
+        c.profile = str_at(doc, "/workload");
+        c.targets.extend(str_at(doc, "/config/data_dir"));
+        c.set_figure("samples_per_s", f64_at(doc, "/training/samples_per_s"));
+        c.set_figure("mb_s", f64_at(doc, "/training/mib_per_s").map(|m| m * 1_048_576.0 / 1e6));
+        c.set_figure("au_pct", f64_at(doc, "/training/au_pct"));
+    }
+    fn listing(&self) -> &'static [&'static Column] {
+        &[&AU, &SAMPLES]
+    }
+    fn markdown(&self) -> &'static [Part] {
+        &[Part::Each(Stage::DatabaseEach, as_text)]
+    }
+    fn without_csv(&self) -> Option<&'static str> {
+        Some("an AI training run: it has no CSV form (its timeline is in the JSON)")
+    }
+}
+
+/// The run in Markdown: its text.
+fn as_text(p: &mut Page, d: &ReportDoc) {
+    markdown::as_text(&mut p.out, "AI training", d);
+}
+
+impl Document for AiTrainResult {
+    fn kind(&self) -> &'static dyn Kind {
+        &AiTrainKind
+    }
+    fn text(&self) -> String {
+        text(self)
+    }
+    fn json(&self) -> String {
+        pretty(self) + "\n"
+    }
+    fn started_at(&self) -> String {
+        self.started_at.clone()
+    }
+    fn iolab_version(&self) -> String {
+        self.iolab_version.clone()
+    }
+}
+
+/// The printed result of `iolab ai train`.
+pub fn text(r: &AiTrainResult) -> String {
+    let mut o = String::new();
+    let c = &r.config;
+    let t = &r.training;
+    let _ = writeln!(o, "ai train {} ({}), seed {}", r.workload, r.source, r.seed);
+    let _ = writeln!(o, "  {}", r.disclaimer);
+    let _ = writeln!(
+        o,
+        "  dataset: {} {} files x {} samples of {} (stdev {}) in {}: {} generated in {:.2} s ({:.2} CPU-s)",
+        format_count(c.num_files),
+        c.format,
+        format_count(c.samples_per_file),
+        format_bytes(c.record_length_bytes),
+        format_bytes(c.record_length_bytes_stdev),
+        c.data_dir,
+        format_bytes(r.dataset.bytes),
+        r.dataset.generate_s,
+        r.dataset.generate_cpu_s,
+    );
+    let _ = writeln!(
+        o,
+        "  training: {} accelerator{}, batch {}, {} reader thread{} each, {} epoch{}, computation {} per step, {}",
+        c.accelerators,
+        plural(c.accelerators),
+        c.batch_size,
+        c.read_threads,
+        plural(c.read_threads),
+        c.epochs,
+        plural(c.epochs),
+        format_duration_ns(c.computation_time_s * 1e9),
+        if c.odirect { "O_DIRECT" } else { "through the page cache" },
+    );
+    let _ = writeln!(
+        o,
+        "  steps: {} per accelerator per epoch; waited {:.3} s for data ({:.3} s of it in first steps, left out of AU), computed {:.3} s",
+        t.steps_per_epoch, t.wait_s, t.first_wait_s, t.compute_s
+    );
+    let au = t.au_pct.map_or("- (see warnings)".into(), |a| format!("{a:.2} %"));
+    let _ = writeln!(
+        o,
+        "  throughput: {} samples/s, {} MiB/s over {:.3} s ({} samples, {} read); AU {}",
+        format_rate(t.samples_per_s, 1),
+        format_rate(t.mib_per_s, 1),
+        t.elapsed_s,
+        format_count(t.samples),
+        format_bytes(t.bytes_read),
+        au
+    );
+    for e in t.epochs.iter().filter(|_| t.epochs.len() > 1) {
+        let au = e.au_pct.map_or("-".into(), |a| format!("{a:.2} %"));
+        let _ = writeln!(
+            o,
+            "    epoch {}: {} samples/s over {:.3} s, AU {au}",
+            e.epoch,
+            format_rate(e.samples_per_s, 1),
+            e.elapsed_s
+        );
+    }
+    if let Some(l) = &r.latency_ns {
+        let _ = writeln!(
+            o,
+            "  sample read latency: mean {}, p50 {}, p99 {}, max {}",
+            format_duration_ns(l.mean),
+            format_duration_ns(l.p50 as f64),
+            format_duration_ns(l.p99 as f64),
+            format_duration_ns(l.max as f64)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  client (this process, not the storage): {:.2} CPU-s training ({:.2} per accelerator), peak RSS {}",
+        r.client.cpu_s,
+        r.client.cpu_s_per_accelerator,
+        format_bytes(r.client.peak_rss_bytes)
+    );
+    for i in &r.ignored {
+        let _ = writeln!(o, "  ignored: {}: {} ({})", i.key, i.value, i.why);
+    }
+    for w in &r.warnings {
+        let _ = writeln!(o, "  warning: {w}");
+    }
+    if r.partial {
+        let _ = writeln!(o, "  partial: stopped early; the figures cover the steps that ran");
+    }
+    match &r.verdict {
+        Some(v) => {
+            let _ = writeln!(
+                o,
+                "verdict: {} (AU {:.2} % {} the minimum {:.0} %)",
+                if v.passed { "PASS" } else { "FAIL" },
+                v.au_pct,
+                if v.passed { "meets" } else { "is below" },
+                v.min_au_pct
+            );
+        }
+        None => {
+            let _ = writeln!(o, "verdict: none (no minimum AU, or no AU)");
+        }
+    }
+    o
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
