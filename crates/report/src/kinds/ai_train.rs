@@ -11,7 +11,9 @@ use crate::export::json::pretty;
 use crate::format::{format_bytes, format_count, format_duration_ns, format_rate};
 use crate::html::markdown;
 use crate::plugin::catalog::{f64_at, str_at};
-use crate::plugin::{parse_as, Column, ColumnShown, Document, EntryKind, Kind, Page, Part, ReportDoc, Stage};
+use crate::plugin::{
+    parse_as, Column, ColumnShown, Document, EntryKind, Kind, Page, Part, ReportDoc, Stage, Warned,
+};
 
 /// The kind of AI training runs.
 pub struct AiTrainKind;
@@ -86,6 +88,9 @@ impl Document for AiTrainResult {
     }
     fn iolab_version(&self) -> String {
         self.iolab_version.clone()
+    }
+    fn warnings(&self) -> Vec<Warned> {
+        self.warnings.iter().map(Warned::of).collect()
     }
 }
 

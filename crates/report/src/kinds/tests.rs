@@ -318,12 +318,18 @@ fn warned(kind: &dyn Kind) -> (Box<dyn Document>, Vec<String>) {
             Box::new(crate::db_copy::CopyResult { warnings: strings(), ..crate::db_copy::tests::sample() })
         }
         "db ycsb" => Box::new(ycsb(strings())),
+        "ai train" => {
+            // A document `iolab ai train` wrote (the built-in tiny workload), its warnings replaced.
+            let text = include_str!("testdata/ai_train.json");
+            let doc: crate::ai::AiTrainResult = serde_json::from_str(text).expect("an ai-train document");
+            Box::new(crate::ai::AiTrainResult { warnings: strings(), ..doc })
+        }
         "toy" => Box::new(toy(1000.0)),
         other => panic!("kind '{other}' has no document with warnings in this test: add one"),
     };
     let want = match kind.name() {
         "run" | "sweep" => messages(&stats),
-        "db" | "db sweep" | "db tpch" | "db copy" | "db ycsb" => strings(),
+        "db" | "db sweep" | "db tpch" | "db copy" | "db ycsb" | "ai train" => strings(),
         _ => Vec::new(),
     };
     (doc, want)
