@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod format;
 mod histogram;
 pub mod inference;
 mod interval;

@@ -326,10 +326,10 @@ impl Warning {
                 "offered rate not sustained: {achieved_iops:.1} of {offered_iops:.1} IOPS achieved, {backlog_at_end} arrivals pending at the end"
             ),
             Self::DispatchLag { lag_p99_ns, response_p99_ns } => format!(
-                "iolab issued ops late: lag p99 {:.1} us is {:.0}% of the response p99 {:.1} us, which includes it",
-                *lag_p99_ns as f64 / 1e3,
+                "iolab issued ops late: lag p99 {} is {:.0}% of the response p99 {}, which includes it",
+                crate::format::format_duration_ns(*lag_p99_ns as f64),
                 100.0 * *lag_p99_ns as f64 / (*response_p99_ns).max(1) as f64,
-                *response_p99_ns as f64 / 1e3
+                crate::format::format_duration_ns(*response_p99_ns as f64)
             ),
             Self::Errors { count } => format!("{count} I/O errors"),
             Self::InjectedErrors { count } => format!("{count} I/O errors, with EIO injected by --inject"),
@@ -565,6 +565,16 @@ fn percent(part: f64, whole: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 37, item 3: the lag warning speaks the units of the tables beside it, not "69402.6 us".
+    #[test]
+    fn the_dispatch_lag_warning_speaks_the_tables_units() {
+        let w = Warning::DispatchLag { lag_p99_ns: 69_402_600, response_p99_ns: 80_000_000 };
+        assert_eq!(
+            w.message(),
+            "iolab issued ops late: lag p99 69.4 ms is 87% of the response p99 80.0 ms, which includes it"
+        );
+    }
 
     #[test]
     fn series_warnings_flags_noise_and_slow_start() {
