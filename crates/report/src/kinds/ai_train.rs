@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::ai::{AiTrainResult, AI_TRAIN_SCHEMA};
 use crate::export::json::pretty;
-use crate::format::{format_bytes, format_count, format_duration_ns, format_rate};
+use crate::format::{counted, format_bytes, format_count, format_duration_ns, format_rate};
 use crate::html::markdown;
 use crate::plugin::catalog::{f64_at, str_at};
 use crate::plugin::{
@@ -94,13 +94,20 @@ impl Document for AiTrainResult {
     }
 }
 
-/// The printed result of `iolab ai train`.
+/// The printed result of `iolab ai train`: what ran, what it achieved, what it cost the client, the verdict.
 pub fn text(r: &AiTrainResult) -> String {
     let mut o = String::new();
-    let c = &r.config;
-    let t = &r.training;
     let _ = writeln!(o, "ai train {} ({}), seed {}", r.workload, r.source, r.seed);
     let _ = writeln!(o, "  {}", r.disclaimer);
+    setup(&mut o, r);
+    figures(&mut o, r);
+    client_and_verdict(&mut o, r);
+    o
+}
+
+/// The dataset and the training set-up.
+fn setup(o: &mut String, r: &AiTrainResult) {
+    let c = &r.config;
     let _ = writeln!(
         o,
         "  dataset: {} {} files x {} samples of {} (stdev {}) in {}: {} generated in {:.2} s ({:.2} CPU-s)",
@@ -116,17 +123,19 @@ pub fn text(r: &AiTrainResult) -> String {
     );
     let _ = writeln!(
         o,
-        "  training: {} accelerator{}, batch {}, {} reader thread{} each, {} epoch{}, computation {} per step, {}",
-        c.accelerators,
-        plural(c.accelerators),
+        "  training: {}, batch {}, {} each, {}, computation {} per step, {}",
+        counted(c.accelerators, "accelerator"),
         c.batch_size,
-        c.read_threads,
-        plural(c.read_threads),
-        c.epochs,
-        plural(c.epochs),
+        counted(c.read_threads, "reader thread"),
+        counted(c.epochs, "epoch"),
         format_duration_ns(c.computation_time_s * 1e9),
         if c.odirect { "O_DIRECT" } else { "through the page cache" },
     );
+}
+
+/// Steps, throughput, AU (per epoch when several) and the samples' read latency.
+fn figures(o: &mut String, r: &AiTrainResult) {
+    let t = &r.training;
     let _ = writeln!(
         o,
         "  steps: {} per accelerator per epoch; waited {:.3} s for data ({:.3} s of it in first steps, left out of AU), computed {:.3} s",
@@ -163,6 +172,10 @@ pub fn text(r: &AiTrainResult) -> String {
             format_duration_ns(l.max as f64)
         );
     }
+}
+
+/// The client's own cost (apart from the storage's figures), what was ignored, the warnings and the verdict.
+fn client_and_verdict(o: &mut String, r: &AiTrainResult) {
     let _ = writeln!(
         o,
         "  client (this process, not the storage): {:.2} CPU-s training ({:.2} per accelerator), peak RSS {}",
@@ -194,13 +207,5 @@ pub fn text(r: &AiTrainResult) -> String {
             let _ = writeln!(o, "verdict: none (no minimum AU, or no AU)");
         }
     }
-    o
 }
 
-fn plural(n: u64) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
-}
