@@ -140,6 +140,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         write_caches: write_caches(&plan, &run.layers, &run.regions, measured_ns + ramp_ns(&plan, &outputs)),
         in_flight_at_end,
         max_recorded_ns: max_recorded_ns(&total),
+        drains_for_flushes: plan.workers.iter().any(|w| w.durability.flush_every > 0),
     };
     warnings.extend(run_warnings(&facts));
     let dirty = run.layers.cache.as_ref().map_or(0, |c| c.cache.dirty_lines());
