@@ -1,6 +1,6 @@
 //! iolab-ai: AI training storage workloads (`iolab ai train`, docs/AI.md). A DLIO workload file or a
 //! built-in MLPerf-Storage-compatible workload ([`config`]) becomes a dataset in its formats' real on-disk
-//! shape ([`format`], [`dataset`]), read by simulated accelerators as DLIO's loader reads it ([`train`]),
+//! shape ([`mod@format`], [`dataset`]), read by simulated accelerators as DLIO's loader reads it ([`train`]),
 //! and judged by accelerator utilization ([`au`]) in an `iolab.aitrain/1` document ([`document`]).
 //!
 //! As `iolab-db`'s workloads are built: a library call that prints nothing, installs no signal handler and

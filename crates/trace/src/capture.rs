@@ -39,7 +39,7 @@ const TRACING: &str = "/sys/kernel/tracing";
 
 /// Where tracefs is, or why it cannot be used. Where it is not mounted, root mounts it as trace-cmd does;
 /// here only to see that it can be (mounted and unmounted again at once): a capture mounts it for its own
-/// time ([`TracefsMount`]).
+/// time (`TracefsMount`).
 pub fn tracefs() -> Result<PathBuf, CaptureError> {
     let (dir, _mount) = TracefsMount::ensure()?;
     Ok(dir)

@@ -1,6 +1,6 @@
 //! A training workload as DLIO describes it: a workload YAML file (dlio_benchmark's
 //! `configs/workload/*.yaml`, mlcommons/storage's `configs/dlio/workload/*.yaml`) or a built-in one, with
-//! `--param KEY=VALUE` over it in DLIO's dotted keys. Every key is one of three things ([`keys`]): honoured
+//! `--param KEY=VALUE` over it in DLIO's dotted keys. Every key is one of three things (`keys`): honoured
 //! (it sets [`TrainConfig`]), ignored (it changes no I/O: listed in the document with why), or refused by
 //! name (it would change the I/O in a way iolab does not do yet), as fio job files are imported.
 
