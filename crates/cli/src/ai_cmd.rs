@@ -32,7 +32,8 @@ fn train(a: &TrainArgs) -> Result<ExitStatus> {
     let mut loaded = iolab_ai::load(&a.config, &a.param).map_err(usage)?;
     loaded.config.accelerators = number("--num-accelerators", &a.num_accelerators, 1, 1024)?;
     iolab_ai::check(&loaded.config).map_err(ai_error)?;
-    let seed = a.seed.or(loaded.config.seed).unwrap_or_else(crate::points::fresh_seed);
+    let given = a.keys.to_job().map_err(usage)?.seed;
+    let seed = given.or(loaded.config.seed).unwrap_or_else(crate::points::fresh_seed);
     let quiet = a.quiet || a.json.as_deref() == Some("-");
     let mut session = Session::open(Claims {
         reads: None,

@@ -1,6 +1,6 @@
 //! `iolab ai` flags: AI training storage workloads (docs/AI.md).
 
-use super::CatalogFlags;
+use super::{CatalogFlags, KeySet, SomeKeys};
 
 /// `iolab ai` options.
 #[derive(clap::Args, Debug, Clone)]
@@ -40,10 +40,9 @@ pub struct TrainArgs {
     /// iolab-ai-PID in $IOLAB_SCRATCH_DIR or the current directory.
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<String>,
-    /// The seed of the dataset's contents and of every shuffle. Default: the workload's train.seed, else a
-    /// fresh one (printed).
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
+    /// --seed.
+    #[command(flatten)]
+    pub keys: SomeKeys<AiKeys>,
     /// Write the result as JSON (iolab.aitrain/1) to FILE; '-' for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
@@ -53,4 +52,15 @@ pub struct TrainArgs {
     /// Results catalog: where the result is saved (as kind ai-train), its tags and note.
     #[command(flatten)]
     pub catalog: CatalogFlags,
+}
+
+/// `--seed` of an AI training run: `iolab run`'s own flag (one definition), in a training run's words.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AiKeys;
+
+impl KeySet for AiKeys {
+    const KEYS: &'static [(&'static str, Option<&'static str>)] = &[(
+        "seed",
+        Some("The seed of the dataset's contents and of every shuffle. Default: the workload's train.seed, else a fresh one (printed)."),
+    )];
 }
