@@ -117,11 +117,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         engine: outputs.first().map_or("", |o| o.engine).to_string(),
         ramp_s: ramp_ns(&plan, &outputs) as f64 / 1e9,
         total_ops: total.all.ops,
-        interval_iops: series
-            .iter()
-            .filter(|p| (p.interval_s - interval_s).abs() < 1e-9)
-            .map(|p| p.iops)
-            .collect(),
+        interval_iops: interval_iops(&series, interval_s),
         virtual_time: plan.clock == ClockKind::Virtual,
         timed: plan.duration_ns.is_some(),
         direct: plan.direct,
@@ -184,6 +180,11 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
     };
     drop(run.throttle);
     Ok(result)
+}
+
+/// The IOPS of each whole interval of `series` (the last, shorter one left out).
+fn interval_iops(series: &[TimePoint], interval_s: f64) -> Vec<f64> {
+    series.iter().filter(|p| (p.interval_s - interval_s).abs() < 1e-9).map(|p| p.iops).collect()
 }
 
 /// The I/Os in flight when the window closed, over every worker (and rank).
