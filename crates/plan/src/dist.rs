@@ -1,4 +1,5 @@
-//! Offset distributions over a worker's region: uniform, zipf, pareto and hot zones.
+//! Offset distributions over a worker's region: uniform, zipf, pareto, hot zones, and fio's fixed sequence of
+//! blocks (not drawn: [`SlotSampler::nth`] gives the block of the k-th I/O).
 //!
 //! The region is cut into `slots` aligned positions. A distribution picks a slot index; for zipf and pareto
 //! the popular indices are then scattered over the region by an affine bijection (a*k+b mod n), so hot
@@ -32,6 +33,17 @@ pub enum SlotSampler {
         /// (cumulative share, first slot, slot count) per zone with I/O.
         zones: Vec<(u64, u64, u64)>,
     },
+    /// fio's `sequence:` distribution: the k-th I/O's block is given, not drawn ([`SlotSampler::nth`]).
+    Sequence {
+        /// The blocks of one cycle.
+        blocks: Vec<u64>,
+        /// Each cycle a group of `blocks.len()` further on.
+        advance: bool,
+        /// How many groups fit in the `n` slots (1 without `advance`).
+        groups: u64,
+        /// Number of slots.
+        n: u64,
+    },
 }
 
 impl SlotSampler {
@@ -45,7 +57,28 @@ impl SlotSampler {
                 SlotSampler::Pareto { n, pow: h.ln() / (1.0 - h).ln(), scatter: Scatter::new(n) }
             }
             Dist::Zones { zones } => SlotSampler::Zones { zones: zone_table(zones, n) },
+            // SPRandom's writes come from its own generator (crates/plan/src/sprandom.rs); other I/O is uniform.
+            Dist::Sprandom { .. } => SlotSampler::Uniform { n },
+            Dist::Sequence { blocks, advance } => {
+                let len = blocks.len().max(1) as u64;
+                let top = blocks.iter().copied().max().unwrap_or(0);
+                let groups = if *advance && top < n { (n - 1 - top) / len + 1 } else { 1 };
+                SlotSampler::Sequence { blocks: blocks.clone(), advance: *advance, groups, n }
+            }
         }
+    }
+
+    /// The slot of the `k`-th I/O (0-based, counted per direction) for a sequence, as fio's
+    /// `__get_next_rand_offset_sequence`: `blocks[k % len]`, plus `(k / len) * len` with `advance`, the groups
+    /// starting over at the first once past the last that fits (fio ends the job there). `None` for a
+    /// distribution that draws.
+    #[inline]
+    pub fn nth(&self, k: u64) -> Option<u64> {
+        let SlotSampler::Sequence { blocks, advance, groups, n } = self else { return None };
+        let len = (blocks.len() as u64).max(1);
+        let b = *blocks.get((k % len) as usize)?;
+        let group = if *advance { (k / len) % groups } else { 0 };
+        Some((group * len + b).min(n - 1))
     }
 
     /// The next slot index in `0..n`.
@@ -63,6 +96,8 @@ impl SlotSampler {
                 let z = zones.iter().find(|z| r < z.0).unwrap_or(&zones[zones.len() - 1]);
                 z.1 + rng.below(z.2)
             }
+            // Not drawn: the generator asks for the k-th block (`nth`); this is the first.
+            SlotSampler::Sequence { .. } => self.nth(0).unwrap_or(0),
         }
     }
 }

@@ -3,8 +3,10 @@
 //! a spec or size with a single choice consumes no random numbers.
 
 use crate::dist::SlotSampler;
+use crate::sprandom::SpRandom;
 use crate::{Region, WorkerPlan};
 use iolab_rng::Rng;
+use iolab_spec::{Band, Dist};
 
 /// What an op does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -104,6 +106,24 @@ pub struct OpGen {
     last_start: Vec<u64>,
     /// The write that follows the last trim of a `trim_then_write` spec.
     paired_write: Option<GenOp>,
+    /// Ops generated so far per kind (read, write, trim): the k of a `sequence` distribution, as fio counts
+    /// its issued I/Os per direction.
+    issued: [u64; 3],
+    /// The band walk, with each target's band start (relative to the region) and bytes moved in it.
+    band: Option<Band>,
+    band_start: Vec<u64>,
+    band_bytes: Vec<u64>,
+    /// fio's SPRandom preconditioning, when the worker's spec asks for it: where its writes go.
+    sprandom: Option<SpRandom>,
+}
+
+/// The index of an op kind in [`OpGen`]'s per-kind counts.
+fn kind_index(kind: OpKind) -> usize {
+    match kind {
+        OpKind::Read => 0,
+        OpKind::Write | OpKind::Flush => 1,
+        OpKind::Trim => 2,
+    }
 }
 
 fn pct_threshold(pct: f64) -> u64 {
@@ -137,8 +157,9 @@ impl OpGen {
                 let samplers = regions
                     .iter()
                     .map(|r| {
-                        let slots =
-                            if r.length >= b.size_bytes { (r.length - b.size_bytes) / align + 1 } else { 1 };
+                        // With a band walk, random offsets are drawn within the band, as fio's last_block is.
+                        let span = worker.band.map_or(r.length, |band| band.size.min(r.length));
+                        let slots = if span >= b.size_bytes { (span - b.size_bytes) / align + 1 } else { 1 };
                         SlotSampler::new(&s.dist, slots)
                     })
                     .collect();
@@ -156,7 +177,17 @@ impl OpGen {
                 trim_then_write: s.trim_then_write,
             });
         }
+        let sprandom = worker.specs.first().zip(regions.first()).and_then(|(s, r)| match s.dist {
+            Dist::Sprandom { op, regions: n } => {
+                let bs = s.bs.first().map_or(4096, |b| b.size_bytes).max(1);
+                let align = s.align.unwrap_or(bs).max(1);
+                let blocks = r.length.saturating_sub(bs) / align + 1;
+                Some(SpRandom::new(blocks, align, op, n, rng.clone().next_u64() ^ 0x5350_5241))
+            }
+            _ => None,
+        });
         OpGen {
+            sprandom,
             rng,
             spec_cum,
             specs,
@@ -166,7 +197,57 @@ impl OpGen {
             run_left: 0,
             last_start: vec![0; regions.len()],
             paired_write: None,
+            issued: [0; 3],
+            band: worker.band,
+            band_start: vec![0; regions.len()],
+            band_bytes: vec![0; regions.len()],
         }
+    }
+
+    /// Counts a generated op: per kind, and in its target's band.
+    #[inline]
+    fn count(&mut self, op: GenOp) -> GenOp {
+        self.issued[kind_index(op.kind)] += 1;
+        if self.band.is_some() {
+            self.band_bytes[op.target as usize] += op.len as u64;
+        }
+        op
+    }
+
+    /// Before an op on target `t` with a band walk: once the band has had its bytes, the next band, `size +
+    /// skip` further (the first again when it starts at or past the region's end), as fio's
+    /// `setup_strided_zone_mode`; the sequential cursor starts at the band's start.
+    fn band_turn(&mut self, t: usize, band: Band) {
+        if self.band_bytes[t] < band.bytes {
+            return;
+        }
+        self.band_bytes[t] = 0;
+        let next = self.band_start[t].saturating_add(band.size).saturating_add(band.skip);
+        self.band_start[t] = if next >= self.regions[t].length { 0 } else { next };
+        self.seq_next[t] = self.band_start[t];
+    }
+
+    /// The offset (relative to the region) of an op of `len` bytes in target `t`'s band: `slot` (random, in
+    /// the band) or the next sequential one, which goes back to the band's start at its end (fio's zone range,
+    /// gone over again while the band's bytes last). An I/O that would run past the region's end starts the
+    /// walk over at the first band (fio ends the job there).
+    fn in_band(&mut self, t: usize, band: Band, slot: Option<u64>, len: u64) -> u64 {
+        for _ in 0..2 {
+            let start = self.band_start[t];
+            let rel = match slot {
+                Some(s) => start + s,
+                None if self.seq_next[t] >= start + band.size || self.seq_next[t] < start => start,
+                None => self.seq_next[t],
+            };
+            if rel + len <= self.regions[t].length {
+                if slot.is_none() {
+                    self.seq_next[t] = rel + len;
+                }
+                return rel;
+            }
+            (self.band_start[t], self.band_bytes[t], self.seq_next[t]) = (0, 0, 0);
+        }
+        0
     }
 
     #[inline]
@@ -184,7 +265,7 @@ impl OpGen {
     #[inline]
     pub fn next_op(&mut self) -> GenOp {
         if let Some(write) = self.paired_write.take() {
-            return write;
+            return self.count(write);
         }
         let t = self.next_target;
         self.next_target = if t + 1 == self.regions.len() { 0 } else { t + 1 };
@@ -216,10 +297,21 @@ impl OpGen {
         let region = self.regions[t];
         let size = &self.specs[si].sizes[zi];
         let len = size.size;
-        let rel = if follow && identical {
+        let slot = random.then(|| {
+            if let (Some(spr), OpKind::Write) = (self.sprandom.as_mut(), kind) {
+                return spr.next_block() * size.align;
+            }
+            let sampler = &size.samplers[t];
+            sampler.nth(self.issued[kind_index(kind)]).unwrap_or_else(|| sampler.sample(&mut self.rng))
+                * size.align
+        });
+        let rel = if let Some(band) = self.band {
+            self.band_turn(t, band);
+            self.in_band(t, band, slot, len)
+        } else if follow && identical {
             self.last_start[t].min(region.length.saturating_sub(len))
-        } else if random {
-            size.samplers[t].sample(&mut self.rng) * size.align
+        } else if let Some(slot) = slot {
+            slot
         } else {
             let mut next = skipped(self.seq_next[t], skip, region.length);
             if next + len > region.length {
@@ -236,6 +328,6 @@ impl OpGen {
         if pairs {
             self.paired_write = Some(GenOp { kind: OpKind::Write, ..op });
         }
-        op
+        self.count(op)
     }
 }

@@ -12,9 +12,10 @@ pub mod dist;
 pub mod gen;
 pub mod loadgen;
 pub mod sizing;
+pub mod sprandom;
 
 use iolab_spec::{
-    Arrival, BlockSizeWeight, ClockKind, DataPattern, Dist, EngineKind, JobSpec, Layer, NamedTarget,
+    Arrival, Band, BlockSizeWeight, ClockKind, DataPattern, Dist, EngineKind, JobSpec, Layer, NamedTarget,
     Prealloc, TargetSpec,
 };
 use serde::Serialize;
@@ -260,6 +261,9 @@ pub struct WorkerPlan {
     pub region_offset: u64,
     /// Region length (None = to the end of the target).
     pub region_length: Option<u64>,
+    /// The walk over bands of the region (the `band` key, fio's `zonemode=strided`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band: Option<Band>,
     /// Access specs.
     pub specs: Vec<AccessPlan>,
     /// This worker's share of the I/O limit.
@@ -525,6 +529,8 @@ impl Plan {
         let think = think_of(&name, &base, rate_iops)?;
         let flow = flow_of(&name, &base)?;
         let latency_target = latency_target_of(&name, &base, rate_iops)?;
+        let band = band_of(&name, base.band, &specs, max_bs)?;
+        sprandom_fits(&name, &specs, targets.len())?;
         Ok(WorkerPlan {
             index,
             name,
@@ -541,6 +547,7 @@ impl Plan {
             data: base.data.unwrap_or_default(),
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,
+            band,
             specs,
             ios: None,
             bytes: None,
@@ -694,6 +701,7 @@ impl Plan {
                             s.seq_skip, t.name
                         )));
                     }
+                    sequence_fits(&w.name, s, length, &t.name)?;
                 }
                 regions.push(Region { offset: w.region_offset, length });
             }
@@ -884,6 +892,85 @@ fn access_plans(
         return Err(PlanError(format!("worker '{name}': every access spec has weight 0")));
     }
     Ok(specs)
+}
+
+/// A worker's `band`, checked: every I/O fits in a band, and the band walk is the only thing that moves the
+/// worker's offsets (no skips, random runs, trim-write pairs or block sequences beside it).
+fn band_of(
+    name: &str,
+    band: Option<Band>,
+    specs: &[AccessPlan],
+    max_bs: u64,
+) -> Result<Option<Band>, PlanError> {
+    let Some(b) = band else { return Ok(None) };
+    let fmt = iolab_spec::units::format_size;
+    if b.size < max_bs {
+        return Err(PlanError(format!(
+            "worker '{name}': 'band' {} is smaller than its largest I/O ({}); a band must hold one",
+            fmt(b.size),
+            fmt(max_bs)
+        )));
+    }
+    for s in specs {
+        let other = if s.seq_skip != 0 {
+            Some("seq_skip")
+        } else if s.random_run > 1 {
+            Some("random_run")
+        } else if s.trim_then_write {
+            Some("trim_then_write")
+        } else if matches!(s.dist, Dist::Sequence { .. } | Dist::Sprandom { .. }) {
+            Some("dist")
+        } else {
+            None
+        };
+        if let Some(key) = other {
+            return Err(PlanError(format!(
+                "worker '{name}': 'band' and '{key}' both move the worker's offsets; give one of them"
+            )));
+        }
+    }
+    Ok(Some(b))
+}
+
+/// `dist = "sprandom:..."` is fio's preconditioning: the worker's one access spec is random writes of one
+/// size, to one target (fio: random writes, one file).
+fn sprandom_fits(name: &str, specs: &[AccessPlan], targets: usize) -> Result<(), PlanError> {
+    let spr = |s: &AccessPlan| matches!(s.dist, Dist::Sprandom { .. });
+    if !specs.iter().any(spr) {
+        return Ok(());
+    }
+    let plain = |s: &AccessPlan| {
+        s.read_pct == 0.0
+            && s.random_pct == 100.0
+            && s.trim_pct == 0.0
+            && s.bs.len() == 1
+            && !s.trim_then_write
+    };
+    if specs.len() == 1 && plain(&specs[0]) && targets == 1 {
+        return Ok(());
+    }
+    Err(PlanError(format!(
+        "worker '{name}': 'dist = sprandom:...' writes one pass of random writes: it needs one access spec of \
+         random writes ('rw = randwrite') of one block size, to one target"
+    )))
+}
+
+/// Every block of a `sequence` distribution lies in the region (`length` bytes), for each block size.
+fn sequence_fits(worker: &str, s: &AccessPlan, length: u64, target: &str) -> Result<(), PlanError> {
+    let Dist::Sequence { blocks, .. } = &s.dist else { return Ok(()) };
+    let Some(&top) = blocks.iter().max() else { return Ok(()) };
+    for b in &s.bs {
+        let align = s.align.unwrap_or(b.size_bytes).max(1);
+        let slots = length.saturating_sub(b.size_bytes) / align + 1;
+        if top >= slots {
+            return Err(PlanError(format!(
+                "worker '{worker}': block {top} of 'dist = sequence:...' is past the end of its region in target \
+                 '{target}' ({slots} blocks of {})",
+                iolab_spec::units::format_size(align)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// True for 1 (what serde skips).

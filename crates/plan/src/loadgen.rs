@@ -138,6 +138,7 @@ pub fn resolve(
             data: base.data.unwrap_or_default(),
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,
+            band: None,
             specs: specs.clone(),
             ios: None,
             bytes: None,

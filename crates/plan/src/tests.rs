@@ -1,7 +1,7 @@
 //! Plan tests: layer resolution, limits, binding, and the generator's output.
 
 use super::*;
-use crate::gen::OpGen;
+use crate::gen::{GenOp, OpGen, OpKind};
 use iolab_rng::Rng;
 use iolab_spec::{JobSpec, Place};
 
@@ -316,4 +316,98 @@ fn generator_pairs_each_trim_with_a_write_of_the_same_block() {
     }
     let e = Plan::from_spec(&job("rw = 'write'\ntrim_then_write = true\n"), Some(&mem())).unwrap_err();
     assert!(e.0.contains("trim_pct = 50"), "{e}");
+}
+
+/// fio's strided zones for a sequential job of `bs`-byte I/Os on a file of `file` bytes, as io_u.c runs them
+/// (`setup_strided_zone_mode` before each I/O, then `get_next_seq_offset`): the offsets until the job ends (an
+/// I/O past the file's end) or `n` of them.
+fn fio_strided(file: u64, bs: u64, (range, skip, zonesize): (u64, u64, u64), n: usize) -> Vec<u64> {
+    let (mut file_offset, mut last_pos, mut zone_bytes) = (0u64, 0u64, 0u64);
+    let mut out = Vec::new();
+    while out.len() < n {
+        if zone_bytes >= zonesize {
+            zone_bytes = 0;
+            file_offset += range + skip;
+            if file_offset >= file {
+                file_offset = 0;
+            }
+            last_pos = file_offset;
+        }
+        if last_pos >= file_offset + range {
+            last_pos = file_offset;
+        }
+        if last_pos + bs > file {
+            break;
+        }
+        out.push(last_pos);
+        last_pos += bs;
+        zone_bytes += bs;
+    }
+    out
+}
+
+/// The first `n` ops of the first worker of `toml` over a 1 GiB target.
+fn first_ops(toml: &str, n: usize) -> Vec<GenOp> {
+    let p = Plan::from_spec(&job(toml), Some(&mem())).unwrap();
+    let regions = p.bind(&[TargetGeometry { size_bytes: 1 << 30, block_bytes: 512 }]).unwrap();
+    let mut g = OpGen::new(&p.workers[0], &regions[0], Rng::new(7));
+    (0..n).map(|_| g.next_op()).collect()
+}
+
+/// Issue 36, item 8: `band` walks fio's strided zones (`zonemode=strided`): the offsets of a sequential job
+/// are fio's, from io_u.c's rule, for zones gone over once, in part (zonesize below zonerange) and twice
+/// (above it), and the walk starts over at the region's end; random I/O stays in the band of the moment.
+#[test]
+fn generator_band_walks_fios_strided_zones() {
+    let k = 1024u64;
+    for (range, skip, bytes) in
+        [(8 * k, 16 * k, 8 * k), (12 * k, 4 * k, 8 * k), (8 * k, 8 * k, 16 * k), (64 * k, 0, 64 * k)]
+    {
+        let band = iolab_spec::units::format_size;
+        let toml = format!(
+            "rw = 'read'\nbs = '4k'\nlength = '96k'\nband = '{}:{}:{}'\n",
+            band(range),
+            band(skip),
+            band(bytes)
+        );
+        let ours: Vec<u64> = first_ops(&toml, 40).iter().map(|o| o.offset).collect();
+        let fios = fio_strided(96 * k, 4 * k, (range, skip, bytes), 40);
+        assert_eq!(&ours[..fios.len()], &fios[..], "band {range}:{skip}:{bytes}");
+        assert!(fios.len() >= 20, "the case runs long enough to wrap: {fios:?}");
+    }
+    let random = first_ops("rw = 'randread'\nbs = '4k'\nlength = '96k'\nband = '8k:16k'\n", 16);
+    for (i, op) in random.iter().enumerate() {
+        let band_start = [0, 24, 48, 72][(i / 2) % 4] * k;
+        assert!((band_start..band_start + 8 * k).contains(&op.offset), "op {i} at {}: {random:?}", op.offset);
+    }
+    let e = Plan::from_spec(&job("bs = '64k'\nband = '32k:1M'\n"), Some(&mem())).unwrap_err();
+    assert!(e.0.contains("'band' 32K is smaller than its largest I/O (64K)"), "{e}");
+    let e =
+        Plan::from_spec(&job("rw = 'read'\nseq_skip = '4k'\nband = '1M:1M'\n"), Some(&mem())).unwrap_err();
+    assert!(e.0.contains("'band' and 'seq_skip'"), "{e}");
+}
+
+/// Issue 36, item 8: `dist = "sequence:2,0,1"` (fio's `random_distribution=sequence:2,0,1`) gives the k-th
+/// random I/O of a direction block 2, 0, 1, 2, ... exactly; with `:advance` (fio's `random_sequence_stride=1`)
+/// each cycle a group of 3 blocks further, the groups starting over past the region's last whole one; reads
+/// and writes count their own I/Os, as fio's `io_issues` per direction; a block past the region is refused.
+#[test]
+fn generator_sequence_gives_fios_blocks_in_order() {
+    let blocks =
+        |toml: &str, n| first_ops(toml, n).iter().map(|o| (o.kind, o.offset / 4096)).collect::<Vec<_>>();
+    let only = |v: Vec<(OpKind, u64)>| v.into_iter().map(|(_, b)| b).collect::<Vec<u64>>();
+    let fixed = only(blocks("rw = 'randread'\nbs = '4k'\nlength = '48k'\ndist = 'sequence:2,0,1'\n", 7));
+    assert_eq!(fixed, [2, 0, 1, 2, 0, 1, 2]);
+    let toml = "rw = 'randwrite'\nbs = '4k'\nlength = '48k'\ndist = 'sequence:2,0,1:advance'\n";
+    assert_eq!(only(blocks(toml, 15)), [2, 0, 1, 5, 3, 4, 8, 6, 7, 11, 9, 10, 2, 0, 1]);
+    let mixed = blocks("rw = 'randrw'\nbs = '4k'\nlength = '48k'\ndist = 'sequence:2,0,1'\n", 40);
+    for kind in [OpKind::Read, OpKind::Write] {
+        let mine: Vec<u64> = mixed.iter().filter(|(k, _)| *k == kind).map(|(_, b)| *b).collect();
+        assert!(mine.len() > 6, "{mixed:?}");
+        assert!(mine.iter().enumerate().all(|(i, b)| *b == [2, 0, 1][i % 3]), "{kind:?}: {mine:?}");
+    }
+    let p =
+        Plan::from_spec(&job("bs = '4k'\nlength = '48k'\ndist = 'sequence:3,12'\n"), Some(&mem())).unwrap();
+    let e = p.bind(&[TargetGeometry { size_bytes: 1 << 30, block_bytes: 512 }]).unwrap_err();
+    assert!(e.0.contains("block 12 of 'dist = sequence:...' is past the end"), "{e}");
 }

@@ -35,5 +35,5 @@ pub use sim::{ArrayParams, HddParams, LinkParams, Member, Raid, SsdParams};
 pub use target::{SimSpec, TargetSpec};
 pub use throttle::ThrottleSpec;
 pub use units::{
-    Arrival, BlockSizeWeight, BlockSizes, Dist, Zone, MAX_PHASES, MAX_WORKERS, MAX_WORKER_TABLES,
+    Arrival, Band, BlockSizeWeight, BlockSizes, Dist, Zone, MAX_PHASES, MAX_WORKERS, MAX_WORKER_TABLES,
 };

@@ -272,7 +272,15 @@ fn read_step(v: &toml::Value, file: &str, table: &str, out: &mut Vec<StepSpec>) 
                 step.bs = b;
             }
             "count" => count = whole(&place, &text, 1, MAX_STEPS as u32)?,
-            "dist" => step.dist = Some(Dist::parse(&text).map_err(|e| SpecError::invalid(&place, &text, e))?),
+            "dist" => {
+                let d = Dist::parse(&text).map_err(|e| SpecError::invalid(&place, &text, e))?;
+                if matches!(d, Dist::Sequence { .. } | Dist::Sprandom { .. }) {
+                    let why = "uniform, zipf:THETA, pareto:H or zones:... (a step's offsets are drawn; a \
+                               sequence of blocks or sprandom is for access specs)";
+                    return Err(SpecError::invalid(&place, &text, why));
+                }
+                step.dist = Some(d);
+            }
             _ => return Err(unknown(file, table, key, STEP_KEYS)),
         }
     }

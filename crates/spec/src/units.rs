@@ -243,6 +243,61 @@ pub enum Dist {
         /// The zones, summing to 100% of I/O and 100% of space.
         zones: Vec<Zone>,
     },
+    /// fio's `random_distribution=sequence:2,0,1`: the k-th random I/O of a direction goes to block
+    /// `blocks[k % len]` (a block: the alignment, `align` or the I/O's size), the sequence repeating; with
+    /// `advance` (fio's `random_sequence_stride=1`) the k-th goes to `(k / len) * len + blocks[k % len]`, each
+    /// cycle a group of `len` blocks further, the groups starting over at the first past the region's end.
+    Sequence {
+        /// The block indices, in order (1 to [`MAX_SEQUENCE`]).
+        blocks: Vec<u64>,
+        /// Each cycle moves a group of `blocks.len()` blocks on.
+        advance: bool,
+    },
+    /// fio's SPRandom preconditioning (`sprandom=1`, `spr_op`, `spr_num_regions`): random writes over the
+    /// region's blocks, each once, in `regions` regions of the write stream, with blocks of each region written
+    /// again in the next so that it is left with the invalid share of a steady state under over-provisioning
+    /// `op` (crates/plan/src/sprandom.rs). Random writes only, of one size.
+    Sprandom {
+        /// Over-provisioning, a share in (0, 1).
+        op: f64,
+        /// Number of regions, 1 to 100000.
+        regions: u32,
+    },
+}
+
+/// Most blocks in a `sequence:` distribution (fio's FIO_SEQ_MAX).
+pub const MAX_SEQUENCE: usize = 64;
+
+/// A band walk (fio's `zonemode=strided`): the worker's I/O stays in a band of `size` bytes at the region's
+/// start until it has moved `bytes` bytes there, then moves to the band `size + skip` further on; a band that
+/// starts at or past the region's end starts the walk over at the first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Band {
+    /// The band's size (fio's `zonerange`).
+    pub size: u64,
+    /// Bytes skipped between one band and the next (fio's `zoneskip`).
+    pub skip: u64,
+    /// Bytes of I/O in each band before the next (fio's `zonesize`).
+    pub bytes: u64,
+}
+
+impl Band {
+    /// Parses `SIZE:SKIP` or `SIZE:SKIP:BYTES` (`256M:2G`, `64k:0:128k`); BYTES defaults to SIZE.
+    pub fn parse(s: &str) -> Result<Band, String> {
+        const EXP: &str = "SIZE:SKIP or SIZE:SKIP:BYTES (the band, the gap after it, the bytes moved in \
+                           each band; BYTES defaults to SIZE), e.g. '256M:2G'";
+        let parts: Vec<&str> = s.trim().split(':').collect();
+        let size = |t: &str| parse_size(t).map_err(|_| EXP.to_string());
+        let (size, skip, bytes) = match parts.as_slice() {
+            [a, b] => (size(a)?, size(b)?, size(a)?),
+            [a, b, c] => (size(a)?, size(b)?, size(c)?),
+            _ => return Err(EXP.into()),
+        };
+        if size == 0 || bytes == 0 {
+            return Err(format!("{EXP}; SIZE and BYTES must be above 0"));
+        }
+        Ok(Band { size, skip, bytes })
+    }
 }
 
 /// One hot zone.
@@ -257,7 +312,7 @@ pub struct Zone {
 impl Dist {
     /// Parses `uniform`, `zipf:THETA`, `pareto:H`, or `zones:IO/SPACE:IO/SPACE...` (e.g. `zones:80/20:20/80`).
     pub fn parse(s: &str) -> Result<Dist, String> {
-        const EXP: &str = "'uniform', 'zipf:THETA' (e.g. zipf:1.2), 'pareto:H' (0<H<1, e.g. pareto:0.2) or 'zones:IO%/SPACE%:...' (e.g. zones:80/20:20/80)";
+        const EXP: &str = "'uniform', 'zipf:THETA' (e.g. zipf:1.2), 'pareto:H' (0<H<1, e.g. pareto:0.2), 'zones:IO%/SPACE%:...' (e.g. zones:80/20:20/80) 'sequence:BLOCK,BLOCK,...[:advance]' (e.g. sequence:2,0,1) or 'sprandom:OP:REGIONS' (e.g. sprandom:0.15:100)";
         let t = s.trim();
         if t == "uniform" || t == "random" {
             return Ok(Dist::Uniform);
@@ -296,8 +351,48 @@ impl Dist {
             }
             return Ok(Dist::Zones { zones });
         }
+        if let Some(v) = t.strip_prefix("sequence:") {
+            return sequence(v).map_err(|e| format!("{EXP}; {e}"));
+        }
+        if let Some((op, regions)) = t.strip_prefix("sprandom:").and_then(|v| v.split_once(':')) {
+            let op: f64 = op.trim().parse().map_err(|_| EXP.to_string())?;
+            let regions: u32 = regions.trim().parse().map_err(|_| EXP.to_string())?;
+            if !(op > 0.0 && op < 1.0) || !(1..=100_000).contains(&regions) {
+                return Err(format!(
+                    "{EXP}; sprandom's OP is strictly between 0 and 1, REGIONS from 1 to 100000"
+                ));
+            }
+            return Ok(Dist::Sprandom { op, regions });
+        }
         Err(EXP.into())
     }
+}
+
+/// The bytes of one SPRandom pass over `logical` bytes (fio's `sprandom_physical_size`): the logical size plus
+/// `op` of it (rounded up), rounded down to `align`.
+pub fn sprandom_pass_bytes(op: f64, logical: u64, align: u64) -> u64 {
+    let size = logical.saturating_add((logical as f64 * op).ceil() as u64);
+    size - size % align.max(1)
+}
+
+/// The blocks of `sequence:BLOCKS[:advance]`, after the prefix.
+fn sequence(v: &str) -> Result<Dist, String> {
+    let (list, advance) = match v.rsplit_once(':') {
+        Some((l, "advance")) => (l, true),
+        Some((_, other)) => {
+            return Err(format!("'{other}' after the blocks: only ':advance' may follow them"))
+        }
+        None => (v, false),
+    };
+    let blocks: Vec<u64> = list
+        .split(',')
+        .map(|b| b.trim().parse::<u32>().map(u64::from))
+        .collect::<Result<_, _>>()
+        .map_err(|_| "each block a whole number from 0 to 4294967295".to_string())?;
+    if blocks.len() > MAX_SEQUENCE {
+        return Err(format!("at most {MAX_SEQUENCE} blocks (found {})", blocks.len()));
+    }
+    Ok(Dist::Sequence { blocks, advance })
 }
 
 /// Largest number of workers in one run.
@@ -394,6 +489,23 @@ mod tests {
         assert!(Dist::parse("zones:80/20:10/80").is_err());
         assert!(Dist::parse("pareto:1").is_err());
         assert!(Dist::parse("gauss").is_err());
+        let seq = Dist::parse("sequence:2,0,1").unwrap();
+        assert_eq!(seq, Dist::Sequence { blocks: vec![2, 0, 1], advance: false });
+        assert_eq!(
+            Dist::parse("sequence:5:advance").unwrap(),
+            Dist::Sequence { blocks: vec![5], advance: true }
+        );
+        assert!(Dist::parse("sequence:").is_err());
+        assert!(Dist::parse("sequence:1,-2").is_err());
+        assert!(Dist::parse("sequence:1:twice").unwrap_err().contains("'twice'"));
+        assert_eq!(Dist::parse("sprandom:0.15:100").unwrap(), Dist::Sprandom { op: 0.15, regions: 100 });
+        assert!(Dist::parse("sprandom:1.5:100").is_err() && Dist::parse("sprandom:0.1").is_err());
+        assert_eq!(
+            Band::parse("256M:2G").unwrap(),
+            Band { size: 256 << 20, skip: 2 << 30, bytes: 256 << 20 }
+        );
+        assert_eq!(Band::parse("64k:0:128k").unwrap().bytes, 128 << 10);
+        assert!(Band::parse("0:1G").is_err() && Band::parse("1G").is_err());
     }
 
     #[test]

@@ -372,7 +372,7 @@ fn good_value(key: &str) -> Option<BoxedStrategy<String>> {
         .boxed()),
         "rw" => words(&["read", "write", "randread", "randwrite", "rw", "randrw"]),
         "dist" => q(prop_oneof![
-            4 => select(vec!["uniform", "zipf:1.2", "zones:80/20:20/80", "pareto:0.2"]).prop_map(str::to_string),
+            4 => select(vec!["uniform", "zipf:1.2", "zones:80/20:20/80", "pareto:0.2", "sequence:2,0,1"]).prop_map(str::to_string),
             1 => dist(),
         ]
         .boxed()),
@@ -386,6 +386,7 @@ fn good_value(key: &str) -> Option<BoxedStrategy<String>> {
         "random_run" => prop_oneof![int(1, 16), words(&["8:identical", "4:sequential"])].boxed(),
         "seq_skip" => prop_oneof![size(), words(&["-8k", "-4K"])].boxed(),
         "trim_then_write" => boolean(),
+        "band" => words(&["256M:2G", "64k:0:128k", "1M:1M"]),
         _ => return None,
     })
 }

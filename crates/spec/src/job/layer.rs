@@ -3,7 +3,7 @@
 
 use super::values::{DataPattern, Rw};
 use crate::target::TargetSpec;
-use crate::units::{Arrival, BlockSizes, Dist};
+use crate::units::{Arrival, Band, BlockSizes, Dist};
 use serde::{Deserialize, Serialize};
 
 /// Largest queue depth per worker (io_uring ring entries are sized from it).
@@ -20,6 +20,10 @@ pub struct Layer {
     pub offset: Option<u64>,
     /// Length of the worker's region (default: to the end of the target).
     pub length: Option<u64>,
+    /// A walk over bands of the region (fio's `zonemode=strided`): the worker's I/O stays in one band until it
+    /// has moved the band's bytes, then moves on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band: Option<Band>,
     /// Outstanding I/Os per worker.
     pub qd: Option<u32>,
     /// Open-loop rate in IOPS (at the top level: total, split over workers; in a worker table: that worker's).
@@ -110,6 +114,7 @@ impl Layer {
             size,
             offset,
             length,
+            band,
             qd,
             rate,
             rate_bytes,

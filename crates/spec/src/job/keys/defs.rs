@@ -559,6 +559,23 @@ pub const KEYS: &[Key] = &[
         bad: &["0"],
     },
     Key {
+        name: "band",
+        doc: "A walk over bands of the region, as fio's zonemode=strided: 'SIZE:SKIP[:BYTES]'. The worker's I/O \
+              stays in the band of SIZE bytes at the region's start (sequential I/O from its start, random I/O \
+              within it) until it has moved BYTES bytes there (default SIZE; above SIZE the band is gone over \
+              again), then moves to the band SIZE+SKIP further on; a band starting at or past the region's end \
+              starts the walk over at the first, and so does an I/O that would run past the region's end \
+              (where fio ends the job). '256M:2G' reads 256M, skips 2G, reads 256M, ... Default none.",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            l.band = Some(quoted(crate::units::Band::parse(text), text, at)?);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["256M:2G", "64k:0:128k"],
+        bad: &["0:1G", "1G"],
+    },
+    Key {
         name: "qd",
         doc: "Outstanding I/Os per worker, 1-4096. Default 32. Check \"achieved depth\" in the result: a depth \
               the target never reaches is not a depth you tested.",
@@ -977,7 +994,11 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "dist",
-        doc: "Spread of random offsets: uniform, zipf:THETA, pareto:H, zones:IO%/SPACE%:... Default uniform.",
+        doc: "Spread of random offsets: uniform, zipf:THETA, pareto:H, zones:IO%/SPACE%:..., or \
+              sequence:B,B,...[:advance] (fio's sequence distribution: the k-th random I/O of a direction goes \
+              to block B[k mod n], a block being 'align' or the I/O's size; with ':advance', fio's \
+              random_sequence_stride=1, each cycle goes a group of n blocks further, starting over at the \
+              first group past the region's end). Default uniform.",
         flag: Some(Flag::value("dist", "DIST")),
         sets: Sets::Spec(|l, text, at| {
             l.dist = Some(quoted(Dist::parse(text), text, at)?);
