@@ -10,6 +10,7 @@ mod depth;
 mod durable;
 mod io;
 mod layout;
+mod offsets;
 mod pattern;
 mod rate;
 mod sizes;
@@ -253,6 +254,8 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
     layout::targets(&cx, &name, &engine, &mut job)?;
     layout::run_keys(&cx, &engine, &pattern, &mut job)?;
     io::access(&cx, &engine, &pattern, &mut job)?;
+    offsets::band(&cx, &mut job)?;
+    offsets::sprandom(&cx, &pattern, &mut job)?;
     start::start_delay(&cx, &mut job)?;
     start::flow(&cx, &mut job)?;
     depth::latency_target(&cx, &mut job)?;

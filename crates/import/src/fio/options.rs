@@ -106,6 +106,13 @@ const MAPPED: &[&str] = &[
     "latency_run",
     "create_on_open",
     "rw_sequencer",
+    "zonesize",
+    "zonerange",
+    "zoneskip",
+    "random_sequence_stride",
+    "sprandom",
+    "spr_op",
+    "spr_num_regions",
 ];
 
 const NO_IO: &str = "reporting or logging only; it does not change the I/O";
@@ -273,17 +280,24 @@ const ONLY_VALUES: &[(&str, &[&str], &str)] = &[
     ("trim_percentage", &["0"], VERIFY_TRIM),
     ("dedupe_percentage", &["0"], DEDUPE),
     ("fadvise_hint", &["0", "1"], "iolab gives no other fadvise hints"),
+    ("zonemode", &["none", "strided"], ZBD),
+    (
+        "spr_cs",
+        &["0"],
+        "fio defers SPRandom's rewrites by a region past a device cache of this size; iolab does not",
+    ),
 ];
+
+/// Why `zonemode=zbd` is refused.
+const ZBD: &str =
+    "zoned block devices (zbd): fio writes each zone sequentially at its write pointer, resets \
+    and finishes zones; iolab issues plain block I/O with no zone management (zonemode=strided is its band)";
 
 /// Options that change the I/O and have no iolab equivalent.
 const REFUSED: &[(&str, &str)] = &[
     ("bs_is_seq_rand", "iolab's block sizes do not depend on whether the I/O is sequential"),
     ("rwmixcycle", "iolab chooses read or write per I/O"),
     ("ioscheduler", "iolab does not change the device's I/O scheduler"),
-    ("zonemode", "iolab has no zoned or strided layouts"),
-    ("zonesize", "iolab has no zoned or strided layouts"),
-    ("zonerange", "iolab has no zoned or strided layouts"),
-    ("zoneskip", "iolab has no zoned or strided layouts"),
     ("offset_align", "iolab's region starts at the offset given"),
     ("openfiles", "iolab keeps every target open"),
     ("read_iolog", "a job file does not replay an I/O log: 'iolab replay LOG --target ...' does"),
@@ -314,13 +328,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("dedupe_mode", DEDUPE),
     ("dedupe_global", DEDUPE),
     ("dedupe_working_set_percentage", DEDUPE),
-    ("random_sequence_stride", "iolab has no fixed sequence of blocks"),
-    ("sprandom", "fio's steady-state preconditioning writes a computed sequence of regions; iolab has none"),
-    ("spr_op", "fio's steady-state preconditioning writes a computed sequence of regions; iolab has none"),
-    (
-        "spr_num_regions",
-        "fio's steady-state preconditioning writes a computed sequence of regions; iolab has none",
-    ),
     ("fdp", ENGINE_ONLY),
     ("fdp_pli", ENGINE_ONLY),
     ("fdp_pli_select", ENGINE_ONLY),

@@ -586,7 +586,7 @@ fn refused_options_name_option_section_and_line() {
         ("trim_percentage", "10"),
         ("iodepth_batch_submit", "8"),
         ("offset_increment", "1g"),
-        ("zonemode", "strided"),
+        ("zonemode", "zbd"),
         ("thinktime_spin", "4"),
         ("wait_for", "a"),
         ("norandommap", "0"),
@@ -1233,4 +1233,75 @@ fn random_runs_map_to_random_run() {
         err("[j]\nfilename=/f\nsize=1g\nrw_sequencer=twice\n"),
         FioError::BadValue { line: 4, .. }
     ));
+}
+
+/// Issue 36, item 8: `zonemode=strided` with `zonesize`, `zonerange` and `zoneskip` is a `band` walk (zonerange
+/// defaulting to zonesize, as fio's init.c has it), saying what it does; on the fixed-size target given the
+/// zones walk to its end (no `length`), `size` limiting the bytes. `zonemode=zbd` stays refused by name, and
+/// fio's own refusals (zonesize without zonemode=strided, strided without zonesize) are bad values.
+#[test]
+fn strided_zones_are_a_band_walk() {
+    let (t, job) = one("zonemode=strided\nzonesize=256m\nzoneskip=2g");
+    let band = iolab_spec::Band { size: 256 << 20, skip: 2 << 30, bytes: 256 << 20 };
+    assert_eq!(layer(&job).band, Some(band), "{}", t.toml);
+    assert!(t.toml.contains("# fio: zoneskip=2g (section [j], line 8)"), "{}", t.toml);
+    assert!(t.toml.contains("256M of I/O in each zone of 256M"), "{}", t.toml);
+    let (_, job) = one("zonemode=strided\nzonesize=1m\nzonerange=4m");
+    assert_eq!(layer(&job).band, Some(iolab_spec::Band { size: 4 << 20, skip: 0, bytes: 1 << 20 }));
+    let text = "[j]\nrw=read\nbs=64k\nsize=512m\nzonemode=strided\nzonesize=64m\nzoneskip=64m\n";
+    let fixed = Given { target_bytes: Some(1 << 30), target_fixed: true };
+    let t = translate_given(text, "job.fio", fixed).unwrap();
+    let job = JobSpec::from_toml(&t.toml, "job.fio").unwrap();
+    assert_eq!((layer(&job).length, job.bytes), (None, Some(512 << 20)), "{}", t.toml);
+    refused(err("[j]\nfilename=/f\nsize=1g\nzonemode=zbd\nzonesize=256m\n"), "zonemode", 4);
+    for bad in
+        ["zonesize=256m", "zonemode=strided", "zonemode=none\nzonesize=1m", "zonemode=strided\nzonesize=2z"]
+    {
+        let e = err(&format!("[j]\nfilename=/f\nsize=1g\n{bad}\n"));
+        assert!(matches!(e, FioError::BadValue { .. }), "{bad}: {e}");
+    }
+    let (t, job) = tr("[j]\nfilename=/a:/b\nsize=1g\nzonemode=strided\nzonesize=1m\n");
+    assert_eq!(layer(&job).band, None);
+    assert!(t.notes.iter().any(|n| n.text.contains("more than one file")), "{:?}", t.notes);
+}
+
+/// Issue 36, item 8: `random_distribution=sequence:2,0,1` is `dist = "sequence:2,0,1"`, and with
+/// `random_sequence_stride=1` `":advance"` (with a note on where fio ends); a sequential job ignores it, as fio.
+#[test]
+fn a_sequence_distribution_is_dist_sequence() {
+    let (_, job) = one("rw=randread\nrandom_distribution=sequence:2, 0,1");
+    assert_eq!(layer(&job).dist, Some(Dist::Sequence { blocks: vec![2, 0, 1], advance: false }));
+    let (t, job) = one("rw=randread\nrandom_distribution=sequence:2,0,1\nrandom_sequence_stride=1");
+    assert_eq!(layer(&job).dist, Some(Dist::Sequence { blocks: vec![2, 0, 1], advance: true }));
+    assert!(t.toml.contains("# fio: random_sequence_stride=1 (section [j], line 8)"), "{}", t.toml);
+    assert!(t.toml.contains("fio ends the job"), "{}", t.toml);
+    let (_, job) = one("rw=read\nrandom_distribution=sequence:2,0,1");
+    assert_eq!(layer(&job).dist, None);
+    let e = err("[j]\nfilename=/f\nsize=1g\nrw=randread\nrandom_distribution=sequence:2,x\n");
+    assert!(matches!(e, FioError::BadValue { line: 5, .. }), "{e}");
+}
+
+/// Issue 36, item 8: `sprandom=1` (`spr_op`, `spr_num_regions`) is `dist = "sprandom:OP:N"` with the pass's
+/// size as the byte limit (the region plus OP, rounded down to bs, as fio's `sprandom_init` sets io_size);
+/// fio's sprandom.fio imports once its `${FIO_BS}` is given. Reads, `spr_cs` and `time_based` are refused.
+#[test]
+fn sprandom_is_a_pass_of_preconditioning_writes() {
+    let fixed = Given { target_bytes: Some(1 << 30), target_fixed: true };
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/fio-examples/sprandom.fio"))
+            .unwrap();
+    let vars = FioVars { env: [("FIO_BS".to_string(), "4096".to_string())].into(), ..FioVars::default() };
+    let t = translate_with(&text, "sprandom.fio", fixed, &vars).unwrap_or_else(|e| panic!("{e}"));
+    let job = JobSpec::from_toml(&t.toml, "sprandom.fio").unwrap();
+    assert_eq!(layer(&job).dist, Some(Dist::Sprandom { op: 0.15, regions: 100 }), "{}", t.toml);
+    assert_eq!(job.bytes, Some(1_234_800_640), "1 GiB plus 15%, in 4k blocks: {}", t.toml);
+    assert!(t.toml.contains("one pass of 1234800640 bytes"), "{}", t.toml);
+    for (opts, option) in [
+        ("rw=randrw\nsprandom=1", "sprandom"),
+        ("rw=randwrite\nsprandom=1\nspr_cs=1m", "spr_cs"),
+        ("rw=randwrite\nsprandom=1\ntime_based\nruntime=10", "sprandom"),
+    ] {
+        let e = translate_given(&format!("[p]\nbs=4k\n{opts}\n"), "job.fio", fixed).unwrap_err();
+        assert!(matches!(&e, FioError::Unsupported { option: o, .. } if o == option), "{opts}: {e}");
+    }
 }

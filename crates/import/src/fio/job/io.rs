@@ -224,6 +224,9 @@ fn gcd(a: u64, b: u64) -> u64 {
 fn distribution(cx: &Ctx, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
     let Some((v, src)) = cx.text("random_distribution")? else { return Ok(()) };
     let v = v.trim();
+    if let Some(blocks) = v.strip_prefix("sequence:") {
+        return super::offsets::sequence(cx, p, blocks, src, job);
+    }
     if v.contains(',') {
         return Err(cx.refuse(src, "per-direction distributions; iolab has one per worker"));
     }
@@ -243,10 +246,9 @@ fn distribution(cx: &Ctx, p: &Pattern, job: &mut Job) -> Result<(), FioError> {
         "zoned_abs" => {
             return Err(cx.refuse(src, "iolab's zones are shares of the region, not absolute sizes"))
         }
-        "sequence" => return Err(cx.refuse(src, "iolab has no fixed sequence of blocks")),
         _ => return Err(cx.bad(
             src,
-            "random, zipf:THETA, pareto:H, zoned:IO/SPACE:... (normal, zoned_abs and sequence are refused)",
+            "random, zipf:THETA, pareto:H, zoned:IO/SPACE:..., sequence:B,B,... (normal and zoned_abs are refused)",
         )),
     };
     if p.random.iter().all(|r| *r == 0.0) {
