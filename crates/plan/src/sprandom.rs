@@ -33,12 +33,12 @@ fn interp(x: f64, xs: &[f64], ys: &[f64]) -> f64 {
     if x >= xs[n - 1] {
         return ys[n - 1];
     }
-    for i in 0..n - 1 {
-        if x >= xs[i] && x <= xs[i + 1] {
-            if (xs[i + 1] - xs[i]).abs() < 1e-9 {
+    for (i, w) in xs.windows(2).enumerate() {
+        if x >= w[0] && x <= w[1] {
+            if (w[1] - w[0]).abs() < 1e-9 {
                 return ys[i];
             }
-            return ys[i] + (ys[i + 1] - ys[i]) * ((x - xs[i]) / (xs[i + 1] - xs[i]));
+            return ys[i] + (ys[i + 1] - ys[i]) * ((x - w[0]) / (w[1] - w[0]));
         }
     }
     0.0

@@ -357,7 +357,8 @@ impl Dist {
         if let Some((op, regions)) = t.strip_prefix("sprandom:").and_then(|v| v.split_once(':')) {
             let op: f64 = op.trim().parse().map_err(|_| EXP.to_string())?;
             let regions: u32 = regions.trim().parse().map_err(|_| EXP.to_string())?;
-            if !(op > 0.0 && op < 1.0) || !(1..=100_000).contains(&regions) {
+            let fits = op > 0.0 && op < 1.0 && (1..=100_000).contains(&regions);
+            if !fits {
                 return Err(format!(
                     "{EXP}; sprandom's OP is strictly between 0 and 1, REGIONS from 1 to 100000"
                 ));

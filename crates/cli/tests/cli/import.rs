@@ -535,3 +535,83 @@ fn an_iometer_template_runs_on_the_target_given() {
     assert_eq!(v["workers"].as_array().unwrap().len(), 2, "both workers run");
     assert!(v["total"]["all"]["ops"].as_f64().unwrap() > 0.0);
 }
+
+/// fio's example job file `name` (crates/import/tests/data/fio-examples).
+fn fio_example(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../import/tests/data/fio-examples").join(name)
+}
+
+/// Issue 36, item 8: fio's `zonemode=strided` (zonesize 8k, zoneskip 16k) reads 8k, skips 16k, ...: in the
+/// run's trace, two 4k reads in each zone, the zones 24k apart.
+#[test]
+fn a_fio_strided_zone_job_reads_its_zones() {
+    let ops = traced_ops("[z]\nrw=read\nbs=4k\nzonemode=strided\nzonesize=8k\nzoneskip=16k\nnumber_ios=12\n");
+    let blocks: Vec<u64> = ops.iter().map(|(_, o)| *o).collect();
+    assert_eq!(blocks, [0, 1, 6, 7, 12, 13, 18, 19, 24, 25, 30, 31]);
+}
+
+/// Issue 36, item 8: fio's `random_distribution=sequence:2,0,1` with `random_sequence_stride=1`: in the run's
+/// trace the blocks 2, 0, 1, then 5, 3, 4, as fio's HOWTO and sequence-distribution.fio say.
+#[test]
+fn a_fio_sequence_distribution_issues_its_blocks() {
+    let text = "[s]\nrw=randread\nbs=4k\nsize=48k\nio_size=24k\nrandom_distribution=sequence:2,0,1\n\
+                random_sequence_stride=1\n";
+    let blocks: Vec<u64> = traced_ops(text).iter().map(|(_, o)| *o).collect();
+    assert_eq!(blocks, [2, 0, 1, 5, 3, 4]);
+}
+
+/// Issue 36, item 8: fio's examples disk-zone-profile.fio (strided zones of 256m every 2.25g, on a 1 GiB target:
+/// the first zone, four times) and sequence-distribution.fio run with `--target mem:1G`; the dry run's plan says
+/// the band walk; sprandom.fio (with its `${FIO_BS}`) writes its pass.
+#[test]
+fn fio_examples_with_zones_and_sequences_run() {
+    let zones = fio_example("disk-zone-profile.fio");
+    let out =
+        iolab().args(["run", zones.to_str().unwrap(), "--target", "mem:1G", "--dry-run"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let band = &plan["plan"]["workers"][0]["band"];
+    assert_eq!(
+        band,
+        &serde_json::json!({ "size": 256u64 << 20, "skip": 2u64 << 30, "bytes": 256u64 << 20 }),
+        "{plan}"
+    );
+    for name in ["disk-zone-profile.fio", "sequence-distribution.fio"] {
+        let out = iolab()
+            .args([
+                "run",
+                fio_example(name).to_str().unwrap(),
+                "--target",
+                "mem:1G",
+                "--no-save",
+                "--json",
+                "-",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        // A file with stonewalls (sequence-distribution's two jobs) runs as phases: one result per point.
+        let totals: Vec<&Value> = match v["points"].as_array() {
+            Some(points) => points.iter().map(|p| &p["result"]["total"]["all"]).collect(),
+            None => vec![&v["total"]["all"]],
+        };
+        let ops: Vec<u64> = totals.iter().map(|t| t["ops"].as_u64().unwrap_or(0)).collect();
+        if name == "disk-zone-profile.fio" {
+            assert_eq!(totals[0]["bytes"].as_u64(), Some(1 << 30), "one pass of the target's size: {v}");
+        } else {
+            assert_eq!(ops, [6, 6], "io_size=24k of 4k reads in each job: {v}");
+        }
+    }
+    // sprandom.fio with its ${FIO_BS}: one pass of 64 MiB plus 15%, in 4k blocks, all random writes.
+    let out = iolab()
+        .env("FIO_BS", "4096")
+        .args(["run", fio_example("sprandom.fio").to_str().unwrap(), "--target", "mem:64M"])
+        .args(["--no-save", "--json", "-", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["total"]["write"]["bytes"].as_u64(), Some(77_172_736), "{}", v["total"]);
+    assert_eq!(v["total"]["read"]["ops"].as_u64(), Some(0));
+}

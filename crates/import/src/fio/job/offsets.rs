@@ -12,10 +12,7 @@ use iolab_spec::units::format_size;
 /// the options are sorted: options.rs).
 pub fn band(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
     let zonesize = cx.size("zonesize")?.filter(|(n, _)| *n > 0);
-    let mode = match cx.text("zonemode")? {
-        Some((v, src)) => Some((v.trim().to_ascii_lowercase(), src)),
-        None => None,
-    };
+    let mode = cx.text("zonemode")?.map(|(v, src)| (v.trim().to_ascii_lowercase(), src));
     let (mode_src, (bytes, size_src)) = match (&mode, zonesize) {
         (None, None) => return Ok(()),
         (Some((m, _)), None) if m == "none" => return Ok(()),
