@@ -111,6 +111,11 @@ pub fn resolve(
     // Step targets: a plain --target replaces them all (so a profile runs on `mem:` or `sim:` as given);
     // otherwise `@NAME` resolves through [targets], and a step without one uses the job's target.
     let base = job.defaults.merged(&job.forced);
+    if base.band.is_some() {
+        return Err(err("'band' walks a worker's offsets over bands; users' transactions place their own \
+                        steps (give 'band' to a job without [users])"
+            .into()));
+    }
     let forced = forced_target(job)?;
     let fallback = job.defaults.target.as_ref().and_then(|l| l.first()).or(default_target);
     let (targets, transactions) = resolve_transactions(job, lg, forced.as_ref(), fallback, plan.direct)?;
@@ -580,6 +585,8 @@ mod tests {
             .unwrap_err()
             .0
             .contains("mix"));
+        let banded = JOB.replace("duration = \"10s\"", "duration = \"10s\"\nband = \"1M:1M\"");
+        assert!(plan(&banded).unwrap_err().0.contains("'band' walks a worker's offsets"));
     }
 
     #[test]
