@@ -153,3 +153,34 @@ fn under_throttle_the_throttle_s_cgroup_counts_the_database_s_io() {
     assert!(disk["write_bytes"].as_u64().unwrap() > 0, "{disk}");
     assert!(disk["write_bytes"].as_u64().unwrap() <= disk["device_write_bytes"].as_u64().unwrap(), "{disk}");
 }
+
+/// Not root, no cgroup to count in: the document says why the database's own I/O was not counted, in the
+/// JSON and the text, never a silent 0.
+#[test]
+fn not_root_the_database_s_own_io_is_not_measured_and_says_why() {
+    let have_setpriv = std::process::Command::new("setpriv").arg("--version").output().is_ok();
+    if !crate::util::is_root() || !have_setpriv {
+        return iolab_testkit::skip(format_args!(
+            "needs root and setpriv(1) to run iolab as another account"
+        ));
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::Builder::new().prefix("iolab-acct-user-").tempdir_in("/tmp").unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "env", "HOME=/nonexistent"])
+        .arg(format!("XDG_STATE_HOME={}", t.path().join("state").display()))
+        .arg(assert_cmd::cargo::cargo_bin("iolab"))
+        .args(["db", "tpcc", "--dir", t.path().join("db").to_str().unwrap(), "--items", "1000"])
+        .args(["--users", "1", "--ramp", "0s", "--duration", "1s", "--seed", "5", "--no-save", "-q"])
+        .args(["--json", t.path().join("r.json").to_str().unwrap()])
+        .current_dir("/")
+        .output()
+        .expect("spawn setpriv");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&std::fs::read(t.path().join("r.json")).unwrap()).unwrap();
+    let io = &v["database_io"];
+    assert!(io["unmeasured"].as_str().is_some_and(|w| w.contains("not root")), "{io}");
+    assert!(io.get("source").is_none() && io["disks"].as_array().unwrap().is_empty(), "{io}");
+    iolab_report::schema_check::check_document(&v, iolab_report::schema_check::DB_SCHEMA);
+}
