@@ -546,5 +546,14 @@ pub(crate) mod tests {
         for want in ["NOPM", "1,500", "new_order", "condition 1", "passed", "vda", "not TPC-C compliant"] {
             assert!(text.contains(want), "{want:?} in\n{text}");
         }
+        // The database's own I/O under the devices, or why it was not counted.
+        assert!(text.contains("the database's own I/O, same window (the PostgreSQL server's processes; cgroup-v1 blkio /sys/fs/cgroup/blkio/iolab-acct-42):\ndisk"), "{text}");
+        assert!(text.contains("not seen: the kernel's writeback\n"), "{text}");
+        let mut r = sample();
+        let io = r.database_io.as_mut().unwrap();
+        (io.source, io.disks, io.unmeasured) = (None, Vec::new(), Some("iolab is not root".into()));
+        let text = crate::TextExporter.render(&r);
+        assert!(text.contains("the database's own I/O (the PostgreSQL server's processes): not measured: iolab is not root\n"), "{text}");
+        assert!(!text.contains("not seen"), "{text}");
     }
 }
