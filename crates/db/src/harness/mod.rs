@@ -200,6 +200,9 @@ impl Made {
         if setup.throttle.is_some() {
             return (whose, Err("--throttle's cgroup never went on".into()));
         }
+        if let Some(why) = unified_conflict(self.memory.as_ref()) {
+            return (whose, Err(why.into()));
+        }
         (whose, accounting_devices(&self.dirs()).and_then(|d| IoAccount::create(&d, &members)))
     }
 
@@ -229,6 +232,19 @@ impl Made {
         }
         closed
     }
+}
+
+/// Why the database's I/O cannot be counted beside `--memory`: when both the block I/O and the memory
+/// controllers are cgroup v2's, a process is in one cgroup of the one hierarchy, and moving the database
+/// into an account would take it out of its memory limit.
+fn unified_conflict(memory: Option<&MemoryLimit>) -> Option<&'static str> {
+    use iolab_device::{memlimit::MemoryKind, throttle::CgroupKind};
+    memory?;
+    let io_v2 = matches!(iolab_device::throttle::detect(), Some(CgroupKind::V2 { .. }));
+    let memory_v2 = matches!(iolab_device::memlimit::detect(), Some(MemoryKind::V2 { .. }));
+    (io_v2 && memory_v2).then_some(
+        "cgroup v2 holds a process in one cgroup, and --memory's holds the database: not counted with --memory (drop it to count the database's I/O)",
+    )
 }
 
 /// The block devices under `dirs` to count the database's I/O on, or why there are none.
