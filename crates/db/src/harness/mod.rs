@@ -10,8 +10,8 @@
 //!    a private server joins it between its fork and its exec), the database (a SQLite file, a private
 //!    PostgreSQL server, or the user's server), arms `--throttle` and `--capture` over the directories,
 //!    counts the database's own I/O (its processes, or iolab's for SQLite, in a cgroup's block I/O
-//!    accounting: `watch`), then runs the workload's steps: build, each point's run and check (one point, or a sweep over
-//!    users), document; `cleanup` on every path. It then undoes what it made in the reverse order: the
+//!    accounting: `watch`), then runs the workload's steps: build, each point's run and check (one point,
+//!    or a sweep over users), document; `cleanup` on every path. It then undoes what it made in the reverse order: the
 //!    database closed (a private server stopped), the cgroups removed, the directories removed (unless
 //!    `--keep`), on success, on error and on a raised stop flag alike. An exit that skips destructors (a
 //!    second Ctrl-C) is the caller's to handle with [`crate::cleanup_on_exit`].

@@ -1,8 +1,8 @@
 //! The harness's own observer: it stands between a workload and the caller's observer, forwards everything,
 //! and acts on the measured window's edges: `--throttle` goes on when the workload starts (the first point
 //! or window: the build is not held), the database's own I/O is read at each window's opening and closing
-//! edges (`database_io` tells the workload), `--capture` records each window on a thread of its own and writes its
-//! trace to the window's output as it closes (so only one trace is ever held in memory).
+//! edges (`database_io` tells the workload), `--capture` records each window on a thread of its own and
+//! writes its trace to the window's output as it closes (so only one trace is ever held in memory).
 
 use crate::workload::{Live, WorkloadObserver};
 use iolab_device::ioacct::{IoAccount, IoCounts};
