@@ -45,7 +45,7 @@ pub struct StorageSettings {
 
 impl StorageSettings {
     /// Adds the settings to a document's engine `settings` and, when a database held under `--memory` read
-    /// nothing from its devices in the window ([`crate::devices::read_nothing`]), a warning that the
+    /// nothing from its devices in the window (`devices::read_nothing`), a warning that the
     /// database (`size` bytes) fits in the memory given, to its `warnings`.
     pub fn add_to(
         &self,
@@ -232,7 +232,7 @@ pub trait WorkloadObserver: Sync {
 
     /// The database's own I/O since the measured window last opened, to its close (to now while it is
     /// open), when the harness counts it (docs/DB.md, "The database's own I/O"): counts by disk, to be put
-    /// beside the devices' with [`crate::devices::beside`]. Default: `None` (nothing counts it).
+    /// beside the devices' with `devices::beside`. Default: `None` (nothing counts it).
     fn database_io(&self) -> Option<DatabaseIo> {
         None
     }
