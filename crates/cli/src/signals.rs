@@ -101,7 +101,7 @@ fn exit_after_grace() {
 }
 
 /// What an exit that skips destructors must undo: scratch files and outputs' temporary files (both in the
-/// scratch registry), cgroup throttles, a trace capture's tracefs instance, and `iolab db`'s private database
+/// scratch registry), cgroup throttles and accounts, a trace capture's tracefs instance, and `iolab db`'s private database
 /// servers and directories, then its memory cgroups (once the servers in them are gone); the marks of iolab's
 /// own files being written are set again (`iolab_device::ownership::seal_on_exit`).
 pub fn clean_up() {
@@ -110,6 +110,7 @@ pub fn clean_up() {
     iolab_device::memlimit::cleanup_on_exit();
     iolab_device::remove_scratch_files();
     iolab_device::throttle::cleanup_on_exit();
+    iolab_device::ioacct::cleanup_on_exit();
     iolab_trace::capture::remove_live_instance();
     iolab_device::ownership::seal_on_exit();
 }

@@ -5,7 +5,7 @@
 //! so what reads them next reads the device (a cold start, as after a restart).
 
 use iolab_device::diskstats::{self, BlockDevice, Counters};
-use iolab_report::db::DeviceView;
+use iolab_report::db::{DatabaseIo, DeviceView};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
@@ -29,6 +29,11 @@ impl DeviceWindow {
     pub fn over(devices: Vec<BlockDevice>) -> DeviceWindow {
         let start = if devices.is_empty() { BTreeMap::new() } else { diskstats::read() };
         DeviceWindow { devices, start, opened: Instant::now() }
+    }
+
+    /// Seconds since the window opened.
+    pub fn seconds(&self) -> f64 {
+        self.opened.elapsed().as_secs_f64()
     }
 
     /// The devices.
@@ -100,6 +105,40 @@ pub fn device_view(d: &BlockDevice, c: &Counters, s: f64) -> DeviceView {
     }
 }
 
+/// The database's own I/O (`io`, as the harness counted it over `s` seconds) beside the devices' table:
+/// its rates, and each disk's totals from the row of the same name.
+pub fn beside(io: Option<DatabaseIo>, devices: &[DeviceView], s: f64) -> Option<DatabaseIo> {
+    let mut io = io?;
+    let rate = |n: u64| if s > 0.0 { n as f64 / s } else { 0.0 };
+    for d in &mut io.disks {
+        d.read_iops = rate(d.reads);
+        d.write_iops = rate(d.writes);
+        let row = devices.iter().find(|v| v.name == d.name);
+        d.device_read_bytes = row.map(|v| v.read_bytes);
+        d.device_write_bytes = row.map(|v| v.write_bytes);
+    }
+    Some(io)
+}
+
+/// Whether the database read nothing from the devices under it in the window: its own reads where they
+/// were counted (other processes' reads of the same devices are not the database's), else the devices'.
+/// False without devices.
+pub fn read_nothing(devices: &[DeviceView], io: Option<&DatabaseIo>) -> bool {
+    if devices.is_empty() {
+        return false;
+    }
+    match io.and_then(DatabaseIo::read_bytes) {
+        Some(own) => own == 0,
+        None => devices.iter().all(|d| d.reads == 0),
+    }
+}
+
+/// The warnings the database's own I/O gives beside the devices': a device that did much more than the
+/// database ([`DatabaseIo::warning`]).
+pub fn database_io_warnings(io: Option<&DatabaseIo>) -> Vec<String> {
+    io.and_then(DatabaseIo::warning).into_iter().collect()
+}
+
 /// Calls `f` with each regular file under `dir` and its size (16 levels deep at most).
 fn walk(dir: &Path, f: &mut dyn FnMut(&Path, u64)) {
     fn go(p: &Path, depth: u32, f: &mut dyn FnMut(&Path, u64)) {
@@ -165,5 +204,62 @@ mod tests {
             &Counters { reads: 3, ..Default::default() },
         );
         assert_eq!((d.reads, d.busy_ms), (4, 2));
+    }
+
+    fn disk(reads: u64, writes: u64) -> DeviceView {
+        let c = Counters {
+            reads,
+            read_sectors: reads * 8,
+            writes,
+            write_sectors: writes * 8,
+            ..Default::default()
+        };
+        device_view(&BlockDevice { name: "loop3".into(), role: "filesystem", model: None }, &c, 2.0)
+    }
+
+    fn own(read_bytes: u64, write_bytes: u64) -> DatabaseIo {
+        DatabaseIo {
+            whose: "iolab's process (SQLite runs in it)".into(),
+            source: Some("cgroup-v1 blkio /sys/fs/cgroup/blkio/iolab-acct-1".into()),
+            unmeasured: None,
+            disks: vec![iolab_report::db::DatabaseDiskIo {
+                name: "loop3".into(),
+                reads: read_bytes / 4096,
+                writes: write_bytes / 4096,
+                read_bytes,
+                write_bytes,
+                discards: Some(0),
+                read_iops: 0.0,
+                write_iops: 0.0,
+                device_read_bytes: None,
+                device_write_bytes: None,
+            }],
+            unseen: String::new(),
+        }
+    }
+
+    /// Issue 37, item 1: the device read (another process did), the database did not: it was served from
+    /// memory all the same. Counted, its own reads decide; not counted, the device's.
+    #[test]
+    fn served_from_memory_is_the_database_s_own_reads_where_counted() {
+        let devices = [disk(5000, 100)];
+        assert!(read_nothing(&devices, Some(&own(0, 4096))));
+        assert!(!read_nothing(&devices, Some(&own(4096, 0))));
+        let mut unmeasured = own(0, 0);
+        unmeasured.source = None;
+        unmeasured.unmeasured = Some("iolab is not root".into());
+        assert!(!read_nothing(&devices, Some(&unmeasured)), "not counted is not 0");
+        assert!(read_nothing(&[disk(0, 100)], None));
+        assert!(!read_nothing(&[], Some(&own(0, 0))), "no devices, nothing to say");
+    }
+
+    #[test]
+    fn the_database_s_io_beside_the_devices_has_their_totals_and_its_rates() {
+        let io = beside(Some(own(0, 8 << 20)), &[disk(5000, 100)], 2.0).unwrap();
+        let d = &io.disks[0];
+        assert_eq!((d.device_read_bytes, d.device_write_bytes), (Some(5000 * 4096), Some(100 * 4096)));
+        assert_eq!(d.write_iops, 1024.0);
+        assert!(database_io_warnings(Some(&io)).len() == 1, "the device read 19.5 MiB, the database none");
+        assert_eq!(beside(None, &[], 1.0), None);
     }
 }

@@ -12,7 +12,7 @@
 
 use crate::database::Database;
 use crate::WorkloadError;
-use iolab_report::db::{DeviceView, Setting};
+use iolab_report::db::{DatabaseIo, DeviceView, Setting};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -44,26 +44,32 @@ pub struct StorageSettings {
 }
 
 impl StorageSettings {
-    /// Adds the settings to a document's engine `settings` and, when the devices under a database held
-    /// under `--memory` read nothing in the window (`devices`), a warning that the database (`size` bytes)
-    /// fits in the memory given, to its `warnings`.
+    /// Adds the settings to a document's engine `settings` and, when a database held under `--memory` read
+    /// nothing from its devices in the window (`devices::read_nothing`), a warning that the
+    /// database (`size` bytes) fits in the memory given, to its `warnings`.
     pub fn add_to(
         &self,
         settings: &mut Vec<Setting>,
         warnings: &mut Vec<String>,
-        devices: &[DeviceView],
+        (devices, io): (&[DeviceView], Option<&DatabaseIo>),
         size: Option<u64>,
     ) {
-        warnings.extend(self.memory_warning(devices, size));
+        warnings.extend(self.memory_warning(devices, io, size));
         settings.extend(self.memory.iter().chain(&self.throttle).cloned());
     }
 
-    /// The warning for a run under `--memory` whose devices read nothing: the limit was above the database.
-    pub fn memory_warning(&self, devices: &[DeviceView], size: Option<u64>) -> Option<String> {
+    /// The warning for a run under `--memory` whose database read nothing from its devices (its own reads
+    /// where counted, else the devices'): the limit was above the database.
+    pub fn memory_warning(
+        &self,
+        devices: &[DeviceView],
+        io: Option<&DatabaseIo>,
+        size: Option<u64>,
+    ) -> Option<String> {
         let m = self.memory.as_ref()?;
-        (!devices.is_empty() && devices.iter().all(|d| d.reads == 0)).then(|| {
+        crate::devices::read_nothing(devices, io).then(|| {
             format!(
-                "under --memory {} the devices still read nothing: the database ({}) fits in it; give a smaller --memory",
+                "under --memory {} the database still read nothing from its devices: it ({}) fits in the memory given; give a smaller --memory",
                 m.value,
                 size.map_or("?".into(), iolab_device::format_bytes)
             )
@@ -222,6 +228,13 @@ pub trait WorkloadObserver: Sync {
     /// Where the run is.
     fn live(&self, live: &Live) {
         let _ = live;
+    }
+
+    /// The database's own I/O since the measured window last opened, to its close (to now while it is
+    /// open), when the harness counts it (docs/DB.md, "The database's own I/O"): counts by disk, to be put
+    /// beside the devices' with `devices::beside`. Default: `None` (nothing counts it).
+    fn database_io(&self) -> Option<DatabaseIo> {
+        None
     }
 }
 

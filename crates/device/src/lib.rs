@@ -33,6 +33,7 @@ pub mod gate;
 pub mod headroom;
 pub mod helddir;
 mod inuse;
+pub mod ioacct;
 pub mod layout;
 mod loops;
 pub mod mem;

@@ -230,7 +230,7 @@ pub fn device_numbers(path: &str) -> Result<(u32, u32), ThrottleError> {
 }
 
 /// The kernel name of a block device (`sda1`), from its sysfs `uevent`.
-fn dev_name(sysfs: &Path, maj: u32, min: u32) -> Option<String> {
+pub(crate) fn dev_name(sysfs: &Path, maj: u32, min: u32) -> Option<String> {
     let uevent = std::fs::read_to_string(sysfs.join(format!("dev/block/{maj}:{min}/uevent"))).ok()?;
     uevent.lines().find_map(|l| l.strip_prefix("DEVNAME=")).map(str::to_string)
 }
@@ -238,7 +238,7 @@ fn dev_name(sysfs: &Path, maj: u32, min: u32) -> Option<String> {
 /// The whole disk a block device belongs to: itself for a disk, its parent for a partition (sysfs has a
 /// `partition` file in a partition's directory, and the disk's directory, `..`, has the disk's `dev`).
 /// `sysfs` is the sysfs root (/sys; a fake tree in tests). Fails when MAJ:MIN is not a block device.
-fn whole_disk(sysfs: &Path, maj: u32, min: u32) -> io::Result<(u32, u32)> {
+pub(crate) fn whole_disk(sysfs: &Path, maj: u32, min: u32) -> io::Result<(u32, u32)> {
     let dir = std::fs::canonicalize(sysfs.join(format!("dev/block/{maj}:{min}")))?;
     if !dir.join("partition").exists() {
         return Ok((maj, min));

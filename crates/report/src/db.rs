@@ -75,6 +75,10 @@ pub struct DbResult {
     /// The block devices under the database's files over the measured window; empty for a server of the
     /// user's own (`--url`), or a file system on no block device.
     pub devices: Vec<DeviceView>,
+    /// The database's own I/O over the measured window, beside the devices'; absent where nothing counted it
+    /// (a document of an older iolab, or a workload run outside the harness).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_io: Option<DatabaseIo>,
     /// What a reader should know before trusting the numbers.
     pub warnings: Vec<String>,
     /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP): its window is shorter than asked.
@@ -297,6 +301,97 @@ pub struct DeviceView {
     pub busy: f64,
 }
 
+/// The device did "much more" than the database when its bytes (read, or written) are more than this many
+/// times the database's own ...
+pub const MUCH_MORE_RATIO: f64 = 2.0;
+
+/// ... and at least this many bytes more (docs/DB.md, "The database's own I/O").
+pub const MUCH_MORE_FLOOR_BYTES: u64 = 16 << 20;
+
+/// The I/O the database's own processes issued over the measured window (a private PostgreSQL server's
+/// processes, or iolab's own for SQLite, which runs inside it), from the block I/O accounting of a cgroup
+/// holding them, beside what each disk did in all (/proc/diskstats). Either `source` and `disks`, or
+/// `unmeasured`: never a silent 0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DatabaseIo {
+    /// Whose I/O was counted: `the PostgreSQL server's processes`, `iolab's process (SQLite runs in it)`.
+    pub whose: String,
+    /// The cgroup counted and its controller: `cgroup-v1 blkio /sys/fs/cgroup/blkio/iolab-acct-42`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Why it could not be counted (not root, no block I/O controller, a server of the user's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmeasured: Option<String>,
+    /// Per whole disk counted: the database's I/O beside the disk's.
+    pub disks: Vec<DatabaseDiskIo>,
+    /// What the accounting cannot see.
+    pub unseen: String,
+}
+
+/// The database's I/O to one whole disk over the window, beside the disk's own totals.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DatabaseDiskIo {
+    /// The disk's kernel name, as the device table names it.
+    pub name: String,
+    /// Reads the database submitted (before the block layer merges or splits them).
+    pub reads: u64,
+    /// Writes it submitted (cgroup v1: with its flushes, which carry no data, among them).
+    pub writes: u64,
+    /// Bytes it read.
+    pub read_bytes: u64,
+    /// Bytes it wrote.
+    pub write_bytes: u64,
+    /// Discards it submitted, where the kernel counts them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discards: Option<u64>,
+    /// Reads a second.
+    pub read_iops: f64,
+    /// Writes a second.
+    pub write_iops: f64,
+    /// Bytes the disk read in all over the window (the device table's), when it has the disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_read_bytes: Option<u64>,
+    /// Bytes the disk wrote in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_write_bytes: Option<u64>,
+}
+
+/// Whether `device` bytes are much more than the database's `own` ([`MUCH_MORE_RATIO`] and
+/// [`MUCH_MORE_FLOOR_BYTES`]).
+pub fn much_more(device: u64, own: u64) -> bool {
+    device as f64 > MUCH_MORE_RATIO * own as f64 && device.saturating_sub(own) >= MUCH_MORE_FLOOR_BYTES
+}
+
+impl DatabaseIo {
+    /// The bytes the database read from its disks, when counted.
+    pub fn read_bytes(&self) -> Option<u64> {
+        self.source.as_ref().map(|_| self.disks.iter().map(|d| d.read_bytes).sum())
+    }
+
+    /// The warning when a disk did much more than the database ([`much_more`]), reads or writes: the
+    /// device table's figures are then not the database's.
+    pub fn warning(&self) -> Option<String> {
+        let fmt = crate::format_bytes;
+        let mut said = Vec::new();
+        for d in &self.disks {
+            for (verb, device, own) in
+                [("read", d.device_read_bytes, d.read_bytes), ("wrote", d.device_write_bytes, d.write_bytes)]
+            {
+                if let Some(device) = device.filter(|&b| much_more(b, own)) {
+                    said.push(format!("{} {verb} {}, the database {}", d.name, fmt(device), fmt(own)));
+                }
+            }
+        }
+        (!said.is_empty()).then(|| {
+            format!(
+                "the devices did much more than the database ({}): other processes shared them, or the kernel wrote back for it ({}); the device table counts them all, the database's own I/O is the lines under it",
+                said.join("; "),
+                self.unseen
+            )
+        })
+    }
+}
+
 impl DbResult {
     /// The consistency conditions passed, all of them (and at least one was checked).
     pub fn consistent(&self) -> bool {
@@ -386,9 +481,55 @@ pub(crate) mod tests {
                 flush_mean_ms: Some(2.0),
                 busy: 0.4,
             }],
+            database_io: Some(database_io_sample()),
             warnings: vec!["a warning".into()],
             partial: false,
         }
+    }
+
+    /// The database's own I/O on `vda`: every field filled.
+    pub(crate) fn database_io_sample() -> DatabaseIo {
+        DatabaseIo {
+            whose: "the PostgreSQL server's processes".into(),
+            source: Some("cgroup-v1 blkio /sys/fs/cgroup/blkio/iolab-acct-42".into()),
+            unmeasured: None,
+            disks: vec![DatabaseDiskIo {
+                name: "vda".into(),
+                reads: 8,
+                writes: 90,
+                read_bytes: 32768,
+                write_bytes: 368640,
+                discards: Some(0),
+                read_iops: 4.0,
+                write_iops: 45.0,
+                device_read_bytes: Some(40960),
+                device_write_bytes: Some(409600),
+            }],
+            unseen: "the kernel's writeback".into(),
+        }
+    }
+
+    #[test]
+    fn much_more_is_twice_the_database_and_16_mib_more() {
+        const MIB: u64 = 1 << 20;
+        assert!(much_more(17 * MIB, 0));
+        assert!(!much_more(15 * MIB, 0), "under the floor");
+        assert!(!much_more(40 * MIB, 20 * MIB), "twice is not more than twice");
+        assert!(much_more(41 * MIB, 20 * MIB));
+        assert!(!much_more(100 * MIB, 90 * MIB));
+        let mut io = database_io_sample();
+        assert_eq!(io.warning(), None);
+        assert_eq!(io.read_bytes(), Some(32768));
+        io.disks[0].device_write_bytes = Some(45 * MIB);
+        let w = io.warning().unwrap();
+        assert!(
+            w.starts_with(
+                "the devices did much more than the database (vda wrote 45.0 MiB, the database 360 KiB)"
+            ),
+            "{w}"
+        );
+        io.source = None;
+        assert_eq!(io.read_bytes(), None, "not counted is not 0");
     }
 
     #[test]
@@ -405,5 +546,14 @@ pub(crate) mod tests {
         for want in ["NOPM", "1,500", "new_order", "condition 1", "passed", "vda", "not TPC-C compliant"] {
             assert!(text.contains(want), "{want:?} in\n{text}");
         }
+        // The database's own I/O under the devices, or why it was not counted.
+        assert!(text.contains("the database's own I/O, same window (the PostgreSQL server's processes; cgroup-v1 blkio /sys/fs/cgroup/blkio/iolab-acct-42):\ndisk"), "{text}");
+        assert!(text.contains("not seen: the kernel's writeback\n"), "{text}");
+        let mut r = sample();
+        let io = r.database_io.as_mut().unwrap();
+        (io.source, io.disks, io.unmeasured) = (None, Vec::new(), Some("iolab is not root".into()));
+        let text = crate::TextExporter.render(&r);
+        assert!(text.contains("the database's own I/O (the PostgreSQL server's processes): not measured: iolab is not root\n"), "{text}");
+        assert!(!text.contains("not seen"), "{text}");
     }
 }

@@ -2,7 +2,7 @@
 //! result, the HTML page and the Markdown report show the same transactions, devices, sweep points, tpch
 //! queries and copy facts.
 
-use crate::db::{DbEngine, DeviceView, TxResult};
+use crate::db::{DatabaseIo, DbEngine, DeviceView, TxResult};
 use crate::db_copy::CopyResult;
 use crate::db_sweep::{DbSweepResult, KNEE_TRANSACTION};
 use crate::db_tpch::TpchResult;
@@ -98,6 +98,42 @@ pub(crate) fn device_rows(devices: &[DeviceView]) -> Vec<Vec<String>> {
             ]
         })
         .collect()
+}
+
+/// The columns of [`database_io_rows`].
+pub(crate) const DATABASE_IO_COLUMNS: [&str; 8] =
+    ["disk", "read/s", "write/s", "discards", "read", "written", "disk read", "disk written"];
+
+/// One row per whole disk: what the database issued to it beside what the disk did in all.
+pub(crate) fn database_io_rows(io: &DatabaseIo) -> Vec<Vec<String>> {
+    let bytes = |b: Option<u64>| b.map_or("-".into(), format_bytes);
+    io.disks
+        .iter()
+        .map(|d| {
+            vec![
+                d.name.clone(),
+                format_rate(d.read_iops, 1),
+                format_rate(d.write_iops, 1),
+                d.discards.map_or("-".into(), format_count),
+                format_bytes(d.read_bytes),
+                format_bytes(d.write_bytes),
+                bytes(d.device_read_bytes),
+                bytes(d.device_write_bytes),
+            ]
+        })
+        .collect()
+}
+
+/// The title over the database's own I/O: whose, and how counted or why not.
+pub(crate) fn database_io_title(io: &DatabaseIo) -> String {
+    match (&io.source, &io.unmeasured) {
+        (Some(source), _) => format!("the database's own I/O, same window ({}; {source}):", io.whose),
+        (None, why) => format!(
+            "the database's own I/O ({}): not measured: {}",
+            io.whose,
+            why.as_deref().unwrap_or("no reason given")
+        ),
+    }
 }
 
 /// The columns of [`sweep_rows`].

@@ -33,6 +33,10 @@ pub struct TpchResult {
     /// The block devices under the database's files over all the queries (from before the first to after
     /// the last); empty for a server of the user's own or a file system on no block device.
     pub devices: Vec<DeviceView>,
+    /// The database's own I/O over the window the device table covers, beside the devices'; absent where
+    /// nothing counted it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_io: Option<crate::db::DatabaseIo>,
     /// What a reader should know before trusting the numbers.
     pub warnings: Vec<String>,
     /// Interrupted (Ctrl-C, SIGTERM, SIGHUP): the queries after the interruption did not run.
@@ -236,6 +240,7 @@ pub(crate) mod tests {
             ],
             power: TpchPower { queries: 2, total_s: 0.512, geomean_s: 0.0775, measured_s: 0.52 },
             devices: vec![device.clone()],
+            database_io: Some(crate::db::tests::database_io_sample()),
             warnings: vec!["a warning".into()],
             partial: false,
             refresh: Some(TpchRefreshPair {

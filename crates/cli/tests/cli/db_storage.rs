@@ -48,7 +48,7 @@ impl Ext4 {
     }
 
     /// The device's kernel name (`loop3`).
-    fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         self.lo.dev.trim_start_matches("/dev/")
     }
 }
@@ -265,7 +265,9 @@ fn throttle_holds_the_engine_s_io_on_both_engines() {
     let mut left = Vec::new();
     for e in std::fs::read_dir("/sys/fs/cgroup/blkio").into_iter().flatten().flatten() {
         let n = e.file_name().to_string_lossy().into_owned();
-        if n.strip_prefix("iolab-").is_some_and(|pid| !Path::new("/proc").join(pid).exists()) {
+        // iolab-PID (--throttle) and iolab-acct-PID (the database's own I/O).
+        let pid = n.strip_prefix("iolab-").and_then(|rest| rest.rsplit('-').next());
+        if pid.is_some_and(|pid| !Path::new("/proc").join(pid).exists()) {
             left.push(n);
         }
     }
@@ -353,13 +355,19 @@ fn a_captured_tpcc_reads_and_writes_and_derives_into_a_job_that_runs() {
 /// Memory cgroups iolab made (`iolab-mem-*`) and left behind (their process is gone) under `root`, four
 /// levels down.
 fn walk_cgroups(root: &Path) -> Vec<String> {
+    left_cgroups(root, "iolab-mem-")
+}
+
+/// Cgroups iolab made (named `PREFIX<pid>`) and left behind (their process is gone) under `root`, four
+/// levels down.
+pub(crate) fn left_cgroups(root: &Path, prefix: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![(root.to_path_buf(), 0)];
     while let Some((dir, depth)) = stack.pop() {
         for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             if e.file_type().is_ok_and(|t| t.is_dir()) {
                 let n = e.file_name().to_string_lossy().into_owned();
-                if let Some(pid) = n.strip_prefix("iolab-mem-") {
+                if let Some(pid) = n.strip_prefix(prefix) {
                     // Left behind: its iolab is gone (another test's iolab may be running now).
                     if !Path::new("/proc").join(pid).exists() {
                         out.push(e.path().display().to_string());

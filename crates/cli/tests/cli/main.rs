@@ -14,6 +14,7 @@ mod compare;
 mod db;
 mod db_dir;
 mod db_everywhere;
+mod db_own_io;
 mod db_safety;
 mod db_storage;
 mod db_ycsb;

@@ -9,8 +9,9 @@
 //! 2. [`Harness::run`] makes, in order, the directories, the `--memory` cgroup (iolab joins it for SQLite;
 //!    a private server joins it between its fork and its exec), the database (a SQLite file, a private
 //!    PostgreSQL server, or the user's server), arms `--throttle` and `--capture` over the directories,
-//!    then runs the workload's steps: build, each point's run and check (one point, or a sweep over
-//!    users), document; `cleanup` on every path. It then undoes what it made in the reverse order: the
+//!    counts the database's own I/O (its processes, or iolab's for SQLite, in a cgroup's block I/O
+//!    accounting: `watch`), then runs the workload's steps: build, each point's run and check (one point,
+//!    or a sweep over users), document; `cleanup` on every path. It then undoes what it made in the reverse order: the
 //!    database closed (a private server stopped), the cgroups removed, the directories removed (unless
 //!    `--keep`), on success, on error and on a raised stop flag alike. An exit that skips destructors (a
 //!    second Ctrl-C) is the caller's to handle with [`crate::cleanup_on_exit`].
@@ -33,6 +34,7 @@ use crate::database::sqlite::Sqlite;
 use crate::database::Database;
 use crate::workload::{Context, StorageSettings, UsersPoint, Workload, WorkloadObserver};
 use crate::WorkloadError;
+use iolab_device::ioacct::{IoAccount, Members};
 use iolab_device::memlimit::MemoryLimit;
 use iolab_device::WriteGate;
 use iolab_report::db::Setting;
@@ -176,7 +178,32 @@ impl Made {
         if let Some(spec) = &setup.throttle {
             watch.arm_throttle(spec, &self.dirs(), self.database.server_processes())?;
         }
+        let (whose, account) = self.accounting(setup);
+        watch.arm_accounting(whose, account);
         watch.arm_capture(&self.dirs())
+    }
+
+    /// Whose I/O is the database's, and the account that counts it or why none can (docs/DB.md, "The
+    /// database's own I/O"). With `--throttle` its cgroup, which holds the same processes, counts it once it
+    /// is on: one cgroup serves both (a process is in one cgroup of a hierarchy).
+    fn accounting(&self, setup: &Setup) -> (&'static str, Result<IoAccount, String>) {
+        let (whose, members) = match (&setup.url, setup.private_server()) {
+            (Some(_), _) => {
+                let why = "a server of your own (--url): iolab knows none of its processes".to_string();
+                return ("the server's processes", Err(why));
+            }
+            (None, true) => {
+                ("the PostgreSQL server's processes", Members::Processes(self.database.server_processes()))
+            }
+            (None, false) => ("iolab's process (SQLite runs in it)", Members::Iolab),
+        };
+        if setup.throttle.is_some() {
+            return (whose, Err("--throttle's cgroup never went on".into()));
+        }
+        if let Some(why) = unified_conflict(self.memory.as_ref()) {
+            return (whose, Err(why.into()));
+        }
+        (whose, accounting_devices(&self.dirs()).and_then(|d| IoAccount::create(&d, &members)))
     }
 
     /// What the run did to the storage, read while it is all in place.
@@ -195,6 +222,7 @@ impl Made {
         let closed = database.close();
         // The server has stopped: its cgroups are empty and can go.
         watch.throttle_off();
+        watch.accounting_off();
         drop(database);
         drop(memory);
         for d in dir.into_iter().chain(also) {
@@ -204,6 +232,32 @@ impl Made {
         }
         closed
     }
+}
+
+/// Why the database's I/O cannot be counted beside `--memory`: when both the block I/O and the memory
+/// controllers are cgroup v2's, a process is in one cgroup of the one hierarchy, and moving the database
+/// into an account would take it out of its memory limit.
+fn unified_conflict(memory: Option<&MemoryLimit>) -> Option<&'static str> {
+    use iolab_device::{memlimit::MemoryKind, throttle::CgroupKind};
+    memory?;
+    let io_v2 = matches!(iolab_device::throttle::detect(), Some(CgroupKind::V2 { .. }));
+    let memory_v2 = matches!(iolab_device::memlimit::detect(), Some(MemoryKind::V2 { .. }));
+    (io_v2 && memory_v2).then_some(
+        "cgroup v2 holds a process in one cgroup, and --memory's holds the database: not counted with --memory (drop it to count the database's I/O)",
+    )
+}
+
+/// The block devices under `dirs` to count the database's I/O on, or why there are none.
+fn accounting_devices(dirs: &[&Path]) -> Result<Vec<(String, u32, u32)>, String> {
+    let devices = watch::block_devices(dirs)?;
+    if devices.is_empty() {
+        let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        return Err(format!(
+            "no block device under {} (tmpfs, overlay or a network file system?)",
+            shown.join(" or ")
+        ));
+    }
+    Ok(devices)
 }
 
 /// The `--memory` cgroup, with iolab in it for SQLite (a private server joins it as it starts).

@@ -142,7 +142,8 @@ impl Workload for Tpcc {
         let (start_unix_s, measured) = self.measured.take().expect("a point is checked after it ran");
         let built = self.built.as_ref().expect("a point runs after the build");
         let size_bytes = cx.database.dir().map(crate::devices::dir_bytes);
-        let ran = Ran { users: point.users, start_unix_s, built, measured: &measured, size_bytes };
+        let io = cx.observer.database_io();
+        let ran = Ran { users: point.users, start_unix_s, built, measured: &measured, size_bytes, io };
         let result = document(cx.database, &self.o, &ran, consistency);
         self.points.push(DbSweepPoint { users: point.users, result, capture: None });
         Ok(())
@@ -156,7 +157,8 @@ impl Workload for Tpcc {
         for (i, p) in self.points.iter_mut().enumerate() {
             p.capture = storage.captures.get(i).cloned().flatten();
             let d = &mut p.result;
-            storage.add_to(&mut d.engine.settings, &mut d.warnings, &d.devices, d.engine.size_bytes);
+            let seen = (&d.devices[..], d.database_io.as_ref());
+            storage.add_to(&mut d.engine.settings, &mut d.warnings, seen, d.engine.size_bytes);
         }
         if self.users.len() == 1 {
             let point = self.points.pop().expect("the harness runs a point before the document");
@@ -243,6 +245,8 @@ struct Ran<'a> {
     built: &'a build::Built,
     measured: &'a driver::Measured,
     size_bytes: Option<u64>,
+    /// The database's own I/O over the window, as the harness counted it.
+    io: Option<iolab_report::db::DatabaseIo>,
 }
 
 /// What a reader should know: transactions given up, a failed consistency condition, devices that read
@@ -251,7 +255,7 @@ fn warnings(
     database: &dyn Database,
     ran: &Ran<'_>,
     consistency: &[iolab_report::db::ConsistencyCheck],
-    devices: &[DeviceView],
+    (devices, io): (&[DeviceView], Option<&iolab_report::db::DatabaseIo>),
 ) -> Vec<String> {
     let m = ran.measured;
     let s = m.measured_s;
@@ -268,9 +272,10 @@ fn warnings(
             "a consistency condition failed: the transactions did not run correctly on this database".into(),
         );
     }
-    if !devices.is_empty() && devices.iter().all(|d| d.reads == 0) {
+    warnings.extend(crate::devices::database_io_warnings(io));
+    if crate::devices::read_nothing(devices, io) {
         warnings.push(
-            "the devices read nothing in the window: the database was served from memory (the engine's cache and the page cache), so this run measured writes, flushes and CPU, not reads; hold the engine's memory under the database's size with --memory, or build more warehouses than memory holds"
+            "the database read nothing from its devices in the window: it was served from memory (the engine's cache and the page cache), so this run measured writes, flushes and CPU, not reads; hold the engine's memory under the database's size with --memory, or build more warehouses than memory holds"
                 .into(),
         );
     }
@@ -303,7 +308,8 @@ fn document(
     let completed: u64 = m.ops.iter().map(driver::TxStats::completed).sum();
     let devices: Vec<DeviceView> =
         m.devices.iter().map(|(d, c)| crate::devices::device_view(d, c, s)).collect();
-    let warnings = warnings(database, ran, &consistency, &devices);
+    let database_io = crate::devices::beside(ran.io.clone(), &devices, s);
+    let warnings = warnings(database, ran, &consistency, (&devices, database_io.as_ref()));
     DbResult {
         header: DbHeader::new(DB_SCHEMA, "tpcc", Some(TPCC_DISCLAIMER), o.seed, ran.start_unix_s),
         engine: crate::engine_view(database, ran.size_bytes),
@@ -329,6 +335,7 @@ fn document(
         },
         consistency,
         devices,
+        database_io,
         warnings,
         partial: m.partial,
     }

@@ -138,7 +138,8 @@ impl Workload for Tpch {
 
     fn document(&mut self, _: &Context<'_>, storage: &StorageSettings) -> Result<TpchResult, WorkloadError> {
         let mut doc = self.result.take().expect("the harness runs before the document");
-        storage.add_to(&mut doc.engine.settings, &mut doc.warnings, &doc.devices, doc.engine.size_bytes);
+        let seen = (&doc.devices[..], doc.database_io.as_ref());
+        storage.add_to(&mut doc.engine.settings, &mut doc.warnings, seen, doc.engine.size_bytes);
         Ok(doc)
     }
 }
@@ -174,6 +175,8 @@ fn measure(
         _ => None,
     };
     let devices = window.views();
+    // The database's own I/O over the same span as the devices' (the window is still open).
+    let database_io = devices::beside(observer.database_io(), &devices, window.seconds());
     drop(conn);
     let throughput = match (tests.streams, power.partial) {
         (0, _) | (_, true) => None,
@@ -191,7 +194,7 @@ fn measure(
     let partial = power.partial || stop.load(Ordering::Relaxed);
     let results = query_results(&window, &o.queries, power.measured);
     let size_bytes = engine.dir().map(devices::dir_bytes);
-    let warnings = warnings(o, partial, evicted.is_some(), &devices, size_bytes);
+    let warnings = warnings(o, partial, evicted.is_some(), (&devices, database_io.as_ref()), size_bytes);
     let power_view = power_view(&results, power.measured_s);
     let derived =
         (!partial).then(|| figures::derived(o.scale, &results, rf2.as_ref(), throughput.as_ref())).flatten();
@@ -209,6 +212,7 @@ fn measure(
         queries: results,
         power: power_view,
         devices,
+        database_io,
         warnings,
         partial,
         refresh: rf2,
@@ -345,7 +349,7 @@ fn warnings(
     o: &Options,
     partial: bool,
     evicted: bool,
-    devices: &[iolab_report::db::DeviceView],
+    (devices, io): (&[iolab_report::db::DeviceView], Option<&iolab_report::db::DatabaseIo>),
     size_bytes: Option<u64>,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
@@ -358,9 +362,10 @@ fn warnings(
                 .into(),
         );
     }
-    if !devices.is_empty() && devices.iter().all(|d| d.reads == 0) {
+    warnings.extend(devices::database_io_warnings(io));
+    if devices::read_nothing(devices, io) {
         warnings.push(format!(
-            "the devices read nothing during the queries: the database ({}) was served from memory (the engine's cache and the page cache), so the times measure CPU, not storage; hold the engine's memory under the database's size with --memory, or build a larger --scale",
+            "the database read nothing from its devices during the queries: it ({}) was served from memory (the engine's cache and the page cache), so the times measure CPU, not storage; hold the engine's memory under the database's size with --memory, or build a larger --scale",
             size_bytes.map_or("?".into(), iolab_report::format_bytes)
         ));
     }

@@ -25,7 +25,7 @@ use crate::database::Database;
 use crate::driver::{self, Measured, Spec};
 use crate::workload::{Context, Figure, StorageSettings, UsersPoint, Workload};
 use crate::WorkloadError;
-use iolab_report::db::{DbHeader, DeviceView, MixShare, TxResult};
+use iolab_report::db::{DatabaseIo, DbHeader, DeviceView, MixShare, TxResult};
 use iolab_report::kinds::db_ycsb::{YcsbConfig, YcsbResult, YcsbRun, DB_YCSB_SCHEMA, YCSB_DISCLAIMER};
 use keys::{Chooser, Distribution};
 use ops::{Shared, User, YcsbOp};
@@ -207,8 +207,10 @@ impl Workload for Ycsb {
         let m = self.measured.take().expect("the harness runs before the document");
         let built = self.built.as_ref().expect("the harness builds first");
         let size_bytes = cx.database.dir().map(crate::devices::dir_bytes);
-        let mut doc = document(cx.database, &self.o, self.start_unix_s, built, &m, size_bytes);
-        storage.add_to(&mut doc.engine.settings, &mut doc.warnings, &doc.devices, doc.engine.size_bytes);
+        let ran = (&m, size_bytes, cx.observer.database_io());
+        let mut doc = document(cx.database, &self.o, self.start_unix_s, built, ran);
+        let seen = (&doc.devices[..], doc.database_io.as_ref());
+        storage.add_to(&mut doc.engine.settings, &mut doc.warnings, seen, doc.engine.size_bytes);
         Ok(doc)
     }
 }
@@ -243,7 +245,12 @@ fn operations(o: &Options, m: &Measured) -> Vec<TxResult> {
 
 /// What a reader should know: operations given up, devices that read nothing, a short window, SQLite's one
 /// writer.
-fn warnings(database: &dyn Database, o: &Options, m: &Measured, devices: &[DeviceView]) -> Vec<String> {
+fn warnings(
+    database: &dyn Database,
+    o: &Options,
+    m: &Measured,
+    (devices, io): (&[DeviceView], Option<&DatabaseIo>),
+) -> Vec<String> {
     let mut warnings = Vec::new();
     let failed: u64 = m.ops.iter().map(|x| x.failed).sum();
     if failed > 0 {
@@ -252,9 +259,10 @@ fn warnings(database: &dyn Database, o: &Options, m: &Measured, devices: &[Devic
             crate::database::MAX_RETRIES
         ));
     }
-    if !devices.is_empty() && devices.iter().all(|d| d.reads == 0) {
+    warnings.extend(crate::devices::database_io_warnings(io));
+    if crate::devices::read_nothing(devices, io) {
         warnings.push(
-            "the devices read nothing in the window: the records were served from memory (the engine's cache and the page cache), so this run measured writes, flushes and CPU, not reads; hold the engine's memory under the table's size with --memory, or load more --records than memory holds"
+            "the database read nothing from its devices in the window: the records were served from memory (the engine's cache and the page cache), so this run measured writes, flushes and CPU, not reads; hold the engine's memory under the table's size with --memory, or load more --records than memory holds"
                 .into(),
         );
     }
@@ -281,12 +289,12 @@ fn document(
     o: &Options,
     start_unix_s: u64,
     built: &load::Built,
-    m: &Measured,
-    size_bytes: Option<u64>,
+    (m, size_bytes, io): (&Measured, Option<u64>, Option<DatabaseIo>),
 ) -> YcsbResult {
     let s = m.measured_s;
     let devices: Vec<DeviceView> =
         m.devices.iter().map(|(d, c)| crate::devices::device_view(d, c, s)).collect();
+    let database_io = crate::devices::beside(io, &devices, s);
     let completed: u64 = m.ops.iter().map(driver::TxStats::completed).sum();
     let mix = YcsbOp::ALL
         .iter()
@@ -314,8 +322,9 @@ fn document(
             operations: operations(o, m),
             window_end: Some(m.window_end.clone()),
         },
-        warnings: warnings(database, o, m, &devices),
+        warnings: warnings(database, o, m, (&devices, database_io.as_ref())),
         devices,
+        database_io,
         partial: m.partial,
     }
 }

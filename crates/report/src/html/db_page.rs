@@ -61,6 +61,17 @@ pub(crate) fn devices_part(out: &mut String, title: &str, devices: &[DeviceView]
     }
 }
 
+/// The database's own I/O under the devices' table: its table and what it cannot see, or why it was not
+/// counted; nothing where nothing counted it.
+pub(crate) fn database_io_part(out: &mut String, io: Option<&crate::db::DatabaseIo>) {
+    let Some(io) = io else { return };
+    let _ = writeln!(out, "<h3>{}</h3>", esc(crate::db_rows::database_io_title(io).trim_end_matches(':')));
+    if io.source.is_some() {
+        numbers_table(out, &crate::db_rows::DATABASE_IO_COLUMNS, &crate::db_rows::database_io_rows(io));
+        let _ = writeln!(out, "<p class=\"meta\">Not seen: {}.</p>", esc(&io.unseen));
+    }
+}
+
 /// The facts table that closes a section, under its own heading (its warnings are the page's, under
 /// Warnings: [`super::parts::warnings_section`]).
 pub(crate) fn facts_part(out: &mut String, facts: &[(&str, String)]) {
@@ -118,6 +129,7 @@ fn db_section(out: &mut String, i: usize, d: &ReportDoc, r: &DbResult, n: &mut u
     numbers_table(out, &crate::db_rows::TX_COLUMNS, &crate::db_rows::tx_rows(&r.run.transactions));
     consistency_table(out, r);
     devices_part(out, "Devices under the database (measured window)", &r.devices);
+    database_io_part(out, r.database_io.as_ref());
     facts_part(out, &db_figures::facts(r));
     out.push_str("</section>\n");
 }
@@ -259,6 +271,7 @@ pub(crate) fn tpch_section(out: &mut String, d: &ReportDoc, r: &TpchResult, n: &
         let _ = writeln!(out, "<p class=\"derived\">{}</p>", esc(&line));
     }
     devices_part(out, "Devices under the database (all the queries)", &r.devices);
+    database_io_part(out, r.database_io.as_ref());
     facts_part(out, &db_figures::tpch_facts(r));
     out.push_str("</section>\n");
 }

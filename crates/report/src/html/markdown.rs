@@ -157,6 +157,17 @@ fn devices_md(out: &mut String, title: &str, devices: &[crate::db::DeviceView]) 
     table(out, cols, &numbers(cols.len()), &crate::db_rows::device_rows(devices));
 }
 
+/// The database's own I/O with its title, when something counted it (or said why not).
+fn database_io_md(out: &mut String, io: Option<&crate::db::DatabaseIo>) {
+    let Some(io) = io else { return };
+    let _ = writeln!(out, "{}\n", crate::db_rows::database_io_title(io));
+    if io.source.is_some() {
+        let cols = &crate::db_rows::DATABASE_IO_COLUMNS;
+        table(out, cols, &numbers(cols.len()), &crate::db_rows::database_io_rows(io));
+        let _ = writeln!(out, "Not seen: {}.\n", io.unseen);
+    }
+}
+
 /// A database part's facts, as a two-column table.
 fn facts_md(out: &mut String, facts: Vec<(&str, String)>) {
     let facts: Vec<Vec<String>> = facts.into_iter().map(|(k, v)| vec![k.to_string(), v]).collect();
@@ -195,6 +206,7 @@ pub(crate) fn tpch_md(out: &mut String, d: &ReportDoc, r: &crate::db_tpch::TpchR
     right[1] = false;
     table(out, cols, &right, &crate::db_rows::query_rows(r));
     devices_md(out, "Devices under the database, all the queries", &r.devices);
+    database_io_md(out, r.database_io.as_ref());
     facts_md(out, db_figures::tpch_facts(r));
 }
 
@@ -262,6 +274,7 @@ pub(crate) fn db_runs(out: &mut String, dbs: &[(&ReportDoc, &crate::db::DbResult
             .collect();
         table(out, &["consistency condition", "rule", "result"], &[], &checks);
         devices_md(out, "Devices under the database, measured window", &r.devices);
+        database_io_md(out, r.database_io.as_ref());
     }
 }
 

@@ -657,6 +657,9 @@ fn html_db_run_shows_nopm_transactions_consistency_devices_and_the_disclaimer() 
         "vda (filesystem)",
         "/mnt/&lt;gen5&gt;",
         ">passed<",
+        "the database&#39;s own I/O, same window (the PostgreSQL server&#39;s processes; cgroup-v1 blkio",
+        ">disk written<",
+        "Not seen: the kernel&#39;s writeback.",
     ] {
         assert!(html.contains(needle), "missing {needle}");
     }
@@ -725,6 +728,8 @@ fn html_and_markdown_tpch_show_each_query_the_total_the_geomean_and_the_devices(
         "| Q2 | minimum &lt;cost&gt; supplier | 4 | 500 ms |",
         "not TPC-H compliant",
         "| vda (filesystem) |",
+        "the database's own I/O, same window (the PostgreSQL server's processes; cgroup-v1 blkio",
+        "| vda | 4.0 | 45.0 | 0 | 32.0 KiB | 360 KiB | 40.0 KiB | 400 KiB |",
     ] {
         assert!(md.contains(needle), "missing {needle} in\n{md}");
     }

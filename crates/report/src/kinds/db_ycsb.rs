@@ -14,9 +14,9 @@ use super::columns::{db_columns, DATABASE_RUN_WITHOUT_CSV, P99};
 use crate::compare::metrics::{device_keys, device_metrics};
 use crate::db::{DbBuild, DbEngine, DbHeader, DeviceView, MixShare, TxResult};
 use crate::export::json::pretty;
-use crate::export::text::db::{build_line, devices_table, engine_lines, header_lines};
+use crate::export::text::db::{build_line, database_io_text, devices_table, engine_lines, header_lines};
 use crate::format::{format_count, format_duration_ns, format_rate, table};
-use crate::html::db_page::{db_header, devices_part, facts_part, warnings_card};
+use crate::html::db_page::{database_io_part, db_header, devices_part, facts_part, warnings_card};
 use crate::html::parts::{card, numbers_table, Grid};
 use crate::html::{db_figures, escape_html as esc};
 use crate::plugin::catalog::f64_at;
@@ -49,6 +49,10 @@ pub struct YcsbResult {
     pub run: YcsbRun,
     /// The block devices under the database's files over the measured window.
     pub devices: Vec<DeviceView>,
+    /// The database's own I/O over the window the device table covers, beside the devices'; absent where
+    /// nothing counted it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_io: Option<crate::db::DatabaseIo>,
     /// What a reader should know before trusting the numbers.
     pub warnings: Vec<String>,
     /// The run was interrupted: its window is shorter than asked.
@@ -214,6 +218,7 @@ fn text(r: &YcsbResult) -> String {
         out.push('\n');
         out.push_str(&devices_table("devices under the database, measured window (/proc/diskstats):", &r.devices));
     }
+    out.push_str(&database_io_text(r.database_io.as_ref()));
     for w in &r.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
@@ -249,6 +254,7 @@ fn section(p: &mut Page, d: &ReportDoc) {
     out.push_str("<h3>Operations</h3>\n");
     numbers_table(out, &crate::db_rows::TX_COLUMNS, &crate::db_rows::tx_rows(ops));
     devices_part(out, "Devices under the database (measured window)", &r.devices);
+    database_io_part(out, r.database_io.as_ref());
     let facts = [("load", load_words(r)), ("engine", r.engine.version.clone()), ("ops/s", format_rate(r.run.ops_per_s, 1))];
     facts_part(out, &facts.iter().map(|(k, v)| (*k, v.clone())).collect::<Vec<_>>());
     out.push_str("</section>\n");

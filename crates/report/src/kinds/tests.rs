@@ -361,6 +361,7 @@ fn ycsb(warnings: Vec<String>) -> super::db_ycsb::YcsbResult {
             window_end: None,
         },
         devices: db.devices,
+        database_io: db.database_io,
         warnings,
         partial: false,
     }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::db::{DbBuild, DbEngine, DbHeader, DbResult, DeviceView};
+use crate::db::{DatabaseIo, DbBuild, DbEngine, DbHeader, DbResult, DeviceView};
 use crate::format::{format_count, format_rate, table};
 
 pub(crate) fn db(r: &DbResult) -> String {
@@ -52,6 +52,7 @@ pub(crate) fn db(r: &DbResult) -> String {
         out.push('\n');
         out.push_str(&device_table(r));
     }
+    out.push_str(&database_io_text(r.database_io.as_ref()));
     for w in &r.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
@@ -72,6 +73,18 @@ fn device_table(r: &DbResult) -> String {
 pub(crate) fn devices_table(title: &str, devices: &[DeviceView]) -> String {
     let mut out = format!("{title}\n");
     out.push_str(&table(&crate::db_rows::DEVICE_COLUMNS, &crate::db_rows::device_rows(devices)));
+    out
+}
+
+/// The database's own I/O under the devices' table (shared by every db document that has it): its table
+/// and what it cannot see, or why it was not counted; nothing where nothing counted it.
+pub(crate) fn database_io_text(io: Option<&DatabaseIo>) -> String {
+    let Some(io) = io else { return String::new() };
+    let mut out = format!("{}\n", crate::db_rows::database_io_title(io));
+    if io.source.is_some() {
+        out.push_str(&table(&crate::db_rows::DATABASE_IO_COLUMNS, &crate::db_rows::database_io_rows(io)));
+        let _ = writeln!(out, "not seen: {}", io.unseen);
+    }
     out
 }
 

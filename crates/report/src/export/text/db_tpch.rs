@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::db::{build_line, devices_table, engine_lines, header_lines};
+use super::db::{build_line, database_io_text, devices_table, engine_lines, header_lines};
 use crate::db_tpch::{TpchDerived, TpchRefresh, TpchResult, TpchThroughput};
 use crate::format::{format_bytes, format_count, format_duration_ns, table};
 
@@ -59,6 +59,7 @@ pub(crate) fn tpch(r: &TpchResult) -> String {
             &r.devices,
         ));
     }
+    out.push_str(&database_io_text(r.database_io.as_ref()));
     if let Some(t) = &r.throughput {
         out.push_str(&throughput(t));
     }
