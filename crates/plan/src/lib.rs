@@ -12,6 +12,7 @@ pub mod dist;
 pub mod gen;
 pub mod loadgen;
 pub mod sizing;
+pub mod writes;
 
 use iolab_spec::{
     Arrival, BlockSizeWeight, ClockKind, DataPattern, Dist, EngineKind, JobSpec, Layer, NamedTarget,
@@ -256,6 +257,12 @@ pub struct WorkerPlan {
     pub latency_target: Option<LatencyTarget>,
     /// Written data.
     pub data: DataPattern,
+    /// A share of writes whose data copies an earlier write's (`dedupe`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe: Option<writes::DedupePlan>,
+    /// Every write is atomic (`atomic`, RWF_ATOMIC).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub atomic: bool,
     /// Region start in each target.
     pub region_offset: u64,
     /// Region length (None = to the end of the target).
@@ -453,13 +460,17 @@ impl Plan {
         let tables = worker_tables(job, &default_table);
         let rates = RateSplit::new(job, &tables)?;
         let mut index = 0u32;
+        let mut global_dedupe = vec![false; plan.workers.len()];
         for table in &tables {
             for instance in 0..table.count {
                 let worker = plan.table_worker(job, table, instance, index, &rates, default_target)?;
                 plan.workers.push(worker);
+                let base = job.defaults.merged(&table.layer).merged(&job.forced);
+                global_dedupe.push(base.dedupe.is_some_and(|d| d.global));
                 index += 1;
             }
         }
+        writes::share_dedupe(&mut plan.workers, &global_dedupe);
         plan.check_total_buffers()?;
         plan.share_limits()?;
         plan.check_virtual_clock()?;
@@ -525,6 +536,9 @@ impl Plan {
         let think = think_of(&name, &base, rate_iops)?;
         let flow = flow_of(&name, &base)?;
         let latency_target = latency_target_of(&name, &base, rate_iops)?;
+        let dedupe = writes::dedupe_of(&name, &base)?;
+        let virtual_targets = tspecs.iter().all(|t| t.0.is_virtual());
+        let atomic = writes::atomic_of(&name, &base, self.direct, virtual_targets)?;
         Ok(WorkerPlan {
             index,
             name,
@@ -539,6 +553,8 @@ impl Plan {
             flow,
             latency_target,
             data: base.data.unwrap_or_default(),
+            dedupe,
+            atomic,
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,
             specs,

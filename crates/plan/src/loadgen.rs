@@ -117,6 +117,7 @@ pub fn resolve(
     let worker_targets = add_step_targets(plan, &targets, &base)?;
     let specs = mirror_specs(&transactions);
     let max_bs = specs.iter().map(|s| s.bs[0].size_bytes).max().unwrap_or(DEFAULT_BS);
+    let all_virtual = targets.iter().all(|t| t.0.is_virtual());
     for i in 0..users.n_workers {
         let w_users = users.count / users.n_workers + u32::from(i < users.count % users.n_workers);
         let slots = w_users as u64 * users.outstanding as u64;
@@ -136,6 +137,8 @@ pub fn resolve(
             flow: None,
             latency_target: None,
             data: base.data.unwrap_or_default(),
+            dedupe: crate::writes::dedupe_of("users", &base)?,
+            atomic: crate::writes::atomic_of("users", &base, plan.direct, all_virtual)?,
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,
             specs: specs.clone(),

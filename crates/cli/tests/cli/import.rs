@@ -535,3 +535,117 @@ fn an_iometer_template_runs_on_the_target_given() {
     assert_eq!(v["workers"].as_array().unwrap().len(), 2, "both workers run");
     assert!(v["total"]["all"]["ops"].as_f64().unwrap() > 0.0);
 }
+
+/// The 4 KiB blocks of `file`, and how many of them are distinct.
+fn blocks(file: &std::path::Path) -> (Vec<Vec<u8>>, usize) {
+    let data = std::fs::read(file).unwrap();
+    let blocks: Vec<Vec<u8>> = data.chunks(4096).map(<[u8]>::to_vec).collect();
+    let mut distinct = blocks.clone();
+    distinct.sort();
+    distinct.dedup();
+    let n = distinct.len();
+    (blocks, n)
+}
+
+/// Issue 36, item 8: fio's `dedupe_percentage=50` writes half of its blocks as copies of earlier ones
+/// (`repeat`: of the last unique write): one sequential pass of 1,024 blocks leaves about 512 distinct ones.
+#[test]
+fn a_fio_dedupe_job_writes_the_share_of_copies_asked() {
+    let dir = tempdir();
+    let written = |opts: &str| {
+        let file = dir.path().join("f");
+        let fio = dir.path().join("dd.fio");
+        let text = format!("[w]\nrw=write\nbs=4k\nsize=4m\n{opts}\nfilename={}\n", file.display());
+        std::fs::write(&fio, text).unwrap();
+        let out = iolab().args(["run", fio.to_str().unwrap(), "--no-save", "-q"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let (_, distinct) = blocks(&file);
+        std::fs::remove_file(&file).unwrap();
+        distinct
+    };
+    assert_eq!(written("dedupe_percentage=0"), 1024);
+    let half = written("dedupe_percentage=50");
+    assert!((440..=584).contains(&half), "{half} distinct blocks of 1024");
+}
+
+/// Issue 36, item 8: with `dedupe_mode=working_set` and `dedupe_global=1` two jobs share one working set, so
+/// job b's copies include job a's blocks (as fio's dedupe-global example says); without `dedupe_global` none.
+#[test]
+fn fio_global_dedupe_shares_blocks_between_jobs() {
+    let dir = tempdir();
+    let shared = |global: u8| {
+        let (a, b) = (dir.path().join(format!("a{global}")), dir.path().join(format!("b{global}")));
+        let fio = dir.path().join("dg.fio");
+        let text = format!(
+            "[global]\nrw=write\nbs=4k\nsize=4m\ndedupe_percentage=50\ndedupe_mode=working_set\n\
+             dedupe_working_set_percentage=50\ndedupe_global={global}\n[a]\nfilename={}\n[b]\nfilename={}\n",
+            a.display(),
+            b.display()
+        );
+        std::fs::write(&fio, text).unwrap();
+        let out = iolab().args(["run", fio.to_str().unwrap(), "--no-save", "-q"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let ((a, _), (b, _)) = (blocks(&a), blocks(&b));
+        let a: std::collections::HashSet<Vec<u8>> = a.into_iter().collect();
+        b.iter().filter(|x| a.contains(*x)).count()
+    };
+    let with = shared(1);
+    assert!(with > 150, "{with} of b's 1024 blocks are a's");
+    assert_eq!(shared(0), 0);
+}
+
+/// Issue 36, item 8: `dedupe` with `--verify` is refused before anything runs, naming both: a verified block
+/// carries its own header, so it cannot be a copy.
+#[test]
+fn dedupe_with_verify_is_refused_by_name() {
+    let dir = tempdir();
+    let job = dir.path().join("dd.toml");
+    std::fs::write(&job, "target = \"mem:16M\"\nrw = \"write\"\nbytes = \"1M\"\ndedupe = \"50\"\n").unwrap();
+    let out = iolab().args(["run", job.to_str().unwrap(), "--verify", "--no-save", "-q"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("'dedupe'") && stderr.contains("--verify"), "{stderr}");
+}
+
+/// Issue 36, item 8: fio's own dedupe-global and atomic-verify examples, refused before, run on `mem:`.
+#[test]
+fn fio_dedupe_global_and_atomic_verify_examples_run() {
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../import/tests/data/fio-examples");
+    for (name, target) in [("dedupe-global.fio", "mem:1G"), ("atomic-verify.fio", "mem:16M")] {
+        let fio = examples.join(name);
+        let out = iolab()
+            .args(["run", fio.to_str().unwrap(), "--target", target, "--no-save", "--json", "-", "-q"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(v["total"]["write"]["ops"].as_f64().unwrap() > 0.0, "{name} wrote");
+    }
+}
+
+/// Issue 36, item 8: atomic writes to a file are checked against its atomic-write limits (statx) before
+/// anything is written: where the file system takes none (ext4 or tmpfs on a device without atomic writes),
+/// the run is refused naming the target and the file is left as it was.
+#[test]
+fn fio_atomic_writes_are_checked_before_anything_is_written() {
+    let dir = tempdir();
+    let file = dir.path().join("f");
+    std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+    let fio = dir.path().join("at.fio");
+    let text = format!(
+        "[w]\nrw=randwrite\nbs=4k\nsize=1m\nio_size=64k\ndirect=1\nioengine=io_uring\natomic=1\nfilename={}\n",
+        file.display()
+    );
+    std::fs::write(&fio, text).unwrap();
+    let out =
+        iolab().args(["run", fio.to_str().unwrap(), "--overwrite", "--no-save", "-q"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => {} // this file system takes 4 KiB atomic writes
+        Some(2) => {
+            assert!(stderr.contains("atomic") && stderr.contains(&*file.to_string_lossy()), "{stderr}");
+            assert!(std::fs::read(&file).unwrap().iter().all(|&b| b == 7), "nothing was written");
+        }
+        c => panic!("exit {c:?}: {stderr}"),
+    }
+}

@@ -70,6 +70,8 @@ pub struct UringEngine {
     features: Vec<String>,
     in_flight: u32,
     clock: RealClock,
+    /// Every write is atomic (RWF_ATOMIC): the `atomic` key.
+    atomic: bool,
 }
 
 /// Whether io_uring can be set up here; the error explains why not.
@@ -100,6 +102,12 @@ fn setup_error(what: &str, e: std::io::Error) -> EngineError {
 }
 
 impl UringEngine {
+    /// The same engine, every write atomic (RWF_ATOMIC) when `on`: the `atomic` key.
+    pub fn with_atomic_writes(mut self, on: bool) -> UringEngine {
+        self.atomic = on;
+        self
+    }
+
     /// A ring for up to `slot_count` ops in flight over `files`, with `buffers` (registered if the kernel allows).
     pub fn new(
         slot_count: u32,
@@ -180,6 +188,7 @@ impl UringEngine {
             features,
             in_flight: 0,
             clock,
+            atomic: false,
         })
     }
 
@@ -203,7 +212,7 @@ impl UringEngine {
         );
         let ptr = buffers.as_mut_ptr(op.buf);
         let (len, buf, off) = (op.len, op.buf as u16, op.offset);
-        let flags = rw_flags(op);
+        let flags = rw_flags(op) | if self.atomic { libc::RWF_ATOMIC } else { 0 };
         match (op.kind == OpKind::Write, self.fixed_buffers) {
             (false, true) => {
                 on_target!(self, op, |t| opcode::ReadFixed::new(t, ptr, len, buf).offset(off).build())

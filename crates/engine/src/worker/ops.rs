@@ -20,6 +20,7 @@ use super::interface::{ReadSources, SplitCounter, WorkerOutput, WorkerSetup};
 use super::record::Recorder;
 use super::slots::{submit_early, Slots};
 use super::window::{begin, Window, WorkerSeries};
+use crate::dedupe::DedupeState;
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::{GenOp, OpGen, OpKind};
@@ -222,7 +223,11 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
     let mut l = OpLoop {
         s,
         gen: OpGen::new(w, &s.task.regions, Rng::for_worker(s.task.seed, w.index)),
-        slots: Slots::new(qd, w.data, w.durability),
+        slots: Slots::new(qd, w.data, w.durability).with_dedupe(DedupeState::of_worker(
+            w,
+            &s.task.regions,
+            s.task.seed,
+        )),
         done: Vec::with_capacity(2 * qd),
         read: OpStats::new(),
         write: OpStats::new(),

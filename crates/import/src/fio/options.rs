@@ -106,6 +106,11 @@ const MAPPED: &[&str] = &[
     "latency_run",
     "create_on_open",
     "rw_sequencer",
+    "dedupe_percentage",
+    "dedupe_mode",
+    "dedupe_working_set_percentage",
+    "dedupe_global",
+    "atomic",
 ];
 
 const NO_IO: &str = "reporting or logging only; it does not change the I/O";
@@ -271,7 +276,6 @@ const ONLY_VALUES: &[(&str, &[&str], &str)] = &[
     ("offset_increment", &["0"], "iolab gives every worker of a table the same region"),
     ("ramp_size", &["0"], "iolab's warm-up is a time (ramp_time)"),
     ("trim_percentage", &["0"], VERIFY_TRIM),
-    ("dedupe_percentage", &["0"], DEDUPE),
     ("fadvise_hint", &["0", "1"], "iolab gives no other fadvise hints"),
 ];
 
@@ -303,7 +307,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("cpuload", "iolab has no CPU-burning engine"),
     ("uid", "iolab runs as the user who starts it"),
     ("gid", "iolab runs as the user who starts it"),
-    ("atomic", "iolab does not ask for atomic writes"),
     ("include", "included job files are not read; paste their options in"),
     ("filename_format", "iolab names fio's default files $jobname.$jobnum.$filenum only"),
     ("unique_filename", "iolab names fio's default files $jobname.$jobnum.$filenum only"),
@@ -311,9 +314,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("trim_backlog_batch", VERIFY_TRIM),
     ("trim_verify_zero", VERIFY_TRIM),
     ("nrfiles_skip", "iolab has no such file layout"),
-    ("dedupe_mode", DEDUPE),
-    ("dedupe_global", DEDUPE),
-    ("dedupe_working_set_percentage", DEDUPE),
     ("random_sequence_stride", "iolab has no fixed sequence of blocks"),
     ("sprandom", "fio's steady-state preconditioning writes a computed sequence of regions; iolab has none"),
     ("spr_op", "fio's steady-state preconditioning writes a computed sequence of regions; iolab has none"),
@@ -332,9 +332,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("apptag", ENGINE_ONLY),
     ("apptag_mask", ENGINE_ONLY),
 ];
-
-/// Why dedupe options are refused.
-const DEDUPE: &str = "iolab's data has no controlled duplicate share";
 
 /// Why NVMe passthrough options are refused.
 const ENGINE_ONLY: &str = "an NVMe option of fio's io_uring_cmd and xnvme engines (placement or protection \

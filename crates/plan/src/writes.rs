@@ -1,0 +1,62 @@
+//! What a worker's writes carry beyond their offsets and sizes: a share of data that repeats earlier writes
+//! ([`DedupePlan`], the `dedupe` key) and atomic writes (the `atomic` key).
+
+use crate::{PlanError, WorkerPlan};
+use iolab_spec::{DataPattern, Dedupe, Layer};
+use serde::Serialize;
+
+/// A worker's duplicate writes (the `dedupe` key, fio's dedupe options): how many, and which earlier write's
+/// data each copies.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DedupePlan {
+    /// Percent of writes whose data copies an earlier unique write's, 1..=100.
+    pub pct: u8,
+    /// Working set: a copy is of one of the first unique writes, as many as this percent of the region in
+    /// blocks of the smallest write size; `None`: a copy repeats the last unique write.
+    pub working_set_pct: Option<u8>,
+    /// The workers (their indices, in order, this one among them) sharing one working set (`global`); empty
+    /// for a worker with a set of its own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shared_by: Vec<u32>,
+}
+
+/// The duplicate writes `base` asks for; refused with zero data, whose blocks are all alike already.
+pub(crate) fn dedupe_of(name: &str, base: &Layer) -> Result<Option<DedupePlan>, PlanError> {
+    let Some(Dedupe { pct, working_set_pct, .. }) = base.dedupe else { return Ok(None) };
+    if base.data == Some(DataPattern::Zero) {
+        return Err(PlanError(format!(
+            "worker '{name}': 'dedupe' makes a share of the writes copies of earlier ones, but its data is \
+             'zero', so every block written is alike already; drop one of them"
+        )));
+    }
+    Ok(Some(DedupePlan { pct, working_set_pct, shared_by: Vec::new() }))
+}
+
+/// Whether `base`'s writes are atomic; refused with buffered I/O on files and devices, where the kernel takes
+/// RWF_ATOMIC only with O_DIRECT (mem:, null: and sim: writes are atomic by construction).
+pub(crate) fn atomic_of(
+    name: &str,
+    base: &Layer,
+    direct: bool,
+    virtual_targets: bool,
+) -> Result<bool, PlanError> {
+    let atomic = base.atomic.unwrap_or(false);
+    if atomic && !direct && !virtual_targets {
+        return Err(PlanError(format!(
+            "worker '{name}': 'atomic' writes (RWF_ATOMIC) need direct I/O, and this run is buffered; set \
+             direct = true (fio's direct=1), or drop 'atomic'"
+        )));
+    }
+    Ok(atomic)
+}
+
+/// Gives every worker whose `dedupe` is `global` the list of them, so they share one working set (each
+/// worker's part of it its own first unique writes).
+pub(crate) fn share_dedupe(workers: &mut [WorkerPlan], global: &[bool]) {
+    let shared: Vec<u32> = workers.iter().zip(global).filter(|(_, g)| **g).map(|(w, _)| w.index).collect();
+    for (w, g) in workers.iter_mut().zip(global) {
+        if let (Some(d), true) = (w.dedupe.as_mut(), *g) {
+            d.shared_by = shared.clone();
+        }
+    }
+}
