@@ -67,7 +67,9 @@ fn fio_examples_import_and_each_refusal_names_its_option() {
     // Issue 36: 26 of 47 (55%) with `size` on the fixed-size target cut to it (four examples ran past
     // `mem:1G`'s end) and `rw=read:-8k` as `seq_skip`; 29 (62%) with `startdelay` (1mbs_clients) and `flow`
     // (butterfly, flow); 30 (64%) with `latency_target` as the depth search (latency-profile); 32 (68%) with
-    // duplicate writes (`dedupe`: dedupe-global) and atomic writes (`atomic`: atomic-verify).
+    // duplicate writes (`dedupe`: dedupe-global) and atomic writes (`atomic`: atomic-verify). `verify_backlog`
+    // translates since then too, but its two examples wait for other gaps: cross-stripe-verify for
+    // `offset_increment`, enospc-pressure for per-job runtimes in one phase.
     assert!(imported >= 32, "{imported} of {} import", all.len());
 }
 

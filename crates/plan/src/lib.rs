@@ -260,6 +260,9 @@ pub struct WorkerPlan {
     /// A share of writes whose data copies an earlier write's (`dedupe`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe: Option<writes::DedupePlan>,
+    /// Read-backs as the run goes (`verify_backlog`): after every `.0` writes, `.1` reads of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_backlog: Option<(u32, u32)>,
     /// Every write is atomic (`atomic`, RWF_ATOMIC).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub atomic: bool,
@@ -539,6 +542,7 @@ impl Plan {
         let dedupe = writes::dedupe_of(&name, &base)?;
         let virtual_targets = tspecs.iter().all(|t| t.0.is_virtual());
         let atomic = writes::atomic_of(&name, &base, self.direct, virtual_targets)?;
+        let verify_backlog = writes::backlog_of(&name, &base, job.integrity.verifying())?;
         Ok(WorkerPlan {
             index,
             name,
@@ -554,6 +558,7 @@ impl Plan {
             latency_target,
             data: base.data.unwrap_or_default(),
             dedupe,
+            verify_backlog,
             atomic,
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,

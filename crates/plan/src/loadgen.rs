@@ -111,6 +111,13 @@ pub fn resolve(
     // Step targets: a plain --target replaces them all (so a profile runs on `mem:` or `sim:` as given);
     // otherwise `@NAME` resolves through [targets], and a step without one uses the job's target.
     let base = job.defaults.merged(&job.forced);
+    if base.verify_backlog.is_some() {
+        return Err(err(
+            "'verify_backlog' reads back a worker's plain writes; a job with users and transactions \
+             has none (its steps are checked by --verify as they complete)"
+                .into(),
+        ));
+    }
     let forced = forced_target(job)?;
     let fallback = job.defaults.target.as_ref().and_then(|l| l.first()).or(default_target);
     let (targets, transactions) = resolve_transactions(job, lg, forced.as_ref(), fallback, plan.direct)?;
@@ -138,6 +145,7 @@ pub fn resolve(
             latency_target: None,
             data: base.data.unwrap_or_default(),
             dedupe: crate::writes::dedupe_of("users", &base)?,
+            verify_backlog: None,
             atomic: crate::writes::atomic_of("users", &base, plan.direct, all_virtual)?,
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,

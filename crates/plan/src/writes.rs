@@ -50,6 +50,17 @@ pub(crate) fn atomic_of(
     Ok(atomic)
 }
 
+/// The read-backs `base` asks for (`verify_backlog`): only with `--verify`, whose layer checks what they read.
+pub(crate) fn backlog_of(name: &str, base: &Layer, verifying: bool) -> Result<Option<(u32, u32)>, PlanError> {
+    match base.verify_backlog {
+        Some((every, _)) if !verifying => Err(PlanError(format!(
+            "worker '{name}': 'verify_backlog' reads back every {every} writes for --verify to check, and this run \
+             does not verify; add --verify (verify = true), or drop 'verify_backlog'"
+        ))),
+        b => Ok(b),
+    }
+}
+
 /// Gives every worker whose `dedupe` is `global` the list of them, so they share one working set (each
 /// worker's part of it its own first unique writes).
 pub(crate) fn share_dedupe(workers: &mut [WorkerPlan], global: &[bool]) {

@@ -649,3 +649,35 @@ fn fio_atomic_writes_are_checked_before_anything_is_written() {
         c => panic!("exit {c:?}: {stderr}"),
     }
 }
+
+/// Issue 36, item 8: fio's `verify_backlog=4` reads back every 4 blocks written, once their writes completed,
+/// before it writes on: in the run's trace (qd 1), 4 writes, then reads of those 4 blocks, and so on, the last
+/// read-back included; the reads are not counted against `number_ios`.
+#[test]
+fn a_fio_verify_backlog_reads_back_every_n_writes() {
+    use iolab_trace::TraceOp;
+    let text =
+        "[v]\nrw=randwrite\nbs=4k\nsize=16m\nnumber_ios=16\nnorandommap\nverify=crc32c\nverify_backlog=4\n";
+    let ops = traced_ops(text);
+    assert_eq!(ops.len(), 32, "{ops:?}");
+    for group in ops.chunks(8) {
+        let (w, r) = group.split_at(4);
+        assert!(w.iter().all(|(k, _)| *k == TraceOp::Write), "{ops:?}");
+        assert!(r.iter().all(|(k, _)| *k == TraceOp::Read), "{ops:?}");
+        let blocks = |ops: &[(TraceOp, u64)]| ops.iter().map(|(_, o)| *o).collect::<Vec<u64>>();
+        assert_eq!(blocks(w), blocks(r), "{ops:?}");
+    }
+}
+
+/// Issue 36, item 8: `verify_backlog` without verification is refused, naming both.
+#[test]
+fn verify_backlog_without_verify_is_refused() {
+    let dir = tempdir();
+    let job = dir.path().join("vb.toml");
+    std::fs::write(&job, "target = \"mem:16M\"\nrw = \"write\"\nbytes = \"1M\"\nverify_backlog = \"8\"\n")
+        .unwrap();
+    let out = iolab().args(["run", job.to_str().unwrap(), "--no-save", "-q"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("'verify_backlog'") && stderr.contains("--verify"), "{stderr}");
+}

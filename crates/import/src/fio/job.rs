@@ -260,6 +260,7 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
     durable::durability(&cx, &pattern, &mut job)?;
     writes::dedupe(&cx, &pattern, &mut job)?;
     writes::atomic(&cx, &pattern, &mut job)?;
+    writes::backlog(&cx, &mut job)?;
     steady::steady_note(&cx, &mut job)?;
     Ok(job)
 }

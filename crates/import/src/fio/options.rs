@@ -111,6 +111,8 @@ const MAPPED: &[&str] = &[
     "dedupe_working_set_percentage",
     "dedupe_global",
     "atomic",
+    "verify_backlog",
+    "verify_backlog_batch",
 ];
 
 const NO_IO: &str = "reporting or logging only; it does not change the I/O";
@@ -196,6 +198,11 @@ const IGNORED: &[(&str, &str)] = &[
     ("error_dump", NO_IO),
     ("verify_dump", "what fio writes out after a mismatch; iolab reports the block and offset"),
     ("verify_write_sequence", "a check of fio's own header; iolab's header carries its own generation"),
+    (
+        "verify_async",
+        "which threads check what fio's reads returned (N threads beside the job's): the same I/O is issued; iolab \
+         checks each read in the worker as it completes",
+    ),
     ("verify_pattern", VERIFY_OWN),
     ("verify_interval", VERIFY_OWN),
     ("verify_offset", VERIFY_OWN),
@@ -295,10 +302,7 @@ const REFUSED: &[(&str, &str)] = &[
     ("replay_redirect", "a job file does not replay an I/O log: 'iolab replay LOG --map DEV=TARGET' does"),
     ("buffer_pattern", "iolab's data is random, zero or compressible, not a given pattern"),
     ("buffer_compress_chunk", "iolab's compressible data uses 4 KiB chunks"),
-    ("verify_backlog", "iolab verifies every read as it completes and reads back at the end"),
-    ("verify_backlog_batch", "iolab verifies every read as it completes and reads back at the end"),
     ("verify_only", "iolab's verification runs with the workload"),
-    ("verify_async", "iolab verifies in the worker"),
     ("verify_state_save", "iolab keeps written generations in its own journal (journal = FILE)"),
     ("verify_state_load", "iolab keeps written generations in its own journal (journal = FILE)"),
     ("experimental_verify", "iolab's verification stamps its own header"),

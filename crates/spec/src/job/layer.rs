@@ -63,6 +63,10 @@ pub struct Layer {
     /// A share of writes whose data repeats an earlier write's (fio's dedupe options).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe: Option<Dedupe>,
+    /// Read back written blocks as the run goes (fio's `verify_backlog`, `verify_backlog_batch`): after every
+    /// `.0` writes, `.1` reads of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_backlog: Option<(u32, u32)>,
     /// Every write is issued atomic (RWF_ATOMIC: all of it or none of it reaches the medium; fio's `atomic`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub atomic: Option<bool>,
@@ -131,6 +135,7 @@ impl Layer {
             latency_percentile,
             data,
             dedupe,
+            verify_backlog,
             atomic,
             fsync,
             fdatasync,

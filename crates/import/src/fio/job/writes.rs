@@ -69,6 +69,27 @@ fn working_set(cx: &Ctx, n: f64, src: &crate::fio::Src) -> Result<String, FioErr
     Ok(format!("set={}{}", set.0, if global { ":global" } else { "" }))
 }
 
+/// `verify_backlog=N` (with `verify_backlog_batch=M`) as `verify_backlog = "N"` (`"N:M"`) in a job that
+/// verifies; without verification fio keeps no backlog, and neither does the translation.
+pub fn backlog(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
+    let Some((n, src)) = cx.count("verify_backlog")? else { return Ok(()) };
+    if n == 0 || verifies(cx)?.is_none() {
+        return Ok(());
+    }
+    let batch = match cx.count("verify_backlog_batch")? {
+        Some((0, _)) | None => n,
+        Some((m, _)) => m,
+    };
+    let text = if batch == n { n.to_string() } else { format!("{n}:{batch}") };
+    let e = cx.entry("verify_backlog", text, src)?.with_note(
+        "after every N writes iolab lets the writes in flight complete, then reads the N blocks back (fio issues \
+         its read-back reads next without waiting for them); iolab's read-back at the end still reads every block \
+         written, where fio's reads only what its backlog has not verified",
+    );
+    job.worker.push(e);
+    Ok(())
+}
+
 /// The job's `verify` kind when it verifies what it writes (`verify` set and not none, `do_verify` not 0).
 fn verifies<'a>(cx: &'a Ctx) -> Result<Option<&'a str>, FioError> {
     let Some((v, _)) = cx.text("verify")? else { return Ok(None) };
@@ -161,5 +182,18 @@ mod tests {
         assert_eq!(layer("atomic=1\nrw=randread").atomic, None);
         let e = refused("atomic=1\nioengine=psync");
         assert!(e.contains("'atomic'") && e.contains("ioengine=psync"), "{e}");
+    }
+
+    /// Issue 36, item 8: `verify_backlog` (with `verify_backlog_batch`) is `verify_backlog` in a job that
+    /// verifies; without verification it is nothing, as in fio.
+    #[test]
+    fn verify_backlog_is_the_verify_backlog_key() {
+        assert_eq!(layer("verify=crc32c\nverify_backlog=16").verify_backlog, Some((16, 16)));
+        assert_eq!(
+            layer("verify=md5\nverify_backlog=16\nverify_backlog_batch=4").verify_backlog,
+            Some((16, 4))
+        );
+        assert_eq!(layer("verify_backlog=16").verify_backlog, None);
+        assert_eq!(layer("verify=crc32c\ndo_verify=0\nverify_backlog=16").verify_backlog, None);
     }
 }

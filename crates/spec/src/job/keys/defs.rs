@@ -690,6 +690,31 @@ pub const KEYS: &[Key] = &[
         bad: &["0", "60:set=50", "50:global", "half"],
     },
     Key {
+        name: "verify_backlog",
+        doc: "With --verify, read back what was written as the run goes, as fio's verify_backlog: 'N' after \
+              every N writes lets the worker's I/Os in flight complete, then reads those N blocks back (each \
+              checked), then goes on; 'N:M' reads M of them (fio's verify_backlog_batch; more than N reads some \
+              twice). The reads count as reads, not against ios or bytes. Default none (only the read-back at \
+              the end).",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            let expected = "'N' or 'N:M' (e.g. '1024', '16:8'), each from 1 to 65536";
+            let n = |t: &str| t.trim().parse::<u32>().ok().filter(|n| (1..=65536).contains(n));
+            let (every, batch) = match text.split_once(':') {
+                Some((a, b)) => (n(a), n(b)),
+                None => (n(text), n(text)),
+            };
+            match (every, batch) {
+                (Some(e), Some(b)) => l.verify_backlog = Some((e, b)),
+                _ => return Err(invalid(at, text, expected)),
+            }
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["1024", "16:8", "1"],
+        bad: &["0", "16:0", "many"],
+    },
+    Key {
         name: "atomic",
         doc: "Every write is atomic, as fio's atomic=1: issued with RWF_ATOMIC, so all of it or none of it \
               reaches the medium. A file or device must say it can (statx STATX_WRITE_ATOMIC) for every write \
