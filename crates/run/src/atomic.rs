@@ -49,6 +49,11 @@ pub(crate) fn check_target(w: &WorkerPlan, name: &str, path: &str, limits: Atomi
     let Some((min, max)) = limits.filter(|(_, max)| *max > 0) else {
         return refuse("takes none: statx reports no atomic write unit (STATX_WRITE_ATOMIC) for it".into());
     };
+    if let Some(why) = misaligned(w) {
+        return refuse(format!(
+            "takes an atomic write only at an offset that is a multiple of its size, and {why}"
+        ));
+    }
     for size in write_sizes(w) {
         if !size.is_power_of_two() || size < u64::from(min) || size > u64::from(max) {
             return refuse(format!(
@@ -65,6 +70,29 @@ pub(crate) fn check_target(w: &WorkerPlan, name: &str, path: &str, limits: Atomi
         }
     }
     Ok(())
+}
+
+/// Why some of `w`'s writes would start at an offset that is not a multiple of their size, if they would: random
+/// writes aligned to less than their size, sequential writes of several sizes (each starts where the one before
+/// ended) or with a skip that is not a multiple of their size.
+fn misaligned(w: &WorkerPlan) -> Option<String> {
+    for s in w.specs.iter().filter(|s| s.weight > 0 && s.read_pct < 100.0) {
+        let sizes: Vec<u64> = s.bs.iter().map(|b| b.size_bytes).collect();
+        for &size in &sizes {
+            if let Some(a) = s.align.filter(|a| s.random_pct > 0.0 && a % size != 0) {
+                return Some(format!("its random writes of {size} bytes are aligned to {a} bytes"));
+            }
+            if s.random_pct < 100.0 && s.seq_skip.unsigned_abs() % size != 0 {
+                return Some(format!("its sequential writes of {size} bytes skip {} bytes", s.seq_skip));
+            }
+        }
+        if s.random_pct < 100.0 && sizes.len() > 1 {
+            return Some(
+                "its sequential writes have several sizes, each starting where the one before ended".into(),
+            );
+        }
+    }
+    None
 }
 
 /// The atomic-write limits of the file or device at `path`; a file that does not exist yet is refused (its
@@ -102,6 +130,18 @@ mod tests {
         assert!(e.contains("takes none") && e.contains("STATX_WRITE_ATOMIC"), "{e}");
         let e = check_target(&w, "db", "/dev/x", Some((0, 0))).unwrap_err().to_string();
         assert!(e.contains("takes none"), "{e}");
+        let e = check_target(
+            &worker("bs = \"8k\"\nalign = \"4k\"\natomic = true"),
+            "db",
+            "/dev/x",
+            Some((512, 65536)),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("writes of 8192 bytes are aligned to 4096 bytes"), "{e}");
+        let seq = worker("random_pct = 0\nbs = \"4k/50:8k/50\"\natomic = true");
+        let e = check_target(&seq, "db", "/dev/x", Some((512, 65536))).unwrap_err().to_string();
+        assert!(e.contains("several sizes"), "{e}");
         let odd = worker("bs = \"4k\"\noffset = \"2k\"\natomic = true");
         let e = check_target(&odd, "db", "/dev/x", Some((512, 65536))).unwrap_err().to_string();
         assert!(e.contains("starts at 2048"), "{e}");

@@ -102,7 +102,8 @@ fn setup_error(what: &str, e: std::io::Error) -> EngineError {
 }
 
 impl UringEngine {
-    /// The same engine, every write atomic (RWF_ATOMIC) when `on`: the `atomic` key.
+    /// The same engine, every write atomic (RWF_ATOMIC) when `on`: the `atomic` key. Its writes then go out
+    /// as IORING_OP_WRITE from the buffer's address, not from the registered buffer (see `push`).
     pub fn with_atomic_writes(mut self, on: bool) -> UringEngine {
         self.atomic = on;
         self
@@ -213,7 +214,11 @@ impl UringEngine {
         let ptr = buffers.as_mut_ptr(op.buf);
         let (len, buf, off) = (op.len, op.buf as u16, op.offset);
         let flags = rw_flags(op) | if self.atomic { libc::RWF_ATOMIC } else { 0 };
-        match (op.kind == OpKind::Write, self.fixed_buffers) {
+        let write = op.kind == OpKind::Write;
+        // An atomic write goes out from the buffer's address, not as a registered buffer: Linux 6.18 answers
+        // RWF_ATOMIC on a registered buffer with EINVAL (measured on XFS, every write), where the same write from
+        // a plain user buffer succeeds (its atomic-write checks take a user buffer's iterator).
+        match (write, self.fixed_buffers && !(write && self.atomic)) {
             (false, true) => {
                 on_target!(self, op, |t| opcode::ReadFixed::new(t, ptr, len, buf).offset(off).build())
             }
