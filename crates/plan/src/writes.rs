@@ -71,3 +71,34 @@ pub(crate) fn share_dedupe(workers: &mut [WorkerPlan], global: &[bool]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Plan;
+    use iolab_spec::JobSpec;
+
+    fn plan(keys: &str) -> Result<Plan, String> {
+        let job = JobSpec::from_toml(&format!("rw = \"randwrite\"\n{keys}"), "t").unwrap();
+        Plan::from_spec(&job, None).map_err(|e| e.to_string())
+    }
+
+    /// Issue 36, item 8: duplicates of zero data, atomic writes with buffered I/O on a file and read-backs
+    /// without verification are refused, each naming its key; the same keys plan where they can hold.
+    #[test]
+    fn write_keys_are_refused_where_they_cannot_hold() {
+        let e = plan("target = \"mem:1M\"\ndata = \"zero\"\ndedupe = \"50\"").unwrap_err();
+        assert!(e.contains("'dedupe'") && e.contains("'zero'"), "{e}");
+        let e = plan("target = \"/tmp/f\"\nsize = \"1M\"\ndirect = false\natomic = true").unwrap_err();
+        assert!(e.contains("'atomic'") && e.contains("direct"), "{e}");
+        let e = plan("target = \"mem:1M\"\nverify_backlog = \"8\"").unwrap_err();
+        assert!(e.contains("'verify_backlog'") && e.contains("--verify"), "{e}");
+        let p = plan(
+            "target = \"mem:1M\"\ndirect = false\natomic = true\ndedupe = \"50:set=10:global\"\nworkers = 2",
+        )
+        .unwrap();
+        assert!(p.workers.iter().all(|w| w.atomic), "mem: takes atomic writes, buffered or not");
+        assert!(p.workers.iter().all(|w| w.dedupe.as_ref().is_some_and(|d| d.shared_by == [0, 1])));
+        let p = plan("target = \"mem:1M\"\nverify = true\nverify_backlog = \"8:4\"").unwrap();
+        assert_eq!(p.workers[0].verify_backlog, Some((8, 4)));
+    }
+}
