@@ -110,7 +110,7 @@ mod tests {
     use super::*;
 
     fn plan(pct: u8, set: Option<u8>, shared_by: &[u32]) -> DedupePlan {
-        DedupePlan { pct, working_set_pct: set, shared_by: shared_by.to_vec() }
+        DedupePlan { pct, working_set_pct: set, global: !shared_by.is_empty(), shared_by: shared_by.to_vec() }
     }
 
     fn dedupe(p: DedupePlan, worker: u32, region: u64) -> DedupeState {

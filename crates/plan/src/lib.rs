@@ -463,17 +463,14 @@ impl Plan {
         let tables = worker_tables(job, &default_table);
         let rates = RateSplit::new(job, &tables)?;
         let mut index = 0u32;
-        let mut global_dedupe = vec![false; plan.workers.len()];
         for table in &tables {
             for instance in 0..table.count {
                 let worker = plan.table_worker(job, table, instance, index, &rates, default_target)?;
                 plan.workers.push(worker);
-                let base = job.defaults.merged(&table.layer).merged(&job.forced);
-                global_dedupe.push(base.dedupe.is_some_and(|d| d.global));
                 index += 1;
             }
         }
-        writes::share_dedupe(&mut plan.workers, &global_dedupe);
+        writes::share_dedupe(&mut plan.workers);
         plan.check_total_buffers()?;
         plan.share_limits()?;
         plan.check_virtual_clock()?;

@@ -14,6 +14,8 @@ pub struct DedupePlan {
     /// Working set: a copy is of one of the first unique writes, as many as this percent of the region in
     /// blocks of the smallest write size; `None`: a copy repeats the last unique write.
     pub working_set_pct: Option<u8>,
+    /// The working set is shared by every worker whose `dedupe` says `global` (fio's `dedupe_global`).
+    pub global: bool,
     /// The workers (their indices, in order, this one among them) sharing one working set (`global`); empty
     /// for a worker with a set of its own.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -22,14 +24,14 @@ pub struct DedupePlan {
 
 /// The duplicate writes `base` asks for; refused with zero data, whose blocks are all alike already.
 pub(crate) fn dedupe_of(name: &str, base: &Layer) -> Result<Option<DedupePlan>, PlanError> {
-    let Some(Dedupe { pct, working_set_pct, .. }) = base.dedupe else { return Ok(None) };
+    let Some(Dedupe { pct, working_set_pct, global }) = base.dedupe else { return Ok(None) };
     if base.data == Some(DataPattern::Zero) {
         return Err(PlanError(format!(
             "worker '{name}': 'dedupe' makes a share of the writes copies of earlier ones, but its data is \
              'zero', so every block written is alike already; drop one of them"
         )));
     }
-    Ok(Some(DedupePlan { pct, working_set_pct, shared_by: Vec::new() }))
+    Ok(Some(DedupePlan { pct, working_set_pct, global, shared_by: Vec::new() }))
 }
 
 /// Whether `base`'s writes are atomic; refused with buffered I/O on files and devices, where the kernel takes
@@ -63,12 +65,11 @@ pub(crate) fn backlog_of(name: &str, base: &Layer, verifying: bool) -> Result<Op
 
 /// Gives every worker whose `dedupe` is `global` the list of them, so they share one working set (each
 /// worker's part of it its own first unique writes).
-pub(crate) fn share_dedupe(workers: &mut [WorkerPlan], global: &[bool]) {
-    let shared: Vec<u32> = workers.iter().zip(global).filter(|(_, g)| **g).map(|(w, _)| w.index).collect();
-    for (w, g) in workers.iter_mut().zip(global) {
-        if let (Some(d), true) = (w.dedupe.as_mut(), *g) {
-            d.shared_by = shared.clone();
-        }
+pub(crate) fn share_dedupe(workers: &mut [WorkerPlan]) {
+    let global = |w: &WorkerPlan| w.dedupe.as_ref().is_some_and(|d| d.global);
+    let shared: Vec<u32> = workers.iter().filter(|w| global(w)).map(|w| w.index).collect();
+    for d in workers.iter_mut().filter_map(|w| w.dedupe.as_mut().filter(|d| d.global)) {
+        d.shared_by = shared.clone();
     }
 }
 
