@@ -18,14 +18,15 @@
 //! An error leaves the target as it was: a half-made file is removed, a half-extended one truncated back.
 //!
 //! [`layout`] maps a file target's extents (FIEMAP) and counts the I/Os that cross their boundaries. The
-//! crate's `unsafe` is in five places, each allowed where it is with its SAFETY comment (everything else is
+//! crate's `unsafe` is in six places, each allowed where it is with its SAFETY comment (everything else is
 //! denied it): that ioctl, the loop driver's `LOOP_GET_STATUS64` (`loops`), in [`mem`] the huge-page
-//! advice and the RAM disk's copy, and [`helddir`]'s `statx` (for the mount id, which tells a bind mount
-//! apart).
+//! advice and the RAM disk's copy, [`helddir`]'s `statx` (for the mount id, which tells a bind mount
+//! apart), and [`atomic`]'s `statx` (a target's atomic-write limits).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod atomic;
 mod cgroup;
 pub mod diskstats;
 pub mod error;

@@ -30,18 +30,7 @@ impl Buffers {
         let mut x = seed | 1;
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut b.pages);
         for chunk in bytes.chunks_exact_mut(4096) {
-            let random_len = match pattern {
-                DataPattern::Zero => 0,
-                DataPattern::Random => 4096,
-                DataPattern::Compressible { pct } => 4096 - (4096 * pct.min(100) as usize) / 100,
-            };
-            for word in chunk[..random_len].chunks_exact_mut(8) {
-                // xorshift64*: fast, incompressible enough for storage that compresses or deduplicates.
-                x ^= x >> 12;
-                x ^= x << 25;
-                x ^= x >> 27;
-                word.copy_from_slice(&x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_ne_bytes());
-            }
+            x = fill_random(&mut chunk[..random_len(pattern)], x);
         }
         b
     }
@@ -74,6 +63,29 @@ impl Buffers {
     pub fn as_mut_ptr(&mut self, i: u32) -> *mut u8 {
         self.get_mut(i).as_mut_ptr()
     }
+}
+
+/// The random bytes at the start of each 4 KiB of `pattern`'s data; the rest of the 4 KiB is zeros.
+#[inline]
+pub(crate) fn random_len(pattern: DataPattern) -> usize {
+    match pattern {
+        DataPattern::Zero => 0,
+        DataPattern::Random => 4096,
+        DataPattern::Compressible { pct } => 4096 - (4096 * pct.min(100) as usize) / 100,
+    }
+}
+
+/// Fills `bytes` (whole 8-byte words) from the xorshift64* state `x`; returns the state after.
+#[inline]
+pub(crate) fn fill_random(bytes: &mut [u8], mut x: u64) -> u64 {
+    for word in bytes.chunks_exact_mut(8) {
+        // xorshift64*: fast, incompressible enough for storage that compresses or deduplicates.
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        word.copy_from_slice(&x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_ne_bytes());
+    }
+    x
 }
 
 /// Makes each write's content unique without rewriting the buffer: stamps the offset and a sequence number into

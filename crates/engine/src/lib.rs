@@ -30,6 +30,7 @@
 
 pub mod base;
 pub mod buffers;
+mod dedupe;
 pub mod depth_search;
 pub mod flow;
 pub mod layer;

@@ -10,3 +10,8 @@ pub(crate) const TXN: u64 = 0x7258_4E00_0000_0003;
 /// The fault streams of `--inject` (one per spec, further mixed with the spec's index), independent of the op
 /// and arrival streams.
 pub(crate) const INJECT: u64 = 0x1A1E_C7ED_FA17_0001;
+/// The draws of duplicate writes (`dedupe`: copy or unique, which working-set page), independent of the op
+/// stream.
+pub(crate) const DEDUPE: u64 = 0xDED0_9E00_0000_0001;
+/// The data of unique writes under `dedupe` (the same for every worker, so a `global` working set is shared).
+pub(crate) const DEDUPE_DATA: u64 = 0xDED0_DA7A_0000_0002;

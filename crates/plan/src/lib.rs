@@ -13,6 +13,7 @@ pub mod gen;
 pub mod loadgen;
 pub mod sizing;
 pub mod sprandom;
+pub mod writes;
 
 use iolab_spec::{
     Arrival, Band, BlockSizeWeight, ClockKind, DataPattern, Dist, EngineKind, JobSpec, Layer, NamedTarget,
@@ -257,6 +258,15 @@ pub struct WorkerPlan {
     pub latency_target: Option<LatencyTarget>,
     /// Written data.
     pub data: DataPattern,
+    /// A share of writes whose data copies an earlier write's (`dedupe`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe: Option<writes::DedupePlan>,
+    /// Read-backs as the run goes (`verify_backlog`): after every `.0` writes, `.1` reads of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_backlog: Option<(u32, u32)>,
+    /// Every write is atomic (`atomic`, RWF_ATOMIC).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub atomic: bool,
     /// Region start in each target.
     pub region_offset: u64,
     /// Region length (None = to the end of the target).
@@ -464,6 +474,7 @@ impl Plan {
                 index += 1;
             }
         }
+        writes::share_dedupe(&mut plan.workers);
         plan.check_total_buffers()?;
         plan.share_limits()?;
         plan.check_virtual_clock()?;
@@ -531,6 +542,10 @@ impl Plan {
         let latency_target = latency_target_of(&name, &base, rate_iops)?;
         let band = band_of(&name, base.band, &specs, max_bs)?;
         sprandom_fits(&name, &specs, targets.len())?;
+        let dedupe = writes::dedupe_of(&name, &base)?;
+        let virtual_targets = tspecs.iter().all(|t| t.0.is_virtual());
+        let atomic = writes::atomic_of(&name, &base, self.direct, virtual_targets)?;
+        let verify_backlog = writes::backlog_of(&name, &base, job.integrity.verifying())?;
         Ok(WorkerPlan {
             index,
             name,
@@ -545,6 +560,9 @@ impl Plan {
             flow,
             latency_target,
             data: base.data.unwrap_or_default(),
+            dedupe,
+            verify_backlog,
+            atomic,
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,
             band,

@@ -116,12 +116,20 @@ pub fn resolve(
                         steps (give 'band' to a job without [users])"
             .into()));
     }
+    if base.verify_backlog.is_some() {
+        return Err(err(
+            "'verify_backlog' reads back a worker's plain writes; a job with users and transactions \
+             has none (its steps are checked by --verify as they complete)"
+                .into(),
+        ));
+    }
     let forced = forced_target(job)?;
     let fallback = job.defaults.target.as_ref().and_then(|l| l.first()).or(default_target);
     let (targets, transactions) = resolve_transactions(job, lg, forced.as_ref(), fallback, plan.direct)?;
     let worker_targets = add_step_targets(plan, &targets, &base)?;
     let specs = mirror_specs(&transactions);
     let max_bs = specs.iter().map(|s| s.bs[0].size_bytes).max().unwrap_or(DEFAULT_BS);
+    let all_virtual = targets.iter().all(|t| t.0.is_virtual());
     for i in 0..users.n_workers {
         let w_users = users.count / users.n_workers + u32::from(i < users.count % users.n_workers);
         let slots = w_users as u64 * users.outstanding as u64;
@@ -141,6 +149,9 @@ pub fn resolve(
             flow: None,
             latency_target: None,
             data: base.data.unwrap_or_default(),
+            dedupe: crate::writes::dedupe_of("users", &base)?,
+            verify_backlog: None,
+            atomic: crate::writes::atomic_of("users", &base, plan.direct, all_virtual)?,
             region_offset: base.offset.unwrap_or(0),
             region_length: base.length,
             band: None,

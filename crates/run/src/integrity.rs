@@ -71,6 +71,7 @@ pub fn check_job(
         ));
     }
     refuse_trims(plan)?;
+    refuse_dedupe(plan)?;
     let (sizes, align) = iolab_plan::sizing::verify_block_sizes(plan, regions);
     let block = Verifier::choose_block(&sizes, align).map_err(|e| Error::usage(format!("--verify: {e}")))?;
     for (i, t) in plan.targets.iter().enumerate() {
@@ -177,6 +178,21 @@ fn refuse_trims(plan: &Plan) -> Result<()> {
              ('trim_pct', --trim-pct), and what a trimmed block reads back is not defined; verify a workload \
              without trims",
         ));
+    }
+    Ok(())
+}
+
+/// Verifying duplicate writes is refused: every verified block carries a header of its own (offset,
+/// generation), so no block could be a copy of another.
+fn refuse_dedupe(plan: &Plan) -> Result<()> {
+    if let Some(w) = plan.workers.iter().find(|w| w.dedupe.is_some()) {
+        return Err(Error::usage(format!(
+            "--verify stamps a header of its own (offset, generation, checksum) in every block written, but \
+             worker '{}' asks that a share of its writes be copies of earlier ones ('dedupe', fio's \
+             dedupe_percentage), which no block with a header can be; verify without 'dedupe', or measure \
+             'dedupe' without --verify",
+            w.name
+        )));
     }
     Ok(())
 }

@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 mod assemble;
+mod atomic;
 mod collect;
 pub mod env;
 mod error;

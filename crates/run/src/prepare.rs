@@ -122,6 +122,7 @@ pub(crate) fn prepare(
     let regions = plan.bind(&geometry).map_err(Error::usage)?;
     warnings.extend(footprints_scaled(&plan, &geometry));
     integrity::check_job(&job, &plan, &regions, check)?;
+    crate::atomic::check(&plan)?;
     layers::check_cache_dev(&plan, &job.cache, &regions)?;
     let data = DataKept::of(&plan, &job.cache, job.integrity.verifying());
     check_memory(&plan, &regions, (&job.cache, data), iolab_device::memory_headroom())?;

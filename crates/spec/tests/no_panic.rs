@@ -385,8 +385,10 @@ fn good_value(key: &str) -> Option<BoxedStrategy<String>> {
         "latency_percentile" => int(1, 100),
         "random_run" => prop_oneof![int(1, 16), words(&["8:identical", "4:sequential"])].boxed(),
         "seq_skip" => prop_oneof![size(), words(&["-8k", "-4K"])].boxed(),
-        "trim_then_write" => boolean(),
+        "trim_then_write" | "atomic" => boolean(),
         "band" => words(&["256M:2G", "64k:0:128k", "1M:1M"]),
+        "dedupe" => words(&["50", "20:set=30", "34:set=50:global"]),
+        "verify_backlog" => prop_oneof![int(1, 1024), words(&["16:8", "4:12"])].boxed(),
         _ => return None,
     })
 }

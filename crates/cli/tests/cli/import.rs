@@ -587,6 +587,86 @@ fn fio_examples_with_zones_and_sequences_run() {
                 "--json",
                 "-",
             ])
+
+/// The 4 KiB blocks of `file`, and how many of them are distinct.
+fn blocks(file: &std::path::Path) -> (Vec<Vec<u8>>, usize) {
+    let data = std::fs::read(file).unwrap();
+    let blocks: Vec<Vec<u8>> = data.chunks(4096).map(<[u8]>::to_vec).collect();
+    let mut distinct = blocks.clone();
+    distinct.sort();
+    distinct.dedup();
+    let n = distinct.len();
+    (blocks, n)
+}
+
+/// Issue 36, item 8: fio's `dedupe_percentage=50` writes half of its blocks as copies of earlier ones
+/// (`repeat`: of the last unique write): one sequential pass of 1,024 blocks leaves about 512 distinct ones.
+#[test]
+fn a_fio_dedupe_job_writes_the_share_of_copies_asked() {
+    let dir = tempdir();
+    let written = |opts: &str| {
+        let file = dir.path().join("f");
+        let fio = dir.path().join("dd.fio");
+        let text = format!("[w]\nrw=write\nbs=4k\nsize=4m\n{opts}\nfilename={}\n", file.display());
+        std::fs::write(&fio, text).unwrap();
+        let out = iolab().args(["run", fio.to_str().unwrap(), "--no-save", "-q"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let (_, distinct) = blocks(&file);
+        std::fs::remove_file(&file).unwrap();
+        distinct
+    };
+    assert_eq!(written("dedupe_percentage=0"), 1024);
+    let half = written("dedupe_percentage=50");
+    assert!((440..=584).contains(&half), "{half} distinct blocks of 1024");
+}
+
+/// Issue 36, item 8: with `dedupe_mode=working_set` and `dedupe_global=1` two jobs share one working set, so
+/// job b's copies include job a's blocks (as fio's dedupe-global example says); without `dedupe_global` none.
+#[test]
+fn fio_global_dedupe_shares_blocks_between_jobs() {
+    let dir = tempdir();
+    let shared = |global: u8| {
+        let (a, b) = (dir.path().join(format!("a{global}")), dir.path().join(format!("b{global}")));
+        let fio = dir.path().join("dg.fio");
+        let text = format!(
+            "[global]\nrw=write\nbs=4k\nsize=4m\ndedupe_percentage=50\ndedupe_mode=working_set\n\
+             dedupe_working_set_percentage=50\ndedupe_global={global}\n[a]\nfilename={}\n[b]\nfilename={}\n",
+            a.display(),
+            b.display()
+        );
+        std::fs::write(&fio, text).unwrap();
+        let out = iolab().args(["run", fio.to_str().unwrap(), "--no-save", "-q"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let ((a, _), (b, _)) = (blocks(&a), blocks(&b));
+        let a: std::collections::HashSet<Vec<u8>> = a.into_iter().collect();
+        b.iter().filter(|x| a.contains(*x)).count()
+    };
+    let with = shared(1);
+    assert!(with > 150, "{with} of b's 1024 blocks are a's");
+    assert_eq!(shared(0), 0);
+}
+
+/// Issue 36, item 8: `dedupe` with `--verify` is refused before anything runs, naming both: a verified block
+/// carries its own header, so it cannot be a copy.
+#[test]
+fn dedupe_with_verify_is_refused_by_name() {
+    let dir = tempdir();
+    let job = dir.path().join("dd.toml");
+    std::fs::write(&job, "target = \"mem:16M\"\nrw = \"write\"\nbytes = \"1M\"\ndedupe = \"50\"\n").unwrap();
+    let out = iolab().args(["run", job.to_str().unwrap(), "--verify", "--no-save", "-q"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("'dedupe'") && stderr.contains("--verify"), "{stderr}");
+}
+
+/// Issue 36, item 8: fio's own dedupe-global and atomic-verify examples, refused before, run on `mem:`.
+#[test]
+fn fio_dedupe_global_and_atomic_verify_examples_run() {
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../import/tests/data/fio-examples");
+    for (name, target) in [("dedupe-global.fio", "mem:1G"), ("atomic-verify.fio", "mem:16M")] {
+        let fio = examples.join(name);
+        let out = iolab()
+            .args(["run", fio.to_str().unwrap(), "--target", target, "--no-save", "--json", "-", "-q"])
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&out.stderr));
@@ -614,4 +694,123 @@ fn fio_examples_with_zones_and_sequences_run() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["total"]["write"]["bytes"].as_u64(), Some(77_172_736), "{}", v["total"]);
     assert_eq!(v["total"]["read"]["ops"].as_u64(), Some(0));
+
+        assert!(v["total"]["write"]["ops"].as_f64().unwrap() > 0.0, "{name} wrote");
+    }
+}
+
+/// Issue 36, item 8: atomic writes to a file are checked against its atomic-write limits (statx) before
+/// anything is written: where the file system takes none (ext4 or tmpfs on a device without atomic writes),
+/// the run is refused naming the target and the file is left as it was.
+#[test]
+fn fio_atomic_writes_are_checked_before_anything_is_written() {
+    let dir = tempdir();
+    let file = dir.path().join("f");
+    std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+    let fio = dir.path().join("at.fio");
+    let text = format!(
+        "[w]\nrw=randwrite\nbs=4k\nsize=1m\nio_size=64k\ndirect=1\nioengine=io_uring\natomic=1\nfilename={}\n",
+        file.display()
+    );
+    std::fs::write(&fio, text).unwrap();
+    let out =
+        iolab().args(["run", fio.to_str().unwrap(), "--overwrite", "--no-save", "-q"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => {} // this file system takes 4 KiB atomic writes
+        Some(2) => {
+            assert!(stderr.contains("atomic") && stderr.contains(&*file.to_string_lossy()), "{stderr}");
+            assert!(std::fs::read(&file).unwrap().iter().all(|&b| b == 7), "nothing was written");
+        }
+        c => panic!("exit {c:?}: {stderr}"),
+    }
+}
+
+/// Issue 36, item 8: fio's `verify_backlog=4` reads back every 4 blocks written, once their writes completed,
+/// before it writes on: in the run's trace (qd 1), 4 writes, then reads of those 4 blocks, and so on, the last
+/// read-back included; the reads are not counted against `number_ios`.
+#[test]
+fn a_fio_verify_backlog_reads_back_every_n_writes() {
+    use iolab_trace::TraceOp;
+    let text =
+        "[v]\nrw=randwrite\nbs=4k\nsize=16m\nnumber_ios=16\nnorandommap\nverify=crc32c\nverify_backlog=4\n";
+    let ops = traced_ops(text);
+    assert_eq!(ops.len(), 32, "{ops:?}");
+    for group in ops.chunks(8) {
+        let (w, r) = group.split_at(4);
+        assert!(w.iter().all(|(k, _)| *k == TraceOp::Write), "{ops:?}");
+        assert!(r.iter().all(|(k, _)| *k == TraceOp::Read), "{ops:?}");
+        let blocks = |ops: &[(TraceOp, u64)]| ops.iter().map(|(_, o)| *o).collect::<Vec<u64>>();
+        assert_eq!(blocks(w), blocks(r), "{ops:?}");
+    }
+}
+
+/// Issue 36, item 8: `verify_backlog` without verification is refused, naming both.
+#[test]
+fn verify_backlog_without_verify_is_refused() {
+    let dir = tempdir();
+    let job = dir.path().join("vb.toml");
+    std::fs::write(&job, "target = \"mem:16M\"\nrw = \"write\"\nbytes = \"1M\"\nverify_backlog = \"8\"\n")
+        .unwrap();
+    let out = iolab().args(["run", job.to_str().unwrap(), "--no-save", "-q"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("'verify_backlog'") && stderr.contains("--verify"), "{stderr}");
+}
+
+/// Issue 36, item 8: on a file system that takes atomic writes (XFS on Linux 6.18 said 4 KiB to 1 MiB), fio's
+/// `atomic=1` jobs run through io_uring and pvsync2 without an error (io_uring's atomic writes go out from
+/// plain buffers: the kernel refuses RWF_ATOMIC on registered ones), and a write past the largest atomic unit
+/// is refused before anything is written, naming the limits. Skips, saying why, without root, a loop device
+/// or mkfs.xfs, or where XFS reports no atomic writes.
+#[test]
+fn fio_atomic_writes_run_where_the_file_system_takes_them() {
+    use crate::util::{unmount, LoopDev};
+    let skip = |why: String| eprintln!("skipped: {why}");
+    let lo = match LoopDev::new(320, None) {
+        Ok(lo) => lo,
+        Err(why) => return skip(why),
+    };
+    match std::process::Command::new("mkfs.xfs").args(["-q", "-f", &lo.dev]).output() {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => return skip(format!("mkfs.xfs: {}", String::from_utf8_lossy(&o.stderr).trim())),
+        Err(e) => return skip(format!("mkfs.xfs: {e}")),
+    }
+    let mount = tempfile::Builder::new().prefix("iolab-xfs-").tempdir_in("/tmp").unwrap();
+    let m = std::process::Command::new("mount").arg(&lo.dev).arg(mount.path()).output().unwrap();
+    if !m.status.success() {
+        return skip(format!("mount: {}", String::from_utf8_lossy(&m.stderr).trim()));
+    }
+    let file = mount.path().join("f");
+    std::fs::write(&file, vec![0u8; 16 << 20]).unwrap();
+    let run = |engine: &str, bs: u64| {
+        let fio = mount.path().join("at.fio");
+        let text = format!(
+            "[w]\nrw=randwrite\nbs={bs}\nsize=16m\nio_size=2m\ndirect=1\nioengine={engine}\niodepth=8\natomic=1\n\
+             filename={}\n",
+            file.display()
+        );
+        std::fs::write(&fio, text).unwrap();
+        iolab()
+            .args(["run", fio.to_str().unwrap(), "--overwrite", "--no-save", "--json", "-", "-q"])
+            .output()
+            .unwrap()
+    };
+    match iolab_device::atomic::atomic_write_limits(&file) {
+        Ok(Some((min, max))) if max >= 4096 && min <= 4096 => {
+            for engine in ["io_uring", "pvsync2"] {
+                let out = run(engine, 4096);
+                assert_eq!(out.status.code(), Some(0), "{engine}: {}", String::from_utf8_lossy(&out.stderr));
+                let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+                assert_eq!(v["errors"]["total"], 0, "{engine}: {}", v["errors"]);
+                assert_eq!(v["total"]["write"]["ops"], 512, "{engine}");
+            }
+            let out = run("io_uring", u64::from(max) * 2);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{stderr}");
+            assert!(stderr.contains(&format!("from {min} to {max} bytes")), "{stderr}");
+        }
+        limits => skip(format!("XFS here reports atomic-write limits {limits:?}")),
+    }
+    unmount(mount.path());
 }

@@ -1,5 +1,5 @@
 //! The sync engine: pread/pwrite through std's positional file I/O, one I/O at a time per worker;
-//! synchronous writes through `pwritev2` with RWF_DSYNC or RWF_SYNC, flushes through fsync/fdatasync, trims
+//! synchronous and atomic writes through `pwritev2` with RWF_DSYNC, RWF_SYNC or RWF_ATOMIC, flushes through fsync/fdatasync, trims
 //! through the BLKDISCARD ioctl on a block device and a punched hole (`fallocate`) on a file.
 //!
 //! Ops are executed in [`Engine::submit_and_reap`], after the worker stamped the submission time, so service
@@ -18,12 +18,20 @@ pub struct SyncEngine {
     buffers: Buffers,
     queued: Vec<Op>,
     clock: RealClock,
+    /// Every write is atomic (RWF_ATOMIC).
+    atomic: bool,
 }
 
 impl SyncEngine {
     /// An engine over `files` with `buffers`.
     pub fn new(files: Vec<Arc<File>>, buffers: Buffers, clock: RealClock) -> SyncEngine {
-        SyncEngine { files, buffers, queued: Vec::with_capacity(64), clock }
+        SyncEngine { files, buffers, queued: Vec::with_capacity(64), clock, atomic: false }
+    }
+
+    /// The same engine, every write atomic (RWF_ATOMIC) when `on`: the `atomic` key.
+    pub fn with_atomic_writes(mut self, on: bool) -> SyncEngine {
+        self.atomic = on;
+        self
     }
 }
 
@@ -58,10 +66,12 @@ impl Engine for SyncEngine {
             let len = op.len as usize;
             let r = match op.kind {
                 OpKind::Read => file.read_at(&mut self.buffers.get_mut(op.buf)[..len], op.offset),
-                OpKind::Write if op.sync == WriteSync::None => {
+                OpKind::Write if op.sync == WriteSync::None && !self.atomic => {
                     file.write_at(&self.buffers.get(op.buf)[..len], op.offset)
                 }
-                OpKind::Write => write_sync(file, &self.buffers.get(op.buf)[..len], op.offset, op.sync),
+                OpKind::Write => {
+                    write_flags(file, &self.buffers.get(op.buf)[..len], op.offset, op.sync, self.atomic)
+                }
                 OpKind::Flush if op.sync == WriteSync::Dsync => file.sync_data().map(|()| 0),
                 OpKind::Flush => file.sync_all().map(|()| 0),
                 OpKind::Trim => trim(file, op.offset, op.len).map(|()| op.len as usize),
@@ -84,10 +94,22 @@ impl Engine for SyncEngine {
     }
 }
 
-/// One synchronous write: `pwritev2` with RWF_DSYNC or RWF_SYNC, so it returns when its data is durable.
-fn write_sync(file: &File, data: &[u8], offset: u64, sync: WriteSync) -> std::io::Result<usize> {
+/// One write through `pwritev2`: with RWF_DSYNC or RWF_SYNC it returns when its data is durable; with
+/// RWF_ATOMIC (`atomic`) all of it or none of it reaches the medium.
+fn write_flags(
+    file: &File,
+    data: &[u8],
+    offset: u64,
+    sync: WriteSync,
+    atomic: bool,
+) -> std::io::Result<usize> {
     use std::os::fd::AsRawFd;
-    let flags = if sync == WriteSync::Sync { libc::RWF_SYNC } else { libc::RWF_DSYNC };
+    let durable = match sync {
+        WriteSync::None => 0,
+        WriteSync::Dsync => libc::RWF_DSYNC,
+        WriteSync::Sync => libc::RWF_SYNC,
+    };
+    let flags = durable | if atomic { libc::RWF_ATOMIC } else { 0 };
     let iov = libc::iovec { iov_base: data.as_ptr().cast_mut().cast(), iov_len: data.len() };
     // SAFETY: `iov` points at `data`, which is borrowed for the whole call and only read by the kernel (a
     // write); the fd belongs to `file`, open for the call.

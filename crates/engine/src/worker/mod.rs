@@ -16,6 +16,7 @@
 //!
 //! The random streams a worker draws from are salted in one place, `crate::salts`.
 
+mod backlog;
 mod interface;
 mod ops;
 mod record;

@@ -16,10 +16,12 @@
 //! sent to the cli thread once per interval. With `--trace`, each completion (ramp included) also goes into
 //! the worker's trace batch ([`super::record`]).
 
+use super::backlog::Backlog;
 use super::interface::{ReadSources, SplitCounter, WorkerOutput, WorkerSetup};
 use super::record::Recorder;
 use super::slots::{submit_early, Slots};
 use super::window::{begin, Window, WorkerSeries};
+use crate::dedupe::DedupeState;
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::{GenOp, OpGen, OpKind};
@@ -39,6 +41,8 @@ struct OpLoop<'a> {
     trim: OpStats,
     /// `fsync`/`fdatasync` every N writes: where the worker is between flushes.
     flushing: Option<Flushing>,
+    /// `verify_backlog`: where the worker is between read-backs of what it wrote.
+    backlog: Option<Backlog>,
     series: WorkerSeries<'a>,
     sources: Option<Box<ReadSources>>,
     ios_limit: u64,
@@ -222,7 +226,11 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
     let mut l = OpLoop {
         s,
         gen: OpGen::new(w, &s.task.regions, Rng::for_worker(s.task.seed, w.index)),
-        slots: Slots::new(qd, w.data, w.durability),
+        slots: Slots::new(qd, w.data, w.durability).with_dedupe(DedupeState::of_worker(
+            w,
+            &s.task.regions,
+            s.task.seed,
+        )),
         done: Vec::with_capacity(2 * qd),
         read: OpStats::new(),
         write: OpStats::new(),
@@ -235,6 +243,7 @@ pub(crate) fn drive_ops<E: Engine>(engine: &mut E, s: &WorkerSetup) -> Result<Wo
             in_flight: 0,
             due: false,
         }),
+        backlog: w.verify_backlog.map(Backlog::new),
         series: WorkerSeries::new(w.index, &s.control.events),
         sources: s.tools.cache.as_ref().map(|_| Box::<ReadSources>::default()),
         ios_limit: w.ios.unwrap_or(u64::MAX),
@@ -311,8 +320,8 @@ impl OpLoop<'_> {
                 || self.issued_bytes >= self.bytes_limit
                 || self.replay.as_ref().is_some_and(Replaying::done);
             window.check_stop(now, limit, self.s);
-            // 2. Fill free slots; once stopping, only the flush the last writes asked for (a count-limited run
-            // ends on a write, and that write is not durable without it).
+            // 2. Fill free slots; once stopping, only the flush (or read-back) the last writes asked for (a
+            // count-limited run ends on a write, and that write is not durable without it).
             if window.stopping {
                 if let Some(f) = self.flow.as_mut() {
                     f.leave();
@@ -322,6 +331,9 @@ impl OpLoop<'_> {
                 self.fill(engine, &window, &mut arrivals, now)?;
             } else if self.flushing.as_ref().is_some_and(|f| f.due) {
                 self.issue_flushes(engine, now);
+            } else if self.backlog_due() {
+                // And the read-back the last writes asked for, as fio verifies its backlog before the job ends.
+                self.issue_backlog(engine, now)?;
             }
             if window.stopping && self.slots.drained() {
                 break;
@@ -332,7 +344,7 @@ impl OpLoop<'_> {
             // clock move).
             // Held back by its flow group, a worker waits for its ops in flight or its look again, not for an
             // arrival that it may not issue.
-            let barrier = self.flushing.as_ref().is_some_and(|f| f.due);
+            let barrier = self.flushing.as_ref().is_some_and(|f| f.due) || self.backlog_due();
             let held = self.flow.as_ref().is_some_and(|f| f.held);
             let next_arrival = arrivals
                 .as_ref()
@@ -410,12 +422,18 @@ impl OpLoop<'_> {
             self.issue_flushes(engine, now);
             return Ok(());
         }
+        if self.backlog_due() {
+            return self.issue_backlog(engine, now);
+        }
         if now < self.starts_at {
             return Ok(());
         }
         let mut refilled = 0u32;
         let mut later = std::mem::take(&mut self.later);
-        while self.slots.free() > later.len() && !self.flushing.as_ref().is_some_and(|f| f.due) {
+        while self.slots.free() > later.len()
+            && !self.flushing.as_ref().is_some_and(|f| f.due)
+            && !self.backlog_due()
+        {
             // Ops held back for the kernel (hits first) count as taken.
             let drained = self.slots.drained() && later.is_empty();
             if self.flow.as_mut().is_some_and(|f| !f.may_issue(now, drained)) {
@@ -481,6 +499,24 @@ impl OpLoop<'_> {
         }
     }
 
+    /// A read-back is due (`verify_backlog`): nothing else is issued.
+    #[inline]
+    fn backlog_due(&self) -> bool {
+        self.backlog.as_ref().is_some_and(|b| b.due)
+    }
+
+    /// A read-back is due: once the ops in flight have completed, its reads, as many as there are free slots
+    /// (the rest when these complete); not counted against the limits.
+    #[inline(never)]
+    fn issue_backlog<E: Engine>(&mut self, engine: &mut E, now: u64) -> Result<(), EngineError> {
+        while self.slots.any_free() {
+            let drained = self.slots.drained();
+            let Some(op) = self.backlog.as_mut().and_then(|b| b.next_read(drained)) else { break };
+            self.push_in_slot(engine, now, op, None)?;
+        }
+        Ok(())
+    }
+
     /// [`OpLoop::refill`] for `iolab replay`: the trace's ops that are due.
     fn refill_replay<E: Engine>(
         &mut self,
@@ -521,6 +557,9 @@ impl OpLoop<'_> {
         if op.kind == OpKind::Write {
             if let Some(f) = self.flushing.as_mut() {
                 f.wrote(op.target);
+            }
+            if let Some(b) = self.backlog.as_mut() {
+                b.wrote(*op);
             }
         }
     }
@@ -663,6 +702,9 @@ impl OpLoop<'_> {
         let (reaped, backlog) = at;
         let Some(idx) = self.slots.reap(engine, c) else { return };
         self.slots.release(idx);
+        if let Some(b) = self.backlog.as_mut().filter(|b| b.reading()) {
+            b.completed();
+        }
         // An op the engine completed before this reap (a cache hit) counts from when it was done.
         let now =
             if c.done_ns == 0 { reaped } else { c.done_ns.clamp(self.slots.get(idx).driver_state, reaped) };

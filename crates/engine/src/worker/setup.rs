@@ -70,14 +70,16 @@ fn with_base<F: WithBase>(
 ) -> Result<WorkerOutput, EngineError> {
     match &s.tools.engine {
         EngineChoice::Uring => match UringEngine::new(slots, s.tools.files.clone(), buffers, clock) {
-            Ok(e) => then.with(e),
+            Ok(e) => then.with(e.with_atomic_writes(s.task.plan.atomic)),
             Err(err) => {
                 s.control.stop.store(true, Ordering::Relaxed);
                 s.control.barrier.wait();
                 Err(err)
             }
         },
-        EngineChoice::Sync => then.with(SyncEngine::new(s.tools.files.clone(), buffers, clock)),
+        EngineChoice::Sync => then.with(
+            SyncEngine::new(s.tools.files.clone(), buffers, clock).with_atomic_writes(s.task.plan.atomic),
+        ),
         EngineChoice::Mem(store) => then.with(MemEngine::new(Some(store.clone()), buffers, slots, clock)),
         EngineChoice::Null => then.with(MemEngine::new(None, buffers, slots, clock)),
         EngineChoice::Sim { targets, client, seat } => {

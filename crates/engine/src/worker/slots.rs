@@ -10,6 +10,7 @@
 //! for the batch) and counts it in flight.
 
 use crate::buffers::stamp_write;
+use crate::dedupe::DedupeState;
 use crate::{Completion, Engine, EngineError, Op, OpKind, WriteSync};
 use iolab_plan::gen::GenOp;
 use iolab_plan::Durability;
@@ -41,6 +42,8 @@ pub(crate) struct Slots<X> {
     /// Writes stamped so far (each write's buffer gets a sequence number).
     writes: u64,
     data: DataPattern,
+    /// Duplicate writes (`dedupe`): each write's data made whole, unique or a copy, instead of stamped.
+    dedupe: Option<DedupeState>,
     /// How writes and flushes are made durable (each op's [`Op::sync`]).
     durability: Durability,
     /// EAGAIN/EINTR resubmissions.
@@ -115,6 +118,7 @@ impl<X: Copy + Default> Slots<X> {
             in_flight: 0,
             writes: 0,
             data,
+            dedupe: None,
             durability,
             retries: 0,
         }
@@ -122,6 +126,12 @@ impl<X: Copy + Default> Slots<X> {
 }
 
 impl<X> Slots<X> {
+    /// The same slots, writing `dedupe`'s data when set.
+    pub(crate) fn with_dedupe(mut self, dedupe: Option<DedupeState>) -> Slots<X> {
+        self.dedupe = dedupe;
+        self
+    }
+
     /// The slot the next [`Slots::take_free`] returns, if any is free.
     #[inline]
     pub(crate) fn next_free(&self) -> Option<u32> {
@@ -194,7 +204,10 @@ impl<X> Slots<X> {
         if op.kind == OpKind::Write {
             self.writes += 1;
             let buf = engine.buffer_mut(slot_buffer(slot, true));
-            stamp_write(buf, op.len as usize, op.offset, self.writes, self.data);
+            match self.dedupe.as_mut() {
+                Some(d) => _ = d.fill(buf, op.len as usize),
+                None => stamp_write(buf, op.len as usize, op.offset, self.writes, self.data),
+            }
         }
         let held = &mut self.slots[slot as usize];
         held.generation = held.generation.wrapping_add(1);

@@ -31,6 +31,7 @@ use super::interface::{SplitCounter, TxnStats, WorkerOutput, WorkerSetup};
 use super::record::Recorder;
 use super::slots::Slots;
 use super::window::{begin, Window, WorkerSeries};
+use crate::dedupe::DedupeState;
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::OpKind;
@@ -133,7 +134,11 @@ pub(crate) fn drive_transactions<E: Engine>(
     let mut l = TxnLoop {
         s,
         gen: TxnGen::new(lg, &s.task.regions, Rng::for_worker(s.task.seed ^ crate::salts::TXN, w.index)),
-        slots: Slots::new(qd, w.data, w.durability),
+        slots: Slots::new(qd, w.data, w.durability).with_dedupe(DedupeState::of_worker(
+            w,
+            &s.task.regions,
+            s.task.seed,
+        )),
         done: Vec::with_capacity(2 * qd),
         read: OpStats::new(),
         write: OpStats::new(),

@@ -65,7 +65,7 @@ const NUMBER_KEYS: &[&str] = &[
     "fdatasync",
 ];
 /// Keys whose values are written bare, as TOML booleans.
-const BOOL_KEYS: &[&str] = &["direct", "verify"];
+const BOOL_KEYS: &[&str] = &["direct", "verify", "atomic"];
 
 impl TranslatedKey {
     /// An entry whose value iolab's own parser for `key` accepts; `Err` says what it expected.

@@ -17,6 +17,7 @@ mod sizes;
 mod start;
 mod steady;
 mod think;
+mod writes;
 
 /// A job's options by canonical name; a later option replaces an earlier one.
 #[derive(Clone, Debug, Default)]
@@ -260,6 +261,9 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
     start::flow(&cx, &mut job)?;
     depth::latency_target(&cx, &mut job)?;
     durable::durability(&cx, &pattern, &mut job)?;
+    writes::dedupe(&cx, &pattern, &mut job)?;
+    writes::atomic(&cx, &pattern, &mut job)?;
+    writes::backlog(&cx, &mut job)?;
     steady::steady_note(&cx, &mut job)?;
     Ok(job)
 }

@@ -113,6 +113,13 @@ const MAPPED: &[&str] = &[
     "sprandom",
     "spr_op",
     "spr_num_regions",
+    "dedupe_percentage",
+    "dedupe_mode",
+    "dedupe_working_set_percentage",
+    "dedupe_global",
+    "atomic",
+    "verify_backlog",
+    "verify_backlog_batch",
 ];
 
 const NO_IO: &str = "reporting or logging only; it does not change the I/O";
@@ -198,6 +205,11 @@ const IGNORED: &[(&str, &str)] = &[
     ("error_dump", NO_IO),
     ("verify_dump", "what fio writes out after a mismatch; iolab reports the block and offset"),
     ("verify_write_sequence", "a check of fio's own header; iolab's header carries its own generation"),
+    (
+        "verify_async",
+        "which threads check what fio's reads returned (N threads beside the job's): the same I/O is issued; iolab \
+         checks each read in the worker as it completes",
+    ),
     ("verify_pattern", VERIFY_OWN),
     ("verify_interval", VERIFY_OWN),
     ("verify_offset", VERIFY_OWN),
@@ -278,7 +290,6 @@ const ONLY_VALUES: &[(&str, &[&str], &str)] = &[
     ("offset_increment", &["0"], "iolab gives every worker of a table the same region"),
     ("ramp_size", &["0"], "iolab's warm-up is a time (ramp_time)"),
     ("trim_percentage", &["0"], VERIFY_TRIM),
-    ("dedupe_percentage", &["0"], DEDUPE),
     ("fadvise_hint", &["0", "1"], "iolab gives no other fadvise hints"),
     ("zonemode", &["none", "strided"], ZBD),
     (
@@ -305,10 +316,7 @@ const REFUSED: &[(&str, &str)] = &[
     ("replay_redirect", "a job file does not replay an I/O log: 'iolab replay LOG --map DEV=TARGET' does"),
     ("buffer_pattern", "iolab's data is random, zero or compressible, not a given pattern"),
     ("buffer_compress_chunk", "iolab's compressible data uses 4 KiB chunks"),
-    ("verify_backlog", "iolab verifies every read as it completes and reads back at the end"),
-    ("verify_backlog_batch", "iolab verifies every read as it completes and reads back at the end"),
     ("verify_only", "iolab's verification runs with the workload"),
-    ("verify_async", "iolab verifies in the worker"),
     ("verify_state_save", "iolab keeps written generations in its own journal (journal = FILE)"),
     ("verify_state_load", "iolab keeps written generations in its own journal (journal = FILE)"),
     ("experimental_verify", "iolab's verification stamps its own header"),
@@ -317,7 +325,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("cpuload", "iolab has no CPU-burning engine"),
     ("uid", "iolab runs as the user who starts it"),
     ("gid", "iolab runs as the user who starts it"),
-    ("atomic", "iolab does not ask for atomic writes"),
     ("include", "included job files are not read; paste their options in"),
     ("filename_format", "iolab names fio's default files $jobname.$jobnum.$filenum only"),
     ("unique_filename", "iolab names fio's default files $jobname.$jobnum.$filenum only"),
@@ -325,9 +332,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("trim_backlog_batch", VERIFY_TRIM),
     ("trim_verify_zero", VERIFY_TRIM),
     ("nrfiles_skip", "iolab has no such file layout"),
-    ("dedupe_mode", DEDUPE),
-    ("dedupe_global", DEDUPE),
-    ("dedupe_working_set_percentage", DEDUPE),
     ("fdp", ENGINE_ONLY),
     ("fdp_pli", ENGINE_ONLY),
     ("fdp_pli_select", ENGINE_ONLY),
@@ -339,9 +343,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("apptag", ENGINE_ONLY),
     ("apptag_mask", ENGINE_ONLY),
 ];
-
-/// Why dedupe options are refused.
-const DEDUPE: &str = "iolab's data has no controlled duplicate share";
 
 /// Why NVMe passthrough options are refused.
 const ENGINE_ONLY: &str = "an NVMe option of fio's io_uring_cmd and xnvme engines (placement or protection \

@@ -326,7 +326,7 @@ fn verify_turns_on_iolab_verification() {
     assert_eq!(job.integrity.verify_fail, Some(VerifyFail::Continue), "fio's default goes on");
     assert_eq!(one("verify=0").1.integrity.verify, None);
     assert_eq!(one("verify=md5\ndo_verify=0").1.integrity.verify, None);
-    refused(err("[j]\nfilename=/f\nsize=1g\nverify=md5\nverify_backlog=16\n"), "verify_backlog", 5);
+    refused(err("[j]\nfilename=/f\nsize=1g\nverify=md5\nverify_only=1\n"), "verify_only", 5);
 }
 
 /// Each phase of a translated job as (name, [(worker table, count, read share)], duration in s, bytes, ios).

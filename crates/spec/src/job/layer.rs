@@ -1,7 +1,7 @@
 //! [`Layer`]: the worker and access-spec settings of one level of a job (its top, a `[worker.NAME]` table, a
 //! `[[spec]]` table, the command line's forced layer), every one optional so that levels merge.
 
-use super::values::{DataPattern, Rw};
+use super::values::{DataPattern, Dedupe, Rw};
 use crate::target::TargetSpec;
 use crate::units::{Arrival, Band, BlockSizes, Dist};
 use serde::{Deserialize, Serialize};
@@ -64,6 +64,16 @@ pub struct Layer {
     pub latency_percentile: Option<f64>,
     /// Written data.
     pub data: Option<DataPattern>,
+    /// A share of writes whose data repeats an earlier write's (fio's dedupe options).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe: Option<Dedupe>,
+    /// Read back written blocks as the run goes (fio's `verify_backlog`, `verify_backlog_batch`): after every
+    /// `.0` writes, `.1` reads of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_backlog: Option<(u32, u32)>,
+    /// Every write is issued atomic (RWF_ATOMIC: all of it or none of it reaches the medium; fio's `atomic`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomic: Option<bool>,
     /// Flush (fsync) after every this many writes; 0: never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<u32>,
@@ -129,6 +139,9 @@ impl Layer {
             latency_window,
             latency_percentile,
             data,
+            dedupe,
+            verify_backlog,
+            atomic,
             fsync,
             fdatasync,
             sync,

@@ -25,4 +25,4 @@ pub use jobspec::{JobSpec, NamedTarget, PhaseSpec, WorkerSpec};
 pub use keys::{CONSENT_KEYS, PHASE_RUN_KEYS, RUN_KEYS, SPEC_KEYS, WORKER_KEYS};
 pub use layer::{Layer, MAX_QD};
 pub use read::TABLE_KEYS;
-pub use values::{ClockKind, DataPattern, EngineKind, Prealloc, Rw, VerifyFail};
+pub use values::{ClockKind, DataPattern, Dedupe, EngineKind, Prealloc, Rw, VerifyFail};

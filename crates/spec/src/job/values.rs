@@ -51,6 +51,51 @@ pub enum DataPattern {
     },
 }
 
+/// A share of written blocks whose data repeats an earlier write's (fio's `dedupe_percentage`, `dedupe_mode`,
+/// `dedupe_working_set_percentage`, `dedupe_global`): the `dedupe` key, `PCT[:set=PCT[:global]]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dedupe {
+    /// Percent of writes whose data is a copy of an earlier unique write's, 1..=100.
+    pub pct: u8,
+    /// Working-set mode (fio's `dedupe_mode=working_set`): a copy is of one of the worker's first unique
+    /// writes, drawn uniformly, as many as this percent of its region in blocks of its smallest write size.
+    /// `None`: a copy repeats the last unique write (fio's `repeat`, its default).
+    pub working_set_pct: Option<u8>,
+    /// The working set is shared by every worker whose `dedupe` says `global`, spread evenly among them
+    /// (fio's `dedupe_global`): a copy may repeat another worker's write.
+    pub global: bool,
+}
+
+impl Dedupe {
+    /// Parses `PCT`, `PCT:set=PCT` or `PCT:set=PCT:global`; `Err` says what was expected.
+    pub fn parse(text: &str) -> Result<Dedupe, String> {
+        const EXPECTED: &str =
+            "'PCT', 'PCT:set=PCT' or 'PCT:set=PCT:global' (e.g. '50:set=50:global'), each \
+                                PCT a whole percentage, the two together at most 100";
+        let mut parts = text.trim().split(':');
+        let pct = |t: Option<&str>| t.and_then(|t| t.trim().trim_end_matches('%').parse::<u8>().ok());
+        let Some(p) = pct(parts.next()).filter(|p| (1..=100).contains(p)) else {
+            return Err(EXPECTED.into());
+        };
+        let set = match parts.next() {
+            None => None,
+            Some(s) => match pct(s.trim().strip_prefix("set=")) {
+                Some(n) if n >= 1 && u16::from(n) + u16::from(p) <= 100 => Some(n),
+                _ => return Err(EXPECTED.into()),
+            },
+        };
+        let global = match parts.next() {
+            None => false,
+            Some("global") if set.is_some() => true,
+            Some(_) => return Err(EXPECTED.into()),
+        };
+        if parts.next().is_some() {
+            return Err(EXPECTED.into());
+        }
+        Ok(Dedupe { pct: p, working_set_pct: set, global })
+    }
+}
+
 /// Which I/O engine runs file and device targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]

@@ -12,7 +12,7 @@ use crate::durability::parse_flush_every;
 use crate::error::{Place, SpecError};
 use crate::inject::InjectSpec;
 use crate::job::layer::{Layer, MAX_QD};
-use crate::job::values::{ClockKind, DataPattern, EngineKind, Prealloc, Rw, VerifyFail};
+use crate::job::values::{ClockKind, DataPattern, Dedupe, EngineKind, Prealloc, Rw, VerifyFail};
 use crate::target::{is_target_name, TargetSpec};
 use crate::throttle::ThrottleSpec;
 use crate::units::MIN_INTERVAL_NS;
@@ -688,6 +688,63 @@ pub const KEYS: &[Key] = &[
         count: Count::One,
         good: &["zero", "compress:50", "random"],
         bad: &["compress:x", "ones"],
+    },
+    Key {
+        name: "dedupe",
+        doc: "A share of writes whose data is a copy of an earlier write's, as fio's dedupe_percentage: 'PCT' \
+              repeats the worker's last unique write (fio's dedupe_mode=repeat); 'PCT:set=SET' copies one of \
+              its first unique writes, drawn uniformly, as many as SET percent of its region in blocks of its \
+              smallest write size (dedupe_mode=working_set, dedupe_working_set_percentage); ':global' shares \
+              that set among every worker that says so (dedupe_global). The rest of the writes are unique. \
+              Not with --verify (each verified block carries its own header). Default none.",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            l.dedupe = Some(Dedupe::parse(text).map_err(|e| invalid(at, text, &e))?);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["50", "50:set=50", "34:set=50:global"],
+        bad: &["0", "60:set=50", "50:global", "half"],
+    },
+    Key {
+        name: "verify_backlog",
+        doc: "With --verify, read back what was written as the run goes, as fio's verify_backlog: 'N' after \
+              every N writes lets the worker's I/Os in flight complete, then reads those N blocks back (each \
+              checked), then goes on; 'N:M' reads M of them (fio's verify_backlog_batch; more than N reads some \
+              twice). The reads count as reads, not against ios or bytes. Default none (only the read-back at \
+              the end).",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            let expected = "'N' or 'N:M' (e.g. '1024', '16:8'), each from 1 to 65536";
+            let n = |t: &str| t.trim().parse::<u32>().ok().filter(|n| (1..=65536).contains(n));
+            let (every, batch) = match text.split_once(':') {
+                Some((a, b)) => (n(a), n(b)),
+                None => (n(text), n(text)),
+            };
+            match (every, batch) {
+                (Some(e), Some(b)) => l.verify_backlog = Some((e, b)),
+                _ => return Err(invalid(at, text, expected)),
+            }
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["1024", "16:8", "1"],
+        bad: &["0", "16:0", "many"],
+    },
+    Key {
+        name: "atomic",
+        doc: "Every write is atomic, as fio's atomic=1: issued with RWF_ATOMIC, so all of it or none of it \
+              reaches the medium. A file or device must say it can (statx STATX_WRITE_ATOMIC) for every write \
+              size, checked before anything is written; needs direct = true. On mem:, null: and sim: every \
+              write is atomic by construction (each is one copy, never torn). Default false.",
+        flag: None,
+        sets: Sets::Worker(|l, text, at| {
+            l.atomic = Some(parse_bool(at, text)?);
+            Ok(())
+        }),
+        count: Count::One,
+        good: &["true", "false"],
+        bad: &["sometimes"],
     },
     Key {
         name: "fsync",
