@@ -343,14 +343,10 @@ impl OpLoop<'_> {
                 .or((now < self.starts_at).then_some(self.starts_at))
                 .or(self.replay.as_ref().filter(|_| self.slots.any_free()).and_then(Replaying::next_at));
             let deadline = window.deadline(now, next_arrival);
-            let timed = deadline > now;
             self.slots.submit_and_wait(engine, deadline, &mut self.done)?;
             let waited_from = now;
             now = engine.now_ns();
-            if timed && next_arrival.is_some() && self.done.is_empty() && now >= deadline && now > waited_from
-            {
-                window.learn_wake(deadline, now);
-            }
+            window.waited(waited_from, deadline, next_arrival.is_some(), !self.done.is_empty(), now);
             // 4. Record completions.
             let backlog = arrivals.as_ref().map_or(0, |a| a.due_before(now));
             let mut done = std::mem::take(&mut self.done);
@@ -370,6 +366,7 @@ impl OpLoop<'_> {
             f.leave();
         }
         self.series.close();
+        let pacing = window.take_pacing().filter(|_| arrivals.is_some());
         Ok(WorkerOutput {
             index: self.s.task.plan.index,
             engine: engine.name(),
@@ -390,6 +387,7 @@ impl OpLoop<'_> {
             split_ios: SplitCounter::into_counts(self.splits),
             trace_waits: self.trace.map_or(0, Recorder::finish),
             lag: self.replay.map(|r| r.lag).or(self.lag),
+            pacing,
         })
     }
 

@@ -220,6 +220,7 @@ impl TxnLoop<'_> {
             split_ios: SplitCounter::into_counts(self.splits),
             trace_waits: self.trace.map_or(0, Recorder::finish),
             lag: None,
+            pacing: None,
         })
     }
 
