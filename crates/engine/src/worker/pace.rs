@@ -3,14 +3,20 @@
 //! it is less late than the margin.
 //!
 //! The margin is chosen from what the worker measures, not assumed: every timed wait for an arrival that ends
-//! with nothing completed says how late the kernel woke the worker ([`Pacer::learn`]). The margin is the 99th
-//! percentile (nearest rank) of the latest [`WAKE_SAMPLES`] of those, plus [`HEADROOM_NS`] for one pass of the
-//! poll loop, and never more than its cap ([`margin_cap`]), which bounds the CPU the spin costs: half a
-//! percent of a core ([`SPIN_BUDGET_NS_PER_S`]) but never under [`MARGIN_FLOOR_NS`] an arrival (fio spends
-//! more than that per I/O), nor over an eighth of the mean time between arrivals ([`SPIN_SHARE`]) or
+//! with nothing completed says how late the kernel woke the worker ([`Pacer::learn`]). The margin is twice
+//! the largest of the latest [`WAKE_SAMPLES`] of those, plus [`HEADROOM_NS`] for one pass of the poll loop
+//! ([`choose_margin`]), and never more than its cap ([`margin_cap`]), which bounds the CPU the spin costs:
+//! half a percent of a core ([`SPIN_BUDGET_NS_PER_S`]) but never under [`MARGIN_FLOOR_NS`] an arrival (fio
+//! spends more than that per I/O), nor over an eighth of the mean time between arrivals ([`SPIN_SHARE`]) or
 //! [`MARGIN_MAX_NS`]. So the spin costs no more CPU than fio spends at the same rate (docs/BENCHMARKS.md,
-//! "Open-loop lag"). Before anything is measured the margin is [`FIRST_MARGIN_NS`]. The ramp is its calibration: the margin of the measured window comes
-//! from wake-ups measured before it. What it chose, its cap and every wake-up's lateness go into the result
+//! "Open-loop lag"). Before anything is measured the margin is [`FIRST_MARGIN_NS`]. The ramp is its
+//! calibration: the margin of the measured window comes from wake-ups measured before it.
+//!
+//! Over 20k IOPS (a mean gap under [`MIN_SLEEP_NS`]) a sleep and its wake-up cost as much CPU as the gap
+//! itself, so the worker neither spins nor sleeps less than [`MIN_SLEEP_NS`]: it issues on waking every
+//! arrival that fell due ([`wait_coalesced`]), each with its own lag, as fio batches rate-limited I/O.
+//!
+//! What it chose, its cap and every wake-up's lateness go into the result
 //! (`rate.margin_ns`, `rate.margin_cap_ns`, `rate.wake_late_ns`). On virtual time nothing of this applies:
 //! a worker wakes at the arrival exactly.
 
@@ -42,9 +48,16 @@ pub(crate) const MARGIN_FLOOR_NS: u64 = 12_500;
 /// Added to the measured lateness: one pass of the poll loop.
 pub(crate) const HEADROOM_NS: u64 = 2_000;
 
+/// The shortest sleep of a worker whose mean time between arrivals is under it (rates over 20k IOPS): a
+/// wake-up costs a few microseconds of CPU and comes tens late, so sleeping between arrivals this close
+/// costs as much CPU as spinning; such a worker sleeps at least this long and issues on waking every arrival
+/// that fell due meanwhile (each with its lag), as fio batches its rate-limited I/O.
+pub(crate) const MIN_SLEEP_NS: u64 = 50_000;
+
 /// How the margin is chosen, for the result and the text.
-pub const MARGIN_RULE: &str = "p99 of the latest 128 wake-ups' lateness + 2 us, capped at the larger of \
-     0.5 % of a core (5 ms per second / rate) and 12.5 us, within 1/8 of the mean gap and 1 ms";
+pub const MARGIN_RULE: &str = "twice the latest 128 wake-ups' largest lateness + 2 us, capped at the larger \
+     of 0.5 % of a core (5 ms per second / rate) and 12.5 us, within 1/8 of the mean gap and 1 ms; over 20k \
+     IOPS, sleeps of at least 50 us, arrivals due meanwhile issued on waking";
 
 /// The cap on the margin of a worker offered `rate_iops` (None: no rate of its own, e.g. a replay): the
 /// larger of the CPU budget's share of each arrival and [`MARGIN_FLOOR_NS`], within an eighth of the mean
@@ -59,16 +72,15 @@ pub(crate) fn margin_cap(rate_iops: Option<f64>) -> u64 {
     }
 }
 
-/// The margin for the measured lateness `late` (any order; reordered in place), capped at `cap`: the 99th
-/// percentile by nearest rank (with fewer than 100 samples, the largest) plus [`HEADROOM_NS`];
-/// [`FIRST_MARGIN_NS`] when nothing was measured.
-pub(crate) fn choose_margin(late: &mut [u64], cap: u64) -> u64 {
-    if late.is_empty() {
-        return FIRST_MARGIN_NS.min(cap);
+/// The margin for the measured lateness `late`, capped at `cap`: twice the largest plus [`HEADROOM_NS`]
+/// ([`FIRST_MARGIN_NS`] when nothing was measured). Twice, because a new wake-up exceeds the largest of the
+/// latest 128 about once in 129 (for wake-ups alike), which alone would put the lag's p99 at the margin's
+/// edge; the cap, not the factor, bounds the CPU.
+pub(crate) fn choose_margin(late: &[u64], cap: u64) -> u64 {
+    match late.iter().max() {
+        None => FIRST_MARGIN_NS.min(cap),
+        Some(&most) => most.saturating_mul(2).saturating_add(HEADROOM_NS).min(cap),
     }
-    let rank = (late.len() * 99).div_ceil(100).max(1) - 1;
-    let (_, p99, _) = late.select_nth_unstable(rank);
-    (*p99 + HEADROOM_NS).min(cap)
 }
 
 /// What to do at `now` about an arrival due at `arrival`.
@@ -90,6 +102,16 @@ pub(crate) fn wait_for(now: u64, arrival: u64, margin: u64) -> Wait {
     }
 }
 
+/// [`wait_for`] for a worker whose arrivals are `coalesce` (mean gap under [`MIN_SLEEP_NS`]): it never
+/// spins and never sleeps less than [`MIN_SLEEP_NS`]; an arrival already due is issued at once.
+pub(crate) fn wait_coalesced(now: u64, arrival: u64) -> Wait {
+    if arrival <= now {
+        Wait::Spin
+    } else {
+        Wait::Sleep(arrival.max(now + MIN_SLEEP_NS))
+    }
+}
+
 /// A worker's pacing on the real clock: its margin and what it was chosen from.
 pub(crate) struct Pacer {
     /// The latest wake-ups' lateness, a ring.
@@ -98,6 +120,8 @@ pub(crate) struct Pacer {
     measured: u64,
     margin_ns: u64,
     cap_ns: u64,
+    /// The mean gap is under [`MIN_SLEEP_NS`]: [`wait_coalesced`].
+    coalesce: bool,
     /// Every measured wake-up's lateness, ramp included.
     wake_late: Box<LatencyHistogram>,
 }
@@ -109,8 +133,9 @@ impl Pacer {
         Pacer {
             late: [0; WAKE_SAMPLES],
             measured: 0,
-            margin_ns: choose_margin(&mut [], cap_ns),
+            margin_ns: choose_margin(&[], cap_ns),
             cap_ns,
+            coalesce: rate_iops.is_some_and(|r| r * MIN_SLEEP_NS as f64 > 1e9),
             wake_late: Box::new(LatencyHistogram::coarse()),
         }
     }
@@ -124,6 +149,9 @@ impl Pacer {
     /// The wait for an arrival due at `arrival`, at `now`.
     #[inline]
     pub(crate) fn wait(&self, now: u64, arrival: u64) -> Wait {
+        if self.coalesce {
+            return wait_coalesced(now, arrival);
+        }
         wait_for(now, arrival, self.margin_ns)
     }
 
@@ -138,9 +166,8 @@ impl Pacer {
         self.measured += 1;
         let uncovered = late + HEADROOM_NS > self.margin_ns && self.margin_ns < self.cap_ns;
         if uncovered || self.measured % RECHOOSE_EVERY == 0 {
-            let mut latest = self.late;
             let n = (self.measured as usize).min(WAKE_SAMPLES);
-            self.margin_ns = choose_margin(&mut latest[..n], self.cap_ns);
+            self.margin_ns = choose_margin(&self.late[..n], self.cap_ns);
         }
     }
 
@@ -166,17 +193,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn margin_is_the_p99_of_the_lateness_plus_headroom_and_capped() {
-        // 100 samples: nearest rank 99 is the 99th smallest, so one outlier is left out.
-        let mut late: Vec<u64> = (1..=100).map(|i| i * 1_000).collect();
-        late[99] = 50_000_000;
-        late.reverse();
-        assert_eq!(choose_margin(&mut late.clone(), u64::MAX), 99_000 + HEADROOM_NS);
-        assert_eq!(choose_margin(&mut late, 40_000), 40_000, "capped");
-        // Fewer than 100: the largest.
-        assert_eq!(choose_margin(&mut [30_000, 5_000, 7_000], u64::MAX), 30_000 + HEADROOM_NS);
-        assert_eq!(choose_margin(&mut [], u64::MAX), FIRST_MARGIN_NS, "nothing measured yet");
-        assert_eq!(choose_margin(&mut [], 5_000), 5_000, "the first margin is capped too");
+    fn margin_is_twice_the_largest_lateness_plus_headroom_and_capped() {
+        let late: Vec<u64> = (1..=100).map(|i| i * 1_000).collect();
+        assert_eq!(choose_margin(&late, u64::MAX), 200_000 + HEADROOM_NS);
+        assert_eq!(choose_margin(&late, 40_000), 40_000, "capped");
+        assert_eq!(choose_margin(&[30_000, 5_000, 7_000], u64::MAX), 60_000 + HEADROOM_NS);
+        assert_eq!(choose_margin(&[u64::MAX], u64::MAX), u64::MAX, "saturates");
+        assert_eq!(choose_margin(&[], u64::MAX), FIRST_MARGIN_NS, "nothing measured yet");
+        assert_eq!(choose_margin(&[], 5_000), 5_000, "the first margin is capped too");
+    }
+
+    #[test]
+    fn over_20k_iops_a_worker_never_spins_and_sleeps_at_least_50_us() {
+        assert_eq!(wait_coalesced(1_000, 11_000), Wait::Sleep(1_000 + MIN_SLEEP_NS), "an arrival 10 us away");
+        assert_eq!(wait_coalesced(1_000, 200_000), Wait::Sleep(200_000), "far: to the arrival itself");
+        assert_eq!(wait_coalesced(11_000, 11_000), Wait::Spin, "due: issued at once");
+        let p = Pacer::new(Some(100_000.0));
+        assert_eq!(p.wait(0, 10_000), Wait::Sleep(MIN_SLEEP_NS));
+        let p = Pacer::new(Some(20_000.0));
+        assert_eq!(p.wait(0, 50_000), Wait::Sleep(50_000 - p.margin()), "a 50 us gap: not coalesced");
     }
 
     #[test]
@@ -203,16 +238,18 @@ mod tests {
     fn pacer_learns_from_the_latest_wake_ups_and_forgets_older_ones() {
         let mut p = Pacer::new(Some(10.0));
         assert_eq!(p.margin(), FIRST_MARGIN_NS);
-        p.learn(1_000_000, 1_300_000);
-        assert_eq!(p.margin(), 300_000 + HEADROOM_NS, "one sample: its lateness");
-        for i in 0..WAKE_SAMPLES as u64 {
+        p.learn(1_000_000, 1_200_000);
+        assert_eq!(p.margin(), 400_000 + HEADROOM_NS, "one sample: twice its lateness");
+        // Through the next choice after the late one left the ring (the 144th wake-up).
+        let prompt = WAKE_SAMPLES as u64 + RECHOOSE_EVERY - 1;
+        for i in 0..prompt {
             p.learn(i * 10_000_000, i * 10_000_000 + 10_000);
         }
-        assert_eq!(p.margin(), 10_000 + HEADROOM_NS, "the late one has left the ring");
+        assert_eq!(p.margin(), 20_000 + HEADROOM_NS, "the late one has left the ring");
         p.learn(5, 2); // woke before the deadline: 0 late
         let out = p.into_output();
-        assert_eq!(out.wake_late.count(), WAKE_SAMPLES as u64 + 2, "every wake-up is kept");
-        assert_eq!(out.wake_late.max(), 300_000);
+        assert_eq!(out.wake_late.count(), prompt + 2, "every wake-up is kept");
+        assert_eq!(out.wake_late.max(), 200_000);
         assert_eq!(out.cap_ns, 500_000);
     }
 
@@ -222,14 +259,14 @@ mod tests {
         for _ in 0..2 * RECHOOSE_EVERY {
             p.learn(0, 50_000);
         }
-        assert_eq!(p.margin(), 50_000 + HEADROOM_NS, "raised by the first late wake-up");
+        assert_eq!(p.margin(), 100_000 + HEADROOM_NS, "raised by the first late wake-up");
         for _ in 0..WAKE_SAMPLES - 1 {
             p.learn(0, 3_000);
         }
         assert_eq!(p.measured % RECHOOSE_EVERY, RECHOOSE_EVERY - 1);
-        assert_eq!(p.margin(), 50_000 + HEADROOM_NS, "last chosen when 16 late ones were in the ring");
+        assert_eq!(p.margin(), 100_000 + HEADROOM_NS, "last chosen when 16 late ones were in the ring");
         p.learn(0, 3_000);
-        assert_eq!(p.margin(), 3_000 + HEADROOM_NS, "chosen again at the 16th: the late ones are gone");
+        assert_eq!(p.margin(), 6_000 + HEADROOM_NS, "chosen again at the 16th: the late ones are gone");
     }
 
     #[test]
