@@ -19,7 +19,7 @@
 use super::interface::{ReadSources, SplitCounter, WorkerOutput, WorkerSetup};
 use super::record::Recorder;
 use super::slots::{submit_early, Slots};
-use super::window::{begin, Window, WorkerSeries};
+use super::window::{begin, Window, WorkerSeries, PREPARE_IDLE_NS};
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
 use iolab_plan::gen::{GenOp, OpGen, OpKind};
@@ -343,6 +343,9 @@ impl OpLoop<'_> {
                 .or((now < self.starts_at).then_some(self.starts_at))
                 .or(self.replay.as_ref().filter(|_| self.slots.any_free()).and_then(Replaying::next_at));
             let deadline = window.deadline(now, next_arrival);
+            if self.slots.taken() == 0 && deadline >= now.saturating_add(PREPARE_IDLE_NS) {
+                self.series.prepare();
+            }
             self.slots.submit_and_wait(engine, deadline, &mut self.done)?;
             let waited_from = now;
             now = engine.now_ns();

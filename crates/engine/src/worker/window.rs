@@ -235,14 +235,30 @@ impl Window {
 pub(crate) struct WorkerSeries<'a> {
     /// The open interval.
     pub(crate) current: IntervalStats,
+    /// The next interval's accumulator, made ahead while the worker is idle ([`WorkerSeries::prepare`]), so
+    /// that closing an interval at an arrival (a fixed rate that divides the second puts arrivals on the
+    /// boundaries) does not first allocate and touch ~74 KB: that took 100-250 us on a virtual machine, the
+    /// lag's p99 at 10 IOPS.
+    spare: Option<IntervalStats>,
     worker: u32,
     events: &'a Sender<WorkerEvent>,
 }
 
+/// A wait at least this long with nothing in flight is idle enough to make the next interval's accumulator.
+pub(crate) const PREPARE_IDLE_NS: u64 = 1_000_000;
+
 impl<'a> WorkerSeries<'a> {
     /// Interval 0 of worker `worker`.
     pub(crate) fn new(worker: u32, events: &'a Sender<WorkerEvent>) -> WorkerSeries<'a> {
-        WorkerSeries { current: IntervalStats::new(0), worker, events }
+        WorkerSeries { current: IntervalStats::new(0), spare: None, worker, events }
+    }
+
+    /// Makes the next interval's accumulator now, unless one is ready: to be called when the worker is
+    /// about to wait idle (nothing in flight, at least [`PREPARE_IDLE_NS`]).
+    pub(crate) fn prepare(&mut self) {
+        if self.spare.is_none() {
+            self.spare = Some(IntervalStats::new(0));
+        }
     }
 
     /// Closes and sends every interval before `k` (empty ones too), each with the backlogs at this moment:
@@ -253,7 +269,13 @@ impl<'a> WorkerSeries<'a> {
         while self.current.index < k {
             self.current.txn.backlog = txn_backlog;
             self.current.backlog = io_backlog;
-            let next = IntervalStats::new(self.current.index + 1);
+            let next = match self.spare.take() {
+                Some(mut ready) => {
+                    ready.index = self.current.index + 1;
+                    ready
+                }
+                None => IntervalStats::new(self.current.index + 1),
+            };
             let stats = std::mem::replace(&mut self.current, next);
             let _ = self.events.send(WorkerEvent::Interval { worker: self.worker, stats });
         }
@@ -313,6 +335,31 @@ mod tests {
         assert_eq!(w.length(800, Some(700)), 700, "op loop: the last completion");
         assert_eq!(w.length(800, None), 500, "transactions: the stop");
         assert_eq!(w.deadline(800, Some(10)), 800 + TICK_NS, "draining ignores arrivals");
+    }
+
+    #[test]
+    fn an_interval_made_ahead_is_the_next_one_and_is_made_once() {
+        let (s, rx) = setup(0, Some(1000));
+        let mut series = WorkerSeries::new(0, &s.control.events);
+        series.current.record(false, 4096, 1_000);
+        series.prepare();
+        let ready = series.spare.as_ref().map(|r| r as *const IntervalStats);
+        series.prepare();
+        assert_eq!(series.spare.as_ref().map(|r| r as *const IntervalStats), ready, "not made twice");
+        series.close_until(1, 0, 0);
+        assert!(series.spare.is_none(), "the interval made ahead was taken");
+        assert_eq!((series.current.index, series.current.read.ops), (1, 0), "the next interval, empty");
+        series.close_until(2, 0, 0);
+        assert_eq!(series.current.index, 2, "none ready: made then");
+        series.close();
+        let sent: Vec<u64> = rx
+            .try_iter()
+            .filter_map(|e| match e {
+                WorkerEvent::Interval { stats, .. } => Some(stats.read.ops),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(sent, vec![1, 0, 0]);
     }
 
     #[test]
