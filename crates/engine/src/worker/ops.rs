@@ -343,6 +343,9 @@ impl OpLoop<'_> {
                 .or((now < self.starts_at).then_some(self.starts_at))
                 .or(self.replay.as_ref().filter(|_| self.slots.any_free()).and_then(Replaying::next_at));
             let deadline = window.deadline(now, next_arrival);
+            if deadline > now || next_arrival.is_none() {
+                self.series.deliver();
+            }
             if self.slots.taken() == 0 && deadline >= now.saturating_add(PREPARE_IDLE_NS) {
                 self.series.prepare();
             }

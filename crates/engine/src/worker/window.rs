@@ -240,6 +240,10 @@ pub(crate) struct WorkerSeries<'a> {
     /// boundaries) does not first allocate and touch ~74 KB: that took 100-250 us on a virtual machine, the
     /// lag's p99 at 10 IOPS.
     spare: Option<IntervalStats>,
+    /// The interval closed last, not yet sent ([`WorkerSeries::deliver`]): sending wakes the cli thread, a
+    /// futex wake and on a virtual machine an inter-processor interrupt, tens of microseconds that must not
+    /// fall between the end of a spin and the arrival it waited for.
+    outbox: Option<IntervalStats>,
     worker: u32,
     events: &'a Sender<WorkerEvent>,
 }
@@ -250,7 +254,7 @@ pub(crate) const PREPARE_IDLE_NS: u64 = 1_000_000;
 impl<'a> WorkerSeries<'a> {
     /// Interval 0 of worker `worker`.
     pub(crate) fn new(worker: u32, events: &'a Sender<WorkerEvent>) -> WorkerSeries<'a> {
-        WorkerSeries { current: IntervalStats::new(0), spare: None, worker, events }
+        WorkerSeries { current: IntervalStats::new(0), spare: None, outbox: None, worker, events }
     }
 
     /// Makes the next interval's accumulator now, unless one is ready: to be called when the worker is
@@ -261,9 +265,10 @@ impl<'a> WorkerSeries<'a> {
         }
     }
 
-    /// Closes and sends every interval before `k` (empty ones too), each with the backlogs at this moment:
+    /// Closes every interval before `k` (empty ones too), each with the backlogs at this moment:
     /// `txn_backlog` transactions dispatched and not completed, `io_backlog` open-loop arrivals due and not
-    /// issued (0 where they do not apply).
+    /// issued (0 where they do not apply). The last one closed waits in the outbox for [`Self::deliver`];
+    /// any before it are sent now.
     #[inline]
     pub(crate) fn close_until(&mut self, k: u64, txn_backlog: u64, io_backlog: u64) {
         while self.current.index < k {
@@ -277,12 +282,24 @@ impl<'a> WorkerSeries<'a> {
                 None => IntervalStats::new(self.current.index + 1),
             };
             let stats = std::mem::replace(&mut self.current, next);
+            if let Some(earlier) = self.outbox.replace(stats) {
+                let _ = self.events.send(WorkerEvent::Interval { worker: self.worker, stats: earlier });
+            }
+        }
+    }
+
+    /// Sends the interval closed last, if not yet sent: at a wait that is not the last stretch before an
+    /// arrival.
+    #[inline]
+    pub(crate) fn deliver(&mut self) {
+        if let Some(stats) = self.outbox.take() {
             let _ = self.events.send(WorkerEvent::Interval { worker: self.worker, stats });
         }
     }
 
-    /// Sends the last interval.
-    pub(crate) fn close(self) {
+    /// Sends what is left: the interval closed last, then the open one.
+    pub(crate) fn close(mut self) {
+        self.deliver();
         let _ = self.events.send(WorkerEvent::Interval { worker: self.worker, stats: self.current });
     }
 }
@@ -347,19 +364,17 @@ mod tests {
         series.prepare();
         assert_eq!(series.spare.as_ref().map(|r| r as *const IntervalStats), ready, "not made twice");
         series.close_until(1, 0, 0);
+        assert!(rx.try_recv().is_err(), "closed, held until the next wait that is not a spin");
+        series.deliver();
+        assert!(matches!(rx.try_recv(), Ok(WorkerEvent::Interval { .. })), "delivered");
         assert!(series.spare.is_none(), "the interval made ahead was taken");
         assert_eq!((series.current.index, series.current.read.ops), (1, 0), "the next interval, empty");
         series.close_until(2, 0, 0);
         assert_eq!(series.current.index, 2, "none ready: made then");
         series.close();
-        let sent: Vec<u64> = rx
-            .try_iter()
-            .filter_map(|e| match e {
-                WorkerEvent::Interval { stats, .. } => Some(stats.read.ops),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(sent, vec![1, 0, 0]);
+        let sent: Vec<u64> =
+            rx.try_iter().map(|WorkerEvent::Interval { stats, .. }| stats.read.ops).collect();
+        assert_eq!(sent, vec![0, 0], "interval 1 (empty), held, then sent by close before the open one");
     }
 
     #[test]
