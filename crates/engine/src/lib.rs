@@ -237,6 +237,6 @@ impl RealClock {
 }
 
 pub use worker::{
-    run_on_timeline, run_worker, EngineChoice, ReadSources, ReplayOps, TxnStats, WorkerControl, WorkerEvent,
-    WorkerOutcome, WorkerOutput, WorkerSetup, WorkerTask, WorkerTools, WorkerTrace,
+    run_on_timeline, run_worker, EngineChoice, Pacing, ReadSources, ReplayOps, TxnStats, WorkerControl,
+    WorkerEvent, WorkerOutcome, WorkerOutput, WorkerSetup, WorkerTask, WorkerTools, WorkerTrace, MARGIN_RULE,
 };

@@ -54,7 +54,8 @@ pub use export::{CsvExporter, Exporter, JsonExporter, MarkdownExporter, TextExpo
 pub use format::{counted, escape_control, format_bytes, format_count, format_duration_ns, format_rate};
 pub use model::{
     encode as encode_histogram, errno_name, Cpu, Depth, Env, ErrorDetail, ErrorSummary, GroupHistograms,
-    GroupRate, GroupResult, HistogramSet, HostResult, MeasuredBy, OpSet, OpSummary, RanksResult, RateResult,
-    ReplayResult, RunResult, TargetEnv, TargetLayout, TargetResult, WorkerResult, SCHEMA,
+    GroupRate, GroupResult, HistogramSet, HostResult, MeasuredBy, OpSet, OpSummary, PacingResult,
+    RanksResult, RateResult, ReplayResult, RunResult, TargetEnv, TargetLayout, TargetResult, WorkerResult,
+    SCHEMA,
 };
 pub use plugin::{Document, Kind, Warned};

@@ -593,6 +593,27 @@ pub struct RateResult {
     /// reader can tell it from the storage's. Absent in documents from before it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_ns: Option<iolab_stats::LatSummary>,
+    /// On the real clock: how the open-loop workers waited for their arrivals. Absent on virtual time (a
+    /// worker wakes at its arrival exactly) and in documents from before it was reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<PacingResult>,
+}
+
+/// How open-loop workers on the real clock waited for each arrival: they slept until `margin_ns` before it,
+/// then spun (polled, reaping completions) to it; the margin is chosen by each worker from its own measured
+/// wake-ups (`rule`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PacingResult {
+    /// The margin at the end of the run, the largest over the open-loop workers.
+    pub margin_ns: u64,
+    /// The most the margin could be (the largest over the workers): it bounds the CPU the spin costs.
+    pub margin_cap_ns: u64,
+    /// How the margin is chosen.
+    pub rule: String,
+    /// Wake-ups measured (timed waits for an arrival that ended with nothing completed), ramp included.
+    pub wake_ups: u64,
+    /// How late those wake-ups came after the instant asked for (merged over the workers).
+    pub wake_late_ns: Option<iolab_stats::LatSummary>,
 }
 
 /// One worker group's rate (see [`RateResult::groups`]).

@@ -239,6 +239,20 @@ pub(crate) fn sample_open_loop() -> RunResult {
             }
             lag.summary()
         },
+        pacing: Some(crate::PacingResult {
+            margin_ns: 25_000,
+            margin_cap_ns: 25_000,
+            rule: "p99 of the latest 128 wake-ups' lateness + 2 us, at most 1/8 of the mean gap and 1 ms"
+                .into(),
+            wake_ups: 3,
+            wake_late_ns: {
+                let mut late = iolab_stats::LatencyHistogram::new();
+                for ns in [50_000, 60_000, 900_000] {
+                    late.record(ns);
+                }
+                late.summary()
+            },
+        }),
     });
     r.errors.total = 3;
     r.errors.read = ErrorDetail {
@@ -611,6 +625,12 @@ fn an_open_loop_run_shows_its_lag_in_text() {
     let t = text(&r);
     let lag = t.lines().find(|l| l.starts_with("lag ")).expect("a lag line");
     assert!(lag.contains("p50 3.00 µs") && lag.contains("p99 40.0 µs"), "{lag}");
+    let pacing = t.lines().find(|l| l.starts_with("pacing ")).expect("a pacing line");
+    assert!(pacing.contains("margin 25.0 µs") && pacing.contains("cap 25.0 µs"), "{pacing}");
+    assert!(pacing.contains("3 wake-ups") && pacing.contains("p99 900 µs"), "{pacing}");
+    let virtual_time = RateResult { pacing: None, ..r.rate.clone().expect("open loop") };
+    let t = text(&RunResult { rate: Some(virtual_time), ..r.clone() });
+    assert!(!t.contains("\npacing "), "virtual time: no pacing line");
     assert!(!text(&RunResult { rate: None, ..r }).contains("\nlag "), "closed loop: no lag");
 }
 

@@ -13,8 +13,8 @@ use iolab_device::{TargetKind, ThrottleGuard};
 use iolab_engine::WorkerOutput;
 use iolab_plan::{Plan, Region};
 use iolab_report::{
-    Cpu, Depth, Env, ErrorSummary, GroupHistograms, GroupRate, GroupResult, HistogramSet, OpSet, RateResult,
-    RunResult, TargetEnv, TargetResult, WorkerResult,
+    Cpu, Depth, Env, ErrorSummary, GroupHistograms, GroupRate, GroupResult, HistogramSet, OpSet,
+    PacingResult, RateResult, RunResult, TargetEnv, TargetResult, WorkerResult,
 };
 use iolab_spec::ClockKind;
 use iolab_stats::{InFlightAtEnd, OpStats, TimePoint, Warning};
@@ -431,11 +431,34 @@ fn rate_result(plan: &Plan, outputs: &[WorkerOutput], workers: &[WorkerResult]) 
     }
     Some(RateResult {
         lag_ns: lag.summary(),
+        pacing: pacing_result(outputs),
         offered_iops: plan.workers.iter().filter_map(|w| w.rate_iops).sum(),
         arrival: format!("{arrival:?}").to_lowercase(),
         achieved_iops: achieved(&|x| x.rate_iops.is_some()),
         backlog_at_end: outputs.iter().map(|o| o.backlog_at_end).sum(),
         groups: if groups.len() > 1 { groups } else { Vec::new() },
+    })
+}
+
+/// How the open-loop workers on the real clock waited for their arrivals (None on virtual time): the largest
+/// margin and cap, the wake-ups merged.
+fn pacing_result(outputs: &[WorkerOutput]) -> Option<PacingResult> {
+    let mut paced = outputs.iter().filter_map(|o| o.pacing.as_ref()).peekable();
+    paced.peek()?;
+    let mut late = iolab_stats::LatencyHistogram::coarse();
+    let (mut margin_ns, mut margin_cap_ns) = (0, 0);
+    for p in paced {
+        debug_assert!(p.margin_ns <= p.cap_ns, "a worker's margin is within its cap");
+        late.merge(&p.wake_late);
+        margin_ns = margin_ns.max(p.margin_ns);
+        margin_cap_ns = margin_cap_ns.max(p.cap_ns);
+    }
+    Some(PacingResult {
+        margin_ns,
+        margin_cap_ns,
+        rule: iolab_engine::MARGIN_RULE.to_string(),
+        wake_ups: late.count(),
+        wake_late_ns: late.summary(),
     })
 }
 

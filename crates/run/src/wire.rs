@@ -3,7 +3,7 @@
 //! merge on the receiving side bucket by bucket, exactly as local workers' do.
 
 use crate::{Error, Result};
-use iolab_engine::{ReadSources, TxnStats, WorkerOutput};
+use iolab_engine::{Pacing, ReadSources, TxnStats, WorkerOutput};
 use iolab_stats::{IntervalOp, IntervalStats, IntervalTxn, LatencyHistogram, OpStats};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -62,6 +62,10 @@ pub(crate) struct WireOutput {
     /// Open loop: the lag histogram (`iolab-hdr/1`).
     #[serde(default)]
     lag: Option<String>,
+    /// Open loop on the real clock: the margin, its cap and the wake-ups' lateness histogram (absent from a
+    /// rank of an iolab before it was reported).
+    #[serde(default)]
+    pacing: Option<(u64, u64, String)>,
 }
 
 impl WireOps {
@@ -162,6 +166,7 @@ impl WireOutput {
                 .map(|pt| pt.iter().map(|(r, w)| (WireOps::of(r), WireOps::of(w))).collect()),
             split_ios: o.split_ios.clone(),
             lag: o.lag.as_ref().map(|l| l.to_base64()),
+            pacing: o.pacing.as_ref().map(|p| (p.margin_ns, p.cap_ns, p.wake_late.to_base64())),
         }
     }
 
@@ -206,6 +211,12 @@ impl WireOutput {
             // open-loop run's, merged like the latencies; a replay runs on one host, docs/MULTIHOST.md).
             trace_waits: 0,
             lag: self.lag.as_deref().map(histogram).transpose()?.map(Box::new),
+            pacing: match self.pacing {
+                Some((margin_ns, cap_ns, late)) => {
+                    Some(Pacing { margin_ns, cap_ns, wake_late: Box::new(histogram(&late)?) })
+                }
+                None => None,
+            },
         })
     }
 }

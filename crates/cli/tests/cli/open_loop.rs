@@ -199,3 +199,31 @@ fn open_loop_figures_cover_the_open_loop_workers_and_each_group() {
         "{text}"
     );
 }
+
+/// Issue 36, item 4: on the real clock an open-loop worker sleeps until a margin before each arrival and
+/// spins the rest; the margin it chose from its measured wake-ups, its cap and those wake-ups are in the
+/// result and the text. No figure of time is asserted (the machine may be loaded): only the structure and
+/// the bounds the rule guarantees. On virtual time a worker wakes at its arrival: no pacing at all.
+#[test]
+fn open_loop_on_the_real_clock_reports_the_margin_it_chose() {
+    let args = ["--target", "mem:1M", "--rate", "100", "--duration", "500ms", "--ramp", "200ms", "--no-save"];
+    let v = run_json(&args);
+    let p = &v["rate"]["pacing"];
+    let (margin, cap) = (num(&v, "/rate/pacing/margin_ns"), num(&v, "/rate/pacing/margin_cap_ns"));
+    assert_eq!(cap, 50_000.0, "half a percent of a core over 100 arrivals a second: {p}");
+    assert!(margin > 0.0 && margin <= cap, "{p}");
+    assert!(p["rule"].as_str().is_some_and(|r| r.contains("largest lateness")), "{p}");
+    let wake_ups = num(&v, "/rate/pacing/wake_ups");
+    assert!(wake_ups > 0.0, "a worker at 100 IOPS sleeps between arrivals: {p}");
+    assert!(p["wake_late_ns"]["p99"].is_u64(), "{p}");
+    let out = crate::util::iolab().arg("run").args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.starts_with("pacing ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("margin") && line.contains("cap 50.0 µs") && line.contains("wake-ups late"),
+        "{line}"
+    );
+    let virtual_time = open("40k");
+    assert!(virtual_time["rate"].get("pacing").is_none(), "{:#}", virtual_time["rate"]);
+    assert_eq!(num(&virtual_time, "/rate/lag_ns/max"), 0.0, "virtual time: each op at its arrival");
+}

@@ -246,6 +246,9 @@ pub struct WorkerOutput {
     /// Each op's lag, actual submit - intended start, in the window: an open-loop worker's (its arrivals) or a
     /// timed replay's (its schedule; empty at `max`); `None` in closed loop.
     pub lag: Option<Box<LatencyHistogram>>,
+    /// An open-loop worker on the real clock: how it waited for its arrivals (its margin, and the wake-ups
+    /// it was chosen from); `None` in closed loop and on virtual time.
+    pub pacing: Option<super::pace::Pacing>,
 }
 
 /// Counts split I/Os per target against the boundaries of [`WorkerTask::boundaries`]: a branch per op, and

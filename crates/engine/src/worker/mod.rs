@@ -2,8 +2,10 @@
 //!
 //! Its parts, each depending only on those listed before it (no module imports one after it):
 //!
+//! - `pace`: how a worker waits for a scheduled arrival on the real clock (sleep until a margin chosen from
+//!   measured wake-ups, then spin);
 //! - `interface`: what the cli hands a worker ([`WorkerSetup`], [`EngineChoice`]) and gets back
-//!   ([`WorkerEvent`], [`WorkerOutput`], [`ReadSources`], [`TxnStats`]);
+//!   ([`WorkerEvent`], [`WorkerOutput`], [`ReadSources`], [`TxnStats`], [`Pacing`]);
 //! - `slots`: the `qd` in-flight records, their free list, pushing, early submission, retries;
 //! - `window`: the measurement window ([ramp end, end), stop and finish) and the time series, one
 //!   implementation for both drivers;
@@ -19,6 +21,7 @@
 mod backlog;
 mod interface;
 mod ops;
+mod pace;
 mod record;
 mod setup;
 mod slots;
@@ -30,5 +33,6 @@ pub use interface::{
     EngineChoice, ReadSources, ReplayOps, TxnStats, WorkerControl, WorkerEvent, WorkerOutput, WorkerSetup,
     WorkerTask, WorkerTools, WorkerTrace,
 };
+pub use pace::{Pacing, MARGIN_RULE};
 pub use setup::run_worker;
 pub use together::{run_on_timeline, WorkerOutcome};

@@ -20,7 +20,7 @@ use super::backlog::Backlog;
 use super::interface::{ReadSources, SplitCounter, WorkerOutput, WorkerSetup};
 use super::record::Recorder;
 use super::slots::{submit_early, Slots};
-use super::window::{begin, Window, WorkerSeries};
+use super::window::{begin, Window, WorkerSeries, PREPARE_IDLE_NS};
 use crate::dedupe::DedupeState;
 use crate::{Completion, Engine, EngineError};
 use iolab_plan::arrival::Arrivals;
@@ -355,14 +355,16 @@ impl OpLoop<'_> {
                 .or((now < self.starts_at).then_some(self.starts_at))
                 .or(self.replay.as_ref().filter(|_| self.slots.any_free()).and_then(Replaying::next_at));
             let deadline = window.deadline(now, next_arrival);
-            let timed = deadline > now;
+            if deadline > now || next_arrival.is_none() {
+                self.series.deliver();
+            }
+            if self.slots.taken() == 0 && deadline >= now.saturating_add(PREPARE_IDLE_NS) {
+                self.series.prepare();
+            }
             self.slots.submit_and_wait(engine, deadline, &mut self.done)?;
             let waited_from = now;
             now = engine.now_ns();
-            if timed && next_arrival.is_some() && self.done.is_empty() && now >= deadline && now > waited_from
-            {
-                window.learn_wake(deadline, now);
-            }
+            window.waited(waited_from, deadline, next_arrival.is_some(), !self.done.is_empty(), now);
             // 4. Record completions.
             let backlog = arrivals.as_ref().map_or(0, |a| a.due_before(now));
             let mut done = std::mem::take(&mut self.done);
@@ -382,6 +384,7 @@ impl OpLoop<'_> {
             f.leave();
         }
         self.series.close();
+        let pacing = window.take_pacing().filter(|_| arrivals.is_some());
         Ok(WorkerOutput {
             index: self.s.task.plan.index,
             engine: engine.name(),
@@ -402,6 +405,7 @@ impl OpLoop<'_> {
             split_ios: SplitCounter::into_counts(self.splits),
             trace_waits: self.trace.map_or(0, Recorder::finish),
             lag: self.replay.map(|r| r.lag).or(self.lag),
+            pacing,
         })
     }
 

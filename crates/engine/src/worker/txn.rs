@@ -201,6 +201,7 @@ impl TxnLoop<'_> {
             // Keep the series moving when nothing completes.
             if window.measuring(now) && !window.stopping {
                 self.series.close_until(window.interval_at(now), self.backlog(&arrivals, now), 0);
+                self.series.deliver();
             }
         }
         self.series.current.txn.backlog = self.stats.backlog_at_end;
@@ -225,6 +226,7 @@ impl TxnLoop<'_> {
             split_ios: SplitCounter::into_counts(self.splits),
             trace_waits: self.trace.map_or(0, Recorder::finish),
             lag: None,
+            pacing: None,
         })
     }
 
@@ -334,6 +336,7 @@ impl TxnLoop<'_> {
         }
         if in_window {
             self.series.close_until(window.interval_at(now), self.backlog(arrivals, now), 0);
+            self.series.deliver();
             let held = self.slots.get(idx);
             let (op, lat) = (held.op, now - held.driver_state.step_start_ns);
             if let Some(splits) = self.splits.as_mut() {

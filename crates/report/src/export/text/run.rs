@@ -381,6 +381,9 @@ fn rate_lines(r: &RunResult, out: &mut String) {
         );
         labelled(out, "lag", &lag);
     }
+    if let Some(p) = &rate.pacing {
+        labelled(out, "pacing", &pacing_text(p));
+    }
     for g in &rate.groups {
         let plural = if g.workers == 1 { "" } else { "s" };
         let what = match g.offered_iops {
@@ -389,6 +392,25 @@ fn rate_lines(r: &RunResult, out: &mut String) {
         };
         labelled(out, "", &format!("{} ({} worker{plural}): {what}", g.group, g.workers));
     }
+}
+
+/// How the open-loop workers waited for their arrivals: the margin, its cap and the wake-ups it came from.
+fn pacing_text(p: &crate::PacingResult) -> String {
+    let late = p.wake_late_ns.as_ref().map_or("-".to_string(), |l| {
+        format!(
+            "p50 {} p99 {} max {}",
+            format_duration_ns(l.p50 as f64),
+            format_duration_ns(l.p99 as f64),
+            format_duration_ns(l.max as f64)
+        )
+    });
+    format!(
+        "slept until margin {} before each arrival, then spun (cap {}; {}); {} wake-ups late {late}",
+        format_duration_ns(p.margin_ns as f64),
+        format_duration_ns(p.margin_cap_ns as f64),
+        p.rule,
+        format_count(p.wake_ups),
+    )
 }
 
 fn tail_lines(r: &RunResult, out: &mut String) {
