@@ -355,12 +355,7 @@ impl OpLoop<'_> {
                 .or((now < self.starts_at).then_some(self.starts_at))
                 .or(self.replay.as_ref().filter(|_| self.slots.any_free()).and_then(Replaying::next_at));
             let deadline = window.deadline(now, next_arrival);
-            if deadline > now || next_arrival.is_none() {
-                self.series.deliver();
-            }
-            if self.slots.taken() == 0 && deadline >= now.saturating_add(PREPARE_IDLE_NS) {
-                self.series.prepare();
-            }
+            self.before_wait(now, deadline, next_arrival.is_some());
             self.slots.submit_and_wait(engine, deadline, &mut self.done)?;
             let waited_from = now;
             now = engine.now_ns();
@@ -407,6 +402,20 @@ impl OpLoop<'_> {
             lag: self.replay.map(|r| r.lag).or(self.lag),
             pacing,
         })
+    }
+
+    /// Before a wait that ends at `deadline` (`for_arrival`: bounded by an arrival): a closed interval is
+    /// sent unless this wait is the spin before an arrival, and the next interval is made ahead when the
+    /// worker is idle (nothing in flight, at least [`PREPARE_IDLE_NS`]), so neither falls between a spin and
+    /// its arrival (`WorkerSeries`).
+    #[inline]
+    fn before_wait(&mut self, now: u64, deadline: u64, for_arrival: bool) {
+        if deadline > now || !for_arrival {
+            self.series.deliver();
+        }
+        if self.slots.taken() == 0 && deadline >= now.saturating_add(PREPARE_IDLE_NS) {
+            self.series.prepare();
+        }
     }
 
     /// Fills free slots with new ops (in open loop, only with arrivals due by `now` and before the end), and
