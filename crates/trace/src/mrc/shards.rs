@@ -22,7 +22,7 @@ use std::collections::BinaryHeap;
 /// The hash modulus: thresholds are in `0..=MODULUS`, the rate is threshold / modulus.
 pub const MODULUS: u64 = 1 << 24;
 
-/// The spatial hash of an object, in `0..MODULUS`: the low bits of its [`object_hash`] (splitmix64's
+/// The spatial hash of an object, in `0..MODULUS`: the low bits of its 64-bit hash (splitmix64's
 /// finaliser: sequential keys scatter).
 #[inline]
 pub fn spatial_hash(key: u64) -> u64 {
