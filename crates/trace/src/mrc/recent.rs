@@ -4,21 +4,27 @@
 //! SHARDS at a fixed rate runs every reference through it, so the curve is exact at the small sizes where a
 //! spatial sample holds too few objects.
 //!
-//! A far reference is the common case on a large working set (one object enters, the least recent leaves),
-//! so it is made cheap: the object that leaves is neither looked up nor removed. The table from object to
-//! last time ([`TimeTable`]) holds an entry for it still, dead because its time is before the oldest live
+//! A far reference is the common case on a large working set (one object enters, the least recent leaves), so
+//! it is made cheap: the object that leaves is neither looked up nor removed. The table from object to last
+//! time ([`TimeTable`]) holds an entry for it still, dead because its time is before the oldest live
 //! position, and a new object takes the first dead or empty slot of its probe. The marks are counted per
-//! block ([`BlockMarks`]), so marking and unmarking are O(1). When the positions run out (every `3 D`
-//! references at most) the live objects move to the front and the table is rebuilt from them alone.
+//! block ([`BlockMarks`]), so marking and unmarking are O(1). When the positions run out (every `7 D`
+//! references at most, `3 D` for a deep stack) the live objects move to the front and the table is rebuilt
+//! from them alone.
 
 use super::hash::object_hash;
 
 /// Positions per object of the depth: they run out, and the live objects are compacted, every
-/// `(POSITIONS_PER_OBJECT - 1) D` references at most.
-const POSITIONS_PER_OBJECT: usize = 4;
+/// `(POSITIONS_PER_OBJECT - 1) D` references at most; fewer for a deep stack ([`MANY_POSITIONS`]).
+const POSITIONS_PER_OBJECT: usize = 8;
+
+/// Positions past which a stack has four per object only, so that its table (4 bytes a slot, two slots a
+/// position) stays within 1 MiB, in L2, unless the depth needs more: compactions cost less than the misses
+/// of a larger table (measured end to end and in `bench/mrc_speed.sh`).
+const MANY_POSITIONS: usize = 1 << 17;
 
 /// The deepest stack: its positions fit in a slot's time.
-pub(crate) const MAX_DEPTH: usize = (EMPTY_TIME as usize) / POSITIONS_PER_OBJECT;
+pub(crate) const MAX_DEPTH: usize = (EMPTY_TIME as usize) / 4;
 
 /// The `D` most recent objects, each at the time (position) of its last reference.
 pub(crate) struct RecentStack {
@@ -39,7 +45,7 @@ impl RecentStack {
     pub(crate) fn new(depth: usize) -> RecentStack {
         let depth = depth.max(1);
         assert!(depth <= MAX_DEPTH, "a recent stack of {depth} objects; at most {MAX_DEPTH}");
-        let positions = (POSITIONS_PER_OBJECT * depth).max(256);
+        let positions = (POSITIONS_PER_OBJECT * depth).min(MANY_POSITIONS).max(4 * depth).max(256);
         RecentStack {
             depth,
             live: 0,
@@ -118,7 +124,7 @@ impl RecentStack {
 }
 
 /// Bits of a slot's time; the rest are the tag.
-const TIME_BITS: u32 = 18;
+const TIME_BITS: u32 = 19;
 const TIME_MASK: u32 = (1 << TIME_BITS) - 1;
 /// An empty slot: no live or dead entry has this time (positions are fewer).
 const EMPTY: u32 = u32::MAX;
@@ -150,7 +156,7 @@ impl TimeTable {
         TimeTable { slots: vec![EMPTY; n], shift: 64 - n.trailing_zeros() }
     }
 
-    /// Bits 24 to 37 of the hash, above the time: neither the spatial hash's (0 to 23) nor the slot's (the
+    /// Bits 24 to 36 of the hash, above the time: neither the spatial hash's (0 to 23) nor the slot's (the
     /// top ones).
     #[inline]
     fn tag(hash: u64) -> u32 {
@@ -233,10 +239,15 @@ impl BlockMarks {
 
     /// Positions `0..marked` marked, the others not.
     fn reset(&mut self, marked: usize) {
-        self.words.fill(0);
-        self.blocks.fill(0);
-        for i in 0..marked {
-            self.mark(i);
+        let (full, rest) = (marked / 64, marked % 64);
+        self.words[..full].fill(u64::MAX);
+        self.words[full..].fill(0);
+        if rest > 0 {
+            self.words[full] = (1 << rest) - 1;
+        }
+        let per_block = 64 * BLOCK_WORDS;
+        for (b, count) in self.blocks.iter_mut().enumerate() {
+            *count = marked.saturating_sub(b * per_block).min(per_block) as u32;
         }
     }
 
