@@ -18,6 +18,10 @@ use iolab_trace::mrc::{
 
 /// Distinct objects the automatic method keeps exactly before it samples (SHARDS fixed-size).
 const AUTO_OBJECTS: usize = 1 << 21;
+/// Records read from the trace at a time.
+const BATCH: usize = 1024;
+/// Records ahead of the one added whose first object is prefetched (`MrcBuilder::prefetch`).
+const PREFETCH_AHEAD: usize = 8;
 /// Sizes a policy is simulated at, at most, when --sizes does not say.
 const SIMULATED_SIZES: usize = 16;
 
@@ -35,13 +39,23 @@ pub fn mrc(args: &MrcArgs) -> Result<ExitStatus> {
     let mut builder = MrcBuilder::new(options, method, !policies.is_empty());
     let mut records = 0u64;
     let available = iolab_device::memory_headroom();
-    while let Some(r) = t.next_record().map_err(usage)? {
-        records += 1;
-        if !builder.has_room_for(&r) {
-            check_memory(&builder, &r, (records, available), args)?;
-            builder.try_reserve_for(&r).map_err(|_| not_allocated(&builder, &r, records, args))?;
+    let mut batch = Vec::with_capacity(BATCH);
+    loop {
+        t.next_batch(&mut batch).map_err(usage)?;
+        if batch.is_empty() {
+            break;
         }
-        builder.add(&r);
+        for (i, r) in batch.iter().enumerate() {
+            if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
+                builder.prefetch(ahead);
+            }
+            records += 1;
+            if !builder.has_room_for(r) {
+                check_memory(&builder, r, (records, available), args)?;
+                builder.try_reserve_for(r).map_err(|_| not_allocated(&builder, r, records, args))?;
+            }
+            builder.add(r);
+        }
     }
     crate::trace_file::report_bad(&t, &args.trace);
     let (ops, installing_writes) = (builder.ops(), builder.installs());

@@ -150,6 +150,7 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
 }
 
 /// Decodes one record (the first 48 bytes of `b`); an unknown op code is an error with the code.
+#[inline]
 pub fn decode(b: &[u8]) -> Result<TraceRecord, String> {
     let op = TraceOp::from_code(b[42]).ok_or_else(|| format!("op code {} is none of 0-4", b[42]))?;
     let opt = |v: u64| (v != NONE_U64).then_some(v);
@@ -331,13 +332,17 @@ fn write_batches<W: Write>(
     writer.finish().map(|(_, n)| n)
 }
 
-/// Reads an iolab binary trace: the header, then records one by one.
+/// Reads an iolab binary trace: the header, then records one by one, decoded in place from a buffer of
+/// [`TraceReader::CHUNK_RECORDS`] records (no copy per record).
 pub struct TraceReader<R: Read> {
     input: R,
     path: String,
     header: TraceHeader,
     record_size: usize,
+    /// Bytes read and not yet decoded are `buf[at..filled]`.
     buf: Vec<u8>,
+    at: usize,
+    filled: usize,
     index: u64,
 }
 
@@ -388,10 +393,15 @@ impl<R: Read> TraceReader<R> {
             path: path.to_string(),
             header,
             record_size,
-            buf: vec![0; record_size],
+            buf: vec![0; record_size * Self::CHUNK_RECORDS],
+            at: 0,
+            filled: 0,
             index: 0,
         })
     }
+
+    /// Records read from the input at a time.
+    pub const CHUNK_RECORDS: usize = 4096;
 
     /// The header.
     pub fn header(&self) -> &TraceHeader {
@@ -399,27 +409,80 @@ impl<R: Read> TraceReader<R> {
     }
 
     /// The next record; a record that does not decode goes to `bad` (numbered from 0) and is skipped.
+    #[inline]
     pub fn next_record(&mut self, bad: &mut BadRecords) -> Result<Option<TraceRecord>, TraceError> {
+        let targets = self.header.targets.len();
         loop {
-            let n = read_some(&mut self.input, &mut self.buf).map_err(|e| TraceError::io(&self.path, e))?;
-            let index = self.index;
+            if self.filled - self.at < self.record_size && !self.refill(bad)? {
+                return Ok(None);
+            }
+            let (index, decoded) = (self.index, decode(&self.buf[self.at..self.at + self.record_size]));
+            self.at += self.record_size;
             self.index += 1;
-            if n == 0 {
-                return Ok(None);
-            }
-            if n < self.record_size {
-                bad.push(index, format!("the last record is cut short: {n} of {} bytes", self.record_size));
-                return Ok(None);
-            }
-            match decode(&self.buf) {
-                Ok(r) if (r.target as usize) < self.header.targets.len().max(1) => return Ok(Some(r)),
-                Ok(r) => bad.push(
-                    index,
-                    format!("target {} but the header names {}", r.target, self.header.targets.len()),
-                ),
-                Err(why) => bad.push(index, why),
+            match decoded {
+                Ok(r) if (r.target as usize) < targets.max(1) => return Ok(Some(r)),
+                decoded => bad_record(bad, index, decoded, targets),
             }
         }
+    }
+
+    /// The next good records, as many as `out` has spare capacity for (at least one), appended to it; none at
+    /// the end. Records that do not decode go to `bad` and are skipped. Decoded in place, one loop a chunk.
+    pub fn next_records(
+        &mut self,
+        bad: &mut BadRecords,
+        out: &mut Vec<TraceRecord>,
+    ) -> Result<(), TraceError> {
+        let (size, targets) = (self.record_size, self.header.targets.len());
+        let end = out.len() + (out.capacity() - out.len()).max(1);
+        while out.len() < end {
+            if self.filled - self.at < size && !self.refill(bad)? {
+                break;
+            }
+            let n = ((self.filled - self.at) / size).min(end - out.len());
+            let chunk = &self.buf[self.at..self.at + n * size];
+            for (i, record) in chunk.chunks_exact(size).enumerate() {
+                match decode(record) {
+                    Ok(r) if (r.target as usize) < targets.max(1) => out.push(r),
+                    decoded => bad_record(bad, self.index + i as u64, decoded, targets),
+                }
+            }
+            self.at += n * size;
+            self.index += n as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Says in `bad` why record `index` was `decoded` so (an unknown op or target).
+#[cold]
+fn bad_record(bad: &mut BadRecords, index: u64, decoded: Result<TraceRecord, String>, targets: usize) {
+    match decoded {
+        Ok(r) => bad.push(index, format!("target {} but the header names {targets}", r.target)),
+        Err(why) => bad.push(index, why),
+    }
+}
+
+impl<R: Read> TraceReader<R> {
+    /// Reads the next chunk after what is left of this one (less than a record); false at the end of the
+    /// input, with a partial last record said in `bad`.
+    #[cold]
+    fn refill(&mut self, bad: &mut BadRecords) -> Result<bool, TraceError> {
+        let left = self.filled - self.at;
+        self.buf.copy_within(self.at..self.filled, 0);
+        let n =
+            read_some(&mut self.input, &mut self.buf[left..]).map_err(|e| TraceError::io(&self.path, e))?;
+        (self.at, self.filled) = (0, left + n);
+        if self.filled >= self.record_size {
+            return Ok(true);
+        }
+        if self.filled > 0 {
+            let size = self.record_size;
+            bad.push(self.index, format!("the last record is cut short: {} of {size} bytes", self.filled));
+            self.index += 1;
+            self.filled = 0;
+        }
+        Ok(false)
     }
 }
 

@@ -167,6 +167,38 @@ fn iolab_binary_round_trip_and_a_torn_tail() {
 }
 
 #[test]
+fn iolab_binary_in_batches_reads_what_one_by_one_reads_across_chunks() {
+    // Records over several of the reader's chunks, two of them bad (an unknown op, a target the header does
+    // not name) and the last one torn: batches of any size give the same records and bad records.
+    let n = 2 * iolab_trace::TraceReader::<std::fs::File>::CHUNK_RECORDS as u64 + 100;
+    let header = TraceHeader { targets: vec!["a".into(), "b".into()], ..TraceHeader::default() };
+    let mut w = TraceWriter::new(Vec::new(), &header).unwrap();
+    for i in 0..n {
+        w.write(&TraceRecord::new(i, TraceOp::Read, (i % 2) as u16, i * 4096, 4096)).unwrap();
+    }
+    let (mut bytes, _) = w.finish().unwrap();
+    let records_at = bytes.len() - 48 * n as usize;
+    bytes[records_at + 48 * 4095 + 42] = 7;
+    bytes[records_at + 48 * 5000 + 40] = 2;
+    bytes.extend(&[0; 20]);
+    let (one_by_one, want) = read_all(bytes.clone());
+    assert_eq!((want.len() as u64, bad_lines(&one_by_one)), (n - 2, vec![4095, 5000, n]));
+    for batch in [1, 7, 1024, 10_000] {
+        let mut t = open_reader(std::io::Cursor::new(bytes.clone()), "test").unwrap();
+        let (mut got, mut b) = (Vec::new(), Vec::with_capacity(batch));
+        loop {
+            t.next_batch(&mut b).unwrap();
+            if b.is_empty() {
+                break;
+            }
+            got.extend_from_slice(&b);
+        }
+        assert_eq!(got, want, "batches of {batch}");
+        assert_eq!(t.bad, one_by_one.bad, "batches of {batch}");
+    }
+}
+
+#[test]
 fn iolab_csv_round_trip() {
     let mut text = String::from(iolab_trace::csv::HEADER);
     text.push('\n');

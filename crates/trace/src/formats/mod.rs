@@ -15,6 +15,17 @@ use std::io::{BufRead, Read};
 pub(crate) trait RecordSource {
     /// The next good record; bad ones are put in `bad` and skipped.
     fn next_record(&mut self, bad: &mut BadRecords) -> Result<Option<TraceRecord>, TraceError>;
+    /// The next good records, up to `out`'s spare capacity (at least one), appended to `out`; none at the end.
+    fn next_records(&mut self, bad: &mut BadRecords, out: &mut Vec<TraceRecord>) -> Result<(), TraceError> {
+        let room = (out.capacity() - out.len()).max(1);
+        for _ in 0..room {
+            match self.next_record(bad)? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(())
+    }
     /// The target names met so far (a record's `target` indexes them).
     fn targets(&self) -> &[String];
     /// Entries of the format that are not ops and were passed over (fio's file actions, blktrace events other

@@ -86,18 +86,6 @@ impl Marks {
         self.marked -= 1;
     }
 
-    /// The first marked position at or after `i` (one is).
-    #[inline]
-    pub(crate) fn next_marked(&self, i: usize) -> usize {
-        let mut w = i >> 6;
-        let mut word = self.words[w] & (u64::MAX << (i & 63));
-        while word == 0 {
-            w += 1;
-            word = self.words[w];
-        }
-        (w << 6) + word.trailing_zeros() as usize
-    }
-
     /// Marked positions after `i`.
     #[inline]
     pub(crate) fn count_after(&self, i: usize) -> u32 {

@@ -13,21 +13,20 @@
 //! distance 0, or at `D`, left the curve 0.02 off at small sizes on the CloudPhysics sample; the scaling
 //! spreads it over every farther distance in proportion, which measured closer on the streams tried.)
 
+use super::hash::object_hash;
 use super::histogram::DistanceHistogram;
-use super::recent::RecentStack;
+use super::recent::{RecentStack, MAX_DEPTH};
 use super::stack::StackDistance;
 use std::collections::BinaryHeap;
 
 /// The hash modulus: thresholds are in `0..=MODULUS`, the rate is threshold / modulus.
 pub const MODULUS: u64 = 1 << 24;
 
-/// The spatial hash of an object, in `0..MODULUS` (splitmix64's finaliser: sequential keys scatter).
+/// The spatial hash of an object, in `0..MODULUS`: the low bits of its 64-bit hash (splitmix64's
+/// finaliser: sequential keys scatter).
 #[inline]
 pub fn spatial_hash(key: u64) -> u64 {
-    let mut z = key.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) & (MODULUS - 1)
+    object_hash(key) & (MODULUS - 1)
 }
 
 /// How the LRU distances are found.
@@ -48,6 +47,7 @@ pub const NEAR_SAMPLED: f64 = 100.0;
 /// The exact depth at most (objects): past it the exact stack leaves the L2 cache and costs more than the
 /// rest of the analysis together.
 pub const MAX_NEAR_DEPTH: u64 = 32_768;
+const _: () = assert!(MAX_NEAR_DEPTH as usize <= MAX_DEPTH);
 
 /// Stack distances of a reference stream, into a histogram.
 pub struct LruDistances {
@@ -156,17 +156,18 @@ impl LruDistances {
             }
             return;
         }
+        let hash = object_hash(key);
+        let h = hash & (MODULUS - 1);
         let (mut hist, mut depth) = (&mut self.hist, 0);
         if let Some(near) = &mut self.near {
-            if let Some(d) = near.recent.access(key) {
+            if let Some(d) = near.recent.access(key, hash) {
                 hist.add(d, 1.0);
-                self.stack_if_sampled(key);
+                self.stack_if_sampled(key, h);
                 return;
             }
             near.far_references += 1;
             (hist, depth) = (&mut near.far, near.depth);
         }
-        let h = spatial_hash(key);
         if h >= self.threshold {
             return;
         }
@@ -181,10 +182,20 @@ impl LruDistances {
         }
     }
 
-    /// A reference whose distance the near stack gave: the sample's stack still moves when it is sampled.
+    /// Starts fetching what [`LruDistances::access`] of `key` will look up first (at a fixed rate, the near
+    /// stack's table slot): called a few references ahead, it hides the cache miss. A hint only.
     #[inline]
-    fn stack_if_sampled(&mut self, key: u64) {
-        if spatial_hash(key) < self.threshold {
+    pub fn prefetch(&self, key: u64) {
+        if let Some(near) = &self.near {
+            near.recent.prefetch(object_hash(key));
+        }
+    }
+
+    /// A reference whose distance the near stack gave (`h`: its spatial hash): the sample's stack still
+    /// moves when it is sampled.
+    #[inline]
+    fn stack_if_sampled(&mut self, key: u64, h: u64) {
+        if h < self.threshold {
             self.sampled += 1;
             self.stack.access(key);
         }
@@ -197,10 +208,11 @@ impl LruDistances {
             self.stack.access(key);
             return;
         }
+        let hash = object_hash(key);
         if let Some(near) = &mut self.near {
-            near.recent.access(key);
+            near.recent.access(key, hash);
         }
-        let h = spatial_hash(key);
+        let h = hash & (MODULUS - 1);
         if h < self.threshold && self.stack.access(key).is_none() {
             self.track(h, key);
         }

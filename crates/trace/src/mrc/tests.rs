@@ -258,3 +258,86 @@ fn shards_at_a_fixed_rate_is_exact_at_small_sizes_and_close_beyond() {
         assert!(e <= 0.004, "rate {rate}: mean absolute error {e} over 10..30,000 objects");
     }
 }
+
+/// A stream with both parts of a fixed-rate curve in it: hits within the exact depth (a Zipf set) and far
+/// references (a uniform draw over many objects), interleaved.
+fn near_and_far(n: usize, seed: u64) -> Vec<u64> {
+    let hot = zipf(n, 30_000, 0.8, seed);
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    hot.into_iter()
+        .map(|k| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x % 3 == 0 {
+                (1 << 40) + x % 2_000_000
+            } else {
+                k
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn fixed_rate_curves_are_pinned_to_the_bit() {
+    // The exact small-size part and the rescaled sample beyond it, as computed when pinned: a change to the
+    // near stack or to the sampling that moves any reference's distance changes some of these bits.
+    let refs = near_and_far(600_000, 5);
+    let sizes = [1, 3, 10, 30, 100, 300, 999, 1_000, 1_001, 3_000, 9_999, 10_000, 10_001, 30_000, 100_000];
+    let pinned: [(f64, u64, [u64; 15]); 2] = [
+        (
+            0.1,
+            57_460,
+            [
+                4607175663400576352,
+                4607160471257833355,
+                4607111261925904952,
+                4606990505407896386,
+                4606702380115735969,
+                4606293963677528482,
+                4605685647463860768,
+                4605685046983910452,
+                4605657356867871478,
+                4604916720699624712,
+                4603860774500353484,
+                4603859881270803839,
+                4603859881270803839,
+                4602623566464439854,
+                4600603974452694934,
+            ],
+        ),
+        (
+            0.01,
+            5_003,
+            [
+                4607175663400576352,
+                4607160471257833355,
+                4607111261925904950,
+                4606990505407896382,
+                4606702380115735959,
+                4606293963677528463,
+                4605685647463860737,
+                4605685046983910421,
+                4605684431491961347,
+                4604938680429665023,
+                4603854273687389176,
+                4603854138579400355,
+                4603770694523728444,
+                4602707963626020160,
+                4600832064544242438,
+            ],
+        ),
+    ];
+    let got: Vec<(f64, u64, Vec<u64>)> = pinned
+        .iter()
+        .map(|&(rate, _, _)| {
+            let mut lru = LruDistances::new(Method::FixedRate(rate));
+            refs.iter().for_each(|&k| lru.access(k));
+            let sampled = lru.sampled();
+            (rate, sampled, lru.finish().miss_ratios(&sizes).iter().map(|r| r.to_bits()).collect())
+        })
+        .collect();
+    for ((rate, sampled, want), got) in pinned.iter().zip(&got) {
+        assert_eq!((*sampled, &want[..]), (got.1, &got.2[..]), "rate {rate}");
+    }
+}
