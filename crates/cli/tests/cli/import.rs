@@ -587,6 +587,34 @@ fn fio_examples_with_zones_and_sequences_run() {
                 "--json",
                 "-",
             ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        // A file with stonewalls (sequence-distribution's two jobs) runs as phases: one result per point.
+        let totals: Vec<&Value> = match v["points"].as_array() {
+            Some(points) => points.iter().map(|p| &p["result"]["total"]["all"]).collect(),
+            None => vec![&v["total"]["all"]],
+        };
+        let ops: Vec<u64> = totals.iter().map(|t| t["ops"].as_u64().unwrap_or(0)).collect();
+        if name == "disk-zone-profile.fio" {
+            assert_eq!(totals[0]["bytes"].as_u64(), Some(1 << 30), "one pass of the target's size: {v}");
+        } else {
+            assert_eq!(ops, [6, 6], "io_size=24k of 4k reads in each job: {v}");
+        }
+    }
+    // sprandom.fio with its ${FIO_BS}: one pass of 64 MiB plus 15%, in 4k blocks, all random writes.
+    let out = iolab()
+        .env("FIO_BS", "4096")
+        .args(["run", fio_example("sprandom.fio").to_str().unwrap(), "--target", "mem:64M"])
+        .args(["--no-save", "--json", "-", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["total"]["write"]["bytes"].as_u64(), Some(77_172_736), "{}", v["total"]);
+    assert_eq!(v["total"]["read"]["ops"].as_u64(), Some(0));
+}
 
 /// The 4 KiB blocks of `file`, and how many of them are distinct.
 fn blocks(file: &std::path::Path) -> (Vec<Vec<u8>>, usize) {
@@ -671,30 +699,6 @@ fn fio_dedupe_global_and_atomic_verify_examples_run() {
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&out.stderr));
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        // A file with stonewalls (sequence-distribution's two jobs) runs as phases: one result per point.
-        let totals: Vec<&Value> = match v["points"].as_array() {
-            Some(points) => points.iter().map(|p| &p["result"]["total"]["all"]).collect(),
-            None => vec![&v["total"]["all"]],
-        };
-        let ops: Vec<u64> = totals.iter().map(|t| t["ops"].as_u64().unwrap_or(0)).collect();
-        if name == "disk-zone-profile.fio" {
-            assert_eq!(totals[0]["bytes"].as_u64(), Some(1 << 30), "one pass of the target's size: {v}");
-        } else {
-            assert_eq!(ops, [6, 6], "io_size=24k of 4k reads in each job: {v}");
-        }
-    }
-    // sprandom.fio with its ${FIO_BS}: one pass of 64 MiB plus 15%, in 4k blocks, all random writes.
-    let out = iolab()
-        .env("FIO_BS", "4096")
-        .args(["run", fio_example("sprandom.fio").to_str().unwrap(), "--target", "mem:64M"])
-        .args(["--no-save", "--json", "-", "-q"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["total"]["write"]["bytes"].as_u64(), Some(77_172_736), "{}", v["total"]);
-    assert_eq!(v["total"]["read"]["ops"].as_u64(), Some(0));
-
         assert!(v["total"]["write"]["ops"].as_f64().unwrap() > 0.0, "{name} wrote");
     }
 }
