@@ -31,10 +31,21 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
     }
     let given: Vec<String> = cli.targets.keys().cloned().collect();
     job.check_target_names(&given).map_err(usage)?;
+    job.direct_set_by = job.direct.and(set_by(args));
     job.apply_overrides(&cli);
     crate::loadgen::apply_flags(&args.loadgen, &mut job).map_err(usage)?;
     crate::profile::resolve(&mut job, &args.profile)?;
     Ok(job)
+}
+
+/// Who set the job's settings before the command line's: "the profile 'etcd'" or "the job file 'j.toml'",
+/// as hints name them ([`JobSpec::direct_set_by`]).
+fn set_by(args: &RunArgs) -> Option<String> {
+    match (&args.profile.profile, &args.job) {
+        (Some(name), _) => Some(format!("the profile '{name}'")),
+        (None, Some(path)) => Some(format!("the job file '{path}'")),
+        (None, None) => None,
+    }
 }
 
 /// Reads a job file: iolab's TOML, a fio job file or an Iometer configuration (recognised by their content,

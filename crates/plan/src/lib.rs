@@ -65,6 +65,10 @@ pub struct Plan {
     pub engine: EngineKind,
     /// O_DIRECT.
     pub direct: bool,
+    /// Who set `direct` when the user did not type it ([`JobSpec::direct_set_by`]), for the hints; not
+    /// serialised (the warnings carry it).
+    #[serde(skip)]
+    pub direct_set_by: Option<String>,
     /// How a file iolab creates (or extends) is laid out (`prealloc`); left out of the document when it is the
     /// default, `fallocate`.
     #[serde(default, skip_serializing_if = "is_default_prealloc")]
@@ -501,6 +505,7 @@ impl Plan {
             bytes: job.bytes,
             engine: job.engine.unwrap_or_default(),
             direct: job.direct.unwrap_or(true),
+            direct_set_by: job.direct_set_by.clone(),
             prealloc: job.prealloc.unwrap_or_default(),
             clock: job.clock.unwrap_or_default(),
             allow_write_device: job.consent.allow_write_device,

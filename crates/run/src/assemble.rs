@@ -7,7 +7,7 @@ use crate::integrity::RunIntegrity;
 use crate::layers::Layers;
 use crate::layout::TargetLayouts;
 use crate::target::RunTarget;
-use crate::warnings::{run_warnings, CacheFacts, PathTarget, RateFacts, RunFacts, WriteCacheFacts};
+use crate::warnings::{run_warnings, CacheFacts, GroupLag, PathTarget, RateFacts, RunFacts, WriteCacheFacts};
 use crate::{env, loadgen, Result};
 use iolab_device::{TargetKind, ThrottleGuard};
 use iolab_engine::WorkerOutput;
@@ -121,11 +121,12 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         virtual_time: plan.clock == ClockKind::Virtual,
         timed: plan.duration_ns.is_some(),
         direct: plan.direct,
+        buffered_set_by: plan.direct_set_by.clone().filter(|_| !plan.direct),
         path_targets: path_targets(&run.targets, &plan),
         mem_total_bytes: iolab_device::mem_total_bytes(),
         targets_with_holes: read_targets_with_holes(&run.targets, &plan),
         layouts: run.layouts.iter().flatten().map(|l| l.facts.clone()).collect(),
-        rate: rate.as_ref().map(|r| rate_facts(r, total.all.lat_ns.as_ref().map(|l| l.p99))),
+        rate: rate.as_ref().map(|r| rate_facts(r, group_lags(&plan, &outputs))),
         errors: errors.total,
         eio_injected: injects_eio(&run.integrity),
         short_ios: all.read.short + all.write.short,
@@ -384,14 +385,44 @@ fn target_results(plan: &Plan, outputs: &[WorkerOutput], measured_s: f64) -> Vec
 }
 
 /// What the warnings need of the open-loop figures.
-fn rate_facts(r: &RateResult, response_p99_ns: Option<u64>) -> RateFacts {
+fn rate_facts(r: &RateResult, lags: Vec<GroupLag>) -> RateFacts {
     RateFacts {
         offered_iops: r.offered_iops,
         achieved_iops: r.achieved_iops,
         backlog_at_end: r.backlog_at_end,
         poisson: r.arrival == "poisson",
-        lag_p99_ns: r.lag_ns.as_ref().zip(response_p99_ns).map(|(l, p99)| (l.p99, p99)),
+        lags,
     }
+}
+
+/// Each open-loop group's lag p99 beside its own response time p99 (its workers' reads and writes), so a
+/// low-rate group's lateness is never set against the response times of other groups' I/O; groups without
+/// a measured lag are left out.
+fn group_lags(plan: &Plan, outputs: &[WorkerOutput]) -> Vec<GroupLag> {
+    let mut names: Vec<&str> = Vec::new();
+    for w in plan.workers.iter().filter(|w| w.rate_iops.is_some()) {
+        if !names.contains(&w.group.as_str()) {
+            names.push(&w.group);
+        }
+    }
+    let several = plan.workers.iter().any(|w| w.group != plan.workers[0].group);
+    let mut lags = Vec::new();
+    for name in names {
+        let (mut lag, mut response) =
+            (iolab_stats::LatencyHistogram::new(), iolab_stats::LatencyHistogram::new());
+        for (_, o) in
+            plan.workers.iter().zip(outputs).filter(|(w, _)| w.group == name && w.rate_iops.is_some())
+        {
+            o.lag.as_deref().into_iter().for_each(|l| lag.merge(l));
+            response.merge(&o.read.lat);
+            response.merge(&o.write.lat);
+        }
+        if let (Some(l), Some(r)) = (lag.summary(), response.summary()) {
+            let group = several.then(|| name.to_string());
+            lags.push(GroupLag { group, lag_p99_ns: l.p99, response_p99_ns: r.p99 });
+        }
+    }
+    lags
 }
 
 /// The run injects EIO (`--inject eio@N`): its errors are said as injected.

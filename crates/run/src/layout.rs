@@ -43,11 +43,20 @@ impl Before {
     }
 
     /// The target (`opened`, its descriptor `file`) mapped again after the run, with the workers' `split_ios`
-    /// on it; `None` for targets without a layout.
-    pub fn after(&self, opened: &OpenedTarget, file: Option<&File>, split_ios: u64) -> Option<TargetLayouts> {
+    /// and `trims` on it; `None` for targets without a layout.
+    pub fn after(
+        &self,
+        opened: &OpenedTarget,
+        file: Option<&File>,
+        (split_ios, trims): (u64, u64),
+    ) -> Option<TargetLayouts> {
         let before = self.layout.as_ref()?;
         let after = layout_of(opened, file).unwrap_or_else(|| before.clone());
-        Some(target_layouts(&opened.probe.name, self.prealloc, (before, &after), split_ios))
+        let size = file.and_then(|f| f.metadata().ok()).map_or(after.mapped_bytes, |m| m.len());
+        let mut layouts = target_layouts(&opened.probe.name, self.prealloc, (before, &after), split_ios);
+        layouts.facts.holes_bytes = size.saturating_sub(layouts.facts.mapped_bytes);
+        layouts.facts.trims = trims;
+        Some(layouts)
     }
 }
 
@@ -77,6 +86,9 @@ fn target_layouts(
             extents: worst.extents,
             mapped_bytes: worst.mapped_bytes,
             split_ios,
+            extents_before: before.extents,
+            extents_after: after.extents,
+            ..LayoutFacts::default()
         },
     }
 }

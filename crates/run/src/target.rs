@@ -57,17 +57,27 @@ pub(crate) fn boundaries(targets: &[RunTarget], worker_targets: &[usize]) -> Vec
     }
 }
 
-/// Maps the file targets again and adds up the workers' split I/Os, per run target.
+/// Maps the file targets again and adds up the workers' split I/Os and trims, per run target (a worker with
+/// several targets counts its trims on each: what may have punched its holes).
 pub(crate) fn layouts_after(
     plan: &Plan,
     targets: &[RunTarget],
     outputs: &[WorkerOutput],
 ) -> Vec<Option<TargetLayouts>> {
     let mut split = vec![0u64; plan.targets.len()];
+    let mut trims = vec![0u64; plan.targets.len()];
     for (o, w) in outputs.iter().zip(&plan.workers) {
         for (&count, &i) in o.split_ios.iter().zip(&w.targets) {
             split[i] += count;
         }
+        for &i in &w.targets {
+            trims[i] += o.trim.ops;
+        }
     }
-    targets.iter().zip(split).map(|(t, split)| t.before.after(&t.opened, t.file.as_deref(), split)).collect()
+    let counts = split.into_iter().zip(trims);
+    targets
+        .iter()
+        .zip(counts)
+        .map(|(t, counts)| t.before.after(&t.opened, t.file.as_deref(), counts))
+        .collect()
 }

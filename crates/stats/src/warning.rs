@@ -101,8 +101,13 @@ pub enum Warning {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ramp_s: Option<f64>,
     },
-    /// `--buffered`: results include the page cache.
-    BufferedIo,
+    /// Buffered I/O (`--buffered`, or `direct = false`): results include the page cache.
+    BufferedIo {
+        /// Who set `direct = false` when the user did not type `--buffered` (a profile, a job file), as the
+        /// hint names it: "the profile 'etcd'". `None` when typed (or in documents from before it was recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        set_by: Option<String>,
+    },
     /// Buffered reads on a target smaller than RAM: reads are probably served from memory.
     PageCacheLikely {
         /// Target name.
@@ -111,6 +116,9 @@ pub enum Warning {
         target_bytes: u64,
         /// Total RAM.
         mem_total_bytes: u64,
+        /// Who set buffered I/O, as in [`Warning::BufferedIo`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        set_by: Option<String>,
     },
     /// The first interval was much slower than the median: warm-up is in the measurement.
     FirstIntervalSlow {
@@ -136,8 +144,11 @@ pub enum Warning {
     DispatchLag {
         /// The lag's 99th percentile, ns.
         lag_p99_ns: u64,
-        /// The response time's 99th percentile, ns.
+        /// The response time's 99th percentile, ns, over the same workers (the group's).
         response_p99_ns: u64,
+        /// The open-loop group whose lag and response times these are, when the run has several groups.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        group: Option<String>,
     },
     /// Some completions failed.
     Errors {
@@ -181,6 +192,27 @@ pub enum Warning {
         mean_extent_bytes: u64,
         /// I/Os of the run that crossed an extent boundary.
         split_ios: u64,
+        /// Bytes of the file that are holes (its size less what its extents map): iolab creates files
+        /// without; trims punch them. 0 in documents from before it was recorded.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        holes_bytes: u64,
+        /// This run trimmed it (so its own trims punched those holes).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        trimmed: bool,
+    },
+    /// The run trimmed a file (`trim_pct`): each trim punched a hole (fallocate PUNCH_HOLE), which the file
+    /// keeps after the run, so the next run on it meets holes and more extents.
+    TrimmedFile {
+        /// Target name.
+        target: String,
+        /// Trims completed in the window (the ramp's punched holes too).
+        trims: u64,
+        /// Extents before the run and after it.
+        extents_before: u64,
+        /// See `extents_before`.
+        extents_after: u64,
+        /// Bytes of the file that are holes after the run.
+        holes_bytes: u64,
     },
     /// The measurement window is shorter than [`SHORT_RUN_S`].
     ShortRun {
@@ -313,8 +345,8 @@ impl Warning {
             Self::HighVariability { metric, cv, .. } => {
                 format!("{metric} varied a lot between intervals (coefficient of variation {:.1}%)", cv * 100.0)
             }
-            Self::BufferedIo => "buffered I/O: results include the page cache".to_string(),
-            Self::PageCacheLikely { target, target_bytes, mem_total_bytes } => format!(
+            Self::BufferedIo { .. } => "buffered I/O: results include the page cache".to_string(),
+            Self::PageCacheLikely { target, target_bytes, mem_total_bytes, .. } => format!(
                 "'{target}' ({} MiB) is smaller than RAM ({} MiB) and I/O is buffered: reads are likely served from the page cache",
                 target_bytes / (1 << 20),
                 mem_total_bytes / (1 << 20)
@@ -325,8 +357,9 @@ impl Warning {
             Self::RateNotSustained { offered_iops, achieved_iops, backlog_at_end } => format!(
                 "offered rate not sustained: {achieved_iops:.1} of {offered_iops:.1} IOPS achieved, {backlog_at_end} arrivals pending at the end"
             ),
-            Self::DispatchLag { lag_p99_ns, response_p99_ns } => format!(
-                "iolab issued ops late: lag p99 {} is {:.0}% of the response p99 {}, which includes it",
+            Self::DispatchLag { lag_p99_ns, response_p99_ns, group } => format!(
+                "iolab issued ops late{}: lag p99 {} is {:.0}% of the response p99 {}, which includes it",
+                group.as_ref().map_or(String::new(), |g| format!(" in group '{g}'")),
                 crate::format::format_duration_ns(*lag_p99_ns as f64),
                 100.0 * *lag_p99_ns as f64 / (*response_p99_ns).max(1) as f64,
                 crate::format::format_duration_ns(*response_p99_ns as f64)
@@ -339,9 +372,15 @@ impl Warning {
             }
             Self::EngineFallback { reason } => format!("io_uring unavailable, the sync engine was used: {reason}"),
             Self::FileHasHoles { target } => format!("'{target}' has holes (sparse file)"),
-            Self::FragmentedTarget { target, extents, mean_extent_bytes, split_ios } => format!(
-                "'{target}' is fragmented: {extents} extents of {:.1} MiB on average; {split_ios} I/Os of this run crossed an extent boundary",
-                *mean_extent_bytes as f64 / (1 << 20) as f64
+            Self::FragmentedTarget { target, extents, mean_extent_bytes, split_ios, holes_bytes, trimmed } => format!(
+                "'{target}' is fragmented: {extents} extents of {} on average{}; {split_ios} I/Os of this run crossed an extent boundary",
+                extent_size(*mean_extent_bytes),
+                holes_said(*holes_bytes, *trimmed)
+            ),
+            Self::TrimmedFile { target, trims, extents_before, extents_after, holes_bytes } => format!(
+                "the run's trims punched holes in '{target}' ({trims} trims in the window, fallocate \
+                 PUNCH_HOLE): it has {} of holes and {extents_after} extents now ({extents_before} before the run)",
+                mib(*holes_bytes)
             ),
             Self::ShortRun { measured_s } => format!("only {measured_s:.2} s were measured"),
             Self::HistogramSaturated { count } => {
@@ -413,8 +452,10 @@ impl Warning {
                     ramp_advice(*ramp_s)
                 ))
             }
-            Self::BufferedIo => "drop --buffered to measure the device with O_DIRECT",
-            Self::PageCacheLikely { .. } => "use O_DIRECT (drop --buffered) or a target larger than RAM",
+            Self::BufferedIo { set_by } => return Some(buffered_hint(set_by.as_deref())),
+            Self::PageCacheLikely { set_by, .. } => {
+                return Some(format!("{}, or use a target larger than RAM", buffered_hint(set_by.as_deref())))
+            }
             Self::FirstIntervalSlow { ramp_s, .. } => {
                 return Some(format!("{} to exclude warm-up from the measurement", ramp_advice(*ramp_s)))
             }
@@ -438,6 +479,17 @@ impl Warning {
                 "check sysctl kernel.io_uring_disabled and seccomp; or pass --engine=sync explicitly to silence this"
             }
             Self::FileHasHoles { .. } => "pre-fill the file (or let iolab create it) so reads reach the device",
+            Self::FragmentedTarget { holes_bytes, .. } if *holes_bytes > 0 => {
+                "an I/O across an extent boundary becomes two device commands (and a seek on a disk), and a read \
+                 of a hole returns zeros without the device, so results measure the file's layout as well as the \
+                 device: remove the file so that iolab creates it afresh, and give runs with trims (trim_pct) a \
+                 file of their own"
+            }
+            Self::TrimmedFile { .. } => {
+                "the holes stay: the next run on this file reads zeros from them without the device and meets \
+                 its extents (a 'fragmented' warning); remove the file so that iolab creates it afresh, or trim a \
+                 block device or a sim: target"
+            }
             Self::FragmentedTarget { .. } => {
                 "an I/O across an extent boundary becomes two device commands (and a seek on a disk), so results \
                  measure the file's layout as well as the device: recreate the file with --prealloc fallocate \
@@ -481,6 +533,51 @@ impl Warning {
             }
         };
         Some(hint.to_string())
+    }
+}
+
+/// [`Warning::FragmentedTarget`]'s words on its holes: none without; this run's trims when it trimmed the file,
+/// else what punches them (iolab creates files without holes).
+fn holes_said(holes_bytes: u64, trimmed: bool) -> String {
+    match (holes_bytes, trimmed) {
+        (0, _) => String::new(),
+        (h, true) => format!(", with {} of holes that this run's trims punched", mib(h)),
+        (h, false) => {
+            format!(", with {} of holes (trims punch them: a run with trim_pct on this file)", mib(h))
+        }
+    }
+}
+
+/// A mean extent's size: "18 KiB" under 1 MiB (where "0.0 MiB" would say nothing), else as [`mib`].
+fn extent_size(bytes: u64) -> String {
+    if bytes < 1 << 20 {
+        format!("{:.0} KiB", bytes as f64 / 1024.0)
+    } else {
+        mib(bytes)
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// [`Warning::BufferedIo`]'s hint: `--buffered` is named only when the user typed it; buffered I/O that a
+/// profile or a job file set is theirs, and the way to O_DIRECT is a job file with `direct = true`.
+fn buffered_hint(set_by: Option<&str>) -> String {
+    match set_by {
+        None => "drop --buffered to measure the device with O_DIRECT".to_string(),
+        Some(by) if by.starts_with("the profile '") => {
+            let name = by.trim_start_matches("the profile '").trim_end_matches('\'');
+            format!(
+                "{by} sets buffered I/O (direct = false), as the check it follows does, so this is by design, \
+                 not a flag you typed; to measure the device with O_DIRECT, run a copy of the profile with \
+                 direct = true (`iolab profiles show {name} > job.toml`)"
+            )
+        }
+        Some(by) => format!(
+            "{by} sets buffered I/O (direct = false), not a flag you typed; set direct = true there to measure \
+             the device with O_DIRECT"
+        ),
     }
 }
 
@@ -569,7 +666,7 @@ mod tests {
     /// Issue 37, item 3: the lag warning speaks the units of the tables beside it, not "69402.6 us".
     #[test]
     fn the_dispatch_lag_warning_speaks_the_tables_units() {
-        let w = Warning::DispatchLag { lag_p99_ns: 69_402_600, response_p99_ns: 80_000_000 };
+        let w = Warning::DispatchLag { lag_p99_ns: 69_402_600, response_p99_ns: 80_000_000, group: None };
         assert_eq!(
             w.message(),
             "iolab issued ops late: lag p99 69.4 ms is 87% of the response p99 80.0 ms, which includes it"
@@ -595,7 +692,63 @@ mod tests {
         let json = serde_json::to_string(&w).unwrap();
         assert_eq!(json, r#"{"kind":"low_depth","requested":32.0,"achieved":12.5}"#);
         assert_eq!(serde_json::from_str::<Warning>(&json).unwrap(), w);
-        assert_eq!(serde_json::to_string(&Warning::BufferedIo).unwrap(), r#"{"kind":"buffered_io"}"#);
+        let typed = Warning::BufferedIo { set_by: None };
+        assert_eq!(serde_json::to_string(&typed).unwrap(), r#"{"kind":"buffered_io"}"#);
+        assert_eq!(serde_json::from_str::<Warning>(r#"{"kind":"buffered_io"}"#).unwrap(), typed);
+    }
+
+    /// A fragmented file with holes says where they came from: this run's trims, or a run with trims.
+    #[test]
+    fn fragmented_target_names_the_trims_behind_its_holes() {
+        let w = |holes_bytes, trimmed| Warning::FragmentedTarget {
+            target: "f".into(),
+            extents: 1397,
+            mean_extent_bytes: 1 << 20,
+            split_ios: 0,
+            holes_bytes,
+            trimmed,
+        };
+        assert!(!w(0, false).message().contains("holes"), "{}", w(0, false).message());
+        let small = Warning::FragmentedTarget {
+            target: "f".into(),
+            extents: 337,
+            mean_extent_bytes: 18 << 10,
+            split_ios: 0,
+            holes_bytes: 0,
+            trimmed: false,
+        };
+        assert!(small.message().contains("extents of 18 KiB on average"), "{}", small.message());
+        assert!(w(5 << 20, true).message().contains("5.0 MiB of holes that this run's trims punched"));
+        assert!(w(5 << 20, false).message().contains("trims punch them"), "{}", w(5 << 20, false).message());
+        assert!(w(5 << 20, false).hint().unwrap().contains("remove the file"));
+        let json = serde_json::to_string(&w(0, false)).unwrap();
+        assert!(!json.contains("holes") && !json.contains("trimmed"), "{json}");
+    }
+
+    /// A hint names `--buffered` only when the user typed it: a profile's or a job file's buffered I/O is
+    /// said to be theirs, with what the user can do instead.
+    #[test]
+    fn buffered_hint_names_who_set_it() {
+        let hint = |by: Option<&str>| Warning::BufferedIo { set_by: by.map(str::to_string) }.hint().unwrap();
+        assert!(hint(None).contains("drop --buffered"));
+        let profile = hint(Some("the profile 'etcd'"));
+        assert!(
+            !profile.contains("--buffered") && profile.contains("the profile 'etcd' sets buffered I/O"),
+            "{profile}"
+        );
+        assert!(
+            profile.contains("direct = true") && profile.contains("iolab profiles show etcd >"),
+            "{profile}"
+        );
+        let file = hint(Some("the job file 'j.toml'"));
+        assert!(!file.contains("--buffered") && file.contains("set direct = true there"), "{file}");
+        let cached = Warning::PageCacheLikely {
+            target: "f".into(),
+            target_bytes: 1,
+            mem_total_bytes: 2,
+            set_by: Some("the profile 'etcd'".into()),
+        };
+        assert!(!cached.hint().unwrap().contains("--buffered"), "{:?}", cached.hint());
     }
 
     #[test]
@@ -603,11 +756,20 @@ mod tests {
         let all = [
             Warning::LowDepth { requested: 32.0, achieved: 8.0, engine: None },
             Warning::HighVariability { metric: "iops".into(), cv: 0.2, ramp_s: None },
-            Warning::BufferedIo,
-            Warning::PageCacheLikely { target: "f".into(), target_bytes: 1 << 30, mem_total_bytes: 16 << 30 },
+            Warning::BufferedIo { set_by: None },
+            Warning::PageCacheLikely {
+                target: "f".into(),
+                target_bytes: 1 << 30,
+                mem_total_bytes: 16 << 30,
+                set_by: None,
+            },
             Warning::FirstIntervalSlow { first_iops: 1.0, median_iops: 10.0, ramp_s: None },
             Warning::RateNotSustained { offered_iops: 10.0, achieved_iops: 5.0, backlog_at_end: 3 },
-            Warning::DispatchLag { lag_p99_ns: 90_000, response_p99_ns: 100_000 },
+            Warning::DispatchLag {
+                lag_p99_ns: 90_000,
+                response_p99_ns: 100_000,
+                group: Some("checkpoint".into()),
+            },
             Warning::Errors { count: 1 },
             Warning::ShortIo { count: 1 },
             Warning::SyncEngineDepth { requested: 32 },
@@ -618,6 +780,15 @@ mod tests {
                 extents: 30,
                 mean_extent_bytes: 2 << 20,
                 split_ios: 5,
+                holes_bytes: 0,
+                trimmed: false,
+            },
+            Warning::TrimmedFile {
+                target: "f".into(),
+                trims: 3,
+                extents_before: 1,
+                extents_after: 7,
+                holes_bytes: 12 << 10,
             },
             Warning::ShortRun { measured_s: 1.0 },
             Warning::HistogramSaturated { count: 1 },

@@ -212,3 +212,32 @@ fn the_etcd_profile_lays_out_its_wal_as_etcd_does_and_the_device_sees_what_fio_s
         "device writes: iolab {writes}, fio {fio_writes}"
     );
 }
+
+/// `--trim-pct` on a file punches holes (fallocate PUNCH_HOLE): the run says so (how many trims, the holes
+/// and extents the file has now), and a later run that finds the file fragmented says its holes are what
+/// trims punch, not advice to recreate a file iolab laid out badly.
+#[test]
+fn trims_on_a_file_say_they_punched_holes_and_the_next_run_knows_why() {
+    let dir = tempdir();
+    let file = dir.path().join("trimmed.dat");
+    let f = file.to_str().unwrap();
+    let args = ["--target", f, "--size", "8M", "--rw", "randwrite", "--bs", "4k", "--trim-pct", "50"];
+    let v = run_json(&[&args[..], &["--ios", "1000", "--ramp", "0", "--seed", "1", "--no-save"]].concat());
+    if layouts(&v)[0].is_null() {
+        return iolab_testkit::skip("the file system of the target dir has no FIEMAP");
+    }
+    let trimmed: Vec<&Value> =
+        v["warnings"].as_array().unwrap().iter().filter(|w| w["kind"] == "trimmed_file").collect();
+    assert_eq!(trimmed.len(), 1, "{:#}", v["warnings"]);
+    let (trims, holes) = (trimmed[0]["trims"].as_u64().unwrap(), trimmed[0]["holes_bytes"].as_u64().unwrap());
+    assert_eq!(trims, v["total"]["trim"]["ops"].as_u64().unwrap(), "{:#}", trimmed[0]);
+    assert!(trims > 300 && holes > 0, "{:#}", trimmed[0]);
+    let text = crate::util::iolab()
+        .args(["run", "--target", f, "--rw", "randread", "--bs", "4k", "--ios", "200"])
+        .args(["--no-save", "--ramp", "0"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout).into_owned() + &String::from_utf8_lossy(&text.stderr);
+    assert!(text.contains("is fragmented") && text.contains("of holes (trims punch them"), "{text}");
+    assert!(!text.contains("punched holes in"), "the read run trimmed nothing: {text}");
+}

@@ -338,3 +338,27 @@ fn exchange_size_too_big_for_the_disk_names_the_sizing_flags() {
     assert!(err.contains("--mailboxes 1000000 x --mailbox-size 1G"), "{err}");
     assert!(err.contains("give fewer --mailboxes"), "{err}");
 }
+
+/// A hint names `--buffered` only when the user typed it: etcd's profile sets buffered I/O itself, so its
+/// hint says so and offers a copy with direct = true; a plain `--buffered` run is told to drop it.
+#[test]
+fn buffered_io_hint_names_who_set_it() {
+    let dir = tempdir();
+    let run = |args: &[&str]| {
+        let out = iolab()
+            .args(["run", "--no-save", "--seed", "1", "--bytes", "1M", "--size", "8M", "--target"])
+            .arg(dir.path().join(format!("{}.dat", args.len())))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    for typed in [&["--profile", "etcd"][..], &["--profile", "etcd", "--buffered"]] {
+        let text = run(typed);
+        assert!(text.contains("the profile 'etcd' sets buffered I/O"), "{typed:?}: {text}");
+        assert!(!text.contains("drop --buffered"), "{typed:?}: {text}");
+    }
+    let text = run(&["--buffered", "--rw", "write", "--qd", "1", "--engine", "sync"]);
+    assert!(text.contains("drop --buffered") && !text.contains("sets buffered I/O"), "{text}");
+}

@@ -282,7 +282,7 @@ fn warned(kind: &dyn Kind) -> (Box<dyn Document>, Vec<String>) {
     let strings = || WARNINGS.iter().map(|w| w.to_string()).collect::<Vec<_>>();
     let stats = vec![
         Warning::HighVariability { metric: "iops".into(), cv: 0.4, ramp_s: None },
-        Warning::BufferedIo,
+        Warning::BufferedIo { set_by: None },
         Warning::HighVariability { metric: "p99".into(), cv: 0.5, ramp_s: Some(2.0) },
     ];
     let messages = |w: &[Warning]| w.iter().map(Warning::message).collect::<Vec<_>>();

@@ -103,6 +103,12 @@ pub struct JobSpec {
     /// and never serialised, as [`JobSpec::consent`].
     #[serde(skip)]
     pub trace_named_by: crate::NamedBy,
+    /// Who set `direct` when the command line did not ("the profile 'etcd'", "the job file 'j.toml'"), so a
+    /// hint about buffered I/O names it instead of a flag the user never typed. Set by the caller that knows
+    /// (the cli); cleared when the command line changes `direct` (typing `--buffered` over a profile's
+    /// buffered I/O changes nothing: dropping it would not give O_DIRECT). Never read from a file, never serialised.
+    #[serde(skip)]
+    pub direct_set_by: Option<String>,
 }
 
 /// One entry of `[targets]`: `db = "/data/db.edb"`, or `db = { path = "/data/db.edb", size = "200G" }`, or
@@ -135,6 +141,9 @@ pub struct PhaseSpec {
 impl JobSpec {
     /// Applies command-line values: run keys replace the job's, and the layer is forced on every worker and spec.
     pub fn apply_overrides(&mut self, cli: &JobSpec) {
+        if cli.direct.is_some() && cli.direct != self.direct {
+            self.direct_set_by = None;
+        }
         macro_rules! over {
             ($($f:ident),*) => { $( if cli.$f.is_some() { self.$f = cli.$f.clone(); } )* };
         }

@@ -107,3 +107,23 @@ fn a_key_out_of_its_place_is_named_as_such() {
         assert!(e.contains("type --overwrite on the command line"), "{e}");
     }
 }
+
+/// Issue 37, item 1: who set `direct` survives the command line unless it changes `direct`: typing
+/// `--buffered` over a profile's `direct = false` leaves the profile as its setter (dropping the flag would
+/// not give O_DIRECT); a flag that changes it makes it the user's.
+#[test]
+fn direct_set_by_is_cleared_only_by_a_flag_that_changes_direct() {
+    let flag = |value: &str| {
+        let mut cli = JobSpec::default();
+        cli.set_run("direct", value, &Place::Flag("--buffered".into())).unwrap();
+        cli
+    };
+    let mut job = JobSpec::from_toml("direct = false\n", "j.toml").unwrap();
+    job.direct_set_by = Some("the profile 'etcd'".into());
+    job.apply_overrides(&flag("false"));
+    assert_eq!(job.direct_set_by.as_deref(), Some("the profile 'etcd'"));
+    job.apply_overrides(&JobSpec::default());
+    assert_eq!(job.direct_set_by.as_deref(), Some("the profile 'etcd'"), "no flag: still the profile's");
+    job.apply_overrides(&flag("true"));
+    assert_eq!((job.direct, job.direct_set_by), (Some(true), None));
+}
