@@ -289,7 +289,10 @@ fn copy(
     let (source_views, destination_views) = (view(&source_devices), view(&destination_devices));
     let warnings = warnings(o, &source_devices, &destination_devices, &source_views, seconds);
     Ok(CopyResult {
-        header: DbHeader::new(DB_COPY_SCHEMA, "copy", None, o.seed, start_unix_s),
+        header: DbHeader {
+            env: crate::environment(engine, Some(devices::dir_bytes(dir))),
+            ..DbHeader::new(DB_COPY_SCHEMA, "copy", None, o.seed, start_unix_s)
+        },
         engine: crate::engine_view(engine, Some(devices::dir_bytes(dir))),
         source: CopySource {
             workload: (*workload).into(),

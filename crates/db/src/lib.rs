@@ -72,6 +72,41 @@ pub(crate) fn engine_view(engine: &dyn Database, size_bytes: Option<u64>) -> iol
     }
 }
 
+/// The machine and the storage under the engine's directory: the `env` block a run result has, its one target
+/// the directory (file system, mount options, device, write cache). None for a user's server (`--url`): it may
+/// run on another machine, on storage iolab cannot see.
+pub(crate) fn environment(engine: &dyn Database, size_bytes: Option<u64>) -> Option<iolab_report::Env> {
+    let dir = engine.dir()?;
+    let storage = iolab_device::host::storage_of(dir);
+    let target = iolab_report::TargetEnv {
+        name: dir.display().to_string(),
+        kind: "directory".into(),
+        size_bytes: size_bytes.unwrap_or(0),
+        fs_type: storage.fs_type,
+        device_model: storage.device,
+        direct: false,
+        logical_block_size: storage.logical_block_size.unwrap_or(0),
+        created: false,
+        scratch: false,
+        fill_s: None,
+        layout: None,
+        huge_page_bytes: None,
+        mount_options: storage.mount_options,
+        write_cache: storage.write_cache,
+    };
+    Some(iolab_report::Env {
+        hostname: iolab_device::host::hostname(),
+        kernel: iolab_device::host::kernel(),
+        cpu_model: iolab_device::host::cpu_model(),
+        cpu_count: iolab_device::host::cpu_count(),
+        mem_total_bytes: iolab_device::mem_total_bytes(),
+        engine: engine.name().into(),
+        engine_features: Vec::new(),
+        targets: vec![target],
+        throttle: None,
+    })
+}
+
 /// What an exit that skips destructors must undo (a second Ctrl-C): private database servers are stopped
 /// at once (SIGQUIT: PostgreSQL's immediate shutdown) and waited for a few seconds, then the database
 /// directories iolab made are removed. Safe to call from any thread, and more than once.

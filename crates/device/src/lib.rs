@@ -33,6 +33,7 @@ pub mod error;
 pub mod gate;
 pub mod headroom;
 pub mod helddir;
+pub mod host;
 mod inuse;
 pub mod ioacct;
 pub mod layout;

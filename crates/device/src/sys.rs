@@ -37,6 +37,8 @@ pub(crate) struct Mount {
     pub fs_type: String,
     pub source: String,
     pub read_only: bool,
+    /// The mount's own options (`rw,relatime`).
+    pub options: String,
     /// The file system's own options (overlayfs: `upperdir=`, `lowerdir=`), escapes undone.
     pub super_options: String,
 }
@@ -81,6 +83,7 @@ fn parse_mountinfo(text: &str) -> Vec<Mount> {
             fs_type: right[0].to_string(),
             source: unescape(right[1]),
             read_only,
+            options: left[5].to_string(),
             super_options: right.get(2).map_or_else(String::new, |o| unescape(o)),
         });
     }

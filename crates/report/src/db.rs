@@ -33,6 +33,11 @@ pub struct DbHeader {
     pub seed: u64,
     /// Start of the run, seconds since the Unix epoch.
     pub start_unix_s: u64,
+    /// The machine and the storage under the database's directory, the same block a run result has (its one
+    /// target the directory: file system, mount options, device, write cache); absent for a user's server
+    /// (`--url`, which may run elsewhere) and in documents of an older iolab.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<crate::Env>,
 }
 
 impl DbHeader {
@@ -51,6 +56,7 @@ impl DbHeader {
             disclaimer: disclaimer.map(str::to_string),
             seed,
             start_unix_s,
+            env: None,
         }
     }
 }

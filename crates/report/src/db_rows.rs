@@ -19,6 +19,30 @@ pub(crate) fn engine_place(e: &DbEngine) -> String {
     format!("{place}{size}")
 }
 
+/// A database document's environment as (name, value) rows, one place for every rendering: `machine` (host,
+/// kernel, CPUs, memory), then `storage` for its directory (file system, mount options, device, write cache).
+pub(crate) fn env_rows(e: &crate::Env) -> Vec<(&'static str, String)> {
+    let machine = format!(
+        "{} · {} · {} × {} · {} memory",
+        e.hostname,
+        e.kernel,
+        e.cpu_count,
+        e.cpu_model,
+        format_bytes(e.mem_total_bytes)
+    );
+    let mut out = vec![("machine", machine)];
+    for t in &e.targets {
+        let fs = t.fs_type.as_deref().unwrap_or("unknown file system");
+        let options = t.mount_options.as_ref().map(|o| format!(" ({o})")).unwrap_or_default();
+        let device = match &t.device_model {
+            Some(d) => format!("on {d}, write cache: {}", t.write_cache.as_deref().unwrap_or("unknown")),
+            None => "on no block device".into(),
+        };
+        out.push(("storage", format!("{}: {fs}{options} {device}", t.name)));
+    }
+    out
+}
+
 /// The columns of [`tx_rows`].
 pub(crate) const TX_COLUMNS: [&str; 11] = [
     "transaction",

@@ -353,7 +353,7 @@ pub struct Env {
 pub struct TargetEnv {
     /// Path or name as the user typed it.
     pub name: String,
-    /// `file`, `block_device`, `mem`, `null` or `sim`.
+    /// `file`, `block_device`, `mem`, `null` or `sim`; `directory` for a database document's directory.
     pub kind: String,
     /// Size in bytes.
     pub size_bytes: u64,
@@ -379,6 +379,14 @@ pub struct TargetEnv {
     /// copy also pays a page-table walk); absent for other targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_page_bytes: Option<u64>,
+    /// The mount options of the file system holding it (`rw,relatime,errors=remount-ro`), where read; absent
+    /// in run results so far and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount_options: Option<String>,
+    /// The write cache of the device under it as the kernel drives it (`write back`, `write through`), where
+    /// read; absent in run results so far and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_cache: Option<String>,
 }
 
 /// How a file target lies on its device: its extents (physically contiguous pieces, as `filefrag` counts

@@ -119,6 +119,8 @@ pub(crate) fn sample() -> RunResult {
                     split_ios: 1_234,
                 }),
                 huge_page_bytes: None,
+                mount_options: None,
+                write_cache: None,
             }],
             throttle: None,
         },

@@ -607,6 +607,8 @@ fn environment(
             fill_s: t.fill_s,
             layout: l.as_ref().map(|l| l.report.clone()),
             huge_page_bytes: t.mem.as_ref().map(|m| m.huge_page_bytes()),
+            mount_options: None,
+            write_cache: None,
         })
         .collect();
     Env {

@@ -1,41 +1,11 @@
-//! Facts about the machine for the result's `env` block: hostname, kernel, CPU, memory. Read from /proc; a
-//! fact that cannot be read is reported as "unknown", never guessed.
+//! Facts about the process for the result: its CPU time and peak memory; the machine's (hostname, kernel,
+//! CPU) are `iolab_device::host`'s, which database documents share.
 
 use nix::sys::resource::UsageWho;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-fn read_trim(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
-}
-
-/// Host name.
-pub fn hostname() -> String {
-    read_trim("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into())
-}
-
-/// Kernel release.
-pub fn kernel() -> String {
-    read_trim("/proc/sys/kernel/osrelease").map(|r| format!("Linux {r}")).unwrap_or_else(|| "unknown".into())
-}
-
-/// CPU model name.
-pub fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
-}
-
-/// CPUs this process may run on.
-pub fn cpu_count() -> u32 {
-    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
-}
+pub use iolab_device::host::{cpu_count, cpu_model, hostname, kernel};
 
 /// CPU (user, system) in nanoseconds that threads serving something beside the run (the `--metrics`
 /// endpoint) have spent so far, as they last reported it: [`process_cpu_s`] leaves it out.

@@ -148,3 +148,42 @@ fn a_bad_workload_is_refused_before_anything_is_made() {
         assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0, "{args:?} made something");
     }
 }
+
+/// Issue 37: a database document carries the environment a run result has (machine, and the file system,
+/// mount options, device and write cache under the database's directory), in its JSON, its text and its HTML
+/// report.
+#[test]
+fn a_ycsb_document_carries_the_environment_in_json_text_and_html() {
+    let t = tempdir();
+    let catalog = t.path().join("cat.db");
+    let v = doc(t.path(), &catalog, &["--workload", "c", "--users", "1", "--tag", "env=1"]);
+    let env = &v["env"];
+    assert!(env["kernel"].as_str().is_some_and(|k| k.starts_with("Linux")), "{env}");
+    assert!(
+        env["cpu_count"].as_u64().is_some_and(|n| n >= 1) && env["mem_total_bytes"].as_u64() > Some(0),
+        "{env}"
+    );
+    let target = &env["targets"][0];
+    assert_eq!(target["kind"], "directory", "{env}");
+    assert!(target["fs_type"].is_string(), "the file system under the database: {env}");
+    let options = target["mount_options"].as_str().expect("mount options").to_string();
+    let schema = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/schema/iolab.dbycsb.v1.json"
+    ))
+    .expect("the schema file");
+    iolab_report::schema_check::check_document(&v, &schema);
+    let (code, text, stderr) = ycsb(t.path(), &catalog, &["--workload", "c", "--users", "1", "--no-save"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(text.contains("\nmachine ") && text.contains(&format!("({options})")), "{text}");
+    let list =
+        iolab().env("IOLAB_DB", &catalog).args(["runs", "--kind", "db-ycsb", "--json"]).output().unwrap();
+    let rows: Value = serde_json::from_slice(&list.stdout).expect("runs --json");
+    let id = rows[0]["id"].as_str().expect("the saved run").to_string();
+    let html = t.path().join("r.html");
+    let rep = iolab().env("IOLAB_DB", &catalog).args(["report", &id, "-o"]).arg(&html).output().unwrap();
+    assert_eq!(rep.status.code(), Some(0), "{}", String::from_utf8_lossy(&rep.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h3>Environment</h3>") && page.contains(&options), "no environment in the report");
+    assert!(page.contains(env["kernel"].as_str().unwrap()), "the kernel in the report");
+}

@@ -166,14 +166,19 @@ impl Workload for Tpcc {
         }
         let points = std::mem::take(&mut self.points);
         let partial = points.len() < self.users.len() || points.iter().any(|p| p.result.partial);
+        // The machine and storage as the last point saw them (its size the largest).
+        let env = points.last().and_then(|p| p.result.header.env.clone());
         let mut s = DbSweepResult {
-            header: DbHeader::new(
-                DB_SWEEP_SCHEMA,
-                "tpcc",
-                Some(TPCC_DISCLAIMER),
-                self.o.seed,
-                self.start_unix_s,
-            ),
+            header: DbHeader {
+                env,
+                ..DbHeader::new(
+                    DB_SWEEP_SCHEMA,
+                    "tpcc",
+                    Some(TPCC_DISCLAIMER),
+                    self.o.seed,
+                    self.start_unix_s,
+                )
+            },
             axis: "users".into(),
             users: self.users.clone(),
             points,
@@ -311,7 +316,10 @@ fn document(
     let database_io = crate::devices::beside(ran.io.clone(), &devices, s);
     let warnings = warnings(database, ran, &consistency, (&devices, database_io.as_ref()));
     DbResult {
-        header: DbHeader::new(DB_SCHEMA, "tpcc", Some(TPCC_DISCLAIMER), o.seed, ran.start_unix_s),
+        header: DbHeader {
+            env: crate::environment(database, ran.size_bytes),
+            ..DbHeader::new(DB_SCHEMA, "tpcc", Some(TPCC_DISCLAIMER), o.seed, ran.start_unix_s)
+        },
         engine: crate::engine_view(database, ran.size_bytes),
         config: TpccConfig {
             warehouses: o.warehouses as u32,

@@ -199,7 +199,10 @@ fn measure(
     let derived =
         (!partial).then(|| figures::derived(o.scale, &results, rf2.as_ref(), throughput.as_ref())).flatten();
     Ok(TpchResult {
-        header: DbHeader::new(DB_TPCH_SCHEMA, "tpch", Some(TPCH_DISCLAIMER), o.seed, start_unix_s),
+        header: DbHeader {
+            env: crate::environment(engine, size_bytes),
+            ..DbHeader::new(DB_TPCH_SCHEMA, "tpch", Some(TPCH_DISCLAIMER), o.seed, start_unix_s)
+        },
         engine: crate::engine_view(engine, size_bytes),
         config: TpchConfig {
             scale: o.scale,

@@ -301,7 +301,10 @@ fn document(
         .map(|k| MixShare { name: k.name().into(), pct: o.mix.pcts()[k.index()] })
         .collect();
     YcsbResult {
-        header: DbHeader::new(DB_YCSB_SCHEMA, "ycsb", Some(YCSB_DISCLAIMER), o.seed, start_unix_s),
+        header: DbHeader {
+            env: crate::environment(database, size_bytes),
+            ..DbHeader::new(DB_YCSB_SCHEMA, "ycsb", Some(YCSB_DISCLAIMER), o.seed, start_unix_s)
+        },
         engine: crate::engine_view(database, size_bytes),
         config: YcsbConfig {
             workload: o.mix.letter().into(),

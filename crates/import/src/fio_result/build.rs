@@ -221,6 +221,8 @@ fn env(jobs: &[&FioJob], names: &[String]) -> Env {
             fill_s: None,
             layout: None,
             huge_page_bytes: None,
+            mount_options: None,
+            write_cache: None,
         })
         .collect();
     let unknown = || "unknown".to_string();

@@ -25,7 +25,8 @@ pub(crate) fn db_sections(out: &mut String, dbs: &[(&ReportDoc, &DbResult)], n: 
 }
 
 /// The header every database section carries: `WORKLOAD on ENGINE · seed N · WHAT`, marked when
-/// interrupted, the document's disclaimer (TPC-C's, TPC-H's; none for a copy) and the catalog note.
+/// interrupted, the document's disclaimer (TPC-C's, TPC-H's; none for a copy), the catalog note and the
+/// environment (machine, storage under the database).
 pub(crate) fn db_header(
     out: &mut String,
     d: &ReportDoc,
@@ -49,6 +50,17 @@ pub(crate) fn db_header(
     if let Some(note) = &d.note {
         let _ = writeln!(out, "<p class=\"meta\">note: {}</p>", esc(note));
     }
+    env_part(out, h);
+}
+
+/// The machine and the storage under the database (a document of an older iolab has none: nothing shown).
+fn env_part(out: &mut String, h: &DbHeader) {
+    let Some(env) = &h.env else { return };
+    out.push_str("<h3>Environment</h3>\n<table class=\"facts env\">");
+    for (k, v) in crate::db_rows::env_rows(env) {
+        let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
+    }
+    out.push_str("</table>\n");
 }
 
 /// A devices table under `title`, or why there is none.

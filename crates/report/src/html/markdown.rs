@@ -140,10 +140,14 @@ fn numbers(n: usize) -> Vec<bool> {
     (0..n).map(|i| i > 0).collect()
 }
 
-/// A database document's disclaimer, in italics, when it has one.
-fn disclaimer(out: &mut String, h: &crate::db::DbHeader) {
+/// What opens a database document's part: its disclaimer in italics, when it has one, and its environment
+/// (machine, storage under the database) as a two-column table, when it has one.
+pub(crate) fn db_header_md(out: &mut String, h: &crate::db::DbHeader) {
     if let Some(d) = &h.disclaimer {
         let _ = writeln!(out, "*{}.*\n", cell(d));
+    }
+    if let Some(env) = &h.env {
+        facts_md(out, crate::db_rows::env_rows(env));
     }
 }
 
@@ -196,7 +200,7 @@ fn warnings_md(out: &mut String, docs: &[ReportDoc]) {
 /// A tpch query set: its facts, each query's time and reads, the power line, the devices.
 pub(crate) fn tpch_md(out: &mut String, d: &ReportDoc, r: &crate::db_tpch::TpchResult) {
     let _ = writeln!(out, "### Analytics queries (tpch): {}\n", cell(&d.label));
-    disclaimer(out, &r.header);
+    db_header_md(out, &r.header);
     let _ = writeln!(out, "**{}**\n", cell(&crate::db_rows::power_text(r)));
     if let Some(line) = crate::db_rows::derived_text(r) {
         let _ = writeln!(out, "{}\n", cell(&line));
@@ -213,6 +217,7 @@ pub(crate) fn tpch_md(out: &mut String, d: &ReportDoc, r: &crate::db_tpch::TpchR
 /// A database copy: the copy's line, both sides' devices, the facts.
 pub(crate) fn copy_md(out: &mut String, d: &ReportDoc, r: &crate::db_copy::CopyResult) {
     let _ = writeln!(out, "### Database copy: {}\n", cell(&d.label));
+    db_header_md(out, &r.header);
     let _ = writeln!(out, "**{}**\n", cell(&crate::db_rows::copy_text(r)));
     devices_md(out, "Devices under the source, during the copy", &r.source_devices);
     devices_md(out, "Devices under the destination, during the copy", &r.destination_devices);
@@ -252,7 +257,7 @@ pub(crate) fn db_runs(out: &mut String, dbs: &[(&ReportDoc, &crate::db::DbResult
     }
     for (d, r) in dbs {
         let _ = writeln!(out, "### Database run: {}\n", cell(&d.label));
-        disclaimer(out, &r.header);
+        db_header_md(out, &r.header);
         facts_md(out, db_figures::facts(r));
         table(
             out,
@@ -281,7 +286,7 @@ pub(crate) fn db_runs(out: &mut String, dbs: &[(&ReportDoc, &crate::db::DbResult
 /// A tpcc sweep over users: its points with the knee.
 pub(crate) fn db_sweep_md(out: &mut String, d: &ReportDoc, s: &crate::db_sweep::DbSweepResult) {
     let _ = writeln!(out, "### Database sweep over users: {}\n", cell(&d.label));
-    disclaimer(out, &s.header);
+    db_header_md(out, &s.header);
     table(
         out,
         &crate::db_rows::SWEEP_COLUMNS,

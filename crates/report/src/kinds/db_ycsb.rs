@@ -264,7 +264,9 @@ fn section(p: &mut Page, d: &ReportDoc) {
 /// Warnings).
 fn section_md(p: &mut Page, d: &ReportDoc) {
     let Some(r) = d.body.as_any().downcast_ref::<YcsbResult>() else { return };
-    let _ = writeln!(p.out, "### YCSB run: {}\n\n{}; ops/s {}\n", d.label, load_words(r), format_rate(r.run.ops_per_s, 1));
+    let _ = writeln!(p.out, "### YCSB run: {}\n", d.label);
+    crate::html::markdown::db_header_md(&mut p.out, &r.header);
+    let _ = writeln!(p.out, "{}; ops/s {}\n", load_words(r), format_rate(r.run.ops_per_s, 1));
     let _ = writeln!(p.out, "```\n{}```\n", operations_table(r));
 }
 

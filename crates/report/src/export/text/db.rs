@@ -99,6 +99,9 @@ pub(crate) fn header_lines(h: &DbHeader, what: &[String], partial: bool) -> Stri
     if let Some(d) = &h.disclaimer {
         let _ = writeln!(out, "note    {d}");
     }
+    for (k, v) in h.env.as_ref().map(crate::db_rows::env_rows).unwrap_or_default() {
+        let _ = writeln!(out, "{k:<8}{v}");
+    }
     out
 }
 
