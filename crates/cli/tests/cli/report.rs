@@ -473,9 +473,50 @@ fn measure_all(bin: &Path, dir: &Path, report: &Path) -> serde_json::Value {
     serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
 }
 
+/// The kinds the catalog of fixtures/catalog-v5 has none of, made fresh as JSON files in `d`: a ycsb run
+/// (SQLite, 1 s; its environment block on the page too) and the miss-ratio curves of a small fio iolog.
+fn fresh_documents(d: &Path) -> [(&'static str, String); 2] {
+    let ycsb = d.join("ycsb.json");
+    let out = iolab()
+        .current_dir(d)
+        .args([
+            "db",
+            "ycsb",
+            "--records",
+            "2000",
+            "--ramp",
+            "0s",
+            "-d",
+            "1s",
+            "--seed",
+            "3",
+            "--workload",
+            "c",
+        ])
+        .args(["--users", "1", "--no-save", "-q", "--json"])
+        .arg(&ycsb)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "db ycsb: {}", String::from_utf8_lossy(&out.stderr));
+    let log = d.join("ops.log");
+    let iolog = "fio version 2 iolog\n/dev/sdb add\n/dev/sdb open\n/dev/sdb read 0 8192\n/dev/sdb read 4096 4096\n/dev/sdb write 0 4096\n/dev/sdb read 12288 4096\n/dev/sdb read 0 8192\n/dev/sdb close\n";
+    std::fs::write(&log, iolog).unwrap();
+    let mrc = d.join("mrc.json");
+    let out = iolab()
+        .arg("mrc")
+        .arg(&log)
+        .args(["--sizes", "4k,8k,16k", "--policy", "lru,arc,s3-fifo", "--json"])
+        .arg(&mrc)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "mrc: {}", String::from_utf8_lossy(&out.stderr));
+    [("db-ycsb", ycsb.display().to_string()), ("mrc", mrc.display().to_string())]
+}
+
 /// Issue 37, item 4: a report of each kind of document iolab saves, from the catalog of an earlier iolab
 /// (fixtures/catalog-v5: a run, a sweep, a find-max search, a verify check, a tpcc run, a sweep over users, a
-/// tpch query set, a copy), and of all of them at once, opened in Chromium 1280 px wide: every warning of its
+/// tpch query set, a copy) and made fresh (a ycsb run, miss-ratio curves: [`fresh_documents`]), and of all of
+/// them at once, opened in Chromium 1280 px wide: every warning of its
 /// documents is on the page (in its Warnings section, as `Document::warnings` says them), no element reaches
 /// past the window's width, no chart label is drawn outside its chart, and no two labels of a chart overlap.
 #[test]
@@ -485,6 +526,7 @@ fn every_kind_of_report_keeps_its_warnings_and_fits_1280_px_in_chromium() {
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/catalog-v5/catalog.db");
     std::fs::copy(fixture, d.join("catalog.db")).unwrap();
     let db = d.join("catalog.db");
+    let fresh = fresh_documents(d);
     let kinds = [
         ("run", "83734017"),
         ("sweep", "bdad9279"),
@@ -494,15 +536,22 @@ fn every_kind_of_report_keeps_its_warnings_and_fits_1280_px_in_chromium() {
         ("db-sweep", "c161b2e6"),
         ("db-tpch", "061a9399"),
         ("db-copy", "372d9f7b"),
+        (fresh[0].0, fresh[0].1.as_str()),
+        (fresh[1].0, fresh[1].1.as_str()),
     ];
     let mut pages: Vec<(String, Vec<String>)> = Vec::new();
     let all: Vec<&str> = kinds.iter().map(|(_, id)| *id).collect();
     for (name, ids) in kinds.iter().map(|(k, id)| (k.to_string(), vec![*id])).chain([("all".into(), all)]) {
         let mut warnings = Vec::new();
         for id in &ids {
-            let out = iolab().args(["export", id, "--json", "--db"]).arg(&db).output().unwrap();
-            assert!(out.status.success(), "export {id}: {}", String::from_utf8_lossy(&out.stderr));
-            let doc = iolab_report::kinds::parse_text(&String::from_utf8_lossy(&out.stdout)).unwrap();
+            let text = if id.ends_with(".json") {
+                std::fs::read_to_string(id).unwrap()
+            } else {
+                let out = iolab().args(["export", id, "--json", "--db"]).arg(&db).output().unwrap();
+                assert!(out.status.success(), "export {id}: {}", String::from_utf8_lossy(&out.stderr));
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            };
+            let doc = iolab_report::kinds::parse_text(&text).unwrap();
             warnings.extend(doc.warnings().into_iter().map(|w| w.text));
         }
         let page = d.join(format!("{name}.html"));
