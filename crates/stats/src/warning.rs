@@ -334,6 +334,26 @@ pub enum Warning {
     },
 }
 
+/// [`Warning::WriteCacheNeverFilled`]'s message: what was written into which cache, and its peak.
+fn never_filled(
+    target: &str,
+    cache: &str,
+    size_bytes: u64,
+    written_bytes: u64,
+    peak_dirty_bytes: u64,
+) -> String {
+    let behind = behind_word(cache);
+    let (written, size, peak) = (mib(written_bytes), mib(size_bytes), mib(peak_dirty_bytes));
+    let what = match cache {
+        "block_cache" => format!("iolab's {size} write-back block cache over '{target}'"),
+        _ => format!("the {size} write cache of '{target}'"),
+    };
+    format!(
+        "the run wrote {written} into {what}, which never filled (at most {peak} dirty at once): the \
+         {behind} behind it was never the limit"
+    )
+}
+
 impl Warning {
     /// One-line statement of what was observed, with the numbers.
     pub fn message(&self) -> String {
@@ -415,16 +435,7 @@ impl Warning {
                 format!("{lines} dirty cache lines could not be written back at the end")
             }
             Self::WriteCacheNeverFilled { target, cache, size_bytes, written_bytes, peak_dirty_bytes, .. } => {
-                let behind = behind_word(cache);
-                let (written, size, peak) = (mib(*written_bytes), mib(*size_bytes), mib(*peak_dirty_bytes));
-                let what = match cache.as_str() {
-                    "block_cache" => format!("iolab's {size} write-back block cache over '{target}'"),
-                    _ => format!("the {size} write cache of '{target}'"),
-                };
-                format!(
-                    "the run wrote {written} into {what}, which never filled (at most {peak} dirty at once): the \
-                     {behind} behind it was never the limit"
-                )
+                never_filled(target, cache, *size_bytes, *written_bytes, *peak_dirty_bytes)
             }
             Self::DataMismatch { blocks, reads, classes } => {
                 format!("DATA MISMATCH: {blocks} blocks failed verification, in {reads} reads ({classes})")
