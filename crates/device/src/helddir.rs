@@ -223,7 +223,10 @@ impl Walk<'_> {
             }
             self.seen.insert((DevNum::from_dev(st.dev), st.ino), path.clone());
             if st.is_dir() {
-                let sub = open_dir_at(dir, &name).map_err(io)?;
+                let sub = match open_dir_at(dir, &name) {
+                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
+                    r => r.map_err(io)?,
+                };
                 let m = sub.metadata().map_err(io)?;
                 if (m.dev(), m.ino()) != (st.dev, st.ino) {
                     return Err(io(io::Error::other("it changed while iolab walked it")));

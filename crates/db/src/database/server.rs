@@ -528,6 +528,7 @@ impl Server {
             let until = Instant::now() + Duration::from_secs(wait_s);
             while Instant::now() < until {
                 if let Ok(Some(_)) = child.try_wait() {
+                    group_gone(pid);
                     live().retain(|p| *p != pid.as_raw());
                     return Ok(());
                 }
@@ -580,5 +581,23 @@ pub fn cleanup_on_exit() {
             let _ = killpg(pid, Signal::SIGKILL);
             exited(Duration::from_secs(1));
         }
+        group_gone(pid);
+    }
+}
+
+/// Waits until no process of the server's group (led by `leader`) is left, killing what is left after a
+/// second: the postmaster can be gone while a backend it forked still writes into the database directory,
+/// which must not be removed under it.
+fn group_gone(leader: nix::unistd::Pid) {
+    use nix::sys::signal::{killpg, Signal};
+    let until = Instant::now() + Duration::from_secs(3);
+    let mut killed = false;
+    while killpg(leader, None).is_ok() && Instant::now() < until {
+        if !killed && Instant::now() + Duration::from_secs(2) >= until {
+            let _ = killpg(leader, Signal::SIGCONT);
+            let _ = killpg(leader, Signal::SIGKILL);
+            killed = true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }

@@ -11,10 +11,44 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// Directories to remove at an immediate exit.
-static DIRS: Mutex<Vec<Arc<HeldDir>>> = Mutex::new(Vec::new());
+static DIRS: Registry = Registry::new();
 
-fn dirs() -> std::sync::MutexGuard<'static, Vec<Arc<HeldDir>>> {
-    DIRS.lock().unwrap_or_else(|p| p.into_inner())
+/// The directories an immediate exit must remove. A removal holds the lock from its first unlink to its
+/// last, so an exit that begins while the command is removing a directory waits for that removal instead
+/// of finding the directory gone from the list and exiting with it half removed.
+#[derive(Debug)]
+pub(crate) struct Registry {
+    dirs: Mutex<Vec<Arc<HeldDir>>>,
+}
+
+impl Registry {
+    pub(crate) const fn new() -> Registry {
+        Registry { dirs: Mutex::new(Vec::new()) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<HeldDir>>> {
+        self.dirs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn register(&self, held: &Arc<HeldDir>) {
+        self.lock().push(Arc::clone(held));
+    }
+
+    /// Removes `held` and forgets it, under the lock.
+    fn remove(&self, held: &Arc<HeldDir>) -> std::io::Result<()> {
+        let mut dirs = self.lock();
+        let removed = held.remove();
+        dirs.retain(|d| !Arc::ptr_eq(d, held));
+        removed
+    }
+
+    /// Removes every registered directory, each through its held descriptors, under the lock.
+    fn remove_all(&self) {
+        let mut dirs = self.lock();
+        for d in std::mem::take(&mut *dirs) {
+            let _ = d.remove();
+        }
+    }
 }
 
 /// A database directory iolab made.
@@ -22,19 +56,24 @@ fn dirs() -> std::sync::MutexGuard<'static, Vec<Arc<HeldDir>>> {
 pub struct DbDir {
     held: Arc<HeldDir>,
     keep: bool,
+    registry: &'static Registry,
 }
 
 impl DbDir {
     /// Makes the directory the gate claimed (new: created; iolab's: emptied), marks it, and registers it
     /// for removal at exit unless `keep`.
-    pub fn make(mut held: HeldDir, keep: bool) -> Result<DbDir, WorkloadError> {
+    pub fn make(held: HeldDir, keep: bool) -> Result<DbDir, WorkloadError> {
+        DbDir::make_in(&DIRS, held, keep)
+    }
+
+    fn make_in(registry: &'static Registry, mut held: HeldDir, keep: bool) -> Result<DbDir, WorkloadError> {
         held.make()
             .map_err(|e| WorkloadError::io(format!("making the directory '{}'", held.path().display()), e))?;
         let held = Arc::new(held);
         if !keep {
-            dirs().push(Arc::clone(&held));
+            registry.register(&held);
         }
-        Ok(DbDir { held, keep })
+        Ok(DbDir { held, keep, registry })
     }
 
     /// Its absolute path (for the programs that take one: the server, the capture).
@@ -51,9 +90,8 @@ impl DbDir {
             return Ok(());
         }
         self.keep = true;
-        dirs().retain(|d| !Arc::ptr_eq(d, &self.held));
-        self.held
-            .remove()
+        self.registry
+            .remove(&self.held)
             .map_err(|e| format!("the directory '{}' was left in place: {e}", self.held.path().display()))
     }
 }
@@ -61,22 +99,14 @@ impl DbDir {
 impl Drop for DbDir {
     fn drop(&mut self) {
         if !self.keep {
-            let _ = self.held.remove();
-            dirs().retain(|d| !Arc::ptr_eq(d, &self.held));
+            let _ = self.registry.remove(&self.held);
         }
     }
 }
 
-/// Removes every registered directory (call after the servers are stopped).
+/// Removes every registered directory (call after the servers are stopped), waiting for a removal under way.
 pub fn cleanup_on_exit() {
-    remove_all(std::mem::take(&mut *dirs()));
-}
-
-/// Removes `held`, each through its held descriptors.
-fn remove_all(held: Vec<Arc<HeldDir>>) {
-    for d in held {
-        let _ = d.remove();
-    }
+    DIRS.remove_all();
 }
 
 #[cfg(test)]
@@ -116,14 +146,35 @@ mod tests {
         let victim = t.path().join("victim");
         std::fs::create_dir_all(victim.join("db")).unwrap();
         std::fs::write(victim.join("db/precious"), b"not iolab's").unwrap();
-        let d = DbDir::make(claim(&parent.join("db")), false).unwrap();
+        let registry: &'static Registry = Box::leak(Box::new(Registry::new()));
+        let d = DbDir::make_in(registry, claim(&parent.join("db")), false).unwrap();
         std::fs::rename(&parent, t.path().join("moved")).unwrap();
         std::os::unix::fs::symlink(&victim, &parent).unwrap();
-        // What cleanup_on_exit does, limited to this test's directory (other tests' may be registered).
-        let mine: Vec<Arc<HeldDir>> = dirs().iter().filter(|x| Arc::ptr_eq(x, &d.held)).cloned().collect();
-        remove_all(mine);
+        // What cleanup_on_exit does, on a registry of this test's own (other tests' use the global one).
+        d.registry.remove_all();
         assert!(victim.join("db/precious").exists(), "the symlinked directory is untouched");
         assert!(!t.path().join("moved/db").exists());
         drop(d);
+    }
+
+    #[test]
+    fn an_exit_during_a_removal_waits_for_it() {
+        const FILES: usize = 20_000;
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("db");
+        let registry: &'static Registry = Box::leak(Box::new(Registry::new()));
+        let d = DbDir::make_in(registry, claim(&p), false).unwrap();
+        for i in 0..FILES {
+            std::fs::File::create(p.join(format!("f{i}"))).unwrap();
+        }
+        let removing = std::thread::spawn(move || d.remove());
+        // The command's removal has begun (or ended) ...
+        while std::fs::read_dir(&p).is_ok_and(|r| r.count() >= FILES) {
+            std::thread::yield_now();
+        }
+        // ... when the exit comes: it must not return before the directory is gone.
+        registry.remove_all();
+        assert!(!p.exists(), "the exit returned with the directory half removed");
+        removing.join().unwrap().unwrap();
     }
 }
