@@ -133,6 +133,7 @@ fn view(c: &TrainConfig, dir: &Path) -> AiConfigView {
         computation_time_stdev_s: c.computation_stdev_s,
         accelerators: c.accelerators,
         odirect: c.odirect,
+        transfer_size_bytes: c.format.streamed().then(|| c.transfer_size.unwrap_or(crate::train::TF_BUFFER)),
         file_shuffle: c.file_shuffle.name().into(),
         sample_shuffle: c.sample_shuffle.name().into(),
         min_au_pct: c.min_au.map(|a| a * 100.0),

@@ -2,9 +2,10 @@
 //! then a `uint8` array of shape (samples, record bytes)) and `.npz` (a zip, stored, of `x.npy`, the
 //! samples, and `y.npy`, their labels, as DLIO's npz generator saves `x` and `y`). `np.load` reads both.
 //! A file is written in one pass: its data drawn from the seeded generator in chunks, the zip's CRC-32
-//! computed on the way and put into the local header at the end.
+//! computed on the way and put into the local header at the end. TFRecord files: [`crate::tfrecord`].
 
 use crate::config::DataFormat;
+use crate::fill::fill_with;
 use iolab_rng::Rng;
 use std::fs::File;
 use std::io::{self, Write};
@@ -76,12 +77,17 @@ fn central_entry(name: &str, len: u32, crc: u32, offset: u32) -> Vec<u8> {
 /// The largest file a zip without ZIP64 holds.
 pub const NPZ_MAX_BYTES: u64 = u32::MAX as u64 - (1 << 20);
 
-/// Where the samples of a file of `samples` samples of `sample_len` bytes are, in `format`.
+/// Where the samples of a file of `samples` samples of `sample_len` bytes are, in `format` (a TFRecord
+/// sample is its whole record: what DLIO's reader reads).
 pub fn layout(format: DataFormat, samples: u64, sample_len: u64) -> SampleLayout {
     let x = npy_header(&[samples, sample_len]).len() as u64;
     let data = samples * sample_len;
     match format {
         DataFormat::Npy => SampleLayout { data_offset: x, sample_len, file_len: x + data },
+        DataFormat::Tfrecord => {
+            let record = crate::tfrecord::record_len(sample_len);
+            SampleLayout { data_offset: 0, sample_len: record, file_len: samples * record }
+        }
         DataFormat::Npz => {
             let y = npy_header(&[samples]).len() as u64 + samples;
             let members = 30 + 5 + x + data + 30 + 5 + y;
@@ -102,6 +108,11 @@ pub fn write(
     let x_head = npy_header(&[samples, sample_len]);
     let data = samples * sample_len;
     let mut out = io::BufWriter::with_capacity(1 << 20, &mut *file);
+    if format == DataFormat::Tfrecord {
+        crate::tfrecord::write(&mut out, samples, sample_len, rng)?;
+        out.flush()?;
+        return Ok(l);
+    }
     if format == DataFormat::Npy {
         out.write_all(&x_head)?;
         fill(&mut out, data, rng)?;
@@ -144,29 +155,12 @@ fn too_big() -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, "an npz file over 4 GiB (no ZIP64)")
 }
 
-const CHUNK: usize = 1 << 20;
-
 fn fill(out: &mut impl Write, n: u64, rng: &mut Rng) -> io::Result<()> {
     fill_with(out, n, rng, |_| {})
 }
 
 fn fill_hashed(out: &mut impl Write, n: u64, rng: &mut Rng, crc: &mut crc32fast::Hasher) -> io::Result<()> {
     fill_with(out, n, rng, |b| crc.update(b))
-}
-
-fn fill_with(out: &mut impl Write, mut n: u64, rng: &mut Rng, mut seen: impl FnMut(&[u8])) -> io::Result<()> {
-    let mut buf = vec![0u8; CHUNK];
-    while n > 0 {
-        let len = (n as usize).min(CHUNK);
-        for w in buf[..len].chunks_mut(8) {
-            let r = rng.next_u64().to_le_bytes();
-            w.copy_from_slice(&r[..w.len()]);
-        }
-        seen(&buf[..len]);
-        out.write_all(&buf[..len])?;
-        n -= len as u64;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -13,7 +13,9 @@ pub mod config;
 pub mod dataset;
 mod dir;
 pub mod document;
+mod fill;
 pub mod format;
+pub mod tfrecord;
 pub mod train;
 mod usage;
 

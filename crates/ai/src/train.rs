@@ -46,6 +46,60 @@ pub fn epoch_order(c: &TrainConfig, seed: u64, epoch: u64) -> Vec<SampleRef> {
     order
 }
 
+/// The samples accelerator `a` takes in `epoch`, in order: exactly its steps' batches.
+pub fn accelerator_samples(c: &TrainConfig, seed: u64, epoch: u64, a: u64) -> Vec<SampleRef> {
+    let need = steps_per_epoch(c) as usize * c.batch_size as usize;
+    if !c.format.streamed() {
+        let share = (c.num_files * c.samples_per_file / c.accelerators) as usize;
+        return epoch_order(c, seed, epoch)[a as usize * share..][..need].to_vec();
+    }
+    let stream = stream_order(c, a);
+    assert!(!stream.is_empty() || need == 0, "every accelerator has records to read");
+    stream.iter().copied().cycle().take(need).collect()
+}
+
+/// The records accelerator `a` reads, as DLIO's TFRecord reader reads them: the files sharded across the
+/// accelerators (file `a`, `a + n`, ...; when there are fewer files than accelerators, every file and then
+/// every `n`th record), `read_threads` files read at once, a record from each in turn (TensorFlow's
+/// `interleave` with `cycle_length = read_threads`), each file's records in order. Files and samples are
+/// not shuffled on the storage: DLIO lists the files unshuffled and shuffles samples in memory.
+pub fn stream_order(c: &TrainConfig, a: u64) -> Vec<SampleRef> {
+    let n = c.accelerators;
+    let cycle = c.read_threads.max(1) as usize;
+    let per_file = c.samples_per_file as u32;
+    if c.num_files >= n {
+        let files: Vec<u32> = (a..c.num_files).step_by(n as usize).map(|f| f as u32).collect();
+        return interleave(&files, per_file, cycle);
+    }
+    let files: Vec<u32> = (0..c.num_files as u32).collect();
+    interleave(&files, per_file, cycle).into_iter().skip(a as usize).step_by(n as usize).collect()
+}
+
+/// `files`' records, `cycle` files at a time, one record from each in turn; a file that ends gives its
+/// place to the next.
+fn interleave(files: &[u32], per_file: u32, cycle: usize) -> Vec<SampleRef> {
+    let mut next = files.iter().copied();
+    let mut slots: Vec<SampleRef> =
+        next.by_ref().take(cycle).map(|file| SampleRef { file, index: 0 }).collect();
+    let mut out = Vec::with_capacity(files.len() * per_file as usize);
+    while !slots.is_empty() {
+        let mut i = 0;
+        while i < slots.len() {
+            out.push(slots[i]);
+            if slots[i].index + 1 < per_file {
+                slots[i].index += 1;
+            } else if let Some(file) = next.next() {
+                slots[i] = SampleRef { file, index: 0 };
+            } else {
+                slots.remove(i);
+                continue;
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
 /// Fisher-Yates.
 fn shuffle<T>(v: &mut [T], rng: &mut Rng) {
     for i in (1..v.len()).rev() {
@@ -123,15 +177,12 @@ fn accelerator(
     barrier: &Barrier,
     stop: &AtomicBool,
 ) -> Result<(Vec<AcceleratorEpoch>, LatencyHistogram), AiError> {
-    let steps = steps_per_epoch(c) as usize;
-    let share = (c.num_files * c.samples_per_file / c.accelerators) as usize;
     let mut compute_rng = Rng::for_worker(seed ^ 0xA11C, a as u32);
     let mut out = Vec::new();
     let mut latency = LatencyHistogram::new();
     for epoch in 1..=c.epochs {
         barrier.wait();
-        let order = epoch_order(c, seed, epoch);
-        let mine = &order[a as usize * share..][..steps * c.batch_size as usize];
+        let mine = accelerator_samples(c, seed, epoch, a);
         let batches: Vec<&[SampleRef]> = mine.chunks(c.batch_size as usize).collect();
         let mut ae = AcceleratorEpoch::default();
         let r = std::thread::scope(|s| -> Result<(), AiError> {
@@ -182,7 +233,7 @@ type Batch = Result<(u64, LatencyHistogram), AiError>;
 struct Loader<'b> {
     readers: Vec<Receiver<Batch>>,
     batches: &'b [&'b [SampleRef]],
-    odirect: bool,
+    how: ReadHow,
 }
 
 impl<'b> Loader<'b> {
@@ -203,7 +254,7 @@ impl<'b> Loader<'b> {
                 s.spawn(move || {
                     for k in (w..batches.len()).step_by(n) {
                         if stop.load(Ordering::Relaxed)
-                            || tx.send(read_batch(batches[k], data, c.odirect)).is_err()
+                            || tx.send(read_batch(batches[k], data, ReadHow::of(c))).is_err()
                         {
                             return;
                         }
@@ -212,13 +263,13 @@ impl<'b> Loader<'b> {
                 rx
             })
             .collect();
-        Loader { readers, batches, odirect: c.odirect }
+        Loader { readers, batches, how: ReadHow::of(c) }
     }
 
     /// Batch `k`: from its reader, or read now.
     fn next(&mut self, k: usize, data: &Dataset) -> Batch {
         if self.readers.is_empty() {
-            return read_batch(self.batches[k], data, self.odirect);
+            return read_batch(self.batches[k], data, self.how);
         }
         let n = self.readers.len();
         self.readers[k % n].recv().map_err(|_| AiError::Interrupted)?
@@ -233,45 +284,85 @@ impl<'b> Loader<'b> {
 /// The alignment of O_DIRECT reads.
 const ALIGN: u64 = 4096;
 
+/// How a loader reads: O_DIRECT or not, and for a streamed format the transfer size.
+#[derive(Clone, Copy)]
+struct ReadHow {
+    odirect: bool,
+    /// `Some(bytes)`: consecutive records of a file are read as one range, in reads of this size, each
+    /// read's latency recorded (TensorFlow's buffered record reader); `None`: each sample on its own.
+    transfer: Option<u64>,
+}
+
+impl ReadHow {
+    fn of(c: &TrainConfig) -> ReadHow {
+        let transfer = c.format.streamed().then(|| c.transfer_size.unwrap_or(TF_BUFFER));
+        ReadHow { odirect: c.odirect, transfer }
+    }
+}
+
+/// TensorFlow's read buffer for a TFRecordDataset without `buffer_size`.
+pub const TF_BUFFER: u64 = 256 << 10;
+
 /// Reads every sample of `batch`.
-fn read_batch(batch: &[SampleRef], data: &Dataset, odirect: bool) -> Batch {
+fn read_batch(batch: &[SampleRef], data: &Dataset, how: ReadHow) -> Batch {
     let mut hist = LatencyHistogram::new();
     let mut bytes = 0;
     let mut buf = AlignedBuf::default();
-    for s in batch {
-        let f = &data.files[s.file as usize];
+    let mut rest = batch;
+    while let Some(first) = rest.first() {
+        let f = &data.files[first.file as usize];
+        let run = match how.transfer {
+            Some(_) => rest
+                .iter()
+                .zip(first.index..)
+                .take_while(|(s, i)| s.file == first.file && s.index == *i)
+                .count(),
+            None => 1,
+        };
+        let at = f.layout.data_offset + first.index as u64 * f.layout.sample_len;
+        let len = run as u64 * f.layout.sample_len;
         let t = Instant::now();
-        let at = f.layout.data_offset + s.index as u64 * f.layout.sample_len;
-        read_range(&f.path, at, f.layout.sample_len, odirect, &mut buf)
+        let per_read = how.transfer.is_some().then_some(&mut hist);
+        read_range(&f.path, at, len, how, &mut buf, per_read)
             .map_err(|e| AiError::io(format!("reading a sample of '{}'", f.path.display()), e))?;
-        hist.record(nanos(t.elapsed()));
-        bytes += f.layout.sample_len;
+        if how.transfer.is_none() {
+            hist.record(nanos(t.elapsed()));
+        }
+        bytes += len;
+        rest = &rest[run..];
     }
     Ok((bytes, hist))
 }
 
-/// Opens `path` and reads `len` bytes at `at` (with O_DIRECT: the aligned range around them).
+/// Opens `path` and reads `len` bytes at `at` (with O_DIRECT: the aligned range around them), in reads of
+/// the transfer size (else of [`CHUNK`]), each read's latency into `per_read` when given.
 fn read_range(
     path: &std::path::Path,
     at: u64,
     len: u64,
-    odirect: bool,
+    how: ReadHow,
     buf: &mut AlignedBuf,
+    mut per_read: Option<&mut LatencyHistogram>,
 ) -> std::io::Result<()> {
     let mut o = std::fs::File::options();
     o.read(true);
-    let (start, end) = if odirect {
+    let (start, end) = if how.odirect {
         o.custom_flags(libc::O_DIRECT);
         (at / ALIGN * ALIGN, (at + len).next_multiple_of(ALIGN))
     } else {
         (at, at + len)
     };
     let f = o.open(path)?;
-    let chunk = buf.get((end - start).min(CHUNK) as usize);
+    let size = how.transfer.map_or(CHUNK, |t| if how.odirect { t.next_multiple_of(ALIGN) } else { t });
+    let chunk = buf.get((end - start).min(size) as usize);
     let mut pos = start;
     while pos < end {
         let want = ((end - pos) as usize).min(chunk.len());
+        let t = Instant::now();
         let got = f.read_at(&mut chunk[..want], pos)?;
+        if let Some(h) = per_read.as_deref_mut() {
+            h.record(nanos(t.elapsed()));
+        }
         if got == 0 {
             break; // the end of the file inside the aligned range
         }
@@ -334,5 +425,39 @@ mod tests {
             ..TrainConfig::default()
         };
         assert_eq!(steps_per_epoch(&c), 2, "DLIO's four-accelerator anchor: 16 samples each, 2 steps of 7");
+    }
+
+    fn refs(v: &[(u32, u32)]) -> Vec<SampleRef> {
+        v.iter().map(|&(file, index)| SampleRef { file, index }).collect()
+    }
+
+    #[test]
+    fn tfrecord_files_are_sharded_and_interleaved_as_tensorflow_reads_them() {
+        let c = TrainConfig {
+            format: crate::config::DataFormat::Tfrecord,
+            num_files: 4,
+            samples_per_file: 3,
+            accelerators: 2,
+            read_threads: 2,
+            batch_size: 2,
+            sample_shuffle: Shuffle::Seed,
+            file_shuffle: Shuffle::Seed,
+            ..TrainConfig::default()
+        };
+        // Accelerator 0 reads files 0 and 2, a record of each in turn; the shuffles are in memory.
+        let a0 = refs(&[(0, 0), (2, 0), (0, 1), (2, 1), (0, 2), (2, 2)]);
+        assert_eq!(accelerator_samples(&c, 5, 1, 0), a0);
+        assert_eq!(accelerator_samples(&c, 5, 2, 0), a0, "the same on the storage every epoch");
+        assert_eq!(accelerator_samples(&c, 5, 1, 1)[..2], refs(&[(1, 0), (3, 0)]));
+        // A file that ends gives its place in the cycle to the next.
+        assert_eq!(interleave(&[0, 1, 2], 2, 2), refs(&[(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (2, 1)]));
+        // Fewer files than accelerators: every file, then every nth record.
+        let few =
+            TrainConfig { num_files: 1, samples_per_file: 4, read_threads: 0, batch_size: 1, ..c.clone() };
+        assert_eq!(stream_order(&few, 1), refs(&[(0, 1), (0, 3)]));
+        // An accelerator with fewer records than its steps need reads its stream again.
+        let uneven = TrainConfig { num_files: 3, samples_per_file: 2, batch_size: 1, ..c };
+        assert_eq!(steps_per_epoch(&uneven), 3);
+        assert_eq!(accelerator_samples(&uneven, 5, 1, 1), refs(&[(1, 0), (1, 1), (1, 0)]));
     }
 }

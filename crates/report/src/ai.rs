@@ -82,6 +82,11 @@ pub struct AiConfigView {
     pub accelerators: u64,
     /// Reads with O_DIRECT (`reader.odirect`); else through the page cache.
     pub odirect: bool,
+    /// A streamed format (TFRecord) is read a file's records at a time, in reads of this many bytes
+    /// (`reader.transfer_size`, else TensorFlow's 256 KiB), and the latency is of each read; absent: each
+    /// sample is read on its own and the latency is the sample's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_size_bytes: Option<u64>,
     /// `off`, `seed` or `random`.
     pub file_shuffle: String,
     /// `off`, `seed` or `random`.

@@ -1,8 +1,7 @@
 //! The built-in workloads, written as DLIO workload files and read through the same reader as a user's:
 //! `tiny` (a smoke test: 16 files of 256 KiB) and the MLPerf-Storage-compatible training workloads with the
 //! parameters of mlcommons/storage's `configs/dlio/workload/*_h100.yaml` (unet3d, resnet50, cosmoflow).
-//! MLPerf Storage's resnet50 and cosmoflow read TFRecord files; iolab writes them as npz until its TFRecord
-//! writer lands: the same files, samples and bytes per sample (docs/AI.md).
+//! resnet50 and cosmoflow read TFRecord files, as MLPerf Storage's do.
 
 /// `(name, YAML)` of each built-in workload.
 pub const BUILTINS: &[(&str, &str)] =
@@ -59,7 +58,7 @@ const RESNET50: &str = "\
 model:
   name: resnet50
 dataset:
-  format: npz
+  format: tfrecord
   num_files_train: 1024
   num_samples_per_file: 1251
   record_length_bytes: 114660.07
@@ -78,7 +77,7 @@ const COSMOFLOW: &str = "\
 model:
   name: cosmoflow
 dataset:
-  format: npz
+  format: tfrecord
   num_files_train: 524288
   num_samples_per_file: 1
   record_length_bytes: 2828486

@@ -37,6 +37,7 @@ pub fn apply(c: &mut TrainConfig, key: &str, value: &str) -> KeyOutcome {
         "reader.file_shuffle" => shuffle(value).map(|s| c.file_shuffle = s),
         "reader.sample_shuffle" => shuffle(value).map(|s| c.sample_shuffle = s),
         "reader.odirect" => boolean(value).map(|b| c.odirect = b),
+        "reader.transfer_size" => whole(value, 1, 1 << 30).map(|v| c.transfer_size = Some(v)),
         "train.epochs" => whole(value, 1, 1 << 20).map(|v| c.epochs = v),
         "train.computation_time" => seconds(value).map(|v| c.computation_s = v),
         "train.computation_time_stdev" => seconds(value).map(|v| c.computation_stdev_s = v),
@@ -120,8 +121,7 @@ fn other(key: &str) -> KeyOutcome {
         _ if matches!(section, "model" | "checkpoint" | "evaluation" | "hydra") => {
             KeyOutcome::Ignored(NOT_RUN)
         }
-        "reader.transfer_size"
-        | "reader.preprocess_time"
+        "reader.preprocess_time"
         | "reader.preprocess_time_stdev"
         | "train.total_training_steps"
         | "dataset.record_dims"
@@ -172,10 +172,11 @@ fn format(v: &str) -> Result<DataFormat, String> {
     match v {
         "npz" => Ok(DataFormat::Npz),
         "npy" => Ok(DataFormat::Npy),
-        "tfrecord" | "hdf5" | "csv" | "png" | "jpeg" | "indexed_binary" | "mmap_indexed_binary" | "synthetic" | "parquet" => {
-            Err(format!("iolab writes npz and npy datasets so far; {v} is not written yet (--param dataset.format=npz reads the same samples and bytes)"))
+        "tfrecord" => Ok(DataFormat::Tfrecord),
+        "hdf5" | "csv" | "png" | "jpeg" | "indexed_binary" | "mmap_indexed_binary" | "synthetic" | "parquet" => {
+            Err(format!("iolab writes npz, npy and tfrecord datasets so far; {v} is not written yet (--param dataset.format=npz reads the same samples and bytes)"))
         }
-        _ => Err("expected a format: npz or npy".into()),
+        _ => Err("expected a format: npz, npy or tfrecord".into()),
     }
 }
 

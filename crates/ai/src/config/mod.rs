@@ -55,6 +55,8 @@ pub struct TrainConfig {
     pub min_au: Option<f64>,
     /// Simulated accelerators (`--num-accelerators`).
     pub accelerators: u64,
+    /// Bytes a streamed format is read in (`reader.transfer_size`; TensorFlow's 256 KiB by default).
+    pub transfer_size: Option<u64>,
 }
 
 impl Default for TrainConfig {
@@ -82,6 +84,7 @@ impl Default for TrainConfig {
             seed_change_epoch: true,
             min_au: None,
             accelerators: 1,
+            transfer_size: None,
         }
     }
 }
@@ -93,6 +96,8 @@ pub enum DataFormat {
     Npz,
     /// NumPy's `.npy`: one array of the samples.
     Npy,
+    /// TensorFlow's TFRecord: a record per sample, read by DLIO's TensorFlow reader as a stream.
+    Tfrecord,
 }
 
 impl DataFormat {
@@ -101,7 +106,13 @@ impl DataFormat {
         match self {
             DataFormat::Npz => "npz",
             DataFormat::Npy => "npy",
+            DataFormat::Tfrecord => "tfrecord",
         }
+    }
+
+    /// Read as a stream of records, file by file (DLIO's TFRecord reader), rather than by sample index.
+    pub fn streamed(self) -> bool {
+        self == DataFormat::Tfrecord
     }
 }
 
@@ -180,6 +191,15 @@ pub fn load(config: &str, params: &[String]) -> Result<LoadedWorkload, ConfigErr
                 return Err(ConfigError(format!("{key}: '{value}' ({}): {why}", place.0)));
             }
         }
+    }
+    if config.transfer_size.is_some() && !config.format.streamed() {
+        let (key, value, _) = values.iter().rev().find(|(k, _, _)| k == "reader.transfer_size").expect("set");
+        ignored.push(IgnoredOption {
+            key: key.clone(),
+            value: value.clone(),
+            why: "only DLIO's TFRecord reader reads in transfers of this size".into(),
+        });
+        config.transfer_size = None;
     }
     keys::check_together(
         &config,

@@ -106,10 +106,10 @@ fn a_dlio_workload_file_runs_with_params_on_its_data_dir() {
 #[test]
 fn options_iolab_cannot_honour_are_refused_by_name_before_anything_is_made() {
     let t = tempdir();
-    let yaml = concat!(env!("CARGO_MANIFEST_DIR"), "/../ai/tests/fixtures/dlio/dlio_resnet50_h100.yaml");
+    let yaml = concat!(env!("CARGO_MANIFEST_DIR"), "/../ai/tests/fixtures/dlio/dlio_dlrm.yaml");
     let (code, _, stderr) = train(t.path(), &t.path().join("c.db"), &[yaml]);
     assert_eq!(code, Some(2));
-    assert!(stderr.contains("dataset.format: 'tfrecord' (line 17 of dlio_resnet50_h100.yaml)"), "{stderr}");
+    assert!(stderr.contains("dataset.format: 'indexed_binary' (line "), "{stderr}");
     let (code, _, stderr) = train(t.path(), &t.path().join("c.db"), &["--param", "reader.batch_size=64"]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("give no step"), "{stderr}");
@@ -117,4 +117,31 @@ fn options_iolab_cannot_honour_are_refused_by_name_before_anything_is_made() {
     assert_eq!(code, Some(2));
     assert!(stderr.contains("'--num-accelerators'"), "{stderr}");
     assert_eq!(crate::util::entries(t.path()), Vec::<String>::new(), "nothing made");
+}
+
+#[test]
+fn a_tfrecord_dataset_is_read_as_record_streams_in_transfers() {
+    let t = tempdir();
+    let args = [
+        &TINY[..],
+        &["--param", "dataset.format=tfrecord", "--param", "dataset.num_samples_per_file=4"],
+        &["--param", "reader.transfer_size=65536", "--num-accelerators", "2", "--json", "-", "-q"],
+    ]
+    .concat();
+    let (code, stdout, stderr) = train(t.path(), &t.path().join("c.db"), &args);
+    assert!(matches!(code, Some(0 | 1)), "{stderr}");
+    let d: Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(d["config"]["format"], "tfrecord");
+    assert_eq!(d["config"]["transfer_size_bytes"], 65536);
+    let tr = &d["training"];
+    // 32 samples, 2 accelerators, batch 2: 8 steps each; every sample read as its whole record.
+    assert_eq!(tr["samples"], 32);
+    let record = tr["bytes_read"].as_u64().unwrap() / 32;
+    assert_eq!(tr["bytes_read"].as_u64().unwrap() % 32, 0);
+    assert!(record > 65536 && record < 65536 + 64, "a record: the sample, its Example and framing: {record}");
+    assert_eq!(d["dataset"]["bytes"].as_u64().unwrap(), 8 * 4 * record);
+    let (_, text, _) =
+        train(t.path(), &t.path().join("c.db"), &[&args[..args.len() - 3], &["--no-save"]].concat());
+    assert!(text.contains("as record streams (TensorFlow's reader), in reads of 64.0 KiB"), "{text}");
+    assert!(text.contains("read latency (each read)"), "{text}");
 }

@@ -11,19 +11,19 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// Directories to remove at an immediate exit.
-static DIRS: Registry = Registry::new();
+static DIRS: RemovalList = RemovalList::new();
 
 /// The directories an immediate exit must remove. A removal holds the lock from its first unlink to its
 /// last, so an exit that begins while the command is removing a directory waits for that removal instead
 /// of finding the directory gone from the list and exiting with it half removed.
 #[derive(Debug)]
-pub(crate) struct Registry {
+pub(crate) struct RemovalList {
     dirs: Mutex<Vec<Arc<HeldDir>>>,
 }
 
-impl Registry {
-    pub(crate) const fn new() -> Registry {
-        Registry { dirs: Mutex::new(Vec::new()) }
+impl RemovalList {
+    pub(crate) const fn new() -> RemovalList {
+        RemovalList { dirs: Mutex::new(Vec::new()) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<HeldDir>>> {
@@ -56,7 +56,7 @@ impl Registry {
 pub struct DbDir {
     held: Arc<HeldDir>,
     keep: bool,
-    registry: &'static Registry,
+    registry: &'static RemovalList,
 }
 
 impl DbDir {
@@ -66,7 +66,11 @@ impl DbDir {
         DbDir::make_in(&DIRS, held, keep)
     }
 
-    fn make_in(registry: &'static Registry, mut held: HeldDir, keep: bool) -> Result<DbDir, WorkloadError> {
+    fn make_in(
+        registry: &'static RemovalList,
+        mut held: HeldDir,
+        keep: bool,
+    ) -> Result<DbDir, WorkloadError> {
         held.make()
             .map_err(|e| WorkloadError::io(format!("making the directory '{}'", held.path().display()), e))?;
         let held = Arc::new(held);
@@ -146,7 +150,7 @@ mod tests {
         let victim = t.path().join("victim");
         std::fs::create_dir_all(victim.join("db")).unwrap();
         std::fs::write(victim.join("db/precious"), b"not iolab's").unwrap();
-        let registry: &'static Registry = Box::leak(Box::new(Registry::new()));
+        let registry: &'static RemovalList = Box::leak(Box::new(RemovalList::new()));
         let d = DbDir::make_in(registry, claim(&parent.join("db")), false).unwrap();
         std::fs::rename(&parent, t.path().join("moved")).unwrap();
         std::os::unix::fs::symlink(&victim, &parent).unwrap();
@@ -162,7 +166,7 @@ mod tests {
         const FILES: usize = 20_000;
         let t = tempfile::tempdir().unwrap();
         let p = t.path().join("db");
-        let registry: &'static Registry = Box::leak(Box::new(Registry::new()));
+        let registry: &'static RemovalList = Box::leak(Box::new(RemovalList::new()));
         let d = DbDir::make_in(registry, claim(&p), false).unwrap();
         for i in 0..FILES {
             std::fs::File::create(p.join(format!("f{i}"))).unwrap();

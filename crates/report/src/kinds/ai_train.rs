@@ -131,6 +131,13 @@ fn setup(o: &mut String, r: &AiTrainResult) {
         format_duration_ns(c.computation_time_s * 1e9),
         if c.odirect { "O_DIRECT" } else { "through the page cache" },
     );
+    if let Some(t) = c.transfer_size_bytes {
+        let _ = writeln!(
+            o,
+            "  reads: each accelerator's files as record streams (TensorFlow's reader), in reads of {}",
+            format_bytes(t)
+        );
+    }
 }
 
 /// Steps, throughput, AU (per epoch when several) and the samples' read latency.
@@ -163,9 +170,10 @@ fn figures(o: &mut String, r: &AiTrainResult) {
         );
     }
     if let Some(l) = &r.latency_ns {
+        let what = if r.config.transfer_size_bytes.is_some() { "read latency (each read)" } else { "sample read latency" };
         let _ = writeln!(
             o,
-            "  sample read latency: mean {}, p50 {}, p99 {}, max {}",
+            "  {what}: mean {}, p50 {}, p99 {}, max {}",
             format_duration_ns(l.mean),
             format_duration_ns(l.p50 as f64),
             format_duration_ns(l.p99 as f64),
