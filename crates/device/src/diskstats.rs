@@ -102,6 +102,22 @@ pub fn read() -> BTreeMap<String, Counters> {
     fs::read_to_string("/proc/diskstats").map(|t| parse(&t)).unwrap_or_default()
 }
 
+/// The block device `file` is (a device node) or whose file system holds it (a file), by its kernel name
+/// as /proc/diskstats has it; `None` on no block device (tmpfs, overlay, NFS) or when it cannot be read.
+pub fn device_of(file: &fs::File) -> Option<String> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let meta = file.metadata().ok()?;
+    if meta.file_type().is_block_device() {
+        return sys::block_info(sys::DevNum::from_dev(meta.rdev())).map(|b| b.name);
+    }
+    if let Some(b) = sys::block_info(sys::DevNum::from_dev(meta.dev())) {
+        return Some(b.name);
+    }
+    let path = fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+    devices_under(&path).into_iter().next().map(|d| d.name)
+}
+
 /// A block device under a path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockDevice {

@@ -307,13 +307,6 @@ pub struct DeviceView {
     pub busy: f64,
 }
 
-/// The device did "much more" than the database when its bytes (read, or written) are more than this many
-/// times the database's own ...
-pub const MUCH_MORE_RATIO: f64 = 2.0;
-
-/// ... and at least this many bytes more (docs/DB.md, "The database's own I/O").
-pub const MUCH_MORE_FLOOR_BYTES: u64 = 16 << 20;
-
 /// The I/O the database's own processes issued over the measured window (a private PostgreSQL server's
 /// processes, or iolab's own for SQLite, which runs inside it), from the block I/O accounting of a cgroup
 /// holding them, beside what each disk did in all (/proc/diskstats). Either `source` and `disks`, or
@@ -362,11 +355,7 @@ pub struct DatabaseDiskIo {
     pub device_write_bytes: Option<u64>,
 }
 
-/// Whether `device` bytes are much more than the database's `own` ([`MUCH_MORE_RATIO`] and
-/// [`MUCH_MORE_FLOOR_BYTES`]).
-pub fn much_more(device: u64, own: u64) -> bool {
-    device as f64 > MUCH_MORE_RATIO * own as f64 && device.saturating_sub(own) >= MUCH_MORE_FLOOR_BYTES
-}
+pub use iolab_stats::{much_more, MUCH_MORE_FLOOR_BYTES, MUCH_MORE_RATIO};
 
 impl DatabaseIo {
     /// The bytes the database read from its disks, when counted.

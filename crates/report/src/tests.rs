@@ -519,6 +519,13 @@ fn json_schema_nested_properties_match_serialised_keys() {
             fill_s: Some(2.0),
             fill_bytes: Some(72 << 20),
         },
+        Warning::SharedDevice {
+            device: "vda".into(),
+            device_read_bytes: 0,
+            device_write_bytes: 40 << 20,
+            own_read_bytes: 16 << 20,
+            own_write_bytes: 0,
+        },
         Warning::DataMismatch { blocks: 2, reads: 3, classes: "2 lost_write, 1 torn_write".into() },
         Warning::ReadbackIncomplete { blocks: 4 },
         Warning::WindowEndedLate { ops: 4, drained_ns: 8_000_000_000, longest_ns: 8_100_000_000 },

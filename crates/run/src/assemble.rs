@@ -7,7 +7,9 @@ use crate::integrity::RunIntegrity;
 use crate::layers::Layers;
 use crate::layout::TargetLayouts;
 use crate::target::RunTarget;
-use crate::warnings::{run_warnings, CacheFacts, GroupLag, PathTarget, RateFacts, RunFacts, WriteCacheFacts};
+use crate::warnings::{
+    run_warnings, CacheFacts, DeviceShare, GroupLag, PathTarget, RateFacts, RunFacts, WriteCacheFacts,
+};
 use crate::{env, loadgen, Result};
 use iolab_device::{TargetKind, ThrottleGuard};
 use iolab_engine::WorkerOutput;
@@ -42,6 +44,8 @@ pub(crate) struct Finished {
     pub collected: Collected,
     /// Process CPU time and instant when the workers were done.
     pub cpu_end: ((f64, f64), Instant),
+    /// The block devices' counters (/proc/diskstats) then.
+    pub disks_at_end: std::collections::BTreeMap<String, iolab_device::diskstats::Counters>,
     /// When the workers started: RFC 3339 and Unix seconds.
     pub started_at: String,
     /// Unix seconds of `started_at`.
@@ -138,6 +142,7 @@ pub(crate) fn result(run: Finished) -> Result<RunResult> {
         in_flight_at_end,
         max_recorded_ns: max_recorded_ns(&total),
         drains_for_flushes: plan.workers.iter().any(|w| w.durability.flush_every > 0),
+        device_io: device_io(&run.targets, collected.disks_at_start.as_ref(), &run.disks_at_end, &total),
     };
     warnings.extend(run_warnings(&facts));
     let dirty = run.layers.cache.as_ref().map_or(0, |c| c.cache.dirty_lines());
@@ -508,6 +513,29 @@ fn path_targets(targets: &[RunTarget], plan: &Plan) -> Vec<PathTarget> {
             loop_cached_backing: p.loop_cached_backing.clone(),
         })
         .collect()
+}
+
+/// What the one block device under every target did over the window, beside the run's bytes; `None` when
+/// a target is not a file or device, the targets are on several devices, or the counters were not read.
+fn device_io(
+    targets: &[RunTarget],
+    start: Option<&std::collections::BTreeMap<String, iolab_device::diskstats::Counters>>,
+    end: &std::collections::BTreeMap<String, iolab_device::diskstats::Counters>,
+    total: &OpSet,
+) -> Option<DeviceShare> {
+    let mut names = targets.iter().map(|t| t.file.as_deref().and_then(iolab_device::diskstats::device_of));
+    let device = names.next()??;
+    if !names.all(|n| n.as_deref() == Some(device.as_str())) {
+        return None;
+    }
+    let d = end.get(&device)?.since(start?.get(&device)?);
+    Some(DeviceShare {
+        device,
+        device_read_bytes: d.read_sectors * 512,
+        device_write_bytes: d.write_sectors * 512,
+        own_read_bytes: total.read.bytes,
+        own_write_bytes: total.write.bytes,
+    })
 }
 
 /// The ramp as it happened (a run stopped during its ramp did not ramp for as long as planned), ns.

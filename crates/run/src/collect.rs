@@ -34,6 +34,8 @@ pub(crate) struct Collected {
     pub group_interval_max: Vec<(Option<f64>, Option<f64>)>,
     /// Process CPU time and instant when the measurement began (end of ramp), if it did.
     pub cpu_start: Option<((f64, f64), Instant)>,
+    /// The block devices' counters (/proc/diskstats) when the measurement began.
+    pub disks_at_start: Option<BTreeMap<String, iolab_device::diskstats::Counters>>,
     /// Over several hosts: this rank (0) told the others that its interval hook ended the measurement.
     pub announced: bool,
     /// Over several hosts: every group interval, for the merge over ranks of the maxima.
@@ -151,6 +153,7 @@ pub(crate) fn collect(plan: &Plan, rx: &mpsc::Receiver<WorkerEvent>, w: Watch<'_
         series: IntervalSeries::new(interval_ns, plan.loadgen.is_some(), ranks.is_some()),
         group_interval_max: vec![(None, None); n_groups],
         cpu_start: None,
+        disks_at_start: None,
         announced: false,
         group_kept: ranks.is_some().then(Vec::new),
         pending: BTreeMap::new(),
@@ -178,6 +181,7 @@ pub(crate) fn collect(plan: &Plan, rx: &mpsc::Receiver<WorkerEvent>, w: Watch<'_
         }
         if c.cpu_start.is_none() && (wall_start.elapsed() >= ramp || virtual_time) {
             c.cpu_start = Some((env::process_cpu_s(), Instant::now()));
+            c.disks_at_start = Some(iolab_device::diskstats::read());
         }
         let (stats, worker) = match rx.recv_timeout(POLL) {
             Ok(WorkerEvent::Interval { stats, worker }) => (stats, worker),

@@ -19,6 +19,7 @@ use iolab_engine::{
 };
 use iolab_plan::sizing::DataKept;
 use iolab_spec::{EngineKind, Prealloc};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 use std::thread::JoinHandle;
@@ -101,13 +102,14 @@ fn run(job: iolab_spec::JobSpec, dry_run: bool, opts: &mut ExecOptions<'_>) -> R
     let mut collected = collect::collect(&p.plan, &running.rx, watch);
     drop(shown);
     let cpu_end = (env::process_cpu_s(), Instant::now());
+    let disks_at_end = iolab_device::diskstats::read();
     collected.close_pending();
     let Joined { outputs, unwritten, replaying, started } = join(running, &mut **observer);
     let done_unix_s = multi::unix_now();
     let outputs = multi::done(sync, outputs, collected.announced)?;
     let lag_histograms: Vec<_> = outputs.iter().filter_map(|o| o.lag.clone()).collect();
     let target_names: Vec<String> = p.plan.targets.iter().map(|t| t.name.clone()).collect();
-    let times = Times { cpu_end, started };
+    let times = Times { cpu_end, disks_at_end, started };
     let run = finished(p, staged, (outputs, collected), times);
     let mut result = match (sync, released_unix_s) {
         (Some(s), Some(released)) => multi::result_over_ranks(s, run, (released, done_unix_s))?,
@@ -142,6 +144,8 @@ fn prepared(
 struct Times {
     /// Process CPU time and instant when the workers were done.
     cpu_end: ((f64, f64), Instant),
+    /// The block devices' counters then.
+    disks_at_end: BTreeMap<String, iolab_device::diskstats::Counters>,
     /// When the workers started: RFC 3339 and Unix seconds.
     started: (String, f64),
 }
@@ -156,7 +160,7 @@ fn finished(
     let layouts = crate::target::layouts_after(&p.plan, &staged.targets, &outputs);
     let Prepared { plan, regions, warnings, .. } = p;
     let Staged { targets, throttle, layers, integrity, run_id_bits } = staged;
-    let Times { cpu_end, started: (started_at, started_unix_s) } = times;
+    let Times { cpu_end, disks_at_end, started: (started_at, started_unix_s) } = times;
     Finished {
         plan,
         regions,
@@ -168,6 +172,7 @@ fn finished(
         throttle,
         collected,
         cpu_end,
+        disks_at_end,
         started_at,
         started_unix_s,
         run_id_bits,

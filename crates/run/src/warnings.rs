@@ -219,6 +219,39 @@ pub struct RunFacts {
     /// A worker flushes every N writes (`fsync`, `fdatasync`): it drains its queue before each flush by
     /// design, so its mean depth is below the requested one without any CPU or device limit.
     pub drains_for_flushes: bool,
+    /// The one block device under the run's file and device targets, with what it and the run moved over
+    /// the window; `None` when the targets are on none, on several, or the counters could not be read.
+    pub device_io: Option<DeviceShare>,
+}
+
+/// What a block device did over the window (/proc/diskstats), beside the run's own I/O.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeviceShare {
+    /// Its kernel name.
+    pub device: String,
+    /// Bytes it read.
+    pub device_read_bytes: u64,
+    /// Bytes it wrote.
+    pub device_write_bytes: u64,
+    /// Bytes the run read.
+    pub own_read_bytes: u64,
+    /// Bytes the run wrote.
+    pub own_write_bytes: u64,
+}
+
+impl DeviceShare {
+    /// The warning when the device did much more than the run, reads or writes.
+    fn warning(&self) -> Option<Warning> {
+        let more = iolab_stats::much_more(self.device_read_bytes, self.own_read_bytes)
+            || iolab_stats::much_more(self.device_write_bytes, self.own_write_bytes);
+        more.then(|| Warning::SharedDevice {
+            device: self.device.clone(),
+            device_read_bytes: self.device_read_bytes,
+            device_write_bytes: self.device_write_bytes,
+            own_read_bytes: self.own_read_bytes,
+            own_write_bytes: self.own_write_bytes,
+        })
+    }
 }
 
 /// The warnings `f` deserves, in the result's order.
@@ -237,6 +270,7 @@ pub fn run_warnings(f: &RunFacts) -> Vec<Warning> {
         w.extend(iolab_stats::series_warnings(&f.interval_iops, f.ramp_s));
     }
     target_warnings(f, &mut w);
+    w.extend(f.device_io.as_ref().and_then(DeviceShare::warning));
     if let Some(r) = &f.rate {
         for g in &r.lags {
             let (lag, response) = (g.lag_p99_ns, g.response_p99_ns);

@@ -307,6 +307,21 @@ pub enum Warning {
         /// Dirty lines left.
         lines: u64,
     },
+    /// The device under the run's targets did much more than the run ([`much_more`]): another process shared
+    /// it, or the kernel wrote back buffered data for it. iolab's figures are its own I/O; the device's
+    /// counters (/proc/diskstats) hold everyone's.
+    SharedDevice {
+        /// The device's kernel name.
+        device: String,
+        /// What it read over the window, bytes.
+        device_read_bytes: u64,
+        /// What it wrote.
+        device_write_bytes: u64,
+        /// What the run read.
+        own_read_bytes: u64,
+        /// What the run wrote.
+        own_write_bytes: u64,
+    },
     /// `--verify` found blocks that do not hold what was last written to them.
     DataMismatch {
         /// Distinct blocks that failed.
@@ -332,6 +347,21 @@ pub enum Warning {
         /// The longest of them, from its intended start, in nanoseconds.
         longest_ns: u64,
     },
+}
+
+/// [`Warning::SharedDevice`]'s message: (device, the run's own) bytes read, then written.
+fn shared_device(device: &str, read: (u64, u64), written: (u64, u64)) -> String {
+    let fmt = mib;
+    let said: Vec<String> = [("read", read), ("wrote", written)]
+        .iter()
+        .filter(|(_, (d, own))| much_more(*d, *own))
+        .map(|(verb, (d, own))| format!("{device} {verb} {}, iolab {}", fmt(*d), fmt(*own)))
+        .collect();
+    format!(
+        "the device did much more than this run ({}): another process shared it, or the kernel wrote back \
+         buffered data for it; the figures are iolab's own I/O, /proc/diskstats counts everyone's",
+        said.join("; ")
+    )
 }
 
 /// [`Warning::WriteCacheNeverFilled`]'s message: what was written into which cache, and its peak.
@@ -437,6 +467,9 @@ impl Warning {
             Self::WriteCacheNeverFilled { target, cache, size_bytes, written_bytes, peak_dirty_bytes, .. } => {
                 never_filled(target, cache, *size_bytes, *written_bytes, *peak_dirty_bytes)
             }
+            Self::SharedDevice { device, device_read_bytes, device_write_bytes, own_read_bytes, own_write_bytes } => {
+                shared_device(device, (*device_read_bytes, *own_read_bytes), (*device_write_bytes, *own_write_bytes))
+            }
             Self::DataMismatch { blocks, reads, classes } => {
                 format!("DATA MISMATCH: {blocks} blocks failed verification, in {reads} reads ({classes})")
             }
@@ -512,6 +545,9 @@ impl Warning {
                 "the shares of the hot zones are kept, the span is not: fewer seeks and more cache hits than the trace had; give a target at least the footprint's size to run it whole"
             }
             Self::TmpfsTarget { .. } => "put the target on the device you want to measure",
+            Self::SharedDevice { .. } => {
+                "run where nothing else uses the device (iostat or /proc/diskstats show its traffic)"
+            }
             Self::LoopPageCache { .. } => {
                 "attach the loop device with direct I/O (losetup --direct-io=on), or measure the device under \
                  the backing file"
@@ -668,6 +704,18 @@ fn percent(part: f64, whole: f64) -> f64 {
     } else {
         0.0
     }
+}
+
+/// A device did "much more" than the I/O under test (a database's, iolab's own) when its bytes (read, or
+/// written) are more than this many times that I/O's ...
+pub const MUCH_MORE_RATIO: f64 = 2.0;
+
+/// ... and at least this many bytes more (docs/DB.md, "The database's own I/O").
+pub const MUCH_MORE_FLOOR_BYTES: u64 = 16 << 20;
+
+/// Whether `device` bytes are much more than `own` ([`MUCH_MORE_RATIO`] and [`MUCH_MORE_FLOOR_BYTES`]).
+pub fn much_more(device: u64, own: u64) -> bool {
+    device as f64 > MUCH_MORE_RATIO * own as f64 && device.saturating_sub(own) >= MUCH_MORE_FLOOR_BYTES
 }
 
 #[cfg(test)]

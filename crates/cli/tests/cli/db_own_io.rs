@@ -184,3 +184,31 @@ fn not_root_the_database_s_own_io_is_not_measured_and_says_why() {
     assert!(io.get("source").is_none() && io["disks"].as_array().unwrap().is_empty(), "{io}");
     iolab_report::schema_check::check_document(&v, iolab_report::schema_check::DB_SCHEMA);
 }
+
+/// `iolab run` on a device another process shares (issue 37, item 1, "the same for iolab run"): a
+/// read-only run on a file of a private ext4 while a neighbour writes and reads its own file there. The
+/// device (its /proc/diskstats counters over the window) wrote tens of MiB, the run none: `shared_device`
+/// names the device and both sides' bytes. Alone on the device, the same run gives no such warning.
+#[test]
+fn a_run_on_a_shared_device_says_the_device_did_more_than_the_run() {
+    let fs = match Ext4::new(256) {
+        Ok(f) => f,
+        Err(why) => return iolab_testkit::skip(why),
+    };
+    let target = fs.path("t");
+    let t = target.to_str().unwrap();
+    let args = ["--target", t, "--size", "16M", "--rw", "read", "--bs", "64k", "-d", "2s", "--no-save"];
+    let shared =
+        |v: &Value| v["warnings"].as_array().unwrap().iter().find(|w| w["kind"] == "shared_device").cloned();
+    let alone = crate::util::run_json(&args);
+    assert_eq!(shared(&alone), None, "{}", alone["warnings"]);
+    let done = Arc::new(AtomicBool::new(false));
+    let other = neighbour(&fs.path("other"), done.clone());
+    let v = crate::util::run_json(&args);
+    done.store(true, Ordering::Relaxed);
+    other.join().unwrap();
+    let w = shared(&v).unwrap_or_else(|| panic!("no shared_device warning: {}", v["warnings"]));
+    assert_eq!(w["own_write_bytes"], 0);
+    assert!(w["device_write_bytes"].as_u64().unwrap() >= 16 << 20, "{w}");
+    assert_eq!(w["own_read_bytes"], v["total"]["read"]["bytes"]);
+}
