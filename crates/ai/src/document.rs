@@ -69,7 +69,37 @@ pub fn generate_and_train(
         cpu_s_per_accelerator: (cpu2 - cpu1) / c.accelerators as f64,
         peak_rss_bytes: peak,
     };
-    let doc = assemble(loaded, dir, seed, started_at, generated, &trained, client);
+    let doc = assemble(loaded, dir, seed, started_at, generated, (&trained, client), host_memory());
+    doc.assert_consistent();
+    Ok(doc)
+}
+
+/// Trains on the emulated device `target` (its text `shown`) on virtual time, and assembles the document:
+/// nothing is generated (the dataset is laid out on the model), the client's CPU is the simulation's.
+pub fn emulate(
+    loaded: &LoadedWorkload,
+    (target, shown): (&iolab_spec::TargetSpec, &str),
+    seed: u64,
+) -> Result<AiTrainResult, AiError> {
+    let c = &loaded.config;
+    let started_at = iolab_doc::time::format_rfc3339(unix_now());
+    let (cpu0, _) = cpu_and_peak_rss();
+    let trained = crate::emulated::train_emulated(c, target, seed)?;
+    let (cpu1, peak) = cpu_and_peak_rss();
+    let dataset = DatasetFigures {
+        files: c.num_files,
+        samples: c.num_files * c.samples_per_file,
+        bytes: dataset::planned_bytes(c, seed),
+        generate_s: 0.0,
+        generate_cpu_s: 0.0,
+    };
+    let client = ClientCost {
+        cpu_s: cpu1 - cpu0,
+        cpu_s_per_accelerator: (cpu1 - cpu0) / c.accelerators as f64,
+        peak_rss_bytes: peak,
+    };
+    let mut doc = assemble(loaded, Path::new(shown), seed, started_at, dataset, (&trained, client), None);
+    doc.emulated = Some(shown.to_string());
     doc.assert_consistent();
     Ok(doc)
 }
@@ -78,15 +108,15 @@ fn unix_now() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// The document of a run.
+/// The document of a run; `memory`: the host's, for the page-cache warning (none on an emulated device).
 pub fn assemble(
     loaded: &LoadedWorkload,
     dir: &Path,
     seed: u64,
     started_at: String,
     dataset: DatasetFigures,
-    t: &Trained,
-    client: ClientCost,
+    (t, client): (&Trained, ClientCost),
+    memory: Option<u64>,
 ) -> AiTrainResult {
     let c = &loaded.config;
     let training = figures(c, t);
@@ -96,7 +126,7 @@ pub fn assemble(
         }
         _ => None,
     };
-    let warnings = warnings(c, &dataset, &training, host_memory());
+    let warnings = warnings(c, &dataset, &training, memory);
     AiTrainResult {
         schema: AI_TRAIN_SCHEMA.into(),
         iolab_version: env!("CARGO_PKG_VERSION").into(),
@@ -115,6 +145,8 @@ pub fn assemble(
         verdict,
         warnings,
         partial: t.stopped,
+        emulated: None,
+        find_max: None,
     }
 }
 

@@ -13,7 +13,9 @@ pub mod config;
 pub mod dataset;
 mod dir;
 pub mod document;
+pub mod emulated;
 mod fill;
+pub mod fleet;
 pub mod format;
 pub mod tfrecord;
 pub mod train;
@@ -77,6 +79,22 @@ pub fn run(
     let doc = result?;
     removed.map_err(|e| AiError::io("removing the data directory".into(), e))?;
     Ok(doc)
+}
+
+/// Trains `loaded` on the emulated device `target` (as typed: `shown`) on virtual time, or with `find_max`
+/// searches for the most accelerators it feeds ([`fleet::find_max`]); nothing is written anywhere.
+pub fn run_emulated(
+    loaded: &LoadedWorkload,
+    target: (&iolab_spec::TargetSpec, &str),
+    seed: u64,
+    find_max: bool,
+    notices: &dyn Notices,
+) -> Result<AiTrainResult, AiError> {
+    check(&loaded.config)?;
+    if find_max {
+        return fleet::find_max(loaded, target, seed, notices);
+    }
+    document::emulate(loaded, target, seed)
 }
 
 /// What makes a workload impossible before anything is made.

@@ -217,7 +217,7 @@ fn nanos(d: Duration) -> u64 {
 }
 
 /// This step's computation: `computation_time`, with its stdev drawn when it has one.
-fn compute_time(c: &TrainConfig, rng: &mut Rng) -> Duration {
+pub(crate) fn compute_time(c: &TrainConfig, rng: &mut Rng) -> Duration {
     let s = if c.computation_stdev_s > 0.0 {
         c.computation_s + normal(rng) * c.computation_stdev_s
     } else {
@@ -372,7 +372,7 @@ fn read_range(
 }
 
 /// The largest read issued for a sample; bigger samples are read in pieces of it.
-const CHUNK: u64 = 16 << 20;
+pub(crate) const CHUNK: u64 = 16 << 20;
 
 /// A buffer aligned for O_DIRECT, grown as needed.
 #[derive(Default)]

@@ -45,6 +45,20 @@ fn train(a: &TrainArgs) -> Result<ExitStatus> {
         quiet,
         dry_run: false,
     })?;
+    if let Some(target) = a.data_dir.as_deref().and_then(emulated) {
+        return train_emulated(
+            a,
+            &loaded,
+            (&target, a.data_dir.as_deref().unwrap_or_default()),
+            seed,
+            session,
+        );
+    }
+    if a.find_max {
+        return Err(usage(anyhow::anyhow!(
+            "--find-max runs on an emulated device (--data-dir sim:...): on real storage each step would generate the dataset anew, which is not built yet"
+        )));
+    }
     let dir = a.data_dir.clone().unwrap_or_else(|| {
         let base = std::env::var("IOLAB_SCRATCH_DIR").unwrap_or_else(|_| ".".into());
         format!("{}/iolab-ai-{}", base.trim_end_matches('/'), std::process::id())
@@ -57,8 +71,42 @@ fn train(a: &TrainArgs) -> Result<ExitStatus> {
         &format!("ai train {} ({}), seed {seed}", loaded.config.name, loaded.config.source),
     );
     let doc = iolab_ai::run(&loaded, held, seed, &stop, &said).map_err(ai_error)?;
-    let entry = crate::saving::entry(&doc)?;
-    let json = JsonExporter.render(&doc);
+    conclude(session, &doc, quiet)
+}
+
+/// An emulated device's target (`sim:`, or a `link:` in front of one) when `--data-dir` names one.
+fn emulated(text: &str) -> Option<iolab_spec::TargetSpec> {
+    match iolab_spec::TargetSpec::parse(text) {
+        Ok(t @ (iolab_spec::TargetSpec::Sim(_) | iolab_spec::TargetSpec::Link { .. })) => Some(t),
+        _ => None,
+    }
+}
+
+/// Training (or `--find-max`) on an emulated device, on virtual time: nothing is claimed or written.
+fn train_emulated(
+    a: &TrainArgs,
+    loaded: &iolab_ai::LoadedWorkload,
+    target: (&iolab_spec::TargetSpec, &str),
+    seed: u64,
+    session: Session,
+) -> Result<ExitStatus> {
+    let quiet = a.quiet || a.json.as_deref() == Some("-");
+    let said = Said(quiet);
+    iolab_ai::Notices::notice(
+        &said,
+        &format!(
+            "ai train {} ({}), seed {seed}, on the emulated {} (virtual time)",
+            loaded.config.name, loaded.config.source, target.1
+        ),
+    );
+    let doc = iolab_ai::run_emulated(loaded, target, seed, a.find_max, &said).map_err(ai_error)?;
+    conclude(session, &doc, quiet)
+}
+
+/// Saves, prints and writes the document; exit 1 on a FAIL verdict.
+fn conclude(session: Session, doc: &iolab_report::ai::AiTrainResult, quiet: bool) -> Result<ExitStatus> {
+    let entry = crate::saving::entry(doc)?;
+    let json = JsonExporter.render(doc);
     let status = match &doc.verdict {
         Some(v) if !v.passed => ExitStatus::Fail,
         _ => ExitStatus::Ok,
@@ -67,7 +115,7 @@ fn train(a: &TrainArgs) -> Result<ExitStatus> {
         (entry, &json),
         |outputs| {
             if !quiet {
-                crate::output::print(&TextExporter.render(&doc as &dyn Document))?;
+                crate::output::print(&TextExporter.render(doc as &dyn Document))?;
             }
             outputs.write(|| json.clone(), || unreachable!("no --csv"))
         },

@@ -51,6 +51,45 @@ pub struct AiTrainResult {
     pub warnings: Vec<String>,
     /// Stopped early (Ctrl-C): the figures cover the steps that ran.
     pub partial: bool,
+    /// The storage was this emulated device (`--data-dir sim:...`), on virtual time: every figure but the
+    /// client's is the model's, nothing was written, and no page cache stood between.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulated: Option<String>,
+    /// `--find-max`: the most accelerators the storage fed at the workload's minimum AU, and each run of
+    /// the search; the document's own figures are the answer's run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find_max: Option<AiFindMax>,
+}
+
+/// A search for the most accelerators the storage feeds at the workload's minimum AU (`--find-max`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AiFindMax {
+    /// The answer: the most accelerators whose run passed (0: not even one).
+    pub accelerators: u64,
+    /// The minimum AU searched against, percent.
+    pub min_au_pct: f64,
+    /// Every run, in the order run: doubling, then halving the gap, then the confirmation.
+    pub tried: Vec<AiFleetStep>,
+    /// The confirmation (the answer and one more, each again with the next seed) agreed with the search;
+    /// when not, the answer is at the edge of the noise (the warnings say so).
+    pub confirmed: bool,
+    /// The most accelerators the dataset allows (two steps each, so AU has a value).
+    pub limit: u64,
+}
+
+/// One run of a `--find-max` search.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AiFleetStep {
+    /// Accelerators.
+    pub accelerators: u64,
+    /// The seed of this run.
+    pub seed: u64,
+    /// AU, percent; `None` when it has no value.
+    pub au_pct: Option<f64>,
+    /// AU at or over the minimum.
+    pub passed: bool,
+    /// A confirmation run (after the search).
+    pub confirmation: bool,
 }
 
 /// The workload as it ran, after the YAML, the built-in and `--param`.

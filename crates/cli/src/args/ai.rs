@@ -37,9 +37,16 @@ pub struct TrainArgs {
     pub num_accelerators: String,
     /// The directory for the dataset, on the storage under test. It must not exist (iolab creates it, marks
     /// it as its own and removes it after the run, also on Ctrl-C) or be one iolab made earlier. Default:
-    /// iolab-ai-PID in $IOLAB_SCRATCH_DIR or the current directory.
+    /// iolab-ai-PID in $IOLAB_SCRATCH_DIR or the current directory. An emulated device instead
+    /// ('sim:array,...', 'link:fc32g,sim:...'; docs/EMULATION.md) runs on virtual time: nothing is
+    /// written, and every figure but the client's is the model's.
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<String>,
+    /// Search for the most accelerators the storage feeds at the workload's minimum AU (metric.au):
+    /// double from one until AU falls under it, then halve the gap; the answer and one more run again with
+    /// the next seed. On an emulated --data-dir (sim:...), where each run takes seconds.
+    #[arg(long)]
+    pub find_max: bool,
     /// --seed.
     #[command(flatten)]
     pub keys: SomeKeys<AiKeys>,

@@ -145,3 +145,63 @@ fn a_tfrecord_dataset_is_read_as_record_streams_in_transfers() {
     assert!(text.contains("as record streams (TensorFlow's reader), in reads of 64.0 KiB"), "{text}");
     assert!(text.contains("read latency (each read)"), "{text}");
 }
+
+/// Fleet sizing without the hardware (issue 38, items 3 and 5): `--find-max` over accelerators on an
+/// emulated device, on virtual time. One server of 10 ms a read feeds three accelerators that compute 35 ms
+/// a step on one sample each (85.7 reads/s of its 100), not four; the search doubles, halves the gap and
+/// confirms with the next seed. Nothing is written; the output says the figures are the model's.
+#[test]
+fn find_max_on_an_emulated_device_says_how_many_accelerators_it_feeds() {
+    let t = tempdir();
+    let target = "sim:fixed,latency=10ms,servers=1,size=1G";
+    let args = [
+        "--param",
+        "dataset.num_files_train=400",
+        "--param",
+        "dataset.record_length_bytes=4096",
+        "--param",
+        "reader.batch_size=1",
+        "--param",
+        "reader.read_threads=1",
+        "--param",
+        "reader.prefetch_size=2",
+        "--param",
+        "train.computation_time=0.035",
+        "--param",
+        "train.epochs=1",
+        "--seed",
+        "5",
+        "--data-dir",
+        target,
+        "--find-max",
+    ];
+    let (code, stdout, stderr) =
+        train(t.path(), &t.path().join("c.db"), &[&args[..], &["--json", "-"]].concat());
+    assert_eq!(code, Some(0), "{stderr}");
+    let d: Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(d["emulated"], target);
+    assert_eq!(d["find_max"]["accelerators"], 3);
+    assert_eq!(d["find_max"]["confirmed"], true);
+    assert_eq!(d["config"]["accelerators"], 3);
+    let tried: Vec<u64> = d["find_max"]["tried"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["accelerators"].as_u64().unwrap())
+        .collect();
+    assert_eq!(tried, [1, 2, 4, 3, 3, 4]);
+    assert_eq!(crate::util::entries(t.path()), ["c.db"], "nothing but the catalog");
+    let (_, text, _) = train(t.path(), &t.path().join("c.db"), &[&args[..], &["--no-save"]].concat());
+    assert!(
+        text.contains("storage: emulated sim:fixed,latency=10ms,servers=1,size=1G on virtual time"),
+        "{text}"
+    );
+    assert!(
+        text.contains("find-max: 3 accelerator(s) at AU >= 90 %, confirmed with the next seed"),
+        "{text}"
+    );
+    // On real storage the search is refused before anything is made.
+    let (code, _, stderr) = train(t.path(), &t.path().join("c.db"), &["--find-max"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("--find-max runs on an emulated device"), "{stderr}");
+}

@@ -99,27 +99,64 @@ pub fn text(r: &AiTrainResult) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "ai train {} ({}), seed {}", r.workload, r.source, r.seed);
     let _ = writeln!(o, "  {}", r.disclaimer);
+    if let Some(e) = &r.emulated {
+        let _ = writeln!(
+            o,
+            "  storage: emulated {e} on virtual time: every figure but the client's is the model's; nothing was written, no page cache"
+        );
+    }
     setup(&mut o, r);
     figures(&mut o, r);
     client_and_verdict(&mut o, r);
+    if let Some(f) = &r.find_max {
+        find_max(&mut o, f);
+    }
     o
+}
+
+/// `--find-max`: each run of the search, then the answer.
+fn find_max(o: &mut String, f: &crate::ai::AiFindMax) {
+    for t in &f.tried {
+        let _ = writeln!(
+            o,
+            "  {} {} accelerator(s), seed {}: AU {} {}",
+            if t.confirmation { "confirm" } else { "try    " },
+            t.accelerators,
+            t.seed,
+            t.au_pct.map_or("-".into(), |a| format!("{a:.2} %")),
+            if t.passed { "PASS" } else { "FAIL" }
+        );
+    }
+    let _ = writeln!(
+        o,
+        "find-max: {} accelerator(s) at AU >= {:.0} %{} (the document's figures are that run's)",
+        f.accelerators,
+        f.min_au_pct,
+        if f.confirmed { ", confirmed with the next seed" } else { ", NOT confirmed (see warnings)" }
+    );
 }
 
 /// The dataset and the training set-up.
 fn setup(o: &mut String, r: &AiTrainResult) {
     let c = &r.config;
+    let made = match r.emulated {
+        Some(_) => format!("{} laid out on the model, not written", format_bytes(r.dataset.bytes)),
+        None => format!(
+            "{} generated in {:.2} s ({:.2} CPU-s)",
+            format_bytes(r.dataset.bytes),
+            r.dataset.generate_s,
+            r.dataset.generate_cpu_s
+        ),
+    };
     let _ = writeln!(
         o,
-        "  dataset: {} {} files x {} samples of {} (stdev {}) in {}: {} generated in {:.2} s ({:.2} CPU-s)",
+        "  dataset: {} {} files x {} samples of {} (stdev {}) in {}: {made}",
         format_count(c.num_files),
         c.format,
         format_count(c.samples_per_file),
         format_bytes(c.record_length_bytes),
         format_bytes(c.record_length_bytes_stdev),
         c.data_dir,
-        format_bytes(r.dataset.bytes),
-        r.dataset.generate_s,
-        r.dataset.generate_cpu_s,
     );
     let _ = writeln!(
         o,
@@ -129,7 +166,11 @@ fn setup(o: &mut String, r: &AiTrainResult) {
         counted(c.read_threads, "reader thread"),
         counted(c.epochs, "epoch"),
         format_duration_ns(c.computation_time_s * 1e9),
-        if c.odirect { "O_DIRECT" } else { "through the page cache" },
+        match (&r.emulated, c.odirect) {
+            (Some(_), _) => "every read to the emulated device",
+            (None, true) => "O_DIRECT",
+            (None, false) => "through the page cache",
+        },
     );
     if let Some(t) = c.transfer_size_bytes {
         let _ = writeln!(
