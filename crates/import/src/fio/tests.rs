@@ -1364,7 +1364,7 @@ fn offset_increment_gives_each_clone_its_own_offset() {
     let offsets: Vec<Option<u64>> = job.worker_tables.iter().map(|w| w.layer.offset).collect();
     assert_eq!(offsets, [Some(120 << 10), Some(376 << 10), Some(632 << 10)], "{}", t.toml);
     assert!(job.worker_tables.iter().all(|w| w.count == 1), "{}", t.toml);
-    assert_eq!(job.bytes, Some(3 * 64 << 10), "io_size x loops per clone: {}", t.toml);
+    assert_eq!(job.bytes, Some(3 * (64 << 10)), "io_size x loops per clone: {}", t.toml);
     assert!(t.toml.contains("clone 2 of 3 starts at offset + 2 x offset_increment"), "{}", t.toml);
     // One job, or no increment: one table, as before.
     let t =
