@@ -8,14 +8,11 @@ use crate::output::write_all;
 use anyhow::Result;
 use iolab_device::{Access, WriteGate};
 
-/// A translation: the file's text and name, and `quiet`, to an iolab job file's text.
-type Translate = fn(&str, &str, bool) -> Result<String>;
-
 /// Runs `iolab import`.
 pub fn import(args: &ImportArgs) -> Result<ExitStatus> {
-    let (file, output, quiet, translate): (_, _, _, Translate) = match &args.what {
-        ImportWhat::Fio { file, output, quiet } => (file, output, *quiet, crate::job::translate_fio),
-        ImportWhat::Iometer { file, output, quiet } => (file, output, *quiet, crate::job::translate_icf),
+    let (file, output, quiet, sections) = match &args.what {
+        ImportWhat::Fio { file, output, quiet, sections } => (file, output, *quiet, Some(&sections.section)),
+        ImportWhat::Iometer { file, output, quiet } => (file, output, *quiet, None),
         ImportWhat::FioResult { file, quiet, catalog } => return fio_result(file, *quiet, catalog),
     };
     let mut gate = WriteGate::new();
@@ -27,7 +24,10 @@ pub fn import(args: &ImportArgs) -> Result<ExitStatus> {
         iolab_spec::input::MAX_JOB_FILE_BYTES,
     )
     .map_err(usage)?;
-    let toml = translate(&text, file, quiet)?;
+    let toml = match sections {
+        Some(sections) => crate::job::translate_fio(&text, file, quiet, sections)?,
+        None => crate::job::translate_icf(&text, file, quiet)?,
+    };
     write_all(vec![(&out, Ok(toml))])?;
     Ok(ExitStatus::Ok)
 }

@@ -18,7 +18,15 @@ pub fn build_job(args: &RunArgs) -> Result<JobSpec> {
         }
         (Some(path), None) => {
             let targets: Vec<String> = args.keys.all("target").map(str::to_string).collect();
-            load_job_file(path, args.quiet, &targets)?
+            load_job_file(path, args.quiet, &targets, &args.fio.section)?
+        }
+        (None, job) if !args.fio.section.is_empty() => {
+            let what = if job.is_some() { "a profile" } else { "no job file" };
+            return Err(usage(format!(
+                "--section '{}' picks job sections of a fio job file, but this run has {what}; give the fio job \
+                 file (`iolab run FILE.fio --section NAME`)",
+                args.fio.section[0]
+            )));
         }
         (None, Some(job)) => job,
         (None, None) => JobSpec::default(),
@@ -51,12 +59,24 @@ fn set_by(args: &RunArgs) -> Option<String> {
 /// Reads a job file: iolab's TOML, a fio job file or an Iometer configuration (recognised by their content,
 /// whatever their name), translated as `iolab import` translates them; `targets` are the `--target` values: a
 /// fio job with no size does one pass over the one target given (when its size is known), and an Iometer
-/// target they already map is not announced.
-fn load_job_file(path: &str, quiet: bool, targets: &[String]) -> Result<JobSpec> {
+/// target they already map is not announced. `sections` (`--section`) picks a fio file's job sections; with
+/// any other file it is refused.
+fn load_job_file(path: &str, quiet: bool, targets: &[String], sections: &[String]) -> Result<JobSpec> {
     let text = read_text(path)?;
-    let toml = if iolab_import::looks_like_fio(&text) {
+    let fio = iolab_import::looks_like_fio(&text);
+    if let (Some(name), false) = (sections.first(), fio) {
+        return Err(usage(format!(
+            "--section '{name}' picks job sections of a fio job file, but '{path}' is {}",
+            if iolab_import::iometer::looks_like_icf(&text) {
+                "an Iometer configuration"
+            } else {
+                "an iolab job file"
+            }
+        )));
+    }
+    let toml = if fio {
         let given = given_target(targets);
-        translate_fio_given(&text, path, quiet, given)?
+        translate_fio_given(&text, path, (quiet, sections), given)?
     } else if iolab_import::iometer::looks_like_icf(&text) {
         translate_icf_mapped(&text, path, quiet, targets)?
     } else {
@@ -71,16 +91,23 @@ pub fn read_text(path: &str) -> Result<String> {
         .map_err(usage)
 }
 
-/// Translates a fio job file's text into an iolab job file's, saying on stderr (unless `quiet`) each option
-/// dropped because it does not change the I/O.
-pub fn translate_fio(text: &str, file: &str, quiet: bool) -> Result<String> {
-    translate_fio_given(text, file, quiet, iolab_import::Given::default())
+/// Translates a fio job file's text into an iolab job file's, reading only the job sections `sections` names
+/// (fio's `--section`; all when empty), saying on stderr (unless `quiet`) each option dropped because it does
+/// not change the I/O.
+pub fn translate_fio(text: &str, file: &str, quiet: bool, sections: &[String]) -> Result<String> {
+    translate_fio_given(text, file, (quiet, sections), iolab_import::Given::default())
 }
 
 /// [`translate_fio`] for a run whose command line gives `given`; the notes (where fio would issue other I/O)
 /// are said too.
-fn translate_fio_given(text: &str, file: &str, quiet: bool, given: iolab_import::Given) -> Result<String> {
-    let t = iolab_import::translate_given(text, file, given).map_err(usage)?;
+fn translate_fio_given(
+    text: &str,
+    file: &str,
+    (quiet, sections): (bool, &[String]),
+    given: iolab_import::Given,
+) -> Result<String> {
+    let vars = iolab_import::FioVars { sections: sections.to_vec(), ..iolab_import::FioVars::of_process() };
+    let t = iolab_import::translate_with(text, file, given, &vars).map_err(usage)?;
     if !quiet {
         for i in &t.ignored {
             eprintln!(

@@ -10,6 +10,17 @@ pub struct ImportArgs {
     pub what: ImportWhat,
 }
 
+/// `--section NAME`: the job sections of a fio job file to read, as fio's own `--section`; one definition for
+/// `iolab run`, `iolab sweep` and `iolab import fio`.
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct FioSections {
+    /// fio job files: read only the job section NAME (repeatable), as `fio --section=NAME` does: the other job
+    /// sections are skipped unread, [global] is always read. A name the file has no job section of is refused,
+    /// listing them. Default: every section.
+    #[arg(long = "section", value_name = "NAME")]
+    pub section: Vec<String>,
+}
+
 /// What `iolab import` reads.
 #[derive(clap::Subcommand, Debug, Clone)]
 pub enum ImportWhat {
@@ -20,6 +31,9 @@ pub enum ImportWhat {
         /// The fio job file.
         #[arg(value_name = "FILE")]
         file: String,
+        /// fio's `--section`.
+        #[command(flatten)]
+        sections: FioSections,
         /// Write the iolab job file to OUT instead of stdout.
         #[arg(long, short = 'o', value_name = "OUT")]
         output: Option<String>,

@@ -26,7 +26,7 @@ mod verify;
 pub use catalog::{CatalogFlags, DbFlag, ExportArgs, RmArgs, RunsArgs, ShowArgs};
 pub use compare::CompareArgs;
 pub use hints::fio_switch_value;
-pub use import::{ImportArgs, ImportWhat};
+pub use import::{FioSections, ImportArgs, ImportWhat};
 pub use keys::{KeyFlags, KeySet, MoreKeyFlags, SomeKeys};
 pub use loadgen::LoadgenFlags;
 pub use profile::{CheckKeys, ProfileFlags, ProfilesAction, ProfilesArgs};
@@ -230,6 +230,10 @@ pub struct RunArgs {
     /// Results catalog options (--db, --no-save, --tag, --note).
     #[command(flatten)]
     pub catalog: CatalogFlags,
+
+    /// fio's `--section`, for a fio job file.
+    #[command(flatten)]
+    pub fio: FioSections,
 
     /// The job-key flags from --target to --rate ([`keys::HELP_ORDER`]): collects every key flag typed.
     #[command(flatten)]

@@ -137,11 +137,18 @@ fn write_tables(out: &mut String, prefix: &str, job: &Job, names: &mut HashSet<S
     for (i, targets) in job.targets.iter().enumerate() {
         let base = if job.targets.len() > 1 { format!("{}.{i}", job.name) } else { job.name.clone() };
         let name = crate::names::unique(table_name(&base), names);
-        write_table(out, prefix, &name, job, targets);
+        write_table(out, prefix, &name, job, (targets, job.clones.get(i)));
     }
 }
 
-fn write_table(out: &mut String, prefix: &str, name: &str, job: &Job, targets: &[TranslatedKey]) {
+/// One worker table: the job's keys, with `targets` and the clone's own keys (`own`) when it has any.
+fn write_table(
+    out: &mut String,
+    prefix: &str,
+    name: &str,
+    job: &Job,
+    (targets, own): (&[TranslatedKey], Option<&Vec<TranslatedKey>>),
+) {
     out.push_str(&format!("\n# fio job [{}] (line {})\n[{prefix}.{name}]\n", job.section, job.line));
     if job.targets.len() == 1 {
         if let Some(c) = &job.count {
@@ -149,7 +156,7 @@ fn write_table(out: &mut String, prefix: &str, name: &str, job: &Job, targets: &
         }
     }
     write_targets(out, targets);
-    for e in &job.worker {
+    for e in own.into_iter().flatten().chain(&job.worker) {
         e.write(out);
     }
     for spec in &job.specs {

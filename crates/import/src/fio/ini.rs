@@ -32,9 +32,13 @@ impl Section {
 }
 
 /// Splits the text into sections. A `#` or `;` starts a comment that runs to the end of its line, as in fio.
-pub fn parse(text: &str, file: &str) -> Result<Vec<Section>, FioError> {
+/// With `only` (fio's `--section NAME`, repeatable) non-empty, a job section named in it is read and any other
+/// is skipped unread, its lines and all, as fio's `skip_this_section` (init.c) skips it; a section whose name
+/// starts with `global` is always read, as in fio. A name in `only` that no section has, or `global`, is
+/// refused ([`FioError::Section`]), naming the file's job sections.
+pub fn parse(text: &str, file: &str, only: &[String]) -> Result<Vec<Section>, FioError> {
     let mut sections: Vec<Section> = Vec::new();
-    let mut jobs = 0;
+    let (mut jobs, mut names, mut skipping) = (0, Vec::<String>::new(), false);
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         // fio (parse.c, strip_blank_end) ends every line at its first ';' or '#': a comment after a value too.
@@ -47,9 +51,19 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Section>, FioError> {
             if name.is_empty() || name.contains(['[', ']']) {
                 return Err(syntax(file, line, "a section header such as [global] or [job1]", t));
             }
+            if !name.starts_with("global") && !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+            skipping = !only.is_empty() && !name.starts_with("global") && !only.iter().any(|o| o == name);
+            if skipping {
+                continue;
+            }
             sections.push(Section { name: name.to_string(), line, options: Vec::new() });
             jobs += usize::from(name != "global");
             check_job_count(jobs, line, file, t)?;
+            continue;
+        }
+        if skipping {
             continue;
         }
         let Some(section) = sections.last_mut() else {
@@ -62,11 +76,36 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Section>, FioError> {
         };
         section.options.push(option(t, line, file)?);
     }
+    check_only(only, &names, file)?;
     if !sections.iter().any(|s| !s.is_global()) {
         let last = text.lines().count().max(1);
         return Err(syntax(file, last, "at least one job section (a section other than [global])", ""));
     }
     Ok(sections)
+}
+
+/// Refuses a `--section` name that names no job section of the file (`names`), and `global`, which fio reads
+/// whatever `--section` says and refuses as the only section ("can't use global as only section").
+fn check_only(only: &[String], names: &[String], file: &str) -> Result<(), FioError> {
+    let listed = || match names {
+        [] => "none".to_string(),
+        _ => names.iter().map(|n| format!("[{n}]")).collect::<Vec<_>>().join(", "),
+    };
+    for name in only {
+        let expected = if name == "global" {
+            format!(
+                "the name of a job section: fio reads [global] whatever --section says (the file's job \
+                 sections: {})",
+                listed()
+            )
+        } else if !names.contains(name) {
+            format!("the name of one of the file's job sections: {}", listed())
+        } else {
+            continue;
+        };
+        return Err(FioError::Section { file: file.to_string(), name: name.clone(), expected });
+    }
+    Ok(())
 }
 
 /// Refuses a job section past the most a run can hold (each is at least one worker, or one phase), when its

@@ -55,6 +55,9 @@ pub struct Job {
     pub targets: Vec<Vec<TranslatedKey>>,
     /// Worker-level keys (region, queue depth, rate, data, and the single access spec's keys).
     pub worker: Vec<TranslatedKey>,
+    /// Per-clone worker keys, when the clones are tables of their own with keys that differ (fio's
+    /// `offset_increment`: each clone's own `offset`); empty otherwise.
+    pub clones: Vec<Vec<TranslatedKey>>,
     /// Access specs, when reads and writes need specs of their own.
     pub specs: Vec<Vec<TranslatedKey>>,
     /// I/O limits of each of the job's workers (bytes, I/Os), for the run-wide totals.
@@ -242,6 +245,7 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
         count: None,
         targets: Vec::new(),
         worker: Vec::new(),
+        clones: Vec::new(),
         specs: Vec::new(),
         limits: Limits::default(),
         notes: Vec::new(),
@@ -255,6 +259,7 @@ pub fn resolve(file: &str, section: &Section, opts: &Opts, given: Given) -> Resu
     layout::targets(&cx, &name, &engine, &mut job)?;
     layout::run_keys(&cx, &engine, &pattern, &mut job)?;
     io::access(&cx, &engine, &pattern, &mut job)?;
+    offsets::offset_increment(&cx, &mut job)?;
     offsets::band(&cx, &mut job)?;
     offsets::sprandom(&cx, &pattern, &mut job)?;
     start::start_delay(&cx, &mut job)?;

@@ -139,6 +139,16 @@ pub enum FioError {
         /// The limit it is over.
         limit: String,
     },
+    /// A `--section` name the file has no job section of (or `global`), quoted, with the file's job sections.
+    #[error("{file}: invalid value '{name}' for '--section': expected {expected}")]
+    Section {
+        /// The fio file's name.
+        file: String,
+        /// The name as typed.
+        name: String,
+        /// What was expected, listing the file's job sections.
+        expected: String,
+    },
     /// A line that is not a section header, an option or a comment.
     #[error("{file}, line {line}: expected {expected}, found '{found}'")]
     Syntax {
@@ -184,14 +194,15 @@ pub fn translate_given(text: &str, source_name: &str, given: Given) -> Result<Tr
     translate_with(text, source_name, given, &FioVars::of_process())
 }
 
-/// [`translate_given`] with the values `vars` gives for fio's substitutions; each one made is a note.
+/// [`translate_given`] with the values `vars` gives for fio's substitutions (each one made is a note), reading
+/// only the job sections `vars.sections` names (fio's `--section`), when it names any.
 pub fn translate_with(
     text: &str,
     source_name: &str,
     given: Given,
     vars: &FioVars,
 ) -> Result<Translation, FioError> {
-    let mut sections = ini::parse(text, source_name)?;
+    let mut sections = ini::parse(text, source_name, &vars.sections)?;
     let substituted = vars.expand(&mut sections, source_name)?;
     check_engines(&sections, source_name)?;
     let mut ignored = Vec::new();

@@ -585,7 +585,6 @@ fn refused_options_name_option_section_and_line() {
     for (opt, val) in [
         ("trim_percentage", "10"),
         ("iodepth_batch_submit", "8"),
-        ("offset_increment", "1g"),
         ("zonemode", "zbd"),
         ("thinktime_spin", "4"),
         ("wait_for", "a"),
@@ -1127,6 +1126,7 @@ fn environment_variables_and_fio_keywords_are_substituted_with_a_note() {
         pagesize: 4096,
         mb_memory: 2048,
         ncpus: 3,
+        sections: Vec::new(),
     };
     let text =
         "[global]\nrw=${RW}\n[j]\niodepth=${QD}\nioengine=libaio\nbs=$pagesize\nnumjobs=$ncpus\nsize=1m\nfilename=/data/f\n";
@@ -1303,5 +1303,87 @@ fn sprandom_is_a_pass_of_preconditioning_writes() {
     ] {
         let e = translate_given(&format!("[p]\nbs=4k\n{opts}\n"), "job.fio", fixed).unwrap_err();
         assert!(matches!(&e, FioError::Unsupported { option: o, .. } if o == option), "{opts}: {e}");
+    }
+}
+
+/// Issue 36, item 8: fio's `--section NAME` (repeatable) reads only the job sections named and `[global]`; the
+/// other sections are skipped unread, an unknown option or an unset `${VAR}` in them included (fio's init.c,
+/// `skip_this_section`). xnvme-compare.fio's header runs it with `--section=default`.
+#[test]
+fn section_reads_only_the_job_sections_named() {
+    let text = "[global]\nrw=read\nsize=1m\nfilename=/data/f\n[a]\nbs=8k\n[b]\nbogus_option=1\nrw=${UNSET_X}\n[c]\nbs=16k\nstonewall\n";
+    let only = |names: &[&str]| FioVars {
+        sections: names.iter().map(|n| n.to_string()).collect(),
+        ..FioVars::default()
+    };
+    let t = translate_with(text, "s.fio", Given::default(), &only(&["a"])).unwrap_or_else(|e| panic!("{e}"));
+    let job = JobSpec::from_toml(&t.toml, "s.fio").unwrap();
+    let names: Vec<&str> = job.worker_tables.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, ["a"], "{}", t.toml);
+    assert!(t.toml.contains("bs = \"8K\""), "{}", t.toml);
+    let t = translate_with(text, "s.fio", Given::default(), &only(&["c", "a"])).unwrap();
+    let job = JobSpec::from_toml(&t.toml, "s.fio").unwrap();
+    assert_eq!(job.phases.len(), 2, "[c]'s stonewall still starts a phase: {}", t.toml);
+    // Without --section, [b] is read and refused, as fio refuses it.
+    let e = translate_with(text, "s.fio", Given::default(), &FioVars::default()).unwrap_err();
+    assert!(matches!(&e, FioError::UnknownOption { option, .. } if option == "bogus_option"), "{e}");
+}
+
+/// A `--section` name the file has no job section of is refused quoting it and listing the job sections; so is
+/// `global` (fio: "can't use global as only section"), and one unknown name among known ones.
+#[test]
+fn section_of_no_such_name_is_refused_listing_the_sections() {
+    let text = "[global]\nrw=read\nsize=1m\nfilename=/data/f\n[default]\n[override]\nbs=8k\n";
+    for (names, expect) in [
+        (vec!["defualt"], "invalid value 'defualt' for '--section': expected the name of one of the file's job sections: [default], [override]"),
+        (vec!["default", "x"], "invalid value 'x' for '--section'"),
+        (vec!["global"], "invalid value 'global' for '--section': expected the name of a job section: fio reads [global] whatever --section says"),
+    ] {
+        let vars = FioVars { sections: names.iter().map(|n| n.to_string()).collect(), ..FioVars::default() };
+        let e = translate_with(text, "x.fio", Given::default(), &vars).unwrap_err();
+        assert!(matches!(e, FioError::Section { .. }), "{e}");
+        assert!(e.to_string().starts_with("x.fio: "), "{e}");
+        assert!(e.to_string().contains(expect), "{names:?}: {e}");
+    }
+}
+
+/// Issue 36, item 8: `offset_increment=N` with `numjobs` clones: clone k's region starts at offset + k × N
+/// (filesetup.c, `get_start_offset`), so each clone is a worker table with its own `offset`. fio 3.33 on a 1 MiB
+/// file (`bs=16k rw=write:112k offset=120k offset_increment=256k io_size=32k loops=2 numjobs=3`) writes at
+/// 120k, 248k, 376k, 504k / 376k ... 760k / 632k, 760k, 888k, 632k: the same regions. A clone starting past the
+/// target's end (fio fails it), a region cut short at the end, one pass per clone and `size` on a file to
+/// create are refused naming the option.
+#[test]
+fn offset_increment_gives_each_clone_its_own_offset() {
+    let fixed = |n: u64| Given { target_bytes: Some(n), target_fixed: true };
+    let text = |more: &str| {
+        format!("[w]\nfilename=/dev/sdx\nbs=16k\nrw=write:112k\noffset=120k\noffset_increment=256k\nnumjobs=3\n{more}")
+    };
+    let t = translate_given(&text("io_size=32k\nloops=2\n"), "oi.fio", fixed(1 << 20)).unwrap();
+    let job = JobSpec::from_toml(&t.toml, "oi.fio").unwrap();
+    let offsets: Vec<Option<u64>> = job.worker_tables.iter().map(|w| w.layer.offset).collect();
+    assert_eq!(offsets, [Some(120 << 10), Some(376 << 10), Some(632 << 10)], "{}", t.toml);
+    assert!(job.worker_tables.iter().all(|w| w.count == 1), "{}", t.toml);
+    assert_eq!(job.bytes, Some(3 * (64 << 10)), "io_size x loops per clone: {}", t.toml);
+    assert!(t.toml.contains("clone 2 of 3 starts at offset + 2 x offset_increment"), "{}", t.toml);
+    // One job, or no increment: one table, as before.
+    let t =
+        translate_given(&text("io_size=32k\n").replace("numjobs=3", "numjobs=1"), "oi.fio", fixed(1 << 20));
+    assert_eq!(
+        JobSpec::from_toml(&t.unwrap().toml, "oi.fio").unwrap().worker_tables[0].layer.offset,
+        Some(120 << 10)
+    );
+    let bad = |more: &str, given: Given| translate_given(&text(more), "oi.fio", given).unwrap_err();
+    let e = bad("io_size=32k\n", fixed(512 << 10));
+    assert!(matches!(&e, FioError::BadValue { option, .. } if option == "offset_increment"), "{e}");
+    assert!(e.to_string().contains("clone 2 would start at 647168 bytes"), "{e}");
+    let e = bad("size=200k\n", fixed(768 << 10));
+    assert!(matches!(&e, FioError::BadValue { option, .. } if option == "offset_increment"), "{e}");
+    for (more, given) in [("", fixed(1 << 20)), ("size=64k\n", Given::default())] {
+        let e = translate_given(&text(more).replace("/dev/sdx", "/data/f"), "oi.fio", given).unwrap_err();
+        assert!(
+            matches!(&e, FioError::Unsupported { option, .. } if option == "offset_increment"),
+            "{more}: {e}"
+        );
     }
 }

@@ -5,9 +5,13 @@
 use super::{ini, FioError, Note};
 use std::collections::BTreeMap;
 
-/// The environment and machine facts fio substitutes; [`FioVars::of_process`] reads this process's.
+/// What fio reads besides the job file's text: the environment and machine facts it substitutes
+/// ([`FioVars::of_process`] reads this process's), and the job sections its command line picks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FioVars {
+    /// fio's `--section NAME` (repeatable): only these job sections (and `[global]`) are read, the others
+    /// skipped unread, as fio skips them; empty (the default): every section.
+    pub sections: Vec<String>,
     /// The environment variables `${NAME}` reads.
     pub env: BTreeMap<String, String>,
     /// `$pagesize`: the page size in bytes.
@@ -28,6 +32,7 @@ impl FioVars {
             t.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse::<u64>().ok()
         });
         FioVars {
+            sections: Vec::new(),
             env: std::env::vars().collect(),
             pagesize: page,
             mb_memory: mem_kib.unwrap_or(0) / 1024,

@@ -153,3 +153,54 @@ fn region_size(cx: &Ctx) -> Option<u64> {
         None => room,
     }
 }
+
+/// `offset_increment=N` with `numjobs` clones: clone k's region starts at `offset + k × N` (fio's filesetup.c,
+/// `get_start_offset`, with k its `subjob_number`), so each clone is a worker table of its own with its own
+/// `offset`. Refused where the clones' regions would be cut differently at the target's end (fio's passes would
+/// then move different amounts, and iolab's byte limit is one even share per worker) and where a clone starts at
+/// or past it (fio fails that clone: "you need to specify valid offset=").
+pub fn offset_increment(cx: &Ctx, job: &mut Job) -> Result<(), FioError> {
+    let Some((inc, src)) = cx.size("offset_increment")?.filter(|(n, _)| *n > 0) else { return Ok(()) };
+    let clones = job.count.as_ref().and_then(|c| c.text.parse::<u64>().ok()).unwrap_or(1);
+    if clones < 2 {
+        return Ok(()); // clone 0 starts at `offset`
+    }
+    let offset = cx.size("offset")?;
+    let base = offset.map_or(0, |(n, _)| n);
+    let last = (clones - 1).checked_mul(inc).and_then(|d| d.checked_add(base));
+    last.ok_or_else(|| cx.bad(src, "an increment whose last clone's offset fits in 64 bits"))?;
+    let length = job
+        .worker
+        .iter()
+        .find(|e| e.key == "length")
+        .and_then(|e| iolab_spec::units::parse_size(&e.text).ok());
+    if job.worker.iter().any(|e| e.key == "size") {
+        return Err(cx.refuse(src, "with size on a file iolab creates, fio lays the file out to each clone's region end; give the file's size with filesize, or run the job on an existing file or device (--target)"));
+    }
+    if cx.get("size").is_none() && cx.get("io_size").is_none() && job.limits.bytes.is_some() {
+        return Err(cx.refuse(src, "each clone's one pass runs from its own start to the target's end, so the clones would move different amounts, and iolab's byte limit is one even share per worker; give io_size, number_ios or time_based"));
+    }
+    if let Some(n) = cx.given.target_bytes {
+        let start = |k: u64| base + k * inc;
+        if let Some(k) = (1..clones).find(|&k| start(k) >= n) {
+            return Err(cx.bad(src, format!("an increment whose {clones} clones all start inside the target given ({n} bytes): clone {k} would start at {} bytes, where fio fails the clone (\"you need to specify valid offset=\")", start(k))));
+        }
+        if let Some(k) = (1..clones).find(|&k| length.is_some_and(|len| start(k).saturating_add(len) > n)) {
+            return Err(cx.bad(src, format!("an increment whose {clones} clones' regions all end inside the target given ({n} bytes): clone {k}'s runs past it, where fio would cut that clone's region and pass short of the others'")));
+        }
+    }
+    let mut origins = vec![Origin::Opt(src.clone())];
+    origins.extend(offset.map(|(_, s)| Origin::Opt(s.clone())));
+    job.worker.retain(|e| e.key != "offset");
+    if job.targets.len() == 1 {
+        job.targets = vec![job.targets[0].clone(); clones as usize];
+    }
+    for k in 0..clones {
+        let text = format_size(base + k * inc);
+        let e = TranslatedKey::new("offset", text, origins.clone()).map_err(|e| cx.bad(src, e))?;
+        job.clones.push(vec![e.with_note(format!(
+            "fio's clone {k} of {clones} starts at offset + {k} x offset_increment (filesetup.c, get_start_offset)"
+        ))]);
+    }
+    Ok(())
+}
