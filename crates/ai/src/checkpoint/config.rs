@@ -1,7 +1,7 @@
 //! A checkpoint workload as DLIO describes it: a workload YAML file (mlcommons/storage's
 //! `configs/dlio/workload/llama3_*.yaml`, dlio_benchmark's `configs/workload/llama_*.yaml`) or a built-in,
 //! with `--param KEY=VALUE` over it, read by the same YAML reader as a training workload's. Every key is
-//! honoured, ignored with why, or refused by name (the one `match` is [`apply`]).
+//! honoured, ignored with why, or refused by name (the one `match` is `apply`).
 
 use super::shards::{Parallelism, Transformer};
 use crate::config::{yaml, ConfigError};

@@ -3,7 +3,7 @@
 //! checkpoint's bytes (all ranks: DLIO's "checkpoint size") over the rank's time, averaged over the
 //! checkpoints; the run's is the minimum across ranks, its duration the maximum.
 
-use super::run::{self, PhaseTimes, Plan};
+use super::run::{self, PhaseTimes, ShardPlan};
 use super::{CheckpointConfig, LoadedCheckpoint};
 use crate::usage::cpu_and_peak_rss;
 use crate::{AiError, Notices};
@@ -26,7 +26,7 @@ pub fn write_and_read(
     notices: &dyn Notices,
 ) -> Result<AiCheckpointResult, AiError> {
     let c = &loaded.config;
-    let plan = Plan::of(c);
+    let plan = ShardPlan::of(c);
     super::say_plan(c, &plan, dir, notices);
     let mut bufs: Vec<_> = (0..c.ranks).map(|r| super::io::Buffer::new(seed, r)).collect();
     let started_at = iolab_doc::time::format_rfc3339(unix_now());
@@ -67,7 +67,7 @@ fn unix_now() -> f64 {
 pub fn assemble(
     loaded: &LoadedCheckpoint,
     dir: &Path,
-    plan: &Plan,
+    plan: &ShardPlan,
     (written, read): (&PhaseTimes, &PhaseTimes),
     cached: Option<u64>,
     client: ClientCost,
@@ -123,7 +123,7 @@ pub fn assemble(
     }
 }
 
-fn view(c: &CheckpointConfig, plan: &Plan, dir: &Path) -> CheckpointView {
+fn view(c: &CheckpointConfig, plan: &ShardPlan, dir: &Path) -> CheckpointView {
     let (m, p) = (&c.model, plan.parallelism);
     CheckpointView {
         num_layers: m.num_layers,
@@ -150,7 +150,7 @@ fn view(c: &CheckpointConfig, plan: &Plan, dir: &Path) -> CheckpointView {
     }
 }
 
-fn size(plan: &Plan) -> CheckpointSize {
+fn size(plan: &ShardPlan) -> CheckpointSize {
     let files = plan.ranks.iter().flatten();
     let model_bytes = files.clone().filter(|f| f.model).map(|f| f.bytes).sum();
     CheckpointSize {
@@ -230,7 +230,7 @@ mod tests {
     fn figures_from_given_times_are_dlio_s_and_mlperf_storage_s() {
         let mut loaded = load("tiny", &[]).unwrap();
         loaded.config.ranks = 8;
-        let plan = Plan::of(&loaded.config);
+        let plan = ShardPlan::of(&loaded.config);
         let bytes = plan.bytes() as f64;
         // Two checkpoints; rank r takes (r + 1) · 100 ms in the first and 200 ms in the second.
         let t = PhaseTimes {

@@ -1,7 +1,7 @@
 //! Checkpoint storage (`iolab ai checkpoint`, docs/AI.md): DLIO's checkpoint workloads (MLPerf Storage's
 //! llama3 8B, 70B, 405B and 1T). A workload ([`config`]: a DLIO YAML file or a built-in, [`builtin`]) gives a
 //! transformer and its tensor, pipeline and ZeRO data parallelism; [`shards`] is DLIO's arithmetic of each
-//! rank's files; [`run`] writes `num_checkpoints_write` checkpoints with a thread a rank, keeps them out of
+//! rank's files; [`mod@run`] writes `num_checkpoints_write` checkpoints with a thread a rank, keeps them out of
 //! the page cache, and reads `num_checkpoints_read` back ([`io`]: the bytes); [`document`] assembles the
 //! `iolab.aicheckpoint/1` document: time per checkpoint and throughput per rank, the run's figure the
 //! slowest rank's.
@@ -54,7 +54,7 @@ fn margin(bytes: u64) -> u64 {
 /// more than the free space of the file system `dir` will be on, with the sizes and what makes them
 /// smaller. Nothing known (a statvfs that fails) passes.
 pub fn check_space(c: &CheckpointConfig, dir: &str) -> Result<(), AiError> {
-    let per = run::Plan::of(c).bytes();
+    let per = run::ShardPlan::of(c).bytes();
     let need = per.saturating_mul(c.writes);
     let Some(free) = free_bytes(Path::new(dir)) else { return Ok(()) };
     if need.saturating_add(margin(need)) <= free {
@@ -86,7 +86,7 @@ fn free_bytes(dir: &Path) -> Option<u64> {
 }
 
 /// Said before the run: the checkpoint's size and what will be done.
-fn say_plan(c: &CheckpointConfig, plan: &run::Plan, dir: &Path, notices: &dyn Notices) {
+fn say_plan(c: &CheckpointConfig, plan: &run::ShardPlan, dir: &Path, notices: &dyn Notices) {
     let p = plan.parallelism;
     notices.notice(&format!(
         "checkpoint of {} in {}: {} ranks (TP {} x PP {} x DP {}, ZeRO {}), {} written{}, {} read",

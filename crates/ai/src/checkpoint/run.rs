@@ -21,18 +21,18 @@ use std::time::{Duration, Instant};
 
 /// Every rank's files of one checkpoint.
 #[derive(Clone, Debug)]
-pub struct Plan {
+pub struct ShardPlan {
     /// The parallelism the shards follow.
     pub parallelism: Parallelism,
     /// `ranks[r]`: rank r's files, in the order it writes them.
     pub ranks: Vec<Vec<ShardFile>>,
 }
 
-impl Plan {
+impl ShardPlan {
     /// The plan of `c`.
-    pub fn of(c: &CheckpointConfig) -> Plan {
+    pub fn of(c: &CheckpointConfig) -> ShardPlan {
         let p = c.parallelism();
-        Plan { parallelism: p, ranks: (0..c.ranks).map(|r| c.model.rank_files(&p, r)).collect() }
+        ShardPlan { parallelism: p, ranks: (0..c.ranks).map(|r| c.model.rank_files(&p, r)).collect() }
     }
 
     /// Bytes of one checkpoint, all ranks.
@@ -65,7 +65,7 @@ enum Op {
 /// Writes `c.writes` checkpoints into `dir`; a raised `stop` ends the phase after the checkpoint under way.
 pub fn write(
     c: &CheckpointConfig,
-    plan: &Plan,
+    plan: &ShardPlan,
     dir: &Path,
     bufs: &mut [Buffer],
     stop: &AtomicBool,
@@ -76,7 +76,7 @@ pub fn write(
 /// Reads checkpoints 1 to `c.reads` back.
 pub fn read(
     c: &CheckpointConfig,
-    plan: &Plan,
+    plan: &ShardPlan,
     dir: &Path,
     bufs: &mut [Buffer],
     stop: &AtomicBool,
@@ -86,7 +86,7 @@ pub fn read(
 
 fn phase(
     c: &CheckpointConfig,
-    plan: &Plan,
+    plan: &ShardPlan,
     dir: &Path,
     bufs: &mut [Buffer],
     stop: &AtomicBool,
@@ -115,7 +115,7 @@ fn phase(
 
 /// One checkpoint: every rank's files, each rank timed from the common barrier.
 fn one(
-    plan: &Plan,
+    plan: &ShardPlan,
     at: &Path,
     k: u64,
     bufs: &mut [Buffer],
@@ -167,7 +167,7 @@ fn rank_files(files: &[ShardFile], at: &Path, tag: u64, buf: &mut Buffer, op: Op
 
 /// Syncs and drops every file of the checkpoints 1 to `count` from the page cache; returns the bytes
 /// still cached after (`mincore`).
-pub fn drop_checkpoints(plan: &Plan, dir: &Path, count: u64) -> Result<u64, AiError> {
+pub fn drop_checkpoints(plan: &ShardPlan, dir: &Path, count: u64) -> Result<u64, AiError> {
     let mut left = 0;
     for k in 1..=count {
         left += drop_all(plan, &checkpoint_dir(dir, k), true)?;
@@ -176,7 +176,7 @@ pub fn drop_checkpoints(plan: &Plan, dir: &Path, count: u64) -> Result<u64, AiEr
 }
 
 /// Drops the files of one checkpoint from the page cache (synced first when `sync`).
-fn drop_all(plan: &Plan, at: &Path, sync: bool) -> Result<u64, AiError> {
+fn drop_all(plan: &ShardPlan, at: &Path, sync: bool) -> Result<u64, AiError> {
     let mut left = 0;
     for f in plan.ranks.iter().flatten() {
         let path = at.join(&f.name);

@@ -333,9 +333,9 @@ fn setup(o: &mut String, r: &AiCheckpointResult) {
     let c = &r.config;
     let _ = writeln!(
         o,
-        "  model: {} parameters ({} layers, hidden {}, ffn {}, vocab {}, {} heads, {} kv heads), {} model, {} optimizer",
+        "  model: {} parameters ({}, hidden {}, ffn {}, vocab {}, {} heads, {} kv heads), {} model, {} optimizer",
         format_count(c.parameters),
-        c.num_layers,
+        counted(c.num_layers, "layer"),
         c.hidden_size,
         c.ffn_hidden_size,
         c.vocab_size,
