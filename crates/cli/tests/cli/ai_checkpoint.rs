@@ -51,10 +51,10 @@ fn the_tiny_checkpoint_is_written_read_back_reported_per_rank_and_leaves_nothing
     assert_eq!(d["checkpoint"]["model_bytes"], 2_494_976);
     assert_eq!(d["checkpoint"]["files"], 22);
     assert_eq!(d["page_cache"]["method"], "dropped");
-    assert_eq!(
-        d["page_cache"]["cached_bytes_before_reads"], 0,
-        "the files to read are out of the page cache"
-    );
+    // Out of the page cache on a disk's file system; where pages cannot be dropped (tmpfs), the document says so.
+    let cached = d["page_cache"]["cached_bytes_before_reads"].as_u64().unwrap();
+    let warned = d["warnings"].to_string().contains("were still in the page cache after they were dropped");
+    assert!(cached == 0 || warned, "{cached} bytes cached, unsaid: {}", d["warnings"]);
     for phase in ["write", "read"] {
         let p = &d[phase];
         assert_eq!(p["checkpoints"], 2, "{phase}");
