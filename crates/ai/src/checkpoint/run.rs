@@ -96,8 +96,7 @@ fn phase(
     let start = Instant::now();
     let mut out = PhaseTimes::default();
     for k in 1..=count {
-        std::thread::sleep(Duration::from_secs_f64(c.between_s));
-        if stop.load(Ordering::Relaxed) {
+        if !wait(c.between_s, stop) {
             break;
         }
         let at = checkpoint_dir(dir, k);
@@ -111,6 +110,20 @@ fn phase(
     }
     out.elapsed_ns = start.elapsed().as_nanos() as u64;
     Ok(out)
+}
+
+/// Waits `secs` (DLIO's computation between checkpoints) in slices, so a stop is heard within 50 ms;
+/// false when stopped.
+fn wait(secs: f64, stop: &AtomicBool) -> bool {
+    let end = Instant::now() + Duration::from_secs_f64(secs);
+    while !stop.load(Ordering::Relaxed) {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+    false
 }
 
 /// One checkpoint: every rank's files, each rank timed from the common barrier.

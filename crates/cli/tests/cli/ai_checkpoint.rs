@@ -149,3 +149,33 @@ fn what_iolab_cannot_do_is_refused_by_name_before_anything_is_made() {
     assert!(stderr.contains("invalid value 'llama3-9b' for 'CONFIG'"), "{stderr}");
     assert_eq!(entries(t.path()), Vec::<String>::new(), "nothing made");
 }
+
+/// Ctrl-C between two checkpoints (DLIO's computation between them, 2 s here): the one written is reported,
+/// marked partial, with no reads; the directory is removed; exit 130.
+#[test]
+fn ctrl_c_between_checkpoints_reports_the_written_one_as_partial_and_removes_the_directory() {
+    let t = tempdir();
+    let json = t.path().join("out.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .current_dir(t.path())
+        .env("IOLAB_DB", t.path().join("c.db"))
+        .env_remove("IOLAB_SCRATCH_DIR")
+        .args(["ai", "checkpoint", "-q", "--no-save", "--json", json.to_str().unwrap()])
+        .args(["--param", "checkpoint.time_between_checkpoints=2"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn iolab");
+    // The first checkpoint is written by about 2.1 s; the second waits until 4.1 s.
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    // SAFETY: kill sends a signal to the child this test spawned; it reads no memory.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let d: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(d["partial"], true);
+    assert_eq!(d["write"]["checkpoints"], 1);
+    assert_eq!(d["read"], Value::Null);
+    assert_eq!(entries(t.path()), ["out.json"], "the checkpoints' directory is removed");
+}
