@@ -351,6 +351,23 @@ mod tests {
     }
 
     #[test]
+    fn subset_mode_runs_one_host_s_share_as_mlpstorage_asks_it() {
+        // mlpstorage on one host: llama3-405b with checkpoint.mode=subset, model.parallelism.data=2 and 8
+        // processes: ranks 0-7 are stage 0's tensor ranks of data-parallel rank 0, each writing the
+        // embedding and layers 1-4 (3,713,269,760 bytes) and its optimizer share (9,513,171,840 bytes, the
+        // parameters over all 512 ranks: shards.rs works both out).
+        let params = ["checkpoint.mode=subset".to_string(), "model.parallelism.data=2".to_string()];
+        let mut c = load("llama3-405b", &params).unwrap().config;
+        c.ranks = 8;
+        c.check().unwrap();
+        let plan = crate::checkpoint::run::ShardPlan::of(&c);
+        assert_eq!(plan.parallelism.data, 2);
+        assert_eq!(plan.bytes(), 8 * (3_713_269_760 + 9_513_171_840));
+        c.ranks = 513;
+        assert!(c.check().unwrap_err().0.contains("subset mode runs at most TP x PP x DP = 512 ranks"));
+    }
+
+    #[test]
     fn dlio_refusals_are_iolab_refusals() {
         let mut c = load("tiny", &[]).unwrap().config;
         c.ranks = 3;
