@@ -9,6 +9,7 @@
 //! through an observer.
 
 pub mod au;
+pub mod checkpoint;
 pub mod config;
 pub mod dataset;
 mod dir;

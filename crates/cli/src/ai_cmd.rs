@@ -1,9 +1,11 @@
-//! `iolab ai train`: a DLIO workload (a YAML file or a built-in) with `--param` over it, read by
+//! `iolab ai train` and `iolab ai checkpoint`: a DLIO workload (a YAML file or a built-in) with `--param` over it, read by
 //! `iolab-ai`; the data directory claimed in the command's write gate with `--json` and the catalog before
 //! anything is made; the run (`iolab_ai::run`: generate, train, remove); the document saved (as an
-//! `ai_train` entry), printed and written. Exit 1 on a FAIL verdict, as a profile's verdict does.
+//! `ai_train` entry), printed and written. Exit 1 on a FAIL verdict, as a profile's verdict does. A
+//! checkpoint run (`iolab_ai::checkpoint::run`) is refused before anything is made when its checkpoints do
+//! not fit in the data directory's file system; it has no verdict.
 
-use crate::args::ai::{AiArgs, AiWhat, TrainArgs};
+use crate::args::ai::{AiArgs, AiWhat, CheckpointArgs, TrainArgs};
 use crate::db_run::number;
 use crate::exit::{usage, ExitStatus};
 use crate::session::{Claims, Session};
@@ -14,6 +16,7 @@ use iolab_report::{Document, JsonExporter, TextExporter};
 pub fn ai(args: &AiArgs) -> Result<ExitStatus> {
     match &args.what {
         AiWhat::Train(a) => train(a),
+        AiWhat::Checkpoint(a) => checkpoint(a),
     }
 }
 
@@ -59,10 +62,7 @@ fn train(a: &TrainArgs) -> Result<ExitStatus> {
             "--find-max runs on an emulated device (--data-dir sim:...): on real storage each step would generate the dataset anew, which is not built yet"
         )));
     }
-    let dir = a.data_dir.clone().unwrap_or_else(|| {
-        let base = std::env::var("IOLAB_SCRATCH_DIR").unwrap_or_else(|_| ".".into());
-        format!("{}/iolab-ai-{}", base.trim_end_matches('/'), std::process::id())
-    });
+    let dir = data_dir(&a.data_dir);
     let held = session.gate_mut().database_dir("--data-dir", &dir, &[]).map_err(usage)?;
     let stop = crate::signals::stop_flag(quiet);
     let said = Said(quiet);
@@ -120,6 +120,54 @@ fn conclude(session: Session, doc: &iolab_report::ai::AiTrainResult, quiet: bool
             outputs.write(|| json.clone(), || unreachable!("no --csv"))
         },
         status,
+    )
+}
+
+/// `--data-dir`, else `iolab-ai-PID` in `$IOLAB_SCRATCH_DIR` or the current directory.
+fn data_dir(given: &Option<String>) -> String {
+    given.clone().unwrap_or_else(|| {
+        let base = std::env::var("IOLAB_SCRATCH_DIR").unwrap_or_else(|_| ".".into());
+        format!("{}/iolab-ai-{}", base.trim_end_matches('/'), std::process::id())
+    })
+}
+
+fn checkpoint(a: &CheckpointArgs) -> Result<ExitStatus> {
+    let mut loaded = iolab_ai::checkpoint::load(&a.config, &a.param).map_err(usage)?;
+    let default = loaded.config.default_ranks(loaded.builtin_ranks).to_string();
+    let ranks = a.num_accelerators.as_ref().unwrap_or(&default);
+    loaded.config.ranks = number("--num-accelerators", ranks, 1, 4096)?;
+    loaded.config.check().map_err(usage)?;
+    let dir = data_dir(&a.data_dir);
+    iolab_ai::checkpoint::check_space(&loaded.config, &dir).map_err(ai_error)?;
+    let quiet = a.quiet || a.json.as_deref() == Some("-");
+    let mut session = Session::open(Claims {
+        reads: None,
+        job_file: None,
+        json: a.json.as_deref(),
+        csv: None,
+        catalog: &a.catalog,
+        metrics: None,
+        quiet,
+        dry_run: false,
+    })?;
+    let held = session.gate_mut().database_dir("--data-dir", &dir, &[]).map_err(usage)?;
+    let stop = crate::signals::stop_flag(quiet);
+    let said = Said(quiet);
+    let c = &loaded.config;
+    iolab_ai::Notices::notice(&said, &format!("ai checkpoint {} ({})", c.name, c.source));
+    let doc = iolab_ai::checkpoint::run(&loaded, held, crate::points::fresh_seed(), &stop, &said)
+        .map_err(ai_error)?;
+    let entry = crate::saving::entry(&doc)?;
+    let json = JsonExporter.render(&doc);
+    session.conclude(
+        (entry, &json),
+        |outputs| {
+            if !quiet {
+                crate::output::print(&TextExporter.render(&doc as &dyn Document))?;
+            }
+            outputs.write(|| json.clone(), || unreachable!("no --csv"))
+        },
+        ExitStatus::Ok,
     )
 }
 

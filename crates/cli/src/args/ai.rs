@@ -19,6 +19,13 @@ pub enum AiWhat {
     /// workload YAML file or a built-in: tiny (the default, a smoke test), unet3d, resnet50, cosmoflow
     /// (MLPerf-Storage-compatible; not MLPerf results).
     Train(Box<TrainArgs>),
+    /// Checkpoints as DLIO writes them: a transformer's model and optimizer state sharded over tensor,
+    /// pipeline and ZeRO data-parallel ranks (a thread each), num_checkpoints_write checkpoints written
+    /// (fsynced as configured), dropped from the page cache, num_checkpoints_read read back; time per
+    /// checkpoint and GiB/s per rank, the run's figure the slowest rank's. CONFIG is a DLIO workload YAML
+    /// file or a built-in: tiny (the default), llama3-8b, llama3-70b, llama3-405b, llama3-1t
+    /// (MLPerf-Storage-compatible; not MLPerf results).
+    Checkpoint(Box<CheckpointArgs>),
 }
 
 /// `iolab ai train` options.
@@ -57,6 +64,38 @@ pub struct TrainArgs {
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// Results catalog: where the result is saved (as kind ai-train), its tags and note.
+    #[command(flatten)]
+    pub catalog: CatalogFlags,
+}
+
+/// `iolab ai checkpoint` options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CheckpointArgs {
+    /// A DLIO workload YAML file, or a built-in workload: tiny, llama3-8b, llama3-70b, llama3-405b,
+    /// llama3-1t.
+    #[arg(value_name = "CONFIG", default_value = "tiny")]
+    pub config: String,
+    /// Set a workload option in DLIO's dotted keys, over the file (repeatable): --param
+    /// checkpoint.num_checkpoints_write=1 --param model.num_layers=4. Options that change no I/O are listed
+    /// as ignored; options iolab cannot honour are refused by name.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub param: Vec<String>,
+    /// Ranks on this host (simulated accelerators: a thread each). Default: a built-in's MLPerf Storage
+    /// CLOSED count (8, 64, 512, 1024), else TP x PP (x DP in subset mode).
+    #[arg(long, value_name = "N")]
+    pub num_accelerators: Option<String>,
+    /// The directory for the checkpoints, on the storage under test. It must not exist (iolab creates it,
+    /// marks it as its own and removes it after the run, also on Ctrl-C) or be one iolab made earlier.
+    /// Default: iolab-ai-PID in $IOLAB_SCRATCH_DIR or the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<String>,
+    /// Write the result as JSON (iolab.aicheckpoint/1) to FILE; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Results catalog: where the result is saved (as kind ai-checkpoint), its tags and note.
     #[command(flatten)]
     pub catalog: CatalogFlags,
 }

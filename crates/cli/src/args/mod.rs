@@ -191,8 +191,9 @@ pub enum Command {
     /// live on the storage under test (docs/DB.md).
     Db(db::DbArgs),
     /// AI training storage: `iolab ai train CONFIG` runs a DLIO workload (a YAML file, or a built-in:
-    /// tiny, unet3d, resnet50, cosmoflow) with simulated accelerators and judges accelerator utilization
-    /// (docs/AI.md).
+    /// tiny, unet3d, resnet50, cosmoflow) with simulated accelerators and judges accelerator utilization;
+    /// `iolab ai checkpoint CONFIG` writes and reads DLIO's sharded checkpoints (tiny, llama3-8b, -70b,
+    /// -405b, -1t) (docs/AI.md).
     Ai(ai::AiArgs),
     /// Print the shell completion script for SHELL (bash, zsh, fish, elvish, powershell), generated from these
     /// very flags: `iolab completions bash > /etc/bash_completion.d/iolab`.

@@ -6,6 +6,7 @@
 //! Exit codes 0, 1 (I/O errors or data mismatches, with `--inject`) and 2 are covered.
 
 mod ai;
+mod ai_checkpoint;
 mod bad_input;
 mod bridge;
 mod cache;

@@ -44,6 +44,7 @@ kinds! {
     db_copy::CopyKind,
     db_ycsb::YcsbKind,
     ai_train::AiTrainKind,
+    ai_checkpoint::AiCheckpointKind,
     #[cfg(test)]
     toy::ToyKind,
 }

@@ -204,7 +204,7 @@ fn metric_names_gather_every_kinds_in_order() {
 }
 
 /// The iolab runs columns, in their places: a YCSB run's ops/s and the toy's between MB/s and NOPM, an AI
-/// training run's AU and samples/s after NOPM; what a sweep's figures are (means over trials) after them.
+/// training run's AU and samples/s after NOPM, then a checkpoint run's write and read GiB/s; what a sweep's figures are (means over trials) after them.
 #[test]
 fn listing_columns_come_from_the_kinds_in_their_places() {
     let headers: Vec<&str> = listing().iter().map(|c| c.header).collect();
@@ -216,6 +216,8 @@ fn listing_columns_come_from_the_kinds_in_their_places() {
         "NOPM",
         "AU",
         "samples/s",
+        "ckpt write GiB/s",
+        "ckpt read GiB/s",
         "queries (total / geomean)",
         "p99",
         "figures",
@@ -324,12 +326,19 @@ fn warned(kind: &dyn Kind) -> (Box<dyn Document>, Vec<String>) {
             let doc: crate::ai::AiTrainResult = serde_json::from_str(text).expect("an ai-train document");
             Box::new(crate::ai::AiTrainResult { warnings: strings(), ..doc })
         }
+        "ai checkpoint" => {
+            // A document `iolab ai checkpoint` wrote (the built-in tiny workload), its warnings replaced.
+            let doc: super::ai_checkpoint::AiCheckpointResult =
+                serde_json::from_str(include_str!("testdata/ai_checkpoint.json"))
+                    .expect("an ai-checkpoint document");
+            Box::new(super::ai_checkpoint::AiCheckpointResult { warnings: strings(), ..doc })
+        }
         "toy" => Box::new(toy(1000.0)),
         other => panic!("kind '{other}' has no document with warnings in this test: add one"),
     };
     let want = match kind.name() {
         "run" | "sweep" => messages(&stats),
-        "db" | "db sweep" | "db tpch" | "db copy" | "db ycsb" | "ai train" => strings(),
+        "db" | "db sweep" | "db tpch" | "db copy" | "db ycsb" | "ai train" | "ai checkpoint" => strings(),
         _ => Vec::new(),
     };
     (doc, want)
