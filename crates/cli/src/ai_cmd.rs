@@ -38,16 +38,7 @@ fn train(a: &TrainArgs) -> Result<ExitStatus> {
     let given = a.keys.to_job().map_err(usage)?.seed;
     let seed = given.or(loaded.config.seed).unwrap_or_else(crate::points::fresh_seed);
     let quiet = a.quiet || a.json.as_deref() == Some("-");
-    let mut session = Session::open(Claims {
-        reads: None,
-        job_file: None,
-        json: a.json.as_deref(),
-        csv: None,
-        catalog: &a.catalog,
-        metrics: None,
-        quiet,
-        dry_run: false,
-    })?;
+    let mut session = open_session(a.json.as_deref(), &a.catalog, quiet)?;
     if let Some(target) = a.data_dir.as_deref().and_then(emulated) {
         return train_emulated(
             a,
@@ -71,7 +62,7 @@ fn train(a: &TrainArgs) -> Result<ExitStatus> {
         &format!("ai train {} ({}), seed {seed}", loaded.config.name, loaded.config.source),
     );
     let doc = iolab_ai::run(&loaded, held, seed, &stop, &said).map_err(ai_error)?;
-    conclude(session, &doc, quiet)
+    conclude(session, &doc, quiet, verdict_status(&doc))
 }
 
 /// An emulated device's target (`sim:`, or a `link:` in front of one) when `--data-dir` names one.
@@ -100,27 +91,45 @@ fn train_emulated(
         ),
     );
     let doc = iolab_ai::run_emulated(loaded, target, seed, a.find_max, &said).map_err(ai_error)?;
-    conclude(session, &doc, quiet)
+    conclude(session, &doc, quiet, verdict_status(&doc))
 }
 
 /// Saves, prints and writes the document; exit 1 on a FAIL verdict.
-fn conclude(session: Session, doc: &iolab_report::ai::AiTrainResult, quiet: bool) -> Result<ExitStatus> {
+fn conclude(session: Session, doc: &dyn Document, quiet: bool, status: ExitStatus) -> Result<ExitStatus> {
     let entry = crate::saving::entry(doc)?;
     let json = JsonExporter.render(doc);
-    let status = match &doc.verdict {
-        Some(v) if !v.passed => ExitStatus::Fail,
-        _ => ExitStatus::Ok,
-    };
     session.conclude(
         (entry, &json),
         |outputs| {
             if !quiet {
-                crate::output::print(&TextExporter.render(doc as &dyn Document))?;
+                crate::output::print(&TextExporter.render(doc))?;
             }
             outputs.write(|| json.clone(), || unreachable!("no --csv"))
         },
         status,
     )
+}
+
+/// Exit 1 on a training run's FAIL verdict, as a profile's verdict does.
+fn verdict_status(doc: &iolab_report::ai::AiTrainResult) -> ExitStatus {
+    match &doc.verdict {
+        Some(v) if !v.passed => ExitStatus::Fail,
+        _ => ExitStatus::Ok,
+    }
+}
+
+/// The command's session: its `--json` and catalog claimed in the write gate before anything is made.
+fn open_session(json: Option<&str>, catalog: &crate::args::CatalogFlags, quiet: bool) -> Result<Session> {
+    Session::open(Claims {
+        reads: None,
+        job_file: None,
+        json,
+        csv: None,
+        catalog,
+        metrics: None,
+        quiet,
+        dry_run: false,
+    })
 }
 
 /// `--data-dir`, else `iolab-ai-PID` in `$IOLAB_SCRATCH_DIR` or the current directory.
@@ -140,16 +149,7 @@ fn checkpoint(a: &CheckpointArgs) -> Result<ExitStatus> {
     let dir = data_dir(&a.data_dir);
     iolab_ai::checkpoint::check_space(&loaded.config, &dir).map_err(ai_error)?;
     let quiet = a.quiet || a.json.as_deref() == Some("-");
-    let mut session = Session::open(Claims {
-        reads: None,
-        job_file: None,
-        json: a.json.as_deref(),
-        csv: None,
-        catalog: &a.catalog,
-        metrics: None,
-        quiet,
-        dry_run: false,
-    })?;
+    let mut session = open_session(a.json.as_deref(), &a.catalog, quiet)?;
     let held = session.gate_mut().database_dir("--data-dir", &dir, &[]).map_err(usage)?;
     let stop = crate::signals::stop_flag(quiet);
     let said = Said(quiet);
@@ -157,18 +157,7 @@ fn checkpoint(a: &CheckpointArgs) -> Result<ExitStatus> {
     iolab_ai::Notices::notice(&said, &format!("ai checkpoint {} ({})", c.name, c.source));
     let doc = iolab_ai::checkpoint::run(&loaded, held, crate::points::fresh_seed(), &stop, &said)
         .map_err(ai_error)?;
-    let entry = crate::saving::entry(&doc)?;
-    let json = JsonExporter.render(&doc);
-    session.conclude(
-        (entry, &json),
-        |outputs| {
-            if !quiet {
-                crate::output::print(&TextExporter.render(&doc as &dyn Document))?;
-            }
-            outputs.write(|| json.clone(), || unreachable!("no --csv"))
-        },
-        ExitStatus::Ok,
-    )
+    conclude(session, &doc, quiet, ExitStatus::Ok)
 }
 
 /// An `iolab-ai` error as the binary says it: the input's are exit-2 usage errors.
