@@ -49,7 +49,7 @@ impl IntervalSampler {
 
     /// Closes an interval at `at` (`counts`: the counters then).
     pub(crate) fn sample(&mut self, at: Instant, counts: (u64, u64)) {
-        let (since, headline, completed, before) = self.last.clone();
+        let (since, headline, completed, before) = self.last;
         let s = at.saturating_duration_since(since).as_secs_f64();
         let now = device_counters(self.device.as_deref());
         if s <= 0.0 {

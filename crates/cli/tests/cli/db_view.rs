@@ -22,8 +22,11 @@ fn tpcc_to(dir: &Path, database: &str, users: &str, json: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The document at `path`, checked against docs/schema/iolab.db.v1.json.
 fn read(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    iolab_report::schema_check::check_document(&v, iolab_report::schema_check::DB_SCHEMA);
+    v
 }
 
 /// The intervals tile the window, and their new orders are the run's.
