@@ -1,5 +1,7 @@
 //! `iolab report`: one self-contained HTML page (or Markdown for a ticket) from run results and sweeps,
-//! given as catalog ids or as the JSON files `iolab run --json` and `iolab sweep --json` write.
+//! given as catalog ids or as the JSON files `iolab run --json` and `iolab sweep --json` write. Two or more
+//! `tag:` selectors that each select several documents are the sides of the comparison `iolab compare`
+//! makes of them (`iolab_report::kinds::compare::ReportedComparison`), shown in place of the documents.
 //!
 //! All inputs are read and checked before anything is written: a bad input (missing file, not JSON, another
 //! schema, unknown id) is a usage error (exit 2) that quotes it, and no output file is created. The page

@@ -8,7 +8,8 @@
 //! inside it (as HammerDB's counters, read at the window's ends, count it); its response time runs from its
 //! first statement to its commit or rollback, retries and lock waits included, into the user's HDR histogram
 //! for its kind. At each end of the window the driver reads the workload's counter (tpcc: the database's
-//! `sum(d_next_o_id)`, HammerDB's own NOPM) and /proc/diskstats for the devices under the database. A raised
+//! `sum(d_next_o_id)`, HammerDB's own NOPM) and /proc/diskstats for the devices under the database; in the
+//! window it samples each interval and the CPU at its edges (`crate::sampler`). A raised
 //! stop flag ends the window early (the result is then partial); a database error that retrying cannot cure
 //! ends the run with it.
 //!

@@ -463,6 +463,10 @@ fn report_of_two_selectors_shows_the_comparison_compare_shows() {
     assert!(page.contains("B Welch") && page.contains("B vs A: IOPS"), "the test and the verdict");
     assert!(page.contains(" ±"), "the noise over trials");
     assert_eq!(page.matches("<section class=\"run\"").count(), 0, "not six runs one by one");
+    assert!(
+        page.contains("documents of iolab 0.") && page.contains("Z</td><td></td>"),
+        "the first run's version and start"
+    );
     assert_fits_1280_px(dir.path(), &html);
 }
 

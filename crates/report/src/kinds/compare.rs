@@ -59,6 +59,9 @@ pub struct ReportedComparison {
     pub comparison: Comparison,
     /// The sides' documents' warnings, each found at its side and trial (`side B, trial 2 of 3`).
     pub warnings: Vec<Warned>,
+    /// When the first document of the baseline started, and the iolab that wrote it (for the inputs' table
+    /// and the page's footer).
+    pub first: (String, String),
 }
 
 impl ReportedComparison {
@@ -77,7 +80,9 @@ impl ReportedComparison {
                 }));
             }
         }
-        Ok(ReportedComparison { comparison, warnings })
+        let first = sides.first().and_then(|s| s.docs.first());
+        let first = first.map_or_else(Default::default, |d| (d.started_at(), d.iolab_version()));
+        Ok(ReportedComparison { comparison, warnings, first })
     }
 }
 
@@ -116,8 +121,11 @@ impl Document for ReportedComparison {
     fn markdown(&self) -> Option<String> {
         Some(markdown::compare(&self.comparison))
     }
+    fn started_at(&self) -> String {
+        self.first.0.clone()
+    }
     fn iolab_version(&self) -> String {
-        String::new()
+        self.first.1.clone()
     }
     fn warnings(&self) -> Vec<Warned> {
         self.warnings.clone()
