@@ -220,12 +220,14 @@ impl MemoryFit {
             true => format!("the {} --memory budget for pages", format_bytes(memory_bytes)),
             false => format!("{} memory", format_bytes(memory_bytes)),
         };
+        let of = if limited { "the budget" } else { "memory" };
         let held = if share <= HELD_SHARE {
             "held in memory: once read, reads come from the page cache and the engine's cache, not the device"
+                .to_string()
         } else if share <= 1.0 {
-            "about memory's size: part of it is read from the device"
+            format!("about {of}'s size: part of it is read from the device")
         } else {
-            "larger than memory: reads reach the device"
+            format!("larger than {of}: reads reach the device")
         };
         let says =
             format!("database {} = {} of {memory} ({held})", format_bytes(database_bytes), percent(share));

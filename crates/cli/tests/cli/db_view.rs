@@ -8,14 +8,15 @@ use crate::util::{iolab, tempdir};
 use serde_json::Value;
 use std::path::Path;
 
-/// `iolab db tpcc` on SQLite (or `database`) in `dir` with `users`, its JSON to `json`; returns the text
-/// it printed.
-fn tpcc_to(dir: &Path, database: &str, users: &str, json: &Path) -> String {
-    let db = dir.join(format!("db-{database}-{users}"));
+/// `iolab db tpcc --database DATABASE` in `dir` with `more` flags, its JSON to `json`; returns the text it
+/// printed.
+fn tpcc_to(dir: &Path, database: &str, more: &[&str], json: &Path) -> String {
+    let db = dir.join(format!("db-{database}-{}", json.file_stem().unwrap().to_string_lossy()));
     let out = iolab()
         .args(["db", "tpcc", "--database", database, "--dir", db.to_str().unwrap()])
         .args(["--warehouses", "1", "--items", "10000", "--ramp", "0s", "--duration", "2s", "--seed", "7"])
-        .args(["--users", users, "--no-save", "--json", json.to_str().unwrap()])
+        .args(more)
+        .args(["--no-save", "--json", json.to_str().unwrap()])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -52,7 +53,7 @@ fn assert_intervals(v: &Value) {
 fn a_tpcc_run_shows_nopm_over_time_its_cpu_and_its_size_against_memory() {
     let dir = tempdir();
     let json = dir.path().join("a.json");
-    let text = tpcc_to(dir.path(), "sqlite", "2", &json);
+    let text = tpcc_to(dir.path(), "sqlite", &["--users", "2"], &json);
     let v = read(&json);
     assert_intervals(&v);
     let cpu = &v["run"]["cpu"];
@@ -84,7 +85,7 @@ fn a_tpcc_run_on_postgres_counts_the_server_s_cpu() {
     }
     let t = crate::db::pg_tempdir();
     let json = t.path().join("pg.json");
-    tpcc_to(t.path(), "postgres", "2", &json);
+    tpcc_to(t.path(), "postgres", &["--users", "2"], &json);
     let v = read(&json);
     assert_intervals(&v);
     let cpu = &v["run"]["cpu"];
@@ -92,19 +93,41 @@ fn a_tpcc_run_on_postgres_counts_the_server_s_cpu() {
     assert!(cpu["engine_cores"].as_f64().unwrap() > 0.0, "the server worked: {cpu}");
 }
 
-/// Runs whose settings differ (here the users) are compared with a note naming them, in text, Markdown and
-/// JSON alike.
+/// Runs whose settings differ (other users, and `--memory 16M` against none where a memory controller is)
+/// are compared with a note naming them, in text, Markdown and JSON alike; the run under `--memory` holds
+/// its database against the budget, not the machine's memory.
 #[test]
 fn compare_of_tpcc_runs_whose_settings_differ_names_them() {
     let dir = tempdir();
     let (a, b) = (dir.path().join("one.json"), dir.path().join("two.json"));
-    tpcc_to(dir.path(), "sqlite", "1", &a);
-    tpcc_to(dir.path(), "sqlite", "2", &b);
-    let note = "settings differ between the sides: --users A 1, B 2;";
+    let held = iolab_device::memlimit::detect().is_some();
+    tpcc_to(dir.path(), "sqlite", &["--users", "1"], &a);
+    let memory: &[&str] = if held { &["--memory", "16M"] } else { &[] };
+    tpcc_to(dir.path(), "sqlite", &[&["--users", "2"][..], memory].concat(), &b);
+    let note = match held {
+        true => "settings differ between the sides: --users A 1, B 2; --memory A none, B 16 MiB for pages;",
+        false => "settings differ between the sides: --users A 1, B 2;",
+    };
     for format in [&["--format", "text"][..], &["--format", "md"], &["--json", "-"]] {
         let out = iolab().arg("compare").arg(&a).arg(&b).args(format).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
         let stdout = String::from_utf8(out.stdout).unwrap();
         assert!(stdout.contains(note), "{format:?}: {stdout}");
     }
+    if !held {
+        return iolab_testkit::skip(format_args!("no cgroup memory controller: --memory not compared"));
+    }
+    let fit = &read(&b)["memory_fit"];
+    assert_eq!(
+        (fit["limited"].as_bool(), fit["memory_bytes"].as_u64()),
+        (Some(true), Some(16 << 20)),
+        "{fit}"
+    );
+    let says = fit["says"].as_str().unwrap();
+    assert!(
+        says.contains(
+            "of the 16.0 MiB --memory budget for pages (larger than the budget: reads reach the device)"
+        ),
+        "{says}"
+    );
 }
