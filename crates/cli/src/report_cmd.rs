@@ -1,5 +1,7 @@
 //! `iolab report`: one self-contained HTML page (or Markdown for a ticket) from run results and sweeps,
-//! given as catalog ids or as the JSON files `iolab run --json` and `iolab sweep --json` write.
+//! given as catalog ids or as the JSON files `iolab run --json` and `iolab sweep --json` write. Two or more
+//! `tag:` selectors that each select several documents are the sides of the comparison `iolab compare`
+//! makes of them (`iolab_report::kinds::compare::ReportedComparison`), shown in place of the documents.
 //!
 //! All inputs are read and checked before anything is written: a bad input (missing file, not JSON, another
 //! schema, unknown id) is a usage error (exit 2) that quotes it, and no output file is created. The page
@@ -9,7 +11,9 @@ use std::path::Path;
 
 use anyhow::Result;
 use iolab_catalog::Catalog;
+use iolab_report::compare::Side;
 use iolab_report::html::{render_html, render_markdown, ReportDoc};
+use iolab_report::kinds::compare::ReportedComparison;
 use iolab_report::kinds::{self, Unreadable};
 use iolab_report::Document;
 
@@ -36,13 +40,19 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus> {
     }
     let out = gate.output("-o", args.output.as_deref().unwrap_or("-")).map_err(usage)?;
     let mut catalog: Option<Catalog> = None;
-    let mut docs = Vec::with_capacity(args.inputs.len());
+    let mut selected = Vec::with_capacity(args.inputs.len());
     for input in &args.inputs {
         match crate::saving::tag_query(input) {
-            Some(tags) => docs.extend(load_tagged(input, tags?, args.db.as_deref(), &mut catalog)?),
-            None => docs.push(load(input, args.db.as_deref(), &mut catalog)?),
+            Some(tags) => {
+                selected.push((input, load_tagged(input, tags?, args.db.as_deref(), &mut catalog)?))
+            }
+            None => selected.push((input, vec![load(input, args.db.as_deref(), &mut catalog)?])),
         }
     }
+    let mut docs = match compared(&selected, args.quiet) {
+        Some(c) => vec![c],
+        None => selected.into_iter().flat_map(|(_, d)| d).collect(),
+    };
     disambiguate_labels(&mut docs);
     let title = args.title.clone().unwrap_or_else(|| {
         let names: Vec<&str> = docs.iter().map(|d| d.label.as_str()).collect();
@@ -58,6 +68,41 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus> {
         eprintln!("iolab: report written to {file} ({} bytes)", iolab_report::format_count(bytes as u64));
     }
     Ok(ExitStatus::Ok)
+}
+
+/// With two or more inputs that each select several documents (`tag:cfg=qd4 tag:cfg=qd32`): their comparison
+/// as `iolab compare` makes it, each input a side whose documents are its trials (one computation,
+/// `iolab_report::compare`), in place of the documents one by one. `None` otherwise, or when they do not
+/// compare (said on stderr unless `quiet`: each is then reported on its own).
+fn compared(selected: &[(&String, Vec<ReportDoc>)], quiet: bool) -> Option<ReportDoc> {
+    if selected.len() < 2 || selected.iter().any(|(_, docs)| docs.len() < 2) {
+        return None;
+    }
+    let sides: Vec<Side> = selected
+        .iter()
+        .map(|(input, docs)| Side {
+            source: input.to_string(),
+            docs: docs.iter().map(|d| d.body.clone()).collect(),
+        })
+        .collect();
+    match ReportedComparison::of(&sides) {
+        Ok(c) => {
+            let inputs: Vec<&str> = selected.iter().map(|(i, _)| i.as_str()).collect();
+            Some(ReportDoc {
+                label: inputs.join(" vs "),
+                source: format!("iolab compare {}", inputs.join(" ")),
+                tags: Vec::new(),
+                note: None,
+                body: Box::new(c),
+            })
+        }
+        Err(e) => {
+            if !quiet {
+                eprintln!("iolab: the inputs are not compared ({e}): each of their documents is reported on its own");
+            }
+            None
+        }
+    }
 }
 
 /// Reads one input: a file when the path exists, else a catalog id.

@@ -8,7 +8,8 @@
 //! inside it (as HammerDB's counters, read at the window's ends, count it); its response time runs from its
 //! first statement to its commit or rollback, retries and lock waits included, into the user's HDR histogram
 //! for its kind. At each end of the window the driver reads the workload's counter (tpcc: the database's
-//! `sum(d_next_o_id)`, HammerDB's own NOPM) and /proc/diskstats for the devices under the database. A raised
+//! `sum(d_next_o_id)`, HammerDB's own NOPM) and /proc/diskstats for the devices under the database; in the
+//! window it samples each interval and the CPU at its edges (`crate::sampler`). A raised
 //! stop flag ends the window early (the result is then partial); a database error that retrying cannot cure
 //! ends the run with it.
 //!
@@ -23,10 +24,12 @@
 //! allocation per operation).
 
 use crate::database::{Conn, Database, TxEnd};
+use crate::sampler::{self, IntervalSampler};
 use crate::workload::{Figure, Live, WorkloadObserver, LIVE_EVERY};
 use crate::{DbError, WorkloadError};
 use iolab_device::diskstats::{self, BlockDevice, Counters};
 use iolab_report::db::{WindowEnd, LATE_AFTER_S};
+use iolab_report::db_window::{interval_for, DbCpu, DbIntervals};
 use iolab_stats::LatencyHistogram;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -116,6 +119,10 @@ pub struct Measured {
     pub partial: bool,
     /// What was in flight when the window ended, and whether it ended on time.
     pub window_end: WindowEnd,
+    /// The window interval by interval (`crate::sampler`); `None` when it never opened.
+    pub intervals: Option<DbIntervals>,
+    /// The CPU of the engine and of iolab over the window; `None` when it never opened.
+    pub cpu: Option<DbCpu>,
 }
 
 /// The counters the users add to as operations complete in the window.
@@ -201,26 +208,65 @@ struct Edges {
     partial: bool,
     /// How long past its end the window was closed (its closing edge read).
     closed_late: Duration,
+    /// The window interval by interval.
+    intervals: Option<DbIntervals>,
+    /// The CPU over the window.
+    cpu: Option<DbCpu>,
 }
 
-/// Opens the window now, waits for its end (`until`) or a stop, and closes it.
+/// What the window is sampled with besides its edges: the users' counters, the devices, the database (its
+/// processes' CPU) and the users' count.
+struct Sampling<'a> {
+    live: &'a LiveCounts,
+    devices: &'a [BlockDevice],
+    database: &'a dyn Database,
+    users: u32,
+    interval_s: f64,
+}
+
+impl Sampling<'_> {
+    /// The headline and operation counters now.
+    fn counts(&self) -> (u64, u64) {
+        let completed = self.live.completed.iter().map(|n| n.load(Ordering::Relaxed)).sum();
+        (self.live.headline.load(Ordering::Relaxed), completed)
+    }
+
+    /// The CPU now: iolab's, the engine's processes', the machine's.
+    fn cpu(&self) -> sampler::CpuReading {
+        sampler::cpu_now(&self.database.server_processes())
+    }
+}
+
+/// Opens the window now, waits for its end (`until`) or a stop, sampling each interval, and closes it.
 fn measure(
     until: Instant,
     edge: &mut dyn FnMut() -> Option<u64>,
     (stop, abort): (&AtomicBool, &AtomicBool),
     tell: &dyn Fn(Option<Instant>),
-    observer: &dyn WorkloadObserver,
+    (observer, sampling): (&dyn WorkloadObserver, &Sampling<'_>),
 ) -> Edges {
     observer.window(true);
     let ends0 = edge();
     let counters0 = diskstats::read();
+    let cpu0 = sampling.cpu();
+    let mut intervals = IntervalSampler::open(sampling.interval_s, sampling.devices, sampling.counts());
     let started = Instant::now();
-    let completed = wait_until(until, stop, abort, &mut || tell(Some(started)));
+    let completed = loop {
+        let next = intervals.next_at().min(until);
+        let on = wait_until(next, stop, abort, &mut || tell(Some(started)));
+        intervals.sample(Instant::now().min(until), sampling.counts());
+        if !on || next >= until {
+            break on;
+        }
+    };
     let ends1 = edge();
     let counters1 = diskstats::read();
+    let cpu1 = sampling.cpu();
     let closed = Instant::now();
     let ended = closed.min(until);
     observer.window(false);
+    let whose =
+        sampler::engine_whose(sampling.database.name(), !sampling.database.server_processes().is_empty());
     tell(Some(started));
     Edges {
         ends: (ends0, ends1),
@@ -228,6 +274,8 @@ fn measure(
         actual: (started, ended),
         partial: !completed,
         closed_late: if completed { closed.saturating_duration_since(until) } else { Duration::ZERO },
+        intervals: Some(intervals.finish()),
+        cpu: sampler::cpu_between(&cpu0, &cpu1, sampling.users, whose),
     }
 }
 
@@ -240,7 +288,7 @@ fn measured(kinds: usize, results: &[UserResult], edges: Edges, devices: Vec<Blo
             a.merge(b);
         }
     }
-    let Edges { ends, counters, actual, partial, closed_late } = edges;
+    let Edges { ends, counters, actual, partial, closed_late, intervals, cpu } = edges;
     let devices = devices
         .into_iter()
         .filter_map(|d| {
@@ -259,6 +307,8 @@ fn measured(kinds: usize, results: &[UserResult], edges: Edges, devices: Vec<Blo
         devices,
         partial,
         window_end: window_end(results, closed_late),
+        intervals,
+        cpu,
     }
 }
 
@@ -312,6 +362,8 @@ pub fn run<C: Client>(
         actual: (window.0, window.0),
         partial: true,
         closed_late: Duration::ZERO,
+        intervals: None,
+        cpu: None,
     };
     std::thread::scope(|scope| {
         let handles: Vec<_> = clients
@@ -334,7 +386,14 @@ pub fn run<C: Client>(
             })
             .collect();
         if wait_until(window.0, stop, &abort, &mut || tell(None)) {
-            edges = measure(window.1, &mut edge, (stop, &abort), &tell, observer);
+            let sampling = Sampling {
+                live: &live,
+                devices: &devices,
+                database,
+                users,
+                interval_s: interval_for(spec.duration.as_secs_f64()),
+            };
+            edges = measure(window.1, &mut edge, (stop, &abort), &tell, (observer, &sampling));
         }
         done.store(true, Ordering::Relaxed);
         results = handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect();

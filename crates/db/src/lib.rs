@@ -41,6 +41,7 @@ pub(crate) mod driver;
 mod error;
 pub mod harness;
 pub mod kept;
+pub(crate) mod sampler;
 mod sizes;
 pub mod tpcc;
 pub mod tpch;

@@ -36,6 +36,8 @@ pub struct Context<'a> {
 pub struct StorageSettings {
     /// `--memory`'s setting (`memory_limit`).
     pub memory: Option<Setting>,
+    /// `--memory`'s budget for pages, bytes.
+    pub memory_bytes: Option<u64>,
     /// `--throttle`'s setting (`throttle`).
     pub throttle: Option<Setting>,
     /// With `--capture`: each measured window's trace file, in the order the windows ran (a sweep's
@@ -56,6 +58,20 @@ impl StorageSettings {
     ) {
         warnings.extend(self.memory_warning(devices, io, size));
         settings.extend(self.memory.iter().chain(&self.throttle).cloned());
+    }
+
+    /// The database (`size` bytes) against the memory that could hold it: `--memory`'s budget, else the
+    /// machine's (`machine` bytes); none without a size or a memory.
+    pub fn memory_fit(
+        &self,
+        size: Option<u64>,
+        machine: Option<u64>,
+    ) -> Option<iolab_report::db_window::MemoryFit> {
+        let size = size?;
+        match self.memory_bytes {
+            Some(m) => iolab_report::db_window::MemoryFit::of(size, m, true),
+            None => iolab_report::db_window::MemoryFit::of(size, machine?, false),
+        }
     }
 
     /// The warning for a run under `--memory` whose database read nothing from its devices (its own reads

@@ -85,6 +85,10 @@ pub struct DbResult {
     /// (a document of an older iolab, or a workload run outside the harness).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_io: Option<DatabaseIo>,
+    /// The database's size against the memory that could hold it (`--memory`'s budget, else the machine's);
+    /// absent without a directory (`--url`) and in documents of iolab before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_fit: Option<crate::db_window::MemoryFit>,
     /// What a reader should know before trusting the numbers.
     pub warnings: Vec<String>,
     /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP): its window is shorter than asked.
@@ -190,6 +194,14 @@ pub struct TpccRun {
     /// What was still running when the window ended (absent in documents of iolab before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_end: Option<WindowEnd>,
+    /// The window interval by interval: NOPM, and the device's latency and bytes (a checkpoint stall shows);
+    /// absent in documents of iolab before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<crate::db_window::DbIntervals>,
+    /// The CPU of the engine and of iolab over the window, and whether the run was CPU-bound; absent in
+    /// documents of iolab before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<crate::db_window::DbCpu>,
 }
 
 /// How long an operation may complete past the window's end, or the window's close be late, before the
@@ -447,6 +459,30 @@ pub(crate) mod tests {
                 }],
                 delivery_districts_skipped: 0,
                 window_end: None,
+                intervals: Some(crate::db_window::DbIntervals {
+                    interval_s: 1.0,
+                    device: Some("loop3".into()),
+                    intervals: [(0.0, 1800.0, 0.4), (1.0, 1200.0, 9.5)]
+                        .map(|(start_s, nopm, write_ms)| crate::db_window::DbInterval {
+                            start_s,
+                            seconds: 1.0,
+                            nopm,
+                            tpm: nopm * 2.2,
+                            read_iops: 10.0,
+                            write_iops: 250.0,
+                            read_mean_ms: Some(0.2),
+                            write_mean_ms: Some(write_ms),
+                            write_mib_s: 3.5,
+                        })
+                        .to_vec(),
+                }),
+                cpu: Some(crate::db_window::DbCpu::assess(
+                    4,
+                    2,
+                    Some(1.1),
+                    0.3,
+                    ("the PostgreSQL server's processes", Some(0.6)),
+                )),
             },
             consistency: vec![ConsistencyCheck {
                 condition: 1,
@@ -477,6 +513,7 @@ pub(crate) mod tests {
                 busy: 0.4,
             }],
             database_io: Some(database_io_sample()),
+            memory_fit: crate::db_window::MemoryFit::of(150 << 20, 8 << 30, false),
             warnings: vec!["a warning".into()],
             partial: false,
         }

@@ -311,3 +311,59 @@ pub(crate) fn copy_text(r: &CopyResult) -> String {
         c.mb_per_s,
     )
 }
+
+/// The columns of [`interval_rows`].
+pub(crate) const INTERVAL_COLUMNS: [&str; 8] =
+    ["interval", "NOPM", "TPM", "read/s", "write/s", "read mean", "write mean", "write MiB/s"];
+
+/// The intervals at most this many rows show whole; beyond, the worst ones by NOPM.
+pub(crate) const INTERVAL_ROWS: usize = 60;
+
+/// A tpcc window's intervals, a row each (all of them up to [`INTERVAL_ROWS`], else the
+/// [`INTERVAL_ROWS`] of lowest NOPM, in time order), and what the rows leave out (empty when nothing).
+pub(crate) fn interval_rows(s: &crate::db_window::DbIntervals) -> (Vec<Vec<String>>, String) {
+    let mut shown: Vec<&crate::db_window::DbInterval> = s.intervals.iter().collect();
+    let mut left = String::new();
+    if shown.len() > INTERVAL_ROWS {
+        shown.sort_by(|a, b| a.nopm.total_cmp(&b.nopm));
+        shown.truncate(INTERVAL_ROWS);
+        shown.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+        left = format!(
+            "the {INTERVAL_ROWS} intervals of lowest NOPM of {}, in time order (the JSON has them all)",
+            s.intervals.len()
+        );
+    }
+    let ms = |m: Option<f64>| m.map_or("-".to_string(), |m| format_duration_ns(m * 1e6));
+    let rows = shown
+        .iter()
+        .map(|i| {
+            vec![
+                crate::db_window::span(i),
+                format_rate(i.nopm, 0),
+                format_rate(i.tpm, 0),
+                format_rate(i.read_iops, 1),
+                format_rate(i.write_iops, 1),
+                ms(i.read_mean_ms),
+                ms(i.write_mean_ms),
+                format!("{:.1}", i.write_mib_s),
+            ]
+        })
+        .collect();
+    (rows, left)
+}
+
+/// What a DBA reads beside the totals: the window over time, the CPU, the database against memory (each
+/// where the document has it).
+pub(crate) fn window_facts(r: &crate::db::DbResult) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if let Some(s) = &r.run.intervals {
+        out.push(("over time", s.summary(r.run.nopm)));
+    }
+    if let Some(c) = &r.run.cpu {
+        out.push(("CPU", c.says.clone()));
+    }
+    if let Some(m) = &r.memory_fit {
+        out.push(("memory", m.says.clone()));
+    }
+    out
+}

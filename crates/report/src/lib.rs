@@ -28,6 +28,7 @@ pub mod db_copy;
 mod db_rows;
 pub mod db_sweep;
 pub mod db_tpch;
+pub mod db_window;
 pub mod durability;
 pub mod export;
 pub mod find_max;

@@ -127,9 +127,9 @@ fn db_runs_are_saved_listed_shown_exported_compared_and_reported() {
         "{md}"
     );
     let charts = html.matches("<figure class=\"chart").count();
-    // 3 bars and the overlaid percentiles, then per run its transaction bars and curves and, with a device
-    // view, its devices.
-    let per_run = if gen5["devices"].as_array().is_some_and(|a| !a.is_empty()) { 3 } else { 2 };
+    // 3 bars and the overlaid percentiles, then per run its transaction bars and curves, its NOPM over time
+    // and, with a device view, its devices and their latency over time.
+    let per_run = if gen5["devices"].as_array().is_some_and(|a| !a.is_empty()) { 5 } else { 3 };
     assert_eq!(charts, 4 + 2 * per_run, "charts in the report");
     match crate::report::chromium() {
         Some(bin) => crate::report::check_in_browser(&bin, d, &d.join("db.html"), charts),

@@ -18,6 +18,7 @@ mod db_everywhere;
 mod db_own_io;
 mod db_safety;
 mod db_storage;
+mod db_view;
 mod db_ycsb;
 mod derive;
 mod device_safety;

@@ -419,6 +419,57 @@ fn report_takes_tag_queries_as_compare_does() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no run, sweep or search"));
 }
 
+/// Issue 37, item 4: `report tag:cfg=qd4 tag:cfg=qd32` showed six runs one by one where `compare` shows two
+/// sides of three trials each. Two selectors of several runs each are now compared as compare compares them:
+/// the Markdown report carries compare's own Markdown, the page its sides, trials, noise and verdict, and no
+/// run's section; the runs' warnings stay in the page's warnings.
+#[test]
+fn report_of_two_selectors_shows_the_comparison_compare_shows() {
+    let dir = tempdir();
+    let db = dir.path().join("results.db");
+    for (qd, seeds) in [("4", [1, 2, 3]), ("32", [4, 5, 6])] {
+        for seed in seeds {
+            let out = iolab()
+                .env("IOLAB_DB", &db)
+                .args(["run", "--target", "sim:fixed,latency=100us,servers=8", "--clock", "virtual"])
+                .args(["--seed", &seed.to_string(), "-d", "1s", "-q", "--qd", qd, "--tag"])
+                .arg(format!("cfg=qd{qd}"))
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+    let sides = ["tag:cfg=qd4", "tag:cfg=qd32"];
+    let compared =
+        iolab().env("IOLAB_DB", &db).args(["compare", "--format", "md"]).args(sides).output().unwrap();
+    assert_eq!(compared.status.code(), Some(0), "{}", String::from_utf8_lossy(&compared.stderr));
+    let compared = String::from_utf8(compared.stdout).unwrap();
+    assert!(compared.contains("3 runs as trials") && compared.contains("Welch"), "{compared}");
+    let (md, html) = (dir.path().join("r.md"), dir.path().join("r.html"));
+    for out_file in [&md, &html] {
+        let out =
+            iolab().env("IOLAB_DB", &db).arg("report").args(sides).arg("-o").arg(out_file).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains(compared.trim_end()),
+        "compare's Markdown, whole, in the report:\n{md}\n---\n{compared}"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h2>Comparison: tag:cfg=qd4 vs tag:cfg=qd32</h2>"), "{page}");
+    assert_eq!(page.matches("<li class=\"side\">").count(), 2, "two sides");
+    assert_eq!(page.matches("3 runs as trials").count(), 2, "three trials each");
+    assert!(page.contains("B Welch") && page.contains("B vs A: IOPS"), "the test and the verdict");
+    assert!(page.contains(" ±"), "the noise over trials");
+    assert_eq!(page.matches("<section class=\"run\"").count(), 0, "not six runs one by one");
+    assert!(
+        page.contains("documents of iolab 0.") && page.contains("Z</td><td></td>"),
+        "the first run's version and start"
+    );
+    assert_fits_1280_px(dir.path(), &html);
+}
+
 /// What the page measures of itself in Chromium ([`MEASURE_ALL`]): the text of its Warnings section, the
 /// elements whose box leaves the window's width, the chart labels drawn outside their chart, and the pairs of
 /// labels of one chart that overlap.
@@ -456,6 +507,27 @@ document.body.appendChild(pre);
 })();</script>"#;
 
 /// Loads a copy of `report` with [`MEASURE_ALL`], `PAGE_W` px wide, and returns what it measured.
+/// Opens `report` in Chromium 1280 px wide and asserts nothing on it is clipped, drawn outside its chart or
+/// overlapping (what [`MEASURE_ALL`] measures); skips without Chromium.
+pub(crate) fn assert_fits_1280_px(dir: &Path, report: &Path) {
+    let Some(bin) = chromium() else {
+        return iolab_testkit::skip(format_args!(
+            "chromium not installed; {} is not measured",
+            report.display()
+        ));
+    };
+    let m = measure_all(&bin, dir, report);
+    for key in ["clipped", "outside", "overlaps"] {
+        assert_eq!(
+            m[key].as_array().map_or(0, Vec::len),
+            0,
+            "{}: {key} at {PAGE_W} px: {}",
+            report.display(),
+            m[key]
+        );
+    }
+}
+
 fn measure_all(bin: &Path, dir: &Path, report: &Path) -> serde_json::Value {
     let html = std::fs::read_to_string(report).expect("read the report");
     let path = dir.join(format!("{}-measured.html", report.file_stem().unwrap().to_string_lossy()));

@@ -210,6 +210,7 @@ impl Made {
     fn storage(&self, watch: &HarnessObserver<'_>) -> Result<StorageSettings, WorkloadError> {
         Ok(StorageSettings {
             memory: self.memory.as_ref().map(memory_setting),
+            memory_bytes: self.memory.as_ref().map(MemoryLimit::budget_bytes),
             throttle: watch.throttle_setting()?,
             captures: watch.captured(),
         })

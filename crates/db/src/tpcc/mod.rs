@@ -159,6 +159,8 @@ impl Workload for Tpcc {
             let d = &mut p.result;
             let seen = (&d.devices[..], d.database_io.as_ref());
             storage.add_to(&mut d.engine.settings, &mut d.warnings, seen, d.engine.size_bytes);
+            let machine = d.header.env.as_ref().map(|e| e.mem_total_bytes);
+            d.memory_fit = storage.memory_fit(d.engine.size_bytes, machine);
         }
         if self.users.len() == 1 {
             let point = self.points.pop().expect("the harness runs a point before the document");
@@ -340,10 +342,13 @@ fn document(
             transactions,
             delivery_districts_skipped: m.extra,
             window_end: Some(m.window_end.clone()),
+            intervals: m.intervals.clone(),
+            cpu: m.cpu.clone(),
         },
         consistency,
         devices,
         database_io,
+        memory_fit: None,
         warnings,
         partial: m.partial,
     }

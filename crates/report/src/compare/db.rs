@@ -74,9 +74,13 @@ impl Comparing for TpccRuns {
         (Vec::new(), d.iter().map(|r| r.header.seed).collect())
     }
     fn notes(&self, sides: &[(&str, Vec<&dyn Document>)]) -> Vec<String> {
-        db_notes(sides, Some(TPCC_DISCLAIMER), |d| {
+        let mut notes = db_notes(sides, Some(TPCC_DISCLAIMER), |d| {
             d.as_any().downcast_ref().map(tpcc_run).into_iter().collect()
-        })
+        });
+        let runs: Vec<Vec<&DbResult>> =
+            sides.iter().map(|(_, d)| d.iter().filter_map(|d| d.as_any().downcast_ref()).collect()).collect();
+        notes.extend(settings_differ(&runs));
+        notes
     }
     fn metrics(&self, trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
         metrics(trials)
@@ -127,14 +131,92 @@ impl Comparing for TpccSweeps {
         (Vec::new(), w.iter().map(|w| w.header.seed).collect())
     }
     fn notes(&self, sides: &[(&str, Vec<&dyn Document>)]) -> Vec<String> {
-        db_notes(sides, Some(TPCC_DISCLAIMER), |d| {
+        let mut notes = db_notes(sides, Some(TPCC_DISCLAIMER), |d| {
             let sweep = d.as_any().downcast_ref::<DbSweepResult>();
             sweep.into_iter().flat_map(|w| w.points.iter().map(|p| tpcc_run(&p.result))).collect()
-        })
+        });
+        // A sweep's points differ in users by design: sweeps over the same users list them alike.
+        let runs: Vec<Vec<&DbResult>> = sides
+            .iter()
+            .map(|(_, d)| {
+                let sweeps = d.iter().filter_map(|d| d.as_any().downcast_ref::<DbSweepResult>());
+                sweeps.flat_map(|w| w.points.iter().map(|p| &p.result)).collect()
+            })
+            .collect();
+        notes.extend(settings_differ(&runs));
+        notes
     }
     fn metrics(&self, trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
         metrics(trials)
     }
+}
+
+/// The settings of a tpcc run a comparison names when they differ between sides, as the flags that set
+/// them (`--database`, `--users`, `--memory`, ...) or the engine's names (`shared_buffers`), each with its
+/// value: a setting's detail in parentheses (a memory limit's peaks) is left out, since it differs run to run.
+fn run_settings(r: &DbResult) -> Vec<(String, String)> {
+    let c = &r.config;
+    let mut out = vec![
+        ("--database".to_string(), r.engine.name.clone()),
+        ("engine".to_string(), r.engine.version.clone()),
+        ("--warehouses".to_string(), c.warehouses.to_string()),
+        ("--items".to_string(), c.items.to_string()),
+        ("--users".to_string(), c.users.to_string()),
+        ("--ramp".to_string(), format!("{} s", c.ramp_s)),
+        ("--duration".to_string(), format!("{} s", c.duration_s)),
+    ];
+    for s in &r.engine.settings {
+        let name = match s.name.as_str() {
+            "memory_limit" => "--memory".to_string(),
+            "throttle" => "--throttle".to_string(),
+            other => other.to_string(),
+        };
+        let value = s.value.split(" (").next().unwrap_or_default().trim().to_string();
+        out.push((name, value));
+    }
+    out
+}
+
+/// `settings differ between the sides: --memory A none, B 32.0 MiB for pages; --users A 8, B 16`, naming
+/// each setting whose values are not the same on every side (a side whose runs differ lists each value);
+/// none when they are the same.
+pub(crate) fn settings_differ(sides: &[Vec<&DbResult>]) -> Option<String> {
+    let per_side: Vec<Vec<Vec<(String, String)>>> =
+        sides.iter().map(|runs| runs.iter().map(|r| run_settings(r)).collect()).collect();
+    let mut names: Vec<String> = Vec::new();
+    for (name, _) in per_side.iter().flatten().flatten() {
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
+    }
+    let value_on = |side: &Vec<Vec<(String, String)>>, name: &str| -> String {
+        let mut values: Vec<String> = Vec::new();
+        for run in side {
+            let v = run.iter().find(|(n, _)| n == name).map_or("none".to_string(), |(_, v)| v.clone());
+            if !values.contains(&v) {
+                values.push(v);
+            }
+        }
+        values.join(" or ")
+    };
+    let differ: Vec<String> = names
+        .iter()
+        .filter_map(|name| {
+            let values: Vec<String> = per_side.iter().map(|s| value_on(s, name)).collect();
+            if values.iter().all(|v| *v == values[0]) {
+                return None;
+            }
+            let each: Vec<String> =
+                values.iter().enumerate().map(|(i, v)| format!("{} {v}", side_letter(i))).collect();
+            Some(format!("{name} {}", each.join(", ")))
+        })
+        .collect();
+    (!differ.is_empty()).then(|| {
+        format!(
+            "settings differ between the sides: {}; the differences are these settings' as much as the storage's",
+            differ.join("; ")
+        )
+    })
 }
 
 /// A database run as the notes need it: its engine and the devices under it.

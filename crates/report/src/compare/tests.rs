@@ -704,3 +704,24 @@ fn a_tpch_run_beside_a_tpcc_run_a_copy_or_an_io_run_is_refused_naming_both() {
         }
     }
 }
+
+/// Issue 37, item 5: two tpcc runs whose settings differ (`--memory 32M` against none, other users) were
+/// compared without a word of it; the notes (every output's) now name each setting that differs.
+#[test]
+fn tpcc_runs_whose_settings_differ_say_which() {
+    let a = db_run(1500.0, 2_000_000, 100, "vda", 1.0, 1);
+    let mut b = db_run(900.0, 4_000_000, 100, "vda", 1.0, 2);
+    b.config.users = 16;
+    b.engine.settings.push(crate::db::Setting {
+        name: "memory_limit".into(),
+        value: "32.0 MiB for pages (cgroup-v1, peak 31.9 MiB of pages, 12.0 MiB private memory apart)".into(),
+    });
+    let c = compare(&[db("a", vec![a.clone()]), db("b", vec![b])], &CompareOptions::default()).unwrap();
+    let note = c.notes.iter().find(|n| n.starts_with("settings differ")).expect("a note on the settings");
+    assert_eq!(
+        note,
+        "settings differ between the sides: --users A 2, B 16; --memory A none, B 32.0 MiB for pages; the differences are these settings' as much as the storage's"
+    );
+    let same = compare(&[db("a", vec![a.clone()]), db("b", vec![a])], &CompareOptions::default()).unwrap();
+    assert!(same.notes.iter().all(|n| !n.starts_with("settings differ")), "{:?}", same.notes);
+}

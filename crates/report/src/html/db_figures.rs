@@ -255,6 +255,7 @@ pub(crate) fn facts(r: &DbResult) -> Vec<(&'static str, String)> {
     let db_count = r.run.nopm_database.map(|n| format!(" (the database's count: {})", format_rate(n, 0)));
     out.push(("NOPM", format!("{}{}", format_rate(r.run.nopm, 0), db_count.unwrap_or_default())));
     out.push(("TPM", format_rate(r.run.tpm, 0)));
+    out.extend(crate::db_rows::window_facts(r));
     out
 }
 
@@ -293,4 +294,50 @@ pub(crate) fn copy_facts(r: &CopyResult) -> Vec<(&'static str, String)> {
     out.push(("start", start));
     out.push(("copy", crate::db_rows::copy_text(r)));
     out
+}
+
+/// A tpcc run's window over time: NOPM per interval, and the device's mean read and write latency per
+/// interval (a checkpoint stall is an interval of low NOPM and long writes); none without intervals.
+pub(crate) fn over_time_charts(label: &str, r: &DbResult) -> Vec<LineChart> {
+    let Some(s) = r.run.intervals.as_ref().filter(|s| !s.intervals.is_empty()) else { return Vec::new() };
+    let end = |i: &crate::db_window::DbInterval| i.start_s + i.seconds;
+    let t: Vec<f64> = s.intervals.iter().map(end).collect();
+    let x_desc =
+        format!("time since the window opened (s; {} s intervals)", super::charts::compact(s.interval_s));
+    let nopm = vec![Series::new("NOPM", s.intervals.iter().map(|i| (end(i), i.nopm)).collect())];
+    let nopm_y: Vec<f64> = s.intervals.iter().map(|i| i.nopm).collect();
+    let mut charts = vec![LineChart {
+        title: format!("NOPM per interval: {label}"),
+        x_desc: x_desc.clone(),
+        y_desc: "new orders per minute".into(),
+        x: ChartAxis::linear_x(&t, Fmt::Seconds),
+        y: ChartAxis::linear(&nopm_y, true, Fmt::Count),
+        series: nopm,
+        marks: Vec::new(),
+        limits: Vec::new(),
+        legend: Legend::LowerRight,
+    }];
+    let Some(device) = &s.device else { return charts };
+    let ms = |f: fn(&crate::db_window::DbInterval) -> Option<f64>| -> Vec<(f64, f64)> {
+        s.intervals.iter().filter_map(|i| Some((end(i), f(i)? * 1e6))).collect()
+    };
+    let lat = vec![
+        Series::new("read mean", ms(|i| i.read_mean_ms)),
+        Series::new("write mean", ms(|i| i.write_mean_ms)),
+    ];
+    let lat_y: Vec<f64> = lat.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
+    if !lat_y.is_empty() {
+        charts.push(LineChart {
+            title: format!("Device latency per interval ({device}): {label}"),
+            x_desc,
+            y_desc: "mean time in the device".into(),
+            x: ChartAxis::linear_x(&t, Fmt::Seconds),
+            y: ChartAxis::auto(&lat_y, Fmt::Nanos),
+            series: lat.into_iter().filter(|s| !s.points.is_empty()).collect(),
+            marks: Vec::new(),
+            limits: Vec::new(),
+            legend: Legend::UpperRight,
+        });
+    }
+    charts
 }

@@ -136,6 +136,14 @@ fn db_section(out: &mut String, i: usize, d: &ReportDoc, r: &DbResult, n: &mut u
     if let Some(c) = db_figures::device_bars(&d.label, &r.devices) {
         grid.bar("db-devices", c, "Reads, writes and flushes per second of each block device under the database over the measured window (/proc/diskstats deltas; other processes' I/O on the device included).");
     }
+    for c in db_figures::over_time_charts(&d.label, r) {
+        let (kind, caption) = if c.title.starts_with("NOPM") {
+            ("db-nopm-over-time", "New orders per minute in each interval of the measured window (a checkpoint stall is a dip).")
+        } else {
+            ("db-device-latency-over-time", "Mean time a read and a write spent in the device under the database's file system, in each interval (/proc/diskstats; other processes' I/O on the device included).")
+        };
+        grid.line(kind, c, caption);
+    }
     grid.write(out, n);
     out.push_str("<h3>Transactions</h3>\n");
     numbers_table(out, &crate::db_rows::TX_COLUMNS, &crate::db_rows::tx_rows(&r.run.transactions));

@@ -280,6 +280,25 @@ pub(crate) fn db_runs(out: &mut String, dbs: &[(&ReportDoc, &crate::db::DbResult
         table(out, &["consistency condition", "rule", "result"], &[], &checks);
         devices_md(out, "Devices under the database, measured window", &r.devices);
         database_io_md(out, r.database_io.as_ref());
+        intervals_md(out, r);
+    }
+}
+
+/// A tpcc run's window over time: a row per interval (the worst ones of a long window).
+fn intervals_md(out: &mut String, r: &crate::db::DbResult) {
+    let Some(s) = r.run.intervals.as_ref().filter(|s| !s.intervals.is_empty()) else { return };
+    let device = s.device.as_deref().map_or(String::new(), |d| format!(", device {d}"));
+    let _ = writeln!(
+        out,
+        "**Over time** ({} s intervals{device})
+",
+        s.interval_s
+    );
+    let (rows, left) = crate::db_rows::interval_rows(s);
+    let cols = &crate::db_rows::INTERVAL_COLUMNS;
+    table(out, cols, &numbers(cols.len()), &rows);
+    if !left.is_empty() {
+        let _ = writeln!(out, "Shown: {left}.\n");
     }
 }
 

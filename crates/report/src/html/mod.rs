@@ -20,6 +20,7 @@
 //! where they go (`crate::kinds`), and the sections here are the pieces its parts are made of.
 
 pub(crate) mod charts;
+pub(crate) mod compared;
 pub(crate) mod db_figures;
 pub(crate) mod db_page;
 pub(crate) mod figures;

@@ -663,9 +663,47 @@ fn html_db_run_shows_nopm_transactions_consistency_devices_and_the_disclaimer() 
     ] {
         assert!(html.contains(needle), "missing {needle}");
     }
-    assert_eq!(charts(&html), ["db-tx-latency", "db-tx-percentiles", "db-devices"]);
+    assert_eq!(
+        charts(&html),
+        [
+            "db-tx-latency",
+            "db-tx-percentiles",
+            "db-devices",
+            "db-nopm-over-time",
+            "db-device-latency-over-time"
+        ]
+    );
     assert!(!html.contains("not drawn"), "every chart drew");
     assert_self_contained(&html);
+}
+
+/// Issue 37, item 5: what a DBA needs beside the totals, on the page and in Markdown: NOPM and the
+/// device's latency over time (the worst interval named), the CPU with whether it was CPU-bound, and the
+/// database against memory on one line.
+#[test]
+fn a_db_run_shows_the_window_over_time_its_cpu_and_its_size_against_memory() {
+    let r = crate::db::tests::sample();
+    let docs = [db_doc("gen5", Box::new(r))];
+    let html = render_html("db", &docs);
+    let md = render_markdown("db", &docs);
+    for needle in [
+        "2 intervals of 1 s: NOPM 1,200 to 1,800",
+        "worst 1-2 s: NOPM 1,200, loop3 read 0.20 ms / write 9.50 ms mean, 3.5 MiB/s written",
+        "not CPU-bound: the PostgreSQL server",
+        "database 150 MiB = 1.8 % of 8.00 GiB memory (held in memory",
+    ] {
+        let escaped = needle.replace('\'', "&#39;");
+        assert!(html.contains(&escaped), "missing {needle} in the page");
+        assert!(md.contains(needle), "missing {needle} in\n{md}");
+    }
+    assert!(md.contains("**Over time** (1 s intervals, device loop3)"), "{md}");
+    assert!(md.contains("| 1-2 s | 1,200 | 2,640 | 10.0 | 250.0 | 200 µs | 9.50 ms | 3.5 |"), "{md}");
+    let text = crate::Document::text(&crate::db::tests::sample());
+    assert!(
+        text.contains("over time  2 intervals of 1 s") && text.contains("CPU        not CPU-bound"),
+        "{text}"
+    );
+    assert!(text.contains("memory     database 150 MiB"), "{text}");
 }
 
 #[test]

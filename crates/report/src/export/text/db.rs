@@ -30,6 +30,9 @@ pub(crate) fn db(r: &DbResult) -> String {
     };
     let _ =
         writeln!(out, "NOPM {}{db_check}   TPM {}", format_rate(r.run.nopm, 0), format_rate(r.run.tpm, 0));
+    for (k, v) in crate::db_rows::window_facts(r) {
+        let _ = writeln!(out, "{k:<11}{v}");
+    }
     out.push('\n');
     out.push_str(&tx_table(r));
     if r.run.delivery_districts_skipped > 0 {
