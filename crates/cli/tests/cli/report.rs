@@ -547,7 +547,7 @@ fn measure_all(bin: &Path, dir: &Path, report: &Path) -> serde_json::Value {
 
 /// The kinds the catalog of fixtures/catalog-v5 has none of, made fresh as JSON files in `d`: a ycsb run
 /// (SQLite, 1 s; its environment block on the page too) and the miss-ratio curves of a small fio iolog.
-fn fresh_documents(d: &Path) -> [(&'static str, String); 2] {
+fn fresh_documents(d: &Path) -> [(&'static str, String); 5] {
     let ycsb = d.join("ycsb.json");
     let out = iolab()
         .current_dir(d)
@@ -582,12 +582,57 @@ fn fresh_documents(d: &Path) -> [(&'static str, String); 2] {
         .output()
         .unwrap();
     assert!(out.status.success(), "mrc: {}", String::from_utf8_lossy(&out.stderr));
-    [("db-ycsb", ycsb.display().to_string()), ("mrc", mrc.display().to_string())]
+    let [train, fleet, checkpoint] = ai_documents(d);
+    [
+        ("db-ycsb", ycsb.display().to_string()),
+        ("mrc", mrc.display().to_string()),
+        ("ai-train", train),
+        ("ai-train-find-max", fleet),
+        ("ai-checkpoint", checkpoint),
+    ]
+}
+
+/// An AI training run (the tiny built-in, on real storage), a `--find-max` on an emulated device, and a tiny
+/// checkpoint run, as JSON files in `d`.
+fn ai_documents(d: &Path) -> [String; 3] {
+    let runs: [(&str, &[&str]); 3] = [
+        ("train.json", &["ai", "train", "--seed", "3"]),
+        (
+            "fleet.json",
+            &[
+                "ai",
+                "train",
+                "--seed",
+                "3",
+                "--data-dir",
+                "sim:fixed,latency=1ms,servers=1,size=1G",
+                "--find-max",
+            ],
+        ),
+        ("checkpoint.json", &["ai", "checkpoint"]),
+    ];
+    runs.map(|(file, args)| {
+        let path = d.join(file);
+        let out = iolab()
+            .current_dir(d)
+            .args(args)
+            .args(["--no-save", "-q", "--json"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        path.display().to_string()
+    })
 }
 
 /// Issue 37, item 4: a report of each kind of document iolab saves, from the catalog of an earlier iolab
 /// (fixtures/catalog-v5: a run, a sweep, a find-max search, a verify check, a tpcc run, a sweep over users, a
-/// tpch query set, a copy) and made fresh (a ycsb run, miss-ratio curves: [`fresh_documents`]), and of all of
+/// tpch query set, a copy) and made fresh (a ycsb run, miss-ratio curves, AI training on real and emulated
+/// storage, an AI checkpoint run: [`fresh_documents`]), and of all of
 /// them at once, opened in Chromium 1280 px wide: every warning of its
 /// documents is on the page (in its Warnings section, as `Document::warnings` says them), no element reaches
 /// past the window's width, no chart label is drawn outside its chart, and no two labels of a chart overlap.
@@ -610,6 +655,9 @@ fn every_kind_of_report_keeps_its_warnings_and_fits_1280_px_in_chromium() {
         ("db-copy", "372d9f7b"),
         (fresh[0].0, fresh[0].1.as_str()),
         (fresh[1].0, fresh[1].1.as_str()),
+        (fresh[2].0, fresh[2].1.as_str()),
+        (fresh[3].0, fresh[3].1.as_str()),
+        (fresh[4].0, fresh[4].1.as_str()),
     ];
     let mut pages: Vec<(String, Vec<String>)> = Vec::new();
     let all: Vec<&str> = kinds.iter().map(|(_, id)| *id).collect();

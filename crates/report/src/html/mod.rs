@@ -19,6 +19,7 @@
 //! The page is laid out by stage ([`crate::plugin::Stage`]): each kind of document declares its parts and
 //! where they go (`crate::kinds`), and the sections here are the pieces its parts are made of.
 
+pub(crate) mod ai_page;
 pub(crate) mod charts;
 pub(crate) mod compared;
 pub(crate) mod db_figures;

@@ -259,6 +259,9 @@ impl Kind for AiCheckpointKind {
     fn listing(&self) -> &'static [&'static Column] {
         &[&WRITE, &READ]
     }
+    fn html(&self) -> &'static [Part] {
+        &[Part::Each(Stage::DatabaseEach, html_section)]
+    }
     fn markdown(&self) -> &'static [Part] {
         &[Part::Each(Stage::DatabaseEach, as_text)]
     }
@@ -268,6 +271,19 @@ impl Kind for AiCheckpointKind {
 }
 
 /// The run in Markdown: its text.
+/// The run on the report's page: the slowest rank's write and read GiB/s, the ranks, then its text.
+fn html_section(p: &mut Page, d: &ReportDoc) {
+    let Some(r) = d.body.as_any().downcast_ref::<AiCheckpointResult>() else { return };
+    let mut cards = Vec::new();
+    for (k, phase) in [("write GiB/s", &r.write), ("read GiB/s", &r.read)] {
+        if let Some(f) = phase {
+            cards.push((k, format!("{:.2}", f.gib_per_s_min), format!("slowest rank; mean {:.2}", f.gib_per_s_mean)));
+        }
+    }
+    cards.push(("ranks", r.ranks.len().to_string(), "simulated accelerators".into()));
+    crate::html::ai_page::ai_section(p, d, ("AI checkpoint", "ai-checkpoint"), &cards);
+}
+
 fn as_text(p: &mut Page, d: &ReportDoc) {
     markdown::as_text(&mut p.out, "AI checkpoint", d);
 }

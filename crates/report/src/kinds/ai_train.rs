@@ -60,12 +60,35 @@ impl Kind for AiTrainKind {
     fn listing(&self) -> &'static [&'static Column] {
         &[&AU, &SAMPLES]
     }
+    fn html(&self) -> &'static [Part] {
+        &[Part::Each(Stage::DatabaseEach, html_section)]
+    }
     fn markdown(&self) -> &'static [Part] {
         &[Part::Each(Stage::DatabaseEach, as_text)]
     }
     fn without_csv(&self) -> Option<&'static str> {
         Some("an AI training run: it has no CSV form (its timeline is in the JSON)")
     }
+}
+
+/// The run on the report's page: AU, samples/s, accelerators (and `--find-max`'s answer), then its text.
+fn html_section(p: &mut Page, d: &ReportDoc) {
+    let Some(r) = d.body.as_any().downcast_ref::<AiTrainResult>() else { return };
+    let t = &r.training;
+    let verdict = match &r.verdict {
+        Some(v) => format!("{} against {:.0} %", if v.passed { "PASS" } else { "FAIL" }, v.min_au_pct),
+        None => "no verdict".into(),
+    };
+    let mut cards = vec![
+        ("AU", t.au_pct.map_or("-".into(), |a| format!("{a:.2} %")), verdict),
+        ("samples/s", format_rate(t.samples_per_s, 1), format!("{} MiB/s", format_rate(t.mib_per_s, 1))),
+        ("accelerators", r.config.accelerators.to_string(), format!("batch {}", r.config.batch_size)),
+    ];
+    if let Some(f) = &r.find_max {
+        cards.push(("find-max", f.accelerators.to_string(), format!("accelerators at AU >= {:.0} %", f.min_au_pct)));
+    }
+    let title = if r.emulated.is_some() { "AI training (emulated storage)" } else { "AI training" };
+    crate::html::ai_page::ai_section(p, d, (title, "ai-train"), &cards);
 }
 
 /// The run in Markdown: its text.
