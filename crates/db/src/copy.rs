@@ -199,6 +199,11 @@ impl Workload for Copy {
         vec![1]
     }
 
+    /// SQLite's backup runs inside iolab; PostgreSQL's copy is `pg_basebackup`, iolab's child.
+    fn iolab_does_io(&self) -> bool {
+        true
+    }
+
     /// The source database, and its copy under `--to`.
     fn space_need(&self, database: crate::database::DatabaseKind) -> Option<crate::workload::SpaceNeed> {
         let (bytes, sized_by, flag) = match self.o.source {
@@ -278,6 +283,8 @@ fn copy(
     let seconds = started.elapsed().as_secs_f64();
     let (deltas, _) = window.deltas();
     observer.window(false);
+    let every: Vec<_> = deltas.iter().map(|(d, c)| devices::device_view(d, c, seconds)).collect();
+    let database_io = devices::beside(observer.database_io(), &every, seconds);
     let (bytes, files) = size(&database_path(engine, to));
     let view = |list: &[diskstats::BlockDevice]| {
         deltas
@@ -287,7 +294,8 @@ fn copy(
             .collect::<Vec<_>>()
     };
     let (source_views, destination_views) = (view(&source_devices), view(&destination_devices));
-    let warnings = warnings(o, &source_devices, &destination_devices, &source_views, seconds);
+    let mut warnings = warnings(o, &source_devices, &destination_devices, &source_views, seconds);
+    warnings.extend(devices::database_io_warnings(database_io.as_ref()));
     Ok(CopyResult {
         header: DbHeader {
             env: crate::environment(engine, Some(devices::dir_bytes(dir))),
@@ -313,6 +321,7 @@ fn copy(
         },
         source_devices: source_views,
         destination_devices: destination_views,
+        database_io,
         warnings,
     })
 }

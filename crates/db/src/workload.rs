@@ -121,6 +121,12 @@ pub trait Workload {
         None
     }
 
+    /// Whether iolab's own process (or a tool it starts, such as `pg_basebackup`) issues some of the
+    /// measured I/O beside a private server: then the database's own I/O counts iolab's too. Default: no.
+    fn iolab_does_io(&self) -> bool {
+        false
+    }
+
     /// Creates and loads the database (go-tpc's Prepare).
     fn build(&mut self, cx: &Context<'_>) -> Result<(), WorkloadError>;
 

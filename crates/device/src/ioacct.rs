@@ -69,6 +69,8 @@ pub enum Members {
     Iolab,
     /// Other processes (a server iolab started); those they start later inherit it.
     Processes(Vec<u32>),
+    /// Both: a server's processes and iolab's own, whose children started later (a copy tool) inherit it.
+    ProcessesAndIolab(Vec<u32>),
 }
 
 /// Cgroups to undo on a forced exit; an [`IoAccount`] takes its own out when dropped.
@@ -132,7 +134,7 @@ impl IoAccount {
         let dir = mount.join(format!("iolab-acct-{}", std::process::id()));
         std::fs::create_dir(&dir)
             .map_err(|e| format!("cannot create the cgroup '{}': {e}", dir.display()))?;
-        let joined = matches!(members, Members::Iolab);
+        let joined = matches!(members, Members::Iolab | Members::ProcessesAndIolab(_));
         REGISTRY.add(crate::cgroup::Created { dir: dir.clone(), back: back.clone(), joined });
         // From here on an error drops the account: what moved in goes back, the cgroup goes.
         let account = IoAccount { kind, dir, disks, made: Some(back) };
@@ -149,6 +151,7 @@ impl IoAccount {
         let pids = match members {
             Members::Iolab => vec![std::process::id()],
             Members::Processes(p) => p.clone(),
+            Members::ProcessesAndIolab(p) => p.iter().copied().chain([std::process::id()]).collect(),
         };
         for pid in pids {
             match std::fs::write(&procs, pid.to_string()) {

@@ -27,6 +27,10 @@ pub struct CopyResult {
     /// The block devices under the destination over the copy (the same numbers as `source_devices` where
     /// a device is under both).
     pub destination_devices: Vec<DeviceView>,
+    /// The copy's own I/O over the copy (the engine's processes, and iolab's, which runs SQLite's backup
+    /// and starts `pg_basebackup`), beside each disk's total; absent in documents of older iolabs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_io: Option<crate::db::DatabaseIo>,
     /// What a reader should know before trusting the numbers.
     pub warnings: Vec<String>,
 }
@@ -97,6 +101,7 @@ pub(crate) mod tests {
             },
             source_devices: db.devices.clone(),
             destination_devices: db.devices,
+            database_io: Some(crate::db::tests::database_io_sample()),
             warnings: vec![],
         }
     }

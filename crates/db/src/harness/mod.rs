@@ -99,7 +99,7 @@ impl Harness {
     ) -> Result<Ran<W::Document>, WorkloadError> {
         let watch = HarnessObserver::new(observer, self.claimed.captures);
         let made = Made::make(&self.setup, self.claimed.dir, self.claimed.also, &watch, stop, &workload)?;
-        let result = made.arm(&self.setup, &watch).and_then(|()| {
+        let result = made.arm(&self.setup, &watch, workload.iolab_does_io()).and_then(|()| {
             let also: Vec<&Path> = made.also.iter().map(DbDir::path).collect();
             let cx = Context { database: made.database.as_ref(), also: &also, stop, observer: &watch };
             let done = steps(&mut workload, &cx, &self.users, || made.storage(&watch));
@@ -174,24 +174,29 @@ impl Made {
 
     /// Arms `--throttle` (a private server's processes are moved in when it goes on) and `--capture` over
     /// the run's directories.
-    fn arm(&self, setup: &Setup, watch: &HarnessObserver<'_>) -> Result<(), WorkloadError> {
+    fn arm(&self, setup: &Setup, watch: &HarnessObserver<'_>, iolab_too: bool) -> Result<(), WorkloadError> {
         if let Some(spec) = &setup.throttle {
             watch.arm_throttle(spec, &self.dirs(), self.database.server_processes())?;
         }
-        let (whose, account) = self.accounting(setup);
+        let (whose, account) = self.accounting(setup, iolab_too);
         watch.arm_accounting(whose, account);
         watch.arm_capture(&self.dirs())
     }
 
     /// Whose I/O is the database's, and the account that counts it or why none can (docs/DB.md, "The
-    /// database's own I/O"). With `--throttle` its cgroup, which holds the same processes, counts it once it
+    /// database's own I/O"); `iolab_too`: iolab's own process and its children count too (a copy's
+    /// `pg_basebackup`). With `--throttle` its cgroup, which holds the same processes, counts it once it
     /// is on: one cgroup serves both (a process is in one cgroup of a hierarchy).
-    fn accounting(&self, setup: &Setup) -> (&'static str, Result<IoAccount, String>) {
+    fn accounting(&self, setup: &Setup, iolab_too: bool) -> (&'static str, Result<IoAccount, String>) {
         let (whose, members) = match (&setup.url, setup.private_server()) {
             (Some(_), _) => {
                 let why = "a server of your own (--url): iolab knows none of its processes".to_string();
                 return ("the server's processes", Err(why));
             }
+            (None, true) if iolab_too => (
+                "the PostgreSQL server's processes and iolab's (with pg_basebackup, its child)",
+                Members::ProcessesAndIolab(self.database.server_processes()),
+            ),
             (None, true) => {
                 ("the PostgreSQL server's processes", Members::Processes(self.database.server_processes()))
             }

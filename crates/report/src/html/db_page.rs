@@ -320,6 +320,7 @@ pub(crate) fn copy_section(out: &mut String, d: &ReportDoc, r: &CopyResult, n: &
     let _ = writeln!(out, "<p>{}</p>", esc(&crate::db_rows::copy_text(r)));
     devices_part(out, "Devices under the source (the copy)", &r.source_devices);
     devices_part(out, "Devices under the destination (the copy)", &r.destination_devices);
+    database_io_part(out, r.database_io.as_ref());
     facts_part(out, &db_figures::copy_facts(r));
     out.push_str("</section>\n");
 }

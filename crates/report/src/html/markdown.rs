@@ -221,6 +221,7 @@ pub(crate) fn copy_md(out: &mut String, d: &ReportDoc, r: &crate::db_copy::CopyR
     let _ = writeln!(out, "**{}**\n", cell(&crate::db_rows::copy_text(r)));
     devices_md(out, "Devices under the source, during the copy", &r.source_devices);
     devices_md(out, "Devices under the destination, during the copy", &r.destination_devices);
+    database_io_md(out, r.database_io.as_ref());
     facts_md(out, db_figures::copy_facts(r));
 }
 

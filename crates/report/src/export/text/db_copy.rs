@@ -43,6 +43,7 @@ pub(crate) fn copy(r: &CopyResult) -> String {
             &r.destination_devices,
         ));
     }
+    out.push_str(&super::db::database_io_text(r.database_io.as_ref()));
     for w in &r.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
