@@ -6,6 +6,16 @@ use crate::util::{iolab, tempdir};
 use serde_json::Value;
 use std::path::Path;
 
+/// Checks a training document against docs/schema/iolab.aitrain.v1.json.
+fn check_schema(d: &Value) {
+    let schema = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/schema/iolab.aitrain.v1.json"
+    ))
+    .unwrap();
+    iolab_report::schema_check::check_document(d, &schema);
+}
+
 /// `iolab ai train ARGS` in `dir`, saving into `catalog`: (exit code, stdout, stderr).
 fn train(dir: &Path, catalog: &Path, args: &[&str]) -> (Option<i32>, String, String) {
     let out = iolab()
@@ -44,6 +54,7 @@ fn a_tiny_training_run_reports_au_and_samples_per_second_and_leaves_nothing() {
     // PASS or FAIL is the storage's and the machine's; the document is what is checked.
     assert!(matches!(code, Some(0 | 1)), "{stderr}");
     let d: Value = serde_json::from_str(&stdout).expect("JSON");
+    check_schema(&d);
     assert_eq!(d["schema"], "iolab.aitrain/1");
     assert_eq!(d["seed"], 5);
     assert_eq!(d["dataset"]["files"], 8);
@@ -131,6 +142,7 @@ fn a_tfrecord_dataset_is_read_as_record_streams_in_transfers() {
     let (code, stdout, stderr) = train(t.path(), &t.path().join("c.db"), &args);
     assert!(matches!(code, Some(0 | 1)), "{stderr}");
     let d: Value = serde_json::from_str(&stdout).expect("JSON");
+    check_schema(&d);
     assert_eq!(d["config"]["format"], "tfrecord");
     assert_eq!(d["config"]["transfer_size_bytes"], 65536);
     let tr = &d["training"];
@@ -179,6 +191,7 @@ fn find_max_on_an_emulated_device_says_how_many_accelerators_it_feeds() {
         train(t.path(), &t.path().join("c.db"), &[&args[..], &["--json", "-"]].concat());
     assert_eq!(code, Some(0), "{stderr}");
     let d: Value = serde_json::from_str(&stdout).expect("JSON");
+    check_schema(&d);
     assert_eq!(d["emulated"], target);
     assert_eq!(d["find_max"]["accelerators"], 3);
     assert_eq!(d["find_max"]["confirmed"], true);
