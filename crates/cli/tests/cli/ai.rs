@@ -218,3 +218,41 @@ fn find_max_on_an_emulated_device_says_how_many_accelerators_it_feeds() {
     assert_eq!(code, Some(2));
     assert!(stderr.contains("--find-max runs on an emulated device"), "{stderr}");
 }
+
+/// `iolab compare` takes AI training runs (issue 38: "compare and report like every run"): AU, samples/s,
+/// MB/s, the read p99 and the client's CPU per accelerator, side by side. Two emulated devices, one three
+/// times slower a read: AU and samples/s drop, the p99 triples.
+#[test]
+fn compare_sets_two_training_runs_side_by_side() {
+    let t = tempdir();
+    let mut files = Vec::new();
+    for (name, latency) in [("fast.json", "1ms"), ("slow.json", "3ms")] {
+        let target = format!("sim:fixed,latency={latency},servers=1,size=1G");
+        let path = t.path().join(name);
+        let args = [
+            "--seed",
+            "1",
+            "--data-dir",
+            &target,
+            "--param",
+            "dataset.num_files_train=64",
+            "--no-save",
+            "-q",
+        ];
+        let (code, _, stderr) = train(
+            t.path(),
+            &t.path().join("c.db"),
+            &[&args[..], &["--json", path.to_str().unwrap()]].concat(),
+        );
+        assert!(matches!(code, Some(0 | 1)), "{stderr}");
+        files.push(path);
+    }
+    let out = iolab().arg("compare").args(&files).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    for metric in ["AU", "samples/s", "MB/s", "read p99", "client CPU per accelerator"] {
+        assert!(text.lines().any(|l| l.starts_with(metric)), "{metric} in:\n{text}");
+    }
+    let p99 = text.lines().find(|l| l.starts_with("read p99")).unwrap();
+    assert!(p99.contains("2.00 ms") && p99.contains("6.00 ms") && p99.contains("+200%"), "{p99}");
+}

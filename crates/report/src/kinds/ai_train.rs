@@ -12,7 +12,8 @@ use crate::format::{counted, format_bytes, format_count, format_duration_ns, for
 use crate::html::markdown;
 use crate::plugin::catalog::{f64_at, str_at};
 use crate::plugin::{
-    parse_as, Column, ColumnShown, Document, EntryKind, Kind, Page, Part, ReportDoc, Stage, Warned,
+    parse_as, Better, Column, ColumnShown, ComparedPoint, ComparedTrial, Comparing, Document, EntryKind, Kind,
+    Metric, Page, Part, Peers, ReportDoc, Stage, Unit, Warned,
 };
 
 /// The kind of AI training runs.
@@ -68,6 +69,66 @@ impl Kind for AiTrainKind {
     }
     fn without_csv(&self) -> Option<&'static str> {
         Some("an AI training run: it has no CSV form (its timeline is in the JSON)")
+    }
+    fn compare(&self) -> Option<&'static dyn Comparing> {
+        Some(&AiTrainKind)
+    }
+}
+
+impl Comparing for AiTrainKind {
+    fn name(&self) -> &'static str {
+        "ai_train"
+    }
+    fn one(&self) -> &'static str {
+        "an AI training run, iolab ai train"
+    }
+    fn many(&self) -> &'static str {
+        "AI training runs"
+    }
+    fn peers(&self) -> Peers {
+        Peers::OwnKind
+    }
+    fn metric_names(&self) -> &'static [(&'static str, &'static str)] {
+        &[("au", "au"), ("samples", "samples_s"), ("mbs", "mb_s"), ("p99", "p99"), ("cpu", "client_cpu_s")]
+    }
+    fn points<'a>(&self, doc: &'a dyn Document) -> Vec<ComparedPoint<'a>> {
+        vec![ComparedPoint { params: None, trials: vec![ComparedTrial::document(doc)] }]
+    }
+    fn side(
+        &self,
+        docs: &[&dyn Document],
+        _letter: &str,
+        _source: &str,
+        notes: &mut Vec<String>,
+    ) -> (Vec<String>, Vec<u64>) {
+        let runs: Vec<&AiTrainResult> = docs.iter().filter_map(|d| d.as_any().downcast_ref()).collect();
+        if runs.iter().any(|r| r.partial) {
+            notes.push("a side holds a training run stopped early (partial)".into());
+        }
+        (Vec::new(), runs.iter().map(|r| r.seed).collect())
+    }
+    /// AU, samples/s and MB/s (the storage's), the read p99, and the client's CPU per accelerator.
+    fn metrics(&self, _trials: &[Vec<ComparedTrial<'_>>]) -> Vec<Metric> {
+        fn of(t: ComparedTrial<'_>) -> Option<&AiTrainResult> {
+            t.get::<AiTrainResult>()
+        }
+        vec![
+            Metric::new("au", "AU", "training", (Unit::Share, Better::Higher), move |t| {
+                of(t)?.training.au_pct.map(|a| a / 100.0)
+            }),
+            Metric::new("samples_s", "samples/s", "training", (Unit::Iops, Better::Higher), move |t| {
+                of(t).map(|r| r.training.samples_per_s)
+            }),
+            Metric::new("mb_s", "MB/s", "training", (Unit::MbS, Better::Higher), move |t| {
+                of(t).map(|r| r.training.mib_per_s * 1.048_576)
+            }),
+            Metric::new("p99", "read p99", "training", (Unit::Ns, Better::Lower), move |t| {
+                of(t)?.latency_ns.as_ref().map(|l| l.p99 as f64)
+            }),
+            Metric::new("client_cpu_s", "client CPU per accelerator", "client", (Unit::Ns, Better::Lower), move |t| {
+                of(t).map(|r| r.client.cpu_s_per_accelerator * 1e9)
+            }),
+        ]
     }
 }
 

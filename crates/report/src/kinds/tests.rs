@@ -193,14 +193,14 @@ fn columns_of_a_query_set_and_of_a_copy() {
 }
 
 /// The `--metric` names, in the order the filter lists them when refusing one (the I/O metrics, the
-/// database's, a query set's, a copy's, then the toy's).
+/// database's, a query set's, a copy's, a ycsb run's, an AI training run's, then the toy's).
 #[test]
 fn metric_names_gather_every_kinds_in_order() {
     let names: Vec<&str> = metric_names().into_iter().map(|(n, _)| n).collect();
     let before = "iops, mb_s, mbs, mb/s, mean, p50, p99, p999, p99.9, max, service_mean, service, cpu_per_io, cpu, \
                   depth, tx_per_hour, tx/hour, latency, lat, tx, nopm, tpm, per_minute, p95, busy, device, time, \
                   query_total, query_geomean, copy_time";
-    assert_eq!(names.join(", "), format!("{before}, ops_per_s, ops, toy_ops_per_s, toy_ops"));
+    assert_eq!(names.join(", "), format!("{before}, ops_per_s, ops, au, samples, toy_ops_per_s, toy_ops"));
 }
 
 /// The iolab runs columns, in their places: a YCSB run's ops/s and the toy's between MB/s and NOPM, an AI
