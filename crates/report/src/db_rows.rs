@@ -354,6 +354,20 @@ pub(crate) fn interval_rows(s: &crate::db_window::DbIntervals) -> (Vec<Vec<Strin
 
 /// What a DBA reads beside the totals: the window over time, the CPU, the database against memory (each
 /// where the document has it).
+/// The columns of [`sweep_window_rows`].
+pub(crate) const SWEEP_WINDOW_COLUMNS: [&str; 4] = ["users", "over time", "CPU", "memory"];
+
+/// Each point of a sweep over users with its window's facts ([`window_facts`]), a row each; none for points
+/// of older documents, which have none.
+pub(crate) fn sweep_window_rows(s: &DbSweepResult) -> Vec<Vec<String>> {
+    let rows = s.points.iter().map(|p| {
+        let facts = window_facts(&p.result);
+        let get = |k: &str| facts.iter().find(|(n, _)| *n == k).map_or("-".to_string(), |(_, v)| v.clone());
+        (!facts.is_empty()).then(|| vec![p.users.to_string(), get("over time"), get("CPU"), get("memory")])
+    });
+    rows.flatten().collect()
+}
+
 pub(crate) fn window_facts(r: &crate::db::DbResult) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     if let Some(s) = &r.run.intervals {

@@ -175,6 +175,18 @@ pub(crate) mod tests {
         for want in ["NOPM", "2,600", "not TPC-C compliant", "knee (users;"] {
             assert!(text.contains(want), "{want:?} in\n{text}");
         }
+        // Each point's window over time, its CPU and the database against memory (issue 37, item 5).
+        for users in ["1 user:", "2 users:", "4 users:", "8 users:"] {
+            let at = text.find(users).unwrap_or_else(|| panic!("{users:?} in\n{text}"));
+            let block: Vec<&str> = text[at..].lines().skip(1).take(3).collect();
+            assert!(block.iter().any(|l| l.trim_start().starts_with("over time")), "{block:?}");
+            assert!(block.iter().any(|l| l.trim_start().starts_with("CPU")), "{block:?}");
+        }
+        // The page and the Markdown draw the same rows: a point each, its window's facts.
+        let rows = crate::db_rows::sweep_window_rows(&s);
+        assert_eq!(rows.len(), 4);
+        assert_eq!(rows[2][0], "4");
+        assert!(rows.iter().all(|r| r[1] != "-" && r[2] != "-"), "{rows:?}");
         let csv = crate::CsvExporter.render(&s).unwrap();
         let lines: Vec<&str> = csv.lines().collect();
         assert!(lines[0].starts_with("users,nopm,tpm,"), "{csv}");

@@ -78,6 +78,27 @@ fn a_tpcc_run_shows_nopm_over_time_its_cpu_and_its_size_against_memory() {
     crate::report::assert_fits_1280_px(dir.path(), &page);
 }
 
+/// A sweep over users shows each point's window too: its text after the table, its page and its Markdown
+/// in a table of the points (users, over time, CPU, memory), the page still 1280 px wide.
+#[test]
+fn a_sweep_over_users_shows_each_point_s_window() {
+    let dir = tempdir();
+    let json = dir.path().join("sweep.json");
+    let text = tpcc_to(dir.path(), "sqlite", &["--users", "1,2"], &json);
+    for users in ["\n1 user:\n  over time  ", "\n2 users:\n  over time  "] {
+        assert!(text.contains(users), "missing {users:?} in\n{text}");
+    }
+    let page = dir.path().join("sweep.html");
+    let out = iolab().arg("report").arg(&json).arg("-o").arg(&page).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_to_string(&page)
+        .unwrap()
+        .contains("Each point's window: over time, CPU, memory"));
+    let md = iolab().arg("report").arg(&json).args(["--format", "md"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&md.stdout).contains("| users | over time | CPU | memory |"));
+    crate::report::assert_fits_1280_px(dir.path(), &page);
+}
+
 #[test]
 fn a_tpcc_run_on_postgres_counts_the_server_s_cpu() {
     if let Some(why) = crate::db::postgres_missing() {

@@ -246,6 +246,19 @@ pub(crate) fn db_sweep_section(
     }
     grid.write(out, n);
     numbers_table(out, &crate::db_rows::SWEEP_COLUMNS, &crate::db_rows::sweep_rows(s, "knee"));
+    let windows = crate::db_rows::sweep_window_rows(s);
+    if !windows.is_empty() {
+        out.push_str("<h3>Each point's window: over time, CPU, memory</h3>\n<table><tr>");
+        for h in crate::db_rows::SWEEP_WINDOW_COLUMNS {
+            let _ = write!(out, "<th>{}</th>", esc(h));
+        }
+        out.push_str("</tr>\n");
+        for row in &windows {
+            let cells: Vec<String> = row.iter().map(|c| format!("<td>{}</td>", esc(c))).collect();
+            let _ = writeln!(out, "<tr>{}</tr>", cells.concat());
+        }
+        out.push_str("</table>\n");
+    }
     out.push_str("</section>\n");
 }
 

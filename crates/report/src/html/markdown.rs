@@ -321,6 +321,10 @@ pub(crate) fn db_sweep_md(out: &mut String, d: &ReportDoc, s: &crate::db_sweep::
             k.nopm_gain_pct, k.transaction, k.p99_growth_pct
         );
     }
+    let windows = crate::db_rows::sweep_window_rows(s);
+    if !windows.is_empty() {
+        table(out, &crate::db_rows::SWEEP_WINDOW_COLUMNS, &[false; 4], &windows);
+    }
 }
 
 /// Each run against the first: IOPS, MB/s, mean and p99 as a percent change, in the seeds' language.

@@ -53,6 +53,7 @@ pub(crate) fn db_sweep(s: &DbSweepResult) -> String {
         let at = crate::format::counted(p.users as u64, "user");
         let _ = writeln!(out, "peak    NOPM {} at {at}", format_rate(p.result.run.nopm, 0));
     }
+    point_windows(&mut out, s);
     let mut warnings: Vec<String> = Vec::new();
     for p in &s.points {
         for w in &p.result.warnings {
@@ -65,4 +66,18 @@ pub(crate) fn db_sweep(s: &DbSweepResult) -> String {
         let _ = writeln!(out, "warning: {w}");
     }
     out
+}
+
+/// Each point's window over time, its CPU and the database against memory, as a single run prints them.
+fn point_windows(out: &mut String, s: &DbSweepResult) {
+    for p in &s.points {
+        let facts = crate::db_rows::window_facts(&p.result);
+        if facts.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n{}:", crate::format::counted(p.users as u64, "user"));
+        for (k, v) in facts {
+            let _ = writeln!(out, "  {k:<11}{v}");
+        }
+    }
 }
