@@ -91,9 +91,7 @@ fn a_sweep_over_users_shows_each_point_s_window() {
     let page = dir.path().join("sweep.html");
     let out = iolab().arg("report").arg(&json).arg("-o").arg(&page).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(std::fs::read_to_string(&page)
-        .unwrap()
-        .contains("Each point's window: over time, CPU, memory"));
+    assert!(std::fs::read_to_string(&page).unwrap().contains("Each point's window: over time, CPU, memory"));
     let md = iolab().arg("report").arg(&json).args(["--format", "md"]).output().unwrap();
     assert!(String::from_utf8_lossy(&md.stdout).contains("| users | over time | CPU | memory |"));
     crate::report::assert_fits_1280_px(dir.path(), &page);
