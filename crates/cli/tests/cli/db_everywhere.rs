@@ -128,9 +128,18 @@ fn db_runs_are_saved_listed_shown_exported_compared_and_reported() {
     );
     let charts = html.matches("<figure class=\"chart").count();
     // 3 bars and the overlaid percentiles, then per run its transaction bars and curves, its NOPM over time
-    // and, with a device view, its devices and their latency over time.
-    let per_run = if gen5["devices"].as_array().is_some_and(|a| !a.is_empty()) { 5 } else { 3 };
-    assert_eq!(charts, 4 + 2 * per_run, "charts in the report");
+    // and, with a device view, its devices and, where a read or write mean has two intervals or more (a
+    // line, not a lone marker), their latency over time.
+    let per_run = |name: &str| {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(d.join(name)).unwrap()).unwrap();
+        let devices = v["devices"].as_array().is_some_and(|a| !a.is_empty());
+        let intervals = v["run"]["intervals"]["intervals"].as_array().cloned().unwrap_or_default();
+        let line = |k: &str| intervals.iter().filter(|i| i[k].is_number()).count() >= 2;
+        let latency =
+            v["run"]["intervals"]["device"].is_string() && (line("read_mean_ms") || line("write_mean_ms"));
+        3 + usize::from(devices) + usize::from(latency)
+    };
+    assert_eq!(charts, 4 + per_run("gen5.json") + per_run("gen6.json"), "charts in the report");
     match crate::report::chromium() {
         Some(bin) => crate::report::check_in_browser(&bin, d, &d.join("db.html"), charts),
         None => iolab_testkit::skip(format_args!(

@@ -631,13 +631,13 @@ fn draw_limits(chart: &mut Plot<'_, '_>, c: &LineChart) -> Result<(), ChartError
 /// The annotated points of `c` (knees): a ring and a label.
 fn draw_marks(chart: &mut Plot<'_, '_>, c: &LineChart) -> Result<(), ChartError> {
     for m in c.marks.iter().filter(|m| c.x.accepts(m.at.0) && c.y.accepts(m.at.1)) {
-        chart
-            .draw_series(std::iter::once(
-                EmptyElement::at(m.at)
-                    + Circle::new((0, 0), 9, BLACK.stroke_width(2))
-                    + Text::new(m.label.clone(), (10, -22), ("sans-serif", 16).into_font().color(&BLACK)),
-            ))
-            .map_err(failed)?;
+        let ring = EmptyElement::at(m.at) + Circle::new((0, 0), 9, BLACK.stroke_width(2));
+        chart.draw_series(std::iter::once(ring)).map_err(failed)?;
+        if !m.label.is_empty() {
+            let font = ("sans-serif", 16).into_font().color(&BLACK);
+            let text = EmptyElement::at(m.at) + Text::new(m.label.clone(), (10, -22), font);
+            chart.draw_series(std::iter::once(text)).map_err(failed)?;
+        }
     }
     Ok(())
 }

@@ -197,7 +197,12 @@ pub(crate) fn db_sweep_charts(label: &str, s: &DbSweepResult) -> Vec<LineChart> 
             y_desc: format!("response time{}", if lat_axis.is_log() { " (log scale)" } else { "" }),
             x,
             y: lat_axis,
-            marks: mark(knee.map_or(0.0, |p| knee_tx(&p.result, |l| l.p99))).into_iter().collect(),
+            // The ring alone: the NOPM chart names the knee, and a label here can meet the upper-left
+            // legend when the knee is the first point.
+            marks: mark(knee.map_or(0.0, |p| knee_tx(&p.result, |l| l.p99)))
+                .map(|m| Annotation { label: String::new(), ..m })
+                .into_iter()
+                .collect(),
             series: lat,
             limits: Vec::new(),
             legend: Legend::UpperLeft,
@@ -321,10 +326,14 @@ pub(crate) fn over_time_charts(label: &str, r: &DbResult) -> Vec<LineChart> {
     let ms = |f: fn(&crate::db_window::DbInterval) -> Option<f64>| -> Vec<(f64, f64)> {
         s.intervals.iter().filter_map(|i| Some((end(i), f(i)? * 1e6))).collect()
     };
-    let lat = vec![
+    // A series of one point is a marker, not a line: the table and the text carry it.
+    let lat: Vec<Series> = [
         Series::new("read mean", ms(|i| i.read_mean_ms)),
         Series::new("write mean", ms(|i| i.write_mean_ms)),
-    ];
+    ]
+    .into_iter()
+    .filter(|s| s.points.len() >= 2)
+    .collect();
     let lat_y: Vec<f64> = lat.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
     if !lat_y.is_empty() {
         charts.push(LineChart {
